@@ -1,0 +1,82 @@
+"""The ``answer`` node: the terminal answer, or one streamed LLM answer (A7, T8, R3-R5)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage
+from langgraph.runtime import Runtime
+from toolweave.graph.context import Dependencies, RunContext, assistant_for
+from toolweave.state.graph_state import GraphState
+from toolweave.state.ledger import LedgerEntry, LedgerKind
+from toolweave.state.task import ROOT_TASK_NO
+from toolweave.state.tree import nested
+from toolweave.tools.registry import ToolRegistry
+
+from toolweave.llm.port import AnswerRequest
+
+
+def answer_system_prompt(base: str, activated: Sequence[str], registry: ToolRegistry) -> str:
+    """The domain prompt plus the supplements of the tools that ran, once each (T8)."""
+    parts = [base]
+    seen: set[str] = set()
+    for key in activated:
+        name = key.rpartition(":")[2]
+        tool = registry.get(name)
+        if name in seen or tool is None or not tool.system_prompt_supplement:
+            continue
+        seen.add(name)
+        parts.append(tool.system_prompt_supplement)
+    return "\n\n".join(parts)
+
+
+def make_answer(deps: Dependencies) -> Callable[..., dict[str, Any]]:
+    """Build the ``answer`` node over ``deps``."""
+
+    def answer(state: GraphState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+        """Finish the run: a terminal result ends it (R3, R4), else the model answers (A7)."""
+        tasks = state["tasks"]
+        tree = nested(tasks, ROOT_TASK_NO) if ROOT_TASK_NO in tasks else None
+        if state.get("terminal"):
+            text = state.get("answer") or ""
+            entry = LedgerEntry(
+                kind=LedgerKind.ANSWER,
+                task_no=ROOT_TASK_NO,
+                tool=(state["terminal"] or "").rpartition(":")[2],
+                verdict="terminal",
+                reason="a tool's finished answer; no final LLM call (R3/R4)",
+            )
+            return {
+                "answer": text,
+                "task": tree,
+                "messages": [AIMessage(content=text)],
+                "ledger": [entry],
+            }
+        request = AnswerRequest(
+            question=state["question"],
+            user_lang=state["user_lang"],
+            system_prompt=answer_system_prompt(
+                deps.domain.system_prompt, state["activated"], deps.registry
+            ),
+            documents=state["documents"],
+            guaranteed=[g.context for g in state["guaranteed"]],
+            history=state["messages"][:-1][-deps.limits.history_messages :],
+        )
+        text = assistant_for(deps, runtime).answer(request)
+        entry = LedgerEntry(
+            kind=LedgerKind.ANSWER,
+            task_no=ROOT_TASK_NO,
+            verdict="generated",
+            reason=f"from {len(request.documents)} documents, "
+            f"{len(request.guaranteed)} guaranteed contexts",
+        )
+        return {
+            "answer": text,
+            "task": tree,
+            "messages": [AIMessage(content=text)],
+            "ledger": [entry],
+            "llm_calls": 1,
+        }
+
+    return answer

@@ -1,0 +1,99 @@
+"""The builder: one ``StateGraph`` over the typed state, one node per phase."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, get_args
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from toolweave.graph.answer import make_answer
+from toolweave.graph.context import Dependencies, Limits, RunContext
+from toolweave.graph.coordinate import make_coordinate
+from toolweave.graph.decide_conditional import make_decide_conditional
+from toolweave.graph.deep_fallback import make_deep_fallback
+from toolweave.graph.execute import make_execute
+from toolweave.graph.normalize import make_normalize
+from toolweave.graph.route import make_route
+from toolweave.graph.walk import Phase, route_next
+from toolweave.state.graph_state import GraphState, InputState, OutputState
+from toolweave.tools.domain import Domain
+from toolweave.tools.registry import AnyTool, ToolRegistry
+
+from toolweave.llm.port import LlmAssistant
+
+PHASES: tuple[Phase, ...] = get_args(Phase)
+
+ToolweaveGraph = CompiledStateGraph[GraphState, RunContext, InputState, OutputState]
+
+
+def create_state_graph(
+    domain: Domain | str,
+    tools: Iterable[AnyTool] | ToolRegistry,
+    *,
+    assistant: LlmAssistant | None = None,
+    limits: Limits | None = None,
+) -> StateGraph[GraphState, RunContext, InputState, OutputState]:
+    """The uncompiled graph, for callers who add nodes or compile it themselves.
+
+    ``assistant`` defaults to :func:`toolweave.llm.env.default_assistant`:
+    ChatOpenAI when ``OPENAI_API_KEY`` is set, else the offline model.
+    """
+    if assistant is None:
+        from toolweave.llm.env import default_assistant
+
+        assistant = default_assistant()
+    deps = Dependencies(
+        domain=Domain(name=domain) if isinstance(domain, str) else domain,
+        registry=tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools),
+        assistant=assistant,
+        limits=limits or Limits(),
+    )
+    graph = StateGraph(
+        GraphState, context_schema=RunContext, input_schema=InputState, output_schema=OutputState
+    )
+    graph.add_node("normalize", make_normalize(deps))
+    graph.add_node("coordinate", make_coordinate(deps))
+    graph.add_node("decide_conditional", make_decide_conditional(deps))
+    graph.add_node("route", make_route(deps))
+    graph.add_node("execute", make_execute(deps))
+    graph.add_node("deep_fallback", make_deep_fallback(deps))
+    graph.add_node("answer", make_answer(deps))
+    graph.add_edge(START, "normalize")
+    for source in ("normalize", *[p for p in PHASES if p != "answer"]):
+        graph.add_conditional_edges(source, route_next, list(PHASES))
+    graph.add_edge("answer", END)
+    return graph
+
+
+def build_graph(
+    domain: Domain | str,
+    tools: Iterable[AnyTool] | ToolRegistry,
+    *,
+    assistant: LlmAssistant | None = None,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+    limits: Limits | None = None,
+    name: str = "toolweave",
+    **limit_overrides: int,
+) -> ToolweaveGraph:
+    """Build and compile the orchestration graph for one domain.
+
+    Args:
+        domain: The domain (or its name) whose tools may run (T2).
+        tools: The tools, or a ready :class:`ToolRegistry`; later names win (T1).
+        assistant: The LLM port; defaults to ChatOpenAI from the environment, or
+            the offline model when no key is configured.
+        checkpointer: Where runs are checkpointed; ``None`` leaves it to the caller
+            (LangGraph Studio and ``langgraph dev`` bring their own).
+        limits: Bounds of every loop (X3).
+        **limit_overrides: Single fields of ``limits`` to change, e.g. ``max_depth=2``.
+        name: The graph's name in traces and Studio.
+
+    Returns:
+        The compiled graph, with a recursion limit derived from ``limits``.
+    """
+    resolved = Limits(**{**vars(limits or Limits()), **limit_overrides})
+    graph = create_state_graph(domain, tools, assistant=assistant, limits=resolved)
+    compiled = graph.compile(checkpointer=checkpointer, name=name)
+    return compiled.with_config(recursion_limit=resolved.recursion_limit)

@@ -1,0 +1,79 @@
+"""What the graph's nodes depend on: the assistant, the tools, the domain and the limits.
+
+Dependencies arrive through :func:`toolweave.graph.builder.build_graph` (closed over
+by the nodes) and, per run, through LangGraph's runtime context. None of it is
+ever put in the graph state, so none of it is checkpointed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from langgraph.runtime import Runtime
+from toolweave.tools.domain import Domain
+from toolweave.tools.registry import ToolRegistry
+
+from toolweave.llm.port import LlmAssistant
+
+STEPS_PER_TASK = 3
+"""Graph steps a task costs besides its tools: coordinate, decide, route."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on every loop of a run (X3)."""
+
+    max_depth: int = 4
+    """Subtask levels below the root (S1)."""
+    max_tasks: int = 64
+    """Tasks in one tree, the root included (S1, X3)."""
+    max_tools_per_task: int = 16
+    """Tools activated on one task; the rest are logged and dropped."""
+    max_message_chars: int = 8_000
+    """Longest accepted user message (X1)."""
+    history_messages: int = 6
+    """Earlier messages that normalization sees (A1)."""
+    max_clarification_rounds: int = 3
+    """Clarification questions in a row before the run ends with a message (Q2)."""
+    deep_fallback_llm_calls: int = 12
+    """LLM calls deep fallback may spend per root task (D7)."""
+
+    def __post_init__(self) -> None:
+        for name in ("max_depth", "max_tasks", "max_tools_per_task", "max_message_chars"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"Limits.{name} must be at least 1")
+
+    @property
+    def recursion_limit(self) -> int:
+        """The graph step budget derived from the tree limits (X3)."""
+        per_task = STEPS_PER_TASK + self.max_tools_per_task
+        return 8 + self.max_tasks * per_task + 2 * self.max_clarification_rounds
+
+
+@dataclass(frozen=True)
+class Dependencies:
+    """Everything the nodes of one compiled graph share (never per-request data, T11)."""
+
+    domain: Domain
+    registry: ToolRegistry
+    assistant: LlmAssistant
+    limits: Limits = field(default_factory=Limits)
+
+
+@dataclass
+class RunContext:
+    """Per-run options passed as ``graph.invoke(..., context=RunContext(...))``.
+
+    Every field is optional; ``None`` keeps what the graph was built with.
+    """
+
+    assistant: LlmAssistant | None = None
+    """Use another model for this run (e.g. a cheaper one, or a test double)."""
+
+
+def assistant_for(deps: Dependencies, runtime: Runtime[RunContext] | None) -> LlmAssistant:
+    """The run's assistant: the runtime context's when given, else the builder's."""
+    context = None if runtime is None else runtime.context
+    if context is not None and context.assistant is not None:
+        return context.assistant
+    return deps.assistant

@@ -1,0 +1,118 @@
+"""The ``normalize`` node: one per user message (A1, A2, T10, X1)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import AnyMessage, HumanMessage
+from langgraph.runtime import Runtime
+from langgraph.types import Overwrite
+from toolweave.graph.context import Dependencies, Limits, RunContext, assistant_for
+from toolweave.state.graph_state import GraphState
+from toolweave.state.ledger import LedgerEntry, LedgerKind
+from toolweave.state.task import ROOT_TASK_NO, TaskInfo, TaskNode
+from toolweave.tools.eligibility import check_gates
+
+from toolweave.errors import InvalidRequestError
+
+NO_QUESTION = "the request has no human message to answer"
+EMPTY_QUESTION = "the message is empty"
+LAST_NOT_HUMAN = "the last message must be the user's (a human message), not {kind}"
+TOO_LONG = "the message is {length} characters long; the limit is {limit}"
+
+
+def split_conversation(
+    messages: Sequence[AnyMessage], limits: Limits
+) -> tuple[str, list[AnyMessage]]:
+    """The question (the last human message) and the bounded history before it (A1, X1)."""
+    if not messages:
+        raise InvalidRequestError(NO_QUESTION)
+    last = messages[-1]
+    if not isinstance(last, HumanMessage):
+        raise InvalidRequestError(LAST_NOT_HUMAN.format(kind=type(last).__name__))
+    question = last.text.strip()
+    if not question:
+        raise InvalidRequestError(EMPTY_QUESTION)
+    if len(question) > limits.max_message_chars:
+        raise InvalidRequestError(
+            TOO_LONG.format(length=len(question), limit=limits.max_message_chars)
+        )
+    history = list(messages[:-1])[-limits.history_messages :] if limits.history_messages else []
+    return question, history
+
+
+def offer_tools(
+    deps: Dependencies, systems: Sequence[str], user_data: Mapping[str, Any] | None
+) -> tuple[list[str], list[LedgerEntry]]:
+    """A2: the tools that pass T2-T4 for this request, and a ledger entry per refusal."""
+    offered: list[str] = []
+    refused: list[LedgerEntry] = []
+    for tool in deps.registry:
+        verdict = check_gates(
+            tool,
+            domain=deps.domain.name,
+            systems=systems,
+            user_data=user_data,
+            excluded=deps.domain.excluded_tools,
+        )
+        if verdict.passed:
+            offered.append(tool.name)
+        elif verdict.gate != "domain":
+            refused.append(
+                LedgerEntry(
+                    kind=LedgerKind.GATE,
+                    tool=tool.name,
+                    verdict=f"refused: {verdict.gate}",
+                    reason=verdict.reason,
+                )
+            )
+    return offered, refused
+
+
+def make_normalize(deps: Dependencies) -> Callable[..., dict[str, Any]]:
+    """Build the ``normalize`` node over ``deps``."""
+
+    def normalize(state: GraphState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+        """Turn the last message into a standalone root task and reset the per-message state."""
+        question, history = split_conversation(state["messages"], deps.limits)
+        assistant = assistant_for(deps, runtime)
+        norm = assistant.normalize(question, history, default_lang=deps.domain.default_language)
+        offered, refusals = offer_tools(
+            deps, state.get("systems") or [], state.get("user_data")
+        )
+        root = TaskNode(
+            task=TaskInfo(
+                task_no=ROOT_TASK_NO,
+                task_prompt=norm.question,
+                important_words=list(norm.important_words),
+                prompt_type=norm.prompt_type,
+            )
+        )
+        entry = LedgerEntry(
+            kind=LedgerKind.NORMALIZED,
+            task_no=ROOT_TASK_NO,
+            verdict=norm.user_lang,
+            reason=f"question: {norm.question!r}; offered {len(offered)} tools",
+        )
+        return {
+            "question": norm.question,
+            "user_lang": norm.user_lang,
+            "important_words": list(norm.important_words),
+            "prompt_type": norm.prompt_type,
+            "offered": offered,
+            "tasks": Overwrite({ROOT_TASK_NO: root}),
+            "cursor": ROOT_TASK_NO,
+            "context_buffer": Overwrite({}),
+            "documents": Overwrite([]),
+            "guaranteed": Overwrite([]),
+            "activated": Overwrite([]),
+            "ledger": Overwrite([entry, *refusals]),
+            "llm_calls": Overwrite(1),
+            "answer": None,
+            "terminal": None,
+            "task": None,
+            "deep_fallback_done": False,
+        }
+
+    return normalize

@@ -1,0 +1,115 @@
+"""The ``route`` node: forced activation (F1-F4) or one batched routing call (T5, A5)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langgraph.runtime import Runtime
+from toolweave.graph.context import Dependencies, RunContext, assistant_for
+from toolweave.graph.walk import next_step
+from toolweave.state.graph_state import GraphState
+from toolweave.state.ledger import LedgerEntry, LedgerKind
+from toolweave.state.task import TaskNode, TaskStatus, execution_text
+from toolweave.tools.registry import AnyTool
+
+from toolweave.llm.port import Activation
+from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
+
+TOOL_CAP = "more than {cap} tools activated on the task; dropped"
+
+
+def forced_activation(
+    deps: Dependencies, node: TaskNode, offered: set[str]
+) -> tuple[list[AnyTool], list[LedgerEntry]]:
+    """F1-F4: exactly the required tools that resolve and pass the gates; no LLM call."""
+    tools: list[AnyTool] = []
+    entries: list[LedgerEntry] = []
+    for name in node.task.required_tool_names:
+        tool = deps.registry.get(name)
+        if tool is None:
+            entries.append(_entry(LedgerKind.FORCED_UNKNOWN, node, name, "skipped", "unknown tool"))
+        elif tool.name not in offered:
+            entries.append(
+                _entry(LedgerKind.FORCED, node, tool.name, "refused", "did not pass the gates (F4)")
+            )
+        elif tool not in tools:
+            entries.append(_entry(LedgerKind.FORCED, node, tool.name, "forced", f"as {name!r}"))
+            tools.append(tool)
+    return tools, entries
+
+
+def routed_activation(
+    deps: Dependencies, node: TaskNode, offered: set[str], activation_of: Callable[..., Activation]
+) -> tuple[list[AnyTool], Activation, list[LedgerEntry]]:
+    """T5 + A5: the routing call over the routable candidates, plus the default retrieval tool."""
+    retrieval = deps.domain.default_retrieval_tool
+    candidates = [
+        tool
+        for tool in deps.registry
+        if tool.name in offered and tool.executable_instruction and tool.name != retrieval
+    ]
+    activation = (
+        activation_of(node.task.task_prompt, execution_text(node.task), candidates)
+        if candidates
+        else Activation(verdicts=(), llm_calls=0)
+    )
+    entries = [
+        _entry(LedgerKind.ROUTING, node, v.tool, "routed" if v.run else "declined", v.reason)
+        for v in activation.verdicts
+    ]
+    routed = set(activation.routed())
+    tools = [tool for tool in candidates if tool.name in routed]
+    if retrieval is not None and retrieval in offered:
+        tools.append(deps.registry[retrieval])
+        entries.append(_entry(LedgerKind.ROUTING, node, retrieval, "default", "default retrieval"))
+    return tools, activation, entries
+
+
+def _entry(kind: LedgerKind, node: TaskNode, tool: str, verdict: str, reason: str) -> LedgerEntry:
+    return LedgerEntry(kind=kind, task_no=node.task_no, tool=tool, verdict=verdict, reason=reason)
+
+
+def _by_priority(tools: Sequence[AnyTool]) -> list[AnyTool]:
+    return sorted(tools, key=lambda tool: tool.priority)
+
+
+def make_route(deps: Dependencies) -> Callable[..., dict[str, Any]]:
+    """Build the ``route`` node over ``deps``."""
+
+    def route(state: GraphState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+        """Decide which tools run on the task, in ascending priority (A5, A6)."""
+        node = state["tasks"][next_step(state).task_no]
+        offered = set(state["offered"])
+        requests: dict[str, dict[str, Any] | None] = {}
+        calls = 0
+        if node.task.required_tool_names:
+            tools, entries = forced_activation(deps, node, offered)
+        else:
+            assistant = assistant_for(deps, runtime)
+
+            def activation_of(prompt: str, text: str, candidates: list[AnyTool]) -> Activation:
+                return assistant.route_and_extract(
+                    prompt, text, candidates, extraction_prompt=EXTRACTION_SYSTEM_PROMPT
+                )
+
+            tools, activation, entries = routed_activation(deps, node, offered, activation_of)
+            requests, calls = dict(activation.requests), activation.llm_calls
+        ordered = _by_priority(tools)
+        cap = deps.limits.max_tools_per_task
+        entries += [
+            _entry(LedgerKind.TOOL_SKIPPED, node, t.name, "dropped", TOOL_CAP.format(cap=cap))
+            for t in ordered[cap:]
+        ]
+        queue = [tool.name for tool in ordered[:cap]]
+        status = TaskStatus.ROUTED if queue else TaskStatus.CLOSED
+        updated = node.model_copy(update={"queue": queue, "status": status, "requests": requests})
+        runtime.stream_writer({"type": "routed", "task_no": node.task_no, "tools": queue})
+        return {
+            "tasks": {node.task_no: updated},
+            "cursor": node.task_no,
+            "ledger": entries,
+            "llm_calls": calls,
+        }
+
+    return route

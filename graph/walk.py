@@ -1,0 +1,70 @@
+"""The walk over the task tree as one pure function (S2, S3, A3-A7).
+
+``next_step`` reads the state and names the phase that comes next and the task
+it concerns. The graph's conditional edges use it to pick the next node, and
+each phase node uses it to find its task, so every ordering rule lives here.
+It imports nothing from LangGraph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from toolweave.state.task import ROOT_TASK_NO, TaskNode, TaskStatus
+
+Phase = Literal["coordinate", "decide_conditional", "route", "execute", "deep_fallback", "answer"]
+
+
+@dataclass(frozen=True)
+class Step:
+    """The next phase and the task it works on."""
+
+    phase: Phase
+    task_no: str
+
+
+def next_step(state: Mapping[str, Any]) -> Step:
+    """The next phase of the run.
+
+    Depth first from the root: a task is coordinated (A3), then its unfinished
+    subtasks run in list order, each to completion (S2; a conditional one is
+    decided first, K3), then the task is routed (A5) and its tools run one per
+    step (A6). A terminal result anywhere ends the walk (S3). When the root is
+    closed, deep fallback gets its one turn (D7), then the answer (A7).
+    """
+    tasks: Mapping[str, TaskNode] = state.get("tasks") or {}
+    if state.get("terminal") or ROOT_TASK_NO not in tasks:
+        return Step("answer", ROOT_TASK_NO)
+    node = tasks[ROOT_TASK_NO]
+    while True:
+        if node.status is TaskStatus.PENDING:
+            return Step("coordinate", node.task_no)
+        if node.status is TaskStatus.ROUTED:
+            return Step("execute", node.task_no)
+        if node.status is TaskStatus.COORDINATED:
+            child = _first_open_child(tasks, node)
+            if child is None:
+                return Step("route", node.task_no)
+            if child.task.conditional and not child.decided:
+                return Step("decide_conditional", child.task_no)
+            node = child
+            continue
+        break
+    if state.get("deep_fallback_done"):
+        return Step("answer", ROOT_TASK_NO)
+    return Step("deep_fallback", ROOT_TASK_NO)
+
+
+def _first_open_child(tasks: Mapping[str, TaskNode], node: TaskNode) -> TaskNode | None:
+    for child_no in node.children:
+        child = tasks.get(child_no)
+        if child is not None and not child.done:
+            return child
+    return None
+
+
+def route_next(state: Mapping[str, Any]) -> Phase:
+    """Conditional-edge function: the name of the next node."""
+    return next_step(state).phase

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Set up .venv (if needed) with the dev extra, then lint, type-check and run the tests.
+# Usage: bash scripts/test.sh [pytest args...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+echo "== ruff"
+.venv/bin/ruff check .
+echo "== mypy --strict"
+bash scripts/typecheck.sh
+echo "== pytest"
+.venv/bin/python -m pytest "$@"

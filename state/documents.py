@@ -1,0 +1,54 @@
+"""Retrieved text at sentence granularity (R6)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+DocumentKey = tuple[str, int | None, int | None]
+
+
+class UniqueTextDocument(BaseModel):
+    """One sentence (or passage) of a source document.
+
+    Identity is ``(document_id, page, sentence_number)`` (R6): the same sentence
+    found by two tools appears once in the final context, with the higher score.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    document_id: str
+    """Stable id of the source document (a path, URL or store key)."""
+    document_name: str = ""
+    """Human readable title, shown in the sources list."""
+    document_url: str | None = None
+    """Where a person can open the document, if anywhere."""
+    page: int | None = None
+    """1-based page number inside the document, if paged."""
+    sentence_number: int | None = None
+    """1-based sentence number inside the page, if known."""
+    text: str
+    """The sentence or passage itself."""
+    sentence_score: float = Field(default=0.0)
+    """Relevance score given by the tool that found it; higher is better."""
+
+    @property
+    def key(self) -> DocumentKey:
+        """The identity triple of R6."""
+        return (self.document_id, self.page, self.sentence_number)
+
+
+def merge_documents(
+    left: Iterable[UniqueTextDocument], right: Iterable[UniqueTextDocument]
+) -> list[UniqueTextDocument]:
+    """Merge two document lists by R6 identity, keeping the higher score.
+
+    First-seen order is kept so that the final context is stable.
+    """
+    merged: dict[DocumentKey, UniqueTextDocument] = {}
+    for doc in (*left, *right):
+        seen = merged.get(doc.key)
+        if seen is None or doc.sentence_score > seen.sentence_score:
+            merged[doc.key] = doc
+    return list(merged.values())

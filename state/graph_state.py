@@ -1,0 +1,87 @@
+"""The typed LangGraph state: input ⊂ state → output, reducers in ``Annotated``."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Mapping
+from typing import Annotated, Any, NotRequired, TypedDict
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+from toolweave.state.documents import UniqueTextDocument, merge_documents
+from toolweave.state.ledger import LedgerEntry
+from toolweave.state.task import PromptAndContext, TaskInfo, TaskNode
+
+
+def merge_tasks(
+    left: Mapping[str, TaskNode], right: Mapping[str, TaskNode]
+) -> dict[str, TaskNode]:
+    """Reducer for the flat task map: a node's update replaces only the tasks it names."""
+    return {**left, **right}
+
+
+def merge_buffer(
+    left: Mapping[str, list[PromptAndContext]], right: Mapping[str, list[PromptAndContext]]
+) -> dict[str, list[PromptAndContext]]:
+    """Reducer for the context buffer: entries under the same key are appended (B1)."""
+    merged = dict(left)
+    for key, entries in right.items():
+        merged[key] = [*merged.get(key, []), *entries]
+    return merged
+
+
+class InputState(TypedDict):
+    """What a caller sends: the LangChain chat convention plus the request's filters."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    """The conversation; the last human message is the question (A1)."""
+    systems: NotRequired[list[str]]
+    """The request's system filter (T3); empty or absent means no filter."""
+    user_data: NotRequired[dict[str, Any] | None]
+    """Data about the user that eligibility gates and tools read (T4)."""
+
+
+class OutputState(TypedDict):
+    """What a run returns."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    """The conversation, with the answer appended as an AI message."""
+    answer: str | None
+    """The final answer text (``None`` while a run is paused)."""
+    documents: Annotated[list[UniqueTextDocument], merge_documents]
+    """The deduplicated context documents the answer was built from (R2, R6)."""
+    guaranteed: Annotated[list[PromptAndContext], operator.add]
+    """Guaranteed context that always reaches the answer (R5, M6)."""
+    activated: Annotated[list[str], operator.add]
+    """Every tool execution of the run as ``"task_no:tool_name"``, in order."""
+    task: TaskInfo | None
+    """The task tree, nested, as it stood when the run finished."""
+    context_buffer: Annotated[dict[str, list[PromptAndContext]], merge_buffer]
+    """Results keyed ``"task_no:tool_name"`` (B1, S4)."""
+    ledger: Annotated[list[LedgerEntry], operator.add]
+    """Every decision of the run (L1)."""
+    llm_calls: Annotated[int, operator.add]
+    """LLM calls spent by the run (normalization, routing, extraction, answer, ...)."""
+
+
+class GraphState(InputState, OutputState):
+    """The whole state of a run; everything in it is checkpointed."""
+
+    question: str
+    """The standalone question after normalization (A1)."""
+    user_lang: str
+    """The user's language, decided once per message (T10)."""
+    important_words: list[str]
+    """Key words of the question (A1)."""
+    prompt_type: str | None
+    """Kind of question (A1, D2)."""
+    tasks: Annotated[dict[str, TaskNode], merge_tasks]
+    """The task tree, flat, keyed by ``task_no``; children ids are on each node."""
+    cursor: str | None
+    """The task the last phase worked on."""
+    terminal: str | None
+    """``"task_no:tool_name"`` of a terminal result (R3, R4) that ended the walk (S3)."""
+    offered: list[str]
+    """Tools that passed the domain, system and eligibility gates for this message (A2)."""
+    deep_fallback_done: bool
+    """Deep fallback had its one turn for this message (D7)."""

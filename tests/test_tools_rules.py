@@ -1,0 +1,143 @@
+"""T1-T4, T6, T11: the tool contract, the registry and the gates."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+from support import Calls, ask, graph_of, make_tool
+from toolweave.tools import check_gates, system_allows
+
+from toolweave import ALL, ToolCallContext, ToolRegistry, ToolResult
+
+
+def test_T1_last_registered_wins_with_warning_naming_both(caplog: pytest.LogCaptureFixture):
+    first, second = make_tool("dup"), make_tool("dup")
+    with caplog.at_level(logging.WARNING):
+        registry = ToolRegistry([first, second])
+    assert registry.get("dup") is second
+    assert len(registry) == 1
+    assert "dup" in caplog.text
+    assert type(first).__qualname__ in caplog.text
+
+
+def test_T1_registry_resolves_plain_and_domain_prefixed_names():
+    tool = make_tool("lookup", domain="korhaz")
+    registry = ToolRegistry([tool])
+    assert registry.get("lookup") is tool
+    assert registry.get("korhaz.lookup") is tool
+    assert registry.get("other.lookup") is None
+    assert registry.get("missing") is None
+
+
+def test_T1_tool_without_name_is_rejected():
+    class Nameless(make_tool("x").__class__):  # type: ignore[misc]
+        name = "  "
+
+    with pytest.raises(ValueError, match="no name"):
+        ToolRegistry([Nameless()])
+
+
+def test_T2_domain_none_runs_everywhere_string_only_there():
+    calls: Calls = []
+    tools = [
+        make_tool("anywhere", calls=calls),
+        make_tool("here", calls=calls, domain="test"),
+        make_tool("elsewhere", calls=calls, domain="other"),
+    ]
+    out = ask(graph_of(tools), "anywhere here elsewhere")
+    assert out["activated"] == ["1:anywhere", "1:here"]
+
+
+@pytest.mark.parametrize(
+    ("eligible", "systems", "allowed"),
+    [
+        (None, [], True),
+        (None, ["crm"], False),
+        (ALL, [], True),
+        (ALL, ["crm"], True),
+        ("crm", [], True),
+        ("crm", ["crm", "erp"], True),
+        ("crm", ["erp"], False),
+        (frozenset({"crm", "hr"}), ["hr"], True),
+        (frozenset({"crm", "hr"}), ["erp"], False),
+    ],
+)
+def test_T3_system_gate(eligible: Any, systems: list[str], allowed: bool):
+    assert system_allows(eligible, systems) is allowed
+
+
+def test_T3_request_with_system_filter_skips_none_tool_in_graph():
+    calls: Calls = []
+    tools = [
+        make_tool("plain", calls=calls),
+        make_tool("every", calls=calls, eligible_system=ALL),
+        make_tool("crm_only", calls=calls, eligible_system="crm"),
+    ]
+    out = ask(graph_of(tools), "plain every crm_only", systems=["crm"])
+    assert out["activated"] == ["1:every", "1:crm_only"]
+    refused = [e for e in out["ledger"] if e.kind == "gate"]
+    assert [(e.tool, e.verdict) for e in refused] == [("plain", "refused: system")]
+
+
+def test_T4_ineligible_tool_is_never_offered_to_the_router():
+    seen: list[list[str]] = []
+
+    def route(text: str, tools: Any) -> list[str]:
+        seen.append([t.name for t in tools])
+        return [t.name for t in tools]
+
+    from toolweave.testing import FunctionAssistant
+
+    tools = [
+        make_tool("vip", eligible=lambda data: bool(data and data.get("vip"))),
+        make_tool("public"),
+    ]
+    graph = graph_of(tools, assistant=FunctionAssistant(route=route))
+    out = ask(graph, "anything", user_data={"vip": False})
+    assert seen == [["public"]]
+    assert out["activated"] == ["1:public"]
+    out = ask(graph, "anything", user_data={"vip": True}, thread_id="t2")
+    assert seen[-1] == ["vip", "public"]
+
+
+def test_T4_is_eligible_that_raises_refuses_only_that_tool():
+    def boom(_: Any) -> bool:
+        raise RuntimeError("gate down")
+
+    verdict = check_gates(make_tool("g", eligible=boom), domain="d", systems=[], user_data=None)
+    assert not verdict.passed
+    assert verdict.gate == "eligibility"
+
+
+def test_T6_request_schema_defaults_to_model_schema_and_fields_may_be_none():
+    tool = make_tool("weather")
+    schema = tool.request_schema()
+    assert schema["properties"]["city"]["anyOf"] == [{"type": "string"}, {"type": "null"}]
+    assert tool.request_model.model_validate({}).city is None  # type: ignore[attr-defined]
+
+
+def test_T11_one_tool_instance_serves_concurrent_runs_independently():
+    class Req(BaseModel):
+        city: str | None = None
+
+    seen: list[tuple[str, str]] = []
+
+    def result(name: str, ctx: ToolCallContext) -> ToolResult:
+        seen.append((threading.current_thread().name, ctx.text))
+        return ToolResult.as_answer(name, f"answer for {ctx.text}")
+
+    from toolweave.testing import FunctionAssistant
+
+    tool = make_tool("echo", result=result, request_model=Req)
+    graph = graph_of([tool], assistant=FunctionAssistant(route=lambda t, tools: ["echo"]))
+    questions = [f"question {i}" for i in range(8)]
+    outs = graph.batch(
+        [{"messages": [("human", q)]} for q in questions],
+        [{"configurable": {"thread_id": f"c{i}"}} for i in range(8)],
+    )
+    assert [o["answer"] for o in outs] == [f"answer for {q}" for q in questions]
+    assert not [k for k in vars(tool) if not k.startswith("_")]

@@ -1,0 +1,130 @@
+"""The tool contract (SPEC §1-§2): ``ChatbotTool`` and what one call of it receives."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, ClassVar, Final, Generic, TypeVar
+
+from pydantic import BaseModel
+from toolweave.state.results import ToolResult
+from toolweave.state.task import PromptAndContext, TaskInfo
+from toolweave.tools.progress import ProgressEmitter
+
+
+class Systems(Enum):
+    """Sentinels for ``eligible_system``."""
+
+    ALL = "ALL"
+    """The tool may activate whatever the request's system filter (T3)."""
+
+
+ALL: Final = Systems.ALL
+"""``IChatbotTool.ALL``: eligible for every system filter (T3)."""
+
+EligibleSystem = Systems | str | frozenset[str] | None
+
+
+class EmptyRequest(BaseModel):
+    """Request model of a tool that needs nothing from the user's text."""
+
+
+RequestT = TypeVar("RequestT", bound=BaseModel)
+
+AnswerStreamer = Callable[[Iterable[str]], str]
+"""Streams answer chunks to the client (R4) and returns the whole text."""
+
+
+def _no_stream(chunks: Iterable[str]) -> str:
+    return "".join(chunks)
+
+
+@dataclass(frozen=True)
+class ToolCallContext:
+    """Everything one execution of a tool receives besides its request (T9).
+
+    Made fresh for every call, so that tools, which are shared singletons,
+    keep nothing per request (T11).
+    """
+
+    task: TaskInfo
+    """The task the tool runs on."""
+    text: str
+    """The execution text (M3): prompt context, marker, task prompt."""
+    systems: tuple[str, ...] = ()
+    """The request's system filter (T3)."""
+    user_lang: str = "en"
+    """The user's language, decided once per message (T10)."""
+    important_words: tuple[str, ...] = ()
+    """Key words of the question (A1)."""
+    user_data: Mapping[str, Any] | None = None
+    """The request's user data (T4)."""
+    progress: ProgressEmitter = field(default_factory=lambda: ProgressEmitter("tool"))
+    """Null-safe progress emitter (P1-P3)."""
+    stream_answer: AnswerStreamer = _no_stream
+    """Streams a finished answer to the client; return ``as_answered`` after it (R4)."""
+
+    @property
+    def task_no(self) -> str:
+        """The id of the task the tool runs on."""
+        return self.task.task_no
+
+
+class ChatbotTool(Generic[RequestT]):
+    """A pluggable tool (``IChatbotTool<R>``).
+
+    Subclass it, set the class attributes and implement :meth:`execute`.
+    Instances are long-lived singletons shared by concurrent runs (T11): keep
+    per-request data in the arguments, never on ``self``.
+    """
+
+    name: ClassVar[str]
+    """Unique id, lower_snake_case (T1)."""
+    domain: ClassVar[str | None] = None
+    """``None``: every domain; a string: only that domain (T2)."""
+    eligible_system: ClassVar[EligibleSystem] = None
+    """``None``: only requests with no system filter; ``ALL``; or system name(s) (T3)."""
+    priority: ClassVar[int] = 100
+    """Execution order on a task, lower first (A6, R8); also the coordinator order (C2)."""
+    request_model: ClassVar[type[BaseModel]] = EmptyRequest
+    """The pydantic model filled from the user's text (T6)."""
+    instruction: ClassVar[str] = ""
+    """Field-filling instruction for extraction (T7)."""
+    executable_instruction: ClassVar[str | None] = None
+    """The routing question, starting with the tool's name; ``None``: only forced (T5)."""
+    description: ClassVar[str] = ""
+    """A sentence for people (``toolweave tools``) and for lexical routing offline."""
+    system_prompt_supplement: ClassVar[str | None] = None
+    """Appended to the final answer's system prompt when the tool ran (T8)."""
+
+    def is_eligible(self, user_data: Mapping[str, Any] | None) -> bool:
+        """Non-LLM gate run before routing (T4); default ``True``."""
+        return True
+
+    def request_schema(self) -> dict[str, Any]:
+        """JSON schema used for constrained decoding (T6)."""
+        return self.request_model.model_json_schema()
+
+    def execute(self, request: RequestT, ctx: ToolCallContext) -> ToolResult | None:
+        """Run the tool (T9); ``None`` means "not mine" (R1)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement execute()")
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+PriorContext = Mapping[str, Sequence[PromptAndContext]]
+"""A snapshot of the context buffer, keyed ``"task_no:tool_name"`` (B2)."""
+
+__all__ = [
+    "ALL",
+    "AnswerStreamer",
+    "ChatbotTool",
+    "EligibleSystem",
+    "EmptyRequest",
+    "PriorContext",
+    "RequestT",
+    "Systems",
+    "ToolCallContext",
+]

@@ -1,0 +1,62 @@
+"""Tools that consume the context buffer or ask the user (B2, B3, Q1)."""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+from toolweave.state.results import ToolResult
+from toolweave.tools.base import ChatbotTool, PriorContext, RequestT, ToolCallContext
+
+CONSUMER_PLAIN_EXECUTE = (
+    "{name} is a ContextConsumerTool: the orchestrator calls execute_with_prior_context(), "
+    "never execute() (B2)"
+)
+
+
+class ContextConsumerTool(ChatbotTool[RequestT]):
+    """A tool that builds its result from earlier results (``IContextConsumerTool``).
+
+    The orchestrator always calls :meth:`execute_with_prior_context` with a
+    snapshot copy of the context buffer (B2).
+    """
+
+    def execute(self, request: RequestT, ctx: ToolCallContext) -> NoReturn:
+        """Not supported for consumers (B2)."""
+        raise NotImplementedError(CONSUMER_PLAIN_EXECUTE.format(name=self.name))
+
+    def execute_with_prior_context(
+        self, request: RequestT, ctx: ToolCallContext, prior_context: PriorContext
+    ) -> ToolResult | None:
+        """Run with a snapshot of the buffer keyed ``"task_no:tool_name"`` (B2)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement execute_with_prior_context()"
+        )
+
+
+class ClarifiableTool(ChatbotTool[RequestT]):
+    """A tool that may answer with ``ToolResult.clarification(...)`` (Q1).
+
+    When the user replies, the same tool continues through
+    :meth:`execute_with_clarification` (Q2).
+    """
+
+    def execute_with_clarification(
+        self, request: RequestT, ctx: ToolCallContext, reply: str
+    ) -> ToolResult | None:
+        """Continue after the user answered the clarification question (Q2)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement execute_with_clarification()"
+        )
+
+
+class ClarifiableContextConsumerTool(ContextConsumerTool[RequestT]):
+    """A context consumer that may ask the user (``IClarifiableContextConsumerTool``, B3)."""
+
+    def execute_with_clarification_and_prior_context(
+        self, request: RequestT, ctx: ToolCallContext, reply: str, prior_context: PriorContext
+    ) -> ToolResult | None:
+        """Continue after the user's reply, with the prior context again (B3)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement "
+            "execute_with_clarification_and_prior_context()"
+        )

@@ -1,0 +1,39 @@
+"""A domain: the orchestrator configuration the seeds call ``AbstractOrchestratorTool``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from toolweave.tools.registry import AnyTool
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a helpful assistant. Answer the user's question precisely from the context. "
+    "If the context does not hold the answer, say so."
+)
+
+DeepFallbackFactory = Callable[[str | None], AnyTool | None]
+
+
+@dataclass(frozen=True)
+class Domain:
+    """What a domain adds to its tools: prompts, the default retrieval tool, exclusions."""
+
+    name: str
+    """The domain's id, matched against ``ChatbotTool.domain`` (T2)."""
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT
+    """Base system prompt of the final answer; activated tools' supplements follow (T8)."""
+    default_retrieval_tool: str | None = None
+    """The RAG retrieval tool that runs beside routed tools, never beside forced ones (A5, F2)."""
+    excluded_tools: frozenset[str] = field(default_factory=frozenset)
+    """Tools never offered in this domain (A2)."""
+    default_language: str = "en"
+    """Language assumed when normalization cannot tell (T10)."""
+    description: str = ""
+    """One line for people (``toolweave tools``, Studio)."""
+    deep_fallback: DeepFallbackFactory | None = None
+    """Returns the deep-search coordinator for a prompt type, or ``None`` (D2)."""
+
+    def deep_fallback_tool(self, prompt_type: str | None) -> AnyTool | None:
+        """D2: the deep-search coordinator for ``prompt_type``, or ``None`` for no deep search."""
+        return None if self.deep_fallback is None else self.deep_fallback(prompt_type)

@@ -1,0 +1,83 @@
+"""The non-LLM gates a tool passes before it is offered or run (T2-T4, A2, F4)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from toolweave.tools.base import ALL, EligibleSystem
+from toolweave.tools.registry import AnyTool
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class GateVerdict:
+    """Whether a tool may activate for a request, and if not, which gate refused it."""
+
+    passed: bool
+    gate: str = ""
+    """``"domain"``, ``"system"``, ``"eligibility"`` or ``"excluded"`` when refused."""
+    reason: str = ""
+
+
+PASSED = GateVerdict(passed=True)
+
+
+def system_allows(eligible: EligibleSystem, systems: Sequence[str]) -> bool:
+    """T3: the system gate.
+
+    ``None`` only without a filter; ``ALL`` always; a name or set of names
+    without a filter or when the filter holds one of them.
+    """
+    if eligible is ALL:
+        return True
+    if not systems:
+        return True
+    if eligible is None:
+        return False
+    names = {eligible} if isinstance(eligible, str) else set(eligible)
+    return not names.isdisjoint(systems)
+
+
+def check_gates(
+    tool: AnyTool,
+    *,
+    domain: str,
+    systems: Sequence[str],
+    user_data: Mapping[str, Any] | None,
+    excluded: frozenset[str] = frozenset(),
+) -> GateVerdict:
+    """Run T2, T3 and T4 for one tool, cheapest first.
+
+    An ``is_eligible`` that raises counts as not eligible: the error is logged
+    and the tool is refused, never the run.
+    """
+    if tool.name in excluded:
+        return GateVerdict(False, "excluded", f"excluded by domain {domain!r}")
+    if tool.domain is not None and tool.domain != domain:
+        return GateVerdict(False, "domain", f"tool domain {tool.domain!r} is not {domain!r}")
+    if not system_allows(tool.eligible_system, systems):
+        return GateVerdict(
+            False,
+            "system",
+            f"eligible_system {_describe(tool.eligible_system)} does not match {list(systems)}",
+        )
+    try:
+        eligible = tool.is_eligible(user_data)
+    except Exception as exc:  # T4 is a gate: a failing gate refuses the tool
+        logger.warning("is_eligible of %s raised; tool refused", tool.name, exc_info=True)
+        return GateVerdict(False, "eligibility", f"is_eligible raised {type(exc).__name__}")
+    if not eligible:
+        return GateVerdict(False, "eligibility", "is_eligible(user_data) returned False")
+    return PASSED
+
+
+def _describe(eligible: EligibleSystem) -> str:
+    if eligible is None:
+        return "None (no system filter only)"
+    if isinstance(eligible, frozenset):
+        return str(sorted(eligible))
+    return repr(eligible if isinstance(eligible, str) else eligible.value)

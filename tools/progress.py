@@ -1,0 +1,60 @@
+"""The null-safe progress emitter (P1-P3)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+PROGRESS_EVENT_TYPE = "tool_progress"
+"""Value of ``"type"`` in every progress event on the custom stream."""
+
+StreamWriter = Callable[[Any], None]
+
+
+def progress_text(tool_name: str, event: str) -> str:
+    """The client-facing form of a progress event (P1): ``TOOL_PROGRESS:<TOOL>:<EVENT>``."""
+    return f"TOOL_PROGRESS:{tool_name.upper()}:{event}"
+
+
+class ProgressEmitter:
+    """Sends a tool's progress events to LangGraph's custom stream (P2).
+
+    Without a listener it is a no-op, and a failing listener never fails the tool (P3).
+    One emitter is made per tool call; it holds no data of other requests (T11).
+    """
+
+    __slots__ = ("_task_no", "_tool_name", "_writer")
+
+    def __init__(
+        self, tool_name: str, writer: StreamWriter | None = None, *, task_no: str | None = None
+    ) -> None:
+        self._tool_name = tool_name
+        self._writer = writer
+        self._task_no = task_no
+
+    def __call__(self, event: str, detail: str | None = None) -> None:
+        """Emit ``event`` (upper-case by convention, e.g. ``"FETCHING_DATA"``)."""
+        if self._writer is None:
+            return
+        payload = {
+            "type": PROGRESS_EVENT_TYPE,
+            "tool": self._tool_name,
+            "event": event,
+            "task_no": self._task_no,
+            "detail": detail,
+            "text": progress_text(self._tool_name, event),
+        }
+        try:
+            self._writer(payload)
+        except Exception:  # P3: a listener's failure must never fail the tool
+            logger.warning("progress listener failed for %s", payload["text"], exc_info=True)
+
+
+def tool_progress_emitter(
+    tool_name: str, writer: StreamWriter | None = None, *, task_no: str | None = None
+) -> ProgressEmitter:
+    """Seed-style factory for :class:`ProgressEmitter` (``toolProgressEmitter``)."""
+    return ProgressEmitter(tool_name, writer, task_no=task_no)

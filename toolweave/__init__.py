@@ -1,0 +1,106 @@
+"""toolweave: tool orchestration for RAG chatbots on LangGraph.
+
+Tools declare where they may run, when (a routing question), what they need (a
+pydantic request model) and what they return; coordinators split tasks into
+subtask trees; one LangGraph ``StateGraph`` runs it all. Start with
+:func:`build_graph`.
+"""
+
+from toolweave.coordinators import AgentCoordinator, CompletedSoFar, SubtaskDecision
+from toolweave.errors import (
+    ConfigurationError,
+    InvalidRequestError,
+    ToolweaveError,
+    UnknownDomainError,
+    UnknownThreadError,
+)
+from toolweave.graph import Limits, RunContext, ToolweaveGraph, build_graph, create_state_graph
+from toolweave.llm.port import (
+    Activation,
+    AnswerRequest,
+    ContextVerdict,
+    LlmAssistant,
+    Normalized,
+    RoutingVerdict,
+)
+from toolweave.state import (
+    AGENT_COORDINATOR_MARKER,
+    GraphState,
+    InputState,
+    LedgerEntry,
+    LedgerKind,
+    OutputState,
+    PromptAndContext,
+    ResultMode,
+    TaskInfo,
+    ToolResult,
+    UniqueTextDocument,
+    extract_coordinator_original,
+    extract_coordinator_task,
+    is_coordinator_requested,
+)
+from toolweave.tools import (
+    ALL,
+    ChatbotTool,
+    ClarifiableContextConsumerTool,
+    ClarifiableTool,
+    ContextConsumerTool,
+    Domain,
+    EmptyRequest,
+    PriorContext,
+    ProgressEmitter,
+    ToolCallContext,
+    ToolRegistry,
+    tool_progress_emitter,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AGENT_COORDINATOR_MARKER",
+    "ALL",
+    "Activation",
+    "AgentCoordinator",
+    "AnswerRequest",
+    "ChatbotTool",
+    "ClarifiableContextConsumerTool",
+    "ClarifiableTool",
+    "CompletedSoFar",
+    "ConfigurationError",
+    "ContextConsumerTool",
+    "ContextVerdict",
+    "Domain",
+    "EmptyRequest",
+    "GraphState",
+    "InputState",
+    "InvalidRequestError",
+    "LedgerEntry",
+    "LedgerKind",
+    "Limits",
+    "LlmAssistant",
+    "Normalized",
+    "OutputState",
+    "PriorContext",
+    "ProgressEmitter",
+    "PromptAndContext",
+    "ResultMode",
+    "RoutingVerdict",
+    "RunContext",
+    "SubtaskDecision",
+    "TaskInfo",
+    "ToolCallContext",
+    "ToolRegistry",
+    "ToolResult",
+    "ToolweaveError",
+    "ToolweaveGraph",
+    "UniqueTextDocument",
+    "UnknownDomainError",
+    "UnknownThreadError",
+    "__version__",
+    "build_graph",
+    "create_state_graph",
+    "extract_coordinator_original",
+    "extract_coordinator_task",
+    "is_coordinator_requested",
+    "tool_progress_emitter",
+]

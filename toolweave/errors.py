@@ -1,0 +1,23 @@
+"""Typed errors of toolweave; every one carries a message fit for the end user (X1)."""
+
+from __future__ import annotations
+
+
+class ToolweaveError(Exception):
+    """Base class of toolweave's own errors."""
+
+
+class InvalidRequestError(ToolweaveError, ValueError):
+    """The request cannot be answered as sent: empty, oversized, malformed (X1)."""
+
+
+class UnknownDomainError(ToolweaveError, LookupError):
+    """No domain of that name is known."""
+
+
+class UnknownThreadError(ToolweaveError, LookupError):
+    """No conversation is stored under that thread id."""
+
+
+class ConfigurationError(ToolweaveError, ValueError):
+    """The graph was built with inconsistent arguments."""

@@ -1,0 +1,88 @@
+"""Stream text that is already known through LangChain's chat-model callbacks.
+
+LangGraph's ``stream_mode="messages"`` carries tokens of chat models called inside
+a node. The offline model, test doubles and tools that answer themselves (R4)
+produce text without a real model; passing it through this tiny chat model makes
+their tokens reach clients exactly like an LLM's (P2).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from pydantic import ConfigDict
+
+ANSWER_TAG = "toolweave:answer"
+"""Tag on every streamed final answer, so clients can pick answer tokens out."""
+
+_PIECES = re.compile(r"\S+\s*|\s+")
+
+
+def split_for_streaming(text: str) -> list[str]:
+    """Split ``text`` into word-sized chunks that join back to exactly ``text``."""
+    return _PIECES.findall(text)
+
+
+class PassthroughChatModel(BaseChatModel):
+    """A chat model that "generates" the chunks it was built with.
+
+    Build one per call (it holds that call's chunks) and ``invoke`` it.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    chunks: Any = None
+    """An iterable of text chunks; consumed once."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "toolweave-passthrough"
+
+    def _pieces(self, messages: list[BaseMessage]) -> Iterator[str]:
+        if self.chunks is not None:
+            yield from self.chunks
+        elif messages:
+            yield from split_for_streaming(messages[-1].text)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        text = "".join(self._pieces(messages))
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        for piece in self._pieces(messages):
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
+            if run_manager is not None:
+                run_manager.on_llm_new_token(piece, chunk=chunk)
+            yield chunk
+
+
+def stream_text(chunks: Iterable[str] | str, *, run_name: str = "answer") -> str:
+    """Stream ``chunks`` to ``stream_mode="messages"`` listeners and return the whole text.
+
+    Outside a graph run it simply joins the chunks.
+    """
+    if isinstance(chunks, str):
+        chunks = split_for_streaming(chunks)
+    model = PassthroughChatModel(chunks=iter(chunks))
+    message = model.invoke(
+        [HumanMessage(content="")], config={"tags": [ANSWER_TAG], "run_name": run_name}
+    )
+    return message.text

@@ -1,0 +1,156 @@
+"""The LLM port: what the orchestrator asks of a language model (T5, T7, A1, D1, A7)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+
+from toolweave.state.documents import UniqueTextDocument
+from toolweave.tools.registry import AnyTool
+
+ExtractedRequest = dict[str, Any] | None
+"""A tool's request as extracted from text, before validation into ``request_model``."""
+
+
+@dataclass(frozen=True)
+class Normalized:
+    """The outcome of normalizing one user message (A1, T10)."""
+
+    question: str
+    """A standalone question: a follow-up is rewritten from the earlier turns (A1)."""
+    user_lang: str
+    """ISO 639-1 code of the user's language, e.g. ``"hu"`` or ``"en"`` (T10)."""
+    important_words: tuple[str, ...] = ()
+    """Key words of the question."""
+    prompt_type: str | None = None
+    """Kind of question, e.g. ``"factual"``, ``"smalltalk"`` (D2)."""
+
+
+@dataclass(frozen=True)
+class RoutingVerdict:
+    """The routing model's yes/no for one candidate tool (T5)."""
+
+    tool: str
+    run: bool
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Activation:
+    """Routing verdicts for a task's candidates and, where fused, their requests."""
+
+    verdicts: tuple[RoutingVerdict, ...]
+    """One verdict per candidate tool, in the order the tools were given."""
+    requests: Mapping[str, ExtractedRequest] = field(default_factory=dict)
+    """Requests extracted in the same pass, keyed by tool name (routed tools only)."""
+    llm_calls: int = 1
+    """How many model calls the activation spent (the benchmark reports it)."""
+
+    def routed(self) -> list[str]:
+        """Names of the tools the model said yes to, in the order given."""
+        return [v.tool for v in self.verdicts if v.run]
+
+
+@dataclass(frozen=True)
+class ContextVerdict:
+    """The context gatekeeper's verdict (D1)."""
+
+    sufficient: bool
+    missing: tuple[str, ...] = ()
+    """The pieces of information the context lacks, one sub-question each."""
+
+
+@dataclass(frozen=True)
+class AnswerRequest:
+    """Everything the final answer is generated from (A7, T8)."""
+
+    question: str
+    user_lang: str
+    system_prompt: str
+    """Domain prompt plus the supplements of the activated tools (T8)."""
+    documents: Sequence[UniqueTextDocument]
+    """Deduplicated RAG context (R2, R6)."""
+    guaranteed: Sequence[str]
+    """Guaranteed context texts; never dropped (R5, M6)."""
+    history: Sequence[BaseMessage] = ()
+    """Earlier turns of the conversation."""
+
+
+class LlmAssistant(ABC):
+    """The language-model port of the orchestrator (``ILlmAssistant``).
+
+    Implementations: :class:`~toolweave.llm.chat_model.ChatModelAssistant` over any
+    LangChain chat model, :class:`~toolweave.llm.offline.OfflineAssistant` (no LLM,
+    deterministic) and :class:`toolweave.testing.FunctionAssistant` for tests.
+    An assistant is shared by concurrent runs: keep no per-request state on it.
+    """
+
+    label: str = "LLM"
+    """What answers, in words for people (the CLI prints it)."""
+
+    @abstractmethod
+    def normalize(
+        self, message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
+    ) -> Normalized:
+        """Language, key words, prompt type and a standalone question (A1, T10)."""
+
+    @abstractmethod
+    def route(self, task_prompt: str, tools: Sequence[AnyTool]) -> list[RoutingVerdict]:
+        """One call answering every candidate's routing question at once (T5, M2)."""
+
+    @abstractmethod
+    def generate_tool_request(
+        self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
+    ) -> dict[str, ExtractedRequest]:
+        """Constrained extraction of ``tool``'s request (T7), keyed by the tool's name.
+
+        ``system_prompt`` may hold ``{tasks}`` and ``{instruction}``; they are
+        replaced by ``tasks`` (``None`` → empty) and the tool's ``instruction``.
+        """
+
+    def route_and_extract(
+        self,
+        task_prompt: str,
+        execution_text: str,
+        tools: Sequence[AnyTool],
+        *,
+        extraction_prompt: str,
+    ) -> Activation:
+        """Route, then extract the routed tools' requests.
+
+        The default spends one routing call plus one extraction per routed tool
+        that has fields; implementations that can fuse both into one structured
+        call override it (the benchmark's 3-call target).
+        """
+        verdicts = tuple(self.route(task_prompt, tools))
+        by_name = {tool.name: tool for tool in tools}
+        requests: dict[str, ExtractedRequest] = {}
+        calls = 1
+        for name in (v.tool for v in verdicts if v.run):
+            tool = by_name.get(name)
+            if tool is None or not tool.request_model.model_fields:
+                continue
+            extracted = self.generate_tool_request(execution_text, extraction_prompt, None, tool)
+            requests[name] = extracted.get(name)
+            calls += 1
+        return Activation(verdicts=verdicts, requests=requests, llm_calls=calls)
+
+    def judge_context(
+        self,
+        question: str,
+        documents: Sequence[UniqueTextDocument],
+        guaranteed: Sequence[str],
+    ) -> ContextVerdict:
+        """The context gatekeeper (D1); the default says the context suffices."""
+        return ContextVerdict(sufficient=True)
+
+    @abstractmethod
+    def answer(self, request: AnswerRequest) -> str:
+        """Generate the final answer, streaming its tokens through a LangChain chat model.
+
+        Called inside a graph node, so the tokens reach ``stream_mode="messages"`` (P2).
+        """

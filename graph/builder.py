@@ -9,6 +9,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from toolweave.graph.answer import make_answer
+from toolweave.graph.clarify import make_ask_user, make_take_reply
 from toolweave.graph.context import Dependencies, Limits, RunContext
 from toolweave.graph.coordinate import make_coordinate
 from toolweave.graph.decide_conditional import make_decide_conditional
@@ -16,7 +17,7 @@ from toolweave.graph.deep_fallback import make_deep_fallback
 from toolweave.graph.execute import make_execute
 from toolweave.graph.normalize import make_normalize
 from toolweave.graph.route import make_route
-from toolweave.graph.walk import Phase, route_next
+from toolweave.graph.walk import Phase, route_entry, route_next
 from toolweave.state.graph_state import GraphState, InputState, OutputState
 from toolweave.tools.domain import Domain
 from toolweave.tools.registry import AnyTool, ToolRegistry
@@ -58,10 +59,12 @@ def create_state_graph(
     graph.add_node("decide_conditional", make_decide_conditional(deps))
     graph.add_node("route", make_route(deps))
     graph.add_node("execute", make_execute(deps))
+    graph.add_node("ask_user", make_ask_user(deps))
+    graph.add_node("take_reply", make_take_reply(deps))
     graph.add_node("deep_fallback", make_deep_fallback(deps))
     graph.add_node("answer", make_answer(deps))
-    graph.add_edge(START, "normalize")
-    for source in ("normalize", *[p for p in PHASES if p != "answer"]):
+    graph.add_conditional_edges(START, route_entry, ["normalize", "take_reply"])
+    for source in ("normalize", "take_reply", *[p for p in PHASES if p != "answer"]):
         graph.add_conditional_edges(source, route_next, list(PHASES))
     graph.add_edge("answer", END)
     return graph

@@ -1,20 +1,27 @@
-"""The ``execute`` node: one tool per step (A6, R1-R8, B1-B2, T9, P1-P3)."""
+"""The ``execute`` node: one tool per step (A6, R1-R8, B1-B3, T9, P1-P3, Q1-Q2)."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
+from langchain_core.messages import AIMessage
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, ValidationError
+
+from toolweave.graph.clarify import CLARIFICATION_LIMIT, call_tool
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.walk import next_step
+from toolweave.llm.passthrough import stream_text
+from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.results import ResultMode, ToolResult
 from toolweave.state.task import (
+    Clarification,
     PromptAndContext,
     TaskNode,
     TaskStatus,
@@ -22,29 +29,30 @@ from toolweave.state.task import (
     execution_text,
 )
 from toolweave.tools.base import ToolCallContext
-from toolweave.tools.consumers import ContextConsumerTool
 from toolweave.tools.progress import ProgressEmitter
 from toolweave.tools.registry import AnyTool
-
-from toolweave.llm.passthrough import stream_text
-from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 
 logger = logging.getLogger(__name__)
 
 TOOL_RAISED = "raised {error}; treated as no result (R7)"
-REQUEST_INVALID = "extracted request did not validate: {error}"
+REQUEST_INVALID = "extracted request did not validate: {error} error(s)"
 UNREGISTERED = "tool is no longer registered"
 
 
-def build_request(tool: AnyTool, extracted: Mapping[str, Any] | None) -> BaseModel:
-    """Validate an extracted request into the tool's model; ``None`` fills nothing (T6)."""
-    return tool.request_model.model_validate(dict(extracted or {}))
+@dataclass
+class Outcome:
+    """What one tool call produced, before it becomes a state update."""
+
+    result: ToolResult | None = None
+    streamed: str | None = None
+    ledger: list[LedgerEntry] = field(default_factory=list)
+    llm_calls: int = 0
+    request: dict[str, Any] | None = None
 
 
-def apply_result(
-    key: str, text: str, result: ToolResult | None, streamed: str | None
-) -> dict[str, Any]:
-    """The state update of one tool result (B1, R1-R5)."""
+def record_result(key: str, text: str, outcome: Outcome) -> dict[str, Any]:
+    """The state update of a finished tool result (B1, R1-R5)."""
+    result = outcome.result
     if result is None:
         return {}
     entry = PromptAndContext(prompt=text, context=result.context_text(), documents=result.documents)
@@ -56,8 +64,32 @@ def apply_result(
     elif result.mode is ResultMode.ANSWER:
         update.update(answer=result.text or "", terminal=key)
     elif result.mode is ResultMode.ANSWERED:
-        update.update(answer=streamed or "", terminal=key)
+        update.update(answer=outcome.streamed or "", terminal=key)
     return update
+
+
+def pause_for_clarification(
+    state: GraphState, deps: Dependencies, node: TaskNode, name: str, outcome: Outcome
+) -> dict[str, Any]:
+    """Q1: keep the tool at the head of the queue and open the question, within the limit."""
+    result = outcome.result
+    assert result is not None
+    rounds = state.get("clarification_rounds") or 0
+    key = completion_key(node.task_no, name)
+    if rounds >= deps.limits.max_clarification_rounds:
+        text = CLARIFICATION_LIMIT.format(question=result.text or "")
+        closed = node.model_copy(update={"queue": [], "status": TaskStatus.CLOSED})
+        return {"tasks": {node.task_no: closed}, "answer": text, "terminal": key}
+    question = Clarification(
+        task_no=node.task_no, tool=name, question=result.text or "", choices=result.choices
+    )
+    requests = {**node.requests, name: outcome.request}
+    return {
+        "tasks": {node.task_no: node.model_copy(update={"requests": requests})},
+        "clarification": question,
+        "clarification_rounds": rounds + 1,
+        "messages": [AIMessage(content=question.question)],
+    }
 
 
 def make_execute(deps: Dependencies) -> Callable[..., dict[str, Any]]:
@@ -69,14 +101,19 @@ def make_execute(deps: Dependencies) -> Callable[..., dict[str, Any]]:
         name, rest = node.queue[0], node.queue[1:]
         key = completion_key(node.task_no, name)
         text = execution_text(node.task)
-        update: dict[str, Any] = {"cursor": node.task_no, "activated": [key]}
-        result, streamed, entry, calls = _run(deps, state, runtime, node, name, text)
-        update.update(apply_result(key, text, result, streamed))
+        outcome = _run(deps, state, runtime, node, name, text)
+        update: dict[str, Any] = {"cursor": node.task_no, "ledger": outcome.ledger}
+        update["llm_calls"] = outcome.llm_calls
+        if state.get("clarification") is not None:
+            update["clarification"] = None
+        result = outcome.result
+        if result is not None and result.mode is ResultMode.CLARIFICATION:
+            return {**update, **pause_for_clarification(state, deps, node, name, outcome)}
+        update["activated"] = [key]
+        update.update(record_result(key, text, outcome))
         closed = not rest or "terminal" in update
         status = TaskStatus.CLOSED if closed else TaskStatus.ROUTED
         update["tasks"] = {node.task_no: node.model_copy(update={"queue": rest, "status": status})}
-        update["ledger"] = [entry]
-        update["llm_calls"] = calls
         return update
 
     return execute
@@ -89,24 +126,22 @@ def _run(
     node: TaskNode,
     name: str,
     text: str,
-) -> tuple[ToolResult | None, str | None, LedgerEntry, int]:
+) -> Outcome:
     """Extract the request if needed, call the tool, and contain its failure (R7)."""
     tool = deps.registry.get(name)
     if tool is None:
-        return None, None, _ledger(node, name, LedgerKind.TOOL_SKIPPED, "skipped", UNREGISTERED), 0
-    calls = 0
-    extracted = node.requests.get(name)
+        return Outcome(ledger=[_entry(node, name, LedgerKind.TOOL_SKIPPED, "skipped", UNREGISTERED)])
+    outcome = Outcome(request=node.requests.get(name))
     if name not in node.requests and tool.request_model.model_fields:
         assistant = assistant_for(deps, runtime)
-        extracted = assistant.generate_tool_request(text, EXTRACTION_SYSTEM_PROMPT, None, tool).get(
-            name
-        )
-        calls = 1
+        extracted = assistant.generate_tool_request(text, EXTRACTION_SYSTEM_PROMPT, None, tool)
+        outcome.request, outcome.llm_calls = extracted.get(name), 1
     try:
-        request = build_request(tool, extracted)
+        request = _request(tool, outcome.request)
     except ValidationError as exc:
         reason = REQUEST_INVALID.format(error=exc.error_count())
-        return None, None, _ledger(node, name, LedgerKind.TOOL_SKIPPED, "skipped", reason), calls
+        outcome.ledger.append(_entry(node, name, LedgerKind.TOOL_SKIPPED, "skipped", reason))
+        return outcome
     streamed: list[str] = []
 
     def stream_answer(chunks: Iterable[str]) -> str:
@@ -125,23 +160,32 @@ def _run(
         progress=progress,
         stream_answer=stream_answer,
     )
+    pending = state.get("clarification")
+    reply = pending.reply if pending is not None and pending.tool == name else None
     try:
-        if isinstance(tool, ContextConsumerTool):
-            snapshot = {k: list(v) for k, v in state["context_buffer"].items()}
-            result = tool.execute_with_prior_context(request, ctx, snapshot)
-        else:
-            result = tool.execute(request, ctx)
+        outcome.result = call_tool(tool, request, ctx, state["context_buffer"], reply)
     except GraphBubbleUp:
         raise
-    except Exception as exc:  # R7: a failing tool is "no result", the run goes on
+    except Exception as exc:  # R7: a failing tool is "no result"; the run goes on
         logger.warning("tool %s raised on task %s", name, node.task_no, exc_info=True)
         progress("ERROR", type(exc).__name__)
         reason = TOOL_RAISED.format(error=type(exc).__name__)
-        return None, None, _ledger(node, name, LedgerKind.TOOL_ERROR, "failed", reason), calls
-    verdict = "no result (R1)" if result is None else result.mode.value
-    entry = _ledger(node, name, LedgerKind.TOOL_RESULT, verdict, "")
-    return result, "".join(streamed) or None, entry, calls
+        outcome.ledger.append(_entry(node, name, LedgerKind.TOOL_ERROR, "failed", reason))
+        return outcome
+    outcome.streamed = "".join(streamed) or None
+    verdict = "no result (R1)" if outcome.result is None else outcome.result.mode.value
+    kind = LedgerKind.TOOL_RESULT
+    if outcome.result is not None and outcome.result.mode is ResultMode.CLARIFICATION:
+        kind, verdict = LedgerKind.CLARIFICATION, "asked"
+    reason = "" if reply is None else "continued with the user's reply"
+    outcome.ledger.append(_entry(node, name, kind, verdict, reason))
+    return outcome
 
 
-def _ledger(node: TaskNode, tool: str, kind: LedgerKind, verdict: str, reason: str) -> LedgerEntry:
+def _request(tool: AnyTool, extracted: dict[str, Any] | None) -> BaseModel:
+    """Validate an extracted request into the tool's model; ``None`` fills nothing (T6)."""
+    return tool.request_model.model_validate(dict(extracted or {}))
+
+
+def _entry(node: TaskNode, tool: str, kind: LedgerKind, verdict: str, reason: str) -> LedgerEntry:
     return LedgerEntry(kind=kind, task_no=node.task_no, tool=tool, verdict=verdict, reason=reason)

@@ -113,6 +113,8 @@ def make_normalize(deps: Dependencies) -> Callable[..., dict[str, Any]]:
             "terminal": None,
             "task": None,
             "deep_fallback_done": False,
+            "clarification": None,
+            "clarification_rounds": 0,
         }
 
     return normalize

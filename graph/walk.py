@@ -14,7 +14,16 @@ from typing import Any, Literal
 
 from toolweave.state.task import ROOT_TASK_NO, TaskNode, TaskStatus
 
-Phase = Literal["coordinate", "decide_conditional", "route", "execute", "deep_fallback", "answer"]
+Phase = Literal[
+    "coordinate",
+    "decide_conditional",
+    "route",
+    "execute",
+    "ask_user",
+    "deep_fallback",
+    "answer",
+]
+Entry = Literal["normalize", "take_reply"]
 
 
 @dataclass(frozen=True)
@@ -31,10 +40,14 @@ def next_step(state: Mapping[str, Any]) -> Step:
     Depth first from the root: a task is coordinated (A3), then its unfinished
     subtasks run in list order, each to completion (S2; a conditional one is
     decided first, K3), then the task is routed (A5) and its tools run one per
-    step (A6). A terminal result anywhere ends the walk (S3). When the root is
+    step (A6). An open clarification question pauses the walk where it is (Q1,
+    S3); a terminal result anywhere ends it (S3). When the root is
     closed, deep fallback gets its one turn (D7), then the answer (A7).
     """
     tasks: Mapping[str, TaskNode] = state.get("tasks") or {}
+    pending = state.get("clarification")
+    if pending is not None and pending.reply is None:
+        return Step("ask_user", pending.task_no)
     if state.get("terminal") or ROOT_TASK_NO not in tasks:
         return Step("answer", ROOT_TASK_NO)
     node = tasks[ROOT_TASK_NO]
@@ -68,3 +81,9 @@ def _first_open_child(tasks: Mapping[str, TaskNode], node: TaskNode) -> TaskNode
 def route_next(state: Mapping[str, Any]) -> Phase:
     """Conditional-edge function: the name of the next node."""
     return next_step(state).phase
+
+
+def route_entry(state: Mapping[str, Any]) -> Entry:
+    """Where a new message enters: a reply to an open question (Q2) or a new question (A1)."""
+    pending = state.get("clarification")
+    return "take_reply" if pending is not None and pending.reply is None else "normalize"

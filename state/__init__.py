@@ -11,6 +11,7 @@ from toolweave.state.marker import (
 )
 from toolweave.state.results import ResultMode, ToolResult
 from toolweave.state.task import (
+    Clarification,
     ROOT_TASK_NO,
     PromptAndContext,
     TaskInfo,
@@ -22,6 +23,7 @@ from toolweave.state.task import (
 
 __all__ = [
     "AGENT_COORDINATOR_MARKER",
+    "Clarification",
     "ROOT_TASK_NO",
     "GraphState",
     "InputState",

@@ -10,7 +10,7 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from toolweave.state.documents import UniqueTextDocument, merge_documents
 from toolweave.state.ledger import LedgerEntry
-from toolweave.state.task import PromptAndContext, TaskInfo, TaskNode
+from toolweave.state.task import Clarification, PromptAndContext, TaskInfo, TaskNode
 
 
 def merge_tasks(
@@ -85,3 +85,7 @@ class GraphState(InputState, OutputState):
     """Tools that passed the domain, system and eligibility gates for this message (A2)."""
     deep_fallback_done: bool
     """Deep fallback had its one turn for this message (D7)."""
+    clarification: Clarification | None
+    """The open clarification question, or the reply waiting for its tool (Q1, Q2)."""
+    clarification_rounds: int
+    """Clarification questions asked for this message so far (Q2 limit)."""

@@ -1,0 +1,119 @@
+"""Clarification rounds: the ``ask_user`` and ``take_reply`` nodes, and the tool dispatch (Q1-Q4, B2-B3).
+
+``ask_user`` does nothing but ``interrupt()``: LangGraph re-runs an interrupted
+node from its first line, so no work sits before the interrupt (Q4). The reply
+arrives either as ``Command(resume=reply)`` (through ``ask_user``) or as the next
+message on the thread (through ``take_reply``); both leave it on the open
+question, and ``execute`` hands it to the same tool's clarification method.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from langgraph.types import interrupt
+from pydantic import BaseModel
+
+from toolweave.errors import InvalidRequestError
+from toolweave.graph.context import Dependencies
+from toolweave.graph.normalize import split_conversation
+from toolweave.state.graph_state import GraphState
+from toolweave.state.ledger import LedgerEntry, LedgerKind
+from toolweave.state.results import ToolResult
+from toolweave.state.task import PromptAndContext
+from toolweave.tools.base import ToolCallContext
+from toolweave.tools.consumers import (
+    ClarifiableContextConsumerTool,
+    ClarifiableTool,
+    ContextConsumerTool,
+)
+from toolweave.tools.registry import AnyTool
+
+logger = logging.getLogger(__name__)
+
+CLARIFICATION_LIMIT = (
+    "I still need more information to answer, but I have asked too many questions already. "
+    "Please ask again with the details included. (Last question: {question})"
+)
+NOT_CLARIFIABLE = "{name} returned a clarification request but is not a ClarifiableTool"
+BAD_REPLY = "a clarification reply must be text, or a mapping with a 'reply' text"
+
+
+def call_tool(
+    tool: AnyTool,
+    request: BaseModel,
+    ctx: ToolCallContext,
+    buffer: Mapping[str, list[PromptAndContext]],
+    reply: str | None,
+) -> ToolResult | None:
+    """Call the right method of ``tool``: plain, with prior context (B2), with a reply (Q2, B3)."""
+    snapshot = {key: list(entries) for key, entries in buffer.items()}
+    if reply is not None and isinstance(tool, ClarifiableContextConsumerTool):
+        return tool.execute_with_clarification_and_prior_context(request, ctx, reply, snapshot)
+    if reply is not None and isinstance(tool, ClarifiableTool):
+        return tool.execute_with_clarification(request, ctx, reply)
+    if isinstance(tool, ContextConsumerTool):
+        result = tool.execute_with_prior_context(request, ctx, snapshot)
+    else:
+        result = tool.execute(request, ctx)
+    clarifiable = isinstance(tool, ClarifiableTool | ClarifiableContextConsumerTool)
+    if result is not None and result.mode == "clarification" and not clarifiable:
+        logger.warning(NOT_CLARIFIABLE.format(name=tool.name))
+        return None
+    return result
+
+
+def reply_text(value: Any) -> str:
+    """The reply text of a ``Command(resume=...)`` value: a string or ``{"reply": ...}``."""
+    if isinstance(value, Mapping):
+        value = value.get("reply", value.get("content"))
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidRequestError(BAD_REPLY)
+    return value.strip()
+
+
+def make_ask_user(deps: Dependencies) -> Callable[..., dict[str, Any]]:
+    """Build the ``ask_user`` node: pause with the open question (Q1)."""
+
+    def ask_user(state: GraphState) -> dict[str, Any]:
+        """Interrupt with the question; on resume, store the reply on it (Q2)."""
+        pending = state["clarification"]
+        assert pending is not None
+        text = reply_text(interrupt(pending.payload()))
+        entry = LedgerEntry(
+            kind=LedgerKind.CLARIFICATION,
+            task_no=pending.task_no,
+            tool=pending.tool,
+            verdict="replied",
+            reason="resumed with Command(resume=...)",
+        )
+        return {
+            "clarification": pending.model_copy(update={"reply": text}),
+            "messages": [HumanMessage(content=text)],
+            "ledger": [entry],
+        }
+
+    return ask_user
+
+
+def make_take_reply(deps: Dependencies) -> Callable[..., dict[str, Any]]:
+    """Build the ``take_reply`` node: the next message on the thread answers the question (Q2)."""
+
+    def take_reply(state: GraphState) -> dict[str, Any]:
+        """Use the new message as the reply to the open question; nothing is recomputed."""
+        pending = state["clarification"]
+        assert pending is not None
+        text, _ = split_conversation(state["messages"], deps.limits)
+        entry = LedgerEntry(
+            kind=LedgerKind.CLARIFICATION,
+            task_no=pending.task_no,
+            tool=pending.tool,
+            verdict="replied",
+            reason="the next message on the thread",
+        )
+        return {"clarification": pending.model_copy(update={"reply": text}), "ledger": [entry]}
+
+    return take_reply

@@ -17,7 +17,7 @@ from toolweave.graph.deep_fallback import make_deep_fallback
 from toolweave.graph.execute import make_execute
 from toolweave.graph.normalize import make_normalize
 from toolweave.graph.route import make_route
-from toolweave.graph.walk import Phase, route_entry, route_next
+from toolweave.graph.walk import NEXT_PHASES, Phase, route_entry, route_next
 from toolweave.state.graph_state import GraphState, InputState, OutputState
 from toolweave.tools.domain import Domain
 from toolweave.tools.registry import AnyTool, ToolRegistry
@@ -64,8 +64,8 @@ def create_state_graph(
     graph.add_node("deep_fallback", make_deep_fallback(deps))
     graph.add_node("answer", make_answer(deps))
     graph.add_conditional_edges(START, route_entry, ["normalize", "take_reply"])
-    for source in ("normalize", "take_reply", *[p for p in PHASES if p != "answer"]):
-        graph.add_conditional_edges(source, route_next, list(PHASES))
+    for source, targets in NEXT_PHASES.items():
+        graph.add_conditional_edges(source, route_next, list(targets))
     graph.add_edge("answer", END)
     return graph
 

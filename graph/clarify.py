@@ -1,4 +1,4 @@
-"""Clarification rounds: the ``ask_user`` and ``take_reply`` nodes, and the tool dispatch (Q1-Q4, B2-B3).
+"""Clarification rounds: ``ask_user``, ``take_reply`` and the tool dispatch (Q1-Q4, B2-B3).
 
 ``ask_user`` does nothing but ``interrupt()``: LangGraph re-runs an interrupted
 node from its first line, so no work sits before the interrupt (Q4). The reply
@@ -16,8 +16,6 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langgraph.types import interrupt
 from pydantic import BaseModel
-
-from toolweave.errors import InvalidRequestError
 from toolweave.graph.context import Dependencies
 from toolweave.graph.normalize import split_conversation
 from toolweave.state.graph_state import GraphState
@@ -31,6 +29,8 @@ from toolweave.tools.consumers import (
     ContextConsumerTool,
 )
 from toolweave.tools.registry import AnyTool
+
+from toolweave.errors import InvalidRequestError
 
 logger = logging.getLogger(__name__)
 

@@ -11,12 +11,9 @@ from langchain_core.messages import AIMessage
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, ValidationError
-
 from toolweave.graph.clarify import CLARIFICATION_LIMIT, call_tool
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.walk import next_step
-from toolweave.llm.passthrough import stream_text
-from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.results import ResultMode, ToolResult
@@ -31,6 +28,9 @@ from toolweave.state.task import (
 from toolweave.tools.base import ToolCallContext
 from toolweave.tools.progress import ProgressEmitter
 from toolweave.tools.registry import AnyTool
+
+from toolweave.llm.passthrough import stream_text
+from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 
 logger = logging.getLogger(__name__)
 
@@ -130,7 +130,9 @@ def _run(
     """Extract the request if needed, call the tool, and contain its failure (R7)."""
     tool = deps.registry.get(name)
     if tool is None:
-        return Outcome(ledger=[_entry(node, name, LedgerKind.TOOL_SKIPPED, "skipped", UNREGISTERED)])
+        return Outcome(
+            ledger=[_entry(node, name, LedgerKind.TOOL_SKIPPED, "skipped", UNREGISTERED)]
+        )
     outcome = Outcome(request=node.requests.get(name))
     if name not in node.requests and tool.request_model.model_fields:
         assistant = assistant_for(deps, runtime)

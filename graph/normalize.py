@@ -78,9 +78,7 @@ def make_normalize(deps: Dependencies) -> Callable[..., dict[str, Any]]:
         question, history = split_conversation(state["messages"], deps.limits)
         assistant = assistant_for(deps, runtime)
         norm = assistant.normalize(question, history, default_lang=deps.domain.default_language)
-        offered, refusals = offer_tools(
-            deps, state.get("systems") or [], state.get("user_data")
-        )
+        offered, refusals = offer_tools(deps, state.get("systems") or [], state.get("user_data"))
         root = TaskNode(
             task=TaskInfo(
                 task_no=ROOT_TASK_NO,

@@ -25,6 +25,24 @@ Phase = Literal[
 ]
 Entry = Literal["normalize", "take_reply"]
 
+_AFTER_TASK_CLOSED: tuple[Phase, ...] = (
+    "coordinate",
+    "decide_conditional",
+    "route",
+    "deep_fallback",
+)
+NEXT_PHASES: dict[str, tuple[Phase, ...]] = {
+    "normalize": ("coordinate",),
+    "take_reply": ("execute",),
+    "ask_user": ("execute",),
+    "coordinate": ("coordinate", "decide_conditional", "route"),
+    "decide_conditional": ("coordinate", "decide_conditional", "route"),
+    "route": ("execute", *_AFTER_TASK_CLOSED),
+    "execute": ("execute", "ask_user", "answer", *_AFTER_TASK_CLOSED),
+    "deep_fallback": ("answer", "coordinate"),
+}
+"""Where each node can hand over: the edges Studio draws (the walk decides among them)."""
+
 
 @dataclass(frozen=True)
 class Step:

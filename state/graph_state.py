@@ -13,9 +13,7 @@ from toolweave.state.ledger import LedgerEntry
 from toolweave.state.task import Clarification, PromptAndContext, TaskInfo, TaskNode
 
 
-def merge_tasks(
-    left: Mapping[str, TaskNode], right: Mapping[str, TaskNode]
-) -> dict[str, TaskNode]:
+def merge_tasks(left: Mapping[str, TaskNode], right: Mapping[str, TaskNode]) -> dict[str, TaskNode]:
     """Reducer for the flat task map: a node's update replaces only the tasks it names."""
     return {**left, **right}
 

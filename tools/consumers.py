@@ -57,6 +57,5 @@ class ClarifiableContextConsumerTool(ContextConsumerTool[RequestT]):
     ) -> ToolResult | None:
         """Continue after the user's reply, with the prior context again (B3)."""
         raise NotImplementedError(
-            f"{type(self).__name__} must implement "
-            "execute_with_clarification_and_prior_context()"
+            f"{type(self).__name__} must implement execute_with_clarification_and_prior_context()"
         )

@@ -7,14 +7,14 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
+
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
+from toolweave.llm.port import AnswerRequest
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import ROOT_TASK_NO
 from toolweave.state.tree import nested
 from toolweave.tools.registry import ToolRegistry
-
-from toolweave.llm.port import AnswerRequest
 
 
 def answer_system_prompt(base: str, activated: Sequence[str], registry: ToolRegistry) -> str:
@@ -40,6 +40,7 @@ def make_answer(deps: Dependencies) -> Callable[..., dict[str, Any]]:
         tree = nested(tasks, ROOT_TASK_NO) if ROOT_TASK_NO in tasks else None
         if state.get("terminal"):
             text = state.get("answer") or ""
+            message = AIMessage(content=text, id=state.get("answer_id"))
             entry = LedgerEntry(
                 kind=LedgerKind.ANSWER,
                 task_no=ROOT_TASK_NO,
@@ -50,7 +51,7 @@ def make_answer(deps: Dependencies) -> Callable[..., dict[str, Any]]:
             return {
                 "answer": text,
                 "task": tree,
-                "messages": [AIMessage(content=text)],
+                "messages": [message],
                 "ledger": [entry],
             }
         request = AnswerRequest(
@@ -63,7 +64,8 @@ def make_answer(deps: Dependencies) -> Callable[..., dict[str, Any]]:
             guaranteed=[g.context for g in state["guaranteed"]],
             history=state["messages"][:-1][-deps.limits.history_messages :],
         )
-        text = assistant_for(deps, runtime).answer(request)
+        message = assistant_for(deps, runtime).answer(request)
+        text = message.text
         entry = LedgerEntry(
             kind=LedgerKind.ANSWER,
             task_no=ROOT_TASK_NO,
@@ -74,7 +76,7 @@ def make_answer(deps: Dependencies) -> Callable[..., dict[str, Any]]:
         return {
             "answer": text,
             "task": tree,
-            "messages": [AIMessage(content=text)],
+            "messages": [message],
             "ledger": [entry],
             "llm_calls": 1,
         }

@@ -8,6 +8,7 @@ from typing import Any, get_args
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+
 from toolweave.graph.answer import make_answer
 from toolweave.graph.clarify import make_ask_user, make_take_reply
 from toolweave.graph.context import Dependencies, Limits, RunContext
@@ -18,11 +19,10 @@ from toolweave.graph.execute import make_execute
 from toolweave.graph.normalize import make_normalize
 from toolweave.graph.route import make_route
 from toolweave.graph.walk import NEXT_PHASES, Phase, route_entry, route_next
+from toolweave.llm.port import LlmAssistant
 from toolweave.state.graph_state import GraphState, InputState, OutputState
 from toolweave.tools.domain import Domain
 from toolweave.tools.registry import AnyTool, ToolRegistry
-
-from toolweave.llm.port import LlmAssistant
 
 PHASES: tuple[Phase, ...] = get_args(Phase)
 

@@ -16,6 +16,8 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langgraph.types import interrupt
 from pydantic import BaseModel
+
+from toolweave.errors import InvalidRequestError
 from toolweave.graph.context import Dependencies
 from toolweave.graph.normalize import split_conversation
 from toolweave.state.graph_state import GraphState
@@ -29,8 +31,6 @@ from toolweave.tools.consumers import (
     ContextConsumerTool,
 )
 from toolweave.tools.registry import AnyTool
-
-from toolweave.errors import InvalidRequestError
 
 logger = logging.getLogger(__name__)
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from langgraph.runtime import Runtime
-from toolweave.tools.domain import Domain
-from toolweave.tools.registry import ToolRegistry
 
 from toolweave.llm.port import LlmAssistant
+from toolweave.tools.domain import Domain
+from toolweave.tools.registry import ToolRegistry
 
 STEPS_PER_TASK = 3
 """Graph steps a task costs besides its tools: coordinate, decide, route."""

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from langgraph.runtime import Runtime
+
 from toolweave.coordinators.base import AgentCoordinator
 from toolweave.coordinators.phase import PhaseOutcome, run_coordinator_phase
 from toolweave.graph.context import Dependencies, RunContext

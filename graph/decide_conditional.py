@@ -8,6 +8,7 @@ from typing import Any
 
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
+
 from toolweave.coordinators.base import AgentCoordinator, SubtaskDecision
 from toolweave.graph.context import Dependencies, RunContext
 from toolweave.graph.walk import next_step

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from langgraph.runtime import Runtime
+
 from toolweave.graph.context import Dependencies, RunContext
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind

@@ -11,9 +11,12 @@ from langchain_core.messages import AIMessage
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, ValidationError
+
 from toolweave.graph.clarify import CLARIFICATION_LIMIT, call_tool
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.walk import next_step
+from toolweave.llm.passthrough import stream_message
+from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.results import ResultMode, ToolResult
@@ -29,9 +32,6 @@ from toolweave.tools.base import ToolCallContext
 from toolweave.tools.progress import ProgressEmitter
 from toolweave.tools.registry import AnyTool
 
-from toolweave.llm.passthrough import stream_text
-from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
-
 logger = logging.getLogger(__name__)
 
 TOOL_RAISED = "raised {error}; treated as no result (R7)"
@@ -44,7 +44,7 @@ class Outcome:
     """What one tool call produced, before it becomes a state update."""
 
     result: ToolResult | None = None
-    streamed: str | None = None
+    streamed: AIMessage | None = None
     ledger: list[LedgerEntry] = field(default_factory=list)
     llm_calls: int = 0
     request: dict[str, Any] | None = None
@@ -64,7 +64,9 @@ def record_result(key: str, text: str, outcome: Outcome) -> dict[str, Any]:
     elif result.mode is ResultMode.ANSWER:
         update.update(answer=result.text or "", terminal=key)
     elif result.mode is ResultMode.ANSWERED:
-        update.update(answer=outcome.streamed or "", terminal=key)
+        streamed = outcome.streamed
+        text, message_id = ("", None) if streamed is None else (streamed.text, streamed.id)
+        update.update(answer=text, answer_id=message_id, terminal=key)
     return update
 
 
@@ -144,12 +146,11 @@ def _run(
         reason = REQUEST_INVALID.format(error=exc.error_count())
         outcome.ledger.append(_entry(node, name, LedgerKind.TOOL_SKIPPED, "skipped", reason))
         return outcome
-    streamed: list[str] = []
+    streamed: list[AIMessage] = []
 
     def stream_answer(chunks: Iterable[str]) -> str:
-        whole = stream_text(chunks, run_name=f"{name}.answer")
-        streamed.append(whole)
-        return whole
+        streamed.append(stream_message(chunks, run_name=f"{name}.answer"))
+        return streamed[-1].text
 
     progress = ProgressEmitter(name, runtime.stream_writer, task_no=node.task_no)
     ctx = ToolCallContext(
@@ -174,7 +175,9 @@ def _run(
         reason = TOOL_RAISED.format(error=type(exc).__name__)
         outcome.ledger.append(_entry(node, name, LedgerKind.TOOL_ERROR, "failed", reason))
         return outcome
-    outcome.streamed = "".join(streamed) or None
+    if streamed:
+        joined = "".join(message.text for message in streamed)
+        outcome.streamed = AIMessage(content=joined, id=streamed[0].id)
     verdict = "no result (R1)" if outcome.result is None else outcome.result.mode.value
     kind = LedgerKind.TOOL_RESULT
     if outcome.result is not None and outcome.result.mode is ResultMode.CLARIFICATION:

@@ -8,13 +8,13 @@ from typing import Any
 from langchain_core.messages import AnyMessage, HumanMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
+
+from toolweave.errors import InvalidRequestError
 from toolweave.graph.context import Dependencies, Limits, RunContext, assistant_for
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import ROOT_TASK_NO, TaskInfo, TaskNode
 from toolweave.tools.eligibility import check_gates
-
-from toolweave.errors import InvalidRequestError
 
 NO_QUESTION = "the request has no human message to answer"
 EMPTY_QUESTION = "the message is empty"
@@ -109,6 +109,7 @@ def make_normalize(deps: Dependencies) -> Callable[..., dict[str, Any]]:
             "llm_calls": Overwrite(1),
             "answer": None,
             "terminal": None,
+            "answer_id": None,
             "task": None,
             "deep_fallback_done": False,
             "clarification": None,

@@ -6,15 +6,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from langgraph.runtime import Runtime
+
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.walk import next_step
+from toolweave.llm.port import Activation
+from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import TaskNode, TaskStatus, execution_text
 from toolweave.tools.registry import AnyTool
-
-from toolweave.llm.port import Activation
-from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 
 TOOL_CAP = "more than {cap} tools activated on the task; dropped"
 

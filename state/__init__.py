@@ -11,8 +11,8 @@ from toolweave.state.marker import (
 )
 from toolweave.state.results import ResultMode, ToolResult
 from toolweave.state.task import (
-    Clarification,
     ROOT_TASK_NO,
+    Clarification,
     PromptAndContext,
     TaskInfo,
     TaskNode,
@@ -23,8 +23,8 @@ from toolweave.state.task import (
 
 __all__ = [
     "AGENT_COORDINATOR_MARKER",
-    "Clarification",
     "ROOT_TASK_NO",
+    "Clarification",
     "GraphState",
     "InputState",
     "LedgerEntry",

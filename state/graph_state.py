@@ -8,6 +8,7 @@ from typing import Annotated, Any, NotRequired, TypedDict
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
+
 from toolweave.state.documents import UniqueTextDocument, merge_documents
 from toolweave.state.ledger import LedgerEntry
 from toolweave.state.task import Clarification, PromptAndContext, TaskInfo, TaskNode
@@ -79,6 +80,8 @@ class GraphState(InputState, OutputState):
     """The task the last phase worked on."""
     terminal: str | None
     """``"task_no:tool_name"`` of a terminal result (R3, R4) that ended the walk (S3)."""
+    answer_id: str | None
+    """Message id under which a tool streamed its answer itself (R4), kept in ``messages``."""
     offered: list[str]
     """Tools that passed the domain, system and eligibility gates for this message (A2)."""
     deep_fallback_done: bool

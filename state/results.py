@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
+
 from toolweave.state.documents import UniqueTextDocument
 
 

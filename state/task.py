@@ -6,6 +6,7 @@ from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.marker import AGENT_COORDINATOR_MARKER
 

@@ -7,8 +7,8 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
-
 from support import Calls, ScriptedCoordinator, graph_of, make_tool
+
 from toolweave import (
     ClarifiableContextConsumerTool,
     ClarifiableTool,

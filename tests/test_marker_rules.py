@@ -8,7 +8,6 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 from support import ScriptedCoordinator, ask, graph_of, make_tool
-from toolweave.state import execution_text
 
 from toolweave import (
     AGENT_COORDINATOR_MARKER,
@@ -19,6 +18,7 @@ from toolweave import (
     extract_coordinator_task,
     is_coordinator_requested,
 )
+from toolweave.state import execution_text
 from toolweave.testing import FunctionAssistant
 
 no_marker = st.text().filter(lambda s: AGENT_COORDINATOR_MARKER not in s)

@@ -6,9 +6,9 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 from support import graph_of, make_tool
-from toolweave.tools import ProgressEmitter, progress_text
 
 from toolweave import ToolCallContext, ToolResult
+from toolweave.tools import ProgressEmitter, progress_text
 
 
 def _progress_tool(event: str = "FETCHING_DATA") -> Any:

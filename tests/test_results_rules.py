@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from support import Calls, ask, doc, graph_of, make_tool
-from toolweave.state import merge_documents
 
 from toolweave import ToolCallContext, ToolResult
 from toolweave.llm.passthrough import split_for_streaming
+from toolweave.state import merge_documents
 from toolweave.testing import FunctionAssistant
 
 

@@ -11,9 +11,9 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 from support import ScriptedCoordinator, ask, doc, graph_of, make_tool
-from toolweave.state import TaskNode
 
 from toolweave import LedgerEntry, PromptAndContext, TaskInfo, ToolResult, UniqueTextDocument
+from toolweave.state import TaskNode
 
 
 def _run_tree(path: Path) -> dict[str, Any]:

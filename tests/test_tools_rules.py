@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 from support import Calls, ask, graph_of, make_tool
-from toolweave.tools import check_gates, system_allows
 
 from toolweave import ALL, ToolCallContext, ToolRegistry, ToolResult
+from toolweave.tools import check_gates, system_allows
 
 
 def test_T1_last_registered_wins_with_warning_naming_both(caplog: pytest.LogCaptureFixture):

@@ -15,6 +15,10 @@ from toolweave.errors import (
     UnknownThreadError,
 )
 from toolweave.graph import Limits, RunContext, ToolweaveGraph, build_graph, create_state_graph
+from toolweave.llm.chat_model import ChatModelAssistant
+from toolweave.llm.env import default_assistant
+from toolweave.llm.errors import LlmError, LlmRequestError, LlmUnavailableError
+from toolweave.llm.offline import OfflineAssistant
 from toolweave.llm.port import (
     Activation,
     AnswerRequest,
@@ -25,6 +29,7 @@ from toolweave.llm.port import (
 )
 from toolweave.state import (
     AGENT_COORDINATOR_MARKER,
+    Clarification,
     GraphState,
     InputState,
     LedgerEntry,
@@ -62,9 +67,11 @@ __all__ = [
     "Activation",
     "AgentCoordinator",
     "AnswerRequest",
+    "ChatModelAssistant",
     "ChatbotTool",
     "ClarifiableContextConsumerTool",
     "ClarifiableTool",
+    "Clarification",
     "CompletedSoFar",
     "ConfigurationError",
     "ContextConsumerTool",
@@ -78,7 +85,11 @@ __all__ = [
     "LedgerKind",
     "Limits",
     "LlmAssistant",
+    "LlmError",
+    "LlmRequestError",
+    "LlmUnavailableError",
     "Normalized",
+    "OfflineAssistant",
     "OutputState",
     "PriorContext",
     "ProgressEmitter",
@@ -99,6 +110,7 @@ __all__ = [
     "__version__",
     "build_graph",
     "create_state_graph",
+    "default_assistant",
     "extract_coordinator_original",
     "extract_coordinator_task",
     "is_coordinator_requested",

@@ -74,9 +74,11 @@ class PassthroughChatModel(BaseChatModel):
             yield chunk
 
 
-def stream_text(chunks: Iterable[str] | str, *, run_name: str = "answer") -> str:
-    """Stream ``chunks`` to ``stream_mode="messages"`` listeners and return the whole text.
+def stream_message(chunks: Iterable[str] | str, *, run_name: str = "answer") -> AIMessage:
+    """Stream ``chunks`` to ``stream_mode="messages"`` listeners; return the whole message.
 
+    The message keeps the id its chunks were streamed under, so a graph that
+    stores it in ``messages`` does not send it to listeners a second time.
     Outside a graph run it simply joins the chunks.
     """
     if isinstance(chunks, str):
@@ -85,4 +87,9 @@ def stream_text(chunks: Iterable[str] | str, *, run_name: str = "answer") -> str
     message = model.invoke(
         [HumanMessage(content="")], config={"tags": [ANSWER_TAG], "run_name": run_name}
     )
-    return message.text
+    return AIMessage(content=message.text, id=message.id)
+
+
+def stream_text(chunks: Iterable[str] | str, *, run_name: str = "answer") -> str:
+    """Like :func:`stream_message`, returning only the text."""
+    return stream_message(chunks, run_name=run_name).text

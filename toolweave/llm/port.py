@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage
 
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.tools.registry import AnyTool
@@ -149,8 +149,12 @@ class LlmAssistant(ABC):
         return ContextVerdict(sufficient=True)
 
     @abstractmethod
-    def answer(self, request: AnswerRequest) -> str:
+    def answer(self, request: AnswerRequest) -> AIMessage:
         """Generate the final answer, streaming its tokens through a LangChain chat model.
 
         Called inside a graph node, so the tokens reach ``stream_mode="messages"`` (P2).
+        Return the message as streamed (same id): the graph appends it to ``messages``,
+        and LangGraph sends a message with a new id to listeners once more.
+        Implementations without a model stream through
+        :func:`toolweave.llm.passthrough.stream_message`.
         """

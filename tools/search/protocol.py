@@ -1,0 +1,86 @@
+"""What retrieval needs from a document store: the ``DocumentStore`` protocol and its records.
+
+A store holds paged documents (1-based pages) split into sentences, and answers
+keyword queries at sentence level with :class:`UniqueTextDocument` results (R6).
+Page access (:meth:`DocumentStore.page`, :meth:`DocumentStore.pages_of`,
+:meth:`DocumentStore.page_sentences`) is what the neighbor-page search of deep
+fallback (D6) reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from toolweave.state.documents import UniqueTextDocument
+
+
+@dataclass(frozen=True)
+class SourceDocument:
+    """A document to add to a store."""
+
+    document_id: str
+    """Stable id; adding another document with the same id replaces this one."""
+    pages: tuple[str, ...]
+    """Page texts; page ``n`` is ``pages[n - 1]``."""
+    name: str = ""
+    """Human readable title."""
+    url: str | None = None
+    """Where a person can open the document."""
+    lang: str | None = None
+    """ISO 639-1 language code, if known."""
+
+
+@dataclass(frozen=True)
+class DocumentInfo:
+    """What a store knows about one document besides its text."""
+
+    document_id: str
+    name: str
+    url: str | None
+    lang: str | None
+    page_count: int
+
+
+@runtime_checkable
+class DocumentStore(Protocol):
+    """What retrieval tools need from a document store."""
+
+    def add_document(
+        self,
+        document_id: str,
+        pages: Sequence[str] | str,
+        *,
+        name: str = "",
+        url: str | None = None,
+        lang: str | None = None,
+    ) -> int:
+        """Add or atomically replace a document; returns its sentence count."""
+        ...
+
+    def remove_document(self, document_id: str) -> bool:
+        """Remove a document; ``False`` when it was not there."""
+        ...
+
+    def search(
+        self, query: str, *, limit: int = 8, lang: str | None = None
+    ) -> list[UniqueTextDocument]:
+        """The sentences best matching ``query``, best first."""
+        ...
+
+    def document(self, document_id: str) -> DocumentInfo | None:
+        """Metadata of a document, or ``None``."""
+        ...
+
+    def page(self, document_id: str, page: int) -> str | None:
+        """The text of one page (1-based), or ``None``."""
+        ...
+
+    def pages_of(self, document_id: str) -> list[int]:
+        """The page numbers a document has, ascending."""
+        ...
+
+    def page_sentences(self, document_id: str, page: int) -> list[UniqueTextDocument]:
+        """The sentences of one page, in order, with score 0."""
+        ...

@@ -1,0 +1,87 @@
+"""The bundled example domain ``korhaz``: a hospital assistant with its tools and corpus.
+
+>>> from toolweave.domains.korhaz import korhaz_domain, korhaz_tools
+>>> domain, tools = korhaz_domain(), korhaz_tools()
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolweave.domains.korhaz.corpus import (
+    DOMAIN_NAME,
+    korhaz_corpus,
+    load_korhaz_store,
+    parse_markdown_document,
+)
+from toolweave.domains.korhaz.examples import EXAMPLE_QUESTIONS, ExampleQuestion
+from toolweave.domains.korhaz.tools import (
+    DepartmentInfoRequest,
+    DepartmentInfoTool,
+    EmergencyNumbersTool,
+)
+from toolweave.tools.base import ChatbotTool
+from toolweave.tools.domain import Domain
+from toolweave.tools.search.protocol import DocumentStore
+from toolweave.tools.search.retrieval import RetrievalTool
+
+RETRIEVAL_TOOL_NAME = "korhaz_search"
+"""Name of the domain's default RAG retrieval tool (A5)."""
+
+SYSTEM_PROMPT = (
+    "You are the information assistant of Példa Hospital (Példa Kórház), Budapest. "
+    "Answer patients' and visitors' questions precisely and briefly from the context: "
+    "departments, consultation and visiting hours, admission, parking, pharmacy, services. "
+    "Quote times, phone numbers, floors and prices exactly as the context gives them. "
+    "If the context does not hold the answer, say so and give the switchboard number "
+    "+36 1 555 0100. Do not give medical advice; in an emergency tell the user to call 112. "
+    "Answer in the user's language."
+)
+
+
+def korhaz_domain() -> Domain:
+    """The ``korhaz`` domain: a hospital assistant whose default retrieval is ``korhaz_search``."""
+    return Domain(
+        name=DOMAIN_NAME,
+        system_prompt=SYSTEM_PROMPT,
+        default_retrieval_tool=RETRIEVAL_TOOL_NAME,
+        default_language="hu",
+        description="Example hospital (Példa Kórház): departments, visiting hours, admission, "
+        "parking, pharmacy; Hungarian and English.",
+    )
+
+
+def korhaz_tools(store: DocumentStore | None = None) -> list[ChatbotTool[Any]]:
+    """The domain's tools: ``department_info``, ``emergency_numbers`` and ``korhaz_search``.
+
+    Args:
+        store: The store ``korhaz_search`` searches; ``None`` builds an in-memory
+            store from the bundled corpus.
+
+    Returns:
+        New tool instances (singletons for the caller to share).
+    """
+    if store is None:
+        store = load_korhaz_store()
+    return [
+        DepartmentInfoTool(),
+        EmergencyNumbersTool(),
+        RetrievalTool(RETRIEVAL_TOOL_NAME, DOMAIN_NAME, store),
+    ]
+
+
+__all__ = [
+    "DOMAIN_NAME",
+    "EXAMPLE_QUESTIONS",
+    "RETRIEVAL_TOOL_NAME",
+    "SYSTEM_PROMPT",
+    "DepartmentInfoRequest",
+    "DepartmentInfoTool",
+    "EmergencyNumbersTool",
+    "ExampleQuestion",
+    "korhaz_corpus",
+    "korhaz_domain",
+    "korhaz_tools",
+    "load_korhaz_store",
+    "parse_markdown_document",
+]

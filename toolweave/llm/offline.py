@@ -1,0 +1,264 @@
+"""``OfflineAssistant``: a deterministic LLM port without any model (Hungarian and English).
+
+Lexical routing, rule-based extraction, extractive answers. It lets the library,
+its examples and tests run with no API key; it is not meant to match an LLM.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+from toolweave.llm.lexical import (
+    FOLLOWUP_OPENERS,
+    GREETINGS,
+    QUESTION_WORDS,
+    ROUTING_STOPWORDS,
+    content_words,
+    detect_language,
+    fold,
+    matches,
+    weekday,
+    words,
+)
+from toolweave.llm.offline_extract import extract_request
+from toolweave.llm.passthrough import stream_message
+from toolweave.llm.port import (
+    AnswerRequest,
+    ContextVerdict,
+    ExtractedRequest,
+    LlmAssistant,
+    Normalized,
+    RoutingVerdict,
+)
+from toolweave.state.documents import UniqueTextDocument
+from toolweave.tools.registry import AnyTool
+
+OFFLINE_LABEL = "offline model (no LLM: lexical routing, extractive answers)"
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_TEXTS = {
+    "en": {
+        "sources": "Sources",
+        "none": "I found no information about this in the available sources.",
+        "missing": "What is known about {word}?",
+    },
+    "hu": {
+        "sources": "Források",
+        "none": "Nem találtam erről információt az elérhető forrásokban.",
+        "missing": "Mit tudunk erről: {word}?",
+    },
+}
+
+
+def _texts(lang: str) -> dict[str, str]:
+    return _TEXTS.get(lang, _TEXTS["en"])
+
+
+def _strip_opener(message: str) -> tuple[str, bool]:
+    """The message without a follow-up opener ("and", "what about", "és", …)."""
+    stripped = message.strip()
+    folded = fold(stripped)
+    for opener in FOLLOWUP_OPENERS:
+        key = fold(opener)
+        if folded == key or folded.startswith(key + " ") or folded.startswith(key + ","):
+            return stripped[len(key) :].lstrip(" ,"), True
+    return stripped, False
+
+
+def _replace_word(text: str, old: str, new: str) -> str:
+    pattern = re.compile(rf"(?<!\w){re.escape(old)}(?!\w)", re.IGNORECASE)
+    return pattern.sub(lambda m: new.capitalize() if m.group()[0].isupper() else new, text, 1)
+
+
+def _counterpart(text: str, new: str) -> str | None:
+    """The word of ``text`` that ``new`` takes the place of in a follow-up, if any."""
+    candidates = content_words(text)
+    day = weekday(new)
+    if day is not None:
+        return next((w for w in candidates if weekday(w) is not None), None)
+    if new.isdigit():
+        return next((w for w in candidates if w.isdigit()), None)
+    for word in candidates:
+        a, b = fold(word), fold(new)
+        common = 0
+        while common < min(len(a), len(b)) and a[-1 - common] == b[-1 - common]:
+            common += 1
+        if common >= 4 and weekday(word) is None:
+            return word
+    return None
+
+
+def resolve_followup(message: str, previous: str | None) -> str:
+    """Turn a follow-up into a standalone question using the previous question (A1).
+
+    ``"and on Friday?"`` after ``"When are visiting hours at cardiology on Monday?"``
+    gives ``"When are visiting hours at cardiology on Friday?"``.
+    """
+    if previous is None:
+        return message
+    body, opened = _strip_opener(message)
+    new = content_words(body)
+    asks = any(w in QUESTION_WORDS for w in words(body))
+    if not (opened or (len(new) <= 2 and not asks)) or not new:
+        return message if new or not opened else previous
+    surface = {w.lower(): w for w in re.findall(r"[^\W_]+", body)}
+    result, extra = previous, []
+    for word in new:
+        if any(matches(word, old) for old in content_words(result)):
+            continue
+        old = _counterpart(result, word)
+        if old is None:
+            extra.append(surface.get(word, word))
+        else:
+            result = _replace_word(result, old, surface.get(word, word))
+    if extra:
+        result = f"{result.rstrip()} {' '.join(extra)}"
+    return result
+
+
+class OfflineAssistant(LlmAssistant):
+    """Deterministic assistant without an LLM: lexical routing, extractive answers.
+
+    Example:
+        >>> assistant = OfflineAssistant()
+        >>> assistant.normalize("Mikor van rendelés pénteken?", []).user_lang
+        'hu'
+    """
+
+    def __init__(
+        self,
+        *,
+        min_overlap: int = 1,
+        max_sentences: int = 4,
+        coverage: float = 0.5,
+        history_window: int = 6,
+    ) -> None:
+        """Configure the heuristics.
+
+        Args:
+            min_overlap: Task words that must match a tool's vocabulary to route to it.
+            max_sentences: Context sentences an answer quotes at most.
+            coverage: Share of the question's words the context must contain (D1).
+            history_window: Earlier messages a follow-up is resolved against (A1).
+        """
+        self.label = OFFLINE_LABEL
+        self.min_overlap = min_overlap
+        self.max_sentences = max_sentences
+        self.coverage = coverage
+        self.history_window = history_window
+
+    def normalize(
+        self, message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
+    ) -> Normalized:
+        """Language by stopwords and letters; follow-ups rewritten from history (A1)."""
+        asked = [m.text for m in history[-self.history_window :] if isinstance(m, HumanMessage)]
+        if asked and asked[-1].strip() == message.strip():
+            asked.pop()
+        previous: str | None = None
+        for text in asked:
+            previous = resolve_followup(text, previous)
+        question = resolve_followup(message, previous)
+        lang = detect_language(message, default="")
+        if not lang:
+            lang = detect_language(previous or "", default=default_lang)
+        important = [w for w in content_words(question) if w not in GREETINGS]
+        greeting = any(w in GREETINGS for w in words(message))
+        prompt_type = "smalltalk" if greeting and not important else "factual"
+        return Normalized(
+            question=question,
+            user_lang=lang,
+            important_words=tuple(important),
+            prompt_type=prompt_type,
+        )
+
+    @staticmethod
+    def _vocabulary(tool: AnyTool) -> list[str]:
+        parts = [tool.executable_instruction or "", tool.description]
+        for name, info in tool.request_model.model_fields.items():
+            parts.append(name.replace("_", " "))
+            parts.extend(str(e) for e in info.examples or [])
+            extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+            known = extra.get("known_values")
+            if isinstance(known, list | tuple):
+                parts.extend(str(k) for k in known)
+        return [w for w in content_words(" ".join(parts)) if w not in ROUTING_STOPWORDS]
+
+    def route(self, task_prompt: str, tools: Sequence[AnyTool]) -> list[RoutingVerdict]:
+        """A tool runs when enough task words match its routing question and description."""
+        query = [w for w in content_words(task_prompt) if w not in ROUTING_STOPWORDS]
+        verdicts: list[RoutingVerdict] = []
+        for tool in tools:
+            if not tool.executable_instruction:
+                verdicts.append(RoutingVerdict(tool.name, False, "no routing question"))
+                continue
+            vocabulary = self._vocabulary(tool)
+            hits = [w for w in query if any(matches(w, v) for v in vocabulary)]
+            run = len(hits) >= self.min_overlap
+            reason = f"matched: {', '.join(hits)}" if hits else "no matching words"
+            verdicts.append(RoutingVerdict(tool.name, run, reason))
+        return verdicts
+
+    def generate_tool_request(
+        self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
+    ) -> dict[str, ExtractedRequest]:
+        """Fill the request model's fields from ``user_prompt`` by rules (T7)."""
+        return {tool.name: extract_request(user_prompt, tool.request_model)}
+
+    def answer(self, request: AnswerRequest) -> AIMessage:
+        """Quote the context sentences most relevant to the question, then list the sources."""
+        texts = _texts(request.user_lang)
+        guaranteed = [t.strip() for t in request.guaranteed if t.strip()]
+        picked = self._pick(request.question, request.documents)
+        if not guaranteed and not picked:
+            return stream_message(texts["none"])
+        body = "\n".join([*guaranteed, *(sentence for _, sentence in picked)])
+        sources: dict[str, None] = {}
+        for doc, _ in picked:
+            name = doc.document_name or doc.document_id
+            sources.setdefault(name if doc.page is None else f"{name} (p. {doc.page})", None)
+        if sources:
+            body = f"{body}\n\n{texts['sources']}: {', '.join(sources)}"
+        return stream_message(body)
+
+    def _pick(
+        self, question: str, documents: Sequence[UniqueTextDocument]
+    ) -> list[tuple[UniqueTextDocument, str]]:
+        """The most relevant sentences, in context order (best by score when none matches)."""
+        wanted = content_words(question)
+        scored: list[tuple[int, float, int, UniqueTextDocument, str]] = []
+        for doc in documents:
+            for sentence in _SENTENCE.split(doc.text.strip()):
+                if not sentence:
+                    continue
+                have = content_words(sentence)
+                overlap = sum(any(matches(w, h) for h in have) for w in wanted)
+                scored.append((overlap, doc.sentence_score, len(scored), doc, sentence))
+        relevant = [s for s in scored if s[0] > 0] or scored[:2]
+        best = sorted(relevant, key=lambda s: (-s[0], -s[1], s[2]))[: self.max_sentences]
+        return [(doc, sentence) for *_, doc, sentence in sorted(best, key=lambda s: s[2])]
+
+    def judge_context(
+        self,
+        question: str,
+        documents: Sequence[UniqueTextDocument],
+        guaranteed: Sequence[str],
+    ) -> ContextVerdict:
+        """Sufficient when the context contains enough of the question's words (D1)."""
+        wanted = [w for w in content_words(question) if w not in GREETINGS]
+        if not wanted:
+            return ContextVerdict(sufficient=True)
+        have = content_words(" ".join([*guaranteed, *(d.text for d in documents)]))
+        if not have:
+            return ContextVerdict(sufficient=False, missing=(question,))
+        uncovered = [w for w in wanted if not any(matches(w, h) for h in have)]
+        if 1 - len(uncovered) / len(wanted) >= self.coverage:
+            return ContextVerdict(sufficient=True)
+        template = _texts(detect_language(question))["missing"]
+        return ContextVerdict(
+            sufficient=False, missing=tuple(template.format(word=w) for w in uncovered)
+        )
+
+
+__all__ = ["OFFLINE_LABEL", "OfflineAssistant", "resolve_followup"]

@@ -1,0 +1,149 @@
+"""Every prompt the chat-model assistant sends, as named ``str.format`` templates.
+
+Each template has exactly the placeholders its filler below passes (a test checks
+it). User text never goes into a system prompt: it is sent as the human message.
+"""
+
+from __future__ import annotations
+
+NORMALIZE_PROMPT = """\
+You prepare a chatbot user's message for a retrieval and tool pipeline.
+Return:
+- question: the message as a standalone question. When the message is a follow-up
+  that only makes sense with the earlier turns (for example "and on Friday?" or
+  "és pénteken?"), rewrite it into a complete question that keeps everything the
+  earlier question asked and replaces what the follow-up changes. Otherwise keep
+  the message's wording. Keep the user's language.
+- user_lang: the ISO 639-1 code of the language of the user's message; when it
+  cannot be told, use "{default_lang}".
+- important_words: the key words of the question (names, subjects, dates,
+  numbers), as they appear in it, without stopwords.
+- prompt_type: "factual", "procedural", "smalltalk" or "other".
+
+Earlier turns of the conversation (oldest first; may be empty):
+{history}"""
+
+ROUTING_PROMPT = """\
+You decide which tools must run for a chatbot user's task.
+For every tool below answer its routing question about the task: run is true
+only when the question's condition holds for the task; give a short reason.
+Answer every tool independently; several tools, or none, may run.
+
+Tools and their routing questions:
+{tools}"""
+
+FUSED_ROUTING_PROMPT = """\
+You decide which tools must run for a chatbot user's task and, for the tools
+that run, fill in their request.
+For every tool below:
+- answer its routing question: run is true only when the question's condition
+  holds for the task; give a short reason;
+- when run is true, fill request from the user's text following the tool's
+  instruction; a field the text does not state is null, never guessed;
+- when run is false, request is null.
+
+Tools (name, routing question, field-filling instruction):
+{tools}
+
+{extraction_guidance}"""
+
+EXTRACTION_SYSTEM_PROMPT = """\
+Extract the parameters of a tool call from the user's text.
+Fill only what the text states; every field the text does not state is null.
+Tasks of the conversation (may be empty):
+{tasks}
+Instruction:
+{instruction}"""
+
+ANSWER_PROMPT = """\
+Answer the user's question from the context below, in {language}.
+Use only the context; when it does not contain the answer, say so briefly.
+Be concise. Cite the numbers of the context passages you used, like [1].
+
+Guaranteed context (always relevant):
+{guaranteed}
+
+Context:
+{context}"""
+
+GATEKEEPER_PROMPT = """\
+You check whether the context below is enough to answer the user's question
+precisely. Return sufficient=true when it is. Otherwise return sufficient=false
+and list in missing the pieces of information the context lacks, each as a
+short standalone question in the user's language.
+
+Context:
+{context}"""
+
+_LANGUAGES = {
+    "hu": "Hungarian",
+    "en": "English",
+    "de": "German",
+    "fr": "French",
+    "es": "Spanish",
+    "it": "Italian",
+    "pl": "Polish",
+    "ro": "Romanian",
+    "sk": "Slovak",
+}
+
+NO_CONTEXT = "(none)"
+"""What an empty context section says."""
+
+
+def language_name(code: str) -> str:
+    """English name of an ISO 639-1 ``code`` for prompts; the code itself when unknown."""
+    return _LANGUAGES.get(code.lower(), f"the language with ISO 639-1 code {code!r}")
+
+
+def normalize_system(*, history: str, default_lang: str) -> str:
+    """The normalization system prompt (A1)."""
+    return NORMALIZE_PROMPT.format(history=history or NO_CONTEXT, default_lang=default_lang)
+
+
+def routing_system(*, tools: str) -> str:
+    """The routing system prompt (T5)."""
+    return ROUTING_PROMPT.format(tools=tools)
+
+
+def fused_routing_system(*, tools: str, extraction_guidance: str) -> str:
+    """The fused routing-and-extraction system prompt (T5 + T7)."""
+    return FUSED_ROUTING_PROMPT.format(tools=tools, extraction_guidance=extraction_guidance)
+
+
+def fill_extraction_prompt(prompt: str, *, tasks: str | None, instruction: str) -> str:
+    """Replace ``{tasks}`` and ``{instruction}`` in a caller's extraction prompt (T7).
+
+    Plain replacement, not ``str.format``: other braces in ``prompt`` stay as they
+    are, and a prompt without a placeholder simply ignores its value.
+    """
+    return prompt.replace("{tasks}", tasks or "").replace("{instruction}", instruction)
+
+
+def answer_system(*, language: str, context: str, guaranteed: str) -> str:
+    """The final answer's instructions, appended to the domain's system prompt (A7)."""
+    return ANSWER_PROMPT.format(
+        language=language, context=context or NO_CONTEXT, guaranteed=guaranteed or NO_CONTEXT
+    )
+
+
+def gatekeeper_system(*, context: str) -> str:
+    """The context gatekeeper's system prompt (D1)."""
+    return GATEKEEPER_PROMPT.format(context=context or NO_CONTEXT)
+
+
+__all__ = [
+    "ANSWER_PROMPT",
+    "EXTRACTION_SYSTEM_PROMPT",
+    "FUSED_ROUTING_PROMPT",
+    "GATEKEEPER_PROMPT",
+    "NORMALIZE_PROMPT",
+    "ROUTING_PROMPT",
+    "answer_system",
+    "fill_extraction_prompt",
+    "fused_routing_system",
+    "gatekeeper_system",
+    "language_name",
+    "normalize_system",
+    "routing_system",
+]

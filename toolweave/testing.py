@@ -1,0 +1,264 @@
+"""Test doubles for code built on toolweave.
+
+- :class:`FunctionAssistant`: an LLM port driven by plain functions (like
+  pydantic-ai's ``FunctionModel``): each step is an optional callable with a
+  sensible default, so a test states only what it cares about.
+- :class:`ScriptedChatModel`: a LangChain chat model that replays scripted replies
+  (text, structured answers, exceptions) and records every call, for testing
+  :class:`~toolweave.llm.chat_model.ChatModelAssistant` without a network.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import ConfigDict, Field, PrivateAttr
+
+from toolweave.llm.passthrough import split_for_streaming, stream_message
+from toolweave.llm.port import (
+    AnswerRequest,
+    ContextVerdict,
+    ExtractedRequest,
+    LlmAssistant,
+    Normalized,
+    RoutingVerdict,
+)
+from toolweave.state.documents import UniqueTextDocument
+from toolweave.tools.registry import AnyTool
+
+NormalizeFn = Callable[[str, Sequence[BaseMessage]], "Normalized | str"]
+RouteFn = Callable[[str, Sequence[AnyTool]], Iterable[str]]
+ExtractFn = Callable[[str, AnyTool], ExtractedRequest]
+JudgeFn = Callable[[str, Sequence[UniqueTextDocument], Sequence[str]], "bool | ContextVerdict"]
+AnswerFn = Callable[[AnswerRequest], str]
+
+
+def context_answer(request: AnswerRequest) -> str:
+    """The default answer: guaranteed texts, then document texts, one per line."""
+    return "\n".join([*request.guaranteed, *(doc.text for doc in request.documents)])
+
+
+class FunctionAssistant(LlmAssistant):
+    """An :class:`~toolweave.llm.port.LlmAssistant` whose steps are plain functions.
+
+    Every argument is optional:
+
+    - ``normalize(message, history)`` returns a ``Normalized`` or just the question
+      (language ``"en"``); default: the message as is.
+    - ``route(task_text, tools)`` returns the names of the tools to activate;
+      default: none. Tools without a routing question never run (T5).
+    - ``extract(task_text, tool)`` returns the request dict or ``None``; default ``None``.
+    - ``judge(question, documents, guaranteed)`` returns a bool or a
+      ``ContextVerdict``; default: the context suffices.
+    - ``answer(request)`` returns the answer text, streamed like an LLM's;
+      default: guaranteed and document texts joined with newlines.
+
+    It keeps no state; count calls in your own callables.
+
+    Example:
+        >>> assistant = FunctionAssistant(
+        ...     route=lambda text, tools: ["department_info"] if "cardiology" in text else [],
+        ...     extract=lambda text, tool: {"department": "cardiology"},
+        ...     answer=lambda request: "Open 8-16.",
+        ... )
+        >>> assistant.normalize("Hi", []).question
+        'Hi'
+    """
+
+    def __init__(
+        self,
+        *,
+        normalize: NormalizeFn | None = None,
+        route: RouteFn | None = None,
+        extract: ExtractFn | None = None,
+        judge: JudgeFn | None = None,
+        answer: AnswerFn | None = None,
+        label: str = "function assistant",
+    ) -> None:
+        """Store the step functions; see the class docstring for their defaults."""
+        self._normalize = normalize
+        self._route = route
+        self._extract = extract
+        self._judge = judge
+        self._answer = answer or context_answer
+        self.label = label
+
+    def normalize(
+        self, message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
+    ) -> Normalized:
+        """``normalize(message, history)``, or the message as is."""
+        if self._normalize is None:
+            return Normalized(question=message, user_lang=default_lang)
+        result = self._normalize(message, history)
+        if isinstance(result, str):
+            return Normalized(question=result, user_lang="en")
+        return result
+
+    def route(self, task_prompt: str, tools: Sequence[AnyTool]) -> list[RoutingVerdict]:
+        """``route(task_text, tools)`` names the tools that run; default: none."""
+        chosen = set(self._route(task_prompt, tools)) if self._route is not None else set()
+        return [
+            RoutingVerdict(
+                tool=tool.name,
+                run=tool.name in chosen and bool(tool.executable_instruction),
+                reason="chosen by route()" if tool.name in chosen else "",
+            )
+            for tool in tools
+        ]
+
+    def generate_tool_request(
+        self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
+    ) -> dict[str, ExtractedRequest]:
+        """``{tool.name: extract(user_prompt, tool)}``; default ``None``."""
+        extracted = self._extract(user_prompt, tool) if self._extract is not None else None
+        return {tool.name: extracted}
+
+    def judge_context(
+        self,
+        question: str,
+        documents: Sequence[UniqueTextDocument],
+        guaranteed: Sequence[str],
+    ) -> ContextVerdict:
+        """``judge(question, documents, guaranteed)``; default: sufficient."""
+        if self._judge is None:
+            return ContextVerdict(sufficient=True)
+        verdict = self._judge(question, documents, guaranteed)
+        return verdict if isinstance(verdict, ContextVerdict) else ContextVerdict(bool(verdict))
+
+    def answer(self, request: AnswerRequest) -> AIMessage:
+        """``answer(request)``, streamed through a chat model so listeners see tokens."""
+        return stream_message(self._answer(request))
+
+
+@dataclass(frozen=True)
+class RecordedCall:
+    """One call a :class:`ScriptedChatModel` received."""
+
+    messages: list[BaseMessage]
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    """OpenAI-format tool schemas bound for the call (structured output uses them)."""
+    tags: list[str] = field(default_factory=list)
+
+    @property
+    def system(self) -> str:
+        """Text of the first system message, or ``""``."""
+        return next((m.text for m in self.messages if m.type == "system"), "")
+
+    @property
+    def human(self) -> str:
+        """Text of the last human message, or ``""``."""
+        return next((m.text for m in reversed(self.messages) if m.type == "human"), "")
+
+
+ScriptItem = str | dict[str, Any] | AIMessage | BaseException
+"""A reply: text, a structured answer (becomes a tool call), a message, or an error."""
+
+
+class ScriptedChatModel(BaseChatModel):
+    """A chat model that replays ``script`` in order and records calls in :attr:`calls`.
+
+    A ``dict`` reply becomes a call of the bound tool, which is how
+    ``with_structured_output`` reads it; an exception is raised. An exhausted
+    script raises ``AssertionError``. Text replies stream word by word.
+
+    Example:
+        >>> model = ScriptedChatModel(script=["Hello!"])
+        >>> model.invoke("hi").text
+        'Hello!'
+        >>> len(model.calls)
+        1
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    script: list[Any] = Field(default_factory=list)
+    """The replies, consumed in order (:data:`ScriptItem`)."""
+
+    _calls: list[RecordedCall] = PrivateAttr(default_factory=list)
+    _lock: Any = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def _llm_type(self) -> str:
+        return "toolweave-scripted"
+
+    @property
+    def calls(self) -> list[RecordedCall]:
+        """The calls received so far."""
+        return list(self._calls)
+
+    def bind_tools(
+        self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Record the tool schemas with the call, so structured output works."""
+        formatted = [convert_to_openai_tool(tool) for tool in tools]
+        return self.bind(tools=formatted, **kwargs)
+
+    def _reply(
+        self,
+        messages: list[BaseMessage],
+        run_manager: CallbackManagerForLLMRun | None,
+        kwargs: dict[str, Any],
+    ) -> AIMessage:
+        tools = list(kwargs.get("tools") or [])
+        tags = list(run_manager.tags) if run_manager is not None else []
+        with self._lock:
+            self._calls.append(RecordedCall(list(messages), tools, tags))
+            if not self.script:
+                raise AssertionError(
+                    f"ScriptedChatModel: script exhausted at call {len(self._calls)}"
+                )
+            item = self.script.pop(0)
+        if isinstance(item, BaseException):
+            raise item
+        if isinstance(item, AIMessage):
+            return item
+        if isinstance(item, dict):
+            name = tools[0]["function"]["name"] if tools else "reply"
+            call = {"name": name, "args": item, "id": f"call_{len(self._calls)}"}
+            return AIMessage(content="", tool_calls=[call])
+        return AIMessage(content=str(item))
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return ChatResult(
+            generations=[ChatGeneration(message=self._reply(messages, run_manager, kwargs))]
+        )
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        message = self._reply(messages, run_manager, kwargs)
+        if message.tool_calls:
+            chunks = [
+                {"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": i}
+                for i, c in enumerate(message.tool_calls)
+            ]
+            yield ChatGenerationChunk(message=AIMessageChunk(content="", tool_call_chunks=chunks))
+            return
+        for piece in split_for_streaming(message.text) or [""]:
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
+            if run_manager is not None:
+                run_manager.on_llm_new_token(piece, chunk=chunk)
+            yield chunk
+
+
+__all__ = ["FunctionAssistant", "RecordedCall", "ScriptItem", "ScriptedChatModel", "context_answer"]

@@ -14,6 +14,7 @@ from toolweave.llm.errors import LlmRequestError, LlmUnavailableError
 from toolweave.llm.passthrough import ANSWER_TAG
 from toolweave.llm.port import AnswerRequest
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
+from toolweave.state import AGENT_COORDINATOR_MARKER
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.testing import ScriptedChatModel
 from toolweave.tools.base import ChatbotTool
@@ -283,3 +284,20 @@ def test_P2_answer_streams_tagged_tokens_and_structured_calls_do_not():
     assert len(texts) > 3
     assert "".join(texts) == "Cardiology is open from eight to four."
     assert all(ANSWER_TAG in meta.get("tags", []) for _, meta in chunks)
+
+
+def test_M2_subtask_with_prompt_context_is_routed_on_its_task_prompt_only():
+    llm, model = assistant(
+        {"department_info": verdict(True), "parking": verdict(False)},
+        {"department": "cardiology", "day": None},
+    )
+    context = "Parent question about parking and cardiology"
+    text = f"{context}{AGENT_COORDINATOR_MARKER}Cardiology hours?"
+    activation = llm.route_and_extract(
+        "Cardiology hours?", text, TOOLS, extraction_prompt=EXTRACTION_SYSTEM_PROMPT
+    )
+    assert activation.routed() == ["department_info"]
+    routing, extraction = model.calls
+    assert routing.human == "Cardiology hours?"
+    assert context not in routing.system
+    assert extraction.human == text

@@ -191,8 +191,12 @@ class ChatModelAssistant(LlmAssistant):
         *,
         extraction_prompt: str,
     ) -> Activation:
-        """Route and extract in ONE structured call when ``fuse_routing`` (T5 + T7)."""
-        if not self.fuse_routing:
+        """Route and extract in ONE structured call when ``fuse_routing`` (T5 + T7).
+
+        Routing sees only the task prompt (M2), so a subtask whose execution text
+        carries its parent's context (M3) is routed and extracted in two steps.
+        """
+        if not self.fuse_routing or execution_text != task_prompt:
             return super().route_and_extract(
                 task_prompt, execution_text, tools, extraction_prompt=extraction_prompt
             )
@@ -206,13 +210,10 @@ class ChatModelAssistant(LlmAssistant):
         system = prompts.fused_routing_system(
             tools=tools_block(offered, with_instruction=True), extraction_guidance=guidance
         )
-        text = execution_text
-        if task_prompt.strip() and task_prompt.strip() not in execution_text:
-            text = f"Task: {task_prompt}\n\n{execution_text}"
         reply = structured_call(
             self.model,
             routing_schema(offered, fused=True),
-            [SystemMessage(content=system), HumanMessage(content=text)],
+            [SystemMessage(content=system), HumanMessage(content=task_prompt)],
             policy=self.policy,
             what="activation",
         )

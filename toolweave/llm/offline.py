@@ -26,6 +26,7 @@ from toolweave.llm.lexical import (
 from toolweave.llm.offline_extract import extract_request
 from toolweave.llm.passthrough import stream_message
 from toolweave.llm.port import (
+    Activation,
     AnswerRequest,
     ContextVerdict,
     ExtractedRequest,
@@ -37,7 +38,15 @@ from toolweave.state.documents import UniqueTextDocument
 from toolweave.tools.registry import AnyTool
 
 OFFLINE_LABEL = "offline model (no LLM: lexical routing, extractive answers)"
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_SENTENCE = re.compile(r"(?<=[^\d\s][.!?])\s+")
+"""Sentence ends; not after a digit, so "2. emelet" (2nd floor) stays whole."""
+
+
+def _weight(shared_by: int) -> float:
+    """How much one matching word says about a tool: less the more tools share it."""
+    return 1.0 / max(shared_by, 1)
+
+
 _TEXTS = {
     "en": {
         "sources": "Sources",
@@ -186,19 +195,53 @@ class OfflineAssistant(LlmAssistant):
         return [w for w in content_words(" ".join(parts)) if w not in ROUTING_STOPWORDS]
 
     def route(self, task_prompt: str, tools: Sequence[AnyTool]) -> list[RoutingVerdict]:
-        """A tool runs when enough task words match its routing question and description."""
+        """A tool runs when the task's words match its routing question and description.
+
+        Each matching word counts ``1/k`` when ``k`` candidates share it, so a domain
+        word like "hospital" that every tool mentions weighs little. A tool runs
+        when its score reaches ``min_overlap`` and at least half the best score.
+        """
         query = [w for w in content_words(task_prompt) if w not in ROUTING_STOPWORDS]
+        routable = [tool for tool in tools if tool.executable_instruction]
+        hits = {tool.name: self._hits(query, tool) for tool in routable}
+        shared = {w: sum(w in found for found in hits.values()) for w in query}
+        scores = {name: sum(_weight(shared[w]) for w in found) for name, found in hits.items()}
+        best = max(scores.values(), default=0.0)
         verdicts: list[RoutingVerdict] = []
         for tool in tools:
-            if not tool.executable_instruction:
+            if tool.name not in hits:
                 verdicts.append(RoutingVerdict(tool.name, False, "no routing question"))
                 continue
-            vocabulary = self._vocabulary(tool)
-            hits = [w for w in query if any(matches(w, v) for v in vocabulary)]
-            run = len(hits) >= self.min_overlap
-            reason = f"matched: {', '.join(hits)}" if hits else "no matching words"
+            score = scores[tool.name]
+            run = score >= self.min_overlap and score >= best / 2
+            found = hits[tool.name]
+            reason = (
+                f"matched: {', '.join(found)} (score {score:.1f})" if found else "no matching words"
+            )
             verdicts.append(RoutingVerdict(tool.name, run, reason))
         return verdicts
+
+    def route_and_extract(
+        self,
+        task_prompt: str,
+        execution_text: str,
+        tools: Sequence[AnyTool],
+        *,
+        extraction_prompt: str,
+    ) -> Activation:
+        """Routing and extraction in one pass, counted as one call like a fused model call."""
+        verdicts = tuple(self.route(task_prompt, tools))
+        routed = {v.tool for v in verdicts if v.run}
+        requests = {
+            tool.name: extract_request(execution_text, tool.request_model)
+            for tool in tools
+            if tool.name in routed and tool.request_model.model_fields
+        }
+        return Activation(verdicts=verdicts, requests=requests, llm_calls=1)
+
+    def _hits(self, query: Sequence[str], tool: AnyTool) -> list[str]:
+        vocabulary = self._vocabulary(tool)
+        return [w for w in query if any(matches(w, v) for v in vocabulary)]
 
     def generate_tool_request(
         self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
@@ -229,7 +272,8 @@ class OfflineAssistant(LlmAssistant):
         wanted = content_words(question)
         scored: list[tuple[int, float, int, UniqueTextDocument, str]] = []
         for doc in documents:
-            for sentence in _SENTENCE.split(doc.text.strip()):
+            sentences = [doc.text.strip()] if doc.sentence_number else _SENTENCE.split(doc.text)
+            for sentence in sentences:
                 if not sentence:
                     continue
                 have = content_words(sentence)

@@ -7,7 +7,6 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from toolweave.coordinators.base import AgentCoordinator
 from toolweave.coordinators.phase import PhaseOutcome, run_coordinator_phase
 from toolweave.graph.context import Dependencies, RunContext
 from toolweave.graph.walk import next_step
@@ -72,20 +71,14 @@ def phase_ledger(task_no: str, outcome: PhaseOutcome) -> list[LedgerEntry]:
 
 def make_coordinate(deps: Dependencies) -> Callable[..., dict[str, Any]]:
     """Build the ``coordinate`` node over ``deps``."""
-    coordinators: list[AnyTool] = sorted(
-        (tool for tool in deps.registry if isinstance(tool, AgentCoordinator)),
-        key=lambda t: t.priority,
-    )
 
     def coordinate(state: GraphState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         """Run the coordinators not yet applied to the task, in ascending priority (C2, C3)."""
         tasks = state["tasks"]
         node = tasks[next_step(state).task_no]
-        offered = set(state["offered"])
-        candidates = [
-            c
-            for c in coordinators
-            if c.name in offered and c.name not in node.task.applied_coordinator_names
+        applied = node.task.applied_coordinator_names
+        candidates: list[AnyTool] = [
+            deps.registry[name] for name in state["coordinators"] if name not in applied
         ]
         if not candidates:
             done = node.model_copy(update={"status": TaskStatus.COORDINATED})

@@ -9,12 +9,14 @@ from langchain_core.messages import AnyMessage, HumanMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
+from toolweave.coordinators.base import AgentCoordinator
 from toolweave.errors import InvalidRequestError
 from toolweave.graph.context import Dependencies, Limits, RunContext, assistant_for
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import ROOT_TASK_NO, TaskInfo, TaskNode
 from toolweave.tools.eligibility import check_gates
+from toolweave.tools.registry import AnyTool
 
 NO_QUESTION = "the request has no human message to answer"
 EMPTY_QUESTION = "the message is empty"
@@ -42,23 +44,30 @@ def split_conversation(
     return question, history
 
 
+def domain_tools(deps: Dependencies) -> list[AnyTool]:
+    """The registered tools the domain may use at all (T2, A2): computed once per graph."""
+    excluded = deps.domain.excluded_tools
+    return [
+        tool
+        for tool in deps.registry
+        if tool.name not in excluded and tool.domain in (None, deps.domain.name)
+    ]
+
+
 def offer_tools(
-    deps: Dependencies, systems: Sequence[str], user_data: Mapping[str, Any] | None
+    deps: Dependencies,
+    tools: Sequence[AnyTool],
+    systems: Sequence[str],
+    user_data: Mapping[str, Any] | None,
 ) -> tuple[list[str], list[LedgerEntry]]:
-    """A2: the tools that pass T2-T4 for this request, and a ledger entry per refusal."""
+    """A2: the tools that pass T3 and T4 for this request, and a ledger entry per refusal."""
     offered: list[str] = []
     refused: list[LedgerEntry] = []
-    for tool in deps.registry:
-        verdict = check_gates(
-            tool,
-            domain=deps.domain.name,
-            systems=systems,
-            user_data=user_data,
-            excluded=deps.domain.excluded_tools,
-        )
+    for tool in tools:
+        verdict = check_gates(tool, domain=deps.domain.name, systems=systems, user_data=user_data)
         if verdict.passed:
             offered.append(tool.name)
-        elif verdict.gate != "domain":
+        else:
             refused.append(
                 LedgerEntry(
                     kind=LedgerKind.GATE,
@@ -72,13 +81,20 @@ def offer_tools(
 
 def make_normalize(deps: Dependencies) -> Callable[..., dict[str, Any]]:
     """Build the ``normalize`` node over ``deps``."""
+    tools = domain_tools(deps)
+    coordinators = sorted(
+        (tool for tool in tools if isinstance(tool, AgentCoordinator)), key=lambda t: t.priority
+    )
 
     def normalize(state: GraphState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         """Turn the last message into a standalone root task and reset the per-message state."""
         question, history = split_conversation(state["messages"], deps.limits)
         assistant = assistant_for(deps, runtime)
         norm = assistant.normalize(question, history, default_lang=deps.domain.default_language)
-        offered, refusals = offer_tools(deps, state.get("systems") or [], state.get("user_data"))
+        offered, refusals = offer_tools(
+            deps, tools, state.get("systems") or [], state.get("user_data")
+        )
+        allowed = set(offered)
         root = TaskNode(
             task=TaskInfo(
                 task_no=ROOT_TASK_NO,
@@ -99,6 +115,7 @@ def make_normalize(deps: Dependencies) -> Callable[..., dict[str, Any]]:
             "important_words": list(norm.important_words),
             "prompt_type": norm.prompt_type,
             "offered": offered,
+            "coordinators": [c.name for c in coordinators if c.name in allowed],
             "tasks": Overwrite({ROOT_TASK_NO: root}),
             "cursor": ROOT_TASK_NO,
             "context_buffer": Overwrite({}),

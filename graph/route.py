@@ -55,9 +55,21 @@ def routed_activation(
         else Activation(verdicts=(), llm_calls=0)
     )
     entries = [
-        _entry(LedgerKind.ROUTING, node, v.tool, "routed" if v.run else "declined", v.reason)
+        _entry(LedgerKind.ROUTING, node, v.tool, "routed", v.reason)
         for v in activation.verdicts
+        if v.run
     ]
+    declined = {v.tool: v.reason for v in activation.verdicts if not v.run}
+    if declined:
+        entries.append(
+            LedgerEntry(
+                kind=LedgerKind.ROUTING,
+                task_no=node.task_no,
+                verdict="declined",
+                reason=f"{len(declined)} candidate(s) declined",
+                details=declined,
+            )
+        )
     routed = set(activation.routed())
     tools = [tool for tool in candidates if tool.name in routed]
     if retrieval is not None and retrieval in offered:

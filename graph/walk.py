@@ -32,14 +32,14 @@ _AFTER_TASK_CLOSED: tuple[Phase, ...] = (
     "deep_fallback",
 )
 NEXT_PHASES: dict[str, tuple[Phase, ...]] = {
-    "normalize": ("coordinate",),
+    "normalize": ("coordinate", "route"),
     "take_reply": ("execute",),
     "ask_user": ("execute",),
     "coordinate": ("coordinate", "decide_conditional", "route"),
     "decide_conditional": ("coordinate", "decide_conditional", "route"),
     "route": ("execute", *_AFTER_TASK_CLOSED),
     "execute": ("execute", "ask_user", "answer", *_AFTER_TASK_CLOSED),
-    "deep_fallback": ("answer", "coordinate"),
+    "deep_fallback": ("answer", "coordinate", "route"),
 }
 """Where each node can hand over: the edges Studio draws (the walk decides among them)."""
 
@@ -70,11 +70,11 @@ def next_step(state: Mapping[str, Any]) -> Step:
         return Step("answer", ROOT_TASK_NO)
     node = tasks[ROOT_TASK_NO]
     while True:
-        if node.status is TaskStatus.PENDING:
+        if node.status is TaskStatus.PENDING and _has_coordinator_to_run(state, node):
             return Step("coordinate", node.task_no)
         if node.status is TaskStatus.ROUTED:
             return Step("execute", node.task_no)
-        if node.status is TaskStatus.COORDINATED:
+        if node.status in (TaskStatus.PENDING, TaskStatus.COORDINATED):
             child = _first_open_child(tasks, node)
             if child is None:
                 return Step("route", node.task_no)
@@ -86,6 +86,12 @@ def next_step(state: Mapping[str, Any]) -> Step:
     if state.get("deep_fallback_done"):
         return Step("answer", ROOT_TASK_NO)
     return Step("deep_fallback", ROOT_TASK_NO)
+
+
+def _has_coordinator_to_run(state: Mapping[str, Any], node: TaskNode) -> bool:
+    """A3/C3: an offered coordinator has not yet been applied to the task."""
+    applied = node.task.applied_coordinator_names
+    return any(name not in applied for name in state.get("coordinators") or ())
 
 
 def _first_open_child(tasks: Mapping[str, TaskNode], node: TaskNode) -> TaskNode | None:

@@ -84,6 +84,8 @@ class GraphState(InputState, OutputState):
     """Message id under which a tool streamed its answer itself (R4), kept in ``messages``."""
     offered: list[str]
     """Tools that passed the domain, system and eligibility gates for this message (A2)."""
+    coordinators: list[str]
+    """The offered tools that are coordinators, in ascending priority (C2)."""
     deep_fallback_done: bool
     """Deep fallback had its one turn for this message (D7)."""
     clarification: Clarification | None

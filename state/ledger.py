@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class LedgerKind(StrEnum):
@@ -43,3 +43,5 @@ class LedgerEntry(BaseModel):
     """The outcome in a word or two: ``"offered"``, ``"routed"``, ``"skipped"``, ..."""
     reason: str = ""
     """Why, in words a developer reads in ``toolweave explain``."""
+    details: dict[str, str] = Field(default_factory=dict)
+    """Per-tool reasons of a summary entry, e.g. every declined candidate of a task."""

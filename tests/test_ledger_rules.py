@@ -48,13 +48,14 @@ def test_L1_ledger_explains_every_tool_that_did_or_did_not_run():
         ("forced", "1.1", "forced", "forced"),
         ("forced_unknown", "1.1", "ghost", "skipped"),
         ("conditional", "1.2", "coord", "skip"),
-        ("routing", "1", "declined", "declined"),
         ("routing", "1", "chosen", "routed"),
         ("tool_result", "1", "chosen", "context"),
         ("tool_error", "1", "failing", "failed"),
         ("answer", "1", None, "generated"),
     } <= facts
     assert ledger[0].kind == "normalized"
+    declined = next(e for e in ledger if e.kind == "routing" and e.verdict == "declined")
+    assert set(declined.details) == {"declined"}  # one summary entry for the declined tools
 
 
 def test_L1_ledger_is_per_message_not_accumulated_across_turns():

@@ -26,6 +26,7 @@ from pydantic import ConfigDict, Field, PrivateAttr
 
 from toolweave.llm.passthrough import split_for_streaming, stream_message
 from toolweave.llm.port import (
+    Activation,
     AnswerRequest,
     ContextVerdict,
     ExtractedRequest,
@@ -115,6 +116,30 @@ class FunctionAssistant(LlmAssistant):
             )
             for tool in tools
         ]
+
+    def route_and_extract(
+        self,
+        task_prompt: str,
+        execution_text: str,
+        tools: Sequence[AnyTool],
+        *,
+        extraction_prompt: str,
+    ) -> Activation:
+        """``route`` on the task prompt, then ``extract`` for the routed tools: one call.
+
+        Counted as one model call, like the fused call of a real model, so that
+        ``llm_calls`` in tests matches production.
+        """
+        verdicts = tuple(self.route(task_prompt, tools))
+        routed = {v.tool for v in verdicts if v.run}
+        requests = {
+            tool.name: self.generate_tool_request(execution_text, extraction_prompt, None, tool)[
+                tool.name
+            ]
+            for tool in tools
+            if tool.name in routed and tool.request_model.model_fields
+        }
+        return Activation(verdicts=verdicts, requests=requests, llm_calls=1)
 
     def generate_tool_request(
         self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool

@@ -16,7 +16,7 @@ from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from pydantic import ConfigDict
+from langchain_core.runnables import RunnableConfig
 
 ANSWER_TAG = "toolweave:answer"
 """Tag on every streamed final answer, so clients can pick answer tokens out."""
@@ -30,23 +30,21 @@ def split_for_streaming(text: str) -> list[str]:
 
 
 class PassthroughChatModel(BaseChatModel):
-    """A chat model that "generates" the chunks it was built with.
+    """A chat model that "generates" the chunks it is given.
 
-    Build one per call (it holds that call's chunks) and ``invoke`` it.
+    ``invoke(messages, chunks=iterable)`` streams ``chunks``; without them it
+    streams the last message's text. It holds no per-call state, so one
+    instance serves every run.
     """
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    chunks: Any = None
-    """An iterable of text chunks; consumed once."""
 
     @property
     def _llm_type(self) -> str:
         return "toolweave-passthrough"
 
-    def _pieces(self, messages: list[BaseMessage]) -> Iterator[str]:
-        if self.chunks is not None:
-            yield from self.chunks
+    @staticmethod
+    def _pieces(messages: list[BaseMessage], chunks: Iterable[str] | None) -> Iterator[str]:
+        if chunks is not None:
+            yield from chunks
         elif messages:
             yield from split_for_streaming(messages[-1].text)
 
@@ -57,7 +55,7 @@ class PassthroughChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        text = "".join(self._pieces(messages))
+        text = "".join(self._pieces(messages, kwargs.get("chunks")))
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
     def _stream(
@@ -67,11 +65,15 @@ class PassthroughChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        for piece in self._pieces(messages):
+        for piece in self._pieces(messages, kwargs.get("chunks")):
             chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
             if run_manager is not None:
                 run_manager.on_llm_new_token(piece, chunk=chunk)
             yield chunk
+
+
+_PASSTHROUGH = PassthroughChatModel()
+"""Stateless, so shared: building a chat model per call costs LangChain's callback setup."""
 
 
 def stream_message(chunks: Iterable[str] | str, *, run_name: str = "answer") -> AIMessage:
@@ -81,12 +83,11 @@ def stream_message(chunks: Iterable[str] | str, *, run_name: str = "answer") -> 
     stores it in ``messages`` does not send it to listeners a second time.
     Outside a graph run it simply joins the chunks.
     """
+    config: RunnableConfig = {"tags": [ANSWER_TAG], "run_name": run_name}
     if isinstance(chunks, str):
-        chunks = split_for_streaming(chunks)
-    model = PassthroughChatModel(chunks=iter(chunks))
-    message = model.invoke(
-        [HumanMessage(content="")], config={"tags": [ANSWER_TAG], "run_name": run_name}
-    )
+        message = _PASSTHROUGH.invoke([HumanMessage(content=chunks)], config)
+    else:
+        message = _PASSTHROUGH.invoke([HumanMessage(content="")], config, chunks=iter(chunks))
     return AIMessage(content=message.text, id=message.id)
 
 

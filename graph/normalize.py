@@ -109,7 +109,7 @@ def make_normalize(deps: Dependencies) -> Callable[..., dict[str, Any]]:
             verdict=norm.user_lang,
             reason=f"question: {norm.question!r}; offered {len(offered)} tools",
         )
-        return {
+        update: dict[str, Any] = {
             "question": norm.question,
             "user_lang": norm.user_lang,
             "important_words": list(norm.important_words),
@@ -118,19 +118,25 @@ def make_normalize(deps: Dependencies) -> Callable[..., dict[str, Any]]:
             "coordinators": [c.name for c in coordinators if c.name in allowed],
             "tasks": Overwrite({ROOT_TASK_NO: root}),
             "cursor": ROOT_TASK_NO,
-            "context_buffer": Overwrite({}),
-            "documents": Overwrite([]),
-            "guaranteed": Overwrite([]),
-            "activated": Overwrite([]),
             "ledger": Overwrite([entry, *refusals]),
             "llm_calls": Overwrite(1),
             "answer": None,
             "terminal": None,
             "answer_id": None,
             "task": None,
-            "deep_fallback_done": False,
+            "deep_fallback_done": deps.domain.deep_fallback is None,
             "clarification": None,
             "clarification_rounds": 0,
         }
+        # the previous message's results; a new thread has none to clear
+        for key, empty in (
+            ("context_buffer", {}),
+            ("documents", []),
+            ("guaranteed", []),
+            ("activated", []),
+        ):
+            if state.get(key):
+                update[key] = Overwrite(empty)
+        return update
 
     return normalize

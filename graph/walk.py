@@ -30,6 +30,7 @@ _AFTER_TASK_CLOSED: tuple[Phase, ...] = (
     "decide_conditional",
     "route",
     "deep_fallback",
+    "answer",
 )
 NEXT_PHASES: dict[str, tuple[Phase, ...]] = {
     "normalize": ("coordinate", "route"),
@@ -38,7 +39,7 @@ NEXT_PHASES: dict[str, tuple[Phase, ...]] = {
     "coordinate": ("coordinate", "decide_conditional", "route"),
     "decide_conditional": ("coordinate", "decide_conditional", "route"),
     "route": ("execute", *_AFTER_TASK_CLOSED),
-    "execute": ("execute", "ask_user", "answer", *_AFTER_TASK_CLOSED),
+    "execute": ("execute", "ask_user", *_AFTER_TASK_CLOSED),
     "deep_fallback": ("answer", "coordinate", "route"),
 }
 """Where each node can hand over: the edges Studio draws (the walk decides among them)."""

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from langgraph.errors import GraphBubbleUp
+
 from toolweave.coordinators.base import AgentCoordinator
 from toolweave.state.task import TaskInfo, execution_text
 from toolweave.state.tree import walk_nested

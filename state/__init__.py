@@ -10,6 +10,7 @@ from toolweave.state.marker import (
     is_coordinator_requested,
 )
 from toolweave.state.results import ResultMode, ToolResult
+from toolweave.state.serde import checkpoint_allowlist, checkpoint_serde
 from toolweave.state.task import (
     ROOT_TASK_NO,
     Clarification,
@@ -37,6 +38,8 @@ __all__ = [
     "TaskStatus",
     "ToolResult",
     "UniqueTextDocument",
+    "checkpoint_allowlist",
+    "checkpoint_serde",
     "completion_key",
     "execution_text",
     "extract_coordinator_original",

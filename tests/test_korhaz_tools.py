@@ -54,7 +54,15 @@ def test_domain_and_tools_fit_together(tools):
     domain = korhaz_domain()
     assert domain.name == "korhaz"
     assert domain.default_retrieval_tool == "korhaz_search"
-    assert set(tools) == {"department_info", "emergency_numbers", "korhaz_search"}
+    assert set(tools) == {
+        "department_info",
+        "emergency_numbers",
+        "korhaz_search",
+        "drug_interaction",
+        "substance_lookup",
+        "doctor_finder",
+        "doctor_directory",
+    }
     assert all(t.domain == "korhaz" for t in tools.values())
     assert tools["korhaz_search"].executable_instruction is None  # never routed (A5)
     for name in ("department_info", "emergency_numbers"):

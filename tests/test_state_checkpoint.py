@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import subprocess
 import sys
@@ -9,11 +10,12 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
 from support import ScriptedCoordinator, ask, doc, graph_of, make_tool
 
 from toolweave import LedgerEntry, PromptAndContext, TaskInfo, ToolResult, UniqueTextDocument
-from toolweave.state import TaskNode
+from toolweave.state import TaskNode, checkpoint_allowlist, checkpoint_serde
 
 
 def _run_tree(path: Path) -> dict[str, Any]:
@@ -49,6 +51,20 @@ def test_state_round_trips_through_sqlite_saver_with_types_intact(tmp_path: Path
     assert isinstance(values["context_buffer"]["1.1:g"][0], PromptAndContext)
     assert values["context_buffer"] == out["context_buffer"]
     assert values["activated"] == ["1.1:g", "1:docs"]
+
+
+def test_state_types_read_back_without_unregistered_type_warnings(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+):
+    path = tmp_path / "cp.db"
+    _run_tree(path)
+    saver = SqliteSaver(sqlite3.connect(path, check_same_thread=False), serde=checkpoint_serde())
+    with caplog.at_level(logging.WARNING):
+        values = saver.get_tuple({"configurable": {"thread_id": "rt"}}).checkpoint["channel_values"]
+    assert isinstance(values["tasks"]["1"], TaskNode)
+    assert "unregistered" not in caplog.text
+    allowed = {name for _, name in checkpoint_allowlist()}
+    assert {"TaskNode", "TaskInfo", "LedgerEntry", "Clarification", "UniqueTextDocument"} <= allowed
 
 
 def test_state_loads_in_a_fresh_process(tmp_path: Path):

@@ -8,6 +8,7 @@ from enum import Enum
 from typing import Any, ClassVar, Final, Generic, TypeVar
 
 from pydantic import BaseModel
+
 from toolweave.state.results import ToolResult
 from toolweave.state.task import PromptAndContext, TaskInfo
 from toolweave.tools.progress import ProgressEmitter

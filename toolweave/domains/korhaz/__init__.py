@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolweave.domains.korhaz.coordinators import (
+    DoctorFinderCoordinator,
+    DrugInteractionCoordinator,
+)
 from toolweave.domains.korhaz.corpus import (
     DOMAIN_NAME,
     korhaz_corpus,
@@ -15,6 +19,7 @@ from toolweave.domains.korhaz.corpus import (
     parse_markdown_document,
 )
 from toolweave.domains.korhaz.examples import EXAMPLE_QUESTIONS, ExampleQuestion
+from toolweave.domains.korhaz.lookup_tools import DoctorDirectoryTool, SubstanceLookupTool
 from toolweave.domains.korhaz.tools import (
     DepartmentInfoRequest,
     DepartmentInfoTool,
@@ -52,7 +57,10 @@ def korhaz_domain() -> Domain:
 
 
 def korhaz_tools(store: DocumentStore | None = None) -> list[ChatbotTool[Any]]:
-    """The domain's tools: ``department_info``, ``emergency_numbers`` and ``korhaz_search``.
+    """The domain's tools: ``department_info``, ``emergency_numbers``, ``korhaz_search`` and more.
+
+    The coordinators ``drug_interaction`` and ``doctor_finder`` come with the
+    forced-only lookups they use, ``substance_lookup`` and ``doctor_directory``.
 
     Args:
         store: The store ``korhaz_search`` searches; ``None`` builds an in-memory
@@ -67,6 +75,10 @@ def korhaz_tools(store: DocumentStore | None = None) -> list[ChatbotTool[Any]]:
         DepartmentInfoTool(),
         EmergencyNumbersTool(),
         RetrievalTool(RETRIEVAL_TOOL_NAME, DOMAIN_NAME, store),
+        DrugInteractionCoordinator(),
+        SubstanceLookupTool(),
+        DoctorFinderCoordinator(RETRIEVAL_TOOL_NAME),
+        DoctorDirectoryTool(),
     ]
 
 

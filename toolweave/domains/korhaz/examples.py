@@ -43,3 +43,55 @@ EXAMPLE_QUESTIONS: list[ExampleQuestion] = [
     ExampleQuestion("What is the wifi password?", ("gyogyulas2024",), ("korhaz_search",)),
 ]
 """Questions in Hungarian and English covering routed tools (R2, R3) and plain retrieval."""
+
+
+COORDINATOR_EXAMPLES: list[ExampleQuestion] = [
+    ExampleQuestion(
+        "Szedhetek ibuprofent warfarin mellett?",
+        ("súlyos kölcsönhatás", "vérzés", "nem orvosi tanács"),
+        ("1.1:substance_lookup", "1.2:substance_lookup", "1:drug_interaction"),
+    ),
+    ExampleQuestion(
+        "Can I take ibuprofen with warfarin?",
+        ("major interaction", "bleeding", "not medical advice"),
+        ("1.1:substance_lookup", "1.2:substance_lookup", "1:drug_interaction"),
+    ),
+    ExampleQuestion(
+        "Can I take clarithromycin together with simvastatin?",
+        ("major interaction", "myopathy"),
+        ("1.1:substance_lookup", "1.2:substance_lookup", "1:drug_interaction"),
+    ),
+    ExampleQuestion(
+        "Szedhetek Verospiront Diroton mellett?",
+        ("súlyos kölcsönhatás", "hiperkalémia"),
+        ("1.1:substance_lookup", "1.2:substance_lookup", "1:drug_interaction"),
+    ),
+    ExampleQuestion(
+        "Hol rendel dr. Kovács Anna?",
+        ("214. szoba", "hétfőn és szerdán 8:00-12:00", "+36 1 555 0124"),
+        ("1.1:doctor_directory", "1:doctor_finder"),
+    ),
+    ExampleQuestion(
+        "Where can I find Dr. Anna Kovács?",
+        ("room 214", "Monday and Wednesday 8:00-12:00"),
+        ("1.1:doctor_directory", "1:doctor_finder"),
+    ),
+    ExampleQuestion(
+        "Hol rendel dr. Lengyel Márta?",
+        ("218-as rendelőben", "első csütörtökén"),
+        ("1.1:doctor_directory", "1.2:korhaz_search", "1:doctor_finder"),
+    ),
+    ExampleQuestion(
+        "When are Dr. Ilona Fehér's office hours?",
+        ("room 105", "10:00-12:00"),
+        ("1.1:doctor_directory", "1.2:korhaz_search", "1:doctor_finder"),
+    ),
+]
+"""Questions the korhaz coordinators split (B4, K3); ``expected_tools`` holds the exact
+``activated`` order (``"task_no:tool_name"``) instead of bare tool names.
+
+The drug questions end in ``drug_interaction``'s finished answer on the parent;
+for a doctor in the directory the conditional full-text search is skipped, for a
+doctor only the documents mention (a visiting specialist, the patient rights
+representative) it runs.
+"""

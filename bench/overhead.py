@@ -1,0 +1,305 @@
+"""Orchestration overhead of a single-tool request, next to a bare LangGraph chain.
+
+Prints markdown tables: ms per request (median, p95) for 10/100/1000 registered
+tools with ``InMemorySaver`` and ``SqliteSaver``, each next to a bare graph of
+as many no-op nodes as the toolweave run executes; LLM calls per request; and
+the characters of the routing prompt per request and per candidate tool.
+
+Usage (from the repository root)::
+
+    python -m bench.overhead            # defaults, about a minute on 2 cores
+    python -m bench.overhead --quick    # smoke run for CI, a few seconds
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a file: make ``bench`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.harness import (
+    CHECKPOINTERS,
+    DURABILITIES,
+    build_bare_graph,
+    checkpointer,
+    count_steps,
+    fresh_config,
+    invoker,
+    make_noop_tools,
+    markdown_table,
+    question,
+    time_interleaved,
+    tool_name,
+    verdict,
+)
+from toolweave import ChatbotTool, EmptyRequest, build_graph
+from toolweave.llm.chat_model import ChatModelAssistant
+from toolweave.testing import FunctionAssistant, ScriptedChatModel
+
+TARGET_MEDIAN_MS = 5.0
+"""Median ms per single-tool request, 10 tools, in memory."""
+TARGET_RATIO = 1.5
+"""toolweave / bare graph, medians."""
+TARGET_LLM_CALLS = 3
+"""normalize + fused route/extract + answer."""
+TOOL_COUNTS = (10, 100, 1000)
+DOMAIN = "bench"
+OVERHEAD_HEADERS = (
+    "tools|checkpointer|steps|requests|toolweave median ms|toolweave p95 ms"
+    "|bare median ms|bare p95 ms|ratio|on target"
+)
+PROMPT_HEADERS = (
+    "tools|prompt chars|chars/candidate|schema chars|schema chars/candidate"
+    "|requests|median ms (fake model)"
+)
+
+
+def single_tool_text(target: str) -> str:
+    """The benchmark question: it concerns exactly one tool."""
+    return f"What does {target} say about parking?"
+
+
+def function_assistant(target: str) -> FunctionAssistant:
+    """Zero-latency assistant whose routing picks exactly ``target``."""
+    chosen = [target]
+    return FunctionAssistant(route=lambda text, tools: chosen)
+
+
+def overhead_rows(
+    counts: Sequence[int], requests: dict[int, int], warmup: int, durability: str
+) -> list[list[Any]]:
+    """Time toolweave and the bare chain, interleaved, per tool count and checkpointer."""
+    rows: list[list[Any]] = []
+    for count in counts:
+        tools = make_noop_tools(count)
+        target = tool_name(count // 2)
+        inputs = question(single_tool_text(target))
+        for kind in CHECKPOINTERS:
+            with checkpointer(kind) as saver, checkpointer(kind) as bare_saver:
+                graph = build_graph(
+                    DOMAIN, tools, assistant=function_assistant(target), checkpointer=saver
+                )
+                steps = count_steps(graph, inputs)
+                bare = build_bare_graph(steps, bare_saver)
+                timings = time_interleaved(
+                    [invoker(graph, inputs, durability), invoker(bare, {"step": -1}, durability)],
+                    requests[count],
+                    warmup,
+                )
+            tw, base = timings
+            ratio = tw.median / base.median
+            target_ok = ratio <= TARGET_RATIO
+            if count == 10 and kind == "memory":
+                target_ok = target_ok and tw.median <= TARGET_MEDIAN_MS
+            rows.append(
+                [
+                    count,
+                    kind,
+                    steps,
+                    requests[count],
+                    tw.median,
+                    tw.p95,
+                    base.median,
+                    base.p95,
+                    f"{ratio:.2f}x",
+                    verdict(target_ok),
+                ]
+            )
+            print(f"  timed {count} tools / {kind}", file=sys.stderr, flush=True)
+    return rows
+
+
+def normalize_reply(text: str) -> dict[str, Any]:
+    """Canned structured reply of the normalization call."""
+    return {
+        "question": text,
+        "user_lang": "en",
+        "important_words": ["parking"],
+        "prompt_type": "factual",
+    }
+
+
+def routing_reply(tools: Sequence[ChatbotTool[Any]], target: str, *, fused: bool) -> dict[str, Any]:
+    """Canned routing reply: ``target`` runs, every other candidate does not."""
+    reply: dict[str, Any] = {}
+    for tool in tools:
+        run = tool.name == target
+        entry: dict[str, Any] = {"reason": "asked" if run else "not asked", "run": run}
+        if fused and tool.request_model.model_fields:
+            entry["request"] = {"topic": "parking"} if run else None
+        reply[tool.name] = entry
+    return reply
+
+
+def chat_script(
+    tools: Sequence[ChatbotTool[Any]], target: str, text: str, *, fused: bool
+) -> list[Any]:
+    """The replies of one request: normalize, routing (+ extraction when unfused), answer."""
+    script: list[Any] = [normalize_reply(text), routing_reply(tools, target, fused=fused)]
+    if not fused and tools[0].request_model.model_fields:
+        script.append({"topic": "parking"})
+    return [*script, "It says: pay at the gate."]
+
+
+def run_chat(
+    tools: Sequence[ChatbotTool[Any]], target: str, *, fused: bool, requests: int
+) -> tuple[int, int, dict[str, int], float]:
+    """Run ``requests`` single-tool requests over a recording fake chat model.
+
+    Returns:
+        State ``llm_calls``, model calls recorded, the routing call's sizes in
+        characters (``prompt`` = system + human message, ``schema`` = the tool
+        JSON schema bound for structured output) and the median ms per request.
+    """
+    model = ScriptedChatModel()
+    assistant = ChatModelAssistant(model, fuse_routing=fused, max_retries=0)
+    text = single_tool_text(target)
+    with checkpointer("memory") as saver:
+        graph = build_graph(DOMAIN, tools, assistant=assistant, checkpointer=saver)
+        samples: list[float] = []
+        state: dict[str, Any] = {}
+        for _ in range(requests):
+            model.script = chat_script(tools, target, text, fused=fused)
+            before = len(model.calls)
+            start = time.perf_counter()
+            state = graph.invoke(question(text), fresh_config())
+            samples.append((time.perf_counter() - start) * 1000.0)
+    calls = model.calls[before:]
+    routing = next(c for c in calls if c.tools and "Tool" in c.tools[0]["function"]["name"])
+    sizes = {
+        "prompt": len(routing.system) + len(routing.human),
+        "system": len(routing.system),
+        "schema": len(json.dumps(routing.tools)),
+    }
+    return state["llm_calls"], len(calls), sizes, statistics.median(samples)
+
+
+def llm_call_rows() -> list[list[Any]]:
+    """LLM calls of one single-tool request (10 tools) per assistant and tool shape."""
+    rows: list[list[Any]] = []
+    target = tool_name(5)
+    for label, request_model in (("no fields", EmptyRequest), ("one field", None)):
+        tools = (
+            make_noop_tools(10)
+            if request_model is None
+            else make_noop_tools(10, request_model=request_model)
+        )
+        graph = build_graph(DOMAIN, tools, assistant=function_assistant(target))
+        state = graph.invoke(question(single_tool_text(target)), fresh_config())
+        rows.append(
+            [
+                f"FunctionAssistant (tool: {label})",
+                state["llm_calls"],
+                "-",
+                verdict(state["llm_calls"] <= TARGET_LLM_CALLS),
+            ]
+        )
+    for fused in (True, False):
+        calls, recorded, _, _ = run_chat(make_noop_tools(10), target, fused=fused, requests=1)
+        rows.append(
+            [
+                f"ChatModelAssistant fuse_routing={fused} (tool: one field)",
+                calls,
+                recorded,
+                verdict(calls <= TARGET_LLM_CALLS) if fused else "(reference)",
+            ]
+        )
+    return rows
+
+
+def prompt_rows(counts: Sequence[int], requests: dict[int, int]) -> list[list[Any]]:
+    """Routing-prompt characters per request and per candidate, fused call."""
+    rows: list[list[Any]] = []
+    for count in counts:
+        tools = make_noop_tools(count)
+        runs = max(3, requests[count] // 10)
+        _, _, sizes, median = run_chat(tools, tool_name(count // 2), fused=True, requests=runs)
+        rows.append(
+            [
+                count,
+                sizes["prompt"],
+                f"{sizes['prompt'] / count:.1f}",
+                sizes["schema"],
+                f"{sizes['schema'] / count:.1f}",
+                runs,
+                median,
+            ]
+        )
+    return rows
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Command-line options."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--requests",
+        type=int,
+        default=None,
+        help="timed requests per configuration (default 200; 50 for 1000 tools)",
+    )
+    parser.add_argument("--warmup", type=int, default=None, help="untimed requests first")
+    parser.add_argument(
+        "--tools", type=int, nargs="+", default=list(TOOL_COUNTS), help="registered tool counts"
+    )
+    parser.add_argument(
+        "--durability",
+        choices=DURABILITIES,
+        default="async",
+        help="LangGraph checkpoint durability (default: its default, async)",
+    )
+    parser.add_argument("--quick", action="store_true", help="smoke run: 5 requests each")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run every measurement and print the tables."""
+    args = parse_args(argv)
+    started = time.perf_counter()
+    default = 5 if args.quick else 200
+    requests = {
+        n: args.requests or (default if n < 1000 else max(5, default // 4)) for n in args.tools
+    }
+    warmup = args.warmup if args.warmup is not None else (1 if args.quick else 10)
+    print("## Orchestration overhead per single-tool request (zero-latency FunctionAssistant)\n")
+    print(
+        markdown_table(
+            OVERHEAD_HEADERS.split("|"),
+            overhead_rows(args.tools, requests, warmup, args.durability),
+        )
+    )
+    print(
+        f"\nTargets: median <= {TARGET_MEDIAN_MS:g} ms (10 tools, memory); "
+        f"toolweave/bare <= {TARGET_RATIO:g}x (medians). Bare = chain of `steps` no-op "
+        f"nodes, same checkpointer kind, fresh thread per request, durability={args.durability}.\n"
+    )
+    print("## LLM calls per single-tool request (10 tools)\n")
+    print(
+        markdown_table(
+            ["assistant", "state llm_calls", "model calls recorded", f"<= {TARGET_LLM_CALLS}"],
+            llm_call_rows(),
+        )
+    )
+    print("\n## Routing prompt per request (ChatModelAssistant, fused route+extract)\n")
+    print(
+        markdown_table(
+            PROMPT_HEADERS.split("|"),
+            prompt_rows(args.tools, requests),
+        )
+    )
+    print(
+        "\nprompt = system + human message of the routing call; schema = JSON of the "
+        "structured-output tool bound to the call (also sent to the model)."
+    )
+    print(f"\n_total runtime: {time.perf_counter() - started:.1f} s_")
+
+
+if __name__ == "__main__":
+    main()

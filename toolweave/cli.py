@@ -1,0 +1,259 @@
+"""The ``toolweave`` command line: ask, chat, list tools and domains, explain a thread.
+
+Examples::
+
+    toolweave ask "Mikor van nyitva a kardiológia?"
+    toolweave ask --thread demo "And on Friday?"
+    toolweave chat --thread demo
+    toolweave explain demo
+    toolweave tools --domain korhaz
+
+Conversations started with ``--thread`` (and every ``chat``) are stored in SQLite
+under the data directory (``--data-dir``, else ``TOOLWEAVE_DATA_DIR``, else
+``$XDG_DATA_HOME/toolweave`` or ``~/.local/share/toolweave``). Bad input ends with one
+line ``toolweave: error: ...`` on stderr and exit code 2 (X1); Ctrl-C ends with 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, NoReturn, TextIO
+
+from toolweave import cli_render as render
+from toolweave.cli_session import Session, data_dir, read_thread, validate_message
+from toolweave.domains import available_domains, load_domain
+from toolweave.errors import InvalidRequestError, ToolweaveError
+from toolweave.tools.registry import ToolRegistry
+
+PROG = "toolweave"
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+EXIT_FAILED = 1
+CHAT_EXIT_WORDS = frozenset({"exit", "quit", ":q"})
+
+
+class UsageError(Exception):
+    """Raised instead of argparse's print-usage-and-exit, so that errors stay one line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = _Parser(prog=PROG, description="Tool orchestration for RAG chatbots on LangGraph.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log warnings and details")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    domain = _Parser(add_help=False)
+    domain.add_argument("--domain", default="korhaz", help="domain to use (default: korhaz)")
+    store = _Parser(add_help=False)
+    store.add_argument("--data-dir", help="where threads are stored (default: user data dir)")
+    request = _Parser(add_help=False)
+    request.add_argument(
+        "--system",
+        action="append",
+        default=[],
+        metavar="S",
+        help="system filter of the request; repeat for several",
+    )
+    request.add_argument("--thread", metavar="ID", help="conversation to continue or start")
+
+    ask = commands.add_parser("ask", parents=[domain, store, request], help="answer one question")
+    ask.add_argument("message", help='the question ("-" reads it from standard input)')
+    ask.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
+    commands.add_parser(
+        "chat", parents=[domain, store, request], help="interactive conversation on a thread"
+    )
+    commands.add_parser("tools", parents=[domain], help="list the domain's tools")
+    commands.add_parser("domains", help="list the available domains")
+    explain = commands.add_parser(
+        "explain", parents=[store], help="why each tool did or did not run on a thread"
+    )
+    explain.add_argument("thread", metavar="THREAD", help="the thread id")
+    return parser
+
+
+def _print(lines: Sequence[str], out: TextIO) -> None:
+    for line in lines:
+        print(line, file=out)
+
+
+def _source_rows(values: dict[str, Any]) -> list[dict[str, Any]]:
+    return render.source_rows(render.as_documents(values.get("documents") or []))
+
+
+def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
+    """``toolweave ask``: answer one question, streaming progress and answer tokens."""
+    message = sys.stdin.read() if args.message == "-" else args.message
+    validate_message(message)
+    persistent = args.thread is not None
+    thread_id = args.thread if persistent else uuid.uuid4().hex
+    with Session(
+        *load_domain(args.domain), data_dir=data_dir(args.data_dir) if persistent else None
+    ) as session:
+        if args.json:
+            turn = session.turn(message, thread_id=thread_id, systems=args.system)
+            values = turn.values
+            payload = {
+                "answer": values.get("answer"),
+                "sources": _source_rows(values),
+                "activated": list(values.get("activated") or []),
+                "llm_calls": values.get("llm_calls", 0),
+                "thread_id": thread_id,
+                "assistant": session.assistant.label,
+                "pending_question": turn.pending_question,
+            }
+            print(json.dumps(payload, ensure_ascii=False, indent=2), file=out)
+            return 0
+        print(_assistant_line(session.assistant.label), file=out)
+        _print_turn(session, message, thread_id, args.system, out)
+    return 0
+
+
+def _assistant_line(label: str) -> str:
+    article = "the " if label[:1].islower() else ""
+    return f"answers come from {article}{label}"
+
+
+def _print_turn(
+    session: Session, message: str, thread_id: str, systems: Sequence[str], out: TextIO
+) -> None:
+    turn = session.turn(message, thread_id=thread_id, systems=systems, out=out)
+    if turn.pending_question is not None:
+        print(turn.pending_question, file=out)
+        print("(reply on the same thread to continue)", file=out)
+        return
+    _print(render.source_lines(_source_rows(turn.values)), out)
+
+
+def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
+    """``toolweave chat``: a conversation on one persisted thread until EOF or ``exit``."""
+    thread_id = args.thread or uuid.uuid4().hex
+    with Session(*load_domain(args.domain), data_dir=data_dir(args.data_dir)) as session:
+        print(_assistant_line(session.assistant.label), file=out)
+        print(
+            f"thread {thread_id} (continue with: toolweave ask --thread {thread_id} ...)", file=out
+        )
+        print('type "exit" or press Ctrl-D to leave', file=out)
+        while True:
+            try:
+                line = input("you> ")
+            except EOFError:
+                print(file=out)
+                return 0
+            if line.strip().lower() in CHAT_EXIT_WORDS:
+                return 0
+            if not line.strip():
+                continue
+            try:
+                validate_message(line)
+            except InvalidRequestError as exc:
+                print(f"{PROG}: error: {exc}", file=sys.stderr)
+                continue
+            _print_turn(session, line, thread_id, args.system, out)
+
+
+def cmd_tools(args: argparse.Namespace, out: TextIO) -> int:
+    """``toolweave tools``: the domain's registered tools as a table."""
+    domain, tools = load_domain(args.domain)
+    registry = ToolRegistry(tools)
+    print(f"domain {domain.name}: {len(registry)} tools", file=out)
+    _print(render.tools_table(registry, default_retrieval=domain.default_retrieval_tool), out)
+    return 0
+
+
+def cmd_domains(args: argparse.Namespace, out: TextIO) -> int:
+    """``toolweave domains``: the names :func:`load_domain` accepts."""
+    _print(available_domains(), out)
+    return 0
+
+
+def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
+    """``toolweave explain THREAD``: the latest run's ledger as a tree (L1)."""
+    values = read_thread(data_dir(args.data_dir), args.thread)
+    print(f"thread {args.thread} (latest message)", file=out)
+    lines = render.ledger_tree(
+        render.as_ledger(values.get("ledger") or []),
+        offered=list(values.get("offered") or []),
+        question=values.get("question"),
+        answer=values.get("answer"),
+    )
+    _print(lines, out)
+    return 0
+
+
+COMMANDS = {
+    "ask": cmd_ask,
+    "chat": cmd_chat,
+    "tools": cmd_tools,
+    "domains": cmd_domains,
+    "explain": cmd_explain,
+}
+
+
+@contextmanager
+def _logging_to_stderr(verbose: bool) -> Iterator[None]:
+    """Log to stderr while a command runs: errors only, or everything from INFO with -v."""
+    root = logging.getLogger()
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"{PROG}: %(levelname)s: %(name)s: %(message)s"))
+    level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.INFO if verbose else logging.ERROR)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line and return its exit code.
+
+    Args:
+        argv: The arguments after the program name; ``None`` reads ``sys.argv``.
+
+    Returns:
+        0 on success, 2 on bad input (one line on stderr, X1), 130 on Ctrl-C,
+        1 when something unexpected failed.
+    """
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except SystemExit as exc:  # --help
+        return exc.code if isinstance(exc.code, int) else 0
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        with _logging_to_stderr(args.verbose):
+            return COMMANDS[args.command](args, sys.stdout)
+    except ToolweaveError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        if args.verbose:
+            raise
+        print(
+            f"{PROG}: error: {type(exc).__name__}: {exc} (run with -v for details)", file=sys.stderr
+        )
+        return EXIT_FAILED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

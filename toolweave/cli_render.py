@@ -1,0 +1,238 @@
+"""Text rendering for the ``toolweave`` command line: progress, sources, tools, ledgers.
+
+Pure functions from library objects to lines of text, so that they are easy to test
+and the command module stays about control flow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from toolweave.coordinators.base import is_coordinator
+from toolweave.state.documents import UniqueTextDocument
+from toolweave.state.ledger import LedgerEntry, LedgerKind
+from toolweave.state.task import ROOT_TASK_NO
+from toolweave.tools.base import Systems
+from toolweave.tools.consumers import ContextConsumerTool
+from toolweave.tools.registry import AnyTool
+
+BULLET = "·"
+INDENT = "  "
+
+
+def _task_label(event: Mapping[str, Any]) -> str:
+    return str(event.get("task_no") or ROOT_TASK_NO)
+
+
+def progress_line(event: Any) -> str | None:
+    """One line for a custom stream event of the graph, or ``None`` to show nothing.
+
+    Args:
+        event: What a node wrote with ``get_stream_writer()``; toolweave's nodes write
+            dicts with a ``"type"`` of ``tool_progress``, ``routed``, ``coordinated`` or
+            ``conditional``.
+
+    Returns:
+        E.g. ``"· 1 TOOL_PROGRESS:DEPARTMENT_INFO:FETCHING_DATA"`` or ``"· 1.2 skipped
+        (conditional)"``.
+    """
+    if not isinstance(event, Mapping):
+        return None
+    kind = event.get("type")
+    task = _task_label(event)
+    if kind == "tool_progress":
+        detail = event.get("detail")
+        text = str(event.get("text") or f"TOOL_PROGRESS:{event.get('tool')}:{event.get('event')}")
+        return f"{BULLET} {task} {text}" + (f" ({detail})" if detail else "")
+    if kind == "routed":
+        tools = list(event.get("tools") or [])
+        return f"{BULLET} {task} routed: {', '.join(tools) if tools else 'no tool'}"
+    if kind == "coordinated":
+        ran = ", ".join(event.get("coordinators") or []) or "no coordinator"
+        subtasks = list(event.get("subtasks") or [])
+        created = f" → subtasks {', '.join(subtasks)}" if subtasks else ""
+        return f"{BULLET} {task} coordinated by {ran}{created}"
+    if kind == "conditional":
+        decision = event.get("decision")
+        verb = "skipped" if decision == "skip" else "runs"
+        return f"{BULLET} {task} {verb} (conditional)"
+    return f"{BULLET} {task} {kind}" if isinstance(kind, str) else None
+
+
+def source_rows(documents: Iterable[UniqueTextDocument]) -> list[dict[str, Any]]:
+    """The distinct sources behind an answer: one row per document page, in order."""
+    rows: dict[tuple[str, int | None], dict[str, Any]] = {}
+    for doc in documents:
+        rows.setdefault(
+            (doc.document_id, doc.page),
+            {
+                "document_id": doc.document_id,
+                "name": doc.document_name or doc.document_id,
+                "page": doc.page,
+                "url": doc.document_url,
+            },
+        )
+    return list(rows.values())
+
+
+def source_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """``Sources:`` and one indented line per row (name, page, url)."""
+    lines = ["Sources:"]
+    for row in rows:
+        page = f", p. {row['page']}" if row.get("page") is not None else ""
+        url = f" — {row['url']}" if row.get("url") else ""
+        lines.append(f"{INDENT}- {row['name']}{page}{url}")
+    if len(lines) == 1:
+        lines.append(f"{INDENT}(none)")
+    return lines
+
+
+def _shorten(text: str | None, width: int) -> str:
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= width else flat[: width - 1].rstrip() + "…"
+
+
+def eligible_label(tool: AnyTool) -> str:
+    """``None``, ``ALL`` or the system names a tool is eligible for (T3)."""
+    eligible = tool.eligible_system
+    if eligible is None:
+        return "None"
+    if isinstance(eligible, Systems):
+        return str(eligible.value)
+    if isinstance(eligible, str):
+        return eligible
+    return ",".join(sorted(eligible))
+
+
+def tool_kind(tool: AnyTool) -> str:
+    """``coordinator``, ``consumer`` or ``tool``."""
+    if is_coordinator(tool):
+        return "coordinator"
+    if isinstance(tool, ContextConsumerTool):
+        return "consumer"
+    return "tool"
+
+
+def _routing(tool: AnyTool, default_retrieval: str | None, width: int) -> str:
+    if tool.executable_instruction:
+        return _shorten(tool.executable_instruction, width)
+    if tool.name == default_retrieval:
+        return "(default retrieval: runs beside routed tools)"
+    return "(no routing question: runs only when forced)"
+
+
+def tools_table(
+    tools: Iterable[AnyTool], *, default_retrieval: str | None = None, question_width: int = 60
+) -> list[str]:
+    """A fixed-width table of tools: name, domain, system, priority, kind, routing question.
+
+    Args:
+        tools: The tools, in the order to list them.
+        default_retrieval: The domain's default retrieval tool, labelled as such (A5).
+        question_width: Routing questions longer than this are shortened with "…".
+    """
+    header = ("NAME", "DOMAIN", "SYSTEM", "PRIORITY", "KIND", "ROUTING QUESTION")
+    rows = [header] + [
+        (
+            tool.name,
+            tool.domain or "any",
+            eligible_label(tool),
+            str(tool.priority),
+            tool_kind(tool),
+            _routing(tool, default_retrieval, question_width),
+        )
+        for tool in tools
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header) - 1)]
+    return [
+        "  ".join([*(cell.ljust(w) for cell, w in zip(row, widths, strict=False)), row[-1]])
+        for row in rows
+    ]
+
+
+_LABELS: dict[LedgerKind, str] = {
+    LedgerKind.GATE: "{tool}: {verdict}",
+    LedgerKind.ROUTING: "{tool}: {verdict}",
+    LedgerKind.FORCED: "{tool}: {verdict}",
+    LedgerKind.FORCED_UNKNOWN: "{tool}: unknown forced name, {verdict}",
+    LedgerKind.COORDINATOR_RUN: "coordinator {tool}: ran, {verdict}",
+    LedgerKind.COORDINATOR_ERROR: "coordinator {tool}: error, {verdict}",
+    LedgerKind.CONDITIONAL: "conditional: {verdict} (owner: {tool})",
+    LedgerKind.SUBTASK_REFUSED: "subtask {verdict}",
+    LedgerKind.TOOL_RESULT: "{tool}: ran, result {verdict}",
+    LedgerKind.TOOL_ERROR: "{tool}: {verdict}",
+    LedgerKind.TOOL_SKIPPED: "{tool}: {verdict}",
+    LedgerKind.GATEKEEPER: "gatekeeper: {verdict}",
+    LedgerKind.DEEP_FALLBACK: "deep fallback: {verdict}",
+    LedgerKind.CLARIFICATION: "clarification {tool}: {verdict}",
+    LedgerKind.NORMALIZED: "normalized ({verdict})",
+}
+
+
+def ledger_line(entry: LedgerEntry) -> str:
+    """One ledger entry in words: what was decided about which tool, and why (L1)."""
+    if entry.kind is LedgerKind.ANSWER:
+        text = f"answer: {entry.verdict}" + (f" by {entry.tool}" if entry.tool else "")
+    else:
+        template = _LABELS.get(entry.kind, entry.kind.value + " {tool}: {verdict}")
+        text = template.format(tool=entry.tool or "-", verdict=entry.verdict or "-")
+    return f"{text} — {entry.reason}" if entry.reason else text
+
+
+def _order(task_no: str) -> tuple[int, ...]:
+    return tuple(int(part) if part.isdigit() else 0 for part in task_no.split("."))
+
+
+def ledger_tree(
+    ledger: Sequence[LedgerEntry],
+    *,
+    offered: Sequence[str] = (),
+    question: str | None = None,
+    answer: str | None = None,
+) -> list[str]:
+    """The ledger of a run as a tree: entries grouped by task, tasks indented by depth.
+
+    Args:
+        ledger: The run's entries, in order.
+        offered: Tools that passed every gate for the message (A2).
+        question: The standalone question the run answered.
+        answer: The final answer, if the run finished.
+
+    Returns:
+        Lines such as ``"1"``, ``"  department_info: routed — ..."``, ``"  1.1"``.
+    """
+    lines: list[str] = []
+    if question is not None:
+        lines.append(f"question: {question}")
+    groups: dict[str, list[LedgerEntry]] = {}
+    general: list[LedgerEntry] = []
+    for entry in ledger:
+        if entry.task_no is None:
+            general.append(entry)
+        else:
+            groups.setdefault(entry.task_no, []).append(entry)
+    lines.append("gates:")
+    lines.append(f"{INDENT}offered: {', '.join(offered) if offered else 'no tool'}")
+    lines.extend(f"{INDENT}{ledger_line(entry)}" for entry in general)
+    for task_no in sorted(groups, key=_order):
+        depth = task_no.count(".")
+        lines.append(f"{INDENT * depth}{task_no}")
+        lines.extend(f"{INDENT * (depth + 1)}{ledger_line(entry)}" for entry in groups[task_no])
+    if answer is not None:
+        lines.append("answer:")
+        lines.extend(f"{INDENT}{line}" for line in answer.splitlines() or [""])
+    return lines
+
+
+def as_ledger(entries: Iterable[Any]) -> list[LedgerEntry]:
+    """Ledger entries as stored in a checkpoint (models, or dicts once downgraded)."""
+    return [e if isinstance(e, LedgerEntry) else LedgerEntry.model_validate(e) for e in entries]
+
+
+def as_documents(documents: Iterable[Any]) -> list[UniqueTextDocument]:
+    """Documents as stored in a checkpoint (models, or dicts once downgraded)."""
+    return [
+        d if isinstance(d, UniqueTextDocument) else UniqueTextDocument.model_validate(d)
+        for d in documents
+    ]

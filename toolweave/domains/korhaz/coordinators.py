@@ -1,0 +1,239 @@
+"""The korhaz coordinators: ``drug_interaction`` and ``doctor_finder`` (C1, K1-K3, B4, M6).
+
+``drug_interaction`` (seed 001's ``InteractionAnalysisTool``) splits "can I take
+A with B?" into one ``substance_lookup`` subtask per medicine, then, forced on
+the parent, applies the bundled interaction table to the subtasks' guaranteed
+results and answers (R3). ``doctor_finder`` splits "where does dr. X see
+patients?" into a cheap ``doctor_directory`` lookup and a conditional full-text
+search that runs only when the directory knows no such doctor (K3).
+
+Both leave a task they are not meant for unchanged (C1), and both leave a task
+alone that another coordinator already split or forced.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from toolweave.coordinators.base import AgentCoordinator, CompletedSoFar, SubtaskDecision
+from toolweave.domains.korhaz.corpus import DOMAIN_NAME
+from toolweave.domains.korhaz.doctors import Doctor, asked_names, doctor_by_id
+from toolweave.domains.korhaz.interactions import interaction_report
+from toolweave.domains.korhaz.lookup_tools import DOCTOR_DIRECTORY, SUBSTANCE_LOOKUP
+from toolweave.domains.korhaz.substances import Substance, find_mentions, substance_by_id
+from toolweave.llm.lexical import detect_language
+from toolweave.state.results import ToolResult
+from toolweave.state.task import PromptAndContext, TaskInfo
+from toolweave.tools.base import EmptyRequest, PriorContext, ToolCallContext
+from toolweave.tools.consumers import ContextConsumerTool
+from toolweave.tools.search.text import fold
+
+MAX_SUBSTANCES = 5
+"""Most substances one question is split into (X3)."""
+
+_TOGETHER = (
+    *("egyutt", "interakc", "kolcsonhat", "kombinal"),
+    *("interact", "combin", "together", "alongside"),
+)
+_TOGETHER_EXACT = ("mellett", "melle", "with", "plus")
+_TAKE = ("szed", "bevesz", "beveh", "ihat", "take", "taking", "drink", "use")
+_AND = ("and", "es")
+_SUBSTANCE_PROMPT = {
+    "hu": "Melyik hatóanyag ez, és milyen kölcsönhatási csoportokba tartozik: {surface}?",
+    "en": "Which active substance is {surface}, and which interaction classes does it have?",
+}
+_DIRECTORY_PROMPT = {
+    "hu": "{name} adatai az orvos-névjegyzékben: osztály, szoba, rendelési idő, telefonszám.",
+    "en": "{name} in the staff directory: department, room, consultation hours, phone.",
+}
+_SEARCH_PROMPT = {
+    "hu": "Hol és mikor rendel vagy fogad betegeket {name}? Rendelő, rendelési idő, fogadóóra.",
+    "en": "Where and when does {name} see patients? Room, consultation hours, office hours.",
+}
+
+
+def _lang(text: str) -> str:
+    return "hu" if detect_language(text, default="hu") == "hu" else "en"
+
+
+def asks_together(text: str) -> bool:
+    """Whether ``text`` asks about taking things together ("mellett", "with", "and … take")."""
+    tokens = [fold(w) for w in text.replace("+", " plus ").split()]
+    tokens = ["".join(ch for ch in t if ch.isalnum()) for t in tokens]
+    if any(t.startswith(_TOGETHER) or t in _TOGETHER_EXACT for t in tokens):
+        return True
+    return any(t in _AND for t in tokens) and any(t.startswith(_TAKE) for t in tokens)
+
+
+def _children_results(
+    prior_context: PriorContext, task_no: str, tool: str
+) -> list[Sequence[PromptAndContext]]:
+    """The entries ``tool`` left on the direct subtasks of ``task_no``, in subtask order."""
+    found: list[tuple[int, Sequence[PromptAndContext]]] = []
+    for key, entries in prior_context.items():
+        child, _, name = key.rpartition(":")
+        parent, _, index = child.rpartition(".")
+        if name == tool and parent == task_no and index.isdigit():
+            found.append((int(index), entries))
+    return [entries for _, entries in sorted(found, key=lambda item: item[0])]
+
+
+def _claimed(task: TaskInfo) -> bool:
+    return bool(task.sub_tasks or task.required_tool_names)
+
+
+class DrugInteractionCoordinator(ContextConsumerTool[EmptyRequest], AgentCoordinator):
+    """Can these medicines be taken together? One lookup subtask per medicine, then the table."""
+
+    name = "drug_interaction"
+    domain = DOMAIN_NAME
+    priority = 30
+    request_model = EmptyRequest
+    executable_instruction = (
+        "drug_interaction: true when the user asks whether two or more medicines can be "
+        "taken together, or asks about an interaction between drugs. "
+        "Együtt szedhető-e két orvosság, kölcsönhatás, interakció."
+    )
+    description = (
+        "Drug interaction check between medicines taken together. "
+        "Orvosságok kölcsönhatásának ellenőrzése."
+    )
+
+    def decompose_into_subtasks(self, task: TaskInfo) -> TaskInfo:
+        """A subtask per named medicine, forced to ``substance_lookup``; the parent forced to me."""
+        if _claimed(task) or not asks_together(task.task_prompt):
+            return task
+        mentions = find_mentions(task.task_prompt)[:MAX_SUBSTANCES]
+        if len(mentions) < 2:
+            return task
+        template = _SUBSTANCE_PROMPT[_lang(task.task_prompt)]
+        task.sub_tasks = [
+            TaskInfo(
+                task_no=f"{task.task_no}.{index}",
+                task_prompt=template.format(surface=mention.surface),
+                important_words=[mention.surface],
+                prompt_type=task.prompt_type,
+                required_tool_names=[SUBSTANCE_LOOKUP],
+            )
+            for index, mention in enumerate(mentions, start=1)
+        ]
+        task.required_tool_names = [self.name]
+        return task
+
+    def execute_with_prior_context(
+        self, request: EmptyRequest, ctx: ToolCallContext, prior_context: PriorContext
+    ) -> ToolResult | None:
+        """The interaction answer (R3) from the subtasks' lookups, or ``None`` with < 2 substances.
+
+        When routed without subtasks, the unambiguous names of the task's own
+        prompt are used instead (a direct lookup, B5).
+        """
+        ctx.progress("CHECKING")
+        found = self._from_subtasks(prior_context, ctx.task_no)
+        if len(found) < 2:
+            mentions = find_mentions(ctx.task.task_prompt)
+            found = [(m.surface, m.candidates[0]) for m in mentions if not m.ambiguous]
+        if len(found) < 2:
+            return None
+        written, substances = [w for w, _ in found], [s for _, s in found]
+        return ToolResult.as_answer(
+            self.name, interaction_report(substances, ctx.user_lang, written)
+        )
+
+    @staticmethod
+    def _from_subtasks(prior_context: PriorContext, task_no: str) -> list[tuple[str, Substance]]:
+        """``(name as written, substance)`` from the subtasks' guaranteed JSON answers (M6)."""
+        found: list[tuple[str, Substance]] = []
+        for entries in _children_results(prior_context, task_no, SUBSTANCE_LOOKUP):
+            for entry in entries:
+                try:
+                    payload = json.loads(entry.context)
+                    substance = substance_by_id(str(payload["substance"]))
+                    written = str(payload.get("query") or "")
+                except (ValueError, TypeError, KeyError, AttributeError):
+                    continue
+                if substance is not None:
+                    found.append((written or substance.name_en, substance))
+        return found
+
+
+class DoctorFinderCoordinator(ContextConsumerTool[EmptyRequest], AgentCoordinator):
+    """Where does dr. X see patients? The directory first, the full-text search only if needed.
+
+    Args:
+        search_tool: The domain's full-text search tool that the conditional broad
+            subtask is forced to.
+    """
+
+    name = "doctor_finder"
+    domain = DOMAIN_NAME
+    priority = 35
+    request_model = EmptyRequest
+    executable_instruction = None
+    description = "Finds a doctor: the staff directory first, then the hospital's documents."
+
+    def __init__(self, search_tool: str = "korhaz_search") -> None:
+        self.search_tool = search_tool
+
+    def decompose_into_subtasks(self, task: TaskInfo) -> TaskInfo:
+        """A directory subtask and a conditional search subtask for the first named doctor."""
+        names = asked_names(task.task_prompt)
+        if _claimed(task) or not names:
+            return task
+        lang = _lang(task.task_prompt)
+        name = names[0].surface
+        base = task.task_no
+        narrow = TaskInfo(
+            task_no=f"{base}.1",
+            task_prompt=_DIRECTORY_PROMPT[lang].format(name=name),
+            important_words=[name],
+            prompt_type=task.prompt_type,
+            required_tool_names=[DOCTOR_DIRECTORY],
+        )
+        broad = TaskInfo(
+            task_no=f"{base}.2",
+            task_prompt=_SEARCH_PROMPT[lang].format(name=name),
+            important_words=[name],
+            prompt_type=task.prompt_type,
+            required_tool_names=[self.search_tool],
+            conditional=True,
+        )
+        task.sub_tasks = [narrow, broad]
+        task.required_tool_names = [self.name]
+        return task
+
+    def decide_conditional_subtask(
+        self, parent_task: TaskInfo, next_subtask: TaskInfo, completed_so_far: CompletedSoFar
+    ) -> SubtaskDecision:
+        """SKIP the broad search when the directory step before it found the doctor (K3)."""
+        parent, _, index = next_subtask.task_no.rpartition(".")
+        narrow_no = f"{parent}.{int(index) - 1}" if index.isdigit() else ""
+        entries = completed_so_far.get(f"{narrow_no}:{DOCTOR_DIRECTORY}", ())
+        found = any(entry.context.strip() for entry in entries)
+        return SubtaskDecision.SKIP if found else SubtaskDecision.RUN
+
+    def execute_with_prior_context(
+        self, request: EmptyRequest, ctx: ToolCallContext, prior_context: PriorContext
+    ) -> ToolResult | None:
+        """The directory entry as a finished answer (R3); ``None`` lets the search answer."""
+        doctors: list[Doctor] = []
+        for entries in _children_results(prior_context, ctx.task_no, DOCTOR_DIRECTORY):
+            for entry in entries:
+                try:
+                    listed = json.loads(entry.context).get("doctors", [])
+                except (ValueError, AttributeError):
+                    continue
+                doctors += [d for d in (doctor_by_id(str(x.get("id"))) for x in listed) if d]
+        if not doctors:
+            return None
+        unique = list({d.id: d for d in doctors}.values())
+        return ToolResult.as_answer(self.name, "\n".join(d.describe(ctx.user_lang) for d in unique))
+
+
+__all__ = [
+    "MAX_SUBSTANCES",
+    "DoctorFinderCoordinator",
+    "DrugInteractionCoordinator",
+    "asks_together",
+]

@@ -1,0 +1,18 @@
+"""The graph that ``langgraph dev`` and LangGraph Studio load (see ``langgraph.json``).
+
+This is the only toolweave module that compiles a graph when imported. It has no
+checkpointer on purpose: the LangGraph server brings its own persistence and
+refuses a graph compiled with one. The assistant comes from the environment
+(ChatOpenAI when ``OPENAI_API_KEY`` is set, else the offline model), so importing
+it needs no secret.
+"""
+
+from __future__ import annotations
+
+from toolweave.domains import load_domain
+from toolweave.graph import ToolweaveGraph, build_graph
+
+graph: ToolweaveGraph = build_graph(*load_domain("korhaz"), name="korhaz")
+"""The ``korhaz`` hospital domain, as the graph ``korhaz`` of ``langgraph.json``."""
+
+__all__ = ["graph"]

@@ -18,7 +18,7 @@ from toolweave.graph.deep_fallback import make_deep_fallback
 from toolweave.graph.execute import make_execute
 from toolweave.graph.normalize import make_normalize
 from toolweave.graph.route import make_route
-from toolweave.graph.walk import NEXT_PHASES, Phase, route_entry, route_next
+from toolweave.graph.walk import NEXT_PHASES, Phase, route_entry
 from toolweave.llm.port import LlmAssistant
 from toolweave.state.graph_state import GraphState, InputState, OutputState
 from toolweave.tools.domain import Domain
@@ -54,18 +54,20 @@ def create_state_graph(
     graph = StateGraph(
         GraphState, context_schema=RunContext, input_schema=InputState, output_schema=OutputState
     )
-    graph.add_node("normalize", make_normalize(deps))
-    graph.add_node("coordinate", make_coordinate(deps))
-    graph.add_node("decide_conditional", make_decide_conditional(deps))
-    graph.add_node("route", make_route(deps))
-    graph.add_node("execute", make_execute(deps))
-    graph.add_node("ask_user", make_ask_user(deps))
-    graph.add_node("take_reply", make_take_reply(deps))
-    graph.add_node("deep_fallback", make_deep_fallback(deps))
+    nodes = {
+        "normalize": make_normalize(deps),
+        "take_reply": make_take_reply(deps),
+        "coordinate": make_coordinate(deps),
+        "decide_conditional": make_decide_conditional(deps),
+        "route": make_route(deps),
+        "execute": make_execute(deps),
+        "ask_user": make_ask_user(deps),
+        "deep_fallback": make_deep_fallback(deps),
+    }
+    for name, node in nodes.items():
+        graph.add_node(name, node, destinations=NEXT_PHASES[name])
     graph.add_node("answer", make_answer(deps))
     graph.add_conditional_edges(START, route_entry, ["normalize", "take_reply"])
-    for source, targets in NEXT_PHASES.items():
-        graph.add_conditional_edges(source, route_next, list(targets))
     graph.add_edge("answer", END)
     return graph
 

@@ -14,12 +14,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from langchain_core.messages import HumanMessage
-from langgraph.types import interrupt
+from langgraph.types import Command, interrupt
 from pydantic import BaseModel
 
 from toolweave.errors import InvalidRequestError
 from toolweave.graph.context import Dependencies
+from toolweave.graph.handover import handover
 from toolweave.graph.normalize import split_conversation
+from toolweave.graph.walk import Phase
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.results import ToolResult
@@ -75,10 +77,10 @@ def reply_text(value: Any) -> str:
     return value.strip()
 
 
-def make_ask_user(deps: Dependencies) -> Callable[..., dict[str, Any]]:
+def make_ask_user(deps: Dependencies) -> Callable[..., Command[Phase]]:
     """Build the ``ask_user`` node: pause with the open question (Q1)."""
 
-    def ask_user(state: GraphState) -> dict[str, Any]:
+    def ask_user(state: GraphState) -> Command[Phase]:
         """Interrupt with the question; on resume, store the reply on it (Q2)."""
         pending = state["clarification"]
         assert pending is not None
@@ -90,19 +92,20 @@ def make_ask_user(deps: Dependencies) -> Callable[..., dict[str, Any]]:
             verdict="replied",
             reason="resumed with Command(resume=...)",
         )
-        return {
+        update = {
             "clarification": pending.model_copy(update={"reply": text}),
             "messages": [HumanMessage(content=text)],
             "ledger": [entry],
         }
+        return handover(state, update)
 
     return ask_user
 
 
-def make_take_reply(deps: Dependencies) -> Callable[..., dict[str, Any]]:
+def make_take_reply(deps: Dependencies) -> Callable[..., Command[Phase]]:
     """Build the ``take_reply`` node: the next message on the thread answers the question (Q2)."""
 
-    def take_reply(state: GraphState) -> dict[str, Any]:
+    def take_reply(state: GraphState) -> Command[Phase]:
         """Use the new message as the reply to the open question; nothing is recomputed."""
         pending = state["clarification"]
         assert pending is not None
@@ -114,6 +117,7 @@ def make_take_reply(deps: Dependencies) -> Callable[..., dict[str, Any]]:
             verdict="replied",
             reason="the next message on the thread",
         )
-        return {"clarification": pending.model_copy(update={"reply": text}), "ledger": [entry]}
+        update = {"clarification": pending.model_copy(update={"reply": text}), "ledger": [entry]}
+        return handover(state, update)
 
     return take_reply

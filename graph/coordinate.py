@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from langgraph.runtime import Runtime
+from langgraph.types import Command
 
 from toolweave.coordinators.phase import PhaseOutcome, run_coordinator_phase
 from toolweave.graph.context import Dependencies, RunContext
-from toolweave.graph.walk import next_step
+from toolweave.graph.handover import handover
+from toolweave.graph.walk import Phase, next_step
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import TaskInfo, TaskNode, TaskStatus
@@ -69,10 +70,10 @@ def phase_ledger(task_no: str, outcome: PhaseOutcome) -> list[LedgerEntry]:
     return entries
 
 
-def make_coordinate(deps: Dependencies) -> Callable[..., dict[str, Any]]:
+def make_coordinate(deps: Dependencies) -> Callable[..., Command[Phase]]:
     """Build the ``coordinate`` node over ``deps``."""
 
-    def coordinate(state: GraphState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    def coordinate(state: GraphState, runtime: Runtime[RunContext]) -> Command[Phase]:
         """Run the coordinators not yet applied to the task, in ascending priority (C2, C3)."""
         tasks = state["tasks"]
         node = tasks[next_step(state).task_no]
@@ -82,7 +83,7 @@ def make_coordinate(deps: Dependencies) -> Callable[..., dict[str, Any]]:
         ]
         if not candidates:
             done = node.model_copy(update={"status": TaskStatus.COORDINATED})
-            return {"tasks": {node.task_no: done}, "cursor": node.task_no}
+            return handover(state, {"tasks": {node.task_no: done}, "cursor": node.task_no})
         outcome = run_coordinator_phase(
             nested(tasks, node.task_no),
             candidates,
@@ -102,10 +103,13 @@ def make_coordinate(deps: Dependencies) -> Callable[..., dict[str, Any]]:
                 "subtasks": list(outcome.created),
             }
         )
-        return {
-            "tasks": updates,
-            "cursor": node.task_no,
-            "ledger": phase_ledger(node.task_no, outcome),
-        }
+        return handover(
+            state,
+            {
+                "tasks": updates,
+                "cursor": node.task_no,
+                "ledger": phase_ledger(node.task_no, outcome),
+            },
+        )
 
     return coordinate

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
+from langgraph.types import Command
 
 from toolweave.coordinators.base import AgentCoordinator, SubtaskDecision
 from toolweave.graph.context import Dependencies, RunContext
-from toolweave.graph.walk import next_step
+from toolweave.graph.handover import handover
+from toolweave.graph.walk import Phase, next_step
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import PromptAndContext, TaskNode, TaskStatus
@@ -45,10 +46,10 @@ def _in_any_subtree(task_no: str, roots: Sequence[str]) -> bool:
     return any(task_no == root or task_no.startswith(f"{root}.") for root in roots)
 
 
-def make_decide_conditional(deps: Dependencies) -> Callable[..., dict[str, Any]]:
+def make_decide_conditional(deps: Dependencies) -> Callable[..., Command[Phase]]:
     """Build the ``decide_conditional`` node over ``deps``."""
 
-    def decide_conditional(state: GraphState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    def decide_conditional(state: GraphState, runtime: Runtime[RunContext]) -> Command[Phase]:
         """Ask the owner whether the next conditional subtask runs; RUN on error (K4)."""
         tasks = state["tasks"]
         subtask = tasks[next_step(state).task_no]
@@ -80,6 +81,7 @@ def make_decide_conditional(deps: Dependencies) -> Callable[..., dict[str, Any]]
             verdict=decision.value,
             reason=reason,
         )
-        return {"tasks": {subtask.task_no: updated}, "cursor": subtask.task_no, "ledger": [entry]}
+        update = {"tasks": {subtask.task_no: updated}, "cursor": subtask.task_no, "ledger": [entry]}
+        return handover(state, update)
 
     return decide_conditional

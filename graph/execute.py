@@ -10,11 +10,13 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
+from langgraph.types import Command
 from pydantic import BaseModel, ValidationError
 
 from toolweave.graph.clarify import CLARIFICATION_LIMIT, call_tool
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
-from toolweave.graph.walk import next_step
+from toolweave.graph.handover import handover
+from toolweave.graph.walk import Phase, next_step
 from toolweave.llm.passthrough import stream_message
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.graph_state import GraphState
@@ -94,10 +96,10 @@ def pause_for_clarification(
     }
 
 
-def make_execute(deps: Dependencies) -> Callable[..., dict[str, Any]]:
+def make_execute(deps: Dependencies) -> Callable[..., Command[Phase]]:
     """Build the ``execute`` node over ``deps``."""
 
-    def execute(state: GraphState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    def execute(state: GraphState, runtime: Runtime[RunContext]) -> Command[Phase]:
         """Run the next queued tool of the task and record its result."""
         node = state["tasks"][next_step(state).task_no]
         name, rest = node.queue[0], node.queue[1:]
@@ -110,13 +112,15 @@ def make_execute(deps: Dependencies) -> Callable[..., dict[str, Any]]:
             update["clarification"] = None
         result = outcome.result
         if result is not None and result.mode is ResultMode.CLARIFICATION:
-            return {**update, **pause_for_clarification(state, deps, node, name, outcome)}
+            return handover(
+                state, {**update, **pause_for_clarification(state, deps, node, name, outcome)}
+            )
         update["activated"] = [key]
         update.update(record_result(key, text, outcome))
         closed = not rest or "terminal" in update
         status = TaskStatus.CLOSED if closed else TaskStatus.ROUTED
         update["tasks"] = {node.task_no: node.model_copy(update={"queue": rest, "status": status})}
-        return update
+        return handover(state, update)
 
     return execute
 

@@ -7,11 +7,13 @@ from typing import Any
 
 from langchain_core.messages import AnyMessage, HumanMessage
 from langgraph.runtime import Runtime
-from langgraph.types import Overwrite
+from langgraph.types import Command, Overwrite
 
 from toolweave.coordinators.base import AgentCoordinator
 from toolweave.errors import InvalidRequestError
 from toolweave.graph.context import Dependencies, Limits, RunContext, assistant_for
+from toolweave.graph.handover import handover
+from toolweave.graph.walk import Phase
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import ROOT_TASK_NO, TaskInfo, TaskNode
@@ -22,6 +24,21 @@ NO_QUESTION = "the request has no human message to answer"
 EMPTY_QUESTION = "the message is empty"
 LAST_NOT_HUMAN = "the last message must be the user's (a human message), not {kind}"
 TOO_LONG = "the message is {length} characters long; the limit is {limit}"
+
+
+PER_MESSAGE_RESETS: tuple[tuple[str, Any], ...] = (
+    ("context_buffer", {}),
+    ("documents", []),
+    ("guaranteed", []),
+    ("activated", []),
+    ("answer", None),
+    ("terminal", None),
+    ("answer_id", None),
+    ("task", None),
+    ("clarification", None),
+    ("clarification_rounds", 0),
+)
+"""State a new message starts without: the keys and their empty values."""
 
 
 def split_conversation(
@@ -79,14 +96,14 @@ def offer_tools(
     return offered, refused
 
 
-def make_normalize(deps: Dependencies) -> Callable[..., dict[str, Any]]:
+def make_normalize(deps: Dependencies) -> Callable[..., Command[Phase]]:
     """Build the ``normalize`` node over ``deps``."""
     tools = domain_tools(deps)
     coordinators = sorted(
         (tool for tool in tools if isinstance(tool, AgentCoordinator)), key=lambda t: t.priority
     )
 
-    def normalize(state: GraphState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    def normalize(state: GraphState, runtime: Runtime[RunContext]) -> Command[Phase]:
         """Turn the last message into a standalone root task and reset the per-message state."""
         question, history = split_conversation(state["messages"], deps.limits)
         assistant = assistant_for(deps, runtime)
@@ -120,23 +137,13 @@ def make_normalize(deps: Dependencies) -> Callable[..., dict[str, Any]]:
             "cursor": ROOT_TASK_NO,
             "ledger": Overwrite([entry, *refusals]),
             "llm_calls": Overwrite(1),
-            "answer": None,
-            "terminal": None,
-            "answer_id": None,
-            "task": None,
             "deep_fallback_done": deps.domain.deep_fallback is None,
-            "clarification": None,
-            "clarification_rounds": 0,
         }
-        # the previous message's results; a new thread has none to clear
-        for key, empty in (
-            ("context_buffer", {}),
-            ("documents", []),
-            ("guaranteed", []),
-            ("activated", []),
-        ):
+        # the previous message's results: cleared, but only where there are any
+        # (a new thread has none, and every channel written costs checkpoint work)
+        for key, empty in PER_MESSAGE_RESETS:
             if state.get(key):
-                update[key] = Overwrite(empty)
-        return update
+                update[key] = Overwrite(empty) if isinstance(empty, list | dict) else empty
+        return handover(state, update)
 
     return normalize

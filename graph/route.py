@@ -6,9 +6,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from langgraph.runtime import Runtime
+from langgraph.types import Command
 
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
-from toolweave.graph.walk import next_step
+from toolweave.graph.handover import handover
+from toolweave.graph.walk import Phase, next_step
 from toolweave.llm.port import Activation
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.graph_state import GraphState
@@ -86,10 +88,10 @@ def _by_priority(tools: Sequence[AnyTool]) -> list[AnyTool]:
     return sorted(tools, key=lambda tool: tool.priority)
 
 
-def make_route(deps: Dependencies) -> Callable[..., dict[str, Any]]:
+def make_route(deps: Dependencies) -> Callable[..., Command[Phase]]:
     """Build the ``route`` node over ``deps``."""
 
-    def route(state: GraphState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    def route(state: GraphState, runtime: Runtime[RunContext]) -> Command[Phase]:
         """Decide which tools run on the task, in ascending priority (A5, A6)."""
         node = state["tasks"][next_step(state).task_no]
         offered = set(state["offered"])
@@ -117,11 +119,12 @@ def make_route(deps: Dependencies) -> Callable[..., dict[str, Any]]:
         status = TaskStatus.ROUTED if queue else TaskStatus.CLOSED
         updated = node.model_copy(update={"queue": queue, "status": status, "requests": requests})
         runtime.stream_writer({"type": "routed", "task_no": node.task_no, "tools": queue})
-        return {
+        update = {
             "tasks": {node.task_no: updated},
             "cursor": node.task_no,
             "ledger": entries,
             "llm_calls": calls,
         }
+        return handover(state, update)
 
     return route

@@ -11,6 +11,7 @@ fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
 echo "== ruff"
 .venv/bin/ruff check .
+.venv/bin/ruff format --check .
 echo "== mypy --strict"
 bash scripts/typecheck.sh
 echo "== pytest"

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, NotRequired, TypedDict
 
 from langchain_core.messages import AnyMessage
+from langgraph.channels import DeltaChannel
 from langgraph.graph.message import add_messages
 
 from toolweave.state.documents import UniqueTextDocument, merge_documents
@@ -29,6 +30,40 @@ def merge_buffer(
     return merged
 
 
+def _fold(reducer: Callable[[Any, Any], Any], value: Any, writes: Sequence[Any]) -> Any:
+    for write in writes:
+        value = reducer(value, write)
+    return value
+
+
+def append_all(value: list[Any], writes: Sequence[list[Any]]) -> list[Any]:
+    """Batch reducer: the lists written in one step, appended in order."""
+    return _fold(operator.add, value, writes)  # type: ignore[no-any-return]
+
+
+def merge_all_tasks(value: dict[str, TaskNode], writes: Sequence[dict[str, TaskNode]]) -> Any:
+    """Batch reducer of :func:`merge_tasks`."""
+    return _fold(merge_tasks, value, writes)
+
+
+def merge_all_buffers(value: dict[str, Any], writes: Sequence[dict[str, Any]]) -> Any:
+    """Batch reducer of :func:`merge_buffer`."""
+    return _fold(merge_buffer, value, writes)
+
+
+def merge_all_documents(value: list[Any], writes: Sequence[list[Any]]) -> Any:
+    """Batch reducer of :func:`merge_documents`."""
+    return _fold(merge_documents, value, writes)
+
+
+# Channels checkpointed as their writes instead of being re-saved whole at every
+# step: a tree's state then grows with what happened, not with steps x size.
+TASKS_CHANNEL: DeltaChannel[Any] = DeltaChannel(merge_all_tasks)
+BUFFER_CHANNEL: DeltaChannel[Any] = DeltaChannel(merge_all_buffers)
+DOCUMENTS_CHANNEL: DeltaChannel[Any] = DeltaChannel(merge_all_documents)
+APPEND_CHANNEL: DeltaChannel[Any] = DeltaChannel(append_all)
+
+
 class InputState(TypedDict):
     """What a caller sends: the LangChain chat convention plus the request's filters."""
 
@@ -47,17 +82,17 @@ class OutputState(TypedDict):
     """The conversation, with the answer appended as an AI message."""
     answer: str | None
     """The final answer text (``None`` while a run is paused)."""
-    documents: Annotated[list[UniqueTextDocument], merge_documents]
+    documents: Annotated[list[UniqueTextDocument], DOCUMENTS_CHANNEL]
     """The deduplicated context documents the answer was built from (R2, R6)."""
-    guaranteed: Annotated[list[PromptAndContext], operator.add]
+    guaranteed: Annotated[list[PromptAndContext], APPEND_CHANNEL]
     """Guaranteed context that always reaches the answer (R5, M6)."""
-    activated: Annotated[list[str], operator.add]
+    activated: Annotated[list[str], APPEND_CHANNEL]
     """Every tool execution of the run as ``"task_no:tool_name"``, in order."""
     task: TaskInfo | None
     """The task tree, nested, as it stood when the run finished."""
-    context_buffer: Annotated[dict[str, list[PromptAndContext]], merge_buffer]
+    context_buffer: Annotated[dict[str, list[PromptAndContext]], BUFFER_CHANNEL]
     """Results keyed ``"task_no:tool_name"`` (B1, S4)."""
-    ledger: Annotated[list[LedgerEntry], operator.add]
+    ledger: Annotated[list[LedgerEntry], APPEND_CHANNEL]
     """Every decision of the run (L1)."""
     llm_calls: Annotated[int, operator.add]
     """LLM calls spent by the run (normalization, routing, extraction, answer, ...)."""
@@ -74,7 +109,7 @@ class GraphState(InputState, OutputState):
     """Key words of the question (A1)."""
     prompt_type: str | None
     """Kind of question (A1, D2)."""
-    tasks: Annotated[dict[str, TaskNode], merge_tasks]
+    tasks: Annotated[dict[str, TaskNode], TASKS_CHANNEL]
     """The task tree, flat, keyed by ``task_no``; children ids are on each node."""
     cursor: str | None
     """The task the last phase worked on."""

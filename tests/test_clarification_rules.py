@@ -33,8 +33,9 @@ class Department(ClarifiableTool[Any]):
         self.calls.append(f"execute@{ctx.task_no}")
         return ToolResult.clarification(self.name, "Which department?", ["cardiology", "surgery"])
 
-    def execute_with_clarification(self, request: Any, ctx: ToolCallContext,
-                                   reply: str) -> ToolResult:
+    def execute_with_clarification(
+        self, request: Any, ctx: ToolCallContext, reply: str
+    ) -> ToolResult:
         self.calls.append(f"reply:{reply}@{ctx.task_no}")
         if len([c for c in self.calls if c.startswith("reply")]) < self.asks:
             return ToolResult.clarification(self.name, "Which one, again?")
@@ -54,9 +55,13 @@ def test_Q1_tool_question_pauses_the_run_with_a_documented_payload():
     graph = graph_of([Department(calls)], checkpointer=InMemorySaver())
     out = _start(graph, "q1", "department_info please")
     (pending,) = out["__interrupt__"]
-    assert pending.value == {"type": "clarification", "question": "Which department?",
-                             "choices": ["cardiology", "surgery"], "tool": "department_info",
-                             "task_no": "1"}
+    assert pending.value == {
+        "type": "clarification",
+        "question": "Which department?",
+        "choices": ["cardiology", "surgery"],
+        "tool": "department_info",
+        "task_no": "1",
+    }
     state = graph.get_state(_config("q1"))
     assert state.next == ("ask_user",)
     assert state.values["tasks"]["1"].queue == ["department_info"]
@@ -85,8 +90,9 @@ def test_Q2_next_message_on_the_thread_is_the_reply():
 
 def test_Q2_rounds_are_bounded_and_end_with_a_clear_message():
     calls: list[str] = []
-    graph = graph_of([Department(calls, asks=99)], checkpointer=InMemorySaver(),
-                     max_clarification_rounds=2)
+    graph = graph_of(
+        [Department(calls, asks=99)], checkpointer=InMemorySaver(), max_clarification_rounds=2
+    )
     out = _start(graph, "lim", "department_info please")
     out = graph.invoke(Command(resume="a"), _config("lim"))
     assert "__interrupt__" in out
@@ -102,14 +108,18 @@ def test_Q4_S3_nothing_runs_twice_across_three_rounds():
 
     def decompose(task: TaskInfo) -> TaskInfo:
         if task.task_no == "1":
-            task.sub_tasks = [TaskInfo(task_no="", task_prompt=p, required_tool_names=[t])
-                              for p, t in (("a", "first"), ("b", "department_info"),
-                                           ("c", "third"))]
+            task.sub_tasks = [
+                TaskInfo(task_no="", task_prompt=p, required_tool_names=[t])
+                for p, t in (("a", "first"), ("b", "department_info"), ("c", "third"))
+            ]
         return task
 
-    tools = [ScriptedCoordinator("c", decompose, calls=coordinator_calls),
-             make_tool("first", calls=calls), Department(dept_calls, asks=2),
-             make_tool("third", calls=calls)]
+    tools = [
+        ScriptedCoordinator("c", decompose, calls=coordinator_calls),
+        make_tool("first", calls=calls),
+        Department(dept_calls, asks=2),
+        make_tool("third", calls=calls),
+    ]
     graph = graph_of(tools, checkpointer=InMemorySaver())
     _start(graph, "q4", "plan")
     assert calls == [("1.1", "first")]  # S3: the walk stopped at 1.2
@@ -130,14 +140,15 @@ def test_B3_clarifiable_consumer_gets_prior_context_again_on_the_reply():
     class Consumer(ClarifiableContextConsumerTool[Any]):
         name = "consumer"
 
-        def execute_with_prior_context(self, request: Any, ctx: ToolCallContext,
-                                       prior_context: PriorContext) -> ToolResult:
+        def execute_with_prior_context(
+            self, request: Any, ctx: ToolCallContext, prior_context: PriorContext
+        ) -> ToolResult:
             seen.append(sorted(prior_context))
             return ToolResult.clarification(self.name, "Which?")
 
         def execute_with_clarification_and_prior_context(
-                self, request: Any, ctx: ToolCallContext, reply: str,
-                prior_context: PriorContext) -> ToolResult:
+            self, request: Any, ctx: ToolCallContext, reply: str, prior_context: PriorContext
+        ) -> ToolResult:
             seen.append(sorted(prior_context))
             return ToolResult.as_answer(self.name, f"{reply} with {sorted(prior_context)}")
 
@@ -147,8 +158,10 @@ def test_B3_clarifiable_consumer_gets_prior_context_again_on_the_reply():
             task.required_tool_names = ["consumer"]
         return task
 
-    graph = graph_of([ScriptedCoordinator("c", decompose), make_tool("a"), Consumer()],
-                     checkpointer=InMemorySaver())
+    graph = graph_of(
+        [ScriptedCoordinator("c", decompose), make_tool("a"), Consumer()],
+        checkpointer=InMemorySaver(),
+    )
     _start(graph, "b3", "q")
     out = graph.invoke(Command(resume="this"), _config("b3"))
     assert seen == [["1.1:a"], ["1.1:a"]]

@@ -210,9 +210,10 @@ def test_offline_answer_in_hungarian_and_without_context():
     hu_doc = UniqueTextDocument(
         document_id="l", document_name="Látogatás", text="A látogatás 14-18 óra."
     )
-    assert "Források: Látogatás" in offline.answer(
-        AnswerRequest("Mikor van látogatás?", "hu", "", [hu_doc], [])
-    ).text
+    assert (
+        "Források: Látogatás"
+        in offline.answer(AnswerRequest("Mikor van látogatás?", "hu", "", [hu_doc], [])).text
+    )
 
 
 def test_D1_offline_gatekeeper_covers_words_and_names_missing():

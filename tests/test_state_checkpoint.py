@@ -15,6 +15,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from support import ScriptedCoordinator, ask, doc, graph_of, make_tool
 
 from toolweave import LedgerEntry, PromptAndContext, TaskInfo, ToolResult, UniqueTextDocument
+from toolweave.graph.stored_state import stored_values
 from toolweave.state import TaskNode, checkpoint_allowlist, checkpoint_serde
 
 
@@ -37,8 +38,9 @@ def _run_tree(path: Path) -> dict[str, Any]:
 def test_state_round_trips_through_sqlite_saver_with_types_intact(tmp_path: Path):
     path = tmp_path / "cp.db"
     out = _run_tree(path)
-    saver = SqliteSaver(sqlite3.connect(path, check_same_thread=False))
-    values = saver.get_tuple({"configurable": {"thread_id": "rt"}}).checkpoint["channel_values"]
+    saver = SqliteSaver(sqlite3.connect(path, check_same_thread=False), serde=checkpoint_serde())
+    values = stored_values(saver, {"configurable": {"thread_id": "rt"}})
+    assert values is not None
     assert isinstance(values["tasks"]["1.1"], TaskNode)
     assert values["tasks"]["1.1"].task == out["task"].sub_tasks[0].model_copy(
         update={"sub_tasks": []}
@@ -60,7 +62,8 @@ def test_state_types_read_back_without_unregistered_type_warnings(
     _run_tree(path)
     saver = SqliteSaver(sqlite3.connect(path, check_same_thread=False), serde=checkpoint_serde())
     with caplog.at_level(logging.WARNING):
-        values = saver.get_tuple({"configurable": {"thread_id": "rt"}}).checkpoint["channel_values"]
+        values = stored_values(saver, {"configurable": {"thread_id": "rt"}})
+    assert values is not None
     assert isinstance(values["tasks"]["1"], TaskNode)
     assert "unregistered" not in caplog.text
     allowed = {name for _, name in checkpoint_allowlist()}
@@ -73,9 +76,10 @@ def test_state_loads_in_a_fresh_process(tmp_path: Path):
     script = textwrap.dedent(f"""
         import sqlite3
         from langgraph.checkpoint.sqlite import SqliteSaver
-        from toolweave.state import TaskNode, TaskInfo
-        saver = SqliteSaver(sqlite3.connect({str(path)!r}))
-        v = saver.get_tuple({{"configurable": {{"thread_id": "rt"}}}}).checkpoint["channel_values"]
+        from toolweave.graph.stored_state import stored_values
+        from toolweave.state import TaskNode, TaskInfo, checkpoint_serde
+        saver = SqliteSaver(sqlite3.connect({str(path)!r}), serde=checkpoint_serde())
+        v = stored_values(saver, {{"configurable": {{"thread_id": "rt"}}}})
         assert isinstance(v["tasks"]["1.1"], TaskNode), type(v["tasks"]["1.1"])
         assert isinstance(v["task"], TaskInfo)
         print(v["task"].sub_tasks[0].owner_coordinator_name, v["activated"])

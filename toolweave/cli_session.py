@@ -26,6 +26,7 @@ from toolweave.cli_render import progress_line
 from toolweave.errors import InvalidRequestError, UnknownThreadError
 from toolweave.graph import Limits, build_graph
 from toolweave.graph.normalize import split_conversation
+from toolweave.graph.stored_state import stored_values
 from toolweave.llm.env import default_assistant
 from toolweave.llm.passthrough import ANSWER_TAG
 from toolweave.state.serde import checkpoint_serde
@@ -78,7 +79,7 @@ def _config(thread_id: str) -> RunnableConfig:
 
 
 def read_thread(directory: Path, thread_id: str) -> dict[str, Any]:
-    """The channel values of a stored thread's latest checkpoint, read-only.
+    """The state of a stored thread's latest checkpoint, read-only.
 
     Raises:
         UnknownThreadError: Nothing is stored under ``thread_id``.
@@ -92,14 +93,14 @@ def read_thread(directory: Path, thread_id: str) -> dict[str, Any]:
     try:
         saver = _sqlite_saver(conn)
         saver.is_setup = True  # type: ignore[attr-defined]  # read-only: no CREATE, no PRAGMA
-        found = saver.get_tuple(_config(thread_id))
+        found = stored_values(saver, _config(thread_id))
     except sqlite3.DatabaseError as exc:
         raise unknown from exc
     finally:
         conn.close()
     if found is None:
         raise unknown
-    return dict(found.checkpoint.get("channel_values") or {})
+    return found
 
 
 @dataclass

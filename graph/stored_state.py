@@ -1,0 +1,33 @@
+"""Read a thread's stored state without the graph that wrote it (``toolweave explain``).
+
+Several channels are ``DeltaChannel`` channels, stored as their
+writes rather than as whole values, so a checkpoint's ``channel_values`` alone
+is not the state. A graph over :class:`GraphState` (with no real nodes)
+reconstructs it through LangGraph's own reader.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import START, StateGraph
+
+from toolweave.state.graph_state import GraphState
+
+
+def _nothing(state: GraphState) -> dict[str, Any]:
+    return {}
+
+
+def stored_values(
+    checkpointer: BaseCheckpointSaver[Any], config: RunnableConfig
+) -> dict[str, Any] | None:
+    """The state values of the checkpoint ``config`` names, or ``None`` if none is stored."""
+    if checkpointer.get_tuple(config) is None:
+        return None
+    reader = StateGraph(GraphState)
+    reader.add_node("read", _nothing)
+    reader.add_edge(START, "read")
+    return dict(reader.compile(checkpointer=checkpointer).get_state(config).values)

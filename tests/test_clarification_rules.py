@@ -166,3 +166,28 @@ def test_B3_clarifiable_consumer_gets_prior_context_again_on_the_reply():
     out = graph.invoke(Command(resume="this"), _config("b3"))
     assert seen == [["1.1:a"], ["1.1:a"]]
     assert out["answer"] == "this with ['1.1:a']"
+
+
+def test_X1_reply_to_unknown_thread_or_nothing_pending_is_a_clear_error_and_stores_nothing():
+    import pytest
+
+    from toolweave import NothingPendingError, UnknownThreadError, pending_clarification, reply
+
+    saver = InMemorySaver()
+    calls: list[str] = []
+    graph = graph_of([Department(calls), make_tool("plain")], checkpointer=saver)
+    with pytest.raises(UnknownThreadError):
+        reply(graph, _config("nobody"), "cardiology")
+    assert saver.get_tuple(_config("nobody")) is None
+
+    graph.invoke({"messages": [HumanMessage("plain")]}, _config("done"))
+    before = saver.get_tuple(_config("done")).checkpoint["id"]
+    with pytest.raises(NothingPendingError):
+        reply(graph, _config("done"), "cardiology")
+    assert saver.get_tuple(_config("done")).checkpoint["id"] == before
+
+    _start(graph, "open", "department_info please")
+    assert pending_clarification(graph, _config("open"))["tool"] == "department_info"
+    out = reply(graph, _config("open"), {"reply": "surgery"})
+    assert out["answer"] == "surgery: 8-16h"
+    assert pending_clarification(graph, _config("open")) is None

@@ -10,11 +10,13 @@ from toolweave.coordinators import AgentCoordinator, CompletedSoFar, SubtaskDeci
 from toolweave.errors import (
     ConfigurationError,
     InvalidRequestError,
+    NothingPendingError,
     ToolweaveError,
     UnknownDomainError,
     UnknownThreadError,
 )
 from toolweave.graph import Limits, RunContext, ToolweaveGraph, build_graph, create_state_graph
+from toolweave.graph.threads import pending_clarification, reply
 from toolweave.llm.chat_model import ChatModelAssistant
 from toolweave.llm.env import default_assistant
 from toolweave.llm.errors import LlmError, LlmRequestError, LlmUnavailableError
@@ -90,6 +92,7 @@ __all__ = [
     "LlmRequestError",
     "LlmUnavailableError",
     "Normalized",
+    "NothingPendingError",
     "OfflineAssistant",
     "OutputState",
     "PriorContext",
@@ -116,5 +119,7 @@ __all__ = [
     "extract_coordinator_original",
     "extract_coordinator_task",
     "is_coordinator_requested",
+    "pending_clarification",
+    "reply",
     "tool_progress_emitter",
 ]

@@ -19,5 +19,9 @@ class UnknownThreadError(ToolweaveError, LookupError):
     """No conversation is stored under that thread id."""
 
 
+class NothingPendingError(ToolweaveError, LookupError):
+    """A reply was sent to a thread that is not waiting for one (Q2)."""
+
+
 class ConfigurationError(ToolweaveError, ValueError):
     """The graph was built with inconsistent arguments."""

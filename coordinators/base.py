@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
-from typing import Any, TypeGuard
+from typing import Any, ClassVar, TypeGuard
 
 from toolweave.state.task import PromptAndContext, TaskInfo
 from toolweave.tools.registry import AnyTool
@@ -27,6 +27,10 @@ class AgentCoordinator:
     *and* this mixin. It runs in the coordinator phase of every task it is a
     candidate for, in ascending ``priority`` (C2), at most once per task (C3).
     """
+
+    decomposes: ClassVar[bool] = True
+    """Whether it takes part in the coordinator phase; the deep-search coordinator,
+    which the ``deep_fallback`` node plans for, does not."""
 
     def decompose_into_subtasks(self, task: TaskInfo) -> TaskInfo:
         """Return ``task`` unchanged if irrelevant, else mutate and return the same instance (C1).

@@ -61,7 +61,7 @@ def make_answer(deps: Dependencies) -> Callable[..., dict[str, Any]]:
                 deps.domain.system_prompt, state["activated"], deps.registry
             ),
             documents=state["documents"],
-            guaranteed=[g.context for g in state["guaranteed"]],
+            guaranteed=list(dict.fromkeys(g.context for g in state["guaranteed"])),
             history=state["messages"][:-1][-deps.limits.history_messages :],
         )
         message = assistant_for(deps, runtime).answer(request)

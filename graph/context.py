@@ -36,7 +36,9 @@ class Limits:
     max_clarification_rounds: int = 3
     """Clarification questions in a row before the run ends with a message (Q2)."""
     deep_fallback_llm_calls: int = 12
-    """LLM calls deep fallback may spend per root task (D7)."""
+    """LLM calls deep fallback may spend per root task: gatekeeper and page reading (D7)."""
+    deep_fallback_pieces: int = 3
+    """Missing pieces the deep search looks for, at most (each costs up to two subtasks)."""
 
     def __post_init__(self) -> None:
         for name in ("max_depth", "max_tasks", "max_tools_per_task", "max_message_chars"):

@@ -1,35 +1,132 @@
-"""The ``deep_fallback`` node: one turn per message after the root task closes (D7).
+"""The ``deep_fallback`` node: the gatekeeper (D1) and the deep-search plan (D2, D3, D7).
 
-The gatekeeper and the deep-search coordinator (D1-D6) plug in here; until a
-domain configures a deep-fallback tool, the node only records that it had its turn.
+It has one turn per message, when the root task has closed without a terminal
+answer. It asks the gatekeeper whether the context suffices; if not, and the
+domain has a deep-search coordinator for the prompt type, it adds that
+coordinator's subtasks under the root and forces the coordinator on the root,
+so the walk runs the searches and then the coordinator as the consumer (B4).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from toolweave.graph.context import Dependencies, RunContext
+from toolweave.coordinators.deep_search import DeepSearchCoordinator
+from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.handover import handover
 from toolweave.graph.walk import Phase
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
-from toolweave.state.task import ROOT_TASK_NO
+from toolweave.state.task import ROOT_TASK_NO, TaskNode, TaskStatus, execution_text
+
+NO_TOOL = "no deep-fallback tool for prompt type {prompt_type!r}"
+NOT_OFFERED = "{name} did not pass the gates for this request"
+
+
+def plan_deep_search(
+    deps: Dependencies,
+    state: GraphState,
+    coordinator: DeepSearchCoordinator,
+    missing: tuple[str, ...],
+) -> tuple[dict[str, TaskNode], list[LedgerEntry]]:
+    """The new subtasks of the root (numbered, owned, contextualised) and the root, reopened."""
+    tasks = state["tasks"]
+    root = tasks[ROOT_TASK_NO]
+    planned = coordinator.plan_subtasks(root.task, missing)
+    room = deps.limits.max_tasks - len(tasks)
+    context = execution_text(root.task)
+    nodes: dict[str, TaskNode] = {}
+    entries: list[LedgerEntry] = []
+    for index, sub in enumerate(planned, start=len(root.children) + 1):
+        task_no = f"{ROOT_TASK_NO}.{index}"
+        if len(nodes) >= room:
+            entries.append(
+                LedgerEntry(
+                    kind=LedgerKind.SUBTASK_REFUSED,
+                    task_no=task_no,
+                    verdict="refused",
+                    reason="count limit",
+                )
+            )
+            continue
+        info = sub.model_copy(
+            update={
+                "task_no": task_no,
+                "owner_coordinator_name": coordinator.name,
+                "prompt_context": context,
+                "applied_coordinator_names": list(root.task.applied_coordinator_names),
+                "sub_tasks": [],
+            }
+        )
+        nodes[task_no] = TaskNode(task=info, parent=ROOT_TASK_NO, depth=1)
+    reopened = root.task.model_copy(update={"required_tool_names": [coordinator.name]})
+    nodes[ROOT_TASK_NO] = root.model_copy(
+        update={
+            "task": reopened,
+            "children": [*root.children, *[no for no in nodes if no != ROOT_TASK_NO]],
+            "status": TaskStatus.COORDINATED,
+            "queue": [],
+        }
+    )
+    return nodes, entries
 
 
 def make_deep_fallback(deps: Dependencies) -> Callable[..., Command[Phase]]:
     """Build the ``deep_fallback`` node over ``deps``."""
 
     def deep_fallback(state: GraphState, runtime: Runtime[RunContext]) -> Command[Phase]:
-        """Consult the domain's deep-fallback tool for the prompt type (D2)."""
-        tool = deps.domain.deep_fallback_tool(state.get("prompt_type"))
-        reason = "no deep-fallback tool for this prompt type" if tool is None else tool.name
-        entry = LedgerEntry(
-            kind=LedgerKind.DEEP_FALLBACK, task_no=ROOT_TASK_NO, verdict="not run", reason=reason
+        """Judge the context (D1); when it falls short, plan the deep search (D3)."""
+        update: dict[str, Any] = {"deep_fallback_done": True, "cursor": ROOT_TASK_NO}
+        prompt_type = state.get("prompt_type")
+        tool = deps.domain.deep_fallback_tool(prompt_type)
+        if not isinstance(tool, DeepSearchCoordinator) or tool.name not in state["offered"]:
+            reason = (
+                NO_TOOL.format(prompt_type=prompt_type)
+                if tool is None
+                else NOT_OFFERED.format(name=tool.name)
+            )
+            update["ledger"] = [_entry("not run", reason)]
+            return handover(state, update)
+        verdict = assistant_for(deps, runtime).judge_context(
+            state["question"], state["documents"], [g.context for g in state["guaranteed"]]
         )
-        update = {"deep_fallback_done": True, "cursor": ROOT_TASK_NO, "ledger": [entry]}
+        update.update(llm_calls=1, deep_fallback_calls=1)
+        missing = verdict.missing[: deps.limits.deep_fallback_pieces]
+        gate = LedgerEntry(
+            kind=LedgerKind.GATEKEEPER,
+            task_no=ROOT_TASK_NO,
+            verdict="sufficient" if verdict.sufficient else "insufficient",
+            reason="; ".join(missing),
+        )
+        runtime.stream_writer(
+            {"type": "gatekeeper", "sufficient": verdict.sufficient, "missing": list(missing)}
+        )
+        if verdict.sufficient or not missing:
+            update["ledger"] = [gate]
+            return handover(state, update)
+        nodes, refused = plan_deep_search(deps, state, tool, missing)
+        planned = {no: node.task.task_prompt for no, node in nodes.items() if no != ROOT_TASK_NO}
+        plan = _entry("planned", f"{len(planned)} subtask(s) by {tool.name}")
+        update.update(
+            tasks=nodes,
+            deep_fallback_owner=tool.name,
+            ledger=[
+                gate,
+                plan.model_copy(update={"tool": tool.name, "details": planned}),
+                *refused,
+            ],
+        )
+        runtime.stream_writer({"type": "deep_fallback", "subtasks": planned})
         return handover(state, update)
 
     return deep_fallback
+
+
+def _entry(verdict: str, reason: str) -> LedgerEntry:
+    return LedgerEntry(
+        kind=LedgerKind.DEEP_FALLBACK, task_no=ROOT_TASK_NO, verdict=verdict, reason=reason
+    )

@@ -17,6 +17,7 @@ from toolweave.graph.clarify import CLARIFICATION_LIMIT, call_tool
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.handover import handover
 from toolweave.graph.walk import Phase, next_step
+from toolweave.llm.budget import LlmBudget
 from toolweave.llm.passthrough import stream_message
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.graph_state import GraphState
@@ -49,6 +50,7 @@ class Outcome:
     streamed: AIMessage | None = None
     ledger: list[LedgerEntry] = field(default_factory=list)
     llm_calls: int = 0
+    deep_calls: int = 0
     request: dict[str, Any] | None = None
 
 
@@ -108,6 +110,8 @@ def make_execute(deps: Dependencies) -> Callable[..., Command[Phase]]:
         outcome = _run(deps, state, runtime, node, name, text)
         update: dict[str, Any] = {"cursor": node.task_no, "ledger": outcome.ledger}
         update["llm_calls"] = outcome.llm_calls
+        if outcome.deep_calls:
+            update["deep_fallback_calls"] = outcome.deep_calls
         if state.get("clarification") is not None:
             update["clarification"] = None
         result = outcome.result
@@ -157,6 +161,7 @@ def _run(
         return streamed[-1].text
 
     progress = ProgressEmitter(name, runtime.stream_writer, task_no=node.task_no)
+    budget = _budget(deps, state, runtime, node)
     ctx = ToolCallContext(
         task=node.task,
         text=text,
@@ -166,6 +171,7 @@ def _run(
         user_data=state.get("user_data"),
         progress=progress,
         stream_answer=stream_answer,
+        llm=budget,
     )
     pending = state.get("clarification")
     reply = pending.reply if pending is not None and pending.tool == name else None
@@ -174,11 +180,15 @@ def _run(
     except GraphBubbleUp:
         raise
     except Exception as exc:  # R7: a failing tool is "no result"; the run goes on
+        outcome.llm_calls += budget.spent
+        outcome.deep_calls = budget.spent if budget.limit is not None else 0
         logger.warning("tool %s raised on task %s", name, node.task_no, exc_info=True)
         progress("ERROR", type(exc).__name__)
         reason = TOOL_RAISED.format(error=type(exc).__name__)
         outcome.ledger.append(_entry(node, name, LedgerKind.TOOL_ERROR, "failed", reason))
         return outcome
+    outcome.llm_calls += budget.spent
+    outcome.deep_calls = budget.spent if budget.limit is not None else 0
     if streamed:
         joined = "".join(message.text for message in streamed)
         outcome.streamed = AIMessage(content=joined, id=streamed[0].id)
@@ -189,6 +199,18 @@ def _run(
     reason = "" if reply is None else "continued with the user's reply"
     outcome.ledger.append(_entry(node, name, kind, verdict, reason))
     return outcome
+
+
+def _budget(
+    deps: Dependencies, state: GraphState, runtime: Runtime[RunContext], node: TaskNode
+) -> LlmBudget:
+    """The model calls the tool may spend: capped on deep-fallback subtasks (D7), else free."""
+    owner = state.get("deep_fallback_owner")
+    limit = None
+    if owner is not None and node.task.owner_coordinator_name == owner:
+        spent = state.get("deep_fallback_calls") or 0
+        limit = max(0, deps.limits.deep_fallback_llm_calls - spent)
+    return LlmBudget(assistant_for(deps, runtime), limit=limit, user_lang=state["user_lang"])
 
 
 def _request(tool: AnyTool, extracted: dict[str, Any] | None) -> BaseModel:

@@ -27,10 +27,12 @@ TOO_LONG = "the message is {length} characters long; the limit is {limit}"
 
 
 PER_MESSAGE_RESETS: tuple[tuple[str, Any], ...] = (
-    ("context_buffer", {}),
-    ("documents", []),
-    ("guaranteed", []),
-    ("activated", []),
+    ("context_buffer", Overwrite({})),
+    ("documents", Overwrite([])),
+    ("guaranteed", Overwrite([])),
+    ("activated", Overwrite([])),
+    ("deep_fallback_calls", Overwrite(0)),
+    ("deep_fallback_owner", None),
     ("answer", None),
     ("terminal", None),
     ("answer_id", None),
@@ -38,7 +40,8 @@ PER_MESSAGE_RESETS: tuple[tuple[str, Any], ...] = (
     ("clarification", None),
     ("clarification_rounds", 0),
 )
-"""State a new message starts without: the keys and their empty values."""
+"""State a new message starts without: the keys and their empty values (``Overwrite``
+for channels with a reducer)."""
 
 
 def split_conversation(
@@ -100,7 +103,8 @@ def make_normalize(deps: Dependencies) -> Callable[..., Command[Phase]]:
     """Build the ``normalize`` node over ``deps``."""
     tools = domain_tools(deps)
     coordinators = sorted(
-        (tool for tool in tools if isinstance(tool, AgentCoordinator)), key=lambda t: t.priority
+        (tool for tool in tools if isinstance(tool, AgentCoordinator) and tool.decomposes),
+        key=lambda t: t.priority,
     )
 
     def normalize(state: GraphState, runtime: Runtime[RunContext]) -> Command[Phase]:
@@ -143,7 +147,7 @@ def make_normalize(deps: Dependencies) -> Callable[..., Command[Phase]]:
         # (a new thread has none, and every channel written costs checkpoint work)
         for key, empty in PER_MESSAGE_RESETS:
             if state.get(key):
-                update[key] = Overwrite(empty) if isinstance(empty, list | dict) else empty
+                update[key] = empty
         return handover(state, update)
 
     return normalize

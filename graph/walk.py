@@ -40,7 +40,7 @@ NEXT_PHASES: dict[str, tuple[Phase, ...]] = {
     "decide_conditional": ("coordinate", "decide_conditional", "route"),
     "route": ("execute", *_AFTER_TASK_CLOSED),
     "execute": ("execute", "ask_user", *_AFTER_TASK_CLOSED),
-    "deep_fallback": ("answer", "coordinate", "route"),
+    "deep_fallback": ("answer", "coordinate", "decide_conditional", "route"),
 }
 """Where each node can hand over: the edges Studio draws (the walk decides among them)."""
 

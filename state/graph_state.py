@@ -96,6 +96,8 @@ class OutputState(TypedDict):
     """Every decision of the run (L1)."""
     llm_calls: Annotated[int, operator.add]
     """LLM calls spent by the run (normalization, routing, extraction, answer, ...)."""
+    deep_fallback_calls: Annotated[int, operator.add]
+    """Of those, the calls deep fallback spent: gatekeeper and page reading (D7 cap)."""
 
 
 class GraphState(InputState, OutputState):
@@ -125,5 +127,7 @@ class GraphState(InputState, OutputState):
     """Deep fallback had its one turn for this message (D7)."""
     clarification: Clarification | None
     """The open clarification question, or the reply waiting for its tool (Q1, Q2)."""
+    deep_fallback_owner: str | None
+    """The deep-search coordinator whose subtasks draw on the deep-fallback cap (D7)."""
     clarification_rounds: int
     """Clarification questions asked for this message so far (Q2 limit)."""

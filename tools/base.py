@@ -5,13 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, ClassVar, Final, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, TypeVar
 
 from pydantic import BaseModel
 
 from toolweave.state.results import ToolResult
 from toolweave.state.task import PromptAndContext, TaskInfo
 from toolweave.tools.progress import ProgressEmitter
+
+if TYPE_CHECKING:
+    from toolweave.llm.budget import LlmBudget
 
 
 class Systems(Enum):
@@ -65,6 +68,8 @@ class ToolCallContext:
     """Null-safe progress emitter (P1-P3)."""
     stream_answer: AnswerStreamer = _no_stream
     """Streams a finished answer to the client; return ``as_answered`` after it (R4)."""
+    llm: LlmBudget | None = None
+    """The run's model for tools that read text with it (search tools), counted and capped (D7)."""
 
     @property
     def task_no(self) -> str:

@@ -41,6 +41,8 @@ NormalizeFn = Callable[[str, Sequence[BaseMessage]], "Normalized | str"]
 RouteFn = Callable[[str, Sequence[AnyTool]], Iterable[str]]
 ExtractFn = Callable[[str, AnyTool], ExtractedRequest]
 JudgeFn = Callable[[str, Sequence[UniqueTextDocument], Sequence[str]], "bool | ContextVerdict"]
+ReadFn = Callable[[str, str], str | None]
+"""``read(question, passage)`` → the passage's answer or ``None`` (D3)."""
 AnswerFn = Callable[[AnswerRequest], str]
 
 
@@ -59,6 +61,8 @@ class FunctionAssistant(LlmAssistant):
     - ``route(task_text, tools)`` returns the names of the tools to activate;
       default: none. Tools without a routing question never run (T5).
     - ``extract(task_text, tool)`` returns the request dict or ``None``; default ``None``.
+    - ``read(question, passage)`` answers from one page for the search tools, or
+      returns ``None``; default ``None``.
     - ``judge(question, documents, guaranteed)`` returns a bool or a
       ``ContextVerdict``; default: the context suffices.
     - ``answer(request)`` returns the answer text, streamed like an LLM's;
@@ -84,6 +88,7 @@ class FunctionAssistant(LlmAssistant):
         extract: ExtractFn | None = None,
         judge: JudgeFn | None = None,
         answer: AnswerFn | None = None,
+        read: ReadFn | None = None,
         label: str = "function assistant",
     ) -> None:
         """Store the step functions; see the class docstring for their defaults."""
@@ -92,6 +97,7 @@ class FunctionAssistant(LlmAssistant):
         self._extract = extract
         self._judge = judge
         self._answer = answer or context_answer
+        self._read = read
         self.label = label
 
     def normalize(
@@ -147,6 +153,10 @@ class FunctionAssistant(LlmAssistant):
         """``{tool.name: extract(user_prompt, tool)}``; default ``None``."""
         extracted = self._extract(user_prompt, tool) if self._extract is not None else None
         return {tool.name: extracted}
+
+    def read_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
+        """``read(question, passage)``; default ``None`` (the passage does not answer)."""
+        return None if self._read is None else self._read(question, passage)
 
     def judge_context(
         self,

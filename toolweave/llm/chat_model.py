@@ -24,6 +24,7 @@ from toolweave.llm.port import (
 from toolweave.llm.replies import (
     GatekeeperReply,
     NormalizedReply,
+    PassageReply,
     offered_tools,
     routing_schema,
     tools_block,
@@ -252,6 +253,21 @@ class ChatModelAssistant(LlmAssistant):
         return ContextVerdict(
             sufficient=False, missing=tuple(m.strip() for m in reply.missing if m.strip())
         )
+
+    def read_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
+        """One structured call: the answer the passage gives, or ``None`` (D3, D5)."""
+        system = prompts.read_passage_system(
+            language=prompts.language_name(user_lang), passage=passage
+        )
+        reply = structured_call(
+            self.model,
+            PassageReply,
+            [SystemMessage(content=system), HumanMessage(content=question)],
+            policy=self.policy,
+            what="read_passage",
+        )
+        answer = None if reply is None else (reply.answer or "").strip()
+        return answer or None
 
     def answer(self, request: AnswerRequest) -> AIMessage:
         """One chat-model call, tagged :data:`ANSWER_TAG`; LangGraph streams its tokens (A7).

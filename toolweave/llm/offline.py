@@ -283,6 +283,19 @@ class OfflineAssistant(LlmAssistant):
         best = sorted(relevant, key=lambda s: (-s[0], -s[1], s[2]))[: self.max_sentences]
         return [(doc, sentence) for *_, doc, sentence in sorted(best, key=lambda s: s[2])]
 
+    def read_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
+        """The passage's sentences holding at least half the question's words, or ``None``."""
+        wanted = [w for w in content_words(question) if w not in GREETINGS]
+        if not wanted:
+            return None
+        picked = []
+        for sentence in _SENTENCE.split(passage.strip()):
+            have = content_words(sentence)
+            hits = sum(any(matches(w, h) for h in have) for w in wanted)
+            if hits and hits * 2 >= len(wanted):
+                picked.append(sentence.strip())
+        return " ".join(picked[: self.max_sentences]) or None
+
     def judge_context(
         self,
         question: str,

@@ -148,6 +148,13 @@ class LlmAssistant(ABC):
         """The context gatekeeper (D1); the default says the context suffices."""
         return ContextVerdict(sufficient=True)
 
+    def read_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
+        """Answer ``question`` from ``passage`` alone, or ``None`` if it does not say (D3, D5).
+
+        The per-page reading of the search tools. The default cannot read.
+        """
+        return None
+
     @abstractmethod
     def answer(self, request: AnswerRequest) -> AIMessage:
         """Generate the final answer, streaming its tokens through a LangChain chat model.

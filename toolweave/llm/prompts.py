@@ -75,6 +75,14 @@ short standalone question in the user's language.
 Context:
 {context}"""
 
+READ_PASSAGE_PROMPT = """\
+Answer the user's question from the passage below alone, in {language}.
+If the passage does not answer it, return answer=null. Quote facts exactly
+(times, numbers, names); do not add anything the passage does not say.
+
+Passage:
+{passage}"""
+
 _LANGUAGES = {
     "hu": "Hungarian",
     "en": "English",
@@ -132,12 +140,18 @@ def gatekeeper_system(*, context: str) -> str:
     return GATEKEEPER_PROMPT.format(context=context or NO_CONTEXT)
 
 
+def read_passage_system(*, language: str, passage: str) -> str:
+    """The per-page reading prompt of the search tools (D3, D5)."""
+    return READ_PASSAGE_PROMPT.format(language=language, passage=passage or NO_CONTEXT)
+
+
 __all__ = [
     "ANSWER_PROMPT",
     "EXTRACTION_SYSTEM_PROMPT",
     "FUSED_ROUTING_PROMPT",
     "GATEKEEPER_PROMPT",
     "NORMALIZE_PROMPT",
+    "READ_PASSAGE_PROMPT",
     "ROUTING_PROMPT",
     "answer_system",
     "fill_extraction_prompt",
@@ -145,5 +159,6 @@ __all__ = [
     "gatekeeper_system",
     "language_name",
     "normalize_system",
+    "read_passage_system",
     "routing_system",
 ]

@@ -32,6 +32,12 @@ class ToolVerdict(BaseModel):
     run: bool = Field(description="True when the routing question's condition holds.")
 
 
+class PassageReply(BaseModel):
+    """What the per-page reading call returns (D3)."""
+
+    answer: str | None = Field(description="The answer from the passage, or null if it has none.")
+
+
 class GatekeeperReply(BaseModel):
     """What the context gatekeeper returns (D1)."""
 

@@ -1,0 +1,94 @@
+"""The deep-search coordinator (D2-D7): targeted searches for what the context lacks.
+
+The ``deep_fallback`` node asks the gatekeeper (D1) and, when the context does
+not suffice, asks this coordinator to plan subtasks of the root for each
+missing piece: a neighbor-page search (cheap, D6) and a conditional full search
+that runs only when the neighbor search found nothing (K3). After they close,
+the coordinator runs on the root as a context consumer (B4) and hands their
+answers back as guaranteed context (R5, M6).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from toolweave.coordinators.base import AgentCoordinator, CompletedSoFar, SubtaskDecision
+from toolweave.state.marker import extract_coordinator_task
+from toolweave.state.results import ToolResult
+from toolweave.state.task import TaskInfo
+from toolweave.tools.base import EmptyRequest, PriorContext, ToolCallContext
+from toolweave.tools.consumers import ContextConsumerTool
+
+
+class DeepSearchCoordinator(ContextConsumerTool[EmptyRequest], AgentCoordinator):
+    """Configure one per domain: ``Domain(deep_fallback=lambda prompt_type: coordinator)``.
+
+    Subclass it (or instantiate it with the names) and set :attr:`search_tool` to
+    the domain's ``ContextSearchTool`` and, optionally, :attr:`neighbor_search_tool`
+    to its ``NeighborPageSearchTool``.
+    """
+
+    name: ClassVar[str] = "deep_search"
+    executable_instruction: ClassVar[str | None] = None
+    decomposes: ClassVar[bool] = False
+    search_tool: ClassVar[str] = "context_search"
+    """The full search, forced on the conditional subtask of every missing piece (D3)."""
+    neighbor_search_tool: ClassVar[str | None] = "neighbor_search"
+    """The neighbor-page search, forced first (D6); ``None`` to go straight to the full search."""
+
+    def plan_subtasks(self, root: TaskInfo, missing: Sequence[str]) -> list[TaskInfo]:
+        """D3: per missing piece, a neighbor search and a conditional full search."""
+        subtasks: list[TaskInfo] = []
+        for piece in missing:
+            if self.neighbor_search_tool is not None:
+                subtasks.append(
+                    TaskInfo(
+                        task_no="",
+                        task_prompt=piece,
+                        required_tool_names=[self.neighbor_search_tool],
+                    )
+                )
+            subtasks.append(
+                TaskInfo(
+                    task_no="",
+                    task_prompt=piece,
+                    required_tool_names=[self.search_tool],
+                    conditional=self.neighbor_search_tool is not None,
+                )
+            )
+        return subtasks
+
+    def decide_conditional_subtask(
+        self, parent_task: TaskInfo, next_subtask: TaskInfo, completed_so_far: CompletedSoFar
+    ) -> SubtaskDecision:
+        """K3: skip the full search when the neighbor search already answered the same piece."""
+        for key, entries in completed_so_far.items():
+            if not key.endswith(f":{self.neighbor_search_tool}"):
+                continue
+            for entry in entries:
+                if (
+                    extract_coordinator_task(entry.prompt) == next_subtask.task_prompt
+                    and entry.context.strip()
+                ):
+                    return SubtaskDecision.SKIP
+        return SubtaskDecision.RUN
+
+    def execute_with_prior_context(
+        self, request: EmptyRequest, ctx: ToolCallContext, prior_context: PriorContext
+    ) -> ToolResult | None:
+        """B4: the answers of its subtasks, as guaranteed context for the final answer (R5)."""
+        tools = {self.search_tool, self.neighbor_search_tool}
+        answers: list[str] = []
+        for key, entries in prior_context.items():
+            if key.rpartition(":")[2] not in tools:
+                continue
+            answers += [entry.context.strip() for entry in entries if entry.context.strip()]
+        if not answers:
+            return None
+        return ToolResult.as_guaranteed_context(self.name, "\n".join(dict.fromkeys(answers)))
+
+
+def is_deep_search(tool: Any) -> bool:
+    """Whether ``tool`` is a :class:`DeepSearchCoordinator`."""
+    return isinstance(tool, DeepSearchCoordinator)

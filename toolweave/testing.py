@@ -14,7 +14,7 @@ import json
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
@@ -26,7 +26,6 @@ from pydantic import ConfigDict, Field, PrivateAttr
 
 from toolweave.llm.passthrough import split_for_streaming, stream_message
 from toolweave.llm.port import (
-    Activation,
     AnswerRequest,
     ContextVerdict,
     ExtractedRequest,
@@ -80,6 +79,8 @@ class FunctionAssistant(LlmAssistant):
         'Hi'
     """
 
+    local_extraction: ClassVar[bool] = True
+
     def __init__(
         self,
         *,
@@ -122,30 +123,6 @@ class FunctionAssistant(LlmAssistant):
             )
             for tool in tools
         ]
-
-    def route_and_extract(
-        self,
-        task_prompt: str,
-        execution_text: str,
-        tools: Sequence[AnyTool],
-        *,
-        extraction_prompt: str,
-    ) -> Activation:
-        """``route`` on the task prompt, then ``extract`` for the routed tools: one call.
-
-        Counted as one model call, like the fused call of a real model, so that
-        ``llm_calls`` in tests matches production.
-        """
-        verdicts = tuple(self.route(task_prompt, tools))
-        routed = {v.tool for v in verdicts if v.run}
-        requests = {
-            tool.name: self.generate_tool_request(execution_text, extraction_prompt, None, tool)[
-                tool.name
-            ]
-            for tool in tools
-            if tool.name in routed and tool.request_model.model_fields
-        }
-        return Activation(verdicts=verdicts, requests=requests, llm_calls=1)
 
     def generate_tool_request(
         self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import ClassVar
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
@@ -26,7 +27,6 @@ from toolweave.llm.lexical import (
 from toolweave.llm.offline_extract import extract_request
 from toolweave.llm.passthrough import stream_message
 from toolweave.llm.port import (
-    Activation,
     AnswerRequest,
     ContextVerdict,
     ExtractedRequest,
@@ -136,6 +136,8 @@ class OfflineAssistant(LlmAssistant):
         'hu'
     """
 
+    local_extraction: ClassVar[bool] = True
+
     def __init__(
         self,
         *,
@@ -220,24 +222,6 @@ class OfflineAssistant(LlmAssistant):
             )
             verdicts.append(RoutingVerdict(tool.name, run, reason))
         return verdicts
-
-    def route_and_extract(
-        self,
-        task_prompt: str,
-        execution_text: str,
-        tools: Sequence[AnyTool],
-        *,
-        extraction_prompt: str,
-    ) -> Activation:
-        """Routing and extraction in one pass, counted as one call like a fused model call."""
-        verdicts = tuple(self.route(task_prompt, tools))
-        routed = {v.tool for v in verdicts if v.run}
-        requests = {
-            tool.name: extract_request(execution_text, tool.request_model)
-            for tool in tools
-            if tool.name in routed and tool.request_model.model_fields
-        }
-        return Activation(verdicts=verdicts, requests=requests, llm_calls=1)
 
     def _hits(self, query: Sequence[str], tool: AnyTool) -> list[str]:
         vocabulary = self._vocabulary(tool)

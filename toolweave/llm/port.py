@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.messages import AIMessage, BaseMessage
 
@@ -91,6 +91,9 @@ class LlmAssistant(ABC):
 
     label: str = "LLM"
     """What answers, in words for people (the CLI prints it)."""
+    local_extraction: ClassVar[bool] = False
+    """True when extraction costs no model call of its own (the offline model, test
+    doubles): an activation then counts as one call, like a fused model call."""
 
     @abstractmethod
     def normalize(
@@ -123,8 +126,8 @@ class LlmAssistant(ABC):
         """Route, then extract the routed tools' requests.
 
         The default spends one routing call plus one extraction per routed tool
-        that has fields; implementations that can fuse both into one structured
-        call override it (the benchmark's 3-call target).
+        that has fields (none with :attr:`local_extraction`); implementations that
+        can fuse both into one structured call override it (the 3-call target).
         """
         verdicts = tuple(self.route(task_prompt, tools))
         by_name = {tool.name: tool for tool in tools}
@@ -136,7 +139,7 @@ class LlmAssistant(ABC):
                 continue
             extracted = self.generate_tool_request(execution_text, extraction_prompt, None, tool)
             requests[name] = extracted.get(name)
-            calls += 1
+            calls += 0 if self.local_extraction else 1
         return Activation(verdicts=verdicts, requests=requests, llm_calls=calls)
 
     def judge_context(

@@ -10,7 +10,7 @@ question, and ``execute`` hands it to the same tool's clarification method.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import HumanMessage
@@ -77,6 +77,18 @@ def reply_text(value: Any) -> str:
     return value.strip()
 
 
+def resolve_choice(reply: str, choices: Sequence[str]) -> str:
+    """A reply that is the number of an offered choice ("2", "2.") becomes that choice.
+
+    So the tool, the conversation history and later follow-ups (A1) see what the
+    user picked, not a bare number.
+    """
+    number = reply.strip().rstrip(".)")
+    if number.isdigit() and 1 <= int(number) <= len(choices):
+        return choices[int(number) - 1]
+    return reply
+
+
 def make_ask_user(deps: Dependencies) -> Callable[..., Command[Phase]]:
     """Build the ``ask_user`` node: pause with the open question (Q1)."""
 
@@ -84,7 +96,7 @@ def make_ask_user(deps: Dependencies) -> Callable[..., Command[Phase]]:
         """Interrupt with the question; on resume, store the reply on it (Q2)."""
         pending = state["clarification"]
         assert pending is not None
-        text = reply_text(interrupt(pending.payload()))
+        text = resolve_choice(reply_text(interrupt(pending.payload())), pending.choices)
         entry = LedgerEntry(
             kind=LedgerKind.CLARIFICATION,
             task_no=pending.task_no,
@@ -110,6 +122,7 @@ def make_take_reply(deps: Dependencies) -> Callable[..., Command[Phase]]:
         pending = state["clarification"]
         assert pending is not None
         text, _ = split_conversation(state["messages"], deps.limits)
+        text = resolve_choice(text, pending.choices)
         entry = LedgerEntry(
             kind=LedgerKind.CLARIFICATION,
             task_no=pending.task_no,

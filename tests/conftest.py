@@ -1,11 +1,24 @@
-"""Shared fixtures (kept minimal)."""
+"""Shared fixtures: the scripted OpenAI server and one ``langgraph dev`` server per session."""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAI
+
+ROOT = Path(__file__).resolve().parents[1]
+STARTUP_TIMEOUT = 90.0
 
 
 @pytest.fixture
@@ -13,3 +26,91 @@ def fake_openai() -> Iterator[FakeOpenAI]:
     """A scripted OpenAI-compatible server on 127.0.0.1 (see ``tests/fake_openai.py``)."""
     with FakeOpenAI() as server:
         yield server
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _langgraph_cli() -> str:
+    beside = Path(sys.executable).with_name("langgraph")
+    found = str(beside) if beside.exists() else shutil.which("langgraph")
+    if found is None:
+        pytest.fail("the langgraph CLI is not installed (pip install 'langgraph-cli[inmem]')")
+    return found
+
+
+def _server_env() -> dict[str, str]:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("OPENAI_", "LANGSMITH_", "LANGCHAIN_"))
+    }
+    env.update(LANGGRAPH_CLI_NO_ANALYTICS="1", LANGSMITH_TRACING="false", PYTHONUNBUFFERED="1")
+    return env
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is not None:
+        return
+    for sig, wait in ((signal.SIGTERM, 15), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _tail(path: Path, lines: int = 40) -> str:
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+def _wait_until_up(proc: subprocess.Popen[bytes], url: str, log_path: Path) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while True:
+        if proc.poll() is not None:
+            pytest.fail(f"langgraph dev exited with {proc.returncode}:\n{_tail(log_path)}")
+        try:
+            with urllib.request.urlopen(f"{url}/ok", timeout=2) as reply:
+                if json.load(reply).get("ok"):
+                    return
+        except (OSError, ValueError):
+            pass
+        if time.monotonic() > deadline:
+            pytest.fail(f"langgraph dev not up after {STARTUP_TIMEOUT}s:\n{_tail(log_path)}")
+        time.sleep(0.5)
+
+
+@pytest.fixture(scope="session")
+def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``langgraph dev`` on a free loopback port with no OpenAI key (the offline model answers).
+
+    Started once per test session for every module that asks for it, and
+    always stopped (the whole process group).
+    """
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    log_path = tmp_path_factory.mktemp("langgraph_dev") / "server.log"
+    command = [_langgraph_cli(), "dev", "--no-browser", "--no-reload"]
+    command += ["--port", str(port), "--host", "127.0.0.1"]
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=_server_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            _wait_until_up(proc, url, log_path)
+            yield url
+        finally:
+            _stop(proc)

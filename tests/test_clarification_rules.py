@@ -191,3 +191,16 @@ def test_X1_reply_to_unknown_thread_or_nothing_pending_is_a_clear_error_and_stor
     out = reply(graph, _config("open"), {"reply": "surgery"})
     assert out["answer"] == "surgery: 8-16h"
     assert pending_clarification(graph, _config("open")) is None
+
+
+def test_Q2_a_numbered_reply_becomes_the_offered_choice():
+    calls: list[str] = []
+    graph = graph_of([Department(calls)], checkpointer=InMemorySaver())
+    _start(graph, "num", "department_info please")
+    out = graph.invoke(Command(resume="2"), _config("num"))
+    assert calls[-1] == "reply:surgery@1"
+    assert out["messages"][-2].content == "surgery"  # the history says what was picked
+    _start(graph, "num2", "department_info please")
+    out = graph.invoke({"messages": [HumanMessage("1.")]}, _config("num2"))
+    assert calls[-1] == "reply:cardiology@1"
+    assert out["answer"] == "cardiology: 8-16h"

@@ -461,3 +461,61 @@ def test_T3_system_filter_reaches_the_gates_and_explain_shows_the_refusal(capsys
     refusal = next(line for line in out.splitlines() if line.startswith("  department_info: "))
     assert "refused: system" in refusal
     assert "radiology" in refusal
+
+
+# --- Q2: clarification rounds of the korhaz domain from the command line ---------------------
+
+DEPARTMENT_QUESTION_HU = (
+    "Melyik osztály? Írja be az osztály nevét vagy a sorszámát. (Belgyógyászat / Kardiológia / "
+    "Neurológia / Sebészet / Szülészet-nőgyógyászat / Gyermekgyógyászat / Radiológia / "
+    "Sürgősségi Betegellátó Osztály / Bőrgyógyászat / Központi Laboratórium)"
+)
+CARDIOLOGY_HOURS_HU = "A Kardiológia rendelési ideje: hétfő-csütörtök 9:00-13:00."
+CARDIOLOGY_HOURS_EN = "Consultation hours of Cardiology: Monday-Thursday 9:00-13:00."
+
+
+def test_Q2_chat_shows_the_department_question_takes_the_reply_and_continues(capsys, monkeypatch):
+    script = "Mikor van rendelés?\nkardiológia\nexit\n"
+    monkeypatch.setattr(sys, "stdin", io.StringIO(script))
+    code, out, err = run(capsys, "chat", "--thread", "t-dept")
+    assert code == 0, err
+    lines = out.splitlines()
+    asked = next(i for i, line in enumerate(lines) if line.endswith(DEPARTMENT_QUESTION_HU))
+    assert lines[asked + 1] == "(reply on the same thread to continue)"
+    answered = next(i for i, line in enumerate(lines) if CARDIOLOGY_HOURS_HU in line)
+    assert answered > asked
+    assert lines.count("Sources:") == 1  # only the answered turn lists sources
+    assert "Sources:" in lines[answered:]
+    code, out, _ = run(capsys, "explain", "t-dept")
+    assert code == 0
+    assert "clarification department_info: asked" in out
+    assert "clarification department_info: replied" in out
+
+
+def test_Q2_ask_thread_continues_a_paused_department_question(capsys):
+    code, out, err = run(capsys, "ask", "--thread", "t-ask", "When are consultation hours?")
+    assert code == 0, err
+    assert "Which department? Type its name or its number in the list. (Internal Medicine / " in out
+    assert "(reply on the same thread to continue)" in out
+    assert "Sources:" not in out
+    code, out, err = run(capsys, "ask", "--thread", "t-ask", "--json", "surgeon")
+    assert code == 0, err
+    payload = json.loads(out)
+    assert payload["pending_question"] is None
+    assert (
+        "Consultation hours of Surgery: Tuesday 10:00-14:00, Thursday 10:00-14:00."
+        in (payload["answer"])
+    )
+    assert payload["activated"] == ["1:department_info", "1:korhaz_search"]
+
+
+def test_Q2_ask_thread_reply_naming_no_department_asks_again_then_answers(capsys):
+    run(capsys, "ask", "--thread", "t-again", "--json", "When are consultation hours?")
+    code, out, _ = run(capsys, "ask", "--thread", "t-again", "--json", "dentistry")
+    assert code == 0
+    pending = json.loads(out)["pending_question"]
+    assert pending.startswith("Which department? I found no department called “dentistry”.")
+    code, out, _ = run(capsys, "ask", "--thread", "t-again", "2")
+    assert code == 0
+    assert CARDIOLOGY_HOURS_EN in out
+    assert "Sources:" in out.splitlines()

@@ -132,9 +132,32 @@ def test_request_model_lists_known_departments_and_normalises_values():
     assert DepartmentInfoRequest(topic="nonsense", day="someday").topic is None
 
 
-def test_R1_department_info_returns_none_without_a_department():
-    assert run_department("Hol lehet parkolni a kórháznál?") is None
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Hol lehet parkolni a kórháznál?",
+        "Where can I park?",
+        "What is the wifi password?",
+        "Where is the pharmacy and when is it open?",
+        "Mi a telefonszám?",
+        "Hol rendel dr. Kovács Anna?",
+        "When are Dr. Ilona Fehér's office hours?",
+    ],
+)
+def test_R1_department_info_returns_none_when_the_question_is_not_about_a_department(question):
+    # Asking "which department?" (Q1) is only for department topics; these go to RAG.
+    lang = "en" if question.isascii() else "hu"
+    assert run_department(question, lang) is None
+
+
+def test_R1_department_info_returns_none_for_a_named_unknown_department():
     assert run_department("Mikor van rendelés a fogászaton?", department="fogászat") is None
+
+
+def test_Q1_department_info_asks_instead_of_r1_when_hours_are_asked_without_a_department():
+    result = run_department("Mikor van rendelés?")
+    assert result is not None
+    assert result.mode is ResultMode.CLARIFICATION
 
 
 def test_P1_department_info_emits_fetching_data():

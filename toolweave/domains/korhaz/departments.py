@@ -41,6 +41,12 @@ _TOPIC_WORDS: dict[Topic, tuple[str, ...]] = {
     "location": ("hol", "where", "emelet", "floor", "epulet", "building", "merre", "locat"),
     "head": ("vezet", "foorvos", "head", "chief", "director"),
 }
+_ASKING_WORDS = ("rendel", "consult", "latogat", "visit")
+"""Words that ask for consultation or visiting hours, which only a department has."""
+_DEPARTMENT_WORDS = ("osztaly", "department", "ward", "foorvos", "physician")
+"""Words that make a phone, location or head question one about a department."""
+_PERSON_WORDS = ("dr", "doktor", "doktorno", "doctor")
+"""Words that make a question one about a doctor, not a department (``doctor_finder``)."""
 _DAY_HU = ("hétfő", "kedd", "szerda", "csütörtök", "péntek", "szombat", "vasárnap")
 _DAY_HU_ON = ("hétfőn", "kedden", "szerdán", "csütörtökön", "pénteken", "szombaton", "vasárnap")
 
@@ -149,6 +155,36 @@ def infer_topics(text: str) -> set[Topic]:
         for topic, keys in _TOPIC_WORDS.items()
         if any(_word_matches(word, key) for word in text_words for key in keys)
     }
+
+
+def asks_department_topic(text: str) -> bool:
+    """Whether ``text`` asks for something only a department has, without a doctor's name.
+
+    Consultation and visiting hours always count; a phone number, location or
+    head physician counts when the text also speaks of a department or ward
+    (``"Mi az osztály telefonszáma?"``), so "Where can I park?" does not.
+    """
+    text_words = [fold(w) for w in words(text)]
+    if any(word in _PERSON_WORDS for word in text_words):
+        return False
+
+    def has(keys: tuple[str, ...]) -> bool:
+        return any(_word_matches(word, key) for word in text_words for key in keys)
+
+    return has(_ASKING_WORDS) or (has(_DEPARTMENT_WORDS) and bool(infer_topics(text)))
+
+
+def pick_departments(reply: str, choices: tuple[Department, ...]) -> list[Department]:
+    """The departments a clarification reply picks: a choice number or (inflected) names.
+
+    ``"2"`` (or ``"2."``) is the second of ``choices``; otherwise every department
+    the reply names, in either language. Empty when the reply picks none.
+    """
+    number = reply.strip().rstrip(".)")
+    if number.isdigit():
+        index = int(number) - 1
+        return [choices[index]] if 0 <= index < len(choices) else []
+    return resolve_departments(reply)
 
 
 def _article(name: str) -> str:

@@ -95,3 +95,54 @@ for a doctor in the directory the conditional full-text search is skipped, for a
 doctor only the documents mention (a visiting specialist, the patient rights
 representative) it runs.
 """
+
+
+class ClarificationExample(NamedTuple):
+    """A question that makes a tool ask (Q1), the user's reply, and the finished answer (Q2)."""
+
+    question: str
+    reply: str
+    expected_substrings: tuple[str, ...]
+    expected_tools: tuple[str, ...]
+    asked_by: str
+    """The ``"task_no:tool_name"`` that asks the question."""
+
+
+CLARIFICATION_EXAMPLES: list[ClarificationExample] = [
+    ClarificationExample(
+        "Mikor van rendelés?",
+        "kardiológia",
+        ("Kardiológia rendelési ideje", "9:00-13:00"),
+        ("1:department_info", "1:korhaz_search"),
+        "1:department_info",
+    ),
+    ClarificationExample(
+        "When are consultation hours?",
+        "2",
+        ("Consultation hours of Cardiology", "9:00-13:00"),
+        ("1:department_info", "1:korhaz_search"),
+        "1:department_info",
+    ),
+    ClarificationExample(
+        "Can I take ibuprofen with my blood thinner?",
+        "warfarin (Marfarin)",
+        ("major interaction", "ibuprofen and warfarin"),
+        ("1.1:substance_lookup", "1.2:substance_lookup", "1:drug_interaction"),
+        "1.2:substance_lookup",
+    ),
+    ClarificationExample(
+        "Szedhetek Enapot és Verospiront együtt?",
+        "2",
+        ("enalapril + hidroklorotiazid és spironolakton: súlyos kölcsönhatás",),
+        ("1.1:substance_lookup", "1.2:substance_lookup", "1:drug_interaction"),
+        "1.1:substance_lookup",
+    ),
+]
+"""Questions that pause for a clarification round; the reply finishes the answer.
+
+``department_info`` asks which department when none is named, offering the
+known ones as choices (a number picks one); ``substance_lookup`` asks which
+medicine an ambiguous name means inside a ``drug_interaction`` subtask, and the
+parent continues after the reply (B4, S3). ``expected_tools`` holds the exact
+``activated`` order once the reply is in.
+"""

@@ -1,4 +1,9 @@
-"""The korhaz tools: ``department_info`` (seed 000 §3.6, expanded) and ``emergency_numbers``."""
+"""The korhaz tools: ``department_info`` (seed 000 §3.6, expanded) and ``emergency_numbers``.
+
+``department_info`` is a clarifiable tool (Q1): asked for consultation hours
+with no department named, it asks which department, offering the known ones as
+choices, and finishes the answer from the reply (Q2).
+"""
 
 from __future__ import annotations
 
@@ -7,18 +12,22 @@ from pydantic import BaseModel, Field, field_validator
 from toolweave.domains.korhaz.corpus import DOMAIN_NAME, emergency_data
 from toolweave.domains.korhaz.departments import (
     TOPICS,
+    Department,
     Topic,
     Weekday,
+    asks_department_topic,
     department_sentences,
     departments,
     infer_topics,
     known_department_names,
     parse_weekday,
+    pick_departments,
     resolve_departments,
 )
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.results import ToolResult
 from toolweave.tools.base import ChatbotTool, EmptyRequest, ToolCallContext
+from toolweave.tools.consumers import ClarifiableTool
 from toolweave.tools.search.text import fold
 
 _TOPIC_ALIASES: dict[str, Topic] = {
@@ -35,6 +44,16 @@ _TOPIC_ALIASES: dict[str, Topic] = {
     "head": "head",
     "vezet": "head",
     "foorvos": "head",
+}
+_QUESTION = {
+    "hu": "Melyik osztály? Írja be az osztály nevét vagy a sorszámát.",
+    "en": "Which department? Type its name or its number in the list.",
+}
+_NOT_FOUND = {
+    "hu": "Melyik osztály? Ilyen osztályt nem találtam: „{reply}”. "
+    "Írja be az osztály nevét vagy a sorszámát.",
+    "en": "Which department? I found no department called “{reply}”. "
+    "Type its name or its number in the list.",
 }
 _MATCHED_SCORE = 1.0
 _OTHER_SCORE = 0.6
@@ -79,12 +98,17 @@ class DepartmentInfoRequest(BaseModel):
         return value if value is None else parse_weekday(value)
 
 
-class DepartmentInfoTool(ChatbotTool[DepartmentInfoRequest]):
+class DepartmentInfoTool(ClarifiableTool[DepartmentInfoRequest]):
     """Consultation and visiting hours, phone, location and head of a hospital department.
 
-    The data come from the bundled ``data/departments.json``. Returns ``None``
-    (R1) when the request names no known department, so the domain's RAG
-    retrieval answers instead.
+    The data come from the bundled ``data/departments.json``. When the question
+    asks for a department's hours (or a department's phone, location or head)
+    but names no department, the tool asks which one, with the known
+    departments as choices (Q1); the reply (a name in either language, an
+    inflected name, or a choice number) finishes the answer (Q2), and a reply
+    naming no known department asks again. Returns ``None`` (R1) when the
+    question is not about a department, or names one the registry does not
+    know, so the domain's RAG retrieval answers instead.
     """
 
     name = "department_info"
@@ -98,8 +122,9 @@ class DepartmentInfoTool(ChatbotTool[DepartmentInfoRequest]):
         "question does not say. Az osztály nevét a kérdésben szereplő alakban add meg."
     )
     executable_instruction = (
-        "department_info: true when the user asks about a specific hospital department: "
-        "its consultation or visiting hours, phone number, location or head physician. "
+        "department_info: true when the user asks about a hospital department: "
+        "its consultation or visiting hours, phone number, location or head physician, "
+        "also when no department is named (the tool then asks which one). "
         "Kórházi osztály rendelési ideje, látogatási ideje, telefonszáma, helye, főorvosa."
     )
     description = (
@@ -113,14 +138,38 @@ class DepartmentInfoTool(ChatbotTool[DepartmentInfoRequest]):
     )
 
     def execute(self, request: DepartmentInfoRequest, ctx: ToolCallContext) -> ToolResult | None:
-        """Look the department up; its facts as context (R2), or ``None`` if none is named (R1)."""
+        """The department's facts as context (R2); ask which one (Q1); or ``None`` (R1)."""
         ctx.progress("FETCHING_DATA")
         question = ctx.task.task_prompt or ctx.text
-        named = resolve_departments(request.department) if request.department else []
+        if request.department:
+            named = resolve_departments(request.department) or resolve_departments(question)
+            return self._answer(named, request, ctx) if named else None
+        named = resolve_departments(question)
+        if named:
+            return self._answer(named, request, ctx)
+        if asks_department_topic(question):
+            return self._ask(_QUESTION, ctx.user_lang)
+        return None
+
+    def execute_with_clarification(
+        self, request: DepartmentInfoRequest, ctx: ToolCallContext, reply: str
+    ) -> ToolResult | None:
+        """Answer for the department(s) the reply picks, or ask again when it picks none (Q2)."""
+        ctx.progress("FETCHING_DATA")
+        named = pick_departments(reply, departments())
         if not named:
-            named = resolve_departments(question)
-        if not named:
-            return None
+            return self._ask(_NOT_FOUND, ctx.user_lang, reply=reply.strip())
+        return self._answer(named, request, ctx)
+
+    def _ask(self, texts: dict[str, str], lang: str, reply: str = "") -> ToolResult:
+        question = texts.get(lang, texts["en"]).format(reply=reply)
+        choices = [dept.name(lang) for dept in departments()]
+        return ToolResult.clarification(self.name, question, choices)
+
+    def _answer(
+        self, named: list[Department], request: DepartmentInfoRequest, ctx: ToolCallContext
+    ) -> ToolResult:
+        question = ctx.task.task_prompt or ctx.text
         day = request.day or parse_weekday(question)
         topics: set[Topic] = {request.topic} if request.topic else infer_topics(question)
         if day is not None:

@@ -7,7 +7,9 @@ ever put in the graph state, so none of it is checkpointed.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from langgraph.runtime import Runtime
 
@@ -71,6 +73,20 @@ class RunContext:
 
     assistant: LlmAssistant | None = None
     """Use another model for this run (e.g. a cheaper one, or a test double)."""
+    user_data: Mapping[str, Any] | None = None
+    """User data for the gates and tools that is never checkpointed (X4); wins over the
+    input's ``user_data``, which is stored with the thread like all input."""
+
+
+def user_data_for(
+    state: Mapping[str, Any], runtime: Runtime[RunContext] | None
+) -> Mapping[str, Any] | None:
+    """The run's user data: the runtime context's when given, else the input's (T4, X4)."""
+    context = None if runtime is None else runtime.context
+    if context is not None and context.user_data is not None:
+        return context.user_data
+    data: Mapping[str, Any] | None = state.get("user_data")
+    return data
 
 
 def assistant_for(deps: Dependencies, runtime: Runtime[RunContext] | None) -> LlmAssistant:

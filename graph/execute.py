@@ -14,7 +14,7 @@ from langgraph.types import Command
 from pydantic import BaseModel, ValidationError
 
 from toolweave.graph.clarify import CLARIFICATION_LIMIT, call_tool
-from toolweave.graph.context import Dependencies, RunContext, assistant_for
+from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
 from toolweave.graph.handover import handover
 from toolweave.graph.walk import Phase, next_step
 from toolweave.llm.budget import LlmBudget
@@ -168,7 +168,7 @@ def _run(
         systems=tuple(state.get("systems") or ()),
         user_lang=state["user_lang"],
         important_words=tuple(state["important_words"]),
-        user_data=state.get("user_data"),
+        user_data=user_data_for(state, runtime),
         progress=progress,
         stream_answer=stream_answer,
         llm=budget,

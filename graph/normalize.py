@@ -11,7 +11,13 @@ from langgraph.types import Command, Overwrite
 
 from toolweave.coordinators.base import AgentCoordinator
 from toolweave.errors import InvalidRequestError
-from toolweave.graph.context import Dependencies, Limits, RunContext, assistant_for
+from toolweave.graph.context import (
+    Dependencies,
+    Limits,
+    RunContext,
+    assistant_for,
+    user_data_for,
+)
 from toolweave.graph.handover import handover
 from toolweave.graph.walk import Phase
 from toolweave.state.graph_state import GraphState
@@ -113,7 +119,7 @@ def make_normalize(deps: Dependencies) -> Callable[..., Command[Phase]]:
         assistant = assistant_for(deps, runtime)
         norm = assistant.normalize(question, history, default_lang=deps.domain.default_language)
         offered, refusals = offer_tools(
-            deps, tools, state.get("systems") or [], state.get("user_data")
+            deps, tools, state.get("systems") or [], user_data_for(state, runtime)
         )
         allowed = set(offered)
         root = TaskNode(

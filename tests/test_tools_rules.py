@@ -141,3 +141,32 @@ def test_T11_one_tool_instance_serves_concurrent_runs_independently():
     )
     assert [o["answer"] for o in outs] == [f"answer for {q}" for q in questions]
     assert not [k for k in vars(tool) if not k.startswith("_")]
+
+
+def test_X4_user_data_given_through_the_run_context_never_reaches_the_checkpoint():
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from toolweave import RunContext
+    from toolweave.testing import FunctionAssistant
+
+    seen: list[Any] = []
+
+    def result(name: str, ctx: ToolCallContext) -> ToolResult:
+        seen.append(ctx.user_data)
+        return ToolResult.as_answer(name, "ok")
+
+    saver = InMemorySaver()
+    tool = make_tool("vip", result=result, eligible=lambda data: bool(data and data["token"]))
+    graph = graph_of(
+        [tool], assistant=FunctionAssistant(route=lambda t, ts: ["vip"]), checkpointer=saver
+    )
+    config = {"configurable": {"thread_id": "secret"}}
+    graph.invoke(
+        {"messages": [("human", "q")]},
+        config,
+        context=RunContext(user_data={"token": "s3cr3t-token"}),
+    )
+    assert seen == [{"token": "s3cr3t-token"}]
+    stored = [repr(c.checkpoint) + repr(c.pending_writes) for c in saver.list(config)]
+    assert stored
+    assert not any("s3cr3t-token" in blob for blob in stored)

@@ -56,18 +56,24 @@ def merge_all_documents(value: list[Any], writes: Sequence[list[Any]]) -> Any:
     return _fold(merge_documents, value, writes)
 
 
+def add_all_messages(value: list[AnyMessage], writes: Sequence[Any]) -> Any:
+    """Batch reducer of LangChain's ``add_messages`` (ids dedupe and replace as usual)."""
+    return _fold(add_messages, value, writes)
+
+
 # Channels checkpointed as their writes instead of being re-saved whole at every
 # step: a tree's state then grows with what happened, not with steps x size.
 TASKS_CHANNEL: DeltaChannel[Any] = DeltaChannel(merge_all_tasks)
 BUFFER_CHANNEL: DeltaChannel[Any] = DeltaChannel(merge_all_buffers)
 DOCUMENTS_CHANNEL: DeltaChannel[Any] = DeltaChannel(merge_all_documents)
 APPEND_CHANNEL: DeltaChannel[Any] = DeltaChannel(append_all)
+MESSAGES_CHANNEL: DeltaChannel[Any] = DeltaChannel(add_all_messages)
 
 
 class InputState(TypedDict):
     """What a caller sends: the LangChain chat convention plus the request's filters."""
 
-    messages: Annotated[list[AnyMessage], add_messages]
+    messages: Annotated[list[AnyMessage], MESSAGES_CHANNEL]
     """The conversation; the last human message is the question (A1)."""
     systems: NotRequired[list[str]]
     """The request's system filter (T3); empty or absent means no filter."""
@@ -78,7 +84,7 @@ class InputState(TypedDict):
 class OutputState(TypedDict):
     """What a run returns."""
 
-    messages: Annotated[list[AnyMessage], add_messages]
+    messages: Annotated[list[AnyMessage], MESSAGES_CHANNEL]
     """The conversation, with the answer appended as an AI message."""
     answer: str | None
     """The final answer text (``None`` while a run is paused)."""

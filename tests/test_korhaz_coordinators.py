@@ -238,7 +238,14 @@ def test_Q2_S3_ambiguous_first_name_stops_before_the_second_and_next_message_rep
     out = graph.invoke({"messages": [HumanMessage("2")]}, _config("enap"))
     assert out["activated"] == LOOKUPS
     assert "enalapril + hidroklorotiazid és spironolakton: súlyos kölcsönhatás" in out["answer"]
-    assert calls == ["decompose@1", "lookup@1.1", "reply:2@1.1", "lookup@1.2", "interaction@1"]
+    # the numbered reply reaches the tool as the choice it names
+    assert calls == [
+        "decompose@1",
+        "lookup@1.1",
+        "reply:enalapril + hidroklorotiazid (Enap-HL)@1.1",
+        "lookup@1.2",
+        "interaction@1",
+    ]
 
 
 def test_Q2_a_reply_that_picks_nothing_asks_again():

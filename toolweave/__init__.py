@@ -9,6 +9,7 @@ subtask trees; one LangGraph ``StateGraph`` runs it all. Start with
 from toolweave.coordinators import AgentCoordinator, CompletedSoFar, SubtaskDecision
 from toolweave.errors import (
     ConfigurationError,
+    DatabaseUnavailableError,
     InvalidRequestError,
     NothingPendingError,
     ToolweaveError,
@@ -29,6 +30,7 @@ from toolweave.llm.port import (
     Normalized,
     RoutingVerdict,
 )
+from toolweave.persistence import open_async_checkpointer, open_checkpointer
 from toolweave.state import (
     AGENT_COORDINATOR_MARKER,
     Clarification,
@@ -79,6 +81,7 @@ __all__ = [
     "ConfigurationError",
     "ContextConsumerTool",
     "ContextVerdict",
+    "DatabaseUnavailableError",
     "Domain",
     "EmptyRequest",
     "GraphState",
@@ -119,6 +122,8 @@ __all__ = [
     "extract_coordinator_original",
     "extract_coordinator_task",
     "is_coordinator_requested",
+    "open_async_checkpointer",
+    "open_checkpointer",
     "pending_clarification",
     "reply",
     "tool_progress_emitter",

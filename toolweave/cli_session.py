@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -18,7 +19,6 @@ from typing import Any, TextIO
 from langchain_core.messages import AIMessageChunk, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
@@ -29,6 +29,7 @@ from toolweave.graph.normalize import split_conversation
 from toolweave.graph.stored_state import stored_values
 from toolweave.llm.env import default_assistant
 from toolweave.llm.passthrough import ANSWER_TAG
+from toolweave.persistence import open_checkpointer
 from toolweave.state.serde import checkpoint_serde
 from toolweave.tools.domain import Domain
 from toolweave.tools.registry import AnyTool
@@ -78,6 +79,11 @@ def _config(thread_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": thread_id}}
 
 
+def database_url() -> str | None:
+    """``TOOLWEAVE_DATABASE_URL``: a database shared by several processes, or ``None``."""
+    return os.environ.get("TOOLWEAVE_DATABASE_URL", "").strip() or None
+
+
 def read_thread(directory: Path, thread_id: str) -> dict[str, Any]:
     """The state of a stored thread's latest checkpoint, read-only.
 
@@ -85,6 +91,13 @@ def read_thread(directory: Path, thread_id: str) -> dict[str, Any]:
         UnknownThreadError: Nothing is stored under ``thread_id``.
     """
     thread_id = validate_thread_id(thread_id)
+    url = database_url()
+    if url:
+        with open_checkpointer(url, env={}) as shared:
+            stored = stored_values(shared, _config(thread_id))
+        if stored is None:
+            raise UnknownThreadError(f"no conversation is stored under thread {thread_id!r}")
+        return stored
     path = directory / DB_NAME
     unknown = UnknownThreadError(f"no conversation is stored under thread {thread_id!r} ({path})")
     if not path.is_file():
@@ -141,17 +154,19 @@ class Session:
             data_dir: Where the SQLite thread store lives; ``None`` keeps threads in memory.
         """
         self.assistant = default_assistant()
-        self._conn: sqlite3.Connection | None = None
-        checkpointer: BaseCheckpointSaver[Any]
-        if data_dir is None:
-            checkpointer = InMemorySaver()
-        else:
-            data_dir.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(data_dir / DB_NAME, check_same_thread=False)
-            checkpointer = _sqlite_saver(self._conn)
-        self.graph = build_graph(
-            domain, tools, assistant=self.assistant, checkpointer=checkpointer, name=domain.name
-        )
+        self._closer = ExitStack()
+        # a one-off question stays in memory (no environment lookup); a thread store is
+        # TOOLWEAVE_DATABASE_URL when set (Postgres shared by several processes), else the
+        # SQLite file under the data directory (toolweave.persistence)
+        target = None if data_dir is None else database_url() or data_dir / DB_NAME
+        checkpointer = self._closer.enter_context(open_checkpointer(target, env={}))
+        try:
+            self.graph = build_graph(
+                domain, tools, assistant=self.assistant, checkpointer=checkpointer, name=domain.name
+            )
+        except BaseException:
+            self._closer.close()
+            raise
 
     def __enter__(self) -> Session:
         return self
@@ -162,9 +177,7 @@ class Session:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        self._closer.close()
 
     def turn(
         self,

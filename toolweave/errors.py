@@ -23,5 +23,9 @@ class NothingPendingError(ToolweaveError, LookupError):
     """A reply was sent to a thread that is not waiting for one (Q2)."""
 
 
+class DatabaseUnavailableError(ToolweaveError, ConnectionError):
+    """The configured checkpoint database cannot be reached."""
+
+
 class ConfigurationError(ToolweaveError, ValueError):
     """The graph was built with inconsistent arguments."""

@@ -1,0 +1,297 @@
+"""Checkpointers for durable threads: in memory, SQLite or PostgreSQL, chosen at one edge (Q3).
+
+:func:`open_checkpointer` turns a target into a ready checkpointer and closes
+what it opened on exit::
+
+    with open_checkpointer("postgresql://app:secret@db:5432/toolweave") as saver:
+        graph = build_graph(domain, tools, checkpointer=saver)
+
+Targets, the explicit argument first, else ``TOOLWEAVE_DATABASE_URL``:
+
+- nothing → :class:`~langgraph.checkpoint.memory.InMemorySaver` (library use);
+- ``postgresql://...`` (or ``postgres://``) → ``PostgresSaver`` over a
+  ``psycopg_pool.ConnectionPool`` (``autocommit``, ``prepare_threshold=0``,
+  ``dict_row``), tables created by ``setup()``; several processes share threads;
+- a path, or ``sqlite:///relative.db`` / ``sqlite:////absolute.db`` →
+  ``SqliteSaver`` in WAL mode, usable from several threads.
+
+Every saver gets :func:`~toolweave.state.serde.checkpoint_serde`. Passwords
+never appear in messages: see :func:`mask_url`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+
+from toolweave.errors import ConfigurationError, DatabaseUnavailableError
+from toolweave.state.serde import checkpoint_serde
+
+logger = logging.getLogger(__name__)
+
+DATABASE_URL_ENV = "TOOLWEAVE_DATABASE_URL"
+"""Environment variable naming the checkpoint database when no target is passed."""
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+SQLITE_PREFIX = "sqlite:///"
+POOL_MAX_SIZE = 10
+"""Connections a process may hold at once (one per concurrently running thread)."""
+CONNECT_TIMEOUT_S = 10.0
+SQLITE_BUSY_TIMEOUT_S = 30.0
+CONNECTION_KWARGS: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0}
+"""What ``PostgresSaver`` requires of every connection (plus ``row_factory=dict_row``)."""
+
+UNKNOWN_SCHEME = (
+    "unknown checkpoint database {url}: use postgresql://user:password@host:port/db, "
+    "sqlite:///path/to/file.db, or a file path"
+)
+EMPTY_TARGET = "the checkpoint database target is empty"
+UNREACHABLE = "cannot connect to the checkpoint database {url}: {error}"
+
+
+Kind = Literal["memory", "sqlite", "postgres"]
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where checkpoints go, resolved from an argument or the environment."""
+
+    kind: Kind
+    location: str = ""
+    """The Postgres URL or the SQLite path (empty for memory)."""
+
+    def describe(self) -> str:
+        """A printable name of the target, with any password masked."""
+        if self.kind == "memory":
+            return "memory"
+        return mask_url(self.location) if self.kind == "postgres" else f"sqlite:{self.location}"
+
+
+def mask_url(url: str) -> str:
+    """``url`` with its password (in the user part or a ``password=`` query) replaced by ``***``.
+
+    Args:
+        url: A database URL; text that is not a URL comes back unchanged.
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparsable database URL>"
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, host = netloc.rsplit("@", 1)
+        if ":" in userinfo:
+            netloc = f"{userinfo.split(':', 1)[0]}:***@{host}"
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        query = urlencode([(k, "***" if k.lower() == "password" else v) for k, v in pairs])
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def resolve_target(
+    target: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] = os.environ
+) -> Target:
+    """Decide where checkpoints go: ``target`` if given, else ``TOOLWEAVE_DATABASE_URL``.
+
+    Raises:
+        ConfigurationError: The target is empty or has an unknown URL scheme.
+    """
+    if target is None:
+        target = env.get(DATABASE_URL_ENV, "").strip() or None
+        if target is None:
+            return Target("memory")
+    if isinstance(target, os.PathLike):
+        return Target("sqlite", os.fspath(target))
+    text = target.strip()
+    if not text:
+        raise ConfigurationError(EMPTY_TARGET)
+    if text.startswith(SQLITE_PREFIX):
+        return Target("sqlite", text[len(SQLITE_PREFIX) :])
+    scheme, sep, _ = text.partition("://")
+    if not sep:
+        return Target("sqlite", text)
+    if scheme.lower() in POSTGRES_SCHEMES:
+        return Target("postgres", text)
+    raise ConfigurationError(UNKNOWN_SCHEME.format(url=mask_url(text)))
+
+
+def _sqlite_path(location: str) -> str:
+    """The SQLite file to open, its folder created (``:memory:`` stays as is)."""
+    if location == ":memory:":
+        return location
+    path = Path(location).expanduser()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return str(path)
+
+
+def _sqlite_connection(location: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(
+        _sqlite_path(location), check_same_thread=False, timeout=SQLITE_BUSY_TIMEOUT_S
+    )
+    conn.execute("PRAGMA journal_mode=WAL")  # readers do not block the writer
+    return conn
+
+
+def _unreachable(target: Target, error: BaseException) -> DatabaseUnavailableError:
+    text = str(error).strip() or type(error).__name__
+    password = urlsplit(target.location).password
+    if password:
+        text = text.replace(password, "***")
+    return DatabaseUnavailableError(UNREACHABLE.format(url=target.describe(), error=text))
+
+
+def _seconds(timeout: float) -> int:
+    """The ``connect_timeout`` libpq takes: whole seconds, at least 2 (it treats 1 as 2)."""
+    return max(2, round(timeout))
+
+
+def _pool_kwargs() -> dict[str, Any]:
+    from psycopg.rows import dict_row
+
+    return {**CONNECTION_KWARGS, "row_factory": dict_row}
+
+
+@contextmanager
+def open_checkpointer(
+    target: str | os.PathLike[str] | None = None,
+    *,
+    env: Mapping[str, str] = os.environ,
+    connect_timeout: float = CONNECT_TIMEOUT_S,
+) -> Iterator[BaseCheckpointSaver[Any]]:
+    """A checkpointer for ``target`` (see the module docs), closed on exit.
+
+    Args:
+        target: A ``postgresql://`` URL, a ``sqlite:///`` URL or path, or ``None``
+            for ``TOOLWEAVE_DATABASE_URL`` (unset: in memory).
+        env: The environment read when ``target`` is ``None``; read once, here.
+        connect_timeout: Seconds to wait for the first Postgres connection.
+
+    Yields:
+        A ready ``BaseCheckpointSaver`` with toolweave's serializer.
+
+    Raises:
+        ConfigurationError: Unknown URL scheme or empty target.
+        DatabaseUnavailableError: The Postgres server cannot be reached.
+    """
+    resolved = resolve_target(target, env=env)
+    logger.debug("checkpoints in %s", resolved.describe())
+    if resolved.kind == "memory":
+        yield InMemorySaver(serde=checkpoint_serde())
+    elif resolved.kind == "sqlite":
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        conn = _sqlite_connection(resolved.location)
+        try:
+            saver = SqliteSaver(conn, serde=checkpoint_serde())
+            saver.setup()
+            yield saver
+        finally:
+            conn.close()
+    else:
+        with _postgres_saver(resolved, connect_timeout) as pg_saver:
+            yield pg_saver
+
+
+@contextmanager
+def _postgres_saver(target: Target, timeout: float) -> Iterator[BaseCheckpointSaver[Any]]:
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg_pool import ConnectionPool, PoolTimeout
+
+    pool: ConnectionPool[Any] = ConnectionPool(
+        target.location,
+        kwargs=_pool_kwargs(),
+        min_size=1,
+        max_size=POOL_MAX_SIZE,
+        open=False,
+        check=ConnectionPool.check_connection,
+        name="toolweave-checkpoints",
+    )
+    try:
+        # one plain connection first: a refused login fails here with the server's reason,
+        # not as a pool timeout after retrying in the background
+        psycopg.Connection.connect(target.location, connect_timeout=_seconds(timeout)).close()
+        pool.open(wait=True, timeout=timeout)
+        saver = PostgresSaver(pool, serde=checkpoint_serde())
+        saver.setup()  # idempotent: creates or migrates the tables
+    except (PoolTimeout, psycopg.Error) as exc:
+        pool.close()
+        raise _unreachable(target, exc) from None
+    try:
+        yield saver
+    finally:
+        pool.close()
+
+
+@asynccontextmanager
+async def open_async_checkpointer(
+    target: str | os.PathLike[str] | None = None,
+    *,
+    env: Mapping[str, str] = os.environ,
+    connect_timeout: float = CONNECT_TIMEOUT_S,
+) -> AsyncIterator[BaseCheckpointSaver[Any]]:
+    """The asyncio twin of :func:`open_checkpointer`, for ``ainvoke``/``astream``.
+
+    Yields ``InMemorySaver``, ``AsyncSqliteSaver`` or ``AsyncPostgresSaver`` (over
+    a ``psycopg_pool.AsyncConnectionPool``), with the same targets and errors.
+    """
+    resolved = resolve_target(target, env=env)
+    logger.debug("checkpoints in %s (async)", resolved.describe())
+    if resolved.kind == "memory":
+        yield InMemorySaver(serde=checkpoint_serde())
+    elif resolved.kind == "sqlite":
+        import aiosqlite
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        location = _sqlite_path(resolved.location)
+        async with aiosqlite.connect(location, timeout=SQLITE_BUSY_TIMEOUT_S) as conn:
+            saver = AsyncSqliteSaver(conn, serde=checkpoint_serde())
+            await saver.setup()
+            yield saver
+    else:
+        async with _async_postgres_saver(resolved, connect_timeout) as pg_saver:
+            yield pg_saver
+
+
+@asynccontextmanager
+async def _async_postgres_saver(
+    target: Target, timeout: float
+) -> AsyncIterator[BaseCheckpointSaver[Any]]:
+    import psycopg
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+    pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+        target.location,
+        kwargs=_pool_kwargs(),
+        min_size=1,
+        max_size=POOL_MAX_SIZE,
+        open=False,
+        check=AsyncConnectionPool.check_connection,
+        name="toolweave-checkpoints-async",
+    )
+    try:
+        probe = await psycopg.AsyncConnection.connect(
+            target.location, connect_timeout=_seconds(timeout)
+        )
+        await probe.close()
+        await pool.open(wait=True, timeout=timeout)
+        saver = AsyncPostgresSaver(pool, serde=checkpoint_serde())
+        await saver.setup()
+    except (PoolTimeout, psycopg.Error) as exc:
+        await pool.close()
+        raise _unreachable(target, exc) from None
+    try:
+        yield saver
+    finally:
+        await pool.close()

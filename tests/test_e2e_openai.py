@@ -59,6 +59,7 @@ def test_e2e_real_chatopenai_structured_calls_and_streamed_answer(
             "prompt_type": "factual",
         },
         _activation_reply(tools),
+        {"sufficient": True, "missing": []},  # the gatekeeper (D1): no deep search
         "Cardiology consultation hours are on weekdays [1].",
     )
     graph = build_graph(korhaz_domain(), tools, assistant=assistant)
@@ -77,10 +78,10 @@ def test_e2e_real_chatopenai_structured_calls_and_streamed_answer(
     assert "".join(tokens) == final["answer"]
     assert len(tokens) > 3
     assert final["activated"] == ["1:department_info", "1:korhaz_search"]
-    assert final["llm_calls"] == 3
+    assert final["llm_calls"] == 4
 
-    normalize, activation, answer = fake_openai.requests
-    for structured in (normalize, activation):
+    normalize, activation, gatekeeper, answer = fake_openai.requests
+    for structured in (normalize, activation, gatekeeper):
         assert structured["response_format"]["type"] == "json_schema"
         assert structured["response_format"]["json_schema"]["strict"] is True
     schema = activation["response_format"]["json_schema"]["schema"]

@@ -21,4 +21,8 @@ def test_example_question_answered_offline(graph, example):  # type: ignore[no-u
         assert expected in out["answer"], out["answer"]
     ran = {key.rpartition(":")[2] for key in out["activated"]}
     assert set(example.expected_tools) <= ran
-    assert out["llm_calls"] <= 3
+    # normalize, route, the gatekeeper (D1) and the answer: the context suffices, no deep search
+    assert out["llm_calls"] <= 4
+    assert not ran & {"korhaz_deep_search", "korhaz_neighbor_search", "korhaz_context_search"}
+    gate = [e.verdict for e in out["ledger"] if e.kind == "gatekeeper"]
+    assert gate in ([], ["sufficient"])

@@ -62,8 +62,13 @@ def test_domain_and_tools_fit_together(tools):
         "substance_lookup",
         "doctor_finder",
         "doctor_directory",
+        "korhaz_deep_search",
+        "korhaz_neighbor_search",
+        "korhaz_context_search",
     }
     assert all(t.domain == "korhaz" for t in tools.values())
+    assert domain.deep_fallback_tool("factual") is not None
+    assert domain.deep_fallback_tool("smalltalk") is None  # D2
     assert tools["korhaz_search"].executable_instruction is None  # never routed (A5)
     for name in ("department_info", "emergency_numbers"):
         assert tools[name].executable_instruction.startswith(f"{name}:")  # T5

@@ -25,6 +25,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, NoReturn, TextIO
 
+from toolweave import cli_ingest
 from toolweave import cli_render as render
 from toolweave.cli_session import Session, data_dir, read_thread, validate_message
 from toolweave.domains import available_domains, load_domain
@@ -79,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
         "explain", parents=[store], help="why each tool did or did not run on a thread"
     )
     explain.add_argument("thread", metavar="THREAD", help="the thread id")
+    cli_ingest.add_parser(commands, parents=[store])
     return parser
 
 
@@ -197,6 +199,7 @@ COMMANDS = {
     "tools": cmd_tools,
     "domains": cmd_domains,
     "explain": cmd_explain,
+    "ingest": cli_ingest.cmd_ingest,
 }
 
 

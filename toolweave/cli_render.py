@@ -57,6 +57,16 @@ def progress_line(event: Any) -> str | None:
         decision = event.get("decision")
         verb = "skipped" if decision == "skip" else "runs"
         return f"{BULLET} {task} {verb} (conditional)"
+    if kind == "gatekeeper":
+        missing = list(event.get("missing") or [])
+        verdict = "context sufficient" if event.get("sufficient") else "context insufficient"
+        return f"{BULLET} {task} gatekeeper: {verdict}" + (
+            f"; missing: {'; '.join(missing)}" if missing else ""
+        )
+    if kind == "deep_fallback":
+        planned = dict(event.get("subtasks") or {})
+        steps = ", ".join(f"{no} {prompt!r}" for no, prompt in planned.items())
+        return f"{BULLET} {task} deep search planned: {steps or 'nothing'}"
     return f"{BULLET} {task} {kind}" if isinstance(kind, str) else None
 
 

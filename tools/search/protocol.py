@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from toolweave.state.documents import UniqueTextDocument
+from toolweave.tools.search.page_graph import PageLink, PageRef
 
 
 @dataclass(frozen=True)
@@ -83,4 +84,24 @@ class DocumentStore(Protocol):
 
     def page_sentences(self, document_id: str, page: int) -> list[UniqueTextDocument]:
         """The sentences of one page, in order, with score 0."""
+        ...
+
+
+@runtime_checkable
+class PageGraphStore(DocumentStore, Protocol):
+    """A store the deep-search tools can walk: every page, and the page graph (D5, D6).
+
+    :class:`~toolweave.tools.search.store.SqliteDocumentStore` implements it.
+    """
+
+    def page_count(self) -> int:
+        """Pages over all documents."""
+        ...
+
+    def page_refs(self, *, limit: int | None = None) -> list[PageRef]:
+        """Every page (by document, then page number), at most ``limit``."""
+        ...
+
+    def linked_pages(self, document_id: str, page: int, *, limit: int = 8) -> list[PageLink]:
+        """Pages linked to one page by adjacency or shared rare terms, best first."""
         ...

@@ -9,8 +9,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from toolweave.state.documents import UniqueTextDocument
+from toolweave.tools.search import sqlite_sql as sql
+from toolweave.tools.search.page_graph import PageLink, PageRef, linked_pages
 from toolweave.tools.search.protocol import DocumentInfo, SourceDocument
-from toolweave.tools.search.text import index_terms, parse_query, sections
+from toolweave.tools.search.text import parse_query
 
 CONTEXT_WEIGHT = 0.3
 """BM25 weight of a sentence's context (document title and section heading) against its own."""
@@ -18,32 +20,6 @@ COVERAGE_WEIGHT = 0.7
 """Share of ``sentence_score`` given by how many query words a sentence holds."""
 CANDIDATES_PER_RESULT = 5
 """BM25 candidates fetched per requested result before re-ranking by coverage."""
-
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS documents (
-    id TEXT PRIMARY KEY, name TEXT NOT NULL, url TEXT, lang TEXT);
-CREATE TABLE IF NOT EXISTS pages (
-    document_id TEXT NOT NULL, page INTEGER NOT NULL, text TEXT NOT NULL,
-    PRIMARY KEY (document_id, page));
-CREATE TABLE IF NOT EXISTS sentences (
-    id INTEGER PRIMARY KEY, document_id TEXT NOT NULL, page INTEGER NOT NULL,
-    sentence_number INTEGER NOT NULL, text TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS sentences_by_page ON sentences (document_id, page, sentence_number);
-CREATE VIRTUAL TABLE IF NOT EXISTS sentence_fts USING fts5(
-    terms, context, tokenize = 'unicode61 remove_diacritics 2', prefix = '4 5 6');
-"""
-
-_SEARCH = """
-SELECT s.document_id, d.name, d.url, s.page, s.sentence_number, s.text,
-    bm25(sentence_fts, 1.0, {context_weight}), sentence_fts.terms, sentence_fts.context
-FROM sentence_fts
-JOIN sentences AS s ON s.id = sentence_fts.rowid
-JOIN documents AS d ON d.id = s.document_id
-WHERE sentence_fts MATCH ? {filters}
-ORDER BY 7, s.document_id, s.page, s.sentence_number
-LIMIT ?
-"""
 
 
 def normalise_score(bm25: float) -> float:
@@ -64,7 +40,10 @@ class SqliteDocumentStore:
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(self._path, check_same_thread=False, isolation_level=None)
         with self._lock:
-            self._conn.executescript(_SCHEMA)
+            pragmas = sql.PRAGMAS if self._path == ":memory:" else sql.FILE_PRAGMAS + sql.PRAGMAS
+            for pragma in pragmas:
+                self._conn.execute(pragma)
+            self._conn.executescript(sql.SCHEMA)
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -103,37 +82,23 @@ class SqliteDocumentStore:
         return self.add_documents([document])
 
     def add_documents(self, documents: Iterable[SourceDocument]) -> int:
-        """Add or replace several documents in one transaction; returns the sentence count."""
-        prepared = [(doc, _sentence_rows(doc)) for doc in documents]
-        count = 0
+        """Add or replace several documents in one transaction; returns the sentence count.
+
+        Sentences are prepared (split, stemmed) before the write lock is taken and
+        inserted with ``executemany``: batching many documents per call is the
+        fast path for bulk loads. Either every document lands or none does.
+        """
+        prepared = [(doc, sql.sentence_rows(doc)) for doc in documents]
         with self._transaction() as conn:
+            next_id = sql.next_sentence_id(conn)
             for doc, rows in prepared:
-                _delete(conn, doc.document_id)
-                conn.execute(
-                    "INSERT INTO documents (id, name, url, lang) VALUES (?, ?, ?, ?)",
-                    (doc.document_id, doc.name, doc.url, doc.lang),
-                )
-                conn.executemany(
-                    "INSERT INTO pages (document_id, page, text) VALUES (?, ?, ?)",
-                    [(doc.document_id, no, text) for no, text in enumerate(doc.pages, start=1)],
-                )
-                for page, number, sentence, terms, context in rows:
-                    cursor = conn.execute(
-                        "INSERT INTO sentences (document_id, page, sentence_number, text)"
-                        " VALUES (?, ?, ?, ?)",
-                        (doc.document_id, page, number, sentence),
-                    )
-                    conn.execute(
-                        "INSERT INTO sentence_fts (rowid, terms, context) VALUES (?, ?, ?)",
-                        (cursor.lastrowid, terms, context),
-                    )
-                count += len(rows)
-        return count
+                next_id = sql.insert_document(conn, doc, rows, next_id)
+        return sum(len(rows) for _, rows in prepared)
 
     def remove_document(self, document_id: str) -> bool:
         """Remove a document and its sentences; ``False`` when it was not there."""
         with self._transaction() as conn:
-            return _delete(conn, document_id)
+            return sql.delete_document(conn, document_id)
 
     def search(
         self,
@@ -161,22 +126,22 @@ class SqliteDocumentStore:
             coverage and normalised BM25.
         """
         parsed = parse_query(query)
-        expression = parsed.expression()
-        if expression is None or limit <= 0 or (document_ids is not None and not document_ids):
+        if not parsed.words or limit <= 0 or (document_ids is not None and not document_ids):
             return []
-        filters = ""
-        params: list[object] = [expression]
+        inner = ""
+        params: list[object] = []
         if lang is not None:
-            filters += " AND d.lang = ?"
+            inner += sql.ONLY_LANG
             params.append(lang)
         if document_ids is not None:
             ids = list(document_ids)
-            filters += f" AND s.document_id IN ({', '.join('?' * len(ids))})"
+            inner += sql.ONLY_DOCUMENTS.format(marks=sql.placeholders(ids))
             params.extend(ids)
         params.append(max(limit * CANDIDATES_PER_RESULT, 40))
-        sql = _SEARCH.format(filters=filters, context_weight=CONTEXT_WEIGHT)
+        query = sql.SEARCH.format(inner=inner, context_weight=CONTEXT_WEIGHT)
         with self._lock:
-            rows = self._conn.execute(sql, params).fetchall()
+            expression = sql.candidate_expression(self._conn, parsed)
+            rows = self._conn.execute(query, [expression, *params]).fetchall()
         found = [
             UniqueTextDocument(
                 document_id=doc_id,
@@ -246,6 +211,48 @@ class SqliteDocumentStore:
             for name, url, number, text in rows
         ]
 
+    def page_count(self) -> int:
+        """How many pages the store holds, over all documents."""
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM pages").fetchone()[0])
+
+    def page_refs(self, *, limit: int | None = None) -> list[PageRef]:
+        """Every page of every document (by document id, then page), at most ``limit``."""
+        query = "SELECT document_id, page FROM pages ORDER BY document_id, page"
+        params: tuple[int, ...] = ()
+        if limit is not None:
+            query, params = query + " LIMIT ?", (limit,)
+        with self._lock:
+            rows = self._conn.execute(query, params).fetchall()
+        return [PageRef(document_id, page) for document_id, page in rows]
+
+    def linked_pages(self, document_id: str, page: int, *, limit: int = 8) -> list[PageLink]:
+        """The page graph: pages linked to one page by adjacency or shared rare terms.
+
+        Args:
+            document_id: The page's document.
+            page: The page number (1-based).
+            limit: Most links to return.
+
+        Returns:
+            Links best first: the neighbour pages (same document, page ±1), then the
+            pages sharing the most and rarest terms with it.
+        """
+        with self._lock:
+            return linked_pages(self._conn, PageRef(document_id, page), limit=limit)
+
+    def copy(self, path: str | Path = ":memory:") -> SqliteDocumentStore:
+        """A new store at ``path`` holding the same documents (SQLite's backup API: fast)."""
+        other = SqliteDocumentStore(path)
+        with self._lock, other._lock:
+            self._conn.backup(other._conn)
+        return other
+
+    def optimize(self) -> None:
+        """Merge the FTS5 index segments (after a bulk load; makes queries faster)."""
+        with self._lock:
+            self._conn.execute("INSERT INTO sentence_fts (sentence_fts) VALUES ('optimize')")
+
     def __len__(self) -> int:
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0])
@@ -257,22 +264,3 @@ class SqliteDocumentStore:
 
     def __repr__(self) -> str:
         return f"SqliteDocumentStore({self._path!r})"
-
-
-def _sentence_rows(doc: SourceDocument) -> list[tuple[int, int, str, str, str]]:
-    rows: list[tuple[int, int, str, str, str]] = []
-    for page_no, text in enumerate(doc.pages, start=1):
-        for number, (heading, sentence) in enumerate(sections(text), start=1):
-            context = index_terms(f"{doc.name} {heading}", doc.lang)
-            rows.append((page_no, number, sentence, index_terms(sentence, doc.lang), context))
-    return rows
-
-
-def _delete(conn: sqlite3.Connection, document_id: str) -> bool:
-    conn.execute(
-        "DELETE FROM sentence_fts WHERE rowid IN (SELECT id FROM sentences WHERE document_id = ?)",
-        (document_id,),
-    )
-    conn.execute("DELETE FROM sentences WHERE document_id = ?", (document_id,))
-    conn.execute("DELETE FROM pages WHERE document_id = ?", (document_id,))
-    return conn.execute("DELETE FROM documents WHERE id = ?", (document_id,)).rowcount > 0

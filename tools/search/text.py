@@ -116,12 +116,30 @@ def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
+def any_of(expressions: list[str]) -> str | None:
+    """The OR of FTS5 expressions (each an OR of terms), duplicates removed; ``None`` if empty."""
+    parts = dict.fromkeys(part for e in expressions for part in e.split(" OR ") if part)
+    return " OR ".join(parts) if parts else None
+
+
+def all_of(expressions: list[str]) -> str | None:
+    """The AND of FTS5 expressions, each parenthesised; ``None`` if empty."""
+    return " AND ".join(f"({e})" for e in expressions) if expressions else None
+
+
 @dataclass(frozen=True)
 class QueryWord:
     """The index terms one query word matches: exact terms and an optional prefix."""
 
     terms: frozenset[str]
     prefix: str | None
+
+    def expression(self) -> str:
+        """An FTS5 ``MATCH`` expression for this word alone: its terms and prefix, OR-ed."""
+        parts = [_quote(term) for term in sorted(self.terms)]
+        if self.prefix is not None:
+            parts.append(_quote(self.prefix) + "*")
+        return " OR ".join(parts)
 
     def matches(self, indexed: set[str]) -> bool:
         """Whether a sentence with these index terms contains the word."""
@@ -143,12 +161,7 @@ class Query:
         Every term is a quoted string of word characters only, so no user text
         (quotes, ``AND``, ``*``, parentheses, ``:``) can cause an FTS syntax error.
         """
-        parts: dict[str, None] = {}
-        for word in self.words:
-            parts.update((_quote(term), None) for term in sorted(word.terms))
-            if word.prefix is not None:
-                parts[_quote(word.prefix) + "*"] = None
-        return " OR ".join(parts) if parts else None
+        return any_of([word.expression() for word in self.words])
 
     def coverage(self, terms: str, context: str = "") -> float:
         """Share of the query words found in a sentence (``terms``), or half in its ``context``."""

@@ -33,6 +33,8 @@ DomainBundle = tuple[Domain, list[AnyTool]]
 
 DomainLoader = Callable[[], tuple[Domain, Iterable[AnyTool]]]
 
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-")
+
 
 def _korhaz() -> DomainBundle:
     from toolweave.domains.korhaz import korhaz_domain, korhaz_tools
@@ -60,8 +62,14 @@ def _plugins() -> dict[str, EntryPoint]:
 
 
 def available_domains() -> list[str]:
-    """Names of every domain that :func:`load_domain` accepts, sorted."""
-    return sorted({*BUILTIN_DOMAINS, *_plugins()})
+    """Names of every domain that :func:`load_domain` accepts, sorted.
+
+    Bundled domains, plugin domains, and domains of documents ingested with
+    ``toolweave ingest`` into the default data directory.
+    """
+    from toolweave.domains.documents import ingested_domains
+
+    return sorted({*BUILTIN_DOMAINS, *_plugins(), *ingested_domains()})
 
 
 def _validated(name: str, bundle: Any) -> DomainBundle:
@@ -78,7 +86,8 @@ def load_domain(name: str) -> DomainBundle:
     """The domain called ``name`` and its tools.
 
     Args:
-        name: A bundled domain (``"korhaz"``) or one an installed plugin provides.
+        name: A bundled domain (``"korhaz"``), one an installed plugin provides, or
+            one whose documents were ingested (``toolweave ingest --domain NAME``).
 
     Returns:
         ``(domain, tools)``, ready for :func:`toolweave.build_graph`.
@@ -91,6 +100,12 @@ def load_domain(name: str) -> DomainBundle:
     if key in BUILTIN_DOMAINS:
         return _validated(key, BUILTIN_DOMAINS[key]())
     point = _plugins().get(key)
+    if point is None and _NAME_CHARS.issuperset(key):
+        from toolweave.domains.documents import load_documents_domain
+
+        ingested = load_documents_domain(key)
+        if ingested is not None:
+            return ingested
     if point is None:
         known = ", ".join(available_domains()) or "none"
         raise UnknownDomainError(f"unknown domain {name!r}; known domains: {known}")

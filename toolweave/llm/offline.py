@@ -12,6 +12,7 @@ from typing import ClassVar
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
+from toolweave.llm import offline_reading
 from toolweave.llm.lexical import (
     FOLLOWUP_OPENERS,
     GREETINGS,
@@ -268,17 +269,12 @@ class OfflineAssistant(LlmAssistant):
         return [(doc, sentence) for *_, doc, sentence in sorted(best, key=lambda s: s[2])]
 
     def read_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
-        """The passage's sentences holding at least half the question's words, or ``None``."""
-        wanted = [w for w in content_words(question) if w not in GREETINGS]
-        if not wanted:
-            return None
-        picked = []
-        for sentence in _SENTENCE.split(passage.strip()):
-            have = content_words(sentence)
-            hits = sum(any(matches(w, h) for h in have) for w in wanted)
-            if hits and hits * 2 >= len(wanted):
-                picked.append(sentence.strip())
-        return " ".join(picked[: self.max_sentences]) or None
+        """The passage's sentences holding at least half the question's words, or ``None``.
+
+        A sentence is read with its headings (title and section); a question asking
+        *when* or *how much* takes only sentences with a figure (see ``offline_reading``).
+        """
+        return offline_reading.read(question, passage, max_sentences=self.max_sentences)
 
     def judge_context(
         self,
@@ -286,7 +282,11 @@ class OfflineAssistant(LlmAssistant):
         documents: Sequence[UniqueTextDocument],
         guaranteed: Sequence[str],
     ) -> ContextVerdict:
-        """Sufficient when the context contains enough of the question's words (D1)."""
+        """Sufficient when the context contains enough of the question's words (D1).
+
+        A question asking *when* or *how much* also needs a context sentence about
+        it that holds a figure; if none does, the question itself is the missing piece.
+        """
         wanted = [w for w in content_words(question) if w not in GREETINGS]
         if not wanted:
             return ContextVerdict(sufficient=True)
@@ -295,6 +295,10 @@ class OfflineAssistant(LlmAssistant):
             return ContextVerdict(sufficient=False, missing=(question,))
         uncovered = [w for w in wanted if not any(matches(w, h) for h in have)]
         if 1 - len(uncovered) / len(wanted) >= self.coverage:
+            ordered = sorted(documents, key=lambda d: d.sentence_number or 0)
+            runs = offline_reading.page_runs((d.document_id, d.page, d.text) for d in ordered)
+            if offline_reading.lacks_figure(question, [*([g] for g in guaranteed), *runs]):
+                return ContextVerdict(sufficient=False, missing=(question,))
             return ContextVerdict(sufficient=True)
         template = _texts(detect_language(question))["missing"]
         return ContextVerdict(

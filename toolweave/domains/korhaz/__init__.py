@@ -18,6 +18,12 @@ from toolweave.domains.korhaz.corpus import (
     load_korhaz_store,
     parse_markdown_document,
 )
+from toolweave.domains.korhaz.deep import (
+    CONTEXT_SEARCH_TOOL_NAME,
+    NEIGHBOR_SEARCH_TOOL_NAME,
+    KorhazDeepSearch,
+    deep_fallback,
+)
 from toolweave.domains.korhaz.examples import EXAMPLE_QUESTIONS, ExampleQuestion
 from toolweave.domains.korhaz.lookup_tools import DoctorDirectoryTool, SubstanceLookupTool
 from toolweave.domains.korhaz.tools import (
@@ -27,7 +33,9 @@ from toolweave.domains.korhaz.tools import (
 )
 from toolweave.tools.base import ChatbotTool
 from toolweave.tools.domain import Domain
-from toolweave.tools.search.protocol import DocumentStore
+from toolweave.tools.search.context_search import ContextSearchTool
+from toolweave.tools.search.neighbor_search import NeighborPageSearchTool
+from toolweave.tools.search.protocol import DocumentStore, PageGraphStore
 from toolweave.tools.search.retrieval import RetrievalTool
 
 RETRIEVAL_TOOL_NAME = "korhaz_search"
@@ -45,7 +53,11 @@ SYSTEM_PROMPT = (
 
 
 def korhaz_domain() -> Domain:
-    """The ``korhaz`` domain: a hospital assistant whose default retrieval is ``korhaz_search``."""
+    """The ``korhaz`` domain: default retrieval ``korhaz_search``, deep fallback (D1-D7).
+
+    When the gatekeeper finds the retrieved context short, ``korhaz_deep_search``
+    reads the neighbour pages, then searches the whole corpus (small talk excluded).
+    """
     return Domain(
         name=DOMAIN_NAME,
         system_prompt=SYSTEM_PROMPT,
@@ -53,6 +65,7 @@ def korhaz_domain() -> Domain:
         default_language="hu",
         description="Example hospital (Példa Kórház): departments, visiting hours, admission, "
         "parking, pharmacy; Hungarian and English.",
+        deep_fallback=deep_fallback(),
     )
 
 
@@ -60,7 +73,10 @@ def korhaz_tools(store: DocumentStore | None = None) -> list[ChatbotTool[Any]]:
     """The domain's tools: ``department_info``, ``emergency_numbers``, ``korhaz_search`` and more.
 
     The coordinators ``drug_interaction`` and ``doctor_finder`` come with the
-    forced-only lookups they use, ``substance_lookup`` and ``doctor_directory``.
+    forced-only lookups they use, ``substance_lookup`` and ``doctor_directory``;
+    the deep-search coordinator ``korhaz_deep_search`` with its forced-only
+    search tools ``korhaz_neighbor_search`` and ``korhaz_context_search`` (when
+    the store can walk pages, as the default SQLite store can).
 
     Args:
         store: The store ``korhaz_search`` searches; ``None`` builds an in-memory
@@ -71,6 +87,12 @@ def korhaz_tools(store: DocumentStore | None = None) -> list[ChatbotTool[Any]]:
     """
     if store is None:
         store = load_korhaz_store()
+    deep: list[ChatbotTool[Any]] = [KorhazDeepSearch()]
+    if isinstance(store, PageGraphStore):
+        deep += [
+            NeighborPageSearchTool(NEIGHBOR_SEARCH_TOOL_NAME, DOMAIN_NAME, store, k=1),
+            ContextSearchTool(CONTEXT_SEARCH_TOOL_NAME, DOMAIN_NAME, store),
+        ]
     return [
         DepartmentInfoTool(),
         EmergencyNumbersTool(),
@@ -79,18 +101,22 @@ def korhaz_tools(store: DocumentStore | None = None) -> list[ChatbotTool[Any]]:
         SubstanceLookupTool(),
         DoctorFinderCoordinator(RETRIEVAL_TOOL_NAME),
         DoctorDirectoryTool(),
+        *deep,
     ]
 
 
 __all__ = [
+    "CONTEXT_SEARCH_TOOL_NAME",
     "DOMAIN_NAME",
     "EXAMPLE_QUESTIONS",
+    "NEIGHBOR_SEARCH_TOOL_NAME",
     "RETRIEVAL_TOOL_NAME",
     "SYSTEM_PROMPT",
     "DepartmentInfoRequest",
     "DepartmentInfoTool",
     "EmergencyNumbersTool",
     "ExampleQuestion",
+    "KorhazDeepSearch",
     "korhaz_corpus",
     "korhaz_domain",
     "korhaz_tools",

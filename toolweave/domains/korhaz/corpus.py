@@ -1,29 +1,29 @@
-"""The bundled korhaz corpus: markdown documents and JSON registries read with importlib.resources.
+"""The bundled korhaz corpus: files read by the ingestion readers, JSON registries.
 
 Each ``data/*.md`` file starts with a small front matter (``title``, ``url``,
-``lang`` between ``---`` lines); a line ``<!-- page -->`` starts a new page.
-Parsed data is cached per process (it is static package data, not request data).
+``lang`` between ``---`` lines); a line ``<!-- page -->`` starts a new page. The
+files go through the same readers as ``toolweave ingest``
+(:func:`toolweave.tools.search.readers.read_document`). Parsed data and a loaded
+store are cached per process (static package data, not request data); every
+call of :func:`load_korhaz_store` gets its own copy of the store.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from toolweave.tools.search.protocol import SourceDocument
+from toolweave.tools.search.readers import PAGE_BREAK, read_document, read_markdown
 from toolweave.tools.search.store import SqliteDocumentStore
 
 DOMAIN_NAME = "korhaz"
 """The example domain's id."""
-PAGE_BREAK = "<!-- page -->"
-"""A line holding only this starts a new page."""
 
 _PACKAGE = "toolweave.domains.korhaz"
-_FRONT_MATTER = re.compile(r"\A---\s*\n(?P<meta>.*?)\n---\s*\n", re.DOTALL)
-_PAGE_SPLIT = re.compile(r"^\s*<!--\s*page\s*-->\s*$", re.MULTILINE)
+_DOCUMENT_SUFFIXES = (".md", ".txt", ".html", ".pdf")
 
 
 def parse_markdown_document(text: str, document_id: str) -> SourceDocument:
@@ -34,24 +34,10 @@ def parse_markdown_document(text: str, document_id: str) -> SourceDocument:
         document_id: Id to give the document.
 
     Returns:
-        The document with its pages; ``title`` falls back to ``document_id``.
+        The document with its pages; ``title`` falls back to the first ``# ``
+        heading, then to ``document_id``.
     """
-    meta: dict[str, str] = {}
-    match = _FRONT_MATTER.match(text)
-    if match is not None:
-        for line in match.group("meta").splitlines():
-            key, sep, value = line.partition(":")
-            if sep:
-                meta[key.strip().lower()] = value.strip()
-        text = text[match.end() :]
-    pages = tuple(page.strip() for page in _PAGE_SPLIT.split(text) if page.strip())
-    return SourceDocument(
-        document_id=document_id,
-        pages=pages,
-        name=meta.get("title", document_id),
-        url=meta.get("url") or None,
-        lang=meta.get("lang") or None,
-    )
+    return read_markdown(text.encode("utf-8"), document_id=document_id, name=document_id, url=None)
 
 
 def _data_dir() -> resources.abc.Traversable:
@@ -60,15 +46,22 @@ def _data_dir() -> resources.abc.Traversable:
 
 @cache
 def korhaz_corpus() -> tuple[SourceDocument, ...]:
-    """The bundled documents, parsed once per process, sorted by id."""
+    """The bundled documents, read once per process, sorted by id (``korhaz/<file name>``)."""
     entries = sorted(
-        (entry for entry in _data_dir().iterdir() if entry.name.endswith(".md")),
+        (entry for entry in _data_dir().iterdir() if entry.name.endswith(_DOCUMENT_SUFFIXES)),
         key=lambda entry: entry.name,
     )
     return tuple(
-        parse_markdown_document(entry.read_text(encoding="utf-8"), f"{DOMAIN_NAME}/{entry.name}")
+        read_document(entry.name, entry.read_bytes(), document_id=f"{DOMAIN_NAME}/{entry.name}")
         for entry in entries
     )
+
+
+@cache
+def _template() -> SqliteDocumentStore:
+    store = SqliteDocumentStore()
+    store.add_documents(korhaz_corpus())
+    return store
 
 
 @cache
@@ -92,11 +85,24 @@ def load_korhaz_store(path: str = ":memory:") -> SqliteDocumentStore:
     """A store holding the bundled corpus (re-adding replaces, so a file store can be reused).
 
     Args:
-        path: A database file, or ``":memory:"``.
+        path: A database file, or ``":memory:"`` (a copy of a store loaded once per process).
 
     Returns:
         The loaded store.
     """
+    if path == ":memory:":
+        return _template().copy()
     store = SqliteDocumentStore(path)
     store.add_documents(korhaz_corpus())
     return store
+
+
+__all__ = [
+    "DOMAIN_NAME",
+    "PAGE_BREAK",
+    "departments_data",
+    "emergency_data",
+    "korhaz_corpus",
+    "load_korhaz_store",
+    "parse_markdown_document",
+]

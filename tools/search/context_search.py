@@ -1,0 +1,137 @@
+"""``ContextSearchTool``: the full search of deep fallback (SPEC D3, D4, D5).
+
+It answers one sub-question (its subtask's prompt) from the whole domain:
+
+1. candidate pages from the keyword search (FTS5), any plugged-in LangChain
+   retrievers, and the page graph (pages linked to the best hits by adjacency
+   or shared rare terms);
+2. per-page reading of the candidates with the model (``ctx.llm.read_passage``),
+   best first, until a page answers;
+3. when nothing was found, the unfiltered whole-domain scan (every page read).
+
+``max_brute_force_page_count`` (D5) bounds the cost on a large domain: when set,
+the scan never runs, and a search whose candidates exceed it reads no page and
+returns its best sentences instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from types import EllipsisType
+
+from langchain_core.retrievers import BaseRetriever
+
+from toolweave.state.documents import UniqueTextDocument
+from toolweave.state.results import ToolResult
+from toolweave.tools.base import ChatbotTool, EmptyRequest, ToolCallContext
+from toolweave.tools.search.page_graph import PageRef
+from toolweave.tools.search.page_reading import read_pages, subtask_question
+from toolweave.tools.search.protocol import PageGraphStore
+from toolweave.tools.search.retrievers import retrieved_pages
+
+
+class ContextSearchTool(ChatbotTool[EmptyRequest]):
+    """Keyword, retriever and graph search, then per-page reading (``AbstractContextSearchTool``).
+
+    Its routing question is ``None`` (D4): it runs only when forced, in practice
+    on the conditional full-search subtasks of a :class:`DeepSearchCoordinator`.
+    The answers are guaranteed context (R5, M6).
+
+    Args:
+        name: The tool's unique name (T1).
+        domain: Its domain, or ``None`` for every domain (T2).
+        store: The store to search (e.g. ``SqliteDocumentStore``).
+        max_brute_force_page_count: D5 limit; ``None`` (default, or the class
+            attribute of a subclass) allows the whole-domain scan.
+        page_limit: Candidate pages read at most per search.
+        keyword_limit: Sentences the keyword search fetches to find candidate pages.
+        graph_seeds: Best keyword pages whose graph links join the candidates.
+        graph_links: Links followed per seed page.
+        best_sentences: Sentences returned when D5 skips the reading.
+        enough: Pages that must answer before the reading stops.
+        retrievers: LangChain retrievers proposing more candidate pages (see
+            :mod:`toolweave.tools.search.retrievers`).
+    """
+
+    priority = 400
+    executable_instruction = None
+    description = (
+        "Deep search: reads the domain's pages with the model to answer a missing piece "
+        "(forced by the deep-search coordinator only)."
+    )
+    max_brute_force_page_count: int | None = None
+    """D5: above this many candidate pages no page is read; set, the domain scan never runs."""
+
+    def __init__(
+        self,
+        name: str,
+        domain: str | None,
+        store: PageGraphStore,
+        *,
+        max_brute_force_page_count: int | EllipsisType | None = ...,
+        page_limit: int = 8,
+        keyword_limit: int = 40,
+        graph_seeds: int = 2,
+        graph_links: int = 3,
+        best_sentences: int = 5,
+        enough: int = 1,
+        retrievers: Sequence[BaseRetriever] = (),
+    ) -> None:
+        self.name = name  # type: ignore[misc]
+        self.domain = domain  # type: ignore[misc]
+        self.store = store
+        if not isinstance(max_brute_force_page_count, EllipsisType):
+            self.max_brute_force_page_count = max_brute_force_page_count
+        self.page_limit = page_limit
+        self.keyword_limit = keyword_limit
+        self.graph_seeds = graph_seeds
+        self.graph_links = graph_links
+        self.best_sentences = best_sentences
+        self.enough = enough
+        self.retrievers = tuple(retrievers)
+
+    def candidate_pages(self, question: str) -> tuple[list[PageRef], list[UniqueTextDocument]]:
+        """Candidate pages (keyword hits, retriever pages, graph links) and the keyword hits."""
+        hits = self.store.search(question, limit=self.keyword_limit)
+        pages: dict[PageRef, None] = {}
+        for doc in hits:
+            if doc.page is not None:
+                pages.setdefault(PageRef(doc.document_id, doc.page), None)
+        seeds = list(pages)[: self.graph_seeds]
+        for ref in retrieved_pages(self.retrievers, question):
+            pages.setdefault(ref, None)
+        for seed in seeds:
+            for link in self.store.linked_pages(
+                seed.document_id, seed.page, limit=self.graph_links
+            ):
+                pages.setdefault(link.page, None)
+        return list(pages), hits
+
+    def execute(self, request: EmptyRequest, ctx: ToolCallContext) -> ToolResult | None:
+        """Answer the subtask's question from the domain (D3, D5); ``None`` when nothing found."""
+        question = subtask_question(ctx)
+        ctx.progress("SEARCHING")
+        candidates, hits = self.candidate_pages(question)
+        ctx.progress("CANDIDATE_PAGES", detail=str(len(candidates)))
+        limit = self.max_brute_force_page_count
+        if not candidates:
+            if limit is not None:  # D5: never scan the whole domain
+                ctx.progress("NOT_FOUND", detail="no candidate page; domain scan disabled")
+                return None
+            candidates = self.store.page_refs()
+            ctx.progress("SCANNING_DOMAIN", detail=f"{len(candidates)} pages")
+        elif (limit is not None and len(candidates) > limit) or ctx.llm is None:
+            # D5: too many pages to read (or no model): the best sentences, unread
+            reason = "no model to read with" if ctx.llm is None else f"{len(candidates)} > {limit}"
+            ctx.progress("TOO_MANY_PAGES" if ctx.llm is not None else "NOT_READ", detail=reason)
+            best = hits[: self.best_sentences]
+            if not best:
+                return None
+            ctx.progress("FOUND", detail=f"{len(best)} sentences")
+            return ToolResult.as_guaranteed_context(self.name, best)
+        else:
+            candidates = candidates[: self.page_limit]
+        pages = [(ref, "") for ref in candidates]
+        found = read_pages(ctx, self.store, pages, question, enough=self.enough)
+        ctx.progress("FOUND", detail=f"{len(found)} pages")
+        return ToolResult.as_guaranteed_context(self.name, found) if found else None

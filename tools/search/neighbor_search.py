@@ -1,0 +1,112 @@
+"""``NeighborPageSearchTool``: the cheap step of deep fallback (SPEC D3, D4, D6).
+
+An answer often continues on the next page of the document that retrieval
+found (a list, a table, a section across a page break). This tool reads the
+pages adjacent (same document, page ±k) to the pages already in the context,
+and nothing else, so it costs a handful of model calls at most.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from toolweave.state.documents import UniqueTextDocument
+from toolweave.state.results import ToolResult
+from toolweave.tools.base import EmptyRequest, PriorContext, ToolCallContext
+from toolweave.tools.consumers import ContextConsumerTool
+from toolweave.tools.search.page_graph import PageRef
+from toolweave.tools.search.page_reading import open_heading, read_pages, subtask_question
+from toolweave.tools.search.protocol import DocumentStore
+
+
+def context_pages(prior_context: PriorContext) -> list[PageRef]:
+    """The pages of the documents in the context buffer, best-scored first, without repeats."""
+    documents: list[UniqueTextDocument] = [
+        doc for entries in prior_context.values() for entry in entries for doc in entry.documents
+    ]
+    documents.sort(key=lambda doc: doc.sentence_score, reverse=True)  # stable: buffer order
+    pages: dict[PageRef, None] = {}
+    for doc in documents:
+        if doc.page is not None:
+            pages.setdefault(PageRef(doc.document_id, doc.page), None)
+    return list(pages)
+
+
+class NeighborPageSearchTool(ContextConsumerTool[EmptyRequest]):
+    """Reads the pages next to the context's pages (``AbstractNeighborPageSearchTool``, D6).
+
+    A context consumer (B2): the pages come from the documents of the prior
+    context (``PromptAndContext.documents``). Its routing question is ``None``
+    (D4): it runs only when forced, first for every missing piece of a deep
+    search. The answers are guaranteed context (R5, M6).
+
+    Args:
+        name: The tool's unique name (T1).
+        domain: Its domain, or ``None`` for every domain (T2).
+        store: The store holding the pages.
+        k: How far to look: pages ``p-k .. p+k`` of each context page ``p``.
+        page_limit: Pages read at most per search.
+        enough: Pages that must answer before the reading stops.
+    """
+
+    priority = 300
+    executable_instruction = None
+    description = (
+        "Neighbor page search: reads the pages next to those already in the context "
+        "(forced by the deep-search coordinator only)."
+    )
+
+    def __init__(
+        self,
+        name: str,
+        domain: str | None,
+        store: DocumentStore,
+        k: int = 1,
+        *,
+        page_limit: int = 6,
+        enough: int = 1,
+    ) -> None:
+        if k < 1:
+            raise ValueError("k must be at least 1")
+        self.name = name  # type: ignore[misc]
+        self.domain = domain  # type: ignore[misc]
+        self.store = store
+        self.k = k
+        self.page_limit = page_limit
+        self.enough = enough
+
+    def neighbours(self, pages: Iterable[PageRef]) -> list[tuple[PageRef, str]]:
+        """Pages ``±1..k`` of each page, nearest first, each with the heading it continues.
+
+        A page after a context page continues that page's last section; its
+        heading goes with the passage (see :func:`page_passage`).
+        """
+        found: dict[PageRef, str] = {}
+        existing: dict[str, set[int]] = {}
+        for ref in pages:
+            numbers = existing.setdefault(
+                ref.document_id, set(self.store.pages_of(ref.document_id))
+            )
+            for distance in range(1, self.k + 1):
+                for number in (ref.page + distance, ref.page - distance):
+                    other = PageRef(ref.document_id, number)
+                    if number not in numbers or other in found:
+                        continue
+                    found[other] = self._continued_heading(other)
+        return list(found.items())[: self.page_limit]
+
+    def _continued_heading(self, ref: PageRef) -> str:
+        before = self.store.page(ref.document_id, ref.page - 1)
+        return "" if before is None else open_heading(before)
+
+    def execute_with_prior_context(
+        self, request: EmptyRequest, ctx: ToolCallContext, prior_context: PriorContext
+    ) -> ToolResult | None:
+        """Read the neighbour pages for the subtask's question; ``None`` when none answers."""
+        question = subtask_question(ctx)
+        ctx.progress("SEARCHING", detail="pages next to the context")
+        pages = self.neighbours(context_pages(prior_context))
+        ctx.progress("CANDIDATE_PAGES", detail=str(len(pages)))
+        found = read_pages(ctx, self.store, pages, question, enough=self.enough)
+        ctx.progress("FOUND", detail=f"{len(found)} pages")
+        return ToolResult.as_guaranteed_context(self.name, found) if found else None

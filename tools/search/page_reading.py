@@ -1,0 +1,111 @@
+"""Per-page LLM reading shared by the deep-search tools (D3, D5, D6).
+
+A page is read with ``ctx.llm.read_passage(question, passage)``: one model call
+per page, counted into the run and capped on deep-fallback subtasks (D7). The
+passage is the page text under its document's title, so the model knows where
+it reads; a page that continues a section of the page before it also gets that
+section's heading.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from toolweave.state.documents import UniqueTextDocument
+from toolweave.state.marker import extract_coordinator_task
+from toolweave.tools.base import ToolCallContext
+from toolweave.tools.search.page_graph import PageRef
+from toolweave.tools.search.protocol import DocumentStore
+from toolweave.tools.search.text import sections
+
+READ_SCORE = 1.0
+"""``sentence_score`` of an answer read from a page: above any keyword hit."""
+
+
+def subtask_question(ctx: ToolCallContext) -> str:
+    """The question a search tool answers: its subtask's own prompt (M5), never the parent's."""
+    return extract_coordinator_task(ctx.text).strip() or ctx.task.task_prompt
+
+
+def open_heading(text: str) -> str:
+    """The heading of the last section of a page (empty when the page has none)."""
+    found = sections(text)
+    return found[-1][0] if found else ""
+
+
+def page_passage(store: DocumentStore, ref: PageRef, *, continues: str = "") -> str | None:
+    """The text the model reads for one page: ``# title``, an open heading, the page.
+
+    Args:
+        store: The store holding the page.
+        ref: The page.
+        continues: The heading of the section the page continues (from the page
+            before it); dropped when the page opens with its own heading.
+
+    Returns:
+        The passage, or ``None`` when the page does not exist or is empty.
+    """
+    text = store.page(ref.document_id, ref.page)
+    if text is None or not text.strip():
+        return None
+    info = store.document(ref.document_id)
+    title = info.name if info is not None and info.name else ref.document_id
+    lines = [f"# {title} (p. {ref.page})"]
+    if continues and not text.lstrip().startswith("#"):
+        lines.append(f"## {continues}")
+    lines.append(text.strip())
+    return "\n".join(lines)
+
+
+def read_pages(
+    ctx: ToolCallContext,
+    store: DocumentStore,
+    pages: Sequence[tuple[PageRef, str]],
+    question: str,
+    *,
+    enough: int,
+) -> list[UniqueTextDocument]:
+    """Read pages with the model, in order, until ``enough`` of them answered.
+
+    Args:
+        ctx: The tool call; ``ctx.llm`` reads (and counts, and caps, D7).
+        store: The store holding the pages.
+        pages: ``(page, heading it continues)`` pairs (see :func:`page_passage`);
+            passages are loaded one at a time, empty pages cost no call.
+        question: What to answer.
+        enough: Pages that must answer before the reading stops.
+
+    Returns:
+        One document per page that answered: the model's answer with the page's
+        document id, name, URL and page number (sentence number 0).
+    """
+    found: list[UniqueTextDocument] = []
+    if ctx.llm is None:
+        return found
+    for index, (ref, continues) in enumerate(pages, start=1):
+        if ctx.llm.exhausted:
+            ctx.progress("BUDGET_SPENT", detail=f"{index - 1}/{len(pages)} pages read")
+            break
+        passage = page_passage(store, ref, continues=continues)
+        if passage is None:
+            continue
+        info = store.document(ref.document_id)
+        name = info.name if info is not None and info.name else ref.document_id
+        ctx.progress("READING_PAGE", detail=f"{index}/{len(pages)}: {name}, p. {ref.page}")
+        answer = ctx.llm.read_passage(question, passage)
+        if answer is None or not answer.strip():
+            continue
+        found.append(
+            UniqueTextDocument(
+                document_id=ref.document_id,
+                document_name=name,
+                document_url=None if info is None else info.url,
+                page=ref.page,
+                sentence_number=0,
+                text=answer.strip(),
+                sentence_score=READ_SCORE,
+            )
+        )
+        if len(found) >= enough:
+            break
+    return found

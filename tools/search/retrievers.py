@@ -1,0 +1,71 @@
+"""LangChain retrievers as an extra page-search strategy of :class:`ContextSearchTool`.
+
+Any ``BaseRetriever`` (a vector store's ``as_retriever()``, BM25, a hosted
+search) can propose candidate pages beside the keyword and graph search. The
+retriever's documents must say which page they are: ``metadata["document_id"]``
+and ``metadata["page"]`` (1-based), as :func:`page_documents` writes them::
+
+    from langchain_core.vectorstores import InMemoryVectorStore
+
+    vectors = InMemoryVectorStore.from_documents(page_documents(store), embeddings)
+    search = ContextSearchTool("docs_search", "docs", store,
+                               retrievers=[vectors.as_retriever(search_kwargs={"k": 4})])
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+
+from toolweave.tools.search.page_graph import PageRef
+from toolweave.tools.search.protocol import PageGraphStore
+
+logger = logging.getLogger(__name__)
+
+DOCUMENT_ID_KEY = "document_id"
+"""Metadata key of the store's document id."""
+PAGE_KEY = "page"
+"""Metadata key of the 1-based page number."""
+
+
+def page_documents(store: PageGraphStore) -> list[Document]:
+    """Every page of ``store`` as a LangChain document, to index in a vector store.
+
+    Returns:
+        One ``Document`` per non-empty page, with ``document_id``, ``page`` and
+        ``name`` metadata.
+    """
+    found: list[Document] = []
+    for ref in store.page_refs():
+        text = store.page(ref.document_id, ref.page)
+        if not text or not text.strip():
+            continue
+        info = store.document(ref.document_id)
+        metadata = {DOCUMENT_ID_KEY: ref.document_id, PAGE_KEY: ref.page}
+        metadata["name"] = info.name if info is not None else ref.document_id
+        found.append(Document(page_content=text, metadata=metadata))
+    return found
+
+
+def retrieved_pages(retrievers: Sequence[BaseRetriever], question: str) -> list[PageRef]:
+    """The pages the retrievers propose for ``question``, in their order, without repeats.
+
+    A retriever that raises is logged and passed over; documents without page
+    metadata are ignored.
+    """
+    pages: dict[PageRef, None] = {}
+    for retriever in retrievers:
+        try:
+            documents = retriever.invoke(question)
+        except Exception:  # an extra strategy must not fail the search
+            logger.warning("retriever %r failed", retriever, exc_info=True)
+            continue
+        for document in documents:
+            document_id = document.metadata.get(DOCUMENT_ID_KEY)
+            page = document.metadata.get(PAGE_KEY)
+            if isinstance(document_id, str) and isinstance(page, int):
+                pages.setdefault(PageRef(document_id, page), None)
+    return list(pages)

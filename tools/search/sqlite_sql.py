@@ -1,0 +1,155 @@
+"""SQL of :class:`~toolweave.tools.search.store.SqliteDocumentStore`: schema, queries, row prep.
+
+Kept apart from the store class so that the class reads as behaviour. Sentences
+live in a plain table and, stemmed, in an FTS5 index whose rowid is the
+sentence id; ``sentence_vocab`` (``fts5vocab``) gives each index term's
+sentence frequency, which the page graph uses to find rare terms.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+
+from toolweave.tools.search.protocol import SourceDocument
+from toolweave.tools.search.text import Query, all_of, index_terms, sections
+
+LARGE_STORE_SENTENCES = 20_000
+"""Stores with more sentences than this narrow the candidates of multi-word queries."""
+COMMON_WORD_SENTENCES = 3_000
+"""In a large store, a query word held by more sentences than this selects no candidates alone.
+
+Ranking every sentence that holds a very common word costs time in proportion
+to their number; the candidates come from the query's rarer words (and from
+sentences holding all its common words), and the common words still count in
+the coverage re-ranking.
+"""
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS documents (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL, url TEXT, lang TEXT);
+CREATE TABLE IF NOT EXISTS pages (
+    document_id TEXT NOT NULL, page INTEGER NOT NULL, text TEXT NOT NULL,
+    PRIMARY KEY (document_id, page));
+CREATE TABLE IF NOT EXISTS sentences (
+    id INTEGER PRIMARY KEY, document_id TEXT NOT NULL, page INTEGER NOT NULL,
+    sentence_number INTEGER NOT NULL, text TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS sentences_by_page ON sentences (document_id, page, sentence_number);
+CREATE VIRTUAL TABLE IF NOT EXISTS sentence_fts USING fts5(
+    terms, context, tokenize = 'unicode61 remove_diacritics 2', prefix = '4 5 6');
+CREATE VIRTUAL TABLE IF NOT EXISTS temp.sentence_vocab USING fts5vocab(main, sentence_fts, 'col');
+"""
+
+FILE_PRAGMAS = ("PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL")
+"""Set on database files (not ``:memory:``): fewer fsyncs, readers never block the writer."""
+PRAGMAS = ("PRAGMA temp_store = MEMORY", "PRAGMA cache_size = -65536")
+
+SEARCH = """
+SELECT s.document_id, d.name, d.url, s.page, s.sentence_number, s.text,
+    hit.rank, f.terms, f.context
+FROM (
+    SELECT rowid, bm25(sentence_fts, 1.0, {context_weight}) AS rank
+    FROM sentence_fts WHERE sentence_fts MATCH ? {inner}
+    ORDER BY rank LIMIT ?
+) AS hit
+JOIN sentence_fts AS f ON f.rowid = hit.rowid
+JOIN sentences AS s ON s.id = hit.rowid
+JOIN documents AS d ON d.id = s.document_id
+ORDER BY hit.rank, s.document_id, s.page, s.sentence_number
+"""
+"""Sentence search: FTS5 ranks and cuts inside the index (fast), then the rows are joined."""
+
+ONLY_LANG = " AND rowid IN (SELECT s.id FROM sentences s JOIN documents d ON d.id = s.document_id"
+ONLY_LANG += " WHERE d.lang = ?)"
+ONLY_DOCUMENTS = " AND rowid IN (SELECT id FROM sentences WHERE document_id IN ({marks}))"
+
+INSERT_DOCUMENT = "INSERT INTO documents (id, name, url, lang) VALUES (?, ?, ?, ?)"
+INSERT_PAGE = "INSERT INTO pages (document_id, page, text) VALUES (?, ?, ?)"
+INSERT_SENTENCE = (
+    "INSERT INTO sentences (id, document_id, page, sentence_number, text) VALUES (?, ?, ?, ?, ?)"
+)
+INSERT_FTS = "INSERT INTO sentence_fts (rowid, terms, context) VALUES (?, ?, ?)"
+
+SentenceRow = tuple[int, int, str, str, str]
+"""``(page, sentence_number, text, terms, context)`` of one sentence to index."""
+
+
+def sentence_rows(doc: SourceDocument) -> list[SentenceRow]:
+    """The sentences of a document with their index terms (pure Python, outside the lock)."""
+    rows: list[SentenceRow] = []
+    contexts: dict[str, str] = {}
+    for page_no, text in enumerate(doc.pages, start=1):
+        for number, (heading, sentence) in enumerate(sections(text), start=1):
+            context = contexts.get(heading)
+            if context is None:
+                context = contexts[heading] = index_terms(f"{doc.name} {heading}", doc.lang)
+            rows.append((page_no, number, sentence, index_terms(sentence, doc.lang), context))
+    return rows
+
+
+def insert_document(
+    conn: sqlite3.Connection, doc: SourceDocument, rows: list[SentenceRow], first_id: int
+) -> int:
+    """Replace ``doc`` inside the open transaction; returns the next free sentence id."""
+    delete_document(conn, doc.document_id)
+    conn.execute(INSERT_DOCUMENT, (doc.document_id, doc.name, doc.url, doc.lang))
+    conn.executemany(
+        INSERT_PAGE, [(doc.document_id, no, text) for no, text in enumerate(doc.pages, start=1)]
+    )
+    ids = range(first_id, first_id + len(rows))
+    conn.executemany(
+        INSERT_SENTENCE,
+        [(i, doc.document_id, r[0], r[1], r[2]) for i, r in zip(ids, rows, strict=True)],
+    )
+    conn.executemany(INSERT_FTS, [(i, r[3], r[4]) for i, r in zip(ids, rows, strict=True)])
+    return first_id + len(rows)
+
+
+def next_sentence_id(conn: sqlite3.Connection) -> int:
+    """The first unused sentence id."""
+    return int(conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM sentences").fetchone()[0])
+
+
+def delete_document(conn: sqlite3.Connection, document_id: str) -> bool:
+    """Delete a document and its pages, sentences and index rows; ``False`` if absent."""
+    conn.execute(
+        "DELETE FROM sentence_fts WHERE rowid IN (SELECT id FROM sentences WHERE document_id = ?)",
+        (document_id,),
+    )
+    conn.execute("DELETE FROM sentences WHERE document_id = ?", (document_id,))
+    conn.execute("DELETE FROM pages WHERE document_id = ?", (document_id,))
+    return conn.execute("DELETE FROM documents WHERE id = ?", (document_id,)).rowcount > 0
+
+
+def candidate_expression(conn: sqlite3.Connection, query: Query) -> str | None:
+    """The FTS5 expression that selects a query's candidate sentences.
+
+    The OR of all query words, except in a large store, where words matching more
+    than :data:`COMMON_WORD_SENTENCES` sentences only select sentences holding all
+    of them (see :data:`COMMON_WORD_SENTENCES`).
+    """
+    full = query.expression()
+    if full is None or len(query.words) < 2:
+        return full
+    size = conn.execute("SELECT COALESCE(MAX(id), 0) FROM sentences").fetchone()[0]
+    if size <= LARGE_STORE_SENTENCES:
+        return full
+    rare: list[str] = []
+    common: list[str] = []
+    for word in query.words:
+        expression = word.expression()
+        held = conn.execute(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM sentence_fts WHERE sentence_fts MATCH ? LIMIT ?)",
+            (expression, COMMON_WORD_SENTENCES + 1),
+        ).fetchone()[0]
+        (common if held > COMMON_WORD_SENTENCES else rare).append(expression)
+    if not common:
+        return full
+    together = all_of(common)
+    parts = [*rare, together] if len(common) > 1 or not rare else rare
+    return " OR ".join(f"({part})" for part in parts if part)
+
+
+def placeholders(values: Iterable[object]) -> str:
+    """``?, ?, ?`` for an ``IN (...)`` list."""
+    return ", ".join("?" for _ in values)

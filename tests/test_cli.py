@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from toolweave import cli
-from toolweave.cli_session import DB_NAME, Session, data_dir
+from toolweave.cli_session import DB_NAME, Session
 from toolweave.domains.korhaz.examples import EXAMPLE_QUESTIONS
+from toolweave.persistence import data_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 CARDIOLOGY = next(q for q in EXAMPLE_QUESTIONS if "department_info" in q.expected_tools)

@@ -208,6 +208,18 @@ def test_cli_ingest_then_ask_the_new_domain(folder: Path, tmp_path: Path, capsys
     assert "500 Ft" in answer
 
 
+def test_cli_ask_finds_a_domain_ingested_under_an_explicit_data_dir(
+    folder: Path, tmp_path: Path, capsys, monkeypatch
+):
+    monkeypatch.setenv("TOOLWEAVE_DATA_DIR", str(tmp_path / "default"))
+    data = str(tmp_path / "elsewhere")
+    assert main(["ingest", str(folder), "--domain", "leaflets", "--data-dir", data]) == 0
+    capsys.readouterr()
+    assert main(["ask", "--domain", "leaflets", "--data-dir", data, "How much is parking?"]) == 0
+    assert "500 Ft" in capsys.readouterr().out
+    assert main(["ask", "--domain", "leaflets", "How much is parking?"]) == 2
+
+
 def test_cli_ingest_partial_success_exits_1_and_names_the_skipped_file(
     folder: Path, tmp_path: Path, capsys
 ):

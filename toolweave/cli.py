@@ -27,9 +27,10 @@ from typing import Any, NoReturn, TextIO
 
 from toolweave import cli_ingest
 from toolweave import cli_render as render
-from toolweave.cli_session import Session, data_dir, read_thread, validate_message
+from toolweave.cli_session import Session, read_thread, validate_message
 from toolweave.domains import available_domains, load_domain
 from toolweave.errors import InvalidRequestError, ToolweaveError
+from toolweave.persistence import data_dir
 from toolweave.tools.registry import ToolRegistry
 
 PROG = "toolweave"
@@ -100,7 +101,8 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
     persistent = args.thread is not None
     thread_id = args.thread if persistent else uuid.uuid4().hex
     with Session(
-        *load_domain(args.domain), data_dir=data_dir(args.data_dir) if persistent else None
+        *load_domain(args.domain, data_dir=args.data_dir),
+        data_dir=data_dir(args.data_dir) if persistent else None,
     ) as session:
         if args.json:
             turn = session.turn(message, thread_id=thread_id, systems=args.system)
@@ -140,7 +142,9 @@ def _print_turn(
 def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
     """``toolweave chat``: a conversation on one persisted thread until EOF or ``exit``."""
     thread_id = args.thread or uuid.uuid4().hex
-    with Session(*load_domain(args.domain), data_dir=data_dir(args.data_dir)) as session:
+    with Session(
+        *load_domain(args.domain, data_dir=args.data_dir), data_dir=data_dir(args.data_dir)
+    ) as session:
         print(_assistant_line(session.assistant.label), file=out)
         print(
             f"thread {thread_id} (continue with: toolweave ask --thread {thread_id} ...)", file=out

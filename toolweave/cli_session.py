@@ -43,22 +43,6 @@ def _sqlite_saver(conn: sqlite3.Connection) -> BaseCheckpointSaver[Any]:
     return SqliteSaver(conn, serde=checkpoint_serde())
 
 
-def data_dir(override: str | os.PathLike[str] | None = None) -> Path:
-    """Where threads are stored.
-
-    ``override`` (``--data-dir``), else ``TOOLWEAVE_DATA_DIR``, else
-    ``$XDG_DATA_HOME/toolweave``, else ``~/.local/share/toolweave``.
-    """
-    if override:
-        return Path(override).expanduser()
-    explicit = os.environ.get("TOOLWEAVE_DATA_DIR", "").strip()
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_DATA_HOME", "").strip()
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
-    return base / "toolweave"
-
-
 def validate_message(message: str, limits: Limits | None = None) -> str:
     """The message stripped, or :class:`InvalidRequestError` as the graph would raise it (X1)."""
     question, _ = split_conversation([HumanMessage(content=message)], limits or Limits())

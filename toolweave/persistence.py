@@ -76,6 +76,22 @@ class Target:
         return mask_url(self.location) if self.kind == "postgres" else f"sqlite:{self.location}"
 
 
+def data_dir(override: str | os.PathLike[str] | None = None) -> Path:
+    """Where the CLI keeps threads and ingested documents.
+
+    ``override`` (``--data-dir``), else ``TOOLWEAVE_DATA_DIR``, else
+    ``$XDG_DATA_HOME/toolweave``, else ``~/.local/share/toolweave``.
+    """
+    if override:
+        return Path(override).expanduser()
+    explicit = os.environ.get("TOOLWEAVE_DATA_DIR", "").strip()
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_DATA_HOME", "").strip()
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
+    return base / "toolweave"
+
+
 def mask_url(url: str) -> str:
     """``url`` with its password (in the user part or a ``password=`` query) replaced by ``***``.
 

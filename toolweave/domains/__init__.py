@@ -15,6 +15,7 @@ with a warning.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Iterable
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
@@ -61,15 +62,15 @@ def _plugins() -> dict[str, EntryPoint]:
     return found
 
 
-def available_domains() -> list[str]:
+def available_domains(*, data_dir: str | os.PathLike[str] | None = None) -> list[str]:
     """Names of every domain that :func:`load_domain` accepts, sorted.
 
     Bundled domains, plugin domains, and domains of documents ingested with
-    ``toolweave ingest`` into the default data directory.
+    ``toolweave ingest`` into ``data_dir`` (default: the CLI's data directory).
     """
     from toolweave.domains.documents import ingested_domains
 
-    return sorted({*BUILTIN_DOMAINS, *_plugins(), *ingested_domains()})
+    return sorted({*BUILTIN_DOMAINS, *_plugins(), *ingested_domains(data_dir)})
 
 
 def _validated(name: str, bundle: Any) -> DomainBundle:
@@ -82,12 +83,13 @@ def _validated(name: str, bundle: Any) -> DomainBundle:
     return domain, list(tools)
 
 
-def load_domain(name: str) -> DomainBundle:
+def load_domain(name: str, *, data_dir: str | os.PathLike[str] | None = None) -> DomainBundle:
     """The domain called ``name`` and its tools.
 
     Args:
         name: A bundled domain (``"korhaz"``), one an installed plugin provides, or
             one whose documents were ingested (``toolweave ingest --domain NAME``).
+        data_dir: Where ingested documents live; default: the CLI's data directory.
 
     Returns:
         ``(domain, tools)``, ready for :func:`toolweave.build_graph`.
@@ -103,11 +105,11 @@ def load_domain(name: str) -> DomainBundle:
     if point is None and _NAME_CHARS.issuperset(key):
         from toolweave.domains.documents import load_documents_domain
 
-        ingested = load_documents_domain(key)
+        ingested = load_documents_domain(key, data_dir)
         if ingested is not None:
             return ingested
     if point is None:
-        known = ", ".join(available_domains()) or "none"
+        known = ", ".join(available_domains(data_dir=data_dir)) or "none"
         raise UnknownDomainError(f"unknown domain {name!r}; known domains: {known}")
     try:
         loader: DomainLoader = point.load()

@@ -44,7 +44,7 @@ def validate_domain_name(name: str) -> str:
 
 def documents_path(domain: str, data_dir: str | os.PathLike[str] | None = None) -> Path:
     """Where a domain's ingested documents are stored."""
-    from toolweave.cli_session import data_dir as resolve
+    from toolweave.persistence import data_dir as resolve
 
     return resolve(data_dir) / DOCUMENTS_FOLDER / f"{validate_domain_name(domain)}.sqlite"
 

@@ -9,14 +9,16 @@ their tokens reach clients exactly like an LLM's (P2).
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.callbacks import BaseCallbackManager, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import ensure_config
 
 ANSWER_TAG = "toolweave:answer"
 """Tag on every streamed final answer, so clients can pick answer tokens out."""
@@ -72,6 +74,17 @@ class PassthroughChatModel(BaseChatModel):
             yield chunk
 
 
+def _anyone_listening() -> bool:
+    """Whether the current run has callback handlers (messages stream, tracing, events).
+
+    Without any, nobody can see the tokens, and the chat-model machinery is skipped.
+    """
+    callbacks = ensure_config().get("callbacks")
+    if isinstance(callbacks, BaseCallbackManager):
+        return bool(callbacks.handlers)
+    return bool(callbacks)
+
+
 _PASSTHROUGH = PassthroughChatModel()
 """Stateless, so shared: building a chat model per call costs LangChain's callback setup."""
 
@@ -83,6 +96,9 @@ def stream_message(chunks: Iterable[str] | str, *, run_name: str = "answer") -> 
     stores it in ``messages`` does not send it to listeners a second time.
     Outside a graph run it simply joins the chunks.
     """
+    if not _anyone_listening():
+        text = chunks if isinstance(chunks, str) else "".join(chunks)
+        return AIMessage(content=text, id=f"lc_run--{uuid.uuid4()}")
     config: RunnableConfig = {"tags": [ANSWER_TAG], "run_name": run_name}
     if isinstance(chunks, str):
         message = _PASSTHROUGH.invoke([HumanMessage(content=chunks)], config)

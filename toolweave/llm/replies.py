@@ -7,6 +7,7 @@ when fused, also carries each routed tool's request (T7).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -50,7 +51,16 @@ def _camel(name: str) -> str:
 
 
 def routing_schema(tools: Sequence[AnyTool], *, fused: bool) -> type[BaseModel]:
-    """A model with one field per tool (aliased to the tool's name) for one structured call."""
+    """A model with one field per tool (aliased to the tool's name) for one structured call.
+
+    Built once per set of tools: candidate sets repeat from request to request.
+    The routing questions are in the prompt, not repeated in the schema.
+    """
+    return _routing_schema(tuple(tools), fused)
+
+
+@functools.lru_cache(maxsize=128)
+def _routing_schema(tools: tuple[AnyTool, ...], fused: bool) -> type[BaseModel]:
     fields: dict[str, Any] = {}
     for i, tool in enumerate(tools):
         entry: type[BaseModel] = ToolVerdict
@@ -63,7 +73,7 @@ def routing_schema(tools: Sequence[AnyTool], *, fused: bool) -> type[BaseModel]:
             )
         fields[f"tool_{i}"] = (
             entry,
-            Field(alias=tool.name, description=tool.executable_instruction),
+            Field(alias=tool.name),
         )
     name = "ToolActivation" if fused else "ToolRouting"
     model: type[BaseModel] = create_model(name, **fields)

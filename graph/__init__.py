@@ -2,7 +2,7 @@
 
 from toolweave.graph.builder import PHASES, ToolweaveGraph, build_graph, create_state_graph
 from toolweave.graph.context import Dependencies, Limits, RunContext
-from toolweave.graph.walk import Step, next_step, route_next
+from toolweave.graph.walk import Step, next_step, route_entry
 
 __all__ = [
     "PHASES",
@@ -14,5 +14,5 @@ __all__ = [
     "build_graph",
     "create_state_graph",
     "next_step",
-    "route_next",
+    "route_entry",
 ]

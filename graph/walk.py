@@ -1,8 +1,9 @@
 """The walk over the task tree as one pure function (S2, S3, A3-A7).
 
 ``next_step`` reads the state and names the phase that comes next and the task
-it concerns. The graph's conditional edges use it to pick the next node, and
-each phase node uses it to find its task, so every ordering rule lives here.
+it concerns. Each phase node uses it to find its task, and to hand over to the
+next node on the state as its update leaves it (``graph/handover.py``), so every
+ordering rule lives here.
 It imports nothing from LangGraph.
 """
 
@@ -101,11 +102,6 @@ def _first_open_child(tasks: Mapping[str, TaskNode], node: TaskNode) -> TaskNode
         if child is not None and not child.done:
             return child
     return None
-
-
-def route_next(state: Mapping[str, Any]) -> Phase:
-    """Conditional-edge function: the name of the next node."""
-    return next_step(state).phase
 
 
 def route_entry(state: Mapping[str, Any]) -> Entry:

@@ -3,6 +3,7 @@ children before their parent, siblings in list order."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -64,3 +65,24 @@ def test_S2_random_trees_run_each_task_once_children_first_siblings_in_order(sha
     expected = _expected(shape, "1")
     assert [no for no, _ in calls] == expected
     assert out["activated"] == [f"{no}:leaf" for no in expected]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shape=shapes)
+def test_S2_every_hand_over_is_an_edge_studio_draws(shape: Shape):
+    from toolweave.graph.walk import NEXT_PHASES
+
+    def decompose(task: TaskInfo) -> TaskInfo:
+        if task.task_no == "1":
+            task.sub_tasks = _build(shape, "1")
+        return task
+
+    def decide(parent: TaskInfo, nxt: TaskInfo, done: Any) -> SubtaskDecision:
+        return SubtaskDecision.SKIP if nxt.task_prompt.startswith("skip") else SubtaskDecision.RUN
+
+    tools = [ScriptedCoordinator("c", decompose, decide=decide), make_tool("leaf")]
+    graph = graph_of(tools, max_tasks=64, max_depth=12)
+    nodes = [next(iter(update)) for update in graph.stream({"messages": [("human", "root")]})]
+    for source, target in itertools.pairwise(nodes):
+        allowed = NEXT_PHASES.get(source, ())
+        assert target in allowed, f"{source} -> {target} is not drawn"

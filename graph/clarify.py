@@ -36,10 +36,17 @@ from toolweave.tools.registry import AnyTool
 
 logger = logging.getLogger(__name__)
 
-CLARIFICATION_LIMIT = (
-    "I still need more information to answer, but I have asked too many questions already. "
-    "Please ask again with the details included. (Last question: {question})"
-)
+CLARIFICATION_LIMIT = {
+    "en": (
+        "I still need more information to answer, but I have asked too many questions "
+        "already. Please ask again with the details included. (Last question: {question})"
+    ),
+    "hu": (
+        "A válaszhoz még több információ kellene, de már túl sok kérdést tettem fel. "
+        "Kérem, tegye fel újra a kérdést a részletekkel együtt. (Utolsó kérdés: {question})"
+    ),
+}
+"""What a run ends with when the clarification rounds are used up (Q2), by language."""
 NOT_CLARIFIABLE = "{name} returned a clarification request but is not a ClarifiableTool"
 BAD_REPLY = "a clarification reply must be text, or a mapping with a 'reply' text"
 
@@ -75,6 +82,12 @@ def reply_text(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidRequestError(BAD_REPLY)
     return value.strip()
+
+
+def clarification_limit_message(user_lang: str, question: str) -> str:
+    """The closing message after the last allowed clarification round (Q2)."""
+    template = CLARIFICATION_LIMIT.get(user_lang, CLARIFICATION_LIMIT["en"])
+    return template.format(question=question)
 
 
 def resolve_choice(reply: str, choices: Sequence[str]) -> str:

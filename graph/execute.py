@@ -13,7 +13,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 from pydantic import BaseModel, ValidationError
 
-from toolweave.graph.clarify import CLARIFICATION_LIMIT, call_tool
+from toolweave.graph.clarify import call_tool, clarification_limit_message
 from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
 from toolweave.graph.handover import handover
 from toolweave.graph.walk import Phase, next_step
@@ -83,7 +83,7 @@ def pause_for_clarification(
     rounds = state.get("clarification_rounds") or 0
     key = completion_key(node.task_no, name)
     if rounds >= deps.limits.max_clarification_rounds:
-        text = CLARIFICATION_LIMIT.format(question=result.text or "")
+        text = clarification_limit_message(state["user_lang"], result.text or "")
         closed = node.model_copy(update={"queue": [], "status": TaskStatus.CLOSED})
         return {"tasks": {node.task_no: closed}, "answer": text, "terminal": key}
     question = Clarification(

@@ -46,6 +46,7 @@ EN_QUESTION = "Which department? Type its name or its number in the list."
 CARDIOLOGY_HU = "A Kardiológia rendelési ideje: hétfő-csütörtök 9:00-13:00."
 CARDIOLOGY_EN = "Consultation hours of Cardiology: Monday-Thursday 9:00-13:00."
 LIMIT_TEXT = "I still need more information to answer, but I have asked too many questions"
+LIMIT_TEXT_HU = "A válaszhoz még több információ kellene, de már túl sok kérdést tettem fel"
 
 TOOL_METHODS = (
     "execute",
@@ -269,7 +270,7 @@ def test_Q2_the_round_limit_is_configurable():
     _send(graph, "Mikor van rendelés?", "one")
     out = _send(graph, "nem tudom", "one")
     assert "__interrupt__" not in out
-    assert out["answer"].startswith(LIMIT_TEXT)
+    assert out["answer"].startswith(LIMIT_TEXT_HU)  # in the user's language
 
 
 # --- Q4: nothing that already ran runs again, across three rounds ---------------------------

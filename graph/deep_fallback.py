@@ -25,6 +25,7 @@ from toolweave.state.task import ROOT_TASK_NO, TaskNode, TaskStatus, execution_t
 
 NO_TOOL = "no deep-fallback tool for prompt type {prompt_type!r}"
 NOT_OFFERED = "{name} did not pass the gates for this request"
+NOT_DEEP_SEARCH = "{name} is not a DeepSearchCoordinator"
 
 
 def plan_deep_search(
@@ -84,11 +85,12 @@ def make_deep_fallback(deps: Dependencies) -> Callable[..., Command[Phase]]:
         prompt_type = state.get("prompt_type")
         tool = deps.domain.deep_fallback_tool(prompt_type)
         if not isinstance(tool, DeepSearchCoordinator) or tool.name not in state["offered"]:
-            reason = (
-                NO_TOOL.format(prompt_type=prompt_type)
-                if tool is None
-                else NOT_OFFERED.format(name=tool.name)
-            )
+            if tool is None:
+                reason = NO_TOOL.format(prompt_type=prompt_type)
+            elif not isinstance(tool, DeepSearchCoordinator):
+                reason = NOT_DEEP_SEARCH.format(name=tool.name)
+            else:
+                reason = NOT_OFFERED.format(name=tool.name)
             update["ledger"] = [_entry("not run", reason)]
             return handover(state, update)
         verdict = assistant_for(deps, runtime).judge_context(

@@ -22,8 +22,15 @@ STARTUP_TIMEOUT = 90.0
 
 
 @pytest.fixture
-def fake_openai() -> Iterator[FakeOpenAI]:
-    """A scripted OpenAI-compatible server on 127.0.0.1 (see ``tests/fake_openai.py``)."""
+def fake_openai(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
+    """A scripted OpenAI-compatible server on 127.0.0.1 (see ``tests/fake_openai.py``).
+
+    Base-URL and proxy variables of the environment are cleared, so the client
+    talks to this server and nothing else.
+    """
+    for name in ("OPENAI_API_BASE", "OPENAI_BASE_URL", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
     with FakeOpenAI() as server:
         yield server
 

@@ -21,10 +21,7 @@ QUESTION = "When are consultation hours at cardiology?"
 
 
 @pytest.fixture
-def assistant(fake_openai: Any, monkeypatch: pytest.MonkeyPatch) -> ChatModelAssistant:
-    for name in ("OPENAI_API_BASE", "OPENAI_BASE_URL", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.lower(), raising=False)
+def assistant(fake_openai: Any) -> ChatModelAssistant:
     llm = default_assistant(
         model="fake-model", api_key="sk-test", base_url=fake_openai.base_url, env={}
     )

@@ -38,10 +38,7 @@ class Parking(ChatbotTool[BaseModel]):
 
 
 @pytest.fixture
-def llm(fake_openai, monkeypatch) -> ChatModelAssistant:
-    for name in ("OPENAI_API_BASE", "OPENAI_BASE_URL", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.lower(), raising=False)
+def llm(fake_openai) -> ChatModelAssistant:
     assistant = default_assistant(
         model="fake-model", api_key="test", base_url=fake_openai.base_url, env={}
     )

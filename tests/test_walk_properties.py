@@ -48,9 +48,9 @@ def _expected(shape: Shape, prefix: str) -> list[str]:
     return order
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(shape=shapes)
-def test_S2_random_trees_run_each_task_once_children_first_siblings_in_order(shape: Shape):
+def _coordinator_of(shape: Shape) -> ScriptedCoordinator:
+    """Splits the root into ``shape``; skips the subtasks whose prompt starts with "skip"."""
+
     def decompose(task: TaskInfo) -> TaskInfo:
         if task.task_no == "1":
             task.sub_tasks = _build(shape, "1")
@@ -59,8 +59,14 @@ def test_S2_random_trees_run_each_task_once_children_first_siblings_in_order(sha
     def decide(parent: TaskInfo, nxt: TaskInfo, done: Any) -> SubtaskDecision:
         return SubtaskDecision.SKIP if nxt.task_prompt.startswith("skip") else SubtaskDecision.RUN
 
+    return ScriptedCoordinator("c", decompose, decide=decide)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shape=shapes)
+def test_S2_random_trees_run_each_task_once_children_first_siblings_in_order(shape: Shape):
     calls: Calls = []
-    tools = [ScriptedCoordinator("c", decompose, decide=decide), make_tool("leaf", calls=calls)]
+    tools = [_coordinator_of(shape), make_tool("leaf", calls=calls)]
     out = ask(graph_of(tools, max_tasks=64, max_depth=12), "root")
     expected = _expected(shape, "1")
     assert [no for no, _ in calls] == expected
@@ -72,15 +78,7 @@ def test_S2_random_trees_run_each_task_once_children_first_siblings_in_order(sha
 def test_S2_every_hand_over_is_an_edge_studio_draws(shape: Shape):
     from toolweave.graph.walk import NEXT_PHASES
 
-    def decompose(task: TaskInfo) -> TaskInfo:
-        if task.task_no == "1":
-            task.sub_tasks = _build(shape, "1")
-        return task
-
-    def decide(parent: TaskInfo, nxt: TaskInfo, done: Any) -> SubtaskDecision:
-        return SubtaskDecision.SKIP if nxt.task_prompt.startswith("skip") else SubtaskDecision.RUN
-
-    tools = [ScriptedCoordinator("c", decompose, decide=decide), make_tool("leaf")]
+    tools = [_coordinator_of(shape), make_tool("leaf")]
     graph = graph_of(tools, max_tasks=64, max_depth=12)
     nodes = [next(iter(update)) for update in graph.stream({"messages": [("human", "root")]})]
     for source, target in itertools.pairwise(nodes):

@@ -17,11 +17,11 @@ from langchain_core.messages import HumanMessage
 from langgraph.types import Command, interrupt
 from pydantic import BaseModel
 
-from toolweave.errors import InvalidRequestError
 from toolweave.graph.context import Dependencies
 from toolweave.graph.handover import handover
 from toolweave.graph.normalize import split_conversation
 from toolweave.graph.walk import Phase
+from toolweave.state.errors import InvalidRequestError
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.results import ToolResult

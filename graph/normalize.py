@@ -10,7 +10,6 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite
 
 from toolweave.coordinators.base import AgentCoordinator
-from toolweave.errors import InvalidRequestError
 from toolweave.graph.context import (
     Dependencies,
     Limits,
@@ -20,6 +19,7 @@ from toolweave.graph.context import (
 )
 from toolweave.graph.handover import handover
 from toolweave.graph.walk import Phase
+from toolweave.state.errors import InvalidRequestError
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import ROOT_TASK_NO, TaskInfo, TaskNode

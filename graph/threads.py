@@ -14,8 +14,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.pregel import Pregel
 from langgraph.types import Command
 
-from toolweave.errors import InvalidRequestError, NothingPendingError, UnknownThreadError
 from toolweave.graph.clarify import reply_text
+from toolweave.state.errors import InvalidRequestError, NothingPendingError, UnknownThreadError
 
 NO_THREAD = "no conversation is stored under thread {thread!r}"
 NOTHING_PENDING = "thread {thread!r} is not waiting for a reply"

@@ -8,7 +8,7 @@ root=$PWD
 tree=build/typecheck
 rm -rf "$tree" && mkdir -p "$tree"
 cp -rs "$root/toolweave" "$tree/toolweave"
-for sub in graph tools coordinators state; do
+for sub in graph tools coordinators state llm; do
   ln -s "$root/$sub" "$tree/toolweave/$sub"
 done
 cd "$tree"

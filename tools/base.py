@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, TypeVar
+from typing import Any, ClassVar, Final, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -13,8 +13,26 @@ from toolweave.state.results import ToolResult
 from toolweave.state.task import PromptAndContext, TaskInfo
 from toolweave.tools.progress import ProgressEmitter
 
-if TYPE_CHECKING:
-    from toolweave.llm.budget import LlmBudget
+
+class PassageReader(Protocol):
+    """A tool's counted handle on the run's model (``ctx.llm``), implemented by the LLM port.
+
+    Declared here, below the port, so tools depend on this protocol and never on
+    the ``toolweave.llm`` layer above them.
+    """
+
+    @property
+    def exhausted(self) -> bool:
+        """True when the call's budget is spent (D7)."""
+        ...
+
+    def read_passage(self, question: str, passage: str) -> str | None:
+        """Answer ``question`` from ``passage``; ``None`` if it does not say or no call is left."""
+        ...
+
+    async def aread_passage(self, question: str, passage: str) -> str | None:
+        """Async :meth:`read_passage`."""
+        ...
 
 
 class Systems(Enum):
@@ -68,7 +86,7 @@ class ToolCallContext:
     """Null-safe progress emitter (P1-P3)."""
     stream_answer: AnswerStreamer = _no_stream
     """Streams a finished answer to the client; return ``as_answered`` after it (R4)."""
-    llm: LlmBudget | None = None
+    llm: PassageReader | None = None
     """The run's model for tools that read text with it (search tools), counted and capped (D7)."""
 
     @property

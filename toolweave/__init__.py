@@ -7,15 +7,6 @@ subtask trees; one LangGraph ``StateGraph`` runs it all. Start with
 """
 
 from toolweave.coordinators import AgentCoordinator, CompletedSoFar, SubtaskDecision
-from toolweave.errors import (
-    ConfigurationError,
-    DatabaseUnavailableError,
-    InvalidRequestError,
-    NothingPendingError,
-    ToolweaveError,
-    UnknownDomainError,
-    UnknownThreadError,
-)
 from toolweave.graph import Limits, RunContext, ToolweaveGraph, build_graph, create_state_graph
 from toolweave.graph.threads import pending_clarification, reply
 from toolweave.llm.chat_model import ChatModelAssistant
@@ -48,6 +39,15 @@ from toolweave.state import (
     extract_coordinator_original,
     extract_coordinator_task,
     is_coordinator_requested,
+)
+from toolweave.state.errors import (
+    ConfigurationError,
+    DatabaseUnavailableError,
+    InvalidRequestError,
+    NothingPendingError,
+    ToolweaveError,
+    UnknownDomainError,
+    UnknownThreadError,
 )
 from toolweave.tools import (
     ALL,

@@ -29,14 +29,30 @@ from toolweave import cli_ingest
 from toolweave import cli_render as render
 from toolweave.cli_session import Session, read_thread, validate_message
 from toolweave.domains import available_domains, load_domain
-from toolweave.errors import InvalidRequestError, ToolweaveError
 from toolweave.persistence import data_dir
+from toolweave.state.errors import (
+    ConfigurationError,
+    InvalidRequestError,
+    NothingPendingError,
+    ToolweaveError,
+    UnknownDomainError,
+    UnknownThreadError,
+)
 from toolweave.tools.registry import ToolRegistry
 
 PROG = "toolweave"
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 EXIT_FAILED = 1
+BAD_INPUT_ERRORS = (
+    InvalidRequestError,
+    UnknownDomainError,
+    UnknownThreadError,
+    NothingPendingError,
+    ConfigurationError,
+)
+"""Errors caused by what the user typed: exit code 2. Other toolweave errors (a model or
+database outage) exit with 1."""
 CHAT_EXIT_WORDS = frozenset({"exit", "quit", ":q"})
 
 
@@ -231,7 +247,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Returns:
         0 on success, 2 on bad input (one line on stderr, X1), 130 on Ctrl-C,
-        1 when something unexpected failed.
+        1 when a model or database failed or something unexpected happened.
     """
     parser = build_parser()
     try:
@@ -249,7 +265,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return COMMANDS[args.command](args, sys.stdout)
     except ToolweaveError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_USAGE if isinstance(exc, BAD_INPUT_ERRORS) else EXIT_FAILED
     except KeyboardInterrupt:
         print(file=sys.stderr)
         return EXIT_INTERRUPTED

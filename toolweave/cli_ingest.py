@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 from toolweave.domains import BUILTIN_DOMAINS
 from toolweave.domains.documents import documents_path, validate_domain_name
-from toolweave.errors import InvalidRequestError
+from toolweave.state.errors import InvalidRequestError
 from toolweave.tools.search.ingest import IngestReport, ingest
 from toolweave.tools.search.store import SqliteDocumentStore
 

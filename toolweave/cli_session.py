@@ -23,13 +23,13 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
 from toolweave.cli_render import progress_line
-from toolweave.errors import InvalidRequestError, UnknownThreadError
 from toolweave.graph import Limits, build_graph
 from toolweave.graph.normalize import split_conversation
 from toolweave.graph.stored_state import stored_values
 from toolweave.llm.env import default_assistant
 from toolweave.llm.passthrough import ANSWER_TAG
 from toolweave.persistence import open_checkpointer
+from toolweave.state.errors import InvalidRequestError, UnknownThreadError
 from toolweave.state.serde import checkpoint_serde
 from toolweave.tools.domain import Domain
 from toolweave.tools.registry import AnyTool

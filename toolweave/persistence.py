@@ -34,7 +34,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
-from toolweave.errors import ConfigurationError, DatabaseUnavailableError
+from toolweave.state.errors import ConfigurationError, DatabaseUnavailableError
 from toolweave.state.serde import checkpoint_serde
 
 logger = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
-from toolweave.errors import ConfigurationError, UnknownDomainError
+from toolweave.state.errors import ConfigurationError, UnknownDomainError
 from toolweave.tools.domain import Domain
 from toolweave.tools.registry import AnyTool
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from toolweave.coordinators.deep_search import DeepSearchCoordinator
-from toolweave.errors import InvalidRequestError
+from toolweave.state.errors import InvalidRequestError
 from toolweave.tools.base import ChatbotTool
 from toolweave.tools.domain import Domain
 from toolweave.tools.search.context_search import ContextSearchTool

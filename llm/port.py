@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -82,6 +83,11 @@ class AnswerRequest:
 
 class LlmAssistant(ABC):
     """The language-model port of the orchestrator (``ILlmAssistant``).
+
+    Every method has an async twin (``anormalize``, ``aroute``, …) that the graph
+    awaits under ``ainvoke``/``astream``. The defaults here run the sync method in a
+    worker thread; implementations with a native async path (a chat model's
+    ``ainvoke``, async callables) override them so no thread is used.
 
     Implementations: :class:`~toolweave.llm.chat_model.ChatModelAssistant` over any
     LangChain chat model, :class:`~toolweave.llm.offline.OfflineAssistant` (no LLM,
@@ -168,3 +174,64 @@ class LlmAssistant(ABC):
         Implementations without a model stream through
         :func:`toolweave.llm.passthrough.stream_message`.
         """
+
+    # -- async twins: the graph awaits these under ainvoke/astream ----------------------
+
+    async def anormalize(
+        self, message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
+    ) -> Normalized:
+        """Async :meth:`normalize`; the default runs it in a worker thread."""
+        return await asyncio.to_thread(self.normalize, message, history, default_lang=default_lang)
+
+    async def aroute(self, task_prompt: str, tools: Sequence[AnyTool]) -> list[RoutingVerdict]:
+        """Async :meth:`route`; the default runs it in a worker thread."""
+        return await asyncio.to_thread(self.route, task_prompt, tools)
+
+    async def agenerate_tool_request(
+        self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
+    ) -> dict[str, ExtractedRequest]:
+        """Async :meth:`generate_tool_request`; the default runs it in a worker thread."""
+        return await asyncio.to_thread(
+            self.generate_tool_request, user_prompt, system_prompt, tasks, tool
+        )
+
+    async def aroute_and_extract(
+        self,
+        task_prompt: str,
+        execution_text: str,
+        tools: Sequence[AnyTool],
+        *,
+        extraction_prompt: str,
+    ) -> Activation:
+        """Async :meth:`route_and_extract`, over the async routing and extraction."""
+        verdicts = tuple(await self.aroute(task_prompt, tools))
+        by_name = {tool.name: tool for tool in tools}
+        requests: dict[str, ExtractedRequest] = {}
+        calls = 1
+        for name in (v.tool for v in verdicts if v.run):
+            tool = by_name.get(name)
+            if tool is None or not tool.request_model.model_fields:
+                continue
+            extracted = await self.agenerate_tool_request(
+                execution_text, extraction_prompt, None, tool
+            )
+            requests[name] = extracted.get(name)
+            calls += 0 if self.local_extraction else 1
+        return Activation(verdicts=verdicts, requests=requests, llm_calls=calls)
+
+    async def ajudge_context(
+        self,
+        question: str,
+        documents: Sequence[UniqueTextDocument],
+        guaranteed: Sequence[str],
+    ) -> ContextVerdict:
+        """Async :meth:`judge_context`; the default runs it in a worker thread."""
+        return await asyncio.to_thread(self.judge_context, question, documents, guaranteed)
+
+    async def aread_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
+        """Async :meth:`read_passage`; the default runs it in a worker thread."""
+        return await asyncio.to_thread(self.read_passage, question, passage, user_lang=user_lang)
+
+    async def aanswer(self, request: AnswerRequest) -> AIMessage:
+        """Async :meth:`answer`; the default runs it in a worker thread."""
+        return await asyncio.to_thread(self.answer, request)

@@ -37,3 +37,10 @@ class LlmBudget:
             return None
         self.spent += 1
         return self.assistant.read_passage(question, passage, user_lang=self.user_lang)
+
+    async def aread_passage(self, question: str, passage: str) -> str | None:
+        """Async :meth:`read_passage` (``LlmAssistant.aread_passage``)."""
+        if self.exhausted:
+            return None
+        self.spent += 1
+        return await self.assistant.aread_passage(question, passage, user_lang=self.user_lang)

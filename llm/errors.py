@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from toolweave.state.errors import ToolweaveError
 
-class LlmError(Exception):
+
+class LlmError(ToolweaveError):
     """Base class of the errors an :class:`~toolweave.llm.port.LlmAssistant` raises."""
 
 

@@ -119,7 +119,8 @@ def make_execute(deps: Dependencies) -> Callable[..., Command[Phase]]:
             return handover(
                 state, {**update, **pause_for_clarification(state, deps, node, name, outcome)}
             )
-        update["activated"] = [key]
+        if result is not None:  # R1/R7: no result is as if the tool had not been activated
+            update["activated"] = [key]
         update.update(record_result(key, text, outcome))
         closed = not rest or "terminal" in update
         status = TaskStatus.CLOSED if closed else TaskStatus.ROUTED

@@ -271,7 +271,7 @@ def test_K3_conditional_subtask_runs_when_earlier_sibling_found_nothing():
         return _skip_if_found(parent, nxt, done)
 
     out = ask(graph_of(_cheap_then_expensive(decide)), "miss")
-    assert out["activated"] == ["1.1:narrow", "1.2:broad"]
+    assert out["activated"] == ["1.2:broad"]  # narrow found nothing: not activated (R1)
     assert seen == [{"parent": "1", "next": "1.2", "keys": []}]
 
 
@@ -283,3 +283,20 @@ def test_K4_decision_that_raises_runs_the_subtask_default_is_run():
     assert out["activated"] == ["1.1:narrow", "1.2:broad"]
     out = ask(graph_of(_cheap_then_expensive(None)), "hit")
     assert out["activated"] == ["1.1:narrow", "1.2:broad"]
+
+
+def test_T1_F3_forced_prefixed_names_resolve_only_to_the_tool_of_that_domain():
+    tools = [
+        ScriptedCoordinator(
+            "c",
+            split_into(
+                sub("a", "math.factorial"), sub("b", "a.b.factorial"), sub("c", "test.scoped")
+            ),
+        ),
+        make_tool("factorial"),  # domain-less: "math.factorial" is not this tool
+        make_tool("scoped", domain="test"),
+    ]
+    out = ask(graph_of(tools), "q")
+    assert out["activated"] == ["1.3:scoped"]
+    unknown = [(e.task_no, e.tool) for e in out["ledger"] if e.kind == "forced_unknown"]
+    assert unknown == [("1.1", "math.factorial"), ("1.2", "a.b.factorial")]

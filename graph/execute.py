@@ -20,9 +20,10 @@ from toolweave.graph.walk import Phase, next_step
 from toolweave.llm.budget import LlmBudget
 from toolweave.llm.passthrough import stream_message
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
+from toolweave.state.errors import InvalidToolResultError
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
-from toolweave.state.results import ResultMode, ToolResult
+from toolweave.state.results import ResultMode, ToolResult, require_result
 from toolweave.state.task import (
     Clarification,
     PromptAndContext,
@@ -178,7 +179,7 @@ def _run(
     reply = pending.reply if pending is not None and pending.tool == name else None
     try:
         outcome.result = call_tool(tool, request, ctx, state["context_buffer"], reply)
-    except GraphBubbleUp:
+    except (GraphBubbleUp, InvalidToolResultError):  # a bad result is the tool's bug: loud
         raise
     except Exception as exc:  # R7: a failing tool is "no result"; the run goes on
         outcome.llm_calls += budget.spent
@@ -188,6 +189,7 @@ def _run(
         reason = TOOL_RAISED.format(error=type(exc).__name__)
         outcome.ledger.append(_entry(node, name, LedgerKind.TOOL_ERROR, "failed", reason))
         return outcome
+    outcome.result = require_result(name, outcome.result)
     outcome.llm_calls += budget.spent
     outcome.deep_calls = budget.spent if budget.limit is not None else 0
     if streamed:

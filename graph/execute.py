@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 from toolweave.graph.clarify import call_tool, clarification_limit_message
 from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
 from toolweave.graph.handover import handover
+from toolweave.graph.idempotency import tool_call_key
 from toolweave.graph.walk import Phase, next_step
 from toolweave.llm.budget import LlmBudget
 from toolweave.llm.passthrough import stream_message
@@ -174,6 +175,7 @@ def _run(
         progress=progress,
         stream_answer=stream_answer,
         llm=budget,
+        idempotency_key=tool_call_key(state, node.task_no, name),
     )
     pending = state.get("clarification")
     reply = pending.reply if pending is not None and pending.tool == name else None

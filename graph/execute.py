@@ -42,6 +42,7 @@ logger = logging.getLogger(__name__)
 TOOL_RAISED = "raised {error}; treated as no result (R7)"
 REQUEST_INVALID = "extracted request did not validate: {error} error(s)"
 UNREGISTERED = "tool is no longer registered"
+AFTER_TERMINAL = "an earlier tool's finished answer ended the task (R8)"
 
 
 @dataclass
@@ -124,6 +125,8 @@ def make_execute(deps: Dependencies) -> Callable[..., Command[Phase]]:
         if result is not None:  # R1/R7: no result is as if the tool had not been activated
             update["activated"] = [key]
         update.update(record_result(key, text, outcome))
+        if "terminal" in update:  # R8: the tools after a finished answer do not run (L1)
+            update["ledger"] = [*outcome.ledger, *_not_run(node, rest)]
         closed = not rest or "terminal" in update
         status = TaskStatus.CLOSED if closed else TaskStatus.ROUTED
         update["tasks"] = {node.task_no: node.model_copy(update={"queue": rest, "status": status})}
@@ -221,6 +224,10 @@ def _budget(
 def _request(tool: AnyTool, extracted: dict[str, Any] | None) -> BaseModel:
     """Validate an extracted request into the tool's model; ``None`` fills nothing (T6)."""
     return tool.request_model.model_validate(dict(extracted or {}))
+
+
+def _not_run(node: TaskNode, names: list[str]) -> list[LedgerEntry]:
+    return [_entry(node, n, LedgerKind.TOOL_SKIPPED, "not run", AFTER_TERMINAL) for n in names]
 
 
 def _entry(node: TaskNode, tool: str, kind: LedgerKind, verdict: str, reason: str) -> LedgerEntry:

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import uuid
@@ -86,6 +87,11 @@ def optional_request_model(
     return create_model(model_name, **fields)
 
 
+def _is_text_block(value: Any) -> bool:
+    """A content block ``{"type": "text", "text": ...}`` (MCP and chat-model content)."""
+    return isinstance(value, Mapping) and value.get("type") == "text" and "text" in value
+
+
 def documents_of(tool_name: str, value: Any) -> list[UniqueTextDocument]:
     """A LangChain tool's return value as context documents (R2).
 
@@ -111,8 +117,15 @@ def documents_of(tool_name: str, value: Any) -> list[UniqueTextDocument]:
                 )
             )
         return docs
+    if isinstance(value, Sequence) and value and all(_is_text_block(v) for v in value):
+        value = "\n".join(str(block["text"]) for block in value)
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     return [UniqueTextDocument(document_id=tool_name, document_name=tool_name, text=text)]
+
+
+def is_async_only(tool: BaseTool) -> bool:
+    """True for a tool with a coroutine and no sync function (MCP tools, async ``@tool``)."""
+    return isinstance(tool, StructuredTool) and tool.func is None and tool.coroutine is not None
 
 
 class LangChainChatbotTool(ChatbotTool[BaseModel]):
@@ -125,9 +138,17 @@ class LangChainChatbotTool(ChatbotTool[BaseModel]):
         return request.model_dump(exclude_none=True)
 
     def execute(self, request: BaseModel, ctx: ToolCallContext) -> ToolResult | None:
-        """Call the LangChain tool; its value becomes context (R2); it raising is R7."""
+        """Call the LangChain tool; its value becomes context (R2); it raising is R7.
+
+        An async-only tool (an MCP tool, an ``@tool`` coroutine) runs on a private
+        event loop here: the sync path is for scripts; servers use ``ainvoke``.
+        """
         ctx.progress("CALLING")
-        value = self.wrapped.invoke(self._arguments(request))
+        arguments = self._arguments(request)
+        if is_async_only(self.wrapped):
+            value = asyncio.run(self.wrapped.ainvoke(arguments))
+        else:
+            value = self.wrapped.invoke(arguments)
         return ToolResult.as_context(self.name, documents_of(self.name, value))
 
     async def aexecute(self, request: BaseModel, ctx: ToolCallContext) -> ToolResult | None:

@@ -248,8 +248,10 @@ def test_Q1_clarification_with_bad_arguments_fails_loudly_not_as_no_result(build
 
 
 def test_Q1_readme_clarification_example_matches_the_signature():
-    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
-    calls = re.findall(r"ToolResult\.clarification\(([^)]*)\)", readme.replace("\n", " "))
+    root = Path(__file__).parents[1]
+    pages = [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+    text = " ".join(p.read_text(encoding="utf-8") for p in pages if p.is_file())
+    calls = re.findall(r"ToolResult\.clarification\(([^)]*)\)", text.replace("\n", " "))
     assert calls
     for args in calls:
         assert args.split(",")[0].strip() == "self.name", args

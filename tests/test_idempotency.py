@@ -258,3 +258,31 @@ def test_Q6_sigkill_mid_tool_repeats_the_call_but_the_side_effect_happens_once(b
     assert "request no. 2)" in done["answer"]
     assert json.dumps(done)  # the stored state reads back whole
     assert time.monotonic() - started < TIME_BOUND_S
+
+
+def test_Q6_hospital_domain_routes_callback_requests_offline_and_asks_the_department():
+    from toolweave import OfflineAssistant, build_graph, reply
+    from toolweave.domains.korhaz import korhaz_domain, korhaz_tools
+
+    ledger = CallbackLedger()
+    graph = build_graph(
+        korhaz_domain(),
+        korhaz_tools(callbacks=ledger),
+        assistant=OfflineAssistant(),
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "callback"}}
+    inputs = {"messages": [HumanMessage("Please call me back.")], "user_data": {"phone": PHONE}}
+    paused = graph.invoke(inputs, config)
+    assert paused["__interrupt__"][0].value["tool"] == "callback_request"
+    done = reply(graph, config, "2")  # the second choice: Cardiology
+    assert done["activated"] == ["1:callback_request"]
+    assert done["answer"].startswith(
+        "Your callback request is recorded (request no. 1): Cardiology"
+    )
+    assert [r.department for r in ledger.requests()] == ["kardiologia"]
+    anonymous = graph.invoke(
+        {"messages": [HumanMessage("Please call me back.")]}, {"configurable": {"thread_id": "a"}}
+    )
+    assert "callback_request" not in " ".join(anonymous["activated"])  # T4: no phone, no offer
+    assert len(ledger.requests()) == 1

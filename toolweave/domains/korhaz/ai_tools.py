@@ -120,10 +120,22 @@ def _slots(hours: str | None) -> list[str]:
 
 
 _MONTHS_HU = tuple(
-    "január február március április május június július augusztus szeptember október "
-    "november december".split()
+    [
+        "január",
+        "február",
+        "március",
+        "április",
+        "május",
+        "június",
+        "július",
+        "augusztus",
+        "szeptember",
+        "október",
+        "november",
+        "december",
+    ]
 )
-_DAYS_HU = tuple("hétfő kedd szerda csütörtök péntek szombat vasárnap".split())
+_DAYS_HU = tuple(["hétfő", "kedd", "szerda", "csütörtök", "péntek", "szombat", "vasárnap"])
 
 
 @ai_tool_script("js/format_date.js")

@@ -324,3 +324,26 @@ def test_W6b_native_tool_calling_client_tool_pauses_the_agent_and_resumes(fake_o
     assert client_tool.ran == []
     assert isinstance(out["messages"][-1], AIMessage)
     assert out["messages"][-1].content == "Both tools answered."
+
+
+@pytest.mark.network
+def test_W2_the_error_reaches_the_model_and_its_corrected_input_runs(fake_openai) -> None:
+    assistant = default_assistant(
+        model="fake", api_key="sk-test", base_url=fake_openai.base_url, env={}
+    )
+    tool = ExampleTool(AiToolScope.SERVER)
+    fake_openai.script(
+        {"question": "run it", "user_lang": "en", "important_words": [], "prompt_type": "factual"},
+        {"example-tool": {"reason": "asked", "run": True, "request": {"exampleParam": None}}},
+        {"exampleParam": "corrected"},  # the extraction asked again, with the error
+        "Done.",
+    )
+    graph = build_graph("demo", as_chatbot_tools([tool]), assistant=assistant)
+    out = graph.invoke({"messages": [HumanMessage("run it")]})
+    assert tool.ran == ['{"exampleParam": "corrected"}']
+    retry = json.dumps(fake_openai.requests[2]["messages"])
+    assert "Your previous input for this tool was rejected" in retry
+    assert "'exampleParam' is a required property" in retry
+    assert out["llm_calls"] == 4
+    rejected = [e for e in out["ledger"] if e.verdict == "skipped" and e.tool == "example-tool"]
+    assert [e.reason.split(":")[0] for e in rejected] == ["input rejected (attempt 1 of 2)"]

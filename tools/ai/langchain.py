@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
+from langgraph.runtime import get_runtime
 from langgraph.types import interrupt
 from pydantic import ConfigDict
 
@@ -40,17 +41,19 @@ _CALL_ID = "__toolweave_call_id"
 
 
 def _announced() -> frozenset[str]:
-    """The tool ids the client announced: ``configurable.client_tools`` or the context's."""
+    """The tool ids the client announced: ``configurable.client_tools``, else the context's."""
     try:
         config = get_config()
     except RuntimeError:
         return frozenset()
     announced = (config.get("configurable") or {}).get("client_tools")
     if announced is None:
-        runtime = (config.get("configurable") or {}).get("__pregel_runtime")
-        context = getattr(runtime, "context", None)
+        try:
+            context = get_runtime().context
+        except RuntimeError:
+            context = None
         announced = getattr(context, "client_tools", None)
-        if announced is None and isinstance(context, dict):
+        if announced is None and isinstance(context, Mapping):
             announced = context.get("client_tools")
     return frozenset(announced or ())
 

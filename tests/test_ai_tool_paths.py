@@ -331,3 +331,32 @@ def test_W2_the_error_reaches_the_model_and_its_corrected_input_runs(fake_openai
     assert out["llm_calls"] == 4
     rejected = [e for e in out["ledger"] if e.verdict == "skipped" and e.tool == "example-tool"]
     assert [e.reason.split(":")[0] for e in rejected] == ["input rejected (attempt 1 of 2)"]
+
+
+@pytest.mark.network
+def test_W6b_R7_raising_tool_is_an_error_message_and_a_progress_event(fake_openai) -> None:
+    from langchain.agents import create_agent
+    from langchain_openai import ChatOpenAI
+
+    class Broken(ExampleTool):
+        def execute(self, input: str) -> str:
+            raise RuntimeError("boom")
+
+    llm = ChatOpenAI(model="fake", api_key="sk-test", base_url=fake_openai.base_url, max_retries=0)
+    fake_openai.script(
+        FakeToolCalls((("call_b", "example-tool", {"exampleParam": "x"}),)), "It failed."
+    )
+    agent = create_agent(llm, as_langchain_tools(AiToolRegistry([Broken()])))
+    custom: list[Any] = []
+    final: dict[str, Any] = {}
+    for mode, data in agent.stream(
+        {"messages": [HumanMessage("go")]}, stream_mode=["custom", "values"]
+    ):
+        if mode == "custom":
+            custom.append(data)
+        else:
+            final = data
+    assert [e["text"] for e in custom] == ["TOOL_PROGRESS:EXAMPLE-TOOL:ERROR"]
+    [message] = [m for m in final["messages"] if isinstance(m, ToolMessage)]
+    assert "failed (RuntimeError)" in message.content
+    assert final["messages"][-1].content == "It failed."

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from langchain_core.tools import BaseTool
-from langgraph.config import get_config
+from langgraph.config import get_config, get_stream_writer
 from langgraph.runtime import get_runtime
 from langgraph.types import interrupt
 from pydantic import ConfigDict
@@ -33,9 +34,13 @@ from toolweave.state.client_calls import (
 from toolweave.tools.ai.base import AiToolScope
 from toolweave.tools.ai.inputs import check_input
 from toolweave.tools.ai.registry import AiToolRegistry, RegisteredAiTool
+from toolweave.tools.progress import ProgressEmitter
+
+logger = logging.getLogger(__name__)
 
 INVALID_INPUT = "Error: {error}. Call {name} again with a corrected input."
 CLIENT_FAILED = "Error: the client could not run {name}: {error}"
+TOOL_FAILED = "Error: {name} failed ({error}); the request was not carried out."
 NOT_ANNOUNCED = "Error: {name} runs only in the user's client, and this client cannot run it."
 _CALL_ID = "__toolweave_call_id"
 
@@ -115,13 +120,26 @@ class AiLangChainTool(BaseTool):
             return CLIENT_FAILED.format(name=self.name, error=received.error)
         return received.output or ""
 
+    def _failed(self, exc: Exception) -> str:
+        """R7: a raising tool becomes an error message and a progress event, not a crash."""
+        try:
+            writer = get_stream_writer()
+        except RuntimeError:
+            writer = None
+        ProgressEmitter(self.name, writer)("ERROR", type(exc).__name__)
+        return TOOL_FAILED.format(name=self.name, error=type(exc).__name__)
+
     def _run(self, *args: Any, **kwargs: Any) -> str:
         text, call_id, reply = self._prepare(kwargs)
         if reply is not None:
             return reply
         if self._in_client():
             return self._client(text, call_id)
-        return self.registered.tool.execute(text)
+        try:
+            return self.registered.tool.execute(text)
+        except Exception as exc:  # R7: contained, reported to the model and the stream
+            logger.warning("AI tool %s raised", self.name, exc_info=True)
+            return self._failed(exc)
 
     async def _arun(self, *args: Any, **kwargs: Any) -> str:
         text, call_id, reply = self._prepare(kwargs)
@@ -129,7 +147,11 @@ class AiLangChainTool(BaseTool):
             return reply
         if self._in_client():
             return self._client(text, call_id)
-        return await self.registered.tool.aexecute(text)
+        try:
+            return await self.registered.tool.aexecute(text)
+        except Exception as exc:  # R7: contained, reported to the model and the stream
+            logger.warning("AI tool %s raised", self.name, exc_info=True)
+            return self._failed(exc)
 
 
 def _args_schema(entry: RegisteredAiTool) -> dict[str, Any]:

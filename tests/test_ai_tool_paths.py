@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ai_support import ExampleTool, client_payload, config, example_graph
+from ai_support import ExampleTool, client_payload, config, example_graph, results
 from fake_openai import FakeToolCalls
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
@@ -360,3 +362,37 @@ def test_W6b_R7_raising_tool_is_an_error_message_and_a_progress_event(fake_opena
     [message] = [m for m in final["messages"] if isinstance(m, ToolMessage)]
     assert "failed (RuntimeError)" in message.content
     assert final["messages"][-1].content == "It failed."
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    announced=st.lists(st.sampled_from(["client-tool", "other"]), max_size=2),
+    args=st.sampled_from([{"exampleParam": "y"}, {"exampleParam": 3}, {}]),
+    answer=st.sampled_from(["ok", "error", "garbage"]),
+)
+def test_W3_W6b_client_tool_never_runs_on_server_through_function_calling(
+    announced, args, answer
+) -> None:
+    from langchain.agents import create_agent
+
+    from toolweave.testing import ScriptedChatModel
+
+    tool = ExampleTool(AiToolScope.CLIENT, "client-tool")
+    call = AIMessage(content="", tool_calls=[{"id": "call_1", "name": "client-tool", "args": args}])
+    model = ScriptedChatModel(script=[call, "done", "done"])
+    agent = create_agent(
+        model, as_langchain_tools(AiToolRegistry([tool])), checkpointer=InMemorySaver()
+    )
+    cfg = {"configurable": {"thread_id": "p", "client_tools": announced}}
+    out = agent.invoke({"messages": [HumanMessage("go")]}, cfg)
+    for _ in range(3):
+        pending = out.get("__interrupt__")
+        if not pending:
+            break
+        value: Any = {
+            "ok": results(("call_1", "from client")),
+            "error": results(("call_1", "failed"), error=True),
+            "garbage": {"type": "client_tool_results", "results": [{"call_id": "call_1"}]},
+        }[answer]
+        out = agent.invoke(Command(resume=value), cfg)
+    assert tool.ran == []

@@ -129,3 +129,10 @@ console.log(JSON.stringify({out: JSON.parse(out), dept: fields["appointment-depa
     assert result["day"] == "Monday"
     assert result["events"] == ["input", "change"]
     assert result["out"] == {"filled": True, "department": "kardiologia", "day": "Monday"}
+
+
+def test_W3_all_scope_tool_answers_on_the_server_when_no_client_announced_it() -> None:
+    out = _graph().invoke({"messages": [("human", "Milyen napra esik 2026-12-24?")]}, _config("d"))
+    [entry] = out["context_buffer"]["1:format_date"]
+    assert json.loads(entry.context)["text"] == "2026. december 24., csütörtök"
+    assert "csütörtök" in out["answer"]

@@ -14,7 +14,7 @@ from toolweave import ClientToolRegistry, OfflineAssistant, build_graph, run_wit
 from toolweave.domains import load_domain
 from toolweave.domains.korhaz.ai_tools import CheckAppointmentSlotsTool, FormatDateTool
 from toolweave.state.serde import checkpoint_serde
-from toolweave.tools.ai import AiToolScope, ai_definitions
+from toolweave.tools.ai import AiToolScope, ai_definitions, client_scripts
 
 QUESTION = "Szeretnék időpontot kérni a kardiológiára hétfőre"
 
@@ -39,6 +39,7 @@ def test_W3_one_tool_of_each_scope_with_client_scripts_shipped() -> None:
     assert "appointment-day" in script
     assert found["check_appointment_slots"].client_script_source() is None
     assert 'AiTools.register("format_date"' in (found["format_date"].client_script_source() or "")
+    assert sorted(client_scripts(tools)) == ["fill_appointment_form", "format_date"]
 
 
 def test_W3_offline_ask_without_a_client_never_pauses_on_the_form() -> None:

@@ -15,6 +15,7 @@ from toolweave.tools.ai.orchestration import (
     ai_definitions,
     as_chatbot_tool,
     as_chatbot_tools,
+    client_scripts,
 )
 from toolweave.tools.ai.registry import AiToolRegistry, RegisteredAiTool
 
@@ -33,6 +34,7 @@ __all__ = [
     "as_chatbot_tool",
     "as_chatbot_tools",
     "check_input",
+    "client_scripts",
     "define_tool",
     "input_text",
     "request_model",

@@ -77,4 +77,20 @@ def ai_definitions(tools: Iterable[Any]) -> list[AiToolDefinition]:
     return [tool.definition for tool in tools if isinstance(tool, AiChatbotTool)]
 
 
-__all__ = ["AiChatbotTool", "ai_definitions", "as_chatbot_tool", "as_chatbot_tools"]
+def client_scripts(tools: Iterable[Any]) -> dict[str, str]:
+    """The client scripts of the AI tools among ``tools``, by tool id, for a page to load (W4)."""
+    scripts: dict[str, str] = {}
+    for definition in ai_definitions(tools):
+        source = definition.client_script_source()
+        if source is not None:
+            scripts[definition.id] = source
+    return scripts
+
+
+__all__ = [
+    "AiChatbotTool",
+    "ai_definitions",
+    "as_chatbot_tool",
+    "as_chatbot_tools",
+    "client_scripts",
+]

@@ -90,10 +90,8 @@ class SqliteDocumentStore:
         """
         prepared = [(doc, sql.sentence_rows(doc)) for doc in documents]
         with self._transaction() as conn:
-            next_id = sql.next_sentence_id(conn)
-            for doc, rows in prepared:
-                next_id = sql.insert_document(conn, doc, rows, next_id)
-        return sum(len(rows) for _, rows in prepared)
+            first_id = sql.next_sentence_id(conn)
+            return sql.insert_documents(conn, prepared, first_id) - first_id
 
     def remove_document(self, document_id: str) -> bool:
         """Remove a document and its sentences; ``False`` when it was not there."""

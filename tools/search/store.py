@@ -246,6 +246,32 @@ class SqliteDocumentStore:
             self._conn.backup(other._conn)
         return other
 
+    def save(self, path: str | Path) -> None:
+        """Write the whole store to the file ``path`` (replaced), for :meth:`load`."""
+        target = sqlite3.connect(str(path))
+        try:
+            with self._lock:
+                self._conn.backup(target)
+        finally:
+            target.close()
+
+    @classmethod
+    def load(cls, path: str | Path) -> SqliteDocumentStore:
+        """A new in-memory store copied from the store file at ``path`` (opened read-only).
+
+        Raises:
+            sqlite3.Error: The file is not a readable store.
+        """
+        source = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            source.execute("SELECT COUNT(*) FROM documents JOIN sentences").fetchone()
+            other = cls()
+            with other._lock:
+                source.backup(other._conn)
+        finally:
+            source.close()
+        return other
+
     def optimize(self) -> None:
         """Merge the FTS5 index segments (after a bulk load; makes queries faster)."""
         with self._lock:

@@ -57,8 +57,8 @@ OVERHEAD_HEADERS = (
     "|bare median ms|bare p95 ms|ratio|on target"
 )
 PROMPT_HEADERS = (
-    "tools|prompt chars|chars/candidate|schema chars|schema chars/candidate"
-    "|requests|median ms (fake model)"
+    "tools|routing call|prompt chars|chars/candidate|schema chars|schema chars/candidate"
+    "|total chars/candidate|requests|median ms (fake model)"
 )
 
 
@@ -216,23 +216,26 @@ def llm_call_rows() -> list[list[Any]]:
 
 
 def prompt_rows(counts: Sequence[int], requests: dict[int, int]) -> list[list[Any]]:
-    """Routing-prompt characters per request and per candidate, fused call."""
+    """Routing-prompt characters per request and per candidate, fused and unfused call."""
     rows: list[list[Any]] = []
     for count in counts:
         tools = make_noop_tools(count)
         runs = max(3, requests[count] // 10)
-        _, _, sizes, median = run_chat(tools, tool_name(count // 2), fused=True, requests=runs)
-        rows.append(
-            [
-                count,
-                sizes["prompt"],
-                f"{sizes['prompt'] / count:.1f}",
-                sizes["schema"],
-                f"{sizes['schema'] / count:.1f}",
-                runs,
-                median,
-            ]
-        )
+        for fused in (True, False):
+            _, _, sizes, median = run_chat(tools, tool_name(count // 2), fused=fused, requests=runs)
+            rows.append(
+                [
+                    count,
+                    "fused route+extract" if fused else "routing only",
+                    sizes["prompt"],
+                    f"{sizes['prompt'] / count:.1f}",
+                    sizes["schema"],
+                    f"{sizes['schema'] / count:.1f}",
+                    f"{(sizes['prompt'] + sizes['schema']) / count:.1f}",
+                    runs,
+                    median,
+                ]
+            )
     return rows
 
 
@@ -287,7 +290,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             llm_call_rows(),
         )
     )
-    print("\n## Routing prompt per request (ChatModelAssistant, fused route+extract)\n")
+    print("\n## Routing prompt per request (ChatModelAssistant)\n")
     print(
         markdown_table(
             PROMPT_HEADERS.split("|"),

@@ -14,6 +14,7 @@ Usage (from the repository root)::
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import statistics
 import sys
@@ -239,6 +240,104 @@ def prompt_rows(counts: Sequence[int], requests: dict[int, int]) -> list[list[An
     return rows
 
 
+TARGET_CPU_RATIO = 1.0
+"""toolweave CPU per request / create_agent's, 10 tools."""
+CPU_HEADERS = (
+    "tools|requests|toolweave CPU ms|create_agent CPU ms|ratio|toolweave model calls"
+    "|create_agent model calls|<= 1.0x at 10 tools"
+)
+
+
+def agent_tools(count: int) -> list[Any]:
+    """``count`` LangChain tools with the same names and request model as the toolweave ones."""
+    from langchain_core.tools import StructuredTool
+
+    from bench.harness import TopicRequest
+
+    def make(name: str) -> Any:
+        def run(topic: str | None = None) -> str:
+            return f"{name} says hi"
+
+        return StructuredTool.from_function(
+            run,
+            name=name,
+            description=f"{name}: does the user ask about {name}?",
+            args_schema=TopicRequest,
+        )
+
+    return [make(tool_name(i)) for i in range(count)]
+
+
+def agent_script(target: str) -> list[Any]:
+    """The fake model of create_agent: one call of ``target``, then the final answer."""
+    from langchain_core.messages import AIMessage
+
+    call = {"name": target, "args": {"topic": "parking"}, "id": "call_1"}
+    return [AIMessage(content="", tool_calls=[call]), "It says: pay at the gate."]
+
+
+def cpu_rows(counts: Sequence[int], requests: dict[int, int], warmup: int) -> list[list[Any]]:
+    """CPU time per request (``time.process_time``): toolweave next to ``create_agent``.
+
+    Both use one :class:`ScriptedChatModel` each (the same fake: it records the
+    call and returns the scripted reply) and an ``InMemorySaver``, a fresh thread
+    per request, interleaved in one process. toolweave runs normalize, one fused
+    route+extract call and the answer; create_agent a tool call and a final answer.
+    """
+    from langchain.agents import create_agent
+
+    rows: list[list[Any]] = []
+    for count in counts:
+        target = tool_name(count // 2)
+        text = single_tool_text(target)
+        tools = make_noop_tools(count)
+        tw_model = ScriptedChatModel()
+        assistant = ChatModelAssistant(tw_model, fuse_routing=True, max_retries=0)
+        with checkpointer("memory") as saver, checkpointer("memory") as agent_saver:
+            graph = build_graph(DOMAIN, tools, assistant=assistant, checkpointer=saver)
+            agent_model = ScriptedChatModel()
+            agent = create_agent(agent_model, agent_tools(count), checkpointer=agent_saver)
+            tw_script = chat_script(tools, target, text, fused=True)
+            ag_script = agent_script(target)
+
+            def run_toolweave() -> None:
+                tw_model.script = list(tw_script)
+                graph.invoke(question(text), fresh_config())
+
+            def run_agent() -> None:
+                agent_model.script = list(ag_script)
+                agent.invoke(question(text), fresh_config())
+
+            runs = (run_toolweave, run_agent)
+            for _ in range(warmup):
+                for run in runs:
+                    run()
+            calls_before = (len(tw_model.calls), len(agent_model.calls))
+            gc.collect()
+            samples: list[list[float]] = [[], []]
+            for _ in range(requests[count]):
+                for i, run in enumerate(runs):
+                    start = time.process_time()
+                    run()
+                    samples[i].append((time.process_time() - start) * 1000.0)
+        tw_cpu, ag_cpu = (statistics.median(sample) for sample in samples)
+        ratio = tw_cpu / ag_cpu
+        rows.append(
+            [
+                count,
+                requests[count],
+                tw_cpu,
+                ag_cpu,
+                f"{ratio:.2f}x",
+                (len(tw_model.calls) - calls_before[0]) / requests[count],
+                (len(agent_model.calls) - calls_before[1]) / requests[count],
+                verdict(ratio <= TARGET_CPU_RATIO) if count == 10 else "(reported)",
+            ]
+        )
+        print(f"  CPU timed {count} tools", file=sys.stderr, flush=True)
+    return rows
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Command-line options."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -300,6 +399,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(
         "\nprompt = system + human message of the routing call; schema = JSON of the "
         "structured-output tool bound to the call (also sent to the model)."
+    )
+    print("\n## CPU per request with a chat model: toolweave next to LangChain create_agent\n")
+    print(markdown_table(CPU_HEADERS.split("|"), cpu_rows(args.tools, requests, warmup)))
+    print(
+        "\nCPU ms = median `time.process_time()` per request, both sides interleaved in one "
+        "process over the same fake chat model (`toolweave.testing.ScriptedChatModel`: "
+        "toolweave through `ChatModelAssistant` with fused routing, create_agent answering "
+        "one tool call then a final answer), `InMemorySaver`, fresh thread per request. "
+        f"Target: <= {TARGET_CPU_RATIO:g}x at 10 tools."
     )
     print(f"\n_total runtime: {time.perf_counter() - started:.1f} s_")
 

@@ -14,6 +14,7 @@ Usage (from the repository root)::
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import json
 import statistics
@@ -276,7 +277,13 @@ def agent_script(target: str) -> list[Any]:
     return [AIMessage(content="", tool_calls=[call]), "It says: pay at the gate."]
 
 
-def cpu_rows(counts: Sequence[int], requests: dict[int, int], warmup: int) -> list[list[Any]]:
+def _scripted_run(graph: Any, model: ScriptedChatModel, script: list[Any], text: str) -> None:
+    """One request: reload the fake model's script, invoke on a fresh thread."""
+    model.script = list(script)
+    graph.invoke(question(text), fresh_config())
+
+
+def cpu_row(count: int, requests: int, warmup: int) -> list[Any]:
     """CPU time per request (``time.process_time``): toolweave next to ``create_agent``.
 
     Both use one :class:`ScriptedChatModel` each (the same fake: it records the
@@ -286,54 +293,50 @@ def cpu_rows(counts: Sequence[int], requests: dict[int, int], warmup: int) -> li
     """
     from langchain.agents import create_agent
 
-    rows: list[list[Any]] = []
-    for count in counts:
-        target = tool_name(count // 2)
-        text = single_tool_text(target)
-        tools = make_noop_tools(count)
-        tw_model = ScriptedChatModel()
-        assistant = ChatModelAssistant(tw_model, fuse_routing=True, max_retries=0)
-        with checkpointer("memory") as saver, checkpointer("memory") as agent_saver:
-            graph = build_graph(DOMAIN, tools, assistant=assistant, checkpointer=saver)
-            agent_model = ScriptedChatModel()
-            agent = create_agent(agent_model, agent_tools(count), checkpointer=agent_saver)
-            tw_script = chat_script(tools, target, text, fused=True)
-            ag_script = agent_script(target)
-
-            def run_toolweave() -> None:
-                tw_model.script = list(tw_script)
-                graph.invoke(question(text), fresh_config())
-
-            def run_agent() -> None:
-                agent_model.script = list(ag_script)
-                agent.invoke(question(text), fresh_config())
-
-            runs = (run_toolweave, run_agent)
-            for _ in range(warmup):
-                for run in runs:
-                    run()
-            calls_before = (len(tw_model.calls), len(agent_model.calls))
-            gc.collect()
-            samples: list[list[float]] = [[], []]
-            for _ in range(requests[count]):
-                for i, run in enumerate(runs):
-                    start = time.process_time()
-                    run()
-                    samples[i].append((time.process_time() - start) * 1000.0)
-        tw_cpu, ag_cpu = (statistics.median(sample) for sample in samples)
-        ratio = tw_cpu / ag_cpu
-        rows.append(
-            [
-                count,
-                requests[count],
-                tw_cpu,
-                ag_cpu,
-                f"{ratio:.2f}x",
-                (len(tw_model.calls) - calls_before[0]) / requests[count],
-                (len(agent_model.calls) - calls_before[1]) / requests[count],
-                verdict(ratio <= TARGET_CPU_RATIO) if count == 10 else "(reported)",
-            ]
+    target = tool_name(count // 2)
+    text = single_tool_text(target)
+    tools = make_noop_tools(count)
+    tw_model, agent_model = ScriptedChatModel(), ScriptedChatModel()
+    assistant = ChatModelAssistant(tw_model, fuse_routing=True, max_retries=0)
+    with checkpointer("memory") as saver, checkpointer("memory") as agent_saver:
+        graph = build_graph(DOMAIN, tools, assistant=assistant, checkpointer=saver)
+        agent = create_agent(agent_model, agent_tools(count), checkpointer=agent_saver)
+        runs = (
+            functools.partial(
+                _scripted_run, graph, tw_model, chat_script(tools, target, text, fused=True), text
+            ),
+            functools.partial(_scripted_run, agent, agent_model, agent_script(target), text),
         )
+        for _ in range(warmup):
+            for run in runs:
+                run()
+        calls_before = (len(tw_model.calls), len(agent_model.calls))
+        gc.collect()
+        samples: list[list[float]] = [[], []]
+        for _ in range(requests):
+            for i, run in enumerate(runs):
+                start = time.process_time()
+                run()
+                samples[i].append((time.process_time() - start) * 1000.0)
+    tw_cpu, ag_cpu = (statistics.median(sample) for sample in samples)
+    ratio = tw_cpu / ag_cpu
+    return [
+        count,
+        requests,
+        tw_cpu,
+        ag_cpu,
+        f"{ratio:.2f}x",
+        (len(tw_model.calls) - calls_before[0]) / requests,
+        (len(agent_model.calls) - calls_before[1]) / requests,
+        verdict(ratio <= TARGET_CPU_RATIO) if count == 10 else "(reported)",
+    ]
+
+
+def cpu_rows(counts: Sequence[int], requests: dict[int, int], warmup: int) -> list[list[Any]]:
+    """:func:`cpu_row` per registered tool count."""
+    rows = []
+    for count in counts:
+        rows.append(cpu_row(count, requests[count], warmup))
         print(f"  CPU timed {count} tools", file=sys.stderr, flush=True)
     return rows
 

@@ -15,7 +15,9 @@ request models' docstrings; a tool's name and instruction are in the prompt only
 from __future__ import annotations
 
 import functools
+import json
 import re
+import weakref
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -85,7 +87,21 @@ class _CompactRouting(BaseModel):
 
     @classmethod
     def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        """The schema without titles or model docstrings; fields keep their descriptions."""
+        """The schema without titles or model docstrings; fields keep their descriptions.
+
+        Computed once per model and arguments (LangChain asks for it on every call,
+        for the bound tool and for tracing metadata); each caller gets its own copy.
+        """
+        key = (args, tuple(sorted(kwargs.items())))
+        texts = _SCHEMA_TEXT.setdefault(cls, {})
+        text = texts.get(key)
+        if text is None:
+            text = texts[key] = json.dumps(cls._compact_schema(*args, **kwargs))
+        schema: dict[str, Any] = json.loads(text)
+        return schema
+
+    @classmethod
+    def _compact_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
         schema = super().model_json_schema(*args, **kwargs)
         title = schema.get("title")
         for definition in schema.get("$defs", {}).values():
@@ -96,6 +112,13 @@ class _CompactRouting(BaseModel):
         if title is not None:
             schema["title"] = title  # the function / schema name
         return schema
+
+
+_SCHEMA_TEXT: weakref.WeakKeyDictionary[type[BaseModel], dict[Any, str]] = (
+    weakref.WeakKeyDictionary()
+)
+"""JSON text of each routing model's compact schema by ``model_json_schema`` arguments; an
+entry goes when its model does (the routing-model cache bounds how many live)."""
 
 
 def routing_schema(tools: Sequence[AnyTool], *, fused: bool) -> type[BaseModel]:
@@ -125,7 +148,7 @@ def _decision(request_model: type[BaseModel]) -> type[BaseModel]:
     """A verdict with a request; one per request model, so tools sharing it share one schema."""
     request: Any = request_model | None
     model: type[BaseModel] = create_model(
-        f"{_camel(request_model.__name__)}Decision",
+        f"{request_model.__name__}Decision",
         __base__=ToolVerdict,
         request=(request, Field(default=None)),
     )

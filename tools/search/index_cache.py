@@ -20,10 +20,11 @@ import hashlib
 import logging
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+from toolweave.tools import text as text_kit
 from toolweave.tools.search import sqlite_sql, text
 from toolweave.tools.search.protocol import SourceDocument
 from toolweave.tools.search.store import SqliteDocumentStore
@@ -38,7 +39,7 @@ KEY_CHARS = 20
 def _code_fingerprint() -> bytes:
     """The source of the modules that decide the index terms, and the stemmer's version."""
     digest = hashlib.sha256()
-    for module in (text, sqlite_sql):
+    for module in (text_kit, text, sqlite_sql):
         path = module.__file__
         if path is not None:
             digest.update(Path(path).read_bytes())
@@ -66,11 +67,11 @@ def cache_path(cache_dir: str | os.PathLike[str], name: str, key: str) -> Path:
     return Path(cache_dir) / f"{name}-{key}{CACHE_SUFFIX}"
 
 
-def _load(path: Path) -> SqliteDocumentStore | None:
+def _load(path: Path, stopwords: Iterable[str]) -> SqliteDocumentStore | None:
     if not path.is_file():
         return None
     try:
-        return SqliteDocumentStore.load(path)
+        return SqliteDocumentStore.load(path, stopwords=stopwords)
     except sqlite3.Error as exc:
         logger.info("index cache %s unreadable (%s): rebuilding", path, exc)
         return None
@@ -93,7 +94,11 @@ def _save(store: SqliteDocumentStore, path: Path, name: str) -> None:
 
 
 def cached_store(
-    documents: Sequence[SourceDocument], *, name: str, cache_dir: str | os.PathLike[str] | None
+    documents: Sequence[SourceDocument],
+    *,
+    name: str,
+    cache_dir: str | os.PathLike[str] | None,
+    stopwords: Iterable[str] = (),
 ) -> SqliteDocumentStore:
     """An in-memory store holding ``documents``, loaded from the disk cache when it is current.
 
@@ -102,16 +107,17 @@ def cached_store(
         name: The document set's name (file names: ``<name>-<key>.sqlite``); older
             caches of the same name are removed when a new one is written.
         cache_dir: The cache folder; ``None`` indexes in memory without a cache.
+        stopwords: The store's extra query stop words (not part of the index).
 
     Returns:
         A new in-memory store (the caller owns it).
     """
     if cache_dir is not None:
         path = cache_path(cache_dir, name, index_key(documents))
-        loaded = _load(path)
+        loaded = _load(path, stopwords)
         if loaded is not None:
             return loaded
-    store = SqliteDocumentStore()
+    store = SqliteDocumentStore(stopwords=stopwords)
     store.add_documents(documents)
     if cache_dir is not None:
         _save(store, path, name)

@@ -27,6 +27,9 @@ from toolweave.tools.search.store import SqliteDocumentStore
 DOMAIN_NAME = "korhaz"
 """The example domain's id."""
 
+STOPWORDS = ("kórház", "kórházban", "kórháznál", "kórházba", "hospital")
+"""Words nearly every page of the hospital's corpus holds: dropped from its search queries."""
+
 _PACKAGE = "toolweave.domains.korhaz"
 _DOCUMENT_SUFFIXES = (".md", ".txt", ".html", ".pdf")
 
@@ -79,7 +82,7 @@ def corpus_cache_dir() -> Path:
 
 @cache
 def _template(cache_dir: Path | None) -> SqliteDocumentStore:
-    return cached_store(korhaz_corpus(), name=DOMAIN_NAME, cache_dir=cache_dir)
+    return cached_store(korhaz_corpus(), name=DOMAIN_NAME, cache_dir=cache_dir, stopwords=STOPWORDS)
 
 
 @cache
@@ -120,7 +123,7 @@ def load_korhaz_store(
     if path == ":memory:":
         folder = corpus_cache_dir() if cache_dir is _DEFAULT_CACHE else cache_dir
         return _template(None if folder is None else Path(folder)).copy()
-    store = SqliteDocumentStore(path)
+    store = SqliteDocumentStore(path, stopwords=STOPWORDS)
     store.add_documents(korhaz_corpus())
     return store
 

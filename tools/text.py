@@ -30,10 +30,11 @@ from typing import Protocol, cast
 
 import snowballstemmer
 
-_WORD = re.compile(r"[^\W_]+")
+TOKEN = re.compile(r"[^\W_]+")
+"""A word: a run of letters and digits (for surface forms; :func:`words` case-folds them)."""
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?=[\"'„(«]?[A-ZÁÉÍÓÖŐÚÜŰ0-9])")
 _HEADING = re.compile(r"^\s*(#{1,6})\s+(.*)$")
-_MARKUP = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|>\s*)|\*\*|__|`")
+_MARKUP = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|>\s*|\d{1,3}\.\s+(?=\D))|\*\*|__|`")
 
 ABBREVIATIONS = frozenset(
     {
@@ -64,7 +65,7 @@ def fold(text: str) -> str:
 
 def words(text: str) -> list[str]:
     """The case-folded words of ``text``, diacritics kept (what the stemmers read)."""
-    return _WORD.findall(text.casefold())
+    return TOKEN.findall(text.casefold())
 
 
 def _stemmers() -> dict[str, _Stemmer]:
@@ -119,7 +120,7 @@ def heading(raw_line: str) -> tuple[int, str] | None:
 
 
 def strip_markup(raw_line: str) -> str:
-    """A line without its list, quote or heading marker and inline emphasis/code marks."""
+    """A line without its list (``-``, ``1.``), quote or heading marker and emphasis/code marks."""
     return _MARKUP.sub("", raw_line).strip()
 
 
@@ -151,6 +152,7 @@ def split_sentences(text: str) -> list[str]:
 __all__ = [
     "ABBREVIATIONS",
     "LANGUAGES",
+    "TOKEN",
     "fold",
     "heading",
     "line_sentences",

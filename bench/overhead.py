@@ -14,6 +14,7 @@ Usage (from the repository root)::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import gc
 import json
@@ -241,6 +242,45 @@ def prompt_rows(counts: Sequence[int], requests: dict[int, int]) -> list[list[An
     return rows
 
 
+SYNC_HEADERS = "synchronous|requests|median ms|p95 ms|x NORMAL"
+
+
+def sync_rows(requests: int, warmup: int, durability: str) -> list[list[Any]]:
+    """Single-tool requests (10 tools) on SQLite threads per ``PRAGMA synchronous``, interleaved.
+
+    Each level gets its own file through :func:`toolweave.open_checkpointer`, the way
+    an application opens it.
+    """
+    import tempfile
+
+    from toolweave.persistence import SqliteSynchronous, open_checkpointer
+
+    tools = make_noop_tools(10)
+    target = tool_name(5)
+    inputs = question(single_tool_text(target))
+    levels: tuple[SqliteSynchronous, ...] = ("NORMAL", "FULL")
+    with (
+        tempfile.TemporaryDirectory(prefix="toolweave-sync-") as folder,
+        contextlib.ExitStack() as stack,
+    ):
+        graphs = []
+        for level in levels:
+            saver = stack.enter_context(
+                open_checkpointer(f"{folder}/{level}.db", env={}, sqlite_synchronous=level)
+            )
+            graphs.append(
+                build_graph(DOMAIN, tools, assistant=function_assistant(target), checkpointer=saver)
+            )
+        timings = time_interleaved(
+            [invoker(graph, inputs, durability) for graph in graphs], requests, warmup
+        )
+    normal = timings[0].median
+    return [
+        [level, requests, timing.median, timing.p95, f"{timing.median / normal:.2f}x"]
+        for level, timing in zip(levels, timings, strict=True)
+    ]
+
+
 TARGET_CPU_RATIO = 1.0
 """toolweave CPU per request / create_agent's, 10 tools."""
 CPU_HEADERS = (
@@ -402,6 +442,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(
         "\nprompt = system + human message of the routing call; schema = JSON of the "
         "structured-output tool bound to the call (also sent to the model)."
+    )
+    print("\n## SQLite threads: PRAGMA synchronous (10 tools, single-tool request)\n")
+    sync_requests = requests[args.tools[0]]
+    print(
+        markdown_table(SYNC_HEADERS.split("|"), sync_rows(sync_requests, warmup, args.durability))
+    )
+    print(
+        "\nBoth in WAL mode through `open_checkpointer(..., sqlite_synchronous=...)`; "
+        "NORMAL is the default (see Durable threads)."
     )
     print("\n## CPU per request with a chat model: toolweave next to LangChain create_agent\n")
     print(markdown_table(CPU_HEADERS.split("|"), cpu_rows(args.tools, requests, warmup)))

@@ -217,3 +217,14 @@ def test_Q3_unknown_sqlite_synchronous_level_is_a_configuration_error(tmp_path):
     ):
         pass
     assert not target.exists()
+
+
+def test_Q3_cli_thread_store_honours_the_synchronous_environment(tmp_path, monkeypatch):
+    from toolweave.cli_session import DB_NAME, Session
+    from toolweave.domains.korhaz import korhaz_domain, korhaz_tools
+
+    monkeypatch.setenv("TOOLWEAVE_SQLITE_SYNCHRONOUS", "nonsense")
+    monkeypatch.delenv("TOOLWEAVE_DATABASE_URL", raising=False)
+    with pytest.raises(ConfigurationError, match="synchronous"):
+        Session(korhaz_domain(), korhaz_tools(), data_dir=tmp_path)
+    assert not (tmp_path / DB_NAME).exists()

@@ -1,14 +1,20 @@
-"""The typed LangGraph state: input ⊂ state → output, reducers in ``Annotated``."""
+"""The typed LangGraph state: input ⊂ state → output, reducers in ``Annotated``.
+
+``TypedDict`` comes from ``typing_extensions``: on Python 3.11 pydantic builds no JSON
+schema from ``typing.TypedDict``, and the compiled graph then publishes no input or
+output schema (no input form in Studio, ``graph.as_tool()`` fails).
+"""
 
 from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Mapping, Sequence
-from typing import Annotated, Any, NotRequired, TypedDict
+from typing import Annotated, Any, NotRequired
 
 from langchain_core.messages import AnyMessage
 from langgraph.channels import DeltaChannel
 from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict
 
 from toolweave.state.documents import UniqueTextDocument, merge_documents
 from toolweave.state.ledger import LedgerEntry

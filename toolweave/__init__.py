@@ -8,7 +8,20 @@ subtask trees; one LangGraph ``StateGraph`` runs it all. Start with
 
 from toolweave.coordinators import AgentCoordinator, CompletedSoFar, SubtaskDecision
 from toolweave.graph import Limits, RunContext, ToolweaveGraph, build_graph, create_state_graph
-from toolweave.graph.threads import pending_clarification, reply
+from toolweave.graph.compiled import InterruptedRuns
+from toolweave.graph.threads import (
+    ThreadStatus,
+    ThreadStatusKind,
+    aabandon_interrupted,
+    abandon_interrupted,
+    aresume_interrupted,
+    athread_status,
+    pending_clarification,
+    reply,
+    resume_interrupted,
+    thread_status,
+)
+from toolweave.graph.validation import validate_input
 from toolweave.llm.chat_model import ChatModelAssistant
 from toolweave.llm.env import default_assistant
 from toolweave.llm.errors import LlmError, LlmRequestError, LlmUnavailableError
@@ -86,6 +99,7 @@ __all__ = [
     "EmptyRequest",
     "GraphState",
     "InputState",
+    "InterruptedRuns",
     "InvalidRequestError",
     "LedgerEntry",
     "LedgerKind",
@@ -106,6 +120,8 @@ __all__ = [
     "RunContext",
     "SubtaskDecision",
     "TaskInfo",
+    "ThreadStatus",
+    "ThreadStatusKind",
     "ToolCallContext",
     "ToolRegistry",
     "ToolResult",
@@ -115,6 +131,10 @@ __all__ = [
     "UnknownDomainError",
     "UnknownThreadError",
     "__version__",
+    "aabandon_interrupted",
+    "abandon_interrupted",
+    "aresume_interrupted",
+    "athread_status",
     "build_graph",
     "checkpoint_serde",
     "create_state_graph",
@@ -126,5 +146,8 @@ __all__ = [
     "open_checkpointer",
     "pending_clarification",
     "reply",
+    "resume_interrupted",
+    "thread_status",
     "tool_progress_emitter",
+    "validate_input",
 ]

@@ -1,0 +1,184 @@
+"""The compiled graph :func:`toolweave.build_graph` returns: input checked before it is stored.
+
+:class:`ToolweaveGraph` is LangGraph's ``CompiledStateGraph`` with one addition at
+its two entry points, ``stream`` and ``astream`` (``invoke``, ``ainvoke``, ``batch``
+and the event streams all go through them):
+
+- the run input is checked by :func:`toolweave.graph.validation.validate_input`
+  before LangGraph sees it (X1, X5), and a ``Command(resume=...)`` is checked
+  against the question the thread is paused on, so a rejected input raises
+  :class:`~toolweave.state.errors.InvalidRequestError` (or
+  ``NothingPendingError``/``UnknownThreadError`` for a resume with nowhere to go)
+  and the checkpoint stays exactly as it was;
+- a new message on a thread whose last run stopped mid-way first finishes that
+  run, or abandons it with a ledger entry (Q5, ``interrupted_runs``).
+
+Copies made by ``with_config``/``copy`` (and by the LangGraph server) keep both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import Any, Literal, assert_never
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command, StateSnapshot
+
+from toolweave.graph.context import Limits, RunContext
+from toolweave.graph.threads import (
+    WHY,
+    ThreadStatus,
+    ThreadStatusKind,
+    abandon_entry,
+    status_of,
+)
+from toolweave.graph.validation import check_resume_for, input_keys, validate_input
+from toolweave.state.errors import NothingPendingError, UnknownThreadError
+from toolweave.state.graph_state import GraphState, InputState, OutputState
+
+InterruptedRuns = Literal["finish", "abandon"]
+"""What a new message does to a run that stopped mid-way (Q5)."""
+
+NO_THREAD = "no conversation is stored under thread {thread!r}"
+NOT_WAITING = "thread {thread!r} is not waiting for a reply: {why}"
+_CHECKPOINTER_KEY = "__pregel_checkpointer"
+_FINISH_KWARGS = ("context", "durability")
+"""Run options the finishing of an interrupted run shares with the new message's run."""
+
+
+def _thread_config(
+    graph: CompiledStateGraph[Any, Any, Any, Any], config: RunnableConfig | None
+) -> RunnableConfig | None:
+    """The config, if it names a thread of a top-level run with a checkpointer; else ``None``."""
+    configurable = {
+        **(graph.config or {}).get("configurable", {}),
+        **(config or {}).get("configurable", {}),
+    }
+    saver = configurable.get(_CHECKPOINTER_KEY, graph.checkpointer)
+    if not isinstance(saver, BaseCheckpointSaver) or not configurable.get("thread_id"):
+        return None
+    if configurable.get("checkpoint_ns"):
+        return None  # run as a subgraph: the parent owns the thread
+    return config
+
+
+def _nested(config: RunnableConfig | None) -> bool:
+    return bool((config or {}).get("configurable", {}).get("checkpoint_ns"))
+
+
+def _check_resume(command: Command[Any], snapshot: StateSnapshot, limits: Limits) -> None:
+    """A resume needs a pending question, and must fit it (Q2, X5)."""
+    thread = str((snapshot.config.get("configurable") or {}).get("thread_id"))
+    status = status_of(snapshot, thread)
+    if status.kind is ThreadStatusKind.NEW:
+        raise UnknownThreadError(NO_THREAD.format(thread=thread))
+    if not snapshot.interrupts:
+        raise NothingPendingError(NOT_WAITING.format(thread=thread, why=WHY[status.kind.value]))
+    resume = command.resume
+    by_id = {interrupt.id: interrupt.value for interrupt in snapshot.interrupts}
+    if isinstance(resume, Mapping) and resume and all(key in by_id for key in resume):
+        for key, value in resume.items():
+            check_resume_for(by_id[key], value, limits)
+        return
+    for value in by_id.values():
+        check_resume_for(value, resume, limits)
+
+
+class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, OutputState]):
+    """The orchestration graph: LangGraph's compiled graph with its input checked first."""
+
+    def __init__(
+        self,
+        *,
+        input_limits: Limits | None = None,
+        interrupted_runs: InterruptedRuns = "finish",
+        **kwargs: Any,
+    ) -> None:
+        """Take LangGraph's compiled-graph fields plus toolweave's two settings.
+
+        Args:
+            input_limits: The limits the input is checked against (X1).
+            interrupted_runs: ``"finish"`` (default) or ``"abandon"`` a run that
+                stopped mid-way when a new message arrives on its thread (Q5).
+            **kwargs: ``CompiledStateGraph``'s fields.
+        """
+        super().__init__(**kwargs)
+        self.input_limits = input_limits or Limits()
+        self.interrupted_runs: InterruptedRuns = interrupted_runs
+
+    @classmethod
+    def of(
+        cls,
+        compiled: CompiledStateGraph[GraphState, RunContext, InputState, OutputState],
+        *,
+        limits: Limits,
+        interrupted_runs: InterruptedRuns = "finish",
+    ) -> ToolweaveGraph:
+        """The checked version of a graph compiled from :func:`create_state_graph`."""
+        fields = {k: v for k, v in vars(compiled).items() if k != "__orig_class__"}
+        return cls(input_limits=limits, interrupted_runs=interrupted_runs, **fields)
+
+    def _checked_input(self, value: Any, config: RunnableConfig | None) -> Any:
+        if _nested(config) and isinstance(value, Mapping):
+            known = input_keys()  # a subgraph gets its parent's state: take what is ours
+            value = {key: item for key, item in value.items() if key in known}
+        return validate_input(value, self.input_limits)
+
+    def _before(self, checked: Any, snapshot: StateSnapshot) -> ThreadStatus | None:
+        """Check a resume; for a new message, the interrupted run to finish or abandon."""
+        if isinstance(checked, Command):
+            _check_resume(checked, snapshot, self.input_limits)
+            return None
+        thread = str((snapshot.config.get("configurable") or {}).get("thread_id"))
+        status = status_of(snapshot, thread)
+        return status if status.kind is ThreadStatusKind.INTERRUPTED_MID_RUN else None
+
+    def stream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> Iterator[Any]:
+        """LangGraph's ``stream``, after the input checks (X5) and Q5's finish-or-abandon."""
+        checked = self._checked_input(input, config)
+        thread_config = None if checked is None else _thread_config(self, config)
+        if thread_config is not None:
+            snapshot = self.get_state(thread_config)
+            interrupted = self._before(checked, snapshot)
+            if interrupted is not None:
+                self._settle(interrupted, thread_config, kwargs)
+        yield from super().stream(checked, config, **kwargs)
+
+    async def astream(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        """LangGraph's ``astream``, after the input checks (X5) and Q5's finish-or-abandon."""
+        checked = self._checked_input(input, config)
+        thread_config = None if checked is None else _thread_config(self, config)
+        if thread_config is not None:
+            snapshot = await self.aget_state(thread_config)
+            interrupted = self._before(checked, snapshot)
+            if interrupted is not None:
+                await self._asettle(interrupted, thread_config, kwargs)
+        async for chunk in super().astream(checked, config, **kwargs):
+            yield chunk
+
+    def _settle(self, status: ThreadStatus, config: RunnableConfig, kwargs: Any) -> None:
+        match self.interrupted_runs:
+            case "finish":
+                options = {key: kwargs[key] for key in _FINISH_KWARGS if key in kwargs}
+                self.invoke(None, config, **options)
+            case "abandon":
+                self.update_state(config, {"ledger": [abandon_entry(status)]}, status.next[0])
+            case _:
+                assert_never(self.interrupted_runs)
+
+    async def _asettle(self, status: ThreadStatus, config: RunnableConfig, kwargs: Any) -> None:
+        match self.interrupted_runs:
+            case "finish":
+                options = {key: kwargs[key] for key in _FINISH_KWARGS if key in kwargs}
+                await self.ainvoke(None, config, **options)
+            case "abandon":
+                entry = abandon_entry(status)
+                await self.aupdate_state(config, {"ledger": [entry]}, status.next[0])
+            case _:
+                assert_never(self.interrupted_runs)

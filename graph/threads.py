@@ -162,7 +162,8 @@ async def athread_status(
     return status_of(await graph.aget_state(config), thread_id)
 
 
-def _interrupted(status: ThreadStatus) -> ThreadStatus:
+def require_interrupted(status: ThreadStatus) -> ThreadStatus:
+    """``status`` if it is ``interrupted_mid_run``, else :class:`NothingPendingError`."""
     if status.kind is not ThreadStatusKind.INTERRUPTED_MID_RUN:
         raise NothingPendingError(
             NOT_INTERRUPTED.format(thread=status.thread_id, why=WHY[status.kind.value])
@@ -191,7 +192,7 @@ def resume_interrupted(
             finished, or waiting for a reply).
     """
     config = _config(thread)
-    _interrupted(thread_status(graph, config))
+    require_interrupted(thread_status(graph, config))
     return graph.invoke(None, config, **kwargs)
 
 
@@ -200,7 +201,7 @@ async def aresume_interrupted(
 ) -> Any:
     """Async :func:`resume_interrupted`."""
     config = _config(thread)
-    _interrupted(await athread_status(graph, config))
+    require_interrupted(await athread_status(graph, config))
     return await graph.ainvoke(None, config, **kwargs)
 
 
@@ -226,7 +227,7 @@ def abandon_interrupted(
         NothingPendingError: The thread has no interrupted run.
     """
     config = _config(thread)
-    status = _interrupted(thread_status(graph, config))
+    status = require_interrupted(thread_status(graph, config))
     graph.update_state(config, {"ledger": [abandon_entry(status)]}, as_node=status.next[0])
     return thread_status(graph, config)
 
@@ -236,7 +237,7 @@ async def aabandon_interrupted(
 ) -> ThreadStatus:
     """Async :func:`abandon_interrupted`."""
     config = _config(thread)
-    status = _interrupted(await athread_status(graph, config))
+    status = require_interrupted(await athread_status(graph, config))
     await graph.aupdate_state(config, {"ledger": [abandon_entry(status)]}, as_node=status.next[0])
     return await athread_status(graph, config)
 

@@ -18,6 +18,7 @@ Copies made by ``with_config``/``copy`` (and by the LangGraph server) keep both.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any, Literal, assert_never
 
@@ -37,6 +38,13 @@ from toolweave.graph.threads import (
 from toolweave.graph.validation import check_resume_for, input_keys, validate_input
 from toolweave.state.errors import NothingPendingError, UnknownThreadError
 from toolweave.state.graph_state import GraphState, InputState, OutputState
+from toolweave.state.serde import checkpoint_allowlist
+
+
+@functools.cache
+def _state_types() -> frozenset[tuple[str, ...]]:
+    return frozenset(map(tuple, checkpoint_allowlist()))
+
 
 InterruptedRuns = Literal["finish", "abandon"]
 """What a new message does to a run that stopped mid-way (Q5)."""
@@ -104,7 +112,13 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
                 stopped mid-way when a new message arrives on its thread (Q5).
             **kwargs: ``CompiledStateGraph``'s fields.
         """
+        allowlist = kwargs.pop("_serde_allowlist", None)
         super().__init__(**kwargs)
+        # LangGraph's copy() (with_config, the server's copies) drops the msgpack
+        # allowlist compile() computed; strict mode (LANGGRAPH_STRICT_MSGPACK=true)
+        # then reads toolweave's state models back as dicts. Keep it, with every
+        # type the state can hold (toolweave.state.serde).
+        self._serde_allowlist = {*(allowlist or ()), *_state_types()}
         self.input_limits = input_limits or Limits()
         self.interrupted_runs: InterruptedRuns = interrupted_runs
 

@@ -23,7 +23,9 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any, Literal, assert_never
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langchain_core.runnables.config import merge_configs
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.constants import START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, StateSnapshot
 
@@ -52,6 +54,10 @@ InterruptedRuns = Literal["finish", "abandon"]
 NO_THREAD = "no conversation is stored under thread {thread!r}"
 NOT_WAITING = "thread {thread!r} is not waiting for a reply: {why}"
 _CHECKPOINTER_KEY = "__pregel_checkpointer"
+INTERRUPT = "__interrupt__"
+"""The pending-write channel of an ``interrupt()`` (LangGraph's constant)."""
+BRANCH_PREFIX = "branch:to:"
+"""The trigger channel of a node a ``Command(goto=...)`` names (LangGraph's naming)."""
 _FINISH_KWARGS = ("context", "durability")
 """Run options the finishing of an interrupted run shares with the new message's run."""
 
@@ -70,6 +76,34 @@ def _thread_config(
     if configurable.get("checkpoint_ns"):
         return None  # run as a subgraph: the parent owns the thread
     return config
+
+
+def may_have_pending_tasks(saved: CheckpointTuple) -> bool:
+    """Whether a stored checkpoint may have steps left to run, paused questions aside.
+
+    The cheap test before a full state read: a node has a task when one of its
+    trigger channels (``__start__``, or the ``branch:to:<node>`` channel that a
+    ``Command(goto=...)`` writes) holds a value of a version it has not seen. False means
+    finished or paused on a question; True is confirmed by ``get_state``.
+    """
+    if any(write[1] == INTERRUPT for write in saved.pending_writes or ()):
+        return False
+    checkpoint = saved.checkpoint
+    seen = checkpoint.get("versions_seen", {})
+    values = checkpoint.get("channel_values", {})
+    for channel, version in checkpoint.get("channel_versions", {}).items():
+        if channel not in values:
+            continue  # consumed (triggers are ephemeral: stored only while set)
+        if channel == START:
+            node = START
+        elif channel.startswith(BRANCH_PREFIX):
+            node = channel[len(BRANCH_PREFIX) :]
+        else:
+            continue
+        known: Any = seen.get(node, {}).get(channel)
+        if known is None or version > known:
+            return True
+    return False
 
 
 def _nested(config: RunnableConfig | None) -> bool:
@@ -140,6 +174,31 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
             value = {key: item for key, item in value.items() if key in known}
         return validate_input(value, self.input_limits)
 
+    def _saver(self, config: RunnableConfig) -> BaseCheckpointSaver[Any]:
+        saver = (config.get("configurable") or {}).get(_CHECKPOINTER_KEY, self.checkpointer)
+        assert isinstance(saver, BaseCheckpointSaver)
+        return saver
+
+    def _needs_state(self, checked: Any, config: RunnableConfig) -> bool:
+        """Whether the thread's state must be read before the run.
+
+        A resume always is (it must fit the pending question); a message only
+        when a run may have stopped mid-way (one checkpoint read, no state rebuilt).
+        """
+        if isinstance(checked, Command):
+            return True
+        saved = self._saver(config).get_tuple(self._merged(config))
+        return saved is not None and may_have_pending_tasks(saved)
+
+    async def _aneeds_state(self, checked: Any, config: RunnableConfig) -> bool:
+        if isinstance(checked, Command):
+            return True
+        saved = await self._saver(config).aget_tuple(self._merged(config))
+        return saved is not None and may_have_pending_tasks(saved)
+
+    def _merged(self, config: RunnableConfig) -> RunnableConfig:
+        return merge_configs(self.config, config) if self.config else config
+
     def _before(self, checked: Any, snapshot: StateSnapshot) -> ThreadStatus | None:
         """Check a resume; for a new message, the interrupted run to finish or abandon."""
         if isinstance(checked, Command):
@@ -155,7 +214,7 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
         """LangGraph's ``stream``, after the input checks (X5) and Q5's finish-or-abandon."""
         checked = self._checked_input(input, config)
         thread_config = None if checked is None else _thread_config(self, config)
-        if thread_config is not None:
+        if thread_config is not None and self._needs_state(checked, thread_config):
             snapshot = self.get_state(thread_config)
             interrupted = self._before(checked, snapshot)
             if interrupted is not None:
@@ -168,7 +227,7 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
         """LangGraph's ``astream``, after the input checks (X5) and Q5's finish-or-abandon."""
         checked = self._checked_input(input, config)
         thread_config = None if checked is None else _thread_config(self, config)
-        if thread_config is not None:
+        if thread_config is not None and await self._aneeds_state(checked, thread_config):
             snapshot = await self.aget_state(thread_config)
             interrupted = self._before(checked, snapshot)
             if interrupted is not None:

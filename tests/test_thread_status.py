@@ -287,3 +287,42 @@ def test_Q5_ask_and_chat_finish_an_interrupted_run_before_the_new_message(
 def test_Q5_ask_without_a_message_needs_an_interrupted_thread(offline_cli, capsys):
     assert cli.main(["ask", "--thread", "nothing-here"]) == 2
     assert "give a message" in capsys.readouterr().err
+
+
+class DiesWhileNormalizing(OfflineAssistant):
+    """The process "dies" in the very first model call of the run."""
+
+    def normalize(self, *args: Any, **kwargs: Any) -> Any:
+        raise Killed
+
+
+def test_Q5_the_quick_pending_check_agrees_with_the_thread_status(tools):
+    from toolweave.graph.compiled import may_have_pending_tasks
+
+    saver = InMemorySaver()
+    graph = build_graph(korhaz_domain(), tools, assistant=OfflineAssistant(), checkpointer=saver)
+    graph.invoke(_ask(CLARIFY_QUESTION), _config("waiting"))
+    graph.invoke(_ask(CARDIOLOGY.question), _config("finished"))
+    _crash(graph, "mid-answer")
+    with pytest.raises(Killed):
+        graph.invoke(
+            _ask(CARDIOLOGY.question),
+            _config("mid-normalize"),
+            context=RunContext(assistant=DiesWhileNormalizing()),
+        )
+    _crash(graph, "abandoned")
+    abandon_interrupted(graph, "abandoned")
+    kinds = {}
+    for thread in ("waiting", "finished", "mid-answer", "mid-normalize", "abandoned"):
+        status = thread_status(graph, thread)
+        kinds[thread] = status.kind
+        quick = may_have_pending_tasks(saver.get_tuple(_config(thread)))
+        assert quick is (status.kind is ThreadStatusKind.INTERRUPTED_MID_RUN), thread
+    assert kinds["mid-normalize"] is ThreadStatusKind.INTERRUPTED_MID_RUN
+    assert thread_status(graph, "mid-normalize").next == ("normalize",)
+    assert kinds["abandoned"] is ThreadStatusKind.FINISHED
+    # and a new message after the crash in normalize finishes that run first
+    result = graph.invoke(_ask("És pénteken?"), _config("mid-normalize"))
+    human = [m.text for m in result["messages"] if isinstance(m, HumanMessage)]
+    assert human == [CARDIOLOGY.question, "És pénteken?"]
+    assert len(result["messages"]) == 4

@@ -161,7 +161,7 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
         cls,
         compiled: CompiledStateGraph[GraphState, RunContext, InputState, OutputState],
         *,
-        limits: Limits,
+        limits: Limits | None = None,
         interrupted_runs: InterruptedRuns = "finish",
     ) -> ToolweaveGraph:
         """The checked version of a graph compiled from :func:`create_state_graph`."""

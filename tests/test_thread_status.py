@@ -326,3 +326,41 @@ def test_Q5_the_quick_pending_check_agrees_with_the_thread_status(tools):
     human = [m.text for m in result["messages"] if isinstance(m, HumanMessage)]
     assert human == [CARDIOLOGY.question, "És pénteken?"]
     assert len(result["messages"]) == 4
+
+
+class AnswerOutage(OfflineAssistant):
+    """The model is down when the answer is due."""
+
+    def answer(self, *args: Any, **kwargs: Any) -> Any:
+        from toolweave import LlmUnavailableError
+
+        raise LlmUnavailableError("the model endpoint is down")
+
+
+def test_Q5_a_failed_step_shows_its_error_and_the_run_finishes_later(graph, tools):
+    from toolweave import LlmUnavailableError
+
+    with pytest.raises(LlmUnavailableError):
+        graph.invoke(
+            _ask(CARDIOLOGY.question), _config("o"), context=RunContext(assistant=AnswerOutage())
+        )
+    status = thread_status(graph, "o")
+    assert status.kind is ThreadStatusKind.INTERRUPTED_MID_RUN
+    assert status.next == ("answer",)
+    assert status.error is not None
+    assert "the model endpoint is down" in status.error
+    assert "failed: " in status.describe
+    assert resume_interrupted(graph, "o")["answer"] == _uninterrupted(tools)["answer"]
+
+
+def test_Q5_create_state_graph_users_can_wrap_their_compiled_graph(tools):
+    from toolweave import InvalidRequestError, ToolweaveGraph, create_state_graph
+
+    compiled = create_state_graph(korhaz_domain(), tools, assistant=OfflineAssistant()).compile(
+        checkpointer=InMemorySaver()
+    )
+    checked = ToolweaveGraph.of(compiled)
+    with pytest.raises(InvalidRequestError):
+        checked.invoke(_ask(" "), _config("w"))
+    assert checked.get_state(_config("w")).created_at is None
+    assert thread_status(checked, "w").kind is ThreadStatusKind.NEW

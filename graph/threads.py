@@ -33,7 +33,7 @@ NO_THREAD = "no conversation is stored under thread {thread!r}"
 NOTHING_PENDING = "thread {thread!r} is not waiting for a reply"
 NOT_WAITING = "thread {thread!r} is not waiting for a reply: {why}"
 NOT_INTERRUPTED = "thread {thread!r} has no interrupted run: {why}"
-NO_CHECKPOINTER = "replying needs a graph compiled with a checkpointer"
+NO_CHECKPOINTER = "thread status and replies need a graph compiled with a checkpointer"
 WHY = {
     "new": "nothing is stored under it",
     "finished": "its last run finished",

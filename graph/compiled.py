@@ -175,9 +175,11 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
         return validate_input(value, self.input_limits)
 
     def _saver(self, config: RunnableConfig) -> BaseCheckpointSaver[Any]:
+        """The run's checkpointer, reading with the graph's msgpack allowlist (strict mode)."""
         saver = (config.get("configurable") or {}).get(_CHECKPOINTER_KEY, self.checkpointer)
         assert isinstance(saver, BaseCheckpointSaver)
-        return saver
+        with_allowlist = getattr(saver, "with_allowlist", None)  # langgraph-checkpoint >= 4
+        return saver if with_allowlist is None else with_allowlist(self._serde_allowlist or ())
 
     def _needs_state(self, checked: Any, config: RunnableConfig) -> bool:
         """Whether the thread's state must be read before the run.

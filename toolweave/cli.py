@@ -34,6 +34,7 @@ from toolweave import cli_ingest
 from toolweave import cli_render as render
 from toolweave.cli_session import (
     Session,
+    Turn,
     read_thread,
     read_thread_status,
     validate_message,
@@ -148,12 +149,11 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
             raise InvalidRequestError(NO_MESSAGE)
         if args.json:
             finished = session.finish_interrupted(thread_id=thread_id) if interrupted else None
-            turn = (
-                session.turn(message, thread_id=thread_id, systems=args.system)
-                if message is not None
-                else finished
-            )
-            assert turn is not None
+            if message is not None:
+                turn = session.turn(message, thread_id=thread_id, systems=args.system)
+            else:
+                assert finished is not None  # no message: only the interrupted run
+                turn = finished
             values = turn.values
             payload = {
                 "answer": values.get("answer"),
@@ -181,7 +181,7 @@ def _interrupted(session: Session, thread_id: str) -> bool:
     return session.status(thread_id).kind is ThreadStatusKind.INTERRUPTED_MID_RUN
 
 
-def _finished_payload(turn: Any) -> dict[str, Any]:
+def _finished_payload(turn: Turn) -> dict[str, Any]:
     return {"answer": turn.values.get("answer"), "pending_question": turn.pending_question}
 
 

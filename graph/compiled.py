@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import AsyncIterator, Iterator, Mapping
-from typing import Any, Literal, assert_never
+from typing import Any, Literal, assert_never, cast
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import merge_configs
@@ -104,6 +104,19 @@ def may_have_pending_tasks(saved: CheckpointTuple) -> bool:
         if known is None or version > known:
             return True
     return False
+
+
+def _finishing(config: RunnableConfig) -> RunnableConfig:
+    """The config that finishes (or abandons) an interrupted run, without the caller's run id.
+
+    LangGraph takes a run whose ``metadata["run_id"]`` matches the thread's latest
+    checkpoint for a re-entry into that run and ignores its input; the LangGraph
+    server sets that id, so the new message would be dropped after the finishing.
+    """
+    metadata = {k: v for k, v in (config.get("metadata") or {}).items() if k != "run_id"}
+    finishing = cast("RunnableConfig", {k: v for k, v in config.items() if k != "run_id"})
+    finishing["metadata"] = metadata
+    return finishing
 
 
 def _nested(config: RunnableConfig | None) -> bool:
@@ -241,9 +254,10 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
         match self.interrupted_runs:
             case "finish":
                 options = {key: kwargs[key] for key in _FINISH_KWARGS if key in kwargs}
-                self.invoke(None, config, **options)
+                self.invoke(None, _finishing(config), **options)
             case "abandon":
-                self.update_state(config, {"ledger": [abandon_entry(status)]}, status.next[0])
+                entry = abandon_entry(status)
+                self.update_state(_finishing(config), {"ledger": [entry]}, status.next[0])
             case _:
                 assert_never(self.interrupted_runs)
 
@@ -251,9 +265,9 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
         match self.interrupted_runs:
             case "finish":
                 options = {key: kwargs[key] for key in _FINISH_KWARGS if key in kwargs}
-                await self.ainvoke(None, config, **options)
+                await self.ainvoke(None, _finishing(config), **options)
             case "abandon":
                 entry = abandon_entry(status)
-                await self.aupdate_state(config, {"ledger": [entry]}, status.next[0])
+                await self.aupdate_state(_finishing(config), {"ledger": [entry]}, status.next[0])
             case _:
                 assert_never(self.interrupted_runs)

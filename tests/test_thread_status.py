@@ -364,3 +364,31 @@ def test_Q5_create_state_graph_users_can_wrap_their_compiled_graph(tools):
         checked.invoke(_ask(" "), _config("w"))
     assert checked.get_state(_config("w")).created_at is None
     assert thread_status(checked, "w").kind is ThreadStatusKind.NEW
+
+
+def test_Q5_finishing_first_under_a_server_run_id_still_answers_the_new_message(graph, tools):
+    """The LangGraph server puts its run id in the config's metadata; LangGraph takes a
+    run whose id matches the thread's last checkpoint for a re-entry and would ignore
+    the new message, so the finishing run must not carry it."""
+    _crash(graph, "srv")
+    config: RunnableConfig = {**_config("srv"), "metadata": {"run_id": "server-run-1"}}
+    result = graph.invoke(_ask("És pénteken?"), config)
+    human = [m.text for m in result["messages"] if isinstance(m, HumanMessage)]
+    assert human == [CARDIOLOGY.question, "És pénteken?"]
+    assert isinstance(result["messages"][-1], AIMessage)
+    assert result["messages"][1].text == _uninterrupted(tools)["answer"]
+
+
+def test_Q5_abandoning_under_a_server_run_id_still_answers_the_new_message(tools):
+    graph = build_graph(
+        korhaz_domain(),
+        tools,
+        assistant=OfflineAssistant(),
+        checkpointer=InMemorySaver(),
+        interrupted_runs="abandon",
+    )
+    _crash(graph, "srv")
+    config: RunnableConfig = {**_config("srv"), "metadata": {"run_id": "server-run-2"}}
+    result = graph.invoke(_ask("Hol tudok parkolni?"), config)
+    kinds = [type(m).__name__ for m in result["messages"]]
+    assert kinds == ["HumanMessage", "HumanMessage", "AIMessage"]

@@ -65,7 +65,11 @@ _FINISH_KWARGS = ("context", "durability")
 def _thread_config(
     graph: CompiledStateGraph[Any, Any, Any, Any], config: RunnableConfig | None
 ) -> RunnableConfig | None:
-    """The config, if it names a thread of a top-level run with a checkpointer; else ``None``."""
+    """The run's config merged with the graph's, for a thread of a top-level run.
+
+    ``None`` when there is no thread to protect: no checkpointer, no thread id, or
+    a run as a subgraph (the parent owns the thread).
+    """
     configurable = {
         **(graph.config or {}).get("configurable", {}),
         **(config or {}).get("configurable", {}),
@@ -74,8 +78,8 @@ def _thread_config(
     if not isinstance(saver, BaseCheckpointSaver) or not configurable.get("thread_id"):
         return None
     if configurable.get("checkpoint_ns"):
-        return None  # run as a subgraph: the parent owns the thread
-    return config
+        return None
+    return merge_configs(graph.config, config)
 
 
 def may_have_pending_tasks(saved: CheckpointTuple) -> bool:
@@ -202,13 +206,15 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
         """
         if isinstance(checked, Command):
             return True
-        saved = self._saver(config).get_tuple(self._merged(config))
+        merged = self._merged(config)
+        saved = self._saver(merged).get_tuple(merged)
         return saved is not None and may_have_pending_tasks(saved)
 
     async def _aneeds_state(self, checked: Any, config: RunnableConfig) -> bool:
         if isinstance(checked, Command):
             return True
-        saved = await self._saver(config).aget_tuple(self._merged(config))
+        merged = self._merged(config)
+        saved = await self._saver(merged).aget_tuple(merged)
         return saved is not None and may_have_pending_tasks(saved)
 
     def _merged(self, config: RunnableConfig) -> RunnableConfig:

@@ -392,3 +392,22 @@ def test_Q5_abandoning_under_a_server_run_id_still_answers_the_new_message(tools
     result = graph.invoke(_ask("Hol tudok parkolni?"), config)
     kinds = [type(m).__name__ for m in result["messages"]]
     assert kinds == ["HumanMessage", "HumanMessage", "AIMessage"]
+
+
+def test_Q5_a_thread_bound_with_with_config_gets_the_same_checks(tools):
+    from toolweave import InvalidRequestError
+
+    graph = build_graph(
+        korhaz_domain(), tools, assistant=OfflineAssistant(), checkpointer=InMemorySaver()
+    ).with_config(configurable={"thread_id": "bound"})
+    _crash(graph, "bound")
+    with pytest.raises(InvalidRequestError):
+        graph.invoke(_ask(""))
+    assert thread_status(graph, "bound").kind is ThreadStatusKind.INTERRUPTED_MID_RUN
+    result = graph.invoke(_ask("És pénteken?"))
+    assert [type(m).__name__ for m in result["messages"]] == [
+        "HumanMessage",
+        "AIMessage",
+        "HumanMessage",
+        "AIMessage",
+    ]

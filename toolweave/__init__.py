@@ -35,6 +35,7 @@ from toolweave.llm.port import (
     RoutingVerdict,
 )
 from toolweave.persistence import open_async_checkpointer, open_checkpointer
+from toolweave.run_ledger import explain
 from toolweave.state import (
     AGENT_COORDINATOR_MARKER,
     Clarification,
@@ -57,6 +58,7 @@ from toolweave.state.errors import (
     ConfigurationError,
     DatabaseUnavailableError,
     InvalidRequestError,
+    InvalidToolResultError,
     NothingPendingError,
     ToolweaveError,
     UnknownDomainError,
@@ -101,6 +103,7 @@ __all__ = [
     "InputState",
     "InterruptedRuns",
     "InvalidRequestError",
+    "InvalidToolResultError",
     "LedgerEntry",
     "LedgerKind",
     "Limits",
@@ -139,6 +142,7 @@ __all__ = [
     "checkpoint_serde",
     "create_state_graph",
     "default_assistant",
+    "explain",
     "extract_coordinator_original",
     "extract_coordinator_task",
     "is_coordinator_requested",

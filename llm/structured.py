@@ -41,7 +41,7 @@ from typing import Any, Literal, TypeVar
 from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, SystemMessage
-from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableSequence
 from langgraph.constants import TAG_NOSTREAM
 from pydantic import BaseModel, ValidationError
 
@@ -433,11 +433,34 @@ def _tokens(node: Any, defs: dict[str, Any], depth: int) -> int:
 
 @dataclass(frozen=True)
 class Bound:
-    """One structured-output runnable, built once and reused (issue 9 item 5)."""
+    """One structured-output runnable, built once and reused (issue 9 item 5).
 
-    runnable: Runnable[Any, Any]
+    Split in two: :attr:`llm` is the model bound to the schema (the network call,
+    awaited natively on the async path) and :attr:`parse` reads its message (pure
+    CPU, run inline: LangChain's own async parsers would use a worker thread).
+    """
+
+    llm: Runnable[Any, Any]
+    parse: Runnable[Any, Any] | None
+    """``None`` when the model's structured runnable cannot be split: ``llm`` then
+    returns the ``include_raw`` dict itself."""
     preamble: SystemMessage | None
     """For ``json_mode``: the schema, described in a system message."""
+
+    def read(self, out: Any, schema: type[M]) -> tuple[M | None, str, bool]:
+        """(parsed reply or None, what was wrong, whether the reply stopped at the token limit)."""
+        if self.parse is None:
+            return _read_raw_dict(out, schema)
+        length = finish_reason(out) == "length"
+        try:
+            parsed = self.parse.invoke(out)
+        except _PARSE_ERRORS as exc:
+            return None, type(exc).__name__, length
+        except Exception as exc:
+            if type(exc).__name__ not in _REFUSAL_NAMES:
+                raise
+            return None, type(exc).__name__, length
+        return _validated(parsed, schema, "no structured reply", length)
 
     def messages(self, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
         """The call's messages, with the preamble after the first system message."""
@@ -513,26 +536,32 @@ class StructuredOutput:
         model = self.model
         if max_tokens is not None and self.openai_compatible:
             model = model.model_copy(update={"max_tokens": max_tokens})
-        if mode is None:
-            return Bound(model.with_structured_output(schema, include_raw=True), None)
-        runnable = model.with_structured_output(schema, method=mode, include_raw=True)
+        options: dict[str, Any] = {} if mode is None else {"method": mode}
         preamble = None
         if mode == "json_mode":
             text = json.dumps(schema.model_json_schema(), ensure_ascii=False, separators=(",", ":"))
             preamble = SystemMessage(content=prompts.json_mode_schema(schema=text))
-        return Bound(runnable, preamble)
+        structured = model.with_structured_output(schema, **options)
+        if isinstance(structured, RunnableSequence) and len(structured.steps) >= 2:
+            rest = structured.steps[1:]
+            parse = rest[0] if len(rest) == 1 else RunnableSequence(*rest)
+            return Bound(structured.first, parse, preamble)
+        whole = model.with_structured_output(schema, include_raw=True, **options)
+        return Bound(whole, None, preamble)
 
     def cached(self) -> int:
         """How many bound runnables are cached."""
         return len(self._cache)
 
 
-def _read(out: Any, schema: type[M]) -> tuple[M | None, str, bool]:
-    """(parsed reply or None, what was wrong, whether the model stopped at the token limit)."""
-    parsed = out.get("parsed") if isinstance(out, dict) else out
-    error = out.get("parsing_error") if isinstance(out, dict) else None
-    raw = out.get("raw") if isinstance(out, dict) else None
-    length = finish_reason(raw) == "length"
+_PARSE_ERRORS = (OutputParserException, ValidationError, ValueError, KeyError, TypeError)
+"""What a structured-output parser raises for a reply that does not fit the schema."""
+_REFUSAL_NAMES = frozenset({"OpenAIRefusalError"})
+
+
+def _validated(
+    parsed: Any, schema: type[M], problem: str, length: bool
+) -> tuple[M | None, str, bool]:
     if isinstance(parsed, schema):
         return parsed, "", False
     if isinstance(parsed, dict):
@@ -540,7 +569,17 @@ def _read(out: Any, schema: type[M]) -> tuple[M | None, str, bool]:
             return schema.model_validate(parsed), "", False
         except ValidationError as exc:
             return None, f"ValidationError ({exc.error_count()} errors)", length
-    return None, type(error).__name__ if error is not None else "no structured reply", length
+    return None, problem, length
+
+
+def _read_raw_dict(out: Any, schema: type[M]) -> tuple[M | None, str, bool]:
+    """Read an ``include_raw`` result: ``{"raw": ..., "parsed": ..., "parsing_error": ...}``."""
+    if not isinstance(out, dict):
+        return _validated(out, schema, "no structured reply", False)
+    error = out.get("parsing_error")
+    length = finish_reason(out.get("raw")) == "length"
+    problem = type(error).__name__ if error is not None else "no structured reply"
+    return _validated(out.get("parsed"), schema, problem, length)
 
 
 def structured_plan(
@@ -566,10 +605,10 @@ def structured_plan(
     while True:
         mode = output.mode
         bound = output.bound(schema, mode, budget if output.openai_compatible else None)
-        step = Invoke(bound.runnable, bound.messages(messages), call_config(what), policy.timeout)
+        step = Invoke(bound.llm, bound.messages(messages), call_config(what), policy.timeout)
         try:
             out = yield from retrying(step, policy=policy, what=what, accept=accept)
-            parsed, problem, length = _read(out, schema)
+            parsed, problem, length = bound.read(out, schema)
         except LlmRequestError as exc:
             if output.reject(mode, exc):
                 continue

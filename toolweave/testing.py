@@ -313,9 +313,10 @@ class ScriptedChatModel(BaseChatModel):
         formatted = [convert_to_openai_tool(tool) for tool in tools]
         return self.bind(tools=formatted, **kwargs)
 
-    def _reply(
+    def _take(
         self, messages: list[BaseMessage], tags: list[str], kwargs: dict[str, Any]
-    ) -> AIMessage:
+    ) -> tuple[Any, list[dict[str, Any]], int]:
+        """Record the call and take the next script item (before any latency)."""
         tools = list(kwargs.get("tools") or [])
         with self._lock:
             self._calls.append(RecordedCall(list(messages), tools, tags))
@@ -323,14 +324,17 @@ class ScriptedChatModel(BaseChatModel):
                 raise AssertionError(
                     f"ScriptedChatModel: script exhausted at call {len(self._calls)}"
                 )
-            item = self.script.pop(0)
+            return self.script.pop(0), tools, len(self._calls)
+
+    @staticmethod
+    def _reply(item: Any, tools: list[dict[str, Any]], number: int) -> AIMessage:
         if isinstance(item, BaseException):
             raise item
         if isinstance(item, AIMessage):
             return item
         if isinstance(item, dict):
             name = tools[0]["function"]["name"] if tools else "reply"
-            call = {"name": name, "args": item, "id": f"call_{len(self._calls)}"}
+            call = {"name": name, "args": item, "id": f"call_{number}"}
             return AIMessage(
                 content="", tool_calls=[call], response_metadata={"finish_reason": "tool_calls"}
             )
@@ -368,9 +372,10 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        taken = self._take(messages, self._tags(run_manager), kwargs)
         if self.latency:
             time.sleep(self.latency)
-        message = self._reply(messages, self._tags(run_manager), kwargs)
+        message = self._reply(*taken)
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     async def _agenerate(
@@ -380,9 +385,10 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        taken = self._take(messages, self._tags(run_manager), kwargs)
         if self.latency:
             await asyncio.sleep(self.latency)
-        message = self._reply(messages, self._tags(run_manager), kwargs)
+        message = self._reply(*taken)
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _stream(
@@ -392,9 +398,10 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
+        taken = self._take(messages, self._tags(run_manager), kwargs)
         if self.latency:
             time.sleep(self.latency)
-        message = self._reply(messages, self._tags(run_manager), kwargs)
+        message = self._reply(*taken)
         for chunk in self._chunks(message):
             if run_manager is not None and chunk.text:
                 run_manager.on_llm_new_token(chunk.text, chunk=chunk)
@@ -407,9 +414,10 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
+        taken = self._take(messages, self._tags(run_manager), kwargs)
         if self.latency:
             await asyncio.sleep(self.latency)
-        message = self._reply(messages, self._tags(run_manager), kwargs)
+        message = self._reply(*taken)
         for chunk in self._chunks(message):
             if run_manager is not None and chunk.text:
                 await run_manager.on_llm_new_token(chunk.text, chunk=chunk)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import enum
+import functools
 import json
 import logging
 import random
@@ -42,6 +43,7 @@ from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableSequence
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.constants import TAG_NOSTREAM
 from pydantic import BaseModel, ValidationError
 
@@ -400,8 +402,13 @@ def token_budget(schema: type[BaseModel], *, cap: int = MAX_STRUCTURED_TOKENS) -
     """``max_tokens`` for a reply that fills ``schema``.
 
     Generous for the fields it has, bounded so that a model looping inside a JSON
-    string stops (issue 11).
+    string stops (issue 11). Computed once per schema (cached).
     """
+    return _token_budget(schema, cap)
+
+
+@functools.lru_cache(maxsize=512)
+def _token_budget(schema: type[BaseModel], cap: int) -> int:
     spec = schema.model_json_schema()
     defs = spec.get("$defs", {})
     need = _tokens(spec, defs, depth=0)
@@ -545,7 +552,7 @@ class StructuredOutput:
         if isinstance(structured, RunnableSequence) and len(structured.steps) >= 2:
             rest = structured.steps[1:]
             parse = rest[0] if len(rest) == 1 else RunnableSequence(*rest)
-            return Bound(structured.first, parse, preamble)
+            return Bound(_schema_converted_once(structured.first), parse, preamble)
         whole = model.with_structured_output(schema, include_raw=True, **options)
         return Bound(whole, None, preamble)
 
@@ -570,6 +577,20 @@ def _validated(
         except ValidationError as exc:
             return None, f"ValidationError ({exc.error_count()} errors)", length
     return None, problem, length
+
+
+def _schema_converted_once(llm: Runnable[Any, Any]) -> Runnable[Any, Any]:
+    """``llm`` with its tracing schema (``ls_structured_output_format``) converted now.
+
+    LangChain converts a pydantic schema to JSON schema for that metadata on every
+    call; an OpenAI tool dict passes through as is, so the work is done once here.
+    """
+    kwargs = getattr(llm, "kwargs", None)
+    fmt = kwargs.get("ls_structured_output_format") if isinstance(kwargs, dict) else None
+    if not isinstance(fmt, dict) or isinstance(fmt.get("schema"), dict | None):
+        return llm
+    converted = {**fmt, "schema": convert_to_openai_tool(fmt["schema"])}
+    return llm.bind(ls_structured_output_format=converted)
 
 
 def _read_raw_dict(out: Any, schema: type[M]) -> tuple[M | None, str, bool]:
@@ -598,7 +619,9 @@ def structured_plan(
     tokens, an invalid reply once more; each attempt retries transient failures
     per ``policy``.
     """
-    budget = max_tokens if max_tokens is not None else token_budget(schema)
+    budget = 0
+    if output.openai_compatible:
+        budget = max_tokens if max_tokens is not None else token_budget(schema)
     accept = require_finish_reason(what) if output.openai_compatible else None
     length_retried = False
     invalid_retried = False

@@ -276,3 +276,25 @@ def test_X2_structured_outage_is_still_an_error_not_a_no():
         with pytest.raises(LlmUnavailableError):
             assistant.route("Parking?", [Parking()])
         assert len(server.requests) == 2
+
+
+def test_issue9_no_json_schema_is_generated_per_call_once_bound(monkeypatch):
+    from pydantic.json_schema import GenerateJsonSchema
+
+    verdict = {"reason": "r", "run": False}
+    model = ScriptedChatModel(script=[{"parking": verdict, "canteen": verdict}] * 4)
+    assistant = ChatModelAssistant(model, fuse_routing=False)
+    tools = [Parking(), Canteen()]
+    assistant.route("x", tools)  # builds and binds once
+    generated: list[int] = []
+    original = GenerateJsonSchema.generate
+
+    def counting(self: Any, *args: Any, **kwargs: Any) -> Any:
+        generated.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(GenerateJsonSchema, "generate", counting)
+    for _ in range(3):
+        assistant.route("x", tools)
+    assert generated == []
+    assert len(model.calls) == 4

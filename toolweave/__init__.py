@@ -11,7 +11,13 @@ from toolweave.graph import Limits, RunContext, ToolweaveGraph, build_graph, cre
 from toolweave.graph.threads import pending_clarification, reply
 from toolweave.llm.chat_model import ChatModelAssistant
 from toolweave.llm.env import default_assistant
-from toolweave.llm.errors import LlmError, LlmRequestError, LlmUnavailableError
+from toolweave.llm.errors import (
+    LlmBrokenReplyError,
+    LlmError,
+    LlmRequestError,
+    LlmUnavailableError,
+    RunDeadlineError,
+)
 from toolweave.llm.offline import OfflineAssistant
 from toolweave.llm.port import (
     Activation,
@@ -91,6 +97,7 @@ __all__ = [
     "LedgerKind",
     "Limits",
     "LlmAssistant",
+    "LlmBrokenReplyError",
     "LlmError",
     "LlmRequestError",
     "LlmUnavailableError",
@@ -104,6 +111,7 @@ __all__ = [
     "ResultMode",
     "RoutingVerdict",
     "RunContext",
+    "RunDeadlineError",
     "SubtaskDecision",
     "TaskInfo",
     "ToolCallContext",

@@ -448,7 +448,7 @@ class Bound:
     """
 
     llm: Runnable[Any, Any]
-    parse: Runnable[Any, Any] | None
+    parse: Callable[[Any], Any] | None
     """``None`` when the model's structured runnable cannot be split: ``llm`` then
     returns the ``include_raw`` dict itself."""
     preamble: SystemMessage | None
@@ -460,7 +460,7 @@ class Bound:
             return _read_raw_dict(out, schema)
         length = finish_reason(out) == "length"
         try:
-            parsed = self.parse.invoke(out)
+            parsed = self.parse(out)
         except _PARSE_ERRORS as exc:
             return None, type(exc).__name__, length
         except Exception as exc:
@@ -550,9 +550,15 @@ class StructuredOutput:
             preamble = SystemMessage(content=prompts.json_mode_schema(schema=text))
         structured = model.with_structured_output(schema, **options)
         if isinstance(structured, RunnableSequence) and len(structured.steps) >= 2:
+            llm = _schema_converted_once(structured.first)
+            if mode == "json_schema":
+                response_format = _openai_response_format(schema)
+                if response_format is not None:
+                    llm = llm.bind(response_format=response_format)
+                    return Bound(llm, _json_content_parser(schema), preamble)
             rest = structured.steps[1:]
             parse = rest[0] if len(rest) == 1 else RunnableSequence(*rest)
-            return Bound(_schema_converted_once(structured.first), parse, preamble)
+            return Bound(llm, parse.invoke, preamble)
         whole = model.with_structured_output(schema, include_raw=True, **options)
         return Bound(whole, None, preamble)
 
@@ -577,6 +583,33 @@ def _validated(
         except ValidationError as exc:
             return None, f"ValidationError ({exc.error_count()} errors)", length
     return None, problem, length
+
+
+def _openai_response_format(schema: type[BaseModel]) -> dict[str, Any] | None:
+    """The ``json_schema`` response format the openai SDK makes of ``schema``, made once.
+
+    Given the pydantic class, the SDK converts it to a strict JSON schema on every
+    request; given this dict (the same conversion), it sends it as is. ``None`` if
+    the SDK's converter is not where it is expected.
+    """
+    try:
+        from openai.lib._parsing._completions import type_to_response_format_param
+    except ImportError:  # pragma: no cover - another openai layout: keep the class
+        return None
+    converted = type_to_response_format_param(schema)
+    return dict(converted) if isinstance(converted, dict) else None
+
+
+def _json_content_parser(schema: type[M]) -> Callable[[Any], M]:
+    """Read a ``json_schema`` reply's content into ``schema`` (what the SDK would parse)."""
+
+    def parse(message: Any) -> M:
+        refusal = (getattr(message, "additional_kwargs", None) or {}).get("refusal")
+        if refusal:
+            raise ValueError(f"the model refused: {refusal}")
+        return schema.model_validate_json(str(getattr(message, "text", "") or ""))
+
+    return parse
 
 
 def _schema_converted_once(llm: Runnable[Any, Any]) -> Runnable[Any, Any]:

@@ -298,3 +298,40 @@ def test_issue9_no_json_schema_is_generated_per_call_once_bound(monkeypatch):
         assistant.route("x", tools)
     assert generated == []
     assert len(model.calls) == 4
+
+
+@pytest.mark.network
+def test_issue9_chat_openai_sends_the_sdk_schema_without_regenerating_it(monkeypatch):
+    from openai.lib._parsing._completions import type_to_response_format_param
+    from pydantic.json_schema import GenerateJsonSchema
+
+    tools = [Parking(), Hours()]
+    schema = routing_schema(tools, fused=True)
+    reply = {
+        "parking": {"reason": "no", "run": False},
+        "opening_hours": {"reason": "asks", "run": True, "request": {"day": "friday"}},
+    }
+    with FakeOpenAI([reply] * 4) as server:
+        assistant = make(server)
+        first = assistant.route_and_extract(
+            "Friday?", "Friday?", tools, extraction_prompt=EXTRACTION_SYSTEM_PROMPT
+        )
+        generated: list[int] = []
+        original = GenerateJsonSchema.generate
+
+        def counting(self: Any, *args: Any, **kwargs: Any) -> Any:
+            generated.append(1)
+            return original(self, *args, **kwargs)
+
+        monkeypatch.setattr(GenerateJsonSchema, "generate", counting)
+        for _ in range(3):
+            again = assistant.route_and_extract(
+                "Friday?", "Friday?", tools, extraction_prompt=EXTRACTION_SYSTEM_PROMPT
+            )
+            assert again == first
+        monkeypatch.undo()
+        assert generated == []
+        assert first.requests == {"opening_hours": {"day": "friday"}}
+        expected = json.loads(json.dumps(type_to_response_format_param(schema)))
+        assert all(body["response_format"] == expected for body in server.requests)
+        assert expected["json_schema"]["strict"] is True

@@ -446,7 +446,13 @@ class ChatModelAssistant(LlmAssistant):
             HumanMessage(content=request.question),
         ]
         config: RunnableConfig = {"run_name": "answer", "tags": [ANSWER_TAG]}
-        step = Invoke(self._calling, messages, config, self.policy.timeout)
+        step = Invoke(
+            self._calling,
+            messages,
+            config,
+            self.policy.timeout,
+            request_timeout=is_openai_compatible(self.model),
+        )
         accept = require_finish_reason("answer") if self.require_finish_reason else None
         reply = yield from retrying(step, policy=self.policy, what="answer", accept=accept)
         if finish_reason(reply) == "length":

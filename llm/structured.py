@@ -219,6 +219,18 @@ class Invoke:
     config: RunnableConfig | None = None
     timeout: float | None = None
     """Bound of the whole call on the async path (the sync path relies on the client)."""
+    request_timeout: bool = False
+    """The runnable takes a per-request ``timeout`` (OpenAI-compatible clients): near the
+    run's deadline it gets the time left, so a sync call in flight ends there too."""
+
+    def clipped(self) -> Runnable[Any, Any]:
+        """The runnable, with the time left in the run as its request timeout when shorter."""
+        left = deadline.remaining()
+        if not self.request_timeout or left is None:
+            return self.runnable
+        if self.timeout is not None and self.timeout <= left:
+            return self.runnable
+        return self.runnable.bind(timeout=max(left, 0.01))
 
 
 @dataclass(frozen=True)
@@ -248,7 +260,7 @@ def run_plan(plan: Plan[T]) -> T:
             time.sleep(step.seconds)
             continue
         try:
-            result = step.runnable.invoke(step.input, config=step.config)
+            result = step.clipped().invoke(step.input, config=step.config)
         except Exception as exc:  # noqa: BLE001 - handed to the plan, which retries or re-raises
             error = exc
 
@@ -271,7 +283,7 @@ async def arun_plan(plan: Plan[T]) -> T:
             await asyncio.sleep(step.seconds)
             continue
         try:
-            call = step.runnable.ainvoke(step.input, config=step.config)
+            call = step.clipped().ainvoke(step.input, config=step.config)
             result = await asyncio.wait_for(call, timeout=deadline.bound(step.timeout))
         except Exception as exc:  # noqa: BLE001 - handed to the plan, which retries or re-raises
             error = exc
@@ -661,7 +673,13 @@ def structured_plan(
     while True:
         mode = output.mode
         bound = output.bound(schema, mode, budget if output.openai_compatible else None)
-        step = Invoke(bound.llm, bound.messages(messages), call_config(what), policy.timeout)
+        step = Invoke(
+            bound.llm,
+            bound.messages(messages),
+            call_config(what),
+            policy.timeout,
+            request_timeout=output.openai_compatible,
+        )
         try:
             out = yield from retrying(step, policy=policy, what=what, accept=accept)
             parsed, problem, length = bound.read(out, schema)

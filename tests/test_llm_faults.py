@@ -343,6 +343,17 @@ def test_X5_run_deadline_cuts_retry_waits(fake_openai):
     assert time.monotonic() - start < 2
 
 
+def test_X5_run_deadline_cuts_a_sync_call_in_flight(fake_openai):
+    assistant = make(fake_openai, timeout=30.0)
+    graph = build_graph("test", [Parking()], assistant=assistant, limits=Limits(run_deadline_s=0.6))
+    fake_openai.script(Silent(3.0), Silent(3.0))
+    start = time.monotonic()
+    with pytest.raises(RunDeadlineError):
+        graph.invoke({"messages": [("human", "parking?")]})
+    assert len(fake_openai.requests) == 1
+    assert time.monotonic() - start < 2
+
+
 def test_X5_run_deadline_cuts_an_async_call_in_flight(fake_openai):
     assistant = make(fake_openai, timeout=30.0)
     fake_openai.script(Silent(3.0), Silent(3.0))

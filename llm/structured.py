@@ -516,25 +516,32 @@ class StructuredOutput:
         """The mode calls use now (``None``: the model's default)."""
         return self._modes[self._mode_at]
 
-    def reject(self, mode: Mode | None, error: LlmRequestError) -> bool:
-        """Whether ``error`` says the server does not support ``mode``; if so, move on.
+    def fallback(self, mode: Mode | None, error: LlmRequestError) -> Mode | None:
+        """The mode to repeat a call in after ``error``, or ``None`` when it is no mode issue.
 
-        Returns True when the call should be repeated in the (new) current mode.
+        A server that rejects ``mode`` itself makes every later call use the next
+        mode; one that rejects only this schema in it ("invalid schema", say a
+        construct its ``json_schema`` support lacks) moves this call alone.
         """
         if mode is None or error.status_code not in _MODE_REJECTION_STATUS:
-            return False
+            return None
         text = str(error).lower()
         if not any(word in text for word in _MODE_WORDS[mode]):
-            return False
+            return None
+        at = self._modes.index(mode)
+        if at + 1 >= len(self._modes):
+            return None
+        new = self._modes[at + 1]
+        if "invalid schema" in text:
+            logger.warning("structured output: %s rejects this schema, trying %s", mode, new)
+            return new
         with self._lock:
-            if self._modes[self._mode_at] != mode:
-                return True  # another call already moved on
-            if self._mode_at + 1 >= len(self._modes):
-                return False
-            self._mode_at += 1
-            new = self._modes[self._mode_at]
-        logger.warning("structured output: the server rejects %s, using %s from now on", mode, new)
-        return True
+            if self._mode_at <= at:
+                self._mode_at = at + 1
+                logger.warning(
+                    "structured output: the server rejects %s, using %s from now on", mode, new
+                )
+        return new
 
     def bound(self, schema: type[BaseModel], mode: Mode | None, max_tokens: int | None) -> Bound:
         """The cached runnable for ``schema`` in ``mode`` with ``max_tokens``."""
@@ -670,8 +677,9 @@ def structured_plan(
     accept = require_finish_reason(what) if output.openai_compatible else None
     length_retried = False
     invalid_retried = False
+    moved: Mode | None = None
     while True:
-        mode = output.mode
+        mode = moved or output.mode
         bound = output.bound(schema, mode, budget if output.openai_compatible else None)
         step = Invoke(
             bound.llm,
@@ -684,9 +692,10 @@ def structured_plan(
             out = yield from retrying(step, policy=policy, what=what, accept=accept)
             parsed, problem, length = bound.read(out, schema)
         except LlmRequestError as exc:
-            if output.reject(mode, exc):
-                continue
-            raise
+            moved = output.fallback(mode, exc)
+            if moved is None:
+                raise
+            continue
         except (ValidationError, OutputParserException) as exc:
             # Some clients parse inside the call (openai's ``parse`` for json_schema).
             parsed, problem, length = None, type(exc).__name__, False

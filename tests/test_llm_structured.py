@@ -191,6 +191,20 @@ def test_T11_a_400_that_does_not_name_the_mode_is_not_a_fallback(fake_openai):
 
 
 @pytest.mark.network
+@pytest.mark.filterwarnings("ignore:Invalid schema:UserWarning")  # langchain-openai's hint
+def test_T11_a_schema_the_server_cannot_take_falls_back_for_that_call_only(fake_openai):
+    from fake_openai import FakeError
+
+    assistant = make(fake_openai)
+    rejected = FakeError(400, "Invalid schema for response_format 'NormalizedReply': bad")
+    fake_openai.script(rejected, NORMALIZED, NORMALIZED)
+    assert assistant.normalize("parking?", []).question == "Parking?"
+    assert assistant.normalize("parking?", []).question == "Parking?"
+    assert fake_openai.modes() == ["json_schema", "json_object", "json_schema"]
+    assert assistant.structured.mode == "json_schema"
+
+
+@pytest.mark.network
 def test_T11_mode_fallback_works_on_the_async_path():
     with FakeOpenAI(reject_modes={"json_schema"}) as server:
         assistant = make(server)

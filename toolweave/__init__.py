@@ -28,6 +28,7 @@ from toolweave.llm.port import (
     RoutingVerdict,
 )
 from toolweave.persistence import open_async_checkpointer, open_checkpointer
+from toolweave.run_ledger import explain
 from toolweave.state import (
     AGENT_COORDINATOR_MARKER,
     Clarification,
@@ -50,6 +51,7 @@ from toolweave.state.errors import (
     ConfigurationError,
     DatabaseUnavailableError,
     InvalidRequestError,
+    InvalidToolResultError,
     NothingPendingError,
     ToolweaveError,
     UnknownDomainError,
@@ -93,6 +95,7 @@ __all__ = [
     "GraphState",
     "InputState",
     "InvalidRequestError",
+    "InvalidToolResultError",
     "LedgerEntry",
     "LedgerKind",
     "Limits",
@@ -127,6 +130,7 @@ __all__ = [
     "checkpoint_serde",
     "create_state_graph",
     "default_assistant",
+    "explain",
     "extract_coordinator_original",
     "extract_coordinator_task",
     "is_coordinator_requested",

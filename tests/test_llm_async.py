@@ -234,7 +234,7 @@ def test_issue9_function_assistant_with_async_callables_drives_the_graph_both_wa
         def execute(self, request: BaseModel, ctx: Any) -> Any:
             from toolweave import ToolResult
 
-            return ToolResult.as_guaranteed(self.name, "Parking behind the building.")
+            return ToolResult.as_guaranteed_context(self.name, "Parking behind the building.")
 
     graph = build_graph(
         "test", [ParkingInfo()], assistant=FunctionAssistant(route=route, answer=answer)

@@ -103,7 +103,7 @@ class LeakyTool(ChatbotTool[Echo]):
         data = dict(ctx.user_data or {})
         logging.getLogger("toolweave.tests.leaky").warning("user data: %s", data)
         logging.getLogger("someone.else").warning("token %s", data.get("crm_token"))
-        return ToolResult.as_guaranteed(self.name, "done")
+        return ToolResult.as_guaranteed_context(self.name, "done")
 
 
 def test_X4_secret_user_data_is_redacted_from_every_log_line(caplog):

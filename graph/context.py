@@ -7,7 +7,7 @@ ever put in the graph state, so none of it is checkpointed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +47,8 @@ class Limits:
     """Seconds one run (one ``invoke``/``stream`` of the graph) may take, counted from its
     first model-calling step; past it the run stops with ``RunDeadlineError`` before
     its next model call, and no retry waits past it (X5). ``None``: no deadline."""
+    ai_input_attempts: int = 2
+    """Extractions of an AI tool's input per step when it does not validate (W2)."""
 
     def __post_init__(self) -> None:
         for name in ("max_depth", "max_tasks", "max_tools_per_task", "max_message_chars"):
@@ -88,6 +90,8 @@ class RunContext:
     """``user_data`` keys whose values are secrets, besides those named like one
     (``*_token``, ``*_password``, ``api_key``…, see :mod:`toolweave.state.secrets`):
     redacted from every error message and log line (X4)."""
+    client_tools: Sequence[str] | None = None
+    """Ids of the AI tools the client implements (W3); wins over the input's ``client_tools``."""
 
 
 def user_data_for(

@@ -17,6 +17,7 @@ It misbehaves on command (X2/X5 fault tests):
   ``finish_reason``, no ``[DONE]``, connection closed);
 - :class:`Silent`: nothing at all for some seconds, then the connection closes;
 - :class:`Length`: the reply stops with ``finish_reason: "length"``;
+- :class:`FakeToolCalls`: an assistant message calling the given tools;
 - ``reject_modes``: structured-output modes (``json_schema``, ``json_object``,
   ``tools``) answered with a 400 naming ``response_format`` / ``tools``, without
   consuming the script, like a server that does not support them.
@@ -42,6 +43,13 @@ class FakeError:
     status: int
     message: str = "scripted error"
     headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FakeToolCalls:
+    """A scripted assistant message that calls tools: ``[(call_id, name, args), ...]``."""
+
+    calls: tuple[tuple[str, str, dict[str, Any]], ...]
 
 
 @dataclass(frozen=True)
@@ -73,7 +81,9 @@ class Length:
     content: str = '{"question": "aaaaaaaa'
 
 
-Reply = str | dict[str, Any] | list[Any] | FakeError | Malformed | Cut | Silent | Length
+Reply = (
+    str | dict[str, Any] | list[Any] | FakeError | FakeToolCalls | Malformed | Cut | Silent | Length
+)
 
 _MODE_ERRORS = {
     "json_schema": "response_format type 'json_schema' is not supported by this server",
@@ -163,6 +173,8 @@ class FakeOpenAI:
                             "code": str(reply.status),
                         }
                         self._json(reply.status, {"error": error}, reply.headers)
+                    case FakeToolCalls():
+                        self._json(200, _tool_calls(body, reply))
                     case Malformed():
                         self._raw(200, reply.body.encode(), "application/json")
                     case Silent():
@@ -312,6 +324,17 @@ def _completion(
         ],
         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
     }
+
+
+def _tool_calls(body: dict[str, Any], reply: FakeToolCalls) -> dict[str, Any]:
+    calls = [
+        {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(a)}}
+        for call_id, name, a in reply.calls
+    ]
+    completion = _completion(body, "", "tool_calls", None)
+    choice = completion["choices"][0]
+    choice["message"] = {"role": "assistant", "content": None, "tool_calls": calls}
+    return completion
 
 
 def _chunk(body: dict[str, Any], delta: dict[str, Any], finish: str | None) -> dict[str, Any]:

@@ -115,6 +115,7 @@ def stem(word: str) -> str:
     return kit.stem(hungarian, "en") or hungarian
 
 
+@lru_cache(maxsize=1 << 18)
 def related(a: str, b: str) -> bool:
     """Whether two words look like forms of one word.
 
@@ -132,6 +133,7 @@ def related(a: str, b: str) -> bool:
     return common >= 4 and common >= min(len(sa), len(sb)) - 1
 
 
+@lru_cache(maxsize=1 << 18)
 def matches(a: str, b: str) -> bool:
     """:func:`related`, or the same weekday in either language (``"friday"``/``"péntek"``)."""
     day = weekday(a)
@@ -140,6 +142,7 @@ def matches(a: str, b: str) -> bool:
     return related(a, b)
 
 
+@lru_cache(maxsize=65536)
 def weekday(word: str) -> int | None:
     """0 (Monday) to 6 (Sunday) when ``word`` is a weekday name in English or Hungarian."""
     token = fold(word)

@@ -35,7 +35,8 @@ HU_STOPWORDS = _wordset(
     mellett között szerint felé pedig ha akkor mert sem se minden valami lenne legyen
     vagyok helyzet rendben köszönöm köszi szia helló hello jó napot van-e vajon ill illetve
     azaz mint mind ami amely amelyik aki ahol amikor ahogy nincs nincsenek egyéb arra erre
-    rá neki velem vele ezzel azzal abban ebben arról erről mert más"""
+    rá neki velem vele ezzel azzal abban ebben arról erről mert más menni mennem megyek
+    mehetek jönni jönnöm jövök"""
 )
 ROUTING_STOPWORDS = _wordset(
     """true false user users asks ask asking question questions tool answer answers whether

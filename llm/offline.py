@@ -213,15 +213,26 @@ class OfflineAssistant(LlmAssistant):
         return {tool.name: extract_request(user_prompt, tool.request_model)}
 
     def answer(self, request: AnswerRequest) -> AIMessage:
-        """Quote the context sentences most relevant to the question, then list the sources."""
+        """Quote the context sentences that answer the question, then list the sources (A7).
+
+        Sentences are picked by :func:`~toolweave.llm.offline_reading.answering`: they
+        hold more than half the question's key words, or half of them on a page whose
+        title names the question's subject. With no such sentence and no guaranteed
+        text the answer says plainly, in the user's language, that the sources do not
+        cover the question. A guaranteed text that is a document's sentence cites that
+        document (R2).
+        """
         texts = _texts(request.user_lang)
         guaranteed = [t.strip() for t in request.guaranteed if t.strip()]
         picked = self._pick(request.question, request.documents)
         if not guaranteed and not picked:
             return stream_message(texts["none"])
         body = "\n".join([*guaranteed, *(sentence for _, sentence in picked)])
+        cited = [doc for doc, _ in picked]
+        quoted = {" ".join(t.split()) for t in guaranteed}
+        cited += [d for d in request.documents if " ".join(d.text.split()) in quoted]
         sources: dict[str, None] = {}
-        for doc, _ in picked:
+        for doc in cited:
             name = doc.document_name or doc.document_id
             sources.setdefault(name if doc.page is None else f"{name} (p. {doc.page})", None)
         if sources:
@@ -231,20 +242,30 @@ class OfflineAssistant(LlmAssistant):
     def _pick(
         self, question: str, documents: Sequence[UniqueTextDocument]
     ) -> list[tuple[UniqueTextDocument, str]]:
-        """The most relevant sentences, in context order (best by score when none matches)."""
-        wanted = content_words(question)
-        scored: list[tuple[int, float, int, UniqueTextDocument, str]] = []
+        """The sentences that answer ``question``, in context order (none when none does)."""
+        by_number = {
+            (d.document_id, d.page, d.sentence_number): d.text.strip()
+            for d in documents
+            if d.sentence_number
+        }
+        candidates: list[offline_reading.Candidate[UniqueTextDocument]] = []
         for doc in documents:
-            sentences = [doc.text.strip()] if doc.sentence_number else kit.split_sentences(doc.text)
-            for sentence in sentences:
-                if not sentence:
-                    continue
-                have = content_words(sentence)
-                overlap = sum(any(matches(w, h) for h in have) for w in wanted)
-                scored.append((overlap, doc.sentence_score, len(scored), doc, sentence))
-        relevant = [s for s in scored if s[0] > 0] or scored[:2]
-        best = sorted(relevant, key=lambda s: (-s[0], -s[1], s[2]))[: self.max_sentences]
-        return [(doc, sentence) for *_, doc, sentence in sorted(best, key=lambda s: s[2])]
+            if doc.sentence_number:
+                previous = (doc.document_id, doc.page, doc.sentence_number - 1)
+                pairs = [(by_number.get(previous, ""), doc.text.strip())]
+            else:
+                sentences = kit.split_sentences(doc.text)
+                pairs = list(zip(["", *sentences], sentences, strict=False))
+            for before, sentence in pairs:
+                if sentence:
+                    candidates.append(
+                        offline_reading.Candidate(
+                            doc, sentence, doc.document_name, doc.sentence_score, before
+                        )
+                    )
+        best = offline_reading.answering(question, candidates)[: self.max_sentences]
+        order = {id(c): i for i, c in enumerate(candidates)}
+        return [(c.source, c.text) for c in sorted(best, key=lambda c: order[id(c)])]
 
     def read_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
         """The passage's sentences holding at least half the question's words, or ``None``.

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from toolweave.llm.lexical import GREETINGS, content_words, fold, matches
 from toolweave.tools import text as kit
@@ -43,6 +44,13 @@ def content_words_all(text: str) -> list[str]:
 def has_figure(text: str) -> bool:
     """Whether ``text`` holds a digit."""
     return any(ch.isdigit() for ch in text)
+
+
+def enough(found: int, wanted: int, *, titled: bool) -> bool:
+    """Whether ``found`` of ``wanted`` key words answer: more than half, or half on a
+    page whose title or heading names one of them (the page is about the subject).
+    """
+    return found > 0 and (found * 2 > wanted or (found * 2 == wanted and titled))
 
 
 def hits(wanted: Sequence[str], have: Iterable[str]) -> int:
@@ -83,8 +91,9 @@ def passage_sentences(passage: str) -> list[ReadSentence]:
 def read(question: str, passage: str, *, max_sentences: int) -> str | None:
     """The passage's sentences answering ``question``, or ``None``.
 
-    A sentence answers when it (with its headings) holds at least half the
-    question's content words; for a quantity question it must also hold a figure.
+    A sentence answers when it (with its headings) holds more than half the
+    question's content words, or half and its headings name one of them
+    (:func:`enough`); for a quantity question it must also hold a figure.
     """
     wanted = wanted_words(question)
     if not wanted:
@@ -93,7 +102,8 @@ def read(question: str, passage: str, *, max_sentences: int) -> str | None:
     picked = []
     for sentence in passage_sentences(passage):
         found = hits(wanted, [*content_words(sentence.text), *sentence.heading_words])
-        if not found or found * 2 < len(wanted):
+        titled = hits(wanted, sentence.heading_words) > 0
+        if not enough(found, len(wanted), titled=titled):
             continue
         if quantity and not has_figure(sentence.text):
             continue
@@ -123,6 +133,61 @@ def lacks_figure(question: str, passages: Iterable[Sequence[str]]) -> bool:
             if hits(wanted, content_words(window)) * 2 >= len(wanted):
                 return False
     return True
+
+
+SourceT = TypeVar("SourceT")
+
+KEEP_SHARE = 0.75
+"""A picked sentence scores at least this share of the best one's score."""
+FIGURE_BONUS = 0.25
+"""What a figure adds to a sentence's score when the question asks *when* or *how much*."""
+
+
+@dataclass(frozen=True)
+class Candidate(Generic[SourceT]):
+    """A context sentence that may answer a question, with the title of its page."""
+
+    source: SourceT
+    text: str
+    title: str = ""
+    retrieval_score: float = 0.0
+    before: str = ""
+    """The sentence just before it on its page, if the context holds it (it may name
+    whom "her" or "it" means)."""
+
+
+def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[Candidate[SourceT]]:
+    """The candidates that answer ``question``, best first (A7).
+
+    A sentence answers when it (read with the sentence before it on its page)
+    holds more than half the question's key words (content words, greetings
+    dropped), or exactly half and its page's title
+    holds one of them too (the page is about the question's subject: "Vérvétel"
+    for a question about *vérvétel*). A sentence that matches only a word every
+    page shares ("kórház") therefore never answers a question about a swimming
+    pool. Score: key words in the sentence, plus :data:`FIGURE_BONUS` for a figure
+    when the question asks *when* or *how much*; sentences below :data:`KEEP_SHARE`
+    of the best are dropped. Ties go to a page whose title names the subject, then
+    to the retrieval order (score, then position).
+    """
+    wanted = wanted_words(question)
+    if not wanted:
+        return []
+    quantity = asks_for_quantity(question)
+    scored: list[tuple[float, bool, int, Candidate[SourceT]]] = []
+    for position, candidate in enumerate(candidates):
+        found = hits(wanted, content_words(f"{candidate.before} {candidate.text}"))
+        titled = hits(wanted, content_words(candidate.title)) > 0
+        if not enough(found, len(wanted), titled=titled):
+            continue
+        score = found + (FIGURE_BONUS if quantity and has_figure(candidate.text) else 0.0)
+        scored.append((score, titled, position, candidate))
+    if not scored:
+        return []
+    best = max(item[0] for item in scored)
+    kept = [item for item in scored if item[0] >= KEEP_SHARE * best]
+    kept.sort(key=lambda item: (-item[0], not item[1], -item[3].retrieval_score, item[2]))
+    return [item[3] for item in kept]
 
 
 def page_runs(texts: Iterable[tuple[str, int | None, str]]) -> list[list[str]]:

@@ -47,8 +47,10 @@ def has_figure(text: str) -> bool:
 
 
 def enough(found: int, wanted: int, *, titled: bool) -> bool:
-    """Whether ``found`` of ``wanted`` key words answer: more than half, or half on a
-    page whose title or heading names one of them (the page is about the subject).
+    """Whether ``found`` of ``wanted`` key words answer a question.
+
+    More than half, or half on a page whose title or heading names one of them
+    (the page is about the subject).
     """
     return found > 0 and (found * 2 > wanted or (found * 2 == wanted and titled))
 

@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, assert_never
 
 from langchain_core.messages import AIMessage
+from langchain_core.runnables import Runnable
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 from pydantic import BaseModel, ValidationError
 
-from toolweave.graph.clarify import call_tool, clarification_limit_message
+from toolweave.graph.clarify import checked_result, clarification_limit_message, tool_call
 from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
-from toolweave.graph.handover import handover
-from toolweave.graph.walk import Phase, next_step
+from toolweave.graph.handover import current_task_no, handover
+from toolweave.graph.nodes import Effect, Steps, make_node
+from toolweave.graph.walk import Phase
 from toolweave.llm.budget import LlmBudget
 from toolweave.llm.passthrough import stream_message
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
@@ -61,16 +63,21 @@ def record_result(key: str, text: str, outcome: Outcome) -> dict[str, Any]:
         return {}
     entry = PromptAndContext(prompt=text, context=result.context_text(), documents=result.documents)
     update: dict[str, Any] = {"context_buffer": {key: [entry]}}
-    if result.mode is ResultMode.CONTEXT:
-        update["documents"] = list(result.documents)
-    elif result.mode is ResultMode.GUARANTEED_CONTEXT:
-        update["guaranteed"] = [entry]
-    elif result.mode is ResultMode.ANSWER:
-        update.update(answer=result.text or "", terminal=key)
-    elif result.mode is ResultMode.ANSWERED:
-        streamed = outcome.streamed
-        text, message_id = ("", None) if streamed is None else (streamed.text, streamed.id)
-        update.update(answer=text, answer_id=message_id, terminal=key)
+    match result.mode:
+        case ResultMode.CONTEXT:
+            update["documents"] = list(result.documents)
+        case ResultMode.GUARANTEED_CONTEXT:
+            update["guaranteed"] = [entry]
+        case ResultMode.ANSWER:
+            update.update(answer=result.text or "", terminal=key)
+        case ResultMode.ANSWERED:
+            streamed = outcome.streamed
+            text, message_id = ("", None) if streamed is None else (streamed.text, streamed.id)
+            update.update(answer=text, answer_id=message_id, terminal=key)
+        case ResultMode.CLARIFICATION:  # Q1: execute pauses instead (pause_for_clarification)
+            return {}
+        case unknown:
+            assert_never(unknown)
     return update
 
 
@@ -98,17 +105,17 @@ def pause_for_clarification(
     }
 
 
-def make_execute(deps: Dependencies) -> Callable[..., Command[Phase]]:
+def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``execute`` node over ``deps``."""
 
-    def execute(state: GraphState, runtime: Runtime[RunContext]) -> Command[Phase]:
+    def execute(state: GraphState, runtime: Runtime[RunContext]) -> Steps[Command[Phase]]:
         """Run the next queued tool of the task and record its result."""
-        node = state["tasks"][next_step(state).task_no]
+        node = state["tasks"][current_task_no(state)]
         name, rest = node.queue[0], node.queue[1:]
         key = completion_key(node.task_no, name)
         text = execution_text(node.task)
-        outcome = _run(deps, state, runtime, node, name, text)
-        update: dict[str, Any] = {"cursor": node.task_no, "ledger": outcome.ledger}
+        outcome = yield from _run(deps, state, runtime, node, name, text)
+        update: dict[str, Any] = {"ledger": outcome.ledger}
         update["llm_calls"] = outcome.llm_calls
         if outcome.deep_calls:
             update["deep_fallback_calls"] = outcome.deep_calls
@@ -121,12 +128,12 @@ def make_execute(deps: Dependencies) -> Callable[..., Command[Phase]]:
             )
         update["activated"] = [key]
         update.update(record_result(key, text, outcome))
-        closed = not rest or "terminal" in update
+        closed = not rest or (result is not None and result.is_terminal)
         status = TaskStatus.CLOSED if closed else TaskStatus.ROUTED
         update["tasks"] = {node.task_no: node.model_copy(update={"queue": rest, "status": status})}
         return handover(state, update)
 
-    return execute
+    return make_node("execute", execute)
 
 
 def _run(
@@ -136,7 +143,7 @@ def _run(
     node: TaskNode,
     name: str,
     text: str,
-) -> Outcome:
+) -> Steps[Outcome]:
     """Extract the request if needed, call the tool, and contain its failure (R7)."""
     tool = deps.registry.get(name)
     if tool is None:
@@ -146,7 +153,10 @@ def _run(
     outcome = Outcome(request=node.requests.get(name))
     if name not in node.requests and tool.request_model.model_fields:
         assistant = assistant_for(deps, runtime)
-        extracted = assistant.generate_tool_request(text, EXTRACTION_SYSTEM_PROMPT, None, tool)
+        extracted = yield Effect(
+            lambda: assistant.generate_tool_request(text, EXTRACTION_SYSTEM_PROMPT, None, tool),
+            lambda: assistant.agenerate_tool_request(text, EXTRACTION_SYSTEM_PROMPT, None, tool),
+        )
         outcome.request, outcome.llm_calls = extracted.get(name), 1
     try:
         request = _request(tool, outcome.request)
@@ -176,7 +186,7 @@ def _run(
     pending = state.get("clarification")
     reply = pending.reply if pending is not None and pending.tool == name else None
     try:
-        outcome.result = call_tool(tool, request, ctx, state["context_buffer"], reply)
+        raw = yield tool_call(tool, request, ctx, state["context_buffer"], reply)
     except GraphBubbleUp:
         raise
     except Exception as exc:  # R7: a failing tool is "no result"; the run goes on
@@ -187,6 +197,7 @@ def _run(
         reason = TOOL_RAISED.format(error=type(exc).__name__)
         outcome.ledger.append(_entry(node, name, LedgerKind.TOOL_ERROR, "failed", reason))
         return outcome
+    outcome.result = checked_result(tool, raw)
     outcome.llm_calls += budget.spent
     outcome.deep_calls = budget.spent if budget.limit is not None else 0
     if streamed:

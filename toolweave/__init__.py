@@ -49,6 +49,17 @@ from toolweave.state.errors import (
     UnknownDomainError,
     UnknownThreadError,
 )
+from toolweave.state.events import (
+    EVENT_VERSION,
+    ConditionalEvent,
+    CoordinatedEvent,
+    DeepFallbackEvent,
+    GatekeeperEvent,
+    RoutedEvent,
+    StreamEvent,
+    ToolProgressEvent,
+    is_stream_event,
+)
 from toolweave.tools import (
     ALL,
     ChatbotTool,
@@ -127,4 +138,17 @@ __all__ = [
     "pending_clarification",
     "reply",
     "tool_progress_emitter",
+]
+
+# The streaming contract: the events on stream_mode="custom" (README "The streaming contract").
+__all__ += [
+    "EVENT_VERSION",
+    "ConditionalEvent",
+    "CoordinatedEvent",
+    "DeepFallbackEvent",
+    "GatekeeperEvent",
+    "RoutedEvent",
+    "StreamEvent",
+    "ToolProgressEvent",
+    "is_stream_event",
 ]

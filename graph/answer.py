@@ -67,10 +67,10 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
             history=state["messages"][:-1][-deps.limits.history_messages :],
         )
         assistant = assistant_for(deps, runtime)
-        message: AIMessage = yield Effect(
+        generated: AIMessage = yield Effect(
             lambda: assistant.answer(request), lambda: assistant.aanswer(request)
         )
-        text = message.text
+        text = generated.text
         entry = LedgerEntry(
             kind=LedgerKind.ANSWER,
             task_no=ROOT_TASK_NO,
@@ -81,7 +81,7 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
         return {
             "answer": text,
             "task": tree,
-            "messages": [message],
+            "messages": [generated],
             "ledger": [entry],
             "llm_calls": 1,
         }

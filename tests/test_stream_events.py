@@ -85,3 +85,11 @@ def test_P1_the_cli_renders_every_event_kind_in_words(kind: str, events: list[An
     line = progress_line(event)
     assert line is not None
     assert line != f"· {event.get('task_no') or '1'} {kind}", "a kind fell through to the default"
+
+
+def test_L1_every_ledger_kind_has_its_words_in_the_cli():
+    """The CLI's table keyed by ``LedgerKind`` is complete (``answer`` is worded apart)."""
+    from toolweave import LedgerKind
+    from toolweave.cli_render import LEDGER_LABELS
+
+    assert set(LEDGER_LABELS) | {LedgerKind.ANSWER} == set(LedgerKind)

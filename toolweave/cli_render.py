@@ -166,7 +166,7 @@ def tools_table(
     ]
 
 
-_LABELS: dict[LedgerKind, str] = {
+LEDGER_LABELS: dict[LedgerKind, str] = {
     LedgerKind.GATE: "{tool}: {verdict}",
     LedgerKind.ROUTING: "{tool}: {verdict}",
     LedgerKind.FORCED: "{tool}: {verdict}",
@@ -190,7 +190,7 @@ def ledger_line(entry: LedgerEntry) -> str:
     if entry.kind is LedgerKind.ANSWER:
         text = f"answer: {entry.verdict}" + (f" by {entry.tool}" if entry.tool else "")
     else:
-        template = _LABELS.get(entry.kind, entry.kind.value + " {tool}: {verdict}")
+        template = LEDGER_LABELS.get(entry.kind, entry.kind.value + " {tool}: {verdict}")
         text = template.format(tool=entry.tool or "-", verdict=entry.verdict or "-")
     return f"{text} — {entry.reason}" if entry.reason else text
 

@@ -363,3 +363,38 @@ def test_async_nodes_are_registered_with_both_bodies():
         runnable: Callable[..., Any] | None = getattr(node.runnable, "afunc", None)
         assert asyncio.iscoroutinefunction(runnable), name
         assert getattr(node.runnable, "func", None) is not None, name
+
+
+def _korhaz_questions() -> list[str]:
+    from toolweave.domains.korhaz import EXAMPLE_QUESTIONS
+    from toolweave.domains.korhaz.deep_examples import DEEP_EXAMPLES
+
+    return [e.question for e in EXAMPLE_QUESTIONS] + [e.question for e in DEEP_EXAMPLES]
+
+
+@pytest.fixture(scope="module")
+def korhaz_graph() -> Any:
+    from toolweave import OfflineAssistant
+    from toolweave.domains.korhaz import korhaz_domain, korhaz_tools
+
+    return build_graph(korhaz_domain(), korhaz_tools(), assistant=OfflineAssistant())
+
+
+def _summary(chunks: list[tuple[str, Any]]) -> tuple[Any, ...]:
+    events = [data for mode, data in chunks if mode == "custom"]
+    out = next(data for mode, data in reversed(chunks) if mode == "values")
+    ledger = [(e.kind, e.task_no, e.tool, e.verdict, e.reason) for e in out["ledger"]]
+    return out["answer"], out["activated"], out["llm_calls"], ledger, events
+
+
+@pytest.mark.parametrize("question", _korhaz_questions())
+def test_async_astream_behaves_exactly_like_stream(korhaz_graph: Any, question: str):
+    """Same answer, tools, LLM calls, ledger and events, sync bodies or async ones."""
+    inputs = {"messages": [HumanMessage(question)]}
+    modes = ["custom", "values"]
+    sync = list(korhaz_graph.stream(inputs, stream_mode=modes))
+
+    async def collect() -> list[tuple[str, Any]]:
+        return [chunk async for chunk in korhaz_graph.astream(inputs, stream_mode=modes)]
+
+    assert _summary(asyncio.run(collect())) == _summary(sync)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import AsyncIterable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
@@ -20,7 +20,7 @@ from toolweave.graph.handover import current_task_no, handover
 from toolweave.graph.nodes import Effect, Steps, make_node
 from toolweave.graph.walk import Phase
 from toolweave.llm.budget import LlmBudget
-from toolweave.llm.passthrough import stream_message
+from toolweave.llm.passthrough import astream_message, stream_message
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
@@ -170,6 +170,10 @@ def _run(
         streamed.append(stream_message(chunks, run_name=f"{name}.answer"))
         return streamed[-1].text
 
+    async def astream_answer(chunks: AsyncIterable[str] | Iterable[str]) -> str:
+        streamed.append(await astream_message(chunks, run_name=f"{name}.answer"))
+        return streamed[-1].text
+
     progress = ProgressEmitter(name, runtime.stream_writer, task_no=node.task_no)
     budget = _budget(deps, state, runtime, node)
     ctx = ToolCallContext(
@@ -181,6 +185,7 @@ def _run(
         user_data=user_data_for(state, runtime),
         progress=progress,
         stream_answer=stream_answer,
+        astream_answer=astream_answer,
         llm=budget,
     )
     pending = state.get("clarification")

@@ -398,3 +398,55 @@ def test_async_astream_behaves_exactly_like_stream(korhaz_graph: Any, question: 
         return [chunk async for chunk in korhaz_graph.astream(inputs, stream_mode=modes)]
 
     assert _summary(asyncio.run(collect())) == _summary(sync)
+
+
+class AsyncStreamer(ChatbotTool[Any]):
+    """R4 from an async source: the answer streams from an async iterator."""
+
+    name = "streamer"
+    executable_instruction = "streamer: true when asked about streamer"
+
+    def __init__(self, threads: Threads) -> None:
+        self.threads = threads
+
+    async def aexecute(self, request: Any, ctx: ToolCallContext) -> ToolResult | None:
+        async def pieces() -> Any:
+            for piece in ("Streamed ", "from ", "async."):
+                _mark(self.threads, "piece")
+                await asyncio.sleep(0)
+                yield piece
+
+        text = await ctx.astream_answer(pieces())
+        assert text == "Streamed from async."
+        return ToolResult.as_answered(self.name)
+
+
+def _streamed_tokens(chunks: list[tuple[str, Any]]) -> tuple[list[str], dict[str, Any]]:
+    tokens = [
+        chunk.content
+        for mode, (chunk, meta) in ((m, d) for m, d in chunks if m == "messages")
+        if meta["langgraph_node"] == "execute" and chunk.content  # not the closing chunk
+    ]
+    out = next(data for mode, data in reversed(chunks) if mode == "values")
+    return tokens, out
+
+
+def test_R4_async_tool_streams_its_answer_from_an_async_iterator():
+    threads: Threads = []
+    graph = graph_of([AsyncStreamer(threads)], assistant=AsyncAssistant([], route=route_by_name))
+    inputs = {"messages": [HumanMessage("streamer")]}
+    modes = ["messages", "values"]
+
+    async def run() -> tuple[list[tuple[str, Any]], int]:
+        chunks = [c async for c in graph.astream(inputs, stream_mode=modes)]
+        return chunks, threading.get_ident()
+
+    chunks, loop_thread = asyncio.run(run())
+    tokens, out = _streamed_tokens(chunks)
+    assert tokens == ["Streamed ", "from ", "async."]
+    assert out["answer"] == "Streamed from async."
+    assert {ident for _, ident in threads} == {loop_thread}
+    # the same async-only tool under a sync stream
+    tokens, out = _streamed_tokens(list(graph.stream(inputs, stream_mode=modes)))
+    assert tokens == ["Streamed ", "from ", "async."]
+    assert out["answer"] == "Streamed from async."

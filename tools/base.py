@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import (
+    AsyncIterable,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import Enum
@@ -87,7 +95,17 @@ AnswerStreamer = Callable[[Iterable[str]], str]
 """Streams answer chunks to the client (R4) and returns the whole text."""
 
 
+AsyncAnswerStreamer = Callable[[AsyncIterable[str] | Iterable[str]], Awaitable[str]]
+"""Async :data:`AnswerStreamer`: streams (async) chunks to the client and returns the text."""
+
+
 def _no_stream(chunks: Iterable[str]) -> str:
+    return "".join(chunks)
+
+
+async def _no_astream(chunks: AsyncIterable[str] | Iterable[str]) -> str:
+    if isinstance(chunks, AsyncIterable):
+        return "".join([piece async for piece in chunks])
     return "".join(chunks)
 
 
@@ -115,6 +133,8 @@ class ToolCallContext:
     """Null-safe progress emitter (P1-P3)."""
     stream_answer: AnswerStreamer = _no_stream
     """Streams a finished answer to the client; return ``as_answered`` after it (R4)."""
+    astream_answer: AsyncAnswerStreamer = _no_astream
+    """Async :attr:`stream_answer` for ``aexecute``: takes an async iterable of chunks too."""
     llm: PassageReader | None = None
     """The run's model for tools that read text with it (search tools), counted and capped (D7)."""
 
@@ -188,6 +208,7 @@ PriorContext = Mapping[str, Sequence[PromptAndContext]]
 __all__ = [
     "ALL",
     "AnswerStreamer",
+    "AsyncAnswerStreamer",
     "ChatbotTool",
     "EligibleSystem",
     "EmptyRequest",

@@ -18,6 +18,7 @@ since the class lives in ``langgraph._internal``.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -41,6 +42,15 @@ class Effect(Generic[T]):
     """The sync form, used under ``invoke``/``stream``."""
     acall: Callable[[], Awaitable[T]]
     """The async form, awaited under ``ainvoke``/``astream``."""
+
+
+def blocking(call: Callable[[], T]) -> Effect[T]:
+    """An effect with no async form: the async driver runs ``call`` in a worker thread.
+
+    For sync-only work that may block (I/O without an async client); context
+    variables go with it, so progress events and streamed tokens still arrive.
+    """
+    return Effect(call, lambda: asyncio.to_thread(call))
 
 
 Steps = Generator[Effect[Any], Any, R]

@@ -40,7 +40,7 @@ from toolweave import (
     open_async_checkpointer,
 )
 from toolweave.coordinators.deep_search import DeepSearchCoordinator
-from toolweave.graph.nodes import Effect, adrive, drive
+from toolweave.graph.nodes import Effect, adrive, blocking, drive
 from toolweave.testing import FunctionAssistant
 from toolweave.tools.registry import AnyTool
 
@@ -354,6 +354,15 @@ def test_async_drivers_hand_errors_back_to_the_step_logic():
 
     assert drive(steps()) == (1, "no")
     assert asyncio.run(adrive(steps())) == (2, "no")
+
+
+def test_async_a_blocking_effect_runs_in_a_worker_thread_only_under_the_async_driver():
+    def where() -> Any:
+        return (yield blocking(threading.get_ident))
+
+    here = threading.get_ident()
+    assert drive(where()) == here
+    assert asyncio.run(adrive(where())) != here
 
 
 def test_async_nodes_are_registered_with_both_bodies():

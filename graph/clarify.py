@@ -92,7 +92,11 @@ def tool_call(
 def checked_result(tool: AnyTool, result: ToolResult | None) -> ToolResult | None:
     """A clarification request from a tool that cannot take the reply is no result (Q1)."""
     clarifiable = isinstance(tool, ClarifiableTool | ClarifiableContextConsumerTool)
-    if result is not None and result.mode is ResultMode.CLARIFICATION and not clarifiable:
+    if (
+        isinstance(result, ToolResult)
+        and result.mode is ResultMode.CLARIFICATION
+        and not clarifiable
+    ):
         logger.warning(NOT_CLARIFIABLE.format(name=tool.name))
         return None
     return result

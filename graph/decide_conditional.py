@@ -82,6 +82,7 @@ def make_decide_conditional(deps: Dependencies) -> Runnable[Any, Any]:
             tool=owner_name,
             verdict=decision.value,
             reason=reason,
+            tools=tuple(subtask.task.required_tool_names),
         )
         update = {"tasks": {subtask.task_no: updated}, "ledger": [entry]}
         return handover(state, update)

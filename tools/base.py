@@ -137,6 +137,9 @@ class ToolCallContext:
     """Async :attr:`stream_answer` for ``aexecute``: takes an async iterable of chunks too."""
     llm: PassageReader | None = None
     """The run's model for tools that read text with it (search tools), counted and capped (D7)."""
+    idempotency_key: str = ""
+    """Q6: the same for every re-execution of this call (same thread, message, task, tool
+    and clarification round), different for any other call; dedupe side effects on it."""
 
     @property
     def task_no(self) -> str:

@@ -15,10 +15,11 @@ from langgraph.types import Command
 from pydantic import BaseModel, ValidationError
 
 from toolweave.graph.clarify import checked_result, clarification_limit_message, tool_call
+from toolweave.graph.client_tools import AiOutcome, arun_ai_tool, run_ai_tool
 from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
 from toolweave.graph.handover import current_task_no, handover
 from toolweave.graph.idempotency import tool_call_key
-from toolweave.graph.nodes import Effect, Steps, make_node
+from toolweave.graph.nodes import Effect, Steps, blocking, make_node
 from toolweave.graph.walk import Phase
 from toolweave.llm.budget import LlmBudget
 from toolweave.llm.passthrough import astream_message, stream_message
@@ -35,6 +36,7 @@ from toolweave.state.task import (
     completion_key,
     execution_text,
 )
+from toolweave.tools.ai.orchestration import AiChatbotTool
 from toolweave.tools.base import ToolCallContext
 from toolweave.tools.progress import ProgressEmitter
 from toolweave.tools.registry import AnyTool
@@ -117,8 +119,19 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
         name, rest = node.queue[0], node.queue[1:]
         key = completion_key(node.task_no, name)
         text = execution_text(node.task)
-        outcome = yield from _run(deps, state, runtime, node, name, text)
-        update: dict[str, Any] = {"ledger": outcome.ledger}
+        tool = deps.registry.get(name)
+        extra: dict[str, Any] = {}
+        if isinstance(tool, AiChatbotTool):  # W2, W3: scope and input check
+            progress = ProgressEmitter(name, runtime.stream_writer, task_no=node.task_no)
+            ai = yield _ai_tool_call(deps, state, runtime, node, tool, text, progress)
+            if ai.pause:
+                paused = {"ledger": ai.ledger, "llm_calls": ai.llm_calls}
+                return handover(state, {**paused, **ai.update})
+            outcome = Outcome(result=ai.result, ledger=ai.ledger, llm_calls=ai.llm_calls)
+            extra = ai.update
+        else:
+            outcome = yield from _run(deps, state, runtime, node, name, text)
+        update: dict[str, Any] = {"ledger": outcome.ledger, **extra}
         update["llm_calls"] = outcome.llm_calls
         if outcome.deep_calls:
             update["deep_fallback_calls"] = outcome.deep_calls
@@ -140,6 +153,30 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
         return handover(state, update)
 
     return make_node("execute", execute)
+
+
+def _ai_tool_call(
+    deps: Dependencies,
+    state: GraphState,
+    runtime: Runtime[RunContext],
+    node: TaskNode,
+    tool: AiChatbotTool,
+    text: str,
+    progress: ProgressEmitter,
+) -> Effect[AiOutcome]:
+    """One AI-tool step (W2, W3) as an effect.
+
+    Its input check may call the model's sync extraction, so an AI tool with input
+    fields runs in a worker thread under the async driver; one without fields
+    awaits the AI tool's ``aexecute`` on the event loop.
+    """
+
+    def call() -> AiOutcome:
+        return run_ai_tool(deps, state, runtime, node, tool, text, progress)
+
+    if tool.request_model.model_fields:
+        return blocking(call)
+    return Effect(call, lambda: arun_ai_tool(deps, state, runtime, node, tool, text, progress))
 
 
 def _run(

@@ -23,8 +23,8 @@ from toolweave.graph.context import Dependencies, RunContext
 from toolweave.graph.handover import handover
 from toolweave.graph.nodes import Effect, make_pure_node
 from toolweave.graph.normalize import split_conversation
+from toolweave.graph.validation import reply_text
 from toolweave.graph.walk import Phase
-from toolweave.state.errors import InvalidRequestError
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.results import ResultMode, ToolResult
@@ -51,7 +51,6 @@ CLARIFICATION_LIMIT = {
 }
 """What a run ends with when the clarification rounds are used up (Q2), by language."""
 NOT_CLARIFIABLE = "{name} returned a clarification request but is not a ClarifiableTool"
-BAD_REPLY = "a clarification reply must be text, or a mapping with a 'reply' text"
 
 
 def tool_call(
@@ -122,15 +121,6 @@ async def acall_tool(
 ) -> ToolResult | None:
     """Await the right method of ``tool`` (see :func:`tool_call`)."""
     return checked_result(tool, await tool_call(tool, request, ctx, buffer, reply).acall())
-
-
-def reply_text(value: Any) -> str:
-    """The reply text of a ``Command(resume=...)`` value: a string or ``{"reply": ...}``."""
-    if isinstance(value, Mapping):
-        value = value.get("reply", value.get("content"))
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidRequestError(BAD_REPLY)
-    return value.strip()
 
 
 def clarification_limit_message(user_lang: str, question: str) -> str:

@@ -182,6 +182,7 @@ LEDGER_LABELS: dict[LedgerKind, str] = {
     LedgerKind.DEEP_FALLBACK: "deep fallback: {verdict}",
     LedgerKind.CLARIFICATION: "clarification {tool}: {verdict}",
     LedgerKind.NORMALIZED: "normalized ({verdict})",
+    LedgerKind.RUN_ABANDONED: "interrupted run: {verdict}",
 }
 
 

@@ -32,7 +32,13 @@ from toolweave.graph.threads import (
 from toolweave.graph.validation import validate_input
 from toolweave.llm.chat_model import ChatModelAssistant
 from toolweave.llm.env import default_assistant
-from toolweave.llm.errors import LlmError, LlmRequestError, LlmUnavailableError
+from toolweave.llm.errors import (
+    LlmBrokenReplyError,
+    LlmError,
+    LlmRequestError,
+    LlmUnavailableError,
+    RunDeadlineError,
+)
 from toolweave.llm.offline import OfflineAssistant
 from toolweave.llm.port import (
     Activation,
@@ -146,6 +152,7 @@ __all__ = [
     "LedgerKind",
     "Limits",
     "LlmAssistant",
+    "LlmBrokenReplyError",
     "LlmError",
     "LlmRequestError",
     "LlmUnavailableError",
@@ -160,6 +167,7 @@ __all__ = [
     "ResultMode",
     "RoutingVerdict",
     "RunContext",
+    "RunDeadlineError",
     "SubtaskDecision",
     "TaskInfo",
     "ThreadStatus",

@@ -51,6 +51,7 @@ from toolweave.state.errors import (
     UnknownDomainError,
     UnknownThreadError,
 )
+from toolweave.state.secrets import redact
 from toolweave.tools.registry import ToolRegistry
 
 PROG = "toolweave"
@@ -334,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with _logging_to_stderr(args.verbose):
             return COMMANDS[args.command](args, sys.stdout)
     except ToolweaveError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        print(redact(f"{PROG}: error: {exc}"), file=sys.stderr)
         return EXIT_USAGE if isinstance(exc, BAD_INPUT_ERRORS) else EXIT_FAILED
     except KeyboardInterrupt:
         print(file=sys.stderr)
@@ -343,7 +344,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.verbose:
             raise
         print(
-            f"{PROG}: error: {type(exc).__name__}: {exc} (run with -v for details)", file=sys.stderr
+            redact(f"{PROG}: error: {type(exc).__name__}: {exc} (run with -v for details)"),
+            file=sys.stderr,
         )
         return EXIT_FAILED
 

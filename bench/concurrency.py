@@ -93,6 +93,11 @@ class SlowSyncModel(FunctionAssistant):
         time.sleep(self.latency)
         return super().answer(request)
 
+    # no native async: the port's defaults, which run the sync methods in a worker thread
+    anormalize = LlmAssistant.anormalize
+    aroute = LlmAssistant.aroute
+    aanswer = LlmAssistant.aanswer
+
 
 class SlowAsyncModel(SlowSyncModel):
     """The same model with native async twins that ``await asyncio.sleep``."""

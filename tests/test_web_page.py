@@ -1,0 +1,357 @@
+"""The web chat page in a real browser: headless Chromium (Debian's) driven by Playwright.
+
+``langgraph dev`` serves the page at ``/chat`` beside its API (``langgraph.json``
+``http.app``). Each test opens it, acts like a user and checks what the page
+shows, and saves a screenshot of each state into its ``tmp_path``.
+
+Playwright cannot download its own browser here; it drives ``/usr/bin/chromium``
+(``apt-get install chromium``; ``.ci/run`` installs it). Without it the tests skip
+locally and fail under ``CI=true``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dev_server import ROOT, DevServer, langgraph_dev
+from durable import in_ci
+
+pytestmark = [pytest.mark.slow, pytest.mark.network]
+
+CHROMIUM = Path(os.environ.get("TOOLWEAVE_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--headless",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+WAIT_MS = 30_000
+"""Upper bound of every wait for the page (the machine is shared; runs take < 2 s)."""
+PROBE = "client_probe"
+"""The test-only graph of ``tests/web_client_graph.py`` (client-tool pauses)."""
+
+# Records, in order, when the page adds a progress line and when the answer grows.
+RECORDER = """
+window.__seen = [];
+new MutationObserver((records) => {
+  for (const r of records) {
+    const target = r.target.nodeType === 1 ? r.target : r.target.parentElement;
+    if (!target) continue;
+    if (target.closest('.progress')) window.__seen.push('progress');
+    else if (target.closest('.answer')) window.__seen.push('answer');
+  }
+}).observe(document, {subtree: true, childList: true, characterData: true});
+"""
+
+
+def _missing_browser(reason: str) -> None:
+    if in_ci():
+        pytest.fail(f"{reason}: the browser tests must run in CI (.ci/run installs chromium)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Headless Debian Chromium through Playwright, one per module."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing_browser("playwright is not installed (pip install -e '.[dev]')")
+    if not CHROMIUM.exists():
+        _missing_browser(f"{CHROMIUM} not found (apt-get install chromium)")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A fresh browser context (own localStorage); fails the test on a JavaScript error."""
+    context = browser.new_context(viewport={"width": 1180, "height": 820}, locale="hu-HU")
+    context.set_default_timeout(WAIT_MS)
+    context.add_init_script(RECORDER)
+    tab = context.new_page()
+    errors: list[str] = []
+    tab.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        yield tab
+    finally:
+        context.close()
+    assert errors == [], errors
+
+
+def _shot(page: Any, tmp_path: Path, name: str) -> Path:
+    path = tmp_path / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def _open(page: Any, url: str) -> None:
+    page.goto(url)
+    page.wait_for_selector("body[data-ready='true']")
+
+
+def _ask(page: Any, text: str) -> None:
+    page.fill("#composer-input", text)
+    page.click("#send")
+
+
+def _wait_idle(page: Any) -> None:
+    """Until the page has finished the turn (the send button is enabled again)."""
+    page.wait_for_function("() => window.toolweaveChat && !window.toolweaveChat.busy")
+
+
+def _thread_in_url(page: Any) -> str:
+    match = re.search(r"[?&]thread=([0-9a-f-]+)", page.url)
+    assert match, page.url
+    return match.group(1)
+
+
+def _server_state(server_url: str, thread_id: str) -> dict[str, Any]:
+    from langgraph_sdk import get_sync_client
+
+    client = get_sync_client(url=server_url, api_key=None)
+    return dict(client.threads.get_state(thread_id))
+
+
+# ------------------------------------------------------------------ against the repo's server
+
+
+def test_langgraph_json_serves_the_page_as_a_custom_route() -> None:
+    config = json.loads((ROOT / "langgraph.json").read_text())
+    assert config["http"]["app"] == "toolweave.web.app:app"
+    from toolweave.web.app import app
+
+    assert {getattr(route, "path", None) for route in app.routes} >= {"/chat", "/chat/tools.js"}
+
+
+def test_P2_page_shows_progress_then_the_streamed_answer_and_its_sources(
+    server_url: str, page: Any, tmp_path: Path
+) -> None:
+    _open(page, f"{server_url}/chat")
+    _shot(page, tmp_path, "01-empty")
+    _ask(page, "Mikor van rendelés a kardiológián?")
+    page.wait_for_selector(".msg.bot .sources .source")
+    _wait_idle(page)
+    _shot(page, tmp_path, "02-answer")
+
+    seen: list[str] = page.evaluate("window.__seen")
+    assert "progress" in seen
+    assert "answer" in seen
+    assert seen.index("progress") < seen.index("answer")  # progress first, then the answer
+    assert seen.count("answer") >= 5  # token by token, not one block
+    progress = page.locator(".msg.bot .progress").inner_text()
+    assert "routed: department_info" in progress
+    assert "TOOL_PROGRESS:DEPARTMENT_INFO:FETCHING_DATA" in progress
+    answer = page.locator(".msg.bot .answer").inner_text()
+    assert "Kardiológia rendelési ideje" in answer
+
+    thread_id = _thread_in_url(page)
+    state = _server_state(server_url, thread_id)
+    assert answer.strip() == state["values"]["answer"].strip()  # streamed == stored
+    sources = page.locator(".msg.bot .sources .source")
+    names = sources.locator(".doc").all_inner_texts()
+    assert "Osztályok: Kardiológia" in names
+    paged = {d["document_name"] for d in state["values"]["documents"] if d.get("page")}
+    assert paged, "the corpus gives pages for some of these documents"
+    shown_pages = page.locator(".msg.bot .sources .source:has(.page)").all_inner_texts()
+    assert any(name in text and "p. 1" in text for name in paged for text in shown_pages)
+
+
+def test_Q1_clarification_choices_are_buttons_and_a_click_resumes_the_run(
+    server_url: str, page: Any, tmp_path: Path
+) -> None:
+    _open(page, f"{server_url}/chat")
+    _ask(page, "Mikor van rendelés?")
+    question = page.locator(".question")
+    question.wait_for()
+    _wait_idle(page)
+    assert "Melyik osztály" in question.locator(".question-text").inner_text()
+    choices = question.locator("button.choice").all_inner_texts()
+    assert "Kardiológia" in choices
+    assert "Neurológia" in choices
+    _shot(page, tmp_path, "03-clarification")
+
+    question.get_by_role("button", name="Neurológia").click()
+    answer = page.locator(".msg.bot .answer").last
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.msg.bot .answer')].some("
+        "a => a.textContent.includes('Neurológia'))"
+    )
+    _wait_idle(page)
+    _shot(page, tmp_path, "04-clarification-answered")
+    assert "Neurológia" in answer.inner_text()
+    assert question.get_by_role("button", name="Neurológia").get_attribute("aria-pressed") == "true"
+    assert question.locator("button.choice:enabled").count() == 0  # answered once only
+    state = _server_state(server_url, _thread_in_url(page))
+    assert state["next"] == []
+    humans = [m["content"] for m in state["values"]["messages"] if m["type"] == "human"]
+    assert humans == ["Mikor van rendelés?", "Neurológia"]
+
+
+def test_Q5_reload_mid_pause_shows_the_question_again_and_resumes_the_same_thread(
+    server_url: str, page: Any, tmp_path: Path
+) -> None:
+    _open(page, f"{server_url}/chat")
+    _ask(page, "Mikor van rendelés?")
+    page.locator(".question").wait_for()
+    _wait_idle(page)
+    thread_id = _thread_in_url(page)
+
+    page.reload()
+    page.wait_for_selector("body[data-ready='true']")
+    question = page.locator(".question")
+    question.wait_for()
+    _shot(page, tmp_path, "05-reloaded-mid-pause")
+    assert _thread_in_url(page) == thread_id
+    assert page.locator(".msg.user").first.inner_text().endswith("Mikor van rendelés?")
+
+    # Without the URL parameter, localStorage brings the same thread back too.
+    _open(page, f"{server_url}/chat")
+    page.locator(".question").wait_for()
+    assert _thread_in_url(page) == thread_id
+
+    page.locator(".question").get_by_role("button", name="Kardiológia").click()
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.msg.bot .answer')].some("
+        "a => a.textContent.includes('Kardiológia rendelési ideje'))"
+    )
+    _wait_idle(page)
+    _shot(page, tmp_path, "06-resumed-after-reload")
+    state = _server_state(server_url, thread_id)
+    assert state["next"] == []
+    assert "Kardiológia rendelési ideje" in state["values"]["answer"]
+
+
+def test_page_new_conversation_starts_a_new_thread(server_url: str, page: Any) -> None:
+    _open(page, f"{server_url}/chat")
+    _ask(page, "Mikor van rendelés?")
+    page.locator(".question").wait_for()
+    _wait_idle(page)
+    first = _thread_in_url(page)
+    page.click("#new-thread")
+    assert "thread=" not in page.url
+    assert page.locator(".question").count() == 0
+    _ask(page, "Mikor van rendelés a kardiológián?")
+    page.wait_for_selector(".msg.bot .sources .source")
+    _wait_idle(page)
+    assert _thread_in_url(page) != first
+
+
+# ------------------------------------------------------------------ client tools (W3, W4)
+
+
+@pytest.fixture(scope="module")
+def probe_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    """``langgraph dev`` with the client-tool probe graph and its page (test client scripts)."""
+    config = json.loads((ROOT / "langgraph.json").read_text())
+    config["dependencies"] = [str(ROOT)]
+    config["graphs"] = {PROBE: f"{ROOT / 'tests' / 'web_client_graph.py'}:graph"}
+    config["http"] = {"app": f"{ROOT / 'tests' / 'web_probe_app.py'}:app"}
+    with langgraph_dev(tmp_path_factory.mktemp("probe_server"), config) as server:
+        yield server
+
+
+def _open_probe(page: Any, server: DevServer, query: str = "") -> None:
+    _open(page, f"{server.url}/chat{query}")
+
+
+def _probe_answer(page: Any) -> str:
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.msg.bot .answer')].some("
+        "a => a.textContent.includes('announced:'))"
+    )
+    _wait_idle(page)
+    return str(page.locator(".msg.bot .answer").last.inner_text())
+
+
+def test_W4_client_tool_fills_the_form_in_the_page_and_the_run_continues_with_its_result(
+    probe_server: DevServer, page: Any, tmp_path: Path
+) -> None:
+    _open_probe(page, probe_server)
+    assert page.input_value("#appointment-department") == ""
+    _ask(page, "fill the form please")
+    answer = _probe_answer(page)
+    _shot(page, tmp_path, "07-client-tool-filled-form")
+    assert page.input_value("#appointment-department") == "Kardiológia"
+    assert page.input_value("#appointment-day") == "2026-12-08"
+    assert "announced: fill_appointment_form,slow_echo,never_answers" in answer
+    assert "call-fill_appointment_form output: form filled: Kardiológia, 2026-12-08" in answer
+    progress = page.locator(".msg.bot .progress").last.inner_text()
+    assert "client tool fill_appointment_form: running in this page" in progress
+    assert "client tool fill_appointment_form: done" in progress
+    state = _server_state(probe_server.url, _thread_in_url(page))
+    assert state["next"] == []
+
+
+def test_W4_promise_results_and_several_calls_of_one_pause_are_answered_by_call_id(
+    probe_server: DevServer, page: Any
+) -> None:
+    _open_probe(page, probe_server)
+    _ask(page, "form and async")
+    answer = _probe_answer(page)
+    assert "call-fill_appointment_form output: form filled" in answer
+    assert 'call-slow_echo output: {"text":"echo me"}' in answer  # a Promise of an object
+
+
+def test_W3_unregistered_and_timed_out_client_tools_get_error_results(
+    probe_server: DevServer, page: Any, tmp_path: Path
+) -> None:
+    _open_probe(page, probe_server, "?client_timeout_ms=400")
+    _ask(page, "never and unknown")
+    answer = _probe_answer(page)
+    _shot(page, tmp_path, "08-client-tool-errors")
+    timed_out = 'the client tool "never_answers" did not answer within 400 ms'
+    assert f"call-never_answers error: {timed_out}" in answer
+    assert "call-not_on_the_page error: no implementation of the client tool" in answer
+    progress = page.locator(".msg.bot .progress .client.error").all_inner_texts()
+    assert len(progress) == 2
+
+
+def test_W3_reload_during_a_client_tool_call_answers_it_after_the_reload(
+    probe_server: DevServer, page: Any
+) -> None:
+    # The page goes away while its tool never answers: the thread stays paused on
+    # the server; the reloaded page runs the pending call again and the run ends.
+    _open_probe(page, probe_server, "?client_timeout_ms=20000")
+    _ask(page, "never")
+    page.wait_for_selector(".progress .client")
+    thread_id = _thread_in_url(page)
+    state = _server_state(probe_server.url, thread_id)
+    assert state["next"] == ["ask_client"]
+    page.goto(f"{probe_server.url}/chat?thread={thread_id}&client_timeout_ms=300")
+    answer = _probe_answer(page)
+    assert "call-never_answers error" in answer
+    assert _server_state(probe_server.url, thread_id)["next"] == []
+
+
+# ------------------------------------------------------------------ the server goes away
+
+
+def test_page_says_clearly_when_the_server_is_stopped(page: Any, tmp_path: Path) -> None:
+    with langgraph_dev(tmp_path) as server:
+        _open(page, f"{server.url}/chat")
+        assert page.locator("#banner").is_hidden()
+        server.stop()
+        _ask(page, "Mikor van rendelés a kardiológián?")
+        banner = page.locator("#banner")
+        banner.wait_for(state="visible")
+        _wait_idle(page)
+        _shot(page, tmp_path, "09-server-stopped")
+        text = banner.inner_text()
+        assert "Cannot reach the chat server" in text
+        assert server.url in text
+        assert banner.get_attribute("role") == "alert"
+        assert "could not be reached" in page.locator(".msg.bot .note.error").inner_text()

@@ -68,8 +68,8 @@ def test_static_files_are_served_and_nothing_outside_them() -> None:
 
 def test_W4_tools_js_loads_each_client_script_in_its_own_guarded_scope() -> None:
     scripts = [
-        ClientScript("fill_appointment_form", TOOLS / "fill_appointment_form.js"),
-        ClientScript("slow_echo", TOOLS / "slow_echo.js"),
+        ClientScript.from_file("fill_appointment_form", TOOLS / "fill_appointment_form.js"),
+        ClientScript.from_file("slow_echo", TOOLS / "slow_echo.js"),
     ]
     reply = TestClient(create_app(ChatPage(assistant_id="g", client_scripts=scripts))).get(
         "/chat/tools.js"
@@ -78,7 +78,7 @@ def test_W4_tools_js_loads_each_client_script_in_its_own_guarded_scope() -> None
     assert reply.headers["content-type"].startswith("text/javascript")
     body = reply.text
     for script in scripts:
-        assert script.path.read_text() in body
+        assert script.source in body
     assert body.count("try {") == 2
     assert body.count("console.error('client script of tool '") == 2
     assert body.index("fill_appointment_form") < body.index("slow_echo")  # declared order
@@ -104,14 +104,22 @@ def test_page_under_a_mount_prefix_points_its_assets_and_api_there() -> None:
         ({"assistant_id": " "}, "assistant_id"),
         ({"assistant_id": "g", "client_tool_timeout_s": 0}, "client_tool_timeout_s"),
         (
-            {"assistant_id": "g", "client_scripts": [ClientScript("x", TOOLS / "missing.js")]},
-            "client script of tool 'x' not found",
+            {
+                "assistant_id": "g",
+                "client_scripts": [ClientScript("x", "1"), ClientScript("x", "2")],
+            },
+            "names a tool twice",
         ),
     ],
 )
 def test_bad_page_configuration_is_a_clear_error(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigurationError, match=message):
         ChatPage(**kwargs)  # type: ignore[arg-type]
+
+
+def test_missing_client_script_file_is_a_clear_error() -> None:
+    with pytest.raises(ConfigurationError, match="client script of tool 'x' cannot be read"):
+        ClientScript.from_file("x", TOOLS / "missing.js")
 
 
 def test_bad_page_path_is_a_clear_error() -> None:

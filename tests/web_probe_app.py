@@ -19,7 +19,7 @@ app = create_app(
         title="client-tool probe",
         panel_html=appointment_panel(),
         client_scripts=[
-            ClientScript(name, TOOLS / f"{name}.js")
+            ClientScript.from_file(name, TOOLS / f"{name}.js")
             for name in ("fill_appointment_form", "slow_echo", "never_answers")
         ],
     )

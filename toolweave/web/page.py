@@ -9,9 +9,9 @@ of the AI system tools the page should run, concatenated, at ``<path>/tools.js``
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from html import escape
 from importlib.resources import files
 from pathlib import Path
@@ -24,8 +24,6 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from toolweave.state.errors import ConfigurationError
-
-logger = logging.getLogger(__name__)
 
 STATIC_DIR = Path(str(files("toolweave.web") / "static"))
 """The page's static files, shipped as package data."""
@@ -46,15 +44,32 @@ DEFAULT_CLIENT_TOOL_TIMEOUT_S = 30.0
 
 @dataclass(frozen=True)
 class ClientScript:
-    """The browser implementation of one AI system tool (W4): a JavaScript file.
+    """The browser implementation of one AI system tool (W4): JavaScript source.
 
     The script calls ``AiTools.register(tool_id, {execute(input) {...}})``.
     """
 
     tool_id: str
     """The id of the tool the script registers."""
-    path: Path
-    """The JavaScript file (shipped with the tool's package)."""
+    source: str
+    """The script's text."""
+    label: str = ""
+    """Where the script came from (a file name), shown in a comment of ``tools.js``."""
+
+    @classmethod
+    def from_file(cls, tool_id: str, path: Path) -> ClientScript:
+        """The script in ``path``.
+
+        Raises:
+            ConfigurationError: The file does not exist or cannot be read as UTF-8.
+        """
+        try:
+            source = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigurationError(
+                f"client script of tool {tool_id!r} cannot be read: {path} ({exc})"
+            ) from exc
+        return cls(tool_id=tool_id, source=source, label=path.name)
 
 
 @dataclass(frozen=True)
@@ -92,11 +107,9 @@ class ChatPage:
                 "ChatPage.client_tool_timeout_s must be between 0 and 3600 seconds, "
                 f"got {self.client_tool_timeout_s}"
             )
-        for script in self.client_scripts:
-            if not script.path.is_file():
-                raise ConfigurationError(
-                    f"client script of tool {script.tool_id!r} not found: {script.path}"
-                )
+        ids = [script.tool_id for script in self.client_scripts]
+        if len(set(ids)) != len(ids):
+            raise ConfigurationError(f"ChatPage.client_scripts names a tool twice: {ids}")
 
 
 def _json_for_html(value: Any) -> str:
@@ -110,9 +123,20 @@ def _base(request: Request, path: str) -> str:
     return str(request.scope.get("root_path", "")).rstrip("/") + path
 
 
+@cache
+def _template() -> str:
+    return (STATIC_DIR / "chat.html").read_text(encoding="utf-8")
+
+
 def render_page(page: ChatPage, *, base: str, api_url: str) -> str:
-    """The page's HTML with its config, title and panel filled in."""
-    template = (STATIC_DIR / "chat.html").read_text(encoding="utf-8")
+    """The page's HTML with its config, title and panel filled in.
+
+    Args:
+        page: What the page shows and talks to.
+        base: The page's own URL path (assets are under ``<base>/static``).
+        api_url: Where the page finds the LangGraph API.
+    """
+    template = _template()
     config = {
         "assistantId": page.assistant_id,
         "apiUrl": api_url,
@@ -137,11 +161,11 @@ def tools_script(scripts: Sequence[ClientScript]) -> str:
     """
     parts = ["/* toolweave: client scripts of the AI system tools (W4) */"]
     for script in scripts:
-        source = script.path.read_text(encoding="utf-8")
         label = json.dumps(script.tool_id)
+        origin = script.label.replace("*/", "* /")
         parts.append(
-            f"/* tool {label}: {script.path.name} */\n"
-            f"(function () {{\n  try {{\n{source}\n  }} catch (err) {{\n"
+            f"/* tool {label}{': ' + origin if origin else ''} */\n"
+            f"(function () {{\n  try {{\n{script.source}\n  }} catch (err) {{\n"
             f"    console.error('client script of tool ' + {label} + ' failed', err);\n"
             "  }\n})();"
         )

@@ -337,6 +337,21 @@ def test_W3_reload_during_a_client_tool_call_answers_it_after_the_reload(
     assert _server_state(probe_server.url, thread_id)["next"] == []
 
 
+def test_reload_during_a_run_follows_the_run_to_its_answer(
+    probe_server: DevServer, page: Any
+) -> None:
+    _open_probe(page, probe_server)
+    _ask(page, "slow please")
+    page.wait_for_selector(".msg.bot[data-run-id]")  # the run has started
+    thread_id = _thread_in_url(page)
+    page.reload()
+    page.wait_for_selector("text=A run on this conversation is still going")
+    answer = _probe_answer(page)
+    assert "slow done" in answer
+    assert _thread_in_url(page) == thread_id
+    assert _server_state(probe_server.url, thread_id)["next"] == []
+
+
 # ------------------------------------------------------------------ the server goes away
 
 

@@ -12,11 +12,15 @@ What the question asks for picks the calls:
 - ``async``: also ``slow_echo`` (the page's implementation returns a Promise);
 - ``never``: ``never_answers`` (the page's implementation never settles);
 - ``unknown``: ``not_on_the_page`` (no implementation registered).
+
+A question with ``slow`` and no calls takes a few seconds and answers without
+pausing, so a test can reload the page while the run is going.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from typing import Annotated, Any, NotRequired
 
 from langchain_core.messages import AnyMessage
@@ -28,6 +32,7 @@ from typing_extensions import TypedDict
 from toolweave.llm.passthrough import stream_message
 
 FORM_INPUT = {"department": "Kardiológia", "day": "2026-12-08"}
+SLOW_RUN_S = 4.0
 
 
 class ProbeState(TypedDict):
@@ -61,6 +66,12 @@ def ask_client(state: ProbeState) -> dict[str, Any]:
     """Pause with the client-tool calls; answer with the page's results, by call id."""
     question = str(state["messages"][-1].content)
     calls = _calls(question)
+    if not calls and "slow" in question:
+        time.sleep(SLOW_RUN_S)  # a sync node: the server runs it in a worker thread
+        message = stream_message(
+            f"announced: {','.join(state.get('client_tools') or [])} slow done"
+        )
+        return {"messages": [message], "answer": message.text}
     reply = interrupt({"type": "client_tool_calls", "version": 1, "task_no": "1", "calls": calls})
     results = {item["call_id"]: item for item in reply["results"]}
     lines = [f"announced: {','.join(state.get('client_tools') or []) or '-'}"]

@@ -21,6 +21,7 @@
   const HEALTH_INTERVAL_MS = 3000;
   const MAX_HEALTH_CHECKS = 200; // about ten minutes, then the page stops asking
   const SNIPPET_CHARS = 180;
+  const ACTIVE = ["pending", "running"]; // run statuses worth following after a reload
 
   // ---------------------------------------------------------------- config
 
@@ -753,18 +754,19 @@
   async function joinActiveRun() {
     let runs;
     try {
-      runs = await getJson("/threads/" + encodeURIComponent(threadId) + "/runs?status=running&limit=1");
+      runs = await getJson("/threads/" + encodeURIComponent(threadId) + "/runs?limit=1");
     } catch (err) {
       reportError(err, null);
       return;
     }
-    if (!Array.isArray(runs) || runs.length === 0) return;
+    const active = Array.isArray(runs) ? runs.filter((r) => ACTIVE.includes(r.status)) : [];
+    if (active.length === 0) return;
     const turn = new Turn();
     turn.note("A run on this conversation is still going; following it…");
     setBusy(true);
     turn.setBusy(true);
     try {
-      const path = "/threads/" + encodeURIComponent(threadId) + "/runs/" + runs[0].run_id + "/stream";
+      const path = "/threads/" + encodeURIComponent(threadId) + "/runs/" + active[0].run_id + "/stream";
       for await (const ev of readEvents(await request("GET", path))) handleEvent(ev, turn);
     } catch (err) {
       reportError(err, turn);

@@ -352,6 +352,21 @@ def test_reload_during_a_run_follows_the_run_to_its_answer(
     assert _server_state(probe_server.url, thread_id)["next"] == []
 
 
+def test_a_failed_run_is_reported_and_no_earlier_answer_is_shown_as_its_answer(
+    probe_server: DevServer, page: Any
+) -> None:
+    _open_probe(page, probe_server)
+    _ask(page, "slow first")
+    _probe_answer(page)
+    _ask(page, "crash now")
+    note = page.locator(".msg.bot").last.locator(".note.error")
+    note.wait_for()
+    _wait_idle(page)
+    assert "The run failed" in note.inner_text()
+    assert "the probe graph failed on purpose" in note.inner_text()
+    assert page.locator(".msg.bot").last.locator(".answer").inner_text() == ""
+
+
 # ------------------------------------------------------------------ the server goes away
 
 

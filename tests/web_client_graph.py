@@ -14,7 +14,8 @@ What the question asks for picks the calls:
 - ``unknown``: ``not_on_the_page`` (no implementation registered).
 
 A question with ``slow`` and no calls takes a few seconds and answers without
-pausing, so a test can reload the page while the run is going.
+pausing, so a test can reload the page while the run is going; ``crash`` fails
+the run.
 """
 
 from __future__ import annotations
@@ -65,6 +66,8 @@ def _calls(question: str) -> list[dict[str, str]]:
 def ask_client(state: ProbeState) -> dict[str, Any]:
     """Pause with the client-tool calls; answer with the page's results, by call id."""
     question = str(state["messages"][-1].content)
+    if "crash" in question:
+        raise RuntimeError("the probe graph failed on purpose")
     calls = _calls(question)
     if not calls and "slow" in question:
         time.sleep(SLOW_RUN_S)  # a sync node: the server runs it in a worker thread

@@ -300,6 +300,7 @@
       this.item.append(this.progress, this.answer, this.extra);
       this.streamed = new Set();
       this.text = "";
+      this.failed = false;
       el.log.appendChild(this.item);
       scrollDown();
     }
@@ -481,6 +482,7 @@
       case "error": {
         const data = ev.data || {};
         const text = typeof data === "string" ? data : data.message || data.error || "error";
+        turn.failed = true;
         turn.note("The run failed: " + text, "error");
         return;
       }
@@ -587,8 +589,9 @@
     const values = (state && state.values) || {};
     const interrupts = pendingInterrupts(state);
     if (interrupts.length === 0) {
-      if (!turn.text && typeof values.answer === "string") turn.setAnswer(values.answer);
+      if (turn.failed) return null; // the state still holds the previous turn's answer
       if (!turn.text) {
+        // Nothing streamed (e.g. a graph without tagged answer tokens): show the stored answer.
         const last = lastMessage(values.messages);
         if (last && last.type === "ai") turn.setAnswer(textOf(last.content));
       }

@@ -250,6 +250,52 @@ def test_page_new_conversation_starts_a_new_thread(server_url: str, page: Any) -
     assert _thread_in_url(page) != first
 
 
+SPLIT_SSE = """
+async ([wire, cuts]) => {
+  const bytes = new TextEncoder().encode(wire);
+  const ends = [...cuts, bytes.length];
+  const body = new ReadableStream({
+    start(controller) {
+      let start = 0;
+      for (const end of ends) {
+        controller.enqueue(bytes.slice(start, end));
+        start = end;
+      }
+      controller.close();
+    },
+  });
+  const seen = [];
+  for await (const ev of window.toolweaveChat.readEvents(new Response(body))) seen.push(ev);
+  return seen;
+}
+"""
+
+
+def test_P2_event_stream_reader_joins_events_split_anywhere(server_url: str, page: Any) -> None:
+    # sse-starlette ends lines with CRLF; a network chunk may end between CR and LF,
+    # inside a multi-byte character or inside the JSON.
+    wire = (
+        'event: metadata\r\ndata: {"run_id": "r1"}\r\n\r\n'
+        ": heartbeat\r\n\r\n"
+        'event: custom|sub:1\r\ndata: {"type": "routed", "tools": ["Kardiológia"]}\r\n\r\n'
+        'event: messages\ndata: [{"type": "AIMessageChunk",\ndata:  "content": "a"}, {}]\n\n'
+    )
+    expected = [
+        {"event": "metadata", "data": {"run_id": "r1"}},
+        {"event": "custom", "data": {"type": "routed", "tools": ["Kardiológia"]}},
+        {"event": "messages", "data": [{"type": "AIMessageChunk", "content": "a"}, {}]},
+    ]
+    _open(page, f"{server_url}/chat")
+    raw = wire.encode()
+    between_cr_and_lf = raw.index(b"\r\n") + 1
+    inside_o_acute = raw.index("ó".encode()) + 1
+    inside_json = raw.index(b'"tools"') + 3
+    cuts = sorted([between_cr_and_lf, inside_json, inside_o_acute])
+    assert page.evaluate(SPLIT_SSE, [wire, cuts]) == expected
+    assert page.evaluate(SPLIT_SSE, [wire, list(range(1, len(raw)))]) == expected  # byte by byte
+    assert page.evaluate(SPLIT_SSE, [wire, []]) == expected
+
+
 # ------------------------------------------------------------------ client tools (W3, W4)
 
 

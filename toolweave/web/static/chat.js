@@ -823,6 +823,8 @@
 
   window.toolweaveChat = {
     ask: ask,
+    readEvents: readEvents,
+    progressLine: progressLine,
     get threadId() {
       return threadId;
     },

@@ -62,6 +62,13 @@ def is_up(url: str) -> bool:
         return False
 
 
+def repo_config() -> dict[str, object]:
+    """The repo's ``langgraph.json``, usable from another folder."""
+    config = dict(json.loads((ROOT / "langgraph.json").read_text()))
+    config["dependencies"] = [str(ROOT)]
+    return config
+
+
 @dataclass
 class DevServer:
     """A running ``langgraph dev``: its URL, and how to stop it."""
@@ -87,26 +94,28 @@ class DevServer:
 
 
 @contextmanager
-def langgraph_dev(workdir: Path, config: dict[str, object] | None = None) -> Iterator[DevServer]:
+def langgraph_dev(
+    workdir: Path, config: dict[str, object] | None = None, *, port: int | None = None
+) -> Iterator[DevServer]:
     """``langgraph dev`` for ``config`` (default: the repo's ``langgraph.json``), always stopped.
 
-    With a ``config``, it is written to ``workdir/langgraph.json`` and the server runs
-    there, so its ``.langgraph_api`` stays in the test's folder.
+    The config is written to ``workdir/langgraph.json`` and the server runs there,
+    so its ``.langgraph_api`` (threads persisted across a restart in the same
+    ``workdir``) stays in the test's folder. ``port`` defaults to a free one.
     """
-    port = free_port()
+    if config is None:
+        config = repo_config()
+    port = port or free_port()
     url = f"http://127.0.0.1:{port}"
     log_path = workdir / "server.log"
     command = [langgraph_cli(), "dev", "--no-browser", "--no-reload"]
     command += ["--port", str(port), "--host", "127.0.0.1"]
-    cwd = ROOT
-    if config is not None:
-        (workdir / "langgraph.json").write_text(json.dumps(config, indent=2))
-        command += ["--config", str(workdir / "langgraph.json")]
-        cwd = workdir
+    (workdir / "langgraph.json").write_text(json.dumps(config, indent=2))
+    command += ["--config", str(workdir / "langgraph.json")]
     with log_path.open("wb") as log:
         proc = subprocess.Popen(
             command,
-            cwd=cwd,
+            cwd=workdir,
             env=server_env(),
             stdin=subprocess.DEVNULL,
             stdout=log,

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dev_server import ROOT, DevServer, langgraph_dev
+from dev_server import ROOT, DevServer, langgraph_dev, repo_config
 from durable import in_ci
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
@@ -235,6 +235,37 @@ def test_Q5_reload_mid_pause_shows_the_question_again_and_resumes_the_same_threa
     assert "Kardiológia rendelési ideje" in state["values"]["answer"]
 
 
+UNLABELLED = """
+() => [...document.querySelectorAll('input, textarea, select, button')]
+  .filter((el) => {
+    const name = el.labels && el.labels.length ? el.labels[0].textContent
+      : el.getAttribute('aria-label') || el.textContent;
+    return !name || !name.trim();
+  })
+  .map((el) => el.outerHTML)
+"""
+
+
+def test_page_is_labelled_and_usable_from_the_keyboard(server_url: str, page: Any) -> None:
+    _open(page, f"{server_url}/chat")
+    assert page.get_attribute("html", "lang")
+    assert page.evaluate(UNLABELLED) == []
+    assert page.get_attribute("#log", "role") == "log"
+    page.focus("#composer-input")
+    page.keyboard.type("Mikor van rendelés?")
+    page.keyboard.press("Enter")  # Enter sends, Shift+Enter would add a line
+    page.locator(".question button.choice").first.wait_for()
+    _wait_idle(page)
+    assert page.evaluate(UNLABELLED) == []  # the choices too
+    page.locator(".question button.choice", has_text="Sebészet").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.msg.bot .answer')].some("
+        "a => a.textContent.includes('Sebészet'))"
+    )
+    _wait_idle(page)
+
+
 def test_page_new_conversation_starts_a_new_thread(server_url: str, page: Any) -> None:
     _open(page, f"{server_url}/chat")
     _ask(page, "Mikor van rendelés?")
@@ -302,8 +333,7 @@ def test_P2_event_stream_reader_joins_events_split_anywhere(server_url: str, pag
 @pytest.fixture(scope="module")
 def probe_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
     """``langgraph dev`` with the client-tool probe graph and its page (test client scripts)."""
-    config = json.loads((ROOT / "langgraph.json").read_text())
-    config["dependencies"] = [str(ROOT)]
+    config = repo_config()
     config["graphs"] = {PROBE: f"{ROOT / 'tests' / 'web_client_graph.py'}:graph"}
     config["http"] = {"app": f"{ROOT / 'tests' / 'web_probe_app.py'}:app"}
     with langgraph_dev(tmp_path_factory.mktemp("probe_server"), config) as server:
@@ -416,12 +446,18 @@ def test_a_failed_run_is_reported_and_no_earlier_answer_is_shown_as_its_answer(
 # ------------------------------------------------------------------ the server goes away
 
 
-def test_page_says_clearly_when_the_server_is_stopped(page: Any, tmp_path: Path) -> None:
+def test_page_says_clearly_when_the_server_is_stopped_and_when_it_is_back(
+    page: Any, tmp_path: Path
+) -> None:
     with langgraph_dev(tmp_path) as server:
         _open(page, f"{server.url}/chat")
+        _ask(page, "Mikor van rendelés?")
+        page.locator(".question").wait_for()
+        _wait_idle(page)
+        thread_id = _thread_in_url(page)
         assert page.locator("#banner").is_hidden()
         server.stop()
-        _ask(page, "Mikor van rendelés a kardiológián?")
+        page.locator(".question").get_by_role("button", name="Kardiológia").click()
         banner = page.locator("#banner")
         banner.wait_for(state="visible")
         _wait_idle(page)
@@ -431,3 +467,19 @@ def test_page_says_clearly_when_the_server_is_stopped(page: Any, tmp_path: Path)
         assert server.url in text
         assert banner.get_attribute("role") == "alert"
         assert "could not be reached" in page.locator(".msg.bot .note.error").inner_text()
+        port = int(server.url.rsplit(":", 1)[1])
+
+    with langgraph_dev(tmp_path, port=port):  # same folder: the thread was persisted
+        page.wait_for_function(
+            "() => document.querySelector('#banner').textContent"
+            ".startsWith('Connected to the chat server again')"
+        )
+        _shot(page, tmp_path, "10-server-back")
+        # Nothing was sent while the server was away: the question still waits.
+        page.locator(".question").get_by_role("button", name="Kardiológia").click()
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.msg.bot .answer')].some("
+            "a => a.textContent.includes('Kardiológia rendelési ideje'))"
+        )
+        _wait_idle(page)
+        assert _thread_in_url(page) == thread_id

@@ -653,7 +653,10 @@
     if (turn) turn.note("Something went wrong in the page: " + (err && err.message), "error");
   }
 
-  /** Stream runs until the turn ends: an answer, a question for the user, or an error. */
+  /**
+   * Stream runs until the turn ends: an answer, a question for the user, or an error.
+   * Resolves to false when the server could not be reached.
+   */
   async function drive(turn, payload) {
     setBusy(true);
     turn.setBusy(true);
@@ -664,11 +667,13 @@
         if (next) await stream(turn, next);
         hideOffline();
         next = await settle(turn);
-        if (!next) return;
+        if (!next) return true;
       }
       turn.note("Stopped after " + MAX_ROUNDS + " client-tool rounds in one turn.", "error");
+      return true;
     } catch (err) {
       reportError(err, turn);
+      return !(err instanceof ServerUnreachable);
     } finally {
       turn.setBusy(false);
       setBusy(false);
@@ -692,7 +697,9 @@
 
   function ask(text) {
     addUserMessage(text);
-    return drive(new Turn(), runInput(text));
+    return drive(new Turn(), runInput(text)).then((reached) => {
+      if (!reached && !el.input.value) el.input.value = text; // ready to send again
+    });
   }
 
   function answerQuestion(text, button) {
@@ -701,7 +708,20 @@
     addUserMessage(text);
     const answers = {};
     answers[question.interrupt.id] = text;
-    return drive(new Turn(), { command: { resume: resumeValue(question.interrupts, answers) } });
+    const resume = { command: { resume: resumeValue(question.interrupts, answers) } };
+    return drive(new Turn(), resume).then((reached) => {
+      if (!reached) reopenQuestion(question); // nothing was sent: the question still waits
+    });
+  }
+
+  function reopenQuestion(question) {
+    question.node.classList.remove("answered");
+    for (const button of question.node.querySelectorAll("button")) {
+      button.disabled = false;
+      button.removeAttribute("aria-pressed");
+    }
+    openQuestion = question;
+    el.input.placeholder = "Your answer…";
   }
 
   // ---------------------------------------------------------------- restore after a reload

@@ -78,13 +78,24 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
-    """A fresh browser context (own localStorage); fails the test on a JavaScript error."""
+    """A fresh browser context (own localStorage); fails the test on a JavaScript error.
+
+    A resource the page's Content-Security-Policy refuses counts as an error too.
+    """
     context = browser.new_context(viewport={"width": 1180, "height": 820}, locale="hu-HU")
     context.set_default_timeout(WAIT_MS)
     context.add_init_script(RECORDER)
     tab = context.new_page()
     errors: list[str] = []
     tab.on("pageerror", lambda error: errors.append(str(error)))
+    tab.on(  # the page's own policy refusing one of its resources
+        "console",
+        lambda message: (
+            errors.append(message.text)
+            if message.type == "error" and "Content Security Policy" in message.text
+            else None
+        ),
+    )
     try:
         yield tab
     finally:

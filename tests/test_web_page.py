@@ -103,6 +103,15 @@ def page(browser: Any) -> Iterator[Any]:
     assert errors == [], errors
 
 
+def test_missing_browser_fails_under_ci_and_skips_locally(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="must run in CI"):
+        _missing_browser("no chromium")
+    monkeypatch.setenv("CI", "")
+    with pytest.raises(pytest.skip.Exception):
+        _missing_browser("no chromium")
+
+
 def _shot(page: Any, tmp_path: Path, name: str) -> Path:
     path = tmp_path / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)

@@ -22,8 +22,9 @@ def appointment_panel() -> str:
         for dept in departments()
     )
     return f"""<h2 id="appointment-heading">Appointment request</h2>
-<p>Ask in the chat (for example “I need a cardiology appointment next Tuesday”) and the
-assistant fills this form in your browser; check it and send it.</p>
+<p>Ask in the chat, for example “Szeretnék időpontot kérni a kardiológiára hétfőre” or
+“Please fill the appointment form: cardiology, Monday”, and the assistant fills this
+form in your browser; check it and send it.</p>
 <form id="appointment-form" aria-labelledby="appointment-heading"
       data-chat-template="{escape(APPOINTMENT_MESSAGE)}">
   <label for="appointment-department">Department</label>

@@ -522,7 +522,7 @@
     const tools = window.AiTools;
     const results = await Promise.all(
       calls.map(async (call) => {
-        const label = (call && (call.name || call.tool_id)) || "?";
+        const label = (call && (call.tool_id || call.name)) || "?";
         turn.addProgress((value.task_no || "1") + " client tool " + label + ": running in this page", "client");
         const result = tools
           ? await tools.runCall(call, clientToolTimeoutMs)

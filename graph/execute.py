@@ -16,13 +16,15 @@ from pydantic import BaseModel, ValidationError
 from toolweave.graph.clarify import call_tool, clarification_limit_message
 from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
 from toolweave.graph.handover import handover
+from toolweave.graph.idempotency import tool_call_key
 from toolweave.graph.walk import Phase, next_step
 from toolweave.llm.budget import LlmBudget
 from toolweave.llm.passthrough import stream_message
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
+from toolweave.state.errors import InvalidToolResultError
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
-from toolweave.state.results import ResultMode, ToolResult
+from toolweave.state.results import ResultMode, ToolResult, require_result
 from toolweave.state.task import (
     Clarification,
     PromptAndContext,
@@ -40,6 +42,7 @@ logger = logging.getLogger(__name__)
 TOOL_RAISED = "raised {error}; treated as no result (R7)"
 REQUEST_INVALID = "extracted request did not validate: {error} error(s)"
 UNREGISTERED = "tool is no longer registered"
+AFTER_TERMINAL = "an earlier tool's finished answer ended the task (R8)"
 
 
 @dataclass
@@ -119,8 +122,11 @@ def make_execute(deps: Dependencies) -> Callable[..., Command[Phase]]:
             return handover(
                 state, {**update, **pause_for_clarification(state, deps, node, name, outcome)}
             )
-        update["activated"] = [key]
+        if result is not None:  # R1/R7: no result is as if the tool had not been activated
+            update["activated"] = [key]
         update.update(record_result(key, text, outcome))
+        if "terminal" in update:  # R8: the tools after a finished answer do not run (L1)
+            update["ledger"] = [*outcome.ledger, *_not_run(node, rest)]
         closed = not rest or "terminal" in update
         status = TaskStatus.CLOSED if closed else TaskStatus.ROUTED
         update["tasks"] = {node.task_no: node.model_copy(update={"queue": rest, "status": status})}
@@ -172,12 +178,13 @@ def _run(
         progress=progress,
         stream_answer=stream_answer,
         llm=budget,
+        idempotency_key=tool_call_key(state, node.task_no, name),
     )
     pending = state.get("clarification")
     reply = pending.reply if pending is not None and pending.tool == name else None
     try:
         outcome.result = call_tool(tool, request, ctx, state["context_buffer"], reply)
-    except GraphBubbleUp:
+    except (GraphBubbleUp, InvalidToolResultError):  # a bad result is the tool's bug: loud
         raise
     except Exception as exc:  # R7: a failing tool is "no result"; the run goes on
         outcome.llm_calls += budget.spent
@@ -187,6 +194,7 @@ def _run(
         reason = TOOL_RAISED.format(error=type(exc).__name__)
         outcome.ledger.append(_entry(node, name, LedgerKind.TOOL_ERROR, "failed", reason))
         return outcome
+    outcome.result = require_result(name, outcome.result)
     outcome.llm_calls += budget.spent
     outcome.deep_calls = budget.spent if budget.limit is not None else 0
     if streamed:
@@ -216,6 +224,10 @@ def _budget(
 def _request(tool: AnyTool, extracted: dict[str, Any] | None) -> BaseModel:
     """Validate an extracted request into the tool's model; ``None`` fills nothing (T6)."""
     return tool.request_model.model_validate(dict(extracted or {}))
+
+
+def _not_run(node: TaskNode, names: list[str]) -> list[LedgerEntry]:
+    return [_entry(node, n, LedgerKind.TOOL_SKIPPED, "not run", AFTER_TERMINAL) for n in names]
 
 
 def _entry(node: TaskNode, tool: str, kind: LedgerKind, verdict: str, reason: str) -> LedgerEntry:

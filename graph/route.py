@@ -70,6 +70,7 @@ def routed_activation(
                 verdict="declined",
                 reason=f"{len(declined)} candidate(s) declined",
                 details=declined,
+                tools=tuple(declined),
             )
         )
     routed = set(activation.routed())

@@ -189,6 +189,27 @@ def test_L1_explain_prints_the_ledger_tree_of_a_thread(capsys, tmp_path):
     assert CARDIOLOGY.expected_substrings[0] in out
 
 
+def test_L1_explain_tool_option_says_why_a_tool_did_not_run(capsys, tmp_path):
+    store = tmp_path / "why"
+    code, _, _ = run(capsys, "ask", "--data-dir", str(store), "--thread", "t1", CARDIOLOGY.question)
+    assert code == 0
+    code, out, err = run(
+        capsys, "explain", "--data-dir", str(store), "t1", "--tool", "emergency_numbers"
+    )
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "thread t1 (latest message), tool emergency_numbers:"
+    assert lines[1].startswith("  1: emergency_numbers: declined")  # named, with its own reason
+    code, out, _ = run(
+        capsys, "explain", "--data-dir", str(store), "t1", "--tool", "callback_request"
+    )
+    assert code == 0
+    assert "callback_request: refused: eligibility" in out  # T4: no phone in user_data
+    code, out, _ = run(capsys, "explain", "--data-dir", str(store), "t1")
+    declined = next(line for line in out.splitlines() if "declined" in line)
+    assert "emergency_numbers" in declined  # the tree's summary line names the tools too
+
+
 def test_L1_explain_of_an_unknown_thread_exits_2_and_leaves_the_store_alone(capsys, tmp_path):
     store = tmp_path / "data"
     code, out, err = run(capsys, "explain", "t-missing")

@@ -22,6 +22,7 @@ from toolweave.llm.port import (
     RoutingVerdict,
 )
 from toolweave.persistence import open_async_checkpointer, open_checkpointer
+from toolweave.run_ledger import explain
 from toolweave.state import (
     AGENT_COORDINATOR_MARKER,
     Clarification,
@@ -44,6 +45,7 @@ from toolweave.state.errors import (
     ConfigurationError,
     DatabaseUnavailableError,
     InvalidRequestError,
+    InvalidToolResultError,
     NothingPendingError,
     ToolweaveError,
     UnknownDomainError,
@@ -87,6 +89,7 @@ __all__ = [
     "GraphState",
     "InputState",
     "InvalidRequestError",
+    "InvalidToolResultError",
     "LedgerEntry",
     "LedgerKind",
     "Limits",
@@ -119,6 +122,7 @@ __all__ = [
     "checkpoint_serde",
     "create_state_graph",
     "default_assistant",
+    "explain",
     "extract_coordinator_original",
     "extract_coordinator_task",
     "is_coordinator_requested",

@@ -416,6 +416,22 @@ def test_W3_unregistered_and_timed_out_client_tools_get_error_results(
     assert len(progress) == 2
 
 
+def test_W3_results_the_server_refuses_are_not_sent_again_in_a_loop(
+    probe_server: DevServer, page: Any
+) -> None:
+    _open_probe(page, probe_server)
+    _ask(page, "form refuse")
+    note = page.locator(".msg.bot .note.error")
+    note.wait_for()
+    _wait_idle(page)
+    assert "refused the page's client-tool results: the probe refused the results" in (
+        note.inner_text()
+    )
+    assert page.locator(".progress .client:has-text('running in this page')").count() == 1
+    state = _server_state(probe_server.url, _thread_in_url(page))
+    assert state["next"] == ["ask_client"]  # still paused, as the server said
+
+
 def test_W3_reload_during_a_client_tool_call_answers_it_after_the_reload(
     probe_server: DevServer, page: Any
 ) -> None:

@@ -15,7 +15,8 @@ What the question asks for picks the calls:
 
 A question with ``slow`` and no calls takes a few seconds and answers without
 pausing, so a test can reload the page while the run is going; ``crash`` fails
-the run.
+the run; ``refuse`` answers the page's results with the same calls and an
+``error`` (as the real pause does with a malformed value).
 """
 
 from __future__ import annotations
@@ -63,6 +64,10 @@ def _calls(question: str) -> list[dict[str, str]]:
     ]
 
 
+def _payload(calls: list[dict[str, str]]) -> dict[str, Any]:
+    return {"type": "client_tool_calls", "version": 1, "task_no": "1", "calls": calls}
+
+
 def ask_client(state: ProbeState) -> dict[str, Any]:
     """Pause with the client-tool calls; answer with the page's results, by call id."""
     question = str(state["messages"][-1].content)
@@ -75,7 +80,9 @@ def ask_client(state: ProbeState) -> dict[str, Any]:
             f"announced: {','.join(state.get('client_tools') or [])} slow done"
         )
         return {"messages": [message], "answer": message.text}
-    reply = interrupt({"type": "client_tool_calls", "version": 1, "task_no": "1", "calls": calls})
+    reply = interrupt(_payload(calls))
+    if "refuse" in question:  # like the real pause: refused whole, asked again with an error
+        reply = interrupt({**_payload(calls), "error": "the probe refused the results"})
     results = {item["call_id"]: item for item in reply["results"]}
     lines = [f"announced: {','.join(state.get('client_tools') or []) or '-'}"]
     for call in calls:

@@ -301,6 +301,7 @@
       this.streamed = new Set();
       this.text = "";
       this.failed = false;
+      this.answered = new Set(); // call ids this turn has sent results for
       el.log.appendChild(this.item);
       scrollDown();
     }
@@ -599,7 +600,16 @@
       return null;
     }
     const clientPauses = interrupts.filter((i) => i.value && i.value.type === "client_tool_calls");
+    const refused = clientPauses.find((i) => i.value.error && answeredBefore(turn, i.value));
+    if (refused) {
+      // The server refused what this page sent for these calls; sending it again would loop.
+      turn.note("The server refused the page's client-tool results: " + refused.value.error, "error");
+      return null;
+    }
     if (clientPauses.length) {
+      for (const intr of clientPauses) {
+        for (const call of intr.value.calls || []) turn.answered.add(call.call_id);
+      }
       const answers = {};
       for (const intr of clientPauses) answers[intr.id] = await runClientCalls(intr.value, turn);
       return { command: { resume: resumeValue(interrupts, answers) } };
@@ -612,6 +622,11 @@
     const kinds = interrupts.map((i) => (i.value && i.value.type) || typeof i.value).join(", ");
     turn.note("The run is paused waiting for input this page cannot give (" + kinds + ").", "error");
     return null;
+  }
+
+  function answeredBefore(turn, value) {
+    const calls = Array.isArray(value.calls) ? value.calls : [];
+    return calls.length > 0 && calls.every((call) => turn.answered.has(call.call_id));
   }
 
   function lastMessage(messages) {

@@ -14,6 +14,7 @@ from langgraph.types import Command
 from pydantic import BaseModel, ValidationError
 
 from toolweave.graph.clarify import call_tool, clarification_limit_message
+from toolweave.graph.client_tools import run_ai_tool
 from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
 from toolweave.graph.handover import handover
 from toolweave.graph.idempotency import tool_call_key
@@ -33,6 +34,7 @@ from toolweave.state.task import (
     completion_key,
     execution_text,
 )
+from toolweave.tools.ai.orchestration import AiChatbotTool
 from toolweave.tools.base import ToolCallContext
 from toolweave.tools.progress import ProgressEmitter
 from toolweave.tools.registry import AnyTool
@@ -110,8 +112,19 @@ def make_execute(deps: Dependencies) -> Callable[..., Command[Phase]]:
         name, rest = node.queue[0], node.queue[1:]
         key = completion_key(node.task_no, name)
         text = execution_text(node.task)
-        outcome = _run(deps, state, runtime, node, name, text)
-        update: dict[str, Any] = {"cursor": node.task_no, "ledger": outcome.ledger}
+        tool = deps.registry.get(name)
+        extra: dict[str, Any] = {}
+        if isinstance(tool, AiChatbotTool):  # W2, W3: scope and input check
+            progress = ProgressEmitter(name, runtime.stream_writer, task_no=node.task_no)
+            ai = run_ai_tool(deps, state, runtime, node, tool, text, progress)
+            if ai.pause:
+                paused = {"cursor": node.task_no, "ledger": ai.ledger, "llm_calls": ai.llm_calls}
+                return handover(state, {**paused, **ai.update})
+            outcome = Outcome(result=ai.result, ledger=ai.ledger, llm_calls=ai.llm_calls)
+            extra = ai.update
+        else:
+            outcome = _run(deps, state, runtime, node, name, text)
+        update: dict[str, Any] = {"cursor": node.task_no, "ledger": outcome.ledger, **extra}
         update["llm_calls"] = outcome.llm_calls
         if outcome.deep_calls:
             update["deep_fallback_calls"] = outcome.deep_calls

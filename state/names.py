@@ -49,6 +49,22 @@ def check_tool_name(name: object, owner: str) -> str:
     return name
 
 
+def to_tool_name(text: str) -> str:
+    """A tool name (T1) made from another kind of id, for adapted tools.
+
+    ``example-tool`` → ``example_tool`` (an AI system tool's id), ``getWeather`` →
+    ``get_weather`` (a LangChain tool), ``search docs.v2`` → ``search_docs_v2``.
+
+    Raises:
+        ConfigurationError: ``text`` has no letter to start a name with.
+    """
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", text)
+    name = re.sub(r"[^0-9a-zA-Z]+", "_", spaced).strip("_").lower()
+    if not is_tool_name(name):
+        raise ConfigurationError(f"cannot make a tool name of {text!r}: start it with a letter")
+    return name
+
+
 def split_qualified_name(name: str) -> tuple[str | None, str]:
     """``"<domain>.<name>"`` → ``(domain, name)``; a plain name → ``(None, name)`` (F3)."""
     domain, dot, plain = name.rpartition(".")

@@ -18,6 +18,7 @@ from toolweave.domains.korhaz.examples import EXAMPLE_QUESTIONS
 from toolweave.persistence import data_dir
 
 ROOT = Path(__file__).resolve().parents[1]
+CORPUS_CACHE = "cache"
 CARDIOLOGY = next(q for q in EXAMPLE_QUESTIONS if "department_info" in q.expected_tools)
 
 
@@ -84,7 +85,9 @@ def test_ask_reads_the_message_from_stdin(capsys, monkeypatch):
 def test_ask_without_thread_stores_nothing(capsys, tmp_path):
     code, _, _ = run(capsys, "ask", "--json", CARDIOLOGY.question)
     assert code == 0
-    assert not (tmp_path / "data").exists()
+    data = tmp_path / "data"
+    # only the bundled corpus's index cache may appear (korhaz/corpus.py), no thread store
+    assert not data.exists() or {p.name for p in data.iterdir()} == {CORPUS_CACHE}
 
 
 def test_X1_empty_message_exits_2_with_one_line_and_no_traceback(capsys):
@@ -215,7 +218,7 @@ def test_L1_explain_of_an_unknown_thread_exits_2_and_leaves_the_store_alone(caps
     code, out, err = run(capsys, "explain", "t-missing")
     assert code == 2
     assert_one_line_error(err)
-    assert not store.exists()  # reading never creates the store
+    assert not (store / DB_NAME).exists()  # reading never creates the store
     assert run(capsys, "ask", "--thread", "t-known", CARDIOLOGY.question)[0] == 0
     before = sha(store / DB_NAME)
     code, out, err = run(capsys, "explain", "t-missing")
@@ -224,7 +227,8 @@ def test_L1_explain_of_an_unknown_thread_exits_2_and_leaves_the_store_alone(caps
     assert_one_line_error(err)
     assert "t-missing" in err
     assert sha(store / DB_NAME) == before  # read-only: SQLite may only add its -wal/-shm files
-    assert {p.name for p in store.iterdir()} <= {DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm"}
+    stored = {p.name for p in store.iterdir()}
+    assert stored <= {DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", CORPUS_CACHE}
     assert run(capsys, "explain", "t-known")[0] == 0
 
 

@@ -349,6 +349,30 @@ def test_P2_event_stream_reader_joins_events_split_anywhere(server_url: str, pag
 
 # ------------------------------------------------------------------ client tools (W3, W4)
 
+APPOINTMENT_QUESTION = "Szeretnék időpontot kérni a kardiológiára hétfőre"
+
+
+def test_W3_hospital_client_tool_fills_the_form_in_the_page_and_the_run_continues(
+    server_url: str, page: Any, tmp_path: Path
+) -> None:
+    _open(page, f"{server_url}/chat")
+    assert page.evaluate("AiTools.ids()") == ["fill_appointment_form", "format_date"]
+    assert page.input_value("#appointment-department") == ""
+    _ask(page, APPOINTMENT_QUESTION)
+    page.wait_for_selector(".progress .client:has-text('fill_appointment_form: done')")
+    page.wait_for_selector(".msg.bot .answer:not(:empty)")
+    _wait_idle(page)
+    _shot(page, tmp_path, "11-hospital-form-filled")
+    assert page.input_value("#appointment-department") == "Kardiológia"
+    assert page.input_value("#appointment-day") == "Monday"
+    state = _server_state(server_url, _thread_in_url(page))
+    assert state["next"] == []  # the run went on with the page's result and finished
+    assert state["values"]["client_tools"] == ["fill_appointment_form", "format_date"]
+    filled = state["values"]["context_buffer"]["1:fill_appointment_form"][0]["context"]
+    assert json.loads(filled) == {"filled": True, "department": "Kardiológia", "day": "Monday"}
+    answer = page.locator(".msg.bot .answer").last.inner_text()
+    assert answer.strip() == state["values"]["answer"].strip()
+
 
 @pytest.fixture(scope="module")
 def probe_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:

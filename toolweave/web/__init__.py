@@ -6,6 +6,20 @@ hospital demo page; :func:`create_app` or :func:`chat_routes` put the same page
 in front of any graph.
 """
 
-from toolweave.web.page import ChatPage, ClientScript, chat_routes, create_app, render_page
+from toolweave.web.page import (
+    ChatPage,
+    ClientScript,
+    chat_routes,
+    client_scripts_of,
+    create_app,
+    render_page,
+)
 
-__all__ = ["ChatPage", "ClientScript", "chat_routes", "create_app", "render_page"]
+__all__ = [
+    "ChatPage",
+    "ClientScript",
+    "chat_routes",
+    "client_scripts_of",
+    "create_app",
+    "render_page",
+]

@@ -9,15 +9,20 @@ from __future__ import annotations
 
 from starlette.applications import Starlette
 
+from toolweave.domains.korhaz.ai_tools import korhaz_ai_tools
 from toolweave.domains.korhaz.chat_page import appointment_panel
-from toolweave.web.page import ChatPage, create_app
+from toolweave.tools.ai import define_tool
+from toolweave.web.page import ChatPage, client_scripts_of, create_app
 
 PAGE = ChatPage(
     assistant_id="korhaz",
     title="Példa Kórház · toolweave chat",
     panel_html=appointment_panel(),
+    client_scripts=client_scripts_of(define_tool(tool) for tool in korhaz_ai_tools()),
 )
-"""The page: the ``korhaz`` graph of ``langgraph.json`` and the appointment form."""
+"""The page: the ``korhaz`` graph of ``langgraph.json``, the appointment form beside the
+chat, and the client scripts of the hospital's AI tools (``fill_appointment_form``,
+``format_date``) that the page runs in the browser."""
 
 app: Starlette = create_app(PAGE)
 """Mounted by the LangGraph server in front of its own API routes."""

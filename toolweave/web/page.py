@@ -9,7 +9,7 @@ of the AI system tools the page should run, concatenated, at ``<path>/tools.js``
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from html import escape
@@ -24,6 +24,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from toolweave.state.errors import ConfigurationError
+from toolweave.tools.ai import AiToolDefinition
 
 STATIC_DIR = Path(str(files("toolweave.web") / "static"))
 """The page's static files, shipped as package data."""
@@ -70,6 +71,31 @@ class ClientScript:
                 f"client script of tool {tool_id!r} cannot be read: {path} ({exc})"
             ) from exc
         return cls(tool_id=tool_id, source=source, label=path.name)
+
+
+def client_scripts_of(definitions: Iterable[AiToolDefinition]) -> list[ClientScript]:
+    """The client scripts of the AI system tools a page may run (scope CLIENT or ALL).
+
+    A tool that may run in the client but names no script is left out (the page
+    then answers its calls with an error result); SERVER tools never reach the page.
+
+    Raises:
+        ConfigurationError: A named script is not in its package.
+    """
+    scripts: list[ClientScript] = []
+    for definition in definitions:
+        if not definition.runs_on_client or definition.client_script is None:
+            continue
+        try:
+            source = definition.client_script_source()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigurationError(
+                f"client script of AI tool {definition.id!r} cannot be read: "
+                f"{definition.client_script} in {definition.package} ({exc})"
+            ) from exc
+        if source is not None:
+            scripts.append(ClientScript(definition.id, source, label=definition.client_script))
+    return scripts
 
 
 @dataclass(frozen=True)

@@ -372,6 +372,8 @@ def test_W3_hospital_client_tool_fills_the_form_in_the_page_and_the_run_continue
     assert json.loads(filled) == {"filled": True, "department": "Kardiológia", "day": "Monday"}
     answer = page.locator(".msg.bot .answer").last.inner_text()
     assert answer.strip() == state["values"]["answer"].strip()
+    page.set_viewport_size({"width": 1180, "height": 1300})  # the whole turn, for the README
+    _shot(page, tmp_path, "12-readme")
 
 
 @pytest.fixture(scope="module")

@@ -138,6 +138,15 @@ def test_hospital_page_has_the_appointment_form_the_client_tool_fills() -> None:
     assert '<option value="Kardiológia">' in html
 
 
+def test_W3_hospital_page_loads_the_client_and_all_scope_scripts_only() -> None:
+    from toolweave.web.app import app
+
+    body = TestClient(app).get("/chat/tools.js").text
+    assert 'AiTools.register("fill_appointment_form"' in body  # CLIENT
+    assert 'AiTools.register("format_date"' in body  # ALL
+    assert "check_appointment_slots" not in body  # SERVER: never in the page
+
+
 def test_importing_toolweave_does_not_import_starlette() -> None:
     code = (
         "import sys, toolweave, toolweave.domains.korhaz, toolweave.studio; "

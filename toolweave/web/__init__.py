@@ -10,7 +10,7 @@ from toolweave.web.page import (
     ChatPage,
     ClientScript,
     chat_routes,
-    client_scripts_of,
+    client_scripts_for,
     create_app,
     render_page,
 )
@@ -19,7 +19,7 @@ __all__ = [
     "ChatPage",
     "ClientScript",
     "chat_routes",
-    "client_scripts_of",
+    "client_scripts_for",
     "create_app",
     "render_page",
 ]

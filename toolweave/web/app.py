@@ -11,14 +11,14 @@ from starlette.applications import Starlette
 
 from toolweave.domains.korhaz.ai_tools import korhaz_ai_tools
 from toolweave.domains.korhaz.chat_page import appointment_panel
-from toolweave.tools.ai import define_tool
-from toolweave.web.page import ChatPage, client_scripts_of, create_app
+from toolweave.tools.ai import as_chatbot_tools
+from toolweave.web.page import ChatPage, client_scripts_for, create_app
 
 PAGE = ChatPage(
     assistant_id="korhaz",
     title="Példa Kórház · toolweave chat",
     panel_html=appointment_panel(),
-    client_scripts=client_scripts_of(define_tool(tool) for tool in korhaz_ai_tools()),
+    client_scripts=client_scripts_for(as_chatbot_tools(korhaz_ai_tools())),
 )
 """The page: the ``korhaz`` graph of ``langgraph.json``, the appointment form beside the
 chat, and the client scripts of the hospital's AI tools (``fill_appointment_form``,

@@ -24,7 +24,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from toolweave.state.errors import ConfigurationError
-from toolweave.tools.ai import AiToolDefinition
+from toolweave.tools.ai import client_scripts
 
 STATIC_DIR = Path(str(files("toolweave.web") / "static"))
 """The page's static files, shipped as package data."""
@@ -73,29 +73,13 @@ class ClientScript:
         return cls(tool_id=tool_id, source=source, label=path.name)
 
 
-def client_scripts_of(definitions: Iterable[AiToolDefinition]) -> list[ClientScript]:
-    """The client scripts of the AI system tools a page may run (scope CLIENT or ALL).
+def client_scripts_for(tools: Iterable[object]) -> list[ClientScript]:
+    """The client scripts of the AI system tools among a domain's ``tools`` (W4).
 
-    A tool that may run in the client but names no script is left out (the page
-    then answers its calls with an error result); SERVER tools never reach the page.
-
-    Raises:
-        ConfigurationError: A named script is not in its package.
+    The page loads them from ``<path>/tools.js``; tools without a script (SERVER
+    scope) are left out.
     """
-    scripts: list[ClientScript] = []
-    for definition in definitions:
-        if not definition.runs_on_client or definition.client_script is None:
-            continue
-        try:
-            source = definition.client_script_source()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigurationError(
-                f"client script of AI tool {definition.id!r} cannot be read: "
-                f"{definition.client_script} in {definition.package} ({exc})"
-            ) from exc
-        if source is not None:
-            scripts.append(ClientScript(definition.id, source, label=definition.client_script))
-    return scripts
+    return [ClientScript(tool_id, source) for tool_id, source in client_scripts(tools).items()]
 
 
 @dataclass(frozen=True)

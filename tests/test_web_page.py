@@ -286,6 +286,21 @@ def test_page_is_labelled_and_usable_from_the_keyboard(server_url: str, page: An
     _wait_idle(page)
 
 
+def test_Q5_a_thread_the_server_does_not_know_is_dropped_with_a_note(
+    server_url: str, page: Any
+) -> None:
+    _open(page, f"{server_url}/chat?thread=00000000-0000-4000-8000-000000000000")
+    banner = page.locator("#banner")
+    banner.wait_for(state="visible")
+    assert "no longer on the server" in banner.inner_text()
+    assert "thread=" not in page.url
+    _ask(page, "Mikor van rendelés a kardiológián?")
+    page.wait_for_selector(".msg.bot .sources .source")
+    _wait_idle(page)
+    assert _thread_in_url(page) != "00000000-0000-4000-8000-000000000000"
+    assert banner.is_hidden()  # the notice went once the new conversation worked
+
+
 def test_page_new_conversation_starts_a_new_thread(server_url: str, page: Any) -> None:
     _open(page, f"{server_url}/chat")
     _ask(page, "Mikor van rendelés?")

@@ -695,10 +695,13 @@
     }
   }
 
+  /** After a request went through: the offline banner (and any notice) has done its job. */
   function hideOffline() {
     if (document.body.classList.contains("offline")) {
       document.body.classList.remove("offline");
       stopHealth();
+      hideBanner();
+    } else if (el.banner.dataset.kind === "info") {
       hideBanner();
     }
   }

@@ -47,6 +47,7 @@ def server_env() -> dict[str, str]:
         if not key.startswith(("OPENAI_", "LANGSMITH_", "LANGCHAIN_"))
     }
     env.update(LANGGRAPH_CLI_NO_ANALYTICS="1", LANGSMITH_TRACING="false", PYTHONUNBUFFERED="1")
+    env.update(LANGGRAPH_STRICT_MSGPACK="true")  # like the session server (conftest.py)
     return env
 
 

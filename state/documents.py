@@ -43,9 +43,10 @@ class UniqueTextDocument(BaseModel):
 def _as_document(doc: UniqueTextDocument | Mapping[str, Any]) -> UniqueTextDocument:
     """A document, also from the plain dict a state reader may hand the reducer.
 
-    The LangGraph server reads thread state (``GET /threads/{id}/state``) with a
-    serializer that turns models into dicts, and replays the documents channel's
-    writes through this reducer.
+    Outside strict msgpack mode (``LANGGRAPH_STRICT_MSGPACK``), the LangGraph server
+    reads thread state (``GET /threads/{id}/state``) with a serializer that turns
+    models into dicts, and replays the documents channel's writes through this
+    reducer; without this, that request fails once a thread has documents.
     """
     return doc if isinstance(doc, UniqueTextDocument) else UniqueTextDocument.model_validate(doc)
 

@@ -228,9 +228,9 @@ class OfflineAssistant(LlmAssistant):
         if not guaranteed and not picked:
             return stream_message(texts["none"])
         body = "\n".join([*guaranteed, *(sentence for _, sentence in picked)])
-        cited = [doc for doc, _ in picked]
         quoted = {" ".join(t.split()) for t in guaranteed}
-        cited += [d for d in request.documents if " ".join(d.text.split()) in quoted]
+        cited = [d for d in request.documents if " ".join(d.text.split()) in quoted]
+        cited += [doc for doc, _ in picked]
         sources: dict[str, None] = {}
         for doc in cited:
             name = doc.document_name or doc.document_id

@@ -139,6 +139,21 @@ def lacks_figure(question: str, passages: Iterable[Sequence[str]]) -> bool:
 
 SourceT = TypeVar("SourceT")
 
+ANSWER_FILLERS = frozenset({"find", "much", "many", "mennyibe", "kerul", "kerulne"})
+"""Folded question words that ask *how* rather than *about what* ("how much", "where
+can I find", "mennyibe kerül"): not key words of an answer."""
+
+
+def _weighted(wanted: Sequence[str], weight: dict[str, int], have: Sequence[str]) -> int:
+    return sum(weight[w] for w in wanted if any(matches(w, h) for h in have))
+
+
+def _names(question: str) -> set[str]:
+    """Capitalised words of ``question`` after its first word (names: "Hofstadter")."""
+    tokens = kit.TOKEN.findall(question)
+    return {t.casefold() for t in tokens[1:] if t[:1].isupper()}
+
+
 KEEP_SHARE = 0.75
 """A picked sentence scores at least this share of the best one's score."""
 FIGURE_BONUS = 0.25
@@ -163,26 +178,32 @@ def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[C
 
     A sentence answers when it (read with the sentence before it on its page)
     holds more than half the question's key words (content words, greetings
-    dropped), or exactly half and its page's title
+    dropped, a name counts twice), or exactly half and its page's title
     holds one of them too (the page is about the question's subject: "Vérvétel"
     for a question about *vérvétel*). A sentence that matches only a word every
     page shares ("kórház") therefore never answers a question about a swimming
-    pool. Score: key words in the sentence, plus :data:`FIGURE_BONUS` for a figure
-    when the question asks *when* or *how much*; sentences below :data:`KEEP_SHARE`
-    of the best are dropped. Ties go to a page whose title names the subject, then
-    to the retrieval order (score, then position).
+    pool. Score: key words in the sentence (half for those only the sentence
+    before holds; a sentence holding none itself never answers), plus
+    :data:`FIGURE_BONUS` for a figure when the question asks *when* or *how
+    much*; sentences below :data:`KEEP_SHARE` of the best are dropped. Ties go
+    to a page whose title names the subject, then to the retrieval order.
     """
-    wanted = wanted_words(question)
+    wanted = [w for w in wanted_words(question) if fold(w) not in ANSWER_FILLERS]
     if not wanted:
         return []
+    names = _names(question)
+    weight = {w: 2 if w in names else 1 for w in wanted}
+    total = sum(weight.values())
     quantity = asks_for_quantity(question)
     scored: list[tuple[float, bool, int, Candidate[SourceT]]] = []
     for position, candidate in enumerate(candidates):
-        found = hits(wanted, content_words(f"{candidate.before} {candidate.text}"))
+        own = _weighted(wanted, weight, content_words(candidate.text))
+        found = _weighted(wanted, weight, content_words(f"{candidate.before} {candidate.text}"))
         titled = hits(wanted, content_words(candidate.title)) > 0
-        if not enough(found, len(wanted), titled=titled):
+        if not own or not enough(found, total, titled=titled):
             continue
-        score = found + (FIGURE_BONUS if quantity and has_figure(candidate.text) else 0.0)
+        score = own + (found - own) / 2
+        score += FIGURE_BONUS if quantity and has_figure(candidate.text) else 0.0
         scored.append((score, titled, position, candidate))
     if not scored:
         return []

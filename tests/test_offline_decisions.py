@@ -224,3 +224,14 @@ def test_T5_word_matching_work_is_cached_across_questions() -> None:
     after = word_matches.cache_info()
     assert after.misses == before.misses  # no pair is matched twice
     assert offline_routing._vocabulary_of.cache_info().misses == vocabulary_before.misses
+
+
+def test_A7_a_name_in_the_question_is_a_key_word_on_its_own() -> None:
+    docs = [
+        _doc("Catalogue", 1, "Gödel, Escher, Bach by Douglas Hofstadter is on shelf M-12."),
+        _doc("Catalogue", 2, "A Pattern Language by Christopher Alexander is on shelf A-7."),
+    ]
+    answer = _answer("Where can I find the book by Hofstadter?", "en", docs)
+    assert answer.splitlines()[0] == docs[0].text
+    assert "A-7" not in answer
+    assert _answer("Where can I find the book about gardening?", "en", docs) == NONE_EN

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from langgraph.runtime import Runtime
 
 from toolweave.llm.port import LlmAssistant
 from toolweave.tools.domain import Domain
+from toolweave.tools.prefilter import CandidateIndex
 from toolweave.tools.registry import ToolRegistry
 
 STEPS_PER_TASK = 3
@@ -31,6 +33,9 @@ class Limits:
     """Tasks in one tree, the root included (S1, X3)."""
     max_tools_per_task: int = 16
     """Tools activated on one task; the rest are logged and dropped."""
+    max_routing_candidates: int = 20
+    """Candidates the routing call sees at most; more are ranked and cut by the pre-filter,
+    plus the domain's pinned tools (T12)."""
     max_message_chars: int = 8_000
     """Longest accepted user message (X1)."""
     history_messages: int = 6
@@ -43,7 +48,13 @@ class Limits:
     """Missing pieces the deep search looks for, at most (each costs up to two subtasks)."""
 
     def __post_init__(self) -> None:
-        for name in ("max_depth", "max_tasks", "max_tools_per_task", "max_message_chars"):
+        for name in (
+            "max_depth",
+            "max_tasks",
+            "max_tools_per_task",
+            "max_message_chars",
+            "max_routing_candidates",
+        ):
             if getattr(self, name) < 1:
                 raise ValueError(f"Limits.{name} must be at least 1")
 
@@ -62,6 +73,12 @@ class Dependencies:
     registry: ToolRegistry
     assistant: LlmAssistant
     limits: Limits = field(default_factory=Limits)
+
+    @cached_property
+    def candidate_index(self) -> CandidateIndex:
+        """The pre-filter's index over the routable tools, built once per graph (T12)."""
+        routable = [tool for tool in self.registry if tool.executable_instruction]
+        return CandidateIndex(routable, self.domain.routing_embeddings)
 
 
 @dataclass

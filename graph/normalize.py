@@ -18,6 +18,7 @@ from toolweave.graph.context import (
     user_data_for,
 )
 from toolweave.graph.handover import handover
+from toolweave.graph.normalized import check_normalized
 from toolweave.graph.walk import Phase
 from toolweave.state.errors import InvalidRequestError
 from toolweave.state.graph_state import GraphState
@@ -118,6 +119,7 @@ def make_normalize(deps: Dependencies) -> Callable[..., Command[Phase]]:
         question, history = split_conversation(state["messages"], deps.limits)
         assistant = assistant_for(deps, runtime)
         norm = assistant.normalize(question, history, default_lang=deps.domain.default_language)
+        norm, notes = check_normalized(question, history, norm)  # A1, T10
         offered, refusals = offer_tools(
             deps, tools, state.get("systems") or [], user_data_for(state, runtime)
         )
@@ -134,7 +136,9 @@ def make_normalize(deps: Dependencies) -> Callable[..., Command[Phase]]:
             kind=LedgerKind.NORMALIZED,
             task_no=ROOT_TASK_NO,
             verdict=norm.user_lang,
-            reason=f"question: {norm.question!r}; offered {len(offered)} tools",
+            reason="; ".join(
+                [f"question: {norm.question!r}", *notes, f"offered {len(offered)} tools"]
+            ),
         )
         update: dict[str, Any] = {
             "question": norm.question,

@@ -8,6 +8,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
+from toolweave.graph.candidates import guard_terminal, offer_candidates
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.handover import handover
 from toolweave.graph.walk import Phase, next_step
@@ -51,12 +52,13 @@ def routed_activation(
         for tool in deps.registry
         if tool.name in offered and tool.executable_instruction and tool.name != retrieval
     ]
+    candidates, entries = offer_candidates(deps, node, candidates)  # T12
     activation = (
         activation_of(node.task.task_prompt, execution_text(node.task), candidates)
         if candidates
         else Activation(verdicts=(), llm_calls=0)
     )
-    entries = [
+    entries += [
         _entry(LedgerKind.ROUTING, node, v.tool, "routed", v.reason)
         for v in activation.verdicts
         if v.run
@@ -72,7 +74,8 @@ def routed_activation(
                 details=declined,
             )
         )
-    routed = set(activation.routed())
+    routed, guarded = guard_terminal(deps, node, candidates, set(activation.routed()))  # A8
+    entries += guarded
     tools = [tool for tool in candidates if tool.name in routed]
     if retrieval is not None and retrieval in offered:
         tools.append(deps.registry[retrieval])

@@ -12,20 +12,27 @@ the kept tools and the best-ranked dropped ones with their rank and score, so
 
 **A8, the terminal safety net.** A tool that declares ``returns_answer`` ends
 the run with its finished answer (R3/R4), so a wrong yes is costly: the user
-gets, say, the emergency numbers for a parking question. Its yes is taken only
-when the routing verdict is clear. The verdict is *unclear*, and treated as a
-routing failure, when a terminal tool is among the routed tools and
+gets, say, the emergency numbers for a question about a ward's phone. Its yes is
+taken only when the routing verdict for it is clear, that is, when it is the
+only tool routed and the task prompt shares a word with its routing text (name,
+routing question, instruction, description; forms, stems and stem prefixes as
+the pre-filter matches them). Otherwise:
 
-1. more than one terminal tool was routed, or
-2. three or more tools were routed and they are at least half of the candidates
-   (a model saying yes to most or all tools is not choosing), or
-3. the task prompt shares no word with the terminal tool's routing text (name,
-   routing question, instruction, description; forms, stems and stem prefixes as
-   the pre-filter matches them): a yes with no word in common is the typical
-   small-model failure of saying yes to the first tool listed.
+1. **Routing failure.** Several terminal tools routed, or three or more tools
+   routed that are at least half of the candidates (a model saying yes to most
+   or all tools is not choosing): no routed tool runs; the task falls back to the
+   domain's default retrieval (A5).
+2. **Conflict.** One terminal tool routed together with one or more others: its
+   finished answer would silence theirs, so the model cannot mean both. The
+   keyword evidence decides (the pre-filter's BM25 score of each routed tool for
+   the task prompt): the terminal tool runs alone if it scores higher than every
+   other routed tool, else it is dropped and the others run.
+3. **No word in common.** A terminal tool routed alone whose routing text shares
+   no word with the task prompt (the typical small-model failure of saying yes to
+   the first tool listed) is dropped; the retrieval answers.
 
-On a routing failure no routed tool runs: the task falls back to the domain's
-default retrieval (A5) and an ``a8_routing_failure`` entry names the routed tools.
+An ``a8_routing_failure``, ``a8_terminal_dropped`` or ``a8_others_dropped`` routing
+entry names the tools that were routed but do not run.
 """
 
 from __future__ import annotations
@@ -41,6 +48,8 @@ from toolweave.tools.registry import AnyTool
 LEDGER_DROPPED = 100
 """Dropped candidates the pre-filter's ledger entry names (the best ranked, with a score)."""
 ROUTING_FAILURE = "a8_routing_failure"
+TERMINAL_DROPPED = "a8_terminal_dropped"
+OTHERS_DROPPED = "a8_others_dropped"
 MANY_ROUTED = 3
 """Routed tools that, when also at least half of the candidates, are no choice (A8)."""
 
@@ -83,37 +92,54 @@ def offer_candidates(
     return result.offered, [entry]
 
 
-def routing_failure(
+def terminal_verdict(
     index: CandidateIndex, prompt: str, candidates: Sequence[AnyTool], routed: Collection[str]
-) -> str | None:
-    """A8: why the routed set is no clear verdict for a terminal tool, or ``None`` if it is."""
-    terminal = [t.name for t in candidates if t.name in routed and t.returns_answer]
+) -> tuple[str, set[str], str] | None:
+    """A8: ``(verdict, tools not to run, why)`` when a terminal yes is unclear, else ``None``."""
+    terminal = {t.name for t in candidates if t.name in routed and t.returns_answer}
     if not terminal:
         return None
-    if len(terminal) > 1:
-        return f"{len(terminal)} tools with a finished answer routed at once"
-    if len(routed) >= MANY_ROUTED and 2 * len(routed) >= len(candidates):
-        return (
-            f"{terminal[0]} (a finished answer) routed together with {len(routed)} of "
-            f"{len(candidates)} candidates"
+    many = len(routed) >= MANY_ROUTED and 2 * len(routed) >= len(candidates)
+    if len(terminal) > 1 or many:
+        why = (
+            f"{len(routed)} of {len(candidates)} candidates routed, "
+            f"{len(terminal)} with a finished answer"
         )
-    if not index.shares_words(prompt, terminal[0]):
-        return f"{terminal[0]} (a finished answer) shares no word with the task prompt"
+        return ROUTING_FAILURE, set(routed), why
+    (name,) = terminal
+    scores = index.scores(prompt, routed)
+    if len(routed) > 1:
+        best_other = max(score for tool, score in scores.items() if tool != name)
+        if scores[name] > best_other:
+            why = (
+                f"{name} (a finished answer) routed with others; it matches the task "
+                f"prompt best (score {scores[name]:.2f} > {best_other:.2f})"
+            )
+            return OTHERS_DROPPED, set(routed) - {name}, why
+        why = (
+            f"{name} (a finished answer) routed with others that match the task prompt "
+            f"as well (score {best_other:.2f} >= {scores[name]:.2f})"
+        )
+        return TERMINAL_DROPPED, {name}, why
+    if scores[name] <= 0.0:
+        return TERMINAL_DROPPED, {name}, f"{name} shares no word with the task prompt"
     return None
 
 
 def guard_terminal(
     deps: Dependencies, node: TaskNode, candidates: Sequence[AnyTool], routed: set[str]
 ) -> tuple[set[str], list[LedgerEntry]]:
-    """A8: the routed set, emptied (retrieval only) when its verdict is unclear."""
-    why = routing_failure(deps.candidate_index, node.task.task_prompt, candidates, routed)
-    if why is None:
+    """A8: the routed tools that run, and a ledger entry when a terminal yes was unclear."""
+    found = terminal_verdict(deps.candidate_index, node.task.task_prompt, candidates, routed)
+    if found is None:
         return routed, []
+    verdict, dropped, why = found
+    fallback = "retrieval answers instead" if dropped == routed else "the rest run"
     entry = LedgerEntry(
         kind=LedgerKind.ROUTING,
         task_no=node.task_no,
-        verdict=ROUTING_FAILURE,
-        reason=f"{why}: treated as a routing failure, retrieval answers instead (A8)",
-        details={name: "routed, not run (A8)" for name in sorted(routed)},
+        verdict=verdict,
+        reason=f"{why}: {fallback} (A8)",
+        details={name: "routed, not run (A8)" for name in sorted(dropped)},
     )
-    return set(), [entry]
+    return routed - dropped, [entry]

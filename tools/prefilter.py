@@ -7,7 +7,8 @@ plus the tools the domain pins (``Domain.always_offered``). Forced activation
 (F1) never comes here.
 
 The ranking is BM25 over each tool's name, routing question
-(``executable_instruction``), extraction ``instruction`` and ``description``,
+(``executable_instruction``), extraction ``instruction``, ``description`` and
+its request fields' descriptions and examples,
 with the project's Hungarian and English stemming (``tools.search.text``): a
 word matches its folded form, its stems, and the 6-character prefix of its
 Hungarian stem. When the domain brings LangChain ``Embeddings``
@@ -42,9 +43,17 @@ _NAME_SPLIT = re.compile(r"[_\-.]+")
 
 
 def tool_text(tool: AnyTool) -> str:
-    """The text a tool is ranked by: name words, routing question, instruction, description."""
+    """The text a tool is ranked by.
+
+    Its name words, routing question, extraction instruction and description, plus
+    the descriptions and examples of its request fields (the things it can be asked
+    about, e.g. the department names a department tool knows).
+    """
     name = " ".join([_NAME_SPLIT.sub(" ", tool.name)] * NAME_WEIGHT)
-    parts = (name, tool.executable_instruction or "", tool.instruction, tool.description)
+    parts = [name, tool.executable_instruction or "", tool.instruction, tool.description]
+    for field in tool.request_model.model_fields.values():
+        parts.append(field.description or "")
+        parts.extend(str(example) for example in field.examples or [])
     return "\n".join(part for part in parts if part)
 
 
@@ -132,10 +141,13 @@ class CandidateIndex:
                 scores[doc] += value
         return scores
 
-    def shares_words(self, prompt: str, name: str) -> bool:
-        """Whether ``prompt`` has a word (form, stem or stem prefix) in tool ``name``'s text."""
-        doc = self._position.get(name)
-        return doc is not None and self.keyword_scores(prompt).get(doc, 0.0) > 0.0
+    def scores(self, prompt: str, names: Iterable[str]) -> dict[str, float]:
+        """The keyword (BM25) score of each named tool for ``prompt``; 0 for unknown names."""
+        keyword = self.keyword_scores(prompt)
+        return {
+            name: keyword.get(self._position[name], 0.0) if name in self._position else 0.0
+            for name in names
+        }
 
     def rank(self, prompt: str, candidates: Collection[str]) -> list[RankedTool]:
         """Rank ``candidates`` (tool names) against ``prompt``, best first.

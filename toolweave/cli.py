@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, NoReturn, TextIO
 
-from toolweave import cli_ingest
+from toolweave import cli_eval, cli_ingest
 from toolweave import cli_render as render
 from toolweave.cli_session import Session, read_thread, validate_message
 from toolweave.domains import available_domains, load_domain
@@ -98,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     explain.add_argument("thread", metavar="THREAD", help="the thread id")
     cli_ingest.add_parser(commands, parents=[store])
+    cli_eval.add_parser(commands, parents=[domain, store])
     return parser
 
 
@@ -220,6 +221,7 @@ COMMANDS = {
     "domains": cmd_domains,
     "explain": cmd_explain,
     "ingest": cli_ingest.cmd_ingest,
+    "eval": cli_eval.cmd_eval,
 }
 
 

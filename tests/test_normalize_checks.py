@@ -38,7 +38,11 @@ def test_A1_first_turn_not_rewritten():
 
 def test_A1_follow_up_is_rewritten():
     graph = build_graph("d", [], assistant=rewriting("en"))
-    messages = [HumanMessage("When is cardiology open?"), AIMessage("9-13."), HumanMessage("Friday?")]
+    messages = [
+        HumanMessage("When is cardiology open?"),
+        AIMessage("9-13."),
+        HumanMessage("Friday?"),
+    ]
     out = graph.invoke({"messages": messages})
     assert out["task"].task_prompt == "REWRITTEN Friday?"
 

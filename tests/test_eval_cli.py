@@ -91,7 +91,7 @@ def test_eval_sample_runs_a_subset(tmp_path, offline, capsys):
 def test_eval_bad_golden_file_is_a_clear_error(tmp_path, offline, capsys, line, message):
     golden = tmp_path / "bad.jsonl"
     golden.write_text(line + "\n")
-    with pytest.raises(InvalidRequestError, match="bad.jsonl:1"):
+    with pytest.raises(InvalidRequestError, match=r"bad\.jsonl:1"):
         load_golden(golden)
     assert main(["eval", str(golden)]) == 2
     assert message in capsys.readouterr().err

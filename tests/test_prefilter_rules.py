@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import HumanMessage
+from support import ScriptedCoordinator
 
 from toolweave import ChatbotTool, TaskInfo, ToolCallContext, ToolResult, build_graph
 from toolweave.state.ledger import LedgerKind
@@ -14,8 +15,6 @@ from toolweave.testing import FunctionAssistant
 from toolweave.tools.domain import Domain
 from toolweave.tools.prefilter import CandidateIndex, ordinal, prefilter, tool_text
 from toolweave.tools.registry import AnyTool
-
-from support import ScriptedCoordinator
 
 TOPICS = [
     ("parking", "car park garage fees"),
@@ -185,7 +184,14 @@ def test_T12_index_is_built_once_per_graph_not_per_request(monkeypatch):
 class KeywordBlindEmbeddings(Embeddings):
     """Vectors by a concept table, so that a synonym with no shared word still matches."""
 
-    CONCEPTS = {"car": 0, "park": 0, "automobile": 0, "vehicle": 0, "lunch": 1, "food": 1}
+    CONCEPTS: ClassVar[dict[str, int]] = {
+        "car": 0,
+        "park": 0,
+        "automobile": 0,
+        "vehicle": 0,
+        "lunch": 1,
+        "food": 1,
+    }
 
     def _vector(self, text: str) -> list[float]:
         vector = [0.0, 0.0, 0.01]

@@ -64,10 +64,11 @@ def offer_candidates(
         candidates,
         cap=deps.limits.max_routing_candidates,
         pinned=deps.domain.always_offered,
+        detail=LEDGER_DROPPED,
     )
     if not result.filtered:
         return result.offered, []
-    total = len(result.ranking)
+    total = result.total
     cap = deps.limits.max_routing_candidates
     details: dict[str, str] = {}
     for ranked in result.ranking:

@@ -149,37 +149,68 @@ class CandidateIndex:
             for name in names
         }
 
-    def rank(self, prompt: str, candidates: Collection[str]) -> list[RankedTool]:
+    def rank(
+        self,
+        prompt: str,
+        candidates: Sequence[str],
+        *,
+        limit: int | None = None,
+        include: Collection[str] = (),
+    ) -> list[RankedTool]:
         """Rank ``candidates`` (tool names) against ``prompt``, best first.
 
         Ties (e.g. every candidate sharing no word with the prompt) keep the
-        index's order, which is the registry's. Names the index does not hold
-        rank last, in the order given.
+        order given (the registry's). Names the index does not hold rank last.
+
+        Args:
+            prompt: The task prompt (never its context, M2).
+            candidates: The names to rank.
+            limit: Return only the first ``limit`` (``None``: all), which keeps a
+                request over thousands of tools cheap.
+            include: Names whose rank is returned even beyond ``limit`` (pinned tools).
         """
-        wanted = [self._position[n] for n in candidates if n in self._position]
-        wanted_set = set(wanted)
+        position = self._position
         keyword = self.keyword_scores(prompt)
-        order = sorted(wanted, key=lambda doc: (-keyword.get(doc, 0.0), doc))
-        scored: list[tuple[int, float]]
         if self._vectors:
-            query = _unit(self._embeddings_or_raise().embed_query(prompt))
-            cosine = {doc: _dot(query, self._vectors[doc]) for doc in wanted_set}
-            by_vector = sorted(wanted, key=lambda doc: (-cosine[doc], doc))
-            fused: dict[int, float] = defaultdict(float)
-            for ranking in (order, by_vector):
-                for position, doc in enumerate(ranking, start=1):
-                    fused[doc] += 1.0 / (RRF_K + position)
-            scored = sorted(((doc, fused[doc]) for doc in wanted), key=lambda p: (-p[1], p[0]))
+            wanted = [position[n] for n in candidates if n in position]
+            order, score = self._fused(prompt, wanted, keyword)
+            names = [self._names[doc] for doc in order]
+            names += [n for n in candidates if n not in position]
         else:
-            scored = [(doc, keyword.get(doc, 0.0)) for doc in order]
+            # the hits sorted by score, then everyone else in the order given: one pass
+            given = {position[n]: i for i, n in enumerate(candidates) if n in position}
+            hits = sorted((d for d in keyword if d in given), key=lambda d: (-keyword[d], given[d]))
+            hit_names = [self._names[doc] for doc in hits]
+            hit_set = set(hit_names)
+            names = hit_names + [n for n in candidates if n not in hit_set]
+            score = keyword
+        count = len(names) if limit is None else min(limit, len(names))
+        wanted_extra = set(include) - set(names[:count])
         ranked = [
-            RankedTool(self._names[doc], rank, score)
-            for rank, (doc, score) in enumerate(scored, start=1)
+            RankedTool(name, place, score.get(position.get(name, -1), 0.0))
+            for place, name in enumerate(names[:count], start=1)
         ]
-        unknown = [n for n in candidates if n not in self._position]
-        start = len(ranked) + 1
-        ranked += [RankedTool(name, start + i, 0.0) for i, name in enumerate(unknown)]
+        if wanted_extra:
+            ranked += [
+                RankedTool(name, place, score.get(position.get(name, -1), 0.0))
+                for place, name in enumerate(names, start=1)
+                if place > count and name in wanted_extra
+            ]
         return ranked
+
+    def _fused(
+        self, prompt: str, wanted: list[int], keyword: dict[int, float]
+    ) -> tuple[list[int], dict[int, float]]:
+        """Reciprocal rank fusion of the keyword and the cosine rankings."""
+        by_keyword = sorted(wanted, key=lambda doc: (-keyword.get(doc, 0.0), doc))
+        query = _unit(self._embeddings_or_raise().embed_query(prompt))
+        cosine = {doc: _dot(query, self._vectors[doc]) for doc in wanted}
+        by_vector = sorted(wanted, key=lambda doc: (-cosine[doc], doc))
+        fused: dict[int, float] = defaultdict(float)
+        for ranking in (by_keyword, by_vector):
+            for position, doc in enumerate(ranking, start=1):
+                fused[doc] += 1.0 / (RRF_K + position)
+        return sorted(wanted, key=lambda doc: (-fused[doc], doc)), fused
 
     def _embeddings_or_raise(self) -> Embeddings:
         assert self._embeddings is not None
@@ -193,9 +224,12 @@ class Prefiltered:
     offered: list[AnyTool]
     """The candidates the routing call sees, in the candidates' (registry) order."""
     ranking: list[RankedTool]
-    """Every candidate's rank and score, best first (empty when nothing was filtered)."""
+    """The best-ranked candidates (the kept ones and up to ``detail`` more) and the pinned
+    ones, with rank and score, best first; empty when nothing was filtered."""
     pinned: frozenset[str]
     """Candidates offered because the domain pins them, whatever their rank."""
+    total: int = 0
+    """How many candidates were ranked."""
 
     @property
     def filtered(self) -> bool:
@@ -210,20 +244,24 @@ def prefilter(
     *,
     cap: int,
     pinned: Collection[str] = (),
+    detail: int = 0,
 ) -> Prefiltered:
     """T12: the best ``cap`` candidates for ``prompt`` plus the pinned ones.
 
     With at most ``cap`` candidates nothing is ranked and all are offered.
     ``prompt`` must be the task prompt alone, never its prompt context (M2).
+    ``detail`` more candidates after the kept ones are ranked for the ledger.
     """
     if len(candidates) <= cap:
-        return Prefiltered(list(candidates), [], frozenset())
-    ranking = index.rank(prompt, [tool.name for tool in candidates])
-    keep = {ranked.tool for ranked in ranking[:cap]}
-    names = {tool.name for tool in candidates}
-    pins = frozenset(name for name in pinned if name in names and name not in keep)
+        return Prefiltered(list(candidates), [], frozenset(), len(candidates))
+    names = [tool.name for tool in candidates]
+    present = set(names)
+    pinned_here = [name for name in pinned if name in present]
+    ranking = index.rank(prompt, names, limit=cap + detail, include=pinned_here)
+    keep = {ranked.tool for ranked in ranking if ranked.rank <= cap}
+    pins = frozenset(name for name in pinned_here if name not in keep)
     offered = [tool for tool in candidates if tool.name in keep or tool.name in pins]
-    return Prefiltered(offered, ranking, pins)
+    return Prefiltered(offered, ranking, pins, len(candidates))
 
 
 def ordinal(number: int) -> str:

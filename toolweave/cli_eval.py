@@ -23,7 +23,14 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from toolweave.domains import load_domain
-from toolweave.evaluation import CaseResult, evaluate, load_golden, percent, report_table
+from toolweave.evaluation import (
+    CaseResult,
+    EvalReport,
+    evaluate,
+    load_golden,
+    percent,
+    report_table,
+)
 from toolweave.llm.env import default_assistant
 from toolweave.state.errors import InvalidRequestError
 
@@ -75,6 +82,10 @@ def _progress(stream: TextIO, total: int) -> Any:
     return show
 
 
+def _write_json(path: Path, report: EvalReport) -> None:
+    path.write_text(json.dumps(report.as_json(), ensure_ascii=False, indent=2), encoding="utf-8")
+
+
 def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     """``toolweave eval``: run the golden file, print the tables, write JSON, gate on accuracy."""
     if args.min_accuracy is not None and not 0 <= args.min_accuracy <= 1:
@@ -90,7 +101,17 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     domain, tools = load_domain(args.domain, data_dir=getattr(args, "data_dir", None))
     assistant = default_assistant()
     stream = sys.stderr
-    progress = _progress(stream, len(cases)) if stream.isatty() else None
+    bar = _progress(stream, len(cases)) if stream.isatty() else None
+    done: list[CaseResult] = []
+
+    def progress(count: int, result: CaseResult) -> None:
+        if bar is not None:
+            bar(count, result)
+        done.append(result)
+        if args.json_out:  # written after every case: a slow model's run is never lost
+            partial = EvalReport(assistant=assistant.label, results=list(done))
+            _write_json(Path(args.json_out), partial)
+
     report = evaluate(domain, tools, cases, assistant=assistant, progress=progress)
     print(f"golden file: {golden} ({report.count} cases)", file=out)
     for line in report_table(report):
@@ -108,9 +129,7 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
                     file=out,
                 )
     if args.json_out:
-        Path(args.json_out).write_text(
-            json.dumps(report.as_json(), ensure_ascii=False, indent=2), encoding="utf-8"
-        )
+        _write_json(Path(args.json_out), report)
     if args.min_accuracy is not None and report.accuracy < args.min_accuracy:
         print(
             f"exact-set accuracy {percent(report.accuracy)} is below {percent(args.min_accuracy)}",

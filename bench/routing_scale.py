@@ -263,9 +263,9 @@ def recall_rows(sizes: Sequence[int], questions: int, seed: int) -> list[list[An
                 spec = rng.choice(chosen)
                 text = paraphrase(spec, rng, reworded)
                 start = time.perf_counter()
-                ranked = index.rank(text, names)
+                ranked = index.rank(text, names, limit=max(KS))
                 rank_ms.append((time.perf_counter() - start) * 1000.0)
-                place = next(r.rank for r in ranked if r.tool == spec.name)
+                place = next((r.rank for r in ranked if r.tool == spec.name), max(KS) + 1)
                 for k in KS:
                     hits[k] += place <= k
             recalls = [hits[k] / questions for k in KS]

@@ -106,12 +106,18 @@ class CandidateIndex:
                     row = postings[term]
                     row[doc] = row.get(doc, 0) + 1
         count = len(self._names)
-        self._average = (sum(self._lengths) / count) if count else 1.0
-        self._idf = {
-            term: math.log(1 + (count - len(row) + 0.5) / (len(row) + 0.5))
-            for term, row in postings.items()
-        }
-        self._postings = dict(postings)
+        average = (sum(self._lengths) / count) if count else 1.0
+        # each posting holds its finished BM25 weight: a request only adds them up
+        self._postings: dict[str, dict[int, float]] = {}
+        for term, row in postings.items():
+            idf = math.log(1 + (count - len(row) + 0.5) / (len(row) + 0.5))
+            self._postings[term] = {
+                doc: idf
+                * freq
+                * (BM25_K1 + 1)
+                / (freq + BM25_K1 * (1 - BM25_B + BM25_B * self._lengths[doc] / average))
+                for doc, freq in row.items()
+            }
         self._position = {name: doc for doc, name in enumerate(self._names)}
         self._embeddings = embeddings
         self._vectors: list[list[float]] = []
@@ -131,10 +137,10 @@ class CandidateIndex:
                 row = self._postings.get(term)
                 if not row:
                     continue
-                idf = self._idf[term]
-                for doc, freq in row.items():
-                    norm = BM25_K1 * (1 - BM25_B + BM25_B * self._lengths[doc] / self._average)
-                    value = idf * freq * (BM25_K1 + 1) / (freq + norm)
+                if not best:
+                    best = dict(row)
+                    continue
+                for doc, value in row.items():
                     if value > best.get(doc, 0.0):
                         best[doc] = value
             for doc, value in best.items():
@@ -159,8 +165,9 @@ class CandidateIndex:
     ) -> list[RankedTool]:
         """Rank ``candidates`` (tool names) against ``prompt``, best first.
 
-        Ties (e.g. every candidate sharing no word with the prompt) keep the
-        order given (the registry's). Names the index does not hold rank last.
+        Scored candidates tie in the index's (the registry's) order; candidates
+        sharing no word with the prompt follow in the order given. Names the index
+        does not hold rank with them.
 
         Args:
             prompt: The task prompt (never its context, M2).
@@ -178,8 +185,10 @@ class CandidateIndex:
             names += [n for n in candidates if n not in position]
         else:
             # the hits sorted by score, then everyone else in the order given: one pass
-            given = {position[n]: i for i, n in enumerate(candidates) if n in position}
-            hits = sorted((d for d in keyword if d in given), key=lambda d: (-keyword[d], given[d]))
+            given = set(candidates)
+            hits = sorted(
+                (d for d in keyword if self._names[d] in given), key=lambda d: (-keyword[d], d)
+            )
             hit_names = [self._names[doc] for doc in hits]
             hit_set = set(hit_names)
             names = hit_names + [n for n in candidates if n not in hit_set]

@@ -200,3 +200,21 @@ def test_eval_counts_a_model_outage_as_an_error_and_goes_on(tmp_path):
     assert report.errors == 1
     assert report.crashes == 0
     assert [r.exact for r in report.results] == [False, True]
+
+
+def test_eval_no_deep_fallback_spends_fewer_calls_and_scores_routing_the_same(
+    tmp_path, offline, capsys
+):
+    golden = write(
+        tmp_path / "g.jsonl",
+        [{"id": "p", "question": "Is there a swimming pool?", "expected_tools": "none"}],
+    )
+    full, lean = tmp_path / "full.json", tmp_path / "lean.json"
+    assert main(["eval", str(golden), "--json-out", str(full)]) == 0
+    assert main(["eval", str(golden), "--json-out", str(lean), "--no-deep-fallback"]) == 0
+    full_case = json.loads(full.read_text())["cases"][0]
+    lean_case = json.loads(lean.read_text())["cases"][0]
+    assert lean_case["llm_calls"] < full_case["llm_calls"]
+    assert lean_case["exact"] and full_case["exact"]
+    assert main(["eval", str(golden), "--timeout", "0"]) == 2
+    assert "--timeout must be positive" in capsys.readouterr().err

@@ -18,6 +18,7 @@ import argparse
 import json
 import random
 import sys
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
@@ -68,6 +69,18 @@ def add_parser(commands: Any, *, parents: list[argparse.ArgumentParser]) -> None
     parser.add_argument(
         "--failures", action="store_true", help="list the cases routed wrongly after the table"
     )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        metavar="S",
+        help="seconds one model request may take (default 60; raise it for a slow local model)",
+    )
+    parser.add_argument(
+        "--no-deep-fallback",
+        action="store_true",
+        help="skip the domain's deep search (fewer model calls on a slow model; routing is "
+        "scored the same, answers may lack what only the deep search finds)",
+    )
 
 
 def _progress(stream: TextIO, total: int) -> Any:
@@ -98,8 +111,14 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     cases = load_golden(golden)
     if args.sample is not None and args.sample < len(cases):
         cases = random.Random(args.seed).sample(cases, args.sample)
+    if args.timeout is not None and args.timeout <= 0:
+        raise InvalidRequestError("--timeout must be positive")
     domain, tools = load_domain(args.domain, data_dir=getattr(args, "data_dir", None))
-    assistant = default_assistant()
+    if args.no_deep_fallback:
+        domain = replace(domain, deep_fallback=None)
+    assistant = (
+        default_assistant() if args.timeout is None else default_assistant(timeout=args.timeout)
+    )
     stream = sys.stderr
     bar = _progress(stream, len(cases)) if stream.isatty() else None
     done: list[CaseResult] = []

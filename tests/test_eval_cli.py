@@ -215,6 +215,7 @@ def test_eval_no_deep_fallback_spends_fewer_calls_and_scores_routing_the_same(
     full_case = json.loads(full.read_text())["cases"][0]
     lean_case = json.loads(lean.read_text())["cases"][0]
     assert lean_case["llm_calls"] < full_case["llm_calls"]
-    assert lean_case["exact"] and full_case["exact"]
+    assert lean_case["exact"]
+    assert full_case["exact"]
     assert main(["eval", str(golden), "--timeout", "0"]) == 2
     assert "--timeout must be positive" in capsys.readouterr().err

@@ -14,5 +14,7 @@ echo "== ruff"
 .venv/bin/ruff format --check .
 echo "== mypy --strict"
 bash scripts/typecheck.sh
+echo "== docs (mkdocs build --strict)"
+NO_MKDOCS_2_WARNING=1 bash scripts/docs.sh --quiet
 echo "== pytest"
 .venv/bin/python -m pytest "$@"

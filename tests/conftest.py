@@ -16,9 +16,16 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAI
+from stores import STORE_KINDS, StoreFactory, store_factory
 
 ROOT = Path(__file__).resolve().parents[1]
 STARTUP_TIMEOUT = 90.0
+
+
+@pytest.fixture(params=STORE_KINDS)
+def make_store(request: pytest.FixtureRequest) -> Iterator[StoreFactory]:
+    """A factory of empty document stores, once SQLite and once PostgreSQL (issue 12)."""
+    yield from store_factory(request.param)
 
 
 @pytest.fixture

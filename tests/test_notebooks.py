@@ -51,6 +51,24 @@ EXPECTED = {
         "10:00-14:00",  # the follow-up on a thread, and the scripted assistant
         "```mermaid",  # the diagram
     ),
+    "02_task_tree.ipynb": (
+        "Cheapest: Kettle K2: 39 EUR",  # the coordinator's answer from its subtasks (B4)
+        "['1.1:product_lookup', '1.2:product_lookup', '1.3:product_lookup', '1:compare']",
+        "1.3  What does the blender cost?  forced: ['product_lookup']",  # the tree
+        "coordinator_run",  # the ledger
+    ),
+    "03_clarification.ipynb": (
+        "Which department",  # the question (Q1)
+        "Consultation hours of Cardiology: Monday-Thursday 9:00-13:00.",  # the fresh process (Q3)
+        "NothingPendingError",  # a second reply writes nothing
+    ),
+    "04_deep_fallback.ipynb": (
+        "1.1:korhaz_neighbor_search",  # the cheap step answered (D6)
+        "1.2:korhaz_context_search",  # the conditional full search ran for the fee (D3)
+        "14 000 Ft",
+        "| gatekeeper |",  # the ledger as a table
+        "['sufficient']",
+    ),
 }
 
 

@@ -8,7 +8,7 @@ from test_search_rules import ctx_for
 
 from toolweave import EmptyRequest
 from toolweave.testing import FunctionAssistant
-from toolweave.tools.search import ContextSearchTool, PageRef, SqliteDocumentStore, page_documents
+from toolweave.tools.search import ContextSearchTool, PageRef, page_documents
 
 # --- graph search and the retriever hook ---------------------------------------------------
 
@@ -24,8 +24,8 @@ class LetterEmbedding(Embeddings):
         return [float(folded.count(ch)) + 0.01 for ch in "abcdefghijklmnopqrstuvwxyz"]
 
 
-def test_page_graph_links_neighbours_and_pages_sharing_rare_terms():
-    store = SqliteDocumentStore()
+def test_page_graph_links_neighbours_and_pages_sharing_rare_terms(make_store):
+    store = make_store()
     store.add_document("a", ["Intro page.", "The Zyxomab infusion room is on floor 2."], name="A")
     store.add_document("b", ["Zyxomab infusions are booked by the oncology desk."], name="B")
     store.add_document("c", ["Zyxomab is mentioned here too."], name="C")
@@ -36,8 +36,8 @@ def test_page_graph_links_neighbours_and_pages_sharing_rare_terms():
     assert all("zyxomab" in link.shared_terms for link in links[1:])
 
 
-def test_a_langchain_retriever_proposes_pages_keyword_search_misses():
-    store = SqliteDocumentStore()
+def test_a_langchain_retriever_proposes_pages_keyword_search_misses(make_store):
+    store = make_store()
     store.add_document(
         "hu", ["A gyógyszertár reggel nyolckor nyit."], name="Gyógyszertár", lang="hu"
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from stores import Store, StoreFactory
 from support import ask, make_tool
 
 from toolweave import ContextVerdict, Domain, EmptyRequest, ToolCallContext, build_graph
@@ -18,7 +19,6 @@ from toolweave.tools.search import (
     ContextSearchTool,
     NeighborPageSearchTool,
     RetrievalTool,
-    SqliteDocumentStore,
 )
 
 QUESTION = "When does the dialysis centre open?"
@@ -57,8 +57,8 @@ def reader(question: str, passage: str) -> str | None:
     return next((line for line in passage.splitlines() if "opens at" in line), None)
 
 
-def dialysis_store(filler_pages: int = 5) -> SqliteDocumentStore:
-    store = SqliteDocumentStore()
+def dialysis_store(make: StoreFactory, filler_pages: int = 5) -> Store:
+    store = make()
     store.add_document(
         "centre",
         [
@@ -88,8 +88,8 @@ def ctx_for(assistant: FunctionAssistant, question: str, *, limit: int | None = 
 # --- D4 -----------------------------------------------------------------------------------
 
 
-def test_D4_search_tools_have_no_routing_question_and_are_never_routed():
-    store = dialysis_store()
+def test_D4_search_tools_have_no_routing_question_and_are_never_routed(make_store):
+    store = dialysis_store(make_store)
     search = ContextSearchTool("context_search", None, store)
     neighbor = NeighborPageSearchTool("neighbor_search", None, store)
     assert search.executable_instruction is None
@@ -114,9 +114,9 @@ def test_D4_search_tools_have_no_routing_question_and_are_never_routed():
 # --- D5 -----------------------------------------------------------------------------------
 
 
-def test_D5_without_a_limit_the_candidate_pages_are_read_until_one_answers():
+def test_D5_without_a_limit_the_candidate_pages_are_read_until_one_answers(make_store):
     assistant = Recording(read=reader)
-    search = ContextSearchTool("context_search", None, dialysis_store())
+    search = ContextSearchTool("context_search", None, dialysis_store(make_store))
     result = search.execute(EmptyRequest(), ctx_for(assistant, QUESTION))
     assert result is not None
     assert result.mode.value == "guaranteed_context"
@@ -126,10 +126,12 @@ def test_D5_without_a_limit_the_candidate_pages_are_read_until_one_answers():
     assert len(reads) == len(set(reads)) <= search.page_limit
 
 
-def test_D5_a_search_hitting_more_pages_than_the_limit_reads_none_and_returns_best_sentences():
+def test_D5_a_search_hitting_more_pages_than_the_limit_reads_none_and_returns_best_sentences(
+    make_store,
+):
     assistant = Recording(read=reader)
     search = ContextSearchTool(
-        "context_search", None, dialysis_store(), max_brute_force_page_count=2
+        "context_search", None, dialysis_store(make_store), max_brute_force_page_count=2
     )
     result = search.execute(EmptyRequest(), ctx_for(assistant, QUESTION))
     assert assistant.calls == []  # no LLM call at all
@@ -140,10 +142,13 @@ def test_D5_a_search_hitting_more_pages_than_the_limit_reads_none_and_returns_be
     assert list(result.documents) == best
 
 
-def test_D5_under_the_limit_pages_are_still_read():
+def test_D5_under_the_limit_pages_are_still_read(make_store):
     assistant = Recording(read=reader)
     search = ContextSearchTool(
-        "context_search", None, dialysis_store(filler_pages=0), max_brute_force_page_count=10
+        "context_search",
+        None,
+        dialysis_store(make_store, filler_pages=0),
+        max_brute_force_page_count=10,
     )
     result = search.execute(EmptyRequest(), ctx_for(assistant, QUESTION))
     assert result is not None
@@ -151,8 +156,8 @@ def test_D5_under_the_limit_pages_are_still_read():
     assert assistant.calls[-1] == "read:# Dialysis centre (p. 2)"
 
 
-def test_D5_no_keyword_hit_scans_the_whole_domain_only_without_a_limit():
-    store = dialysis_store(filler_pages=2)  # 5 pages
+def test_D5_no_keyword_hit_scans_the_whole_domain_only_without_a_limit(make_store):
+    store = dialysis_store(make_store, filler_pages=2)  # 5 pages
     question = "Is there a chapel?"
     unlimited = Recording(read=lambda q, p: None)
     assert (
@@ -166,16 +171,18 @@ def test_D5_no_keyword_hit_scans_the_whole_domain_only_without_a_limit():
     assert limited.calls == []  # D5: the scan never runs
 
 
-def test_D5_subclass_sets_the_limit_like_the_seed():
+def test_D5_subclass_sets_the_limit_like_the_seed(make_store):
     class Capped(ContextSearchTool):
         max_brute_force_page_count = 1
 
-    assert Capped("s", None, dialysis_store()).max_brute_force_page_count == 1
-    assert ContextSearchTool("s", None, dialysis_store()).max_brute_force_page_count is None
+    assert Capped("s", None, dialysis_store(make_store)).max_brute_force_page_count == 1
+    assert (
+        ContextSearchTool("s", None, dialysis_store(make_store)).max_brute_force_page_count is None
+    )
 
 
-def test_D7_the_budget_stops_the_domain_scan():
-    store = dialysis_store(filler_pages=5)
+def test_D7_the_budget_stops_the_domain_scan(make_store):
+    store = dialysis_store(make_store, filler_pages=5)
     assistant = Recording(read=lambda q, p: None)
     ContextSearchTool("s", None, store).execute(
         EmptyRequest(), ctx_for(assistant, "Is there a chapel?", limit=3)
@@ -183,9 +190,9 @@ def test_D7_the_budget_stops_the_domain_scan():
     assert len(assistant.calls) == 3
 
 
-def test_D5_exact_llm_calls_of_a_deep_fallback_run_with_and_without_the_limit():
+def test_D5_exact_llm_calls_of_a_deep_fallback_run_with_and_without_the_limit(make_store):
     def run(limit: int | None) -> tuple[list[str], dict[str, Any]]:
-        store = dialysis_store()
+        store = dialysis_store(make_store)
         deep = DeepSearchCoordinator()
         assistant = Recording(
             judge=lambda q, d, g: ContextVerdict(sufficient=bool(g), missing=(QUESTION,)),
@@ -217,8 +224,8 @@ def test_D5_exact_llm_calls_of_a_deep_fallback_run_with_and_without_the_limit():
 # --- D6 -----------------------------------------------------------------------------------
 
 
-def paged_store() -> SqliteDocumentStore:
-    store = SqliteDocumentStore()
+def paged_store(make: StoreFactory) -> Store:
+    store = make()
     pages = [f"## Part {n}\nPage {n} text." for n in range(1, 6)]
     store.add_document("book", pages, name="Book")
     store.add_document("other", ["Unrelated page."], name="Other")
@@ -242,9 +249,9 @@ def prior(*pages: tuple[str, int]) -> dict[str, list[PromptAndContext]]:
         (2, ["Book (p. 4)", "Book (p. 2)", "Book (p. 5)", "Book (p. 1)"]),
     ],
 )
-def test_D6_neighbor_search_reads_only_the_pages_next_to_the_context(k, expected):
+def test_D6_neighbor_search_reads_only_the_pages_next_to_the_context(make_store, k, expected):
     assistant = Recording(read=lambda q, p: None)
-    tool = NeighborPageSearchTool("neighbor_search", None, paged_store(), k=k)
+    tool = NeighborPageSearchTool("neighbor_search", None, paged_store(make_store), k=k)
     result = tool.execute_with_prior_context(
         EmptyRequest(), ctx_for(assistant, "q"), prior(("book", 3))
     )
@@ -252,14 +259,14 @@ def test_D6_neighbor_search_reads_only_the_pages_next_to_the_context(k, expected
     assert [c.removeprefix("read:# ") for c in assistant.calls] == expected
 
 
-def test_D6_a_following_page_is_read_with_the_heading_it_continues():
+def test_D6_a_following_page_is_read_with_the_heading_it_continues(make_store):
     passages: list[str] = []
 
     def read(question: str, passage: str) -> str | None:
         passages.append(passage)
         return "found"
 
-    tool = NeighborPageSearchTool("n", None, paged_store())
+    tool = NeighborPageSearchTool("n", None, paged_store(make_store))
     result = tool.execute_with_prior_context(
         EmptyRequest(), ctx_for(FunctionAssistant(read=read), "q"), prior(("book", 3))
     )
@@ -269,9 +276,9 @@ def test_D6_a_following_page_is_read_with_the_heading_it_continues():
     assert passages == ["# Book (p. 4)\n## Part 4\nPage 4 text."]  # its own heading wins
 
 
-def test_D6_no_context_pages_means_no_call():
+def test_D6_no_context_pages_means_no_call(make_store):
     assistant = Recording()
-    tool = NeighborPageSearchTool("n", None, paged_store())
+    tool = NeighborPageSearchTool("n", None, paged_store(make_store))
     assert tool.execute_with_prior_context(EmptyRequest(), ctx_for(assistant, "q"), {}) is None
     assert assistant.calls == []
 
@@ -279,7 +286,7 @@ def test_D6_no_context_pages_means_no_call():
 # --- D3 with the real tools ------------------------------------------------------------------
 
 
-def deep_graph(store: SqliteDocumentStore, missing: str, assistant: Recording) -> Any:
+def deep_graph(store: Store, missing: str, assistant: Recording) -> Any:
     deep = DeepSearchCoordinator()
     domain = Domain(name="d", default_retrieval_tool="rag", deep_fallback=lambda t: deep)
     tools = [
@@ -291,17 +298,19 @@ def deep_graph(store: SqliteDocumentStore, missing: str, assistant: Recording) -
     return build_graph(domain, tools, assistant=assistant)
 
 
-def test_D3_real_tools_neighbor_answer_skips_the_full_search():
+def test_D3_real_tools_neighbor_answer_skips_the_full_search(make_store):
     assistant = Recording(
         judge=lambda q, d, g: ContextVerdict(sufficient=bool(g), missing=(QUESTION,)), read=reader
     )
-    out = ask(deep_graph(dialysis_store(0), QUESTION, assistant), "dialysis centre Building C")
+    out = ask(
+        deep_graph(dialysis_store(make_store, 0), QUESTION, assistant), "dialysis centre Building C"
+    )
     assert out["activated"] == ["1:rag", "1.1:neighbor_search", "1:deep_search"]
     assert "opens at 7:00" in out["answer"]
 
 
-def test_D3_real_tools_full_search_runs_when_the_neighbors_say_nothing():
-    store = dialysis_store(0)
+def test_D3_real_tools_full_search_runs_when_the_neighbors_say_nothing(make_store):
+    store = dialysis_store(make_store, 0)
     store.add_document("hours", ["The pharmacy opens at 8:00."], name="Pharmacy")
     question = "When does the pharmacy open?"
     assistant = Recording(

@@ -6,7 +6,9 @@ import sqlite3
 import threading
 import time
 
+import psycopg
 import pytest
+from stores import Store, StoreFactory
 
 from toolweave.domains.korhaz import korhaz_corpus, load_korhaz_store
 from toolweave.state.documents import UniqueTextDocument
@@ -24,8 +26,8 @@ PARKING_HU = (
 
 
 @pytest.fixture
-def store() -> SqliteDocumentStore:
-    s = SqliteDocumentStore()
+def store(make_store: StoreFactory) -> Store:
+    s = make_store()
     s.add_document(
         "parking-hu",
         [PARKING_HU, "A mozgáskorlátozott parkolóhelyek ingyenesek."],
@@ -57,8 +59,8 @@ def test_inflected_hungarian_query_finds_other_forms(store):
     assert any("parkolás díja" in t for t in hits)
 
 
-def test_hungarian_case_endings_match_the_base_form():
-    s = SqliteDocumentStore()
+def test_hungarian_case_endings_match_the_base_form(make_store):
+    s = make_store()
     s.add_document("k", "A kardiológia a B épületben van.", lang="hu")
     s.add_document("x", "A büfé a földszinten van.", lang="hu")
     for query in ("kardiológián", "kardiológiára", "kardiológiai"):
@@ -135,7 +137,7 @@ def test_readding_a_document_replaces_its_sentences(store):
 def test_failed_replace_leaves_the_old_document_whole(store):
     before = texts(store.search("díja"))
     # name=None breaks a NOT NULL constraint after the old rows were deleted: all rolls back.
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises((sqlite3.IntegrityError, psycopg.errors.IntegrityError)):
         store.add_document("parking-hu", ["Új szöveg."], name=None)  # type: ignore[arg-type]
     assert texts(store.search("díja")) == before
     assert store.pages_of("parking-hu") == [1, 2]

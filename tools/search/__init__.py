@@ -4,6 +4,7 @@ from toolweave.tools.search.context_search import ContextSearchTool
 from toolweave.tools.search.ingest import IngestReport, Skipped, collect_files, ingest
 from toolweave.tools.search.neighbor_search import NeighborPageSearchTool, context_pages
 from toolweave.tools.search.page_graph import PageLink, PageRef
+from toolweave.tools.search.postgres_store import PostgresDocumentStore
 from toolweave.tools.search.protocol import (
     DocumentInfo,
     DocumentStore,
@@ -33,6 +34,7 @@ __all__ = [
     "PageGraphStore",
     "PageLink",
     "PageRef",
+    "PostgresDocumentStore",
     "Query",
     "ReadError",
     "RetrievalTool",

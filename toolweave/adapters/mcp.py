@@ -1,0 +1,82 @@
+"""The tools of MCP servers as toolweave tools, through langchain-mcp-adapters (issue 12).
+
+Install with ``pip install 'toolweave[mcp]'``. Each MCP tool becomes a
+:class:`~toolweave.tools.base.ChatbotTool` of the domain you name: its description
+is the routing question, its input schema the request model, its text the context;
+the gates (domain, system filter, eligibility) apply as for any tool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+from toolweave.adapters.langchain import from_langchain_tool
+from toolweave.state.errors import ConfigurationError
+from toolweave.tools.base import ChatbotTool, EligibleSystem
+
+MISSING_EXTRA = "MCP support needs the mcp extra: pip install 'toolweave[mcp]'"
+
+
+async def aload_mcp_tools(
+    connections: Mapping[str, Mapping[str, Any]],
+    *,
+    domain: str | None = None,
+    eligible_system: EligibleSystem = None,
+    prefix_server_name: bool = False,
+    priority: int = 100,
+) -> list[ChatbotTool[BaseModel]]:
+    """Connect to MCP servers and return their tools as ChatbotTools.
+
+    Args:
+        connections: Server name → connection, as langchain-mcp-adapters takes it:
+            ``{"transport": "stdio", "command": "python", "args": ["server.py"]}`` or
+            ``{"transport": "streamable_http", "url": "http://127.0.0.1:8000/mcp"}``.
+        domain: The domain the tools may run in (T2); ``None``: every domain.
+        eligible_system: Their system filter (T3).
+        prefix_server_name: Name each tool ``<server>_<tool>`` to keep servers apart (T1).
+        priority: Execution order on a task (A6).
+
+    Returns:
+        One ChatbotTool per MCP tool, in the servers' order. Each call opens its own
+        MCP session, so the tools are safe to share between concurrent runs (T11).
+    """
+    try:
+        from langchain_mcp_adapters.client import MultiServerMCPClient
+    except ImportError as exc:  # pragma: no cover - depends on the installed extras
+        raise ConfigurationError(MISSING_EXTRA) from exc
+    client = MultiServerMCPClient(
+        {name: dict(conn) for name, conn in connections.items()},  # type: ignore[misc]
+        tool_name_prefix=prefix_server_name,
+    )
+    tools = await client.get_tools()
+    return [
+        from_langchain_tool(tool, domain=domain, eligible_system=eligible_system, priority=priority)
+        for tool in tools
+    ]
+
+
+def load_mcp_tools(
+    connections: Mapping[str, Mapping[str, Any]],
+    *,
+    domain: str | None = None,
+    eligible_system: EligibleSystem = None,
+    prefix_server_name: bool = False,
+    priority: int = 100,
+) -> list[ChatbotTool[BaseModel]]:
+    """Sync :func:`aload_mcp_tools`, for scripts and notebooks outside an event loop."""
+    return asyncio.run(
+        aload_mcp_tools(
+            connections,
+            domain=domain,
+            eligible_system=eligible_system,
+            prefix_server_name=prefix_server_name,
+            priority=priority,
+        )
+    )
+
+
+__all__ = ["aload_mcp_tools", "load_mcp_tools"]

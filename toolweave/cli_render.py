@@ -164,6 +164,7 @@ def tools_table(
 _LABELS: dict[LedgerKind, str] = {
     LedgerKind.GATE: "{tool}: {verdict}",
     LedgerKind.ROUTING: "{tool}: {verdict}",
+    LedgerKind.PREFILTER: "pre-filter: {verdict}",
     LedgerKind.FORCED: "{tool}: {verdict}",
     LedgerKind.FORCED_UNKNOWN: "{tool}: unknown forced name, {verdict}",
     LedgerKind.COORDINATOR_RUN: "coordinator {tool}: ran, {verdict}",

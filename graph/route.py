@@ -93,6 +93,7 @@ def _by_priority(tools: Sequence[AnyTool]) -> list[AnyTool]:
 
 def make_route(deps: Dependencies) -> Callable[..., Command[Phase]]:
     """Build the ``route`` node over ``deps``."""
+    deps.candidate_index  # noqa: B018 - T12/A8: built once, here, not by the first request
 
     def route(state: GraphState, runtime: Runtime[RunContext]) -> Command[Phase]:
         """Decide which tools run on the task, in ascending priority (A5, A6)."""

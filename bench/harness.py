@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gc
 import itertools
-import sqlite3
 import statistics
 import tempfile
 import time
@@ -21,11 +20,11 @@ from typing import Any, TypedDict
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, Field
 
 from toolweave import ChatbotTool, ToolCallContext, ToolResult, UniqueTextDocument
+from toolweave.persistence import open_checkpointer
 
 CHECKPOINTERS = ("memory", "sqlite")
 """Checkpointer kinds every benchmark runs with."""
@@ -84,16 +83,19 @@ def make_noop_tools(count: int, **kwargs: Any) -> list[ChatbotTool[Any]]:
 
 @contextmanager
 def checkpointer(kind: str) -> Iterator[BaseCheckpointSaver[Any]]:
-    """An ``InMemorySaver`` (``"memory"``) or a ``SqliteSaver`` on a fresh temp file."""
+    """An ``InMemorySaver`` (``"memory"``) or a ``SqliteSaver`` on a fresh temp file.
+
+    The SQLite saver comes from :func:`toolweave.persistence.open_checkpointer` with its
+    defaults (WAL, ``synchronous=NORMAL``), for toolweave and the bare graph alike.
+    """
     if kind == "memory":
         yield InMemorySaver()
         return
-    with tempfile.TemporaryDirectory(prefix="toolweave-bench-") as folder:
-        conn = sqlite3.connect(str(Path(folder) / "checkpoints.sqlite"), check_same_thread=False)
-        try:
-            yield SqliteSaver(conn)
-        finally:
-            conn.close()
+    with (
+        tempfile.TemporaryDirectory(prefix="toolweave-bench-") as folder,
+        open_checkpointer(Path(folder) / "checkpoints.sqlite", env={}) as saver,
+    ):
+        yield saver  # what an application gets: WAL, synchronous=NORMAL
 
 
 class BareState(TypedDict):

@@ -14,6 +14,9 @@ Usage (from the repository root)::
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
+import gc
 import json
 import statistics
 import sys
@@ -57,8 +60,8 @@ OVERHEAD_HEADERS = (
     "|bare median ms|bare p95 ms|ratio|on target"
 )
 PROMPT_HEADERS = (
-    "tools|prompt chars|chars/candidate|schema chars|schema chars/candidate"
-    "|requests|median ms (fake model)"
+    "tools|routing call|prompt chars|chars/candidate|schema chars|schema chars/candidate"
+    "|total chars/candidate|requests|median ms (fake model)"
 )
 
 
@@ -216,23 +219,165 @@ def llm_call_rows() -> list[list[Any]]:
 
 
 def prompt_rows(counts: Sequence[int], requests: dict[int, int]) -> list[list[Any]]:
-    """Routing-prompt characters per request and per candidate, fused call."""
+    """Routing-prompt characters per request and per candidate, fused and unfused call."""
     rows: list[list[Any]] = []
     for count in counts:
         tools = make_noop_tools(count)
         runs = max(3, requests[count] // 10)
-        _, _, sizes, median = run_chat(tools, tool_name(count // 2), fused=True, requests=runs)
-        rows.append(
-            [
-                count,
-                sizes["prompt"],
-                f"{sizes['prompt'] / count:.1f}",
-                sizes["schema"],
-                f"{sizes['schema'] / count:.1f}",
-                runs,
-                median,
-            ]
+        for fused in (True, False):
+            _, _, sizes, median = run_chat(tools, tool_name(count // 2), fused=fused, requests=runs)
+            rows.append(
+                [
+                    count,
+                    "fused route+extract" if fused else "routing only",
+                    sizes["prompt"],
+                    f"{sizes['prompt'] / count:.1f}",
+                    sizes["schema"],
+                    f"{sizes['schema'] / count:.1f}",
+                    f"{(sizes['prompt'] + sizes['schema']) / count:.1f}",
+                    runs,
+                    median,
+                ]
+            )
+    return rows
+
+
+SYNC_HEADERS = "synchronous|requests|median ms|p95 ms|x NORMAL"
+
+
+def sync_rows(requests: int, warmup: int, durability: str) -> list[list[Any]]:
+    """Single-tool requests (10 tools) on SQLite threads per ``PRAGMA synchronous``, interleaved.
+
+    Each level gets its own file through :func:`toolweave.open_checkpointer`, the way
+    an application opens it.
+    """
+    import tempfile
+
+    from toolweave.persistence import SqliteSynchronous, open_checkpointer
+
+    tools = make_noop_tools(10)
+    target = tool_name(5)
+    inputs = question(single_tool_text(target))
+    levels: tuple[SqliteSynchronous, ...] = ("NORMAL", "FULL")
+    with (
+        tempfile.TemporaryDirectory(prefix="toolweave-sync-") as folder,
+        contextlib.ExitStack() as stack,
+    ):
+        graphs = []
+        for level in levels:
+            saver = stack.enter_context(
+                open_checkpointer(f"{folder}/{level}.db", env={}, sqlite_synchronous=level)
+            )
+            graphs.append(
+                build_graph(DOMAIN, tools, assistant=function_assistant(target), checkpointer=saver)
+            )
+        timings = time_interleaved(
+            [invoker(graph, inputs, durability) for graph in graphs], requests, warmup
         )
+    normal = timings[0].median
+    return [
+        [level, requests, timing.median, timing.p95, f"{timing.median / normal:.2f}x"]
+        for level, timing in zip(levels, timings, strict=True)
+    ]
+
+
+TARGET_CPU_RATIO = 1.0
+"""toolweave CPU per request / create_agent's, 10 tools."""
+CPU_HEADERS = (
+    "tools|requests|toolweave CPU ms|create_agent CPU ms|ratio|toolweave model calls"
+    "|create_agent model calls|<= 1.0x at 10 tools"
+)
+
+
+def agent_tools(count: int) -> list[Any]:
+    """``count`` LangChain tools with the same names and request model as the toolweave ones."""
+    from langchain_core.tools import StructuredTool
+
+    from bench.harness import TopicRequest
+
+    def make(name: str) -> Any:
+        def run(topic: str | None = None) -> str:
+            return f"{name} says hi"
+
+        return StructuredTool.from_function(
+            run,
+            name=name,
+            description=f"{name}: does the user ask about {name}?",
+            args_schema=TopicRequest,
+        )
+
+    return [make(tool_name(i)) for i in range(count)]
+
+
+def agent_script(target: str) -> list[Any]:
+    """The fake model of create_agent: one call of ``target``, then the final answer."""
+    from langchain_core.messages import AIMessage
+
+    call = {"name": target, "args": {"topic": "parking"}, "id": "call_1"}
+    return [AIMessage(content="", tool_calls=[call]), "It says: pay at the gate."]
+
+
+def _scripted_run(graph: Any, model: ScriptedChatModel, script: list[Any], text: str) -> None:
+    """One request: reload the fake model's script, invoke on a fresh thread."""
+    model.script = list(script)
+    graph.invoke(question(text), fresh_config())
+
+
+def cpu_row(count: int, requests: int, warmup: int) -> list[Any]:
+    """CPU time per request (``time.process_time``): toolweave next to ``create_agent``.
+
+    Both use one :class:`ScriptedChatModel` each (the same fake: it records the
+    call and returns the scripted reply) and an ``InMemorySaver``, a fresh thread
+    per request, interleaved in one process. toolweave runs normalize, one fused
+    route+extract call and the answer; create_agent a tool call and a final answer.
+    """
+    from langchain.agents import create_agent
+
+    target = tool_name(count // 2)
+    text = single_tool_text(target)
+    tools = make_noop_tools(count)
+    tw_model, agent_model = ScriptedChatModel(), ScriptedChatModel()
+    assistant = ChatModelAssistant(tw_model, fuse_routing=True, max_retries=0)
+    with checkpointer("memory") as saver, checkpointer("memory") as agent_saver:
+        graph = build_graph(DOMAIN, tools, assistant=assistant, checkpointer=saver)
+        agent = create_agent(agent_model, agent_tools(count), checkpointer=agent_saver)
+        runs = (
+            functools.partial(
+                _scripted_run, graph, tw_model, chat_script(tools, target, text, fused=True), text
+            ),
+            functools.partial(_scripted_run, agent, agent_model, agent_script(target), text),
+        )
+        for _ in range(warmup):
+            for run in runs:
+                run()
+        calls_before = (len(tw_model.calls), len(agent_model.calls))
+        gc.collect()
+        samples: list[list[float]] = [[], []]
+        for _ in range(requests):
+            for i, run in enumerate(runs):
+                start = time.process_time()
+                run()
+                samples[i].append((time.process_time() - start) * 1000.0)
+    tw_cpu, ag_cpu = (statistics.median(sample) for sample in samples)
+    ratio = tw_cpu / ag_cpu
+    return [
+        count,
+        requests,
+        tw_cpu,
+        ag_cpu,
+        f"{ratio:.2f}x",
+        (len(tw_model.calls) - calls_before[0]) / requests,
+        (len(agent_model.calls) - calls_before[1]) / requests,
+        verdict(ratio <= TARGET_CPU_RATIO) if count == 10 else "(reported)",
+    ]
+
+
+def cpu_rows(counts: Sequence[int], requests: dict[int, int], warmup: int) -> list[list[Any]]:
+    """:func:`cpu_row` per registered tool count."""
+    rows = []
+    for count in counts:
+        rows.append(cpu_row(count, requests[count], warmup))
+        print(f"  CPU timed {count} tools", file=sys.stderr, flush=True)
     return rows
 
 
@@ -287,7 +432,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             llm_call_rows(),
         )
     )
-    print("\n## Routing prompt per request (ChatModelAssistant, fused route+extract)\n")
+    print("\n## Routing prompt per request (ChatModelAssistant)\n")
     print(
         markdown_table(
             PROMPT_HEADERS.split("|"),
@@ -297,6 +442,24 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(
         "\nprompt = system + human message of the routing call; schema = JSON of the "
         "structured-output tool bound to the call (also sent to the model)."
+    )
+    print("\n## SQLite threads: PRAGMA synchronous (10 tools, single-tool request)\n")
+    sync_requests = requests[args.tools[0]]
+    print(
+        markdown_table(SYNC_HEADERS.split("|"), sync_rows(sync_requests, warmup, args.durability))
+    )
+    print(
+        "\nBoth in WAL mode through `open_checkpointer(..., sqlite_synchronous=...)`; "
+        "NORMAL is the default (see Durable threads)."
+    )
+    print("\n## CPU per request with a chat model: toolweave next to LangChain create_agent\n")
+    print(markdown_table(CPU_HEADERS.split("|"), cpu_rows(args.tools, requests, warmup)))
+    print(
+        "\nCPU ms = median `time.process_time()` per request, both sides interleaved in one "
+        "process over the same fake chat model (`toolweave.testing.ScriptedChatModel`: "
+        "toolweave through `ChatModelAssistant` with fused routing, create_agent answering "
+        "one tool call then a final answer), `InMemorySaver`, fresh thread per request. "
+        f"Target: <= {TARGET_CPU_RATIO:g}x at 10 tools."
     )
     print(f"\n_total runtime: {time.perf_counter() - started:.1f} s_")
 

@@ -77,16 +77,13 @@ class DeepSearchCoordinator(ContextConsumerTool[EmptyRequest], AgentCoordinator)
     def execute_with_prior_context(
         self, request: EmptyRequest, ctx: ToolCallContext, prior_context: PriorContext
     ) -> ToolResult | None:
-        """B4: the answers of its subtasks, as guaranteed context for the final answer (R5)."""
-        tools = {self.search_tool, self.neighbor_search_tool}
-        answers: list[str] = []
-        for key, entries in prior_context.items():
-            if key.rpartition(":")[2] not in tools:
-                continue
-            answers += [entry.context.strip() for entry in entries if entry.context.strip()]
-        if not answers:
-            return None
-        return ToolResult.as_guaranteed_context(self.name, "\n".join(dict.fromkeys(answers)))
+        """B4: nothing to add, so ``None`` (R1).
+
+        Each search subtask answers with guaranteed context, which reaches the
+        final answer on its own, once per subtask (R5); repeating those answers
+        here would hand the answer model every piece twice.
+        """
+        return None
 
 
 def is_deep_search(tool: Any) -> bool:

@@ -7,19 +7,23 @@ outcome into the task map. That keeps the rules testable on plain objects.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from langgraph.errors import GraphBubbleUp
 
 from toolweave.coordinators.base import AgentCoordinator
 from toolweave.state.task import TaskInfo, execution_text
-from toolweave.state.tree import walk_nested
+from toolweave.state.tree import flat_copy
 from toolweave.tools.registry import AnyTool
 
 logger = logging.getLogger(__name__)
 
 COORDINATOR_WRONG_RETURN = "decompose_into_subtasks returned {kind}, not a TaskInfo"
+
+
+Path = tuple[int, ...]
+"""A subtask's position under the phase's task: child indices from the top."""
 
 
 @dataclass
@@ -38,6 +42,10 @@ class PhaseOutcome:
     """New subtask ``task_no`` → the coordinator that created it (K2)."""
     refused: dict[str, str] = field(default_factory=dict)
     """Subtask ``task_no`` → why it was not created (S1 depth or count limit)."""
+    refused_by: dict[str, str] = field(default_factory=dict)
+    """Refused subtask ``task_no`` → the coordinator that proposed it (L1)."""
+    refused_tools: dict[str, list[str]] = field(default_factory=dict)
+    """Refused subtask ``task_no`` → the tools it would have been forced to run (L1)."""
 
 
 def run_coordinator_phase(
@@ -54,9 +62,16 @@ def run_coordinator_phase(
     ``depth`` its level below the root; ``room`` how many more tasks the tree
     may take (the count cap). Coordinators named in
     ``task.applied_coordinator_names`` are passed over (C3).
+
+    Subtasks are told apart by value, never by object identity (K2): after each
+    coordinator's call, a subtask whose ``task_no`` and fields (its own, not its
+    subtasks') equal those of a subtask present before the call is that
+    subtask; every other one is new, is numbered at once (C6) and belongs to
+    that coordinator. So a coordinator that replaces an earlier one's subtasks
+    owns the replacements, even when it reuses their numbers.
     """
     outcome = PhaseOutcome(task=task)
-    owner_of: dict[int, str] = {}
+    owner_of: dict[str, str] = {}
     for coordinator in coordinators:
         if coordinator.name in outcome.task.applied_coordinator_names:
             continue
@@ -68,11 +83,26 @@ def run_coordinator_phase(
     return outcome
 
 
-def _run_one(coordinator: AnyTool, outcome: PhaseOutcome, owner_of: dict[int, str]) -> None:
+def _subtasks(task: TaskInfo, path: Path = ()) -> Iterator[tuple[Path, TaskInfo]]:
+    """Every subtask below ``task`` (not ``task`` itself) with its path, depth first."""
+    for index, sub in enumerate(task.sub_tasks):
+        yield (*path, index), sub
+        yield from _subtasks(sub, (*path, index))
+
+
+def _values(task: TaskInfo) -> dict[str, TaskInfo]:
+    """``task_no`` → the subtask's own fields (without its subtasks), first one per number."""
+    values: dict[str, TaskInfo] = {}
+    for _, sub in _subtasks(task):
+        values.setdefault(sub.task_no, flat_copy(sub))
+    return values
+
+
+def _run_one(coordinator: AnyTool, outcome: PhaseOutcome, owner_of: dict[str, str]) -> None:
     if not isinstance(coordinator, AgentCoordinator):
         return
     before = outcome.task.model_copy(deep=True)
-    existing = {id(t) for t in walk_nested(outcome.task)}
+    known = _values(outcome.task)
     outcome.ran.append(coordinator.name)
     try:
         result = coordinator.decompose_into_subtasks(outcome.task)
@@ -90,45 +120,73 @@ def _run_one(coordinator: AnyTool, outcome: PhaseOutcome, owner_of: dict[int, st
         )
         return
     outcome.task = result
-    for sub in walk_nested(result):
-        if id(sub) not in existing:
-            owner_of[id(sub)] = coordinator.name
     if result != before:
         outcome.changed.append(coordinator.name)
+    new = _number_new_subtasks(result, known)
+    present = {sub.task_no for _, sub in _subtasks(result)}
+    for no in [no for no in owner_of if no not in present]:
+        del owner_of[no]
+    for no in new:
+        owner_of[no] = coordinator.name
+
+
+def _number_new_subtasks(task: TaskInfo, known: dict[str, TaskInfo]) -> list[str]:
+    """Find the subtasks not in ``known`` (by value), give them unique numbers, return those."""
+    claimed: set[str] = set()
+    new_paths: set[Path] = set()
+    for path, sub in _subtasks(task):
+        if sub.task_no not in claimed and known.get(sub.task_no) == flat_copy(sub):
+            claimed.add(sub.task_no)
+        else:
+            new_paths.add(path)
+    used = {task.task_no, *claimed}
+    numbered: list[str] = []
+
+    def visit(parent: TaskInfo, path: Path) -> None:
+        for index, sub in enumerate(parent.sub_tasks):
+            here = (*path, index)
+            if here in new_paths:
+                sub.task_no = _unique_no(sub.task_no, parent.task_no, index + 1, used)
+                used.add(sub.task_no)
+                numbered.append(sub.task_no)
+            visit(sub, here)
+
+    visit(task, ())
+    return numbered
 
 
 def _stamp_new_subtasks(
     outcome: PhaseOutcome,
-    owner_of: dict[int, str],
+    owner_of: dict[str, str],
     applied: list[str],
     depth: int,
     max_depth: int,
     room: int,
 ) -> None:
-    """Number, own (K2), contextualise (M1), stamp (C5) and limit (S1) the new subtasks."""
-    used = {t.task_no for t in walk_nested(outcome.task) if id(t) not in owner_of}
+    """Own (K2), contextualise (M1), stamp (C5) and limit (S1) the new subtasks."""
 
     def visit(parent: TaskInfo, level: int) -> None:
         nonlocal room
         kept: list[TaskInfo] = []
-        for index, sub in enumerate(parent.sub_tasks, start=1):
-            if id(sub) not in owner_of:
+        for sub in parent.sub_tasks:
+            owner = owner_of.get(sub.task_no)
+            if owner is None:
                 kept.append(sub)
                 visit(sub, level + 1)
                 continue
-            sub.task_no = _unique_no(sub.task_no, parent.task_no, index, used)
             if level + 1 > max_depth or room <= 0:
                 why = "depth" if level + 1 > max_depth else "count"
                 outcome.refused[sub.task_no] = f"{why} limit"
+                outcome.refused_by[sub.task_no] = owner
+                outcome.refused_tools[sub.task_no] = list(sub.required_tool_names)
                 continue
             room -= 1
-            used.add(sub.task_no)
-            sub.owner_coordinator_name = owner_of[id(sub)]
+            sub.owner_coordinator_name = owner
             sub.prompt_context = execution_text(parent)
             sub.applied_coordinator_names = list(
                 dict.fromkeys([*applied, *sub.applied_coordinator_names])
             )
-            outcome.created[sub.task_no] = owner_of[id(sub)]
+            outcome.created[sub.task_no] = owner
             kept.append(sub)
             visit(sub, level + 1)
         parent.sub_tasks = kept

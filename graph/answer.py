@@ -12,7 +12,7 @@ from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.llm.port import AnswerRequest
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
-from toolweave.state.task import ROOT_TASK_NO
+from toolweave.state.task import ROOT_TASK_NO, PromptAndContext
 from toolweave.state.tree import nested
 from toolweave.tools.registry import ToolRegistry
 
@@ -29,6 +29,16 @@ def answer_system_prompt(base: str, activated: Sequence[str], registry: ToolRegi
         seen.add(name)
         parts.append(tool.system_prompt_supplement)
     return "\n\n".join(parts)
+
+
+def guaranteed_texts(entries: Sequence[PromptAndContext]) -> list[str]:
+    """R5: every guaranteed context, one per result (completion key), in walk order.
+
+    Never deduplicated by text: two subtasks may answer "Left" each, and both
+    answers belong to the final answer. Each entry keeps, in ``prompt``, the
+    execution text of the subtask it answers.
+    """
+    return [entry.context for entry in entries]
 
 
 def make_answer(deps: Dependencies) -> Callable[..., dict[str, Any]]:
@@ -61,7 +71,7 @@ def make_answer(deps: Dependencies) -> Callable[..., dict[str, Any]]:
                 deps.domain.system_prompt, state["activated"], deps.registry
             ),
             documents=state["documents"],
-            guaranteed=list(dict.fromkeys(g.context for g in state["guaranteed"])),
+            guaranteed=guaranteed_texts(state["guaranteed"]),
             history=state["messages"][:-1][-deps.limits.history_messages :],
         )
         message = assistant_for(deps, runtime).answer(request)

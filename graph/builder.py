@@ -11,6 +11,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from toolweave.graph.answer import make_answer
 from toolweave.graph.clarify import make_ask_user, make_take_reply
+from toolweave.graph.client_tools import make_client_tools
 from toolweave.graph.context import Dependencies, Limits, RunContext
 from toolweave.graph.coordinate import make_coordinate
 from toolweave.graph.decide_conditional import make_decide_conditional
@@ -62,6 +63,7 @@ def create_state_graph(
         "route": make_route(deps),
         "execute": make_execute(deps),
         "ask_user": make_ask_user(deps),
+        "client_tools": make_client_tools(deps),
         "deep_fallback": make_deep_fallback(deps),
     }
     for name, node in nodes.items():

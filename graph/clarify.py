@@ -69,7 +69,7 @@ def call_tool(
     else:
         result = tool.execute(request, ctx)
     clarifiable = isinstance(tool, ClarifiableTool | ClarifiableContextConsumerTool)
-    if result is not None and result.mode == "clarification" and not clarifiable:
+    if isinstance(result, ToolResult) and result.mode == "clarification" and not clarifiable:
         logger.warning(NOT_CLARIFIABLE.format(name=tool.name))
         return None
     return result

@@ -7,7 +7,7 @@ ever put in the graph state, so none of it is checkpointed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -46,6 +46,8 @@ class Limits:
     """LLM calls deep fallback may spend per root task: gatekeeper and page reading (D7)."""
     deep_fallback_pieces: int = 3
     """Missing pieces the deep search looks for, at most (each costs up to two subtasks)."""
+    ai_input_attempts: int = 2
+    """Extractions of an AI tool's input per step when it does not validate (W2)."""
 
     def __post_init__(self) -> None:
         for name in (
@@ -93,6 +95,8 @@ class RunContext:
     user_data: Mapping[str, Any] | None = None
     """User data for the gates and tools that is never checkpointed (X4); wins over the
     input's ``user_data``, which is stored with the thread like all input."""
+    client_tools: Sequence[str] | None = None
+    """Ids of the AI tools the client implements (W3); wins over the input's ``client_tools``."""
 
 
 def user_data_for(

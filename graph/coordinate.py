@@ -65,7 +65,14 @@ def phase_ledger(task_no: str, outcome: PhaseOutcome) -> list[LedgerEntry]:
         )
     for no, why in outcome.refused.items():
         entries.append(
-            LedgerEntry(kind=LedgerKind.SUBTASK_REFUSED, task_no=no, verdict="refused", reason=why)
+            LedgerEntry(
+                kind=LedgerKind.SUBTASK_REFUSED,
+                task_no=no,
+                tool=outcome.refused_by.get(no),
+                verdict="refused",
+                reason=why,
+                tools=tuple(outcome.refused_tools.get(no, ())),
+            )
         )
     return entries
 

@@ -80,6 +80,7 @@ def make_decide_conditional(deps: Dependencies) -> Callable[..., Command[Phase]]
             tool=owner_name,
             verdict=decision.value,
             reason=reason,
+            tools=tuple(subtask.task.required_tool_names),
         )
         update = {"tasks": {subtask.task_no: updated}, "cursor": subtask.task_no, "ledger": [entry]}
         return handover(state, update)

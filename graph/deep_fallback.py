@@ -49,8 +49,10 @@ def plan_deep_search(
                 LedgerEntry(
                     kind=LedgerKind.SUBTASK_REFUSED,
                     task_no=task_no,
+                    tool=coordinator.name,
                     verdict="refused",
                     reason="count limit",
+                    tools=tuple(sub.required_tool_names),
                 )
             )
             continue
@@ -74,6 +76,14 @@ def plan_deep_search(
         }
     )
     return nodes, entries
+
+
+def planned_tools(nodes: dict[str, TaskNode]) -> tuple[str, ...]:
+    """The tools the planned deep-search subtasks are forced to run, once each (L1)."""
+    forced = (
+        t for no, n in nodes.items() if no != ROOT_TASK_NO for t in n.task.required_tool_names
+    )
+    return tuple(dict.fromkeys(forced))
 
 
 def make_deep_fallback(deps: Dependencies) -> Callable[..., Command[Phase]]:
@@ -118,7 +128,9 @@ def make_deep_fallback(deps: Dependencies) -> Callable[..., Command[Phase]]:
             deep_fallback_owner=tool.name,
             ledger=[
                 gate,
-                plan.model_copy(update={"tool": tool.name, "details": planned}),
+                plan.model_copy(
+                    update={"tool": tool.name, "details": planned, "tools": planned_tools(nodes)}
+                ),
                 *refused,
             ],
         )

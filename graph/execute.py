@@ -14,15 +14,18 @@ from langgraph.types import Command
 from pydantic import BaseModel, ValidationError
 
 from toolweave.graph.clarify import call_tool, clarification_limit_message
+from toolweave.graph.client_tools import run_ai_tool
 from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
 from toolweave.graph.handover import handover
+from toolweave.graph.idempotency import tool_call_key
 from toolweave.graph.walk import Phase, next_step
 from toolweave.llm.budget import LlmBudget
 from toolweave.llm.passthrough import stream_message
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
+from toolweave.state.errors import InvalidToolResultError
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
-from toolweave.state.results import ResultMode, ToolResult
+from toolweave.state.results import ResultMode, ToolResult, require_result
 from toolweave.state.task import (
     Clarification,
     PromptAndContext,
@@ -31,6 +34,7 @@ from toolweave.state.task import (
     completion_key,
     execution_text,
 )
+from toolweave.tools.ai.orchestration import AiChatbotTool
 from toolweave.tools.base import ToolCallContext
 from toolweave.tools.progress import ProgressEmitter
 from toolweave.tools.registry import AnyTool
@@ -40,6 +44,7 @@ logger = logging.getLogger(__name__)
 TOOL_RAISED = "raised {error}; treated as no result (R7)"
 REQUEST_INVALID = "extracted request did not validate: {error} error(s)"
 UNREGISTERED = "tool is no longer registered"
+AFTER_TERMINAL = "an earlier tool's finished answer ended the task (R8)"
 
 
 @dataclass
@@ -107,8 +112,19 @@ def make_execute(deps: Dependencies) -> Callable[..., Command[Phase]]:
         name, rest = node.queue[0], node.queue[1:]
         key = completion_key(node.task_no, name)
         text = execution_text(node.task)
-        outcome = _run(deps, state, runtime, node, name, text)
-        update: dict[str, Any] = {"cursor": node.task_no, "ledger": outcome.ledger}
+        tool = deps.registry.get(name)
+        extra: dict[str, Any] = {}
+        if isinstance(tool, AiChatbotTool):  # W2, W3: scope and input check
+            progress = ProgressEmitter(name, runtime.stream_writer, task_no=node.task_no)
+            ai = run_ai_tool(deps, state, runtime, node, tool, text, progress)
+            if ai.pause:
+                paused = {"cursor": node.task_no, "ledger": ai.ledger, "llm_calls": ai.llm_calls}
+                return handover(state, {**paused, **ai.update})
+            outcome = Outcome(result=ai.result, ledger=ai.ledger, llm_calls=ai.llm_calls)
+            extra = ai.update
+        else:
+            outcome = _run(deps, state, runtime, node, name, text)
+        update: dict[str, Any] = {"cursor": node.task_no, "ledger": outcome.ledger, **extra}
         update["llm_calls"] = outcome.llm_calls
         if outcome.deep_calls:
             update["deep_fallback_calls"] = outcome.deep_calls
@@ -119,8 +135,11 @@ def make_execute(deps: Dependencies) -> Callable[..., Command[Phase]]:
             return handover(
                 state, {**update, **pause_for_clarification(state, deps, node, name, outcome)}
             )
-        update["activated"] = [key]
+        if result is not None:  # R1/R7: no result is as if the tool had not been activated
+            update["activated"] = [key]
         update.update(record_result(key, text, outcome))
+        if "terminal" in update:  # R8: the tools after a finished answer do not run (L1)
+            update["ledger"] = [*outcome.ledger, *_not_run(node, rest)]
         closed = not rest or "terminal" in update
         status = TaskStatus.CLOSED if closed else TaskStatus.ROUTED
         update["tasks"] = {node.task_no: node.model_copy(update={"queue": rest, "status": status})}
@@ -172,12 +191,13 @@ def _run(
         progress=progress,
         stream_answer=stream_answer,
         llm=budget,
+        idempotency_key=tool_call_key(state, node.task_no, name),
     )
     pending = state.get("clarification")
     reply = pending.reply if pending is not None and pending.tool == name else None
     try:
         outcome.result = call_tool(tool, request, ctx, state["context_buffer"], reply)
-    except GraphBubbleUp:
+    except (GraphBubbleUp, InvalidToolResultError):  # a bad result is the tool's bug: loud
         raise
     except Exception as exc:  # R7: a failing tool is "no result"; the run goes on
         outcome.llm_calls += budget.spent
@@ -187,6 +207,7 @@ def _run(
         reason = TOOL_RAISED.format(error=type(exc).__name__)
         outcome.ledger.append(_entry(node, name, LedgerKind.TOOL_ERROR, "failed", reason))
         return outcome
+    outcome.result = require_result(name, outcome.result)
     outcome.llm_calls += budget.spent
     outcome.deep_calls = budget.spent if budget.limit is not None else 0
     if streamed:
@@ -216,6 +237,10 @@ def _budget(
 def _request(tool: AnyTool, extracted: dict[str, Any] | None) -> BaseModel:
     """Validate an extracted request into the tool's model; ``None`` fills nothing (T6)."""
     return tool.request_model.model_validate(dict(extracted or {}))
+
+
+def _not_run(node: TaskNode, names: list[str]) -> list[LedgerEntry]:
+    return [_entry(node, n, LedgerKind.TOOL_SKIPPED, "not run", AFTER_TERMINAL) for n in names]
 
 
 def _entry(node: TaskNode, tool: str, kind: LedgerKind, verdict: str, reason: str) -> LedgerEntry:

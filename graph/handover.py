@@ -14,7 +14,7 @@ from langgraph.types import Command, Overwrite
 
 from toolweave.graph.walk import Phase, next_step
 
-_WALK_KEYS = ("terminal", "clarification", "deep_fallback_done", "coordinators")
+_WALK_KEYS = ("terminal", "clarification", "client_calls", "deep_fallback_done", "coordinators")
 """The plain state keys the walk reads besides ``tasks``."""
 
 

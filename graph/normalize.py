@@ -46,6 +46,7 @@ PER_MESSAGE_RESETS: tuple[tuple[str, Any], ...] = (
     ("task", None),
     ("clarification", None),
     ("clarification_rounds", 0),
+    ("client_calls", None),
 )
 """State a new message starts without: the keys and their empty values (``Overwrite``
 for channels with a reducer)."""

@@ -72,6 +72,7 @@ def routed_activation(
                 verdict="declined",
                 reason=f"{len(declined)} candidate(s) declined",
                 details=declined,
+                tools=tuple(declined),
             )
         )
     routed, guarded = guard_terminal(deps, node, candidates, set(activation.routed()))  # A8

@@ -21,6 +21,7 @@ Phase = Literal[
     "route",
     "execute",
     "ask_user",
+    "client_tools",
     "deep_fallback",
     "answer",
 ]
@@ -37,10 +38,11 @@ NEXT_PHASES: dict[str, tuple[Phase, ...]] = {
     "normalize": ("coordinate", "route"),
     "take_reply": ("execute",),
     "ask_user": ("execute",),
+    "client_tools": ("execute",),
     "coordinate": ("coordinate", "decide_conditional", "route"),
     "decide_conditional": ("coordinate", "decide_conditional", "route"),
     "route": ("execute", *_AFTER_TASK_CLOSED),
-    "execute": ("execute", "ask_user", *_AFTER_TASK_CLOSED),
+    "execute": ("execute", "ask_user", "client_tools", *_AFTER_TASK_CLOSED),
     "deep_fallback": ("answer", "coordinate", "decide_conditional", "route"),
 }
 """Where each node can hand over: the edges Studio draws (the walk decides among them)."""
@@ -60,14 +62,18 @@ def next_step(state: Mapping[str, Any]) -> Step:
     Depth first from the root: a task is coordinated (A3), then its unfinished
     subtasks run in list order, each to completion (S2; a conditional one is
     decided first, K3), then the task is routed (A5) and its tools run one per
-    step (A6). An open clarification question pauses the walk where it is (Q1,
-    S3); a terminal result anywhere ends it (S3). When the root is
-    closed, deep fallback gets its one turn (D7), then the answer (A7).
+    step (A6). An open clarification question, or client-tool calls without
+    results (W3), pause the walk where it is (Q1, S3); a terminal result
+    anywhere ends it (S3). When the root is closed, deep fallback gets its one
+    turn (D7), then the answer (A7).
     """
     tasks: Mapping[str, TaskNode] = state.get("tasks") or {}
     pending = state.get("clarification")
     if pending is not None and pending.reply is None:
         return Step("ask_user", pending.task_no)
+    calls = state.get("client_calls")
+    if calls is not None and calls.waiting:
+        return Step("client_tools", calls.task_no)
     if state.get("terminal") or ROOT_TASK_NO not in tasks:
         return Step("answer", ROOT_TASK_NO)
     node = tasks[ROOT_TASK_NO]

@@ -220,8 +220,7 @@ class ChatModelAssistant(LlmAssistant):
         )
         verdicts = tuple(self._verdict(tool, offered, reply) for tool in tools)
         requests: dict[str, ExtractedRequest] = {}
-        for verdict in verdicts:
-            tool = next(t for t in tools if t.name == verdict.tool)
+        for tool, verdict in zip(tools, verdicts, strict=True):  # verdicts follow tools
             if reply is None or not verdict.run or not tool.request_model.model_fields:
                 continue
             request = getattr(reply, f"tool_{offered.index(tool)}").request

@@ -1,17 +1,16 @@
-"""Lexical analysis for the offline assistant: words, stems, stopwords, language (hu, en).
+"""Lexical matching for the offline assistant: stopwords, word matching, language (hu, en).
 
-Deliberately small: accent folding, stopword lists, a suffix-stripping stemmer
-covering common Hungarian case endings and English plural/-ing, and weekday
-names in both languages.
+Words, folding and stems are the text kit's (:mod:`toolweave.tools.text`), the
+same the keyword search indexes with; this module adds what the offline model
+needs on top: stopword lists, "same word" matching (:func:`related`), weekday
+names in both languages and a language guess.
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from functools import lru_cache
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+from toolweave.tools import text as kit
 
 
 def _wordset(text: str) -> frozenset[str]:
@@ -75,18 +74,15 @@ _WEEKDAY_PREFIXES = (
     ("sunday", "vasarnap"),
 )
 
-_EN_SUFFIXES = (("ies", "y"), ("ing", ""), ("s", ""))
-
 
 def fold(text: str) -> str:
-    """Lowercase ``text`` and strip accents: ``"Kardiológián"`` → ``"kardiologian"``."""
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    """Case-fold ``text`` and strip accents: ``"Kardiológián"`` → ``"kardiologian"`` (the kit's)."""
+    return kit.fold(text)
 
 
 def words(text: str) -> list[str]:
-    """The lowercase words of ``text``, accents kept."""
-    return [w.lower() for w in _WORD.findall(text)]
+    """The case-folded words of ``text``, accents kept (the kit's)."""
+    return kit.words(text)
 
 
 def is_stopword(word: str) -> bool:
@@ -104,43 +100,29 @@ def content_words(text: str) -> list[str]:
     return list(seen)
 
 
-_HU_SUFFIXES = tuple(
-    sorted(
-        (
-            fold(s)
-            for s in _wordset(
-                """ból ből ról ről tól től nak nek val vel hoz hez höz nál nél ért kor ként ban ben
-        ba be ra re on en ön an ig ja je ok ek ak ás és ni i a e o"""
-            )
-        ),
-        key=len,
-        reverse=True,
-    )
-)
-
-
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """A crude stem: folded, English plural/-ing and common Hungarian endings stripped."""
-    token = fold(word)
+    """The word's stem: the kit's Hungarian Snowball stem, then its English one (both folded).
+
+    The offline model reads questions whose language it does not know yet, so a
+    word is stemmed in both languages in turn (``"kardiológián"`` -> ``"kardiologia"``,
+    ``"parking"`` -> ``"park"``). Numbers stay as they are.
+    """
+    token = word.casefold()
     if token.isdigit():
         return token
-    for suffix, replacement in _EN_SUFFIXES:
-        if token.endswith(suffix) and len(token) - len(suffix) >= 4 and not token.endswith("ss"):
-            token = token[: len(token) - len(suffix)] + replacement
-            break
-    for _ in range(2):
-        for suffix in _HU_SUFFIXES:
-            if token.endswith(suffix) and len(token) - len(suffix) >= 4:
-                token = token[: len(token) - len(suffix)]
-                break
-    return token
+    hungarian = kit.stem(token, "hu")
+    return kit.stem(hungarian, "en") or hungarian
 
 
 def related(a: str, b: str) -> bool:
-    """Whether two words look like forms of one word (same stem or a long common prefix)."""
+    """Whether two words look like forms of one word.
+
+    Same stem (:func:`stem`, or the kit's stem in one language for both words:
+    ``"parked"``/``"parking"`` in English), or a long common prefix of their stems.
+    """
     sa, sb = stem(a), stem(b)
-    if sa == sb:
+    if sa == sb or not set(kit.stems(a.casefold())).isdisjoint(kit.stems(b.casefold())):
         return True
     common = 0
     for x, y in zip(sa, sb, strict=False):

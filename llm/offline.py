@@ -36,10 +36,10 @@ from toolweave.llm.port import (
     RoutingVerdict,
 )
 from toolweave.state.documents import UniqueTextDocument
+from toolweave.tools import text as kit
 from toolweave.tools.registry import AnyTool
 
 OFFLINE_LABEL = "offline model (no LLM: lexical routing, extractive answers)"
-_SENTENCE = re.compile(r"(?<=[^\d\s][.!?])\s+")
 """Sentence ends; not after a digit, so "2. emelet" (2nd floor) stays whole."""
 
 
@@ -113,7 +113,7 @@ def resolve_followup(message: str, previous: str | None) -> str:
     asks = any(w in QUESTION_WORDS for w in words(body))
     if not (opened or (len(new) <= 2 and not asks)) or not new:
         return message if new or not opened else previous
-    surface = {w.lower(): w for w in re.findall(r"[^\W_]+", body)}
+    surface = {w.casefold(): w for w in kit.TOKEN.findall(body)}
     result, extra = previous, []
     for word in new:
         if any(matches(word, old) for old in content_words(result)):
@@ -257,7 +257,7 @@ class OfflineAssistant(LlmAssistant):
         wanted = content_words(question)
         scored: list[tuple[int, float, int, UniqueTextDocument, str]] = []
         for doc in documents:
-            sentences = [doc.text.strip()] if doc.sentence_number else _SENTENCE.split(doc.text)
+            sentences = [doc.text.strip()] if doc.sentence_number else kit.split_sentences(doc.text)
             for sentence in sentences:
                 if not sentence:
                     continue

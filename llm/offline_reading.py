@@ -1,5 +1,7 @@
 """Reading heuristics of the offline model: the gatekeeper (D1) and per-page reading (D3).
 
+Sentences, headings and words are the text kit's (:mod:`toolweave.tools.text`).
+
 Lexical stand-ins for what a model does:
 
 - a question asking *when*, *how much*, *how many* or for a number or fee is
@@ -10,21 +12,17 @@ Lexical stand-ins for what a model does:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from toolweave.llm.lexical import GREETINGS, content_words, fold, matches
+from toolweave.tools import text as kit
 
 QUANTITY_CUES = (
     "mikor", "mennyi", "hany", "meddig", "mettol", "dij", "telefonszam", "arak",
     "when", "much", "many", "cost", "price", "fee", "phone", "number",
 )  # fmt: skip
 """Folded word prefixes that ask for a time, amount, count, price or number."""
-
-_SENTENCE = re.compile(r"(?<=[^\d\s][.!?])\s+")
-_HEADING = re.compile(r"^\s*(#{1,6})\s+(.*)$")
-_MARKUP = re.compile(r"^\s*(?:[-*+]\s+|>\s*|\d+\.\s+(?=\D))|\*\*|__|`")
 
 
 def wanted_words(question: str) -> list[str]:
@@ -39,7 +37,7 @@ def asks_for_quantity(question: str) -> bool:
 
 def content_words_all(text: str) -> list[str]:
     """Every word of ``text``, stopwords included (question words are stopwords)."""
-    return re.findall(r"[^\W_]+", text.lower())
+    return kit.words(text)
 
 
 def has_figure(text: str) -> bool:
@@ -66,18 +64,19 @@ def passage_sentences(passage: str) -> list[ReadSentence]:
     found: list[ReadSentence] = []
     title, section = "", ""
     for raw in passage.splitlines():
-        heading = _HEADING.match(raw)
+        heading = kit.heading(raw)
         if heading is not None:
-            if len(heading.group(1)) == 1:
-                title, section = heading.group(2), ""
+            level, text = heading
+            if level == 1:
+                title, section = text, ""
             else:
-                section = heading.group(2)
+                section = text
             continue
-        line = _MARKUP.sub("", raw).strip()
+        line = kit.strip_markup(raw)
         if not line:
             continue
         context = tuple(content_words(f"{title} {section}"))
-        found.extend(ReadSentence(s.strip(), context) for s in _SENTENCE.split(line) if s.strip())
+        found.extend(ReadSentence(s, context) for s in kit.line_sentences(line))
     return found
 
 
@@ -116,7 +115,7 @@ def lacks_figure(question: str, passages: Iterable[Sequence[str]]) -> bool:
         return False
     wanted = wanted_words(question)
     for passage in passages:
-        sentences = [s for text in passage for s in _SENTENCE.split(text) if s.strip()]
+        sentences = [s for text in passage for s in kit.line_sentences(text)]
         for index, sentence in enumerate(sentences):
             if not has_figure(sentence):
                 continue

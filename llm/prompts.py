@@ -24,25 +24,24 @@ Earlier turns of the conversation (oldest first; may be empty):
 {history}"""
 
 ROUTING_PROMPT = """\
-You decide which tools must run for a chatbot user's task.
-For every tool below answer its routing question about the task: run is true
-only when the question's condition holds for the task; give a short reason.
-Answer every tool independently; several tools, or none, may run.
+Decide which tools must run for the user's task. For each tool below, answer
+its question about the task: run is true only when the question's condition
+holds; reason says why in a few words. Tools are independent: several, or
+none, may run.
 
-Tools and their routing questions:
+Tools:
 {tools}"""
 
 FUSED_ROUTING_PROMPT = """\
-You decide which tools must run for a chatbot user's task and, for the tools
-that run, fill in their request.
-For every tool below:
-- answer its routing question: run is true only when the question's condition
-  holds for the task; give a short reason;
-- when run is true, fill request from the user's text following the tool's
-  instruction; a field the text does not state is null, never guessed;
-- when run is false, request is null.
+Decide which tools must run for the user's task, and fill the request of each
+tool that runs. For each tool below, answer its question about the task: run
+is true only when the question's condition holds; reason says why in a few
+words. Tools are independent: several, or none, may run. When run is true,
+fill request from the user's text (following the tool's "fill:" line, if any);
+a field the text does not state is null, never guessed. When run is false,
+request is null.
 
-Tools (name, routing question, field-filling instruction):
+Tools:
 {tools}
 
 {extraction_guidance}"""

@@ -1,14 +1,23 @@
 """Pydantic models of the chat-model assistant's structured replies (A1, T5, T7, D1).
 
-The routing schema is built per call: one field per candidate tool, aliased to the
-tool's name, so that ONE structured call answers every routing question (T5) and,
-when fused, also carries each routed tool's request (T7).
+The routing schema has one field per candidate tool, aliased to the tool's name,
+so that ONE structured call answers every routing question (T5) and, when fused,
+also carries each routed tool's request (T7). It is built once per candidate set.
+
+What the model reads is kept small: a model's docstring becomes the JSON schema's
+description, so these docstrings are written for the model and carry no spec ids
+(those are in comments); the routing schema says what ``run`` and ``reason`` mean
+once, in the prompt, not per candidate, and carries neither titles nor the
+request models' docstrings; a tool's name and instruction are in the prompt only
+(the schema has the name as a key and the request's field descriptions).
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import re
+import weakref
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -17,8 +26,8 @@ from pydantic import BaseModel, Field, create_model
 from toolweave.tools.registry import AnyTool
 
 
-class NormalizedReply(BaseModel):
-    """What the normalization call returns (A1, T10)."""
+class NormalizedReply(BaseModel):  # A1, T10
+    """The user's message prepared for retrieval."""
 
     question: str = Field(description="The message as a standalone question.")
     user_lang: str = Field(description="ISO 639-1 code of the user's language.")
@@ -26,21 +35,21 @@ class NormalizedReply(BaseModel):
     prompt_type: Literal["factual", "procedural", "smalltalk", "other"]
 
 
-class ToolVerdict(BaseModel):
-    """One tool's routing answer (T5)."""
+class ToolVerdict(BaseModel):  # T5; the prompt explains both fields once for all tools
+    """One tool's routing answer."""
 
-    reason: str = Field(description="One short sentence: why the tool should or should not run.")
-    run: bool = Field(description="True when the routing question's condition holds.")
+    reason: str
+    run: bool
 
 
-class PassageReply(BaseModel):
-    """What the per-page reading call returns (D3)."""
+class PassageReply(BaseModel):  # D3
+    """The passage's answer to the question."""
 
     answer: str | None = Field(description="The answer from the passage, or null if it has none.")
 
 
-class GatekeeperReply(BaseModel):
-    """What the context gatekeeper returns (D1)."""
+class GatekeeperReply(BaseModel):  # D1
+    """Whether the context answers the question."""
 
     sufficient: bool = Field(description="True when the context answers the question precisely.")
     missing: list[str] = Field(description="Missing information, one short question each.")
@@ -50,11 +59,73 @@ def _camel(name: str) -> str:
     return "".join(part.capitalize() for part in re.split(r"[^0-9A-Za-z]+", name) if part)
 
 
+def _strip(schema: Any, *, keep_descriptions: bool) -> None:
+    """Drop titles (and, unless kept, descriptions) from a JSON schema, in place.
+
+    Property names are never touched: only the ``title``/``description`` keywords
+    of (sub)schemas.
+    """
+    if isinstance(schema, list):
+        for item in schema:
+            _strip(item, keep_descriptions=keep_descriptions)
+        return
+    if not isinstance(schema, dict):
+        return
+    schema.pop("title", None)
+    if not keep_descriptions:
+        schema.pop("description", None)
+    for key, value in schema.items():
+        if key == "properties" and isinstance(value, dict):
+            for sub in value.values():
+                _strip(sub, keep_descriptions=True)  # a request field's description helps
+        elif key not in ("enum", "const", "default", "examples", "required"):
+            _strip(value, keep_descriptions=keep_descriptions)
+
+
+class _CompactRouting(BaseModel):
+    """Base of the routing models: their JSON schema says each thing once."""
+
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """The schema without titles or model docstrings; fields keep their descriptions.
+
+        Computed once per model and arguments (LangChain asks for it on every call,
+        for the bound tool and for tracing metadata); each caller gets its own copy.
+        """
+        key = (args, tuple(sorted(kwargs.items())))
+        texts = _SCHEMA_TEXT.setdefault(cls, {})
+        text = texts.get(key)
+        if text is None:
+            text = texts[key] = json.dumps(cls._compact_schema(*args, **kwargs))
+        schema: dict[str, Any] = json.loads(text)
+        return schema
+
+    @classmethod
+    def _compact_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        schema = super().model_json_schema(*args, **kwargs)
+        title = schema.get("title")
+        for definition in schema.get("$defs", {}).values():
+            definition.pop("description", None)  # request models' docstrings: developer text
+            _strip(definition, keep_descriptions=True)
+        for sub in schema.get("properties", {}).values():
+            _strip(sub, keep_descriptions=False)
+        if title is not None:
+            schema["title"] = title  # the function / schema name
+        return schema
+
+
+_SCHEMA_TEXT: weakref.WeakKeyDictionary[type[BaseModel], dict[Any, str]] = (
+    weakref.WeakKeyDictionary()
+)
+"""JSON text of each routing model's compact schema by ``model_json_schema`` arguments; an
+entry goes when its model does (the routing-model cache bounds how many live)."""
+
+
 def routing_schema(tools: Sequence[AnyTool], *, fused: bool) -> type[BaseModel]:
     """A model with one field per tool (aliased to the tool's name) for one structured call.
 
     Built once per set of tools: candidate sets repeat from request to request.
-    The routing questions are in the prompt, not repeated in the schema.
+    The routing questions and instructions are in the prompt, not repeated in the schema.
     """
     return _routing_schema(tuple(tools), fused)
 
@@ -65,18 +136,22 @@ def _routing_schema(tools: tuple[AnyTool, ...], fused: bool) -> type[BaseModel]:
     for i, tool in enumerate(tools):
         entry: type[BaseModel] = ToolVerdict
         if fused and tool.request_model.model_fields:
-            request: Any = tool.request_model | None
-            entry = create_model(
-                f"{_camel(tool.name)}Decision",
-                __base__=ToolVerdict,
-                request=(request, Field(default=None, description=tool.instruction or None)),
-            )
-        fields[f"tool_{i}"] = (
-            entry,
-            Field(alias=tool.name),
-        )
+            entry = _decision(tool.request_model)
+        fields[f"tool_{i}"] = (entry, Field(alias=tool.name))
     name = "ToolActivation" if fused else "ToolRouting"
-    model: type[BaseModel] = create_model(name, **fields)
+    model: type[BaseModel] = create_model(name, __base__=_CompactRouting, **fields)
+    return model
+
+
+@functools.lru_cache(maxsize=1024)
+def _decision(request_model: type[BaseModel]) -> type[BaseModel]:
+    """A verdict with a request; one per request model, so tools sharing it share one schema."""
+    request: Any = request_model | None
+    model: type[BaseModel] = create_model(
+        f"{request_model.__name__}Decision",
+        __base__=ToolVerdict,
+        request=(request, Field(default=None)),
+    )
     return model
 
 
@@ -90,12 +165,20 @@ def offered_tools(tools: Sequence[AnyTool]) -> list[AnyTool]:
 
 
 def tools_block(tools: Sequence[AnyTool], *, with_instruction: bool) -> str:
-    """The prompt's tool list: name and routing question (and instruction when fused)."""
+    """The prompt's tool list: name and routing question, and when fused the instruction.
+
+    A routing question starts with the tool's name (T5), so the name is not put
+    before it again (only before a question that does not start with it). A
+    tool's instruction line appears only when it has fields and an instruction
+    of its own (the prompt says once how to fill fields without one).
+    """
     lines: list[str] = []
     for tool in tools:
-        lines.append(f"- {tool.name}: {tool.executable_instruction}")
-        if with_instruction and tool.request_model.model_fields:
-            lines.append(f"  instruction: {tool.instruction or 'fill the fields the text states'}")
+        question = tool.executable_instruction or ""
+        named = question.startswith(tool.name) and not question[len(tool.name) :][:1].isalnum()
+        lines.append(f"- {question}" if named else f"- {tool.name}: {question}")
+        if with_instruction and tool.request_model.model_fields and tool.instruction:
+            lines.append(f"  fill: {tool.instruction}")
     return "\n".join(lines)
 
 

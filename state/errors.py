@@ -29,3 +29,11 @@ class DatabaseUnavailableError(ToolweaveError, ConnectionError):
 
 class ConfigurationError(ToolweaveError, ValueError):
     """The graph was built with inconsistent arguments."""
+
+
+class InvalidToolResultError(ToolweaveError, TypeError):
+    """A tool built or returned a result that breaks the ``ToolResult`` contract.
+
+    A bug in the tool, not a failure of its backend: it is raised out of the run
+    (never treated as "no result" by R7), naming the tool and what was wrong.
+    """

@@ -10,6 +10,7 @@ from langchain_core.messages import AnyMessage
 from langgraph.channels import DeltaChannel
 from langgraph.graph.message import add_messages
 
+from toolweave.state.client_calls import ClientCalls
 from toolweave.state.documents import UniqueTextDocument, merge_documents
 from toolweave.state.ledger import LedgerEntry
 from toolweave.state.task import Clarification, PromptAndContext, TaskInfo, TaskNode
@@ -79,6 +80,8 @@ class InputState(TypedDict):
     """The request's system filter (T3); empty or absent means no filter."""
     user_data: NotRequired[dict[str, Any] | None]
     """Data about the user that eligibility gates and tools read (T4)."""
+    client_tools: NotRequired[list[str]]
+    """Ids of the AI tools the client implements and runs itself (W3)."""
 
 
 class OutputState(TypedDict):
@@ -137,3 +140,5 @@ class GraphState(InputState, OutputState):
     """The deep-search coordinator whose subtasks draw on the deep-fallback cap (D7)."""
     clarification_rounds: int
     """Clarification questions asked for this message so far (Q2 limit)."""
+    client_calls: ClientCalls | None
+    """Client-tool calls of the current step: open, answered, or being recorded (W3)."""

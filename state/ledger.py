@@ -1,7 +1,12 @@
-"""The run ledger (L1): every decision that shaped a run, in order."""
+"""The run ledger (L1): every decision that shaped a run, in order.
+
+Every entry that concerns a tool names it in a field, ``tool`` or ``tools``, so
+"why did tool X (not) run?" is a query (:func:`entries_about`), not text reading.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -45,4 +50,33 @@ class LedgerEntry(BaseModel):
     reason: str = ""
     """Why, in words a developer reads in ``toolweave explain``."""
     details: dict[str, str] = Field(default_factory=dict)
-    """Per-tool reasons of a summary entry, e.g. every declined candidate of a task."""
+    """Per-item reasons of a summary entry, e.g. tool → why the routing declined it."""
+    tools: tuple[str, ...] = ()
+    """Other tools the entry concerns: a summary's candidates, the tools a skipped or
+    refused subtask would have run, the tools a deep-search plan forces (L1)."""
+
+    def concerns(self, tool: str) -> bool:
+        """Whether the entry is about ``tool`` (named in ``tool`` or ``tools``)."""
+        return tool == self.tool or tool in self.tools
+
+    def for_tool(self, tool: str) -> LedgerEntry:
+        """The entry as it concerns ``tool`` alone: a summary narrowed to that tool's line.
+
+        An entry whose ``tool`` is ``tool`` comes back unchanged; one that names it
+        only in ``tools`` comes back with ``tool`` set, and with that tool's own
+        reason when ``details`` has one (a declined candidate's routing reason).
+        """
+        if tool == self.tool or tool not in self.tools:
+            return self
+        reason = self.details.get(tool, self.reason)
+        return self.model_copy(update={"tool": tool, "reason": reason})
+
+
+def entries_about(ledger: Iterable[LedgerEntry], tool: str) -> list[LedgerEntry]:
+    """The entries that concern ``tool``, in order, each narrowed to it (L1).
+
+    Answers "why did ``tool`` (not) run?": its gate verdict, routing verdict,
+    forcing, result or error, and any skipped or refused subtask that would have
+    run it.
+    """
+    return [entry.for_tool(tool) for entry in ledger if entry.concerns(tool)]

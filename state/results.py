@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import StrEnum
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from toolweave.state.documents import UniqueTextDocument
+from toolweave.state.errors import InvalidToolResultError
+from toolweave.state.names import is_tool_name
 
 
 class ResultMode(StrEnum):
@@ -26,6 +29,44 @@ class ResultMode(StrEnum):
 
 
 TERMINAL_MODES = frozenset({ResultMode.ANSWER, ResultMode.ANSWERED})
+
+BAD_ARGUMENT = "ToolResult.{method}({signature}): {problem}"
+SIGNATURES = {
+    "as_context": "tool_name, documents",
+    "as_answer": "tool_name, text",
+    "as_answered": "tool_name",
+    "as_guaranteed_context": "tool_name, content",
+    "clarification": "tool_name, question, choices=()",
+}
+NOT_A_RESULT = "tool {tool!r} returned {kind}, not a ToolResult or None"
+
+
+def _bad(method: str, problem: str) -> InvalidToolResultError:
+    return InvalidToolResultError(
+        BAD_ARGUMENT.format(method=method, signature=SIGNATURES[method], problem=problem)
+    )
+
+
+def _check_name(method: str, tool_name: object) -> None:
+    if not is_tool_name(tool_name):
+        raise _bad(method, f"tool_name {tool_name!r} is not a tool name (pass self.name first)")
+
+
+def _build(method: str, **fields: Any) -> ToolResult:
+    try:
+        return ToolResult(**fields)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in exc.errors()
+        )
+        raise _bad(method, problems) from exc
+
+
+def require_result(tool_name: str, value: object) -> ToolResult | None:
+    """``value`` if it is a ``ToolResult`` or ``None``; else :class:`InvalidToolResultError`."""
+    if value is None or isinstance(value, ToolResult):
+        return value
+    raise InvalidToolResultError(NOT_A_RESULT.format(tool=tool_name, kind=type(value).__name__))
 
 
 class ToolResult(BaseModel):
@@ -50,36 +91,81 @@ class ToolResult(BaseModel):
 
     @classmethod
     def as_context(cls, tool_name: str, documents: Sequence[UniqueTextDocument]) -> ToolResult:
-        """R2: documents that join the RAG context."""
-        return cls(tool_name=tool_name, mode=ResultMode.CONTEXT, documents=tuple(documents))
+        """R2: documents that join the RAG context.
+
+        Raises:
+            InvalidToolResultError: Bad arguments (a bug in the tool; never R7's "no result").
+        """
+        _check_name("as_context", tool_name)
+        if isinstance(documents, str | bytes) or not isinstance(documents, Sequence):
+            raise _bad("as_context", "documents must be a list of UniqueTextDocument")
+        return _build(
+            "as_context", tool_name=tool_name, mode=ResultMode.CONTEXT, documents=tuple(documents)
+        )
 
     @classmethod
     def as_answer(cls, tool_name: str, text: str) -> ToolResult:
-        """R3: a finished answer; the final LLM call is skipped."""
-        return cls(tool_name=tool_name, mode=ResultMode.ANSWER, text=text)
+        """R3: a finished answer; the final LLM call is skipped.
+
+        Raises:
+            InvalidToolResultError: Bad arguments (a bug in the tool; never R7's "no result").
+        """
+        _check_name("as_answer", tool_name)
+        return _build("as_answer", tool_name=tool_name, mode=ResultMode.ANSWER, text=text)
 
     @classmethod
     def as_answered(cls, tool_name: str) -> ToolResult:
-        """R4: the tool has streamed the answer itself; nothing more is generated."""
-        return cls(tool_name=tool_name, mode=ResultMode.ANSWERED)
+        """R4: the tool has streamed the answer itself; nothing more is generated.
+
+        Raises:
+            InvalidToolResultError: Bad arguments (a bug in the tool; never R7's "no result").
+        """
+        _check_name("as_answered", tool_name)
+        return _build("as_answered", tool_name=tool_name, mode=ResultMode.ANSWERED)
 
     @classmethod
     def as_guaranteed_context(
         cls, tool_name: str, content: str | Sequence[UniqueTextDocument]
     ) -> ToolResult:
-        """R5: context that always reaches the final answer (text or documents)."""
+        """R5: context that always reaches the final answer (text or documents).
+
+        Raises:
+            InvalidToolResultError: Bad arguments (a bug in the tool; never R7's "no result").
+        """
+        method = "as_guaranteed_context"
+        _check_name(method, tool_name)
+        mode = ResultMode.GUARANTEED_CONTEXT
         if isinstance(content, str):
-            return cls(tool_name=tool_name, mode=ResultMode.GUARANTEED_CONTEXT, text=content)
-        return cls(
-            tool_name=tool_name, mode=ResultMode.GUARANTEED_CONTEXT, documents=tuple(content)
-        )
+            return _build(method, tool_name=tool_name, mode=mode, text=content)
+        if not isinstance(content, Sequence):
+            raise _bad(method, "content must be a text or a list of UniqueTextDocument")
+        return _build(method, tool_name=tool_name, mode=mode, documents=tuple(content))
 
     @classmethod
     def clarification(
         cls, tool_name: str, question: str, choices: Sequence[str] = ()
     ) -> ToolResult:
-        """Q1: ask the user a question before the tool can act."""
-        return cls(
+        """Q1: ask the user a question before the tool can act.
+
+        Call it as ``ToolResult.clarification(self.name, "Which department?",
+        ["cardiology", "surgery"])`` from a ``ClarifiableTool``.
+
+        Raises:
+            InvalidToolResultError: ``tool_name`` is not a tool name, ``question`` is
+                not a non-empty text, or ``choices`` is not a list of texts. A bug in
+                the tool, so it fails the run loudly instead of R7 answering without
+                asking.
+        """
+        method = "clarification"
+        _check_name(method, tool_name)
+        if not isinstance(question, str) or not question.strip():
+            raise _bad(method, f"question must be a non-empty text, not {question!r}")
+        if isinstance(choices, str | bytes) or not isinstance(choices, Sequence):
+            raise _bad(method, f"choices must be a list of texts, not {choices!r}")
+        if not all(isinstance(choice, str) and choice.strip() for choice in choices):
+            raise _bad(method, f"every choice must be a non-empty text: {list(choices)!r}")
+        return _build(
+            method,
             tool_name=tool_name,
             mode=ResultMode.CLARIFICATION,
             text=question,

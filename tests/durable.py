@@ -52,10 +52,12 @@ def thread_id(prefix: str) -> str:
 class Worker:
     """A ``crash_worker.py`` process: send JSON commands, read JSON answers, SIGKILL it."""
 
-    def __init__(self, target: str, calls_file: Path) -> None:
+    def __init__(
+        self, target: str, calls_file: Path, *, script: Path = WORKER, args: tuple[str, ...] = ()
+    ) -> None:
         env = {k: v for k, v in os.environ.items() if k != "TOOLWEAVE_DATABASE_URL"}
         self.proc = subprocess.Popen(
-            [sys.executable, str(WORKER), target, str(calls_file)],
+            [sys.executable, str(script), target, str(calls_file), *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

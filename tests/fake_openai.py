@@ -29,7 +29,14 @@ class FakeError:
     message: str = "scripted error"
 
 
-Reply = str | dict[str, Any] | list[Any] | FakeError
+@dataclass(frozen=True)
+class FakeToolCalls:
+    """A scripted assistant message that calls tools: ``[(call_id, name, args), ...]``."""
+
+    calls: tuple[tuple[str, str, dict[str, Any]], ...]
+
+
+Reply = str | dict[str, Any] | list[Any] | FakeError | FakeToolCalls
 
 
 class FakeOpenAI:
@@ -89,6 +96,9 @@ class FakeOpenAI:
                     error = {"message": reply.message, "type": "fake", "code": str(reply.status)}
                     self._json(reply.status, {"error": error})
                     return
+                if isinstance(reply, FakeToolCalls):
+                    self._json(200, _tool_calls(body, reply))
+                    return
                 content = reply if isinstance(reply, str) else json.dumps(reply)
                 if body.get("stream"):
                     self._sse(body, content)
@@ -139,6 +149,18 @@ def _completion(body: dict[str, Any], content: str) -> dict[str, Any]:
         ],
         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
     }
+
+
+def _tool_calls(body: dict[str, Any], reply: FakeToolCalls) -> dict[str, Any]:
+    calls = [
+        {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(a)}}
+        for call_id, name, a in reply.calls
+    ]
+    completion = _completion(body, "")
+    choice = completion["choices"][0]
+    choice["message"] = {"role": "assistant", "content": None, "tool_calls": calls}
+    choice["finish_reason"] = "tool_calls"
+    return completion
 
 
 def _chunk(body: dict[str, Any], delta: dict[str, Any], finish: str | None) -> dict[str, Any]:

@@ -19,12 +19,12 @@ from toolweave.adapters.langchain import (
     answer_chain,
     as_agent_tool,
     from_langchain_tool,
-    snake_case,
     to_langchain_tool,
 )
 from toolweave.domains import load_domain
 from toolweave.llm.offline import OfflineAssistant
 from toolweave.state.errors import ConfigurationError
+from toolweave.state.names import to_tool_name
 from toolweave.testing import FunctionAssistant
 
 CARDIOLOGY = "Mikor van rendelés a kardiológián?"
@@ -85,10 +85,11 @@ def test_T5_routing_question_of_an_adapted_tool_can_be_overridden() -> None:
 
 
 def test_T1_adapted_tool_names_are_lower_snake_case() -> None:
-    assert snake_case("getWeather") == "get_weather"
-    assert snake_case("search-docs.v2") == "search_docs_v2"
+    assert to_tool_name("getWeather") == "get_weather"
+    assert to_tool_name("search-docs.v2") == "search_docs_v2"
+    assert to_tool_name("example-tool") == "example_tool"
     with pytest.raises(ConfigurationError):
-        snake_case("--")
+        to_tool_name("--")
 
 
 def test_R2_adapted_tool_result_reaches_the_answer_as_context() -> None:

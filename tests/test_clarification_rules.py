@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
+import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
@@ -12,10 +15,12 @@ from support import Calls, ScriptedCoordinator, graph_of, make_tool
 from toolweave import (
     ClarifiableContextConsumerTool,
     ClarifiableTool,
+    InvalidToolResultError,
     PriorContext,
     TaskInfo,
     ToolCallContext,
     ToolResult,
+    ToolweaveError,
 )
 
 
@@ -204,3 +209,51 @@ def test_Q2_a_numbered_reply_becomes_the_offered_choice():
     out = graph.invoke({"messages": [HumanMessage("1.")]}, _config("num2"))
     assert calls[-1] == "reply:cardiology@1"
     assert out["answer"] == "cardiology: 8-16h"
+
+
+class ReadmeStyleAsker(ClarifiableTool[Any]):
+    """Builds the clarification the way the README once showed it (no tool name first)."""
+
+    name = "asker"
+    executable_instruction = "asker: true always"
+
+    def __init__(self, build: Any) -> None:
+        self.build = build
+
+    def execute(self, request: Any, ctx: ToolCallContext) -> ToolResult:
+        return self.build(self.name)  # type: ignore[no-any-return]
+
+    def execute_with_clarification(
+        self, request: Any, ctx: ToolCallContext, reply: str
+    ) -> ToolResult:
+        return ToolResult.as_context(self.name, [])
+
+
+@pytest.mark.parametrize(
+    ("build", "problem"),
+    [
+        (lambda n: ToolResult.clarification("Which department?", ["cardiology"]), "tool_name"),
+        (lambda n: ToolResult.clarification("Which department?", "Pick one"), "tool_name"),
+        (lambda n: ToolResult.clarification(n, ""), "question"),
+        (lambda n: ToolResult.clarification(n, "Which?", "cardiology"), "choices"),
+        (lambda n: ToolResult.clarification(n, "Which?", ["a", 2]), "choice"),
+        (lambda n: "Which department?", "returned str"),
+    ],
+)
+def test_Q1_clarification_with_bad_arguments_fails_loudly_not_as_no_result(build, problem):
+    graph = graph_of([ReadmeStyleAsker(build)], checkpointer=InMemorySaver())
+    with pytest.raises(InvalidToolResultError, match=problem):
+        _start(graph, "bad", "asker please")
+    assert issubclass(InvalidToolResultError, ToolweaveError)
+
+
+def test_Q1_readme_clarification_example_matches_the_signature():
+    root = Path(__file__).parents[1]
+    pages = [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+    text = " ".join(p.read_text(encoding="utf-8") for p in pages if p.is_file())
+    calls = re.findall(r"ToolResult\.clarification\(([^)]*)\)", text.replace("\n", " "))
+    assert calls
+    for args in calls:
+        assert args.split(",")[0].strip() == "self.name", args
+    result = ToolResult.clarification("department_info", "Which department?", ["a", "b"])
+    assert (result.text, result.choices) == ("Which department?", ("a", "b"))

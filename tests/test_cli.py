@@ -18,6 +18,7 @@ from toolweave.domains.korhaz.examples import EXAMPLE_QUESTIONS
 from toolweave.persistence import data_dir
 
 ROOT = Path(__file__).resolve().parents[1]
+CORPUS_CACHE = "cache"
 CARDIOLOGY = next(q for q in EXAMPLE_QUESTIONS if "department_info" in q.expected_tools)
 
 
@@ -84,7 +85,9 @@ def test_ask_reads_the_message_from_stdin(capsys, monkeypatch):
 def test_ask_without_thread_stores_nothing(capsys, tmp_path):
     code, _, _ = run(capsys, "ask", "--json", CARDIOLOGY.question)
     assert code == 0
-    assert not (tmp_path / "data").exists()
+    data = tmp_path / "data"
+    # only the bundled corpus's index cache may appear (korhaz/corpus.py), no thread store
+    assert not data.exists() or {p.name for p in data.iterdir()} == {CORPUS_CACHE}
 
 
 def test_X1_empty_message_exits_2_with_one_line_and_no_traceback(capsys):
@@ -189,12 +192,33 @@ def test_L1_explain_prints_the_ledger_tree_of_a_thread(capsys, tmp_path):
     assert CARDIOLOGY.expected_substrings[0] in out
 
 
+def test_L1_explain_tool_option_says_why_a_tool_did_not_run(capsys, tmp_path):
+    store = tmp_path / "why"
+    code, _, _ = run(capsys, "ask", "--data-dir", str(store), "--thread", "t1", CARDIOLOGY.question)
+    assert code == 0
+    code, out, err = run(
+        capsys, "explain", "--data-dir", str(store), "t1", "--tool", "emergency_numbers"
+    )
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "thread t1 (latest message), tool emergency_numbers:"
+    assert lines[1].startswith("  1: emergency_numbers: declined")  # named, with its own reason
+    code, out, _ = run(
+        capsys, "explain", "--data-dir", str(store), "t1", "--tool", "callback_request"
+    )
+    assert code == 0
+    assert "callback_request: refused: eligibility" in out  # T4: no phone in user_data
+    code, out, _ = run(capsys, "explain", "--data-dir", str(store), "t1")
+    declined = next(line for line in out.splitlines() if "declined" in line)
+    assert "emergency_numbers" in declined  # the tree's summary line names the tools too
+
+
 def test_L1_explain_of_an_unknown_thread_exits_2_and_leaves_the_store_alone(capsys, tmp_path):
     store = tmp_path / "data"
     code, out, err = run(capsys, "explain", "t-missing")
     assert code == 2
     assert_one_line_error(err)
-    assert not store.exists()  # reading never creates the store
+    assert not (store / DB_NAME).exists()  # reading never creates the store
     assert run(capsys, "ask", "--thread", "t-known", CARDIOLOGY.question)[0] == 0
     before = sha(store / DB_NAME)
     code, out, err = run(capsys, "explain", "t-missing")
@@ -203,7 +227,8 @@ def test_L1_explain_of_an_unknown_thread_exits_2_and_leaves_the_store_alone(caps
     assert_one_line_error(err)
     assert "t-missing" in err
     assert sha(store / DB_NAME) == before  # read-only: SQLite may only add its -wal/-shm files
-    assert {p.name for p in store.iterdir()} <= {DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm"}
+    stored = {p.name for p in store.iterdir()}
+    assert stored <= {DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", CORPUS_CACHE}
     assert run(capsys, "explain", "t-known")[0] == 0
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from support import Calls, ScriptedCoordinator, ask, graph_of, make_tool
 
 from toolweave import SubtaskDecision, TaskInfo, ToolResult
+from toolweave.coordinators.phase import run_coordinator_phase
 from toolweave.testing import FunctionAssistant
 
 
@@ -271,7 +272,7 @@ def test_K3_conditional_subtask_runs_when_earlier_sibling_found_nothing():
         return _skip_if_found(parent, nxt, done)
 
     out = ask(graph_of(_cheap_then_expensive(decide)), "miss")
-    assert out["activated"] == ["1.1:narrow", "1.2:broad"]
+    assert out["activated"] == ["1.2:broad"]  # narrow found nothing: not activated (R1)
     assert seen == [{"parent": "1", "next": "1.2", "keys": []}]
 
 
@@ -283,3 +284,95 @@ def test_K4_decision_that_raises_runs_the_subtask_default_is_run():
     assert out["activated"] == ["1.1:narrow", "1.2:broad"]
     out = ask(graph_of(_cheap_then_expensive(None)), "hit")
     assert out["activated"] == ["1.1:narrow", "1.2:broad"]
+
+
+def test_T1_F3_forced_prefixed_names_resolve_only_to_the_tool_of_that_domain():
+    tools = [
+        ScriptedCoordinator(
+            "c",
+            split_into(
+                sub("a", "math.factorial"), sub("b", "a.b.factorial"), sub("c", "test.scoped")
+            ),
+        ),
+        make_tool("factorial"),  # domain-less: "math.factorial" is not this tool
+        make_tool("scoped", domain="test"),
+    ]
+    out = ask(graph_of(tools), "q")
+    assert out["activated"] == ["1.3:scoped"]
+    unknown = [(e.task_no, e.tool) for e in out["ledger"] if e.kind == "forced_unknown"]
+    assert unknown == [("1.1", "math.factorial"), ("1.2", "a.b.factorial")]
+
+
+def _first_plan(task: TaskInfo) -> TaskInfo:
+    if task.task_no == "1":
+        task.sub_tasks = [sub("from first", "leaf", conditional=True, no="1.1")]
+    return task
+
+
+def _replacing_plan(task: TaskInfo) -> TaskInfo:
+    if task.task_no == "1":
+        task.sub_tasks = []  # the first coordinator's subtask is freed here ...
+        task.sub_tasks = [  # ... and replaced, reusing its number
+            sub("from second", "leaf", conditional=True, no="1.1"),
+            sub("also from second", "leaf", conditional=True),
+        ]
+    return task
+
+
+def test_K2_owner_by_task_no_a_replacing_coordinator_owns_its_subtasks():
+    coordinators = [
+        ScriptedCoordinator("first", _first_plan, priority=10),
+        ScriptedCoordinator("second", _replacing_plan, priority=20),
+    ]
+    for _ in range(50):  # freed objects' ids are reused: identity would name "first" here
+        outcome = run_coordinator_phase(
+            TaskInfo(task_no="1", task_prompt="q"), coordinators, depth=0, max_depth=4, room=10
+        )
+        subs = outcome.task.sub_tasks
+        assert [(s.task_no, s.task_prompt) for s in subs] == [
+            ("1.1", "from second"),
+            ("1.2", "also from second"),
+        ]
+        assert [s.owner_coordinator_name for s in subs] == ["second", "second"]
+        assert outcome.created == {"1.1": "second", "1.2": "second"}
+
+
+def test_K2_owner_by_task_no_untouched_and_copied_subtasks_keep_their_owner():
+    def extend(task: TaskInfo) -> TaskInfo:
+        copy = task.model_copy(deep=True)  # a copy of the first one's subtask is still it
+        copy.sub_tasks.append(sub("added by second", "leaf"))
+        return copy
+
+    outcome = run_coordinator_phase(
+        TaskInfo(task_no="1", task_prompt="q"),
+        [
+            ScriptedCoordinator("first", _first_plan),
+            ScriptedCoordinator("second", extend, priority=20),
+        ],
+        depth=0,
+        max_depth=4,
+        room=10,
+    )
+    assert outcome.created == {"1.1": "first", "1.2": "second"}
+
+
+def test_K2_owner_by_task_no_the_replacing_coordinator_decides_the_conditional():
+    decided: list[str] = []
+
+    def decide_as(name: str, decision: SubtaskDecision) -> Any:
+        def decide(parent: TaskInfo, nxt: TaskInfo, done: Any) -> SubtaskDecision:
+            decided.append(f"{name}@{nxt.task_no}")
+            return decision
+
+        return decide
+
+    tools = [
+        ScriptedCoordinator("first", _first_plan, decide=decide_as("first", SubtaskDecision.RUN)),
+        ScriptedCoordinator(
+            "second", _replacing_plan, priority=20, decide=decide_as("second", SubtaskDecision.SKIP)
+        ),
+        make_tool("leaf", routing=None),
+    ]
+    out = ask(graph_of(tools), "q")
+    assert decided == ["second@1.1", "second@1.2"]
+    assert out["activated"] == []

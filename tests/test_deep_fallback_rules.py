@@ -98,7 +98,7 @@ def test_D2_no_deep_fallback_tool_for_the_prompt_type_means_no_gatekeeper_call()
 def test_D3_neighbor_first_full_search_skipped_when_neighbor_answered():
     calls: list[str] = []
     out = ask(graph_with(("What about parking?",), calls), "q")
-    assert out["activated"] == ["1:rag", "1.1:neighbor_search", "1:deep_search"]
+    assert out["activated"] == ["1:rag", "1.1:neighbor_search"]
     assert calls == ["1.1:neighbor_search"]
     decision = next(e for e in out["ledger"] if e.kind == "conditional")
     assert (decision.task_no, decision.verdict) == ("1.2", "skip")

@@ -62,6 +62,7 @@ def test_domain_and_tools_fit_together(tools):
         "substance_lookup",
         "doctor_finder",
         "doctor_directory",
+        "callback_request",
         "korhaz_deep_search",
         "korhaz_neighbor_search",
         "korhaz_context_search",
@@ -70,7 +71,7 @@ def test_domain_and_tools_fit_together(tools):
     assert domain.deep_fallback_tool("factual") is not None
     assert domain.deep_fallback_tool("smalltalk") is None  # D2
     assert tools["korhaz_search"].executable_instruction is None  # never routed (A5)
-    for name in ("department_info", "emergency_numbers"):
+    for name in ("department_info", "emergency_numbers", "callback_request"):
         assert tools[name].executable_instruction.startswith(f"{name}:")  # T5
 
 

@@ -175,3 +175,56 @@ async def _async_rounds(target: str, calls: Path) -> dict[str, Any]:
 def test_Q3_async_checkpointer_pauses_and_resumes(backend, tmp_path):
     values = asyncio.run(_async_rounds(target_for(backend, tmp_path), tmp_path / "calls.txt"))
     assert sorted(values["context_buffer"]) == ["1.1:parking", "1.2:department_info"]
+
+
+@pytest.mark.parametrize(
+    ("argument", "env", "expected"),
+    [
+        (None, {}, 1),  # NORMAL: the default in WAL mode
+        (None, {"TOOLWEAVE_SQLITE_SYNCHRONOUS": "full"}, 2),
+        ("EXTRA", {"TOOLWEAVE_SQLITE_SYNCHRONOUS": "off"}, 3),  # the argument wins
+    ],
+)
+def test_Q3_sqlite_synchronous_level_from_argument_or_environment(
+    tmp_path, argument, env, expected
+):
+    target = str(tmp_path / "sync.db")
+    with open_checkpointer(target, env=env, sqlite_synchronous=argument) as saver:
+        assert isinstance(saver, SqliteSaver)
+        assert saver.conn.execute("PRAGMA synchronous").fetchone()[0] == expected
+        assert saver.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_Q3_async_sqlite_checkpointer_applies_the_synchronous_level(tmp_path):
+    async def level() -> int:
+        target = str(tmp_path / "async-sync.db")
+        env = {"TOOLWEAVE_SQLITE_SYNCHRONOUS": "FULL"}
+        async with (
+            open_async_checkpointer(target, env=env) as saver,
+            saver.conn.execute("PRAGMA synchronous") as cursor,  # type: ignore[attr-defined]
+        ):
+            row = await cursor.fetchone()
+        return int(row[0])
+
+    assert asyncio.run(level()) == 2
+
+
+def test_Q3_unknown_sqlite_synchronous_level_is_a_configuration_error(tmp_path):
+    target = tmp_path / "never.db"
+    with (
+        pytest.raises(ConfigurationError, match="synchronous"),
+        open_checkpointer(target, env={"TOOLWEAVE_SQLITE_SYNCHRONOUS": "fast; DROP"}),
+    ):
+        pass
+    assert not target.exists()
+
+
+def test_Q3_cli_thread_store_honours_the_synchronous_environment(tmp_path, monkeypatch):
+    from toolweave.cli_session import DB_NAME, Session
+    from toolweave.domains.korhaz import korhaz_domain, korhaz_tools
+
+    monkeypatch.setenv("TOOLWEAVE_SQLITE_SYNCHRONOUS", "nonsense")
+    monkeypatch.delenv("TOOLWEAVE_DATABASE_URL", raising=False)
+    with pytest.raises(ConfigurationError, match="synchronous"):
+        Session(korhaz_domain(), korhaz_tools(), data_dir=tmp_path)
+    assert not (tmp_path / DB_NAME).exists()

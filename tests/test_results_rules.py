@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from support import Calls, ask, doc, graph_of, make_tool
+from support import Calls, ScriptedCoordinator, ask, doc, graph_of, make_tool
 
-from toolweave import ToolCallContext, ToolResult
+from toolweave import TaskInfo, ToolCallContext, ToolResult
 from toolweave.llm.passthrough import split_for_streaming
 from toolweave.state import merge_documents
 from toolweave.testing import FunctionAssistant
@@ -20,13 +20,33 @@ def _answers(calls: list[Any]) -> FunctionAssistant:
     return FunctionAssistant(route=lambda text, tools: [t.name for t in tools], answer=answer)
 
 
-def test_R1_none_result_is_as_if_the_tool_had_not_run():
+def test_R1_none_result_is_not_activated():
     answered: list[Any] = []
-    tools = [make_tool("nothing", result=lambda n, c: None), make_tool("ctx")]
+    tools = [
+        make_tool("nothing", result=lambda n, c: None, supplement="NOTHING-SUPPLEMENT"),
+        make_tool("ctx", supplement="CTX-SUPPLEMENT"),
+    ]
     out = ask(graph_of(tools, assistant=_answers(answered)), "q")
-    assert out["activated"] == ["1:nothing", "1:ctx"]
+    assert out["activated"] == ["1:ctx"]
     assert "1:nothing" not in out["context_buffer"]
     assert out["answer"] == "LLM:ctx says hi"
+    # T8: only the supplement of the tool that counts as activated reaches the answer prompt
+    assert "CTX-SUPPLEMENT" in answered[0].system_prompt
+    assert "NOTHING-SUPPLEMENT" not in answered[0].system_prompt
+    # L1: the ledger still says the tool ran and returned nothing
+    [entry] = [e for e in out["ledger"] if e.tool == "nothing" and e.kind == "tool_result"]
+    assert entry.verdict == "no result (R1)"
+
+
+def test_R1_R7_raising_tool_is_not_activated_and_adds_no_supplement():
+    def boom(name: str, ctx: ToolCallContext) -> ToolResult:
+        raise RuntimeError("backend down")
+
+    answered: list[Any] = []
+    tools = [make_tool("broken", result=boom, supplement="BROKEN-SUPPLEMENT"), make_tool("ctx")]
+    out = ask(graph_of(tools, assistant=_answers(answered)), "q")
+    assert out["activated"] == ["1:ctx"]
+    assert "BROKEN-SUPPLEMENT" not in answered[0].system_prompt
 
 
 def test_R2_context_documents_join_the_final_answer_context():
@@ -127,3 +147,28 @@ def test_R8_ascending_priority_first_terminal_stops_later_tools_context_merges()
     assert out["answer"] == "stopped"
     assert [g.context for g in out["guaranteed"]] == ["kept"]
     assert set(out["context_buffer"]) == {"1:sure", "1:early", "1:stop"}
+
+
+def test_R5_identical_guaranteed_texts_of_two_subtasks_both_reach_the_answer():
+    def decompose(task: TaskInfo) -> TaskInfo:
+        if task.task_no == "1":
+            task.sub_tasks = [
+                TaskInfo(task_no="1.1", task_prompt="Pharmacy side?", required_tool_names=["side"]),
+                TaskInfo(task_no="1.2", task_prompt="Lab side?", required_tool_names=["side"]),
+            ]
+        return task
+
+    answered: list[Any] = []
+    tools = [
+        ScriptedCoordinator("sides", decompose),
+        make_tool(
+            "side", routing=None, result=lambda n, c: ToolResult.as_guaranteed_context(n, "Left")
+        ),
+    ]
+    out = ask(graph_of(tools, assistant=_answers(answered)), "Which side are they on?")
+    assert answered[0].guaranteed == ["Left", "Left"]
+    # each kept with the subtask it answers (its execution text ends with the subtask prompt)
+    assert [
+        g.prompt.endswith(p)
+        for g, p in zip(out["guaranteed"], ["Pharmacy side?", "Lab side?"], strict=True)
+    ] == [True, True]

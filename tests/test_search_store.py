@@ -134,6 +134,26 @@ def test_readding_a_document_replaces_its_sentences(store):
     assert len(store) == 2
 
 
+def test_batch_adds_new_replaces_stored_and_keeps_the_last_of_a_repeated_id(store):
+    from toolweave.tools.search import SourceDocument
+
+    store.add_documents(
+        [
+            SourceDocument("parking-hu", ("A parkolóház megszűnt.",), name="Parkolás", lang="hu"),
+            SourceDocument("buffet", ("A büfé 7:00-kor nyit.",), name="Büfé", lang="hu"),
+            SourceDocument("buffet", ("A büfé 8:00-kor nyit. Vasárnap zárva.",), name="Büfé"),
+        ]
+    )
+    assert not store.search("díja")
+    found = " ".join(texts(store.search("büfé")))
+    assert "8:00" in found
+    assert "7:00" not in found
+    assert store.pages_of("parking-hu") == [1]
+    assert len(store) == 3
+    ids = [d.sentence_number for d in store.page_sentences("buffet", 1)]
+    assert ids == [1, 2]
+
+
 def test_failed_replace_leaves_the_old_document_whole(store):
     before = texts(store.search("díja"))
     # name=None breaks a NOT NULL constraint after the old rows were deleted: all rolls back.

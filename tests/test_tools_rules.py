@@ -10,7 +10,15 @@ import pytest
 from pydantic import BaseModel
 from support import Calls, ask, graph_of, make_tool
 
-from toolweave import ALL, ToolCallContext, ToolRegistry, ToolResult
+from toolweave import (
+    ALL,
+    ConfigurationError,
+    ToolCallContext,
+    ToolRegistry,
+    ToolResult,
+    build_graph,
+)
+from toolweave.testing import FunctionAssistant
 from toolweave.tools import check_gates, system_allows
 
 
@@ -37,8 +45,49 @@ def test_T1_tool_without_name_is_rejected():
     class Nameless(make_tool("x").__class__):  # type: ignore[misc]
         name = "  "
 
-    with pytest.raises(ValueError, match="no name"):
+    with pytest.raises(ConfigurationError, match="Nameless: tool name '  '"):
         ToolRegistry([Nameless()])
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["Weather", "opening-hours", "math.factorial", "1st_tool", "_private", "tool_", "a__b", "x y"],
+)
+def test_T1_names_that_are_not_lower_snake_case_are_rejected_at_registration(bad: str):
+    tool = make_tool("placeholder")
+    type(tool).name = bad  # type: ignore[misc]
+    with pytest.raises(ConfigurationError, match=rf"Tool_placeholder: tool name {bad!r}"):
+        ToolRegistry([tool])
+    with pytest.raises(ConfigurationError, match="lower_snake_case"):
+        build_graph("test", [tool], assistant=FunctionAssistant())
+
+
+@pytest.mark.parametrize("good", ["weather", "opening_hours", "tool_0042", "h2o"])
+def test_T1_lower_snake_case_names_are_accepted(good: str):
+    tool = make_tool(good)
+    assert ToolRegistry([tool]).get(good) is tool
+
+
+def test_T1_F3_prefixed_resolution_is_exact_about_the_domain():
+    plain = make_tool("factorial")  # domain None: found by its plain name only
+    registry = ToolRegistry([plain])
+    assert registry.get("factorial") is plain
+    assert registry.get("math.factorial") is None
+    assert registry.qualified_name(plain) == "factorial"
+
+    scoped = make_tool("factorial", domain="math")
+    registry = ToolRegistry([scoped])
+    assert registry.get("math.factorial") is scoped
+    assert registry.get("factorial") is scoped
+    assert registry.get("a.b.factorial") is None
+    assert registry.get("b.factorial") is None
+    assert registry.qualified_name(scoped) == "math.factorial"
+
+    dotted = make_tool("factorial", domain="a.b")  # the name is what follows the last dot
+    registry = ToolRegistry([dotted])
+    assert registry.get("a.b.factorial") is dotted
+    assert registry.get("b.factorial") is None
+    assert registry.get(registry.qualified_name(dotted)) is dotted
 
 
 def test_T2_domain_none_runs_everywhere_string_only_there():

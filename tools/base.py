@@ -88,6 +88,9 @@ class ToolCallContext:
     """Streams a finished answer to the client; return ``as_answered`` after it (R4)."""
     llm: PassageReader | None = None
     """The run's model for tools that read text with it (search tools), counted and capped (D7)."""
+    idempotency_key: str = ""
+    """Q6: the same for every re-execution of this call (same thread, message, task, tool
+    and clarification round), different for any other call; dedupe side effects on it."""
 
     @property
     def task_no(self) -> str:

@@ -6,6 +6,14 @@ subtask trees; one LangGraph ``StateGraph`` runs it all. Start with
 :func:`build_graph`.
 """
 
+from toolweave.client_tools import (
+    ClientToolRegistry,
+    arun_with_client_tools,
+    pending_client_calls,
+    resume_client_tools,
+    run_remote_with_client_tools,
+    run_with_client_tools,
+)
 from toolweave.coordinators import AgentCoordinator, CompletedSoFar, SubtaskDecision
 from toolweave.graph import Limits, RunContext, ToolweaveGraph, build_graph, create_state_graph
 from toolweave.graph.threads import pending_clarification, reply
@@ -22,6 +30,7 @@ from toolweave.llm.port import (
     RoutingVerdict,
 )
 from toolweave.persistence import open_async_checkpointer, open_checkpointer
+from toolweave.run_ledger import explain
 from toolweave.state import (
     AGENT_COORDINATOR_MARKER,
     Clarification,
@@ -40,10 +49,12 @@ from toolweave.state import (
     extract_coordinator_task,
     is_coordinator_requested,
 )
+from toolweave.state.client_calls import ClientToolResultError
 from toolweave.state.errors import (
     ConfigurationError,
     DatabaseUnavailableError,
     InvalidRequestError,
+    InvalidToolResultError,
     NothingPendingError,
     ToolweaveError,
     UnknownDomainError,
@@ -63,6 +74,17 @@ from toolweave.tools import (
     ToolRegistry,
     tool_progress_emitter,
 )
+from toolweave.tools.ai import (
+    AiTool,
+    AiToolBuilder,
+    AiToolDefinitionError,
+    AiToolRegistry,
+    AiToolScope,
+    ai_tool_script,
+    as_chatbot_tools,
+)
+from toolweave.tools.ai.langchain import as_langchain_tools
+from toolweave.tools.plugins import Plugin, discover_plugins, register_plugins
 
 __version__ = "0.1.0"
 
@@ -71,12 +93,19 @@ __all__ = [
     "ALL",
     "Activation",
     "AgentCoordinator",
+    "AiTool",
+    "AiToolBuilder",
+    "AiToolDefinitionError",
+    "AiToolRegistry",
+    "AiToolScope",
     "AnswerRequest",
     "ChatModelAssistant",
     "ChatbotTool",
     "ClarifiableContextConsumerTool",
     "ClarifiableTool",
     "Clarification",
+    "ClientToolRegistry",
+    "ClientToolResultError",
     "CompletedSoFar",
     "ConfigurationError",
     "ContextConsumerTool",
@@ -87,6 +116,7 @@ __all__ = [
     "GraphState",
     "InputState",
     "InvalidRequestError",
+    "InvalidToolResultError",
     "LedgerEntry",
     "LedgerKind",
     "Limits",
@@ -98,6 +128,7 @@ __all__ = [
     "NothingPendingError",
     "OfflineAssistant",
     "OutputState",
+    "Plugin",
     "PriorContext",
     "ProgressEmitter",
     "PromptAndContext",
@@ -115,16 +146,27 @@ __all__ = [
     "UnknownDomainError",
     "UnknownThreadError",
     "__version__",
+    "ai_tool_script",
+    "arun_with_client_tools",
+    "as_chatbot_tools",
+    "as_langchain_tools",
     "build_graph",
     "checkpoint_serde",
     "create_state_graph",
     "default_assistant",
+    "discover_plugins",
+    "explain",
     "extract_coordinator_original",
     "extract_coordinator_task",
     "is_coordinator_requested",
     "open_async_checkpointer",
     "open_checkpointer",
     "pending_clarification",
+    "pending_client_calls",
+    "register_plugins",
     "reply",
+    "resume_client_tools",
+    "run_remote_with_client_tools",
+    "run_with_client_tools",
     "tool_progress_emitter",
 ]

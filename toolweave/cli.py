@@ -30,6 +30,7 @@ from toolweave import cli_render as render
 from toolweave.cli_session import Session, read_thread, validate_message
 from toolweave.domains import available_domains, load_domain
 from toolweave.persistence import data_dir
+from toolweave.run_ledger import explain
 from toolweave.state.errors import (
     ConfigurationError,
     InvalidRequestError,
@@ -97,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
         "explain", parents=[store], help="why each tool did or did not run on a thread"
     )
     explain.add_argument("thread", metavar="THREAD", help="the thread id")
+    explain.add_argument(
+        "--tool", metavar="NAME", help="only the entries about this tool: why it did (not) run"
+    )
     cli_ingest.add_parser(commands, parents=[store])
     cli_eval.add_parser(commands, parents=[domain, store])
     return parser
@@ -203,6 +207,9 @@ def cmd_domains(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
     """``toolweave explain THREAD``: the latest run's ledger as a tree (L1)."""
     values = read_thread(data_dir(args.data_dir), args.thread)
+    if args.tool is not None:
+        _print(render.tool_lines(args.thread, args.tool, explain(values, tool=args.tool)), out)
+        return 0
     print(f"thread {args.thread} (latest message)", file=out)
     lines = render.ledger_tree(
         render.as_ledger(values.get("ledger") or []),

@@ -188,7 +188,31 @@ def ledger_line(entry: LedgerEntry) -> str:
     else:
         template = _LABELS.get(entry.kind, entry.kind.value + " {tool}: {verdict}")
         text = template.format(tool=entry.tool or "-", verdict=entry.verdict or "-")
+    text += _named_tools(entry)
     return f"{text} — {entry.reason}" if entry.reason else text
+
+
+TOOLS_SHOWN = 8
+"""Tools a summary line names before "and N more"."""
+
+
+def _named_tools(entry: LedgerEntry) -> str:
+    """`` [a, b, c]``: the other tools an entry concerns (L1), or nothing."""
+    names = [name for name in entry.tools if name != entry.tool]
+    if not names:
+        return ""
+    shown = ", ".join(names[:TOOLS_SHOWN])
+    more = len(names) - TOOLS_SHOWN
+    return f" [{shown}{f', and {more} more' if more > 0 else ''}]"
+
+
+def tool_lines(thread: str, tool: str, entries: Sequence[LedgerEntry]) -> list[str]:
+    """``toolweave explain THREAD --tool NAME``: each entry about ``tool``, with its task (L1)."""
+    if not entries:
+        return [f"thread {thread}: no decision of the latest run concerns {tool!r}"]
+    lines = [f"thread {thread} (latest message), tool {tool}:"]
+    lines.extend(f"{INDENT}{entry.task_no or 'gates'}: {ledger_line(entry)}" for entry in entries)
+    return lines
 
 
 def _order(task_no: str) -> tuple[int, ...]:

@@ -28,7 +28,7 @@ from toolweave.graph.normalize import split_conversation
 from toolweave.graph.stored_state import stored_values
 from toolweave.llm.env import default_assistant
 from toolweave.llm.passthrough import ANSWER_TAG
-from toolweave.persistence import open_checkpointer
+from toolweave.persistence import SQLITE_SYNCHRONOUS_ENV, open_checkpointer
 from toolweave.state.errors import InvalidRequestError, UnknownThreadError
 from toolweave.state.serde import checkpoint_serde
 from toolweave.tools.domain import Domain
@@ -143,7 +143,10 @@ class Session:
         # TOOLWEAVE_DATABASE_URL when set (Postgres shared by several processes), else the
         # SQLite file under the data directory (toolweave.persistence)
         target = None if data_dir is None else database_url() or data_dir / DB_NAME
-        checkpointer = self._closer.enter_context(open_checkpointer(target, env={}))
+        # only the SQLite durability level comes from the environment here
+        synchronous = os.environ.get(SQLITE_SYNCHRONOUS_ENV)
+        env = {} if synchronous is None else {SQLITE_SYNCHRONOUS_ENV: synchronous}
+        checkpointer = self._closer.enter_context(open_checkpointer(target, env=env))
         try:
             self.graph = build_graph(
                 domain, tools, assistant=self.assistant, checkpointer=checkpointer, name=domain.name

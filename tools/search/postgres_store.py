@@ -32,7 +32,14 @@ from toolweave.tools.search.page_graph import (
 )
 from toolweave.tools.search.protocol import DocumentInfo, SourceDocument
 from toolweave.tools.search.sqlite_sql import sentence_rows
-from toolweave.tools.search.text import STOPWORDS, fold, parse_query, sections, words
+from toolweave.tools.search.text import (
+    STOPWORDS,
+    fold,
+    parse_query,
+    sections,
+    stopword_set,
+    words,
+)
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -127,14 +134,15 @@ def _or_query(*queries: str) -> str:
     return " | ".join(lexemes)
 
 
-def content_words(query: str) -> str:
+def content_words(query: str, stopwords: frozenset[str] = STOPWORDS) -> str:
     """The query without stop words of either language (all of it if nothing else is left).
 
     PostgreSQL's configurations know only their own language's stop words, so an
-    English "the" would match Hungarian-indexed text; the text kit's list knows both.
+    English "the" would match Hungarian-indexed text; the text kit's list knows both
+    (plus a domain's own, see :func:`~toolweave.tools.search.text.stopword_set`).
     """
     found = words(query)
-    content = [w for w in found if w not in STOPWORDS and fold(w) not in STOPWORDS]
+    content = [w for w in found if w not in stopwords and fold(w) not in stopwords]
     return " ".join(content or found)
 
 
@@ -165,6 +173,7 @@ class PostgresDocumentStore:
         max_connections: Size of the pool the store opens for ``conninfo``.
         timeout: Seconds to wait for the first connection before
             :class:`~toolweave.state.errors.DatabaseUnavailableError`.
+        stopwords: A domain's own words to drop from queries (added to the kit's).
 
     The tables are created on first use. A store is safe to share between threads and
     concurrent runs (each call takes a connection from the pool).
@@ -178,7 +187,9 @@ class PostgresDocumentStore:
         pool: ConnectionPool[Any] | None = None,
         max_connections: int = 4,
         timeout: float = 10.0,
+        stopwords: Iterable[str] = (),
     ) -> None:
+        self._stopwords = stopword_set(stopwords)
         if (conninfo is None) == (pool is None):
             raise ConfigurationError("PostgresDocumentStore takes a conninfo or a pool, not both")
         try:
@@ -336,7 +347,7 @@ class PostgresDocumentStore:
         Returns:
             Sentences best first; ``sentence_score`` in ``[0, 1)``.
         """
-        parsed = parse_query(query)
+        parsed = parse_query(query, self._stopwords)
         if not parsed.words or limit <= 0 or (document_ids is not None and not document_ids):
             return []
         own = [_quote_lexeme(term) for word in parsed.words for term in sorted(word.terms)]
@@ -353,7 +364,7 @@ class PostgresDocumentStore:
             filters += " AND s.document_id = ANY(%(ids)s)"
             params["ids"] = list(document_ids)
         with self._connection() as conn:
-            row = conn.execute(QUERY, {"q": content_words(query)}).fetchone()
+            row = conn.execute(QUERY, {"q": content_words(query, self._stopwords)}).fetchone()
             hungarian, english = row or ("", "")
             tsquery = _or_query(hungarian, english, " ".join(own))
             if not tsquery:

@@ -9,7 +9,7 @@ sentence frequency, which the page graph uses to find rare terms.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from toolweave.tools.search.protocol import SourceDocument
 from toolweave.tools.search.text import Query, all_of, index_terms, sections
@@ -87,22 +87,48 @@ def sentence_rows(doc: SourceDocument) -> list[SentenceRow]:
     return rows
 
 
-def insert_document(
-    conn: sqlite3.Connection, doc: SourceDocument, rows: list[SentenceRow], first_id: int
+def insert_documents(
+    conn: sqlite3.Connection,
+    prepared: Sequence[tuple[SourceDocument, list[SentenceRow]]],
+    first_id: int,
 ) -> int:
-    """Replace ``doc`` inside the open transaction; returns the next free sentence id."""
-    delete_document(conn, doc.document_id)
-    conn.execute(INSERT_DOCUMENT, (doc.document_id, doc.name, doc.url, doc.lang))
-    conn.executemany(
-        INSERT_PAGE, [(doc.document_id, no, text) for no, text in enumerate(doc.pages, start=1)]
-    )
-    ids = range(first_id, first_id + len(rows))
-    conn.executemany(
-        INSERT_SENTENCE,
-        [(i, doc.document_id, r[0], r[1], r[2]) for i, r in zip(ids, rows, strict=True)],
-    )
-    conn.executemany(INSERT_FTS, [(i, r[3], r[4]) for i, r in zip(ids, rows, strict=True)])
-    return first_id + len(rows)
+    """Add or replace documents inside the open transaction; returns the next free sentence id.
+
+    Only documents already stored are deleted first (one lookup for the batch), and
+    every table gets one ``executemany`` for the whole batch. A document id given
+    twice keeps its last version.
+    """
+    latest = {doc.document_id: (doc, rows) for doc, rows in prepared}
+    for document_id in stored_ids(conn, list(latest)):
+        delete_document(conn, document_id)
+    documents, pages, sentences, terms = [], [], [], []
+    next_id = first_id
+    for doc, rows in latest.values():
+        documents.append((doc.document_id, doc.name, doc.url, doc.lang))
+        pages += [(doc.document_id, no, text) for no, text in enumerate(doc.pages, start=1)]
+        for page_no, number, text, indexed, context in rows:
+            sentences.append((next_id, doc.document_id, page_no, number, text))
+            terms.append((next_id, indexed, context))
+            next_id += 1
+    conn.executemany(INSERT_DOCUMENT, documents)
+    conn.executemany(INSERT_PAGE, pages)
+    conn.executemany(INSERT_SENTENCE, sentences)
+    conn.executemany(INSERT_FTS, terms)
+    return next_id
+
+
+STORED_IDS_CHUNK = 500
+"""Ids per ``IN (...)`` lookup (below SQLite's bound-parameter limit)."""
+
+
+def stored_ids(conn: sqlite3.Connection, document_ids: Sequence[str]) -> list[str]:
+    """Which of ``document_ids`` are stored."""
+    found: list[str] = []
+    for start in range(0, len(document_ids), STORED_IDS_CHUNK):
+        chunk = document_ids[start : start + STORED_IDS_CHUNK]
+        query = f"SELECT id FROM documents WHERE id IN ({placeholders(chunk)})"
+        found += [row[0] for row in conn.execute(query, chunk)]
+    return found
 
 
 def next_sentence_id(conn: sqlite3.Connection) -> int:

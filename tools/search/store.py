@@ -12,7 +12,7 @@ from toolweave.state.documents import UniqueTextDocument
 from toolweave.tools.search import sqlite_sql as sql
 from toolweave.tools.search.page_graph import PageLink, PageRef, linked_pages
 from toolweave.tools.search.protocol import DocumentInfo, SourceDocument
-from toolweave.tools.search.text import parse_query
+from toolweave.tools.search.text import parse_query, stopword_set
 
 CONTEXT_WEIGHT = 0.3
 """BM25 weight of a sentence's context (document title and section heading) against its own."""
@@ -33,10 +33,14 @@ class SqliteDocumentStore:
 
     ``path`` is a database file or ``":memory:"``. One connection serves all
     threads, guarded by a lock, so one store can be shared by concurrent runs.
+    ``stopwords`` are a domain's own words to drop from queries (words nearly every
+    document holds, such as a hospital's "hospital"), added to the kit's function words.
     """
 
-    def __init__(self, path: str | Path = ":memory:") -> None:
+    def __init__(self, path: str | Path = ":memory:", *, stopwords: Iterable[str] = ()) -> None:
         self._path = str(path)
+        self._extra_stopwords = tuple(stopwords)
+        self._stopwords = stopword_set(self._extra_stopwords)
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(self._path, check_same_thread=False, isolation_level=None)
         with self._lock:
@@ -90,10 +94,8 @@ class SqliteDocumentStore:
         """
         prepared = [(doc, sql.sentence_rows(doc)) for doc in documents]
         with self._transaction() as conn:
-            next_id = sql.next_sentence_id(conn)
-            for doc, rows in prepared:
-                next_id = sql.insert_document(conn, doc, rows, next_id)
-        return sum(len(rows) for _, rows in prepared)
+            first_id = sql.next_sentence_id(conn)
+            return sql.insert_documents(conn, prepared, first_id) - first_id
 
     def remove_document(self, document_id: str) -> bool:
         """Remove a document and its sentences; ``False`` when it was not there."""
@@ -125,7 +127,7 @@ class SqliteDocumentStore:
             Sentences best first; ``sentence_score`` in ``[0, 1)`` mixes word
             coverage and normalised BM25.
         """
-        parsed = parse_query(query)
+        parsed = parse_query(query, self._stopwords)
         if not parsed.words or limit <= 0 or (document_ids is not None and not document_ids):
             return []
         inner = ""
@@ -243,9 +245,35 @@ class SqliteDocumentStore:
 
     def copy(self, path: str | Path = ":memory:") -> SqliteDocumentStore:
         """A new store at ``path`` holding the same documents (SQLite's backup API: fast)."""
-        other = SqliteDocumentStore(path)
+        other = SqliteDocumentStore(path, stopwords=self._extra_stopwords)
         with self._lock, other._lock:
             self._conn.backup(other._conn)
+        return other
+
+    def save(self, path: str | Path) -> None:
+        """Write the whole store to the file ``path`` (replaced), for :meth:`load`."""
+        target = sqlite3.connect(str(path))
+        try:
+            with self._lock:
+                self._conn.backup(target)
+        finally:
+            target.close()
+
+    @classmethod
+    def load(cls, path: str | Path, *, stopwords: Iterable[str] = ()) -> SqliteDocumentStore:
+        """A new in-memory store copied from the store file at ``path`` (opened read-only).
+
+        Raises:
+            sqlite3.Error: The file is not a readable store.
+        """
+        source = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            source.execute("SELECT COUNT(*) FROM documents JOIN sentences").fetchone()
+            other = cls(stopwords=stopwords)
+            with other._lock:
+                source.backup(other._conn)
+        finally:
+            source.close()
         return other
 
     def optimize(self) -> None:

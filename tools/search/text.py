@@ -1,6 +1,6 @@
-"""Text analysis for keyword search: sentence splitting, folding, stemming, FTS5 queries.
+"""Keyword search's use of the text kit (:mod:`toolweave.tools.text`): index terms, FTS5 queries.
 
-Hungarian and English are stemmed with Snowball (``snowballstemmer``); every word
+Words, folding, stems and sentences are the kit's; every word
 is indexed as its case- and diacritic-folded surface form plus its stem in the
 document's language (both stems when the language is unknown). Query words are
 stemmed in both languages, so a query matches whatever language it is in.
@@ -10,35 +10,16 @@ inflected forms the stemmer leaves apart (``parkolás`` / ``parkolni`` / ``parko
 
 from __future__ import annotations
 
-import re
-import threading
-import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Protocol, cast
 
-import snowballstemmer
+from toolweave.tools.text import fold, sections, split_sentences, stem, stems, words
 
 PREFIX_LENGTH = 6
 """Most characters of the prefix term a query word adds (``"parkol"*``)."""
 MIN_PREFIX = 4
 """Fewest characters a prefix term may have."""
-
-_WORD = re.compile(r"\w+")
-_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?=[\"'„(«]?[A-ZÁÉÍÓÖŐÚÜŰ0-9])")
-_HEADING = re.compile(r"^\s*#{1,6}\s")
-_MARKUP = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|>\s*)|\*\*|__|`")
-
-ABBREVIATIONS = frozenset(
-    {
-        # Hungarian
-        "dr", "prof", "pl", "stb", "ill", "kb", "u", "ú", "krt", "tel", "sz", "em", "fszt",
-        "ld", "vö", "ún", "vmint", "db", "kft", "zrt", "bt", "ifj", "özv",
-        # English
-        "mr", "mrs", "ms", "st", "vs", "etc", "e.g", "i.e", "approx", "dept", "bldg",
-    }
-)  # fmt: skip
-"""Words after which a full stop does not end a sentence (compared case-folded)."""
 
 STOPWORDS = frozenset(
     {
@@ -46,44 +27,18 @@ STOPWORDS = frozenset(
         "a", "az", "egy", "és", "is", "van", "vannak", "nincs", "hogy", "mi", "mit", "mikor",
         "hol", "hogyan", "melyik", "milyen", "ki", "kit", "meg", "el", "be", "fel", "le",
         "de", "vagy", "ha", "nem", "igen", "lehet", "kell", "ez", "azt", "ezt", "én", "te",
-        "ön", "ott", "itt", "on", "en", "ban", "ben", "nál", "nél", "hoz", "kórház",
-        "kórházban", "kórháznál", "kórházba",
+        "ön", "ott", "itt", "on", "en", "ban", "ben", "nál", "nél", "hoz",
         # English
         "the", "an", "and", "or", "are", "was", "to", "of", "in", "at",
         "for", "with", "what", "when", "where", "who", "how", "which", "do", "does", "i", "my",
-        "me", "can", "it", "this", "that", "there", "hospital", "please",
+        "me", "can", "it", "this", "that", "there", "please",
     }
 )  # fmt: skip
-"""Words dropped from queries (unless a query has nothing else)."""
+"""Function words dropped from queries (unless a query has nothing else).
 
-_local = threading.local()
-
-
-class _Stemmer(Protocol):
-    def stemWord(self, word: str) -> str: ...
-
-
-def fold(text: str) -> str:
-    """Lower-case ``text`` and strip its diacritics (``Kórház`` -> ``korhaz``)."""
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-
-
-def words(text: str) -> list[str]:
-    """The case-folded words of ``text`` (diacritics kept, for the stemmers)."""
-    return _WORD.findall(text.casefold())
-
-
-def _stemmers() -> tuple[_Stemmer, _Stemmer]:
-    # Snowball stemmer objects keep state while stemming: one pair per thread.
-    pair = cast("tuple[_Stemmer, _Stemmer] | None", getattr(_local, "stemmers", None))
-    if pair is None:
-        pair = (
-            cast(_Stemmer, snowballstemmer.stemmer("hungarian")),
-            cast(_Stemmer, snowballstemmer.stemmer("english")),
-        )
-        _local.stemmers = pair
-    return pair
+Words every document of one domain holds (a hospital's "kórház") are that
+domain's to name: pass them as ``stopwords`` to the store (they are added to these).
+"""
 
 
 @lru_cache(maxsize=65536)
@@ -95,13 +50,7 @@ def word_terms(word: str, lang: str | None = None) -> tuple[str, ...]:
         lang: ``"hu"`` or ``"en"`` stems with that language only; anything else
             (or ``None``) with both.
     """
-    hungarian, english = _stemmers()
-    terms = [fold(word)]
-    if lang != "en":
-        terms.append(fold(hungarian.stemWord(word)))
-    if lang != "hu":
-        terms.append(fold(english.stemWord(word)))
-    return tuple(dict.fromkeys(t for t in terms if t))
+    return tuple(dict.fromkeys(t for t in (fold(word), *stems(word, lang)) if t))
 
 
 def index_terms(text: str, lang: str | None = None) -> str:
@@ -110,6 +59,12 @@ def index_terms(text: str, lang: str | None = None) -> str:
     Queries are stemmed in both languages, so they match whatever ``lang`` was.
     """
     return " ".join(term for word in words(text) for term in word_terms(word, lang))
+
+
+def stopword_set(extra: Iterable[str] = ()) -> frozenset[str]:
+    """:data:`STOPWORDS` plus ``extra`` (a domain's), each also in folded form."""
+    given = {w.casefold() for w in extra if w.strip()}
+    return STOPWORDS | frozenset(given) | frozenset(fold(w) for w in given)
 
 
 def _quote(term: str) -> str:
@@ -174,21 +129,24 @@ class Query:
         return found / len(self.words)
 
 
-def parse_query(text: str) -> Query:
+def parse_query(text: str, stopwords: frozenset[str] = STOPWORDS) -> Query:
     """Parse user text into a :class:`Query`; stopwords are dropped unless nothing else is left.
 
     Each word matches its folded form and stems; a word whose folded Hungarian
     stem has at least 4 characters also matches as a prefix (at most
     ``PREFIX_LENGTH`` characters), which joins inflected forms the stemmer keeps apart.
+
+    Args:
+        text: The user's text.
+        stopwords: Words to drop, case-folded (see :func:`stopword_set`).
     """
-    hungarian, _ = _stemmers()
     found = list(dict.fromkeys(words(text)))
-    content = [w for w in found if w not in STOPWORDS and fold(w) not in STOPWORDS]
+    content = [w for w in found if w not in stopwords and fold(w) not in stopwords]
     query_words = []
     for word in content or found:
-        stem = fold(hungarian.stemWord(word))[:PREFIX_LENGTH]
+        prefix = stem(word, "hu")[:PREFIX_LENGTH]
         query_words.append(
-            QueryWord(frozenset(word_terms(word)), stem if len(stem) >= MIN_PREFIX else None)
+            QueryWord(frozenset(word_terms(word)), prefix if len(prefix) >= MIN_PREFIX else None)
         )
     return Query(tuple(query_words))
 
@@ -198,36 +156,21 @@ def match_expression(text: str) -> str | None:
     return parse_query(text).expression()
 
 
-def split_sentences(text: str) -> list[str]:
-    """Split page text into sentences (markdown headings are not sentences)."""
-    return [sentence for _, sentence in sections(text)]
-
-
-def sections(text: str) -> list[tuple[str, str]]:
-    """Split page text into ``(heading, sentence)`` pairs.
-
-    Every non-empty line starts a new sentence; a markdown heading line is no
-    sentence but the heading of the sentences after it. A full stop followed by
-    an upper-case letter ends a sentence unless it follows a known abbreviation
-    (``dr.``, ``pl.``, ``Mr.``).
-    """
-    pairs: list[tuple[str, str]] = []
-    heading = ""
-    for raw in text.splitlines():
-        line = _MARKUP.sub("", raw).strip()
-        if not line or line.startswith("<!--"):
-            continue
-        if _HEADING.match(raw):
-            heading = line
-            continue
-        pending = ""
-        for piece in _SENTENCE_END.split(line):
-            pending = f"{pending} {piece}" if pending else piece
-            last = pending.rsplit(None, 1)[-1].rstrip(".").casefold()
-            if pending.endswith(".") and last in ABBREVIATIONS:
-                continue
-            pairs.append((heading, pending))
-            pending = ""
-        if pending:
-            pairs.append((heading, pending))
-    return pairs
+__all__ = [
+    "MIN_PREFIX",
+    "PREFIX_LENGTH",
+    "STOPWORDS",
+    "Query",
+    "QueryWord",
+    "all_of",
+    "any_of",
+    "fold",
+    "index_terms",
+    "match_expression",
+    "parse_query",
+    "sections",
+    "split_sentences",
+    "stopword_set",
+    "word_terms",
+    "words",
+]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, cast
@@ -26,6 +25,7 @@ from pydantic import BaseModel, Field, create_model
 
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.errors import ConfigurationError
+from toolweave.state.names import to_tool_name
 from toolweave.state.results import ResultMode, ToolResult
 from toolweave.state.task import ROOT_TASK_NO, TaskInfo
 from toolweave.tools.base import ChatbotTool, EligibleSystem, ToolCallContext
@@ -51,15 +51,6 @@ _JSON_TYPES: Mapping[str, type[Any]] = {
     "array": list,
     "object": dict,
 }
-
-
-def snake_case(name: str) -> str:
-    """A LangChain tool name in lower_snake_case (T1): ``get-Weather`` → ``get_weather``."""
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
-    snake = re.sub(r"[^0-9a-zA-Z]+", "_", spaced).strip("_").lower()
-    if not snake or not snake[0].isalpha():
-        raise ConfigurationError(f"cannot make a tool name of {name!r}: start it with a letter")
-    return snake
 
 
 def optional_request_model(
@@ -185,7 +176,7 @@ def from_langchain_tool(
         and whose result is the tool's return value as context (R2). The gates
         (domain, system filter, ``is_eligible``) apply as for any tool.
     """
-    tool_name = name or snake_case(tool.name)
+    tool_name = name or to_tool_name(tool.name)
     description = (tool.description or tool.name).strip()
     schema = tool.tool_call_schema
     if not isinstance(schema, Mapping) and not issubclass(schema, BaseModel):
@@ -411,7 +402,6 @@ __all__ = [
     "from_langchain_tool",
     "optional_request_model",
     "result_text",
-    "snake_case",
     "to_langchain_tool",
     "with_values_stream",
 ]

@@ -1,9 +1,9 @@
 """Domain lookup: the bundled domains and the ones installed plugins provide.
 
-A domain bundle is a :class:`~toolweave.tools.domain.Domain` and its tools. The
-hospital domain ``korhaz`` ships with toolweave; other packages add domains
-through the entry-point group ``toolweave.domains`` (W5), each entry point a
-callable that returns ``(Domain, tools)``::
+A domain bundle is a :class:`~toolweave.tools.domain.Domain` and its tools.
+Every domain, the bundled hospital domain ``korhaz`` included, is an entry point
+of the group ``toolweave.domains`` (W5): a callable that returns ``(Domain, tools)``
+(toolweave's own ``pyproject.toml`` declares ``korhaz`` that way)::
 
     [project.entry-points."toolweave.domains"]
     library = "my_library.toolweave_domain:load"
@@ -37,27 +37,36 @@ DomainLoader = Callable[[], tuple[Domain, Iterable[AnyTool]]]
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
-def _korhaz() -> DomainBundle:
-    from toolweave.domains.korhaz import korhaz_domain, korhaz_tools
+BUILTIN_DOMAINS: dict[str, str] = {"korhaz": "toolweave.domains.korhaz.plugin:load"}
+"""Bundled domains by name, as entry-point values: loaded exactly like a plugin's (W5),
+so no library module imports a domain. ``pyproject.toml`` declares the same entry
+points in the group; the table only keeps them loadable from a source checkout
+whose installed metadata predates them."""
 
-    return korhaz_domain(), list(korhaz_tools())
 
-
-BUILTIN_DOMAINS: dict[str, DomainLoader] = {"korhaz": _korhaz}
-"""Bundled domains by name; each module is imported only when its domain is loaded."""
+def _bundled(name: str) -> EntryPoint:
+    return EntryPoint(name=name, value=BUILTIN_DOMAINS[name], group=ENTRY_POINT_GROUP)
 
 
 def _plugins() -> dict[str, EntryPoint]:
-    """Entry points of the plugin group, bundled names excluded."""
+    """Entry points of the plugin group, in name order; bundled names keep the bundled loader."""
     found: dict[str, EntryPoint] = {}
-    for point in entry_points(group=ENTRY_POINT_GROUP):
+    for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
         if point.name in BUILTIN_DOMAINS:
+            if point.value != BUILTIN_DOMAINS[point.name]:
+                logger.warning(
+                    "domain plugin %r (%s) ignored: a bundled domain has that name",
+                    point.name,
+                    point.value,
+                )
+            continue
+        if point.name in found:
             logger.warning(
-                "domain plugin %r (%s) ignored: a bundled domain has that name",
+                "domain plugin %r: %s replaces %s (last loaded wins)",
                 point.name,
                 point.value,
+                found[point.name].value,
             )
-            continue
         found[point.name] = point
     return found
 
@@ -99,9 +108,7 @@ def load_domain(name: str, *, data_dir: str | os.PathLike[str] | None = None) ->
         ConfigurationError: A plugin failed to load or returned something else.
     """
     key = name.strip()
-    if key in BUILTIN_DOMAINS:
-        return _validated(key, BUILTIN_DOMAINS[key]())
-    point = _plugins().get(key)
+    point = _bundled(key) if key in BUILTIN_DOMAINS else _plugins().get(key)
     if point is None and _NAME_CHARS.issuperset(key):
         from toolweave.domains.documents import load_documents_domain
 
@@ -111,6 +118,7 @@ def load_domain(name: str, *, data_dir: str | os.PathLike[str] | None = None) ->
     if point is None:
         known = ", ".join(available_domains(data_dir=data_dir)) or "none"
         raise UnknownDomainError(f"unknown domain {name!r}; known domains: {known}")
+    logger.info("loading domain %r from entry point %s", key, point.value)
     try:
         loader: DomainLoader = point.load()
         bundle = loader()

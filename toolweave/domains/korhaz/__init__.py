@@ -8,6 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolweave.domains.korhaz.callbacks import (
+    CALLBACK_REQUEST,
+    CallbackLedger,
+    CallbackRecord,
+    CallbackRequestTool,
+)
 from toolweave.domains.korhaz.coordinators import (
     DoctorFinderCoordinator,
     DrugInteractionCoordinator,
@@ -69,7 +75,9 @@ def korhaz_domain() -> Domain:
     )
 
 
-def korhaz_tools(store: DocumentStore | None = None) -> list[ChatbotTool[Any]]:
+def korhaz_tools(
+    store: DocumentStore | None = None, *, callbacks: CallbackLedger | None = None
+) -> list[ChatbotTool[Any]]:
     """The domain's tools: ``department_info``, ``emergency_numbers``, ``korhaz_search`` and more.
 
     The coordinators ``drug_interaction`` and ``doctor_finder`` come with the
@@ -81,6 +89,8 @@ def korhaz_tools(store: DocumentStore | None = None) -> list[ChatbotTool[Any]]:
     Args:
         store: The store ``korhaz_search`` searches; ``None`` builds an in-memory
             store from the bundled corpus.
+        callbacks: Where ``callback_request`` records callback requests, one per
+            idempotency key (Q6); ``None``: an in-memory ledger.
 
     Returns:
         New tool instances (singletons for the caller to share).
@@ -101,17 +111,22 @@ def korhaz_tools(store: DocumentStore | None = None) -> list[ChatbotTool[Any]]:
         SubstanceLookupTool(),
         DoctorFinderCoordinator(RETRIEVAL_TOOL_NAME),
         DoctorDirectoryTool(),
+        CallbackRequestTool(callbacks),
         *deep,
     ]
 
 
 __all__ = [
+    "CALLBACK_REQUEST",
     "CONTEXT_SEARCH_TOOL_NAME",
     "DOMAIN_NAME",
     "EXAMPLE_QUESTIONS",
     "NEIGHBOR_SEARCH_TOOL_NAME",
     "RETRIEVAL_TOOL_NAME",
     "SYSTEM_PROMPT",
+    "CallbackLedger",
+    "CallbackRecord",
+    "CallbackRequestTool",
     "DepartmentInfoRequest",
     "DepartmentInfoTool",
     "EmergencyNumbersTool",

@@ -5,22 +5,30 @@ Each ``data/*.md`` file starts with a small front matter (``title``, ``url``,
 files go through the same readers as ``toolweave ingest``
 (:func:`toolweave.tools.search.readers.read_document`). Parsed data and a loaded
 store are cached per process (static package data, not request data); every
-call of :func:`load_korhaz_store` gets its own copy of the store.
+call of :func:`load_korhaz_store` gets its own copy of the store. The indexed
+corpus is also cached on disk under the data directory, keyed by the data's
+hash, so ``toolweave ask`` does not re-stem it in every process.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
+from toolweave.tools.search.index_cache import cached_store
 from toolweave.tools.search.protocol import SourceDocument
 from toolweave.tools.search.readers import PAGE_BREAK, read_document, read_markdown
 from toolweave.tools.search.store import SqliteDocumentStore
 
 DOMAIN_NAME = "korhaz"
 """The example domain's id."""
+
+STOPWORDS = ("kórház", "kórházban", "kórháznál", "kórházba", "hospital")
+"""Words nearly every page of the hospital's corpus holds: dropped from its search queries."""
 
 _PACKAGE = "toolweave.domains.korhaz"
 _DOCUMENT_SUFFIXES = (".md", ".txt", ".html", ".pdf")
@@ -57,11 +65,24 @@ def korhaz_corpus() -> tuple[SourceDocument, ...]:
     )
 
 
+CACHE_FOLDER = "cache"
+"""Sub-folder of the data directory holding the indexed corpus (see :func:`corpus_cache_dir`)."""
+
+
+def corpus_cache_dir() -> Path:
+    """Where the indexed bundled corpus is cached: ``<data dir>/cache``.
+
+    The data directory is ``TOOLWEAVE_DATA_DIR``, else ``$XDG_DATA_HOME/toolweave``,
+    else ``~/.local/share/toolweave`` (:func:`toolweave.persistence.data_dir`).
+    """
+    from toolweave.persistence import data_dir
+
+    return data_dir() / CACHE_FOLDER
+
+
 @cache
-def _template() -> SqliteDocumentStore:
-    store = SqliteDocumentStore()
-    store.add_documents(korhaz_corpus())
-    return store
+def _template(cache_dir: Path | None) -> SqliteDocumentStore:
+    return cached_store(korhaz_corpus(), name=DOMAIN_NAME, cache_dir=cache_dir, stopwords=STOPWORDS)
 
 
 @cache
@@ -81,18 +102,28 @@ def emergency_data() -> dict[str, list[str]]:
     return data
 
 
-def load_korhaz_store(path: str = ":memory:") -> SqliteDocumentStore:
+_DEFAULT_CACHE = Path()
+"""Marker default of ``cache_dir``: :func:`corpus_cache_dir`."""
+
+
+def load_korhaz_store(
+    path: str = ":memory:", *, cache_dir: str | os.PathLike[str] | None = _DEFAULT_CACHE
+) -> SqliteDocumentStore:
     """A store holding the bundled corpus (re-adding replaces, so a file store can be reused).
 
     Args:
         path: A database file, or ``":memory:"`` (a copy of a store loaded once per process).
+        cache_dir: For ``":memory:"``: the folder of the on-disk index cache, keyed by
+            the corpus's hash (a second process loads it instead of re-stemming);
+            default :func:`corpus_cache_dir`; ``None`` indexes without a disk cache.
 
     Returns:
         The loaded store.
     """
     if path == ":memory:":
-        return _template().copy()
-    store = SqliteDocumentStore(path)
+        folder = corpus_cache_dir() if cache_dir is _DEFAULT_CACHE else cache_dir
+        return _template(None if folder is None else Path(folder)).copy()
+    store = SqliteDocumentStore(path, stopwords=STOPWORDS)
     store.add_documents(korhaz_corpus())
     return store
 

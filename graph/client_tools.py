@@ -1,0 +1,371 @@
+"""AI system tools in the graph: scope (W3), the input check (W2) and the client-tool pause.
+
+``execute`` hands an :class:`~toolweave.tools.ai.orchestration.AiChatbotTool` to
+:func:`run_ai_tool`, which decides where it runs:
+
+- ``SERVER``, or ``ALL`` when the client announced no implementation: the tool's
+  ``execute(input)`` runs here, contained (R7);
+- ``CLIENT``, or ``ALL`` when announced: the tool is never run here. The step
+  opens :class:`~toolweave.state.client_calls.ClientCalls` for it and for the
+  client tools queued right after it with a known input, and the walk goes to
+  ``client_tools``, which only interrupts (like ``ask_user``). The client resumes
+  with the results; ``execute`` then records each as the tool's context;
+- ``CLIENT`` when the client announced no implementation: skipped, with a
+  ledger entry (the run never pauses for a client that cannot answer).
+
+The input reaches a tool only when it parses and validates against its schema;
+otherwise the extraction is asked again with the error, a bounded number of
+times (``Limits.ai_input_attempts``), each rejection in the ledger.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from langgraph.errors import GraphBubbleUp
+from langgraph.runtime import Runtime
+from langgraph.types import Command, interrupt
+from pydantic import ValidationError
+
+from toolweave.graph.context import Dependencies, RunContext, assistant_for
+from toolweave.graph.handover import handover
+from toolweave.graph.walk import Phase
+from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
+from toolweave.state.client_calls import (
+    ClientCalls,
+    ClientToolCall,
+    ClientToolResultError,
+    parse_results,
+)
+from toolweave.state.documents import UniqueTextDocument
+from toolweave.state.graph_state import GraphState
+from toolweave.state.ledger import LedgerEntry, LedgerKind
+from toolweave.state.results import ToolResult
+from toolweave.state.task import TaskNode
+from toolweave.tools.ai.base import AiToolDefinition, AiToolScope
+from toolweave.tools.ai.inputs import InputCheck, check_input, input_text
+from toolweave.tools.ai.orchestration import AiChatbotTool
+from toolweave.tools.ai.prompts import INPUT_RETRY_PROMPT
+from toolweave.tools.progress import ProgressEmitter
+
+logger = logging.getLogger(__name__)
+
+NOT_ANNOUNCED = "CLIENT scope and the client announced no implementation: not run (W3)"
+INPUT_REJECTED = "input rejected (attempt {attempt} of {limit}): {error}"
+CLIENT_ERROR = "the client reported an error: {error}"
+RAISED = "raised {error}; treated as no result (R7)"
+NOT_TEXT = "returned {kind}, not text; treated as no result (W2)"
+
+
+@dataclass
+class AiOutcome:
+    """What one ``execute`` step of an AI tool produced."""
+
+    result: ToolResult | None = None
+    ledger: list[LedgerEntry] = field(default_factory=list)
+    llm_calls: int = 0
+    request: dict[str, Any] | None = None
+    update: dict[str, Any] = field(default_factory=dict)
+    """Extra state writes: the opened or consumed client calls."""
+    pause: bool = False
+    """True when the step opened client calls: the tool stays at the head of the queue."""
+
+
+def announced_tools(
+    state: Mapping[str, Any], runtime: Runtime[RunContext] | None
+) -> frozenset[str]:
+    """The tool ids the run's client implements: the runtime context's, else the input's."""
+    context = None if runtime is None else runtime.context
+    if context is not None and context.client_tools is not None:
+        return frozenset(context.client_tools)
+    return frozenset(state.get("client_tools") or ())
+
+
+def runs_in_client(definition: AiToolDefinition, announced: frozenset[str]) -> bool:
+    """W3: whether this run executes the tool in the client."""
+    match definition.scope:
+        case AiToolScope.SERVER:
+            return False
+        case AiToolScope.CLIENT:
+            return True
+        case AiToolScope.ALL:
+            return definition.id in announced
+
+
+def _entry(node: TaskNode, tool: str, kind: LedgerKind, verdict: str, reason: str) -> LedgerEntry:
+    return LedgerEntry(kind=kind, task_no=node.task_no, tool=tool, verdict=verdict, reason=reason)
+
+
+def _context(tool: AiChatbotTool, text: str, call_id: str | None = None) -> ToolResult:
+    definition = tool.definition
+    doc = UniqueTextDocument(
+        document_id=f"{definition.id}:{call_id}" if call_id else definition.id,
+        document_name=definition.name,
+        text=text,
+    )
+    return ToolResult.as_context(tool.name, [doc])
+
+
+def _checked_input(
+    deps: Dependencies,
+    runtime: Runtime[RunContext] | None,
+    node: TaskNode,
+    tool: AiChatbotTool,
+    text: str,
+    outcome: AiOutcome,
+) -> InputCheck | None:
+    """The tool's input, checked (W2); re-extracted with the error, within the limit."""
+    definition = tool.definition
+    has_fields = bool(tool.request_model.model_fields)
+    request = node.requests.get(tool.name)
+    extracted = tool.name in node.requests
+    limit = max(1, deps.limits.ai_input_attempts)
+    prompt = EXTRACTION_SYSTEM_PROMPT
+    for attempt in range(1, limit + 1):
+        if has_fields and not extracted:
+            assistant = assistant_for(deps, runtime)
+            request = assistant.generate_tool_request(text, prompt, None, tool).get(tool.name)
+            outcome.llm_calls += 1
+        extracted = False
+        outcome.request = request
+        try:
+            model = tool.request_model.model_validate(dict(request or {}))
+        except ValidationError as exc:
+            check = InputCheck(text=str(request), error=f"the input has wrong types: {exc}")
+        else:
+            check = check_input(definition, input_text(definition, model))
+        if check.ok:
+            return check
+        error = check.error or ""
+        reason = INPUT_REJECTED.format(attempt=attempt, limit=limit, error=error)
+        outcome.ledger.append(_entry(node, tool.name, LedgerKind.TOOL_SKIPPED, "skipped", reason))
+        if not has_fields:
+            break
+        prompt = EXTRACTION_SYSTEM_PROMPT + INPUT_RETRY_PROMPT.format(error=error)
+    return None
+
+
+def _consume(
+    state: GraphState, node: TaskNode, tool: AiChatbotTool, progress: ProgressEmitter
+) -> AiOutcome | None:
+    """The client's result for the tool's open call, recorded once (W3)."""
+    batch = state.get("client_calls")
+    if batch is None or batch.task_no != node.task_no or batch.waiting:
+        return None
+    call = batch.call_for(tool.definition.id)
+    if call is None:
+        return None
+    outcome = AiOutcome()
+    consumed = (*batch.consumed, call.call_id)
+    done = all(c.call_id in consumed for c in batch.calls)
+    left = None if done else batch.model_copy(update={"consumed": consumed})
+    outcome.update["client_calls"] = left
+    received = batch.results[call.call_id]
+    if received.error is not None:
+        progress("ERROR", "client")
+        reason = CLIENT_ERROR.format(error=received.error[:300])
+        outcome.ledger.append(_entry(node, tool.name, LedgerKind.TOOL_ERROR, "failed", reason))
+        return outcome
+    outcome.result = _context(tool, received.output or "", call.call_id)
+    reason = f"ran in the client (call {call.call_id})"
+    outcome.ledger.append(_entry(node, tool.name, LedgerKind.TOOL_RESULT, "context", reason))
+    return outcome
+
+
+def _open_calls(
+    deps: Dependencies,
+    state: GraphState,
+    node: TaskNode,
+    first: ClientToolCall,
+    announced: frozenset[str],
+) -> tuple[ClientToolCall, ...]:
+    """The head call plus the client tools queued right after it whose input is known."""
+    calls = [first]
+    for name in node.queue[1:]:
+        tool = deps.registry.get(name)
+        if not isinstance(tool, AiChatbotTool) or not runs_in_client(tool.definition, announced):
+            break
+        if tool.definition.scope is AiToolScope.CLIENT and tool.definition.id not in announced:
+            break
+        if tool.request_model.model_fields and name not in node.requests:
+            break
+        try:
+            model = tool.request_model.model_validate(dict(node.requests.get(name) or {}))
+        except ValidationError:
+            break
+        check = check_input(tool.definition, input_text(tool.definition, model))
+        if not check.ok:
+            break
+        calls.append(_call(tool.definition, check))
+    return tuple(calls)
+
+
+def _call(definition: AiToolDefinition, check: InputCheck) -> ClientToolCall:
+    return ClientToolCall(
+        call_id=f"call_{uuid.uuid4().hex[:16]}",
+        tool_id=definition.id,
+        name=definition.name,
+        input=check.text,
+    )
+
+
+def _prepare(
+    deps: Dependencies,
+    state: GraphState,
+    runtime: Runtime[RunContext] | None,
+    node: TaskNode,
+    tool: AiChatbotTool,
+    text: str,
+    progress: ProgressEmitter,
+) -> tuple[AiOutcome, InputCheck | None]:
+    """Everything before running: a received client result, the scope and the input."""
+    received = _consume(state, node, tool, progress)
+    if received is not None:
+        return received, None
+    outcome = AiOutcome()
+    announced = announced_tools(state, runtime)
+    definition = tool.definition
+    in_client = runs_in_client(definition, announced)
+    if in_client and definition.scope is AiToolScope.CLIENT and definition.id not in announced:
+        outcome.ledger.append(
+            _entry(node, tool.name, LedgerKind.TOOL_SKIPPED, "skipped", NOT_ANNOUNCED)
+        )
+        return outcome, None
+    check = _checked_input(deps, runtime, node, tool, text, outcome)
+    if check is None or not in_client:
+        return outcome, check
+    calls = _open_calls(deps, state, node, _call(definition, check), announced)
+    requests = {**node.requests, tool.name: outcome.request}
+    outcome.update = {
+        "client_calls": ClientCalls(task_no=node.task_no, calls=calls),
+        "tasks": {node.task_no: node.model_copy(update={"requests": requests})},
+    }
+    ids = ", ".join(call.call_id for call in calls)
+    reason = f"paused for the client: {len(calls)} call(s) {ids} (W3)"
+    outcome.ledger.append(_entry(node, tool.name, LedgerKind.TOOL_RESULT, "client", reason))
+    outcome.pause = True
+    return outcome, None
+
+
+def _finish(
+    outcome: AiOutcome, node: TaskNode, tool: AiChatbotTool, output: Any, progress: ProgressEmitter
+) -> AiOutcome:
+    if not isinstance(output, str):
+        progress("ERROR", type(output).__name__)
+        reason = NOT_TEXT.format(kind=type(output).__name__)
+        outcome.ledger.append(_entry(node, tool.name, LedgerKind.TOOL_ERROR, "failed", reason))
+        return outcome
+    outcome.result = _context(tool, output)
+    outcome.ledger.append(
+        _entry(node, tool.name, LedgerKind.TOOL_RESULT, "context", "ran on the server")
+    )
+    return outcome
+
+
+def _failed(
+    outcome: AiOutcome,
+    node: TaskNode,
+    tool: AiChatbotTool,
+    exc: Exception,
+    progress: ProgressEmitter,
+) -> AiOutcome:
+    progress("ERROR", type(exc).__name__)
+    reason = RAISED.format(error=type(exc).__name__)
+    outcome.ledger.append(_entry(node, tool.name, LedgerKind.TOOL_ERROR, "failed", reason))
+    return outcome
+
+
+def run_ai_tool(
+    deps: Dependencies,
+    state: GraphState,
+    runtime: Runtime[RunContext] | None,
+    node: TaskNode,
+    tool: AiChatbotTool,
+    text: str,
+    progress: ProgressEmitter,
+) -> AiOutcome:
+    """One ``execute`` step of an AI tool (W2, W3), sync."""
+    outcome, check = _prepare(deps, state, runtime, node, tool, text, progress)
+    if check is None:
+        return outcome
+    try:
+        output = tool.ai_tool.execute(check.text)
+    except GraphBubbleUp:
+        raise
+    except Exception as exc:  # R7: a failing tool is "no result"; the run goes on
+        logger.warning("AI tool %s raised on task %s", tool.name, node.task_no, exc_info=True)
+        return _failed(outcome, node, tool, exc, progress)
+    return _finish(outcome, node, tool, output, progress)
+
+
+async def arun_ai_tool(
+    deps: Dependencies,
+    state: GraphState,
+    runtime: Runtime[RunContext] | None,
+    node: TaskNode,
+    tool: AiChatbotTool,
+    text: str,
+    progress: ProgressEmitter,
+) -> AiOutcome:
+    """Async :func:`run_ai_tool`: awaits the tool's ``aexecute``."""
+    outcome, check = _prepare(deps, state, runtime, node, tool, text, progress)
+    if check is None:
+        return outcome
+    try:
+        output = await tool.ai_tool.aexecute(check.text)
+    except GraphBubbleUp:
+        raise
+    except Exception as exc:  # R7: a failing tool is "no result"; the run goes on
+        logger.warning("AI tool %s raised on task %s", tool.name, node.task_no, exc_info=True)
+        return _failed(outcome, node, tool, exc, progress)
+    return _finish(outcome, node, tool, output, progress)
+
+
+def receive_results(
+    pending: ClientCalls, first: Any, ask: Callable[[dict[str, Any]], Any]
+) -> ClientCalls:
+    """Merge resume values into ``pending`` until every call has a result (W3, X5).
+
+    A malformed value or one naming an unknown call id is refused whole, and
+    the pause is asked again with the error in its payload; a value answering
+    some of the calls is kept and the pause asks for the rest.
+    """
+    value = first
+    while True:
+        try:
+            results = parse_results(value, pending)
+        except ClientToolResultError as exc:
+            value = ask(pending.payload(error=str(exc)))
+            continue
+        pending = pending.model_copy(update={"results": {**pending.results, **results}})
+        if not pending.waiting:
+            return pending
+        value = ask(pending.payload())
+
+
+def make_client_tools(deps: Dependencies) -> Callable[..., Command[Phase]]:
+    """Build the ``client_tools`` node: pause until the client answers its calls (W3)."""
+
+    def client_tools(state: GraphState) -> Command[Phase]:
+        """Interrupt with the open client calls; on resume, store the results."""
+        pending = state["client_calls"]
+        assert pending is not None
+        done = receive_results(pending, interrupt(pending.payload()), interrupt)
+        return handover(state, {"client_calls": done})
+
+    return client_tools
+
+
+__all__ = [
+    "AiOutcome",
+    "announced_tools",
+    "arun_ai_tool",
+    "make_client_tools",
+    "receive_results",
+    "run_ai_tool",
+    "runs_in_client",
+]

@@ -1,0 +1,71 @@
+"""Q6: the stable idempotency key of one tool call.
+
+LangGraph saves a step's writes only when the step finishes, so a process that
+dies mid-step (a crash, SIGKILL, a lost pod) re-runs that step from its first
+line on resume: tool calls are at least once. A tool with an external side
+effect (a booking, a ticket, a message) makes it exactly once by deduplicating
+on ``ctx.idempotency_key``, which this module derives from data the checkpoint
+already holds, never from LangGraph's ``run_id`` (a resumed run gets a new one):
+
+- the thread id (``config["configurable"]["thread_id"]``; empty without one);
+- the id of the latest human message, i.e. the message that started the run or
+  the reply that continues it (LangChain gives every message an id when it is
+  stored; pass your own ``HumanMessage(id=...)`` to keep the key when a client
+  re-sends the same message after a crash before it was checkpointed);
+- the task (``task_no``), the tool's name and the clarification round.
+
+So every re-execution of one call gets the same key, and a new message, a new
+round, another task or another tool gets a different one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage
+from langgraph.config import get_config
+
+KEY_VERSION = "tw1"
+"""Bumped if the derivation ever changes, so old and new keys never collide."""
+
+
+def latest_human_message_id(messages: Sequence[BaseMessage]) -> str:
+    """The id of the last human message (the run's or round's message), or ``""``."""
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage):
+            return message.id or ""
+    return ""
+
+
+def idempotency_key(
+    *, thread_id: str, message_id: str, task_no: str, tool: str, clarification_round: int
+) -> str:
+    """The key of one tool call: ``"tw1-"`` and 28 hex digits, the same for the same parts.
+
+    Example:
+        >>> idempotency_key(
+        ...     thread_id="t1", message_id="m1", task_no="1", tool="x", clarification_round=0
+        ... )[:8]
+        'tw1-31ca'
+    """
+    parts = [KEY_VERSION, thread_id, message_id, task_no, tool, clarification_round]
+    digest = hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode("utf-8")).hexdigest()
+    return f"{KEY_VERSION}-{digest[:28]}"
+
+
+def tool_call_key(state: Mapping[str, Any], task_no: str, tool: str) -> str:
+    """The idempotency key of ``tool`` on ``task_no`` in the run ``state`` belongs to (Q6).
+
+    Call it inside a graph node (it reads the thread id from the run's config).
+    """
+    configurable = get_config().get("configurable") or {}
+    return idempotency_key(
+        thread_id=str(configurable.get("thread_id") or ""),
+        message_id=latest_human_message_id(state.get("messages") or ()),
+        task_no=task_no,
+        tool=tool,
+        clarification_round=int(state.get("clarification_rounds") or 0),
+    )

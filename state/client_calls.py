@@ -1,0 +1,185 @@
+"""Client-tool calls the run waits for (W3): the pause's payload and the resume's results.
+
+The run pauses with a LangGraph interrupt whose value is::
+
+    {"type": "client_tool_calls", "version": 1, "task_no": "1",
+     "calls": [{"call_id": "...", "tool_id": "example-tool", "name": "...",
+                "input": "<JSON text>"}]}
+
+and the client resumes it with ``Command(resume=...)`` whose value is::
+
+    {"type": "client_tool_results",
+     "results": [{"call_id": "...", "output": "<text>"} | {"call_id": "...", "error": "<text>"}]}
+
+Results may come in any order, and in several resumes (the run stays paused on
+the calls still open). A resume value that names an unknown call id or is
+malformed is refused as a whole: nothing of it is applied (X5).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from toolweave.state.errors import InvalidRequestError
+
+CLIENT_TOOL_CALLS = "client_tool_calls"
+"""``"type"`` of the pause's interrupt value."""
+CLIENT_TOOL_RESULTS = "client_tool_results"
+"""``"type"`` of the resume value."""
+PAYLOAD_VERSION = 1
+MAX_RESULT_CHARS = 100_000
+"""Longest accepted result text of one call."""
+
+
+class ClientToolResultError(InvalidRequestError):
+    """A client's resume value is malformed or names an unknown call id (X5).
+
+    Nothing of it was applied: the thread is unchanged and still paused.
+    """
+
+
+class ClientToolCall(BaseModel):
+    """One call the client is asked to run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    call_id: str
+    """Unique per call; the result names it."""
+    tool_id: str
+    """The AI tool's id, the key of the client's implementation (W4)."""
+    name: str
+    """The tool's display name."""
+    input: str
+    """The JSON text the implementation's ``execute(input)`` receives (W2: already valid)."""
+
+    def payload(self) -> dict[str, str]:
+        """The call as it appears in the interrupt value."""
+        return {
+            "call_id": self.call_id,
+            "tool_id": self.tool_id,
+            "name": self.name,
+            "input": self.input,
+        }
+
+
+class ClientToolOutcome(BaseModel):
+    """What the client returned for one call: an output text or an error text."""
+
+    model_config = ConfigDict(frozen=True)
+
+    call_id: str
+    output: str | None = None
+    error: str | None = None
+
+
+class ClientCalls(BaseModel):
+    """The calls of one step the run waits for, and the results received so far."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task_no: str
+    """The task whose tools asked."""
+    calls: tuple[ClientToolCall, ...]
+    """Every call of the step, in queue order."""
+    results: dict[str, ClientToolOutcome] = Field(default_factory=dict)
+    """Results by call id."""
+    consumed: tuple[str, ...] = ()
+    """Call ids whose result the ``execute`` node has already recorded."""
+
+    @property
+    def open_calls(self) -> list[ClientToolCall]:
+        """Calls that have no result yet."""
+        return [call for call in self.calls if call.call_id not in self.results]
+
+    @property
+    def waiting(self) -> bool:
+        """True while some call has no result: the run is paused on the client (W3)."""
+        return bool(self.open_calls)
+
+    def call_for(self, tool_id: str) -> ClientToolCall | None:
+        """The not yet consumed call of ``tool_id``, if the step has one."""
+        for call in self.calls:
+            if call.tool_id == tool_id and call.call_id not in self.consumed:
+                return call
+        return None
+
+    def payload(self, error: str | None = None) -> dict[str, Any]:
+        """The documented interrupt value, listing the open calls (W3)."""
+        value: dict[str, Any] = {
+            "type": CLIENT_TOOL_CALLS,
+            "version": PAYLOAD_VERSION,
+            "task_no": self.task_no,
+            "calls": [call.payload() for call in self.open_calls],
+        }
+        if error is not None:
+            value["error"] = error
+        return value
+
+
+def _results_list(value: Any) -> Sequence[Any]:
+    if not isinstance(value, Mapping):
+        raise ClientToolResultError(
+            f"a client-tool resume value must be an object with type {CLIENT_TOOL_RESULTS!r}"
+        )
+    if value.get("type") != CLIENT_TOOL_RESULTS:
+        raise ClientToolResultError(
+            f"a client-tool resume value must have type {CLIENT_TOOL_RESULTS!r}, "
+            f"not {value.get('type')!r}"
+        )
+    results = value.get("results")
+    if not isinstance(results, list) or not results:
+        raise ClientToolResultError("'results' must be a non-empty list")
+    return results
+
+
+def parse_results(value: Any, pending: ClientCalls) -> dict[str, ClientToolOutcome]:
+    """The results of a resume value for the open calls of ``pending``, checked whole (X5).
+
+    Raises:
+        ClientToolResultError: The value is malformed, names a call id that is not
+            open, answers a call twice, or a result has neither or both of
+            ``output`` and ``error``.
+    """
+    open_ids = {call.call_id for call in pending.open_calls}
+    parsed: dict[str, ClientToolOutcome] = {}
+    for i, item in enumerate(_results_list(value)):
+        if not isinstance(item, Mapping):
+            raise ClientToolResultError(f"results[{i}] must be an object")
+        call_id = item.get("call_id")
+        if not isinstance(call_id, str) or call_id not in open_ids:
+            known = ", ".join(sorted(open_ids)) or "none"
+            raise ClientToolResultError(
+                f"results[{i}]: unknown call id {call_id!r}; open calls: {known}"
+            )
+        if call_id in parsed:
+            raise ClientToolResultError(f"results[{i}]: call {call_id!r} is answered twice")
+        output, error = item.get("output"), item.get("error")
+        if (output is None) == (error is None):
+            raise ClientToolResultError(
+                f"results[{i}] (call {call_id!r}) must have exactly one of 'output' and 'error'"
+            )
+        text = output if output is not None else error
+        if not isinstance(text, str):
+            raise ClientToolResultError(
+                f"results[{i}] (call {call_id!r}): 'output'/'error' must be text"
+            )
+        if len(text) > MAX_RESULT_CHARS:
+            raise ClientToolResultError(
+                f"results[{i}] (call {call_id!r}) is longer than {MAX_RESULT_CHARS} characters"
+            )
+        parsed[call_id] = ClientToolOutcome(call_id=call_id, output=output, error=error)
+    return parsed
+
+
+__all__ = [
+    "CLIENT_TOOL_CALLS",
+    "CLIENT_TOOL_RESULTS",
+    "ClientCalls",
+    "ClientToolCall",
+    "ClientToolOutcome",
+    "ClientToolResultError",
+    "parse_results",
+]

@@ -1,0 +1,76 @@
+"""Tool names (T1) and the domain-prefixed form forced activation accepts (F3).
+
+A tool's name is its unique id: lower_snake_case, ``[a-z][a-z0-9]*`` words joined
+by single underscores (``department_info``, ``korhaz_search``, ``tool_0042``).
+Names are checked when a tool is registered, so a mistyped name fails at build
+time, naming the tool, instead of never matching at run time.
+
+A forced name (``required_tool_names``, F3) is either plain (``factorial``) or
+``"<domain>.<name>"``: everything after the **last** dot is the tool's name and
+everything before it the domain, which must equal the tool's own ``domain``
+exactly. So ``"math.factorial"`` names the ``factorial`` of domain ``math`` and
+nothing else (not a domain-less ``factorial``), and ``"a.b.factorial"`` the
+``factorial`` of domain ``a.b``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from toolweave.state.errors import ConfigurationError
+
+TOOL_NAME_PATTERN = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
+"""lower_snake_case: a lowercase letter first, then lowercase letters, digits, single ``_``."""
+
+INVALID_TOOL_NAME = (
+    "{owner}: tool name {name!r} is not lower_snake_case (T1): use lowercase letters, "
+    "digits and single underscores, starting with a letter, e.g. 'opening_hours'"
+)
+
+
+def is_tool_name(name: object) -> bool:
+    """Whether ``name`` is a valid tool name (T1)."""
+    return isinstance(name, str) and TOOL_NAME_PATTERN.fullmatch(name) is not None
+
+
+def check_tool_name(name: object, owner: str) -> str:
+    """Return ``name`` if it is a valid tool name, else raise :class:`ConfigurationError`.
+
+    Args:
+        name: The name to check.
+        owner: Who carries it, for the message (usually the tool's class name).
+
+    Raises:
+        ConfigurationError: ``name`` is missing, not a string, or not lower_snake_case.
+    """
+    if not is_tool_name(name):
+        raise ConfigurationError(INVALID_TOOL_NAME.format(owner=owner, name=name))
+    assert isinstance(name, str)
+    return name
+
+
+def to_tool_name(text: str) -> str:
+    """A tool name (T1) made from another kind of id, for adapted tools.
+
+    ``example-tool`` → ``example_tool`` (an AI system tool's id), ``getWeather`` →
+    ``get_weather`` (a LangChain tool), ``search docs.v2`` → ``search_docs_v2``.
+
+    Raises:
+        ConfigurationError: ``text`` has no letter to start a name with.
+    """
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", text)
+    name = re.sub(r"[^0-9a-zA-Z]+", "_", spaced).strip("_").lower()
+    if not is_tool_name(name):
+        raise ConfigurationError(f"cannot make a tool name of {text!r}: start it with a letter")
+    return name
+
+
+def split_qualified_name(name: str) -> tuple[str | None, str]:
+    """``"<domain>.<name>"`` → ``(domain, name)``; a plain name → ``(None, name)`` (F3)."""
+    domain, dot, plain = name.rpartition(".")
+    return (domain, plain) if dot else (None, name)
+
+
+def qualified_name(domain: str | None, name: str) -> str:
+    """The prefixed form of a tool name: ``"<domain>.<name>"``, or the name without a domain."""
+    return name if domain is None else f"{domain}.{name}"

@@ -1,0 +1,284 @@
+"""AI system tools (SPEC §14, seed 002): ``AiTool``, its builder and its checked definition (W1).
+
+An AI system tool is defined by a developer through a builder, exactly as in the
+seed's Java API::
+
+    class ExampleAiTool(AiTool):
+        def define(self, builder: AiToolBuilder) -> None:
+            builder.id("example-tool").name("example-tool-name").user_description(
+                "shown to people"
+            ).ai_description("shown to the model").input_json_schema(SCHEMA).scope(
+                AiToolScope.SERVER
+            )
+
+        def execute(self, input: str) -> str:
+            return json.dumps(json.loads(input)["exampleParam"] + " answered")
+
+``define`` is called once, when the tool is registered; the builder's fields are
+checked then (required fields, a JSON Schema that parses and is a valid schema)
+and frozen into an :class:`AiToolDefinition`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from importlib import resources
+from typing import Any, ClassVar, TypeVar
+
+import jsonschema
+import jsonschema.exceptions
+
+from toolweave.state.errors import ConfigurationError
+
+
+class AiToolScope(StrEnum):
+    """Where an AI system tool may run (W3)."""
+
+    SERVER = "SERVER"
+    """Only on the server."""
+    CLIENT = "CLIENT"
+    """Only in the client (the user's browser or another client): the run pauses for it."""
+    ALL = "ALL"
+    """In the client when it announced an implementation for the tool, else on the server."""
+
+
+class AiToolDefinitionError(ConfigurationError):
+    """An AI system tool's definition is incomplete or invalid (W1); names the tool and field."""
+
+    def __init__(self, tool: str, field: str, problem: str) -> None:
+        self.tool = tool
+        self.field = field
+        super().__init__(f"AI tool {tool}: {field} {problem}")
+
+
+class AiTool:
+    """An AI system tool (``AiTool``): implement :meth:`define` and :meth:`execute`.
+
+    Instances are singletons shared by concurrent runs: keep per-request data in
+    the arguments, never on ``self``. A tool whose scope lets it run in the client
+    names its client script with :func:`ai_tool_script` (or ``builder.client_script``).
+    """
+
+    client_script: ClassVar[str | None] = None
+    """Path of the tool's client script, relative to the package of the tool's module."""
+
+    def define(self, builder: AiToolBuilder) -> None:
+        """Fill ``builder`` with the tool's id, names, descriptions, schema and scope (W1)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement define()")
+
+    def execute(self, input: str) -> str:
+        """Run the tool on the model's JSON ``input``; return text the model can read (W2)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement execute()")
+
+    async def aexecute(self, input: str) -> str:
+        """Async :meth:`execute`; the default runs the sync one in a worker thread."""
+        return await asyncio.to_thread(self.execute, input)
+
+    @property
+    def has_native_async(self) -> bool:
+        """True when the tool overrides :meth:`aexecute` itself."""
+        return type(self).aexecute is not AiTool.aexecute
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+
+ToolT = TypeVar("ToolT", bound=type[AiTool])
+
+
+def ai_tool_script(path: str) -> Callable[[ToolT], ToolT]:
+    """Class decorator naming the tool's client script (the seed's ``@AiToolComponentScript``).
+
+    ``path`` is relative to the package of the tool's module and ships as package
+    data, e.g. ``@ai_tool_script("js/example-tool.js")``.
+    """
+
+    def decorate(cls: ToolT) -> ToolT:
+        cls.client_script = path
+        return cls
+
+    return decorate
+
+
+class AiToolBuilder:
+    """The fluent builder ``define`` fills (``AiToolBuilder``); every setter returns the builder."""
+
+    def __init__(self) -> None:
+        self._fields: dict[str, Any] = {}
+
+    def _set(self, field: str, value: Any) -> AiToolBuilder:
+        self._fields[field] = value
+        return self
+
+    def id(self, value: str) -> AiToolBuilder:
+        """The tool's unique id (required), also the key of client implementations (W4)."""
+        return self._set("id", value)
+
+    def name(self, value: str) -> AiToolBuilder:
+        """A display name (defaults to the id)."""
+        return self._set("name", value)
+
+    def user_description(self, value: str) -> AiToolBuilder:
+        """What the tool does, in words for people (required)."""
+        return self._set("user_description", value)
+
+    def ai_description(self, value: str) -> AiToolBuilder:
+        """What the tool does and when to use it, for the model (required)."""
+        return self._set("ai_description", value)
+
+    def input_json_schema(self, value: str | None) -> AiToolBuilder:
+        """A JSON Schema (as text) of the input the model passes to ``execute`` (optional)."""
+        return self._set("input_json_schema", value)
+
+    def scope(self, value: AiToolScope) -> AiToolBuilder:
+        """Where the tool may run (required, W3)."""
+        return self._set("scope", value)
+
+    def client_script(self, path: str | None) -> AiToolBuilder:
+        """The client script's path, relative to the tool's package (as :func:`ai_tool_script`)."""
+        return self._set("client_script", path)
+
+    # camelCase aliases, so the seed's chain reads the same in Python
+    userDescription = user_description
+    aiDescription = ai_description
+    inputJsonSchema = input_json_schema
+
+    def fields(self) -> dict[str, Any]:
+        """What was set so far (a copy)."""
+        return dict(self._fields)
+
+
+@dataclass(frozen=True)
+class AiToolDefinition:
+    """An AI system tool's checked definition: what its ``define`` set (W1)."""
+
+    id: str
+    name: str
+    user_description: str
+    ai_description: str
+    scope: AiToolScope
+    input_json_schema: str | None = None
+    schema: dict[str, Any] | None = None
+    """``input_json_schema`` parsed."""
+    client_script: str | None = None
+    """The client script's path, relative to ``package``."""
+    package: str | None = None
+    """The package the client script ships in (the tool module's package)."""
+
+    @property
+    def runs_on_client(self) -> bool:
+        """Whether the scope lets a client run it (CLIENT or ALL)."""
+        return self.scope is not AiToolScope.SERVER
+
+    def client_script_source(self) -> str | None:
+        """The text of the tool's client script, or ``None`` when it has none."""
+        if self.client_script is None or self.package is None:
+            return None
+        return resources.files(self.package).joinpath(self.client_script).read_text("utf-8")
+
+
+_REQUIRED_TEXT = ("id", "user_description", "ai_description")
+
+
+def define_tool(tool: AiTool) -> AiToolDefinition:
+    """Call ``tool.define`` once and check what it set (W1).
+
+    Raises:
+        AiToolDefinitionError: A required field is missing or empty, the scope is
+            not an :class:`AiToolScope`, or the schema is not JSON or not a valid
+            JSON Schema; the message names the tool and the field.
+    """
+    builder = AiToolBuilder()
+    label = type(tool).__qualname__
+    tool.define(builder)
+    fields = builder.fields()
+    for field in _REQUIRED_TEXT:
+        value = fields.get(field)
+        if not isinstance(value, str) or not value.strip():
+            name = fields.get("id") if isinstance(fields.get("id"), str) else None
+            raise AiToolDefinitionError(name or label, field, "is required (a non-empty string)")
+    tool_id = fields["id"].strip()
+    shown = f"{tool_id!r} ({label})"
+    scope = fields.get("scope")
+    if scope is None:
+        raise AiToolDefinitionError(shown, "scope", "is required (SERVER, CLIENT or ALL)")
+    try:
+        scope = AiToolScope(scope)
+    except ValueError:
+        raise AiToolDefinitionError(
+            shown, "scope", f"must be SERVER, CLIENT or ALL, not {scope!r}"
+        ) from None
+    text = fields.get("input_json_schema")
+    schema = None if text is None else _schema(shown, text)
+    script = fields.get("client_script", type(tool).client_script)
+    package = _package_of(type(tool))
+    if script is not None:
+        _check_script(shown, package, script)
+    return AiToolDefinition(
+        id=tool_id,
+        name=str(fields.get("name") or tool_id),
+        user_description=fields["user_description"].strip(),
+        ai_description=fields["ai_description"].strip(),
+        scope=scope,
+        input_json_schema=text,
+        schema=schema,
+        client_script=script,
+        package=package,
+    )
+
+
+def _package_of(cls: type) -> str:
+    """The package a class's module belongs to (where its client script ships)."""
+    module = sys.modules.get(cls.__module__)
+    package = getattr(module, "__package__", None)
+    return package or cls.__module__.rpartition(".")[0] or cls.__module__
+
+
+def _schema(shown: str, text: Any) -> dict[str, Any]:
+    if not isinstance(text, str):
+        raise AiToolDefinitionError(shown, "input_json_schema", "must be a JSON text")
+    try:
+        schema = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise AiToolDefinitionError(
+            shown, "input_json_schema", f"is not valid JSON: {exc.msg} at line {exc.lineno}"
+        ) from None
+    if not isinstance(schema, dict):
+        raise AiToolDefinitionError(shown, "input_json_schema", "must be a JSON object")
+    try:
+        jsonschema.validators.validator_for(schema).check_schema(schema)
+    except jsonschema.exceptions.SchemaError as exc:
+        where = "/".join(str(p) for p in exc.path) or "the top level"
+        raise AiToolDefinitionError(
+            shown, "input_json_schema", f"is not a valid JSON Schema at {where}: {exc.message}"
+        ) from None
+    return schema
+
+
+def _check_script(shown: str, package: str, script: Any) -> None:
+    if not isinstance(script, str) or not script.strip():
+        raise AiToolDefinitionError(shown, "client_script", "must be a path")
+    try:
+        found = resources.files(package).joinpath(script).is_file()
+    except (ModuleNotFoundError, TypeError):
+        found = False
+    if not found:
+        raise AiToolDefinitionError(
+            shown, "client_script", f"{script!r} is not a file of package {package!r}"
+        )
+
+
+__all__ = [
+    "AiTool",
+    "AiToolBuilder",
+    "AiToolDefinition",
+    "AiToolDefinitionError",
+    "AiToolScope",
+    "ai_tool_script",
+    "define_tool",
+]

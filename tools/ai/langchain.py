@@ -1,0 +1,180 @@
+"""AI system tools as LangChain tools, for native tool calling (W6 b).
+
+:func:`as_langchain_tools` turns registered AI tools into ``BaseTool`` objects
+whose ``args_schema`` is the tool's JSON Schema, so any chat model
+(``bind_tools``) or ``create_agent`` can call them by function calling. Input
+that does not validate comes back to the model as an error message to correct
+(W2). A tool that runs in the client (W3) pauses the agent inside the tool with
+the same interrupt as orchestration (LangChain's headless-tool pattern): the
+value is ``{"type": "client_tool_calls", ..., "calls": [one call]}``, the call id
+being the model's tool-call id, and the resume value
+``{"type": "client_tool_results", "results": [...]}``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from langchain_core.tools import BaseTool
+from langgraph.config import get_config, get_stream_writer
+from langgraph.runtime import get_runtime
+from langgraph.types import interrupt
+from pydantic import ConfigDict
+
+from toolweave.state.client_calls import (
+    ClientCalls,
+    ClientToolCall,
+    ClientToolResultError,
+    parse_results,
+)
+from toolweave.tools.ai.base import AiToolScope
+from toolweave.tools.ai.inputs import check_input
+from toolweave.tools.ai.registry import AiToolRegistry, RegisteredAiTool
+from toolweave.tools.progress import ProgressEmitter
+
+logger = logging.getLogger(__name__)
+
+INVALID_INPUT = "Error: {error}. Call {name} again with a corrected input."
+CLIENT_FAILED = "Error: the client could not run {name}: {error}"
+TOOL_FAILED = "Error: {name} failed ({error}); the request was not carried out."
+NOT_ANNOUNCED = "Error: {name} runs only in the user's client, and this client cannot run it."
+_CALL_ID = "__toolweave_call_id"
+
+
+def _announced() -> frozenset[str]:
+    """The tool ids the client announced: ``configurable.client_tools``, else the context's."""
+    try:
+        config = get_config()
+    except RuntimeError:
+        return frozenset()
+    announced = (config.get("configurable") or {}).get("client_tools")
+    if announced is None:
+        try:
+            context = get_runtime().context
+        except RuntimeError:
+            context = None
+        announced = getattr(context, "client_tools", None)
+        if announced is None and isinstance(context, Mapping):
+            announced = context.get("client_tools")
+    return frozenset(announced or ())
+
+
+class AiLangChainTool(BaseTool):
+    """One AI system tool as a LangChain tool; made by :func:`as_langchain_tools`."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    registered: RegisteredAiTool
+
+    def _to_args_and_kwargs(
+        self, tool_input: str | dict[str, Any], tool_call_id: str | None
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        args, kwargs = super()._to_args_and_kwargs(tool_input, tool_call_id)
+        return args, {**kwargs, _CALL_ID: tool_call_id}
+
+    def _prepare(self, kwargs: dict[str, Any]) -> tuple[str, str | None, str | None]:
+        """``(input text, call id, early reply)`` for one call."""
+        call_id = kwargs.pop(_CALL_ID, None)
+        kwargs.pop("run_manager", None)
+        text = json.dumps(kwargs, ensure_ascii=False)
+        definition = self.registered.definition
+        check = check_input(definition, text)
+        if not check.ok:
+            return text, call_id, INVALID_INPUT.format(error=check.error, name=self.name)
+        return text, call_id, None
+
+    def _in_client(self) -> bool:
+        definition = self.registered.definition
+        match definition.scope:
+            case AiToolScope.SERVER:
+                return False
+            case AiToolScope.CLIENT:
+                return True
+            case AiToolScope.ALL:
+                return definition.id in _announced()
+
+    def _client(self, text: str, call_id: str | None) -> str:
+        definition = self.registered.definition
+        if definition.scope is AiToolScope.CLIENT and definition.id not in _announced():
+            return NOT_ANNOUNCED.format(name=self.name)
+        digest = hashlib.sha256(f"{definition.id}\n{text}".encode()).hexdigest()[:16]
+        call = ClientToolCall(
+            call_id=call_id or f"call_{digest}",
+            tool_id=definition.id,
+            name=definition.name,
+            input=text,
+        )
+        pending = ClientCalls(task_no="agent", calls=(call,))
+        value = interrupt(pending.payload())
+        while True:
+            try:
+                received = parse_results(value, pending)[call.call_id]
+                break
+            except (ClientToolResultError, KeyError) as exc:
+                value = interrupt(pending.payload(error=str(exc)))
+        if received.error is not None:
+            return CLIENT_FAILED.format(name=self.name, error=received.error)
+        return received.output or ""
+
+    def _failed(self, exc: Exception) -> str:
+        """R7: a raising tool becomes an error message and a progress event, not a crash."""
+        try:
+            writer = get_stream_writer()
+        except RuntimeError:
+            writer = None
+        ProgressEmitter(self.name, writer)("ERROR", type(exc).__name__)
+        return TOOL_FAILED.format(name=self.name, error=type(exc).__name__)
+
+    def _run(self, *args: Any, **kwargs: Any) -> str:
+        text, call_id, reply = self._prepare(kwargs)
+        if reply is not None:
+            return reply
+        if self._in_client():
+            return self._client(text, call_id)
+        try:
+            return self.registered.tool.execute(text)
+        except Exception as exc:  # R7: contained, reported to the model and the stream
+            logger.warning("AI tool %s raised", self.name, exc_info=True)
+            return self._failed(exc)
+
+    async def _arun(self, *args: Any, **kwargs: Any) -> str:
+        text, call_id, reply = self._prepare(kwargs)
+        if reply is not None:
+            return reply
+        if self._in_client():
+            return self._client(text, call_id)
+        try:
+            return await self.registered.tool.aexecute(text)
+        except Exception as exc:  # R7: contained, reported to the model and the stream
+            logger.warning("AI tool %s raised", self.name, exc_info=True)
+            return self._failed(exc)
+
+
+def _args_schema(entry: RegisteredAiTool) -> dict[str, Any]:
+    schema = entry.definition.schema
+    if schema is None or schema.get("type", "object") != "object":
+        return {"type": "object", "properties": {}}
+    return schema
+
+
+def as_langchain_tools(
+    registry: AiToolRegistry | Iterable[RegisteredAiTool],
+) -> list[AiLangChainTool]:
+    """Every AI tool as a LangChain ``BaseTool`` (JSON Schema as ``args_schema``), in order."""
+    return [
+        AiLangChainTool(
+            name=entry.definition.id,
+            description=entry.definition.ai_description,
+            args_schema=_args_schema(entry),
+            registered=entry,
+            handle_tool_error=True,
+        )
+        for entry in registry
+    ]
+
+
+__all__ = ["AiLangChainTool", "as_langchain_tools"]

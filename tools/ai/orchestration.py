@@ -1,0 +1,98 @@
+"""An AI system tool taking part in orchestration like a chatbot tool (W6 a).
+
+:func:`as_chatbot_tool` wraps a registered AI tool in a :class:`ChatbotTool`
+subclass: its routing question comes from ``ai_description``, its request model
+from ``input_json_schema`` (filled by constrained decoding in the same batched
+routing call, T7), and its string result becomes context. The graph's
+``execute`` node recognises :class:`AiChatbotTool` and applies the scope (W3) and
+the input check (W2) itself, so :meth:`AiChatbotTool.execute` is never called.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any, ClassVar
+
+from pydantic import BaseModel
+
+from toolweave.state.names import to_tool_name
+from toolweave.state.results import ToolResult
+from toolweave.tools.ai.base import AiTool, AiToolDefinition
+from toolweave.tools.ai.inputs import request_model
+from toolweave.tools.ai.prompts import EXTRACTION_INSTRUCTION
+from toolweave.tools.ai.registry import AiToolRegistry, RegisteredAiTool
+from toolweave.tools.base import ChatbotTool, ToolCallContext
+
+
+class AiChatbotTool(ChatbotTool[BaseModel]):
+    """A chatbot-tool face of an AI system tool; made by :func:`as_chatbot_tool`."""
+
+    ai_tool: ClassVar[AiTool]
+    """The AI tool singleton."""
+    definition: ClassVar[AiToolDefinition]
+    """Its checked definition."""
+
+    def execute(self, request: BaseModel, ctx: ToolCallContext) -> ToolResult | None:
+        """Not used: the graph runs AI tools itself (scope W3, input check W2)."""
+        raise TypeError(f"{self.name} is an AI system tool: the graph's execute node runs it")
+
+
+def _class_name(tool_id: str) -> str:
+    return "".join(p.capitalize() for p in re.split(r"\W+|_", tool_id) if p) + "ChatbotTool"
+
+
+def as_chatbot_tool(
+    tool: RegisteredAiTool, *, domain: str | None = None, priority: int = 100
+) -> AiChatbotTool:
+    """The chatbot tool that lets ``tool`` be routed, extracted and run in orchestration."""
+    definition = tool.definition
+    name = to_tool_name(definition.id)
+    attributes: dict[str, Any] = {
+        "name": name,
+        "domain": domain,
+        "priority": priority,
+        "request_model": request_model(definition),
+        "instruction": EXTRACTION_INSTRUCTION.format(
+            id=definition.id, ai_description=definition.ai_description
+        ),
+        "executable_instruction": f"{name}: {definition.ai_description}",
+        "description": definition.user_description,
+        "ai_tool": tool.tool,
+        "definition": definition,
+    }
+    cls = type(_class_name(definition.id), (AiChatbotTool,), attributes)
+    instance: AiChatbotTool = cls()
+    return instance
+
+
+def as_chatbot_tools(
+    registry: AiToolRegistry | Iterable[AiTool], *, domain: str | None = None
+) -> list[AiChatbotTool]:
+    """Every AI tool of ``registry`` as a chatbot tool, in registration order."""
+    tools = registry if isinstance(registry, AiToolRegistry) else AiToolRegistry(registry)
+    return [as_chatbot_tool(entry, domain=domain) for entry in tools]
+
+
+def ai_definitions(tools: Iterable[Any]) -> list[AiToolDefinition]:
+    """The AI tools among a domain's tools (e.g. to serve their client scripts, W4)."""
+    return [tool.definition for tool in tools if isinstance(tool, AiChatbotTool)]
+
+
+def client_scripts(tools: Iterable[Any]) -> dict[str, str]:
+    """The client scripts of the AI tools among ``tools``, by tool id, for a page to load (W4)."""
+    scripts: dict[str, str] = {}
+    for definition in ai_definitions(tools):
+        source = definition.client_script_source()
+        if source is not None:
+            scripts[definition.id] = source
+    return scripts
+
+
+__all__ = [
+    "AiChatbotTool",
+    "ai_definitions",
+    "as_chatbot_tool",
+    "as_chatbot_tools",
+    "client_scripts",
+]

@@ -1,0 +1,127 @@
+"""An on-disk cache of indexed document sets, keyed by the data's hash.
+
+Splitting and stemming a bundled corpus costs tens of milliseconds in every
+process; a CLI question pays it each time. :func:`cached_store` builds the
+in-memory store once, saves it as ``<cache_dir>/<name>-<key>.sqlite`` and later
+loads that file (SQLite's backup API, about a millisecond). The key hashes
+every document (ids, names, urls, languages, page texts), the snowballstemmer
+version and the source of the code that decides the index terms (the text kit
+and the store's SQL), so any change to the data or to the indexing rebuilds.
+
+The file is written to a temporary name and renamed into place, so concurrent
+processes never read a half-written cache; a cache that cannot be read or
+written (read-only disk, corrupt file) only costs the rebuild.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import sqlite3
+from collections.abc import Iterable, Sequence
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from toolweave.tools import text as text_kit
+from toolweave.tools.search import sqlite_sql, text
+from toolweave.tools.search.protocol import SourceDocument
+from toolweave.tools.search.store import SqliteDocumentStore
+
+logger = logging.getLogger(__name__)
+
+CACHE_SUFFIX = ".sqlite"
+KEY_CHARS = 20
+"""Hex characters of the SHA-256 key kept in the file name."""
+
+
+def _code_fingerprint() -> bytes:
+    """The source of the modules that decide the index terms, and the stemmer's version."""
+    digest = hashlib.sha256()
+    for module in (text_kit, text, sqlite_sql):
+        path = module.__file__
+        if path is not None:
+            digest.update(Path(path).read_bytes())
+    try:
+        digest.update(version("snowballstemmer").encode())
+    except PackageNotFoundError:  # pragma: no cover - a vendored stemmer
+        digest.update(b"snowballstemmer-unknown")
+    return digest.digest()
+
+
+def index_key(documents: Sequence[SourceDocument]) -> str:
+    """The hash naming the cache of ``documents`` (data and indexing code)."""
+    digest = hashlib.sha256(_code_fingerprint())
+    for doc in documents:
+        for part in (doc.document_id, doc.name, doc.url or "", doc.lang or "", *doc.pages):
+            encoded = part.encode("utf-8")
+            digest.update(len(encoded).to_bytes(8, "big"))
+            digest.update(encoded)
+        digest.update(b"\x00doc")
+    return digest.hexdigest()[:KEY_CHARS]
+
+
+def cache_path(cache_dir: str | os.PathLike[str], name: str, key: str) -> Path:
+    """Where the cache of the document set ``name`` with ``key`` lives."""
+    return Path(cache_dir) / f"{name}-{key}{CACHE_SUFFIX}"
+
+
+def _load(path: Path, stopwords: Iterable[str]) -> SqliteDocumentStore | None:
+    if not path.is_file():
+        return None
+    try:
+        return SqliteDocumentStore.load(path, stopwords=stopwords)
+    except sqlite3.Error as exc:
+        logger.info("index cache %s unreadable (%s): rebuilding", path, exc)
+        return None
+
+
+def _save(store: SqliteDocumentStore, path: Path, name: str) -> None:
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial.unlink(missing_ok=True)
+        store.save(partial)
+        os.replace(partial, path)
+        for stale in path.parent.glob(f"{name}-*{CACHE_SUFFIX}"):
+            if stale != path:
+                stale.unlink(missing_ok=True)
+    except (OSError, sqlite3.Error) as exc:
+        logger.info("index cache %s not written (%s)", path, exc)
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
+
+
+def cached_store(
+    documents: Sequence[SourceDocument],
+    *,
+    name: str,
+    cache_dir: str | os.PathLike[str] | None,
+    stopwords: Iterable[str] = (),
+) -> SqliteDocumentStore:
+    """An in-memory store holding ``documents``, loaded from the disk cache when it is current.
+
+    Args:
+        documents: The documents to index.
+        name: The document set's name (file names: ``<name>-<key>.sqlite``); older
+            caches of the same name are removed when a new one is written.
+        cache_dir: The cache folder; ``None`` indexes in memory without a cache.
+        stopwords: The store's extra query stop words (not part of the index).
+
+    Returns:
+        A new in-memory store (the caller owns it).
+    """
+    if cache_dir is not None:
+        path = cache_path(cache_dir, name, index_key(documents))
+        loaded = _load(path, stopwords)
+        if loaded is not None:
+            return loaded
+    store = SqliteDocumentStore(stopwords=stopwords)
+    store.add_documents(documents)
+    if cache_dir is not None:
+        _save(store, path, name)
+    return store
+
+
+__all__ = ["cache_path", "cached_store", "index_key"]

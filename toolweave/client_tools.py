@@ -1,0 +1,332 @@
+"""The Python side of client tools (W4): implementations by tool id, and a driver for runs.
+
+A notebook, a test or a desktop app answers a run's client-tool calls the way
+the web page does (``AiTools.register("example-tool", {execute(input) {...}})``)::
+
+    client = ClientToolRegistry()
+    client.register("example-tool", lambda input: json.dumps("done"))
+    result = run_with_client_tools(graph, {"messages": [("human", "...")]}, config, client)
+
+The driver announces the registry's ids in the run input (``client_tools``),
+answers every ``client_tool_calls`` interrupt with the registered callables
+(sync or async), resumes with ``Command(resume={"type": "client_tool_results",
+...})`` and stops at the answer or at a pause it cannot answer (a clarification
+question). :func:`run_remote_with_client_tools` does the same against a
+LangGraph server through langgraph-sdk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.pregel import Pregel
+from langgraph.types import Command, Interrupt
+
+from toolweave.state.client_calls import (
+    CLIENT_TOOL_CALLS,
+    CLIENT_TOOL_RESULTS,
+    ClientCalls,
+    ClientToolResultError,
+    parse_results,
+)
+from toolweave.state.errors import (
+    InvalidRequestError,
+    NothingPendingError,
+    ToolweaveError,
+    UnknownThreadError,
+)
+
+logger = logging.getLogger(__name__)
+
+ClientToolFn = Callable[[str], str] | Callable[[str], Awaitable[str]]
+"""A client implementation: ``execute(input: str) -> str``, sync or async."""
+
+NO_IMPLEMENTATION = "no client implementation is registered for tool {tool!r}"
+RAISED = "the client implementation raised {error}"
+DEFAULT_MAX_ROUNDS = 16
+
+
+class ClientToolLoopError(ToolweaveError, RuntimeError):
+    """A run kept asking for client tools beyond the driver's round limit (X3)."""
+
+
+class ClientToolRegistry:
+    """Client-side implementations of AI tools by tool id (W4)."""
+
+    def __init__(self) -> None:
+        self._fns: dict[str, ClientToolFn] = {}
+
+    def register(self, tool_id: str, fn: ClientToolFn) -> ClientToolFn:
+        """Register ``fn`` for ``tool_id``; a later one replaces an earlier one, with a warning."""
+        if not isinstance(tool_id, str) or not tool_id.strip():
+            raise InvalidRequestError("a client tool needs a non-empty tool id")
+        if not callable(fn):
+            raise InvalidRequestError(f"the client implementation of {tool_id!r} is not callable")
+        if tool_id in self._fns:
+            logger.warning(
+                "client tool %r: implementation replaced (last registered wins)", tool_id
+            )
+        self._fns[tool_id] = fn
+        return fn
+
+    def implements(self, tool_id: str) -> Callable[[ClientToolFn], ClientToolFn]:
+        """Decorator form of :meth:`register`."""
+        return lambda fn: self.register(tool_id, fn)
+
+    def ids(self) -> list[str]:
+        """The implemented tool ids, as announced in the run input (``client_tools``)."""
+        return list(self._fns)
+
+    def __contains__(self, tool_id: object) -> bool:
+        return tool_id in self._fns
+
+    def _result(self, call: Mapping[str, Any], output: Any) -> dict[str, str]:
+        call_id = str(call.get("call_id"))
+        if not isinstance(output, str):
+            return {"call_id": call_id, "error": f"returned {type(output).__name__}, not text"}
+        return {"call_id": call_id, "output": output}
+
+    def _failure(self, call: Mapping[str, Any], exc: Exception) -> dict[str, str]:
+        return {"call_id": str(call.get("call_id")), "error": RAISED.format(error=repr(exc))}
+
+    def run_call(self, call: Mapping[str, Any]) -> dict[str, str]:
+        """Run one call; a missing implementation or a raising one becomes an ``error`` result."""
+        fn = self._fns.get(str(call.get("tool_id")))
+        if fn is None:
+            error = NO_IMPLEMENTATION.format(tool=call.get("tool_id"))
+            return {"call_id": str(call.get("call_id")), "error": error}
+        if inspect.iscoroutinefunction(fn):
+            _no_running_loop()
+        try:
+            output: Any = fn(str(call.get("input", "")))
+            if inspect.isawaitable(output):
+                output = _run_coroutine(output)
+        except Exception as exc:  # a client tool's failure is reported to the run, not raised
+            logger.warning("client tool %s raised", call.get("tool_id"), exc_info=True)
+            return self._failure(call, exc)
+        return self._result(call, output)
+
+    async def arun_call(self, call: Mapping[str, Any]) -> dict[str, str]:
+        """Async :meth:`run_call`: awaits async implementations, runs sync ones in place."""
+        fn = self._fns.get(str(call.get("tool_id")))
+        if fn is None:
+            error = NO_IMPLEMENTATION.format(tool=call.get("tool_id"))
+            return {"call_id": str(call.get("call_id")), "error": error}
+        try:
+            output: Any = fn(str(call.get("input", "")))
+            if inspect.isawaitable(output):
+                output = await output
+        except Exception as exc:  # a client tool's failure is reported to the run, not raised
+            logger.warning("client tool %s raised", call.get("tool_id"), exc_info=True)
+            return self._failure(call, exc)
+        return self._result(call, output)
+
+    def answer(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        """The resume value for a ``client_tool_calls`` payload: every call run, in order."""
+        calls = payload.get("calls") or []
+        return {"type": CLIENT_TOOL_RESULTS, "results": [self.run_call(c) for c in calls]}
+
+    async def aanswer(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        """Async :meth:`answer`; the calls run concurrently."""
+        calls = payload.get("calls") or []
+        done = await asyncio.gather(*(self.arun_call(c) for c in calls))
+        return {"type": CLIENT_TOOL_RESULTS, "results": list(done)}
+
+
+def _no_running_loop() -> None:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise InvalidRequestError(
+        "an async client tool was called from a running event loop: use arun_with_client_tools"
+    )
+
+
+def _run_coroutine(awaitable: Awaitable[Any]) -> Any:
+    async def wrap() -> Any:
+        return await awaitable
+
+    return asyncio.run(wrap())
+
+
+def is_client_tool_request(value: Any) -> bool:
+    """Whether an interrupt value is a client-tool pause (W3)."""
+    return isinstance(value, Mapping) and value.get("type") == CLIENT_TOOL_CALLS
+
+
+def _client_interrupts(result: Any) -> list[Interrupt]:
+    interrupts = result.get("__interrupt__") if isinstance(result, Mapping) else None
+    return [i for i in interrupts or () if is_client_tool_request(i.value)]
+
+
+def _resume(pending: Sequence[Interrupt], values: Sequence[dict[str, Any]]) -> Command[Any]:
+    if len(pending) == 1:
+        return Command(resume=values[0])
+    return Command(resume={i.id: v for i, v in zip(pending, values, strict=True)})
+
+
+def _announced(input: Any, client: ClientToolRegistry) -> Any:
+    if isinstance(input, Mapping) and "client_tools" not in input:
+        return {**input, "client_tools": client.ids()}
+    return input
+
+
+def run_with_client_tools(
+    graph: Pregel[Any, Any, Any, Any],
+    input: Any,
+    config: RunnableConfig,
+    client: ClientToolRegistry,
+    *,
+    max_rounds: int = DEFAULT_MAX_ROUNDS,
+    **kwargs: Any,
+) -> Any:
+    """Invoke ``graph`` and answer its client-tool pauses until it ends or asks something else.
+
+    Args:
+        graph: A compiled graph with a checkpointer (a toolweave graph, or an
+            agent whose AI tools come from :func:`toolweave.tools.ai.langchain.as_langchain_tools`).
+        input: The run input; ``client_tools`` is added from ``client`` when absent.
+        config: The run config (with a ``thread_id``).
+        client: The implementations.
+        max_rounds: Client-tool pauses answered at most (X3).
+        **kwargs: Passed on to ``graph.invoke`` (e.g. ``context=``).
+
+    Returns:
+        The last ``invoke`` result: the answer, or a pause that is not a client-tool one.
+
+    Raises:
+        ClientToolLoopError: The run still asked after ``max_rounds`` answers.
+    """
+    result = graph.invoke(_announced(input, client), config, **kwargs)
+    for _ in range(max_rounds):
+        pending = _client_interrupts(result)
+        if not pending:
+            return result
+        values = [client.answer(i.value) for i in pending]
+        result = graph.invoke(_resume(pending, values), config, **kwargs)
+    if _client_interrupts(result):
+        raise ClientToolLoopError(f"still asking for client tools after {max_rounds} rounds")
+    return result
+
+
+async def arun_with_client_tools(
+    graph: Pregel[Any, Any, Any, Any],
+    input: Any,
+    config: RunnableConfig,
+    client: ClientToolRegistry,
+    *,
+    max_rounds: int = DEFAULT_MAX_ROUNDS,
+    **kwargs: Any,
+) -> Any:
+    """Async :func:`run_with_client_tools` (``ainvoke``; async implementations awaited)."""
+    result = await graph.ainvoke(_announced(input, client), config, **kwargs)
+    for _ in range(max_rounds):
+        pending = _client_interrupts(result)
+        if not pending:
+            return result
+        values = [await client.aanswer(i.value) for i in pending]
+        result = await graph.ainvoke(_resume(pending, values), config, **kwargs)
+    if _client_interrupts(result):
+        raise ClientToolLoopError(f"still asking for client tools after {max_rounds} rounds")
+    return result
+
+
+def run_remote_with_client_tools(
+    sdk_client: Any,
+    thread_id: str,
+    assistant_id: str,
+    input: Any,
+    client: ClientToolRegistry,
+    *,
+    max_rounds: int = DEFAULT_MAX_ROUNDS,
+    **kwargs: Any,
+) -> Any:
+    """:func:`run_with_client_tools` against a LangGraph server (a langgraph-sdk sync client).
+
+    Each round is ``runs.wait``; the pause is read from the thread's interrupts and
+    answered with ``command={"resume": ...}``, exactly what the web page sends.
+    """
+    result = sdk_client.runs.wait(
+        thread_id, assistant_id, input=_announced(input, client), **kwargs
+    )
+    for _ in range(max_rounds):
+        thread = sdk_client.threads.get(thread_id)
+        pending = [
+            i
+            for found in (thread.get("interrupts") or {}).values()
+            for i in found
+            if is_client_tool_request(i.get("value"))
+        ]
+        if not pending:
+            return result
+        values = [client.answer(i["value"]) for i in pending]
+        if len(pending) == 1:
+            resume: Any = values[0]
+        else:
+            resume = {i["id"]: v for i, v in zip(pending, values, strict=True)}
+        result = sdk_client.runs.wait(thread_id, assistant_id, command={"resume": resume}, **kwargs)
+    raise ClientToolLoopError(f"still asking for client tools after {max_rounds} rounds")
+
+
+def _thread(config: RunnableConfig) -> str:
+    thread = (config.get("configurable") or {}).get("thread_id")
+    if not thread:
+        raise InvalidRequestError("the config names no thread_id")
+    return str(thread)
+
+
+def pending_client_calls(graph: Pregel[Any, Any, Any, Any], config: RunnableConfig) -> Any:
+    """The open client-tool payload of a thread (W3), or ``None`` when it waits for none.
+
+    Raises:
+        UnknownThreadError: Nothing is stored under the thread.
+    """
+    if graph.checkpointer is None:
+        raise InvalidRequestError("reading a thread needs a graph compiled with a checkpointer")
+    thread = _thread(config)
+    snapshot = graph.get_state(config)
+    if not snapshot.values and snapshot.created_at is None:
+        raise UnknownThreadError(f"no conversation is stored under thread {thread!r}")
+    for interrupt in snapshot.interrupts:
+        if is_client_tool_request(interrupt.value):
+            return interrupt.value
+    return None
+
+
+def resume_client_tools(
+    graph: Pregel[Any, Any, Any, Any], config: RunnableConfig, value: Any, **kwargs: Any
+) -> Any:
+    """Resume a thread paused on client-tool calls with their results, checked first (X5).
+
+    Raises:
+        UnknownThreadError: Nothing is stored under the thread.
+        NothingPendingError: The thread is not waiting for client tools.
+        ClientToolResultError: The value is malformed or names an unknown call id;
+            nothing is written and the thread stays paused.
+    """
+    if pending_client_calls(graph, config) is None:
+        raise NothingPendingError(f"thread {_thread(config)!r} is not waiting for client tools")
+    stored = graph.get_state(config).values.get("client_calls")
+    if isinstance(stored, ClientCalls):
+        parse_results(value, stored)
+    return graph.invoke(Command(resume=value), config, **kwargs)
+
+
+__all__ = [
+    "ClientToolFn",
+    "ClientToolLoopError",
+    "ClientToolRegistry",
+    "ClientToolResultError",
+    "arun_with_client_tools",
+    "is_client_tool_request",
+    "pending_client_calls",
+    "resume_client_tools",
+    "run_remote_with_client_tools",
+    "run_with_client_tools",
+]

@@ -1,0 +1,88 @@
+"""``explain``: the run ledger of a thread, or why one tool did (not) run (L1).
+
+>>> from toolweave import explain
+>>> out = graph.invoke({"messages": [("human", "Saturday?")]}, config)   # doctest: +SKIP
+>>> explain(out, tool="opening_hours")                                  # doctest: +SKIP
+[LedgerEntry(kind=<LedgerKind.GATE: 'gate'>, tool='opening_hours', verdict='refused: system', ...)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import StateSnapshot
+
+from toolweave.state.errors import InvalidRequestError, UnknownThreadError
+from toolweave.state.ledger import LedgerEntry, entries_about
+
+NO_THREAD = "no conversation is stored under thread {thread!r}"
+NEEDS_THREAD = "explain(graph, ...) needs a thread id or a config naming one"
+NOT_A_SOURCE = (
+    "explain() takes a compiled graph (with a thread id), a state snapshot or the state "
+    "values a run returned, not {kind}"
+)
+
+
+def as_ledger(entries: Iterable[Any]) -> list[LedgerEntry]:
+    """Ledger entries as stored in a checkpoint (models, or dicts once downgraded)."""
+    return [e if isinstance(e, LedgerEntry) else LedgerEntry.model_validate(e) for e in entries]
+
+
+def _config(thread: str | RunnableConfig | None) -> RunnableConfig:
+    if isinstance(thread, Mapping):
+        config: RunnableConfig = thread
+    elif isinstance(thread, str) and thread:
+        config = {"configurable": {"thread_id": thread}}
+    else:
+        raise InvalidRequestError(NEEDS_THREAD)
+    if not (config.get("configurable") or {}).get("thread_id"):
+        raise InvalidRequestError(NEEDS_THREAD)
+    return config
+
+
+def _values(source: Any, thread: str | RunnableConfig | None) -> Mapping[str, Any]:
+    if isinstance(source, StateSnapshot):
+        return source.values
+    if isinstance(source, Mapping):
+        return source
+    get_state = getattr(source, "get_state", None)
+    if not callable(get_state):
+        raise InvalidRequestError(NOT_A_SOURCE.format(kind=type(source).__name__))
+    config = _config(thread)
+    snapshot = get_state(config)
+    if not snapshot.values and snapshot.created_at is None:
+        thread_id = (config.get("configurable") or {}).get("thread_id")
+        raise UnknownThreadError(NO_THREAD.format(thread=thread_id))
+    return snapshot.values  # type: ignore[no-any-return]
+
+
+def explain(
+    source: Any, thread: str | RunnableConfig | None = None, *, tool: str | None = None
+) -> list[LedgerEntry]:
+    """The ledger of a thread's latest run (L1), or the entries about one tool.
+
+    Args:
+        source: A compiled graph with a checkpointer (then ``thread`` names the
+            thread), a ``StateSnapshot`` (``graph.get_state(config)``), or the
+            state values a run returned (``graph.invoke(...)``).
+        thread: The thread id, or a config naming it; only with a graph.
+        tool: A tool's name: only the entries that concern it, each narrowed to
+            it (its gate, routing and forcing verdicts, its result or error, the
+            skipped or refused subtasks that would have run it), which answers
+            "why did this tool (not) run?". An empty list: nothing in the run
+            concerned it (not registered, or not in the domain).
+
+    Returns:
+        The entries in the order the run made them.
+
+    Raises:
+        UnknownThreadError: The graph has nothing stored under the thread.
+        InvalidRequestError: ``source`` is none of the above, or no thread is named.
+    """
+    ledger = as_ledger(_values(source, thread).get("ledger") or [])
+    return ledger if tool is None else entries_about(ledger, tool)
+
+
+__all__ = ["as_ledger", "explain"]

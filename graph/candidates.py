@@ -14,9 +14,7 @@ the kept tools and the best-ranked dropped ones with their rank and score, so
 the run with its finished answer (R3/R4), so a wrong yes is costly: the user
 gets, say, the emergency numbers for a question about a ward's phone. Its yes is
 taken only when the routing verdict for it is clear, that is, when it is the
-only tool routed and the task prompt shares a word with its routing text (name,
-routing question, instruction, description; forms, stems and stem prefixes as
-the pre-filter matches them). Otherwise:
+only tool routed and the keyword evidence agrees. Otherwise:
 
 1. **Routing failure.** Several terminal tools routed, or three or more tools
    routed that are at least half of the candidates (a model saying yes to most
@@ -27,9 +25,12 @@ the pre-filter matches them). Otherwise:
    keyword evidence decides (the pre-filter's BM25 score of each routed tool for
    the task prompt): the terminal tool runs alone if it scores higher than every
    other routed tool, else it is dropped and the others run.
-3. **No word in common.** A terminal tool routed alone whose routing text shares
-   no word with the task prompt (the typical small-model failure of saying yes to
-   the first tool listed) is dropped; the retrieval answers.
+3. **Not the best match.** A terminal tool routed alone is taken only when the
+   task prompt matches its routing text better than that of every other
+   candidate (the pre-filter's BM25 score, forms, stems and stem prefixes; the
+   domain's own name, e.g. "korhaz" = hospital, is no evidence and does not count):
+   otherwise (the typical small-model failure of saying yes to the first tool
+   listed, whatever the question) it is dropped and the retrieval answers.
 
 An ``a8_routing_failure``, ``a8_terminal_dropped`` or ``a8_others_dropped`` routing
 entry names the tools that were routed but do not run.
@@ -42,7 +43,7 @@ from collections.abc import Collection, Sequence
 from toolweave.graph.context import Dependencies
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import TaskNode
-from toolweave.tools.prefilter import CandidateIndex, ordinal, prefilter
+from toolweave.tools.prefilter import CandidateIndex, ordinal, prefilter, query_words
 from toolweave.tools.registry import AnyTool
 
 LEDGER_DROPPED = 100
@@ -94,7 +95,11 @@ def offer_candidates(
 
 
 def terminal_verdict(
-    index: CandidateIndex, prompt: str, candidates: Sequence[AnyTool], routed: Collection[str]
+    index: CandidateIndex,
+    prompt: str,
+    candidates: Sequence[AnyTool],
+    routed: Collection[str],
+    ignore: Collection[str] = frozenset(),
 ) -> tuple[str, set[str], str] | None:
     """A8: ``(verdict, tools not to run, why)`` when a terminal yes is unclear, else ``None``."""
     terminal = {t.name for t in candidates if t.name in routed and t.returns_answer}
@@ -108,7 +113,7 @@ def terminal_verdict(
         )
         return ROUTING_FAILURE, set(routed), why
     (name,) = terminal
-    scores = index.scores(prompt, routed)
+    scores = index.scores(prompt, routed, ignore=ignore)
     if len(routed) > 1:
         best_other = max(score for tool, score in scores.items() if tool != name)
         if scores[name] > best_other:
@@ -122,8 +127,14 @@ def terminal_verdict(
             f"as well (score {best_other:.2f} >= {scores[name]:.2f})"
         )
         return TERMINAL_DROPPED, {name}, why
-    if scores[name] <= 0.0:
-        return TERMINAL_DROPPED, {name}, f"{name} shares no word with the task prompt"
+    others = index.scores(prompt, [t.name for t in candidates if t.name != name], ignore=ignore)
+    best_other = max(others.values(), default=0.0)
+    if scores[name] <= best_other:
+        why = (
+            f"{name} (a finished answer) matches the task prompt no better than another "
+            f"candidate (score {scores[name]:.2f} <= {best_other:.2f})"
+        )
+        return TERMINAL_DROPPED, {name}, why
     return None
 
 
@@ -131,7 +142,10 @@ def guard_terminal(
     deps: Dependencies, node: TaskNode, candidates: Sequence[AnyTool], routed: set[str]
 ) -> tuple[set[str], list[LedgerEntry]]:
     """A8: the routed tools that run, and a ledger entry when a terminal yes was unclear."""
-    found = terminal_verdict(deps.candidate_index, node.task.task_prompt, candidates, routed)
+    ignore = {term for terms in query_words(deps.domain.name) for term in terms}
+    found = terminal_verdict(
+        deps.candidate_index, node.task.task_prompt, candidates, routed, ignore
+    )
     if found is None:
         return routed, []
     verdict, dropped, why = found

@@ -128,10 +128,17 @@ class CandidateIndex:
     def __len__(self) -> int:
         return len(self._names)
 
-    def keyword_scores(self, prompt: str) -> dict[int, float]:
-        """BM25 scores of the tools that share a word with ``prompt`` (others score 0)."""
+    def keyword_scores(
+        self, prompt: str, *, ignore: Collection[str] = frozenset()
+    ) -> dict[int, float]:
+        """BM25 scores of the tools that share a word with ``prompt`` (others score 0).
+
+        Query words with a term in ``ignore`` do not count.
+        """
         scores: dict[int, float] = defaultdict(float)
         for terms in query_words(prompt):
+            if ignore and not ignore.isdisjoint(terms):
+                continue
             best: dict[int, float] = {}
             for term in terms:
                 row = self._postings.get(term)
@@ -147,9 +154,14 @@ class CandidateIndex:
                 scores[doc] += value
         return scores
 
-    def scores(self, prompt: str, names: Iterable[str]) -> dict[str, float]:
-        """The keyword (BM25) score of each named tool for ``prompt``; 0 for unknown names."""
-        keyword = self.keyword_scores(prompt)
+    def scores(
+        self, prompt: str, names: Iterable[str], *, ignore: Collection[str] = frozenset()
+    ) -> dict[str, float]:
+        """The keyword (BM25) score of each named tool for ``prompt``; 0 for unknown names.
+
+        ``ignore``: see :meth:`keyword_scores`.
+        """
+        keyword = self.keyword_scores(prompt, ignore=ignore)
         return {
             name: keyword.get(self._position[name], 0.0) if name in self._position else 0.0
             for name in names

@@ -137,7 +137,7 @@ class CandidateIndex:
         """
         scores: dict[int, float] = defaultdict(float)
         for terms in query_words(prompt):
-            if ignore and not ignore.isdisjoint(terms):
+            if ignore and any(term in ignore for term in terms):
                 continue
             best: dict[int, float] = {}
             for term in terms:

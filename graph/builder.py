@@ -7,11 +7,11 @@ from typing import Any, get_args
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
-from langgraph.graph.state import CompiledStateGraph
 
 from toolweave.graph.answer import make_answer
 from toolweave.graph.clarify import make_ask_user, make_take_reply
 from toolweave.graph.client_tools import make_client_tools
+from toolweave.graph.compiled import InterruptedRuns, ToolweaveGraph
 from toolweave.graph.context import Dependencies, Limits, RunContext
 from toolweave.graph.coordinate import make_coordinate
 from toolweave.graph.decide_conditional import make_decide_conditional
@@ -26,8 +26,6 @@ from toolweave.tools.domain import Domain
 from toolweave.tools.registry import AnyTool, ToolRegistry
 
 PHASES: tuple[Phase, ...] = get_args(Phase)
-
-ToolweaveGraph = CompiledStateGraph[GraphState, RunContext, InputState, OutputState]
 
 
 def create_state_graph(
@@ -82,6 +80,7 @@ def build_graph(
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     limits: Limits | None = None,
     name: str = "toolweave",
+    interrupted_runs: InterruptedRuns = "finish",
     **limit_overrides: int,
 ) -> ToolweaveGraph:
     """Build and compile the orchestration graph for one domain.
@@ -96,11 +95,19 @@ def build_graph(
         limits: Bounds of every loop (X3).
         **limit_overrides: Single fields of ``limits`` to change, e.g. ``max_depth=2``.
         name: The graph's name in traces and Studio.
+        interrupted_runs: What a new message does to a run on its thread that
+            stopped mid-way (Q5): ``"finish"`` it first (default), or
+            ``"abandon"`` it with a ``run_abandoned`` ledger entry.
 
     Returns:
-        The compiled graph, with a recursion limit derived from ``limits``.
+        The compiled graph, with a recursion limit derived from ``limits``; it
+        checks every input before anything is stored (X5).
     """
     resolved = Limits(**{**vars(limits or Limits()), **limit_overrides})
     graph = create_state_graph(domain, tools, assistant=assistant, limits=resolved)
-    compiled = graph.compile(checkpointer=checkpointer, name=name)
+    compiled = ToolweaveGraph.of(
+        graph.compile(checkpointer=checkpointer, name=name),
+        limits=resolved,
+        interrupted_runs=interrupted_runs,
+    )
     return compiled.with_config(recursion_limit=resolved.recursion_limit)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.types import Command, interrupt
@@ -20,8 +19,8 @@ from pydantic import BaseModel
 from toolweave.graph.context import Dependencies
 from toolweave.graph.handover import handover
 from toolweave.graph.normalize import split_conversation
+from toolweave.graph.validation import reply_text
 from toolweave.graph.walk import Phase
-from toolweave.state.errors import InvalidRequestError
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.results import ToolResult
@@ -48,7 +47,6 @@ CLARIFICATION_LIMIT = {
 }
 """What a run ends with when the clarification rounds are used up (Q2), by language."""
 NOT_CLARIFIABLE = "{name} returned a clarification request but is not a ClarifiableTool"
-BAD_REPLY = "a clarification reply must be text, or a mapping with a 'reply' text"
 
 
 def call_tool(
@@ -73,15 +71,6 @@ def call_tool(
         logger.warning(NOT_CLARIFIABLE.format(name=tool.name))
         return None
     return result
-
-
-def reply_text(value: Any) -> str:
-    """The reply text of a ``Command(resume=...)`` value: a string or ``{"reply": ...}``."""
-    if isinstance(value, Mapping):
-        value = value.get("reply", value.get("content"))
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidRequestError(BAD_REPLY)
-    return value.strip()
 
 
 def clarification_limit_message(user_lang: str, question: str) -> str:

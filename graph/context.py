@@ -14,7 +14,9 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from toolweave.llm import deadline
 from toolweave.llm.port import LlmAssistant
+from toolweave.state.secrets import register_user_data
 from toolweave.tools.domain import Domain
 from toolweave.tools.prefilter import CandidateIndex
 from toolweave.tools.registry import ToolRegistry
@@ -46,6 +48,10 @@ class Limits:
     """LLM calls deep fallback may spend per root task: gatekeeper and page reading (D7)."""
     deep_fallback_pieces: int = 3
     """Missing pieces the deep search looks for, at most (each costs up to two subtasks)."""
+    run_deadline_s: float | None = None
+    """Seconds one run (one ``invoke``/``stream`` of the graph) may take, counted from its
+    first model-calling step; past it the run stops with ``RunDeadlineError`` before
+    its next model call, and no retry waits past it (X5). ``None``: no deadline."""
     ai_input_attempts: int = 2
     """Extractions of an AI tool's input per step when it does not validate (W2)."""
 
@@ -59,6 +65,8 @@ class Limits:
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"Limits.{name} must be at least 1")
+        if self.run_deadline_s is not None and not self.run_deadline_s > 0:
+            raise ValueError("Limits.run_deadline_s must be positive (or None)")
 
     @property
     def recursion_limit(self) -> int:
@@ -95,6 +103,10 @@ class RunContext:
     user_data: Mapping[str, Any] | None = None
     """User data for the gates and tools that is never checkpointed (X4); wins over the
     input's ``user_data``, which is stored with the thread like all input."""
+    secret_keys: frozenset[str] = frozenset()
+    """``user_data`` keys whose values are secrets, besides those named like one
+    (``*_token``, ``*_password``, ``api_key``…, see :mod:`toolweave.state.secrets`):
+    redacted from every error message and log line (X4)."""
     client_tools: Sequence[str] | None = None
     """Ids of the AI tools the client implements (W3); wins over the input's ``client_tools``."""
 
@@ -104,14 +116,24 @@ def user_data_for(
 ) -> Mapping[str, Any] | None:
     """The run's user data: the runtime context's when given, else the input's (T4, X4)."""
     context = None if runtime is None else runtime.context
-    if context is not None and context.user_data is not None:
-        return context.user_data
+    marked = frozenset() if context is None else context.secret_keys
     data: Mapping[str, Any] | None = state.get("user_data")
+    if context is not None and context.user_data is not None:
+        data = context.user_data
+    register_user_data(data, marked)
     return data
 
 
 def assistant_for(deps: Dependencies, runtime: Runtime[RunContext] | None) -> LlmAssistant:
-    """The run's assistant: the runtime context's when given, else the builder's."""
+    """The run's assistant: the runtime context's when given, else the builder's.
+
+    Every node asks for it before its model calls, so this is where the run's
+    deadline is enforced (``Limits.run_deadline_s``, X5).
+
+    Raises:
+        RunDeadlineError: the run's deadline has passed.
+    """
+    deadline.enforce(deps.limits.run_deadline_s)
     context = None if runtime is None else runtime.context
     if context is not None and context.assistant is not None:
         return context.assistant

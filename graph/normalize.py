@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import AnyMessage, HumanMessage
+from langchain_core.messages import AnyMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite
 
@@ -19,19 +19,13 @@ from toolweave.graph.context import (
 )
 from toolweave.graph.handover import handover
 from toolweave.graph.normalized import check_normalized
+from toolweave.graph.validation import question_of
 from toolweave.graph.walk import Phase
-from toolweave.state.errors import InvalidRequestError
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import ROOT_TASK_NO, TaskInfo, TaskNode
 from toolweave.tools.eligibility import check_gates
 from toolweave.tools.registry import AnyTool
-
-NO_QUESTION = "the request has no human message to answer"
-EMPTY_QUESTION = "the message is empty"
-LAST_NOT_HUMAN = "the last message must be the user's (a human message), not {kind}"
-TOO_LONG = "the message is {length} characters long; the limit is {limit}"
-
 
 PER_MESSAGE_RESETS: tuple[tuple[str, Any], ...] = (
     ("context_buffer", Overwrite({})),
@@ -55,19 +49,12 @@ for channels with a reducer)."""
 def split_conversation(
     messages: Sequence[AnyMessage], limits: Limits
 ) -> tuple[str, list[AnyMessage]]:
-    """The question (the last human message) and the bounded history before it (A1, X1)."""
-    if not messages:
-        raise InvalidRequestError(NO_QUESTION)
-    last = messages[-1]
-    if not isinstance(last, HumanMessage):
-        raise InvalidRequestError(LAST_NOT_HUMAN.format(kind=type(last).__name__))
-    question = last.text.strip()
-    if not question:
-        raise InvalidRequestError(EMPTY_QUESTION)
-    if len(question) > limits.max_message_chars:
-        raise InvalidRequestError(
-            TOO_LONG.format(length=len(question), limit=limits.max_message_chars)
-        )
+    """The question (the last human message) and the bounded history before it (A1, X1).
+
+    The checks are :func:`toolweave.graph.validation.question_of`, which the graph
+    already ran on the input before it was stored (X5).
+    """
+    question = question_of(messages, limits)
     history = list(messages[:-1])[-limits.history_messages :] if limits.history_messages else []
     return question, history
 

@@ -1,32 +1,245 @@
-"""Replying to a paused thread, with clear errors instead of LangGraph's silent cases (X1, Q2).
+"""A thread's status, replies to paused threads and interrupted runs (X1, Q2, Q5).
 
 ``graph.invoke(Command(resume=...), config)`` on an unknown thread runs the graph
 from the start with no input, and on a thread with nothing pending it quietly
 returns the state. :func:`reply` checks first and changes nothing when the
 reply has nowhere to go.
+
+A run stopped between steps (a crash, a killed process, an outage that made a
+step fail) leaves a thread whose latest checkpoint still has steps to run but no
+question: :func:`thread_status` reports it as ``interrupted_mid_run`` with what
+is pending, :func:`resume_interrupted` finishes it, :func:`abandon_interrupted`
+drops it with a ledger entry. A new message on such a thread first finishes the
+interrupted run (the default of :func:`toolweave.build_graph`, see
+``interrupted_runs``), so no run is ever dropped silently.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.pregel import Pregel
-from langgraph.types import Command
+from langgraph.types import Command, StateSnapshot
 
-from toolweave.graph.clarify import reply_text
+from toolweave.graph.validation import reply_text
 from toolweave.state.errors import InvalidRequestError, NothingPendingError, UnknownThreadError
+from toolweave.state.ledger import LedgerEntry, LedgerKind
 
 NO_THREAD = "no conversation is stored under thread {thread!r}"
 NOTHING_PENDING = "thread {thread!r} is not waiting for a reply"
-NO_CHECKPOINTER = "replying needs a graph compiled with a checkpointer"
+NOT_WAITING = "thread {thread!r} is not waiting for a reply: {why}"
+NOT_INTERRUPTED = "thread {thread!r} has no interrupted run: {why}"
+NO_CHECKPOINTER = "thread status and replies need a graph compiled with a checkpointer"
+WHY = {
+    "new": "nothing is stored under it",
+    "finished": "its last run finished",
+    "waiting_for_reply": "it is waiting for a reply (use toolweave.reply)",
+    "interrupted_mid_run": (
+        "its last run stopped mid-way (finish it with toolweave.resume_interrupted)"
+    ),
+}
+ABANDONED_REASON = "the run stopped before {next} and was abandoned; it will not be finished"
 
 
-def _thread(config: RunnableConfig) -> str:
+class ThreadStatusKind(StrEnum):
+    """Where a thread stands (Q5)."""
+
+    NEW = "new"
+    """Nothing is stored under the thread id."""
+    FINISHED = "finished"
+    """The last run ended with an answer (or was abandoned); a new message starts a run."""
+    WAITING_FOR_REPLY = "waiting_for_reply"
+    """The run is paused on a question (Q1) or a client-tool call (W3)."""
+    INTERRUPTED_MID_RUN = "interrupted_mid_run"
+    """The run stopped between steps (a crash, a killed process, a failed step)."""
+
+
+@dataclass(frozen=True)
+class ThreadStatus:
+    """A thread's status and what is pending on it."""
+
+    thread_id: str
+    kind: ThreadStatusKind
+    next: tuple[str, ...] = ()
+    """The graph nodes that would run next (an interrupted or paused run)."""
+    pending_question: Mapping[str, Any] | None = None
+    """The open clarification payload (``"type": "clarification"``), if any."""
+    interrupts: tuple[Any, ...] = ()
+    """Every pending interrupt's value (questions and client-tool calls)."""
+    error: str | None = None
+    """The error a failed step left, if the run stopped on one."""
+    checkpoint_id: str | None = None
+    """The thread's latest checkpoint."""
+    question: str | None = field(default=None)
+    """The question of the last run (after normalization), if it got that far."""
+
+    @property
+    def describe(self) -> str:
+        """One line for people: the kind and what is pending."""
+        match self.kind:
+            case ThreadStatusKind.NEW | ThreadStatusKind.FINISHED:
+                return self.kind.value
+            case ThreadStatusKind.WAITING_FOR_REPLY:
+                question = (self.pending_question or {}).get("question")
+                return f"waiting for a reply: {question}" if question else "waiting for a reply"
+            case ThreadStatusKind.INTERRUPTED_MID_RUN:
+                line = f"interrupted mid-run; next: {', '.join(self.next)}"
+                return f"{line} (failed: {self.error})" if self.error else line
+
+
+def thread_id_of(config: RunnableConfig) -> str:
+    """The ``thread_id`` a config names, or :class:`InvalidRequestError`."""
     thread = (config.get("configurable") or {}).get("thread_id")
     if not thread:
         raise InvalidRequestError("the config names no thread_id")
     return str(thread)
+
+
+def _config(thread: RunnableConfig | str) -> RunnableConfig:
+    if isinstance(thread, str):
+        return {"configurable": {"thread_id": thread}}
+    return thread
+
+
+def status_of(snapshot: StateSnapshot, thread_id: str) -> ThreadStatus:
+    """The status a thread's latest snapshot shows (Q5)."""
+    if not snapshot.values and snapshot.created_at is None:
+        return ThreadStatus(thread_id=thread_id, kind=ThreadStatusKind.NEW)
+    values = [interrupt.value for interrupt in snapshot.interrupts]
+    question = next(
+        (v for v in values if isinstance(v, Mapping) and v.get("type") == "clarification"), None
+    )
+    errors = [str(task.error) for task in snapshot.tasks if task.error is not None]
+    if values:
+        kind = ThreadStatusKind.WAITING_FOR_REPLY
+    elif snapshot.next:
+        kind = ThreadStatusKind.INTERRUPTED_MID_RUN
+    else:
+        kind = ThreadStatusKind.FINISHED
+    checkpoint = (snapshot.config.get("configurable") or {}).get("checkpoint_id")
+    return ThreadStatus(
+        thread_id=thread_id,
+        kind=kind,
+        next=tuple(snapshot.next),
+        pending_question=question,
+        interrupts=tuple(values),
+        error=errors[0] if errors else None,
+        checkpoint_id=None if checkpoint is None else str(checkpoint),
+        question=snapshot.values.get("question") if snapshot.values else None,
+    )
+
+
+def _checked(graph: Pregel[Any, Any, Any, Any], config: RunnableConfig) -> str:
+    if graph.checkpointer is None and "__pregel_checkpointer" not in (
+        config.get("configurable") or {}
+    ):
+        raise InvalidRequestError(NO_CHECKPOINTER)
+    return thread_id_of(config)
+
+
+def thread_status(graph: Pregel[Any, Any, Any, Any], thread: RunnableConfig | str) -> ThreadStatus:
+    """Where a thread stands: new, finished, waiting for a reply or interrupted mid-run (Q5).
+
+    Args:
+        graph: The compiled graph, with a checkpointer.
+        thread: The run config naming the thread, or the thread id.
+    """
+    config = _config(thread)
+    thread_id = _checked(graph, config)
+    return status_of(graph.get_state(config), thread_id)
+
+
+async def athread_status(
+    graph: Pregel[Any, Any, Any, Any], thread: RunnableConfig | str
+) -> ThreadStatus:
+    """Async :func:`thread_status` (for async checkpointers)."""
+    config = _config(thread)
+    thread_id = _checked(graph, config)
+    return status_of(await graph.aget_state(config), thread_id)
+
+
+def require_interrupted(status: ThreadStatus) -> ThreadStatus:
+    """``status`` if it is ``interrupted_mid_run``, else :class:`NothingPendingError`."""
+    if status.kind is not ThreadStatusKind.INTERRUPTED_MID_RUN:
+        raise NothingPendingError(
+            NOT_INTERRUPTED.format(thread=status.thread_id, why=WHY[status.kind.value])
+        )
+    return status
+
+
+def resume_interrupted(
+    graph: Pregel[Any, Any, Any, Any], thread: RunnableConfig | str, **kwargs: Any
+) -> Any:
+    """Finish a run that stopped mid-way (Q5): it goes on from its last saved step.
+
+    Steps whose writes were saved are not run again; the step that was running
+    when the process died runs again from its start (Q6: tools are at least once).
+
+    Args:
+        graph: The compiled graph, with the checkpointer the thread is stored in.
+        thread: The run config naming the thread, or the thread id.
+        **kwargs: Passed on to ``graph.invoke`` (e.g. ``context=``).
+
+    Returns:
+        What ``graph.invoke`` returns: the finished (or newly paused) run's output.
+
+    Raises:
+        NothingPendingError: The thread has no interrupted run (it is new,
+            finished, or waiting for a reply).
+    """
+    config = _config(thread)
+    require_interrupted(thread_status(graph, config))
+    return graph.invoke(None, config, **kwargs)
+
+
+async def aresume_interrupted(
+    graph: Pregel[Any, Any, Any, Any], thread: RunnableConfig | str, **kwargs: Any
+) -> Any:
+    """Async :func:`resume_interrupted`."""
+    config = _config(thread)
+    require_interrupted(await athread_status(graph, config))
+    return await graph.ainvoke(None, config, **kwargs)
+
+
+def abandon_entry(status: ThreadStatus) -> LedgerEntry:
+    """The ledger entry that records an abandoned run (Q5, L1)."""
+    failed = {"error": status.error} if status.error else {}
+    return LedgerEntry(
+        kind=LedgerKind.RUN_ABANDONED,
+        verdict="abandoned",
+        reason=ABANDONED_REASON.format(next=", ".join(status.next)),
+        details={"next": ",".join(status.next), **failed},
+    )
+
+
+def abandon_interrupted(
+    graph: Pregel[Any, Any, Any, Any], thread: RunnableConfig | str
+) -> ThreadStatus:
+    """Drop a run that stopped mid-way, with a ``run_abandoned`` ledger entry (Q5).
+
+    The thread then counts as finished: the next message starts a new run.
+
+    Raises:
+        NothingPendingError: The thread has no interrupted run.
+    """
+    config = _config(thread)
+    status = require_interrupted(thread_status(graph, config))
+    graph.update_state(config, {"ledger": [abandon_entry(status)]}, as_node=status.next[0])
+    return thread_status(graph, config)
+
+
+async def aabandon_interrupted(
+    graph: Pregel[Any, Any, Any, Any], thread: RunnableConfig | str
+) -> ThreadStatus:
+    """Async :func:`abandon_interrupted`."""
+    config = _config(thread)
+    status = require_interrupted(await athread_status(graph, config))
+    await graph.aupdate_state(config, {"ledger": [abandon_entry(status)]}, as_node=status.next[0])
+    return await athread_status(graph, config)
 
 
 def pending_clarification(graph: Pregel[Any, Any, Any, Any], config: RunnableConfig) -> Any:
@@ -35,16 +248,10 @@ def pending_clarification(graph: Pregel[Any, Any, Any, Any], config: RunnableCon
     Raises:
         UnknownThreadError: Nothing is stored under the thread.
     """
-    if graph.checkpointer is None:
-        raise InvalidRequestError(NO_CHECKPOINTER)
-    thread = _thread(config)
-    snapshot = graph.get_state(config)
-    if not snapshot.values and snapshot.created_at is None:
-        raise UnknownThreadError(NO_THREAD.format(thread=thread))
-    for interrupt in snapshot.interrupts:
-        if isinstance(interrupt.value, dict) and interrupt.value.get("type") == "clarification":
-            return interrupt.value
-    return None
+    status = thread_status(graph, config)
+    if status.kind is ThreadStatusKind.NEW:
+        raise UnknownThreadError(NO_THREAD.format(thread=status.thread_id))
+    return None if status.pending_question is None else dict(status.pending_question)
 
 
 def reply(
@@ -65,5 +272,5 @@ def reply(
     """
     answer = reply_text(text)
     if pending_clarification(graph, config) is None:
-        raise NothingPendingError(NOTHING_PENDING.format(thread=_thread(config)))
+        raise NothingPendingError(NOTHING_PENDING.format(thread=thread_id_of(config)))
     return graph.invoke(Command(resume=answer), config, **kwargs)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from pydantic import BaseModel
+from langchain_core.runnables import RunnableConfig
+from pydantic import BaseModel, SecretStr
 
 from toolweave.llm import prompts
 from toolweave.llm.passthrough import ANSWER_TAG
@@ -29,8 +31,21 @@ from toolweave.llm.replies import (
     routing_schema,
     tools_block,
 )
-from toolweave.llm.structured import LlmRetryPolicy, invoke_with_retry, structured_call
+from toolweave.llm.structured import (
+    Invoke,
+    LlmRetryPolicy,
+    Plan,
+    StructuredOutput,
+    arun_plan,
+    finish_reason,
+    is_openai_compatible,
+    require_finish_reason,
+    retrying,
+    run_plan,
+    structured_plan,
+)
 from toolweave.state.documents import UniqueTextDocument
+from toolweave.state.secrets import register_secret
 from toolweave.tools.registry import AnyTool
 
 logger = logging.getLogger(__name__)
@@ -78,17 +93,48 @@ def _describe(model: BaseChatModel) -> str:
     return f"{type(model).__name__} ({name})" if isinstance(name, str) else type(model).__name__
 
 
+def _api_key(model: BaseChatModel) -> str | None:
+    """The API key a LangChain chat model was configured with, if it exposes one."""
+    for name in ("openai_api_key", "api_key", "anthropic_api_key", "google_api_key"):
+        value = getattr(model, name, None)
+        if isinstance(value, SecretStr):
+            return value.get_secret_value()
+    return None
+
+
+def with_request_timeout(model: BaseChatModel, timeout: float | None) -> BaseChatModel:
+    """``model`` sending ``timeout`` with every request (OpenAI-compatible clients only).
+
+    The client's own timeout is fixed when it is built; the per-request option
+    wins over it. Other models keep their own timeout (the async path bounds
+    every call with ``asyncio.wait_for`` regardless).
+    """
+    if timeout is None or not is_openai_compatible(model):
+        return model
+    extra = dict(getattr(model, "model_kwargs", None) or {})
+    extra["timeout"] = timeout
+    copied: BaseChatModel = model.model_copy(update={"model_kwargs": extra})
+    return copied
+
+
 class ChatModelAssistant(LlmAssistant):
     """The LLM port over any LangChain chat model.
 
-    Every call is retried on transient errors (X2); structured replies that do not
-    validate are asked for once more and then read as "no" / ``None``. The
+    Every call is retried on transient errors (X2): connection errors, timeouts,
+    429 (waiting what ``Retry-After`` asks, up to ``retry_after_cap``), 5xx, a body
+    that is not JSON, a streamed reply cut off mid-way. Structured replies get a
+    ``max_tokens`` derived from their schema (OpenAI-compatible models); one that
+    stops at the limit is asked once more with twice the tokens, one that does not
+    validate once more, and then it reads as "no" / ``None``. The structured-output
+    mode falls back from ``json_schema`` to ``json_mode`` to ``function_calling``
+    when the server rejects one, and the choice is kept for later calls. Every
+    method has a native async twin over the chat model's ``ainvoke``. The
     assistant keeps no per-request state, so one instance serves concurrent runs.
 
     Example:
         >>> from langchain_openai import ChatOpenAI  # doctest: +SKIP
-        >>> model = ChatOpenAI(model="gpt-4o-mini", timeout=60)  # doctest: +SKIP
-        >>> assistant = ChatModelAssistant(model)  # doctest: +SKIP
+        >>> model = ChatOpenAI(model="gpt-4o-mini", max_retries=0)  # doctest: +SKIP
+        >>> assistant = ChatModelAssistant(model, timeout=30, max_retries=2)  # doctest: +SKIP
     """
 
     def __init__(
@@ -96,41 +142,84 @@ class ChatModelAssistant(LlmAssistant):
         model: BaseChatModel,
         *,
         max_retries: int = 2,
+        timeout: float | None = None,
+        retry_after_cap: float = 30.0,
         label: str | None = None,
         fuse_routing: bool = True,
         history_window: int = HISTORY_WINDOW,
         initial_backoff: float = 0.5,
+        max_backoff: float = 8.0,
+        require_finish_reason: bool | None = None,
+        structured_cache_size: int = 256,
     ) -> None:
         """Wrap ``model``.
 
         Args:
             model: Any LangChain chat model; structured calls use its
-                ``with_structured_output`` (JSON schema on ``ChatOpenAI``).
-            max_retries: Retries of a call after transient failures.
+                ``with_structured_output``. Turn the client's own retries off
+                (``max_retries=0`` on ``ChatOpenAI``): toolweave retries.
+            max_retries: Retries of a call after transient failures (attempts = 1 + this).
+            timeout: Seconds one request may take: sent with every request of an
+                OpenAI-compatible model, and the bound of every async call;
+                ``None`` keeps the model's own timeout.
+            retry_after_cap: Longest wait a ``Retry-After`` header is honoured for.
             label: What answers, in words for people; defaults to the model's class and name.
             fuse_routing: Route and extract in one structured call (3-call target).
             history_window: Earlier messages seen by normalization and the answer.
             initial_backoff: Seconds before the first retry; doubled after each.
+            max_backoff: Longest backoff wait.
+            require_finish_reason: Treat a reply without a finish reason as cut off
+                (retried, never returned); default: on for OpenAI-compatible models,
+                which always send one.
+            structured_cache_size: Structured-output runnables kept built (LRU).
         """
         self.model = model
-        self.policy = LlmRetryPolicy(max_retries=max_retries, initial_backoff=initial_backoff)
+        self.policy = LlmRetryPolicy(
+            max_retries=max_retries,
+            initial_backoff=initial_backoff,
+            max_backoff=max_backoff,
+            retry_after_cap=retry_after_cap,
+            timeout=timeout,
+        )
         self.label = label or _describe(model)
         self.fuse_routing = fuse_routing
         self.history_window = history_window
+        self.require_finish_reason = (
+            is_openai_compatible(model) if require_finish_reason is None else require_finish_reason
+        )
+        register_secret(_api_key(model))
+        self._calling = with_request_timeout(model, timeout)
+        self.structured = StructuredOutput(self._calling, cache_size=structured_cache_size)
+        """Bound structured-output runnables (cached) and the mode the model accepts."""
+
+    def _structured(
+        self, schema: type[BaseModel], messages: list[BaseMessage], what: str
+    ) -> Plan[Any]:
+        return structured_plan(self.structured, schema, messages, policy=self.policy, what=what)
+
+    # -- normalize (A1, T10) --------------------------------------------------------------
 
     def normalize(
         self, message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
     ) -> Normalized:
         """One structured call: standalone question, language, key words, prompt type (A1)."""
+        return run_plan(self._normalize(message, history, default_lang))
+
+    async def anormalize(
+        self, message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
+    ) -> Normalized:
+        """Async :meth:`normalize` over the chat model's ``ainvoke``."""
+        return await arun_plan(self._normalize(message, history, default_lang))
+
+    def _normalize(
+        self, message: str, history: Sequence[BaseMessage], default_lang: str
+    ) -> Plan[Normalized]:
         system = prompts.normalize_system(
             history=format_history(history, self.history_window), default_lang=default_lang
         )
-        reply = structured_call(
-            self.model,
-            NormalizedReply,
-            [SystemMessage(content=system), HumanMessage(content=message)],
-            policy=self.policy,
-            what="normalize",
+        messages: list[BaseMessage] = [SystemMessage(content=system), HumanMessage(content=message)]
+        reply: NormalizedReply | None = yield from self._structured(
+            NormalizedReply, messages, "normalize"
         )
         if reply is None or not reply.question.strip():
             return Normalized(question=message, user_lang=default_lang)
@@ -142,18 +231,25 @@ class ChatModelAssistant(LlmAssistant):
             prompt_type=reply.prompt_type,
         )
 
+    # -- routing (T5) ---------------------------------------------------------------------
+
     def route(self, task_prompt: str, tools: Sequence[AnyTool]) -> list[RoutingVerdict]:
         """One structured call answering every offered tool's routing question (T5)."""
+        return run_plan(self._route(task_prompt, tools))
+
+    async def aroute(self, task_prompt: str, tools: Sequence[AnyTool]) -> list[RoutingVerdict]:
+        """Async :meth:`route`."""
+        return await arun_plan(self._route(task_prompt, tools))
+
+    def _route(self, task_prompt: str, tools: Sequence[AnyTool]) -> Plan[list[RoutingVerdict]]:
         offered = offered_tools(tools)
         reply: BaseModel | None = None
         if offered:
             system = prompts.routing_system(tools=tools_block(offered, with_instruction=False))
-            reply = structured_call(
-                self.model,
+            reply = yield from self._structured(
                 routing_schema(offered, fused=False),
                 [SystemMessage(content=system), HumanMessage(content=task_prompt)],
-                policy=self.policy,
-                what="routing",
+                "routing",
             )
         return [self._verdict(tool, offered, reply) for tool in tools]
 
@@ -166,23 +262,36 @@ class ChatModelAssistant(LlmAssistant):
         entry = getattr(reply, f"tool_{offered.index(tool)}")
         return RoutingVerdict(tool=tool.name, run=bool(entry.run), reason=str(entry.reason))
 
+    # -- extraction (T7) ------------------------------------------------------------------
+
     def generate_tool_request(
         self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
     ) -> dict[str, ExtractedRequest]:
         """Constrained extraction into ``tool.request_model`` (T7); ``None`` when it fails."""
+        return run_plan(self._extract(user_prompt, system_prompt, tasks, tool))
+
+    async def agenerate_tool_request(
+        self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
+    ) -> dict[str, ExtractedRequest]:
+        """Async :meth:`generate_tool_request`."""
+        return await arun_plan(self._extract(user_prompt, system_prompt, tasks, tool))
+
+    def _extract(
+        self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
+    ) -> Plan[dict[str, ExtractedRequest]]:
         if not tool.request_model.model_fields:
             return {tool.name: {}}
         system = prompts.fill_extraction_prompt(
             system_prompt, tasks=tasks, instruction=tool.instruction
         )
-        reply = structured_call(
-            self.model,
+        reply: BaseModel | None = yield from self._structured(
             tool.request_model,
             [SystemMessage(content=system), HumanMessage(content=user_prompt)],
-            policy=self.policy,
-            what="extraction",
+            "extraction",
         )
         return {tool.name: None if reply is None else reply.model_dump(mode="json")}
+
+    # -- fused activation (T5 + T7) -------------------------------------------------------
 
     def route_and_extract(
         self,
@@ -201,6 +310,26 @@ class ChatModelAssistant(LlmAssistant):
             return super().route_and_extract(
                 task_prompt, execution_text, tools, extraction_prompt=extraction_prompt
             )
+        return run_plan(self._activate(task_prompt, tools, extraction_prompt))
+
+    async def aroute_and_extract(
+        self,
+        task_prompt: str,
+        execution_text: str,
+        tools: Sequence[AnyTool],
+        *,
+        extraction_prompt: str,
+    ) -> Activation:
+        """Async :meth:`route_and_extract`."""
+        if not self.fuse_routing or execution_text != task_prompt:
+            return await super().aroute_and_extract(
+                task_prompt, execution_text, tools, extraction_prompt=extraction_prompt
+            )
+        return await arun_plan(self._activate(task_prompt, tools, extraction_prompt))
+
+    def _activate(
+        self, task_prompt: str, tools: Sequence[AnyTool], extraction_prompt: str
+    ) -> Plan[Activation]:
         offered = offered_tools(tools)
         if not offered:
             verdicts = tuple(self._verdict(tool, offered, None) for tool in tools)
@@ -211,12 +340,10 @@ class ChatModelAssistant(LlmAssistant):
         system = prompts.fused_routing_system(
             tools=tools_block(offered, with_instruction=True), extraction_guidance=guidance
         )
-        reply = structured_call(
-            self.model,
+        reply: BaseModel | None = yield from self._structured(
             routing_schema(offered, fused=True),
             [SystemMessage(content=system), HumanMessage(content=task_prompt)],
-            policy=self.policy,
-            what="activation",
+            "activation",
         )
         verdicts = tuple(self._verdict(tool, offered, reply) for tool in tools)
         requests: dict[str, ExtractedRequest] = {}
@@ -227,6 +354,8 @@ class ChatModelAssistant(LlmAssistant):
             requests[tool.name] = None if request is None else request.model_dump(mode="json")
         return Activation(verdicts=verdicts, requests=requests, llm_calls=1)
 
+    # -- gatekeeper (D1) and page reading (D3) -------------------------------------------
+
     def judge_context(
         self,
         question: str,
@@ -234,18 +363,33 @@ class ChatModelAssistant(LlmAssistant):
         guaranteed: Sequence[str],
     ) -> ContextVerdict:
         """One structured call: does the context suffice, and what is missing (D1)."""
+        return run_plan(self._judge(question, documents, guaranteed))
+
+    async def ajudge_context(
+        self,
+        question: str,
+        documents: Sequence[UniqueTextDocument],
+        guaranteed: Sequence[str],
+    ) -> ContextVerdict:
+        """Async :meth:`judge_context`."""
+        return await arun_plan(self._judge(question, documents, guaranteed))
+
+    def _judge(
+        self,
+        question: str,
+        documents: Sequence[UniqueTextDocument],
+        guaranteed: Sequence[str],
+    ) -> Plan[ContextVerdict]:
         if not documents and not any(text.strip() for text in guaranteed):
             return ContextVerdict(sufficient=False, missing=(question,))
         context = "\n".join([*guaranteed, format_context(documents)]).strip()
-        reply = structured_call(
-            self.model,
+        reply: GatekeeperReply | None = yield from self._structured(
             GatekeeperReply,
             [
                 SystemMessage(content=prompts.gatekeeper_system(context=context)),
                 HumanMessage(content=question),
             ],
-            policy=self.policy,
-            what="gatekeeper",
+            "gatekeeper",
         )
         if reply is None or reply.sufficient:
             return ContextVerdict(sufficient=True)
@@ -255,25 +399,40 @@ class ChatModelAssistant(LlmAssistant):
 
     def read_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
         """One structured call: the answer the passage gives, or ``None`` (D3, D5)."""
+        return run_plan(self._read(question, passage, user_lang))
+
+    async def aread_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
+        """Async :meth:`read_passage`."""
+        return await arun_plan(self._read(question, passage, user_lang))
+
+    def _read(self, question: str, passage: str, user_lang: str) -> Plan[str | None]:
         system = prompts.read_passage_system(
             language=prompts.language_name(user_lang), passage=passage
         )
-        reply = structured_call(
-            self.model,
+        reply: PassageReply | None = yield from self._structured(
             PassageReply,
             [SystemMessage(content=system), HumanMessage(content=question)],
-            policy=self.policy,
-            what="read_passage",
+            "read_passage",
         )
         answer = None if reply is None else (reply.answer or "").strip()
         return answer or None
 
+    # -- the answer (A7, P2) --------------------------------------------------------------
+
     def answer(self, request: AnswerRequest) -> AIMessage:
         """One chat-model call, tagged :data:`ANSWER_TAG`; LangGraph streams its tokens (A7).
 
-        A transient failure is retried like every call; if it broke off mid-stream,
-        listeners see the tokens of the retry after the partial ones.
+        A transient failure is retried like every call, and so is a stream that
+        broke off mid-way (no finish reason): it is never kept as the answer.
+        Listeners see the tokens of the retry after the partial ones.
         """
+        return run_plan(self._answer(request))
+
+    async def aanswer(self, request: AnswerRequest) -> AIMessage:
+        """Async :meth:`answer` over the chat model's ``ainvoke`` (tokens still stream)."""
+        return await arun_plan(self._answer(request))
+
+    def _answer(self, request: AnswerRequest) -> Plan[AIMessage]:
         instructions = prompts.answer_system(
             language=prompts.language_name(request.user_lang),
             context=format_context(request.documents),
@@ -285,15 +444,26 @@ class ChatModelAssistant(LlmAssistant):
             *_dialogue(request.history, self.history_window),
             HumanMessage(content=request.question),
         ]
-        reply = invoke_with_retry(
-            self.model,
+        config: RunnableConfig = {"run_name": "answer", "tags": [ANSWER_TAG]}
+        step = Invoke(
+            self._calling,
             messages,
-            policy=self.policy,
-            what="answer",
-            config={"run_name": "answer", "tags": [ANSWER_TAG]},
+            config,
+            self.policy.timeout,
+            request_timeout=is_openai_compatible(self.model),
         )
+        accept = require_finish_reason("answer") if self.require_finish_reason else None
+        reply = yield from retrying(step, policy=self.policy, what="answer", accept=accept)
+        if finish_reason(reply) == "length":
+            logger.warning("answer: the model stopped at its token limit")
         logger.debug("answer: %d characters", len(reply.text))
         return AIMessage(content=reply.text, id=reply.id)
 
 
-__all__ = ["HISTORY_WINDOW", "ChatModelAssistant", "format_context", "format_history"]
+__all__ = [
+    "HISTORY_WINDOW",
+    "ChatModelAssistant",
+    "format_context",
+    "format_history",
+    "with_request_timeout",
+]

@@ -1,18 +1,38 @@
-"""Build the default assistant from explicit values or the environment (read once, here)."""
+"""Build the default assistant from explicit values or the environment (read once, here).
+
+Environment variables (explicit arguments win):
+
+============================  =====================================================
+``OPENAI_API_KEY``            key of the OpenAI-compatible endpoint; none: offline
+``OPENAI_BASE_URL``           endpoint (also ``OPENAI_API_BASE``): vLLM, Ollama, …
+``TOOLWEAVE_MODEL``           model name (default ``gpt-4o-mini``)
+``TOOLWEAVE_LLM_TIMEOUT``     seconds one model request may take (default 60)
+``TOOLWEAVE_LLM_MAX_RETRIES`` retries after a transient failure (default 2)
+============================  =====================================================
+"""
 
 from __future__ import annotations
 
 import logging
+import math
 import os
 from collections.abc import Mapping
 
 from toolweave.llm.port import LlmAssistant
+from toolweave.state.errors import ConfigurationError
+from toolweave.state.secrets import register_secret
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_TIMEOUT = 60.0
 """Seconds one model request may take before it fails (and is retried): no node hangs."""
+DEFAULT_MAX_RETRIES = 2
+"""Retries of a model call after a transient failure (so 3 attempts)."""
+ENV_TIMEOUT = "TOOLWEAVE_LLM_TIMEOUT"
+ENV_MAX_RETRIES = "TOOLWEAVE_LLM_MAX_RETRIES"
+MAX_RETRIES_LIMIT = 20
+"""More retries than this are refused: every wait stays bounded."""
 
 
 def _value(explicit: str | None, env: Mapping[str, str], *names: str) -> str | None:
@@ -25,14 +45,55 @@ def _value(explicit: str | None, env: Mapping[str, str], *names: str) -> str | N
     return None
 
 
+def llm_timeout(explicit: float | None, env: Mapping[str, str]) -> float:
+    """The request timeout: ``explicit``, else ``TOOLWEAVE_LLM_TIMEOUT``, else 60 s.
+
+    Raises:
+        ConfigurationError: the value is not a positive number of seconds.
+    """
+    raw: object = explicit if explicit is not None else _value(None, env, ENV_TIMEOUT)
+    if raw is None:
+        return DEFAULT_TIMEOUT
+    try:
+        seconds = float(str(raw))
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise ConfigurationError(
+            f"{ENV_TIMEOUT} / timeout must be a positive number of seconds, got {raw!r}"
+        )
+    return seconds
+
+
+def llm_max_retries(explicit: int | None, env: Mapping[str, str]) -> int:
+    """Retries: ``explicit``, else ``TOOLWEAVE_LLM_MAX_RETRIES``, else 2.
+
+    Raises:
+        ConfigurationError: the value is not a whole number from 0 to 20.
+    """
+    raw: object = explicit if explicit is not None else _value(None, env, ENV_MAX_RETRIES)
+    if raw is None:
+        return DEFAULT_MAX_RETRIES
+    try:
+        count = int(str(raw))
+    except ValueError:
+        count = -1
+    if not 0 <= count <= MAX_RETRIES_LIMIT:
+        raise ConfigurationError(
+            f"{ENV_MAX_RETRIES} / max_retries must be a whole number from 0 to "
+            f"{MAX_RETRIES_LIMIT}, got {raw!r}"
+        )
+    return count
+
+
 def default_assistant(
     *,
     model: str | None = None,
     api_key: str | None = None,
     base_url: str | None = None,
     env: Mapping[str, str] = os.environ,
-    max_retries: int = 2,
-    timeout: float = DEFAULT_TIMEOUT,
+    max_retries: int | None = None,
+    timeout: float | None = None,
 ) -> LlmAssistant:
     """The assistant an application gets when it does not bring one.
 
@@ -45,14 +106,18 @@ def default_assistant(
 
     Args:
         model: Model name; else ``TOOLWEAVE_MODEL``; else ``gpt-4o-mini``.
-        api_key: API key; else ``OPENAI_API_KEY``. Never logged.
+        api_key: API key; else ``OPENAI_API_KEY``. Never logged, redacted from errors (X4).
         base_url: OpenAI-compatible endpoint; else ``OPENAI_BASE_URL`` / ``OPENAI_API_BASE``.
         env: Where to read the environment from (tests pass a dict).
-        max_retries: Retries of transient failures, done by toolweave (the SDK's are off).
-        timeout: Seconds per request.
+        max_retries: Retries of transient failures, done by toolweave (the SDK's are
+            off); else ``TOOLWEAVE_LLM_MAX_RETRIES``; else 2.
+        timeout: Seconds per request; else ``TOOLWEAVE_LLM_TIMEOUT``; else 60.
 
     Returns:
         The assistant.
+
+    Raises:
+        ConfigurationError: a timeout or retry count that is not a valid number.
 
     Example:
         >>> default_assistant(env={}).label
@@ -70,19 +135,31 @@ def default_assistant(
 
     from toolweave.llm.chat_model import ChatModelAssistant
 
+    register_secret(key)
+    seconds = llm_timeout(timeout, env)
+    retries = llm_max_retries(max_retries, env)
     name = _value(model, env, "TOOLWEAVE_MODEL") or DEFAULT_MODEL
     url = _value(base_url, env, "OPENAI_BASE_URL", "OPENAI_API_BASE")
     chat = ChatOpenAI(
         model=name,
         api_key=SecretStr(key),
         base_url=url,
-        timeout=timeout,
+        timeout=seconds,
         max_retries=0,
         use_responses_api=False,
     )
     label = f"{name} at {url}" if url else f"OpenAI {name}"
-    logger.info("using chat model %s", label)
-    return ChatModelAssistant(chat, max_retries=max_retries, label=label)
+    logger.info("using chat model %s (timeout %gs, %d retries)", label, seconds, retries)
+    return ChatModelAssistant(chat, max_retries=retries, timeout=seconds, label=label)
 
 
-__all__ = ["DEFAULT_MODEL", "DEFAULT_TIMEOUT", "default_assistant"]
+__all__ = [
+    "DEFAULT_MAX_RETRIES",
+    "DEFAULT_MODEL",
+    "DEFAULT_TIMEOUT",
+    "ENV_MAX_RETRIES",
+    "ENV_TIMEOUT",
+    "default_assistant",
+    "llm_max_retries",
+    "llm_timeout",
+]

@@ -1,18 +1,36 @@
-"""Typed failures of language-model calls (X2)."""
+"""Typed failures of language-model calls (X2, X5); their messages never carry a secret (X4)."""
 
 from __future__ import annotations
 
 from toolweave.state.errors import ToolweaveError
+from toolweave.state.secrets import redact
 
 
 class LlmError(ToolweaveError):
-    """Base class of the errors an :class:`~toolweave.llm.port.LlmAssistant` raises."""
+    """Base class of the errors an :class:`~toolweave.llm.port.LlmAssistant` raises.
+
+    The message is redacted (:func:`toolweave.state.secrets.redact`) when the
+    error is made, so an endpoint that echoes the API key cannot leak it.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(redact(message))
 
 
 class LlmUnavailableError(LlmError):
-    """The model kept failing with transient errors (connection, timeout, 5xx, rate limit).
+    """The model kept failing with transient errors.
 
-    Raised after the bounded retries are spent; the run can be retried later.
+    Connection errors, timeouts, 5xx, rate limits, a reply that is not JSON, a
+    stream cut off mid-way. Raised after the bounded retries are spent; the run
+    can be retried later.
+    """
+
+
+class LlmBrokenReplyError(LlmUnavailableError):
+    """One reply was broken: a stream without a finish reason, a body that is not JSON.
+
+    Retried like a transient failure; the cause of the :class:`LlmUnavailableError`
+    raised when the retries are spent.
     """
 
 
@@ -28,4 +46,18 @@ class LlmRequestError(LlmError):
         """The HTTP status the endpoint answered with, when known."""
 
 
-__all__ = ["LlmError", "LlmRequestError", "LlmUnavailableError"]
+class RunDeadlineError(LlmError):
+    """The run's overall deadline (``Limits.run_deadline_s``) passed before it finished.
+
+    The run stops before its next model call (or instead of waiting for a retry
+    it has no time for); the thread keeps its last completed step.
+    """
+
+
+__all__ = [
+    "LlmBrokenReplyError",
+    "LlmError",
+    "LlmRequestError",
+    "LlmUnavailableError",
+    "RunDeadlineError",
+]

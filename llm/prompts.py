@@ -161,3 +161,17 @@ __all__ = [
     "read_passage_system",
     "routing_system",
 ]
+
+JSON_MODE_SCHEMA_PROMPT = (
+    "Reply with one JSON object and nothing else. It must match this JSON schema "
+    "(use the property names exactly as written):\n{schema}"
+)
+"""Sent in ``json_mode`` (a server without ``json_schema`` support): the schema in words."""
+
+
+def json_mode_schema(*, schema: str) -> str:
+    """The system message that describes the reply's JSON schema in ``json_mode``."""
+    return JSON_MODE_SCHEMA_PROMPT.format(schema=schema)
+
+
+__all__ += ["JSON_MODE_SCHEMA_PROMPT", "json_mode_schema"]

@@ -1,14 +1,20 @@
-"""The typed LangGraph state: input ⊂ state → output, reducers in ``Annotated``."""
+"""The typed LangGraph state: input ⊂ state → output, reducers in ``Annotated``.
+
+``TypedDict`` comes from ``typing_extensions``: on Python 3.11 pydantic builds no JSON
+schema from ``typing.TypedDict``, and the compiled graph then publishes no input or
+output schema (no input form in Studio, ``graph.as_tool()`` fails).
+"""
 
 from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Mapping, Sequence
-from typing import Annotated, Any, NotRequired, TypedDict
+from typing import Annotated, Any, NotRequired
 
 from langchain_core.messages import AnyMessage
 from langgraph.channels import DeltaChannel
 from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict
 
 from toolweave.state.client_calls import ClientCalls
 from toolweave.state.documents import UniqueTextDocument, merge_documents
@@ -52,9 +58,18 @@ def merge_all_buffers(value: dict[str, Any], writes: Sequence[dict[str, Any]]) -
     return _fold(merge_buffer, value, writes)
 
 
+def _documents(items: Sequence[Any]) -> list[UniqueTextDocument]:
+    """Documents as models, also when read back as plain mappings.
+
+    The LangGraph server reads checkpoints for its state API with every stored
+    model turned into a mapping, and this reducer then folds the stored writes.
+    """
+    return [UniqueTextDocument.model_validate(d) if isinstance(d, Mapping) else d for d in items]
+
+
 def merge_all_documents(value: list[Any], writes: Sequence[list[Any]]) -> Any:
-    """Batch reducer of :func:`merge_documents`."""
-    return _fold(merge_documents, value, writes)
+    """Batch reducer of :func:`merge_documents` (also over plain mappings, see above)."""
+    return _fold(merge_documents, _documents(value or []), [_documents(w) for w in writes])
 
 
 def add_all_messages(value: list[AnyMessage], writes: Sequence[Any]) -> Any:

@@ -32,6 +32,8 @@ class LedgerKind(StrEnum):
     DEEP_FALLBACK = "deep_fallback"
     CLARIFICATION = "clarification"
     ANSWER = "answer"
+    RUN_ABANDONED = "run_abandoned"
+    """A run that stopped mid-way was dropped instead of finished (Q5)."""
 
 
 class LedgerEntry(BaseModel):

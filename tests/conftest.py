@@ -63,6 +63,9 @@ def _server_env() -> dict[str, str]:
         if not key.startswith(("OPENAI_", "LANGSMITH_", "LANGCHAIN_"))
     }
     env.update(LANGGRAPH_CLI_NO_ANALYTICS="1", LANGSMITH_TRACING="false", PYTHONUNBUFFERED="1")
+    # strict msgpack (the announced future default): toolweave's state types must be
+    # read back by the server's own checkpointer without the unregistered-type fallback
+    env.update(LANGGRAPH_STRICT_MSGPACK="true")
     return env
 
 
@@ -102,7 +105,13 @@ def _wait_until_up(proc: subprocess.Popen[bytes], url: str, log_path: Path) -> N
 
 
 @pytest.fixture(scope="session")
-def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def server_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the session's ``langgraph dev`` writes its log."""
+    return tmp_path_factory.mktemp("langgraph_dev") / "server.log"
+
+
+@pytest.fixture(scope="session")
+def server_url(server_log: Path) -> Iterator[str]:
     """``langgraph dev`` on a free loopback port with no OpenAI key (the offline model answers).
 
     Started once per test session for every module that asks for it, and
@@ -110,7 +119,7 @@ def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
-    log_path = tmp_path_factory.mktemp("langgraph_dev") / "server.log"
+    log_path = server_log
     command = [_langgraph_cli(), "dev", "--no-browser", "--no-reload"]
     command += ["--port", str(port), "--host", "127.0.0.1"]
     with log_path.open("wb") as log:

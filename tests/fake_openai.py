@@ -5,18 +5,33 @@
 
 Each POST to ``/v1/chat/completions`` takes the next scripted reply: a ``str`` is
 the message content, a ``dict``/``list`` is sent as JSON content (what a
-``json_schema`` response_format reply looks like), a :class:`FakeError` is
-answered with its HTTP status. ``stream: true`` requests get SSE chunks, one per
-word. Every request body is recorded in ``requests``.
+``json_schema`` response_format reply looks like; a call of the bound tool when
+the request carries ``tools``), a :class:`FakeError` is answered with its HTTP
+status (and headers, such as ``Retry-After``). ``stream: true`` requests get SSE
+chunks, one per word. Every request body is recorded in ``requests``.
+
+It misbehaves on command (X2/X5 fault tests):
+
+- :class:`Malformed`: a 200 whose body is not JSON;
+- :class:`Cut`: the answer breaks off after some words (streamed: no
+  ``finish_reason``, no ``[DONE]``, connection closed);
+- :class:`Silent`: nothing at all for some seconds, then the connection closes;
+- :class:`Length`: the reply stops with ``finish_reason: "length"``;
+- :class:`FakeToolCalls`: an assistant message calling the given tools;
+- ``reject_modes``: structured-output modes (``json_schema``, ``json_object``,
+  ``tools``) answered with a 400 naming ``response_format`` / ``tools``, without
+  consuming the script, like a server that does not support them.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import socket
 import threading
-from collections.abc import Iterable
-from dataclasses import dataclass
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -27,6 +42,7 @@ class FakeError:
 
     status: int
     message: str = "scripted error"
+    headers: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -36,17 +52,64 @@ class FakeToolCalls:
     calls: tuple[tuple[str, str, dict[str, Any]], ...]
 
 
-Reply = str | dict[str, Any] | list[Any] | FakeError | FakeToolCalls
+@dataclass(frozen=True)
+class Malformed:
+    """A 200 reply whose body is not valid JSON (or an SSE event that is not)."""
+
+    body: str = '{"id": "chatcmpl-fake", "choices": [ {"index": 0, "mess'
+
+
+@dataclass(frozen=True)
+class Cut:
+    """An answer that breaks off after ``words`` words; the connection is then closed."""
+
+    text: str
+    words: int = 2
+
+
+@dataclass(frozen=True)
+class Silent:
+    """No reply for ``seconds``, then the connection is closed."""
+
+    seconds: float = 5.0
+
+
+@dataclass(frozen=True)
+class Length:
+    """A reply cut by the token limit: ``finish_reason: "length"``."""
+
+    content: str = '{"question": "aaaaaaaa'
+
+
+Reply = (
+    str | dict[str, Any] | list[Any] | FakeError | FakeToolCalls | Malformed | Cut | Silent | Length
+)
+
+_MODE_ERRORS = {
+    "json_schema": "response_format type 'json_schema' is not supported by this server",
+    "json_object": "response_format type 'json_object' is not supported by this server",
+    "tools": "tools / tool_choice are not supported by this server",
+}
+
+
+def request_mode(body: Mapping[str, Any]) -> str | None:
+    """The structured-output mode of a request body: json_schema, json_object, tools or None."""
+    fmt = body.get("response_format")
+    if isinstance(fmt, dict) and fmt.get("type") in ("json_schema", "json_object"):
+        return str(fmt["type"])
+    return "tools" if body.get("tools") else None
 
 
 class FakeOpenAI:
     """The server; use as a context manager."""
 
-    def __init__(self, replies: Iterable[Reply] = ()) -> None:
+    def __init__(self, replies: Iterable[Reply] = (), *, reject_modes: Iterable[str] = ()) -> None:
         self.replies: list[Reply] = list(replies)
         self.requests: list[dict[str, Any]] = []
+        self.reject_modes: set[str] = set(reject_modes)
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
@@ -62,6 +125,10 @@ class FakeOpenAI:
         with self._lock:
             self.replies.extend(replies)
 
+    def modes(self) -> list[str | None]:
+        """The structured-output mode of every request received, in order."""
+        return [request_mode(body) for body in self.requests]
+
     def __enter__(self) -> FakeOpenAI:
         self._thread.start()
         return self
@@ -74,6 +141,9 @@ class FakeOpenAI:
     def _next(self, body: dict[str, Any]) -> Reply:
         with self._lock:
             self.requests.append(body)
+            mode = request_mode(body)
+            if mode in self.reject_modes:
+                return FakeError(400, _MODE_ERRORS[str(mode)])
             if not self.replies:
                 return FakeError(418, "fake server: script exhausted")
             return self.replies.pop(0)
@@ -82,6 +152,8 @@ class FakeOpenAI:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
             def log_message(self, format: str, *args: Any) -> None:
                 return
 
@@ -92,39 +164,113 @@ class FakeOpenAI:
                     self._json(404, {"error": {"message": f"no route {self.path}"}})
                     return
                 reply = fake._next(body)
-                if isinstance(reply, FakeError):
-                    error = {"message": reply.message, "type": "fake", "code": str(reply.status)}
-                    self._json(reply.status, {"error": error})
-                    return
-                if isinstance(reply, FakeToolCalls):
-                    self._json(200, _tool_calls(body, reply))
-                    return
-                content = reply if isinstance(reply, str) else json.dumps(reply)
-                if body.get("stream"):
-                    self._sse(body, content)
-                else:
-                    self._json(200, _completion(body, content))
+                stream = bool(body.get("stream"))
+                match reply:
+                    case FakeError():
+                        error = {
+                            "message": reply.message,
+                            "type": "fake",
+                            "code": str(reply.status),
+                        }
+                        self._json(reply.status, {"error": error}, reply.headers)
+                    case FakeToolCalls():
+                        self._json(200, _tool_calls(body, reply))
+                    case Malformed():
+                        self._raw(200, reply.body.encode(), "application/json")
+                    case Silent():
+                        time.sleep(reply.seconds)
+                        self._close()
+                    case Cut():
+                        self._cut(body, reply, stream)
+                    case Length():
+                        self._send(body, reply.content, stream, finish="length")
+                    case _:
+                        self._send(body, reply, stream, finish="stop")
 
-            def _json(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
+            def _send(self, body: dict[str, Any], reply: Any, stream: bool, finish: str) -> None:
+                content = reply if isinstance(reply, str) else json.dumps(reply)
+                tool = _tool_name(body) if not isinstance(reply, str) else None
+                if stream:
+                    self._sse(body, content, finish, tool)
+                else:
+                    self._json(200, _completion(body, content, finish, tool))
+
+            def _json(
+                self,
+                status: int,
+                payload: dict[str, Any],
+                headers: Mapping[str, str] | None = None,
+            ) -> None:
+                self._raw(status, json.dumps(payload).encode(), "application/json", headers)
+
+            def _raw(
+                self,
+                status: int,
+                data: bytes,
+                content_type: str,
+                headers: Mapping[str, str] | None = None,
+            ) -> None:
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(data)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
+                self.wfile.flush()
 
-            def _sse(self, body: dict[str, Any], content: str) -> None:
+            def _close(self) -> None:
+                self.close_connection = True
+                try:
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    return
+
+            def _start_sse(self) -> None:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
                 self.end_headers()
-                pieces = re.findall(r"\S+\s*|\s+", content) or [""]
-                deltas = [{"role": "assistant", "content": ""}]
-                deltas += [{"content": piece} for piece in pieces]
+                self.close_connection = True
+
+            def _sse(
+                self, body: dict[str, Any], content: str, finish: str, tool: str | None
+            ) -> None:
+                self._start_sse()
+                if tool is not None:
+                    call = {
+                        "index": 0,
+                        "id": "call_fake",
+                        "type": "function",
+                        "function": {"name": tool, "arguments": content},
+                    }
+                    deltas = [{"role": "assistant", "content": None, "tool_calls": [call]}]
+                else:
+                    deltas = [{"role": "assistant", "content": ""}]
+                    deltas += [{"content": piece} for piece in _words(content)]
                 for delta in deltas:
                     self._event(_chunk(body, delta, None))
-                self._event(_chunk(body, {}, "stop"))
+                self._event(_chunk(body, {}, finish))
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
+
+            def _cut(self, body: dict[str, Any], reply: Cut, stream: bool) -> None:
+                pieces = _words(reply.text)[: reply.words]
+                if not stream:
+                    whole = json.dumps(_completion(body, reply.text, "stop", None)).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(whole)))
+                    self.end_headers()
+                    self.wfile.write(whole[: len(whole) // 2])
+                    self.wfile.flush()
+                    self._close()
+                    return
+                self._start_sse()
+                self._event(_chunk(body, {"role": "assistant", "content": ""}, None))
+                for piece in pieces:
+                    self._event(_chunk(body, {"content": piece}, None))
+                self._close()
 
             def _event(self, payload: dict[str, Any]) -> None:
                 self.wfile.write(f"data: {json.dumps(payload)}\n\n".encode())
@@ -133,7 +279,36 @@ class FakeOpenAI:
         return Handler
 
 
-def _completion(body: dict[str, Any], content: str) -> dict[str, Any]:
+def _words(content: str) -> list[str]:
+    return re.findall(r"\S+\s*|\s+", content) or [""]
+
+
+def _tool_name(body: Mapping[str, Any]) -> str | None:
+    tools = body.get("tools") or []
+    if not tools:
+        return None
+    choice = body.get("tool_choice")
+    if isinstance(choice, dict) and "function" in choice:
+        return str(choice["function"]["name"])
+    return str(tools[0]["function"]["name"])
+
+
+def _completion(
+    body: dict[str, Any], content: str, finish: str, tool: str | None
+) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool is not None:
+        message = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_fake",
+                    "type": "function",
+                    "function": {"name": tool, "arguments": content},
+                }
+            ],
+        }
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
@@ -142,8 +317,8 @@ def _completion(body: dict[str, Any], content: str) -> dict[str, Any]:
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": content},
-                "finish_reason": "stop",
+                "message": message,
+                "finish_reason": "tool_calls" if tool is not None and finish == "stop" else finish,
                 "logprobs": None,
             }
         ],
@@ -156,10 +331,9 @@ def _tool_calls(body: dict[str, Any], reply: FakeToolCalls) -> dict[str, Any]:
         {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(a)}}
         for call_id, name, a in reply.calls
     ]
-    completion = _completion(body, "")
+    completion = _completion(body, "", "tool_calls", None)
     choice = completion["choices"][0]
     choice["message"] = {"role": "assistant", "content": None, "tool_calls": calls}
-    choice["finish_reason"] = "tool_calls"
     return completion
 
 

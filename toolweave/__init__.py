@@ -16,10 +16,29 @@ from toolweave.client_tools import (
 )
 from toolweave.coordinators import AgentCoordinator, CompletedSoFar, SubtaskDecision
 from toolweave.graph import Limits, RunContext, ToolweaveGraph, build_graph, create_state_graph
-from toolweave.graph.threads import pending_clarification, reply
+from toolweave.graph.compiled import InterruptedRuns
+from toolweave.graph.threads import (
+    ThreadStatus,
+    ThreadStatusKind,
+    aabandon_interrupted,
+    abandon_interrupted,
+    aresume_interrupted,
+    athread_status,
+    pending_clarification,
+    reply,
+    resume_interrupted,
+    thread_status,
+)
+from toolweave.graph.validation import validate_input
 from toolweave.llm.chat_model import ChatModelAssistant
 from toolweave.llm.env import default_assistant
-from toolweave.llm.errors import LlmError, LlmRequestError, LlmUnavailableError
+from toolweave.llm.errors import (
+    LlmBrokenReplyError,
+    LlmError,
+    LlmRequestError,
+    LlmUnavailableError,
+    RunDeadlineError,
+)
 from toolweave.llm.offline import OfflineAssistant
 from toolweave.llm.port import (
     Activation,
@@ -115,12 +134,14 @@ __all__ = [
     "EmptyRequest",
     "GraphState",
     "InputState",
+    "InterruptedRuns",
     "InvalidRequestError",
     "InvalidToolResultError",
     "LedgerEntry",
     "LedgerKind",
     "Limits",
     "LlmAssistant",
+    "LlmBrokenReplyError",
     "LlmError",
     "LlmRequestError",
     "LlmUnavailableError",
@@ -135,8 +156,11 @@ __all__ = [
     "ResultMode",
     "RoutingVerdict",
     "RunContext",
+    "RunDeadlineError",
     "SubtaskDecision",
     "TaskInfo",
+    "ThreadStatus",
+    "ThreadStatusKind",
     "ToolCallContext",
     "ToolRegistry",
     "ToolResult",
@@ -146,10 +170,14 @@ __all__ = [
     "UnknownDomainError",
     "UnknownThreadError",
     "__version__",
+    "aabandon_interrupted",
+    "abandon_interrupted",
     "ai_tool_script",
+    "aresume_interrupted",
     "arun_with_client_tools",
     "as_chatbot_tools",
     "as_langchain_tools",
+    "athread_status",
     "build_graph",
     "checkpoint_serde",
     "create_state_graph",
@@ -166,7 +194,10 @@ __all__ = [
     "register_plugins",
     "reply",
     "resume_client_tools",
+    "resume_interrupted",
     "run_remote_with_client_tools",
     "run_with_client_tools",
+    "thread_status",
     "tool_progress_emitter",
+    "validate_input",
 ]

@@ -4,6 +4,7 @@ Examples::
 
     toolweave ask "Mikor van nyitva a kardiológia?"
     toolweave ask --thread demo "And on Friday?"
+    toolweave ask --thread demo        # finish a run that stopped mid-way (Q5)
     toolweave chat --thread demo
     toolweave explain demo
     toolweave tools --domain korhaz
@@ -12,6 +13,10 @@ Conversations started with ``--thread`` (and every ``chat``) are stored in SQLit
 under the data directory (``--data-dir``, else ``TOOLWEAVE_DATA_DIR``, else
 ``$XDG_DATA_HOME/toolweave`` or ``~/.local/share/toolweave``). Bad input ends with one
 line ``toolweave: error: ...`` on stderr and exit code 2 (X1); Ctrl-C ends with 130.
+
+A thread whose last run stopped mid-way (the process was killed, the model failed)
+is continued, not started over (Q5): ``ask --thread`` and ``chat`` first finish that
+run and print its answer, then take the new message.
 """
 
 from __future__ import annotations
@@ -27,8 +32,15 @@ from typing import Any, NoReturn, TextIO
 
 from toolweave import cli_eval, cli_ingest
 from toolweave import cli_render as render
-from toolweave.cli_session import Session, read_thread, validate_message
+from toolweave.cli_session import (
+    Session,
+    Turn,
+    read_thread,
+    read_thread_status,
+    validate_message,
+)
 from toolweave.domains import available_domains, load_domain
+from toolweave.graph.threads import ThreadStatusKind
 from toolweave.persistence import data_dir
 from toolweave.run_ledger import explain
 from toolweave.state.errors import (
@@ -39,6 +51,7 @@ from toolweave.state.errors import (
     UnknownDomainError,
     UnknownThreadError,
 )
+from toolweave.state.secrets import redact
 from toolweave.tools.registry import ToolRegistry
 
 PROG = "toolweave"
@@ -87,7 +100,12 @@ def build_parser() -> argparse.ArgumentParser:
     request.add_argument("--thread", metavar="ID", help="conversation to continue or start")
 
     ask = commands.add_parser("ask", parents=[domain, store, request], help="answer one question")
-    ask.add_argument("message", help='the question ("-" reads it from standard input)')
+    ask.add_argument(
+        "message",
+        nargs="?",
+        help='the question ("-" reads it from standard input); may be left out with --thread '
+        "to finish a run that stopped mid-way",
+    )
     ask.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     commands.add_parser(
         "chat", parents=[domain, store, request], help="interactive conversation on a thread"
@@ -115,18 +133,33 @@ def _source_rows(values: dict[str, Any]) -> list[dict[str, Any]]:
     return render.source_rows(render.as_documents(values.get("documents") or []))
 
 
+NO_MESSAGE = "give a message (or --thread ID of a thread whose run stopped mid-way)"
+FINISHING = "(thread {thread}: finishing the run that stopped mid-way{question})"
+
+
 def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
     """``toolweave ask``: answer one question, streaming progress and answer tokens."""
     message = sys.stdin.read() if args.message == "-" else args.message
-    validate_message(message)
+    if message is None and args.thread is None:
+        raise InvalidRequestError(NO_MESSAGE)
+    if message is not None:
+        validate_message(message)
     persistent = args.thread is not None
     thread_id = args.thread if persistent else uuid.uuid4().hex
     with Session(
         *load_domain(args.domain, data_dir=args.data_dir),
         data_dir=data_dir(args.data_dir) if persistent else None,
     ) as session:
+        interrupted = persistent and _interrupted(session, thread_id)
+        if message is None and not interrupted:
+            raise InvalidRequestError(NO_MESSAGE)
         if args.json:
-            turn = session.turn(message, thread_id=thread_id, systems=args.system)
+            finished = session.finish_interrupted(thread_id=thread_id) if interrupted else None
+            if message is not None:
+                turn = session.turn(message, thread_id=thread_id, systems=args.system)
+            else:
+                assert finished is not None  # no message: only the interrupted run
+                turn = finished
             values = turn.values
             payload = {
                 "answer": values.get("answer"),
@@ -136,12 +169,39 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
                 "thread_id": thread_id,
                 "assistant": session.assistant.label,
                 "pending_question": turn.pending_question,
+                "finished_interrupted_run": (
+                    None if finished is None else _finished_payload(finished)
+                ),
             }
             print(json.dumps(payload, ensure_ascii=False, indent=2), file=out)
             return 0
         print(_assistant_line(session.assistant.label), file=out)
-        _print_turn(session, message, thread_id, args.system, out)
+        if interrupted:
+            _print_finish(session, thread_id, out)
+        if message is not None:
+            _print_turn(session, message, thread_id, args.system, out)
     return 0
+
+
+def _interrupted(session: Session, thread_id: str) -> bool:
+    return session.status(thread_id).kind is ThreadStatusKind.INTERRUPTED_MID_RUN
+
+
+def _finished_payload(turn: Turn) -> dict[str, Any]:
+    return {"answer": turn.values.get("answer"), "pending_question": turn.pending_question}
+
+
+def _print_finish(session: Session, thread_id: str, out: TextIO) -> None:
+    """Q5: finish the interrupted run on the thread and show its answer (or its question)."""
+    question = session.status(thread_id).question
+    shown = f": {question!r}" if question else ""
+    print(FINISHING.format(thread=thread_id, question=shown), file=out)
+    turn = session.finish_interrupted(thread_id=thread_id, out=out)
+    if turn.pending_question is not None:
+        print(turn.pending_question, file=out)
+        print("(your next message on the thread is the reply)", file=out)
+        return
+    _print(render.source_lines(_source_rows(turn.values)), out)
 
 
 def _assistant_line(label: str) -> str:
@@ -171,6 +231,8 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
             f"thread {thread_id} (continue with: toolweave ask --thread {thread_id} ...)", file=out
         )
         print('type "exit" or press Ctrl-D to leave', file=out)
+        if _interrupted(session, thread_id):
+            _print_finish(session, thread_id, out)
         while True:
             try:
                 line = input("you> ")
@@ -210,7 +272,9 @@ def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
     if args.tool is not None:
         _print(render.tool_lines(args.thread, args.tool, explain(values, tool=args.tool)), out)
         return 0
+    status = read_thread_status(data_dir(args.data_dir), args.thread)
     print(f"thread {args.thread} (latest message)", file=out)
+    print(f"status: {status.describe}", file=out)
     lines = render.ledger_tree(
         render.as_ledger(values.get("ledger") or []),
         offered=list(values.get("offered") or []),
@@ -273,7 +337,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with _logging_to_stderr(args.verbose):
             return COMMANDS[args.command](args, sys.stdout)
     except ToolweaveError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        print(redact(f"{PROG}: error: {exc}"), file=sys.stderr)
         return EXIT_USAGE if isinstance(exc, BAD_INPUT_ERRORS) else EXIT_FAILED
     except KeyboardInterrupt:
         print(file=sys.stderr)
@@ -282,7 +346,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.verbose:
             raise
         print(
-            f"{PROG}: error: {type(exc).__name__}: {exc} (run with -v for details)", file=sys.stderr
+            redact(f"{PROG}: error: {type(exc).__name__}: {exc} (run with -v for details)"),
+            file=sys.stderr,
         )
         return EXIT_FAILED
 

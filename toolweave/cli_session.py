@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -24,9 +24,17 @@ from langgraph.types import Command
 
 from toolweave.cli_render import progress_line
 from toolweave.graph import Limits, build_graph
-from toolweave.graph.normalize import split_conversation
+from toolweave.graph.builder import create_state_graph
 from toolweave.graph.stored_state import stored_values
+from toolweave.graph.threads import (
+    ThreadStatus,
+    require_interrupted,
+    status_of,
+    thread_status,
+)
+from toolweave.graph.validation import question_of
 from toolweave.llm.env import default_assistant
+from toolweave.llm.offline import OfflineAssistant
 from toolweave.llm.passthrough import ANSWER_TAG
 from toolweave.persistence import SQLITE_SYNCHRONOUS_ENV, open_checkpointer
 from toolweave.state.errors import InvalidRequestError, UnknownThreadError
@@ -45,8 +53,7 @@ def _sqlite_saver(conn: sqlite3.Connection) -> BaseCheckpointSaver[Any]:
 
 def validate_message(message: str, limits: Limits | None = None) -> str:
     """The message stripped, or :class:`InvalidRequestError` as the graph would raise it (X1)."""
-    question, _ = split_conversation([HumanMessage(content=message)], limits or Limits())
-    return question
+    return question_of([HumanMessage(content=message)], limits or Limits())
 
 
 def validate_thread_id(thread_id: str) -> str:
@@ -68,20 +75,21 @@ def database_url() -> str | None:
     return os.environ.get("TOOLWEAVE_DATABASE_URL", "").strip() or None
 
 
-def read_thread(directory: Path, thread_id: str) -> dict[str, Any]:
-    """The state of a stored thread's latest checkpoint, read-only.
+@contextmanager
+def _stored(directory: Path, thread_id: str) -> Iterator[tuple[BaseCheckpointSaver[Any], str]]:
+    """The thread store opened read-only, and the validated thread id.
 
     Raises:
-        UnknownThreadError: Nothing is stored under ``thread_id``.
+        UnknownThreadError: No store, or nothing stored under ``thread_id``.
     """
     thread_id = validate_thread_id(thread_id)
     url = database_url()
     if url:
         with open_checkpointer(url, env={}) as shared:
-            stored = stored_values(shared, _config(thread_id))
-        if stored is None:
-            raise UnknownThreadError(f"no conversation is stored under thread {thread_id!r}")
-        return stored
+            if shared.get_tuple(_config(thread_id)) is None:
+                raise UnknownThreadError(f"no conversation is stored under thread {thread_id!r}")
+            yield shared, thread_id
+        return
     path = directory / DB_NAME
     unknown = UnknownThreadError(f"no conversation is stored under thread {thread_id!r} ({path})")
     if not path.is_file():
@@ -90,14 +98,40 @@ def read_thread(directory: Path, thread_id: str) -> dict[str, Any]:
     try:
         saver = _sqlite_saver(conn)
         saver.is_setup = True  # type: ignore[attr-defined]  # read-only: no CREATE, no PRAGMA
-        found = stored_values(saver, _config(thread_id))
-    except sqlite3.DatabaseError as exc:
-        raise unknown from exc
+        try:
+            found = saver.get_tuple(_config(thread_id))
+        except sqlite3.DatabaseError as exc:
+            raise unknown from exc
+        if found is None:
+            raise unknown
+        yield saver, thread_id
     finally:
         conn.close()
-    if found is None:
-        raise unknown
+
+
+def read_thread(directory: Path, thread_id: str) -> dict[str, Any]:
+    """The state of a stored thread's latest checkpoint, read-only.
+
+    Raises:
+        UnknownThreadError: Nothing is stored under ``thread_id``.
+    """
+    with _stored(directory, thread_id) as (saver, thread):
+        found = stored_values(saver, _config(thread))
+    if found is None:  # pragma: no cover - _stored found the checkpoint
+        raise UnknownThreadError(f"no conversation is stored under thread {thread!r}")
     return found
+
+
+def read_thread_status(directory: Path, thread_id: str) -> ThreadStatus:
+    """A stored thread's status (Q5), read-only, without the domain that wrote it.
+
+    The graph's wiring (its nodes and hand-overs) is the same for every domain,
+    and the status depends on nothing else; no node runs.
+    """
+    with _stored(directory, thread_id) as (saver, thread):
+        reader = create_state_graph(Domain(name="reader"), [], assistant=OfflineAssistant())
+        graph = reader.compile(checkpointer=saver)
+        return status_of(graph.get_state(_config(thread)), thread)
 
 
 @dataclass
@@ -166,6 +200,21 @@ class Session:
     ) -> None:
         self._closer.close()
 
+    def status(self, thread_id: str) -> ThreadStatus:
+        """Where ``thread_id`` stands (Q5): new, finished, waiting or interrupted mid-run."""
+        return thread_status(self.graph, _config(validate_thread_id(thread_id)))
+
+    def finish_interrupted(self, *, thread_id: str, out: TextIO | None = None) -> Turn:
+        """Finish the run that stopped mid-way on ``thread_id`` (Q5), streaming like :meth:`turn`.
+
+        Raises:
+            NothingPendingError: The thread has no interrupted run.
+        """
+        thread_id = validate_thread_id(thread_id)
+        config = _config(thread_id)
+        require_interrupted(thread_status(self.graph, config))
+        return self._run(None, config, out)
+
     def turn(
         self,
         message: str,
@@ -177,6 +226,8 @@ class Session:
         """Answer ``message`` on ``thread_id``; with ``out``, stream progress and tokens to it.
 
         A thread paused on a question is resumed with ``message`` as the reply (Q2).
+        A run that stopped mid-way is finished first by the graph (Q5); call
+        :meth:`finish_interrupted` before to show its answer.
         """
         thread_id = validate_thread_id(thread_id)
         config = _config(thread_id)
@@ -186,6 +237,9 @@ class Session:
             if pending
             else {"messages": [HumanMessage(content=message)], "systems": list(systems)}
         )
+        return self._run(run_input, config, out)
+
+    def _run(self, run_input: Any, config: RunnableConfig, out: TextIO | None) -> Turn:
         turn = Turn(values={})
         tokens: list[str] = []
         parts: Iterator[Any] = self.graph.stream(

@@ -1,22 +1,27 @@
 """Test doubles for code built on toolweave.
 
-- :class:`FunctionAssistant`: an LLM port driven by plain functions (like
+- :class:`FunctionAssistant`: an LLM port driven by plain or async functions (like
   pydantic-ai's ``FunctionModel``): each step is an optional callable with a
   sensible default, so a test states only what it cares about.
 - :class:`ScriptedChatModel`: a LangChain chat model that replays scripted replies
   (text, structured answers, exceptions) and records every call, for testing
-  :class:`~toolweave.llm.chat_model.ChatModelAssistant` without a network.
+  :class:`~toolweave.llm.chat_model.ChatModelAssistant` without a network; its
+  async path is native (no worker thread).
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeAlias, TypeVar
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
@@ -36,13 +41,42 @@ from toolweave.llm.port import (
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.tools.registry import AnyTool
 
-NormalizeFn = Callable[[str, Sequence[BaseMessage]], "Normalized | str"]
-RouteFn = Callable[[str, Sequence[AnyTool]], Iterable[str]]
-ExtractFn = Callable[[str, AnyTool], ExtractedRequest]
-JudgeFn = Callable[[str, Sequence[UniqueTextDocument], Sequence[str]], "bool | ContextVerdict"]
-ReadFn = Callable[[str, str], str | None]
+T = TypeVar("T")
+MaybeAwaitable: TypeAlias = T | Awaitable[T]
+"""A step function may be plain or ``async``: FunctionAssistant accepts both."""
+
+NormalizeFn = Callable[[str, Sequence[BaseMessage]], "MaybeAwaitable[Normalized | str]"]
+RouteFn = Callable[[str, Sequence[AnyTool]], MaybeAwaitable[Iterable[str]]]
+ExtractFn = Callable[[str, AnyTool], MaybeAwaitable[ExtractedRequest]]
+JudgeFn = Callable[
+    [str, Sequence[UniqueTextDocument], Sequence[str]], "MaybeAwaitable[bool | ContextVerdict]"
+]
+ReadFn = Callable[[str, str], MaybeAwaitable[str | None]]
 """``read(question, passage)`` → the passage's answer or ``None`` (D3)."""
-AnswerFn = Callable[[AnswerRequest], str]
+AnswerFn = Callable[[AnswerRequest], MaybeAwaitable[str]]
+
+
+async def _awaited(value: MaybeAwaitable[T]) -> T:
+    """The value, awaited when a step function was ``async``."""
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+def _now(value: MaybeAwaitable[T]) -> T:
+    """The value on the sync path: an ``async`` step function's result is run to the end.
+
+    Without a running loop in this thread it runs in ``asyncio.run``; inside one
+    (a sync call from async code) in a short-lived helper thread's loop.
+    """
+    if not inspect.isawaitable(value):
+        return value
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_awaited(value))
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, _awaited(value)).result()
 
 
 def context_answer(request: AnswerRequest) -> str:
@@ -51,9 +85,12 @@ def context_answer(request: AnswerRequest) -> str:
 
 
 class FunctionAssistant(LlmAssistant):
-    """An :class:`~toolweave.llm.port.LlmAssistant` whose steps are plain functions.
+    """An :class:`~toolweave.llm.port.LlmAssistant` whose steps are plain or async functions.
 
-    Every argument is optional:
+    Every argument is optional, and each may be a plain function or an ``async``
+    one: under ``ainvoke`` the async twins await async functions directly and call
+    plain ones inline (no worker thread either way); under ``invoke`` an async
+    function is run to completion.
 
     - ``normalize(message, history)`` returns a ``Normalized`` or just the question
       (language ``"en"``); default: the message as is.
@@ -101,25 +138,51 @@ class FunctionAssistant(LlmAssistant):
         self._read = read
         self.label = label
 
+    # Each step: the callable's result (plain, or awaited on the async path) goes
+    # through one shared helper that turns it into the port's type.
+
     def normalize(
         self, message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
     ) -> Normalized:
         """``normalize(message, history)``, or the message as is."""
         if self._normalize is None:
             return Normalized(question=message, user_lang=default_lang)
-        result = self._normalize(message, history)
+        return self._normalized(_now(self._normalize(message, history)))
+
+    async def anormalize(
+        self, message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
+    ) -> Normalized:
+        """Async :meth:`normalize`."""
+        if self._normalize is None:
+            return Normalized(question=message, user_lang=default_lang)
+        return self._normalized(await _awaited(self._normalize(message, history)))
+
+    @staticmethod
+    def _normalized(result: object) -> Normalized:
         if isinstance(result, str):
             return Normalized(question=result, user_lang="en")
-        return result
+        if isinstance(result, Normalized):
+            return result
+        raise TypeError(f"normalize() must return Normalized or str, not {type(result).__name__}")
 
     def route(self, task_prompt: str, tools: Sequence[AnyTool]) -> list[RoutingVerdict]:
         """``route(task_text, tools)`` names the tools that run; default: none."""
-        chosen = set(self._route(task_prompt, tools)) if self._route is not None else set()
+        chosen = _now(self._route(task_prompt, tools)) if self._route is not None else ()
+        return self._verdicts(chosen, tools)
+
+    async def aroute(self, task_prompt: str, tools: Sequence[AnyTool]) -> list[RoutingVerdict]:
+        """Async :meth:`route`."""
+        chosen = await _awaited(self._route(task_prompt, tools)) if self._route is not None else ()
+        return self._verdicts(chosen, tools)
+
+    @staticmethod
+    def _verdicts(chosen: Iterable[str], tools: Sequence[AnyTool]) -> list[RoutingVerdict]:
+        names = set(chosen)
         return [
             RoutingVerdict(
                 tool=tool.name,
-                run=tool.name in chosen and bool(tool.executable_instruction),
-                reason="chosen by route()" if tool.name in chosen else "",
+                run=tool.name in names and bool(tool.executable_instruction),
+                reason="chosen by route()" if tool.name in names else "",
             )
             for tool in tools
         ]
@@ -128,12 +191,24 @@ class FunctionAssistant(LlmAssistant):
         self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
     ) -> dict[str, ExtractedRequest]:
         """``{tool.name: extract(user_prompt, tool)}``; default ``None``."""
-        extracted = self._extract(user_prompt, tool) if self._extract is not None else None
+        extracted = _now(self._extract(user_prompt, tool)) if self._extract is not None else None
         return {tool.name: extracted}
+
+    async def agenerate_tool_request(
+        self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
+    ) -> dict[str, ExtractedRequest]:
+        """Async :meth:`generate_tool_request`."""
+        if self._extract is None:
+            return {tool.name: None}
+        return {tool.name: await _awaited(self._extract(user_prompt, tool))}
 
     def read_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
         """``read(question, passage)``; default ``None`` (the passage does not answer)."""
-        return None if self._read is None else self._read(question, passage)
+        return None if self._read is None else _now(self._read(question, passage))
+
+    async def aread_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
+        """Async :meth:`read_passage`."""
+        return None if self._read is None else await _awaited(self._read(question, passage))
 
     def judge_context(
         self,
@@ -144,12 +219,30 @@ class FunctionAssistant(LlmAssistant):
         """``judge(question, documents, guaranteed)``; default: sufficient."""
         if self._judge is None:
             return ContextVerdict(sufficient=True)
-        verdict = self._judge(question, documents, guaranteed)
+        return self._verdict(_now(self._judge(question, documents, guaranteed)))
+
+    async def ajudge_context(
+        self,
+        question: str,
+        documents: Sequence[UniqueTextDocument],
+        guaranteed: Sequence[str],
+    ) -> ContextVerdict:
+        """Async :meth:`judge_context`."""
+        if self._judge is None:
+            return ContextVerdict(sufficient=True)
+        return self._verdict(await _awaited(self._judge(question, documents, guaranteed)))
+
+    @staticmethod
+    def _verdict(verdict: object) -> ContextVerdict:
         return verdict if isinstance(verdict, ContextVerdict) else ContextVerdict(bool(verdict))
 
     def answer(self, request: AnswerRequest) -> AIMessage:
         """``answer(request)``, streamed through a chat model so listeners see tokens."""
-        return stream_message(self._answer(request))
+        return stream_message(_now(self._answer(request)))
+
+    async def aanswer(self, request: AnswerRequest) -> AIMessage:
+        """Async :meth:`answer` (the tokens still stream)."""
+        return stream_message(await _awaited(self._answer(request)))
 
 
 @dataclass(frozen=True)
@@ -181,7 +274,10 @@ class ScriptedChatModel(BaseChatModel):
 
     A ``dict`` reply becomes a call of the bound tool, which is how
     ``with_structured_output`` reads it; an exception is raised. An exhausted
-    script raises ``AssertionError``. Text replies stream word by word.
+    script raises ``AssertionError``. Text replies stream word by word. Replies
+    carry ``finish_reason`` (``"stop"`` / ``"tool_calls"``) like a real API's; script
+    an ``AIMessage`` without one to imitate a cut stream. ``latency`` seconds pass
+    before each reply (``asyncio.sleep`` on the async path, which is native).
 
     Example:
         >>> model = ScriptedChatModel(script=["Hello!"])
@@ -195,6 +291,8 @@ class ScriptedChatModel(BaseChatModel):
 
     script: list[Any] = Field(default_factory=list)
     """The replies, consumed in order (:data:`ScriptItem`)."""
+    latency: float = 0.0
+    """Seconds each reply takes."""
 
     _calls: list[RecordedCall] = PrivateAttr(default_factory=list)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
@@ -215,30 +313,57 @@ class ScriptedChatModel(BaseChatModel):
         formatted = [convert_to_openai_tool(tool) for tool in tools]
         return self.bind(tools=formatted, **kwargs)
 
-    def _reply(
-        self,
-        messages: list[BaseMessage],
-        run_manager: CallbackManagerForLLMRun | None,
-        kwargs: dict[str, Any],
-    ) -> AIMessage:
+    def _take(
+        self, messages: list[BaseMessage], tags: list[str], kwargs: dict[str, Any]
+    ) -> tuple[Any, list[dict[str, Any]], int]:
+        """Record the call and take the next script item (before any latency)."""
         tools = list(kwargs.get("tools") or [])
-        tags = list(run_manager.tags) if run_manager is not None else []
         with self._lock:
             self._calls.append(RecordedCall(list(messages), tools, tags))
             if not self.script:
                 raise AssertionError(
                     f"ScriptedChatModel: script exhausted at call {len(self._calls)}"
                 )
-            item = self.script.pop(0)
+            return self.script.pop(0), tools, len(self._calls)
+
+    @staticmethod
+    def _reply(item: Any, tools: list[dict[str, Any]], number: int) -> AIMessage:
         if isinstance(item, BaseException):
             raise item
         if isinstance(item, AIMessage):
             return item
         if isinstance(item, dict):
             name = tools[0]["function"]["name"] if tools else "reply"
-            call = {"name": name, "args": item, "id": f"call_{len(self._calls)}"}
-            return AIMessage(content="", tool_calls=[call])
-        return AIMessage(content=str(item))
+            call = {"name": name, "args": item, "id": f"call_{number}"}
+            return AIMessage(
+                content="", tool_calls=[call], response_metadata={"finish_reason": "tool_calls"}
+            )
+        return AIMessage(content=str(item), response_metadata={"finish_reason": "stop"})
+
+    @staticmethod
+    def _tags(run_manager: Any) -> list[str]:
+        return list(run_manager.tags) if run_manager is not None else []
+
+    @staticmethod
+    def _chunks(message: AIMessage) -> list[ChatGenerationChunk]:
+        """The message as stream chunks; the last carries the finish reason."""
+        meta = dict(message.response_metadata)
+        if message.tool_calls:
+            calls = [
+                {"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": i}
+                for i, c in enumerate(message.tool_calls)
+            ]
+            chunk = AIMessageChunk(content="", tool_call_chunks=calls, response_metadata=meta)
+            return [ChatGenerationChunk(message=chunk)]
+        pieces = split_for_streaming(message.text) or [""]
+        return [
+            ChatGenerationChunk(
+                message=AIMessageChunk(
+                    content=piece, response_metadata=meta if i == len(pieces) - 1 else {}
+                )
+            )
+            for i, piece in enumerate(pieces)
+        ]
 
     def _generate(
         self,
@@ -247,9 +372,24 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        return ChatResult(
-            generations=[ChatGeneration(message=self._reply(messages, run_manager, kwargs))]
-        )
+        taken = self._take(messages, self._tags(run_manager), kwargs)
+        if self.latency:
+            time.sleep(self.latency)
+        message = self._reply(*taken)
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        taken = self._take(messages, self._tags(run_manager), kwargs)
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        message = self._reply(*taken)
+        return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _stream(
         self,
@@ -258,18 +398,29 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        message = self._reply(messages, run_manager, kwargs)
-        if message.tool_calls:
-            chunks = [
-                {"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": i}
-                for i, c in enumerate(message.tool_calls)
-            ]
-            yield ChatGenerationChunk(message=AIMessageChunk(content="", tool_call_chunks=chunks))
-            return
-        for piece in split_for_streaming(message.text) or [""]:
-            chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
-            if run_manager is not None:
-                run_manager.on_llm_new_token(piece, chunk=chunk)
+        taken = self._take(messages, self._tags(run_manager), kwargs)
+        if self.latency:
+            time.sleep(self.latency)
+        message = self._reply(*taken)
+        for chunk in self._chunks(message):
+            if run_manager is not None and chunk.text:
+                run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+            yield chunk
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        taken = self._take(messages, self._tags(run_manager), kwargs)
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        message = self._reply(*taken)
+        for chunk in self._chunks(message):
+            if run_manager is not None and chunk.text:
+                await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
             yield chunk
 
 

@@ -1,0 +1,381 @@
+"""Every input checked before LangGraph writes any of it (X1, X5).
+
+LangGraph stores a run's input in the thread's checkpoint before the first node
+runs, so a check inside a node comes too late: a rejected message would already
+be part of the conversation, and a malformed one would break every later read of
+the thread. :func:`validate_input` checks a whole run input (a new message, a
+``Command(resume=...)`` or ``None``) without touching any thread; the compiled
+graph (:class:`toolweave.graph.compiled.ToolweaveGraph`) calls it first in every
+``invoke``/``stream``/``ainvoke``/``astream``, and servers may call it themselves.
+
+What passes is what LangGraph can store and toolweave can answer: a list of
+messages whose last one is the user's non-empty question within
+:attr:`Limits.max_message_chars`; ``systems`` as a list of texts; ``user_data`` as
+JSON-like data (texts, numbers within 64 bits, booleans, ``None``, lists, mappings
+with text keys); every text valid Unicode (no lone surrogates).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, cast, get_type_hints
+
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    convert_to_messages,
+)
+from langgraph.types import Command
+
+from toolweave.graph.context import Limits
+from toolweave.state.errors import InvalidRequestError
+from toolweave.state.graph_state import InputState
+
+NO_QUESTION = "the request has no human message to answer"
+EMPTY_QUESTION = "the message is empty"
+LAST_NOT_HUMAN = "the last message must be the user's (a human message), not {kind}"
+TOO_LONG = "the message is {length} characters long; the limit is {limit}"
+NOT_A_MAPPING = (
+    "the input must be a mapping such as {{'messages': [{{'role': 'user', 'content': '...'}}]}}, "
+    "not {kind}"
+)
+UNKNOWN_KEYS = "unknown input key(s) {keys}; the input takes {known}"
+NO_MESSAGES = "the input has no 'messages': send the user's message as the last one"
+MESSAGES_NOT_LIST = "'messages' must be a list of messages, not {kind}"
+TOO_MANY_MESSAGES = "the input has {count} messages; at most {limit} are accepted at once"
+BAD_MESSAGE = (
+    "message {index} is not a chat message ({why}); use a LangChain message, "
+    "{{'role': 'user', 'content': '...'}}, ('user', '...') or a plain text"
+)
+HISTORY_TOO_LONG = "message {index} is {length} characters long; earlier messages may have {limit}"
+BAD_TEXT = "{what} contains characters that are not valid Unicode (lone surrogates)"
+BAD_SYSTEMS = "'systems' must be a list of system names (texts), not {kind}"
+BAD_USER_DATA = "'user_data' must be a mapping with text keys, not {kind}"
+BAD_VALUE = (
+    "{what} holds {kind}; only texts, numbers, booleans, None, lists and mappings are stored"
+)
+BIG_INT = "{what} holds an integer beyond 64 bits"
+BAD_FLOAT = "{what} holds a number that is not finite"
+BAD_KEY = "{what} has a key that is not a text ({kind})"
+TOO_DEEP = "{what} is nested deeper than {limit} levels"
+TOO_BIG = "{what} is larger than {limit} characters"
+BAD_REPLY = "a clarification reply must be text, or a mapping with a 'reply' text"
+NO_RESUME = (
+    "Command(resume=None) resumes nothing: pass the reply, e.g. Command(resume='...'); "
+    "to finish an interrupted run use toolweave.resume_interrupted()"
+)
+COMMAND_ONLY_RESUME = (
+    "only Command(resume=...) is accepted as run input; Command(update=..., goto=...) "
+    "would write to the thread unchecked"
+)
+BAD_CLIENT_RESULTS = (
+    "a client-tool resume must be {{'type': 'client_tool_results', 'results': "
+    "[{{'call_id': '...', 'output': '...'}} or {{'call_id': '...', 'error': '...'}}]}}"
+)
+
+MAX_INPUT_MESSAGES = 500
+"""Messages accepted in one input (a client that re-sends the whole conversation)."""
+HISTORY_CHARS_FACTOR = 8
+"""Earlier messages of an input may be this many times :attr:`Limits.max_message_chars`."""
+MAX_SYSTEMS = 64
+MAX_DATA_DEPTH = 16
+"""Nesting levels of ``user_data`` and resume values."""
+MAX_DATA_CHARS = 262_144
+"""Characters of texts and keys in ``user_data`` (and in a resume value), in total."""
+INT_RANGE = (-(2**63), 2**64 - 1)
+"""What msgpack stores: signed and unsigned 64-bit integers."""
+
+_ROLES = {
+    "human": HumanMessage,
+    "user": HumanMessage,
+    "ai": AIMessage,
+    "assistant": AIMessage,
+    "system": SystemMessage,
+    "developer": SystemMessage,
+}
+"""Roles accepted in ``(role, content)`` pairs; tool messages need a ``tool_call_id``."""
+
+
+def input_keys() -> tuple[str, ...]:
+    """The keys a run input may have: those of :class:`InputState`, nothing else."""
+    return tuple(get_type_hints(InputState))
+
+
+def check_text(text: str, what: str) -> str:
+    """``text`` if it encodes as UTF-8 (the checkpoint stores UTF-8), else the error."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidRequestError(BAD_TEXT.format(what=what)) from None
+    return text
+
+
+class _Budget:
+    """Characters left for one value's texts (X5: sizes are bounded)."""
+
+    def __init__(self, what: str, limit: int) -> None:
+        self.what = what
+        self.limit = limit
+        self.left = limit
+
+    def spend(self, text: str) -> None:
+        self.left -= len(text)
+        if self.left < 0:
+            raise InvalidRequestError(TOO_BIG.format(what=self.what, limit=self.limit))
+
+
+def check_data(value: Any, what: str, *, limit: int = MAX_DATA_CHARS) -> Any:
+    """``value`` as plain JSON-like data (lists and dicts), or :class:`InvalidRequestError`.
+
+    Accepted: ``None``, booleans, integers within 64 bits, finite floats, valid
+    Unicode texts, and lists/tuples and mappings with text keys of these, nested at
+    most :data:`MAX_DATA_DEPTH` levels and within ``limit`` characters in all.
+    """
+    return _data(value, what, 0, _Budget(what, limit))
+
+
+def _data(value: Any, what: str, depth: int, budget: _Budget) -> Any:
+    if depth > MAX_DATA_DEPTH:
+        raise InvalidRequestError(TOO_DEEP.format(what=what, limit=MAX_DATA_DEPTH))
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        if not INT_RANGE[0] <= value <= INT_RANGE[1]:
+            raise InvalidRequestError(BIG_INT.format(what=what))
+        return int(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidRequestError(BAD_FLOAT.format(what=what))
+        return float(value)
+    if isinstance(value, str):
+        budget.spend(value)
+        return str(check_text(value, what))
+    if isinstance(value, Mapping):
+        checked: dict[str, Any] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise InvalidRequestError(BAD_KEY.format(what=what, kind=type(key).__name__))
+            budget.spend(key)
+            checked[str(check_text(key, what))] = _data(item, what, depth + 1, budget)
+        return checked
+    if isinstance(value, list | tuple):
+        return [_data(item, what, depth + 1, budget) for item in value]
+    raise InvalidRequestError(BAD_VALUE.format(what=what, kind=type(value).__name__))
+
+
+def question_of(messages: Sequence[AnyMessage], limits: Limits) -> str:
+    """The question: the last message, which must be the user's, non-empty, within limits (X1)."""
+    if not messages:
+        raise InvalidRequestError(NO_QUESTION)
+    last = messages[-1]
+    if not isinstance(last, HumanMessage):
+        raise InvalidRequestError(LAST_NOT_HUMAN.format(kind=type(last).__name__))
+    question = check_text(last.text, "the message").strip()
+    if not question:
+        raise InvalidRequestError(EMPTY_QUESTION)
+    if len(question) > limits.max_message_chars:
+        raise InvalidRequestError(
+            TOO_LONG.format(length=len(question), limit=limits.max_message_chars)
+        )
+    return question
+
+
+def _message(item: Any, index: int) -> AnyMessage:
+    """One message-like item as a LangChain message (the forms ``add_messages`` accepts)."""
+    if isinstance(item, BaseMessage):
+        return item  # type: ignore[return-value]
+    if isinstance(item, str):
+        return HumanMessage(content=check_text(item, f"message {index}"))
+    if isinstance(item, list | tuple):
+        if len(item) != 2 or not isinstance(item[0], str):
+            raise InvalidRequestError(
+                BAD_MESSAGE.format(index=index, why="a pair must be (role, content)")
+            )
+        role, content = item
+        kind = _ROLES.get(role.lower())
+        if kind is None:
+            raise InvalidRequestError(BAD_MESSAGE.format(index=index, why=f"unknown role {role!r}"))
+        if not isinstance(content, str | list):
+            raise InvalidRequestError(
+                BAD_MESSAGE.format(index=index, why="the content must be text")
+            )
+        message: AnyMessage = kind(content=content)
+        return message
+    if isinstance(item, Mapping):
+        role = item.get("role", item.get("type"))
+        if not isinstance(role, str) or "content" not in item:
+            raise InvalidRequestError(
+                BAD_MESSAGE.format(index=index, why="a mapping needs 'role' and 'content'")
+            )
+        if role.lower() not in _ROLES and role not in ("tool", "function"):
+            raise InvalidRequestError(BAD_MESSAGE.format(index=index, why=f"unknown role {role!r}"))
+        data = check_data(dict(item), f"message {index}")
+        try:
+            converted = cast("AnyMessage", convert_to_messages([data])[0])
+        except (ValueError, TypeError, KeyError, NotImplementedError) as exc:
+            raise InvalidRequestError(BAD_MESSAGE.format(index=index, why=str(exc))) from None
+        return converted
+    raise InvalidRequestError(BAD_MESSAGE.format(index=index, why=f"a {type(item).__name__}"))
+
+
+def _checked_message(message: AnyMessage, index: int, limit: int) -> None:
+    """The stored parts of a message are valid Unicode, JSON-like and bounded."""
+    what = f"message {index}"
+    content = message.content
+    if isinstance(content, str):
+        check_text(content, what)
+        if len(content) > limit:
+            raise InvalidRequestError(
+                HISTORY_TOO_LONG.format(index=index, length=len(content), limit=limit)
+            )
+    else:
+        check_data(content, what, limit=limit)
+    check_data(message.additional_kwargs, what)
+    check_data(message.response_metadata, what)
+    for text in (message.id, message.name):
+        if text is not None:
+            check_text(text, what)
+
+
+def parse_messages(value: Any, limits: Limits) -> list[AnyMessage]:
+    """The input's ``messages`` as LangChain messages, the last one the question (X1, X5)."""
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+        raise InvalidRequestError(MESSAGES_NOT_LIST.format(kind=type(value).__name__))
+    if len(value) > MAX_INPUT_MESSAGES:
+        raise InvalidRequestError(
+            TOO_MANY_MESSAGES.format(count=len(value), limit=MAX_INPUT_MESSAGES)
+        )
+    messages = [_message(item, index) for index, item in enumerate(value)]
+    history_limit = limits.max_message_chars * HISTORY_CHARS_FACTOR
+    for index, message in enumerate(messages):
+        _checked_message(message, index, history_limit)
+    question_of(messages, limits)
+    return messages
+
+
+def parse_systems(value: Any) -> list[str]:
+    """The request's system filter (T3) as a list of texts."""
+    if value is None:
+        return []
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+        raise InvalidRequestError(BAD_SYSTEMS.format(kind=type(value).__name__))
+    if len(value) > MAX_SYSTEMS or not all(isinstance(item, str) for item in value):
+        raise InvalidRequestError(BAD_SYSTEMS.format(kind=type(value).__name__))
+    return [check_text(item, "'systems'") for item in value]
+
+
+def parse_user_data(value: Any) -> dict[str, Any] | None:
+    """``user_data`` (T4) as plain JSON-like data, so that the checkpoint can store it."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise InvalidRequestError(BAD_USER_DATA.format(kind=type(value).__name__))
+    checked: dict[str, Any] = check_data(value, "'user_data'")
+    return checked
+
+
+def parse_message_input(value: Any, limits: Limits) -> dict[str, Any]:
+    """A new-message input checked and normalized: what LangGraph will store."""
+    if not isinstance(value, Mapping):
+        raise InvalidRequestError(NOT_A_MAPPING.format(kind=type(value).__name__))
+    known = input_keys()
+    unknown = sorted(str(key) for key in value if key not in known)
+    if unknown:
+        raise InvalidRequestError(
+            UNKNOWN_KEYS.format(keys=", ".join(map(repr, unknown)), known=", ".join(known))
+        )
+    if "messages" not in value:
+        raise InvalidRequestError(NO_MESSAGES)
+    checked: dict[str, Any] = {}
+    for key, item in value.items():
+        if key == "messages":
+            checked[key] = parse_messages(item, limits)
+        elif key == "systems":
+            checked[key] = parse_systems(item)
+        elif key == "user_data":
+            checked[key] = parse_user_data(item)
+        else:  # keys added to InputState later: at least storable
+            checked[key] = check_data(item, repr(key))
+    return checked
+
+
+def reply_text(value: Any) -> str:
+    """The reply text of a ``Command(resume=...)`` value: a string or ``{"reply": ...}``."""
+    if isinstance(value, Mapping):
+        value = value.get("reply", value.get("content"))
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidRequestError(BAD_REPLY)
+    return value.strip()
+
+
+def check_reply(value: Any, limits: Limits) -> str:
+    """A clarification reply (Q2): text, valid Unicode, within the message limit."""
+    text = check_text(reply_text(value), "the reply")
+    if len(text) > limits.max_message_chars:
+        raise InvalidRequestError(TOO_LONG.format(length=len(text), limit=limits.max_message_chars))
+    return text
+
+
+def check_client_results(value: Any) -> None:
+    """A client-tool resume (W3) has the contract's shape."""
+    if not isinstance(value, Mapping) or value.get("type") != "client_tool_results":
+        raise InvalidRequestError(BAD_CLIENT_RESULTS)
+    results = value.get("results")
+    if not isinstance(results, list):
+        raise InvalidRequestError(BAD_CLIENT_RESULTS)
+    for result in results:
+        if not isinstance(result, Mapping) or not isinstance(result.get("call_id"), str):
+            raise InvalidRequestError(BAD_CLIENT_RESULTS)
+        if not any(isinstance(result.get(key), str) for key in ("output", "error")):
+            raise InvalidRequestError(BAD_CLIENT_RESULTS)
+
+
+def check_resume_for(interrupt_value: Any, resume: Any, limits: Limits) -> None:
+    """A resume value fits the question it answers (X5): checked before LangGraph stores it."""
+    kind = interrupt_value.get("type") if isinstance(interrupt_value, Mapping) else None
+    if kind == "client_tool_calls":
+        check_client_results(resume)
+    elif kind == "clarification":
+        check_reply(resume, limits)
+
+
+def check_command(command: Command[Any], limits: Limits) -> Command[Any]:
+    """A ``Command`` sent as run input: a resume value only, storable (X5)."""
+    if command.update is not None or command.goto or command.graph is not None:
+        raise InvalidRequestError(COMMAND_ONLY_RESUME)
+    if command.resume is None:
+        raise InvalidRequestError(NO_RESUME)
+    check_data(command.resume, "the resume value")
+    if isinstance(command.resume, str):
+        check_reply(command.resume, limits)
+    return command
+
+
+def validate_input(value: Any, limits: Limits | None = None) -> Any:
+    """Check a run input before anything is written; return it as it will be stored.
+
+    Args:
+        value: What would be passed to ``graph.invoke``: ``{"messages": [...],
+            "systems": [...], "user_data": {...}}``, ``Command(resume=...)``, or
+            ``None`` (continue an interrupted run, see :func:`resume_interrupted`).
+        limits: The graph's limits (the message size, X1); the defaults if omitted.
+
+    Returns:
+        ``None``, the ``Command``, or the input with ``messages`` converted to
+        LangChain messages and ``user_data`` to plain data.
+
+    Raises:
+        InvalidRequestError: With a message fit for the user. Whether a resume
+            value fits the thread's pending question is checked by the graph,
+            which reads the thread.
+    """
+    limits = limits or Limits()
+    if value is None:
+        return None
+    if isinstance(value, Command):
+        return check_command(value, limits)
+    return parse_message_input(value, limits)

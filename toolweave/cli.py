@@ -30,7 +30,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, NoReturn, TextIO
 
-from toolweave import cli_ingest
+from toolweave import cli_eval, cli_ingest
 from toolweave import cli_render as render
 from toolweave.cli_session import (
     Session,
@@ -120,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--tool", metavar="NAME", help="only the entries about this tool: why it did (not) run"
     )
     cli_ingest.add_parser(commands, parents=[store])
+    cli_eval.add_parser(commands, parents=[domain, store])
     return parser
 
 
@@ -291,6 +292,7 @@ COMMANDS = {
     "domains": cmd_domains,
     "explain": cmd_explain,
     "ingest": cli_ingest.cmd_ingest,
+    "eval": cli_eval.cmd_eval,
 }
 
 

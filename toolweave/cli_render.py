@@ -169,6 +169,7 @@ def tools_table(
 LEDGER_LABELS: dict[LedgerKind, str] = {
     LedgerKind.GATE: "{tool}: {verdict}",
     LedgerKind.ROUTING: "{tool}: {verdict}",
+    LedgerKind.PREFILTER: "pre-filter: {verdict}",
     LedgerKind.FORCED: "{tool}: {verdict}",
     LedgerKind.FORCED_UNKNOWN: "{tool}: unknown forced name, {verdict}",
     LedgerKind.COORDINATOR_RUN: "coordinator {tool}: ran, {verdict}",

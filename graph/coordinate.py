@@ -107,6 +107,7 @@ def make_coordinate(deps: Dependencies) -> Callable[..., Command[Phase]]:
                 "type": "coordinated",
                 "task_no": node.task_no,
                 "coordinators": outcome.ran,
+                "changed": list(outcome.changed),
                 "subtasks": list(outcome.created),
             }
         )

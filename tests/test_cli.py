@@ -506,11 +506,18 @@ def test_T3_system_filter_reaches_the_gates_and_explain_shows_the_refusal(capsys
 # --- Q2: clarification rounds of the korhaz domain from the command line ---------------------
 
 DEPARTMENT_QUESTION_HU = "Melyik osztály? Írja be az osztály nevét vagy a sorszámát."
-DEPARTMENTS_HU = (
-    "Belgyógyászat / Kardiológia / Neurológia / Sebészet / Szülészet-nőgyógyászat / "
-    "Gyermekgyógyászat / Radiológia / Sürgősségi Betegellátó Osztály / Bőrgyógyászat / "
-    "Központi Laboratórium"
-).split(" / ")
+DEPARTMENTS_HU = [
+    "Belgyógyászat",
+    "Kardiológia",
+    "Neurológia",
+    "Sebészet",
+    "Szülészet-nőgyógyászat",
+    "Gyermekgyógyászat",
+    "Radiológia",
+    "Sürgősségi Betegellátó Osztály",
+    "Bőrgyógyászat",
+    "Központi Laboratórium",
+]
 CARDIOLOGY_HOURS_HU = "A Kardiológia rendelési ideje: hétfő-csütörtök 9:00-13:00."
 CARDIOLOGY_HOURS_EN = "Consultation hours of Cardiology: Monday-Thursday 9:00-13:00."
 

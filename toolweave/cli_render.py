@@ -127,8 +127,8 @@ def used_documents(
 
 
 SOURCE_TEXTS: dict[str, dict[str, str]] = {
-    "en": {"heading": "Sources:", "none": "(none)", "page": "p. {pages}"},
-    "hu": {"heading": "Források:", "none": "(nincs)", "page": "{pages}. oldal"},
+    "en": {"heading": "Sources:", "page": "p. {pages}"},
+    "hu": {"heading": "Források:", "page": "{pages}. oldal"},
 }
 """The sources block in the user's language (``user_lang`` of the state; English else)."""
 MIN_QUOTE_CHARS = 12
@@ -138,8 +138,9 @@ MIN_QUOTE_CHARS = 12
 def source_lines(rows: Sequence[Mapping[str, Any]], lang: str = "en") -> list[str]:
     """The heading in ``lang`` and one line per document: its name, pages and url.
 
-    Rows of the same document (one per page, as :func:`source_rows` gives them) are
-    merged: ``- Visiting rules, p. 2, 5 — https://...``.
+    No rows, no lines (an answer that no document backs, such as a tool's own, lists
+    nothing rather than an empty heading). Rows of the same document (one per page,
+    as :func:`source_rows` gives them) are merged: ``- Visiting rules, p. 2, 5 — https://...``.
     """
     texts = SOURCE_TEXTS.get(lang, SOURCE_TEXTS["en"])
     merged: dict[str, tuple[Mapping[str, Any], list[int]]] = {}
@@ -152,9 +153,7 @@ def source_lines(rows: Sequence[Mapping[str, Any]], lang: str = "en") -> list[st
         page = ", " + texts["page"].format(pages=", ".join(map(str, pages))) if pages else ""
         url = f" — {row['url']}" if row.get("url") else ""
         lines.append(f"{INDENT}- {row['name']}{page}{url}")
-    if len(lines) == 1:
-        lines.append(f"{INDENT}{texts['none']}")
-    return lines
+    return lines if len(lines) > 1 else []
 
 
 def question_lines(question: str, choices: Sequence[str]) -> list[str]:

@@ -6,6 +6,7 @@ one, required in CI: tests/durable.py).
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -113,3 +114,15 @@ def test_a_domain_ingested_into_sqlite_is_still_found_with_a_postgres_url(docs, 
     capsys.readouterr()
     assert main(["ask", "--domain", name, "--database-url", url, "How much is parking?"]) == 0
     assert "500 Ft" in capsys.readouterr().out
+
+
+def test_Q2_a_one_off_question_paused_on_postgres_keeps_its_thread_there(tmp_path, capsys):
+    url = postgres_url()
+    argv = ["--database-url", url, "--data-dir", str(tmp_path / "threads")]
+    assert main(["ask", "--json", *argv, "When are consultation hours?"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["pending_choices"][1] == "Cardiology"
+    assert not (tmp_path / "threads").exists()  # the thread went to PostgreSQL, not SQLite
+    assert main(["ask", "--json", *argv, "--thread", payload["thread_id"], "2"]) == 0
+    answer = json.loads(capsys.readouterr().out)["answer"]
+    assert "Consultation hours of Cardiology: Monday-Thursday 9:00-13:00." in answer

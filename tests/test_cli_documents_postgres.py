@@ -31,9 +31,10 @@ def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 @pytest.fixture
 def domain() -> Iterator[str]:
     """A collection no other test uses; its documents are removed afterwards."""
+    url = postgres_url()  # skips (or fails in CI) before the test, not in the teardown
     name = f"leaflets-{uuid.uuid4().hex[:8]}"
     yield name
-    store = PostgresDocumentStore(postgres_url(), collection=name)
+    store = PostgresDocumentStore(url, collection=name)
     try:
         store.clear()
     finally:

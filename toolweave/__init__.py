@@ -113,6 +113,20 @@ __all__ = [
 ]
 
 
+# The streaming contract: the events on stream_mode="custom" (README "The streaming contract").
+__all__ += [
+    "EVENT_VERSION",
+    "ConditionalEvent",
+    "CoordinatedEvent",
+    "DeepFallbackEvent",
+    "GatekeeperEvent",
+    "RoutedEvent",
+    "StreamEvent",
+    "ToolProgressEvent",
+    "is_stream_event",
+]
+
+
 def __getattr__(name: str) -> Any:
     """Import the public API on first use (PEP 562), so ``import toolweave`` stays light."""
     if name in __all__:

@@ -79,6 +79,17 @@ from toolweave.state.errors import (
     UnknownDomainError,
     UnknownThreadError,
 )
+from toolweave.state.events import (
+    EVENT_VERSION,
+    ConditionalEvent,
+    CoordinatedEvent,
+    DeepFallbackEvent,
+    GatekeeperEvent,
+    RoutedEvent,
+    StreamEvent,
+    ToolProgressEvent,
+    is_stream_event,
+)
 from toolweave.tools import (
     ALL,
     ChatbotTool,

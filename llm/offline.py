@@ -50,12 +50,10 @@ def _weight(shared_by: int) -> float:
 
 _TEXTS = {
     "en": {
-        "sources": "Sources",
         "none": "I found no information about this in the available sources.",
         "missing": "What is known about {word}?",
     },
     "hu": {
-        "sources": "Források",
         "none": "Nem találtam erről információt az elérhető forrásokban.",
         "missing": "Mit tudunk erről: {word}?",
     },
@@ -235,20 +233,15 @@ class OfflineAssistant(LlmAssistant):
         return {tool.name: extract_request(user_prompt, tool.request_model)}
 
     def answer(self, request: AnswerRequest) -> AIMessage:
-        """Quote the context sentences most relevant to the question, then list the sources."""
+        """Quote the context sentences most relevant to the question (the sources stay out)."""
         texts = _texts(request.user_lang)
         guaranteed = [t.strip() for t in request.guaranteed if t.strip()]
         picked = self._pick(request.question, request.documents)
         if not guaranteed and not picked:
             return stream_message(texts["none"])
-        body = "\n".join([*guaranteed, *(sentence for _, sentence in picked)])
-        sources: dict[str, None] = {}
-        for doc, _ in picked:
-            name = doc.document_name or doc.document_id
-            sources.setdefault(name if doc.page is None else f"{name} (p. {doc.page})", None)
-        if sources:
-            body = f"{body}\n\n{texts['sources']}: {', '.join(sources)}"
-        return stream_message(body)
+        # the sources are not part of the answer text: the state's documents carry them,
+        # and the caller (the CLI, a web page) lists the ones the answer quoted
+        return stream_message("\n".join([*guaranteed, *(sentence for _, sentence in picked)]))
 
     def _pick(
         self, question: str, documents: Sequence[UniqueTextDocument]

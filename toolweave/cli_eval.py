@@ -21,19 +21,13 @@ import sys
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from toolweave.domains import load_domain
-from toolweave.evaluation import (
-    CaseResult,
-    EvalReport,
-    evaluate,
-    load_golden,
-    percent,
-    report_table,
-)
-from toolweave.llm.env import default_assistant
-from toolweave.state.errors import InvalidRequestError
+if TYPE_CHECKING:
+    from toolweave.evaluation import CaseResult, EvalReport
+
+# Only the standard library at import time, like toolweave/cli.py: `toolweave --help`
+# builds this subcommand's parser without loading LangGraph (cmd_eval imports the rest).
 
 EXIT_BELOW_THRESHOLD = 1
 BAR_WIDTH = 30
@@ -101,6 +95,11 @@ def _write_json(path: Path, report: EvalReport) -> None:
 
 def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     """``toolweave eval``: run the golden file, print the tables, write JSON, gate on accuracy."""
+    from toolweave.domains import load_domain
+    from toolweave.evaluation import EvalReport, evaluate, load_golden, percent, report_table
+    from toolweave.llm.env import default_assistant
+    from toolweave.state.errors import InvalidRequestError
+
     if args.min_accuracy is not None and not 0 <= args.min_accuracy <= 1:
         raise InvalidRequestError("--min-accuracy must be between 0 and 1")
     if args.sample is not None and args.sample < 1:

@@ -117,6 +117,29 @@ def with_request_timeout(model: BaseChatModel, timeout: float | None) -> BaseCha
     return copied
 
 
+def _verdicts(
+    tools: Sequence[AnyTool], offered: Sequence[AnyTool], reply: BaseModel | None
+) -> list[tuple[Any, RoutingVerdict]]:
+    """Each tool's (reply entry or ``None``, verdict), in the order of ``tools`` (T5).
+
+    A tool's entry is the reply field of its position among ``offered``, found by
+    identity in one pass (no per-tool scan: quadratic at 1000 tools).
+    """
+    position = {id(tool): i for i, tool in enumerate(offered)}
+    pairs: list[tuple[Any, RoutingVerdict]] = []
+    for tool in tools:
+        at = position.get(id(tool))
+        if at is None:
+            pairs.append((None, RoutingVerdict(tool=tool.name, run=False, reason=_NOT_OFFERED)))
+        elif reply is None:
+            pairs.append((None, RoutingVerdict(tool=tool.name, run=False, reason=_NO_REPLY)))
+        else:
+            entry = getattr(reply, f"tool_{at}")
+            verdict = RoutingVerdict(tool=tool.name, run=bool(entry.run), reason=str(entry.reason))
+            pairs.append((entry, verdict))
+    return pairs
+
+
 class ChatModelAssistant(LlmAssistant):
     """The LLM port over any LangChain chat model.
 
@@ -251,16 +274,7 @@ class ChatModelAssistant(LlmAssistant):
                 [SystemMessage(content=system), HumanMessage(content=task_prompt)],
                 "routing",
             )
-        return [self._verdict(tool, offered, reply) for tool in tools]
-
-    @staticmethod
-    def _verdict(tool: AnyTool, offered: list[AnyTool], reply: BaseModel | None) -> RoutingVerdict:
-        if tool not in offered:
-            return RoutingVerdict(tool=tool.name, run=False, reason=_NOT_OFFERED)
-        if reply is None:
-            return RoutingVerdict(tool=tool.name, run=False, reason=_NO_REPLY)
-        entry = getattr(reply, f"tool_{offered.index(tool)}")
-        return RoutingVerdict(tool=tool.name, run=bool(entry.run), reason=str(entry.reason))
+        return [verdict for _, verdict in _verdicts(tools, offered, reply)]
 
     # -- extraction (T7) ------------------------------------------------------------------
 
@@ -332,7 +346,7 @@ class ChatModelAssistant(LlmAssistant):
     ) -> Plan[Activation]:
         offered = offered_tools(tools)
         if not offered:
-            verdicts = tuple(self._verdict(tool, offered, None) for tool in tools)
+            verdicts = tuple(verdict for _, verdict in _verdicts(tools, offered, None))
             return Activation(verdicts=verdicts, requests={}, llm_calls=0)
         guidance = prompts.fill_extraction_prompt(
             extraction_prompt, tasks=None, instruction="Follow each tool's instruction above."
@@ -345,14 +359,16 @@ class ChatModelAssistant(LlmAssistant):
             [SystemMessage(content=system), HumanMessage(content=task_prompt)],
             "activation",
         )
-        verdicts = tuple(self._verdict(tool, offered, reply) for tool in tools)
+        pairs = _verdicts(tools, offered, reply)
         requests: dict[str, ExtractedRequest] = {}
-        for tool, verdict in zip(tools, verdicts, strict=True):  # verdicts follow tools
-            if reply is None or not verdict.run or not tool.request_model.model_fields:
+        for (entry, verdict), tool in zip(pairs, tools, strict=True):  # verdicts follow tools
+            if entry is None or not verdict.run or not tool.request_model.model_fields:
                 continue
-            request = getattr(reply, f"tool_{offered.index(tool)}").request
+            request = entry.request
             requests[tool.name] = None if request is None else request.model_dump(mode="json")
-        return Activation(verdicts=verdicts, requests=requests, llm_calls=1)
+        return Activation(
+            verdicts=tuple(verdict for _, verdict in pairs), requests=requests, llm_calls=1
+        )
 
     # -- gatekeeper (D1) and page reading (D3) -------------------------------------------
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Sequence
@@ -115,6 +116,12 @@ def with_request_timeout(model: BaseChatModel, timeout: float | None) -> BaseCha
     extra["timeout"] = timeout
     copied: BaseChatModel = model.model_copy(update={"model_kwargs": extra})
     return copied
+
+
+@functools.lru_cache(maxsize=256)
+def _tools_block(tools: tuple[AnyTool, ...], *, with_instruction: bool) -> str:
+    """:func:`tools_block`, built once per candidate set (as its routing schema is)."""
+    return tools_block(tools, with_instruction=with_instruction)
 
 
 def _verdicts(
@@ -268,7 +275,9 @@ class ChatModelAssistant(LlmAssistant):
         offered = offered_tools(tools)
         reply: BaseModel | None = None
         if offered:
-            system = prompts.routing_system(tools=tools_block(offered, with_instruction=False))
+            system = prompts.routing_system(
+                tools=_tools_block(tuple(offered), with_instruction=False)
+            )
             reply = yield from self._structured(
                 routing_schema(offered, fused=False),
                 [SystemMessage(content=system), HumanMessage(content=task_prompt)],
@@ -352,7 +361,7 @@ class ChatModelAssistant(LlmAssistant):
             extraction_prompt, tasks=None, instruction="Follow each tool's instruction above."
         )
         system = prompts.fused_routing_system(
-            tools=tools_block(offered, with_instruction=True), extraction_guidance=guidance
+            tools=_tools_block(tuple(offered), with_instruction=True), extraction_guidance=guidance
         )
         reply: BaseModel | None = yield from self._structured(
             routing_schema(offered, fused=True),

@@ -73,29 +73,14 @@ def merge_all_buffers(value: dict[str, Any], writes: Sequence[dict[str, Any]]) -
     return merged
 
 
-def _documents(items: Sequence[Any]) -> list[UniqueTextDocument]:
-    """Documents as models, also when read back as plain mappings.
-
-    The LangGraph server reads checkpoints for its state API with every stored
-    model turned into a mapping, and this reducer then folds the stored writes.
-    """
-    return [
-        d
-        if isinstance(d, UniqueTextDocument) or not isinstance(d, Mapping)
-        else UniqueTextDocument.model_validate(d)
-        for d in items
-    ]
-
-
 def merge_all_documents(value: list[Any], writes: Sequence[list[Any]]) -> Any:
-    """Batch reducer of :func:`merge_documents` (also over plain mappings, see above).
+    """Batch reducer of :func:`merge_documents` (which also reads plain mappings).
 
     One merge of the step's documents into the stored ones: the same result as
     folding write by write (R6 keeps the first position and the highest score),
     with the stored list keyed once per step instead of once per write.
     """
-    incoming = [doc for write in writes for doc in _documents(write)]
-    return merge_documents(_documents(value or []), incoming)
+    return merge_documents(value or [], [doc for write in writes for doc in write])
 
 
 def add_all_messages(value: list[AnyMessage], writes: Sequence[Any]) -> Any:

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
+from typing import Any
 
+from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from toolweave.coordinators.phase import PhaseOutcome, run_coordinator_phase
 from toolweave.graph.context import Dependencies, RunContext
-from toolweave.graph.handover import handover
-from toolweave.graph.walk import Phase, next_step
+from toolweave.graph.handover import current_task_no, handover
+from toolweave.graph.nodes import make_pure_node
+from toolweave.graph.walk import Phase
+from toolweave.state.events import coordinated_event
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import TaskInfo, TaskNode, TaskStatus
@@ -77,20 +81,20 @@ def phase_ledger(task_no: str, outcome: PhaseOutcome) -> list[LedgerEntry]:
     return entries
 
 
-def make_coordinate(deps: Dependencies) -> Callable[..., Command[Phase]]:
+def make_coordinate(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``coordinate`` node over ``deps``."""
 
     def coordinate(state: GraphState, runtime: Runtime[RunContext]) -> Command[Phase]:
         """Run the coordinators not yet applied to the task, in ascending priority (C2, C3)."""
         tasks = state["tasks"]
-        node = tasks[next_step(state).task_no]
+        node = tasks[current_task_no(state)]
         applied = node.task.applied_coordinator_names
         candidates: list[AnyTool] = [
             deps.registry[name] for name in state["coordinators"] if name not in applied
         ]
         if not candidates:
             done = node.model_copy(update={"status": TaskStatus.COORDINATED})
-            return handover(state, {"tasks": {node.task_no: done}, "cursor": node.task_no})
+            return handover(state, {"tasks": {node.task_no: done}})
         outcome = run_coordinator_phase(
             nested(tasks, node.task_no),
             candidates,
@@ -102,21 +106,7 @@ def make_coordinate(deps: Dependencies) -> Callable[..., Command[Phase]]:
         updates[node.task_no] = updates[node.task_no].model_copy(
             update={"status": TaskStatus.COORDINATED}
         )
-        runtime.stream_writer(
-            {
-                "type": "coordinated",
-                "task_no": node.task_no,
-                "coordinators": outcome.ran,
-                "subtasks": list(outcome.created),
-            }
-        )
-        return handover(
-            state,
-            {
-                "tasks": updates,
-                "cursor": node.task_no,
-                "ledger": phase_ledger(node.task_no, outcome),
-            },
-        )
+        runtime.stream_writer(coordinated_event(node.task_no, outcome.ran, list(outcome.created)))
+        return handover(state, {"tasks": updates, "ledger": phase_ledger(node.task_no, outcome)})
 
-    return coordinate
+    return make_pure_node("coordinate", coordinate)

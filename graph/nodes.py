@@ -28,6 +28,7 @@ from langgraph._internal._runnable import RunnableCallable
 from langgraph.runtime import Runtime
 
 from toolweave.graph.context import RunContext
+from toolweave.graph.tracing import label_run
 from toolweave.state.graph_state import GraphState
 
 T = TypeVar("T")
@@ -95,10 +96,14 @@ def make_node(name: str, step: StepFunction[R]) -> Runnable[Any, Any]:
     """A LangGraph node whose sync and async bodies both run ``step``."""
 
     def sync_body(state: GraphState, runtime: Runtime[RunContext]) -> R:
-        return drive(step(state, runtime))
+        update = drive(step(state, runtime))
+        label_run(name, state, update)
+        return update
 
     async def async_body(state: GraphState, runtime: Runtime[RunContext]) -> R:
-        return await adrive(step(state, runtime))
+        update = await adrive(step(state, runtime))
+        label_run(name, state, update)
+        return update
 
     sync_body.__name__ = async_body.__name__ = name
     return RunnableCallable(sync_body, async_body, name=name, trace=False)
@@ -110,10 +115,14 @@ def make_pure_node(
     """A node with no effect at all: both bodies run ``body`` inline (no thread)."""
 
     def sync_body(state: GraphState, runtime: Runtime[RunContext]) -> R:
-        return body(state, runtime)
+        update = body(state, runtime)
+        label_run(name, state, update)
+        return update
 
     async def async_body(state: GraphState, runtime: Runtime[RunContext]) -> R:
-        return body(state, runtime)
+        update = body(state, runtime)
+        label_run(name, state, update)
+        return update
 
     sync_body.__name__ = async_body.__name__ = name
     return RunnableCallable(sync_body, async_body, name=name, trace=False)

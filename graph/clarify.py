@@ -65,14 +65,17 @@ def tool_call(
     Plain, with prior context (B2), or with the user's reply (Q2, B3). Pass the
     result through :func:`checked_result`.
     """
-    snapshot = {key: list(entries) for key, entries in buffer.items()}
+
+    def snapshot() -> dict[str, list[PromptAndContext]]:  # copied only for a consumer
+        return {key: list(entries) for key, entries in buffer.items()}
+
     if reply is not None and isinstance(tool, ClarifiableContextConsumerTool):
         return Effect(
             lambda: tool.execute_with_clarification_and_prior_context(
-                request, ctx, reply, snapshot
+                request, ctx, reply, snapshot()
             ),
             lambda: tool.aexecute_with_clarification_and_prior_context(
-                request, ctx, reply, snapshot
+                request, ctx, reply, snapshot()
             ),
         )
     if reply is not None and isinstance(tool, ClarifiableTool):
@@ -82,8 +85,8 @@ def tool_call(
         )
     if isinstance(tool, ContextConsumerTool):
         return Effect(
-            lambda: tool.execute_with_prior_context(request, ctx, snapshot),
-            lambda: tool.aexecute_with_prior_context(request, ctx, snapshot),
+            lambda: tool.execute_with_prior_context(request, ctx, snapshot()),
+            lambda: tool.aexecute_with_prior_context(request, ctx, snapshot()),
         )
     return Effect(lambda: tool.execute(request, ctx), lambda: tool.aexecute(request, ctx))
 

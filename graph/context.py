@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -17,6 +18,7 @@ from toolweave.llm import deadline
 from toolweave.llm.port import LlmAssistant
 from toolweave.state.secrets import register_user_data
 from toolweave.tools.domain import Domain
+from toolweave.tools.prefilter import CandidateIndex
 from toolweave.tools.registry import ToolRegistry
 
 STEPS_PER_TASK = 3
@@ -33,6 +35,9 @@ class Limits:
     """Tasks in one tree, the root included (S1, X3)."""
     max_tools_per_task: int = 16
     """Tools activated on one task; the rest are logged and dropped."""
+    max_routing_candidates: int = 20
+    """Candidates the routing call sees at most; more are ranked and cut by the pre-filter,
+    plus the domain's pinned tools (T12)."""
     max_message_chars: int = 8_000
     """Longest accepted user message (X1)."""
     history_messages: int = 6
@@ -51,7 +56,13 @@ class Limits:
     """Extractions of an AI tool's input per step when it does not validate (W2)."""
 
     def __post_init__(self) -> None:
-        for name in ("max_depth", "max_tasks", "max_tools_per_task", "max_message_chars"):
+        for name in (
+            "max_depth",
+            "max_tasks",
+            "max_tools_per_task",
+            "max_message_chars",
+            "max_routing_candidates",
+        ):
             if getattr(self, name) < 1:
                 raise ValueError(f"Limits.{name} must be at least 1")
         if self.run_deadline_s is not None and not self.run_deadline_s > 0:
@@ -72,6 +83,12 @@ class Dependencies:
     registry: ToolRegistry
     assistant: LlmAssistant
     limits: Limits = field(default_factory=Limits)
+
+    @cached_property
+    def candidate_index(self) -> CandidateIndex:
+        """The pre-filter's index over the routable tools, built once per graph (T12)."""
+        routable = [tool for tool in self.registry if tool.executable_instruction]
+        return CandidateIndex(routable, self.domain.routing_embeddings)
 
 
 @dataclass

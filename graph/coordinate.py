@@ -106,7 +106,11 @@ def make_coordinate(deps: Dependencies) -> Runnable[Any, Any]:
         updates[node.task_no] = updates[node.task_no].model_copy(
             update={"status": TaskStatus.COORDINATED}
         )
-        runtime.stream_writer(coordinated_event(node.task_no, outcome.ran, list(outcome.created)))
+        runtime.stream_writer(
+            coordinated_event(
+                node.task_no, outcome.ran, list(outcome.created), changed=outcome.changed
+            )
+        )
         return handover(state, {"tasks": updates, "ledger": phase_ledger(node.task_no, outcome)})
 
     return make_pure_node("coordinate", coordinate)

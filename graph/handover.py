@@ -101,6 +101,8 @@ def state_after(state: Mapping[str, Any], update: Mapping[str, Any]) -> Mapping[
 def handover(state: Mapping[str, Any], update: dict[str, Any]) -> Command[Phase]:
     """Apply ``update`` and go to the phase the walk names next, on the task it names."""
     step = next_step(state_after(state, update))
+    if state.get("cursor") == step.task_no:  # unchanged: no write (a channel version less)
+        return Command(update={k: v for k, v in update.items() if k != "cursor"}, goto=step.phase)
     return Command(update={**update, "cursor": step.task_no}, goto=step.phase)
 
 

@@ -20,6 +20,7 @@ from toolweave.graph.context import (
 )
 from toolweave.graph.handover import handover
 from toolweave.graph.nodes import Effect, Steps, make_node
+from toolweave.graph.normalized import check_normalized
 from toolweave.graph.validation import question_of
 from toolweave.graph.walk import Phase
 from toolweave.llm.port import Normalized
@@ -113,6 +114,7 @@ def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
             lambda: assistant.normalize(question, history, default_lang=lang),
             lambda: assistant.anormalize(question, history, default_lang=lang),
         )
+        norm, notes = check_normalized(question, history, norm)  # A1, T10
         offered, refusals = offer_tools(
             deps, tools, state.get("systems") or [], user_data_for(state, runtime)
         )
@@ -129,7 +131,9 @@ def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
             kind=LedgerKind.NORMALIZED,
             task_no=ROOT_TASK_NO,
             verdict=norm.user_lang,
-            reason=f"question: {norm.question!r}; offered {len(offered)} tools",
+            reason="; ".join(
+                [f"question: {norm.question!r}", *notes, f"offered {len(offered)} tools"]
+            ),
         )
         update: dict[str, Any] = {
             "question": norm.question,

@@ -9,6 +9,7 @@ from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
+from toolweave.graph.candidates import guard_terminal, offer_candidates
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.handover import current_task_no, handover
 from toolweave.graph.nodes import Effect, Steps, make_node
@@ -80,7 +81,8 @@ def routed_activation(
                 tools=tuple(declined),
             )
         )
-    routed = set(activation.routed())
+    routed, guarded = guard_terminal(deps, node, candidates, set(activation.routed()))  # A8
+    entries += guarded
     tools = [tool for tool in candidates if tool.name in routed]
     if retrieval is not None and retrieval in offered:
         tools.append(deps.registry[retrieval])
@@ -98,6 +100,7 @@ def _by_priority(tools: Sequence[AnyTool]) -> list[AnyTool]:
 
 def make_route(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``route`` node over ``deps``."""
+    deps.candidate_index  # noqa: B018 - T12/A8: built once, here, not by the first request
 
     def route(state: GraphState, runtime: Runtime[RunContext]) -> Steps[Command[Phase]]:
         """Decide which tools run on the task, in ascending priority (A5, A6)."""
@@ -108,7 +111,9 @@ def make_route(deps: Dependencies) -> Runnable[Any, Any]:
         if node.task.required_tool_names:
             tools, entries = forced_activation(deps, node, offered)
         else:
-            candidates = routing_candidates(deps, offered)
+            candidates, prefiltered = offer_candidates(
+                deps, node, routing_candidates(deps, offered)
+            )  # T12
             activation = Activation(verdicts=(), llm_calls=0)
             if candidates:
                 assistant = assistant_for(deps, runtime)
@@ -122,6 +127,7 @@ def make_route(deps: Dependencies) -> Runnable[Any, Any]:
                     ),
                 )
             tools, entries = routed_activation(deps, node, offered, candidates, activation)
+            entries = prefiltered + entries
             requests, calls = dict(activation.requests), activation.llm_calls
         ordered = _by_priority(tools)
         cap = deps.limits.max_tools_per_task

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Sequence
@@ -115,6 +116,35 @@ def with_request_timeout(model: BaseChatModel, timeout: float | None) -> BaseCha
     extra["timeout"] = timeout
     copied: BaseChatModel = model.model_copy(update={"model_kwargs": extra})
     return copied
+
+
+@functools.lru_cache(maxsize=256)
+def _tools_block(tools: tuple[AnyTool, ...], *, with_instruction: bool) -> str:
+    """:func:`tools_block`, built once per candidate set (as its routing schema is)."""
+    return tools_block(tools, with_instruction=with_instruction)
+
+
+def _verdicts(
+    tools: Sequence[AnyTool], offered: Sequence[AnyTool], reply: BaseModel | None
+) -> list[tuple[Any, RoutingVerdict]]:
+    """Each tool's (reply entry or ``None``, verdict), in the order of ``tools`` (T5).
+
+    A tool's entry is the reply field of its position among ``offered``, found by
+    identity in one pass (no per-tool scan: quadratic at 1000 tools).
+    """
+    position = {id(tool): i for i, tool in enumerate(offered)}
+    pairs: list[tuple[Any, RoutingVerdict]] = []
+    for tool in tools:
+        at = position.get(id(tool))
+        if at is None:
+            pairs.append((None, RoutingVerdict(tool=tool.name, run=False, reason=_NOT_OFFERED)))
+        elif reply is None:
+            pairs.append((None, RoutingVerdict(tool=tool.name, run=False, reason=_NO_REPLY)))
+        else:
+            entry = getattr(reply, f"tool_{at}")
+            verdict = RoutingVerdict(tool=tool.name, run=bool(entry.run), reason=str(entry.reason))
+            pairs.append((entry, verdict))
+    return pairs
 
 
 class ChatModelAssistant(LlmAssistant):
@@ -245,22 +275,15 @@ class ChatModelAssistant(LlmAssistant):
         offered = offered_tools(tools)
         reply: BaseModel | None = None
         if offered:
-            system = prompts.routing_system(tools=tools_block(offered, with_instruction=False))
+            system = prompts.routing_system(
+                tools=_tools_block(tuple(offered), with_instruction=False)
+            )
             reply = yield from self._structured(
                 routing_schema(offered, fused=False),
                 [SystemMessage(content=system), HumanMessage(content=task_prompt)],
                 "routing",
             )
-        return [self._verdict(tool, offered, reply) for tool in tools]
-
-    @staticmethod
-    def _verdict(tool: AnyTool, offered: list[AnyTool], reply: BaseModel | None) -> RoutingVerdict:
-        if tool not in offered:
-            return RoutingVerdict(tool=tool.name, run=False, reason=_NOT_OFFERED)
-        if reply is None:
-            return RoutingVerdict(tool=tool.name, run=False, reason=_NO_REPLY)
-        entry = getattr(reply, f"tool_{offered.index(tool)}")
-        return RoutingVerdict(tool=tool.name, run=bool(entry.run), reason=str(entry.reason))
+        return [verdict for _, verdict in _verdicts(tools, offered, reply)]
 
     # -- extraction (T7) ------------------------------------------------------------------
 
@@ -332,27 +355,29 @@ class ChatModelAssistant(LlmAssistant):
     ) -> Plan[Activation]:
         offered = offered_tools(tools)
         if not offered:
-            verdicts = tuple(self._verdict(tool, offered, None) for tool in tools)
+            verdicts = tuple(verdict for _, verdict in _verdicts(tools, offered, None))
             return Activation(verdicts=verdicts, requests={}, llm_calls=0)
         guidance = prompts.fill_extraction_prompt(
             extraction_prompt, tasks=None, instruction="Follow each tool's instruction above."
         )
         system = prompts.fused_routing_system(
-            tools=tools_block(offered, with_instruction=True), extraction_guidance=guidance
+            tools=_tools_block(tuple(offered), with_instruction=True), extraction_guidance=guidance
         )
         reply: BaseModel | None = yield from self._structured(
             routing_schema(offered, fused=True),
             [SystemMessage(content=system), HumanMessage(content=task_prompt)],
             "activation",
         )
-        verdicts = tuple(self._verdict(tool, offered, reply) for tool in tools)
+        pairs = _verdicts(tools, offered, reply)
         requests: dict[str, ExtractedRequest] = {}
-        for tool, verdict in zip(tools, verdicts, strict=True):  # verdicts follow tools
-            if reply is None or not verdict.run or not tool.request_model.model_fields:
+        for (entry, verdict), tool in zip(pairs, tools, strict=True):  # verdicts follow tools
+            if entry is None or not verdict.run or not tool.request_model.model_fields:
                 continue
-            request = getattr(reply, f"tool_{offered.index(tool)}").request
+            request = entry.request
             requests[tool.name] = None if request is None else request.model_dump(mode="json")
-        return Activation(verdicts=verdicts, requests=requests, llm_calls=1)
+        return Activation(
+            verdicts=tuple(verdict for _, verdict in pairs), requests=requests, llm_calls=1
+        )
 
     # -- gatekeeper (D1) and page reading (D3) -------------------------------------------
 

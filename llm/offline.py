@@ -45,12 +45,10 @@ OFFLINE_LABEL = "offline model (no LLM: lexical routing, extractive answers)"
 
 _TEXTS = {
     "en": {
-        "sources": "Sources",
         "none": "I found no information about this in the available sources.",
         "missing": "What is known about {word}?",
     },
     "hu": {
-        "sources": "Források",
         "none": "Nem találtam erről információt az elérhető forrásokban.",
         "missing": "Mit tudunk erről: {word}?",
     },
@@ -213,31 +211,23 @@ class OfflineAssistant(LlmAssistant):
         return {tool.name: extract_request(user_prompt, tool.request_model)}
 
     def answer(self, request: AnswerRequest) -> AIMessage:
-        """Quote the context sentences that answer the question, then list the sources (A7).
+        """Quote the context sentences that answer the question (the sources stay out; A7).
 
         Sentences are picked by :func:`~toolweave.llm.offline_reading.answering`: they
         hold more than half the question's key words, or half of them on a page whose
         title names the question's subject. With no such sentence and no guaranteed
         text the answer says plainly, in the user's language, that the sources do not
-        cover the question. A guaranteed text that is a document's sentence cites that
-        document (R2).
+        cover the question. The answer quotes its sentences word for word, so the
+        caller's source list (documents the answer quotes) cites their pages (R2).
         """
         texts = _texts(request.user_lang)
         guaranteed = [t.strip() for t in request.guaranteed if t.strip()]
         picked = self._pick(request.question, request.documents)
         if not guaranteed and not picked:
             return stream_message(texts["none"])
-        body = "\n".join([*guaranteed, *(sentence for _, sentence in picked)])
-        quoted = {" ".join(t.split()) for t in guaranteed}
-        cited = [d for d in request.documents if " ".join(d.text.split()) in quoted]
-        cited += [doc for doc, _ in picked]
-        sources: dict[str, None] = {}
-        for doc in cited:
-            name = doc.document_name or doc.document_id
-            sources.setdefault(name if doc.page is None else f"{name} (p. {doc.page})", None)
-        if sources:
-            body = f"{body}\n\n{texts['sources']}: {', '.join(sources)}"
-        return stream_message(body)
+        # the sources are not part of the answer text: the state's documents carry them,
+        # and the caller (the CLI, a web page) lists the ones the answer quoted
+        return stream_message("\n".join([*guaranteed, *(sentence for _, sentence in picked)]))
 
     def _pick(
         self, question: str, documents: Sequence[UniqueTextDocument]

@@ -176,14 +176,14 @@ class Candidate(Generic[SourceT]):
 def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[Candidate[SourceT]]:
     """The candidates that answer ``question``, best first (A7).
 
-    A sentence answers when it (read with the sentence before it on its page)
-    holds more than half the question's key words (content words, greetings
-    dropped, a name counts twice), or exactly half and its page's title
+    A sentence answers when it (with the names the sentence before it on its
+    page holds: whom "her" means) holds more than half the question's key words
+    (content words, greetings dropped, a name counts twice), or exactly half and its page's title
     holds one of them too (the page is about the question's subject: "Vérvétel"
     for a question about *vérvétel*). A sentence that matches only a word every
     page shares ("kórház") therefore never answers a question about a swimming
-    pool. Score: key words in the sentence (half for those only the sentence
-    before holds; a sentence holding none itself never answers), plus
+    pool. Score: key words in the sentence (half for names only the sentence
+    before holds; a sentence holding no key word itself never answers), plus
     :data:`FIGURE_BONUS` for a figure when the question asks *when* or *how
     much*; sentences below :data:`KEEP_SHARE` of the best are dropped. Ties go
     to a page whose title names the subject, then to the retrieval order.
@@ -197,8 +197,14 @@ def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[C
     quantity = asks_for_quantity(question)
     scored: list[tuple[float, bool, int, Candidate[SourceT]]] = []
     for position, candidate in enumerate(candidates):
-        own = _weighted(wanted, weight, content_words(candidate.text))
-        found = _weighted(wanted, weight, content_words(f"{candidate.before} {candidate.text}"))
+        text_words = content_words(candidate.text)
+        own = _weighted(wanted, weight, text_words)
+        named = [w for w in wanted if w in names]
+        found = own + _weighted(
+            [w for w in named if not any(matches(w, h) for h in text_words)],
+            weight,
+            content_words(candidate.before),
+        )
         titled = hits(wanted, content_words(candidate.title)) > 0
         if not own or not enough(found, total, titled=titled):
             continue

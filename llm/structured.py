@@ -42,6 +42,8 @@ from typing import Any, Literal, TypeVar
 from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, SystemMessage
+from langchain_core.output_parsers import BaseLLMOutputParser
+from langchain_core.outputs import ChatGeneration, Generation
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableSequence
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.constants import TAG_NOSTREAM
@@ -577,7 +579,7 @@ class StructuredOutput:
                     return Bound(llm, _json_content_parser(schema), preamble)
             rest = structured.steps[1:]
             parse = rest[0] if len(rest) == 1 else RunnableSequence(*rest)
-            return Bound(llm, parse.invoke, preamble)
+            return Bound(llm, _parser_call(parse), preamble)
         whole = model.with_structured_output(schema, include_raw=True, **options)
         return Bound(whole, None, preamble)
 
@@ -629,6 +631,26 @@ def _json_content_parser(schema: type[M]) -> Callable[[Any], M]:
         return schema.model_validate_json(str(getattr(message, "text", "") or ""))
 
     return parse
+
+
+def _parser_call(parse: Runnable[Any, Any]) -> Callable[[Any], Any]:
+    """How a reply is read by ``parse``: an output parser's ``parse_result`` directly.
+
+    ``parser.invoke(message)`` is ``parse_result([ChatGeneration(message)])`` run as
+    a traced child run (a callback manager, a run id, start and end events) on
+    every call, for pure CPU work; the result and the errors raised are the same.
+    Other runnables (a chain of several steps) are invoked as they are.
+    """
+    if not isinstance(parse, BaseLLMOutputParser):
+        return parse.invoke
+    parser = parse
+
+    def read(message: Any) -> Any:
+        if isinstance(message, BaseMessage):
+            return parser.parse_result([ChatGeneration(message=message)])
+        return parser.parse_result([Generation(text=message)])
+
+    return read
 
 
 def _schema_converted_once(llm: Runnable[Any, Any]) -> Runnable[Any, Any]:

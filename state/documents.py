@@ -61,7 +61,8 @@ def merge_documents(
     """
     merged: dict[DocumentKey, UniqueTextDocument] = {}
     for doc in map(_as_document, (*left, *right)):
-        seen = merged.get(doc.key)
+        key = (doc.document_id, doc.page, doc.sentence_number)  # doc.key, inlined (hot)
+        seen = merged.get(key)
         if seen is None or doc.sentence_score > seen.sentence_score:
-            merged[doc.key] = doc
+            merged[key] = doc
     return list(merged.values())

@@ -44,12 +44,16 @@ class RoutedEvent(TypedDict):
 
 
 class CoordinatedEvent(TypedDict):
-    """The coordinators of a task ran (A3, C2); ``subtasks`` are the ones they created."""
+    """The coordinators of a task ran (A3, C2); ``subtasks`` are the ones they created.
+
+    ``changed`` names those of ``coordinators`` whose call changed the task (C5).
+    """
 
     type: Literal["coordinated"]
     version: int
     task_no: str
     coordinators: list[str]
+    changed: list[str]
     subtasks: list[str]
 
 
@@ -133,7 +137,11 @@ def routed_event(task_no: str, tools: Sequence[str]) -> RoutedEvent:
 
 
 def coordinated_event(
-    task_no: str, coordinators: Sequence[str], subtasks: Sequence[str]
+    task_no: str,
+    coordinators: Sequence[str],
+    subtasks: Sequence[str],
+    *,
+    changed: Sequence[str] = (),
 ) -> CoordinatedEvent:
     """A :class:`CoordinatedEvent`."""
     return {
@@ -141,6 +149,7 @@ def coordinated_event(
         "version": EVENT_VERSION,
         "task_no": task_no,
         "coordinators": list(coordinators),
+        "changed": list(changed),
         "subtasks": list(subtasks),
     }
 

@@ -18,6 +18,7 @@ class LedgerKind(StrEnum):
     NORMALIZED = "normalized"
     GATE = "gate"
     ROUTING = "routing"
+    PREFILTER = "prefilter"
     FORCED = "forced"
     FORCED_UNKNOWN = "forced_unknown"
     COORDINATOR_RUN = "coordinator_run"

@@ -57,9 +57,11 @@ def test_ask_answers_an_example_offline_with_progress_and_sources(capsys):
     assert "· 1 TOOL_PROGRESS:DEPARTMENT_INFO:FETCHING_DATA" in lines
     for expected in CARDIOLOGY.expected_substrings:
         assert expected in out
-    sources = lines.index("Sources:")
+    sources = lines.index("Források:")  # the question is Hungarian: so is the heading
     assert lines[sources + 1].startswith("  - ")
-    assert "https://" in out[out.index("\nSources:") :]
+    assert "https://" in out[out.index("\nForrások:") :]
+    assert out.count("Források") == 1  # once: the answer text itself embeds no sources
+    assert "Sources" not in out
     assert err == ""
 
 
@@ -238,7 +240,8 @@ def test_chat_keeps_one_thread_and_exits_on_exit(capsys, monkeypatch):
     code, out, err = run(capsys, "chat", "--thread", "t-chat")
     assert code == 0, err
     assert "thread t-chat" in out
-    assert out.splitlines().count("Sources:") == 2  # one list per answered message
+    headings = [line for line in out.splitlines() if line in ("Sources:", "Források:")]
+    assert len(headings) == 2  # one list per answered message, in its language
     code, out, _ = run(capsys, "explain", "t-chat")
     assert code == 0
     assert "Friday" in out
@@ -394,7 +397,13 @@ def test_P1_progress_lines_for_every_event_type():
         "· 1.1 routed: no tool"
     )
     assert progress_line(
-        {"type": "coordinated", "task_no": "1", "coordinators": ["c"], "subtasks": ["1.1", "1.2"]}
+        {
+            "type": "coordinated",
+            "task_no": "1",
+            "coordinators": ["c", "d"],
+            "changed": ["c"],
+            "subtasks": ["1.1", "1.2"],
+        }
     ) == ("· 1 coordinated by c → subtasks 1.1, 1.2")
     assert progress_line({"type": "conditional", "task_no": "1.2", "decision": "skip"}) == (
         "· 1.2 skipped (conditional)"
@@ -464,8 +473,13 @@ def test_Q2_a_clarification_question_is_answered_on_the_same_thread(capsys, monk
     )
     code, out, err = run(capsys, "ask", "--domain", "library", "--thread", "q", "When open?")
     assert code == 0, err
-    assert "Which branch? (Central / East)" in out.splitlines()
-    assert "(reply on the same thread to continue)" in out
+    lines = out.splitlines()
+    asked = lines.index("Which branch?")
+    assert lines[asked + 1 : asked + 4] == [
+        "  1. Central",
+        "  2. East",
+        '(reply with: toolweave ask --thread q "...")',
+    ]
     assert "Sources:" not in out
     code, out, err = run(capsys, "ask", "--domain", "library", "--thread", "q", "--json", "East")
     assert code == 0, err
@@ -491,11 +505,19 @@ def test_T3_system_filter_reaches_the_gates_and_explain_shows_the_refusal(capsys
 
 # --- Q2: clarification rounds of the korhaz domain from the command line ---------------------
 
-DEPARTMENT_QUESTION_HU = (
-    "Melyik osztály? Írja be az osztály nevét vagy a sorszámát. (Belgyógyászat / Kardiológia / "
-    "Neurológia / Sebészet / Szülészet-nőgyógyászat / Gyermekgyógyászat / Radiológia / "
-    "Sürgősségi Betegellátó Osztály / Bőrgyógyászat / Központi Laboratórium)"
-)
+DEPARTMENT_QUESTION_HU = "Melyik osztály? Írja be az osztály nevét vagy a sorszámát."
+DEPARTMENTS_HU = [
+    "Belgyógyászat",
+    "Kardiológia",
+    "Neurológia",
+    "Sebészet",
+    "Szülészet-nőgyógyászat",
+    "Gyermekgyógyászat",
+    "Radiológia",
+    "Sürgősségi Betegellátó Osztály",
+    "Bőrgyógyászat",
+    "Központi Laboratórium",
+]
 CARDIOLOGY_HOURS_HU = "A Kardiológia rendelési ideje: hétfő-csütörtök 9:00-13:00."
 CARDIOLOGY_HOURS_EN = "Consultation hours of Cardiology: Monday-Thursday 9:00-13:00."
 
@@ -507,11 +529,15 @@ def test_Q2_chat_shows_the_department_question_takes_the_reply_and_continues(cap
     assert code == 0, err
     lines = out.splitlines()
     asked = next(i for i, line in enumerate(lines) if line.endswith(DEPARTMENT_QUESTION_HU))
-    assert lines[asked + 1] == "(reply on the same thread to continue)"
+    choices = len(DEPARTMENTS_HU)
+    assert lines[asked + 1 : asked + 1 + choices] == [
+        f"  {no}. {name}" for no, name in enumerate(DEPARTMENTS_HU, start=1)
+    ]
+    assert lines[asked + 1 + choices] == "(your next message is the reply)"
     answered = next(i for i, line in enumerate(lines) if CARDIOLOGY_HOURS_HU in line)
     assert answered > asked
-    assert lines.count("Sources:") == 1  # only the answered turn lists sources
-    assert "Sources:" in lines[answered:]
+    assert lines.count("Források:") == 1  # only the answered turn lists sources
+    assert "Források:" in lines[answered:]
     code, out, _ = run(capsys, "explain", "t-dept")
     assert code == 0
     assert "clarification department_info: asked" in out
@@ -521,8 +547,10 @@ def test_Q2_chat_shows_the_department_question_takes_the_reply_and_continues(cap
 def test_Q2_ask_thread_continues_a_paused_department_question(capsys):
     code, out, err = run(capsys, "ask", "--thread", "t-ask", "When are consultation hours?")
     assert code == 0, err
-    assert "Which department? Type its name or its number in the list. (Internal Medicine / " in out
-    assert "(reply on the same thread to continue)" in out
+    lines = out.splitlines()
+    asked = lines.index("Which department? Type its name or its number in the list.")
+    assert lines[asked + 1 : asked + 3] == ["  1. Internal Medicine", "  2. Cardiology"]
+    assert '(reply with: toolweave ask --thread t-ask "...")' in lines
     assert "Sources:" not in out
     code, out, err = run(capsys, "ask", "--thread", "t-ask", "--json", "surgeon")
     assert code == 0, err

@@ -186,7 +186,8 @@ def test_R3_emergency_numbers_is_a_finished_answer(lang, word):
 
 
 def test_emergency_tool_runs_before_department_info():
-    # R8: on "Mi a sürgősségi telefonszám?" both may be routed; the terminal answer comes first.
+    # R8: on "Mi a sürgősségi telefonszám?" both may be routed; the terminal answer comes first
+    # (and A8 lets only one of them run then).
     assert EmergencyNumbersTool.priority < DepartmentInfoTool.priority
 
 

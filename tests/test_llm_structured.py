@@ -349,3 +349,20 @@ def test_issue9_chat_openai_sends_the_sdk_schema_without_regenerating_it(monkeyp
         expected = json.loads(json.dumps(type_to_response_format_param(schema)))
         assert all(body["response_format"] == expected for body in server.requests)
         assert expected["json_schema"]["strict"] is True
+
+
+def test_issue9_structured_reply_is_parsed_without_a_parser_run_and_a_bad_one_is_asked_again():
+    from langchain_core.tracers.context import collect_runs
+
+    bad = {"question": "Parking?"}  # required fields missing: does not validate
+    model = ScriptedChatModel(script=[bad, NORMALIZED, bad, bad])
+    assistant = ChatModelAssistant(model, initial_backoff=0)
+    with collect_runs() as runs:
+        assert assistant.normalize("parking?", []).question == "Parking?"
+    assert len(model.calls) == 2  # the invalid reply was asked once more
+    kinds = [run.run_type for run in runs.traced_runs]
+    assert "llm" in kinds
+    assert "parser" not in kinds  # read by parse_result, no traced parser run per call
+    # twice invalid: read as no reply (the question unchanged), never an exception
+    assert assistant.normalize("what about parking?", []).question == "what about parking?"
+    assert len(model.calls) == 4

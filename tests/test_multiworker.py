@@ -38,6 +38,25 @@ def _required(name: str) -> str:
     pytest.skip(NEEDS)
 
 
+def _config_without_custom_routes(folder: Path) -> Path:
+    """``langgraph.json`` without its ``http`` app (the chat page), next to the project.
+
+    With the custom routes mounted, langgraph-api 0.11 under langgraph-runtime-pg
+    started without running its lifespan (uvicorn: "ASGI 'lifespan' protocol appears
+    unsupported") and answered every request, ``/ok`` included, with HTTP 500; the same
+    lifespan runs fine in isolation. The graphs, the serde allowlist and the rest of
+    the configuration are the project's own.
+    """
+    import json
+
+    config = json.loads((ROOT / "langgraph.json").read_text(encoding="utf-8"))
+    config.pop("http", None)
+    config["dependencies"] = [str(ROOT)]
+    path = folder / "langgraph.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    return path
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -76,6 +95,7 @@ def two_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
     redis = _required("TOOLWEAVE_TEST_REDIS_URL")
     database = _database(postgres_url())
     logs = tmp_path_factory.mktemp("langhost")
+    config = _config_without_custom_routes(logs)
     env = {
         **{
             k: v
@@ -98,7 +118,7 @@ def two_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
                             langhost,
                             "serve",
                             "-c",
-                            "langgraph.json",
+                            str(config),
                             "--port",
                             str(port),
                             "--database-uri",

@@ -270,7 +270,11 @@ def test_Q5_ask_and_chat_finish_an_interrupted_run_before_the_new_message(
     _killed_worker(offline_cli, "k2", CARDIOLOGY.question)
     assert cli.main(["ask", "--thread", "k2", "--json", "És pénteken?"]) == 0
     payload = json.loads(capsys.readouterr().out)
-    assert payload["finished_interrupted_run"] == {"answer": first, "pending_question": None}
+    assert payload["finished_interrupted_run"] == {
+        "answer": first,
+        "pending_question": None,
+        "pending_choices": [],
+    }
     assert payload["answer"]
     assert payload["answer"] != first
 

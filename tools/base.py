@@ -173,6 +173,9 @@ class ChatbotTool(Generic[RequestT]):
     """A sentence for people (``toolweave tools``) and for lexical routing offline."""
     system_prompt_supplement: ClassVar[str | None] = None
     """Appended to the final answer's system prompt when the tool ran (T8)."""
+    returns_answer: ClassVar[bool] = False
+    """True when the tool's result may be a finished answer (R3/R4): a routed yes for it is
+    then taken only when the routing verdict is clear (A8, ``graph/candidates.py``)."""
 
     def is_eligible(self, user_data: Mapping[str, Any] | None) -> bool:
         """Non-LLM gate run before routing (T4); default ``True``."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from langchain_core.embeddings import Embeddings
+
 from toolweave.tools.registry import AnyTool
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -33,6 +35,12 @@ class Domain:
     """One line for people (``toolweave tools``, Studio)."""
     deep_fallback: DeepFallbackFactory | None = None
     """Returns the deep-search coordinator for a prompt type, or ``None`` (D2)."""
+    always_offered: frozenset[str] = field(default_factory=frozenset)
+    """Tools the candidate pre-filter always offers to the routing call, whatever their
+    rank (T12); they still have to pass the gates (T2-T4)."""
+    routing_embeddings: Embeddings | None = None
+    """LangChain embeddings the pre-filter fuses with its keyword ranking (T12); ``None``:
+    keywords only. Tool texts are embedded once per graph, each task prompt once."""
 
     def deep_fallback_tool(self, prompt_type: str | None) -> AnyTool | None:
         """D2: the deep-search coordinator for ``prompt_type``, or ``None`` for no deep search."""

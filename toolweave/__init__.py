@@ -6,115 +6,14 @@ subtask trees; one LangGraph ``StateGraph`` runs it all. Start with
 :func:`build_graph`.
 """
 
-from toolweave.client_tools import (
-    ClientToolRegistry,
-    arun_with_client_tools,
-    pending_client_calls,
-    resume_client_tools,
-    run_remote_with_client_tools,
-    run_with_client_tools,
-)
-from toolweave.coordinators import AgentCoordinator, CompletedSoFar, SubtaskDecision
-from toolweave.graph import Limits, RunContext, ToolweaveGraph, build_graph, create_state_graph
-from toolweave.graph.compiled import InterruptedRuns
-from toolweave.graph.threads import (
-    ThreadStatus,
-    ThreadStatusKind,
-    aabandon_interrupted,
-    abandon_interrupted,
-    aresume_interrupted,
-    athread_status,
-    pending_clarification,
-    reply,
-    resume_interrupted,
-    thread_status,
-)
-from toolweave.graph.validation import validate_input
-from toolweave.llm.chat_model import ChatModelAssistant
-from toolweave.llm.env import default_assistant
-from toolweave.llm.errors import (
-    LlmBrokenReplyError,
-    LlmError,
-    LlmRequestError,
-    LlmUnavailableError,
-    RunDeadlineError,
-)
-from toolweave.llm.offline import OfflineAssistant
-from toolweave.llm.port import (
-    Activation,
-    AnswerRequest,
-    ContextVerdict,
-    LlmAssistant,
-    Normalized,
-    RoutingVerdict,
-)
-from toolweave.persistence import open_async_checkpointer, open_checkpointer
-from toolweave.run_ledger import explain
-from toolweave.state import (
-    AGENT_COORDINATOR_MARKER,
-    Clarification,
-    GraphState,
-    InputState,
-    LedgerEntry,
-    LedgerKind,
-    OutputState,
-    PromptAndContext,
-    ResultMode,
-    TaskInfo,
-    ToolResult,
-    UniqueTextDocument,
-    checkpoint_serde,
-    extract_coordinator_original,
-    extract_coordinator_task,
-    is_coordinator_requested,
-)
-from toolweave.state.client_calls import ClientToolResultError
-from toolweave.state.errors import (
-    ConfigurationError,
-    DatabaseUnavailableError,
-    InvalidRequestError,
-    InvalidToolResultError,
-    NothingPendingError,
-    ToolweaveError,
-    UnknownDomainError,
-    UnknownThreadError,
-)
-from toolweave.state.events import (
-    EVENT_VERSION,
-    ConditionalEvent,
-    CoordinatedEvent,
-    DeepFallbackEvent,
-    GatekeeperEvent,
-    RoutedEvent,
-    StreamEvent,
-    ToolProgressEvent,
-    is_stream_event,
-)
-from toolweave.tools import (
-    ALL,
-    ChatbotTool,
-    ClarifiableContextConsumerTool,
-    ClarifiableTool,
-    ContextConsumerTool,
-    Domain,
-    EmptyRequest,
-    PriorContext,
-    ProgressEmitter,
-    ToolCallContext,
-    ToolRegistry,
-    tool_progress_emitter,
-)
-from toolweave.tools.ai import (
-    AiTool,
-    AiToolBuilder,
-    AiToolDefinitionError,
-    AiToolRegistry,
-    AiToolScope,
-    ai_tool_script,
-    as_chatbot_tools,
-)
-from toolweave.tools.ai.langchain import as_langchain_tools
-from toolweave.tools.plugins import Plugin, discover_plugins, register_plugins
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# ruff: noqa: F405  (the names of __all__ come from toolweave._public, on first use)
+if TYPE_CHECKING:
+    from toolweave._public import *  # noqa: F403
 
 __version__ = "0.1.0"
 
@@ -213,6 +112,7 @@ __all__ = [
     "validate_input",
 ]
 
+
 # The streaming contract: the events on stream_mode="custom" (README "The streaming contract").
 __all__ += [
     "EVENT_VERSION",
@@ -225,3 +125,21 @@ __all__ += [
     "ToolProgressEvent",
     "is_stream_event",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import the public API on first use (PEP 562), so ``import toolweave`` stays light."""
+    if name in __all__:
+        value = getattr(importlib.import_module("toolweave._public"), name)
+        globals()[name] = value
+        return value
+    try:
+        return importlib.import_module(f"{__name__}.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{name}":
+            raise
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -24,49 +24,29 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
-from toolweave import cli_ingest
-from toolweave import cli_render as render
-from toolweave.cli_session import (
-    Session,
-    Turn,
-    read_thread,
-    read_thread_status,
-    validate_message,
-)
-from toolweave.domains import available_domains, load_domain
-from toolweave.graph.threads import ThreadStatusKind
-from toolweave.persistence import data_dir
-from toolweave.run_ledger import explain
-from toolweave.state.errors import (
-    ConfigurationError,
-    InvalidRequestError,
-    NothingPendingError,
-    ToolweaveError,
-    UnknownDomainError,
-    UnknownThreadError,
-)
-from toolweave.state.secrets import redact
-from toolweave.tools.registry import ToolRegistry
+from toolweave import cli_eval, cli_ingest
+
+if TYPE_CHECKING:
+    from toolweave.cli_session import Session, Turn
+
+# Only the standard library is imported above this line (and cli_ingest, which keeps to
+# it too): ``toolweave --help`` and usage errors answer without loading LangGraph. Each
+# command imports what it needs when it runs.
 
 PROG = "toolweave"
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 EXIT_FAILED = 1
-BAD_INPUT_ERRORS = (
-    InvalidRequestError,
-    UnknownDomainError,
-    UnknownThreadError,
-    NothingPendingError,
-    ConfigurationError,
-)
-"""Errors caused by what the user typed: exit code 2. Other toolweave errors (a model or
-database outage) exit with 1."""
+EXIT_BROKEN_PIPE = 141
+"""What a shell reports for a process that SIGPIPE ended: 128 + 13 (``yes | head``)."""
+DATABASE_URL_ENV = "TOOLWEAVE_DATABASE_URL"
 CHAT_EXIT_WORDS = frozenset({"exit", "quit", ":q"})
 
 
@@ -88,7 +68,16 @@ def build_parser() -> argparse.ArgumentParser:
     domain = _Parser(add_help=False)
     domain.add_argument("--domain", default="korhaz", help="domain to use (default: korhaz)")
     store = _Parser(add_help=False)
-    store.add_argument("--data-dir", help="where threads are stored (default: user data dir)")
+    store.add_argument(
+        "--data-dir", help="where threads and documents are stored (default: user data dir)"
+    )
+    store.add_argument(
+        "--database-url",
+        metavar="URL",
+        default=os.environ.get(DATABASE_URL_ENV, "").strip() or None,
+        help="database of threads, and with postgresql:// of ingested documents too "
+        f"(default: ${DATABASE_URL_ENV}, else SQLite under the data dir)",
+    )
     request = _Parser(add_help=False)
     request.add_argument(
         "--system",
@@ -110,8 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser(
         "chat", parents=[domain, store, request], help="interactive conversation on a thread"
     )
-    commands.add_parser("tools", parents=[domain], help="list the domain's tools")
-    commands.add_parser("domains", help="list the available domains")
+    commands.add_parser("tools", parents=[domain, store], help="list the domain's tools")
+    commands.add_parser("domains", parents=[store], help="list the available domains")
     explain = commands.add_parser(
         "explain", parents=[store], help="why each tool did or did not run on a thread"
     )
@@ -120,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--tool", metavar="NAME", help="only the entries about this tool: why it did (not) run"
     )
     cli_ingest.add_parser(commands, parents=[store])
+    cli_eval.add_parser(commands, parents=[domain, store])
     return parser
 
 
@@ -128,16 +118,42 @@ def _print(lines: Sequence[str], out: TextIO) -> None:
         print(line, file=out)
 
 
-def _source_rows(values: dict[str, Any]) -> list[dict[str, Any]]:
-    return render.source_rows(render.as_documents(values.get("documents") or []))
+def _used_rows(values: dict[str, Any]) -> list[dict[str, Any]]:
+    """The sources of the answer in ``values``: only the documents it used, by page."""
+    from toolweave import cli_render as render
+
+    documents = render.as_documents(values.get("documents") or [])
+    return render.source_rows(render.used_documents(documents, values.get("answer")))
+
+
+def _source_lines(values: dict[str, Any]) -> list[str]:
+    from toolweave import cli_render as render
+
+    return render.source_lines(_used_rows(values), str(values.get("user_lang") or "en"))
+
+
+def _load(args: argparse.Namespace) -> Any:
+    from toolweave.domains import load_domain
+
+    return load_domain(args.domain, data_dir=args.data_dir, database_url=args.database_url)
 
 
 NO_MESSAGE = "give a message (or --thread ID of a thread whose run stopped mid-way)"
 FINISHING = "(thread {thread}: finishing the run that stopped mid-way{question})"
+REPLY_HINT = '(reply with: toolweave ask --thread {thread} "...")'
+CHAT_REPLY_HINT = "(your next message is the reply)"
 
 
 def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
-    """``toolweave ask``: answer one question, streaming progress and answer tokens."""
+    """``toolweave ask``: answer one question, streaming progress and answer tokens.
+
+    Without ``--thread`` the run stays in memory, unless it ends in a question: then
+    the thread is kept in the thread store and its id printed, to reply on (Q2).
+    """
+    from toolweave.cli_session import Session, validate_message
+    from toolweave.persistence import data_dir
+    from toolweave.state.errors import InvalidRequestError
+
     message = sys.stdin.read() if args.message == "-" else args.message
     if message is None and args.thread is None:
         raise InvalidRequestError(NO_MESSAGE)
@@ -146,8 +162,9 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
     persistent = args.thread is not None
     thread_id = args.thread if persistent else uuid.uuid4().hex
     with Session(
-        *load_domain(args.domain, data_dir=args.data_dir),
+        *_load(args),
         data_dir=data_dir(args.data_dir) if persistent else None,
+        database_url=args.database_url,
     ) as session:
         interrupted = persistent and _interrupted(session, thread_id)
         if message is None and not interrupted:
@@ -159,15 +176,17 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
             else:
                 assert finished is not None  # no message: only the interrupted run
                 turn = finished
+            _keep_if_paused(session, turn, thread_id, args, persistent)
             values = turn.values
             payload = {
                 "answer": values.get("answer"),
-                "sources": _source_rows(values),
+                "sources": _used_rows(values),
                 "activated": list(values.get("activated") or []),
                 "llm_calls": values.get("llm_calls", 0),
                 "thread_id": thread_id,
                 "assistant": session.assistant.label,
                 "pending_question": turn.pending_question,
+                "pending_choices": turn.pending_choices,
                 "finished_interrupted_run": (
                     None if finished is None else _finished_payload(finished)
                 ),
@@ -178,16 +197,41 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
         if interrupted:
             _print_finish(session, thread_id, out)
         if message is not None:
-            _print_turn(session, message, thread_id, args.system, out)
+            turn = session.turn(message, thread_id=thread_id, systems=args.system, out=out)
+            _keep_if_paused(session, turn, thread_id, args, persistent)
+            _print_outcome(turn, REPLY_HINT.format(thread=thread_id), out)
     return 0
 
 
+def _keep_if_paused(
+    session: Session, turn: Turn, thread_id: str, args: argparse.Namespace, persistent: bool
+) -> None:
+    """A one-off run that paused on a question: keep its thread so the user can reply."""
+    if persistent or turn.pending_question is None:
+        return
+    from toolweave.cli_session import keep_thread
+    from toolweave.persistence import data_dir
+
+    keep_thread(
+        session.checkpointer,
+        thread_id,
+        data_dir=data_dir(args.data_dir),
+        database_url=args.database_url,
+    )
+
+
 def _interrupted(session: Session, thread_id: str) -> bool:
+    from toolweave.graph.threads import ThreadStatusKind
+
     return session.status(thread_id).kind is ThreadStatusKind.INTERRUPTED_MID_RUN
 
 
 def _finished_payload(turn: Turn) -> dict[str, Any]:
-    return {"answer": turn.values.get("answer"), "pending_question": turn.pending_question}
+    return {
+        "answer": turn.values.get("answer"),
+        "pending_question": turn.pending_question,
+        "pending_choices": turn.pending_choices,
+    }
 
 
 def _print_finish(session: Session, thread_id: str, out: TextIO) -> None:
@@ -196,11 +240,18 @@ def _print_finish(session: Session, thread_id: str, out: TextIO) -> None:
     shown = f": {question!r}" if question else ""
     print(FINISHING.format(thread=thread_id, question=shown), file=out)
     turn = session.finish_interrupted(thread_id=thread_id, out=out)
+    _print_outcome(turn, REPLY_HINT.format(thread=thread_id), out)
+
+
+def _print_outcome(turn: Turn, reply_hint: str, out: TextIO) -> None:
+    """After a streamed turn: its question (choices numbered) and how to reply, or its sources."""
+    from toolweave import cli_render as render
+
     if turn.pending_question is not None:
-        print(turn.pending_question, file=out)
-        print("(your next message on the thread is the reply)", file=out)
+        _print(render.question_lines(turn.pending_question, turn.pending_choices), out)
+        print(reply_hint, file=out)
         return
-    _print(render.source_lines(_source_rows(turn.values)), out)
+    _print(_source_lines(turn.values), out)
 
 
 def _assistant_line(label: str) -> str:
@@ -208,22 +259,15 @@ def _assistant_line(label: str) -> str:
     return f"answers come from {article}{label}"
 
 
-def _print_turn(
-    session: Session, message: str, thread_id: str, systems: Sequence[str], out: TextIO
-) -> None:
-    turn = session.turn(message, thread_id=thread_id, systems=systems, out=out)
-    if turn.pending_question is not None:
-        print(turn.pending_question, file=out)
-        print("(reply on the same thread to continue)", file=out)
-        return
-    _print(render.source_lines(_source_rows(turn.values)), out)
-
-
 def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
     """``toolweave chat``: a conversation on one persisted thread until EOF or ``exit``."""
+    from toolweave.cli_session import Session, validate_message
+    from toolweave.persistence import data_dir
+    from toolweave.state.errors import InvalidRequestError
+
     thread_id = args.thread or uuid.uuid4().hex
     with Session(
-        *load_domain(args.domain, data_dir=args.data_dir), data_dir=data_dir(args.data_dir)
+        *_load(args), data_dir=data_dir(args.data_dir), database_url=args.database_url
     ) as session:
         print(_assistant_line(session.assistant.label), file=out)
         print(
@@ -247,12 +291,16 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
             except InvalidRequestError as exc:
                 print(f"{PROG}: error: {exc}", file=sys.stderr)
                 continue
-            _print_turn(session, line, thread_id, args.system, out)
+            turn = session.turn(line, thread_id=thread_id, systems=args.system, out=out)
+            _print_outcome(turn, CHAT_REPLY_HINT, out)
 
 
 def cmd_tools(args: argparse.Namespace, out: TextIO) -> int:
     """``toolweave tools``: the domain's registered tools as a table."""
-    domain, tools = load_domain(args.domain)
+    from toolweave import cli_render as render
+    from toolweave.tools.registry import ToolRegistry
+
+    domain, tools = _load(args)
     registry = ToolRegistry(tools)
     print(f"domain {domain.name}: {len(registry)} tools", file=out)
     _print(render.tools_table(registry, default_retrieval=domain.default_retrieval_tool), out)
@@ -261,17 +309,25 @@ def cmd_tools(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_domains(args: argparse.Namespace, out: TextIO) -> int:
     """``toolweave domains``: the names :func:`load_domain` accepts."""
-    _print(available_domains(), out)
+    from toolweave.domains import available_domains
+
+    _print(available_domains(data_dir=args.data_dir, database_url=args.database_url), out)
     return 0
 
 
 def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
     """``toolweave explain THREAD``: the latest run's ledger as a tree (L1)."""
-    values = read_thread(data_dir(args.data_dir), args.thread)
+    from toolweave import cli_render as render
+    from toolweave.cli_session import read_thread, read_thread_status
+    from toolweave.persistence import data_dir
+    from toolweave.run_ledger import explain
+
+    directory = data_dir(args.data_dir)
+    values = read_thread(directory, args.thread, args.database_url)
     if args.tool is not None:
         _print(render.tool_lines(args.thread, args.tool, explain(values, tool=args.tool)), out)
         return 0
-    status = read_thread_status(data_dir(args.data_dir), args.thread)
+    status = read_thread_status(directory, args.thread, args.database_url)
     print(f"thread {args.thread} (latest message)", file=out)
     print(f"status: {status.describe}", file=out)
     lines = render.ledger_tree(
@@ -291,6 +347,7 @@ COMMANDS = {
     "domains": cmd_domains,
     "explain": cmd_explain,
     "ingest": cli_ingest.cmd_ingest,
+    "eval": cli_eval.cmd_eval,
 }
 
 
@@ -331,12 +388,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    from toolweave.state.errors import (
+        ConfigurationError,
+        InvalidRequestError,
+        NothingPendingError,
+        ToolweaveError,
+        UnknownDomainError,
+        UnknownThreadError,
+    )
+    from toolweave.state.secrets import redact
+
+    # errors caused by what the user typed exit with 2; other toolweave errors (a model or
+    # database outage) with 1
+    bad_input = (
+        InvalidRequestError,
+        UnknownDomainError,
+        UnknownThreadError,
+        NothingPendingError,
+        ConfigurationError,
+    )
     try:
         with _logging_to_stderr(args.verbose):
             return COMMANDS[args.command](args, sys.stdout)
+    except BrokenPipeError:
+        return _pipe_closed()
     except ToolweaveError as exc:
         print(redact(f"{PROG}: error: {exc}"), file=sys.stderr)
-        return EXIT_USAGE if isinstance(exc, BAD_INPUT_ERRORS) else EXIT_FAILED
+        return EXIT_USAGE if isinstance(exc, bad_input) else EXIT_FAILED
     except KeyboardInterrupt:
         print(file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -348,6 +426,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_FAILED
+
+
+def _pipe_closed() -> int:
+    """The reader of stdout left (``toolweave ask ... | head``): end quietly, as Unix tools do.
+
+    Whatever is still buffered for stdout goes nowhere (Python would otherwise report
+    the broken pipe again when it flushes at exit), and the exit code is the shell's
+    for a process ended by SIGPIPE (128 + 13).
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout is no real file (tests capture it): nothing to flush
+        pass
+    return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":

@@ -1,8 +1,11 @@
 """``toolweave ingest PATH... --domain NAME``: read documents into a domain's store.
 
 Files (.txt, .md, .html, .pdf) and folders (recursively) go into
-``<data dir>/documents/NAME.sqlite``; ``toolweave ask --domain NAME`` then answers
-from them, with deep fallback. Re-ingesting a changed file replaces it. Exit
+``<data dir>/documents/NAME.sqlite``, or with a ``postgresql://`` ``--database-url``
+(or ``TOOLWEAVE_DATABASE_URL``) into that database, collection ``NAME``;
+``toolweave ask --domain NAME`` (with the same database) then answers from them,
+with deep fallback. Re-ingesting a changed file replaces it. An ingestion that
+stores nothing creates no domain (no empty store is left behind). Exit
 codes: 0 when every file was ingested, 1 when some were skipped (each reported
 on stderr with its reason), 2 for bad input (a missing path, a bad domain name).
 """
@@ -12,13 +15,14 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Any, TextIO
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
 
-from toolweave.domains import BUILTIN_DOMAINS
-from toolweave.domains.documents import documents_path, validate_domain_name
-from toolweave.state.errors import InvalidRequestError
-from toolweave.tools.search.ingest import IngestReport, ingest
-from toolweave.tools.search.store import SqliteDocumentStore
+if TYPE_CHECKING:
+    from toolweave.tools.search.ingest import IngestReport
+
+# the standard library only at import time: the CLI's parser (and ``--help``) loads this
+# module without LangGraph; cmd_ingest imports the rest when it runs
 
 EXIT_PARTIAL = 1
 BAR_WIDTH = 28
@@ -48,7 +52,10 @@ class ProgressBar:
 
 
 def add_parser(commands: Any, *, parents: list[argparse.ArgumentParser]) -> None:
-    """Register ``ingest`` on the CLI's subcommands (``parents`` brings ``--data-dir``)."""
+    """Register ``ingest`` on the CLI's subcommands.
+
+    ``parents`` brings ``--data-dir`` and ``--database-url``.
+    """
     parser = commands.add_parser(
         "ingest", parents=parents, help="read .txt/.md/.html/.pdf files into a domain"
     )
@@ -73,6 +80,11 @@ def report_lines(report: IngestReport, store_path: str) -> list[str]:
 
 def cmd_ingest(args: argparse.Namespace, out: TextIO) -> int:
     """``toolweave ingest``: ingest the paths, report skipped files, print a summary."""
+    from toolweave.domains import BUILTIN_DOMAINS
+    from toolweave.domains.documents import documents_path, is_postgres_url, validate_domain_name
+    from toolweave.persistence import mask_url
+    from toolweave.state.errors import InvalidRequestError
+
     domain = validate_domain_name(args.domain)
     if domain in BUILTIN_DOMAINS:
         raise InvalidRequestError(
@@ -81,21 +93,55 @@ def cmd_ingest(args: argparse.Namespace, out: TextIO) -> int:
     missing = [path for path in args.paths if not _exists(path)]
     if missing:
         raise InvalidRequestError(f"no such file or folder: {missing[0]}")
-    path = documents_path(domain, args.data_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    store = SqliteDocumentStore(path)
-    try:
-        report = ingest(args.paths, store, domain=domain, progress=ProgressBar(sys.stderr))
-    finally:
-        store.close()
+    url = getattr(args, "database_url", None)
+    if url is not None and is_postgres_url(url):
+        report = _ingest_postgres(args.paths, url, domain)
+        where = f"{mask_url(url)} (collection {domain})"
+    else:
+        path = documents_path(domain, args.data_dir)
+        report = _ingest_sqlite(args.paths, path, domain)
+        where = str(path) if report.ingested or path.exists() else "(nothing stored)"
     for skipped in report.skipped:
         print(f"toolweave: skipped {skipped.path}: {skipped.reason}", file=sys.stderr)
-    for line in report_lines(report, str(path)):
+    for line in report_lines(report, where):
         print(line, file=out)
     return EXIT_PARTIAL if report.skipped else 0
 
 
-def _exists(path: str) -> bool:
-    from pathlib import Path
+def _ingest_sqlite(paths: list[str], path: Path, domain: str) -> IngestReport:
+    """Ingest into the domain's SQLite file; a new file that got no document is removed."""
+    from toolweave.tools.search.ingest import ingest
+    from toolweave.tools.search.store import SqliteDocumentStore
 
+    created = not path.exists()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    store = SqliteDocumentStore(path)
+    try:
+        report = ingest(paths, store, domain=domain, progress=ProgressBar(sys.stderr))
+        empty = created and len(store) == 0
+    finally:
+        store.close()
+    if empty:  # nothing stored: no domain, no empty store file (nor its WAL files)
+        for leftover in (
+            path,
+            path.with_name(path.name + "-wal"),
+            path.with_name(path.name + "-shm"),
+        ):
+            leftover.unlink(missing_ok=True)
+    return report
+
+
+def _ingest_postgres(paths: list[str], url: str, domain: str) -> IngestReport:
+    """Ingest into the domain's collection; a collection with no document is no domain."""
+    from toolweave.domains.documents import postgres_store
+    from toolweave.tools.search.ingest import ingest
+
+    store = postgres_store(url, domain)
+    try:
+        return ingest(paths, store, domain=domain, progress=ProgressBar(sys.stderr))
+    finally:
+        store.close()
+
+
+def _exists(path: str) -> bool:
     return Path(path).expanduser().exists()

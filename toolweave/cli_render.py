@@ -14,6 +14,7 @@ from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.events import StreamEvent, is_stream_event
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import ROOT_TASK_NO
+from toolweave.tools import text as kit
 from toolweave.tools.base import Systems
 from toolweave.tools.consumers import ContextConsumerTool
 from toolweave.tools.progress import progress_text
@@ -46,10 +47,11 @@ def progress_line(event: object) -> str | None:
             if isinstance(kind, str)
             else None
         )
-    return f"{BULLET} {event.get('task_no') or ROOT_TASK_NO} {_event_text(event)}"
+    text = _event_text(event)
+    return None if text is None else f"{BULLET} {event.get('task_no') or ROOT_TASK_NO} {text}"
 
 
-def _event_text(event: StreamEvent) -> str:
+def _event_text(event: StreamEvent) -> str | None:
     if event["type"] == "tool_progress":
         detail = event.get("detail")
         text = event.get("text") or progress_text(str(event.get("tool")), str(event.get("event")))
@@ -58,9 +60,15 @@ def _event_text(event: StreamEvent) -> str:
         tools = event.get("tools") or []
         return f"routed: {', '.join(tools) if tools else 'no tool'}"
     if event["type"] == "coordinated":
-        ran = ", ".join(event.get("coordinators") or []) or "no coordinator"
         subtasks = event.get("subtasks") or []
-        return f"coordinated by {ran}" + (f" → subtasks {', '.join(subtasks)}" if subtasks else "")
+        # only coordinators that changed the task are news (C5); those that ran and left
+        # it alone show in `toolweave explain` (events without "changed" predate the key)
+        changed = event.get("changed", event.get("coordinators") if subtasks else []) or []
+        if not changed:
+            return None
+        return f"coordinated by {', '.join(changed)}" + (
+            f" → subtasks {', '.join(subtasks)}" if subtasks else ""
+        )
     if event["type"] == "conditional":
         verb = "skipped" if event.get("decision") == "skip" else "runs"
         return f"{verb} (conditional)"
@@ -91,16 +99,78 @@ def source_rows(documents: Iterable[UniqueTextDocument]) -> list[dict[str, Any]]
     return list(rows.values())
 
 
-def source_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    """``Sources:`` and one indented line per row (name, page, url)."""
-    lines = ["Sources:"]
+def _flat(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _quoted(doc: UniqueTextDocument, answer: str) -> bool:
+    """Whether ``answer`` quotes a sentence of ``doc`` (whitespace and case aside)."""
+    sentences = [doc.text] if doc.sentence_number else kit.split_sentences(doc.text)
+    return any(
+        len(flat) >= MIN_QUOTE_CHARS and flat in answer
+        for flat in (_flat(sentence) for sentence in sentences)
+    )
+
+
+def _named(doc: UniqueTextDocument, answer: str) -> bool:
+    name = doc.document_name or ""
+    return len(name) >= MIN_QUOTE_CHARS and _flat(name) in answer
+
+
+def used_documents(
+    documents: Sequence[UniqueTextDocument], answer: str | None
+) -> list[UniqueTextDocument]:
+    """The context documents an answer used, in context order.
+
+    A document is *used* when the answer quotes one of its sentences (an extractive
+    answer, such as the offline model's) or names it (a cited source). An answer that
+    does neither for any document (a model that paraphrases without citing) was
+    written from the whole context, so every document counts; no answer, no sources.
+    """
+    if not answer or not answer.strip():
+        return []
+    flat = _flat(answer)
+    used = [doc for doc in documents if _quoted(doc, flat) or _named(doc, flat)]
+    return used or list(documents)
+
+
+SOURCE_TEXTS: dict[str, dict[str, str]] = {
+    "en": {"heading": "Sources:", "page": "p. {pages}"},
+    "hu": {"heading": "Források:", "page": "{pages}. oldal"},
+}
+"""The sources block in the user's language (``user_lang`` of the state; English else)."""
+MIN_QUOTE_CHARS = 12
+"""Shorter sentences and names are not taken as evidence that the answer used a document."""
+
+
+def source_lines(rows: Sequence[Mapping[str, Any]], lang: str = "en") -> list[str]:
+    """The heading in ``lang`` and one line per document: its name, pages and url.
+
+    No rows, no lines (an answer that no document backs, such as a tool's own, lists
+    nothing rather than an empty heading). Rows of the same document (one per page,
+    as :func:`source_rows` gives them) are merged: ``- Visiting rules, p. 2, 5 — https://...``.
+    """
+    texts = SOURCE_TEXTS.get(lang, SOURCE_TEXTS["en"])
+    merged: dict[str, tuple[Mapping[str, Any], list[int]]] = {}
     for row in rows:
-        page = f", p. {row['page']}" if row.get("page") is not None else ""
+        _, pages = merged.setdefault(str(row.get("document_id") or row["name"]), (row, []))
+        if row.get("page") is not None and row["page"] not in pages:
+            pages.append(int(row["page"]))
+    lines = [texts["heading"]]
+    for row, pages in merged.values():
+        page = ", " + texts["page"].format(pages=", ".join(map(str, pages))) if pages else ""
         url = f" — {row['url']}" if row.get("url") else ""
         lines.append(f"{INDENT}- {row['name']}{page}{url}")
-    if len(lines) == 1:
-        lines.append(f"{INDENT}(none)")
-    return lines
+    return lines if len(lines) > 1 else []
+
+
+def question_lines(question: str, choices: Sequence[str]) -> list[str]:
+    """A clarification question and its choices, numbered: a reply may be the number.
+
+    The graph reads a reply that is a choice's number as that choice (Q2), so the
+    numbers are always offered, whether or not the question's wording mentions them.
+    """
+    return [question, *(f"{INDENT}{no}. {choice}" for no, choice in enumerate(choices, start=1))]
 
 
 def _shorten(text: str | None, width: int) -> str:
@@ -169,6 +239,7 @@ def tools_table(
 LEDGER_LABELS: dict[LedgerKind, str] = {
     LedgerKind.GATE: "{tool}: {verdict}",
     LedgerKind.ROUTING: "{tool}: {verdict}",
+    LedgerKind.PREFILTER: "pre-filter: {verdict}",
     LedgerKind.FORCED: "{tool}: {verdict}",
     LedgerKind.FORCED_UNKNOWN: "{tool}: unknown forced name, {verdict}",
     LedgerKind.COORDINATOR_RUN: "coordinator {tool}: ran, {verdict}",

@@ -70,20 +70,58 @@ def _config(thread_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": thread_id}}
 
 
-def database_url() -> str | None:
-    """``TOOLWEAVE_DATABASE_URL``: a database shared by several processes, or ``None``."""
-    return os.environ.get("TOOLWEAVE_DATABASE_URL", "").strip() or None
+def thread_store(data_dir: Path, database_url: str | None) -> str | Path:
+    """Where threads outlive the process.
+
+    ``database_url`` (``--database-url``, ``TOOLWEAVE_DATABASE_URL``: a database shared
+    by several processes), else the SQLite file under the data directory.
+    """
+    return database_url or data_dir / DB_NAME
+
+
+def _sqlite_env() -> dict[str, str]:
+    """Only the SQLite durability level comes from the environment here."""
+    synchronous = os.environ.get(SQLITE_SYNCHRONOUS_ENV)
+    return {} if synchronous is None else {SQLITE_SYNCHRONOUS_ENV: synchronous}
+
+
+def keep_thread(
+    source: BaseCheckpointSaver[Any], thread_id: str, *, data_dir: Path, database_url: str | None
+) -> None:
+    """Copy a thread's checkpoints (and pending writes) from ``source`` into the thread store.
+
+    ``toolweave ask`` without ``--thread`` runs in memory; when the run pauses on a
+    question, the thread is kept so that ``ask --thread ID`` can reply (Q2).
+    """
+    config = _config(validate_thread_id(thread_id))
+    with open_checkpointer(thread_store(data_dir, database_url), env=_sqlite_env()) as target:
+        for saved in reversed(list(source.list(config))):  # oldest first, per namespace
+            namespace = saved.config["configurable"].get("checkpoint_ns", "")
+            first: RunnableConfig = {
+                "configurable": {"thread_id": thread_id, "checkpoint_ns": namespace}
+            }
+            parent = saved.parent_config or first
+            stored = target.put(
+                parent, saved.checkpoint, saved.metadata, saved.checkpoint["channel_versions"]
+            )
+            by_task: dict[str, list[tuple[str, Any]]] = {}
+            for task_id, channel, value in saved.pending_writes or ():
+                by_task.setdefault(task_id, []).append((channel, value))
+            for task_id, writes in by_task.items():
+                target.put_writes(stored, writes, task_id)
 
 
 @contextmanager
-def _stored(directory: Path, thread_id: str) -> Iterator[tuple[BaseCheckpointSaver[Any], str]]:
+def _stored(
+    directory: Path, thread_id: str, database_url: str | None = None
+) -> Iterator[tuple[BaseCheckpointSaver[Any], str]]:
     """The thread store opened read-only, and the validated thread id.
 
     Raises:
         UnknownThreadError: No store, or nothing stored under ``thread_id``.
     """
     thread_id = validate_thread_id(thread_id)
-    url = database_url()
+    url = database_url
     if url:
         with open_checkpointer(url, env={}) as shared:
             if shared.get_tuple(_config(thread_id)) is None:
@@ -109,26 +147,28 @@ def _stored(directory: Path, thread_id: str) -> Iterator[tuple[BaseCheckpointSav
         conn.close()
 
 
-def read_thread(directory: Path, thread_id: str) -> dict[str, Any]:
+def read_thread(directory: Path, thread_id: str, database_url: str | None = None) -> dict[str, Any]:
     """The state of a stored thread's latest checkpoint, read-only.
 
     Raises:
         UnknownThreadError: Nothing is stored under ``thread_id``.
     """
-    with _stored(directory, thread_id) as (saver, thread):
+    with _stored(directory, thread_id, database_url) as (saver, thread):
         found = stored_values(saver, _config(thread))
     if found is None:  # pragma: no cover - _stored found the checkpoint
         raise UnknownThreadError(f"no conversation is stored under thread {thread!r}")
     return found
 
 
-def read_thread_status(directory: Path, thread_id: str) -> ThreadStatus:
+def read_thread_status(
+    directory: Path, thread_id: str, database_url: str | None = None
+) -> ThreadStatus:
     """A stored thread's status (Q5), read-only, without the domain that wrote it.
 
     The graph's wiring (its nodes and hand-overs) is the same for every domain,
     and the status depends on nothing else; no node runs.
     """
-    with _stored(directory, thread_id) as (saver, thread):
+    with _stored(directory, thread_id, database_url) as (saver, thread):
         reader = create_state_graph(Domain(name="reader"), [], assistant=OfflineAssistant())
         graph = reader.compile(checkpointer=saver)
         return status_of(graph.get_state(_config(thread)), thread)
@@ -144,17 +184,17 @@ class Turn:
     """Answer text that reached the output as tokens."""
     pending_question: str | None = None
     """A question the run paused on (clarification), if it paused."""
+    pending_choices: list[str] = field(default_factory=list)
+    """The choices offered with that question (a reply may be one's number, Q2)."""
     events: list[Any] = field(default_factory=list)
     """The custom stream events of the run."""
 
 
-def _interrupt_text(value: Any) -> str:
-    """The question of an interrupt payload (``{"question", "choices", ...}``), or its text."""
+def _interrupt_question(value: Any) -> tuple[str, list[str]]:
+    """The question and choices of an interrupt payload (``{"question", "choices", ...}``)."""
     if isinstance(value, Mapping) and isinstance(value.get("question"), str):
-        choices = [str(choice) for choice in value.get("choices") or []]
-        question = str(value["question"])
-        return f"{question} ({' / '.join(choices)})" if choices else question
-    return str(value)
+        return str(value["question"]), [str(choice) for choice in value.get("choices") or []]
+    return str(value), []
 
 
 class Session:
@@ -163,24 +203,30 @@ class Session:
     Use it as a context manager so that the SQLite connection is closed.
     """
 
-    def __init__(self, domain: Domain, tools: Sequence[AnyTool], *, data_dir: Path | None) -> None:
+    def __init__(
+        self,
+        domain: Domain,
+        tools: Sequence[AnyTool],
+        *,
+        data_dir: Path | None,
+        database_url: str | None = None,
+    ) -> None:
         """Build the assistant (from the environment) and the graph.
 
         Args:
             domain: The domain to answer in.
             tools: Its tools.
             data_dir: Where the SQLite thread store lives; ``None`` keeps threads in memory.
+            database_url: The thread store instead of that SQLite file (``--database-url``).
         """
         self.assistant = default_assistant()
         self._closer = ExitStack()
-        # a one-off question stays in memory (no environment lookup); a thread store is
-        # TOOLWEAVE_DATABASE_URL when set (Postgres shared by several processes), else the
-        # SQLite file under the data directory (toolweave.persistence)
-        target = None if data_dir is None else database_url() or data_dir / DB_NAME
-        # only the SQLite durability level comes from the environment here
-        synchronous = os.environ.get(SQLITE_SYNCHRONOUS_ENV)
-        env = {} if synchronous is None else {SQLITE_SYNCHRONOUS_ENV: synchronous}
-        checkpointer = self._closer.enter_context(open_checkpointer(target, env=env))
+        # a one-off question stays in memory; a thread store is the database URL when
+        # given (Postgres shared by several processes), else the SQLite file under the
+        # data directory (toolweave.persistence)
+        target = None if data_dir is None else thread_store(data_dir, database_url)
+        checkpointer = self._closer.enter_context(open_checkpointer(target, env=_sqlite_env()))
+        self.checkpointer = checkpointer
         try:
             self.graph = build_graph(
                 domain, tools, assistant=self.assistant, checkpointer=checkpointer, name=domain.name
@@ -261,7 +307,8 @@ class Session:
         turn.values = dict(snapshot.values)
         turn.streamed = "".join(tokens)
         if snapshot.interrupts:
-            turn.pending_question = _interrupt_text(snapshot.interrupts[0].value)
+            question, choices = _interrupt_question(snapshot.interrupts[0].value)
+            turn.pending_question, turn.pending_choices = question, choices
         if out is not None:
             answer = turn.values.get("answer")
             if turn.streamed:

@@ -71,15 +71,19 @@ def _plugins() -> dict[str, EntryPoint]:
     return found
 
 
-def available_domains(*, data_dir: str | os.PathLike[str] | None = None) -> list[str]:
+def available_domains(
+    *, data_dir: str | os.PathLike[str] | None = None, database_url: str | None = None
+) -> list[str]:
     """Names of every domain that :func:`load_domain` accepts, sorted.
 
     Bundled domains, plugin domains, and domains of documents ingested with
-    ``toolweave ingest`` into ``data_dir`` (default: the CLI's data directory).
+    ``toolweave ingest`` into ``data_dir`` (default: the CLI's data directory), or
+    into the PostgreSQL database ``database_url`` when it is one.
     """
     from toolweave.domains.documents import ingested_domains
 
-    return sorted({*BUILTIN_DOMAINS, *_plugins(), *ingested_domains(data_dir)})
+    ingested = ingested_domains(data_dir, database_url=database_url)
+    return sorted({*BUILTIN_DOMAINS, *_plugins(), *ingested})
 
 
 def _validated(name: str, bundle: Any) -> DomainBundle:
@@ -92,13 +96,20 @@ def _validated(name: str, bundle: Any) -> DomainBundle:
     return domain, list(tools)
 
 
-def load_domain(name: str, *, data_dir: str | os.PathLike[str] | None = None) -> DomainBundle:
+def load_domain(
+    name: str,
+    *,
+    data_dir: str | os.PathLike[str] | None = None,
+    database_url: str | None = None,
+) -> DomainBundle:
     """The domain called ``name`` and its tools.
 
     Args:
         name: A bundled domain (``"korhaz"``), one an installed plugin provides, or
             one whose documents were ingested (``toolweave ingest --domain NAME``).
         data_dir: Where ingested documents live; default: the CLI's data directory.
+        database_url: A ``postgresql://`` URL whose document tables hold the ingested
+            domains instead (``toolweave ingest --database-url``); other URLs are ignored.
 
     Returns:
         ``(domain, tools)``, ready for :func:`toolweave.build_graph`.
@@ -112,11 +123,12 @@ def load_domain(name: str, *, data_dir: str | os.PathLike[str] | None = None) ->
     if point is None and _NAME_CHARS.issuperset(key):
         from toolweave.domains.documents import load_documents_domain
 
-        ingested = load_documents_domain(key, data_dir)
+        ingested = load_documents_domain(key, data_dir, database_url=database_url)
         if ingested is not None:
             return ingested
     if point is None:
-        known = ", ".join(available_domains(data_dir=data_dir)) or "none"
+        names = available_domains(data_dir=data_dir, database_url=database_url)
+        known = ", ".join(names) or "none"
         raise UnknownDomainError(f"unknown domain {name!r}; known domains: {known}")
     logger.info("loading domain %r from entry point %s", key, point.value)
     try:

@@ -1,6 +1,9 @@
 """Domains made of ingested documents: ``toolweave ingest PATH... --domain NAME``.
 
-Each such domain keeps its documents in ``<data dir>/documents/<NAME>.sqlite``
+Each such domain keeps its documents in ``<data dir>/documents/<NAME>.sqlite``,
+or, given a ``postgresql://`` database URL (``--database-url``,
+``TOOLWEAVE_DATABASE_URL``), in that database's document tables under the
+collection ``NAME`` (:class:`~toolweave.tools.search.postgres_store.PostgresDocumentStore`),
 and gets a ready tool set: keyword retrieval as its default RAG tool, and deep
 fallback (a :class:`DeepSearchCoordinator` with a neighbour-page search and a
 context search capped by ``max_brute_force_page_count``, D5).
@@ -12,16 +15,25 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from toolweave.coordinators.deep_search import DeepSearchCoordinator
-from toolweave.state.errors import InvalidRequestError
+from toolweave.state.errors import (
+    ConfigurationError,
+    DatabaseUnavailableError,
+    InvalidRequestError,
+)
 from toolweave.tools.base import ChatbotTool
 from toolweave.tools.domain import Domain
 from toolweave.tools.search.context_search import ContextSearchTool
 from toolweave.tools.search.neighbor_search import NeighborPageSearchTool
+from toolweave.tools.search.protocol import PageGraphStore
 from toolweave.tools.search.retrieval import RetrievalTool
 from toolweave.tools.search.store import SqliteDocumentStore
+
+if TYPE_CHECKING:
+    from toolweave.tools.search.postgres_store import PostgresDocumentStore
 
 DOCUMENTS_FOLDER = "documents"
 """Sub-folder of the data directory holding one SQLite store per domain."""
@@ -49,17 +61,68 @@ def documents_path(domain: str, data_dir: str | os.PathLike[str] | None = None) 
     return resolve(data_dir) / DOCUMENTS_FOLDER / f"{validate_domain_name(domain)}.sqlite"
 
 
-def ingested_domains(data_dir: str | os.PathLike[str] | None = None) -> list[str]:
-    """Names of the domains that have an ingested document store, sorted."""
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+CONNECT_TIMEOUT_S = 10
+TABLE_EXISTS = "SELECT to_regclass('toolweave_documents') IS NOT NULL"
+COLLECTIONS = "SELECT DISTINCT collection FROM toolweave_documents ORDER BY collection"
+
+
+def is_postgres_url(url: str | None) -> bool:
+    """Whether ``url`` names a PostgreSQL database (where documents then live too)."""
+    return bool(url) and urlsplit(url or "").scheme in POSTGRES_SCHEMES
+
+
+def postgres_store(database_url: str, domain: str) -> PostgresDocumentStore:
+    """The PostgreSQL document store of ``domain`` (its collection) in ``database_url``.
+
+    Raises:
+        ConfigurationError: The ``postgres`` extra is not installed.
+        DatabaseUnavailableError: The database cannot be reached (the URL stays out).
+    """
+    from toolweave.tools.search.postgres_store import PostgresDocumentStore
+
+    return PostgresDocumentStore(database_url, collection=validate_domain_name(domain))
+
+
+def ingested_domains(
+    data_dir: str | os.PathLike[str] | None = None, *, database_url: str | None = None
+) -> list[str]:
+    """Names of the domains with ingested documents, sorted.
+
+    The SQLite stores under the data directory and, with a PostgreSQL
+    ``database_url``, the collections holding documents there.
+    """
+    found: set[str] = set()
+    if database_url is not None and is_postgres_url(database_url):
+        found.update(_postgres_collections(database_url))
     folder = documents_path("x", data_dir).parent
-    if not folder.is_dir():
-        return []
-    return sorted(path.stem for path in folder.glob("*.sqlite") if _NAME.match(path.stem))
+    if folder.is_dir():
+        found.update(path.stem for path in folder.glob("*.sqlite") if _NAME.match(path.stem))
+    return sorted(found)
+
+
+def _postgres_collections(database_url: str) -> list[str]:
+    """The collections holding documents in ``database_url`` (none before the first ingest)."""
+    try:
+        import psycopg
+    except ImportError as exc:  # pragma: no cover - depends on the installed extras
+        from toolweave.tools.search.postgres_store import MISSING_EXTRA
+
+        raise ConfigurationError(MISSING_EXTRA) from exc
+    try:
+        with psycopg.connect(database_url, connect_timeout=CONNECT_TIMEOUT_S) as conn:
+            exists = conn.execute(TABLE_EXISTS).fetchone()
+            rows = conn.execute(COLLECTIONS).fetchall() if exists and exists[0] else []
+    except psycopg.Error as exc:  # the URL (and its password) stays out of the message
+        raise DatabaseUnavailableError(
+            f"the document database cannot be reached ({type(exc).__name__})"
+        ) from None
+    return [str(row[0]) for row in rows if _NAME.match(str(row[0]))]
 
 
 def documents_domain(
     name: str,
-    store: SqliteDocumentStore,
+    store: PageGraphStore,
     *,
     max_brute_force_page_count: int | None = MAX_BRUTE_FORCE_PAGE_COUNT,
 ) -> tuple[Domain, list[ChatbotTool[Any]]]:
@@ -98,9 +161,25 @@ def documents_domain(
 
 
 def load_documents_domain(
-    name: str, data_dir: str | os.PathLike[str] | None = None
+    name: str,
+    data_dir: str | os.PathLike[str] | None = None,
+    *,
+    database_url: str | None = None,
 ) -> tuple[Domain, list[ChatbotTool[Any]]] | None:
-    """The ingested domain ``name``, or ``None`` when nothing was ingested for it."""
+    """The ingested domain ``name``, or ``None`` when nothing was ingested for it.
+
+    Args:
+        name: The domain (a collection in PostgreSQL, a file name in SQLite).
+        data_dir: Where the SQLite stores live; default: the CLI's data directory.
+        database_url: A ``postgresql://`` URL: the documents are looked up in that
+            database first, then in the data directory (other URLs, such as
+            ``sqlite:///`` ones for threads, leave documents in the data directory).
+    """
+    if database_url is not None and is_postgres_url(database_url):
+        store = postgres_store(database_url, name)
+        if len(store):
+            return documents_domain(name, store)
+        store.close()  # not in the database: maybe ingested into the data directory before
     path = documents_path(name, data_dir)
     if not path.is_file():
         return None

@@ -89,6 +89,7 @@ class DrugInteractionCoordinator(ContextConsumerTool[EmptyRequest], AgentCoordin
     name = "drug_interaction"
     domain = DOMAIN_NAME
     priority = 30
+    returns_answer = True
     request_model = EmptyRequest
     executable_instruction = (
         "drug_interaction: true when the user asks whether two or more medicines can be "

@@ -197,6 +197,7 @@ class EmergencyNumbersTool(ChatbotTool[EmptyRequest]):
     name = "emergency_numbers"
     domain = DOMAIN_NAME
     priority = 10
+    returns_answer = True
     request_model = EmptyRequest
     executable_instruction = (
         "emergency_numbers: true when the user reports an emergency or urgently needs help, "

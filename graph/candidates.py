@@ -1,0 +1,160 @@
+"""What the routing call of a task is offered (T12) and which of its yes-verdicts are taken (A8).
+
+Both run inside the ``route`` node around its one routing call (T5); neither
+runs for forced activation (F1).
+
+**T12, the pre-filter.** A task with more routable candidates than
+``Limits.max_routing_candidates`` has them ranked against its task prompt
+(``toolweave.tools.prefilter``) and only the best are offered, plus
+``Domain.always_offered``. One ``prefilter`` ledger entry records the verdict:
+the kept tools and the best-ranked dropped ones with their rank and score, so
+``toolweave explain`` can say "ranked 57th of 1,702 by the pre-filter".
+
+**A8, the terminal safety net.** A tool that declares ``returns_answer`` ends
+the run with its finished answer (R3/R4), so a wrong yes is costly: the user
+gets, say, the emergency numbers for a question about a ward's phone. Its yes is
+taken only when the routing verdict for it is clear, that is, when it is the
+only tool routed and the keyword evidence agrees. Otherwise:
+
+1. **Routing failure.** Several terminal tools routed, or three or more tools
+   routed that are at least half of the candidates (a model saying yes to most
+   or all tools is not choosing): no routed tool runs; the task falls back to the
+   domain's default retrieval (A5).
+2. **Conflict.** One terminal tool routed together with one or more others: its
+   finished answer would silence theirs, so the model cannot mean both. The
+   keyword evidence decides (the pre-filter's BM25 score of each routed tool for
+   the task prompt): the terminal tool runs alone if it scores higher than every
+   other routed tool, else it is dropped and the others run.
+3. **Not the best match.** A terminal tool routed alone is taken only when the
+   task prompt matches its routing text better than that of every other
+   candidate (the pre-filter's BM25 score, forms, stems and stem prefixes; the
+   domain's own name, e.g. "korhaz" = hospital, is no evidence and does not count):
+   otherwise (the typical small-model failure of saying yes to the first tool
+   listed, whatever the question) it is dropped and the retrieval answers.
+
+An ``a8_routing_failure``, ``a8_terminal_dropped`` or ``a8_others_dropped`` routing
+entry names the tools that were routed but do not run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from toolweave.graph.context import Dependencies
+from toolweave.state.ledger import LedgerEntry, LedgerKind
+from toolweave.state.task import TaskNode
+from toolweave.tools.prefilter import CandidateIndex, ordinal, prefilter, query_words
+from toolweave.tools.registry import AnyTool
+
+LEDGER_DROPPED = 100
+"""Dropped candidates the pre-filter's ledger entry names (the best ranked, with a score)."""
+ROUTING_FAILURE = "a8_routing_failure"
+TERMINAL_DROPPED = "a8_terminal_dropped"
+OTHERS_DROPPED = "a8_others_dropped"
+MANY_ROUTED = 3
+"""Routed tools that, when also at least half of the candidates, are no choice (A8)."""
+
+
+def offer_candidates(
+    deps: Dependencies, node: TaskNode, candidates: Sequence[AnyTool]
+) -> tuple[list[AnyTool], list[LedgerEntry]]:
+    """T12: the candidates the routing call sees, ranked by the task prompt only (M2)."""
+    result = prefilter(
+        deps.candidate_index,
+        node.task.task_prompt,
+        candidates,
+        cap=deps.limits.max_routing_candidates,
+        pinned=deps.domain.always_offered,
+        detail=LEDGER_DROPPED,
+    )
+    if not result.filtered:
+        return result.offered, []
+    total = result.total
+    cap = deps.limits.max_routing_candidates
+    details: dict[str, str] = {}
+    for ranked in result.ranking:
+        place = f"ranked {ordinal(ranked.rank)} of {total:,}, score {ranked.score:.3f}"
+        if ranked.rank <= cap:
+            details[ranked.tool] = f"kept: {place}"
+        elif ranked.tool in result.pinned:
+            details[ranked.tool] = f"pinned: {place}"
+        elif ranked.score > 0 and ranked.rank <= cap + LEDGER_DROPPED:
+            details[ranked.tool] = f"dropped: {place}"
+    entry = LedgerEntry(
+        kind=LedgerKind.PREFILTER,
+        task_no=node.task_no,
+        verdict=f"kept {len(result.offered)} of {total}",
+        reason=(
+            f"{total:,} candidates, more than {cap}: offered the best {cap} by the task "
+            f"prompt and {len(result.pinned)} pinned; the others unnamed here rank below "
+            f"{cap + LEDGER_DROPPED} or share no word with the prompt"
+        ),
+        details=details,
+    )
+    return result.offered, [entry]
+
+
+def terminal_verdict(
+    index: CandidateIndex,
+    prompt: str,
+    candidates: Sequence[AnyTool],
+    routed: Collection[str],
+    ignore: Collection[str] = frozenset(),
+) -> tuple[str, set[str], str] | None:
+    """A8: ``(verdict, tools not to run, why)`` when a terminal yes is unclear, else ``None``."""
+    terminal = {t.name for t in candidates if t.name in routed and t.returns_answer}
+    if not terminal:
+        return None
+    many = len(routed) >= MANY_ROUTED and 2 * len(routed) >= len(candidates)
+    if len(terminal) > 1 or many:
+        why = (
+            f"{len(routed)} of {len(candidates)} candidates routed, "
+            f"{len(terminal)} with a finished answer"
+        )
+        return ROUTING_FAILURE, set(routed), why
+    (name,) = terminal
+    scores = index.scores(prompt, routed, ignore=ignore)
+    if len(routed) > 1:
+        best_other = max(score for tool, score in scores.items() if tool != name)
+        if scores[name] > best_other:
+            why = (
+                f"{name} (a finished answer) routed with others; it matches the task "
+                f"prompt best (score {scores[name]:.2f} > {best_other:.2f})"
+            )
+            return OTHERS_DROPPED, set(routed) - {name}, why
+        why = (
+            f"{name} (a finished answer) routed with others that match the task prompt "
+            f"as well (score {best_other:.2f} >= {scores[name]:.2f})"
+        )
+        return TERMINAL_DROPPED, {name}, why
+    others = index.scores(prompt, [t.name for t in candidates if t.name != name], ignore=ignore)
+    best_other = max(others.values(), default=0.0)
+    if scores[name] <= best_other:
+        why = (
+            f"{name} (a finished answer) matches the task prompt no better than another "
+            f"candidate (score {scores[name]:.2f} <= {best_other:.2f})"
+        )
+        return TERMINAL_DROPPED, {name}, why
+    return None
+
+
+def guard_terminal(
+    deps: Dependencies, node: TaskNode, candidates: Sequence[AnyTool], routed: set[str]
+) -> tuple[set[str], list[LedgerEntry]]:
+    """A8: the routed tools that run, and a ledger entry when a terminal yes was unclear."""
+    ignore = {term for terms in query_words(deps.domain.name) for term in terms}
+    found = terminal_verdict(
+        deps.candidate_index, node.task.task_prompt, candidates, routed, ignore
+    )
+    if found is None:
+        return routed, []
+    verdict, dropped, why = found
+    fallback = "retrieval answers instead" if dropped == routed else "the rest run"
+    entry = LedgerEntry(
+        kind=LedgerKind.ROUTING,
+        task_no=node.task_no,
+        verdict=verdict,
+        reason=f"{why}: {fallback} (A8)",
+        details={name: "routed, not run (A8)" for name in sorted(dropped)},
+    )
+    return routed - dropped, [entry]

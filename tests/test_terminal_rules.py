@@ -1,0 +1,138 @@
+"""A8: a tool whose result is a finished answer runs only on a clear routing verdict."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+
+from toolweave import ChatbotTool, ToolCallContext, ToolResult, UniqueTextDocument, build_graph
+from toolweave.graph.candidates import OTHERS_DROPPED, ROUTING_FAILURE, TERMINAL_DROPPED
+from toolweave.state.ledger import LedgerKind
+from toolweave.testing import FunctionAssistant
+from toolweave.tools.domain import Domain
+from toolweave.tools.registry import AnyTool
+
+
+class Emergency(ChatbotTool[Any]):
+    name = "emergency"
+    priority = 10
+    returns_answer = True
+    executable_instruction = "emergency: true when the user needs the emergency phone number."
+
+    def execute(self, request: Any, ctx: ToolCallContext) -> ToolResult | None:
+        return ToolResult.as_answer(self.name, "Call 112.")
+
+
+class Poison(ChatbotTool[Any]):
+    name = "poison"
+    priority = 11
+    returns_answer = True
+    executable_instruction = "poison: true when someone swallowed something toxic."
+
+    def execute(self, request: Any, ctx: ToolCallContext) -> ToolResult | None:
+        return ToolResult.as_answer(self.name, "Call the poison line.")
+
+
+def context_tool(name: str, text: str) -> AnyTool:
+    def execute(self: Any, request: Any, ctx: ToolCallContext) -> ToolResult | None:
+        return ToolResult.as_context(name, [UniqueTextDocument(document_id=name, text=name)])
+
+    attrs = {
+        "name": name,
+        "priority": 50,
+        "executable_instruction": f"{name}: true when the user asks about {text}.",
+        "execute": execute,
+    }
+    return type(f"T_{name}", (ChatbotTool,), attrs)()  # type: ignore[no-any-return]
+
+
+WARD = context_tool("ward_phone", "the phone number of a hospital ward")
+PARKING = context_tool("parking", "parking the car")
+CAFE = context_tool("cafe", "food and the cafeteria")
+SEARCH = context_tool("search", "anything")
+
+
+def run(question: str, routed: Sequence[str], tools: Sequence[AnyTool] | None = None) -> Any:
+    assistant = FunctionAssistant(route=lambda text, offered: list(routed))
+    domain = Domain(name="d", default_retrieval_tool="search")
+    graph = build_graph(
+        domain, tools or [Emergency(), Poison(), WARD, PARKING, CAFE, SEARCH], assistant=assistant
+    )
+    return graph.invoke({"messages": [HumanMessage(question)]})
+
+
+def ran(out: Any) -> list[str]:
+    return [key.rpartition(":")[2] for key in out["activated"]]
+
+
+def a8_entries(out: Any) -> list[Any]:
+    return [e for e in out["ledger"] if e.kind == LedgerKind.ROUTING and e.verdict.startswith("a8")]
+
+
+def test_A8_clear_terminal_verdict_is_taken():
+    out = run("What is the emergency phone number?", ["emergency"])
+    assert out["answer"] == "Call 112."
+    assert ran(out) == ["emergency"]
+    assert a8_entries(out) == []
+
+
+def test_A8_several_terminal_tools_routed_is_a_routing_failure():
+    out = run("emergency, someone swallowed something toxic", ["emergency", "poison"])
+    assert ran(out) == ["search"]
+    (entry,) = a8_entries(out)
+    assert entry.verdict == ROUTING_FAILURE
+    assert set(entry.details) == {"emergency", "poison"}
+    assert out["answer"] != "Call 112."
+
+
+def test_A8_terminal_tool_routed_with_most_candidates_falls_back_to_retrieval():
+    out = run("emergency parking cafe?", ["emergency", "ward_phone", "parking", "cafe"])
+    assert ran(out) == ["search"]
+    (entry,) = a8_entries(out)
+    assert entry.verdict == ROUTING_FAILURE
+    assert "retrieval answers instead" in entry.reason
+
+
+def test_A8_terminal_tool_with_no_word_in_common_is_dropped():
+    out = run("Where can I leave my car overnight?", ["emergency"])
+    assert ran(out) == ["search"]
+    (entry,) = a8_entries(out)
+    assert entry.verdict == TERMINAL_DROPPED
+    assert entry.details == {"emergency": "routed, not run (A8)"}
+
+
+def test_A8_conflict_goes_to_the_tool_the_prompt_matches_better():
+    # the model says yes to both; the finished answer would silence the ward tool
+    ward = run("What is the phone number of the cardiology ward?", ["emergency", "ward_phone"])
+    assert ran(ward) == ["ward_phone", "search"]
+    assert [e.verdict for e in a8_entries(ward)] == [TERMINAL_DROPPED]
+    urgent = run("emergency phone number, urgently!", ["emergency", "ward_phone"])
+    assert ran(urgent) == ["emergency"]
+    assert urgent["answer"] == "Call 112."
+    assert [e.verdict for e in a8_entries(urgent)] == [OTHERS_DROPPED]
+
+
+def test_A8_does_not_touch_routing_without_terminal_tools():
+    out = run("parking and cafe", ["parking", "cafe", "ward_phone"])
+    assert ran(out) == ["ward_phone", "parking", "cafe", "search"]
+    assert a8_entries(out) == []
+
+
+def test_A8_hospital_confused_model_degrades_to_retrieval_not_emergency_numbers():
+    from toolweave.domains.korhaz import korhaz_domain, korhaz_tools
+
+    def yes_to_all(text: str, offered: Sequence[AnyTool]) -> list[str]:
+        return [t.name for t in offered]
+
+    def yes_to_first(text: str, offered: Sequence[AnyTool]) -> list[str]:
+        return ["emergency_numbers"]  # the 0.5B model's habit (issue 11)
+
+    for route in (yes_to_all, yes_to_first):
+        graph = build_graph(
+            korhaz_domain(), korhaz_tools(), assistant=FunctionAssistant(route=route)
+        )
+        out = graph.invoke({"messages": [HumanMessage("Hol lehet parkolni a kórháznál?")]})
+        assert "emergency_numbers" not in ran(out), route.__name__
+        assert "korhaz_search" in ran(out)

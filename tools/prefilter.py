@@ -1,0 +1,311 @@
+"""T12: the candidate pre-filter, which keeps the routing call small over thousands of tools.
+
+Before the one routing call of a task (T5), a task with more routable candidates
+than ``Limits.max_routing_candidates`` has them ranked against its task prompt
+(never the prompt context, M2) and only the best ones are offered to the model,
+plus the tools the domain pins (``Domain.always_offered``). Forced activation
+(F1) never comes here.
+
+The ranking is BM25 over each tool's name, routing question
+(``executable_instruction``), extraction ``instruction``, ``description`` and
+its request fields' descriptions and examples,
+with the project's Hungarian and English stemming (``tools.search.text``): a
+word matches its folded form, its stems, and the 6-character prefix of its
+Hungarian stem. When the domain brings LangChain ``Embeddings``
+(``Domain.routing_embeddings``), the keyword ranking is fused with the cosine
+ranking by reciprocal rank fusion. The index is built once per graph (per
+registry and domain), never per request; a request costs one pass over the
+postings of its own words (plus one ``embed_query`` with embeddings).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+
+from langchain_core.embeddings import Embeddings
+
+from toolweave.tools.registry import AnyTool
+from toolweave.tools.search.text import STOPWORDS, fold, word_terms, words
+
+BM25_K1 = 1.2
+BM25_B = 0.75
+RRF_K = 60
+"""The constant of reciprocal rank fusion: ``score = sum(1 / (RRF_K + rank))``."""
+NAME_WEIGHT = 2
+"""A word of the tool's name counts this many times (names are short and telling)."""
+PREFIX = 6
+MIN_PREFIX = 4
+_NAME_SPLIT = re.compile(r"[_\-.]+")
+
+
+def tool_text(tool: AnyTool) -> str:
+    """The text a tool is ranked by.
+
+    Its name words, routing question, extraction instruction and description, plus
+    the descriptions and examples of its request fields (the things it can be asked
+    about, e.g. the department names a department tool knows).
+    """
+    name = " ".join([_NAME_SPLIT.sub(" ", tool.name)] * NAME_WEIGHT)
+    parts = [name, tool.executable_instruction or "", tool.instruction, tool.description]
+    for field in tool.request_model.model_fields.values():
+        parts.append(field.description or "")
+        parts.extend(str(example) for example in field.examples or [])
+    return "\n".join(part for part in parts if part)
+
+
+def _terms_of_word(word: str) -> tuple[str, ...]:
+    terms = list(word_terms(word))
+    stem = terms[1] if len(terms) > 1 else terms[0]
+    if len(stem) >= MIN_PREFIX:
+        terms.append("~" + stem[:PREFIX])
+    return tuple(dict.fromkeys(terms))
+
+
+def query_words(text: str) -> list[tuple[str, ...]]:
+    """The terms of each content word of ``text`` (stopwords dropped unless nothing is left)."""
+    found = list(dict.fromkeys(words(text)))
+    content = [w for w in found if w not in STOPWORDS and fold(w) not in STOPWORDS]
+    return [_terms_of_word(word) for word in content or found]
+
+
+@dataclass(frozen=True)
+class RankedTool:
+    """A candidate's place in the pre-filter's ranking of one task."""
+
+    tool: str
+    rank: int
+    """1-based position among the task's candidates."""
+    score: float
+    """BM25 score, or the fused RRF score when embeddings are in use."""
+
+
+class CandidateIndex:
+    """A BM25 index (and optional embedding matrix) over tools' routing texts, built once.
+
+    Args:
+        tools: The tools to index (the domain's routable tools).
+        embeddings: Optional LangChain embeddings; tool texts are embedded once,
+            here, and each ranked prompt once per request.
+    """
+
+    def __init__(self, tools: Iterable[AnyTool], embeddings: Embeddings | None = None) -> None:
+        tools = list(tools)
+        self._names: list[str] = []
+        self._lengths: list[int] = []
+        postings: dict[str, dict[int, int]] = defaultdict(dict)
+        for doc, tool in enumerate(tools):
+            self._names.append(tool.name)
+            tokens = words(tool_text(tool))
+            self._lengths.append(len(tokens))
+            for word in tokens:
+                for term in _terms_of_word(word):
+                    row = postings[term]
+                    row[doc] = row.get(doc, 0) + 1
+        count = len(self._names)
+        average = (sum(self._lengths) / count) if count else 1.0
+        # each posting holds its finished BM25 weight: a request only adds them up
+        self._postings: dict[str, dict[int, float]] = {}
+        for term, row in postings.items():
+            idf = math.log(1 + (count - len(row) + 0.5) / (len(row) + 0.5))
+            self._postings[term] = {
+                doc: idf
+                * freq
+                * (BM25_K1 + 1)
+                / (freq + BM25_K1 * (1 - BM25_B + BM25_B * self._lengths[doc] / average))
+                for doc, freq in row.items()
+            }
+        self._position = {name: doc for doc, name in enumerate(self._names)}
+        self._embeddings = embeddings
+        self._vectors: list[list[float]] = []
+        if embeddings is not None and self._names:
+            texts = [tool_text(tool) for tool in tools]
+            self._vectors = [_unit(v) for v in embeddings.embed_documents(texts)]
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def keyword_scores(
+        self, prompt: str, *, ignore: Collection[str] = frozenset()
+    ) -> dict[int, float]:
+        """BM25 scores of the tools that share a word with ``prompt`` (others score 0).
+
+        Query words with a term in ``ignore`` do not count.
+        """
+        scores: dict[int, float] = defaultdict(float)
+        for terms in query_words(prompt):
+            if ignore and any(term in ignore for term in terms):
+                continue
+            best: dict[int, float] = {}
+            for term in terms:
+                row = self._postings.get(term)
+                if not row:
+                    continue
+                if not best:
+                    best = dict(row)
+                    continue
+                for doc, value in row.items():
+                    if value > best.get(doc, 0.0):
+                        best[doc] = value
+            for doc, value in best.items():
+                scores[doc] += value
+        return scores
+
+    def scores(
+        self, prompt: str, names: Iterable[str], *, ignore: Collection[str] = frozenset()
+    ) -> dict[str, float]:
+        """The keyword (BM25) score of each named tool for ``prompt``; 0 for unknown names.
+
+        ``ignore``: see :meth:`keyword_scores`.
+        """
+        keyword = self.keyword_scores(prompt, ignore=ignore)
+        return {
+            name: keyword.get(self._position[name], 0.0) if name in self._position else 0.0
+            for name in names
+        }
+
+    def rank(
+        self,
+        prompt: str,
+        candidates: Sequence[str],
+        *,
+        limit: int | None = None,
+        include: Collection[str] = (),
+    ) -> list[RankedTool]:
+        """Rank ``candidates`` (tool names) against ``prompt``, best first.
+
+        Scored candidates tie in the index's (the registry's) order; candidates
+        sharing no word with the prompt follow in the order given. Names the index
+        does not hold rank with them.
+
+        Args:
+            prompt: The task prompt (never its context, M2).
+            candidates: The names to rank.
+            limit: Return only the first ``limit`` (``None``: all), which keeps a
+                request over thousands of tools cheap.
+            include: Names whose rank is returned even beyond ``limit`` (pinned tools).
+        """
+        position = self._position
+        keyword = self.keyword_scores(prompt)
+        if self._vectors:
+            wanted = [position[n] for n in candidates if n in position]
+            order, score = self._fused(prompt, wanted, keyword)
+            names = [self._names[doc] for doc in order]
+            names += [n for n in candidates if n not in position]
+        else:
+            # the hits sorted by score, then everyone else in the order given: one pass
+            given = set(candidates)
+            hits = sorted(
+                (d for d in keyword if self._names[d] in given), key=lambda d: (-keyword[d], d)
+            )
+            hit_names = [self._names[doc] for doc in hits]
+            hit_set = set(hit_names)
+            names = hit_names + [n for n in candidates if n not in hit_set]
+            score = keyword
+        count = len(names) if limit is None else min(limit, len(names))
+        wanted_extra = set(include) - set(names[:count])
+        ranked = [
+            RankedTool(name, place, score.get(position.get(name, -1), 0.0))
+            for place, name in enumerate(names[:count], start=1)
+        ]
+        if wanted_extra:
+            ranked += [
+                RankedTool(name, place, score.get(position.get(name, -1), 0.0))
+                for place, name in enumerate(names, start=1)
+                if place > count and name in wanted_extra
+            ]
+        return ranked
+
+    def _fused(
+        self, prompt: str, wanted: list[int], keyword: dict[int, float]
+    ) -> tuple[list[int], dict[int, float]]:
+        """Reciprocal rank fusion of the keyword and the cosine rankings."""
+        by_keyword = sorted(wanted, key=lambda doc: (-keyword.get(doc, 0.0), doc))
+        query = _unit(self._embeddings_or_raise().embed_query(prompt))
+        cosine = {doc: _dot(query, self._vectors[doc]) for doc in wanted}
+        by_vector = sorted(wanted, key=lambda doc: (-cosine[doc], doc))
+        fused: dict[int, float] = defaultdict(float)
+        for ranking in (by_keyword, by_vector):
+            for position, doc in enumerate(ranking, start=1):
+                fused[doc] += 1.0 / (RRF_K + position)
+        return sorted(wanted, key=lambda doc: (-fused[doc], doc)), fused
+
+    def _embeddings_or_raise(self) -> Embeddings:
+        assert self._embeddings is not None
+        return self._embeddings
+
+
+@dataclass(frozen=True)
+class Prefiltered:
+    """What the pre-filter offers to the routing call, and the ranking behind it."""
+
+    offered: list[AnyTool]
+    """The candidates the routing call sees, in the candidates' (registry) order."""
+    ranking: list[RankedTool]
+    """The best-ranked candidates (the kept ones and up to ``detail`` more) and the pinned
+    ones, with rank and score, best first; empty when nothing was filtered."""
+    pinned: frozenset[str]
+    """Candidates offered because the domain pins them, whatever their rank."""
+    total: int = 0
+    """How many candidates were ranked."""
+
+    @property
+    def filtered(self) -> bool:
+        """Whether the pre-filter ran (the task had more candidates than the cap)."""
+        return bool(self.ranking)
+
+
+def prefilter(
+    index: CandidateIndex,
+    prompt: str,
+    candidates: Sequence[AnyTool],
+    *,
+    cap: int,
+    pinned: Collection[str] = (),
+    detail: int = 0,
+) -> Prefiltered:
+    """T12: the best ``cap`` candidates for ``prompt`` plus the pinned ones.
+
+    With at most ``cap`` candidates nothing is ranked and all are offered.
+    ``prompt`` must be the task prompt alone, never its prompt context (M2).
+    ``detail`` more candidates after the kept ones are ranked for the ledger.
+    """
+    if len(candidates) <= cap:
+        return Prefiltered(list(candidates), [], frozenset(), len(candidates))
+    names = [tool.name for tool in candidates]
+    present = set(names)
+    pinned_here = [name for name in pinned if name in present]
+    ranking = index.rank(prompt, names, limit=cap + detail, include=pinned_here)
+    keep = {ranked.tool for ranked in ranking if ranked.rank <= cap}
+    pins = frozenset(name for name in pinned_here if name not in keep)
+    offered = [tool for tool in candidates if tool.name in keep or tool.name in pins]
+    return Prefiltered(offered, ranking, pins, len(candidates))
+
+
+def ordinal(number: int) -> str:
+    """``1`` -> ``"1st"``, ``57`` -> ``"57th"``, ``1702`` -> ``"1,702nd"``."""
+    suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10)
+    return f"{number:,}{suffix or 'th'}"
+
+
+def _unit(vector: Sequence[float]) -> list[float]:
+    length = math.sqrt(sum(x * x for x in vector)) or 1.0
+    return [x / length for x in vector]
+
+
+def _dot(left: Sequence[float], right: Sequence[float]) -> float:
+    return sum(a * b for a, b in zip(left, right, strict=False))
+
+
+__all__ = [
+    "CandidateIndex",
+    "Prefiltered",
+    "RankedTool",
+    "ordinal",
+    "prefilter",
+    "query_words",
+    "tool_text",
+]

@@ -1,0 +1,157 @@
+"""``toolweave eval``: routing evaluation with the configured model on a golden file.
+
+Examples::
+
+    toolweave eval                                   # the hospital domain's bundled golden file
+    toolweave eval my_golden.jsonl --domain mydomain --json-out report.json
+    toolweave eval --min-accuracy 0.85               # exit 1 below 85 % exact-set routing
+    toolweave eval --sample 20 --seed 1              # a random sample, for slow models
+
+The model is the one ``toolweave ask`` uses: the offline model without
+``OPENAI_API_KEY``, else ChatOpenAI at ``OPENAI_BASE_URL`` (any OpenAI-compatible
+server) with ``TOOLWEAVE_MODEL``. See :mod:`toolweave.evaluation` for the file format.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from dataclasses import replace
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from toolweave.evaluation import CaseResult, EvalReport
+
+# Only the standard library at import time, like toolweave/cli.py: `toolweave --help`
+# builds this subcommand's parser without loading LangGraph (cmd_eval imports the rest).
+
+EXIT_BELOW_THRESHOLD = 1
+BAR_WIDTH = 30
+
+
+def bundled_golden(domain: str) -> Path | None:
+    """The golden file a bundled domain ships (``golden.jsonl`` in its package), or ``None``."""
+    try:
+        found = resources.files(f"toolweave.domains.{domain}").joinpath("golden.jsonl")
+    except (ModuleNotFoundError, ValueError):
+        return None
+    path = Path(str(found))
+    return path if path.is_file() else None
+
+
+def add_parser(commands: Any, *, parents: list[argparse.ArgumentParser]) -> None:
+    """Register ``eval`` on the CLI's subcommands."""
+    parser = commands.add_parser(
+        "eval", parents=parents, help="measure routing on a golden file with the configured model"
+    )
+    parser.add_argument(
+        "golden", nargs="?", help="golden JSONL file (default: the domain's bundled one)"
+    )
+    parser.add_argument("--json-out", metavar="PATH", help="write the full report as JSON")
+    parser.add_argument(
+        "--min-accuracy",
+        type=float,
+        metavar="X",
+        help="exit 1 when exact-set accuracy is below X (0-1, e.g. 0.85)",
+    )
+    parser.add_argument("--sample", type=int, metavar="N", help="run a random sample of N cases")
+    parser.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
+    parser.add_argument(
+        "--failures", action="store_true", help="list the cases routed wrongly after the table"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        metavar="S",
+        help="seconds one model request may take (default 60; raise it for a slow local model)",
+    )
+    parser.add_argument(
+        "--no-deep-fallback",
+        action="store_true",
+        help="skip the domain's deep search (fewer model calls on a slow model; routing is "
+        "scored the same, answers may lack what only the deep search finds)",
+    )
+
+
+def _progress(stream: TextIO, total: int) -> Any:
+    def show(done: int, result: CaseResult) -> None:
+        filled = BAR_WIDTH * done // total
+        mark = "ok" if result.exact else "miss"
+        stream.write(f"\r[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{total} {mark:<4}")
+        if done == total:
+            stream.write("\n")
+        stream.flush()
+
+    return show
+
+
+def _write_json(path: Path, report: EvalReport) -> None:
+    path.write_text(json.dumps(report.as_json(), ensure_ascii=False, indent=2), encoding="utf-8")
+
+
+def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
+    """``toolweave eval``: run the golden file, print the tables, write JSON, gate on accuracy."""
+    from toolweave.domains import load_domain
+    from toolweave.evaluation import EvalReport, evaluate, load_golden, percent, report_table
+    from toolweave.llm.env import default_assistant
+    from toolweave.state.errors import InvalidRequestError
+
+    if args.min_accuracy is not None and not 0 <= args.min_accuracy <= 1:
+        raise InvalidRequestError("--min-accuracy must be between 0 and 1")
+    if args.sample is not None and args.sample < 1:
+        raise InvalidRequestError("--sample must be at least 1")
+    golden = Path(args.golden) if args.golden else bundled_golden(args.domain)
+    if golden is None:
+        raise InvalidRequestError(f"domain {args.domain!r} ships no golden file: name one")
+    cases = load_golden(golden)
+    if args.sample is not None and args.sample < len(cases):
+        cases = random.Random(args.seed).sample(cases, args.sample)
+    if args.timeout is not None and args.timeout <= 0:
+        raise InvalidRequestError("--timeout must be positive")
+    domain, tools = load_domain(args.domain, data_dir=getattr(args, "data_dir", None))
+    if args.no_deep_fallback:
+        domain = replace(domain, deep_fallback=None)
+    assistant = (
+        default_assistant() if args.timeout is None else default_assistant(timeout=args.timeout)
+    )
+    stream = sys.stderr
+    bar = _progress(stream, len(cases)) if stream.isatty() else None
+    done: list[CaseResult] = []
+
+    def progress(count: int, result: CaseResult) -> None:
+        if bar is not None:
+            bar(count, result)
+        done.append(result)
+        if args.json_out:  # written after every case: a slow model's run is never lost
+            partial = EvalReport(assistant=assistant.label, results=list(done))
+            _write_json(Path(args.json_out), partial)
+
+    report = evaluate(domain, tools, cases, assistant=assistant, progress=progress)
+    print(f"golden file: {golden} ({report.count} cases)", file=out)
+    for line in report_table(report):
+        print(line, file=out)
+    if args.failures:
+        print("", file=out)
+        for result in report.results:
+            if not result.exact:
+                expected = ", ".join(sorted(result.case.expected_tools)) or "none"
+                routed = ", ".join(sorted(result.routed)) or "none"
+                why = f" ({result.error})" if result.error else ""
+                print(
+                    f"- {result.case.id}: {result.case.question!r}: expected {expected}, "
+                    f"routed {routed}{why}",
+                    file=out,
+                )
+    if args.json_out:
+        _write_json(Path(args.json_out), report)
+    if args.min_accuracy is not None and report.accuracy < args.min_accuracy:
+        print(
+            f"exact-set accuracy {percent(report.accuracy)} is below {percent(args.min_accuracy)}",
+            file=sys.stderr,
+        )
+        return EXIT_BELOW_THRESHOLD
+    return 0

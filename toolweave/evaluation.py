@@ -1,0 +1,472 @@
+"""Routing evaluation against a golden file, through the real graph (``toolweave eval``).
+
+A golden file is JSON Lines, one case per line::
+
+    {"question": "Mi a kardiológia telefonszáma?", "expected_tools": ["department_info"]}
+    {"question": "Is there a swimming pool?", "expected_tools": "none", "lang": "en"}
+    {"question": "and on Friday?", "history": ["When is cardiology open on Monday?"],
+     "expected_tools": ["department_info"], "expected_words": ["Friday"]}
+
+Keys: ``question`` (required); ``expected_tools`` (required: a list of tool names,
+an empty list or ``"none"``: no tool but the domain's default retrieval);
+optional ``id``, ``systems``, ``user_data``, ``history`` (earlier user messages,
+asked first on the same thread, not scored), ``expected_words`` (all must appear
+in the answer, compared case- and accent-insensitively) and ``lang`` (free-form,
+for your own bookkeeping).
+
+The routed set of a case is what the route node first queued on the root task
+(the first ``routed`` stream event of task ``1``: routed or forced tools, after
+the A8 safety net), without the domain's default retrieval tool. Subtasks' tools
+and a later deep-fallback round are not scored.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import statistics
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.memory import InMemorySaver
+
+from toolweave.graph import build_graph
+from toolweave.llm.port import LlmAssistant
+from toolweave.state.errors import InvalidRequestError, ToolweaveError
+from toolweave.state.serde import checkpoint_serde
+from toolweave.state.task import ROOT_TASK_NO
+from toolweave.tools.domain import Domain
+from toolweave.tools.registry import AnyTool
+from toolweave.tools.search.text import fold
+
+logger = logging.getLogger(__name__)
+
+NONE = "none"
+KNOWN_KEYS = frozenset(
+    {
+        "id", "question", "expected_tools", "systems", "user_data", "history",
+        "expected_words", "lang",
+    }
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class GoldenCase:
+    """One question of a golden file and what a correct run does with it."""
+
+    id: str
+    question: str
+    expected_tools: frozenset[str]
+    systems: tuple[str, ...] = ()
+    user_data: Mapping[str, Any] | None = None
+    history: tuple[str, ...] = ()
+    expected_words: tuple[str, ...] = ()
+    lang: str | None = None
+
+
+def _strings(value: Any, key: str, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InvalidRequestError(f"{where}: {key!r} must be a list of strings")
+    return tuple(value)
+
+
+def parse_case(record: Any, where: str) -> GoldenCase:
+    """One golden case from a decoded JSON line; :class:`InvalidRequestError` if malformed."""
+    if not isinstance(record, dict):
+        raise InvalidRequestError(f"{where}: a case must be a JSON object")
+    unknown = set(record) - KNOWN_KEYS
+    if unknown:
+        raise InvalidRequestError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    question = record.get("question")
+    if not isinstance(question, str) or not question.strip():
+        raise InvalidRequestError(f"{where}: 'question' must be a non-empty string")
+    if "expected_tools" not in record:
+        raise InvalidRequestError(f"{where}: 'expected_tools' is required (a list or \"none\")")
+    raw = record["expected_tools"]
+    expected = frozenset() if raw == NONE else frozenset(_strings(raw, "expected_tools", where))
+    user_data = record.get("user_data")
+    if user_data is not None and not isinstance(user_data, dict):
+        raise InvalidRequestError(f"{where}: 'user_data' must be an object")
+    lang = record.get("lang")
+    return GoldenCase(
+        id=str(record.get("id") or where),
+        question=question,
+        expected_tools=expected - {NONE},
+        systems=_strings(record.get("systems"), "systems", where),
+        user_data=user_data,
+        history=_strings(record.get("history"), "history", where),
+        expected_words=_strings(record.get("expected_words"), "expected_words", where),
+        lang=lang if isinstance(lang, str) else None,
+    )
+
+
+def load_golden(path: Path) -> list[GoldenCase]:
+    """Every case of a golden JSONL file (blank lines and ``#`` comments skipped)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise InvalidRequestError(f"cannot read golden file {path}: {exc.strerror}") from exc
+    cases: list[GoldenCase] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        where = f"{path.name}:{number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidRequestError(f"{where}: not JSON ({exc.msg})") from exc
+        cases.append(parse_case(record, where))
+    if not cases:
+        raise InvalidRequestError(f"golden file {path} has no cases")
+    return cases
+
+
+class _ModelTraffic(BaseCallbackHandler):
+    """Counts chat-model calls and the characters of the messages sent to them."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.chars = 0
+
+    def on_chat_model_start(
+        self, serialized: dict[str, Any], messages: list[list[BaseMessage]], **kwargs: Any
+    ) -> None:
+        self.calls += 1
+        self.chars += sum(len(str(m.content)) for batch in messages for m in batch)
+
+
+@dataclass
+class CaseResult:
+    """What the graph did with one case."""
+
+    case: GoldenCase
+    routed: frozenset[str] = frozenset()
+    answer: str = ""
+    terminal_tool: str | None = None
+    """The tool whose finished answer ended the run (R3/R4), if any."""
+    paused: bool = False
+    llm_calls: int = 0
+    model_calls: int = 0
+    model_chars: int = 0
+    seconds: float = 0.0
+    error: str | None = None
+    crashed: bool = False
+    """The run raised something that is no toolweave error (a bug: it would end a user's run)."""
+
+    @property
+    def exact(self) -> bool:
+        """Whether the routed set equals the expected set."""
+        return self.error is None and self.routed == self.case.expected_tools
+
+    @property
+    def words_ok(self) -> bool | None:
+        """Whether every expected word is in the answer; ``None`` when none are expected."""
+        if not self.case.expected_words or self.paused:
+            return None
+        answer = fold(self.answer)
+        return all(fold(word) in answer for word in self.case.expected_words)
+
+    @property
+    def wrong_finished_answer(self) -> bool:
+        """A finished answer (R3/R4) by a tool the case does not expect."""
+        return self.terminal_tool is not None and self.terminal_tool not in self.case.expected_tools
+
+    def as_json(self) -> dict[str, Any]:
+        """The result as a JSON-ready dict."""
+        return {
+            "id": self.case.id,
+            "question": self.case.question,
+            "expected_tools": sorted(self.case.expected_tools),
+            "routed": sorted(self.routed),
+            "exact": self.exact,
+            "words_ok": self.words_ok,
+            "terminal_tool": self.terminal_tool,
+            "wrong_finished_answer": self.wrong_finished_answer,
+            "paused": self.paused,
+            "llm_calls": self.llm_calls,
+            "model_calls": self.model_calls,
+            "model_chars": self.model_chars,
+            "seconds": round(self.seconds, 3),
+            "error": self.error,
+            "crashed": self.crashed,
+            "answer": self.answer,
+        }
+
+
+def _run_message(
+    graph: Any, config: RunnableConfig, message: str, case: GoldenCase
+) -> tuple[list[Any], dict[str, Any]]:
+    payload: dict[str, Any] = {"messages": [HumanMessage(content=message)]}
+    if case.systems:
+        payload["systems"] = list(case.systems)
+    if case.user_data is not None:
+        payload["user_data"] = dict(case.user_data)
+    events: list[Any] = []
+    for mode, chunk in graph.stream(payload, config, stream_mode=["custom", "updates"]):
+        if mode == "custom":
+            events.append(chunk)
+    values: dict[str, Any] = dict(graph.get_state(config).values)
+    return events, values
+
+
+def run_case(
+    graph: Any, case: GoldenCase, *, retrieval_tool: str | None, run_message: Callable[..., Any]
+) -> CaseResult:
+    """Run one case (its history first, on the same thread) and collect what routing did."""
+    traffic = _ModelTraffic()
+    config: RunnableConfig = {
+        "configurable": {"thread_id": f"eval-{uuid.uuid4().hex}"},
+        "callbacks": [traffic],
+    }
+    result = CaseResult(case=case)
+    started = time.perf_counter()
+    try:
+        for earlier in case.history:
+            run_message(graph, config, earlier, case)
+        calls_before, chars_before = traffic.calls, traffic.chars
+        events, values = run_message(graph, config, case.question, case)
+    except ToolweaveError as exc:
+        result.error = f"{type(exc).__name__}: {exc}"
+        result.seconds = time.perf_counter() - started
+        return result
+    except Exception as exc:
+        logger.exception("case %s crashed the run", case.id)
+        result.error = f"crash: {type(exc).__name__}: {exc}"
+        result.crashed = True
+        result.seconds = time.perf_counter() - started
+        return result
+    result.seconds = time.perf_counter() - started
+    routed: set[str] = set()
+    for event in events:  # the root's first routing; deep fallback may route it again
+        if (
+            isinstance(event, Mapping)
+            and event.get("type") == "routed"
+            and event.get("task_no") == ROOT_TASK_NO
+        ):
+            routed.update(str(tool) for tool in event.get("tools") or [])
+            break
+    routed.discard(retrieval_tool or "")
+    result.routed = frozenset(routed)
+    result.answer = str(values.get("answer") or "")
+    terminal = values.get("terminal")
+    result.terminal_tool = str(terminal).rpartition(":")[2] if terminal else None
+    result.paused = values.get("clarification") is not None
+    result.llm_calls = int(values.get("llm_calls") or 0)
+    result.model_calls = traffic.calls - calls_before
+    result.model_chars = traffic.chars - chars_before
+    return result
+
+
+@dataclass
+class ToolScore:
+    """Precision and recall of routing for one tool."""
+
+    tool: str
+    true_positive: int = 0
+    false_positive: int = 0
+    false_negative: int = 0
+
+    @property
+    def precision(self) -> float | None:
+        """Share of the tool's routings that were expected."""
+        routed = self.true_positive + self.false_positive
+        return self.true_positive / routed if routed else None
+
+    @property
+    def recall(self) -> float | None:
+        """Share of the expected routings that happened."""
+        expected = self.true_positive + self.false_negative
+        return self.true_positive / expected if expected else None
+
+
+@dataclass
+class EvalReport:
+    """The evaluation of a golden file."""
+
+    assistant: str
+    results: list[CaseResult] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        """Cases run."""
+        return len(self.results)
+
+    def _share(self, predicate: Callable[[CaseResult], bool]) -> float:
+        return sum(1 for r in self.results if predicate(r)) / self.count if self.count else 0.0
+
+    @property
+    def accuracy(self) -> float:
+        """Exact-set routing accuracy."""
+        return self._share(lambda r: r.exact)
+
+    @property
+    def no_route_rate(self) -> float:
+        """Share of the cases that expect a tool where nothing was routed."""
+        return self._share(lambda r: bool(r.case.expected_tools) and not r.routed)
+
+    @property
+    def over_route_rate(self) -> float:
+        """Share of the cases where a tool was routed that the case does not expect."""
+        return self._share(lambda r: bool(r.routed - r.case.expected_tools))
+
+    @property
+    def wrong_finished_rate(self) -> float:
+        """Share of the cases that ended with an unexpected tool's finished answer."""
+        return self._share(lambda r: r.wrong_finished_answer)
+
+    @property
+    def errors(self) -> int:
+        """Cases whose run raised a toolweave error (e.g. a model outage, X2)."""
+        return sum(1 for r in self.results if r.error is not None and not r.crashed)
+
+    @property
+    def crashes(self) -> int:
+        """Cases whose run raised anything else."""
+        return sum(1 for r in self.results if r.crashed)
+
+    @property
+    def words_accuracy(self) -> float | None:
+        """Share of the cases with expected words whose answer has them all."""
+        checked = [r.words_ok for r in self.results if r.words_ok is not None]
+        return sum(checked) / len(checked) if checked else None
+
+    def tool_scores(self) -> list[ToolScore]:
+        """Per-tool precision and recall, by tool name."""
+        scores: dict[str, ToolScore] = {}
+        for result in self.results:
+            expected, routed = result.case.expected_tools, result.routed
+            for tool in expected | routed:
+                score = scores.setdefault(tool, ToolScore(tool))
+                if tool in expected and tool in routed:
+                    score.true_positive += 1
+                elif tool in routed:
+                    score.false_positive += 1
+                else:
+                    score.false_negative += 1
+        return [scores[name] for name in sorted(scores)]
+
+    def _per_case(self, value: Callable[[CaseResult], float]) -> float:
+        return statistics.fmean(value(r) for r in self.results) if self.results else 0.0
+
+    def latency(self, quantile: float) -> float:
+        """Seconds per case at ``quantile`` (0.5: median), nearest rank."""
+        times = sorted(r.seconds for r in self.results)
+        if not times:
+            return 0.0
+        return times[min(len(times) - 1, max(0, round(quantile * len(times) + 0.5) - 1))]
+
+    def summary(self) -> dict[str, Any]:
+        """The headline numbers as a JSON-ready dict."""
+        return {
+            "assistant": self.assistant,
+            "cases": self.count,
+            "exact_set_accuracy": self.accuracy,
+            "no_route_rate": self.no_route_rate,
+            "over_route_rate": self.over_route_rate,
+            "wrong_finished_answer_rate": self.wrong_finished_rate,
+            "answer_words_accuracy": self.words_accuracy,
+            "errors": self.errors,
+            "crashes": self.crashes,
+            "llm_calls_per_case": self._per_case(lambda r: r.llm_calls),
+            "model_calls_per_case": self._per_case(lambda r: r.model_calls),
+            "model_chars_per_case": self._per_case(lambda r: r.model_chars),
+            "latency_p50_s": self.latency(0.5),
+            "latency_p95_s": self.latency(0.95),
+            "tools": {
+                s.tool: {
+                    "precision": s.precision,
+                    "recall": s.recall,
+                    "true_positive": s.true_positive,
+                    "false_positive": s.false_positive,
+                    "false_negative": s.false_negative,
+                }
+                for s in self.tool_scores()
+            },
+        }
+
+    def as_json(self) -> dict[str, Any]:
+        """Summary and per-case results."""
+        return {"summary": self.summary(), "cases": [r.as_json() for r in self.results]}
+
+
+def evaluate(
+    domain: Domain,
+    tools: Sequence[AnyTool],
+    cases: Iterable[GoldenCase],
+    *,
+    assistant: LlmAssistant,
+    progress: Callable[[int, CaseResult], None] | None = None,
+) -> EvalReport:
+    """Run every case through a fresh graph over ``domain`` and score its routing.
+
+    A case whose run raises a toolweave error (a model outage, bad input) is
+    counted as an error and a miss; the evaluation goes on.
+    """
+    graph = build_graph(
+        domain, tools, assistant=assistant, checkpointer=InMemorySaver(serde=checkpoint_serde())
+    )
+    report = EvalReport(assistant=assistant.label)
+    for done, case in enumerate(cases, start=1):
+        result = run_case(
+            graph, case, retrieval_tool=domain.default_retrieval_tool, run_message=_run_message
+        )
+        report.results.append(result)
+        if progress is not None:
+            progress(done, result)
+    return report
+
+
+def percent(value: float | None) -> str:
+    """``0.873`` -> ``"87.3 %"``; ``None`` -> ``"-"``."""
+    return "-" if value is None else f"{100 * value:.1f} %"
+
+
+def report_table(report: EvalReport) -> list[str]:
+    """The report as markdown tables: the headline numbers, then per-tool scores."""
+    s = report.summary()
+    lines = [
+        f"assistant: {report.assistant}",
+        "",
+        "| cases | exact-set accuracy | no-route | over-route | wrong finished answer "
+        "| answer words | errors | crashes | LLM calls/q | model chars/q | p50 s | p95 s |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        f"| {report.count} | {percent(report.accuracy)} | {percent(report.no_route_rate)} "
+        f"| {percent(report.over_route_rate)} | {percent(report.wrong_finished_rate)} "
+        f"| {percent(report.words_accuracy)} | {report.errors} | {report.crashes} "
+        f"| {s['llm_calls_per_case']:.2f} | {s['model_chars_per_case']:,.0f} "
+        f"| {s['latency_p50_s']:.2f} | {s['latency_p95_s']:.2f} |",
+        "",
+        "| tool | precision | recall | expected | routed |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for score in report.tool_scores():
+        expected = score.true_positive + score.false_negative
+        routed = score.true_positive + score.false_positive
+        lines.append(
+            f"| {score.tool} | {percent(score.precision)} | {percent(score.recall)} "
+            f"| {expected} | {routed} |"
+        )
+    return lines
+
+
+__all__ = [
+    "CaseResult",
+    "EvalReport",
+    "GoldenCase",
+    "ToolScore",
+    "evaluate",
+    "load_golden",
+    "parse_case",
+    "percent",
+    "report_table",
+    "run_case",
+]

@@ -7,8 +7,9 @@ from collections.abc import Callable, Mapping
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
+from toolweave.coordinators.base import DecomposingCoordinator
 from toolweave.coordinators.phase import PhaseOutcome, run_coordinator_phase
-from toolweave.graph.context import Dependencies, RunContext
+from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.handover import handover
 from toolweave.graph.walk import Phase, next_step
 from toolweave.state.graph_state import GraphState
@@ -91,12 +92,14 @@ def make_coordinate(deps: Dependencies) -> Callable[..., Command[Phase]]:
         if not candidates:
             done = node.model_copy(update={"status": TaskStatus.COORDINATED})
             return handover(state, {"tasks": {node.task_no: done}, "cursor": node.task_no})
+        extracting = any(isinstance(c, DecomposingCoordinator) for c in candidates)
         outcome = run_coordinator_phase(
             nested(tasks, node.task_no),
             candidates,
             depth=node.depth,
             max_depth=deps.limits.max_depth,
             room=deps.limits.max_tasks - len(tasks),
+            llm=assistant_for(deps, runtime) if extracting else None,
         )
         updates = flatten(outcome.task, tasks, parent=node.parent, depth=node.depth)
         updates[node.task_no] = updates[node.task_no].model_copy(
@@ -116,6 +119,7 @@ def make_coordinate(deps: Dependencies) -> Callable[..., Command[Phase]]:
                 "tasks": updates,
                 "cursor": node.task_no,
                 "ledger": phase_ledger(node.task_no, outcome),
+                "llm_calls": outcome.llm_calls,
             },
         )
 

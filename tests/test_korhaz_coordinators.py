@@ -31,9 +31,10 @@ from toolweave.domains.korhaz import (
     korhaz_tools,
 )
 from toolweave.domains.korhaz.coordinators import (
+    DoctorDecomposition,
     DoctorFinderCoordinator,
     DrugInteractionCoordinator,
-    asks_together,
+    InteractionDecomposition,
 )
 from toolweave.domains.korhaz.doctors import find_doctors
 from toolweave.domains.korhaz.examples import COORDINATOR_EXAMPLES
@@ -87,9 +88,9 @@ class CountingInteraction(DrugInteractionCoordinator):
     def __init__(self, calls: list[str]) -> None:
         self.calls = calls
 
-    def decompose_into_subtasks(self, task: TaskInfo) -> TaskInfo:
+    def decompose_from(self, task: TaskInfo, decomposition: InteractionDecomposition) -> TaskInfo:
         self.calls.append(f"decompose@{task.task_no}")
-        return super().decompose_into_subtasks(task)
+        return super().decompose_from(task, decomposition)
 
     def execute_with_prior_context(
         self, request: Any, ctx: ToolCallContext, prior_context: PriorContext
@@ -126,7 +127,7 @@ def test_B4_drug_answer_is_terminal_and_built_from_the_subtasks(offline_graph):
     tree = out["task"]
     assert tree.required_tool_names == ["drug_interaction"]
     assert [s.required_tool_names for s in tree.sub_tasks] == [["substance_lookup"]] * 2
-    assert "ibuprofent" in tree.sub_tasks[0].task_prompt
+    assert "ibuprofen" in tree.sub_tasks[0].task_prompt
     assert "warfarin" in tree.sub_tasks[1].task_prompt
     assert [s.owner_coordinator_name for s in tree.sub_tasks] == ["drug_interaction"] * 2
     answer = [e for e in out["ledger"] if e.kind == "answer"]
@@ -297,7 +298,7 @@ def test_C1_relevant_task_is_mutated_in_place_and_a_claimed_one_is_left_alone():
         ["my_search"],
     ]
     assert [s.conditional for s in doctor.sub_tasks] == [False, True]
-    assert "Dr. Anna Kovács" in doctor.sub_tasks[0].task_prompt
+    assert "dr. Kovács Anna" in doctor.sub_tasks[0].task_prompt  # the directory's spelling
 
 
 def test_C1_irrelevant_question_on_the_graph_runs_no_coordinator_subtasks():
@@ -418,12 +419,42 @@ def test_doctor_directory_tool_and_matching():
     assert json.loads(result.text or "")["doctors"][0]["id"] == "kovacs-anna"
 
 
-def test_asks_together_cues():
-    assert asks_together("Szedhetek ibuprofent warfarin mellett?")
-    assert asks_together("Can I take A and B?")
-    assert asks_together("A + B?")
-    assert not asks_together("What is the difference between A and B?")
-    assert not asks_together("Milyen mellékhatásai vannak az ibuprofénnek és a paracetamolnak?")
+def _offline(text: str, model: type[Any]) -> Any:
+    (value,) = OfflineAssistant().extract_decompositions(
+        text, [DrugInteractionCoordinator().decomposition_schema()]
+        if model is InteractionDecomposition
+        else [DoctorFinderCoordinator().decomposition_schema()]
+    ).values.values()
+    return model.model_validate(value)
+
+
+def test_C1_offline_extraction_reads_taking_together_and_the_medicines_in_order():
+    got = _offline("Szedhetek ibuprofent warfarin mellett?", InteractionDecomposition)
+    assert (got.takes_together, got.medicines) == (True, ["ibuprofen", "warfarin"])
+    got = _offline("Can I take ibuprofen with my blood thinner?", InteractionDecomposition)
+    assert got.medicines == ["ibuprofen", "blood thinner"]
+    got = _offline("Enap-HL and Nurofen together?", InteractionDecomposition)
+    assert got.medicines == ["Enap-HL", "Nurofen"]  # the longer name wins over "Enap"
+    for other in (
+        "What is the difference between ibuprofen and paracetamol?",
+        "Milyen mellékhatásai vannak az ibuprofénnek és a paracetamolnak?",
+    ):
+        got = _offline(other, InteractionDecomposition)
+        assert got.takes_together is False, other
+        assert len(got.medicines) == 2
+
+
+def test_C1_offline_extraction_reads_the_doctor_name_in_any_case():
+    assert _offline("hol rendel dr. kovács anna?", DoctorDecomposition).doctor_name == (
+        "Kovács Anna"
+    )
+    assert _offline("hol rendel dr. lengyel márta?", DoctorDecomposition).doctor_name == (
+        "lengyel márta"
+    )
+    assert _offline("Hol rendel dr. Lengyel Márta holnap?", DoctorDecomposition).doctor_name == (
+        "Lengyel Márta"
+    )
+    assert _offline("Where can I find a doctor?", DoctorDecomposition).doctor_name is None
 
 
 def test_T11_tools_keep_no_per_request_state(offline_graph):

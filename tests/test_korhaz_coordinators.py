@@ -50,8 +50,10 @@ from toolweave.domains.korhaz.substances import (
     substance_by_id,
     substances,
 )
+from toolweave.llm.chat_model import ChatModelAssistant
+from toolweave.llm.errors import LlmUnavailableError
 from toolweave.llm.offline import OfflineAssistant
-from toolweave.testing import FunctionAssistant
+from toolweave.testing import FunctionAssistant, ScriptedChatModel
 
 LOOKUPS = ["1.1:substance_lookup", "1.2:substance_lookup", "1:drug_interaction"]
 
@@ -420,11 +422,16 @@ def test_doctor_directory_tool_and_matching():
 
 
 def _offline(text: str, model: type[Any]) -> Any:
-    (value,) = OfflineAssistant().extract_decompositions(
-        text, [DrugInteractionCoordinator().decomposition_schema()]
-        if model is InteractionDecomposition
-        else [DoctorFinderCoordinator().decomposition_schema()]
-    ).values.values()
+    (value,) = (
+        OfflineAssistant()
+        .extract_decompositions(
+            text,
+            [DrugInteractionCoordinator().decomposition_schema()]
+            if model is InteractionDecomposition
+            else [DoctorFinderCoordinator().decomposition_schema()],
+        )
+        .values.values()
+    )
     return model.model_validate(value)
 
 
@@ -469,3 +476,106 @@ def test_T11_tools_keep_no_per_request_state(offline_graph):
 def test_corpus_holds_the_visiting_specialist_document():
     ids = {doc.document_id for doc in korhaz_corpus()}
     assert "korhaz/vendegorvosok.md" in ids
+
+
+# --- C1, M2: the decomposition is the model's structured extraction ---------------------------
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Szedhetem a Marfarint ibuprofénnel?",  # "with" is a suffix here, no separate word
+        "Is ibuprofen ok while I am on warfarin?",
+        "aspirin ibuprofen interaction",
+    ],
+)
+def test_C1_offline_drug_pair_without_with_or_together_gets_a_subtask_per_substance(
+    offline_graph, question
+):
+    out = _ask(offline_graph, question)
+    assert out["activated"] == LOOKUPS
+    assert [s.required_tool_names for s in out["task"].sub_tasks] == [["substance_lookup"]] * 2
+    assert "interaction" in out["answer"] or "kölcsönhatás" in out["answer"]
+
+
+def test_C1_offline_lower_case_doctor_names_decompose(offline_graph):
+    known = _ask(offline_graph, "hol rendel dr. kovács anna?")
+    assert known["activated"] == ["1.1:doctor_directory", "1:doctor_finder"]
+    assert _conditionals(known) == [("1.2", "doctor_finder", "skip")]
+    assert "Kovács Anna" in known["answer"]
+    unknown = _ask(offline_graph, "hol rendel dr. lengyel márta?")
+    assert _conditionals(unknown) == [("1.2", "doctor_finder", "run")]
+    assert unknown["activated"] == ["1.2:korhaz_search"]
+    hits = unknown["context_buffer"]["1.2:korhaz_search"][0].documents
+    assert hits[0].document_id == "korhaz/vendegorvosok.md"
+
+
+def _normalized(question: str) -> dict[str, Any]:
+    return {
+        "question": question,
+        "user_lang": "hu",
+        "important_words": [],
+        "prompt_type": "factual",
+    }
+
+
+def _scripted_graph(*script: Any) -> tuple[Any, ScriptedChatModel]:
+    model = ScriptedChatModel(script=list(script))
+    llm = ChatModelAssistant(model, initial_backoff=0)
+    return build_graph(korhaz_domain(), korhaz_tools(), assistant=llm), model
+
+
+def test_C1_M2_chat_model_extraction_drives_the_drug_split_and_is_counted():
+    question = "szedhetem a marfarint ibuprofénnel?"
+    graph, model = _scripted_graph(
+        _normalized(question),
+        {
+            "drug_interaction": {
+                "takes_together": True,
+                "medicines": ["marfarint", "ibuprofénnel"],
+            },
+            "doctor_finder": {"doctor_name": None},
+        },
+        {"substance": "marfarint"},  # substance_lookup's own extraction on each subtask (T7)
+        {"substance": "ibuprofénnel"},
+    )
+    out = _ask(graph, question)
+    assert out["activated"] == LOOKUPS
+    assert [s.important_words for s in out["task"].sub_tasks] == [["marfarint"], ["ibuprofénnel"]]
+    assert "warfarin" in out["answer"]
+    assert "súlyos kölcsönhatás" in out["answer"]
+    decomposition = model.calls[1]
+    assert decomposition.human == question  # M2: the task prompt, nothing else
+    schema = decomposition.tools[0]["function"]["parameters"]
+    assert set(schema["properties"]) == {"drug_interaction", "doctor_finder"}
+    assert out["llm_calls"] == len(model.calls) == 4
+
+
+def test_C1_chat_model_understanding_reaches_the_doctor_finder():
+    question = "hol rendel kovács anna doktornő?"  # no title before the name, lower case
+    graph, model = _scripted_graph(
+        _normalized(question),
+        {
+            "drug_interaction": {"takes_together": False, "medicines": []},
+            "doctor_finder": {"doctor_name": "kovács anna"},
+        },
+    )
+    out = _ask(graph, question)
+    assert out["activated"] == ["1.1:doctor_directory", "1:doctor_finder"]
+    assert out["task"].sub_tasks[0].task_prompt.startswith("dr. kovács anna")
+    assert "Kovács Anna" in out["answer"]
+    assert out["llm_calls"] == len(model.calls) == 2
+
+
+def test_C4_failing_decomposition_rolls_back_both_coordinators_and_retrieval_answers():
+    def down(prompt: str, schema: Any) -> Any:
+        raise LlmUnavailableError("model down")
+
+    graph = build_graph(
+        korhaz_domain(), korhaz_tools(), assistant=FunctionAssistant(decompose=down)
+    )
+    out = _ask(graph, "Szedhetek ibuprofent warfarin mellett?")
+    errors = [(e.tool, e.verdict) for e in out["ledger"] if e.kind == "coordinator_error"]
+    assert errors == [("drug_interaction", "rolled back"), ("doctor_finder", "rolled back")]
+    assert out["task"].sub_tasks == []
+    assert out["activated"] == ["1:korhaz_search"]

@@ -103,7 +103,8 @@ def run_coordinator_phase(
             else:
                 call = steps.send(reply)
     except StopIteration as stop:
-        return stop.value
+        outcome: PhaseOutcome = stop.value
+        return outcome
 
 
 async def arun_coordinator_phase(
@@ -132,7 +133,8 @@ async def arun_coordinator_phase(
             else:
                 call = steps.send(reply)
     except StopIteration as stop:
-        return stop.value
+        outcome: PhaseOutcome = stop.value
+        return outcome
 
 
 def coordinator_phase(
@@ -237,9 +239,10 @@ class _Filled:
         if got is None:
             return _Failed(NO_DECOMPOSITION)
         try:
-            return coordinator.decomposition_model.model_validate(got)
+            validated: BaseModel = coordinator.decomposition_model.model_validate(got)
         except ValidationError as exc:
             return _Failed(f"{NO_DECOMPOSITION}: {exc.error_count()} invalid field(s)")
+        return validated
 
 
 @dataclass(frozen=True)

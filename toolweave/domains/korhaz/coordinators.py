@@ -97,7 +97,7 @@ class InteractionDecomposition(BaseModel):
         default_factory=list,
         description="Every medicine, active substance, brand or kind of medicine (such as "
         "'blood thinner') the user names, in the order named, each as written.",
-        json_schema_extra={"known_values": _medicine_names()},
+        json_schema_extra={"known_values": list(_medicine_names())},
     )
 
 

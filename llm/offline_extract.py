@@ -4,10 +4,12 @@ Per field: enum / ``Literal`` members and known values (``Field(examples=[...])`
 ``json_schema_extra={"known_values": [...]}``) found in the text (a list field gets
 every one, in order of mention, the most specific of overlapping ones), numbers for
 numeric fields, ISO dates and weekday names for fields named like a day or date; a
-``bool`` field's known values are cue phrases (true when one appears); a ``str``
-field with ``json_schema_extra={"after_cues": [...]}`` takes the words written after
-a cue word (a name after a title: capitalised words when the writer capitalises,
-else up to ``max_words``). Everything else is left to the field's default.
+``bool`` field with ``json_schema_extra={"cues": [...]}`` is true when a cue phrase
+appears; a ``str`` field with ``json_schema_extra={"after_cues": [...]}`` takes the
+words written after a cue word (a name after a title: capitalised words when the
+writer capitalises, else up to ``max_words``). Everything else is left to the
+field's default. ``cues``, ``after_cues`` and ``max_words`` are hints for this
+extraction only: the schema a model sees leaves them out.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ _ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _NUMBER = re.compile(r"(?<![\d-])\d+(?:[.,]\d+)?(?![\d-])")
 _DAY_NAMES = ("day", "date", "nap", "datum", "dátum", "weekday", "when")
 _TOKEN = re.compile(r"[\w'’-]+|[^\w\s]")
+OFFLINE_HINTS = ("cues", "after_cues", "max_words")
+"""``json_schema_extra`` keys read by this extraction only; left out of a model's schema."""
 _AFTER_CUE_WORDS = 3
 """Words an ``after_cues`` field takes when the writer does not capitalise."""
 
@@ -149,7 +153,9 @@ def _field_value(name: str, info: FieldInfo, text: str, numbers: Iterator[str]) 
     text_words = words(text)
     choices = [c for c in _choices(core, info) if _present(c, text_words)]
     if core is bool:
-        return True if choices else None
+        cues = _extra(info).get("cues")
+        cued = isinstance(cues, list | tuple) and any(_present(c, text_words) for c in cues)
+        return True if choices or cued else None
     if choices:
         if is_list:
             choices = _mentioned(choices, text_words)
@@ -189,4 +195,4 @@ def extract_request(text: str, model: type[BaseModel]) -> dict[str, Any] | None:
         return None
 
 
-__all__ = ["extract_request"]
+__all__ = ["OFFLINE_HINTS", "extract_request"]

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
+from toolweave.llm.offline_extract import OFFLINE_HINTS
 from toolweave.llm.port import DecompositionSchema
 from toolweave.tools.registry import AnyTool
 
@@ -73,6 +74,8 @@ def _strip(schema: Any, *, keep_descriptions: bool) -> None:
     if not isinstance(schema, dict):
         return
     schema.pop("title", None)
+    for hint in OFFLINE_HINTS:  # the offline extraction's cue words: not for a model
+        schema.pop(hint, None)
     if not keep_descriptions:
         schema.pop("description", None)
     for key, value in schema.items():

@@ -91,7 +91,7 @@ class InteractionDecomposition(BaseModel):
         description="True when the user asks whether medicines can be taken, used or "
         "combined together, or about an interaction between them; false for other "
         "questions about medicines (what they are, their differences, side effects).",
-        json_schema_extra={"known_values": list(TOGETHER_CUES)},
+        json_schema_extra={"cues": list(TOGETHER_CUES)},
     )
     medicines: list[str] = Field(
         default_factory=list,

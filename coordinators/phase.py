@@ -22,7 +22,6 @@ from toolweave.llm.port import (
     LlmAssistant,
     extract_decompositions_offline,
 )
-from toolweave.state.errors import ToolweaveError
 from toolweave.state.task import TaskInfo, execution_text
 from toolweave.state.tree import flat_copy
 from toolweave.tools.registry import AnyTool
@@ -172,7 +171,7 @@ def coordinator_phase(
     for index, coordinator in enumerate(pending):
         if coordinator.name in outcome.task.applied_coordinator_names:
             continue
-        decomposition: object = None
+        decomposition: _Decomposition | None = None
         if isinstance(coordinator, DecomposingCoordinator):
             if not filled.covers(coordinator.name, outcome.task.task_prompt):
                 later = [c for c in pending[index:] if isinstance(c, DecomposingCoordinator)]
@@ -218,7 +217,7 @@ class _Filled:
     """The decompositions the phase got, keyed by coordinator, with the prompt they read."""
 
     def __init__(self) -> None:
-        self.values: dict[str, tuple[str, dict[str, object] | str | None]] = {}
+        self.values: dict[str, tuple[str, dict[str, Any] | _Failed | None]] = {}
 
     def covers(self, name: str, task_prompt: str) -> bool:
         return name in self.values and self.values[name][0] == task_prompt
@@ -229,13 +228,13 @@ class _Filled:
 
     def fail(self, call: DecompositionCall, error: str) -> None:
         for schema in call.schemas:
-            self.values[schema.name] = (call.task_prompt, error)
+            self.values[schema.name] = (call.task_prompt, _Failed(error))
 
     def value(self, coordinator: DecomposingCoordinator[Any]) -> _Decomposition:
-        """The validated decomposition, or why there is none (an error text)."""
+        """The validated decomposition, or why there is none."""
         got = self.values[coordinator.decomposition_schema().name][1]
-        if isinstance(got, str):
-            return _Failed(got)
+        if isinstance(got, _Failed):
+            return got
         if got is None:
             return _Failed(NO_DECOMPOSITION)
         try:
@@ -255,33 +254,31 @@ class _Failed:
 _Decomposition = BaseModel | _Failed
 
 
-def _decompose(coordinator: AgentCoordinator, task: TaskInfo, decomposition: object) -> object:
+def _decompose(
+    coordinator: AgentCoordinator, task: TaskInfo, decomposition: BaseModel | None
+) -> object:
     """The coordinator's call: :meth:`decompose_from` with its extraction, or the plain one."""
-    if isinstance(coordinator, DecomposingCoordinator):
-        if isinstance(decomposition, _Failed):
-            raise _ExtractionFailed(decomposition.error)
+    if isinstance(coordinator, DecomposingCoordinator) and decomposition is not None:
         return coordinator.decompose_from(task, decomposition)
     return coordinator.decompose_into_subtasks(task)
 
 
-class _ExtractionFailed(ToolweaveError):
-    """Internal: the coordinator's extraction failed; recorded as its error (C4)."""
-
-
 def _run_one(
-    coordinator: AnyTool, outcome: PhaseOutcome, owner_of: dict[str, str], decomposition: object
+    coordinator: AnyTool,
+    outcome: PhaseOutcome,
+    owner_of: dict[str, str],
+    decomposition: _Decomposition | None,
 ) -> None:
     if not isinstance(coordinator, AgentCoordinator):
         return
+    outcome.ran.append(coordinator.name)
+    if isinstance(decomposition, _Failed):  # C4: nothing to decompose from; task untouched
+        outcome.errors[coordinator.name] = decomposition.error
+        return
     before = outcome.task.model_copy(deep=True)
     known = _values(outcome.task)
-    outcome.ran.append(coordinator.name)
     try:
         result = _decompose(coordinator, outcome.task, decomposition)
-    except _ExtractionFailed as exc:
-        outcome.task = before
-        outcome.errors[coordinator.name] = str(exc)
-        return
     except GraphBubbleUp:
         raise
     except Exception as exc:  # C4: a failing coordinator is rolled back, not fatal

@@ -181,7 +181,7 @@ def coordinator_phase(
                 )
                 try:
                     reply = yield call
-                except GraphBubbleUp:
+                except (GraphBubbleUp, RunDeadlineError):
                     raise
                 except Exception as exc:  # C4: a failing extraction rolls back like a raise
                     logger.warning("decomposition for %s failed", coordinator.name, exc_info=True)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import bisect
 import itertools
+import os
 import random
 import sqlite3
 import statistics
@@ -46,6 +47,9 @@ from toolweave.tools.search import (
     SqliteDocumentStore,
 )
 from toolweave.tools.search import sqlite_sql as sql
+from toolweave.tools.search.postgres_store import PostgresDocumentStore
+
+Store = SqliteDocumentStore | PostgresDocumentStore
 
 SYLLABLES = [
     "ka",
@@ -135,7 +139,13 @@ def corpus(
 
 def ingest_corpus(path: Path, pages: int) -> tuple[SqliteDocumentStore, float]:
     """Bulk-load ``pages`` generated pages into a file store; returns it and the seconds taken."""
-    store = SqliteDocumentStore(path)
+    store, seconds = fill_store(SqliteDocumentStore(path), pages)
+    store.optimize()
+    return store, seconds
+
+
+def fill_store(store: Store, pages: int) -> tuple[Store, float]:
+    """Bulk-load ``pages`` generated pages into ``store``; returns it and the seconds taken."""
     started = time.perf_counter()
     batch: list[SourceDocument] = []
     for document in corpus(pages):
@@ -145,7 +155,6 @@ def ingest_corpus(path: Path, pages: int) -> tuple[SqliteDocumentStore, float]:
             batch = []
     if batch:
         store.add_documents(batch)
-    store.optimize()
     return store, time.perf_counter() - started
 
 
@@ -218,7 +227,7 @@ def ingest_ratio_row(folder: Path, pages: int, per_document: int, rounds: int = 
     )
 
 
-def query_latencies(store: SqliteDocumentStore, queries: int = QUERIES) -> list[float]:
+def query_latencies(store: Store, queries: int = QUERIES) -> list[float]:
     """Milliseconds per keyword query (limit 8), sorted."""
     words = vocabulary()[20:]
     rng = random.Random(3)
@@ -263,14 +272,45 @@ def deep_calls(store: SqliteDocumentStore, limit: int | None, hits: bool) -> tup
     return statistics.mean(calls), len(reads) / DEEP_QUESTIONS
 
 
+def postgres_row(url: str, pages: int) -> str:
+    """The first table's row for :class:`PostgresDocumentStore` (a fresh collection)."""
+    store = PostgresDocumentStore(url, collection=f"bench-{pages}-{random.randrange(10**6)}")
+    try:
+        store.clear()
+        _, seconds = fill_store(store, pages)
+        timings = query_latencies(store)
+    finally:
+        store.clear()
+        store.close()
+    ok = "yes" if p95(timings) < TARGET_P95_MS else "NO"
+    return (
+        f"| PostgreSQL | {pages:,} | {seconds:.1f} | {pages / seconds:,.0f} | "
+        f"{statistics.median(timings):.1f} | {p95(timings):.1f} | p95 < {TARGET_P95_MS:.0f} ms: "
+        f"{ok} |"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print the tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2,000 pages only (smoke run)")
+    parser.add_argument(
+        "--postgres",
+        metavar="URL",
+        default=os.environ.get("TOOLWEAVE_TEST_DATABASE_URL"),
+        help="also measure PostgresDocumentStore on this database (default: "
+        "$TOOLWEAVE_TEST_DATABASE_URL); a fresh collection, dropped afterwards",
+    )
+    parser.add_argument(
+        "--postgres-pages",
+        type=int,
+        default=None,
+        help="the largest size to load into PostgreSQL (default: every size)",
+    )
     args = parser.parse_args(argv)
     sizes = [2_000] if args.quick else [10_000, 100_000]
-    print("| pages | ingest s | pages/s | query median ms | query p95 ms | targets |")
-    print("| ---: | ---: | ---: | ---: | ---: | --- |")
+    print("| store | pages | ingest s | pages/s | query median ms | query p95 ms | targets |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
     stores: dict[int, SqliteDocumentStore] = {}
     with tempfile.TemporaryDirectory() as folder:
         for size in sizes:
@@ -287,10 +327,15 @@ def main(argv: list[str] | None = None) -> int:
             if size == 100_000:
                 target += f"; 100k ingest < 2 min: {'yes' if ok_ingest else 'NO'}"
             print(
-                f"| {size:,} | {seconds:.1f} | {size / seconds:,.0f} | "
+                f"| SQLite | {size:,} | {seconds:.1f} | {size / seconds:,.0f} | "
                 f"{statistics.median(timings):.1f} | {p95(timings):.1f} | {target} |"
             )
             stores[size] = store
+        if args.postgres:
+            for size in sizes:
+                if args.postgres_pages is not None and size > args.postgres_pages:
+                    continue
+                print(postgres_row(args.postgres, size))
         store = stores[sizes[0]]
         print()
         print(

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -39,15 +40,27 @@ class UniqueTextDocument(BaseModel):
         return (self.document_id, self.page, self.sentence_number)
 
 
+def _as_document(doc: UniqueTextDocument | Mapping[str, Any]) -> UniqueTextDocument:
+    """A document, also from the plain dict a state reader may hand the reducer.
+
+    Outside strict msgpack mode (``LANGGRAPH_STRICT_MSGPACK``), the LangGraph server
+    reads thread state (``GET /threads/{id}/state``) with a serializer that turns
+    models into dicts, and replays the documents channel's writes through this
+    reducer; without this, that request fails once a thread has documents.
+    """
+    return doc if isinstance(doc, UniqueTextDocument) else UniqueTextDocument.model_validate(doc)
+
+
 def merge_documents(
-    left: Iterable[UniqueTextDocument], right: Iterable[UniqueTextDocument]
+    left: Iterable[UniqueTextDocument | Mapping[str, Any]],
+    right: Iterable[UniqueTextDocument | Mapping[str, Any]],
 ) -> list[UniqueTextDocument]:
     """Merge two document lists by R6 identity, keeping the higher score.
 
     First-seen order is kept so that the final context is stable.
     """
     merged: dict[DocumentKey, UniqueTextDocument] = {}
-    for doc in (*left, *right):
+    for doc in map(_as_document, (*left, *right)):
         seen = merged.get(doc.key)
         if seen is None or doc.sentence_score > seen.sentence_score:
             merged[doc.key] = doc

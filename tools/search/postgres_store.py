@@ -34,6 +34,7 @@ from toolweave.tools.search.protocol import DocumentInfo, SourceDocument
 from toolweave.tools.search.sqlite_sql import sentence_rows
 from toolweave.tools.search.text import (
     STOPWORDS,
+    QueryWord,
     fold,
     parse_query,
     sections,
@@ -83,33 +84,51 @@ CREATE TABLE IF NOT EXISTS toolweave_terms (
 
 
 def _sentence_vector(configs: int) -> str:
-    """SQL of a sentence's ``tsvector``.
+    """SQL of a sentence's ``tsvector`` over the ``unnest`` columns of :data:`INSERT_SENTENCES`.
 
     Its words in ``configs`` configurations (weight A), its heading (weight B) and
     toolweave's own folded stems (weight C, ``simple``).
     """
     words = " || ".join(
-        f"setweight(to_tsvector(%(cfg{n})s::regconfig, %(text)s), 'A')"
-        for n in range(1, configs + 1)
+        f"setweight(to_tsvector(%(cfg{n})s::regconfig, r.text), 'A')" for n in range(1, configs + 1)
     )
-    heading = f"setweight(to_tsvector(%(cfg1)s::regconfig, %(heading)s), '{CONTEXT_WEIGHT}')"
-    return f"{words} || {heading} || setweight(to_tsvector('simple', %(terms)s), 'C')"
+    heading = f"setweight(to_tsvector(%(cfg1)s::regconfig, r.heading), '{CONTEXT_WEIGHT}')"
+    return f"{words} || {heading} || setweight(to_tsvector('simple', r.terms), 'C')"
 
 
-def _insert_sentence(configs: int) -> str:
+def _insert_sentences(configs: int) -> str:
     return (
         "INSERT INTO toolweave_sentences"
         " (collection, document_id, page, sentence_number, text, terms, context, tsv)"
-        " VALUES (%(collection)s, %(document_id)s, %(page)s, %(number)s, %(text)s, %(terms)s,"
-        f" %(context)s, {_sentence_vector(configs)})"
+        " SELECT %(collection)s, %(document_id)s, r.page, r.number, r.text, r.terms, r.context,"
+        f" {_sentence_vector(configs)}"
+        " FROM unnest(%(pages)s::int[], %(numbers)s::int[], %(texts)s::text[],"
+        " %(terms)s::text[], %(contexts)s::text[], %(headings)s::text[])"
+        " AS r(page, number, text, terms, context, heading)"
     )
 
 
-INSERT_SENTENCE = {1: _insert_sentence(1), 2: _insert_sentence(2)}
-"""By the number of text-search configurations a document is indexed with."""
+INSERT_SENTENCES = {1: _insert_sentences(1), 2: _insert_sentences(2)}
+"""One statement per document (all its sentences), by the number of configurations."""
 
-QUERY = """
-SELECT websearch_to_tsquery('hungarian', %(q)s)::text, websearch_to_tsquery('english', %(q)s)::text
+COUNT_TERMS = (
+    "INSERT INTO toolweave_terms (collection, term, sentences)"
+    " SELECT %s, t.term, t.n FROM unnest(%s::text[], %s::int[]) AS t(term, n)"
+    " ON CONFLICT (collection, term)"
+    " DO UPDATE SET sentences = toolweave_terms.sentences + EXCLUDED.sentences"
+)
+
+COMMON_WORD_SENTENCES = 3_000
+"""A query word held by more sentences than this selects no candidates alone (as in SQLite)."""
+
+WORD_QUERIES = """
+SELECT websearch_to_tsquery('hungarian', w)::text, websearch_to_tsquery('english', w)::text
+FROM unnest(%(words)s::text[]) WITH ORDINALITY AS q(w, n) ORDER BY n
+"""
+
+WORD_COUNTS = """
+SELECT term, sentences FROM toolweave_terms WHERE collection = %(collection)s
+AND term = ANY(%(terms)s)
 """
 
 SEARCH = """
@@ -134,16 +153,16 @@ def _or_query(*queries: str) -> str:
     return " | ".join(lexemes)
 
 
-def content_words(query: str, stopwords: frozenset[str] = STOPWORDS) -> str:
-    """The query without stop words of either language (all of it if nothing else is left).
+def query_words(query: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
+    """The words :func:`~toolweave.tools.search.text.parse_query` keeps, in its order.
 
     PostgreSQL's configurations know only their own language's stop words, so an
     English "the" would match Hungarian-indexed text; the text kit's list knows both
     (plus a domain's own, see :func:`~toolweave.tools.search.text.stopword_set`).
     """
-    found = words(query)
+    found = list(dict.fromkeys(words(query)))
     content = [w for w in found if w not in stopwords and fold(w) not in stopwords]
-    return " ".join(content or found)
+    return content or found
 
 
 def _quote_lexeme(term: str) -> str:
@@ -252,33 +271,32 @@ class PostgresDocumentStore:
                     " VALUES (%s, %s, %s, %s, %s)",
                     (self.collection, doc.document_id, doc.name, doc.url, doc.lang),
                 )
-                with conn.cursor() as cur:
-                    cur.executemany(
-                        "INSERT INTO toolweave_pages (collection, document_id, page, text)"
-                        " VALUES (%s, %s, %s, %s)",
-                        [
-                            (self.collection, doc.document_id, number, text)
-                            for number, text in enumerate(doc.pages, start=1)
-                        ],
-                    )
-                    headings = _headings(doc)
-                    cur.executemany(
-                        INSERT_SENTENCE[len(configs)],
-                        [
-                            {
-                                "collection": self.collection,
-                                "document_id": doc.document_id,
-                                "page": page,
-                                "number": number,
-                                "text": text,
-                                "terms": terms,
-                                "context": context,
-                                "heading": headings.get((page, number), doc.name),
-                                **names,
-                            }
-                            for page, number, text, terms, context in rows
-                        ],
-                    )
+                conn.execute(
+                    "INSERT INTO toolweave_pages (collection, document_id, page, text)"
+                    " SELECT %s, %s, p.page, p.text"
+                    " FROM unnest(%s::int[], %s::text[]) AS p(page, text)",
+                    (
+                        self.collection,
+                        doc.document_id,
+                        list(range(1, len(doc.pages) + 1)),
+                        list(doc.pages),
+                    ),
+                )
+                headings = _headings(doc)
+                conn.execute(
+                    INSERT_SENTENCES[len(configs)],
+                    {
+                        "collection": self.collection,
+                        "document_id": doc.document_id,
+                        "pages": [r[0] for r in rows],
+                        "numbers": [r[1] for r in rows],
+                        "texts": [r[2] for r in rows],
+                        "terms": [r[3] for r in rows],
+                        "contexts": [r[4] for r in rows],
+                        "headings": [headings.get((r[0], r[1]), doc.name) for r in rows],
+                        **names,
+                    },
+                )
                 added = Counter(t for r in rows for t in set(r[3].split()))
                 added.subtract(removed)
                 self._count_terms(conn, added)
@@ -312,13 +330,10 @@ class PostgresDocumentStore:
         changes = sorted((term, n) for term, n in delta.items() if n)
         if not changes:
             return
-        with conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO toolweave_terms (collection, term, sentences) VALUES (%s, %s, %s)"
-                " ON CONFLICT (collection, term)"
-                " DO UPDATE SET sentences = toolweave_terms.sentences + EXCLUDED.sentences",
-                [(self.collection, term, n) for term, n in changes],
-            )
+        conn.execute(
+            COUNT_TERMS,
+            (self.collection, [term for term, _ in changes], [n for _, n in changes]),
+        )
         if any(n < 0 for _, n in changes):
             conn.execute(
                 "DELETE FROM toolweave_terms WHERE collection = %s AND term = ANY(%s)"
@@ -350,8 +365,7 @@ class PostgresDocumentStore:
         parsed = parse_query(query, self._stopwords)
         if not parsed.words or limit <= 0 or (document_ids is not None and not document_ids):
             return []
-        own = [_quote_lexeme(term) for word in parsed.words for term in sorted(word.terms)]
-        own += [f"{_quote_lexeme(w.prefix)}:*" for w in parsed.words if w.prefix is not None]
+        kept = query_words(query, self._stopwords)
         filters = ""
         params: dict[str, Any] = {
             "collection": self.collection,
@@ -364,9 +378,7 @@ class PostgresDocumentStore:
             filters += " AND s.document_id = ANY(%(ids)s)"
             params["ids"] = list(document_ids)
         with self._connection() as conn:
-            row = conn.execute(QUERY, {"q": content_words(query, self._stopwords)}).fetchone()
-            hungarian, english = row or ("", "")
-            tsquery = _or_query(hungarian, english, " ".join(own))
+            tsquery = self._candidate_query(conn, parsed.words, kept)
             if not tsquery:
                 return []
             params["query"] = tsquery
@@ -386,6 +398,42 @@ class PostgresDocumentStore:
         ]
         found.sort(key=lambda doc: doc.sentence_score, reverse=True)
         return found[:limit]
+
+    def _candidate_query(
+        self, conn: Connection[Any], parsed: Sequence[QueryWord], words: Sequence[str]
+    ) -> str:
+        """The tsquery selecting candidate sentences: each query word's lexemes, OR-ed.
+
+        A word's lexemes are its stems by PostgreSQL's Hungarian and English
+        configurations plus toolweave's folded stems and prefix. Words that more than
+        :data:`COMMON_WORD_SENTENCES` sentences hold select nothing alone (ranking
+        every sentence with a very common word costs time in proportion to their
+        number); they still count in the re-ranking. If every word is that common, the
+        candidates are the sentences holding all of them.
+        """
+        own = [
+            [_quote_lexeme(term) for term in sorted(word.terms)]
+            + ([f"{_quote_lexeme(word.prefix)}:*"] if word.prefix is not None else [])
+            for word in parsed
+        ]
+        counts = dict(
+            conn.execute(
+                WORD_COUNTS,
+                {"collection": self.collection, "terms": [t for w in parsed for t in w.terms]},
+            ).fetchall()
+        )
+        frequency = [max((counts.get(t, 0) for t in word.terms), default=0) for word in parsed]
+        stems = conn.execute(WORD_QUERIES, {"words": list(words)}).fetchall()
+        if len(stems) != len(own):  # the two parsers disagree: use toolweave's stems alone
+            stems = [("", "")] * len(own)
+        per_word = [_or_query(*pg, " ".join(lex)) for pg, lex in zip(stems, own, strict=True)]
+        rare = [
+            q for q, f in zip(per_word, frequency, strict=True) if q and f <= COMMON_WORD_SENTENCES
+        ]
+        if rare:
+            return " | ".join(f"({q})" for q in rare)
+        common = [q for q in per_word if q]
+        return " & ".join(f"({q})" for q in common)
 
     def document(self, document_id: str) -> DocumentInfo | None:
         """Metadata of a document, or ``None`` when it is not stored."""

@@ -1,0 +1,562 @@
+"""The web chat page in a real browser: headless Chromium (Debian's) driven by Playwright.
+
+``langgraph dev`` serves the page at ``/chat`` beside its API (``langgraph.json``
+``http.app``). Each test opens it, acts like a user and checks what the page
+shows, and saves a screenshot of each state into its ``tmp_path``.
+
+Playwright cannot download its own browser here; it drives ``/usr/bin/chromium``
+(``apt-get install chromium``; ``.ci/run`` installs it). Without it the tests skip
+locally and fail under ``CI=true``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dev_server import ROOT, DevServer, langgraph_dev, repo_config
+from durable import in_ci
+
+pytestmark = [pytest.mark.slow, pytest.mark.network]
+
+CHROMIUM = Path(os.environ.get("TOOLWEAVE_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--headless",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+WAIT_MS = 30_000
+"""Upper bound of every wait for the page (the machine is shared; runs take < 2 s)."""
+PROBE = "client_probe"
+"""The test-only graph of ``tests/web_client_graph.py`` (client-tool pauses)."""
+
+# Records, in order, when the page adds a progress line and when the answer grows.
+RECORDER = """
+window.__seen = [];
+new MutationObserver((records) => {
+  for (const r of records) {
+    const target = r.target.nodeType === 1 ? r.target : r.target.parentElement;
+    if (!target) continue;
+    if (target.closest('.progress')) window.__seen.push('progress');
+    else if (target.closest('.answer')) window.__seen.push('answer');
+  }
+}).observe(document, {subtree: true, childList: true, characterData: true});
+"""
+
+
+def _missing_browser(reason: str) -> None:
+    if in_ci():
+        pytest.fail(f"{reason}: the browser tests must run in CI (.ci/run installs chromium)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Headless Debian Chromium through Playwright, one per module."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing_browser("playwright is not installed (pip install -e '.[dev]')")
+    if not CHROMIUM.exists():
+        _missing_browser(f"{CHROMIUM} not found (apt-get install chromium)")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A fresh browser context (own localStorage); fails the test on a JavaScript error.
+
+    A resource the page's Content-Security-Policy refuses counts as an error too.
+    """
+    context = browser.new_context(viewport={"width": 1180, "height": 820}, locale="hu-HU")
+    context.set_default_timeout(WAIT_MS)
+    context.add_init_script(RECORDER)
+    tab = context.new_page()
+    errors: list[str] = []
+    tab.on("pageerror", lambda error: errors.append(str(error)))
+    tab.on(  # the page's own policy refusing one of its resources
+        "console",
+        lambda message: (
+            errors.append(message.text)
+            if message.type == "error" and "Content Security Policy" in message.text
+            else None
+        ),
+    )
+    try:
+        yield tab
+    finally:
+        context.close()
+    assert errors == [], errors
+
+
+def test_missing_browser_fails_under_ci_and_skips_locally(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="must run in CI"):
+        _missing_browser("no chromium")
+    monkeypatch.setenv("CI", "")
+    with pytest.raises(pytest.skip.Exception):
+        _missing_browser("no chromium")
+
+
+def _shot(page: Any, tmp_path: Path, name: str) -> Path:
+    path = tmp_path / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def _open(page: Any, url: str) -> None:
+    page.goto(url)
+    page.wait_for_selector("body[data-ready='true']")
+
+
+def _ask(page: Any, text: str) -> None:
+    page.fill("#composer-input", text)
+    page.click("#send")
+
+
+def _wait_idle(page: Any) -> None:
+    """Until the page has finished the turn (the send button is enabled again)."""
+    page.wait_for_function("() => window.toolweaveChat && !window.toolweaveChat.busy")
+
+
+def _thread_in_url(page: Any) -> str:
+    match = re.search(r"[?&]thread=([0-9a-f-]+)", page.url)
+    assert match, page.url
+    return match.group(1)
+
+
+def _server_state(server_url: str, thread_id: str) -> dict[str, Any]:
+    from langgraph_sdk import get_sync_client
+
+    client = get_sync_client(url=server_url, api_key=None)
+    return dict(client.threads.get_state(thread_id))
+
+
+# ------------------------------------------------------------------ against the repo's server
+
+
+def test_langgraph_json_serves_the_page_as_a_custom_route() -> None:
+    config = json.loads((ROOT / "langgraph.json").read_text())
+    assert config["http"]["app"] == "toolweave.web.app:app"
+    from toolweave.web.app import app
+
+    assert {getattr(route, "path", None) for route in app.routes} >= {"/chat", "/chat/tools.js"}
+
+
+def test_P2_page_shows_progress_then_the_streamed_answer_and_its_sources(
+    server_url: str, page: Any, tmp_path: Path
+) -> None:
+    _open(page, f"{server_url}/chat")
+    _shot(page, tmp_path, "01-empty")
+    _ask(page, "Mikor van rendelés a kardiológián?")
+    page.wait_for_selector(".msg.bot .sources .source")
+    _wait_idle(page)
+    _shot(page, tmp_path, "02-answer")
+
+    seen: list[str] = page.evaluate("window.__seen")
+    assert "progress" in seen
+    assert "answer" in seen
+    assert seen.index("progress") < seen.index("answer")  # progress first, then the answer
+    assert seen.count("answer") >= 5  # token by token, not one block
+    progress = page.locator(".msg.bot .progress").inner_text()
+    assert "routed: department_info" in progress
+    assert "TOOL_PROGRESS:DEPARTMENT_INFO:FETCHING_DATA" in progress
+    answer = page.locator(".msg.bot .answer").inner_text()
+    assert "Kardiológia rendelési ideje" in answer
+
+    thread_id = _thread_in_url(page)
+    state = _server_state(server_url, thread_id)
+    assert answer.strip() == state["values"]["answer"].strip()  # streamed == stored
+    sources = page.locator(".msg.bot .sources .source")
+    names = sources.locator(".doc").all_inner_texts()
+    assert "Osztályok: Kardiológia" in names
+    paged = {d["document_name"] for d in state["values"]["documents"] if d.get("page")}
+    assert paged, "the corpus gives pages for some of these documents"
+    shown_pages = page.locator(".msg.bot .sources .source:has(.page)").all_inner_texts()
+    assert any(name in text and "p. 1" in text for name in paged for text in shown_pages)
+
+
+def test_Q1_clarification_choices_are_buttons_and_a_click_resumes_the_run(
+    server_url: str, page: Any, tmp_path: Path
+) -> None:
+    _open(page, f"{server_url}/chat")
+    _ask(page, "Mikor van rendelés?")
+    question = page.locator(".question")
+    question.wait_for()
+    _wait_idle(page)
+    assert "Melyik osztály" in question.locator(".question-text").inner_text()
+    choices = question.locator("button.choice").all_inner_texts()
+    assert "Kardiológia" in choices
+    assert "Neurológia" in choices
+    _shot(page, tmp_path, "03-clarification")
+
+    question.get_by_role("button", name="Neurológia").click()
+    answer = page.locator(".msg.bot .answer").last
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.msg.bot .answer')].some("
+        "a => a.textContent.includes('Neurológia'))"
+    )
+    _wait_idle(page)
+    _shot(page, tmp_path, "04-clarification-answered")
+    assert "Neurológia" in answer.inner_text()
+    assert question.get_by_role("button", name="Neurológia").get_attribute("aria-pressed") == "true"
+    assert question.locator("button.choice:enabled").count() == 0  # answered once only
+    state = _server_state(server_url, _thread_in_url(page))
+    assert state["next"] == []
+    humans = [m["content"] for m in state["values"]["messages"] if m["type"] == "human"]
+    assert humans == ["Mikor van rendelés?", "Neurológia"]
+
+
+def test_Q5_reload_mid_pause_shows_the_question_again_and_resumes_the_same_thread(
+    server_url: str, page: Any, tmp_path: Path
+) -> None:
+    _open(page, f"{server_url}/chat")
+    _ask(page, "Mikor van rendelés?")
+    page.locator(".question").wait_for()
+    _wait_idle(page)
+    thread_id = _thread_in_url(page)
+
+    page.reload()
+    page.wait_for_selector("body[data-ready='true']")
+    question = page.locator(".question")
+    question.wait_for()
+    _shot(page, tmp_path, "05-reloaded-mid-pause")
+    assert _thread_in_url(page) == thread_id
+    assert page.locator(".msg.user").first.inner_text().endswith("Mikor van rendelés?")
+
+    # Without the URL parameter, localStorage brings the same thread back too.
+    _open(page, f"{server_url}/chat")
+    page.locator(".question").wait_for()
+    assert _thread_in_url(page) == thread_id
+
+    page.locator(".question").get_by_role("button", name="Kardiológia").click()
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.msg.bot .answer')].some("
+        "a => a.textContent.includes('Kardiológia rendelési ideje'))"
+    )
+    _wait_idle(page)
+    _shot(page, tmp_path, "06-resumed-after-reload")
+    state = _server_state(server_url, thread_id)
+    assert state["next"] == []
+    assert "Kardiológia rendelési ideje" in state["values"]["answer"]
+
+
+UNLABELLED = """
+() => [...document.querySelectorAll('input, textarea, select, button')]
+  .filter((el) => {
+    const name = el.labels && el.labels.length ? el.labels[0].textContent
+      : el.getAttribute('aria-label') || el.textContent;
+    return !name || !name.trim();
+  })
+  .map((el) => el.outerHTML)
+"""
+
+
+def test_page_is_labelled_and_usable_from_the_keyboard(server_url: str, page: Any) -> None:
+    _open(page, f"{server_url}/chat")
+    assert page.get_attribute("html", "lang")
+    assert page.evaluate(UNLABELLED) == []
+    assert page.get_attribute("#log", "role") == "log"
+    page.focus("#composer-input")
+    page.keyboard.type("Mikor van rendelés?")
+    page.keyboard.press("Enter")  # Enter sends, Shift+Enter would add a line
+    page.locator(".question button.choice").first.wait_for()
+    _wait_idle(page)
+    assert page.evaluate(UNLABELLED) == []  # the choices too
+    page.locator(".question button.choice", has_text="Sebészet").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.msg.bot .answer')].some("
+        "a => a.textContent.includes('Sebészet'))"
+    )
+    _wait_idle(page)
+
+
+def test_Q5_a_thread_the_server_does_not_know_is_dropped_with_a_note(
+    server_url: str, page: Any
+) -> None:
+    _open(page, f"{server_url}/chat?thread=00000000-0000-4000-8000-000000000000")
+    banner = page.locator("#banner")
+    banner.wait_for(state="visible")
+    assert "no longer on the server" in banner.inner_text()
+    assert "thread=" not in page.url
+    _ask(page, "Mikor van rendelés a kardiológián?")
+    page.wait_for_selector(".msg.bot .sources .source")
+    _wait_idle(page)
+    assert _thread_in_url(page) != "00000000-0000-4000-8000-000000000000"
+    assert banner.is_hidden()  # the notice went once the new conversation worked
+
+
+def test_page_new_conversation_starts_a_new_thread(server_url: str, page: Any) -> None:
+    _open(page, f"{server_url}/chat")
+    _ask(page, "Mikor van rendelés?")
+    page.locator(".question").wait_for()
+    _wait_idle(page)
+    first = _thread_in_url(page)
+    page.click("#new-thread")
+    assert "thread=" not in page.url
+    assert page.locator(".question").count() == 0
+    _ask(page, "Mikor van rendelés a kardiológián?")
+    page.wait_for_selector(".msg.bot .sources .source")
+    _wait_idle(page)
+    assert _thread_in_url(page) != first
+
+
+SPLIT_SSE = """
+async ([wire, cuts]) => {
+  const bytes = new TextEncoder().encode(wire);
+  const ends = [...cuts, bytes.length];
+  const body = new ReadableStream({
+    start(controller) {
+      let start = 0;
+      for (const end of ends) {
+        controller.enqueue(bytes.slice(start, end));
+        start = end;
+      }
+      controller.close();
+    },
+  });
+  const seen = [];
+  for await (const ev of window.toolweaveChat.readEvents(new Response(body))) seen.push(ev);
+  return seen;
+}
+"""
+
+
+def test_P2_event_stream_reader_joins_events_split_anywhere(server_url: str, page: Any) -> None:
+    # sse-starlette ends lines with CRLF; a network chunk may end between CR and LF,
+    # inside a multi-byte character or inside the JSON.
+    wire = (
+        'event: metadata\r\ndata: {"run_id": "r1"}\r\n\r\n'
+        ": heartbeat\r\n\r\n"
+        'event: custom|sub:1\r\ndata: {"type": "routed", "tools": ["Kardiológia"]}\r\n\r\n'
+        'event: messages\ndata: [{"type": "AIMessageChunk",\ndata:  "content": "a"}, {}]\n\n'
+    )
+    expected = [
+        {"event": "metadata", "data": {"run_id": "r1"}},
+        {"event": "custom", "data": {"type": "routed", "tools": ["Kardiológia"]}},
+        {"event": "messages", "data": [{"type": "AIMessageChunk", "content": "a"}, {}]},
+    ]
+    _open(page, f"{server_url}/chat")
+    raw = wire.encode()
+    between_cr_and_lf = raw.index(b"\r\n") + 1
+    inside_o_acute = raw.index("ó".encode()) + 1
+    inside_json = raw.index(b'"tools"') + 3
+    cuts = sorted([between_cr_and_lf, inside_json, inside_o_acute])
+    assert page.evaluate(SPLIT_SSE, [wire, cuts]) == expected
+    assert page.evaluate(SPLIT_SSE, [wire, list(range(1, len(raw)))]) == expected  # byte by byte
+    assert page.evaluate(SPLIT_SSE, [wire, []]) == expected
+
+
+# ------------------------------------------------------------------ client tools (W3, W4)
+
+APPOINTMENT_QUESTION = "Szeretnék időpontot kérni a kardiológiára hétfőre"
+
+
+def test_W3_hospital_client_tool_fills_the_form_in_the_page_and_the_run_continues(
+    server_url: str, page: Any, tmp_path: Path
+) -> None:
+    _open(page, f"{server_url}/chat")
+    assert page.evaluate("AiTools.ids()") == ["fill_appointment_form", "format_date"]
+    assert page.input_value("#appointment-department") == ""
+    _ask(page, APPOINTMENT_QUESTION)
+    page.wait_for_selector(".progress .client:has-text('fill_appointment_form: done')")
+    page.wait_for_selector(".msg.bot .answer:not(:empty)")
+    _wait_idle(page)
+    _shot(page, tmp_path, "11-hospital-form-filled")
+    assert page.input_value("#appointment-department") == "Kardiológia"
+    assert page.input_value("#appointment-day") == "Monday"
+    state = _server_state(server_url, _thread_in_url(page))
+    assert state["next"] == []  # the run went on with the page's result and finished
+    assert state["values"]["client_tools"] == ["fill_appointment_form", "format_date"]
+    filled = state["values"]["context_buffer"]["1:fill_appointment_form"][0]["context"]
+    assert json.loads(filled) == {"filled": True, "department": "Kardiológia", "day": "Monday"}
+    answer = page.locator(".msg.bot .answer").last.inner_text()
+    assert answer.strip() == state["values"]["answer"].strip()
+    page.set_viewport_size({"width": 1180, "height": 1300})  # the whole turn, for the README
+    _shot(page, tmp_path, "12-readme")
+
+
+@pytest.fixture(scope="module")
+def probe_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    """``langgraph dev`` with the client-tool probe graph and its page (test client scripts)."""
+    config = repo_config()
+    config["graphs"] = {PROBE: f"{ROOT / 'tests' / 'web_client_graph.py'}:graph"}
+    config["http"] = {"app": f"{ROOT / 'tests' / 'web_probe_app.py'}:app"}
+    with langgraph_dev(tmp_path_factory.mktemp("probe_server"), config) as server:
+        yield server
+
+
+def _open_probe(page: Any, server: DevServer, query: str = "") -> None:
+    _open(page, f"{server.url}/chat{query}")
+
+
+def _probe_answer(page: Any) -> str:
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.msg.bot .answer')].some("
+        "a => a.textContent.includes('announced:'))"
+    )
+    _wait_idle(page)
+    return str(page.locator(".msg.bot .answer").last.inner_text())
+
+
+def test_W4_client_tool_fills_the_form_in_the_page_and_the_run_continues_with_its_result(
+    probe_server: DevServer, page: Any, tmp_path: Path
+) -> None:
+    _open_probe(page, probe_server)
+    assert page.input_value("#appointment-department") == ""
+    _ask(page, "fill the form please")
+    answer = _probe_answer(page)
+    _shot(page, tmp_path, "07-client-tool-filled-form")
+    assert page.input_value("#appointment-department") == "Kardiológia"
+    assert page.input_value("#appointment-day") == "2026-12-08"
+    assert "announced: fill_appointment_form,slow_echo,never_answers" in answer
+    assert "call-fill_appointment_form output: form filled: Kardiológia, 2026-12-08" in answer
+    progress = page.locator(".msg.bot .progress").last.inner_text()
+    assert "client tool fill_appointment_form: running in this page" in progress
+    assert "client tool fill_appointment_form: done" in progress
+    state = _server_state(probe_server.url, _thread_in_url(page))
+    assert state["next"] == []
+
+
+def test_W4_promise_results_and_several_calls_of_one_pause_are_answered_by_call_id(
+    probe_server: DevServer, page: Any
+) -> None:
+    _open_probe(page, probe_server)
+    _ask(page, "form and async")
+    answer = _probe_answer(page)
+    assert "call-fill_appointment_form output: form filled" in answer
+    assert 'call-slow_echo output: {"text":"echo me"}' in answer  # a Promise of an object
+
+
+def test_W3_unregistered_and_timed_out_client_tools_get_error_results(
+    probe_server: DevServer, page: Any, tmp_path: Path
+) -> None:
+    _open_probe(page, probe_server, "?client_timeout_ms=400")
+    _ask(page, "never and unknown")
+    answer = _probe_answer(page)
+    _shot(page, tmp_path, "08-client-tool-errors")
+    timed_out = 'the client tool "never_answers" did not answer within 400 ms'
+    assert f"call-never_answers error: {timed_out}" in answer
+    assert "call-not_on_the_page error: no implementation of the client tool" in answer
+    progress = page.locator(".msg.bot .progress .client.error").all_inner_texts()
+    assert len(progress) == 2
+
+
+def test_W3_results_the_server_refuses_are_not_sent_again_in_a_loop(
+    probe_server: DevServer, page: Any
+) -> None:
+    _open_probe(page, probe_server)
+    _ask(page, "form refuse")
+    note = page.locator(".msg.bot .note.error")
+    note.wait_for()
+    _wait_idle(page)
+    assert "refused the page's client-tool results: the probe refused the results" in (
+        note.inner_text()
+    )
+    assert page.locator(".progress .client:has-text('running in this page')").count() == 1
+    state = _server_state(probe_server.url, _thread_in_url(page))
+    assert state["next"] == ["ask_client"]  # still paused, as the server said
+
+
+def test_W3_reload_during_a_client_tool_call_answers_it_after_the_reload(
+    probe_server: DevServer, page: Any
+) -> None:
+    # The page goes away while its tool never answers: the thread stays paused on
+    # the server; the reloaded page runs the pending call again and the run ends.
+    _open_probe(page, probe_server, "?client_timeout_ms=20000")
+    _ask(page, "never")
+    page.wait_for_selector(".progress .client")
+    thread_id = _thread_in_url(page)
+    state = _server_state(probe_server.url, thread_id)
+    assert state["next"] == ["ask_client"]
+    page.goto(f"{probe_server.url}/chat?thread={thread_id}&client_timeout_ms=300")
+    answer = _probe_answer(page)
+    assert "call-never_answers error" in answer
+    assert _server_state(probe_server.url, thread_id)["next"] == []
+
+
+def test_reload_during_a_run_follows_the_run_to_its_answer(
+    probe_server: DevServer, page: Any
+) -> None:
+    _open_probe(page, probe_server)
+    _ask(page, "slow please")
+    page.wait_for_selector(".msg.bot[data-run-id]")  # the run has started
+    thread_id = _thread_in_url(page)
+    page.reload()
+    page.wait_for_selector("text=A run on this conversation is still going")
+    answer = _probe_answer(page)
+    assert "slow done" in answer
+    assert _thread_in_url(page) == thread_id
+    assert _server_state(probe_server.url, thread_id)["next"] == []
+
+
+def test_a_failed_run_is_reported_and_no_earlier_answer_is_shown_as_its_answer(
+    probe_server: DevServer, page: Any
+) -> None:
+    _open_probe(page, probe_server)
+    _ask(page, "slow first")
+    _probe_answer(page)
+    _ask(page, "crash now")
+    note = page.locator(".msg.bot").last.locator(".note.error")
+    note.wait_for()
+    _wait_idle(page)
+    assert "The run failed" in note.inner_text()
+    assert "the probe graph failed on purpose" in note.inner_text()
+    assert page.locator(".msg.bot").last.locator(".answer").inner_text() == ""
+
+
+# ------------------------------------------------------------------ the server goes away
+
+
+def test_page_says_clearly_when_the_server_is_stopped_and_when_it_is_back(
+    page: Any, tmp_path: Path
+) -> None:
+    with langgraph_dev(tmp_path) as server:
+        _open(page, f"{server.url}/chat")
+        _ask(page, "Mikor van rendelés?")
+        page.locator(".question").wait_for()
+        _wait_idle(page)
+        thread_id = _thread_in_url(page)
+        assert page.locator("#banner").is_hidden()
+        server.stop()
+        page.locator(".question").get_by_role("button", name="Kardiológia").click()
+        banner = page.locator("#banner")
+        banner.wait_for(state="visible")
+        _wait_idle(page)
+        _shot(page, tmp_path, "09-server-stopped")
+        text = banner.inner_text()
+        assert "Cannot reach the chat server" in text
+        assert server.url in text
+        assert banner.get_attribute("role") == "alert"
+        assert "could not be reached" in page.locator(".msg.bot .note.error").inner_text()
+        port = int(server.url.rsplit(":", 1)[1])
+
+    with langgraph_dev(tmp_path, port=port):  # same folder: the thread was persisted
+        page.wait_for_function(
+            "() => document.querySelector('#banner').textContent"
+            ".startsWith('Connected to the chat server again')"
+        )
+        _shot(page, tmp_path, "10-server-back")
+        # Nothing was sent while the server was away: the question still waits.
+        page.locator(".question").get_by_role("button", name="Kardiológia").click()
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.msg.bot .answer')].some("
+            "a => a.textContent.includes('Kardiológia rendelési ideje'))"
+        )
+        _wait_idle(page)
+        assert _thread_in_url(page) == thread_id

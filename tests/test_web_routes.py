@@ -1,0 +1,169 @@
+"""The chat page's Starlette routes, without a browser (``toolweave.web``).
+
+The page is served by the LangGraph server as a custom app; these tests drive
+the routes in process with Starlette's test client.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from starlette.applications import Starlette
+from starlette.routing import Mount
+from starlette.testclient import TestClient
+
+from toolweave.state.documents import UniqueTextDocument, merge_documents
+from toolweave.state.errors import ConfigurationError
+from toolweave.web import ChatPage, ClientScript, chat_routes, create_app
+
+ROOT = Path(__file__).resolve().parents[1]
+TOOLS = ROOT / "tests" / "web_tools"
+
+
+def _config(html: str) -> dict[str, object]:
+    match = re.search(r'<script type="application/json" id="toolweave-config">(.*?)</script>', html)
+    assert match, html
+    return dict(json.loads(match.group(1)))
+
+
+def test_page_is_served_with_its_config_and_an_offline_only_policy() -> None:
+    page = ChatPage(assistant_id="my_graph", title="My chat", client_tool_timeout_s=2.5)
+    reply = TestClient(create_app(page)).get("/chat")
+    assert reply.status_code == 200
+    assert _config(reply.text) == {
+        "assistantId": "my_graph",
+        "apiUrl": "",
+        "clientToolTimeoutMs": 2500,
+        "title": "My chat",
+    }
+    assert "<title>My chat</title>" in reply.text
+    policy = reply.headers["content-security-policy"]
+    assert "default-src 'self'" in policy
+    assert "script-src 'self';" in policy  # no inline scripts, no CDN
+    assert "http" not in policy  # nothing from another origin
+    assert not re.search(r'(src|href)="(https?:)?//', reply.text)  # no external resource
+
+
+def test_page_title_cannot_break_out_of_the_config_block() -> None:
+    evil = "</script><script>alert(1)</script>"
+    html = TestClient(create_app(ChatPage(assistant_id="g", title=evil))).get("/chat").text
+    assert "<script>alert(1)" not in html
+    assert _config(html)["title"] == evil  # still the exact text for the page's script
+
+
+def test_static_files_are_served_and_nothing_outside_them() -> None:
+    client = TestClient(create_app(ChatPage(assistant_id="g")))
+    for name in ("chat.js", "aitools.js", "chat.css"):
+        reply = client.get(f"/chat/static/{name}")
+        assert reply.status_code == 200, name
+    assert "AiTools" in client.get("/chat/static/aitools.js").text
+    assert client.get("/chat/static/../page.py").status_code == 404
+    assert client.get("/chat/static/%2e%2e/page.py").status_code == 404
+
+
+def test_W4_tools_js_loads_each_client_script_in_its_own_guarded_scope() -> None:
+    scripts = [
+        ClientScript.from_file("fill_appointment_form", TOOLS / "fill_appointment_form.js"),
+        ClientScript.from_file("slow_echo", TOOLS / "slow_echo.js"),
+    ]
+    reply = TestClient(create_app(ChatPage(assistant_id="g", client_scripts=scripts))).get(
+        "/chat/tools.js"
+    )
+    assert reply.status_code == 200
+    assert reply.headers["content-type"].startswith("text/javascript")
+    body = reply.text
+    for script in scripts:
+        assert script.source in body
+    assert body.count("try {") == 2
+    assert body.count("console.error('client script of tool '") == 2
+    assert body.index("fill_appointment_form") < body.index("slow_echo")  # declared order
+
+
+def test_W4_tools_js_is_valid_javascript_when_no_tool_has_a_client_script() -> None:
+    body = TestClient(create_app(ChatPage(assistant_id="g"))).get("/chat/tools.js").text
+    assert body.strip().startswith("/*")
+    assert "register" not in body
+
+
+def test_page_under_a_mount_prefix_points_its_assets_and_api_there() -> None:
+    app = Starlette(routes=[Mount("/lg", routes=chat_routes(ChatPage(assistant_id="g")))])
+    html = TestClient(app).get("/lg/chat").text
+    assert 'src="/lg/chat/static/chat.js"' in html
+    assert 'src="/lg/chat/tools.js"' in html
+    assert _config(html)["apiUrl"] == "/lg"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"assistant_id": " "}, "assistant_id"),
+        ({"assistant_id": "g", "client_tool_timeout_s": 0}, "client_tool_timeout_s"),
+        (
+            {
+                "assistant_id": "g",
+                "client_scripts": [ClientScript("x", "1"), ClientScript("x", "2")],
+            },
+            "names a tool twice",
+        ),
+    ],
+)
+def test_bad_page_configuration_is_a_clear_error(kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        ChatPage(**kwargs)  # type: ignore[arg-type]
+
+
+def test_missing_client_script_file_is_a_clear_error() -> None:
+    with pytest.raises(ConfigurationError, match="client script of tool 'x' cannot be read"):
+        ClientScript.from_file("x", TOOLS / "missing.js")
+
+
+def test_bad_page_path_is_a_clear_error() -> None:
+    with pytest.raises(ConfigurationError, match="must start and not end"):
+        chat_routes(ChatPage(assistant_id="g"), path="/chat/")
+
+
+def test_hospital_page_has_the_appointment_form_the_client_tool_fills() -> None:
+    from toolweave.web.app import app
+
+    html = TestClient(app).get("/chat").text
+    assert _config(html)["assistantId"] == "korhaz"
+    assert 'id="appointment-department"' in html
+    assert 'id="appointment-day"' in html
+    assert 'for="appointment-department"' in html  # labelled fields
+    assert '<option value="Kardiológia">' in html
+
+
+def test_W3_hospital_page_loads_the_client_and_all_scope_scripts_only() -> None:
+    from toolweave.web.app import app
+
+    body = TestClient(app).get("/chat/tools.js").text
+    assert 'AiTools.register("fill_appointment_form"' in body  # CLIENT
+    assert 'AiTools.register("format_date"' in body  # ALL
+    assert "check_appointment_slots" not in body  # SERVER: never in the page
+
+
+def test_importing_toolweave_does_not_import_starlette() -> None:
+    code = (
+        "import sys, toolweave, toolweave.domains.korhaz, toolweave.studio; "
+        "print('starlette' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert out.stdout.strip() == "False", out.stderr
+
+
+def test_R6_documents_merge_reads_the_plain_dicts_of_the_server_state_api() -> None:
+    # GET /threads/{id}/state replays the documents channel with models as dicts.
+    stored = UniqueTextDocument(
+        document_id="d", page=1, sentence_number=1, text="a", sentence_score=1
+    )
+    as_dict = stored.model_dump() | {"sentence_score": 2.0}
+    merged = merge_documents([stored], [as_dict])
+    assert merged == [stored.model_copy(update={"sentence_score": 2.0})]
+    assert all(isinstance(doc, UniqueTextDocument) for doc in merged)

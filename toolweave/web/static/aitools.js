@@ -1,0 +1,118 @@
+/*
+ * AiTools: the page's registry of client-side AI system tool implementations (W4).
+ *
+ *   AiTools.register("example-tool", {
+ *     execute(input) {            // input: the JSON text the model produced
+ *       const args = JSON.parse(input);
+ *       return "done";            // a string, any JSON-able value, or a Promise of one
+ *     }
+ *   });
+ *
+ * `PW.AiTools` is the same object (the seed's spelling). The chat page announces
+ * `AiTools.ids()` in each run's input (`client_tools`) and answers the server's
+ * `client_tool_calls` pauses with `AiTools.runCall(call, timeoutMs)`.
+ * No dependencies; works on any page.
+ */
+(function (global) {
+  "use strict";
+
+  const registry = new Map();
+
+  function describeError(err) {
+    if (err instanceof Error) return err.message || err.name;
+    if (typeof err === "string") return err;
+    try {
+      return JSON.stringify(err);
+    } catch (_) {
+      return String(err);
+    }
+  }
+
+  function asOutputText(value) {
+    if (typeof value === "string") return value;
+    if (value === undefined) return "";
+    return JSON.stringify(value);
+  }
+
+  const AiTools = {
+    /** Default client-side time limit of one call, in milliseconds. */
+    timeoutMs: 30000,
+
+    /** Register (or replace) the implementation of the tool `id`. */
+    register(id, implementation) {
+      if (typeof id !== "string" || id.trim() === "") {
+        throw new TypeError("AiTools.register: the tool id must be a non-empty string");
+      }
+      if (!implementation || typeof implementation.execute !== "function") {
+        throw new TypeError(
+          'AiTools.register("' + id + '"): the implementation needs an execute(input) function'
+        );
+      }
+      if (registry.has(id)) {
+        console.warn('AiTools: "' + id + '" was registered again; the last registration wins');
+      }
+      registry.set(id, implementation);
+      return AiTools;
+    },
+
+    /** Remove the implementation of `id`; true when there was one. */
+    unregister(id) {
+      return registry.delete(id);
+    },
+
+    /** Whether `id` has an implementation on this page. */
+    has(id) {
+      return registry.has(id);
+    },
+
+    /** The registered tool ids, in registration order. */
+    ids() {
+      return Array.from(registry.keys());
+    },
+
+    /**
+     * Run one call of a `client_tool_calls` pause: {call_id, tool_id, input}.
+     * Resolves (never rejects) to {call_id, output} or {call_id, error}; a call
+     * that takes longer than `timeoutMs` resolves to an error result.
+     */
+    async runCall(call, timeoutMs) {
+      const callId = call && typeof call.call_id === "string" ? call.call_id : "";
+      const toolId = call && call.tool_id;
+      const implementation = registry.get(toolId);
+      if (!implementation) {
+        return {
+          call_id: callId,
+          error: 'no implementation of the client tool "' + toolId + '" on this page',
+        };
+      }
+      const limit = Number(timeoutMs) > 0 ? Number(timeoutMs) : AiTools.timeoutMs;
+      let timer = null;
+      const expired = new Promise((resolve) => {
+        timer = setTimeout(
+          () =>
+            resolve({
+              call_id: callId,
+              error: 'the client tool "' + toolId + '" did not answer within ' + limit + " ms",
+            }),
+          limit
+        );
+      });
+      const ran = Promise.resolve()
+        .then(() => implementation.execute(call.input))
+        .then((value) => ({ call_id: callId, output: asOutputText(value) }))
+        .catch((err) => ({
+          call_id: callId,
+          error: 'the client tool "' + toolId + '" failed: ' + describeError(err),
+        }));
+      try {
+        return await Promise.race([ran, expired]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+
+  global.AiTools = AiTools;
+  global.PW = global.PW || {};
+  global.PW.AiTools = AiTools;
+})(window);

@@ -1,0 +1,879 @@
+/*
+ * toolweave chat page: talks to the LangGraph server's own API with fetch and a
+ * streaming reader (threads, runs, SSE). Shows the answer token by token, the
+ * tools' progress events, clarification questions with their choices, the
+ * answer's sources, and runs client tools registered with AiTools.register.
+ *
+ * Protocol (see the README, "The web chat page"):
+ *   POST /threads                          -> a thread id (kept in ?thread= and localStorage)
+ *   POST /threads/{id}/runs/stream         -> SSE: metadata, messages, custom, error
+ *   GET  /threads/{id}/state               -> the answer, documents and pending interrupts
+ *   interrupt "clarification"              -> buttons; resume with the chosen text
+ *   interrupt "client_tool_calls"          -> AiTools.runCall per call; resume with
+ *                                             {type: "client_tool_results", results: [...]}
+ */
+(function () {
+  "use strict";
+
+  const ANSWER_TAG = "toolweave:answer";
+  const STREAM_MODES = ["messages-tuple", "custom"];
+  const MAX_ROUNDS = 25; // client-tool answers and resumes in one turn, at most
+  const HEALTH_INTERVAL_MS = 3000;
+  const MAX_HEALTH_CHECKS = 200; // about ten minutes, then the page stops asking
+  const SNIPPET_CHARS = 180;
+  const ACTIVE = ["pending", "running"]; // run statuses worth following after a reload
+
+  // ---------------------------------------------------------------- config
+
+  function readConfig() {
+    const node = document.getElementById("toolweave-config");
+    if (!node) return {};
+    try {
+      return JSON.parse(node.textContent || "{}");
+    } catch (_) {
+      return {};
+    }
+  }
+
+  const config = readConfig();
+  const params = new URLSearchParams(window.location.search);
+  const assistantId = params.get("assistant") || config.assistantId || "agent";
+  const apiBase = String(config.apiUrl || "").replace(/\/+$/, "");
+  const clientToolTimeoutMs =
+    Number(params.get("client_timeout_ms")) || Number(config.clientToolTimeoutMs) || 30000;
+  const storageKey = "toolweave:thread:" + assistantId;
+
+  const el = {
+    log: document.getElementById("log"),
+    empty: document.getElementById("empty-hint"),
+    composer: document.getElementById("composer"),
+    input: document.getElementById("composer-input"),
+    send: document.getElementById("send"),
+    banner: document.getElementById("banner"),
+    busy: document.getElementById("busy"),
+    threadLabel: document.getElementById("thread-label"),
+    newThread: document.getElementById("new-thread"),
+    panel: document.getElementById("panel"),
+  };
+
+  let threadId = null;
+  let busy = false;
+  let openQuestion = null; // {interrupts, interrupt, node} while a clarification waits
+
+  // ---------------------------------------------------------------- errors
+
+  class ServerUnreachable extends Error {
+    constructor() {
+      super("server unreachable");
+      this.name = "ServerUnreachable";
+    }
+  }
+
+  class ApiError extends Error {
+    constructor(status, detail) {
+      super("HTTP " + status + (detail ? ": " + detail : ""));
+      this.name = "ApiError";
+      this.status = status;
+      this.detail = detail;
+    }
+  }
+
+  function serverLabel() {
+    return apiBase ? apiBase : window.location.origin;
+  }
+
+  // ---------------------------------------------------------------- HTTP
+
+  async function request(method, path, body) {
+    const init = { method: method, headers: { Accept: "application/json" } };
+    if (body !== undefined) {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    let response;
+    try {
+      response = await fetch(apiBase + path, init);
+    } catch (_) {
+      throw new ServerUnreachable();
+    }
+    if (response.status >= 502 && response.status <= 504) throw new ServerUnreachable();
+    if (!response.ok) throw await apiError(response);
+    return response;
+  }
+
+  async function apiError(response) {
+    let detail = "";
+    try {
+      const data = await response.json();
+      const raw = data.detail !== undefined ? data.detail : data.message || data.error || data;
+      detail = typeof raw === "string" ? raw : JSON.stringify(raw);
+    } catch (_) {
+      detail = response.statusText || "";
+    }
+    return new ApiError(response.status, detail);
+  }
+
+  async function getJson(path) {
+    const response = await request("GET", path);
+    return response.json();
+  }
+
+  /** Server-sent events of a fetch response, as {event, data} (data parsed as JSON). */
+  async function* readEvents(response) {
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let carry = "";
+    let buffer = "";
+    for (;;) {
+      let chunk;
+      try {
+        chunk = await reader.read();
+      } catch (_) {
+        throw new ServerUnreachable();
+      }
+      if (chunk.done) break;
+      let text = carry + decoder.decode(chunk.value, { stream: true });
+      carry = "";
+      if (text.endsWith("\r")) {
+        carry = "\r"; // maybe half of a "\r\n": decide with the next chunk
+        text = text.slice(0, -1);
+      }
+      buffer += text.replace(/\r\n?/g, "\n");
+      let cut;
+      while ((cut = buffer.indexOf("\n\n")) >= 0) {
+        const parsed = parseEvent(buffer.slice(0, cut));
+        buffer = buffer.slice(cut + 2);
+        if (parsed) yield parsed;
+      }
+    }
+    const last = parseEvent((buffer + carry).replace(/\r\n?/g, "\n").trim());
+    if (last) yield last;
+  }
+
+  function parseEvent(block) {
+    let name = "message";
+    const data = [];
+    for (const line of block.split("\n")) {
+      if (line === "" || line.startsWith(":")) continue;
+      const colon = line.indexOf(":");
+      const field = colon < 0 ? line : line.slice(0, colon);
+      let value = colon < 0 ? "" : line.slice(colon + 1);
+      if (value.startsWith(" ")) value = value.slice(1);
+      if (field === "event") name = value;
+      else if (field === "data") data.push(value);
+    }
+    if (data.length === 0) return null;
+    const text = data.join("\n");
+    let parsed = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch (_) {
+      // not JSON: keep the text
+    }
+    return { event: name.split("|")[0], data: parsed };
+  }
+
+  // ---------------------------------------------------------------- banner / health
+
+  let healthTimer = null;
+
+  function showBanner(text, kind) {
+    el.banner.textContent = text;
+    el.banner.dataset.kind = kind || "error";
+    el.banner.hidden = false;
+  }
+
+  function hideBanner() {
+    el.banner.hidden = true;
+    el.banner.textContent = "";
+  }
+
+  function unreachable() {
+    showBanner(
+      "Cannot reach the chat server at " +
+        serverLabel() +
+        ". Is `langgraph dev` (or your LangGraph server) running? " +
+        "Your conversation is kept; send again when the server is back.",
+      "offline"
+    );
+    document.body.classList.add("offline");
+    watchHealth();
+  }
+
+  function watchHealth() {
+    if (healthTimer !== null) return;
+    let checks = 0;
+    healthTimer = setInterval(async () => {
+      checks += 1;
+      try {
+        const response = await fetch(apiBase + "/ok", { cache: "no-store" });
+        if (response.ok) {
+          stopHealth();
+          document.body.classList.remove("offline");
+          showBanner("Connected to the chat server again.", "info");
+          setTimeout(() => {
+            if (el.banner.dataset.kind === "info") hideBanner();
+          }, 4000);
+          return;
+        }
+      } catch (_) {
+        // still down
+      }
+      if (checks >= MAX_HEALTH_CHECKS) stopHealth();
+    }, HEALTH_INTERVAL_MS);
+  }
+
+  function stopHealth() {
+    if (healthTimer !== null) clearInterval(healthTimer);
+    healthTimer = null;
+  }
+
+  // ---------------------------------------------------------------- thread id
+
+  function rememberThread(id) {
+    threadId = id;
+    const url = new URL(window.location.href);
+    if (id) url.searchParams.set("thread", id);
+    else url.searchParams.delete("thread");
+    window.history.replaceState(null, "", url.toString());
+    try {
+      if (id) window.localStorage.setItem(storageKey, id);
+      else window.localStorage.removeItem(storageKey);
+    } catch (_) {
+      // storage may be disabled; the URL still carries the thread
+    }
+    el.threadLabel.textContent = id ? "Conversation " + id.slice(0, 8) : "";
+    el.threadLabel.title = id || "";
+    document.body.dataset.thread = id || "";
+  }
+
+  function savedThread() {
+    const fromUrl = params.get("thread");
+    if (fromUrl) return fromUrl;
+    try {
+      return window.localStorage.getItem(storageKey);
+    } catch (_) {
+      return null;
+    }
+  }
+
+  async function ensureThread() {
+    if (threadId) return threadId;
+    const response = await request("POST", "/threads", { metadata: { source: "toolweave-chat" } });
+    const thread = await response.json();
+    rememberThread(thread.thread_id);
+    return threadId;
+  }
+
+  // ---------------------------------------------------------------- rendering
+
+  function node(tag, className, text) {
+    const item = document.createElement(tag);
+    if (className) item.className = className;
+    if (text !== undefined) item.textContent = text;
+    return item;
+  }
+
+  function scrollDown() {
+    el.log.scrollTop = el.log.scrollHeight;
+  }
+
+  function addUserMessage(text) {
+    if (el.empty) el.empty.remove();
+    const item = node("li", "msg user");
+    item.appendChild(node("span", "sr-only", "You: "));
+    item.appendChild(node("div", "text", text));
+    el.log.appendChild(item);
+    scrollDown();
+    return item;
+  }
+
+  class Turn {
+    constructor() {
+      if (el.empty) el.empty.remove();
+      this.item = node("li", "msg bot");
+      this.item.appendChild(node("span", "sr-only", "Assistant: "));
+      this.progress = node("ul", "progress");
+      this.progress.setAttribute("aria-label", "Progress");
+      this.answer = node("div", "text answer");
+      this.extra = node("div", "extra");
+      this.item.append(this.progress, this.answer, this.extra);
+      this.streamed = new Set();
+      this.text = "";
+      this.failed = false;
+      this.answered = new Set(); // call ids this turn has sent results for
+      el.log.appendChild(this.item);
+      scrollDown();
+    }
+
+    setBusy(on) {
+      this.item.setAttribute("aria-busy", on ? "true" : "false");
+      this.item.classList.toggle("working", on);
+    }
+
+    addProgress(line, kind) {
+      if (!line) return;
+      const entry = node("li", kind ? "line " + kind : "line", line);
+      this.progress.appendChild(entry);
+      scrollDown();
+    }
+
+    appendAnswer(text) {
+      if (!text) return;
+      this.text += text;
+      this.answer.textContent = this.text;
+      scrollDown();
+    }
+
+    setAnswer(text) {
+      this.text = text || "";
+      this.answer.textContent = this.text;
+      scrollDown();
+    }
+
+    note(text, kind) {
+      const entry = node("p", "note " + (kind || ""), text);
+      this.extra.appendChild(entry);
+      scrollDown();
+      return entry;
+    }
+
+    showSources(documents) {
+      const rows = sourceRows(documents);
+      const old = this.extra.querySelector(".sources");
+      if (old) old.remove();
+      if (rows.length === 0) return;
+      const box = node("section", "sources");
+      box.setAttribute("aria-label", "Sources");
+      box.appendChild(node("h3", "", "Sources"));
+      const list = node("ol");
+      for (const row of rows) {
+        const entry = node("li", "source");
+        const title = row.url ? node("a", "doc", row.name) : node("span", "doc", row.name);
+        if (row.url) {
+          title.href = row.url;
+          title.rel = "noopener noreferrer";
+          title.target = "_blank";
+        }
+        entry.appendChild(title);
+        if (row.page !== null && row.page !== undefined) {
+          entry.appendChild(node("span", "page", "p. " + row.page));
+        }
+        if (row.snippet) entry.appendChild(node("q", "snippet", row.snippet));
+        list.appendChild(entry);
+      }
+      box.appendChild(list);
+      this.extra.appendChild(box);
+      scrollDown();
+    }
+  }
+
+  function textOf(content) {
+    if (typeof content === "string") return content;
+    if (Array.isArray(content)) {
+      return content
+        .map((part) => (typeof part === "string" ? part : part && part.text ? part.text : ""))
+        .join("");
+    }
+    return "";
+  }
+
+  function shorten(text, width) {
+    const flat = String(text || "").split(/\s+/).join(" ").trim();
+    return flat.length <= width ? flat : flat.slice(0, width - 1).trimEnd() + "…";
+  }
+
+  /** One row per document page, in order (like the CLI's sources). */
+  function sourceRows(documents) {
+    const rows = new Map();
+    for (const doc of documents || []) {
+      if (!doc || typeof doc !== "object") continue;
+      const page = doc.page === undefined ? null : doc.page;
+      const key = JSON.stringify([doc.document_id, page]);
+      if (!rows.has(key)) {
+        rows.set(key, {
+          name: doc.document_name || doc.document_id || "document",
+          page: page,
+          url: safeUrl(doc.document_url),
+          snippet: shorten(doc.text, SNIPPET_CHARS),
+        });
+      }
+    }
+    return Array.from(rows.values());
+  }
+
+  function safeUrl(url) {
+    if (typeof url !== "string" || url === "") return null;
+    try {
+      const parsed = new URL(url, window.location.href);
+      return parsed.protocol === "http:" || parsed.protocol === "https:" ? parsed.href : null;
+    } catch (_) {
+      return null;
+    }
+  }
+
+  /** A line for a custom stream event (the same wording as `toolweave ask`). */
+  function progressLine(event) {
+    if (!event || typeof event !== "object") return null;
+    const task = event.task_no || "1";
+    const list = (value) => (Array.isArray(value) ? value : []);
+    switch (event.type) {
+      case "tool_progress": {
+        const text = event.text || "TOOL_PROGRESS:" + event.tool + ":" + event.event;
+        return task + " " + text + (event.detail ? " (" + event.detail + ")" : "");
+      }
+      case "routed": {
+        const tools = list(event.tools);
+        return task + " routed: " + (tools.length ? tools.join(", ") : "no tool");
+      }
+      case "coordinated": {
+        const ran = list(event.coordinators).join(", ") || "no coordinator";
+        const subtasks = list(event.subtasks);
+        return (
+          task + " coordinated by " + ran + (subtasks.length ? " → subtasks " + subtasks.join(", ") : "")
+        );
+      }
+      case "conditional":
+        return task + " " + (event.decision === "skip" ? "skipped" : "runs") + " (conditional)";
+      case "gatekeeper": {
+        const missing = list(event.missing);
+        return (
+          task +
+          " gatekeeper: context " +
+          (event.sufficient ? "sufficient" : "insufficient") +
+          (missing.length ? "; missing: " + missing.join("; ") : "")
+        );
+      }
+      case "deep_fallback": {
+        const planned = event.subtasks && typeof event.subtasks === "object" ? event.subtasks : {};
+        const steps = Object.entries(planned).map(([no, prompt]) => no + " “" + prompt + "”");
+        return task + " deep search planned: " + (steps.join(", ") || "nothing");
+      }
+      default:
+        return typeof event.type === "string" ? task + " " + event.type : null;
+    }
+  }
+
+  function isAnswerChunk(metadata) {
+    const tags = metadata && Array.isArray(metadata.tags) ? metadata.tags : [];
+    return tags.includes(ANSWER_TAG);
+  }
+
+  function handleEvent(ev, turn) {
+    switch (ev.event) {
+      case "metadata":
+        if (ev.data && ev.data.run_id) turn.item.dataset.runId = ev.data.run_id;
+        return;
+      case "messages": {
+        if (!Array.isArray(ev.data) || ev.data.length < 2) return;
+        const [message, metadata] = ev.data;
+        if (!message || !isAnswerChunk(metadata)) return;
+        const kind = String(message.type || "");
+        if (kind === "AIMessageChunk" || kind === "ai_chunk") {
+          if (message.id) turn.streamed.add(message.id);
+          turn.appendAnswer(textOf(message.content));
+        } else if (kind === "ai" && !(message.id && turn.streamed.has(message.id))) {
+          turn.appendAnswer(textOf(message.content));
+        }
+        return;
+      }
+      case "custom":
+        turn.addProgress(progressLine(ev.data));
+        return;
+      case "error": {
+        const data = ev.data || {};
+        const text = typeof data === "string" ? data : data.message || data.error || "error";
+        turn.failed = true;
+        turn.note("The run failed: " + text, "error");
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  // ---------------------------------------------------------------- state and pauses
+
+  function pendingInterrupts(state) {
+    const found = new Map();
+    const add = (intr) => {
+      if (!intr || typeof intr !== "object") return;
+      const key = intr.id || intr.interrupt_id || JSON.stringify(intr.value);
+      if (!found.has(key)) found.set(key, intr);
+    };
+    for (const task of (state && state.tasks) || []) {
+      for (const intr of task.interrupts || []) add(intr);
+    }
+    for (const intr of (state && state.interrupts) || []) add(intr);
+    return Array.from(found.values());
+  }
+
+  /** The resume value: plain when one interrupt waits, else a map by interrupt id. */
+  function resumeValue(interrupts, answers) {
+    if (interrupts.length === 1) return answers[interrupts[0].id];
+    const byId = {};
+    for (const intr of interrupts) {
+      if (intr.id in answers) byId[intr.id] = answers[intr.id];
+    }
+    return byId;
+  }
+
+  async function runClientCalls(value, turn) {
+    const calls = Array.isArray(value.calls) ? value.calls : [];
+    const tools = window.AiTools;
+    const results = await Promise.all(
+      calls.map(async (call) => {
+        const label = (call && (call.tool_id || call.name)) || "?";
+        turn.addProgress((value.task_no || "1") + " client tool " + label + ": running in this page", "client");
+        const result = tools
+          ? await tools.runCall(call, clientToolTimeoutMs)
+          : { call_id: call.call_id, error: "AiTools is not loaded on this page" };
+        if ("error" in result) {
+          turn.addProgress((value.task_no || "1") + " client tool " + label + ": " + result.error, "client error");
+        } else {
+          turn.addProgress((value.task_no || "1") + " client tool " + label + ": done", "client");
+        }
+        return result;
+      })
+    );
+    return { type: "client_tool_results", results: results };
+  }
+
+  function showQuestion(interrupts, intr, turn) {
+    const value = intr.value || {};
+    const box = node("div", "question");
+    box.setAttribute("role", "group");
+    const questionId = "q-" + Math.random().toString(36).slice(2);
+    const text = node("p", "question-text", value.question || "");
+    text.id = questionId;
+    box.setAttribute("aria-labelledby", questionId);
+    box.appendChild(text);
+    const choices = Array.isArray(value.choices) ? value.choices : [];
+    if (choices.length) {
+      const row = node("div", "choices");
+      for (const choice of choices) {
+        const button = node("button", "choice", String(choice));
+        button.type = "button";
+        button.addEventListener("click", () => answerQuestion(String(choice), button));
+        row.appendChild(button);
+      }
+      box.appendChild(row);
+    }
+    box.appendChild(node("p", "hint", choices.length ? "Pick one, or type your answer below." : "Type your answer below."));
+    if (turn.text.trim() === String(value.question || "").trim()) turn.setAnswer(""); // shown once
+    turn.extra.appendChild(box);
+    openQuestion = { interrupts: interrupts, interrupt: intr, node: box };
+    el.input.placeholder = "Your answer…";
+    scrollDown();
+  }
+
+  function closeQuestion(chosen) {
+    if (!openQuestion) return null;
+    const question = openQuestion;
+    openQuestion = null;
+    question.node.classList.add("answered");
+    for (const button of question.node.querySelectorAll("button")) {
+      button.disabled = true;
+      if (button === chosen) button.setAttribute("aria-pressed", "true");
+    }
+    el.input.placeholder = "Ask a question…";
+    return question;
+  }
+
+  /**
+   * Render what the thread's state says after a stream (or after a reload) and
+   * return the next run's payload when the page answers a pause by itself
+   * (client tools), else null.
+   */
+  async function settle(turn) {
+    const state = await getJson("/threads/" + encodeURIComponent(threadId) + "/state");
+    const values = (state && state.values) || {};
+    const interrupts = pendingInterrupts(state);
+    if (interrupts.length === 0) {
+      if (turn.failed) return null; // the state still holds the previous turn's answer
+      if (!turn.text) {
+        // Nothing streamed (e.g. a graph without tagged answer tokens): show the stored answer.
+        const last = lastMessage(values.messages);
+        if (last && last.type === "ai") turn.setAnswer(textOf(last.content));
+      }
+      turn.showSources(values.documents);
+      return null;
+    }
+    const clientPauses = interrupts.filter((i) => i.value && i.value.type === "client_tool_calls");
+    const refused = clientPauses.find((i) => i.value.error && answeredBefore(turn, i.value));
+    if (refused) {
+      // The server refused what this page sent for these calls; sending it again would loop.
+      turn.note("The server refused the page's client-tool results: " + refused.value.error, "error");
+      return null;
+    }
+    if (clientPauses.length) {
+      for (const intr of clientPauses) {
+        for (const call of intr.value.calls || []) turn.answered.add(call.call_id);
+      }
+      const answers = {};
+      for (const intr of clientPauses) answers[intr.id] = await runClientCalls(intr.value, turn);
+      return { command: { resume: resumeValue(interrupts, answers) } };
+    }
+    const question = interrupts.find((i) => i.value && i.value.type === "clarification");
+    if (question) {
+      showQuestion(interrupts, question, turn);
+      return null;
+    }
+    const kinds = interrupts.map((i) => (i.value && i.value.type) || typeof i.value).join(", ");
+    turn.note("The run is paused waiting for input this page cannot give (" + kinds + ").", "error");
+    return null;
+  }
+
+  function answeredBefore(turn, value) {
+    const calls = Array.isArray(value.calls) ? value.calls : [];
+    return calls.length > 0 && calls.every((call) => turn.answered.has(call.call_id));
+  }
+
+  function lastMessage(messages) {
+    return Array.isArray(messages) && messages.length ? messages[messages.length - 1] : null;
+  }
+
+  async function stream(turn, payload) {
+    const body = Object.assign(
+      { assistant_id: assistantId, stream_mode: STREAM_MODES, stream_subgraphs: true },
+      payload
+    );
+    const path = "/threads/" + encodeURIComponent(threadId) + "/runs/stream";
+    const response = await request("POST", path, body);
+    for await (const ev of readEvents(response)) handleEvent(ev, turn);
+  }
+
+  function setBusy(on, text) {
+    busy = on;
+    el.send.disabled = on;
+    el.composer.setAttribute("aria-busy", on ? "true" : "false");
+    el.busy.textContent = on ? text || "Working…" : "";
+  }
+
+  function reportError(err, turn) {
+    if (err instanceof ServerUnreachable) {
+      unreachable();
+      if (turn) turn.note("Not finished: the server could not be reached.", "error");
+      return;
+    }
+    if (err instanceof ApiError) {
+      if (err.status === 404 && turn) {
+        turn.note("The server does not know this conversation or assistant (" + err.detail + ").", "error");
+      } else if (turn) {
+        turn.note("The server refused the request: " + err.message, "error");
+      }
+      return;
+    }
+    console.error(err);
+    if (turn) turn.note("Something went wrong in the page: " + (err && err.message), "error");
+  }
+
+  /**
+   * Stream runs until the turn ends: an answer, a question for the user, or an error.
+   * Resolves to false when the server could not be reached.
+   */
+  async function drive(turn, payload) {
+    setBusy(true);
+    turn.setBusy(true);
+    try {
+      await ensureThread();
+      let next = payload;
+      for (let round = 0; round < MAX_ROUNDS; round++) {
+        if (next) await stream(turn, next);
+        hideOffline();
+        next = await settle(turn);
+        if (!next) return true;
+      }
+      turn.note("Stopped after " + MAX_ROUNDS + " client-tool rounds in one turn.", "error");
+      return true;
+    } catch (err) {
+      reportError(err, turn);
+      return !(err instanceof ServerUnreachable);
+    } finally {
+      turn.setBusy(false);
+      setBusy(false);
+    }
+  }
+
+  /** After a request went through: the offline banner (and any notice) has done its job. */
+  function hideOffline() {
+    if (document.body.classList.contains("offline")) {
+      document.body.classList.remove("offline");
+      stopHealth();
+      hideBanner();
+    } else if (el.banner.dataset.kind === "info") {
+      hideBanner();
+    }
+  }
+
+  function runInput(text) {
+    const input = { messages: [{ role: "human", content: text }] };
+    const ids = window.AiTools ? window.AiTools.ids() : [];
+    if (ids.length) input.client_tools = ids;
+    return { input: input };
+  }
+
+  function ask(text) {
+    addUserMessage(text);
+    return drive(new Turn(), runInput(text)).then((reached) => {
+      if (!reached && !el.input.value) el.input.value = text; // ready to send again
+    });
+  }
+
+  function answerQuestion(text, button) {
+    if (busy || !openQuestion) return Promise.resolve();
+    const question = closeQuestion(button);
+    addUserMessage(text);
+    const answers = {};
+    answers[question.interrupt.id] = text;
+    const resume = { command: { resume: resumeValue(question.interrupts, answers) } };
+    return drive(new Turn(), resume).then((reached) => {
+      if (!reached) reopenQuestion(question); // nothing was sent: the question still waits
+    });
+  }
+
+  function reopenQuestion(question) {
+    question.node.classList.remove("answered");
+    for (const button of question.node.querySelectorAll("button")) {
+      button.disabled = false;
+      button.removeAttribute("aria-pressed");
+    }
+    openQuestion = question;
+    el.input.placeholder = "Your answer…";
+  }
+
+  // ---------------------------------------------------------------- restore after a reload
+
+  function renderHistory(messages) {
+    let turn = null;
+    for (const message of messages || []) {
+      const text = textOf(message && message.content);
+      if (!text) continue;
+      if (message.type === "human") {
+        addUserMessage(text);
+        turn = null;
+      } else if (message.type === "ai") {
+        turn = new Turn();
+        turn.setAnswer(text);
+      }
+    }
+    return turn;
+  }
+
+  async function restore() {
+    const saved = savedThread();
+    if (!saved) return;
+    rememberThread(saved);
+    setBusy(true, "Loading the conversation…");
+    let state;
+    try {
+      state = await getJson("/threads/" + encodeURIComponent(saved) + "/state");
+    } catch (err) {
+      setBusy(false);
+      if (err instanceof ApiError && (err.status === 404 || err.status === 422)) {
+        rememberThread(null);
+        showBanner("The saved conversation is no longer on the server; a new one starts with your next message.", "info");
+        return;
+      }
+      reportError(err, null);
+      return;
+    }
+    setBusy(false);
+    const values = (state && state.values) || {};
+    const last = renderHistory(values.messages);
+    const paused = pendingInterrupts(state).length > 0;
+    if (!paused) {
+      if (last) last.showSources(values.documents);
+      if (state && Array.isArray(state.next) && state.next.length) await joinActiveRun();
+      return;
+    }
+    // Show the open question (in the turn that asked it), or answer the client tools.
+    await drive(last || new Turn(), null);
+  }
+
+  /** After a reload during a run: follow the run that is still going, then settle. */
+  async function joinActiveRun() {
+    let runs;
+    try {
+      runs = await getJson("/threads/" + encodeURIComponent(threadId) + "/runs?limit=1");
+    } catch (err) {
+      reportError(err, null);
+      return;
+    }
+    const active = Array.isArray(runs) ? runs.filter((r) => ACTIVE.includes(r.status)) : [];
+    if (active.length === 0) return;
+    const turn = new Turn();
+    turn.note("A run on this conversation is still going; following it…");
+    setBusy(true);
+    turn.setBusy(true);
+    try {
+      const path = "/threads/" + encodeURIComponent(threadId) + "/runs/" + active[0].run_id + "/stream";
+      for await (const ev of readEvents(await request("GET", path))) handleEvent(ev, turn);
+    } catch (err) {
+      reportError(err, turn);
+    } finally {
+      turn.setBusy(false);
+      setBusy(false);
+    }
+    await drive(turn, null);
+  }
+
+  // ---------------------------------------------------------------- wiring
+
+  el.composer.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const text = el.input.value.trim();
+    if (!text || busy) return;
+    el.input.value = "";
+    if (openQuestion) answerQuestion(text, null);
+    else ask(text);
+  });
+
+  el.input.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      el.composer.requestSubmit();
+    }
+  });
+
+  el.newThread.addEventListener("click", () => {
+    if (busy) return;
+    rememberThread(null);
+    openQuestion = null;
+    el.log.replaceChildren();
+    el.input.placeholder = "Ask a question…";
+    el.input.focus();
+  });
+
+  // A form in the side panel with data-chat-template sends its fields as a message.
+  for (const form of el.panel ? el.panel.querySelectorAll("form[data-chat-template]") : []) {
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      if (busy) return;
+      const text = form.dataset.chatTemplate.replace(/\{(\w+)\}/g, (_, name) => {
+        const field = form.elements.namedItem(name);
+        return field && "value" in field ? String(field.value).trim() : "";
+      });
+      if (openQuestion) answerQuestion(text, null);
+      else ask(text);
+    });
+  }
+
+  window.toolweaveChat = {
+    ask: ask,
+    readEvents: readEvents,
+    progressLine: progressLine,
+    get threadId() {
+      return threadId;
+    },
+    get busy() {
+      return busy;
+    },
+    assistantId: assistantId,
+    clientToolTimeoutMs: clientToolTimeoutMs,
+  };
+
+  restore().finally(() => {
+    document.body.dataset.ready = "true";
+  });
+})();

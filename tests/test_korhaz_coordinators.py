@@ -422,17 +422,15 @@ def test_doctor_directory_tool_and_matching():
 
 
 def _offline(text: str, model: type[Any]) -> Any:
-    (value,) = (
-        OfflineAssistant()
-        .extract_decompositions(
-            text,
-            [DrugInteractionCoordinator().decomposition_schema()]
-            if model is InteractionDecomposition
-            else [DoctorFinderCoordinator().decomposition_schema()],
-        )
-        .values.values()
+    """What the offline model fills into a korhaz coordinator's decomposition schema."""
+    coordinator = (
+        DrugInteractionCoordinator()
+        if model is InteractionDecomposition
+        else DoctorFinderCoordinator()
     )
-    return model.model_validate(value)
+    schema = coordinator.decomposition_schema()
+    filled = OfflineAssistant().extract_decompositions(text, [schema]).values[schema.name]
+    return model.model_validate(filled)
 
 
 def test_C1_offline_extraction_reads_taking_together_and_the_medicines_in_order():

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage
+from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
+from toolweave.graph.nodes import Effect, Steps, make_node
 from toolweave.llm.port import AnswerRequest
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
@@ -41,10 +43,10 @@ def guaranteed_texts(entries: Sequence[PromptAndContext]) -> list[str]:
     return [entry.context for entry in entries]
 
 
-def make_answer(deps: Dependencies) -> Callable[..., dict[str, Any]]:
+def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``answer`` node over ``deps``."""
 
-    def answer(state: GraphState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    def answer(state: GraphState, runtime: Runtime[RunContext]) -> Steps[dict[str, Any]]:
         """Finish the run: a terminal result ends it (R3, R4), else the model answers (A7)."""
         tasks = state["tasks"]
         tree = nested(tasks, ROOT_TASK_NO) if ROOT_TASK_NO in tasks else None
@@ -74,8 +76,11 @@ def make_answer(deps: Dependencies) -> Callable[..., dict[str, Any]]:
             guaranteed=guaranteed_texts(state["guaranteed"]),
             history=state["messages"][:-1][-deps.limits.history_messages :],
         )
-        message = assistant_for(deps, runtime).answer(request)
-        text = message.text
+        assistant = assistant_for(deps, runtime)
+        generated: AIMessage = yield Effect(
+            lambda: assistant.answer(request), lambda: assistant.aanswer(request)
+        )
+        text = generated.text
         entry = LedgerEntry(
             kind=LedgerKind.ANSWER,
             task_no=ROOT_TASK_NO,
@@ -86,9 +91,9 @@ def make_answer(deps: Dependencies) -> Callable[..., dict[str, Any]]:
         return {
             "answer": text,
             "task": tree,
-            "messages": [message],
+            "messages": [generated],
             "ledger": [entry],
             "llm_calls": 1,
         }
 
-    return answer
+    return make_node("answer", answer)

@@ -10,20 +10,24 @@ question, and ``execute`` hands it to the same tool's clarification method.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from langchain_core.messages import HumanMessage
+from langchain_core.runnables import Runnable
+from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 from pydantic import BaseModel
 
-from toolweave.graph.context import Dependencies
+from toolweave.graph.context import Dependencies, RunContext
 from toolweave.graph.handover import handover
+from toolweave.graph.nodes import Effect, make_pure_node
 from toolweave.graph.normalize import split_conversation
 from toolweave.graph.validation import reply_text
 from toolweave.graph.walk import Phase
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
-from toolweave.state.results import ToolResult
+from toolweave.state.results import ResultMode, ToolResult
 from toolweave.state.task import PromptAndContext
 from toolweave.tools.base import ToolCallContext
 from toolweave.tools.consumers import (
@@ -49,6 +53,54 @@ CLARIFICATION_LIMIT = {
 NOT_CLARIFIABLE = "{name} returned a clarification request but is not a ClarifiableTool"
 
 
+def tool_call(
+    tool: AnyTool,
+    request: BaseModel,
+    ctx: ToolCallContext,
+    buffer: Mapping[str, list[PromptAndContext]],
+    reply: str | None,
+) -> Effect[ToolResult | None]:
+    """The right method of ``tool``, in its sync and async form.
+
+    Plain, with prior context (B2), or with the user's reply (Q2, B3). Pass the
+    result through :func:`checked_result`.
+    """
+    snapshot = {key: list(entries) for key, entries in buffer.items()}
+    if reply is not None and isinstance(tool, ClarifiableContextConsumerTool):
+        return Effect(
+            lambda: tool.execute_with_clarification_and_prior_context(
+                request, ctx, reply, snapshot
+            ),
+            lambda: tool.aexecute_with_clarification_and_prior_context(
+                request, ctx, reply, snapshot
+            ),
+        )
+    if reply is not None and isinstance(tool, ClarifiableTool):
+        return Effect(
+            lambda: tool.execute_with_clarification(request, ctx, reply),
+            lambda: tool.aexecute_with_clarification(request, ctx, reply),
+        )
+    if isinstance(tool, ContextConsumerTool):
+        return Effect(
+            lambda: tool.execute_with_prior_context(request, ctx, snapshot),
+            lambda: tool.aexecute_with_prior_context(request, ctx, snapshot),
+        )
+    return Effect(lambda: tool.execute(request, ctx), lambda: tool.aexecute(request, ctx))
+
+
+def checked_result(tool: AnyTool, result: ToolResult | None) -> ToolResult | None:
+    """A clarification request from a tool that cannot take the reply is no result (Q1)."""
+    clarifiable = isinstance(tool, ClarifiableTool | ClarifiableContextConsumerTool)
+    if (
+        isinstance(result, ToolResult)
+        and result.mode is ResultMode.CLARIFICATION
+        and not clarifiable
+    ):
+        logger.warning(NOT_CLARIFIABLE.format(name=tool.name))
+        return None
+    return result
+
+
 def call_tool(
     tool: AnyTool,
     request: BaseModel,
@@ -56,21 +108,19 @@ def call_tool(
     buffer: Mapping[str, list[PromptAndContext]],
     reply: str | None,
 ) -> ToolResult | None:
-    """Call the right method of ``tool``: plain, with prior context (B2), with a reply (Q2, B3)."""
-    snapshot = {key: list(entries) for key, entries in buffer.items()}
-    if reply is not None and isinstance(tool, ClarifiableContextConsumerTool):
-        return tool.execute_with_clarification_and_prior_context(request, ctx, reply, snapshot)
-    if reply is not None and isinstance(tool, ClarifiableTool):
-        return tool.execute_with_clarification(request, ctx, reply)
-    if isinstance(tool, ContextConsumerTool):
-        result = tool.execute_with_prior_context(request, ctx, snapshot)
-    else:
-        result = tool.execute(request, ctx)
-    clarifiable = isinstance(tool, ClarifiableTool | ClarifiableContextConsumerTool)
-    if isinstance(result, ToolResult) and result.mode == "clarification" and not clarifiable:
-        logger.warning(NOT_CLARIFIABLE.format(name=tool.name))
-        return None
-    return result
+    """Call the right method of ``tool`` synchronously (see :func:`tool_call`)."""
+    return checked_result(tool, tool_call(tool, request, ctx, buffer, reply).call())
+
+
+async def acall_tool(
+    tool: AnyTool,
+    request: BaseModel,
+    ctx: ToolCallContext,
+    buffer: Mapping[str, list[PromptAndContext]],
+    reply: str | None,
+) -> ToolResult | None:
+    """Await the right method of ``tool`` (see :func:`tool_call`)."""
+    return checked_result(tool, await tool_call(tool, request, ctx, buffer, reply).acall())
 
 
 def clarification_limit_message(user_lang: str, question: str) -> str:
@@ -91,10 +141,10 @@ def resolve_choice(reply: str, choices: Sequence[str]) -> str:
     return reply
 
 
-def make_ask_user(deps: Dependencies) -> Callable[..., Command[Phase]]:
+def make_ask_user(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``ask_user`` node: pause with the open question (Q1)."""
 
-    def ask_user(state: GraphState) -> Command[Phase]:
+    def ask_user(state: GraphState, runtime: Runtime[RunContext]) -> Command[Phase]:
         """Interrupt with the question; on resume, store the reply on it (Q2)."""
         pending = state["clarification"]
         assert pending is not None
@@ -113,13 +163,13 @@ def make_ask_user(deps: Dependencies) -> Callable[..., Command[Phase]]:
         }
         return handover(state, update)
 
-    return ask_user
+    return make_pure_node("ask_user", ask_user)
 
 
-def make_take_reply(deps: Dependencies) -> Callable[..., Command[Phase]]:
+def make_take_reply(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``take_reply`` node: the next message on the thread answers the question (Q2)."""
 
-    def take_reply(state: GraphState) -> Command[Phase]:
+    def take_reply(state: GraphState, runtime: Runtime[RunContext]) -> Command[Phase]:
         """Use the new message as the reply to the open question; nothing is recomputed."""
         pending = state["clarification"]
         assert pending is not None
@@ -135,4 +185,4 @@ def make_take_reply(deps: Dependencies) -> Callable[..., Command[Phase]]:
         update = {"clarification": pending.model_copy(update={"reply": text}), "ledger": [entry]}
         return handover(state, update)
 
-    return take_reply
+    return make_pure_node("take_reply", take_reply)

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from langchain_core.runnables import Runnable
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
@@ -33,6 +34,7 @@ from pydantic import ValidationError
 
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.handover import handover
+from toolweave.graph.nodes import make_pure_node
 from toolweave.graph.walk import Phase
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.client_calls import (
@@ -347,17 +349,17 @@ def receive_results(
         value = ask(pending.payload())
 
 
-def make_client_tools(deps: Dependencies) -> Callable[..., Command[Phase]]:
+def make_client_tools(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``client_tools`` node: pause until the client answers its calls (W3)."""
 
-    def client_tools(state: GraphState) -> Command[Phase]:
+    def client_tools(state: GraphState, runtime: Runtime[RunContext]) -> Command[Phase]:
         """Interrupt with the open client calls; on resume, store the results."""
         pending = state["client_calls"]
         assert pending is not None
         done = receive_results(pending, interrupt(pending.payload()), interrupt)
         return handover(state, {"client_calls": done})
 
-    return client_tools
+    return make_pure_node("client_tools", client_tools)
 
 
 __all__ = [

@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import Any
 
+from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from toolweave.coordinators.base import DecomposingCoordinator
-from toolweave.coordinators.phase import PhaseOutcome, run_coordinator_phase
+from toolweave.coordinators.phase import (
+    DecompositionCall,
+    PhaseOutcome,
+    PhaseSteps,
+    coordinator_phase,
+)
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
-from toolweave.graph.handover import handover
-from toolweave.graph.walk import Phase, next_step
+from toolweave.graph.handover import current_task_no, handover
+from toolweave.graph.nodes import Effect, Steps, make_node
+from toolweave.graph.walk import Phase
+from toolweave.llm.port import Decompositions, LlmAssistant, extract_decompositions_offline
+from toolweave.state.events import coordinated_event
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import TaskInfo, TaskNode, TaskStatus
@@ -78,49 +88,79 @@ def phase_ledger(task_no: str, outcome: PhaseOutcome) -> list[LedgerEntry]:
     return entries
 
 
-def make_coordinate(deps: Dependencies) -> Callable[..., Command[Phase]]:
+def _extraction(llm: LlmAssistant | None, call: DecompositionCall) -> Effect[Decompositions]:
+    """The effect of one decomposition call: the port's sync and async extraction (C1, M2).
+
+    ``llm`` is ``None`` only when no candidate decides by extraction, so the
+    phase asks for none; the offline extraction stands in regardless.
+    """
+    if llm is None:
+
+        def offline() -> Decompositions:
+            return extract_decompositions_offline(call.task_prompt, call.schemas)
+
+        async def aoffline() -> Decompositions:
+            return offline()
+
+        return Effect(offline, aoffline)
+    return Effect(
+        lambda: llm.extract_decompositions(call.task_prompt, call.schemas),
+        lambda: llm.aextract_decompositions(call.task_prompt, call.schemas),
+    )
+
+
+def phase_effects(
+    steps: PhaseSteps, extraction: Callable[[DecompositionCall], Effect[Decompositions]]
+) -> Steps[PhaseOutcome]:
+    """The coordinator phase's extraction calls as the node's effects (sync and async)."""
+    try:
+        call = next(steps)
+        while True:
+            try:
+                reply = yield extraction(call)
+            except BaseException as exc:  # noqa: BLE001 - thrown into the phase: C4 or re-raised
+                call = steps.throw(exc)
+            else:
+                call = steps.send(reply)
+    except StopIteration as stop:
+        outcome: PhaseOutcome = stop.value
+        return outcome
+
+
+def make_coordinate(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``coordinate`` node over ``deps``."""
 
-    def coordinate(state: GraphState, runtime: Runtime[RunContext]) -> Command[Phase]:
+    def coordinate(state: GraphState, runtime: Runtime[RunContext]) -> Steps[Command[Phase]]:
         """Run the coordinators not yet applied to the task, in ascending priority (C2, C3)."""
         tasks = state["tasks"]
-        node = tasks[next_step(state).task_no]
+        node = tasks[current_task_no(state)]
         applied = node.task.applied_coordinator_names
         candidates: list[AnyTool] = [
             deps.registry[name] for name in state["coordinators"] if name not in applied
         ]
         if not candidates:
             done = node.model_copy(update={"status": TaskStatus.COORDINATED})
-            return handover(state, {"tasks": {node.task_no: done}, "cursor": node.task_no})
+            return handover(state, {"tasks": {node.task_no: done}})
         extracting = any(isinstance(c, DecomposingCoordinator) for c in candidates)
-        outcome = run_coordinator_phase(
+        llm = assistant_for(deps, runtime) if extracting else None
+        phase = coordinator_phase(
             nested(tasks, node.task_no),
             candidates,
             depth=node.depth,
             max_depth=deps.limits.max_depth,
             room=deps.limits.max_tasks - len(tasks),
-            llm=assistant_for(deps, runtime) if extracting else None,
         )
+        outcome = yield from phase_effects(phase, lambda call: _extraction(llm, call))
         updates = flatten(outcome.task, tasks, parent=node.parent, depth=node.depth)
         updates[node.task_no] = updates[node.task_no].model_copy(
             update={"status": TaskStatus.COORDINATED}
         )
-        runtime.stream_writer(
-            {
-                "type": "coordinated",
-                "task_no": node.task_no,
-                "coordinators": outcome.ran,
-                "subtasks": list(outcome.created),
-            }
-        )
-        return handover(
-            state,
-            {
-                "tasks": updates,
-                "cursor": node.task_no,
-                "ledger": phase_ledger(node.task_no, outcome),
-                "llm_calls": outcome.llm_calls,
-            },
-        )
+        runtime.stream_writer(coordinated_event(node.task_no, outcome.ran, list(outcome.created)))
+        update = {
+            "tasks": updates,
+            "ledger": phase_ledger(node.task_no, outcome),
+            "llm_calls": outcome.llm_calls,
+        }
+        return handover(state, update)
 
-    return coordinate
+    return make_node("coordinate", coordinate)

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
+from langchain_core.runnables import Runnable
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from toolweave.coordinators.base import AgentCoordinator, SubtaskDecision
 from toolweave.graph.context import Dependencies, RunContext
-from toolweave.graph.handover import handover
-from toolweave.graph.walk import Phase, next_step
+from toolweave.graph.handover import current_task_no, handover
+from toolweave.graph.nodes import make_pure_node
+from toolweave.graph.walk import Phase
+from toolweave.state.events import conditional_event
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import PromptAndContext, TaskNode, TaskStatus
@@ -46,13 +50,13 @@ def _in_any_subtree(task_no: str, roots: Sequence[str]) -> bool:
     return any(task_no == root or task_no.startswith(f"{root}.") for root in roots)
 
 
-def make_decide_conditional(deps: Dependencies) -> Callable[..., Command[Phase]]:
+def make_decide_conditional(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``decide_conditional`` node over ``deps``."""
 
     def decide_conditional(state: GraphState, runtime: Runtime[RunContext]) -> Command[Phase]:
         """Ask the owner whether the next conditional subtask runs; RUN on error (K4)."""
         tasks = state["tasks"]
-        subtask = tasks[next_step(state).task_no]
+        subtask = tasks[current_task_no(state)]
         completed = completed_siblings(tasks, state["context_buffer"], subtask)
         owner_name = subtask.task.owner_coordinator_name
         owner = deps.registry.get(owner_name) if owner_name else None
@@ -71,9 +75,7 @@ def make_decide_conditional(deps: Dependencies) -> Callable[..., Command[Phase]]
                 decision, reason = SubtaskDecision.RUN, f"decision raised {type(exc).__name__}"
         status = TaskStatus.SKIPPED if decision is SubtaskDecision.SKIP else subtask.status
         updated = subtask.model_copy(update={"decided": True, "status": status})
-        runtime.stream_writer(
-            {"type": "conditional", "task_no": subtask.task_no, "decision": decision.value}
-        )
+        runtime.stream_writer(conditional_event(subtask.task_no, decision.value))
         entry = LedgerEntry(
             kind=LedgerKind.CONDITIONAL,
             task_no=subtask.task_no,
@@ -82,7 +84,7 @@ def make_decide_conditional(deps: Dependencies) -> Callable[..., Command[Phase]]
             reason=reason,
             tools=tuple(subtask.task.required_tool_names),
         )
-        update = {"tasks": {subtask.task_no: updated}, "cursor": subtask.task_no, "ledger": [entry]}
+        update = {"tasks": {subtask.task_no: updated}, "ledger": [entry]}
         return handover(state, update)
 
-    return decide_conditional
+    return make_pure_node("decide_conditional", decide_conditional)

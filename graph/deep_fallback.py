@@ -9,16 +9,19 @@ so the walk runs the searches and then the coordinator as the consumer (B4).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
+from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from toolweave.coordinators.deep_search import DeepSearchCoordinator
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.handover import handover
+from toolweave.graph.nodes import Effect, Steps, make_node
 from toolweave.graph.walk import Phase
+from toolweave.llm.port import ContextVerdict
+from toolweave.state.events import deep_fallback_event, gatekeeper_event
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import ROOT_TASK_NO, TaskNode, TaskStatus, execution_text
@@ -86,12 +89,12 @@ def planned_tools(nodes: dict[str, TaskNode]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(forced))
 
 
-def make_deep_fallback(deps: Dependencies) -> Callable[..., Command[Phase]]:
+def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``deep_fallback`` node over ``deps``."""
 
-    def deep_fallback(state: GraphState, runtime: Runtime[RunContext]) -> Command[Phase]:
+    def deep_fallback(state: GraphState, runtime: Runtime[RunContext]) -> Steps[Command[Phase]]:
         """Judge the context (D1); when it falls short, plan the deep search (D3)."""
-        update: dict[str, Any] = {"deep_fallback_done": True, "cursor": ROOT_TASK_NO}
+        update: dict[str, Any] = {"deep_fallback_done": True}
         prompt_type = state.get("prompt_type")
         tool = deps.domain.deep_fallback_tool(prompt_type)
         if not isinstance(tool, DeepSearchCoordinator) or tool.name not in state["offered"]:
@@ -103,8 +106,12 @@ def make_deep_fallback(deps: Dependencies) -> Callable[..., Command[Phase]]:
                 reason = NOT_OFFERED.format(name=tool.name)
             update["ledger"] = [_entry("not run", reason)]
             return handover(state, update)
-        verdict = assistant_for(deps, runtime).judge_context(
-            state["question"], state["documents"], [g.context for g in state["guaranteed"]]
+        assistant = assistant_for(deps, runtime)
+        question, documents = state["question"], state["documents"]
+        guaranteed = [g.context for g in state["guaranteed"]]
+        verdict: ContextVerdict = yield Effect(
+            lambda: assistant.judge_context(question, documents, guaranteed),
+            lambda: assistant.ajudge_context(question, documents, guaranteed),
         )
         update.update(llm_calls=1, deep_fallback_calls=1)
         missing = verdict.missing[: deps.limits.deep_fallback_pieces]
@@ -114,9 +121,7 @@ def make_deep_fallback(deps: Dependencies) -> Callable[..., Command[Phase]]:
             verdict="sufficient" if verdict.sufficient else "insufficient",
             reason="; ".join(missing),
         )
-        runtime.stream_writer(
-            {"type": "gatekeeper", "sufficient": verdict.sufficient, "missing": list(missing)}
-        )
+        runtime.stream_writer(gatekeeper_event(ROOT_TASK_NO, verdict.sufficient, missing))
         if verdict.sufficient or not missing:
             update["ledger"] = [gate]
             return handover(state, update)
@@ -134,10 +139,10 @@ def make_deep_fallback(deps: Dependencies) -> Callable[..., Command[Phase]]:
                 *refused,
             ],
         )
-        runtime.stream_writer({"type": "deep_fallback", "subtasks": planned})
+        runtime.stream_writer(deep_fallback_event(ROOT_TASK_NO, planned))
         return handover(state, update)
 
-    return deep_fallback
+    return make_node("deep_fallback", deep_fallback)
 
 
 def _entry(verdict: str, reason: str) -> LedgerEntry:

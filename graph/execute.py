@@ -3,24 +3,26 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, assert_never
 
 from langchain_core.messages import AIMessage
+from langchain_core.runnables import Runnable
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 from pydantic import BaseModel, ValidationError
 
-from toolweave.graph.clarify import call_tool, clarification_limit_message
-from toolweave.graph.client_tools import run_ai_tool
+from toolweave.graph.clarify import checked_result, clarification_limit_message, tool_call
+from toolweave.graph.client_tools import AiOutcome, arun_ai_tool, run_ai_tool
 from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
-from toolweave.graph.handover import handover
+from toolweave.graph.handover import current_task_no, handover
 from toolweave.graph.idempotency import tool_call_key
-from toolweave.graph.walk import Phase, next_step
+from toolweave.graph.nodes import Effect, Steps, blocking, make_node
+from toolweave.graph.walk import Phase
 from toolweave.llm.budget import LlmBudget
-from toolweave.llm.passthrough import stream_message
+from toolweave.llm.passthrough import astream_message, stream_message
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.errors import InvalidToolResultError
 from toolweave.state.graph_state import GraphState
@@ -66,16 +68,21 @@ def record_result(key: str, text: str, outcome: Outcome) -> dict[str, Any]:
         return {}
     entry = PromptAndContext(prompt=text, context=result.context_text(), documents=result.documents)
     update: dict[str, Any] = {"context_buffer": {key: [entry]}}
-    if result.mode is ResultMode.CONTEXT:
-        update["documents"] = list(result.documents)
-    elif result.mode is ResultMode.GUARANTEED_CONTEXT:
-        update["guaranteed"] = [entry]
-    elif result.mode is ResultMode.ANSWER:
-        update.update(answer=result.text or "", terminal=key)
-    elif result.mode is ResultMode.ANSWERED:
-        streamed = outcome.streamed
-        text, message_id = ("", None) if streamed is None else (streamed.text, streamed.id)
-        update.update(answer=text, answer_id=message_id, terminal=key)
+    match result.mode:
+        case ResultMode.CONTEXT:
+            update["documents"] = list(result.documents)
+        case ResultMode.GUARANTEED_CONTEXT:
+            update["guaranteed"] = [entry]
+        case ResultMode.ANSWER:
+            update.update(answer=result.text or "", terminal=key)
+        case ResultMode.ANSWERED:
+            streamed = outcome.streamed
+            text, message_id = ("", None) if streamed is None else (streamed.text, streamed.id)
+            update.update(answer=text, answer_id=message_id, terminal=key)
+        case ResultMode.CLARIFICATION:  # Q1: execute pauses instead (pause_for_clarification)
+            return {}
+        case unknown:
+            assert_never(unknown)
     return update
 
 
@@ -103,12 +110,12 @@ def pause_for_clarification(
     }
 
 
-def make_execute(deps: Dependencies) -> Callable[..., Command[Phase]]:
+def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``execute`` node over ``deps``."""
 
-    def execute(state: GraphState, runtime: Runtime[RunContext]) -> Command[Phase]:
+    def execute(state: GraphState, runtime: Runtime[RunContext]) -> Steps[Command[Phase]]:
         """Run the next queued tool of the task and record its result."""
-        node = state["tasks"][next_step(state).task_no]
+        node = state["tasks"][current_task_no(state)]
         name, rest = node.queue[0], node.queue[1:]
         key = completion_key(node.task_no, name)
         text = execution_text(node.task)
@@ -116,15 +123,15 @@ def make_execute(deps: Dependencies) -> Callable[..., Command[Phase]]:
         extra: dict[str, Any] = {}
         if isinstance(tool, AiChatbotTool):  # W2, W3: scope and input check
             progress = ProgressEmitter(name, runtime.stream_writer, task_no=node.task_no)
-            ai = run_ai_tool(deps, state, runtime, node, tool, text, progress)
+            ai = yield _ai_tool_call(deps, state, runtime, node, tool, text, progress)
             if ai.pause:
-                paused = {"cursor": node.task_no, "ledger": ai.ledger, "llm_calls": ai.llm_calls}
+                paused = {"ledger": ai.ledger, "llm_calls": ai.llm_calls}
                 return handover(state, {**paused, **ai.update})
             outcome = Outcome(result=ai.result, ledger=ai.ledger, llm_calls=ai.llm_calls)
             extra = ai.update
         else:
-            outcome = _run(deps, state, runtime, node, name, text)
-        update: dict[str, Any] = {"cursor": node.task_no, "ledger": outcome.ledger, **extra}
+            outcome = yield from _run(deps, state, runtime, node, name, text)
+        update: dict[str, Any] = {"ledger": outcome.ledger, **extra}
         update["llm_calls"] = outcome.llm_calls
         if outcome.deep_calls:
             update["deep_fallback_calls"] = outcome.deep_calls
@@ -138,14 +145,38 @@ def make_execute(deps: Dependencies) -> Callable[..., Command[Phase]]:
         if result is not None:  # R1/R7: no result is as if the tool had not been activated
             update["activated"] = [key]
         update.update(record_result(key, text, outcome))
-        if "terminal" in update:  # R8: the tools after a finished answer do not run (L1)
+        if result is not None and result.is_terminal:  # R8: the tools after it do not run (L1)
             update["ledger"] = [*outcome.ledger, *_not_run(node, rest)]
-        closed = not rest or "terminal" in update
+        closed = not rest or (result is not None and result.is_terminal)
         status = TaskStatus.CLOSED if closed else TaskStatus.ROUTED
         update["tasks"] = {node.task_no: node.model_copy(update={"queue": rest, "status": status})}
         return handover(state, update)
 
-    return execute
+    return make_node("execute", execute)
+
+
+def _ai_tool_call(
+    deps: Dependencies,
+    state: GraphState,
+    runtime: Runtime[RunContext],
+    node: TaskNode,
+    tool: AiChatbotTool,
+    text: str,
+    progress: ProgressEmitter,
+) -> Effect[AiOutcome]:
+    """One AI-tool step (W2, W3) as an effect.
+
+    Its input check may call the model's sync extraction, so an AI tool with input
+    fields runs in a worker thread under the async driver; one without fields
+    awaits the AI tool's ``aexecute`` on the event loop.
+    """
+
+    def call() -> AiOutcome:
+        return run_ai_tool(deps, state, runtime, node, tool, text, progress)
+
+    if tool.request_model.model_fields:
+        return blocking(call)
+    return Effect(call, lambda: arun_ai_tool(deps, state, runtime, node, tool, text, progress))
 
 
 def _run(
@@ -155,7 +186,7 @@ def _run(
     node: TaskNode,
     name: str,
     text: str,
-) -> Outcome:
+) -> Steps[Outcome]:
     """Extract the request if needed, call the tool, and contain its failure (R7)."""
     tool = deps.registry.get(name)
     if tool is None:
@@ -165,7 +196,10 @@ def _run(
     outcome = Outcome(request=node.requests.get(name))
     if name not in node.requests and tool.request_model.model_fields:
         assistant = assistant_for(deps, runtime)
-        extracted = assistant.generate_tool_request(text, EXTRACTION_SYSTEM_PROMPT, None, tool)
+        extracted = yield Effect(
+            lambda: assistant.generate_tool_request(text, EXTRACTION_SYSTEM_PROMPT, None, tool),
+            lambda: assistant.agenerate_tool_request(text, EXTRACTION_SYSTEM_PROMPT, None, tool),
+        )
         outcome.request, outcome.llm_calls = extracted.get(name), 1
     try:
         request = _request(tool, outcome.request)
@@ -179,6 +213,10 @@ def _run(
         streamed.append(stream_message(chunks, run_name=f"{name}.answer"))
         return streamed[-1].text
 
+    async def astream_answer(chunks: AsyncIterable[str] | Iterable[str]) -> str:
+        streamed.append(await astream_message(chunks, run_name=f"{name}.answer"))
+        return streamed[-1].text
+
     progress = ProgressEmitter(name, runtime.stream_writer, task_no=node.task_no)
     budget = _budget(deps, state, runtime, node)
     ctx = ToolCallContext(
@@ -190,13 +228,14 @@ def _run(
         user_data=user_data_for(state, runtime),
         progress=progress,
         stream_answer=stream_answer,
+        astream_answer=astream_answer,
         llm=budget,
         idempotency_key=tool_call_key(state, node.task_no, name),
     )
     pending = state.get("clarification")
     reply = pending.reply if pending is not None and pending.tool == name else None
     try:
-        outcome.result = call_tool(tool, request, ctx, state["context_buffer"], reply)
+        raw = yield tool_call(tool, request, ctx, state["context_buffer"], reply)
     except (GraphBubbleUp, InvalidToolResultError):  # a bad result is the tool's bug: loud
         raise
     except Exception as exc:  # R7: a failing tool is "no result"; the run goes on
@@ -207,7 +246,7 @@ def _run(
         reason = TOOL_RAISED.format(error=type(exc).__name__)
         outcome.ledger.append(_entry(node, name, LedgerKind.TOOL_ERROR, "failed", reason))
         return outcome
-    outcome.result = require_result(name, outcome.result)
+    outcome.result = require_result(name, checked_result(tool, raw))
     outcome.llm_calls += budget.spent
     outcome.deep_calls = budget.spent if budget.limit is not None else 0
     if streamed:

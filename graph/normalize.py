@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AnyMessage
+from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite
 
@@ -18,8 +19,10 @@ from toolweave.graph.context import (
     user_data_for,
 )
 from toolweave.graph.handover import handover
+from toolweave.graph.nodes import Effect, Steps, make_node
 from toolweave.graph.validation import question_of
 from toolweave.graph.walk import Phase
+from toolweave.llm.port import Normalized
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import ROOT_TASK_NO, TaskInfo, TaskNode
@@ -93,7 +96,7 @@ def offer_tools(
     return offered, refused
 
 
-def make_normalize(deps: Dependencies) -> Callable[..., Command[Phase]]:
+def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``normalize`` node over ``deps``."""
     tools = domain_tools(deps)
     coordinators = sorted(
@@ -101,11 +104,15 @@ def make_normalize(deps: Dependencies) -> Callable[..., Command[Phase]]:
         key=lambda t: t.priority,
     )
 
-    def normalize(state: GraphState, runtime: Runtime[RunContext]) -> Command[Phase]:
+    def normalize(state: GraphState, runtime: Runtime[RunContext]) -> Steps[Command[Phase]]:
         """Turn the last message into a standalone root task and reset the per-message state."""
         question, history = split_conversation(state["messages"], deps.limits)
         assistant = assistant_for(deps, runtime)
-        norm = assistant.normalize(question, history, default_lang=deps.domain.default_language)
+        lang = deps.domain.default_language
+        norm: Normalized = yield Effect(
+            lambda: assistant.normalize(question, history, default_lang=lang),
+            lambda: assistant.anormalize(question, history, default_lang=lang),
+        )
         offered, refusals = offer_tools(
             deps, tools, state.get("systems") or [], user_data_for(state, runtime)
         )
@@ -132,7 +139,6 @@ def make_normalize(deps: Dependencies) -> Callable[..., Command[Phase]]:
             "offered": offered,
             "coordinators": [c.name for c in coordinators if c.name in allowed],
             "tasks": Overwrite({ROOT_TASK_NO: root}),
-            "cursor": ROOT_TASK_NO,
             "ledger": Overwrite([entry, *refusals]),
             "llm_calls": Overwrite(1),
             "deep_fallback_done": deps.domain.deep_fallback is None,
@@ -144,4 +150,4 @@ def make_normalize(deps: Dependencies) -> Callable[..., Command[Phase]]:
                 update[key] = empty
         return handover(state, update)
 
-    return normalize
+    return make_node("normalize", normalize)

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
-from toolweave.graph.handover import handover
-from toolweave.graph.walk import Phase, next_step
+from toolweave.graph.handover import current_task_no, handover
+from toolweave.graph.nodes import Effect, Steps, make_node
+from toolweave.graph.walk import Phase
 from toolweave.llm.port import Activation
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
+from toolweave.state.events import routed_event
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import TaskNode, TaskStatus, execution_text
@@ -41,21 +44,25 @@ def forced_activation(
     return tools, entries
 
 
-def routed_activation(
-    deps: Dependencies, node: TaskNode, offered: set[str], activation_of: Callable[..., Activation]
-) -> tuple[list[AnyTool], Activation, list[LedgerEntry]]:
-    """T5 + A5: the routing call over the routable candidates, plus the default retrieval tool."""
+def routing_candidates(deps: Dependencies, offered: set[str]) -> list[AnyTool]:
+    """T5: the offered tools with a routing question, the default retrieval tool aside (A5)."""
     retrieval = deps.domain.default_retrieval_tool
-    candidates = [
+    return [
         tool
         for tool in deps.registry
         if tool.name in offered and tool.executable_instruction and tool.name != retrieval
     ]
-    activation = (
-        activation_of(node.task.task_prompt, execution_text(node.task), candidates)
-        if candidates
-        else Activation(verdicts=(), llm_calls=0)
-    )
+
+
+def routed_activation(
+    deps: Dependencies,
+    node: TaskNode,
+    offered: set[str],
+    candidates: list[AnyTool],
+    activation: Activation,
+) -> tuple[list[AnyTool], list[LedgerEntry]]:
+    """T5 + A5: the routing call's verdicts on the candidates, plus the default retrieval tool."""
+    retrieval = deps.domain.default_retrieval_tool
     entries = [
         _entry(LedgerKind.ROUTING, node, v.tool, "routed", v.reason)
         for v in activation.verdicts
@@ -78,7 +85,7 @@ def routed_activation(
     if retrieval is not None and retrieval in offered:
         tools.append(deps.registry[retrieval])
         entries.append(_entry(LedgerKind.ROUTING, node, retrieval, "default", "default retrieval"))
-    return tools, activation, entries
+    return tools, entries
 
 
 def _entry(kind: LedgerKind, node: TaskNode, tool: str, verdict: str, reason: str) -> LedgerEntry:
@@ -89,26 +96,32 @@ def _by_priority(tools: Sequence[AnyTool]) -> list[AnyTool]:
     return sorted(tools, key=lambda tool: tool.priority)
 
 
-def make_route(deps: Dependencies) -> Callable[..., Command[Phase]]:
+def make_route(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``route`` node over ``deps``."""
 
-    def route(state: GraphState, runtime: Runtime[RunContext]) -> Command[Phase]:
+    def route(state: GraphState, runtime: Runtime[RunContext]) -> Steps[Command[Phase]]:
         """Decide which tools run on the task, in ascending priority (A5, A6)."""
-        node = state["tasks"][next_step(state).task_no]
+        node = state["tasks"][current_task_no(state)]
         offered = set(state["offered"])
         requests: dict[str, dict[str, Any] | None] = {}
         calls = 0
         if node.task.required_tool_names:
             tools, entries = forced_activation(deps, node, offered)
         else:
-            assistant = assistant_for(deps, runtime)
-
-            def activation_of(prompt: str, text: str, candidates: list[AnyTool]) -> Activation:
-                return assistant.route_and_extract(
-                    prompt, text, candidates, extraction_prompt=EXTRACTION_SYSTEM_PROMPT
+            candidates = routing_candidates(deps, offered)
+            activation = Activation(verdicts=(), llm_calls=0)
+            if candidates:
+                assistant = assistant_for(deps, runtime)
+                prompt, text = node.task.task_prompt, execution_text(node.task)
+                activation = yield Effect(
+                    lambda: assistant.route_and_extract(
+                        prompt, text, candidates, extraction_prompt=EXTRACTION_SYSTEM_PROMPT
+                    ),
+                    lambda: assistant.aroute_and_extract(
+                        prompt, text, candidates, extraction_prompt=EXTRACTION_SYSTEM_PROMPT
+                    ),
                 )
-
-            tools, activation, entries = routed_activation(deps, node, offered, activation_of)
+            tools, entries = routed_activation(deps, node, offered, candidates, activation)
             requests, calls = dict(activation.requests), activation.llm_calls
         ordered = _by_priority(tools)
         cap = deps.limits.max_tools_per_task
@@ -119,13 +132,8 @@ def make_route(deps: Dependencies) -> Callable[..., Command[Phase]]:
         queue = [tool.name for tool in ordered[:cap]]
         status = TaskStatus.ROUTED if queue else TaskStatus.CLOSED
         updated = node.model_copy(update={"queue": queue, "status": status, "requests": requests})
-        runtime.stream_writer({"type": "routed", "task_no": node.task_no, "tools": queue})
-        update = {
-            "tasks": {node.task_no: updated},
-            "cursor": node.task_no,
-            "ledger": entries,
-            "llm_calls": calls,
-        }
+        runtime.stream_writer(routed_event(node.task_no, queue))
+        update = {"tasks": {node.task_no: updated}, "ledger": entries, "llm_calls": calls}
         return handover(state, update)
 
-    return route
+    return make_node("route", route)

@@ -1,9 +1,9 @@
 """The walk over the task tree as one pure function (S2, S3, A3-A7).
 
 ``next_step`` reads the state and names the phase that comes next and the task
-it concerns. Each phase node uses it to find its task, and to hand over to the
-next node on the state as its update leaves it (``graph/handover.py``), so every
-ordering rule lives here.
+it concerns. It runs once per step, in the hand-over (``graph/handover.py``), on
+the state as the node's update leaves it; the task it names goes into ``cursor``,
+where the next node finds it. So every ordering rule lives here.
 It imports nothing from LangGraph.
 """
 

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any
 
-from langchain_core.callbacks import BaseCallbackManager, CallbackManagerForLLMRun
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForLLMRun,
+    BaseCallbackManager,
+    CallbackManagerForLLMRun,
+)
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
@@ -73,6 +77,39 @@ class PassthroughChatModel(BaseChatModel):
                 run_manager.on_llm_new_token(piece, chunk=chunk)
             yield chunk
 
+    async def _apieces(
+        self, messages: list[BaseMessage], chunks: AsyncIterable[str] | Iterable[str] | None
+    ) -> AsyncIterator[str]:
+        if isinstance(chunks, AsyncIterable):
+            async for piece in chunks:
+                yield piece
+        else:
+            for piece in self._pieces(messages, chunks):
+                yield piece
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        text = "".join([piece async for piece in self._apieces(messages, kwargs.get("chunks"))])
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        async for piece in self._apieces(messages, kwargs.get("chunks")):
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
+            if run_manager is not None:
+                await run_manager.on_llm_new_token(piece, chunk=chunk)
+            yield chunk
+
 
 def _anyone_listening() -> bool:
     """Whether the current run has callback handlers (messages stream, tracing, events).
@@ -104,6 +141,26 @@ def stream_message(chunks: Iterable[str] | str, *, run_name: str = "answer") -> 
         message = _PASSTHROUGH.invoke([HumanMessage(content=chunks)], config)
     else:
         message = _PASSTHROUGH.invoke([HumanMessage(content="")], config, chunks=iter(chunks))
+    return AIMessage(content=message.text, id=message.id)
+
+
+async def astream_message(
+    chunks: AsyncIterable[str] | Iterable[str] | str, *, run_name: str = "answer"
+) -> AIMessage:
+    """Async :func:`stream_message`: ``chunks`` may also be an async iterable (no thread)."""
+    if not _anyone_listening():
+        if isinstance(chunks, str):
+            text = chunks
+        elif isinstance(chunks, AsyncIterable):
+            text = "".join([piece async for piece in chunks])
+        else:
+            text = "".join(chunks)
+        return AIMessage(content=text, id=f"lc_run--{uuid.uuid4()}")
+    config: RunnableConfig = {"tags": [ANSWER_TAG], "run_name": run_name}
+    if isinstance(chunks, str):
+        message = await _PASSTHROUGH.ainvoke([HumanMessage(content=chunks)], config)
+    else:
+        message = await _PASSTHROUGH.ainvoke([HumanMessage(content="")], config, chunks=chunks)
     return AIMessage(content=message.text, id=message.id)
 
 

@@ -11,6 +11,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, Field
 from support import ScriptedCoordinator, ask, graph_of, make_tool
 
@@ -292,3 +293,31 @@ def test_C1_graph_counts_the_decomposition_call():
     plain = ask(graph_of([weather]), "weather?")
     assert out["activated"] == ["1.1:weather", "1.2:weather"]
     assert out["llm_calls"] == plain["llm_calls"] + 1
+
+
+class PathRecording(OfflineAssistant):
+    """The offline model, noting which extraction path the graph took."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.paths: list[str] = []
+
+    def extract_decompositions(self, task_prompt: str, schemas: Any) -> Any:
+        self.paths.append("sync")
+        return super().extract_decompositions(task_prompt, schemas)
+
+    async def aextract_decompositions(self, task_prompt: str, schemas: Any) -> Any:
+        self.paths.append("async")
+        return super().extract_decompositions(task_prompt, schemas)
+
+
+def test_C1_graph_takes_the_sync_extraction_under_invoke_and_the_async_one_under_ainvoke():
+    llm = PathRecording()
+    weather = make_tool("weather", routing=None, request_model=EmptyRequest)
+    graph = graph_of([CitySplitter(), weather], assistant=llm)
+    out = ask(graph, "Szeged and Pécs", thread_id="sync")
+    assert llm.paths == ["sync"]
+    config = {"configurable": {"thread_id": "async"}}
+    aout = asyncio.run(graph.ainvoke({"messages": [HumanMessage("Szeged and Pécs")]}, config))
+    assert llm.paths == ["sync", "async"]
+    assert aout["activated"] == out["activated"] == ["1.1:weather", "1.2:weather"]

@@ -7,7 +7,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from support import graph_of, make_tool
 
-from toolweave import ToolCallContext, ToolResult
+from toolweave import EVENT_VERSION, RoutedEvent, ToolCallContext, ToolResult
 from toolweave.tools import ProgressEmitter, progress_text
 
 
@@ -45,7 +45,13 @@ def test_P2_progress_reaches_custom_stream_and_answer_tokens_messages_stream():
                 tokens.append(chunk.content)
     assert len(tokens) > 1, "the answer must arrive token by token"
     assert "".join(tokens) == "ctx says hi"
-    assert {"type": "routed", "task_no": "1", "tools": ["ctx"]} in custom
+    routed: RoutedEvent = {
+        "type": "routed",
+        "version": EVENT_VERSION,
+        "task_no": "1",
+        "tools": ["ctx"],
+    }
+    assert routed in custom
 
     graph = graph_of(
         [_progress_tool()], assistant=FunctionAssistant(route=lambda t, tools: ["department_info"])

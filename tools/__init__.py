@@ -3,6 +3,7 @@
 from toolweave.tools.base import (
     ALL,
     AnswerStreamer,
+    AsyncAnswerStreamer,
     ChatbotTool,
     EligibleSystem,
     EmptyRequest,
@@ -25,6 +26,7 @@ __all__ = [
     "DEFAULT_SYSTEM_PROMPT",
     "AnswerStreamer",
     "AnyTool",
+    "AsyncAnswerStreamer",
     "ChatbotTool",
     "ClarifiableContextConsumerTool",
     "ClarifiableTool",

@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import asyncio
+import contextvars
+from collections.abc import (
+    AsyncIterable,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Iterable,
+    Mapping,
+    Sequence,
+)
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar, Final, Generic, Protocol, TypeVar
@@ -53,12 +64,48 @@ class EmptyRequest(BaseModel):
 
 
 RequestT = TypeVar("RequestT", bound=BaseModel)
+T = TypeVar("T")
+
+MISSING_EXECUTE = "{cls} must implement {method}() or its async twin a{method}()"
+
+
+def overrides(obj: object, method: str, base: type) -> bool:
+    """Whether ``obj``'s class defines ``method`` itself rather than inheriting ``base``'s."""
+    return getattr(type(obj), method, None) is not getattr(base, method, None)
+
+
+def run_blocking(coro: Coroutine[Any, Any, T]) -> T:
+    """Run an async tool method to completion from sync code (``invoke``).
+
+    In a thread without a running event loop the coroutine gets a loop of its own;
+    inside one (a notebook cell calling ``invoke``) it runs on a fresh loop in a
+    helper thread. Context variables go with it either way, so progress and the
+    answer stream still reach the run's listeners.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    context = contextvars.copy_context()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(context.run, asyncio.run, coro).result()
+
 
 AnswerStreamer = Callable[[Iterable[str]], str]
 """Streams answer chunks to the client (R4) and returns the whole text."""
 
 
+AsyncAnswerStreamer = Callable[[AsyncIterable[str] | Iterable[str]], Awaitable[str]]
+"""Async :data:`AnswerStreamer`: streams (async) chunks to the client and returns the text."""
+
+
 def _no_stream(chunks: Iterable[str]) -> str:
+    return "".join(chunks)
+
+
+async def _no_astream(chunks: AsyncIterable[str] | Iterable[str]) -> str:
+    if isinstance(chunks, AsyncIterable):
+        return "".join([piece async for piece in chunks])
     return "".join(chunks)
 
 
@@ -86,6 +133,8 @@ class ToolCallContext:
     """Null-safe progress emitter (P1-P3)."""
     stream_answer: AnswerStreamer = _no_stream
     """Streams a finished answer to the client; return ``as_answered`` after it (R4)."""
+    astream_answer: AsyncAnswerStreamer = _no_astream
+    """Async :attr:`stream_answer` for ``aexecute``: takes an async iterable of chunks too."""
     llm: PassageReader | None = None
     """The run's model for tools that read text with it (search tools), counted and capped (D7)."""
     idempotency_key: str = ""
@@ -134,8 +183,23 @@ class ChatbotTool(Generic[RequestT]):
         return self.request_model.model_json_schema()
 
     def execute(self, request: RequestT, ctx: ToolCallContext) -> ToolResult | None:
-        """Run the tool (T9); ``None`` means "not mine" (R1)."""
-        raise NotImplementedError(f"{type(self).__name__} must implement execute()")
+        """Run the tool (T9); ``None`` means "not mine" (R1).
+
+        Implement this, :meth:`aexecute`, or both. A tool with only :meth:`aexecute`
+        also runs under a sync ``invoke`` (its coroutine is run to completion).
+        """
+        if overrides(self, "aexecute", ChatbotTool):
+            return run_blocking(self.aexecute(request, ctx))
+        raise NotImplementedError(MISSING_EXECUTE.format(cls=type(self).__name__, method="execute"))
+
+    async def aexecute(self, request: RequestT, ctx: ToolCallContext) -> ToolResult | None:
+        """Async :meth:`execute`, awaited under ``ainvoke``/``astream``.
+
+        The default runs :meth:`execute` in a worker thread (context variables
+        kept); override it for a tool that does I/O, so that many concurrent runs
+        wait on it without holding a thread each.
+        """
+        return await asyncio.to_thread(self.execute, request, ctx)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
@@ -147,6 +211,7 @@ PriorContext = Mapping[str, Sequence[PromptAndContext]]
 __all__ = [
     "ALL",
     "AnswerStreamer",
+    "AsyncAnswerStreamer",
     "ChatbotTool",
     "EligibleSystem",
     "EmptyRequest",
@@ -154,4 +219,6 @@ __all__ = [
     "RequestT",
     "Systems",
     "ToolCallContext",
+    "overrides",
+    "run_blocking",
 ]

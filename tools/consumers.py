@@ -1,11 +1,26 @@
-"""Tools that consume the context buffer or ask the user (B2, B3, Q1)."""
+"""Tools that consume the context buffer or ask the user (B2, B3, Q1).
+
+Each method has an async twin with an ``a`` prefix, awaited under
+``ainvoke``/``astream``. Implement either or both: the async default runs the sync
+method in a worker thread, and a sync call of a tool that implements only the
+async twin runs its coroutine to completion.
+"""
 
 from __future__ import annotations
 
+import asyncio
 from typing import NoReturn
 
 from toolweave.state.results import ToolResult
-from toolweave.tools.base import ChatbotTool, PriorContext, RequestT, ToolCallContext
+from toolweave.tools.base import (
+    MISSING_EXECUTE,
+    ChatbotTool,
+    PriorContext,
+    RequestT,
+    ToolCallContext,
+    overrides,
+    run_blocking,
+)
 
 CONSUMER_PLAIN_EXECUTE = (
     "{name} is a ContextConsumerTool: the orchestrator calls execute_with_prior_context(), "
@@ -13,14 +28,22 @@ CONSUMER_PLAIN_EXECUTE = (
 )
 
 
+def _missing(tool: object, method: str) -> NotImplementedError:
+    return NotImplementedError(MISSING_EXECUTE.format(cls=type(tool).__name__, method=method))
+
+
 class ContextConsumerTool(ChatbotTool[RequestT]):
     """A tool that builds its result from earlier results (``IContextConsumerTool``).
 
-    The orchestrator always calls :meth:`execute_with_prior_context` with a
-    snapshot copy of the context buffer (B2).
+    The orchestrator always calls :meth:`execute_with_prior_context` (or its
+    async twin) with a snapshot copy of the context buffer (B2).
     """
 
     def execute(self, request: RequestT, ctx: ToolCallContext) -> NoReturn:
+        """Not supported for consumers (B2)."""
+        raise NotImplementedError(CONSUMER_PLAIN_EXECUTE.format(name=self.name))
+
+    async def aexecute(self, request: RequestT, ctx: ToolCallContext) -> NoReturn:
         """Not supported for consumers (B2)."""
         raise NotImplementedError(CONSUMER_PLAIN_EXECUTE.format(name=self.name))
 
@@ -28,9 +51,15 @@ class ContextConsumerTool(ChatbotTool[RequestT]):
         self, request: RequestT, ctx: ToolCallContext, prior_context: PriorContext
     ) -> ToolResult | None:
         """Run with a snapshot of the buffer keyed ``"task_no:tool_name"`` (B2)."""
-        raise NotImplementedError(
-            f"{type(self).__name__} must implement execute_with_prior_context()"
-        )
+        if overrides(self, "aexecute_with_prior_context", ContextConsumerTool):
+            return run_blocking(self.aexecute_with_prior_context(request, ctx, prior_context))
+        raise _missing(self, "execute_with_prior_context")
+
+    async def aexecute_with_prior_context(
+        self, request: RequestT, ctx: ToolCallContext, prior_context: PriorContext
+    ) -> ToolResult | None:
+        """Async :meth:`execute_with_prior_context`; the default runs it in a worker thread."""
+        return await asyncio.to_thread(self.execute_with_prior_context, request, ctx, prior_context)
 
 
 class ClarifiableTool(ChatbotTool[RequestT]):
@@ -44,9 +73,15 @@ class ClarifiableTool(ChatbotTool[RequestT]):
         self, request: RequestT, ctx: ToolCallContext, reply: str
     ) -> ToolResult | None:
         """Continue after the user answered the clarification question (Q2)."""
-        raise NotImplementedError(
-            f"{type(self).__name__} must implement execute_with_clarification()"
-        )
+        if overrides(self, "aexecute_with_clarification", ClarifiableTool):
+            return run_blocking(self.aexecute_with_clarification(request, ctx, reply))
+        raise _missing(self, "execute_with_clarification")
+
+    async def aexecute_with_clarification(
+        self, request: RequestT, ctx: ToolCallContext, reply: str
+    ) -> ToolResult | None:
+        """Async :meth:`execute_with_clarification`; the default runs it in a worker thread."""
+        return await asyncio.to_thread(self.execute_with_clarification, request, ctx, reply)
 
 
 class ClarifiableContextConsumerTool(ContextConsumerTool[RequestT]):
@@ -56,6 +91,20 @@ class ClarifiableContextConsumerTool(ContextConsumerTool[RequestT]):
         self, request: RequestT, ctx: ToolCallContext, reply: str, prior_context: PriorContext
     ) -> ToolResult | None:
         """Continue after the user's reply, with the prior context again (B3)."""
-        raise NotImplementedError(
-            f"{type(self).__name__} must implement execute_with_clarification_and_prior_context()"
+        if overrides(
+            self, "aexecute_with_clarification_and_prior_context", ClarifiableContextConsumerTool
+        ):
+            return run_blocking(
+                self.aexecute_with_clarification_and_prior_context(
+                    request, ctx, reply, prior_context
+                )
+            )
+        raise _missing(self, "execute_with_clarification_and_prior_context")
+
+    async def aexecute_with_clarification_and_prior_context(
+        self, request: RequestT, ctx: ToolCallContext, reply: str, prior_context: PriorContext
+    ) -> ToolResult | None:
+        """Async :meth:`execute_with_clarification_and_prior_context`; default: a worker thread."""
+        return await asyncio.to_thread(
+            self.execute_with_clarification_and_prior_context, request, ctx, reply, prior_context
         )

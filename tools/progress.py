@@ -6,6 +6,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from toolweave.state.events import tool_progress_event
+
 logger = logging.getLogger(__name__)
 
 PROGRESS_EVENT_TYPE = "tool_progress"
@@ -21,6 +23,8 @@ def progress_text(tool_name: str, event: str) -> str:
 
 class ProgressEmitter:
     """Sends a tool's progress events to LangGraph's custom stream (P2).
+
+    Each is a :class:`~toolweave.state.events.ToolProgressEvent`.
 
     Without a listener it is a no-op, and a failing listener never fails the tool (P3).
     One emitter is made per tool call; it holds no data of other requests (T11).
@@ -39,14 +43,13 @@ class ProgressEmitter:
         """Emit ``event`` (upper-case by convention, e.g. ``"FETCHING_DATA"``)."""
         if self._writer is None:
             return
-        payload = {
-            "type": PROGRESS_EVENT_TYPE,
-            "tool": self._tool_name,
-            "event": event,
-            "task_no": self._task_no,
-            "detail": detail,
-            "text": progress_text(self._tool_name, event),
-        }
+        payload = tool_progress_event(
+            self._tool_name,
+            event,
+            task_no=self._task_no,
+            detail=detail,
+            text=progress_text(self._tool_name, event),
+        )
         try:
             self._writer(payload)
         except Exception:  # P3: a listener's failure must never fail the tool

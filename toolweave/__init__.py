@@ -84,6 +84,17 @@ from toolweave.state.errors import (
     UnknownDomainError,
     UnknownThreadError,
 )
+from toolweave.state.events import (
+    EVENT_VERSION,
+    ConditionalEvent,
+    CoordinatedEvent,
+    DeepFallbackEvent,
+    GatekeeperEvent,
+    RoutedEvent,
+    StreamEvent,
+    ToolProgressEvent,
+    is_stream_event,
+)
 from toolweave.tools import (
     ALL,
     ChatbotTool,
@@ -206,4 +217,17 @@ __all__ = [
     "thread_status",
     "tool_progress_emitter",
     "validate_input",
+]
+
+# The streaming contract: the events on stream_mode="custom" (README "The streaming contract").
+__all__ += [
+    "EVENT_VERSION",
+    "ConditionalEvent",
+    "CoordinatedEvent",
+    "DeepFallbackEvent",
+    "GatekeeperEvent",
+    "RoutedEvent",
+    "StreamEvent",
+    "ToolProgressEvent",
+    "is_stream_event",
 ]

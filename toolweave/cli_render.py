@@ -7,31 +7,31 @@ and the command module stays about control flow.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, assert_never
 
 from toolweave.coordinators.base import is_coordinator
 from toolweave.state.documents import UniqueTextDocument
+from toolweave.state.events import StreamEvent, is_stream_event
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import ROOT_TASK_NO
 from toolweave.tools.base import Systems
 from toolweave.tools.consumers import ContextConsumerTool
+from toolweave.tools.progress import progress_text
 from toolweave.tools.registry import AnyTool
 
 BULLET = "·"
 INDENT = "  "
 
 
-def _task_label(event: Mapping[str, Any]) -> str:
-    return str(event.get("task_no") or ROOT_TASK_NO)
-
-
-def progress_line(event: Any) -> str | None:
+def progress_line(event: object) -> str | None:
     """One line for a custom stream event of the graph, or ``None`` to show nothing.
 
     Args:
-        event: What a node wrote with ``get_stream_writer()``; toolweave's nodes write
-            dicts with a ``"type"`` of ``tool_progress``, ``routed``, ``coordinated`` or
-            ``conditional``.
+        event: What arrived on ``stream_mode="custom"``: one of toolweave's
+            :data:`~toolweave.state.events.StreamEvent` types (``tool_progress``,
+            ``routed``, ``coordinated``, ``conditional``, ``gatekeeper``,
+            ``deep_fallback``), or anything a custom node wrote, shown by its
+            ``"type"`` when it has one.
 
     Returns:
         E.g. ``"· 1 TOOL_PROGRESS:DEPARTMENT_INFO:FETCHING_DATA"`` or ``"· 1.2 skipped
@@ -39,35 +39,40 @@ def progress_line(event: Any) -> str | None:
     """
     if not isinstance(event, Mapping):
         return None
-    kind = event.get("type")
-    task = _task_label(event)
-    if kind == "tool_progress":
-        detail = event.get("detail")
-        text = str(event.get("text") or f"TOOL_PROGRESS:{event.get('tool')}:{event.get('event')}")
-        return f"{BULLET} {task} {text}" + (f" ({detail})" if detail else "")
-    if kind == "routed":
-        tools = list(event.get("tools") or [])
-        return f"{BULLET} {task} routed: {', '.join(tools) if tools else 'no tool'}"
-    if kind == "coordinated":
-        ran = ", ".join(event.get("coordinators") or []) or "no coordinator"
-        subtasks = list(event.get("subtasks") or [])
-        created = f" → subtasks {', '.join(subtasks)}" if subtasks else ""
-        return f"{BULLET} {task} coordinated by {ran}{created}"
-    if kind == "conditional":
-        decision = event.get("decision")
-        verb = "skipped" if decision == "skip" else "runs"
-        return f"{BULLET} {task} {verb} (conditional)"
-    if kind == "gatekeeper":
-        missing = list(event.get("missing") or [])
-        verdict = "context sufficient" if event.get("sufficient") else "context insufficient"
-        return f"{BULLET} {task} gatekeeper: {verdict}" + (
-            f"; missing: {'; '.join(missing)}" if missing else ""
+    if not is_stream_event(event):
+        kind = event.get("type")
+        return (
+            f"{BULLET} {event.get('task_no') or ROOT_TASK_NO} {kind}"
+            if isinstance(kind, str)
+            else None
         )
-    if kind == "deep_fallback":
-        planned = dict(event.get("subtasks") or {})
+    return f"{BULLET} {event.get('task_no') or ROOT_TASK_NO} {_event_text(event)}"
+
+
+def _event_text(event: StreamEvent) -> str:
+    if event["type"] == "tool_progress":
+        detail = event.get("detail")
+        text = event.get("text") or progress_text(str(event.get("tool")), str(event.get("event")))
+        return text + (f" ({detail})" if detail else "")
+    if event["type"] == "routed":
+        tools = event.get("tools") or []
+        return f"routed: {', '.join(tools) if tools else 'no tool'}"
+    if event["type"] == "coordinated":
+        ran = ", ".join(event.get("coordinators") or []) or "no coordinator"
+        subtasks = event.get("subtasks") or []
+        return f"coordinated by {ran}" + (f" → subtasks {', '.join(subtasks)}" if subtasks else "")
+    if event["type"] == "conditional":
+        verb = "skipped" if event.get("decision") == "skip" else "runs"
+        return f"{verb} (conditional)"
+    if event["type"] == "gatekeeper":
+        missing = event.get("missing") or []
+        verdict = "context sufficient" if event.get("sufficient") else "context insufficient"
+        return f"gatekeeper: {verdict}" + (f"; missing: {'; '.join(missing)}" if missing else "")
+    if event["type"] == "deep_fallback":
+        planned = event.get("subtasks") or {}
         steps = ", ".join(f"{no} {prompt!r}" for no, prompt in planned.items())
-        return f"{BULLET} {task} deep search planned: {steps or 'nothing'}"
-    return f"{BULLET} {task} {kind}" if isinstance(kind, str) else None
+        return f"deep search planned: {steps or 'nothing'}"
+    assert_never(event)
 
 
 def source_rows(documents: Iterable[UniqueTextDocument]) -> list[dict[str, Any]]:
@@ -161,7 +166,7 @@ def tools_table(
     ]
 
 
-_LABELS: dict[LedgerKind, str] = {
+LEDGER_LABELS: dict[LedgerKind, str] = {
     LedgerKind.GATE: "{tool}: {verdict}",
     LedgerKind.ROUTING: "{tool}: {verdict}",
     LedgerKind.FORCED: "{tool}: {verdict}",
@@ -177,6 +182,7 @@ _LABELS: dict[LedgerKind, str] = {
     LedgerKind.DEEP_FALLBACK: "deep fallback: {verdict}",
     LedgerKind.CLARIFICATION: "clarification {tool}: {verdict}",
     LedgerKind.NORMALIZED: "normalized ({verdict})",
+    LedgerKind.RUN_ABANDONED: "interrupted run: {verdict}",
 }
 
 
@@ -185,7 +191,7 @@ def ledger_line(entry: LedgerEntry) -> str:
     if entry.kind is LedgerKind.ANSWER:
         text = f"answer: {entry.verdict}" + (f" by {entry.tool}" if entry.tool else "")
     else:
-        template = _LABELS.get(entry.kind, entry.kind.value + " {tool}: {verdict}")
+        template = LEDGER_LABELS.get(entry.kind, entry.kind.value + " {tool}: {verdict}")
         text = template.format(tool=entry.tool or "-", verdict=entry.verdict or "-")
     text += _named_tools(entry)
     return f"{text} — {entry.reason}" if entry.reason else text

@@ -1,0 +1,67 @@
+"""LangSmith traces that read like the ledger: every phase run named "<phase> <task>".
+
+LangGraph names a node's run after the node ("route"); with many tasks a trace is
+then a column of identical names. :func:`label_run` renames the node's run once its
+step is done, "route 1.2", tags it ``toolweave`` and puts the task, the tools and
+their verdicts in its metadata, taken from the ledger entries the step wrote (L1).
+It only touches the run tree LangSmith's tracer already made: with tracing off (the
+default unless the user's LangSmith environment turns it on) there is no run tree
+and this costs one context-variable lookup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from langgraph.types import Command
+from langsmith.run_helpers import get_current_run_tree
+
+from toolweave.graph.handover import current_task_no
+from toolweave.state.ledger import LedgerEntry
+from toolweave.state.task import ROOT_TASK_NO
+
+TRACE_TAG = "toolweave"
+"""Tag of every phase run toolweave names."""
+
+_PER_MESSAGE = frozenset({"normalize", "take_reply"})
+"""Phases that work on the message, so on the root task, whatever ``cursor`` says."""
+
+
+def _ledger_of(update: Any) -> list[LedgerEntry]:
+    values = update.update if isinstance(update, Command) else update
+    if not isinstance(values, Mapping):
+        return []
+    entries = values.get("ledger")
+    entries = getattr(entries, "value", entries)  # an Overwrite
+    return [e for e in entries or () if isinstance(e, LedgerEntry)]
+
+
+def label_run(phase: str, state: Mapping[str, Any], update: Any) -> None:
+    """Name the current node run "<phase> <task>" and add the step's ledger as metadata."""
+    run = get_current_run_tree()
+    if run is None:
+        return
+    task_no = ROOT_TASK_NO if phase in _PER_MESSAGE else current_task_no(state)
+    entries = _ledger_of(update)
+    tools: list[str] = []
+    for entry in entries:
+        for name in (entry.tool, *(entry.tools or ())):
+            if name and name not in tools:
+                tools.append(name)
+    run.name = f"{phase} {task_no}"
+    if TRACE_TAG not in (run.tags or []):
+        run.tags = [*(run.tags or []), TRACE_TAG]
+    run.metadata.update(
+        {
+            "phase": phase,
+            "task_no": task_no,
+            "tools": tools,
+            "verdicts": [
+                {"kind": str(e.kind), "tool": e.tool, "verdict": e.verdict} for e in entries
+            ],
+        }
+    )
+
+
+__all__ = ["TRACE_TAG", "label_run"]

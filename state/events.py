@@ -1,0 +1,176 @@
+"""The streaming contract: the events toolweave writes to ``stream_mode="custom"`` (P1-P3).
+
+One ``TypedDict`` per event kind, told apart by ``"type"``; every event carries
+``"version": 1``. Within a version, keys are only ever added, never renamed or
+removed, so a client written against version 1 keeps working. Answer tokens are
+not here: they arrive on ``stream_mode="messages"``, tagged ``toolweave:answer``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, Literal, TypeGuard
+
+from typing_extensions import TypedDict
+
+EVENT_VERSION: Final = 1
+"""The version of the streaming contract these types describe."""
+
+
+class ToolProgressEvent(TypedDict):
+    """A tool reports progress (P1, P2): ``ctx.progress("FETCHING_DATA")``."""
+
+    type: Literal["tool_progress"]
+    version: int
+    tool: str
+    """The tool's name."""
+    event: str
+    """The tool's event name, upper case by convention (``"FETCHING_DATA"``, ``"ERROR"``)."""
+    task_no: str | None
+    """The task the tool runs on."""
+    detail: str | None
+    """Optional free text (for ``"ERROR"``: the exception's class name)."""
+    text: str
+    """The client-facing form, ``TOOL_PROGRESS:<TOOL>:<EVENT>`` (P1)."""
+
+
+class RoutedEvent(TypedDict):
+    """The ``route`` node decided which tools run on a task (A5, A6), in order."""
+
+    type: Literal["routed"]
+    version: int
+    task_no: str
+    tools: list[str]
+
+
+class CoordinatedEvent(TypedDict):
+    """The coordinators of a task ran (A3, C2); ``subtasks`` are the ones they created."""
+
+    type: Literal["coordinated"]
+    version: int
+    task_no: str
+    coordinators: list[str]
+    subtasks: list[str]
+
+
+class ConditionalEvent(TypedDict):
+    """The owner decided a conditional subtask (K3): ``"run"`` or ``"skip"``."""
+
+    type: Literal["conditional"]
+    version: int
+    task_no: str
+    decision: str
+
+
+class GatekeeperEvent(TypedDict):
+    """Deep fallback's gatekeeper judged the context (D1)."""
+
+    type: Literal["gatekeeper"]
+    version: int
+    task_no: str
+    sufficient: bool
+    missing: list[str]
+    """What the context lacks, at most ``Limits.deep_fallback_pieces`` items."""
+
+
+class DeepFallbackEvent(TypedDict):
+    """Deep fallback planned its searches (D3): new ``task_no`` -> subtask prompt."""
+
+    type: Literal["deep_fallback"]
+    version: int
+    task_no: str
+    subtasks: dict[str, str]
+
+
+StreamEvent = (
+    ToolProgressEvent
+    | RoutedEvent
+    | CoordinatedEvent
+    | ConditionalEvent
+    | GatekeeperEvent
+    | DeepFallbackEvent
+)
+"""Any event toolweave writes to the custom stream; narrow it on ``event["type"]``."""
+
+EventType = Literal[
+    "tool_progress", "routed", "coordinated", "conditional", "gatekeeper", "deep_fallback"
+]
+
+EVENT_TYPES: Final[Mapping[str, type[Any]]] = {
+    "tool_progress": ToolProgressEvent,
+    "routed": RoutedEvent,
+    "coordinated": CoordinatedEvent,
+    "conditional": ConditionalEvent,
+    "gatekeeper": GatekeeperEvent,
+    "deep_fallback": DeepFallbackEvent,
+}
+"""Each ``"type"`` value and the ``TypedDict`` of its events."""
+
+
+def is_stream_event(value: object) -> TypeGuard[StreamEvent]:
+    """Whether ``value`` is a toolweave event (a mapping with a known ``"type"``)."""
+    return isinstance(value, Mapping) and value.get("type") in EVENT_TYPES
+
+
+def tool_progress_event(
+    tool: str, event: str, *, task_no: str | None, detail: str | None, text: str
+) -> ToolProgressEvent:
+    """A :class:`ToolProgressEvent`."""
+    return {
+        "type": "tool_progress",
+        "version": EVENT_VERSION,
+        "tool": tool,
+        "event": event,
+        "task_no": task_no,
+        "detail": detail,
+        "text": text,
+    }
+
+
+def routed_event(task_no: str, tools: Sequence[str]) -> RoutedEvent:
+    """A :class:`RoutedEvent`."""
+    return {"type": "routed", "version": EVENT_VERSION, "task_no": task_no, "tools": list(tools)}
+
+
+def coordinated_event(
+    task_no: str, coordinators: Sequence[str], subtasks: Sequence[str]
+) -> CoordinatedEvent:
+    """A :class:`CoordinatedEvent`."""
+    return {
+        "type": "coordinated",
+        "version": EVENT_VERSION,
+        "task_no": task_no,
+        "coordinators": list(coordinators),
+        "subtasks": list(subtasks),
+    }
+
+
+def conditional_event(task_no: str, decision: str) -> ConditionalEvent:
+    """A :class:`ConditionalEvent`."""
+    return {
+        "type": "conditional",
+        "version": EVENT_VERSION,
+        "task_no": task_no,
+        "decision": decision,
+    }
+
+
+def gatekeeper_event(task_no: str, sufficient: bool, missing: Sequence[str]) -> GatekeeperEvent:
+    """A :class:`GatekeeperEvent`."""
+    return {
+        "type": "gatekeeper",
+        "version": EVENT_VERSION,
+        "task_no": task_no,
+        "sufficient": sufficient,
+        "missing": list(missing),
+    }
+
+
+def deep_fallback_event(task_no: str, subtasks: Mapping[str, str]) -> DeepFallbackEvent:
+    """A :class:`DeepFallbackEvent`."""
+    return {
+        "type": "deep_fallback",
+        "version": EVENT_VERSION,
+        "task_no": task_no,
+        "subtasks": dict(subtasks),
+    }

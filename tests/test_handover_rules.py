@@ -1,0 +1,114 @@
+"""S2/S3: the walk runs once per step, on the state the update produces; R1-R5 dispatch."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage
+from langgraph.channels import BinaryOperatorAggregate, DeltaChannel
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import StateGraph
+from support import ScriptedCoordinator, doc, graph_of, make_tool
+
+import toolweave.graph.handover as handover_module
+import toolweave.graph.walk as walk_module
+from toolweave import GraphState, ResultMode, SubtaskDecision, TaskInfo, ToolResult
+from toolweave.graph.execute import Outcome, record_result
+from toolweave.graph.handover import state_reducers
+from toolweave.state.results import TERMINAL_MODES
+
+NOT_COMPARED = {"messages", "cursor"}
+"""``add_messages`` gives id-less messages fresh ids; ``cursor`` is what the hand-over adds."""
+
+
+def test_S2_reducers_of_the_walk_view_are_read_from_the_state_schema():
+    """No hand-kept key list: every channel LangGraph builds has its reducer in the view."""
+    channels = StateGraph(GraphState).channels
+    reducers = state_reducers()
+    assert set(reducers) == set(channels)
+    for key, channel in channels.items():
+        reducing = isinstance(channel, BinaryOperatorAggregate | DeltaChannel)
+        assert (reducers[key] is not None) == reducing, key
+
+
+def _decompose(task: TaskInfo) -> TaskInfo:
+    if task.task_no == "1":
+        task.sub_tasks = [
+            TaskInfo(task_no="", task_prompt="plain t"),
+            TaskInfo(task_no="", task_prompt="maybe t", conditional=True),
+        ]
+    return task
+
+
+def test_S2_the_walk_sees_exactly_the_state_langgraph_stores_after_each_step(monkeypatch):
+    views: list[dict[str, Any]] = []
+    real = handover_module.next_step
+
+    def recording(state: Any) -> Any:
+        views.append({key: state[key] for key in state if key not in NOT_COMPARED})
+        return real(state)
+
+    monkeypatch.setattr(handover_module, "next_step", recording)
+    coordinator = ScriptedCoordinator(
+        "c", _decompose, decide=lambda parent, nxt, done: SubtaskDecision.RUN
+    )
+    answer = make_tool("stop", result=lambda name, ctx: ToolResult.as_answer(name, "done"))
+    graph = graph_of([coordinator, make_tool("t"), answer], checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "walk"}}
+    graph.invoke({"messages": [HumanMessage("t and stop")]}, config)
+    history = sorted(
+        (s for s in graph.get_state_history(config) if s.metadata["source"] == "loop"),
+        key=lambda s: s.metadata["step"],
+    )
+    stored = [{k: v for k, v in s.values.items() if k not in NOT_COMPARED} for s in history[1:]]
+    assert len(views) >= 8
+    for index, view in enumerate(views):
+        assert view == {k: v for k, v in stored[index].items() if k in view}, index
+        assert set(stored[index]) <= set(view) | {"answer", "task"}, index
+
+
+def test_S2_each_step_walks_the_tree_once(monkeypatch):
+    walks: list[int] = []
+    real = walk_module.next_step
+
+    def counting(state: Any) -> Any:
+        walks.append(1)
+        return real(state)
+
+    monkeypatch.setattr(handover_module, "next_step", counting)
+    graph = graph_of(
+        [ScriptedCoordinator("c", _decompose), make_tool("t")], checkpointer=InMemorySaver()
+    )
+    config: Any = {"configurable": {"thread_id": "count"}}
+    graph.invoke({"messages": [HumanMessage("t")]}, config)
+    steps = [
+        s for s in graph.get_state_history(config) if s.metadata["source"] == "loop" and s.next
+    ]
+    # one walk per node step that hands over: every checkpoint with a next node but START's
+    assert len(walks) == len(steps) - 1
+    # and no node walks the tree itself: only the hand-over holds the walk
+    holders = {
+        name
+        for name, module in sys.modules.items()
+        if name.startswith("toolweave.graph.") and getattr(module, "next_step", None) is real
+    }
+    assert holders == {"toolweave.graph.walk"}
+
+
+@pytest.mark.parametrize("mode", list(ResultMode))
+def test_R1_R5_every_result_mode_has_its_own_update(mode: ResultMode):
+    """Exhaustive dispatch (match + assert_never): each mode, and terminal iff R3/R4."""
+    result = ToolResult(tool_name="t", mode=mode, documents=(doc("d", "x"),), text="x")
+    update = record_result("1:t", "q", Outcome(result=result))
+    assert ("terminal" in update) == result.is_terminal == (mode in TERMINAL_MODES)
+    expected_keys = {
+        ResultMode.CONTEXT: {"context_buffer", "documents"},
+        ResultMode.GUARANTEED_CONTEXT: {"context_buffer", "guaranteed"},
+        ResultMode.ANSWER: {"context_buffer", "answer", "terminal"},
+        ResultMode.ANSWERED: {"context_buffer", "answer", "answer_id", "terminal"},
+        ResultMode.CLARIFICATION: set(),
+    }
+    assert set(expected_keys) == set(ResultMode)
+    assert set(update) == expected_keys[mode]

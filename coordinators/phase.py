@@ -58,6 +58,8 @@ class PhaseOutcome:
     """Refused subtask ``task_no`` → the tools it would have been forced to run (L1)."""
     llm_calls: int = 0
     """Model calls the decomposition extractions spent."""
+    decompositions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Coordinator name → the decomposition it decided from, as JSON data (L1)."""
 
 
 @dataclass(frozen=True)
@@ -190,6 +192,8 @@ def coordinator_phase(
                     filled.keep(call, reply)
                     outcome.llm_calls += reply.llm_calls
             decomposition = filled.value(coordinator)
+            if isinstance(decomposition, BaseModel):
+                outcome.decompositions[coordinator.name] = decomposition.model_dump(mode="json")
         _run_one(coordinator, outcome, owner_of, decomposition)
     if outcome.ran:
         applied = list(dict.fromkeys([*outcome.task.applied_coordinator_names, *outcome.ran]))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -47,6 +48,18 @@ def flatten(
     return out
 
 
+DETAIL_CHARS = 200
+"""Longest text of one decomposition field in a ledger entry."""
+
+
+def _decomposition_details(decomposition: Mapping[str, Any]) -> dict[str, str]:
+    """A decomposition's fields as ledger details: why a coordinator split or did not (L1)."""
+    return {
+        key: json.dumps(value, ensure_ascii=False)[:DETAIL_CHARS]
+        for key, value in decomposition.items()
+    }
+
+
 def phase_ledger(task_no: str, outcome: PhaseOutcome) -> list[LedgerEntry]:
     """Ledger entries for one coordinator phase (L1)."""
     entries: list[LedgerEntry] = []
@@ -64,7 +77,11 @@ def phase_ledger(task_no: str, outcome: PhaseOutcome) -> list[LedgerEntry]:
             continue
         created = [no for no, owner in outcome.created.items() if owner == name]
         verdict = "changed" if name in outcome.changed else "no change"
-        reason = f"created {', '.join(created)}" if created else ""
+        details = _decomposition_details(outcome.decompositions.get(name, {}))
+        reasons = [f"created {', '.join(created)}"] if created else []
+        if details:
+            reasons.append("from " + ", ".join(f"{k}={v}" for k, v in details.items()))
+        reason = "; ".join(reasons)
         entries.append(
             LedgerEntry(
                 kind=LedgerKind.COORDINATOR_RUN,
@@ -72,6 +89,7 @@ def phase_ledger(task_no: str, outcome: PhaseOutcome) -> list[LedgerEntry]:
                 tool=name,
                 verdict=verdict,
                 reason=reason,
+                details=details,
             )
         )
     for no, why in outcome.refused.items():

@@ -577,3 +577,17 @@ def test_C4_failing_decomposition_rolls_back_both_coordinators_and_retrieval_ans
     assert errors == [("drug_interaction", "rolled back"), ("doctor_finder", "rolled back")]
     assert out["task"].sub_tasks == []
     assert out["activated"] == ["1:korhaz_search"]
+
+
+def test_L1_the_ledger_shows_what_each_coordinator_decided_from(offline_graph):
+    out = _ask(offline_graph, "What is the difference between ibuprofen and paracetamol?")
+    runs = {e.tool: e for e in out["ledger"] if e.kind == "coordinator_run"}
+    assert runs["drug_interaction"].verdict == "no change"
+    assert runs["drug_interaction"].details == {
+        "takes_together": "false",
+        "medicines": '["ibuprofen", "paracetamol"]',
+    }
+    assert runs["doctor_finder"].details == {"doctor_name": "null"}
+    assert runs["drug_interaction"].reason == (
+        'from takes_together=false, medicines=["ibuprofen", "paracetamol"]'
+    )

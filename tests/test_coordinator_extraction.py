@@ -321,3 +321,22 @@ def test_C1_graph_takes_the_sync_extraction_under_invoke_and_the_async_one_under
     aout = asyncio.run(graph.ainvoke({"messages": [HumanMessage("Szeged and Pécs")]}, config))
     assert llm.paths == ["sync", "async"]
     assert aout["activated"] == out["activated"] == ["1.1:weather", "1.2:weather"]
+
+
+class Flags(BaseModel):
+    urgent: bool = Field(default=False, json_schema_extra={"cues": ["urgent", "asap"]})
+    cities: list[str] = Field(
+        default_factory=list, json_schema_extra={"known_values": ["York", "New York", "Pécs"]}
+    )
+    person: str | None = Field(default=None, json_schema_extra={"after_cues": ["mr", "ms"]})
+
+
+def test_T7_offline_extraction_reads_cues_mention_order_and_words_after_a_cue():
+    from toolweave.llm.offline_extract import extract_request
+
+    got = extract_request("ASAP: is Mr Smith Jones today in pécs or New York?", Flags)
+    assert got == {"urgent": True, "cities": ["Pécs", "New York"], "person": "Smith Jones"}
+    got = extract_request("weather for ms lee and her team", Flags)
+    assert got == {"urgent": False, "cities": [], "person": "lee"}  # a stopword ends the name
+    assert extract_request("ms mary ann lee smith", Flags)["person"] == "mary ann lee"  # type: ignore[index]
+    assert extract_request("nothing here", Flags) == {"urgent": False, "cities": [], "person": None}

@@ -45,6 +45,8 @@ from toolweave.tools.consumers import ContextConsumerTool
 
 MAX_SUBSTANCES = 5
 """Most substances one question is split into (X3)."""
+MAX_NAME_CHARS = 80
+"""Longest medicine or doctor name taken from the model into a subtask prompt (X3)."""
 
 TOGETHER_CUES = (
     *("együtt", "egyszerre", "interakció", "kölcsönhatás", "kombinál"),
@@ -158,7 +160,8 @@ class DrugInteractionCoordinator(
 
     def decompose_from(self, task: TaskInfo, decomposition: InteractionDecomposition) -> TaskInfo:
         """A subtask per named medicine, forced to ``substance_lookup``; the parent forced to me."""
-        names = list(dict.fromkeys(n.strip() for n in decomposition.medicines if n.strip()))
+        written = (n.strip()[:MAX_NAME_CHARS] for n in decomposition.medicines)
+        names = list(dict.fromkeys(n for n in written if n))
         if _claimed(task) or not decomposition.takes_together or len(names) < 2:
             return task
         template = _SUBSTANCE_PROMPT[_lang(task.task_prompt)]
@@ -237,7 +240,7 @@ class DoctorFinderCoordinator(
 
     def decompose_from(self, task: TaskInfo, decomposition: DoctorDecomposition) -> TaskInfo:
         """A directory subtask and a conditional search subtask for the named doctor."""
-        written = (decomposition.doctor_name or "").strip()
+        written = (decomposition.doctor_name or "").strip()[:MAX_NAME_CHARS]
         if _claimed(task) or not written:
             return task
         lang = _lang(task.task_prompt)

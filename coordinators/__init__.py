@@ -3,8 +3,15 @@
 from toolweave.coordinators.base import (
     AgentCoordinator,
     CompletedSoFar,
+    DecomposingCoordinator,
     SubtaskDecision,
     is_coordinator,
 )
 
-__all__ = ["AgentCoordinator", "CompletedSoFar", "SubtaskDecision", "is_coordinator"]
+__all__ = [
+    "AgentCoordinator",
+    "CompletedSoFar",
+    "DecomposingCoordinator",
+    "SubtaskDecision",
+    "is_coordinator",
+]

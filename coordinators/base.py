@@ -1,11 +1,14 @@
-"""The coordinator contract (C1, K1-K4)."""
+"""The coordinator contract (C1, K1-K4), and coordinators that decide by extraction."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
-from typing import Any, ClassVar, TypeGuard
+from typing import Any, ClassVar, Generic, TypeGuard, TypeVar
 
+from pydantic import BaseModel
+
+from toolweave.llm.port import DecompositionSchema, extract_decompositions_offline
 from toolweave.state.task import PromptAndContext, TaskInfo
 from toolweave.tools.registry import AnyTool
 
@@ -47,6 +50,55 @@ class AgentCoordinator:
     ) -> SubtaskDecision:
         """Decide whether a conditional subtask runs, just before it would start (K3, K4)."""
         return SubtaskDecision.RUN
+
+
+D = TypeVar("D", bound=BaseModel)
+
+
+class DecomposingCoordinator(AgentCoordinator, Generic[D]):
+    """A coordinator that decides from a structured extraction by the model (seed 001 §6.1).
+
+    Declare ``decomposition_model`` (a pydantic model: what the coordinator
+    needs to know about a task, such as ``substances: list[str]`` or
+    ``doctor_name: str | None``) and ``decomposition_instruction``; implement
+    :meth:`decompose_from`. In the coordinator phase the engine fills the model
+    through the LLM port from the task's ``task_prompt`` alone (M2; one call for
+    all such coordinators of a task, none offline), then calls
+    :meth:`decompose_from` with the validated object. An extraction that fails
+    or does not validate rolls back like a raising coordinator (C4).
+    """
+
+    decomposition_model: type[D]
+    """The decomposition schema; give every field a default so "nothing found" validates."""
+    decomposition_instruction: str = ""
+    """What to fill, in words for the model (the fields' descriptions add to it)."""
+
+    def decomposition_schema(self) -> DecompositionSchema:
+        """What the coordinator phase asks the LLM port to fill for this coordinator."""
+        name = str(getattr(self, "name", type(self).__name__))
+        return DecompositionSchema(
+            name=name, model=self.decomposition_model, instruction=self.decomposition_instruction
+        )
+
+    def decompose_into_subtasks(self, task: TaskInfo) -> TaskInfo:
+        """Called directly (not by the engine): fill the schema offline, then decompose.
+
+        The coordinator phase never calls this: it fills the schema through the
+        run's LLM port and calls :meth:`decompose_from`.
+        """
+        values = extract_decompositions_offline(task.task_prompt, [self.decomposition_schema()])
+        filled = values.values.get(self.decomposition_schema().name)
+        if filled is None:
+            return task
+        return self.decompose_from(task, self.decomposition_model.model_validate(filled))
+
+    def decompose_from(self, task: TaskInfo, decomposition: D) -> TaskInfo:
+        """Return ``task`` unchanged if irrelevant, else mutate and return it (C1).
+
+        ``decomposition`` is the model's filling of :attr:`decomposition_model`
+        from ``task.task_prompt``; the rules of :meth:`decompose_into_subtasks` apply.
+        """
+        return task
 
 
 def is_coordinator(tool: AnyTool | Any) -> TypeGuard[AgentCoordinator]:

@@ -7,12 +7,21 @@ outcome into the task map. That keeps the rules testable on plain objects.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from langgraph.errors import GraphBubbleUp
+from pydantic import BaseModel, ValidationError
 
-from toolweave.coordinators.base import AgentCoordinator
+from toolweave.coordinators.base import AgentCoordinator, DecomposingCoordinator
+from toolweave.llm.errors import RunDeadlineError
+from toolweave.llm.port import (
+    Decompositions,
+    DecompositionSchema,
+    LlmAssistant,
+    extract_decompositions_offline,
+)
 from toolweave.state.task import TaskInfo, execution_text
 from toolweave.state.tree import flat_copy
 from toolweave.tools.registry import AnyTool
@@ -20,6 +29,7 @@ from toolweave.tools.registry import AnyTool
 logger = logging.getLogger(__name__)
 
 COORDINATOR_WRONG_RETURN = "decompose_into_subtasks returned {kind}, not a TaskInfo"
+NO_DECOMPOSITION = "the model gave no valid decomposition"
 
 
 Path = tuple[int, ...]
@@ -46,6 +56,23 @@ class PhaseOutcome:
     """Refused subtask ``task_no`` → the coordinator that proposed it (L1)."""
     refused_tools: dict[str, list[str]] = field(default_factory=dict)
     """Refused subtask ``task_no`` → the tools it would have been forced to run (L1)."""
+    llm_calls: int = 0
+    """Model calls the decomposition extractions spent."""
+    decompositions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Coordinator name → the decomposition it decided from, as JSON data (L1)."""
+
+
+@dataclass(frozen=True)
+class DecompositionCall:
+    """A step of the phase: fill these coordinators' schemas from ``task_prompt`` (M2)."""
+
+    task_prompt: str
+    schemas: tuple[DecompositionSchema, ...]
+
+
+PhaseSteps = Generator[DecompositionCall, Decompositions, PhaseOutcome]
+"""The phase as a step generator: it yields the extraction calls it needs and gets
+their results sent back (or their error thrown in); a sync and an async driver run it."""
 
 
 def run_coordinator_phase(
@@ -55,7 +82,70 @@ def run_coordinator_phase(
     depth: int,
     max_depth: int,
     room: int,
+    llm: LlmAssistant | None = None,
 ) -> PhaseOutcome:
+    """Run the coordinator phase with sync extraction calls (see :func:`coordinator_phase`).
+
+    ``llm`` fills the decomposition schemas; ``None`` fills them offline.
+    """
+    steps = coordinator_phase(task, coordinators, depth=depth, max_depth=max_depth, room=room)
+    try:
+        call = next(steps)
+        while True:
+            try:
+                if llm is None:
+                    reply = extract_decompositions_offline(call.task_prompt, call.schemas)
+                else:
+                    reply = llm.extract_decompositions(call.task_prompt, call.schemas)
+            except (GraphBubbleUp, RunDeadlineError):
+                raise
+            except Exception as exc:  # noqa: BLE001 - thrown into the phase, which rolls back (C4)
+                call = steps.throw(exc)
+            else:
+                call = steps.send(reply)
+    except StopIteration as stop:
+        outcome: PhaseOutcome = stop.value
+        return outcome
+
+
+async def arun_coordinator_phase(
+    task: TaskInfo,
+    coordinators: Sequence[AnyTool],
+    *,
+    depth: int,
+    max_depth: int,
+    room: int,
+    llm: LlmAssistant | None = None,
+) -> PhaseOutcome:
+    """Async :func:`run_coordinator_phase`: the extraction calls are awaited."""
+    steps = coordinator_phase(task, coordinators, depth=depth, max_depth=max_depth, room=room)
+    try:
+        call = next(steps)
+        while True:
+            try:
+                if llm is None:
+                    reply = extract_decompositions_offline(call.task_prompt, call.schemas)
+                else:
+                    reply = await llm.aextract_decompositions(call.task_prompt, call.schemas)
+            except (GraphBubbleUp, RunDeadlineError):
+                raise
+            except Exception as exc:  # noqa: BLE001 - thrown into the phase, which rolls back (C4)
+                call = steps.throw(exc)
+            else:
+                call = steps.send(reply)
+    except StopIteration as stop:
+        outcome: PhaseOutcome = stop.value
+        return outcome
+
+
+def coordinator_phase(
+    task: TaskInfo,
+    coordinators: Sequence[AnyTool],
+    *,
+    depth: int,
+    max_depth: int,
+    room: int,
+) -> PhaseSteps:
     """Run ``coordinators`` on ``task`` one after another (C2) and stamp the result.
 
     ``task`` is the nested subtree of the task (existing subtasks included);
@@ -69,13 +159,42 @@ def run_coordinator_phase(
     subtask; every other one is new, is numbered at once (C6) and belongs to
     that coordinator. So a coordinator that replaces an earlier one's subtasks
     owns the replacements, even when it reuses their numbers.
+
+    A :class:`DecomposingCoordinator` gets its schema filled from the task's
+    ``task_prompt`` (never its prompt context, M2): one extraction step for all
+    the phase's decomposing coordinators, made again only for those after a
+    coordinator that changed the task prompt. A failed extraction rolls the
+    coordinator back (C4).
     """
     outcome = PhaseOutcome(task=task)
     owner_of: dict[str, str] = {}
-    for coordinator in coordinators:
+    filled = _Filled()
+    pending = [c for c in coordinators if c.name not in task.applied_coordinator_names]
+    for index, coordinator in enumerate(pending):
         if coordinator.name in outcome.task.applied_coordinator_names:
             continue
-        _run_one(coordinator, outcome, owner_of)
+        decomposition: _Decomposition | None = None
+        if isinstance(coordinator, DecomposingCoordinator):
+            if not filled.covers(coordinator.name, outcome.task.task_prompt):
+                later = [c for c in pending[index:] if isinstance(c, DecomposingCoordinator)]
+                call = DecompositionCall(
+                    task_prompt=outcome.task.task_prompt,
+                    schemas=tuple(c.decomposition_schema() for c in later),
+                )
+                try:
+                    reply = yield call
+                except (GraphBubbleUp, RunDeadlineError):
+                    raise
+                except Exception as exc:  # C4: a failing extraction rolls back like a raise
+                    logger.warning("decomposition for %s failed", coordinator.name, exc_info=True)
+                    filled.fail(call, f"{type(exc).__name__}: {exc}")
+                else:
+                    filled.keep(call, reply)
+                    outcome.llm_calls += reply.llm_calls
+            decomposition = filled.value(coordinator)
+            if isinstance(decomposition, BaseModel):
+                outcome.decompositions[coordinator.name] = decomposition.model_dump(mode="json")
+        _run_one(coordinator, outcome, owner_of, decomposition)
     if outcome.ran:
         applied = list(dict.fromkeys([*outcome.task.applied_coordinator_names, *outcome.ran]))
         outcome.task.applied_coordinator_names = applied
@@ -98,14 +217,72 @@ def _values(task: TaskInfo) -> dict[str, TaskInfo]:
     return values
 
 
-def _run_one(coordinator: AnyTool, outcome: PhaseOutcome, owner_of: dict[str, str]) -> None:
+class _Filled:
+    """The decompositions the phase got, keyed by coordinator, with the prompt they read."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, tuple[str, dict[str, Any] | _Failed | None]] = {}
+
+    def covers(self, name: str, task_prompt: str) -> bool:
+        return name in self.values and self.values[name][0] == task_prompt
+
+    def keep(self, call: DecompositionCall, reply: Decompositions) -> None:
+        for schema in call.schemas:
+            self.values[schema.name] = (call.task_prompt, reply.values.get(schema.name))
+
+    def fail(self, call: DecompositionCall, error: str) -> None:
+        for schema in call.schemas:
+            self.values[schema.name] = (call.task_prompt, _Failed(error))
+
+    def value(self, coordinator: DecomposingCoordinator[Any]) -> _Decomposition:
+        """The validated decomposition, or why there is none."""
+        got = self.values[coordinator.decomposition_schema().name][1]
+        if isinstance(got, _Failed):
+            return got
+        if got is None:
+            return _Failed(NO_DECOMPOSITION)
+        try:
+            validated: BaseModel = coordinator.decomposition_model.model_validate(got)
+        except ValidationError as exc:
+            return _Failed(f"{NO_DECOMPOSITION}: {exc.error_count()} invalid field(s)")
+        return validated
+
+
+@dataclass(frozen=True)
+class _Failed:
+    """Why a decomposing coordinator got no decomposition (C4)."""
+
+    error: str
+
+
+_Decomposition = BaseModel | _Failed
+
+
+def _decompose(
+    coordinator: AgentCoordinator, task: TaskInfo, decomposition: BaseModel | None
+) -> object:
+    """The coordinator's call: :meth:`decompose_from` with its extraction, or the plain one."""
+    if isinstance(coordinator, DecomposingCoordinator) and decomposition is not None:
+        return coordinator.decompose_from(task, decomposition)
+    return coordinator.decompose_into_subtasks(task)
+
+
+def _run_one(
+    coordinator: AnyTool,
+    outcome: PhaseOutcome,
+    owner_of: dict[str, str],
+    decomposition: _Decomposition | None,
+) -> None:
     if not isinstance(coordinator, AgentCoordinator):
+        return
+    outcome.ran.append(coordinator.name)
+    if isinstance(decomposition, _Failed):  # C4: nothing to decompose from; task untouched
+        outcome.errors[coordinator.name] = decomposition.error
         return
     before = outcome.task.model_copy(deep=True)
     known = _values(outcome.task)
-    outcome.ran.append(coordinator.name)
     try:
-        result = coordinator.decompose_into_subtasks(outcome.task)
+        result = _decompose(coordinator, outcome.task, decomposition)
     except GraphBubbleUp:
         raise
     except Exception as exc:  # C4: a failing coordinator is rolled back, not fatal

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from toolweave.coordinators.phase import PhaseOutcome, run_coordinator_phase
-from toolweave.graph.context import Dependencies, RunContext
+from toolweave.coordinators.base import DecomposingCoordinator
+from toolweave.coordinators.phase import (
+    DecompositionCall,
+    PhaseOutcome,
+    PhaseSteps,
+    coordinator_phase,
+)
+from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.handover import current_task_no, handover
-from toolweave.graph.nodes import make_pure_node
+from toolweave.graph.nodes import Effect, Steps, make_node
 from toolweave.graph.walk import Phase
+from toolweave.llm.port import Decompositions, LlmAssistant, extract_decompositions_offline
 from toolweave.state.events import coordinated_event
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
@@ -40,6 +48,18 @@ def flatten(
     return out
 
 
+DETAIL_CHARS = 200
+"""Longest text of one decomposition field in a ledger entry."""
+
+
+def _decomposition_details(decomposition: Mapping[str, Any]) -> dict[str, str]:
+    """A decomposition's fields as ledger details: why a coordinator split or did not (L1)."""
+    return {
+        key: json.dumps(value, ensure_ascii=False)[:DETAIL_CHARS]
+        for key, value in decomposition.items()
+    }
+
+
 def phase_ledger(task_no: str, outcome: PhaseOutcome) -> list[LedgerEntry]:
     """Ledger entries for one coordinator phase (L1)."""
     entries: list[LedgerEntry] = []
@@ -57,7 +77,11 @@ def phase_ledger(task_no: str, outcome: PhaseOutcome) -> list[LedgerEntry]:
             continue
         created = [no for no, owner in outcome.created.items() if owner == name]
         verdict = "changed" if name in outcome.changed else "no change"
-        reason = f"created {', '.join(created)}" if created else ""
+        details = _decomposition_details(outcome.decompositions.get(name, {}))
+        reasons = [f"created {', '.join(created)}"] if created else []
+        if details:
+            reasons.append("from " + ", ".join(f"{k}={v}" for k, v in details.items()))
+        reason = "; ".join(reasons)
         entries.append(
             LedgerEntry(
                 kind=LedgerKind.COORDINATOR_RUN,
@@ -65,6 +89,7 @@ def phase_ledger(task_no: str, outcome: PhaseOutcome) -> list[LedgerEntry]:
                 tool=name,
                 verdict=verdict,
                 reason=reason,
+                details=details,
             )
         )
     for no, why in outcome.refused.items():
@@ -81,10 +106,49 @@ def phase_ledger(task_no: str, outcome: PhaseOutcome) -> list[LedgerEntry]:
     return entries
 
 
+def _extraction(llm: LlmAssistant | None, call: DecompositionCall) -> Effect[Decompositions]:
+    """The effect of one decomposition call: the port's sync and async extraction (C1, M2).
+
+    ``llm`` is ``None`` only when no candidate decides by extraction, so the
+    phase asks for none; the offline extraction stands in regardless.
+    """
+    if llm is None:
+
+        def offline() -> Decompositions:
+            return extract_decompositions_offline(call.task_prompt, call.schemas)
+
+        async def aoffline() -> Decompositions:
+            return offline()
+
+        return Effect(offline, aoffline)
+    return Effect(
+        lambda: llm.extract_decompositions(call.task_prompt, call.schemas),
+        lambda: llm.aextract_decompositions(call.task_prompt, call.schemas),
+    )
+
+
+def phase_effects(
+    steps: PhaseSteps, extraction: Callable[[DecompositionCall], Effect[Decompositions]]
+) -> Steps[PhaseOutcome]:
+    """The coordinator phase's extraction calls as the node's effects (sync and async)."""
+    try:
+        call = next(steps)
+        while True:
+            try:
+                reply = yield extraction(call)
+            except BaseException as exc:  # noqa: BLE001 - thrown into the phase: C4 or re-raised
+                call = steps.throw(exc)
+            else:
+                call = steps.send(reply)
+    except StopIteration as stop:
+        outcome: PhaseOutcome = stop.value
+        return outcome
+
+
 def make_coordinate(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``coordinate`` node over ``deps``."""
 
-    def coordinate(state: GraphState, runtime: Runtime[RunContext]) -> Command[Phase]:
+    def coordinate(state: GraphState, runtime: Runtime[RunContext]) -> Steps[Command[Phase]]:
         """Run the coordinators not yet applied to the task, in ascending priority (C2, C3)."""
         tasks = state["tasks"]
         node = tasks[current_task_no(state)]
@@ -95,13 +159,16 @@ def make_coordinate(deps: Dependencies) -> Runnable[Any, Any]:
         if not candidates:
             done = node.model_copy(update={"status": TaskStatus.COORDINATED})
             return handover(state, {"tasks": {node.task_no: done}})
-        outcome = run_coordinator_phase(
+        extracting = any(isinstance(c, DecomposingCoordinator) for c in candidates)
+        llm = assistant_for(deps, runtime) if extracting else None
+        phase = coordinator_phase(
             nested(tasks, node.task_no),
             candidates,
             depth=node.depth,
             max_depth=deps.limits.max_depth,
             room=deps.limits.max_tasks - len(tasks),
         )
+        outcome = yield from phase_effects(phase, lambda call: _extraction(llm, call))
         updates = flatten(outcome.task, tasks, parent=node.parent, depth=node.depth)
         updates[node.task_no] = updates[node.task_no].model_copy(
             update={"status": TaskStatus.COORDINATED}
@@ -111,6 +178,11 @@ def make_coordinate(deps: Dependencies) -> Runnable[Any, Any]:
                 node.task_no, outcome.ran, list(outcome.created), changed=outcome.changed
             )
         )
-        return handover(state, {"tasks": updates, "ledger": phase_ledger(node.task_no, outcome)})
+        update = {
+            "tasks": updates,
+            "ledger": phase_ledger(node.task_no, outcome),
+            "llm_calls": outcome.llm_calls,
+        }
+        return handover(state, update)
 
-    return make_pure_node("coordinate", coordinate)
+    return make_node("coordinate", coordinate)

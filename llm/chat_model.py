@@ -19,6 +19,8 @@ from toolweave.llm.port import (
     Activation,
     AnswerRequest,
     ContextVerdict,
+    Decompositions,
+    DecompositionSchema,
     ExtractedRequest,
     LlmAssistant,
     Normalized,
@@ -28,6 +30,8 @@ from toolweave.llm.replies import (
     GatekeeperReply,
     NormalizedReply,
     PassageReply,
+    decomposition_block,
+    decomposition_schema,
     offered_tools,
     routing_schema,
     tools_block,
@@ -313,6 +317,37 @@ class ChatModelAssistant(LlmAssistant):
             "extraction",
         )
         return {tool.name: None if reply is None else reply.model_dump(mode="json")}
+
+    # -- coordinators' decomposition (C1, M2) ---------------------------------------------
+
+    def extract_decompositions(
+        self, task_prompt: str, schemas: Sequence[DecompositionSchema]
+    ) -> Decompositions:
+        """ONE structured call filling every coordinator's decomposition schema (C1, M2)."""
+        return run_plan(self._decompose(task_prompt, schemas))
+
+    async def aextract_decompositions(
+        self, task_prompt: str, schemas: Sequence[DecompositionSchema]
+    ) -> Decompositions:
+        """Async :meth:`extract_decompositions`."""
+        return await arun_plan(self._decompose(task_prompt, schemas))
+
+    def _decompose(
+        self, task_prompt: str, schemas: Sequence[DecompositionSchema]
+    ) -> Plan[Decompositions]:
+        if not schemas:
+            return Decompositions(values={}, llm_calls=0)
+        system = prompts.decomposition_system(coordinators=decomposition_block(schemas))
+        reply: BaseModel | None = yield from self._structured(
+            decomposition_schema(schemas),
+            [SystemMessage(content=system), HumanMessage(content=task_prompt)],
+            "decomposition",
+        )
+        values: dict[str, dict[str, Any] | None] = {}
+        for i, schema in enumerate(schemas):
+            filled = None if reply is None else getattr(reply, f"coordinator_{i}")
+            values[schema.name] = None if filled is None else filled.model_dump(mode="json")
+        return Decompositions(values=values, llm_calls=1)
 
     # -- fused activation (T5 + T7) -------------------------------------------------------
 

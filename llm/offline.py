@@ -30,6 +30,8 @@ from toolweave.llm.passthrough import stream_message
 from toolweave.llm.port import (
     AnswerRequest,
     ContextVerdict,
+    Decompositions,
+    DecompositionSchema,
     ExtractedRequest,
     LlmAssistant,
     Normalized,
@@ -312,6 +314,12 @@ class OfflineAssistant(LlmAssistant):
     ) -> dict[str, ExtractedRequest]:
         """Async :meth:`generate_tool_request` (inline)."""
         return self.generate_tool_request(user_prompt, system_prompt, tasks, tool)
+
+    async def aextract_decompositions(
+        self, task_prompt: str, schemas: Sequence[DecompositionSchema]
+    ) -> Decompositions:
+        """Async :meth:`extract_decompositions` (inline)."""
+        return self.extract_decompositions(task_prompt, schemas)
 
     async def ajudge_context(
         self,

@@ -1,9 +1,15 @@
 """Offline request extraction: fill a tool's request model from text without an LLM (T7).
 
 Per field: enum / ``Literal`` members and known values (``Field(examples=[...])`` or
-``json_schema_extra={"known_values": [...]}``) found in the text, numbers for numeric
-fields, ISO dates and weekday names for fields named like a day or date; everything
-else stays ``None``.
+``json_schema_extra={"known_values": [...]}``) found in the text (a list field gets
+every one, in order of mention, the most specific of overlapping ones), numbers for
+numeric fields, ISO dates and weekday names for fields named like a day or date; a
+``bool`` field with ``json_schema_extra={"cues": [...]}`` is true when a cue phrase
+appears; a ``str`` field with ``json_schema_extra={"after_cues": [...]}`` takes the
+words written after a cue word (a name after a title: capitalised words when the
+writer capitalises, else up to ``max_words``). Everything else is left to the
+field's default. ``cues``, ``after_cues`` and ``max_words`` are hints for this
+extraction only: the schema a model sees leaves them out.
 """
 
 from __future__ import annotations
@@ -23,6 +29,11 @@ from toolweave.llm.lexical import WEEKDAYS_EN, content_words, fold, matches, wee
 _ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _NUMBER = re.compile(r"(?<![\d-])\d+(?:[.,]\d+)?(?![\d-])")
 _DAY_NAMES = ("day", "date", "nap", "datum", "dátum", "weekday", "when")
+_TOKEN = re.compile(r"[\w'’-]+|[^\w\s]")
+OFFLINE_HINTS = ("cues", "after_cues", "max_words")
+"""``json_schema_extra`` keys read by this extraction only; left out of a model's schema."""
+_AFTER_CUE_WORDS = 3
+"""Words an ``after_cues`` field takes when the writer does not capitalise."""
 
 
 def _unwrap(annotation: Any) -> tuple[Any, bool]:
@@ -44,25 +55,79 @@ def _choices(core: Any, info: FieldInfo) -> list[Any]:
         found.extend(get_args(core))
     elif isinstance(core, type) and issubclass(core, enum.Enum):
         found.extend(core)
-    extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
-    known = extra.get("known_values")
+    known = _extra(info).get("known_values")
     if isinstance(known, list | tuple):
         found.extend(known)
     found.extend(info.examples or [])
     return found
 
 
+def _extra(info: FieldInfo) -> dict[str, Any]:
+    return info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+
+
 def _label(choice: Any) -> str:
     return str(choice.value) if isinstance(choice, enum.Enum) else str(choice)
 
 
-def _present(choice: Any, text_words: list[str]) -> bool:
-    """Whether every content word of ``choice`` appears (in some form) in the text."""
+def _wanted(choice: Any) -> list[str]:
     label = _label(choice)
     wanted = content_words(label) or words(label)
     if isinstance(choice, enum.Enum):
         wanted = wanted or words(choice.name.replace("_", " "))
+    return wanted
+
+
+def _present(choice: Any, text_words: list[str]) -> bool:
+    """Whether every content word of ``choice`` appears (in some form) in the text."""
+    wanted = _wanted(choice)
     return bool(wanted) and all(any(matches(w, t) for t in text_words) for w in wanted)
+
+
+def _mentioned(choices: list[Any], text_words: list[str]) -> list[Any]:
+    """The found choices in order of mention; one whose words another's include is dropped.
+
+    So ``"Enap"`` gives way to ``"Enap-HL"`` when the text names the latter, and
+    two spellings of one name (``"ibuprofen"``, ``"ibuprofén"``) count once.
+    """
+    kept: list[tuple[Any, frozenset[str]]] = []
+    for choice in sorted(choices, key=lambda c: -len(_wanted(c))):
+        own = frozenset(fold(w) for w in _wanted(choice))
+        if not any(own <= other for _, other in kept):
+            kept.append((choice, own))
+
+    def first(item: tuple[Any, frozenset[str]]) -> int:
+        wanted = _wanted(item[0])
+        at = [i for i, t in enumerate(text_words) if any(matches(w, t) for w in wanted)]
+        return min(at, default=len(text_words))
+
+    return [choice for choice, _ in sorted(kept, key=first)]
+
+
+def _after_cue(text: str, cues: list[Any], max_words: int) -> str | None:
+    """The words written right after the first cue word (a name after a title), or ``None``.
+
+    Punctuation and stopwords end the words; when the first one is capitalised,
+    so must the rest be (``"dr. Kovács Anna holnap"`` → ``"Kovács Anna"``).
+    """
+    wanted = {fold(str(cue)).rstrip(".") for cue in cues}
+    tokens = list(_TOKEN.finditer(text))
+    for i, token in enumerate(tokens):
+        if fold(token.group()) not in wanted:
+            continue
+        j = i + 2 if i + 1 < len(tokens) and tokens[i + 1].group() == "." else i + 1
+        taken: list[re.Match[str]] = []
+        while j < len(tokens) and len(taken) < max_words:
+            word = tokens[j].group()
+            if not word[0].isalnum() or content_words(word) == [] or fold(word) in wanted:
+                break
+            if taken and taken[0].group()[0].isupper() and not word[0].isupper():
+                break
+            taken.append(tokens[j])
+            j += 1
+        if taken:
+            return text[taken[0].start() : taken[-1].end()]
+    return None
 
 
 def _numbers(text: str) -> Iterator[str]:
@@ -87,11 +152,20 @@ def _field_value(name: str, info: FieldInfo, text: str, numbers: Iterator[str]) 
     core, is_list = _unwrap(info.annotation)
     text_words = words(text)
     choices = [c for c in _choices(core, info) if _present(c, text_words)]
+    if core is bool:
+        cues = _extra(info).get("cues")
+        cued = isinstance(cues, list | tuple) and any(_present(c, text_words) for c in cues)
+        return True if choices or cued else None
     if choices:
+        if is_list:
+            choices = _mentioned(choices, text_words)
         values = [c.value if isinstance(c, enum.Enum) else c for c in choices]
         return values if is_list else values[0]
-    if core is bool:
-        return None
+    cues = _extra(info).get("after_cues")
+    if core is str and isinstance(cues, list | tuple) and cues:
+        limit = _extra(info).get("max_words", _AFTER_CUE_WORDS)
+        found = _after_cue(text, list(cues), limit if isinstance(limit, int) else _AFTER_CUE_WORDS)
+        return [found] if is_list and found is not None else found
     if core in (int, float):
         number = next(numbers, None)
         if number is None:
@@ -105,15 +179,20 @@ def _field_value(name: str, info: FieldInfo, text: str, numbers: Iterator[str]) 
 
 
 def extract_request(text: str, model: type[BaseModel]) -> dict[str, Any] | None:
-    """Fill ``model``'s fields from ``text``; ``None`` when the result does not validate."""
+    """Fill ``model``'s fields from ``text``; ``None`` when the result does not validate.
+
+    A field nothing fills gets its default (``None`` when it has none).
+    """
     numbers = _numbers(text)
     values: dict[str, Any] = {}
     for name, info in model.model_fields.items():
-        values[info.alias or name] = _field_value(name, info, text, numbers)
+        value = _field_value(name, info, text, numbers)
+        if value is not None or info.is_required():
+            values[info.alias or name] = value
     try:
         return model.model_validate(values).model_dump(mode="json")
     except ValidationError:
         return None
 
 
-__all__ = ["extract_request"]
+__all__ = ["OFFLINE_HINTS", "extract_request"]

@@ -9,7 +9,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from langchain_core.messages import AIMessage, BaseMessage
+from pydantic import BaseModel
 
+from toolweave.llm.offline_extract import extract_request
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.tools.registry import AnyTool
 
@@ -54,6 +56,42 @@ class Activation:
     def routed(self) -> list[str]:
         """Names of the tools the model said yes to, in the order given."""
         return [v.tool for v in self.verdicts if v.run]
+
+
+@dataclass(frozen=True)
+class DecompositionSchema:
+    """What one coordinator asks the model to fill from a task prompt (C1, M2).
+
+    A coordinator that decides from a structured extraction (seed 001 §6.1)
+    declares its ``model`` and ``instruction``; the coordinator phase asks the
+    port to fill them from the task prompt alone.
+    """
+
+    name: str
+    """The coordinator's name: the key of its value in :class:`Decompositions`."""
+    model: type[BaseModel]
+    """The decomposition schema (a pydantic model)."""
+    instruction: str = ""
+    """What to fill, in words for the model; the fields' descriptions add to it."""
+
+
+@dataclass(frozen=True)
+class Decompositions:
+    """The filled decomposition schemas of one task prompt, and what they cost."""
+
+    values: Mapping[str, dict[str, Any] | None]
+    """Coordinator name → the schema's fields as JSON data; ``None`` when not filled."""
+    llm_calls: int = 0
+    """Model calls spent (0 when filled without a model, as offline)."""
+
+
+def extract_decompositions_offline(
+    task_prompt: str, schemas: Sequence[DecompositionSchema]
+) -> Decompositions:
+    """Fill every schema from the text without a model (the offline extraction, T7)."""
+    return Decompositions(
+        values={schema.name: extract_request(task_prompt, schema.model) for schema in schemas}
+    )
 
 
 @dataclass(frozen=True)
@@ -148,6 +186,18 @@ class LlmAssistant(ABC):
             calls += 0 if self.local_extraction else 1
         return Activation(verdicts=verdicts, requests=requests, llm_calls=calls)
 
+    def extract_decompositions(
+        self, task_prompt: str, schemas: Sequence[DecompositionSchema]
+    ) -> Decompositions:
+        """Fill the coordinators' decomposition schemas from ``task_prompt`` alone (C1, M2).
+
+        One extraction for all the coordinators of a task phase. The default
+        fills them without a model, like the offline model
+        (:func:`extract_decompositions_offline`); model-backed assistants
+        override it with one structured call.
+        """
+        return extract_decompositions_offline(task_prompt, schemas)
+
     def judge_context(
         self,
         question: str,
@@ -218,6 +268,12 @@ class LlmAssistant(ABC):
             requests[name] = extracted.get(name)
             calls += 0 if self.local_extraction else 1
         return Activation(verdicts=verdicts, requests=requests, llm_calls=calls)
+
+    async def aextract_decompositions(
+        self, task_prompt: str, schemas: Sequence[DecompositionSchema]
+    ) -> Decompositions:
+        """Async :meth:`extract_decompositions`; the default runs it in a worker thread."""
+        return await asyncio.to_thread(self.extract_decompositions, task_prompt, schemas)
 
     async def ajudge_context(
         self,

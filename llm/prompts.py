@@ -54,6 +54,14 @@ Tasks of the conversation (may be empty):
 Instruction:
 {instruction}"""
 
+DECOMPOSITION_PROMPT = """\
+Read the user's task for the coordinators below and fill each one's fields from
+the task's text. Fill only what the text states, as it is written there; a
+field the text does not state is null, an empty list or false, never guessed.
+
+Coordinators:
+{coordinators}"""
+
 ANSWER_PROMPT = """\
 Answer the user's question from the context below, in {language}.
 Use only the context; when it does not contain the answer, say so briefly.
@@ -127,6 +135,11 @@ def fill_extraction_prompt(prompt: str, *, tasks: str | None, instruction: str) 
     return prompt.replace("{tasks}", tasks or "").replace("{instruction}", instruction)
 
 
+def decomposition_system(*, coordinators: str) -> str:
+    """The system prompt of the coordinators' decomposition call (C1, M2)."""
+    return DECOMPOSITION_PROMPT.format(coordinators=coordinators)
+
+
 def answer_system(*, language: str, context: str, guaranteed: str) -> str:
     """The final answer's instructions, appended to the domain's system prompt (A7)."""
     return ANSWER_PROMPT.format(
@@ -146,6 +159,7 @@ def read_passage_system(*, language: str, passage: str) -> str:
 
 __all__ = [
     "ANSWER_PROMPT",
+    "DECOMPOSITION_PROMPT",
     "EXTRACTION_SYSTEM_PROMPT",
     "FUSED_ROUTING_PROMPT",
     "GATEKEEPER_PROMPT",
@@ -153,6 +167,7 @@ __all__ = [
     "READ_PASSAGE_PROMPT",
     "ROUTING_PROMPT",
     "answer_system",
+    "decomposition_system",
     "fill_extraction_prompt",
     "fused_routing_system",
     "gatekeeper_system",

@@ -23,6 +23,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
+from toolweave.llm.offline_extract import OFFLINE_HINTS
+from toolweave.llm.port import DecompositionSchema
 from toolweave.tools.registry import AnyTool
 
 
@@ -72,6 +74,8 @@ def _strip(schema: Any, *, keep_descriptions: bool) -> None:
     if not isinstance(schema, dict):
         return
     schema.pop("title", None)
+    for hint in OFFLINE_HINTS:  # the offline extraction's cue words: not for a model
+        schema.pop(hint, None)
     if not keep_descriptions:
         schema.pop("description", None)
     for key, value in schema.items():
@@ -182,10 +186,35 @@ def tools_block(tools: Sequence[AnyTool], *, with_instruction: bool) -> str:
     return "\n".join(lines)
 
 
+def decomposition_schema(schemas: Sequence[DecompositionSchema]) -> type[BaseModel]:
+    """One reply model for the coordinators' decomposition call: a field per coordinator.
+
+    Each field is aliased to the coordinator's name and holds its schema (C1, M2).
+    """
+    return _decomposition_schema(tuple((s.name, s.model) for s in schemas))
+
+
+@functools.lru_cache(maxsize=128)
+def _decomposition_schema(named: tuple[tuple[str, type[BaseModel]], ...]) -> type[BaseModel]:
+    fields: dict[str, Any] = {
+        f"coordinator_{i}": (model, Field(alias=name)) for i, (name, model) in enumerate(named)
+    }
+    model: type[BaseModel] = create_model("Decomposition", __base__=_CompactRouting, **fields)
+    return model
+
+
+def decomposition_block(schemas: Sequence[DecompositionSchema]) -> str:
+    """The decomposition prompt's coordinator list: name and what to fill."""
+    lines = [f"- {s.name}: {s.instruction or s.model.__doc__ or ''}".rstrip() for s in schemas]
+    return "\n".join(lines)
+
+
 __all__ = [
     "GatekeeperReply",
     "NormalizedReply",
     "ToolVerdict",
+    "decomposition_block",
+    "decomposition_schema",
     "offered_tools",
     "routing_schema",
     "tools_block",

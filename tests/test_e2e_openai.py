@@ -55,6 +55,10 @@ def test_e2e_real_chatopenai_structured_calls_and_streamed_answer(
             "important_words": ["cardiology"],
             "prompt_type": "factual",
         },
+        {  # the coordinators' decomposition (C1, M2): neither is concerned
+            "drug_interaction": {"takes_together": False, "medicines": []},
+            "doctor_finder": {"doctor_name": None},
+        },
         _activation_reply(tools),
         {"sufficient": True, "missing": []},  # the gatekeeper (D1): no deep search
         "Cardiology consultation hours are on weekdays [1].",
@@ -75,10 +79,11 @@ def test_e2e_real_chatopenai_structured_calls_and_streamed_answer(
     assert "".join(tokens) == final["answer"]
     assert len(tokens) > 3
     assert final["activated"] == ["1:department_info", "1:korhaz_search"]
-    assert final["llm_calls"] == 4
+    assert final["llm_calls"] == 5
 
-    normalize, activation, gatekeeper, answer = fake_openai.requests
-    for structured in (normalize, activation, gatekeeper):
+    normalize, decomposition, activation, gatekeeper, answer = fake_openai.requests
+    assert decomposition["messages"][-1]["content"] == QUESTION  # M2: the task prompt only
+    for structured in (normalize, decomposition, activation, gatekeeper):
         assert structured["response_format"]["type"] == "json_schema"
         assert structured["response_format"]["json_schema"]["strict"] is True
     schema = activation["response_format"]["json_schema"]["schema"]

@@ -54,12 +54,14 @@ TOOL_METHODS = (
     "execute_with_prior_context",
     "execute_with_clarification_and_prior_context",
     "decompose_into_subtasks",
+    "decompose_from",
     "decide_conditional_subtask",
 )
 MODEL_METHODS = (
     "normalize",
     "route",
     "route_and_extract",
+    "extract_decompositions",
     "generate_tool_request",
     "judge_context",
     "read_passage",
@@ -282,8 +284,9 @@ def test_Q4_exact_tool_coordinator_and_model_calls_across_three_rounds():
     _send(graph, "Mikor van rendelés?", "q4")
     asked = [
         "model.normalize",
-        "drug_interaction.decompose_into_subtasks@1",
-        "doctor_finder.decompose_into_subtasks@1",
+        "model.extract_decompositions",  # one extraction for both coordinators (C1, M2)
+        "drug_interaction.decompose_from@1",
+        "doctor_finder.decompose_from@1",
         "model.route_and_extract",
         "department_info.execute@1",
     ]
@@ -318,8 +321,9 @@ def test_S3_drug_subtask_asks_and_the_parent_continues_after_the_reply(path):
     assert payload["choices"] == ["enalapril (Enap)", "enalapril + hidroklorotiazid (Enap-HL)"]
     asked = [
         "model.normalize",
-        "drug_interaction.decompose_into_subtasks@1",
-        "doctor_finder.decompose_into_subtasks@1",
+        "model.extract_decompositions",  # one extraction for both coordinators (C1, M2)
+        "drug_interaction.decompose_from@1",
+        "doctor_finder.decompose_from@1",
         "model.generate_tool_request",
         "substance_lookup.execute@1.1",
     ]
@@ -327,7 +331,7 @@ def test_S3_drug_subtask_asks_and_the_parent_continues_after_the_reply(path):
     paused = graph.get_state(_config("s3")).values["tasks"]
     assert sorted(paused) == ["1", "1.1", "1.2"]
     prompts = [paused[n].task.task_prompt for n in ("1.1", "1.2")]
-    assert "Enapot" in prompts[0]
+    assert "Enap" in prompts[0]
 
     out = (_resume if path == "command" else _send)(graph, "1", "s3")
     assert "__interrupt__" not in out

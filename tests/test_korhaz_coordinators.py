@@ -31,9 +31,10 @@ from toolweave.domains.korhaz import (
     korhaz_tools,
 )
 from toolweave.domains.korhaz.coordinators import (
+    DoctorDecomposition,
     DoctorFinderCoordinator,
     DrugInteractionCoordinator,
-    asks_together,
+    InteractionDecomposition,
 )
 from toolweave.domains.korhaz.doctors import find_doctors
 from toolweave.domains.korhaz.examples import COORDINATOR_EXAMPLES
@@ -49,8 +50,10 @@ from toolweave.domains.korhaz.substances import (
     substance_by_id,
     substances,
 )
+from toolweave.llm.chat_model import ChatModelAssistant
+from toolweave.llm.errors import LlmUnavailableError
 from toolweave.llm.offline import OfflineAssistant
-from toolweave.testing import FunctionAssistant
+from toolweave.testing import FunctionAssistant, ScriptedChatModel
 
 LOOKUPS = ["1.1:substance_lookup", "1.2:substance_lookup", "1:drug_interaction"]
 
@@ -87,9 +90,9 @@ class CountingInteraction(DrugInteractionCoordinator):
     def __init__(self, calls: list[str]) -> None:
         self.calls = calls
 
-    def decompose_into_subtasks(self, task: TaskInfo) -> TaskInfo:
+    def decompose_from(self, task: TaskInfo, decomposition: InteractionDecomposition) -> TaskInfo:
         self.calls.append(f"decompose@{task.task_no}")
-        return super().decompose_into_subtasks(task)
+        return super().decompose_from(task, decomposition)
 
     def execute_with_prior_context(
         self, request: Any, ctx: ToolCallContext, prior_context: PriorContext
@@ -126,7 +129,7 @@ def test_B4_drug_answer_is_terminal_and_built_from_the_subtasks(offline_graph):
     tree = out["task"]
     assert tree.required_tool_names == ["drug_interaction"]
     assert [s.required_tool_names for s in tree.sub_tasks] == [["substance_lookup"]] * 2
-    assert "ibuprofent" in tree.sub_tasks[0].task_prompt
+    assert "ibuprofen" in tree.sub_tasks[0].task_prompt
     assert "warfarin" in tree.sub_tasks[1].task_prompt
     assert [s.owner_coordinator_name for s in tree.sub_tasks] == ["drug_interaction"] * 2
     answer = [e for e in out["ledger"] if e.kind == "answer"]
@@ -297,7 +300,7 @@ def test_C1_relevant_task_is_mutated_in_place_and_a_claimed_one_is_left_alone():
         ["my_search"],
     ]
     assert [s.conditional for s in doctor.sub_tasks] == [False, True]
-    assert "Dr. Anna Kovács" in doctor.sub_tasks[0].task_prompt
+    assert "dr. Kovács Anna" in doctor.sub_tasks[0].task_prompt  # the directory's spelling
 
 
 def test_C1_irrelevant_question_on_the_graph_runs_no_coordinator_subtasks():
@@ -418,12 +421,45 @@ def test_doctor_directory_tool_and_matching():
     assert json.loads(result.text or "")["doctors"][0]["id"] == "kovacs-anna"
 
 
-def test_asks_together_cues():
-    assert asks_together("Szedhetek ibuprofent warfarin mellett?")
-    assert asks_together("Can I take A and B?")
-    assert asks_together("A + B?")
-    assert not asks_together("What is the difference between A and B?")
-    assert not asks_together("Milyen mellékhatásai vannak az ibuprofénnek és a paracetamolnak?")
+def _offline(text: str, model: type[Any]) -> Any:
+    """What the offline model fills into a korhaz coordinator's decomposition schema."""
+    coordinator = (
+        DrugInteractionCoordinator()
+        if model is InteractionDecomposition
+        else DoctorFinderCoordinator()
+    )
+    schema = coordinator.decomposition_schema()
+    filled = OfflineAssistant().extract_decompositions(text, [schema]).values[schema.name]
+    return model.model_validate(filled)
+
+
+def test_C1_offline_extraction_reads_taking_together_and_the_medicines_in_order():
+    got = _offline("Szedhetek ibuprofent warfarin mellett?", InteractionDecomposition)
+    assert (got.takes_together, got.medicines) == (True, ["ibuprofen", "warfarin"])
+    got = _offline("Can I take ibuprofen with my blood thinner?", InteractionDecomposition)
+    assert got.medicines == ["ibuprofen", "blood thinner"]
+    got = _offline("Enap-HL and Nurofen together?", InteractionDecomposition)
+    assert got.medicines == ["Enap-HL", "Nurofen"]  # the longer name wins over "Enap"
+    for other in (
+        "What is the difference between ibuprofen and paracetamol?",
+        "Milyen mellékhatásai vannak az ibuprofénnek és a paracetamolnak?",
+    ):
+        got = _offline(other, InteractionDecomposition)
+        assert got.takes_together is False, other
+        assert len(got.medicines) == 2
+
+
+def test_C1_offline_extraction_reads_the_doctor_name_in_any_case():
+    assert _offline("hol rendel dr. kovács anna?", DoctorDecomposition).doctor_name == (
+        "Kovács Anna"
+    )
+    assert _offline("hol rendel dr. lengyel márta?", DoctorDecomposition).doctor_name == (
+        "lengyel márta"
+    )
+    assert _offline("Hol rendel dr. Lengyel Márta holnap?", DoctorDecomposition).doctor_name == (
+        "Lengyel Márta"
+    )
+    assert _offline("Where can I find a doctor?", DoctorDecomposition).doctor_name is None
 
 
 def test_T11_tools_keep_no_per_request_state(offline_graph):
@@ -438,3 +474,120 @@ def test_T11_tools_keep_no_per_request_state(offline_graph):
 def test_corpus_holds_the_visiting_specialist_document():
     ids = {doc.document_id for doc in korhaz_corpus()}
     assert "korhaz/vendegorvosok.md" in ids
+
+
+# --- C1, M2: the decomposition is the model's structured extraction ---------------------------
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Szedhetem a Marfarint ibuprofénnel?",  # "with" is a suffix here, no separate word
+        "Is ibuprofen ok while I am on warfarin?",
+        "aspirin ibuprofen interaction",
+    ],
+)
+def test_C1_offline_drug_pair_without_with_or_together_gets_a_subtask_per_substance(
+    offline_graph, question
+):
+    out = _ask(offline_graph, question)
+    assert out["activated"] == LOOKUPS
+    assert [s.required_tool_names for s in out["task"].sub_tasks] == [["substance_lookup"]] * 2
+    assert "interaction" in out["answer"] or "kölcsönhatás" in out["answer"]
+
+
+def test_C1_offline_lower_case_doctor_names_decompose(offline_graph):
+    known = _ask(offline_graph, "hol rendel dr. kovács anna?")
+    assert known["activated"] == ["1.1:doctor_directory", "1:doctor_finder"]
+    assert _conditionals(known) == [("1.2", "doctor_finder", "skip")]
+    assert "Kovács Anna" in known["answer"]
+    unknown = _ask(offline_graph, "hol rendel dr. lengyel márta?")
+    assert _conditionals(unknown) == [("1.2", "doctor_finder", "run")]
+    assert unknown["activated"] == ["1.2:korhaz_search"]
+    hits = unknown["context_buffer"]["1.2:korhaz_search"][0].documents
+    assert hits[0].document_id == "korhaz/vendegorvosok.md"
+
+
+def _normalized(question: str) -> dict[str, Any]:
+    return {
+        "question": question,
+        "user_lang": "hu",
+        "important_words": [],
+        "prompt_type": "factual",
+    }
+
+
+def _scripted_graph(*script: Any) -> tuple[Any, ScriptedChatModel]:
+    model = ScriptedChatModel(script=list(script))
+    llm = ChatModelAssistant(model, initial_backoff=0)
+    return build_graph(korhaz_domain(), korhaz_tools(), assistant=llm), model
+
+
+def test_C1_M2_chat_model_extraction_drives_the_drug_split_and_is_counted():
+    question = "szedhetem a marfarint ibuprofénnel?"
+    graph, model = _scripted_graph(
+        _normalized(question),
+        {
+            "drug_interaction": {
+                "takes_together": True,
+                "medicines": ["marfarint", "ibuprofénnel"],
+            },
+            "doctor_finder": {"doctor_name": None},
+        },
+        {"substance": "marfarint"},  # substance_lookup's own extraction on each subtask (T7)
+        {"substance": "ibuprofénnel"},
+    )
+    out = _ask(graph, question)
+    assert out["activated"] == LOOKUPS
+    assert [s.important_words for s in out["task"].sub_tasks] == [["marfarint"], ["ibuprofénnel"]]
+    assert "warfarin" in out["answer"]
+    assert "súlyos kölcsönhatás" in out["answer"]
+    decomposition = model.calls[1]
+    assert decomposition.human == question  # M2: the task prompt, nothing else
+    schema = decomposition.tools[0]["function"]["parameters"]
+    assert set(schema["properties"]) == {"drug_interaction", "doctor_finder"}
+    assert out["llm_calls"] == len(model.calls) == 4
+
+
+def test_C1_chat_model_understanding_reaches_the_doctor_finder():
+    question = "hol rendel kovács anna doktornő?"  # no title before the name, lower case
+    graph, model = _scripted_graph(
+        _normalized(question),
+        {
+            "drug_interaction": {"takes_together": False, "medicines": []},
+            "doctor_finder": {"doctor_name": "kovács anna"},
+        },
+    )
+    out = _ask(graph, question)
+    assert out["activated"] == ["1.1:doctor_directory", "1:doctor_finder"]
+    assert out["task"].sub_tasks[0].task_prompt.startswith("dr. kovács anna")
+    assert "Kovács Anna" in out["answer"]
+    assert out["llm_calls"] == len(model.calls) == 2
+
+
+def test_C4_failing_decomposition_rolls_back_both_coordinators_and_retrieval_answers():
+    def down(prompt: str, schema: Any) -> Any:
+        raise LlmUnavailableError("model down")
+
+    graph = build_graph(
+        korhaz_domain(), korhaz_tools(), assistant=FunctionAssistant(decompose=down)
+    )
+    out = _ask(graph, "Szedhetek ibuprofent warfarin mellett?")
+    errors = [(e.tool, e.verdict) for e in out["ledger"] if e.kind == "coordinator_error"]
+    assert errors == [("drug_interaction", "rolled back"), ("doctor_finder", "rolled back")]
+    assert out["task"].sub_tasks == []
+    assert out["activated"] == ["1:korhaz_search"]
+
+
+def test_L1_the_ledger_shows_what_each_coordinator_decided_from(offline_graph):
+    out = _ask(offline_graph, "What is the difference between ibuprofen and paracetamol?")
+    runs = {e.tool: e for e in out["ledger"] if e.kind == "coordinator_run"}
+    assert runs["drug_interaction"].verdict == "no change"
+    assert runs["drug_interaction"].details == {
+        "takes_together": "false",
+        "medicines": '["ibuprofen", "paracetamol"]',
+    }
+    assert runs["doctor_finder"].details == {"doctor_name": "null"}
+    assert runs["drug_interaction"].reason == (
+        'from takes_together=false, medicines=["ibuprofen", "paracetamol"]'
+    )

@@ -37,6 +37,7 @@ FILLERS = [
         lambda: prompts.answer_system(language="English", context="c", guaranteed=""),
     ),
     ("GATEKEEPER_PROMPT", lambda: prompts.gatekeeper_system(context="c")),
+    ("DECOMPOSITION_PROMPT", lambda: prompts.decomposition_system(coordinators="- c: x")),
 ]
 
 

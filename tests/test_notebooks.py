@@ -62,6 +62,15 @@ EXPECTED = {
         "Consultation hours of Cardiology: Monday-Thursday 9:00-13:00.",  # the fresh process (Q3)
         "NothingPendingError",  # a second reply writes nothing
     ),
+    "05_ai_tools.ipynb": (
+        '"type": "client_tool_calls"',  # the pause's payload (W3)
+        "Dzień dobry, Kraków!",  # the Python client's answer became context (W4, W6)
+        "CLIENT scope and the client announced no implementation",  # never on the server
+    ),
+    "06_routing_eval.ipynb": (
+        "exact-set accuracy",  # the table
+        "| tool | precision | recall |",
+    ),
     "04_deep_fallback.ipynb": (
         "1.1:korhaz_neighbor_search",  # the cheap step answered (D6)
         "1.2:korhaz_context_search",  # the conditional full search ran for the fee (D3)

@@ -40,6 +40,7 @@ __all__ = [
     "ContextConsumerTool",
     "ContextVerdict",
     "DatabaseUnavailableError",
+    "DecomposingCoordinator",
     "Domain",
     "EmptyRequest",
     "GraphState",

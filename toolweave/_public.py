@@ -14,7 +14,12 @@ from toolweave.client_tools import (
     run_remote_with_client_tools,
     run_with_client_tools,
 )
-from toolweave.coordinators import AgentCoordinator, CompletedSoFar, SubtaskDecision
+from toolweave.coordinators import (
+    AgentCoordinator,
+    CompletedSoFar,
+    DecomposingCoordinator,
+    SubtaskDecision,
+)
 from toolweave.graph import Limits, RunContext, ToolweaveGraph, build_graph, create_state_graph
 from toolweave.graph.compiled import InterruptedRuns
 from toolweave.graph.threads import (

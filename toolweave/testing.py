@@ -33,6 +33,8 @@ from toolweave.llm.passthrough import split_for_streaming, stream_message
 from toolweave.llm.port import (
     AnswerRequest,
     ContextVerdict,
+    Decompositions,
+    DecompositionSchema,
     ExtractedRequest,
     LlmAssistant,
     Normalized,
@@ -54,6 +56,8 @@ JudgeFn = Callable[
 ReadFn = Callable[[str, str], MaybeAwaitable[str | None]]
 """``read(question, passage)`` → the passage's answer or ``None`` (D3)."""
 AnswerFn = Callable[[AnswerRequest], MaybeAwaitable[str]]
+DecomposeFn = Callable[[str, DecompositionSchema], "MaybeAwaitable[dict[str, Any] | None]"]
+"""``decompose(task_prompt, schema)`` → the schema's fields as a dict, or ``None`` (C1)."""
 
 
 async def _awaited(value: MaybeAwaitable[T]) -> T:
@@ -103,6 +107,9 @@ class FunctionAssistant(LlmAssistant):
       ``ContextVerdict``; default: the context suffices.
     - ``answer(request)`` returns the answer text, streamed like an LLM's;
       default: guaranteed and document texts joined with newlines.
+    - ``decompose(task_prompt, schema)`` fills one coordinator's decomposition
+      schema (a dict or ``None``); all of a phase's count as one model call.
+      Default: the offline extraction, no call.
 
     It keeps no state; count calls in your own callables.
 
@@ -127,6 +134,7 @@ class FunctionAssistant(LlmAssistant):
         judge: JudgeFn | None = None,
         answer: AnswerFn | None = None,
         read: ReadFn | None = None,
+        decompose: DecomposeFn | None = None,
         label: str = "function assistant",
     ) -> None:
         """Store the step functions; see the class docstring for their defaults."""
@@ -136,6 +144,7 @@ class FunctionAssistant(LlmAssistant):
         self._judge = judge
         self._answer = answer or context_answer
         self._read = read
+        self._decompose = decompose
         self.label = label
 
     # Each step: the callable's result (plain, or awaited on the async path) goes
@@ -201,6 +210,24 @@ class FunctionAssistant(LlmAssistant):
         if self._extract is None:
             return {tool.name: None}
         return {tool.name: await _awaited(self._extract(user_prompt, tool))}
+
+    def extract_decompositions(
+        self, task_prompt: str, schemas: Sequence[DecompositionSchema]
+    ) -> Decompositions:
+        """``decompose(task_prompt, schema)`` per schema; default: the offline extraction."""
+        if self._decompose is None:
+            return super().extract_decompositions(task_prompt, schemas)
+        values = {s.name: _now(self._decompose(task_prompt, s)) for s in schemas}
+        return Decompositions(values=values, llm_calls=1 if schemas else 0)
+
+    async def aextract_decompositions(
+        self, task_prompt: str, schemas: Sequence[DecompositionSchema]
+    ) -> Decompositions:
+        """Async :meth:`extract_decompositions`."""
+        if self._decompose is None:
+            return super().extract_decompositions(task_prompt, schemas)
+        values = {s.name: await _awaited(self._decompose(task_prompt, s)) for s in schemas}
+        return Decompositions(values=values, llm_calls=1 if schemas else 0)
 
     def read_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
         """``read(question, passage)``; default ``None`` (the passage does not answer)."""

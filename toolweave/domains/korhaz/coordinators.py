@@ -1,5 +1,12 @@
 """The korhaz coordinators: ``drug_interaction`` and ``doctor_finder`` (C1, K1-K3, B4, M6).
 
+Both decide from a structured extraction by the model, as seed 001's example
+coordinator does (§6.1): each declares a decomposition schema that the engine
+fills through the LLM port from the task prompt (the offline model fills it
+from the schema's known values and cue words), and builds its subtasks from
+the filled object. The deterministic parts stay tools: the substance table
+(``substance_lookup``) and the staff directory (``doctor_directory``).
+
 ``drug_interaction`` (seed 001's ``InteractionAnalysisTool``) splits "can I take
 A with B?" into one ``substance_lookup`` subtask per medicine, then, forced on
 the parent, applies the bundled interaction table to the subtasks' guaranteed
@@ -16,29 +23,43 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from toolweave.coordinators.base import AgentCoordinator, CompletedSoFar, SubtaskDecision
+from pydantic import BaseModel, Field
+
+from toolweave.coordinators.base import CompletedSoFar, DecomposingCoordinator, SubtaskDecision
 from toolweave.domains.korhaz.corpus import DOMAIN_NAME
-from toolweave.domains.korhaz.doctors import Doctor, asked_names, doctor_by_id
+from toolweave.domains.korhaz.doctors import Doctor, doctor_by_id, doctors
 from toolweave.domains.korhaz.interactions import interaction_report
 from toolweave.domains.korhaz.lookup_tools import DOCTOR_DIRECTORY, SUBSTANCE_LOOKUP
-from toolweave.domains.korhaz.substances import Substance, find_mentions, substance_by_id
+from toolweave.domains.korhaz.substances import (
+    Substance,
+    bundled_json,
+    find_mentions,
+    substance_by_id,
+    substances,
+)
 from toolweave.llm.lexical import detect_language
 from toolweave.state.results import ToolResult
 from toolweave.state.task import PromptAndContext, TaskInfo
 from toolweave.tools.base import EmptyRequest, PriorContext, ToolCallContext
 from toolweave.tools.consumers import ContextConsumerTool
-from toolweave.tools.search.text import fold
 
 MAX_SUBSTANCES = 5
 """Most substances one question is split into (X3)."""
+MAX_NAME_CHARS = 80
+"""Longest medicine or doctor name taken from the model into a subtask prompt (X3)."""
 
-_TOGETHER = (
-    *("egyutt", "interakc", "kolcsonhat", "kombinal"),
-    *("interact", "combin", "together", "alongside"),
+TOGETHER_CUES = (
+    *("együtt", "egyszerre", "interakció", "kölcsönhatás", "kombinál"),
+    *("szed", "bevesz", "bevehet", "használ", "biztonságos"),
+    *("together", "with", "alongside", "while", "plus", "interaction", "interact", "combine"),
+    *("take", "use", "safe", "mix"),
 )
-_TOGETHER_EXACT = ("mellett", "melle", "with", "plus")
-_TAKE = ("szed", "bevesz", "beveh", "ihat", "take", "taking", "drink", "use")
-_AND = ("and", "es")
+"""What the offline model reads as "asks about taking medicines together" (a real model
+reads the field's description)."""
+
+DOCTOR_TITLES = ("dr", "doktor", "prof", "professzor")
+"""Titles a doctor's name follows; the offline model takes the words after one."""
+
 _SUBSTANCE_PROMPT = {
     "hu": "Melyik hatóanyag ez, és milyen kölcsönhatási csoportokba tartozik: {surface}?",
     "en": "Which active substance is {surface}, and which interaction classes does it have?",
@@ -57,13 +78,43 @@ def _lang(text: str) -> str:
     return "hu" if detect_language(text, default="hu") == "hu" else "en"
 
 
-def asks_together(text: str) -> bool:
-    """Whether ``text`` asks about taking things together ("mellett", "with", "and … take")."""
-    tokens = [fold(w) for w in text.replace("+", " plus ").split()]
-    tokens = ["".join(ch for ch in t if ch.isalnum()) for t in tokens]
-    if any(t.startswith(_TOGETHER) or t in _TOGETHER_EXACT for t in tokens):
-        return True
-    return any(t in _AND for t in tokens) and any(t.startswith(_TAKE) for t in tokens)
+def _medicine_names() -> list[str]:
+    """Every name the table knows: substances, brands, aliases and group names."""
+    names = [n for s in substances() for n in (s.name_en, s.name_hu, *s.aliases)]
+    names += [a for group in bundled_json("substances.json")["groups"] for a in group["aliases"]]
+    return list(dict.fromkeys(names))
+
+
+class InteractionDecomposition(BaseModel):
+    """Whether the user asks about taking medicines together, and which ones."""
+
+    takes_together: bool = Field(
+        default=False,
+        description="True when the user asks whether medicines can be taken, used or "
+        "combined together, or about an interaction between them; false for other "
+        "questions about medicines (what they are, their differences, side effects).",
+        json_schema_extra={"cues": list(TOGETHER_CUES)},
+    )
+    medicines: list[str] = Field(
+        default_factory=list,
+        description="Every medicine, active substance, brand or kind of medicine (such as "
+        "'blood thinner') the user names, in the order named, each as written.",
+        json_schema_extra={"known_values": list(_medicine_names())},
+    )
+
+
+class DoctorDecomposition(BaseModel):
+    """The doctor the user asks about, if any."""
+
+    doctor_name: str | None = Field(
+        default=None,
+        description="The name of the doctor the user asks about, as written, without the "
+        "title; null when the user names no doctor.",
+        json_schema_extra={
+            "known_values": [d.name("hu").removeprefix("dr. ") for d in doctors()],
+            "after_cues": list(DOCTOR_TITLES),
+        },
+    )
 
 
 def _children_results(
@@ -83,7 +134,9 @@ def _claimed(task: TaskInfo) -> bool:
     return bool(task.sub_tasks or task.required_tool_names)
 
 
-class DrugInteractionCoordinator(ContextConsumerTool[EmptyRequest], AgentCoordinator):
+class DrugInteractionCoordinator(
+    ContextConsumerTool[EmptyRequest], DecomposingCoordinator[InteractionDecomposition]
+):
     """Can these medicines be taken together? One lookup subtask per medicine, then the table."""
 
     name = "drug_interaction"
@@ -101,23 +154,27 @@ class DrugInteractionCoordinator(ContextConsumerTool[EmptyRequest], AgentCoordin
         "Orvosságok kölcsönhatásának ellenőrzése."
     )
 
-    def decompose_into_subtasks(self, task: TaskInfo) -> TaskInfo:
+    decomposition_model = InteractionDecomposition
+    decomposition_instruction = (
+        "does the user ask about taking medicines together, and which medicines are named?"
+    )
+
+    def decompose_from(self, task: TaskInfo, decomposition: InteractionDecomposition) -> TaskInfo:
         """A subtask per named medicine, forced to ``substance_lookup``; the parent forced to me."""
-        if _claimed(task) or not asks_together(task.task_prompt):
-            return task
-        mentions = find_mentions(task.task_prompt)[:MAX_SUBSTANCES]
-        if len(mentions) < 2:
+        written = (n.strip()[:MAX_NAME_CHARS] for n in decomposition.medicines)
+        names = list(dict.fromkeys(n for n in written if n))
+        if _claimed(task) or not decomposition.takes_together or len(names) < 2:
             return task
         template = _SUBSTANCE_PROMPT[_lang(task.task_prompt)]
         task.sub_tasks = [
             TaskInfo(
                 task_no=f"{task.task_no}.{index}",
-                task_prompt=template.format(surface=mention.surface),
-                important_words=[mention.surface],
+                task_prompt=template.format(surface=name),
+                important_words=[name],
                 prompt_type=task.prompt_type,
                 required_tool_names=[SUBSTANCE_LOOKUP],
             )
-            for index, mention in enumerate(mentions, start=1)
+            for index, name in enumerate(names[:MAX_SUBSTANCES], start=1)
         ]
         task.required_tool_names = [self.name]
         return task
@@ -159,7 +216,9 @@ class DrugInteractionCoordinator(ContextConsumerTool[EmptyRequest], AgentCoordin
         return found
 
 
-class DoctorFinderCoordinator(ContextConsumerTool[EmptyRequest], AgentCoordinator):
+class DoctorFinderCoordinator(
+    ContextConsumerTool[EmptyRequest], DecomposingCoordinator[DoctorDecomposition]
+):
     """Where does dr. X see patients? The directory first, the full-text search only if needed.
 
     Args:
@@ -174,16 +233,20 @@ class DoctorFinderCoordinator(ContextConsumerTool[EmptyRequest], AgentCoordinato
     executable_instruction = None
     description = "Finds a doctor: the staff directory first, then the hospital's documents."
 
+    decomposition_model = DoctorDecomposition
+    decomposition_instruction = "which doctor does the user ask about, if any?"
+
     def __init__(self, search_tool: str = "korhaz_search") -> None:
         self.search_tool = search_tool
 
-    def decompose_into_subtasks(self, task: TaskInfo) -> TaskInfo:
-        """A directory subtask and a conditional search subtask for the first named doctor."""
-        names = asked_names(task.task_prompt)
-        if _claimed(task) or not names:
+    def decompose_from(self, task: TaskInfo, decomposition: DoctorDecomposition) -> TaskInfo:
+        """A directory subtask and a conditional search subtask for the named doctor."""
+        written = (decomposition.doctor_name or "").strip()[:MAX_NAME_CHARS]
+        if _claimed(task) or not written:
             return task
         lang = _lang(task.task_prompt)
-        name = names[0].surface
+        titled = written.split(maxsplit=1)[0].rstrip(".").lower() in DOCTOR_TITLES
+        name = written if titled else f"dr. {written}"
         base = task.task_no
         narrow = TaskInfo(
             task_no=f"{base}.1",
@@ -233,8 +296,11 @@ class DoctorFinderCoordinator(ContextConsumerTool[EmptyRequest], AgentCoordinato
 
 
 __all__ = [
+    "DOCTOR_TITLES",
     "MAX_SUBSTANCES",
+    "TOGETHER_CUES",
+    "DoctorDecomposition",
     "DoctorFinderCoordinator",
     "DrugInteractionCoordinator",
-    "asks_together",
+    "InteractionDecomposition",
 ]

@@ -86,6 +86,16 @@ COORDINATOR_EXAMPLES: list[ExampleQuestion] = [
         ("room 105", "10:00-12:00"),
         ("1.2:korhaz_search",),
     ),
+    ExampleQuestion(
+        "hol rendel dr. kovács anna?",
+        ("214. szoba", "+36 1 555 0124"),
+        ("1.1:doctor_directory", "1:doctor_finder"),
+    ),
+    ExampleQuestion(
+        "Szedhetem a Marfarint ibuprofénnel?",
+        ("súlyos kölcsönhatás", "vérzés"),
+        ("1.1:substance_lookup", "1.2:substance_lookup", "1:drug_interaction"),
+    ),
 ]
 """Questions the korhaz coordinators split (B4, K3); ``expected_tools`` holds the exact
 ``activated`` order (``"task_no:tool_name"``) instead of bare tool names; a tool

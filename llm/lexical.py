@@ -35,7 +35,8 @@ HU_STOPWORDS = _wordset(
     mellett között szerint felé pedig ha akkor mert sem se minden valami lenne legyen
     vagyok helyzet rendben köszönöm köszi szia helló hello jó napot van-e vajon ill illetve
     azaz mint mind ami amely amelyik aki ahol amikor ahogy nincs nincsenek egyéb arra erre
-    rá neki velem vele ezzel azzal abban ebben arról erről mert más"""
+    rá neki velem vele ezzel azzal abban ebben arról erről mert más menni mennem megyek
+    mehetek jönni jönnöm jövök"""
 )
 ROUTING_STOPWORDS = _wordset(
     """true false user users asks ask asking question questions tool answer answers whether
@@ -115,6 +116,7 @@ def stem(word: str) -> str:
     return kit.stem(hungarian, "en") or hungarian
 
 
+@lru_cache(maxsize=1 << 18)
 def related(a: str, b: str) -> bool:
     """Whether two words look like forms of one word.
 
@@ -132,6 +134,7 @@ def related(a: str, b: str) -> bool:
     return common >= 4 and common >= min(len(sa), len(sb)) - 1
 
 
+@lru_cache(maxsize=1 << 18)
 def matches(a: str, b: str) -> bool:
     """:func:`related`, or the same weekday in either language (``"friday"``/``"péntek"``)."""
     day = weekday(a)
@@ -140,6 +143,7 @@ def matches(a: str, b: str) -> bool:
     return related(a, b)
 
 
+@lru_cache(maxsize=65536)
 def weekday(word: str) -> int | None:
     """0 (Monday) to 6 (Sunday) when ``word`` is a weekday name in English or Hungarian."""
     token = fold(word)

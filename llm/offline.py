@@ -17,7 +17,6 @@ from toolweave.llm.lexical import (
     FOLLOWUP_OPENERS,
     GREETINGS,
     QUESTION_WORDS,
-    ROUTING_STOPWORDS,
     content_words,
     detect_language,
     fold,
@@ -26,6 +25,7 @@ from toolweave.llm.lexical import (
     words,
 )
 from toolweave.llm.offline_extract import extract_request
+from toolweave.llm.offline_routing import RoutingRule, decide, score_tools
 from toolweave.llm.passthrough import stream_message
 from toolweave.llm.port import (
     AnswerRequest,
@@ -43,11 +43,6 @@ from toolweave.tools.registry import AnyTool
 
 OFFLINE_LABEL = "offline model (no LLM: lexical routing, extractive answers)"
 """Sentence ends; not after a digit, so "2. emelet" (2nd floor) stays whole."""
-
-
-def _weight(shared_by: int) -> float:
-    """How much one matching word says about a tool: less the more tools share it."""
-    return 1.0 / max(shared_by, 1)
 
 
 _TEXTS = {
@@ -142,7 +137,7 @@ class OfflineAssistant(LlmAssistant):
     def __init__(
         self,
         *,
-        min_overlap: int = 1,
+        routing: RoutingRule | None = None,
         max_sentences: int = 4,
         coverage: float = 0.5,
         history_window: int = 6,
@@ -150,13 +145,14 @@ class OfflineAssistant(LlmAssistant):
         """Configure the heuristics.
 
         Args:
-            min_overlap: Task words that must match a tool's vocabulary to route to it.
+            routing: The routing decision's thresholds (default: the fitted
+                :class:`~toolweave.llm.offline_routing.RoutingRule`).
             max_sentences: Context sentences an answer quotes at most.
             coverage: Share of the question's words the context must contain (D1).
             history_window: Earlier messages a follow-up is resolved against (A1).
         """
         self.label = OFFLINE_LABEL
-        self.min_overlap = min_overlap
+        self.routing = routing or RoutingRule()
         self.max_sentences = max_sentences
         self.coverage = coverage
         self.history_window = history_window
@@ -185,48 +181,30 @@ class OfflineAssistant(LlmAssistant):
             prompt_type=prompt_type,
         )
 
-    @staticmethod
-    def _vocabulary(tool: AnyTool) -> list[str]:
-        parts = [tool.executable_instruction or "", tool.description]
-        for name, info in tool.request_model.model_fields.items():
-            parts.append(name.replace("_", " "))
-            parts.extend(str(e) for e in info.examples or [])
-            extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
-            known = extra.get("known_values")
-            if isinstance(known, list | tuple):
-                parts.extend(str(k) for k in known)
-        return [w for w in content_words(" ".join(parts)) if w not in ROUTING_STOPWORDS]
-
     def route(self, task_prompt: str, tools: Sequence[AnyTool]) -> list[RoutingVerdict]:
         """A tool runs when the task's words match its routing question and description.
 
-        Each matching word counts ``1/k`` when ``k`` candidates share it, so a domain
-        word like "hospital" that every tool mentions weighs little. A tool runs
-        when its score reaches ``min_overlap`` and at least half the best score.
+        Scores and the decision rule are :mod:`~toolweave.llm.offline_routing`'s: a word
+        weighs less the more candidates share it, and a tool runs when its score is high
+        enough, close enough to the best and explains enough of the task
+        (:class:`~toolweave.llm.offline_routing.RoutingRule`, fitted on a labelled set).
         """
-        query = [w for w in content_words(task_prompt) if w not in ROUTING_STOPWORDS]
-        routable = [tool for tool in tools if tool.executable_instruction]
-        hits = {tool.name: self._hits(query, tool) for tool in routable}
-        shared = {w: sum(w in found for found in hits.values()) for w in query}
-        scores = {name: sum(_weight(shared[w]) for w in found) for name, found in hits.items()}
-        best = max(scores.values(), default=0.0)
+        scores = score_tools(task_prompt, tools)
+        routed = decide(scores, self.routing)
         verdicts: list[RoutingVerdict] = []
         for tool in tools:
-            if tool.name not in hits:
+            found = scores.get(tool.name)
+            if found is None:
                 verdicts.append(RoutingVerdict(tool.name, False, "no routing question"))
                 continue
-            score = scores[tool.name]
-            run = score >= self.min_overlap and score >= best / 2
-            found = hits[tool.name]
             reason = (
-                f"matched: {', '.join(found)} (score {score:.1f})" if found else "no matching words"
+                f"matched: {', '.join(found.hits)} (score {found.score:.2f}, "
+                f"coverage {found.coverage:.0%})"
+                if found.hits
+                else "no matching words"
             )
-            verdicts.append(RoutingVerdict(tool.name, run, reason))
+            verdicts.append(RoutingVerdict(tool.name, tool.name in routed, reason))
         return verdicts
-
-    def _hits(self, query: Sequence[str], tool: AnyTool) -> list[str]:
-        vocabulary = self._vocabulary(tool)
-        return [w for w in query if any(matches(w, v) for v in vocabulary)]
 
     def generate_tool_request(
         self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
@@ -235,7 +213,15 @@ class OfflineAssistant(LlmAssistant):
         return {tool.name: extract_request(user_prompt, tool.request_model)}
 
     def answer(self, request: AnswerRequest) -> AIMessage:
-        """Quote the context sentences most relevant to the question (the sources stay out)."""
+        """Quote the context sentences that answer the question (the sources stay out; A7).
+
+        Sentences are picked by :func:`~toolweave.llm.offline_reading.answering`: they
+        hold more than half the question's key words, or half of them on a page whose
+        title names the question's subject. With no such sentence and no guaranteed
+        text the answer says plainly, in the user's language, that the sources do not
+        cover the question. The answer quotes its sentences word for word, so the
+        caller's source list (documents the answer quotes) cites their pages (R2).
+        """
         texts = _texts(request.user_lang)
         guaranteed = [t.strip() for t in request.guaranteed if t.strip()]
         picked = self._pick(request.question, request.documents)
@@ -248,20 +234,30 @@ class OfflineAssistant(LlmAssistant):
     def _pick(
         self, question: str, documents: Sequence[UniqueTextDocument]
     ) -> list[tuple[UniqueTextDocument, str]]:
-        """The most relevant sentences, in context order (best by score when none matches)."""
-        wanted = content_words(question)
-        scored: list[tuple[int, float, int, UniqueTextDocument, str]] = []
+        """The sentences that answer ``question``, in context order (none when none does)."""
+        by_number = {
+            (d.document_id, d.page, d.sentence_number): d.text.strip()
+            for d in documents
+            if d.sentence_number
+        }
+        candidates: list[offline_reading.Candidate[UniqueTextDocument]] = []
         for doc in documents:
-            sentences = [doc.text.strip()] if doc.sentence_number else kit.split_sentences(doc.text)
-            for sentence in sentences:
-                if not sentence:
-                    continue
-                have = content_words(sentence)
-                overlap = sum(any(matches(w, h) for h in have) for w in wanted)
-                scored.append((overlap, doc.sentence_score, len(scored), doc, sentence))
-        relevant = [s for s in scored if s[0] > 0] or scored[:2]
-        best = sorted(relevant, key=lambda s: (-s[0], -s[1], s[2]))[: self.max_sentences]
-        return [(doc, sentence) for *_, doc, sentence in sorted(best, key=lambda s: s[2])]
+            if doc.sentence_number:
+                previous = (doc.document_id, doc.page, doc.sentence_number - 1)
+                pairs = [(by_number.get(previous, ""), doc.text.strip())]
+            else:
+                sentences = kit.split_sentences(doc.text)
+                pairs = list(zip(["", *sentences], sentences, strict=False))
+            for before, sentence in pairs:
+                if sentence:
+                    candidates.append(
+                        offline_reading.Candidate(
+                            doc, sentence, doc.document_name, doc.sentence_score, before
+                        )
+                    )
+        best = offline_reading.answering(question, candidates)[: self.max_sentences]
+        order = {id(c): i for i, c in enumerate(candidates)}
+        return [(c.source, c.text) for c in sorted(best, key=lambda c: order[id(c)])]
 
     def read_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
         """The passage's sentences holding at least half the question's words, or ``None``.

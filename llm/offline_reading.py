@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from toolweave.llm.lexical import GREETINGS, content_words, fold, matches
 from toolweave.tools import text as kit
@@ -43,6 +44,15 @@ def content_words_all(text: str) -> list[str]:
 def has_figure(text: str) -> bool:
     """Whether ``text`` holds a digit."""
     return any(ch.isdigit() for ch in text)
+
+
+def enough(found: int, wanted: int, *, titled: bool) -> bool:
+    """Whether ``found`` of ``wanted`` key words answer a question.
+
+    More than half, or half on a page whose title or heading names one of them
+    (the page is about the subject).
+    """
+    return found > 0 and (found * 2 > wanted or (found * 2 == wanted and titled))
 
 
 def hits(wanted: Sequence[str], have: Iterable[str]) -> int:
@@ -83,8 +93,9 @@ def passage_sentences(passage: str) -> list[ReadSentence]:
 def read(question: str, passage: str, *, max_sentences: int) -> str | None:
     """The passage's sentences answering ``question``, or ``None``.
 
-    A sentence answers when it (with its headings) holds at least half the
-    question's content words; for a quantity question it must also hold a figure.
+    A sentence answers when it (with its headings) holds more than half the
+    question's content words, or half and its headings name one of them
+    (:func:`enough`); for a quantity question it must also hold a figure.
     """
     wanted = wanted_words(question)
     if not wanted:
@@ -93,7 +104,8 @@ def read(question: str, passage: str, *, max_sentences: int) -> str | None:
     picked = []
     for sentence in passage_sentences(passage):
         found = hits(wanted, [*content_words(sentence.text), *sentence.heading_words])
-        if not found or found * 2 < len(wanted):
+        titled = hits(wanted, sentence.heading_words) > 0
+        if not enough(found, len(wanted), titled=titled):
             continue
         if quantity and not has_figure(sentence.text):
             continue
@@ -123,6 +135,88 @@ def lacks_figure(question: str, passages: Iterable[Sequence[str]]) -> bool:
             if hits(wanted, content_words(window)) * 2 >= len(wanted):
                 return False
     return True
+
+
+SourceT = TypeVar("SourceT")
+
+ANSWER_FILLERS = frozenset({"find", "much", "many", "mennyibe", "kerul", "kerulne"})
+"""Folded question words that ask *how* rather than *about what* ("how much", "where
+can I find", "mennyibe kerül"): not key words of an answer."""
+
+
+def _weighted(wanted: Sequence[str], weight: dict[str, int], have: Sequence[str]) -> int:
+    return sum(weight[w] for w in wanted if any(matches(w, h) for h in have))
+
+
+def _names(question: str) -> set[str]:
+    """Capitalised words of ``question`` after its first word (names: "Hofstadter")."""
+    tokens = kit.TOKEN.findall(question)
+    return {t.casefold() for t in tokens[1:] if t[:1].isupper()}
+
+
+KEEP_SHARE = 0.75
+"""A picked sentence scores at least this share of the best one's score."""
+FIGURE_BONUS = 0.25
+"""What a figure adds to a sentence's score when the question asks *when* or *how much*."""
+
+
+@dataclass(frozen=True)
+class Candidate(Generic[SourceT]):
+    """A context sentence that may answer a question, with the title of its page."""
+
+    source: SourceT
+    text: str
+    title: str = ""
+    retrieval_score: float = 0.0
+    before: str = ""
+    """The sentence just before it on its page, if the context holds it (it may name
+    whom "her" or "it" means)."""
+
+
+def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[Candidate[SourceT]]:
+    """The candidates that answer ``question``, best first (A7).
+
+    A sentence answers when it (with the names the sentence before it on its
+    page holds: whom "her" means) holds more than half the question's key words
+    (content words, greetings dropped, a name counts twice), or exactly half and its page's title
+    holds one of them too (the page is about the question's subject: "Vérvétel"
+    for a question about *vérvétel*). A sentence that matches only a word every
+    page shares ("kórház") therefore never answers a question about a swimming
+    pool. Score: key words in the sentence (half for names only the sentence
+    before holds; a sentence holding no key word itself never answers), plus
+    :data:`FIGURE_BONUS` for a figure when the question asks *when* or *how
+    much*; sentences below :data:`KEEP_SHARE` of the best are dropped. Ties go
+    to a page whose title names the subject, then to the retrieval order.
+    """
+    wanted = [w for w in wanted_words(question) if fold(w) not in ANSWER_FILLERS]
+    if not wanted:
+        return []
+    names = _names(question)
+    weight = {w: 2 if w in names else 1 for w in wanted}
+    total = sum(weight.values())
+    quantity = asks_for_quantity(question)
+    scored: list[tuple[float, bool, int, Candidate[SourceT]]] = []
+    for position, candidate in enumerate(candidates):
+        text_words = content_words(candidate.text)
+        own = _weighted(wanted, weight, text_words)
+        named = [w for w in wanted if w in names]
+        found = own + _weighted(
+            [w for w in named if not any(matches(w, h) for h in text_words)],
+            weight,
+            content_words(candidate.before),
+        )
+        titled = hits(wanted, content_words(candidate.title)) > 0
+        if not own or not enough(found, total, titled=titled):
+            continue
+        score = own + (found - own) / 2
+        score += FIGURE_BONUS if quantity and has_figure(candidate.text) else 0.0
+        scored.append((score, titled, position, candidate))
+    if not scored:
+        return []
+    best = max(item[0] for item in scored)
+    kept = [item for item in scored if item[0] >= KEEP_SHARE * best]
+    kept.sort(key=lambda item: (-item[0], not item[1], -item[3].retrieval_score, item[2]))
+    return [item[3] for item in kept]
 
 
 def page_runs(texts: Iterable[tuple[str, int | None, str]]) -> list[list[str]]:

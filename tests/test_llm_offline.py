@@ -145,7 +145,7 @@ def test_T5_offline_routing_hungarian_parking():
 
 
 def test_T5_tool_without_routing_question_never_runs_offline():
-    verdicts = offline.route("visiting hours and parking", TOOLS)
+    verdicts = offline.route("visiting hours and parking fees", TOOLS)
     assert [v.run for v in verdicts] == [True, True, False]
 
 

@@ -1,0 +1,253 @@
+"""The offline model's router: lexical scores per tool and a calibrated decision rule (T5).
+
+Scoring. A tool's *vocabulary* is the content words of its routing question,
+description and request fields (field names, examples, known values). A task
+word *hits* a tool when it matches a vocabulary word (same stem in Hungarian or
+English, a long common stem prefix, the same weekday in either language, or one
+typo away for words of five letters or more). A hit weighs
+``log(1 + n / k) / log(1 + n)`` when ``k`` of the ``n`` candidates share it, so a
+word every tool has ("account", "kórház") weighs little and a word one tool has
+weighs 1. A tool's *score* is the sum of its hits' weights; its *coverage* is
+that sum over the weight of every task word (a word no tool has weighs 1).
+
+Decision (:class:`RoutingRule`): a tool runs when its score is at least
+``min_score``, at least ``relative`` times the best score, and its coverage at
+least ``min_coverage``; of those, the ``max_tools`` best run. The defaults were
+fitted on the calibration part of ``bench/data`` (``python -m bench.offline_routing
+--fit``) and measured on its held-out part (README, "Offline model").
+
+Speed. Vocabularies are computed once per tool text, and word matching is
+looked up in buckets by first letters and cached per word pair, so routing time
+grows with the number of tools, not with tools times vocabulary times task words.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from toolweave.llm.lexical import (
+    ROUTING_STOPWORDS,
+    content_words,
+    fold,
+    is_stopword,
+    matches,
+    weekday,
+)
+from toolweave.tools import text as kit
+from toolweave.tools.registry import AnyTool
+
+_MIN_LETTERS = 3
+"""Shorter task words (Hungarian verb prefixes "le", "fel"; "ok") route nothing."""
+
+
+@dataclass(frozen=True)
+class RoutingRule:
+    """Thresholds of the offline routing decision (fitted; see the module docstring).
+
+    Attributes:
+        min_score: Least score a tool needs (one word only this tool has scores 1).
+        relative: Least share of the best tool's score.
+        min_coverage: Least share of the task's word weight the tool explains.
+        max_tools: Most tools routed for one task.
+        min_extra: Least score a second (third, ...) tool must add from task words
+            the tools routed before it did not match, unless it is a *twin*:
+        tie: A tool matching exactly the words of a routed one, with at least this
+            share of its score, is its twin and runs too (the words cannot tell the
+            two apart, so the rule does not pick one by list order; above 1: never).
+    """
+
+    min_score: float = 0.7
+    relative: float = 0.3
+    min_coverage: float = 0.1
+    max_tools: int = 2
+    min_extra: float = 1.3
+    tie: float = 0.98
+
+
+@dataclass(frozen=True)
+class ToolScore:
+    """One tool's lexical evidence for a task."""
+
+    hits: tuple[str, ...]
+    weights: tuple[float, ...]
+    """What each hit adds to the score."""
+    score: float
+    coverage: float
+
+
+def _edit_distance_one(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ by one insertion, deletion, substitution or swap."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return a == b
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    if len(a) == len(b):
+        rest_equal = a[i + 1 :] == b[i + 1 :]
+        swapped = (
+            i + 1 < len(a) and a[i] == b[i + 1] and a[i + 1] == b[i] and a[i + 2 :] == b[i + 2 :]
+        )
+        return rest_equal or swapped
+    return a[i:] == b[i + 1 :]
+
+
+@lru_cache(maxsize=1 << 18)
+def word_matches(a: str, b: str) -> bool:
+    """Routing's word match: :func:`~toolweave.llm.lexical.matches`, or one typo apart."""
+    if matches(a, b):
+        return True
+    fa, fb = fold(a), fold(b)
+    return min(len(fa), len(fb)) >= 5 and not fa.isdigit() and _edit_distance_one(fa, fb)
+
+
+@lru_cache(maxsize=8192)
+def _vocabulary_of(text: str, fields: str) -> dict[str, float]:
+    counts: dict[str, float] = {}
+    for source, share in ((text, 1.0), (fields, FIELD_SHARE)):
+        for word in kit.words(source):
+            if word not in ROUTING_STOPWORDS and not is_stopword(word) and len(word) > 1:
+                counts[word] = counts.get(word, 0.0) + share
+    return counts
+
+
+FIELD_SHARE = 0.5
+"""How much a word of a request field (name, example, known value) counts against
+one of the routing question or description: a field's values are what the tool
+takes, not what it is about."""
+
+
+def vocabulary(tool: AnyTool) -> dict[str, float]:
+    """The content words of a tool's routing question, description and request fields.
+
+    Each word with how often the tool's texts use it (a tool whose every text says
+    "weather" is more about weather than one that says it once); request-field
+    words count :data:`FIELD_SHARE`.
+    """
+    fields: list[str] = []
+    for name, info in tool.request_model.model_fields.items():
+        fields.append(name.replace("_", " "))
+        fields.extend(str(e) for e in info.examples or [])
+        extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+        known = extra.get("known_values")
+        if isinstance(known, list | tuple):
+            fields.extend(str(k) for k in known)
+    text = f"{tool.executable_instruction or ''}\n{tool.description}"
+    return _vocabulary_of(text, "\n".join(fields))
+
+
+def _bucket(word: str) -> str:
+    folded = fold(word)
+    day = weekday(word)
+    return f"#day{day}" if day is not None else folded[:2]
+
+
+def _matching(
+    query: Sequence[str], vocabularies: Sequence[dict[str, float]]
+) -> dict[str, set[str]]:
+    """For each task word, the vocabulary words (of any tool) it matches."""
+    buckets: dict[str, set[str]] = {}
+    for vocab in vocabularies:
+        for word in vocab:
+            buckets.setdefault(_bucket(word), set()).add(word)
+    found: dict[str, set[str]] = {}
+    for word in query:
+        candidates = buckets.get(_bucket(word), set())
+        found[word] = {v for v in candidates if word_matches(word, v)}
+    return found
+
+
+def score_tools(task_prompt: str, tools: Sequence[AnyTool]) -> dict[str, ToolScore]:
+    """The lexical evidence for each routable tool (those with a routing question)."""
+    query = [
+        w
+        for w in content_words(task_prompt)
+        if w not in ROUTING_STOPWORDS and (len(w) >= _MIN_LETTERS or w.isdigit())
+    ]
+    routable = [tool for tool in tools if tool.executable_instruction]
+    vocabularies = [vocabulary(tool) for tool in routable]
+    matching = _matching(query, vocabularies)
+    hits: dict[str, tuple[str, ...]] = {}
+    uses: dict[str, dict[str, float]] = {}
+    for tool, vocab in zip(routable, vocabularies, strict=True):
+        counts = {w: sum(vocab.get(v, 0) for v in matching[w]) for w in query}
+        hits[tool.name] = tuple(w for w in query if counts[w])
+        uses[tool.name] = counts
+    n = len(routable)
+    shared = dict.fromkeys(query, 0)
+    for found in hits.values():
+        for word in found:
+            shared[word] += 1
+    lengths = [sum(vocab.values()) for vocab in vocabularies]
+    average = sum(lengths) / n if n else 0.0
+    length_of = {tool.name: length for tool, length in zip(routable, lengths, strict=True)}
+    norm = math.log(1 + n) if n else 1.0
+    weight = {w: (math.log(1 + n / k) / norm if k else 1.0) for w, k in shared.items()}
+    total = sum(weight.values()) or 1.0
+    scores: dict[str, ToolScore] = {}
+    for name, found in hits.items():
+        weights = tuple(
+            weight[w] * _saturate(uses[name][w], length_of[name], average) for w in found
+        )
+        score = sum(weights)
+        scores[name] = ToolScore(found, weights, score, score / total)
+    return scores
+
+
+def _saturate(uses: float, length: float, average: float) -> float:
+    """BM25's term-frequency factor with a small ``k1``.
+
+    Near 1: a little more for a word the tool uses often, a little less for a tool
+    with a long vocabulary.
+    """
+    if not uses:
+        return 0.0
+    norm = 1 - BM25_B + BM25_B * (length / average if average else 1.0)
+    return uses * (BM25_K1 + 1) / (uses + BM25_K1 * norm)
+
+
+BM25_K1 = 0.2
+"""Small: term frequency and vocabulary length break ties, they do not rank."""
+BM25_B = 0.75
+
+
+def decide(scores: dict[str, ToolScore], rule: RoutingRule) -> set[str]:
+    """The tools the rule routes (see :class:`RoutingRule`).
+
+    The best tool runs when it passes the thresholds; each further one (best
+    first) also needs ``min_extra`` score from task words no routed tool has
+    matched yet, so two tools that matched the same words do not both run, unless
+    they are twins (``tie``).
+    """
+    best = max((s.score for s in scores.values()), default=0.0)
+    passing = [
+        (name, s)
+        for name, s in scores.items()
+        if s.score >= rule.min_score
+        and s.score >= rule.relative * best
+        and s.coverage >= rule.min_coverage
+    ]
+    passing.sort(key=lambda item: -item[1].score)
+    routed: list[str] = []
+    covered: set[str] = set()
+    for name, found in passing:
+        if len(routed) >= rule.max_tools:
+            break
+        pairs = zip(found.hits, found.weights, strict=True)
+        extra = sum(w for word, w in pairs if word not in covered)
+        twin = any(
+            found.hits == scores[other].hits and found.score >= rule.tie * scores[other].score
+            for other in routed
+        )
+        if routed and extra < rule.min_extra and not twin:
+            continue
+        routed.append(name)
+        covered.update(found.hits)
+    return set(routed)
+
+
+__all__ = ["RoutingRule", "ToolScore", "decide", "score_tools", "vocabulary", "word_matches"]

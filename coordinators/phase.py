@@ -7,7 +7,7 @@ outcome into the task map. That keeps the rules testable on plain objects.
 from __future__ import annotations
 
 import logging
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +24,7 @@ from toolweave.llm.port import (
 )
 from toolweave.state.task import TaskInfo, execution_text
 from toolweave.state.tree import flat_copy
+from toolweave.tools.effects import Effect, Steps, adrive, drive
 from toolweave.tools.registry import AnyTool
 
 logger = logging.getLogger(__name__)
@@ -75,6 +76,50 @@ PhaseSteps = Generator[DecompositionCall, Decompositions, PhaseOutcome]
 their results sent back (or their error thrown in); a sync and an async driver run it."""
 
 
+def decomposition_effect(
+    llm: LlmAssistant | None, call: DecompositionCall
+) -> Effect[Decompositions]:
+    """The effect of one decomposition call: the port's sync and async extraction (C1, M2).
+
+    ``None`` fills the schemas offline (the default whenever no model is given).
+    """
+    if llm is None:
+
+        def offline() -> Decompositions:
+            return extract_decompositions_offline(call.task_prompt, call.schemas)
+
+        async def aoffline() -> Decompositions:
+            return offline()
+
+        return Effect(offline, aoffline)
+    return Effect(
+        lambda: llm.extract_decompositions(call.task_prompt, call.schemas),
+        lambda: llm.aextract_decompositions(call.task_prompt, call.schemas),
+    )
+
+
+def phase_effects(
+    steps: PhaseSteps, extraction: Callable[[DecompositionCall], Effect[Decompositions]]
+) -> Steps[PhaseOutcome]:
+    """The phase's extraction calls as effects, for :func:`~toolweave.tools.effects.drive`.
+
+    Every error of a call is thrown into the phase, which rolls back (C4) or
+    re-raises it (interrupts, the run deadline).
+    """
+    try:
+        call = next(steps)
+        while True:
+            try:
+                reply = yield extraction(call)
+            except BaseException as exc:  # noqa: BLE001 - thrown into the phase: C4 or re-raised
+                call = steps.throw(exc)
+            else:
+                call = steps.send(reply)
+    except StopIteration as stop:
+        outcome: PhaseOutcome = stop.value
+        return outcome
+
+
 def run_coordinator_phase(
     task: TaskInfo,
     coordinators: Sequence[AnyTool],
@@ -89,23 +134,7 @@ def run_coordinator_phase(
     ``llm`` fills the decomposition schemas; ``None`` fills them offline.
     """
     steps = coordinator_phase(task, coordinators, depth=depth, max_depth=max_depth, room=room)
-    try:
-        call = next(steps)
-        while True:
-            try:
-                if llm is None:
-                    reply = extract_decompositions_offline(call.task_prompt, call.schemas)
-                else:
-                    reply = llm.extract_decompositions(call.task_prompt, call.schemas)
-            except (GraphBubbleUp, RunDeadlineError):
-                raise
-            except Exception as exc:  # noqa: BLE001 - thrown into the phase, which rolls back (C4)
-                call = steps.throw(exc)
-            else:
-                call = steps.send(reply)
-    except StopIteration as stop:
-        outcome: PhaseOutcome = stop.value
-        return outcome
+    return drive(phase_effects(steps, lambda call: decomposition_effect(llm, call)))
 
 
 async def arun_coordinator_phase(
@@ -119,23 +148,7 @@ async def arun_coordinator_phase(
 ) -> PhaseOutcome:
     """Async :func:`run_coordinator_phase`: the extraction calls are awaited."""
     steps = coordinator_phase(task, coordinators, depth=depth, max_depth=max_depth, room=room)
-    try:
-        call = next(steps)
-        while True:
-            try:
-                if llm is None:
-                    reply = extract_decompositions_offline(call.task_prompt, call.schemas)
-                else:
-                    reply = await llm.aextract_decompositions(call.task_prompt, call.schemas)
-            except (GraphBubbleUp, RunDeadlineError):
-                raise
-            except Exception as exc:  # noqa: BLE001 - thrown into the phase, which rolls back (C4)
-                call = steps.throw(exc)
-            else:
-                call = steps.send(reply)
-    except StopIteration as stop:
-        outcome: PhaseOutcome = stop.value
-        return outcome
+    return await adrive(phase_effects(steps, lambda call: decomposition_effect(llm, call)))
 
 
 def coordinator_phase(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.runnables import Runnable
@@ -12,16 +12,15 @@ from langgraph.types import Command
 
 from toolweave.coordinators.base import DecomposingCoordinator
 from toolweave.coordinators.phase import (
-    DecompositionCall,
     PhaseOutcome,
-    PhaseSteps,
     coordinator_phase,
+    decomposition_effect,
+    phase_effects,
 )
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.handover import current_task_no, handover
-from toolweave.graph.nodes import Effect, Steps, make_node
+from toolweave.graph.nodes import Steps, make_node
 from toolweave.graph.walk import Phase
-from toolweave.llm.port import Decompositions, LlmAssistant, extract_decompositions_offline
 from toolweave.state.events import coordinated_event
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
@@ -106,45 +105,6 @@ def phase_ledger(task_no: str, outcome: PhaseOutcome) -> list[LedgerEntry]:
     return entries
 
 
-def _extraction(llm: LlmAssistant | None, call: DecompositionCall) -> Effect[Decompositions]:
-    """The effect of one decomposition call: the port's sync and async extraction (C1, M2).
-
-    ``llm`` is ``None`` only when no candidate decides by extraction, so the
-    phase asks for none; the offline extraction stands in regardless.
-    """
-    if llm is None:
-
-        def offline() -> Decompositions:
-            return extract_decompositions_offline(call.task_prompt, call.schemas)
-
-        async def aoffline() -> Decompositions:
-            return offline()
-
-        return Effect(offline, aoffline)
-    return Effect(
-        lambda: llm.extract_decompositions(call.task_prompt, call.schemas),
-        lambda: llm.aextract_decompositions(call.task_prompt, call.schemas),
-    )
-
-
-def phase_effects(
-    steps: PhaseSteps, extraction: Callable[[DecompositionCall], Effect[Decompositions]]
-) -> Steps[PhaseOutcome]:
-    """The coordinator phase's extraction calls as the node's effects (sync and async)."""
-    try:
-        call = next(steps)
-        while True:
-            try:
-                reply = yield extraction(call)
-            except BaseException as exc:  # noqa: BLE001 - thrown into the phase: C4 or re-raised
-                call = steps.throw(exc)
-            else:
-                call = steps.send(reply)
-    except StopIteration as stop:
-        outcome: PhaseOutcome = stop.value
-        return outcome
-
-
 def make_coordinate(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``coordinate`` node over ``deps``."""
 
@@ -168,7 +128,7 @@ def make_coordinate(deps: Dependencies) -> Runnable[Any, Any]:
             max_depth=deps.limits.max_depth,
             room=deps.limits.max_tasks - len(tasks),
         )
-        outcome = yield from phase_effects(phase, lambda call: _extraction(llm, call))
+        outcome = yield from phase_effects(phase, lambda call: decomposition_effect(llm, call))
         updates = flatten(outcome.task, tasks, parent=node.parent, depth=node.depth)
         updates[node.task_no] = updates[node.task_no].model_copy(
             update={"status": TaskStatus.COORDINATED}

@@ -18,10 +18,8 @@ since the class lives in ``langgraph._internal``.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable, Generator
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from langchain_core.runnables import Runnable
 from langgraph._internal._runnable import RunnableCallable
@@ -30,66 +28,11 @@ from langgraph.runtime import Runtime
 from toolweave.graph.context import RunContext
 from toolweave.graph.tracing import label_run
 from toolweave.state.graph_state import GraphState
+from toolweave.tools.effects import Effect, Steps, adrive, blocking, drive
 
-T = TypeVar("T")
 R = TypeVar("R")
 
-
-@dataclass(frozen=True, slots=True)
-class Effect(Generic[T]):
-    """One call to the outside world, in its sync and its async form."""
-
-    call: Callable[[], T]
-    """The sync form, used under ``invoke``/``stream``."""
-    acall: Callable[[], Awaitable[T]]
-    """The async form, awaited under ``ainvoke``/``astream``."""
-
-
-def blocking(call: Callable[[], T]) -> Effect[T]:
-    """An effect with no async form: the async driver runs ``call`` in a worker thread.
-
-    For sync-only work that may block (I/O without an async client); context
-    variables go with it, so progress events and streamed tokens still arrive.
-    """
-    return Effect(call, lambda: asyncio.to_thread(call))
-
-
-Steps = Generator[Effect[Any], Any, R]
-"""A node's logic: yields effects, receives their results, returns the node's update."""
-
 StepFunction = Callable[[GraphState, Runtime[RunContext]], Steps[R]]
-
-
-def drive(steps: Steps[R]) -> R:
-    """Run ``steps`` to the end, calling each effect's sync form."""
-    try:
-        effect = next(steps)
-        while True:
-            try:
-                result = effect.call()
-            except BaseException as exc:  # noqa: BLE001 (re-raised inside the node's logic)
-                effect = steps.throw(exc)
-            else:
-                effect = steps.send(result)
-    except StopIteration as stop:
-        value: R = stop.value
-        return value
-
-
-async def adrive(steps: Steps[R]) -> R:
-    """Run ``steps`` to the end, awaiting each effect's async form."""
-    try:
-        effect = next(steps)
-        while True:
-            try:
-                result = await effect.acall()
-            except BaseException as exc:  # noqa: BLE001 (re-raised inside the node's logic)
-                effect = steps.throw(exc)
-            else:
-                effect = steps.send(result)
-    except StopIteration as stop:
-        value: R = stop.value
-        return value
 
 
 def make_node(name: str, step: StepFunction[R]) -> Runnable[Any, Any]:
@@ -126,3 +69,15 @@ def make_pure_node(
 
     sync_body.__name__ = async_body.__name__ = name
     return RunnableCallable(sync_body, async_body, name=name, trace=False)
+
+
+__all__ = [
+    "Effect",
+    "StepFunction",
+    "Steps",
+    "adrive",
+    "blocking",
+    "drive",
+    "make_node",
+    "make_pure_node",
+]

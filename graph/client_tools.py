@@ -34,8 +34,9 @@ from pydantic import ValidationError
 
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.handover import handover
-from toolweave.graph.nodes import make_pure_node
+from toolweave.graph.nodes import Effect, Steps, adrive, drive, make_pure_node
 from toolweave.graph.walk import Phase
+from toolweave.llm.port import ExtractedRequest, LlmAssistant
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.client_calls import (
     ClientCalls,
@@ -112,6 +113,16 @@ def _context(tool: AiChatbotTool, text: str, call_id: str | None = None) -> Tool
     return ToolResult.as_context(tool.name, [doc])
 
 
+def _extraction(
+    assistant: LlmAssistant, text: str, prompt: str, tool: AiChatbotTool
+) -> Effect[dict[str, ExtractedRequest]]:
+    """The model's extraction of the tool's input, sync and async (T7)."""
+    return Effect(
+        lambda: assistant.generate_tool_request(text, prompt, None, tool),
+        lambda: assistant.agenerate_tool_request(text, prompt, None, tool),
+    )
+
+
 def _checked_input(
     deps: Dependencies,
     runtime: Runtime[RunContext] | None,
@@ -119,7 +130,7 @@ def _checked_input(
     tool: AiChatbotTool,
     text: str,
     outcome: AiOutcome,
-) -> InputCheck | None:
+) -> Steps[InputCheck | None]:
     """The tool's input, checked (W2); re-extracted with the error, within the limit."""
     definition = tool.definition
     has_fields = bool(tool.request_model.model_fields)
@@ -129,8 +140,9 @@ def _checked_input(
     prompt = EXTRACTION_SYSTEM_PROMPT
     for attempt in range(1, limit + 1):
         if has_fields and not extracted:
-            assistant = assistant_for(deps, runtime)
-            request = assistant.generate_tool_request(text, prompt, None, tool).get(tool.name)
+            request = (yield _extraction(assistant_for(deps, runtime), text, prompt, tool)).get(
+                tool.name
+            )
             outcome.llm_calls += 1
         extracted = False
         outcome.request = request
@@ -223,7 +235,7 @@ def _prepare(
     tool: AiChatbotTool,
     text: str,
     progress: ProgressEmitter,
-) -> tuple[AiOutcome, InputCheck | None]:
+) -> Steps[tuple[AiOutcome, InputCheck | None]]:
     """Everything before running: a received client result, the scope and the input."""
     received = _consume(state, node, tool, progress)
     if received is not None:
@@ -237,7 +249,7 @@ def _prepare(
             _entry(node, tool.name, LedgerKind.TOOL_SKIPPED, "skipped", NOT_ANNOUNCED)
         )
         return outcome, None
-    check = _checked_input(deps, runtime, node, tool, text, outcome)
+    check = yield from _checked_input(deps, runtime, node, tool, text, outcome)
     if check is None or not in_client:
         return outcome, check
     calls = _open_calls(deps, state, node, _call(definition, check), announced)
@@ -281,6 +293,32 @@ def _failed(
     return outcome
 
 
+def ai_tool_steps(
+    deps: Dependencies,
+    state: GraphState,
+    runtime: Runtime[RunContext] | None,
+    node: TaskNode,
+    tool: AiChatbotTool,
+    text: str,
+    progress: ProgressEmitter,
+) -> Steps[AiOutcome]:
+    """One ``execute`` step of an AI tool (W2, W3): its model and tool calls are effects."""
+    outcome, check = yield from _prepare(deps, state, runtime, node, tool, text, progress)
+    if check is None:
+        return outcome
+    checked = check.text
+    try:
+        output = yield Effect(
+            lambda: tool.ai_tool.execute(checked), lambda: tool.ai_tool.aexecute(checked)
+        )
+    except GraphBubbleUp:
+        raise
+    except Exception as exc:  # R7: a failing tool is "no result"; the run goes on
+        logger.warning("AI tool %s raised on task %s", tool.name, node.task_no, exc_info=True)
+        return _failed(outcome, node, tool, exc, progress)
+    return _finish(outcome, node, tool, output, progress)
+
+
 def run_ai_tool(
     deps: Dependencies,
     state: GraphState,
@@ -290,18 +328,8 @@ def run_ai_tool(
     text: str,
     progress: ProgressEmitter,
 ) -> AiOutcome:
-    """One ``execute`` step of an AI tool (W2, W3), sync."""
-    outcome, check = _prepare(deps, state, runtime, node, tool, text, progress)
-    if check is None:
-        return outcome
-    try:
-        output = tool.ai_tool.execute(check.text)
-    except GraphBubbleUp:
-        raise
-    except Exception as exc:  # R7: a failing tool is "no result"; the run goes on
-        logger.warning("AI tool %s raised on task %s", tool.name, node.task_no, exc_info=True)
-        return _failed(outcome, node, tool, exc, progress)
-    return _finish(outcome, node, tool, output, progress)
+    """:func:`ai_tool_steps` with sync calls."""
+    return drive(ai_tool_steps(deps, state, runtime, node, tool, text, progress))
 
 
 async def arun_ai_tool(
@@ -313,18 +341,8 @@ async def arun_ai_tool(
     text: str,
     progress: ProgressEmitter,
 ) -> AiOutcome:
-    """Async :func:`run_ai_tool`: awaits the tool's ``aexecute``."""
-    outcome, check = _prepare(deps, state, runtime, node, tool, text, progress)
-    if check is None:
-        return outcome
-    try:
-        output = await tool.ai_tool.aexecute(check.text)
-    except GraphBubbleUp:
-        raise
-    except Exception as exc:  # R7: a failing tool is "no result"; the run goes on
-        logger.warning("AI tool %s raised on task %s", tool.name, node.task_no, exc_info=True)
-        return _failed(outcome, node, tool, exc, progress)
-    return _finish(outcome, node, tool, output, progress)
+    """:func:`ai_tool_steps` with awaited calls (the model's and the tool's async twins)."""
+    return await adrive(ai_tool_steps(deps, state, runtime, node, tool, text, progress))
 
 
 def receive_results(

@@ -19,7 +19,7 @@ from toolweave.graph.client_tools import AiOutcome, arun_ai_tool, run_ai_tool
 from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
 from toolweave.graph.handover import current_task_no, handover
 from toolweave.graph.idempotency import tool_call_key
-from toolweave.graph.nodes import Effect, Steps, blocking, make_node
+from toolweave.graph.nodes import Effect, Steps, make_node
 from toolweave.graph.walk import Phase
 from toolweave.llm.budget import LlmBudget
 from toolweave.llm.passthrough import astream_message, stream_message
@@ -164,19 +164,15 @@ def _ai_tool_call(
     text: str,
     progress: ProgressEmitter,
 ) -> Effect[AiOutcome]:
-    """One AI-tool step (W2, W3) as an effect.
+    """One AI-tool step (W2, W3) as an effect, sync or async all the way down.
 
-    Its input check may call the model's sync extraction, so an AI tool with input
-    fields runs in a worker thread under the async driver; one without fields
-    awaits the AI tool's ``aexecute`` on the event loop.
+    Its input extraction and the tool's ``execute`` are the model's and the tool's
+    own sync or async calls, so no worker thread is used under the async driver.
     """
-
-    def call() -> AiOutcome:
-        return run_ai_tool(deps, state, runtime, node, tool, text, progress)
-
-    if tool.request_model.model_fields:
-        return blocking(call)
-    return Effect(call, lambda: arun_ai_tool(deps, state, runtime, node, tool, text, progress))
+    return Effect(
+        lambda: run_ai_tool(deps, state, runtime, node, tool, text, progress),
+        lambda: arun_ai_tool(deps, state, runtime, node, tool, text, progress),
+    )
 
 
 def _run(

@@ -88,6 +88,8 @@ class QueryWord:
 
     terms: frozenset[str]
     prefix: str | None
+    word: str = ""
+    """The case-folded word as the user typed it."""
 
     def expression(self) -> str:
         """An FTS5 ``MATCH`` expression for this word alone: its terms and prefix, OR-ed."""
@@ -140,15 +142,23 @@ def parse_query(text: str, stopwords: frozenset[str] = STOPWORDS) -> Query:
         text: The user's text.
         stopwords: Words to drop, case-folded (see :func:`stopword_set`).
     """
+    query_words = []
+    for word in content_words(text, stopwords):
+        prefix = stem(word, "hu")[:PREFIX_LENGTH]
+        kept = prefix if len(prefix) >= MIN_PREFIX else None
+        query_words.append(QueryWord(frozenset(word_terms(word)), kept, word))
+    return Query(tuple(query_words))
+
+
+def content_words(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
+    """The distinct case-folded words of ``text`` without ``stopwords``, unless none is left.
+
+    A word is dropped when it or its folded form is in ``stopwords``; a text of
+    stop words only keeps them all (a query "who is who" still searches).
+    """
     found = list(dict.fromkeys(words(text)))
     content = [w for w in found if w not in stopwords and fold(w) not in stopwords]
-    query_words = []
-    for word in content or found:
-        prefix = stem(word, "hu")[:PREFIX_LENGTH]
-        query_words.append(
-            QueryWord(frozenset(word_terms(word)), prefix if len(prefix) >= MIN_PREFIX else None)
-        )
-    return Query(tuple(query_words))
+    return content or found
 
 
 def match_expression(text: str) -> str | None:
@@ -164,6 +174,7 @@ __all__ = [
     "QueryWord",
     "all_of",
     "any_of",
+    "content_words",
     "fold",
     "index_terms",
     "match_expression",

@@ -14,27 +14,23 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from toolweave.tools.text import fold, sections, split_sentences, stem, stems, words
+from toolweave.tools.text import (
+    QUERY_STOPWORDS,
+    fold,
+    sections,
+    split_sentences,
+    stem,
+    stems,
+    words,
+)
 
 PREFIX_LENGTH = 6
 """Most characters of the prefix term a query word adds (``"parkol"*``)."""
 MIN_PREFIX = 4
 """Fewest characters a prefix term may have."""
 
-STOPWORDS = frozenset(
-    {
-        # Hungarian
-        "a", "az", "egy", "és", "is", "van", "vannak", "nincs", "hogy", "mi", "mit", "mikor",
-        "hol", "hogyan", "melyik", "milyen", "ki", "kit", "meg", "el", "be", "fel", "le",
-        "de", "vagy", "ha", "nem", "igen", "lehet", "kell", "ez", "azt", "ezt", "én", "te",
-        "ön", "ott", "itt", "on", "en", "ban", "ben", "nál", "nél", "hoz",
-        # English
-        "the", "an", "and", "or", "are", "was", "to", "of", "in", "at",
-        "for", "with", "what", "when", "where", "who", "how", "which", "do", "does", "i", "my",
-        "me", "can", "it", "this", "that", "there", "please",
-    }
-)  # fmt: skip
-"""Function words dropped from queries (unless a query has nothing else).
+STOPWORDS = QUERY_STOPWORDS
+"""The kit's query stop words, dropped from queries (unless a query has nothing else).
 
 Words every document of one domain holds (a hospital's "kórház") are that
 domain's to name: pass them as ``stopwords`` to the store (they are added to these).

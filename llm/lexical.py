@@ -1,9 +1,11 @@
-"""Lexical matching for the offline assistant: stopwords, word matching, language (hu, en).
+"""Lexical matching for the offline assistant: content words, word matching, language.
 
-Words, folding and stems are the text kit's (:mod:`toolweave.tools.text`), the
-same the keyword search indexes with; this module adds what the offline model
-needs on top: stopword lists, "same word" matching (:func:`related`), weekday
-names in both languages and a language guess.
+Words, folding, stems, stop words and greetings are the text kit's
+(:mod:`toolweave.tools.text`), the same the keyword search indexes with, and the
+language guess is the platform's detector (:mod:`toolweave.tools.language`);
+this module adds what the offline model needs on top: the words routing
+questions are made of, "same word" matching (:func:`related`) and weekdays in
+both languages.
 """
 
 from __future__ import annotations
@@ -19,8 +21,6 @@ def _wordset(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-EN_STOPWORDS = kit.STOPWORDS_EN
-HU_STOPWORDS = kit.STOPWORDS_HU
 ROUTING_STOPWORDS = _wordset(
     """true false user users asks ask asking question questions tool answer answers whether
     wants information info about mentions mention message text request requests

@@ -1,9 +1,11 @@
-"""Lexical matching for the offline assistant: stopwords, word matching, language (hu, en).
+"""Lexical matching for the offline assistant: content words, word matching, language.
 
-Words, folding and stems are the text kit's (:mod:`toolweave.tools.text`), the
-same the keyword search indexes with; this module adds what the offline model
-needs on top: stopword lists, "same word" matching (:func:`related`), weekday
-names in both languages and a language guess.
+Words, folding, stems, stop words and greetings are the text kit's
+(:mod:`toolweave.tools.text`), the same the keyword search indexes with, and the
+language guess is the platform's detector (:mod:`toolweave.tools.language`);
+this module adds what the offline model needs on top: the words routing
+questions are made of, "same word" matching (:func:`related`) and weekdays in
+both languages.
 """
 
 from __future__ import annotations
@@ -11,40 +13,21 @@ from __future__ import annotations
 from functools import lru_cache
 
 from toolweave.tools import text as kit
+from toolweave.tools.language import WEEKDAY_PREFIXES
+from toolweave.tools.language import detect_language as guess_language
 
 
 def _wordset(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-EN_STOPWORDS = _wordset(
-    """a about above after again all also am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for
-    from further had has have having he her here hers him his how i if in into is it its
-    just me more most my no nor not now of off on once only or other our out over own same
-    she should so some such than that the their them then there these they this those
-    through to too under until up very was we were what when where which while who whom
-    why will with would you your yours please tell know want like need get let thanks
-    thank hello hi hey ok okay yes there's what's is there any"""
-)
-HU_STOPWORDS = _wordset(
-    """a az egy és vagy de hogy is nem van vannak volt lesz lenne mi mit mik mikor hol
-    hová honnan hogyan milyen melyik ki kik kit miért mennyi hány hányan meg már még csak
-    ez ezt ennek ezek azt annak azok itt ott én te ő ti ők nekem neked nekünk kell lehet
-    tud tudok tudom tudna szeretnék szeretném szeretne kérem kérlek kérdés alatt után előtt
-    mellett között szerint felé pedig ha akkor mert sem se minden valami lenne legyen
-    vagyok helyzet rendben köszönöm köszi szia helló hello jó napot van-e vajon ill illetve
-    azaz mint mind ami amely amelyik aki ahol amikor ahogy nincs nincsenek egyéb arra erre
-    rá neki velem vele ezzel azzal abban ebben arról erről mert más menni mennem megyek
-    mehetek jönni jönnöm jövök"""
-)
 ROUTING_STOPWORDS = _wordset(
     """true false user users asks ask asking question questions tool answer answers whether
     wants information info about mentions mention message text request requests
     igaz hamis felhasználó kérdez kérdezi kérdése eszköz információ"""
 )
 """Words of routing questions that say nothing about the subject."""
-GREETINGS = _wordset("hello hi hey thanks thank szia helló hello köszönöm köszi jó napot üdv")
+GREETINGS = kit.GREETINGS_EN | kit.GREETINGS_HU
 QUESTION_WORDS = _wordset(
     """what when where which who whom why how whose mi mit mikor hol hová honnan hogyan
     milyen melyik ki kik kit miért mennyi hány"""
@@ -63,18 +46,6 @@ FOLLOWUP_OPENERS = (
     "illetve",
 )
 
-WEEKDAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-WEEKDAYS_HU = ("hétfő", "kedd", "szerda", "csütörtök", "péntek", "szombat", "vasárnap")
-_WEEKDAY_PREFIXES = (
-    ("monday", "hetfo"),
-    ("tuesday", "kedd"),
-    ("wednesday", "szerd"),
-    ("thursday", "thurs", "csutortok"),
-    ("friday", "pentek"),
-    ("saturday", "szombat"),
-    ("sunday", "vasarnap"),
-)
-
 
 def fold(text: str) -> str:
     """Case-fold ``text`` and strip accents: ``"Kardiológián"`` → ``"kardiologian"`` (the kit's)."""
@@ -87,9 +58,8 @@ def words(text: str) -> list[str]:
 
 
 def is_stopword(word: str) -> bool:
-    """Whether ``word`` is a stopword in English or Hungarian."""
-    lowered = word.lower()
-    return lowered in EN_STOPWORDS or lowered in HU_STOPWORDS
+    """Whether ``word`` is one of the text kit's stop words (English or Hungarian)."""
+    return word.lower() in kit.STOPWORDS
 
 
 def content_words(text: str) -> list[str]:
@@ -147,30 +117,19 @@ def matches(a: str, b: str) -> bool:
 def weekday(word: str) -> int | None:
     """0 (Monday) to 6 (Sunday) when ``word`` is a weekday name in English or Hungarian."""
     token = fold(word)
-    for index, prefixes in enumerate(_WEEKDAY_PREFIXES):
+    for index, prefixes in enumerate(WEEKDAY_PREFIXES):
         if any(token.startswith(p) for p in prefixes):
             return index
     return None
 
 
 def detect_language(text: str, default: str = "en") -> str:
-    """``"hu"`` or ``"en"`` by stopwords, weekday names and Hungarian letters; else ``default``."""
-    tokens = words(text)
-    lowered = text.lower()
-    hu = sum(t in _HU_ONLY for t in tokens) + 2 * sum(ch in "őű" for ch in lowered)
-    hu += sum(ch in "áéíóöüú" for ch in lowered) // 2
-    hu += sum(fold(t).startswith(_HU_WEEKDAYS) for t in tokens)
-    en = sum(t in _EN_ONLY or t in WEEKDAYS_EN for t in tokens)
-    if hu > en:
-        return "hu"
-    if en > hu:
-        return "en"
-    return default
+    """``"hu"`` or ``"en"``, whichever the detector leans to; else ``default``.
 
-
-_HU_ONLY = HU_STOPWORDS - EN_STOPWORDS
-_EN_ONLY = EN_STOPWORDS - HU_STOPWORDS
-_HU_WEEKDAYS = tuple(prefixes[-1] for prefixes in _WEEKDAY_PREFIXES)
+    The detector is :func:`toolweave.tools.language.detect_language`, the one the
+    platform checks a model's language tag with (T10).
+    """
+    return guess_language(text).leaning(default)
 
 
 __all__ = [

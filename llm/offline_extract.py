@@ -24,7 +24,8 @@ from typing import Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
-from toolweave.llm.lexical import WEEKDAYS_EN, content_words, fold, matches, weekday, words
+from toolweave.llm.lexical import content_words, fold, matches, weekday, words
+from toolweave.tools.language import WEEKDAYS_EN
 
 _ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _NUMBER = re.compile(r"(?<![\d-])\d+(?:[.,]\d+)?(?![\d-])")

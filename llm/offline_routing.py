@@ -78,22 +78,15 @@ class ToolScore:
     coverage: float
 
 
-def _edit_distance_one(a: str, b: str) -> bool:
-    """Whether ``a`` and ``b`` differ by one insertion, deletion, substitution or swap."""
-    if a == b or abs(len(a) - len(b)) > 1:
-        return a == b
-    if len(a) > len(b):
-        a, b = b, a
-    i = 0
-    while i < len(a) and a[i] == b[i]:
-        i += 1
-    if len(a) == len(b):
-        rest_equal = a[i + 1 :] == b[i + 1 :]
-        swapped = (
-            i + 1 < len(a) and a[i] == b[i + 1] and a[i + 1] == b[i] and a[i + 2 :] == b[i + 2 :]
-        )
-        return rest_equal or swapped
-    return a[i:] == b[i + 1 :]
+def _one_typo_apart(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ by one insertion, deletion, substitution or swap.
+
+    The optimal-string-alignment distance of rapidfuzz (imported here, on the first
+    routing, so that start-up does not pay for it).
+    """
+    from rapidfuzz.distance import OSA
+
+    return OSA.distance(a, b, score_cutoff=1) <= 1
 
 
 @lru_cache(maxsize=1 << 18)
@@ -102,7 +95,7 @@ def word_matches(a: str, b: str) -> bool:
     if matches(a, b):
         return True
     fa, fb = fold(a), fold(b)
-    return min(len(fa), len(fb)) >= 5 and not fa.isdigit() and _edit_distance_one(fa, fb)
+    return min(len(fa), len(fb)) >= 5 and not fa.isdigit() and _one_typo_apart(fa, fb)
 
 
 @lru_cache(maxsize=8192)

@@ -175,6 +175,21 @@ def test_T5_a_typo_still_routes_to_the_tool() -> None:
     assert not word_matches("rain", "pain")  # short words need their exact stem
 
 
+@pytest.mark.parametrize(
+    ("typed", "known", "same"),
+    [
+        ("waether", "weather", True),  # two neighbours swapped
+        ("weathher", "weather", True),  # one letter too many
+        ("weathr", "weather", True),  # one letter missing
+        ("weaxher", "weather", True),  # one letter wrong
+        ("wtaeher", "weather", False),  # two edits
+        ("időjárás", "idojaras", True),  # accents are folded first
+    ],
+)
+def test_T5_a_word_one_typo_apart_matches(typed: str, known: str, same: bool) -> None:
+    assert word_matches(typed, known) is same
+
+
 def test_T5_a_second_tool_runs_only_with_words_of_its_own() -> None:
     tools = [WEATHER, STORMS, PARCELS]
     assert _routed("weather forecast, and where is my parcel package?", tools) == {

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from langchain_core.embeddings import Embeddings
 
 from toolweave.tools.registry import AnyTool
-from toolweave.tools.search.text import STOPWORDS, fold, word_terms, words
+from toolweave.tools.search.text import content_words, word_terms, words
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -67,9 +67,7 @@ def _terms_of_word(word: str) -> tuple[str, ...]:
 
 def query_words(text: str) -> list[tuple[str, ...]]:
     """The terms of each content word of ``text`` (stopwords dropped unless nothing is left)."""
-    found = list(dict.fromkeys(words(text)))
-    content = [w for w in found if w not in STOPWORDS and fold(w) not in STOPWORDS]
-    return [_terms_of_word(word) for word in content or found]
+    return [_terms_of_word(word) for word in content_words(text)]
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,12 @@ passages with them). It sits in ``tools/`` because both layers can import it
   ``pl.``, ``Mr.``); every non-empty line is a sentence of its own, and a
   markdown heading is no sentence but the heading of those after it.
 
+- *Stop words* are defined here once, per language: :data:`QUERY_STOPWORDS`
+  (function words and particles) for keyword search and the tool pre-filter,
+  :data:`STOPWORDS` (those plus pronouns, greetings, polite verbs) for the
+  offline model, and the language detector (:mod:`toolweave.tools.language`)
+  counts the words of one language only.
+
 No domain words live here: a domain passes its own (stop words, synonyms) as
 configuration to the tools that use this kit.
 """
@@ -49,6 +55,53 @@ ABBREVIATIONS = frozenset(
 
 LANGUAGES = ("hu", "en")
 """The languages the kit stems."""
+
+
+def _wordset(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+FUNCTION_WORDS_EN = _wordset(
+    """a an and are at be can do does for how i in is it me my of on or please that the
+    there this to was what when where which who with"""
+)
+"""English articles, prepositions, question words: no query is about them."""
+FUNCTION_WORDS_HU = _wordset(
+    """a az azt de egy ez ezt ha hogy hogyan hol is itt kell ki kit lehet meg melyik mi
+    mikor milyen mit nem nincs ott te vagy van vannak én és"""
+)
+"""Hungarian articles, conjunctions, question words: no query is about them."""
+PARTICLES_HU = _wordset("ban ben el en fel hoz igen le nál nél ön")
+"""Hungarian verb prefixes and suffixes written apart ("le kell mondani", "kórház ban")."""
+STOPWORDS_EN = FUNCTION_WORDS_EN | _wordset(
+    """about above after again all also am any as because been before being below between
+    both but by could did doing down during each few from further get had has have having
+    he hello her here hers hey hi him his if into its just know let like more most need no
+    nor not now off ok okay once only other our out over own same she should so some such
+    tell than thank thanks their them then there's these they those through too under until
+    up very want we were what's while whom why will would yes you your yours"""
+)
+"""English stop words: the function words, pronouns, greetings and polite verbs."""
+STOPWORDS_HU = FUNCTION_WORDS_HU | _wordset(
+    """abban ahogy ahol aki akkor alatt amely amelyik ami amikor annak arra arról azaz azok
+    azzal csak ebben egyéb előtt ennek erre erről ezek ezzel felé helló helyzet honnan hová
+    hány hányan ill illetve jó jönni jönnöm jövök kik kérdés kérem kérlek köszi köszönöm
+    között legyen lenne lesz megyek mehetek mellett mennem menni mennyi mert mik mind minden
+    mint miért már más még napot neked nekem neki nekünk nincsenek pedig rendben rá se sem
+    szeretne szeretnék szeretném szerint szia ti tud tudna tudok tudom után vagyok vajon
+    valami van-e vele velem volt ő ők"""
+)
+"""Hungarian stop words: the function words, pronouns, greetings and polite verbs."""
+GREETINGS_EN = _wordset("hello hi hey thanks thank")
+"""English greetings and thanks (stop words too)."""
+GREETINGS_HU = _wordset("szia helló köszönöm köszi jó napot üdv")
+"""Hungarian greetings and thanks (stop words too, but "üdv")."""
+STOPWORDS = STOPWORDS_EN | STOPWORDS_HU
+"""What the offline model drops from a question before matching it (every stop word)."""
+QUERY_STOPWORDS = FUNCTION_WORDS_EN | FUNCTION_WORDS_HU | PARTICLES_HU
+"""What keyword search and the tool pre-filter drop from a query: the function words and
+particles only, since a sentence may be about "after", "before" or "need" (a domain adds
+its own words, such as a hospital's "kórház")."""
 
 _local = threading.local()
 
@@ -151,7 +204,16 @@ def split_sentences(text: str) -> list[str]:
 
 __all__ = [
     "ABBREVIATIONS",
+    "FUNCTION_WORDS_EN",
+    "FUNCTION_WORDS_HU",
+    "GREETINGS_EN",
+    "GREETINGS_HU",
     "LANGUAGES",
+    "PARTICLES_HU",
+    "QUERY_STOPWORDS",
+    "STOPWORDS",
+    "STOPWORDS_EN",
+    "STOPWORDS_HU",
     "TOKEN",
     "fold",
     "heading",

@@ -27,6 +27,7 @@ from toolweave.tools.base import ChatbotTool, EmptyRequest, ToolCallContext
 from toolweave.tools.search.page_graph import PageRef
 from toolweave.tools.search.page_reading import read_pages, subtask_question
 from toolweave.tools.search.protocol import PageGraphStore
+from toolweave.tools.search.retrieval import name_tool
 from toolweave.tools.search.retrievers import retrieved_pages
 
 
@@ -77,8 +78,7 @@ class ContextSearchTool(ChatbotTool[EmptyRequest]):
         enough: int = 1,
         retrievers: Sequence[BaseRetriever] = (),
     ) -> None:
-        self.name = name  # type: ignore[misc]
-        self.domain = domain  # type: ignore[misc]
+        name_tool(self, name, domain)
         self.store = store
         if not isinstance(max_brute_force_page_count, EllipsisType):
             self.max_brute_force_page_count = max_brute_force_page_count

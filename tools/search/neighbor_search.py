@@ -17,6 +17,7 @@ from toolweave.tools.consumers import ContextConsumerTool
 from toolweave.tools.search.page_graph import PageRef
 from toolweave.tools.search.page_reading import open_heading, read_pages, subtask_question
 from toolweave.tools.search.protocol import DocumentStore
+from toolweave.tools.search.retrieval import name_tool
 
 
 def context_pages(prior_context: PriorContext) -> list[PageRef]:
@@ -68,8 +69,7 @@ class NeighborPageSearchTool(ContextConsumerTool[EmptyRequest]):
     ) -> None:
         if k < 1:
             raise ValueError("k must be at least 1")
-        self.name = name  # type: ignore[misc]
-        self.domain = domain  # type: ignore[misc]
+        name_tool(self, name, domain)
         self.store = store
         self.k = k
         self.page_limit = page_limit

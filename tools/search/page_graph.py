@@ -2,13 +2,13 @@
 
 Two pages are linked when they are neighbours in one document (page ±1) or when
 they share index terms that few sentences of the store hold (rare terms, such as
-a proper name or a code). Links are computed lazily, per page, from the FTS5
-index and its ``fts5vocab`` term counts, so ingestion pays nothing for them.
+a proper name or a code). Links are computed lazily, per page, from the store's
+term counts (SQLite's ``fts5vocab``, PostgreSQL's term table), by :func:`link_pages`.
 """
 
 from __future__ import annotations
 
-import sqlite3
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 RARE_TERM_MAX_SENTENCES = 12
@@ -38,58 +38,39 @@ class PageLink:
     """The rare terms both pages hold (empty for a neighbour page)."""
 
 
-def page_terms(conn: sqlite3.Connection, ref: PageRef) -> set[str]:
-    """The index terms of a page's sentences."""
-    rows = conn.execute(
-        "SELECT f.terms FROM sentences s JOIN sentence_fts f ON f.rowid = s.id"
-        " WHERE s.document_id = ? AND s.page = ?",
-        (ref.document_id, ref.page),
-    ).fetchall()
-    return {term for (terms,) in rows for term in str(terms).split()}
+def followed_terms(terms: Iterable[str]) -> list[str]:
+    """The terms of a page the graph may follow: long enough and no numbers, sorted."""
+    return sorted(t for t in set(terms) if len(t) >= MIN_TERM_LENGTH and not t.isdigit())
 
 
-def rare_terms(conn: sqlite3.Connection, terms: set[str]) -> list[tuple[str, int]]:
-    """The rarest of ``terms`` held by 2..``RARE_TERM_MAX_SENTENCES`` sentences, rarest first."""
-    counted: list[tuple[int, str]] = []
-    for term in terms:
-        if len(term) < MIN_TERM_LENGTH or term.isdigit():
-            continue
-        row = conn.execute(
-            "SELECT doc FROM sentence_vocab WHERE col = 'terms' AND term = ?", (term,)
-        ).fetchone()
-        if row is not None and 2 <= row[0] <= RARE_TERM_MAX_SENTENCES:
-            counted.append((int(row[0]), term))
-    counted.sort()
-    return [(term, count) for count, term in counted[:RARE_TERMS_PER_PAGE]]
-
-
-def linked_pages(conn: sqlite3.Connection, ref: PageRef, *, limit: int) -> list[PageLink]:
+def link_pages(
+    ref: PageRef,
+    neighbours: Iterable[int],
+    rare: Iterable[tuple[str, int]],
+    pages_with_term: Callable[[str], Iterable[tuple[str, int]]],
+    *,
+    limit: int,
+) -> list[PageLink]:
     """Pages linked to ``ref``: its neighbours first, then pages sharing its rare terms.
 
     Args:
-        conn: The store's connection (the caller holds its lock).
         ref: The page to start from.
+        neighbours: The page numbers next to it (page ±1) that its document has.
+        rare: Its rare terms with their sentence counts, rarest first.
+        pages_with_term: ``(document_id, page)`` of the pages holding a term.
         limit: Most links to return.
 
     Returns:
-        Links best first, ``ref`` itself excluded.
+        Links best first, ``ref`` itself excluded: each term adds ``1 / count`` to
+        the score of every other page holding it.
     """
     links: dict[PageRef, PageLink] = {}
-    for page in (ref.page - 1, ref.page + 1):
-        row = conn.execute(
-            "SELECT 1 FROM pages WHERE document_id = ? AND page = ?", (ref.document_id, page)
-        ).fetchone()
-        if row is not None:
-            neighbour = PageRef(ref.document_id, page)
-            links[neighbour] = PageLink(neighbour, 1.0)
+    for page in neighbours:
+        neighbour = PageRef(ref.document_id, page)
+        links[neighbour] = PageLink(neighbour, 1.0)
     shared: dict[PageRef, tuple[float, list[str]]] = {}
-    for term, count in rare_terms(conn, page_terms(conn, ref)):
-        rows = conn.execute(
-            "SELECT DISTINCT s.document_id, s.page FROM sentence_fts f"
-            " JOIN sentences s ON s.id = f.rowid WHERE sentence_fts MATCH ?",
-            ('terms : "' + term.replace('"', '""') + '"',),
-        ).fetchall()
-        for document_id, page in rows:
+    for term, count in rare:
+        for document_id, page in pages_with_term(term):
             other = PageRef(document_id, page)
             if other == ref:
                 continue

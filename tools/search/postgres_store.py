@@ -21,26 +21,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.errors import ConfigurationError, DatabaseUnavailableError
-from toolweave.tools.search.page_graph import (
-    MIN_TERM_LENGTH,
-    RARE_TERM_MAX_SENTENCES,
-    RARE_TERMS_PER_PAGE,
-    PageLink,
-    PageRef,
-)
-from toolweave.tools.search.protocol import DocumentInfo, SourceDocument
+from toolweave.tools.search.page_graph import RARE_TERM_MAX_SENTENCES, RARE_TERMS_PER_PAGE, PageRef
+from toolweave.tools.search.protocol import SourceDocument
+from toolweave.tools.search.sql_store import CandidateRow, Row, SqlDialect, SqlDocumentStore
 from toolweave.tools.search.sqlite_sql import sentence_rows
-from toolweave.tools.search.text import (
-    STOPWORDS,
-    QueryWord,
-    fold,
-    parse_query,
-    sections,
-    stopword_set,
-    words,
-)
+from toolweave.tools.search.text import Query, QueryWord, sections, stopword_set
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -49,10 +35,6 @@ if TYPE_CHECKING:
 MISSING_EXTRA = "the PostgreSQL document store needs: pip install 'toolweave[postgres]'"
 UNREACHABLE = "the document database cannot be reached ({error})"
 
-CANDIDATES_PER_RESULT = 6
-"""Sentences ranked by the database per sentence returned (the re-ranking pool)."""
-COVERAGE_WEIGHT = 0.7
-"""Share of the final score that comes from query-word coverage (as in the SQLite store)."""
 CONTEXT_WEIGHT = "B"
 """``tsvector`` weight of a sentence's heading and document title (the sentence is ``A``)."""
 
@@ -132,8 +114,8 @@ AND term = ANY(%(terms)s)
 """
 
 SEARCH = """
-SELECT s.document_id, d.name, d.url, s.page, s.sentence_number, s.text, s.terms, s.context,
-    ts_rank_cd(s.tsv, query) AS rank
+SELECT s.document_id, d.name, d.url, s.page, s.sentence_number, s.text,
+    ts_rank_cd(s.tsv, query) AS rank, s.terms, s.context
 FROM toolweave_sentences s
 JOIN toolweave_documents d ON d.collection = s.collection AND d.id = s.document_id,
     CAST(%(query)s AS tsquery) AS query
@@ -153,18 +135,6 @@ def _or_query(*queries: str) -> str:
     return " | ".join(lexemes)
 
 
-def query_words(query: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
-    """The words :func:`~toolweave.tools.search.text.parse_query` keeps, in its order.
-
-    PostgreSQL's configurations know only their own language's stop words, so an
-    English "the" would match Hungarian-indexed text; the text kit's list knows both
-    (plus a domain's own, see :func:`~toolweave.tools.search.text.stopword_set`).
-    """
-    found = list(dict.fromkeys(words(query)))
-    content = [w for w in found if w not in stopwords and fold(w) not in stopwords]
-    return content or found
-
-
 def _quote_lexeme(term: str) -> str:
     return "'" + term.replace("'", "''").replace("\\", "\\\\") + "'"
 
@@ -178,11 +148,7 @@ def _configs(lang: str | None) -> tuple[str, ...]:
     return (config,) if config else ("hungarian", "english")
 
 
-def _score(rank: float) -> float:
-    return rank / (1.0 + rank)
-
-
-class PostgresDocumentStore:
+class PostgresDocumentStore(SqlDocumentStore):
     """A :class:`~toolweave.tools.search.protocol.PageGraphStore` in PostgreSQL.
 
     Args:
@@ -197,6 +163,9 @@ class PostgresDocumentStore:
     The tables are created on first use. A store is safe to share between threads and
     concurrent runs (each call takes a connection from the pool).
     """
+
+    dialect = SqlDialect(table_prefix="toolweave_", collections=True, marker="%s")
+    candidates_per_result = 6
 
     def __init__(
         self,
@@ -243,19 +212,6 @@ class PostgresDocumentStore:
             yield conn
 
     # -- writing -----------------------------------------------------------------------
-
-    def add_document(
-        self,
-        document_id: str,
-        pages: Sequence[str] | str,
-        *,
-        name: str = "",
-        url: str | None = None,
-        lang: str | None = None,
-    ) -> int:
-        """Add a document, replacing one with the same id, in one transaction."""
-        page_list = (pages,) if isinstance(pages, str) else tuple(pages)
-        return self.add_documents([SourceDocument(document_id, page_list, name, url, lang)])
 
     def add_documents(self, documents: Iterable[SourceDocument]) -> int:
         """Add or replace documents, each in its own transaction; returns the sentence count."""
@@ -343,73 +299,49 @@ class PostgresDocumentStore:
 
     # -- reading -----------------------------------------------------------------------
 
-    def search(
-        self,
-        query: str,
-        *,
-        limit: int = 8,
-        lang: str | None = None,
-        document_ids: Sequence[str] | None = None,
-    ) -> list[UniqueTextDocument]:
-        """Sentences best matching ``query``: PostgreSQL ranks, word coverage re-ranks.
+    # -- the dialect (see sql_store) -----------------------------------------------------
 
-        Args:
-            query: User text; any characters are safe (bound parameters only).
-            limit: Most sentences to return.
-            lang: Only documents in this language, when given.
-            document_ids: Only these documents, when given.
+    @property
+    def _scope(self) -> tuple[object, ...]:
+        return (self.collection,)
 
-        Returns:
-            Sentences best first; ``sentence_score`` in ``[0, 1)``.
-        """
-        parsed = parse_query(query, self._stopwords)
-        if not parsed.words or limit <= 0 or (document_ids is not None and not document_ids):
-            return []
-        kept = query_words(query, self._stopwords)
+    def _fetch(self, sql: str, params: Sequence[object]) -> list[Row]:
+        with self._connection() as conn:
+            return conn.execute(sql, params).fetchall()
+
+    def _candidates(
+        self, parsed: Query, count: int, lang: str | None, document_ids: list[str] | None
+    ) -> list[CandidateRow]:
+        """PostgreSQL's ``ts_rank_cd`` candidates of the query (see :meth:`_candidate_query`)."""
         filters = ""
-        params: dict[str, Any] = {
-            "collection": self.collection,
-            "limit": max(limit * CANDIDATES_PER_RESULT, 40),
-        }
+        params: dict[str, Any] = {"collection": self.collection, "limit": count}
         if lang is not None:
             filters += " AND d.lang = %(lang)s"
             params["lang"] = lang
         if document_ids is not None:
             filters += " AND s.document_id = ANY(%(ids)s)"
-            params["ids"] = list(document_ids)
+            params["ids"] = document_ids
         with self._connection() as conn:
-            tsquery = self._candidate_query(conn, parsed.words, kept)
+            tsquery = self._candidate_query(conn, parsed.words)
             if not tsquery:
                 return []
             params["query"] = tsquery
-            rows = conn.execute(SEARCH.format(filters=filters), params).fetchall()
-        found = [
-            UniqueTextDocument(
-                document_id=doc_id,
-                document_name=name,
-                document_url=url,
-                page=page,
-                sentence_number=number,
-                text=text,
-                sentence_score=COVERAGE_WEIGHT * parsed.coverage(terms, context)
-                + (1.0 - COVERAGE_WEIGHT) * _score(float(rank)),
-            )
-            for doc_id, name, url, page, number, text, terms, context, rank in rows
-        ]
-        found.sort(key=lambda doc: doc.sentence_score, reverse=True)
-        return found[:limit]
+            return conn.execute(SEARCH.format(filters=filters), params).fetchall()
 
-    def _candidate_query(
-        self, conn: Connection[Any], parsed: Sequence[QueryWord], words: Sequence[str]
-    ) -> str:
+    def _relevance(self, rank: float) -> float:
+        return rank / (1.0 + rank)
+
+    def _candidate_query(self, conn: Connection[Any], parsed: Sequence[QueryWord]) -> str:
         """The tsquery selecting candidate sentences: each query word's lexemes, OR-ed.
 
         A word's lexemes are its stems by PostgreSQL's Hungarian and English
-        configurations plus toolweave's folded stems and prefix. Words that more than
-        :data:`COMMON_WORD_SENTENCES` sentences hold select nothing alone (ranking
-        every sentence with a very common word costs time in proportion to their
-        number); they still count in the re-ranking. If every word is that common, the
-        candidates are the sentences holding all of them.
+        configurations plus toolweave's folded stems and prefix. PostgreSQL's
+        configurations know only their own language's stop words, so the words are
+        the text kit's (stop words of both languages, and a domain's, dropped). Words
+        that more than :data:`COMMON_WORD_SENTENCES` sentences hold select nothing
+        alone (ranking every sentence with a very common word costs time in proportion
+        to their number); they still count in the re-ranking. If every word is that
+        common, the candidates are the sentences holding all of them.
         """
         own = [
             [_quote_lexeme(term) for term in sorted(word.terms)]
@@ -423,7 +355,7 @@ class PostgresDocumentStore:
             ).fetchall()
         )
         frequency = [max((counts.get(t, 0) for t in word.terms), default=0) for word in parsed]
-        stems = conn.execute(WORD_QUERIES, {"words": list(words)}).fetchall()
+        stems = conn.execute(WORD_QUERIES, {"words": [w.word for w in parsed]}).fetchall()
         if len(stems) != len(own):  # the two parsers disagree: use toolweave's stems alone
             stems = [("", "")] * len(own)
         per_word = [_or_query(*pg, " ".join(lex)) for pg, lex in zip(stems, own, strict=True)]
@@ -435,146 +367,33 @@ class PostgresDocumentStore:
         common = [q for q in per_word if q]
         return " & ".join(f"({q})" for q in common)
 
-    def document(self, document_id: str) -> DocumentInfo | None:
-        """Metadata of a document, or ``None`` when it is not stored."""
-        with self._connection() as conn:
-            row = conn.execute(
-                "SELECT d.name, d.url, d.lang, (SELECT COUNT(*) FROM toolweave_pages p"
-                " WHERE p.collection = d.collection AND p.document_id = d.id)"
-                " FROM toolweave_documents d WHERE d.collection = %s AND d.id = %s",
-                (self.collection, document_id),
-            ).fetchone()
-        return None if row is None else DocumentInfo(document_id, row[0], row[1], row[2], row[3])
+    def _page_terms(self, ref: PageRef) -> set[str]:
+        rows = self._fetch(
+            "SELECT terms FROM toolweave_sentences"
+            " WHERE collection = %s AND document_id = %s AND page = %s",
+            (self.collection, ref.document_id, ref.page),
+        )
+        return {term for (text,) in rows for term in text.split()}
 
-    def document_ids(self) -> list[str]:
-        """Ids of the stored documents, sorted."""
-        with self._connection() as conn:
-            rows = conn.execute(
-                "SELECT id FROM toolweave_documents WHERE collection = %s ORDER BY id",
-                (self.collection,),
-            ).fetchall()
-        return [row[0] for row in rows]
+    def _rare_terms(self, terms: list[str]) -> list[tuple[str, int]]:
+        rows = self._fetch(
+            "SELECT term, sentences FROM toolweave_terms WHERE collection = %s"
+            " AND term = ANY(%s) AND sentences BETWEEN 2 AND %s"
+            " ORDER BY sentences, term LIMIT %s",
+            (self.collection, terms, RARE_TERM_MAX_SENTENCES, RARE_TERMS_PER_PAGE),
+        )
+        return [(term, count) for term, count in rows]
 
-    def page(self, document_id: str, page: int) -> str | None:
-        """The text of page ``page`` (1-based) of a document, or ``None``."""
-        with self._connection() as conn:
-            row = conn.execute(
-                "SELECT text FROM toolweave_pages"
-                " WHERE collection = %s AND document_id = %s AND page = %s",
-                (self.collection, document_id, page),
-            ).fetchone()
-        return None if row is None else str(row[0])
+    def _pages_with_term(self, term: str) -> list[tuple[str, int]]:
+        rows = self._fetch(
+            "SELECT DISTINCT document_id, page FROM toolweave_sentences"
+            " WHERE collection = %s AND tsv @@ CAST(%s AS tsquery)"
+            " AND (' ' || terms || ' ') LIKE %s",
+            (self.collection, _quote_lexeme(term), f"% {term} %"),
+        )
+        return [(doc, page) for doc, page in rows]
 
-    def pages_of(self, document_id: str) -> list[int]:
-        """The page numbers of a document, ascending (empty when it is not stored)."""
-        with self._connection() as conn:
-            rows = conn.execute(
-                "SELECT page FROM toolweave_pages WHERE collection = %s AND document_id = %s"
-                " ORDER BY page",
-                (self.collection, document_id),
-            ).fetchall()
-        return [row[0] for row in rows]
-
-    def page_sentences(self, document_id: str, page: int) -> list[UniqueTextDocument]:
-        """The sentences of one page in order, as documents with score 0."""
-        with self._connection() as conn:
-            rows = conn.execute(
-                "SELECT d.name, d.url, s.sentence_number, s.text FROM toolweave_sentences s"
-                " JOIN toolweave_documents d ON d.collection = s.collection"
-                " AND d.id = s.document_id"
-                " WHERE s.collection = %s AND s.document_id = %s AND s.page = %s"
-                " ORDER BY s.sentence_number",
-                (self.collection, document_id, page),
-            ).fetchall()
-        return [
-            UniqueTextDocument(
-                document_id=document_id,
-                document_name=name,
-                document_url=url,
-                page=page,
-                sentence_number=number,
-                text=text,
-            )
-            for name, url, number, text in rows
-        ]
-
-    def page_count(self) -> int:
-        """How many pages the collection holds, over all documents."""
-        with self._connection() as conn:
-            row = conn.execute(
-                "SELECT COUNT(*) FROM toolweave_pages WHERE collection = %s", (self.collection,)
-            ).fetchone()
-        return int(row[0]) if row else 0
-
-    def page_refs(self, *, limit: int | None = None) -> list[PageRef]:
-        """Every page of every document (by document id, then page), at most ``limit``."""
-        with self._connection() as conn:
-            rows = conn.execute(
-                "SELECT document_id, page FROM toolweave_pages WHERE collection = %s"
-                " ORDER BY document_id, page LIMIT %s",
-                (self.collection, limit),
-            ).fetchall()
-        return [PageRef(document_id, page) for document_id, page in rows]
-
-    def linked_pages(self, document_id: str, page: int, *, limit: int = 8) -> list[PageLink]:
-        """The page graph: neighbour pages first, then pages sharing the page's rare terms.
-
-        The same rules as the SQLite store's (``page_graph``): a term held by
-        2..``RARE_TERM_MAX_SENTENCES`` sentences is rare, the ``RARE_TERMS_PER_PAGE``
-        rarest of a page are followed, each adding ``1 / frequency`` to a page's score.
-        """
-        ref = PageRef(document_id, page)
-        links: dict[PageRef, PageLink] = {}
-        with self._connection() as conn:
-            for neighbour in conn.execute(
-                "SELECT page FROM toolweave_pages WHERE collection = %s AND document_id = %s"
-                " AND page IN (%s, %s) ORDER BY page",
-                (self.collection, document_id, page - 1, page + 1),
-            ).fetchall():
-                other = PageRef(document_id, neighbour[0])
-                links[other] = PageLink(other, 1.0)
-            terms = {
-                term
-                for (text,) in conn.execute(
-                    "SELECT terms FROM toolweave_sentences"
-                    " WHERE collection = %s AND document_id = %s AND page = %s",
-                    (self.collection, document_id, page),
-                ).fetchall()
-                for term in text.split()
-                if len(term) >= MIN_TERM_LENGTH and not term.isdigit()
-            }
-            rare = conn.execute(
-                "SELECT term, sentences FROM toolweave_terms WHERE collection = %s"
-                " AND term = ANY(%s) AND sentences BETWEEN 2 AND %s"
-                " ORDER BY sentences, term LIMIT %s",
-                (self.collection, sorted(terms), RARE_TERM_MAX_SENTENCES, RARE_TERMS_PER_PAGE),
-            ).fetchall()
-            shared: dict[PageRef, tuple[float, list[str]]] = {}
-            for term, count in rare:
-                for other_doc, other_page in conn.execute(
-                    "SELECT DISTINCT document_id, page FROM toolweave_sentences"
-                    " WHERE collection = %s AND tsv @@ CAST(%s AS tsquery)"
-                    " AND (' ' || terms || ' ') LIKE %s",
-                    (self.collection, _quote_lexeme(term), f"% {term} %"),
-                ).fetchall():
-                    other = PageRef(other_doc, other_page)
-                    if other == ref:
-                        continue
-                    score, names = shared.get(other, (0.0, []))
-                    shared[other] = (score + 1.0 / count, [*names, term])
-        ranked = sorted(shared.items(), key=lambda item: (-item[1][0], item[0]))
-        for other, (score, names) in ranked:
-            if other not in links:
-                links[other] = PageLink(other, score, tuple(names))
-        return list(links.values())[:limit]
-
-    def __len__(self) -> int:
-        with self._connection() as conn:
-            row = conn.execute(
-                "SELECT COUNT(*) FROM toolweave_documents WHERE collection = %s",
-                (self.collection,),
-            ).fetchone()
-        return int(row[0]) if row else 0
+    # -- maintenance ---------------------------------------------------------------------
 
     def clear(self) -> None:
         """Remove every document of the collection (tests, re-ingestion from scratch)."""

@@ -9,7 +9,7 @@ fallback (D6) reads.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -57,7 +57,23 @@ class DocumentStore(Protocol):
         url: str | None = None,
         lang: str | None = None,
     ) -> int:
-        """Add or atomically replace a document; returns its sentence count."""
+        """Add or atomically replace a document; returns its sentence count.
+
+        A store that subclasses this protocol inherits this method: it calls
+        :meth:`add_documents` with one :class:`SourceDocument`.
+
+        Args:
+            document_id: Stable id of the document.
+            pages: Page texts (page 1 first), or one string for a one-page document.
+            name: Human readable title.
+            url: Where a person can open the document.
+            lang: ISO 639-1 language code, if known.
+        """
+        page_list = (pages,) if isinstance(pages, str) else tuple(pages)
+        return self.add_documents([SourceDocument(document_id, page_list, name, url, lang)])
+
+    def add_documents(self, documents: Iterable[SourceDocument]) -> int:
+        """Add or replace several documents; returns their sentence count."""
         ...
 
     def remove_document(self, document_id: str) -> bool:
@@ -91,7 +107,9 @@ class DocumentStore(Protocol):
 class PageGraphStore(DocumentStore, Protocol):
     """A store the deep-search tools can walk: every page, and the page graph (D5, D6).
 
-    :class:`~toolweave.tools.search.store.SqliteDocumentStore` implements it.
+    :class:`~toolweave.tools.search.store.SqliteDocumentStore` and
+    :class:`~toolweave.tools.search.postgres_store.PostgresDocumentStore` implement
+    it, through :class:`~toolweave.tools.search.sql_store.SqlDocumentStore`.
     """
 
     def page_count(self) -> int:

@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from toolweave.state.results import ToolResult
 from toolweave.tools.base import ChatbotTool, EmptyRequest, ToolCallContext
 from toolweave.tools.search.protocol import DocumentStore
 
 DEFAULT_LIMIT = 8
 """Sentences a retrieval returns by default."""
+
+
+def name_tool(tool: Any, name: str, domain: str | None) -> None:
+    """Give a search tool instance its name and domain (T1, T2).
+
+    ``name`` and ``domain`` are class attributes of the tool contract; a search tool
+    is configured per instance (one per store), so the instance attributes shadow them.
+    """
+    tool.name = name
+    tool.domain = domain
 
 
 class RetrievalTool(ChatbotTool[EmptyRequest]):
@@ -45,10 +57,7 @@ class RetrievalTool(ChatbotTool[EmptyRequest]):
     ) -> None:
         if limit <= 0:
             raise ValueError("limit must be positive")
-        # `name` and `domain` are class attributes of the contract; a retrieval tool is
-        # configured per instance, so the instance attributes shadow them.
-        self.name = name  # type: ignore[misc]
-        self.domain = domain  # type: ignore[misc]
+        name_tool(self, name, domain)
         self.store = store
         self.limit = limit
         self.lang = lang

@@ -176,6 +176,25 @@ def candidate_expression(conn: sqlite3.Connection, query: Query) -> str | None:
     return " OR ".join(f"({part})" for part in parts if part)
 
 
+PAGE_TERMS = (
+    "SELECT f.terms FROM sentences s JOIN sentence_fts f ON f.rowid = s.id"
+    " WHERE s.document_id = ? AND s.page = ?"
+)
+"""The index terms of one page's sentences."""
+TERM_SENTENCES = "SELECT doc FROM sentence_vocab WHERE col = 'terms' AND term = ?"
+"""How many sentences hold one index term."""
+PAGES_WITH_TERM = (
+    "SELECT DISTINCT s.document_id, s.page FROM sentence_fts f"
+    " JOIN sentences s ON s.id = f.rowid WHERE sentence_fts MATCH ?"
+)
+"""The pages holding one index term (bound as :func:`term_match`)."""
+
+
+def term_match(term: str) -> str:
+    """The FTS5 expression matching one index term in the ``terms`` column."""
+    return 'terms : "' + term.replace('"', '""') + '"'
+
+
 def placeholders(values: Iterable[object]) -> str:
     """``?, ?, ?`` for an ``IN (...)`` list."""
     return ", ".join("?" for _ in values)

@@ -14,27 +14,23 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from toolweave.tools.text import fold, sections, split_sentences, stem, stems, words
+from toolweave.tools.text import (
+    QUERY_STOPWORDS,
+    fold,
+    sections,
+    split_sentences,
+    stem,
+    stems,
+    words,
+)
 
 PREFIX_LENGTH = 6
 """Most characters of the prefix term a query word adds (``"parkol"*``)."""
 MIN_PREFIX = 4
 """Fewest characters a prefix term may have."""
 
-STOPWORDS = frozenset(
-    {
-        # Hungarian
-        "a", "az", "egy", "és", "is", "van", "vannak", "nincs", "hogy", "mi", "mit", "mikor",
-        "hol", "hogyan", "melyik", "milyen", "ki", "kit", "meg", "el", "be", "fel", "le",
-        "de", "vagy", "ha", "nem", "igen", "lehet", "kell", "ez", "azt", "ezt", "én", "te",
-        "ön", "ott", "itt", "on", "en", "ban", "ben", "nál", "nél", "hoz",
-        # English
-        "the", "an", "and", "or", "are", "was", "to", "of", "in", "at",
-        "for", "with", "what", "when", "where", "who", "how", "which", "do", "does", "i", "my",
-        "me", "can", "it", "this", "that", "there", "please",
-    }
-)  # fmt: skip
-"""Function words dropped from queries (unless a query has nothing else).
+STOPWORDS = QUERY_STOPWORDS
+"""The kit's query stop words, dropped from queries (unless a query has nothing else).
 
 Words every document of one domain holds (a hospital's "kórház") are that
 domain's to name: pass them as ``stopwords`` to the store (they are added to these).
@@ -88,6 +84,8 @@ class QueryWord:
 
     terms: frozenset[str]
     prefix: str | None
+    word: str = ""
+    """The case-folded word as the user typed it."""
 
     def expression(self) -> str:
         """An FTS5 ``MATCH`` expression for this word alone: its terms and prefix, OR-ed."""
@@ -140,15 +138,23 @@ def parse_query(text: str, stopwords: frozenset[str] = STOPWORDS) -> Query:
         text: The user's text.
         stopwords: Words to drop, case-folded (see :func:`stopword_set`).
     """
+    query_words = []
+    for word in content_words(text, stopwords):
+        prefix = stem(word, "hu")[:PREFIX_LENGTH]
+        kept = prefix if len(prefix) >= MIN_PREFIX else None
+        query_words.append(QueryWord(frozenset(word_terms(word)), kept, word))
+    return Query(tuple(query_words))
+
+
+def content_words(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
+    """The distinct case-folded words of ``text`` without ``stopwords``, unless none is left.
+
+    A word is dropped when it or its folded form is in ``stopwords``; a text of
+    stop words only keeps them all (a query "who is who" still searches).
+    """
     found = list(dict.fromkeys(words(text)))
     content = [w for w in found if w not in stopwords and fold(w) not in stopwords]
-    query_words = []
-    for word in content or found:
-        prefix = stem(word, "hu")[:PREFIX_LENGTH]
-        query_words.append(
-            QueryWord(frozenset(word_terms(word)), prefix if len(prefix) >= MIN_PREFIX else None)
-        )
-    return Query(tuple(query_words))
+    return content or found
 
 
 def match_expression(text: str) -> str | None:
@@ -164,6 +170,7 @@ __all__ = [
     "QueryWord",
     "all_of",
     "any_of",
+    "content_words",
     "fold",
     "index_terms",
     "match_expression",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from html import escape
 
-from toolweave.domains.korhaz.departments import departments
+from toolweave_korhaz.departments import departments
 
 APPOINTMENT_MESSAGE = "Appointment request: {department}, preferred day: {day}"
 """What submitting the form sends to the chat; ``{field}`` names the form's fields."""

@@ -1,6 +1,6 @@
 """The graph that ``langgraph dev`` and LangGraph Studio load (see ``langgraph.json``).
 
-This is the only toolweave module that compiles a graph when imported. It has no
+The demo's only module that compiles a graph when imported. It has no
 checkpointer on purpose: the LangGraph server brings its own persistence and
 refuses a graph compiled with one. The assistant comes from the environment
 (ChatOpenAI when ``OPENAI_API_KEY`` is set, else the offline model), so importing

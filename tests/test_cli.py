@@ -473,7 +473,6 @@ def _branch_bundle():
 
 def test_Q2_a_clarification_question_is_answered_on_the_same_thread(capsys, monkeypatch):
     import toolweave.domains as domains
-
     from toolweave import Plugin
 
     branch = Plugin(name="library", domains={"library": _branch_bundle})

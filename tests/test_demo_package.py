@@ -27,10 +27,7 @@ BUILD_TIMEOUT = 300
 def _wheel_names(project: Path, out: Path) -> list[str]:
     """Build ``project``'s wheel offline (the installed setuptools) and list its files."""
     out.mkdir()
-    code = (
-        "import sys; from setuptools import build_meta as b; "
-        "print(b.build_wheel(sys.argv[1]))"
-    )
+    code = "import sys; from setuptools import build_meta as b; print(b.build_wheel(sys.argv[1]))"
     done = subprocess.run(
         [sys.executable, "-c", code, str(out)],
         cwd=project,

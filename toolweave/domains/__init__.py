@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -28,15 +27,19 @@ from typing import Any
 
 from toolweave.state.errors import ConfigurationError, UnknownDomainError
 from toolweave.tools.domain import Domain
-from toolweave.tools.plugins import PLUGIN_GROUP, PluginLoadError, load_order, load_plugin
+from toolweave.tools.plugins import (
+    PLUGIN_GROUP,
+    DomainLoader,
+    PluginLoadError,
+    load_order,
+    load_plugin,
+)
 from toolweave.tools.registry import AnyTool
 
 logger = logging.getLogger(__name__)
 
 DomainBundle = tuple[Domain, list[AnyTool]]
 """A domain and the tools registered for it."""
-
-DomainLoader = Callable[[], tuple[Domain, Iterable[AnyTool]]]
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-")
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up .venv (if needed) and ask the bundled hospital domain a question, offline.
+# Set up .venv (if needed) with the library and the example hospital domain (examples/korhaz),
+# then ask it a question, offline.
 # Usage: bash scripts/demo.sh ["your question"]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -7,6 +8,8 @@ PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-.venv/bin/python -m pip install -q --disable-pip-version-check -e . 
+.venv/bin/python -m pip install -q --disable-pip-version-check -e .
+# the hospital domain is a package of its own (toolweave ships no domain)
+.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -e examples/korhaz
 QUESTION=${1:-"Mikor van rendelés a kardiológián?"}
 .venv/bin/toolweave ask "$QUESTION"

@@ -37,6 +37,10 @@ start() {
     quiet_pip $RUNTIME
     quiet_pip -e .
   fi
+  if ! .venv-langhost/bin/python -c "import toolweave_korhaz" 2>/dev/null; then
+    log "installing the example domain (examples/korhaz) into .venv-langhost"
+    quiet_pip --no-deps -e examples/korhaz
+  fi
   local port dir
   port=$(free_port)
   dir=$(mktemp -d /tmp/toolweave-redis.XXXXXX)

@@ -9,6 +9,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -e examples/korhaz
 echo "== ruff"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .

@@ -5,4 +5,4 @@ cd "$(dirname "$0")/.."
 root=$PWD
 bash scripts/package-tree.sh build/typecheck
 cd build/typecheck
-exec "$root/.venv/bin/mypy" --config-file "$root/pyproject.toml" -p toolweave "$@"
+exec "$root/.venv/bin/mypy" --config-file "$root/pyproject.toml" -p toolweave -p toolweave_korhaz "$@"

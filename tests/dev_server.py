@@ -66,7 +66,7 @@ def is_up(url: str) -> bool:
 def repo_config() -> dict[str, object]:
     """The repo's ``langgraph.json``, usable from another folder."""
     config = dict(json.loads((ROOT / "langgraph.json").read_text()))
-    config["dependencies"] = [str(ROOT)]
+    config["dependencies"] = [str(ROOT / dep) for dep in config["dependencies"]]
     return config
 
 

@@ -41,9 +41,9 @@ from toolweave import (
     build_graph,
     reply,
 )
-from toolweave.domains.korhaz import CallbackLedger, CallbackRecord, CallbackRequestTool
 from toolweave.persistence import open_checkpointer
 from toolweave.testing import FunctionAssistant
+from toolweave_korhaz import CallbackLedger, CallbackRecord, CallbackRequestTool
 
 QUESTION = "Please arrange my callbacks"
 REPLY = "kardiológia"

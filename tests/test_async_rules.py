@@ -375,8 +375,8 @@ def test_async_nodes_are_registered_with_both_bodies():
 
 
 def _korhaz_questions() -> list[str]:
-    from toolweave.domains.korhaz import EXAMPLE_QUESTIONS
-    from toolweave.domains.korhaz.deep_examples import DEEP_EXAMPLES
+    from toolweave_korhaz import EXAMPLE_QUESTIONS
+    from toolweave_korhaz.deep_examples import DEEP_EXAMPLES
 
     return [e.question for e in EXAMPLE_QUESTIONS] + [e.question for e in DEEP_EXAMPLES]
 
@@ -384,7 +384,7 @@ def _korhaz_questions() -> list[str]:
 @pytest.fixture(scope="module")
 def korhaz_graph() -> Any:
     from toolweave import OfflineAssistant
-    from toolweave.domains.korhaz import korhaz_domain, korhaz_tools
+    from toolweave_korhaz import korhaz_domain, korhaz_tools
 
     return build_graph(korhaz_domain(), korhaz_tools(), assistant=OfflineAssistant())
 

@@ -14,8 +14,8 @@ import pytest
 
 from toolweave import cli
 from toolweave.cli_session import DB_NAME, Session
-from toolweave.domains.korhaz.examples import EXAMPLE_QUESTIONS
 from toolweave.persistence import data_dir
+from toolweave_korhaz.examples import EXAMPLE_QUESTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS_CACHE = "cache"
@@ -335,16 +335,22 @@ def _broken_bundle():
 @pytest.fixture
 def plugins(monkeypatch):
     import toolweave.domains as domains
+    from toolweave import Plugin
+    from toolweave.tools.plugins import PLUGIN_GROUP
+    from toolweave_korhaz.plugin import plugin as korhaz_plugin
+
+    def provides(name, loader):
+        return FakeEntryPoint(name, lambda: Plugin(name=name, domains={name: loader}))
 
     points = [
-        FakeEntryPoint("library", _library_bundle),
-        FakeEntryPoint("broken", _broken_bundle),
-        FakeEntryPoint("wrong", lambda: "not a bundle"),
-        FakeEntryPoint("korhaz", _library_bundle),  # may not shadow the bundled domain
+        provides("library", _library_bundle),
+        provides("broken", _broken_bundle),
+        provides("wrong", lambda: "not a bundle"),
+        FakeEntryPoint("korhaz", korhaz_plugin),  # the example package, a plugin like any
     ]
 
     def entry_points(*, group):
-        assert group == domains.ENTRY_POINT_GROUP
+        assert group == PLUGIN_GROUP  # the one group (issue 16 item 5)
         return points
 
     monkeypatch.setattr(domains, "entry_points", entry_points)
@@ -355,7 +361,7 @@ def test_W5_domains_from_entry_point_plugins_are_listed_and_used(capsys):
     from toolweave.domains import available_domains, load_domain
 
     assert available_domains() == ["broken", "korhaz", "library", "wrong"]
-    assert load_domain("korhaz")[0].name == "korhaz"  # the bundled one wins
+    assert load_domain("korhaz")[0].name == "korhaz"
     code, out, _ = run(capsys, "tools", "--domain", "library")
     assert code == 0
     assert any(line.startswith("opening_hours ") for line in out.splitlines())
@@ -467,9 +473,11 @@ def _branch_bundle():
 
 def test_Q2_a_clarification_question_is_answered_on_the_same_thread(capsys, monkeypatch):
     import toolweave.domains as domains
+    from toolweave import Plugin
 
+    branch = Plugin(name="library", domains={"library": _branch_bundle})
     monkeypatch.setattr(
-        domains, "entry_points", lambda *, group: [FakeEntryPoint("library", _branch_bundle)]
+        domains, "entry_points", lambda *, group: [FakeEntryPoint("library", lambda: branch)]
     )
     code, out, err = run(capsys, "ask", "--domain", "library", "--thread", "q", "When open?")
     assert code == 0, err

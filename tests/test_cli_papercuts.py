@@ -12,8 +12,8 @@ import pytest
 
 from toolweave import cli
 from toolweave.cli_render import progress_line, source_lines, source_rows, used_documents
-from toolweave.domains.korhaz.examples import EXAMPLE_QUESTIONS
 from toolweave.state.documents import UniqueTextDocument
+from toolweave_korhaz.examples import EXAMPLE_QUESTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 CARDIOLOGY = next(q for q in EXAMPLE_QUESTIONS if "department_info" in q.expected_tools)

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from toolweave.domains.korhaz import korhaz_corpus, load_korhaz_store
 from toolweave.tools.search import SourceDocument, SqliteDocumentStore
 from toolweave.tools.search.index_cache import cache_path, cached_store, index_key
+from toolweave_korhaz import korhaz_corpus, load_korhaz_store
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -23,7 +23,7 @@ if sys.argv[1] == "forbid-indexing":
     def refuse(self, documents):
         raise SystemExit("the corpus was indexed again instead of loaded from the cache")
     SqliteDocumentStore.add_documents = refuse
-from toolweave.domains.korhaz import load_korhaz_store
+from toolweave_korhaz import load_korhaz_store
 store = load_korhaz_store()
 print(len(store), store.search("parkolás")[0].text)
 """

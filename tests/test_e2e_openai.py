@@ -13,7 +13,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from toolweave import ChatModelAssistant, build_graph, default_assistant
-from toolweave.domains.korhaz import korhaz_domain, korhaz_tools
+from toolweave_korhaz import korhaz_domain, korhaz_tools
 
 pytestmark = pytest.mark.network
 

@@ -24,10 +24,10 @@ from side_effect_worker import PHONE, drive, make_graph
 from support import ScriptedCoordinator, graph_of
 
 from toolweave import ClarifiableTool, TaskInfo, ToolCallContext, ToolResult
-from toolweave.domains.korhaz import CallbackLedger, CallbackRequestTool
 from toolweave.graph.idempotency import idempotency_key
 from toolweave.persistence import open_checkpointer
 from toolweave.testing import FunctionAssistant
+from toolweave_korhaz import CallbackLedger, CallbackRequestTool
 
 WORKER = Path(__file__).with_name("side_effect_worker.py")
 BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
@@ -262,7 +262,7 @@ def test_Q6_sigkill_mid_tool_repeats_the_call_but_the_side_effect_happens_once(b
 
 def test_Q6_hospital_domain_routes_callback_requests_offline_and_asks_the_department():
     from toolweave import OfflineAssistant, build_graph, reply
-    from toolweave.domains.korhaz import korhaz_domain, korhaz_tools
+    from toolweave_korhaz import korhaz_domain, korhaz_tools
 
     ledger = CallbackLedger()
     graph = build_graph(

@@ -34,8 +34,8 @@ from toolweave import (
     reply,
     validate_input,
 )
-from toolweave.domains.korhaz import korhaz_domain, korhaz_tools
 from toolweave.llm.offline import OfflineAssistant
+from toolweave_korhaz import korhaz_domain, korhaz_tools
 
 QUESTION = "Mikor van rendelés?"
 REPLY = "kardiológia"

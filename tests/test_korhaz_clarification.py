@@ -26,18 +26,18 @@ from toolweave import (
     pending_clarification,
     reply,
 )
-from toolweave.domains.korhaz import (
+from toolweave.llm.offline import OfflineAssistant
+from toolweave.state.results import ResultMode
+from toolweave.state.task import TaskInfo
+from toolweave.tools.base import ToolCallContext
+from toolweave_korhaz import (
     DepartmentInfoRequest,
     DepartmentInfoTool,
     korhaz_domain,
     korhaz_tools,
 )
-from toolweave.domains.korhaz.departments import departments
-from toolweave.domains.korhaz.examples import CLARIFICATION_EXAMPLES, ClarificationExample
-from toolweave.llm.offline import OfflineAssistant
-from toolweave.state.results import ResultMode
-from toolweave.state.task import TaskInfo
-from toolweave.tools.base import ToolCallContext
+from toolweave_korhaz.departments import departments
+from toolweave_korhaz.examples import CLARIFICATION_EXAMPLES, ClarificationExample
 
 HU_CHOICES = [d.name_hu for d in departments()]
 EN_CHOICES = [d.name_en for d in departments()]

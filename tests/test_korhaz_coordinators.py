@@ -24,36 +24,36 @@ from toolweave import (
     ToolResult,
     build_graph,
 )
-from toolweave.domains.korhaz import (
+from toolweave.llm.chat_model import ChatModelAssistant
+from toolweave.llm.errors import LlmUnavailableError
+from toolweave.llm.offline import OfflineAssistant
+from toolweave.testing import FunctionAssistant, ScriptedChatModel
+from toolweave_korhaz import (
     EXAMPLE_QUESTIONS,
     korhaz_corpus,
     korhaz_domain,
     korhaz_tools,
 )
-from toolweave.domains.korhaz.coordinators import (
+from toolweave_korhaz.coordinators import (
     DoctorDecomposition,
     DoctorFinderCoordinator,
     DrugInteractionCoordinator,
     InteractionDecomposition,
 )
-from toolweave.domains.korhaz.doctors import find_doctors
-from toolweave.domains.korhaz.examples import COORDINATOR_EXAMPLES
-from toolweave.domains.korhaz.interactions import check_pair, interaction_report
-from toolweave.domains.korhaz.lookup_tools import (
+from toolweave_korhaz.doctors import find_doctors
+from toolweave_korhaz.examples import COORDINATOR_EXAMPLES
+from toolweave_korhaz.interactions import check_pair, interaction_report
+from toolweave_korhaz.lookup_tools import (
     DoctorDirectoryTool,
     SubstanceLookupRequest,
     SubstanceLookupTool,
 )
-from toolweave.domains.korhaz.substances import (
+from toolweave_korhaz.substances import (
     choose_candidate,
     find_mentions,
     substance_by_id,
     substances,
 )
-from toolweave.llm.chat_model import ChatModelAssistant
-from toolweave.llm.errors import LlmUnavailableError
-from toolweave.llm.offline import OfflineAssistant
-from toolweave.testing import FunctionAssistant, ScriptedChatModel
 
 LOOKUPS = ["1.1:substance_lookup", "1.2:substance_lookup", "1:drug_interaction"]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-DATA = Path(__file__).resolve().parents[1] / "toolweave" / "domains" / "korhaz" / "data"
+DATA = Path(__file__).resolve().parents[1] / "examples" / "korhaz" / "toolweave_korhaz" / "data"
 
 TRANSLATIONS = [
     ("admission", "felvetel"),

@@ -9,8 +9,8 @@ from langchain_core.messages import HumanMessage
 
 from toolweave import OfflineAssistant, build_graph
 from toolweave.cli import main
-from toolweave.domains.korhaz import korhaz_domain, korhaz_tools
-from toolweave.domains.korhaz.deep_examples import DEEP_EXAMPLES
+from toolweave_korhaz import korhaz_domain, korhaz_tools
+from toolweave_korhaz.deep_examples import DEEP_EXAMPLES
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from toolweave import OfflineAssistant, build_graph
-from toolweave.domains.korhaz import EXAMPLE_QUESTIONS, korhaz_domain, korhaz_tools
+from toolweave_korhaz import EXAMPLE_QUESTIONS, korhaz_domain, korhaz_tools
 
 
 @pytest.fixture(scope="module")

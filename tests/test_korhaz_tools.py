@@ -7,7 +7,12 @@ from typing import Any
 
 import pytest
 
-from toolweave.domains.korhaz import (
+from toolweave.state.results import ResultMode, ToolResult
+from toolweave.state.task import TaskInfo
+from toolweave.tools.base import EmptyRequest, ToolCallContext
+from toolweave.tools.progress import ProgressEmitter
+from toolweave.tools.search import RetrievalTool, SqliteDocumentStore
+from toolweave_korhaz import (
     EXAMPLE_QUESTIONS,
     DepartmentInfoRequest,
     DepartmentInfoTool,
@@ -17,12 +22,7 @@ from toolweave.domains.korhaz import (
     korhaz_tools,
     parse_markdown_document,
 )
-from toolweave.domains.korhaz.departments import resolve_departments
-from toolweave.state.results import ResultMode, ToolResult
-from toolweave.state.task import TaskInfo
-from toolweave.tools.base import EmptyRequest, ToolCallContext
-from toolweave.tools.progress import ProgressEmitter
-from toolweave.tools.search import RetrievalTool, SqliteDocumentStore
+from toolweave_korhaz.departments import resolve_departments
 
 
 def make_ctx(

@@ -16,9 +16,9 @@ from langgraph.prebuilt import ToolNode, tools_condition
 
 from toolweave import build_graph
 from toolweave.domains import load_domain
-from toolweave.domains.korhaz.examples import EXAMPLE_QUESTIONS
 from toolweave.llm.offline import OfflineAssistant
 from toolweave.testing import FunctionAssistant
+from toolweave_korhaz.examples import EXAMPLE_QUESTIONS
 
 CARDIOLOGY = next(q for q in EXAMPLE_QUESTIONS if "department_info" in q.expected_tools)
 SCRIPTED_ANSWER = "Cardiology: Monday-Thursday 9:00-13:00 (scripted)."

@@ -75,3 +75,20 @@ def test_layers_check_catches_an_upward_import(tmp_path: Path) -> None:
     assert [m for _, m in imported_modules(tmp_path / "m.py")] == ["toolweave.graph.walk"]
     assert rank_of("toolweave.cli") == TOP
     assert rank_of("langgraph.graph") is None
+
+
+LIBRARY = ("state", "tools", "llm", "coordinators", "graph", "toolweave")
+"""The library's source folders: everything the ``toolweave`` wheel is built from."""
+
+
+def test_W5_no_library_module_imports_the_demo_package() -> None:
+    # issue 16 item 5: the hospital demo is an installed plugin, never an import
+    bad = [
+        f"{path.relative_to(ROOT)}:{lineno} imports {module}"
+        for folder in LIBRARY
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        for lineno, module in imported_modules(path)
+        if module.split(".")[0] == "toolweave_korhaz"
+        or module.startswith("toolweave.domains.korhaz")
+    ]
+    assert bad == []

@@ -51,7 +51,7 @@ def _config_without_custom_routes(folder: Path) -> Path:
 
     config = json.loads((ROOT / "langgraph.json").read_text(encoding="utf-8"))
     config.pop("http", None)
-    config["dependencies"] = [str(ROOT)]
+    config["dependencies"] = [str(ROOT / dep) for dep in config["dependencies"]]
     path = folder / "langgraph.json"
     path.write_text(json.dumps(config), encoding="utf-8")
     return path

@@ -14,12 +14,12 @@ from pydantic import BaseModel
 from bench.offline_routing import evaluate, library, load_jsonl, make_tool, scaled_library
 from toolweave import OfflineAssistant, build_graph
 from toolweave.cli_render import as_documents, used_documents
-from toolweave.domains.korhaz import korhaz_domain, korhaz_tools
 from toolweave.llm import offline_routing
 from toolweave.llm.offline_routing import RoutingRule, score_tools, word_matches
 from toolweave.llm.port import AnswerRequest
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.tools.base import ChatbotTool
+from toolweave_korhaz import korhaz_domain, korhaz_tools
 
 offline = OfflineAssistant()
 NONE_EN = "I found no information about this in the available sources."

@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 from toolweave import build_graph
-from toolweave.domains.korhaz import korhaz_domain, korhaz_tools
 from toolweave.llm.offline import OfflineAssistant
+from toolweave_korhaz import korhaz_domain, korhaz_tools
 
 ROOT = Path(__file__).resolve().parents[1]
 LIBRARY = ("state", "tools", "llm", "coordinators", "graph", "toolweave")

@@ -10,10 +10,10 @@ from durable import postgres_url
 from langchain_core.messages import HumanMessage
 
 from toolweave import OfflineAssistant, build_graph
-from toolweave.domains.korhaz import EXAMPLE_QUESTIONS, korhaz_corpus, korhaz_domain, korhaz_tools
 from toolweave.state.errors import ConfigurationError, DatabaseUnavailableError
 from toolweave.tools.search import PageGraphStore
 from toolweave.tools.search.postgres_store import PostgresDocumentStore
+from toolweave_korhaz import EXAMPLE_QUESTIONS, korhaz_corpus, korhaz_domain, korhaz_tools
 
 pytestmark = pytest.mark.postgres
 

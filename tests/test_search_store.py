@@ -10,7 +10,6 @@ import psycopg
 import pytest
 from stores import Store, StoreFactory
 
-from toolweave.domains.korhaz import korhaz_corpus, load_korhaz_store
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.tools.search import (
     DocumentStore,
@@ -18,6 +17,7 @@ from toolweave.tools.search import (
     match_expression,
     split_sentences,
 )
+from toolweave_korhaz import korhaz_corpus, load_korhaz_store
 
 PARKING_HU = (
     "Parkolni a kórház parkolóházában lehet, a Gyógyító utca 14. szám alatt. "

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from toolweave.domains.korhaz.departments import departments
+from toolweave_korhaz.departments import departments
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 

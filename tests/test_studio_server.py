@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from toolweave.domains.korhaz.examples import EXAMPLE_QUESTIONS
+from toolweave_korhaz.examples import EXAMPLE_QUESTIONS
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
@@ -21,11 +21,11 @@ PHASE_NODES = ("normalize", "route", "execute", "answer")
 
 def test_langgraph_json_points_at_a_checkpointer_free_graph() -> None:
     config = json.loads((ROOT / "langgraph.json").read_text())
-    assert config["dependencies"] == ["."]
+    assert config["dependencies"] == [".", "./examples/korhaz"]  # the library, the demo
     assert config["env"]["LANGSMITH_TRACING"] == "false"
     spec = config["graphs"]["korhaz"]
-    assert (spec["path"] if isinstance(spec, dict) else spec) == "toolweave.studio:graph"
-    from toolweave.studio import graph
+    assert (spec["path"] if isinstance(spec, dict) else spec) == "toolweave_korhaz.studio:graph"
+    from toolweave_korhaz.studio import graph
 
     assert graph.checkpointer is None  # the dev server refuses a graph with its own
 

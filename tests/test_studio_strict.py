@@ -30,7 +30,7 @@ def test_langgraph_json_allows_exactly_the_state_types() -> None:
 
 
 def test_graph_copies_keep_the_state_types_on_the_msgpack_allowlist() -> None:
-    from toolweave.studio import graph
+    from toolweave_korhaz.studio import graph
 
     expected = set(checkpoint_allowlist())
     # with_config/copy (used by build_graph and the server) lose LangGraph's own list

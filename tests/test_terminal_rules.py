@@ -121,7 +121,7 @@ def test_A8_does_not_touch_routing_without_terminal_tools():
 
 
 def test_A8_hospital_confused_model_degrades_to_retrieval_not_emergency_numbers():
-    from toolweave.domains.korhaz import korhaz_domain, korhaz_tools
+    from toolweave_korhaz import korhaz_domain, korhaz_tools
 
     def yes_to_all(text: str, offered: Sequence[AnyTool]) -> list[str]:
         return [t.name for t in offered]

@@ -40,9 +40,9 @@ from toolweave import (
     resume_interrupted,
     thread_status,
 )
-from toolweave.domains.korhaz import korhaz_domain, korhaz_tools
-from toolweave.domains.korhaz.examples import EXAMPLE_QUESTIONS
 from toolweave.llm.offline import OfflineAssistant
+from toolweave_korhaz import korhaz_domain, korhaz_tools
+from toolweave_korhaz.examples import EXAMPLE_QUESTIONS
 
 CARDIOLOGY = next(q for q in EXAMPLE_QUESTIONS if "department_info" in q.expected_tools)
 CLARIFY_QUESTION = "Mikor van rendelés?"
@@ -204,7 +204,7 @@ WORKER = textwrap.dedent(
     from langchain_core.messages import HumanMessage
     from toolweave import build_graph
     from toolweave.cli_session import DB_NAME
-    from toolweave.domains.korhaz import korhaz_domain, korhaz_tools
+    from toolweave_korhaz import korhaz_domain, korhaz_tools
     from toolweave.llm.offline import OfflineAssistant
     from toolweave.persistence import open_checkpointer
 

@@ -151,8 +151,8 @@ def _server_state(server_url: str, thread_id: str) -> dict[str, Any]:
 
 def test_langgraph_json_serves_the_page_as_a_custom_route() -> None:
     config = json.loads((ROOT / "langgraph.json").read_text())
-    assert config["http"]["app"] == "toolweave.web.app:app"
-    from toolweave.web.app import app
+    assert config["http"]["app"] == "toolweave_korhaz.app:app"
+    from toolweave_korhaz.app import app
 
     assert {getattr(route, "path", None) for route in app.routes} >= {"/chat", "/chat/tools.js"}
 

@@ -128,7 +128,7 @@ def test_bad_page_path_is_a_clear_error() -> None:
 
 
 def test_hospital_page_has_the_appointment_form_the_client_tool_fills() -> None:
-    from toolweave.web.app import app
+    from toolweave_korhaz.app import app
 
     html = TestClient(app).get("/chat").text
     assert _config(html)["assistantId"] == "korhaz"
@@ -139,7 +139,7 @@ def test_hospital_page_has_the_appointment_form_the_client_tool_fills() -> None:
 
 
 def test_W3_hospital_page_loads_the_client_and_all_scope_scripts_only() -> None:
-    from toolweave.web.app import app
+    from toolweave_korhaz.app import app
 
     body = TestClient(app).get("/chat/tools.js").text
     assert 'AiTools.register("fill_appointment_form"' in body  # CLIENT
@@ -149,7 +149,7 @@ def test_W3_hospital_page_loads_the_client_and_all_scope_scripts_only() -> None:
 
 def test_importing_toolweave_does_not_import_starlette() -> None:
     code = (
-        "import sys, toolweave, toolweave.domains.korhaz, toolweave.studio; "
+        "import sys, toolweave, toolweave_korhaz, toolweave_korhaz.studio; "
         "print('starlette' in sys.modules)"
     )
     out = subprocess.run(

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from toolweave.domains.korhaz.chat_page import appointment_panel
 from toolweave.web import ChatPage, ClientScript, create_app
+from toolweave_korhaz.chat_page import appointment_panel
 
 TOOLS = Path(__file__).with_name("web_tools")
 

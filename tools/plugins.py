@@ -1,7 +1,9 @@
 """Plugins: installed packages that provide components (W5, the seed's ``workflow-components``).
 
-A package declares an entry point in the group ``toolweave.plugins``; it names a
-:class:`Plugin` or a callable returning one::
+A package declares an entry point in the group ``toolweave.plugins``, the one group
+toolweave discovers anything in; it names a :class:`Plugin` or a callable returning
+one, and the plugin lists its tools, AI tools and domains (the example package
+``examples/korhaz`` is one)::
 
     [project.entry-points."toolweave.plugins"]
     my_plugin = "my_package.toolweave_plugin:plugin"
@@ -17,6 +19,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
 from typing import Any
 
 from toolweave.state.errors import ConfigurationError
@@ -41,6 +44,9 @@ class Plugin:
     tools: Sequence[AnyTool] = ()
     ai_tools: Sequence[AiTool] = ()
     domains: Mapping[str, DomainLoader] = field(default_factory=dict)
+    """Domains by name, each a callable returning ``(Domain, tools)``, called on first use."""
+    golden_files: Mapping[str, Path] = field(default_factory=dict)
+    """A routing golden file per domain name, what ``toolweave eval`` runs by default."""
 
 
 class PluginLoadError(ConfigurationError):
@@ -60,6 +66,11 @@ class DiscoveredPlugin:
 def _dist(point: EntryPoint) -> str:
     dist = getattr(point, "dist", None)
     return str(getattr(dist, "name", "") or "")
+
+
+def load_order(point: EntryPoint) -> tuple[str, str]:
+    """The sort key plugins load in: distribution name, then entry-point name."""
+    return _dist(point), point.name
 
 
 def load_plugin(point: EntryPoint) -> DiscoveredPlugin:
@@ -87,7 +98,7 @@ def discover_plugins(*, group: str = PLUGIN_GROUP) -> list[DiscoveredPlugin]:
     Raises:
         PluginLoadError: A plugin failed to load (the message names it).
     """
-    points = sorted(entry_points(group=group), key=lambda p: (_dist(p), p.name))
+    points = sorted(entry_points(group=group), key=load_order)
     found: list[DiscoveredPlugin] = []
     for point in points:
         discovered = load_plugin(point)
@@ -127,6 +138,7 @@ __all__ = [
     "Plugin",
     "PluginLoadError",
     "discover_plugins",
+    "load_order",
     "load_plugin",
     "register_plugins",
 ]

@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     domain = _Parser(add_help=False)
-    domain.add_argument("--domain", default="korhaz", help="domain to use (default: korhaz)")
+    domain.add_argument("--domain", help="domain to use (default: the first installed one)")
     store = _Parser(add_help=False)
     store.add_argument(
         "--data-dir", help="where threads and documents are stored (default: user data dir)"

@@ -19,7 +19,6 @@ import json
 import random
 import sys
 from dataclasses import replace
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -33,14 +32,11 @@ EXIT_BELOW_THRESHOLD = 1
 BAR_WIDTH = 30
 
 
-def bundled_golden(domain: str) -> Path | None:
-    """The golden file a bundled domain ships (``golden.jsonl`` in its package), or ``None``."""
-    try:
-        found = resources.files(f"toolweave.domains.{domain}").joinpath("golden.jsonl")
-    except (ModuleNotFoundError, ValueError):
-        return None
-    path = Path(str(found))
-    return path if path.is_file() else None
+def bundled_golden(domain: str | None) -> Path | None:
+    """The golden file the domain's plugin ships, or ``None`` (``None``: the default domain)."""
+    from toolweave.domains import golden_file
+
+    return golden_file(domain)
 
 
 def add_parser(commands: Any, *, parents: list[argparse.ArgumentParser]) -> None:

@@ -80,15 +80,15 @@ def report_lines(report: IngestReport, store_path: str) -> list[str]:
 
 def cmd_ingest(args: argparse.Namespace, out: TextIO) -> int:
     """``toolweave ingest``: ingest the paths, report skipped files, print a summary."""
-    from toolweave.domains import BUILTIN_DOMAINS
+    from toolweave.domains import installed_domains
     from toolweave.domains.documents import documents_path, is_postgres_url, validate_domain_name
     from toolweave.persistence import mask_url
     from toolweave.state.errors import InvalidRequestError
 
     domain = validate_domain_name(args.domain)
-    if domain in BUILTIN_DOMAINS:
+    if domain in installed_domains():
         raise InvalidRequestError(
-            f"{domain!r} is a bundled domain with its own corpus; ingest into another name"
+            f"{domain!r} is the bundled domain of an installed plugin; ingest into another name"
         )
     missing = [path for path in args.paths if not _exists(path)]
     if missing:

@@ -1,74 +1,100 @@
-"""Domain lookup: the bundled domains and the ones installed plugins provide.
+"""Domain lookup: the domains installed plugins provide, and ingested document domains.
 
-A domain bundle is a :class:`~toolweave.tools.domain.Domain` and its tools.
-Every domain, the bundled hospital domain ``korhaz`` included, is an entry point
-of the group ``toolweave.domains`` (W5): a callable that returns ``(Domain, tools)``
-(toolweave's own ``pyproject.toml`` declares ``korhaz`` that way)::
+A domain bundle is a :class:`~toolweave.tools.domain.Domain` and its tools. toolweave
+itself ships no domain. A package provides domains through its plugin (W5): an entry
+point of the one group ``toolweave.plugins`` naming a
+:class:`~toolweave.tools.plugins.Plugin` whose ``domains`` maps each name to a callable
+returning ``(Domain, tools)``, called only when that domain is loaded::
 
-    [project.entry-points."toolweave.domains"]
-    library = "my_library.toolweave_domain:load"
+    [project.entry-points."toolweave.plugins"]
+    library = "my_library.toolweave_plugin:plugin"
 
-A plugin named like a bundled domain does not replace it; the plugin is ignored
-with a warning.
+The example hospital domain ``korhaz`` is such a package (``examples/korhaz`` in the
+repository, distribution ``toolweave-korhaz``). Documents ingested with
+``toolweave ingest PATH --domain NAME`` are a domain too. When two plugins provide
+the same domain name, the one loaded last wins, with a warning (T1); a plugin's
+domain wins over ingested documents of the same name.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterable
-from importlib.metadata import EntryPoint, entry_points
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any
 
 from toolweave.state.errors import ConfigurationError, UnknownDomainError
 from toolweave.tools.domain import Domain
+from toolweave.tools.plugins import (
+    PLUGIN_GROUP,
+    DomainLoader,
+    PluginLoadError,
+    load_order,
+    load_plugin,
+)
 from toolweave.tools.registry import AnyTool
 
 logger = logging.getLogger(__name__)
 
-ENTRY_POINT_GROUP = "toolweave.domains"
-"""The entry-point group plugins declare their domains in."""
-
 DomainBundle = tuple[Domain, list[AnyTool]]
 """A domain and the tools registered for it."""
 
-DomainLoader = Callable[[], tuple[Domain, Iterable[AnyTool]]]
-
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-")
 
-
-BUILTIN_DOMAINS: dict[str, str] = {"korhaz": "toolweave.domains.korhaz.plugin:load"}
-"""Bundled domains by name, as entry-point values: loaded exactly like a plugin's (W5),
-so no library module imports a domain. ``pyproject.toml`` declares the same entry
-points in the group; the table only keeps them loadable from a source checkout
-whose installed metadata predates them."""
-
-
-def _bundled(name: str) -> EntryPoint:
-    return EntryPoint(name=name, value=BUILTIN_DOMAINS[name], group=ENTRY_POINT_GROUP)
+NO_DOMAIN_HINT = (
+    "ingest documents with `toolweave ingest PATH --domain NAME`, or install a domain "
+    "package such as the bundled example: `pip install -e examples/korhaz`"
+)
+"""How to get a domain, said when none is installed."""
 
 
-def _plugins() -> dict[str, EntryPoint]:
-    """Entry points of the plugin group, in name order; bundled names keep the bundled loader."""
-    found: dict[str, EntryPoint] = {}
-    for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
-        if point.name in BUILTIN_DOMAINS:
-            if point.value != BUILTIN_DOMAINS[point.name]:
-                logger.warning(
-                    "domain plugin %r (%s) ignored: a bundled domain has that name",
-                    point.name,
-                    point.value,
-                )
+class NoDomainInstalledError(UnknownDomainError):
+    """No installed plugin provides a domain and no documents were ingested.
+
+    The message says, in one line, how to get one (:data:`NO_DOMAIN_HINT`).
+    """
+
+
+@dataclass
+class _Installed:
+    """What the installed plugins provide, in load order (one pass over the entry points)."""
+
+    domains: dict[str, tuple[DomainLoader, str]] = field(default_factory=dict)
+    """Domain name -> (its loader, ``name = value`` of the plugin's entry point)."""
+    golden_files: dict[str, Path] = field(default_factory=dict)
+    broken: dict[str, PluginLoadError] = field(default_factory=dict)
+    """Entry-point name -> why that plugin failed to load."""
+
+
+def _installed() -> _Installed:
+    """Load every plugin of the group; a broken one is skipped with a warning."""
+    found = _Installed()
+    for point in sorted(entry_points(group=PLUGIN_GROUP), key=load_order):
+        try:
+            discovered = load_plugin(point)
+        except PluginLoadError as exc:
+            logger.warning("%s", exc)
+            found.broken[point.name] = exc
             continue
-        if point.name in found:
-            logger.warning(
-                "domain plugin %r: %s replaces %s (last loaded wins)",
-                point.name,
-                point.value,
-                found[point.name].value,
-            )
-        found[point.name] = point
+        plugin, where = discovered.plugin, discovered.entry_point
+        for name, loader in plugin.domains.items():
+            if name in found.domains:
+                logger.warning(
+                    "domain %r: plugin %s replaces plugin %s (last loaded wins)",
+                    name,
+                    where,
+                    found.domains[name][1],
+                )
+            found.domains[name] = (loader, where)
+        found.golden_files.update(plugin.golden_files)
     return found
+
+
+def installed_domains() -> list[str]:
+    """Names of the domains the installed plugins provide, sorted."""
+    return sorted(_installed().domains)
 
 
 def available_domains(
@@ -76,14 +102,46 @@ def available_domains(
 ) -> list[str]:
     """Names of every domain that :func:`load_domain` accepts, sorted.
 
-    Bundled domains, plugin domains, and domains of documents ingested with
-    ``toolweave ingest`` into ``data_dir`` (default: the CLI's data directory), or
-    into the PostgreSQL database ``database_url`` when it is one.
+    Plugin domains, and domains of documents ingested with ``toolweave ingest`` into
+    ``data_dir`` (default: the CLI's data directory), or into the PostgreSQL database
+    ``database_url`` when it is one.
     """
     from toolweave.domains.documents import ingested_domains
 
     ingested = ingested_domains(data_dir, database_url=database_url)
-    return sorted({*BUILTIN_DOMAINS, *_plugins(), *ingested})
+    return sorted({*_installed().domains, *ingested})
+
+
+def _default_of(
+    installed: _Installed,
+    data_dir: str | os.PathLike[str] | None,
+    database_url: str | None,
+) -> str:
+    if installed.domains:
+        return next(iter(installed.domains))
+    from toolweave.domains.documents import ingested_domains
+
+    ingested = sorted(ingested_domains(data_dir, database_url=database_url))
+    if ingested:
+        return ingested[0]
+    if installed.broken:  # say why the plugin that would have provided one is missing
+        raise next(iter(installed.broken.values()))
+    raise NoDomainInstalledError(f"no domain is installed: {NO_DOMAIN_HINT}")
+
+
+def default_domain(
+    *, data_dir: str | os.PathLike[str] | None = None, database_url: str | None = None
+) -> str:
+    """The domain used when none is named: what ``toolweave ask`` without ``--domain`` asks.
+
+    The first domain of the first plugin in load order (distribution, then entry-point
+    name); without plugin domains, the first ingested domain by name.
+
+    Raises:
+        NoDomainInstalledError: There is no domain at all; the one-line message says
+            how to get one.
+    """
+    return _default_of(_installed(), data_dir, database_url)
 
 
 def _validated(name: str, bundle: Any) -> DomainBundle:
@@ -97,7 +155,7 @@ def _validated(name: str, bundle: Any) -> DomainBundle:
 
 
 def load_domain(
-    name: str,
+    name: str | None = None,
     *,
     data_dir: str | os.PathLike[str] | None = None,
     database_url: str | None = None,
@@ -105,8 +163,9 @@ def load_domain(
     """The domain called ``name`` and its tools.
 
     Args:
-        name: A bundled domain (``"korhaz"``), one an installed plugin provides, or
-            one whose documents were ingested (``toolweave ingest --domain NAME``).
+        name: A domain an installed plugin provides (``"korhaz"`` with the example
+            package installed), or one whose documents were ingested
+            (``toolweave ingest --domain NAME``); ``None``: :func:`default_domain`.
         data_dir: Where ingested documents live; default: the CLI's data directory.
         database_url: A ``postgresql://`` URL whose document tables hold the ingested
             domains instead (``toolweave ingest --database-url``); other URLs are ignored.
@@ -115,36 +174,61 @@ def load_domain(
         ``(domain, tools)``, ready for :func:`toolweave.build_graph`.
 
     Raises:
+        NoDomainInstalledError: There is no domain at all (the message says how to get one).
         UnknownDomainError: No domain has that name; the message lists the known ones.
         ConfigurationError: A plugin failed to load or returned something else.
     """
-    key = name.strip()
-    point = _bundled(key) if key in BUILTIN_DOMAINS else _plugins().get(key)
-    if point is None and _NAME_CHARS.issuperset(key):
-        from toolweave.domains.documents import load_documents_domain
+    installed = _installed()
+    key = _default_of(installed, data_dir, database_url) if name is None else name.strip()
+    if key not in installed.domains:
+        if key in installed.broken:
+            raise installed.broken[key]
+        if _NAME_CHARS.issuperset(key):
+            from toolweave.domains.documents import load_documents_domain
 
-        ingested = load_documents_domain(key, data_dir, database_url=database_url)
-        if ingested is not None:
-            return ingested
-    if point is None:
+            ingested = load_documents_domain(key, data_dir, database_url=database_url)
+            if ingested is not None:
+                return ingested
         names = available_domains(data_dir=data_dir, database_url=database_url)
+        if not names and not installed.broken:
+            raise NoDomainInstalledError(
+                f"unknown domain {name!r}: no domain is installed; {NO_DOMAIN_HINT}"
+            )
         known = ", ".join(names) or "none"
-        raise UnknownDomainError(f"unknown domain {name!r}; known domains: {known}")
-    logger.info("loading domain %r from entry point %s", key, point.value)
+        broken = "".join(f"; plugin {n!r} failed to load" for n in installed.broken)
+        raise UnknownDomainError(f"unknown domain {name!r}; known domains: {known}{broken}")
+    loader, where = installed.domains[key]
+    logger.info("loading domain %r from plugin %s", key, where)
     try:
-        loader: DomainLoader = point.load()
         bundle = loader()
     except Exception as exc:  # a broken plugin is a configuration error, not a crash
         raise ConfigurationError(
-            f"domain plugin {key!r} ({point.value}) failed to load: {type(exc).__name__}: {exc}"
+            f"domain plugin {key!r} ({where}) failed to load: {type(exc).__name__}: {exc}"
         ) from exc
     return _validated(key, bundle)
 
 
+def golden_file(name: str | None = None) -> Path | None:
+    """The routing golden file the plugin of domain ``name`` ships, or ``None``.
+
+    ``None`` names :func:`default_domain`; ``toolweave eval`` runs this file by default.
+
+    Raises:
+        NoDomainInstalledError: ``name`` is ``None`` and there is no domain at all.
+    """
+    installed = _installed()
+    key = _default_of(installed, None, None) if name is None else name.strip()
+    path = installed.golden_files.get(key)
+    return path if path is not None and path.is_file() else None
+
+
 __all__ = [
-    "BUILTIN_DOMAINS",
-    "ENTRY_POINT_GROUP",
+    "NO_DOMAIN_HINT",
     "DomainBundle",
+    "NoDomainInstalledError",
     "available_domains",
+    "default_domain",
+    "golden_file",
+    "installed_domains",
     "load_domain",
 ]

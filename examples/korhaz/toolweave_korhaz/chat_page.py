@@ -2,14 +2,14 @@
 
 The CLIENT tool that fills it from the conversation sets ``#appointment-department``
 and ``#appointment-day``; submitting the form sends the request as a chat message.
-Plain HTML (no Starlette here): :mod:`toolweave.web.app` puts it on the page.
+Plain HTML (no Starlette here): :mod:`toolweave_korhaz.app` puts it on the page.
 """
 
 from __future__ import annotations
 
 from html import escape
 
-from toolweave.domains.korhaz.departments import departments
+from toolweave_korhaz.departments import departments
 
 APPOINTMENT_MESSAGE = "Appointment request: {department}, preferred day: {day}"
 """What submitting the form sends to the chat; ``{field}`` names the form's fields."""

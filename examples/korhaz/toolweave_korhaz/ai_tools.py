@@ -16,14 +16,14 @@ import datetime as dt
 import json
 from functools import cache
 
-from toolweave.domains.korhaz.departments import (
+from toolweave.tools.ai import AiTool, AiToolBuilder, AiToolScope, ai_tool_script
+from toolweave_korhaz.departments import (
     WEEKDAYS,
     departments,
     known_department_names,
     parse_weekday,
     resolve_departments,
 )
-from toolweave.tools.ai import AiTool, AiToolBuilder, AiToolScope, ai_tool_script
 
 SLOT_MINUTES = 30
 """Length of one appointment slot."""

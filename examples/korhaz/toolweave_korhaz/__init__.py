@@ -1,6 +1,6 @@
 """The bundled example domain ``korhaz``: a hospital assistant with its tools and corpus.
 
->>> from toolweave.domains.korhaz import korhaz_domain, korhaz_tools
+>>> from toolweave_korhaz import korhaz_domain, korhaz_tools
 >>> domain, tools = korhaz_domain(), korhaz_tools()
 """
 
@@ -8,41 +8,41 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolweave.domains.korhaz.callbacks import (
-    CALLBACK_REQUEST,
-    CallbackLedger,
-    CallbackRecord,
-    CallbackRequestTool,
-)
-from toolweave.domains.korhaz.coordinators import (
-    DoctorFinderCoordinator,
-    DrugInteractionCoordinator,
-)
-from toolweave.domains.korhaz.corpus import (
-    DOMAIN_NAME,
-    korhaz_corpus,
-    load_korhaz_store,
-    parse_markdown_document,
-)
-from toolweave.domains.korhaz.deep import (
-    CONTEXT_SEARCH_TOOL_NAME,
-    NEIGHBOR_SEARCH_TOOL_NAME,
-    KorhazDeepSearch,
-    deep_fallback,
-)
-from toolweave.domains.korhaz.examples import EXAMPLE_QUESTIONS, ExampleQuestion
-from toolweave.domains.korhaz.lookup_tools import DoctorDirectoryTool, SubstanceLookupTool
-from toolweave.domains.korhaz.tools import (
-    DepartmentInfoRequest,
-    DepartmentInfoTool,
-    EmergencyNumbersTool,
-)
 from toolweave.tools.base import ChatbotTool
 from toolweave.tools.domain import Domain
 from toolweave.tools.search.context_search import ContextSearchTool
 from toolweave.tools.search.neighbor_search import NeighborPageSearchTool
 from toolweave.tools.search.protocol import DocumentStore, PageGraphStore
 from toolweave.tools.search.retrieval import RetrievalTool
+from toolweave_korhaz.callbacks import (
+    CALLBACK_REQUEST,
+    CallbackLedger,
+    CallbackRecord,
+    CallbackRequestTool,
+)
+from toolweave_korhaz.coordinators import (
+    DoctorFinderCoordinator,
+    DrugInteractionCoordinator,
+)
+from toolweave_korhaz.corpus import (
+    DOMAIN_NAME,
+    korhaz_corpus,
+    load_korhaz_store,
+    parse_markdown_document,
+)
+from toolweave_korhaz.deep import (
+    CONTEXT_SEARCH_TOOL_NAME,
+    NEIGHBOR_SEARCH_TOOL_NAME,
+    KorhazDeepSearch,
+    deep_fallback,
+)
+from toolweave_korhaz.examples import EXAMPLE_QUESTIONS, ExampleQuestion
+from toolweave_korhaz.lookup_tools import DoctorDirectoryTool, SubstanceLookupTool
+from toolweave_korhaz.tools import (
+    DepartmentInfoRequest,
+    DepartmentInfoTool,
+    EmergencyNumbersTool,
+)
 
 RETRIEVAL_TOOL_NAME = "korhaz_search"
 """Name of the domain's default RAG retrieval tool (A5)."""

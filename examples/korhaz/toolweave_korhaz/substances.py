@@ -20,7 +20,7 @@ from typing import Any
 
 from toolweave.tools.search.text import fold
 
-_PACKAGE = "toolweave.domains.korhaz"
+_PACKAGE = "toolweave_korhaz"
 _TOKEN = re.compile(r"\w+")
 _MIN_PREFIX = 4
 """Name words shorter than this must match exactly (``H`` in ``Enap-H``)."""

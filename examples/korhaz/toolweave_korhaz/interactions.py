@@ -14,7 +14,7 @@ from functools import cache
 from itertools import combinations
 from typing import Literal
 
-from toolweave.domains.korhaz.substances import Substance, bundled_json
+from toolweave_korhaz.substances import Substance, bundled_json
 
 Severity = Literal["major", "moderate", "minor"]
 _RANK: dict[str, int] = {"major": 0, "moderate": 1, "minor": 2}

@@ -9,8 +9,13 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field, field_validator
 
-from toolweave.domains.korhaz.corpus import DOMAIN_NAME, emergency_data
-from toolweave.domains.korhaz.departments import (
+from toolweave.state.documents import UniqueTextDocument
+from toolweave.state.results import ToolResult
+from toolweave.tools.base import ChatbotTool, EmptyRequest, ToolCallContext
+from toolweave.tools.consumers import ClarifiableTool
+from toolweave.tools.search.text import fold
+from toolweave_korhaz.corpus import DOMAIN_NAME, emergency_data
+from toolweave_korhaz.departments import (
     TOPICS,
     Department,
     Topic,
@@ -24,11 +29,6 @@ from toolweave.domains.korhaz.departments import (
     pick_departments,
     resolve_departments,
 )
-from toolweave.state.documents import UniqueTextDocument
-from toolweave.state.results import ToolResult
-from toolweave.tools.base import ChatbotTool, EmptyRequest, ToolCallContext
-from toolweave.tools.consumers import ClarifiableTool
-from toolweave.tools.search.text import fold
 
 _TOPIC_ALIASES: dict[str, Topic] = {
     "rendel": "consultation_hours",

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal, get_args
 
-from toolweave.domains.korhaz.corpus import departments_data
 from toolweave.tools.search.text import fold, words
+from toolweave_korhaz.corpus import departments_data
 
 Weekday = Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 Topic = Literal["consultation_hours", "visiting_hours", "phone", "location", "head"]

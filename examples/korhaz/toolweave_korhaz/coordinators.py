@@ -26,22 +26,22 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from toolweave.coordinators.base import CompletedSoFar, DecomposingCoordinator, SubtaskDecision
-from toolweave.domains.korhaz.corpus import DOMAIN_NAME
-from toolweave.domains.korhaz.doctors import Doctor, doctor_by_id, doctors
-from toolweave.domains.korhaz.interactions import interaction_report
-from toolweave.domains.korhaz.lookup_tools import DOCTOR_DIRECTORY, SUBSTANCE_LOOKUP
-from toolweave.domains.korhaz.substances import (
+from toolweave.llm.lexical import detect_language
+from toolweave.state.results import ToolResult
+from toolweave.state.task import PromptAndContext, TaskInfo
+from toolweave.tools.base import EmptyRequest, PriorContext, ToolCallContext
+from toolweave.tools.consumers import ContextConsumerTool
+from toolweave_korhaz.corpus import DOMAIN_NAME
+from toolweave_korhaz.doctors import Doctor, doctor_by_id, doctors
+from toolweave_korhaz.interactions import interaction_report
+from toolweave_korhaz.lookup_tools import DOCTOR_DIRECTORY, SUBSTANCE_LOOKUP
+from toolweave_korhaz.substances import (
     Substance,
     bundled_json,
     find_mentions,
     substance_by_id,
     substances,
 )
-from toolweave.llm.lexical import detect_language
-from toolweave.state.results import ToolResult
-from toolweave.state.task import PromptAndContext, TaskInfo
-from toolweave.tools.base import EmptyRequest, PriorContext, ToolCallContext
-from toolweave.tools.consumers import ContextConsumerTool
 
 MAX_SUBSTANCES = 5
 """Most substances one question is split into (X3)."""

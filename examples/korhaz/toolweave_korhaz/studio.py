@@ -1,18 +1,20 @@
 """The graph that ``langgraph dev`` and LangGraph Studio load (see ``langgraph.json``).
 
-This is the only toolweave module that compiles a graph when imported. It has no
+The demo's only module that compiles a graph when imported. It has no
 checkpointer on purpose: the LangGraph server brings its own persistence and
-refuses a graph compiled with one. The assistant comes from the environment
+refuses a graph compiled with one. It loads the domain from its own plugin module, so
+the server needs the package importable (``langgraph.json``'s ``dependencies`` put
+``examples/korhaz`` on the path), not installed. The assistant comes from the environment
 (ChatOpenAI when ``OPENAI_API_KEY`` is set, else the offline model), so importing
 it needs no secret.
 """
 
 from __future__ import annotations
 
-from toolweave.domains import load_domain
 from toolweave.graph import ToolweaveGraph, build_graph
+from toolweave_korhaz.plugin import load
 
-graph: ToolweaveGraph = build_graph(*load_domain("korhaz"), name="korhaz")
+graph: ToolweaveGraph = build_graph(*load(), name="korhaz")
 """The ``korhaz`` hospital domain, as the graph ``korhaz`` of ``langgraph.json``."""
 
 __all__ = ["graph"]

@@ -30,7 +30,7 @@ DOMAIN_NAME = "korhaz"
 STOPWORDS = ("kórház", "kórházban", "kórháznál", "kórházba", "hospital")
 """Words nearly every page of the hospital's corpus holds: dropped from its search queries."""
 
-_PACKAGE = "toolweave.domains.korhaz"
+_PACKAGE = "toolweave_korhaz"
 _DOCUMENT_SUFFIXES = (".md", ".txt", ".html", ".pdf")
 
 

@@ -14,19 +14,19 @@ import json
 
 from pydantic import BaseModel, Field
 
-from toolweave.domains.korhaz.corpus import DOMAIN_NAME
-from toolweave.domains.korhaz.doctors import find_doctors
-from toolweave.domains.korhaz.substances import (
+from toolweave.state.marker import extract_coordinator_task
+from toolweave.state.results import ToolResult
+from toolweave.tools.base import ChatbotTool, EmptyRequest, ToolCallContext
+from toolweave.tools.consumers import ClarifiableTool
+from toolweave_korhaz.corpus import DOMAIN_NAME
+from toolweave_korhaz.doctors import find_doctors
+from toolweave_korhaz.substances import (
     Mention,
     Substance,
     choose_candidate,
     find_mentions,
     substances,
 )
-from toolweave.state.marker import extract_coordinator_task
-from toolweave.state.results import ToolResult
-from toolweave.tools.base import ChatbotTool, EmptyRequest, ToolCallContext
-from toolweave.tools.consumers import ClarifiableTool
 
 SUBSTANCE_LOOKUP = "substance_lookup"
 DOCTOR_DIRECTORY = "doctor_directory"

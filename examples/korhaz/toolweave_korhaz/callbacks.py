@@ -26,17 +26,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from toolweave.domains.korhaz.corpus import DOMAIN_NAME
-from toolweave.domains.korhaz.departments import (
+from toolweave.state.marker import is_coordinator_requested
+from toolweave.state.results import ToolResult
+from toolweave.tools.base import EmptyRequest, ToolCallContext
+from toolweave.tools.consumers import ClarifiableTool
+from toolweave_korhaz.corpus import DOMAIN_NAME
+from toolweave_korhaz.departments import (
     Department,
     departments,
     pick_departments,
     resolve_departments,
 )
-from toolweave.state.marker import is_coordinator_requested
-from toolweave.state.results import ToolResult
-from toolweave.tools.base import EmptyRequest, ToolCallContext
-from toolweave.tools.consumers import ClarifiableTool
 
 CALLBACK_REQUEST = "callback_request"
 PHONE_KEY = "phone"

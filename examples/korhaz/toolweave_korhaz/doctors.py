@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from toolweave.domains.korhaz.departments import departments
-from toolweave.domains.korhaz.substances import bundled_json
 from toolweave.tools.search.text import fold
+from toolweave_korhaz.departments import departments
+from toolweave_korhaz.substances import bundled_json
 
 _UPPER = "A-ZÁÉÍÓÖŐÚÜŰ"
 _TITLED = re.compile(

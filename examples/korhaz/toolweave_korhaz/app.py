@@ -1,6 +1,6 @@
 """The hospital demo page, as ``langgraph.json``'s custom app (``"http": {"app": ...}``).
 
-Like :mod:`toolweave.studio`, this module exists for the LangGraph server: it
+Like :mod:`toolweave_korhaz.studio`, this module exists for the LangGraph server: it
 builds the app when imported. ``langgraph dev`` then serves the API and the page
 at one address: http://127.0.0.1:2024/chat.
 """
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from starlette.applications import Starlette
 
-from toolweave.domains.korhaz.ai_tools import korhaz_ai_tools
-from toolweave.domains.korhaz.chat_page import appointment_panel
 from toolweave.tools.ai import as_chatbot_tools
 from toolweave.web.page import ChatPage, client_scripts_for, create_app
+from toolweave_korhaz.ai_tools import korhaz_ai_tools
+from toolweave_korhaz.chat_page import appointment_panel
 
 PAGE = ChatPage(
     assistant_id="korhaz",

@@ -20,7 +20,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, SecretStr
 
-from toolweave.llm import prompts
+from toolweave.llm import prompts, retries
 from toolweave.llm.chat_messages import (
     cached_tools_block,
     dialogue,
@@ -49,14 +49,6 @@ from toolweave.llm.replies import (
     decomposition_schema,
     offered_tools,
     routing_schema,
-)
-from toolweave.llm.retries import (
-    LlmRetryPolicy,
-    finish_reason,
-    invocation,
-    is_openai_compatible,
-    require_finish_reason,
-    retrying,
 )
 from toolweave.llm.structured import StructuredOutput, structured_steps
 from toolweave.state.documents import UniqueTextDocument
@@ -93,7 +85,7 @@ def with_request_timeout(model: BaseChatModel, timeout: float | None) -> BaseCha
     wins over it. Other models keep their own timeout (the async path bounds
     every call with ``asyncio.wait_for`` regardless).
     """
-    if timeout is None or not is_openai_compatible(model):
+    if timeout is None or not retries.is_openai_compatible(model):
         return model
     extra = dict(getattr(model, "model_kwargs", None) or {})
     extra["timeout"] = timeout
@@ -158,7 +150,7 @@ class ChatModelAssistant(LlmAssistant):
             structured_cache_size: Structured-output runnables kept built (LRU).
         """
         self.model = model
-        self.policy = LlmRetryPolicy(
+        self.policy = retries.LlmRetryPolicy(
             max_retries=max_retries,
             initial_backoff=initial_backoff,
             max_backoff=max_backoff,
@@ -169,7 +161,9 @@ class ChatModelAssistant(LlmAssistant):
         self.fuse_routing = fuse_routing
         self.history_window = history_window
         self.require_finish_reason = (
-            is_openai_compatible(model) if require_finish_reason is None else require_finish_reason
+            retries.is_openai_compatible(model)
+            if require_finish_reason is None
+            else require_finish_reason
         )
         register_secret(_api_key(model))
         self._calling = with_request_timeout(model, timeout)
@@ -361,16 +355,16 @@ class ChatModelAssistant(LlmAssistant):
             HumanMessage(content=request.question),
         ]
         config: RunnableConfig = {"run_name": "answer", "tags": [ANSWER_TAG]}
-        step = invocation(
+        step = retries.invocation(
             self._calling,
             messages,
             config,
             self.policy.timeout,
-            request_timeout=is_openai_compatible(self.model),
+            request_timeout=retries.is_openai_compatible(self.model),
         )
-        accept = require_finish_reason("answer") if self.require_finish_reason else None
-        reply = yield from retrying(step, policy=self.policy, what="answer", accept=accept)
-        if finish_reason(reply) == "length":
+        accept = retries.require_finish_reason("answer") if self.require_finish_reason else None
+        reply = yield from retries.retrying(step, policy=self.policy, what="answer", accept=accept)
+        if retries.finish_reason(reply) == "length":
             logger.warning("answer: the model stopped at its token limit")
         logger.debug("answer: %d characters", len(reply.text))
         return AIMessage(content=reply.text, id=reply.id)

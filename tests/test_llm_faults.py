@@ -27,8 +27,8 @@ from toolweave.llm.errors import (
     LlmUnavailableError,
     RunDeadlineError,
 )
-from toolweave.llm.port import AnswerRequest
 from toolweave.llm.failures import retry_after
+from toolweave.llm.port import AnswerRequest
 from toolweave.llm.retries import LlmRetryPolicy
 from toolweave.state.errors import ConfigurationError, ToolweaveError
 from toolweave.testing import FunctionAssistant

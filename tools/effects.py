@@ -94,15 +94,6 @@ def blocking(work: Callable[[], T]) -> Call[T]:
     return Call(work, lambda: asyncio.to_thread(work))
 
 
-def inline(work: Callable[[], T]) -> Call[T]:
-    """A call that is quick and CPU-only: both drivers run ``work`` right where they are."""
-
-    async def run() -> T:
-        return work()
-
-    return Call(work, run)
-
-
 def drive(steps: Steps[R]) -> R:
     """Run ``steps`` to the end: each call's sync form, ``time.sleep`` for a sleep."""
     stepper = _Stepper(steps)
@@ -177,7 +168,6 @@ __all__ = [
     "blocking",
     "call",
     "drive",
-    "inline",
     "perform",
     "sleep",
 ]

@@ -9,10 +9,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, TypedDict, Unpack
+from typing import Any
 
 from langgraph.errors import GraphBubbleUp
 from pydantic import BaseModel, ValidationError
+from typing_extensions import TypedDict, Unpack
 
 from toolweave.coordinators.base import AgentCoordinator, DecomposingCoordinator
 from toolweave.llm.errors import RunDeadlineError

@@ -7,12 +7,13 @@ outcome into the task map. That keeps the rules testable on plain objects.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph.errors import GraphBubbleUp
 from pydantic import BaseModel, ValidationError
+from typing_extensions import TypedDict, Unpack
 
 from toolweave.coordinators.base import AgentCoordinator, DecomposingCoordinator
 from toolweave.llm.errors import RunDeadlineError
@@ -20,11 +21,12 @@ from toolweave.llm.port import (
     Decompositions,
     DecompositionSchema,
     LlmAssistant,
+    Tools,
     extract_decompositions_offline,
 )
 from toolweave.state.task import TaskInfo, execution_text
 from toolweave.state.tree import flat_copy
-from toolweave.tools.effects import Effect, Steps, adrive, drive
+from toolweave.tools.effects import Steps, adrive, drive
 from toolweave.tools.registry import AnyTool
 
 logger = logging.getLogger(__name__)
@@ -65,105 +67,67 @@ class PhaseOutcome:
 
 @dataclass(frozen=True)
 class DecompositionCall:
-    """A step of the phase: fill these coordinators' schemas from ``task_prompt`` (M2)."""
+    """One extraction the phase asks for: fill these coordinators' schemas from ``task_prompt``."""
 
     task_prompt: str
     schemas: tuple[DecompositionSchema, ...]
 
 
-PhaseSteps = Generator[DecompositionCall, Decompositions, PhaseOutcome]
-"""The phase as a step generator: it yields the extraction calls it needs and gets
-their results sent back (or their error thrown in); a sync and an async driver run it."""
+class PhaseLimits(TypedDict):
+    """Where the phase's task stands in the tree, and how much more the tree may take (S1)."""
+
+    depth: int
+    """The task's level below the root."""
+    max_depth: int
+    """The deepest level a subtask may have."""
+    room: int
+    """How many more tasks the tree may take (the count cap)."""
 
 
-def decomposition_effect(
-    llm: LlmAssistant | None, call: DecompositionCall
-) -> Effect[Decompositions]:
-    """The effect of one decomposition call: the port's sync and async extraction (C1, M2).
+def decomposition_steps(llm: LlmAssistant | None, call: DecompositionCall) -> Steps[Decompositions]:
+    """One decomposition call: the port's extraction steps (C1, M2).
 
     ``None`` fills the schemas offline (the default whenever no model is given).
     """
     if llm is None:
-
-        def offline() -> Decompositions:
-            return extract_decompositions_offline(call.task_prompt, call.schemas)
-
-        async def aoffline() -> Decompositions:
-            return offline()
-
-        return Effect(offline, aoffline)
-    return Effect(
-        lambda: llm.extract_decompositions(call.task_prompt, call.schemas),
-        lambda: llm.aextract_decompositions(call.task_prompt, call.schemas),
-    )
-
-
-def phase_effects(
-    steps: PhaseSteps, extraction: Callable[[DecompositionCall], Effect[Decompositions]]
-) -> Steps[PhaseOutcome]:
-    """The phase's extraction calls as effects, for :func:`~toolweave.tools.effects.drive`.
-
-    Every error of a call is thrown into the phase, which rolls back (C4) or
-    re-raises it (interrupts, the run deadline).
-    """
-    try:
-        call = next(steps)
-        while True:
-            try:
-                reply = yield extraction(call)
-            except BaseException as exc:  # noqa: BLE001 - thrown into the phase: C4 or re-raised
-                call = steps.throw(exc)
-            else:
-                call = steps.send(reply)
-    except StopIteration as stop:
-        outcome: PhaseOutcome = stop.value
-        return outcome
+        return extract_decompositions_offline(call.task_prompt, call.schemas)
+    return (yield from llm.extract_decompositions_steps(call.task_prompt, call.schemas))
 
 
 def run_coordinator_phase(
     task: TaskInfo,
-    coordinators: Sequence[AnyTool],
+    coordinators: Tools,
     *,
-    depth: int,
-    max_depth: int,
-    room: int,
     llm: LlmAssistant | None = None,
+    **at: Unpack[PhaseLimits],
 ) -> PhaseOutcome:
-    """Run the coordinator phase with sync extraction calls (see :func:`coordinator_phase`).
-
-    ``llm`` fills the decomposition schemas; ``None`` fills them offline.
-    """
-    steps = coordinator_phase(task, coordinators, depth=depth, max_depth=max_depth, room=room)
-    return drive(phase_effects(steps, lambda call: decomposition_effect(llm, call)))
+    """:func:`coordinator_phase` with sync extraction calls; ``llm=None`` fills them offline."""
+    return drive(coordinator_phase(task, coordinators, llm=llm, **at))
 
 
 async def arun_coordinator_phase(
     task: TaskInfo,
-    coordinators: Sequence[AnyTool],
+    coordinators: Tools,
     *,
-    depth: int,
-    max_depth: int,
-    room: int,
     llm: LlmAssistant | None = None,
+    **at: Unpack[PhaseLimits],
 ) -> PhaseOutcome:
     """Async :func:`run_coordinator_phase`: the extraction calls are awaited."""
-    steps = coordinator_phase(task, coordinators, depth=depth, max_depth=max_depth, room=room)
-    return await adrive(phase_effects(steps, lambda call: decomposition_effect(llm, call)))
+    return await adrive(coordinator_phase(task, coordinators, llm=llm, **at))
 
 
 def coordinator_phase(
     task: TaskInfo,
-    coordinators: Sequence[AnyTool],
+    coordinators: Tools,
     *,
-    depth: int,
-    max_depth: int,
-    room: int,
-) -> PhaseSteps:
+    llm: LlmAssistant | None = None,
+    **at: Unpack[PhaseLimits],
+) -> Steps[PhaseOutcome]:
     """Run ``coordinators`` on ``task`` one after another (C2) and stamp the result.
 
     ``task`` is the nested subtree of the task (existing subtasks included);
-    ``depth`` its level below the root; ``room`` how many more tasks the tree
-    may take (the count cap). Coordinators named in
+    ``at`` says where it stands (:class:`PhaseLimits`); ``llm`` fills the
+    decomposition schemas (``None``: offline). Coordinators named in
     ``task.applied_coordinator_names`` are passed over (C3).
 
     Subtasks are told apart by value, never by object identity (K2): after each
@@ -195,7 +159,7 @@ def coordinator_phase(
                     schemas=tuple(c.decomposition_schema() for c in later),
                 )
                 try:
-                    reply = yield call
+                    reply = yield from decomposition_steps(llm, call)
                 except (GraphBubbleUp, RunDeadlineError):
                     raise
                 except Exception as exc:  # C4: a failing extraction rolls back like a raise
@@ -211,7 +175,7 @@ def coordinator_phase(
     if outcome.ran:
         applied = list(dict.fromkeys([*outcome.task.applied_coordinator_names, *outcome.ran]))
         outcome.task.applied_coordinator_names = applied
-        _stamp_new_subtasks(outcome, owner_of, applied, depth, max_depth, room)
+        _stamp_new_subtasks(outcome, owner_of, applied, at["depth"], at["max_depth"], at["room"])
     return outcome
 
 

@@ -10,7 +10,7 @@ from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
-from toolweave.graph.nodes import Effect, Steps, make_node
+from toolweave.graph.nodes import Steps, make_node
 from toolweave.llm.port import AnswerRequest
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
@@ -77,9 +77,7 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
             history=state["messages"][:-1][-deps.limits.history_messages :],
         )
         assistant = assistant_for(deps, runtime)
-        generated: AIMessage = yield Effect(
-            lambda: assistant.answer(request), lambda: assistant.aanswer(request)
-        )
+        generated = yield from assistant.answer_steps(request)
         text = generated.text
         entry = LedgerEntry(
             kind=LedgerKind.ANSWER,

@@ -21,7 +21,7 @@ from pydantic import BaseModel
 
 from toolweave.graph.context import Dependencies, RunContext
 from toolweave.graph.handover import handover
-from toolweave.graph.nodes import Effect, make_pure_node
+from toolweave.graph.nodes import Call, make_pure_node
 from toolweave.graph.normalize import split_conversation
 from toolweave.graph.validation import reply_text
 from toolweave.graph.walk import Phase
@@ -59,7 +59,7 @@ def tool_call(
     ctx: ToolCallContext,
     buffer: Mapping[str, list[PromptAndContext]],
     reply: str | None,
-) -> Effect[ToolResult | None]:
+) -> Call[ToolResult | None]:
     """The right method of ``tool``, in its sync and async form.
 
     Plain, with prior context (B2), or with the user's reply (Q2, B3). Pass the
@@ -70,7 +70,7 @@ def tool_call(
         return {key: list(entries) for key, entries in buffer.items()}
 
     if reply is not None and isinstance(tool, ClarifiableContextConsumerTool):
-        return Effect(
+        return Call(
             lambda: tool.execute_with_clarification_and_prior_context(
                 request, ctx, reply, snapshot()
             ),
@@ -79,16 +79,16 @@ def tool_call(
             ),
         )
     if reply is not None and isinstance(tool, ClarifiableTool):
-        return Effect(
+        return Call(
             lambda: tool.execute_with_clarification(request, ctx, reply),
             lambda: tool.aexecute_with_clarification(request, ctx, reply),
         )
     if isinstance(tool, ContextConsumerTool):
-        return Effect(
+        return Call(
             lambda: tool.execute_with_prior_context(request, ctx, snapshot()),
             lambda: tool.aexecute_with_prior_context(request, ctx, snapshot()),
         )
-    return Effect(lambda: tool.execute(request, ctx), lambda: tool.aexecute(request, ctx))
+    return Call(lambda: tool.execute(request, ctx), lambda: tool.aexecute(request, ctx))
 
 
 def checked_result(tool: AnyTool, result: ToolResult | None) -> ToolResult | None:

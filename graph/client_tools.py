@@ -1,7 +1,7 @@
 """AI system tools in the graph: scope (W3), the input check (W2) and the client-tool pause.
 
-``execute`` hands an :class:`~toolweave.tools.ai.orchestration.AiChatbotTool` to
-:func:`run_ai_tool`, which decides where it runs:
+``execute`` yields from :func:`ai_tool_steps` for an
+:class:`~toolweave.tools.ai.orchestration.AiChatbotTool`, which decide where it runs:
 
 - ``SERVER``, or ``ALL`` when the client announced no implementation: the tool's
   ``execute(input)`` runs here, contained (R7);
@@ -34,9 +34,8 @@ from pydantic import ValidationError
 
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.handover import handover
-from toolweave.graph.nodes import Effect, Steps, adrive, drive, make_pure_node
+from toolweave.graph.nodes import Steps, make_pure_node, perform
 from toolweave.graph.walk import Phase
-from toolweave.llm.port import ExtractedRequest, LlmAssistant
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.client_calls import (
     ClientCalls,
@@ -49,7 +48,7 @@ from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.results import ToolResult
 from toolweave.state.task import TaskNode
-from toolweave.tools.ai.base import AiToolDefinition, AiToolScope
+from toolweave.tools.ai.base import AiToolDefinition, AiToolScope, execution
 from toolweave.tools.ai.inputs import InputCheck, check_input, input_text
 from toolweave.tools.ai.orchestration import AiChatbotTool
 from toolweave.tools.ai.prompts import INPUT_RETRY_PROMPT
@@ -113,16 +112,6 @@ def _context(tool: AiChatbotTool, text: str, call_id: str | None = None) -> Tool
     return ToolResult.as_context(tool.name, [doc])
 
 
-def _extraction(
-    assistant: LlmAssistant, text: str, prompt: str, tool: AiChatbotTool
-) -> Effect[dict[str, ExtractedRequest]]:
-    """The model's extraction of the tool's input, sync and async (T7)."""
-    return Effect(
-        lambda: assistant.generate_tool_request(text, prompt, None, tool),
-        lambda: assistant.agenerate_tool_request(text, prompt, None, tool),
-    )
-
-
 def _checked_input(
     deps: Dependencies,
     runtime: Runtime[RunContext] | None,
@@ -140,9 +129,9 @@ def _checked_input(
     prompt = EXTRACTION_SYSTEM_PROMPT
     for attempt in range(1, limit + 1):
         if has_fields and not extracted:
-            request = (yield _extraction(assistant_for(deps, runtime), text, prompt, tool)).get(
-                tool.name
-            )
+            assistant = assistant_for(deps, runtime)
+            reply = yield from assistant.generate_tool_request_steps(text, prompt, None, tool)
+            request = reply.get(tool.name)
             outcome.llm_calls += 1
         extracted = False
         outcome.request = request
@@ -266,7 +255,11 @@ def _prepare(
 
 
 def _finish(
-    outcome: AiOutcome, node: TaskNode, tool: AiChatbotTool, output: Any, progress: ProgressEmitter
+    outcome: AiOutcome,
+    node: TaskNode,
+    tool: AiChatbotTool,
+    output: object,
+    progress: ProgressEmitter,
 ) -> AiOutcome:
     if not isinstance(output, str):
         progress("ERROR", type(output).__name__)
@@ -308,41 +301,13 @@ def ai_tool_steps(
         return outcome
     checked = check.text
     try:
-        output = yield Effect(
-            lambda: tool.ai_tool.execute(checked), lambda: tool.ai_tool.aexecute(checked)
-        )
+        output = yield from perform(execution(tool.ai_tool, checked))
     except GraphBubbleUp:
         raise
     except Exception as exc:  # R7: a failing tool is "no result"; the run goes on
         logger.warning("AI tool %s raised on task %s", tool.name, node.task_no, exc_info=True)
         return _failed(outcome, node, tool, exc, progress)
     return _finish(outcome, node, tool, output, progress)
-
-
-def run_ai_tool(
-    deps: Dependencies,
-    state: GraphState,
-    runtime: Runtime[RunContext] | None,
-    node: TaskNode,
-    tool: AiChatbotTool,
-    text: str,
-    progress: ProgressEmitter,
-) -> AiOutcome:
-    """:func:`ai_tool_steps` with sync calls."""
-    return drive(ai_tool_steps(deps, state, runtime, node, tool, text, progress))
-
-
-async def arun_ai_tool(
-    deps: Dependencies,
-    state: GraphState,
-    runtime: Runtime[RunContext] | None,
-    node: TaskNode,
-    tool: AiChatbotTool,
-    text: str,
-    progress: ProgressEmitter,
-) -> AiOutcome:
-    """:func:`ai_tool_steps` with awaited calls (the model's and the tool's async twins)."""
-    return await adrive(ai_tool_steps(deps, state, runtime, node, tool, text, progress))
 
 
 def receive_results(
@@ -382,10 +347,9 @@ def make_client_tools(deps: Dependencies) -> Runnable[Any, Any]:
 
 __all__ = [
     "AiOutcome",
+    "ai_tool_steps",
     "announced_tools",
-    "arun_ai_tool",
     "make_client_tools",
     "receive_results",
-    "run_ai_tool",
     "runs_in_client",
 ]

@@ -11,12 +11,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from toolweave.coordinators.base import DecomposingCoordinator
-from toolweave.coordinators.phase import (
-    PhaseOutcome,
-    coordinator_phase,
-    decomposition_effect,
-    phase_effects,
-)
+from toolweave.coordinators.phase import PhaseOutcome, coordinator_phase
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.handover import current_task_no, handover
 from toolweave.graph.nodes import Steps, make_node
@@ -127,8 +122,9 @@ def make_coordinate(deps: Dependencies) -> Runnable[Any, Any]:
             depth=node.depth,
             max_depth=deps.limits.max_depth,
             room=deps.limits.max_tasks - len(tasks),
+            llm=llm,
         )
-        outcome = yield from phase_effects(phase, lambda call: decomposition_effect(llm, call))
+        outcome = yield from phase
         updates = flatten(outcome.task, tasks, parent=node.parent, depth=node.depth)
         updates[node.task_no] = updates[node.task_no].model_copy(
             update={"status": TaskStatus.COORDINATED}

@@ -18,9 +18,8 @@ from langgraph.types import Command
 from toolweave.coordinators.deep_search import DeepSearchCoordinator
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.handover import handover
-from toolweave.graph.nodes import Effect, Steps, make_node
+from toolweave.graph.nodes import Steps, make_node
 from toolweave.graph.walk import Phase
-from toolweave.llm.port import ContextVerdict
 from toolweave.state.events import deep_fallback_event, gatekeeper_event
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
@@ -109,10 +108,7 @@ def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
         assistant = assistant_for(deps, runtime)
         question, documents = state["question"], state["documents"]
         guaranteed = [g.context for g in state["guaranteed"]]
-        verdict: ContextVerdict = yield Effect(
-            lambda: assistant.judge_context(question, documents, guaranteed),
-            lambda: assistant.ajudge_context(question, documents, guaranteed),
-        )
+        verdict = yield from assistant.judge_context_steps(question, documents, guaranteed)
         update.update(llm_calls=1, deep_fallback_calls=1)
         missing = verdict.missing[: deps.limits.deep_fallback_pieces]
         gate = LedgerEntry(

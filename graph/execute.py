@@ -15,11 +15,11 @@ from langgraph.types import Command
 from pydantic import BaseModel, ValidationError
 
 from toolweave.graph.clarify import checked_result, clarification_limit_message, tool_call
-from toolweave.graph.client_tools import AiOutcome, arun_ai_tool, run_ai_tool
+from toolweave.graph.client_tools import ai_tool_steps
 from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
 from toolweave.graph.handover import current_task_no, handover
 from toolweave.graph.idempotency import tool_call_key
-from toolweave.graph.nodes import Effect, Steps, make_node
+from toolweave.graph.nodes import Steps, make_node, perform
 from toolweave.graph.walk import Phase
 from toolweave.llm.budget import LlmBudget
 from toolweave.llm.passthrough import astream_message, stream_message
@@ -123,7 +123,7 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
         extra: dict[str, Any] = {}
         if isinstance(tool, AiChatbotTool):  # W2, W3: scope and input check
             progress = ProgressEmitter(name, runtime.stream_writer, task_no=node.task_no)
-            ai = yield _ai_tool_call(deps, state, runtime, node, tool, text, progress)
+            ai = yield from ai_tool_steps(deps, state, runtime, node, tool, text, progress)
             if ai.pause:
                 paused = {"ledger": ai.ledger, "llm_calls": ai.llm_calls}
                 return handover(state, {**paused, **ai.update})
@@ -155,26 +155,6 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
     return make_node("execute", execute)
 
 
-def _ai_tool_call(
-    deps: Dependencies,
-    state: GraphState,
-    runtime: Runtime[RunContext],
-    node: TaskNode,
-    tool: AiChatbotTool,
-    text: str,
-    progress: ProgressEmitter,
-) -> Effect[AiOutcome]:
-    """One AI-tool step (W2, W3) as an effect, sync or async all the way down.
-
-    Its input extraction and the tool's ``execute`` are the model's and the tool's
-    own sync or async calls, so no worker thread is used under the async driver.
-    """
-    return Effect(
-        lambda: run_ai_tool(deps, state, runtime, node, tool, text, progress),
-        lambda: arun_ai_tool(deps, state, runtime, node, tool, text, progress),
-    )
-
-
 def _run(
     deps: Dependencies,
     state: GraphState,
@@ -192,9 +172,8 @@ def _run(
     outcome = Outcome(request=node.requests.get(name))
     if name not in node.requests and tool.request_model.model_fields:
         assistant = assistant_for(deps, runtime)
-        extracted = yield Effect(
-            lambda: assistant.generate_tool_request(text, EXTRACTION_SYSTEM_PROMPT, None, tool),
-            lambda: assistant.agenerate_tool_request(text, EXTRACTION_SYSTEM_PROMPT, None, tool),
+        extracted = yield from assistant.generate_tool_request_steps(
+            text, EXTRACTION_SYSTEM_PROMPT, None, tool
         )
         outcome.request, outcome.llm_calls = extracted.get(name), 1
     try:
@@ -231,7 +210,7 @@ def _run(
     pending = state.get("clarification")
     reply = pending.reply if pending is not None and pending.tool == name else None
     try:
-        raw = yield tool_call(tool, request, ctx, state["context_buffer"], reply)
+        raw = yield from perform(tool_call(tool, request, ctx, state["context_buffer"], reply))
     except (GraphBubbleUp, InvalidToolResultError):  # a bad result is the tool's bug: loud
         raise
     except Exception as exc:  # R7: a failing tool is "no result"; the run goes on

@@ -1,13 +1,15 @@
 """One node, two bodies: a sync one for ``invoke`` and a native async one for ``ainvoke``.
 
-A node's logic is written once, as a generator of *steps*: pure code that yields
-an :class:`Effect` wherever it needs the outside world (a model call, a tool
-call) and receives the effect's result, or its exception, back at the ``yield``.
-Two drivers run the same generator: :func:`drive` calls each effect's sync
-function, :func:`adrive` awaits its async one. So there is no second copy of any
-rule, and under ``ainvoke``/``astream`` a node never touches LangGraph's thread
-pool unless an effect itself chooses to (the LLM port's and ``ChatbotTool``'s
-default async methods run their sync twin in a worker thread).
+A node's logic is written once, as steps (:mod:`toolweave.tools.effects`): pure
+code that yields an effect wherever it needs the outside world (a model call, a
+tool call, a wait) and receives the effect's result, or its exception, back at
+the ``yield``. It composes the LLM port's steps and the tools' calls with
+``yield from``, so one driver runs the node and every call in it: :func:`drive`
+calls each effect's sync form, :func:`adrive` awaits its async one. So there is
+no second copy of any rule, and under ``ainvoke``/``astream`` a node never
+touches LangGraph's thread pool unless an effect itself chooses to (the LLM
+port's and ``ChatbotTool``'s default async methods run their sync twin in a
+worker thread).
 
 LangGraph registers a function node as its internal ``RunnableCallable(func, afunc)``
 (for a sync function, ``afunc`` runs ``func`` in the executor); :func:`make_node`
@@ -28,7 +30,7 @@ from langgraph.runtime import Runtime
 from toolweave.graph.context import RunContext
 from toolweave.graph.tracing import label_run
 from toolweave.state.graph_state import GraphState
-from toolweave.tools.effects import Effect, Steps, adrive, blocking, drive
+from toolweave.tools.effects import Call, Effect, Steps, adrive, blocking, drive, perform
 
 R = TypeVar("R")
 
@@ -72,6 +74,7 @@ def make_pure_node(
 
 
 __all__ = [
+    "Call",
     "Effect",
     "StepFunction",
     "Steps",
@@ -80,4 +83,5 @@ __all__ = [
     "drive",
     "make_node",
     "make_pure_node",
+    "perform",
 ]

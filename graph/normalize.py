@@ -19,11 +19,10 @@ from toolweave.graph.context import (
     user_data_for,
 )
 from toolweave.graph.handover import handover
-from toolweave.graph.nodes import Effect, Steps, make_node
+from toolweave.graph.nodes import Steps, make_node
 from toolweave.graph.normalized import check_normalized
 from toolweave.graph.validation import question_of
 from toolweave.graph.walk import Phase
-from toolweave.llm.port import Normalized
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import ROOT_TASK_NO, TaskInfo, TaskNode
@@ -110,10 +109,7 @@ def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
         question, history = split_conversation(state["messages"], deps.limits)
         assistant = assistant_for(deps, runtime)
         lang = deps.domain.default_language
-        norm: Normalized = yield Effect(
-            lambda: assistant.normalize(question, history, default_lang=lang),
-            lambda: assistant.anormalize(question, history, default_lang=lang),
-        )
+        norm = yield from assistant.normalize_steps(question, history, default_lang=lang)
         norm, notes = check_normalized(question, history, norm)  # A1, T10
         offered, refusals = offer_tools(
             deps, tools, state.get("systems") or [], user_data_for(state, runtime)

@@ -12,7 +12,7 @@ from langgraph.types import Command
 from toolweave.graph.candidates import guard_terminal, offer_candidates
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.handover import current_task_no, handover
-from toolweave.graph.nodes import Effect, Steps, make_node
+from toolweave.graph.nodes import Steps, make_node
 from toolweave.graph.walk import Phase
 from toolweave.llm.port import Activation
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
@@ -118,13 +118,8 @@ def make_route(deps: Dependencies) -> Runnable[Any, Any]:
             if candidates:
                 assistant = assistant_for(deps, runtime)
                 prompt, text = node.task.task_prompt, execution_text(node.task)
-                activation = yield Effect(
-                    lambda: assistant.route_and_extract(
-                        prompt, text, candidates, extraction_prompt=EXTRACTION_SYSTEM_PROMPT
-                    ),
-                    lambda: assistant.aroute_and_extract(
-                        prompt, text, candidates, extraction_prompt=EXTRACTION_SYSTEM_PROMPT
-                    ),
+                activation = yield from assistant.route_and_extract_steps(
+                    prompt, text, candidates, extraction_prompt=EXTRACTION_SYSTEM_PROMPT
                 )
             tools, entries = routed_activation(deps, node, offered, candidates, activation)
             entries = prefiltered + entries

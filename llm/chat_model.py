@@ -1,8 +1,15 @@
-"""``ChatModelAssistant``: the LLM port over any LangChain chat model (T5, T7, A1, D1, X2)."""
+"""``ChatModelAssistant``: the LLM port over any LangChain chat model (T5, T7, A1, D1, X2).
+
+Every port call is written once, as steps (:mod:`toolweave.tools.effects`): the
+prompt, one structured call (:func:`~toolweave.llm.structured.structured_steps`)
+or the streamed answer with retries, and the reading of the reply. The sync and
+async methods are those steps run by :func:`~toolweave.tools.effects.drive` and
+:func:`~toolweave.tools.effects.adrive`; the graph yields from the steps
+themselves, so a node's driver runs the model calls.
+"""
 
 from __future__ import annotations
 
-import functools
 import logging
 import re
 from collections.abc import Sequence
@@ -13,7 +20,14 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, SecretStr
 
-from toolweave.llm import prompts
+from toolweave.llm import prompts, retries
+from toolweave.llm.chat_messages import (
+    cached_tools_block,
+    dialogue,
+    format_context,
+    format_history,
+    verdicts,
+)
 from toolweave.llm.passthrough import ANSWER_TAG
 from toolweave.llm.port import (
     Activation,
@@ -25,6 +39,7 @@ from toolweave.llm.port import (
     LlmAssistant,
     Normalized,
     RoutingVerdict,
+    Tools,
 )
 from toolweave.llm.replies import (
     GatekeeperReply,
@@ -34,23 +49,11 @@ from toolweave.llm.replies import (
     decomposition_schema,
     offered_tools,
     routing_schema,
-    tools_block,
 )
-from toolweave.llm.structured import (
-    Invoke,
-    LlmRetryPolicy,
-    Plan,
-    StructuredOutput,
-    arun_plan,
-    finish_reason,
-    is_openai_compatible,
-    require_finish_reason,
-    retrying,
-    run_plan,
-    structured_plan,
-)
+from toolweave.llm.structured import StructuredOutput, structured_steps
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.secrets import register_secret
+from toolweave.tools.effects import Steps, adrive, drive
 from toolweave.tools.registry import AnyTool
 
 logger = logging.getLogger(__name__)
@@ -58,39 +61,7 @@ logger = logging.getLogger(__name__)
 HISTORY_WINDOW = 6
 """Earlier messages a follow-up is resolved against and the answer sees (A1)."""
 
-_NOT_OFFERED = "no routing question: runs only when forced"
-_NO_REPLY = "no valid routing reply"
 _LANG = re.compile(r"^[a-z]{2,3}$")
-
-
-def format_history(history: Sequence[BaseMessage], window: int) -> str:
-    """The last ``window`` user/assistant turns as ``User: …`` / ``Assistant: …`` lines."""
-    lines: list[str] = []
-    for message in _dialogue(history, window):
-        who = "User" if isinstance(message, HumanMessage) else "Assistant"
-        lines.append(f"{who}: {message.text}")
-    return "\n".join(lines)
-
-
-def _dialogue(history: Sequence[BaseMessage], window: int) -> list[BaseMessage]:
-    """Plain-text copies of the last ``window`` human/AI messages (tool calls dropped)."""
-    turns = [m for m in history if isinstance(m, HumanMessage | AIMessage) and m.text.strip()]
-    kept = turns[-window:] if window > 0 else []
-    return [
-        HumanMessage(content=m.text) if isinstance(m, HumanMessage) else AIMessage(content=m.text)
-        for m in kept
-    ]
-
-
-def format_context(documents: Sequence[UniqueTextDocument]) -> str:
-    """Numbered context passages: ``[n] name, p. 3: text``."""
-    lines: list[str] = []
-    for n, doc in enumerate(documents, start=1):
-        source = doc.document_name or doc.document_id
-        if doc.page is not None:
-            source = f"{source}, p. {doc.page}"
-        lines.append(f"[{n}] {source}: {doc.text}")
-    return "\n".join(lines)
 
 
 def _describe(model: BaseChatModel) -> str:
@@ -114,41 +85,12 @@ def with_request_timeout(model: BaseChatModel, timeout: float | None) -> BaseCha
     wins over it. Other models keep their own timeout (the async path bounds
     every call with ``asyncio.wait_for`` regardless).
     """
-    if timeout is None or not is_openai_compatible(model):
+    if timeout is None or not retries.is_openai_compatible(model):
         return model
     extra = dict(getattr(model, "model_kwargs", None) or {})
     extra["timeout"] = timeout
     copied: BaseChatModel = model.model_copy(update={"model_kwargs": extra})
     return copied
-
-
-@functools.lru_cache(maxsize=256)
-def _tools_block(tools: tuple[AnyTool, ...], *, with_instruction: bool) -> str:
-    """:func:`tools_block`, built once per candidate set (as its routing schema is)."""
-    return tools_block(tools, with_instruction=with_instruction)
-
-
-def _verdicts(
-    tools: Sequence[AnyTool], offered: Sequence[AnyTool], reply: BaseModel | None
-) -> list[tuple[Any, RoutingVerdict]]:
-    """Each tool's (reply entry or ``None``, verdict), in the order of ``tools`` (T5).
-
-    A tool's entry is the reply field of its position among ``offered``, found by
-    identity in one pass (no per-tool scan: quadratic at 1000 tools).
-    """
-    position = {id(tool): i for i, tool in enumerate(offered)}
-    pairs: list[tuple[Any, RoutingVerdict]] = []
-    for tool in tools:
-        at = position.get(id(tool))
-        if at is None:
-            pairs.append((None, RoutingVerdict(tool=tool.name, run=False, reason=_NOT_OFFERED)))
-        elif reply is None:
-            pairs.append((None, RoutingVerdict(tool=tool.name, run=False, reason=_NO_REPLY)))
-        else:
-            entry = getattr(reply, f"tool_{at}")
-            verdict = RoutingVerdict(tool=tool.name, run=bool(entry.run), reason=str(entry.reason))
-            pairs.append((entry, verdict))
-    return pairs
 
 
 class ChatModelAssistant(LlmAssistant):
@@ -208,7 +150,7 @@ class ChatModelAssistant(LlmAssistant):
             structured_cache_size: Structured-output runnables kept built (LRU).
         """
         self.model = model
-        self.policy = LlmRetryPolicy(
+        self.policy = retries.LlmRetryPolicy(
             max_retries=max_retries,
             initial_backoff=initial_backoff,
             max_backoff=max_backoff,
@@ -219,7 +161,9 @@ class ChatModelAssistant(LlmAssistant):
         self.fuse_routing = fuse_routing
         self.history_window = history_window
         self.require_finish_reason = (
-            is_openai_compatible(model) if require_finish_reason is None else require_finish_reason
+            retries.is_openai_compatible(model)
+            if require_finish_reason is None
+            else require_finish_reason
         )
         register_secret(_api_key(model))
         self._calling = with_request_timeout(model, timeout)
@@ -228,26 +172,15 @@ class ChatModelAssistant(LlmAssistant):
 
     def _structured(
         self, schema: type[BaseModel], messages: list[BaseMessage], what: str
-    ) -> Plan[Any]:
-        return structured_plan(self.structured, schema, messages, policy=self.policy, what=what)
+    ) -> Steps[Any]:
+        return structured_steps(self.structured, schema, messages, policy=self.policy, what=what)
 
     # -- normalize (A1, T10) --------------------------------------------------------------
 
-    def normalize(
+    def normalize_steps(
         self, message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
-    ) -> Normalized:
+    ) -> Steps[Normalized]:
         """One structured call: standalone question, language, key words, prompt type (A1)."""
-        return run_plan(self._normalize(message, history, default_lang))
-
-    async def anormalize(
-        self, message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
-    ) -> Normalized:
-        """Async :meth:`normalize` over the chat model's ``ainvoke``."""
-        return await arun_plan(self._normalize(message, history, default_lang))
-
-    def _normalize(
-        self, message: str, history: Sequence[BaseMessage], default_lang: str
-    ) -> Plan[Normalized]:
         system = prompts.normalize_system(
             history=format_history(history, self.history_window), default_lang=default_lang
         )
@@ -267,45 +200,27 @@ class ChatModelAssistant(LlmAssistant):
 
     # -- routing (T5) ---------------------------------------------------------------------
 
-    def route(self, task_prompt: str, tools: Sequence[AnyTool]) -> list[RoutingVerdict]:
+    def route_steps(self, task_prompt: str, tools: Tools) -> Steps[list[RoutingVerdict]]:
         """One structured call answering every offered tool's routing question (T5)."""
-        return run_plan(self._route(task_prompt, tools))
-
-    async def aroute(self, task_prompt: str, tools: Sequence[AnyTool]) -> list[RoutingVerdict]:
-        """Async :meth:`route`."""
-        return await arun_plan(self._route(task_prompt, tools))
-
-    def _route(self, task_prompt: str, tools: Sequence[AnyTool]) -> Plan[list[RoutingVerdict]]:
         offered = offered_tools(tools)
         reply: BaseModel | None = None
         if offered:
             system = prompts.routing_system(
-                tools=_tools_block(tuple(offered), with_instruction=False)
+                tools=cached_tools_block(tuple(offered), with_instruction=False)
             )
             reply = yield from self._structured(
                 routing_schema(offered, fused=False),
                 [SystemMessage(content=system), HumanMessage(content=task_prompt)],
                 "routing",
             )
-        return [verdict for _, verdict in _verdicts(tools, offered, reply)]
+        return [verdict for _, verdict in verdicts(tools, offered, reply)]
 
     # -- extraction (T7) ------------------------------------------------------------------
 
-    def generate_tool_request(
+    def generate_tool_request_steps(
         self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
-    ) -> dict[str, ExtractedRequest]:
+    ) -> Steps[dict[str, ExtractedRequest]]:
         """Constrained extraction into ``tool.request_model`` (T7); ``None`` when it fails."""
-        return run_plan(self._extract(user_prompt, system_prompt, tasks, tool))
-
-    async def agenerate_tool_request(
-        self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
-    ) -> dict[str, ExtractedRequest]:
-        """Async :meth:`generate_tool_request`."""
-        return await arun_plan(self._extract(user_prompt, system_prompt, tasks, tool))
-
-    def _extract(
-        self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
-    ) -> Plan[dict[str, ExtractedRequest]]:
         if not tool.request_model.model_fields:
             return {tool.name: {}}
         system = prompts.fill_extraction_prompt(
@@ -320,21 +235,10 @@ class ChatModelAssistant(LlmAssistant):
 
     # -- coordinators' decomposition (C1, M2) ---------------------------------------------
 
-    def extract_decompositions(
+    def extract_decompositions_steps(
         self, task_prompt: str, schemas: Sequence[DecompositionSchema]
-    ) -> Decompositions:
+    ) -> Steps[Decompositions]:
         """ONE structured call filling every coordinator's decomposition schema (C1, M2)."""
-        return run_plan(self._decompose(task_prompt, schemas))
-
-    async def aextract_decompositions(
-        self, task_prompt: str, schemas: Sequence[DecompositionSchema]
-    ) -> Decompositions:
-        """Async :meth:`extract_decompositions`."""
-        return await arun_plan(self._decompose(task_prompt, schemas))
-
-    def _decompose(
-        self, task_prompt: str, schemas: Sequence[DecompositionSchema]
-    ) -> Plan[Decompositions]:
         if not schemas:
             return Decompositions(values={}, llm_calls=0)
         system = prompts.decomposition_system(coordinators=decomposition_block(schemas))
@@ -351,59 +255,37 @@ class ChatModelAssistant(LlmAssistant):
 
     # -- fused activation (T5 + T7) -------------------------------------------------------
 
-    def route_and_extract(
-        self,
-        task_prompt: str,
-        execution_text: str,
-        tools: Sequence[AnyTool],
-        *,
-        extraction_prompt: str,
-    ) -> Activation:
+    def route_and_extract_steps(
+        self, task_prompt: str, execution_text: str, tools: Tools, *, extraction_prompt: str
+    ) -> Steps[Activation]:
         """Route and extract in ONE structured call when ``fuse_routing`` (T5 + T7).
 
         Routing sees only the task prompt (M2), so a subtask whose execution text
         carries its parent's context (M3) is routed and extracted in two steps.
         """
         if not self.fuse_routing or execution_text != task_prompt:
-            return super().route_and_extract(
-                task_prompt, execution_text, tools, extraction_prompt=extraction_prompt
+            return (
+                yield from self.route_then_extract(
+                    task_prompt, execution_text, tools, extraction_prompt
+                )
             )
-        return run_plan(self._activate(task_prompt, tools, extraction_prompt))
-
-    async def aroute_and_extract(
-        self,
-        task_prompt: str,
-        execution_text: str,
-        tools: Sequence[AnyTool],
-        *,
-        extraction_prompt: str,
-    ) -> Activation:
-        """Async :meth:`route_and_extract`."""
-        if not self.fuse_routing or execution_text != task_prompt:
-            return await super().aroute_and_extract(
-                task_prompt, execution_text, tools, extraction_prompt=extraction_prompt
-            )
-        return await arun_plan(self._activate(task_prompt, tools, extraction_prompt))
-
-    def _activate(
-        self, task_prompt: str, tools: Sequence[AnyTool], extraction_prompt: str
-    ) -> Plan[Activation]:
         offered = offered_tools(tools)
         if not offered:
-            verdicts = tuple(verdict for _, verdict in _verdicts(tools, offered, None))
-            return Activation(verdicts=verdicts, requests={}, llm_calls=0)
+            none = tuple(verdict for _, verdict in verdicts(tools, offered, None))
+            return Activation(verdicts=none, requests={}, llm_calls=0)
         guidance = prompts.fill_extraction_prompt(
             extraction_prompt, tasks=None, instruction="Follow each tool's instruction above."
         )
         system = prompts.fused_routing_system(
-            tools=_tools_block(tuple(offered), with_instruction=True), extraction_guidance=guidance
+            tools=cached_tools_block(tuple(offered), with_instruction=True),
+            extraction_guidance=guidance,
         )
         reply: BaseModel | None = yield from self._structured(
             routing_schema(offered, fused=True),
             [SystemMessage(content=system), HumanMessage(content=task_prompt)],
             "activation",
         )
-        pairs = _verdicts(tools, offered, reply)
+        pairs = verdicts(tools, offered, reply)
         requests: dict[str, ExtractedRequest] = {}
         for (entry, verdict), tool in zip(pairs, tools, strict=True):  # verdicts follow tools
             if entry is None or not verdict.run or not tool.request_model.model_fields:
@@ -416,30 +298,10 @@ class ChatModelAssistant(LlmAssistant):
 
     # -- gatekeeper (D1) and page reading (D3) -------------------------------------------
 
-    def judge_context(
-        self,
-        question: str,
-        documents: Sequence[UniqueTextDocument],
-        guaranteed: Sequence[str],
-    ) -> ContextVerdict:
+    def judge_context_steps(
+        self, question: str, documents: Sequence[UniqueTextDocument], guaranteed: Sequence[str]
+    ) -> Steps[ContextVerdict]:
         """One structured call: does the context suffice, and what is missing (D1)."""
-        return run_plan(self._judge(question, documents, guaranteed))
-
-    async def ajudge_context(
-        self,
-        question: str,
-        documents: Sequence[UniqueTextDocument],
-        guaranteed: Sequence[str],
-    ) -> ContextVerdict:
-        """Async :meth:`judge_context`."""
-        return await arun_plan(self._judge(question, documents, guaranteed))
-
-    def _judge(
-        self,
-        question: str,
-        documents: Sequence[UniqueTextDocument],
-        guaranteed: Sequence[str],
-    ) -> Plan[ContextVerdict]:
         if not documents and not any(text.strip() for text in guaranteed):
             return ContextVerdict(sufficient=False, missing=(question,))
         context = "\n".join([*guaranteed, format_context(documents)]).strip()
@@ -457,15 +319,10 @@ class ChatModelAssistant(LlmAssistant):
             sufficient=False, missing=tuple(m.strip() for m in reply.missing if m.strip())
         )
 
-    def read_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
+    def read_passage_steps(
+        self, question: str, passage: str, *, user_lang: str
+    ) -> Steps[str | None]:
         """One structured call: the answer the passage gives, or ``None`` (D3, D5)."""
-        return run_plan(self._read(question, passage, user_lang))
-
-    async def aread_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
-        """Async :meth:`read_passage`."""
-        return await arun_plan(self._read(question, passage, user_lang))
-
-    def _read(self, question: str, passage: str, user_lang: str) -> Plan[str | None]:
         system = prompts.read_passage_system(
             language=prompts.language_name(user_lang), passage=passage
         )
@@ -479,20 +336,13 @@ class ChatModelAssistant(LlmAssistant):
 
     # -- the answer (A7, P2) --------------------------------------------------------------
 
-    def answer(self, request: AnswerRequest) -> AIMessage:
+    def answer_steps(self, request: AnswerRequest) -> Steps[AIMessage]:
         """One chat-model call, tagged :data:`ANSWER_TAG`; LangGraph streams its tokens (A7).
 
         A transient failure is retried like every call, and so is a stream that
         broke off mid-way (no finish reason): it is never kept as the answer.
         Listeners see the tokens of the retry after the partial ones.
         """
-        return run_plan(self._answer(request))
-
-    async def aanswer(self, request: AnswerRequest) -> AIMessage:
-        """Async :meth:`answer` over the chat model's ``ainvoke`` (tokens still stream)."""
-        return await arun_plan(self._answer(request))
-
-    def _answer(self, request: AnswerRequest) -> Plan[AIMessage]:
         instructions = prompts.answer_system(
             language=prompts.language_name(request.user_lang),
             context=format_context(request.documents),
@@ -501,29 +351,121 @@ class ChatModelAssistant(LlmAssistant):
         system = "\n\n".join(p for p in (request.system_prompt.strip(), instructions) if p)
         messages: list[BaseMessage] = [
             SystemMessage(content=system),
-            *_dialogue(request.history, self.history_window),
+            *dialogue(request.history, self.history_window),
             HumanMessage(content=request.question),
         ]
         config: RunnableConfig = {"run_name": "answer", "tags": [ANSWER_TAG]}
-        step = Invoke(
+        step = retries.invocation(
             self._calling,
             messages,
             config,
             self.policy.timeout,
-            request_timeout=is_openai_compatible(self.model),
+            request_timeout=retries.is_openai_compatible(self.model),
         )
-        accept = require_finish_reason("answer") if self.require_finish_reason else None
-        reply = yield from retrying(step, policy=self.policy, what="answer", accept=accept)
-        if finish_reason(reply) == "length":
+        accept = retries.require_finish_reason("answer") if self.require_finish_reason else None
+        reply = yield from retries.retrying(step, policy=self.policy, what="answer", accept=accept)
+        if retries.finish_reason(reply) == "length":
             logger.warning("answer: the model stopped at its token limit")
         logger.debug("answer: %d characters", len(reply.text))
         return AIMessage(content=reply.text, id=reply.id)
+
+    # -- the sync and async methods: the steps above, driven -----------------------------
+
+    def normalize(
+        self, message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
+    ) -> Normalized:
+        """:meth:`normalize_steps`, sync."""
+        return drive(self.normalize_steps(message, history, default_lang=default_lang))
+
+    async def anormalize(
+        self, message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
+    ) -> Normalized:
+        """:meth:`normalize_steps` over the chat model's ``ainvoke``."""
+        return await adrive(self.normalize_steps(message, history, default_lang=default_lang))
+
+    def route(self, task_prompt: str, tools: Tools) -> list[RoutingVerdict]:
+        """:meth:`route_steps`, sync."""
+        return drive(self.route_steps(task_prompt, tools))
+
+    async def aroute(self, task_prompt: str, tools: Tools) -> list[RoutingVerdict]:
+        """:meth:`route_steps`, async."""
+        return await adrive(self.route_steps(task_prompt, tools))
+
+    def generate_tool_request(
+        self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
+    ) -> dict[str, ExtractedRequest]:
+        """:meth:`generate_tool_request_steps`, sync."""
+        return drive(self.generate_tool_request_steps(user_prompt, system_prompt, tasks, tool))
+
+    async def agenerate_tool_request(
+        self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
+    ) -> dict[str, ExtractedRequest]:
+        """:meth:`generate_tool_request_steps`, async."""
+        steps = self.generate_tool_request_steps(user_prompt, system_prompt, tasks, tool)
+        return await adrive(steps)
+
+    def route_and_extract(
+        self, task_prompt: str, execution_text: str, tools: Tools, *, extraction_prompt: str
+    ) -> Activation:
+        """:meth:`route_and_extract_steps`, sync."""
+        return drive(
+            self.route_and_extract_steps(
+                task_prompt, execution_text, tools, extraction_prompt=extraction_prompt
+            )
+        )
+
+    async def aroute_and_extract(
+        self, task_prompt: str, execution_text: str, tools: Tools, *, extraction_prompt: str
+    ) -> Activation:
+        """:meth:`route_and_extract_steps`, async."""
+        steps = self.route_and_extract_steps(
+            task_prompt, execution_text, tools, extraction_prompt=extraction_prompt
+        )
+        return await adrive(steps)
+
+    def extract_decompositions(
+        self, task_prompt: str, schemas: Sequence[DecompositionSchema]
+    ) -> Decompositions:
+        """:meth:`extract_decompositions_steps`, sync."""
+        return drive(self.extract_decompositions_steps(task_prompt, schemas))
+
+    async def aextract_decompositions(
+        self, task_prompt: str, schemas: Sequence[DecompositionSchema]
+    ) -> Decompositions:
+        """:meth:`extract_decompositions_steps`, async."""
+        return await adrive(self.extract_decompositions_steps(task_prompt, schemas))
+
+    def judge_context(
+        self, question: str, documents: Sequence[UniqueTextDocument], guaranteed: Sequence[str]
+    ) -> ContextVerdict:
+        """:meth:`judge_context_steps`, sync."""
+        return drive(self.judge_context_steps(question, documents, guaranteed))
+
+    async def ajudge_context(
+        self, question: str, documents: Sequence[UniqueTextDocument], guaranteed: Sequence[str]
+    ) -> ContextVerdict:
+        """:meth:`judge_context_steps`, async."""
+        return await adrive(self.judge_context_steps(question, documents, guaranteed))
+
+    def read_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
+        """:meth:`read_passage_steps`, sync."""
+        return drive(self.read_passage_steps(question, passage, user_lang=user_lang))
+
+    async def aread_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
+        """:meth:`read_passage_steps`, async."""
+        return await adrive(self.read_passage_steps(question, passage, user_lang=user_lang))
+
+    def answer(self, request: AnswerRequest) -> AIMessage:
+        """:meth:`answer_steps`, sync."""
+        return drive(self.answer_steps(request))
+
+    async def aanswer(self, request: AnswerRequest) -> AIMessage:
+        """:meth:`answer_steps` over the chat model's ``ainvoke`` (tokens still stream)."""
+        return await adrive(self.answer_steps(request))
 
 
 __all__ = [
     "HISTORY_WINDOW",
     "ChatModelAssistant",
-    "format_context",
-    "format_history",
     "with_request_timeout",
 ]

@@ -30,8 +30,6 @@ from toolweave.llm.passthrough import stream_message
 from toolweave.llm.port import (
     AnswerRequest,
     ContextVerdict,
-    Decompositions,
-    DecompositionSchema,
     ExtractedRequest,
     LlmAssistant,
     Normalized,
@@ -133,6 +131,8 @@ class OfflineAssistant(LlmAssistant):
     """
 
     local_extraction: ClassVar[bool] = True
+    inline_async: ClassVar[bool] = True
+    """CPU only and quick: the async twins run the sync methods inline (no worker thread)."""
 
     def __init__(
         self,
@@ -295,48 +295,6 @@ class OfflineAssistant(LlmAssistant):
         return ContextVerdict(
             sufficient=False, missing=tuple(template.format(word=w) for w in uncovered)
         )
-
-    # -- async twins: the offline model is CPU only and quick, so they run the sync
-    # logic inline: no worker thread, no duplicated logic.
-
-    async def anormalize(
-        self, message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
-    ) -> Normalized:
-        """Async :meth:`normalize` (inline)."""
-        return self.normalize(message, history, default_lang=default_lang)
-
-    async def aroute(self, task_prompt: str, tools: Sequence[AnyTool]) -> list[RoutingVerdict]:
-        """Async :meth:`route` (inline)."""
-        return self.route(task_prompt, tools)
-
-    async def agenerate_tool_request(
-        self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
-    ) -> dict[str, ExtractedRequest]:
-        """Async :meth:`generate_tool_request` (inline)."""
-        return self.generate_tool_request(user_prompt, system_prompt, tasks, tool)
-
-    async def aextract_decompositions(
-        self, task_prompt: str, schemas: Sequence[DecompositionSchema]
-    ) -> Decompositions:
-        """Async :meth:`extract_decompositions` (inline)."""
-        return self.extract_decompositions(task_prompt, schemas)
-
-    async def ajudge_context(
-        self,
-        question: str,
-        documents: Sequence[UniqueTextDocument],
-        guaranteed: Sequence[str],
-    ) -> ContextVerdict:
-        """Async :meth:`judge_context` (inline)."""
-        return self.judge_context(question, documents, guaranteed)
-
-    async def aread_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
-        """Async :meth:`read_passage` (inline)."""
-        return self.read_passage(question, passage, user_lang=user_lang)
-
-    async def aanswer(self, request: AnswerRequest) -> AIMessage:
-        """Async :meth:`answer` (inline; the tokens still stream)."""
-        return self.answer(request)
 
 
 __all__ = ["OFFLINE_LABEL", "OfflineAssistant", "resolve_followup"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
-from typing import Any
+from typing import Any, TypeAlias
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForLLMRun,
@@ -23,6 +23,12 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, Huma
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import ensure_config
+
+Messages: TypeAlias = list[BaseMessage]
+Stop: TypeAlias = list[str] | None
+SyncRun: TypeAlias = CallbackManagerForLLMRun | None
+AsyncRun: TypeAlias = AsyncCallbackManagerForLLMRun | None
+"""The parts of a LangChain chat model's ``_generate``/``_stream`` signatures."""
 
 ANSWER_TAG = "toolweave:answer"
 """Tag on every streamed final answer, so clients can pick answer tokens out."""
@@ -55,21 +61,13 @@ class PassthroughChatModel(BaseChatModel):
             yield from split_for_streaming(messages[-1].text)
 
     def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
+        self, messages: Messages, stop: Stop = None, run_manager: SyncRun = None, **kwargs: Any
     ) -> ChatResult:
         text = "".join(self._pieces(messages, kwargs.get("chunks")))
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
     def _stream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
+        self, messages: Messages, stop: Stop = None, run_manager: SyncRun = None, **kwargs: Any
     ) -> Iterator[ChatGenerationChunk]:
         for piece in self._pieces(messages, kwargs.get("chunks")):
             chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
@@ -88,21 +86,13 @@ class PassthroughChatModel(BaseChatModel):
                 yield piece
 
     async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
+        self, messages: Messages, stop: Stop = None, run_manager: AsyncRun = None, **kwargs: Any
     ) -> ChatResult:
         text = "".join([piece async for piece in self._apieces(messages, kwargs.get("chunks"))])
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
     async def _astream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
+        self, messages: Messages, stop: Stop = None, run_manager: AsyncRun = None, **kwargs: Any
     ) -> AsyncIterator[ChatGenerationChunk]:
         async for piece in self._apieces(messages, kwargs.get("chunks")):
             chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))

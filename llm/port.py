@@ -4,16 +4,23 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, ParamSpec, TypeAlias, TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import BaseModel
 
 from toolweave.llm.offline_extract import extract_request
 from toolweave.state.documents import UniqueTextDocument
+from toolweave.tools.effects import Steps, adrive, call, drive, perform
 from toolweave.tools.registry import AnyTool
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+Tools: TypeAlias = Sequence[AnyTool]
+"""The candidate tools of one call."""
 
 ExtractedRequest = dict[str, Any] | None
 """A tool's request as extracted from text, before validation into ``request_model``."""
@@ -122,10 +129,20 @@ class AnswerRequest:
 class LlmAssistant(ABC):
     """The language-model port of the orchestrator (``ILlmAssistant``).
 
-    Every method has an async twin (``anormalize``, ``aroute``, …) that the graph
-    awaits under ``ainvoke``/``astream``. The defaults here run the sync method in a
-    worker thread; implementations with a native async path (a chat model's
-    ``ainvoke``, async callables) override them so no thread is used.
+    Every method comes in three forms: sync (``normalize``), async (``anormalize``)
+    and as steps (``normalize_steps``, :mod:`toolweave.tools.effects`). The graph
+    yields from the steps, so one driver runs a node and every model call in it.
+
+    Implement the port either way:
+
+    - with plain methods (the offline model, test doubles, most adapters):
+      override the sync methods, and the async twins when there is a native
+      async path. The default async twin runs the sync method in a worker thread
+      (inline when :attr:`inline_async`); the default steps are one
+      :class:`~toolweave.tools.effects.Call` of the pair;
+    - as steps (:class:`~toolweave.llm.chat_model.ChatModelAssistant`): override
+      the ``*_steps`` methods and derive the pair with
+      :func:`~toolweave.tools.effects.drive` / :func:`~toolweave.tools.effects.adrive`.
 
     Implementations: :class:`~toolweave.llm.chat_model.ChatModelAssistant` over any
     LangChain chat model, :class:`~toolweave.llm.offline.OfflineAssistant` (no LLM,
@@ -138,6 +155,9 @@ class LlmAssistant(ABC):
     local_extraction: ClassVar[bool] = False
     """True when extraction costs no model call of its own (the offline model, test
     doubles): an activation then counts as one call, like a fused model call."""
+    inline_async: ClassVar[bool] = False
+    """True when the sync methods are quick and CPU-only: the default async twins
+    then run them inline, with no worker thread."""
 
     @abstractmethod
     def normalize(
@@ -146,7 +166,7 @@ class LlmAssistant(ABC):
         """Language, key words, prompt type and a standalone question (A1, T10)."""
 
     @abstractmethod
-    def route(self, task_prompt: str, tools: Sequence[AnyTool]) -> list[RoutingVerdict]:
+    def route(self, task_prompt: str, tools: Tools) -> list[RoutingVerdict]:
         """One call answering every candidate's routing question at once (T5, M2)."""
 
     @abstractmethod
@@ -160,12 +180,7 @@ class LlmAssistant(ABC):
         """
 
     def route_and_extract(
-        self,
-        task_prompt: str,
-        execution_text: str,
-        tools: Sequence[AnyTool],
-        *,
-        extraction_prompt: str,
+        self, task_prompt: str, execution_text: str, tools: Tools, *, extraction_prompt: str
     ) -> Activation:
         """Route, then extract the routed tools' requests.
 
@@ -173,18 +188,7 @@ class LlmAssistant(ABC):
         that has fields (none with :attr:`local_extraction`); implementations that
         can fuse both into one structured call override it (the 3-call target).
         """
-        verdicts = tuple(self.route(task_prompt, tools))
-        by_name = {tool.name: tool for tool in tools}
-        requests: dict[str, ExtractedRequest] = {}
-        calls = 1
-        for name in (v.tool for v in verdicts if v.run):
-            tool = by_name.get(name)
-            if tool is None or not tool.request_model.model_fields:
-                continue
-            extracted = self.generate_tool_request(execution_text, extraction_prompt, None, tool)
-            requests[name] = extracted.get(name)
-            calls += 0 if self.local_extraction else 1
-        return Activation(verdicts=verdicts, requests=requests, llm_calls=calls)
+        return drive(self.route_then_extract(task_prompt, execution_text, tools, extraction_prompt))
 
     def extract_decompositions(
         self, task_prompt: str, schemas: Sequence[DecompositionSchema]
@@ -199,10 +203,7 @@ class LlmAssistant(ABC):
         return extract_decompositions_offline(task_prompt, schemas)
 
     def judge_context(
-        self,
-        question: str,
-        documents: Sequence[UniqueTextDocument],
-        guaranteed: Sequence[str],
+        self, question: str, documents: Sequence[UniqueTextDocument], guaranteed: Sequence[str]
     ) -> ContextVerdict:
         """The context gatekeeper (D1); the default says the context suffices."""
         return ContextVerdict(sufficient=True)
@@ -225,36 +226,135 @@ class LlmAssistant(ABC):
         :func:`toolweave.llm.passthrough.stream_message`.
         """
 
-    # -- async twins: the graph awaits these under ainvoke/astream ----------------------
+    # -- async twins: the graph's steps await these under ainvoke/astream ---------------
+
+    async def _off_loop(self, method: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """``method(*args, **kwargs)`` in a worker thread, or inline when :attr:`inline_async`."""
+        if self.inline_async:
+            return method(*args, **kwargs)
+        return await asyncio.to_thread(method, *args, **kwargs)
 
     async def anormalize(
         self, message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
     ) -> Normalized:
-        """Async :meth:`normalize`; the default runs it in a worker thread."""
-        return await asyncio.to_thread(self.normalize, message, history, default_lang=default_lang)
+        """Async :meth:`normalize`; the default runs it off the event loop."""
+        return await self._off_loop(self.normalize, message, history, default_lang=default_lang)
 
-    async def aroute(self, task_prompt: str, tools: Sequence[AnyTool]) -> list[RoutingVerdict]:
-        """Async :meth:`route`; the default runs it in a worker thread."""
-        return await asyncio.to_thread(self.route, task_prompt, tools)
+    async def aroute(self, task_prompt: str, tools: Tools) -> list[RoutingVerdict]:
+        """Async :meth:`route`; the default runs it off the event loop."""
+        return await self._off_loop(self.route, task_prompt, tools)
 
     async def agenerate_tool_request(
         self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
     ) -> dict[str, ExtractedRequest]:
-        """Async :meth:`generate_tool_request`; the default runs it in a worker thread."""
-        return await asyncio.to_thread(
+        """Async :meth:`generate_tool_request`; the default runs it off the event loop."""
+        return await self._off_loop(
             self.generate_tool_request, user_prompt, system_prompt, tasks, tool
         )
 
     async def aroute_and_extract(
-        self,
-        task_prompt: str,
-        execution_text: str,
-        tools: Sequence[AnyTool],
-        *,
-        extraction_prompt: str,
+        self, task_prompt: str, execution_text: str, tools: Tools, *, extraction_prompt: str
     ) -> Activation:
         """Async :meth:`route_and_extract`, over the async routing and extraction."""
-        verdicts = tuple(await self.aroute(task_prompt, tools))
+        steps = self.route_then_extract(task_prompt, execution_text, tools, extraction_prompt)
+        return await adrive(steps)
+
+    async def aextract_decompositions(
+        self, task_prompt: str, schemas: Sequence[DecompositionSchema]
+    ) -> Decompositions:
+        """Async :meth:`extract_decompositions`; the default runs it off the event loop."""
+        return await self._off_loop(self.extract_decompositions, task_prompt, schemas)
+
+    async def ajudge_context(
+        self, question: str, documents: Sequence[UniqueTextDocument], guaranteed: Sequence[str]
+    ) -> ContextVerdict:
+        """Async :meth:`judge_context`; the default runs it off the event loop."""
+        return await self._off_loop(self.judge_context, question, documents, guaranteed)
+
+    async def aread_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
+        """Async :meth:`read_passage`; the default runs it off the event loop."""
+        return await self._off_loop(self.read_passage, question, passage, user_lang=user_lang)
+
+    async def aanswer(self, request: AnswerRequest) -> AIMessage:
+        """Async :meth:`answer`; the default runs it off the event loop."""
+        return await self._off_loop(self.answer, request)
+
+    # -- steps: what the graph yields from; the defaults call the sync/async pair ------
+
+    def normalize_steps(
+        self, message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
+    ) -> Steps[Normalized]:
+        """:meth:`normalize` as steps."""
+        pair = call(self.normalize, self.anormalize, message, history, default_lang=default_lang)
+        return (yield from perform(pair))
+
+    def route_steps(self, task_prompt: str, tools: Tools) -> Steps[list[RoutingVerdict]]:
+        """:meth:`route` as steps."""
+        return (yield from perform(call(self.route, self.aroute, task_prompt, tools)))
+
+    def generate_tool_request_steps(
+        self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
+    ) -> Steps[dict[str, ExtractedRequest]]:
+        """:meth:`generate_tool_request` as steps."""
+        sync, asynchronous = self.generate_tool_request, self.agenerate_tool_request
+        pair = call(sync, asynchronous, user_prompt, system_prompt, tasks, tool)
+        return (yield from perform(pair))
+
+    def route_and_extract_steps(
+        self, task_prompt: str, execution_text: str, tools: Tools, *, extraction_prompt: str
+    ) -> Steps[Activation]:
+        """:meth:`route_and_extract` as steps.
+
+        An assistant that brings its own :meth:`route_and_extract` (a subclass's,
+        or one set on the instance) is called through it; otherwise the default
+        routes, then extracts (:meth:`route_then_extract`), each a step of its own.
+        """
+        if self._brings("route_and_extract") or self._brings("aroute_and_extract"):
+            pair = call(
+                self.route_and_extract,
+                self.aroute_and_extract,
+                task_prompt,
+                execution_text,
+                tools,
+                extraction_prompt=extraction_prompt,
+            )
+            return (yield from perform(pair))
+        return (
+            yield from self.route_then_extract(
+                task_prompt, execution_text, tools, extraction_prompt
+            )
+        )
+
+    def extract_decompositions_steps(
+        self, task_prompt: str, schemas: Sequence[DecompositionSchema]
+    ) -> Steps[Decompositions]:
+        """:meth:`extract_decompositions` as steps."""
+        sync, asynchronous = self.extract_decompositions, self.aextract_decompositions
+        return (yield from perform(call(sync, asynchronous, task_prompt, schemas)))
+
+    def judge_context_steps(
+        self, question: str, documents: Sequence[UniqueTextDocument], guaranteed: Sequence[str]
+    ) -> Steps[ContextVerdict]:
+        """:meth:`judge_context` as steps."""
+        sync, asynchronous = self.judge_context, self.ajudge_context
+        return (yield from perform(call(sync, asynchronous, question, documents, guaranteed)))
+
+    def read_passage_steps(
+        self, question: str, passage: str, *, user_lang: str
+    ) -> Steps[str | None]:
+        """:meth:`read_passage` as steps."""
+        pair = call(self.read_passage, self.aread_passage, question, passage, user_lang=user_lang)
+        return (yield from perform(pair))
+
+    def answer_steps(self, request: AnswerRequest) -> Steps[AIMessage]:
+        """:meth:`answer` as steps."""
+        return (yield from perform(call(self.answer, self.aanswer, request)))
+
+    def route_then_extract(
+        self, task_prompt: str, execution_text: str, tools: Tools, extraction_prompt: str
+    ) -> Steps[Activation]:
+        """Route, then extract each routed tool's request: the default activation's steps."""
+        verdicts = tuple((yield from self.route_steps(task_prompt, tools)))
         by_name = {tool.name: tool for tool in tools}
         requests: dict[str, ExtractedRequest] = {}
         calls = 1
@@ -262,32 +362,13 @@ class LlmAssistant(ABC):
             tool = by_name.get(name)
             if tool is None or not tool.request_model.model_fields:
                 continue
-            extracted = await self.agenerate_tool_request(
+            extracted = yield from self.generate_tool_request_steps(
                 execution_text, extraction_prompt, None, tool
             )
             requests[name] = extracted.get(name)
             calls += 0 if self.local_extraction else 1
         return Activation(verdicts=verdicts, requests=requests, llm_calls=calls)
 
-    async def aextract_decompositions(
-        self, task_prompt: str, schemas: Sequence[DecompositionSchema]
-    ) -> Decompositions:
-        """Async :meth:`extract_decompositions`; the default runs it in a worker thread."""
-        return await asyncio.to_thread(self.extract_decompositions, task_prompt, schemas)
-
-    async def ajudge_context(
-        self,
-        question: str,
-        documents: Sequence[UniqueTextDocument],
-        guaranteed: Sequence[str],
-    ) -> ContextVerdict:
-        """Async :meth:`judge_context`; the default runs it in a worker thread."""
-        return await asyncio.to_thread(self.judge_context, question, documents, guaranteed)
-
-    async def aread_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
-        """Async :meth:`read_passage`; the default runs it in a worker thread."""
-        return await asyncio.to_thread(self.read_passage, question, passage, user_lang=user_lang)
-
-    async def aanswer(self, request: AnswerRequest) -> AIMessage:
-        """Async :meth:`answer`; the default runs it in a worker thread."""
-        return await asyncio.to_thread(self.answer, request)
+    def _brings(self, name: str) -> bool:
+        """Whether the method ``name`` is this assistant's own, not the port's default."""
+        return name in vars(self) or getattr(type(self), name) is not getattr(LlmAssistant, name)

@@ -1,41 +1,24 @@
-"""Bounded retries, deadlines and validated structured output for chat-model calls (X2, X5).
+"""Validated structured output of a chat model: modes with fallback, cached runnables (X2).
 
-Every call is written once, as a *plan*: a generator that yields the steps it
-needs (:class:`Invoke` a runnable, :class:`Sleep` before a retry) and gets their
-results back. :func:`run_plan` drives a plan with ``invoke``/``time.sleep``,
-:func:`arun_plan` with ``ainvoke``/``asyncio.sleep``; prompts, retry decisions and
-reply parsing are shared, only the call site differs.
+One structured call is written once, as steps (:func:`structured_steps`) of the
+one effect vocabulary (:mod:`toolweave.tools.effects`): each attempt is a model
+call with bounded retries (:func:`~toolweave.llm.retries.retrying`), and
 
-Failures are told apart:
-
-- transient: connection errors, timeouts, HTTP 408/409/425/429/5xx, a body that
-  is not JSON, a stream cut off mid-way (no finish reason): retried with
-  exponential backoff (or the endpoint's ``Retry-After``, up to a cap) a bounded
-  number of times, then raised as :class:`LlmUnavailableError`;
-- rejections: other 4xx (bad key, no permission, bad request) are raised at once
-  as :class:`LlmRequestError` - except a structured-output mode the server does
-  not support, which makes :class:`StructuredOutput` fall back to the next mode;
-- a structured reply that stops at the token limit: asked once more with a
-  larger limit, then reported as ``None``;
-- a structured reply that does not validate: asked once more, then ``None``.
-
-A run's deadline (:mod:`toolweave.llm.deadline`) is checked before each attempt
-and no retry waits past it.
+- a structured-output mode the server does not support makes
+  :class:`StructuredOutput` fall back to the next mode (for good, or for this
+  schema alone);
+- a reply that stops at the token limit is asked once more with a larger limit
+  (:mod:`toolweave.llm.token_budget`), then reported as ``None``;
+- a reply that does not validate is asked once more, then ``None``.
 """
 
 from __future__ import annotations
 
-import asyncio
-import email.utils
-import enum
-import functools
 import json
 import logging
-import random
 import threading
-import time
 from collections import OrderedDict
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -44,359 +27,28 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.output_parsers import BaseLLMOutputParser
 from langchain_core.outputs import ChatGeneration, Generation
-from langchain_core.runnables import Runnable, RunnableConfig, RunnableSequence
+from langchain_core.runnables import Runnable, RunnableSequence
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from langgraph.constants import TAG_NOSTREAM
 from pydantic import BaseModel, ValidationError
 
-from toolweave.llm import deadline, prompts
-from toolweave.llm.errors import (
-    LlmBrokenReplyError,
-    LlmRequestError,
-    LlmUnavailableError,
-    RunDeadlineError,
+from toolweave.llm import prompts
+from toolweave.llm.errors import LlmRequestError
+from toolweave.llm.failures import is_length_stop
+from toolweave.llm.retries import (
+    LlmRetryPolicy,
+    call_config,
+    finish_reason,
+    invocation,
+    is_openai_compatible,
+    require_finish_reason,
+    retrying,
 )
-from toolweave.state.secrets import redact
+from toolweave.llm.token_budget import token_budget
+from toolweave.tools.effects import Call, Steps
 
 logger = logging.getLogger(__name__)
 
-T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
-
-_TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
-_TRANSIENT_NAMES = frozenset(
-    {
-        # openai / anthropic SDKs, httpx, requests: matched by name so that no
-        # provider package has to be importable.
-        "APIConnectionError",
-        "APITimeoutError",
-        "RateLimitError",
-        "InternalServerError",
-        "ServiceUnavailableError",
-        "OverloadedError",
-        "TransportError",
-        "TimeoutException",
-        "Timeout",
-    }
-)
-_LENGTH_NAMES = frozenset({"LengthFinishReasonError"})
-_EMPTY_STREAM = "No generation chunks were returned"
-"""LangChain's ValueError when a stream ended before its first chunk."""
-_DETAIL_CHARS = 300
-
-
-# -- classifying failures --------------------------------------------------------------
-
-
-def status_code(exc: BaseException) -> int | None:
-    """The HTTP status carried by an SDK exception, if any."""
-    for holder in (exc, getattr(exc, "response", None)):
-        code = getattr(holder, "status_code", None)
-        if isinstance(code, int):
-            return code
-    return None
-
-
-def is_length_stop(exc: BaseException) -> bool:
-    """Whether ``exc`` says the reply stopped at the token limit (openai's parse helpers)."""
-    return any(cls.__name__ in _LENGTH_NAMES for cls in type(exc).__mro__)
-
-
-def is_broken_reply(exc: BaseException) -> bool:
-    """A reply that cannot be read: a body that is not JSON, a stream that broke off."""
-    if isinstance(exc, LlmBrokenReplyError | json.JSONDecodeError):
-        return True
-    return isinstance(exc, ValueError) and str(exc).startswith(_EMPTY_STREAM)
-
-
-def is_transient(exc: BaseException) -> bool:
-    """Whether repeating the call may succeed: connection, timeout, 5xx, rate limit, bad body."""
-    if isinstance(exc, RunDeadlineError):
-        return False
-    if isinstance(exc, ConnectionError | TimeoutError) or is_broken_reply(exc):
-        return True
-    code = status_code(exc)
-    if code is not None:
-        return code in _TRANSIENT_STATUS or code >= 500
-    return any(cls.__name__ in _TRANSIENT_NAMES for cls in type(exc).__mro__)
-
-
-class Failure(enum.Enum):
-    """What a failed attempt means for the next one."""
-
-    TRANSIENT = "transient"
-    """Retry after a wait."""
-    REJECTED = "rejected"
-    """The endpoint refused the request (4xx): do not repeat it."""
-    OTHER = "other"
-    """Not the endpoint's doing (a bug, a length stop): propagate unchanged."""
-
-
-def classify(exc: BaseException) -> Failure:
-    """The :class:`Failure` kind of ``exc``."""
-    if is_transient(exc):
-        return Failure.TRANSIENT
-    code = status_code(exc)
-    if code is not None and 400 <= code < 500:
-        return Failure.REJECTED
-    return Failure.OTHER
-
-
-def describe(exc: BaseException) -> str:
-    """One redacted line about ``exc``: its type and what the endpoint said (shortened)."""
-    text = getattr(exc, "message", None)
-    detail = text if isinstance(text, str) and text else str(exc)
-    detail = " ".join(detail.split())
-    if len(detail) > _DETAIL_CHARS:
-        detail = detail[: _DETAIL_CHARS - 1] + "…"
-    return redact(f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__)
-
-
-def retry_after(exc: BaseException) -> float | None:
-    """Seconds the endpoint asked to wait (``retry-after-ms`` / ``Retry-After``), if any."""
-    headers = getattr(getattr(exc, "response", None), "headers", None)
-    if headers is None:
-        return None
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        try:
-            return max(float(millis) / 1000.0, 0.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(when.timestamp() - time.time(), 0.0)
-
-
-@dataclass(frozen=True)
-class LlmRetryPolicy:
-    """How often, how patiently and how long a model call is tried (X2, X5)."""
-
-    max_retries: int = 2
-    """Retries after the first attempt (so ``max_retries + 1`` attempts at most)."""
-    initial_backoff: float = 0.5
-    """Seconds before the first retry; doubled each time, with jitter."""
-    max_backoff: float = 8.0
-    """Upper bound of one backoff wait."""
-    retry_after_cap: float = 30.0
-    """Longest wait a ``Retry-After`` header can ask for; longer requests wait this long."""
-    timeout: float | None = None
-    """Seconds one request may take; ``None`` leaves it to the chat model's client."""
-
-    def __post_init__(self) -> None:
-        if self.max_retries < 0:
-            raise ValueError("max_retries must be at least 0")
-        if self.timeout is not None and self.timeout <= 0:
-            raise ValueError("timeout must be positive")
-
-    def delay(self, retry: int, exc: BaseException | None = None) -> float:
-        """Seconds to wait before retry number ``retry`` (0-based) after ``exc``."""
-        hinted = None if exc is None else retry_after(exc)
-        if hinted is not None:
-            return min(hinted, self.retry_after_cap)
-        if self.initial_backoff <= 0:
-            return 0.0
-        base = min(self.max_backoff, self.initial_backoff * (2**retry))
-        return float(base * random.uniform(0.5, 1.0))
-
-
-# -- plans and their two drivers --------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Invoke:
-    """A plan step: call ``runnable`` with ``input``; the plan gets the result (or the error)."""
-
-    runnable: Runnable[Any, Any]
-    input: Any
-    config: RunnableConfig | None = None
-    timeout: float | None = None
-    """Bound of the whole call on the async path (the sync path relies on the client)."""
-    request_timeout: bool = False
-    """The runnable takes a per-request ``timeout`` (OpenAI-compatible clients): near the
-    run's deadline it gets the time left, so a sync call in flight ends there too."""
-
-    def clipped(self) -> Runnable[Any, Any]:
-        """The runnable, with the time left in the run as its request timeout when shorter."""
-        left = deadline.remaining()
-        if not self.request_timeout or left is None:
-            return self.runnable
-        if self.timeout is not None and self.timeout <= left:
-            return self.runnable
-        return self.runnable.bind(timeout=max(left, 0.01))
-
-
-@dataclass(frozen=True)
-class Sleep:
-    """A plan step: wait ``seconds`` before going on."""
-
-    seconds: float
-
-
-Step = Invoke | Sleep
-Plan = Generator[Step, Any, T]
-"""A model-call algorithm: yields steps, receives their results, returns its value."""
-
-
-def run_plan(plan: Plan[T]) -> T:
-    """Drive ``plan`` synchronously: ``invoke`` and ``time.sleep``."""
-    result: Any = None
-    error: BaseException | None = None
-    while True:
-        try:
-            step = plan.send(result) if error is None else plan.throw(error)
-        except StopIteration as stop:
-            value: T = stop.value
-            return value
-        result, error = None, None
-        if isinstance(step, Sleep):
-            time.sleep(step.seconds)
-            continue
-        try:
-            result = step.clipped().invoke(step.input, config=step.config)
-        except Exception as exc:  # noqa: BLE001 - handed to the plan, which retries or re-raises
-            error = exc
-
-
-async def arun_plan(plan: Plan[T]) -> T:
-    """Drive ``plan`` natively async: ``ainvoke`` and ``asyncio.sleep``, no worker thread.
-
-    Each call is bounded by its step's timeout and the run's deadline.
-    """
-    result: Any = None
-    error: BaseException | None = None
-    while True:
-        try:
-            step = plan.send(result) if error is None else plan.throw(error)
-        except StopIteration as stop:
-            value: T = stop.value
-            return value
-        result, error = None, None
-        if isinstance(step, Sleep):
-            await asyncio.sleep(step.seconds)
-            continue
-        try:
-            call = step.clipped().ainvoke(step.input, config=step.config)
-            result = await asyncio.wait_for(call, timeout=deadline.bound(step.timeout))
-        except Exception as exc:  # noqa: BLE001 - handed to the plan, which retries or re-raises
-            error = exc
-
-
-def retrying(
-    step: Invoke,
-    *,
-    policy: LlmRetryPolicy,
-    what: str,
-    accept: Callable[[Any], None] | None = None,
-) -> Plan[Any]:
-    """The plan of one call with bounded retries of transient failures.
-
-    ``accept`` inspects a result and raises :class:`LlmBrokenReplyError` for one
-    that must not be used (a cut stream); that counts as a transient failure.
-
-    Raises:
-        LlmUnavailableError: transient failures outlasted the retries.
-        LlmRequestError: the endpoint rejected the request (4xx other than 408/409/425/429).
-        RunDeadlineError: the run's deadline passed, or a retry would wait past it.
-    """
-    retry = 0
-    while True:
-        deadline.check(f"the {what} call")
-        try:
-            result = yield step
-            if accept is not None:
-                accept(result)
-            return result
-        except Exception as exc:
-            kind = classify(exc)
-            if kind is Failure.OTHER:
-                raise
-            wait = _after_failure(exc, kind, retry, policy, what)
-        yield Sleep(wait)
-        retry += 1
-
-
-def _after_failure(
-    exc: BaseException, kind: Failure, retry: int, policy: LlmRetryPolicy, what: str
-) -> float:
-    """The wait before the next attempt, or the typed error that ends the call."""
-    if kind is Failure.REJECTED:
-        code = status_code(exc)
-        raise LlmRequestError(
-            f"{what}: model endpoint rejected the request with HTTP {code} ({describe(exc)})",
-            status_code=code,
-        ) from exc
-    if retry >= policy.max_retries:
-        raise LlmUnavailableError(
-            f"{what}: model unavailable after {retry + 1} attempt(s) ({describe(exc)})"
-        ) from exc
-    wait = policy.delay(retry, exc)
-    left = deadline.remaining()
-    if left is not None and wait >= left:
-        raise RunDeadlineError(
-            f"{what}: run deadline reached while the model was failing ({describe(exc)}); "
-            f"a retry in {wait:.1f} s would pass it"
-        ) from exc
-    logger.warning(
-        "%s: %s, retry %d/%d in %.2fs", what, describe(exc), retry + 1, policy.max_retries, wait
-    )
-    return wait
-
-
-def call_config(what: str, *, stream: bool = False) -> RunnableConfig:
-    """Run name and tags of one call; non-answer calls are kept out of the messages stream."""
-    tags = [f"toolweave:{what}"]
-    if not stream:
-        tags.append(TAG_NOSTREAM)
-    return {"run_name": what, "tags": tags}
-
-
-# -- what a reply says about itself -----------------------------------------------------
-
-
-def finish_reason(message: Any) -> str | None:
-    """Why the model stopped (``stop``, ``length``, ``tool_calls``…), when it says so."""
-    meta = getattr(message, "response_metadata", None) or {}
-    for key in ("finish_reason", "stop_reason", "done_reason"):
-        value = meta.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return None
-
-
-def is_openai_compatible(model: BaseChatModel) -> bool:
-    """Whether ``model`` is LangChain's OpenAI client (or a subclass: Azure, DeepSeek, …).
-
-    For those toolweave knows the wire: finish reasons are always sent, a request
-    timeout and ``max_tokens`` can be set per call, and the structured-output
-    modes ``json_schema`` / ``json_mode`` / ``function_calling`` exist.
-    """
-    return any(cls.__name__ == "BaseChatOpenAI" for cls in type(model).__mro__)
-
-
-def require_finish_reason(what: str) -> Callable[[Any], None]:
-    """An ``accept`` check: a reply without a finish reason was cut off (X5)."""
-
-    def accept(message: Any) -> None:
-        raw = message.get("raw") if isinstance(message, dict) else message
-        if raw is not None and finish_reason(raw) is None:
-            raise LlmBrokenReplyError(
-                f"{what}: the reply ended without a finish reason (stream cut off mid-way)"
-            )
-
-    return accept
-
-
-# -- structured output ------------------------------------------------------------------
 
 Mode = Literal["json_schema", "json_mode", "function_calling"]
 MODES: tuple[Mode, ...] = ("json_schema", "json_mode", "function_calling")
@@ -407,49 +59,6 @@ _MODE_WORDS: dict[Mode, tuple[str, ...]] = {
     "function_calling": ("tool", "function"),
 }
 _MODE_REJECTION_STATUS = frozenset({400, 404, 415, 422, 501})
-
-MIN_STRUCTURED_TOKENS = 128
-MAX_STRUCTURED_TOKENS = 8192
-
-
-def token_budget(schema: type[BaseModel], *, cap: int = MAX_STRUCTURED_TOKENS) -> int:
-    """``max_tokens`` for a reply that fills ``schema``.
-
-    Generous for the fields it has, bounded so that a model looping inside a JSON
-    string stops (issue 11). Computed once per schema (cached).
-    """
-    return _token_budget(schema, cap)
-
-
-@functools.lru_cache(maxsize=512)
-def _token_budget(schema: type[BaseModel], cap: int) -> int:
-    spec = schema.model_json_schema()
-    defs = spec.get("$defs", {})
-    need = _tokens(spec, defs, depth=0)
-    return max(MIN_STRUCTURED_TOKENS, min(cap, 64 + need * 2))
-
-
-def _tokens(node: Any, defs: dict[str, Any], depth: int) -> int:
-    if not isinstance(node, dict) or depth > 8:
-        return 8
-    if "$ref" in node:
-        return _tokens(defs.get(str(node["$ref"]).rsplit("/", 1)[-1]), defs, depth + 1)
-    for key in ("anyOf", "oneOf", "allOf"):
-        if key in node:
-            return max((_tokens(option, defs, depth + 1) for option in node[key]), default=8)
-    if "enum" in node or "const" in node:
-        return 8
-    kind = node.get("type")
-    if kind == "object":
-        props = node.get("properties") or {}
-        return 4 + sum(6 + _tokens(value, defs, depth + 1) for value in props.values())
-    if kind == "array":
-        items = int(node.get("maxItems") or 6)
-        return 4 + min(items, 8) * _tokens(node.get("items"), defs, depth + 1)
-    if kind == "string":
-        limit = node.get("maxLength")
-        return int(limit) // 3 + 4 if isinstance(limit, int) else 60
-    return 6
 
 
 @dataclass(frozen=True)
@@ -677,7 +286,7 @@ def _read_raw_dict(out: Any, schema: type[M]) -> tuple[M | None, str, bool]:
     return _validated(out.get("parsed"), schema, problem, length)
 
 
-def structured_plan(
+def structured_steps(
     output: StructuredOutput,
     schema: type[M],
     messages: Sequence[BaseMessage],
@@ -685,8 +294,8 @@ def structured_plan(
     policy: LlmRetryPolicy,
     what: str,
     max_tokens: int | None = None,
-) -> Plan[M | None]:
-    """The plan of one structured call; ``None`` when the reply never validates.
+) -> Steps[M | None]:
+    """The steps of one structured call; ``None`` when the reply never validates.
 
     Attempts are bounded: a rejected mode moves to the next one (at most
     ``len(MODES) - 1`` times), a length stop is asked once more with twice the
@@ -703,7 +312,7 @@ def structured_plan(
     while True:
         mode = moved or output.mode
         bound = output.bound(schema, mode, budget if output.openai_compatible else None)
-        step = Invoke(
+        step: Call[Any] = invocation(
             bound.llm,
             bound.messages(messages),
             call_config(what),
@@ -744,56 +353,4 @@ def structured_plan(
         logger.warning("%s: structured reply did not validate (%s), asking again", what, problem)
 
 
-def invoke_with_retry(
-    runnable: Runnable[Any, T],
-    model_input: Any,
-    *,
-    policy: LlmRetryPolicy,
-    what: str,
-    config: RunnableConfig | None = None,
-) -> T:
-    """``runnable.invoke(model_input)`` with bounded retries of transient failures."""
-    step = Invoke(runnable, model_input, config, policy.timeout)
-    result: T = run_plan(retrying(step, policy=policy, what=what))
-    return result
-
-
-def structured_call(
-    model: BaseChatModel,
-    schema: type[M],
-    messages: Sequence[BaseMessage],
-    *,
-    policy: LlmRetryPolicy,
-    what: str,
-) -> M | None:
-    """One structured call validated into ``schema`` (no cache; see :class:`StructuredOutput`)."""
-    plan = structured_plan(StructuredOutput(model), schema, messages, policy=policy, what=what)
-    return run_plan(plan)
-
-
-__all__ = [
-    "MODES",
-    "Bound",
-    "Failure",
-    "Invoke",
-    "LlmRetryPolicy",
-    "Plan",
-    "Sleep",
-    "StructuredOutput",
-    "arun_plan",
-    "call_config",
-    "classify",
-    "describe",
-    "finish_reason",
-    "invoke_with_retry",
-    "is_openai_compatible",
-    "is_transient",
-    "require_finish_reason",
-    "retry_after",
-    "retrying",
-    "run_plan",
-    "status_code",
-    "structured_call",
-    "structured_plan",
-    "token_budget",
-]
+__all__ = ["MODES", "Bound", "Mode", "StructuredOutput", "structured_steps"]

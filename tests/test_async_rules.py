@@ -40,7 +40,7 @@ from toolweave import (
     open_async_checkpointer,
 )
 from toolweave.coordinators.deep_search import DeepSearchCoordinator
-from toolweave.graph.nodes import Effect, adrive, blocking, drive
+from toolweave.graph.nodes import Call, adrive, blocking, drive
 from toolweave.testing import FunctionAssistant
 from toolweave.tools.registry import AnyTool
 
@@ -345,9 +345,9 @@ def test_async_drivers_hand_errors_back_to_the_step_logic():
         return 2
 
     def steps() -> Any:
-        first = yield Effect(lambda: 1, lambda: two())
+        first = yield Call(lambda: 1, lambda: two())
         try:
-            yield Effect(fails, afails)
+            yield Call(fails, afails)
         except ValueError as exc:
             return (first, str(exc))
         raise AssertionError("the effect's error must reach the steps")

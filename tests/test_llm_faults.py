@@ -27,8 +27,9 @@ from toolweave.llm.errors import (
     LlmUnavailableError,
     RunDeadlineError,
 )
+from toolweave.llm.failures import retry_after
 from toolweave.llm.port import AnswerRequest
-from toolweave.llm.structured import LlmRetryPolicy, retry_after
+from toolweave.llm.retries import LlmRetryPolicy
 from toolweave.state.errors import ConfigurationError, ToolweaveError
 from toolweave.testing import FunctionAssistant
 from toolweave.tools.base import ChatbotTool

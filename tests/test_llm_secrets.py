@@ -13,7 +13,7 @@ from toolweave import RunContext, ToolResult, build_graph
 from toolweave.llm.chat_model import ChatModelAssistant
 from toolweave.llm.env import default_assistant
 from toolweave.llm.errors import LlmRequestError, LlmUnavailableError
-from toolweave.llm.structured import LlmRetryPolicy
+from toolweave.llm.retries import LlmRetryPolicy
 from toolweave.state.secrets import (
     REDACTED,
     RedactingFilter,

@@ -23,12 +23,8 @@ from toolweave.llm.env import default_assistant
 from toolweave.llm.errors import LlmRequestError, LlmUnavailableError
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.llm.replies import NormalizedReply, PassageReply, routing_schema
-from toolweave.llm.structured import (
-    MAX_STRUCTURED_TOKENS,
-    MIN_STRUCTURED_TOKENS,
-    LlmRetryPolicy,
-    token_budget,
-)
+from toolweave.llm.retries import LlmRetryPolicy
+from toolweave.llm.token_budget import MAX_STRUCTURED_TOKENS, MIN_STRUCTURED_TOKENS, token_budget
 from toolweave.testing import ScriptedChatModel
 from toolweave.tools.base import ChatbotTool
 

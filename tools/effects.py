@@ -1,78 +1,173 @@
-"""Effects: a step generator's calls to the outside world, and its two drivers.
+"""Effects: a step generator's requests to the outside world, typed, and their two drivers.
 
-Logic that needs a model or a tool is written once, as a generator of *steps*:
-pure code that yields an :class:`Effect` wherever it needs the outside world and
-receives the effect's result, or its exception, back at the ``yield``.
-:func:`drive` calls each effect's sync form, :func:`adrive` awaits its async one.
-The graph's nodes (``toolweave.graph.nodes``) and the coordinator phase
-(``toolweave.coordinators.phase``) both run on these drivers; they sit here, in
-the tools layer, so that both layers above can import them.
+Logic that needs a model, a tool or a wait is written once, as a generator of
+*steps*: pure code that yields an :data:`Effect` wherever it needs the outside
+world and gets the effect's result, or its exception, back at the ``yield``.
+There are two kinds of effect, both plain data:
+
+- :class:`Call`: call a port or tool method, in its sync form (under
+  ``invoke``/``stream``) or its async form (under ``ainvoke``/``astream``);
+- :class:`Sleep`: wait before going on (a retry's backoff).
+
+:func:`drive` runs steps with each call's sync form and ``time.sleep``,
+:func:`adrive` awaits each call's async form and ``asyncio.sleep``. Steps are
+composed only by ``yield from``: a node yields from the model port's steps, which
+yield from their retry loop, so one driver runs everything and no driver ever
+runs inside an effect.
+
+:func:`perform` is how steps use an effect: ``reply = yield from perform(call)``
+gives ``reply`` the call's declared result type, so mypy checks every model and
+tool result where it is used. The graph's nodes, the coordinator phase, the LLM
+port and the AI tools all speak this one vocabulary; it sits here, in the tools
+layer, so that every layer above can import it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Generic, ParamSpec, TypeAlias, TypeVar, cast
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 R = TypeVar("R")
+P = ParamSpec("P")
 
 
 @dataclass(frozen=True, slots=True)
-class Effect(Generic[T]):
-    """One call to the outside world, in its sync and its async form."""
+class Call(Generic[T_co]):
+    """Call a port or tool method: its sync form and its async form, same result type."""
 
-    call: Callable[[], T]
+    call: Callable[[], T_co]
     """The sync form, used under ``invoke``/``stream``."""
-    acall: Callable[[], Awaitable[T]]
+    acall: Callable[[], Awaitable[T_co]]
     """The async form, awaited under ``ainvoke``/``astream``."""
 
 
-def blocking(call: Callable[[], T]) -> Effect[T]:
-    """An effect with no async form: the async driver runs ``call`` in a worker thread.
+@dataclass(frozen=True, slots=True)
+class Sleep:
+    """Wait ``seconds`` before going on (``time.sleep`` or ``asyncio.sleep``)."""
+
+    seconds: float
+
+
+Effect: TypeAlias = Call[object] | Sleep
+"""Everything a step generator may yield."""
+
+Steps: TypeAlias = Generator[Effect, object, R]
+"""Logic written once: yields effects, receives their results, returns ``R``."""
+
+
+def perform(effect: Call[T]) -> Steps[T]:
+    """Yield ``effect`` and return its result, typed as the call declares.
+
+    The drivers send back exactly what the call returned, so the narrowing is sound.
+    """
+    result = yield effect
+    return cast(T, result)
+
+
+def sleep(seconds: float) -> Steps[None]:
+    """Yield a :class:`Sleep` of ``seconds``."""
+    yield Sleep(seconds)
+
+
+def call(
+    sync: Callable[P, T],
+    asynchronous: Callable[P, Awaitable[T]],
+    /,
+    *args: P.args,
+    **kwargs: P.kwargs,
+) -> Call[T]:
+    """The :class:`Call` of a method pair with the same arguments (``m`` and its twin ``am``)."""
+    return Call(lambda: sync(*args, **kwargs), lambda: asynchronous(*args, **kwargs))
+
+
+def blocking(work: Callable[[], T]) -> Call[T]:
+    """A call with no async form: the async driver runs ``work`` in a worker thread.
 
     For sync-only work that may block (I/O without an async client); context
     variables go with it, so progress events and streamed tokens still arrive.
     """
-    return Effect(call, lambda: asyncio.to_thread(call))
-
-
-Steps = Generator[Effect[Any], Any, R]
-"""A node's logic: yields effects, receives their results, returns the node's update."""
+    return Call(work, lambda: asyncio.to_thread(work))
 
 
 def drive(steps: Steps[R]) -> R:
-    """Run ``steps`` to the end, calling each effect's sync form."""
-    try:
-        effect = next(steps)
-        while True:
-            try:
-                result = effect.call()
-            except BaseException as exc:  # noqa: BLE001 (re-raised inside the node's logic)
-                effect = steps.throw(exc)
-            else:
-                effect = steps.send(result)
-    except StopIteration as stop:
-        value: R = stop.value
-        return value
+    """Run ``steps`` to the end: each call's sync form, ``time.sleep`` for a sleep."""
+    stepper = _Stepper(steps)
+    while stepper.effect is not None:
+        try:
+            result = _run(stepper.effect)
+        except BaseException as exc:  # noqa: BLE001 (re-raised inside the steps)
+            stepper.throw(exc)
+        else:
+            stepper.send(result)
+    return stepper.value
 
 
 async def adrive(steps: Steps[R]) -> R:
-    """Run ``steps`` to the end, awaiting each effect's async form."""
-    try:
-        effect = next(steps)
-        while True:
-            try:
-                result = await effect.acall()
-            except BaseException as exc:  # noqa: BLE001 (re-raised inside the node's logic)
-                effect = steps.throw(exc)
-            else:
-                effect = steps.send(result)
-    except StopIteration as stop:
-        value: R = stop.value
-        return value
+    """Run ``steps`` to the end: each call's async form awaited, ``asyncio.sleep`` for a sleep."""
+    stepper = _Stepper(steps)
+    while stepper.effect is not None:
+        try:
+            result = await _arun(stepper.effect)
+        except BaseException as exc:  # noqa: BLE001 (re-raised inside the steps)
+            stepper.throw(exc)
+        else:
+            stepper.send(result)
+    return stepper.value
 
 
-__all__ = ["Effect", "Steps", "adrive", "blocking", "drive"]
+def _run(effect: Effect) -> object:
+    if isinstance(effect, Sleep):
+        time.sleep(effect.seconds)
+        return None
+    return effect.call()
+
+
+async def _arun(effect: Effect) -> object:
+    if isinstance(effect, Sleep):
+        await asyncio.sleep(effect.seconds)
+        return None
+    return await effect.acall()
+
+
+class _Stepper(Generic[R]):
+    """Steps between two effects: the effect they wait on, or (``None``) their value."""
+
+    __slots__ = ("effect", "steps", "value")
+
+    def __init__(self, steps: Steps[R]) -> None:
+        self.steps = steps
+        self.effect: Effect | None = None
+        self.value: R
+        self._move(steps.__next__)
+
+    def send(self, result: object) -> None:
+        self._move(lambda: self.steps.send(result))
+
+    def throw(self, exc: BaseException) -> None:
+        self._move(lambda: self.steps.throw(exc))
+
+    def _move(self, step: Callable[[], Effect]) -> None:
+        try:
+            self.effect = step()
+        except StopIteration as stop:
+            self.effect = None
+            self.value = stop.value
+
+
+__all__ = [
+    "Call",
+    "Effect",
+    "Sleep",
+    "Steps",
+    "adrive",
+    "blocking",
+    "call",
+    "drive",
+    "perform",
+    "sleep",
+]

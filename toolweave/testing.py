@@ -21,7 +21,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeAlias, TypeVar
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
@@ -29,21 +28,24 @@ from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from toolweave.llm.passthrough import split_for_streaming, stream_message
-from toolweave.llm.port import (
-    AnswerRequest,
-    ContextVerdict,
-    Decompositions,
-    DecompositionSchema,
-    ExtractedRequest,
-    LlmAssistant,
-    Normalized,
-    RoutingVerdict,
+from toolweave.llm import port
+from toolweave.llm.passthrough import (
+    AsyncRun,
+    Messages,
+    Stop,
+    SyncRun,
+    split_for_streaming,
+    stream_message,
 )
+from toolweave.llm.port import AnswerRequest, ContextVerdict, Decompositions, Normalized, Tools
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.tools.registry import AnyTool
 
 T = TypeVar("T")
+ExtractedRequest: TypeAlias = port.ExtractedRequest
+Schemas: TypeAlias = Sequence[port.DecompositionSchema]
+Documents: TypeAlias = Sequence[UniqueTextDocument]
+Texts: TypeAlias = Sequence[str]
 MaybeAwaitable: TypeAlias = T | Awaitable[T]
 """A step function may be plain or ``async``: FunctionAssistant accepts both."""
 
@@ -56,7 +58,7 @@ JudgeFn = Callable[
 ReadFn = Callable[[str, str], MaybeAwaitable[str | None]]
 """``read(question, passage)`` → the passage's answer or ``None`` (D3)."""
 AnswerFn = Callable[[AnswerRequest], MaybeAwaitable[str]]
-DecomposeFn = Callable[[str, DecompositionSchema], "MaybeAwaitable[dict[str, Any] | None]"]
+DecomposeFn = Callable[[str, port.DecompositionSchema], "MaybeAwaitable[dict[str, Any] | None]"]
 """``decompose(task_prompt, schema)`` → the schema's fields as a dict, or ``None`` (C1)."""
 
 
@@ -88,7 +90,7 @@ def context_answer(request: AnswerRequest) -> str:
     return "\n".join([*request.guaranteed, *(doc.text for doc in request.documents)])
 
 
-class FunctionAssistant(LlmAssistant):
+class FunctionAssistant(port.LlmAssistant):
     """An :class:`~toolweave.llm.port.LlmAssistant` whose steps are plain or async functions.
 
     Every argument is optional, and each may be a plain function or an ``async``
@@ -138,17 +140,17 @@ class FunctionAssistant(LlmAssistant):
         label: str = "function assistant",
     ) -> None:
         """Store the step functions; see the class docstring for their defaults."""
-        self._normalize = normalize
-        self._route = route
-        self._extract = extract
-        self._judge = judge
-        self._answer = answer or context_answer
-        self._read = read
-        self._decompose = decompose
         self.label = label
+        self._normalize = normalize
+        self._route: RouteFn = route or (lambda text, tools: ())
+        self._extract: ExtractFn = extract or (lambda text, tool: None)
+        self._judge: JudgeFn = judge or (lambda question, documents, guaranteed: True)
+        self._answer = answer or context_answer
+        self._read: ReadFn = read or (lambda question, passage: None)
+        self._decompose = decompose
 
-    # Each step: the callable's result (plain, or awaited on the async path) goes
-    # through one shared helper that turns it into the port's type.
+    # Each step: the callable's result (run to the end on the sync path, awaited on
+    # the async one) goes through one shared helper that turns it into the port's type.
 
     def normalize(
         self, message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
@@ -174,21 +176,19 @@ class FunctionAssistant(LlmAssistant):
             return result
         raise TypeError(f"normalize() must return Normalized or str, not {type(result).__name__}")
 
-    def route(self, task_prompt: str, tools: Sequence[AnyTool]) -> list[RoutingVerdict]:
+    def route(self, task_prompt: str, tools: Tools) -> list[port.RoutingVerdict]:
         """``route(task_text, tools)`` names the tools that run; default: none."""
-        chosen = _now(self._route(task_prompt, tools)) if self._route is not None else ()
-        return self._verdicts(chosen, tools)
+        return self._verdicts(_now(self._route(task_prompt, tools)), tools)
 
-    async def aroute(self, task_prompt: str, tools: Sequence[AnyTool]) -> list[RoutingVerdict]:
+    async def aroute(self, task_prompt: str, tools: Tools) -> list[port.RoutingVerdict]:
         """Async :meth:`route`."""
-        chosen = await _awaited(self._route(task_prompt, tools)) if self._route is not None else ()
-        return self._verdicts(chosen, tools)
+        return self._verdicts(await _awaited(self._route(task_prompt, tools)), tools)
 
     @staticmethod
-    def _verdicts(chosen: Iterable[str], tools: Sequence[AnyTool]) -> list[RoutingVerdict]:
+    def _verdicts(chosen: Iterable[str], tools: Tools) -> list[port.RoutingVerdict]:
         names = set(chosen)
         return [
-            RoutingVerdict(
+            port.RoutingVerdict(
                 tool=tool.name,
                 run=tool.name in names and bool(tool.executable_instruction),
                 reason="chosen by route()" if tool.name in names else "",
@@ -200,29 +200,22 @@ class FunctionAssistant(LlmAssistant):
         self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
     ) -> dict[str, ExtractedRequest]:
         """``{tool.name: extract(user_prompt, tool)}``; default ``None``."""
-        extracted = _now(self._extract(user_prompt, tool)) if self._extract is not None else None
-        return {tool.name: extracted}
+        return {tool.name: _now(self._extract(user_prompt, tool))}
 
     async def agenerate_tool_request(
         self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
     ) -> dict[str, ExtractedRequest]:
         """Async :meth:`generate_tool_request`."""
-        if self._extract is None:
-            return {tool.name: None}
         return {tool.name: await _awaited(self._extract(user_prompt, tool))}
 
-    def extract_decompositions(
-        self, task_prompt: str, schemas: Sequence[DecompositionSchema]
-    ) -> Decompositions:
+    def extract_decompositions(self, task_prompt: str, schemas: Schemas) -> Decompositions:
         """``decompose(task_prompt, schema)`` per schema; default: the offline extraction."""
         if self._decompose is None:
             return super().extract_decompositions(task_prompt, schemas)
         values = {s.name: _now(self._decompose(task_prompt, s)) for s in schemas}
         return Decompositions(values=values, llm_calls=1 if schemas else 0)
 
-    async def aextract_decompositions(
-        self, task_prompt: str, schemas: Sequence[DecompositionSchema]
-    ) -> Decompositions:
+    async def aextract_decompositions(self, task_prompt: str, schemas: Schemas) -> Decompositions:
         """Async :meth:`extract_decompositions`."""
         if self._decompose is None:
             return super().extract_decompositions(task_prompt, schemas)
@@ -231,32 +224,22 @@ class FunctionAssistant(LlmAssistant):
 
     def read_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
         """``read(question, passage)``; default ``None`` (the passage does not answer)."""
-        return None if self._read is None else _now(self._read(question, passage))
+        return _now(self._read(question, passage))
 
     async def aread_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
         """Async :meth:`read_passage`."""
-        return None if self._read is None else await _awaited(self._read(question, passage))
+        return await _awaited(self._read(question, passage))
 
     def judge_context(
-        self,
-        question: str,
-        documents: Sequence[UniqueTextDocument],
-        guaranteed: Sequence[str],
+        self, question: str, documents: Documents, guaranteed: Texts
     ) -> ContextVerdict:
         """``judge(question, documents, guaranteed)``; default: sufficient."""
-        if self._judge is None:
-            return ContextVerdict(sufficient=True)
         return self._verdict(_now(self._judge(question, documents, guaranteed)))
 
     async def ajudge_context(
-        self,
-        question: str,
-        documents: Sequence[UniqueTextDocument],
-        guaranteed: Sequence[str],
+        self, question: str, documents: Documents, guaranteed: Texts
     ) -> ContextVerdict:
         """Async :meth:`judge_context`."""
-        if self._judge is None:
-            return ContextVerdict(sufficient=True)
         return self._verdict(await _awaited(self._judge(question, documents, guaranteed)))
 
     @staticmethod
@@ -393,11 +376,7 @@ class ScriptedChatModel(BaseChatModel):
         ]
 
     def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
+        self, messages: Messages, stop: Stop = None, run_manager: SyncRun = None, **kwargs: Any
     ) -> ChatResult:
         taken = self._take(messages, self._tags(run_manager), kwargs)
         if self.latency:
@@ -406,11 +385,7 @@ class ScriptedChatModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
+        self, messages: Messages, stop: Stop = None, run_manager: AsyncRun = None, **kwargs: Any
     ) -> ChatResult:
         taken = self._take(messages, self._tags(run_manager), kwargs)
         if self.latency:
@@ -419,11 +394,7 @@ class ScriptedChatModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _stream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
+        self, messages: Messages, stop: Stop = None, run_manager: SyncRun = None, **kwargs: Any
     ) -> Iterator[ChatGenerationChunk]:
         taken = self._take(messages, self._tags(run_manager), kwargs)
         if self.latency:
@@ -435,11 +406,7 @@ class ScriptedChatModel(BaseChatModel):
             yield chunk
 
     async def _astream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
+        self, messages: Messages, stop: Stop = None, run_manager: AsyncRun = None, **kwargs: Any
     ) -> AsyncIterator[ChatGenerationChunk]:
         taken = self._take(messages, self._tags(run_manager), kwargs)
         if self.latency:

@@ -34,6 +34,7 @@ import jsonschema
 import jsonschema.exceptions
 
 from toolweave.state.errors import ConfigurationError
+from toolweave.tools.effects import Call, call
 
 
 class AiToolScope(StrEnum):
@@ -86,6 +87,11 @@ class AiTool:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
+
+
+def execution(tool: AiTool, input: str) -> Call[str]:
+    """The effect of running ``tool`` on ``input``: :meth:`~AiTool.execute` or its async twin."""
+    return call(tool.execute, tool.aexecute, input)
 
 
 ToolT = TypeVar("ToolT", bound=type[AiTool])
@@ -281,4 +287,5 @@ __all__ = [
     "AiToolScope",
     "ai_tool_script",
     "define_tool",
+    "execution",
 ]

@@ -1,0 +1,84 @@
+"""What a chat model is sent: the dialogue, the context passages, the tool list (A1, T5).
+
+Shared by every call of :class:`~toolweave.llm.chat_model.ChatModelAssistant`;
+and what its routing reply says about each tool.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from pydantic import BaseModel
+
+from toolweave.llm.port import RoutingVerdict
+from toolweave.llm.replies import tools_block
+from toolweave.state.documents import UniqueTextDocument
+from toolweave.tools.registry import AnyTool
+
+_NOT_OFFERED = "no routing question: runs only when forced"
+_NO_REPLY = "no valid routing reply"
+
+
+def format_history(history: Sequence[BaseMessage], window: int) -> str:
+    """The last ``window`` user/assistant turns as ``User: …`` / ``Assistant: …`` lines."""
+    lines: list[str] = []
+    for message in dialogue(history, window):
+        who = "User" if isinstance(message, HumanMessage) else "Assistant"
+        lines.append(f"{who}: {message.text}")
+    return "\n".join(lines)
+
+
+def dialogue(history: Sequence[BaseMessage], window: int) -> list[BaseMessage]:
+    """Plain-text copies of the last ``window`` human/AI messages (tool calls dropped)."""
+    turns = [m for m in history if isinstance(m, HumanMessage | AIMessage) and m.text.strip()]
+    kept = turns[-window:] if window > 0 else []
+    return [
+        HumanMessage(content=m.text) if isinstance(m, HumanMessage) else AIMessage(content=m.text)
+        for m in kept
+    ]
+
+
+def format_context(documents: Sequence[UniqueTextDocument]) -> str:
+    """Numbered context passages: ``[n] name, p. 3: text``."""
+    lines: list[str] = []
+    for n, doc in enumerate(documents, start=1):
+        source = doc.document_name or doc.document_id
+        if doc.page is not None:
+            source = f"{source}, p. {doc.page}"
+        lines.append(f"[{n}] {source}: {doc.text}")
+    return "\n".join(lines)
+
+
+@functools.lru_cache(maxsize=256)
+def cached_tools_block(tools: tuple[AnyTool, ...], *, with_instruction: bool) -> str:
+    """:func:`tools_block`, built once per candidate set (as its routing schema is)."""
+    return tools_block(tools, with_instruction=with_instruction)
+
+
+def verdicts(
+    tools: Sequence[AnyTool], offered: Sequence[AnyTool], reply: BaseModel | None
+) -> list[tuple[Any, RoutingVerdict]]:
+    """Each tool's (reply entry or ``None``, verdict), in the order of ``tools`` (T5).
+
+    A tool's entry is the reply field of its position among ``offered``, found by
+    identity in one pass (no per-tool scan: quadratic at 1000 tools).
+    """
+    position = {id(tool): i for i, tool in enumerate(offered)}
+    pairs: list[tuple[Any, RoutingVerdict]] = []
+    for tool in tools:
+        at = position.get(id(tool))
+        if at is None:
+            pairs.append((None, RoutingVerdict(tool=tool.name, run=False, reason=_NOT_OFFERED)))
+        elif reply is None:
+            pairs.append((None, RoutingVerdict(tool=tool.name, run=False, reason=_NO_REPLY)))
+        else:
+            entry = getattr(reply, f"tool_{at}")
+            verdict = RoutingVerdict(tool=tool.name, run=bool(entry.run), reason=str(entry.reason))
+            pairs.append((entry, verdict))
+    return pairs
+
+
+__all__ = ["cached_tools_block", "dialogue", "format_context", "format_history", "verdicts"]

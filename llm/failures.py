@@ -1,0 +1,143 @@
+"""What a failed model call means: transient, rejected or neither (X2, X5).
+
+- transient: connection errors, timeouts, HTTP 408/409/425/429/5xx, a body that
+  is not JSON, a stream cut off mid-way (no finish reason): worth repeating
+  (:mod:`toolweave.llm.retries` does, with backoff);
+- rejections: other 4xx (bad key, no permission, bad request): never repeated;
+- anything else (a bug, a length stop) propagates unchanged.
+
+Exceptions are matched by status code and class name, so that no provider
+package has to be importable.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import enum
+import json
+import time
+
+from toolweave.llm.errors import LlmBrokenReplyError, RunDeadlineError
+from toolweave.state.secrets import redact
+
+_TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
+_TRANSIENT_NAMES = frozenset(
+    {
+        # openai / anthropic SDKs, httpx, requests: matched by name so that no
+        # provider package has to be importable.
+        "APIConnectionError",
+        "APITimeoutError",
+        "RateLimitError",
+        "InternalServerError",
+        "ServiceUnavailableError",
+        "OverloadedError",
+        "TransportError",
+        "TimeoutException",
+        "Timeout",
+    }
+)
+_LENGTH_NAMES = frozenset({"LengthFinishReasonError"})
+_EMPTY_STREAM = "No generation chunks were returned"
+"""LangChain's ValueError when a stream ended before its first chunk."""
+_DETAIL_CHARS = 300
+
+
+def status_code(exc: BaseException) -> int | None:
+    """The HTTP status carried by an SDK exception, if any."""
+    for holder in (exc, getattr(exc, "response", None)):
+        code = getattr(holder, "status_code", None)
+        if isinstance(code, int):
+            return code
+    return None
+
+
+def is_length_stop(exc: BaseException) -> bool:
+    """Whether ``exc`` says the reply stopped at the token limit (openai's parse helpers)."""
+    return any(cls.__name__ in _LENGTH_NAMES for cls in type(exc).__mro__)
+
+
+def is_broken_reply(exc: BaseException) -> bool:
+    """A reply that cannot be read: a body that is not JSON, a stream that broke off."""
+    if isinstance(exc, LlmBrokenReplyError | json.JSONDecodeError):
+        return True
+    return isinstance(exc, ValueError) and str(exc).startswith(_EMPTY_STREAM)
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether repeating the call may succeed: connection, timeout, 5xx, rate limit, bad body."""
+    if isinstance(exc, RunDeadlineError):
+        return False
+    if isinstance(exc, ConnectionError | TimeoutError) or is_broken_reply(exc):
+        return True
+    code = status_code(exc)
+    if code is not None:
+        return code in _TRANSIENT_STATUS or code >= 500
+    return any(cls.__name__ in _TRANSIENT_NAMES for cls in type(exc).__mro__)
+
+
+class Failure(enum.Enum):
+    """What a failed attempt means for the next one."""
+
+    TRANSIENT = "transient"
+    """Retry after a wait."""
+    REJECTED = "rejected"
+    """The endpoint refused the request (4xx): do not repeat it."""
+    OTHER = "other"
+    """Not the endpoint's doing (a bug, a length stop): propagate unchanged."""
+
+
+def classify(exc: BaseException) -> Failure:
+    """The :class:`Failure` kind of ``exc``."""
+    if is_transient(exc):
+        return Failure.TRANSIENT
+    code = status_code(exc)
+    if code is not None and 400 <= code < 500:
+        return Failure.REJECTED
+    return Failure.OTHER
+
+
+def describe(exc: BaseException) -> str:
+    """One redacted line about ``exc``: its type and what the endpoint said (shortened)."""
+    text = getattr(exc, "message", None)
+    detail = text if isinstance(text, str) and text else str(exc)
+    detail = " ".join(detail.split())
+    if len(detail) > _DETAIL_CHARS:
+        detail = detail[: _DETAIL_CHARS - 1] + "…"
+    return redact(f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__)
+
+
+def retry_after(exc: BaseException) -> float | None:
+    """Seconds the endpoint asked to wait (``retry-after-ms`` / ``Retry-After``), if any."""
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    if headers is None:
+        return None
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return max(float(millis) / 1000.0, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(when.timestamp() - time.time(), 0.0)
+
+
+__all__ = [
+    "Failure",
+    "classify",
+    "describe",
+    "is_broken_reply",
+    "is_length_stop",
+    "is_transient",
+    "retry_after",
+    "status_code",
+]

@@ -1,0 +1,222 @@
+"""Bounded retries and deadlines of one model call, as steps (X2, X5).
+
+A model call is a :class:`~toolweave.tools.effects.Call` of a runnable
+(:func:`invocation`: ``invoke`` on the sync path, ``ainvoke`` bounded by its
+timeout and the run's deadline on the async one). :func:`retrying` repeats it
+after a transient failure (:mod:`toolweave.llm.failures`), waiting with a
+:class:`~toolweave.tools.effects.Sleep` effect: exponential backoff, or the
+endpoint's ``Retry-After`` up to a cap, a bounded number of times, then
+:class:`LlmUnavailableError`. A rejected request (4xx) raises
+:class:`LlmRequestError` at once. A run's deadline (:mod:`toolweave.llm.deadline`)
+is checked before each attempt and no retry waits past it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import Runnable, RunnableConfig
+from langgraph.constants import TAG_NOSTREAM
+
+from toolweave.llm import deadline
+from toolweave.llm.errors import (
+    LlmBrokenReplyError,
+    LlmRequestError,
+    LlmUnavailableError,
+    RunDeadlineError,
+)
+from toolweave.llm.failures import Failure, classify, describe, retry_after, status_code
+from toolweave.tools.effects import Call, Steps, perform, sleep
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class LlmRetryPolicy:
+    """How often, how patiently and how long a model call is tried (X2, X5).
+
+    Attributes:
+        max_retries: Retries after the first attempt (``max_retries + 1`` attempts at most).
+        initial_backoff: Seconds before the first retry; doubled each time, with jitter.
+        max_backoff: Upper bound of one backoff wait.
+        retry_after_cap: Longest wait a ``Retry-After`` header can ask for; longer
+            requests wait this long.
+        timeout: Seconds one request may take; ``None`` leaves it to the chat model's client.
+    """
+
+    max_retries: int = 2
+    initial_backoff: float = 0.5
+    max_backoff: float = 8.0
+    retry_after_cap: float = 30.0
+    timeout: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_retries < 0:
+            raise ValueError("max_retries must be at least 0")
+        if self.timeout is not None and self.timeout <= 0:
+            raise ValueError("timeout must be positive")
+
+    def delay(self, retry: int, exc: BaseException | None = None) -> float:
+        """Seconds to wait before retry number ``retry`` (0-based) after ``exc``."""
+        hinted = None if exc is None else retry_after(exc)
+        if hinted is not None:
+            return min(hinted, self.retry_after_cap)
+        if self.initial_backoff <= 0:
+            return 0.0
+        base = min(self.max_backoff, self.initial_backoff * (2**retry))
+        return float(base * random.uniform(0.5, 1.0))
+
+
+def invocation(
+    runnable: Runnable[Any, T],
+    model_input: Any,
+    config: RunnableConfig | None = None,
+    timeout: float | None = None,
+    *,
+    request_timeout: bool = False,
+) -> Call[T]:
+    """The call of ``runnable`` with ``model_input``: ``invoke``, or ``ainvoke`` bounded.
+
+    ``timeout`` bounds the whole call on the async path (the sync path relies on
+    the client). ``request_timeout``: the runnable takes a per-request ``timeout``
+    (OpenAI-compatible clients), so near the run's deadline it gets the time left
+    and a sync call in flight ends there too.
+    """
+
+    def clipped() -> Runnable[Any, T]:
+        left = deadline.remaining()
+        if not request_timeout or left is None:
+            return runnable
+        if timeout is not None and timeout <= left:
+            return runnable
+        return runnable.bind(timeout=max(left, 0.01))
+
+    def sync() -> T:
+        return clipped().invoke(model_input, config=config)
+
+    async def asynchronous() -> T:
+        call = clipped().ainvoke(model_input, config=config)
+        return await asyncio.wait_for(call, timeout=deadline.bound(timeout))
+
+    return Call(sync, asynchronous)
+
+
+def retrying(
+    step: Call[T],
+    *,
+    policy: LlmRetryPolicy,
+    what: str,
+    accept: Callable[[T], None] | None = None,
+) -> Steps[T]:
+    """One call with bounded retries of transient failures.
+
+    ``accept`` inspects a result and raises :class:`LlmBrokenReplyError` for one
+    that must not be used (a cut stream); that counts as a transient failure.
+
+    Raises:
+        LlmUnavailableError: transient failures outlasted the retries.
+        LlmRequestError: the endpoint rejected the request (4xx other than 408/409/425/429).
+        RunDeadlineError: the run's deadline passed, or a retry would wait past it.
+    """
+    retry = 0
+    while True:
+        deadline.check(f"the {what} call")
+        try:
+            result = yield from perform(step)
+            if accept is not None:
+                accept(result)
+            return result
+        except Exception as exc:
+            kind = classify(exc)
+            if kind is Failure.OTHER:
+                raise
+            wait = _after_failure(exc, kind, retry, policy, what)
+        yield from sleep(wait)
+        retry += 1
+
+
+def _after_failure(
+    exc: BaseException, kind: Failure, retry: int, policy: LlmRetryPolicy, what: str
+) -> float:
+    """The wait before the next attempt, or the typed error that ends the call."""
+    if kind is Failure.REJECTED:
+        code = status_code(exc)
+        raise LlmRequestError(
+            f"{what}: model endpoint rejected the request with HTTP {code} ({describe(exc)})",
+            status_code=code,
+        ) from exc
+    if retry >= policy.max_retries:
+        raise LlmUnavailableError(
+            f"{what}: model unavailable after {retry + 1} attempt(s) ({describe(exc)})"
+        ) from exc
+    wait = policy.delay(retry, exc)
+    left = deadline.remaining()
+    if left is not None and wait >= left:
+        raise RunDeadlineError(
+            f"{what}: run deadline reached while the model was failing ({describe(exc)}); "
+            f"a retry in {wait:.1f} s would pass it"
+        ) from exc
+    logger.warning(
+        "%s: %s, retry %d/%d in %.2fs", what, describe(exc), retry + 1, policy.max_retries, wait
+    )
+    return wait
+
+
+def call_config(what: str, *, stream: bool = False) -> RunnableConfig:
+    """Run name and tags of one call; non-answer calls are kept out of the messages stream."""
+    tags = [f"toolweave:{what}"]
+    if not stream:
+        tags.append(TAG_NOSTREAM)
+    return {"run_name": what, "tags": tags}
+
+
+def finish_reason(message: Any) -> str | None:
+    """Why the model stopped (``stop``, ``length``, ``tool_calls``…), when it says so."""
+    meta = getattr(message, "response_metadata", None) or {}
+    for key in ("finish_reason", "stop_reason", "done_reason"):
+        value = meta.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def is_openai_compatible(model: BaseChatModel) -> bool:
+    """Whether ``model`` is LangChain's OpenAI client (or a subclass: Azure, DeepSeek, …).
+
+    For those toolweave knows the wire: finish reasons are always sent, a request
+    timeout and ``max_tokens`` can be set per call, and the structured-output
+    modes ``json_schema`` / ``json_mode`` / ``function_calling`` exist.
+    """
+    return any(cls.__name__ == "BaseChatOpenAI" for cls in type(model).__mro__)
+
+
+def require_finish_reason(what: str) -> Callable[[Any], None]:
+    """An ``accept`` check: a reply without a finish reason was cut off (X5)."""
+
+    def accept(message: Any) -> None:
+        raw = message.get("raw") if isinstance(message, dict) else message
+        if raw is not None and finish_reason(raw) is None:
+            raise LlmBrokenReplyError(
+                f"{what}: the reply ended without a finish reason (stream cut off mid-way)"
+            )
+
+    return accept
+
+
+__all__ = [
+    "LlmRetryPolicy",
+    "call_config",
+    "finish_reason",
+    "invocation",
+    "is_openai_compatible",
+    "require_finish_reason",
+    "retrying",
+]

@@ -1,0 +1,54 @@
+"""Token budgets of structured replies: ``max_tokens`` derived from the schema (issue 11)."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from pydantic import BaseModel
+
+MIN_STRUCTURED_TOKENS = 128
+MAX_STRUCTURED_TOKENS = 8192
+
+
+def token_budget(schema: type[BaseModel], *, cap: int = MAX_STRUCTURED_TOKENS) -> int:
+    """``max_tokens`` for a reply that fills ``schema``.
+
+    Generous for the fields it has, bounded so that a model looping inside a JSON
+    string stops (issue 11). Computed once per schema (cached).
+    """
+    return _token_budget(schema, cap)
+
+
+@functools.lru_cache(maxsize=512)
+def _token_budget(schema: type[BaseModel], cap: int) -> int:
+    spec = schema.model_json_schema()
+    defs = spec.get("$defs", {})
+    need = _tokens(spec, defs, depth=0)
+    return max(MIN_STRUCTURED_TOKENS, min(cap, 64 + need * 2))
+
+
+def _tokens(node: Any, defs: dict[str, Any], depth: int) -> int:
+    if not isinstance(node, dict) or depth > 8:
+        return 8
+    if "$ref" in node:
+        return _tokens(defs.get(str(node["$ref"]).rsplit("/", 1)[-1]), defs, depth + 1)
+    for key in ("anyOf", "oneOf", "allOf"):
+        if key in node:
+            return max((_tokens(option, defs, depth + 1) for option in node[key]), default=8)
+    if "enum" in node or "const" in node:
+        return 8
+    kind = node.get("type")
+    if kind == "object":
+        props = node.get("properties") or {}
+        return 4 + sum(6 + _tokens(value, defs, depth + 1) for value in props.values())
+    if kind == "array":
+        items = int(node.get("maxItems") or 6)
+        return 4 + min(items, 8) * _tokens(node.get("items"), defs, depth + 1)
+    if kind == "string":
+        limit = node.get("maxLength")
+        return int(limit) // 3 + 4 if isinstance(limit, int) else 60
+    return 6
+
+
+__all__ = ["MAX_STRUCTURED_TOKENS", "MIN_STRUCTURED_TOKENS", "token_budget"]

@@ -13,13 +13,10 @@ from typing import Any
 
 from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
-from langgraph.types import Command
 
 from toolweave.coordinators.deep_search import DeepSearchCoordinator
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
-from toolweave.graph.handover import handover
 from toolweave.graph.nodes import Effect, Steps, make_node
-from toolweave.graph.walk import Phase
 from toolweave.llm.port import ContextVerdict
 from toolweave.state.events import deep_fallback_event, gatekeeper_event
 from toolweave.state.graph_state import GraphState
@@ -92,7 +89,7 @@ def planned_tools(nodes: dict[str, TaskNode]) -> tuple[str, ...]:
 def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``deep_fallback`` node over ``deps``."""
 
-    def deep_fallback(state: GraphState, runtime: Runtime[RunContext]) -> Steps[Command[Phase]]:
+    def deep_fallback(state: GraphState, runtime: Runtime[RunContext]) -> Steps[dict[str, Any]]:
         """Judge the context (D1); when it falls short, plan the deep search (D3)."""
         update: dict[str, Any] = {"deep_fallback_done": True}
         prompt_type = state.get("prompt_type")
@@ -105,7 +102,7 @@ def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
             else:
                 reason = NOT_OFFERED.format(name=tool.name)
             update["ledger"] = [_entry("not run", reason)]
-            return handover(state, update)
+            return update
         assistant = assistant_for(deps, runtime)
         question, documents = state["question"], state["documents"]
         guaranteed = [g.context for g in state["guaranteed"]]
@@ -124,7 +121,7 @@ def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
         runtime.stream_writer(gatekeeper_event(ROOT_TASK_NO, verdict.sufficient, missing))
         if verdict.sufficient or not missing:
             update["ledger"] = [gate]
-            return handover(state, update)
+            return update
         nodes, refused = plan_deep_search(deps, state, tool, missing)
         planned = {no: node.task.task_prompt for no, node in nodes.items() if no != ROOT_TASK_NO}
         plan = _entry("planned", f"{len(planned)} subtask(s) by {tool.name}")
@@ -140,7 +137,7 @@ def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
             ],
         )
         runtime.stream_writer(deep_fallback_event(ROOT_TASK_NO, planned))
-        return handover(state, update)
+        return update
 
     return make_node("deep_fallback", deep_fallback)
 

@@ -8,7 +8,7 @@ from typing import Any
 from langchain_core.messages import AnyMessage
 from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
-from langgraph.types import Command, Overwrite
+from langgraph.types import Overwrite
 
 from toolweave.coordinators.base import AgentCoordinator
 from toolweave.graph.context import (
@@ -18,11 +18,9 @@ from toolweave.graph.context import (
     assistant_for,
     user_data_for,
 )
-from toolweave.graph.handover import handover
 from toolweave.graph.nodes import Effect, Steps, make_node
 from toolweave.graph.normalized import check_normalized
 from toolweave.graph.validation import question_of
-from toolweave.graph.walk import Phase
 from toolweave.llm.port import Normalized
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
@@ -105,7 +103,7 @@ def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
         key=lambda t: t.priority,
     )
 
-    def normalize(state: GraphState, runtime: Runtime[RunContext]) -> Steps[Command[Phase]]:
+    def normalize(state: GraphState, runtime: Runtime[RunContext]) -> Steps[dict[str, Any]]:
         """Turn the last message into a standalone root task and reset the per-message state."""
         question, history = split_conversation(state["messages"], deps.limits)
         assistant = assistant_for(deps, runtime)
@@ -152,6 +150,6 @@ def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
         for key, empty in PER_MESSAGE_RESETS:
             if state.get(key):
                 update[key] = empty
-        return handover(state, update)
+        return update
 
     return make_node("normalize", normalize)

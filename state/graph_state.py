@@ -148,8 +148,6 @@ class GraphState(InputState, OutputState):
     """Kind of question (A1, D2)."""
     tasks: Annotated[dict[str, TaskNode], TASKS_CHANNEL]
     """The task tree, flat, keyed by ``task_no``; children ids are on each node."""
-    cursor: str | None
-    """The task the next phase works on, named by the walk at each hand-over."""
     terminal: str | None
     """``"task_no:tool_name"`` of a terminal result (R3, R4) that ended the walk (S3)."""
     answer_id: str | None

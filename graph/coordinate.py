@@ -112,7 +112,7 @@ def make_coordinate(deps: Dependencies) -> Runnable[Any, Any]:
         node = tasks[current_task_no(state)]
         applied = node.task.applied_coordinator_names
         candidates: list[AnyTool] = [
-            deps.registry[name] for name in state["coordinators"] if name not in applied
+            deps.registry[name] for name in state["message"].coordinators if name not in applied
         ]
         if not candidates:
             done = node.model_copy(update={"status": TaskStatus.COORDINATED})

@@ -92,9 +92,9 @@ def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
     def deep_fallback(state: GraphState, runtime: Runtime[RunContext]) -> Steps[dict[str, Any]]:
         """Judge the context (D1); when it falls short, plan the deep search (D3)."""
         update: dict[str, Any] = {"deep_fallback_done": True}
-        prompt_type = state.get("prompt_type")
+        prompt_type = state["message"].prompt_type
         tool = deps.domain.deep_fallback_tool(prompt_type)
-        if not isinstance(tool, DeepSearchCoordinator) or tool.name not in state["offered"]:
+        if not isinstance(tool, DeepSearchCoordinator) or tool.name not in state["message"].offered:
             if tool is None:
                 reason = NO_TOOL.format(prompt_type=prompt_type)
             elif not isinstance(tool, DeepSearchCoordinator):
@@ -104,7 +104,7 @@ def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
             update["ledger"] = [_entry("not run", reason)]
             return update
         assistant = assistant_for(deps, runtime)
-        question, documents = state["question"], state["documents"]
+        question, documents = state["message"].question, state["documents"]
         guaranteed = [g.context for g in state["guaranteed"]]
         verdict: ContextVerdict = yield Effect(
             lambda: assistant.judge_context(question, documents, guaranteed),

@@ -93,7 +93,7 @@ def pause_for_clarification(
     rounds = state.get("clarification_rounds") or 0
     key = completion_key(node.task_no, name)
     if rounds >= deps.limits.max_clarification_rounds:
-        text = clarification_limit_message(state["user_lang"], result.text or "")
+        text = clarification_limit_message(state["message"].user_lang, result.text or "")
         closed = node.model_copy(update={"queue": [], "status": TaskStatus.CLOSED})
         return {"tasks": {node.task_no: closed}, "answer": text, "terminal": key}
     question = Clarification(
@@ -215,8 +215,8 @@ def _run(
         task=node.task,
         text=text,
         systems=tuple(state.get("systems") or ()),
-        user_lang=state["user_lang"],
-        important_words=tuple(state["important_words"]),
+        user_lang=state["message"].user_lang,
+        important_words=tuple(state["message"].important_words),
         user_data=user_data_for(state, runtime),
         progress=progress,
         stream_answer=stream_answer,
@@ -262,7 +262,8 @@ def _budget(
     if owner is not None and node.task.owner_coordinator_name == owner:
         spent = state.get("deep_fallback_calls") or 0
         limit = max(0, deps.limits.deep_fallback_llm_calls - spent)
-    return LlmBudget(assistant_for(deps, runtime), limit=limit, user_lang=state["user_lang"])
+    user_lang = state["message"].user_lang
+    return LlmBudget(assistant_for(deps, runtime), limit=limit, user_lang=user_lang)
 
 
 def _request(tool: AnyTool, extracted: dict[str, Any] | None) -> BaseModel:

@@ -22,7 +22,7 @@ from toolweave.graph.nodes import Effect, Steps, make_node
 from toolweave.graph.normalized import check_normalized
 from toolweave.graph.validation import question_of
 from toolweave.llm.port import Normalized
-from toolweave.state.graph_state import GraphState
+from toolweave.state.graph_state import GraphState, MessageFacts
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import ROOT_TASK_NO, TaskInfo, TaskNode
 from toolweave.tools.eligibility import check_gates
@@ -134,12 +134,14 @@ def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
             ),
         )
         update: dict[str, Any] = {
-            "question": norm.question,
-            "user_lang": norm.user_lang,
-            "important_words": list(norm.important_words),
-            "prompt_type": norm.prompt_type,
-            "offered": offered,
-            "coordinators": [c.name for c in coordinators if c.name in allowed],
+            "message": MessageFacts(
+                question=norm.question,
+                user_lang=norm.user_lang,
+                important_words=list(norm.important_words),
+                prompt_type=norm.prompt_type,
+                offered=offered,
+                coordinators=[c.name for c in coordinators if c.name in allowed],
+            ),
             "tasks": Overwrite({ROOT_TASK_NO: root}),
             "ledger": Overwrite([entry, *refusals]),
             "llm_calls": Overwrite(1),

@@ -103,7 +103,7 @@ def make_route(deps: Dependencies) -> Runnable[Any, Any]:
     def route(state: GraphState, runtime: Runtime[RunContext]) -> Steps[dict[str, Any]]:
         """Decide which tools run on the task, in ascending priority (A5, A6)."""
         node = state["tasks"][current_task_no(state)]
-        offered = set(state["offered"])
+        offered = set(state["message"].offered)
         requests: dict[str, dict[str, Any] | None] = {}
         calls = 0
         if node.task.required_tool_names:

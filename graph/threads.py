@@ -29,6 +29,7 @@ from langgraph.types import Command, StateSnapshot, StateUpdate
 from toolweave.graph.langgraph_private import checkpointer_of
 from toolweave.graph.validation import reply_text
 from toolweave.state.errors import InvalidRequestError, NothingPendingError, UnknownThreadError
+from toolweave.state.graph_state import message_of
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 
 NO_THREAD = "no conversation is stored under thread {thread!r}"
@@ -123,6 +124,7 @@ def status_of(snapshot: StateSnapshot, thread_id: str) -> ThreadStatus:
     else:
         kind = ThreadStatusKind.FINISHED
     checkpoint = (snapshot.config.get("configurable") or {}).get("checkpoint_id")
+    message = message_of(snapshot.values)
     return ThreadStatus(
         thread_id=thread_id,
         kind=kind,
@@ -131,7 +133,7 @@ def status_of(snapshot: StateSnapshot, thread_id: str) -> ThreadStatus:
         interrupts=tuple(values),
         error=errors[0] if errors else None,
         checkpoint_id=None if checkpoint is None else str(checkpoint),
-        question=snapshot.values.get("question") if snapshot.values else None,
+        question=None if message is None else message.question,
     )
 
 

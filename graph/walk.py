@@ -112,7 +112,8 @@ def current_task_no(state: Mapping[str, Any]) -> str:
 def _has_coordinator_to_run(state: Mapping[str, Any], node: TaskNode) -> bool:
     """A3/C3: an offered coordinator has not yet been applied to the task."""
     applied = node.task.applied_coordinator_names
-    return any(name not in applied for name in state.get("coordinators") or ())
+    message = state.get("message")
+    return message is not None and any(name not in applied for name in message.coordinators)
 
 
 def _first_open_child(tasks: Mapping[str, TaskNode], node: TaskNode) -> TaskNode | None:

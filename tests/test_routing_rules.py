@@ -101,3 +101,35 @@ def test_R1_R5_every_result_mode_has_its_own_update(mode: ResultMode):
     }
     assert set(expected_keys) == set(ResultMode)
     assert set(update) == expected_keys[mode]
+
+
+class _Killed(BaseException):
+    """What a killed process looks like from inside: nothing handles it."""
+
+
+def test_Q5_abandoning_a_run_stopped_before_a_routed_phase_leaves_nothing_pending():
+    """The abandoned phase's conditional edges must not schedule the step after it."""
+    from toolweave import abandon_interrupted, thread_status
+    from toolweave.graph.threads import ThreadStatusKind
+    from toolweave.state.ledger import LedgerKind
+
+    dying = {"on": True}
+
+    def crash(name: str, ctx: Any) -> ToolResult:
+        if dying["on"]:
+            raise _Killed
+        return ToolResult.as_context(name, [doc("t-doc", "t says hi")])
+
+    graph = graph_of([make_tool("t", result=crash)], checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "abandon-execute"}}
+    with pytest.raises(_Killed):
+        graph.invoke({"messages": [HumanMessage("t")]}, config)
+    assert thread_status(graph, config).next == ("execute",)
+    status = abandon_interrupted(graph, config)
+    assert status.kind is ThreadStatusKind.FINISHED
+    assert status.next == ()
+    ledger = graph.get_state(config).values["ledger"]
+    assert [e.details["next"] for e in ledger if e.kind is LedgerKind.RUN_ABANDONED] == ["execute"]
+    dying["on"] = False
+    out = graph.invoke({"messages": [HumanMessage("t again")]}, config)
+    assert out["activated"] == ["1:t"]

@@ -133,3 +133,12 @@ def test_Q5_abandoning_a_run_stopped_before_a_routed_phase_leaves_nothing_pendin
     dying["on"] = False
     out = graph.invoke({"messages": [HumanMessage("t again")]}, config)
     assert out["activated"] == ["1:t"]
+
+
+def test_S2_studio_draws_exactly_the_walks_edges_as_conditional_edges():
+    from toolweave.graph.walk import NEXT_PHASES
+
+    drawn = graph_of([make_tool("t")]).get_graph()
+    conditional = {(e.source, e.target) for e in drawn.edges if e.conditional}
+    expected = {(source, target) for source, targets in NEXT_PHASES.items() for target in targets}
+    assert conditional == expected | {("__start__", "normalize"), ("__start__", "take_reply")}

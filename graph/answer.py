@@ -67,8 +67,8 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
                 "ledger": [entry],
             }
         request = AnswerRequest(
-            question=state["question"],
-            user_lang=state["user_lang"],
+            question=state["message"].question,
+            user_lang=state["message"].user_lang,
             system_prompt=answer_system_prompt(
                 deps.domain.system_prompt, state["activated"], deps.registry
             ),

@@ -17,9 +17,10 @@ from toolweave.graph.coordinate import make_coordinate
 from toolweave.graph.decide_conditional import make_decide_conditional
 from toolweave.graph.deep_fallback import make_deep_fallback
 from toolweave.graph.execute import make_execute
+from toolweave.graph.langgraph_private import RunnableCallable
 from toolweave.graph.normalize import make_normalize
 from toolweave.graph.route import make_route
-from toolweave.graph.walk import NEXT_PHASES, Phase, route_entry
+from toolweave.graph.walk import NEXT_PHASES, Phase, next_phase, route_entry
 from toolweave.llm.port import LlmAssistant
 from toolweave.state.graph_state import GraphState, InputState, OutputState
 from toolweave.tools.domain import Domain
@@ -64,8 +65,12 @@ def create_state_graph(
         "client_tools": make_client_tools(deps),
         "deep_fallback": make_deep_fallback(deps),
     }
+    # S2: LangGraph routes on the state its reducers made of the node's update; the
+    # route is untraced, as LangGraph's own edges are (a run per step otherwise)
+    route = RunnableCallable(next_phase, name="next_phase", trace=False)
     for name, node in nodes.items():
-        graph.add_node(name, node, destinations=NEXT_PHASES[name])
+        graph.add_node(name, node)
+        graph.add_conditional_edges(name, route, list(NEXT_PHASES[name]))
     graph.add_node("answer", make_answer(deps))
     graph.add_conditional_edges(START, route_entry, ["normalize", "take_reply"])
     graph.add_edge("answer", END)

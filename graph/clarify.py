@@ -16,15 +16,13 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
-from langgraph.types import Command, interrupt
+from langgraph.types import interrupt
 from pydantic import BaseModel
 
 from toolweave.graph.context import Dependencies, RunContext
-from toolweave.graph.handover import handover
 from toolweave.graph.nodes import Call, make_pure_node
 from toolweave.graph.normalize import split_conversation
 from toolweave.graph.validation import reply_text
-from toolweave.graph.walk import Phase
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.results import ResultMode, ToolResult
@@ -147,7 +145,7 @@ def resolve_choice(reply: str, choices: Sequence[str]) -> str:
 def make_ask_user(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``ask_user`` node: pause with the open question (Q1)."""
 
-    def ask_user(state: GraphState, runtime: Runtime[RunContext]) -> Command[Phase]:
+    def ask_user(state: GraphState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         """Interrupt with the question; on resume, store the reply on it (Q2)."""
         pending = state["clarification"]
         assert pending is not None
@@ -164,7 +162,7 @@ def make_ask_user(deps: Dependencies) -> Runnable[Any, Any]:
             "messages": [HumanMessage(content=text)],
             "ledger": [entry],
         }
-        return handover(state, update)
+        return update
 
     return make_pure_node("ask_user", ask_user)
 
@@ -172,7 +170,7 @@ def make_ask_user(deps: Dependencies) -> Runnable[Any, Any]:
 def make_take_reply(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``take_reply`` node: the next message on the thread answers the question (Q2)."""
 
-    def take_reply(state: GraphState, runtime: Runtime[RunContext]) -> Command[Phase]:
+    def take_reply(state: GraphState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         """Use the new message as the reply to the open question; nothing is recomputed."""
         pending = state["clarification"]
         assert pending is not None
@@ -186,6 +184,6 @@ def make_take_reply(deps: Dependencies) -> Runnable[Any, Any]:
             reason="the next message on the thread",
         )
         update = {"clarification": pending.model_copy(update={"reply": text}), "ledger": [entry]}
-        return handover(state, update)
+        return update
 
     return make_pure_node("take_reply", take_reply)

@@ -29,13 +29,11 @@ from typing import Any
 from langchain_core.runnables import Runnable
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
-from langgraph.types import Command, interrupt
+from langgraph.types import interrupt
 from pydantic import ValidationError
 
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
-from toolweave.graph.handover import handover
 from toolweave.graph.nodes import Steps, make_pure_node, perform
-from toolweave.graph.walk import Phase
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.client_calls import (
     ClientCalls,
@@ -335,12 +333,12 @@ def receive_results(
 def make_client_tools(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``client_tools`` node: pause until the client answers its calls (W3)."""
 
-    def client_tools(state: GraphState, runtime: Runtime[RunContext]) -> Command[Phase]:
+    def client_tools(state: GraphState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         """Interrupt with the open client calls; on resume, store the results."""
         pending = state["client_calls"]
         assert pending is not None
         done = receive_results(pending, interrupt(pending.payload()), interrupt)
-        return handover(state, {"client_calls": done})
+        return {"client_calls": done}
 
     return make_pure_node("client_tools", client_tools)
 

@@ -30,11 +30,20 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, StateSnapshot
 
 from toolweave.graph.context import Limits, RunContext
+from toolweave.graph.langgraph_private import (
+    INTERRUPT,
+    SERDE_ALLOWLIST,
+    checkpointer_of,
+    copy_fields,
+    serde_allowlist,
+    set_serde_allowlist,
+    triggered_node,
+)
 from toolweave.graph.threads import (
     WHY,
     ThreadStatus,
     ThreadStatusKind,
-    abandon_entry,
+    abandon_updates,
     status_of,
 )
 from toolweave.graph.validation import check_resume_for, input_keys, validate_input
@@ -53,11 +62,6 @@ InterruptedRuns = Literal["finish", "abandon"]
 
 NO_THREAD = "no conversation is stored under thread {thread!r}"
 NOT_WAITING = "thread {thread!r} is not waiting for a reply: {why}"
-_CHECKPOINTER_KEY = "__pregel_checkpointer"
-INTERRUPT = "__interrupt__"
-"""The pending-write channel of an ``interrupt()`` (LangGraph's constant)."""
-BRANCH_PREFIX = "branch:to:"
-"""The trigger channel of a node a ``Command(goto=...)`` names (LangGraph's naming)."""
 _FINISH_KWARGS = ("context", "durability")
 """Run options the finishing of an interrupted run shares with the new message's run."""
 
@@ -74,7 +78,7 @@ def _thread_config(
         **(graph.config or {}).get("configurable", {}),
         **(config or {}).get("configurable", {}),
     }
-    saver = configurable.get(_CHECKPOINTER_KEY, graph.checkpointer)
+    saver = checkpointer_of(configurable, graph.checkpointer)
     if not isinstance(saver, BaseCheckpointSaver) or not configurable.get("thread_id"):
         return None
     if configurable.get("checkpoint_ns"):
@@ -85,10 +89,11 @@ def _thread_config(
 def may_have_pending_tasks(saved: CheckpointTuple) -> bool:
     """Whether a stored checkpoint may have steps left to run, paused questions aside.
 
-    The cheap test before a full state read: a node has a task when one of its
-    trigger channels (``__start__``, or the ``branch:to:<node>`` channel that a
-    ``Command(goto=...)`` writes) holds a value of a version it has not seen. False means
-    finished or paused on a question; True is confirmed by ``get_state``.
+    The cheap test before a full state read (one checkpoint read, no channel
+    rebuilt): a node has a task when one of its trigger channels (``__start__``, or
+    the one its incoming edges write, see :func:`triggered_node`) holds a value of a
+    version it has not seen. False means finished or paused on a question; True is
+    confirmed by LangGraph's own ``get_state`` (``StateSnapshot.next``).
     """
     if any(write[1] == INTERRUPT for write in saved.pending_writes or ()):
         return False
@@ -98,11 +103,8 @@ def may_have_pending_tasks(saved: CheckpointTuple) -> bool:
     for channel, version in checkpoint.get("channel_versions", {}).items():
         if channel not in values:
             continue  # consumed (triggers are ephemeral: stored only while set)
-        if channel == START:
-            node = START
-        elif channel.startswith(BRANCH_PREFIX):
-            node = channel[len(BRANCH_PREFIX) :]
-        else:
+        node = START if channel == START else triggered_node(channel)
+        if node is None:
             continue
         known: Any = seen.get(node, {}).get(channel)
         if known is None or version > known:
@@ -163,13 +165,13 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
                 stopped mid-way when a new message arrives on its thread (Q5).
             **kwargs: ``CompiledStateGraph``'s fields.
         """
-        allowlist = kwargs.pop("_serde_allowlist", None)
+        allowlist = {*(kwargs.pop(SERDE_ALLOWLIST, None) or ()), *_state_types()}
         super().__init__(**kwargs)
         # LangGraph's copy() (with_config, the server's copies) drops the msgpack
         # allowlist compile() computed; strict mode (LANGGRAPH_STRICT_MSGPACK=true)
         # then reads toolweave's state models back as dicts. Keep it, with every
         # type the state can hold (toolweave.state.serde).
-        self._serde_allowlist = {*(allowlist or ()), *_state_types()}
+        set_serde_allowlist(self, allowlist)
         self.input_limits = input_limits or Limits()
         self.interrupted_runs: InterruptedRuns = interrupted_runs
 
@@ -182,8 +184,7 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
         interrupted_runs: InterruptedRuns = "finish",
     ) -> ToolweaveGraph:
         """The checked version of a graph compiled from :func:`create_state_graph`."""
-        fields = {k: v for k, v in vars(compiled).items() if k != "__orig_class__"}
-        return cls(input_limits=limits, interrupted_runs=interrupted_runs, **fields)
+        return cls(input_limits=limits, interrupted_runs=interrupted_runs, **copy_fields(compiled))
 
     def _checked_input(self, value: Any, config: RunnableConfig | None) -> Any:
         if _nested(config) and isinstance(value, Mapping):
@@ -193,10 +194,10 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
 
     def _saver(self, config: RunnableConfig) -> BaseCheckpointSaver[Any]:
         """The run's checkpointer, reading with the graph's msgpack allowlist (strict mode)."""
-        saver = (config.get("configurable") or {}).get(_CHECKPOINTER_KEY, self.checkpointer)
+        saver = checkpointer_of(config.get("configurable") or {}, self.checkpointer)
         assert isinstance(saver, BaseCheckpointSaver)
         with_allowlist = getattr(saver, "with_allowlist", None)  # langgraph-checkpoint >= 4
-        return saver if with_allowlist is None else with_allowlist(self._serde_allowlist or ())
+        return saver if with_allowlist is None else with_allowlist(serde_allowlist(self) or ())
 
     def _needs_state(self, checked: Any, config: RunnableConfig) -> bool:
         """Whether the thread's state must be read before the run.
@@ -262,8 +263,7 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
                 options = {key: kwargs[key] for key in _FINISH_KWARGS if key in kwargs}
                 self.invoke(None, _finishing(config), **options)
             case "abandon":
-                entry = abandon_entry(status)
-                self.update_state(_finishing(config), {"ledger": [entry]}, status.next[0])
+                self.bulk_update_state(_finishing(config), abandon_updates(status))
             case _:
                 assert_never(self.interrupted_runs)
 
@@ -273,7 +273,6 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
                 options = {key: kwargs[key] for key in _FINISH_KWARGS if key in kwargs}
                 await self.ainvoke(None, _finishing(config), **options)
             case "abandon":
-                entry = abandon_entry(status)
-                await self.aupdate_state(_finishing(config), {"ledger": [entry]}, status.next[0])
+                await self.abulk_update_state(_finishing(config), abandon_updates(status))
             case _:
                 assert_never(self.interrupted_runs)

@@ -8,14 +8,12 @@ from typing import Any
 
 from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
-from langgraph.types import Command
 
 from toolweave.coordinators.base import DecomposingCoordinator
 from toolweave.coordinators.phase import PhaseOutcome, coordinator_phase
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
-from toolweave.graph.handover import current_task_no, handover
 from toolweave.graph.nodes import Steps, make_node
-from toolweave.graph.walk import Phase
+from toolweave.graph.walk import current_task_no
 from toolweave.state.events import coordinated_event
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
@@ -103,17 +101,17 @@ def phase_ledger(task_no: str, outcome: PhaseOutcome) -> list[LedgerEntry]:
 def make_coordinate(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``coordinate`` node over ``deps``."""
 
-    def coordinate(state: GraphState, runtime: Runtime[RunContext]) -> Steps[Command[Phase]]:
+    def coordinate(state: GraphState, runtime: Runtime[RunContext]) -> Steps[dict[str, Any]]:
         """Run the coordinators not yet applied to the task, in ascending priority (C2, C3)."""
         tasks = state["tasks"]
         node = tasks[current_task_no(state)]
         applied = node.task.applied_coordinator_names
         candidates: list[AnyTool] = [
-            deps.registry[name] for name in state["coordinators"] if name not in applied
+            deps.registry[name] for name in state["message"].coordinators if name not in applied
         ]
         if not candidates:
             done = node.model_copy(update={"status": TaskStatus.COORDINATED})
-            return handover(state, {"tasks": {node.task_no: done}})
+            return {"tasks": {node.task_no: done}}
         extracting = any(isinstance(c, DecomposingCoordinator) for c in candidates)
         llm = assistant_for(deps, runtime) if extracting else None
         phase = coordinator_phase(
@@ -139,6 +137,6 @@ def make_coordinate(deps: Dependencies) -> Runnable[Any, Any]:
             "ledger": phase_ledger(node.task_no, outcome),
             "llm_calls": outcome.llm_calls,
         }
-        return handover(state, update)
+        return update
 
     return make_node("coordinate", coordinate)

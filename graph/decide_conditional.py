@@ -9,13 +9,11 @@ from typing import Any
 from langchain_core.runnables import Runnable
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
-from langgraph.types import Command
 
 from toolweave.coordinators.base import AgentCoordinator, SubtaskDecision
 from toolweave.graph.context import Dependencies, RunContext
-from toolweave.graph.handover import current_task_no, handover
 from toolweave.graph.nodes import make_pure_node
-from toolweave.graph.walk import Phase
+from toolweave.graph.walk import current_task_no
 from toolweave.state.events import conditional_event
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
@@ -53,7 +51,7 @@ def _in_any_subtree(task_no: str, roots: Sequence[str]) -> bool:
 def make_decide_conditional(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``decide_conditional`` node over ``deps``."""
 
-    def decide_conditional(state: GraphState, runtime: Runtime[RunContext]) -> Command[Phase]:
+    def decide_conditional(state: GraphState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         """Ask the owner whether the next conditional subtask runs; RUN on error (K4)."""
         tasks = state["tasks"]
         subtask = tasks[current_task_no(state)]
@@ -85,6 +83,6 @@ def make_decide_conditional(deps: Dependencies) -> Runnable[Any, Any]:
             tools=tuple(subtask.task.required_tool_names),
         )
         update = {"tasks": {subtask.task_no: updated}, "ledger": [entry]}
-        return handover(state, update)
+        return update
 
     return make_pure_node("decide_conditional", decide_conditional)

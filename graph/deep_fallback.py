@@ -13,13 +13,10 @@ from typing import Any
 
 from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
-from langgraph.types import Command
 
 from toolweave.coordinators.deep_search import DeepSearchCoordinator
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
-from toolweave.graph.handover import handover
 from toolweave.graph.nodes import Steps, make_node
-from toolweave.graph.walk import Phase
 from toolweave.state.events import deep_fallback_event, gatekeeper_event
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
@@ -91,12 +88,12 @@ def planned_tools(nodes: dict[str, TaskNode]) -> tuple[str, ...]:
 def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``deep_fallback`` node over ``deps``."""
 
-    def deep_fallback(state: GraphState, runtime: Runtime[RunContext]) -> Steps[Command[Phase]]:
+    def deep_fallback(state: GraphState, runtime: Runtime[RunContext]) -> Steps[dict[str, Any]]:
         """Judge the context (D1); when it falls short, plan the deep search (D3)."""
         update: dict[str, Any] = {"deep_fallback_done": True}
-        prompt_type = state.get("prompt_type")
+        prompt_type = state["message"].prompt_type
         tool = deps.domain.deep_fallback_tool(prompt_type)
-        if not isinstance(tool, DeepSearchCoordinator) or tool.name not in state["offered"]:
+        if not isinstance(tool, DeepSearchCoordinator) or tool.name not in state["message"].offered:
             if tool is None:
                 reason = NO_TOOL.format(prompt_type=prompt_type)
             elif not isinstance(tool, DeepSearchCoordinator):
@@ -104,9 +101,9 @@ def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
             else:
                 reason = NOT_OFFERED.format(name=tool.name)
             update["ledger"] = [_entry("not run", reason)]
-            return handover(state, update)
+            return update
         assistant = assistant_for(deps, runtime)
-        question, documents = state["question"], state["documents"]
+        question, documents = state["message"].question, state["documents"]
         guaranteed = [g.context for g in state["guaranteed"]]
         verdict = yield from assistant.judge_context_steps(question, documents, guaranteed)
         update.update(llm_calls=1, deep_fallback_calls=1)
@@ -120,7 +117,7 @@ def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
         runtime.stream_writer(gatekeeper_event(ROOT_TASK_NO, verdict.sufficient, missing))
         if verdict.sufficient or not missing:
             update["ledger"] = [gate]
-            return handover(state, update)
+            return update
         nodes, refused = plan_deep_search(deps, state, tool, missing)
         planned = {no: node.task.task_prompt for no, node in nodes.items() if no != ROOT_TASK_NO}
         plan = _entry("planned", f"{len(planned)} subtask(s) by {tool.name}")
@@ -136,7 +133,7 @@ def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
             ],
         )
         runtime.stream_writer(deep_fallback_event(ROOT_TASK_NO, planned))
-        return handover(state, update)
+        return update
 
     return make_node("deep_fallback", deep_fallback)
 

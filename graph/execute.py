@@ -11,16 +11,14 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import Runnable
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
-from langgraph.types import Command
 from pydantic import BaseModel, ValidationError
 
 from toolweave.graph.clarify import checked_result, clarification_limit_message, tool_call
 from toolweave.graph.client_tools import ai_tool_steps
 from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
-from toolweave.graph.handover import current_task_no, handover
 from toolweave.graph.idempotency import tool_call_key
 from toolweave.graph.nodes import Steps, make_node, perform
-from toolweave.graph.walk import Phase
+from toolweave.graph.walk import current_task_no
 from toolweave.llm.budget import LlmBudget
 from toolweave.llm.passthrough import astream_message, stream_message
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
@@ -95,7 +93,7 @@ def pause_for_clarification(
     rounds = state.get("clarification_rounds") or 0
     key = completion_key(node.task_no, name)
     if rounds >= deps.limits.max_clarification_rounds:
-        text = clarification_limit_message(state["user_lang"], result.text or "")
+        text = clarification_limit_message(state["message"].user_lang, result.text or "")
         closed = node.model_copy(update={"queue": [], "status": TaskStatus.CLOSED})
         return {"tasks": {node.task_no: closed}, "answer": text, "terminal": key}
     question = Clarification(
@@ -113,7 +111,7 @@ def pause_for_clarification(
 def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``execute`` node over ``deps``."""
 
-    def execute(state: GraphState, runtime: Runtime[RunContext]) -> Steps[Command[Phase]]:
+    def execute(state: GraphState, runtime: Runtime[RunContext]) -> Steps[dict[str, Any]]:
         """Run the next queued tool of the task and record its result."""
         node = state["tasks"][current_task_no(state)]
         name, rest = node.queue[0], node.queue[1:]
@@ -126,7 +124,7 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
             ai = yield from ai_tool_steps(deps, state, runtime, node, tool, text, progress)
             if ai.pause:
                 paused = {"ledger": ai.ledger, "llm_calls": ai.llm_calls}
-                return handover(state, {**paused, **ai.update})
+                return {**paused, **ai.update}
             outcome = Outcome(result=ai.result, ledger=ai.ledger, llm_calls=ai.llm_calls)
             extra = ai.update
         else:
@@ -139,9 +137,7 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
             update["clarification"] = None
         result = outcome.result
         if result is not None and result.mode is ResultMode.CLARIFICATION:
-            return handover(
-                state, {**update, **pause_for_clarification(state, deps, node, name, outcome)}
-            )
+            return {**update, **pause_for_clarification(state, deps, node, name, outcome)}
         if result is not None:  # R1/R7: no result is as if the tool had not been activated
             update["activated"] = [key]
         update.update(record_result(key, text, outcome))
@@ -150,7 +146,7 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
         closed = not rest or (result is not None and result.is_terminal)
         status = TaskStatus.CLOSED if closed else TaskStatus.ROUTED
         update["tasks"] = {node.task_no: node.model_copy(update={"queue": rest, "status": status})}
-        return handover(state, update)
+        return update
 
     return make_node("execute", execute)
 
@@ -198,8 +194,8 @@ def _run(
         task=node.task,
         text=text,
         systems=tuple(state.get("systems") or ()),
-        user_lang=state["user_lang"],
-        important_words=tuple(state["important_words"]),
+        user_lang=state["message"].user_lang,
+        important_words=tuple(state["message"].important_words),
         user_data=user_data_for(state, runtime),
         progress=progress,
         stream_answer=stream_answer,
@@ -245,7 +241,8 @@ def _budget(
     if owner is not None and node.task.owner_coordinator_name == owner:
         spent = state.get("deep_fallback_calls") or 0
         limit = max(0, deps.limits.deep_fallback_llm_calls - spent)
-    return LlmBudget(assistant_for(deps, runtime), limit=limit, user_lang=state["user_lang"])
+    user_lang = state["message"].user_lang
+    return LlmBudget(assistant_for(deps, runtime), limit=limit, user_lang=user_lang)
 
 
 def _request(tool: AnyTool, extracted: dict[str, Any] | None) -> BaseModel:

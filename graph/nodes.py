@@ -15,7 +15,7 @@ LangGraph registers a function node as its internal ``RunnableCallable(func, afu
 (for a sync function, ``afunc`` runs ``func`` in the executor); :func:`make_node`
 builds the same object with our own ``afunc``, so ``invoke`` runs the sync body
 and ``ainvoke`` the async one. ``tests/test_async_rules.py`` pins that behaviour,
-since the class lives in ``langgraph._internal``.
+since the class is LangGraph's own (``graph/langgraph_private.py``).
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from langchain_core.runnables import Runnable
-from langgraph._internal._runnable import RunnableCallable
 from langgraph.runtime import Runtime
 
 from toolweave.graph.context import RunContext
+from toolweave.graph.langgraph_private import RunnableCallable
 from toolweave.graph.tracing import label_run
 from toolweave.state.graph_state import GraphState
 from toolweave.tools.effects import Call, Effect, Steps, adrive, blocking, drive, perform

@@ -8,7 +8,7 @@ from typing import Any
 from langchain_core.messages import AnyMessage
 from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
-from langgraph.types import Command, Overwrite
+from langgraph.types import Overwrite
 
 from toolweave.coordinators.base import AgentCoordinator
 from toolweave.graph.context import (
@@ -18,12 +18,10 @@ from toolweave.graph.context import (
     assistant_for,
     user_data_for,
 )
-from toolweave.graph.handover import handover
 from toolweave.graph.nodes import Steps, make_node
 from toolweave.graph.normalized import check_normalized
 from toolweave.graph.validation import question_of
-from toolweave.graph.walk import Phase
-from toolweave.state.graph_state import GraphState
+from toolweave.state.graph_state import GraphState, MessageFacts
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import ROOT_TASK_NO, TaskInfo, TaskNode
 from toolweave.tools.eligibility import check_gates
@@ -104,7 +102,7 @@ def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
         key=lambda t: t.priority,
     )
 
-    def normalize(state: GraphState, runtime: Runtime[RunContext]) -> Steps[Command[Phase]]:
+    def normalize(state: GraphState, runtime: Runtime[RunContext]) -> Steps[dict[str, Any]]:
         """Turn the last message into a standalone root task and reset the per-message state."""
         question, history = split_conversation(state["messages"], deps.limits)
         assistant = assistant_for(deps, runtime)
@@ -132,12 +130,14 @@ def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
             ),
         )
         update: dict[str, Any] = {
-            "question": norm.question,
-            "user_lang": norm.user_lang,
-            "important_words": list(norm.important_words),
-            "prompt_type": norm.prompt_type,
-            "offered": offered,
-            "coordinators": [c.name for c in coordinators if c.name in allowed],
+            "message": MessageFacts(
+                question=norm.question,
+                user_lang=norm.user_lang,
+                important_words=list(norm.important_words),
+                prompt_type=norm.prompt_type,
+                offered=offered,
+                coordinators=[c.name for c in coordinators if c.name in allowed],
+            ),
             "tasks": Overwrite({ROOT_TASK_NO: root}),
             "ledger": Overwrite([entry, *refusals]),
             "llm_calls": Overwrite(1),
@@ -148,6 +148,6 @@ def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
         for key, empty in PER_MESSAGE_RESETS:
             if state.get(key):
                 update[key] = empty
-        return handover(state, update)
+        return update
 
     return make_node("normalize", normalize)

@@ -7,13 +7,11 @@ from typing import Any
 
 from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
-from langgraph.types import Command
 
 from toolweave.graph.candidates import guard_terminal, offer_candidates
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
-from toolweave.graph.handover import current_task_no, handover
 from toolweave.graph.nodes import Steps, make_node
-from toolweave.graph.walk import Phase
+from toolweave.graph.walk import current_task_no
 from toolweave.llm.port import Activation
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.events import routed_event
@@ -102,10 +100,10 @@ def make_route(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``route`` node over ``deps``."""
     deps.candidate_index  # noqa: B018 - T12/A8: built once, here, not by the first request
 
-    def route(state: GraphState, runtime: Runtime[RunContext]) -> Steps[Command[Phase]]:
+    def route(state: GraphState, runtime: Runtime[RunContext]) -> Steps[dict[str, Any]]:
         """Decide which tools run on the task, in ascending priority (A5, A6)."""
         node = state["tasks"][current_task_no(state)]
-        offered = set(state["offered"])
+        offered = set(state["message"].offered)
         requests: dict[str, dict[str, Any] | None] = {}
         calls = 0
         if node.task.required_tool_names:
@@ -135,6 +133,6 @@ def make_route(deps: Dependencies) -> Runnable[Any, Any]:
         updated = node.model_copy(update={"queue": queue, "status": status, "requests": requests})
         runtime.stream_writer(routed_event(node.task_no, queue))
         update = {"tasks": {node.task_no: updated}, "ledger": entries, "llm_calls": calls}
-        return handover(state, update)
+        return update
 
     return make_node("route", route)

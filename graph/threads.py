@@ -22,11 +22,14 @@ from enum import StrEnum
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.graph import END
 from langgraph.pregel import Pregel
-from langgraph.types import Command, StateSnapshot
+from langgraph.types import Command, StateSnapshot, StateUpdate
 
+from toolweave.graph.langgraph_private import checkpointer_of
 from toolweave.graph.validation import reply_text
 from toolweave.state.errors import InvalidRequestError, NothingPendingError, UnknownThreadError
+from toolweave.state.graph_state import message_of
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 
 NO_THREAD = "no conversation is stored under thread {thread!r}"
@@ -121,6 +124,7 @@ def status_of(snapshot: StateSnapshot, thread_id: str) -> ThreadStatus:
     else:
         kind = ThreadStatusKind.FINISHED
     checkpoint = (snapshot.config.get("configurable") or {}).get("checkpoint_id")
+    message = message_of(snapshot.values)
     return ThreadStatus(
         thread_id=thread_id,
         kind=kind,
@@ -129,14 +133,12 @@ def status_of(snapshot: StateSnapshot, thread_id: str) -> ThreadStatus:
         interrupts=tuple(values),
         error=errors[0] if errors else None,
         checkpoint_id=None if checkpoint is None else str(checkpoint),
-        question=snapshot.values.get("question") if snapshot.values else None,
+        question=None if message is None else message.question,
     )
 
 
 def _checked(graph: Pregel[Any, Any, Any, Any], config: RunnableConfig) -> str:
-    if graph.checkpointer is None and "__pregel_checkpointer" not in (
-        config.get("configurable") or {}
-    ):
+    if graph.checkpointer is None and checkpointer_of(config.get("configurable") or {}) is None:
         raise InvalidRequestError(NO_CHECKPOINTER)
     return thread_id_of(config)
 
@@ -216,6 +218,19 @@ def abandon_entry(status: ThreadStatus) -> LedgerEntry:
     )
 
 
+def abandon_updates(status: ThreadStatus) -> list[list[StateUpdate]]:
+    """The state updates that abandon an interrupted run (Q5), for ``bulk_update_state``.
+
+    The ledger entry is written as the node that was due (so the thread's history
+    shows where the run stopped); that node's conditional edges then name the step
+    after it, so a second superstep, ``None`` as ``END``, clears every pending task.
+    """
+    return [
+        [StateUpdate({"ledger": [abandon_entry(status)]}, status.next[0])],
+        [StateUpdate(None, END)],
+    ]
+
+
 def abandon_interrupted(
     graph: Pregel[Any, Any, Any, Any], thread: RunnableConfig | str
 ) -> ThreadStatus:
@@ -228,7 +243,7 @@ def abandon_interrupted(
     """
     config = _config(thread)
     status = require_interrupted(thread_status(graph, config))
-    graph.update_state(config, {"ledger": [abandon_entry(status)]}, as_node=status.next[0])
+    graph.bulk_update_state(config, abandon_updates(status))
     return thread_status(graph, config)
 
 
@@ -238,7 +253,7 @@ async def aabandon_interrupted(
     """Async :func:`abandon_interrupted`."""
     config = _config(thread)
     status = require_interrupted(await athread_status(graph, config))
-    await graph.aupdate_state(config, {"ledger": [abandon_entry(status)]}, as_node=status.next[0])
+    await graph.abulk_update_state(config, abandon_updates(status))
     return await athread_status(graph, config)
 
 

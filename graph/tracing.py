@@ -14,10 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from langgraph.types import Command
 from langsmith.run_helpers import get_current_run_tree
 
-from toolweave.graph.handover import current_task_no
+from toolweave.graph.walk import current_task_no
 from toolweave.state.ledger import LedgerEntry
 from toolweave.state.task import ROOT_TASK_NO
 
@@ -25,14 +24,13 @@ TRACE_TAG = "toolweave"
 """Tag of every phase run toolweave names."""
 
 _PER_MESSAGE = frozenset({"normalize", "take_reply"})
-"""Phases that work on the message, so on the root task, whatever ``cursor`` says."""
+"""Phases that work on the message, so on the root task, whatever the walk names."""
 
 
 def _ledger_of(update: Any) -> list[LedgerEntry]:
-    values = update.update if isinstance(update, Command) else update
-    if not isinstance(values, Mapping):
+    if not isinstance(update, Mapping):
         return []
-    entries = values.get("ledger")
+    entries = update.get("ledger")
     entries = getattr(entries, "value", entries)  # an Overwrite
     return [e for e in entries or () if isinstance(e, LedgerEntry)]
 

@@ -1,9 +1,11 @@
 """The walk over the task tree as one pure function (S2, S3, A3-A7).
 
 ``next_step`` reads the state and names the phase that comes next and the task
-it concerns. It runs once per step, in the hand-over (``graph/handover.py``), on
-the state as the node's update leaves it; the task it names goes into ``cursor``,
-where the next node finds it. So every ordering rule lives here.
+it concerns. LangGraph calls it after every phase node, as the route function of
+the node's conditional edges (:func:`next_phase`, wired in ``graph/builder.py``),
+on the state its reducers made of the node's update; the next node finds its task
+by walking its own input state (:func:`current_task_no`), which is that same
+state. So every ordering rule lives here, in one pure function.
 It imports nothing from LangGraph.
 """
 
@@ -45,7 +47,8 @@ NEXT_PHASES: dict[str, tuple[Phase, ...]] = {
     "execute": ("execute", "ask_user", "client_tools", *_AFTER_TASK_CLOSED),
     "deep_fallback": ("answer", "coordinate", "decide_conditional", "route"),
 }
-"""Where each node can hand over: the edges Studio draws (the walk decides among them)."""
+"""Where each node can go next: the path map of its conditional edges, so the edges
+Studio draws (the walk decides among them; a phase not listed here fails the run)."""
 
 
 @dataclass(frozen=True)
@@ -96,10 +99,21 @@ def next_step(state: Mapping[str, Any]) -> Step:
     return Step("deep_fallback", ROOT_TASK_NO)
 
 
+def next_phase(state: Mapping[str, Any]) -> Phase:
+    """The route function of every phase node's conditional edges: the phase the walk names."""
+    return next_step(state).phase
+
+
+def current_task_no(state: Mapping[str, Any]) -> str:
+    """The task a phase works on: the one the walk names over the phase's input state."""
+    return next_step(state).task_no
+
+
 def _has_coordinator_to_run(state: Mapping[str, Any], node: TaskNode) -> bool:
     """A3/C3: an offered coordinator has not yet been applied to the task."""
     applied = node.task.applied_coordinator_names
-    return any(name not in applied for name in state.get("coordinators") or ())
+    message = state.get("message")
+    return message is not None and any(name not in applied for name in message.coordinators)
 
 
 def _first_open_child(tasks: Mapping[str, TaskNode], node: TaskNode) -> TaskNode | None:

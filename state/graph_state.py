@@ -14,6 +14,7 @@ from typing import Annotated, Any, NotRequired
 from langchain_core.messages import AnyMessage
 from langgraph.channels import DeltaChannel
 from langgraph.graph.message import add_messages
+from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
 from toolweave.state.client_calls import ClientCalls
@@ -97,6 +98,33 @@ APPEND_CHANNEL: DeltaChannel[Any] = DeltaChannel(append_all)
 MESSAGES_CHANNEL: DeltaChannel[Any] = DeltaChannel(add_all_messages)
 
 
+class MessageFacts(BaseModel):
+    """What normalization decided about the current message: one channel, written once (A1, A2)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    question: str
+    """The standalone question after normalization (A1)."""
+    user_lang: str
+    """The user's language, decided once per message (T10)."""
+    important_words: list[str] = Field(default_factory=list)
+    """Key words of the question (A1)."""
+    prompt_type: str | None = None
+    """Kind of question (A1, D2)."""
+    offered: list[str] = Field(default_factory=list)
+    """Tools that passed the domain, system and eligibility gates for this message (A2)."""
+    coordinators: list[str] = Field(default_factory=list)
+    """The offered tools that are coordinators, in ascending priority (C2)."""
+
+
+def message_of(values: Mapping[str, Any] | None) -> MessageFacts | None:
+    """The message facts of stored state values (``None`` before the first normalization)."""
+    facts = (values or {}).get("message")
+    if facts is None or isinstance(facts, MessageFacts):
+        return facts
+    return MessageFacts.model_validate(facts)  # read back as a plain mapping
+
+
 class InputState(TypedDict):
     """What a caller sends: the LangChain chat convention plus the request's filters."""
 
@@ -138,26 +166,14 @@ class OutputState(TypedDict):
 class GraphState(InputState, OutputState):
     """The whole state of a run; everything in it is checkpointed."""
 
-    question: str
-    """The standalone question after normalization (A1)."""
-    user_lang: str
-    """The user's language, decided once per message (T10)."""
-    important_words: list[str]
-    """Key words of the question (A1)."""
-    prompt_type: str | None
-    """Kind of question (A1, D2)."""
+    message: MessageFacts
+    """The current message's question, language, key words and offered tools (A1, A2)."""
     tasks: Annotated[dict[str, TaskNode], TASKS_CHANNEL]
     """The task tree, flat, keyed by ``task_no``; children ids are on each node."""
-    cursor: str | None
-    """The task the next phase works on, named by the walk at each hand-over."""
     terminal: str | None
     """``"task_no:tool_name"`` of a terminal result (R3, R4) that ended the walk (S3)."""
     answer_id: str | None
     """Message id under which a tool streamed its answer itself (R4), kept in ``messages``."""
-    offered: list[str]
-    """Tools that passed the domain, system and eligibility gates for this message (A2)."""
-    coordinators: list[str]
-    """The offered tools that are coordinators, in ascending priority (C2)."""
     deep_fallback_done: bool
     """Deep fallback had its one turn for this message (D7)."""
     clarification: Clarification | None

@@ -21,7 +21,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from support import CityRequest, ScriptedCoordinator, doc, graph_of, route_by_name
 
-import toolweave.graph.handover as handover_module
+import toolweave.graph.builder as builder_module
 from toolweave import (
     AnswerRequest,
     ChatbotTool,
@@ -151,15 +151,15 @@ def _graph(threads: Threads, **kwargs: Any) -> Any:
 
 @pytest.fixture
 def node_threads(monkeypatch: pytest.MonkeyPatch) -> Threads:
-    """Every hand-over (each node but ``answer`` makes one) records the thread it ran in."""
+    """Every route after a node (each node but ``answer`` has one) records the thread it ran in."""
     threads: Threads = []
-    real = handover_module.next_step
+    real = builder_module.next_phase
 
     def recording(state: Any) -> Any:
         _mark(threads, "node")
         return real(state)
 
-    monkeypatch.setattr(handover_module, "next_step", recording)
+    monkeypatch.setattr(builder_module, "next_phase", recording)
     return threads
 
 

@@ -128,8 +128,10 @@ def _used_rows(values: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _source_lines(values: dict[str, Any]) -> list[str]:
     from toolweave import cli_render as render
+    from toolweave.state.graph_state import message_of
 
-    return render.source_lines(_used_rows(values), str(values.get("user_lang") or "en"))
+    message = message_of(values)
+    return render.source_lines(_used_rows(values), message.user_lang if message else "en")
 
 
 def _load(args: argparse.Namespace) -> Any:
@@ -321,6 +323,7 @@ def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
     from toolweave.cli_session import read_thread, read_thread_status
     from toolweave.persistence import data_dir
     from toolweave.run_ledger import explain
+    from toolweave.state.graph_state import message_of
 
     directory = data_dir(args.data_dir)
     values = read_thread(directory, args.thread, args.database_url)
@@ -332,8 +335,8 @@ def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
     print(f"status: {status.describe}", file=out)
     lines = render.ledger_tree(
         render.as_ledger(values.get("ledger") or []),
-        offered=list(values.get("offered") or []),
-        question=values.get("question"),
+        offered=list(message.offered) if (message := message_of(values)) else [],
+        question=message.question if message else None,
         answer=values.get("answer"),
     )
     _print(lines, out)

@@ -27,6 +27,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.pregel import Pregel
 from langgraph.types import Command, Interrupt
 
+from toolweave.graph.langgraph_private import INTERRUPT
 from toolweave.state.client_calls import (
     CLIENT_TOOL_CALLS,
     CLIENT_TOOL_RESULTS,
@@ -161,7 +162,7 @@ def is_client_tool_request(value: Any) -> bool:
 
 
 def _client_interrupts(result: Any) -> list[Interrupt]:
-    interrupts = result.get("__interrupt__") if isinstance(result, Mapping) else None
+    interrupts = result.get(INTERRUPT) if isinstance(result, Mapping) else None
     return [i for i in interrupts or () if is_client_tool_request(i.value)]
 
 

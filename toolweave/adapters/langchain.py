@@ -23,6 +23,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.config import get_stream_writer
 from pydantic import BaseModel, Field, create_model
 
+from toolweave.graph.langgraph_private import INTERRUPT
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.errors import ConfigurationError
 from toolweave.state.names import to_tool_name
@@ -269,7 +270,7 @@ class AgentQuestion(BaseModel):
 def answer_with_sources(state: Mapping[str, Any]) -> str:
     """The answer text followed by its sources (document and page), as an agent reads it."""
     answer = str(state.get("answer") or "")
-    clarification = state.get("__interrupt__")
+    clarification = state.get(INTERRUPT)
     if clarification:
         value = getattr(clarification[0], "value", {})
         if isinstance(value, Mapping) and value.get("question"):

@@ -1,4 +1,4 @@
-"""S2/S3: the walk runs once per step, on the state the update produces; R1-R5 dispatch."""
+"""S2/S3: LangGraph routes each step through the walk, on the state it stores; R1-R5 dispatch."""
 
 from __future__ import annotations
 
@@ -7,30 +7,17 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage
-from langgraph.channels import BinaryOperatorAggregate, DeltaChannel
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.graph import StateGraph
 from support import ScriptedCoordinator, doc, graph_of, make_tool
 
-import toolweave.graph.handover as handover_module
+import toolweave.graph.builder as builder_module
 import toolweave.graph.walk as walk_module
-from toolweave import GraphState, ResultMode, SubtaskDecision, TaskInfo, ToolResult
+from toolweave import ResultMode, SubtaskDecision, TaskInfo, ToolResult
 from toolweave.graph.execute import Outcome, record_result
-from toolweave.graph.handover import state_reducers
 from toolweave.state.results import TERMINAL_MODES
 
-NOT_COMPARED = {"messages", "cursor"}
-"""``add_messages`` gives id-less messages fresh ids; ``cursor`` is what the hand-over adds."""
-
-
-def test_S2_reducers_of_the_walk_view_are_read_from_the_state_schema():
-    """No hand-kept key list: every channel LangGraph builds has its reducer in the view."""
-    channels = StateGraph(GraphState).channels
-    reducers = state_reducers()
-    assert set(reducers) == set(channels)
-    for key, channel in channels.items():
-        reducing = isinstance(channel, BinaryOperatorAggregate | DeltaChannel)
-        assert (reducers[key] is not None) == reducing, key
+NOT_COMPARED = {"messages"}
+"""``add_messages`` gives id-less messages fresh ids each time it runs."""
 
 
 def _decompose(task: TaskInfo) -> TaskInfo:
@@ -42,15 +29,16 @@ def _decompose(task: TaskInfo) -> TaskInfo:
     return task
 
 
-def test_S2_the_walk_sees_exactly_the_state_langgraph_stores_after_each_step(monkeypatch):
+def test_S2_the_route_sees_exactly_the_state_langgraph_stores_after_each_step(monkeypatch):
+    """The conditional edges route on the state LangGraph's reducers made, not a simulation."""
     views: list[dict[str, Any]] = []
-    real = handover_module.next_step
+    real = walk_module.next_phase
 
     def recording(state: Any) -> Any:
         views.append({key: state[key] for key in state if key not in NOT_COMPARED})
         return real(state)
 
-    monkeypatch.setattr(handover_module, "next_step", recording)
+    monkeypatch.setattr(builder_module, "next_phase", recording)
     coordinator = ScriptedCoordinator(
         "c", _decompose, decide=lambda parent, nxt, done: SubtaskDecision.RUN
     )
@@ -66,18 +54,18 @@ def test_S2_the_walk_sees_exactly_the_state_langgraph_stores_after_each_step(mon
     assert len(views) >= 8
     for index, view in enumerate(views):
         assert view == {k: v for k, v in stored[index].items() if k in view}, index
-        assert set(stored[index]) <= set(view) | {"answer", "task"}, index
+        assert set(stored[index]) <= set(view), index
 
 
-def test_S2_each_step_walks_the_tree_once(monkeypatch):
+def test_S2_langgraph_routes_every_step_through_the_one_walk(monkeypatch):
     walks: list[int] = []
-    real = walk_module.next_step
+    real = walk_module.next_phase
 
     def counting(state: Any) -> Any:
         walks.append(1)
         return real(state)
 
-    monkeypatch.setattr(handover_module, "next_step", counting)
+    monkeypatch.setattr(builder_module, "next_phase", counting)
     graph = graph_of(
         [ScriptedCoordinator("c", _decompose), make_tool("t")], checkpointer=InMemorySaver()
     )
@@ -86,13 +74,14 @@ def test_S2_each_step_walks_the_tree_once(monkeypatch):
     steps = [
         s for s in graph.get_state_history(config) if s.metadata["source"] == "loop" and s.next
     ]
-    # one walk per node step that hands over: every checkpoint with a next node but START's
+    # one route per node step that hands over: every checkpoint with a next node but START's
     assert len(walks) == len(steps) - 1
-    # and no node walks the tree itself: only the hand-over holds the walk
+    # and the walk is one function, in one module (nodes and edges call it there)
     holders = {
         name
         for name, module in sys.modules.items()
-        if name.startswith("toolweave.graph.") and getattr(module, "next_step", None) is real
+        if name.startswith("toolweave.graph.")
+        and getattr(module, "next_step", None) is walk_module.next_step
     }
     assert holders == {"toolweave.graph.walk"}
 
@@ -112,3 +101,44 @@ def test_R1_R5_every_result_mode_has_its_own_update(mode: ResultMode):
     }
     assert set(expected_keys) == set(ResultMode)
     assert set(update) == expected_keys[mode]
+
+
+class _Killed(BaseException):
+    """What a killed process looks like from inside: nothing handles it."""
+
+
+def test_Q5_abandoning_a_run_stopped_before_a_routed_phase_leaves_nothing_pending():
+    """The abandoned phase's conditional edges must not schedule the step after it."""
+    from toolweave import abandon_interrupted, thread_status
+    from toolweave.graph.threads import ThreadStatusKind
+    from toolweave.state.ledger import LedgerKind
+
+    dying = {"on": True}
+
+    def crash(name: str, ctx: Any) -> ToolResult:
+        if dying["on"]:
+            raise _Killed
+        return ToolResult.as_context(name, [doc("t-doc", "t says hi")])
+
+    graph = graph_of([make_tool("t", result=crash)], checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "abandon-execute"}}
+    with pytest.raises(_Killed):
+        graph.invoke({"messages": [HumanMessage("t")]}, config)
+    assert thread_status(graph, config).next == ("execute",)
+    status = abandon_interrupted(graph, config)
+    assert status.kind is ThreadStatusKind.FINISHED
+    assert status.next == ()
+    ledger = graph.get_state(config).values["ledger"]
+    assert [e.details["next"] for e in ledger if e.kind is LedgerKind.RUN_ABANDONED] == ["execute"]
+    dying["on"] = False
+    out = graph.invoke({"messages": [HumanMessage("t again")]}, config)
+    assert out["activated"] == ["1:t"]
+
+
+def test_S2_studio_draws_exactly_the_walks_edges_as_conditional_edges():
+    from toolweave.graph.walk import NEXT_PHASES
+
+    drawn = graph_of([make_tool("t")]).get_graph()
+    conditional = {(e.source, e.target) for e in drawn.edges if e.conditional}
+    expected = {(source, target) for source, targets in NEXT_PHASES.items() for target in targets}
+    assert conditional == expected | {("__start__", "normalize"), ("__start__", "take_reply")}

@@ -14,6 +14,10 @@ and the event streams all go through them):
   run, or abandons it with a ledger entry (Q5, ``interrupted_runs``).
 
 Copies made by ``with_config``/``copy`` (and by the LangGraph server) keep both.
+
+Each run goes on in a scope of its own (:mod:`toolweave.state.run_scope`, X6):
+its deadline (``Limits.run_deadline_s`` from the run's start), the secret values
+of its ``user_data`` and its model (X4), and its progress sink.
 """
 
 from __future__ import annotations
@@ -40,7 +44,10 @@ from toolweave.graph.threads import (
 from toolweave.graph.validation import check_resume_for, input_keys, validate_input
 from toolweave.state.errors import NothingPendingError, UnknownThreadError
 from toolweave.state.graph_state import GraphState, InputState, OutputState
+from toolweave.state.run_scope import Deadline, RunScope, aiterate_in, iterate_in
+from toolweave.state.secrets import secret_values, secrets_of
 from toolweave.state.serde import checkpoint_allowlist
+from toolweave.tools.progress import stream_sink
 
 
 @functools.cache
@@ -125,6 +132,23 @@ def _finishing(config: RunnableConfig) -> RunnableConfig:
 
 def _nested(config: RunnableConfig | None) -> bool:
     return bool((config or {}).get("configurable", {}).get("checkpoint_ns"))
+
+
+def _run_user_data(checked: Any, context: Any) -> tuple[list[Any], frozenset[str], bool]:
+    """The ``user_data`` a run brings, its secret keys, and whether the thread's is the run's.
+
+    The run context's and the input's are brought; when neither brings any, the
+    run uses what its thread stored (``graph.context.user_data_for``).
+    """
+    if isinstance(context, Mapping):  # the LangGraph server passes the context as a dict
+        data, marked = context.get("user_data"), context.get("secret_keys")
+    else:
+        data, marked = getattr(context, "user_data", None), getattr(context, "secret_keys", None)
+    brought = [] if data is None else [data]
+    if isinstance(checked, Mapping) and "user_data" in checked:
+        brought.append(checked["user_data"])
+        return brought, frozenset(marked or ()), False
+    return brought, frozenset(marked or ()), data is None
 
 
 def _check_resume(command: Command[Any], snapshot: StateSnapshot, limits: Limits) -> None:
@@ -232,29 +256,82 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
     def stream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> Iterator[Any]:
-        """LangGraph's ``stream``, after the input checks (X5) and Q5's finish-or-abandon."""
+        """LangGraph's ``stream``, after the input checks (X5) and Q5's finish-or-abandon.
+
+        The run goes on in a scope of its own (X6): its deadline, its secrets and
+        its progress sink (:mod:`toolweave.state.run_scope`).
+        """
         checked = self._checked_input(input, config)
         thread_config = None if checked is None else _thread_config(self, config)
+        snapshot: StateSnapshot | None = None
         if thread_config is not None and self._needs_state(checked, thread_config):
             snapshot = self.get_state(thread_config)
             interrupted = self._before(checked, snapshot)
             if interrupted is not None:
                 self._settle(interrupted, thread_config, kwargs)
-        yield from super().stream(checked, config, **kwargs)
+        data, marked, stored = _run_user_data(checked, kwargs.get("context"))
+        if stored:
+            data.append(self._stored_user_data(config, snapshot))
+        scope = self._run_scope(data, marked, kwargs.get("context"))
+        yield from iterate_in(scope, super().stream(checked, config, **kwargs))
 
     async def astream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
-        """LangGraph's ``astream``, after the input checks (X5) and Q5's finish-or-abandon."""
+        """LangGraph's ``astream``, after the input checks (X5) and Q5's finish-or-abandon.
+
+        The run goes on in a scope of its own, as in :meth:`stream` (X6).
+        """
         checked = self._checked_input(input, config)
         thread_config = None if checked is None else _thread_config(self, config)
+        snapshot: StateSnapshot | None = None
         if thread_config is not None and await self._aneeds_state(checked, thread_config):
             snapshot = await self.aget_state(thread_config)
             interrupted = self._before(checked, snapshot)
             if interrupted is not None:
                 await self._asettle(interrupted, thread_config, kwargs)
-        async for chunk in super().astream(checked, config, **kwargs):
+        data, marked, stored = _run_user_data(checked, kwargs.get("context"))
+        if stored:
+            data.append(await self._astored_user_data(config, snapshot))
+        scope = self._run_scope(data, marked, kwargs.get("context"))
+        async for chunk in aiterate_in(scope, super().astream(checked, config, **kwargs)):
             yield chunk
+
+    def _run_scope(self, user_data: list[Any], marked: frozenset[str], context: Any) -> RunScope:
+        """The scope of one run: its deadline from now, its secrets, its progress sink (X6)."""
+        seconds = self.input_limits.run_deadline_s
+        assistant = getattr(context, "assistant", None)
+        secrets = secrets_of(assistant).union(
+            *(secret_values(data, marked) for data in user_data if isinstance(data, Mapping))
+        )
+        return RunScope(
+            deadline=None if seconds is None else Deadline.after(seconds),
+            secrets=secrets,
+            progress=stream_sink,
+        )
+
+    def _stored_user_data(
+        self, config: RunnableConfig | None, snapshot: StateSnapshot | None
+    ) -> Any:
+        """The ``user_data`` the thread holds (a run without its own takes it, X4)."""
+        if snapshot is not None:
+            return snapshot.values.get("user_data")
+        thread_config = _thread_config(self, config)
+        if thread_config is None:
+            return None
+        saved = self._saver(thread_config).get_tuple(thread_config)
+        return None if saved is None else saved.checkpoint["channel_values"].get("user_data")
+
+    async def _astored_user_data(
+        self, config: RunnableConfig | None, snapshot: StateSnapshot | None
+    ) -> Any:
+        if snapshot is not None:
+            return snapshot.values.get("user_data")
+        thread_config = _thread_config(self, config)
+        if thread_config is None:
+            return None
+        saved = await self._saver(thread_config).aget_tuple(thread_config)
+        return None if saved is None else saved.checkpoint["channel_values"].get("user_data")
 
     def _settle(self, status: ThreadStatus, config: RunnableConfig, kwargs: Any) -> None:
         match self.interrupted_runs:

@@ -6,7 +6,7 @@ import functools
 import logging
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -50,9 +50,10 @@ from toolweave.llm.structured import (
     structured_plan,
 )
 from toolweave.state.documents import UniqueTextDocument
-from toolweave.state.secrets import register_secret
+from toolweave.state.run_scope import with_secrets
 from toolweave.tools.registry import AnyTool
 
+T = TypeVar("T")
 logger = logging.getLogger(__name__)
 
 HISTORY_WINDOW = 6
@@ -221,10 +222,24 @@ class ChatModelAssistant(LlmAssistant):
         self.require_finish_reason = (
             is_openai_compatible(model) if require_finish_reason is None else require_finish_reason
         )
-        register_secret(_api_key(model))
+        key = _api_key(model)
+        self._secrets = frozenset(() if key is None else (key,))
         self._calling = with_request_timeout(model, timeout)
         self.structured = StructuredOutput(self._calling, cache_size=structured_cache_size)
         """Bound structured-output runnables (cached) and the mode the model accepts."""
+
+    def secret_values(self) -> frozenset[str]:
+        """The model's API key: redacted wherever this assistant is used (X4)."""
+        return self._secrets
+
+    def _run(self, plan: Plan[T]) -> T:
+        """Drive ``plan`` with the API key redacted from its errors and log lines (X4, X6)."""
+        with with_secrets(self._secrets):
+            return run_plan(plan)
+
+    async def _arun(self, plan: Plan[T]) -> T:
+        with with_secrets(self._secrets):
+            return await arun_plan(plan)
 
     def _structured(
         self, schema: type[BaseModel], messages: list[BaseMessage], what: str
@@ -237,13 +252,13 @@ class ChatModelAssistant(LlmAssistant):
         self, message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
     ) -> Normalized:
         """One structured call: standalone question, language, key words, prompt type (A1)."""
-        return run_plan(self._normalize(message, history, default_lang))
+        return self._run(self._normalize(message, history, default_lang))
 
     async def anormalize(
         self, message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
     ) -> Normalized:
         """Async :meth:`normalize` over the chat model's ``ainvoke``."""
-        return await arun_plan(self._normalize(message, history, default_lang))
+        return await self._arun(self._normalize(message, history, default_lang))
 
     def _normalize(
         self, message: str, history: Sequence[BaseMessage], default_lang: str
@@ -269,11 +284,11 @@ class ChatModelAssistant(LlmAssistant):
 
     def route(self, task_prompt: str, tools: Sequence[AnyTool]) -> list[RoutingVerdict]:
         """One structured call answering every offered tool's routing question (T5)."""
-        return run_plan(self._route(task_prompt, tools))
+        return self._run(self._route(task_prompt, tools))
 
     async def aroute(self, task_prompt: str, tools: Sequence[AnyTool]) -> list[RoutingVerdict]:
         """Async :meth:`route`."""
-        return await arun_plan(self._route(task_prompt, tools))
+        return await self._arun(self._route(task_prompt, tools))
 
     def _route(self, task_prompt: str, tools: Sequence[AnyTool]) -> Plan[list[RoutingVerdict]]:
         offered = offered_tools(tools)
@@ -295,13 +310,13 @@ class ChatModelAssistant(LlmAssistant):
         self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
     ) -> dict[str, ExtractedRequest]:
         """Constrained extraction into ``tool.request_model`` (T7); ``None`` when it fails."""
-        return run_plan(self._extract(user_prompt, system_prompt, tasks, tool))
+        return self._run(self._extract(user_prompt, system_prompt, tasks, tool))
 
     async def agenerate_tool_request(
         self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
     ) -> dict[str, ExtractedRequest]:
         """Async :meth:`generate_tool_request`."""
-        return await arun_plan(self._extract(user_prompt, system_prompt, tasks, tool))
+        return await self._arun(self._extract(user_prompt, system_prompt, tasks, tool))
 
     def _extract(
         self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
@@ -324,13 +339,13 @@ class ChatModelAssistant(LlmAssistant):
         self, task_prompt: str, schemas: Sequence[DecompositionSchema]
     ) -> Decompositions:
         """ONE structured call filling every coordinator's decomposition schema (C1, M2)."""
-        return run_plan(self._decompose(task_prompt, schemas))
+        return self._run(self._decompose(task_prompt, schemas))
 
     async def aextract_decompositions(
         self, task_prompt: str, schemas: Sequence[DecompositionSchema]
     ) -> Decompositions:
         """Async :meth:`extract_decompositions`."""
-        return await arun_plan(self._decompose(task_prompt, schemas))
+        return await self._arun(self._decompose(task_prompt, schemas))
 
     def _decompose(
         self, task_prompt: str, schemas: Sequence[DecompositionSchema]
@@ -368,7 +383,7 @@ class ChatModelAssistant(LlmAssistant):
             return super().route_and_extract(
                 task_prompt, execution_text, tools, extraction_prompt=extraction_prompt
             )
-        return run_plan(self._activate(task_prompt, tools, extraction_prompt))
+        return self._run(self._activate(task_prompt, tools, extraction_prompt))
 
     async def aroute_and_extract(
         self,
@@ -383,7 +398,7 @@ class ChatModelAssistant(LlmAssistant):
             return await super().aroute_and_extract(
                 task_prompt, execution_text, tools, extraction_prompt=extraction_prompt
             )
-        return await arun_plan(self._activate(task_prompt, tools, extraction_prompt))
+        return await self._arun(self._activate(task_prompt, tools, extraction_prompt))
 
     def _activate(
         self, task_prompt: str, tools: Sequence[AnyTool], extraction_prompt: str
@@ -423,7 +438,7 @@ class ChatModelAssistant(LlmAssistant):
         guaranteed: Sequence[str],
     ) -> ContextVerdict:
         """One structured call: does the context suffice, and what is missing (D1)."""
-        return run_plan(self._judge(question, documents, guaranteed))
+        return self._run(self._judge(question, documents, guaranteed))
 
     async def ajudge_context(
         self,
@@ -432,7 +447,7 @@ class ChatModelAssistant(LlmAssistant):
         guaranteed: Sequence[str],
     ) -> ContextVerdict:
         """Async :meth:`judge_context`."""
-        return await arun_plan(self._judge(question, documents, guaranteed))
+        return await self._arun(self._judge(question, documents, guaranteed))
 
     def _judge(
         self,
@@ -459,11 +474,11 @@ class ChatModelAssistant(LlmAssistant):
 
     def read_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
         """One structured call: the answer the passage gives, or ``None`` (D3, D5)."""
-        return run_plan(self._read(question, passage, user_lang))
+        return self._run(self._read(question, passage, user_lang))
 
     async def aread_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
         """Async :meth:`read_passage`."""
-        return await arun_plan(self._read(question, passage, user_lang))
+        return await self._arun(self._read(question, passage, user_lang))
 
     def _read(self, question: str, passage: str, user_lang: str) -> Plan[str | None]:
         system = prompts.read_passage_system(
@@ -486,11 +501,11 @@ class ChatModelAssistant(LlmAssistant):
         broke off mid-way (no finish reason): it is never kept as the answer.
         Listeners see the tokens of the retry after the partial ones.
         """
-        return run_plan(self._answer(request))
+        return self._run(self._answer(request))
 
     async def aanswer(self, request: AnswerRequest) -> AIMessage:
         """Async :meth:`answer` over the chat model's ``ainvoke`` (tokens still stream)."""
-        return await arun_plan(self._answer(request))
+        return await self._arun(self._answer(request))
 
     def _answer(self, request: AnswerRequest) -> Plan[AIMessage]:
         instructions = prompts.answer_system(

@@ -49,8 +49,9 @@ class Limits:
     """Missing pieces the deep search looks for, at most (each costs up to two subtasks)."""
     run_deadline_s: float | None = None
     """Seconds one run (one ``invoke``/``stream`` of the graph) may take, counted from its
-    first model-calling step; past it the run stops with ``RunDeadlineError`` before
-    its next model call, and no retry waits past it (X5). ``None``: no deadline."""
+    start (the run's scope holds the deadline, X6); past it the run stops with
+    ``RunDeadlineError`` before its next model call, and no retry waits past it (X5).
+    ``None``: no deadline."""
     ai_input_attempts: int = 2
     """Extractions of an AI tool's input per step when it does not validate (W2)."""
 

@@ -17,7 +17,7 @@ Copies made by ``with_config``/``copy`` (and by the LangGraph server) keep both.
 
 Each run goes on in a scope of its own (:mod:`toolweave.state.run_scope`, X6):
 its deadline (``Limits.run_deadline_s`` from the run's start), the secret values
-of its ``user_data`` and its model (X4), and its progress sink.
+of its ``user_data`` and its models' API keys (X4), and its progress sink.
 """
 
 from __future__ import annotations
@@ -177,14 +177,17 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
         *,
         input_limits: Limits | None = None,
         interrupted_runs: InterruptedRuns = "finish",
+        build_secrets: frozenset[str] = frozenset(),
         **kwargs: Any,
     ) -> None:
-        """Take LangGraph's compiled-graph fields plus toolweave's two settings.
+        """Take LangGraph's compiled-graph fields plus toolweave's settings.
 
         Args:
             input_limits: The limits the input is checked against (X1).
             interrupted_runs: ``"finish"`` (default) or ``"abandon"`` a run that
                 stopped mid-way when a new message arrives on its thread (Q5).
+            build_secrets: Secret values known when the graph was built (its
+                assistant's API key): in every run's scope (X4, X6).
             **kwargs: ``CompiledStateGraph``'s fields.
         """
         allowlist = kwargs.pop("_serde_allowlist", None)
@@ -196,6 +199,7 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
         self._serde_allowlist = {*(allowlist or ()), *_state_types()}
         self.input_limits = input_limits or Limits()
         self.interrupted_runs: InterruptedRuns = interrupted_runs
+        self.build_secrets = build_secrets
 
     @classmethod
     def of(
@@ -204,10 +208,16 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
         *,
         limits: Limits | None = None,
         interrupted_runs: InterruptedRuns = "finish",
+        build_secrets: frozenset[str] = frozenset(),
     ) -> ToolweaveGraph:
         """The checked version of a graph compiled from :func:`create_state_graph`."""
         fields = {k: v for k, v in vars(compiled).items() if k != "__orig_class__"}
-        return cls(input_limits=limits, interrupted_runs=interrupted_runs, **fields)
+        return cls(
+            input_limits=limits,
+            interrupted_runs=interrupted_runs,
+            build_secrets=build_secrets,
+            **fields,
+        )
 
     def _checked_input(self, value: Any, config: RunnableConfig | None) -> Any:
         if _nested(config) and isinstance(value, Mapping):
@@ -301,7 +311,7 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
         """The scope of one run: its deadline from now, its secrets, its progress sink (X6)."""
         seconds = self.input_limits.run_deadline_s
         assistant = getattr(context, "assistant", None)
-        secrets = secrets_of(assistant).union(
+        secrets = (self.build_secrets | secrets_of(assistant)).union(
             *(secret_values(data, marked) for data in user_data if isinstance(data, Mapping))
         )
         return RunScope(

@@ -238,15 +238,15 @@ def test_X6_deadline_is_per_run_on_the_async_path():
 
     async def both() -> None:
         await asyncio.gather(
-            graph_with("short", 5.0).ainvoke(GO),
+            graph_with("short", 30.0).ainvoke(GO),
             graph_with("long", 600.0).ainvoke(GO),
-            graph_with("batch", 1.0).with_config(tags=["x"]).abatch([GO]),
+            graph_with("batch", 100.0).with_config(tags=["x"]).abatch([GO]),
         )
 
     asyncio.run(both())
-    assert 0 < (left["short"] or 0) <= 5.0
+    assert 0 < (left["short"] or 0) <= 30.0
     assert 500 < (left["long"] or 0) <= 600.0
-    assert 0 < (left["batch"] or 0) <= 1.0
+    assert 60 < (left["batch"] or 0) <= 100.0
 
 
 def test_X6_batch_runs_each_input_in_a_scope_of_its_own():
@@ -363,3 +363,24 @@ def test_X4_progress_events_are_redacted():
     ]
     assert [event["detail"] for event in events] == [f"as {REDACTED}"]
     assert TOKEN not in repr(events)
+
+
+class KeyedAssistant(FunctionAssistant):
+    """A model double configured with an API key, as a ``ChatModelAssistant`` is."""
+
+    def secret_values(self) -> frozenset[str]:
+        return frozenset({"sk-built-0123456789"})
+
+
+def test_X4_the_built_assistants_key_is_redacted_from_library_lines_of_every_run(caplog):
+    def result(name: str, ctx: ToolCallContext) -> ToolResult:
+        logging.getLogger("toolweave.tests.probe").warning("calling with sk-built-0123456789")
+        return ToolResult.as_answer(name, "ok")
+
+    tool = make_tool("probe", result=result)
+    graph = build_graph("test", [tool], assistant=KeyedAssistant(route=route_all))
+    with caplog.at_level(logging.WARNING):
+        graph.invoke(GO)
+        asyncio.run(graph.with_config(tags=["copy"]).ainvoke(GO))  # a copy keeps the key
+    messages = [r.getMessage() for r in caplog.records if r.name == "toolweave.tests.probe"]
+    assert messages == [f"calling with {REDACTED}"] * 2

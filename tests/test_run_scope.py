@@ -384,3 +384,31 @@ def test_X4_the_built_assistants_key_is_redacted_from_library_lines_of_every_run
         asyncio.run(graph.with_config(tags=["copy"]).ainvoke(GO))  # a copy keeps the key
     messages = [r.getMessage() for r in caplog.records if r.name == "toolweave.tests.probe"]
     assert messages == [f"calling with {REDACTED}"] * 2
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_X4_user_data_stored_with_the_thread_stays_secret_in_later_runs(caplog, use_async):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    def result(name: str, ctx: ToolCallContext) -> ToolResult:
+        logging.getLogger("toolweave.tests.probe").warning("as %s", (ctx.user_data or {}))
+        return ToolResult.as_answer(name, "ok")
+
+    tool = make_tool("probe", result=result)
+    graph = graph_of(
+        [tool], assistant=FunctionAssistant(route=route_all), checkpointer=InMemorySaver()
+    )
+    config = {"configurable": {"thread_id": "stored"}}
+    with caplog.at_level(logging.WARNING):
+        if use_async:
+
+            async def twice() -> None:
+                await graph.ainvoke({**GO, "user_data": {"crm_token": TOKEN}}, config)
+                await graph.ainvoke(GO, config)  # no user_data: the thread's is used
+
+            asyncio.run(twice())
+        else:
+            graph.invoke({**GO, "user_data": {"crm_token": TOKEN}}, config)
+            graph.invoke(GO, config)
+    messages = [r.getMessage() for r in caplog.records if r.name == "toolweave.tests.probe"]
+    assert messages == [f"as {{'crm_token': '{REDACTED}'}}"] * 2

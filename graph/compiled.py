@@ -151,6 +151,13 @@ def _run_user_data(checked: Any, context: Any) -> tuple[list[Any], frozenset[str
     return brought, frozenset(marked or ()), data is None
 
 
+def _stored_user_data(snapshot: StateSnapshot | None, saved: CheckpointTuple | None) -> Any:
+    """The ``user_data`` a thread holds, from its state or its latest checkpoint."""
+    if snapshot is not None:
+        return snapshot.values.get("user_data")
+    return None if saved is None else saved.checkpoint["channel_values"].get("user_data")
+
+
 def _check_resume(command: Command[Any], snapshot: StateSnapshot, limits: Limits) -> None:
     """A resume needs a pending question, and must fit it (Q2, X5)."""
     thread = str((snapshot.config.get("configurable") or {}).get("thread_id"))
@@ -280,8 +287,10 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
             if interrupted is not None:
                 self._settle(interrupted, thread_config, kwargs)
         data, marked, stored = _run_user_data(checked, kwargs.get("context"))
-        if stored:
-            data.append(self._stored_user_data(config, snapshot))
+        if stored:  # the thread's user_data: from the snapshot read above, or one read now
+            read = None if snapshot is not None else _thread_config(self, config)
+            saved = None if read is None else self._saver(read).get_tuple(read)
+            data.append(_stored_user_data(snapshot, saved))
         scope = self._run_scope(data, marked, kwargs.get("context"))
         yield from iterate_in(scope, super().stream(checked, config, **kwargs))
 
@@ -302,7 +311,9 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
                 await self._asettle(interrupted, thread_config, kwargs)
         data, marked, stored = _run_user_data(checked, kwargs.get("context"))
         if stored:
-            data.append(await self._astored_user_data(config, snapshot))
+            read = None if snapshot is not None else _thread_config(self, config)
+            saved = None if read is None else await self._saver(read).aget_tuple(read)
+            data.append(_stored_user_data(snapshot, saved))
         scope = self._run_scope(data, marked, kwargs.get("context"))
         async for chunk in aiterate_in(scope, super().astream(checked, config, **kwargs)):
             yield chunk
@@ -319,29 +330,6 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
             secrets=secrets,
             progress=stream_sink,
         )
-
-    def _stored_user_data(
-        self, config: RunnableConfig | None, snapshot: StateSnapshot | None
-    ) -> Any:
-        """The ``user_data`` the thread holds (a run without its own takes it, X4)."""
-        if snapshot is not None:
-            return snapshot.values.get("user_data")
-        thread_config = _thread_config(self, config)
-        if thread_config is None:
-            return None
-        saved = self._saver(thread_config).get_tuple(thread_config)
-        return None if saved is None else saved.checkpoint["channel_values"].get("user_data")
-
-    async def _astored_user_data(
-        self, config: RunnableConfig | None, snapshot: StateSnapshot | None
-    ) -> Any:
-        if snapshot is not None:
-            return snapshot.values.get("user_data")
-        thread_config = _thread_config(self, config)
-        if thread_config is None:
-            return None
-        saved = await self._saver(thread_config).aget_tuple(thread_config)
-        return None if saved is None else saved.checkpoint["channel_values"].get("user_data")
 
     def _settle(self, status: ThreadStatus, config: RunnableConfig, kwargs: Any) -> None:
         match self.interrupted_runs:

@@ -23,6 +23,7 @@ from toolweave.graph.route import make_route
 from toolweave.graph.walk import NEXT_PHASES, Phase, next_phase, route_entry
 from toolweave.llm.port import LlmAssistant
 from toolweave.state.graph_state import GraphState, InputState, OutputState
+from toolweave.state.secrets import secrets_of
 from toolweave.tools.domain import Domain
 from toolweave.tools.registry import AnyTool, ToolRegistry
 
@@ -109,10 +110,15 @@ def build_graph(
         checks every input before anything is stored (X5).
     """
     resolved = Limits(**{**vars(limits or Limits()), **limit_overrides})
+    if assistant is None:
+        from toolweave.llm.env import default_assistant
+
+        assistant = default_assistant()
     graph = create_state_graph(domain, tools, assistant=assistant, limits=resolved)
     compiled = ToolweaveGraph.of(
         graph.compile(checkpointer=checkpointer, name=name),
         limits=resolved,
         interrupted_runs=interrupted_runs,
+        build_secrets=secrets_of(assistant),  # its API key, in every run's scope (X4, X6)
     )
     return compiled.with_config(recursion_limit=resolved.recursion_limit)

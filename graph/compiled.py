@@ -14,6 +14,10 @@ and the event streams all go through them):
   run, or abandons it with a ledger entry (Q5, ``interrupted_runs``).
 
 Copies made by ``with_config``/``copy`` (and by the LangGraph server) keep both.
+
+Each run goes on in a scope of its own (:mod:`toolweave.state.run_scope`, X6):
+its deadline (``Limits.run_deadline_s`` from the run's start), the secret values
+of its ``user_data`` and its models' API keys (X4), and its progress sink.
 """
 
 from __future__ import annotations
@@ -49,7 +53,10 @@ from toolweave.graph.threads import (
 from toolweave.graph.validation import check_resume_for, input_keys, validate_input
 from toolweave.state.errors import NothingPendingError, UnknownThreadError
 from toolweave.state.graph_state import GraphState, InputState, OutputState
+from toolweave.state.run_scope import Deadline, RunScope, aiterate_in, iterate_in
+from toolweave.state.secrets import secret_values, secrets_of
 from toolweave.state.serde import checkpoint_allowlist
+from toolweave.tools.progress import stream_sink
 
 
 @functools.cache
@@ -129,6 +136,30 @@ def _nested(config: RunnableConfig | None) -> bool:
     return bool((config or {}).get("configurable", {}).get("checkpoint_ns"))
 
 
+def _run_user_data(checked: Any, context: Any) -> tuple[list[Any], frozenset[str], bool]:
+    """The ``user_data`` a run brings, its secret keys, and whether the thread's is the run's.
+
+    The run context's and the input's are brought; when neither brings any, the
+    run uses what its thread stored (``graph.context.user_data_for``).
+    """
+    if isinstance(context, Mapping):  # the LangGraph server passes the context as a dict
+        data, marked = context.get("user_data"), context.get("secret_keys")
+    else:
+        data, marked = getattr(context, "user_data", None), getattr(context, "secret_keys", None)
+    brought = [] if data is None else [data]
+    if isinstance(checked, Mapping) and "user_data" in checked:
+        brought.append(checked["user_data"])
+        return brought, frozenset(marked or ()), False
+    return brought, frozenset(marked or ()), data is None
+
+
+def _stored_user_data(snapshot: StateSnapshot | None, saved: CheckpointTuple | None) -> Any:
+    """The ``user_data`` a thread holds, from its state or its latest checkpoint."""
+    if snapshot is not None:
+        return snapshot.values.get("user_data")
+    return None if saved is None else saved.checkpoint["channel_values"].get("user_data")
+
+
 def _check_resume(command: Command[Any], snapshot: StateSnapshot, limits: Limits) -> None:
     """A resume needs a pending question, and must fit it (Q2, X5)."""
     thread = str((snapshot.config.get("configurable") or {}).get("thread_id"))
@@ -155,14 +186,17 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
         *,
         input_limits: Limits | None = None,
         interrupted_runs: InterruptedRuns = "finish",
+        build_secrets: frozenset[str] = frozenset(),
         **kwargs: Any,
     ) -> None:
-        """Take LangGraph's compiled-graph fields plus toolweave's two settings.
+        """Take LangGraph's compiled-graph fields plus toolweave's settings.
 
         Args:
             input_limits: The limits the input is checked against (X1).
             interrupted_runs: ``"finish"`` (default) or ``"abandon"`` a run that
                 stopped mid-way when a new message arrives on its thread (Q5).
+            build_secrets: Secret values known when the graph was built (its
+                assistant's API key): in every run's scope (X4, X6).
             **kwargs: ``CompiledStateGraph``'s fields.
         """
         allowlist = {*(kwargs.pop(SERDE_ALLOWLIST, None) or ()), *_state_types()}
@@ -174,6 +208,7 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
         set_serde_allowlist(self, allowlist)
         self.input_limits = input_limits or Limits()
         self.interrupted_runs: InterruptedRuns = interrupted_runs
+        self.build_secrets = build_secrets
 
     @classmethod
     def of(
@@ -182,9 +217,15 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
         *,
         limits: Limits | None = None,
         interrupted_runs: InterruptedRuns = "finish",
+        build_secrets: frozenset[str] = frozenset(),
     ) -> ToolweaveGraph:
         """The checked version of a graph compiled from :func:`create_state_graph`."""
-        return cls(input_limits=limits, interrupted_runs=interrupted_runs, **copy_fields(compiled))
+        return cls(
+            input_limits=limits,
+            interrupted_runs=interrupted_runs,
+            build_secrets=build_secrets,
+            **copy_fields(compiled),
+        )
 
     def _checked_input(self, value: Any, config: RunnableConfig | None) -> Any:
         if _nested(config) and isinstance(value, Mapping):
@@ -233,29 +274,63 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
     def stream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> Iterator[Any]:
-        """LangGraph's ``stream``, after the input checks (X5) and Q5's finish-or-abandon."""
+        """LangGraph's ``stream``, after the input checks (X5) and Q5's finish-or-abandon.
+
+        The run goes on in a scope of its own (X6): its deadline, its secrets and
+        its progress sink (:mod:`toolweave.state.run_scope`).
+        """
         checked = self._checked_input(input, config)
         thread_config = None if checked is None else _thread_config(self, config)
+        snapshot: StateSnapshot | None = None
         if thread_config is not None and self._needs_state(checked, thread_config):
             snapshot = self.get_state(thread_config)
             interrupted = self._before(checked, snapshot)
             if interrupted is not None:
                 self._settle(interrupted, thread_config, kwargs)
-        yield from super().stream(checked, config, **kwargs)
+        data, marked, stored = _run_user_data(checked, kwargs.get("context"))
+        if stored:  # the thread's user_data: from the snapshot read above, or one read now
+            read = None if snapshot is not None else _thread_config(self, config)
+            saved = None if read is None else self._saver(read).get_tuple(read)
+            data.append(_stored_user_data(snapshot, saved))
+        scope = self._run_scope(data, marked, kwargs.get("context"))
+        yield from iterate_in(scope, super().stream(checked, config, **kwargs))
 
     async def astream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
-        """LangGraph's ``astream``, after the input checks (X5) and Q5's finish-or-abandon."""
+        """LangGraph's ``astream``, after the input checks (X5) and Q5's finish-or-abandon.
+
+        The run goes on in a scope of its own, as in :meth:`stream` (X6).
+        """
         checked = self._checked_input(input, config)
         thread_config = None if checked is None else _thread_config(self, config)
+        snapshot: StateSnapshot | None = None
         if thread_config is not None and await self._aneeds_state(checked, thread_config):
             snapshot = await self.aget_state(thread_config)
             interrupted = self._before(checked, snapshot)
             if interrupted is not None:
                 await self._asettle(interrupted, thread_config, kwargs)
-        async for chunk in super().astream(checked, config, **kwargs):
+        data, marked, stored = _run_user_data(checked, kwargs.get("context"))
+        if stored:
+            read = None if snapshot is not None else _thread_config(self, config)
+            saved = None if read is None else await self._saver(read).aget_tuple(read)
+            data.append(_stored_user_data(snapshot, saved))
+        scope = self._run_scope(data, marked, kwargs.get("context"))
+        async for chunk in aiterate_in(scope, super().astream(checked, config, **kwargs)):
             yield chunk
+
+    def _run_scope(self, user_data: list[Any], marked: frozenset[str], context: Any) -> RunScope:
+        """The scope of one run: its deadline from now, its secrets, its progress sink (X6)."""
+        seconds = self.input_limits.run_deadline_s
+        assistant = getattr(context, "assistant", None)
+        secrets = (self.build_secrets | secrets_of(assistant)).union(
+            *(secret_values(data, marked) for data in user_data if isinstance(data, Mapping))
+        )
+        return RunScope(
+            deadline=None if seconds is None else Deadline.after(seconds),
+            secrets=secrets,
+            progress=stream_sink,
+        )
 
     def _settle(self, status: ThreadStatus, config: RunnableConfig, kwargs: Any) -> None:
         match self.interrupted_runs:

@@ -16,7 +16,6 @@ from langgraph.runtime import Runtime
 
 from toolweave.llm import deadline
 from toolweave.llm.port import LlmAssistant
-from toolweave.state.secrets import register_user_data
 from toolweave.tools.domain import Domain
 from toolweave.tools.prefilter import CandidateIndex
 from toolweave.tools.registry import ToolRegistry
@@ -50,8 +49,9 @@ class Limits:
     """Missing pieces the deep search looks for, at most (each costs up to two subtasks)."""
     run_deadline_s: float | None = None
     """Seconds one run (one ``invoke``/``stream`` of the graph) may take, counted from its
-    first model-calling step; past it the run stops with ``RunDeadlineError`` before
-    its next model call, and no retry waits past it (X5). ``None``: no deadline."""
+    start (the run's scope holds the deadline, X6); past it the run stops with
+    ``RunDeadlineError`` before its next model call, and no retry waits past it (X5).
+    ``None``: no deadline."""
     ai_input_attempts: int = 2
     """Extractions of an AI tool's input per step when it does not validate (W2)."""
 
@@ -106,7 +106,7 @@ class RunContext:
     secret_keys: frozenset[str] = frozenset()
     """``user_data`` keys whose values are secrets, besides those named like one
     (``*_token``, ``*_password``, ``api_key``…, see :mod:`toolweave.state.secrets`):
-    redacted from every error message and log line (X4)."""
+    redacted from the run's error messages, toolweave's log lines and progress events (X4)."""
     client_tools: Sequence[str] | None = None
     """Ids of the AI tools the client implements (W3); wins over the input's ``client_tools``."""
 
@@ -116,11 +116,9 @@ def user_data_for(
 ) -> Mapping[str, Any] | None:
     """The run's user data: the runtime context's when given, else the input's (T4, X4)."""
     context = None if runtime is None else runtime.context
-    marked = frozenset() if context is None else context.secret_keys
     data: Mapping[str, Any] | None = state.get("user_data")
     if context is not None and context.user_data is not None:
         data = context.user_data
-    register_user_data(data, marked)
     return data
 
 
@@ -128,12 +126,12 @@ def assistant_for(deps: Dependencies, runtime: Runtime[RunContext] | None) -> Ll
     """The run's assistant: the runtime context's when given, else the builder's.
 
     Every node asks for it before its model calls, so this is where the run's
-    deadline is enforced (``Limits.run_deadline_s``, X5).
+    deadline is checked (``Limits.run_deadline_s``, X5; the run's scope holds it).
 
     Raises:
         RunDeadlineError: the run's deadline has passed.
     """
-    deadline.enforce(deps.limits.run_deadline_s)
+    deadline.check("the next step")
     context = None if runtime is None else runtime.context
     if context is not None and context.assistant is not None:
         return context.assistant

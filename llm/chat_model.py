@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -52,10 +52,11 @@ from toolweave.llm.replies import (
 )
 from toolweave.llm.structured import StructuredOutput, structured_steps
 from toolweave.state.documents import UniqueTextDocument
-from toolweave.state.secrets import register_secret
+from toolweave.state.run_scope import with_secrets
 from toolweave.tools.effects import Steps, adrive, drive
 from toolweave.tools.registry import AnyTool
 
+T = TypeVar("T")
 logger = logging.getLogger(__name__)
 
 HISTORY_WINDOW = 6
@@ -165,10 +166,25 @@ class ChatModelAssistant(LlmAssistant):
             if require_finish_reason is None
             else require_finish_reason
         )
-        register_secret(_api_key(model))
+        key = _api_key(model)
+        self._secrets = frozenset(() if key is None else (key,))
         self._calling = with_request_timeout(model, timeout)
         self.structured = StructuredOutput(self._calling, cache_size=structured_cache_size)
         """Bound structured-output runnables (cached) and the mode the model accepts."""
+
+    def secret_values(self) -> frozenset[str]:
+        """The model's API key: redacted wherever this assistant is used (X4)."""
+        return self._secrets
+
+    def _run(self, steps: Steps[T]) -> T:
+        """Drive ``steps`` with the API key redacted from its errors and log lines (X4, X6)."""
+        with with_secrets(self._secrets):
+            return drive(steps)
+
+    async def _arun(self, steps: Steps[T]) -> T:
+        """Async :meth:`_run`."""
+        with with_secrets(self._secrets):
+            return await adrive(steps)
 
     def _structured(
         self, schema: type[BaseModel], messages: list[BaseMessage], what: str
@@ -375,40 +391,40 @@ class ChatModelAssistant(LlmAssistant):
         self, message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
     ) -> Normalized:
         """:meth:`normalize_steps`, sync."""
-        return drive(self.normalize_steps(message, history, default_lang=default_lang))
+        return self._run(self.normalize_steps(message, history, default_lang=default_lang))
 
     async def anormalize(
         self, message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
     ) -> Normalized:
         """:meth:`normalize_steps` over the chat model's ``ainvoke``."""
-        return await adrive(self.normalize_steps(message, history, default_lang=default_lang))
+        return await self._arun(self.normalize_steps(message, history, default_lang=default_lang))
 
     def route(self, task_prompt: str, tools: Tools) -> list[RoutingVerdict]:
         """:meth:`route_steps`, sync."""
-        return drive(self.route_steps(task_prompt, tools))
+        return self._run(self.route_steps(task_prompt, tools))
 
     async def aroute(self, task_prompt: str, tools: Tools) -> list[RoutingVerdict]:
         """:meth:`route_steps`, async."""
-        return await adrive(self.route_steps(task_prompt, tools))
+        return await self._arun(self.route_steps(task_prompt, tools))
 
     def generate_tool_request(
         self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
     ) -> dict[str, ExtractedRequest]:
         """:meth:`generate_tool_request_steps`, sync."""
-        return drive(self.generate_tool_request_steps(user_prompt, system_prompt, tasks, tool))
+        return self._run(self.generate_tool_request_steps(user_prompt, system_prompt, tasks, tool))
 
     async def agenerate_tool_request(
         self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
     ) -> dict[str, ExtractedRequest]:
         """:meth:`generate_tool_request_steps`, async."""
         steps = self.generate_tool_request_steps(user_prompt, system_prompt, tasks, tool)
-        return await adrive(steps)
+        return await self._arun(steps)
 
     def route_and_extract(
         self, task_prompt: str, execution_text: str, tools: Tools, *, extraction_prompt: str
     ) -> Activation:
         """:meth:`route_and_extract_steps`, sync."""
-        return drive(
+        return self._run(
             self.route_and_extract_steps(
                 task_prompt, execution_text, tools, extraction_prompt=extraction_prompt
             )
@@ -421,47 +437,47 @@ class ChatModelAssistant(LlmAssistant):
         steps = self.route_and_extract_steps(
             task_prompt, execution_text, tools, extraction_prompt=extraction_prompt
         )
-        return await adrive(steps)
+        return await self._arun(steps)
 
     def extract_decompositions(
         self, task_prompt: str, schemas: Sequence[DecompositionSchema]
     ) -> Decompositions:
         """:meth:`extract_decompositions_steps`, sync."""
-        return drive(self.extract_decompositions_steps(task_prompt, schemas))
+        return self._run(self.extract_decompositions_steps(task_prompt, schemas))
 
     async def aextract_decompositions(
         self, task_prompt: str, schemas: Sequence[DecompositionSchema]
     ) -> Decompositions:
         """:meth:`extract_decompositions_steps`, async."""
-        return await adrive(self.extract_decompositions_steps(task_prompt, schemas))
+        return await self._arun(self.extract_decompositions_steps(task_prompt, schemas))
 
     def judge_context(
         self, question: str, documents: Sequence[UniqueTextDocument], guaranteed: Sequence[str]
     ) -> ContextVerdict:
         """:meth:`judge_context_steps`, sync."""
-        return drive(self.judge_context_steps(question, documents, guaranteed))
+        return self._run(self.judge_context_steps(question, documents, guaranteed))
 
     async def ajudge_context(
         self, question: str, documents: Sequence[UniqueTextDocument], guaranteed: Sequence[str]
     ) -> ContextVerdict:
         """:meth:`judge_context_steps`, async."""
-        return await adrive(self.judge_context_steps(question, documents, guaranteed))
+        return await self._arun(self.judge_context_steps(question, documents, guaranteed))
 
     def read_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
         """:meth:`read_passage_steps`, sync."""
-        return drive(self.read_passage_steps(question, passage, user_lang=user_lang))
+        return self._run(self.read_passage_steps(question, passage, user_lang=user_lang))
 
     async def aread_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
         """:meth:`read_passage_steps`, async."""
-        return await adrive(self.read_passage_steps(question, passage, user_lang=user_lang))
+        return await self._arun(self.read_passage_steps(question, passage, user_lang=user_lang))
 
     def answer(self, request: AnswerRequest) -> AIMessage:
         """:meth:`answer_steps`, sync."""
-        return drive(self.answer_steps(request))
+        return self._run(self.answer_steps(request))
 
     async def aanswer(self, request: AnswerRequest) -> AIMessage:
         """:meth:`answer_steps` over the chat model's ``ainvoke`` (tokens still stream)."""
-        return await adrive(self.answer_steps(request))
+        return await self._arun(self.answer_steps(request))
 
 
 __all__ = [

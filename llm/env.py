@@ -20,7 +20,6 @@ from collections.abc import Mapping
 
 from toolweave.llm.port import LlmAssistant
 from toolweave.state.errors import ConfigurationError
-from toolweave.state.secrets import register_secret
 
 logger = logging.getLogger(__name__)
 
@@ -135,7 +134,6 @@ def default_assistant(
 
     from toolweave.llm.chat_model import ChatModelAssistant
 
-    register_secret(key)
     seconds = llm_timeout(timeout, env)
     retries = llm_max_retries(max_retries, env)
     name = _value(model, env, "TOOLWEAVE_MODEL") or DEFAULT_MODEL

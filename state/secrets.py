@@ -1,50 +1,51 @@
-"""Secret redaction for error messages and log lines (X4).
+"""Secret redaction for error messages, log lines and progress events (X4, X6).
 
-What counts as a secret:
+What counts as a secret in a run (the run's scope, :mod:`toolweave.state.run_scope`,
+holds the values; nothing is remembered after the run):
 
-- the API key of a configured chat model (``default_assistant`` and
-  ``ChatModelAssistant`` register it);
+- the API key of a configured chat model (``ChatModelAssistant`` adds it around
+  each of its calls, inside a graph run or not, see :func:`secrets_of`);
 - the values of ``user_data`` keys marked secret: by name (a key whose
   snake-case parts include ``secret``, ``password``, ``passwd``, ``passphrase``,
   ``token``, ``apikey``/``api_key``, ``credential(s)`` or ``private_key``, e.g.
   ``crm_token``, ``API-Key``, ``db_password``) or explicitly
-  (``RunContext(secret_keys={"member_no"})``);
-- anything passed to :func:`register_secret`.
+  (``RunContext(secret_keys={"member_no"})``), see :func:`secret_values`.
 
 Values shorter than :data:`MIN_SECRET_CHARS` are not redacted (they would blank
 ordinary words). Redaction replaces every occurrence with :data:`REDACTED` in the
-errors toolweave raises and, once a secret is registered, in every log record
-created in the process (a wrapping log-record factory; handlers that format
-tracebacks can add :class:`RedactingFilter`).
+errors toolweave raises and in the records of toolweave's own loggers, through
+:class:`RedactingFilter`. The library installs no log-record factory and never
+touches the application's own log lines; an application that wants its handlers
+to redact too adds the filter to them.
+
+Why the filter sits on a handler of the ``toolweave`` logger: a logger's own
+filters see only the records logged on that very logger, not its children's,
+while the handlers of ``toolweave`` see every record of every ``toolweave.*``
+logger, before the application's handlers further up (the root's) do. The
+handler writes nothing (a ``NullHandler``); its filter redacts the record in place.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import threading
 import traceback
-from collections import OrderedDict
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, Protocol, runtime_checkable
+
+from toolweave.state.run_scope import MIN_SECRET_CHARS, secret_pattern
 
 REDACTED = "[redacted]"
 """What a secret is replaced with."""
-MIN_SECRET_CHARS = 4
-"""Shorter values are never treated as secrets."""
-MAX_SECRETS = 1024
-"""Secrets remembered at most; the oldest are forgotten first."""
+
+LIBRARY_LOGGER = "toolweave"
+"""The top logger of the library; every module logs under it."""
 
 _SECRET_KEY = re.compile(
     r"(?:^|_)(?:secret|password|passwd|passphrase|token|apikey|api_key|credentials?|"
     r"private_key|access_key|auth_token)(?:$|_)"
 )
 _NESTING = 4
-
-_lock = threading.Lock()
-_secrets: OrderedDict[str, None] = OrderedDict()
-_pattern: re.Pattern[str] | None = None
-_factory_installed = False
 
 
 def is_secret_key(key: str, marked: Iterable[str] = ()) -> bool:
@@ -55,57 +56,58 @@ def is_secret_key(key: str, marked: Iterable[str] = ()) -> bool:
     return bool(_SECRET_KEY.search(re.sub(r"[^0-9a-z]+", "_", snake.lower())))
 
 
-def register_secret(value: str | None) -> None:
-    """Redact ``value`` from every later error message and log line."""
-    global _pattern
-    if value is None or len(value.strip()) < MIN_SECRET_CHARS:
-        return
-    with _lock:
-        if value in _secrets:
-            _secrets.move_to_end(value)
-            return
-        _secrets[value] = None
-        while len(_secrets) > MAX_SECRETS:
-            _secrets.popitem(last=False)
-        ordered = sorted(_secrets, key=len, reverse=True)
-        _pattern = re.compile("|".join(re.escape(s) for s in ordered))
-    install_log_redaction()
-
-
-def register_user_data(data: Mapping[str, Any] | None, marked: Iterable[str] = ()) -> None:
-    """Register the values of ``data``'s secret keys (nested mappings included)."""
+def secret_values(data: Mapping[str, Any] | None, marked: Iterable[str] = ()) -> frozenset[str]:
+    """The values of ``data``'s secret keys (nested mappings included), as texts."""
     if not data:
-        return
+        return frozenset()
     keys = frozenset(marked)
-    _register_mapping(data, keys, depth=0)
+    return frozenset(v for v in _mapping(data, keys, depth=0) if len(v.strip()) >= MIN_SECRET_CHARS)
 
 
-def _register_mapping(data: Mapping[Any, Any], marked: frozenset[str], depth: int) -> None:
+def _mapping(data: Mapping[Any, Any], marked: frozenset[str], depth: int) -> Iterator[str]:
     for key, value in data.items():
         if not isinstance(key, str):
             continue
         if is_secret_key(key, marked):
-            _register_value(value)
+            yield from _texts(value)
         elif isinstance(value, Mapping) and depth < _NESTING:
-            _register_mapping(value, marked, depth + 1)
+            yield from _mapping(value, marked, depth + 1)
 
 
-def _register_value(value: Any) -> None:
+def _texts(value: Any) -> Iterator[str]:
     if isinstance(value, str):
-        register_secret(value)
+        yield value
     elif isinstance(value, int | float) and not isinstance(value, bool):
-        register_secret(str(value))
+        yield str(value)
     elif isinstance(value, Mapping):
         for item in value.values():
-            _register_value(item)
+            yield from _texts(item)
     elif isinstance(value, list | tuple):
         for item in value:
-            _register_value(item)
+            yield from _texts(item)
+
+
+@runtime_checkable
+class HoldsSecrets(Protocol):
+    """Something configured with secrets, e.g. a model assistant with its API key."""
+
+    def secret_values(self) -> frozenset[str]:
+        """The values to redact wherever this object is used."""
+        ...
+
+
+def secrets_of(*holders: object) -> frozenset[str]:
+    """The secret values of every ``holder`` that has some (others are skipped)."""
+    found: frozenset[str] = frozenset()
+    for holder in holders:
+        if isinstance(holder, HoldsSecrets):
+            found |= holder.secret_values()
+    return found
 
 
 def redact(text: str) -> str:
-    """``text`` with every registered secret replaced by :data:`REDACTED`."""
-    pattern = _pattern
+    """``text`` with every secret of the current run replaced by :data:`REDACTED`."""
+    pattern = secret_pattern()
     if pattern is None or not text:
         return text
     return pattern.sub(REDACTED, text)
@@ -113,24 +115,30 @@ def redact(text: str) -> str:
 
 def scrub_record(record: logging.LogRecord) -> None:
     """Redact a log record's message, arguments and traceback in place."""
-    if _pattern is None:
+    pattern = secret_pattern()
+    if pattern is None:
         return
     try:
         message = record.getMessage()
     except (TypeError, ValueError):
         return
-    clean = redact(message)
+    clean = pattern.sub(REDACTED, message)
     if clean != message:
         record.msg = clean
         record.args = None
     if record.exc_info and record.exc_info[1] is not None and not record.exc_text:
-        record.exc_text = redact("".join(traceback.format_exception(*record.exc_info)).rstrip())
+        text = "".join(traceback.format_exception(*record.exc_info)).rstrip()
+        record.exc_text = pattern.sub(REDACTED, text)
     elif record.exc_text:
-        record.exc_text = redact(record.exc_text)
+        record.exc_text = pattern.sub(REDACTED, record.exc_text)
 
 
 class RedactingFilter(logging.Filter):
-    """A logging filter that redacts secrets; never drops a record."""
+    """A logging filter that redacts the current run's secrets; never drops a record.
+
+    toolweave's own loggers use it already; add it to an application handler
+    (``handler.addFilter(RedactingFilter())``) to redact that handler's records too.
+    """
 
     def filter(self, record: logging.LogRecord) -> bool:
         """Redact ``record`` in place and keep it."""
@@ -138,36 +146,35 @@ class RedactingFilter(logging.Filter):
         return True
 
 
-def install_log_redaction() -> None:
-    """Redact secrets from every log record created from now on (idempotent).
+class _RedactingNullHandler(logging.NullHandler):
+    """Writes nothing; runs its filters, so the records it sees are redacted in place."""
 
-    Wraps the current log-record factory (so an application's own factory keeps
-    working) and adds :class:`RedactingFilter` to the ``toolweave`` logger.
-    """
-    global _factory_installed
-    with _lock:
-        if _factory_installed:
-            return
-        _factory_installed = True
-        previous = logging.getLogRecordFactory()
+    def handle(self, record: logging.LogRecord) -> bool:
+        self.filter(record)
+        return True
 
-        def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
-            record = previous(*args, **kwargs)
-            scrub_record(record)
-            return record
 
-        logging.setLogRecordFactory(factory)
-    logging.getLogger("toolweave").addFilter(RedactingFilter())
+def _redact_library_records() -> None:
+    """Put :class:`RedactingFilter` on a handler of the library's top logger (once)."""
+    top = logging.getLogger(LIBRARY_LOGGER)
+    if not any(isinstance(handler, _RedactingNullHandler) for handler in top.handlers):
+        handler = _RedactingNullHandler()
+        handler.addFilter(RedactingFilter())
+        top.addHandler(handler)
+
+
+_redact_library_records()
 
 
 __all__ = [
-    "MAX_SECRETS",
+    "LIBRARY_LOGGER",
     "MIN_SECRET_CHARS",
     "REDACTED",
+    "HoldsSecrets",
     "RedactingFilter",
-    "install_log_redaction",
     "is_secret_key",
     "redact",
-    "register_secret",
-    "register_user_data",
+    "scrub_record",
+    "secret_values",
+    "secrets_of",
 ]

@@ -17,7 +17,6 @@ from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel
 
 from toolweave import Limits, build_graph
-from toolweave.llm import deadline
 from toolweave.llm.chat_model import ChatModelAssistant
 from toolweave.llm.env import default_assistant
 from toolweave.llm.errors import (
@@ -31,6 +30,7 @@ from toolweave.llm.failures import retry_after
 from toolweave.llm.port import AnswerRequest
 from toolweave.llm.retries import LlmRetryPolicy
 from toolweave.state.errors import ConfigurationError, ToolweaveError
+from toolweave.state.run_scope import Deadline, RunScope, scoped
 from toolweave.testing import FunctionAssistant
 from toolweave.tools.base import ChatbotTool
 
@@ -363,7 +363,6 @@ def test_X5_run_deadline_cuts_an_async_call_in_flight(fake_openai):
         question: str
 
     async def node(state: Q) -> dict[str, str]:
-        deadline.enforce(0.6)  # what every graph node does via assistant_for
         return {"question": (await assistant.anormalize(state["question"], [])).question}
 
     graph = StateGraph(Q)
@@ -371,8 +370,14 @@ def test_X5_run_deadline_cuts_an_async_call_in_flight(fake_openai):
     graph.add_edge(START, "normalize")
     graph.add_edge("normalize", END)
     start = time.monotonic()
+    compiled = graph.compile()
+
+    async def run() -> Any:
+        with scoped(RunScope(deadline=Deadline.after(0.6))):  # what ToolweaveGraph.astream opens
+            return await compiled.ainvoke({"question": "parking?"})
+
     with pytest.raises(RunDeadlineError):
-        asyncio.run(graph.compile().ainvoke({"question": "parking?"}))
+        asyncio.run(run())
     assert len(fake_openai.requests) == 1
     assert time.monotonic() - start < 2
 

@@ -9,6 +9,7 @@ subtask trees; one LangGraph ``StateGraph`` runs it all. Start with
 from __future__ import annotations
 
 import importlib
+import logging as _logging
 from typing import TYPE_CHECKING, Any
 
 # ruff: noqa: F405  (the names of __all__ come from toolweave._public, on first use)
@@ -16,6 +17,10 @@ if TYPE_CHECKING:
     from toolweave._public import *  # noqa: F403
 
 __version__ = "0.1.0"
+
+# X6: toolweave logs through its own loggers, all under "toolweave"; an application
+# that never configured logging sees nothing from them (no last-resort handler output).
+_logging.getLogger(__name__).addHandler(_logging.NullHandler())
 
 __all__ = [
     "AGENT_COORDINATOR_MARKER",
@@ -64,6 +69,7 @@ __all__ = [
     "PriorContext",
     "ProgressEmitter",
     "PromptAndContext",
+    "RedactingFilter",
     "ResultMode",
     "RoutingVerdict",
     "RunContext",

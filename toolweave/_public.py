@@ -95,6 +95,7 @@ from toolweave.state.events import (
     ToolProgressEvent,
     is_stream_event,
 )
+from toolweave.state.secrets import RedactingFilter
 from toolweave.tools import (
     ALL,
     ChatbotTool,

@@ -1,0 +1,266 @@
+"""The per-run scope (X6): one run's deadline, secret values and progress sink.
+
+A run is one ``stream``/``astream`` of the compiled graph (``invoke``, ``batch``
+and their async twins go through them). The graph opens a :class:`RunScope` for
+it in a context variable, so everything the run calls sees it: sync nodes in
+LangGraph's thread pool (each task runs in a copy of the context it was
+submitted from), async nodes (tasks copy the context too) and the model calls
+under them. Nothing is kept anywhere else: no registry of runs, no process-wide
+secret list. Outside a run :func:`current_scope` is ``None``: no deadline, no
+secrets, no progress sink.
+
+The getters here only read. A scope is opened with :func:`scoped` around a block
+or a coroutine, or with :func:`iterate_in` / :func:`aiterate_in` around the steps
+of an iterator (a generator must not set a context variable across its
+``yield``: the caller would see it between the steps and a second run stepped
+in the same thread would overwrite it); :func:`with_secrets` adds values to the
+current scope for a block (a model assistant does it with its API key around its
+own calls, inside or outside a run).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import re
+import time
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Generator,
+    Iterable,
+    Iterator,
+)
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+MIN_SECRET_CHARS = 4
+"""Shorter values are never treated as secrets (they would blank ordinary words)."""
+
+ProgressSink = Callable[[Any], None]
+"""Where a run's progress events go (``toolweave.tools.progress``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Deadline:
+    """When a run must end (``Limits.run_deadline_s``, X5)."""
+
+    at: float
+    """The :func:`time.monotonic` value past which the run stops."""
+    seconds: float
+    """The limit as configured, for messages."""
+
+    @classmethod
+    def after(cls, seconds: float) -> Deadline:
+        """A deadline ``seconds`` from now."""
+        return cls(time.monotonic() + seconds, seconds)
+
+    def remaining(self) -> float:
+        """Seconds left (negative once passed)."""
+        return self.at - time.monotonic()
+
+
+def _pattern(secrets: frozenset[str]) -> re.Pattern[str] | None:
+    if not secrets:
+        return None
+    ordered = sorted(secrets, key=len, reverse=True)  # longest first: no partial leftovers
+    return re.compile("|".join(re.escape(secret) for secret in ordered))
+
+
+@dataclass(frozen=True, slots=True)
+class RunScope:
+    """What one run carries besides its state: never stored, never shared with another run."""
+
+    deadline: Deadline | None = None
+    """The run's deadline; ``None``: none."""
+    secrets: frozenset[str] = frozenset()
+    """Values redacted from the run's errors, log lines and progress events (X4)."""
+    progress: ProgressSink | None = None
+    """Where the run's progress events go; ``None``: nowhere."""
+    pattern: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    """The secrets as one regular expression (``None`` without secrets)."""
+
+    def __post_init__(self) -> None:
+        kept = frozenset(s for s in self.secrets if len(s.strip()) >= MIN_SECRET_CHARS)
+        object.__setattr__(self, "secrets", kept)
+        object.__setattr__(self, "pattern", _pattern(kept))
+
+    def within(self, outer: RunScope | None) -> RunScope:
+        """This scope opened inside ``outer`` (a run inside a run, e.g. a subgraph).
+
+        The inner run ends by the outer run's deadline at the latest and redacts
+        the outer run's secrets too; its progress goes to its own sink.
+        """
+        if outer is None:
+            return self
+        deadline = self.deadline
+        if outer.deadline is not None and (deadline is None or outer.deadline.at < deadline.at):
+            deadline = outer.deadline
+        return RunScope(deadline, self.secrets | outer.secrets, self.progress or outer.progress)
+
+    def with_secrets(self, values: Iterable[str]) -> RunScope:
+        """This scope with ``values`` redacted too."""
+        return replace(self, secrets=self.secrets | frozenset(values))
+
+
+_SCOPE: contextvars.ContextVar[RunScope | None] = contextvars.ContextVar(
+    "toolweave_run_scope", default=None
+)
+"""The current run's scope. A context variable is not module state: its value lives in
+each context (each thread, task and LangGraph task has its own)."""
+
+
+def current_scope() -> RunScope | None:
+    """The scope of the run this code runs in; ``None`` outside a run."""
+    return _SCOPE.get()
+
+
+def run_deadline() -> Deadline | None:
+    """The current run's deadline; ``None`` outside a run or when it has none."""
+    scope = _SCOPE.get()
+    return None if scope is None else scope.deadline
+
+
+def run_secrets() -> frozenset[str]:
+    """The current run's secret values (empty outside a run)."""
+    scope = _SCOPE.get()
+    return frozenset() if scope is None else scope.secrets
+
+
+def secret_pattern() -> re.Pattern[str] | None:
+    """The current run's secrets as one pattern; ``None`` when there are none."""
+    scope = _SCOPE.get()
+    return None if scope is None else scope.pattern
+
+
+def progress_sink() -> ProgressSink | None:
+    """Where the current run's progress events go; ``None`` outside a run."""
+    scope = _SCOPE.get()
+    return None if scope is None else scope.progress
+
+
+@contextmanager
+def scoped(scope: RunScope) -> Iterator[RunScope]:
+    """Run a block (in one thread, or one coroutine) in ``scope``, nested in the current one."""
+    opened = scope.within(_SCOPE.get())
+    token = _SCOPE.set(opened)
+    try:
+        yield opened
+    finally:
+        _SCOPE.reset(token)
+
+
+@contextmanager
+def with_secrets(values: Iterable[str | None]) -> Iterator[None]:
+    """Redact ``values`` too for the length of a block (inside a run or not)."""
+    kept = frozenset(v for v in values if v is not None and len(v.strip()) >= MIN_SECRET_CHARS)
+    if not kept:
+        yield
+        return
+    current = _SCOPE.get()
+    token = _SCOPE.set(RunScope(secrets=kept) if current is None else current.with_secrets(kept))
+    try:
+        yield
+    finally:
+        _SCOPE.reset(token)
+
+
+def _context_for(scope: RunScope) -> contextvars.Context:
+    context = contextvars.copy_context()
+    context.run(_SCOPE.set, scope.within(_SCOPE.get()))
+    return context
+
+
+class _Stepped(Iterator[T]):
+    """An iterator whose every step, and its closing, runs in ``context``."""
+
+    __slots__ = ("_context", "_iterator")
+
+    def __init__(self, iterator: Iterator[T], context: contextvars.Context) -> None:
+        self._iterator = iterator
+        self._context = context
+
+    def __next__(self) -> T:
+        return self._context.run(next, self._iterator)
+
+    def close(self) -> None:
+        """Close the underlying iterator (a generator), in its context."""
+        close = getattr(self._iterator, "close", None)
+        if close is not None:
+            self._context.run(close)
+
+
+def iterate_in(scope: RunScope, items: Iterable[T]) -> Iterator[T]:
+    """Step ``items`` inside ``scope``: each step runs in a context of its own.
+
+    The caller's context never sees the scope, so two runs stepped in turn in one
+    thread keep theirs apart. ``yield from`` the result closes ``items`` with it.
+    """
+    return _Stepped(iter(items), _context_for(scope))
+
+
+class _InContext(Awaitable[T]):
+    """An awaitable whose every step runs in ``context`` (in the awaiting task)."""
+
+    __slots__ = ("_awaitable", "_context")
+
+    def __init__(self, awaitable: Awaitable[T], context: contextvars.Context) -> None:
+        self._awaitable = awaitable
+        self._context = context
+
+    def __await__(self) -> Generator[Any, Any, T]:
+        steps = self._awaitable.__await__()
+        run = self._context.run
+        sent: Any = None
+        thrown: BaseException | None = None
+        while True:
+            try:
+                yielded = run(steps.send, sent) if thrown is None else run(steps.throw, thrown)
+            except StopIteration as stop:
+                result: T = stop.value
+                return result
+            try:
+                sent, thrown = (yield yielded), None
+            except BaseException as exc:  # noqa: BLE001 -- handed on to the awaitable, as `await` does
+                sent, thrown = None, exc
+
+
+async def aiterate_in(scope: RunScope, items: AsyncIterable[T]) -> AsyncIterator[T]:
+    """Step ``items`` inside ``scope``; the async twin of :func:`iterate_in`.
+
+    Every step runs in the awaiting task (no task per step), in a context of its own.
+    """
+    context = _context_for(scope)
+    iterator = aiter(items)
+    try:
+        while True:
+            try:
+                item = await _InContext(anext(iterator), context)
+            except StopAsyncIteration:
+                return
+            yield item
+    finally:
+        aclose = getattr(iterator, "aclose", None)
+        if aclose is not None:
+            await _InContext(aclose(), context)
+
+
+__all__ = [
+    "MIN_SECRET_CHARS",
+    "Deadline",
+    "ProgressSink",
+    "RunScope",
+    "aiterate_in",
+    "current_scope",
+    "iterate_in",
+    "progress_sink",
+    "run_deadline",
+    "run_secrets",
+    "scoped",
+    "secret_pattern",
+    "with_secrets",
+]

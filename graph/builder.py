@@ -9,8 +9,6 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 
 from toolweave.graph.answer import make_answer
-from toolweave.graph.clarify import make_ask_user, make_take_reply
-from toolweave.graph.client_tools import make_client_tools
 from toolweave.graph.compiled import InterruptedRuns, ToolweaveGraph
 from toolweave.graph.context import Dependencies, Limits, RunContext
 from toolweave.graph.coordinate import make_coordinate
@@ -18,6 +16,7 @@ from toolweave.graph.decide_conditional import make_decide_conditional
 from toolweave.graph.deep_fallback import make_deep_fallback
 from toolweave.graph.execute import make_execute
 from toolweave.graph.normalize import make_normalize
+from toolweave.graph.pause import make_ask_user, make_take_reply
 from toolweave.graph.route import make_route
 from toolweave.graph.walk import NEXT_PHASES, Phase, route_entry
 from toolweave.llm.port import LlmAssistant
@@ -61,7 +60,6 @@ def create_state_graph(
         "route": make_route(deps),
         "execute": make_execute(deps),
         "ask_user": make_ask_user(deps),
-        "client_tools": make_client_tools(deps),
         "deep_fallback": make_deep_fallback(deps),
     }
     for name, node in nodes.items():

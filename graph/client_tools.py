@@ -1,15 +1,16 @@
 """AI system tools in the graph: scope (W3), the input check (W2) and the client-tool pause.
 
 ``execute`` hands an :class:`~toolweave.tools.ai.orchestration.AiChatbotTool` to
-:func:`run_ai_tool`, which decides where it runs:
+:func:`ai_tool_steps`, which decides where it runs:
 
 - ``SERVER``, or ``ALL`` when the client announced no implementation: the tool's
   ``execute(input)`` runs here, contained (R7);
 - ``CLIENT``, or ``ALL`` when announced: the tool is never run here. The step
-  opens :class:`~toolweave.state.client_calls.ClientCalls` for it and for the
+  opens the :class:`~toolweave.state.pauses.ClientCalls` pause for it and for the
   client tools queued right after it with a known input, and the walk goes to
-  ``client_tools``, which only interrupts (like ``ask_user``). The client resumes
-  with the results; ``execute`` then records each as the tool's context;
+  ``ask_user``, which only interrupts (:mod:`toolweave.graph.pause`). The client
+  resumes with the results (:func:`receive_results`); ``execute`` then records
+  each as the tool's context;
 - ``CLIENT`` when the client announced no implementation: skipped, with a
   ledger entry (the run never pauses for a client that cannot answer).
 
@@ -26,27 +27,20 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain_core.runnables import Runnable
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
-from langgraph.types import Command, interrupt
 from pydantic import ValidationError
 
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
-from toolweave.graph.handover import handover
-from toolweave.graph.nodes import Effect, Steps, adrive, drive, make_pure_node
-from toolweave.graph.walk import Phase
+from toolweave.graph.nodes import Effect, Steps
+from toolweave.graph.tool_call import entry as _entry
 from toolweave.llm.port import ExtractedRequest, LlmAssistant
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
-from toolweave.state.client_calls import (
-    ClientCalls,
-    ClientToolCall,
-    ClientToolResultError,
-    parse_results,
-)
+from toolweave.state.client_calls import ClientToolCall, ClientToolResultError, parse_results
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
+from toolweave.state.pauses import ClientCalls, ClientToolCallsPayload
 from toolweave.state.results import ToolResult
 from toolweave.state.task import TaskNode
 from toolweave.tools.ai.base import AiToolDefinition, AiToolScope
@@ -73,7 +67,7 @@ class AiOutcome:
     llm_calls: int = 0
     request: dict[str, Any] | None = None
     update: dict[str, Any] = field(default_factory=dict)
-    """Extra state writes: the opened or consumed client calls."""
+    """Extra state writes: the opened or consumed client calls (the ``pause`` key)."""
     pause: bool = False
     """True when the step opened client calls: the tool stays at the head of the queue."""
 
@@ -90,17 +84,7 @@ def announced_tools(
 
 def runs_in_client(definition: AiToolDefinition, announced: frozenset[str]) -> bool:
     """W3: whether this run executes the tool in the client."""
-    match definition.scope:
-        case AiToolScope.SERVER:
-            return False
-        case AiToolScope.CLIENT:
-            return True
-        case AiToolScope.ALL:
-            return definition.id in announced
-
-
-def _entry(node: TaskNode, tool: str, kind: LedgerKind, verdict: str, reason: str) -> LedgerEntry:
-    return LedgerEntry(kind=kind, task_no=node.task_no, tool=tool, verdict=verdict, reason=reason)
+    return definition.runs_in_client(announced)
 
 
 def _context(tool: AiChatbotTool, text: str, call_id: str | None = None) -> ToolResult:
@@ -167,8 +151,8 @@ def _consume(
     state: GraphState, node: TaskNode, tool: AiChatbotTool, progress: ProgressEmitter
 ) -> AiOutcome | None:
     """The client's result for the tool's open call, recorded once (W3)."""
-    batch = state.get("client_calls")
-    if batch is None or batch.task_no != node.task_no or batch.waiting:
+    batch = state.get("pause")
+    if not isinstance(batch, ClientCalls) or batch.task_no != node.task_no or batch.waiting:
         return None
     call = batch.call_for(tool.definition.id)
     if call is None:
@@ -177,7 +161,7 @@ def _consume(
     consumed = (*batch.consumed, call.call_id)
     done = all(c.call_id in consumed for c in batch.calls)
     left = None if done else batch.model_copy(update={"consumed": consumed})
-    outcome.update["client_calls"] = left
+    outcome.update["pause"] = left
     received = batch.results[call.call_id]
     if received.error is not None:
         progress("ERROR", "client")
@@ -255,7 +239,7 @@ def _prepare(
     calls = _open_calls(deps, state, node, _call(definition, check), announced)
     requests = {**node.requests, tool.name: outcome.request}
     outcome.update = {
-        "client_calls": ClientCalls(task_no=node.task_no, calls=calls),
+        "pause": ClientCalls(task_no=node.task_no, calls=calls),
         "tasks": {node.task_no: node.model_copy(update={"requests": requests})},
     }
     ids = ", ".join(call.call_id for call in calls)
@@ -319,34 +303,8 @@ def ai_tool_steps(
     return _finish(outcome, node, tool, output, progress)
 
 
-def run_ai_tool(
-    deps: Dependencies,
-    state: GraphState,
-    runtime: Runtime[RunContext] | None,
-    node: TaskNode,
-    tool: AiChatbotTool,
-    text: str,
-    progress: ProgressEmitter,
-) -> AiOutcome:
-    """:func:`ai_tool_steps` with sync calls."""
-    return drive(ai_tool_steps(deps, state, runtime, node, tool, text, progress))
-
-
-async def arun_ai_tool(
-    deps: Dependencies,
-    state: GraphState,
-    runtime: Runtime[RunContext] | None,
-    node: TaskNode,
-    tool: AiChatbotTool,
-    text: str,
-    progress: ProgressEmitter,
-) -> AiOutcome:
-    """:func:`ai_tool_steps` with awaited calls (the model's and the tool's async twins)."""
-    return await adrive(ai_tool_steps(deps, state, runtime, node, tool, text, progress))
-
-
 def receive_results(
-    pending: ClientCalls, first: Any, ask: Callable[[dict[str, Any]], Any]
+    pending: ClientCalls, first: Any, ask: Callable[[ClientToolCallsPayload], Any]
 ) -> ClientCalls:
     """Merge resume values into ``pending`` until every call has a result (W3, X5).
 
@@ -367,25 +325,10 @@ def receive_results(
         value = ask(pending.payload())
 
 
-def make_client_tools(deps: Dependencies) -> Runnable[Any, Any]:
-    """Build the ``client_tools`` node: pause until the client answers its calls (W3)."""
-
-    def client_tools(state: GraphState, runtime: Runtime[RunContext]) -> Command[Phase]:
-        """Interrupt with the open client calls; on resume, store the results."""
-        pending = state["client_calls"]
-        assert pending is not None
-        done = receive_results(pending, interrupt(pending.payload()), interrupt)
-        return handover(state, {"client_calls": done})
-
-    return make_pure_node("client_tools", client_tools)
-
-
 __all__ = [
     "AiOutcome",
+    "ai_tool_steps",
     "announced_tools",
-    "arun_ai_tool",
-    "make_client_tools",
     "receive_results",
-    "run_ai_tool",
     "runs_in_client",
 ]

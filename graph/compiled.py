@@ -30,6 +30,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, StateSnapshot
 
 from toolweave.graph.context import Limits, RunContext
+from toolweave.graph.pause import check_resume_for
 from toolweave.graph.threads import (
     WHY,
     ThreadStatus,
@@ -37,7 +38,7 @@ from toolweave.graph.threads import (
     abandon_entry,
     status_of,
 )
-from toolweave.graph.validation import check_resume_for, input_keys, validate_input
+from toolweave.graph.validation import input_keys, validate_input
 from toolweave.state.errors import NothingPendingError, UnknownThreadError
 from toolweave.state.graph_state import GraphState, InputState, OutputState
 from toolweave.state.serde import checkpoint_allowlist

@@ -16,10 +16,10 @@ interrupted run (the default of :func:`toolweave.build_graph`, see
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, assert_never
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.pregel import Pregel
@@ -28,6 +28,7 @@ from langgraph.types import Command, StateSnapshot
 from toolweave.graph.validation import reply_text
 from toolweave.state.errors import InvalidRequestError, NothingPendingError, UnknownThreadError
 from toolweave.state.ledger import LedgerEntry, LedgerKind
+from toolweave.state.pauses import ClarificationPayload, PausePayload, describe, pause_payloads
 
 NO_THREAD = "no conversation is stored under thread {thread!r}"
 NOTHING_PENDING = "thread {thread!r} is not waiting for a reply"
@@ -53,7 +54,8 @@ class ThreadStatusKind(StrEnum):
     FINISHED = "finished"
     """The last run ended with an answer (or was abandoned); a new message starts a run."""
     WAITING_FOR_REPLY = "waiting_for_reply"
-    """The run is paused on a question (Q1) or a client-tool call (W3)."""
+    """The run is paused (Q7): on a question (Q1) or client-tool calls (W3); see
+    :attr:`ThreadStatus.pause` for which."""
     INTERRUPTED_MID_RUN = "interrupted_mid_run"
     """The run stopped between steps (a crash, a killed process, a failed step)."""
 
@@ -66,10 +68,12 @@ class ThreadStatus:
     kind: ThreadStatusKind
     next: tuple[str, ...] = ()
     """The graph nodes that would run next (an interrupted or paused run)."""
-    pending_question: Mapping[str, Any] | None = None
+    pending_question: ClarificationPayload | None = None
     """The open clarification payload (``"type": "clarification"``), if any."""
     interrupts: tuple[Any, ...] = ()
     """Every pending interrupt's value (questions and client-tool calls)."""
+    pause: PausePayload | None = None
+    """The pause the run waits on, of whichever kind (Q7)."""
     error: str | None = None
     """The error a failed step left, if the run stopped on one."""
     checkpoint_id: str | None = None
@@ -84,11 +88,15 @@ class ThreadStatus:
             case ThreadStatusKind.NEW | ThreadStatusKind.FINISHED:
                 return self.kind.value
             case ThreadStatusKind.WAITING_FOR_REPLY:
-                question = (self.pending_question or {}).get("question")
-                return f"waiting for a reply: {question}" if question else "waiting for a reply"
+                return "waiting for a reply" if self.pause is None else describe(self.pause)
             case ThreadStatusKind.INTERRUPTED_MID_RUN:
                 line = f"interrupted mid-run; next: {', '.join(self.next)}"
                 return f"{line} (failed: {self.error})" if self.error else line
+
+    @property
+    def pause_kind(self) -> str | None:
+        """The kind of pause the run waits on (``"clarification"``, ...), if it waits."""
+        return None if self.pause is None else self.pause["type"]
 
 
 def thread_id_of(config: RunnableConfig) -> str:
@@ -110,9 +118,7 @@ def status_of(snapshot: StateSnapshot, thread_id: str) -> ThreadStatus:
     if not snapshot.values and snapshot.created_at is None:
         return ThreadStatus(thread_id=thread_id, kind=ThreadStatusKind.NEW)
     values = [interrupt.value for interrupt in snapshot.interrupts]
-    question = next(
-        (v for v in values if isinstance(v, Mapping) and v.get("type") == "clarification"), None
-    )
+    pauses = pause_payloads(values)
     errors = [str(task.error) for task in snapshot.tasks if task.error is not None]
     if values:
         kind = ThreadStatusKind.WAITING_FOR_REPLY
@@ -125,12 +131,26 @@ def status_of(snapshot: StateSnapshot, thread_id: str) -> ThreadStatus:
         thread_id=thread_id,
         kind=kind,
         next=tuple(snapshot.next),
-        pending_question=question,
+        pending_question=_question(pauses),
         interrupts=tuple(values),
+        pause=pauses[0] if pauses else None,
         error=errors[0] if errors else None,
         checkpoint_id=None if checkpoint is None else str(checkpoint),
         question=snapshot.values.get("question") if snapshot.values else None,
     )
+
+
+def _question(pauses: Iterable[PausePayload]) -> ClarificationPayload | None:
+    """The open clarification question among the pending pauses (Q1)."""
+    for pause in pauses:
+        match pause["type"]:
+            case "clarification":
+                return pause
+            case "client_tool_calls":
+                continue
+            case unknown:
+                assert_never(unknown)
+    return None
 
 
 def _checked(graph: Pregel[Any, Any, Any, Any], config: RunnableConfig) -> str:

@@ -16,10 +16,9 @@ interrupted run (the default of :func:`toolweave.build_graph`, see
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, assert_never
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.pregel import Pregel
@@ -28,7 +27,13 @@ from langgraph.types import Command, StateSnapshot
 from toolweave.graph.validation import reply_text
 from toolweave.state.errors import InvalidRequestError, NothingPendingError, UnknownThreadError
 from toolweave.state.ledger import LedgerEntry, LedgerKind
-from toolweave.state.pauses import ClarificationPayload, PausePayload, describe, pause_payloads
+from toolweave.state.pauses import (
+    ClarificationPayload,
+    PausePayload,
+    clarification_of,
+    describe,
+    pause_payloads,
+)
 
 NO_THREAD = "no conversation is stored under thread {thread!r}"
 NOTHING_PENDING = "thread {thread!r} is not waiting for a reply"
@@ -131,26 +136,13 @@ def status_of(snapshot: StateSnapshot, thread_id: str) -> ThreadStatus:
         thread_id=thread_id,
         kind=kind,
         next=tuple(snapshot.next),
-        pending_question=_question(pauses),
+        pending_question=clarification_of(pauses),
         interrupts=tuple(values),
         pause=pauses[0] if pauses else None,
         error=errors[0] if errors else None,
         checkpoint_id=None if checkpoint is None else str(checkpoint),
         question=snapshot.values.get("question") if snapshot.values else None,
     )
-
-
-def _question(pauses: Iterable[PausePayload]) -> ClarificationPayload | None:
-    """The open clarification question among the pending pauses (Q1)."""
-    for pause in pauses:
-        match pause["type"]:
-            case "clarification":
-                return pause
-            case "client_tool_calls":
-                continue
-            case unknown:
-                assert_never(unknown)
-    return None
 
 
 def _checked(graph: Pregel[Any, Any, Any, Any], config: RunnableConfig) -> str:

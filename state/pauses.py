@@ -212,6 +212,19 @@ def describe(payload: PausePayload) -> str:
             assert_never(unknown)
 
 
+def clarification_of(payloads: Iterable[PausePayload]) -> ClarificationPayload | None:
+    """The open clarification question among pending pauses (the thread status's, Q1)."""
+    for payload in payloads:
+        match payload["type"]:
+            case "clarification":
+                return payload
+            case "client_tool_calls":
+                continue
+            case unknown:
+                assert_never(unknown)
+    return None
+
+
 def pause_of(values: Mapping[str, Any]) -> Pause | None:
     """The pending pause of a state's values, if any."""
     pause = values.get("pause")
@@ -229,6 +242,7 @@ __all__ = [
     "PauseKind",
     "PausePayload",
     "answered_by_message",
+    "clarification_of",
     "describe",
     "is_pause_payload",
     "pause_of",

@@ -27,7 +27,7 @@ from langgraph.types import Command, interrupt
 from toolweave.graph.clarify import replied
 from toolweave.graph.client_tools import receive_results
 from toolweave.graph.context import Dependencies, Limits, RunContext
-from toolweave.graph.handover import handover
+from toolweave.graph.handover import current_task_no, handover
 from toolweave.graph.nodes import make_pure_node
 from toolweave.graph.normalize import split_conversation
 from toolweave.graph.validation import check_client_results, check_reply, reply_text
@@ -92,8 +92,20 @@ def apply_message(pause: Pause, text: str) -> dict[str, Any]:
 
 def _pending(state: Mapping[str, Any]) -> Pause:
     pause = state.get("pause")
-    assert isinstance(pause, Clarification | ClientCalls), "the walk found no pending pause"
-    return pause
+    if isinstance(pause, Clarification | ClientCalls):
+        return pause
+    return _legacy_question(state)
+
+
+def _legacy_question(state: Mapping[str, Any]) -> Clarification:
+    """The question of a thread paused before the ``pause`` key existed (read-side migration).
+
+    Its checkpoint keeps the question under ``clarification``, a key the graph no
+    longer reads, while LangGraph resumes ``ask_user``: the question belongs to the
+    first queued tool of the task the run stopped on, and the reply goes to it.
+    """
+    node = state["tasks"][current_task_no(state)]
+    return Clarification(task_no=node.task_no, tool=node.queue[0], question="")
 
 
 def make_ask_user(deps: Dependencies) -> Runnable[Any, Any]:

@@ -11,7 +11,7 @@ its first line, so no work sits before the interrupt (Q4). Per kind:
   of client-tool results asks again, with the error in the payload).
 
 ``take_reply`` is the other way in: a new message on a thread whose pause a
-message answers (:func:`toolweave.state.pauses.answered_by_message`).
+message answers (:func:`toolweave.state.pauses.awaiting` says ``"reply"``).
 """
 
 from __future__ import annotations

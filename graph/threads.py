@@ -73,12 +73,8 @@ class ThreadStatus:
     kind: ThreadStatusKind
     next: tuple[str, ...] = ()
     """The graph nodes that would run next (an interrupted or paused run)."""
-    pending_question: ClarificationPayload | None = None
-    """The open clarification payload (``"type": "clarification"``), if any."""
     interrupts: tuple[Any, ...] = ()
     """Every pending interrupt's value (questions and client-tool calls)."""
-    pause: PausePayload | None = None
-    """The pause the run waits on, of whichever kind (Q7)."""
     error: str | None = None
     """The error a failed step left, if the run stopped on one."""
     checkpoint_id: str | None = None
@@ -97,6 +93,17 @@ class ThreadStatus:
             case ThreadStatusKind.INTERRUPTED_MID_RUN:
                 line = f"interrupted mid-run; next: {', '.join(self.next)}"
                 return f"{line} (failed: {self.error})" if self.error else line
+
+    @property
+    def pause(self) -> PausePayload | None:
+        """The pause the run waits on, of whichever kind (Q7), if it waits."""
+        pauses = pause_payloads(self.interrupts)
+        return pauses[0] if pauses else None
+
+    @property
+    def pending_question(self) -> ClarificationPayload | None:
+        """The open clarification payload (``"type": "clarification"``), if any."""
+        return clarification_of(pause_payloads(self.interrupts))
 
     @property
     def pause_kind(self) -> str | None:
@@ -123,7 +130,6 @@ def status_of(snapshot: StateSnapshot, thread_id: str) -> ThreadStatus:
     if not snapshot.values and snapshot.created_at is None:
         return ThreadStatus(thread_id=thread_id, kind=ThreadStatusKind.NEW)
     values = [interrupt.value for interrupt in snapshot.interrupts]
-    pauses = pause_payloads(values)
     errors = [str(task.error) for task in snapshot.tasks if task.error is not None]
     if values:
         kind = ThreadStatusKind.WAITING_FOR_REPLY
@@ -136,9 +142,7 @@ def status_of(snapshot: StateSnapshot, thread_id: str) -> ThreadStatus:
         thread_id=thread_id,
         kind=kind,
         next=tuple(snapshot.next),
-        pending_question=clarification_of(pauses),
         interrupts=tuple(values),
-        pause=pauses[0] if pauses else None,
         error=errors[0] if errors else None,
         checkpoint_id=None if checkpoint is None else str(checkpoint),
         question=snapshot.values.get("question") if snapshot.values else None,

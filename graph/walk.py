@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from toolweave.state.pauses import answered_by_message, pause_of, unanswered
+from toolweave.state.pauses import awaiting, pause_of
 from toolweave.state.task import ROOT_TASK_NO, TaskNode, TaskStatus
 
 Phase = Literal[
@@ -68,7 +68,7 @@ def next_step(state: Mapping[str, Any]) -> Step:
     """
     tasks: Mapping[str, TaskNode] = state.get("tasks") or {}
     pause = pause_of(state)
-    if pause is not None and unanswered(pause):  # dispatched per kind (Q7)
+    if pause is not None and awaiting(pause) != "nobody":  # dispatched per kind (Q7)
         return Step("ask_user", pause.task_no)
     if state.get("terminal") or ROOT_TASK_NO not in tasks:
         return Step("answer", ROOT_TASK_NO)
@@ -109,4 +109,4 @@ def _first_open_child(tasks: Mapping[str, TaskNode], node: TaskNode) -> TaskNode
 def route_entry(state: Mapping[str, Any]) -> Entry:
     """Where a new message enters: a reply to an open question (Q2) or a new question (A1)."""
     pause = pause_of(state)
-    return "take_reply" if pause is not None and answered_by_message(pause) else "normalize"
+    return "take_reply" if pause is not None and awaiting(pause) == "reply" else "normalize"

@@ -155,6 +155,9 @@ class ClientCalls(BaseModel):
 Pause = Clarification | ClientCalls
 """What the state's ``pause`` key holds while a run waits (or a reply waits for its tool)."""
 
+Awaiting = Literal["reply", "client", "nobody"]
+"""Whom a pending pause waits for (:func:`awaiting`)."""
+
 
 def is_pause_payload(value: object) -> TypeGuard[PausePayload]:
     """Whether ``value`` is a toolweave pause's interrupt value (a known ``"type"``)."""
@@ -168,33 +171,20 @@ def pause_payloads(values: Iterable[object]) -> list[PausePayload]:
 
 def payload_of(pause: Pause) -> PausePayload:
     """The interrupt value the run pauses with."""
+    return pause.payload()
+
+
+def awaiting(pause: Pause) -> Awaiting:
+    """Whom the run waits for on ``pause``: the user's reply, the client, or nobody.
+
+    ``"reply"`` is also what the next message on the thread gives (Q2); a pause
+    whose answer arrived but whose tool has not run yet waits for ``"nobody"``.
+    """
     match pause:
         case Clarification():
-            return pause.payload()
+            return "reply" if pause.reply is None else "nobody"
         case ClientCalls():
-            return pause.payload()
-        case unknown:
-            assert_never(unknown)
-
-
-def unanswered(pause: Pause) -> bool:
-    """Whether the run waits on ``pause`` (the walk goes to ``ask_user``)."""
-    match pause:
-        case Clarification():
-            return pause.reply is None
-        case ClientCalls():
-            return pause.waiting
-        case unknown:
-            assert_never(unknown)
-
-
-def answered_by_message(pause: Pause) -> bool:
-    """Whether the next message on the thread is the reply (Q2), not a new question."""
-    match pause:
-        case Clarification():
-            return pause.reply is None
-        case ClientCalls():
-            return False  # only the client answers; a new message starts a new question
+            return "client" if pause.waiting else "nobody"
         case unknown:
             assert_never(unknown)
 
@@ -234,6 +224,7 @@ def pause_of(values: Mapping[str, Any]) -> Pause | None:
 __all__ = [
     "PAUSE_TYPES",
     "PAUSE_VERSION",
+    "Awaiting",
     "Clarification",
     "ClarificationPayload",
     "ClientCalls",
@@ -241,12 +232,11 @@ __all__ = [
     "Pause",
     "PauseKind",
     "PausePayload",
-    "answered_by_message",
+    "awaiting",
     "clarification_of",
     "describe",
     "is_pause_payload",
     "pause_of",
     "pause_payloads",
     "payload_of",
-    "unanswered",
 ]

@@ -211,32 +211,17 @@ def _call(definition: AiToolDefinition, check: InputCheck) -> ClientToolCall:
     )
 
 
-def _prepare(
+def _pause_for_client(
     deps: Dependencies,
     state: GraphState,
-    runtime: Runtime[RunContext] | None,
     node: TaskNode,
     tool: AiChatbotTool,
-    text: str,
-    progress: ProgressEmitter,
-) -> Steps[tuple[AiOutcome, InputCheck | None]]:
-    """Everything before running: a received client result, the scope and the input."""
-    received = _consume(state, node, tool, progress)
-    if received is not None:
-        return received, None
-    outcome = AiOutcome()
-    announced = announced_tools(state, runtime)
-    definition = tool.definition
-    in_client = runs_in_client(definition, announced)
-    if in_client and definition.scope is AiToolScope.CLIENT and definition.id not in announced:
-        outcome.ledger.append(
-            _entry(node, tool.name, LedgerKind.TOOL_SKIPPED, "skipped", NOT_ANNOUNCED)
-        )
-        return outcome, None
-    check = yield from _checked_input(deps, runtime, node, tool, text, outcome)
-    if check is None or not in_client:
-        return outcome, check
-    calls = _open_calls(deps, state, node, _call(definition, check), announced)
+    check: InputCheck,
+    announced: frozenset[str],
+    outcome: AiOutcome,
+) -> AiOutcome:
+    """W3: open the client-tool pause for the tool and the client tools queued after it."""
+    calls = _open_calls(deps, state, node, _call(tool.definition, check), announced)
     requests = {**node.requests, tool.name: outcome.request}
     outcome.update = {
         "pause": ClientCalls(task_no=node.task_no, calls=calls),
@@ -246,7 +231,28 @@ def _prepare(
     reason = f"paused for the client: {len(calls)} call(s) {ids} (W3)"
     outcome.ledger.append(_entry(node, tool.name, LedgerKind.TOOL_RESULT, "client", reason))
     outcome.pause = True
-    return outcome, None
+    return outcome
+
+
+def _run_here(
+    node: TaskNode,
+    tool: AiChatbotTool,
+    check: InputCheck,
+    outcome: AiOutcome,
+    progress: ProgressEmitter,
+) -> Steps[AiOutcome]:
+    """The tool's ``execute(input)`` on the server, its failure contained (R7)."""
+    checked = check.text
+    try:
+        output = yield Effect(
+            lambda: tool.ai_tool.execute(checked), lambda: tool.ai_tool.aexecute(checked)
+        )
+    except GraphBubbleUp:
+        raise
+    except Exception as exc:  # R7: a failing tool is "no result"; the run goes on
+        logger.warning("AI tool %s raised on task %s", tool.name, node.task_no, exc_info=True)
+        return _failed(outcome, node, tool, exc, progress)
+    return _finish(outcome, node, tool, output, progress)
 
 
 def _finish(
@@ -286,21 +292,29 @@ def ai_tool_steps(
     text: str,
     progress: ProgressEmitter,
 ) -> Steps[AiOutcome]:
-    """One ``execute`` step of an AI tool (W2, W3): its model and tool calls are effects."""
-    outcome, check = yield from _prepare(deps, state, runtime, node, tool, text, progress)
+    """One ``execute`` step of an AI tool (W2, W3): its model and tool calls are effects.
+
+    A result the client sent is recorded; else the scope decides (W3), the input
+    is checked (W2), and the tool runs here or the run pauses for the client.
+    """
+    received = _consume(state, node, tool, progress)
+    if received is not None:
+        return received
+    outcome = AiOutcome()
+    announced = announced_tools(state, runtime)
+    definition = tool.definition
+    in_client = definition.runs_in_client(announced)
+    if in_client and definition.scope is AiToolScope.CLIENT and definition.id not in announced:
+        outcome.ledger.append(
+            _entry(node, tool.name, LedgerKind.TOOL_SKIPPED, "skipped", NOT_ANNOUNCED)
+        )
+        return outcome
+    check = yield from _checked_input(deps, runtime, node, tool, text, outcome)
     if check is None:
         return outcome
-    checked = check.text
-    try:
-        output = yield Effect(
-            lambda: tool.ai_tool.execute(checked), lambda: tool.ai_tool.aexecute(checked)
-        )
-    except GraphBubbleUp:
-        raise
-    except Exception as exc:  # R7: a failing tool is "no result"; the run goes on
-        logger.warning("AI tool %s raised on task %s", tool.name, node.task_no, exc_info=True)
-        return _failed(outcome, node, tool, exc, progress)
-    return _finish(outcome, node, tool, output, progress)
+    if in_client:
+        return _pause_for_client(deps, state, node, tool, check, announced, outcome)
+    return (yield from _run_here(node, tool, check, outcome, progress))
 
 
 def receive_results(

@@ -92,7 +92,7 @@ def apply_message(pause: Pause, text: str) -> dict[str, Any]:
 
 def _pending(state: Mapping[str, Any]) -> Pause:
     pause = state.get("pause")
-    if isinstance(pause, Clarification | ClientCalls):
+    if isinstance(pause, Pause):
         return pause
     return _legacy_question(state)
 

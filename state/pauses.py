@@ -218,7 +218,7 @@ def clarification_of(payloads: Iterable[PausePayload]) -> ClarificationPayload |
 def pause_of(values: Mapping[str, Any]) -> Pause | None:
     """The pending pause of a state's values, if any."""
     pause = values.get("pause")
-    return pause if isinstance(pause, Clarification | ClientCalls) else None
+    return pause if isinstance(pause, Pause) else None  # every kind of the union
 
 
 __all__ = [

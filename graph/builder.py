@@ -9,8 +9,6 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 
 from toolweave.graph.answer import make_answer
-from toolweave.graph.clarify import make_ask_user, make_take_reply
-from toolweave.graph.client_tools import make_client_tools
 from toolweave.graph.compiled import InterruptedRuns, ToolweaveGraph
 from toolweave.graph.context import Dependencies, Limits, RunContext
 from toolweave.graph.coordinate import make_coordinate
@@ -19,6 +17,7 @@ from toolweave.graph.deep_fallback import make_deep_fallback
 from toolweave.graph.execute import make_execute
 from toolweave.graph.langgraph_private import RunnableCallable
 from toolweave.graph.normalize import make_normalize
+from toolweave.graph.pause import make_ask_user, make_take_reply
 from toolweave.graph.route import make_route
 from toolweave.graph.walk import NEXT_PHASES, Phase, next_phase, route_entry
 from toolweave.llm.port import LlmAssistant
@@ -63,7 +62,6 @@ def create_state_graph(
         "route": make_route(deps),
         "execute": make_execute(deps),
         "ask_user": make_ask_user(deps),
-        "client_tools": make_client_tools(deps),
         "deep_fallback": make_deep_fallback(deps),
     }
     # S2: LangGraph routes on the state its reducers made of the node's update; the

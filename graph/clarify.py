@@ -1,41 +1,27 @@
-"""Clarification rounds: ``ask_user``, ``take_reply`` and the tool dispatch (Q1-Q4, B2-B3).
+"""The clarification pause (Q1-Q2): opening the question, taking the reply.
 
-``ask_user`` does nothing but ``interrupt()``: LangGraph re-runs an interrupted
-node from its first line, so no work sits before the interrupt (Q4). The reply
-arrives either as ``Command(resume=reply)`` (through ``ask_user``) or as the next
-message on the thread (through ``take_reply``); both leave it on the open
-question, and ``execute`` hands it to the same tool's clarification method.
+A tool's ``ToolResult.clarification(...)`` opens a :class:`Clarification` in the
+state's ``pause`` key (:func:`pause_for_clarification`), within the round limit;
+``ask_user`` (:mod:`toolweave.graph.pause`) interrupts with it. The reply arrives
+either as ``Command(resume=reply)`` or as the next message on the thread (through
+``take_reply``); both leave it on the open question (:func:`replied`), and
+``execute`` hands it to the same tool's clarification method
+(:func:`reply_for`).
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import HumanMessage
-from langchain_core.runnables import Runnable
-from langgraph.runtime import Runtime
-from langgraph.types import interrupt
-from pydantic import BaseModel
+from langchain_core.messages import AIMessage
 
-from toolweave.graph.context import Dependencies, RunContext
-from toolweave.graph.nodes import Call, make_pure_node
-from toolweave.graph.normalize import split_conversation
-from toolweave.graph.validation import reply_text
+from toolweave.graph.context import Dependencies
+from toolweave.graph.tool_call import Outcome
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
-from toolweave.state.results import ResultMode, ToolResult
-from toolweave.state.task import PromptAndContext
-from toolweave.tools.base import ToolCallContext
-from toolweave.tools.consumers import (
-    ClarifiableContextConsumerTool,
-    ClarifiableTool,
-    ContextConsumerTool,
-)
-from toolweave.tools.registry import AnyTool
-
-logger = logging.getLogger(__name__)
+from toolweave.state.pauses import Clarification
+from toolweave.state.task import TaskNode, TaskStatus, completion_key
 
 CLARIFICATION_LIMIT = {
     "en": (
@@ -48,80 +34,6 @@ CLARIFICATION_LIMIT = {
     ),
 }
 """What a run ends with when the clarification rounds are used up (Q2), by language."""
-NOT_CLARIFIABLE = "{name} returned a clarification request but is not a ClarifiableTool"
-
-
-def tool_call(
-    tool: AnyTool,
-    request: BaseModel,
-    ctx: ToolCallContext,
-    buffer: Mapping[str, list[PromptAndContext]],
-    reply: str | None,
-) -> Call[ToolResult | None]:
-    """The right method of ``tool``, in its sync and async form.
-
-    Plain, with prior context (B2), or with the user's reply (Q2, B3). Pass the
-    result through :func:`checked_result`.
-    """
-
-    def snapshot() -> dict[str, list[PromptAndContext]]:  # copied only for a consumer
-        return {key: list(entries) for key, entries in buffer.items()}
-
-    if reply is not None and isinstance(tool, ClarifiableContextConsumerTool):
-        return Call(
-            lambda: tool.execute_with_clarification_and_prior_context(
-                request, ctx, reply, snapshot()
-            ),
-            lambda: tool.aexecute_with_clarification_and_prior_context(
-                request, ctx, reply, snapshot()
-            ),
-        )
-    if reply is not None and isinstance(tool, ClarifiableTool):
-        return Call(
-            lambda: tool.execute_with_clarification(request, ctx, reply),
-            lambda: tool.aexecute_with_clarification(request, ctx, reply),
-        )
-    if isinstance(tool, ContextConsumerTool):
-        return Call(
-            lambda: tool.execute_with_prior_context(request, ctx, snapshot()),
-            lambda: tool.aexecute_with_prior_context(request, ctx, snapshot()),
-        )
-    return Call(lambda: tool.execute(request, ctx), lambda: tool.aexecute(request, ctx))
-
-
-def checked_result(tool: AnyTool, result: ToolResult | None) -> ToolResult | None:
-    """A clarification request from a tool that cannot take the reply is no result (Q1)."""
-    clarifiable = isinstance(tool, ClarifiableTool | ClarifiableContextConsumerTool)
-    if (
-        isinstance(result, ToolResult)
-        and result.mode is ResultMode.CLARIFICATION
-        and not clarifiable
-    ):
-        logger.warning(NOT_CLARIFIABLE.format(name=tool.name))
-        return None
-    return result
-
-
-def call_tool(
-    tool: AnyTool,
-    request: BaseModel,
-    ctx: ToolCallContext,
-    buffer: Mapping[str, list[PromptAndContext]],
-    reply: str | None,
-) -> ToolResult | None:
-    """Call the right method of ``tool`` synchronously (see :func:`tool_call`)."""
-    return checked_result(tool, tool_call(tool, request, ctx, buffer, reply).call())
-
-
-async def acall_tool(
-    tool: AnyTool,
-    request: BaseModel,
-    ctx: ToolCallContext,
-    buffer: Mapping[str, list[PromptAndContext]],
-    reply: str | None,
-) -> ToolResult | None:
-    """Await the right method of ``tool`` (see :func:`tool_call`)."""
-    return checked_result(tool, await tool_call(tool, request, ctx, buffer, reply).acall())
 
 
 def clarification_limit_message(user_lang: str, question: str) -> str:
@@ -142,48 +54,56 @@ def resolve_choice(reply: str, choices: Sequence[str]) -> str:
     return reply
 
 
-def make_ask_user(deps: Dependencies) -> Runnable[Any, Any]:
-    """Build the ``ask_user`` node: pause with the open question (Q1)."""
-
-    def ask_user(state: GraphState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-        """Interrupt with the question; on resume, store the reply on it (Q2)."""
-        pending = state["clarification"]
-        assert pending is not None
-        text = resolve_choice(reply_text(interrupt(pending.payload())), pending.choices)
-        entry = LedgerEntry(
-            kind=LedgerKind.CLARIFICATION,
-            task_no=pending.task_no,
-            tool=pending.tool,
-            verdict="replied",
-            reason="resumed with Command(resume=...)",
-        )
-        update = {
-            "clarification": pending.model_copy(update={"reply": text}),
-            "messages": [HumanMessage(content=text)],
-            "ledger": [entry],
-        }
-        return update
-
-    return make_pure_node("ask_user", ask_user)
+def replied(pending: Clarification, text: str, reason: str) -> dict[str, Any]:
+    """The state update that leaves the user's reply on the open question (Q2)."""
+    reply = resolve_choice(text, pending.choices)
+    entry = LedgerEntry(
+        kind=LedgerKind.CLARIFICATION,
+        task_no=pending.task_no,
+        tool=pending.tool,
+        verdict="replied",
+        reason=reason,
+    )
+    return {"pause": pending.model_copy(update={"reply": reply}), "ledger": [entry]}
 
 
-def make_take_reply(deps: Dependencies) -> Runnable[Any, Any]:
-    """Build the ``take_reply`` node: the next message on the thread answers the question (Q2)."""
+def reply_for(state: GraphState, tool: str) -> str | None:
+    """The user's reply to ``tool``'s question, when it waits for the tool (Q2)."""
+    pending = state.get("pause")
+    if isinstance(pending, Clarification) and pending.tool == tool:
+        return pending.reply
+    return None
 
-    def take_reply(state: GraphState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-        """Use the new message as the reply to the open question; nothing is recomputed."""
-        pending = state["clarification"]
-        assert pending is not None
-        text, _ = split_conversation(state["messages"], deps.limits)
-        text = resolve_choice(text, pending.choices)
-        entry = LedgerEntry(
-            kind=LedgerKind.CLARIFICATION,
-            task_no=pending.task_no,
-            tool=pending.tool,
-            verdict="replied",
-            reason="the next message on the thread",
-        )
-        update = {"clarification": pending.model_copy(update={"reply": text}), "ledger": [entry]}
-        return update
 
-    return make_pure_node("take_reply", take_reply)
+def pause_for_clarification(
+    state: GraphState, deps: Dependencies, node: TaskNode, name: str, outcome: Outcome
+) -> dict[str, Any]:
+    """Q1: keep the tool at the head of the queue and open the question, within the limit."""
+    result = outcome.result
+    assert result is not None
+    rounds = state.get("clarification_rounds") or 0
+    key = completion_key(node.task_no, name)
+    if rounds >= deps.limits.max_clarification_rounds:
+        text = clarification_limit_message(state["message"].user_lang, result.text or "")
+        closed = node.model_copy(update={"queue": [], "status": TaskStatus.CLOSED})
+        return {"tasks": {node.task_no: closed}, "answer": text, "terminal": key}
+    question = Clarification(
+        task_no=node.task_no, tool=name, question=result.text or "", choices=result.choices
+    )
+    requests = {**node.requests, name: outcome.request}
+    return {
+        "tasks": {node.task_no: node.model_copy(update={"requests": requests})},
+        "pause": question,
+        "clarification_rounds": rounds + 1,
+        "messages": [AIMessage(content=question.question)],
+    }
+
+
+__all__ = [
+    "CLARIFICATION_LIMIT",
+    "clarification_limit_message",
+    "pause_for_clarification",
+    "replied",
+    "reply_for",
+    "resolve_choice",
+]

@@ -1,15 +1,16 @@
 """AI system tools in the graph: scope (W3), the input check (W2) and the client-tool pause.
 
-``execute`` yields from :func:`ai_tool_steps` for an
-:class:`~toolweave.tools.ai.orchestration.AiChatbotTool`, which decide where it runs:
+``execute`` hands an :class:`~toolweave.tools.ai.orchestration.AiChatbotTool` to
+:func:`ai_tool_steps`, which decides where it runs:
 
 - ``SERVER``, or ``ALL`` when the client announced no implementation: the tool's
   ``execute(input)`` runs here, contained (R7);
 - ``CLIENT``, or ``ALL`` when announced: the tool is never run here. The step
-  opens :class:`~toolweave.state.client_calls.ClientCalls` for it and for the
+  opens the :class:`~toolweave.state.pauses.ClientCalls` pause for it and for the
   client tools queued right after it with a known input, and the walk goes to
-  ``client_tools``, which only interrupts (like ``ask_user``). The client resumes
-  with the results; ``execute`` then records each as the tool's context;
+  ``ask_user``, which only interrupts (:mod:`toolweave.graph.pause`). The client
+  resumes with the results (:func:`receive_results`); ``execute`` then records
+  each as the tool's context;
 - ``CLIENT`` when the client announced no implementation: skipped, with a
   ledger entry (the run never pauses for a client that cannot answer).
 
@@ -26,24 +27,19 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain_core.runnables import Runnable
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
-from langgraph.types import interrupt
 from pydantic import ValidationError
 
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
-from toolweave.graph.nodes import Steps, make_pure_node, perform
+from toolweave.graph.nodes import Steps, perform
+from toolweave.graph.tool_call import entry as _entry
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
-from toolweave.state.client_calls import (
-    ClientCalls,
-    ClientToolCall,
-    ClientToolResultError,
-    parse_results,
-)
+from toolweave.state.client_calls import ClientToolCall, ClientToolResultError, parse_results
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
+from toolweave.state.pauses import ClientCalls, ClientToolCallsPayload
 from toolweave.state.results import ToolResult
 from toolweave.state.task import TaskNode
 from toolweave.tools.ai.base import AiToolDefinition, AiToolScope, execution
@@ -70,7 +66,7 @@ class AiOutcome:
     llm_calls: int = 0
     request: dict[str, Any] | None = None
     update: dict[str, Any] = field(default_factory=dict)
-    """Extra state writes: the opened or consumed client calls."""
+    """Extra state writes: the opened or consumed client calls (the ``pause`` key)."""
     pause: bool = False
     """True when the step opened client calls: the tool stays at the head of the queue."""
 
@@ -87,17 +83,7 @@ def announced_tools(
 
 def runs_in_client(definition: AiToolDefinition, announced: frozenset[str]) -> bool:
     """W3: whether this run executes the tool in the client."""
-    match definition.scope:
-        case AiToolScope.SERVER:
-            return False
-        case AiToolScope.CLIENT:
-            return True
-        case AiToolScope.ALL:
-            return definition.id in announced
-
-
-def _entry(node: TaskNode, tool: str, kind: LedgerKind, verdict: str, reason: str) -> LedgerEntry:
-    return LedgerEntry(kind=kind, task_no=node.task_no, tool=tool, verdict=verdict, reason=reason)
+    return definition.runs_in_client(announced)
 
 
 def _context(tool: AiChatbotTool, text: str, call_id: str | None = None) -> ToolResult:
@@ -154,8 +140,8 @@ def _consume(
     state: GraphState, node: TaskNode, tool: AiChatbotTool, progress: ProgressEmitter
 ) -> AiOutcome | None:
     """The client's result for the tool's open call, recorded once (W3)."""
-    batch = state.get("client_calls")
-    if batch is None or batch.task_no != node.task_no or batch.waiting:
+    batch = state.get("pause")
+    if not isinstance(batch, ClientCalls) or batch.task_no != node.task_no or batch.waiting:
         return None
     call = batch.call_for(tool.definition.id)
     if call is None:
@@ -164,7 +150,7 @@ def _consume(
     consumed = (*batch.consumed, call.call_id)
     done = all(c.call_id in consumed for c in batch.calls)
     left = None if done else batch.model_copy(update={"consumed": consumed})
-    outcome.update["client_calls"] = left
+    outcome.update["pause"] = left
     received = batch.results[call.call_id]
     if received.error is not None:
         progress("ERROR", "client")
@@ -214,50 +200,50 @@ def _call(definition: AiToolDefinition, check: InputCheck) -> ClientToolCall:
     )
 
 
-def _prepare(
+def _pause_for_client(
     deps: Dependencies,
     state: GraphState,
-    runtime: Runtime[RunContext] | None,
     node: TaskNode,
     tool: AiChatbotTool,
-    text: str,
-    progress: ProgressEmitter,
-) -> Steps[tuple[AiOutcome, InputCheck | None]]:
-    """Everything before running: a received client result, the scope and the input."""
-    received = _consume(state, node, tool, progress)
-    if received is not None:
-        return received, None
-    outcome = AiOutcome()
-    announced = announced_tools(state, runtime)
-    definition = tool.definition
-    in_client = runs_in_client(definition, announced)
-    if in_client and definition.scope is AiToolScope.CLIENT and definition.id not in announced:
-        outcome.ledger.append(
-            _entry(node, tool.name, LedgerKind.TOOL_SKIPPED, "skipped", NOT_ANNOUNCED)
-        )
-        return outcome, None
-    check = yield from _checked_input(deps, runtime, node, tool, text, outcome)
-    if check is None or not in_client:
-        return outcome, check
-    calls = _open_calls(deps, state, node, _call(definition, check), announced)
+    check: InputCheck,
+    announced: frozenset[str],
+    outcome: AiOutcome,
+) -> AiOutcome:
+    """W3: open the client-tool pause for the tool and the client tools queued after it."""
+    calls = _open_calls(deps, state, node, _call(tool.definition, check), announced)
     requests = {**node.requests, tool.name: outcome.request}
     outcome.update = {
-        "client_calls": ClientCalls(task_no=node.task_no, calls=calls),
+        "pause": ClientCalls(task_no=node.task_no, calls=calls),
         "tasks": {node.task_no: node.model_copy(update={"requests": requests})},
     }
     ids = ", ".join(call.call_id for call in calls)
     reason = f"paused for the client: {len(calls)} call(s) {ids} (W3)"
     outcome.ledger.append(_entry(node, tool.name, LedgerKind.TOOL_RESULT, "client", reason))
     outcome.pause = True
-    return outcome, None
+    return outcome
+
+
+def _run_here(
+    node: TaskNode,
+    tool: AiChatbotTool,
+    check: InputCheck,
+    outcome: AiOutcome,
+    progress: ProgressEmitter,
+) -> Steps[AiOutcome]:
+    """The tool's ``execute(input)`` on the server, its failure contained (R7)."""
+    checked = check.text
+    try:
+        output = yield from perform(execution(tool.ai_tool, checked))
+    except GraphBubbleUp:
+        raise
+    except Exception as exc:  # R7: a failing tool is "no result"; the run goes on
+        logger.warning("AI tool %s raised on task %s", tool.name, node.task_no, exc_info=True)
+        return _failed(outcome, node, tool, exc, progress)
+    return _finish(outcome, node, tool, output, progress)
 
 
 def _finish(
-    outcome: AiOutcome,
-    node: TaskNode,
-    tool: AiChatbotTool,
-    output: object,
-    progress: ProgressEmitter,
+    outcome: AiOutcome, node: TaskNode, tool: AiChatbotTool, output: Any, progress: ProgressEmitter
 ) -> AiOutcome:
     if not isinstance(output, str):
         progress("ERROR", type(output).__name__)
@@ -293,23 +279,33 @@ def ai_tool_steps(
     text: str,
     progress: ProgressEmitter,
 ) -> Steps[AiOutcome]:
-    """One ``execute`` step of an AI tool (W2, W3): its model and tool calls are effects."""
-    outcome, check = yield from _prepare(deps, state, runtime, node, tool, text, progress)
+    """One ``execute`` step of an AI tool (W2, W3): its model and tool calls are effects.
+
+    A result the client sent is recorded; else the scope decides (W3), the input
+    is checked (W2), and the tool runs here or the run pauses for the client.
+    """
+    received = _consume(state, node, tool, progress)
+    if received is not None:
+        return received
+    outcome = AiOutcome()
+    announced = announced_tools(state, runtime)
+    definition = tool.definition
+    in_client = definition.runs_in_client(announced)
+    if in_client and definition.scope is AiToolScope.CLIENT and definition.id not in announced:
+        outcome.ledger.append(
+            _entry(node, tool.name, LedgerKind.TOOL_SKIPPED, "skipped", NOT_ANNOUNCED)
+        )
+        return outcome
+    check = yield from _checked_input(deps, runtime, node, tool, text, outcome)
     if check is None:
         return outcome
-    checked = check.text
-    try:
-        output = yield from perform(execution(tool.ai_tool, checked))
-    except GraphBubbleUp:
-        raise
-    except Exception as exc:  # R7: a failing tool is "no result"; the run goes on
-        logger.warning("AI tool %s raised on task %s", tool.name, node.task_no, exc_info=True)
-        return _failed(outcome, node, tool, exc, progress)
-    return _finish(outcome, node, tool, output, progress)
+    if in_client:
+        return _pause_for_client(deps, state, node, tool, check, announced, outcome)
+    return (yield from _run_here(node, tool, check, outcome, progress))
 
 
 def receive_results(
-    pending: ClientCalls, first: Any, ask: Callable[[dict[str, Any]], Any]
+    pending: ClientCalls, first: Any, ask: Callable[[ClientToolCallsPayload], Any]
 ) -> ClientCalls:
     """Merge resume values into ``pending`` until every call has a result (W3, X5).
 
@@ -330,24 +326,10 @@ def receive_results(
         value = ask(pending.payload())
 
 
-def make_client_tools(deps: Dependencies) -> Runnable[Any, Any]:
-    """Build the ``client_tools`` node: pause until the client answers its calls (W3)."""
-
-    def client_tools(state: GraphState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-        """Interrupt with the open client calls; on resume, store the results."""
-        pending = state["client_calls"]
-        assert pending is not None
-        done = receive_results(pending, interrupt(pending.payload()), interrupt)
-        return {"client_calls": done}
-
-    return make_pure_node("client_tools", client_tools)
-
-
 __all__ = [
     "AiOutcome",
     "ai_tool_steps",
     "announced_tools",
-    "make_client_tools",
     "receive_results",
     "runs_in_client",
 ]

@@ -43,6 +43,7 @@ from toolweave.graph.langgraph_private import (
     set_serde_allowlist,
     triggered_node,
 )
+from toolweave.graph.pause import check_resume_for
 from toolweave.graph.threads import (
     WHY,
     ThreadStatus,
@@ -50,7 +51,7 @@ from toolweave.graph.threads import (
     abandon_updates,
     status_of,
 )
-from toolweave.graph.validation import check_resume_for, input_keys, validate_input
+from toolweave.graph.validation import input_keys, validate_input
 from toolweave.state.errors import NothingPendingError, UnknownThreadError
 from toolweave.state.graph_state import GraphState, InputState, OutputState
 from toolweave.state.run_scope import Deadline, RunScope, aiterate_in, iterate_in

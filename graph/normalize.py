@@ -38,9 +38,8 @@ PER_MESSAGE_RESETS: tuple[tuple[str, Any], ...] = (
     ("terminal", None),
     ("answer_id", None),
     ("task", None),
-    ("clarification", None),
+    ("pause", None),
     ("clarification_rounds", 0),
-    ("client_calls", None),
 )
 """State a new message starts without: the keys and their empty values (``Overwrite``
 for channels with a reducer)."""

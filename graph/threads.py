@@ -16,7 +16,6 @@ interrupted run (the default of :func:`toolweave.build_graph`, see
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -31,6 +30,13 @@ from toolweave.graph.validation import reply_text
 from toolweave.state.errors import InvalidRequestError, NothingPendingError, UnknownThreadError
 from toolweave.state.graph_state import message_of
 from toolweave.state.ledger import LedgerEntry, LedgerKind
+from toolweave.state.pauses import (
+    ClarificationPayload,
+    PausePayload,
+    clarification_of,
+    describe,
+    pause_payloads,
+)
 
 NO_THREAD = "no conversation is stored under thread {thread!r}"
 NOTHING_PENDING = "thread {thread!r} is not waiting for a reply"
@@ -56,7 +62,8 @@ class ThreadStatusKind(StrEnum):
     FINISHED = "finished"
     """The last run ended with an answer (or was abandoned); a new message starts a run."""
     WAITING_FOR_REPLY = "waiting_for_reply"
-    """The run is paused on a question (Q1) or a client-tool call (W3)."""
+    """The run is paused (Q7): on a question (Q1) or client-tool calls (W3); see
+    :attr:`ThreadStatus.pause` for which."""
     INTERRUPTED_MID_RUN = "interrupted_mid_run"
     """The run stopped between steps (a crash, a killed process, a failed step)."""
 
@@ -69,8 +76,6 @@ class ThreadStatus:
     kind: ThreadStatusKind
     next: tuple[str, ...] = ()
     """The graph nodes that would run next (an interrupted or paused run)."""
-    pending_question: Mapping[str, Any] | None = None
-    """The open clarification payload (``"type": "clarification"``), if any."""
     interrupts: tuple[Any, ...] = ()
     """Every pending interrupt's value (questions and client-tool calls)."""
     error: str | None = None
@@ -87,11 +92,26 @@ class ThreadStatus:
             case ThreadStatusKind.NEW | ThreadStatusKind.FINISHED:
                 return self.kind.value
             case ThreadStatusKind.WAITING_FOR_REPLY:
-                question = (self.pending_question or {}).get("question")
-                return f"waiting for a reply: {question}" if question else "waiting for a reply"
+                return "waiting for a reply" if self.pause is None else describe(self.pause)
             case ThreadStatusKind.INTERRUPTED_MID_RUN:
                 line = f"interrupted mid-run; next: {', '.join(self.next)}"
                 return f"{line} (failed: {self.error})" if self.error else line
+
+    @property
+    def pause(self) -> PausePayload | None:
+        """The pause the run waits on, of whichever kind (Q7), if it waits."""
+        pauses = pause_payloads(self.interrupts)
+        return pauses[0] if pauses else None
+
+    @property
+    def pending_question(self) -> ClarificationPayload | None:
+        """The open clarification payload (``"type": "clarification"``), if any."""
+        return clarification_of(pause_payloads(self.interrupts))
+
+    @property
+    def pause_kind(self) -> str | None:
+        """The kind of pause the run waits on (``"clarification"``, ...), if it waits."""
+        return None if self.pause is None else self.pause["type"]
 
 
 def thread_id_of(config: RunnableConfig) -> str:
@@ -113,9 +133,6 @@ def status_of(snapshot: StateSnapshot, thread_id: str) -> ThreadStatus:
     if not snapshot.values and snapshot.created_at is None:
         return ThreadStatus(thread_id=thread_id, kind=ThreadStatusKind.NEW)
     values = [interrupt.value for interrupt in snapshot.interrupts]
-    question = next(
-        (v for v in values if isinstance(v, Mapping) and v.get("type") == "clarification"), None
-    )
     errors = [str(task.error) for task in snapshot.tasks if task.error is not None]
     if values:
         kind = ThreadStatusKind.WAITING_FOR_REPLY
@@ -129,7 +146,6 @@ def status_of(snapshot: StateSnapshot, thread_id: str) -> ThreadStatus:
         thread_id=thread_id,
         kind=kind,
         next=tuple(snapshot.next),
-        pending_question=question,
         interrupts=tuple(values),
         error=errors[0] if errors else None,
         checkpoint_id=None if checkpoint is None else str(checkpoint),

@@ -327,7 +327,10 @@ def check_reply(value: Any, limits: Limits) -> str:
 
 
 def check_client_results(value: Any) -> None:
-    """A client-tool resume (W3) has the contract's shape."""
+    """A client-tool resume (W3) has the contract's shape.
+
+    Its call ids are checked by the pause itself, against its open calls.
+    """
     if not isinstance(value, Mapping) or value.get("type") != "client_tool_results":
         raise InvalidRequestError(BAD_CLIENT_RESULTS)
     results = value.get("results")
@@ -338,15 +341,6 @@ def check_client_results(value: Any) -> None:
             raise InvalidRequestError(BAD_CLIENT_RESULTS)
         if not any(isinstance(result.get(key), str) for key in ("output", "error")):
             raise InvalidRequestError(BAD_CLIENT_RESULTS)
-
-
-def check_resume_for(interrupt_value: Any, resume: Any, limits: Limits) -> None:
-    """A resume value fits the question it answers (X5): checked before LangGraph stores it."""
-    kind = interrupt_value.get("type") if isinstance(interrupt_value, Mapping) else None
-    if kind == "client_tool_calls":
-        check_client_results(resume)
-    elif kind == "clarification":
-        check_reply(resume, limits)
 
 
 def check_command(command: Command[Any], limits: Limits) -> Command[Any]:

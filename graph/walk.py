@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from toolweave.state.pauses import awaiting, pause_of
 from toolweave.state.task import ROOT_TASK_NO, TaskNode, TaskStatus
 
 Phase = Literal[
@@ -23,7 +24,6 @@ Phase = Literal[
     "route",
     "execute",
     "ask_user",
-    "client_tools",
     "deep_fallback",
     "answer",
 ]
@@ -40,11 +40,10 @@ NEXT_PHASES: dict[str, tuple[Phase, ...]] = {
     "normalize": ("coordinate", "route"),
     "take_reply": ("execute",),
     "ask_user": ("execute",),
-    "client_tools": ("execute",),
     "coordinate": ("coordinate", "decide_conditional", "route"),
     "decide_conditional": ("coordinate", "decide_conditional", "route"),
     "route": ("execute", *_AFTER_TASK_CLOSED),
-    "execute": ("execute", "ask_user", "client_tools", *_AFTER_TASK_CLOSED),
+    "execute": ("execute", "ask_user", *_AFTER_TASK_CLOSED),
     "deep_fallback": ("answer", "coordinate", "decide_conditional", "route"),
 }
 """Where each node can go next: the path map of its conditional edges, so the edges
@@ -65,18 +64,15 @@ def next_step(state: Mapping[str, Any]) -> Step:
     Depth first from the root: a task is coordinated (A3), then its unfinished
     subtasks run in list order, each to completion (S2; a conditional one is
     decided first, K3), then the task is routed (A5) and its tools run one per
-    step (A6). An open clarification question, or client-tool calls without
-    results (W3), pause the walk where it is (Q1, S3); a terminal result
-    anywhere ends it (S3). When the root is closed, deep fallback gets its one
-    turn (D7), then the answer (A7).
+    step (A6). A pending pause that is unanswered (an open clarification
+    question, client-tool calls without results, W3) pauses the walk where it is,
+    in ``ask_user`` (Q1, Q7, S3); a terminal result anywhere ends it (S3). When
+    the root is closed, deep fallback gets its one turn (D7), then the answer (A7).
     """
     tasks: Mapping[str, TaskNode] = state.get("tasks") or {}
-    pending = state.get("clarification")
-    if pending is not None and pending.reply is None:
-        return Step("ask_user", pending.task_no)
-    calls = state.get("client_calls")
-    if calls is not None and calls.waiting:
-        return Step("client_tools", calls.task_no)
+    pause = pause_of(state)
+    if pause is not None and awaiting(pause) != "nobody":  # dispatched per kind (Q7)
+        return Step("ask_user", pause.task_no)
     if state.get("terminal") or ROOT_TASK_NO not in tasks:
         return Step("answer", ROOT_TASK_NO)
     node = tasks[ROOT_TASK_NO]
@@ -126,5 +122,5 @@ def _first_open_child(tasks: Mapping[str, TaskNode], node: TaskNode) -> TaskNode
 
 def route_entry(state: Mapping[str, Any]) -> Entry:
     """Where a new message enters: a reply to an open question (Q2) or a new question (A1)."""
-    pending = state.get("clarification")
-    return "take_reply" if pending is not None and pending.reply is None else "normalize"
+    pause = pause_of(state)
+    return "take_reply" if pause is not None and awaiting(pause) == "reply" else "normalize"

@@ -9,11 +9,20 @@ from toolweave.state.marker import (
     extract_coordinator_task,
     is_coordinator_requested,
 )
+from toolweave.state.pauses import (
+    PAUSE_VERSION,
+    Clarification,
+    ClarificationPayload,
+    ClientCalls,
+    ClientToolCallsPayload,
+    Pause,
+    PausePayload,
+    is_pause_payload,
+)
 from toolweave.state.results import ResultMode, ToolResult
 from toolweave.state.serde import checkpoint_allowlist, checkpoint_serde
 from toolweave.state.task import (
     ROOT_TASK_NO,
-    Clarification,
     PromptAndContext,
     TaskInfo,
     TaskNode,
@@ -24,13 +33,19 @@ from toolweave.state.task import (
 
 __all__ = [
     "AGENT_COORDINATOR_MARKER",
+    "PAUSE_VERSION",
     "ROOT_TASK_NO",
     "Clarification",
+    "ClarificationPayload",
+    "ClientCalls",
+    "ClientToolCallsPayload",
     "GraphState",
     "InputState",
     "LedgerEntry",
     "LedgerKind",
     "OutputState",
+    "Pause",
+    "PausePayload",
     "PromptAndContext",
     "ResultMode",
     "TaskInfo",
@@ -45,5 +60,6 @@ __all__ = [
     "extract_coordinator_original",
     "extract_coordinator_task",
     "is_coordinator_requested",
+    "is_pause_payload",
     "merge_documents",
 ]

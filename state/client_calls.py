@@ -1,6 +1,7 @@
 """Client-tool calls the run waits for (W3): the pause's payload and the resume's results.
 
-The run pauses with a LangGraph interrupt whose value is::
+The run pauses (:class:`~toolweave.state.pauses.ClientCalls`, one kind of
+:data:`~toolweave.state.pauses.Pause`) with a LangGraph interrupt whose value is::
 
     {"type": "client_tool_calls", "version": 1, "task_no": "1",
      "calls": [{"call_id": "...", "tool_id": "example-tool", "name": "...",
@@ -19,17 +20,20 @@ malformed is refused as a whole: nothing of it is applied (X5).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
+from typing_extensions import TypedDict
 
 from toolweave.state.errors import InvalidRequestError
+
+if TYPE_CHECKING:
+    from toolweave.state.pauses import ClientCalls
 
 CLIENT_TOOL_CALLS = "client_tool_calls"
 """``"type"`` of the pause's interrupt value."""
 CLIENT_TOOL_RESULTS = "client_tool_results"
 """``"type"`` of the resume value."""
-PAYLOAD_VERSION = 1
 MAX_RESULT_CHARS = 100_000
 """Longest accepted result text of one call."""
 
@@ -39,6 +43,15 @@ class ClientToolResultError(InvalidRequestError):
 
     Nothing of it was applied: the thread is unchanged and still paused.
     """
+
+
+class ClientToolCallPayload(TypedDict):
+    """One call as the ``client_tool_calls`` payload lists it."""
+
+    call_id: str
+    tool_id: str
+    name: str
+    input: str
 
 
 class ClientToolCall(BaseModel):
@@ -55,14 +68,9 @@ class ClientToolCall(BaseModel):
     input: str
     """The JSON text the implementation's ``execute(input)`` receives (W2: already valid)."""
 
-    def payload(self) -> dict[str, str]:
+    def payload(self) -> ClientToolCallPayload:
         """The call as it appears in the interrupt value."""
-        return {
-            "call_id": self.call_id,
-            "tool_id": self.tool_id,
-            "name": self.name,
-            "input": self.input,
-        }
+        return cast("ClientToolCallPayload", self.model_dump())
 
 
 class ClientToolOutcome(BaseModel):
@@ -73,50 +81,6 @@ class ClientToolOutcome(BaseModel):
     call_id: str
     output: str | None = None
     error: str | None = None
-
-
-class ClientCalls(BaseModel):
-    """The calls of one step the run waits for, and the results received so far."""
-
-    model_config = ConfigDict(frozen=True)
-
-    task_no: str
-    """The task whose tools asked."""
-    calls: tuple[ClientToolCall, ...]
-    """Every call of the step, in queue order."""
-    results: dict[str, ClientToolOutcome] = Field(default_factory=dict)
-    """Results by call id."""
-    consumed: tuple[str, ...] = ()
-    """Call ids whose result the ``execute`` node has already recorded."""
-
-    @property
-    def open_calls(self) -> list[ClientToolCall]:
-        """Calls that have no result yet."""
-        return [call for call in self.calls if call.call_id not in self.results]
-
-    @property
-    def waiting(self) -> bool:
-        """True while some call has no result: the run is paused on the client (W3)."""
-        return bool(self.open_calls)
-
-    def call_for(self, tool_id: str) -> ClientToolCall | None:
-        """The not yet consumed call of ``tool_id``, if the step has one."""
-        for call in self.calls:
-            if call.tool_id == tool_id and call.call_id not in self.consumed:
-                return call
-        return None
-
-    def payload(self, error: str | None = None) -> dict[str, Any]:
-        """The documented interrupt value, listing the open calls (W3)."""
-        value: dict[str, Any] = {
-            "type": CLIENT_TOOL_CALLS,
-            "version": PAYLOAD_VERSION,
-            "task_no": self.task_no,
-            "calls": [call.payload() for call in self.open_calls],
-        }
-        if error is not None:
-            value["error"] = error
-        return value
 
 
 def _results_list(value: Any) -> Sequence[Any]:
@@ -177,8 +141,8 @@ def parse_results(value: Any, pending: ClientCalls) -> dict[str, ClientToolOutco
 __all__ = [
     "CLIENT_TOOL_CALLS",
     "CLIENT_TOOL_RESULTS",
-    "ClientCalls",
     "ClientToolCall",
+    "ClientToolCallPayload",
     "ClientToolOutcome",
     "ClientToolResultError",
     "parse_results",

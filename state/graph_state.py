@@ -17,10 +17,10 @@ from langgraph.graph.message import add_messages
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
-from toolweave.state.client_calls import ClientCalls
 from toolweave.state.documents import UniqueTextDocument, merge_documents
 from toolweave.state.ledger import LedgerEntry
-from toolweave.state.task import Clarification, PromptAndContext, TaskInfo, TaskNode
+from toolweave.state.pauses import Pause
+from toolweave.state.task import PromptAndContext, TaskInfo, TaskNode
 
 
 def merge_tasks(left: Mapping[str, TaskNode], right: Mapping[str, TaskNode]) -> dict[str, TaskNode]:
@@ -176,11 +176,10 @@ class GraphState(InputState, OutputState):
     """Message id under which a tool streamed its answer itself (R4), kept in ``messages``."""
     deep_fallback_done: bool
     """Deep fallback had its one turn for this message (D7)."""
-    clarification: Clarification | None
-    """The open clarification question, or the reply waiting for its tool (Q1, Q2)."""
+    pause: Pause | None
+    """The pending pause (Q7): an open question or client-tool calls, or the reply
+    or results waiting for the tool that asked (Q1, Q2, W3)."""
     deep_fallback_owner: str | None
     """The deep-search coordinator whose subtasks draw on the deep-fallback cap (D7)."""
     clarification_rounds: int
     """Clarification questions asked for this message so far (Q2 limit)."""
-    client_calls: ClientCalls | None
-    """Client-tool calls of the current step: open, answered, or being recorded (W3)."""

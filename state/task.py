@@ -114,30 +114,3 @@ def execution_text(task: TaskInfo) -> str:
     if task.prompt_context is None:
         return task.task_prompt
     return f"{task.prompt_context}{AGENT_COORDINATOR_MARKER}{task.task_prompt}"
-
-
-class Clarification(BaseModel):
-    """A question a tool asked the user; the run is paused on it (Q1)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    task_no: str
-    """The task whose tool asked."""
-    tool: str
-    """The tool that asked; it continues with the reply (Q2)."""
-    question: str
-    """The question for the user."""
-    choices: tuple[str, ...] = ()
-    """Answers to offer, if the tool knows them."""
-    reply: str | None = None
-    """The user's reply, once given."""
-
-    def payload(self) -> dict[str, Any]:
-        """The documented, JSON-serialisable interrupt value (Q1)."""
-        return {
-            "type": "clarification",
-            "question": self.question,
-            "choices": list(self.choices),
-            "tool": self.tool,
-            "task_no": self.task_no,
-        }

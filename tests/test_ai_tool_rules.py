@@ -314,7 +314,7 @@ def test_W3_X5_unknown_call_id_or_malformed_result_leaves_the_thread_paused_and_
             assert client_payload(raw)["calls"][0]["call_id"] == call_id
             assert client_payload(raw)["error"]
         after = graph.get_state(config())
-        assert after.next == ("client_tools",)
+        assert after.next == ("ask_user",)
         assert _stable(after.values) == _stable(before.values)
     done = resume_client_tools(graph, config(), results((call_id, "ok")))
     assert done["activated"] == ["1:example_tool"]

@@ -133,6 +133,16 @@ __all__ += [
     "is_stream_event",
 ]
 
+# The pause contract: the interrupt values of a paused run (docs "Adding a pause kind", Q7).
+__all__ += [
+    "PAUSE_VERSION",
+    "ClarificationPayload",
+    "ClientToolCallsPayload",
+    "Pause",
+    "PausePayload",
+    "is_pause_payload",
+]
+
 
 def __getattr__(name: str) -> Any:
     """Import the public API on first use (PEP 562), so ``import toolweave`` stays light."""

@@ -95,6 +95,14 @@ from toolweave.state.events import (
     ToolProgressEvent,
     is_stream_event,
 )
+from toolweave.state.pauses import (
+    PAUSE_VERSION,
+    ClarificationPayload,
+    ClientToolCallsPayload,
+    Pause,
+    PausePayload,
+    is_pause_payload,
+)
 from toolweave.state.secrets import RedactingFilter
 from toolweave.tools import (
     ALL,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +36,7 @@ from toolweave.graph.validation import question_of
 from toolweave.llm.env import default_assistant
 from toolweave.llm.offline import OfflineAssistant
 from toolweave.llm.passthrough import ANSWER_TAG
+from toolweave.pauses import cli_prompt, first_pause
 from toolweave.persistence import SQLITE_SYNCHRONOUS_ENV, open_checkpointer
 from toolweave.state.errors import InvalidRequestError, UnknownThreadError
 from toolweave.state.serde import checkpoint_serde
@@ -191,10 +192,9 @@ class Turn:
 
 
 def _interrupt_question(value: Any) -> tuple[str, list[str]]:
-    """The question and choices of an interrupt payload (``{"question", "choices", ...}``)."""
-    if isinstance(value, Mapping) and isinstance(value.get("question"), str):
-        return str(value["question"]), [str(choice) for choice in value.get("choices") or []]
-    return str(value), []
+    """The question and choices the command line shows for an interrupt value (Q7)."""
+    pause = first_pause([value])
+    return (str(value), []) if pause is None else cli_prompt(pause)
 
 
 class Session:

@@ -10,9 +10,10 @@ the web page does (``AiTools.register("example-tool", {execute(input) {...}})``)
 The driver announces the registry's ids in the run input (``client_tools``),
 answers every ``client_tool_calls`` interrupt with the registered callables
 (sync or async), resumes with ``Command(resume={"type": "client_tool_results",
-...})`` and stops at the answer or at a pause it cannot answer (a clarification
-question). :func:`run_remote_with_client_tools` does the same against a
-LangGraph server through langgraph-sdk.
+...})`` and stops at the answer or at a pause it does not answer (a clarification
+question; :func:`toolweave.pauses.client_answers` says which kinds it answers).
+:func:`run_remote_with_client_tools` does the same against a LangGraph server
+through langgraph-sdk.
 """
 
 from __future__ import annotations
@@ -28,19 +29,16 @@ from langgraph.pregel import Pregel
 from langgraph.types import Command, Interrupt
 
 from toolweave.graph.langgraph_private import INTERRUPT
-from toolweave.state.client_calls import (
-    CLIENT_TOOL_CALLS,
-    CLIENT_TOOL_RESULTS,
-    ClientCalls,
-    ClientToolResultError,
-    parse_results,
-)
+from toolweave.pauses import client_answers
+from toolweave.state.client_calls import CLIENT_TOOL_RESULTS, ClientToolResultError, parse_results
 from toolweave.state.errors import (
     InvalidRequestError,
     NothingPendingError,
     ToolweaveError,
     UnknownThreadError,
 )
+from toolweave.state.pauses import ClientCalls, is_pause_payload, pause_of
+from toolweave.tools.effects import Call, Steps, adrive, drive, perform
 
 logger = logging.getLogger(__name__)
 
@@ -157,8 +155,8 @@ def _run_coroutine(awaitable: Awaitable[Any]) -> Any:
 
 
 def is_client_tool_request(value: Any) -> bool:
-    """Whether an interrupt value is a client-tool pause (W3)."""
-    return isinstance(value, Mapping) and value.get("type") == CLIENT_TOOL_CALLS
+    """Whether an interrupt value is a pause this driver answers: client-tool calls (W3)."""
+    return is_pause_payload(value) and client_answers(value)
 
 
 def _client_interrupts(result: Any) -> list[Interrupt]:
@@ -176,6 +174,43 @@ def _announced(input: Any, client: ClientToolRegistry) -> Any:
     if isinstance(input, Mapping) and "client_tools" not in input:
         return {**input, "client_tools": client.ids()}
     return input
+
+
+def _client_rounds(
+    graph: Pregel[Any, Any, Any, Any],
+    input: Any,
+    config: RunnableConfig,
+    client: ClientToolRegistry,
+    max_rounds: int,
+    kwargs: Mapping[str, Any],
+) -> Steps[Any]:
+    """The driver's rounds, written once: each run and each batch of answers is an effect."""
+
+    def run(value: Any) -> Call[Any]:
+        return Call(
+            lambda: graph.invoke(value, config, **kwargs),
+            lambda: graph.ainvoke(value, config, **kwargs),
+        )
+
+    result = yield from perform(run(_announced(input, client)))
+    for _ in range(max_rounds):
+        pending = _client_interrupts(result)
+        if not pending:
+            return result
+        values = yield from perform(_answers(client, pending))
+        result = yield from perform(run(_resume(pending, values)))
+    if _client_interrupts(result):
+        raise ClientToolLoopError(f"still asking for client tools after {max_rounds} rounds")
+    return result
+
+
+def _answers(client: ClientToolRegistry, pending: Sequence[Interrupt]) -> Call[list[Any]]:
+    """The client's answers to the pending pauses, in order (async ones awaited)."""
+
+    async def aanswer_all() -> list[Any]:
+        return [await client.aanswer(i.value) for i in pending]
+
+    return Call(lambda: [client.answer(i.value) for i in pending], aanswer_all)
 
 
 def run_with_client_tools(
@@ -204,16 +239,7 @@ def run_with_client_tools(
     Raises:
         ClientToolLoopError: The run still asked after ``max_rounds`` answers.
     """
-    result = graph.invoke(_announced(input, client), config, **kwargs)
-    for _ in range(max_rounds):
-        pending = _client_interrupts(result)
-        if not pending:
-            return result
-        values = [client.answer(i.value) for i in pending]
-        result = graph.invoke(_resume(pending, values), config, **kwargs)
-    if _client_interrupts(result):
-        raise ClientToolLoopError(f"still asking for client tools after {max_rounds} rounds")
-    return result
+    return drive(_client_rounds(graph, input, config, client, max_rounds, kwargs))
 
 
 async def arun_with_client_tools(
@@ -226,16 +252,7 @@ async def arun_with_client_tools(
     **kwargs: Any,
 ) -> Any:
     """Async :func:`run_with_client_tools` (``ainvoke``; async implementations awaited)."""
-    result = await graph.ainvoke(_announced(input, client), config, **kwargs)
-    for _ in range(max_rounds):
-        pending = _client_interrupts(result)
-        if not pending:
-            return result
-        values = [await client.aanswer(i.value) for i in pending]
-        result = await graph.ainvoke(_resume(pending, values), config, **kwargs)
-    if _client_interrupts(result):
-        raise ClientToolLoopError(f"still asking for client tools after {max_rounds} rounds")
-    return result
+    return await adrive(_client_rounds(graph, input, config, client, max_rounds, kwargs))
 
 
 def run_remote_with_client_tools(
@@ -313,7 +330,7 @@ def resume_client_tools(
     """
     if pending_client_calls(graph, config) is None:
         raise NothingPendingError(f"thread {_thread(config)!r} is not waiting for client tools")
-    stored = graph.get_state(config).values.get("client_calls")
+    stored = pause_of(graph.get_state(config).values)
     if isinstance(stored, ClientCalls):
         parse_results(value, stored)
     return graph.invoke(Command(resume=value), config, **kwargs)

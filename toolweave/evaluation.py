@@ -39,7 +39,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from toolweave.graph import build_graph
 from toolweave.llm.port import LlmAssistant
+from toolweave.pauses import eval_label
 from toolweave.state.errors import InvalidRequestError, ToolweaveError
+from toolweave.state.pauses import pause_of, payload_of
 from toolweave.state.serde import checkpoint_serde
 from toolweave.state.task import ROOT_TASK_NO
 from toolweave.tools.domain import Domain
@@ -154,6 +156,9 @@ class CaseResult:
     terminal_tool: str | None = None
     """The tool whose finished answer ended the run (R3/R4), if any."""
     paused: bool = False
+    """The run ended paused (Q7): on a question, or waiting for client tools."""
+    pause: str | None = None
+    """What it paused on: the kind and its subject (``"clarification: <question>"``)."""
     llm_calls: int = 0
     model_calls: int = 0
     model_chars: int = 0
@@ -192,6 +197,7 @@ class CaseResult:
             "terminal_tool": self.terminal_tool,
             "wrong_finished_answer": self.wrong_finished_answer,
             "paused": self.paused,
+            "pause": self.pause,
             "llm_calls": self.llm_calls,
             "model_calls": self.model_calls,
             "model_chars": self.model_chars,
@@ -259,7 +265,9 @@ def run_case(
     result.answer = str(values.get("answer") or "")
     terminal = values.get("terminal")
     result.terminal_tool = str(terminal).rpartition(":")[2] if terminal else None
-    result.paused = values.get("clarification") is not None
+    pause = pause_of(values)
+    result.paused = pause is not None
+    result.pause = None if pause is None else eval_label(payload_of(pause))
     result.llm_calls = int(values.get("llm_calls") or 0)
     result.model_calls = traffic.calls - calls_before
     result.model_chars = traffic.chars - chars_before

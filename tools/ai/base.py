@@ -181,6 +181,16 @@ class AiToolDefinition:
         """Whether the scope lets a client run it (CLIENT or ALL)."""
         return self.scope is not AiToolScope.SERVER
 
+    def runs_in_client(self, announced: frozenset[str]) -> bool:
+        """W3: whether a run whose client announced ``announced`` runs the tool there."""
+        match self.scope:
+            case AiToolScope.SERVER:
+                return False
+            case AiToolScope.CLIENT:
+                return True
+            case AiToolScope.ALL:
+                return self.id in announced
+
     def client_script_source(self) -> str | None:
         """The text of the tool's client script, or ``None`` when it has none."""
         if self.client_script is None or self.package is None:

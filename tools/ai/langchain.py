@@ -25,12 +25,8 @@ from langgraph.runtime import get_runtime
 from langgraph.types import interrupt
 from pydantic import ConfigDict
 
-from toolweave.state.client_calls import (
-    ClientCalls,
-    ClientToolCall,
-    ClientToolResultError,
-    parse_results,
-)
+from toolweave.state.client_calls import ClientToolCall, ClientToolResultError, parse_results
+from toolweave.state.pauses import ClientCalls
 from toolweave.tools.ai.base import AiToolScope
 from toolweave.tools.ai.inputs import check_input
 from toolweave.tools.ai.registry import AiToolRegistry, RegisteredAiTool
@@ -88,14 +84,7 @@ class AiLangChainTool(BaseTool):
         return text, call_id, None
 
     def _in_client(self) -> bool:
-        definition = self.registered.definition
-        match definition.scope:
-            case AiToolScope.SERVER:
-                return False
-            case AiToolScope.CLIENT:
-                return True
-            case AiToolScope.ALL:
-                return definition.id in _announced()
+        return self.registered.definition.runs_in_client(_announced())
 
     def _client(self, text: str, call_id: str | None) -> str:
         definition = self.registered.definition

@@ -24,6 +24,7 @@ from langgraph.config import get_stream_writer
 from pydantic import BaseModel, Field, create_model
 
 from toolweave.graph.langgraph_private import INTERRUPT
+from toolweave.pauses import CLARIFICATION_NEEDED, agent_tool_text, first_pause
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.errors import ConfigurationError
 from toolweave.state.names import to_tool_name
@@ -41,8 +42,6 @@ ROUTING_QUESTION = "{name}: true when the user asks for what this tool does: {de
 NO_RESULT = "The tool found nothing for this request."
 """What :func:`to_langchain_tool` returns for a tool that answered "not mine" (R1)."""
 
-CLARIFICATION_NEEDED = "The tool needs to know more: {question}"
-"""What :func:`to_langchain_tool` returns when the tool asks a question (Q1)."""
 
 _JSON_TYPES: Mapping[str, type[Any]] = {
     "string": str,
@@ -270,11 +269,9 @@ class AgentQuestion(BaseModel):
 def answer_with_sources(state: Mapping[str, Any]) -> str:
     """The answer text followed by its sources (document and page), as an agent reads it."""
     answer = str(state.get("answer") or "")
-    clarification = state.get(INTERRUPT)
-    if clarification:
-        value = getattr(clarification[0], "value", {})
-        if isinstance(value, Mapping) and value.get("question"):
-            return CLARIFICATION_NEEDED.format(question=value["question"])
+    pause = first_pause(state.get(INTERRUPT))
+    if pause is not None:  # the run paused: what it waits for, per kind (Q7)
+        return agent_tool_text(pause)
     sources: list[str] = []
     for doc in state.get("documents") or ():
         label = doc.document_name or doc.document_id

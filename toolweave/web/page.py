@@ -23,6 +23,7 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from toolweave.pauses import page_pauses
 from toolweave.state.errors import ConfigurationError
 from toolweave.tools.ai import client_scripts
 
@@ -154,8 +155,11 @@ def render_page(page: ChatPage, *, base: str, api_url: str) -> str:
         "title": page.title,
     }
     block = f'<script type="application/json" id="toolweave-config">{_json_for_html(config)}'
+    # how the page answers each pause kind (Q7): "question" or "client_tools"
+    kinds = _json_for_html(page_pauses())
+    pauses = f'<script type="application/json" id="toolweave-pauses">{kinds}'
     return (
-        template.replace(CONFIG_SLOT, block + "</script>")
+        template.replace(CONFIG_SLOT, block + "</script>" + pauses + "</script>")
         .replace(TITLE_SLOT, escape(page.title))
         .replace(PANEL_SLOT, page.panel_html)
         .replace(ASSETS_SLOT, escape(base))

@@ -25,8 +25,8 @@
 
   // ---------------------------------------------------------------- config
 
-  function readConfig() {
-    const node = document.getElementById("toolweave-config");
+  function readJson(id) {
+    const node = document.getElementById(id);
     if (!node) return {};
     try {
       return JSON.parse(node.textContent || "{}");
@@ -35,7 +35,13 @@
     }
   }
 
-  const config = readConfig();
+  const config = readJson("toolweave-config");
+  // How the page answers each pause kind (the server's list, Q7): "question" or "client_tools".
+  const pauseHandling = Object.assign(
+    { clarification: "question", client_tool_calls: "client_tools" },
+    readJson("toolweave-pauses")
+  );
+  const handledAs = (intr) => (intr.value && pauseHandling[intr.value.type]) || null;
   const params = new URLSearchParams(window.location.search);
   const assistantId = params.get("assistant") || config.assistantId || "agent";
   const apiBase = String(config.apiUrl || "").replace(/\/+$/, "");
@@ -599,7 +605,7 @@
       turn.showSources(values.documents);
       return null;
     }
-    const clientPauses = interrupts.filter((i) => i.value && i.value.type === "client_tool_calls");
+    const clientPauses = interrupts.filter((i) => handledAs(i) === "client_tools");
     const refused = clientPauses.find((i) => i.value.error && answeredBefore(turn, i.value));
     if (refused) {
       // The server refused what this page sent for these calls; sending it again would loop.
@@ -614,7 +620,7 @@
       for (const intr of clientPauses) answers[intr.id] = await runClientCalls(intr.value, turn);
       return { command: { resume: resumeValue(interrupts, answers) } };
     }
-    const question = interrupts.find((i) => i.value && i.value.type === "clarification");
+    const question = interrupts.find((i) => handledAs(i) === "question");
     if (question) {
       showQuestion(interrupts, question, turn);
       return null;

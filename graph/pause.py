@@ -1,0 +1,139 @@
+"""The one interrupting node, ``ask_user``, and every pause kind's resume (Q1, Q2, Q7, W3, X5).
+
+The walk sends a run here whenever its pending pause (the state's ``pause``) is
+unanswered. ``ask_user`` does nothing but ``interrupt()`` with the pause's
+payload and apply the resume value: LangGraph re-runs an interrupted node from
+its first line, so no work sits before the interrupt (Q4). Per kind:
+
+- :func:`check_resume` checks a resume value against the payload it answers,
+  before LangGraph stores it (X5; the compiled graph calls it);
+- :func:`apply_resume` turns the value into the state update (a refused value
+  of client-tool results asks again, with the error in the payload).
+
+``take_reply`` is the other way in: a new message on a thread whose pause a
+message answers (:func:`toolweave.state.pauses.awaiting` says ``"reply"``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, assert_never
+
+from langchain_core.messages import HumanMessage
+from langchain_core.runnables import Runnable
+from langgraph.runtime import Runtime
+from langgraph.types import interrupt
+
+from toolweave.graph.clarify import replied
+from toolweave.graph.client_tools import receive_results
+from toolweave.graph.context import Dependencies, Limits, RunContext
+from toolweave.graph.nodes import make_pure_node
+from toolweave.graph.normalize import split_conversation
+from toolweave.graph.validation import check_client_results, check_reply, reply_text
+from toolweave.graph.walk import current_task_no
+from toolweave.state.graph_state import GraphState
+from toolweave.state.pauses import (
+    Clarification,
+    ClientCalls,
+    Pause,
+    PausePayload,
+    is_pause_payload,
+    payload_of,
+)
+
+Ask = Callable[[Any], Any]
+"""Pause again with a payload and return the next resume value (``interrupt``)."""
+
+
+def check_resume(payload: PausePayload, value: Any, limits: Limits) -> None:
+    """A resume value has the shape the pause it answers takes (X5).
+
+    Raises:
+        InvalidRequestError: With a message fit for the user; nothing is stored.
+    """
+    match payload["type"]:
+        case "clarification":
+            check_reply(value, limits)
+        case "client_tool_calls":
+            check_client_results(value)
+        case unknown:
+            assert_never(unknown)
+
+
+def check_resume_for(interrupt_value: Any, resume: Any, limits: Limits) -> None:
+    """:func:`check_resume` for an interrupt value; other interrupts are not toolweave's."""
+    if is_pause_payload(interrupt_value):
+        check_resume(interrupt_value, resume, limits)
+
+
+def apply_resume(pause: Pause, value: Any, ask: Ask) -> dict[str, Any]:
+    """The state update once ``value`` answers ``pause`` (Q2, W3)."""
+    match pause:
+        case Clarification():
+            update = replied(pause, reply_text(value), "resumed with Command(resume=...)")
+            return {**update, "messages": [HumanMessage(content=update["pause"].reply)]}
+        case ClientCalls():
+            return {"pause": receive_results(pause, value, ask)}
+        case unknown:
+            assert_never(unknown)
+
+
+def apply_message(pause: Pause, text: str) -> dict[str, Any]:
+    """The state update once the next message on the thread answers ``pause`` (Q2)."""
+    match pause:
+        case Clarification():
+            return replied(pause, text, "the next message on the thread")
+        case ClientCalls():  # never routed here: a message does not answer the client
+            raise AssertionError("client-tool calls are answered by the client only")
+        case unknown:
+            assert_never(unknown)
+
+
+def _pending(state: Mapping[str, Any]) -> Pause:
+    pause = state.get("pause")
+    if isinstance(pause, Pause):
+        return pause
+    return _legacy_question(state)
+
+
+def _legacy_question(state: Mapping[str, Any]) -> Clarification:
+    """The question of a thread paused before the ``pause`` key existed (read-side migration).
+
+    Its checkpoint keeps the question under ``clarification``, a key the graph no
+    longer reads, while LangGraph resumes ``ask_user``: the question belongs to the
+    first queued tool of the task the run stopped on, and the reply goes to it.
+    """
+    node = state["tasks"][current_task_no(state)]
+    return Clarification(task_no=node.task_no, tool=node.queue[0], question="")
+
+
+def make_ask_user(deps: Dependencies) -> Runnable[Any, Any]:
+    """Build the ``ask_user`` node: pause with the pending pause's payload (Q1, W3, Q7)."""
+
+    def ask_user(state: GraphState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+        """Interrupt with the payload; on resume, apply the value to the pause."""
+        pause = _pending(state)
+        return apply_resume(pause, interrupt(payload_of(pause)), interrupt)
+
+    return make_pure_node("ask_user", ask_user)
+
+
+def make_take_reply(deps: Dependencies) -> Runnable[Any, Any]:
+    """Build the ``take_reply`` node: the next message on the thread answers the pause (Q2)."""
+
+    def take_reply(state: GraphState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+        """Use the new message as the reply; nothing is recomputed."""
+        text, _ = split_conversation(state["messages"], deps.limits)
+        return apply_message(_pending(state), text)
+
+    return make_pure_node("take_reply", take_reply)
+
+
+__all__ = [
+    "apply_message",
+    "apply_resume",
+    "check_resume",
+    "check_resume_for",
+    "make_ask_user",
+    "make_take_reply",
+]

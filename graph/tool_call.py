@@ -1,0 +1,222 @@
+"""Calling a tool from the graph: any tool kind, the right method, its failure contained.
+
+Generic: nothing here knows which kind of pause (if any) a result leads to.
+:func:`tool_call` picks the tool's method (plain, with prior context B2, with the
+user's reply Q2/B3) in its sync and async form; :func:`tool_steps` is one call as
+``execute`` makes it: the request extracted if needed (T7), validated (T6), the
+tool's budget (D7), its context (P1-P3, Q6), and a failure turned into "no result"
+(R7).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import AIMessage
+from langgraph.errors import GraphBubbleUp
+from langgraph.runtime import Runtime
+from pydantic import BaseModel, ValidationError
+
+from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
+from toolweave.graph.idempotency import tool_call_key
+from toolweave.graph.nodes import Call, Steps, perform
+from toolweave.llm.budget import LlmBudget
+from toolweave.llm.passthrough import astream_message, stream_message
+from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
+from toolweave.state.errors import InvalidToolResultError
+from toolweave.state.graph_state import GraphState
+from toolweave.state.ledger import LedgerEntry, LedgerKind
+from toolweave.state.results import ResultMode, ToolResult, require_result
+from toolweave.state.task import PromptAndContext, TaskNode
+from toolweave.tools.base import ToolCallContext
+from toolweave.tools.consumers import (
+    ClarifiableContextConsumerTool,
+    ClarifiableTool,
+    ContextConsumerTool,
+)
+from toolweave.tools.progress import ProgressEmitter
+from toolweave.tools.registry import AnyTool
+
+logger = logging.getLogger(__name__)
+
+TOOL_RAISED = "raised {error}; treated as no result (R7)"
+REQUEST_INVALID = "extracted request did not validate: {error} error(s)"
+UNREGISTERED = "tool is no longer registered"
+NOT_CLARIFIABLE = "{name} returned a clarification request but is not a ClarifiableTool"
+
+
+@dataclass
+class Outcome:
+    """What one tool call produced, before it becomes a state update."""
+
+    result: ToolResult | None = None
+    streamed: AIMessage | None = None
+    ledger: list[LedgerEntry] = field(default_factory=list)
+    llm_calls: int = 0
+    deep_calls: int = 0
+    request: dict[str, Any] | None = None
+
+
+def tool_call(
+    tool: AnyTool,
+    request: BaseModel,
+    ctx: ToolCallContext,
+    buffer: Mapping[str, list[PromptAndContext]],
+    reply: str | None,
+) -> Call[ToolResult | None]:
+    """The right method of ``tool``, in its sync and async form.
+
+    Plain, with prior context (B2), or with the user's reply (Q2, B3). Pass the
+    result through :func:`checked_result`.
+    """
+
+    def snapshot() -> dict[str, list[PromptAndContext]]:  # copied only for a consumer
+        return {key: list(entries) for key, entries in buffer.items()}
+
+    if reply is not None and isinstance(tool, ClarifiableContextConsumerTool):
+        return Call(
+            lambda: tool.execute_with_clarification_and_prior_context(
+                request, ctx, reply, snapshot()
+            ),
+            lambda: tool.aexecute_with_clarification_and_prior_context(
+                request, ctx, reply, snapshot()
+            ),
+        )
+    if reply is not None and isinstance(tool, ClarifiableTool):
+        return Call(
+            lambda: tool.execute_with_clarification(request, ctx, reply),
+            lambda: tool.aexecute_with_clarification(request, ctx, reply),
+        )
+    if isinstance(tool, ContextConsumerTool):
+        return Call(
+            lambda: tool.execute_with_prior_context(request, ctx, snapshot()),
+            lambda: tool.aexecute_with_prior_context(request, ctx, snapshot()),
+        )
+    return Call(lambda: tool.execute(request, ctx), lambda: tool.aexecute(request, ctx))
+
+
+def checked_result(tool: AnyTool, result: ToolResult | None) -> ToolResult | None:
+    """A clarification request from a tool that cannot take the reply is no result (Q1)."""
+    clarifiable = isinstance(tool, ClarifiableTool | ClarifiableContextConsumerTool)
+    if (
+        isinstance(result, ToolResult)
+        and result.mode is ResultMode.CLARIFICATION
+        and not clarifiable
+    ):
+        logger.warning(NOT_CLARIFIABLE.format(name=tool.name))
+        return None
+    return result
+
+
+def tool_steps(
+    deps: Dependencies,
+    state: GraphState,
+    runtime: Runtime[RunContext],
+    node: TaskNode,
+    name: str,
+    text: str,
+    reply: str | None,
+) -> Steps[Outcome]:
+    """Extract the request if needed, call the tool, and contain its failure (R7).
+
+    ``reply`` is the user's reply to the tool's question (Q2), if it waits for the tool.
+    """
+    tool = deps.registry.get(name)
+    if tool is None:
+        return Outcome(ledger=[entry(node, name, LedgerKind.TOOL_SKIPPED, "skipped", UNREGISTERED)])
+    outcome = Outcome(request=node.requests.get(name))
+    if name not in node.requests and tool.request_model.model_fields:
+        assistant = assistant_for(deps, runtime)
+        extracted = yield from assistant.generate_tool_request_steps(
+            text, EXTRACTION_SYSTEM_PROMPT, None, tool
+        )
+        outcome.request, outcome.llm_calls = extracted.get(name), 1
+    try:
+        request = _request(tool, outcome.request)
+    except ValidationError as exc:
+        reason = REQUEST_INVALID.format(error=exc.error_count())
+        outcome.ledger.append(entry(node, name, LedgerKind.TOOL_SKIPPED, "skipped", reason))
+        return outcome
+    streamed: list[AIMessage] = []
+
+    def stream_answer(chunks: Iterable[str]) -> str:
+        streamed.append(stream_message(chunks, run_name=f"{name}.answer"))
+        return streamed[-1].text
+
+    async def astream_answer(chunks: AsyncIterable[str] | Iterable[str]) -> str:
+        streamed.append(await astream_message(chunks, run_name=f"{name}.answer"))
+        return streamed[-1].text
+
+    progress = ProgressEmitter(name, runtime.stream_writer, task_no=node.task_no)
+    budget = _budget(deps, state, runtime, node)
+    ctx = ToolCallContext(
+        task=node.task,
+        text=text,
+        systems=tuple(state.get("systems") or ()),
+        user_lang=state["message"].user_lang,
+        important_words=tuple(state["message"].important_words),
+        user_data=user_data_for(state, runtime),
+        progress=progress,
+        stream_answer=stream_answer,
+        astream_answer=astream_answer,
+        llm=budget,
+        idempotency_key=tool_call_key(state, node.task_no, name),
+    )
+    try:
+        raw = yield from perform(tool_call(tool, request, ctx, state["context_buffer"], reply))
+    except (GraphBubbleUp, InvalidToolResultError):  # a bad result is the tool's bug: loud
+        raise
+    except Exception as exc:  # R7: a failing tool is "no result"; the run goes on
+        _spent(outcome, budget)
+        logger.warning("tool %s raised on task %s", name, node.task_no, exc_info=True)
+        progress("ERROR", type(exc).__name__)
+        reason = TOOL_RAISED.format(error=type(exc).__name__)
+        outcome.ledger.append(entry(node, name, LedgerKind.TOOL_ERROR, "failed", reason))
+        return outcome
+    outcome.result = require_result(name, checked_result(tool, raw))
+    _spent(outcome, budget)
+    if streamed:
+        joined = "".join(message.text for message in streamed)
+        outcome.streamed = AIMessage(content=joined, id=streamed[0].id)
+    verdict = "no result (R1)" if outcome.result is None else outcome.result.mode.value
+    kind = LedgerKind.TOOL_RESULT
+    if outcome.result is not None and outcome.result.mode is ResultMode.CLARIFICATION:
+        kind, verdict = LedgerKind.CLARIFICATION, "asked"
+    reason = "" if reply is None else "continued with the user's reply"
+    outcome.ledger.append(entry(node, name, kind, verdict, reason))
+    return outcome
+
+
+def _spent(outcome: Outcome, budget: LlmBudget) -> None:
+    """The model calls the tool spent, on the run's count and on the deep cap (D7)."""
+    outcome.llm_calls += budget.spent
+    outcome.deep_calls = budget.spent if budget.limit is not None else 0
+
+
+def _budget(
+    deps: Dependencies, state: GraphState, runtime: Runtime[RunContext], node: TaskNode
+) -> LlmBudget:
+    """The model calls the tool may spend: capped on deep-fallback subtasks (D7), else free."""
+    owner = state.get("deep_fallback_owner")
+    limit = None
+    if owner is not None and node.task.owner_coordinator_name == owner:
+        spent = state.get("deep_fallback_calls") or 0
+        limit = max(0, deps.limits.deep_fallback_llm_calls - spent)
+    user_lang = state["message"].user_lang
+    return LlmBudget(assistant_for(deps, runtime), limit=limit, user_lang=user_lang)
+
+
+def _request(tool: AnyTool, extracted: dict[str, Any] | None) -> BaseModel:
+    """Validate an extracted request into the tool's model; ``None`` fills nothing (T6)."""
+    return tool.request_model.model_validate(dict(extracted or {}))
+
+
+def entry(node: TaskNode, tool: str, kind: LedgerKind, verdict: str, reason: str) -> LedgerEntry:
+    """A ledger entry about ``tool`` on ``node``'s task (L1)."""
+    return LedgerEntry(kind=kind, task_no=node.task_no, tool=tool, verdict=verdict, reason=reason)
+
+
+__all__ = ["Outcome", "checked_result", "entry", "tool_call", "tool_steps"]

@@ -1,0 +1,242 @@
+"""Pauses: every way a run waits for someone, as one typed union (SPEC Q7).
+
+A run pauses with a LangGraph interrupt whose value is one of the payloads below:
+one ``TypedDict`` per kind, told apart by ``"type"``, versioned by ``"version"``
+(within a version keys are only ever added; the clarification payload, older
+than the field, omits it and is version 1), like the stream events of
+:mod:`toolweave.state.events`. While it waits, the state's one ``pause``
+key holds the matching model (:data:`Pause`); the ``ask_user`` node interrupts
+with its payload and applies the resume value to it.
+
+Kinds:
+
+- ``"clarification"`` (Q1, Q2): a tool asked the user a question; the reply is
+  text (``Command(resume="...")`` or the next message on the thread)::
+
+      {"type": "clarification", "question": "...", "choices": ["..."],
+       "tool": "...", "task_no": "1"}
+
+- ``"client_tool_calls"`` (W3): AI tools the user's client runs; the reply is
+  ``{"type": "client_tool_results", ...}`` (see :mod:`toolweave.state.client_calls`).
+
+Every consumer dispatches over the kind with ``match`` + ``assert_never``, so a new
+kind fails type-checking until each place handles it (docs: "Adding a pause kind").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Final, Literal, NotRequired, TypeGuard, assert_never
+
+from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypedDict
+
+from toolweave.state.client_calls import ClientToolCall, ClientToolCallPayload, ClientToolOutcome
+
+PAUSE_VERSION: Final = 1
+"""The version of the pause payloads these types describe."""
+
+
+class ClarificationPayload(TypedDict):
+    """The interrupt value of a clarification question (Q1).
+
+    Its wire format predates ``"version"`` and is pinned without it: a
+    clarification payload without ``"version"`` is version 1.
+    """
+
+    type: Literal["clarification"]
+    version: NotRequired[int]
+    question: str
+    """The question for the user."""
+    choices: list[str]
+    """Answers to offer; a reply may be a choice's number (Q2)."""
+    tool: str
+    """The tool that asked; it continues with the reply."""
+    task_no: str
+    """The task whose tool asked."""
+
+
+class ClientToolCallsPayload(TypedDict):
+    """The interrupt value of client-tool calls the run waits for (W3)."""
+
+    type: Literal["client_tool_calls"]
+    version: int
+    task_no: str
+    """The task whose tools asked."""
+    calls: list[ClientToolCallPayload]
+    """The calls still without a result."""
+    error: NotRequired[str]
+    """Why the last resume value was refused (nothing of it was applied, X5)."""
+
+
+PausePayload = ClarificationPayload | ClientToolCallsPayload
+"""Any pause's interrupt value; narrow it on ``payload["type"]``."""
+
+PauseKind = Literal["clarification", "client_tool_calls"]
+
+PAUSE_TYPES: Final[Mapping[str, type[Any]]] = {
+    "clarification": ClarificationPayload,
+    "client_tool_calls": ClientToolCallsPayload,
+}
+"""Each ``"type"`` value and the ``TypedDict`` of its payloads."""
+
+
+class Clarification(BaseModel):
+    """A question a tool asked the user; the run is paused on it (Q1)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task_no: str
+    """The task whose tool asked."""
+    tool: str
+    """The tool that asked; it continues with the reply (Q2)."""
+    question: str
+    """The question for the user."""
+    choices: tuple[str, ...] = ()
+    """Answers to offer, if the tool knows them."""
+    reply: str | None = None
+    """The user's reply, once given."""
+
+    def payload(self) -> ClarificationPayload:
+        """The documented, JSON-serialisable interrupt value (Q1)."""
+        return {
+            "type": "clarification",
+            "question": self.question,
+            "choices": list(self.choices),
+            "tool": self.tool,
+            "task_no": self.task_no,
+        }
+
+
+class ClientCalls(BaseModel):
+    """The calls of one step the run waits for, and the results received so far (W3)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task_no: str
+    """The task whose tools asked."""
+    calls: tuple[ClientToolCall, ...]
+    """Every call of the step, in queue order."""
+    results: dict[str, ClientToolOutcome] = Field(default_factory=dict)
+    """Results by call id."""
+    consumed: tuple[str, ...] = ()
+    """Call ids whose result the ``execute`` node has already recorded."""
+
+    @property
+    def open_calls(self) -> list[ClientToolCall]:
+        """Calls that have no result yet."""
+        return [call for call in self.calls if call.call_id not in self.results]
+
+    @property
+    def waiting(self) -> bool:
+        """True while some call has no result: the run is paused on the client (W3)."""
+        return bool(self.open_calls)
+
+    def call_for(self, tool_id: str) -> ClientToolCall | None:
+        """The not yet consumed call of ``tool_id``, if the step has one."""
+        for call in self.calls:
+            if call.tool_id == tool_id and call.call_id not in self.consumed:
+                return call
+        return None
+
+    def payload(self, error: str | None = None) -> ClientToolCallsPayload:
+        """The documented interrupt value, listing the open calls (W3)."""
+        value: ClientToolCallsPayload = {
+            "type": "client_tool_calls",
+            "version": PAUSE_VERSION,
+            "task_no": self.task_no,
+            "calls": [call.payload() for call in self.open_calls],
+        }
+        if error is not None:
+            value["error"] = error
+        return value
+
+
+Pause = Clarification | ClientCalls
+"""What the state's ``pause`` key holds while a run waits (or a reply waits for its tool)."""
+
+Awaiting = Literal["reply", "client", "nobody"]
+"""Whom a pending pause waits for (:func:`awaiting`)."""
+
+
+def is_pause_payload(value: object) -> TypeGuard[PausePayload]:
+    """Whether ``value`` is a toolweave pause's interrupt value (a known ``"type"``)."""
+    return isinstance(value, Mapping) and value.get("type") in PAUSE_TYPES
+
+
+def pause_payloads(values: Iterable[object]) -> list[PausePayload]:
+    """The pause payloads among interrupt values, in order (other interrupts left out)."""
+    return [value for value in values if is_pause_payload(value)]
+
+
+def payload_of(pause: Pause) -> PausePayload:
+    """The interrupt value the run pauses with."""
+    return pause.payload()
+
+
+def awaiting(pause: Pause) -> Awaiting:
+    """Whom the run waits for on ``pause``: the user's reply, the client, or nobody.
+
+    ``"reply"`` is also what the next message on the thread gives (Q2); a pause
+    whose answer arrived but whose tool has not run yet waits for ``"nobody"``.
+    """
+    match pause:
+        case Clarification():
+            return "reply" if pause.reply is None else "nobody"
+        case ClientCalls():
+            return "client" if pause.waiting else "nobody"
+        case unknown:
+            assert_never(unknown)
+
+
+def describe(payload: PausePayload) -> str:
+    """One line for people: what the run waits for."""
+    match payload["type"]:
+        case "clarification":
+            question = payload["question"]
+            return f"waiting for a reply: {question}" if question else "waiting for a reply"
+        case "client_tool_calls":
+            names = ", ".join(call["name"] for call in payload["calls"]) or "none"
+            return f"waiting for the client's tool results: {names}"
+        case unknown:
+            assert_never(unknown)
+
+
+def clarification_of(payloads: Iterable[PausePayload]) -> ClarificationPayload | None:
+    """The open clarification question among pending pauses (the thread status's, Q1)."""
+    for payload in payloads:
+        match payload["type"]:
+            case "clarification":
+                return payload
+            case "client_tool_calls":
+                continue
+            case unknown:
+                assert_never(unknown)
+    return None
+
+
+def pause_of(values: Mapping[str, Any]) -> Pause | None:
+    """The pending pause of a state's values, if any."""
+    pause = values.get("pause")
+    return pause if isinstance(pause, Pause) else None  # every kind of the union
+
+
+__all__ = [
+    "PAUSE_TYPES",
+    "PAUSE_VERSION",
+    "Awaiting",
+    "Clarification",
+    "ClarificationPayload",
+    "ClientCalls",
+    "ClientToolCallsPayload",
+    "Pause",
+    "PauseKind",
+    "PausePayload",
+    "awaiting",
+    "clarification_of",
+    "describe",
+    "is_pause_payload",
+    "pause_of",
+    "pause_payloads",
+    "payload_of",
+]

@@ -1,0 +1,117 @@
+"""How each of the library's front ends handles each pause kind (SPEC Q7).
+
+The command line, ``toolweave eval``, the web page, the agent tool
+(:func:`toolweave.adapters.langchain.as_agent_tool`) and the Python client
+(:mod:`toolweave.client_tools`) each read a paused run's interrupt value, a
+:data:`~toolweave.state.pauses.PausePayload`. Each front end's handling is one
+function here that dispatches on the payload's ``"type"`` with ``match`` +
+``assert_never``: a new kind in the union fails type-checking in every one of
+them until it is handled (docs: "Adding a pause kind").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, assert_never, get_args
+
+from toolweave.state.pauses import PauseKind, PausePayload, is_pause_payload
+
+CLARIFICATION_NEEDED = "The tool needs to know more: {question}"
+"""What the agent tool returns when the run asks a question (Q1)."""
+CLIENT_TOOLS_NEEDED = (
+    "The run waits for the user's client to run {names}; this client cannot run them."
+)
+"""What the command line and the agent tool say of a run paused on client tools (W3)."""
+
+PageHandling = Literal["question", "client_tools"]
+"""How the web page answers a pause: it shows the question, or runs the client tools."""
+
+
+def _names(payload: Mapping[str, Any]) -> str:
+    return ", ".join(str(call.get("name")) for call in payload.get("calls") or ()) or "tools"
+
+
+def cli_prompt(payload: PausePayload) -> tuple[str, list[str]]:
+    """The command line's question for a paused run, and the choices to number (Q2).
+
+    For a pause a reply cannot answer, the "question" says what the run waits for.
+    """
+    match payload["type"]:
+        case "clarification":
+            return payload["question"], list(payload["choices"])
+        case "client_tool_calls":
+            return CLIENT_TOOLS_NEEDED.format(names=_names(payload)), []
+        case unknown:
+            assert_never(unknown)
+
+
+def agent_tool_text(payload: PausePayload) -> str:
+    """What the agent tool hands the agent's model when the toolweave run paused."""
+    match payload["type"]:
+        case "clarification":
+            return CLARIFICATION_NEEDED.format(question=payload["question"])
+        case "client_tool_calls":
+            return CLIENT_TOOLS_NEEDED.format(names=_names(payload))
+        case unknown:
+            assert_never(unknown)
+
+
+def eval_label(payload: PausePayload) -> str:
+    """What ``toolweave eval`` records of a case that ended paused: the kind and its subject."""
+    match payload["type"]:
+        case "clarification":
+            return f"clarification: {payload['question']}"
+        case "client_tool_calls":
+            return f"client_tool_calls: {_names(payload)}"
+        case unknown:
+            assert_never(unknown)
+
+
+def client_answers(payload: PausePayload) -> bool:
+    """Whether the Python client (:mod:`toolweave.client_tools`) answers the pause itself."""
+    match payload["type"]:
+        case "clarification":
+            return False  # the user's reply: the driver stops and returns the pause
+        case "client_tool_calls":
+            return True
+        case unknown:
+            assert_never(unknown)
+
+
+def page_handling(kind: PauseKind) -> PageHandling:
+    """How the web page answers a pause of ``kind`` (sent to the page with its config)."""
+    match kind:
+        case "clarification":
+            return "question"
+        case "client_tool_calls":
+            return "client_tools"
+        case unknown:
+            assert_never(unknown)
+
+
+def page_pauses() -> dict[str, PageHandling]:
+    """Every pause kind and how the web page answers it."""
+    return {kind: page_handling(kind) for kind in get_args(PauseKind)}
+
+
+def first_pause(values: Any) -> PausePayload | None:
+    """The first toolweave pause among interrupt values (or ``Interrupt`` objects)."""
+    for value in values or ():
+        value = getattr(value, "value", value)
+        if is_pause_payload(value):
+            return value
+    return None
+
+
+__all__ = [
+    "CLARIFICATION_NEEDED",
+    "CLIENT_TOOLS_NEEDED",
+    "PageHandling",
+    "agent_tool_text",
+    "cli_prompt",
+    "client_answers",
+    "eval_label",
+    "first_pause",
+    "page_handling",
+    "page_pauses",
+]

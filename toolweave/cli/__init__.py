@@ -31,14 +31,15 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
-from toolweave import cli_eval, cli_ingest
+from toolweave.cli import eval as cli_eval
+from toolweave.cli import ingest as cli_ingest
 
 if TYPE_CHECKING:
-    from toolweave.cli_session import Session, Turn
+    from toolweave.cli.session import Session, Turn
 
-# Only the standard library is imported above this line (and cli_ingest, which keeps to
-# it too): ``toolweave --help`` and usage errors answer without loading LangGraph. Each
-# command imports what it needs when it runs.
+# Only the standard library is imported above this line (and the eval and ingest
+# parsers, which keep to it too): ``toolweave --help`` and usage errors answer without
+# loading LangGraph. Each command imports what it needs when it runs.
 
 PROG = "toolweave"
 EXIT_USAGE = 2
@@ -120,14 +121,14 @@ def _print(lines: Sequence[str], out: TextIO) -> None:
 
 def _used_rows(values: dict[str, Any]) -> list[dict[str, Any]]:
     """The sources of the answer in ``values``: only the documents it used, by page."""
-    from toolweave import cli_render as render
+    from toolweave.cli import render
 
     documents = render.as_documents(values.get("documents") or [])
     return render.source_rows(render.used_documents(documents, values.get("answer")))
 
 
 def _source_lines(values: dict[str, Any]) -> list[str]:
-    from toolweave import cli_render as render
+    from toolweave.cli import render
 
     return render.source_lines(_used_rows(values), str(values.get("user_lang") or "en"))
 
@@ -150,7 +151,7 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
     Without ``--thread`` the run stays in memory, unless it ends in a question: then
     the thread is kept in the thread store and its id printed, to reply on (Q2).
     """
-    from toolweave.cli_session import Session, validate_message
+    from toolweave.cli.session import Session, validate_message
     from toolweave.persistence import data_dir
     from toolweave.state.errors import InvalidRequestError
 
@@ -209,7 +210,7 @@ def _keep_if_paused(
     """A one-off run that paused on a question: keep its thread so the user can reply."""
     if persistent or turn.pending_question is None:
         return
-    from toolweave.cli_session import keep_thread
+    from toolweave.cli.session import keep_thread
     from toolweave.persistence import data_dir
 
     keep_thread(
@@ -245,7 +246,7 @@ def _print_finish(session: Session, thread_id: str, out: TextIO) -> None:
 
 def _print_outcome(turn: Turn, reply_hint: str, out: TextIO) -> None:
     """After a streamed turn: its question (choices numbered) and how to reply, or its sources."""
-    from toolweave import cli_render as render
+    from toolweave.cli import render
 
     if turn.pending_question is not None:
         _print(render.question_lines(turn.pending_question, turn.pending_choices), out)
@@ -261,7 +262,7 @@ def _assistant_line(label: str) -> str:
 
 def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
     """``toolweave chat``: a conversation on one persisted thread until EOF or ``exit``."""
-    from toolweave.cli_session import Session, validate_message
+    from toolweave.cli.session import Session, validate_message
     from toolweave.persistence import data_dir
     from toolweave.state.errors import InvalidRequestError
 
@@ -297,7 +298,7 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_tools(args: argparse.Namespace, out: TextIO) -> int:
     """``toolweave tools``: the domain's registered tools as a table."""
-    from toolweave import cli_render as render
+    from toolweave.cli import render
     from toolweave.tools.registry import ToolRegistry
 
     domain, tools = _load(args)
@@ -317,8 +318,8 @@ def cmd_domains(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
     """``toolweave explain THREAD``: the latest run's ledger as a tree (L1)."""
-    from toolweave import cli_render as render
-    from toolweave.cli_session import read_thread, read_thread_status
+    from toolweave.cli import render
+    from toolweave.cli.session import read_thread, read_thread_status
     from toolweave.persistence import data_dir
     from toolweave.run_ledger import explain
 

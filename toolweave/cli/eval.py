@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 if TYPE_CHECKING:
     from toolweave.evaluation import CaseResult, EvalReport
 
-# Only the standard library at import time, like toolweave/cli.py: `toolweave --help`
+# Only the standard library at import time, like toolweave/cli/__init__.py: `toolweave --help`
 # builds this subcommand's parser without loading LangGraph (cmd_eval imports the rest).
 
 EXIT_BELOW_THRESHOLD = 1

@@ -22,7 +22,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
-from toolweave.cli_render import progress_line
+from toolweave.cli.render import progress_line
 from toolweave.graph import Limits, build_graph
 from toolweave.graph.builder import create_state_graph
 from toolweave.graph.stored_state import stored_values

@@ -17,14 +17,15 @@ import functools
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
-import jsonschema.exceptions
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from toolweave.tools.ai.base import AiToolDefinition
 from toolweave.tools.json_schema import annotation_of, model_from_schema
+
+if TYPE_CHECKING:
+    import jsonschema.exceptions
 
 NOT_JSON = "the input is not valid JSON ({problem}); send one JSON object"
 INVALID = "the input does not match the tool's input schema: {problems}"
@@ -80,6 +81,8 @@ def check_input(definition: AiToolDefinition, text: str) -> InputCheck:
 
 @functools.lru_cache(maxsize=256)
 def _validator(schema_text: str) -> Any:
+    import jsonschema  # only a tool's first input pays for it (issue 16 item 4)
+
     schema = json.loads(schema_text)
     return jsonschema.validators.validator_for(schema)(schema)
 

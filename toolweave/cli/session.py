@@ -19,7 +19,6 @@ from typing import Any, TextIO
 from langchain_core.messages import AIMessageChunk, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
 from toolweave.cli.render import progress_line
@@ -48,6 +47,8 @@ MAX_THREAD_ID = 128
 
 
 def _sqlite_saver(conn: sqlite3.Connection) -> BaseCheckpointSaver[Any]:
+    from langgraph.checkpoint.sqlite import SqliteSaver  # only threads that outlive the run
+
     return SqliteSaver(conn, serde=checkpoint_serde())
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import Any, TypedDict
+from typing import Any
 
 from pydantic import BaseModel
-from typing_extensions import Unpack
+from typing_extensions import TypedDict, Unpack
 
 from toolweave.adapters.langchain import from_langchain_tool
 from toolweave.state.errors import ConfigurationError

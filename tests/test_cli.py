@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from toolweave import cli
-from toolweave.cli_session import DB_NAME, Session
+from toolweave.cli.session import DB_NAME, Session
 from toolweave.persistence import data_dir
 from toolweave_korhaz.examples import EXAMPLE_QUESTIONS
 
@@ -381,7 +381,7 @@ def test_X1_a_broken_domain_plugin_is_a_one_line_error(capsys):
 
 
 def test_P1_progress_lines_for_every_event_type():
-    from toolweave.cli_render import progress_line
+    from toolweave.cli.render import progress_line
 
     assert (
         progress_line(
@@ -422,7 +422,7 @@ def test_P1_progress_lines_for_every_event_type():
 
 def test_L1_ledger_tree_indents_subtasks_by_depth():
     from toolweave import LedgerEntry, LedgerKind
-    from toolweave.cli_render import ledger_tree
+    from toolweave.cli.render import ledger_tree
 
     entries = [
         LedgerEntry(kind=LedgerKind.GATE, tool="x", verdict="refused: system", reason="why"),

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from toolweave import cli
-from toolweave.cli_render import progress_line, source_lines, source_rows, used_documents
+from toolweave.cli.render import progress_line, source_lines, source_rows, used_documents
 from toolweave.state.documents import UniqueTextDocument
 from toolweave_korhaz.examples import EXAMPLE_QUESTIONS
 

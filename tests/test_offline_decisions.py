@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from bench.offline_routing import evaluate, library, load_jsonl, make_tool, scaled_library
 from toolweave import OfflineAssistant, build_graph
-from toolweave.cli_render import as_documents, used_documents
+from toolweave.cli.render import as_documents, used_documents
 from toolweave.llm import offline_routing
 from toolweave.llm.offline_routing import RoutingRule, score_tools, word_matches
 from toolweave.llm.port import AnswerRequest

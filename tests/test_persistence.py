@@ -220,7 +220,7 @@ def test_Q3_unknown_sqlite_synchronous_level_is_a_configuration_error(tmp_path):
 
 
 def test_Q3_cli_thread_store_honours_the_synchronous_environment(tmp_path, monkeypatch):
-    from toolweave.cli_session import DB_NAME, Session
+    from toolweave.cli.session import DB_NAME, Session
     from toolweave_korhaz import korhaz_domain, korhaz_tools
 
     monkeypatch.setenv("TOOLWEAVE_SQLITE_SYNCHRONOUS", "nonsense")

@@ -20,7 +20,7 @@ from toolweave import (
     ToolResult,
     is_stream_event,
 )
-from toolweave.cli_render import progress_line
+from toolweave.cli.render import progress_line
 from toolweave.state.events import EVENT_TYPES
 
 
@@ -90,6 +90,6 @@ def test_P1_the_cli_renders_every_event_kind_in_words(kind: str, events: list[An
 def test_L1_every_ledger_kind_has_its_words_in_the_cli():
     """The CLI's table keyed by ``LedgerKind`` is complete (``answer`` is worded apart)."""
     from toolweave import LedgerKind
-    from toolweave.cli_render import LEDGER_LABELS
+    from toolweave.cli.render import LEDGER_LABELS
 
     assert set(LEDGER_LABELS) | {LedgerKind.ANSWER} == set(LedgerKind)

@@ -203,7 +203,7 @@ WORKER = textwrap.dedent(
     from pathlib import Path
     from langchain_core.messages import HumanMessage
     from toolweave import build_graph
-    from toolweave.cli_session import DB_NAME
+    from toolweave.cli.session import DB_NAME
     from toolweave_korhaz import korhaz_domain, korhaz_tools
     from toolweave.llm.offline import OfflineAssistant
     from toolweave.persistence import open_checkpointer

@@ -9,7 +9,7 @@ async twin runs its coroutine to completion.
 from __future__ import annotations
 
 import asyncio
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from toolweave.state.results import ToolResult
 from toolweave.tools.base import (
@@ -32,6 +32,14 @@ def _missing(tool: object, method: str) -> NotImplementedError:
     return NotImplementedError(MISSING_EXECUTE.format(cls=type(tool).__name__, method=method))
 
 
+def _run_async_twin(tool: object, method: str, owner: type, *args: Any) -> ToolResult | None:
+    """A sync ``method`` of a tool that implements only its async twin ``a<method>``."""
+    if not overrides(tool, f"a{method}", owner):
+        raise _missing(tool, method)
+    result: ToolResult | None = run_blocking(getattr(tool, f"a{method}")(*args))
+    return result
+
+
 class ContextConsumerTool(ChatbotTool[RequestT]):
     """A tool that builds its result from earlier results (``IContextConsumerTool``).
 
@@ -51,9 +59,9 @@ class ContextConsumerTool(ChatbotTool[RequestT]):
         self, request: RequestT, ctx: ToolCallContext, prior_context: PriorContext
     ) -> ToolResult | None:
         """Run with a snapshot of the buffer keyed ``"task_no:tool_name"`` (B2)."""
-        if overrides(self, "aexecute_with_prior_context", ContextConsumerTool):
-            return run_blocking(self.aexecute_with_prior_context(request, ctx, prior_context))
-        raise _missing(self, "execute_with_prior_context")
+        return _run_async_twin(
+            self, "execute_with_prior_context", ContextConsumerTool, request, ctx, prior_context
+        )
 
     async def aexecute_with_prior_context(
         self, request: RequestT, ctx: ToolCallContext, prior_context: PriorContext
@@ -73,9 +81,9 @@ class ClarifiableTool(ChatbotTool[RequestT]):
         self, request: RequestT, ctx: ToolCallContext, reply: str
     ) -> ToolResult | None:
         """Continue after the user answered the clarification question (Q2)."""
-        if overrides(self, "aexecute_with_clarification", ClarifiableTool):
-            return run_blocking(self.aexecute_with_clarification(request, ctx, reply))
-        raise _missing(self, "execute_with_clarification")
+        return _run_async_twin(
+            self, "execute_with_clarification", ClarifiableTool, request, ctx, reply
+        )
 
     async def aexecute_with_clarification(
         self, request: RequestT, ctx: ToolCallContext, reply: str
@@ -91,15 +99,15 @@ class ClarifiableContextConsumerTool(ContextConsumerTool[RequestT]):
         self, request: RequestT, ctx: ToolCallContext, reply: str, prior_context: PriorContext
     ) -> ToolResult | None:
         """Continue after the user's reply, with the prior context again (B3)."""
-        if overrides(
-            self, "aexecute_with_clarification_and_prior_context", ClarifiableContextConsumerTool
-        ):
-            return run_blocking(
-                self.aexecute_with_clarification_and_prior_context(
-                    request, ctx, reply, prior_context
-                )
-            )
-        raise _missing(self, "execute_with_clarification_and_prior_context")
+        return _run_async_twin(
+            self,
+            "execute_with_clarification_and_prior_context",
+            ClarifiableContextConsumerTool,
+            request,
+            ctx,
+            reply,
+            prior_context,
+        )
 
     async def aexecute_with_clarification_and_prior_context(
         self, request: RequestT, ctx: ToolCallContext, reply: str, prior_context: PriorContext

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from toolweave.state.names import check_tool_name, qualified_name, split_qualified_name
 from toolweave.tools.base import ChatbotTool
@@ -12,9 +12,40 @@ from toolweave.tools.base import ChatbotTool
 logger = logging.getLogger(__name__)
 
 AnyTool = ChatbotTool[Any]
+EntryT = TypeVar("EntryT")
 
 
-class ToolRegistry:
+class KeyedRegistry(Generic[EntryT]):
+    """What the tool registries share: entries by key, in registration order.
+
+    A subclass fills ``_tools`` in its ``register`` and may widen :meth:`get`
+    (``ToolRegistry`` accepts domain-prefixed names); indexing, ``in``, iteration
+    and ``len`` follow from them.
+    """
+
+    _tools: dict[str, EntryT]
+
+    def get(self, key: str) -> EntryT | None:
+        """The entry registered under ``key``, or ``None``."""
+        return self._tools.get(key)
+
+    def __getitem__(self, key: str) -> EntryT:
+        found = self.get(key)
+        if found is None:
+            raise KeyError(key)
+        return found
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.get(key) is not None
+
+    def __iter__(self) -> Iterator[EntryT]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+
+class ToolRegistry(KeyedRegistry[AnyTool]):
     """Tools by name; the last one registered under a name wins (T1).
 
     Names must be lower_snake_case (:mod:`toolweave.state.names`); registering
@@ -63,21 +94,6 @@ class ToolRegistry:
     def qualified_name(self, tool: AnyTool) -> str:
         """The prefixed name under which :meth:`get` finds ``tool`` (``"<domain>.<name>"``)."""
         return qualified_name(tool.domain, tool.name)
-
-    def __getitem__(self, name: str) -> AnyTool:
-        tool = self.get(name)
-        if tool is None:
-            raise KeyError(name)
-        return tool
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and self.get(name) is not None
-
-    def __iter__(self) -> Iterator[AnyTool]:
-        return iter(self._tools.values())
-
-    def __len__(self) -> int:
-        return len(self._tools)
 
     def names(self) -> list[str]:
         """Registered names, in registration order."""

@@ -1,131 +1,165 @@
-# ruff: noqa: F401  (re-exported by toolweave/__init__.py on first use)
-"""The eager half of ``toolweave``'s public API: every name of ``toolweave.__all__``.
+# ruff: noqa: I001  (one import per module, each name as itself: the explicit re-export form)
+"""``toolweave``'s public API, the one list of its names (issue 16 item 6).
 
-``import toolweave`` stays cheap (the command line's ``--help`` needs no LangGraph);
-the first attribute looked up on the package imports this module (PEP 562).
-Add new public names here and to ``__all__`` in ``toolweave/__init__.py``.
+Every name imported here is public: ``toolweave.__all__`` is read from this file's
+import statements (without running it), so ``import toolweave`` stays cheap (the
+command line's ``--help`` needs no LangGraph); the first public name looked up on
+the package imports this module (PEP 562). Add a public name by importing it here,
+as ``name as name`` (the explicit re-export type checkers read); nothing else is
+imported here.
 """
 
 from toolweave.client_tools import (
-    ClientToolRegistry,
-    arun_with_client_tools,
-    pending_client_calls,
-    resume_client_tools,
-    run_remote_with_client_tools,
-    run_with_client_tools,
+    ClientToolRegistry as ClientToolRegistry,
+    arun_with_client_tools as arun_with_client_tools,
+    pending_client_calls as pending_client_calls,
+    resume_client_tools as resume_client_tools,
+    run_remote_with_client_tools as run_remote_with_client_tools,
+    run_with_client_tools as run_with_client_tools,
 )
 from toolweave.coordinators import (
-    AgentCoordinator,
-    CompletedSoFar,
-    DecomposingCoordinator,
-    SubtaskDecision,
+    AgentCoordinator as AgentCoordinator,
+    CompletedSoFar as CompletedSoFar,
+    DecomposingCoordinator as DecomposingCoordinator,
+    SubtaskDecision as SubtaskDecision,
 )
-from toolweave.graph import Limits, RunContext, ToolweaveGraph, build_graph, create_state_graph
-from toolweave.graph.compiled import InterruptedRuns
+from toolweave.graph import (
+    Limits as Limits,
+    RunContext as RunContext,
+    ToolweaveGraph as ToolweaveGraph,
+    build_graph as build_graph,
+    create_state_graph as create_state_graph,
+)
+from toolweave.graph.compiled import (
+    InterruptedRuns as InterruptedRuns,
+)
 from toolweave.graph.threads import (
-    ThreadStatus,
-    ThreadStatusKind,
-    aabandon_interrupted,
-    abandon_interrupted,
-    aresume_interrupted,
-    athread_status,
-    pending_clarification,
-    reply,
-    resume_interrupted,
-    thread_status,
+    ThreadStatus as ThreadStatus,
+    ThreadStatusKind as ThreadStatusKind,
+    aabandon_interrupted as aabandon_interrupted,
+    abandon_interrupted as abandon_interrupted,
+    aresume_interrupted as aresume_interrupted,
+    athread_status as athread_status,
+    pending_clarification as pending_clarification,
+    reply as reply,
+    resume_interrupted as resume_interrupted,
+    thread_status as thread_status,
 )
-from toolweave.graph.validation import validate_input
-from toolweave.llm.chat_model import ChatModelAssistant
-from toolweave.llm.env import default_assistant
+from toolweave.graph.validation import (
+    validate_input as validate_input,
+)
+from toolweave.llm.chat_model import (
+    ChatModelAssistant as ChatModelAssistant,
+)
+from toolweave.llm.env import (
+    default_assistant as default_assistant,
+)
 from toolweave.llm.errors import (
-    LlmBrokenReplyError,
-    LlmError,
-    LlmRequestError,
-    LlmUnavailableError,
-    RunDeadlineError,
+    LlmBrokenReplyError as LlmBrokenReplyError,
+    LlmError as LlmError,
+    LlmRequestError as LlmRequestError,
+    LlmUnavailableError as LlmUnavailableError,
+    RunDeadlineError as RunDeadlineError,
 )
-from toolweave.llm.offline import OfflineAssistant
+from toolweave.llm.offline import (
+    OfflineAssistant as OfflineAssistant,
+)
 from toolweave.llm.port import (
-    Activation,
-    AnswerRequest,
-    ContextVerdict,
-    LlmAssistant,
-    Normalized,
-    RoutingVerdict,
+    Activation as Activation,
+    AnswerRequest as AnswerRequest,
+    ContextVerdict as ContextVerdict,
+    LlmAssistant as LlmAssistant,
+    Normalized as Normalized,
+    RoutingVerdict as RoutingVerdict,
 )
-from toolweave.persistence import open_async_checkpointer, open_checkpointer
-from toolweave.run_ledger import explain
+from toolweave.persistence import (
+    open_async_checkpointer as open_async_checkpointer,
+    open_checkpointer as open_checkpointer,
+)
+from toolweave.run_ledger import (
+    explain as explain,
+)
 from toolweave.state import (
-    AGENT_COORDINATOR_MARKER,
-    Clarification,
-    GraphState,
-    InputState,
-    LedgerEntry,
-    LedgerKind,
-    OutputState,
-    PromptAndContext,
-    ResultMode,
-    TaskInfo,
-    ToolResult,
-    UniqueTextDocument,
-    checkpoint_serde,
-    extract_coordinator_original,
-    extract_coordinator_task,
-    is_coordinator_requested,
+    AGENT_COORDINATOR_MARKER as AGENT_COORDINATOR_MARKER,
+    Clarification as Clarification,
+    GraphState as GraphState,
+    InputState as InputState,
+    LedgerEntry as LedgerEntry,
+    LedgerKind as LedgerKind,
+    OutputState as OutputState,
+    PromptAndContext as PromptAndContext,
+    ResultMode as ResultMode,
+    TaskInfo as TaskInfo,
+    ToolResult as ToolResult,
+    UniqueTextDocument as UniqueTextDocument,
+    checkpoint_serde as checkpoint_serde,
+    extract_coordinator_original as extract_coordinator_original,
+    extract_coordinator_task as extract_coordinator_task,
+    is_coordinator_requested as is_coordinator_requested,
 )
-from toolweave.state.client_calls import ClientToolResultError
+from toolweave.state.client_calls import (
+    ClientToolResultError as ClientToolResultError,
+)
 from toolweave.state.errors import (
-    ConfigurationError,
-    DatabaseUnavailableError,
-    InvalidRequestError,
-    InvalidToolResultError,
-    NothingPendingError,
-    ToolweaveError,
-    UnknownDomainError,
-    UnknownThreadError,
+    ConfigurationError as ConfigurationError,
+    DatabaseUnavailableError as DatabaseUnavailableError,
+    InvalidRequestError as InvalidRequestError,
+    InvalidToolResultError as InvalidToolResultError,
+    NothingPendingError as NothingPendingError,
+    ToolweaveError as ToolweaveError,
+    UnknownDomainError as UnknownDomainError,
+    UnknownThreadError as UnknownThreadError,
 )
 from toolweave.state.events import (
-    EVENT_VERSION,
-    ConditionalEvent,
-    CoordinatedEvent,
-    DeepFallbackEvent,
-    GatekeeperEvent,
-    RoutedEvent,
-    StreamEvent,
-    ToolProgressEvent,
-    is_stream_event,
+    EVENT_VERSION as EVENT_VERSION,
+    ConditionalEvent as ConditionalEvent,
+    CoordinatedEvent as CoordinatedEvent,
+    DeepFallbackEvent as DeepFallbackEvent,
+    GatekeeperEvent as GatekeeperEvent,
+    RoutedEvent as RoutedEvent,
+    StreamEvent as StreamEvent,
+    ToolProgressEvent as ToolProgressEvent,
+    is_stream_event as is_stream_event,
 )
 from toolweave.state.pauses import (
-    PAUSE_VERSION,
-    ClarificationPayload,
-    ClientToolCallsPayload,
-    Pause,
-    PausePayload,
-    is_pause_payload,
+    PAUSE_VERSION as PAUSE_VERSION,
+    ClarificationPayload as ClarificationPayload,
+    ClientToolCallsPayload as ClientToolCallsPayload,
+    Pause as Pause,
+    PausePayload as PausePayload,
+    is_pause_payload as is_pause_payload,
 )
-from toolweave.state.secrets import RedactingFilter
+from toolweave.state.secrets import (
+    RedactingFilter as RedactingFilter,
+)
 from toolweave.tools import (
-    ALL,
-    ChatbotTool,
-    ClarifiableContextConsumerTool,
-    ClarifiableTool,
-    ContextConsumerTool,
-    Domain,
-    EmptyRequest,
-    PriorContext,
-    ProgressEmitter,
-    ToolCallContext,
-    ToolRegistry,
-    tool_progress_emitter,
+    ALL as ALL,
+    ChatbotTool as ChatbotTool,
+    ClarifiableContextConsumerTool as ClarifiableContextConsumerTool,
+    ClarifiableTool as ClarifiableTool,
+    ContextConsumerTool as ContextConsumerTool,
+    Domain as Domain,
+    EmptyRequest as EmptyRequest,
+    PriorContext as PriorContext,
+    ProgressEmitter as ProgressEmitter,
+    ToolCallContext as ToolCallContext,
+    ToolRegistry as ToolRegistry,
+    tool_progress_emitter as tool_progress_emitter,
 )
 from toolweave.tools.ai import (
-    AiTool,
-    AiToolBuilder,
-    AiToolDefinitionError,
-    AiToolRegistry,
-    AiToolScope,
-    ai_tool_script,
-    as_chatbot_tools,
+    AiTool as AiTool,
+    AiToolBuilder as AiToolBuilder,
+    AiToolDefinitionError as AiToolDefinitionError,
+    AiToolRegistry as AiToolRegistry,
+    AiToolScope as AiToolScope,
+    ai_tool_script as ai_tool_script,
+    as_chatbot_tools as as_chatbot_tools,
 )
-from toolweave.tools.ai.langchain import as_langchain_tools
-from toolweave.tools.plugins import Plugin, discover_plugins, register_plugins
+from toolweave.tools.ai.langchain import (
+    as_langchain_tools as as_langchain_tools,
+)
+from toolweave.tools.plugins import (
+    Plugin as Plugin,
+    discover_plugins as discover_plugins,
+    register_plugins as register_plugins,
+)

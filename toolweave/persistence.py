@@ -204,10 +204,31 @@ def _seconds(timeout: float) -> int:
     return max(2, round(timeout))
 
 
-def _pool_kwargs() -> dict[str, Any]:
+def _pool_options(pool_class: Any, name: str) -> dict[str, Any]:
+    """What the sync and the async pool share: connection settings, size, health check."""
     from psycopg.rows import dict_row
 
-    return {**CONNECTION_KWARGS, "row_factory": dict_row}
+    return {
+        "kwargs": {**CONNECTION_KWARGS, "row_factory": dict_row},
+        "min_size": 1,
+        "max_size": POOL_MAX_SIZE,
+        "open": False,
+        "check": pool_class.check_connection,
+        "name": name,
+    }
+
+
+def _resolved(
+    target: str | os.PathLike[str] | None,
+    env: Mapping[str, str],
+    sqlite_synchronous: SqliteSynchronous | None,
+    flavour: str,
+) -> tuple[Target, SqliteSynchronous]:
+    """The target and the SQLite ``synchronous`` level both openers start from (logged)."""
+    resolved = resolve_target(target, env=env)
+    synchronous = resolve_synchronous(sqlite_synchronous, env=env)
+    logger.debug("checkpoints in %s%s", resolved.describe(), flavour)
+    return resolved, synchronous
 
 
 @contextmanager
@@ -238,9 +259,7 @@ def open_checkpointer(
         ConfigurationError: Unknown URL scheme, empty target or unknown synchronous level.
         DatabaseUnavailableError: The Postgres server cannot be reached.
     """
-    resolved = resolve_target(target, env=env)
-    synchronous = resolve_synchronous(sqlite_synchronous, env=env)
-    logger.debug("checkpoints in %s", resolved.describe())
+    resolved, synchronous = _resolved(target, env, sqlite_synchronous, "")
     if resolved.kind == "memory":
         yield InMemorySaver(serde=checkpoint_serde())
     elif resolved.kind == "sqlite":
@@ -265,13 +284,7 @@ def _postgres_saver(target: Target, timeout: float) -> Iterator[BaseCheckpointSa
     from psycopg_pool import ConnectionPool, PoolTimeout
 
     pool: ConnectionPool[Any] = ConnectionPool(
-        target.location,
-        kwargs=_pool_kwargs(),
-        min_size=1,
-        max_size=POOL_MAX_SIZE,
-        open=False,
-        check=ConnectionPool.check_connection,
-        name="toolweave-checkpoints",
+        target.location, **_pool_options(ConnectionPool, "toolweave-checkpoints")
     )
     try:
         # one plain connection first: a refused login fails here with the server's reason,
@@ -303,9 +316,7 @@ async def open_async_checkpointer(
     a ``psycopg_pool.AsyncConnectionPool``), with the same targets, errors and
     SQLite ``synchronous`` level.
     """
-    resolved = resolve_target(target, env=env)
-    synchronous = resolve_synchronous(sqlite_synchronous, env=env)
-    logger.debug("checkpoints in %s (async)", resolved.describe())
+    resolved, synchronous = _resolved(target, env, sqlite_synchronous, " (async)")
     if resolved.kind == "memory":
         yield InMemorySaver(serde=checkpoint_serde())
     elif resolved.kind == "sqlite":
@@ -333,13 +344,7 @@ async def _async_postgres_saver(
     from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
     pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
-        target.location,
-        kwargs=_pool_kwargs(),
-        min_size=1,
-        max_size=POOL_MAX_SIZE,
-        open=False,
-        check=AsyncConnectionPool.check_connection,
-        name="toolweave-checkpoints-async",
+        target.location, **_pool_options(AsyncConnectionPool, "toolweave-checkpoints-async")
     )
     try:
         probe = await psycopg.AsyncConnection.connect(

@@ -30,9 +30,6 @@ from enum import StrEnum
 from importlib import resources
 from typing import Any, ClassVar, TypeVar
 
-import jsonschema
-import jsonschema.exceptions
-
 from toolweave.state.errors import ConfigurationError
 from toolweave.tools.effects import Call, call
 
@@ -266,6 +263,8 @@ def _schema(shown: str, text: Any) -> dict[str, Any]:
         ) from None
     if not isinstance(schema, dict):
         raise AiToolDefinitionError(shown, "input_json_schema", "must be a JSON object")
+    import jsonschema  # only a tool with a schema pays for it (issue 16 item 4)
+
     try:
         jsonschema.validators.validator_for(schema).check_schema(schema)
     except jsonschema.exceptions.SchemaError as exc:

@@ -5,25 +5,27 @@ model gets :attr:`InputCheck.error` back, a sentence naming the field and what
 was expected, and may try again (the caller bounds the attempts).
 
 :func:`request_model` builds the pydantic model that orchestration fills by
-constrained decoding (W6 a) from the tool's JSON Schema: one optional field per
-property, so a partial extraction still reaches the schema check, which then
-says what is missing.
+constrained decoding (W6 a) from the tool's JSON Schema, with the one mapping
+of :mod:`toolweave.tools.json_schema` (enums, unions, arrays and nested objects
+keep their types): every field optional at every depth, so a partial extraction
+still reaches the schema check, which then says what is missing.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import keyword
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
-import jsonschema.exceptions
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from toolweave.tools.ai.base import AiToolDefinition
+from toolweave.tools.json_schema import annotation_of, model_from_schema
+
+if TYPE_CHECKING:
+    import jsonschema.exceptions
 
 NOT_JSON = "the input is not valid JSON ({problem}); send one JSON object"
 INVALID = "the input does not match the tool's input schema: {problems}"
@@ -79,46 +81,10 @@ def check_input(definition: AiToolDefinition, text: str) -> InputCheck:
 
 @functools.lru_cache(maxsize=256)
 def _validator(schema_text: str) -> Any:
+    import jsonschema  # only a tool's first input pays for it (issue 16 item 4)
+
     schema = json.loads(schema_text)
     return jsonschema.validators.validator_for(schema)(schema)
-
-
-_SCALARS: dict[str, Any] = {
-    "string": str,
-    "integer": int,
-    "number": float,
-    "boolean": bool,
-}
-
-
-def _annotation(prop: dict[str, Any]) -> Any:
-    """The Python type of one JSON Schema property (a small, common subset)."""
-    enum = prop.get("enum")
-    if isinstance(enum, list) and enum and all(isinstance(v, str | int | bool) for v in enum):
-        return Literal[tuple(enum)]
-    kind = prop.get("type")
-    if isinstance(kind, list):
-        kinds = [k for k in kind if k != "null"]
-        kind = kinds[0] if len(kinds) == 1 else None
-    if kind in _SCALARS:
-        return _SCALARS[kind]
-    if kind == "array":
-        items = prop.get("items")
-        return list[_annotation(items) if isinstance(items, dict) else Any]  # type: ignore[misc]
-    if kind == "object":
-        return dict[str, Any]
-    return Any
-
-
-def _identifier(name: str, taken: set[str]) -> str:
-    base = re.sub(r"\W", "_", name) or "field"
-    if base[0].isdigit() or keyword.iskeyword(base) or base.startswith("_"):
-        base = f"f_{base}"
-    candidate, n = base, 2
-    while candidate in taken:
-        candidate, n = f"{base}_{n}", n + 1
-    taken.add(candidate)
-    return candidate
 
 
 def request_model(definition: AiToolDefinition) -> type[BaseModel]:
@@ -140,22 +106,10 @@ def _request_model(tool_id: str, schema_text: str | None) -> type[BaseModel]:
     properties = schema.get("properties") if schema.get("type", "object") == "object" else None
     fields: dict[str, Any] = {}
     if not isinstance(properties, dict):
-        fields["input"] = (Any, Field(default=None, description=schema.get("description")))
+        value = annotation_of(schema, name=model_name + "Value", partial=True)
+        fields["input"] = (value | None, Field(default=None, description=schema.get("description")))
         return create_model(model_name, __config__=config, **fields)
-    taken: set[str] = set()
-    for name, prop in properties.items():
-        prop = prop if isinstance(prop, dict) else {}
-        examples = prop.get("examples")
-        fields[_identifier(name, taken)] = (
-            _annotation(prop) | None,
-            Field(
-                default=None,
-                alias=name,
-                description=prop.get("description"),
-                examples=examples if isinstance(examples, list) else None,
-            ),
-        )
-    return create_model(model_name, __config__=config, **fields)
+    return model_from_schema(model_name, schema, partial=True)
 
 
 def _wraps_whole_value(schema_text: str | None) -> bool:

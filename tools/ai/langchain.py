@@ -118,12 +118,17 @@ class AiLangChainTool(BaseTool):
         ProgressEmitter(self.name, writer)("ERROR", type(exc).__name__)
         return TOOL_FAILED.format(name=self.name, error=type(exc).__name__)
 
-    def _run(self, *args: Any, **kwargs: Any) -> str:
+    def _reply_without_running(self, kwargs: dict[str, Any]) -> tuple[str, str | None]:
+        """The input text, and the reply when the tool does not run here (W2, W3)."""
         text, call_id, reply = self._prepare(kwargs)
+        if reply is None and self._in_client():
+            reply = self._client(text, call_id)
+        return text, reply
+
+    def _run(self, *args: Any, **kwargs: Any) -> str:
+        text, reply = self._reply_without_running(kwargs)
         if reply is not None:
             return reply
-        if self._in_client():
-            return self._client(text, call_id)
         try:
             return self.registered.tool.execute(text)
         except Exception as exc:  # R7: contained, reported to the model and the stream
@@ -131,11 +136,9 @@ class AiLangChainTool(BaseTool):
             return self._failed(exc)
 
     async def _arun(self, *args: Any, **kwargs: Any) -> str:
-        text, call_id, reply = self._prepare(kwargs)
+        text, reply = self._reply_without_running(kwargs)
         if reply is not None:
             return reply
-        if self._in_client():
-            return self._client(text, call_id)
         try:
             return await self.registered.tool.aexecute(text)
         except Exception as exc:  # R7: contained, reported to the model and the stream

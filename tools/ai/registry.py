@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
 from toolweave.tools.ai.base import AiTool, AiToolDefinition, define_tool
+from toolweave.tools.registry import KeyedRegistry
 
 logger = logging.getLogger(__name__)
 
@@ -29,7 +30,7 @@ class RegisteredAiTool:
         return self.definition.id
 
 
-class AiToolRegistry:
+class AiToolRegistry(KeyedRegistry[RegisteredAiTool]):
     """AI system tools by id; ``define`` runs once, at registration (W1).
 
     The last tool registered under an id wins, with a warning naming both (T1).
@@ -65,22 +66,6 @@ class AiToolRegistry:
         """Class decorator: register one instance of ``cls`` (the seed's ``@AiToolComponent``)."""
         self.register(cls(), source="decorator")
         return cls
-
-    def get(self, tool_id: str) -> RegisteredAiTool | None:
-        """The tool registered under ``tool_id``, or ``None``."""
-        return self._tools.get(tool_id)
-
-    def __getitem__(self, tool_id: str) -> RegisteredAiTool:
-        return self._tools[tool_id]
-
-    def __contains__(self, tool_id: object) -> bool:
-        return isinstance(tool_id, str) and tool_id in self._tools
-
-    def __iter__(self) -> Iterator[RegisteredAiTool]:
-        return iter(self._tools.values())
-
-    def __len__(self) -> int:
-        return len(self._tools)
 
     def ids(self) -> list[str]:
         """Registered ids, in registration order."""

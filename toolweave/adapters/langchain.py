@@ -32,6 +32,7 @@ from toolweave.state.results import ResultMode, ToolResult
 from toolweave.state.task import ROOT_TASK_NO, TaskInfo
 from toolweave.tools.base import ChatbotTool, EligibleSystem, ToolCallContext
 from toolweave.tools.consumers import ContextConsumerTool
+from toolweave.tools.json_schema import model_from_schema
 
 ThreadPolicy = Literal["fresh", "agent"]
 """How :func:`as_agent_tool` picks the toolweave thread of a call."""
@@ -43,38 +44,26 @@ NO_RESULT = "The tool found nothing for this request."
 """What :func:`to_langchain_tool` returns for a tool that answered "not mine" (R1)."""
 
 
-_JSON_TYPES: Mapping[str, type[Any]] = {
-    "string": str,
-    "integer": int,
-    "number": float,
-    "boolean": bool,
-    "array": list,
-    "object": dict,
-}
-
-
 def optional_request_model(
     name: str, schema: type[BaseModel] | Mapping[str, Any]
 ) -> type[BaseModel]:
     """A request model whose fields are the tool's arguments, each optional (T6).
 
     ``schema`` is a pydantic model (``@tool`` functions, ``StructuredTool``) or a JSON
-    schema (MCP tools); nested JSON-schema objects stay plain ``dict`` values.
+    schema (MCP tools), which :func:`~toolweave.tools.json_schema.model_from_schema`
+    maps as it does for AI tools: enums stay ``Literal``, ``anyOf`` a ``Union``,
+    arrays keep their item type, nested objects become nested models.
     """
-    fields: dict[str, Any] = {}
-    if isinstance(schema, Mapping):
-        for field_name, spec in (schema.get("properties") or {}).items():
-            python_type = _JSON_TYPES.get(str(spec.get("type")), str)
-            description = spec.get("description")
-            fields[field_name] = (python_type | None, Field(default=None, description=description))
-    else:
-        for field_name, info in schema.model_fields.items():
-            annotation = info.annotation if info.annotation is not None else Any
-            fields[field_name] = (
-                annotation | None,
-                Field(default=None, description=info.description),
-            )
     model_name = "".join(part.capitalize() for part in name.split("_")) + "Request"
+    if isinstance(schema, Mapping):
+        return model_from_schema(model_name, schema, partial=True)
+    fields: dict[str, Any] = {}
+    for field_name, info in schema.model_fields.items():
+        annotation = info.annotation if info.annotation is not None else Any
+        fields[field_name] = (
+            annotation | None,
+            Field(default=None, alias=info.alias, description=info.description),
+        )
     return create_model(model_name, **fields)
 
 
@@ -126,7 +115,7 @@ class LangChainChatbotTool(ChatbotTool[BaseModel]):
     """The LangChain tool this one calls (a shared singleton, like the ChatbotTool, T11)."""
 
     def _arguments(self, request: BaseModel) -> dict[str, Any]:
-        return request.model_dump(exclude_none=True)
+        return request.model_dump(exclude_none=True, by_alias=True)
 
     def execute(self, request: BaseModel, ctx: ToolCallContext) -> ToolResult | None:
         """Call the LangChain tool; its value becomes context (R2); it raising is R7.

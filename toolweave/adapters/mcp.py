@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel
+from typing_extensions import TypedDict, Unpack
 
 from toolweave.adapters.langchain import from_langchain_tool
 from toolweave.state.errors import ConfigurationError
@@ -21,13 +22,21 @@ from toolweave.tools.base import ChatbotTool, EligibleSystem
 MISSING_EXTRA = "MCP support needs the mcp extra: pip install 'toolweave[mcp]'"
 
 
+class McpToolOptions(TypedDict, total=False):
+    """How :func:`aload_mcp_tools` and :func:`load_mcp_tools` shape the tools they load."""
+
+    domain: str | None
+    """The domain the tools may run in (T2); ``None`` (the default): every domain."""
+    eligible_system: EligibleSystem
+    """Their system filter (T3)."""
+    prefix_server_name: bool
+    """Name each tool ``<server>_<tool>`` to keep servers apart (T1); default ``False``."""
+    priority: int
+    """Execution order on a task (A6); default 100."""
+
+
 async def aload_mcp_tools(
-    connections: Mapping[str, Mapping[str, Any]],
-    *,
-    domain: str | None = None,
-    eligible_system: EligibleSystem = None,
-    prefix_server_name: bool = False,
-    priority: int = 100,
+    connections: Mapping[str, Mapping[str, Any]], **options: Unpack[McpToolOptions]
 ) -> list[ChatbotTool[BaseModel]]:
     """Connect to MCP servers and return their tools as ChatbotTools.
 
@@ -35,10 +44,8 @@ async def aload_mcp_tools(
         connections: Server name → connection, as langchain-mcp-adapters takes it:
             ``{"transport": "stdio", "command": "python", "args": ["server.py"]}`` or
             ``{"transport": "streamable_http", "url": "http://127.0.0.1:8000/mcp"}``.
-        domain: The domain the tools may run in (T2); ``None``: every domain.
-        eligible_system: Their system filter (T3).
-        prefix_server_name: Name each tool ``<server>_<tool>`` to keep servers apart (T1).
-        priority: Execution order on a task (A6).
+        **options: ``domain``, ``eligible_system``, ``prefix_server_name``, ``priority``
+            (see :class:`McpToolOptions`).
 
     Returns:
         One ChatbotTool per MCP tool, in the servers' order. Each call opens its own
@@ -50,33 +57,25 @@ async def aload_mcp_tools(
         raise ConfigurationError(MISSING_EXTRA) from exc
     client = MultiServerMCPClient(
         {name: dict(conn) for name, conn in connections.items()},  # type: ignore[misc]
-        tool_name_prefix=prefix_server_name,
+        tool_name_prefix=options.get("prefix_server_name", False),
     )
     tools = await client.get_tools()
     return [
-        from_langchain_tool(tool, domain=domain, eligible_system=eligible_system, priority=priority)
+        from_langchain_tool(
+            tool,
+            domain=options.get("domain"),
+            eligible_system=options.get("eligible_system"),
+            priority=options.get("priority", 100),
+        )
         for tool in tools
     ]
 
 
 def load_mcp_tools(
-    connections: Mapping[str, Mapping[str, Any]],
-    *,
-    domain: str | None = None,
-    eligible_system: EligibleSystem = None,
-    prefix_server_name: bool = False,
-    priority: int = 100,
+    connections: Mapping[str, Mapping[str, Any]], **options: Unpack[McpToolOptions]
 ) -> list[ChatbotTool[BaseModel]]:
     """Sync :func:`aload_mcp_tools`, for scripts and notebooks outside an event loop."""
-    return asyncio.run(
-        aload_mcp_tools(
-            connections,
-            domain=domain,
-            eligible_system=eligible_system,
-            prefix_server_name=prefix_server_name,
-            priority=priority,
-        )
-    )
+    return asyncio.run(aload_mcp_tools(connections, **options))
 
 
-__all__ = ["aload_mcp_tools", "load_mcp_tools"]
+__all__ = ["McpToolOptions", "aload_mcp_tools", "load_mcp_tools"]

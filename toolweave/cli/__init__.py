@@ -22,6 +22,8 @@ run and print its answer, then take the new message.
 from __future__ import annotations
 
 import argparse
+import gc
+import importlib
 import json
 import logging
 import os
@@ -31,14 +33,15 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
-from toolweave import cli_eval, cli_ingest
+from toolweave.cli import eval as cli_eval
+from toolweave.cli import ingest as cli_ingest
 
 if TYPE_CHECKING:
-    from toolweave.cli_session import Session, Turn
+    from toolweave.cli.session import Session, Turn
 
-# Only the standard library is imported above this line (and cli_ingest, which keeps to
-# it too): ``toolweave --help`` and usage errors answer without loading LangGraph. Each
-# command imports what it needs when it runs.
+# Only the standard library is imported above this line (and the eval and ingest
+# parsers, which keep to it too): ``toolweave --help`` and usage errors answer without
+# loading LangGraph. Each command imports what it needs when it runs.
 
 PROG = "toolweave"
 EXIT_USAGE = 2
@@ -120,14 +123,14 @@ def _print(lines: Sequence[str], out: TextIO) -> None:
 
 def _used_rows(values: dict[str, Any]) -> list[dict[str, Any]]:
     """The sources of the answer in ``values``: only the documents it used, by page."""
-    from toolweave import cli_render as render
+    from toolweave.cli import render
 
     documents = render.as_documents(values.get("documents") or [])
     return render.source_rows(render.used_documents(documents, values.get("answer")))
 
 
 def _source_lines(values: dict[str, Any]) -> list[str]:
-    from toolweave import cli_render as render
+    from toolweave.cli import render
     from toolweave.state.graph_state import message_of
 
     message = message_of(values)
@@ -152,7 +155,7 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
     Without ``--thread`` the run stays in memory, unless it ends in a question: then
     the thread is kept in the thread store and its id printed, to reply on (Q2).
     """
-    from toolweave.cli_session import Session, validate_message
+    from toolweave.cli.session import Session, validate_message
     from toolweave.persistence import data_dir
     from toolweave.state.errors import InvalidRequestError
 
@@ -211,7 +214,7 @@ def _keep_if_paused(
     """A one-off run that paused on a question: keep its thread so the user can reply."""
     if persistent or turn.pending_question is None:
         return
-    from toolweave.cli_session import keep_thread
+    from toolweave.cli.session import keep_thread
     from toolweave.persistence import data_dir
 
     keep_thread(
@@ -247,7 +250,7 @@ def _print_finish(session: Session, thread_id: str, out: TextIO) -> None:
 
 def _print_outcome(turn: Turn, reply_hint: str, out: TextIO) -> None:
     """After a streamed turn: its question (choices numbered) and how to reply, or its sources."""
-    from toolweave import cli_render as render
+    from toolweave.cli import render
 
     if turn.pending_question is not None:
         _print(render.question_lines(turn.pending_question, turn.pending_choices), out)
@@ -263,7 +266,7 @@ def _assistant_line(label: str) -> str:
 
 def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
     """``toolweave chat``: a conversation on one persisted thread until EOF or ``exit``."""
-    from toolweave.cli_session import Session, validate_message
+    from toolweave.cli.session import Session, validate_message
     from toolweave.persistence import data_dir
     from toolweave.state.errors import InvalidRequestError
 
@@ -299,7 +302,7 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_tools(args: argparse.Namespace, out: TextIO) -> int:
     """``toolweave tools``: the domain's registered tools as a table."""
-    from toolweave import cli_render as render
+    from toolweave.cli import render
     from toolweave.tools.registry import ToolRegistry
 
     domain, tools = _load(args)
@@ -319,8 +322,8 @@ def cmd_domains(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
     """``toolweave explain THREAD``: the latest run's ledger as a tree (L1)."""
-    from toolweave import cli_render as render
-    from toolweave.cli_session import read_thread, read_thread_status
+    from toolweave.cli import render
+    from toolweave.cli.session import read_thread, read_thread_status
     from toolweave.persistence import data_dir
     from toolweave.run_ledger import explain
     from toolweave.state.graph_state import message_of
@@ -352,6 +355,37 @@ COMMANDS = {
     "ingest": cli_ingest.cmd_ingest,
     "eval": cli_eval.cmd_eval,
 }
+
+
+START_UP_IMPORTS: dict[str, tuple[str, ...]] = {
+    command: ("toolweave.cli.session", "toolweave.cli.render", "toolweave.domains")
+    for command in ("ask", "chat", "explain")
+}
+"""What a command imports before it runs, loaded by :func:`_start_up` (issue 16 item 4)."""
+
+
+def _start_up(command: str) -> None:
+    """Import what ``command`` needs with the cyclic garbage collector paused.
+
+    Importing LangGraph and the graph creates about a million objects and none of them
+    is garbage, yet the collector walks them again and again while they are created
+    (about a third of ``import langgraph.graph``'s CPU). The modules are loaded with
+    the collector off, what they built is frozen out of its reach (``gc.freeze``), and
+    the collector is on again before the command runs. Only on the first call of a
+    process: an application that calls :func:`main` again keeps its own collector.
+    """
+    modules = START_UP_IMPORTS.get(command, ())
+    if not modules or all(name in sys.modules for name in modules) or not gc.isenabled():
+        return
+    gc.disable()
+    try:
+        for name in modules:
+            importlib.import_module(name)
+    except ImportError:  # the command imports it again and reports the failure in one line
+        pass
+    finally:
+        gc.freeze()
+        gc.enable()
 
 
 @contextmanager
@@ -391,6 +425,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    _start_up(args.command)
     from toolweave.state.errors import (
         ConfigurationError,
         InvalidRequestError,

@@ -19,10 +19,9 @@ from typing import Any, TextIO
 from langchain_core.messages import AIMessageChunk, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
-from toolweave.cli_render import progress_line
+from toolweave.cli.render import progress_line
 from toolweave.graph import Limits, build_graph
 from toolweave.graph.builder import create_state_graph
 from toolweave.graph.stored_state import stored_values
@@ -49,6 +48,8 @@ MAX_THREAD_ID = 128
 
 
 def _sqlite_saver(conn: sqlite3.Connection) -> BaseCheckpointSaver[Any]:
+    from langgraph.checkpoint.sqlite import SqliteSaver  # only threads that outlive the run
+
     return SqliteSaver(conn, serde=checkpoint_serde())
 
 

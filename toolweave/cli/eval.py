@@ -22,14 +22,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from toolweave.cli.progress import ProgressBar
+
 if TYPE_CHECKING:
     from toolweave.evaluation import CaseResult, EvalReport
 
-# Only the standard library at import time, like toolweave/cli.py: `toolweave --help`
+# Only the standard library at import time, like toolweave/cli/__init__.py: `toolweave --help`
 # builds this subcommand's parser without loading LangGraph (cmd_eval imports the rest).
 
 EXIT_BELOW_THRESHOLD = 1
-BAR_WIDTH = 30
 
 
 def bundled_golden(domain: str | None) -> Path | None:
@@ -73,18 +74,6 @@ def add_parser(commands: Any, *, parents: list[argparse.ArgumentParser]) -> None
     )
 
 
-def _progress(stream: TextIO, total: int) -> Any:
-    def show(done: int, result: CaseResult) -> None:
-        filled = BAR_WIDTH * done // total
-        mark = "ok" if result.exact else "miss"
-        stream.write(f"\r[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{total} {mark:<4}")
-        if done == total:
-            stream.write("\n")
-        stream.flush()
-
-    return show
-
-
 def _write_json(path: Path, report: EvalReport) -> None:
     path.write_text(json.dumps(report.as_json(), ensure_ascii=False, indent=2), encoding="utf-8")
 
@@ -114,13 +103,11 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     assistant = (
         default_assistant() if args.timeout is None else default_assistant(timeout=args.timeout)
     )
-    stream = sys.stderr
-    bar = _progress(stream, len(cases)) if stream.isatty() else None
+    bar = ProgressBar(sys.stderr, label="evaluating")
     done: list[CaseResult] = []
 
     def progress(count: int, result: CaseResult) -> None:
-        if bar is not None:
-            bar(count, result)
+        bar(count, len(cases), "ok" if result.exact else "miss")
         done.append(result)
         if args.json_out:  # written after every case: a slow model's run is never lost
             partial = EvalReport(assistant=assistant.label, results=list(done))

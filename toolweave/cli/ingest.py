@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
+
+from toolweave.cli import progress
 
 if TYPE_CHECKING:
     from toolweave.tools.search.ingest import IngestReport
@@ -25,30 +26,13 @@ if TYPE_CHECKING:
 # module without LangGraph; cmd_ingest imports the rest when it runs
 
 EXIT_PARTIAL = 1
-BAR_WIDTH = 28
-REDRAW_SECONDS = 0.1
 
 
-class ProgressBar:
-    """A carriage-return progress bar on a terminal; silent when the stream is not a TTY."""
+class ProgressBar(progress.ProgressBar):
+    """The ingest bar on a terminal: ``ingesting [####....] 3/10 report.pdf``."""
 
     def __init__(self, stream: TextIO, *, label: str = "ingesting") -> None:
-        self.stream = stream
-        self.label = label
-        self.enabled = bool(getattr(stream, "isatty", lambda: False)())
-        self._drawn = 0.0
-
-    def __call__(self, done: int, total: int, name: str) -> None:
-        """Redraw the bar (at most every 0.1 s, and always at the end)."""
-        now = time.monotonic()
-        if not self.enabled or (done < total and now - self._drawn < REDRAW_SECONDS):
-            return
-        self._drawn = now
-        filled = BAR_WIDTH * done // max(total, 1)
-        bar = "#" * filled + "." * (BAR_WIDTH - filled)
-        line = f"\r{self.label} [{bar}] {done}/{total} {name[:30]:<30}"
-        self.stream.write(line + ("\n" if done >= total else ""))
-        self.stream.flush()
+        super().__init__(stream, label=label)
 
 
 def add_parser(commands: Any, *, parents: list[argparse.ArgumentParser]) -> None:

@@ -97,13 +97,3 @@ def pause_for_clarification(
         "clarification_rounds": rounds + 1,
         "messages": [AIMessage(content=question.question)],
     }
-
-
-__all__ = [
-    "CLARIFICATION_LIMIT",
-    "clarification_limit_message",
-    "pause_for_clarification",
-    "replied",
-    "reply_for",
-    "resolve_choice",
-]

@@ -324,12 +324,3 @@ def receive_results(
         if not pending.waiting:
             return pending
         value = ask(pending.payload())
-
-
-__all__ = [
-    "AiOutcome",
-    "ai_tool_steps",
-    "announced_tools",
-    "receive_results",
-    "runs_in_client",
-]

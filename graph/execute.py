@@ -18,7 +18,13 @@ from toolweave.graph.clarify import pause_for_clarification, reply_for
 from toolweave.graph.client_tools import ai_tool_steps
 from toolweave.graph.context import Dependencies, RunContext
 from toolweave.graph.nodes import Steps, make_node
-from toolweave.graph.tool_call import Outcome, entry, tool_steps
+from toolweave.graph.tool_call import (
+    Outcome as Outcome,
+)
+from toolweave.graph.tool_call import (
+    entry,
+    tool_steps,
+)
 from toolweave.graph.walk import current_task_no
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
@@ -108,6 +114,3 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
 
 def _not_run(node: TaskNode, names: list[str]) -> list[LedgerEntry]:
     return [entry(node, n, LedgerKind.TOOL_SKIPPED, "not run", AFTER_TERMINAL) for n in names]
-
-
-__all__ = ["Outcome", "make_execute", "record_result"]

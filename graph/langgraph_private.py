@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 try:
-    from langgraph._internal._runnable import RunnableCallable
+    from langgraph._internal._runnable import RunnableCallable as RunnableCallable
 except ImportError as error:  # pragma: no cover - only with a LangGraph that moved it
     raise ImportError(
         "this LangGraph release moved RunnableCallable out of langgraph._internal._runnable; "
@@ -68,17 +68,3 @@ def set_serde_allowlist(graph: object, allowlist: set[tuple[str, ...]]) -> None:
 def copy_fields(graph: object) -> dict[str, Any]:
     """The constructor keyword arguments of a copy of ``graph`` (as ``Pregel.copy`` builds them)."""
     return {key: value for key, value in vars(graph).items() if key != _NOT_A_FIELD}
-
-
-__all__ = [
-    "BRANCH_PREFIX",
-    "CHECKPOINTER_CONFIG_KEY",
-    "INTERRUPT",
-    "SERDE_ALLOWLIST",
-    "RunnableCallable",
-    "checkpointer_of",
-    "copy_fields",
-    "serde_allowlist",
-    "set_serde_allowlist",
-    "triggered_node",
-]

@@ -30,7 +30,27 @@ from toolweave.graph.context import RunContext
 from toolweave.graph.langgraph_private import RunnableCallable
 from toolweave.graph.tracing import label_run
 from toolweave.state.graph_state import GraphState
-from toolweave.tools.effects import Call, Effect, Steps, adrive, blocking, drive, perform
+from toolweave.tools.effects import (
+    Call as Call,
+)
+from toolweave.tools.effects import (
+    Effect as Effect,
+)
+from toolweave.tools.effects import (
+    Steps as Steps,
+)
+from toolweave.tools.effects import (
+    adrive as adrive,
+)
+from toolweave.tools.effects import (
+    blocking as blocking,
+)
+from toolweave.tools.effects import (
+    drive as drive,
+)
+from toolweave.tools.effects import (
+    perform as perform,
+)
 
 R = TypeVar("R")
 
@@ -71,17 +91,3 @@ def make_pure_node(
 
     sync_body.__name__ = async_body.__name__ = name
     return RunnableCallable(sync_body, async_body, name=name, trace=False)
-
-
-__all__ = [
-    "Call",
-    "Effect",
-    "StepFunction",
-    "Steps",
-    "adrive",
-    "blocking",
-    "drive",
-    "make_node",
-    "make_pure_node",
-    "perform",
-]

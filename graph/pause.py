@@ -127,13 +127,3 @@ def make_take_reply(deps: Dependencies) -> Runnable[Any, Any]:
         return apply_message(_pending(state), text)
 
     return make_pure_node("take_reply", take_reply)
-
-
-__all__ = [
-    "apply_message",
-    "apply_resume",
-    "check_resume",
-    "check_resume_for",
-    "make_ask_user",
-    "make_take_reply",
-]

@@ -217,6 +217,3 @@ def _request(tool: AnyTool, extracted: dict[str, Any] | None) -> BaseModel:
 def entry(node: TaskNode, tool: str, kind: LedgerKind, verdict: str, reason: str) -> LedgerEntry:
     """A ledger entry about ``tool`` on ``node``'s task (L1)."""
     return LedgerEntry(kind=kind, task_no=node.task_no, tool=tool, verdict=verdict, reason=reason)
-
-
-__all__ = ["Outcome", "checked_result", "entry", "tool_call", "tool_steps"]

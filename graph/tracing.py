@@ -60,6 +60,3 @@ def label_run(phase: str, state: Mapping[str, Any], update: Any) -> None:
             ],
         }
     )
-
-
-__all__ = ["TRACE_TAG", "label_run"]

@@ -79,6 +79,3 @@ def verdicts(
             verdict = RoutingVerdict(tool=tool.name, run=bool(entry.run), reason=str(entry.reason))
             pairs.append((entry, verdict))
     return pairs
-
-
-__all__ = ["cached_tools_block", "dialogue", "format_context", "format_history", "verdicts"]

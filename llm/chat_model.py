@@ -478,10 +478,3 @@ class ChatModelAssistant(LlmAssistant):
     async def aanswer(self, request: AnswerRequest) -> AIMessage:
         """:meth:`answer_steps` over the chat model's ``ainvoke`` (tokens still stream)."""
         return await self._arun(self.answer_steps(request))
-
-
-__all__ = [
-    "HISTORY_WINDOW",
-    "ChatModelAssistant",
-    "with_request_timeout",
-]

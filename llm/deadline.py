@@ -39,6 +39,3 @@ def bound(timeout: float | None) -> float | None:
         return timeout
     left = max(left, 0.0)
     return left if timeout is None else min(timeout, left)
-
-
-__all__ = ["bound", "check", "remaining"]

@@ -149,15 +149,3 @@ def default_assistant(
     label = f"{name} at {url}" if url else f"OpenAI {name}"
     logger.info("using chat model %s (timeout %gs, %d retries)", label, seconds, retries)
     return ChatModelAssistant(chat, max_retries=retries, timeout=seconds, label=label)
-
-
-__all__ = [
-    "DEFAULT_MAX_RETRIES",
-    "DEFAULT_MODEL",
-    "DEFAULT_TIMEOUT",
-    "ENV_MAX_RETRIES",
-    "ENV_TIMEOUT",
-    "default_assistant",
-    "llm_max_retries",
-    "llm_timeout",
-]

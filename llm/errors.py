@@ -52,12 +52,3 @@ class RunDeadlineError(LlmError):
     The run stops before its next model call (or instead of waiting for a retry
     it has no time for); the thread keeps its last completed step.
     """
-
-
-__all__ = [
-    "LlmBrokenReplyError",
-    "LlmError",
-    "LlmRequestError",
-    "LlmUnavailableError",
-    "RunDeadlineError",
-]

@@ -129,15 +129,3 @@ def retry_after(exc: BaseException) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(when.timestamp() - time.time(), 0.0)
-
-
-__all__ = [
-    "Failure",
-    "classify",
-    "describe",
-    "is_broken_reply",
-    "is_length_stop",
-    "is_transient",
-    "retry_after",
-    "status_code",
-]

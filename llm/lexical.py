@@ -130,20 +130,3 @@ def detect_language(text: str, default: str = "en") -> str:
     platform checks a model's language tag with (T10).
     """
     return guess_language(text).leaning(default)
-
-
-__all__ = [
-    "FOLLOWUP_OPENERS",
-    "GREETINGS",
-    "QUESTION_WORDS",
-    "ROUTING_STOPWORDS",
-    "content_words",
-    "detect_language",
-    "fold",
-    "is_stopword",
-    "matches",
-    "related",
-    "stem",
-    "weekday",
-    "words",
-]

@@ -295,6 +295,3 @@ class OfflineAssistant(LlmAssistant):
         return ContextVerdict(
             sufficient=False, missing=tuple(template.format(word=w) for w in uncovered)
         )
-
-
-__all__ = ["OFFLINE_LABEL", "OfflineAssistant", "resolve_followup"]

@@ -194,6 +194,3 @@ def extract_request(text: str, model: type[BaseModel]) -> dict[str, Any] | None:
         return model.model_validate(values).model_dump(mode="json")
     except ValidationError:
         return None
-
-
-__all__ = ["OFFLINE_HINTS", "extract_request"]

@@ -241,6 +241,3 @@ def decide(scores: dict[str, ToolScore], rule: RoutingRule) -> set[str]:
         routed.append(name)
         covered.update(found.hits)
     return set(routed)
-
-
-__all__ = ["RoutingRule", "ToolScore", "decide", "score_tools", "vocabulary", "word_matches"]

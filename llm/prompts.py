@@ -157,26 +157,6 @@ def read_passage_system(*, language: str, passage: str) -> str:
     return READ_PASSAGE_PROMPT.format(language=language, passage=passage or NO_CONTEXT)
 
 
-__all__ = [
-    "ANSWER_PROMPT",
-    "DECOMPOSITION_PROMPT",
-    "EXTRACTION_SYSTEM_PROMPT",
-    "FUSED_ROUTING_PROMPT",
-    "GATEKEEPER_PROMPT",
-    "NORMALIZE_PROMPT",
-    "READ_PASSAGE_PROMPT",
-    "ROUTING_PROMPT",
-    "answer_system",
-    "decomposition_system",
-    "fill_extraction_prompt",
-    "fused_routing_system",
-    "gatekeeper_system",
-    "language_name",
-    "normalize_system",
-    "read_passage_system",
-    "routing_system",
-]
-
 JSON_MODE_SCHEMA_PROMPT = (
     "Reply with one JSON object and nothing else. It must match this JSON schema "
     "(use the property names exactly as written):\n{schema}"
@@ -187,6 +167,3 @@ JSON_MODE_SCHEMA_PROMPT = (
 def json_mode_schema(*, schema: str) -> str:
     """The system message that describes the reply's JSON schema in ``json_mode``."""
     return JSON_MODE_SCHEMA_PROMPT.format(schema=schema)
-
-
-__all__ += ["JSON_MODE_SCHEMA_PROMPT", "json_mode_schema"]

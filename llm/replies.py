@@ -207,15 +207,3 @@ def decomposition_block(schemas: Sequence[DecompositionSchema]) -> str:
     """The decomposition prompt's coordinator list: name and what to fill."""
     lines = [f"- {s.name}: {s.instruction or s.model.__doc__ or ''}".rstrip() for s in schemas]
     return "\n".join(lines)
-
-
-__all__ = [
-    "GatekeeperReply",
-    "NormalizedReply",
-    "ToolVerdict",
-    "decomposition_block",
-    "decomposition_schema",
-    "offered_tools",
-    "routing_schema",
-    "tools_block",
-]

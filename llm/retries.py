@@ -209,14 +209,3 @@ def require_finish_reason(what: str) -> Callable[[Any], None]:
             )
 
     return accept
-
-
-__all__ = [
-    "LlmRetryPolicy",
-    "call_config",
-    "finish_reason",
-    "invocation",
-    "is_openai_compatible",
-    "require_finish_reason",
-    "retrying",
-]

@@ -351,6 +351,3 @@ def structured_steps(
             return None
         invalid_retried = True
         logger.warning("%s: structured reply did not validate (%s), asking again", what, problem)
-
-
-__all__ = ["MODES", "Bound", "Mode", "StructuredOutput", "structured_steps"]

@@ -49,6 +49,3 @@ def _tokens(node: Any, defs: dict[str, Any], depth: int) -> int:
         limit = node.get("maxLength")
         return int(limit) // 3 + 4 if isinstance(limit, int) else 60
     return 6
-
-
-__all__ = ["MAX_STRUCTURED_TOKENS", "MIN_STRUCTURED_TOKENS", "token_budget"]

@@ -136,14 +136,3 @@ def parse_results(value: Any, pending: ClientCalls) -> dict[str, ClientToolOutco
             )
         parsed[call_id] = ClientToolOutcome(call_id=call_id, output=output, error=error)
     return parsed
-
-
-__all__ = [
-    "CLIENT_TOOL_CALLS",
-    "CLIENT_TOOL_RESULTS",
-    "ClientToolCall",
-    "ClientToolCallPayload",
-    "ClientToolOutcome",
-    "ClientToolResultError",
-    "parse_results",
-]

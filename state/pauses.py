@@ -219,24 +219,3 @@ def pause_of(values: Mapping[str, Any]) -> Pause | None:
     """The pending pause of a state's values, if any."""
     pause = values.get("pause")
     return pause if isinstance(pause, Pause) else None  # every kind of the union
-
-
-__all__ = [
-    "PAUSE_TYPES",
-    "PAUSE_VERSION",
-    "Awaiting",
-    "Clarification",
-    "ClarificationPayload",
-    "ClientCalls",
-    "ClientToolCallsPayload",
-    "Pause",
-    "PauseKind",
-    "PausePayload",
-    "awaiting",
-    "clarification_of",
-    "describe",
-    "is_pause_payload",
-    "pause_of",
-    "pause_payloads",
-    "payload_of",
-]

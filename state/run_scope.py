@@ -247,20 +247,3 @@ async def aiterate_in(scope: RunScope, items: AsyncIterable[T]) -> AsyncIterator
         aclose = getattr(iterator, "aclose", None)
         if aclose is not None:
             await _InContext(aclose(), context)
-
-
-__all__ = [
-    "MIN_SECRET_CHARS",
-    "Deadline",
-    "ProgressSink",
-    "RunScope",
-    "aiterate_in",
-    "current_scope",
-    "iterate_in",
-    "progress_sink",
-    "run_deadline",
-    "run_secrets",
-    "scoped",
-    "secret_pattern",
-    "with_secrets",
-]

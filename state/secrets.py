@@ -33,7 +33,12 @@ import traceback
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Protocol, runtime_checkable
 
-from toolweave.state.run_scope import MIN_SECRET_CHARS, secret_pattern
+from toolweave.state.run_scope import (
+    MIN_SECRET_CHARS as MIN_SECRET_CHARS,
+)
+from toolweave.state.run_scope import (
+    secret_pattern,
+)
 
 REDACTED = "[redacted]"
 """What a secret is replaced with."""
@@ -164,17 +169,3 @@ def _redact_library_records() -> None:
 
 
 _redact_library_records()
-
-
-__all__ = [
-    "LIBRARY_LOGGER",
-    "MIN_SECRET_CHARS",
-    "REDACTED",
-    "HoldsSecrets",
-    "RedactingFilter",
-    "is_secret_key",
-    "redact",
-    "scrub_record",
-    "secret_values",
-    "secrets_of",
-]

@@ -10,7 +10,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from toolweave import build_graph
 from toolweave.state.serde import checkpoint_serde
 from toolweave.testing import FunctionAssistant
-from toolweave.tools.ai import AiTool, AiToolBuilder, AiToolScope, as_chatbot_tools
+from toolweave.tools.ai.base import AiTool, AiToolBuilder, AiToolScope
+from toolweave.tools.ai.orchestration import as_chatbot_tools
 
 EXAMPLE_SCHEMA = json.dumps(
     {

@@ -26,8 +26,10 @@ from toolweave.client_tools import (
     run_with_client_tools,
 )
 from toolweave.persistence import open_checkpointer
-from toolweave.tools.ai import AiToolRegistry, AiToolScope, as_chatbot_tools
+from toolweave.tools.ai.base import AiToolScope
 from toolweave.tools.ai.langchain import as_langchain_tools
+from toolweave.tools.ai.orchestration import as_chatbot_tools
+from toolweave.tools.ai.registry import AiToolRegistry
 from toolweave.tools.plugins import PLUGIN_GROUP, discover_plugins, register_plugins
 from toolweave.tools.registry import ToolRegistry
 

@@ -16,16 +16,16 @@ from toolweave.client_tools import pending_client_calls, resume_client_tools
 from toolweave.graph.context import RunContext
 from toolweave.state.client_calls import ClientToolResultError
 from toolweave.state.errors import ConfigurationError, InvalidRequestError, NothingPendingError
-from toolweave.tools.ai import (
+from toolweave.tools.ai.base import (
     AiTool,
     AiToolBuilder,
     AiToolDefinitionError,
-    AiToolRegistry,
     AiToolScope,
-    check_input,
     define_tool,
 )
+from toolweave.tools.ai.inputs import check_input
 from toolweave.tools.ai.prompts import EXTRACTION_INSTRUCTION, INPUT_RETRY_PROMPT
+from toolweave.tools.ai.registry import AiToolRegistry
 
 
 class Partial(AiTool):

@@ -11,8 +11,7 @@ from langchain_core.tools import StructuredTool
 from pydantic import BaseModel, ValidationError
 
 from toolweave.adapters.langchain import from_langchain_tool, optional_request_model
-from toolweave.tools.ai import AiTool, AiToolBuilder
-from toolweave.tools.ai.base import AiToolScope, define_tool
+from toolweave.tools.ai.base import AiTool, AiToolBuilder, AiToolScope, define_tool
 from toolweave.tools.ai.inputs import input_text, request_model
 from toolweave.tools.json_schema import model_from_schema
 

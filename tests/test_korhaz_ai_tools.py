@@ -13,7 +13,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from toolweave import ClientToolRegistry, OfflineAssistant, build_graph, run_with_client_tools
 from toolweave.domains import load_domain
 from toolweave.state.serde import checkpoint_serde
-from toolweave.tools.ai import AiToolScope, ai_definitions, client_scripts
+from toolweave.tools.ai.base import AiToolScope
+from toolweave.tools.ai.orchestration import ai_definitions, client_scripts
 from toolweave_korhaz.ai_tools import CheckAppointmentSlotsTool, FormatDateTool
 
 QUESTION = "Szeretnék időpontot kérni a kardiológiára hétfőre"

@@ -14,8 +14,8 @@ from toolweave.llm.errors import LlmRequestError, LlmUnavailableError
 from toolweave.llm.passthrough import ANSWER_TAG
 from toolweave.llm.port import AnswerRequest
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
-from toolweave.state import AGENT_COORDINATOR_MARKER
 from toolweave.state.documents import UniqueTextDocument
+from toolweave.state.marker import AGENT_COORDINATOR_MARKER
 from toolweave.testing import ScriptedChatModel
 from toolweave.tools.base import ChatbotTool
 

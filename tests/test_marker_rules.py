@@ -18,7 +18,7 @@ from toolweave import (
     extract_coordinator_task,
     is_coordinator_requested,
 )
-from toolweave.state import execution_text
+from toolweave.state.task import execution_text
 from toolweave.testing import FunctionAssistant
 
 no_marker = st.text().filter(lambda s: AGENT_COORDINATOR_MARKER not in s)

@@ -42,7 +42,7 @@ from toolweave.state.pauses import (
     describe,
     payload_of,
 )
-from toolweave.tools.ai import AiToolScope
+from toolweave.tools.ai.base import AiToolScope
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -8,7 +8,7 @@ from langchain_core.messages import HumanMessage
 from support import graph_of, make_tool
 
 from toolweave import EVENT_VERSION, RoutedEvent, ToolCallContext, ToolResult
-from toolweave.tools import ProgressEmitter, progress_text
+from toolweave.tools.progress import ProgressEmitter, progress_text
 
 
 def _progress_tool(event: str = "FETCHING_DATA") -> Any:

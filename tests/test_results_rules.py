@@ -8,7 +8,7 @@ from support import Calls, ScriptedCoordinator, ask, doc, graph_of, make_tool
 
 from toolweave import TaskInfo, ToolCallContext, ToolResult
 from toolweave.llm.passthrough import split_for_streaming
-from toolweave.state import merge_documents
+from toolweave.state.documents import merge_documents
 from toolweave.testing import FunctionAssistant
 
 

@@ -16,7 +16,8 @@ from support import ScriptedCoordinator, ask, doc, graph_of, make_tool
 
 from toolweave import LedgerEntry, PromptAndContext, TaskInfo, ToolResult, UniqueTextDocument
 from toolweave.graph.stored_state import stored_values
-from toolweave.state import TaskNode, checkpoint_allowlist, checkpoint_serde
+from toolweave.state.serde import checkpoint_allowlist, checkpoint_serde
+from toolweave.state.task import TaskNode
 
 
 def _run_tree(path: Path) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from toolweave import (
     build_graph,
 )
 from toolweave.testing import FunctionAssistant
-from toolweave.tools import check_gates, system_allows
+from toolweave.tools.eligibility import check_gates, system_allows
 
 
 def test_T1_last_registered_wins_with_warning_naming_both(caplog: pytest.LogCaptureFixture):

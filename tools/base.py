@@ -210,18 +210,3 @@ class ChatbotTool(Generic[RequestT]):
 
 PriorContext = Mapping[str, Sequence[PromptAndContext]]
 """A snapshot of the context buffer, keyed ``"task_no:tool_name"`` (B2)."""
-
-__all__ = [
-    "ALL",
-    "AnswerStreamer",
-    "AsyncAnswerStreamer",
-    "ChatbotTool",
-    "EligibleSystem",
-    "EmptyRequest",
-    "PriorContext",
-    "RequestT",
-    "Systems",
-    "ToolCallContext",
-    "overrides",
-    "run_blocking",
-]

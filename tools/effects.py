@@ -157,17 +157,3 @@ class _Stepper(Generic[R]):
         except StopIteration as stop:
             self.effect = None
             self.value = stop.value
-
-
-__all__ = [
-    "Call",
-    "Effect",
-    "Sleep",
-    "Steps",
-    "adrive",
-    "blocking",
-    "call",
-    "drive",
-    "perform",
-    "sleep",
-]

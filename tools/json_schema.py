@@ -189,6 +189,3 @@ class _Builder:
         finally:
             self.resolving.discard(ref)
         return self.refs[ref]
-
-
-__all__ = ["annotation_of", "field_identifier", "model_from_schema"]

@@ -117,16 +117,3 @@ def detect_language(text: str) -> LanguageGuess:
     elif english >= needed and english >= 2 * hungarian:
         lang = "en"
     return LanguageGuess(lang, hungarian, english)
-
-
-__all__ = [
-    "ENGLISH_CUES",
-    "ENGLISH_WORDS",
-    "HUNGARIAN_CUES",
-    "HUNGARIAN_WORDS",
-    "MIN_EVIDENCE",
-    "WEEKDAYS_EN",
-    "WEEKDAY_PREFIXES",
-    "LanguageGuess",
-    "detect_language",
-]

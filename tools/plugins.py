@@ -130,15 +130,3 @@ def register_plugins(
         if ai_tools is not None:
             for ai_tool in plugin.ai_tools:
                 ai_tools.register(ai_tool, source=f"plugin {plugin.name}")
-
-
-__all__ = [
-    "PLUGIN_GROUP",
-    "DiscoveredPlugin",
-    "Plugin",
-    "PluginLoadError",
-    "discover_plugins",
-    "load_order",
-    "load_plugin",
-    "register_plugins",
-]

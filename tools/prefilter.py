@@ -296,14 +296,3 @@ def _unit(vector: Sequence[float]) -> list[float]:
 
 def _dot(left: Sequence[float], right: Sequence[float]) -> float:
     return sum(a * b for a, b in zip(left, right, strict=False))
-
-
-__all__ = [
-    "CandidateIndex",
-    "Prefiltered",
-    "RankedTool",
-    "ordinal",
-    "prefilter",
-    "query_words",
-    "tool_text",
-]

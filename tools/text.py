@@ -200,28 +200,3 @@ def sections(text: str) -> list[tuple[str, str]]:
 def split_sentences(text: str) -> list[str]:
     """Split page text into sentences (markdown headings are not sentences)."""
     return [sentence for _, sentence in sections(text)]
-
-
-__all__ = [
-    "ABBREVIATIONS",
-    "FUNCTION_WORDS_EN",
-    "FUNCTION_WORDS_HU",
-    "GREETINGS_EN",
-    "GREETINGS_HU",
-    "LANGUAGES",
-    "PARTICLES_HU",
-    "QUERY_STOPWORDS",
-    "STOPWORDS",
-    "STOPWORDS_EN",
-    "STOPWORDS_HU",
-    "TOKEN",
-    "fold",
-    "heading",
-    "line_sentences",
-    "sections",
-    "split_sentences",
-    "stem",
-    "stems",
-    "strip_markup",
-    "words",
-]

@@ -17,16 +17,15 @@ from toolweave.client_tools import (
     run_remote_with_client_tools as run_remote_with_client_tools,
     run_with_client_tools as run_with_client_tools,
 )
-from toolweave.coordinators import (
+from toolweave.coordinators.base import (
     AgentCoordinator as AgentCoordinator,
     CompletedSoFar as CompletedSoFar,
     DecomposingCoordinator as DecomposingCoordinator,
     SubtaskDecision as SubtaskDecision,
 )
-from toolweave.graph import (
-    Limits as Limits,
-    RunContext as RunContext,
-    ToolweaveGraph as ToolweaveGraph,
+from toolweave.graph.context import Limits as Limits, RunContext as RunContext
+from toolweave.graph.compiled import ToolweaveGraph as ToolweaveGraph
+from toolweave.graph.builder import (
     build_graph as build_graph,
     create_state_graph as create_state_graph,
 )
@@ -79,24 +78,23 @@ from toolweave.persistence import (
 from toolweave.run_ledger import (
     explain as explain,
 )
-from toolweave.state import (
+from toolweave.state.marker import (
     AGENT_COORDINATOR_MARKER as AGENT_COORDINATOR_MARKER,
-    Clarification as Clarification,
-    GraphState as GraphState,
-    InputState as InputState,
-    LedgerEntry as LedgerEntry,
-    LedgerKind as LedgerKind,
-    OutputState as OutputState,
-    PromptAndContext as PromptAndContext,
-    ResultMode as ResultMode,
-    TaskInfo as TaskInfo,
-    ToolResult as ToolResult,
-    UniqueTextDocument as UniqueTextDocument,
-    checkpoint_serde as checkpoint_serde,
     extract_coordinator_original as extract_coordinator_original,
     extract_coordinator_task as extract_coordinator_task,
     is_coordinator_requested as is_coordinator_requested,
 )
+from toolweave.state.pauses import Clarification as Clarification
+from toolweave.state.graph_state import (
+    GraphState as GraphState,
+    InputState as InputState,
+    OutputState as OutputState,
+)
+from toolweave.state.ledger import LedgerEntry as LedgerEntry, LedgerKind as LedgerKind
+from toolweave.state.task import PromptAndContext as PromptAndContext, TaskInfo as TaskInfo
+from toolweave.state.results import ResultMode as ResultMode, ToolResult as ToolResult
+from toolweave.state.documents import UniqueTextDocument as UniqueTextDocument
+from toolweave.state.serde import checkpoint_serde as checkpoint_serde
 from toolweave.state.client_calls import (
     ClientToolResultError as ClientToolResultError,
 )
@@ -132,29 +130,33 @@ from toolweave.state.pauses import (
 from toolweave.state.secrets import (
     RedactingFilter as RedactingFilter,
 )
-from toolweave.tools import (
+from toolweave.tools.base import (
     ALL as ALL,
     ChatbotTool as ChatbotTool,
+    EmptyRequest as EmptyRequest,
+    PriorContext as PriorContext,
+    ToolCallContext as ToolCallContext,
+)
+from toolweave.tools.consumers import (
     ClarifiableContextConsumerTool as ClarifiableContextConsumerTool,
     ClarifiableTool as ClarifiableTool,
     ContextConsumerTool as ContextConsumerTool,
-    Domain as Domain,
-    EmptyRequest as EmptyRequest,
-    PriorContext as PriorContext,
+)
+from toolweave.tools.domain import Domain as Domain
+from toolweave.tools.progress import (
     ProgressEmitter as ProgressEmitter,
-    ToolCallContext as ToolCallContext,
-    ToolRegistry as ToolRegistry,
     tool_progress_emitter as tool_progress_emitter,
 )
-from toolweave.tools.ai import (
+from toolweave.tools.registry import ToolRegistry as ToolRegistry
+from toolweave.tools.ai.base import (
     AiTool as AiTool,
     AiToolBuilder as AiToolBuilder,
     AiToolDefinitionError as AiToolDefinitionError,
-    AiToolRegistry as AiToolRegistry,
     AiToolScope as AiToolScope,
     ai_tool_script as ai_tool_script,
-    as_chatbot_tools as as_chatbot_tools,
 )
+from toolweave.tools.ai.registry import AiToolRegistry as AiToolRegistry
+from toolweave.tools.ai.orchestration import as_chatbot_tools as as_chatbot_tools
 from toolweave.tools.ai.langchain import (
     as_langchain_tools as as_langchain_tools,
 )

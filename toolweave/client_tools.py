@@ -30,7 +30,13 @@ from langgraph.types import Command, Interrupt
 
 from toolweave.graph.langgraph_private import INTERRUPT
 from toolweave.pauses import client_answers
-from toolweave.state.client_calls import CLIENT_TOOL_RESULTS, ClientToolResultError, parse_results
+from toolweave.state.client_calls import (
+    CLIENT_TOOL_RESULTS,
+    parse_results,
+)
+from toolweave.state.client_calls import (
+    ClientToolResultError as ClientToolResultError,
+)
 from toolweave.state.errors import (
     InvalidRequestError,
     NothingPendingError,
@@ -334,17 +340,3 @@ def resume_client_tools(
     if isinstance(stored, ClientCalls):
         parse_results(value, stored)
     return graph.invoke(Command(resume=value), config, **kwargs)
-
-
-__all__ = [
-    "ClientToolFn",
-    "ClientToolLoopError",
-    "ClientToolRegistry",
-    "ClientToolResultError",
-    "arun_with_client_tools",
-    "is_client_tool_request",
-    "pending_client_calls",
-    "resume_client_tools",
-    "run_remote_with_client_tools",
-    "run_with_client_tools",
-]

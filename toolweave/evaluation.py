@@ -37,7 +37,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
-from toolweave.graph import build_graph
+from toolweave.graph.builder import build_graph
 from toolweave.llm.port import LlmAssistant
 from toolweave.pauses import eval_label
 from toolweave.state.errors import InvalidRequestError, ToolweaveError
@@ -464,17 +464,3 @@ def report_table(report: EvalReport) -> list[str]:
             f"| {expected} | {routed} |"
         )
     return lines
-
-
-__all__ = [
-    "CaseResult",
-    "EvalReport",
-    "GoldenCase",
-    "ToolScore",
-    "evaluate",
-    "load_golden",
-    "parse_case",
-    "percent",
-    "report_table",
-    "run_case",
-]

@@ -101,17 +101,3 @@ def first_pause(values: Any) -> PausePayload | None:
         if is_pause_payload(value):
             return value
     return None
-
-
-__all__ = [
-    "CLARIFICATION_NEEDED",
-    "CLIENT_TOOLS_NEEDED",
-    "PageHandling",
-    "agent_tool_text",
-    "cli_prompt",
-    "client_answers",
-    "eval_label",
-    "first_pause",
-    "page_handling",
-    "page_pauses",
-]

@@ -83,6 +83,3 @@ def explain(
     """
     ledger = as_ledger(_values(source, thread).get("ledger") or [])
     return ledger if tool is None else entries_about(ledger, tool)
-
-
-__all__ = ["as_ledger", "explain"]

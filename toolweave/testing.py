@@ -416,6 +416,3 @@ class ScriptedChatModel(BaseChatModel):
             if run_manager is not None and chunk.text:
                 await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
             yield chunk
-
-
-__all__ = ["FunctionAssistant", "RecordedCall", "ScriptItem", "ScriptedChatModel", "context_answer"]

@@ -286,15 +286,3 @@ def _check_script(shown: str, package: str, script: Any) -> None:
         raise AiToolDefinitionError(
             shown, "client_script", f"{script!r} is not a file of package {package!r}"
         )
-
-
-__all__ = [
-    "AiTool",
-    "AiToolBuilder",
-    "AiToolDefinition",
-    "AiToolDefinitionError",
-    "AiToolScope",
-    "ai_tool_script",
-    "define_tool",
-    "execution",
-]

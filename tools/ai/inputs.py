@@ -130,6 +130,3 @@ def input_text(definition: AiToolDefinition, request: BaseModel | dict[str, Any]
     if _wraps_whole_value(definition.input_json_schema):
         data = data.get("input") if isinstance(data, dict) else data
     return json.dumps(data, ensure_ascii=False)
-
-
-__all__ = ["InputCheck", "check_input", "input_text", "request_model"]

@@ -167,6 +167,3 @@ def as_langchain_tools(
         )
         for entry in registry
     ]
-
-
-__all__ = ["AiLangChainTool", "as_langchain_tools"]

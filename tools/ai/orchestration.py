@@ -87,12 +87,3 @@ def client_scripts(tools: Iterable[Any]) -> dict[str, str]:
         if source is not None:
             scripts[definition.id] = source
     return scripts
-
-
-__all__ = [
-    "AiChatbotTool",
-    "ai_definitions",
-    "as_chatbot_tool",
-    "as_chatbot_tools",
-    "client_scripts",
-]

@@ -14,5 +14,3 @@ INPUT_RETRY_PROMPT = """
 Your previous input for this tool was rejected: {error}
 Fill the fields again so that they match what the tool expects."""
 """Appended to the extraction prompt when the input did not validate (W2); placeholder ``error``."""
-
-__all__ = ["EXTRACTION_INSTRUCTION", "INPUT_RETRY_PROMPT"]

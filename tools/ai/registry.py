@@ -70,6 +70,3 @@ class AiToolRegistry(KeyedRegistry[RegisteredAiTool]):
     def ids(self) -> list[str]:
         """Registered ids, in registration order."""
         return list(self._tools)
-
-
-__all__ = ["AiToolRegistry", "RegisteredAiTool"]

@@ -122,6 +122,3 @@ def cached_store(
     if cache_dir is not None:
         _save(store, path, name)
     return store
-
-
-__all__ = ["cache_path", "cached_store", "index_key"]

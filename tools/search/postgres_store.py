@@ -419,6 +419,3 @@ def _headings(doc: SourceDocument) -> dict[tuple[int, int], str]:
         for number, (heading, _sentence) in enumerate(sections(text), start=1):
             headings[(page_no, number)] = f"{doc.name} {heading}".strip()
     return headings
-
-
-__all__ = ["PostgresDocumentStore"]

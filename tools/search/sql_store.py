@@ -269,6 +269,3 @@ class SqlDocumentStore(PageGraphStore):
 
     def __len__(self) -> int:
         return int(self._read(DOCUMENT_COUNT)[0][0])
-
-
-__all__ = ["COVERAGE_WEIGHT", "CandidateRow", "SqlDialect", "SqlDocumentStore"]

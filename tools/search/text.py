@@ -16,12 +16,20 @@ from functools import lru_cache
 
 from toolweave.tools.text import (
     QUERY_STOPWORDS,
-    fold,
-    sections,
-    split_sentences,
     stem,
     stems,
-    words,
+)
+from toolweave.tools.text import (
+    fold as fold,
+)
+from toolweave.tools.text import (
+    sections as sections,
+)
+from toolweave.tools.text import (
+    split_sentences as split_sentences,
+)
+from toolweave.tools.text import (
+    words as words,
 )
 
 PREFIX_LENGTH = 6
@@ -160,24 +168,3 @@ def content_words(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]
 def match_expression(text: str) -> str | None:
     """The FTS5 ``MATCH`` expression for user text (see :meth:`Query.expression`)."""
     return parse_query(text).expression()
-
-
-__all__ = [
-    "MIN_PREFIX",
-    "PREFIX_LENGTH",
-    "STOPWORDS",
-    "Query",
-    "QueryWord",
-    "all_of",
-    "any_of",
-    "content_words",
-    "fold",
-    "index_terms",
-    "match_expression",
-    "parse_query",
-    "sections",
-    "split_sentences",
-    "stopword_set",
-    "word_terms",
-    "words",
-]

@@ -376,19 +376,3 @@ def answer_chain(graph: Runnable[Any, Any]) -> Runnable[str, str]:
     )
     to_answer: Runnable[Any, str] = RunnableLambda(lambda state: str(state.get("answer") or ""))
     return cast(Runnable[str, str], to_input | with_values_stream(graph) | to_answer)
-
-
-__all__ = [
-    "AgentQuestion",
-    "LangChainChatbotTool",
-    "ThreadPolicy",
-    "answer_chain",
-    "answer_with_sources",
-    "as_agent_tool",
-    "documents_of",
-    "from_langchain_tool",
-    "optional_request_model",
-    "result_text",
-    "to_langchain_tool",
-    "with_values_stream",
-]

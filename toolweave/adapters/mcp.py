@@ -76,6 +76,3 @@ def load_mcp_tools(
 ) -> list[ChatbotTool[BaseModel]]:
     """Sync :func:`aload_mcp_tools`, for scripts and notebooks outside an event loop."""
     return asyncio.run(aload_mcp_tools(connections, **options))
-
-
-__all__ = ["McpToolOptions", "aload_mcp_tools", "load_mcp_tools"]

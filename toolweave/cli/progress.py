@@ -40,6 +40,3 @@ class ProgressBar:
         line = f"\r{self.label} [{bar}] {done}/{total} {note[:30]:<30}"
         self.stream.write(line + ("\n" if done >= total else ""))
         self.stream.flush()
-
-
-__all__ = ["ProgressBar"]

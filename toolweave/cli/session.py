@@ -22,8 +22,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
 
 from toolweave.cli.render import progress_line
-from toolweave.graph import Limits, build_graph
-from toolweave.graph.builder import create_state_graph
+from toolweave.graph.builder import build_graph, create_state_graph
+from toolweave.graph.context import Limits
 from toolweave.graph.stored_state import stored_values
 from toolweave.graph.threads import (
     ThreadStatus,

@@ -220,15 +220,3 @@ def golden_file(name: str | None = None) -> Path | None:
     key = _default_of(installed, None, None) if name is None else name.strip()
     path = installed.golden_files.get(key)
     return path if path is not None and path.is_file() else None
-
-
-__all__ = [
-    "NO_DOMAIN_HINT",
-    "DomainBundle",
-    "NoDomainInstalledError",
-    "available_domains",
-    "default_domain",
-    "golden_file",
-    "installed_domains",
-    "load_domain",
-]

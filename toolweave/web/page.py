@@ -25,7 +25,7 @@ from starlette.staticfiles import StaticFiles
 
 from toolweave.pauses import page_pauses
 from toolweave.state.errors import ConfigurationError
-from toolweave.tools.ai import client_scripts
+from toolweave.tools.ai.orchestration import client_scripts
 
 STATIC_DIR = Path(str(files("toolweave.web") / "static"))
 """The page's static files, shipped as package data."""

@@ -16,7 +16,7 @@ import datetime as dt
 import json
 from functools import cache
 
-from toolweave.tools.ai import AiTool, AiToolBuilder, AiToolScope, ai_tool_script
+from toolweave import AiTool, AiToolBuilder, AiToolScope, ai_tool_script
 from toolweave_korhaz.departments import (
     WEEKDAYS,
     departments,

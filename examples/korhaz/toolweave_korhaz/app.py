@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from starlette.applications import Starlette
 
-from toolweave.tools.ai import as_chatbot_tools
+from toolweave import as_chatbot_tools
 from toolweave.web.page import ChatPage, client_scripts_for, create_app
 from toolweave_korhaz.ai_tools import korhaz_ai_tools
 from toolweave_korhaz.chat_page import appointment_panel

@@ -21,7 +21,7 @@ GOLDEN_FILE = Path(__file__).with_name("golden.jsonl")
 
 def load() -> tuple[Domain, list[ChatbotTool[Any]]]:
     """The ``korhaz`` domain and its tools, its AI tools among them as chatbot tools (W6 a)."""
-    from toolweave.tools.ai import as_chatbot_tools
+    from toolweave import as_chatbot_tools
     from toolweave_korhaz import korhaz_domain, korhaz_tools
     from toolweave_korhaz.ai_tools import korhaz_ai_tools
 

@@ -11,7 +11,7 @@ it needs no secret.
 
 from __future__ import annotations
 
-from toolweave.graph import ToolweaveGraph, build_graph
+from toolweave import ToolweaveGraph, build_graph
 from toolweave_korhaz.plugin import load
 
 graph: ToolweaveGraph = build_graph(*load(), name="korhaz")

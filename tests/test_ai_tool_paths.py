@@ -87,7 +87,7 @@ def test_W3_W4_pause_is_durable_and_resumed_from_another_process_nothing_repeate
         sys.path.insert(0, {str(ROOT / "tests")!r})
         from ai_support import ExampleTool, example_graph, config
         from toolweave.persistence import open_checkpointer
-        from toolweave.tools.ai import AiToolScope
+        from toolweave.tools.ai.base import AiToolScope
 
         def extract(text, tool):
             with open({str(log)!r}, "a") as f:
@@ -176,7 +176,7 @@ def _write_plugin_dist(root: Path) -> None:
         textwrap.dedent(
             """
             import json
-            from toolweave.tools.ai import AiTool, AiToolScope
+            from toolweave.tools.ai.base import AiTool, AiToolScope
             from toolweave.tools.plugins import Plugin
 
             class Echo(AiTool):

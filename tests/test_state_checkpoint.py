@@ -78,7 +78,8 @@ def test_state_loads_in_a_fresh_process(tmp_path: Path):
         import sqlite3
         from langgraph.checkpoint.sqlite import SqliteSaver
         from toolweave.graph.stored_state import stored_values
-        from toolweave.state import TaskNode, TaskInfo, checkpoint_serde
+        from toolweave.state.serde import checkpoint_serde
+        from toolweave.state.task import TaskInfo, TaskNode
         saver = SqliteSaver(sqlite3.connect({str(path)!r}), serde=checkpoint_serde())
         v = stored_values(saver, {{"configurable": {{"thread_id": "rt"}}}})
         assert isinstance(v["tasks"]["1.1"], TaskNode), type(v["tasks"]["1.1"])

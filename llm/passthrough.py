@@ -152,8 +152,3 @@ async def astream_message(
     else:
         message = await _PASSTHROUGH.ainvoke([HumanMessage(content="")], config, chunks=chunks)
     return AIMessage(content=message.text, id=message.id)
-
-
-def stream_text(chunks: Iterable[str] | str, *, run_name: str = "answer") -> str:
-    """Like :func:`stream_message`, returning only the text."""
-    return stream_message(chunks, run_name=run_name).text

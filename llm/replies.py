@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 import weakref
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -55,10 +54,6 @@ class GatekeeperReply(BaseModel):  # D1
 
     sufficient: bool = Field(description="True when the context answers the question precisely.")
     missing: list[str] = Field(description="Missing information, one short question each.")
-
-
-def _camel(name: str) -> str:
-    return "".join(part.capitalize() for part in re.split(r"[^0-9A-Za-z]+", name) if part)
 
 
 def _strip(schema: Any, *, keep_descriptions: bool) -> None:

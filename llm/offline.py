@@ -40,9 +40,6 @@ from toolweave.tools import text as kit
 from toolweave.tools.registry import AnyTool
 
 OFFLINE_LABEL = "offline model (no LLM: lexical routing, extractive answers)"
-"""Sentence ends; not after a digit, so "2. emelet" (2nd floor) stays whole."""
-
-
 _TEXTS = {
     "en": {
         "none": "I found no information about this in the available sources.",

@@ -95,22 +95,15 @@ class _CompactRouting(BaseModel):
         texts = _SCHEMA_TEXT.setdefault(cls, {})
         text = texts.get(key)
         if text is None:
-            text = texts[key] = json.dumps(cls._compact_schema(*args, **kwargs))
-        schema: dict[str, Any] = json.loads(text)
-        return schema
-
-    @classmethod
-    def _compact_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        schema = super().model_json_schema(*args, **kwargs)
-        title = schema.get("title")
-        for definition in schema.get("$defs", {}).values():
-            definition.pop("description", None)  # request models' docstrings: developer text
-            _strip(definition, keep_descriptions=True)
-        for sub in schema.get("properties", {}).values():
-            _strip(sub, keep_descriptions=False)
-        if title is not None:
-            schema["title"] = title  # the function / schema name
-        return schema
+            schema = super().model_json_schema(*args, **kwargs)
+            for definition in schema.get("$defs", {}).values():
+                definition.pop("description", None)  # request models' docstrings: developer text
+                _strip(definition, keep_descriptions=True)
+            for sub in schema.get("properties", {}).values():
+                _strip(sub, keep_descriptions=False)
+            text = texts[key] = json.dumps(schema)  # the top title (the function name) stays
+        copy: dict[str, Any] = json.loads(text)
+        return copy
 
 
 _SCHEMA_TEXT: weakref.WeakKeyDictionary[type[BaseModel], dict[Any, str]] = (

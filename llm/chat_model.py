@@ -206,8 +206,9 @@ class ChatModelAssistant(LlmAssistant):
         return self._secrets
 
     def _structured(
-        self, schema: type[BaseModel], messages: list[BaseMessage], what: str
+        self, schema: type[BaseModel], system: str, human: str, what: str
     ) -> Steps[Any]:
+        messages = [SystemMessage(content=system), HumanMessage(content=human)]
         return structured_steps(self.structured, schema, messages, policy=self.policy, what=what)
 
     # -- normalize (A1, T10) --------------------------------------------------------------
@@ -219,9 +220,8 @@ class ChatModelAssistant(LlmAssistant):
         system = prompts.normalize_system(
             history=format_history(history, self.history_window), default_lang=default_lang
         )
-        messages: list[BaseMessage] = [SystemMessage(content=system), HumanMessage(content=message)]
         reply: NormalizedReply | None = yield from self._structured(
-            NormalizedReply, messages, "normalize"
+            NormalizedReply, system, message, "normalize"
         )
         if reply is None or not reply.question.strip():
             return Normalized(question=message, user_lang=default_lang)
@@ -243,11 +243,8 @@ class ChatModelAssistant(LlmAssistant):
             system = prompts.routing_system(
                 tools=cached_tools_block(tuple(offered), with_instruction=False)
             )
-            reply = yield from self._structured(
-                routing_schema(offered, fused=False),
-                [SystemMessage(content=system), HumanMessage(content=task_prompt)],
-                "routing",
-            )
+            schema = routing_schema(offered, fused=False)
+            reply = yield from self._structured(schema, system, task_prompt, "routing")
         return [verdict for _, verdict in verdicts(tools, offered, reply)]
 
     # -- extraction (T7) ------------------------------------------------------------------
@@ -262,9 +259,7 @@ class ChatModelAssistant(LlmAssistant):
             system_prompt, tasks=tasks, instruction=tool.instruction
         )
         reply: BaseModel | None = yield from self._structured(
-            tool.request_model,
-            [SystemMessage(content=system), HumanMessage(content=user_prompt)],
-            "extraction",
+            tool.request_model, system, user_prompt, "extraction"
         )
         return {tool.name: None if reply is None else reply.model_dump(mode="json")}
 
@@ -278,9 +273,7 @@ class ChatModelAssistant(LlmAssistant):
             return Decompositions(values={}, llm_calls=0)
         system = prompts.decomposition_system(coordinators=decomposition_block(schemas))
         reply: BaseModel | None = yield from self._structured(
-            decomposition_schema(schemas),
-            [SystemMessage(content=system), HumanMessage(content=task_prompt)],
-            "decomposition",
+            decomposition_schema(schemas), system, task_prompt, "decomposition"
         )
         values: dict[str, dict[str, Any] | None] = {}
         for i, schema in enumerate(schemas):
@@ -316,9 +309,7 @@ class ChatModelAssistant(LlmAssistant):
             extraction_guidance=guidance,
         )
         reply: BaseModel | None = yield from self._structured(
-            routing_schema(offered, fused=True),
-            [SystemMessage(content=system), HumanMessage(content=task_prompt)],
-            "activation",
+            routing_schema(offered, fused=True), system, task_prompt, "activation"
         )
         pairs = verdicts(tools, offered, reply)
         requests: dict[str, ExtractedRequest] = {}
@@ -340,13 +331,9 @@ class ChatModelAssistant(LlmAssistant):
         if not documents and not any(text.strip() for text in guaranteed):
             return ContextVerdict(sufficient=False, missing=(question,))
         context = "\n".join([*guaranteed, format_context(documents)]).strip()
+        system = prompts.gatekeeper_system(context=context)
         reply: GatekeeperReply | None = yield from self._structured(
-            GatekeeperReply,
-            [
-                SystemMessage(content=prompts.gatekeeper_system(context=context)),
-                HumanMessage(content=question),
-            ],
-            "gatekeeper",
+            GatekeeperReply, system, question, "gatekeeper"
         )
         if reply is None or reply.sufficient:
             return ContextVerdict(sufficient=True)
@@ -362,9 +349,7 @@ class ChatModelAssistant(LlmAssistant):
             language=prompts.language_name(user_lang), passage=passage
         )
         reply: PassageReply | None = yield from self._structured(
-            PassageReply,
-            [SystemMessage(content=system), HumanMessage(content=question)],
-            "read_passage",
+            PassageReply, system, question, "read_passage"
         )
         answer = None if reply is None else (reply.answer or "").strip()
         return answer or None

@@ -226,11 +226,9 @@ class OfflineAssistant(LlmAssistant):
             return stream_message(texts["none"])
         # the sources are not part of the answer text: the state's documents carry them,
         # and the caller (the CLI, a web page) lists the ones the answer quoted
-        return stream_message("\n".join([*guaranteed, *(sentence for _, sentence in picked)]))
+        return stream_message("\n".join([*guaranteed, *picked]))
 
-    def _pick(
-        self, question: str, documents: Sequence[UniqueTextDocument]
-    ) -> list[tuple[UniqueTextDocument, str]]:
+    def _pick(self, question: str, documents: Sequence[UniqueTextDocument]) -> list[str]:
         """The sentences that answer ``question``, in context order (none when none does)."""
         by_number = {
             (d.document_id, d.page, d.sentence_number): d.text.strip()
@@ -254,7 +252,7 @@ class OfflineAssistant(LlmAssistant):
                     )
         best = offline_reading.answering(question, candidates)[: self.max_sentences]
         order = {id(c): i for i, c in enumerate(candidates)}
-        return [(c.source, c.text) for c in sorted(best, key=lambda c: order[id(c)])]
+        return [c.text for c in sorted(best, key=lambda c: order[id(c)])]
 
     def read_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
         """The passage's sentences holding at least half the question's words, or ``None``.

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Concatenate, ParamSpec, TypeAlias, TypeVar
+from typing import Any, ClassVar, ParamSpec, TypeAlias, TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import BaseModel
@@ -126,38 +126,6 @@ class AnswerRequest:
     """Earlier turns of the conversation."""
 
 
-def _off_loop(
-    sync: Callable[Concatenate[LlmAssistant, P], T],
-) -> Callable[Concatenate[LlmAssistant, P], Coroutine[Any, Any, T]]:
-    """The default async twin: the assistant's own ``sync`` off the event loop (or inline)."""
-
-    async def twin(self: LlmAssistant, /, *args: P.args, **kwargs: P.kwargs) -> T:
-        method: Callable[P, T] = getattr(self, sync.__name__)
-        if self.inline_async:
-            return method(*args, **kwargs)
-        return await asyncio.to_thread(method, *args, **kwargs)
-
-    twin.__name__ = twin.__qualname__ = f"a{sync.__name__}"
-    twin.__doc__ = f"Async :meth:`{sync.__name__}`; the default runs it off the event loop."
-    return twin
-
-
-def _as_steps(
-    sync: Callable[Concatenate[LlmAssistant, P], T],
-    asynchronous: Callable[Concatenate[LlmAssistant, P], Awaitable[T]],
-) -> Callable[Concatenate[LlmAssistant, P], Steps[T]]:
-    """The default steps: one :class:`~toolweave.tools.effects.Call` of the assistant's pair."""
-
-    def steps(self: LlmAssistant, /, *args: P.args, **kwargs: P.kwargs) -> Steps[T]:
-        own: Callable[P, T] = getattr(self, sync.__name__)
-        aown: Callable[P, Awaitable[T]] = getattr(self, asynchronous.__name__)
-        return (yield from perform(call(own, aown, *args, **kwargs)))
-
-    steps.__name__ = steps.__qualname__ = f"{sync.__name__}_steps"
-    steps.__doc__ = f":meth:`{sync.__name__}` as steps."
-    return steps
-
-
 class LlmAssistant(ABC):
     """The language-model port of the orchestrator (``ILlmAssistant``).
 
@@ -260,9 +228,29 @@ class LlmAssistant(ABC):
 
     # -- async twins: the graph's steps await these under ainvoke/astream ---------------
 
-    anormalize = _off_loop(normalize)
-    aroute = _off_loop(route)
-    agenerate_tool_request = _off_loop(generate_tool_request)
+    async def _off_loop(self, method: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """``method(*args, **kwargs)`` in a worker thread, or inline when :attr:`inline_async`."""
+        if self.inline_async:
+            return method(*args, **kwargs)
+        return await asyncio.to_thread(method, *args, **kwargs)
+
+    async def anormalize(
+        self, message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
+    ) -> Normalized:
+        """Async :meth:`normalize`; the default runs it off the event loop."""
+        return await self._off_loop(self.normalize, message, history, default_lang=default_lang)
+
+    async def aroute(self, task_prompt: str, tools: Tools) -> list[RoutingVerdict]:
+        """Async :meth:`route`; the default runs it off the event loop."""
+        return await self._off_loop(self.route, task_prompt, tools)
+
+    async def agenerate_tool_request(
+        self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
+    ) -> dict[str, ExtractedRequest]:
+        """Async :meth:`generate_tool_request`; the default runs it off the event loop."""
+        return await self._off_loop(
+            self.generate_tool_request, user_prompt, system_prompt, tasks, tool
+        )
 
     async def aroute_and_extract(
         self, task_prompt: str, execution_text: str, tools: Tools, *, extraction_prompt: str
@@ -271,16 +259,46 @@ class LlmAssistant(ABC):
         steps = self.route_then_extract(task_prompt, execution_text, tools, extraction_prompt)
         return await adrive(steps)
 
-    aextract_decompositions = _off_loop(extract_decompositions)
-    ajudge_context = _off_loop(judge_context)
-    aread_passage = _off_loop(read_passage)
-    aanswer = _off_loop(answer)
+    async def aextract_decompositions(
+        self, task_prompt: str, schemas: Sequence[DecompositionSchema]
+    ) -> Decompositions:
+        """Async :meth:`extract_decompositions`; the default runs it off the event loop."""
+        return await self._off_loop(self.extract_decompositions, task_prompt, schemas)
+
+    async def ajudge_context(
+        self, question: str, documents: Sequence[UniqueTextDocument], guaranteed: Sequence[str]
+    ) -> ContextVerdict:
+        """Async :meth:`judge_context`; the default runs it off the event loop."""
+        return await self._off_loop(self.judge_context, question, documents, guaranteed)
+
+    async def aread_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
+        """Async :meth:`read_passage`; the default runs it off the event loop."""
+        return await self._off_loop(self.read_passage, question, passage, user_lang=user_lang)
+
+    async def aanswer(self, request: AnswerRequest) -> AIMessage:
+        """Async :meth:`answer`; the default runs it off the event loop."""
+        return await self._off_loop(self.answer, request)
 
     # -- steps: what the graph yields from; the defaults call the sync/async pair ------
 
-    normalize_steps = _as_steps(normalize, anormalize)
-    route_steps = _as_steps(route, aroute)
-    generate_tool_request_steps = _as_steps(generate_tool_request, agenerate_tool_request)
+    def normalize_steps(
+        self, message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
+    ) -> Steps[Normalized]:
+        """:meth:`normalize` as steps."""
+        pair = call(self.normalize, self.anormalize, message, history, default_lang=default_lang)
+        return (yield from perform(pair))
+
+    def route_steps(self, task_prompt: str, tools: Tools) -> Steps[list[RoutingVerdict]]:
+        """:meth:`route` as steps."""
+        return (yield from perform(call(self.route, self.aroute, task_prompt, tools)))
+
+    def generate_tool_request_steps(
+        self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
+    ) -> Steps[dict[str, ExtractedRequest]]:
+        """:meth:`generate_tool_request` as steps."""
+        sync, asynchronous = self.generate_tool_request, self.agenerate_tool_request
+        pair = call(sync, asynchronous, user_prompt, system_prompt, tasks, tool)
+        return (yield from perform(pair))
 
     def route_and_extract_steps(
         self, task_prompt: str, execution_text: str, tools: Tools, *, extraction_prompt: str
@@ -307,10 +325,30 @@ class LlmAssistant(ABC):
             )
         )
 
-    extract_decompositions_steps = _as_steps(extract_decompositions, aextract_decompositions)
-    judge_context_steps = _as_steps(judge_context, ajudge_context)
-    read_passage_steps = _as_steps(read_passage, aread_passage)
-    answer_steps = _as_steps(answer, aanswer)
+    def extract_decompositions_steps(
+        self, task_prompt: str, schemas: Sequence[DecompositionSchema]
+    ) -> Steps[Decompositions]:
+        """:meth:`extract_decompositions` as steps."""
+        sync, asynchronous = self.extract_decompositions, self.aextract_decompositions
+        return (yield from perform(call(sync, asynchronous, task_prompt, schemas)))
+
+    def judge_context_steps(
+        self, question: str, documents: Sequence[UniqueTextDocument], guaranteed: Sequence[str]
+    ) -> Steps[ContextVerdict]:
+        """:meth:`judge_context` as steps."""
+        sync, asynchronous = self.judge_context, self.ajudge_context
+        return (yield from perform(call(sync, asynchronous, question, documents, guaranteed)))
+
+    def read_passage_steps(
+        self, question: str, passage: str, *, user_lang: str
+    ) -> Steps[str | None]:
+        """:meth:`read_passage` as steps."""
+        pair = call(self.read_passage, self.aread_passage, question, passage, user_lang=user_lang)
+        return (yield from perform(pair))
+
+    def answer_steps(self, request: AnswerRequest) -> Steps[AIMessage]:
+        """:meth:`answer` as steps."""
+        return (yield from perform(call(self.answer, self.aanswer, request)))
 
     def route_then_extract(
         self, task_prompt: str, execution_text: str, tools: Tools, extraction_prompt: str

@@ -11,7 +11,7 @@ answers back as guaranteed context (R5, M6).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from toolweave.coordinators.base import AgentCoordinator, CompletedSoFar, SubtaskDecision
 from toolweave.state.marker import extract_coordinator_task
@@ -84,8 +84,3 @@ class DeepSearchCoordinator(ContextConsumerTool[EmptyRequest], AgentCoordinator)
         here would hand the answer model every piece twice.
         """
         return None
-
-
-def is_deep_search(tool: Any) -> bool:
-    """Whether ``tool`` is a :class:`DeepSearchCoordinator`."""
-    return isinstance(tool, DeepSearchCoordinator)

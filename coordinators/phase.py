@@ -164,7 +164,7 @@ def coordinator_phase(
                     raise
                 except Exception as exc:  # C4: a failing extraction rolls back like a raise
                     logger.warning("decomposition for %s failed", coordinator.name, exc_info=True)
-                    filled.fail(call, f"{type(exc).__name__}: {exc}")
+                    filled.keep(call, _Failed(f"{type(exc).__name__}: {exc}"))
                 else:
                     filled.keep(call, reply)
                     outcome.llm_calls += reply.llm_calls
@@ -203,13 +203,10 @@ class _Filled:
     def covers(self, name: str, task_prompt: str) -> bool:
         return name in self.values and self.values[name][0] == task_prompt
 
-    def keep(self, call: DecompositionCall, reply: Decompositions) -> None:
+    def keep(self, call: DecompositionCall, reply: Decompositions | _Failed) -> None:
         for schema in call.schemas:
-            self.values[schema.name] = (call.task_prompt, reply.values.get(schema.name))
-
-    def fail(self, call: DecompositionCall, error: str) -> None:
-        for schema in call.schemas:
-            self.values[schema.name] = (call.task_prompt, _Failed(error))
+            got = reply if isinstance(reply, _Failed) else reply.values.get(schema.name)
+            self.values[schema.name] = (call.task_prompt, got)
 
     def value(self, coordinator: DecomposingCoordinator[Any]) -> _Decomposition:
         """The validated decomposition, or why there is none."""
@@ -235,15 +232,6 @@ class _Failed:
 _Decomposition = BaseModel | _Failed
 
 
-def _decompose(
-    coordinator: AgentCoordinator, task: TaskInfo, decomposition: BaseModel | None
-) -> object:
-    """The coordinator's call: :meth:`decompose_from` with its extraction, or the plain one."""
-    if isinstance(coordinator, DecomposingCoordinator) and decomposition is not None:
-        return coordinator.decompose_from(task, decomposition)
-    return coordinator.decompose_into_subtasks(task)
-
-
 def _run_one(
     coordinator: AnyTool,
     outcome: PhaseOutcome,
@@ -259,7 +247,10 @@ def _run_one(
     before = outcome.task.model_copy(deep=True)
     known = _values(outcome.task)
     try:
-        result = _decompose(coordinator, outcome.task, decomposition)
+        if isinstance(coordinator, DecomposingCoordinator) and decomposition is not None:
+            result: object = coordinator.decompose_from(outcome.task, decomposition)
+        else:
+            result = coordinator.decompose_into_subtasks(outcome.task)
     except GraphBubbleUp:
         raise
     except Exception as exc:  # C4: a failing coordinator is rolled back, not fatal

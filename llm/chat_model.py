@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -57,6 +57,7 @@ from toolweave.tools.effects import Steps, adrive, drive
 from toolweave.tools.registry import AnyTool
 
 T = TypeVar("T")
+P = ParamSpec("P")
 logger = logging.getLogger(__name__)
 
 HISTORY_WINDOW = 6
@@ -92,6 +93,34 @@ def with_request_timeout(model: BaseChatModel, timeout: float | None) -> BaseCha
     extra["timeout"] = timeout
     copied: BaseChatModel = model.model_copy(update={"model_kwargs": extra})
     return copied
+
+
+def _driven(
+    steps: Callable[Concatenate[ChatModelAssistant, P], Steps[T]],
+) -> Callable[Concatenate[ChatModelAssistant, P], T]:
+    """The sync method of ``steps``: driven with the API key redacted (X4, X6)."""
+
+    def method(self: ChatModelAssistant, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        with with_secrets(self._secrets):
+            return drive(steps(self, *args, **kwargs))
+
+    method.__name__ = method.__qualname__ = steps.__name__.removesuffix("_steps")
+    method.__doc__ = f":meth:`{steps.__name__}`, sync."
+    return method
+
+
+def _adriven(
+    steps: Callable[Concatenate[ChatModelAssistant, P], Steps[T]],
+) -> Callable[Concatenate[ChatModelAssistant, P], Coroutine[Any, Any, T]]:
+    """The async method of ``steps``, over the chat model's ``ainvoke`` (tokens still stream)."""
+
+    async def method(self: ChatModelAssistant, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        with with_secrets(self._secrets):
+            return await adrive(steps(self, *args, **kwargs))
+
+    method.__name__ = method.__qualname__ = "a" + steps.__name__.removesuffix("_steps")
+    method.__doc__ = f":meth:`{steps.__name__}`, async."
+    return method
 
 
 class ChatModelAssistant(LlmAssistant):
@@ -176,19 +205,10 @@ class ChatModelAssistant(LlmAssistant):
         """The model's API key: redacted wherever this assistant is used (X4)."""
         return self._secrets
 
-    def _run(self, steps: Steps[T]) -> T:
-        """Drive ``steps`` with the API key redacted from its errors and log lines (X4, X6)."""
-        with with_secrets(self._secrets):
-            return drive(steps)
-
-    async def _arun(self, steps: Steps[T]) -> T:
-        """Async :meth:`_run`."""
-        with with_secrets(self._secrets):
-            return await adrive(steps)
-
     def _structured(
-        self, schema: type[BaseModel], messages: list[BaseMessage], what: str
+        self, schema: type[BaseModel], system: str, human: str, what: str
     ) -> Steps[Any]:
+        messages = [SystemMessage(content=system), HumanMessage(content=human)]
         return structured_steps(self.structured, schema, messages, policy=self.policy, what=what)
 
     # -- normalize (A1, T10) --------------------------------------------------------------
@@ -200,9 +220,8 @@ class ChatModelAssistant(LlmAssistant):
         system = prompts.normalize_system(
             history=format_history(history, self.history_window), default_lang=default_lang
         )
-        messages: list[BaseMessage] = [SystemMessage(content=system), HumanMessage(content=message)]
         reply: NormalizedReply | None = yield from self._structured(
-            NormalizedReply, messages, "normalize"
+            NormalizedReply, system, message, "normalize"
         )
         if reply is None or not reply.question.strip():
             return Normalized(question=message, user_lang=default_lang)
@@ -224,11 +243,8 @@ class ChatModelAssistant(LlmAssistant):
             system = prompts.routing_system(
                 tools=cached_tools_block(tuple(offered), with_instruction=False)
             )
-            reply = yield from self._structured(
-                routing_schema(offered, fused=False),
-                [SystemMessage(content=system), HumanMessage(content=task_prompt)],
-                "routing",
-            )
+            schema = routing_schema(offered, fused=False)
+            reply = yield from self._structured(schema, system, task_prompt, "routing")
         return [verdict for _, verdict in verdicts(tools, offered, reply)]
 
     # -- extraction (T7) ------------------------------------------------------------------
@@ -243,9 +259,7 @@ class ChatModelAssistant(LlmAssistant):
             system_prompt, tasks=tasks, instruction=tool.instruction
         )
         reply: BaseModel | None = yield from self._structured(
-            tool.request_model,
-            [SystemMessage(content=system), HumanMessage(content=user_prompt)],
-            "extraction",
+            tool.request_model, system, user_prompt, "extraction"
         )
         return {tool.name: None if reply is None else reply.model_dump(mode="json")}
 
@@ -259,9 +273,7 @@ class ChatModelAssistant(LlmAssistant):
             return Decompositions(values={}, llm_calls=0)
         system = prompts.decomposition_system(coordinators=decomposition_block(schemas))
         reply: BaseModel | None = yield from self._structured(
-            decomposition_schema(schemas),
-            [SystemMessage(content=system), HumanMessage(content=task_prompt)],
-            "decomposition",
+            decomposition_schema(schemas), system, task_prompt, "decomposition"
         )
         values: dict[str, dict[str, Any] | None] = {}
         for i, schema in enumerate(schemas):
@@ -297,9 +309,7 @@ class ChatModelAssistant(LlmAssistant):
             extraction_guidance=guidance,
         )
         reply: BaseModel | None = yield from self._structured(
-            routing_schema(offered, fused=True),
-            [SystemMessage(content=system), HumanMessage(content=task_prompt)],
-            "activation",
+            routing_schema(offered, fused=True), system, task_prompt, "activation"
         )
         pairs = verdicts(tools, offered, reply)
         requests: dict[str, ExtractedRequest] = {}
@@ -321,13 +331,9 @@ class ChatModelAssistant(LlmAssistant):
         if not documents and not any(text.strip() for text in guaranteed):
             return ContextVerdict(sufficient=False, missing=(question,))
         context = "\n".join([*guaranteed, format_context(documents)]).strip()
+        system = prompts.gatekeeper_system(context=context)
         reply: GatekeeperReply | None = yield from self._structured(
-            GatekeeperReply,
-            [
-                SystemMessage(content=prompts.gatekeeper_system(context=context)),
-                HumanMessage(content=question),
-            ],
-            "gatekeeper",
+            GatekeeperReply, system, question, "gatekeeper"
         )
         if reply is None or reply.sufficient:
             return ContextVerdict(sufficient=True)
@@ -343,9 +349,7 @@ class ChatModelAssistant(LlmAssistant):
             language=prompts.language_name(user_lang), passage=passage
         )
         reply: PassageReply | None = yield from self._structured(
-            PassageReply,
-            [SystemMessage(content=system), HumanMessage(content=question)],
-            "read_passage",
+            PassageReply, system, question, "read_passage"
         )
         answer = None if reply is None else (reply.answer or "").strip()
         return answer or None
@@ -387,94 +391,19 @@ class ChatModelAssistant(LlmAssistant):
 
     # -- the sync and async methods: the steps above, driven -----------------------------
 
-    def normalize(
-        self, message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
-    ) -> Normalized:
-        """:meth:`normalize_steps`, sync."""
-        return self._run(self.normalize_steps(message, history, default_lang=default_lang))
-
-    async def anormalize(
-        self, message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
-    ) -> Normalized:
-        """:meth:`normalize_steps` over the chat model's ``ainvoke``."""
-        return await self._arun(self.normalize_steps(message, history, default_lang=default_lang))
-
-    def route(self, task_prompt: str, tools: Tools) -> list[RoutingVerdict]:
-        """:meth:`route_steps`, sync."""
-        return self._run(self.route_steps(task_prompt, tools))
-
-    async def aroute(self, task_prompt: str, tools: Tools) -> list[RoutingVerdict]:
-        """:meth:`route_steps`, async."""
-        return await self._arun(self.route_steps(task_prompt, tools))
-
-    def generate_tool_request(
-        self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
-    ) -> dict[str, ExtractedRequest]:
-        """:meth:`generate_tool_request_steps`, sync."""
-        return self._run(self.generate_tool_request_steps(user_prompt, system_prompt, tasks, tool))
-
-    async def agenerate_tool_request(
-        self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
-    ) -> dict[str, ExtractedRequest]:
-        """:meth:`generate_tool_request_steps`, async."""
-        steps = self.generate_tool_request_steps(user_prompt, system_prompt, tasks, tool)
-        return await self._arun(steps)
-
-    def route_and_extract(
-        self, task_prompt: str, execution_text: str, tools: Tools, *, extraction_prompt: str
-    ) -> Activation:
-        """:meth:`route_and_extract_steps`, sync."""
-        return self._run(
-            self.route_and_extract_steps(
-                task_prompt, execution_text, tools, extraction_prompt=extraction_prompt
-            )
-        )
-
-    async def aroute_and_extract(
-        self, task_prompt: str, execution_text: str, tools: Tools, *, extraction_prompt: str
-    ) -> Activation:
-        """:meth:`route_and_extract_steps`, async."""
-        steps = self.route_and_extract_steps(
-            task_prompt, execution_text, tools, extraction_prompt=extraction_prompt
-        )
-        return await self._arun(steps)
-
-    def extract_decompositions(
-        self, task_prompt: str, schemas: Sequence[DecompositionSchema]
-    ) -> Decompositions:
-        """:meth:`extract_decompositions_steps`, sync."""
-        return self._run(self.extract_decompositions_steps(task_prompt, schemas))
-
-    async def aextract_decompositions(
-        self, task_prompt: str, schemas: Sequence[DecompositionSchema]
-    ) -> Decompositions:
-        """:meth:`extract_decompositions_steps`, async."""
-        return await self._arun(self.extract_decompositions_steps(task_prompt, schemas))
-
-    def judge_context(
-        self, question: str, documents: Sequence[UniqueTextDocument], guaranteed: Sequence[str]
-    ) -> ContextVerdict:
-        """:meth:`judge_context_steps`, sync."""
-        return self._run(self.judge_context_steps(question, documents, guaranteed))
-
-    async def ajudge_context(
-        self, question: str, documents: Sequence[UniqueTextDocument], guaranteed: Sequence[str]
-    ) -> ContextVerdict:
-        """:meth:`judge_context_steps`, async."""
-        return await self._arun(self.judge_context_steps(question, documents, guaranteed))
-
-    def read_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
-        """:meth:`read_passage_steps`, sync."""
-        return self._run(self.read_passage_steps(question, passage, user_lang=user_lang))
-
-    async def aread_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
-        """:meth:`read_passage_steps`, async."""
-        return await self._arun(self.read_passage_steps(question, passage, user_lang=user_lang))
-
-    def answer(self, request: AnswerRequest) -> AIMessage:
-        """:meth:`answer_steps`, sync."""
-        return self._run(self.answer_steps(request))
-
-    async def aanswer(self, request: AnswerRequest) -> AIMessage:
-        """:meth:`answer_steps` over the chat model's ``ainvoke`` (tokens still stream)."""
-        return await self._arun(self.answer_steps(request))
+    normalize = _driven(normalize_steps)
+    anormalize = _adriven(normalize_steps)
+    route = _driven(route_steps)
+    aroute = _adriven(route_steps)
+    generate_tool_request = _driven(generate_tool_request_steps)
+    agenerate_tool_request = _adriven(generate_tool_request_steps)
+    route_and_extract = _driven(route_and_extract_steps)
+    aroute_and_extract = _adriven(route_and_extract_steps)
+    extract_decompositions = _driven(extract_decompositions_steps)
+    aextract_decompositions = _adriven(extract_decompositions_steps)
+    judge_context = _driven(judge_context_steps)
+    ajudge_context = _adriven(judge_context_steps)
+    read_passage = _driven(read_passage_steps)
+    aread_passage = _adriven(read_passage_steps)
+    answer = _driven(answer_steps)
+    aanswer = _adriven(answer_steps)

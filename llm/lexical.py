@@ -15,6 +15,8 @@ from functools import lru_cache
 from toolweave.tools import text as kit
 from toolweave.tools.language import WEEKDAY_PREFIXES
 from toolweave.tools.language import detect_language as guess_language
+from toolweave.tools.text import fold as fold
+from toolweave.tools.text import words as words
 
 
 def _wordset(text: str) -> frozenset[str]:
@@ -45,16 +47,6 @@ FOLLOWUP_OPENERS = (
     "meg",
     "illetve",
 )
-
-
-def fold(text: str) -> str:
-    """Case-fold ``text`` and strip accents: ``"Kardiológián"`` → ``"kardiologian"`` (the kit's)."""
-    return kit.fold(text)
-
-
-def words(text: str) -> list[str]:
-    """The case-folded words of ``text``, accents kept (the kit's)."""
-    return kit.words(text)
 
 
 def is_stopword(word: str) -> bool:

@@ -40,9 +40,6 @@ from toolweave.tools import text as kit
 from toolweave.tools.registry import AnyTool
 
 OFFLINE_LABEL = "offline model (no LLM: lexical routing, extractive answers)"
-"""Sentence ends; not after a digit, so "2. emelet" (2nd floor) stays whole."""
-
-
 _TEXTS = {
     "en": {
         "none": "I found no information about this in the available sources.",
@@ -229,11 +226,9 @@ class OfflineAssistant(LlmAssistant):
             return stream_message(texts["none"])
         # the sources are not part of the answer text: the state's documents carry them,
         # and the caller (the CLI, a web page) lists the ones the answer quoted
-        return stream_message("\n".join([*guaranteed, *(sentence for _, sentence in picked)]))
+        return stream_message("\n".join([*guaranteed, *picked]))
 
-    def _pick(
-        self, question: str, documents: Sequence[UniqueTextDocument]
-    ) -> list[tuple[UniqueTextDocument, str]]:
+    def _pick(self, question: str, documents: Sequence[UniqueTextDocument]) -> list[str]:
         """The sentences that answer ``question``, in context order (none when none does)."""
         by_number = {
             (d.document_id, d.page, d.sentence_number): d.text.strip()
@@ -257,7 +252,7 @@ class OfflineAssistant(LlmAssistant):
                     )
         best = offline_reading.answering(question, candidates)[: self.max_sentences]
         order = {id(c): i for i, c in enumerate(candidates)}
-        return [(c.source, c.text) for c in sorted(best, key=lambda c: order[id(c)])]
+        return [c.text for c in sorted(best, key=lambda c: order[id(c)])]
 
     def read_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
         """The passage's sentences holding at least half the question's words, or ``None``.

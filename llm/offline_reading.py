@@ -33,12 +33,8 @@ def wanted_words(question: str) -> list[str]:
 
 def asks_for_quantity(question: str) -> bool:
     """Whether the question asks for a time, amount, count, price or number."""
-    return any(fold(word).startswith(QUANTITY_CUES) for word in content_words_all(question))
-
-
-def content_words_all(text: str) -> list[str]:
-    """Every word of ``text``, stopwords included (question words are stopwords)."""
-    return kit.words(text)
+    # every word, stop words included: question words are stop words
+    return any(fold(word).startswith(QUANTITY_CUES) for word in kit.words(question))
 
 
 def has_figure(text: str) -> bool:

@@ -124,8 +124,7 @@ def stream_message(chunks: Iterable[str] | str, *, run_name: str = "answer") -> 
     Outside a graph run it simply joins the chunks.
     """
     if not _anyone_listening():
-        text = chunks if isinstance(chunks, str) else "".join(chunks)
-        return AIMessage(content=text, id=f"lc_run--{uuid.uuid4()}")
+        return AIMessage(content="".join(chunks), id=f"lc_run--{uuid.uuid4()}")
     config: RunnableConfig = {"tags": [ANSWER_TAG], "run_name": run_name}
     if isinstance(chunks, str):
         message = _PASSTHROUGH.invoke([HumanMessage(content=chunks)], config)
@@ -139,21 +138,12 @@ async def astream_message(
 ) -> AIMessage:
     """Async :func:`stream_message`: ``chunks`` may also be an async iterable (no thread)."""
     if not _anyone_listening():
-        if isinstance(chunks, str):
-            text = chunks
-        elif isinstance(chunks, AsyncIterable):
-            text = "".join([piece async for piece in chunks])
-        else:
-            text = "".join(chunks)
-        return AIMessage(content=text, id=f"lc_run--{uuid.uuid4()}")
+        if isinstance(chunks, AsyncIterable):
+            chunks = "".join([piece async for piece in chunks])
+        return AIMessage(content="".join(chunks), id=f"lc_run--{uuid.uuid4()}")
     config: RunnableConfig = {"tags": [ANSWER_TAG], "run_name": run_name}
     if isinstance(chunks, str):
         message = await _PASSTHROUGH.ainvoke([HumanMessage(content=chunks)], config)
     else:
         message = await _PASSTHROUGH.ainvoke([HumanMessage(content="")], config, chunks=chunks)
     return AIMessage(content=message.text, id=message.id)
-
-
-def stream_text(chunks: Iterable[str] | str, *, run_name: str = "answer") -> str:
-    """Like :func:`stream_message`, returning only the text."""
-    return stream_message(chunks, run_name=run_name).text

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 import weakref
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -55,10 +54,6 @@ class GatekeeperReply(BaseModel):  # D1
 
     sufficient: bool = Field(description="True when the context answers the question precisely.")
     missing: list[str] = Field(description="Missing information, one short question each.")
-
-
-def _camel(name: str) -> str:
-    return "".join(part.capitalize() for part in re.split(r"[^0-9A-Za-z]+", name) if part)
 
 
 def _strip(schema: Any, *, keep_descriptions: bool) -> None:
@@ -100,22 +95,15 @@ class _CompactRouting(BaseModel):
         texts = _SCHEMA_TEXT.setdefault(cls, {})
         text = texts.get(key)
         if text is None:
-            text = texts[key] = json.dumps(cls._compact_schema(*args, **kwargs))
-        schema: dict[str, Any] = json.loads(text)
-        return schema
-
-    @classmethod
-    def _compact_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        schema = super().model_json_schema(*args, **kwargs)
-        title = schema.get("title")
-        for definition in schema.get("$defs", {}).values():
-            definition.pop("description", None)  # request models' docstrings: developer text
-            _strip(definition, keep_descriptions=True)
-        for sub in schema.get("properties", {}).values():
-            _strip(sub, keep_descriptions=False)
-        if title is not None:
-            schema["title"] = title  # the function / schema name
-        return schema
+            schema = super().model_json_schema(*args, **kwargs)
+            for definition in schema.get("$defs", {}).values():
+                definition.pop("description", None)  # request models' docstrings: developer text
+                _strip(definition, keep_descriptions=True)
+            for sub in schema.get("properties", {}).values():
+                _strip(sub, keep_descriptions=False)
+            text = texts[key] = json.dumps(schema)  # the top title (the function name) stays
+        copy: dict[str, Any] = json.loads(text)
+        return copy
 
 
 _SCHEMA_TEXT: weakref.WeakKeyDictionary[type[BaseModel], dict[Any, str]] = (

@@ -11,21 +11,16 @@ MIN_STRUCTURED_TOKENS = 128
 MAX_STRUCTURED_TOKENS = 8192
 
 
-def token_budget(schema: type[BaseModel], *, cap: int = MAX_STRUCTURED_TOKENS) -> int:
+@functools.lru_cache(maxsize=512)
+def token_budget(schema: type[BaseModel]) -> int:
     """``max_tokens`` for a reply that fills ``schema``.
 
     Generous for the fields it has, bounded so that a model looping inside a JSON
     string stops (issue 11). Computed once per schema (cached).
     """
-    return _token_budget(schema, cap)
-
-
-@functools.lru_cache(maxsize=512)
-def _token_budget(schema: type[BaseModel], cap: int) -> int:
     spec = schema.model_json_schema()
-    defs = spec.get("$defs", {})
-    need = _tokens(spec, defs, depth=0)
-    return max(MIN_STRUCTURED_TOKENS, min(cap, 64 + need * 2))
+    need = _tokens(spec, spec.get("$defs", {}), depth=0)
+    return max(MIN_STRUCTURED_TOKENS, min(MAX_STRUCTURED_TOKENS, 64 + need * 2))
 
 
 def _tokens(node: Any, defs: dict[str, Any], depth: int) -> int:

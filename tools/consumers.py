@@ -28,14 +28,10 @@ CONSUMER_PLAIN_EXECUTE = (
 )
 
 
-def _missing(tool: object, method: str) -> NotImplementedError:
-    return NotImplementedError(MISSING_EXECUTE.format(cls=type(tool).__name__, method=method))
-
-
 def _run_async_twin(tool: object, method: str, owner: type, *args: Any) -> ToolResult | None:
     """A sync ``method`` of a tool that implements only its async twin ``a<method>``."""
     if not overrides(tool, f"a{method}", owner):
-        raise _missing(tool, method)
+        raise NotImplementedError(MISSING_EXECUTE.format(cls=type(tool).__name__, method=method))
     result: ToolResult | None = run_blocking(getattr(tool, f"a{method}")(*args))
     return result
 

@@ -96,28 +96,32 @@ def blocking(work: Callable[[], T]) -> Call[T]:
 
 def drive(steps: Steps[R]) -> R:
     """Run ``steps`` to the end: each call's sync form, ``time.sleep`` for a sleep."""
-    stepper = _Stepper(steps)
-    while stepper.effect is not None:
-        try:
-            result = _run(stepper.effect)
-        except BaseException as exc:  # noqa: BLE001 (re-raised inside the steps)
-            stepper.throw(exc)
-        else:
-            stepper.send(result)
-    return stepper.value
+    try:
+        effect = next(steps)
+        while True:
+            try:
+                result = _run(effect)
+            except BaseException as exc:  # noqa: BLE001 (re-raised inside the steps)
+                effect = steps.throw(exc)
+            else:
+                effect = steps.send(result)
+    except StopIteration as stop:
+        return cast(R, stop.value)
 
 
 async def adrive(steps: Steps[R]) -> R:
     """Run ``steps`` to the end: each call's async form awaited, ``asyncio.sleep`` for a sleep."""
-    stepper = _Stepper(steps)
-    while stepper.effect is not None:
-        try:
-            result = await _arun(stepper.effect)
-        except BaseException as exc:  # noqa: BLE001 (re-raised inside the steps)
-            stepper.throw(exc)
-        else:
-            stepper.send(result)
-    return stepper.value
+    try:
+        effect = next(steps)
+        while True:
+            try:
+                result = await _arun(effect)
+            except BaseException as exc:  # noqa: BLE001 (re-raised inside the steps)
+                effect = steps.throw(exc)
+            else:
+                effect = steps.send(result)
+    except StopIteration as stop:
+        return cast(R, stop.value)
 
 
 def _run(effect: Effect) -> object:
@@ -132,28 +136,3 @@ async def _arun(effect: Effect) -> object:
         await asyncio.sleep(effect.seconds)
         return None
     return await effect.acall()
-
-
-class _Stepper(Generic[R]):
-    """Steps between two effects: the effect they wait on, or (``None``) their value."""
-
-    __slots__ = ("effect", "steps", "value")
-
-    def __init__(self, steps: Steps[R]) -> None:
-        self.steps = steps
-        self.effect: Effect | None = None
-        self.value: R
-        self._move(steps.__next__)
-
-    def send(self, result: object) -> None:
-        self._move(lambda: self.steps.send(result))
-
-    def throw(self, exc: BaseException) -> None:
-        self._move(lambda: self.steps.throw(exc))
-
-    def _move(self, step: Callable[[], Effect]) -> None:
-        try:
-            self.effect = step()
-        except StopIteration as stop:
-            self.effect = None
-            self.value = stop.value

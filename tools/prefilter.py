@@ -21,6 +21,7 @@ postings of its own words (plus one ``embed_query`` with embeddings).
 from __future__ import annotations
 
 import math
+import operator
 import re
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
@@ -139,13 +140,7 @@ class CandidateIndex:
                 continue
             best: dict[int, float] = {}
             for term in terms:
-                row = self._postings.get(term)
-                if not row:
-                    continue
-                if not best:
-                    best = dict(row)
-                    continue
-                for doc, value in row.items():
+                for doc, value in self._postings.get(term, {}).items():
                     if value > best.get(doc, 0.0):
                         best[doc] = value
             for doc, value in best.items():
@@ -204,36 +199,27 @@ class CandidateIndex:
             names = hit_names + [n for n in candidates if n not in hit_set]
             score = keyword
         count = len(names) if limit is None else min(limit, len(names))
-        wanted_extra = set(include) - set(names[:count])
-        ranked = [
+        extra = set(include)
+        return [
             RankedTool(name, place, score.get(position.get(name, -1), 0.0))
-            for place, name in enumerate(names[:count], start=1)
+            for place, name in enumerate(names, start=1)
+            if place <= count or name in extra
         ]
-        if wanted_extra:
-            ranked += [
-                RankedTool(name, place, score.get(position.get(name, -1), 0.0))
-                for place, name in enumerate(names, start=1)
-                if place > count and name in wanted_extra
-            ]
-        return ranked
 
     def _fused(
         self, prompt: str, wanted: list[int], keyword: dict[int, float]
     ) -> tuple[list[int], dict[int, float]]:
         """Reciprocal rank fusion of the keyword and the cosine rankings."""
         by_keyword = sorted(wanted, key=lambda doc: (-keyword.get(doc, 0.0), doc))
-        query = _unit(self._embeddings_or_raise().embed_query(prompt))
-        cosine = {doc: _dot(query, self._vectors[doc]) for doc in wanted}
+        assert self._embeddings is not None
+        query = _unit(self._embeddings.embed_query(prompt))
+        cosine = {doc: sum(map(operator.mul, query, self._vectors[doc])) for doc in wanted}
         by_vector = sorted(wanted, key=lambda doc: (-cosine[doc], doc))
         fused: dict[int, float] = defaultdict(float)
         for ranking in (by_keyword, by_vector):
             for position, doc in enumerate(ranking, start=1):
                 fused[doc] += 1.0 / (RRF_K + position)
         return sorted(wanted, key=lambda doc: (-fused[doc], doc)), fused
-
-    def _embeddings_or_raise(self) -> Embeddings:
-        assert self._embeddings is not None
-        return self._embeddings
 
 
 @dataclass(frozen=True)
@@ -292,7 +278,3 @@ def ordinal(number: int) -> str:
 def _unit(vector: Sequence[float]) -> list[float]:
     length = math.sqrt(sum(x * x for x in vector)) or 1.0
     return [x / length for x in vector]
-
-
-def _dot(left: Sequence[float], right: Sequence[float]) -> float:
-    return sum(a * b for a, b in zip(left, right, strict=False))

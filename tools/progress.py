@@ -20,9 +20,6 @@ from toolweave.state.secrets import redact
 
 logger = logging.getLogger(__name__)
 
-PROGRESS_EVENT_TYPE = "tool_progress"
-"""Value of ``"type"`` in every progress event on the custom stream."""
-
 StreamWriter = Callable[[Any], None]
 
 

@@ -77,11 +77,6 @@ class AiTool:
         """Async :meth:`execute`; the default runs the sync one in a worker thread."""
         return await asyncio.to_thread(self.execute, input)
 
-    @property
-    def has_native_async(self) -> bool:
-        """True when the tool overrides :meth:`aexecute` itself."""
-        return type(self).aexecute is not AiTool.aexecute
-
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
 
@@ -172,11 +167,6 @@ class AiToolDefinition:
     """The client script's path, relative to ``package``."""
     package: str | None = None
     """The package the client script ships in (the tool module's package)."""
-
-    @property
-    def runs_on_client(self) -> bool:
-        """Whether the scope lets a client run it (CLIENT or ALL)."""
-        return self.scope is not AiToolScope.SERVER
 
     def runs_in_client(self, announced: frozenset[str]) -> bool:
         """W3: whether a run whose client announced ``announced`` runs the tool there."""

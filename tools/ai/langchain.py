@@ -72,20 +72,6 @@ class AiLangChainTool(BaseTool):
         args, kwargs = super()._to_args_and_kwargs(tool_input, tool_call_id)
         return args, {**kwargs, _CALL_ID: tool_call_id}
 
-    def _prepare(self, kwargs: dict[str, Any]) -> tuple[str, str | None, str | None]:
-        """``(input text, call id, early reply)`` for one call."""
-        call_id = kwargs.pop(_CALL_ID, None)
-        kwargs.pop("run_manager", None)
-        text = json.dumps(kwargs, ensure_ascii=False)
-        definition = self.registered.definition
-        check = check_input(definition, text)
-        if not check.ok:
-            return text, call_id, INVALID_INPUT.format(error=check.error, name=self.name)
-        return text, call_id, None
-
-    def _in_client(self) -> bool:
-        return self.registered.definition.runs_in_client(_announced())
-
     def _client(self, text: str, call_id: str | None) -> str:
         definition = self.registered.definition
         if definition.scope is AiToolScope.CLIENT and definition.id not in _announced():
@@ -120,10 +106,15 @@ class AiLangChainTool(BaseTool):
 
     def _reply_without_running(self, kwargs: dict[str, Any]) -> tuple[str, str | None]:
         """The input text, and the reply when the tool does not run here (W2, W3)."""
-        text, call_id, reply = self._prepare(kwargs)
-        if reply is None and self._in_client():
-            reply = self._client(text, call_id)
-        return text, reply
+        call_id = kwargs.pop(_CALL_ID, None)
+        kwargs.pop("run_manager", None)
+        text = json.dumps(kwargs, ensure_ascii=False)
+        check = check_input(self.registered.definition, text)
+        if not check.ok:
+            return text, INVALID_INPUT.format(error=check.error, name=self.name)
+        if self.registered.definition.runs_in_client(_announced()):
+            return text, self._client(text, call_id)
+        return text, None
 
     def _run(self, *args: Any, **kwargs: Any) -> str:
         text, reply = self._reply_without_running(kwargs)

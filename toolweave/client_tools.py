@@ -30,13 +30,8 @@ from langgraph.types import Command, Interrupt
 
 from toolweave.graph.langgraph_private import INTERRUPT
 from toolweave.pauses import client_answers
-from toolweave.state.client_calls import (
-    CLIENT_TOOL_RESULTS,
-    parse_results,
-)
-from toolweave.state.client_calls import (
-    ClientToolResultError as ClientToolResultError,
-)
+from toolweave.state.client_calls import CLIENT_TOOL_RESULTS, parse_results
+from toolweave.state.client_calls import ClientToolResultError as ClientToolResultError
 from toolweave.state.errors import (
     InvalidRequestError,
     NothingPendingError,

@@ -170,16 +170,12 @@ def resolve_synchronous(
     Raises:
         ConfigurationError: The level is not OFF, NORMAL, FULL or EXTRA.
     """
-    text = value if value is not None else env.get(SQLITE_SYNCHRONOUS_ENV, "")
-    text = text.strip().upper()
-    if not text:
-        return DEFAULT_SQLITE_SYNCHRONOUS
-    for level in SQLITE_SYNCHRONOUS_LEVELS:
-        if level == text:
-            return level
-    raise ConfigurationError(
-        UNKNOWN_SYNCHRONOUS.format(value=text, levels=", ".join(SQLITE_SYNCHRONOUS_LEVELS))
-    )
+    text = (value if value is not None else env.get(SQLITE_SYNCHRONOUS_ENV, "")).strip().upper()
+    if text and text not in SQLITE_SYNCHRONOUS_LEVELS:
+        raise ConfigurationError(
+            UNKNOWN_SYNCHRONOUS.format(value=text, levels=", ".join(SQLITE_SYNCHRONOUS_LEVELS))
+        )
+    return text or DEFAULT_SQLITE_SYNCHRONOUS
 
 
 def _sqlite_connection(location: str, synchronous: SqliteSynchronous) -> sqlite3.Connection:

@@ -106,12 +106,8 @@ def _ingest_sqlite(paths: list[str], path: Path, domain: str) -> IngestReport:
     finally:
         store.close()
     if empty:  # nothing stored: no domain, no empty store file (nor its WAL files)
-        for leftover in (
-            path,
-            path.with_name(path.name + "-wal"),
-            path.with_name(path.name + "-shm"),
-        ):
-            leftover.unlink(missing_ok=True)
+        for suffix in ("", "-wal", "-shm"):
+            path.with_name(path.name + suffix).unlink(missing_ok=True)
     return report
 
 

@@ -336,11 +336,6 @@ def ledger_tree(
     return lines
 
 
-def as_ledger(entries: Iterable[Any]) -> list[LedgerEntry]:
-    """Ledger entries as stored in a checkpoint (models, or dicts once downgraded)."""
-    return [e if isinstance(e, LedgerEntry) else LedgerEntry.model_validate(e) for e in entries]
-
-
 def as_documents(documents: Iterable[Any]) -> list[UniqueTextDocument]:
     """Documents as stored in a checkpoint (models, or dicts once downgraded)."""
     return [

@@ -19,11 +19,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from toolweave.coordinators.deep_search import DeepSearchCoordinator
-from toolweave.state.errors import (
-    ConfigurationError,
-    DatabaseUnavailableError,
-    InvalidRequestError,
-)
+from toolweave.state.errors import ConfigurationError, DatabaseUnavailableError, InvalidRequestError
 from toolweave.tools.base import ChatbotTool
 from toolweave.tools.domain import Domain
 from toolweave.tools.search.context_search import ContextSearchTool

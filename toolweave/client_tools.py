@@ -298,10 +298,7 @@ def pending_client_calls(graph: Pregel[Any, Any, Any, Any], config: RunnableConf
     snapshot = graph.get_state(config)
     if not snapshot.values and snapshot.created_at is None:
         raise UnknownThreadError(f"no conversation is stored under thread {thread!r}")
-    for interrupt in snapshot.interrupts:
-        if is_client_tool_request(interrupt.value):
-            return interrupt.value
-    return None
+    return next((i.value for i in snapshot.interrupts if is_client_tool_request(i.value)), None)
 
 
 def resume_client_tools(

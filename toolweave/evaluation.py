@@ -85,8 +85,7 @@ def parse_case(record: Any, where: str) -> GoldenCase:
     """One golden case from a decoded JSON line; :class:`InvalidRequestError` if malformed."""
     if not isinstance(record, dict):
         raise InvalidRequestError(f"{where}: a case must be a JSON object")
-    unknown = set(record) - KNOWN_KEYS
-    if unknown:
+    if unknown := set(record) - KNOWN_KEYS:
         raise InvalidRequestError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
     question = record.get("question")
     if not isinstance(question, str) or not question.strip():
@@ -216,12 +215,9 @@ def _run_message(
         payload["systems"] = list(case.systems)
     if case.user_data is not None:
         payload["user_data"] = dict(case.user_data)
-    events: list[Any] = []
-    for mode, chunk in graph.stream(payload, config, stream_mode=["custom", "updates"]):
-        if mode == "custom":
-            events.append(chunk)
-    values: dict[str, Any] = dict(graph.get_state(config).values)
-    return events, values
+    stream = graph.stream(payload, config, stream_mode=["custom", "updates"])
+    events = [chunk for mode, chunk in stream if mode == "custom"]
+    return events, dict(graph.get_state(config).values)
 
 
 def run_case(graph: Any, case: GoldenCase, *, retrieval_tool: str | None) -> CaseResult:

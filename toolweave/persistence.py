@@ -178,15 +178,6 @@ def resolve_synchronous(
     return text or DEFAULT_SQLITE_SYNCHRONOUS
 
 
-def _sqlite_connection(location: str, synchronous: SqliteSynchronous) -> sqlite3.Connection:
-    conn = sqlite3.connect(
-        _sqlite_path(location), check_same_thread=False, timeout=SQLITE_BUSY_TIMEOUT_S
-    )
-    conn.execute("PRAGMA journal_mode=WAL")  # readers do not block the writer
-    conn.execute(f"PRAGMA synchronous={synchronous}")  # one of the fixed levels, no user text
-    return conn
-
-
 def _unreachable(target: Target, error: BaseException) -> DatabaseUnavailableError:
     text = str(error).strip() or type(error).__name__
     password = urlsplit(target.location).password
@@ -261,7 +252,10 @@ def open_checkpointer(
     elif resolved.kind == "sqlite":
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        conn = _sqlite_connection(resolved.location, synchronous)
+        location = _sqlite_path(resolved.location)
+        conn = sqlite3.connect(location, check_same_thread=False, timeout=SQLITE_BUSY_TIMEOUT_S)
+        conn.execute("PRAGMA journal_mode=WAL")  # readers do not block the writer
+        conn.execute(f"PRAGMA synchronous={synchronous}")  # one of the fixed levels, no user text
         try:
             saver = SqliteSaver(conn, serde=checkpoint_serde())
             saver.setup()

@@ -31,12 +31,9 @@ def as_ledger(entries: Iterable[Any]) -> list[LedgerEntry]:
 
 
 def _config(thread: str | RunnableConfig | None) -> RunnableConfig:
-    if isinstance(thread, Mapping):
-        config: RunnableConfig = thread
-    elif isinstance(thread, str) and thread:
-        config = {"configurable": {"thread_id": thread}}
-    else:
-        raise InvalidRequestError(NEEDS_THREAD)
+    config: RunnableConfig = (
+        thread if isinstance(thread, Mapping) else {"configurable": {"thread_id": thread}}
+    )
     if not (config.get("configurable") or {}).get("thread_id"):
         raise InvalidRequestError(NEEDS_THREAD)
     return config

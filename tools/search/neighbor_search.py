@@ -26,11 +26,9 @@ def context_pages(prior_context: PriorContext) -> list[PageRef]:
         doc for entries in prior_context.values() for entry in entries for doc in entry.documents
     ]
     documents.sort(key=lambda doc: doc.sentence_score, reverse=True)  # stable: buffer order
-    pages: dict[PageRef, None] = {}
-    for doc in documents:
-        if doc.page is not None:
-            pages.setdefault(PageRef(doc.document_id, doc.page), None)
-    return list(pages)
+    return list(
+        dict.fromkeys(PageRef(d.document_id, d.page) for d in documents if d.page is not None)
+    )
 
 
 class NeighborPageSearchTool(ContextConsumerTool[EmptyRequest]):

@@ -74,8 +74,7 @@ def cmd_ingest(args: argparse.Namespace, out: TextIO) -> int:
         raise InvalidRequestError(
             f"{domain!r} is the bundled domain of an installed plugin; ingest into another name"
         )
-    missing = [path for path in args.paths if not _exists(path)]
-    if missing:
+    if missing := [path for path in args.paths if not _exists(path)]:
         raise InvalidRequestError(f"no such file or folder: {missing[0]}")
     url = getattr(args, "database_url", None)
     if url is not None and is_postgres_url(url):

@@ -240,8 +240,7 @@ class Session:
         Raises:
             NothingPendingError: The thread has no interrupted run.
         """
-        thread_id = validate_thread_id(thread_id)
-        config = _config(thread_id)
+        config = _config(validate_thread_id(thread_id))
         require_interrupted(thread_status(self.graph, config))
         return self._run(None, config, out)
 
@@ -259,8 +258,7 @@ class Session:
         A run that stopped mid-way is finished first by the graph (Q5); call
         :meth:`finish_interrupted` before to show its answer.
         """
-        thread_id = validate_thread_id(thread_id)
-        config = _config(thread_id)
+        config = _config(validate_thread_id(thread_id))
         pending = self.graph.get_state(config).interrupts
         run_input: Any = (
             Command(resume=message)

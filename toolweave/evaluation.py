@@ -28,7 +28,7 @@ import statistics
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -386,9 +386,7 @@ class EvalReport:
                 s.tool: {
                     "precision": s.precision,
                     "recall": s.recall,
-                    "true_positive": s.true_positive,
-                    "false_positive": s.false_positive,
-                    "false_negative": s.false_negative,
+                    **{key: value for key, value in asdict(s).items() if key != "tool"},
                 }
                 for s in self.tool_scores()
             },

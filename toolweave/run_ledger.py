@@ -50,8 +50,7 @@ def _values(source: Any, thread: str | RunnableConfig | None) -> Mapping[str, An
     config = _config(thread)
     snapshot = get_state(config)
     if not snapshot.values and snapshot.created_at is None:
-        thread_id = (config.get("configurable") or {}).get("thread_id")
-        raise UnknownThreadError(NO_THREAD.format(thread=thread_id))
+        raise UnknownThreadError(NO_THREAD.format(thread=config["configurable"]["thread_id"]))
     return snapshot.values  # type: ignore[no-any-return]
 
 

@@ -90,12 +90,9 @@ class NeighborPageSearchTool(ContextConsumerTool[EmptyRequest]):
                     other = PageRef(ref.document_id, number)
                     if number not in numbers or other in found:
                         continue
-                    found[other] = self._continued_heading(other)
+                    before = self.store.page(ref.document_id, number - 1)
+                    found[other] = "" if before is None else open_heading(before)
         return list(found.items())[: self.page_limit]
-
-    def _continued_heading(self, ref: PageRef) -> str:
-        before = self.store.page(ref.document_id, ref.page - 1)
-        return "" if before is None else open_heading(before)
 
     def execute_with_prior_context(
         self, request: EmptyRequest, ctx: ToolCallContext, prior_context: PriorContext

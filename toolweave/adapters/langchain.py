@@ -67,11 +67,6 @@ def optional_request_model(
     return create_model(model_name, **fields)
 
 
-def _is_text_block(value: Any) -> bool:
-    """A content block ``{"type": "text", "text": ...}`` (MCP and chat-model content)."""
-    return isinstance(value, Mapping) and value.get("type") == "text" and "text" in value
-
-
 def documents_of(tool_name: str, value: Any) -> list[UniqueTextDocument]:
     """A LangChain tool's return value as context documents (R2).
 
@@ -97,7 +92,11 @@ def documents_of(tool_name: str, value: Any) -> list[UniqueTextDocument]:
                 )
             )
         return docs
-    if isinstance(value, Sequence) and value and all(_is_text_block(v) for v in value):
+    if (  # content blocks {"type": "text", "text": ...} (MCP and chat-model content)
+        isinstance(value, Sequence)
+        and value
+        and all(isinstance(v, Mapping) and v.get("type") == "text" and "text" in v for v in value)
+    ):
         value = "\n".join(str(block["text"]) for block in value)
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     return [UniqueTextDocument(document_id=tool_name, document_name=tool_name, text=text)]

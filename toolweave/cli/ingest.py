@@ -74,7 +74,7 @@ def cmd_ingest(args: argparse.Namespace, out: TextIO) -> int:
         raise InvalidRequestError(
             f"{domain!r} is the bundled domain of an installed plugin; ingest into another name"
         )
-    if missing := [path for path in args.paths if not _exists(path)]:
+    if missing := [path for path in args.paths if not Path(path).expanduser().exists()]:
         raise InvalidRequestError(f"no such file or folder: {missing[0]}")
     url = getattr(args, "database_url", None)
     if url is not None and is_postgres_url(url):
@@ -120,7 +120,3 @@ def _ingest_postgres(paths: list[str], url: str, domain: str) -> IngestReport:
         return ingest(paths, store, domain=domain, progress=ProgressBar(sys.stderr))
     finally:
         store.close()
-
-
-def _exists(path: str) -> bool:
-    return Path(path).expanduser().exists()

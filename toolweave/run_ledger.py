@@ -31,10 +31,10 @@ def as_ledger(entries: Iterable[Any]) -> list[LedgerEntry]:
 
 
 def _config(thread: str | RunnableConfig | None) -> RunnableConfig:
-    config: RunnableConfig = (
-        thread if isinstance(thread, Mapping) else {"configurable": {"thread_id": thread}}
-    )
-    if not (config.get("configurable") or {}).get("thread_id"):
+    if isinstance(thread, str):
+        thread = {"configurable": {"thread_id": thread}}
+    config: RunnableConfig | None = thread if isinstance(thread, Mapping) else None
+    if config is None or not (config.get("configurable") or {}).get("thread_id"):
         raise InvalidRequestError(NEEDS_THREAD)
     return config
 

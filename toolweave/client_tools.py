@@ -30,13 +30,8 @@ from langgraph.types import Command, Interrupt
 
 from toolweave.graph.langgraph_private import INTERRUPT
 from toolweave.pauses import client_answers
-from toolweave.state.client_calls import (
-    CLIENT_TOOL_RESULTS,
-    parse_results,
-)
-from toolweave.state.client_calls import (
-    ClientToolResultError as ClientToolResultError,
-)
+from toolweave.state.client_calls import CLIENT_TOOL_RESULTS, parse_results
+from toolweave.state.client_calls import ClientToolResultError as ClientToolResultError
 from toolweave.state.errors import (
     InvalidRequestError,
     NothingPendingError,
@@ -90,46 +85,34 @@ class ClientToolRegistry:
     def __contains__(self, tool_id: object) -> bool:
         return tool_id in self._fns
 
-    def _result(self, call: Mapping[str, Any], output: Any) -> dict[str, str]:
+    def _call_steps(self, call: Mapping[str, Any]) -> Steps[dict[str, str]]:
+        """One call, written once: a missing or raising implementation is an ``error`` result."""
         call_id = str(call.get("call_id"))
+        fn = self._fns.get(str(call.get("tool_id")))
+        if fn is None:
+            error = NO_IMPLEMENTATION.format(tool=call.get("tool_id"))
+            return {"call_id": call_id, "error": error}
+        text = str(call.get("input", ""))
+        try:
+            output = yield from perform(
+                Call(lambda: _settled(fn(text)), lambda: _awaited(fn(text)))
+            )
+        except Exception as exc:  # a client tool's failure is reported to the run, not raised
+            logger.warning("client tool %s raised", call.get("tool_id"), exc_info=True)
+            return {"call_id": call_id, "error": RAISED.format(error=repr(exc))}
         if not isinstance(output, str):
             return {"call_id": call_id, "error": f"returned {type(output).__name__}, not text"}
         return {"call_id": call_id, "output": output}
 
-    def _failure(self, call: Mapping[str, Any], exc: Exception) -> dict[str, str]:
-        return {"call_id": str(call.get("call_id")), "error": RAISED.format(error=repr(exc))}
-
     def run_call(self, call: Mapping[str, Any]) -> dict[str, str]:
         """Run one call; a missing implementation or a raising one becomes an ``error`` result."""
-        fn = self._fns.get(str(call.get("tool_id")))
-        if fn is None:
-            error = NO_IMPLEMENTATION.format(tool=call.get("tool_id"))
-            return {"call_id": str(call.get("call_id")), "error": error}
-        if inspect.iscoroutinefunction(fn):
+        if inspect.iscoroutinefunction(self._fns.get(str(call.get("tool_id")))):
             _no_running_loop()
-        try:
-            output: Any = fn(str(call.get("input", "")))
-            if inspect.isawaitable(output):
-                output = _run_coroutine(output)
-        except Exception as exc:  # a client tool's failure is reported to the run, not raised
-            logger.warning("client tool %s raised", call.get("tool_id"), exc_info=True)
-            return self._failure(call, exc)
-        return self._result(call, output)
+        return drive(self._call_steps(call))
 
     async def arun_call(self, call: Mapping[str, Any]) -> dict[str, str]:
         """Async :meth:`run_call`: awaits async implementations, runs sync ones in place."""
-        fn = self._fns.get(str(call.get("tool_id")))
-        if fn is None:
-            error = NO_IMPLEMENTATION.format(tool=call.get("tool_id"))
-            return {"call_id": str(call.get("call_id")), "error": error}
-        try:
-            output: Any = fn(str(call.get("input", "")))
-            if inspect.isawaitable(output):
-                output = await output
-        except Exception as exc:  # a client tool's failure is reported to the run, not raised
-            logger.warning("client tool %s raised", call.get("tool_id"), exc_info=True)
-            return self._failure(call, exc)
-        return self._result(call, output)
+        return await adrive(self._call_steps(call))
 
     def answer(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         """The resume value for a ``client_tool_calls`` payload: every call run, in order."""
@@ -153,11 +136,13 @@ def _no_running_loop() -> None:
     )
 
 
-def _run_coroutine(awaitable: Awaitable[Any]) -> Any:
-    async def wrap() -> Any:
-        return await awaitable
+async def _awaited(output: Any) -> Any:
+    return await output if inspect.isawaitable(output) else output
 
-    return asyncio.run(wrap())
+
+def _settled(output: Any) -> Any:
+    """A sync implementation's output, an async one's run to the end."""
+    return asyncio.run(_awaited(output)) if inspect.isawaitable(output) else output
 
 
 def is_client_tool_request(value: Any) -> bool:
@@ -170,10 +155,9 @@ def _client_interrupts(result: Any) -> list[Interrupt]:
     return [i for i in interrupts or () if is_client_tool_request(i.value)]
 
 
-def _resume(pending: Sequence[Interrupt], values: Sequence[dict[str, Any]]) -> Command[Any]:
-    if len(pending) == 1:
-        return Command(resume=values[0])
-    return Command(resume={i.id: v for i, v in zip(pending, values, strict=True)})
+def _resume(ids: Sequence[str], values: Sequence[dict[str, Any]]) -> Any:
+    """One pause's answer as is; several keyed by interrupt id."""
+    return values[0] if len(ids) == 1 else dict(zip(ids, values, strict=True))
 
 
 def _announced(input: Any, client: ClientToolRegistry) -> Any:
@@ -204,7 +188,7 @@ def _client_rounds(
         if not pending:
             return result
         values = yield from perform(_answers(client, pending))
-        result = yield from perform(run(_resume(pending, values)))
+        result = yield from perform(run(Command(resume=_resume([i.id for i in pending], values))))
     if _client_interrupts(result):
         raise ClientToolLoopError(f"still asking for client tools after {max_rounds} rounds")
     return result
@@ -290,10 +274,7 @@ def run_remote_with_client_tools(
         if not pending:
             return result
         values = [client.answer(i["value"]) for i in pending]
-        if len(pending) == 1:
-            resume: Any = values[0]
-        else:
-            resume = {i["id"]: v for i, v in zip(pending, values, strict=True)}
+        resume = _resume([i["id"] for i in pending], values)
         result = sdk_client.runs.wait(thread_id, assistant_id, command={"resume": resume}, **kwargs)
     raise ClientToolLoopError(f"still asking for client tools after {max_rounds} rounds")
 
@@ -317,10 +298,7 @@ def pending_client_calls(graph: Pregel[Any, Any, Any, Any], config: RunnableConf
     snapshot = graph.get_state(config)
     if not snapshot.values and snapshot.created_at is None:
         raise UnknownThreadError(f"no conversation is stored under thread {thread!r}")
-    for interrupt in snapshot.interrupts:
-        if is_client_tool_request(interrupt.value):
-            return interrupt.value
-    return None
+    return next((i.value for i in snapshot.interrupts if is_client_tool_request(i.value)), None)
 
 
 def resume_client_tools(

@@ -28,7 +28,7 @@ import statistics
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -85,8 +85,7 @@ def parse_case(record: Any, where: str) -> GoldenCase:
     """One golden case from a decoded JSON line; :class:`InvalidRequestError` if malformed."""
     if not isinstance(record, dict):
         raise InvalidRequestError(f"{where}: a case must be a JSON object")
-    unknown = set(record) - KNOWN_KEYS
-    if unknown:
+    if unknown := set(record) - KNOWN_KEYS:
         raise InvalidRequestError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
     question = record.get("question")
     if not isinstance(question, str) or not question.strip():
@@ -216,17 +215,12 @@ def _run_message(
         payload["systems"] = list(case.systems)
     if case.user_data is not None:
         payload["user_data"] = dict(case.user_data)
-    events: list[Any] = []
-    for mode, chunk in graph.stream(payload, config, stream_mode=["custom", "updates"]):
-        if mode == "custom":
-            events.append(chunk)
-    values: dict[str, Any] = dict(graph.get_state(config).values)
-    return events, values
+    stream = graph.stream(payload, config, stream_mode=["custom", "updates"])
+    events = [chunk for mode, chunk in stream if mode == "custom"]
+    return events, dict(graph.get_state(config).values)
 
 
-def run_case(
-    graph: Any, case: GoldenCase, *, retrieval_tool: str | None, run_message: Callable[..., Any]
-) -> CaseResult:
+def run_case(graph: Any, case: GoldenCase, *, retrieval_tool: str | None) -> CaseResult:
     """Run one case (its history first, on the same thread) and collect what routing did."""
     traffic = _ModelTraffic()
     config: RunnableConfig = {
@@ -237,31 +231,30 @@ def run_case(
     started = time.perf_counter()
     try:
         for earlier in case.history:
-            run_message(graph, config, earlier, case)
+            _run_message(graph, config, earlier, case)
         calls_before, chars_before = traffic.calls, traffic.chars
-        events, values = run_message(graph, config, case.question, case)
+        events, values = _run_message(graph, config, case.question, case)
     except ToolweaveError as exc:
         result.error = f"{type(exc).__name__}: {exc}"
-        result.seconds = time.perf_counter() - started
         return result
     except Exception as exc:
         logger.exception("case %s crashed the run", case.id)
         result.error = f"crash: {type(exc).__name__}: {exc}"
         result.crashed = True
-        result.seconds = time.perf_counter() - started
         return result
-    result.seconds = time.perf_counter() - started
-    routed: set[str] = set()
-    for event in events:  # the root's first routing; deep fallback may route it again
-        if (
-            isinstance(event, Mapping)
+    finally:
+        result.seconds = time.perf_counter() - started
+    routed = next(  # the root's first routing; deep fallback may route it again
+        (
+            event.get("tools") or []
+            for event in events
+            if isinstance(event, Mapping)
             and event.get("type") == "routed"
             and event.get("task_no") == ROOT_TASK_NO
-        ):
-            routed.update(str(tool) for tool in event.get("tools") or [])
-            break
-    routed.discard(retrieval_tool or "")
-    result.routed = frozenset(routed)
+        ),
+        [],
+    )
+    result.routed = frozenset(str(tool) for tool in routed) - {retrieval_tool or ""}
     result.answer = str(values.get("answer") or "")
     terminal = values.get("terminal")
     result.terminal_tool = str(terminal).rpartition(":")[2] if terminal else None
@@ -393,9 +386,7 @@ class EvalReport:
                 s.tool: {
                     "precision": s.precision,
                     "recall": s.recall,
-                    "true_positive": s.true_positive,
-                    "false_positive": s.false_positive,
-                    "false_negative": s.false_negative,
+                    **{key: value for key, value in asdict(s).items() if key != "tool"},
                 }
                 for s in self.tool_scores()
             },
@@ -424,9 +415,7 @@ def evaluate(
     )
     report = EvalReport(assistant=assistant.label)
     for done, case in enumerate(cases, start=1):
-        result = run_case(
-            graph, case, retrieval_tool=domain.default_retrieval_tool, run_message=_run_message
-        )
+        result = run_case(graph, case, retrieval_tool=domain.default_retrieval_tool)
         report.results.append(result)
         if progress is not None:
             progress(done, result)

@@ -170,25 +170,12 @@ def resolve_synchronous(
     Raises:
         ConfigurationError: The level is not OFF, NORMAL, FULL or EXTRA.
     """
-    text = value if value is not None else env.get(SQLITE_SYNCHRONOUS_ENV, "")
-    text = text.strip().upper()
-    if not text:
-        return DEFAULT_SQLITE_SYNCHRONOUS
-    for level in SQLITE_SYNCHRONOUS_LEVELS:
-        if level == text:
-            return level
-    raise ConfigurationError(
-        UNKNOWN_SYNCHRONOUS.format(value=text, levels=", ".join(SQLITE_SYNCHRONOUS_LEVELS))
-    )
-
-
-def _sqlite_connection(location: str, synchronous: SqliteSynchronous) -> sqlite3.Connection:
-    conn = sqlite3.connect(
-        _sqlite_path(location), check_same_thread=False, timeout=SQLITE_BUSY_TIMEOUT_S
-    )
-    conn.execute("PRAGMA journal_mode=WAL")  # readers do not block the writer
-    conn.execute(f"PRAGMA synchronous={synchronous}")  # one of the fixed levels, no user text
-    return conn
+    text = (value if value is not None else env.get(SQLITE_SYNCHRONOUS_ENV, "")).strip().upper()
+    if text and text not in SQLITE_SYNCHRONOUS_LEVELS:
+        raise ConfigurationError(
+            UNKNOWN_SYNCHRONOUS.format(value=text, levels=", ".join(SQLITE_SYNCHRONOUS_LEVELS))
+        )
+    return text or DEFAULT_SQLITE_SYNCHRONOUS
 
 
 def _unreachable(target: Target, error: BaseException) -> DatabaseUnavailableError:
@@ -265,7 +252,10 @@ def open_checkpointer(
     elif resolved.kind == "sqlite":
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        conn = _sqlite_connection(resolved.location, synchronous)
+        location = _sqlite_path(resolved.location)
+        conn = sqlite3.connect(location, check_same_thread=False, timeout=SQLITE_BUSY_TIMEOUT_S)
+        conn.execute("PRAGMA journal_mode=WAL")  # readers do not block the writer
+        conn.execute(f"PRAGMA synchronous={synchronous}")  # one of the fixed levels, no user text
         try:
             saver = SqliteSaver(conn, serde=checkpoint_serde())
             saver.setup()

@@ -31,13 +31,10 @@ def as_ledger(entries: Iterable[Any]) -> list[LedgerEntry]:
 
 
 def _config(thread: str | RunnableConfig | None) -> RunnableConfig:
-    if isinstance(thread, Mapping):
-        config: RunnableConfig = thread
-    elif isinstance(thread, str) and thread:
-        config = {"configurable": {"thread_id": thread}}
-    else:
-        raise InvalidRequestError(NEEDS_THREAD)
-    if not (config.get("configurable") or {}).get("thread_id"):
+    if isinstance(thread, str):
+        thread = {"configurable": {"thread_id": thread}}
+    config: RunnableConfig | None = thread if isinstance(thread, Mapping) else None
+    if config is None or not (config.get("configurable") or {}).get("thread_id"):
         raise InvalidRequestError(NEEDS_THREAD)
     return config
 
@@ -53,8 +50,7 @@ def _values(source: Any, thread: str | RunnableConfig | None) -> Mapping[str, An
     config = _config(thread)
     snapshot = get_state(config)
     if not snapshot.values and snapshot.created_at is None:
-        thread_id = (config.get("configurable") or {}).get("thread_id")
-        raise UnknownThreadError(NO_THREAD.format(thread=thread_id))
+        raise UnknownThreadError(NO_THREAD.format(thread=config["configurable"]["thread_id"]))
     return snapshot.values  # type: ignore[no-any-return]
 
 

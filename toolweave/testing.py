@@ -64,9 +64,7 @@ DecomposeFn = Callable[[str, port.DecompositionSchema], "MaybeAwaitable[dict[str
 
 async def _awaited(value: MaybeAwaitable[T]) -> T:
     """The value, awaited when a step function was ``async``."""
-    if inspect.isawaitable(value):
-        return await value
-    return value
+    return await value if inspect.isawaitable(value) else value
 
 
 def _now(value: MaybeAwaitable[T]) -> T:

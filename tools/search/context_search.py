@@ -93,10 +93,7 @@ class ContextSearchTool(ChatbotTool[EmptyRequest]):
     def candidate_pages(self, question: str) -> tuple[list[PageRef], list[UniqueTextDocument]]:
         """Candidate pages (keyword hits, retriever pages, graph links) and the keyword hits."""
         hits = self.store.search(question, limit=self.keyword_limit)
-        pages: dict[PageRef, None] = {}
-        for doc in hits:
-            if doc.page is not None:
-                pages.setdefault(PageRef(doc.document_id, doc.page), None)
+        pages = dict.fromkeys(PageRef(d.document_id, d.page) for d in hits if d.page is not None)
         seeds = list(pages)[: self.graph_seeds]
         for ref in retrieved_pages(self.retrievers, question):
             pages.setdefault(ref, None)

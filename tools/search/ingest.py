@@ -77,10 +77,8 @@ def collect_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[Skipped
         path = Path(raw).expanduser()
         if path.is_dir():
             for found in sorted(path.rglob("*")):
-                relative = found.relative_to(path).parts
-                if any(part.startswith(".") for part in relative):
-                    continue
-                if found.is_file() and found.suffix.lower() in READERS:
+                hidden = any(part.startswith(".") for part in found.relative_to(path).parts)
+                if not hidden and found.is_file() and found.suffix.lower() in READERS:
                     files.setdefault(found.resolve(), None)
         elif path.is_file():
             files.setdefault(path.resolve(), None)

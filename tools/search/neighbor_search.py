@@ -26,11 +26,9 @@ def context_pages(prior_context: PriorContext) -> list[PageRef]:
         doc for entries in prior_context.values() for entry in entries for doc in entry.documents
     ]
     documents.sort(key=lambda doc: doc.sentence_score, reverse=True)  # stable: buffer order
-    pages: dict[PageRef, None] = {}
-    for doc in documents:
-        if doc.page is not None:
-            pages.setdefault(PageRef(doc.document_id, doc.page), None)
-    return list(pages)
+    return list(
+        dict.fromkeys(PageRef(d.document_id, d.page) for d in documents if d.page is not None)
+    )
 
 
 class NeighborPageSearchTool(ContextConsumerTool[EmptyRequest]):
@@ -92,12 +90,9 @@ class NeighborPageSearchTool(ContextConsumerTool[EmptyRequest]):
                     other = PageRef(ref.document_id, number)
                     if number not in numbers or other in found:
                         continue
-                    found[other] = self._continued_heading(other)
+                    before = self.store.page(ref.document_id, number - 1)
+                    found[other] = "" if before is None else open_heading(before)
         return list(found.items())[: self.page_limit]
-
-    def _continued_heading(self, ref: PageRef) -> str:
-        before = self.store.page(ref.document_id, ref.page - 1)
-        return "" if before is None else open_heading(before)
 
     def execute_with_prior_context(
         self, request: EmptyRequest, ctx: ToolCallContext, prior_context: PriorContext

@@ -17,8 +17,7 @@ transaction. Install with ``pip install 'toolweave[postgres]'``.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from toolweave.state.errors import ConfigurationError, DatabaseUnavailableError
@@ -202,14 +201,9 @@ class PostgresDocumentStore(SqlDocumentStore):
                 raise DatabaseUnavailableError(
                     UNREACHABLE.format(error=type(exc).__name__)
                 ) from None
-        self._pool = pool
-        with self._connection() as conn:
-            conn.execute(SCHEMA)
-
-    @contextmanager
-    def _connection(self) -> Iterator[Connection[Any]]:
+        self._pool: ConnectionPool[Connection[Any]] = pool
         with self._pool.connection() as conn:
-            yield conn
+            conn.execute(SCHEMA)
 
     # -- writing -----------------------------------------------------------------------
 
@@ -220,7 +214,7 @@ class PostgresDocumentStore(SqlDocumentStore):
             rows = sentence_rows(doc)
             configs = _configs(doc.lang)
             names = {f"cfg{n}": name for n, name in enumerate(configs, start=1)}
-            with self._connection() as conn, conn.transaction():
+            with self._pool.connection() as conn, conn.transaction():
                 _, removed = self._delete_rows(conn, doc.document_id)
                 conn.execute(
                     "INSERT INTO toolweave_documents (collection, id, name, url, lang)"
@@ -261,7 +255,7 @@ class PostgresDocumentStore(SqlDocumentStore):
 
     def remove_document(self, document_id: str) -> bool:
         """Remove a document and its sentences; ``False`` when it was not there."""
-        with self._connection() as conn, conn.transaction():
+        with self._pool.connection() as conn, conn.transaction():
             deleted, removed = self._delete_rows(conn, document_id)
             self._count_terms(conn, Counter({t: -n for t, n in removed.items()}))
             return deleted
@@ -297,8 +291,6 @@ class PostgresDocumentStore(SqlDocumentStore):
                 (self.collection, [term for term, n in changes if n < 0]),
             )
 
-    # -- reading -----------------------------------------------------------------------
-
     # -- the dialect (see sql_store) -----------------------------------------------------
 
     @property
@@ -306,7 +298,7 @@ class PostgresDocumentStore(SqlDocumentStore):
         return (self.collection,)
 
     def _fetch(self, sql: str, params: Sequence[object]) -> list[Row]:
-        with self._connection() as conn:
+        with self._pool.connection() as conn:
             return conn.execute(sql, params).fetchall()
 
     def _candidates(
@@ -321,7 +313,7 @@ class PostgresDocumentStore(SqlDocumentStore):
         if document_ids is not None:
             filters += " AND s.document_id = ANY(%(ids)s)"
             params["ids"] = document_ids
-        with self._connection() as conn:
+        with self._pool.connection() as conn:
             tsquery = self._candidate_query(conn, parsed.words)
             if not tsquery:
                 return []
@@ -364,8 +356,7 @@ class PostgresDocumentStore(SqlDocumentStore):
         ]
         if rare:
             return " | ".join(f"({q})" for q in rare)
-        common = [q for q in per_word if q]
-        return " & ".join(f"({q})" for q in common)
+        return " & ".join(f"({q})" for q in per_word if q)
 
     def _page_terms(self, ref: PageRef) -> set[str]:
         rows = self._fetch(
@@ -397,7 +388,7 @@ class PostgresDocumentStore(SqlDocumentStore):
 
     def clear(self) -> None:
         """Remove every document of the collection (tests, re-ingestion from scratch)."""
-        with self._connection() as conn, conn.transaction():
+        with self._pool.connection() as conn, conn.transaction():
             conn.execute(
                 "DELETE FROM toolweave_documents WHERE collection = %s", (self.collection,)
             )

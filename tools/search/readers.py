@@ -24,36 +24,9 @@ PAGE_BREAK = "<!-- page -->"
 _FRONT_MATTER = re.compile(r"\A---\s*\n(?P<meta>.*?)\n---\s*\n", re.DOTALL)
 _PAGE_SPLIT = re.compile(r"^\s*<!--\s*page\s*-->\s*$|\f", re.MULTILINE)
 _BLOCK_TAGS = frozenset(
-    [
-        "address",
-        "article",
-        "aside",
-        "blockquote",
-        "br",
-        "dd",
-        "div",
-        "dl",
-        "dt",
-        "fieldset",
-        "figcaption",
-        "figure",
-        "footer",
-        "form",
-        "header",
-        "hr",
-        "li",
-        "main",
-        "nav",
-        "ol",
-        "p",
-        "pre",
-        "section",
-        "table",
-        "td",
-        "th",
-        "tr",
-        "ul",
-    ]
+    {"address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt", "fieldset"}
+    | {"figcaption", "figure", "footer", "form", "header", "hr", "li", "main", "nav", "ol"}
+    | {"p", "pre", "section", "table", "td", "th", "tr", "ul"}
 )
 _SKIPPED_TAGS = frozenset({"script", "style", "noscript", "template", "head"})
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
@@ -83,10 +56,9 @@ def _document(
 
 
 def _title_line(text: str) -> str | None:
-    for line in text.splitlines():
-        if line.startswith("# "):
-            return line[2:].strip() or None
-    return None
+    return next(
+        (line[2:].strip() or None for line in text.splitlines() if line.startswith("# ")), None
+    )
 
 
 def read_text(data: bytes, *, document_id: str, name: str, url: str | None) -> SourceDocument:
@@ -194,9 +166,7 @@ def read_pdf(data: bytes, *, document_id: str, name: str, url: str | None) -> So
         raise ReadError(f"broken PDF ({type(exc).__name__})") from exc
     if not any(page.strip() for page in pages):
         raise ReadError("no text in the PDF (scanned pages need OCR first)")
-    return SourceDocument(
-        document_id, tuple(page.strip() for page in pages), name=title or name, url=url
-    )
+    return _document(pages, document_id=document_id, name=title or name, url=url, lang=None)
 
 
 Reader = Callable[..., SourceDocument]

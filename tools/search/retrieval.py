@@ -67,6 +67,4 @@ class RetrievalTool(ChatbotTool[EmptyRequest]):
         ctx.progress("SEARCHING")
         documents = self.store.search(ctx.text, limit=self.limit, lang=self.lang)
         ctx.progress("FOUND", detail=str(len(documents)))
-        if not documents:
-            return None
-        return ToolResult.as_context(self.name, documents)
+        return ToolResult.as_context(self.name, documents) if documents else None

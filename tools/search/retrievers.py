@@ -44,8 +44,8 @@ def page_documents(store: PageGraphStore) -> list[Document]:
         if not text or not text.strip():
             continue
         info = store.document(ref.document_id)
-        metadata = {DOCUMENT_ID_KEY: ref.document_id, PAGE_KEY: ref.page}
-        metadata["name"] = info.name if info is not None else ref.document_id
+        name = info.name if info is not None else ref.document_id
+        metadata = {DOCUMENT_ID_KEY: ref.document_id, PAGE_KEY: ref.page, "name": name}
         found.append(Document(page_content=text, metadata=metadata))
     return found
 

@@ -14,23 +14,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from toolweave.tools.text import (
-    QUERY_STOPWORDS,
-    stem,
-    stems,
-)
-from toolweave.tools.text import (
-    fold as fold,
-)
-from toolweave.tools.text import (
-    sections as sections,
-)
-from toolweave.tools.text import (
-    split_sentences as split_sentences,
-)
-from toolweave.tools.text import (
-    words as words,
-)
+from toolweave.tools.text import QUERY_STOPWORDS, stem, stems
+from toolweave.tools.text import fold as fold
+from toolweave.tools.text import sections as sections
+from toolweave.tools.text import split_sentences as split_sentences
+from toolweave.tools.text import words as words
 
 PREFIX_LENGTH = 6
 """Most characters of the prefix term a query word adds (``"parkol"*``)."""

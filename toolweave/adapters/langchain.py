@@ -57,19 +57,14 @@ def optional_request_model(
     model_name = "".join(part.capitalize() for part in name.split("_")) + "Request"
     if isinstance(schema, Mapping):
         return model_from_schema(model_name, schema, partial=True)
-    fields: dict[str, Any] = {}
-    for field_name, info in schema.model_fields.items():
-        annotation = info.annotation if info.annotation is not None else Any
-        fields[field_name] = (
-            annotation | None,
+    fields: dict[str, Any] = {
+        field_name: (
+            (Any if info.annotation is None else info.annotation) | None,
             Field(default=None, alias=info.alias, description=info.description),
         )
+        for field_name, info in schema.model_fields.items()
+    }
     return create_model(model_name, **fields)
-
-
-def _is_text_block(value: Any) -> bool:
-    """A content block ``{"type": "text", "text": ...}`` (MCP and chat-model content)."""
-    return isinstance(value, Mapping) and value.get("type") == "text" and "text" in value
 
 
 def documents_of(tool_name: str, value: Any) -> list[UniqueTextDocument]:
@@ -97,7 +92,11 @@ def documents_of(tool_name: str, value: Any) -> list[UniqueTextDocument]:
                 )
             )
         return docs
-    if isinstance(value, Sequence) and value and all(_is_text_block(v) for v in value):
+    if (  # content blocks {"type": "text", "text": ...} (MCP and chat-model content)
+        isinstance(value, Sequence)
+        and value
+        and all(isinstance(v, Mapping) and v.get("type") == "text" and "text" in v for v in value)
+    ):
         value = "\n".join(str(block["text"]) for block in value)
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     return [UniqueTextDocument(document_id=tool_name, document_name=tool_name, text=text)]
@@ -261,12 +260,10 @@ def answer_with_sources(state: Mapping[str, Any]) -> str:
     pause = first_pause(state.get(INTERRUPT))
     if pause is not None:  # the run paused: what it waits for, per kind (Q7)
         return agent_tool_text(pause)
-    sources: list[str] = []
-    for doc in state.get("documents") or ():
-        label = doc.document_name or doc.document_id
-        label = f"{label}, p. {doc.page}" if doc.page is not None else label
-        if label not in sources:
-            sources.append(label)
+    sources = dict.fromkeys(
+        (doc.document_name or doc.document_id) + ("" if doc.page is None else f", p. {doc.page}")
+        for doc in state.get("documents") or ()
+    )
     if not sources:
         return answer
     return answer + "\n\nSources:\n" + "\n".join(f"- {s}" for s in sources)
@@ -302,7 +299,8 @@ def as_agent_tool(
             'as_agent_tool(thread="agent") needs a graph compiled with a checkpointer'
         )
 
-    def thread_config(config: RunnableConfig) -> RunnableConfig:
+    def inputs(question: str, config: RunnableConfig) -> tuple[Any, RunnableConfig]:
+        """The inner run's input and config (its thread by ``thread``)."""
         configurable = config.get("configurable") or {}
         if thread == "agent":
             parent = configurable.get("thread_id")
@@ -313,7 +311,7 @@ def as_agent_tool(
             thread_id = f"{parent}:{name}"
         else:
             thread_id = uuid.uuid4().hex
-        return {
+        return {"messages": [HumanMessage(content=question)]}, {
             "callbacks": config.get("callbacks"),
             "configurable": {"thread_id": thread_id},
             "tags": [*config.get("tags", []), "toolweave"],
@@ -326,8 +324,7 @@ def as_agent_tool(
     def ask(question: str, config: RunnableConfig) -> tuple[str, list[dict[str, Any]]]:
         forward = _parent_writer()
         state: Mapping[str, Any] = {}
-        payload = {"messages": [HumanMessage(content=question)]}
-        for mode, chunk in graph.stream(payload, thread_config(config), stream_mode=_MODES):
+        for mode, chunk in graph.stream(*inputs(question, config), stream_mode=_MODES):
             if mode == "custom":
                 forward(chunk)
             else:
@@ -337,8 +334,7 @@ def as_agent_tool(
     async def aask(question: str, config: RunnableConfig) -> tuple[str, list[dict[str, Any]]]:
         forward = _parent_writer()
         state: Mapping[str, Any] = {}
-        payload = {"messages": [HumanMessage(content=question)]}
-        async for mode, chunk in graph.astream(payload, thread_config(config), stream_mode=_MODES):
+        async for mode, chunk in graph.astream(*inputs(question, config), stream_mode=_MODES):
             if mode == "custom":
                 forward(chunk)
             else:

@@ -176,11 +176,12 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
             raise InvalidRequestError(NO_MESSAGE)
         if args.json:
             finished = session.finish_interrupted(thread_id=thread_id) if interrupted else None
-            if message is not None:
-                turn = session.turn(message, thread_id=thread_id, systems=args.system)
-            else:
-                assert finished is not None  # no message: only the interrupted run
-                turn = finished
+            turn = (
+                session.turn(message, thread_id=thread_id, systems=args.system)
+                if message is not None
+                else finished
+            )
+            assert turn is not None  # no message: only the interrupted run
             _keep_if_paused(session, turn, thread_id, args, persistent)
             values = turn.values
             payload = {
@@ -192,9 +193,13 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
                 "assistant": session.assistant.label,
                 "pending_question": turn.pending_question,
                 "pending_choices": turn.pending_choices,
-                "finished_interrupted_run": (
-                    None if finished is None else _finished_payload(finished)
-                ),
+                "finished_interrupted_run": None
+                if finished is None
+                else {
+                    "answer": finished.values.get("answer"),
+                    "pending_question": finished.pending_question,
+                    "pending_choices": finished.pending_choices,
+                },
             }
             print(json.dumps(payload, ensure_ascii=False, indent=2), file=out)
             return 0
@@ -229,14 +234,6 @@ def _interrupted(session: Session, thread_id: str) -> bool:
     from toolweave.graph.threads import ThreadStatusKind
 
     return session.status(thread_id).kind is ThreadStatusKind.INTERRUPTED_MID_RUN
-
-
-def _finished_payload(turn: Turn) -> dict[str, Any]:
-    return {
-        "answer": turn.values.get("answer"),
-        "pending_question": turn.pending_question,
-        "pending_choices": turn.pending_choices,
-    }
 
 
 def _print_finish(session: Session, thread_id: str, out: TextIO) -> None:
@@ -336,13 +333,13 @@ def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
     status = read_thread_status(directory, args.thread, args.database_url)
     print(f"thread {args.thread} (latest message)", file=out)
     print(f"status: {status.describe}", file=out)
-    lines = render.ledger_tree(
-        render.as_ledger(values.get("ledger") or []),
+    tree = render.ledger_tree(
+        explain(values),
         offered=list(message.offered) if (message := message_of(values)) else [],
         question=message.question if message else None,
         answer=values.get("answer"),
     )
-    _print(lines, out)
+    _print(tree, out)
     return 0
 
 

@@ -100,9 +100,7 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     domain, tools = load_domain(args.domain, data_dir=getattr(args, "data_dir", None))
     if args.no_deep_fallback:
         domain = replace(domain, deep_fallback=None)
-    assistant = (
-        default_assistant() if args.timeout is None else default_assistant(timeout=args.timeout)
-    )
+    assistant = default_assistant(timeout=args.timeout)
     bar = ProgressBar(sys.stderr, label="evaluating")
     done: list[CaseResult] = []
 

@@ -74,8 +74,7 @@ def cmd_ingest(args: argparse.Namespace, out: TextIO) -> int:
         raise InvalidRequestError(
             f"{domain!r} is the bundled domain of an installed plugin; ingest into another name"
         )
-    missing = [path for path in args.paths if not _exists(path)]
-    if missing:
+    if missing := [path for path in args.paths if not Path(path).expanduser().exists()]:
         raise InvalidRequestError(f"no such file or folder: {missing[0]}")
     url = getattr(args, "database_url", None)
     if url is not None and is_postgres_url(url):
@@ -106,12 +105,8 @@ def _ingest_sqlite(paths: list[str], path: Path, domain: str) -> IngestReport:
     finally:
         store.close()
     if empty:  # nothing stored: no domain, no empty store file (nor its WAL files)
-        for leftover in (
-            path,
-            path.with_name(path.name + "-wal"),
-            path.with_name(path.name + "-shm"),
-        ):
-            leftover.unlink(missing_ok=True)
+        for suffix in ("", "-wal", "-shm"):
+            path.with_name(path.name + suffix).unlink(missing_ok=True)
     return report
 
 
@@ -125,7 +120,3 @@ def _ingest_postgres(paths: list[str], url: str, domain: str) -> IngestReport:
         return ingest(paths, store, domain=domain, progress=ProgressBar(sys.stderr))
     finally:
         store.close()
-
-
-def _exists(path: str) -> bool:
-    return Path(path).expanduser().exists()

@@ -40,14 +40,8 @@ def progress_line(event: object) -> str | None:
     """
     if not isinstance(event, Mapping):
         return None
-    if not is_stream_event(event):
-        kind = event.get("type")
-        return (
-            f"{BULLET} {event.get('task_no') or ROOT_TASK_NO} {kind}"
-            if isinstance(kind, str)
-            else None
-        )
-    text = _event_text(event)
+    kind = event.get("type")
+    text = _event_text(event) if is_stream_event(event) else kind if isinstance(kind, str) else None
     return None if text is None else f"{BULLET} {event.get('task_no') or ROOT_TASK_NO} {text}"
 
 
@@ -323,8 +317,7 @@ def ledger_tree(
             general.append(entry)
         else:
             groups.setdefault(entry.task_no, []).append(entry)
-    lines.append("gates:")
-    lines.append(f"{INDENT}offered: {', '.join(offered) if offered else 'no tool'}")
+    lines += ["gates:", f"{INDENT}offered: {', '.join(offered) if offered else 'no tool'}"]
     lines.extend(f"{INDENT}{ledger_line(entry)}" for entry in general)
     for task_no in sorted(groups, key=_order):
         depth = task_no.count(".")
@@ -334,11 +327,6 @@ def ledger_tree(
         lines.append("answer:")
         lines.extend(f"{INDENT}{line}" for line in answer.splitlines() or [""])
     return lines
-
-
-def as_ledger(entries: Iterable[Any]) -> list[LedgerEntry]:
-    """Ledger entries as stored in a checkpoint (models, or dicts once downgraded)."""
-    return [e if isinstance(e, LedgerEntry) else LedgerEntry.model_validate(e) for e in entries]
 
 
 def as_documents(documents: Iterable[Any]) -> list[UniqueTextDocument]:

@@ -25,12 +25,7 @@ from toolweave.cli.render import progress_line
 from toolweave.graph.builder import build_graph, create_state_graph
 from toolweave.graph.context import Limits
 from toolweave.graph.stored_state import stored_values
-from toolweave.graph.threads import (
-    ThreadStatus,
-    require_interrupted,
-    status_of,
-    thread_status,
-)
+from toolweave.graph.threads import ThreadStatus, require_interrupted, status_of, thread_status
 from toolweave.graph.validation import question_of
 from toolweave.llm.env import default_assistant
 from toolweave.llm.offline import OfflineAssistant
@@ -45,12 +40,6 @@ from toolweave.tools.registry import AnyTool
 DB_NAME = "toolweave.db"
 """File name of the thread store inside the data directory."""
 MAX_THREAD_ID = 128
-
-
-def _sqlite_saver(conn: sqlite3.Connection) -> BaseCheckpointSaver[Any]:
-    from langgraph.checkpoint.sqlite import SqliteSaver  # only threads that outlive the run
-
-    return SqliteSaver(conn, serde=checkpoint_serde())
 
 
 def validate_message(message: str, limits: Limits | None = None) -> str:
@@ -123,9 +112,8 @@ def _stored(
         UnknownThreadError: No store, or nothing stored under ``thread_id``.
     """
     thread_id = validate_thread_id(thread_id)
-    url = database_url
-    if url:
-        with open_checkpointer(url, env={}) as shared:
+    if database_url:
+        with open_checkpointer(database_url, env={}) as shared:
             if shared.get_tuple(_config(thread_id)) is None:
                 raise UnknownThreadError(f"no conversation is stored under thread {thread_id!r}")
             yield shared, thread_id
@@ -134,10 +122,12 @@ def _stored(
     unknown = UnknownThreadError(f"no conversation is stored under thread {thread_id!r} ({path})")
     if not path.is_file():
         raise unknown
+    from langgraph.checkpoint.sqlite import SqliteSaver  # only threads that outlive the run
+
     conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     try:
-        saver = _sqlite_saver(conn)
-        saver.is_setup = True  # type: ignore[attr-defined]  # read-only: no CREATE, no PRAGMA
+        saver = SqliteSaver(conn, serde=checkpoint_serde())
+        saver.is_setup = True  # read-only: no CREATE, no PRAGMA
         try:
             found = saver.get_tuple(_config(thread_id))
         except sqlite3.DatabaseError as exc:
@@ -157,8 +147,7 @@ def read_thread(directory: Path, thread_id: str, database_url: str | None = None
     """
     with _stored(directory, thread_id, database_url) as (saver, thread):
         found = stored_values(saver, _config(thread))
-    if found is None:  # pragma: no cover - _stored found the checkpoint
-        raise UnknownThreadError(f"no conversation is stored under thread {thread!r}")
+    assert found is not None  # _stored found the checkpoint
     return found
 
 
@@ -192,12 +181,6 @@ class Turn:
     """The custom stream events of the run."""
 
 
-def _interrupt_question(value: Any) -> tuple[str, list[str]]:
-    """The question and choices the command line shows for an interrupt value (Q7)."""
-    pause = first_pause([value])
-    return (str(value), []) if pause is None else cli_prompt(pause)
-
-
 class Session:
     """One compiled graph over a domain, with an in-memory or SQLite checkpointer.
 
@@ -222,15 +205,15 @@ class Session:
         """
         self.assistant = default_assistant()
         self._closer = ExitStack()
-        # a one-off question stays in memory; a thread store is the database URL when
-        # given (Postgres shared by several processes), else the SQLite file under the
-        # data directory (toolweave.persistence)
         target = None if data_dir is None else thread_store(data_dir, database_url)
-        checkpointer = self._closer.enter_context(open_checkpointer(target, env=_sqlite_env()))
-        self.checkpointer = checkpointer
+        self.checkpointer = self._closer.enter_context(open_checkpointer(target, env=_sqlite_env()))
         try:
             self.graph = build_graph(
-                domain, tools, assistant=self.assistant, checkpointer=checkpointer, name=domain.name
+                domain,
+                tools,
+                assistant=self.assistant,
+                checkpointer=self.checkpointer,
+                name=domain.name,
             )
         except BaseException:
             self._closer.close()
@@ -257,8 +240,7 @@ class Session:
         Raises:
             NothingPendingError: The thread has no interrupted run.
         """
-        thread_id = validate_thread_id(thread_id)
-        config = _config(thread_id)
+        config = _config(validate_thread_id(thread_id))
         require_interrupted(thread_status(self.graph, config))
         return self._run(None, config, out)
 
@@ -276,8 +258,7 @@ class Session:
         A run that stopped mid-way is finished first by the graph (Q5); call
         :meth:`finish_interrupted` before to show its answer.
         """
-        thread_id = validate_thread_id(thread_id)
-        config = _config(thread_id)
+        config = _config(validate_thread_id(thread_id))
         pending = self.graph.get_state(config).interrupts
         run_input: Any = (
             Command(resume=message)
@@ -307,9 +288,12 @@ class Session:
         snapshot = self.graph.get_state(config)
         turn.values = dict(snapshot.values)
         turn.streamed = "".join(tokens)
-        if snapshot.interrupts:
-            question, choices = _interrupt_question(snapshot.interrupts[0].value)
-            turn.pending_question, turn.pending_choices = question, choices
+        if snapshot.interrupts:  # the question and choices shown for it (Q7)
+            value = snapshot.interrupts[0].value
+            pause = first_pause([value])
+            turn.pending_question, turn.pending_choices = (
+                (str(value), []) if pause is None else cli_prompt(pause)
+            )
         if out is not None:
             answer = turn.values.get("answer")
             if turn.streamed:

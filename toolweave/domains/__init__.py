@@ -150,8 +150,7 @@ def _validated(name: str, bundle: Any) -> DomainBundle:
         raise ConfigurationError(
             f"domain {name!r}: its loader must return (Domain, tools), not {type(bundle).__name__}"
         )
-    domain, tools = bundle
-    return domain, list(tools)
+    return bundle[0], list(bundle[1])
 
 
 def load_domain(

@@ -19,15 +19,13 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from toolweave.coordinators.deep_search import DeepSearchCoordinator
-from toolweave.state.errors import (
-    ConfigurationError,
-    DatabaseUnavailableError,
-    InvalidRequestError,
-)
+from toolweave.persistence import POSTGRES_SCHEMES
+from toolweave.state.errors import ConfigurationError, DatabaseUnavailableError, InvalidRequestError
 from toolweave.tools.base import ChatbotTool
 from toolweave.tools.domain import Domain
 from toolweave.tools.search.context_search import ContextSearchTool
 from toolweave.tools.search.neighbor_search import NeighborPageSearchTool
+from toolweave.tools.search.postgres_store import MISSING_EXTRA, UNREACHABLE
 from toolweave.tools.search.protocol import PageGraphStore
 from toolweave.tools.search.retrieval import RetrievalTool
 from toolweave.tools.search.store import SqliteDocumentStore
@@ -61,7 +59,6 @@ def documents_path(domain: str, data_dir: str | os.PathLike[str] | None = None) 
     return resolve(data_dir) / DOCUMENTS_FOLDER / f"{validate_domain_name(domain)}.sqlite"
 
 
-POSTGRES_SCHEMES = ("postgresql", "postgres")
 CONNECT_TIMEOUT_S = 10
 TABLE_EXISTS = "SELECT to_regclass('toolweave_documents') IS NOT NULL"
 COLLECTIONS = "SELECT DISTINCT collection FROM toolweave_documents ORDER BY collection"
@@ -106,17 +103,13 @@ def _postgres_collections(database_url: str) -> list[str]:
     try:
         import psycopg
     except ImportError as exc:  # pragma: no cover - depends on the installed extras
-        from toolweave.tools.search.postgres_store import MISSING_EXTRA
-
         raise ConfigurationError(MISSING_EXTRA) from exc
     try:
         with psycopg.connect(database_url, connect_timeout=CONNECT_TIMEOUT_S) as conn:
             exists = conn.execute(TABLE_EXISTS).fetchone()
             rows = conn.execute(COLLECTIONS).fetchall() if exists and exists[0] else []
     except psycopg.Error as exc:  # the URL (and its password) stays out of the message
-        raise DatabaseUnavailableError(
-            f"the document database cannot be reached ({type(exc).__name__})"
-        ) from None
+        raise DatabaseUnavailableError(UNREACHABLE.format(error=type(exc).__name__)) from None
     return [str(row[0]) for row in rows if _NAME.match(str(row[0]))]
 
 

@@ -147,7 +147,6 @@ def render_page(page: ChatPage, *, base: str, api_url: str) -> str:
         base: The page's own URL path (assets are under ``<base>/static``).
         api_url: Where the page finds the LangGraph API.
     """
-    template = _template()
     config = {
         "assistantId": page.assistant_id,
         "apiUrl": api_url,
@@ -159,7 +158,8 @@ def render_page(page: ChatPage, *, base: str, api_url: str) -> str:
     kinds = _json_for_html(page_pauses())
     pauses = f'<script type="application/json" id="toolweave-pauses">{kinds}'
     return (
-        template.replace(CONFIG_SLOT, block + "</script>" + pauses + "</script>")
+        _template()
+        .replace(CONFIG_SLOT, block + "</script>" + pauses + "</script>")
         .replace(TITLE_SLOT, escape(page.title))
         .replace(PANEL_SLOT, page.panel_html)
         .replace(ASSETS_SLOT, escape(base))
@@ -208,9 +208,8 @@ def chat_routes(page: ChatPage, *, path: str = "/chat") -> list[BaseRoute]:
     script = tools_script(page.client_scripts)
 
     async def chat(request: Request) -> Response:
-        base = _base(request, path)
         api_url = page.api_url or str(request.scope.get("root_path", "")).rstrip("/")
-        html = render_page(page, base=base, api_url=api_url)
+        html = render_page(page, base=_base(request, path), api_url=api_url)
         return HTMLResponse(html, headers=headers)
 
     async def tools(request: Request) -> Response:

@@ -32,7 +32,6 @@ from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
-from toolweave.graph.nodes import Steps, perform
 from toolweave.graph.tool_call import entry as _entry
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.client_calls import ClientToolCall, ClientToolResultError, parse_results
@@ -46,6 +45,7 @@ from toolweave.tools.ai.base import AiToolDefinition, AiToolScope, execution
 from toolweave.tools.ai.inputs import InputCheck, check_input, input_text
 from toolweave.tools.ai.orchestration import AiChatbotTool
 from toolweave.tools.ai.prompts import INPUT_RETRY_PROMPT
+from toolweave.tools.effects import Steps, perform
 from toolweave.tools.progress import ProgressEmitter
 
 logger = logging.getLogger(__name__)

@@ -30,27 +30,8 @@ from toolweave.graph.context import RunContext
 from toolweave.graph.langgraph_private import RunnableCallable
 from toolweave.graph.tracing import label_run
 from toolweave.state.graph_state import GraphState
-from toolweave.tools.effects import (
-    Call as Call,
-)
-from toolweave.tools.effects import (
-    Effect as Effect,
-)
-from toolweave.tools.effects import (
-    Steps as Steps,
-)
-from toolweave.tools.effects import (
-    adrive as adrive,
-)
-from toolweave.tools.effects import (
-    blocking as blocking,
-)
-from toolweave.tools.effects import (
-    drive as drive,
-)
-from toolweave.tools.effects import (
-    perform as perform,
-)
+from toolweave.tools.effects import Steps as Steps
+from toolweave.tools.effects import adrive, drive
 
 R = TypeVar("R")
 
@@ -79,15 +60,8 @@ def make_pure_node(
 ) -> Runnable[Any, Any]:
     """A node with no effect at all: both bodies run ``body`` inline (no thread)."""
 
-    def sync_body(state: GraphState, runtime: Runtime[RunContext]) -> R:
-        update = body(state, runtime)
-        label_run(name, state, update)
-        return update
+    def step(state: GraphState, runtime: Runtime[RunContext]) -> Steps[R]:
+        yield from ()
+        return body(state, runtime)
 
-    async def async_body(state: GraphState, runtime: Runtime[RunContext]) -> R:
-        update = body(state, runtime)
-        label_run(name, state, update)
-        return update
-
-    sync_body.__name__ = async_body.__name__ = name
-    return RunnableCallable(sync_body, async_body, name=name, trace=False)
+    return make_node(name, step)

@@ -22,7 +22,6 @@ from pydantic import BaseModel, ValidationError
 
 from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
 from toolweave.graph.idempotency import tool_call_key
-from toolweave.graph.nodes import Call, Steps, perform
 from toolweave.llm.budget import LlmBudget
 from toolweave.llm.passthrough import astream_message, stream_message
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
@@ -37,6 +36,7 @@ from toolweave.tools.consumers import (
     ClarifiableTool,
     ContextConsumerTool,
 )
+from toolweave.tools.effects import Call, Steps, perform
 from toolweave.tools.progress import ProgressEmitter
 from toolweave.tools.registry import AnyTool
 

@@ -16,7 +16,7 @@ interrupted run (the default of :func:`toolweave.build_graph`, see
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -82,7 +82,7 @@ class ThreadStatus:
     """The error a failed step left, if the run stopped on one."""
     checkpoint_id: str | None = None
     """The thread's latest checkpoint."""
-    question: str | None = field(default=None)
+    question: str | None = None
     """The question of the last run (after normalization), if it got that far."""
 
     @property
@@ -223,17 +223,6 @@ async def aresume_interrupted(
     return await graph.ainvoke(None, config, **kwargs)
 
 
-def abandon_entry(status: ThreadStatus) -> LedgerEntry:
-    """The ledger entry that records an abandoned run (Q5, L1)."""
-    failed = {"error": status.error} if status.error else {}
-    return LedgerEntry(
-        kind=LedgerKind.RUN_ABANDONED,
-        verdict="abandoned",
-        reason=ABANDONED_REASON.format(next=", ".join(status.next)),
-        details={"next": ",".join(status.next), **failed},
-    )
-
-
 def abandon_updates(status: ThreadStatus) -> list[list[StateUpdate]]:
     """The state updates that abandon an interrupted run (Q5), for ``bulk_update_state``.
 
@@ -241,8 +230,15 @@ def abandon_updates(status: ThreadStatus) -> list[list[StateUpdate]]:
     shows where the run stopped); that node's conditional edges then name the step
     after it, so a second superstep, ``None`` as ``END``, clears every pending task.
     """
+    failed = {"error": status.error} if status.error else {}
+    entry = LedgerEntry(
+        kind=LedgerKind.RUN_ABANDONED,
+        verdict="abandoned",
+        reason=ABANDONED_REASON.format(next=", ".join(status.next)),
+        details={"next": ",".join(status.next), **failed},
+    )
     return [
-        [StateUpdate({"ledger": [abandon_entry(status)]}, status.next[0])],
+        [StateUpdate({"ledger": [entry]}, status.next[0])],
         [StateUpdate(None, END)],
     ]
 

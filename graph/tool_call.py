@@ -135,7 +135,7 @@ def tool_steps(
         )
         outcome.request, outcome.llm_calls = extracted.get(name), 1
     try:
-        request = _request(tool, outcome.request)
+        request = tool.request_model.model_validate(dict(outcome.request or {}))  # T6
     except ValidationError as exc:
         reason = REQUEST_INVALID.format(error=exc.error_count())
         outcome.ledger.append(entry(node, name, LedgerKind.TOOL_SKIPPED, "skipped", reason))
@@ -207,11 +207,6 @@ def _budget(
         limit = max(0, deps.limits.deep_fallback_llm_calls - spent)
     user_lang = state["message"].user_lang
     return LlmBudget(assistant_for(deps, runtime), limit=limit, user_lang=user_lang)
-
-
-def _request(tool: AnyTool, extracted: dict[str, Any] | None) -> BaseModel:
-    """Validate an extracted request into the tool's model; ``None`` fills nothing (T6)."""
-    return tool.request_model.model_validate(dict(extracted or {}))
 
 
 def entry(node: TaskNode, tool: str, kind: LedgerKind, verdict: str, reason: str) -> LedgerEntry:

@@ -331,10 +331,8 @@ def check_client_results(value: Any) -> None:
 
     Its call ids are checked by the pause itself, against its open calls.
     """
-    if not isinstance(value, Mapping) or value.get("type") != "client_tool_results":
-        raise InvalidRequestError(BAD_CLIENT_RESULTS)
-    results = value.get("results")
-    if not isinstance(results, list):
+    results = value.get("results") if isinstance(value, Mapping) else None
+    if not isinstance(results, list) or value.get("type") != "client_tool_results":
         raise InvalidRequestError(BAD_CLIENT_RESULTS)
     for result in results:
         if not isinstance(result, Mapping) or not isinstance(result.get("call_id"), str):

@@ -18,13 +18,7 @@ from toolweave.graph.clarify import pause_for_clarification, reply_for
 from toolweave.graph.client_tools import ai_tool_steps
 from toolweave.graph.context import Dependencies, RunContext
 from toolweave.graph.nodes import Steps, make_node
-from toolweave.graph.tool_call import (
-    Outcome as Outcome,
-)
-from toolweave.graph.tool_call import (
-    entry,
-    tool_steps,
-)
+from toolweave.graph.tool_call import Outcome, entry, tool_steps
 from toolweave.graph.walk import current_task_no
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind

@@ -78,7 +78,6 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
         )
         assistant = assistant_for(deps, runtime)
         generated = yield from assistant.answer_steps(request)
-        text = generated.text
         entry = LedgerEntry(
             kind=LedgerKind.ANSWER,
             task_no=ROOT_TASK_NO,
@@ -87,7 +86,7 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
             f"{len(request.guaranteed)} guaranteed contexts",
         )
         return {
-            "answer": text,
+            "answer": generated.text,
             "task": tree,
             "messages": [generated],
             "ledger": [entry],

@@ -162,24 +162,6 @@ def _stored_user_data(snapshot: StateSnapshot | None, saved: CheckpointTuple | N
     return None if saved is None else saved.checkpoint["channel_values"].get("user_data")
 
 
-def _check_resume(command: Command[Any], snapshot: StateSnapshot, limits: Limits) -> None:
-    """A resume needs a pending question, and must fit it (Q2, X5)."""
-    thread = str((snapshot.config.get("configurable") or {}).get("thread_id"))
-    status = status_of(snapshot, thread)
-    if status.kind is ThreadStatusKind.NEW:
-        raise UnknownThreadError(NO_THREAD.format(thread=thread))
-    if not snapshot.interrupts:
-        raise NothingPendingError(NOT_WAITING.format(thread=thread, why=WHY[status.kind.value]))
-    resume = command.resume
-    by_id = {interrupt.id: interrupt.value for interrupt in snapshot.interrupts}
-    if isinstance(resume, Mapping) and resume and all(key in by_id for key in resume):
-        for key, value in resume.items():
-            check_resume_for(by_id[key], value, limits)
-        return
-    for value in by_id.values():
-        check_resume_for(value, resume, limits)
-
-
 class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, OutputState]):
     """The orchestration graph: LangGraph's compiled graph with its input checked first."""
 
@@ -250,24 +232,35 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
         """
         if isinstance(checked, Command):
             return True
-        saved = yield from self._saved(self._merged(config))
+        saved = yield from self._saved(config)  # config: merged with the graph's
         return saved is not None and may_have_pending_tasks(saved)
 
     def _saved(self, config: RunnableConfig) -> Steps[CheckpointTuple | None]:
         saver = self._saver(config)
         return perform(call(saver.get_tuple, saver.aget_tuple, config))
 
-    def _merged(self, config: RunnableConfig) -> RunnableConfig:
-        return merge_configs(self.config, config) if self.config else config
-
     def _before(self, checked: Any, snapshot: StateSnapshot) -> ThreadStatus | None:
-        """Check a resume; for a new message, the interrupted run to finish or abandon."""
-        if isinstance(checked, Command):
-            _check_resume(checked, snapshot, self.input_limits)
-            return None
+        """Check a resume; for a new message, the interrupted run to finish or abandon.
+
+        A resume needs a pending question, and must fit it (Q2, X5).
+        """
         thread = str((snapshot.config.get("configurable") or {}).get("thread_id"))
         status = status_of(snapshot, thread)
-        return status if status.kind is ThreadStatusKind.INTERRUPTED_MID_RUN else None
+        if not isinstance(checked, Command):
+            return status if status.kind is ThreadStatusKind.INTERRUPTED_MID_RUN else None
+        if status.kind is ThreadStatusKind.NEW:
+            raise UnknownThreadError(NO_THREAD.format(thread=thread))
+        if not snapshot.interrupts:
+            raise NothingPendingError(NOT_WAITING.format(thread=thread, why=WHY[status.kind.value]))
+        resume, limits = checked.resume, self.input_limits
+        by_id = {interrupt.id: interrupt.value for interrupt in snapshot.interrupts}
+        if isinstance(resume, Mapping) and resume and all(key in by_id for key in resume):
+            for key, value in resume.items():
+                check_resume_for(by_id[key], value, limits)
+        else:
+            for value in by_id.values():
+                check_resume_for(value, resume, limits)
+        return None
 
     def _prepare(
         self, input: Any, config: RunnableConfig | None, kwargs: dict[str, Any]

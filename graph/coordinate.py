@@ -114,7 +114,7 @@ def make_coordinate(deps: Dependencies) -> Runnable[Any, Any]:
             return {"tasks": {node.task_no: done}}
         extracting = any(isinstance(c, DecomposingCoordinator) for c in candidates)
         llm = assistant_for(deps, runtime) if extracting else None
-        phase = coordinator_phase(
+        outcome = yield from coordinator_phase(
             nested(tasks, node.task_no),
             candidates,
             depth=node.depth,
@@ -122,7 +122,6 @@ def make_coordinate(deps: Dependencies) -> Runnable[Any, Any]:
             room=deps.limits.max_tasks - len(tasks),
             llm=llm,
         )
-        outcome = yield from phase
         updates = flatten(outcome.task, tasks, parent=node.parent, depth=node.depth)
         updates[node.task_no] = updates[node.task_no].model_copy(
             update={"status": TaskStatus.COORDINATED}
@@ -132,11 +131,10 @@ def make_coordinate(deps: Dependencies) -> Runnable[Any, Any]:
                 node.task_no, outcome.ran, list(outcome.created), changed=outcome.changed
             )
         )
-        update = {
+        return {
             "tasks": updates,
             "ledger": phase_ledger(node.task_no, outcome),
             "llm_calls": outcome.llm_calls,
         }
-        return update
 
     return make_node("coordinate", coordinate)

@@ -141,11 +141,11 @@ def _consume(
     call = batch.call_for(tool.definition.id)
     if call is None:
         return None
-    outcome = AiOutcome()
     consumed = (*batch.consumed, call.call_id)
     done = all(c.call_id in consumed for c in batch.calls)
-    left = None if done else batch.model_copy(update={"consumed": consumed})
-    outcome.update["pause"] = left
+    outcome = AiOutcome(
+        update={"pause": None if done else batch.model_copy(update={"consumed": consumed})}
+    )
     received = batch.results[call.call_id]
     if received.error is not None:
         progress("ERROR", "client")

@@ -205,8 +205,9 @@ def _budget(
     if owner is not None and node.task.owner_coordinator_name == owner:
         spent = state.get("deep_fallback_calls") or 0
         limit = max(0, deps.limits.deep_fallback_llm_calls - spent)
-    user_lang = state["message"].user_lang
-    return LlmBudget(assistant_for(deps, runtime), limit=limit, user_lang=user_lang)
+    return LlmBudget(
+        assistant_for(deps, runtime), limit=limit, user_lang=state["message"].user_lang
+    )
 
 
 def entry(node: TaskNode, tool: str, kind: LedgerKind, verdict: str, reason: str) -> LedgerEntry:

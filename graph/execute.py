@@ -77,15 +77,13 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
             progress = ProgressEmitter(name, runtime.stream_writer, task_no=node.task_no)
             ai = yield from ai_tool_steps(deps, state, runtime, node, tool, text, progress)
             if ai.pause:
-                paused = {"ledger": ai.ledger, "llm_calls": ai.llm_calls}
-                return {**paused, **ai.update}
+                return {"ledger": ai.ledger, "llm_calls": ai.llm_calls, **ai.update}
             outcome = Outcome(result=ai.result, ledger=ai.ledger, llm_calls=ai.llm_calls)
             extra = ai.update
         else:
             reply = reply_for(state, name)
             outcome = yield from tool_steps(deps, state, runtime, node, name, text, reply)
-        update: dict[str, Any] = {"ledger": outcome.ledger, **extra}
-        update["llm_calls"] = outcome.llm_calls
+        update: dict[str, Any] = {"ledger": outcome.ledger, **extra, "llm_calls": outcome.llm_calls}
         if outcome.deep_calls:
             update["deep_fallback_calls"] = outcome.deep_calls
         if isinstance(state.get("pause"), Clarification):  # the reply reached its tool (Q2)

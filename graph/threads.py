@@ -38,6 +38,9 @@ from toolweave.state.pauses import (
     pause_payloads,
 )
 
+CompiledGraph = Pregel[Any, Any, Any, Any]
+"""Any compiled LangGraph graph (a ``ToolweaveGraph`` here)."""
+
 NO_THREAD = "no conversation is stored under thread {thread!r}"
 NOTHING_PENDING = "thread {thread!r} is not waiting for a reply"
 NOT_WAITING = "thread {thread!r} is not waiting for a reply: {why}"
@@ -153,13 +156,13 @@ def status_of(snapshot: StateSnapshot, thread_id: str) -> ThreadStatus:
     )
 
 
-def _checked(graph: Pregel[Any, Any, Any, Any], config: RunnableConfig) -> str:
+def _checked(graph: CompiledGraph, config: RunnableConfig) -> str:
     if graph.checkpointer is None and checkpointer_of(config.get("configurable") or {}) is None:
         raise InvalidRequestError(NO_CHECKPOINTER)
     return thread_id_of(config)
 
 
-def thread_status(graph: Pregel[Any, Any, Any, Any], thread: RunnableConfig | str) -> ThreadStatus:
+def thread_status(graph: CompiledGraph, thread: RunnableConfig | str) -> ThreadStatus:
     """Where a thread stands: new, finished, waiting for a reply or interrupted mid-run (Q5).
 
     Args:
@@ -171,9 +174,7 @@ def thread_status(graph: Pregel[Any, Any, Any, Any], thread: RunnableConfig | st
     return status_of(graph.get_state(config), thread_id)
 
 
-async def athread_status(
-    graph: Pregel[Any, Any, Any, Any], thread: RunnableConfig | str
-) -> ThreadStatus:
+async def athread_status(graph: CompiledGraph, thread: RunnableConfig | str) -> ThreadStatus:
     """Async :func:`thread_status` (for async checkpointers)."""
     config = _config(thread)
     thread_id = _checked(graph, config)
@@ -189,9 +190,7 @@ def require_interrupted(status: ThreadStatus) -> ThreadStatus:
     return status
 
 
-def resume_interrupted(
-    graph: Pregel[Any, Any, Any, Any], thread: RunnableConfig | str, **kwargs: Any
-) -> Any:
+def resume_interrupted(graph: CompiledGraph, thread: RunnableConfig | str, **kwargs: Any) -> Any:
     """Finish a run that stopped mid-way (Q5): it goes on from its last saved step.
 
     Steps whose writes were saved are not run again; the step that was running
@@ -215,7 +214,7 @@ def resume_interrupted(
 
 
 async def aresume_interrupted(
-    graph: Pregel[Any, Any, Any, Any], thread: RunnableConfig | str, **kwargs: Any
+    graph: CompiledGraph, thread: RunnableConfig | str, **kwargs: Any
 ) -> Any:
     """Async :func:`resume_interrupted`."""
     config = _config(thread)
@@ -243,9 +242,7 @@ def abandon_updates(status: ThreadStatus) -> list[list[StateUpdate]]:
     ]
 
 
-def abandon_interrupted(
-    graph: Pregel[Any, Any, Any, Any], thread: RunnableConfig | str
-) -> ThreadStatus:
+def abandon_interrupted(graph: CompiledGraph, thread: RunnableConfig | str) -> ThreadStatus:
     """Drop a run that stopped mid-way, with a ``run_abandoned`` ledger entry (Q5).
 
     The thread then counts as finished: the next message starts a new run.
@@ -259,9 +256,7 @@ def abandon_interrupted(
     return thread_status(graph, config)
 
 
-async def aabandon_interrupted(
-    graph: Pregel[Any, Any, Any, Any], thread: RunnableConfig | str
-) -> ThreadStatus:
+async def aabandon_interrupted(graph: CompiledGraph, thread: RunnableConfig | str) -> ThreadStatus:
     """Async :func:`abandon_interrupted`."""
     config = _config(thread)
     status = require_interrupted(await athread_status(graph, config))
@@ -269,7 +264,7 @@ async def aabandon_interrupted(
     return await athread_status(graph, config)
 
 
-def pending_clarification(graph: Pregel[Any, Any, Any, Any], config: RunnableConfig) -> Any:
+def pending_clarification(graph: CompiledGraph, config: RunnableConfig) -> Any:
     """The open clarification payload of a thread (Q1), or ``None`` when nothing is pending.
 
     Raises:
@@ -281,9 +276,7 @@ def pending_clarification(graph: Pregel[Any, Any, Any, Any], config: RunnableCon
     return None if status.pending_question is None else dict(status.pending_question)
 
 
-def reply(
-    graph: Pregel[Any, Any, Any, Any], config: RunnableConfig, text: Any, **kwargs: Any
-) -> Any:
+def reply(graph: CompiledGraph, config: RunnableConfig, text: Any, **kwargs: Any) -> Any:
     """Resume a thread paused on a clarification question with the user's reply (Q2).
 
     Args:

@@ -113,11 +113,8 @@ def _has_coordinator_to_run(state: Mapping[str, Any], node: TaskNode) -> bool:
 
 
 def _first_open_child(tasks: Mapping[str, TaskNode], node: TaskNode) -> TaskNode | None:
-    for child_no in node.children:
-        child = tasks.get(child_no)
-        if child is not None and not child.done:
-            return child
-    return None
+    children = (tasks.get(child_no) for child_no in node.children)
+    return next((child for child in children if child is not None and not child.done), None)
 
 
 def route_entry(state: Mapping[str, Any]) -> Entry:

@@ -163,32 +163,25 @@ def _context_for(scope: RunScope) -> contextvars.Context:
     return context
 
 
-class _Stepped(Iterator[T]):
-    """An iterator whose every step, and its closing, runs in ``context``."""
-
-    __slots__ = ("_context", "_iterator")
-
-    def __init__(self, iterator: Iterator[T], context: contextvars.Context) -> None:
-        self._iterator = iterator
-        self._context = context
-
-    def __next__(self) -> T:
-        return self._context.run(next, self._iterator)
-
-    def close(self) -> None:
-        """Close the underlying iterator (a generator), in its context."""
-        close = getattr(self._iterator, "close", None)
-        if close is not None:
-            self._context.run(close)
-
-
 def iterate_in(scope: RunScope, items: Iterable[T]) -> Iterator[T]:
     """Step ``items`` inside ``scope``: each step runs in a context of its own.
 
     The caller's context never sees the scope, so two runs stepped in turn in one
-    thread keep theirs apart. ``yield from`` the result closes ``items`` with it.
+    thread keep theirs apart. Closing the result closes ``items``, in that context.
     """
-    return _Stepped(iter(items), _context_for(scope))
+    context = _context_for(scope)
+    iterator = iter(items)
+    try:
+        while True:
+            try:
+                item = context.run(next, iterator)
+            except StopIteration:
+                return
+            yield item
+    finally:
+        close = getattr(iterator, "close", None)
+        if close is not None:
+            context.run(close)
 
 
 class _InContext(Awaitable[T]):

@@ -21,16 +21,10 @@ from toolweave.tools.registry import ToolRegistry
 
 def answer_system_prompt(base: str, activated: Sequence[str], registry: ToolRegistry) -> str:
     """The domain prompt plus the supplements of the tools that ran, once each (T8)."""
-    parts = [base]
-    seen: set[str] = set()
-    for key in activated:
-        name = key.rpartition(":")[2]
-        tool = registry.get(name)
-        if name in seen or tool is None or not tool.system_prompt_supplement:
-            continue
-        seen.add(name)
-        parts.append(tool.system_prompt_supplement)
-    return "\n\n".join(parts)
+    names = dict.fromkeys(key.rpartition(":")[2] for key in activated)
+    tools = [tool for name in names if (tool := registry.get(name)) is not None]
+    supplements = [tool.system_prompt_supplement for tool in tools if tool.system_prompt_supplement]
+    return "\n\n".join([base, *supplements])
 
 
 def guaranteed_texts(entries: Sequence[PromptAndContext]) -> list[str]:

@@ -14,10 +14,7 @@ and the event streams all go through them):
   run, or abandons it with a ledger entry (Q5, ``interrupted_runs``).
 
 Copies made by ``with_config``/``copy`` (and by the LangGraph server) keep both.
-
-Each run goes on in a scope of its own (:mod:`toolweave.state.run_scope`, X6):
-its deadline (``Limits.run_deadline_s`` from the run's start), the secret values
-of its ``user_data`` and its models' API keys (X4), and its progress sink.
+Each run goes on in a scope of its own (:mod:`toolweave.state.run_scope`, X6).
 """
 
 from __future__ import annotations
@@ -129,9 +126,8 @@ def _finishing(config: RunnableConfig) -> RunnableConfig:
     server sets that id, so the new message would be dropped after the finishing.
     """
     metadata = {k: v for k, v in (config.get("metadata") or {}).items() if k != "run_id"}
-    finishing = cast("RunnableConfig", {k: v for k, v in config.items() if k != "run_id"})
-    finishing["metadata"] = metadata
-    return finishing
+    kept = {k: v for k, v in config.items() if k != "run_id"}
+    return cast("RunnableConfig", {**kept, "metadata": metadata})
 
 
 def _nested(config: RunnableConfig | None) -> bool:

@@ -21,12 +21,11 @@ from toolweave.graph.nodes import Steps, make_node
 from toolweave.graph.tool_call import Outcome, entry, tool_steps
 from toolweave.graph.walk import current_task_no
 from toolweave.state.graph_state import GraphState
-from toolweave.state.ledger import LedgerEntry, LedgerKind
+from toolweave.state.ledger import LedgerKind
 from toolweave.state.pauses import Clarification
 from toolweave.state.results import ResultMode
 from toolweave.state.task import (
     PromptAndContext,
-    TaskNode,
     TaskStatus,
     completion_key,
     execution_text,
@@ -95,14 +94,13 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
             update["activated"] = [key]
         update.update(record_result(key, text, outcome))
         if result is not None and result.is_terminal:  # R8: the tools after it do not run (L1)
-            update["ledger"] = [*outcome.ledger, *_not_run(node, rest)]
+            not_run = [
+                entry(node, n, LedgerKind.TOOL_SKIPPED, "not run", AFTER_TERMINAL) for n in rest
+            ]
+            update["ledger"] = [*outcome.ledger, *not_run]
         closed = not rest or (result is not None and result.is_terminal)
         status = TaskStatus.CLOSED if closed else TaskStatus.ROUTED
         update["tasks"] = {node.task_no: node.model_copy(update={"queue": rest, "status": status})}
         return update
 
     return make_node("execute", execute)
-
-
-def _not_run(node: TaskNode, names: list[str]) -> list[LedgerEntry]:
-    return [entry(node, n, LedgerKind.TOOL_SKIPPED, "not run", AFTER_TERMINAL) for n in names]

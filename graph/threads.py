@@ -103,8 +103,7 @@ class ThreadStatus:
     @property
     def pause(self) -> PausePayload | None:
         """The pause the run waits on, of whichever kind (Q7), if it waits."""
-        pauses = pause_payloads(self.interrupts)
-        return pauses[0] if pauses else None
+        return next(iter(pause_payloads(self.interrupts)), None)
 
     @property
     def pending_question(self) -> ClarificationPayload | None:
@@ -126,9 +125,7 @@ def thread_id_of(config: RunnableConfig) -> str:
 
 
 def _config(thread: RunnableConfig | str) -> RunnableConfig:
-    if isinstance(thread, str):
-        return {"configurable": {"thread_id": thread}}
-    return thread
+    return {"configurable": {"thread_id": thread}} if isinstance(thread, str) else thread
 
 
 def status_of(snapshot: StateSnapshot, thread_id: str) -> ThreadStatus:
@@ -136,7 +133,7 @@ def status_of(snapshot: StateSnapshot, thread_id: str) -> ThreadStatus:
     if not snapshot.values and snapshot.created_at is None:
         return ThreadStatus(thread_id=thread_id, kind=ThreadStatusKind.NEW)
     values = [interrupt.value for interrupt in snapshot.interrupts]
-    errors = [str(task.error) for task in snapshot.tasks if task.error is not None]
+    error = next((str(task.error) for task in snapshot.tasks if task.error is not None), None)
     if values:
         kind = ThreadStatusKind.WAITING_FOR_REPLY
     elif snapshot.next:
@@ -150,7 +147,7 @@ def status_of(snapshot: StateSnapshot, thread_id: str) -> ThreadStatus:
         kind=kind,
         next=tuple(snapshot.next),
         interrupts=tuple(values),
-        error=errors[0] if errors else None,
+        error=error,
         checkpoint_id=None if checkpoint is None else str(checkpoint),
         question=None if message is None else message.question,
     )

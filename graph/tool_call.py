@@ -100,15 +100,12 @@ def tool_call(
 
 def checked_result(tool: AnyTool, result: ToolResult | None) -> ToolResult | None:
     """A clarification request from a tool that cannot take the reply is no result (Q1)."""
-    clarifiable = isinstance(tool, ClarifiableTool | ClarifiableContextConsumerTool)
-    if (
-        isinstance(result, ToolResult)
-        and result.mode is ResultMode.CLARIFICATION
-        and not clarifiable
-    ):
-        logger.warning(NOT_CLARIFIABLE.format(name=tool.name))
-        return None
-    return result
+    if not isinstance(result, ToolResult) or result.mode is not ResultMode.CLARIFICATION:
+        return result
+    if isinstance(tool, ClarifiableTool | ClarifiableContextConsumerTool):
+        return result
+    logger.warning(NOT_CLARIFIABLE.format(name=tool.name))
+    return None
 
 
 def tool_steps(

@@ -276,8 +276,7 @@ def parse_user_data(value: Any) -> dict[str, Any] | None:
         return None
     if not isinstance(value, Mapping):
         raise InvalidRequestError(BAD_USER_DATA.format(kind=type(value).__name__))
-    checked: dict[str, Any] = check_data(value, "'user_data'")
-    return checked
+    return cast("dict[str, Any]", check_data(value, "'user_data'"))
 
 
 def parse_message_input(value: Any, limits: Limits) -> dict[str, Any]:

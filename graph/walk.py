@@ -81,15 +81,14 @@ def next_step(state: Mapping[str, Any]) -> Step:
             return Step("coordinate", node.task_no)
         if node.status is TaskStatus.ROUTED:
             return Step("execute", node.task_no)
-        if node.status in (TaskStatus.PENDING, TaskStatus.COORDINATED):
-            child = _first_open_child(tasks, node)
-            if child is None:
-                return Step("route", node.task_no)
-            if child.task.conditional and not child.decided:
-                return Step("decide_conditional", child.task_no)
-            node = child
-            continue
-        break
+        if node.status not in (TaskStatus.PENDING, TaskStatus.COORDINATED):
+            break
+        child = _first_open_child(tasks, node)
+        if child is None:
+            return Step("route", node.task_no)
+        if child.task.conditional and not child.decided:
+            return Step("decide_conditional", child.task_no)
+        node = child
     if state.get("deep_fallback_done"):
         return Step("answer", ROOT_TASK_NO)
     return Step("deep_fallback", ROOT_TASK_NO)

@@ -21,16 +21,10 @@ from toolweave.tools.registry import ToolRegistry
 
 def answer_system_prompt(base: str, activated: Sequence[str], registry: ToolRegistry) -> str:
     """The domain prompt plus the supplements of the tools that ran, once each (T8)."""
-    parts = [base]
-    seen: set[str] = set()
-    for key in activated:
-        name = key.rpartition(":")[2]
-        tool = registry.get(name)
-        if name in seen or tool is None or not tool.system_prompt_supplement:
-            continue
-        seen.add(name)
-        parts.append(tool.system_prompt_supplement)
-    return "\n\n".join(parts)
+    names = dict.fromkeys(key.rpartition(":")[2] for key in activated)
+    tools = [tool for name in names if (tool := registry.get(name)) is not None]
+    supplements = [tool.system_prompt_supplement for tool in tools if tool.system_prompt_supplement]
+    return "\n\n".join([base, *supplements])
 
 
 def guaranteed_texts(entries: Sequence[PromptAndContext]) -> list[str]:
@@ -78,7 +72,6 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
         )
         assistant = assistant_for(deps, runtime)
         generated = yield from assistant.answer_steps(request)
-        text = generated.text
         entry = LedgerEntry(
             kind=LedgerKind.ANSWER,
             task_no=ROOT_TASK_NO,
@@ -87,7 +80,7 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
             f"{len(request.guaranteed)} guaranteed contexts",
         )
         return {
-            "answer": text,
+            "answer": generated.text,
             "task": tree,
             "messages": [generated],
             "ledger": [entry],

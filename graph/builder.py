@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, get_args
+from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
@@ -19,14 +19,12 @@ from toolweave.graph.langgraph_private import RunnableCallable
 from toolweave.graph.normalize import make_normalize
 from toolweave.graph.pause import make_ask_user, make_take_reply
 from toolweave.graph.route import make_route
-from toolweave.graph.walk import NEXT_PHASES, Phase, next_phase, route_entry
+from toolweave.graph.walk import NEXT_PHASES, next_phase, route_entry
 from toolweave.llm.port import LlmAssistant
 from toolweave.state.graph_state import GraphState, InputState, OutputState
 from toolweave.state.secrets import secrets_of
 from toolweave.tools.domain import Domain
 from toolweave.tools.registry import AnyTool, ToolRegistry
-
-PHASES: tuple[Phase, ...] = get_args(Phase)
 
 
 def create_state_graph(

@@ -36,12 +36,6 @@ CLARIFICATION_LIMIT = {
 """What a run ends with when the clarification rounds are used up (Q2), by language."""
 
 
-def clarification_limit_message(user_lang: str, question: str) -> str:
-    """The closing message after the last allowed clarification round (Q2)."""
-    template = CLARIFICATION_LIMIT.get(user_lang, CLARIFICATION_LIMIT["en"])
-    return template.format(question=question)
-
-
 def resolve_choice(reply: str, choices: Sequence[str]) -> str:
     """A reply that is the number of an offered choice ("2", "2.") becomes that choice.
 
@@ -84,7 +78,8 @@ def pause_for_clarification(
     rounds = state.get("clarification_rounds") or 0
     key = completion_key(node.task_no, name)
     if rounds >= deps.limits.max_clarification_rounds:
-        text = clarification_limit_message(state["message"].user_lang, result.text or "")
+        template = CLARIFICATION_LIMIT.get(state["message"].user_lang, CLARIFICATION_LIMIT["en"])
+        text = template.format(question=result.text or "")
         closed = node.model_copy(update={"queue": [], "status": TaskStatus.CLOSED})
         return {"tasks": {node.task_no: closed}, "answer": text, "terminal": key}
     question = Clarification(

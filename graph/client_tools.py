@@ -32,7 +32,6 @@ from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
-from toolweave.graph.nodes import Steps, perform
 from toolweave.graph.tool_call import entry as _entry
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.client_calls import ClientToolCall, ClientToolResultError, parse_results
@@ -46,6 +45,7 @@ from toolweave.tools.ai.base import AiToolDefinition, AiToolScope, execution
 from toolweave.tools.ai.inputs import InputCheck, check_input, input_text
 from toolweave.tools.ai.orchestration import AiChatbotTool
 from toolweave.tools.ai.prompts import INPUT_RETRY_PROMPT
+from toolweave.tools.effects import Steps, perform
 from toolweave.tools.progress import ProgressEmitter
 
 logger = logging.getLogger(__name__)
@@ -79,11 +79,6 @@ def announced_tools(
     if context is not None and context.client_tools is not None:
         return frozenset(context.client_tools)
     return frozenset(state.get("client_tools") or ())
-
-
-def runs_in_client(definition: AiToolDefinition, announced: frozenset[str]) -> bool:
-    """W3: whether this run executes the tool in the client."""
-    return definition.runs_in_client(announced)
 
 
 def _context(tool: AiChatbotTool, text: str, call_id: str | None = None) -> ToolResult:
@@ -146,11 +141,11 @@ def _consume(
     call = batch.call_for(tool.definition.id)
     if call is None:
         return None
-    outcome = AiOutcome()
     consumed = (*batch.consumed, call.call_id)
     done = all(c.call_id in consumed for c in batch.calls)
-    left = None if done else batch.model_copy(update={"consumed": consumed})
-    outcome.update["pause"] = left
+    outcome = AiOutcome(
+        update={"pause": None if done else batch.model_copy(update={"consumed": consumed})}
+    )
     received = batch.results[call.call_id]
     if received.error is not None:
         progress("ERROR", "client")
@@ -164,19 +159,15 @@ def _consume(
 
 
 def _open_calls(
-    deps: Dependencies,
-    state: GraphState,
-    node: TaskNode,
-    first: ClientToolCall,
-    announced: frozenset[str],
+    deps: Dependencies, node: TaskNode, first: ClientToolCall, announced: frozenset[str]
 ) -> tuple[ClientToolCall, ...]:
     """The head call plus the client tools queued right after it whose input is known."""
     calls = [first]
     for name in node.queue[1:]:
         tool = deps.registry.get(name)
-        if not isinstance(tool, AiChatbotTool) or not runs_in_client(tool.definition, announced):
-            break
-        if tool.definition.scope is AiToolScope.CLIENT and tool.definition.id not in announced:
+        if not isinstance(tool, AiChatbotTool) or tool.definition.scope is AiToolScope.SERVER:
+            break  # the client runs it (W3) only when it announced an implementation
+        if tool.definition.id not in announced:
             break
         if tool.request_model.model_fields and name not in node.requests:
             break
@@ -202,7 +193,6 @@ def _call(definition: AiToolDefinition, check: InputCheck) -> ClientToolCall:
 
 def _pause_for_client(
     deps: Dependencies,
-    state: GraphState,
     node: TaskNode,
     tool: AiChatbotTool,
     check: InputCheck,
@@ -210,7 +200,7 @@ def _pause_for_client(
     outcome: AiOutcome,
 ) -> AiOutcome:
     """W3: open the client-tool pause for the tool and the client tools queued after it."""
-    calls = _open_calls(deps, state, node, _call(tool.definition, check), announced)
+    calls = _open_calls(deps, node, _call(tool.definition, check), announced)
     requests = {**node.requests, tool.name: outcome.request}
     outcome.update = {
         "pause": ClientCalls(task_no=node.task_no, calls=calls),
@@ -231,42 +221,24 @@ def _run_here(
     progress: ProgressEmitter,
 ) -> Steps[AiOutcome]:
     """The tool's ``execute(input)`` on the server, its failure contained (R7)."""
-    checked = check.text
     try:
-        output = yield from perform(execution(tool.ai_tool, checked))
+        output = yield from perform(execution(tool.ai_tool, check.text))
     except GraphBubbleUp:
         raise
     except Exception as exc:  # R7: a failing tool is "no result"; the run goes on
         logger.warning("AI tool %s raised on task %s", tool.name, node.task_no, exc_info=True)
-        return _failed(outcome, node, tool, exc, progress)
-    return _finish(outcome, node, tool, output, progress)
-
-
-def _finish(
-    outcome: AiOutcome, node: TaskNode, tool: AiChatbotTool, output: Any, progress: ProgressEmitter
-) -> AiOutcome:
+        progress("ERROR", type(exc).__name__)
+        reason = RAISED.format(error=type(exc).__name__)
+        outcome.ledger.append(_entry(node, tool.name, LedgerKind.TOOL_ERROR, "failed", reason))
+        return outcome
     if not isinstance(output, str):
         progress("ERROR", type(output).__name__)
         reason = NOT_TEXT.format(kind=type(output).__name__)
         outcome.ledger.append(_entry(node, tool.name, LedgerKind.TOOL_ERROR, "failed", reason))
         return outcome
     outcome.result = _context(tool, output)
-    outcome.ledger.append(
-        _entry(node, tool.name, LedgerKind.TOOL_RESULT, "context", "ran on the server")
-    )
-    return outcome
-
-
-def _failed(
-    outcome: AiOutcome,
-    node: TaskNode,
-    tool: AiChatbotTool,
-    exc: Exception,
-    progress: ProgressEmitter,
-) -> AiOutcome:
-    progress("ERROR", type(exc).__name__)
-    reason = RAISED.format(error=type(exc).__name__)
-    outcome.ledger.append(_entry(node, tool.name, LedgerKind.TOOL_ERROR, "failed", reason))
+    reason = "ran on the server"
+    outcome.ledger.append(_entry(node, tool.name, LedgerKind.TOOL_RESULT, "context", reason))
     return outcome
 
 
@@ -300,7 +272,7 @@ def ai_tool_steps(
     if check is None:
         return outcome
     if in_client:
-        return _pause_for_client(deps, state, node, tool, check, announced, outcome)
+        return _pause_for_client(deps, node, tool, check, announced, outcome)
     return (yield from _run_here(node, tool, check, outcome, progress))
 
 

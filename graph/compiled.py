@@ -14,10 +14,7 @@ and the event streams all go through them):
   run, or abandons it with a ledger entry (Q5, ``interrupted_runs``).
 
 Copies made by ``with_config``/``copy`` (and by the LangGraph server) keep both.
-
-Each run goes on in a scope of its own (:mod:`toolweave.state.run_scope`, X6):
-its deadline (``Limits.run_deadline_s`` from the run's start), the secret values
-of its ``user_data`` and its models' API keys (X4), and its progress sink.
+Each run goes on in a scope of its own (:mod:`toolweave.state.run_scope`, X6).
 """
 
 from __future__ import annotations
@@ -45,6 +42,8 @@ from toolweave.graph.langgraph_private import (
 )
 from toolweave.graph.pause import check_resume_for
 from toolweave.graph.threads import (
+    NO_THREAD,
+    NOT_WAITING,
     WHY,
     ThreadStatus,
     ThreadStatusKind,
@@ -57,6 +56,7 @@ from toolweave.state.graph_state import GraphState, InputState, OutputState
 from toolweave.state.run_scope import Deadline, RunScope, aiterate_in, iterate_in
 from toolweave.state.secrets import secret_values, secrets_of
 from toolweave.state.serde import checkpoint_allowlist
+from toolweave.tools.effects import Call, Steps, adrive, call, drive, perform
 from toolweave.tools.progress import stream_sink
 
 
@@ -68,8 +68,6 @@ def _state_types() -> frozenset[tuple[str, ...]]:
 InterruptedRuns = Literal["finish", "abandon"]
 """What a new message does to a run that stopped mid-way (Q5)."""
 
-NO_THREAD = "no conversation is stored under thread {thread!r}"
-NOT_WAITING = "thread {thread!r} is not waiting for a reply: {why}"
 _FINISH_KWARGS = ("context", "durability")
 """Run options the finishing of an interrupted run shares with the new message's run."""
 
@@ -128,9 +126,8 @@ def _finishing(config: RunnableConfig) -> RunnableConfig:
     server sets that id, so the new message would be dropped after the finishing.
     """
     metadata = {k: v for k, v in (config.get("metadata") or {}).items() if k != "run_id"}
-    finishing = cast("RunnableConfig", {k: v for k, v in config.items() if k != "run_id"})
-    finishing["metadata"] = metadata
-    return finishing
+    kept = {k: v for k, v in config.items() if k != "run_id"}
+    return cast("RunnableConfig", {**kept, "metadata": metadata})
 
 
 def _nested(config: RunnableConfig | None) -> bool:
@@ -159,24 +156,6 @@ def _stored_user_data(snapshot: StateSnapshot | None, saved: CheckpointTuple | N
     if snapshot is not None:
         return snapshot.values.get("user_data")
     return None if saved is None else saved.checkpoint["channel_values"].get("user_data")
-
-
-def _check_resume(command: Command[Any], snapshot: StateSnapshot, limits: Limits) -> None:
-    """A resume needs a pending question, and must fit it (Q2, X5)."""
-    thread = str((snapshot.config.get("configurable") or {}).get("thread_id"))
-    status = status_of(snapshot, thread)
-    if status.kind is ThreadStatusKind.NEW:
-        raise UnknownThreadError(NO_THREAD.format(thread=thread))
-    if not snapshot.interrupts:
-        raise NothingPendingError(NOT_WAITING.format(thread=thread, why=WHY[status.kind.value]))
-    resume = command.resume
-    by_id = {interrupt.id: interrupt.value for interrupt in snapshot.interrupts}
-    if isinstance(resume, Mapping) and resume and all(key in by_id for key in resume):
-        for key, value in resume.items():
-            check_resume_for(by_id[key], value, limits)
-        return
-    for value in by_id.values():
-        check_resume_for(value, resume, limits)
 
 
 class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, OutputState]):
@@ -241,7 +220,7 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
         with_allowlist = getattr(saver, "with_allowlist", None)  # langgraph-checkpoint >= 4
         return saver if with_allowlist is None else with_allowlist(serde_allowlist(self) or ())
 
-    def _needs_state(self, checked: Any, config: RunnableConfig) -> bool:
+    def _needs_state(self, checked: Any, config: RunnableConfig) -> Steps[bool]:
         """Whether the thread's state must be read before the run.
 
         A resume always is (it must fit the pending question); a message only
@@ -249,28 +228,56 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
         """
         if isinstance(checked, Command):
             return True
-        merged = self._merged(config)
-        saved = self._saver(merged).get_tuple(merged)
+        saved = yield from self._saved(config)  # config: merged with the graph's
         return saved is not None and may_have_pending_tasks(saved)
 
-    async def _aneeds_state(self, checked: Any, config: RunnableConfig) -> bool:
-        if isinstance(checked, Command):
-            return True
-        merged = self._merged(config)
-        saved = await self._saver(merged).aget_tuple(merged)
-        return saved is not None and may_have_pending_tasks(saved)
-
-    def _merged(self, config: RunnableConfig) -> RunnableConfig:
-        return merge_configs(self.config, config) if self.config else config
+    def _saved(self, config: RunnableConfig) -> Steps[CheckpointTuple | None]:
+        saver = self._saver(config)
+        return perform(call(saver.get_tuple, saver.aget_tuple, config))
 
     def _before(self, checked: Any, snapshot: StateSnapshot) -> ThreadStatus | None:
-        """Check a resume; for a new message, the interrupted run to finish or abandon."""
-        if isinstance(checked, Command):
-            _check_resume(checked, snapshot, self.input_limits)
-            return None
+        """Check a resume; for a new message, the interrupted run to finish or abandon.
+
+        A resume needs a pending question, and must fit it (Q2, X5).
+        """
         thread = str((snapshot.config.get("configurable") or {}).get("thread_id"))
         status = status_of(snapshot, thread)
-        return status if status.kind is ThreadStatusKind.INTERRUPTED_MID_RUN else None
+        if not isinstance(checked, Command):
+            return status if status.kind is ThreadStatusKind.INTERRUPTED_MID_RUN else None
+        if status.kind is ThreadStatusKind.NEW:
+            raise UnknownThreadError(NO_THREAD.format(thread=thread))
+        if not snapshot.interrupts:
+            raise NothingPendingError(NOT_WAITING.format(thread=thread, why=WHY[status.kind.value]))
+        resume, limits = checked.resume, self.input_limits
+        by_id = {interrupt.id: interrupt.value for interrupt in snapshot.interrupts}
+        if isinstance(resume, Mapping) and resume and all(key in by_id for key in resume):
+            for key, value in resume.items():
+                check_resume_for(by_id[key], value, limits)
+        else:
+            for value in by_id.values():
+                check_resume_for(value, resume, limits)
+        return None
+
+    def _prepare(
+        self, input: Any, config: RunnableConfig | None, kwargs: dict[str, Any]
+    ) -> Steps[tuple[Any, RunScope]]:
+        """The checked input and the run's scope, after Q5's finish-or-abandon."""
+        checked = self._checked_input(input, config)
+        thread_config = None if checked is None else _thread_config(self, config)
+        snapshot: StateSnapshot | None = None
+        if thread_config is not None and (yield from self._needs_state(checked, thread_config)):
+            snapshot = yield from perform(
+                Call(lambda: self.get_state(thread_config), lambda: self.aget_state(thread_config))
+            )
+            interrupted = self._before(checked, snapshot)
+            if interrupted is not None:
+                yield from self._settle(interrupted, thread_config, kwargs)
+        data, marked, stored = _run_user_data(checked, kwargs.get("context"))
+        if stored:  # the thread's user_data: from the snapshot read above, or one read now
+            read = None if snapshot is not None else _thread_config(self, config)
+            saved = None if read is None else (yield from self._saved(read))
+            data.append(_stored_user_data(snapshot, saved))
+        return checked, self._run_scope(data, marked, kwargs.get("context"))
 
     def stream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
@@ -280,20 +287,7 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
         The run goes on in a scope of its own (X6): its deadline, its secrets and
         its progress sink (:mod:`toolweave.state.run_scope`).
         """
-        checked = self._checked_input(input, config)
-        thread_config = None if checked is None else _thread_config(self, config)
-        snapshot: StateSnapshot | None = None
-        if thread_config is not None and self._needs_state(checked, thread_config):
-            snapshot = self.get_state(thread_config)
-            interrupted = self._before(checked, snapshot)
-            if interrupted is not None:
-                self._settle(interrupted, thread_config, kwargs)
-        data, marked, stored = _run_user_data(checked, kwargs.get("context"))
-        if stored:  # the thread's user_data: from the snapshot read above, or one read now
-            read = None if snapshot is not None else _thread_config(self, config)
-            saved = None if read is None else self._saver(read).get_tuple(read)
-            data.append(_stored_user_data(snapshot, saved))
-        scope = self._run_scope(data, marked, kwargs.get("context"))
+        checked, scope = drive(self._prepare(input, config, kwargs))
         yield from iterate_in(scope, super().stream(checked, config, **kwargs))
 
     async def astream(
@@ -303,20 +297,7 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
 
         The run goes on in a scope of its own, as in :meth:`stream` (X6).
         """
-        checked = self._checked_input(input, config)
-        thread_config = None if checked is None else _thread_config(self, config)
-        snapshot: StateSnapshot | None = None
-        if thread_config is not None and await self._aneeds_state(checked, thread_config):
-            snapshot = await self.aget_state(thread_config)
-            interrupted = self._before(checked, snapshot)
-            if interrupted is not None:
-                await self._asettle(interrupted, thread_config, kwargs)
-        data, marked, stored = _run_user_data(checked, kwargs.get("context"))
-        if stored:
-            read = None if snapshot is not None else _thread_config(self, config)
-            saved = None if read is None else await self._saver(read).aget_tuple(read)
-            data.append(_stored_user_data(snapshot, saved))
-        scope = self._run_scope(data, marked, kwargs.get("context"))
+        checked, scope = await adrive(self._prepare(input, config, kwargs))
         async for chunk in aiterate_in(scope, super().astream(checked, config, **kwargs)):
             yield chunk
 
@@ -333,22 +314,18 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
             progress=stream_sink,
         )
 
-    def _settle(self, status: ThreadStatus, config: RunnableConfig, kwargs: Any) -> None:
+    def _settle(self, status: ThreadStatus, config: RunnableConfig, kwargs: Any) -> Steps[object]:
+        finishing = _finishing(config)
         match self.interrupted_runs:
             case "finish":
                 options = {key: kwargs[key] for key in _FINISH_KWARGS if key in kwargs}
-                self.invoke(None, _finishing(config), **options)
+                effect: Call[object] = Call(
+                    lambda: self.invoke(None, finishing, **options),
+                    lambda: self.ainvoke(None, finishing, **options),
+                )
             case "abandon":
-                self.bulk_update_state(_finishing(config), abandon_updates(status))
+                updates = abandon_updates(status)
+                effect = call(self.bulk_update_state, self.abulk_update_state, finishing, updates)
             case _:
                 assert_never(self.interrupted_runs)
-
-    async def _asettle(self, status: ThreadStatus, config: RunnableConfig, kwargs: Any) -> None:
-        match self.interrupted_runs:
-            case "finish":
-                options = {key: kwargs[key] for key in _FINISH_KWARGS if key in kwargs}
-                await self.ainvoke(None, _finishing(config), **options)
-            case "abandon":
-                await self.abulk_update_state(_finishing(config), abandon_updates(status))
-            case _:
-                assert_never(self.interrupted_runs)
+        return (yield from perform(effect))

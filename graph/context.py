@@ -116,10 +116,9 @@ def user_data_for(
 ) -> Mapping[str, Any] | None:
     """The run's user data: the runtime context's when given, else the input's (T4, X4)."""
     context = None if runtime is None else runtime.context
-    data: Mapping[str, Any] | None = state.get("user_data")
     if context is not None and context.user_data is not None:
-        data = context.user_data
-    return data
+        return context.user_data
+    return state.get("user_data")
 
 
 def assistant_for(deps: Dependencies, runtime: Runtime[RunContext] | None) -> LlmAssistant:

@@ -44,14 +44,6 @@ DETAIL_CHARS = 200
 """Longest text of one decomposition field in a ledger entry."""
 
 
-def _decomposition_details(decomposition: Mapping[str, Any]) -> dict[str, str]:
-    """A decomposition's fields as ledger details: why a coordinator split or did not (L1)."""
-    return {
-        key: json.dumps(value, ensure_ascii=False)[:DETAIL_CHARS]
-        for key, value in decomposition.items()
-    }
-
-
 def phase_ledger(task_no: str, outcome: PhaseOutcome) -> list[LedgerEntry]:
     """Ledger entries for one coordinator phase (L1)."""
     entries: list[LedgerEntry] = []
@@ -69,7 +61,10 @@ def phase_ledger(task_no: str, outcome: PhaseOutcome) -> list[LedgerEntry]:
             continue
         created = [no for no, owner in outcome.created.items() if owner == name]
         verdict = "changed" if name in outcome.changed else "no change"
-        details = _decomposition_details(outcome.decompositions.get(name, {}))
+        details = {  # the decomposition's fields: why the coordinator split or did not (L1)
+            key: json.dumps(value, ensure_ascii=False)[:DETAIL_CHARS]
+            for key, value in outcome.decompositions.get(name, {}).items()
+        }
         reasons = [f"created {', '.join(created)}"] if created else []
         if details:
             reasons.append("from " + ", ".join(f"{k}={v}" for k, v in details.items()))
@@ -114,7 +109,7 @@ def make_coordinate(deps: Dependencies) -> Runnable[Any, Any]:
             return {"tasks": {node.task_no: done}}
         extracting = any(isinstance(c, DecomposingCoordinator) for c in candidates)
         llm = assistant_for(deps, runtime) if extracting else None
-        phase = coordinator_phase(
+        outcome = yield from coordinator_phase(
             nested(tasks, node.task_no),
             candidates,
             depth=node.depth,
@@ -122,7 +117,6 @@ def make_coordinate(deps: Dependencies) -> Runnable[Any, Any]:
             room=deps.limits.max_tasks - len(tasks),
             llm=llm,
         )
-        outcome = yield from phase
         updates = flatten(outcome.task, tasks, parent=node.parent, depth=node.depth)
         updates[node.task_no] = updates[node.task_no].model_copy(
             update={"status": TaskStatus.COORDINATED}
@@ -132,11 +126,10 @@ def make_coordinate(deps: Dependencies) -> Runnable[Any, Any]:
                 node.task_no, outcome.ran, list(outcome.created), changed=outcome.changed
             )
         )
-        update = {
+        return {
             "tasks": updates,
             "ledger": phase_ledger(node.task_no, outcome),
             "llm_calls": outcome.llm_calls,
         }
-        return update
 
     return make_node("coordinate", coordinate)

@@ -28,11 +28,10 @@ def completed_siblings(
     subtask: TaskNode,
 ) -> dict[str, list[PromptAndContext]]:
     """K3: buffer entries of the finished siblings before ``subtask`` and of their subtrees."""
-    parent = tasks[subtask.parent] if subtask.parent is not None else None
-    if parent is None:
+    if subtask.parent is None:
         return {}
     finished: list[str] = []
-    for sibling in parent.children:
+    for sibling in tasks[subtask.parent].children:
         if sibling == subtask.task_no:
             break
         if tasks[sibling].status is TaskStatus.CLOSED:
@@ -82,7 +81,6 @@ def make_decide_conditional(deps: Dependencies) -> Runnable[Any, Any]:
             reason=reason,
             tools=tuple(subtask.task.required_tool_names),
         )
-        update = {"tasks": {subtask.task_no: updated}, "ledger": [entry]}
-        return update
+        return {"tasks": {subtask.task_no: updated}, "ledger": [entry]}
 
     return make_pure_node("decide_conditional", decide_conditional)

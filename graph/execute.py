@@ -18,21 +18,14 @@ from toolweave.graph.clarify import pause_for_clarification, reply_for
 from toolweave.graph.client_tools import ai_tool_steps
 from toolweave.graph.context import Dependencies, RunContext
 from toolweave.graph.nodes import Steps, make_node
-from toolweave.graph.tool_call import (
-    Outcome as Outcome,
-)
-from toolweave.graph.tool_call import (
-    entry,
-    tool_steps,
-)
+from toolweave.graph.tool_call import Outcome, entry, tool_steps
 from toolweave.graph.walk import current_task_no
 from toolweave.state.graph_state import GraphState
-from toolweave.state.ledger import LedgerEntry, LedgerKind
+from toolweave.state.ledger import LedgerKind
 from toolweave.state.pauses import Clarification
 from toolweave.state.results import ResultMode
 from toolweave.state.task import (
     PromptAndContext,
-    TaskNode,
     TaskStatus,
     completion_key,
     execution_text,
@@ -83,15 +76,13 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
             progress = ProgressEmitter(name, runtime.stream_writer, task_no=node.task_no)
             ai = yield from ai_tool_steps(deps, state, runtime, node, tool, text, progress)
             if ai.pause:
-                paused = {"ledger": ai.ledger, "llm_calls": ai.llm_calls}
-                return {**paused, **ai.update}
+                return {"ledger": ai.ledger, "llm_calls": ai.llm_calls, **ai.update}
             outcome = Outcome(result=ai.result, ledger=ai.ledger, llm_calls=ai.llm_calls)
             extra = ai.update
         else:
             reply = reply_for(state, name)
             outcome = yield from tool_steps(deps, state, runtime, node, name, text, reply)
-        update: dict[str, Any] = {"ledger": outcome.ledger, **extra}
-        update["llm_calls"] = outcome.llm_calls
+        update: dict[str, Any] = {"ledger": outcome.ledger, **extra, "llm_calls": outcome.llm_calls}
         if outcome.deep_calls:
             update["deep_fallback_calls"] = outcome.deep_calls
         if isinstance(state.get("pause"), Clarification):  # the reply reached its tool (Q2)
@@ -103,14 +94,13 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
             update["activated"] = [key]
         update.update(record_result(key, text, outcome))
         if result is not None and result.is_terminal:  # R8: the tools after it do not run (L1)
-            update["ledger"] = [*outcome.ledger, *_not_run(node, rest)]
+            not_run = [
+                entry(node, n, LedgerKind.TOOL_SKIPPED, "not run", AFTER_TERMINAL) for n in rest
+            ]
+            update["ledger"] = [*outcome.ledger, *not_run]
         closed = not rest or (result is not None and result.is_terminal)
         status = TaskStatus.CLOSED if closed else TaskStatus.ROUTED
         update["tasks"] = {node.task_no: node.model_copy(update={"queue": rest, "status": status})}
         return update
 
     return make_node("execute", execute)
-
-
-def _not_run(node: TaskNode, names: list[str]) -> list[LedgerEntry]:
-    return [entry(node, n, LedgerKind.TOOL_SKIPPED, "not run", AFTER_TERMINAL) for n in names]

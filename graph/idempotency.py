@@ -34,10 +34,8 @@ KEY_VERSION = "tw1"
 
 def latest_human_message_id(messages: Sequence[BaseMessage]) -> str:
     """The id of the last human message (the run's or round's message), or ``""``."""
-    for message in reversed(messages):
-        if isinstance(message, HumanMessage):
-            return message.id or ""
-    return ""
+    humans = (message for message in reversed(messages) if isinstance(message, HumanMessage))
+    return next((message.id or "" for message in humans), "")
 
 
 def idempotency_key(

@@ -90,19 +90,16 @@ def apply_message(pause: Pause, text: str) -> dict[str, Any]:
 
 
 def _pending(state: Mapping[str, Any]) -> Pause:
-    pause = state.get("pause")
-    if isinstance(pause, Pause):
-        return pause
-    return _legacy_question(state)
-
-
-def _legacy_question(state: Mapping[str, Any]) -> Clarification:
-    """The question of a thread paused before the ``pause`` key existed (read-side migration).
+    """The pending pause; for a thread paused before the ``pause`` key existed, its question.
 
     Its checkpoint keeps the question under ``clarification``, a key the graph no
     longer reads, while LangGraph resumes ``ask_user``: the question belongs to the
-    first queued tool of the task the run stopped on, and the reply goes to it.
+    first queued tool of the task the run stopped on, and the reply goes to it
+    (read-side migration).
     """
+    pause = state.get("pause")
+    if isinstance(pause, Pause):
+        return pause
     node = state["tasks"][current_task_no(state)]
     return Clarification(task_no=node.task_no, tool=node.queue[0], question="")
 

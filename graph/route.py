@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.runnables import Runnable
@@ -92,10 +91,6 @@ def _entry(kind: LedgerKind, node: TaskNode, tool: str, verdict: str, reason: st
     return LedgerEntry(kind=kind, task_no=node.task_no, tool=tool, verdict=verdict, reason=reason)
 
 
-def _by_priority(tools: Sequence[AnyTool]) -> list[AnyTool]:
-    return sorted(tools, key=lambda tool: tool.priority)
-
-
 def make_route(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``route`` node over ``deps``."""
     deps.candidate_index  # noqa: B018 - T12/A8: built once, here, not by the first request
@@ -122,7 +117,7 @@ def make_route(deps: Dependencies) -> Runnable[Any, Any]:
             tools, entries = routed_activation(deps, node, offered, candidates, activation)
             entries = prefiltered + entries
             requests, calls = dict(activation.requests), activation.llm_calls
-        ordered = _by_priority(tools)
+        ordered = sorted(tools, key=lambda tool: tool.priority)
         cap = deps.limits.max_tools_per_task
         entries += [
             _entry(LedgerKind.TOOL_SKIPPED, node, t.name, "dropped", TOOL_CAP.format(cap=cap))
@@ -132,7 +127,6 @@ def make_route(deps: Dependencies) -> Runnable[Any, Any]:
         status = TaskStatus.ROUTED if queue else TaskStatus.CLOSED
         updated = node.model_copy(update={"queue": queue, "status": status, "requests": requests})
         runtime.stream_writer(routed_event(node.task_no, queue))
-        update = {"tasks": {node.task_no: updated}, "ledger": entries, "llm_calls": calls}
-        return update
+        return {"tasks": {node.task_no: updated}, "ledger": entries, "llm_calls": calls}
 
     return make_node("route", route)

@@ -16,7 +16,7 @@ interrupted run (the default of :func:`toolweave.build_graph`, see
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -37,6 +37,9 @@ from toolweave.state.pauses import (
     describe,
     pause_payloads,
 )
+
+CompiledGraph = Pregel[Any, Any, Any, Any]
+"""Any compiled LangGraph graph (a ``ToolweaveGraph`` here)."""
 
 NO_THREAD = "no conversation is stored under thread {thread!r}"
 NOTHING_PENDING = "thread {thread!r} is not waiting for a reply"
@@ -82,7 +85,7 @@ class ThreadStatus:
     """The error a failed step left, if the run stopped on one."""
     checkpoint_id: str | None = None
     """The thread's latest checkpoint."""
-    question: str | None = field(default=None)
+    question: str | None = None
     """The question of the last run (after normalization), if it got that far."""
 
     @property
@@ -100,8 +103,7 @@ class ThreadStatus:
     @property
     def pause(self) -> PausePayload | None:
         """The pause the run waits on, of whichever kind (Q7), if it waits."""
-        pauses = pause_payloads(self.interrupts)
-        return pauses[0] if pauses else None
+        return next(iter(pause_payloads(self.interrupts)), None)
 
     @property
     def pending_question(self) -> ClarificationPayload | None:
@@ -123,9 +125,7 @@ def thread_id_of(config: RunnableConfig) -> str:
 
 
 def _config(thread: RunnableConfig | str) -> RunnableConfig:
-    if isinstance(thread, str):
-        return {"configurable": {"thread_id": thread}}
-    return thread
+    return {"configurable": {"thread_id": thread}} if isinstance(thread, str) else thread
 
 
 def status_of(snapshot: StateSnapshot, thread_id: str) -> ThreadStatus:
@@ -133,7 +133,7 @@ def status_of(snapshot: StateSnapshot, thread_id: str) -> ThreadStatus:
     if not snapshot.values and snapshot.created_at is None:
         return ThreadStatus(thread_id=thread_id, kind=ThreadStatusKind.NEW)
     values = [interrupt.value for interrupt in snapshot.interrupts]
-    errors = [str(task.error) for task in snapshot.tasks if task.error is not None]
+    error = next((str(task.error) for task in snapshot.tasks if task.error is not None), None)
     if values:
         kind = ThreadStatusKind.WAITING_FOR_REPLY
     elif snapshot.next:
@@ -147,19 +147,19 @@ def status_of(snapshot: StateSnapshot, thread_id: str) -> ThreadStatus:
         kind=kind,
         next=tuple(snapshot.next),
         interrupts=tuple(values),
-        error=errors[0] if errors else None,
+        error=error,
         checkpoint_id=None if checkpoint is None else str(checkpoint),
         question=None if message is None else message.question,
     )
 
 
-def _checked(graph: Pregel[Any, Any, Any, Any], config: RunnableConfig) -> str:
+def _checked(graph: CompiledGraph, config: RunnableConfig) -> str:
     if graph.checkpointer is None and checkpointer_of(config.get("configurable") or {}) is None:
         raise InvalidRequestError(NO_CHECKPOINTER)
     return thread_id_of(config)
 
 
-def thread_status(graph: Pregel[Any, Any, Any, Any], thread: RunnableConfig | str) -> ThreadStatus:
+def thread_status(graph: CompiledGraph, thread: RunnableConfig | str) -> ThreadStatus:
     """Where a thread stands: new, finished, waiting for a reply or interrupted mid-run (Q5).
 
     Args:
@@ -171,9 +171,7 @@ def thread_status(graph: Pregel[Any, Any, Any, Any], thread: RunnableConfig | st
     return status_of(graph.get_state(config), thread_id)
 
 
-async def athread_status(
-    graph: Pregel[Any, Any, Any, Any], thread: RunnableConfig | str
-) -> ThreadStatus:
+async def athread_status(graph: CompiledGraph, thread: RunnableConfig | str) -> ThreadStatus:
     """Async :func:`thread_status` (for async checkpointers)."""
     config = _config(thread)
     thread_id = _checked(graph, config)
@@ -189,9 +187,7 @@ def require_interrupted(status: ThreadStatus) -> ThreadStatus:
     return status
 
 
-def resume_interrupted(
-    graph: Pregel[Any, Any, Any, Any], thread: RunnableConfig | str, **kwargs: Any
-) -> Any:
+def resume_interrupted(graph: CompiledGraph, thread: RunnableConfig | str, **kwargs: Any) -> Any:
     """Finish a run that stopped mid-way (Q5): it goes on from its last saved step.
 
     Steps whose writes were saved are not run again; the step that was running
@@ -215,23 +211,12 @@ def resume_interrupted(
 
 
 async def aresume_interrupted(
-    graph: Pregel[Any, Any, Any, Any], thread: RunnableConfig | str, **kwargs: Any
+    graph: CompiledGraph, thread: RunnableConfig | str, **kwargs: Any
 ) -> Any:
     """Async :func:`resume_interrupted`."""
     config = _config(thread)
     require_interrupted(await athread_status(graph, config))
     return await graph.ainvoke(None, config, **kwargs)
-
-
-def abandon_entry(status: ThreadStatus) -> LedgerEntry:
-    """The ledger entry that records an abandoned run (Q5, L1)."""
-    failed = {"error": status.error} if status.error else {}
-    return LedgerEntry(
-        kind=LedgerKind.RUN_ABANDONED,
-        verdict="abandoned",
-        reason=ABANDONED_REASON.format(next=", ".join(status.next)),
-        details={"next": ",".join(status.next), **failed},
-    )
 
 
 def abandon_updates(status: ThreadStatus) -> list[list[StateUpdate]]:
@@ -241,15 +226,20 @@ def abandon_updates(status: ThreadStatus) -> list[list[StateUpdate]]:
     shows where the run stopped); that node's conditional edges then name the step
     after it, so a second superstep, ``None`` as ``END``, clears every pending task.
     """
+    failed = {"error": status.error} if status.error else {}
+    entry = LedgerEntry(
+        kind=LedgerKind.RUN_ABANDONED,
+        verdict="abandoned",
+        reason=ABANDONED_REASON.format(next=", ".join(status.next)),
+        details={"next": ",".join(status.next), **failed},
+    )
     return [
-        [StateUpdate({"ledger": [abandon_entry(status)]}, status.next[0])],
+        [StateUpdate({"ledger": [entry]}, status.next[0])],
         [StateUpdate(None, END)],
     ]
 
 
-def abandon_interrupted(
-    graph: Pregel[Any, Any, Any, Any], thread: RunnableConfig | str
-) -> ThreadStatus:
+def abandon_interrupted(graph: CompiledGraph, thread: RunnableConfig | str) -> ThreadStatus:
     """Drop a run that stopped mid-way, with a ``run_abandoned`` ledger entry (Q5).
 
     The thread then counts as finished: the next message starts a new run.
@@ -263,9 +253,7 @@ def abandon_interrupted(
     return thread_status(graph, config)
 
 
-async def aabandon_interrupted(
-    graph: Pregel[Any, Any, Any, Any], thread: RunnableConfig | str
-) -> ThreadStatus:
+async def aabandon_interrupted(graph: CompiledGraph, thread: RunnableConfig | str) -> ThreadStatus:
     """Async :func:`abandon_interrupted`."""
     config = _config(thread)
     status = require_interrupted(await athread_status(graph, config))
@@ -273,7 +261,7 @@ async def aabandon_interrupted(
     return await athread_status(graph, config)
 
 
-def pending_clarification(graph: Pregel[Any, Any, Any, Any], config: RunnableConfig) -> Any:
+def pending_clarification(graph: CompiledGraph, config: RunnableConfig) -> Any:
     """The open clarification payload of a thread (Q1), or ``None`` when nothing is pending.
 
     Raises:
@@ -285,9 +273,7 @@ def pending_clarification(graph: Pregel[Any, Any, Any, Any], config: RunnableCon
     return None if status.pending_question is None else dict(status.pending_question)
 
 
-def reply(
-    graph: Pregel[Any, Any, Any, Any], config: RunnableConfig, text: Any, **kwargs: Any
-) -> Any:
+def reply(graph: CompiledGraph, config: RunnableConfig, text: Any, **kwargs: Any) -> Any:
     """Resume a thread paused on a clarification question with the user's reply (Q2).
 
     Args:

@@ -22,7 +22,6 @@ from pydantic import BaseModel, ValidationError
 
 from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
 from toolweave.graph.idempotency import tool_call_key
-from toolweave.graph.nodes import Call, Steps, perform
 from toolweave.llm.budget import LlmBudget
 from toolweave.llm.passthrough import astream_message, stream_message
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
@@ -37,6 +36,7 @@ from toolweave.tools.consumers import (
     ClarifiableTool,
     ContextConsumerTool,
 )
+from toolweave.tools.effects import Call, Steps, perform
 from toolweave.tools.progress import ProgressEmitter
 from toolweave.tools.registry import AnyTool
 
@@ -100,15 +100,12 @@ def tool_call(
 
 def checked_result(tool: AnyTool, result: ToolResult | None) -> ToolResult | None:
     """A clarification request from a tool that cannot take the reply is no result (Q1)."""
-    clarifiable = isinstance(tool, ClarifiableTool | ClarifiableContextConsumerTool)
-    if (
-        isinstance(result, ToolResult)
-        and result.mode is ResultMode.CLARIFICATION
-        and not clarifiable
-    ):
-        logger.warning(NOT_CLARIFIABLE.format(name=tool.name))
-        return None
-    return result
+    if not isinstance(result, ToolResult) or result.mode is not ResultMode.CLARIFICATION:
+        return result
+    if isinstance(tool, ClarifiableTool | ClarifiableContextConsumerTool):
+        return result
+    logger.warning(NOT_CLARIFIABLE.format(name=tool.name))
+    return None
 
 
 def tool_steps(
@@ -135,7 +132,7 @@ def tool_steps(
         )
         outcome.request, outcome.llm_calls = extracted.get(name), 1
     try:
-        request = _request(tool, outcome.request)
+        request = tool.request_model.model_validate(dict(outcome.request or {}))  # T6
     except ValidationError as exc:
         reason = REQUEST_INVALID.format(error=exc.error_count())
         outcome.ledger.append(entry(node, name, LedgerKind.TOOL_SKIPPED, "skipped", reason))
@@ -205,13 +202,9 @@ def _budget(
     if owner is not None and node.task.owner_coordinator_name == owner:
         spent = state.get("deep_fallback_calls") or 0
         limit = max(0, deps.limits.deep_fallback_llm_calls - spent)
-    user_lang = state["message"].user_lang
-    return LlmBudget(assistant_for(deps, runtime), limit=limit, user_lang=user_lang)
-
-
-def _request(tool: AnyTool, extracted: dict[str, Any] | None) -> BaseModel:
-    """Validate an extracted request into the tool's model; ``None`` fills nothing (T6)."""
-    return tool.request_model.model_validate(dict(extracted or {}))
+    return LlmBudget(
+        assistant_for(deps, runtime), limit=limit, user_lang=state["message"].user_lang
+    )
 
 
 def entry(node: TaskNode, tool: str, kind: LedgerKind, verdict: str, reason: str) -> LedgerEntry:

@@ -42,11 +42,7 @@ def label_run(phase: str, state: Mapping[str, Any], update: Any) -> None:
         return
     task_no = ROOT_TASK_NO if phase in _PER_MESSAGE else current_task_no(state)
     entries = _ledger_of(update)
-    tools: list[str] = []
-    for entry in entries:
-        for name in (entry.tool, *(entry.tools or ())):
-            if name and name not in tools:
-                tools.append(name)
+    tools = list(dict.fromkeys(name for e in entries for name in (e.tool, *e.tools) if name))
     run.name = f"{phase} {task_no}"
     if TRACE_TAG not in (run.tags or []):
         run.tags = [*(run.tags or []), TRACE_TAG]

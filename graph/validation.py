@@ -192,40 +192,36 @@ def question_of(messages: Sequence[AnyMessage], limits: Limits) -> str:
 
 def _message(item: Any, index: int) -> AnyMessage:
     """One message-like item as a LangChain message (the forms ``add_messages`` accepts)."""
+
+    def bad(why: str) -> InvalidRequestError:
+        return InvalidRequestError(BAD_MESSAGE.format(index=index, why=why))
+
     if isinstance(item, BaseMessage):
         return item  # type: ignore[return-value]
     if isinstance(item, str):
         return HumanMessage(content=check_text(item, f"message {index}"))
     if isinstance(item, list | tuple):
         if len(item) != 2 or not isinstance(item[0], str):
-            raise InvalidRequestError(
-                BAD_MESSAGE.format(index=index, why="a pair must be (role, content)")
-            )
+            raise bad("a pair must be (role, content)")
         role, content = item
         kind = _ROLES.get(role.lower())
         if kind is None:
-            raise InvalidRequestError(BAD_MESSAGE.format(index=index, why=f"unknown role {role!r}"))
+            raise bad(f"unknown role {role!r}")
         if not isinstance(content, str | list):
-            raise InvalidRequestError(
-                BAD_MESSAGE.format(index=index, why="the content must be text")
-            )
-        message: AnyMessage = kind(content=content)
-        return message
+            raise bad("the content must be text")
+        return cast("AnyMessage", kind(content=content))
     if isinstance(item, Mapping):
         role = item.get("role", item.get("type"))
         if not isinstance(role, str) or "content" not in item:
-            raise InvalidRequestError(
-                BAD_MESSAGE.format(index=index, why="a mapping needs 'role' and 'content'")
-            )
+            raise bad("a mapping needs 'role' and 'content'")
         if role.lower() not in _ROLES and role not in ("tool", "function"):
-            raise InvalidRequestError(BAD_MESSAGE.format(index=index, why=f"unknown role {role!r}"))
+            raise bad(f"unknown role {role!r}")
         data = check_data(dict(item), f"message {index}")
         try:
-            converted = cast("AnyMessage", convert_to_messages([data])[0])
+            return cast("AnyMessage", convert_to_messages([data])[0])
         except (ValueError, TypeError, KeyError, NotImplementedError) as exc:
-            raise InvalidRequestError(BAD_MESSAGE.format(index=index, why=str(exc))) from None
-        return converted
-    raise InvalidRequestError(BAD_MESSAGE.format(index=index, why=f"a {type(item).__name__}"))
+            raise bad(str(exc)) from None
+    raise bad(f"a {type(item).__name__}")
 
 
 def _checked_message(message: AnyMessage, index: int, limit: int) -> None:
@@ -280,8 +276,7 @@ def parse_user_data(value: Any) -> dict[str, Any] | None:
         return None
     if not isinstance(value, Mapping):
         raise InvalidRequestError(BAD_USER_DATA.format(kind=type(value).__name__))
-    checked: dict[str, Any] = check_data(value, "'user_data'")
-    return checked
+    return cast("dict[str, Any]", check_data(value, "'user_data'"))
 
 
 def parse_message_input(value: Any, limits: Limits) -> dict[str, Any]:
@@ -331,10 +326,8 @@ def check_client_results(value: Any) -> None:
 
     Its call ids are checked by the pause itself, against its open calls.
     """
-    if not isinstance(value, Mapping) or value.get("type") != "client_tool_results":
-        raise InvalidRequestError(BAD_CLIENT_RESULTS)
-    results = value.get("results")
-    if not isinstance(results, list):
+    results = value.get("results") if isinstance(value, Mapping) else None
+    if not isinstance(results, list) or value.get("type") != "client_tool_results":
         raise InvalidRequestError(BAD_CLIENT_RESULTS)
     for result in results:
         if not isinstance(result, Mapping) or not isinstance(result.get("call_id"), str):

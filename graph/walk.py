@@ -81,15 +81,14 @@ def next_step(state: Mapping[str, Any]) -> Step:
             return Step("coordinate", node.task_no)
         if node.status is TaskStatus.ROUTED:
             return Step("execute", node.task_no)
-        if node.status in (TaskStatus.PENDING, TaskStatus.COORDINATED):
-            child = _first_open_child(tasks, node)
-            if child is None:
-                return Step("route", node.task_no)
-            if child.task.conditional and not child.decided:
-                return Step("decide_conditional", child.task_no)
-            node = child
-            continue
-        break
+        if node.status not in (TaskStatus.PENDING, TaskStatus.COORDINATED):
+            break
+        child = _first_open_child(tasks, node)
+        if child is None:
+            return Step("route", node.task_no)
+        if child.task.conditional and not child.decided:
+            return Step("decide_conditional", child.task_no)
+        node = child
     if state.get("deep_fallback_done"):
         return Step("answer", ROOT_TASK_NO)
     return Step("deep_fallback", ROOT_TASK_NO)
@@ -113,11 +112,8 @@ def _has_coordinator_to_run(state: Mapping[str, Any], node: TaskNode) -> bool:
 
 
 def _first_open_child(tasks: Mapping[str, TaskNode], node: TaskNode) -> TaskNode | None:
-    for child_no in node.children:
-        child = tasks.get(child_no)
-        if child is not None and not child.done:
-            return child
-    return None
+    children = (tasks.get(child_no) for child_no in node.children)
+    return next((child for child in children if child is not None and not child.done), None)
 
 
 def route_entry(state: Mapping[str, Any]) -> Entry:

@@ -30,8 +30,6 @@ from toolweave.state.errors import InvalidRequestError
 if TYPE_CHECKING:
     from toolweave.state.pauses import ClientCalls
 
-CLIENT_TOOL_CALLS = "client_tool_calls"
-"""``"type"`` of the pause's interrupt value."""
 CLIENT_TOOL_RESULTS = "client_tool_results"
 """``"type"`` of the resume value."""
 MAX_RESULT_CHARS = 100_000

@@ -96,10 +96,6 @@ StreamEvent = (
 )
 """Any event toolweave writes to the custom stream; narrow it on ``event["type"]``."""
 
-EventType = Literal[
-    "tool_progress", "routed", "coordinated", "conditional", "gatekeeper", "deep_fallback"
-]
-
 EVENT_TYPES: Final[Mapping[str, type[Any]]] = {
     "tool_progress": ToolProgressEvent,
     "routed": RoutedEvent,

@@ -8,7 +8,7 @@ output schema (no input form in Studio, ``graph.as_tool()`` fails).
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, NotRequired
 
 from langchain_core.messages import AnyMessage
@@ -36,12 +36,6 @@ def merge_buffer(
     for key, entries in right.items():
         merged[key] = [*merged.get(key, []), *entries]
     return merged
-
-
-def _fold(reducer: Callable[[Any, Any], Any], value: Any, writes: Sequence[Any]) -> Any:
-    for write in writes:
-        value = reducer(value, write)
-    return value
 
 
 # The batch reducers below give what folding their pairwise reducer write by write
@@ -86,7 +80,10 @@ def merge_all_documents(value: list[Any], writes: Sequence[list[Any]]) -> Any:
 
 def add_all_messages(value: list[AnyMessage], writes: Sequence[Any]) -> Any:
     """Batch reducer of LangChain's ``add_messages`` (ids dedupe and replace as usual)."""
-    return _fold(add_messages, value, writes)
+    merged: Any = value
+    for write in writes:
+        merged = add_messages(merged, write)
+    return merged
 
 
 # Channels checkpointed as their writes instead of being re-saved whole at every

@@ -16,6 +16,7 @@ nothing else (not a domain-less ``factorial``), and ``"a.b.factorial"`` the
 from __future__ import annotations
 
 import re
+from typing import TypeGuard
 
 from toolweave.state.errors import ConfigurationError
 
@@ -28,7 +29,7 @@ INVALID_TOOL_NAME = (
 )
 
 
-def is_tool_name(name: object) -> bool:
+def is_tool_name(name: object) -> TypeGuard[str]:
     """Whether ``name`` is a valid tool name (T1)."""
     return isinstance(name, str) and TOOL_NAME_PATTERN.fullmatch(name) is not None
 
@@ -45,7 +46,6 @@ def check_tool_name(name: object, owner: str) -> str:
     """
     if not is_tool_name(name):
         raise ConfigurationError(INVALID_TOOL_NAME.format(owner=owner, name=name))
-    assert isinstance(name, str)
     return name
 
 

@@ -134,10 +134,8 @@ class ClientCalls(BaseModel):
 
     def call_for(self, tool_id: str) -> ClientToolCall | None:
         """The not yet consumed call of ``tool_id``, if the step has one."""
-        for call in self.calls:
-            if call.tool_id == tool_id and call.call_id not in self.consumed:
-                return call
-        return None
+        unconsumed = (call for call in self.calls if call.call_id not in self.consumed)
+        return next((call for call in unconsumed if call.tool_id == tool_id), None)
 
     def payload(self, error: str | None = None) -> ClientToolCallsPayload:
         """The documented interrupt value, listing the open calls (W3)."""

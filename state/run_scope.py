@@ -33,7 +33,7 @@ from collections.abc import (
     Iterator,
 )
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -102,10 +102,6 @@ class RunScope:
             deadline = outer.deadline
         return RunScope(deadline, self.secrets | outer.secrets, self.progress or outer.progress)
 
-    def with_secrets(self, values: Iterable[str]) -> RunScope:
-        """This scope with ``values`` redacted too."""
-        return replace(self, secrets=self.secrets | frozenset(values))
-
 
 _SCOPE: contextvars.ContextVar[RunScope | None] = contextvars.ContextVar(
     "toolweave_run_scope", default=None
@@ -121,26 +117,22 @@ def current_scope() -> RunScope | None:
 
 def run_deadline() -> Deadline | None:
     """The current run's deadline; ``None`` outside a run or when it has none."""
-    scope = _SCOPE.get()
-    return None if scope is None else scope.deadline
+    return None if (scope := _SCOPE.get()) is None else scope.deadline
 
 
 def run_secrets() -> frozenset[str]:
     """The current run's secret values (empty outside a run)."""
-    scope = _SCOPE.get()
-    return frozenset() if scope is None else scope.secrets
+    return frozenset() if (scope := _SCOPE.get()) is None else scope.secrets
 
 
 def secret_pattern() -> re.Pattern[str] | None:
     """The current run's secrets as one pattern; ``None`` when there are none."""
-    scope = _SCOPE.get()
-    return None if scope is None else scope.pattern
+    return None if (scope := _SCOPE.get()) is None else scope.pattern
 
 
 def progress_sink() -> ProgressSink | None:
     """Where the current run's progress events go; ``None`` outside a run."""
-    scope = _SCOPE.get()
-    return None if scope is None else scope.progress
+    return None if (scope := _SCOPE.get()) is None else scope.progress
 
 
 @contextmanager
@@ -157,16 +149,12 @@ def scoped(scope: RunScope) -> Iterator[RunScope]:
 @contextmanager
 def with_secrets(values: Iterable[str | None]) -> Iterator[None]:
     """Redact ``values`` too for the length of a block (inside a run or not)."""
-    kept = frozenset(v for v in values if v is not None and len(v.strip()) >= MIN_SECRET_CHARS)
-    if not kept:
+    scope = RunScope(secrets=frozenset(value for value in values if value is not None))
+    if not scope.secrets:  # none long enough: the current scope stays as it is
         yield
         return
-    current = _SCOPE.get()
-    token = _SCOPE.set(RunScope(secrets=kept) if current is None else current.with_secrets(kept))
-    try:
+    with scoped(scope):
         yield
-    finally:
-        _SCOPE.reset(token)
 
 
 def _context_for(scope: RunScope) -> contextvars.Context:
@@ -175,32 +163,25 @@ def _context_for(scope: RunScope) -> contextvars.Context:
     return context
 
 
-class _Stepped(Iterator[T]):
-    """An iterator whose every step, and its closing, runs in ``context``."""
-
-    __slots__ = ("_context", "_iterator")
-
-    def __init__(self, iterator: Iterator[T], context: contextvars.Context) -> None:
-        self._iterator = iterator
-        self._context = context
-
-    def __next__(self) -> T:
-        return self._context.run(next, self._iterator)
-
-    def close(self) -> None:
-        """Close the underlying iterator (a generator), in its context."""
-        close = getattr(self._iterator, "close", None)
-        if close is not None:
-            self._context.run(close)
-
-
 def iterate_in(scope: RunScope, items: Iterable[T]) -> Iterator[T]:
     """Step ``items`` inside ``scope``: each step runs in a context of its own.
 
     The caller's context never sees the scope, so two runs stepped in turn in one
-    thread keep theirs apart. ``yield from`` the result closes ``items`` with it.
+    thread keep theirs apart. Closing the result closes ``items``, in that context.
     """
-    return _Stepped(iter(items), _context_for(scope))
+    context = _context_for(scope)
+    iterator = iter(items)
+    try:
+        while True:
+            try:
+                item = context.run(next, iterator)
+            except StopIteration:
+                return
+            yield item
+    finally:
+        close = getattr(iterator, "close", None)
+        if close is not None:
+            context.run(close)
 
 
 class _InContext(Awaitable[T]):

@@ -33,12 +33,8 @@ import traceback
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Protocol, runtime_checkable
 
-from toolweave.state.run_scope import (
-    MIN_SECRET_CHARS as MIN_SECRET_CHARS,
-)
-from toolweave.state.run_scope import (
-    secret_pattern,
-)
+from toolweave.state.run_scope import MIN_SECRET_CHARS as MIN_SECRET_CHARS
+from toolweave.state.run_scope import secret_pattern
 
 REDACTED = "[redacted]"
 """What a secret is replaced with."""
@@ -62,11 +58,11 @@ def is_secret_key(key: str, marked: Iterable[str] = ()) -> bool:
 
 
 def secret_values(data: Mapping[str, Any] | None, marked: Iterable[str] = ()) -> frozenset[str]:
-    """The values of ``data``'s secret keys (nested mappings included), as texts."""
-    if not data:
-        return frozenset()
-    keys = frozenset(marked)
-    return frozenset(v for v in _mapping(data, keys, depth=0) if len(v.strip()) >= MIN_SECRET_CHARS)
+    """The values of ``data``'s secret keys (nested mappings included), as texts.
+
+    Short ones are kept here; the run's scope drops them (:data:`MIN_SECRET_CHARS`).
+    """
+    return frozenset(_mapping(data, frozenset(marked), depth=0)) if data else frozenset()
 
 
 def _mapping(data: Mapping[Any, Any], marked: frozenset[str], depth: int) -> Iterator[str]:
@@ -103,11 +99,9 @@ class HoldsSecrets(Protocol):
 
 def secrets_of(*holders: object) -> frozenset[str]:
     """The secret values of every ``holder`` that has some (others are skipped)."""
-    found: frozenset[str] = frozenset()
-    for holder in holders:
-        if isinstance(holder, HoldsSecrets):
-            found |= holder.secret_values()
-    return found
+    return frozenset[str]().union(
+        *(h.secret_values() for h in holders if isinstance(h, HoldsSecrets))
+    )
 
 
 def redact(text: str) -> str:
@@ -118,26 +112,6 @@ def redact(text: str) -> str:
     return pattern.sub(REDACTED, text)
 
 
-def scrub_record(record: logging.LogRecord) -> None:
-    """Redact a log record's message, arguments and traceback in place."""
-    pattern = secret_pattern()
-    if pattern is None:
-        return
-    try:
-        message = record.getMessage()
-    except (TypeError, ValueError):
-        return
-    clean = pattern.sub(REDACTED, message)
-    if clean != message:
-        record.msg = clean
-        record.args = None
-    if record.exc_info and record.exc_info[1] is not None and not record.exc_text:
-        text = "".join(traceback.format_exception(*record.exc_info)).rstrip()
-        record.exc_text = pattern.sub(REDACTED, text)
-    elif record.exc_text:
-        record.exc_text = pattern.sub(REDACTED, record.exc_text)
-
-
 class RedactingFilter(logging.Filter):
     """A logging filter that redacts the current run's secrets; never drops a record.
 
@@ -146,8 +120,22 @@ class RedactingFilter(logging.Filter):
     """
 
     def filter(self, record: logging.LogRecord) -> bool:
-        """Redact ``record`` in place and keep it."""
-        scrub_record(record)
+        """Redact ``record``'s message, arguments and traceback in place, and keep it."""
+        pattern = secret_pattern()
+        if pattern is None:
+            return True
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError):
+            return True
+        clean = pattern.sub(REDACTED, message)
+        if clean != message:
+            record.msg, record.args = clean, None
+        if record.exc_info and record.exc_info[1] is not None and not record.exc_text:
+            text = "".join(traceback.format_exception(*record.exc_info)).rstrip()
+            record.exc_text = pattern.sub(REDACTED, text)
+        elif record.exc_text:
+            record.exc_text = pattern.sub(REDACTED, record.exc_text)
         return True
 
 

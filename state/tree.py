@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 
 from toolweave.state.task import TaskInfo, TaskNode
 
@@ -17,22 +17,6 @@ def nested(tasks: TaskMap, task_no: str) -> TaskInfo:
     return info
 
 
-def walk_nested(task: TaskInfo) -> Iterator[TaskInfo]:
-    """``task`` and all its descendants, depth first, children in list order."""
-    yield task
-    for sub in task.sub_tasks:
-        yield from walk_nested(sub)
-
-
 def flat_copy(task: TaskInfo) -> TaskInfo:
     """``task`` without its subtasks, as the flat map stores it."""
     return task.model_copy(update={"sub_tasks": []}, deep=True)
-
-
-def ancestors(tasks: TaskMap, task_no: str) -> Iterator[TaskNode]:
-    """The parents of ``task_no`` up to the root, nearest first."""
-    parent = tasks[task_no].parent
-    while parent is not None:
-        node = tasks[parent]
-        yield node
-        parent = node.parent

@@ -40,8 +40,8 @@ from toolweave import (
     open_async_checkpointer,
 )
 from toolweave.coordinators.deep_search import DeepSearchCoordinator
-from toolweave.graph.nodes import Call, adrive, blocking, drive
 from toolweave.testing import FunctionAssistant
+from toolweave.tools.effects import Call, adrive, blocking, drive
 from toolweave.tools.registry import AnyTool
 
 Threads = list[tuple[str, int]]

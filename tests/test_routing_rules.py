@@ -13,7 +13,8 @@ from support import ScriptedCoordinator, doc, graph_of, make_tool
 import toolweave.graph.builder as builder_module
 import toolweave.graph.walk as walk_module
 from toolweave import ResultMode, SubtaskDecision, TaskInfo, ToolResult
-from toolweave.graph.execute import Outcome, record_result
+from toolweave.graph.execute import record_result
+from toolweave.graph.tool_call import Outcome
 from toolweave.state.results import TERMINAL_MODES
 
 NOT_COMPARED = {"messages"}

@@ -28,7 +28,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
-from typing import Generic, ParamSpec, TypeAlias, TypeVar, cast
+from typing import Generic, ParamSpec, TypeAlias, TypeVar, assert_never, cast
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
@@ -125,14 +125,22 @@ async def adrive(steps: Steps[R]) -> R:
 
 
 def _run(effect: Effect) -> object:
-    if isinstance(effect, Sleep):
-        time.sleep(effect.seconds)
-        return None
-    return effect.call()
+    match effect:
+        case Call():
+            return effect.call()
+        case Sleep(seconds=seconds):
+            time.sleep(seconds)
+            return None
+        case unknown:
+            assert_never(unknown)
 
 
 async def _arun(effect: Effect) -> object:
-    if isinstance(effect, Sleep):
-        await asyncio.sleep(effect.seconds)
-        return None
-    return await effect.acall()
+    match effect:
+        case Call():
+            return await effect.acall()
+        case Sleep(seconds=seconds):
+            await asyncio.sleep(seconds)
+            return None
+        case unknown:
+            assert_never(unknown)

@@ -156,7 +156,7 @@ def read_thread_status(
 ) -> ThreadStatus:
     """A stored thread's status (Q5), read-only, without the domain that wrote it.
 
-    The graph's wiring (its nodes and hand-overs) is the same for every domain,
+    The graph's wiring (its nodes and edges) is the same for every domain,
     and the status depends on nothing else; no node runs.
     """
     with _stored(directory, thread_id, database_url) as (saver, thread):

@@ -220,17 +220,6 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
         with_allowlist = getattr(saver, "with_allowlist", None)  # langgraph-checkpoint >= 4
         return saver if with_allowlist is None else with_allowlist(serde_allowlist(self) or ())
 
-    def _needs_state(self, checked: Any, config: RunnableConfig) -> Steps[bool]:
-        """Whether the thread's state must be read before the run.
-
-        A resume always is (it must fit the pending question); a message only
-        when a run may have stopped mid-way (one checkpoint read, no state rebuilt).
-        """
-        if isinstance(checked, Command):
-            return True
-        saved = yield from self._saved(config)  # config: merged with the graph's
-        return saved is not None and may_have_pending_tasks(saved)
-
     def _saved(self, config: RunnableConfig) -> Steps[CheckpointTuple | None]:
         saver = self._saver(config)
         return perform(call(saver.get_tuple, saver.aget_tuple, config))
@@ -264,18 +253,33 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
         """The checked input and the run's scope, after Q5's finish-or-abandon."""
         checked = self._checked_input(input, config)
         thread_config = None if checked is None else _thread_config(self, config)
+        saved: CheckpointTuple | None = None
         snapshot: StateSnapshot | None = None
-        if thread_config is not None and (yield from self._needs_state(checked, thread_config)):
-            snapshot = yield from perform(
-                Call(lambda: self.get_state(thread_config), lambda: self.aget_state(thread_config))
-            )
-            interrupted = self._before(checked, snapshot)
-            if interrupted is not None:
-                yield from self._settle(interrupted, thread_config, kwargs)
+        read_once = False
+        if thread_config is not None:
+            # The state is read before a resume (it must fit the pending question) and
+            # before a message only when a run may have stopped mid-way: one checkpoint
+            # read decides, and serves the stored user_data below too.
+            read_once = not isinstance(checked, Command)
+            if read_once:
+                saved = yield from self._saved(thread_config)
+            if isinstance(checked, Command) or (
+                saved is not None and may_have_pending_tasks(saved)
+            ):
+                snapshot = yield from perform(
+                    Call(
+                        lambda: self.get_state(thread_config),
+                        lambda: self.aget_state(thread_config),
+                    )
+                )
+                interrupted = self._before(checked, snapshot)
+                if interrupted is not None:
+                    yield from self._settle(interrupted, thread_config, kwargs)
         data, marked, stored = _run_user_data(checked, kwargs.get("context"))
-        if stored:  # the thread's user_data: from the snapshot read above, or one read now
-            read = None if snapshot is not None else _thread_config(self, config)
-            saved = None if read is None else (yield from self._saved(read))
+        if stored:  # the thread's user_data: from a read above, or one read now
+            if snapshot is None and not read_once:
+                read = thread_config or _thread_config(self, config)
+                saved = None if read is None else (yield from self._saved(read))
             data.append(_stored_user_data(snapshot, saved))
         return checked, self._run_scope(data, marked, kwargs.get("context"))
 

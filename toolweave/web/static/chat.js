@@ -614,14 +614,14 @@
     const results = await Promise.all(
       calls.map(async (call) => {
         const label = (call && (call.tool_id || call.name)) || "?";
-        turn.addProgress((value.task_no || "1") + " client tool " + label + ": running in this page", "client");
+        turn.addProgress("client tool " + label + ": running in this page", "client");
         const result = tools
           ? await tools.runCall(call, clientToolTimeoutMs)
           : { call_id: call.call_id, error: "AiTools is not loaded on this page" };
         if ("error" in result) {
-          turn.addProgress((value.task_no || "1") + " client tool " + label + ": " + result.error, "client error");
+          turn.addProgress("client tool " + label + ": " + result.error, "client error");
         } else {
-          turn.addProgress((value.task_no || "1") + " client tool " + label + ": done", "client");
+          turn.addProgress("client tool " + label + ": done", "client");
         }
         return result;
       })

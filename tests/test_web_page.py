@@ -256,7 +256,7 @@ def test_W3_hospital_client_tool_fills_the_form_in_the_page_and_the_run_continue
     assert page.evaluate("AiTools.ids()") == ["fill_appointment_form", "format_date"]
     assert page.input_value("#appointment-department") == ""
     _ask(page, APPOINTMENT_QUESTION)
-    page.wait_for_selector(".progress .client:has-text('fill_appointment_form: done')")
+    page.wait_for_selector(".progress .client:has-text('Appointment form: done')")  # P4
     page.wait_for_selector(".msg.bot .answer:not(:empty)")
     _wait_idle(page)
     check_state(page, request, "11-hospital-form-filled")
@@ -299,8 +299,8 @@ def test_W4_client_tool_fills_the_form_in_the_page_and_the_run_continues_with_it
     assert "announced: fill_appointment_form,slow_echo,never_answers" in answer
     assert "call-fill_appointment_form output: form filled: Kardiológia, 2026-12-08" in answer
     progress = page.locator(".msg.bot .progress").last.inner_text()
-    assert "client tool fill_appointment_form: running in this page" in progress
-    assert "client tool fill_appointment_form: done" in progress
+    assert "fill_appointment_form: working in this page" in progress  # a script without a title
+    assert "fill_appointment_form: done" in progress
     state = _server_state(probe_server.url, _thread_in_url(page))
     assert state["next"] == []
 
@@ -340,7 +340,7 @@ def test_W3_results_the_server_refuses_are_not_sent_again_in_a_loop(
     assert "was not accepted" in note.inner_text()  # for the person; the detail: console
     console = "\n".join(tabs.console[page])
     assert "refused the page's client-tool results: the probe refused the results" in console
-    assert page.locator(".progress .client:has-text('running in this page')").count() == 1
+    assert page.locator(".progress .client:has-text('working in this page')").count() == 1
     state = _server_state(probe_server.url, _thread_in_url(page))
     assert state["next"] == ["ask_client"]  # still paused, as the server said
 

@@ -41,7 +41,7 @@ def test_page_is_served_with_its_config_and_an_offline_only_policy() -> None:
         "clientToolTimeoutMs": 2500,
         "title": "My chat",
         "pageUrl": "/chat",
-        "clientTools": [],
+        "clientTools": {},
     }
     assert "<title>My chat</title>" in reply.text
     policy = reply.headers["content-security-policy"]
@@ -78,7 +78,10 @@ def test_W7_each_client_script_is_its_own_file_in_its_own_guarded_scope() -> Non
     tags = re.findall(r'<script src="(/chat/tools/[^"]+)" data-tool="([^"]+)" defer>', html)
     assert tags == [(f"/chat/tools/{s.tool_id}.js", s.tool_id) for s in scripts]  # in order
     assert html.index("aitools.js") < html.index("/chat/tools/") < html.index("chat.js")
-    assert _config(html)["clientTools"] == ["fill_appointment_form", "slow_echo"]
+    assert _config(html)["clientTools"] == {  # id -> title (none here: the id)
+        "fill_appointment_form": "fill_appointment_form",
+        "slow_echo": "slow_echo",
+    }
     for script in scripts:
         reply = client.get(f"/chat/tools/{script.tool_id}.js")
         assert reply.status_code == 200
@@ -112,7 +115,7 @@ def test_W7_a_failed_client_script_reported_by_the_page_is_logged(
 def test_W7_a_page_without_client_scripts_loads_none() -> None:
     html = TestClient(create_app(ChatPage(assistant_id="g"))).get("/chat").text
     assert "/chat/tools/" not in html
-    assert _config(html)["clientTools"] == []
+    assert _config(html)["clientTools"] == {}
 
 
 def test_page_under_a_mount_prefix_points_its_assets_and_api_there() -> None:
@@ -167,10 +170,10 @@ def test_W3_hospital_page_loads_the_client_and_all_scope_scripts_only() -> None:
     from toolweave_korhaz.app import app
 
     client = TestClient(app)
-    assert _config(client.get("/chat").text)["clientTools"] == [
-        "fill_appointment_form",  # CLIENT
-        "format_date",  # ALL
-    ]  # SERVER: check_appointment_slots never in the page
+    assert _config(client.get("/chat").text)["clientTools"] == {
+        "fill_appointment_form": "Appointment form",  # CLIENT, said by its name (P4)
+        "format_date": "Date for your locale",  # ALL
+    }  # SERVER: check_appointment_slots never in the page
     assert (
         'AiTools.register("fill_appointment_form"'
         in client.get("/chat/tools/fill_appointment_form.js").text

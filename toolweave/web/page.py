@@ -29,7 +29,7 @@ from starlette.staticfiles import StaticFiles
 
 from toolweave.pauses import page_pauses
 from toolweave.state.errors import ConfigurationError
-from toolweave.tools.ai.orchestration import client_scripts
+from toolweave.tools.ai.orchestration import ai_definitions, client_scripts
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +66,9 @@ class ClientScript:
     """The script's text."""
     label: str = ""
     """Where the script came from (a file name), shown in a comment of its served file."""
+    title: str = ""
+    """What people call the tool (the AI tool's ``name``); the page's progress lines say
+    it instead of the id (P4). Empty: the id."""
 
     @classmethod
     def from_file(cls, tool_id: str, path: Path) -> ClientScript:
@@ -89,7 +92,11 @@ def client_scripts_for(tools: Iterable[object]) -> list[ClientScript]:
     The page loads each from ``<path>/tools/<id>.js`` (W7); tools without a script
     (SERVER scope) are left out.
     """
-    return [ClientScript(tool_id, source) for tool_id, source in client_scripts(tools).items()]
+    titles = {definition.id: definition.name for definition in ai_definitions(tools)}
+    return [
+        ClientScript(tool_id, source, title=titles.get(tool_id, ""))
+        for tool_id, source in client_scripts(tools).items()
+    ]
 
 
 @dataclass(frozen=True)
@@ -162,7 +169,7 @@ def render_page(page: ChatPage, *, base: str, api_url: str) -> str:
         "clientToolTimeoutMs": round(page.client_tool_timeout_s * 1000),
         "title": page.title,
         "pageUrl": base,
-        "clientTools": [script.tool_id for script in page.client_scripts],
+        "clientTools": {s.tool_id: s.title or s.tool_id for s in page.client_scripts},
     }
     block = f'<script type="application/json" id="toolweave-config">{_json_for_html(config)}'
     # how the page answers each pause kind (Q7): "question" or "client_tools"

@@ -53,7 +53,10 @@
   const listKey = "toolweave:threads:" + assistantId; // localStorage: every tab's conversations
   const MAX_LISTED = 20;
   const TITLE_CHARS = 60;
-  const expectedTools = Array.isArray(config.clientTools) ? config.clientTools.map(String) : [];
+  // the page's client tools: id -> what people call the tool (P4: lines say that, not the id)
+  const clientTools = config.clientTools && typeof config.clientTools === "object" ? config.clientTools : {};
+  const expectedTools = Object.keys(clientTools);
+  const toolTitle = (id) => String(clientTools[id] || id);
   const pageUrl = String(config.pageUrl || "");
 
   const el = {
@@ -613,15 +616,15 @@
     const tools = window.AiTools;
     const results = await Promise.all(
       calls.map(async (call) => {
-        const label = (call && (call.tool_id || call.name)) || "?";
-        turn.addProgress("client tool " + label + ": running in this page", "client");
+        const label = toolTitle((call && (call.tool_id || call.name)) || "?");
+        turn.addProgress(label + ": working in this page", "client");
         const result = tools
           ? await tools.runCall(call, clientToolTimeoutMs)
           : { call_id: call.call_id, error: "AiTools is not loaded on this page" };
         if ("error" in result) {
-          turn.addProgress("client tool " + label + ": " + result.error, "client error");
+          turn.addProgress(label + ": " + result.error, "client error");
         } else {
-          turn.addProgress("client tool " + label + ": done", "client");
+          turn.addProgress(label + ": done", "client");
         }
         return result;
       })
@@ -972,7 +975,7 @@
   function reportToolFailures() {
     const failed = window.AiTools ? window.AiTools.settle(expectedTools) : [];
     if (!failed.length) return;
-    const names = failed.map((f) => f.tool_id).join(", ");
+    const names = failed.map((f) => toolTitle(f.tool_id)).join(", ");
     el.toolNotes.textContent =
       "Part of this page could not start (" + names + "), so it is switched off; the chat works without it.";
     el.toolNotes.hidden = false;

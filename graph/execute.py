@@ -18,7 +18,7 @@ from toolweave.graph.clarify import pause_for_clarification, reply_for
 from toolweave.graph.client_tools import ai_tool_steps
 from toolweave.graph.context import Dependencies, RunContext
 from toolweave.graph.nodes import Steps, make_node
-from toolweave.graph.tool_call import Outcome, entry, tool_steps
+from toolweave.graph.tool_call import Outcome, entry, progress_for, tool_steps
 from toolweave.graph.walk import current_task_no
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerKind
@@ -31,7 +31,6 @@ from toolweave.state.task import (
     execution_text,
 )
 from toolweave.tools.ai.orchestration import AiChatbotTool
-from toolweave.tools.progress import ProgressEmitter
 
 AFTER_TERMINAL = "an earlier tool's finished answer ended the task (R8)"
 
@@ -73,7 +72,7 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
         tool = deps.registry.get(name)
         extra: dict[str, Any] = {}
         if isinstance(tool, AiChatbotTool):  # W2, W3: scope and input check
-            progress = ProgressEmitter(name, runtime.stream_writer, task_no=node.task_no)
+            progress = progress_for(deps, state, runtime, node, tool)
             ai = yield from ai_tool_steps(deps, state, runtime, node, tool, text, progress)
             if ai.pause:
                 return {"ledger": ai.ledger, "llm_calls": ai.llm_calls, **ai.update}

@@ -37,7 +37,7 @@ from toolweave.tools.consumers import (
     ContextConsumerTool,
 )
 from toolweave.tools.effects import Call, Steps, perform
-from toolweave.tools.progress import ProgressEmitter
+from toolweave.tools.progress import ProgressEmitter, phrases_for
 from toolweave.tools.registry import AnyTool
 
 logger = logging.getLogger(__name__)
@@ -108,6 +108,20 @@ def checked_result(tool: AnyTool, result: ToolResult | None) -> ToolResult | Non
     return None
 
 
+def progress_for(
+    deps: Dependencies,
+    state: GraphState,
+    runtime: Runtime[RunContext],
+    node: TaskNode,
+    tool: AnyTool,
+) -> ProgressEmitter:
+    """The progress emitter of one tool call: its phrases in the user's language (P4)."""
+    say = phrases_for(
+        tool.name, state["message"].user_lang, tool.progress_messages, deps.domain.progress_messages
+    )
+    return ProgressEmitter(tool.name, runtime.stream_writer, task_no=node.task_no, say=say)
+
+
 def tool_steps(
     deps: Dependencies,
     state: GraphState,
@@ -147,7 +161,7 @@ def tool_steps(
         streamed.append(await astream_message(chunks, run_name=f"{name}.answer"))
         return streamed[-1].text
 
-    progress = ProgressEmitter(name, runtime.stream_writer, task_no=node.task_no)
+    progress = progress_for(deps, state, runtime, node, tool)
     budget = _budget(deps, state, runtime, node)
     ctx = ToolCallContext(
         task=node.task,

@@ -7,8 +7,10 @@ numeric fields, ISO dates and weekday names for fields named like a day or date;
 ``bool`` field with ``json_schema_extra={"cues": [...]}`` is true when a cue phrase
 appears; a ``str`` field with ``json_schema_extra={"after_cues": [...]}`` takes the
 words written after a cue word (a name after a title: capitalised words when the
-writer capitalises, else up to ``max_words``). Everything else is left to the
-field's default. ``cues``, ``after_cues`` and ``max_words`` are hints for this
+writer capitalises, else up to ``max_words``). A plain ``str`` field that is the
+user's text (the request's only field, as the seed's ``exampleParam``, or one with
+``json_schema_extra={"user_text": True}``) takes the whole text. Everything else is
+left to the field's default. ``cues``, ``after_cues`` and ``max_words`` are hints for this
 extraction only: the schema a model sees leaves them out.
 """
 
@@ -31,7 +33,7 @@ _ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _NUMBER = re.compile(r"(?<![\d-])\d+(?:[.,]\d+)?(?![\d-])")
 _DAY_NAMES = ("day", "date", "nap", "datum", "dátum", "weekday", "when")
 _TOKEN = re.compile(r"[\w'’-]+|[^\w\s]")
-OFFLINE_HINTS = ("cues", "after_cues", "max_words")
+OFFLINE_HINTS = ("cues", "after_cues", "max_words", "user_text")
 """``json_schema_extra`` keys read by this extraction only; left out of a model's schema."""
 _AFTER_CUE_WORDS = 3
 """Words an ``after_cues`` field takes when the writer does not capitalise."""
@@ -149,7 +151,9 @@ def _day_value(core: Any, text: str, text_words: list[str]) -> Any:
     return None
 
 
-def _field_value(name: str, info: FieldInfo, text: str, numbers: Iterator[str]) -> Any:
+def _field_value(
+    name: str, info: FieldInfo, text: str, numbers: Iterator[str], only: bool = False
+) -> Any:
     core, is_list = _unwrap(info.annotation)
     text_words = words(text)
     choices = [c for c in _choices(core, info) if _present(c, text_words)]
@@ -176,6 +180,9 @@ def _field_value(name: str, info: FieldInfo, text: str, numbers: Iterator[str]) 
     if core is dt.date or (core is str and named_day):
         value = _day_value(core, text, text_words)
         return [value] if is_list and value is not None else value
+    plain = core is str and not is_list and not _choices(core, info) and not cues
+    if plain and (only or _extra(info).get("user_text") is True):
+        return text.strip() or None  # a free-text field that is the user's text
     return None
 
 
@@ -186,8 +193,9 @@ def extract_request(text: str, model: type[BaseModel]) -> dict[str, Any] | None:
     """
     numbers = _numbers(text)
     values: dict[str, Any] = {}
+    only = len(model.model_fields) == 1
     for name, info in model.model_fields.items():
-        value = _field_value(name, info, text, numbers)
+        value = _field_value(name, info, text, numbers, only)
         if value is not None or info.is_required():
             values[info.alias or name] = value
     try:

@@ -32,6 +32,10 @@ class ToolProgressEvent(TypedDict):
     """Optional free text (for ``"ERROR"``: the exception's class name)."""
     text: str
     """The client-facing form, ``TOOL_PROGRESS:<TOOL>:<EVENT>`` (P1)."""
+    phrase: str
+    """The event for people, in the user's language (P4): the tool's or the domain's
+    phrase, else the event name in plain words. Added in version 1; may be absent in
+    events written before it."""
 
 
 class RoutedEvent(TypedDict):
@@ -113,7 +117,7 @@ def is_stream_event(value: object) -> TypeGuard[StreamEvent]:
 
 
 def tool_progress_event(
-    tool: str, event: str, *, task_no: str | None, detail: str | None, text: str
+    tool: str, event: str, *, task_no: str | None, detail: str | None, text: str, phrase: str
 ) -> ToolProgressEvent:
     """A :class:`ToolProgressEvent`."""
     return {
@@ -124,6 +128,7 @@ def tool_progress_event(
         "task_no": task_no,
         "detail": detail,
         "text": text,
+        "phrase": phrase,
     }
 
 

@@ -17,6 +17,9 @@ from pathlib import Path
 import pytest
 from fake_openai import FakeOpenAI
 from stores import STORE_KINDS, StoreFactory, store_factory
+from web_support import SHOTS, browser, dark_page, page, probe_server, tabs  # noqa: F401
+
+STARTED = pytest.StashKey[float]()
 
 ROOT = Path(__file__).resolve().parents[1]
 STARTUP_TIMEOUT = 90.0
@@ -137,3 +140,19 @@ def server_url(server_log: Path) -> Iterator[str]:
             yield url
         finally:
             _stop(proc)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[STARTED] = time.time()
+    config.addinivalue_line(
+        "markers", "expected_page_errors(*texts): page errors a browser test expects (web_support)"
+    )
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config
+) -> None:
+    """Say where the chat page's screenshots of this run are (``tests/web_support.py``)."""
+    started = config.stash.get(STARTED, time.time())
+    if SHOTS.is_dir() and any(p.stat().st_mtime >= started for p in SHOTS.glob("*.png")):
+        terminalreporter.write_line(f"screenshots of the chat page's states: {SHOTS}")

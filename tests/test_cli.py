@@ -54,7 +54,8 @@ def test_ask_answers_an_example_offline_with_progress_and_sources(capsys):
     routed = next(line for line in lines if line.startswith("· 1 routed: "))
     assert "department_info" in routed
     assert "korhaz_search" in routed
-    assert "· 1 TOOL_PROGRESS:DEPARTMENT_INFO:FETCHING_DATA" in lines
+    assert "· 1 Az osztály adatait nézem" in lines  # P4: the domain's phrase, in Hungarian
+    assert "TOOL_PROGRESS" not in out
     for expected in CARDIOLOGY.expected_substrings:
         assert expected in out
     sources = lines.index("Források:")  # the question is Hungarian: so is the heading
@@ -392,9 +393,10 @@ def test_P1_progress_lines_for_every_event_type():
                 "task_no": "1",
                 "detail": None,
                 "text": "TOOL_PROGRESS:DEPARTMENT_INFO:FETCHING_DATA",
+                "phrase": "Az osztály adatait nézem",
             }
         )
-        == "· 1 TOOL_PROGRESS:DEPARTMENT_INFO:FETCHING_DATA"
+        == "· 1 Az osztály adatait nézem"  # P4: the phrase, not the code
     )
     assert progress_line({"type": "routed", "task_no": "1", "tools": ["a", "b"]}) == (
         "· 1 routed: a, b"

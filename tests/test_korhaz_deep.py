@@ -55,9 +55,10 @@ def test_cli_shows_the_gatekeeper_and_the_deep_search_steps(capsys):  # type: ig
     out = capsys.readouterr().out
     assert "· 1 gatekeeper: context insufficient; missing: Mennyibe kerül" in out
     assert "· 1 deep search planned: 1.1 'Mennyibe kerül az egyágyas kórterem?'" in out
-    assert "TOOL_PROGRESS:KORHAZ_NEIGHBOR_SEARCH:READING_PAGE" in out
+    assert "· 1.1 Olvasom: " in out  # P4: READING_PAGE as the domain's phrase
     assert "· 1.2 runs (conditional)" in out
-    assert "TOOL_PROGRESS:KORHAZ_CONTEXT_SEARCH:READING_PAGE" in out
+    assert "· 1.2 Olvasom: " in out
+    assert "TOOL_PROGRESS" not in out
     assert "14 000 Ft éjszakánként" in out
 
 

@@ -2,149 +2,29 @@
 
 ``langgraph dev`` serves the page at ``/chat`` beside its API (``langgraph.json``
 ``http.app``). Each test opens it, acts like a user and checks what the page
-shows, and saves a screenshot of each state into its ``tmp_path``.
+shows, and checks each state (a screenshot and an axe-core scan).
 
-Playwright cannot download its own browser here; it drives ``/usr/bin/chromium``
-(``apt-get install chromium``; ``.ci/run`` installs it). Without it the tests skip
-locally and fail under ``CI=true``.
+The browser, the checked tabs, the screenshots and the axe-core scan of every
+state come from ``tests/web_support.py``; the rules the issue-19 observations
+gave (P4, W7, the layout, the tabs) are in ``tests/test_web_page_rules.py``.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from dev_server import ROOT, DevServer, langgraph_dev, repo_config
-from durable import in_ci
+from dev_server import ROOT, DevServer, langgraph_dev
+from web_support import ask as _ask
+from web_support import check_state
+from web_support import open_page as _open
+from web_support import server_state as _server_state
+from web_support import thread_in_url as _thread_in_url
+from web_support import wait_idle as _wait_idle
 
 pytestmark = [pytest.mark.slow, pytest.mark.network]
-
-CHROMIUM = Path(os.environ.get("TOOLWEAVE_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--headless",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-WAIT_MS = 30_000
-"""Upper bound of every wait for the page (the machine is shared; runs take < 2 s)."""
-PROBE = "client_probe"
-"""The test-only graph of ``tests/web_client_graph.py`` (client-tool pauses)."""
-
-# Records, in order, when the page adds a progress line and when the answer grows.
-RECORDER = """
-window.__seen = [];
-new MutationObserver((records) => {
-  for (const r of records) {
-    const target = r.target.nodeType === 1 ? r.target : r.target.parentElement;
-    if (!target) continue;
-    if (target.closest('.progress')) window.__seen.push('progress');
-    else if (target.closest('.answer')) window.__seen.push('answer');
-  }
-}).observe(document, {subtree: true, childList: true, characterData: true});
-"""
-
-
-def _missing_browser(reason: str) -> None:
-    if in_ci():
-        pytest.fail(f"{reason}: the browser tests must run in CI (.ci/run installs chromium)")
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """Headless Debian Chromium through Playwright, one per module."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _missing_browser("playwright is not installed (pip install -e '.[dev]')")
-    if not CHROMIUM.exists():
-        _missing_browser(f"{CHROMIUM} not found (apt-get install chromium)")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
-
-
-@pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    """A fresh browser context (own localStorage); fails the test on a JavaScript error.
-
-    A resource the page's Content-Security-Policy refuses counts as an error too.
-    """
-    context = browser.new_context(viewport={"width": 1180, "height": 820}, locale="hu-HU")
-    context.set_default_timeout(WAIT_MS)
-    context.add_init_script(RECORDER)
-    tab = context.new_page()
-    errors: list[str] = []
-    tab.on("pageerror", lambda error: errors.append(str(error)))
-    tab.on(  # the page's own policy refusing one of its resources
-        "console",
-        lambda message: (
-            errors.append(message.text)
-            if message.type == "error" and "Content Security Policy" in message.text
-            else None
-        ),
-    )
-    try:
-        yield tab
-    finally:
-        context.close()
-    assert errors == [], errors
-
-
-def test_missing_browser_fails_under_ci_and_skips_locally(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CI", "true")
-    with pytest.raises(pytest.fail.Exception, match="must run in CI"):
-        _missing_browser("no chromium")
-    monkeypatch.setenv("CI", "")
-    with pytest.raises(pytest.skip.Exception):
-        _missing_browser("no chromium")
-
-
-def _shot(page: Any, tmp_path: Path, name: str) -> Path:
-    path = tmp_path / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
-    return path
-
-
-def _open(page: Any, url: str) -> None:
-    page.goto(url)
-    page.wait_for_selector("body[data-ready='true']")
-
-
-def _ask(page: Any, text: str) -> None:
-    page.fill("#composer-input", text)
-    page.click("#send")
-
-
-def _wait_idle(page: Any) -> None:
-    """Until the page has finished the turn (the send button is enabled again)."""
-    page.wait_for_function("() => window.toolweaveChat && !window.toolweaveChat.busy")
-
-
-def _thread_in_url(page: Any) -> str:
-    match = re.search(r"[?&]thread=([0-9a-f-]+)", page.url)
-    assert match, page.url
-    return match.group(1)
-
-
-def _server_state(server_url: str, thread_id: str) -> dict[str, Any]:
-    from langgraph_sdk import get_sync_client
-
-    client = get_sync_client(url=server_url, api_key=None)
-    return dict(client.threads.get_state(thread_id))
-
 
 # ------------------------------------------------------------------ against the repo's server
 
@@ -154,18 +34,21 @@ def test_langgraph_json_serves_the_page_as_a_custom_route() -> None:
     assert config["http"]["app"] == "toolweave_korhaz.app:app"
     from toolweave_korhaz.app import app
 
-    assert {getattr(route, "path", None) for route in app.routes} >= {"/chat", "/chat/tools.js"}
+    assert {getattr(route, "path", None) for route in app.routes} >= {
+        "/chat",
+        "/chat/tools/{tool_id}.js",
+    }
 
 
 def test_P2_page_shows_progress_then_the_streamed_answer_and_its_sources(
-    server_url: str, page: Any, tmp_path: Path
+    server_url: str, page: Any, request: pytest.FixtureRequest
 ) -> None:
     _open(page, f"{server_url}/chat")
-    _shot(page, tmp_path, "01-empty")
+    check_state(page, request, "01-empty")
     _ask(page, "Mikor van rendelés a kardiológián?")
     page.wait_for_selector(".msg.bot .sources .source")
     _wait_idle(page)
-    _shot(page, tmp_path, "02-answer")
+    check_state(page, request, "02-answer")
 
     seen: list[str] = page.evaluate("window.__seen")
     assert "progress" in seen
@@ -173,8 +56,7 @@ def test_P2_page_shows_progress_then_the_streamed_answer_and_its_sources(
     assert seen.index("progress") < seen.index("answer")  # progress first, then the answer
     assert seen.count("answer") >= 5  # token by token, not one block
     progress = page.locator(".msg.bot .progress").inner_text()
-    assert "routed: department_info" in progress
-    assert "TOOL_PROGRESS:DEPARTMENT_INFO:FETCHING_DATA" in progress
+    assert "Az osztály adatait nézem" in progress  # P4: the domain's phrase, in Hungarian
     answer = page.locator(".msg.bot .answer").inner_text()
     assert "Kardiológia rendelési ideje" in answer
 
@@ -191,7 +73,7 @@ def test_P2_page_shows_progress_then_the_streamed_answer_and_its_sources(
 
 
 def test_Q1_clarification_choices_are_buttons_and_a_click_resumes_the_run(
-    server_url: str, page: Any, tmp_path: Path
+    server_url: str, page: Any, request: pytest.FixtureRequest
 ) -> None:
     _open(page, f"{server_url}/chat")
     _ask(page, "Mikor van rendelés?")
@@ -202,7 +84,7 @@ def test_Q1_clarification_choices_are_buttons_and_a_click_resumes_the_run(
     choices = question.locator("button.choice").all_inner_texts()
     assert "Kardiológia" in choices
     assert "Neurológia" in choices
-    _shot(page, tmp_path, "03-clarification")
+    check_state(page, request, "03-clarification")
 
     question.get_by_role("button", name="Neurológia").click()
     answer = page.locator(".msg.bot .answer").last
@@ -211,7 +93,7 @@ def test_Q1_clarification_choices_are_buttons_and_a_click_resumes_the_run(
         "a => a.textContent.includes('Neurológia'))"
     )
     _wait_idle(page)
-    _shot(page, tmp_path, "04-clarification-answered")
+    check_state(page, request, "04-clarification-answered")
     assert "Neurológia" in answer.inner_text()
     assert question.get_by_role("button", name="Neurológia").get_attribute("aria-pressed") == "true"
     assert question.locator("button.choice:enabled").count() == 0  # answered once only
@@ -222,7 +104,7 @@ def test_Q1_clarification_choices_are_buttons_and_a_click_resumes_the_run(
 
 
 def test_Q5_reload_mid_pause_shows_the_question_again_and_resumes_the_same_thread(
-    server_url: str, page: Any, tmp_path: Path
+    server_url: str, page: Any, request: pytest.FixtureRequest
 ) -> None:
     _open(page, f"{server_url}/chat")
     _ask(page, "Mikor van rendelés?")
@@ -234,11 +116,11 @@ def test_Q5_reload_mid_pause_shows_the_question_again_and_resumes_the_same_threa
     page.wait_for_selector("body[data-ready='true']")
     question = page.locator(".question")
     question.wait_for()
-    _shot(page, tmp_path, "05-reloaded-mid-pause")
+    check_state(page, request, "05-reloaded-mid-pause")
     assert _thread_in_url(page) == thread_id
     assert page.locator(".msg.user").first.inner_text().endswith("Mikor van rendelés?")
 
-    # Without the URL parameter, localStorage brings the same thread back too.
+    # Without the URL parameter, the tab's sessionStorage brings its thread back too.
     _open(page, f"{server_url}/chat")
     page.locator(".question").wait_for()
     assert _thread_in_url(page) == thread_id
@@ -249,7 +131,7 @@ def test_Q5_reload_mid_pause_shows_the_question_again_and_resumes_the_same_threa
         "a => a.textContent.includes('Kardiológia rendelési ideje'))"
     )
     _wait_idle(page)
-    _shot(page, tmp_path, "06-resumed-after-reload")
+    check_state(page, request, "06-resumed-after-reload")
     state = _server_state(server_url, thread_id)
     assert state["next"] == []
     assert "Kardiológia rendelési ideje" in state["values"]["answer"]
@@ -292,7 +174,7 @@ def test_Q5_a_thread_the_server_does_not_know_is_dropped_with_a_note(
     _open(page, f"{server_url}/chat?thread=00000000-0000-4000-8000-000000000000")
     banner = page.locator("#banner")
     banner.wait_for(state="visible")
-    assert "no longer on the server" in banner.inner_text()
+    assert "no longer available" in banner.inner_text()
     assert "thread=" not in page.url
     _ask(page, "Mikor van rendelés a kardiológián?")
     page.wait_for_selector(".msg.bot .sources .source")
@@ -368,16 +250,16 @@ APPOINTMENT_QUESTION = "Szeretnék időpontot kérni a kardiológiára hétfőre
 
 
 def test_W3_hospital_client_tool_fills_the_form_in_the_page_and_the_run_continues(
-    server_url: str, page: Any, tmp_path: Path
+    server_url: str, page: Any, request: pytest.FixtureRequest
 ) -> None:
     _open(page, f"{server_url}/chat")
     assert page.evaluate("AiTools.ids()") == ["fill_appointment_form", "format_date"]
     assert page.input_value("#appointment-department") == ""
     _ask(page, APPOINTMENT_QUESTION)
-    page.wait_for_selector(".progress .client:has-text('fill_appointment_form: done')")
+    page.wait_for_selector(".progress .client:has-text('Appointment form: done')")  # P4
     page.wait_for_selector(".msg.bot .answer:not(:empty)")
     _wait_idle(page)
-    _shot(page, tmp_path, "11-hospital-form-filled")
+    check_state(page, request, "11-hospital-form-filled")
     assert page.input_value("#appointment-department") == "Kardiológia"
     assert page.input_value("#appointment-day") == "Monday"
     state = _server_state(server_url, _thread_in_url(page))
@@ -388,17 +270,7 @@ def test_W3_hospital_client_tool_fills_the_form_in_the_page_and_the_run_continue
     answer = page.locator(".msg.bot .answer").last.inner_text()
     assert answer.strip() == state["values"]["answer"].strip()
     page.set_viewport_size({"width": 1180, "height": 1300})  # the whole turn, for the README
-    _shot(page, tmp_path, "12-readme")
-
-
-@pytest.fixture(scope="module")
-def probe_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
-    """``langgraph dev`` with the client-tool probe graph and its page (test client scripts)."""
-    config = repo_config()
-    config["graphs"] = {PROBE: f"{ROOT / 'tests' / 'web_client_graph.py'}:graph"}
-    config["http"] = {"app": f"{ROOT / 'tests' / 'web_probe_app.py'}:app"}
-    with langgraph_dev(tmp_path_factory.mktemp("probe_server"), config) as server:
-        yield server
+    check_state(page, request, "12-readme")
 
 
 def _open_probe(page: Any, server: DevServer, query: str = "") -> None:
@@ -415,20 +287,20 @@ def _probe_answer(page: Any) -> str:
 
 
 def test_W4_client_tool_fills_the_form_in_the_page_and_the_run_continues_with_its_result(
-    probe_server: DevServer, page: Any, tmp_path: Path
+    probe_server: DevServer, page: Any, request: pytest.FixtureRequest
 ) -> None:
     _open_probe(page, probe_server)
     assert page.input_value("#appointment-department") == ""
     _ask(page, "fill the form please")
     answer = _probe_answer(page)
-    _shot(page, tmp_path, "07-client-tool-filled-form")
+    check_state(page, request, "07-client-tool-filled-form")
     assert page.input_value("#appointment-department") == "Kardiológia"
     assert page.input_value("#appointment-day") == "2026-12-08"
     assert "announced: fill_appointment_form,slow_echo,never_answers" in answer
     assert "call-fill_appointment_form output: form filled: Kardiológia, 2026-12-08" in answer
     progress = page.locator(".msg.bot .progress").last.inner_text()
-    assert "client tool fill_appointment_form: running in this page" in progress
-    assert "client tool fill_appointment_form: done" in progress
+    assert "fill_appointment_form: working in this page" in progress  # a script without a title
+    assert "fill_appointment_form: done" in progress
     state = _server_state(probe_server.url, _thread_in_url(page))
     assert state["next"] == []
 
@@ -444,12 +316,12 @@ def test_W4_promise_results_and_several_calls_of_one_pause_are_answered_by_call_
 
 
 def test_W3_unregistered_and_timed_out_client_tools_get_error_results(
-    probe_server: DevServer, page: Any, tmp_path: Path
+    probe_server: DevServer, page: Any, request: pytest.FixtureRequest
 ) -> None:
     _open_probe(page, probe_server, "?client_timeout_ms=400")
     _ask(page, "never and unknown")
     answer = _probe_answer(page)
-    _shot(page, tmp_path, "08-client-tool-errors")
+    check_state(page, request, "08-client-tool-errors")
     timed_out = 'the client tool "never_answers" did not answer within 400 ms'
     assert f"call-never_answers error: {timed_out}" in answer
     assert "call-not_on_the_page error: no implementation of the client tool" in answer
@@ -458,17 +330,17 @@ def test_W3_unregistered_and_timed_out_client_tools_get_error_results(
 
 
 def test_W3_results_the_server_refuses_are_not_sent_again_in_a_loop(
-    probe_server: DevServer, page: Any
+    probe_server: DevServer, tabs: Any, page: Any
 ) -> None:
     _open_probe(page, probe_server)
     _ask(page, "form refuse")
     note = page.locator(".msg.bot .note.error")
     note.wait_for()
     _wait_idle(page)
-    assert "refused the page's client-tool results: the probe refused the results" in (
-        note.inner_text()
-    )
-    assert page.locator(".progress .client:has-text('running in this page')").count() == 1
+    assert "was not accepted" in note.inner_text()  # for the person; the detail: console
+    console = "\n".join(tabs.console[page])
+    assert "refused the page's client-tool results: the probe refused the results" in console
+    assert page.locator(".progress .client:has-text('working in this page')").count() == 1
     state = _server_state(probe_server.url, _thread_in_url(page))
     assert state["next"] == ["ask_client"]  # still paused, as the server said
 
@@ -506,7 +378,7 @@ def test_reload_during_a_run_follows_the_run_to_its_answer(
 
 
 def test_a_failed_run_is_reported_and_no_earlier_answer_is_shown_as_its_answer(
-    probe_server: DevServer, page: Any
+    probe_server: DevServer, tabs: Any, page: Any
 ) -> None:
     _open_probe(page, probe_server)
     _ask(page, "slow first")
@@ -515,8 +387,9 @@ def test_a_failed_run_is_reported_and_no_earlier_answer_is_shown_as_its_answer(
     note = page.locator(".msg.bot").last.locator(".note.error")
     note.wait_for()
     _wait_idle(page)
-    assert "The run failed" in note.inner_text()
-    assert "the probe graph failed on purpose" in note.inner_text()
+    assert "could not be finished" in note.inner_text()  # said for the person chatting
+    assert "the probe graph failed on purpose" not in note.inner_text()
+    assert "the probe graph failed on purpose" in "\n".join(tabs.console[page])  # developers
     assert page.locator(".msg.bot").last.locator(".answer").inner_text() == ""
 
 
@@ -524,7 +397,7 @@ def test_a_failed_run_is_reported_and_no_earlier_answer_is_shown_as_its_answer(
 
 
 def test_page_says_clearly_when_the_server_is_stopped_and_when_it_is_back(
-    page: Any, tmp_path: Path
+    tabs: Any, page: Any, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     with langgraph_dev(tmp_path) as server:
         _open(page, f"{server.url}/chat")
@@ -538,10 +411,15 @@ def test_page_says_clearly_when_the_server_is_stopped_and_when_it_is_back(
         banner = page.locator("#banner")
         banner.wait_for(state="visible")
         _wait_idle(page)
-        _shot(page, tmp_path, "09-server-stopped")
+        check_state(page, request, "09-server-stopped")
         text = banner.inner_text()
         assert "Cannot reach the chat server" in text
-        assert server.url in text
+        # written for the person chatting; the address and the hint are for developers
+        assert server.url not in text
+        assert "langgraph" not in text.lower()
+        console = "\n".join(tabs.console[page])
+        assert server.url in console
+        assert "langgraph dev" in console
         assert banner.get_attribute("role") == "alert"
         assert "could not be reached" in page.locator(".msg.bot .note.error").inner_text()
         port = int(server.url.rsplit(":", 1)[1])
@@ -551,7 +429,7 @@ def test_page_says_clearly_when_the_server_is_stopped_and_when_it_is_back(
             "() => document.querySelector('#banner').textContent"
             ".startsWith('Connected to the chat server again')"
         )
-        _shot(page, tmp_path, "10-server-back")
+        check_state(page, request, "10-server-back")
         # Nothing was sent while the server was away: the question still waits.
         page.locator(".question").get_by_role("button", name="Kardiológia").click()
         page.wait_for_function(

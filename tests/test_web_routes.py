@@ -40,6 +40,8 @@ def test_page_is_served_with_its_config_and_an_offline_only_policy() -> None:
         "apiUrl": "",
         "clientToolTimeoutMs": 2500,
         "title": "My chat",
+        "pageUrl": "/chat",
+        "clientTools": {},
     }
     assert "<title>My chat</title>" in reply.text
     policy = reply.headers["content-security-policy"]
@@ -66,35 +68,61 @@ def test_static_files_are_served_and_nothing_outside_them() -> None:
     assert client.get("/chat/static/%2e%2e/page.py").status_code == 404
 
 
-def test_W4_tools_js_loads_each_client_script_in_its_own_guarded_scope() -> None:
+def test_W7_each_client_script_is_its_own_file_in_its_own_guarded_scope() -> None:
     scripts = [
         ClientScript.from_file("fill_appointment_form", TOOLS / "fill_appointment_form.js"),
         ClientScript.from_file("slow_echo", TOOLS / "slow_echo.js"),
     ]
-    reply = TestClient(create_app(ChatPage(assistant_id="g", client_scripts=scripts))).get(
-        "/chat/tools.js"
-    )
-    assert reply.status_code == 200
-    assert reply.headers["content-type"].startswith("text/javascript")
-    body = reply.text
+    client = TestClient(create_app(ChatPage(assistant_id="g", client_scripts=scripts)))
+    html = client.get("/chat").text
+    tags = re.findall(r'<script src="(/chat/tools/[^"]+)" data-tool="([^"]+)" defer>', html)
+    assert tags == [(f"/chat/tools/{s.tool_id}.js", s.tool_id) for s in scripts]  # in order
+    assert html.index("aitools.js") < html.index("/chat/tools/") < html.index("chat.js")
+    assert _config(html)["clientTools"] == {  # id -> title (none here: the id)
+        "fill_appointment_form": "fill_appointment_form",
+        "slow_echo": "slow_echo",
+    }
     for script in scripts:
-        assert script.source in body
-    assert body.count("try {") == 2
-    assert body.count("console.error('client script of tool '") == 2
-    assert body.index("fill_appointment_form") < body.index("slow_echo")  # declared order
+        reply = client.get(f"/chat/tools/{script.tool_id}.js")
+        assert reply.status_code == 200
+        assert reply.headers["content-type"].startswith("text/javascript")
+        assert script.source in reply.text
+        assert f'window.AiTools.failed("{script.tool_id}", err)' in reply.text
+        other = next(s for s in scripts if s is not script)
+        assert other.source not in reply.text  # one script, one file
+    assert client.get("/chat/tools.js").status_code == 404  # no joined file any more
+    assert client.get("/chat/tools/nope.js").status_code == 404
 
 
-def test_W4_tools_js_is_valid_javascript_when_no_tool_has_a_client_script() -> None:
-    body = TestClient(create_app(ChatPage(assistant_id="g"))).get("/chat/tools.js").text
-    assert body.strip().startswith("/*")
-    assert "register" not in body
+def test_W7_a_failed_client_script_reported_by_the_page_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    page = ChatPage(assistant_id="g", client_scripts=[ClientScript("broken", "AiTools.x(")])
+    client = TestClient(create_app(page))
+    with caplog.at_level("WARNING", logger="toolweave.web.page"):
+        reply = client.post(
+            "/chat/tools/failed", json={"tool_id": "broken", "error": "Unexpected token ')'"}
+        )
+    assert reply.status_code == 204
+    assert "client script of tool 'broken' failed in the page: Unexpected token ')'" in (
+        caplog.text
+    )
+    for bad in ({"tool_id": "not_a_tool", "error": "x"}, "no json"):
+        kwargs = {"json": bad} if isinstance(bad, dict) else {"content": bad}
+        assert client.post("/chat/tools/failed", **kwargs).status_code == 400  # type: ignore[arg-type]
+
+
+def test_W7_a_page_without_client_scripts_loads_none() -> None:
+    html = TestClient(create_app(ChatPage(assistant_id="g"))).get("/chat").text
+    assert "/chat/tools/" not in html
+    assert _config(html)["clientTools"] == {}
 
 
 def test_page_under_a_mount_prefix_points_its_assets_and_api_there() -> None:
     app = Starlette(routes=[Mount("/lg", routes=chat_routes(ChatPage(assistant_id="g")))])
     html = TestClient(app).get("/lg/chat").text
     assert 'src="/lg/chat/static/chat.js"' in html
-    assert 'src="/lg/chat/tools.js"' in html
+    assert _config(html)["pageUrl"] == "/lg/chat"
     assert _config(html)["apiUrl"] == "/lg"
 
 
@@ -141,10 +169,17 @@ def test_hospital_page_has_the_appointment_form_the_client_tool_fills() -> None:
 def test_W3_hospital_page_loads_the_client_and_all_scope_scripts_only() -> None:
     from toolweave_korhaz.app import app
 
-    body = TestClient(app).get("/chat/tools.js").text
-    assert 'AiTools.register("fill_appointment_form"' in body  # CLIENT
-    assert 'AiTools.register("format_date"' in body  # ALL
-    assert "check_appointment_slots" not in body  # SERVER: never in the page
+    client = TestClient(app)
+    assert _config(client.get("/chat").text)["clientTools"] == {
+        "fill_appointment_form": "Appointment form",  # CLIENT, said by its name (P4)
+        "format_date": "Date for your locale",  # ALL
+    }  # SERVER: check_appointment_slots never in the page
+    assert (
+        'AiTools.register("fill_appointment_form"'
+        in client.get("/chat/tools/fill_appointment_form.js").text
+    )
+    assert 'AiTools.register("format_date"' in client.get("/chat/tools/format_date.js").text
+    assert client.get("/chat/tools/check_appointment_slots.js").status_code == 404
 
 
 def test_importing_toolweave_does_not_import_starlette() -> None:

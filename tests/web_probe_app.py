@@ -1,26 +1,54 @@
-"""The chat page for the client-tool probe graph, with test client scripts (W4).
+"""The chat pages of the browser tests' private server, with test client scripts (W4, W7).
 
-``tests/test_web_page.py`` points a private ``langgraph dev`` at it; the page
-loads ``tests/web_tools/*.js`` through ``/chat/tools.js`` like real tools' scripts.
+``tests/test_web_page.py`` points a private ``langgraph dev`` at it:
+
+- ``/chat``: the client-tool probe graph; the page loads ``tests/web_tools/*.js``
+  each from ``/chat/tools/<id>.js`` like real tools' scripts;
+- ``/broken``: the same, plus a script that does not parse and one that throws
+  while loading (W7: each disables only its own tool);
+- ``/example``: the seed's example tool (``tests/web_example_graph.py``), offline.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from toolweave.web import ChatPage, ClientScript, create_app
+from starlette.applications import Starlette
+
+from toolweave.web import ChatPage, ClientScript, chat_routes
 from toolweave_korhaz.chat_page import appointment_panel
 
 TOOLS = Path(__file__).with_name("web_tools")
 
-app = create_app(
-    ChatPage(
-        assistant_id="client_probe",
-        title="client-tool probe",
-        panel_html=appointment_panel(),
-        client_scripts=[
-            ClientScript.from_file(name, TOOLS / f"{name}.js")
-            for name in ("fill_appointment_form", "slow_echo", "never_answers")
-        ],
-    )
+
+def _scripts(*names: str) -> list[ClientScript]:
+    return [ClientScript.from_file(name, TOOLS / f"{name}.js") for name in names]
+
+
+PROBE = ("fill_appointment_form", "slow_echo", "never_answers")
+
+app = Starlette(
+    routes=[
+        *chat_routes(
+            ChatPage(
+                assistant_id="client_probe",
+                title="client-tool probe",
+                panel_html=appointment_panel(),
+                client_scripts=_scripts(*PROBE),
+            ),
+            path="/chat",
+        ),
+        *chat_routes(
+            ChatPage(
+                assistant_id="client_probe",
+                title="client-tool probe with broken scripts",
+                panel_html=appointment_panel(),
+                client_scripts=_scripts("broken_syntax", *PROBE, "throws_on_load"),
+            ),
+            path="/broken",
+        ),
+        *chat_routes(
+            ChatPage(assistant_id="example_tool", title="The seed's example tool"), path="/example"
+        ),
+    ]
 )

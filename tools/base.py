@@ -22,7 +22,7 @@ from pydantic import BaseModel
 
 from toolweave.state.results import ToolResult
 from toolweave.state.task import PromptAndContext, TaskInfo
-from toolweave.tools.progress import ProgressEmitter
+from toolweave.tools.progress import ProgressEmitter, ProgressMessages
 
 
 class PassageReader(Protocol):
@@ -176,6 +176,9 @@ class ChatbotTool(Generic[RequestT]):
     returns_answer: ClassVar[bool] = False
     """True when the tool's result may be a finished answer (R3/R4): a routed yes for it is
     then taken only when the routing verdict is clear (A8, ``graph/candidates.py``)."""
+    progress_messages: ClassVar[ProgressMessages | None] = None
+    """Phrases for people of the tool's progress events, by event and language (P4);
+    the domain's messages and then the event name in plain words stand in."""
 
     def is_eligible(self, user_data: Mapping[str, Any] | None) -> bool:
         """Non-LLM gate run before routing (T4); default ``True``."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from langchain_core.embeddings import Embeddings
 
+from toolweave.tools.progress import ProgressMessages
 from toolweave.tools.registry import AnyTool
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -41,6 +42,10 @@ class Domain:
     routing_embeddings: Embeddings | None = None
     """LangChain embeddings the pre-filter fuses with its keyword ranking (T12); ``None``:
     keywords only. Tool texts are embedded once per graph, each task prompt once."""
+
+    progress_messages: ProgressMessages = field(default_factory=dict)
+    """Phrases for people of the tools' progress events (P4), keyed ``"EVENT"`` or
+    ``"tool:EVENT"``, by language; a tool's own ``progress_messages`` win."""
 
     def deep_fallback_tool(self, prompt_type: str | None) -> AnyTool | None:
         """D2: the deep-search coordinator for ``prompt_type``, or ``None`` for no deep search."""

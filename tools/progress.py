@@ -1,15 +1,19 @@
-"""The null-safe progress emitter (P1-P3) and the run's progress sink (X6).
+"""The null-safe progress emitter (P1-P3), its phrases for people (P4) and the run's sink (X6).
 
 A run's progress events go to the sink of its scope
 (:func:`toolweave.state.run_scope.progress_sink`): :func:`stream_sink`, LangGraph's
 custom stream of the task writing, for a graph run. Every event's texts are
 redacted with the run's secrets first (X4).
+
+Each event carries its code (``text``, P1) for programs and a ``phrase`` for people
+(P4): the tool's ``progress_messages``, else the domain's, in the user's language,
+else the event name in plain words (``FETCHING_DATA`` → "Fetching data").
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from langgraph.config import get_stream_writer
@@ -21,6 +25,63 @@ from toolweave.state.secrets import redact
 logger = logging.getLogger(__name__)
 
 StreamWriter = Callable[[Any], None]
+
+ProgressMessages = Mapping[str, Mapping[str, str]]
+"""Phrases for progress events (P4): key → language → phrase.
+
+The key is the event (``"FETCHING_DATA"``) or, in a domain's messages, the tool and
+the event (``"department_info:FETCHING_DATA"``, which wins). A phrase may hold
+``{detail}`` for the event's detail. A language the entry lacks falls back to
+``"en"``, then to the entry's first phrase.
+"""
+
+PhraseFn = Callable[[str, str | None], str]
+"""The phrase of ``(event, detail)`` for one tool call, in the user's language."""
+
+LIBRARY_MESSAGES: ProgressMessages = {
+    "ERROR": {
+        "en": "A step did not work; answering from what was found",
+        "hu": "Egy lépés nem sikerült; a megtalált adatokból válaszolok",
+    },
+}
+"""The library's own phrases, after the tool's and the domain's (the detail of an
+``ERROR`` is an exception's class name: for developers, not people)."""
+
+
+def plain_words(event: str) -> str:
+    """The fallback phrase of an event name: ``"FETCHING_DATA"`` → ``"Fetching data"`` (P4)."""
+    flat = " ".join(event.replace("_", " ").replace("-", " ").split()).lower()
+    return flat[:1].upper() + flat[1:]
+
+
+def progress_phrase(
+    tool: str,
+    event: str,
+    detail: str | None,
+    lang: str,
+    *catalogs: ProgressMessages | None,
+) -> str:
+    """The phrase for people of one progress event (P4), from the first catalog that has it.
+
+    Args:
+        tool: The tool's name.
+        event: The event name.
+        detail: The event's detail, put where a phrase says ``{detail}``.
+        lang: The user's language (``"hu"``, ``"en"``).
+        *catalogs: The tool's messages, the domain's, ...; ``None`` entries are skipped.
+    """
+    for catalog in (*catalogs, LIBRARY_MESSAGES):
+        for key in (f"{tool}:{event}", event):
+            phrases = (catalog or {}).get(key)
+            if phrases:
+                phrase = phrases.get(lang) or phrases.get("en") or next(iter(phrases.values()))
+                return phrase.replace("{detail}", detail or "").strip()
+    return plain_words(event) + (f" ({detail})" if detail else "")
+
+
+def phrases_for(tool: str, lang: str, *catalogs: ProgressMessages | None) -> PhraseFn:
+    """The :data:`PhraseFn` of one tool call: ``tool``'s events in ``lang`` from ``catalogs``."""
+    return lambda event, detail: progress_phrase(tool, event, detail, lang, *catalogs)
 
 
 def stream_sink(event: Any) -> None:
@@ -47,18 +108,25 @@ class ProgressEmitter:
 
     It writes to ``writer`` when given, else to the current run's progress sink;
     without either it is a no-op, and a failing listener never fails the tool (P3).
-    The event's texts are redacted with the run's secrets (X4). One emitter is made
-    per tool call; it holds no data of other requests (T11).
+    The event's texts are redacted with the run's secrets (X4). ``say`` gives each
+    event's phrase for people (P4; default: the event in plain words). One emitter
+    is made per tool call; it holds no data of other requests (T11).
     """
 
-    __slots__ = ("_task_no", "_tool_name", "_writer")
+    __slots__ = ("_say", "_task_no", "_tool_name", "_writer")
 
     def __init__(
-        self, tool_name: str, writer: StreamWriter | None = None, *, task_no: str | None = None
+        self,
+        tool_name: str,
+        writer: StreamWriter | None = None,
+        *,
+        task_no: str | None = None,
+        say: PhraseFn | None = None,
     ) -> None:
         self._tool_name = tool_name
         self._writer = writer
         self._task_no = task_no
+        self._say = say or phrases_for(tool_name, "en")
 
     def __call__(self, event: str, detail: str | None = None) -> None:
         """Emit ``event`` (upper-case by convention, e.g. ``"FETCHING_DATA"``)."""
@@ -66,12 +134,14 @@ class ProgressEmitter:
         if writer is None:
             return
         event = redact(event)
+        detail = None if detail is None else redact(detail)
         payload = tool_progress_event(
             self._tool_name,
             event,
             task_no=self._task_no,
-            detail=None if detail is None else redact(detail),
+            detail=detail,
             text=progress_text(self._tool_name, event),
+            phrase=redact(self._say(event, detail)),
         )
         try:
             writer(payload)

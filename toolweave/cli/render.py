@@ -17,7 +17,7 @@ from toolweave.state.task import ROOT_TASK_NO
 from toolweave.tools import text as kit
 from toolweave.tools.base import Systems
 from toolweave.tools.consumers import ContextConsumerTool
-from toolweave.tools.progress import progress_text
+from toolweave.tools.progress import progress_phrase
 from toolweave.tools.registry import AnyTool
 
 BULLET = "·"
@@ -35,8 +35,9 @@ def progress_line(event: object) -> str | None:
             ``"type"`` when it has one.
 
     Returns:
-        E.g. ``"· 1 TOOL_PROGRESS:DEPARTMENT_INFO:FETCHING_DATA"`` or ``"· 1.2 skipped
-        (conditional)"``.
+        E.g. ``"· 1 Az osztály adatait nézem"`` (a tool's progress as the event's phrase
+        in the user's language, P4; the code ``TOOL_PROGRESS:...`` is for programs) or
+        ``"· 1.2 skipped (conditional)"``.
     """
     if not isinstance(event, Mapping):
         return None
@@ -46,10 +47,12 @@ def progress_line(event: object) -> str | None:
 
 
 def _event_text(event: StreamEvent) -> str | None:
-    if event["type"] == "tool_progress":
+    if event["type"] == "tool_progress":  # P4: the phrase for people, never the code
+        phrase = event.get("phrase")
         detail = event.get("detail")
-        text = event.get("text") or progress_text(str(event.get("tool")), str(event.get("event")))
-        return text + (f" ({detail})" if detail else "")
+        return phrase or progress_phrase(
+            str(event.get("tool")), str(event.get("event")), detail, "en"
+        )
     if event["type"] == "routed":
         tools = event.get("tools") or []
         return f"routed: {', '.join(tools) if tools else 'no tool'}"

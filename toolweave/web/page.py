@@ -2,13 +2,16 @@
 
 The page is plain static HTML, CSS and JavaScript shipped in this package (no build
 step). The server fills one JSON config block into the HTML (assistant id, where
-the LangGraph API is, the client-tool time limit) and serves the client scripts
-of the AI system tools the page should run, concatenated, at ``<path>/tools.js``.
+the LangGraph API is, the client-tool time limit) and serves each client script of
+the AI system tools the page should run on its own, at ``<path>/tools/<id>.js``
+(W7): one that fails to load or register disables only its tool; the page says so
+and reports it to ``POST <path>/tools/failed``, which logs it.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -16,16 +19,19 @@ from html import escape
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from toolweave.pauses import page_pauses
 from toolweave.state.errors import ConfigurationError
-from toolweave.tools.ai.orchestration import client_scripts
+from toolweave.tools.ai.orchestration import ai_definitions, client_scripts
+
+logger = logging.getLogger(__name__)
 
 STATIC_DIR = Path(str(files("toolweave.web") / "static"))
 """The page's static files, shipped as package data."""
@@ -33,6 +39,9 @@ STATIC_DIR = Path(str(files("toolweave.web") / "static"))
 CONFIG_SLOT = "<!--toolweave:config-->"
 PANEL_SLOT = "<!--toolweave:panel-->"
 TITLE_SLOT = "<!--toolweave:title-->"
+TOOLS_SLOT = "<!--toolweave:tools-->"
+MAX_REPORT_CHARS = 500
+"""How much of a client script's failure the server logs (the page sends it)."""
 ASSETS_SLOT = "{{assets}}"
 
 CONTENT_SECURITY_POLICY = (
@@ -56,7 +65,10 @@ class ClientScript:
     source: str
     """The script's text."""
     label: str = ""
-    """Where the script came from (a file name), shown in a comment of ``tools.js``."""
+    """Where the script came from (a file name), shown in a comment of its served file."""
+    title: str = ""
+    """What people call the tool (the AI tool's ``name``); the page's progress lines say
+    it instead of the id (P4). Empty: the id."""
 
     @classmethod
     def from_file(cls, tool_id: str, path: Path) -> ClientScript:
@@ -77,10 +89,14 @@ class ClientScript:
 def client_scripts_for(tools: Iterable[object]) -> list[ClientScript]:
     """The client scripts of the AI system tools among a domain's ``tools`` (W4).
 
-    The page loads them from ``<path>/tools.js``; tools without a script (SERVER
-    scope) are left out.
+    The page loads each from ``<path>/tools/<id>.js`` (W7); tools without a script
+    (SERVER scope) are left out.
     """
-    return [ClientScript(tool_id, source) for tool_id, source in client_scripts(tools).items()]
+    titles = {definition.id: definition.name for definition in ai_definitions(tools)}
+    return [
+        ClientScript(tool_id, source, title=titles.get(tool_id, ""))
+        for tool_id, source in client_scripts(tools).items()
+    ]
 
 
 @dataclass(frozen=True)
@@ -152,6 +168,8 @@ def render_page(page: ChatPage, *, base: str, api_url: str) -> str:
         "apiUrl": api_url,
         "clientToolTimeoutMs": round(page.client_tool_timeout_s * 1000),
         "title": page.title,
+        "pageUrl": base,
+        "clientTools": {s.tool_id: s.title or s.tool_id for s in page.client_scripts},
     }
     block = f'<script type="application/json" id="toolweave-config">{_json_for_html(config)}'
     # how the page answers each pause kind (Q7): "question" or "client_tools"
@@ -162,28 +180,35 @@ def render_page(page: ChatPage, *, base: str, api_url: str) -> str:
         .replace(CONFIG_SLOT, block + "</script>" + pauses + "</script>")
         .replace(TITLE_SLOT, escape(page.title))
         .replace(PANEL_SLOT, page.panel_html)
+        .replace(TOOLS_SLOT, "".join(_script_tag(base, s.tool_id) for s in page.client_scripts))
         .replace(ASSETS_SLOT, escape(base))
         .replace('lang="en"', f'lang="{escape(page.lang)}"', 1)
     )
 
 
-def tools_script(scripts: Sequence[ClientScript]) -> str:
-    """One JavaScript text running each tool's client script in its own scope.
+def _script_url(base: str, tool_id: str) -> str:
+    return f"{base}/tools/{quote(tool_id, safe='')}.js"
 
-    A script that throws while loading is reported in the browser console with the
-    tool's id and does not stop the others.
+
+def _script_tag(base: str, tool_id: str) -> str:
+    src, tool = escape(_script_url(base, tool_id)), escape(tool_id)
+    return f'\n  <script src="{src}" data-tool="{tool}" defer></script>'
+
+
+def tool_script(script: ClientScript) -> str:
+    """One tool's client script as the page loads it: on its own, in a guarded scope (W7).
+
+    A script that throws while it runs is reported to ``AiTools.failed``; one that
+    does not even parse fails alone, since each is its own file. Either way only
+    its tool is disabled, and the page reports it (``AiTools.settle``).
     """
-    parts = ["/* toolweave: client scripts of the AI system tools (W4) */"]
-    for script in scripts:
-        label = json.dumps(script.tool_id)
-        origin = script.label.replace("*/", "* /")
-        parts.append(
-            f"/* tool {label}{': ' + origin if origin else ''} */\n"
-            f"(function () {{\n  try {{\n{script.source}\n  }} catch (err) {{\n"
-            f"    console.error('client script of tool ' + {label} + ' failed', err);\n"
-            "  }\n})();"
-        )
-    return "\n\n".join(parts) + "\n"
+    label = json.dumps(script.tool_id)
+    origin = script.label.replace("*/", "* /")
+    return (
+        f"/* toolweave: the client script of tool {label}{': ' + origin if origin else ''}"
+        f" (W7) */\n(function () {{\n  try {{\n{script.source}\n  }} catch (err) {{\n"
+        f"    window.AiTools.failed({label}, err);\n  }}\n}})();\n"
+    )
 
 
 def _headers(page: ChatPage) -> dict[str, str]:
@@ -199,25 +224,42 @@ def _headers(page: ChatPage) -> dict[str, str]:
 def chat_routes(page: ChatPage, *, path: str = "/chat") -> list[BaseRoute]:
     """The page's routes, to add to any Starlette or FastAPI app.
 
-    ``GET <path>`` is the page, ``<path>/static/...`` its files and
-    ``GET <path>/tools.js`` the client scripts of ``page.client_scripts``.
+    ``GET <path>`` is the page, ``<path>/static/...`` its files,
+    ``GET <path>/tools/<id>.js`` the client script of each of ``page.client_scripts``
+    (W7) and ``POST <path>/tools/failed`` where the page reports one that failed.
     """
     if not path.startswith("/") or path.endswith("/"):
         raise ConfigurationError(f"the chat page path must start and not end with '/': {path!r}")
     headers = _headers(page)
-    script = tools_script(page.client_scripts)
+    scripts = {script.tool_id: tool_script(script) for script in page.client_scripts}
 
     async def chat(request: Request) -> Response:
         api_url = page.api_url or str(request.scope.get("root_path", "")).rstrip("/")
         html = render_page(page, base=_base(request, path), api_url=api_url)
         return HTMLResponse(html, headers=headers)
 
-    async def tools(request: Request) -> Response:
-        return Response(script, media_type="text/javascript", headers=headers)
+    async def tool(request: Request) -> Response:
+        source = scripts.get(str(request.path_params["tool_id"]))
+        if source is None:
+            return Response("/* no such client script */", status_code=404, headers=headers)
+        return Response(source, media_type="text/javascript", headers=headers)
+
+    async def failed(request: Request) -> Response:
+        try:
+            report = await request.json()
+        except ValueError:
+            report = None
+        tool_id = report.get("tool_id") if isinstance(report, dict) else None
+        if tool_id not in scripts:
+            return JSONResponse({"detail": "not a client tool of this page"}, status_code=400)
+        error = str(report.get("error", ""))[:MAX_REPORT_CHARS] if report else ""
+        logger.warning("client script of tool %r failed in the page: %s", tool_id, error)
+        return Response(status_code=204, headers=headers)
 
     return [
         Route(path, chat, methods=["GET"], name="toolweave-chat"),
-        Route(f"{path}/tools.js", tools, methods=["GET"], name="toolweave-chat-tools"),
+        Route(f"{path}/tools/failed", failed, methods=["POST"], name="toolweave-chat-failed"),
+        Route(f"{path}/tools/{{tool_id}}.js", tool, methods=["GET"], name="toolweave-chat-tool"),
         Mount(
             f"{path}/static",
             app=StaticFiles(directory=STATIC_DIR, follow_symlink=False),

@@ -38,6 +38,7 @@ from toolweave_korhaz.deep import (
 )
 from toolweave_korhaz.examples import EXAMPLE_QUESTIONS, ExampleQuestion
 from toolweave_korhaz.lookup_tools import DoctorDirectoryTool, SubstanceLookupTool
+from toolweave_korhaz.progress_messages import PROGRESS_MESSAGES
 from toolweave_korhaz.tools import (
     DepartmentInfoRequest,
     DepartmentInfoTool,
@@ -72,6 +73,7 @@ def korhaz_domain() -> Domain:
         description="Example hospital (Példa Kórház): departments, visiting hours, admission, "
         "parking, pharmacy; Hungarian and English.",
         deep_fallback=deep_fallback(),
+        progress_messages=PROGRESS_MESSAGES,
     )
 
 

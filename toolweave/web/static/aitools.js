@@ -11,12 +11,25 @@
  * `PW.AiTools` is the same object (the seed's spelling). The chat page announces
  * `AiTools.ids()` in each run's input (`client_tools`) and answers the server's
  * `client_tool_calls` pauses with `AiTools.runCall(call, timeoutMs)`.
+ *
+ * Each tool's script is its own file (W7): one that does not parse, throws, or
+ * never registers is recorded by `AiTools.failed` / `AiTools.settle` and only its
+ * tool is missing from `ids()`; the others run.
  * No dependencies; works on any page.
  */
 (function (global) {
   "use strict";
 
   const registry = new Map();
+  const failures = new Map(); // tool id -> why its script failed (W7)
+  let loading = true; // until settle(): errors of tool scripts count as their failure
+
+  // A tool script that does not parse (or throws outside its guard) fails alone:
+  // the error names its file, <...>/tools/<id>.js.
+  global.addEventListener("error", (event) => {
+    const found = loading && /\/tools\/([^/?#]+)\.js(?:[?#].*)?$/.exec(event.filename || "");
+    if (found) AiTools.failed(decodeURIComponent(found[1]), event.error || event.message);
+  });
 
   function describeError(err) {
     if (err instanceof Error) return err.message || err.name;
@@ -68,6 +81,26 @@
     /** The registered tool ids, in registration order. */
     ids() {
       return Array.from(registry.keys());
+    },
+
+    /** Record that the script of `id` failed (W7): its tool is disabled, the others run. */
+    failed(id, err) {
+      registry.delete(id);
+      if (!failures.has(id)) failures.set(id, describeError(err));
+    },
+
+    /**
+     * After the tool scripts ran: every expected id that did not register counts as
+     * failed. Returns the failures as [{tool_id, error}] (each reported once by the page).
+     */
+    settle(expected) {
+      loading = false;
+      for (const id of expected || []) {
+        if (!registry.has(id) && !failures.has(id)) {
+          failures.set(id, "its script did not register the tool");
+        }
+      }
+      return Array.from(failures, ([id, error]) => ({ tool_id: id, error: error }));
     },
 
     /**

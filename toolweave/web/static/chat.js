@@ -5,7 +5,9 @@
  * answer's sources, and runs client tools registered with AiTools.register.
  *
  * Protocol (see the README, "The web chat page"):
- *   POST /threads                          -> a thread id (kept in ?thread= and localStorage)
+ *   POST /threads                          -> a thread id (kept in ?thread= and this tab's
+ *                                             sessionStorage; localStorage lists the
+ *                                             conversations by first question and time)
  *   POST /threads/{id}/runs/stream         -> SSE: metadata, messages, custom, error
  *   GET  /threads/{id}/state               -> the answer, documents and pending interrupts
  *   interrupt "clarification"              -> buttons; resume with the chosen text
@@ -47,7 +49,15 @@
   const apiBase = String(config.apiUrl || "").replace(/\/+$/, "");
   const clientToolTimeoutMs =
     Number(params.get("client_timeout_ms")) || Number(config.clientToolTimeoutMs) || 30000;
-  const storageKey = "toolweave:thread:" + assistantId;
+  const tabKey = "toolweave:thread:" + assistantId; // sessionStorage: this tab's conversation
+  const listKey = "toolweave:threads:" + assistantId; // localStorage: every tab's conversations
+  const MAX_LISTED = 20;
+  const TITLE_CHARS = 60;
+  // the page's client tools: id -> what people call the tool (P4: lines say that, not the id)
+  const clientTools = config.clientTools && typeof config.clientTools === "object" ? config.clientTools : {};
+  const expectedTools = Object.keys(clientTools);
+  const toolTitle = (id) => String(clientTools[id] || id);
+  const pageUrl = String(config.pageUrl || "");
 
   const el = {
     log: document.getElementById("log"),
@@ -59,12 +69,16 @@
     busy: document.getElementById("busy"),
     threadLabel: document.getElementById("thread-label"),
     newThread: document.getElementById("new-thread"),
+    threads: document.getElementById("threads"),
+    threadsBox: document.getElementById("threads-box"),
+    toolNotes: document.getElementById("tool-notes"),
     panel: document.getElementById("panel"),
   };
 
   let threadId = null;
   let busy = false;
   let openQuestion = null; // {interrupts, interrupt, node} while a clarification waits
+  let pendingTitle = ""; // the question that starts a new conversation: its title
 
   // ---------------------------------------------------------------- errors
 
@@ -196,11 +210,14 @@
 
   function unreachable() {
     showBanner(
-      "Cannot reach the chat server at " +
-        serverLabel() +
-        ". Is `langgraph dev` (or your LangGraph server) running? " +
-        "Your conversation is kept; send again when the server is back.",
+      "Cannot reach the chat server right now. Your conversation is kept: this page " +
+        "reconnects by itself, then you can send again.",
       "offline"
+    );
+    console.error(
+      "toolweave chat: the LangGraph API at " + serverLabel() + " does not answer " +
+        "(is `langgraph dev` or your LangGraph server running?); checking /ok every " +
+        HEALTH_INTERVAL_MS / 1000 + " s"
     );
     document.body.classList.add("offline");
     watchHealth();
@@ -236,31 +253,86 @@
 
   // ---------------------------------------------------------------- thread id
 
+  function stored(storage, key, fallback) {
+    try {
+      const raw = window[storage].getItem(key);
+      return raw === null ? fallback : JSON.parse(raw);
+    } catch (_) {
+      return fallback; // storage disabled or garbled: the URL still carries the thread
+    }
+  }
+
+  function store(storage, key, value) {
+    try {
+      if (value === null) window[storage].removeItem(key);
+      else window[storage].setItem(key, JSON.stringify(value));
+    } catch (_) {
+      // storage may be disabled
+    }
+  }
+
+  /** The conversations of this browser, newest first: [{id, title, at}]. */
+  function listed() {
+    const list = stored("localStorage", listKey, []);
+    return Array.isArray(list) ? list.filter((t) => t && typeof t.id === "string") : [];
+  }
+
+  /** Put a conversation on the list (its title is its first question), or take it off. */
+  function listThread(id, title, drop) {
+    const list = listed();
+    const old = list.find((t) => t.id === id);
+    const rest = list.filter((t) => t.id !== id);
+    if (!drop) {
+      const entry = old || { id: id, title: "", at: Date.now() };
+      if (!entry.title && title) entry.title = shorten(title, TITLE_CHARS);
+      rest.unshift(entry);
+    }
+    store("localStorage", listKey, rest.slice(0, MAX_LISTED));
+    showThreads();
+  }
+
+  function when(at) {
+    const date = new Date(Number(at) || Date.now());
+    const time = date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+    const today = date.toDateString() === new Date().toDateString();
+    return today ? time : date.toLocaleDateString([], { month: "short", day: "numeric" }) + " " + time;
+  }
+
+  function labelOf(entry) {
+    return (entry.title || "New conversation") + " · " + when(entry.at);
+  }
+
+  function showThreads() {
+    const list = listed();
+    el.threads.replaceChildren();
+    for (const entry of list) {
+      const link = node("a", "", labelOf(entry));
+      const url = new URL(window.location.href);
+      url.searchParams.set("thread", entry.id);
+      link.href = url.pathname + url.search; // opening it joins that conversation on purpose
+      if (entry.id === threadId) link.setAttribute("aria-current", "page");
+      const item = node("li");
+      item.appendChild(link);
+      el.threads.appendChild(item);
+    }
+    el.threadsBox.hidden = list.length === 0;
+    const current = list.find((t) => t.id === threadId);
+    el.threadLabel.textContent = current ? labelOf(current) : "";
+  }
+
   function rememberThread(id) {
     threadId = id;
     const url = new URL(window.location.href);
     if (id) url.searchParams.set("thread", id);
     else url.searchParams.delete("thread");
     window.history.replaceState(null, "", url.toString());
-    try {
-      if (id) window.localStorage.setItem(storageKey, id);
-      else window.localStorage.removeItem(storageKey);
-    } catch (_) {
-      // storage may be disabled; the URL still carries the thread
-    }
-    el.threadLabel.textContent = id ? "Conversation " + id.slice(0, 8) : "";
-    el.threadLabel.title = id || "";
+    store("sessionStorage", tabKey, id); // this tab only: another tab has its own
     document.body.dataset.thread = id || "";
+    showThreads();
   }
 
   function savedThread() {
-    const fromUrl = params.get("thread");
-    if (fromUrl) return fromUrl;
-    try {
-      return window.localStorage.getItem(storageKey);
-    } catch (_) {
-      return null;
-    }
+    return params.get("thread") || stored("sessionStorage", tabKey, null);
   }
 
   async function ensureThread() {
@@ -268,6 +340,7 @@
     const response = await request("POST", "/threads", { metadata: { source: "toolweave-chat" } });
     const thread = await response.json();
     rememberThread(thread.thread_id);
+    listThread(thread.thread_id, pendingTitle);
     return threadId;
   }
 
@@ -285,8 +358,8 @@
   }
 
   function addUserMessage(text) {
-    if (el.empty) el.empty.remove();
-    const item = node("li", "msg user");
+    el.empty.remove();
+    const item = node("div", "msg user");
     item.appendChild(node("span", "sr-only", "You: "));
     item.appendChild(node("div", "text", text));
     el.log.appendChild(item);
@@ -296,8 +369,8 @@
 
   class Turn {
     constructor() {
-      if (el.empty) el.empty.remove();
-      this.item = node("li", "msg bot");
+      el.empty.remove();
+      this.item = node("div", "msg bot");
       this.item.appendChild(node("span", "sr-only", "Assistant: "));
       this.progress = node("ul", "progress");
       this.progress.setAttribute("aria-label", "Progress");
@@ -344,8 +417,8 @@
       return entry;
     }
 
-    showSources(documents) {
-      const rows = sourceRows(documents);
+    showSources(values) {
+      const rows = sourceRows(values);
       const old = this.extra.querySelector(".sources");
       if (old) old.remove();
       if (rows.length === 0) return;
@@ -362,9 +435,7 @@
           title.target = "_blank";
         }
         entry.appendChild(title);
-        if (row.page !== null && row.page !== undefined) {
-          entry.appendChild(node("span", "page", "p. " + row.page));
-        }
+        if (row.pages.length) entry.appendChild(node("span", "page", "p. " + row.pages.join(", ")));
         if (row.snippet) entry.appendChild(node("q", "snippet", row.snippet));
         list.appendChild(entry);
       }
@@ -389,17 +460,30 @@
     return flat.length <= width ? flat : flat.slice(0, width - 1).trimEnd() + "…";
   }
 
-  /** One row per document page, in order (like the CLI's sources). */
-  function sourceRows(documents) {
+  /**
+   * The answer's sources: the state's `sources` (R9: the documents the answer used,
+   * each with its pages) when the graph writes them, else one row per document page
+   * of `documents`; the snippet is the first retrieved text of the document.
+   */
+  function sourceRows(values) {
+    const documents = Array.isArray(values.documents) ? values.documents.filter(Boolean) : [];
+    const firstText = (id) => (documents.find((d) => d.document_id === id) || {}).text;
+    if (Array.isArray(values.sources)) {
+      return values.sources.filter(Boolean).map((src) => ({
+        name: src.name || src.document_id || "document",
+        pages: Array.isArray(src.pages) ? src.pages : [],
+        url: safeUrl(src.url),
+        snippet: shorten(firstText(src.document_id), SNIPPET_CHARS),
+      }));
+    }
     const rows = new Map();
-    for (const doc of documents || []) {
-      if (!doc || typeof doc !== "object") continue;
-      const page = doc.page === undefined ? null : doc.page;
+    for (const doc of documents) {
+      const page = doc.page === undefined || doc.page === null ? [] : [doc.page];
       const key = JSON.stringify([doc.document_id, page]);
       if (!rows.has(key)) {
         rows.set(key, {
           name: doc.document_name || doc.document_id || "document",
-          page: page,
+          pages: page,
           url: safeUrl(doc.document_url),
           snippet: shorten(doc.text, SNIPPET_CHARS),
         });
@@ -418,45 +502,46 @@
     }
   }
 
-  /** A line for a custom stream event (the same wording as `toolweave ask`). */
+  /** The fallback phrase of an event name: "FETCHING_DATA" -> "Fetching data" (P4). */
+  function plainWords(name) {
+    const flat = String(name || "").replace(/[_-]+/g, " ").trim().toLowerCase();
+    return flat.charAt(0).toUpperCase() + flat.slice(1);
+  }
+
+  /**
+   * A line for a person from a custom stream event, or null to show nothing (P4):
+   * a tool's progress as its phrase in the user's language (the code stays in the
+   * stream for other clients), a coordinator only when it changed the task, and no
+   * routing verdicts or tool names (those go to the console, for developers).
+   */
   function progressLine(event) {
     if (!event || typeof event !== "object") return null;
-    const task = event.task_no || "1";
     const list = (value) => (Array.isArray(value) ? value : []);
     switch (event.type) {
-      case "tool_progress": {
-        const text = event.text || "TOOL_PROGRESS:" + event.tool + ":" + event.event;
-        return task + " " + text + (event.detail ? " (" + event.detail + ")" : "");
-      }
-      case "routed": {
-        const tools = list(event.tools);
-        return task + " routed: " + (tools.length ? tools.join(", ") : "no tool");
-      }
+      case "tool_progress":
+        if (event.phrase) return event.phrase;
+        return plainWords(event.event) + (event.detail ? " (" + event.detail + ")" : "");
       case "coordinated": {
-        const ran = list(event.coordinators).join(", ") || "no coordinator";
+        // only a coordinator that changed the task is news (C5); events without
+        // "changed" predate the key: then only subtasks are
         const subtasks = list(event.subtasks);
-        return (
-          task + " coordinated by " + ran + (subtasks.length ? " → subtasks " + subtasks.join(", ") : "")
-        );
+        const changed = "changed" in event ? list(event.changed) : subtasks.length ? [1] : [];
+        if (!changed.length) return null;
+        return subtasks.length
+          ? "Split the question into " + subtasks.length + " parts"
+          : "Adjusted the question";
       }
       case "conditional":
-        return task + " " + (event.decision === "skip" ? "skipped" : "runs") + " (conditional)";
-      case "gatekeeper": {
-        const missing = list(event.missing);
-        return (
-          task +
-          " gatekeeper: context " +
-          (event.sufficient ? "sufficient" : "insufficient") +
-          (missing.length ? "; missing: " + missing.join("; ") : "")
-        );
-      }
+        return event.decision === "skip" ? null : "One more step is needed";
+      case "gatekeeper":
+        return event.sufficient ? null : "Looking further: the first pages did not say it all";
       case "deep_fallback": {
         const planned = event.subtasks && typeof event.subtasks === "object" ? event.subtasks : {};
-        const steps = Object.entries(planned).map(([no, prompt]) => no + " “" + prompt + "”");
-        return task + " deep search planned: " + (steps.join(", ") || "nothing");
+        const asks = Object.values(planned).map((prompt) => "“" + prompt + "”");
+        return asks.length ? "Searching deeper: " + asks.join(", ") : null;
       }
       default:
-        return typeof event.type === "string" ? task + " " + event.type : null;
+        return null;
     }
   }
 
@@ -484,13 +569,15 @@
         return;
       }
       case "custom":
+        console.debug("toolweave progress", ev.data); // the codes, for developers
         turn.addProgress(progressLine(ev.data));
         return;
       case "error": {
         const data = ev.data || {};
         const text = typeof data === "string" ? data : data.message || data.error || "error";
         turn.failed = true;
-        turn.note("The run failed: " + text, "error");
+        console.error("toolweave chat: the run failed:", text);
+        turn.note("Sorry, the answer could not be finished. Please ask again.", "error");
         return;
       }
       default:
@@ -529,15 +616,15 @@
     const tools = window.AiTools;
     const results = await Promise.all(
       calls.map(async (call) => {
-        const label = (call && (call.tool_id || call.name)) || "?";
-        turn.addProgress((value.task_no || "1") + " client tool " + label + ": running in this page", "client");
+        const label = toolTitle((call && (call.tool_id || call.name)) || "?");
+        turn.addProgress(label + ": working in this page", "client");
         const result = tools
           ? await tools.runCall(call, clientToolTimeoutMs)
           : { call_id: call.call_id, error: "AiTools is not loaded on this page" };
         if ("error" in result) {
-          turn.addProgress((value.task_no || "1") + " client tool " + label + ": " + result.error, "client error");
+          turn.addProgress(label + ": " + result.error, "client error");
         } else {
-          turn.addProgress((value.task_no || "1") + " client tool " + label + ": done", "client");
+          turn.addProgress(label + ": done", "client");
         }
         return result;
       })
@@ -597,19 +684,26 @@
     const interrupts = pendingInterrupts(state);
     if (interrupts.length === 0) {
       if (turn.failed) return null; // the state still holds the previous turn's answer
+      if (wroteElsewhere(values.messages)) {
+        // another tab joined this conversation and wrote in it: show it as the server has it
+        const last = rerender(values.messages);
+        if (last) last.showSources(values);
+        return null;
+      }
       if (!turn.text) {
         // Nothing streamed (e.g. a graph without tagged answer tokens): show the stored answer.
         const last = lastMessage(values.messages);
         if (last && last.type === "ai") turn.setAnswer(textOf(last.content));
       }
-      turn.showSources(values.documents);
+      turn.showSources(values);
       return null;
     }
     const clientPauses = interrupts.filter((i) => handledAs(i) === "client_tools");
     const refused = clientPauses.find((i) => i.value.error && answeredBefore(turn, i.value));
     if (refused) {
       // The server refused what this page sent for these calls; sending it again would loop.
-      turn.note("The server refused the page's client-tool results: " + refused.value.error, "error");
+      console.error("toolweave chat: the server refused the page's client-tool results:", refused.value.error);
+      turn.note("This page's part of the answer was not accepted, so the answer stops here.", "error");
       return null;
     }
     if (clientPauses.length) {
@@ -626,7 +720,8 @@
       return null;
     }
     const kinds = interrupts.map((i) => (i.value && i.value.type) || typeof i.value).join(", ");
-    turn.note("The run is paused waiting for input this page cannot give (" + kinds + ").", "error");
+    console.error("toolweave chat: the run waits for a pause kind this page cannot answer:", kinds);
+    turn.note("The answer waits for something this page cannot give.", "error");
     return null;
   }
 
@@ -659,19 +754,19 @@
   function reportError(err, turn) {
     if (err instanceof ServerUnreachable) {
       unreachable();
-      if (turn) turn.note("Not finished: the server could not be reached.", "error");
+      if (turn) turn.note("Not finished: the chat server could not be reached.", "error");
       return;
     }
+    console.error("toolweave chat:", err);
     if (err instanceof ApiError) {
       if (err.status === 404 && turn) {
-        turn.note("The server does not know this conversation or assistant (" + err.detail + ").", "error");
+        turn.note("This conversation is no longer available. Start a new one.", "error");
       } else if (turn) {
-        turn.note("The server refused the request: " + err.message, "error");
+        turn.note("The chat server did not accept that. Please try again.", "error");
       }
       return;
     }
-    console.error(err);
-    if (turn) turn.note("Something went wrong in the page: " + (err && err.message), "error");
+    if (turn) turn.note("Something went wrong on this page. Please reload it.", "error");
   }
 
   /**
@@ -690,7 +785,8 @@
         next = await settle(turn);
         if (!next) return true;
       }
-      turn.note("Stopped after " + MAX_ROUNDS + " client-tool rounds in one turn.", "error");
+      console.error("toolweave chat: stopped after " + MAX_ROUNDS + " client-tool rounds in one turn");
+      turn.note("Stopped: this answer kept asking the page for more.", "error");
       return true;
     } catch (err) {
       reportError(err, turn);
@@ -720,6 +816,8 @@
   }
 
   function ask(text) {
+    pendingTitle = text;
+    if (threadId) listThread(threadId, text); // now the latest; titled if it had no title
     addUserMessage(text);
     return drive(new Turn(), runInput(text)).then((reached) => {
       if (!reached && !el.input.value) el.input.value = text; // ready to send again
@@ -750,6 +848,17 @@
 
   // ---------------------------------------------------------------- restore after a reload
 
+  /** Whether the server holds messages of the person that this tab does not show. */
+  function wroteElsewhere(messages) {
+    const humans = (messages || []).filter((m) => m && m.type === "human" && textOf(m.content));
+    return humans.length > el.log.querySelectorAll(".msg.user").length;
+  }
+
+  function rerender(messages) {
+    el.log.replaceChildren();
+    return renderHistory(messages);
+  }
+
   function renderHistory(messages) {
     let turn = null;
     for (const message of messages || []) {
@@ -778,7 +887,9 @@
       setBusy(false);
       if (err instanceof ApiError && (err.status === 404 || err.status === 422)) {
         rememberThread(null);
-        showBanner("The saved conversation is no longer on the server; a new one starts with your next message.", "info");
+        console.warn("toolweave chat: the server has no thread " + saved);
+        listThread(saved, "", true);
+        showBanner("That conversation is no longer available; your next message starts a new one.", "info");
         return;
       }
       reportError(err, null);
@@ -786,10 +897,12 @@
     }
     setBusy(false);
     const values = (state && state.values) || {};
+    const first = (values.messages || []).find((m) => m && m.type === "human");
+    listThread(saved, first ? textOf(first.content) : ""); // joined: on this browser's list too
     const last = renderHistory(values.messages);
     const paused = pendingInterrupts(state).length > 0;
     if (!paused) {
-      if (last) last.showSources(values.documents);
+      if (last) last.showSources(values);
       if (state && Array.isArray(state.next) && state.next.length) await joinActiveRun();
       return;
     }
@@ -846,10 +959,35 @@
     if (busy) return;
     rememberThread(null);
     openQuestion = null;
-    el.log.replaceChildren();
+    pendingTitle = "";
+    el.log.replaceChildren(el.empty);
+    el.input.value = "";
     el.input.placeholder = "Ask a question…";
+    hideBanner();
+    // the side panel's forms and whatever the client tools keep start afresh too
+    for (const form of el.panel ? el.panel.querySelectorAll("form") : []) form.reset();
+    for (const filled of document.querySelectorAll(".filled")) filled.classList.remove("filled");
+    document.dispatchEvent(new CustomEvent("toolweave:new-conversation"));
     el.input.focus();
   });
+
+  /** Client scripts that failed (W7): said on the page, detailed in the console and the server log. */
+  function reportToolFailures() {
+    const failed = window.AiTools ? window.AiTools.settle(expectedTools) : [];
+    if (!failed.length) return;
+    const names = failed.map((f) => toolTitle(f.tool_id)).join(", ");
+    el.toolNotes.textContent =
+      "Part of this page could not start (" + names + "), so it is switched off; the chat works without it.";
+    el.toolNotes.hidden = false;
+    for (const failure of failed) {
+      console.error("toolweave chat: the client script of tool " + failure.tool_id + " failed: " + failure.error);
+      fetch(pageUrl + "/tools/failed", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify(failure),
+      }).catch(() => {}); // the server log is a courtesy; the page already said it
+    }
+  }
 
   // A form in the side panel with data-chat-template sends its fields as a message.
   for (const form of el.panel ? el.panel.querySelectorAll("form[data-chat-template]") : []) {
@@ -869,6 +1007,7 @@
     ask: ask,
     readEvents: readEvents,
     progressLine: progressLine,
+    plainWords: plainWords,
     get threadId() {
       return threadId;
     },
@@ -879,6 +1018,8 @@
     clientToolTimeoutMs: clientToolTimeoutMs,
   };
 
+  reportToolFailures();
+  showThreads();
   restore().finally(() => {
     document.body.dataset.ready = "true";
   });

@@ -1,0 +1,298 @@
+"""The chat page as a person judges it (issue 19): one test per observation, in Chromium.
+
+Each fails on the page before issue 19 and passes after: tabs that shared one
+conversation, conversations labelled by thread-id prefixes, a form kept across
+"New conversation", a header wider than a phone, progress shown as protocol codes
+(P4), one broken client script disabling them all (W7), the seed's example tool
+failing offline, and axe-core's serious findings (every checked state, light and
+dark). Fixtures and helpers: ``tests/web_support.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from dev_server import DevServer
+from web_support import (
+    Tabs,
+    ask,
+    check_state,
+    open_page,
+    server_state,
+    thread_in_url,
+    wait_answer,
+    wait_idle,
+)
+
+pytestmark = [pytest.mark.slow, pytest.mark.network]
+
+CARDIOLOGY = "Mikor van rendelés a kardiológián?"
+CARDIOLOGY_ANSWER = "Kardiológia rendelési ideje"
+PHARMACY = "Hol van a gyógyszertár és mikor van nyitva?"
+INTERACTION = "Szedhetek ibuprofent warfarin mellett?"
+APPOINTMENT = "Szeretnék időpontot kérni a kardiológiára hétfőre"
+
+WIDTHS = (360, 390, 1600)
+
+# Every element inside a message card that pokes out of it (a JSON snippet that does not wrap).
+OVERFLOWING = """
+() => [...document.querySelectorAll('.msg')].flatMap((card) => {
+  const box = card.getBoundingClientRect();
+  return [...card.querySelectorAll('*')]
+    .filter((el) => el.getBoundingClientRect().right > box.right + 1)
+    .map((el) => el.className + ': ' + el.textContent.slice(0, 60));
+})
+"""
+OUTSIDE_VIEW = """
+(selectors) => selectors.filter((sel) => {
+  const box = document.querySelector(sel).getBoundingClientRect();
+  return box.width === 0 || box.left < 0 || box.right > window.innerWidth;
+})
+"""
+
+
+def _progress(page: Any) -> str:
+    return str(page.locator(".msg.bot .progress").last.inner_text())
+
+
+# ------------------------------------------------------------------ conversations and tabs
+
+
+def test_page_each_tab_is_its_own_conversation_and_a_link_joins_one_on_purpose(
+    server_url: str, tabs: Tabs, request: pytest.FixtureRequest
+) -> None:
+    first = tabs.new()
+    open_page(first, f"{server_url}/chat")
+    ask(first, CARDIOLOGY)
+    wait_answer(first, CARDIOLOGY_ANSWER)
+    a_thread = thread_in_url(first)
+
+    second = tabs.new()  # same browser, a new tab: a new conversation, not the other tab's
+    open_page(second, f"{server_url}/chat")
+    assert "thread=" not in second.url
+    assert second.locator(".msg").count() == 0
+    ask(second, PHARMACY)
+    wait_answer(second, "gyógyszertár")
+    assert thread_in_url(second) != a_thread
+    check_state(second, request, "second-tab")
+
+    ask(first, "És a neurológián?")  # tab A goes on with its own conversation
+    first.locator(".msg.bot").nth(1).locator(".answer:not(:empty)").wait_for()
+    wait_idle(first)
+    assert thread_in_url(first) == a_thread
+    shown = first.locator(".msg.user .text").all_inner_texts()
+    assert shown == [CARDIOLOGY, "És a neurológián?"]  # nothing of tab B
+    assert first.locator(".msg.bot").last.locator(".sources .source").count() >= 1
+    check_state(first, request, "first-tab")
+
+    joined = tabs.new()  # a link to A's conversation joins it, on purpose
+    open_page(joined, f"{server_url}/chat?thread={a_thread}")
+    assert joined.locator(".msg.user .text").all_inner_texts() == shown
+    ask(joined, "Mikor van rendelés a sebészeten?")
+    wait_answer(joined, "Sebészet")
+    ask(first, CARDIOLOGY)  # A writes again: it shows what the joined tab wrote too
+    first.wait_for_function("() => document.querySelectorAll('.msg.user').length === 4")
+    wait_idle(first)
+    humans = [
+        m["content"]
+        for m in server_state(server_url, a_thread)["values"]["messages"]
+        if m["type"] == "human"
+    ]
+    assert first.locator(".msg.user .text").all_inner_texts() == humans
+    assert first.locator(".msg.bot").last.locator(".sources .source").count() >= 1
+
+
+def test_page_conversations_are_listed_by_first_question_and_time(
+    server_url: str, page: Any, request: pytest.FixtureRequest
+) -> None:
+    open_page(page, f"{server_url}/chat")
+    ask(page, CARDIOLOGY)
+    wait_answer(page, CARDIOLOGY_ANSWER)
+    page.click("#new-thread")
+    ask(page, PHARMACY)
+    wait_answer(page, "gyógyszertár")
+    label = page.locator("#thread-label").inner_text()
+    assert label.startswith(PHARMACY[:40])  # the first question, not the thread id
+    assert thread_in_url(page)[:8] not in label
+    page.click("#threads-box summary")
+    check_state(page, request, "conversation-list")
+    entries = page.locator("#threads a").all_inner_texts()
+    assert len(entries) == 2
+    assert entries[0].startswith(PHARMACY[:40])  # newest first
+    assert entries[1].startswith(CARDIOLOGY)
+    assert all(re.search(r"\d{1,2}:\d{2}", entry) for entry in entries)
+    page.locator("#threads a", has_text=CARDIOLOGY).click()  # back to the first one
+    page.wait_for_selector("body[data-ready='true']")
+    page.locator(".msg.bot .answer", has_text=CARDIOLOGY_ANSWER).wait_for()
+    assert page.locator(".msg.user .text").all_inner_texts() == [CARDIOLOGY]
+
+
+def test_page_new_conversation_resets_the_form_and_the_page_state(
+    server_url: str, page: Any, request: pytest.FixtureRequest
+) -> None:
+    open_page(page, f"{server_url}/chat")
+    ask(page, APPOINTMENT)
+    page.wait_for_selector(".progress .client:has-text('Appointment form: done')")
+    wait_idle(page)
+    assert page.input_value("#appointment-department") == "Kardiológia"
+    page.fill("#composer-input", "half-written")
+    page.click("#new-thread")
+    assert page.input_value("#appointment-department") == ""
+    assert page.input_value("#appointment-day") == ""
+    assert page.input_value("#composer-input") == ""
+    assert page.locator(".msg").count() == 0
+    assert page.locator("#empty-hint").is_visible()
+    check_state(page, request, "after-new-conversation")
+
+
+# ------------------------------------------------------------------ layout, dark mode, axe-core
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_page_layout_holds_from_360_px_to_wide(
+    probe_server: DevServer, server_url: str, page: Any, width: int, request: pytest.FixtureRequest
+) -> None:
+    page.set_viewport_size({"width": width, "height": 800})
+    open_page(page, f"{server_url}/chat")
+    ask(page, CARDIOLOGY)
+    wait_answer(page, CARDIOLOGY_ANSWER)
+    controls = ["#new-thread", "#send", "#composer-input", "#appointment-department"]
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+    assert page.evaluate(OUTSIDE_VIEW, controls) == []
+    assert page.evaluate("() => document.querySelector('.bar').scrollWidth") <= width
+    assert page.evaluate(OVERFLOWING) == []
+    check_state(page, request, f"answer-{width}px")
+
+    open_page(page, f"{probe_server.url}/chat")  # answers quoting JSON tool outputs
+    ask(page, "form and async")
+    wait_answer(page, "announced:")
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+    assert page.evaluate(OVERFLOWING) == []
+    check_state(page, request, f"json-{width}px")
+
+
+def test_page_dark_mode_states_have_no_serious_axe_findings(
+    server_url: str, dark_page: Any, request: pytest.FixtureRequest
+) -> None:
+    page = dark_page
+    open_page(page, f"{server_url}/chat")
+    assert page.evaluate("matchMedia('(prefers-color-scheme: dark)').matches")
+    check_state(page, request, "dark-empty")
+    ask(page, "Mikor van rendelés?")
+    page.locator(".question").wait_for()
+    wait_idle(page)
+    check_state(page, request, "dark-clarification")
+    page.locator(".question").get_by_role("button", name="Kardiológia").click()
+    wait_answer(page, CARDIOLOGY_ANSWER)
+    check_state(page, request, "dark-answer")
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert background != "rgb(255, 255, 255)"
+
+
+def test_page_the_axe_check_fails_on_a_serious_finding(
+    server_url: str, page: Any, request: pytest.FixtureRequest
+) -> None:
+    open_page(page, f"{server_url}/chat")
+    page.evaluate("document.querySelector('#log').appendChild(document.createElement('li'))")
+    with pytest.raises(AssertionError, match="listitem"):
+        check_state(page, request, "axe-self-check")
+
+
+# ------------------------------------------------------------------ progress in words (P4)
+
+
+def test_P4_page_shows_progress_as_phrases_and_no_coordinator_for_an_unrelated_question(
+    server_url: str, page: Any, request: pytest.FixtureRequest
+) -> None:
+    open_page(page, f"{server_url}/chat")
+    ask(page, PHARMACY)
+    wait_answer(page, "gyógyszertár")
+    progress = _progress(page)
+    assert "Keresek a kórház oldalain" in progress  # the domain's phrase, in Hungarian
+    for internal in ("TOOL_PROGRESS", "drug_interaction", "korhaz_search", "coordinated"):
+        assert internal not in progress
+    check_state(page, request, "pharmacy-progress")
+
+    ask(page, INTERACTION)  # a coordinator that changes the task is worth a line
+    page.locator(".msg.bot").nth(1).locator(".answer:not(:empty)").wait_for()
+    wait_idle(page)
+    progress = _progress(page)
+    assert "Split the question into 2 parts" in progress
+    assert "A gyógyszer adatait nézem" in progress
+    assert "TOOL_PROGRESS" not in progress
+    assert "substance_lookup" not in progress
+
+
+def test_P4_the_stream_keeps_the_code_for_other_clients(server_url: str) -> None:
+    from langgraph_sdk import get_sync_client
+
+    client = get_sync_client(url=server_url, api_key=None)
+    thread = client.threads.create()
+    events = [
+        part.data
+        for part in client.runs.stream(
+            thread["thread_id"],
+            "korhaz",
+            input={"messages": [{"role": "human", "content": CARDIOLOGY}]},
+            stream_mode="custom",
+        )
+        if part.event.startswith("custom")
+    ]
+    progress = [e for e in events if e.get("type") == "tool_progress"]
+    fetching = next(e for e in progress if e["tool"] == "department_info")
+    assert fetching["text"] == "TOOL_PROGRESS:DEPARTMENT_INFO:FETCHING_DATA"  # P1
+    assert fetching["phrase"] == "Az osztály adatait nézem"  # P4
+
+
+# ------------------------------------------------------------------ client tools isolated (W7)
+
+
+@pytest.mark.expected_page_errors("Unexpected token")
+def test_W7_a_client_script_that_fails_disables_only_its_own_tool(
+    probe_server: DevServer, tabs: Tabs, request: pytest.FixtureRequest
+) -> None:
+    page = tabs.new()
+    open_page(page, f"{probe_server.url}/broken")
+    assert page.evaluate("AiTools.ids()") == ["fill_appointment_form", "slow_echo", "never_answers"]
+    note = page.locator("#tool-notes")
+    assert note.is_visible()
+    assert "broken_syntax" in note.inner_text()
+    assert "throws_on_load" in note.inner_text()
+    assert "boom at start-up" not in note.inner_text()  # the detail is for developers:
+    console = "\n".join(tabs.console[page])
+    assert "client script of tool throws_on_load failed: boom at start-up" in console
+    assert "client script of tool broken_syntax failed" in console
+    log = probe_server.log_path
+    deadline_checks = 40  # the page sends its reports while it starts
+    while "'broken_syntax' failed in the page" not in log.read_text(errors="replace"):
+        deadline_checks -= 1
+        assert deadline_checks > 0, "the server log never got the page's report"
+        page.wait_for_timeout(250)
+    assert "client script of tool 'throws_on_load' failed in the page: boom at start-up" in (
+        log.read_text(errors="replace")
+    )
+    check_state(page, request, "broken-scripts")
+
+    ask(page, "fill the form please")  # the others still run
+    wait_answer(page, "announced:")
+    answer = page.locator(".msg.bot .answer").last.inner_text()
+    assert "announced: fill_appointment_form,slow_echo,never_answers" in answer
+    assert page.input_value("#appointment-department") == "Kardiológia"
+
+
+def test_W7_the_seeds_example_tool_answers_its_own_question_offline_in_the_page(
+    probe_server: DevServer, page: Any, request: pytest.FixtureRequest
+) -> None:
+    open_page(page, f"{probe_server.url}/example")
+    ask(page, "Example tool: hello world")
+    wait_answer(page, "answered")
+    check_state(page, request, "example-tool")
+    answer = page.locator(".msg.bot .answer").last.inner_text()
+    assert "Example tool: hello world answered" in answer
+    state = server_state(probe_server.url, thread_in_url(page))
+    assert state["values"]["activated"] == ["1:example_tool"]
+    filled = state["values"]["context_buffer"]["1:example_tool"][0]["context"]
+    assert json.loads(filled) == "Example tool: hello world answered"

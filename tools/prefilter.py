@@ -245,8 +245,11 @@ class CandidateIndex:
         if keyword:
             bm25[np.fromiter(keyword, np.int64, len(keyword))] = list(keyword.values())
         query = semantic.query_vector(self._embeddings, prompt)
+        # einsum, not ``@``: a BLAS matrix-vector product starts threads that cost
+        # milliseconds on a busy machine; this loop is single-threaded SIMD
+        cosine = np.einsum("ij,j->i", self._matrix(), query)[docs]
         fused = np.zeros(len(docs), dtype=np.float64)
-        for values in (bm25[docs], self._matrix()[docs] @ query):
+        for values in (bm25[docs], cosine):
             places = np.empty(len(docs), dtype=np.float64)
             places[np.argsort(-values, kind="stable")] = np.arange(1, len(docs) + 1)
             fused += 1.0 / (RRF_K + places)

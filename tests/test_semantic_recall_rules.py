@@ -130,10 +130,12 @@ def test_T12_vectorised_fusion_is_reciprocal_rank_fusion():
         return sum(a * b for a, b in zip(vector, query, strict=True)) / norm
 
     known = [n for n in names if n in subset]  # ties in registry order
-    by_keyword = sorted(known, key=lambda n: -keyword[n])
+    by_keyword = sorted((n for n in known if keyword[n] > 0), key=lambda n: -keyword[n])
     by_cosine = sorted(known, key=lambda n: -cosine(n))
+    assert 0 < len(by_keyword) < len(known)  # a tool sharing no word is not keyword-ranked
     fused = {
-        n: 1 / (RRF_K + by_keyword.index(n) + 1) + 1 / (RRF_K + by_cosine.index(n) + 1)
+        n: (1 / (RRF_K + by_keyword.index(n) + 1) if n in by_keyword else 0.0)
+        + 1 / (RRF_K + by_cosine.index(n) + 1)
         for n in known
     }
     expected = sorted(known, key=lambda n: -fused[n])

@@ -236,6 +236,7 @@ class CandidateIndex:
     ) -> tuple[list[int], dict[int, float]]:
         """Reciprocal rank fusion of the keyword and the cosine rankings, vectorised.
 
+        Only tools sharing a word with the prompt are in the keyword ranking;
         ``wanted`` (ascending tool positions) ties in that order in each ranking.
         """
         np: Any = semantic.numpy_module()
@@ -248,11 +249,14 @@ class CandidateIndex:
         # einsum, not ``@``: a BLAS matrix-vector product starts threads that cost
         # milliseconds on a busy machine; this loop is single-threaded SIMD
         cosine = np.einsum("ij,j->i", self._matrix(), query)[docs]
-        fused = np.zeros(len(docs), dtype=np.float64)
-        for values in (bm25[docs], cosine):
-            places = np.empty(len(docs), dtype=np.float64)
-            places[np.argsort(-values, kind="stable")] = np.arange(1, len(docs) + 1)
-            fused += 1.0 / (RRF_K + places)
+        keyword_hits = bm25[docs]
+        places = np.empty((2, len(docs)), dtype=np.float64)
+        for row, values in enumerate((keyword_hits, cosine)):
+            places[row, np.argsort(-values, kind="stable")] = np.arange(1, len(docs) + 1)
+        # a tool that shares no word with the prompt is not in the keyword ranking at all
+        # (textbook RRF: its place there would only be the registry's order)
+        fused = np.where(keyword_hits > 0, 1.0 / (RRF_K + places[0]), 0.0)
+        fused += 1.0 / (RRF_K + places[1])
         order = np.argsort(-fused, kind="stable")
         return docs[order].tolist(), dict(zip(wanted, fused.tolist(), strict=True))
 

@@ -397,7 +397,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     )
     print(
-        "\nCPU ms = median `time.process_time()` of one request through the whole graph (normalize, route, "
+        "\nCPU ms = median `time.process_time()` of one request through the whole graph "
+        "(normalize, route, "
         "answer; memory, no checkpointer); the fake chat model has zero latency, so its column "
         f"is toolweave's own work. Target: 5,000 tools within {TARGET_TIME_RATIO}x of 10 tools."
     )

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from pydantic import BaseModel
 
 from toolweave.llm.port import RoutingVerdict
 from toolweave.llm.replies import tools_block
@@ -59,7 +58,7 @@ def cached_tools_block(tools: tuple[AnyTool, ...], *, with_instruction: bool) ->
 
 
 def verdicts(
-    tools: Sequence[AnyTool], offered: Sequence[AnyTool], reply: BaseModel | None
+    tools: Sequence[AnyTool], offered: Sequence[AnyTool], reply: Any
 ) -> list[tuple[Any, RoutingVerdict]]:
     """Each tool's (reply entry or ``None``, verdict), in the order of ``tools`` (T5).
 

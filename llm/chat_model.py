@@ -48,9 +48,9 @@ from toolweave.llm.replies import (
     decomposition_block,
     decomposition_schema,
     offered_tools,
-    routing_schema,
+    routing_reply,
 )
-from toolweave.llm.structured import StructuredOutput, structured_steps
+from toolweave.llm.structured import Schema, StructuredOutput, structured_steps
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.run_scope import with_secrets
 from toolweave.tools.effects import Steps, adrive, drive
@@ -205,9 +205,7 @@ class ChatModelAssistant(LlmAssistant):
         """The model's API key: redacted wherever this assistant is used (X4)."""
         return self._secrets
 
-    def _structured(
-        self, schema: type[BaseModel], system: str, human: str, what: str
-    ) -> Steps[Any]:
+    def _structured(self, schema: Schema, system: str, human: str, what: str) -> Steps[Any]:
         messages = [SystemMessage(content=system), HumanMessage(content=human)]
         return structured_steps(self.structured, schema, messages, policy=self.policy, what=what)
 
@@ -238,12 +236,12 @@ class ChatModelAssistant(LlmAssistant):
     def route_steps(self, task_prompt: str, tools: Tools) -> Steps[list[RoutingVerdict]]:
         """One structured call answering every offered tool's routing question (T5)."""
         offered = offered_tools(tools)
-        reply: BaseModel | None = None
+        reply: Any = None
         if offered:
             system = prompts.routing_system(
                 tools=cached_tools_block(tuple(offered), with_instruction=False)
             )
-            schema = routing_schema(offered, fused=False)
+            schema = routing_reply(offered, fused=False)
             reply = yield from self._structured(schema, system, task_prompt, "routing")
         return [verdict for _, verdict in verdicts(tools, offered, reply)]
 
@@ -308,8 +306,8 @@ class ChatModelAssistant(LlmAssistant):
             tools=cached_tools_block(tuple(offered), with_instruction=True),
             extraction_guidance=guidance,
         )
-        reply: BaseModel | None = yield from self._structured(
-            routing_schema(offered, fused=True), system, task_prompt, "activation"
+        reply: Any = yield from self._structured(
+            routing_reply(offered, fused=True), system, task_prompt, "activation"
         )
         pairs = verdicts(tools, offered, reply)
         requests: dict[str, ExtractedRequest] = {}

@@ -2,7 +2,11 @@
 
 The routing schema has one field per candidate tool, aliased to the tool's name,
 so that ONE structured call answers every routing question (T5) and, when fused,
-also carries each routed tool's request (T7). It is built once per candidate set.
+also carries each routed tool's request (T7). The chat model's calls use it as a
+:class:`ComposedSchema`: the JSON schemas (compact, strict, function-calling) are
+assembled per candidate set from parts built once per tool shape (the verdict,
+or the verdict with one request model), and a reply is validated per tool, so a
+new candidate set costs no pydantic model and no schema generation (issue 20 item 5).
 
 What the model reads is kept small: a model's docstring becomes the JSON schema's
 description, so these docstrings are written for the model and carry no spec ids
@@ -18,9 +22,12 @@ import functools
 import json
 import weakref
 from collections.abc import Sequence
+from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, create_model
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import BaseModel, Field, ValidationError, create_model
 
 from toolweave.llm.offline_extract import OFFLINE_HINTS
 from toolweave.llm.port import DecompositionSchema
@@ -133,6 +140,133 @@ def _routing_schema(tools: tuple[AnyTool, ...], fused: bool) -> type[BaseModel]:
     name = "ToolActivation" if fused else "ToolRouting"
     model: type[BaseModel] = create_model(name, __base__=_CompactRouting, **fields)
     return model
+
+
+def routing_reply(tools: Sequence[AnyTool], *, fused: bool) -> ComposedSchema | type[BaseModel]:
+    """:func:`routing_schema` as the chat model's calls use it: composed per candidate set.
+
+    Falls back to the pydantic model when two request models' definitions share a
+    name (the composed ``$defs`` would clash).
+    """
+    entries = tuple(_entry(tool, fused) for tool in tools)
+    defs: dict[str, Any] = {}
+    for entry in dict.fromkeys(entries):
+        for name, definition in _parts(entry)[0]["$defs"].items():
+            if defs.setdefault(name, definition) != definition:
+                return routing_schema(tools, fused=fused)
+    name = "ToolActivation" if fused else "ToolRouting"
+    return ComposedSchema(name, tuple(tool.name for tool in tools), entries)
+
+
+@dataclass(frozen=True)
+class ComposedSchema:
+    """A routing reply schema of one candidate set, assembled from per-shape parts.
+
+    Quacks like the pydantic model :func:`routing_schema` would build for the same
+    tools where the structured call needs it (``model_json_schema``, ``model_validate``,
+    ``model_validate_json``): the same JSON schema, and a reply whose ``tool_<i>``
+    attributes are the validated entries.
+    """
+
+    title: str
+    keys: tuple[str, ...]
+    """The JSON key of each candidate (the tool's name)."""
+    entries: tuple[type[BaseModel], ...]
+    """Each candidate's entry model: :class:`ToolVerdict` or a verdict with a request."""
+
+    def _compose(self, at: int, extra: dict[str, Any]) -> dict[str, Any]:
+        defs: dict[str, Any] = {}
+        properties: dict[str, Any] = {}
+        for key, entry in zip(self.keys, self.entries, strict=True):
+            part = _parts(entry)[at]
+            defs.update(part["$defs"])
+            properties[key] = part["ref"]
+        return {
+            "$defs": dict(sorted(defs.items())),
+            "properties": properties,
+            "required": list(self.keys),
+            "title": self.title,
+            "type": "object",
+            **extra,
+        }
+
+    def model_json_schema(self) -> dict[str, Any]:
+        """The compact JSON schema (as :class:`_CompactRouting` gives it)."""
+        return self._compose(0, {})
+
+    def response_format(self) -> dict[str, Any]:
+        """The strict ``json_schema`` response format (as the openai SDK makes it)."""
+        schema = self._compose(1, {"additionalProperties": False})
+        return {
+            "type": "json_schema",
+            "json_schema": {"schema": schema, "name": self.title, "strict": True},
+        }
+
+    def function(self) -> dict[str, Any]:
+        """The function-calling definition (as LangChain makes it: references inlined)."""
+        properties = {
+            key: _parts(entry)[2] for key, entry in zip(self.keys, self.entries, strict=True)
+        }
+        parameters = {"properties": properties, "required": list(self.keys), "type": "object"}
+        return {"name": self.title, "description": "", "parameters": parameters}
+
+    def model_validate(self, data: Any) -> Any:
+        """The reply: ``tool_<i>`` = the ``i``-th candidate's entry, validated."""
+        if not isinstance(data, dict):
+            raise ValidationError.from_exception_data(
+                self.title, [{"type": "dict_type", "loc": (), "input": data}]
+            )
+        missing = [key for key in self.keys if key not in data]
+        if missing:
+            errors: Any = [{"type": "missing", "loc": (key,), "input": data} for key in missing]
+            raise ValidationError.from_exception_data(self.title, errors)
+        values = zip(self.keys, self.entries, strict=True)
+        return SimpleNamespace(
+            **{
+                f"tool_{i}": entry.model_validate(data[key])
+                for i, (key, entry) in enumerate(values)
+            }
+        )
+
+    def model_validate_json(self, text: str | bytes) -> Any:
+        """:meth:`model_validate` of a JSON text."""
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise ValidationError.from_exception_data(
+                self.title,
+                [{"type": "json_invalid", "loc": (), "input": text, "ctx": {"error": str(exc)}}],
+            ) from exc
+        return self.model_validate(data)
+
+
+def _entry(tool: AnyTool, fused: bool) -> type[BaseModel]:
+    return (
+        _decision(tool.request_model) if fused and tool.request_model.model_fields else ToolVerdict
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def _parts(entry: type[BaseModel]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """One entry's schema pieces, built once from a one-field routing model holding it.
+
+    The compact and the strict schema (their ``$defs`` and the field's reference) and
+    the function-calling schema (references inlined).
+    """
+    from openai.lib._parsing._completions import type_to_response_format_param
+
+    holder: type[BaseModel] = create_model(
+        "Holder", __base__=_CompactRouting, entry=(entry, Field(alias="k"))
+    )
+    compact = holder.model_json_schema()
+    response_format: Any = type_to_response_format_param(holder)
+    strict = response_format["json_schema"]["schema"]
+    inlined = convert_to_openai_tool(holder)["function"]["parameters"]["properties"]["k"]
+    return (
+        {"$defs": compact.get("$defs", {}), "ref": compact["properties"]["k"]},
+        {"$defs": strict.get("$defs", {}), "ref": strict["properties"]["k"]},
+        inlined,
+    )
 
 
 @functools.lru_cache(maxsize=1024)

@@ -20,7 +20,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from types import SimpleNamespace
+from typing import Any, Literal, TypeVar, cast, overload
 
 from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
@@ -34,6 +35,7 @@ from pydantic import BaseModel, ValidationError
 from toolweave.llm import prompts
 from toolweave.llm.errors import LlmRequestError
 from toolweave.llm.failures import is_length_stop
+from toolweave.llm.replies import ComposedSchema
 from toolweave.llm.retries import (
     LlmRetryPolicy,
     call_config,
@@ -49,6 +51,8 @@ from toolweave.tools.effects import Call, Steps
 logger = logging.getLogger(__name__)
 
 M = TypeVar("M", bound=BaseModel)
+Schema = type[BaseModel] | ComposedSchema
+"""What a structured call fills: a pydantic model, or a routing schema composed per call."""
 
 Mode = Literal["json_schema", "json_mode", "function_calling"]
 MODES: tuple[Mode, ...] = ("json_schema", "json_mode", "function_calling")
@@ -77,7 +81,7 @@ class Bound:
     preamble: SystemMessage | None
     """For ``json_mode``: the schema, described in a system message."""
 
-    def read(self, out: Any, schema: type[M]) -> tuple[M | None, str, bool]:
+    def read(self, out: Any, schema: Any) -> tuple[Any, str, bool]:
         """(parsed reply or None, what was wrong, whether the reply stopped at the token limit)."""
         if self.parse is None:
             return _read_raw_dict(out, schema)
@@ -116,9 +120,7 @@ class StructuredOutput:
         self.openai_compatible = is_openai_compatible(model)
         self._modes: tuple[Mode | None, ...] = MODES if self.openai_compatible else (None,)
         self._mode_at = 0
-        self._cache: OrderedDict[tuple[type[BaseModel], Mode | None, int | None], Bound] = (
-            OrderedDict()
-        )
+        self._cache: OrderedDict[tuple[Schema, Mode | None, int | None], Bound] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
 
@@ -154,8 +156,12 @@ class StructuredOutput:
                 )
         return new
 
-    def bound(self, schema: type[BaseModel], mode: Mode | None, max_tokens: int | None) -> Bound:
-        """The cached runnable for ``schema`` in ``mode`` with ``max_tokens``."""
+    def bound(self, schema: Schema, mode: Mode | None, max_tokens: int | None) -> Bound:
+        """The cached runnable for ``schema`` in ``mode`` with ``max_tokens``.
+
+        A :class:`ComposedSchema` is bound as its JSON schema (no pydantic model):
+        a new candidate set costs a few dict copies (issue 20 item 5).
+        """
         key = (schema, mode, max_tokens)
         with self._lock:
             found = self._cache.get(key)
@@ -169,7 +175,7 @@ class StructuredOutput:
                 self._cache.popitem(last=False)
         return built
 
-    def _build(self, schema: type[BaseModel], mode: Mode | None, max_tokens: int | None) -> Bound:
+    def _build(self, schema: Schema, mode: Mode | None, max_tokens: int | None) -> Bound:
         model = self.model
         if max_tokens is not None and self.openai_compatible:
             model = model.model_copy(update={"max_tokens": max_tokens})
@@ -178,18 +184,23 @@ class StructuredOutput:
         if mode == "json_mode":
             text = json.dumps(schema.model_json_schema(), ensure_ascii=False, separators=(",", ":"))
             preamble = SystemMessage(content=prompts.json_mode_schema(schema=text))
-        structured = model.with_structured_output(schema, **options)
+        given: Any = schema.function() if isinstance(schema, ComposedSchema) else schema
+        structured = model.with_structured_output(given, **options)
         if isinstance(structured, RunnableSequence) and len(structured.steps) >= 2:
             llm = _schema_converted_once(structured.first)
             if mode == "json_schema":
-                response_format = _openai_response_format(schema)
+                response_format = (
+                    schema.response_format()
+                    if isinstance(schema, ComposedSchema)
+                    else _openai_response_format(schema)
+                )
                 if response_format is not None:
                     llm = llm.bind(response_format=response_format)
                     return Bound(llm, _json_content_parser(schema), preamble)
             rest = structured.steps[1:]
             parse = rest[0] if len(rest) == 1 else RunnableSequence(*rest)
             return Bound(llm, _parser_call(parse), preamble)
-        whole = model.with_structured_output(schema, include_raw=True, **options)
+        whole = model.with_structured_output(given, include_raw=True, **options)
         return Bound(whole, None, preamble)
 
     def cached(self) -> int:
@@ -202,10 +213,10 @@ _PARSE_ERRORS = (OutputParserException, ValidationError, ValueError, KeyError, T
 _REFUSAL_NAMES = frozenset({"OpenAIRefusalError"})
 
 
-def _validated(
-    parsed: Any, schema: type[M], problem: str, length: bool
-) -> tuple[M | None, str, bool]:
-    if isinstance(parsed, schema):
+def _validated(parsed: Any, schema: Any, problem: str, length: bool) -> tuple[Any, str, bool]:
+    if isinstance(schema, type) and isinstance(parsed, schema):
+        return parsed, "", False
+    if isinstance(schema, ComposedSchema) and isinstance(parsed, SimpleNamespace):
         return parsed, "", False
     if isinstance(parsed, dict):
         try:
@@ -230,10 +241,10 @@ def _openai_response_format(schema: type[BaseModel]) -> dict[str, Any] | None:
     return dict(converted) if isinstance(converted, dict) else None
 
 
-def _json_content_parser(schema: type[M]) -> Callable[[Any], M]:
+def _json_content_parser(schema: Any) -> Callable[[Any], Any]:
     """Read a ``json_schema`` reply's content into ``schema`` (what the SDK would parse)."""
 
-    def parse(message: Any) -> M:
+    def parse(message: Any) -> Any:
         refusal = (getattr(message, "additional_kwargs", None) or {}).get("refusal")
         if refusal:
             raise ValueError(f"the model refused: {refusal}")
@@ -276,7 +287,7 @@ def _schema_converted_once(llm: Runnable[Any, Any]) -> Runnable[Any, Any]:
     return llm.bind(ls_structured_output_format=converted)
 
 
-def _read_raw_dict(out: Any, schema: type[M]) -> tuple[M | None, str, bool]:
+def _read_raw_dict(out: Any, schema: Any) -> tuple[Any, str, bool]:
     """Read an ``include_raw`` result: ``{"raw": ..., "parsed": ..., "parsing_error": ...}``."""
     if not isinstance(out, dict):
         return _validated(out, schema, "no structured reply", False)
@@ -286,6 +297,7 @@ def _read_raw_dict(out: Any, schema: type[M]) -> tuple[M | None, str, bool]:
     return _validated(out.get("parsed"), schema, problem, length)
 
 
+@overload
 def structured_steps(
     output: StructuredOutput,
     schema: type[M],
@@ -294,7 +306,30 @@ def structured_steps(
     policy: LlmRetryPolicy,
     what: str,
     max_tokens: int | None = None,
-) -> Steps[M | None]:
+) -> Steps[M | None]: ...
+
+
+@overload
+def structured_steps(
+    output: StructuredOutput,
+    schema: ComposedSchema,
+    messages: Sequence[BaseMessage],
+    *,
+    policy: LlmRetryPolicy,
+    what: str,
+    max_tokens: int | None = None,
+) -> Steps[Any]: ...
+
+
+def structured_steps(
+    output: StructuredOutput,
+    schema: Schema,
+    messages: Sequence[BaseMessage],
+    *,
+    policy: LlmRetryPolicy,
+    what: str,
+    max_tokens: int | None = None,
+) -> Steps[Any]:
     """The steps of one structured call; ``None`` when the reply never validates.
 
     Attempts are bounded: a rejected mode moves to the next one (at most
@@ -304,7 +339,8 @@ def structured_steps(
     """
     budget = 0
     if output.openai_compatible:
-        budget = max_tokens if max_tokens is not None else token_budget(schema)
+        # a composed schema is hashable and has ``model_json_schema``: all the budget reads
+        budget = max_tokens if max_tokens is not None else token_budget(cast(Any, schema))
     accept = require_finish_reason(what) if output.openai_compatible else None
     length_retried = False
     invalid_retried = False

@@ -54,6 +54,7 @@ def graph_over(tools: Sequence[AnyTool], seen: list[list[str]], **domain: Any) -
         seen.append([t.name for t in offered])
         return []
 
+    domain.setdefault("routing_embeddings", None)  # these pin the keyword (BM25) scores
     return build_graph(
         Domain(name="d", **domain),
         tools,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from langchain_core.embeddings import Embeddings
 
@@ -39,9 +40,11 @@ class Domain:
     always_offered: frozenset[str] = field(default_factory=frozenset)
     """Tools the candidate pre-filter always offers to the routing call, whatever their
     rank (T12); they still have to pass the gates (T2-T4)."""
-    routing_embeddings: Embeddings | None = None
-    """LangChain embeddings the pre-filter fuses with its keyword ranking (T12); ``None``:
-    keywords only. Tool texts are embedded once per graph, each task prompt once."""
+    routing_embeddings: Embeddings | Literal["auto"] | None = "auto"
+    """LangChain embeddings the pre-filter fuses with its keyword ranking (T12); ``"auto"``:
+    the bundled static model when the ``embeddings`` extra is installed, else keywords
+    only; ``None``: keywords only. Tool texts are embedded once per graph (on the first
+    task over the cap), each task prompt once."""
 
     progress_messages: ProgressMessages = field(default_factory=dict)
     """Phrases for people of the tools' progress events (P4), keyed ``"EVENT"`` or

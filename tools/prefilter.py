@@ -11,24 +11,29 @@ The ranking is BM25 over each tool's name, routing question
 its request fields' descriptions and examples,
 with the project's Hungarian and English stemming (``tools.search.text``): a
 word matches its folded form, its stems, and the 6-character prefix of its
-Hungarian stem. When the domain brings LangChain ``Embeddings``
-(``Domain.routing_embeddings``), the keyword ranking is fused with the cosine
-ranking by reciprocal rank fusion. The index is built once per graph (per
-registry and domain), never per request; a request costs one pass over the
-postings of its own words (plus one ``embed_query`` with embeddings).
+Hungarian stem. With embeddings (``Domain.routing_embeddings``: by default the
+bundled static model of the ``embeddings`` extra when it is installed, see
+``tools.embeddings``), the keyword ranking is fused with the cosine ranking by
+reciprocal rank fusion, in numpy. The index is built once per graph (per
+registry and domain), never per request, and the tool vectors on the first
+ranking (a graph under the cap never loads a model); a request costs one pass
+over the postings of its own words (plus one query vector and one
+matrix-vector product with embeddings).
 """
 
 from __future__ import annotations
 
 import math
-import operator
 import re
+import threading
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.embeddings import Embeddings
 
+from toolweave.tools import embeddings as semantic
 from toolweave.tools.registry import AnyTool
 from toolweave.tools.search.text import content_words, word_terms, words
 
@@ -41,6 +46,9 @@ NAME_WEIGHT = 2
 PREFIX = 6
 MIN_PREFIX = 4
 _NAME_SPLIT = re.compile(r"[_\-.]+")
+
+if TYPE_CHECKING:
+    from toolweave.tools.embeddings import Matrix
 
 
 def tool_text(tool: AnyTool) -> str:
@@ -87,11 +95,16 @@ class CandidateIndex:
 
     Args:
         tools: The tools to index (the domain's routable tools).
-        embeddings: Optional LangChain embeddings; tool texts are embedded once,
-            here, and each ranked prompt once per request.
+        embeddings: Optional LangChain embeddings, or ``"auto"`` for the bundled
+            static model when the ``embeddings`` extra is installed; tool texts are
+            embedded once, on the first ranking, and each ranked prompt once per request.
     """
 
-    def __init__(self, tools: Iterable[AnyTool], embeddings: Embeddings | None = None) -> None:
+    def __init__(
+        self,
+        tools: Iterable[AnyTool],
+        embeddings: Embeddings | Literal["auto"] | None = None,
+    ) -> None:
         tools = list(tools)
         self._names: list[str] = []
         self._lengths: list[int] = []
@@ -118,14 +131,26 @@ class CandidateIndex:
                 for doc, freq in row.items()
             }
         self._position = {name: doc for doc, name in enumerate(self._names)}
-        self._embeddings = embeddings
-        self._vectors: list[list[float]] = []
-        if embeddings is not None and self._names:
-            texts = [tool_text(tool) for tool in tools]
-            self._vectors = [_unit(v) for v in embeddings.embed_documents(texts)]
+        self._embeddings = semantic.resolve(embeddings) if self._names else None
+        self._texts = [tool_text(tool) for tool in tools] if self._embeddings else []
+        self._vectors: Matrix | None = None
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._names)
+
+    @property
+    def semantic(self) -> bool:
+        """Whether rankings fuse the keyword ranking with embeddings."""
+        return self._embeddings is not None
+
+    def _matrix(self) -> Matrix:
+        """The tool vectors (unit rows), computed (or read from the disk cache) once."""
+        with self._lock:
+            if self._vectors is None:
+                assert self._embeddings is not None
+                self._vectors = semantic.tool_vectors(self._embeddings, self._texts)
+            return self._vectors
 
     def keyword_scores(
         self, prompt: str, *, ignore: Collection[str] = frozenset()
@@ -183,8 +208,8 @@ class CandidateIndex:
         """
         position = self._position
         keyword = self.keyword_scores(prompt)
-        if self._vectors:
-            wanted = [position[n] for n in candidates if n in position]
+        if self._embeddings is not None:
+            wanted = sorted({position[n] for n in candidates if n in position})
             order, score = self._fused(prompt, wanted, keyword)
             names = [self._names[doc] for doc in order]
             names += [n for n in candidates if n not in position]
@@ -209,17 +234,31 @@ class CandidateIndex:
     def _fused(
         self, prompt: str, wanted: list[int], keyword: dict[int, float]
     ) -> tuple[list[int], dict[int, float]]:
-        """Reciprocal rank fusion of the keyword and the cosine rankings."""
-        by_keyword = sorted(wanted, key=lambda doc: (-keyword.get(doc, 0.0), doc))
+        """Reciprocal rank fusion of the keyword and the cosine rankings, vectorised.
+
+        Only tools sharing a word with the prompt are in the keyword ranking;
+        ``wanted`` (ascending tool positions) ties in that order in each ranking.
+        """
+        np: Any = semantic.numpy_module()
         assert self._embeddings is not None
-        query = _unit(self._embeddings.embed_query(prompt))
-        cosine = {doc: sum(map(operator.mul, query, self._vectors[doc])) for doc in wanted}
-        by_vector = sorted(wanted, key=lambda doc: (-cosine[doc], doc))
-        fused: dict[int, float] = defaultdict(float)
-        for ranking in (by_keyword, by_vector):
-            for position, doc in enumerate(ranking, start=1):
-                fused[doc] += 1.0 / (RRF_K + position)
-        return sorted(wanted, key=lambda doc: (-fused[doc], doc)), fused
+        docs = np.asarray(wanted, dtype=np.int64)
+        bm25 = np.zeros(len(self._names), dtype=np.float64)
+        if keyword:
+            bm25[np.fromiter(keyword, np.int64, len(keyword))] = list(keyword.values())
+        query = semantic.query_vector(self._embeddings, prompt)
+        # einsum, not ``@``: a BLAS matrix-vector product starts threads that cost
+        # milliseconds on a busy machine; this loop is single-threaded SIMD
+        cosine = np.einsum("ij,j->i", self._matrix(), query)[docs]
+        keyword_hits = bm25[docs]
+        places = np.empty((2, len(docs)), dtype=np.float64)
+        for row, values in enumerate((keyword_hits, cosine)):
+            places[row, np.argsort(-values, kind="stable")] = np.arange(1, len(docs) + 1)
+        # a tool that shares no word with the prompt is not in the keyword ranking at all
+        # (textbook RRF: its place there would only be the registry's order)
+        fused = np.where(keyword_hits > 0, 1.0 / (RRF_K + places[0]), 0.0)
+        fused += 1.0 / (RRF_K + places[1])
+        order = np.argsort(-fused, kind="stable")
+        return docs[order].tolist(), dict(zip(wanted, fused.tolist(), strict=True))
 
 
 @dataclass(frozen=True)
@@ -273,8 +312,3 @@ def ordinal(number: int) -> str:
     """``1`` -> ``"1st"``, ``57`` -> ``"57th"``, ``1702`` -> ``"1,702nd"``."""
     suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10)
     return f"{number:,}{suffix or 'th'}"
-
-
-def _unit(vector: Sequence[float]) -> list[float]:
-    length = math.sqrt(sum(x * x for x in vector)) or 1.0
-    return [x / length for x in vector]

@@ -59,6 +59,29 @@ KNOWN_KEYS = frozenset(
 )  # fmt: skip
 
 
+NO_INFORMATION = (
+    "no information", "not find any information", "does not contain", "does not say",
+    "does not mention", "not covered", "nem talaltam", "nincs informacio", "nem tartalmaz",
+)  # fmt: skip
+"""Folded phrases of an answer saying the sources do not cover the question."""
+
+
+def _squeezed(text: str) -> str:
+    """``text`` folded for case and accents, with no white space at all."""
+    return "".join(fold(text).split())
+
+
+def holds_fact(answer: str, fact: str) -> bool:
+    """Whether ``answer`` contains ``fact``, folded for case, accents and spacing."""
+    return bool(fact.strip()) and _squeezed(fact) in _squeezed(answer)
+
+
+def says_no_information(answer: str) -> bool:
+    """Whether ``answer`` says the sources do not cover the question."""
+    folded = " ".join(fold(answer).split())
+    return any(phrase in folded for phrase in NO_INFORMATION)
+
+
 @dataclass(frozen=True)
 class GoldenCase:
     """One question of a golden file and what a correct run does with it."""

@@ -158,8 +158,8 @@ KEEP_SHARE = 0.75
 FIGURE_BONUS = 0.5
 """What the figure a question asks for adds to a sentence's score (:func:`figure_weight`)."""
 CONTEXT_WEIGHT = 0.5
-"""What a key word counts for when only the sentence's page title or the sentence before it
-holds it (the subject "it" or "her" stands for, or the page is about)."""
+"""What a key word counts for in a sentence's score when only its page's title (or, for a
+name, the sentence before it) holds it."""
 TIME_CUES = ("mikor", "hanykor", "meddig", "mettol", "when", "hours", "open", "nyitva")
 """Folded word prefixes of a question asking *when*: a clock time or a weekday answers it."""
 CLOCK = re.compile(r"\b\d{1,2}[:.]\d{2}\b")
@@ -216,9 +216,10 @@ def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[C
       much* and the sentence gives such a figure, every word of the sentence
       before counts (it names what the figure is about).
     - Its score: the key words it holds, plus :data:`CONTEXT_WEIGHT` for each
-      further one that only the sentence before it or its page's title holds,
-      plus :data:`FIGURE_BONUS` times :func:`figure_weight` for a *when* or *how
-      much* question (a clock time answers *when* best).
+      further one that only its page's title holds (the page is about it) or, for
+      a name, the sentence before it; plus :data:`FIGURE_BONUS` times
+      :func:`figure_weight` for a *when* or *how much* question (a clock time
+      answers *when* best).
 
     Sentences below :data:`KEEP_SHARE` of the best are dropped; ties go to a page
     whose title names the subject, then to the retrieval order.
@@ -246,8 +247,10 @@ def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[C
         figure = figure_weight(candidate.text, time=time) if quantity or time else 0.0
         if not enough(own + (before if figure else named), total, titled=titled):
             continue
-        rest = [w for w in rest if not any(matches(w, h) for h in before_words)]
-        score = own + CONTEXT_WEIGHT * (before + _weighted(rest, weight, title_words))
+        titled_only = [
+            w for w in rest if not (w in names and any(matches(w, h) for h in before_words))
+        ]
+        score = own + CONTEXT_WEIGHT * (named + _weighted(titled_only, weight, title_words))
         score += FIGURE_BONUS * figure
         scored.append((score, titled, position, candidate))
     if not scored:

@@ -236,3 +236,17 @@ def test_R10_the_filled_form_is_in_the_answer() -> None:
         client,
     )
     assert "Kitöltöttem az időpontkérő űrlapot az oldalon: Kardiológia, hétfő." in out["answer"]
+
+
+def test_R9_a_chat_model_citing_one_of_six_passages_lists_that_one() -> None:
+    from toolweave.llm.chat_model import ChatModelAssistant
+    from toolweave.testing import ScriptedChatModel
+
+    six = [doc(f"page{n}", f"Fact number {n}.") for n in range(1, 7)]
+    model = ScriptedChatModel(script=["Cardiology sees patients Monday to Thursday [4]."])
+    assistant = ChatModelAssistant(model, initial_backoff=0)
+    request = AnswerRequest("When does cardiology see patients?", "en", "", six, ())
+    answer = assistant.answer(request).text
+    sent = "\n".join(str(m.content) for m in model.calls[0].messages)
+    assert "[4] page4" in sent  # the model sees numbered passages
+    assert assistant.answer_sources(request, answer) == [six[3]]

@@ -1,4 +1,4 @@
-"""The ``answer`` node: the terminal answer, or one streamed LLM answer (A7, T8, R3-R5)."""
+"""The ``answer`` node: the terminal answer, or one streamed LLM answer (A7, T8, R3-R5, R9)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from langgraph.runtime import Runtime
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.nodes import Steps, make_node
 from toolweave.llm.port import AnswerRequest
+from toolweave.state.documents import sources_of
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import ROOT_TASK_NO, PromptAndContext
@@ -54,8 +55,10 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
                 verdict="terminal",
                 reason="a tool's finished answer; no final LLM call (R3/R4)",
             )
+            own = (state.get("context_buffer") or {}).get(state["terminal"] or "") or []
             return {
                 "answer": text,
+                "sources": sources_of(doc for saved in own for doc in saved.documents),
                 "task": tree,
                 "messages": [message],
                 "ledger": [entry],
@@ -72,6 +75,9 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
         )
         assistant = assistant_for(deps, runtime)
         generated = yield from assistant.answer_steps(request)
+        # R9: what always reached the answer (guaranteed documents), then what it used
+        always = [doc for saved in state["guaranteed"] for doc in saved.documents]
+        used = assistant.answer_sources(request, generated.text)
         entry = LedgerEntry(
             kind=LedgerKind.ANSWER,
             task_no=ROOT_TASK_NO,
@@ -81,6 +87,7 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
         )
         return {
             "answer": generated.text,
+            "sources": sources_of([*always, *used]),
             "task": tree,
             "messages": [generated],
             "ledger": [entry],

@@ -88,7 +88,9 @@ def _context(tool: AiChatbotTool, text: str, call_id: str | None = None) -> Tool
         document_name=definition.name,
         text=text,
     )
-    return ToolResult.as_context(tool.name, [doc])
+    # R10: what the user asked an AI tool for (slots found, a form filled) always reaches
+    # the answer, read through the tool's result_text (graph/execute.py)
+    return ToolResult.as_guaranteed_context(tool.name, [doc])
 
 
 def _checked_input(

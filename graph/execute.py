@@ -9,6 +9,8 @@ pause). :func:`record_result` turns a result into its state update.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any, assert_never
 
 from langchain_core.runnables import Runnable
@@ -31,24 +33,38 @@ from toolweave.state.task import (
     execution_text,
 )
 from toolweave.tools.ai.orchestration import AiChatbotTool
+from toolweave.tools.text import readable
 
 AFTER_TERMINAL = "an earlier tool's finished answer ended the task (R8)"
 
 
-def record_result(key: str, text: str, outcome: Outcome) -> dict[str, Any]:
-    """The state update of a finished tool result (B1, R1-R5)."""
+def record_result(
+    key: str, text: str, outcome: Outcome, reads: Callable[[str], str] = readable
+) -> dict[str, Any]:
+    """The state update of a finished tool result (B1, R1-R5, R10).
+
+    The context buffer keeps the result as the tool gave it (consumers read its
+    data); what reaches the answer, its documents, guaranteed context and finished
+    answer, is read through ``reads`` (the tool's :meth:`~ChatbotTool.result_text`),
+    so raw JSON never becomes the answer (R10).
+    """
     result = outcome.result
     if result is None:
         return {}
     saved = PromptAndContext(prompt=text, context=result.context_text(), documents=result.documents)
     update: dict[str, Any] = {"context_buffer": {key: [saved]}}
+    documents = [doc.model_copy(update={"text": reads(doc.text)}) for doc in result.documents]
     match result.mode:
         case ResultMode.CONTEXT:
-            update["documents"] = list(result.documents)
+            update["documents"] = documents
         case ResultMode.GUARANTEED_CONTEXT:
-            update["guaranteed"] = [saved]
+            context = reads(result.text) if result.text is not None else ""
+            context = context or "\n".join(doc.text for doc in documents)
+            update["guaranteed"] = [
+                saved.model_copy(update={"context": context, "documents": tuple(documents)})
+            ]
         case ResultMode.ANSWER:
-            update.update(answer=result.text or "", terminal=key)
+            update.update(answer=reads(result.text or ""), terminal=key)
         case ResultMode.ANSWERED:
             streamed = outcome.streamed
             text, message_id = ("", None) if streamed is None else (streamed.text, streamed.id)
@@ -91,7 +107,9 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
             return {**update, **pause_for_clarification(state, deps, node, name, outcome)}
         if result is not None:  # R1/R7: no result is as if the tool had not been activated
             update["activated"] = [key]
-        update.update(record_result(key, text, outcome))
+        lang = state["message"].user_lang
+        reads = readable if tool is None else partial(tool.result_text, user_lang=lang)  # R10
+        update.update(record_result(key, text, outcome, reads))
         if result is not None and result.is_terminal:  # R8: the tools after it do not run (L1)
             not_run = [
                 entry(node, n, LedgerKind.TOOL_SKIPPED, "not run", AFTER_TERMINAL) for n in rest

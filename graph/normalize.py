@@ -35,6 +35,7 @@ PER_MESSAGE_RESETS: tuple[tuple[str, Any], ...] = (
     ("deep_fallback_calls", Overwrite(0)),
     ("deep_fallback_owner", None),
     ("answer", None),
+    ("sources", []),
     ("terminal", None),
     ("answer_id", None),
     ("task", None),

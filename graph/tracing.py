@@ -3,7 +3,8 @@
 LangGraph names a node's run after the node ("route"); with many tasks a trace is
 then a column of identical names. :func:`label_run` renames the node's run once its
 step is done, "route 1.2", tags it ``toolweave`` and puts the task, the tools and
-their verdicts in its metadata, taken from the ledger entries the step wrote (L1).
+their verdicts in its metadata, taken from the ledger entries the step wrote (L1),
+and on the answer's run its sources (R9).
 It only touches the run tree LangSmith's tracer already made: with tracing off (the
 default unless the user's LangSmith environment turns it on) there is no run tree
 and this costs one context-variable lookup.
@@ -17,6 +18,7 @@ from typing import Any
 from langsmith.run_helpers import get_current_run_tree
 
 from toolweave.graph.walk import current_task_no
+from toolweave.state.documents import as_sources
 from toolweave.state.ledger import LedgerEntry
 from toolweave.state.task import ROOT_TASK_NO
 
@@ -56,3 +58,8 @@ def label_run(phase: str, state: Mapping[str, Any], update: Any) -> None:
             ],
         }
     )
+    if isinstance(update, Mapping) and update.get("sources") is not None:  # R9: the answer's
+        run.metadata["sources"] = [
+            {"document_id": s.document_id, "name": s.name, "pages": list(s.pages), "url": s.url}
+            for s in as_sources(update["sources"])
+        ]

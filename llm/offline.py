@@ -210,25 +210,34 @@ class OfflineAssistant(LlmAssistant):
         return {tool.name: extract_request(user_prompt, tool.request_model)}
 
     def answer(self, request: AnswerRequest) -> AIMessage:
-        """Quote the context sentences that answer the question (the sources stay out; A7).
+        """Quote the context sentences that answer the question (A7).
 
-        Sentences are picked by :func:`~toolweave.llm.offline_reading.answering`: they
-        hold more than half the question's key words, or half of them on a page whose
-        title names the question's subject. With no such sentence and no guaranteed
-        text the answer says plainly, in the user's language, that the sources do not
-        cover the question. The answer quotes its sentences word for word, so the
-        caller's source list (documents the answer quotes) cites their pages (R2).
+        Sentences are picked by :func:`~toolweave.llm.offline_reading.answering`
+        (:meth:`_pick`). With no such sentence and no guaranteed text the answer says
+        plainly, in the user's language, that the sources do not cover the question.
+        The sources are not part of the text: :meth:`answer_sources` names the
+        documents of the quoted sentences (R9).
         """
         texts = _texts(request.user_lang)
         guaranteed = [t.strip() for t in request.guaranteed if t.strip()]
-        picked = self._pick(request.question, request.documents)
+        picked = [c.text for c in self._pick(request.question, request.documents)]
         if not guaranteed and not picked:
             return stream_message(texts["none"])
-        # the sources are not part of the answer text: the state's documents carry them,
-        # and the caller (the CLI, a web page) lists the ones the answer quoted
         return stream_message("\n".join([*guaranteed, *picked]))
 
-    def _pick(self, question: str, documents: Sequence[UniqueTextDocument]) -> list[str]:
+    def answer_sources(self, request: AnswerRequest, answer: str) -> list[UniqueTextDocument]:
+        """The documents of the sentences :meth:`answer` quoted, in answer order (R9).
+
+        A guaranteed text that is a context sentence word for word quotes that sentence.
+        """
+        guaranteed = {t.strip() for t in request.guaranteed}
+        quoted = [d for d in request.documents if d.text.strip() in guaranteed]
+        picked = [c.source for c in self._pick(request.question, request.documents)]
+        return list(dict.fromkeys([*quoted, *picked]))
+
+    def _pick(
+        self, question: str, documents: Sequence[UniqueTextDocument]
+    ) -> list[offline_reading.Candidate[UniqueTextDocument]]:
         """The sentences that answer ``question``, in context order (none when none does)."""
         by_number = {
             (d.document_id, d.page, d.sentence_number): d.text.strip()
@@ -252,7 +261,7 @@ class OfflineAssistant(LlmAssistant):
                     )
         best = offline_reading.answering(question, candidates)[: self.max_sentences]
         order = {id(c): i for i, c in enumerate(candidates)}
-        return [c.text for c in sorted(best, key=lambda c: order[id(c)])]
+        return sorted(best, key=lambda c: order[id(c)])
 
     def read_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
         """The passage's sentences holding at least half the question's words, or ``None``.

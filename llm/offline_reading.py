@@ -12,16 +12,17 @@ Lexical stand-ins for what a model does:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from toolweave.llm.lexical import GREETINGS, content_words, fold, matches
+from toolweave.llm.lexical import GREETINGS, content_words, fold, matches, weekday
 from toolweave.tools import text as kit
 
 QUANTITY_CUES = (
     "mikor", "mennyi", "hany", "meddig", "mettol", "dij", "telefonszam", "arak",
-    "when", "much", "many", "cost", "price", "fee", "phone", "number",
+    "when", "much", "many", "long", "cost", "price", "fee", "phone", "number",
 )  # fmt: skip
 """Folded word prefixes that ask for a time, amount, count, price or number."""
 
@@ -135,9 +136,11 @@ def lacks_figure(question: str, passages: Iterable[Sequence[str]]) -> bool:
 
 SourceT = TypeVar("SourceT")
 
-ANSWER_FILLERS = frozenset({"find", "much", "many", "mennyibe", "kerul", "kerulne"})
-"""Folded question words that ask *how* rather than *about what* ("how much", "where
-can I find", "mennyibe kerül"): not key words of an answer."""
+ANSWER_FILLERS = frozenset(
+    {"find", "much", "many", "long", "mennyibe", "kerul", "kerulne", "hanykor", "meddig", "mettol"}
+)
+"""Folded question words that ask *how* rather than *about what* ("how much", "how long",
+"where can I find", "mennyibe kerül", "hánykor", "meddig"): not key words of an answer."""
 
 
 def _weighted(wanted: Sequence[str], weight: dict[str, int], have: Sequence[str]) -> int:
@@ -152,8 +155,38 @@ def _names(question: str) -> set[str]:
 
 KEEP_SHARE = 0.75
 """A picked sentence scores at least this share of the best one's score."""
-FIGURE_BONUS = 0.25
-"""What a figure adds to a sentence's score when the question asks *when* or *how much*."""
+FIGURE_BONUS = 0.5
+"""What the figure a question asks for adds to a sentence's score (:func:`figure_weight`)."""
+CONTEXT_WEIGHT = 0.5
+"""What a key word counts for in a sentence's score when only its page's title (or, for a
+name, the sentence before it) holds it."""
+TIME_CUES = ("mikor", "hanykor", "meddig", "mettol", "when", "hours", "open", "nyitva")
+"""Folded word prefixes of a question asking *when*: a clock time or a weekday answers it."""
+CLOCK = re.compile(r"\b\d{1,2}[:.]\d{2}\b")
+NUMBER_WORDS = frozenset(
+    {"egy", "ket", "ketto", "harom", "negy", "ot", "hat", "het", "nyolc", "kilenc", "tiz",
+     "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"}
+)  # fmt: skip
+"""Folded number words: "négy órán át" and "two visitors" give a figure as digits do."""
+
+
+def asks_for_time(question: str) -> bool:
+    """Whether the question asks *when* (a time of day, a day, opening hours)."""
+    return any(fold(word).startswith(TIME_CUES) for word in kit.words(question))
+
+
+def figure_weight(text: str, *, time: bool) -> float:
+    """How well ``text`` gives the figure a *when* or *how much* question asks for, 0 to 1.
+
+    A digit or a number word gives a figure; for a *when* question (``time``) a clock
+    time (``9:30``) or a weekday gives it fully and any other figure ("within 2
+    working days") half.
+    """
+    clock = bool(CLOCK.search(text)) or any(weekday(w) is not None for w in kit.words(text))
+    if time and clock:
+        return 1.0
+    figure = has_figure(text) or any(fold(w) in NUMBER_WORDS for w in kit.words(text))
+    return (0.5 if time else 1.0) if figure else 0.0
 
 
 @dataclass(frozen=True)
@@ -172,17 +205,24 @@ class Candidate(Generic[SourceT]):
 def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[Candidate[SourceT]]:
     """The candidates that answer ``question``, best first (A7).
 
-    A sentence answers when it (with the names the sentence before it on its
-    page holds: whom "her" means) holds more than half the question's key words
-    (content words, greetings dropped, a name counts twice), or exactly half and its page's title
-    holds one of them too (the page is about the question's subject: "Vérvétel"
-    for a question about *vérvétel*). A sentence that matches only a word every
-    page shares ("kórház") therefore never answers a question about a swimming
-    pool. Score: key words in the sentence (half for names only the sentence
-    before holds; a sentence holding no key word itself never answers), plus
-    :data:`FIGURE_BONUS` for a figure when the question asks *when* or *how
-    much*; sentences below :data:`KEEP_SHARE` of the best are dropped. Ties go
-    to a page whose title names the subject, then to the retrieval order.
+    The question's key words are its content words (greetings and the *how*
+    words of :data:`ANSWER_FILLERS` dropped; a capitalised name counts twice).
+
+    - A sentence answers when it holds a key word itself and, with the names the
+      sentence before it holds (whom "her" means), more than half of the key
+      words, or exactly half on a page whose title holds one (:func:`enough`); so
+      a sentence matching only a word every page shares ("kórház") never answers
+      a question about a swimming pool. When the question asks *when* or *how
+      much* and the sentence gives such a figure, every word of the sentence
+      before counts (it names what the figure is about).
+    - Its score: the key words it holds, plus :data:`CONTEXT_WEIGHT` for each
+      further one that only its page's title holds (the page is about it) or, for
+      a name, the sentence before it; plus :data:`FIGURE_BONUS` times
+      :func:`figure_weight` for a *when* or *how much* question (a clock time
+      answers *when* best).
+
+    Sentences below :data:`KEEP_SHARE` of the best are dropped; ties go to a page
+    whose title names the subject, then to the retrieval order.
     """
     wanted = [w for w in wanted_words(question) if fold(w) not in ANSWER_FILLERS]
     if not wanted:
@@ -191,21 +231,27 @@ def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[C
     weight = {w: 2 if w in names else 1 for w in wanted}
     total = sum(weight.values())
     quantity = asks_for_quantity(question)
+    time = asks_for_time(question)
     scored: list[tuple[float, bool, int, Candidate[SourceT]]] = []
     for position, candidate in enumerate(candidates):
         text_words = content_words(candidate.text)
         own = _weighted(wanted, weight, text_words)
-        named = [w for w in wanted if w in names]
-        found = own + _weighted(
-            [w for w in named if not any(matches(w, h) for h in text_words)],
-            weight,
-            content_words(candidate.before),
-        )
-        titled = hits(wanted, content_words(candidate.title)) > 0
-        if not own or not enough(found, total, titled=titled):
+        if not own:
             continue
-        score = own + (found - own) / 2
-        score += FIGURE_BONUS if quantity and has_figure(candidate.text) else 0.0
+        title_words = content_words(candidate.title)
+        rest = [w for w in wanted if not any(matches(w, h) for h in text_words)]
+        before_words = content_words(candidate.before)
+        before = _weighted(rest, weight, before_words)
+        named = _weighted([w for w in rest if w in names], weight, before_words)
+        titled = hits(wanted, title_words) > 0
+        figure = figure_weight(candidate.text, time=time) if quantity or time else 0.0
+        if not enough(own + (before if figure else named), total, titled=titled):
+            continue
+        titled_only = [
+            w for w in rest if not (w in names and any(matches(w, h) for h in before_words))
+        ]
+        score = own + CONTEXT_WEIGHT * (named + _weighted(titled_only, weight, title_words))
+        score += FIGURE_BONUS * figure
         scored.append((score, titled, position, candidate))
     if not scored:
         return []

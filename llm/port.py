@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -126,6 +127,23 @@ class AnswerRequest:
     """Earlier turns of the conversation."""
 
 
+CITATION = re.compile(r"\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")
+"""A citation marker of an answer: ``[4]``, ``[1, 3]``."""
+
+
+def cited_documents(
+    answer: str, documents: Sequence[UniqueTextDocument]
+) -> list[UniqueTextDocument]:
+    """The documents ``answer`` cites by number (1-based), in the order first cited (R9)."""
+    cited: dict[int, UniqueTextDocument] = {}
+    for marker in CITATION.finditer(answer):
+        for number in re.split(r"[,;]", marker.group(1)):
+            index = int(number) - 1
+            if 0 <= index < len(documents):
+                cited.setdefault(index, documents[index])
+    return list(cited.values())
+
+
 class LlmAssistant(ABC):
     """The language-model port of the orchestrator (``ILlmAssistant``).
 
@@ -214,6 +232,17 @@ class LlmAssistant(ABC):
         The per-page reading of the search tools. The default cannot read.
         """
         return None
+
+    def answer_sources(self, request: AnswerRequest, answer: str) -> list[UniqueTextDocument]:
+        """The documents of ``request.documents`` that ``answer`` used, in answer order (R9).
+
+        The default reads the citation markers the answer prompt asks for: ``[2]``,
+        ``[1, 3]``, the 1-based numbers of the documents as
+        :func:`~toolweave.llm.chat_messages.format_context` numbers them. An answer
+        citing nothing used nothing. An assistant that knows what it quoted (the
+        offline model) overrides it.
+        """
+        return cited_documents(answer, request.documents)
 
     @abstractmethod
     def answer(self, request: AnswerRequest) -> AIMessage:

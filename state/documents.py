@@ -66,3 +66,40 @@ def merge_documents(
         if seen is None or doc.sentence_score > seen.sentence_score:
             merged[key] = doc
     return list(merged.values())
+
+
+class Source(BaseModel):
+    """One document a final answer used (R9): its name, the pages used and its address."""
+
+    model_config = ConfigDict(frozen=True)
+
+    document_id: str
+    """Stable id of the document."""
+    name: str
+    """Its title (the id when it has none)."""
+    pages: tuple[int, ...] = ()
+    """The pages the answer drew on, in first-use order (none for an unpaged document)."""
+    url: str | None = None
+    """Where a person can open it, if anywhere."""
+
+
+def sources_of(documents: Iterable[UniqueTextDocument | Mapping[str, Any]]) -> list[Source]:
+    """One :class:`Source` per document, its pages merged, in the order first used (R9)."""
+    found: dict[str, Source] = {}
+    for doc in map(_as_document, documents):
+        seen = found.get(doc.document_id)
+        if seen is None:
+            seen = Source(
+                document_id=doc.document_id,
+                name=doc.document_name or doc.document_id,
+                url=doc.document_url,
+            )
+        if doc.page is not None and doc.page not in seen.pages:
+            seen = seen.model_copy(update={"pages": (*seen.pages, doc.page)})
+        found[doc.document_id] = seen
+    return list(found.values())
+
+
+def as_sources(values: Iterable[Source | Mapping[str, Any]] | None) -> list[Source]:
+    """Sources as stored in a checkpoint or state read over an API (models or dicts)."""
+    return [s if isinstance(s, Source) else Source.model_validate(s) for s in values or ()]

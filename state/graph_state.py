@@ -17,7 +17,7 @@ from langgraph.graph.message import add_messages
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
-from toolweave.state.documents import UniqueTextDocument, merge_documents
+from toolweave.state.documents import Source, UniqueTextDocument, merge_documents
 from toolweave.state.ledger import LedgerEntry
 from toolweave.state.pauses import Pause
 from toolweave.state.task import PromptAndContext, TaskInfo, TaskNode
@@ -142,6 +142,10 @@ class OutputState(TypedDict):
     """The conversation, with the answer appended as an AI message."""
     answer: str | None
     """The final answer text (``None`` while a run is paused)."""
+    sources: list[Source]
+    """The documents the final answer used, in answer order (R9): the ones it quoted or
+    cited; a tool's finished answer lists the tool's own; "no information" lists none.
+    Every surface (CLI, page, agent tool, traces, evaluation) shows exactly these."""
     documents: Annotated[list[UniqueTextDocument], DOCUMENTS_CHANNEL]
     """The deduplicated context documents the answer was built from (R2, R6)."""
     guaranteed: Annotated[list[PromptAndContext], APPEND_CHANNEL]

@@ -33,8 +33,8 @@ TERMINAL_MODES = frozenset({ResultMode.ANSWER, ResultMode.ANSWERED})
 BAD_ARGUMENT = "ToolResult.{method}({signature}): {problem}"
 SIGNATURES = {
     "as_context": "tool_name, documents",
-    "as_answer": "tool_name, text",
-    "as_answered": "tool_name",
+    "as_answer": "tool_name, text, sources=()",
+    "as_answered": "tool_name, sources=()",
     "as_guaranteed_context": "tool_name, content",
     "clarification": "tool_name, question, choices=()",
 }
@@ -83,7 +83,8 @@ class ToolResult(BaseModel):
     mode: ResultMode
     """Which of the result modes this is."""
     documents: tuple[UniqueTextDocument, ...] = ()
-    """Context documents (CONTEXT, GUARANTEED_CONTEXT)."""
+    """Context documents (CONTEXT, GUARANTEED_CONTEXT); a finished answer's own sources
+    (ANSWER, ANSWERED: what the answer lists, R9)."""
     text: str | None = None
     """Answer text (ANSWER), guaranteed text (GUARANTEED_CONTEXT) or question (CLARIFICATION)."""
     choices: tuple[str, ...] = ()
@@ -104,24 +105,47 @@ class ToolResult(BaseModel):
         )
 
     @classmethod
-    def as_answer(cls, tool_name: str, text: str) -> ToolResult:
+    def as_answer(
+        cls, tool_name: str, text: str, sources: Sequence[UniqueTextDocument] = ()
+    ) -> ToolResult:
         """R3: a finished answer; the final LLM call is skipped.
+
+        Args:
+            tool_name: The tool's name (``self.name``).
+            text: The answer.
+            sources: The documents the answer comes from, listed as its sources (R9);
+                none by default.
 
         Raises:
             InvalidToolResultError: Bad arguments (a bug in the tool; never R7's "no result").
         """
         _check_name("as_answer", tool_name)
-        return _build("as_answer", tool_name=tool_name, mode=ResultMode.ANSWER, text=text)
+        return _build(
+            "as_answer",
+            tool_name=tool_name,
+            mode=ResultMode.ANSWER,
+            text=text,
+            documents=tuple(sources),
+        )
 
     @classmethod
-    def as_answered(cls, tool_name: str) -> ToolResult:
+    def as_answered(cls, tool_name: str, sources: Sequence[UniqueTextDocument] = ()) -> ToolResult:
         """R4: the tool has streamed the answer itself; nothing more is generated.
+
+        Args:
+            tool_name: The tool's name (``self.name``).
+            sources: The documents the streamed answer comes from (R9); none by default.
 
         Raises:
             InvalidToolResultError: Bad arguments (a bug in the tool; never R7's "no result").
         """
         _check_name("as_answered", tool_name)
-        return _build("as_answered", tool_name=tool_name, mode=ResultMode.ANSWERED)
+        return _build(
+            "as_answered",
+            tool_name=tool_name,
+            mode=ResultMode.ANSWERED,
+            documents=tuple(sources),
+        )
 
     @classmethod
     def as_guaranteed_context(

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from toolweave import cli
-from toolweave.cli.render import progress_line, source_lines, source_rows, used_documents
-from toolweave.state.documents import UniqueTextDocument
+from toolweave.cli.render import progress_line, source_lines
+from toolweave.state.documents import UniqueTextDocument, sources_of
 from toolweave_korhaz.examples import EXAMPLE_QUESTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -128,22 +128,8 @@ def _doc(doc_id: str, name: str, text: str, page: int | None = 1) -> UniqueTextD
     return UniqueTextDocument(document_id=doc_id, document_name=name, text=text, page=page)
 
 
-def test_used_documents_are_the_quoted_or_named_ones_else_the_whole_context():
-    visiting = _doc("v", "Visiting rules", "Visiting hours are 14-18 on weekdays.")
-    canteen = _doc("c", "Canteen", "The canteen opens at 8 in the morning.")
-    parking = _doc("p", "Parking and arrival", "Parking costs 500 Ft per hour.")
-    docs = [visiting, canteen, parking]
-    quoted = "Visiting  hours are 14-18 on weekdays."  # whitespace differs
-    assert used_documents(docs, quoted) == [visiting]
-    assert used_documents(docs, "See Parking and arrival for the fees.") == [parking]
-    paraphrase = "You may visit in the afternoon."
-    assert used_documents(docs, paraphrase) == docs  # nothing quoted nor cited: all of it
-    assert used_documents(docs, None) == []
-    assert used_documents(docs, "") == []
-
-
 def test_source_lines_merge_the_pages_of_a_document_in_the_users_language():
-    rows = source_rows(
+    rows = sources_of(
         [
             _doc("v", "Visiting rules", "a", page=2),
             _doc("v", "Visiting rules", "b", page=5),

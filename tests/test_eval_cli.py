@@ -55,7 +55,7 @@ def test_eval_offline_end_to_end_prints_table_and_writes_json(tmp_path, offline,
     assert summary["cases"] == 5
     assert summary["exact_set_accuracy"] == pytest.approx(0.8)
     assert summary["no_route_rate"] == pytest.approx(0.2)
-    assert summary["answer_words_accuracy"] == 1.0
+    assert summary["answer_facts_accuracy"] == 1.0
     assert summary["crashes"] == 0
     by_id = {c["id"]: c for c in data["cases"]}
     assert by_id["c"]["routed"] == ["drug_interaction"]
@@ -166,7 +166,7 @@ def test_eval_with_a_scripted_chat_model_counts_calls_chars_and_wrong_finished_a
     )
     first, second = report.results
     assert first.exact
-    assert first.words_ok is True
+    assert first.facts_ok is True
     assert first.model_calls == 3
     assert first.model_chars > len("When are you open?")
     assert second.routed == frozenset({"alarm"})

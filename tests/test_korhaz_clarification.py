@@ -370,16 +370,17 @@ def test_Q1_the_clarification_result_is_a_plain_tool_result():
     [
         ("Mikor van rendelés?", "hu"),
         ("Van rendelés pénteken?", "hu"),
-        ("Mikor lehet látogatni?", "hu"),
+        ("Mikor lehet látogatni az osztályon?", "hu"),
         ("Mi az osztály telefonszáma?", "hu"),
         ("Ki az osztályvezető főorvos?", "hu"),
         ("When are consultation hours?", "en"),
-        ("When are visiting hours?", "en"),
+        ("When are visiting hours on the ward?", "en"),
         ("Who is the head of the department?", "en"),
         ("Which floor is the ward on?", "en"),
     ],
 )
 def test_Q1_department_topics_without_a_department_ask(question, lang):
+    # visiting hours ask only when a ward is meant: the hospital-wide rules answer the rest
     result = DepartmentInfoTool().execute(DepartmentInfoRequest(), _ctx(question, lang))
     assert result is not None
     assert result.mode is ResultMode.CLARIFICATION

@@ -13,7 +13,6 @@ from pydantic import BaseModel
 
 from bench.offline_routing import evaluate, library, load_jsonl, make_tool, scaled_library
 from toolweave import OfflineAssistant, build_graph
-from toolweave.cli.render import as_documents, used_documents
 from toolweave.llm import offline_routing
 from toolweave.llm.offline_routing import RoutingRule, score_tools, word_matches
 from toolweave.llm.port import AnswerRequest
@@ -37,10 +36,9 @@ def _ask(graph: Any, question: str) -> str:
 
 
 def _ask_with_sources(graph: Any, question: str) -> tuple[str, list[str]]:
-    """The answer and the names of the documents it quotes (what the CLI lists, R2)."""
+    """The answer and the names of its sources (what every surface lists, R9)."""
     out = graph.invoke({"messages": [HumanMessage(question)]})
-    documents = as_documents(out.get("documents") or [])
-    return out["answer"], [d.document_name for d in used_documents(documents, out["answer"])]
+    return out["answer"], [source.name for source in out["sources"]]
 
 
 # -- A7/R2 on the hospital domain
@@ -122,7 +120,8 @@ def test_A7_a_word_every_page_shares_does_not_make_a_sentence_an_answer() -> Non
 def test_A7_the_sentence_before_names_whom_her_means() -> None:
     answer = _answer("Where is Maria Lopez's office?", "en", ZOO)
     assert "Her office is next to the elephant house." in answer
-    assert used_documents(ZOO, answer) == ZOO[3:]
+    request = AnswerRequest("Where is Maria Lopez's office?", "en", "", ZOO, [])
+    assert offline.answer_sources(request, answer) == ZOO[3:]  # R9: the quoted sentences
     # without the name before it, "her office" is not Maria Lopez's
     assert _answer("Where is Maria Lopez's office?", "en", [ZOO[4]]) == NONE_EN
 
@@ -144,7 +143,7 @@ def test_R2_guaranteed_text_that_is_a_document_sentence_cites_that_document() ->
     request = AnswerRequest("What is the price?", "en", "", [other, fee], [fee.text])
     answer = offline.answer(request).text
     assert answer == "14 000 Ft per night, breakfast included."
-    assert used_documents([other, fee], answer) == [fee]
+    assert offline.answer_sources(request, answer) == [fee]
 
 
 # -- T5: the calibrated routing rule

@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from toolweave.state.results import ToolResult
 from toolweave.state.task import PromptAndContext, TaskInfo
 from toolweave.tools.progress import ProgressEmitter, ProgressMessages
+from toolweave.tools.text import readable
 
 
 class PassageReader(Protocol):
@@ -206,6 +207,17 @@ class ChatbotTool(Generic[RequestT]):
         wait on it without holding a thread each.
         """
         return await asyncio.to_thread(self.execute, request, ctx)
+
+    def result_text(self, text: str, *, user_lang: str) -> str:
+        """How a result of this tool reads in the answer (R10); the context buffer keeps it raw.
+
+        Applied to the texts of the tool's context documents, guaranteed context and
+        finished answer before they reach the answering step. The default writes a
+        JSON object or list out as one ``"Field: value"`` line per field
+        (:func:`toolweave.tools.text.readable`) and keeps any other text as it is;
+        override it to say what a result means, in the user's language.
+        """
+        return readable(text)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"

@@ -28,6 +28,7 @@ configuration to the tools that use this kit.
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import unicodedata
@@ -200,3 +201,48 @@ def sections(text: str) -> list[tuple[str, str]]:
 def split_sentences(text: str) -> list[str]:
     """Split page text into sentences (markdown headings are not sentences)."""
     return [sentence for _, sentence in sections(text)]
+
+
+def readable(text: str) -> str:
+    """A structured result (a JSON object or list) as text a reader can use (R10).
+
+    One line per field, ``"Free slots: 9:00, 9:30"`` (the key's underscores as spaces,
+    its first letter capitalised; lists joined with ", "; a nested object's fields as
+    ``"key: value"`` pairs); empty fields are left out. Anything that is not JSON data
+    is returned unchanged, so plain text passes through.
+    """
+    stripped = text.strip()
+    if stripped[:1] not in ("{", "["):
+        return text
+    try:
+        data = json.loads(stripped)
+    except ValueError:
+        return text
+    items = data.items() if isinstance(data, dict) else [("", data)]
+    lines = [
+        f"{_label(key)}: {value}" if key else value
+        for key, value in ((k, _flat_value(v)) for k, v in items)
+        if value
+    ]
+    return "\n".join(lines) or text
+
+
+def _label(key: object) -> str:
+    label = str(key).replace("_", " ").strip()
+    return label[:1].upper() + label[1:]
+
+
+def _flat_value(value: object) -> str:
+    """A JSON value on one line: lists joined with ", ", objects as "key: value" pairs."""
+    if value is None or value == "" or value == [] or value == {}:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        parts = [_flat_value(v) for v in value]
+        joiner = "; " if any(isinstance(v, dict) for v in value) else ", "
+        return joiner.join(p for p in parts if p)
+    if isinstance(value, dict):
+        pairs = [(k, _flat_value(v)) for k, v in value.items()]
+        return ", ".join(f"{str(k).replace('_', ' ')} {v}" for k, v in pairs if v)
+    return str(value)

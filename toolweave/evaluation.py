@@ -1,4 +1,4 @@
-"""Routing evaluation against a golden file, through the real graph (``toolweave eval``).
+"""Evaluation against a golden file, through the real graph (``toolweave eval``).
 
 A golden file is JSON Lines, one case per line::
 
@@ -10,9 +10,15 @@ A golden file is JSON Lines, one case per line::
 Keys: ``question`` (required); ``expected_tools`` (required: a list of tool names,
 an empty list or ``"none"``: no tool but the domain's default retrieval);
 optional ``id``, ``systems``, ``user_data``, ``history`` (earlier user messages,
-asked first on the same thread, not scored), ``expected_words`` (all must appear
-in the answer, compared case- and accent-insensitively) and ``lang`` (free-form,
-for your own bookkeeping).
+asked first on the same thread, not scored), ``expected_facts`` (or its older name
+``expected_words``: every fact must be in the answer, compared folded for case,
+accents and spacing; ``"none"``: the answer must say the sources do not cover the
+question), ``category`` (the per-category tables' row; default: the expected
+tools, or ``documents``) and ``lang`` (free-form, for your own bookkeeping).
+
+Besides routing, every case's answer is checked as a user would: its facts
+(:func:`holds_fact`), and its sources (R9): each listed source must hold something
+the answer says, and an answer saying "no information" lists none.
 
 The routed set of a case is what the route node first queued on the root task
 (the first ``routed`` stream event of task ``1``: routed or forced tools, after
@@ -38,8 +44,10 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
 from toolweave.graph.builder import build_graph
+from toolweave.llm.lexical import content_words
 from toolweave.llm.port import LlmAssistant
 from toolweave.pauses import eval_label
+from toolweave.state.documents import Source, UniqueTextDocument, as_sources
 from toolweave.state.errors import InvalidRequestError, ToolweaveError
 from toolweave.state.pauses import pause_of, payload_of
 from toolweave.state.serde import checkpoint_serde
@@ -54,9 +62,65 @@ NONE = "none"
 KNOWN_KEYS = frozenset(
     {
         "id", "question", "expected_tools", "systems", "user_data", "history",
-        "expected_words", "lang",
+        "expected_words", "expected_facts", "category", "lang",
     }
 )  # fmt: skip
+
+
+NO_INFORMATION = (
+    "no information", "not find any information", "does not contain", "does not say",
+    "does not mention", "not covered", "nem talaltam", "nincs informacio", "nem tartalmaz",
+)  # fmt: skip
+"""Folded phrases of an answer saying the sources do not cover the question."""
+
+
+def _squeezed(text: str) -> str:
+    """``text`` folded for case and accents, with no white space at all."""
+    return "".join(fold(text).split())
+
+
+def holds_fact(answer: str, fact: str) -> bool:
+    """Whether ``answer`` contains ``fact``, folded for case, accents and spacing."""
+    return bool(fact.strip()) and _squeezed(fact) in _squeezed(answer)
+
+
+def says_no_information(answer: str) -> bool:
+    """Whether ``answer`` says the sources do not cover the question."""
+    folded = " ".join(fold(answer).split())
+    return any(phrase in folded for phrase in NO_INFORMATION)
+
+
+BACKING_WORDS = 3
+"""Words a source's sentence must share with the answer to back it (fewer if it has fewer)."""
+
+
+def unbacked_sources(values: Mapping[str, Any], answer: str) -> list[str]:
+    """The names of the sources in ``values`` none of whose sentences the answer echoes.
+
+    A sentence backs the answer when the answer holds it whole, or at least
+    :data:`BACKING_WORDS` of its words (all of them, if it has fewer), folded.
+    """
+    said = set(content_words(answer))
+    texts: dict[str, list[str]] = {}
+    documents = [*(values.get("documents") or ())]
+    for saved in values.get("guaranteed") or ():
+        documents.extend(getattr(saved, "documents", ()) or ())
+    for raw in documents:
+        doc = raw if isinstance(raw, UniqueTextDocument) else UniqueTextDocument.model_validate(raw)
+        texts.setdefault(doc.document_id, []).append(doc.text)
+    for saved in (values.get("context_buffer") or {}).get(values.get("terminal") or "", ()):
+        for doc in getattr(saved, "documents", ()) or ():
+            texts.setdefault(doc.document_id, []).append(doc.text)
+
+    def backs(text: str) -> bool:
+        words = set(content_words(text))
+        return holds_fact(answer, text) or len(words & said) >= min(BACKING_WORDS, len(words))
+
+    return [
+        source.name
+        for source in as_sources(values.get("sources"))
+        if not any(backs(text) for text in texts.get(source.document_id, ()))
+    ]
 
 
 @dataclass(frozen=True)
@@ -69,7 +133,12 @@ class GoldenCase:
     systems: tuple[str, ...] = ()
     user_data: Mapping[str, Any] | None = None
     history: tuple[str, ...] = ()
-    expected_words: tuple[str, ...] = ()
+    expected_facts: tuple[str, ...] = ()
+    """Facts the answer must hold (folded for case, accents and spacing)."""
+    expects_no_information: bool = False
+    """The answer must say the sources do not cover the question (``"expected_facts": "none"``)."""
+    category: str = ""
+    """The row of the per-category tables."""
     lang: str | None = None
 
 
@@ -98,6 +167,14 @@ def parse_case(record: Any, where: str) -> GoldenCase:
     if user_data is not None and not isinstance(user_data, dict):
         raise InvalidRequestError(f"{where}: 'user_data' must be an object")
     lang = record.get("lang")
+    raw_facts = record.get("expected_facts")
+    no_information = raw_facts == NONE
+    facts = () if no_information else _strings(raw_facts, "expected_facts", where)
+    facts += _strings(record.get("expected_words"), "expected_words", where)
+    category = record.get("category")
+    if category is not None and not isinstance(category, str):
+        raise InvalidRequestError(f"{where}: 'category' must be a string")
+    tools = sorted(expected - {NONE})
     return GoldenCase(
         id=str(record.get("id") or where),
         question=question,
@@ -105,7 +182,9 @@ def parse_case(record: Any, where: str) -> GoldenCase:
         systems=_strings(record.get("systems"), "systems", where),
         user_data=user_data,
         history=_strings(record.get("history"), "history", where),
-        expected_words=_strings(record.get("expected_words"), "expected_words", where),
+        expected_facts=facts,
+        expects_no_information=no_information,
+        category=category or ("+".join(tools) if tools else "documents"),
         lang=lang if isinstance(lang, str) else None,
     )
 
@@ -152,6 +231,10 @@ class CaseResult:
     case: GoldenCase
     routed: frozenset[str] = frozenset()
     answer: str = ""
+    sources: tuple[Source, ...] = ()
+    """The answer's sources as the state lists them (R9)."""
+    unbacked: tuple[str, ...] = ()
+    """Names of the listed sources that hold nothing the answer says."""
     terminal_tool: str | None = None
     """The tool whose finished answer ended the run (R3/R4), if any."""
     paused: bool = False
@@ -172,12 +255,28 @@ class CaseResult:
         return self.error is None and self.routed == self.case.expected_tools
 
     @property
-    def words_ok(self) -> bool | None:
-        """Whether every expected word is in the answer; ``None`` when none are expected."""
-        if not self.case.expected_words or self.paused:
+    def facts_ok(self) -> bool | None:
+        """Whether the answer holds every expected fact (or says "no information").
+
+        ``None`` when the case expects neither.
+        """
+        if self.case.expects_no_information:
+            return not self.paused and says_no_information(self.answer)
+        if not self.case.expected_facts:
             return None
-        answer = fold(self.answer)
-        return all(fold(word) in answer for word in self.case.expected_words)
+        return not self.paused and all(holds_fact(self.answer, f) for f in self.case.expected_facts)
+
+    @property
+    def sources_ok(self) -> bool | None:
+        """Whether every listed source holds something the answer says (R9).
+
+        An answer saying "no information" must list none; ``None`` for a run with no answer.
+        """
+        if self.paused or self.error is not None or not self.answer:
+            return None
+        if says_no_information(self.answer):
+            return not self.sources
+        return not self.unbacked
 
     @property
     def wrong_finished_answer(self) -> bool:
@@ -191,8 +290,12 @@ class CaseResult:
             "question": self.case.question,
             "expected_tools": sorted(self.case.expected_tools),
             "routed": sorted(self.routed),
+            "category": self.case.category,
             "exact": self.exact,
-            "words_ok": self.words_ok,
+            "facts_ok": self.facts_ok,
+            "sources_ok": self.sources_ok,
+            "sources": [source.name for source in self.sources],
+            "unbacked_sources": list(self.unbacked),
             "terminal_tool": self.terminal_tool,
             "wrong_finished_answer": self.wrong_finished_answer,
             "paused": self.paused,
@@ -256,6 +359,8 @@ def run_case(graph: Any, case: GoldenCase, *, retrieval_tool: str | None) -> Cas
     )
     result.routed = frozenset(str(tool) for tool in routed) - {retrieval_tool or ""}
     result.answer = str(values.get("answer") or "")
+    result.sources = tuple(as_sources(values.get("sources")))
+    result.unbacked = tuple(unbacked_sources(values, result.answer))
     terminal = values.get("terminal")
     result.terminal_tool = str(terminal).rpartition(":")[2] if terminal else None
     pause = pause_of(values)
@@ -335,10 +440,22 @@ class EvalReport:
         return sum(1 for r in self.results if r.crashed)
 
     @property
-    def words_accuracy(self) -> float | None:
-        """Share of the cases with expected words whose answer has them all."""
-        checked = [r.words_ok for r in self.results if r.words_ok is not None]
-        return sum(checked) / len(checked) if checked else None
+    def facts_accuracy(self) -> float | None:
+        """Share of the cases with expected facts whose answer holds them all."""
+        return _ratio(r.facts_ok for r in self.results)
+
+    @property
+    def sources_accuracy(self) -> float | None:
+        """Share of the answered cases whose sources are all backed by the answer (R9)."""
+        return _ratio(r.sources_ok for r in self.results)
+
+    def categories(self) -> dict[str, EvalReport]:
+        """The report split by case category, categories in first-seen order."""
+        parts: dict[str, EvalReport] = {}
+        for result in self.results:
+            part = parts.setdefault(result.case.category, EvalReport(assistant=self.assistant))
+            part.results.append(result)
+        return parts
 
     def tool_scores(self) -> list[ToolScore]:
         """Per-tool precision and recall, by tool name."""
@@ -374,7 +491,8 @@ class EvalReport:
             "no_route_rate": self.no_route_rate,
             "over_route_rate": self.over_route_rate,
             "wrong_finished_answer_rate": self.wrong_finished_rate,
-            "answer_words_accuracy": self.words_accuracy,
+            "answer_facts_accuracy": self.facts_accuracy,
+            "sources_accuracy": self.sources_accuracy,
             "errors": self.errors,
             "crashes": self.crashes,
             "llm_calls_per_case": self._per_case(lambda r: r.llm_calls),
@@ -422,23 +540,30 @@ def evaluate(
     return report
 
 
+def _ratio(checks: Iterable[bool | None]) -> float | None:
+    done = [check for check in checks if check is not None]
+    return sum(done) / len(done) if done else None
+
+
 def percent(value: float | None) -> str:
     """``0.873`` -> ``"87.3 %"``; ``None`` -> ``"-"``."""
     return "-" if value is None else f"{100 * value:.1f} %"
 
 
 def report_table(report: EvalReport) -> list[str]:
-    """The report as markdown tables: the headline numbers, then per-tool scores."""
+    """The report as markdown tables: the headline numbers, per-tool scores, per category."""
     s = report.summary()
     lines = [
         f"assistant: {report.assistant}",
         "",
         "| cases | exact-set accuracy | no-route | over-route | wrong finished answer "
-        "| answer words | errors | crashes | LLM calls/q | model chars/q | p50 s | p95 s |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| answer facts | sources | errors | crashes | LLM calls/q | model chars/q | p50 s "
+        "| p95 s |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         f"| {report.count} | {percent(report.accuracy)} | {percent(report.no_route_rate)} "
         f"| {percent(report.over_route_rate)} | {percent(report.wrong_finished_rate)} "
-        f"| {percent(report.words_accuracy)} | {report.errors} | {report.crashes} "
+        f"| {percent(report.facts_accuracy)} | {percent(report.sources_accuracy)} "
+        f"| {report.errors} | {report.crashes} "
         f"| {s['llm_calls_per_case']:.2f} | {s['model_chars_per_case']:,.0f} "
         f"| {s['latency_p50_s']:.2f} | {s['latency_p95_s']:.2f} |",
         "",
@@ -451,5 +576,17 @@ def report_table(report: EvalReport) -> list[str]:
         lines.append(
             f"| {score.tool} | {percent(score.precision)} | {percent(score.recall)} "
             f"| {expected} | {routed} |"
+        )
+    lines += [
+        "",
+        "| category | cases | exact-set accuracy | answer facts | sources | wrong finished answer "
+        "| crashes |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, part in report.categories().items():
+        lines.append(
+            f"| {name} | {part.count} | {percent(part.accuracy)} | {percent(part.facts_accuracy)} "
+            f"| {percent(part.sources_accuracy)} | {percent(part.wrong_finished_rate)} "
+            f"| {part.crashes} |"
         )
     return lines

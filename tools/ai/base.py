@@ -32,6 +32,7 @@ from typing import Any, ClassVar, TypeVar
 
 from toolweave.state.errors import ConfigurationError
 from toolweave.tools.effects import Call, call
+from toolweave.tools.text import readable
 
 
 class AiToolScope(StrEnum):
@@ -76,6 +77,15 @@ class AiTool:
     async def aexecute(self, input: str) -> str:
         """Async :meth:`execute`; the default runs the sync one in a worker thread."""
         return await asyncio.to_thread(self.execute, input)
+
+    def result_text(self, output: str, *, user_lang: str) -> str:
+        """How an output of :meth:`execute` (or of the client's run) reads in the answer (R10).
+
+        The default writes a JSON object or list out as one ``"Field: value"`` line
+        per field (:func:`toolweave.tools.text.readable`); override it to say what the
+        result means (the slots found, the form filled), in ``user_lang``.
+        """
+        return readable(output)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"

@@ -37,6 +37,10 @@ class AiChatbotTool(ChatbotTool[BaseModel]):
         """Not used: the graph runs AI tools itself (scope W3, input check W2)."""
         raise TypeError(f"{self.name} is an AI system tool: the graph's execute node runs it")
 
+    def result_text(self, text: str, *, user_lang: str) -> str:
+        """The AI tool's own reading of its output (:meth:`AiTool.result_text`, R10)."""
+        return self.ai_tool.result_text(text, user_lang=user_lang)
+
 
 def _class_name(tool_id: str) -> str:
     return "".join(p.capitalize() for p in re.split(r"\W+|_", tool_id) if p) + "ChatbotTool"

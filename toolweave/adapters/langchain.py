@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field, create_model
 
 from toolweave.graph.langgraph_private import INTERRUPT
 from toolweave.pauses import CLARIFICATION_NEEDED, agent_tool_text, first_pause
-from toolweave.state.documents import UniqueTextDocument
+from toolweave.state.documents import UniqueTextDocument, as_sources
 from toolweave.state.errors import ConfigurationError
 from toolweave.state.names import to_tool_name
 from toolweave.state.results import ResultMode, ToolResult
@@ -255,15 +255,15 @@ class AgentQuestion(BaseModel):
 
 
 def answer_with_sources(state: Mapping[str, Any]) -> str:
-    """The answer text followed by its sources (document and page), as an agent reads it."""
+    """The answer text followed by its sources (document and pages, R9), as an agent reads it."""
     answer = str(state.get("answer") or "")
     pause = first_pause(state.get(INTERRUPT))
     if pause is not None:  # the run paused: what it waits for, per kind (Q7)
         return agent_tool_text(pause)
-    sources = dict.fromkeys(
-        (doc.document_name or doc.document_id) + ("" if doc.page is None else f", p. {doc.page}")
-        for doc in state.get("documents") or ()
-    )
+    sources = [
+        source.name + (f", p. {', '.join(map(str, source.pages))}" if source.pages else "")
+        for source in as_sources(state.get("sources"))
+    ]
     if not sources:
         return answer
     return answer + "\n\nSources:\n" + "\n".join(f"- {s}" for s in sources)
@@ -289,7 +289,7 @@ def as_agent_tool(
 
     Returns:
         A tool that takes ``question`` and returns the answer with its sources; the
-        answer's documents are the tool message's artifact. Its progress events and
+        answer's sources (R9) are the tool message's artifact. Its progress events and
         answer tokens reach the agent's stream (``stream_mode=["custom", "messages"]``
         with ``subgraphs=True``), and the agent's ``tool_call_id`` is handled by
         LangChain's tool machinery.
@@ -318,8 +318,8 @@ def as_agent_tool(
         }
 
     def result(state: Mapping[str, Any]) -> tuple[str, list[dict[str, Any]]]:
-        docs = [d.model_dump() for d in state.get("documents") or ()]
-        return answer_with_sources(state), docs
+        sources = [s.model_dump(mode="json") for s in as_sources(state.get("sources"))]
+        return answer_with_sources(state), sources
 
     def ask(question: str, config: RunnableConfig) -> tuple[str, list[dict[str, Any]]]:
         forward = _parent_writer()

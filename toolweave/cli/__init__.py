@@ -121,12 +121,11 @@ def _print(lines: Sequence[str], out: TextIO) -> None:
         print(line, file=out)
 
 
-def _used_rows(values: dict[str, Any]) -> list[dict[str, Any]]:
-    """The sources of the answer in ``values``: only the documents it used, by page."""
-    from toolweave.cli import render
+def _source_rows(values: dict[str, Any]) -> list[dict[str, Any]]:
+    """The answer's sources as stored in the state (R9), as JSON data."""
+    from toolweave.state.documents import as_sources
 
-    documents = render.as_documents(values.get("documents") or [])
-    return render.source_rows(render.used_documents(documents, values.get("answer")))
+    return [source.model_dump(mode="json") for source in as_sources(values.get("sources"))]
 
 
 def _source_lines(values: dict[str, Any]) -> list[str]:
@@ -134,7 +133,7 @@ def _source_lines(values: dict[str, Any]) -> list[str]:
     from toolweave.state.graph_state import message_of
 
     message = message_of(values)
-    return render.source_lines(_used_rows(values), message.user_lang if message else "en")
+    return render.source_lines(values.get("sources"), message.user_lang if message else "en")
 
 
 def _load(args: argparse.Namespace) -> Any:
@@ -186,7 +185,7 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
             values = turn.values
             payload = {
                 "answer": values.get("answer"),
-                "sources": _used_rows(values),
+                "sources": _source_rows(values),
                 "activated": list(values.get("activated") or []),
                 "llm_calls": values.get("llm_calls", 0),
                 "thread_id": thread_id,

@@ -10,11 +10,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, assert_never
 
 from toolweave.coordinators.base import is_coordinator
-from toolweave.state.documents import UniqueTextDocument
+from toolweave.state.documents import Source, as_sources
 from toolweave.state.events import StreamEvent, is_stream_event
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import ROOT_TASK_NO
-from toolweave.tools import text as kit
 from toolweave.tools.base import Systems
 from toolweave.tools.consumers import ContextConsumerTool
 from toolweave.tools.progress import progress_phrase
@@ -80,84 +79,29 @@ def _event_text(event: StreamEvent) -> str | None:
     assert_never(event)
 
 
-def source_rows(documents: Iterable[UniqueTextDocument]) -> list[dict[str, Any]]:
-    """The distinct sources behind an answer: one row per document page, in order."""
-    rows: dict[tuple[str, int | None], dict[str, Any]] = {}
-    for doc in documents:
-        rows.setdefault(
-            (doc.document_id, doc.page),
-            {
-                "document_id": doc.document_id,
-                "name": doc.document_name or doc.document_id,
-                "page": doc.page,
-                "url": doc.document_url,
-            },
-        )
-    return list(rows.values())
-
-
-def _flat(text: str) -> str:
-    return " ".join(text.split()).casefold()
-
-
-def _quoted(doc: UniqueTextDocument, answer: str) -> bool:
-    """Whether ``answer`` quotes a sentence of ``doc`` (whitespace and case aside)."""
-    sentences = [doc.text] if doc.sentence_number else kit.split_sentences(doc.text)
-    return any(
-        len(flat) >= MIN_QUOTE_CHARS and flat in answer
-        for flat in (_flat(sentence) for sentence in sentences)
-    )
-
-
-def _named(doc: UniqueTextDocument, answer: str) -> bool:
-    name = doc.document_name or ""
-    return len(name) >= MIN_QUOTE_CHARS and _flat(name) in answer
-
-
-def used_documents(
-    documents: Sequence[UniqueTextDocument], answer: str | None
-) -> list[UniqueTextDocument]:
-    """The context documents an answer used, in context order.
-
-    A document is *used* when the answer quotes one of its sentences (an extractive
-    answer, such as the offline model's) or names it (a cited source). An answer that
-    does neither for any document (a model that paraphrases without citing) was
-    written from the whole context, so every document counts; no answer, no sources.
-    """
-    if not answer or not answer.strip():
-        return []
-    flat = _flat(answer)
-    used = [doc for doc in documents if _quoted(doc, flat) or _named(doc, flat)]
-    return used or list(documents)
-
-
 SOURCE_TEXTS: dict[str, dict[str, str]] = {
     "en": {"heading": "Sources:", "page": "p. {pages}"},
     "hu": {"heading": "Források:", "page": "{pages}. oldal"},
 }
 """The sources block in the user's language (``user_lang`` of the state; English else)."""
-MIN_QUOTE_CHARS = 12
-"""Shorter sentences and names are not taken as evidence that the answer used a document."""
 
 
-def source_lines(rows: Sequence[Mapping[str, Any]], lang: str = "en") -> list[str]:
-    """The heading in ``lang`` and one line per document: its name, pages and url.
+def source_lines(
+    sources: Iterable[Source | Mapping[str, Any]] | None, lang: str = "en"
+) -> list[str]:
+    """The heading in ``lang`` and one line per source of the answer (R9): name, pages, url.
 
-    No rows, no lines (an answer that no document backs, such as a tool's own, lists
-    nothing rather than an empty heading). Rows of the same document (one per page,
-    as :func:`source_rows` gives them) are merged: ``- Visiting rules, p. 2, 5 — https://...``.
+    ``sources`` is the state's ``sources`` field, shown as it is (never re-derived).
+    No sources, no lines (an answer that no document backs lists nothing rather
+    than an empty heading): ``- Visiting rules, p. 2, 5 — https://...``.
     """
     texts = SOURCE_TEXTS.get(lang, SOURCE_TEXTS["en"])
-    merged: dict[str, tuple[Mapping[str, Any], list[int]]] = {}
-    for row in rows:
-        _, pages = merged.setdefault(str(row.get("document_id") or row["name"]), (row, []))
-        if row.get("page") is not None and row["page"] not in pages:
-            pages.append(int(row["page"]))
     lines = [texts["heading"]]
-    for row, pages in merged.values():
-        page = ", " + texts["page"].format(pages=", ".join(map(str, pages))) if pages else ""
-        url = f" — {row['url']}" if row.get("url") else ""
-        lines.append(f"{INDENT}- {row['name']}{page}{url}")
+    for source in as_sources(sources):
+        pages = ", ".join(map(str, source.pages))
+        page = ", " + texts["page"].format(pages=pages) if pages else ""
+        url = f" — {source.url}" if source.url else ""
+        lines.append(f"{INDENT}- {source.name}{page}{url}")
     return lines if len(lines) > 1 else []
 
 
@@ -330,11 +274,3 @@ def ledger_tree(
         lines.append("answer:")
         lines.extend(f"{INDENT}{line}" for line in answer.splitlines() or [""])
     return lines
-
-
-def as_documents(documents: Iterable[Any]) -> list[UniqueTextDocument]:
-    """Documents as stored in a checkpoint (models, or dicts once downgraded)."""
-    return [
-        d if isinstance(d, UniqueTextDocument) else UniqueTextDocument.model_validate(d)
-        for d in documents
-    ]

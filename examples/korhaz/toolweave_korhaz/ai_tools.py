@@ -15,8 +15,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 from functools import cache
+from typing import Any
 
 from toolweave import AiTool, AiToolBuilder, AiToolScope, ai_tool_script
+from toolweave.tools.text import readable
 from toolweave_korhaz.departments import (
     WEEKDAYS,
     departments,
@@ -75,6 +77,29 @@ class FillAppointmentFormTool(AiTool):
         """Never called: a CLIENT tool runs in the browser (W3)."""
         raise RuntimeError("fill_appointment_form runs in the client only")
 
+    def result_text(self, output: str, *, user_lang: str) -> str:
+        """What the page did with the form, for the answer (R10)."""
+        data = _data(output)
+        if data is None:
+            return readable(output)
+        hu = user_lang == "hu"
+        if not data.get("filled"):
+            return (
+                "Az időpontkérő űrlapot nem sikerült kitölteni ezen az oldalon."
+                if hu
+                else "The appointment request form could not be filled on this page."
+            )
+        found = resolve_departments(str(data.get("department") or ""))
+        dept = found[0].name(user_lang) if found else str(data.get("department") or "")
+        day = _day_name(data.get("day"), user_lang)
+        what = ", ".join(part for part in (dept, day) if part)
+        return (
+            f"Kitöltöttem az időpontkérő űrlapot az oldalon: {what}. Ellenőrizze, majd küldje el."
+            if hu
+            else f"I filled in the appointment request form on the page: {what}. "
+            "Check it, then send it."
+        )
+
 
 class CheckAppointmentSlotsTool(AiTool):
     """SERVER: free appointment slots of a department on a weekday."""
@@ -104,6 +129,28 @@ class CheckAppointmentSlotsTool(AiTool):
         return json.dumps(
             {"department": dept.name_en, "phone": dept.phone, "days": result}, ensure_ascii=False
         )
+
+    def result_text(self, output: str, *, user_lang: str) -> str:
+        """The free slots in words, for the answer (R10)."""
+        data = _data(output)
+        if data is None or "days" not in data:
+            return readable(output)
+        hu = user_lang == "hu"
+        found = resolve_departments(str(data.get("department") or ""))
+        dept = found[0].name(user_lang) if found else str(data.get("department"))
+        lines = [
+            f"{_day_name(day.get('day'), user_lang)}: "
+            + (", ".join(day["slots"]) if day.get("slots") else ("nincs" if hu else "none"))
+            for day in data["days"]
+        ]
+        phone = data.get("phone")
+        head = f"Szabad időpontok ({dept})" if hu else f"Free appointment slots ({dept})"
+        tail = (
+            f" Időpontot a {phone} telefonszámon lehet kérni."
+            if hu
+            else f" Book one by phone: {phone}."
+        )
+        return f"{head}: {'; '.join(lines)}.{tail if phone else ''}"
 
 
 def _slots(hours: str | None) -> list[str]:
@@ -177,6 +224,29 @@ class FormatDateTool(AiTool):
         return json.dumps(
             {"date": day.isoformat(), "locale": locale, "text": text}, ensure_ascii=False
         )
+
+    def result_text(self, output: str, *, user_lang: str) -> str:
+        """``"2026-12-24: 2026. december 24., csütörtök."``, for the answer (R10)."""
+        data = _data(output)
+        if data is None or not data.get("text"):
+            return readable(output)
+        return f"{data.get('date')}: {data['text']}."
+
+
+def _data(output: str) -> dict[str, Any] | None:
+    """A tool output's JSON object, or ``None``."""
+    try:
+        data = json.loads(output)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _day_name(value: object, lang: str) -> str:
+    day = parse_weekday(value)
+    if day is None:
+        return str(value or "")
+    return _DAYS_HU[WEEKDAYS.index(day)] if lang == "hu" else day.capitalize()
 
 
 def korhaz_ai_tools() -> list[AiTool]:

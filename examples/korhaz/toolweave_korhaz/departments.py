@@ -41,8 +41,9 @@ _TOPIC_WORDS: dict[Topic, tuple[str, ...]] = {
     "location": ("hol", "where", "emelet", "floor", "epulet", "building", "merre", "locat"),
     "head": ("vezet", "foorvos", "head", "chief", "director"),
 }
-_ASKING_WORDS = ("rendel", "consult", "latogat", "visit")
-"""Words that ask for consultation or visiting hours, which only a department has."""
+_ASKING_WORDS = ("rendel", "consult")
+"""Words that ask for consultation hours, which only a department has (visiting rules
+are also hospital-wide: the documents answer a visiting question that names no ward)."""
 _DEPARTMENT_WORDS = ("osztaly", "department", "ward", "foorvos", "physician")
 """Words that make a phone, location or head question one about a department."""
 _PERSON_WORDS = ("dr", "doktor", "doktorno", "doctor")
@@ -160,9 +161,10 @@ def infer_topics(text: str) -> set[Topic]:
 def asks_department_topic(text: str) -> bool:
     """Whether ``text`` asks for something only a department has, without a doctor's name.
 
-    Consultation and visiting hours always count; a phone number, location or
-    head physician counts when the text also speaks of a department or ward
-    (``"Mi az osztály telefonszáma?"``), so "Where can I park?" does not.
+    Consultation hours always count; visiting hours, a phone number, location or
+    head physician count when the text also speaks of a department or ward
+    (``"Mi az osztály telefonszáma?"``), so "Where can I park?" and "How many
+    visitors may a patient have?" (the hospital-wide visiting rules) do not.
     """
     text_words = [fold(w) for w in words(text)]
     if any(word in _PERSON_WORDS for word in text_words):

@@ -1,0 +1,252 @@
+"""The answer a user can trust: its sources as data (R9), tool results as text (R10).
+
+Every surface reads the state's ``sources``; none re-derives it from the context.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from tests.support import ask, doc, graph_of, make_tool
+from toolweave import OfflineAssistant, ToolResult, build_graph
+from toolweave.adapters.langchain import answer_with_sources
+from toolweave.cli.render import source_lines
+from toolweave.domains import load_domain
+from toolweave.llm.port import AnswerRequest, cited_documents
+from toolweave.state.documents import Source, sources_of
+from toolweave.testing import FunctionAssistant
+from toolweave.tools.base import ChatbotTool, ToolCallContext
+from toolweave.tools.text import readable
+
+CONTEXT = [
+    doc("pharmacy", "The pharmacy opens at 8."),
+    doc("cardiology", "Cardiology is on floor 2."),
+]
+CONTEXT += [doc("parking", "Parking costs 500 Ft.", page=3)]
+
+
+@pytest.fixture(scope="module")
+def korhaz() -> Any:
+    domain, tools = load_domain("korhaz")
+    return build_graph(domain, tools, assistant=OfflineAssistant())
+
+
+def _context_tool(name: str = "search") -> ChatbotTool[Any]:
+    return make_tool(name, result=lambda n, ctx: ToolResult.as_context(n, CONTEXT))
+
+
+# -- R9: the answering step says which documents it used --------------------------------------
+
+
+def test_R9_a_model_answer_lists_only_the_documents_it_cites() -> None:
+    assistant = FunctionAssistant(
+        route=lambda text, tools: ["search"], answer=lambda request: "Floor 2 [2], 8:00 [1]."
+    )
+    out = ask(graph_of([_context_tool()], assistant=assistant), "search: where and when?")
+    assert [s.document_id for s in out["sources"]] == ["cardiology", "pharmacy"]  # answer order
+
+
+def test_R9_an_answer_citing_nothing_lists_nothing() -> None:
+    assistant = FunctionAssistant(
+        route=lambda text, tools: ["search"], answer=lambda request: "The context does not say."
+    )
+    out = ask(graph_of([_context_tool()], assistant=assistant), "search: is there a pool?")
+    assert out["documents"]  # the context was there
+    assert out["sources"] == []
+
+
+def test_R9_citation_markers_are_read_by_number_within_range() -> None:
+    assert cited_documents("See [3] and [1, 3]; also [9] and [0].", CONTEXT) == [
+        CONTEXT[2],
+        CONTEXT[0],
+    ]
+    assert cited_documents("no markers", CONTEXT) == []
+
+
+def test_R9_offline_sources_are_the_documents_of_the_quoted_sentences() -> None:
+    request = AnswerRequest("When does the pharmacy open?", "en", "", CONTEXT, ())
+    offline = OfflineAssistant()
+    answer = offline.answer(request).text
+    assert answer == "The pharmacy opens at 8."
+    assert offline.answer_sources(request, answer) == [CONTEXT[0]]
+
+
+def test_R9_no_information_lists_no_sources(korhaz: Any) -> None:
+    out = korhaz.invoke({"messages": [HumanMessage("Can I bring my dog to the hospital?")]})
+    assert out["answer"].startswith("I found no information")
+    assert out["documents"]  # retrieval found something, the answer used none of it
+    assert out["sources"] == []
+
+
+def test_R9_a_quoted_answer_lists_its_documents_with_pages_and_address(korhaz: Any) -> None:
+    question = "How much does parking cost at the hospital?"
+    out = korhaz.invoke({"messages": [HumanMessage(question)]})
+    assert out["sources"], out["answer"]
+    assert len(out["sources"]) < len({d.document_id for d in out["documents"]})
+    for source in out["sources"]:
+        assert isinstance(source, Source)
+        assert source.url
+        assert source.url.startswith("https://")
+    quoted = {d.document_id for d in out["documents"] if d.text.strip() in out["answer"]}
+    assert {s.document_id for s in out["sources"]} <= quoted | {
+        d.document_id for g in out["guaranteed"] for d in g.documents
+    }
+
+
+def test_R9_a_finished_answer_lists_the_tools_own_sources_or_none() -> None:
+    own = doc("rules", "Rule 7.", page=2)
+    cited = make_tool("cited", result=lambda n, ctx: ToolResult.as_answer(n, "Rule 7.", [own]))
+    plain = make_tool("plain", result=lambda n, ctx: ToolResult.as_answer(n, "Done."))
+    searched = _context_tool()
+    out = ask(graph_of([searched, cited]), "search cited")
+    assert out["answer"] == "Rule 7."
+    assert out["sources"] == [Source(document_id="rules", name="rules", pages=(2,))]
+    out = ask(graph_of([searched, plain]), "search plain")
+    assert out["answer"] == "Done."
+    assert out["sources"] == []  # the search's context is not the finished answer's source
+
+
+def test_R9_a_new_message_starts_without_the_last_answers_sources() -> None:
+    assistant = FunctionAssistant(
+        route=lambda text, tools: ["search"] if "search" in text else [],
+        answer=lambda request: "[1]" if request.documents else "nothing",
+    )
+    graph = graph_of([_context_tool()], assistant=assistant, checkpointer=_saver())
+    assert ask(graph, "search it", thread_id="r9")["sources"]
+    assert ask(graph, "hello", thread_id="r9")["sources"] == []
+
+
+def test_R9_every_surface_shows_the_states_sources() -> None:
+    sources = sources_of([doc("v", "a", page=2), doc("v", "b", page=5), doc("d", "c", page=None)])
+    state = {"answer": "Open 8-16.", "sources": [s.model_dump() for s in sources]}  # as over an API
+    assert source_lines(state["sources"], "en") == ["Sources:", "  - v, p. 2, 5", "  - d"]
+    assert answer_with_sources(state) == "Open 8-16.\n\nSources:\n- v, p. 2, 5\n- d"
+    # documents in the state that are no source are never shown
+    assert "x" not in answer_with_sources({**state, "documents": [doc("x", "y")]})
+
+
+def test_R9_the_cli_json_lists_the_state_sources(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    from toolweave import cli
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("TOOLWEAVE_DATA_DIR", str(tmp_path / "data"))
+    assert cli.main(["ask", "--json", "Can I bring my dog to the hospital?"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["sources"] == []
+    assert cli.main(["ask", "--json", "How much does parking cost at the hospital?"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["sources"]
+    assert {"document_id", "name", "pages", "url"} == payload["sources"][0].keys()
+
+
+def _saver() -> Any:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from toolweave.state.serde import checkpoint_serde
+
+    return InMemorySaver(serde=checkpoint_serde())
+
+
+# -- R10: a structured result reaches the answer as text ---------------------------------------
+
+
+def test_R10_json_is_written_out_field_by_field() -> None:
+    text = readable('{"free_slots": ["9:00", "9:30"], "phone": null, "open": true}')
+    assert text == "Free slots: 9:00, 9:30\nOpen: yes"
+    assert readable("Plain {text}.") == "Plain {text}."
+    assert readable("{not json") == "{not json"
+
+
+class _Booking(ChatbotTool[Any]):
+    name = "booking"
+    executable_instruction = "booking: true when the user books"
+
+    def execute(self, request: Any, ctx: ToolCallContext) -> ToolResult | None:
+        return ToolResult.as_guaranteed_context(self.name, json.dumps({"slot": "10:30"}))
+
+    def result_text(self, text: str, *, user_lang: str) -> str:
+        return f"Your slot: {json.loads(text)['slot']}."
+
+
+def test_R10_a_tool_declares_how_its_result_reads_and_the_buffer_keeps_the_data() -> None:
+    seen: list[AnswerRequest] = []
+
+    def answer(request: AnswerRequest) -> str:
+        seen.append(request)
+        return "\n".join(request.guaranteed)
+
+    out = ask(
+        graph_of([_Booking()], assistant=FunctionAssistant(route=_routes, answer=answer)), "booking"
+    )
+    assert list(seen[0].guaranteed) == ["Your slot: 10:30."]  # what the model sees
+    assert out["answer"] == "Your slot: 10:30."
+    assert json.loads(out["context_buffer"]["1:booking"][0].context) == {"slot": "10:30"}  # B1
+
+
+def test_R10_raw_json_never_becomes_a_finished_answer() -> None:
+    raw = make_tool("raw", result=lambda n, ctx: ToolResult.as_answer(n, '{"status": "booked"}'))
+    out = ask(graph_of([raw]), "raw")
+    assert out["answer"] == "Status: booked"
+
+
+def _routes(text: str, tools: Any) -> list[str]:
+    return [t.name for t in tools if t.name in text]
+
+
+def test_R10_the_date_tool_answers_in_words_offline(korhaz: Any) -> None:
+    out = korhaz.invoke({"messages": [HumanMessage("Milyen napra esik 2026-12-24?")]})
+    assert "2026. december 24., csütörtök" in out["answer"]
+    assert "{" not in out["answer"]
+    assert '"' not in out["answer"]
+
+
+def test_R10_the_slots_found_are_in_the_answer_offline_and_for_a_model(korhaz: Any) -> None:
+    question = "Szeretnék időpontot foglalni a kardiológiára hétfőn"
+    out = korhaz.invoke({"messages": [HumanMessage(question)]})
+    assert "Szabad időpontok (Kardiológia): hétfő: 09:00, 09:30" in out["answer"]
+    assert "{" not in out["answer"]
+    # a model gets the same text as guaranteed context (always relevant)
+    texts = [g.context for g in out["guaranteed"]]
+    assert any(t.startswith("Szabad időpontok") for t in texts)
+    assert not any(t.lstrip().startswith("{") for t in texts)
+    assert "Appointment slots" in [s.name for s in out["sources"]]
+
+
+def test_R10_the_filled_form_is_in_the_answer() -> None:
+    from toolweave.client_tools import ClientToolRegistry, run_with_client_tools
+
+    client = ClientToolRegistry()
+    client.register(
+        "fill_appointment_form",
+        lambda input: json.dumps({"filled": True, **json.loads(input)}),
+    )
+    domain, tools = load_domain("korhaz")
+    graph = build_graph(domain, tools, assistant=OfflineAssistant(), checkpointer=_saver())
+    out = run_with_client_tools(
+        graph,
+        {"messages": [HumanMessage("Szeretnék időpontot foglalni a kardiológiára hétfőn")]},
+        {"configurable": {"thread_id": "form"}},
+        client,
+    )
+    assert "Kitöltöttem az időpontkérő űrlapot az oldalon: Kardiológia, hétfő." in out["answer"]
+
+
+def test_R9_a_chat_model_citing_one_of_six_passages_lists_that_one() -> None:
+    from toolweave.llm.chat_model import ChatModelAssistant
+    from toolweave.testing import ScriptedChatModel
+
+    six = [doc(f"page{n}", f"Fact number {n}.") for n in range(1, 7)]
+    model = ScriptedChatModel(script=["Cardiology sees patients Monday to Thursday [4]."])
+    assistant = ChatModelAssistant(model, initial_backoff=0)
+    request = AnswerRequest("When does cardiology see patients?", "en", "", six, ())
+    answer = assistant.answer(request).text
+    sent = "\n".join(str(m.content) for m in model.calls[0].messages)
+    assert "[4] page4" in sent  # the model sees numbered passages
+    assert assistant.answer_sources(request, answer) == [six[3]]

@@ -25,12 +25,12 @@ from toolweave.graph.idempotency import tool_call_key
 from toolweave.llm.budget import LlmBudget
 from toolweave.llm.passthrough import astream_message, stream_message
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
-from toolweave.state.errors import InvalidToolResultError
+from toolweave.state.errors import InvalidToolResultError, ToolFailedError
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.results import ResultMode, ToolResult, require_result
 from toolweave.state.task import PromptAndContext, TaskNode
-from toolweave.tools.base import ToolCallContext
+from toolweave.tools.base import ToolCallContext, missing_inputs
 from toolweave.tools.consumers import (
     ClarifiableContextConsumerTool,
     ClarifiableTool,
@@ -43,6 +43,8 @@ from toolweave.tools.registry import AnyTool
 logger = logging.getLogger(__name__)
 
 TOOL_RAISED = "raised {error}; treated as no result (R7)"
+TOOL_FAILED = "reported a failure; treated as no result (R7, T13)"
+MISSING_INPUTS = "required input(s) not filled: {names}; not called, no result (T13, R1)"
 REQUEST_INVALID = "extracted request did not validate: {error} error(s)"
 UNREGISTERED = "tool is no longer registered"
 NOT_CLARIFIABLE = "{name} returned a clarification request but is not a ClarifiableTool"
@@ -137,6 +139,11 @@ def tool_steps(
         reason = REQUEST_INVALID.format(error=exc.error_count())
         outcome.ledger.append(entry(node, name, LedgerKind.TOOL_SKIPPED, "skipped", reason))
         return outcome
+    missing = missing_inputs(tool, request)
+    if missing and not isinstance(tool, ClarifiableTool | ClarifiableContextConsumerTool):
+        reason = MISSING_INPUTS.format(names=", ".join(missing))  # T13: declines (R1)
+        outcome.ledger.append(entry(node, name, LedgerKind.TOOL_SKIPPED, "declined", reason))
+        return outcome
     streamed: list[AIMessage] = []
 
     def stream_answer(chunks: Iterable[str]) -> str:
@@ -166,6 +173,13 @@ def tool_steps(
         raw = yield from perform(tool_call(tool, request, ctx, state["context_buffer"], reply))
     except (GraphBubbleUp, InvalidToolResultError):  # a bad result is the tool's bug: loud
         raise
+    except ToolFailedError as exc:  # T13, R7: a failure the tool reported; one line
+        _spent(outcome, budget)
+        debug = logger.isEnabledFor(logging.DEBUG)
+        logger.warning("tool %s failed on task %s: %s", name, node.task_no, exc, exc_info=debug)
+        progress("ERROR", type(exc).__name__)
+        outcome.ledger.append(entry(node, name, LedgerKind.TOOL_ERROR, "failed", TOOL_FAILED))
+        return outcome
     except Exception as exc:  # R7: a failing tool is "no result"; the run goes on
         _spent(outcome, budget)
         logger.warning("tool %s raised on task %s", name, node.task_no, exc_info=True)

@@ -351,7 +351,9 @@ def from_langchain_tool(
         or ROUTING_QUESTION.format(name=tool_name, description=description),
         "description": description,
         # our copy reports errors by raising, never as content (T13: MCP error results)
-        "wrapped": tool.model_copy(update={"handle_tool_error": False}),
+        "wrapped": tool.model_copy(
+            update={"handle_tool_error": False, "handle_validation_error": False}
+        ),
     }
     match missing_inputs:
         case "decline":

@@ -127,7 +127,7 @@ def exec_plain_twin(block: str) -> Any:
 def test_T13_Q1_ask_policy_asks_for_the_input_and_runs_with_the_reply_by_number() -> None:
     graph = build_graph(
         "korhaz",
-        [from_langchain_tool(free_beds_examples, domain="korhaz", missing_inputs="ask")],
+        [from_langchain_tool(free_beds_examples, domain="korhaz", ask_for_missing_inputs=True)],
         checkpointer=InMemorySaver(),
     )
     config = {"configurable": {"thread_id": "ask-1"}}
@@ -144,7 +144,7 @@ def test_T13_Q1_ask_policy_takes_a_free_text_reply_for_a_plain_str() -> None:
     CALLS.clear()
     graph = build_graph(
         "korhaz",
-        [from_langchain_tool(free_beds, domain="korhaz", missing_inputs="ask")],
+        [from_langchain_tool(free_beds, domain="korhaz", ask_for_missing_inputs=True)],
         checkpointer=InMemorySaver(),
     )
     config = {"configurable": {"thread_id": "ask-2"}}
@@ -310,3 +310,45 @@ def test_T14_T1_the_same_name_again_keeps_last_wins_with_a_warning_naming_both(c
     with caplog.at_level(logging.WARNING, logger="toolweave"):
         AiToolRegistry([_Form(), _Form()])
     assert any("fill-form" in r.getMessage() for r in caplog.records)
+
+
+class DepartmentRequest(BaseModel):
+    department: Literal["cardiology", "surgery"] | None = None
+
+
+class Beds(toolweave.ChatbotTool[DepartmentRequest]):
+    """A native tool that declares its required input (T13 is not only for adapters)."""
+
+    name = "beds"
+    request_model = DepartmentRequest
+    required_inputs = ("department",)
+    executable_instruction = "beds: true when the user asks how many free beds there are."
+
+    def execute(self, request: DepartmentRequest, ctx: Any) -> toolweave.ToolResult | None:
+        assert request.department is not None, "never called without its input"
+        doc = toolweave.UniqueTextDocument(document_id="beds", text=f"{request.department}: 2")
+        return toolweave.ToolResult.as_context(self.name, [doc])
+
+
+def test_T13_Q1_the_domain_says_ask_and_a_native_tool_with_required_inputs_asks() -> None:
+    always = FunctionAssistant(
+        route=lambda text, tools: ["beds"],
+        extract=lambda text, t: {},
+        answer=lambda request: " | ".join(d.text for d in request.documents) or "no context",
+    )
+    declining = build_graph("ward", [Beds()], assistant=always)
+    out = ask(declining, "Free beds?")
+    assert out["answer"] == "no context"
+    assert any(e.verdict == "declined" for e in tool_entries(out, "beds"))
+    asking = build_graph(
+        toolweave.Domain(name="ward", ask_for_missing_inputs=True),
+        [Beds()],
+        assistant=always,
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "domain-ask"}}
+    out = ask(asking, "Free beds?", config)
+    assert out["__interrupt__"][0].value["choices"] == ["cardiology", "surgery"]
+    out = dict(asking.invoke({"messages": [HumanMessage(content="1")]}, config))
+    assert out["answer"] == "cardiology: 2"
+    assert out["activated"] == ["1:beds"]

@@ -173,8 +173,12 @@ class ChatbotTool(Generic[RequestT]):
     """A sentence for people (``toolweave tools``) and for lexical routing offline."""
     required_inputs: ClassVar[tuple[str, ...]] = ()
     """Request fields the tool cannot run without (T13): while one is unfilled the graph
-    does not call a plain tool (it declines, R1, the ledger naming them); a clarifiable
-    tool is called and may ask for them (Q1). Adapted tools fill it from their schema."""
+    does not call a plain tool; it declines (R1, the ledger naming them) or asks for it
+    (Q1, ``ask_for_missing_inputs``). A clarifiable tool is called and handles the gap.
+    Adapted tools fill it from their schema (:mod:`toolweave.tools.required`)."""
+    ask_for_missing_inputs: ClassVar[bool] = False
+    """Ask the user for an unfilled required input instead of declining (T13, Q1);
+    ``Domain.ask_for_missing_inputs`` says so for every tool of a domain."""
     source_name: ClassVar[str | None] = None
     """The outside name an adapted tool came from (T14); ``None``: the tool's own ``name``."""
     system_prompt_supplement: ClassVar[str | None] = None
@@ -216,18 +220,3 @@ class ChatbotTool(Generic[RequestT]):
 
 PriorContext = Mapping[str, Sequence[PromptAndContext]]
 """A snapshot of the context buffer, keyed ``"task_no:tool_name"`` (B2)."""
-
-
-def missing_inputs(tool: ChatbotTool[Any], request: BaseModel) -> list[str]:
-    """The tool's required inputs that ``request`` leaves unfilled (``None`` or blank), T13.
-
-    Named as the schema names them (a field's alias where it has one).
-    """
-    fields = type(request).model_fields
-    missing: list[str] = []
-    for name in tool.required_inputs:
-        value = getattr(request, name, None)
-        if value is None or (isinstance(value, str) and not value.strip()):
-            info = fields.get(name)
-            missing.append(name if info is None or info.alias is None else info.alias)
-    return missing

@@ -12,19 +12,13 @@
 from __future__ import annotations
 
 import asyncio
-import enum
 import json
-import types
 from collections.abc import Mapping, Sequence
 from typing import (
     Annotated,
     Any,
     ClassVar,
-    Literal,
-    Union,
-    assert_never,
     cast,
-    get_args,
     get_origin,
     get_type_hints,
 )
@@ -53,22 +47,16 @@ from toolweave.state.names import to_tool_name
 from toolweave.state.pauses import CLARIFICATION_NEEDED
 from toolweave.state.results import ResultMode, ToolResult
 from toolweave.state.task import ROOT_TASK_NO, TaskInfo
-from toolweave.tools.base import ChatbotTool, EligibleSystem, ToolCallContext, missing_inputs
-from toolweave.tools.consumers import ClarifiableTool, ContextConsumerTool
+from toolweave.tools.base import ChatbotTool, EligibleSystem, ToolCallContext
+from toolweave.tools.consumers import ContextConsumerTool
 from toolweave.tools.json_schema import model_from_schema
+from toolweave.tools.required import missing_inputs
 
 ROUTING_QUESTION = "{name}: true when the user asks for what this tool does: {description}"
 """Routing question of an adapted LangChain tool when none is given (T5)."""
 
 NO_RESULT = "The tool found nothing for this request."
 """What :func:`to_langchain_tool` returns for a tool that answered "not mine" (R1)."""
-
-
-MissingInputs = Literal["decline", "ask"]
-"""What an adapted tool does while a required input is unfilled (T13): decline (R1) or ask (Q1)."""
-
-ASK_FOR_INPUT = {"en": "Which {field}?", "hu": "Kérem, adja meg: {field}."}
-"""The question an adapted tool asks for its first unfilled required input (Q1), by language."""
 
 
 def _declared_fields(tool: BaseTool) -> dict[str, FieldInfo]:
@@ -137,18 +125,6 @@ def required_inputs(
         wanted = set(required) if isinstance(required, list) else set()
         return tuple(n for n, f in model.model_fields.items() if (f.alias or n) in wanted)
     return tuple(n for n, f in schema.model_fields.items() if f.is_required())
-
-
-def _choices(info: FieldInfo) -> list[str]:
-    """Values to offer for a field: its ``Literal``/enum members, else its examples."""
-    annotation = info.annotation
-    if get_origin(annotation) in (Union, types.UnionType):
-        annotation = next((a for a in get_args(annotation) if a is not type(None)), annotation)
-    if get_origin(annotation) is Literal:
-        return [str(a) for a in get_args(annotation)]
-    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-        return [str(member.value) for member in annotation]
-    return [str(example) for example in info.examples or ()]
 
 
 def documents_of(tool_name: str, value: Any) -> list[UniqueTextDocument]:
@@ -222,77 +198,26 @@ class LangChainChatbotTool(ChatbotTool[BaseModel]):
             raise self._failed(exc) from exc
         return ToolResult.as_context(self.name, documents_of(self.name, value))
 
-    def _when_unfilled(self, request: BaseModel, ctx: ToolCallContext) -> ToolResult | None:
-        """The answer while a required input is unfilled: none, the tool declines (T13, R1)."""
-        return None
-
     def execute(self, request: BaseModel, ctx: ToolCallContext) -> ToolResult | None:
         """Call the LangChain tool; its value becomes context (R2); a failure is R7.
 
-        Called only with every required input filled (T13); a reported failure (a
-        ``ToolException``, e.g. an MCP error result) raises :class:`ToolFailedError`.
+        The graph calls it only with every required input filled (T13); called
+        without one, it declines (R1). A reported failure (a ``ToolException``,
+        e.g. an MCP error result) raises :class:`ToolFailedError`.
         An async-only tool (an MCP tool, an ``@tool`` coroutine) runs on a private
         event loop here: the sync path is for scripts; servers use ``ainvoke``.
         """
         if missing_inputs(self, request):
-            return self._when_unfilled(request, ctx)
+            return None
         ctx.progress("CALLING")
         return self._run(request)
 
     async def aexecute(self, request: BaseModel, ctx: ToolCallContext) -> ToolResult | None:
         """Async :meth:`execute` over the LangChain tool's ``ainvoke``."""
         if missing_inputs(self, request):
-            return self._when_unfilled(request, ctx)
+            return None
         ctx.progress("CALLING")
         return await self._arun(request)
-
-
-class AskingLangChainChatbotTool(LangChainChatbotTool, ClarifiableTool[BaseModel]):
-    """An adapted tool that asks for an unfilled required input (``missing_inputs="ask"``)."""
-
-    def _first_unfilled(self, request: BaseModel) -> tuple[str, FieldInfo] | None:
-        """The first required input ``request`` leaves unfilled: its field name and info."""
-        missing = missing_inputs(self, request)
-        fields = type(request).model_fields
-        for name in self.required_inputs:
-            if missing and (fields[name].alias or name) == missing[0]:
-                return name, fields[name]
-        return None
-
-    def _when_unfilled(self, request: BaseModel, ctx: ToolCallContext) -> ToolResult | None:
-        """Q1: ask for the first unfilled input, offering its choices (numbered by clients)."""
-        first = self._first_unfilled(request)
-        assert first is not None
-        name, info = first
-        template = ASK_FOR_INPUT.get(ctx.user_lang, ASK_FOR_INPUT["en"])
-        question = template.format(field=(info.alias or name).replace("_", " "))
-        return ToolResult.clarification(self.name, question, _choices(info))
-
-    def _with_reply(self, request: BaseModel, reply: str) -> BaseModel:
-        """The request with the user's reply as its first unfilled required input (Q2)."""
-        first = self._first_unfilled(request)
-        if first is None:
-            return request
-        name, info = first
-        value = next((c for c in _choices(info) if c.casefold() == reply.casefold()), reply)
-        try:
-            return self.request_model.model_validate(
-                {**self._arguments(request), info.alias or name: value}
-            )
-        except ValidationError:
-            return request  # not a value the field takes: asked again, within the round limit
-
-    def execute_with_clarification(
-        self, request: BaseModel, ctx: ToolCallContext, reply: str
-    ) -> ToolResult | None:
-        """Fill the asked input with the reply, then run (or ask for the next one)."""
-        return self.execute(self._with_reply(request, reply), ctx)
-
-    async def aexecute_with_clarification(
-        self, request: BaseModel, ctx: ToolCallContext, reply: str
-    ) -> ToolResult | None:
-        """Async :meth:`execute_with_clarification`."""
-        return await self.aexecute(self._with_reply(request, reply), ctx)
 
 
 def from_langchain_tool(
@@ -304,7 +229,7 @@ def from_langchain_tool(
     routing_question: str | None = None,
     instruction: str = "",
     priority: int = 100,
-    missing_inputs: MissingInputs = "decline",
+    ask_for_missing_inputs: bool = False,
 ) -> ChatbotTool[BaseModel]:
     """A ChatbotTool that runs a LangChain tool.
 
@@ -318,10 +243,10 @@ def from_langchain_tool(
         routing_question: Overrides the routing question built from the description (T5).
         instruction: Field-filling instruction for extraction (T7).
         priority: Execution order on a task (A6).
-        missing_inputs: While an argument the tool requires is unfilled (T13):
-            ``"decline"`` (the default) is no result (R1, the ledger names the
-            inputs); ``"ask"`` asks the user for it (Q1), offering its ``Literal``
-            or enum values, else its examples, as numbered choices.
+        ask_for_missing_inputs: While an argument the tool requires is unfilled
+            (T13), ask the user for it (Q1), offering its ``Literal`` or enum values,
+            else its examples, as choices; by default (or unless the domain says
+            so) the tool declines: no result (R1), the ledger naming the inputs.
 
     Returns:
         A ChatbotTool whose request model has the tool's arguments, each optional (T6),
@@ -346,6 +271,7 @@ def from_langchain_tool(
         "priority": priority,
         "request_model": request_model,
         "required_inputs": required_inputs(schema, request_model),
+        "ask_for_missing_inputs": ask_for_missing_inputs,
         "instruction": instruction,
         "executable_instruction": routing_question
         or ROUTING_QUESTION.format(name=tool_name, description=description),
@@ -355,14 +281,7 @@ def from_langchain_tool(
             update={"handle_tool_error": False, "handle_validation_error": False}
         ),
     }
-    match missing_inputs:
-        case "decline":
-            base: type[LangChainChatbotTool] = LangChainChatbotTool
-        case "ask":
-            base = AskingLangChainChatbotTool
-        case unknown:
-            assert_never(unknown)
-    cls = type(f"LangChainTool_{tool_name}", (base,), attributes)
+    cls = type(f"LangChainTool_{tool_name}", (LangChainChatbotTool,), attributes)
     return cast(ChatbotTool[BaseModel], cls())
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 from typing_extensions import TypedDict, Unpack
 
-from toolweave.adapters.langchain import MissingInputs, from_langchain_tool
+from toolweave.adapters.langchain import from_langchain_tool
 from toolweave.state.errors import ConfigurationError
 from toolweave.tools.base import ChatbotTool, EligibleSystem
 
@@ -33,8 +33,8 @@ class McpToolOptions(TypedDict, total=False):
     """Name each tool ``<server>_<tool>`` to keep servers apart (T1); default ``False``."""
     priority: int
     """Execution order on a task (A6); default 100."""
-    missing_inputs: MissingInputs
-    """While a required argument is unfilled: ``"decline"`` (default) or ``"ask"`` (T13)."""
+    ask_for_missing_inputs: bool
+    """Ask the user for an unfilled required argument instead of declining (T13, Q1)."""
 
 
 async def aload_mcp_tools(
@@ -47,7 +47,7 @@ async def aload_mcp_tools(
             ``{"transport": "stdio", "command": "python", "args": ["server.py"]}`` or
             ``{"transport": "streamable_http", "url": "http://127.0.0.1:8000/mcp"}``.
         **options: ``domain``, ``eligible_system``, ``prefix_server_name``, ``priority``,
-            ``missing_inputs`` (see :class:`McpToolOptions`).
+            ``ask_for_missing_inputs`` (see :class:`McpToolOptions`).
 
     Returns:
         One ChatbotTool per MCP tool, in the servers' order. Each call opens its own
@@ -70,7 +70,7 @@ async def aload_mcp_tools(
             domain=options.get("domain"),
             eligible_system=options.get("eligible_system"),
             priority=options.get("priority", 100),
-            missing_inputs=options.get("missing_inputs", "decline"),
+            ask_for_missing_inputs=options.get("ask_for_missing_inputs", False),
         )
         for tool in tools
     ]

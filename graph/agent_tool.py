@@ -28,6 +28,8 @@ from toolweave.state.pauses import agent_tool_text, first_pause
 ThreadPolicy = Literal["fresh", "agent"]
 """How :func:`as_agent_tool` picks the toolweave thread of a call."""
 
+ASK_AGAIN = "\nCall the tool again with the whole question, the chosen answer included."
+"""What a ``thread="fresh"`` tool adds to a question: its next call is a new conversation."""
 AGENT_TOOL_NAME = "ask_toolweave"
 """The agent tool's default name."""
 AGENT_TOOL_DESCRIPTION = "Answers the user's question from the application's documents and tools."
@@ -135,7 +137,11 @@ def as_agent_tool(
 
     def result(state: Mapping[str, Any]) -> tuple[str, list[dict[str, Any]]]:
         docs = [d.model_dump() for d in state.get("documents") or ()]
-        return answer_with_sources(state), docs
+        text = answer_with_sources(state)
+        pause = first_pause(state.get(INTERRUPT))
+        if thread == "fresh" and pause is not None and pause["type"] == "clarification":
+            text += ASK_AGAIN  # a fresh call cannot continue this run: the whole question
+        return text, docs
 
     def ask(question: str, config: RunnableConfig) -> tuple[str, list[dict[str, Any]]]:
         forward = _parent_writer()

@@ -125,6 +125,7 @@ def test_Q1_the_agent_tools_clarification_carries_its_choices_numbered(graph: An
     assert "needs to know more" in text
     assert "1. Belgyógyászat" in text
     assert "2. Kardiológia" in text
+    assert "again with the whole question" in text  # a fresh thread cannot take "2"
 
 
 @pytest.mark.parametrize("reply", ["2", "Kardiológia"], ids=["by number", "by text"])
@@ -141,6 +142,7 @@ def test_Q2_the_agent_resumes_the_question_by_number_or_text(reply: str) -> None
     )
     asked, answered = tool_texts(out)
     assert "2. Kardiológia" in asked
+    assert "again with the whole question" not in asked
     assert HOURS in answered
     state = inner.get_state({"configurable": {"thread_id": "a1:ask_hospital"}})
     assert "1:department_info" in state.values["activated"]  # the paused run went on

@@ -265,7 +265,7 @@ def from_langchain_tool(
     request_model = optional_request_model(tool_name, schema, tool)
     attributes: dict[str, Any] = {
         "name": tool_name,
-        "source_name": tool.name,
+        "source_name": None if name else tool.name,  # T14: a name given is the tool's own
         "domain": domain,
         "eligible_system": eligible_system,
         "priority": priority,

@@ -99,15 +99,21 @@ def tool_names(names: Iterable[str]) -> dict[str, str]:
     """Each outside name of a catalogue → its tool name (:func:`to_tool_name`, T14).
 
     Raises:
-        ConfigurationError: A name cannot be mapped, or two different names map to
-            one tool name (the message names both).
+        ConfigurationError: A name cannot be mapped, or different names map to one
+            tool name (the message names every such pair, so a catalogue is fixed
+            in one go).
     """
     mapped: dict[str, str] = {}
     first_of: dict[str, str] = {}
+    clashes: list[str] = []
     for outside in names:
         name = to_tool_name(outside)
-        check_same_source(name, first_of.setdefault(name, outside), outside)
+        first = first_of.setdefault(name, outside)
+        if first != outside:
+            clashes.append(NAME_CLASH.format(first=first, second=outside, name=name))
         mapped[outside] = name
+    if clashes:
+        raise ConfigurationError(f"{len(clashes)} name clash(es): " + "; ".join(clashes))
     return mapped
 
 

@@ -204,6 +204,11 @@ def test_T13_R7_a_handled_tool_error_string_is_a_failure_not_context(caplog) -> 
     (logged,) = [r for r in caplog.records if "refusing" in r.getMessage()]
     assert not logged.exc_info
     assert refusing.handle_tool_error is True  # the application's tool is left as it was
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger="toolweave"):  # the application asks
+        ask(build_graph("shop", [from_langchain_tool(refusing)], assistant=assistant))
+    (logged,) = [r for r in caplog.records if "refusing" in r.getMessage()]
+    assert logged.exc_info
 
 
 def test_T13_an_ai_tool_in_orchestration_declines_without_its_required_input() -> None:
@@ -244,9 +249,11 @@ def test_T14_the_mapping_helper_is_public() -> None:
 
 def test_T14_a_catalogue_whose_names_collide_after_mapping_is_refused_naming_both() -> None:
     with pytest.raises(ConfigurationError) as caught:
-        tool_names(["getWeather", "lookup", "get_weather"])
-    assert "'getWeather'" in str(caught.value)
-    assert "'get_weather'" in str(caught.value)
+        tool_names(["getWeather", "lookup", "get_weather", "math.pow", "math_pow"])
+    message = str(caught.value)
+    assert message.startswith("2 name clash(es)")  # every clash of the catalogue at once
+    assert "'getWeather' and 'get_weather'" in message
+    assert "'math.pow' and 'math_pow'" in message
 
 
 def test_T14_build_graph_refuses_an_outside_name_and_points_at_the_helper() -> None:

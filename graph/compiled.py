@@ -13,6 +13,9 @@ and the event streams all go through them):
 - a new message on a thread whose last run stopped mid-way first finishes that
   run, or abandons it with a ledger entry (Q5, ``interrupted_runs``).
 
+Its input may also be what an LCEL chain hands it (a ``PromptValue``, messages, a
+message, a text; :func:`~toolweave.graph.validation.as_message_input`), and
+``as_tool()`` makes it the agent tool of :mod:`toolweave.graph.agent_tool`.
 Copies made by ``with_config``/``copy`` (and by the LangGraph server) keep both.
 Each run goes on in a scope of its own (:mod:`toolweave.state.run_scope`, X6).
 """
@@ -25,11 +28,14 @@ from typing import Any, Literal, assert_never, cast
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import merge_configs
+from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.constants import START
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, StateSnapshot
+from pydantic import BaseModel
 
+from toolweave.graph.agent_tool import AGENT_TOOL_DESCRIPTION, AGENT_TOOL_NAME, as_agent_tool
 from toolweave.graph.context import Limits, RunContext
 from toolweave.graph.langgraph_private import (
     INTERRUPT,
@@ -205,6 +211,30 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
             interrupted_runs=interrupted_runs,
             build_secrets=build_secrets,
             **copy_fields(compiled),
+        )
+
+    def as_tool(
+        self,
+        args_schema: type[BaseModel] | None = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        arg_types: dict[str, type] | None = None,
+    ) -> BaseTool:
+        """The graph as an agent's tool: the one ``as_agent_tool`` makes.
+
+        A ``question`` in; the answer with its sources out; a question the run asks
+        comes with its choices numbered (:mod:`toolweave.graph.agent_tool`).
+
+        With ``args_schema`` or ``arg_types``, LangChain's own ``Runnable.as_tool``:
+        the tool's arguments are then the graph's input as it is.
+        """
+        if args_schema is not None or arg_types is not None:
+            return super().as_tool(
+                args_schema, name=name, description=description, arg_types=arg_types
+            )
+        return as_agent_tool(
+            self, name=name or AGENT_TOOL_NAME, description=description or AGENT_TOOL_DESCRIPTION
         )
 
     def _checked_input(self, value: Any, config: RunnableConfig | None) -> Any:

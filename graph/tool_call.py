@@ -25,7 +25,7 @@ from toolweave.graph.idempotency import tool_call_key
 from toolweave.llm.budget import LlmBudget
 from toolweave.llm.passthrough import astream_message, stream_message
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
-from toolweave.state.errors import InvalidToolResultError
+from toolweave.state.errors import InvalidToolResultError, ToolFailedError
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.results import ResultMode, ToolResult, require_result
@@ -39,10 +39,14 @@ from toolweave.tools.consumers import (
 from toolweave.tools.effects import Call, Steps, perform
 from toolweave.tools.progress import ProgressEmitter, phrases_for
 from toolweave.tools.registry import AnyTool
+from toolweave.tools.required import input_question, missing_inputs, with_reply
 
 logger = logging.getLogger(__name__)
 
 TOOL_RAISED = "raised {error}; treated as no result (R7)"
+TOOL_FAILED = "reported a failure; treated as no result (R7, T13)"
+MISSING_INPUTS = "required input(s) not filled: {names}; not called, no result (T13, R1)"
+MISSING_INPUTS_ASKED = "required input(s) not filled: {names}; asked the user (T13, Q1)"
 REQUEST_INVALID = "extracted request did not validate: {error} error(s)"
 UNREGISTERED = "tool is no longer registered"
 NOT_CLARIFIABLE = "{name} returned a clarification request but is not a ClarifiableTool"
@@ -151,6 +155,14 @@ def tool_steps(
         reason = REQUEST_INVALID.format(error=exc.error_count())
         outcome.ledger.append(entry(node, name, LedgerKind.TOOL_SKIPPED, "skipped", reason))
         return outcome
+    missing = missing_inputs(tool, request)
+    if missing and not isinstance(tool, ClarifiableTool | ClarifiableContextConsumerTool):
+        if reply is not None:  # Q2: the user's reply is the input the graph asked for
+            request = with_reply(tool, request, reply)
+            outcome.request = request.model_dump(exclude_none=True, by_alias=True)
+            missing = missing_inputs(tool, request)
+        if missing:
+            return _unfilled(deps, state, node, tool, request, missing, outcome)
     streamed: list[AIMessage] = []
 
     def stream_answer(chunks: Iterable[str]) -> str:
@@ -180,6 +192,13 @@ def tool_steps(
         raw = yield from perform(tool_call(tool, request, ctx, state["context_buffer"], reply))
     except (GraphBubbleUp, InvalidToolResultError):  # a bad result is the tool's bug: loud
         raise
+    except ToolFailedError as exc:  # T13, R7: a failure the tool reported; one line
+        _spent(outcome, budget)
+        debug = logger.isEnabledFor(logging.DEBUG)
+        logger.warning("tool %s failed on task %s: %s", name, node.task_no, exc, exc_info=debug)
+        progress("ERROR", type(exc).__name__)
+        outcome.ledger.append(entry(node, name, LedgerKind.TOOL_ERROR, "failed", TOOL_FAILED))
+        return outcome
     except Exception as exc:  # R7: a failing tool is "no result"; the run goes on
         _spent(outcome, budget)
         logger.warning("tool %s raised on task %s", name, node.task_no, exc_info=True)
@@ -198,6 +217,30 @@ def tool_steps(
         kind, verdict = LedgerKind.CLARIFICATION, "asked"
     reason = "" if reply is None else "continued with the user's reply"
     outcome.ledger.append(entry(node, name, kind, verdict, reason))
+    return outcome
+
+
+def _unfilled(
+    deps: Dependencies,
+    state: GraphState,
+    node: TaskNode,
+    tool: AnyTool,
+    request: BaseModel,
+    missing: list[str],
+    outcome: Outcome,
+) -> Outcome:
+    """T13: ask for an unfilled required input (Q1) when the tool or domain says so, else decline.
+
+    Declining is no result (R1), with a ledger line naming the inputs.
+    """
+    if tool.ask_for_missing_inputs or deps.domain.ask_for_missing_inputs:
+        question, offered = input_question(tool, request, state["message"].user_lang)
+        outcome.result = ToolResult.clarification(tool.name, question, offered)
+        reason = MISSING_INPUTS_ASKED.format(names=", ".join(missing))
+        outcome.ledger.append(entry(node, tool.name, LedgerKind.CLARIFICATION, "asked", reason))
+        return outcome
+    reason = MISSING_INPUTS.format(names=", ".join(missing))
+    outcome.ledger.append(entry(node, tool.name, LedgerKind.TOOL_SKIPPED, "declined", reason))
     return outcome
 
 

@@ -30,6 +30,7 @@ from langchain_core.messages import (
     SystemMessage,
     convert_to_messages,
 )
+from langchain_core.prompt_values import PromptValue
 from langgraph.types import Command
 
 from toolweave.graph.context import Limits
@@ -41,8 +42,8 @@ EMPTY_QUESTION = "the message is empty"
 LAST_NOT_HUMAN = "the last message must be the user's (a human message), not {kind}"
 TOO_LONG = "the message is {length} characters long; the limit is {limit}"
 NOT_A_MAPPING = (
-    "the input must be a mapping such as {{'messages': [{{'role': 'user', 'content': '...'}}]}}, "
-    "not {kind}"
+    "the input must be a mapping such as {{'messages': [{{'role': 'user', 'content': '...'}}]}} "
+    "(or a text, a message, a list of messages, a PromptValue), not {kind}"
 )
 UNKNOWN_KEYS = "unknown input key(s) {keys}; the input takes {known}"
 NO_MESSAGES = "the input has no 'messages': send the user's message as the last one"
@@ -348,13 +349,30 @@ def check_command(command: Command[Any], limits: Limits) -> Command[Any]:
     return command
 
 
+def as_message_input(value: Any) -> Any:
+    """What an LCEL chain hands the graph, as a message input (a mapping is left as it is).
+
+    A ``PromptValue`` (``ChatPromptTemplate | graph``) gives its messages, a list
+    its items, a single message or a plain text itself: each becomes
+    ``{"messages": [...]}``, checked like any other input.
+    """
+    if isinstance(value, PromptValue):
+        return {"messages": value.to_messages()}
+    if isinstance(value, BaseMessage | str):
+        return {"messages": [value]}
+    if isinstance(value, list):
+        return {"messages": value}
+    return value
+
+
 def validate_input(value: Any, limits: Limits | None = None) -> Any:
     """Check a run input before anything is written; return it as it will be stored.
 
     Args:
         value: What would be passed to ``graph.invoke``: ``{"messages": [...],
-            "systems": [...], "user_data": {...}}``, ``Command(resume=...)``, or
-            ``None`` (continue an interrupted run, see :func:`resume_interrupted`).
+            "systems": [...], "user_data": {...}}`` (or what :func:`as_message_input`
+            turns into one), ``Command(resume=...)``, or ``None`` (continue an
+            interrupted run, see :func:`resume_interrupted`).
         limits: The graph's limits (the message size, X1); the defaults if omitted.
 
     Returns:
@@ -369,6 +387,7 @@ def validate_input(value: Any, limits: Limits | None = None) -> Any:
     limits = limits or Limits()
     if value is None:
         return None
+    value = as_message_input(value)
     if isinstance(value, Command):
         return check_command(value, limits)
     return parse_message_input(value, limits)

@@ -37,3 +37,12 @@ class InvalidToolResultError(ToolweaveError, TypeError):
     A bug in the tool, not a failure of its backend: it is raised out of the run
     (never treated as "no result" by R7), naming the tool and what was wrong.
     """
+
+
+class ToolFailedError(ToolweaveError, RuntimeError):
+    """A tool reported that it failed (an MCP error result, an adapter's error; T13).
+
+    Treated as no result (R7) like any raising tool, but logged in one line, without a
+    traceback unless the ``toolweave`` logger is set to ``DEBUG``: the failure is the
+    tool's report, not a bug to trace.
+    """

@@ -5,6 +5,12 @@ by single underscores (``department_info``, ``korhaz_search``, ``tool_0042``).
 Names are checked when a tool is registered, so a mistyped name fails at build
 time, naming the tool, instead of never matching at run time.
 
+Names from outside (function-calling catalogues, LangChain and MCP tools, AI
+tool ids) become tool names through one public helper, :func:`to_tool_name`;
+two different outside names that map to one tool name are a configuration
+error naming both (T14), while the same name registered again is T1's
+last-wins.
+
 A forced name (``required_tool_names``, F3) is either plain (``factorial``) or
 ``"<domain>.<name>"``: everything after the **last** dot is the tool's name and
 everything before it the domain, which must equal the tool's own ``domain``
@@ -15,7 +21,9 @@ nothing else (not a domain-less ``factorial``), and ``"a.b.factorial"`` the
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterable
 from typing import TypeGuard
 
 from toolweave.state.errors import ConfigurationError
@@ -25,7 +33,12 @@ TOOL_NAME_PATTERN = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
 
 INVALID_TOOL_NAME = (
     "{owner}: tool name {name!r} is not lower_snake_case (T1): use lowercase letters, "
-    "digits and single underscores, starting with a letter, e.g. 'opening_hours'"
+    "digits and single underscores, starting with a letter, e.g. 'opening_hours'{hint}"
+)
+MAPPED_HINT = "; toolweave.to_tool_name maps a name from outside: {name!r} -> {mapped!r}"
+NAME_CLASH = (
+    "{first!r} and {second!r} both map to the tool name {name!r} (T14): name one of them "
+    "otherwise (the adapters take name=...)"
 )
 
 
@@ -45,15 +58,22 @@ def check_tool_name(name: object, owner: str) -> str:
         ConfigurationError: ``name`` is missing, not a string, or not lower_snake_case.
     """
     if not is_tool_name(name):
-        raise ConfigurationError(INVALID_TOOL_NAME.format(owner=owner, name=name))
+        hint = ""
+        if isinstance(name, str):
+            with contextlib.suppress(ConfigurationError):  # no letter: nothing to suggest
+                hint = MAPPED_HINT.format(name=name, mapped=to_tool_name(name))
+        raise ConfigurationError(INVALID_TOOL_NAME.format(owner=owner, name=name, hint=hint))
     return name
 
 
 def to_tool_name(text: str) -> str:
-    """A tool name (T1) made from another kind of id, for adapted tools.
+    """The tool name (T1) of a name from outside: the one mapping every adapter uses (T14).
 
     ``example-tool`` → ``example_tool`` (an AI system tool's id), ``getWeather`` →
-    ``get_weather`` (a LangChain tool), ``search docs.v2`` → ``search_docs_v2``.
+    ``get_weather`` (a LangChain tool), ``math.factorial`` → ``math_factorial``,
+    ``Flights_4_SearchOnewayFlight`` → ``flights_4_search_oneway_flight`` (a
+    function-calling catalogue). Different names may map to one tool name: map a
+    whole catalogue with :func:`tool_names`, which refuses that.
 
     Raises:
         ConfigurationError: ``text`` has no letter to start a name with.
@@ -63,6 +83,38 @@ def to_tool_name(text: str) -> str:
     if not is_tool_name(name):
         raise ConfigurationError(f"cannot make a tool name of {text!r}: start it with a letter")
     return name
+
+
+def check_same_source(name: str, first: str, second: str) -> None:
+    """T14: two tools under one tool name must come from the same outside name (then T1).
+
+    Raises:
+        ConfigurationError: ``first`` and ``second`` differ, naming both.
+    """
+    if first != second:
+        raise ConfigurationError(NAME_CLASH.format(first=first, second=second, name=name))
+
+
+def tool_names(names: Iterable[str]) -> dict[str, str]:
+    """Each outside name of a catalogue → its tool name (:func:`to_tool_name`, T14).
+
+    Raises:
+        ConfigurationError: A name cannot be mapped, or different names map to one
+            tool name (the message names every such pair, so a catalogue is fixed
+            in one go).
+    """
+    mapped: dict[str, str] = {}
+    first_of: dict[str, str] = {}
+    clashes: list[str] = []
+    for outside in names:
+        name = to_tool_name(outside)
+        first = first_of.setdefault(name, outside)
+        if first != outside:
+            clashes.append(NAME_CLASH.format(first=first, second=outside, name=name))
+        mapped[outside] = name
+    if clashes:
+        raise ConfigurationError(f"{len(clashes)} name clash(es): " + "; ".join(clashes))
+    return mapped
 
 
 def split_qualified_name(name: str) -> tuple[str | None, str]:

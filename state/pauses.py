@@ -217,3 +217,47 @@ def pause_of(values: Mapping[str, Any]) -> Pause | None:
     """The pending pause of a state's values, if any."""
     pause = values.get("pause")
     return pause if isinstance(pause, Pause) else None  # every kind of the union
+
+
+CLARIFICATION_NEEDED = "The tool needs to know more: {question}"
+"""What the agent tool returns when the run asks a question (Q1)."""
+CHOICES_OFFERED = "\nReply with the number or the text of one of:\n{choices}"
+"""What follows the question when it offers choices (Q2: a number picks one)."""
+CLIENT_TOOLS_NEEDED = (
+    "The run waits for the user's client to run {names}; this client cannot run them."
+)
+"""What the command line and the agent tool say of a run paused on client tools (W3)."""
+
+
+def call_names(payload: Mapping[str, Any]) -> str:
+    """The names of a client-tool pause's calls, for a sentence."""
+    return ", ".join(str(call.get("name")) for call in payload.get("calls") or ()) or "tools"
+
+
+def agent_tool_text(payload: PausePayload) -> str:
+    """What the agent tool hands the agent's model when the toolweave run paused.
+
+    A question's choices come numbered, so the agent can pass on the user's pick
+    as its number or its text (Q2).
+    """
+    match payload["type"]:
+        case "clarification":
+            text = CLARIFICATION_NEEDED.format(question=payload["question"])
+            choices = payload.get("choices") or []
+            if choices:
+                numbered = "\n".join(f"{n}. {c}" for n, c in enumerate(choices, start=1))
+                text += CHOICES_OFFERED.format(choices=numbered)
+            return text
+        case "client_tool_calls":
+            return CLIENT_TOOLS_NEEDED.format(names=call_names(payload))
+        case unknown:
+            assert_never(unknown)
+
+
+def first_pause(values: Any) -> PausePayload | None:
+    """The first toolweave pause among interrupt values (or ``Interrupt`` objects)."""
+    for value in values or ():
+        value = getattr(value, "value", value)
+        if is_pause_payload(value):
+            return value
+    return None

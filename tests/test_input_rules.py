@@ -113,8 +113,8 @@ MALFORMED = {
     "mapping without role": {"messages": [{"nope": 1}]},
     "None message": {"messages": [None]},
     "unknown role": {"messages": [("martian", "hi")]},
-    "bare string input": "hi",
-    "list input": [("user", "hi")],
+    "bare number input": 42,
+    "tuple input": (("user", "hi"),),  # a list of messages is a message input (issue 18)
     "messages not a list": {"messages": "hi"},
     "messages empty": {"messages": []},
     "no messages": {"user_data": {"a": 1}},
@@ -269,7 +269,7 @@ def test_X5_ainvoke_and_astream_check_the_input_first(tools):
     async def scenario() -> str:
         await graph.ainvoke({"messages": [("user", QUESTION)]}, config)
         before = _memory_dump(saver)
-        for bad in (_message(" "), {"messages": [None]}, "hi"):
+        for bad in (_message(" "), {"messages": [None]}, 42):
             with pytest.raises(InvalidRequestError):
                 await graph.ainvoke(bad, config)
             with pytest.raises(InvalidRequestError):
@@ -355,7 +355,8 @@ BAD_INPUT = st.one_of(
     BAD_TEXT.map(lambda text: {"messages": [{"role": "user", "content": text}]}),
     st.lists(BAD_ITEM, min_size=1, max_size=3).map(lambda items: {"messages": items}),
     BAD_USER_DATA.map(lambda data: {"messages": [("user", REPLY)], "user_data": data}),
-    st.one_of(TEXT, st.integers(), st.lists(TEXT, max_size=2), st.binary(max_size=4)),
+    # a text or a list is a message input (issue 18): only bad ones are refused
+    st.one_of(BAD_TEXT, st.integers(), st.lists(BAD_TEXT, max_size=2), st.binary(max_size=4)),
     st.dictionaries(
         st.sampled_from(["question", "tasks", "answer", "ledger"]), TEXT, min_size=1
     ).map(lambda extra: {"messages": [("user", REPLY)], **extra}),

@@ -194,9 +194,9 @@ NEW_KIND = {
 }
 """A new kind added to the union in ``state/pauses.py`` and nowhere else."""
 CONSUMERS = {
-    "toolweave/state/pauses.py": 4,  # payload, the walk and the next message, thread status (2)
+    "toolweave/state/pauses.py": 5,  # payload, walk and next message, thread status (2), agent tool
     "toolweave/graph/pause.py": 3,  # check-resume, apply-resume (Command and message)
-    "toolweave/pauses.py": 5,  # CLI, toolweave eval, web page, agent tool, Python client
+    "toolweave/pauses.py": 4,  # CLI, toolweave eval, web page, Python client
 }
 
 

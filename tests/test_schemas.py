@@ -41,7 +41,8 @@ def test_py311_graph_publishes_its_output_json_schema():
 def test_py311_graph_works_as_a_langchain_tool():
     tool = _graph().as_tool(name="toolweave", description="Answer a hospital question")
     assert tool.name == "toolweave"
-    assert "messages" in tool.args
+    assert "question" in tool.args  # the agent tool (issue 18 item 2)
+    assert "messages" in _graph().get_input_jsonschema()["properties"]
 
 
 def test_py311_no_library_typeddict_comes_from_typing():

@@ -172,6 +172,16 @@ class ChatbotTool(Generic[RequestT]):
     """The routing question, starting with the tool's name; ``None``: only forced (T5)."""
     description: ClassVar[str] = ""
     """A sentence for people (``toolweave tools``) and for lexical routing offline."""
+    required_inputs: ClassVar[tuple[str, ...]] = ()
+    """Request fields the tool cannot run without (T13): while one is unfilled the graph
+    does not call a plain tool; it declines (R1, the ledger naming them) or asks for it
+    (Q1, ``ask_for_missing_inputs``). A clarifiable tool is called and handles the gap.
+    Adapted tools fill it from their schema (:mod:`toolweave.tools.required`)."""
+    ask_for_missing_inputs: ClassVar[bool] = False
+    """Ask the user for an unfilled required input instead of declining (T13, Q1);
+    ``Domain.ask_for_missing_inputs`` says so for every tool of a domain."""
+    source_name: ClassVar[str | None] = None
+    """The outside name an adapted tool came from (T14); ``None``: the tool's own ``name``."""
     system_prompt_supplement: ClassVar[str | None] = None
     """Appended to the final answer's system prompt when the tool ran (T8)."""
     returns_answer: ClassVar[bool] = False

@@ -35,6 +35,9 @@ class Domain:
     """Language assumed when normalization cannot tell (T10)."""
     description: str = ""
     """One line for people (``toolweave tools``, Studio)."""
+    ask_for_missing_inputs: bool = False
+    """Tools of this domain ask the user for an unfilled required input instead of
+    declining (T13, Q1; ``ChatbotTool.ask_for_missing_inputs`` says so per tool)."""
     deep_fallback: DeepFallbackFactory | None = None
     """Returns the deep-search coordinator for a prompt type, or ``None`` (D2)."""
     always_offered: frozenset[str] = field(default_factory=frozenset)

@@ -6,7 +6,12 @@ import logging
 from collections.abc import Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
-from toolweave.state.names import check_tool_name, qualified_name, split_qualified_name
+from toolweave.state.names import (
+    check_same_source,
+    check_tool_name,
+    qualified_name,
+    split_qualified_name,
+)
 from toolweave.tools.base import ChatbotTool
 
 logger = logging.getLogger(__name__)
@@ -45,6 +50,18 @@ class KeyedRegistry(Generic[EntryT]):
         return len(self._tools)
 
 
+def _source(tool: AnyTool) -> str:
+    """The name a tool came by: its outside name (T14), else its own."""
+    return getattr(tool, "source_name", None) or tool.name
+
+
+def _shown(tool: AnyTool) -> str:
+    """A tool for a log line: its class, and the outside name it was adapted from."""
+    outside = getattr(tool, "source_name", None)
+    source = "" if outside is None else f" (from {outside!r})"
+    return f"{type(tool).__qualname__}{source}"
+
+
 class ToolRegistry(KeyedRegistry[AnyTool]):
     """Tools by name; the last one registered under a name wins (T1).
 
@@ -64,16 +81,18 @@ class ToolRegistry(KeyedRegistry[AnyTool]):
         """Add ``tool``; a tool already under the same name is replaced with a warning (T1).
 
         Raises:
-            ConfigurationError: The tool's ``name`` is missing or not lower_snake_case.
+            ConfigurationError: The tool's ``name`` is missing or not lower_snake_case,
+                or the tool under that name came from another outside name (T14).
         """
         name = check_tool_name(getattr(tool, "name", None), type(tool).__qualname__)
         previous = self._tools.get(name)
         if previous is not None and previous is not tool:
+            check_same_source(name, _source(previous), _source(tool))
             logger.warning(
                 "tool %r: %s replaces %s (last loaded wins)",
                 name,
-                type(tool).__qualname__,
-                type(previous).__qualname__,
+                _shown(tool),
+                _shown(previous),
             )
         self._tools[name] = tool
         return tool

@@ -105,9 +105,14 @@ from toolweave.state.errors import (
     InvalidRequestError as InvalidRequestError,
     InvalidToolResultError as InvalidToolResultError,
     NothingPendingError as NothingPendingError,
+    ToolFailedError as ToolFailedError,
     ToolweaveError as ToolweaveError,
     UnknownDomainError as UnknownDomainError,
     UnknownThreadError as UnknownThreadError,
+)
+from toolweave.state.names import (
+    to_tool_name as to_tool_name,
+    tool_names as tool_names,
 )
 from toolweave.state.events import (
     EVENT_VERSION as EVENT_VERSION,

@@ -6,29 +6,35 @@ The command line, ``toolweave eval``, the web page, the agent tool
 :data:`~toolweave.state.pauses.PausePayload`. Each front end's handling is one
 function here that dispatches on the payload's ``"type"`` with ``match`` +
 ``assert_never``: a new kind in the union fails type-checking in every one of
-them until it is handled (docs: "Adding a pause kind").
+them until it is handled (docs: "Adding a pause kind"). The agent tool's text,
+:func:`agent_tool_text`, lives with the pause types (:mod:`toolweave.state.pauses`)
+because the graph's own ``as_tool()`` uses it; it is re-exported here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Literal, assert_never, get_args
+from typing import Literal, assert_never, get_args
 
-from toolweave.state.pauses import PauseKind, PausePayload, is_pause_payload
-
-CLARIFICATION_NEEDED = "The tool needs to know more: {question}"
-"""What the agent tool returns when the run asks a question (Q1)."""
-CLIENT_TOOLS_NEEDED = (
-    "The run waits for the user's client to run {names}; this client cannot run them."
+from toolweave.state.pauses import (
+    CLARIFICATION_NEEDED as CLARIFICATION_NEEDED,
 )
-"""What the command line and the agent tool say of a run paused on client tools (W3)."""
+from toolweave.state.pauses import (
+    CLIENT_TOOLS_NEEDED as CLIENT_TOOLS_NEEDED,
+)
+from toolweave.state.pauses import (
+    PauseKind,
+    PausePayload,
+    call_names,
+)
+from toolweave.state.pauses import (
+    agent_tool_text as agent_tool_text,
+)
+from toolweave.state.pauses import (
+    first_pause as first_pause,
+)
 
 PageHandling = Literal["question", "client_tools"]
 """How the web page answers a pause: it shows the question, or runs the client tools."""
-
-
-def _names(payload: Mapping[str, Any]) -> str:
-    return ", ".join(str(call.get("name")) for call in payload.get("calls") or ()) or "tools"
 
 
 def cli_prompt(payload: PausePayload) -> tuple[str, list[str]]:
@@ -40,18 +46,7 @@ def cli_prompt(payload: PausePayload) -> tuple[str, list[str]]:
         case "clarification":
             return payload["question"], list(payload["choices"])
         case "client_tool_calls":
-            return CLIENT_TOOLS_NEEDED.format(names=_names(payload)), []
-        case unknown:
-            assert_never(unknown)
-
-
-def agent_tool_text(payload: PausePayload) -> str:
-    """What the agent tool hands the agent's model when the toolweave run paused."""
-    match payload["type"]:
-        case "clarification":
-            return CLARIFICATION_NEEDED.format(question=payload["question"])
-        case "client_tool_calls":
-            return CLIENT_TOOLS_NEEDED.format(names=_names(payload))
+            return CLIENT_TOOLS_NEEDED.format(names=call_names(payload)), []
         case unknown:
             assert_never(unknown)
 
@@ -62,7 +57,7 @@ def eval_label(payload: PausePayload) -> str:
         case "clarification":
             return f"clarification: {payload['question']}"
         case "client_tool_calls":
-            return f"client_tool_calls: {_names(payload)}"
+            return f"client_tool_calls: {call_names(payload)}"
         case unknown:
             assert_never(unknown)
 
@@ -92,12 +87,3 @@ def page_handling(kind: PauseKind) -> PageHandling:
 def page_pauses() -> dict[str, PageHandling]:
     """Every pause kind and how the web page answers it."""
     return {kind: page_handling(kind) for kind in get_args(PauseKind)}
-
-
-def first_pause(values: Any) -> PausePayload | None:
-    """The first toolweave pause among interrupt values (or ``Interrupt`` objects)."""
-    for value in values or ():
-        value = getattr(value, "value", value)
-        if is_pause_payload(value):
-            return value
-    return None

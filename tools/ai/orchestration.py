@@ -54,6 +54,7 @@ def as_chatbot_tool(
     name = to_tool_name(definition.id)
     attributes: dict[str, Any] = {
         "name": name,
+        "source_name": definition.id,
         "domain": domain,
         "priority": priority,
         "request_model": request_model(definition),

@@ -7,6 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from toolweave.state.errors import ConfigurationError
+from toolweave.state.names import check_same_source, to_tool_name
 from toolweave.tools.ai.base import AiTool, AiToolDefinition, define_tool
 from toolweave.tools.registry import KeyedRegistry
 
@@ -33,12 +35,14 @@ class RegisteredAiTool:
 class AiToolRegistry(KeyedRegistry[RegisteredAiTool]):
     """AI system tools by id; ``define`` runs once, at registration (W1).
 
-    The last tool registered under an id wins, with a warning naming both (T1).
+    The last tool registered under an id wins, with a warning naming both (T1); an
+    id that maps to the tool name of another id is refused, naming both (T14).
     A registry is built once and shared; it holds no per-request data.
     """
 
     def __init__(self, tools: Iterable[AiTool] = ()) -> None:
         self._tools: dict[str, RegisteredAiTool] = {}
+        self._ids_by_name: dict[str, str] = {}
         for tool in tools:
             self.register(tool)
 
@@ -47,8 +51,10 @@ class AiToolRegistry(KeyedRegistry[RegisteredAiTool]):
 
         Raises:
             AiToolDefinitionError: The definition is incomplete or its schema is invalid.
+            ConfigurationError: Another id maps to the same tool name (T14), naming both.
         """
         entry = RegisteredAiTool(tool=tool, definition=define_tool(tool), source=source)
+        self._check_name(entry)
         previous = self._tools.get(entry.id)
         if previous is not None and previous.tool is not tool:
             logger.warning(
@@ -61,6 +67,14 @@ class AiToolRegistry(KeyedRegistry[RegisteredAiTool]):
             )
         self._tools[entry.id] = entry
         return entry
+
+    def _check_name(self, entry: RegisteredAiTool) -> None:
+        """T14: an id must not map to another id's tool name (``fill-form``, ``fill_form``)."""
+        try:
+            name = to_tool_name(entry.id)
+        except ConfigurationError:
+            return  # no tool name at all: as_chatbot_tool says so if it is ever asked for one
+        check_same_source(name, self._ids_by_name.setdefault(name, entry.id), entry.id)
 
     def component(self, cls: ToolClassT) -> ToolClassT:
         """Class decorator: register one instance of ``cls`` (the seed's ``@AiToolComponent``)."""

@@ -5,37 +5,52 @@
   description, request model from its args schema, its return value as context.
 - :func:`to_langchain_tool` goes the other way, so another agent can call a ChatbotTool.
 - :func:`as_agent_tool` wraps a compiled toolweave graph as one LangChain tool that an agent
-  (``langchain.agents.create_agent``, a ``ToolNode`` loop) calls with a question.
+  (``langchain.agents.create_agent``, a ``ToolNode`` loop) calls with a question
+  (:mod:`toolweave.graph.agent_tool`; ``graph.as_tool()`` gives the same tool).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import uuid
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, cast
+from collections.abc import Mapping, Sequence
+from typing import (
+    Annotated,
+    Any,
+    ClassVar,
+    cast,
+    get_origin,
+    get_type_hints,
+)
 
 from langchain_core.documents import Document
-from langchain_core.messages import HumanMessage
-from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
-from langchain_core.tools import BaseTool, StructuredTool
-from langgraph.config import get_stream_writer
-from pydantic import BaseModel, Field, create_model
+from langchain_core.runnables import Runnable, RunnableLambda
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from pydantic import BaseModel, Field, ValidationError, create_model
+from pydantic.fields import FieldInfo
 
-from toolweave.graph.langgraph_private import INTERRUPT
-from toolweave.pauses import CLARIFICATION_NEEDED, agent_tool_text, first_pause
-from toolweave.state.documents import UniqueTextDocument, as_sources
-from toolweave.state.errors import ConfigurationError
+from toolweave.graph.agent_tool import (
+    AgentQuestion as AgentQuestion,
+)
+from toolweave.graph.agent_tool import (
+    ThreadPolicy as ThreadPolicy,
+)
+from toolweave.graph.agent_tool import (
+    answer_with_sources as answer_with_sources,
+)
+from toolweave.graph.agent_tool import (
+    as_agent_tool as as_agent_tool,
+)
+from toolweave.state.documents import UniqueTextDocument
+from toolweave.state.errors import ConfigurationError, ToolFailedError
 from toolweave.state.names import to_tool_name
+from toolweave.state.pauses import CLARIFICATION_NEEDED
 from toolweave.state.results import ResultMode, ToolResult
 from toolweave.state.task import ROOT_TASK_NO, TaskInfo
 from toolweave.tools.base import ChatbotTool, EligibleSystem, ToolCallContext
 from toolweave.tools.consumers import ContextConsumerTool
 from toolweave.tools.json_schema import model_from_schema
-
-ThreadPolicy = Literal["fresh", "agent"]
-"""How :func:`as_agent_tool` picks the toolweave thread of a call."""
+from toolweave.tools.required import missing_inputs
 
 ROUTING_QUESTION = "{name}: true when the user asks for what this tool does: {description}"
 """Routing question of an adapted LangChain tool when none is given (T5)."""
@@ -44,27 +59,72 @@ NO_RESULT = "The tool found nothing for this request."
 """What :func:`to_langchain_tool` returns for a tool that answered "not mine" (R1)."""
 
 
+def _declared_fields(tool: BaseTool) -> dict[str, FieldInfo]:
+    """What the tool's author declared per argument, ``examples`` included.
+
+    LangChain's call schema keeps only types, descriptions and defaults; the
+    ``args_schema`` a tool was given, or the ``Annotated[..., Field(...)]`` hints of
+    an ``@tool`` function, still hold the examples the offline extraction reads.
+    """
+    declared: dict[str, FieldInfo] = {}
+    schema = tool.args_schema
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        declared.update(schema.model_fields)
+    function = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
+    try:
+        hints = {} if function is None else get_type_hints(function, include_extras=True)
+    except (NameError, TypeError):  # an annotation that does not resolve: keep the schema's
+        hints = {}
+    for arg, hint in hints.items():
+        if get_origin(hint) is Annotated:
+            info = FieldInfo.from_annotation(hint)
+            if info.examples or info.json_schema_extra:
+                declared[arg] = info
+    return declared
+
+
 def optional_request_model(
-    name: str, schema: type[BaseModel] | Mapping[str, Any]
+    name: str, schema: type[BaseModel] | Mapping[str, Any], tool: BaseTool | None = None
 ) -> type[BaseModel]:
     """A request model whose fields are the tool's arguments, each optional (T6).
 
     ``schema`` is a pydantic model (``@tool`` functions, ``StructuredTool``) or a JSON
     schema (MCP tools), which :func:`~toolweave.tools.json_schema.model_from_schema`
     maps as it does for AI tools: enums stay ``Literal``, ``anyOf`` a ``Union``,
-    arrays keep their item type, nested objects become nested models.
+    arrays keep their item type, nested objects become nested models. Each field
+    keeps its description and ``examples`` (from ``tool``'s declaration where the
+    call schema dropped them), which the offline extraction uses.
     """
     model_name = "".join(part.capitalize() for part in name.split("_")) + "Request"
     if isinstance(schema, Mapping):
         return model_from_schema(model_name, schema, partial=True)
-    fields: dict[str, Any] = {
-        field_name: (
+    declared = {} if tool is None else _declared_fields(tool)
+    fields: dict[str, Any] = {}
+    for field_name, info in schema.model_fields.items():
+        richer = declared.get(field_name, info)
+        extra = richer.json_schema_extra if isinstance(richer.json_schema_extra, dict) else None
+        fields[field_name] = (
             (Any if info.annotation is None else info.annotation) | None,
-            Field(default=None, alias=info.alias, description=info.description),
+            Field(
+                default=None,
+                alias=info.alias,
+                description=info.description or richer.description,
+                examples=richer.examples or info.examples,
+                json_schema_extra=extra,
+            ),
         )
-        for field_name, info in schema.model_fields.items()
-    }
     return create_model(model_name, **fields)
+
+
+def required_inputs(
+    schema: type[BaseModel] | Mapping[str, Any], model: type[BaseModel]
+) -> tuple[str, ...]:
+    """The fields of ``model`` the tool's own schema requires (T13), by field name."""
+    if isinstance(schema, Mapping):
+        required = schema.get("required")
+        wanted = set(required) if isinstance(required, list) else set()
+        return tuple(n for n, f in model.model_fields.items() if (f.alias or n) in wanted)
+    return tuple(n for n, f in schema.model_fields.items() if f.is_required())
 
 
 def documents_of(tool_name: str, value: Any) -> list[UniqueTextDocument]:
@@ -110,31 +170,54 @@ def is_async_only(tool: BaseTool) -> bool:
 class LangChainChatbotTool(ChatbotTool[BaseModel]):
     """Base of the classes :func:`from_langchain_tool` makes; runs the wrapped tool."""
 
-    wrapped: BaseTool
-    """The LangChain tool this one calls (a shared singleton, like the ChatbotTool, T11)."""
+    wrapped: ClassVar[BaseTool]
+    """The LangChain tool this one calls (a copy whose errors raise, shared like the tool, T11)."""
 
     def _arguments(self, request: BaseModel) -> dict[str, Any]:
         return request.model_dump(exclude_none=True, by_alias=True)
 
-    def execute(self, request: BaseModel, ctx: ToolCallContext) -> ToolResult | None:
-        """Call the LangChain tool; its value becomes context (R2); it raising is R7.
+    def _failed(self, exc: Exception) -> ToolFailedError:
+        """T13: an error the tool reports (``ToolException``, its arguments refused) is R7."""
+        return ToolFailedError(f"{self.wrapped.name}: {type(exc).__name__}: {exc}"[:500])
 
+    def _run(self, request: BaseModel) -> ToolResult | None:
+        arguments = self._arguments(request)
+        try:
+            if is_async_only(self.wrapped):  # MCP tools, async @tool: a private event loop
+                value = asyncio.run(self.wrapped.ainvoke(arguments))
+            else:
+                value = self.wrapped.invoke(arguments)
+        except (ToolException, ValidationError) as exc:
+            raise self._failed(exc) from exc
+        return ToolResult.as_context(self.name, documents_of(self.name, value))
+
+    async def _arun(self, request: BaseModel) -> ToolResult | None:
+        try:
+            value = await self.wrapped.ainvoke(self._arguments(request))
+        except (ToolException, ValidationError) as exc:
+            raise self._failed(exc) from exc
+        return ToolResult.as_context(self.name, documents_of(self.name, value))
+
+    def execute(self, request: BaseModel, ctx: ToolCallContext) -> ToolResult | None:
+        """Call the LangChain tool; its value becomes context (R2); a failure is R7.
+
+        The graph calls it only with every required input filled (T13); called
+        without one, it declines (R1). A reported failure (a ``ToolException``,
+        e.g. an MCP error result) raises :class:`ToolFailedError`.
         An async-only tool (an MCP tool, an ``@tool`` coroutine) runs on a private
         event loop here: the sync path is for scripts; servers use ``ainvoke``.
         """
+        if missing_inputs(self, request):
+            return None
         ctx.progress("CALLING")
-        arguments = self._arguments(request)
-        if is_async_only(self.wrapped):
-            value = asyncio.run(self.wrapped.ainvoke(arguments))
-        else:
-            value = self.wrapped.invoke(arguments)
-        return ToolResult.as_context(self.name, documents_of(self.name, value))
+        return self._run(request)
 
     async def aexecute(self, request: BaseModel, ctx: ToolCallContext) -> ToolResult | None:
         """Async :meth:`execute` over the LangChain tool's ``ainvoke``."""
+        if missing_inputs(self, request):
+            return None
         ctx.progress("CALLING")
-        value = await self.wrapped.ainvoke(self._arguments(request))
-        return ToolResult.as_context(self.name, documents_of(self.name, value))
+        return await self._arun(request)
 
 
 def from_langchain_tool(
@@ -146,23 +229,31 @@ def from_langchain_tool(
     routing_question: str | None = None,
     instruction: str = "",
     priority: int = 100,
+    ask_for_missing_inputs: bool = False,
 ) -> ChatbotTool[BaseModel]:
     """A ChatbotTool that runs a LangChain tool.
 
     Args:
         tool: A ``BaseTool``, e.g. a function decorated with ``@tool`` or a tool of an
             MCP server loaded by langchain-mcp-adapters.
-        name: The toolweave name; defaults to the tool's name in lower_snake_case (T1).
+        name: The toolweave name; defaults to :func:`~toolweave.to_tool_name` of the
+            tool's name (T1, T14).
         domain: Where it may run (T2); ``None``: every domain.
         eligible_system: The system filter (T3).
         routing_question: Overrides the routing question built from the description (T5).
         instruction: Field-filling instruction for extraction (T7).
         priority: Execution order on a task (A6).
+        ask_for_missing_inputs: While an argument the tool requires is unfilled
+            (T13), ask the user for it (Q1), offering its ``Literal`` or enum values,
+            else its examples, as choices; by default (or unless the domain says
+            so) the tool declines: no result (R1), the ledger naming the inputs.
 
     Returns:
         A ChatbotTool whose request model has the tool's arguments, each optional (T6),
-        and whose result is the tool's return value as context (R2). The gates
-        (domain, system filter, ``is_eligible``) apply as for any tool.
+        with their descriptions and examples, and whose result is the tool's return
+        value as context (R2). The tool is called only when every argument it requires
+        is filled; an error it reports (a ``ToolException``, an MCP error result) is a
+        failure (R7), never context. The gates apply as for any tool.
     """
     tool_name = name or to_tool_name(tool.name)
     description = (tool.description or tool.name).strip()
@@ -171,17 +262,24 @@ def from_langchain_tool(
         raise ConfigurationError(
             f"tool {tool.name!r}: pydantic v1 argument schemas are not supported"
         )
+    request_model = optional_request_model(tool_name, schema, tool)
     attributes: dict[str, Any] = {
         "name": tool_name,
+        "source_name": None if name else tool.name,  # T14: a name given is the tool's own
         "domain": domain,
         "eligible_system": eligible_system,
         "priority": priority,
-        "request_model": optional_request_model(tool_name, schema),
+        "request_model": request_model,
+        "required_inputs": required_inputs(schema, request_model),
+        "ask_for_missing_inputs": ask_for_missing_inputs,
         "instruction": instruction,
         "executable_instruction": routing_question
         or ROUTING_QUESTION.format(name=tool_name, description=description),
         "description": description,
-        "wrapped": tool,
+        # our copy reports errors by raising, never as content (T13: MCP error results)
+        "wrapped": tool.model_copy(
+            update={"handle_tool_error": False, "handle_validation_error": False}
+        ),
     }
     cls = type(f"LangChainTool_{tool_name}", (LangChainChatbotTool,), attributes)
     return cast(ChatbotTool[BaseModel], cls())
@@ -236,121 +334,6 @@ def to_langchain_tool(
     )
 
 
-_MODES: list[str] = ["custom", "values"]
-"""What :func:`as_agent_tool` streams from the inner run: progress to forward, the state."""
-
-
-def _parent_writer() -> Callable[[Any], None]:
-    """The stream writer of the agent run calling the tool, or a no-op outside one (P3)."""
-    try:
-        return get_stream_writer()
-    except (RuntimeError, KeyError):  # not inside a LangGraph run
-        return lambda _chunk: None
-
-
-class AgentQuestion(BaseModel):
-    """The argument of :func:`as_agent_tool`'s tool."""
-
-    question: str = Field(description="The user's question, as a standalone sentence.")
-
-
-def answer_with_sources(state: Mapping[str, Any]) -> str:
-    """The answer text followed by its sources (document and pages, R9), as an agent reads it."""
-    answer = str(state.get("answer") or "")
-    pause = first_pause(state.get(INTERRUPT))
-    if pause is not None:  # the run paused: what it waits for, per kind (Q7)
-        return agent_tool_text(pause)
-    sources = [
-        source.name + (f", p. {', '.join(map(str, source.pages))}" if source.pages else "")
-        for source in as_sources(state.get("sources"))
-    ]
-    if not sources:
-        return answer
-    return answer + "\n\nSources:\n" + "\n".join(f"- {s}" for s in sources)
-
-
-def as_agent_tool(
-    graph: Runnable[Any, Any],
-    *,
-    name: str = "ask_toolweave",
-    description: str = "Answers the user's question from the application's documents and tools.",
-    thread: ThreadPolicy = "fresh",
-) -> BaseTool:
-    """The compiled toolweave graph as one LangChain tool of an agent.
-
-    Args:
-        graph: A compiled toolweave graph (``build_graph(...)``).
-        name: The tool's name as the agent's model sees it.
-        description: When the agent should call it.
-        thread: ``"fresh"``: every call is a new toolweave conversation (needs no
-            checkpointer). ``"agent"``: calls on one agent thread share one toolweave
-            thread (``"<agent thread id>:<name>"``), so follow-ups and clarification
-            replies continue it; the graph must have its own checkpointer.
-
-    Returns:
-        A tool that takes ``question`` and returns the answer with its sources; the
-        answer's sources (R9) are the tool message's artifact. Its progress events and
-        answer tokens reach the agent's stream (``stream_mode=["custom", "messages"]``
-        with ``subgraphs=True``), and the agent's ``tool_call_id`` is handled by
-        LangChain's tool machinery.
-    """
-    if thread == "agent" and getattr(graph, "checkpointer", None) is None:
-        raise ConfigurationError(
-            'as_agent_tool(thread="agent") needs a graph compiled with a checkpointer'
-        )
-
-    def inputs(question: str, config: RunnableConfig) -> tuple[Any, RunnableConfig]:
-        """The inner run's input and config (its thread by ``thread``)."""
-        configurable = config.get("configurable") or {}
-        if thread == "agent":
-            parent = configurable.get("thread_id")
-            if parent is None:
-                raise ConfigurationError(
-                    'as_agent_tool(thread="agent") needs the agent to run with a thread_id'
-                )
-            thread_id = f"{parent}:{name}"
-        else:
-            thread_id = uuid.uuid4().hex
-        return {"messages": [HumanMessage(content=question)]}, {
-            "callbacks": config.get("callbacks"),
-            "configurable": {"thread_id": thread_id},
-            "tags": [*config.get("tags", []), "toolweave"],
-        }
-
-    def result(state: Mapping[str, Any]) -> tuple[str, list[dict[str, Any]]]:
-        sources = [s.model_dump(mode="json") for s in as_sources(state.get("sources"))]
-        return answer_with_sources(state), sources
-
-    def ask(question: str, config: RunnableConfig) -> tuple[str, list[dict[str, Any]]]:
-        forward = _parent_writer()
-        state: Mapping[str, Any] = {}
-        for mode, chunk in graph.stream(*inputs(question, config), stream_mode=_MODES):
-            if mode == "custom":
-                forward(chunk)
-            else:
-                state = chunk
-        return result(state)
-
-    async def aask(question: str, config: RunnableConfig) -> tuple[str, list[dict[str, Any]]]:
-        forward = _parent_writer()
-        state: Mapping[str, Any] = {}
-        async for mode, chunk in graph.astream(*inputs(question, config), stream_mode=_MODES):
-            if mode == "custom":
-                forward(chunk)
-            else:
-                state = chunk
-        return result(state)
-
-    return StructuredTool.from_function(
-        func=ask,
-        coroutine=aask,
-        name=name,
-        description=description,
-        args_schema=AgentQuestion,
-        response_format="content_and_artifact",
-    )
-
-
 def with_values_stream(graph: Runnable[Any, Any]) -> Runnable[Any, Any]:
     """The graph streaming whole states (``stream_mode="values"``) instead of node updates.
 
@@ -367,8 +350,5 @@ def with_values_stream(graph: Runnable[Any, Any]) -> Runnable[Any, Any]:
 
 def answer_chain(graph: Runnable[Any, Any]) -> Runnable[str, str]:
     """``question → answer text`` over the graph, streamable through ``astream_events``."""
-    to_input: Runnable[str, dict[str, Any]] = RunnableLambda(
-        lambda question: {"messages": [HumanMessage(content=question)]}
-    )
     to_answer: Runnable[Any, str] = RunnableLambda(lambda state: str(state.get("answer") or ""))
-    return cast(Runnable[str, str], to_input | with_values_stream(graph) | to_answer)
+    return cast(Runnable[str, str], with_values_stream(graph) | to_answer)

@@ -33,6 +33,8 @@ class McpToolOptions(TypedDict, total=False):
     """Name each tool ``<server>_<tool>`` to keep servers apart (T1); default ``False``."""
     priority: int
     """Execution order on a task (A6); default 100."""
+    ask_for_missing_inputs: bool
+    """Ask the user for an unfilled required argument instead of declining (T13, Q1)."""
 
 
 async def aload_mcp_tools(
@@ -44,12 +46,14 @@ async def aload_mcp_tools(
         connections: Server name → connection, as langchain-mcp-adapters takes it:
             ``{"transport": "stdio", "command": "python", "args": ["server.py"]}`` or
             ``{"transport": "streamable_http", "url": "http://127.0.0.1:8000/mcp"}``.
-        **options: ``domain``, ``eligible_system``, ``prefix_server_name``, ``priority``
-            (see :class:`McpToolOptions`).
+        **options: ``domain``, ``eligible_system``, ``prefix_server_name``, ``priority``,
+            ``ask_for_missing_inputs`` (see :class:`McpToolOptions`).
 
     Returns:
         One ChatbotTool per MCP tool, in the servers' order. Each call opens its own
         MCP session, so the tools are safe to share between concurrent runs (T11).
+        A tool is called only with its required arguments filled, and an MCP error
+        result is a failure (R7), never context (T13).
     """
     try:
         from langchain_mcp_adapters.client import MultiServerMCPClient
@@ -66,6 +70,7 @@ async def aload_mcp_tools(
             domain=options.get("domain"),
             eligible_system=options.get("eligible_system"),
             priority=options.get("priority", 100),
+            ask_for_missing_inputs=options.get("ask_for_missing_inputs", False),
         )
         for tool in tools
     ]

@@ -1,0 +1,160 @@
+"""The compiled graph as one LangChain tool of an agent (issue 12; issue 18 item 2).
+
+:func:`as_agent_tool` wraps a compiled toolweave graph as a tool that an agent
+(``langchain.agents.create_agent``, a ``ToolNode`` loop) calls with a question;
+``graph.as_tool()`` returns the same tool (:class:`~toolweave.graph.compiled.ToolweaveGraph`).
+It answers with the answer and its sources; a paused run's question comes with its
+choices numbered (:func:`~toolweave.state.pauses.agent_tool_text`), and with
+``thread="agent"`` the agent's next call, the user's pick by number or by text,
+continues the paused run (Q2).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+from langchain_core.messages import HumanMessage
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.config import get_stream_writer
+from pydantic import BaseModel, Field
+
+from toolweave.graph.langgraph_private import INTERRUPT
+from toolweave.state.documents import as_sources
+from toolweave.state.errors import ConfigurationError
+from toolweave.state.pauses import agent_tool_text, first_pause
+
+ThreadPolicy = Literal["fresh", "agent"]
+"""How :func:`as_agent_tool` picks the toolweave thread of a call."""
+
+ASK_AGAIN = "\nCall the tool again with the whole question, the chosen answer included."
+"""What a ``thread="fresh"`` tool adds to a question: its next call is a new conversation."""
+AGENT_TOOL_NAME = "ask_toolweave"
+"""The agent tool's default name."""
+AGENT_TOOL_DESCRIPTION = "Answers the user's question from the application's documents and tools."
+"""The agent tool's default description (when the agent's model should call it)."""
+
+_MODES: list[str] = ["custom", "values"]
+"""What :func:`as_agent_tool` streams from the inner run: progress to forward, the state."""
+
+
+def _parent_writer() -> Callable[[Any], None]:
+    """The stream writer of the agent run calling the tool, or a no-op outside one (P3)."""
+    try:
+        return get_stream_writer()
+    except (RuntimeError, KeyError):  # not inside a LangGraph run
+        return lambda _chunk: None
+
+
+class AgentQuestion(BaseModel):
+    """The argument of :func:`as_agent_tool`'s tool."""
+
+    question: str = Field(description="The user's question, as a standalone sentence.")
+
+
+def source_lines(state: Mapping[str, Any]) -> list[str]:
+    """The answer's sources, one line each (document, pages), from the state's ``sources`` (R9)."""
+    return [
+        source.name + (f", p. {', '.join(map(str, source.pages))}" if source.pages else "")
+        for source in as_sources(state.get("sources"))
+    ]
+
+
+def answer_with_sources(state: Mapping[str, Any]) -> str:
+    """The answer text followed by its sources (document and page), as an agent reads it."""
+    answer = str(state.get("answer") or "")
+    pause = first_pause(state.get(INTERRUPT))
+    if pause is not None:  # the run paused: what it waits for, per kind (Q7)
+        return agent_tool_text(pause)
+    sources = source_lines(state)
+    if not sources:
+        return answer
+    return answer + "\n\nSources:\n" + "\n".join(f"- {s}" for s in sources)
+
+
+def as_agent_tool(
+    graph: Runnable[Any, Any],
+    *,
+    name: str = AGENT_TOOL_NAME,
+    description: str = AGENT_TOOL_DESCRIPTION,
+    thread: ThreadPolicy = "fresh",
+) -> BaseTool:
+    """The compiled toolweave graph as one LangChain tool of an agent.
+
+    Args:
+        graph: A compiled toolweave graph (``build_graph(...)``).
+        name: The tool's name as the agent's model sees it.
+        description: When the agent should call it.
+        thread: ``"fresh"``: every call is a new toolweave conversation (needs no
+            checkpointer). ``"agent"``: calls on one agent thread share one toolweave
+            thread (``"<agent thread id>:<name>"``), so follow-ups and clarification
+            replies continue it; the graph must have its own checkpointer.
+
+    Returns:
+        A tool that takes ``question`` and returns the answer with its sources; the
+        answer's sources (R9) are the tool message's artifact. Its progress events and
+        answer tokens reach the agent's stream (``stream_mode=["custom", "messages"]``
+        with ``subgraphs=True``), and the agent's ``tool_call_id`` is handled by
+        LangChain's tool machinery.
+    """
+    if thread == "agent" and getattr(graph, "checkpointer", None) is None:
+        raise ConfigurationError(
+            'as_agent_tool(thread="agent") needs a graph compiled with a checkpointer'
+        )
+
+    def inputs(question: str, config: RunnableConfig) -> tuple[Any, RunnableConfig]:
+        """The inner run's input and config (its thread by ``thread``)."""
+        configurable = config.get("configurable") or {}
+        if thread == "agent":
+            parent = configurable.get("thread_id")
+            if parent is None:
+                raise ConfigurationError(
+                    'as_agent_tool(thread="agent") needs the agent to run with a thread_id'
+                )
+            thread_id = f"{parent}:{name}"
+        else:
+            thread_id = uuid.uuid4().hex
+        return {"messages": [HumanMessage(content=question)]}, {
+            "callbacks": config.get("callbacks"),
+            "configurable": {"thread_id": thread_id},
+            "tags": [*config.get("tags", []), "toolweave"],
+        }
+
+    def result(state: Mapping[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+        sources = [s.model_dump(mode="json") for s in as_sources(state.get("sources"))]
+        text = answer_with_sources(state)
+        pause = first_pause(state.get(INTERRUPT))
+        if thread == "fresh" and pause is not None and pause["type"] == "clarification":
+            text += ASK_AGAIN  # a fresh call cannot continue this run: the whole question
+        return text, sources
+
+    def ask(question: str, config: RunnableConfig) -> tuple[str, list[dict[str, Any]]]:
+        forward = _parent_writer()
+        state: Mapping[str, Any] = {}
+        for mode, chunk in graph.stream(*inputs(question, config), stream_mode=_MODES):
+            if mode == "custom":
+                forward(chunk)
+            else:
+                state = chunk
+        return result(state)
+
+    async def aask(question: str, config: RunnableConfig) -> tuple[str, list[dict[str, Any]]]:
+        forward = _parent_writer()
+        state: Mapping[str, Any] = {}
+        async for mode, chunk in graph.astream(*inputs(question, config), stream_mode=_MODES):
+            if mode == "custom":
+                forward(chunk)
+            else:
+                state = chunk
+        return result(state)
+
+    return StructuredTool.from_function(
+        func=ask,
+        coroutine=aask,
+        name=name,
+        description=description,
+        args_schema=AgentQuestion,
+        response_format="content_and_artifact",
+    )

@@ -1,0 +1,82 @@
+"""Required inputs (T13): a tool runs only with them filled; otherwise it declines or asks.
+
+A tool lists the request fields it cannot run without in ``required_inputs``
+(adapted tools fill it from their schema). The graph checks them after
+extraction: while one is unfilled a plain tool is not called (no result, R1, the
+ledger naming the inputs), or, when the tool or the domain sets
+``ask_for_missing_inputs``, the user is asked for the first one (Q1) with its
+``Literal``/enum values or its examples as choices, and the reply fills it (Q2).
+A clarifiable tool is called as it is and handles the gap itself.
+"""
+
+from __future__ import annotations
+
+import enum
+import types
+from typing import Any, Literal, Union, get_args, get_origin
+
+from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
+
+from toolweave.tools.base import ChatbotTool
+
+ASK_FOR_INPUT = {"en": "Which {field}?", "hu": "Kérem, adja meg: {field}."}
+"""The question for the first unfilled required input (Q1), by language."""
+
+
+def _unfilled(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def _missing(tool: ChatbotTool[Any], request: BaseModel) -> list[tuple[str, FieldInfo]]:
+    fields = type(request).model_fields
+    return [
+        (name, fields[name])
+        for name in tool.required_inputs
+        if name in fields and _unfilled(getattr(request, name))
+    ]
+
+
+def missing_inputs(tool: ChatbotTool[Any], request: BaseModel) -> list[str]:
+    """The tool's required inputs ``request`` leaves unfilled, as the schema names them."""
+    return [info.alias or name for name, info in _missing(tool, request)]
+
+
+def choices(info: FieldInfo) -> list[str]:
+    """Values to offer for a field: its ``Literal``/enum members, else its examples."""
+    annotation = info.annotation
+    if get_origin(annotation) in (Union, types.UnionType):
+        annotation = next((a for a in get_args(annotation) if a is not type(None)), annotation)
+    if get_origin(annotation) is Literal:
+        return [str(a) for a in get_args(annotation)]
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return [str(member.value) for member in annotation]
+    return [str(example) for example in info.examples or ()]
+
+
+def input_question(
+    tool: ChatbotTool[Any], request: BaseModel, user_lang: str
+) -> tuple[str, list[str]]:
+    """The question for the first unfilled required input, and its choices (Q1)."""
+    name, info = _missing(tool, request)[0]
+    template = ASK_FOR_INPUT.get(user_lang, ASK_FOR_INPUT["en"])
+    return template.format(field=(info.alias or name).replace("_", " ")), choices(info)
+
+
+def with_reply(tool: ChatbotTool[Any], request: BaseModel, reply: str) -> BaseModel:
+    """``request`` with the user's reply as its first unfilled required input (Q2).
+
+    A reply that matches a choice but for its case takes the choice's spelling; one
+    the field does not take leaves the request as it was (the question is asked
+    again, within the clarification round limit).
+    """
+    missing = _missing(tool, request)
+    if not missing:
+        return request
+    name, info = missing[0]
+    value = next((c for c in choices(info) if c.casefold() == reply.casefold()), reply)
+    data = request.model_dump(exclude_none=True, by_alias=True)
+    try:
+        return type(request).model_validate({**data, info.alias or name: value})
+    except ValidationError:
+        return request

@@ -8,8 +8,10 @@ numeric fields, ISO dates and weekday names for fields named like a day or date;
 appears; a ``str`` field with ``json_schema_extra={"after_cues": [...]}`` takes the
 words written after a cue word (a name after a title: capitalised words when the
 writer capitalises, else up to ``max_words``). A plain ``str`` field that is the
-user's text (the request's only field, as the seed's ``exampleParam``, or one with
-``json_schema_extra={"user_text": True}``) takes the whole text. Everything else is
+user's text (one with ``json_schema_extra={"user_text": True}``, or the request's only
+field when its name or description says it is free text, as the seed's
+``exampleParam``) takes the whole text; a plain field named for a thing
+(``department: str``) is left unfilled, so the tool declines or asks (T13). Everything else is
 left to the field's default. ``cues``, ``after_cues`` and ``max_words`` are hints for this
 extraction only: the schema a model sees leaves them out.
 """
@@ -35,6 +37,8 @@ _DAY_NAMES = ("day", "date", "nap", "datum", "dátum", "weekday", "when")
 _TOKEN = re.compile(r"[\w'’-]+|[^\w\s]")
 OFFLINE_HINTS = ("cues", "after_cues", "max_words", "user_text")
 """``json_schema_extra`` keys read by this extraction only; left out of a model's schema."""
+_FREE_TEXT_NAMES = ("text", "query", "question", "message", "prompt", "input", "param")
+"""Words in a field's name or description that say it takes the user's text as written."""
 _AFTER_CUE_WORDS = 3
 """Words an ``after_cues`` field takes when the writer does not capitalise."""
 
@@ -181,7 +185,9 @@ def _field_value(
         value = _day_value(core, text, text_words)
         return [value] if is_list and value is not None else value
     plain = core is str and not is_list and not _choices(core, info) and not cues
-    if plain and (only or _extra(info).get("user_text") is True):
+    said = fold(f"{name} {info.description or ''}")
+    free_text = only and any(part in said for part in _FREE_TEXT_NAMES)
+    if plain and (free_text or _extra(info).get("user_text") is True):
         return text.strip() or None  # a free-text field that is the user's text
     return None
 

@@ -31,7 +31,14 @@ from toolweave.llm.errors import (
     LlmUnavailableError,
     RunDeadlineError,
 )
-from toolweave.llm.failures import Failure, classify, describe, retry_after, status_code
+from toolweave.llm.failures import (
+    Failure,
+    classify,
+    describe,
+    retry_after,
+    status_code,
+    unreadable_reply,
+)
 from toolweave.tools.effects import Call, Steps, perform, sleep
 
 logger = logging.getLogger(__name__)
@@ -134,7 +141,8 @@ def retrying(
             if accept is not None:
                 accept(result)
             return result
-        except Exception as exc:
+        except Exception as raised:
+            exc: Exception = unreadable_reply(raised) or raised
             kind = classify(exc)
             if kind is Failure.OTHER:
                 raise

@@ -457,10 +457,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.verbose:
             raise
         print(
-            redact(f"{PROG}: error: {type(exc).__name__}: {exc} (run with -v for details)"),
-            file=sys.stderr,
+            redact(f"{PROG}: error: {_unexpected(exc)} (run with -v for details)"), file=sys.stderr
         )
         return EXIT_FAILED
+
+
+def _unexpected(exc: BaseException) -> str:
+    """One line about an error toolweave did not expect; never an empty ``AssertionError:``."""
+    text = " ".join(str(exc).split())
+    if text:
+        return f"{type(exc).__name__}: {text}"
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    where = "" if tb is None else f" in {tb.tb_frame.f_globals.get('__name__', '?')}"
+    return f"unexpected {type(exc).__name__}{where}, a bug: please report it"
 
 
 def _pipe_closed() -> int:

@@ -138,9 +138,13 @@ def _source_lines(values: dict[str, Any]) -> list[str]:
 
 
 def _load(args: argparse.Namespace) -> Any:
+    """The domain and its tools; a ``--system`` no tool names is a usage error (exit 2)."""
     from toolweave.domains import load_domain
+    from toolweave.tools.eligibility import check_systems
 
-    return load_domain(args.domain, data_dir=args.data_dir, database_url=args.database_url)
+    bundle = load_domain(args.domain, data_dir=args.data_dir, database_url=args.database_url)
+    check_systems(getattr(args, "system", ()), bundle[1])
+    return bundle
 
 
 NO_MESSAGE = "give a message (or --thread ID of a thread whose run stopped mid-way)"
@@ -444,6 +448,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         with _logging_to_stderr(args.verbose):
+            if getattr(args, "database_url", None):  # every command: a database that is down
+                from toolweave.persistence import require_reachable
+
+                require_reachable(args.database_url)
             return COMMANDS[args.command](args, sys.stdout)
     except BrokenPipeError:
         return _pipe_closed()

@@ -27,7 +27,6 @@ from toolweave.state.secrets import secrets_of
 from toolweave.tools.domain import Domain
 from toolweave.tools.registry import AnyTool, ToolRegistry
 
-
 UNKNOWN_DOMAIN_TOOL = (
     "domain {domain!r}: {field} names {name!r}, which is no registered tool; registered: {known}"
 )

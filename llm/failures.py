@@ -46,6 +46,7 @@ _READING_ERRORS = (TypeError, ValueError, KeyError, AttributeError, AssertionErr
 ERROR_BODY = (
     "the endpoint answered HTTP 200 with an error body instead of a chat completion: {detail}"
 )
+EMPTY_STREAM_DETAIL = "a stream without a single chunk: an error body, or no event stream at all"
 NOT_A_COMPLETION = (
     "the endpoint's HTTP 200 reply is not a chat completion ({detail}); check that the base "
     "URL is an OpenAI-compatible .../v1 endpoint and the model name is one it serves"
@@ -89,6 +90,10 @@ def unreadable_reply(exc: BaseException) -> LlmBrokenReplyError | None:
     object is not iterable``, an empty ``AssertionError`` in the stream reader):
     such an error raised by the client's own code says what the endpoint did.
     """
+    if isinstance(exc, ValueError) and str(exc).startswith(_EMPTY_STREAM):
+        error = LlmBrokenReplyError(NOT_A_COMPLETION.format(detail=EMPTY_STREAM_DETAIL))
+        error.__cause__ = exc
+        return error
     if not isinstance(exc, _READING_ERRORS) or not _raised_in(exc).startswith(_CLIENT_MODULES):
         return None
     body = exc.args[0] if len(exc.args) == 1 else None

@@ -33,20 +33,20 @@ UNKNOWN_DOMAIN_TOOL = (
 
 
 def check_domain_tools(domain: Domain, registry: ToolRegistry) -> None:
-    """Every tool the domain names (its default retrieval, the always offered) is registered.
+    """The domain's default retrieval tool is a registered tool.
 
     Raises:
-        ConfigurationError: A name is no registered tool (a typo would otherwise switch
-            the retrieval off, or offer nothing, without a word); the message lists them.
+        ConfigurationError: It is not (a typo would switch the retrieval off without
+            a word); the message lists the registered tools.
     """
-    named = [("default_retrieval_tool", domain.default_retrieval_tool)]
-    named += [("always_offered", name) for name in sorted(domain.always_offered)]
-    for field, name in named:
-        if name is not None and registry.get(name) is None:
-            known = ", ".join(tool.name for tool in registry) or "none"
-            raise ConfigurationError(
-                UNKNOWN_DOMAIN_TOOL.format(domain=domain.name, field=field, name=name, known=known)
+    name = domain.default_retrieval_tool
+    if name is not None and registry.get(name) is None:
+        known = ", ".join(tool.name for tool in registry) or "none"
+        raise ConfigurationError(
+            UNKNOWN_DOMAIN_TOOL.format(
+                domain=domain.name, field="default_retrieval_tool", name=name, known=known
             )
+        )
 
 
 def create_state_graph(

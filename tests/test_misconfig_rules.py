@@ -66,14 +66,12 @@ def test_T3_the_cli_refuses_a_mistyped_system_in_ask_and_chat(capsys, tmp_path):
         assert captured.err.startswith("toolweave: error: unknown system 'wbe'")
 
 
-@pytest.mark.parametrize("field", ["default_retrieval_tool", "always_offered"])
-def test_T1_a_domain_naming_an_unregistered_tool_is_a_configuration_error(field):
-    value: Any = "serch" if field == "default_retrieval_tool" else frozenset({"serch"})
-    domain = Domain(name="d", **{field: value})
+def test_T1_a_domain_naming_an_unregistered_retrieval_tool_is_a_configuration_error():
+    domain = Domain(name="d", default_retrieval_tool="serch")
     with pytest.raises(ConfigurationError) as caught:
         build_graph(domain, [make_tool("search"), make_tool("hours")], assistant=OfflineAssistant())
     message = str(caught.value)
-    assert f"{field} names 'serch'" in message
+    assert "default_retrieval_tool names 'serch'" in message
     assert message.endswith("registered: search, hours")
 
 

@@ -37,8 +37,8 @@ _TRANSIENT_NAMES = frozenset(
     }
 )
 _LENGTH_NAMES = frozenset({"LengthFinishReasonError"})
-_EMPTY_STREAM = "No generation chunks were returned"
-"""LangChain's ValueError when a stream ended before its first chunk."""
+_EMPTY_STREAM = ("No generation chunks were returned", "No generations found in stream")
+"""LangChain's ValueErrors when a stream ended before its first chunk."""
 _DETAIL_CHARS = 300
 _CLIENT_MODULES = ("openai.", "langchain_openai.", "anthropic.", "langchain_anthropic.")
 """Client packages whose own reading of a reply raised: the reply, not toolweave, was wrong."""
@@ -48,8 +48,8 @@ ERROR_BODY = (
 )
 EMPTY_STREAM_DETAIL = "a stream without a single chunk: an error body, or no event stream at all"
 NOT_A_COMPLETION = (
-    "the endpoint's HTTP 200 reply is not a chat completion ({detail}); check that the base "
-    "URL is an OpenAI-compatible .../v1 endpoint and the model name is one it serves"
+    "the endpoint's HTTP 200 reply is not a chat completion; check that the base URL is an "
+    "OpenAI-compatible .../v1 endpoint and the model name is one it serves ({detail})"
 )
 
 

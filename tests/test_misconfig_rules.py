@@ -295,3 +295,30 @@ def test_W3_X5_a_malformed_client_result_over_the_sdk_repauses_and_stays_answera
     from langgraph_sdk import get_sync_client
 
     _client_round(get_sync_client(url=server_url, api_key=None))
+
+
+LIBRARY = ("toolweave", "state", "graph", "llm", "tools", "coordinators")
+
+
+def test_W3_X5_every_message_template_with_escaped_braces_is_formatted():
+    """A constant spelling ``{{`` is a ``str.format`` template (or a slot): never shown raw."""
+    import ast
+
+    sources = {path: path.read_text() for part in LIBRARY for path in (ROOT / part).rglob("*.py")}
+    everything = "\n".join(sources.values())
+    unformatted = []
+    for path, text in sources.items():
+        for node in ast.parse(text).body:
+            if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.expr)):
+                continue
+            try:
+                value = ast.literal_eval(node.value)
+            except ValueError:
+                continue
+            if not (isinstance(value, str) and "{{" in value):
+                continue
+            for target in node.targets:
+                used = (f"{target.id}.format(", f".replace({target.id},")  # a template, a slot
+                if isinstance(target, ast.Name) and not any(u in everything for u in used):
+                    unformatted.append(f"{path.relative_to(ROOT)}: {target.id}")
+    assert not unformatted

@@ -21,10 +21,32 @@ from toolweave.graph.pause import make_ask_user, make_take_reply
 from toolweave.graph.route import make_route
 from toolweave.graph.walk import NEXT_PHASES, next_phase, route_entry
 from toolweave.llm.port import LlmAssistant
+from toolweave.state.errors import ConfigurationError
 from toolweave.state.graph_state import GraphState, InputState, OutputState
 from toolweave.state.secrets import secrets_of
 from toolweave.tools.domain import Domain
 from toolweave.tools.registry import AnyTool, ToolRegistry
+
+UNKNOWN_DOMAIN_TOOL = (
+    "domain {domain!r}: {field} names {name!r}, which is no registered tool; registered: {known}"
+)
+
+
+def check_domain_tools(domain: Domain, registry: ToolRegistry) -> None:
+    """The domain's default retrieval tool is a registered tool.
+
+    Raises:
+        ConfigurationError: It is not (a typo would switch the retrieval off without
+            a word); the message lists the registered tools.
+    """
+    name = domain.default_retrieval_tool
+    if name is not None and registry.get(name) is None:
+        known = ", ".join(tool.name for tool in registry) or "none"
+        raise ConfigurationError(
+            UNKNOWN_DOMAIN_TOOL.format(
+                domain=domain.name, field="default_retrieval_tool", name=name, known=known
+            )
+        )
 
 
 def create_state_graph(
@@ -49,6 +71,7 @@ def create_state_graph(
         assistant=assistant,
         limits=limits or Limits(),
     )
+    check_domain_tools(deps.domain, deps.registry)
     graph = StateGraph(
         GraphState, context_schema=RunContext, input_schema=InputState, output_schema=OutputState
     )

@@ -40,6 +40,8 @@ from toolweave.graph.context import Limits, RunContext
 from toolweave.graph.langgraph_private import (
     INTERRUPT,
     SERDE_ALLOWLIST,
+    AllowlistedCheckpoints,
+    allowlisted,
     checkpointer_of,
     copy_fields,
     serde_allowlist,
@@ -57,7 +59,7 @@ from toolweave.graph.threads import (
     status_of,
 )
 from toolweave.graph.validation import input_keys, validate_input
-from toolweave.state.errors import NothingPendingError, UnknownThreadError
+from toolweave.state.errors import InvalidRequestError, NothingPendingError, UnknownThreadError
 from toolweave.state.graph_state import GraphState, InputState, OutputState
 from toolweave.state.run_scope import Deadline, RunScope, aiterate_in, iterate_in
 from toolweave.state.secrets import secret_values, secrets_of
@@ -74,6 +76,10 @@ def _state_types() -> frozenset[tuple[str, ...]]:
 InterruptedRuns = Literal["finish", "abandon"]
 """What a new message does to a run that stopped mid-way (Q5)."""
 
+NO_INPUT = (
+    "the input is None, which only continues a stored thread's run, and there is none "
+    "({where}); send a message such as {{'messages': [('human', '...')]}}"
+)
 _FINISH_KWARGS = ("context", "durability")
 """Run options the finishing of an interrupted run shares with the new message's run."""
 
@@ -164,7 +170,10 @@ def _stored_user_data(snapshot: StateSnapshot | None, saved: CheckpointTuple | N
     return None if saved is None else saved.checkpoint["channel_values"].get("user_data")
 
 
-class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, OutputState]):
+class ToolweaveGraph(
+    AllowlistedCheckpoints,
+    CompiledStateGraph[GraphState, RunContext, InputState, OutputState],
+):
     """The orchestration graph: LangGraph's compiled graph with its input checked first."""
 
     def __init__(
@@ -247,8 +256,7 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
         """The run's checkpointer, reading with the graph's msgpack allowlist (strict mode)."""
         saver = checkpointer_of(config.get("configurable") or {}, self.checkpointer)
         assert isinstance(saver, BaseCheckpointSaver)
-        with_allowlist = getattr(saver, "with_allowlist", None)  # langgraph-checkpoint >= 4
-        return saver if with_allowlist is None else with_allowlist(serde_allowlist(self) or ())
+        return allowlisted(saver, serde_allowlist(self) or ())
 
     def _saved(self, config: RunnableConfig) -> Steps[CheckpointTuple | None]:
         saver = self._saver(config)
@@ -282,6 +290,8 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
     ) -> Steps[tuple[Any, RunScope]]:
         """The checked input and the run's scope, after Q5's finish-or-abandon."""
         checked = self._checked_input(input, config)
+        if checked is None and not _nested(config):
+            yield from self._require_a_run_to_finish(config)
         thread_config = None if checked is None else _thread_config(self, config)
         saved: CheckpointTuple | None = None
         snapshot: StateSnapshot | None = None
@@ -312,6 +322,18 @@ class ToolweaveGraph(CompiledStateGraph[GraphState, RunContext, InputState, Outp
                 saved = None if read is None else (yield from self._saved(read))
             data.append(_stored_user_data(snapshot, saved))
         return checked, self._run_scope(data, marked, kwargs.get("context"))
+
+    def _require_a_run_to_finish(self, config: RunnableConfig | None) -> Steps[None]:
+        """``None`` as input finishes a stored thread's run; anywhere else it is no request (X1)."""
+        thread_config = _thread_config(self, config)
+        saved = None if thread_config is None else (yield from self._saved(thread_config))
+        if saved is None:
+            where = (
+                "no checkpointer or thread id"
+                if thread_config is None
+                else NO_THREAD.format(thread=thread_config["configurable"]["thread_id"])
+            )
+            raise InvalidRequestError(NO_INPUT.format(where=where))
 
     def stream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any

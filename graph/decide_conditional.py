@@ -13,6 +13,7 @@ from langgraph.runtime import Runtime
 from toolweave.coordinators.base import AgentCoordinator, SubtaskDecision
 from toolweave.graph.context import Dependencies, RunContext
 from toolweave.graph.nodes import make_pure_node
+from toolweave.graph.route import routing_candidates
 from toolweave.graph.walk import current_task_no
 from toolweave.state.events import conditional_event
 from toolweave.state.graph_state import GraphState
@@ -47,6 +48,21 @@ def _in_any_subtree(task_no: str, roots: Sequence[str]) -> bool:
     return any(task_no == root or task_no.startswith(f"{root}.") for root in roots)
 
 
+def _would_run(deps: Dependencies, subtask: TaskNode, offered: set[str]) -> tuple[str, ...]:
+    """The tools the subtask runs unless it is skipped (L1).
+
+    Its forced tools, else its routing candidates and the default retrieval, which
+    its routing would choose among.
+    """
+    if subtask.task.required_tool_names:
+        return tuple(subtask.task.required_tool_names)
+    names = [tool.name for tool in routing_candidates(deps, offered)]
+    retrieval = deps.domain.default_retrieval_tool
+    if retrieval is not None and retrieval in offered:
+        names.append(retrieval)
+    return tuple(names)
+
+
 def make_decide_conditional(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``decide_conditional`` node over ``deps``."""
 
@@ -79,7 +95,7 @@ def make_decide_conditional(deps: Dependencies) -> Runnable[Any, Any]:
             tool=owner_name,
             verdict=decision.value,
             reason=reason,
-            tools=tuple(subtask.task.required_tool_names),
+            tools=_would_run(deps, subtask, set(state["message"].offered)),
         )
         return {"tasks": {subtask.task_no: updated}, "ledger": [entry]}
 

@@ -13,6 +13,12 @@ entry below to update. The rest of the library imports them from here.
   its target node run (``branch:to:<node>``).
 - :data:`SERDE_ALLOWLIST`: the compiled graph's attribute holding the msgpack
   allowlist ``compile()`` computed (read by LangGraph in strict msgpack mode).
+- :class:`AllowlistedCheckpoints`: overrides ``Pregel._apply_checkpointer_allowlist``
+  (where every run and state read gets its checkpointer) so that the graph's msgpack
+  allowlist applies in LangGraph's default, permissive mode too, and reads
+  toolweave's own types without the "unregistered type" warning; it sets the
+  serializer's ``_allowed_msgpack_modules`` and ``_unpack_ext_hook`` (built by
+  ``_create_msgpack_ext_hook``) on a copy.
 - :func:`copy_fields`: the keyword arguments LangGraph's ``Pregel.copy`` passes to
   the class's constructor.
 - :class:`RunnableCallable`: the runnable LangGraph makes of a function node, with
@@ -21,11 +27,18 @@ entry below to update. The rest of the library imports them from here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import abc
+import copy
+from collections.abc import Collection, Mapping
 from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.serde.base import maybe_add_typed_methods
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 try:
     from langgraph._internal._runnable import RunnableCallable as RunnableCallable
+    from langgraph.checkpoint.serde.jsonplus import _create_msgpack_ext_hook
 except ImportError as error:  # pragma: no cover - only with a LangGraph that moved it
     raise ImportError(
         "this LangGraph release moved RunnableCallable out of langgraph._internal._runnable; "
@@ -39,6 +52,8 @@ INTERRUPT = "__interrupt__"
 """Pending interrupts: the key in ``invoke``'s output and the channel of their writes."""
 BRANCH_PREFIX = "branch:to:"
 """``BRANCH_PREFIX + node``: the channel whose new value makes ``node`` run next."""
+APPLY_ALLOWLIST = "_apply_checkpointer_allowlist"
+"""``Pregel``'s method giving a run (and ``get_state``) its checkpointer, allowlist applied."""
 SERDE_ALLOWLIST = "_serde_allowlist"
 """The compiled graph's msgpack allowlist (set by ``compile()``)."""
 _NOT_A_FIELD = "__orig_class__"
@@ -68,3 +83,41 @@ def set_serde_allowlist(graph: object, allowlist: set[tuple[str, ...]]) -> None:
 def copy_fields(graph: object) -> dict[str, Any]:
     """The constructor keyword arguments of a copy of ``graph`` (as ``Pregel.copy`` builds them)."""
     return {key: value for key, value in vars(graph).items() if key != _NOT_A_FIELD}
+
+
+def allowlisted(
+    saver: BaseCheckpointSaver[Any], allowlist: Collection[tuple[str, ...]]
+) -> BaseCheckpointSaver[Any]:
+    """``saver`` reading exactly ``allowlist`` (and LangGraph's safe types) without warnings.
+
+    In strict mode (``LANGGRAPH_STRICT_MSGPACK=true``) that is the saver's own
+    ``with_allowlist``. In the default permissive mode a ``JsonPlusSerializer`` allows
+    every type and warns for each unregistered one ("will be blocked in a future
+    version"), and ``with_allowlist`` leaves it so; the copy made here allows the
+    listed types explicitly, as the warning asks, and so reads them as strict mode would.
+    """
+    serde = saver.serde
+    if (
+        not isinstance(serde, JsonPlusSerializer)
+        or serde._allowed_msgpack_modules is not True
+        or serde._custom_unpack_ext_hook
+    ):
+        return saver.with_allowlist(allowlist)
+    explicit = copy.copy(serde)
+    explicit._allowed_msgpack_modules = {tuple(entry) for entry in allowlist}
+    explicit._unpack_ext_hook = _create_msgpack_ext_hook(explicit._allowed_msgpack_modules)
+    clone = copy.copy(saver)
+    clone.serde = maybe_add_typed_methods(explicit)
+    return clone
+
+
+class AllowlistedCheckpoints(abc.ABC):  # noqa: B024 - Pregel's metaclass is ABCMeta
+    """Mixin of a compiled graph whose checkpointer always reads with its msgpack allowlist."""
+
+    def _apply_checkpointer_allowlist(
+        self, checkpointer: BaseCheckpointSaver[Any] | None
+    ) -> BaseCheckpointSaver[Any] | None:
+        allowlist = serde_allowlist(self)
+        if checkpointer is None or not allowlist:
+            return checkpointer
+        return allowlisted(checkpointer, allowlist)

@@ -74,11 +74,6 @@ COMMAND_ONLY_RESUME = (
     "only Command(resume=...) is accepted as run input; Command(update=..., goto=...) "
     "would write to the thread unchecked"
 )
-BAD_CLIENT_RESULTS = (
-    "a client-tool resume must be {{'type': 'client_tool_results', 'results': "
-    "[{{'call_id': '...', 'output': '...'}} or {{'call_id': '...', 'error': '...'}}]}}"
-)
-
 MAX_INPUT_MESSAGES = 500
 """Messages accepted in one input (a client that re-sends the whole conversation)."""
 HISTORY_CHARS_FACTOR = 8
@@ -320,21 +315,6 @@ def check_reply(value: Any, limits: Limits) -> str:
     if len(text) > limits.max_message_chars:
         raise InvalidRequestError(TOO_LONG.format(length=len(text), limit=limits.max_message_chars))
     return text
-
-
-def check_client_results(value: Any) -> None:
-    """A client-tool resume (W3) has the contract's shape.
-
-    Its call ids are checked by the pause itself, against its open calls.
-    """
-    results = value.get("results") if isinstance(value, Mapping) else None
-    if not isinstance(results, list) or value.get("type") != "client_tool_results":
-        raise InvalidRequestError(BAD_CLIENT_RESULTS)
-    for result in results:
-        if not isinstance(result, Mapping) or not isinstance(result.get("call_id"), str):
-            raise InvalidRequestError(BAD_CLIENT_RESULTS)
-        if not any(isinstance(result.get(key), str) for key in ("output", "error")):
-            raise InvalidRequestError(BAD_CLIENT_RESULTS)
 
 
 def check_command(command: Command[Any], limits: Limits) -> Command[Any]:

@@ -64,6 +64,10 @@ HISTORY_WINDOW = 6
 """Earlier messages a follow-up is resolved against and the answer sees (A1)."""
 
 _LANG = re.compile(r"^[a-z]{2,3}$")
+ANSWER_TOKENS = 1024
+"""The answer call's default ``max_tokens`` (OpenAI-compatible models): a few paragraphs."""
+CUT_MARK = " […]"
+"""Ends an answer that stopped at its token limit, so it never reads as a whole one."""
 
 
 def _describe(model: BaseChatModel) -> str:
@@ -157,6 +161,7 @@ class ChatModelAssistant(LlmAssistant):
         max_backoff: float = 8.0,
         require_finish_reason: bool | None = None,
         structured_cache_size: int = 256,
+        answer_tokens: int | None = ANSWER_TOKENS,
     ) -> None:
         """Wrap ``model``.
 
@@ -178,6 +183,9 @@ class ChatModelAssistant(LlmAssistant):
                 (retried, never returned); default: on for OpenAI-compatible models,
                 which always send one.
             structured_cache_size: Structured-output runnables kept built (LRU).
+            answer_tokens: ``max_tokens`` of the answer call (OpenAI-compatible
+                models), like every structured call has one; an answer that stops
+                there ends in :data:`CUT_MARK`. ``None``: the model's own limit.
         """
         self.model = model
         self.policy = retries.LlmRetryPolicy(
@@ -198,6 +206,10 @@ class ChatModelAssistant(LlmAssistant):
         key = _api_key(model)
         self._secrets = frozenset(() if key is None else (key,))
         self._calling = with_request_timeout(model, timeout)
+        self.answer_tokens = answer_tokens
+        self._answering = self._calling
+        if answer_tokens is not None and retries.is_openai_compatible(model):
+            self._answering = self._calling.model_copy(update={"max_tokens": answer_tokens})
         self.structured = StructuredOutput(self._calling, cache_size=structured_cache_size)
         """Bound structured-output runnables (cached) and the mode the model accepts."""
 
@@ -373,8 +385,8 @@ class ChatModelAssistant(LlmAssistant):
             HumanMessage(content=request.question),
         ]
         config: RunnableConfig = {"run_name": "answer", "tags": [ANSWER_TAG]}
-        step = retries.invocation(
-            self._calling,
+        step = retries.streamed(
+            self._answering,
             messages,
             config,
             self.policy.timeout,
@@ -382,10 +394,12 @@ class ChatModelAssistant(LlmAssistant):
         )
         accept = retries.require_finish_reason("answer") if self.require_finish_reason else None
         reply = yield from retries.retrying(step, policy=self.policy, what="answer", accept=accept)
-        if retries.finish_reason(reply) == "length":
-            logger.warning("answer: the model stopped at its token limit")
-        logger.debug("answer: %d characters", len(reply.text))
-        return AIMessage(content=reply.text, id=reply.id)
+        text = reply.text
+        if retries.finish_reason(reply) == "length":  # marked, never passed off as whole
+            logger.warning("answer: the model stopped at its token limit (%s)", self.answer_tokens)
+            text = text.rstrip() + CUT_MARK
+        logger.debug("answer: %d characters", len(text))
+        return AIMessage(content=text, id=reply.id)
 
     # -- the sync and async methods: the steps above, driven -----------------------------
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from toolweave.state.errors import ToolweaveError
+from toolweave.state.errors import ConfigurationError, ToolweaveError
 from toolweave.state.secrets import redact
 
 
@@ -51,4 +51,11 @@ class RunDeadlineError(LlmError):
 
     The run stops before its next model call (or instead of waiting for a retry
     it has no time for); the thread keeps its last completed step.
+    """
+
+
+class LlmUnsupportedError(LlmError, ConfigurationError):
+    """The chat model lacks what toolweave's calls need (structured output, X2).
+
+    A configuration problem, not an outage: the message names the model and the fix.
     """

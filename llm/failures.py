@@ -37,9 +37,20 @@ _TRANSIENT_NAMES = frozenset(
     }
 )
 _LENGTH_NAMES = frozenset({"LengthFinishReasonError"})
-_EMPTY_STREAM = "No generation chunks were returned"
-"""LangChain's ValueError when a stream ended before its first chunk."""
+_EMPTY_STREAM = ("No generation chunks were returned", "No generations found in stream")
+"""LangChain's ValueErrors when a stream ended before its first chunk."""
 _DETAIL_CHARS = 300
+_CLIENT_MODULES = ("openai.", "langchain_openai.", "anthropic.", "langchain_anthropic.")
+"""Client packages whose own reading of a reply raised: the reply, not toolweave, was wrong."""
+_READING_ERRORS = (TypeError, ValueError, KeyError, AttributeError, AssertionError, IndexError)
+ERROR_BODY = (
+    "the endpoint answered HTTP 200 with an error body instead of a chat completion: {detail}"
+)
+EMPTY_STREAM_DETAIL = "a stream without a single chunk: an error body, or no event stream at all"
+NOT_A_COMPLETION = (
+    "the endpoint's HTTP 200 reply is not a chat completion; check that the base URL is an "
+    "OpenAI-compatible .../v1 endpoint and the model name is one it serves ({detail})"
+)
 
 
 def status_code(exc: BaseException) -> int | None:
@@ -61,6 +72,38 @@ def is_broken_reply(exc: BaseException) -> bool:
     if isinstance(exc, LlmBrokenReplyError | json.JSONDecodeError):
         return True
     return isinstance(exc, ValueError) and str(exc).startswith(_EMPTY_STREAM)
+
+
+def _raised_in(exc: BaseException) -> str:
+    """The module of the innermost frame ``exc`` was raised in ("" when unknown)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return "" if tb is None else str(tb.tb_frame.f_globals.get("__name__", ""))
+
+
+def unreadable_reply(exc: BaseException) -> LlmBrokenReplyError | None:
+    """The typed error for a reply the model client could not read, else ``None`` (X2).
+
+    An endpoint that answers HTTP 200 with an error body, or with JSON that is not
+    a chat completion, makes the client fail deep inside (``TypeError: 'NoneType'
+    object is not iterable``, an empty ``AssertionError`` in the stream reader):
+    such an error raised by the client's own code says what the endpoint did.
+    """
+    if isinstance(exc, ValueError) and str(exc).startswith(_EMPTY_STREAM):
+        error = LlmBrokenReplyError(NOT_A_COMPLETION.format(detail=EMPTY_STREAM_DETAIL))
+        error.__cause__ = exc
+        return error
+    if not isinstance(exc, _READING_ERRORS) or not _raised_in(exc).startswith(_CLIENT_MODULES):
+        return None
+    body = exc.args[0] if len(exc.args) == 1 else None
+    if isinstance(body, dict):  # langchain-openai raises ValueError(response["error"])
+        detail = body.get("message") or json.dumps(body, default=str)
+        error = LlmBrokenReplyError(ERROR_BODY.format(detail=detail))
+    else:
+        error = LlmBrokenReplyError(NOT_A_COMPLETION.format(detail=describe(exc)))
+    error.__cause__ = exc
+    return error
 
 
 def is_transient(exc: BaseException) -> bool:

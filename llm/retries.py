@@ -31,7 +31,14 @@ from toolweave.llm.errors import (
     LlmUnavailableError,
     RunDeadlineError,
 )
-from toolweave.llm.failures import Failure, classify, describe, retry_after, status_code
+from toolweave.llm.failures import (
+    Failure,
+    classify,
+    describe,
+    retry_after,
+    status_code,
+    unreadable_reply,
+)
 from toolweave.tools.effects import Call, Steps, perform, sleep
 
 logger = logging.getLogger(__name__)
@@ -91,22 +98,63 @@ def invocation(
     and a sync call in flight ends there too.
     """
 
-    def clipped() -> Runnable[Any, T]:
-        left = deadline.remaining()
-        if not request_timeout or left is None:
-            return runnable
-        if timeout is not None and timeout <= left:
-            return runnable
-        return runnable.bind(timeout=max(left, 0.01))
-
     def sync() -> T:
-        return clipped().invoke(model_input, config=config)
+        return _clipped(runnable, timeout, request_timeout).invoke(model_input, config=config)
 
     async def asynchronous() -> T:
-        call = clipped().ainvoke(model_input, config=config)
+        call = _clipped(runnable, timeout, request_timeout).ainvoke(model_input, config=config)
         return await asyncio.wait_for(call, timeout=deadline.bound(timeout))
 
     return Call(sync, asynchronous)
+
+
+def _clipped(
+    runnable: Runnable[Any, T], timeout: float | None, request_timeout: bool
+) -> Runnable[Any, T]:
+    """``runnable`` with the run's time left as its request timeout, when that is shorter."""
+    left = deadline.remaining()
+    if not request_timeout or left is None:
+        return runnable
+    if timeout is not None and timeout <= left:
+        return runnable
+    return runnable.bind(timeout=max(left, 0.01))
+
+
+def streamed(
+    runnable: Runnable[Any, Any],
+    model_input: Any,
+    config: RunnableConfig | None = None,
+    timeout: float | None = None,
+    *,
+    request_timeout: bool = False,
+) -> Call[Any]:
+    """:func:`invocation` of a streamed reply, which the run's deadline bounds as a whole (X5).
+
+    A client's request timeout bounds each read of a stream, not the stream: a model
+    that keeps sending tokens ("szabad szabad szabad ...") went on until killed. In a
+    run with a deadline the sync path reads the chunks one by one and closes the
+    stream once the deadline passes (:class:`RunDeadlineError`; the partial reply is
+    never returned). The async path is bounded by ``asyncio.wait_for`` already;
+    without a deadline the reply's token budget ends it.
+    """
+    call = invocation(runnable, model_input, config, timeout, request_timeout=request_timeout)
+
+    def sync() -> Any:
+        if deadline.remaining() is None:
+            return call.call()
+        reply: Any = None
+        chunks = _clipped(runnable, timeout, request_timeout).stream(model_input, config=config)
+        try:
+            for chunk in chunks:
+                reply = chunk if reply is None else reply + chunk
+                deadline.check("the end of a streamed reply")
+        finally:
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                close()
+        return reply
+
+    return Call(sync, call.acall)
 
 
 def retrying(
@@ -134,7 +182,8 @@ def retrying(
             if accept is not None:
                 accept(result)
             return result
-        except Exception as exc:
+        except Exception as raised:
+            exc: Exception = unreadable_reply(raised) or raised
             kind = classify(exc)
             if kind is Failure.OTHER:
                 raise

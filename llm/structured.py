@@ -33,7 +33,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ValidationError
 
 from toolweave.llm import prompts
-from toolweave.llm.errors import LlmRequestError
+from toolweave.llm.errors import LlmRequestError, LlmUnsupportedError
 from toolweave.llm.failures import is_length_stop
 from toolweave.llm.replies import ComposedSchema
 from toolweave.llm.retries import (
@@ -63,6 +63,12 @@ _MODE_WORDS: dict[Mode, tuple[str, ...]] = {
     "function_calling": ("tool", "function"),
 }
 _MODE_REJECTION_STATUS = frozenset({400, 404, 415, 422, 501})
+NO_STRUCTURED_OUTPUT = (
+    "the chat model {model} implements neither with_structured_output nor bind_tools, and "
+    "toolweave's routing and extraction calls need structured output; use a chat model "
+    "with tool calling or JSON output (ChatOpenAI, ChatOllama, ...), or give {model} a "
+    "bind_tools/with_structured_output method"
+)
 
 
 @dataclass(frozen=True)
@@ -185,7 +191,12 @@ class StructuredOutput:
             text = json.dumps(schema.model_json_schema(), ensure_ascii=False, separators=(",", ":"))
             preamble = SystemMessage(content=prompts.json_mode_schema(schema=text))
         given: Any = schema.function() if isinstance(schema, ComposedSchema) else schema
-        structured = model.with_structured_output(given, **options)
+        try:
+            structured = model.with_structured_output(given, **options)
+        except NotImplementedError as exc:
+            raise LlmUnsupportedError(
+                NO_STRUCTURED_OUTPUT.format(model=type(model).__name__)
+            ) from exc
         if isinstance(structured, RunnableSequence) and len(structured.steps) >= 2:
             llm = _schema_converted_once(structured.first)
             if mode == "json_schema":

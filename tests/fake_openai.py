@@ -18,6 +18,9 @@ It misbehaves on command (X2/X5 fault tests):
 - :class:`Silent`: nothing at all for some seconds, then the connection closes;
 - :class:`Length`: the reply stops with ``finish_reason: "length"``;
 - :class:`FakeToolCalls`: an assistant message calling the given tools;
+- :class:`Endless`: a stream that never ends by itself ("szabad szabad ..."): it
+  stops with ``finish_reason: "length"`` at the request's ``max_tokens`` (a word
+  a token), else goes on until the client closes the connection;
 - ``reject_modes``: structured-output modes (``json_schema``, ``json_object``,
   ``tools``) answered with a 400 naming ``response_format`` / ``tools``, without
   consuming the script, like a server that does not support them.
@@ -81,8 +84,27 @@ class Length:
     content: str = '{"question": "aaaaaaaa'
 
 
+@dataclass(frozen=True)
+class Endless:
+    """A streamed answer repeating ``word`` every ``interval`` seconds, up to ``max_tokens``."""
+
+    word: str = "szabad "
+    interval: float = 0.01
+    seconds: float = 60.0
+    """Safety stop of the fake itself, when the client neither limits nor closes it."""
+
+
 Reply = (
-    str | dict[str, Any] | list[Any] | FakeError | FakeToolCalls | Malformed | Cut | Silent | Length
+    str
+    | dict[str, Any]
+    | list[Any]
+    | FakeError
+    | FakeToolCalls
+    | Malformed
+    | Cut
+    | Silent
+    | Length
+    | Endless
 )
 
 _MODE_ERRORS = {
@@ -184,6 +206,8 @@ class FakeOpenAI:
                         self._cut(body, reply, stream)
                     case Length():
                         self._send(body, reply.content, stream, finish="length")
+                    case Endless():
+                        self._endless(body, reply)
                     case _:
                         self._send(body, reply, stream, finish="stop")
 
@@ -271,6 +295,24 @@ class FakeOpenAI:
                 for piece in pieces:
                     self._event(_chunk(body, {"content": piece}, None))
                 self._close()
+
+            def _endless(self, body: dict[str, Any], reply: Endless) -> None:
+                limit = body.get("max_completion_tokens") or body.get("max_tokens")
+                words = int(limit) if limit else None
+                self._start_sse()
+                self._event(_chunk(body, {"role": "assistant", "content": ""}, None))
+                stop = time.monotonic() + reply.seconds
+                sent = 0
+                try:
+                    while (words is None or sent < words) and time.monotonic() < stop:
+                        self._event(_chunk(body, {"content": reply.word}, None))
+                        sent += 1
+                        time.sleep(reply.interval)
+                    self._event(_chunk(body, {}, "length"))
+                    self.wfile.write(b"data: [DONE]\n\n")
+                    self.wfile.flush()
+                except OSError:  # the client closed the stream
+                    return
 
             def _event(self, payload: dict[str, Any]) -> None:
                 self.wfile.write(f"data: {json.dumps(payload)}\n\n".encode())

@@ -503,16 +503,14 @@ def test_Q2_a_clarification_question_is_answered_on_the_same_thread(capsys, monk
     assert "clarification" in out
 
 
-def test_T3_system_filter_reaches_the_gates_and_explain_shows_the_refusal(capsys):
+def test_T3_a_system_no_tool_names_is_a_usage_error_listing_the_known_ones(capsys):
+    # issue 18 item 4: a mistyped --system used to switch every tool off without a word
     argv = ["ask", "--thread", "t-sys", "--system", "radiology", "--json", CARDIOLOGY.question]
-    code, out, _ = run(capsys, *argv)
-    assert code == 0
-    assert "1:department_info" not in json.loads(out)["activated"]
-    code, out, _ = run(capsys, "explain", "t-sys")
-    assert code == 0
-    refusal = next(line for line in out.splitlines() if line.startswith("  department_info: "))
-    assert "refused: system" in refusal
-    assert "radiology" in refusal
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (2, "")
+    assert err.startswith("toolweave: error: unknown system 'radiology'")
+    assert "the tools name: none" in err
+    assert run(capsys, "explain", "t-sys")[0] == 2  # nothing was stored
 
 
 # --- Q2: clarification rounds of the korhaz domain from the command line ---------------------

@@ -33,6 +33,9 @@ PRIVATE_SPELLINGS = (
     "__interrupt__",
     "_serde_allowlist",
     "__orig_class__",
+    "_apply_checkpointer_allowlist",
+    "_allowed_msgpack_modules",
+    "_create_msgpack_ext_hook",
 )
 """What only ``graph/langgraph_private.py`` may spell in the library's source."""
 
@@ -202,3 +205,32 @@ def test_X6_private_langgraph_names_are_spelled_in_one_module_only(spelling: str
     assert found == [], f"{spelling!r} outside graph/langgraph_private.py: {found}"
     assert spelling in allowed.read_text(encoding="utf-8") or spelling == "langgraph._internal"
     assert "toolweave.graph.langgraph_private" in sys.modules
+
+
+def test_X5_every_checkpointer_a_run_gets_passes_through_apply_allowlist(monkeypatch):
+    """``AllowlistedCheckpoints`` overrides this method; permissive mode then reads strictly."""
+    import langgraph._internal._serde as serde
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    what, name = "how a run and get_state get their checkpointer", "APPLY_ALLOWLIST"
+    assert callable(getattr(private.AllowlistedCheckpoints, private.APPLY_ALLOWLIST))
+    handed: list[Any] = []
+
+    class Recording(private.AllowlistedCheckpoints, type(_chain().compile())):  # type: ignore[misc]
+        def _apply_checkpointer_allowlist(self, checkpointer: Any) -> Any:
+            handed.append(super()._apply_checkpointer_allowlist(checkpointer))
+            return handed[-1]
+
+    monkeypatch.setattr(serde, "STRICT_MSGPACK_ENABLED", False)
+    saver = InMemorySaver()
+    assert saver.serde._allowed_msgpack_modules is True  # permissive: warns, allows all
+    compiled = Recording(**private.copy_fields(_chain().compile(checkpointer=saver)))
+    entry = ("toolweave.state.task", "TaskNode")
+    private.set_serde_allowlist(compiled, {entry})
+    compiled.invoke({"n": 0}, _config("t"))
+    compiled.get_state(_config("t"))
+    assert handed, UPDATE.format(what=what, name=name)
+    for used in handed:
+        assert isinstance(used.serde, JsonPlusSerializer)
+        assert used.serde._allowed_msgpack_modules == {entry}, UPDATE.format(what=what, name=name)
+    assert saver.serde._allowed_msgpack_modules is True  # the caller's saver is left as it was

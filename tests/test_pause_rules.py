@@ -148,8 +148,17 @@ def test_Q7_every_consumer_handles_every_kind() -> None:
     limits = Limits()
     check_resume(question, "surgery", limits)
     check_resume(calls, {"type": "client_tool_results", "results": []}, limits)
-    with pytest.raises(toolweave.InvalidRequestError):
-        check_resume(calls, "surgery", limits)
+    check_resume(calls, "surgery", limits)  # malformed: the pause asks again, saying why (W3)
+    asked: list[Any] = []
+    apply_resume(
+        CALLS,
+        "surgery",
+        ask=lambda payload: (
+            asked.append(payload)
+            or {"type": "client_tool_results", "results": [{"call_id": "c1", "output": "done"}]}
+        ),
+    )
+    assert "client-tool resume value must be an object" in asked[0]["error"]
     assert apply_message(QUESTION, "2")["pause"].reply == "2"
     resumed = apply_resume(
         CALLS,

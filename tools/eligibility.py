@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from toolweave.state.errors import InvalidRequestError
 from toolweave.tools.base import ALL, EligibleSystem
 from toolweave.tools.registry import AnyTool
 
@@ -24,6 +25,38 @@ class GateVerdict:
 
 
 PASSED = GateVerdict(passed=True)
+UNKNOWN_SYSTEMS = (
+    "unknown system {unknown}: no tool names it, so the filter would only switch tools off; "
+    "the tools name: {known}"
+)
+
+
+def known_systems(tools: Iterable[AnyTool]) -> list[str]:
+    """The system names the tools' ``eligible_system`` mention, sorted (T3)."""
+    names: set[str] = set()
+    for tool in tools:
+        eligible = tool.eligible_system
+        if isinstance(eligible, str):
+            names.add(eligible)
+        elif isinstance(eligible, frozenset):
+            names |= eligible
+    return sorted(names)
+
+
+def check_systems(systems: Sequence[str], tools: Iterable[AnyTool]) -> None:
+    """Refuse a system filter naming a system no tool knows: a typo, not a filter (T3).
+
+    Raises:
+        InvalidRequestError: The message lists the unknown names and the known ones.
+    """
+    known = known_systems(tools)
+    unknown = [name for name in systems if name not in known]
+    if unknown:
+        raise InvalidRequestError(
+            UNKNOWN_SYSTEMS.format(
+                unknown=", ".join(map(repr, unknown)), known=", ".join(known) or "none"
+            )
+        )
 
 
 def system_allows(eligible: EligibleSystem, systems: Sequence[str]) -> bool:

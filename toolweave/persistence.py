@@ -66,6 +66,7 @@ UNKNOWN_SCHEME = (
 EMPTY_TARGET = "the checkpoint database target is empty"
 UNKNOWN_SYNCHRONOUS = "unknown SQLite synchronous level {value!r}: use one of {levels}"
 UNREACHABLE = "cannot connect to the checkpoint database {url}: {error}"
+DOWN = "cannot connect to the database {url} (--database-url): {error}"
 
 
 Kind = Literal["memory", "sqlite", "postgres"]
@@ -178,12 +179,39 @@ def resolve_synchronous(
     return text or DEFAULT_SQLITE_SYNCHRONOUS
 
 
-def _unreachable(target: Target, error: BaseException) -> DatabaseUnavailableError:
-    text = str(error).strip() or type(error).__name__
+def require_reachable(
+    target: str | os.PathLike[str] | None, *, connect_timeout: float = CONNECT_TIMEOUT_S
+) -> None:
+    """Raise :class:`DatabaseUnavailableError` (URL masked) when a Postgres ``target`` is down.
+
+    What every CLI command given ``--database-url`` checks first, so that none of
+    them answers as if the database were not configured (issue 18 item 4).
+
+    Raises:
+        ConfigurationError: The target is empty or has an unknown scheme.
+        DatabaseUnavailableError: The Postgres server cannot be reached.
+    """
+    resolved = resolve_target(target, env={})
+    if resolved.kind != "postgres":
+        return
+    import psycopg
+
+    try:
+        psycopg.Connection.connect(
+            resolved.location, connect_timeout=_seconds(connect_timeout)
+        ).close()
+    except psycopg.Error as exc:
+        raise _unreachable(resolved, exc, DOWN) from None
+
+
+def _unreachable(
+    target: Target, error: BaseException, template: str = UNREACHABLE
+) -> DatabaseUnavailableError:
+    text = " ".join(str(error).split()) or type(error).__name__
     password = urlsplit(target.location).password
     if password:
         text = text.replace(password, "***")
-    return DatabaseUnavailableError(UNREACHABLE.format(url=target.describe(), error=text))
+    return DatabaseUnavailableError(template.format(url=target.describe(), error=text))
 
 
 def _seconds(timeout: float) -> int:

@@ -137,9 +137,13 @@ def _source_lines(values: dict[str, Any]) -> list[str]:
 
 
 def _load(args: argparse.Namespace) -> Any:
+    """The domain and its tools; a ``--system`` no tool names is a usage error (exit 2)."""
     from toolweave.domains import load_domain
+    from toolweave.tools.eligibility import check_systems
 
-    return load_domain(args.domain, data_dir=args.data_dir, database_url=args.database_url)
+    bundle = load_domain(args.domain, data_dir=args.data_dir, database_url=args.database_url)
+    check_systems(getattr(args, "system", ()), bundle[1])
+    return bundle
 
 
 NO_MESSAGE = "give a message (or --thread ID of a thread whose run stopped mid-way)"
@@ -443,6 +447,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         with _logging_to_stderr(args.verbose):
+            if getattr(args, "database_url", None):  # every command: a database that is down
+                from toolweave.persistence import require_reachable
+
+                require_reachable(args.database_url)
             return COMMANDS[args.command](args, sys.stdout)
     except BrokenPipeError:
         return _pipe_closed()
@@ -456,10 +464,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.verbose:
             raise
         print(
-            redact(f"{PROG}: error: {type(exc).__name__}: {exc} (run with -v for details)"),
-            file=sys.stderr,
+            redact(f"{PROG}: error: {_unexpected(exc)} (run with -v for details)"), file=sys.stderr
         )
         return EXIT_FAILED
+
+
+def _unexpected(exc: BaseException) -> str:
+    """One line about an error toolweave did not expect; never an empty ``AssertionError:``."""
+    text = " ".join(str(exc).split())
+    if text:
+        return f"{type(exc).__name__}: {text}"
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    where = "" if tb is None else f" in {tb.tb_frame.f_globals.get('__name__', '?')}"
+    return f"unexpected {type(exc).__name__}{where}, a bug: please report it"
 
 
 def _pipe_closed() -> int:

@@ -198,12 +198,17 @@ LEDGER_LABELS: dict[LedgerKind, str] = {
 }
 
 
+KEPT_FROM_RUNNING = "conditional: {verdict}, the subtask that would run {tool}"
+
+
 def ledger_line(entry: LedgerEntry) -> str:
     """One ledger entry in words: what was decided about which tool, and why (L1)."""
     if entry.kind is LedgerKind.ANSWER:
         text = f"answer: {entry.verdict}" + (f" by {entry.tool}" if entry.tool else "")
     else:
         template = LEDGER_LABELS.get(entry.kind, entry.kind.value + " {tool}: {verdict}")
+        if entry.kind is LedgerKind.CONDITIONAL and entry.tool in entry.tools:
+            template = KEPT_FROM_RUNNING  # narrowed to a tool the subtask would run (L1)
         text = template.format(tool=entry.tool or "-", verdict=entry.verdict or "-")
     text += _named_tools(entry)
     return f"{text} — {entry.reason}" if entry.reason else text

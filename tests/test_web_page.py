@@ -65,11 +65,13 @@ def test_P2_page_shows_progress_then_the_streamed_answer_and_its_sources(
     assert answer.strip() == state["values"]["answer"].strip()  # streamed == stored
     sources = page.locator(".msg.bot .sources .source")
     names = sources.locator(".doc").all_inner_texts()
+    used = state["values"]["sources"]  # R9: the page shows the answer's sources, no other
+    assert names == [s["name"] for s in used]
     assert "Osztályok: Kardiológia" in names
-    paged = {d["document_name"] for d in state["values"]["documents"] if d.get("page")}
-    assert paged, "the corpus gives pages for some of these documents"
-    shown_pages = page.locator(".msg.bot .sources .source:has(.page)").all_inner_texts()
-    assert any(name in text and "p. 1" in text for name in paged for text in shown_pages)
+    shown = sources.all_inner_texts()
+    for source, text in zip(used, shown, strict=True):
+        for number in source["pages"]:
+            assert f"p. {number}" in text or f", {number}" in text
 
 
 def test_Q1_clarification_choices_are_buttons_and_a_click_resumes_the_run(

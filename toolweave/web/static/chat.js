@@ -462,34 +462,19 @@
 
   /**
    * The answer's sources: the state's `sources` (R9: the documents the answer used,
-   * each with its pages) when the graph writes them, else one row per document page
-   * of `documents`; the snippet is the first retrieved text of the document.
+   * each with its pages, in answer order; none for "no information"); the snippet is
+   * the first retrieved text of the document.
    */
   function sourceRows(values) {
     const documents = Array.isArray(values.documents) ? values.documents.filter(Boolean) : [];
     const firstText = (id) => (documents.find((d) => d.document_id === id) || {}).text;
-    if (Array.isArray(values.sources)) {
-      return values.sources.filter(Boolean).map((src) => ({
-        name: src.name || src.document_id || "document",
-        pages: Array.isArray(src.pages) ? src.pages : [],
-        url: safeUrl(src.url),
-        snippet: shorten(firstText(src.document_id), SNIPPET_CHARS),
-      }));
-    }
-    const rows = new Map();
-    for (const doc of documents) {
-      const page = doc.page === undefined || doc.page === null ? [] : [doc.page];
-      const key = JSON.stringify([doc.document_id, page]);
-      if (!rows.has(key)) {
-        rows.set(key, {
-          name: doc.document_name || doc.document_id || "document",
-          pages: page,
-          url: safeUrl(doc.document_url),
-          snippet: shorten(doc.text, SNIPPET_CHARS),
-        });
-      }
-    }
-    return Array.from(rows.values());
+    const sources = Array.isArray(values.sources) ? values.sources.filter(Boolean) : [];
+    return sources.map((src) => ({
+      name: src.name || src.document_id || "document",
+      pages: Array.isArray(src.pages) ? src.pages : [],
+      url: safeUrl(src.url),
+      snippet: shorten(firstText(src.document_id), SNIPPET_CHARS),
+    }));
   }
 
   function safeUrl(url) {

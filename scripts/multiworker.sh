@@ -14,12 +14,13 @@
 # Usage:
 #   bash scripts/multiworker.sh install                 # .venv-graphharbor (+ Redis as root)
 #   eval "$(bash scripts/multiworker.sh start [--install] [--servers N] [--workers M]
-#             [--port P] [--config FILE] [--database-uri URI | --fresh-database])"
+#             [--jobs J] [--port P] [--config FILE] [--database-uri URI | --fresh-database])"
 #       # exports TOOLWEAVE_MW_URLS (one URL per API process: API + /chat page),
 #       # TOOLWEAVE_MW_DIR (pids, logs) and TOOLWEAVE_MW_DATABASE_URL
 #   bash scripts/multiworker.sh stop "$TOOLWEAVE_MW_DIR"
 #
-# Defaults: 2 API processes on ports 8123, 8124 (0 picks free ports), 2 workers, the repo's
+# Defaults: 2 API processes on ports 8123, 8124 (0 picks free ports), 2 workers of 4
+# concurrent runs each (--jobs), the repo's
 # langgraph.json, the database in $TOOLWEAVE_DATABASE_URL (--fresh-database: a new database
 # on the server of $TOOLWEAVE_TEST_DATABASE_URL, as CI does).
 set -euo pipefail
@@ -113,13 +114,14 @@ wait_ok() {  # $1 port, $2 pid, $3 log
 }
 
 start() {
-  local servers=2 workers=2 port=8123 config=langgraph.json database=${TOOLWEAVE_DATABASE_URL:-}
+  local servers=2 workers=2 jobs=4 port=8123 config=langgraph.json database=${TOOLWEAVE_DATABASE_URL:-}
   local fresh=0 do_install=0
   while [ $# -gt 0 ]; do
     case "$1" in
       --install) do_install=1 ;;
       --servers) servers=$2; shift ;;
       --workers) workers=$2; shift ;;
+      --jobs) jobs=$2; shift ;;
       --port) port=$2; shift ;;
       --config) config=$2; shift ;;
       --database-uri) database=$2; shift ;;
@@ -150,7 +152,7 @@ start() {
   local gh=$ROOT/$VENV/bin/graphharbor derived=.multiworker/$(basename "$dir").json urls="" n p pid
   for n in $(seq 1 "$workers"); do
     setsid "$gh" worker --config "$derived" --database-uri "$database" --redis-uri "$redis" \
-      >"$dir/worker$n.log" 2>&1 </dev/null &
+      --n-jobs-per-worker "$jobs" >"$dir/worker$n.log" 2>&1 </dev/null &
     echo "worker $!" >>"$dir/pids"
   done
   for n in $(seq 1 "$servers"); do

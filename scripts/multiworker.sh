@@ -147,6 +147,10 @@ start() {
   for _ in $(seq 1 50); do [ -s "$dir/redis.pid" ] && break; sleep 0.1; done
   local redis="redis://127.0.0.1:$redis_port"
   export LANGSMITH_TRACING=${LANGSMITH_TRACING:-false} LANGGRAPH_CLI_NO_ANALYTICS=1
+  # runs/wait answers 503 after this long in the queue (GraphHarbor's default: 60 s)
+  export GRAPHHARBOR_RUN_WAIT_TIMEOUT=${GRAPHHARBOR_RUN_WAIT_TIMEOUT:-600}
+  # PostgreSQL connections per process (GraphHarbor's default: 20 + 20 overflow)
+  export PG_POOL_SIZE=${PG_POOL_SIZE:-5} PG_MAX_OVERFLOW=${PG_MAX_OVERFLOW:-5}
   DATABASE_URI=$database "$VENV/bin/graphharbor" migrate upgrade >"$dir/migrate.log" 2>&1 \
     || { cat "$dir/migrate.log" >&2; exit 1; }
   local gh=$ROOT/$VENV/bin/graphharbor derived=.multiworker/$(basename "$dir").json urls="" n p pid

@@ -107,7 +107,8 @@ wait_ok() {  # $1 port, $2 pid, $3 log
     if ! kill -0 "$2" 2>/dev/null; then
       log "server on port $1 exited:"; tail -n 40 "$3" >&2; return 1
     fi
-    if curl -fsS -m 2 "http://127.0.0.1:$1/ok" >/dev/null 2>&1; then return 0; fi
+    if python3 -c 'import sys, urllib.request as u; u.urlopen(sys.argv[1], timeout=2)' \
+      "http://127.0.0.1:$1/ok" >/dev/null 2>&1; then return 0; fi
     sleep 0.5
   done
   log "server on port $1 did not answer /ok within ${STARTUP_TIMEOUT_S}s"; tail -n 40 "$3" >&2; return 1

@@ -291,7 +291,23 @@ def test_Y1_worker_killed_mid_run_thread_finishes_elsewhere_with_effects_once(
     assert _masked(finished) == _masked(undisturbed)
 
     keys = [k for k in _ledger_keys(crash_deployment["ledger.db"]) if k not in calm_keys]
-    assert len(keys) == 2 and key in keys  # the killed call's effect stored once
+    assert len(keys) == 2
+    assert key in keys
     attempts = [line.split() for line in probe.read_text().splitlines()]
     retried = {p for verb, k, p in attempts if verb == "attempt" and k == key}
-    assert pid in retried and len(retried) == 2  # re-executed by another worker, deduped
+    assert pid in retried
+    assert len(retried) == 2
+
+
+def test_Y1_the_readme_command_is_the_one_ci_runs() -> None:
+    """The README's multi-process command, as written, is what ``.ci/run`` starts the tests on."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    command = re.search(r"bash scripts/multiworker\.sh start ([^)\"`]*)", readme)
+    assert command is not None
+    options = command.group(1).split()
+    started = re.search(r"bash scripts/multiworker\.sh start ([^)\"`<]*)", ci)
+    assert started is not None
+    assert started.group(1).split() == [*options, "--port", "0"]  # free ports in CI only
+    assert "scripts/postgres.sh start --install" in readme
+    assert "langgraph.json" not in options

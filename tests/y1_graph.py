@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from side_effect_worker import Parking, Planner
+
 from toolweave import ToolweaveGraph, build_graph
 from toolweave.testing import FunctionAssistant
 from toolweave_korhaz import CallbackLedger, CallbackRecord, CallbackRequestTool
@@ -55,8 +56,6 @@ class PausingLedger(CallbackLedger):
         self._note(f"paused {idempotency_key}")
         time.sleep(PAUSE_S)  # SIGKILLed here
         return stored
-
-
 
 
 graph: ToolweaveGraph = build_graph(

@@ -19,6 +19,7 @@ import sqlite3
 import subprocess
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -227,7 +228,8 @@ def test_Y1_fifty_concurrent_conversations_across_processes_without_cross_talk(
             asyncio.gather(*(conversation(n) for n in range(CONVERSATIONS))), timeout=600
         )
 
-    results = asyncio.run(everything())
+    with ThreadPoolExecutor(1) as pool:  # its own event loop: Playwright's runs in this thread
+        results = pool.submit(asyncio.run, everything()).result()
     assert len({thread for thread, _, _ in results}) == CONVERSATIONS
     for thread, department, answer in results:
         assert department in answer, (thread, department, answer)

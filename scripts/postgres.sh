@@ -80,7 +80,7 @@ start() {
     || { cat "$dir/initdb.log" >&2; exit 1; }
   rm -f "$dir/pwfile"
   as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
-    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=100" \
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=300" \
     >&2 || { cat "$dir/server.log" >&2; exit 1; }
   as_owner "$bindir/psql" -h "$dir" -p "$port" -U "$user" -d postgres -qAt \
     -c "CREATE DATABASE $db" >&2

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, ClassVar, Concatenate, ParamSpec, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -28,6 +28,7 @@ from toolweave.llm.chat_messages import (
     format_history,
     verdicts,
 )
+from toolweave.llm.offline_extract import ground_request
 from toolweave.llm.passthrough import ANSWER_TAG
 from toolweave.llm.port import (
     Activation,
@@ -143,6 +144,9 @@ class ChatModelAssistant(LlmAssistant):
         >>> assistant = ChatModelAssistant(model, timeout=30, max_retries=2)  # doctest: +SKIP
     """
 
+    normalizes_first_message: ClassVar[bool] = False
+    """A first message costs no normalization call (A10): the offline rules read it."""
+
     def __init__(
         self,
         model: BaseChatModel,
@@ -252,7 +256,11 @@ class ChatModelAssistant(LlmAssistant):
     def generate_tool_request_steps(
         self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
     ) -> Steps[dict[str, ExtractedRequest]]:
-        """Constrained extraction into ``tool.request_model`` (T7); ``None`` when it fails."""
+        """Constrained extraction into ``tool.request_model`` (T7); ``None`` when it fails.
+
+        Text values the user did not write (placeholders, guesses, the instruction's
+        examples) are ``None`` (:func:`~toolweave.llm.offline_extract.ground_request`).
+        """
         if not tool.request_model.model_fields:
             return {tool.name: {}}
         system = prompts.fill_extraction_prompt(
@@ -261,14 +269,23 @@ class ChatModelAssistant(LlmAssistant):
         reply: BaseModel | None = yield from self._structured(
             tool.request_model, system, user_prompt, "extraction"
         )
-        return {tool.name: None if reply is None else reply.model_dump(mode="json")}
+        if reply is None:
+            return {tool.name: None}
+        return {
+            tool.name: ground_request(
+                reply.model_dump(mode="json"), tool.request_model, user_prompt
+            )
+        }
 
     # -- coordinators' decomposition (C1, M2) ---------------------------------------------
 
     def extract_decompositions_steps(
         self, task_prompt: str, schemas: Sequence[DecompositionSchema]
     ) -> Steps[Decompositions]:
-        """ONE structured call filling every coordinator's decomposition schema (C1, M2)."""
+        """ONE structured call filling every coordinator's decomposition schema (C1, M2).
+
+        As in extraction, only values written in the task prompt count (T7).
+        """
         if not schemas:
             return Decompositions(values={}, llm_calls=0)
         system = prompts.decomposition_system(coordinators=decomposition_block(schemas))
@@ -278,7 +295,11 @@ class ChatModelAssistant(LlmAssistant):
         values: dict[str, dict[str, Any] | None] = {}
         for i, schema in enumerate(schemas):
             filled = None if reply is None else getattr(reply, f"coordinator_{i}")
-            values[schema.name] = None if filled is None else filled.model_dump(mode="json")
+            values[schema.name] = (
+                None
+                if filled is None
+                else ground_request(filled.model_dump(mode="json"), schema.model, task_prompt)
+            )
         return Decompositions(values=values, llm_calls=1)
 
     # -- fused activation (T5 + T7) -------------------------------------------------------
@@ -317,7 +338,13 @@ class ChatModelAssistant(LlmAssistant):
             if entry is None or not verdict.run or not tool.request_model.model_fields:
                 continue
             request = entry.request
-            requests[tool.name] = None if request is None else request.model_dump(mode="json")
+            requests[tool.name] = (
+                None
+                if request is None
+                else ground_request(
+                    request.model_dump(mode="json"), tool.request_model, task_prompt
+                )
+            )
         return Activation(
             verdicts=tuple(verdict for _, verdict in pairs), requests=requests, llm_calls=1
         )

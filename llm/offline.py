@@ -118,6 +118,35 @@ def resolve_followup(message: str, previous: str | None) -> str:
     return result
 
 
+def normalize_offline(
+    message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
+) -> Normalized:
+    """Normalization without a model: language by the detector, follow-ups by rules (A1, T10).
+
+    The chat-model assistant reads a first message this way too: it has nothing to
+    rewrite, so a model call would buy nothing (A10).
+    """
+    asked = [m.text for m in history if isinstance(m, HumanMessage)]
+    if asked and asked[-1].strip() == message.strip():
+        asked.pop()
+    previous: str | None = None
+    for text in asked:
+        previous = resolve_followup(text, previous)
+    question = resolve_followup(message, previous)
+    lang = detect_language(message, default="")
+    if not lang:
+        lang = detect_language(previous or "", default=default_lang)
+    important = [w for w in content_words(question) if w not in GREETINGS]
+    greeting = any(w in GREETINGS for w in words(message))
+    prompt_type = "smalltalk" if greeting and not important else "factual"
+    return Normalized(
+        question=question,
+        user_lang=lang,
+        important_words=tuple(important),
+        prompt_type=prompt_type,
+    )
+
+
 class OfflineAssistant(LlmAssistant):
     """Deterministic assistant without an LLM: lexical routing, extractive answers.
 
@@ -158,24 +187,8 @@ class OfflineAssistant(LlmAssistant):
         self, message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
     ) -> Normalized:
         """Language by stopwords and letters; follow-ups rewritten from history (A1)."""
-        asked = [m.text for m in history[-self.history_window :] if isinstance(m, HumanMessage)]
-        if asked and asked[-1].strip() == message.strip():
-            asked.pop()
-        previous: str | None = None
-        for text in asked:
-            previous = resolve_followup(text, previous)
-        question = resolve_followup(message, previous)
-        lang = detect_language(message, default="")
-        if not lang:
-            lang = detect_language(previous or "", default=default_lang)
-        important = [w for w in content_words(question) if w not in GREETINGS]
-        greeting = any(w in GREETINGS for w in words(message))
-        prompt_type = "smalltalk" if greeting and not important else "factual"
-        return Normalized(
-            question=question,
-            user_lang=lang,
-            important_words=tuple(important),
-            prompt_type=prompt_type,
+        return normalize_offline(
+            message, history[-self.history_window :], default_lang=default_lang
         )
 
     def route(self, task_prompt: str, tools: Sequence[AnyTool]) -> list[RoutingVerdict]:

@@ -158,6 +158,9 @@ class LlmAssistant(ABC):
     inline_async: ClassVar[bool] = False
     """True when the sync methods are quick and CPU-only: the default async twins
     then run them inline, with no worker thread."""
+    normalizes_first_message: ClassVar[bool] = True
+    """False: a message with no earlier question is not sent to :meth:`normalize` (it has
+    nothing to resolve); the graph reads it with the offline rules, no call (A10)."""
 
     @abstractmethod
     def normalize(

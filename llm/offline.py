@@ -20,6 +20,7 @@ from toolweave.llm.lexical import (
     content_words,
     detect_language,
     fold,
+    is_stopword,
     matches,
     weekday,
     words,
@@ -72,8 +73,32 @@ def _replace_word(text: str, old: str, new: str) -> str:
     return pattern.sub(lambda m: new.capitalize() if m.group()[0].isupper() else new, text, 1)
 
 
-def _counterpart(text: str, new: str) -> str | None:
-    """The word of ``text`` that ``new`` takes the place of in a follow-up, if any."""
+def _is_subject(word: str) -> bool:
+    """A word that can be what a question is about (not a function, question or day word)."""
+    return (
+        not is_stopword(word)
+        and word.casefold() not in QUESTION_WORDS
+        and weekday(word) is None
+        and not word.isdigit()
+    )
+
+
+def _neighbours(tokens: list[str], at: int) -> tuple[str | None, str | None]:
+    """The function words right before and after ``tokens[at]`` (``None`` where there is none)."""
+    before = tokens[at - 1].casefold() if at > 0 and is_stopword(tokens[at - 1]) else None
+    after = tokens[at + 1] if at + 1 < len(tokens) else None
+    return before, after.casefold() if after is not None and is_stopword(after) else None
+
+
+def _counterpart(text: str, new: str, body: list[str]) -> str | None:
+    """The word of ``text`` that ``new`` takes the place of in a follow-up, if any.
+
+    A day replaces the day, a number the number. Another word replaces the word
+    of ``text`` in the same place: one with the same ending (``cardiology`` for
+    ``neurology``), else one next to the same function word (``the gym`` for
+    ``the sauna``, ``ibuprofen with`` for ``paracetamol with``, ``a kardiológián``
+    for ``a sebészeten``).
+    """
     candidates = content_words(text)
     day = weekday(new)
     if day is not None:
@@ -87,14 +112,36 @@ def _counterpart(text: str, new: str) -> str | None:
             common += 1
         if common >= 4 and weekday(word) is None:
             return word
+    at = next((i for i, t in enumerate(body) if t.casefold() == new.casefold()), None)
+    if at is None:
+        return None
+    before, after = _neighbours(body, at)
+    tokens = kit.TOKEN.findall(text)
+    for i, token in enumerate(tokens):
+        if not _is_subject(token):
+            continue
+        left, right = _neighbours(tokens, i)
+        if (before is not None and left == before) or (after is not None and right == after):
+            return token
     return None
+
+
+def _add_day(text: str, phrase: str) -> str:
+    """``text`` with ``phrase`` (``"on Friday"``, ``"pénteken"``) put before its final mark."""
+    stripped = text.rstrip()
+    mark = stripped[-1] if stripped and stripped[-1] in "?.!" else ""
+    return f"{stripped.removesuffix(mark).rstrip()} {phrase}{mark}"
 
 
 def resolve_followup(message: str, previous: str | None) -> str:
     """Turn a follow-up into a standalone question using the previous question (A1).
 
-    ``"and on Friday?"`` after ``"When are visiting hours at cardiology on Monday?"``
-    gives ``"When are visiting hours at cardiology on Friday?"``.
+    What the follow-up changes replaces its counterpart in the previous question
+    (:func:`_counterpart`), and a day it adds goes into the question: ``"and on
+    Friday?"`` after ``"When are visiting hours at cardiology?"`` gives ``"When
+    are visiting hours at cardiology on Friday?"``; ``"and the sauna?"`` after
+    ``"When is the gym open on Saturday?"`` gives ``"When is the sauna open on
+    Saturday?"``. Only words with no counterpart are appended.
     """
     if previous is None:
         return message
@@ -103,16 +150,22 @@ def resolve_followup(message: str, previous: str | None) -> str:
     asks = any(w in QUESTION_WORDS for w in words(body))
     if not (opened or (len(new) <= 2 and not asks)) or not new:
         return message if new or not opened else previous
-    surface = {w.casefold(): w for w in kit.TOKEN.findall(body)}
+    tokens = kit.TOKEN.findall(body)
+    surface = {w.casefold(): w for w in tokens}
     result, extra = previous, []
     for word in new:
         if any(matches(word, old) for old in content_words(result)):
             continue
-        old = _counterpart(result, word)
-        if old is None:
-            extra.append(surface.get(word, word))
+        written = surface.get(word, word)
+        old = _counterpart(result, word, tokens)
+        if old is not None:
+            result = _replace_word(result, old, written)
+        elif weekday(word) is not None:
+            at = next(i for i, t in enumerate(tokens) if t.casefold() == word)
+            before, _ = _neighbours(tokens, at)
+            result = _add_day(result, f"{tokens[at - 1]} {written}" if before else written)
         else:
-            result = _replace_word(result, old, surface.get(word, word))
+            extra.append(written)
     if extra:
         result = f"{result.rstrip()} {' '.join(extra)}"
     return result

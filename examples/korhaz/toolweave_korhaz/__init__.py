@@ -21,6 +21,7 @@ from toolweave_korhaz.callbacks import (
     CallbackRequestTool,
 )
 from toolweave_korhaz.coordinators import (
+    MEDICATION_ADVICE,
     DoctorFinderCoordinator,
     DrugInteractionCoordinator,
 )
@@ -72,6 +73,7 @@ def korhaz_domain() -> Domain:
         description="Example hospital (Példa Kórház): departments, visiting hours, admission, "
         "parking, pharmacy; Hungarian and English.",
         deep_fallback=deep_fallback(),
+        withheld=(MEDICATION_ADVICE,),  # never a generated medical yes or no (A7)
     )
 
 

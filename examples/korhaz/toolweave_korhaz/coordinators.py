@@ -32,6 +32,7 @@ from toolweave.state.results import ToolResult
 from toolweave.state.task import PromptAndContext, TaskInfo
 from toolweave.tools.base import EmptyRequest, PriorContext, ToolCallContext
 from toolweave.tools.consumers import ContextConsumerTool
+from toolweave.tools.domain import WithheldKind
 from toolweave_korhaz.corpus import DOMAIN_NAME
 from toolweave_korhaz.doctors import Doctor, doctor_by_id, doctors
 from toolweave_korhaz.interactions import interaction_report
@@ -84,6 +85,12 @@ def _medicine_names() -> list[str]:
     names = [n for s in substances() for n in (s.name_en, s.name_hu, *s.aliases)]
     names += [a for group in bundled_json("substances.json")["groups"] for a in group["aliases"]]
     return list(dict.fromkeys(names))
+
+
+def asks_about_taking_medicines(question: str) -> bool:
+    """Whether ``question`` names a medicine and asks about taking it (with something)."""
+    found = extract_request(question, InteractionDecomposition) or {}
+    return bool(found.get("takes_together")) and bool(find_mentions(question))
 
 
 class InteractionDecomposition(BaseModel):
@@ -158,6 +165,19 @@ def _doctor(text: str, named: str | None) -> str | None:
 
 def _claimed(task: TaskInfo) -> bool:
     return bool(task.sub_tasks or task.required_tool_names)
+
+
+MEDICATION_ADVICE = WithheldKind(
+    name="medication advice",
+    applies=lambda question: asks_about_taking_medicines(question),
+    texts={
+        "hu": "Erre a kérdésre nem adhatok választ: a gyógyszer-kölcsönhatási táblázat nem "
+        "tudta megítélni ezeket a gyógyszereket. Kérdezze kezelőorvosát vagy gyógyszerészét.",
+        "en": "I cannot answer this: the drug interaction table could not assess these "
+        "medicines. Please ask your doctor or pharmacist.",
+    },
+)
+"""A medicine question that no drug tool answered gets this, never a generated yes or no."""
 
 
 class DrugInteractionCoordinator(
@@ -342,9 +362,11 @@ class DoctorFinderCoordinator(
 __all__ = [
     "DOCTOR_TITLES",
     "MAX_SUBSTANCES",
+    "MEDICATION_ADVICE",
     "TOGETHER_CUES",
     "DoctorDecomposition",
     "DoctorFinderCoordinator",
     "DrugInteractionCoordinator",
     "InteractionDecomposition",
+    "asks_about_taking_medicines",
 ]

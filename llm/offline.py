@@ -83,11 +83,30 @@ def _is_subject(word: str) -> bool:
     )
 
 
+POINTING_WORDS = frozenset(
+    """it its they their them there that this those these he she his her him
+    ott oda onnan annak ennek erre arra ezt azt ők neki nála előtte utána""".split()
+)
+"""Words of a follow-up that point back at the earlier question's subject."""
+_SAME_WORD = {"az": "a", "an": "a"}
+"""Function words that are one word in two spellings (the article before a vowel)."""
+
+
+def _function_word(token: str | None) -> str | None:
+    if token is None or not is_stopword(token):
+        return None
+    return _SAME_WORD.get(token.casefold(), token.casefold())
+
+
 def _neighbours(tokens: list[str], at: int) -> tuple[str | None, str | None]:
     """The function words right before and after ``tokens[at]`` (``None`` where there is none)."""
-    before = tokens[at - 1].casefold() if at > 0 and is_stopword(tokens[at - 1]) else None
-    after = tokens[at + 1] if at + 1 < len(tokens) else None
-    return before, after.casefold() if after is not None and is_stopword(after) else None
+    before = _function_word(tokens[at - 1] if at > 0 else None)
+    return before, _function_word(tokens[at + 1] if at + 1 < len(tokens) else None)
+
+
+def _is_name(tokens: list[str], at: int) -> bool:
+    """Whether ``tokens[at]`` is capitalised inside its sentence (a name, not a first word)."""
+    return at > 0 and tokens[at][:1].isupper()
 
 
 def _counterpart(text: str, new: str, body: list[str]) -> str | None:
@@ -97,7 +116,7 @@ def _counterpart(text: str, new: str, body: list[str]) -> str | None:
     of ``text`` in the same place: one with the same ending (``cardiology`` for
     ``neurology``), else one next to the same function word (``the gym`` for
     ``the sauna``, ``ibuprofen with`` for ``paracetamol with``, ``a kardiológián``
-    for ``a sebészeten``).
+    for ``a sebészeten``), else, for a name, the earlier question's name.
     """
     candidates = content_words(text)
     day = weekday(new)
@@ -123,6 +142,10 @@ def _counterpart(text: str, new: str, body: list[str]) -> str | None:
         left, right = _neighbours(tokens, i)
         if (before is not None and left == before) or (after is not None and right == after):
             return token
+    if body[at][:1].isupper():  # a name takes the place of a name
+        return next(
+            (t for i, t in enumerate(tokens) if _is_subject(t) and _is_name(tokens, i)), None
+        )
     return None
 
 
@@ -151,6 +174,8 @@ def resolve_followup(message: str, previous: str | None) -> str:
     if not (opened or (len(new) <= 2 and not asks)) or not new:
         return message if new or not opened else previous
     tokens = kit.TOKEN.findall(body)
+    if asks and len(new) >= 2 and not any(t.casefold() in POINTING_WORDS for t in tokens):
+        return body  # its own question, pointing back at nothing: it stands alone
     surface = {w.casefold(): w for w in tokens}
     result, extra = previous, []
     for word in new:

@@ -84,7 +84,37 @@ def _is_subject(word: str) -> bool:
 
 
 POINTING_WORDS = frozenset(
-    ["it", "its", "they", "their", "them", "there", "that", "this", "those", "these", "he", "she", "his", "her", "him", "ott", "oda", "onnan", "annak", "ennek", "erre", "arra", "ezt", "azt", "ők", "neki", "nála", "előtte", "utána"]
+    [
+        "it",
+        "its",
+        "they",
+        "their",
+        "them",
+        "there",
+        "that",
+        "this",
+        "those",
+        "these",
+        "he",
+        "she",
+        "his",
+        "her",
+        "him",
+        "ott",
+        "oda",
+        "onnan",
+        "annak",
+        "ennek",
+        "erre",
+        "arra",
+        "ezt",
+        "azt",
+        "ők",
+        "neki",
+        "nála",
+        "előtte",
+        "utána",
+    ]
 )
 """Words of a follow-up that point back at the earlier question's subject."""
 _SAME_WORD = {"az": "a", "an": "a"}

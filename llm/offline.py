@@ -164,7 +164,7 @@ def _counterpart(text: str, new: str, body: list[str]) -> str | None:
     if at is None:
         return None
     before, after = _neighbours(body, at)
-    tokens = kit.TOKEN.findall(text)
+    tokens: list[str] = kit.TOKEN.findall(text)
     for i, token in enumerate(tokens):
         if not _is_subject(token):
             continue
@@ -202,7 +202,7 @@ def resolve_followup(message: str, previous: str | None) -> str:
     asks = any(w in QUESTION_WORDS for w in words(body))
     if not (opened or (len(new) <= 2 and not asks)) or not new:
         return message if new or not opened else previous
-    tokens = kit.TOKEN.findall(body)
+    tokens: list[str] = kit.TOKEN.findall(body)
     if asks and len(new) >= 2 and not any(t.casefold() in POINTING_WORDS for t in tokens):
         return body  # its own question, pointing back at nothing: it stands alone
     surface = {w.casefold(): w for w in tokens}

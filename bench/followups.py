@@ -10,7 +10,9 @@ tuned on. A rewrite passes when every ``must`` word and no
 ``must_not`` word is in it (:func:`toolweave.llm.lexical.matches`: case, accents and
 inflection allowed). The offline rules are the anchor; ``--model`` adds the chat
 model the environment configures (``OPENAI_BASE_URL``, ``TOOLWEAVE_MODEL``), one
-normalization call per conversation.
+normalization call per conversation, read twice: the model's own rewrite, and the
+rewrite the graph keeps after its checks (``check_normalized``: a rewrite that drops
+the message's own words gives way to the offline rules).
 
 Usage (from the repository root)::
 
@@ -33,6 +35,7 @@ if __package__ in (None, ""):  # run as a file: make ``bench`` importable
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
+from toolweave.graph.normalized import check_normalized
 from toolweave.llm.lexical import detect_language, matches, words
 from toolweave.llm.offline import OfflineAssistant
 from toolweave.llm.port import LlmAssistant
@@ -67,18 +70,26 @@ def history(case: dict[str, Any]) -> list[BaseMessage]:
     return turns
 
 
-def run(assistant: LlmAssistant, cases: Sequence[dict[str, Any]]) -> tuple[int, float, list[str]]:
-    """Passed cases, seconds per case and the failed rewrites."""
-    passed, failed = 0, []
-    start = time.perf_counter()
+def rewrites(assistant: LlmAssistant, cases: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
+    """Per case: the assistant's rewrite, and the rewrite the graph keeps after its checks."""
+    out: list[tuple[str, str]] = []
     for case in cases:
         lang = detect_language(" ".join([*case["history"], case["message"]]))
-        rewrite = assistant.normalize(case["message"], history(case), default_lang=lang).question
-        if passes(case, rewrite):
-            passed += 1
-        else:
-            failed.append(f"{case['history'][-1]} + {case['message']} -> {rewrite}")
-    return passed, (time.perf_counter() - start) / max(1, len(cases)), failed
+        turns = history(case)
+        norm = assistant.normalize(case["message"], turns, default_lang=lang)
+        kept, _ = check_normalized(case["message"], turns, norm)
+        out.append((norm.question, kept.question))
+    return out
+
+
+def score(cases: Sequence[dict[str, Any]], rewritten: Sequence[str]) -> tuple[int, list[str]]:
+    """Passed cases and the failed rewrites."""
+    failed = [
+        f"{case['history'][-1]} + {case['message']} -> {rewrite}"
+        for case, rewrite in zip(cases, rewritten, strict=True)
+        if not passes(case, rewrite)
+    ]
+    return len(cases) - len(failed), failed
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -94,19 +105,27 @@ def main(argv: Sequence[str] | None = None) -> None:
 
         model = default_assistant(timeout=args.timeout)
         assistants.append((model.label, model))
-    print("| rewrite by | part | conversations | standalone question right | s per rewrite |")
-    print("|---|---|---:|---:|---:|")
-    failures: list[tuple[str, list[str]]] = []
+    print(
+        "| rewrite by | part | conversations | model's rewrite right | kept by the graph right "
+        "| s per rewrite |"
+    )
+    print("|---|---|---:|---:|---:|---:|")
+    failures: list[str] = []
     for label, assistant in assistants:
         for part in ("calibration", "heldout"):
             chosen = [case for case in cases if case["part"] == part]
-            passed, seconds, failed = run(assistant, chosen)
-            share = f"{passed} ({passed / len(chosen):.0%})"
-            print(f"| {label} | {part} | {len(chosen)} | {share} | {seconds:.2f} |")
-            failures.append((label, failed))
-    for label, failed in failures:
-        for line in failed:
-            print(f"- {label}: {line}")
+            start = time.perf_counter()
+            pairs = rewrites(assistant, chosen)
+            seconds = (time.perf_counter() - start) / max(1, len(chosen))
+            raw, failed = score(chosen, [p[0] for p in pairs])
+            kept, _ = score(chosen, [p[1] for p in pairs])
+            n = len(chosen)
+            print(
+                f"| {label} | {part} | {n} | {raw} ({raw / n:.0%}) | {kept} ({kept / n:.0%}) "
+                f"| {seconds:.2f} |"
+            )
+            failures += [f"- {label}: {line}" for line in failed]
+    print("\n".join(failures))
 
 
 if __name__ == "__main__":

@@ -341,3 +341,28 @@ def test_A1_a_day_after_a_visiting_hours_question_keeps_visiting_hours():
 def test_T6_department_request_keeps_closed_fields_as_given():
     values = {"department": "kardiológia", "topic": "consultation_hours", "day": "Monday"}
     assert ground_request(values, DepartmentInfoRequest, "Mikor rendel a kardiológia?") == values
+
+
+def test_A1_a_model_rewrite_dropping_the_follow_ups_words_gives_way_to_the_offline_one():
+    back = {  # the 0.5B model's reply: the earlier question again
+        "question": "When is the gym open on Saturday?",
+        "user_lang": "en",
+        "important_words": ["gym"],
+        "prompt_type": "factual",
+    }
+    tools = [Parking()]
+    llm, model = _chat(
+        {"parking": {"reason": "r", "run": False}},
+        "Daily.",
+        back,
+        {"parking": {"reason": "r", "run": False}},
+        "The sauna: daily.",
+    )
+    graph = build_graph(
+        "demo", tools, assistant=llm, checkpointer=InMemorySaver(serde=checkpoint_serde())
+    )
+    _ask(graph, "When is the gym open on Saturday?", "s")
+    out = _ask(graph, "and the sauna?", "s")
+    assert model.calls[3].human == "When is the sauna open on Saturday?"
+    notes = [e.reason for e in out["ledger"] if e.kind == "normalized"]
+    assert "drops the message's own words" in notes[0]

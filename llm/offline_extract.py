@@ -205,6 +205,8 @@ def extract_request(text: str, model: type[BaseModel]) -> dict[str, Any] | None:
         return None
 
 
+_MIN_DIGITS = 5
+"""Digits a value needs to be matched by its digits alone (a phone number)."""
 MAX_NAME_WORDS = 4
 """Most content words a value of a named thing (a field of known values) has."""
 PLACEHOLDERS = frozenset(
@@ -241,7 +243,9 @@ def grounded(value: str, text: str, *, named_thing: bool = False) -> bool:
 
     Case, accents and inflection are allowed for (:func:`~toolweave.llm.lexical.matches`,
     so ``"ibuprofen"`` is in ``"ibuprofénnel"``); every content word of the value
-    must be there. A placeholder (:data:`PLACEHOLDERS`) never is; an ISO date is
+    must be there (a number as a number: ``"10:00"`` is in ``"10 órakor"``), and a
+    value of five digits or more may be written with other spaces and signs (a
+    phone number). A placeholder (:data:`PLACEHOLDERS`) never is; an ISO date is
     when the text gives its day and month. With ``named_thing`` (a field of known
     values: a name, a department), a value that reads as a question (a question
     word, a question mark) or runs longer than :data:`MAX_NAME_WORDS` is the
@@ -252,9 +256,18 @@ def grounded(value: str, text: str, *, named_thing: bool = False) -> bool:
         return False
     if _ISO_DATE.fullmatch(value.strip()):
         return value.strip() in text or _date_grounded(value.strip(), text)
+    digits = re.sub(r"\D", "", value)
+    if len(digits) >= _MIN_DIGITS and digits in re.sub(r"\D", "", text):
+        return True  # a phone or an id, written with other spaces or signs
+    numbers = {int(n) for n in re.findall(r"\d+", text)}
     wanted = content_words(value) or words(value)
     text_words = words(text)
-    if not wanted or not all(any(matches(w, t) for t in text_words) for w in wanted):
+    found = (
+        (w.isdigit() and (int(w) in numbers or int(w) == 0))
+        or any(matches(w, t) for t in text_words)
+        for w in wanted
+    )
+    if not wanted or not all(found):
         return False
     question_like = "?" in value or any(w in QUESTION_WORDS for w in words(value))
     return not (named_thing and (question_like or len(wanted) > MAX_NAME_WORDS))

@@ -366,3 +366,11 @@ def test_A1_a_model_rewrite_dropping_the_follow_ups_words_gives_way_to_the_offli
     assert model.calls[3].human == "When is the sauna open on Saturday?"
     notes = [e.reason for e in out["ledger"] if e.kind == "normalized"]
     assert "drops the message's own words" in notes[0]
+
+
+def test_T7_numbers_times_and_phones_count_when_the_user_wrote_them():
+    assert grounded("+36301234567", "Hívjon a +36 30 123 4567 számon")
+    assert grounded("10:00", "10 órakor jönnék")
+    assert not grounded("14:00", "10 órakor jönnék")
+    assert grounded("2026-12-24", "Which weekday is 24 December 2026?")
+    assert not grounded("2026-12-24", "Which weekday is Christmas?")

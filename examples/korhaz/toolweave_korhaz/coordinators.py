@@ -169,7 +169,7 @@ def _claimed(task: TaskInfo) -> bool:
 
 MEDICATION_ADVICE = WithheldKind(
     name="medication advice",
-    applies=lambda question: asks_about_taking_medicines(question),
+    applies=asks_about_taking_medicines,
     texts={
         "hu": "Erre a kérdésre nem adhatok választ: a gyógyszer-kölcsönhatási táblázat nem "
         "tudta megítélni ezeket a gyógyszereket. Kérdezze kezelőorvosát vagy gyógyszerészét.",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from types import MappingProxyType
 from typing import ClassVar
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -117,7 +118,7 @@ POINTING_WORDS = frozenset(
     ]
 )
 """Words of a follow-up that point back at the earlier question's subject."""
-_SAME_WORD = {"az": "a", "an": "a"}
+_SAME_WORD = MappingProxyType({"az": "a", "an": "a"})
 """Function words that are one word in two spellings (the article before a vowel)."""
 
 

@@ -18,6 +18,7 @@ Usage (from the repository root)::
 
     python -m bench.followups            # the offline rules
     python -m bench.followups --model    # and the configured chat model beside them
+    python -m bench.followups --model --part heldout   # the 12 held-out rows only
 """
 
 from __future__ import annotations
@@ -97,6 +98,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", action="store_true", help="also the configured chat model")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per model call")
+    parser.add_argument(
+        "--part", choices=("calibration", "heldout"), help="only this part (a slow model)"
+    )
     args = parser.parse_args(argv)
     cases = load()
     assistants: list[tuple[str, LlmAssistant]] = [("offline rules", OfflineAssistant())]
@@ -112,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print("|---|---|---:|---:|---:|---:|")
     failures: list[str] = []
     for label, assistant in assistants:
-        for part in ("calibration", "heldout"):
+        for part in (args.part,) if args.part else ("calibration", "heldout"):
             chosen = [case for case in cases if case["part"] == part]
             start = time.perf_counter()
             pairs = rewrites(assistant, chosen)

@@ -21,7 +21,7 @@ from toolweave.graph.context import (
 from toolweave.graph.nodes import Steps, make_node
 from toolweave.graph.normalized import check_normalized
 from toolweave.graph.validation import question_of
-from toolweave.llm.offline import normalize_offline
+from toolweave.llm.offline import normalize_offline, resolved_by_rules
 from toolweave.state.graph_state import GraphState, MessageFacts
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import ROOT_TASK_NO, TaskInfo, TaskNode
@@ -108,10 +108,10 @@ def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
         assistant = assistant_for(deps, runtime)
         lang = deps.domain.default_language
         calls = 1
-        if assistant.normalizes_first_message or any(m.type == "human" for m in history):
+        if assistant.normalizes_first_message or not resolved_by_rules(question, history):
             norm = yield from assistant.normalize_steps(question, history, default_lang=lang)
-        else:  # A10: a first message has nothing to resolve; no model call
-            norm, calls = normalize_offline(question, (), default_lang=lang), 0
+        else:  # A10, A1: a first message, or a follow-up the rules resolve: no model call
+            norm, calls = normalize_offline(question, history, default_lang=lang), 0
         norm, notes = check_normalized(question, history, norm)  # A1, T10
         offered, refusals = offer_tools(
             deps, tools, state.get("systems") or [], user_data_for(state, runtime)

@@ -145,7 +145,7 @@ class ChatModelAssistant(LlmAssistant):
     """
 
     normalizes_first_message: ClassVar[bool] = False
-    """A first message costs no normalization call (A10): the offline rules read it."""
+    """A first message, or a follow-up the offline rules resolve, costs no call (A10, A1)."""
 
     def __init__(
         self,

@@ -159,8 +159,9 @@ class LlmAssistant(ABC):
     """True when the sync methods are quick and CPU-only: the default async twins
     then run them inline, with no worker thread."""
     normalizes_first_message: ClassVar[bool] = True
-    """False: a message with no earlier question is not sent to :meth:`normalize` (it has
-    nothing to resolve); the graph reads it with the offline rules, no call (A10)."""
+    """False: the graph reads a message with the offline rules whenever they suffice (a
+    first message, which has nothing to resolve; a follow-up the rules resolve), and
+    sends only the rest to :meth:`normalize` (A10, A1)."""
 
     @abstractmethod
     def normalize(

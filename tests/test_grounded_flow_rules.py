@@ -117,12 +117,28 @@ def test_A10_one_task_one_routed_tool_costs_two_model_calls():
     assert model.calls[0].human == "How much is parking?"  # the first message, not rewritten
 
 
-def test_A10_a_follow_up_is_still_rewritten_by_the_model():
-    tools = [Parking()]
+def test_A10_a_follow_up_the_rules_resolve_costs_no_rewrite_call():
+    llm, model = _chat(
+        {"parking": {"reason": "r", "run": True}},
+        "500 Ft.",
+        {"parking": {"reason": "r", "run": True}},
+        "500 Ft on Sunday too.",
+    )
+    graph = build_graph(
+        "demo", [Parking()], assistant=llm, checkpointer=InMemorySaver(serde=checkpoint_serde())
+    )
+    _ask(graph, "How much is parking?")
+    out = _ask(graph, "and on Sunday?")
+    assert len(model.calls) == 4  # routing and answer, twice: no normalization call
+    assert model.calls[2].human == "How much is parking on Sunday?"  # the rules' rewrite (A1)
+    assert out["llm_calls"] == 2
+
+
+def test_A10_a_follow_up_the_rules_cannot_resolve_is_rewritten_by_the_model():
     standalone = {
-        "question": "How much is parking on Sunday?",
+        "question": "How much does parking cost per hour?",
         "user_lang": "en",
-        "important_words": ["parking", "Sunday"],
+        "important_words": ["parking", "hour"],
         "prompt_type": "factual",
     }
     llm, model = _chat(
@@ -130,16 +146,15 @@ def test_A10_a_follow_up_is_still_rewritten_by_the_model():
         "500 Ft.",
         standalone,
         {"parking": {"reason": "r", "run": True}},
-        "500 Ft on Sunday too.",
+        "500 Ft an hour.",
     )
     graph = build_graph(
-        "demo", tools, assistant=llm, checkpointer=InMemorySaver(serde=checkpoint_serde())
+        "demo", [Parking()], assistant=llm, checkpointer=InMemorySaver(serde=checkpoint_serde())
     )
-    _ask(graph, "How much is parking?")
-    out = _ask(graph, "and on Sunday?")
-    assert len(model.calls) == 5
-    assert model.calls[2].human == "and on Sunday?"  # the normalization call (A1)
-    assert model.calls[3].human == "How much is parking on Sunday?"
+    _ask(graph, "Where can I park?")
+    out = _ask(graph, "How much does it cost per hour?")  # "it": the rules cannot tell
+    assert model.calls[2].human == "How much does it cost per hour?"  # the normalization call
+    assert model.calls[3].human == "How much does parking cost per hour?"
     assert out["llm_calls"] == 3
 
 
@@ -345,25 +360,24 @@ def test_T6_department_request_keeps_closed_fields_as_given():
 
 def test_A1_a_model_rewrite_dropping_the_follow_ups_words_gives_way_to_the_offline_one():
     back = {  # the 0.5B model's reply: the earlier question again
-        "question": "When is the gym open on Saturday?",
+        "question": "Where can I park?",
         "user_lang": "en",
-        "important_words": ["gym"],
+        "important_words": ["park"],
         "prompt_type": "factual",
     }
-    tools = [Parking()]
     llm, model = _chat(
         {"parking": {"reason": "r", "run": False}},
-        "Daily.",
+        "At the gate.",
         back,
         {"parking": {"reason": "r", "run": False}},
-        "The sauna: daily.",
+        "500 Ft.",
     )
     graph = build_graph(
-        "demo", tools, assistant=llm, checkpointer=InMemorySaver(serde=checkpoint_serde())
+        "demo", [Parking()], assistant=llm, checkpointer=InMemorySaver(serde=checkpoint_serde())
     )
-    _ask(graph, "When is the gym open on Saturday?", "s")
-    out = _ask(graph, "and the sauna?", "s")
-    assert model.calls[3].human == "When is the sauna open on Saturday?"
+    _ask(graph, "Where can I park?", "s")
+    out = _ask(graph, "How much does it cost per hour?", "s")
+    assert model.calls[3].human == "How much does it cost per hour?"  # not the old question
     notes = [e.reason for e in out["ledger"] if e.kind == "normalized"]
     assert "drops the message's own words" in notes[0]
 

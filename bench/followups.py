@@ -11,8 +11,9 @@ tuned on. A rewrite passes when every ``must`` word and no
 inflection allowed). The offline rules are the anchor; ``--model`` adds the chat
 model the environment configures (``OPENAI_BASE_URL``, ``TOOLWEAVE_MODEL``), one
 normalization call per conversation, read twice: the model's own rewrite, and the
-rewrite the graph keeps after its checks (``check_normalized``: a rewrite that drops
-the message's own words gives way to the offline rules).
+question the graph keeps (the offline rules' rewrite where they resolve the
+follow-up, no model asked; else the model's, after ``check_normalized``: a rewrite
+that drops the message's own words gives way to the offline rules).
 
 Usage (from the repository root)::
 
@@ -38,7 +39,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from toolweave.graph.normalized import check_normalized
 from toolweave.llm.lexical import detect_language, matches, words
-from toolweave.llm.offline import OfflineAssistant
+from toolweave.llm.offline import OfflineAssistant, normalize_offline, resolved_by_rules
 from toolweave.llm.port import LlmAssistant
 
 DATA = Path(__file__).parent / "data" / "followups.jsonl"
@@ -78,7 +79,10 @@ def rewrites(assistant: LlmAssistant, cases: Sequence[dict[str, Any]]) -> list[t
         lang = detect_language(" ".join([*case["history"], case["message"]]))
         turns = history(case)
         norm = assistant.normalize(case["message"], turns, default_lang=lang)
-        kept, _ = check_normalized(case["message"], turns, norm)
+        if resolved_by_rules(case["message"], turns):  # the graph asks no model (A10)
+            kept = normalize_offline(case["message"], turns, default_lang=lang)
+        else:
+            kept, _ = check_normalized(case["message"], turns, norm)
         out.append((norm.question, kept.question))
     return out
 

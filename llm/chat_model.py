@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import replace
 from typing import Any, ClassVar, Concatenate, ParamSpec, TypeVar
 
 from langchain_core.language_models import BaseChatModel
@@ -28,7 +29,7 @@ from toolweave.llm.chat_messages import (
     format_history,
     verdicts,
 )
-from toolweave.llm.offline_extract import ground_request
+from toolweave.llm.offline_extract import INVENTED_INPUT, ground_request, invented_required
 from toolweave.llm.passthrough import ANSWER_TAG
 from toolweave.llm.port import (
     Activation,
@@ -54,6 +55,7 @@ from toolweave.llm.replies import (
 from toolweave.llm.structured import StructuredOutput, structured_steps
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.run_scope import with_secrets
+from toolweave.tools.consumers import ClarifiableContextConsumerTool, ClarifiableTool
 from toolweave.tools.effects import Steps, adrive, drive
 from toolweave.tools.registry import AnyTool
 
@@ -310,7 +312,10 @@ class ChatModelAssistant(LlmAssistant):
         """Route and extract in ONE structured call when ``fuse_routing`` (T5 + T7).
 
         Routing sees only the task prompt (M2), so a subtask whose execution text
-        carries its parent's context (M3) is routed and extracted in two steps.
+        carries its parent's context (M3) is routed and extracted in two steps. A
+        yes whose whole request the model made up (values the text does not hold,
+        such as the date of the tool's own instruction) is read as no (T7), unless
+        the tool can ask for what is missing (Q1).
         """
         if not self.fuse_routing or execution_text != task_prompt:
             return (
@@ -334,20 +339,18 @@ class ChatModelAssistant(LlmAssistant):
         )
         pairs = verdicts(tools, offered, reply)
         requests: dict[str, ExtractedRequest] = {}
+        kept: list[RoutingVerdict] = []
         for (entry, verdict), tool in zip(pairs, tools, strict=True):  # verdicts follow tools
+            kept.append(verdict)
             if entry is None or not verdict.run or not tool.request_model.model_fields:
                 continue
-            request = entry.request
-            requests[tool.name] = (
-                None
-                if request is None
-                else ground_request(
-                    request.model_dump(mode="json"), tool.request_model, task_prompt
-                )
-            )
-        return Activation(
-            verdicts=tuple(verdict for _, verdict in pairs), requests=requests, llm_calls=1
-        )
+            filled = None if entry.request is None else entry.request.model_dump(mode="json")
+            requests[tool.name] = ground_request(filled, tool.request_model, task_prompt)
+            asks = isinstance(tool, ClarifiableTool | ClarifiableContextConsumerTool)
+            if not asks and invented_required(filled, requests[tool.name]):
+                kept[-1] = replace(verdict, run=False, reason=INVENTED_INPUT)  # T7
+                del requests[tool.name]
+        return Activation(verdicts=tuple(kept), requests=requests, llm_calls=1)
 
     # -- gatekeeper (D1) and page reading (D3) -------------------------------------------
 

@@ -299,3 +299,14 @@ def ground_request(values: dict[str, Any] | None, model: type[BaseModel], text: 
         elif isinstance(value, str) and not grounded(value, text, named_thing=named):
             out[key] = None
     return out
+
+
+INVENTED_INPUT = "its input is not in the question: the model made it up (T7)"
+"""Why a routed tool whose whole request the model made up does not run."""
+
+
+def invented_required(filled: dict[str, Any] | None, kept: dict[str, Any] | None) -> bool:
+    """Whether the model filled a request of which grounding kept nothing: all made up."""
+    given = [v for v in (filled or {}).values() if v not in (None, [], "")]
+    left = [v for v in (kept or {}).values() if v not in (None, [], "")]
+    return bool(given) and not left

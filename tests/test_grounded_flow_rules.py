@@ -224,13 +224,16 @@ def test_T7_format_date_copied_from_its_routing_instruction_is_none():
 
     (tool,) = as_chatbot_tools([FormatDateTool()])
     reply = {"format_date": {"reason": "r", "run": True, "request": {"date": "2026-12-24"}}}
-    for question, kept in (
-        ("Milyen napra esik karácsony?", None),
-        ("És 2026-12-24?", "2026-12-24"),
-    ):
-        llm, _ = _chat(reply)
-        activation = llm.route_and_extract(question, question, [tool], extraction_prompt="")
-        assert activation.requests["format_date"] == {"date": kept, "locale": None}
+    llm, _ = _chat(reply)
+    question = "Milyen napra esik karácsony?"
+    activation = llm.route_and_extract(question, question, [tool], extraction_prompt="")
+    assert activation.requests == {}  # the made-up date is no input ...
+    assert not activation.verdicts[0].run  # ... and a yes resting on it alone is no yes
+    llm, _ = _chat(reply)
+    question = "Milyen napra esik 2026-12-24?"
+    activation = llm.route_and_extract(question, question, [tool], extraction_prompt="")
+    assert activation.requests["format_date"] == {"date": "2026-12-24", "locale": None}
+    assert activation.verdicts[0].run
 
 
 # --- C1: a coordinator claims a task only on grounded values, joined by its own lookup ----------

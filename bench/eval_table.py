@@ -9,6 +9,10 @@ paused to ask; the bundled golden file has no case that expects a question back.
 Usage (from the repository root)::
 
     python -m bench.eval_table 1.5B=/tmp/eval-15b.json 0.5B=/tmp/eval-05b.json offline=off.json
+    python -m bench.eval_table --cases-of 15b.json 1.5B=15b.json offline=off.json
+
+``--cases-of REPORT`` keeps, in every report, only the cases REPORT finished: the
+offline model on the very questions a stopped run measured (the anchor).
 """
 
 from __future__ import annotations
@@ -63,8 +67,19 @@ def categories(label: str, cases: Sequence[dict[str, Any]]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Print the table for ``label=path`` arguments."""
-    reports = [arg.split("=", 1) for arg in (sys.argv[1:] if argv is None else argv)]
-    loaded = [(label, json.loads(Path(path).read_text())["cases"]) for label, path in reports]
+    args = list(sys.argv[1:] if argv is None else argv)
+    only: set[str] | None = None
+    if args[:1] == ["--cases-of"]:
+        only = {c["id"] for c in json.loads(Path(args[1]).read_text())["cases"]}
+        args = args[2:]
+    reports = [arg.split("=", 1) for arg in args]
+    loaded = [
+        (
+            label,
+            [c for c in json.loads(Path(path).read_text())["cases"] if not only or c["id"] in only],
+        )
+        for label, path in reports
+    ]
     print("| " + " | ".join(HEADERS.split("|")) + " |")
     print("|" + "---|" * len(HEADERS.split("|")))
     for label, cases in loaded:

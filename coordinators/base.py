@@ -6,8 +6,9 @@ from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Any, ClassVar, Generic, TypeGuard, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
+from toolweave.llm.offline_extract import extract_request, hinted
 from toolweave.llm.port import DecompositionSchema, extract_decompositions_offline
 from toolweave.state.task import PromptAndContext, TaskInfo
 from toolweave.tools.registry import AnyTool
@@ -79,6 +80,32 @@ class DecomposingCoordinator(AgentCoordinator, Generic[D]):
         return DecompositionSchema(
             name=name, model=self.decomposition_model, instruction=self.decomposition_instruction
         )
+
+    def may_apply(self, task_prompt: str) -> bool:
+        """Whether ``task_prompt`` can concern this coordinator: decided before any model call.
+
+        The coordinator phase asks the model to fill only the schemas of coordinators
+        that may apply, and makes no call when none may (A10). The default, ``True``,
+        always asks; override it with a cheap test (a lookup, trigger words), such as
+        :meth:`hints_found`.
+        """
+        return True
+
+    def hints_found(self, task_prompt: str) -> bool:
+        """Whether the text holds one of the schema's hints, as the offline extraction finds them.
+
+        The hints are the fields' ``known_values``, ``cues`` and ``after_cues``; a
+        schema without any gives ``True``.
+        """
+        model = self.decomposition_model
+        if not any(hinted(info.json_schema_extra) for info in model.model_fields.values()):
+            return True
+        filled = extract_request(task_prompt, model)
+        try:
+            empty = model.model_validate({}).model_dump(mode="json")
+        except ValidationError:
+            return True
+        return filled is None or filled != empty
 
     def decompose_into_subtasks(self, task: TaskInfo) -> TaskInfo:
         """Called directly (not by the engine): fill the schema offline, then decompose.

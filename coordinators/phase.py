@@ -63,6 +63,8 @@ class PhaseOutcome:
     """Model calls the decomposition extractions spent."""
     decompositions: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Coordinator name → the decomposition it decided from, as JSON data (L1)."""
+    not_applicable: list[str] = field(default_factory=list)
+    """Decomposing coordinators whose ``may_apply`` said no: passed with no model call (A10)."""
 
 
 @dataclass(frozen=True)
@@ -152,8 +154,17 @@ def coordinator_phase(
             continue
         decomposition: _Decomposition | None = None
         if isinstance(coordinator, DecomposingCoordinator):
-            if not filled.covers(coordinator.name, outcome.task.task_prompt):
-                later = [c for c in pending[index:] if isinstance(c, DecomposingCoordinator)]
+            prompt = outcome.task.task_prompt
+            if not coordinator.may_apply(prompt):  # A10: no call for what cannot apply
+                outcome.ran.append(coordinator.name)
+                outcome.not_applicable.append(coordinator.name)
+                continue
+            if not filled.covers(coordinator.name, prompt):
+                later = [
+                    c
+                    for c in pending[index:]
+                    if isinstance(c, DecomposingCoordinator) and c.may_apply(prompt)
+                ]
                 call = DecompositionCall(
                     task_prompt=outcome.task.task_prompt,
                     schemas=tuple(c.decomposition_schema() for c in later),

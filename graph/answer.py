@@ -63,6 +63,16 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
                 "messages": [message],
                 "ledger": [entry],
             }
+        withheld = deps.domain.withheld_answer(  # A7: never a generated answer to this kind
+            state["message"].question, state["message"].user_lang
+        )
+        if withheld is not None:
+            kind, text = withheld
+            entry = LedgerEntry(
+                kind=LedgerKind.ANSWER, task_no=ROOT_TASK_NO, verdict="withheld", reason=kind
+            )
+            message = AIMessage(content=text)
+            return {"answer": text, "task": tree, "messages": [message], "ledger": [entry]}
         request = AnswerRequest(
             question=state["message"].question,
             user_lang=state["message"].user_lang,

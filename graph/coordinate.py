@@ -40,6 +40,7 @@ def flatten(
     return out
 
 
+NOT_APPLICABLE = "nothing in the task it applies to: no model call (A10)"
 DETAIL_CHARS = 200
 """Longest text of one decomposition field in a ledger entry."""
 
@@ -66,6 +67,8 @@ def phase_ledger(task_no: str, outcome: PhaseOutcome) -> list[LedgerEntry]:
             for key, value in outcome.decompositions.get(name, {}).items()
         }
         reasons = [f"created {', '.join(created)}"] if created else []
+        if name in outcome.not_applicable:
+            reasons.append(NOT_APPLICABLE)
         if details:
             reasons.append("from " + ", ".join(f"{k}={v}" for k, v in details.items()))
         reason = "; ".join(reasons)

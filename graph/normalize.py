@@ -21,6 +21,7 @@ from toolweave.graph.context import (
 from toolweave.graph.nodes import Steps, make_node
 from toolweave.graph.normalized import check_normalized
 from toolweave.graph.validation import question_of
+from toolweave.llm.offline import normalize_offline, resolved_by_rules
 from toolweave.state.graph_state import GraphState, MessageFacts
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import ROOT_TASK_NO, TaskInfo, TaskNode
@@ -107,7 +108,11 @@ def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
         question, history = split_conversation(state["messages"], deps.limits)
         assistant = assistant_for(deps, runtime)
         lang = deps.domain.default_language
-        norm = yield from assistant.normalize_steps(question, history, default_lang=lang)
+        calls = 1
+        if assistant.normalizes_first_message or not resolved_by_rules(question, history):
+            norm = yield from assistant.normalize_steps(question, history, default_lang=lang)
+        else:  # A10, A1: a first message, or a follow-up the rules resolve: no model call
+            norm, calls = normalize_offline(question, history, default_lang=lang), 0
         norm, notes = check_normalized(question, history, norm)  # A1, T10
         offered, refusals = offer_tools(
             deps, tools, state.get("systems") or [], user_data_for(state, runtime)
@@ -140,7 +145,7 @@ def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
             ),
             "tasks": Overwrite({ROOT_TASK_NO: root}),
             "ledger": Overwrite([entry, *refusals]),
-            "llm_calls": Overwrite(1),
+            "llm_calls": Overwrite(calls),
             "deep_fallback_done": deps.domain.deep_fallback is None,
         }
         # the previous message's results: cleared, but only where there are any

@@ -4,6 +4,11 @@
   it: rewriting is for follow-ups, which need the history to stand alone. A
   small model's rewrite of a first question is noise at best and, at worst, a
   different question (or a doctor's name the coordinator no longer matches).
+- **A1, follow-ups.** A rewrite must keep what the user wrote: one that drops a
+  content word of the message (a small model returning the earlier question, or
+  a paraphrase that loses the new subject) gives way to the offline rewrite
+  (:func:`toolweave.llm.offline.resolve_followup`), which replaces what the
+  follow-up changes.
 - **T10, language.** The model's language tag is cross-checked by the
   deterministic detector (``toolweave.tools.language``) on the user's own
   message; when the detector is confident and disagrees, the detector wins.
@@ -16,8 +21,16 @@ from dataclasses import replace
 
 from langchain_core.messages import AnyMessage
 
+from toolweave.llm.lexical import content_words, matches, words
+from toolweave.llm.offline import normalize_offline
 from toolweave.llm.port import Normalized
 from toolweave.tools.language import detect_language
+
+
+def keeps_own_words(message: str, rewrite: str) -> bool:
+    """Whether ``rewrite`` holds every content word of ``message`` (in some form)."""
+    written = words(rewrite)
+    return all(any(matches(w, r) for r in written) for w in content_words(message))
 
 
 def check_normalized(
@@ -28,6 +41,10 @@ def check_normalized(
     if not history and norm.question != message:
         notes.append(f"first turn kept as written, not {norm.question!r} (A1)")
         norm = replace(norm, question=message)
+    elif history and not keeps_own_words(message, norm.question):
+        offline = normalize_offline(message, history, default_lang=norm.user_lang).question
+        notes.append(f"rewrite {norm.question!r} drops the message's own words: {offline!r} (A1)")
+        norm = replace(norm, question=offline)
     guess = detect_language(message)
     if guess.lang is not None and guess.lang != norm.user_lang:
         notes.append(f"language {guess.lang} by the detector, not the model's {norm.user_lang}")

@@ -13,7 +13,8 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from dataclasses import replace
+from typing import Any, ClassVar, Concatenate, ParamSpec, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -28,6 +29,7 @@ from toolweave.llm.chat_messages import (
     format_history,
     verdicts,
 )
+from toolweave.llm.offline_extract import INVENTED_INPUT, ground_request, invented_required
 from toolweave.llm.passthrough import ANSWER_TAG
 from toolweave.llm.port import (
     Activation,
@@ -53,6 +55,7 @@ from toolweave.llm.replies import (
 from toolweave.llm.structured import Schema, StructuredOutput, structured_steps
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.run_scope import with_secrets
+from toolweave.tools.consumers import ClarifiableContextConsumerTool, ClarifiableTool
 from toolweave.tools.effects import Steps, adrive, drive
 from toolweave.tools.registry import AnyTool
 
@@ -146,6 +149,9 @@ class ChatModelAssistant(LlmAssistant):
         >>> model = ChatOpenAI(model="gpt-4o-mini", max_retries=0)  # doctest: +SKIP
         >>> assistant = ChatModelAssistant(model, timeout=30, max_retries=2)  # doctest: +SKIP
     """
+
+    normalizes_first_message: ClassVar[bool] = False
+    """A first message, or a follow-up the offline rules resolve, costs no call (A10, A1)."""
 
     def __init__(
         self,
@@ -262,7 +268,11 @@ class ChatModelAssistant(LlmAssistant):
     def generate_tool_request_steps(
         self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
     ) -> Steps[dict[str, ExtractedRequest]]:
-        """Constrained extraction into ``tool.request_model`` (T7); ``None`` when it fails."""
+        """Constrained extraction into ``tool.request_model`` (T7); ``None`` when it fails.
+
+        Text values the user did not write (placeholders, guesses, the instruction's
+        examples) are ``None`` (:func:`~toolweave.llm.offline_extract.ground_request`).
+        """
         if not tool.request_model.model_fields:
             return {tool.name: {}}
         system = prompts.fill_extraction_prompt(
@@ -271,14 +281,23 @@ class ChatModelAssistant(LlmAssistant):
         reply: BaseModel | None = yield from self._structured(
             tool.request_model, system, user_prompt, "extraction"
         )
-        return {tool.name: None if reply is None else reply.model_dump(mode="json")}
+        if reply is None:
+            return {tool.name: None}
+        return {
+            tool.name: ground_request(
+                reply.model_dump(mode="json"), tool.request_model, user_prompt
+            )
+        }
 
     # -- coordinators' decomposition (C1, M2) ---------------------------------------------
 
     def extract_decompositions_steps(
         self, task_prompt: str, schemas: Sequence[DecompositionSchema]
     ) -> Steps[Decompositions]:
-        """ONE structured call filling every coordinator's decomposition schema (C1, M2)."""
+        """ONE structured call filling every coordinator's decomposition schema (C1, M2).
+
+        As in extraction, only values written in the task prompt count (T7).
+        """
         if not schemas:
             return Decompositions(values={}, llm_calls=0)
         system = prompts.decomposition_system(coordinators=decomposition_block(schemas))
@@ -288,7 +307,11 @@ class ChatModelAssistant(LlmAssistant):
         values: dict[str, dict[str, Any] | None] = {}
         for i, schema in enumerate(schemas):
             filled = None if reply is None else getattr(reply, f"coordinator_{i}")
-            values[schema.name] = None if filled is None else filled.model_dump(mode="json")
+            values[schema.name] = (
+                None
+                if filled is None
+                else ground_request(filled.model_dump(mode="json"), schema.model, task_prompt)
+            )
         return Decompositions(values=values, llm_calls=1)
 
     # -- fused activation (T5 + T7) -------------------------------------------------------
@@ -299,7 +322,10 @@ class ChatModelAssistant(LlmAssistant):
         """Route and extract in ONE structured call when ``fuse_routing`` (T5 + T7).
 
         Routing sees only the task prompt (M2), so a subtask whose execution text
-        carries its parent's context (M3) is routed and extracted in two steps.
+        carries its parent's context (M3) is routed and extracted in two steps. A
+        yes whose whole request the model made up (values the text does not hold,
+        such as the date of the tool's own instruction) is read as no (T7), unless
+        the tool can ask for what is missing (Q1).
         """
         if not self.fuse_routing or execution_text != task_prompt:
             return (
@@ -323,14 +349,18 @@ class ChatModelAssistant(LlmAssistant):
         )
         pairs = verdicts(tools, offered, reply)
         requests: dict[str, ExtractedRequest] = {}
+        kept: list[RoutingVerdict] = []
         for (entry, verdict), tool in zip(pairs, tools, strict=True):  # verdicts follow tools
+            kept.append(verdict)
             if entry is None or not verdict.run or not tool.request_model.model_fields:
                 continue
-            request = entry.request
-            requests[tool.name] = None if request is None else request.model_dump(mode="json")
-        return Activation(
-            verdicts=tuple(verdict for _, verdict in pairs), requests=requests, llm_calls=1
-        )
+            filled = None if entry.request is None else entry.request.model_dump(mode="json")
+            requests[tool.name] = ground_request(filled, tool.request_model, task_prompt)
+            asks = isinstance(tool, ClarifiableTool | ClarifiableContextConsumerTool)
+            if not asks and invented_required(filled, requests[tool.name]):
+                kept[-1] = replace(verdict, run=False, reason=INVENTED_INPUT)  # T7
+                del requests[tool.name]
+        return Activation(verdicts=tuple(kept), requests=requests, llm_calls=1)
 
     # -- gatekeeper (D1) and page reading (D3) -------------------------------------------
 

@@ -28,7 +28,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
-from toolweave.llm.lexical import content_words, fold, matches, weekday, words
+from toolweave.llm.lexical import QUESTION_WORDS, content_words, fold, matches, weekday, words
 from toolweave.tools.language import WEEKDAYS_EN
 
 _ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
@@ -67,6 +67,15 @@ def _choices(core: Any, info: FieldInfo) -> list[Any]:
         found.extend(known)
     found.extend(info.examples or [])
     return found
+
+
+HINTS = ("known_values", "cues", "after_cues")
+"""``json_schema_extra`` keys that say which words of a text concern a field."""
+
+
+def hinted(extra: object) -> bool:
+    """Whether a field's ``json_schema_extra`` declares :data:`HINTS` (a lookup or cue words)."""
+    return isinstance(extra, dict) and any(extra.get(key) for key in HINTS)
 
 
 def _extra(info: FieldInfo) -> dict[str, Any]:
@@ -208,3 +217,110 @@ def extract_request(text: str, model: type[BaseModel]) -> dict[str, Any] | None:
         return model.model_validate(values).model_dump(mode="json")
     except ValidationError:
         return None
+
+
+_MIN_DIGITS = 5
+"""Digits a value needs to be matched by its digits alone (a phone number)."""
+MAX_NAME_WORDS = 4
+"""Most content words a value of a named thing (a field of known values) has."""
+PLACEHOLDERS = frozenset(
+    {"", "null", "none", "nil", "unknown", "undefined", "n/a", "na", "empty", "-", "?"}
+)
+"""Strings a model writes for "nothing": they mean ``None`` (T7)."""
+_MONTHS = (
+    ("jan",),
+    ("feb",),
+    ("mar",),
+    ("apr",),
+    ("may", "maj"),
+    ("jun",),
+    ("jul",),
+    ("aug",),
+    ("sep", "szep"),
+    ("oct", "okt"),
+    ("nov",),
+    ("dec",),
+)
+"""Folded prefixes of the month names in English and Hungarian (a date's grounding)."""
+
+
+def _date_grounded(value: str, text: str) -> bool:
+    """An ISO date counts when the text gives its day and its month (number or name)."""
+    _, month, day = (int(part) for part in value.split("-"))
+    numbers = {int(n) for n in re.findall(r"\d+", text)}
+    named = any(w.startswith(_MONTHS[month - 1]) for w in words(fold(text)))
+    return day in numbers and (month in numbers or named)
+
+
+def grounded(value: str, text: str, *, named_thing: bool = False) -> bool:
+    """Whether an extracted ``value`` is written in ``text`` (T7).
+
+    Case, accents and inflection are allowed for (:func:`~toolweave.llm.lexical.matches`,
+    so ``"ibuprofen"`` is in ``"ibuprofénnel"``); every content word of the value
+    must be there (a number as a number: ``"10:00"`` is in ``"10 órakor"``), and a
+    value of five digits or more may be written with other spaces and signs (a
+    phone number). A placeholder (:data:`PLACEHOLDERS`) never is; an ISO date is
+    when the text gives its day and month. With ``named_thing`` (a field of known
+    values: a name, a department), a value that reads as a question (a question
+    word, a question mark) or runs longer than :data:`MAX_NAME_WORDS` is the
+    question copied, not a name found in it.
+    """
+    folded = fold(value).strip()
+    if folded in PLACEHOLDERS:
+        return False
+    if _ISO_DATE.fullmatch(value.strip()):
+        return value.strip() in text or _date_grounded(value.strip(), text)
+    digits = re.sub(r"\D", "", value)
+    if len(digits) >= _MIN_DIGITS and digits in re.sub(r"\D", "", text):
+        return True  # a phone or an id, written with other spaces or signs
+    numbers = {int(n) for n in re.findall(r"\d+", text)}
+    wanted = content_words(value) or words(value)
+    text_words = words(text)
+    found = (
+        (w.isdigit() and (int(w) in numbers or int(w) == 0))
+        or any(matches(w, t) for t in text_words)
+        for w in wanted
+    )
+    if not wanted or not all(found):
+        return False
+    question_like = "?" in value or any(w in QUESTION_WORDS for w in words(value))
+    return not (named_thing and (question_like or len(wanted) > MAX_NAME_WORDS))
+
+
+def ground_request(values: dict[str, Any] | None, model: type[BaseModel], text: str) -> Any:
+    """``values`` with every text value that ``text`` does not hold made ``None`` (T7, C1).
+
+    A model fills fields with placeholders (``"null"``, ``"Unknown"``), with its own
+    guesses (``"Dr. Smith"``) or with the examples of the tool's instruction; none of
+    them counts. Text fields (``str``, dates, lists of them) are checked with
+    :func:`grounded`; a list keeps its grounded items. Closed sets (enums,
+    ``Literal``), numbers and flags pass as they are.
+    """
+    if not values:
+        return values
+    out = dict(values)
+    for name, info in model.model_fields.items():
+        key = info.alias or name
+        value = out.get(key)
+        core, is_list = _unwrap(info.annotation)
+        if value is None or core not in (str, dt.date):
+            continue
+        named = bool(_extra(info).get("known_values"))
+        if is_list and isinstance(value, list):
+            out[key] = [
+                v for v in value if not isinstance(v, str) or grounded(v, text, named_thing=named)
+            ]
+        elif isinstance(value, str) and not grounded(value, text, named_thing=named):
+            out[key] = None
+    return out
+
+
+INVENTED_INPUT = "its input is not in the question: the model made it up (T7)"
+"""Why a routed tool whose whole request the model made up does not run."""
+
+
+def invented_required(filled: dict[str, Any] | None, kept: dict[str, Any] | None) -> bool:
+    """Whether the model filled a request of which grounding kept nothing: all made up."""
+    given = [v for v in (filled or {}).values() if v not in (None, [], "")]
+    left = [v for v in (kept or {}).values() if v not in (None, [], "")]
+    return bool(given) and not left

@@ -176,6 +176,10 @@ class LlmAssistant(ABC):
     inline_async: ClassVar[bool] = False
     """True when the sync methods are quick and CPU-only: the default async twins
     then run them inline, with no worker thread."""
+    normalizes_first_message: ClassVar[bool] = True
+    """False: the graph reads a message with the offline rules whenever they suffice (a
+    first message, which has nothing to resolve; a follow-up the rules resolve), and
+    sends only the rest to :meth:`normalize` (A10, A1)."""
 
     @abstractmethod
     def normalize(

@@ -48,17 +48,7 @@ def test_e2e_real_chatopenai_structured_calls_and_streamed_answer(
     fake_openai: Any, assistant: ChatModelAssistant
 ):
     tools = korhaz_tools()
-    fake_openai.script(
-        {
-            "question": QUESTION,
-            "user_lang": "en",
-            "important_words": ["cardiology"],
-            "prompt_type": "factual",
-        },
-        {  # the coordinators' decomposition (C1, M2): neither is concerned
-            "drug_interaction": {"takes_together": False, "medicines": []},
-            "doctor_finder": {"doctor_name": None},
-        },
+    fake_openai.script(  # A10: no normalization of a first message, no decomposition
         _activation_reply(tools),
         {"sufficient": True, "missing": []},  # the gatekeeper (D1): no deep search
         "Cardiology consultation hours are on weekdays [1].",
@@ -79,11 +69,11 @@ def test_e2e_real_chatopenai_structured_calls_and_streamed_answer(
     assert "".join(tokens) == final["answer"]
     assert len(tokens) > 3
     assert final["activated"] == ["1:department_info", "1:korhaz_search"]
-    assert final["llm_calls"] == 5
+    assert final["llm_calls"] == 3
 
-    normalize, decomposition, activation, gatekeeper, answer = fake_openai.requests
-    assert decomposition["messages"][-1]["content"] == QUESTION  # M2: the task prompt only
-    for structured in (normalize, decomposition, activation, gatekeeper):
+    activation, gatekeeper, answer = fake_openai.requests
+    assert activation["messages"][-1]["content"] == QUESTION
+    for structured in (activation, gatekeeper):
         assert structured["response_format"]["type"] == "json_schema"
         assert structured["response_format"]["json_schema"]["strict"] is True
     schema = activation["response_format"]["json_schema"]["schema"]

@@ -24,6 +24,7 @@ from toolweave import (
     ToolResult,
     build_graph,
 )
+from toolweave.graph.coordinate import NOT_APPLICABLE
 from toolweave.llm.chat_model import ChatModelAssistant
 from toolweave.llm.errors import LlmUnavailableError
 from toolweave.llm.offline import OfflineAssistant
@@ -525,15 +526,8 @@ def _scripted_graph(*script: Any) -> tuple[Any, ScriptedChatModel]:
 
 def test_C1_M2_chat_model_extraction_drives_the_drug_split_and_is_counted():
     question = "szedhetem a marfarint ibuprofénnel?"
-    graph, model = _scripted_graph(
-        _normalized(question),
-        {
-            "drug_interaction": {
-                "takes_together": True,
-                "medicines": ["marfarint", "ibuprofénnel"],
-            },
-            "doctor_finder": {"doctor_name": None},
-        },
+    graph, model = _scripted_graph(  # A10: a first message is not normalized by the model
+        {"drug_interaction": {"takes_together": True, "medicines": ["marfarint", "ibuprofénnel"]}},
         {"substance": "marfarint"},  # substance_lookup's own extraction on each subtask (T7)
         {"substance": "ibuprofénnel"},
     )
@@ -542,27 +536,21 @@ def test_C1_M2_chat_model_extraction_drives_the_drug_split_and_is_counted():
     assert [s.important_words for s in out["task"].sub_tasks] == [["marfarint"], ["ibuprofénnel"]]
     assert "warfarin" in out["answer"]
     assert "súlyos kölcsönhatás" in out["answer"]
-    decomposition = model.calls[1]
+    decomposition = model.calls[0]
     assert decomposition.human == question  # M2: the task prompt, nothing else
     schema = decomposition.tools[0]["function"]["parameters"]
-    assert set(schema["properties"]) == {"drug_interaction", "doctor_finder"}
-    assert out["llm_calls"] == len(model.calls) == 4
+    assert set(schema["properties"]) == {"drug_interaction"}  # A10: no doctor in the text
+    assert out["llm_calls"] == len(model.calls) == 3
 
 
 def test_C1_chat_model_understanding_reaches_the_doctor_finder():
     question = "hol rendel kovács anna doktornő?"  # no title before the name, lower case
-    graph, model = _scripted_graph(
-        _normalized(question),
-        {
-            "drug_interaction": {"takes_together": False, "medicines": []},
-            "doctor_finder": {"doctor_name": "kovács anna"},
-        },
-    )
+    graph, model = _scripted_graph({"doctor_finder": {"doctor_name": "kovács anna"}})
     out = _ask(graph, question)
     assert out["activated"] == ["1.1:doctor_directory", "1:doctor_finder"]
     assert out["task"].sub_tasks[0].task_prompt.startswith("dr. kovács anna")
     assert "Kovács Anna" in out["answer"]
-    assert out["llm_calls"] == len(model.calls) == 2
+    assert out["llm_calls"] == len(model.calls) == 1
 
 
 def test_C4_failing_decomposition_rolls_back_both_coordinators_and_retrieval_answers():
@@ -574,7 +562,7 @@ def test_C4_failing_decomposition_rolls_back_both_coordinators_and_retrieval_ans
     )
     out = _ask(graph, "Szedhetek ibuprofent warfarin mellett?")
     errors = [(e.tool, e.verdict) for e in out["ledger"] if e.kind == "coordinator_error"]
-    assert errors == [("drug_interaction", "rolled back"), ("doctor_finder", "rolled back")]
+    assert errors == [("drug_interaction", "rolled back")]  # no doctor named: not asked (A10)
     assert out["task"].sub_tasks == []
     assert out["activated"] == ["1:korhaz_search"]
 
@@ -587,7 +575,8 @@ def test_L1_the_ledger_shows_what_each_coordinator_decided_from(offline_graph):
         "takes_together": "false",
         "medicines": '["ibuprofen", "paracetamol"]',
     }
-    assert runs["doctor_finder"].details == {"doctor_name": "null"}
+    assert runs["doctor_finder"].details == {}  # no title, no known name: no call (A10)
+    assert runs["doctor_finder"].reason == NOT_APPLICABLE
     assert runs["drug_interaction"].reason == (
         'from takes_together=false, medicines=["ibuprofen", "paracetamol"]'
     )

@@ -418,7 +418,7 @@ def test_X2_model_outage_exits_1_in_the_cli_with_one_line(
     code = cli.main(["ask", "Hol lehet parkolni?"])
     err = capsys.readouterr().err
     assert code == 1
-    assert err.startswith("toolweave: error: normalize: model unavailable after 2 attempt(s)")
+    assert err.startswith("toolweave: error: activation: model unavailable after 2 attempt(s)")
     assert err.count("\n") == 1
     assert "Traceback" not in err
     assert len(fake_openai.requests) == 2

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -17,6 +17,23 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 
 DeepFallbackFactory = Callable[[str | None], AnyTool | None]
+
+
+@dataclass(frozen=True)
+class WithheldKind:
+    """A kind of question the domain never answers from generation alone (A7).
+
+    When ``applies`` holds for the question and no tool gave a finished answer
+    (R3, R4), the run answers ``texts`` (by language, ``"en"`` as fallback)
+    instead of a generated answer: a medical yes or no, say, that no drug tool stands behind.
+    """
+
+    name: str
+    """The kind, for the ledger (``"medication"``)."""
+    applies: Callable[[str], bool]
+    """Whether the (standalone) question is of this kind."""
+    texts: Mapping[str, str]
+    """What to answer instead, by ISO 639-1 language code."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +69,16 @@ class Domain:
     progress_messages: ProgressMessages = field(default_factory=dict)
     """Phrases for people of the tools' progress events (P4), keyed ``"EVENT"`` or
     ``"tool:EVENT"``, by language; a tool's own ``progress_messages`` win."""
+
+    withheld: Sequence[WithheldKind] = ()
+    """Kinds of question never answered by the model alone (A7): the declared text instead."""
+
+    def withheld_answer(self, question: str, lang: str) -> tuple[str, str] | None:
+        """``(kind, text)`` of the first :attr:`withheld` kind ``question`` is of, or ``None``."""
+        for kind in self.withheld:
+            if kind.applies(question):
+                return kind.name, kind.texts.get(lang) or kind.texts.get("en", "")
+        return None
 
     def deep_fallback_tool(self, prompt_type: str | None) -> AnyTool | None:
         """D2: the deep-search coordinator for ``prompt_type``, or ``None`` for no deep search."""

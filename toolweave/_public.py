@@ -149,6 +149,7 @@ from toolweave.tools.consumers import (
     ContextConsumerTool as ContextConsumerTool,
 )
 from toolweave.tools.domain import Domain as Domain
+from toolweave.tools.domain import WithheldKind as WithheldKind
 from toolweave.tools.progress import (
     ProgressEmitter as ProgressEmitter,
     tool_progress_emitter as tool_progress_emitter,

@@ -21,6 +21,7 @@ from toolweave_korhaz.callbacks import (
     CallbackRequestTool,
 )
 from toolweave_korhaz.coordinators import (
+    MEDICATION_ADVICE,
     DoctorFinderCoordinator,
     DrugInteractionCoordinator,
 )
@@ -74,6 +75,7 @@ def korhaz_domain() -> Domain:
         "parking, pharmacy; Hungarian and English.",
         deep_fallback=deep_fallback(),
         progress_messages=PROGRESS_MESSAGES,
+        withheld=(MEDICATION_ADVICE,),  # never a generated medical yes or no (A7)
     )
 
 

@@ -26,11 +26,13 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from toolweave.coordinators.base import CompletedSoFar, DecomposingCoordinator, SubtaskDecision
-from toolweave.llm.lexical import detect_language
+from toolweave.llm.lexical import detect_language, fold, matches, words
+from toolweave.llm.offline_extract import extract_request
 from toolweave.state.results import ToolResult
 from toolweave.state.task import PromptAndContext, TaskInfo
 from toolweave.tools.base import EmptyRequest, PriorContext, ToolCallContext
 from toolweave.tools.consumers import ContextConsumerTool
+from toolweave.tools.domain import WithheldKind
 from toolweave_korhaz.corpus import DOMAIN_NAME
 from toolweave_korhaz.doctors import Doctor, doctor_by_id, doctors
 from toolweave_korhaz.interactions import interaction_report
@@ -85,6 +87,12 @@ def _medicine_names() -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def asks_about_taking_medicines(question: str) -> bool:
+    """Whether ``question`` names a medicine and asks about taking it (with something)."""
+    found = extract_request(question, InteractionDecomposition) or {}
+    return bool(found.get("takes_together")) and bool(find_mentions(question))
+
+
 class InteractionDecomposition(BaseModel):
     """Whether the user asks about taking medicines together, and which ones."""
 
@@ -130,8 +138,46 @@ def _children_results(
     return [entries for _, entries in sorted(found, key=lambda item: item[0])]
 
 
+def _medicines(text: str, named: Sequence[str]) -> list[str]:
+    """The table's finds in ``text`` and the model's other names, in order of mention."""
+    found = [m.surface for m in find_mentions(text)]
+    extra = [n.strip() for n in named if n.strip() and not any(_same(n, f) for f in found)]
+    folded = fold(text)
+    ordered = sorted([*found, *extra], key=lambda n: folded.find(fold(n)) % (len(folded) + 1))
+    return list(dict.fromkeys(n[:MAX_NAME_CHARS] for n in ordered))
+
+
+def _same(a: str, b: str) -> bool:
+    """Whether two names share a word (in some form): one medicine, one doctor."""
+    return any(matches(x, y) for x in words(a) for y in words(b))
+
+
+def _doctor(text: str, named: str | None) -> str | None:
+    """The doctor the text points to (a title or a known name), as the model or text has it."""
+    found = extract_request(text, DoctorDecomposition) or {}
+    pointed = str(found.get("doctor_name") or "").strip()
+    if not pointed:
+        return None
+    model = (named or "").strip()
+    close = model and _same(model, pointed) and len(words(model)) <= len(words(pointed)) + 1
+    return (model if close else pointed)[:MAX_NAME_CHARS]
+
+
 def _claimed(task: TaskInfo) -> bool:
     return bool(task.sub_tasks or task.required_tool_names)
+
+
+MEDICATION_ADVICE = WithheldKind(
+    name="medication advice",
+    applies=asks_about_taking_medicines,
+    texts={
+        "hu": "Erre a kérdésre nem adhatok választ: a gyógyszer-kölcsönhatási táblázat nem "
+        "tudta megítélni ezeket a gyógyszereket. Kérdezze kezelőorvosát vagy gyógyszerészét.",
+        "en": "I cannot answer this: the drug interaction table could not assess these "
+        "medicines. Please ask your doctor or pharmacist.",
+    },
+)
+"""A medicine question that no drug tool answered gets this, never a generated yes or no."""
 
 
 class DrugInteractionCoordinator(
@@ -159,10 +205,17 @@ class DrugInteractionCoordinator(
         "does the user ask about taking medicines together, and which medicines are named?"
     )
 
+    def may_apply(self, task_prompt: str) -> bool:
+        """Only a text naming a medicine or a cue of taking things together (A10)."""
+        return self.hints_found(task_prompt)
+
     def decompose_from(self, task: TaskInfo, decomposition: InteractionDecomposition) -> TaskInfo:
-        """A subtask per named medicine, forced to ``substance_lookup``; the parent forced to me."""
-        written = (n.strip()[:MAX_NAME_CHARS] for n in decomposition.medicines)
-        names = list(dict.fromkeys(n for n in written if n))
+        """A subtask per named medicine, forced to ``substance_lookup``; the parent forced to me.
+
+        The medicines are the substance table's finds in the task's text joined by
+        the model's (grounded) names that the table missed (C1), in order of mention.
+        """
+        names = _medicines(task.task_prompt, decomposition.medicines)
         if _claimed(task) or not decomposition.takes_together or len(names) < 2:
             return task
         template = _SUBSTANCE_PROMPT[_lang(task.task_prompt)]
@@ -239,9 +292,20 @@ class DoctorFinderCoordinator(
     def __init__(self, search_tool: str = "korhaz_search") -> None:
         self.search_tool = search_tool
 
+    def may_apply(self, task_prompt: str) -> bool:
+        """Only a text with a doctor's title or a name the directory knows (A10)."""
+        return self.hints_found(task_prompt)
+
     def decompose_from(self, task: TaskInfo, decomposition: DoctorDecomposition) -> TaskInfo:
-        """A directory subtask and a conditional search subtask for the named doctor."""
-        written = (decomposition.doctor_name or "").strip()[:MAX_NAME_CHARS]
+        """A directory subtask and a conditional search subtask for the named doctor.
+
+        The task is claimed only for a doctor the text itself points to (C1): a
+        name after a title or one the directory knows (the schema's hints). The
+        model's name is kept when it is that name written out (``"kovács anna"``
+        for ``"Kovács Anna"``); a weekday, a department or the question it puts
+        there leaves the task to routing.
+        """
+        written = _doctor(task.task_prompt, decomposition.doctor_name)
         if _claimed(task) or not written:
             return task
         lang = _lang(task.task_prompt)
@@ -298,9 +362,11 @@ class DoctorFinderCoordinator(
 __all__ = [
     "DOCTOR_TITLES",
     "MAX_SUBSTANCES",
+    "MEDICATION_ADVICE",
     "TOGETHER_CUES",
     "DoctorDecomposition",
     "DoctorFinderCoordinator",
     "DrugInteractionCoordinator",
     "InteractionDecomposition",
+    "asks_about_taking_medicines",
 ]

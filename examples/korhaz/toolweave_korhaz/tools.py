@@ -172,12 +172,13 @@ class DepartmentInfoTool(ClarifiableTool[DepartmentInfoRequest]):
         question = ctx.task.task_prompt or ctx.text
         day = request.day or parse_weekday(question)
         topics: set[Topic] = {request.topic} if request.topic else infer_topics(question)
-        if day is not None:
+        if day is not None and not topics:  # a day alone asks for the hours of that day
             topics.add("consultation_hours")
         label = "Osztályok" if ctx.user_lang == "hu" else "Departments"
         documents: list[UniqueTextDocument] = []
         for dept in named:
-            for topic, number, text in department_sentences(dept, ctx.user_lang, day):
+            asked_day = day if "consultation_hours" in topics else None  # visits: every day
+            for topic, number, text in department_sentences(dept, ctx.user_lang, asked_day):
                 documents.append(
                     UniqueTextDocument(
                         document_id=f"departments.json#{dept.id}",

@@ -98,7 +98,7 @@ def test_X2_the_cli_says_what_the_endpoint_did_never_an_empty_assertion_error(
     code = cli.main(["ask", "Hol lehet parkolni?"])
     err = capsys.readouterr().err
     assert code == 1
-    assert err.startswith("toolweave: error: normalize: ")
+    assert err.startswith("toolweave: error: activation: ")  # A10: the first call routes
     assert "not a chat completion" in err
     assert "AssertionError: " not in err
     assert "Traceback" not in err

@@ -25,7 +25,7 @@ from toolweave.llm.lexical import (
     words,
 )
 from toolweave.llm.offline_extract import extract_request
-from toolweave.llm.offline_routing import RoutingRule, decide, score_tools
+from toolweave.llm.offline_routing import RoutingRule, decide, held_back, score_tools
 from toolweave.llm.passthrough import stream_message
 from toolweave.llm.port import (
     AnswerRequest,
@@ -187,7 +187,8 @@ class OfflineAssistant(LlmAssistant):
         (:class:`~toolweave.llm.offline_routing.RoutingRule`, fitted on a labelled set).
         """
         scores = score_tools(task_prompt, tools)
-        routed = decide(scores, self.routing)
+        held = held_back(task_prompt, tools, scores, self.routing)  # A9
+        routed = decide(scores, self.routing, held)
         verdicts: list[RoutingVerdict] = []
         for tool in tools:
             found = scores.get(tool.name)
@@ -200,6 +201,8 @@ class OfflineAssistant(LlmAssistant):
                 if found.hits
                 else "no matching words"
             )
+            if tool.name in held:
+                reason += "; a finished answer needs its declared intent (A9)"
             verdicts.append(RoutingVerdict(tool.name, tool.name in routed, reason))
         return verdicts
 

@@ -24,7 +24,7 @@ grows with the number of tools, not with tools times vocabulary times task words
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -57,6 +57,13 @@ class RoutingRule:
         tie: A tool matching exactly the words of a routed one, with at least this
             share of its score, is its twin and runs too (the words cannot tell the
             two apart, so the rule does not pick one by list order; above 1: never).
+
+        margin: A best tool scoring this many times the second one is a clear winner
+            and runs even under ``min_score`` and ``min_coverage`` ...
+        margin_score: ... when it scores at least this (one word few tools share).
+        terminal_coverage: Least coverage of a tool whose result ends the run (A9):
+            its declared intent (routing question, examples) must explain this share
+            of the task, not one shared word.
     """
 
     min_score: float = 0.7
@@ -65,6 +72,9 @@ class RoutingRule:
     max_tools: int = 2
     min_extra: float = 1.3
     tie: float = 0.98
+    margin: float = 2.0
+    margin_score: float = 0.4
+    terminal_coverage: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -129,7 +139,7 @@ def vocabulary(tool: AnyTool) -> dict[str, float]:
         known = extra.get("known_values")
         if isinstance(known, list | tuple):
             fields.extend(str(k) for k in known)
-    text = f"{tool.executable_instruction or ''}\n{tool.description}"
+    text = "\n".join([tool.executable_instruction or "", tool.description, *tool.routing_examples])
     return _vocabulary_of(text, "\n".join(fields))
 
 
@@ -154,13 +164,59 @@ def _matching(
     return found
 
 
-def score_tools(task_prompt: str, tools: Sequence[AnyTool]) -> dict[str, ToolScore]:
-    """The lexical evidence for each routable tool (those with a routing question)."""
-    query = [
+def task_words(task_prompt: str) -> list[str]:
+    """The words of a task that routing weighs (stopwords and short words dropped)."""
+    return [
         w
         for w in content_words(task_prompt)
         if w not in ROUTING_STOPWORDS and (len(w) >= _MIN_LETTERS or w.isdigit())
     ]
+
+
+def resemblance(words: Sequence[str], text: str) -> float:
+    """The share of ``words`` (a task's, :func:`task_words`) that match a word of ``text``."""
+    if not words:
+        return 0.0
+    other = task_words(text)
+    return sum(any(word_matches(w, o) for o in other) for w in words) / len(words)
+
+
+def closer_to_not_for(task_prompt: str, tool: AnyTool) -> bool:
+    """A9: whether the task resembles a ``not_for`` question of the tool most.
+
+    At least as much as the tool's routing question and each of its ``routing_examples``.
+    """
+    if not tool.not_for:
+        return False
+    words = task_words(task_prompt)
+    against = max(resemblance(words, text) for text in tool.not_for)
+    own = [tool.executable_instruction or "", *tool.routing_examples]
+    return against > 0 and against >= max(resemblance(words, text) for text in own)
+
+
+def held_back(
+    task_prompt: str, tools: Sequence[AnyTool], scores: dict[str, ToolScore], rule: RoutingRule
+) -> set[str]:
+    """A9: the terminal tools (``returns_answer``) the offline rule does not route.
+
+    Those whose declared intent explains less than ``rule.terminal_coverage`` of the
+    task, and those the task resembles a ``not_for`` question of more than their own.
+    """
+    return {
+        tool.name
+        for tool in tools
+        if tool.returns_answer
+        and tool.name in scores
+        and (
+            scores[tool.name].coverage < rule.terminal_coverage
+            or closer_to_not_for(task_prompt, tool)
+        )
+    }
+
+
+def score_tools(task_prompt: str, tools: Sequence[AnyTool]) -> dict[str, ToolScore]:
+    """The lexical evidence for each routable tool (those with a routing question)."""
+    query = task_words(task_prompt)
     routable = [tool for tool in tools if tool.executable_instruction]
     vocabularies = [vocabulary(tool) for tool in routable]
     matching = _matching(query, vocabularies)
@@ -208,23 +264,36 @@ BM25_K1 = 0.2
 BM25_B = 0.75
 
 
-def decide(scores: dict[str, ToolScore], rule: RoutingRule) -> set[str]:
-    """The tools the rule routes (see :class:`RoutingRule`).
+def decide(
+    scores: dict[str, ToolScore], rule: RoutingRule, held: Collection[str] = frozenset()
+) -> set[str]:
+    """The tools the rule routes (see :class:`RoutingRule`); never those ``held`` back.
 
-    The best tool runs when it passes the thresholds; each further one (best
-    first) also needs ``min_extra`` score from task words no routed tool has
-    matched yet, so two tools that matched the same words do not both run, unless
-    they are twins (``tie``).
+    The best tool runs when it passes the thresholds, or when it is a clear winner
+    by ``margin``; each further one (best first) also needs ``min_extra`` score
+    from task words no routed tool has matched yet, so two tools that matched the
+    same words do not both run, unless they are twins (``tie``). Equal scores keep
+    the order of ``scores`` (the candidates' rank order, T12).
     """
-    best = max((s.score for s in scores.values()), default=0.0)
+    ranked = sorted(
+        ((name, s) for name, s in scores.items() if name not in held), key=lambda i: -i[1].score
+    )
+    best = ranked[0][1].score if ranked else 0.0
     passing = [
         (name, s)
-        for name, s in scores.items()
+        for name, s in ranked
         if s.score >= rule.min_score
         and s.score >= rule.relative * best
         and s.coverage >= rule.min_coverage
     ]
-    passing.sort(key=lambda item: -item[1].score)
+    second = ranked[1][1].score if len(ranked) > 1 else 0.0
+    if (
+        ranked
+        and ranked[0] not in passing
+        and best >= rule.margin_score
+        and best >= rule.margin * second
+    ):
+        passing.insert(0, ranked[0])  # a clear winner by margin (issue 20 item 2)
     routed: list[str] = []
     covered: set[str] = set()
     for name, found in passing:

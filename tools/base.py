@@ -176,6 +176,12 @@ class ChatbotTool(Generic[RequestT]):
     returns_answer: ClassVar[bool] = False
     """True when the tool's result may be a finished answer (R3/R4): a routed yes for it is
     then taken only when the routing verdict is clear (A8, ``graph/candidates.py``)."""
+    routing_examples: ClassVar[tuple[str, ...]] = ()
+    """A few questions the tool is for: its declared intent (A9). Offline routing counts
+    their words as the tool's; a model reads them beside the routing question."""
+    not_for: ClassVar[tuple[str, ...]] = ()
+    """Questions that look like the tool's but are not for it (A9): a terminal tool
+    is not taken for a task closer to one of them than to its own examples."""
 
     def is_eligible(self, user_data: Mapping[str, Any] | None) -> bool:
         """Non-LLM gate run before routing (T4); default ``True``."""

@@ -24,11 +24,13 @@ grows with the number of tools, not with tools times vocabulary times task words
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from toolweave.llm.lexical import (
+    GREETINGS,
     ROUTING_STOPWORDS,
     content_words,
     fold,
@@ -37,6 +39,7 @@ from toolweave.llm.lexical import (
     weekday,
 )
 from toolweave.tools import text as kit
+from toolweave.tools.prefilter import CandidateIndex
 from toolweave.tools.registry import AnyTool
 
 _MIN_LETTERS = 3
@@ -58,12 +61,13 @@ class RoutingRule:
             share of its score, is its twin and runs too (the words cannot tell the
             two apart, so the rule does not pick one by list order; above 1: never).
 
-        margin: A best tool scoring this many times the second one is a clear winner
-            and runs even under ``min_score`` and ``min_coverage`` ...
-        margin_score: ... when it scores at least this (one word few tools share).
+        margin: When no tool passes, the pre-filter's best-ranked tool (T12) runs if
+            its BM25 score is this many times the second one's (a clear winner) ...
+        margin_score: ... and at least this.
         terminal_coverage: Least coverage of a tool whose result ends the run (A9):
             its declared intent (routing question, examples) must explain this share
-            of the task, not one shared word.
+            of the task, not one shared word ...
+        terminal_own: ... or it must score this from words no other candidate has.
     """
 
     min_score: float = 0.7
@@ -75,6 +79,7 @@ class RoutingRule:
     margin: float = 2.0
     margin_score: float = 0.4
     terminal_coverage: float = 0.5
+    terminal_own: float = 0.8
 
 
 @dataclass(frozen=True)
@@ -184,14 +189,14 @@ def resemblance(words: Sequence[str], text: str) -> float:
 def closer_to_not_for(task_prompt: str, tool: AnyTool) -> bool:
     """A9: whether the task resembles a ``not_for`` question of the tool most.
 
-    At least as much as the tool's routing question and each of its ``routing_examples``.
+    More than the tool's routing question and each of its ``routing_examples``.
     """
     if not tool.not_for:
         return False
     words = task_words(task_prompt)
     against = max(resemblance(words, text) for text in tool.not_for)
     own = [tool.executable_instruction or "", *tool.routing_examples]
-    return against > 0 and against >= max(resemblance(words, text) for text in own)
+    return against > max(resemblance(words, text) for text in own)
 
 
 def held_back(
@@ -199,19 +204,26 @@ def held_back(
 ) -> set[str]:
     """A9: the terminal tools (``returns_answer``) the offline rule does not route.
 
-    Those whose declared intent explains less than ``rule.terminal_coverage`` of the
-    task, and those the task resembles a ``not_for`` question of more than their own.
+    A terminal tool needs its declared intent (routing question, description,
+    examples) to explain at least ``rule.terminal_coverage`` of the task, or a word
+    no other candidate has (a clear margin); one shared word ("number") is not
+    enough. And the task must not resemble one of its ``not_for`` questions more
+    than its own.
     """
-    return {
-        tool.name
-        for tool in tools
-        if tool.returns_answer
-        and tool.name in scores
-        and (
-            scores[tool.name].coverage < rule.terminal_coverage
-            or closer_to_not_for(task_prompt, tool)
-        )
-    }
+    shared: dict[str, int] = {}
+    for found in scores.values():
+        for word in found.hits:
+            shared[word] = shared.get(word, 0) + 1
+    held: set[str] = set()
+    for tool in tools:
+        found = scores.get(tool.name)
+        if not tool.returns_answer or found is None:
+            continue
+        own = sum(w for word, w in zip(found.hits, found.weights, strict=True) if shared[word] == 1)
+        intent = found.coverage >= rule.terminal_coverage or own >= rule.terminal_own
+        if not intent or closer_to_not_for(task_prompt, tool):
+            held.add(tool.name)
+    return held
 
 
 def score_tools(task_prompt: str, tools: Sequence[AnyTool]) -> dict[str, ToolScore]:
@@ -269,11 +281,11 @@ def decide(
 ) -> set[str]:
     """The tools the rule routes (see :class:`RoutingRule`); never those ``held`` back.
 
-    The best tool runs when it passes the thresholds, or when it is a clear winner
-    by ``margin``; each further one (best first) also needs ``min_extra`` score
-    from task words no routed tool has matched yet, so two tools that matched the
-    same words do not both run, unless they are twins (``tie``). Equal scores keep
-    the order of ``scores`` (the candidates' rank order, T12).
+    The best tool runs when it passes the thresholds; each further one (best
+    first) also needs ``min_extra`` score from task words no routed tool has
+    matched yet, so two tools that matched the same words do not both run, unless
+    they are twins (``tie``). Equal scores keep the order of ``scores`` (the
+    candidates' rank order, T12).
     """
     ranked = sorted(
         ((name, s) for name, s in scores.items() if name not in held), key=lambda i: -i[1].score
@@ -286,14 +298,6 @@ def decide(
         and s.score >= rule.relative * best
         and s.coverage >= rule.min_coverage
     ]
-    second = ranked[1][1].score if len(ranked) > 1 else 0.0
-    if (
-        ranked
-        and ranked[0] not in passing
-        and best >= rule.margin_score
-        and best >= rule.margin * second
-    ):
-        passing.insert(0, ranked[0])  # a clear winner by margin (issue 20 item 2)
     routed: list[str] = []
     covered: set[str] = set()
     for name, found in passing:
@@ -310,3 +314,58 @@ def decide(
         routed.append(name)
         covered.update(found.hits)
     return set(routed)
+
+
+@lru_cache(maxsize=64)
+def _index(tools: tuple[AnyTool, ...]) -> CandidateIndex:
+    return CandidateIndex(tools)
+
+
+def ranking_winner(
+    task_prompt: str, tools: Sequence[AnyTool], rule: RoutingRule, held: Collection[str]
+) -> str | None:
+    """The pre-filter ranking's clear winner (T12), when the rule routed nothing.
+
+    The best-ranked tool by BM25 over the tools' whole texts (instructions, field
+    descriptions and examples, which the routing vocabulary leaves out) runs when
+    it scores at least ``rule.margin_score`` and ``rule.margin`` times the second
+    one; never a terminal tool held back (A9).
+    """
+    words = " ".join(task_words(task_prompt))  # a greeting's stopwords are no evidence
+    routable = tuple(t for t in tools if t.executable_instruction)
+    scores = _index(routable).scores(words, [t.name for t in routable]) if words else {}
+    order = sorted(scores.items(), key=lambda item: -item[1])
+    if not order:
+        return None
+    name, best = order[0]
+    second = order[1][1] if len(order) > 1 else 0.0
+    if name in held or best < rule.margin_score or best < rule.margin * second:
+        return None
+    return name
+
+
+PASTED = re.compile(
+    r"\s*(traceback \(most recent call last\)|[\w.]*(error|exception)\b|fatal:|npm err!"
+    r"|http \d{3}\b|segmentation fault)",
+    re.IGNORECASE,
+)
+"""A message that starts as machine output does: a pasted error, not a request."""
+DEFINITION = re.compile(
+    r"\s*(what\s+(is|are)\s+(an?\s+[^\s,?]+|[^\s,?]+)\s*[,?]|what\s+does\s.+\s(mean|stand\s+for)\b"
+    r"|define\s|what\s+is\s+the\s+(meaning|definition|history|difference)\b"
+    r"|mit\s+jelent|mi\s+az\s+a(z)?\s|mi\s+a\s+különbség)",
+    re.IGNORECASE,
+)
+"""A definitional question ("What is a mortgage?", "Mit jelent ..."): general knowledge."""
+
+
+def not_a_request(task_prompt: str) -> bool:
+    """Abstention (issue 20 item 3): small talk, a pasted error or a definitional question.
+
+    Small talk: a greeting or thanks with at most one more content word.
+
+    No tool's routing question holds for either, whatever word they share with it.
+    """
+    said = kit.words(task_prompt)
+    small_talk = bool(said) and said[0] in GREETINGS and len(task_words(task_prompt)) <= 1
+    return small_talk or bool(PASTED.match(task_prompt) or DEFINITION.match(task_prompt))

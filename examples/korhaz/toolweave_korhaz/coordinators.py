@@ -157,7 +157,9 @@ class DrugInteractionCoordinator(
     not_for = (  # A9: questions about one medicine
         "What is ibuprofen used for?",
         "What are the side effects of aspirin?",
+        "How many paracetamol tablets can I take a day?",
         "Mennyi paracetamolt vehetek be naponta?",
+        "Mire jó és mik a mellékhatásai az aszpirinnek?",
     )
     description = (
         "Drug interaction check between medicines taken together. "

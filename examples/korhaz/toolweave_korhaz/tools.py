@@ -218,6 +218,7 @@ class EmergencyNumbersTool(ChatbotTool[EmptyRequest]):
         "What is the phone number of the cardiology department?",
         "Which number do I call to make an appointment?",
         "When is the emergency department open for visitors?",
+        "Which department treats chest pain or heart problems?",
         "Mi a kardiológiai osztály telefonszáma?",
         "Milyen számon lehet időpontot foglalni?",
     )

@@ -164,7 +164,7 @@ def evaluate(
 
 
 MARGIN_GRID: dict[str, tuple[Any, ...]] = {
-    "margin": (1.2, 1.5, 2.0, 3.0, 1e9),
+    "margin": (1.2, 1.5, 2.0, 3.0, 1e9),  # 1e9: only when no other tool has evidence
     "margin_score": (0.5, 1.0, 2.0, 3.0, 4.0, 6.0),
 }
 """Fitted after :data:`GRID`, with its best point fixed (a joint grid is too large)."""
@@ -193,7 +193,7 @@ def fit(tools: list[AnyTool], rows: list[dict[str, Any]]) -> tuple[RoutingRule, 
         for r in rows
     ]
     best: tuple[tuple[float, ...], RoutingRule, Scores] | None = None
-    for grid, start in ((GRID, RoutingRule(margin=1e9)), (MARGIN_GRID, None)):
+    for grid, start in ((GRID, RoutingRule(margin_score=float("inf"))), (MARGIN_GRID, None)):
         keys = list(grid)
         base = start or (best[1] if best else RoutingRule())
         for values in itertools.product(*(grid[k] for k in keys)):

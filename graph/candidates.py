@@ -73,8 +73,8 @@ def offer_candidates(
     ranking = result.ranking or deps.candidate_index.rank(
         node.task.task_prompt, [tool.name for tool in result.offered]
     )
-    place = {ranked.tool: ranked.rank for ranked in ranking}
-    offered = sorted(result.offered, key=lambda tool: place.get(tool.name, len(place) + 1))
+    rank_of = {ranked.tool: ranked.rank for ranked in ranking}
+    offered = sorted(result.offered, key=lambda tool: rank_of.get(tool.name, len(rank_of) + 1))
     if not result.filtered:
         return offered, []
     total = result.total

@@ -211,8 +211,8 @@ def held_back(
     than its own.
     """
     shared: dict[str, int] = {}
-    for found in scores.values():
-        for word in found.hits:
+    for each in scores.values():
+        for word in each.hits:
             shared[word] = shared.get(word, 0) + 1
     held: set[str] = set()
     for tool in tools:

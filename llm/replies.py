@@ -101,6 +101,8 @@ class _CompactRouting(BaseModel):
                 _strip(definition, keep_descriptions=True)
             for sub in schema.get("properties", {}).values():
                 _strip(sub, keep_descriptions=False)
+            if BEST_FIT in schema.get("properties", {}):  # the model must name it (T5)
+                schema["required"] = [BEST_FIT, *schema.get("required", [])]
             text = texts[key] = json.dumps(schema)  # the top title (the function name) stays
         copy: dict[str, Any] = json.loads(text)
         return copy
@@ -132,7 +134,7 @@ def routing_schema(tools: Sequence[AnyTool], *, fused: bool) -> type[BaseModel]:
 @functools.lru_cache(maxsize=128)
 def _routing_schema(tools: tuple[AnyTool, ...], fused: bool) -> type[BaseModel]:
     names: Any = Literal.__getitem__((*(tool.name for tool in tools), NO_BEST_FIT))
-    fields: dict[str, Any] = {BEST_FIT: (names, ...)}
+    fields: dict[str, Any] = {BEST_FIT: (names, NO_BEST_FIT)}
     for i, tool in enumerate(tools):
         entry: type[BaseModel] = ToolVerdict
         if fused and tool.request_model.model_fields:

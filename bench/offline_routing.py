@@ -60,8 +60,8 @@ from toolweave.llm.offline_routing import (
     RoutingRule,
     decide,
     not_a_request,
-    ranking_winner,
     score_tools,
+    task_words,
 )
 from toolweave.tools.base import ChatbotTool
 from toolweave.tools.prefilter import CandidateIndex, query_words
@@ -192,6 +192,8 @@ def fit(tools: list[AnyTool], rows: list[dict[str, Any]]) -> tuple[RoutingRule, 
         (score_tools(r["question"], ranked(index, r["question"], tools)), set(r["expected"]))
         for r in rows
     ]
+    names = [tool.name for tool in tools]
+    ranking = [(not_a_request(r["question"]), _top_two(r["question"], index, names)) for r in rows]
     best: tuple[tuple[float, ...], RoutingRule, Scores] | None = None
     for grid, start in ((GRID, RoutingRule(margin_score=float("inf"))), (MARGIN_GRID, None)):
         keys = list(grid)
@@ -199,11 +201,12 @@ def fit(tools: list[AnyTool], rows: list[dict[str, Any]]) -> tuple[RoutingRule, 
         for values in itertools.product(*(grid[k] for k in keys)):
             rule = replace(base, **dict(zip(keys, values, strict=True)))
             exact = no_route = over = abstain = 0
-            for (scores, expected), row in zip(scored, rows, strict=True):
-                routed = set() if not_a_request(row["question"]) else decide(scores, rule)
-                if not routed and not not_a_request(row["question"]):
-                    winner = ranking_winner(row["question"], tools, rule, ())
-                    routed = {winner} if winner else set()
+            for (scores, expected), (abstain_row, top) in zip(scored, ranking, strict=True):
+                routed = set() if abstain_row else decide(scores, rule)
+                if not routed and not abstain_row and top:
+                    name, best_score, second = top
+                    if best_score >= rule.margin_score and best_score >= rule.margin * second:
+                        routed = {name}  # as ranking_winner decides
                 exact += routed == expected
                 no_route += bool(expected) and not routed
                 over += len(routed) > len(expected)
@@ -215,6 +218,18 @@ def fit(tools: list[AnyTool], rows: list[dict[str, Any]]) -> tuple[RoutingRule, 
                 best = (key, rule, result)
     assert best is not None
     return best[1], best[2]
+
+
+def _top_two(
+    question: str, index: CandidateIndex, names: list[str]
+) -> tuple[str, float, float] | None:
+    """The BM25 best tool, its score and the second score (what ``ranking_winner`` weighs)."""
+    words = " ".join(task_words(question))
+    found = index.scores(words, names) if words else {}
+    order = sorted(found.items(), key=lambda item: -item[1])
+    if not order:
+        return None
+    return order[0][0], order[0][1], order[1][1] if len(order) > 1 else 0.0
 
 
 def decision_table(assistant: OfflineAssistant) -> str:

@@ -318,6 +318,7 @@ def decide(
 
 @lru_cache(maxsize=64)
 def _index(tools: tuple[AnyTool, ...]) -> CandidateIndex:
+    """One index per candidate set (keyed in name order: the rank order changes per task)."""
     return CandidateIndex(tools)
 
 
@@ -332,7 +333,7 @@ def ranking_winner(
     one; never a terminal tool held back (A9).
     """
     words = " ".join(task_words(task_prompt))  # a greeting's stopwords are no evidence
-    routable = tuple(t for t in tools if t.executable_instruction)
+    routable = tuple(sorted((t for t in tools if t.executable_instruction), key=lambda t: t.name))
     scores = _index(routable).scores(words, [t.name for t in routable]) if words else {}
     order = sorted(scores.items(), key=lambda item: -item[1])
     if not order:

@@ -298,3 +298,14 @@ def test_T5_resolution_runs_inside_the_route_node_and_is_in_the_ledger():
     out = graph.invoke({"messages": [HumanMessage("create a calendar meeting for Monday")]})
     assert ran(out) == ["calendar_create"]
     assert any(e.kind == LedgerKind.ROUTING and e.verdict == NEAR_DUPLICATES for e in out["ledger"])
+
+
+def test_A8_hospital_model_yes_for_a_described_emergency_stands():
+    # issue 20 item 1: A8 dropped this lone yes (score 0.00 <= 0.00) and answered with
+    # CT-preparation text; the declared examples are now evidence, and a zero tie stands
+    assistant = FunctionAssistant(route=lambda text, offered: ["emergency_numbers"])
+    out = korhaz_graph(assistant).invoke(
+        {"messages": [HumanMessage("My father collapsed and is not breathing, what should I do?")]}
+    )
+    assert ran(out) == ["emergency_numbers"]
+    assert "112" in out["answer"]

@@ -30,7 +30,15 @@ only tool routed and the keyword evidence agrees. Otherwise:
    candidate (the pre-filter's BM25 score, forms, stems and stem prefixes; the
    domain's own name, e.g. "korhaz" = hospital, is no evidence and does not count):
    otherwise (the typical small-model failure of saying yes to the first tool
-   listed, whatever the question) it is dropped and the retrieval answers.
+   listed, whatever the question) it is dropped and the retrieval answers. A tie
+   at zero (no candidate shares a word with the task, as for a described
+   emergency in a domain that declares no examples) leaves the model's yes
+   standing; a task closer to one of the tool's ``not_for`` questions than to its
+   own examples drops it (A9).
+
+**T5, several yeses.** :func:`resolve_yeses` runs first: a model that says yes
+to several near-duplicates and names its best fit gets the best fit, and the
+others only when words of their own justify them.
 
 An ``a8_routing_failure``, ``a8_terminal_dropped`` or ``a8_others_dropped`` routing
 entry names the tools that were routed but do not run.

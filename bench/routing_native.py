@@ -51,6 +51,7 @@ from toolweave.tools.prefilter import CandidateIndex
 from toolweave.tools.registry import AnyTool
 
 CANDIDATES = 4
+NATIVE_MAX_TOKENS = 256
 REQUESTS = 20
 _JSON_NAME = re.compile(r'"name"\s*:\s*"([A-Za-z0-9_.-]+)"')
 
@@ -156,6 +157,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=REQUESTS)
     parser.add_argument("--no-native", action="store_true")
+    parser.add_argument("--skip", type=int, default=0, help="start at this request")
     args = parser.parse_args()
     from langchain_openai import ChatOpenAI
     from openai import OpenAIError
@@ -173,10 +175,12 @@ def main() -> None:
         use_responses_api=False,
     )
     ours = toolweave_route(ChatModelAssistant(model, timeout=900, max_retries=1))
-    theirs = native_route(model, forced=True)
+    # one tool call without arguments needs a few dozen tokens; unbounded, a small
+    # model forced to call a tool can write until the context ends
+    theirs = native_route(model.model_copy(update={"max_tokens": NATIVE_MAX_TOKENS}), forced=True)
     tallies = {name: Tally() for name in ("toolweave", "toolweave, before resolution", "native")}
     how: dict[str, int] = {}
-    items = requests(args.limit)
+    items = requests(args.limit)[args.skip :]
     for question, candidates, expected in items:
         start = time.perf_counter()
         resolved, raw = ours(question, candidates)  # failures are "no" verdicts (X2)

@@ -35,7 +35,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -102,11 +102,11 @@ def native_route(model: Any, forced: bool) -> Callable[[str, list[AnyTool]], tup
     from langchain.agents.middleware import ModelRequest, ModelResponse, wrap_model_call
     from langchain_core.tools import StructuredTool
 
-    @wrap_model_call  # type: ignore[arg-type]
-    async def force(
-        request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    @wrap_model_call
+    def force(
+        request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> ModelResponse:
-        return await handler(request.override(tool_choice="required"))
+        return handler(request.override(tool_choice="required"))
 
     def as_tool(tool: AnyTool) -> StructuredTool:
         return StructuredTool.from_function(
@@ -117,14 +117,13 @@ def native_route(model: Any, forced: bool) -> Callable[[str, list[AnyTool]], tup
         )
 
     def route(question: str, candidates: list[AnyTool]) -> tuple[set[str], str]:
-        import asyncio
-
         agent = create_agent(
             model,
             tools=[as_tool(t) for t in candidates],
             middleware=[force] if forced else [],
         )
-        out = asyncio.run(agent.ainvoke({"messages": [{"role": "user", "content": question}]}))
+        # sync: one event loop per call would strand the client's async connections
+        out = agent.invoke({"messages": [{"role": "user", "content": question}]})
         first = next(m for m in out["messages"] if m.type == "ai")
         called = {call["name"] for call in first.tool_calls}
         if called:
@@ -194,7 +193,7 @@ def main() -> None:
             start = time.perf_counter()
             try:
                 called, read = theirs(question, candidates)
-            except (OpenAIError, TimeoutError) as exc:  # a timed-out call counts as wrong
+            except (OpenAIError, TimeoutError, RuntimeError) as exc:  # a failed call is wrong
                 called, read = set(), f"error {type(exc).__name__}"
             tallies["native"].add(called, expected, time.perf_counter() - start)
             how[read] = how.get(read, 0) + 1

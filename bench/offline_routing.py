@@ -10,6 +10,19 @@ Two parts:
   router's rule (:class:`toolweave.llm.offline_routing.RoutingRule`) is fitted on
   the calibration part only (``--fit`` reruns the grid search); the table shows
   exact-set accuracy, no-route and over-route rates on both parts.
+- **Off-topic.** Rows marked ``off_topic`` (greetings, small talk, pasted error
+  messages, definitional questions, other organisations) expect no tool; the
+  table's abstention column is the share of all no-tool rows that route nothing.
+  The anchor is the pre-filter's ranking (T12) in the same run: its top-1 tool
+  on the in-domain rows, against the router's exact set on the same rows.
+- **Finished answers (A8, A9).** ``routing_korhaz.jsonl`` holds hospital questions,
+  each with the terminal tool it must get (``emergency_numbers``,
+  ``drug_interaction``, ``callback_request``) or none: described emergencies with
+  no emergency keyword, information questions that share a word with a terminal
+  tool, off-topic ones; split by the same hash. They are routed as the ``route``
+  node does (candidates in rank order, the routing, the A8 guard); the table gives
+  wrong finished answers (a terminal tool not expected ran), missed ones, and the
+  described emergencies that got the emergency numbers.
 - **Speed.** A generated library of 1,700 tools (the 58 families with made-up
   product words, so the vocabulary grows with the library) routes a 220-character
   question; the table gives milliseconds per question at 17 and 1,700 tools and
@@ -19,17 +32,21 @@ Usage (from the repository root)::
 
     python -m bench.offline_routing           # both tables
     python -m bench.offline_routing --fit     # grid search on the calibration part
+    python -m bench.offline_routing --no-speed  # the decision tables only
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import hashlib
 import itertools
 import json
 import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -37,9 +54,17 @@ from typing import Any
 if __package__ in (None, ""):  # run as a file: make ``bench`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from toolweave.graph.candidates import terminal_verdict
 from toolweave.llm.offline import OfflineAssistant
-from toolweave.llm.offline_routing import RoutingRule, decide, score_tools
+from toolweave.llm.offline_routing import (
+    RoutingRule,
+    decide,
+    not_a_request,
+    score_tools,
+    task_words,
+)
 from toolweave.tools.base import ChatbotTool
+from toolweave.tools.prefilter import CandidateIndex, query_words
 from toolweave.tools.registry import AnyTool
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -80,23 +105,69 @@ class Scores:
     questions: int
     exact: float
     no_route: float
+    """Share of the in-domain rows (some tool expected) that route nothing."""
     over_route: float
+    abstain: float = 0.0
+    """Share of the no-tool rows (off-topic) that route nothing."""
+    exact_in_domain: float = 0.0
+    top1: float = 0.0
+    """The pre-filter ranking's top-1 tool is an expected one (in-domain rows)."""
+
+
+def ranked(index: CandidateIndex, question: str, tools: list[AnyTool]) -> list[AnyTool]:
+    """``tools`` best ranked first for ``question``, as the ``route`` node offers them (T12)."""
+    place = {r.tool: r.rank for r in index.rank(question, [t.name for t in tools])}
+    return sorted(tools, key=lambda tool: place[tool.name])
+
+
+def score_rows(
+    routed_sets: list[set[str]], rows: list[dict[str, Any]], top: list[str | None]
+) -> Scores:
+    """The table's rates from each row's routed set and the ranking's top-1 tool."""
+    exact = no_route = over = abstain = exact_in = top1 = in_domain = 0
+    for routed, row, first in zip(routed_sets, rows, top, strict=True):
+        expected = set(row["expected"])
+        exact += routed == expected
+        over += len(routed) > len(expected)
+        if expected:
+            in_domain += 1
+            no_route += not routed
+            exact_in += routed == expected
+            top1 += first in expected
+        else:
+            abstain += not routed
+    n, off = len(rows), len(rows) - in_domain
+    return Scores(
+        n,
+        exact / n,
+        no_route / max(in_domain, 1),
+        over / n,
+        abstain / max(off, 1),
+        exact_in / max(in_domain, 1),
+        top1 / max(in_domain, 1),
+    )
 
 
 def evaluate(
     assistant: OfflineAssistant, tools: list[AnyTool], rows: list[dict[str, Any]]
 ) -> Scores:
-    """Route every question; compare the routed set with the expected one."""
-    exact = no_route = over = 0
+    """Route every question (candidates in rank order); compare with the expected set."""
+    index = CandidateIndex(tools)
+    routed_sets: list[set[str]] = []
+    top: list[str | None] = []
     for row in rows:
-        routed = {v.tool for v in assistant.route(row["question"], tools) if v.run}
-        expected = set(row["expected"])
-        exact += routed == expected
-        no_route += bool(expected) and not routed
-        over += len(routed) > len(expected)
-    n = len(rows)
-    return Scores(n, exact / n, no_route / n, over / n)
+        offered = ranked(index, row["question"], tools)
+        scores = index.scores(row["question"], [offered[0].name])
+        top.append(offered[0].name if scores[offered[0].name] > 0 else None)
+        routed_sets.append({v.tool for v in assistant.route(row["question"], offered) if v.run})
+    return score_rows(routed_sets, rows, top)
 
+
+MARGIN_GRID: dict[str, tuple[Any, ...]] = {
+    "margin": (1.2, 1.5, 2.0, 3.0, 1e9),  # 1e9: only when no other tool has evidence
+    "margin_score": (0.5, 1.0, 2.0, 3.0, 4.0, 6.0),
+}
+"""Fitted after :data:`GRID`, with its best point fixed (a joint grid is too large)."""
 
 GRID: dict[str, tuple[Any, ...]] = {
     "min_score": (0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 1.0),
@@ -116,39 +187,189 @@ def fit(tools: list[AnyTool], rows: list[dict[str, Any]]) -> tuple[RoutingRule, 
     higher ``min_coverage``): on a plateau the strictest rule still as accurate is
     the safest on libraries whose tools share domain words.
     """
-    scored = [(score_tools(r["question"], tools), set(r["expected"])) for r in rows]
+    index = CandidateIndex(tools)
+    scored = [
+        (score_tools(r["question"], ranked(index, r["question"], tools)), set(r["expected"]))
+        for r in rows
+    ]
+    names = [tool.name for tool in tools]
+    ranking = [(not_a_request(r["question"]), _top_two(r["question"], index, names)) for r in rows]
     best: tuple[tuple[float, ...], RoutingRule, Scores] | None = None
-    keys = list(GRID)
-    for values in itertools.product(*(GRID[k] for k in keys)):
-        rule = replace(RoutingRule(), **dict(zip(keys, values, strict=True)))
-        exact = no_route = over = 0
-        for scores, expected in scored:
-            routed = decide(scores, rule)
-            exact += routed == expected
-            no_route += bool(expected) and not routed
-            over += len(routed) > len(expected)
-        n = len(scored)
-        result = Scores(n, exact / n, no_route / n, over / n)
-        key = (result.exact, -result.over_route, rule.min_score, rule.min_coverage)
-        if best is None or key > best[0]:
-            best = (key, rule, result)
+    for grid, start in ((GRID, RoutingRule(margin_score=float("inf"))), (MARGIN_GRID, None)):
+        keys = list(grid)
+        base = start or (best[1] if best else RoutingRule())
+        for values in itertools.product(*(grid[k] for k in keys)):
+            rule = replace(base, **dict(zip(keys, values, strict=True)))
+            exact = no_route = over = abstain = 0
+            for (scores, expected), (abstain_row, top) in zip(scored, ranking, strict=True):
+                routed = set() if abstain_row else decide(scores, rule)
+                if not routed and not abstain_row and top:
+                    name, best_score, second = top
+                    if best_score >= rule.margin_score and best_score >= rule.margin * second:
+                        routed = {name}  # as ranking_winner decides
+                exact += routed == expected
+                no_route += bool(expected) and not routed
+                over += len(routed) > len(expected)
+                abstain += not expected and not routed
+            n = len(scored)
+            result = Scores(n, exact / n, no_route / n, over / n, abstain / n)
+            key = (result.exact, -result.over_route, rule.min_score, rule.min_coverage)
+            if best is None or key > best[0]:
+                best = (key, rule, result)
     assert best is not None
     return best[1], best[2]
+
+
+def _top_two(
+    question: str, index: CandidateIndex, names: list[str]
+) -> tuple[str, float, float] | None:
+    """The BM25 best tool, its score and the second score (what ``ranking_winner`` weighs)."""
+    words = " ".join(task_words(question))
+    found = index.scores(words, names) if words else {}
+    order = sorted(found.items(), key=lambda item: -item[1])
+    if not order:
+        return None
+    return order[0][0], order[0][1], order[1][1] if len(order) > 1 else 0.0
 
 
 def decision_table(assistant: OfflineAssistant) -> str:
     """The markdown table of both parts."""
     tools = library()
     lines = [
-        "| part | questions | exact set | no route | over-route |",
-        "|---|---:|---:|---:|---:|",
+        "| part | questions | exact set | exact set, in-domain | ranking top-1, in-domain "
+        "| routes nothing, in-domain | over-route | off-topic routes nothing |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for label, name in (("calibration", "routing_calibration"), ("held-out", "routing_heldout")):
         s = evaluate(assistant, tools, load_jsonl(f"{name}.jsonl"))
         lines.append(
-            f"| {label} | {s.questions} | {s.exact:.0%} | {s.no_route:.0%} | {s.over_route:.0%} |"
+            f"| {label} | {s.questions} | {s.exact:.1%} | {s.exact_in_domain:.1%} | "
+            f"{s.top1:.1%} | {s.no_route:.1%} | {s.over_route:.1%} | {s.abstain:.1%} |"
         )
     return "\n".join(lines)
+
+
+def held_out(question: str) -> bool:
+    """The hash split of the hospital set: a third of the questions are held out."""
+    return int(hashlib.sha256(question.encode()).hexdigest(), 16) % 3 == 0
+
+
+def hospital() -> tuple[Any, list[AnyTool]]:
+    """The ``korhaz`` domain and its routable candidates (the default retrieval aside)."""
+    from toolweave_korhaz.plugin import load
+
+    domain, tools = load()
+    retrieval = domain.default_retrieval_tool
+    return domain, [t for t in tools if t.executable_instruction and t.name != retrieval]
+
+
+def finished_answers(
+    question: str, routed: set[str], domain: Any, tools: list[AnyTool]
+) -> set[str]:
+    """The terminal tools that run after the A8 guard (as ``guard_terminal`` decides)."""
+    index = _hospital_index(tuple(tools))
+    ignore = {term for terms in query_words(domain.name) for term in terms}
+    found = terminal_verdict(index, question, tools, routed, ignore)
+    runs = routed - found[1] if found else routed
+    return {t.name for t in tools if t.name in runs and t.returns_answer}
+
+
+@functools.lru_cache(maxsize=4)
+def _hospital_index(tools: tuple[AnyTool, ...]) -> CandidateIndex:
+    return CandidateIndex(tools)
+
+
+@dataclass(frozen=True)
+class Finished:
+    """Finished-answer rates of one part of the hospital set."""
+
+    questions: int
+    wrong: float
+    """A terminal tool ran that the row does not expect."""
+    missed: float
+    """The row's terminal tool did not run."""
+    emergencies: str
+    """Described emergencies (no keyword) that got the emergency numbers, ``k/n``."""
+
+
+def score_finished(rows: list[dict[str, Any]], ran: list[set[str]]) -> Finished:
+    """The rates from each row's finished-answer tools."""
+    wrong = missed = got = described = 0
+    for row, terminal in zip(rows, ran, strict=True):
+        expected = row["terminal"]
+        wrong += bool(terminal - {expected})
+        missed += expected is not None and expected not in terminal
+        if row["kind"] == "described emergency":
+            described += 1
+            got += "emergency_numbers" in terminal
+    n = max(len(rows), 1)
+    return Finished(len(rows), wrong / n, missed / n, f"{got}/{described}")
+
+
+def finished_table(
+    finish: Callable[[str], set[str]], rows: list[dict[str, Any]] | None = None
+) -> str:
+    """The markdown table of the hospital set's two parts.
+
+    ``finish`` names each row's finished-answer tools.
+    """
+    rows = rows if rows is not None else load_jsonl("routing_korhaz.jsonl")
+    lines = [
+        "| part | questions | wrong finished answers | missed finished answers "
+        "| described emergencies given the numbers |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for label, part in (("calibration", False), ("held-out", True)):
+        chosen = [r for r in rows if held_out(r["question"]) == part]
+        f = score_finished(chosen, [finish(r["question"]) for r in chosen])
+        lines.append(
+            f"| {label} | {f.questions} | {f.wrong:.1%} | {f.missed:.1%} | {f.emergencies} |"
+        )
+    return "\n".join(lines)
+
+
+def routed_finish(route: Callable[[str, list[AnyTool]], set[str]]) -> Callable[[str], set[str]]:
+    """Routing level: the terminal tools ``route`` routes that pass the A8 guard."""
+    domain, tools = hospital()
+    index = _hospital_index(tuple(tools))
+
+    def finish(question: str) -> set[str]:
+        return finished_answers(
+            question, route(question, ranked(index, question, tools)), domain, tools
+        )
+
+    return finish
+
+
+def run_finish(assistant: OfflineAssistant) -> Callable[[str], set[str]]:
+    """End to end: the tools whose finished answer ended a run of the hospital graph.
+
+    The patient has a phone on file, so ``callback_request`` is offered.
+    """
+    from langchain_core.messages import HumanMessage
+
+    from toolweave import build_graph
+    from toolweave.state.ledger import LedgerKind
+    from toolweave_korhaz.plugin import load
+
+    domain, tools = load()
+    graph = build_graph(domain, tools, assistant=assistant)
+    context = {"user_data": {"phone": "+36 30 123 4567"}}
+
+    def finish(question: str) -> set[str]:
+        out = graph.invoke({"messages": [HumanMessage(question)]}, context=context)
+        return {
+            e.tool or ""
+            for e in out["ledger"]
+            if e.kind == LedgerKind.TOOL_RESULT and e.verdict == "answer"
+        }
+
+    return finish
+
+
+def offline_route(assistant: OfflineAssistant) -> Callable[[str, list[AnyTool]], set[str]]:
+    """The offline router as a ``route`` for :func:`finished_table`."""
+    return lambda question, tools: {v.tool for v in assistant.route(question, tools) if v.run}
 
 
 def scaled_library(size: int, seed: int = 7) -> list[AnyTool]:
@@ -213,9 +434,12 @@ def main() -> None:
     if args.fit:
         rule, scores = fit(library(), load_jsonl("routing_calibration.jsonl"))
         print(f"fitted on calibration: {rule} -> {scores}")
-        print(decision_table(OfflineAssistant(routing=rule)))
+        assistant = OfflineAssistant(routing=rule)
     else:
-        print(decision_table(OfflineAssistant()))
+        assistant = OfflineAssistant()
+    print(decision_table(assistant))
+    print()
+    print(finished_table(run_finish(assistant)))
     if not args.no_speed:
         print()
         print(speed_table(args.repeats))

@@ -30,7 +30,15 @@ only tool routed and the keyword evidence agrees. Otherwise:
    candidate (the pre-filter's BM25 score, forms, stems and stem prefixes; the
    domain's own name, e.g. "korhaz" = hospital, is no evidence and does not count):
    otherwise (the typical small-model failure of saying yes to the first tool
-   listed, whatever the question) it is dropped and the retrieval answers.
+   listed, whatever the question) it is dropped and the retrieval answers. A tie
+   at zero (no candidate shares a word with the task, as for a described
+   emergency in a domain that declares no examples) leaves the model's yes
+   standing; a task closer to one of the tool's ``not_for`` questions than to its
+   own examples drops it (A9).
+
+**T5, several yeses.** :func:`resolve_yeses` runs first: a model that says yes
+to several near-duplicates and names its best fit gets the best fit, and the
+others only when words of their own justify them.
 
 An ``a8_routing_failure``, ``a8_terminal_dropped`` or ``a8_others_dropped`` routing
 entry names the tools that were routed but do not run.
@@ -41,6 +49,8 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from toolweave.graph.context import Dependencies
+from toolweave.llm.offline_routing import RoutingRule, closer_to_not_for, score_tools
+from toolweave.llm.port import RoutingVerdict
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import TaskNode
 from toolweave.tools.prefilter import CandidateIndex, ordinal, prefilter, query_words
@@ -51,6 +61,7 @@ LEDGER_DROPPED = 100
 ROUTING_FAILURE = "a8_routing_failure"
 TERMINAL_DROPPED = "a8_terminal_dropped"
 OTHERS_DROPPED = "a8_others_dropped"
+NEAR_DUPLICATES = "t5_near_duplicates_dropped"
 MANY_ROUTED = 3
 """Routed tools that, when also at least half of the candidates, are no choice (A8)."""
 
@@ -58,7 +69,7 @@ MANY_ROUTED = 3
 def offer_candidates(
     deps: Dependencies, node: TaskNode, candidates: Sequence[AnyTool]
 ) -> tuple[list[AnyTool], list[LedgerEntry]]:
-    """T12: the candidates the routing call sees, ranked by the task prompt only (M2)."""
+    """T12: the candidates the routing call sees, best ranked first, by the task prompt (M2)."""
     result = prefilter(
         deps.candidate_index,
         node.task.task_prompt,
@@ -67,8 +78,13 @@ def offer_candidates(
         pinned=deps.domain.always_offered,
         detail=LEDGER_DROPPED,
     )
+    ranking = result.ranking or deps.candidate_index.rank(
+        node.task.task_prompt, [tool.name for tool in result.offered]
+    )
+    rank_of = {ranked.tool: ranked.rank for ranked in ranking}
+    offered = sorted(result.offered, key=lambda tool: rank_of.get(tool.name, len(rank_of) + 1))
     if not result.filtered:
-        return result.offered, []
+        return offered, []
     total = result.total
     cap = deps.limits.max_routing_candidates
     details: dict[str, str] = {}
@@ -91,7 +107,7 @@ def offer_candidates(
         ),
         details=details,
     )
-    return result.offered, [entry]
+    return offered, [entry]
 
 
 def terminal_verdict(
@@ -127,9 +143,13 @@ def terminal_verdict(
             f"as well (score {best_other:.2f} >= {scores[name]:.2f})"
         )
         return TERMINAL_DROPPED, {name}, why
+    tool = next(t for t in candidates if t.name == name)
+    if closer_to_not_for(prompt, tool):
+        why = f"{name} (a finished answer): the task is closer to what it is not for (A9)"
+        return TERMINAL_DROPPED, {name}, why
     others = index.scores(prompt, [t.name for t in candidates if t.name != name], ignore=ignore)
     best_other = max(others.values(), default=0.0)
-    if scores[name] <= best_other:
+    if scores[name] < best_other or 0 < scores[name] == best_other:  # a tie at zero: it stands
         why = (
             f"{name} (a finished answer) matches the task prompt no better than another "
             f"candidate (score {scores[name]:.2f} <= {best_other:.2f})"
@@ -158,3 +178,44 @@ def guard_terminal(
         details={name: "routed, not run (A8)" for name in sorted(dropped)},
     )
     return routed - dropped, [entry]
+
+
+def resolve_yeses(
+    node: TaskNode, candidates: Sequence[AnyTool], verdicts: Sequence[RoutingVerdict]
+) -> tuple[set[str], list[LedgerEntry]]:
+    """T5: a model's several yeses, resolved by the candidate it named best and by rank.
+
+    Only when the model said yes to several tools and named a best fit: the best
+    fit runs (or, when it is not among the yeses, the best-ranked yes; ``candidates``
+    come best ranked first), and each other yes only when it is justified on its
+    own: the task's words it matches and the kept tools do not weigh at least
+    :attr:`RoutingRule.min_extra` (the offline rule's test for a second tool).
+    Near-duplicate tools, which match the same words, do not all run.
+    """
+    yes = [v.tool for v in verdicts if v.run]
+    best = [v.tool for v in verdicts if v.best and v.run]
+    if len(yes) < 2 or not any(v.best for v in verdicts):
+        return set(yes), []
+    order = {tool.name: i for i, tool in enumerate(candidates)}
+    ranked = sorted(yes, key=lambda name: (name not in best, order.get(name, len(order))))
+    scores = score_tools(node.task.task_prompt, candidates)
+    kept = [ranked[0]]
+    covered = set(scores[kept[0]].hits) if kept[0] in scores else set()
+    for name in ranked[1:]:
+        found = scores.get(name)
+        pairs = zip(found.hits, found.weights, strict=True) if found else iter(())
+        if sum(w for word, w in pairs if word not in covered) >= RoutingRule().min_extra:
+            kept.append(name)
+            covered.update(found.hits if found else ())
+    dropped = sorted(set(yes) - set(kept))
+    if not dropped:
+        return set(kept), []
+    entry = LedgerEntry(
+        kind=LedgerKind.ROUTING,
+        task_no=node.task_no,
+        verdict=NEAR_DUPLICATES,
+        reason=f"{len(yes)} yeses; kept {', '.join(kept)} (named best or ranked first, "
+        "or justified by words of their own)",
+        details={name: "routed, not run: no evidence of its own (T5)" for name in dropped},
+    )
+    return set(kept), [entry]

@@ -7,7 +7,7 @@ from typing import Any
 from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 
-from toolweave.graph.candidates import guard_terminal, offer_candidates
+from toolweave.graph.candidates import guard_terminal, offer_candidates, resolve_yeses
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.nodes import Steps, make_node
 from toolweave.graph.walk import current_task_no
@@ -78,9 +78,10 @@ def routed_activation(
                 tools=tuple(declined),
             )
         )
-    routed, guarded = guard_terminal(deps, node, candidates, set(activation.routed()))  # A8
-    entries += guarded
-    tools = [tool for tool in candidates if tool.name in routed]
+    routed, resolved = resolve_yeses(node, candidates, activation.verdicts)  # T5
+    routed, guarded = guard_terminal(deps, node, candidates, routed)  # A8
+    entries += resolved + guarded
+    tools = [tool for tool in deps.registry if tool.name in routed]  # registry order (A6)
     if retrieval is not None and retrieval in offered:
         tools.append(deps.registry[retrieval])
         entries.append(_entry(LedgerKind.ROUTING, node, retrieval, "default", "default retrieval"))

@@ -13,7 +13,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from toolweave.llm.port import RoutingVerdict
-from toolweave.llm.replies import tools_block
+from toolweave.llm.replies import BEST_FIT, tools_block
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.tools.registry import AnyTool
 
@@ -75,6 +75,7 @@ def verdicts(
             pairs.append((None, RoutingVerdict(tool=tool.name, run=False, reason=_NO_REPLY)))
         else:
             entry = getattr(reply, f"tool_{at}")
-            verdict = RoutingVerdict(tool=tool.name, run=bool(entry.run), reason=str(entry.reason))
+            best = getattr(reply, BEST_FIT, None) == tool.name
+            verdict = RoutingVerdict(tool.name, bool(entry.run), str(entry.reason), best)
             pairs.append((entry, verdict))
     return pairs

@@ -27,7 +27,14 @@ from toolweave.llm.lexical import (
     words,
 )
 from toolweave.llm.offline_extract import extract_request
-from toolweave.llm.offline_routing import RoutingRule, decide, score_tools
+from toolweave.llm.offline_routing import (
+    RoutingRule,
+    decide,
+    held_back,
+    not_a_request,
+    ranking_winner,
+    score_tools,
+)
 from toolweave.llm.passthrough import stream_message
 from toolweave.llm.port import (
     AnswerRequest,
@@ -334,7 +341,14 @@ class OfflineAssistant(LlmAssistant):
         (:class:`~toolweave.llm.offline_routing.RoutingRule`, fitted on a labelled set).
         """
         scores = score_tools(task_prompt, tools)
-        routed = decide(scores, self.routing)
+        held = held_back(task_prompt, tools, scores, self.routing)  # A9
+        abstain = not_a_request(task_prompt)
+        routed = set() if abstain else decide(scores, self.routing, held)
+        winner = (
+            None if routed or abstain else ranking_winner(task_prompt, tools, self.routing, held)
+        )
+        if winner is not None:
+            routed = {winner}  # a clear winner of the ranking (issue 20 item 2)
         verdicts: list[RoutingVerdict] = []
         for tool in tools:
             found = scores.get(tool.name)
@@ -347,6 +361,12 @@ class OfflineAssistant(LlmAssistant):
                 if found.hits
                 else "no matching words"
             )
+            if tool.name == winner:
+                reason = "the clear winner of the candidate ranking"
+            if abstain:
+                reason = "a pasted error message or a definitional question: no request"
+            if tool.name in held:
+                reason += "; a finished answer needs its declared intent (A9)"
             verdicts.append(RoutingVerdict(tool.name, tool.name in routed, reason))
         return verdicts
 

@@ -24,11 +24,13 @@ grows with the number of tools, not with tools times vocabulary times task words
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from toolweave.llm.lexical import (
+    GREETINGS,
     ROUTING_STOPWORDS,
     content_words,
     fold,
@@ -37,6 +39,7 @@ from toolweave.llm.lexical import (
     weekday,
 )
 from toolweave.tools import text as kit
+from toolweave.tools.prefilter import CandidateIndex
 from toolweave.tools.registry import AnyTool
 
 _MIN_LETTERS = 3
@@ -57,6 +60,14 @@ class RoutingRule:
         tie: A tool matching exactly the words of a routed one, with at least this
             share of its score, is its twin and runs too (the words cannot tell the
             two apart, so the rule does not pick one by list order; above 1: never).
+
+        margin: When no tool passes, the pre-filter's best-ranked tool (T12) runs if
+            its BM25 score is this many times the second one's (a clear winner) ...
+        margin_score: ... and at least this.
+        terminal_coverage: Least coverage of a tool whose result ends the run (A9):
+            its declared intent (routing question, examples) must explain this share
+            of the task, not one shared word ...
+        terminal_own: ... or it must score this from words no other candidate has.
     """
 
     min_score: float = 0.7
@@ -65,6 +76,10 @@ class RoutingRule:
     max_tools: int = 2
     min_extra: float = 1.3
     tie: float = 0.98
+    margin: float = 2.0
+    margin_score: float = 0.4
+    terminal_coverage: float = 0.5
+    terminal_own: float = 0.8
 
 
 @dataclass(frozen=True)
@@ -129,7 +144,7 @@ def vocabulary(tool: AnyTool) -> dict[str, float]:
         known = extra.get("known_values")
         if isinstance(known, list | tuple):
             fields.extend(str(k) for k in known)
-    text = f"{tool.executable_instruction or ''}\n{tool.description}"
+    text = "\n".join([tool.executable_instruction or "", tool.description, *tool.routing_examples])
     return _vocabulary_of(text, "\n".join(fields))
 
 
@@ -154,13 +169,66 @@ def _matching(
     return found
 
 
-def score_tools(task_prompt: str, tools: Sequence[AnyTool]) -> dict[str, ToolScore]:
-    """The lexical evidence for each routable tool (those with a routing question)."""
-    query = [
+def task_words(task_prompt: str) -> list[str]:
+    """The words of a task that routing weighs (stopwords and short words dropped)."""
+    return [
         w
         for w in content_words(task_prompt)
         if w not in ROUTING_STOPWORDS and (len(w) >= _MIN_LETTERS or w.isdigit())
     ]
+
+
+def resemblance(words: Sequence[str], text: str) -> float:
+    """The share of ``words`` (a task's, :func:`task_words`) that match a word of ``text``."""
+    if not words:
+        return 0.0
+    other = task_words(text)
+    return sum(any(word_matches(w, o) for o in other) for w in words) / len(words)
+
+
+def closer_to_not_for(task_prompt: str, tool: AnyTool) -> bool:
+    """A9: whether the task resembles a ``not_for`` question of the tool most.
+
+    More than the tool's routing question and each of its ``routing_examples``.
+    """
+    if not tool.not_for:
+        return False
+    words = task_words(task_prompt)
+    against = max(resemblance(words, text) for text in tool.not_for)
+    own = [tool.executable_instruction or "", *tool.routing_examples]
+    return against > max(resemblance(words, text) for text in own)
+
+
+def held_back(
+    task_prompt: str, tools: Sequence[AnyTool], scores: dict[str, ToolScore], rule: RoutingRule
+) -> set[str]:
+    """A9: the terminal tools (``returns_answer``) the offline rule does not route.
+
+    A terminal tool needs its declared intent (routing question, description,
+    examples) to explain at least ``rule.terminal_coverage`` of the task, or a word
+    no other candidate has (a clear margin); one shared word ("number") is not
+    enough. And the task must not resemble one of its ``not_for`` questions more
+    than its own.
+    """
+    shared: dict[str, int] = {}
+    for each in scores.values():
+        for word in each.hits:
+            shared[word] = shared.get(word, 0) + 1
+    held: set[str] = set()
+    for tool in tools:
+        found = scores.get(tool.name)
+        if not tool.returns_answer or found is None:
+            continue
+        own = sum(w for word, w in zip(found.hits, found.weights, strict=True) if shared[word] == 1)
+        intent = found.coverage >= rule.terminal_coverage or own >= rule.terminal_own
+        if not intent or closer_to_not_for(task_prompt, tool):
+            held.add(tool.name)
+    return held
+
+
+def score_tools(task_prompt: str, tools: Sequence[AnyTool]) -> dict[str, ToolScore]:
+    """The lexical evidence for each routable tool (those with a routing question)."""
+    query = task_words(task_prompt)
     routable = [tool for tool in tools if tool.executable_instruction]
     vocabularies = [vocabulary(tool) for tool in routable]
     matching = _matching(query, vocabularies)
@@ -208,23 +276,28 @@ BM25_K1 = 0.2
 BM25_B = 0.75
 
 
-def decide(scores: dict[str, ToolScore], rule: RoutingRule) -> set[str]:
-    """The tools the rule routes (see :class:`RoutingRule`).
+def decide(
+    scores: dict[str, ToolScore], rule: RoutingRule, held: Collection[str] = frozenset()
+) -> set[str]:
+    """The tools the rule routes (see :class:`RoutingRule`); never those ``held`` back.
 
     The best tool runs when it passes the thresholds; each further one (best
     first) also needs ``min_extra`` score from task words no routed tool has
     matched yet, so two tools that matched the same words do not both run, unless
-    they are twins (``tie``).
+    they are twins (``tie``). Equal scores keep the order of ``scores`` (the
+    candidates' rank order, T12).
     """
-    best = max((s.score for s in scores.values()), default=0.0)
+    ranked = sorted(
+        ((name, s) for name, s in scores.items() if name not in held), key=lambda i: -i[1].score
+    )
+    best = ranked[0][1].score if ranked else 0.0
     passing = [
         (name, s)
-        for name, s in scores.items()
+        for name, s in ranked
         if s.score >= rule.min_score
         and s.score >= rule.relative * best
         and s.coverage >= rule.min_coverage
     ]
-    passing.sort(key=lambda item: -item[1].score)
     routed: list[str] = []
     covered: set[str] = set()
     for name, found in passing:
@@ -241,3 +314,59 @@ def decide(scores: dict[str, ToolScore], rule: RoutingRule) -> set[str]:
         routed.append(name)
         covered.update(found.hits)
     return set(routed)
+
+
+@lru_cache(maxsize=64)
+def _index(tools: tuple[AnyTool, ...]) -> CandidateIndex:
+    """One index per candidate set (keyed in name order: the rank order changes per task)."""
+    return CandidateIndex(tools)
+
+
+def ranking_winner(
+    task_prompt: str, tools: Sequence[AnyTool], rule: RoutingRule, held: Collection[str]
+) -> str | None:
+    """The pre-filter ranking's clear winner (T12), when the rule routed nothing.
+
+    The best-ranked tool by BM25 over the tools' whole texts (instructions, field
+    descriptions and examples, which the routing vocabulary leaves out) runs when
+    it scores at least ``rule.margin_score`` and ``rule.margin`` times the second
+    one; never a terminal tool held back (A9).
+    """
+    words = " ".join(task_words(task_prompt))  # a greeting's stopwords are no evidence
+    routable = tuple(sorted((t for t in tools if t.executable_instruction), key=lambda t: t.name))
+    scores = _index(routable).scores(words, [t.name for t in routable]) if words else {}
+    order = sorted(scores.items(), key=lambda item: -item[1])
+    if not order:
+        return None
+    name, best = order[0]
+    second = order[1][1] if len(order) > 1 else 0.0
+    if name in held or best < rule.margin_score or best < rule.margin * second:
+        return None
+    return name
+
+
+PASTED = re.compile(
+    r"\s*(traceback \(most recent call last\)|[\w.]*(error|exception)\b|fatal:|npm err!"
+    r"|http \d{3}\b|segmentation fault)",
+    re.IGNORECASE,
+)
+"""A message that starts as machine output does: a pasted error, not a request."""
+DEFINITION = re.compile(
+    r"\s*(what\s+(is|are)\s+(an?\s+[^\s,?]+|[^\s,?]+)\s*[,?]|what\s+does\s.+\s(mean|stand\s+for)\b"
+    r"|define\s|what\s+is\s+the\s+(meaning|definition|history|difference)\b"
+    r"|mit\s+jelent|mi\s+az\s+a(z)?\s|mi\s+a\s+különbség)",
+    re.IGNORECASE,
+)
+"""A definitional question ("What is a mortgage?", "Mit jelent ..."): general knowledge."""
+
+
+def not_a_request(task_prompt: str) -> bool:
+    """Abstention (issue 20 item 3): small talk, a pasted error or a definitional question.
+
+    Small talk: a greeting or thanks with at most one more content word.
+
+    No tool's routing question holds for either, whatever word they share with it.
+    """
+    said = kit.words(task_prompt)
+    small_talk = bool(said) and said[0] in GREETINGS and len(task_words(task_prompt)) <= 1
+    return small_talk or bool(PASTED.match(task_prompt) or DEFINITION.match(task_prompt))

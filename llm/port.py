@@ -48,6 +48,8 @@ class RoutingVerdict:
     tool: str
     run: bool
     reason: str = ""
+    best: bool = False
+    """Whether the model named this tool the one that fits the task best (T5)."""
 
 
 @dataclass(frozen=True)

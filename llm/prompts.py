@@ -23,23 +23,32 @@ Return:
 Earlier turns of the conversation (oldest first; may be empty):
 {history}"""
 
+ROUTING_RULES = """\
+First name in best_fit the one tool below that fits the task best, or "none"
+when no tool fits (a greeting, small talk, a pasted error message, a question
+about something else). Then, for each tool, answer its question about the task:
+run is true only when the question's condition holds; reason says why in a few
+words. Tools are listed best match first. Say yes to a second tool only when
+the task also asks for something the first cannot do; tools that do nearly the
+same thing do not both run. A tool marked "ends the conversation" gives the user
+its own finished answer and nothing else runs: say yes to it only when the task
+clearly is what it is for (not a question that merely shares a word with it),
+and say why."""
+
 ROUTING_PROMPT = """\
-Decide which tools must run for the user's task. For each tool below, answer
-its question about the task: run is true only when the question's condition
-holds; reason says why in a few words. Tools are independent: several, or
-none, may run.
+Decide which tools must run for the user's task.
+{rules}
 
 Tools:
 {tools}"""
 
 FUSED_ROUTING_PROMPT = """\
 Decide which tools must run for the user's task, and fill the request of each
-tool that runs. For each tool below, answer its question about the task: run
-is true only when the question's condition holds; reason says why in a few
-words. Tools are independent: several, or none, may run. When run is true,
-fill request from the user's text (following the tool's "fill:" line, if any);
-a field the text does not state is null, never guessed. When run is false,
-request is null.
+tool that runs.
+{rules}
+When run is true, fill request from the user's text (following the tool's
+"fill:" line, if any); a field the text does not state is null, never guessed.
+When run is false, request is null.
 
 Tools:
 {tools}
@@ -118,12 +127,14 @@ def normalize_system(*, history: str, default_lang: str) -> str:
 
 def routing_system(*, tools: str) -> str:
     """The routing system prompt (T5)."""
-    return ROUTING_PROMPT.format(tools=tools)
+    return ROUTING_PROMPT.format(rules=ROUTING_RULES, tools=tools)
 
 
 def fused_routing_system(*, tools: str, extraction_guidance: str) -> str:
     """The fused routing-and-extraction system prompt (T5 + T7)."""
-    return FUSED_ROUTING_PROMPT.format(tools=tools, extraction_guidance=extraction_guidance)
+    return FUSED_ROUTING_PROMPT.format(
+        rules=ROUTING_RULES, tools=tools, extraction_guidance=extraction_guidance
+    )
 
 
 def fill_extraction_prompt(prompt: str, *, tasks: str | None, instruction: str) -> str:

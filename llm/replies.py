@@ -108,6 +108,8 @@ class _CompactRouting(BaseModel):
                 _strip(definition, keep_descriptions=True)
             for sub in schema.get("properties", {}).values():
                 _strip(sub, keep_descriptions=False)
+            if BEST_FIT in schema.get("properties", {}):  # the model must name it (T5)
+                schema["required"] = [BEST_FIT, *schema.get("required", [])]
             text = texts[key] = json.dumps(schema)  # the top title (the function name) stays
         copy: dict[str, Any] = json.loads(text)
         return copy
@@ -118,6 +120,13 @@ _SCHEMA_TEXT: weakref.WeakKeyDictionary[type[BaseModel], dict[Any, str]] = (
 )
 """JSON text of each routing model's compact schema by ``model_json_schema`` arguments; an
 entry goes when its model does (the routing-model cache bounds how many live)."""
+
+
+BEST_FIT = "best_fit"
+"""The routing reply's field naming the candidate that fits best (T5, asked first)."""
+NO_BEST_FIT = "none"
+MAX_EXAMPLES = 3
+"""Example questions per tool (and "not for" ones) the routing prompt shows."""
 
 
 def routing_schema(tools: Sequence[AnyTool], *, fused: bool) -> type[BaseModel]:
@@ -131,7 +140,8 @@ def routing_schema(tools: Sequence[AnyTool], *, fused: bool) -> type[BaseModel]:
 
 @functools.lru_cache(maxsize=128)
 def _routing_schema(tools: tuple[AnyTool, ...], fused: bool) -> type[BaseModel]:
-    fields: dict[str, Any] = {}
+    names: Any = Literal.__getitem__((*(tool.name for tool in tools), NO_BEST_FIT))
+    fields: dict[str, Any] = {BEST_FIT: (names, NO_BEST_FIT)}
     for i, tool in enumerate(tools):
         entry: type[BaseModel] = ToolVerdict
         if fused and tool.request_model.model_fields:
@@ -294,7 +304,8 @@ def tools_block(tools: Sequence[AnyTool], *, with_instruction: bool) -> str:
     """The prompt's tool list: name and routing question, and when fused the instruction.
 
     A routing question starts with the tool's name (T5), so the name is not put
-    before it again (only before a question that does not start with it). A
+    before it again (only before a question that does not start with it). A tool
+    whose result ends the run says so, and declared examples follow (A9). A
     tool's instruction line appears only when it has fields and an instruction
     of its own (the prompt says once how to fill fields without one).
     """
@@ -303,6 +314,12 @@ def tools_block(tools: Sequence[AnyTool], *, with_instruction: bool) -> str:
         question = tool.executable_instruction or ""
         named = question.startswith(tool.name) and not question[len(tool.name) :][:1].isalnum()
         lines.append(f"- {question}" if named else f"- {tool.name}: {question}")
+        if tool.returns_answer:
+            lines.append("  ends the conversation with its own answer")
+        if tool.routing_examples:
+            lines.append(f"  for example: {' | '.join(tool.routing_examples[:MAX_EXAMPLES])}")
+        if tool.not_for:
+            lines.append(f"  not for: {' | '.join(tool.not_for[:MAX_EXAMPLES])}")
         if with_instruction and tool.request_model.model_fields and tool.instruction:
             lines.append(f"  fill: {tool.instruction}")
     return "\n".join(lines)

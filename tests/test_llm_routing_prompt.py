@@ -64,8 +64,10 @@ def test_T5_per_candidate_schema_size_is_flat_and_small():
     for count in (5, 50):
         tools = [_tool(i) for i in range(count)]
         sizes.append(len(json.dumps(_parameters(routing_schema(tools, fused=False)))) / count)
-    assert max(sizes) < 160  # was 360 with per-candidate descriptions and titles
-    assert abs(sizes[0] - sizes[1]) < 10
+    # was 360 with per-candidate descriptions and titles; best_fit's enum names each
+    # candidate once more, and its fixed part weighs more on 5 tools (issue 20 item 6)
+    assert max(sizes) < 190
+    assert abs(sizes[0] - sizes[1]) < 25
 
 
 def test_T7_fused_schema_keeps_field_descriptions_but_not_instructions_or_docstrings():

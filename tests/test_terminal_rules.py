@@ -129,10 +129,15 @@ def test_A8_hospital_confused_model_degrades_to_retrieval_not_emergency_numbers(
     def yes_to_first(text: str, offered: Sequence[AnyTool]) -> list[str]:
         return ["emergency_numbers"]  # the 0.5B model's habit (issue 11)
 
+    # issue 20 item 1: a lone yes at a tie at zero stands, so the confused model is
+    # tested where another candidate has evidence (the ward's phone: department_info)
     for route in (yes_to_all, yes_to_first):
         graph = build_graph(
             korhaz_domain(), korhaz_tools(), assistant=FunctionAssistant(route=route)
         )
-        out = graph.invoke({"messages": [HumanMessage("Hol lehet parkolni a kórháznál?")]})
-        assert "emergency_numbers" not in ran(out), route.__name__
-        assert "korhaz_search" in ran(out)
+        for question in ("Hol lehet parkolni a kórháznál?", "Mi a kardiológia telefonszáma?"):
+            if route is yes_to_first and "parkolni" in question:
+                continue
+            out = graph.invoke({"messages": [HumanMessage(question)]})
+            assert "emergency_numbers" not in ran(out), (route.__name__, question)
+            assert "korhaz_search" in ran(out)

@@ -190,6 +190,12 @@ class ChatbotTool(Generic[RequestT]):
     progress_messages: ClassVar[ProgressMessages | None] = None
     """Phrases for people of the tool's progress events, by event and language (P4);
     the domain's messages and then the event name in plain words stand in."""
+    routing_examples: ClassVar[tuple[str, ...]] = ()
+    """A few questions the tool is for: its declared intent (A9). Offline routing counts
+    their words as the tool's; a model reads them beside the routing question."""
+    not_for: ClassVar[tuple[str, ...]] = ()
+    """Questions that look like the tool's but are not for it (A9): a terminal tool
+    is not taken for a task closer to one of them than to its own examples."""
 
     def is_eligible(self, user_data: Mapping[str, Any] | None) -> bool:
         """Non-LLM gate run before routing (T4); default ``True``."""

@@ -54,12 +54,14 @@ if TYPE_CHECKING:
 def tool_text(tool: AnyTool) -> str:
     """The text a tool is ranked by.
 
-    Its name words, routing question, extraction instruction and description, plus
+    Its name words, routing question, extraction instruction, description and
+    example questions, plus
     the descriptions and examples of its request fields (the things it can be asked
     about, e.g. the department names a department tool knows).
     """
     name = " ".join([_NAME_SPLIT.sub(" ", tool.name)] * NAME_WEIGHT)
     parts = [name, tool.executable_instruction or "", tool.instruction, tool.description]
+    parts.extend(tool.routing_examples)  # A9: the declared intent
     for field in tool.request_model.model_fields.values():
         parts.append(field.description or "")
         parts.extend(str(example) for example in field.examples or [])

@@ -164,11 +164,22 @@ class CallbackRequestTool(ClarifiableTool[EmptyRequest]):
     name = CALLBACK_REQUEST
     domain = DOMAIN_NAME
     priority = 40
+    returns_answer = True  # its request number is a finished answer (R3; A8, A9)
     request_model = EmptyRequest
     executable_instruction = (
         "callback_request: true when the user asks to be called back, wants a callback "
         "from the hospital or a department, or asks someone to ring them. "
         "Visszahívást kér, hívjanak vissza, visszahívás."
+    )
+    routing_examples = (  # A9
+        "Please ask the cardiology department to call me back.",
+        "I would like someone from surgery to ring me.",
+        "Kérem, hívjanak vissza a belgyógyászatról.",
+    )
+    not_for = (  # A9: questions about calling the hospital
+        "Which number should I call?",
+        "How can I call the ward, can I call the hospital at night?",
+        "Melyik számot hívjam, hogyan hívhatom az osztályt?",
     )
     description = (
         "Callback requests: a department calls the patient back. "

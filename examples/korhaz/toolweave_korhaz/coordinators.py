@@ -195,6 +195,18 @@ class DrugInteractionCoordinator(
         "taken together, or asks about an interaction between drugs. "
         "Együtt szedhető-e két orvosság, kölcsönhatás, interakció."
     )
+    routing_examples = (  # A9
+        "Can I take ibuprofen together with aspirin?",
+        "Is it safe to combine warfarin and paracetamol?",
+        "Bevehetem együtt az algopyrint és a cataflamot?",
+    )
+    not_for = (  # A9: questions about one medicine
+        "What is ibuprofen used for?",
+        "What are the side effects of aspirin?",
+        "How many paracetamol tablets can I take a day?",
+        "Mennyi paracetamolt vehetek be naponta?",
+        "Mire jó és mik a mellékhatásai az aszpirinnek?",
+    )
     description = (
         "Drug interaction check between medicines taken together. "
         "Orvosságok kölcsönhatásának ellenőrzése."

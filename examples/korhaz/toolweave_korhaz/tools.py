@@ -205,6 +205,24 @@ class EmergencyNumbersTool(ChatbotTool[EmptyRequest]):
         "or asks for an emergency phone number, the ambulance or 112. "
         "Sürgősségi telefonszám, mentő, segélyhívó szám, 112, életveszély, sürgős segítség."
     )
+    routing_examples = (  # A9: described emergencies name no emergency keyword
+        "Someone collapsed and is unconscious.",
+        "He is not breathing and his lips are blue.",
+        "She has severe chest pain, maybe a heart attack or a stroke.",
+        "There is heavy bleeding that will not stop.",
+        "My child is choking, having a seizure or swallowed poison.",
+        "Összeesett, eszméletlen, nem lélegzik.",
+        "Erős mellkasi fájdalom, szívroham, agyvérzés, görcsroham.",
+        "Ömlik a vér, fullad, mérgezést kapott.",
+    )
+    not_for = (  # A9: information questions that share its words
+        "What is the phone number of the cardiology department?",
+        "Which number do I call to make an appointment?",
+        "When is the emergency department open for visitors?",
+        "Which department treats chest pain or heart problems?",
+        "Mi a kardiológiai osztály telefonszáma?",
+        "Milyen számon lehet időpontot foglalni?",
+    )
     description = (
         "Emergency numbers: 112, ambulance 104, the hospital's Emergency Department. "
         "Segélyhívó számok: 112, mentők 104, a kórház sürgősségi osztálya."

@@ -78,8 +78,8 @@ def offer_candidates(
         pinned=deps.domain.always_offered,
         detail=LEDGER_DROPPED,
     )
-    ranking = result.ranking or deps.candidate_index.rank(
-        node.task.task_prompt, [tool.name for tool in result.offered]
+    ranking = result.ranking or deps.candidate_index.rank(  # under the cap: keywords only
+        node.task.task_prompt, [tool.name for tool in result.offered], keywords_only=True
     )
     rank_of = {ranked.tool: ranked.rank for ranked in ranking}
     offered = sorted(result.offered, key=lambda tool: rank_of.get(tool.name, len(rank_of) + 1))

@@ -184,9 +184,13 @@ class ComposedSchema:
     entries: tuple[type[BaseModel], ...]
     """Each candidate's entry model: :class:`ToolVerdict` or a verdict with a request."""
 
+    def _best_fit(self) -> dict[str, Any]:
+        """The ``best_fit`` property, asked first (T5), as the pydantic model gives it."""
+        return {"default": NO_BEST_FIT, "enum": [*self.keys, NO_BEST_FIT], "type": "string"}
+
     def _compose(self, at: int, extra: dict[str, Any]) -> dict[str, Any]:
         defs: dict[str, Any] = {}
-        properties: dict[str, Any] = {}
+        properties: dict[str, Any] = {BEST_FIT: self._best_fit()}
         for key, entry in zip(self.keys, self.entries, strict=True):
             part = _parts(entry)[at]
             defs.update(part["$defs"])
@@ -194,7 +198,7 @@ class ComposedSchema:
         return {
             "$defs": dict(sorted(defs.items())),
             "properties": properties,
-            "required": list(self.keys),
+            "required": [BEST_FIT, *self.keys],
             "title": self.title,
             "type": "object",
             **extra,
@@ -214,14 +218,18 @@ class ComposedSchema:
 
     def function(self) -> dict[str, Any]:
         """The function-calling definition (as LangChain makes it: references inlined)."""
-        properties = {
+        properties = {BEST_FIT: self._best_fit()} | {
             key: _parts(entry)[2] for key, entry in zip(self.keys, self.entries, strict=True)
         }
-        parameters = {"properties": properties, "required": list(self.keys), "type": "object"}
+        required = [BEST_FIT, *self.keys]
+        parameters = {"properties": properties, "required": required, "type": "object"}
         return {"name": self.title, "description": "", "parameters": parameters}
 
     def model_validate(self, data: Any) -> Any:
-        """The reply: ``tool_<i>`` = the ``i``-th candidate's entry, validated."""
+        """The reply: ``tool_<i>`` = the ``i``-th candidate's entry, validated.
+
+        ``best_fit`` is read tolerantly: missing or not a candidate's name is ``"none"``.
+        """
         if not isinstance(data, dict):
             raise ValidationError.from_exception_data(
                 self.title, [{"type": "dict_type", "loc": (), "input": data}]
@@ -231,11 +239,13 @@ class ComposedSchema:
             errors: Any = [{"type": "missing", "loc": (key,), "input": data} for key in missing]
             raise ValidationError.from_exception_data(self.title, errors)
         values = zip(self.keys, self.entries, strict=True)
+        best = data.get(BEST_FIT)
         return SimpleNamespace(
+            best_fit=best if best in self.keys else NO_BEST_FIT,
             **{
                 f"tool_{i}": entry.model_validate(data[key])
                 for i, (key, entry) in enumerate(values)
-            }
+            },
         )
 
     def model_validate_json(self, text: str | bytes) -> Any:

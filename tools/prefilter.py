@@ -194,6 +194,7 @@ class CandidateIndex:
         *,
         limit: int | None = None,
         include: Collection[str] = (),
+        keywords_only: bool = False,
     ) -> list[RankedTool]:
         """Rank ``candidates`` (tool names) against ``prompt``, best first.
 
@@ -207,10 +208,12 @@ class CandidateIndex:
             limit: Return only the first ``limit`` (``None``: all), which keeps a
                 request over thousands of tools cheap.
             include: Names whose rank is returned even beyond ``limit`` (pinned tools).
+            keywords_only: Rank by keywords even when the index has embeddings (an
+                ordering under the cap, where the embedding model is never loaded).
         """
         position = self._position
         keyword = self.keyword_scores(prompt)
-        if self._embeddings is not None:
+        if self._embeddings is not None and not keywords_only:
             wanted = sorted({position[n] for n in candidates if n in position})
             order, score = self._fused(prompt, wanted, keyword)
             names = [self._names[doc] for doc in order]

@@ -257,7 +257,8 @@ class ChatModelAssistant(LlmAssistant):
         reply: Any = None
         if offered:
             system = prompts.routing_system(
-                tools=cached_tools_block(tuple(offered), with_instruction=False)
+                tools=cached_tools_block(tuple(offered), with_instruction=False),
+                terminal=any(tool.returns_answer for tool in offered),
             )
             schema = routing_reply(offered, fused=False)
             reply = yield from self._structured(schema, system, task_prompt, "routing")
@@ -343,6 +344,7 @@ class ChatModelAssistant(LlmAssistant):
         system = prompts.fused_routing_system(
             tools=cached_tools_block(tuple(offered), with_instruction=True),
             extraction_guidance=guidance,
+            terminal=any(tool.returns_answer for tool in offered),
         )
         reply: Any = yield from self._structured(
             routing_reply(offered, fused=True), system, task_prompt, "activation"

@@ -26,14 +26,17 @@ Earlier turns of the conversation (oldest first; may be empty):
 ROUTING_RULES = """\
 First name in best_fit the one tool below that fits the task best, or "none"
 when no tool fits (a greeting, small talk, a pasted error message, a question
-about something else). Then, for each tool, answer its question about the task:
-run is true only when the question's condition holds; reason says why in a few
-words. Tools are listed best match first. Say yes to a second tool only when
-the task also asks for something the first cannot do; tools that do nearly the
-same thing do not both run. A tool marked "ends the conversation" gives the user
-its own finished answer and nothing else runs: say yes to it only when the task
-clearly is what it is for (not a question that merely shares a word with it),
-and say why."""
+about something else). Then answer each tool's question about the task: run is
+true only when its condition holds; reason says why in a few words. Tools are
+listed best match first. Say yes to a second tool only when the task also asks
+for what the first cannot do; near-duplicate tools do not both run."""
+
+TERMINAL_RULE = """\
+A tool marked "ends the conversation" gives the user its own finished answer and
+nothing else runs: say yes to it only when the task clearly is what it is for
+(not a question that merely shares a word with it), and say why."""
+"""Added to :data:`ROUTING_RULES` only when a candidate ends the run (A9): a rule
+about a mark no tool carries is characters sent for nothing (A10)."""
 
 ROUTING_PROMPT = """\
 Decide which tools must run for the user's task.
@@ -125,15 +128,19 @@ def normalize_system(*, history: str, default_lang: str) -> str:
     return NORMALIZE_PROMPT.format(history=history or NO_CONTEXT, default_lang=default_lang)
 
 
-def routing_system(*, tools: str) -> str:
-    """The routing system prompt (T5)."""
-    return ROUTING_PROMPT.format(rules=ROUTING_RULES, tools=tools)
+def _rules(terminal: bool) -> str:
+    return f"{ROUTING_RULES}\n{TERMINAL_RULE}" if terminal else ROUTING_RULES
 
 
-def fused_routing_system(*, tools: str, extraction_guidance: str) -> str:
-    """The fused routing-and-extraction system prompt (T5 + T7)."""
+def routing_system(*, tools: str, terminal: bool = False) -> str:
+    """The routing system prompt (T5); ``terminal``: a candidate ends the run (A9)."""
+    return ROUTING_PROMPT.format(rules=_rules(terminal), tools=tools)
+
+
+def fused_routing_system(*, tools: str, extraction_guidance: str, terminal: bool = False) -> str:
+    """The fused routing-and-extraction system prompt (T5 + T7); ``terminal`` as above."""
     return FUSED_ROUTING_PROMPT.format(
-        rules=ROUTING_RULES, tools=tools, extraction_guidance=extraction_guidance
+        rules=_rules(terminal), tools=tools, extraction_guidance=extraction_guidance
     )
 
 

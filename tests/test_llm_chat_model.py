@@ -301,3 +301,27 @@ def test_M2_subtask_with_prompt_context_is_routed_on_its_task_prompt_only():
     assert routing.human == "Cardiology hours?"
     assert context not in routing.system
     assert extraction.human == text
+
+
+class Emergency(ChatbotTool[BaseModel]):
+    name = "emergency_numbers"
+    executable_instruction = "emergency_numbers: true when someone needs urgent help."
+    returns_answer = True
+
+
+@pytest.mark.parametrize("fused", [False, True], ids=["routing", "fused"])
+def test_A9_A10_the_rule_for_tools_that_end_the_run_is_sent_only_with_such_a_tool(fused):
+    replies = {"department_info": verdict(False), "parking": verdict(False)}
+    with_terminal = {**replies, "emergency_numbers": verdict(False)}
+    for tools, reply, expected in (
+        (TOOLS, replies, False),
+        ([*TOOLS, Emergency()], with_terminal, True),
+    ):
+        llm, model = assistant(reply)
+        if fused:
+            llm.route_and_extract(
+                "Where can I park?", "", tools, extraction_prompt=EXTRACTION_SYSTEM_PROMPT
+            )
+        else:
+            llm.route("Where can I park?", tools)
+        assert ("say yes to it only when the task" in model.calls[0].system) is expected

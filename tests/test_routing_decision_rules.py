@@ -138,8 +138,14 @@ def test_A9_prompt_says_which_tools_end_the_run_with_their_examples():
     assert "ends the conversation" not in plain_part
     assert "he fainted" in urgent_part
     assert "not for: ward phone" in urgent_part
-    assert "ends the conversation" in routing_system(tools=block)
-    assert "say why" in fused_routing_system(tools=block, extraction_guidance="")
+    assert "ends the conversation" in routing_system(tools=block, terminal=True)
+    assert "say why" in fused_routing_system(tools=block, extraction_guidance="", terminal=True)
+    # A10: without a candidate that ends the run, its rule is not sent
+    plain_block = tools_block([plain], with_instruction=False)
+    assert "ends the conversation" not in routing_system(tools=plain_block)
+    assert "ends the conversation" not in fused_routing_system(
+        tools=plain_block, extraction_guidance=""
+    )
 
 
 # -- A8: a lone yes at a tie at zero stands -------------------------------------------------

@@ -38,13 +38,14 @@ def _share(hits: int, count: int) -> str:
 def row(label: str, cases: Sequence[dict[str, Any]]) -> list[str]:
     """The table's row for one report's finished cases."""
     count = len(cases)
-    worded = [c for c in cases if c.get("words_ok") is not None]
+    facts = [c.get("facts_ok", c.get("words_ok")) for c in cases]  # older reports: words_ok
+    worded = [fact for fact in facts if fact is not None]
     seconds = [float(c.get("seconds") or 0) for c in cases]
     return [
         label,
         str(count),
         _share(sum(bool(c["exact"]) for c in cases), count),
-        _share(sum(bool(c["words_ok"]) for c in worded), len(worded)),
+        _share(sum(bool(fact) for fact in worded), len(worded)),
         str(sum(bool(c.get("wrong_finished_answer")) for c in cases)),
         str(sum(bool(c.get("paused")) for c in cases)),
         str(sum(bool(c.get("crashed")) for c in cases)),

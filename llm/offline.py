@@ -243,12 +243,10 @@ def _resolve(message: str, previous: str | None) -> tuple[str, bool]:
     return result, True
 
 
-def resolved_by_rules(message: str, history: Sequence[BaseMessage]) -> bool:
-    """Whether the offline rules turn ``message`` into a standalone question completely.
+def _previous_question(message: str, history: Sequence[BaseMessage]) -> str | None:
+    """The earlier question ``message`` follows, each earlier message resolved in turn (A1).
 
-    Measured on the labelled follow-ups (``bench/followups.py``), their rewrite is
-    right more often than a small model's; the graph asks a model that reads
-    messages rules-first (``normalizes_first_message = False``) only for the rest.
+    ``history`` may end with ``message`` itself (the graph's messages); it does not count.
     """
     asked = [m.text for m in history if isinstance(m, HumanMessage)]
     if asked and asked[-1].strip() == message.strip():
@@ -256,6 +254,17 @@ def resolved_by_rules(message: str, history: Sequence[BaseMessage]) -> bool:
     previous: str | None = None
     for text in asked:
         previous = resolve_followup(text, previous)
+    return previous
+
+
+def resolved_by_rules(message: str, history: Sequence[BaseMessage]) -> bool:
+    """Whether the offline rules turn ``message`` into a standalone question completely.
+
+    Measured on the labelled follow-ups (``bench/followups.py``), their rewrite is
+    right more often than a small model's; the graph asks a model that reads
+    messages rules-first (``normalizes_first_message = False``) only for the rest.
+    """
+    previous = _previous_question(message, history)
     return _resolve(message, previous)[1]
 
 
@@ -267,12 +276,7 @@ def normalize_offline(
     The chat-model assistant reads a first message this way too: it has nothing to
     rewrite, so a model call would buy nothing (A10).
     """
-    asked = [m.text for m in history if isinstance(m, HumanMessage)]
-    if asked and asked[-1].strip() == message.strip():
-        asked.pop()
-    previous: str | None = None
-    for text in asked:
-        previous = resolve_followup(text, previous)
+    previous = _previous_question(message, history)
     question = resolve_followup(message, previous)
     lang = detect_language(message, default="")
     if not lang:

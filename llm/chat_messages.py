@@ -19,6 +19,7 @@ from toolweave.tools.registry import AnyTool
 
 _NOT_OFFERED = "no routing question: runs only when forced"
 _NO_REPLY = "no valid routing reply"
+_SAID_NO = "the model's answer: null (no)"
 
 
 def format_history(history: Sequence[BaseMessage], window: int) -> str:
@@ -76,6 +77,9 @@ def verdicts(
         else:
             entry = getattr(reply, f"tool_{at}")
             best = getattr(reply, BEST_FIT, None) == tool.name
-            verdict = RoutingVerdict(tool.name, bool(entry.run), str(entry.reason), best)
+            if entry is None:  # null: no, and no reason written (T5)
+                verdict = RoutingVerdict(tool.name, False, _SAID_NO, best)
+            else:
+                verdict = RoutingVerdict(tool.name, bool(entry.run), str(entry.reason), best)
             pairs.append((entry, verdict))
     return pairs

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from toolweave.llm.lexical import QUESTION_WORDS, content_words, fold, matches, weekday, words
+from toolweave.tools.json_schema import DATE_FORMATS
 from toolweave.tools.language import WEEKDAYS_EN
 
 _ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
@@ -306,6 +307,9 @@ def ground_request(values: dict[str, Any] | None, model: type[BaseModel], text: 
         if value is None or core not in (str, dt.date):
             continue
         named = bool(_extra(info).get("known_values"))
+        if _extra(info).get("format") in DATE_FORMATS and not _is_iso_date(value):
+            out[key] = None  # "Sunday" in a date field: not a date (T7)
+            continue
         if is_list and isinstance(value, list):
             out[key] = [
                 v for v in value if not isinstance(v, str) or grounded(v, text, named_thing=named)
@@ -313,6 +317,13 @@ def ground_request(values: dict[str, Any] | None, model: type[BaseModel], text: 
         elif isinstance(value, str) and not grounded(value, text, named_thing=named):
             out[key] = None
     return out
+
+
+def _is_iso_date(value: object) -> bool:
+    """Whether ``value`` is an ISO date (or a date-time starting with one), or a list of them."""
+    if isinstance(value, list):
+        return all(_is_iso_date(v) for v in value)
+    return isinstance(value, str) and bool(_ISO_DATE.fullmatch(value.strip()[:10]))
 
 
 INVENTED_INPUT = "its input is not in the question: the model made it up (T7)"

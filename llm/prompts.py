@@ -24,12 +24,12 @@ Earlier turns of the conversation (oldest first; may be empty):
 {history}"""
 
 ROUTING_RULES = """\
-First name in best_fit the one tool below that fits the task best, or "none"
-when no tool fits (a greeting, small talk, a pasted error message, a question
-about something else). Then answer each tool's question about the task: run is
-true only when its condition holds; reason says why in a few words. Tools are
-listed best match first. Say yes to a second tool only when the task also asks
-for what the first cannot do; near-duplicate tools do not both run."""
+First name in best_fit the tool below that fits the task best, or "none" when
+none fits (a greeting, small talk, a pasted error, a question about something
+else). Then answer each tool's question: null for no; for yes, run true and a
+reason saying in a few words what in the task asks for it. Say yes to a second
+tool only when the task also asks what the first cannot do; near-duplicates do
+not both run."""
 
 TERMINAL_RULE = """\
 A tool marked "ends the conversation" gives the user its own finished answer and
@@ -49,9 +49,8 @@ FUSED_ROUTING_PROMPT = """\
 Decide which tools must run for the user's task, and fill the request of each
 tool that runs.
 {rules}
-When run is true, fill request from the user's text (following the tool's
-"fill:" line, if any); a field the text does not state is null, never guessed.
-When run is false, request is null.
+With a yes, fill request from the user's text (following the tool's "fill:"
+line, if any); a field the text does not state is null, never guessed.
 
 Tools:
 {tools}

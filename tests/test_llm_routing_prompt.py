@@ -53,9 +53,14 @@ def test_T5_routing_schema_states_no_descriptions_or_titles_per_candidate():
     for tool in tools:
         entry = schema["properties"][tool.name]  # type: ignore[index]
         assert entry == {
-            "properties": {"reason": {"type": "string"}, "run": {"type": "boolean"}},
-            "required": ["reason", "run"],
-            "type": "object",
+            "anyOf": [
+                {
+                    "properties": {"reason": {"type": "string"}, "run": {"type": "boolean"}},
+                    "required": ["reason", "run"],
+                    "type": "object",
+                },
+                {"type": "null"},  # no, without a reason (T5)
+            ]
         }
 
 
@@ -66,7 +71,8 @@ def test_T5_per_candidate_schema_size_is_flat_and_small():
         sizes.append(len(json.dumps(_parameters(routing_schema(tools, fused=False)))) / count)
     # was 360 with per-candidate descriptions and titles; best_fit's enum names each
     # candidate once more, and its fixed part weighs more on 5 tools (issue 20 item 6)
-    assert max(sizes) < 190
+    # and each inlined entry says "or null" (a no without a reason: fewer tokens written)
+    assert max(sizes) < 215
     assert abs(sizes[0] - sizes[1]) < 25
 
 

@@ -37,6 +37,8 @@ _SCALARS: Mapping[str, Any] = {
     "null": type(None),
 }
 _LITERAL_VALUES = (str, int, bool, type(None))
+DATE_FORMATS = frozenset({"date", "date-time"})
+"""String formats a field keeps in the schema sent, and grounding checks (T7)."""
 
 
 def model_from_schema(
@@ -115,6 +117,8 @@ class _Builder:
         extra: dict[str, Any] = {}
         if self.partial and "default" in prop:
             extra["default"] = prop["default"]  # a hint for the model; None stays "not said"
+        if prop.get("format") in DATE_FORMATS:
+            extra["format"] = prop["format"]  # constrained decoding writes a date, not "Sunday"
         required = prop_name in needed
         default = prop.get("default") if not self.partial else None
         field = Field(

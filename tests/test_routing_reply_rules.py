@@ -1,0 +1,92 @@
+"""T5/T7: the routing reply a model writes is short, and its prompt does not change with the rank.
+
+- A candidate that does not fit is ``null`` in the reply: no reason is written for a
+  no, so a small local model writes a few tokens per candidate, not a sentence.
+- The same candidates give the same system prompt and schema whatever order the
+  ranking put them in (T12): a server's prompt cache reuses all of it, and the first
+  tool listed is not the best-ranked one a small model says yes to.
+- A ``format: date`` field holds an ISO date or nothing (T7): "Sunday" is no date.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from toolweave import as_chatbot_tools
+from toolweave.llm.chat_model import ChatModelAssistant
+from toolweave.llm.offline_extract import ground_request
+from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
+from toolweave.llm.replies import routing_reply
+from toolweave.testing import ScriptedChatModel
+from toolweave.tools.base import ChatbotTool
+
+
+class WardRequest(BaseModel):
+    ward: str | None = Field(default=None, description="The ward's name")
+
+
+def tool(name: str) -> ChatbotTool[Any]:
+    attrs = {
+        "name": name,
+        "request_model": WardRequest,
+        "executable_instruction": f"{name}: true when the user asks about the {name}.",
+    }
+    return type(f"T_{name}", (ChatbotTool,), attrs)()  # type: ignore[no-any-return]
+
+
+def test_T5_a_null_entry_is_a_no_without_a_reason():
+    tools = [tool("parking"), tool("visiting")]
+    reply = {
+        "best_fit": "visiting",
+        "parking": None,
+        "visiting": {"reason": "asks visiting hours", "run": True, "request": {"ward": None}},
+    }
+    model = ScriptedChatModel(script=[reply])
+    assistant = ChatModelAssistant(model, fuse_routing=True, max_retries=0)
+    activation = assistant.route_and_extract(
+        "When can I visit?", "When can I visit?", tools, extraction_prompt=EXTRACTION_SYSTEM_PROMPT
+    )
+    verdicts = {v.tool: v for v in activation.verdicts}
+    assert verdicts["parking"].run is False
+    assert verdicts["visiting"].run is True
+    assert "parking" not in activation.requests
+
+
+def test_T5_the_schema_sent_lets_a_no_be_null():
+    schema = routing_reply([tool("parking"), tool("visiting")], fused=True)
+    strict = schema.response_format()["json_schema"]["schema"]  # type: ignore[union-attr]
+    (definition,) = [d for name, d in strict["$defs"].items() if name.endswith("Decision")]
+    assert {"type": "null"} in definition["anyOf"]
+    inlined = schema.function()["parameters"]["properties"]["parking"]  # type: ignore[union-attr]
+    assert inlined["type"] == ["object", "null"]
+
+
+def test_T5_same_candidates_give_the_same_prompt_whatever_their_rank():
+    a, b, c = tool("parking"), tool("visiting"), tool("cafeteria")
+    none = {"best_fit": "none", "parking": None, "visiting": None, "cafeteria": None}
+    model = ScriptedChatModel(script=[none, none])
+    assistant = ChatModelAssistant(model, fuse_routing=True, max_retries=0)
+    for order in ([a, b, c], [c, a, b]):
+        assistant.route_and_extract(
+            "Where do I park?", "Where do I park?", order, extraction_prompt=EXTRACTION_SYSTEM_PROMPT
+        )
+    first, second = model.calls
+    assert first.system == second.system
+    assert json.dumps(first.tools) == json.dumps(second.tools)
+    listed = [line for line in first.system.splitlines() if line.startswith("- ")]
+    assert listed == sorted(listed)  # name order, not the ranking's
+
+
+def test_T7_a_weekday_in_a_date_field_is_no_date():
+    from toolweave_korhaz.ai_tools import FormatDateTool
+
+    (date_tool,) = as_chatbot_tools([FormatDateTool()])
+    model = date_tool.request_model
+    assert ground_request({"date": "Sunday"}, model, "Is the cafeteria open on Sunday?") == {
+        "date": None
+    }
+    kept = ground_request({"date": "2026-12-24"}, model, "Milyen napra esik 2026-12-24?")
+    assert kept == {"date": "2026-12-24"}

@@ -8,7 +8,10 @@
   content word of the message (a small model returning the earlier question, or
   a paraphrase that loses the new subject) gives way to the offline rewrite
   (:func:`toolweave.llm.offline.resolve_followup`), which replaces what the
-  follow-up changes.
+  follow-up changes. So does one that adds a content word written nowhere in the
+  conversation ("What is the emergency phone number?" for "And what is their
+  phone number?" after a question about neurology): a rewrite resolves what the
+  follow-up points back to, it does not add a subject of its own.
 - **T10, language.** The model's language tag is cross-checked by the
   deterministic detector (``toolweave.tools.language``) on the user's own
   message; when the detector is confident and disagrees, the detector wins.
@@ -33,6 +36,12 @@ def keeps_own_words(message: str, rewrite: str) -> bool:
     return all(any(matches(w, r) for r in written) for w in content_words(message))
 
 
+def adds_no_words(message: str, history: Sequence[AnyMessage], rewrite: str) -> bool:
+    """Whether every content word of ``rewrite`` is written in ``message`` or ``history``."""
+    said = words(" ".join([message, *(m.text for m in history)]))
+    return all(any(matches(w, s) or matches(s, w) for s in said) for w in content_words(rewrite))
+
+
 def check_normalized(
     message: str, history: Sequence[AnyMessage], norm: Normalized
 ) -> tuple[Normalized, list[str]]:
@@ -44,6 +53,10 @@ def check_normalized(
     elif history and not keeps_own_words(message, norm.question):
         offline = normalize_offline(message, history, default_lang=norm.user_lang).question
         notes.append(f"rewrite {norm.question!r} drops the message's own words: {offline!r} (A1)")
+        norm = replace(norm, question=offline)
+    elif history and not adds_no_words(message, history, norm.question):
+        offline = normalize_offline(message, history, default_lang=norm.user_lang).question
+        notes.append(f"rewrite {norm.question!r} adds words nobody wrote: {offline!r} (A1)")
         norm = replace(norm, question=offline)
     guess = detect_language(message)
     if guess.lang is not None and guess.lang != norm.user_lang:

@@ -158,6 +158,31 @@ def test_A10_a_follow_up_the_rules_cannot_resolve_is_rewritten_by_the_model():
     assert out["llm_calls"] == 3
 
 
+def test_A1_a_rewrite_that_adds_a_word_nobody_wrote_gives_way_to_the_rules():
+    invented = {  # a small model's subject of its own: "emergency" is nowhere in the talk
+        "question": "How much does emergency parking cost per hour?",
+        "user_lang": "en",
+        "important_words": ["parking", "hour"],
+        "prompt_type": "factual",
+    }
+    llm, model = _chat(
+        {"parking": {"reason": "r", "run": True}},
+        "500 Ft.",
+        invented,
+        {"parking": {"reason": "r", "run": True}},
+        "500 Ft an hour.",
+    )
+    graph = build_graph(
+        "demo", [Parking()], assistant=llm, checkpointer=InMemorySaver(serde=checkpoint_serde())
+    )
+    _ask(graph, "Where can I park?")
+    out = _ask(graph, "How much does it cost per hour?")
+    routed = model.calls[3].human
+    assert "emergency" not in routed.lower()
+    assert "hour" in routed
+    assert any("adds words nobody wrote" in (e.reason or "") for e in out["ledger"])
+
+
 @pytest.mark.parametrize(
     "question",
     [PLAIN, "Mi a kardiológia telefonszáma?", "Who is the head of the paediatrics department?"],

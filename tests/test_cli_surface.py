@@ -74,6 +74,7 @@ def test_P4_a_phrase_two_subtasks_say_in_a_row_is_shown_once(capsys):
     lines = out.splitlines()
     assert lines.count("· Looking up the medicine") == 1  # once, not once per substance
     assert "· Checking how the medicines interact" in lines
+    assert lines[1] == "· Split the question into 2 parts"  # the coordinator, in words (C5)
     assert "coordinated by" not in out
     code, out, _ = run(capsys, "ask", "-v", INTERACTION_EN)
     assert "· 1.1 Looking up the medicine" in out  # each subtask's line, with -v
@@ -85,6 +86,13 @@ def test_P4_a_custom_event_is_shown_to_people_only_when_it_carries_a_phrase():
 
     assert person_line({"type": "routed", "task_no": "1", "tools": ["a"]}) is None
     assert person_line({"type": "gatekeeper", "task_no": "1", "sufficient": True}) is None
+    short = {"type": "gatekeeper", "task_no": "1", "sufficient": False, "missing": ["fee?"]}
+    assert person_line(short, "hu") == (
+        "· Tovább keresek: az első oldalak nem mondtak el mindent"  # D1, as the page says it
+    )
+    assert person_line({"type": "conditional", "task_no": "1.2", "decision": "skip"}) is None
+    unchanged = {"type": "coordinated", "task_no": "1", "changed": [], "subtasks": []}
+    assert person_line(unchanged) is None  # C5: a coordinator that changed nothing is no news
     assert person_line({"type": "my_node", "task_no": "1"}) is None  # a raw id: not for people
     assert person_line({"type": "my_node", "phrase": " Checking  stock "}) == "· Checking stock"
     assert person_line({"type": "tool_progress", "tool": "t", "event": "FETCHING_DATA"}) == (

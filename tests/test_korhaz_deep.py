@@ -54,6 +54,7 @@ def test_cli_shows_the_gatekeeper_and_the_deep_search_steps(capsys):  # type: ig
     assert main(["ask", DEEP_EXAMPLES[2].question]) == 0
     out = capsys.readouterr().out
     assert "gatekeeper" not in out  # P4: a person sees the phrases only
+    assert "· Tovább keresek: az első oldalak nem mondtak el mindent" in out  # D1, in words
     assert "· Olvasom: " in out
     assert "14 000 Ft éjszakánként" in out
     assert main(["ask", "--verbose", DEEP_EXAMPLES[2].question]) == 0  # the developer's view

@@ -35,6 +35,7 @@ from toolweave.persistence import SQLITE_SYNCHRONOUS_ENV, open_checkpointer
 from toolweave.state.errors import InvalidRequestError, UnknownThreadError
 from toolweave.state.serde import checkpoint_serde
 from toolweave.tools.domain import Domain
+from toolweave.tools.language import detect_language
 from toolweave.tools.registry import AnyTool
 
 DB_NAME = "toolweave.db"
@@ -207,6 +208,9 @@ class Session:
                 the progress phrases; else only what a person asking should see (P4).
         """
         self.verbose = verbose
+        self.lang = domain.default_language
+        """The language of the conversation's lines for people: the last message's, as
+        the graph's detector guesses it, else the domain's (a reply such as "2" keeps it)."""
         self.assistant = default_assistant()
         self._closer = ExitStack()
         target = None if data_dir is None else thread_store(data_dir, database_url)
@@ -263,6 +267,7 @@ class Session:
         :meth:`finish_interrupted` before to show its answer.
         """
         config = _config(validate_thread_id(thread_id))
+        self.lang = detect_language(message).lang or self.lang
         pending = self.graph.get_state(config).interrupts
         run_input: Any = (
             Command(resume=message)
@@ -274,7 +279,11 @@ class Session:
     def _run(self, run_input: Any, config: RunnableConfig, out: TextIO | None) -> Turn:
         turn = Turn(values={})
         tokens: list[str] = []
-        render = progress_line if self.verbose else person_line
+        lang = self.lang
+
+        def render(event: object) -> str | None:
+            return progress_line(event) if self.verbose else person_line(event, lang)
+
         shown: str | None = None
         parts: Iterator[Any] = self.graph.stream(
             run_input, config, stream_mode=["custom", "messages"]

@@ -258,7 +258,8 @@ def test_W3_hospital_client_tool_fills_the_form_in_the_page_and_the_run_continue
     assert page.evaluate("AiTools.ids()") == ["fill_appointment_form", "format_date"]
     assert page.input_value("#appointment-department") == ""
     _ask(page, APPOINTMENT_QUESTION)
-    page.wait_for_selector(".progress .client:has-text('Appointment form: done')")  # P4
+    done = say("client_done", tool="Appointment form")
+    page.wait_for_selector(f".progress .client:has-text('{done}')")  # P4
     page.wait_for_selector(".msg.bot .answer:not(:empty)")
     _wait_idle(page)
     check_state(page, request, "11-hospital-form-filled")
@@ -301,8 +302,9 @@ def test_W4_client_tool_fills_the_form_in_the_page_and_the_run_continues_with_it
     assert "announced: fill_appointment_form,slow_echo,never_answers" in answer
     assert "call-fill_appointment_form output: form filled: Kardiológia, 2026-12-08" in answer
     progress = page.locator(".msg.bot .progress").last.inner_text()
-    assert "fill_appointment_form: working in this page" in progress  # a script without a title
-    assert "fill_appointment_form: done" in progress
+    tool = "fill_appointment_form"  # a script without a title: its id
+    assert say("client_working", tool=tool) in progress
+    assert say("client_done", tool=tool) in progress
     state = _server_state(probe_server.url, _thread_in_url(page))
     assert state["next"] == []
 
@@ -430,8 +432,8 @@ def test_page_says_clearly_when_the_server_is_stopped_and_when_it_is_back(
 
     with langgraph_dev(tmp_path, port=port):  # same folder: the thread was persisted
         page.wait_for_function(
-            "() => document.querySelector('#banner').textContent"
-            ".startsWith('Connected to the chat server again')"
+            "(text) => document.querySelector('#banner').textContent === text",
+            arg=say("reconnected"),
         )
         check_state(page, request, "10-server-back")
         # Nothing was sent while the server was away: the question still waits.

@@ -138,7 +138,8 @@ def test_page_new_conversation_resets_the_form_and_the_page_state(
 ) -> None:
     open_page(page, f"{server_url}/chat")
     ask(page, APPOINTMENT)
-    page.wait_for_selector(".progress .client:has-text('Appointment form: done')")
+    done = say("client_done", tool="Appointment form")
+    page.wait_for_selector(f".progress .client:has-text('{done}')")
     wait_idle(page)
     assert page.input_value("#appointment-department") == "Kardiológia"
     page.fill("#composer-input", "half-written")

@@ -192,7 +192,7 @@ def test_X2_verbose_names_the_error_and_each_cause(capsys, monkeypatch):
         "(LlmBrokenReplyError: the endpoint's HTTP 200 reply is not a chat completion; check "
         "the base URL (AssertionError)) (LlmUnavailableError)"
     )
-    assert lines[1].startswith("toolweave:   caused by LlmBrokenReplyError: ")
+    assert lines[1].startswith("toolweave:   caused by toolweave.llm.errors.LlmBrokenReplyError: ")
     assert lines[2] == "toolweave:   caused by AssertionError"
 
 

@@ -568,18 +568,25 @@ def _error_lines(exc: BaseException, *, verbose: bool) -> list[str]:
     """What the command line prints for one of toolweave's errors (X1, X2).
 
     One line in words: what happened and, where the message says it, what to do.
-    With ``-v`` the message as the library wrote it and each cause with its class.
+    With ``-v`` the message as the library wrote it and each cause's class: the
+    causes' own texts are the clients' (an endpoint may echo the API key in them, and
+    the run that knew its secrets has ended, X4), so only toolweave's model errors,
+    redacted when they were made, show theirs.
     """
+    from toolweave.llm.errors import LlmError
+
     text = " ".join(str(exc).split())
     if not verbose:
         plain = _without_class_names(text, exc)
         return [f"{PROG}: error: {plain}" + (DETAILS_HINT if plain != text else "")]
     lines = [f"{PROG}: error: {text} ({type(exc).__name__})"]
     for cause in _chain(exc)[1:]:
-        detail = " ".join(str(cause).split())
-        lines.append(
-            f"{PROG}:   caused by {type(cause).__name__}" + (f": {detail}" if detail else "")
+        kind = type(cause)
+        detail = " ".join(str(cause).split()) if isinstance(cause, LlmError) else ""
+        name = (
+            kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
         )
+        lines.append(f"{PROG}:   caused by {name}" + (f": {detail}" if detail else ""))
     return lines
 
 

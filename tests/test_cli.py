@@ -50,11 +50,8 @@ def test_ask_answers_an_example_offline_with_progress_and_sources(capsys):
     code, out, err = run(capsys, "ask", CARDIOLOGY.question)
     assert code == 0, err
     lines = out.splitlines()
-    assert lines[0].startswith("answers come from the offline model")
-    routed = next(line for line in lines if line.startswith("· 1 routed: "))
-    assert "department_info" in routed
-    assert "korhaz_search" in routed
-    assert "· 1 Az osztály adatait nézem" in lines  # P4: the domain's phrase, in Hungarian
+    assert lines[0].startswith("a válaszokat az offline modell adja")  # the question's language
+    assert "· Az osztály adatait nézem" in lines  # P4: the domain's phrase, in Hungarian
     assert "TOOL_PROGRESS" not in out
     for expected in CARDIOLOGY.expected_substrings:
         assert expected in out
@@ -543,7 +540,7 @@ def test_Q2_chat_shows_the_department_question_takes_the_reply_and_continues(cap
     assert lines[asked + 1 : asked + 1 + choices] == [
         f"  {no}. {name}" for no, name in enumerate(DEPARTMENTS_HU, start=1)
     ]
-    assert lines[asked + 1 + choices] == "(your next message is the reply)"
+    assert lines[asked + 1 + choices] == "(a következő üzenete lesz a válasz)"  # as asked: hu
     answered = next(i for i, line in enumerate(lines) if CARDIOLOGY_HOURS_HU in line)
     assert answered > asked
     assert lines.count("Források:") == 1  # only the answered turn lists sources

@@ -53,6 +53,12 @@ def test_deep_fallback_is_one_round_per_message(graph):  # type: ignore[no-untyp
 def test_cli_shows_the_gatekeeper_and_the_deep_search_steps(capsys):  # type: ignore[no-untyped-def]
     assert main(["ask", DEEP_EXAMPLES[2].question]) == 0
     out = capsys.readouterr().out
+    assert "gatekeeper" not in out  # P4: a person sees the phrases only
+    assert "· Tovább keresek: az első oldalak nem mondtak el mindent" in out  # D1, in words
+    assert "· Olvasom: " in out
+    assert "14 000 Ft éjszakánként" in out
+    assert main(["ask", "--verbose", DEEP_EXAMPLES[2].question]) == 0  # the developer's view
+    out = capsys.readouterr().out
     assert "· 1 gatekeeper: context insufficient; missing: Mennyibe kerül" in out
     assert "· 1 deep search planned: 1.1 'Mennyibe kerül az egyágyas kórterem?'" in out
     assert "· 1.1 Olvasom: " in out  # P4: READING_PAGE as the domain's phrase

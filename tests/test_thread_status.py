@@ -256,7 +256,7 @@ def test_Q5_sigkilled_run_is_shown_by_explain_and_finished_by_ask_thread(
     assert out.splitlines()[1] == "status: interrupted mid-run; next: answer"
     assert cli.main(["ask", "--thread", "k1"]) == 0  # no message: finish the interrupted run
     out = capsys.readouterr().out
-    assert "(thread k1: finishing the run that stopped mid-way" in out
+    assert "(k1 beszélgetés: befejezem a félbemaradt választ erre: " in out
     assert _uninterrupted(tools)["answer"] in out
     assert cli.main(["explain", "k1"]) == 0
     assert capsys.readouterr().out.splitlines()[1] == "status: finished"
@@ -282,7 +282,7 @@ def test_Q5_ask_and_chat_finish_an_interrupted_run_before_the_new_message(
     monkeypatch.setattr(sys, "stdin", __import__("io").StringIO("exit\n"))
     assert cli.main(["chat", "--thread", "k3"]) == 0
     out = capsys.readouterr().out
-    assert "(thread k3: finishing the run that stopped mid-way" in out
+    assert "(k3 beszélgetés: befejezem a félbemaradt választ erre: " in out
     assert first in out
     assert cli.main(["explain", "k3"]) == 0
     assert capsys.readouterr().out.splitlines()[1] == "status: finished"

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from dev_server import ROOT, DevServer, langgraph_dev
 from web_support import ask as _ask
-from web_support import check_state
+from web_support import check_state, say
 from web_support import open_page as _open
 from web_support import server_state as _server_state
 from web_support import thread_in_url as _thread_in_url
@@ -71,7 +71,7 @@ def test_P2_page_shows_progress_then_the_streamed_answer_and_its_sources(
     shown = sources.all_inner_texts()
     for source, text in zip(used, shown, strict=True):
         for number in source["pages"]:
-            assert f"p. {number}" in text or f", {number}" in text
+            assert say("pages", pages=str(number)) in text or f", {number}" in text
 
 
 def test_Q1_clarification_choices_are_buttons_and_a_click_resumes_the_run(
@@ -176,7 +176,7 @@ def test_Q5_a_thread_the_server_does_not_know_is_dropped_with_a_note(
     _open(page, f"{server_url}/chat?thread=00000000-0000-4000-8000-000000000000")
     banner = page.locator("#banner")
     banner.wait_for(state="visible")
-    assert "no longer available" in banner.inner_text()
+    assert banner.inner_text() == say("thread_dropped")  # in the browser's language
     assert "thread=" not in page.url
     _ask(page, "Mikor van rendelés a kardiológián?")
     page.wait_for_selector(".msg.bot .sources .source")
@@ -258,7 +258,8 @@ def test_W3_hospital_client_tool_fills_the_form_in_the_page_and_the_run_continue
     assert page.evaluate("AiTools.ids()") == ["fill_appointment_form", "format_date"]
     assert page.input_value("#appointment-department") == ""
     _ask(page, APPOINTMENT_QUESTION)
-    page.wait_for_selector(".progress .client:has-text('Appointment form: done')")  # P4
+    done = say("client_done", tool="Appointment form")
+    page.wait_for_selector(f".progress .client:has-text('{done}')")  # P4
     page.wait_for_selector(".msg.bot .answer:not(:empty)")
     _wait_idle(page)
     check_state(page, request, "11-hospital-form-filled")
@@ -301,8 +302,9 @@ def test_W4_client_tool_fills_the_form_in_the_page_and_the_run_continues_with_it
     assert "announced: fill_appointment_form,slow_echo,never_answers" in answer
     assert "call-fill_appointment_form output: form filled: Kardiológia, 2026-12-08" in answer
     progress = page.locator(".msg.bot .progress").last.inner_text()
-    assert "fill_appointment_form: working in this page" in progress  # a script without a title
-    assert "fill_appointment_form: done" in progress
+    tool = "fill_appointment_form"  # a script without a title: its id
+    assert say("client_working", tool=tool) in progress
+    assert say("client_done", tool=tool) in progress
     state = _server_state(probe_server.url, _thread_in_url(page))
     assert state["next"] == []
 
@@ -339,10 +341,11 @@ def test_W3_results_the_server_refuses_are_not_sent_again_in_a_loop(
     note = page.locator(".msg.bot .note.error")
     note.wait_for()
     _wait_idle(page)
-    assert "was not accepted" in note.inner_text()  # for the person; the detail: console
+    assert say("results_refused") in note.inner_text()  # for the person; the detail: console
     console = "\n".join(tabs.console[page])
     assert "refused the page's client-tool results: the probe refused the results" in console
-    assert page.locator(".progress .client:has-text('working in this page')").count() == 1
+    working = say("client_working", tool="").strip(": ")
+    assert page.locator(f".progress .client:has-text('{working}')").count() == 1
     state = _server_state(probe_server.url, _thread_in_url(page))
     assert state["next"] == ["ask_client"]  # still paused, as the server said
 
@@ -372,7 +375,7 @@ def test_reload_during_a_run_follows_the_run_to_its_answer(
     page.wait_for_selector(".msg.bot[data-run-id]")  # the run has started
     thread_id = _thread_in_url(page)
     page.reload()
-    page.wait_for_selector("text=A run on this conversation is still going")
+    page.wait_for_selector(f"text={say('following_run')}")
     answer = _probe_answer(page)
     assert "slow done" in answer
     assert _thread_in_url(page) == thread_id
@@ -389,7 +392,7 @@ def test_a_failed_run_is_reported_and_no_earlier_answer_is_shown_as_its_answer(
     note = page.locator(".msg.bot").last.locator(".note.error")
     note.wait_for()
     _wait_idle(page)
-    assert "could not be finished" in note.inner_text()  # said for the person chatting
+    assert say("run_failed") in note.inner_text()  # said for the person chatting
     assert "the probe graph failed on purpose" not in note.inner_text()
     assert "the probe graph failed on purpose" in "\n".join(tabs.console[page])  # developers
     assert page.locator(".msg.bot").last.locator(".answer").inner_text() == ""
@@ -415,7 +418,7 @@ def test_page_says_clearly_when_the_server_is_stopped_and_when_it_is_back(
         _wait_idle(page)
         check_state(page, request, "09-server-stopped")
         text = banner.inner_text()
-        assert "Cannot reach the chat server" in text
+        assert text == say("unreachable")
         # written for the person chatting; the address and the hint are for developers
         assert server.url not in text
         assert "langgraph" not in text.lower()
@@ -423,13 +426,14 @@ def test_page_says_clearly_when_the_server_is_stopped_and_when_it_is_back(
         assert server.url in console
         assert "langgraph dev" in console
         assert banner.get_attribute("role") == "alert"
-        assert "could not be reached" in page.locator(".msg.bot .note.error").inner_text()
+        note = page.locator(".msg.bot .note.error").inner_text()
+        assert say("not_finished_unreachable") in note
         port = int(server.url.rsplit(":", 1)[1])
 
     with langgraph_dev(tmp_path, port=port):  # same folder: the thread was persisted
         page.wait_for_function(
-            "() => document.querySelector('#banner').textContent"
-            ".startsWith('Connected to the chat server again')"
+            "(text) => document.querySelector('#banner').textContent === text",
+            arg=say("reconnected"),
         )
         check_state(page, request, "10-server-back")
         # Nothing was sent while the server was away: the question still waits.

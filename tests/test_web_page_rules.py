@@ -17,11 +17,14 @@ from typing import Any
 import pytest
 from dev_server import DevServer
 from web_support import (
+    STRINGS,
     Tabs,
     ask,
     check_state,
     open_page,
+    say,
     server_state,
+    tabs_with,
     thread_in_url,
     wait_answer,
     wait_idle,
@@ -135,7 +138,8 @@ def test_page_new_conversation_resets_the_form_and_the_page_state(
 ) -> None:
     open_page(page, f"{server_url}/chat")
     ask(page, APPOINTMENT)
-    page.wait_for_selector(".progress .client:has-text('Appointment form: done')")
+    done = say("client_done", tool="Appointment form")
+    page.wait_for_selector(f".progress .client:has-text('{done}')")
     wait_idle(page)
     assert page.input_value("#appointment-department") == "Kardiológia"
     page.fill("#composer-input", "half-written")
@@ -220,10 +224,53 @@ def test_P4_page_shows_progress_as_phrases_and_no_coordinator_for_an_unrelated_q
     page.locator(".msg.bot").nth(1).locator(".answer:not(:empty)").wait_for()
     wait_idle(page)
     progress = _progress(page)
-    assert "Split the question into 2 parts" in progress
+    assert say("split", count="2") in progress  # the page's own phrase, in Hungarian
     assert "A gyógyszer adatait nézem" in progress
     assert "TOOL_PROGRESS" not in progress
     assert "substance_lookup" not in progress
+
+
+PAGE_TEXT = """() => ({
+  lang: document.documentElement.lang,
+  newThread: document.querySelector('#new-thread').textContent,
+  placeholder: document.querySelector('#composer-input').placeholder,
+  empty: document.querySelector('#empty-hint').textContent,
+  panel: document.querySelector('#panel').getAttribute('aria-label'),
+})"""
+
+
+@pytest.mark.parametrize(
+    ("locale", "path", "lang"),
+    [
+        ("en-US", "/chat", "en"),  # the browser's language wins over the domain's
+        ("hu-HU", "/chat", "hu"),
+        ("de-DE", "/chat", "hu"),  # no German table: the domain's language (ChatPage.lang)
+        ("de-DE", "/example", "en"),  # a page without a language: English
+    ],
+)
+def test_P4_the_pages_own_strings_follow_the_browser_then_the_domain_language(
+    server_url: str,
+    probe_server: DevServer,
+    browser: Any,
+    request: pytest.FixtureRequest,
+    locale: str,
+    path: str,
+    lang: str,
+) -> None:
+    base = server_url if path == "/chat" else probe_server.url
+    for tabs in tabs_with(browser, request, locale=locale):
+        page = tabs.new()
+        open_page(page, f"{base}{path}")
+        shown = page.evaluate(PAGE_TEXT)
+        table = STRINGS[lang]
+        assert shown == {
+            "lang": lang,
+            "newThread": table["new_thread"],
+            "placeholder": table["ask_placeholder"],
+            "empty": table["empty"],
+            "panel": table["page_tools"],
+        }
+        check_state(page, request, f"strings-{locale}")
 
 
 def test_P4_the_stream_keeps_the_code_for_other_clients(server_url: str) -> None:

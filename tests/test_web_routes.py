@@ -42,6 +42,7 @@ def test_page_is_served_with_its_config_and_an_offline_only_policy() -> None:
         "title": "My chat",
         "pageUrl": "/chat",
         "clientTools": {},
+        "lang": "",  # no language of its own: the browser's, else English (P4)
     }
     assert "<title>My chat</title>" in reply.text
     policy = reply.headers["content-security-policy"]
@@ -49,6 +50,59 @@ def test_page_is_served_with_its_config_and_an_offline_only_policy() -> None:
     assert "script-src 'self';" in policy  # no inline scripts, no CDN
     assert "http" not in policy  # nothing from another origin
     assert not re.search(r'(src|href)="(https?:)?//', reply.text)  # no external resource
+
+
+STATIC = ROOT / "toolweave" / "web" / "static"
+
+
+def _strings(html: str) -> dict[str, dict[str, str]]:
+    pattern = r'<script type="application/json" id="toolweave-strings">(.*?)</script>'
+    match = re.search(pattern, html)
+    assert match, html
+    return dict(json.loads(match.group(1)))
+
+
+def test_P4_the_pages_own_strings_exist_in_english_and_hungarian_for_every_key() -> None:
+    tables = json.loads((STATIC / "strings.json").read_text(encoding="utf-8"))
+    assert set(tables) >= {"en", "hu"}
+    for lang, table in tables.items():
+        assert set(table) == set(tables["en"]), lang  # no key missing in a language
+        assert all(text.strip() for text in table.values()), lang
+    differ = [k for k in tables["en"] if tables["en"][k] != tables["hu"][k]]
+    assert len(differ) == len(tables["en"]) - 1  # translated, except "{tool}: {error}"
+    script = (STATIC / "chat.js").read_text(encoding="utf-8")
+    html = (STATIC / "chat.html").read_text(encoding="utf-8")
+    calls = re.findall(
+        r'\bt\((?:[\w.]+ \? )?"(\w+)"(?: : "(\w+)")?', script
+    )  # t("key"), t(c ? "a" : "b")
+    used = {key for call in calls for key in call if key}
+    used |= set(re.findall(r'data-i18n(?:-[\w-]+)?="(\w+)"', html))
+    assert used <= set(tables["en"])  # every key the page asks for has its strings
+    assert len(used) >= 40
+    for key, text in tables["en"].items():  # no English line written into the script itself
+        if len(text) > 12 and "{" not in text:
+            assert text not in script, key
+
+
+def test_P4_the_server_passes_the_domain_language_and_the_string_tables() -> None:
+    page = ChatPage(assistant_id="g", lang="hu", strings={"de": {"send": "Senden"}})
+    html = TestClient(create_app(page)).get("/chat").text
+    assert _config(html)["lang"] == "hu"
+    assert html.startswith('<!doctype html>\n<html lang="hu">')  # until the script picks one
+    tables = _strings(html)
+    assert tables["hu"]["send"] == "Küldés"
+    assert tables["de"] == {"send": "Senden"}  # a table of the application's, keys from English
+    assert "Ehhez a csevegőoldalhoz JavaScript kell." in html  # <noscript> in the page's language
+    plain = TestClient(create_app(ChatPage(assistant_id="g"))).get("/chat").text
+    assert '<html lang="en">' in plain
+    assert "This chat page needs JavaScript." in plain
+
+
+def test_P4_the_hospital_page_falls_back_to_the_domains_language() -> None:
+    from toolweave_korhaz import korhaz_domain
+    from toolweave_korhaz.app import PAGE
+
+    assert PAGE.lang == korhaz_domain().default_language == "hu"
 
 
 def test_page_title_cannot_break_out_of_the_config_block() -> None:

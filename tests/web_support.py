@@ -13,6 +13,7 @@ summary prints the folder) and an axe-core scan that fails the test on any
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterator
@@ -44,6 +45,19 @@ SHOTS = ROOT / "build" / "test-output" / "web-page"
 AXE = ROOT / "tests" / "vendor" / "axe-core" / "axe.min.js"
 BLOCKING = ("serious", "critical")
 """axe-core impacts that fail a test."""
+LOCALE = "hu-HU"
+"""The browser's language in every context unless a test asks for another one."""
+STRINGS: dict[str, dict[str, str]] = json.loads(
+    (ROOT / "toolweave" / "web" / "static" / "strings.json").read_text(encoding="utf-8")
+)
+"""The page's own strings by language; the tests read what the person sees from here."""
+
+
+def say(key: str, lang: str = "hu", **values: str) -> str:
+    """One of the page's own strings as the page shows it in ``lang`` (the tests' locale)."""
+    text = STRINGS[lang].get(key) or STRINGS["en"][key]
+    return re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), text)
+
 
 # Records, in order, when the page adds a progress line and when the answer grows.
 RECORDER = """
@@ -128,7 +142,7 @@ def _tabs(browser: Any, request: pytest.FixtureRequest, **options: Any) -> Itera
     marker = request.node.get_closest_marker("expected_page_errors")
     context = browser.new_context(
         viewport=options.pop("viewport", {"width": 1180, "height": 820}),
-        locale="hu-HU",
+        locale=options.pop("locale", LOCALE),
         **options,
     )
     context.set_default_timeout(WAIT_MS)
@@ -139,6 +153,11 @@ def _tabs(browser: Any, request: pytest.FixtureRequest, **options: Any) -> Itera
     finally:
         context.close()
     assert tabs.unexpected() == [], tabs.errors
+
+
+def tabs_with(browser: Any, request: pytest.FixtureRequest, **options: Any) -> Iterator[Tabs]:
+    """A fresh browser context with other options (``locale="en-US"``), checked like ``tabs``."""
+    yield from _tabs(browser, request, **options)
 
 
 @pytest.fixture

@@ -124,11 +124,11 @@ class ContextSearchTool(ChatbotTool[EmptyRequest]):
             best = hits[: self.best_sentences]
             if not best:
                 return None
-            ctx.progress("FOUND", detail=f"{len(best)} sentences")
+            ctx.progress("FOUND", detail=str(len(best)))  # a number: phrases say it in words
             return ToolResult.as_guaranteed_context(self.name, best)
         else:
             candidates = candidates[: self.page_limit]
         pages = [(ref, "") for ref in candidates]
         found = read_pages(ctx, self.store, pages, question, enough=self.enough)
-        ctx.progress("FOUND", detail=f"{len(found)} pages")
+        ctx.progress("FOUND", detail=str(len(found)))
         return ToolResult.as_guaranteed_context(self.name, found) if found else None

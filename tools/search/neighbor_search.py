@@ -103,5 +103,5 @@ class NeighborPageSearchTool(ContextConsumerTool[EmptyRequest]):
         pages = self.neighbours(context_pages(prior_context))
         ctx.progress("CANDIDATE_PAGES", detail=str(len(pages)))
         found = read_pages(ctx, self.store, pages, question, enough=self.enough)
-        ctx.progress("FOUND", detail=f"{len(found)} pages")
+        ctx.progress("FOUND", detail=str(len(found)))  # a number: phrases say it in words (P4)
         return ToolResult.as_guaranteed_context(self.name, found) if found else None

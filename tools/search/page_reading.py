@@ -91,7 +91,7 @@ def read_pages(
             continue
         info = store.document(ref.document_id)
         name = info.name if info is not None and info.name else ref.document_id
-        ctx.progress("READING_PAGE", detail=f"{index}/{len(pages)}: {name}, p. {ref.page}")
+        ctx.progress("READING_PAGE", detail=f"{index}/{len(pages)}: {name}")  # words: none (P4)
         answer = ctx.llm.read_passage(question, passage)
         if answer is None or not answer.strip():
             continue

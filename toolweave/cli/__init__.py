@@ -62,10 +62,16 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+VERBOSE_HELP = (
+    "also show the developer lines (routing, gatekeeper, task numbers), log details, "
+    "and name the exception of an error"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = _Parser(prog=PROG, description="Tool orchestration for RAG chatbots on LangGraph.")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log warnings and details")
+    parser.add_argument("-v", "--verbose", action="store_true", help=VERBOSE_HELP)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     domain = _Parser(add_help=False)
@@ -113,6 +119,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cli_ingest.add_parser(commands, parents=[store])
     cli_eval.add_parser(commands, parents=[domain, store])
+    for command in commands.choices.values():  # also after the command: `toolweave ask -v`
+        command.add_argument(
+            "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help=VERBOSE_HELP
+        )
     return parser
 
 
@@ -147,9 +157,16 @@ def _load(args: argparse.Namespace) -> Any:
 
 
 NO_MESSAGE = "give a message (or --thread ID of a thread whose run stopped mid-way)"
-FINISHING = "(thread {thread}: finishing the run that stopped mid-way{question})"
-REPLY_HINT = '(reply with: toolweave ask --thread {thread} "...")'
-CHAT_REPLY_HINT = "(your next message is the reply)"
+REPLY_HINT = "reply_hint"
+CHAT_REPLY_HINT = "chat_reply_hint"
+"""Keys of :data:`toolweave.cli.render.CLI_TEXTS`: how to reply to a question, by language."""
+
+
+def _language(text: str | None, default: str) -> str:
+    """The language of ``text`` as the graph's detector guesses it, else ``default``."""
+    from toolweave.tools.language import detect_language
+
+    return (detect_language(text).lang if text else None) or default
 
 
 def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
@@ -169,10 +186,13 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
         validate_message(message)
     persistent = args.thread is not None
     thread_id = args.thread if persistent else uuid.uuid4().hex
+    domain, tools = _load(args)
     with Session(
-        *_load(args),
+        domain,
+        tools,
         data_dir=data_dir(args.data_dir) if persistent else None,
         database_url=args.database_url,
+        verbose=args.verbose,
     ) as session:
         interrupted = persistent and _interrupted(session, thread_id)
         if message is None and not interrupted:
@@ -206,13 +226,14 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
             }
             print(json.dumps(payload, ensure_ascii=False, indent=2), file=out)
             return 0
-        print(_assistant_line(session.assistant.label), file=out)
+        lang = _language(message, domain.default_language)
+        print(_assistant_line(session, lang), file=out)
         if interrupted:
-            _print_finish(session, thread_id, out)
+            _print_finish(session, thread_id, domain.default_language, out)
         if message is not None:
             turn = session.turn(message, thread_id=thread_id, systems=args.system, out=out)
             _keep_if_paused(session, turn, thread_id, args, persistent)
-            _print_outcome(turn, REPLY_HINT.format(thread=thread_id), out)
+            _print_outcome(turn, REPLY_HINT, thread_id, out)
     return 0
 
 
@@ -239,51 +260,77 @@ def _interrupted(session: Session, thread_id: str) -> bool:
     return session.status(thread_id).kind is ThreadStatusKind.INTERRUPTED_MID_RUN
 
 
-def _print_finish(session: Session, thread_id: str, out: TextIO) -> None:
+def _print_finish(session: Session, thread_id: str, default_lang: str, out: TextIO) -> None:
     """Q5: finish the interrupted run on the thread and show its answer (or its question)."""
+    from toolweave.cli.render import cli_text
+
     question = session.status(thread_id).question
-    shown = f": {question!r}" if question else ""
-    print(FINISHING.format(thread=thread_id, question=shown), file=out)
+    lang = _language(question, default_lang)
+    line = (
+        cli_text("finishing", lang, thread=thread_id, question=f'"{question}"')
+        if question
+        else cli_text("finishing_unknown", lang, thread=thread_id)
+    )
+    print(line, file=out)
     turn = session.finish_interrupted(thread_id=thread_id, out=out)
-    _print_outcome(turn, REPLY_HINT.format(thread=thread_id), out)
+    _print_outcome(turn, REPLY_HINT, thread_id, out)
 
 
-def _print_outcome(turn: Turn, reply_hint: str, out: TextIO) -> None:
-    """After a streamed turn: its question (choices numbered) and how to reply, or its sources."""
+def _print_outcome(turn: Turn, reply_hint: str, thread_id: str, out: TextIO) -> None:
+    """After a streamed turn: its question (choices numbered) and how to reply, or its sources.
+
+    The hint is the :data:`~toolweave.cli.render.CLI_TEXTS` key ``reply_hint``, in the
+    language of the run (the question it asks is in that language too).
+    """
     from toolweave.cli import render
+    from toolweave.state.graph_state import message_of
 
     if turn.pending_question is not None:
         _print(render.question_lines(turn.pending_question, turn.pending_choices), out)
-        print(reply_hint, file=out)
+        message = message_of(turn.values)
+        lang = message.user_lang if message else None
+        print(render.cli_text(reply_hint, lang, thread=thread_id), file=out)
         return
     _print(_source_lines(turn.values), out)
 
 
-def _assistant_line(label: str) -> str:
-    article = "the " if label[:1].islower() else ""
-    return f"answers come from {article}{label}"
+def _assistant_line(session: Session, lang: str) -> str:
+    """The first line: which model answers, in the question's language."""
+    from toolweave.cli.render import cli_text
+    from toolweave.llm.offline import OfflineAssistant
+
+    if isinstance(session.assistant, OfflineAssistant):
+        return cli_text("offline", lang)
+    label = session.assistant.label
+    article = "the " if label[:1].islower() and lang == "en" else ""
+    return cli_text("assistant", lang, label=article + label)
 
 
 def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
     """``toolweave chat``: a conversation on one persisted thread until EOF or ``exit``."""
+    from toolweave.cli.render import cli_text
     from toolweave.cli.session import Session, validate_message
     from toolweave.persistence import data_dir
     from toolweave.state.errors import InvalidRequestError
 
     thread_id = args.thread or uuid.uuid4().hex
+    domain, tools = _load(args)
+    lang = domain.default_language  # nothing asked yet: the domain's language
     with Session(
-        *_load(args), data_dir=data_dir(args.data_dir), database_url=args.database_url
+        domain,
+        tools,
+        data_dir=data_dir(args.data_dir),
+        database_url=args.database_url,
+        verbose=args.verbose,
     ) as session:
-        print(_assistant_line(session.assistant.label), file=out)
-        print(
-            f"thread {thread_id} (continue with: toolweave ask --thread {thread_id} ...)", file=out
-        )
-        print('type "exit" or press Ctrl-D to leave', file=out)
+        print(_assistant_line(session, lang), file=out)
+        print(cli_text("chat_thread", lang, thread=thread_id), file=out)
+        print(cli_text("chat_leave", lang), file=out)
         if _interrupted(session, thread_id):
-            _print_finish(session, thread_id, out)
+            _print_finish(session, thread_id, lang, out)
         while True:
             try:
-                line = input("you> ")
+                line = input(cli_text("prompt", lang))
             except EOFError:
                 print(file=out)
                 return 0
@@ -297,7 +344,7 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
                 print(f"{PROG}: error: {exc}", file=sys.stderr)
                 continue
             turn = session.turn(line, thread_id=thread_id, systems=args.system, out=out)
-            _print_outcome(turn, CHAT_REPLY_HINT, out)
+            _print_outcome(turn, CHAT_REPLY_HINT, thread_id, out)
 
 
 def cmd_tools(args: argparse.Namespace, out: TextIO) -> int:
@@ -455,7 +502,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return _pipe_closed()
     except ToolweaveError as exc:
-        print(redact(f"{PROG}: error: {exc}"), file=sys.stderr)
+        _print([redact(line) for line in _error_lines(exc, verbose=args.verbose)], sys.stderr)
         return EXIT_USAGE if isinstance(exc, bad_input) else EXIT_FAILED
     except KeyboardInterrupt:
         print(file=sys.stderr)
@@ -470,15 +517,77 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _unexpected(exc: BaseException) -> str:
-    """One line about an error toolweave did not expect; never an empty ``AssertionError:``."""
-    text = " ".join(str(exc).split())
+    """One line about an error toolweave did not expect, in words (X2).
+
+    Never an empty ``AssertionError:``, and no exception class: that is for ``-v``,
+    which shows the traceback.
+    """
+    text = _without_class_names(" ".join(str(exc).split()), exc)
     if text:
-        return f"{type(exc).__name__}: {text}"
+        return f"unexpected error: {text}; a bug: please report it"
     tb = exc.__traceback__
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
     where = "" if tb is None else f" in {tb.tb_frame.f_globals.get('__name__', '?')}"
-    return f"unexpected {type(exc).__name__}{where}, a bug: please report it"
+    return f"unexpected error{where}, a bug: please report it"
+
+
+DETAILS_HINT = " (run with -v for details)"
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and what caused it, outermost first (bounded: a chain may loop)."""
+    found: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in found and len(found) < 16:
+        found.append(current)
+        current = current.__cause__ or current.__context__
+    return found
+
+
+def _without_class_names(text: str, exc: BaseException) -> str:
+    """``text`` without the names of the exception classes in ``exc``'s chain (X2).
+
+    Library messages name the failure's class for developers ("LlmBrokenReplyError:
+    ...", "... (AssertionError)"); a person reading the error gets the words only.
+    """
+    import re
+
+    names = {cls.__name__ for error in _chain(exc) for cls in type(error).__mro__}
+    names -= {"object", "BaseException"}
+    if not names:
+        return text
+    alternatives = "|".join(sorted(map(re.escape, names), key=len, reverse=True))
+    text = re.sub(rf"\s*\((?:{alternatives})\)", "", text)  # "... serves (AssertionError)"
+    text = re.sub(rf"\b(?:{alternatives}): ", "", text)  # "(LlmBrokenReplyError: the ..."
+    text = re.sub(rf"\((?:{alternatives})\b", "(", text)
+    return " ".join(text.split())
+
+
+def _error_lines(exc: BaseException, *, verbose: bool) -> list[str]:
+    """What the command line prints for one of toolweave's errors (X1, X2).
+
+    One line in words: what happened and, where the message says it, what to do.
+    With ``-v`` the message as the library wrote it and each cause's class: the
+    causes' own texts are the clients' (an endpoint may echo the API key in them, and
+    the run that knew its secrets has ended, X4), so only toolweave's model errors,
+    redacted when they were made, show theirs.
+    """
+    from toolweave.llm.errors import LlmError
+
+    text = " ".join(str(exc).split())
+    if not verbose:
+        plain = _without_class_names(text, exc)
+        return [f"{PROG}: error: {plain}" + (DETAILS_HINT if plain != text else "")]
+    lines = [f"{PROG}: error: {text} ({type(exc).__name__})"]
+    for cause in _chain(exc)[1:]:
+        kind = type(cause)
+        detail = " ".join(str(cause).split()) if isinstance(cause, LlmError) else ""
+        name = (
+            kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+        )
+        lines.append(f"{PROG}:   caused by {name}" + (f": {detail}" if detail else ""))
+    return lines
 
 
 def _pipe_closed() -> int:

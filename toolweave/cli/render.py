@@ -45,6 +45,44 @@ def progress_line(event: object) -> str | None:
     return None if text is None else f"{BULLET} {event.get('task_no') or ROOT_TASK_NO} {text}"
 
 
+def person_line(event: object, lang: str = "en") -> str | None:
+    """The line a person asking sees for a stream event (P4), or ``None`` to show nothing.
+
+    Only what is meant for people, as the chat page shows it: a tool's progress as
+    its phrase in the user's language, any custom event that carries a ``"phrase"``,
+    and in ``lang`` that the question was split (a coordinator changed the task, C5),
+    that one more step runs (a conditional subtask, K3) or that the search goes on
+    (the gatekeeper found the context short, D1). No task number, tool name or
+    verdict: those are :func:`progress_line`'s, shown with ``--verbose``, and
+    ``toolweave explain``'s. E.g. ``"· Az osztály adatait nézem"``.
+    """
+    if not isinstance(event, Mapping):
+        return None
+    phrase = event.get("phrase")
+    if isinstance(phrase, str) and phrase.strip():
+        return f"{BULLET} {' '.join(phrase.split())}"
+    kind = event.get("type")
+    key: str | None = None
+    if kind == "coordinated" and event.get("changed"):
+        key = "split" if event.get("subtasks") else "adjusted"
+    elif kind == "conditional" and event.get("decision") == "run":
+        key = "one_more_step"
+    elif kind == "gatekeeper" and event.get("sufficient") is False:
+        key = "looking_further"
+    if key is not None:
+        return f"{BULLET} {cli_text(key, lang, count=str(len(event.get('subtasks') or [])))}"
+    if kind != "tool_progress":
+        return None
+    detail = event.get("detail")
+    text = progress_phrase(
+        str(event.get("tool")),
+        str(event.get("event")),
+        detail if isinstance(detail, str) else None,
+        lang,
+    )
+    return f"{BULLET} {text}"
+
+
 def _event_text(event: StreamEvent) -> str | None:
     if event["type"] == "tool_progress":  # P4: the phrase for people, never the code
         phrase = event.get("phrase")
@@ -84,6 +122,50 @@ SOURCE_TEXTS: dict[str, dict[str, str]] = {
     "hu": {"heading": "Források:", "page": "{pages}. oldal"},
 }
 """The sources block in the user's language (``user_lang`` of the state; English else)."""
+
+
+CLI_TEXTS: dict[str, dict[str, str]] = {
+    "en": {
+        "assistant": "answers come from {label}",
+        "offline": "answers come from the offline model (no LLM: lexical routing, extractive "
+        "answers)",
+        "reply_hint": '(reply with: toolweave ask --thread {thread} "...")',
+        "chat_reply_hint": "(your next message is the reply)",
+        "finishing": "(thread {thread}: finishing the run that stopped mid-way: {question})",
+        "finishing_unknown": "(thread {thread}: finishing the run that stopped mid-way)",
+        "chat_thread": "conversation {thread} (continue it with: toolweave ask --thread {thread} "
+        '"...")',
+        "chat_leave": 'type "exit" or press Ctrl-D to leave',
+        "prompt": "you> ",
+        "split": "Split the question into {count} parts",
+        "adjusted": "Adjusted the question",
+        "one_more_step": "One more step is needed",
+        "looking_further": "Looking further: the first pages did not say it all",
+    },
+    "hu": {
+        "assistant": "a válaszokat adja: {label}",
+        "offline": "a válaszokat az offline modell adja (nincs LLM: szavak szerinti "
+        "eszközválasztás, a dokumentumokból kiemelt válaszok)",
+        "reply_hint": '(válaszoljon így: toolweave ask --thread {thread} "...")',
+        "chat_reply_hint": "(a következő üzenete lesz a válasz)",
+        "finishing": "({thread} beszélgetés: befejezem a félbemaradt választ erre: {question})",
+        "finishing_unknown": "({thread} beszélgetés: befejezem a félbemaradt választ)",
+        "chat_thread": 'beszélgetés: {thread} (folytatás: toolweave ask --thread {thread} "...")',
+        "chat_leave": 'kilépés: "exit" vagy Ctrl-D',
+        "prompt": "ön> ",
+        "split": "A kérdést {count} részre bontottam",
+        "adjusted": "Pontosítottam a kérdést",
+        "one_more_step": "Még egy lépés kell",
+        "looking_further": "Tovább keresek: az első oldalak nem mondtak el mindent",
+    },
+}
+"""The command line's own lines for people, in the user's language (English else)."""
+
+
+def cli_text(key: str, lang: str | None, **values: str) -> str:
+    """One of :data:`CLI_TEXTS` in ``lang`` (English when the language has none)."""
+    texts = CLI_TEXTS.get(lang or "en", CLI_TEXTS["en"])
+    return (texts.get(key) or CLI_TEXTS["en"][key]).format(**values)
 
 
 def source_lines(

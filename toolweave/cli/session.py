@@ -21,7 +21,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
 
-from toolweave.cli.render import progress_line
+from toolweave.cli.render import person_line, progress_line
 from toolweave.graph.builder import build_graph, create_state_graph
 from toolweave.graph.context import Limits
 from toolweave.graph.stored_state import stored_values
@@ -35,6 +35,7 @@ from toolweave.persistence import SQLITE_SYNCHRONOUS_ENV, open_checkpointer
 from toolweave.state.errors import InvalidRequestError, UnknownThreadError
 from toolweave.state.serde import checkpoint_serde
 from toolweave.tools.domain import Domain
+from toolweave.tools.language import detect_language
 from toolweave.tools.registry import AnyTool
 
 DB_NAME = "toolweave.db"
@@ -194,6 +195,7 @@ class Session:
         *,
         data_dir: Path | None,
         database_url: str | None = None,
+        verbose: bool = False,
     ) -> None:
         """Build the assistant (from the environment) and the graph.
 
@@ -202,7 +204,13 @@ class Session:
             tools: Its tools.
             data_dir: Where the SQLite thread store lives; ``None`` keeps threads in memory.
             database_url: The thread store instead of that SQLite file (``--database-url``).
+            verbose: Stream every event's line (routing, gatekeeper, task numbers) beside
+                the progress phrases; else only what a person asking should see (P4).
         """
+        self.verbose = verbose
+        self.lang = domain.default_language
+        """The language of the conversation's lines for people: the last message's, as
+        the graph's detector guesses it, else the domain's (a reply such as "2" keeps it)."""
         self.assistant = default_assistant()
         self._closer = ExitStack()
         target = None if data_dir is None else thread_store(data_dir, database_url)
@@ -259,6 +267,7 @@ class Session:
         :meth:`finish_interrupted` before to show its answer.
         """
         config = _config(validate_thread_id(thread_id))
+        self.lang = detect_language(message).lang or self.lang
         pending = self.graph.get_state(config).interrupts
         run_input: Any = (
             Command(resume=message)
@@ -270,15 +279,22 @@ class Session:
     def _run(self, run_input: Any, config: RunnableConfig, out: TextIO | None) -> Turn:
         turn = Turn(values={})
         tokens: list[str] = []
+        lang = self.lang
+
+        def render(event: object) -> str | None:
+            return progress_line(event) if self.verbose else person_line(event, lang)
+
+        shown: str | None = None
         parts: Iterator[Any] = self.graph.stream(
             run_input, config, stream_mode=["custom", "messages"]
         )
         for mode, data in parts:  # (mode, data) pairs: several modes were asked for
             if mode == "custom":
                 turn.events.append(data)
-                line = progress_line(data)
-                if out is not None and line is not None:
+                line = render(data)
+                if out is not None and line is not None and line != shown:
                     print(("\n" if tokens else "") + line, file=out, flush=True)
+                    shown = line  # the same phrase twice in a row (two subtasks) once
             elif mode == "messages":
                 chunk, metadata = data
                 if isinstance(chunk, AIMessageChunk) and ANSWER_TAG in metadata.get("tags", ()):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from html import escape
@@ -40,6 +40,9 @@ CONFIG_SLOT = "<!--toolweave:config-->"
 PANEL_SLOT = "<!--toolweave:panel-->"
 TITLE_SLOT = "<!--toolweave:title-->"
 TOOLS_SLOT = "<!--toolweave:tools-->"
+NOSCRIPT_SLOT = "<!--toolweave:noscript-->"
+FALLBACK_LANG = "en"
+"""The language of the page's own strings when neither the browser's nor the page's has any."""
 MAX_REPORT_CHARS = 500
 """How much of a client script's failure the server logs (the page sends it)."""
 ASSETS_SLOT = "{{assets}}"
@@ -115,7 +118,13 @@ class ChatPage:
             before it answers the server with an error result.
         api_url: Where the LangGraph API is; empty means the server that serves
             the page (the same address, under the same mount prefix).
-        lang: The page's language (the ``lang`` attribute of ``<html>``).
+        lang: The domain's language (e.g. ``Domain.default_language``): the page's own
+            strings (buttons, notes, banners) are in the browser's language
+            (``navigator.languages``) when there is a table for it, else in this one,
+            else in English; ``<html lang>`` says which. Empty: the browser's, else English.
+        strings: More string tables, by language then key (see ``static/strings.json``
+            for the keys): a language toolweave has none for, or other words for some
+            keys; a key a table lacks is taken from English.
     """
 
     assistant_id: str
@@ -124,7 +133,8 @@ class ChatPage:
     client_scripts: Sequence[ClientScript] = field(default_factory=tuple)
     client_tool_timeout_s: float = DEFAULT_CLIENT_TOOL_TIMEOUT_S
     api_url: str = ""
-    lang: str = "en"
+    lang: str = ""
+    strings: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.assistant_id.strip():
@@ -155,6 +165,27 @@ def _template() -> str:
     return (STATIC_DIR / "chat.html").read_text(encoding="utf-8")
 
 
+@cache
+def _builtin_strings() -> dict[str, dict[str, str]]:
+    tables: dict[str, dict[str, str]] = json.loads(
+        (STATIC_DIR / "strings.json").read_text(encoding="utf-8")
+    )
+    return tables
+
+
+def page_strings(page: ChatPage) -> dict[str, dict[str, str]]:
+    """The page's own strings by language: toolweave's tables, then ``page.strings`` over them."""
+    tables = {lang: dict(table) for lang, table in _builtin_strings().items()}
+    for lang, table in page.strings.items():
+        tables.setdefault(lang, {}).update(table)
+    return tables
+
+
+def string_of(tables: Mapping[str, Mapping[str, str]], lang: str, key: str) -> str:
+    """One string in ``lang``, else in English (every key has an English one)."""
+    return tables.get(lang, {}).get(key) or tables[FALLBACK_LANG][key]
+
+
 def render_page(page: ChatPage, *, base: str, api_url: str) -> str:
     """The page's HTML with its config, title and panel filled in.
 
@@ -170,19 +201,24 @@ def render_page(page: ChatPage, *, base: str, api_url: str) -> str:
         "title": page.title,
         "pageUrl": base,
         "clientTools": {s.tool_id: s.title or s.tool_id for s in page.client_scripts},
+        "lang": page.lang,
     }
     block = f'<script type="application/json" id="toolweave-config">{_json_for_html(config)}'
     # how the page answers each pause kind (Q7): "question" or "client_tools"
     kinds = _json_for_html(page_pauses())
     pauses = f'<script type="application/json" id="toolweave-pauses">{kinds}'
+    tables = page_strings(page)
+    strings = f'<script type="application/json" id="toolweave-strings">{_json_for_html(tables)}'
+    lang = page.lang if page.lang in tables else FALLBACK_LANG  # until the script picks one
     return (
         _template()
-        .replace(CONFIG_SLOT, block + "</script>" + pauses + "</script>")
+        .replace(CONFIG_SLOT, block + "</script>" + pauses + "</script>" + strings + "</script>")
+        .replace(NOSCRIPT_SLOT, escape(string_of(tables, lang, "noscript")))
         .replace(TITLE_SLOT, escape(page.title))
         .replace(PANEL_SLOT, page.panel_html)
         .replace(TOOLS_SLOT, "".join(_script_tag(base, s.tool_id) for s in page.client_scripts))
         .replace(ASSETS_SLOT, escape(base))
-        .replace('lang="en"', f'lang="{escape(page.lang)}"', 1)
+        .replace('lang="en"', f'lang="{escape(lang)}"', 1)
     )
 
 

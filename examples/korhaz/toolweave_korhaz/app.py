@@ -11,6 +11,7 @@ from starlette.applications import Starlette
 
 from toolweave import as_chatbot_tools
 from toolweave.web.page import ChatPage, client_scripts_for, create_app
+from toolweave_korhaz import korhaz_domain
 from toolweave_korhaz.ai_tools import korhaz_ai_tools
 from toolweave_korhaz.chat_page import appointment_panel
 
@@ -19,6 +20,7 @@ PAGE = ChatPage(
     title="Példa Kórház · toolweave chat",
     panel_html=appointment_panel(),
     client_scripts=client_scripts_for(as_chatbot_tools(korhaz_ai_tools())),
+    lang=korhaz_domain().default_language,  # the page's own strings when the browser's have none
 )
 """The page: the ``korhaz`` graph of ``langgraph.json``, the appointment form beside the
 chat, and the client scripts of the hospital's AI tools (``fill_appointment_form``,

@@ -38,6 +38,55 @@
   }
 
   const config = readJson("toolweave-config");
+
+  // ---------------------------------------------------------------- the page's own strings
+
+  // By language, then key (toolweave/web/static/strings.json and ChatPage.strings).
+  const strings = readJson("toolweave-strings");
+  const FALLBACK_LANG = "en";
+
+  /**
+   * The language of the page's own strings: the first of the browser's languages
+   * that has a table, else the server's (the domain's language), else English.
+   */
+  function pickLanguage(browser, server, tables) {
+    const has = (lang) => !!lang && Object.prototype.hasOwnProperty.call(tables, lang);
+    for (const wanted of browser) {
+      const tag = String(wanted || "").toLowerCase();
+      if (has(tag)) return tag;
+      if (has(tag.split("-")[0])) return tag.split("-")[0];
+    }
+    const own = String(server || "").toLowerCase();
+    return has(own) ? own : FALLBACK_LANG;
+  }
+
+  const browserLanguages = Array.isArray(navigator.languages) && navigator.languages.length
+    ? navigator.languages
+    : [navigator.language];
+  const lang = pickLanguage(browserLanguages, config.lang, strings);
+
+  /** One of the page's strings in its language (English when that table lacks it). */
+  function t(key, values) {
+    const table = strings[lang] || {};
+    const english = strings[FALLBACK_LANG] || {};
+    const text = String(table[key] || english[key] || key);
+    return text.replace(/\{(\w+)\}/g, (whole, name) =>
+      values && name in values ? String(values[name]) : whole
+    );
+  }
+
+  function translatePage() {
+    document.documentElement.lang = lang;
+    for (const item of document.querySelectorAll("[data-i18n]")) item.textContent = t(item.dataset.i18n);
+    for (const item of document.querySelectorAll("[data-i18n-placeholder]")) {
+      item.placeholder = t(item.dataset.i18nPlaceholder);
+    }
+    for (const item of document.querySelectorAll("[data-i18n-aria-label]")) {
+      item.setAttribute("aria-label", t(item.dataset.i18nAriaLabel));
+    }
+  }
+
+  translatePage();
   // How the page answers each pause kind (the server's list, Q7): "question" or "client_tools".
   const pauseHandling = Object.assign(
     { clarification: "question", client_tool_calls: "client_tools" },
@@ -210,8 +259,7 @@
 
   function unreachable() {
     showBanner(
-      "Cannot reach the chat server right now. Your conversation is kept: this page " +
-        "reconnects by itself, then you can send again.",
+      t("unreachable"),
       "offline"
     );
     console.error(
@@ -233,7 +281,7 @@
         if (response.ok) {
           stopHealth();
           document.body.classList.remove("offline");
-          showBanner("Connected to the chat server again.", "info");
+          showBanner(t("reconnected"), "info");
           setTimeout(() => {
             if (el.banner.dataset.kind === "info") hideBanner();
           }, 4000);
@@ -299,7 +347,7 @@
   }
 
   function labelOf(entry) {
-    return (entry.title || "New conversation") + " · " + when(entry.at);
+    return (entry.title || t("untitled")) + " · " + when(entry.at);
   }
 
   function showThreads() {
@@ -360,7 +408,7 @@
   function addUserMessage(text) {
     el.empty.remove();
     const item = node("div", "msg user");
-    item.appendChild(node("span", "sr-only", "You: "));
+    item.appendChild(node("span", "sr-only", t("you")));
     item.appendChild(node("div", "text", text));
     el.log.appendChild(item);
     scrollDown();
@@ -371,9 +419,9 @@
     constructor() {
       el.empty.remove();
       this.item = node("div", "msg bot");
-      this.item.appendChild(node("span", "sr-only", "Assistant: "));
+      this.item.appendChild(node("span", "sr-only", t("assistant")));
       this.progress = node("ul", "progress");
-      this.progress.setAttribute("aria-label", "Progress");
+      this.progress.setAttribute("aria-label", t("progress"));
       this.answer = node("div", "text answer");
       this.extra = node("div", "extra");
       this.item.append(this.progress, this.answer, this.extra);
@@ -423,8 +471,8 @@
       if (old) old.remove();
       if (rows.length === 0) return;
       const box = node("section", "sources");
-      box.setAttribute("aria-label", "Sources");
-      box.appendChild(node("h3", "", "Sources"));
+      box.setAttribute("aria-label", t("sources"));
+      box.appendChild(node("h3", "", t("sources")));
       const list = node("ol");
       for (const row of rows) {
         const entry = node("li", "source");
@@ -435,7 +483,7 @@
           title.target = "_blank";
         }
         entry.appendChild(title);
-        if (row.pages.length) entry.appendChild(node("span", "page", "p. " + row.pages.join(", ")));
+        if (row.pages.length) entry.appendChild(node("span", "page", t("pages", { pages: row.pages.join(", ") })));
         if (row.snippet) entry.appendChild(node("q", "snippet", row.snippet));
         list.appendChild(entry);
       }
@@ -470,7 +518,7 @@
     const firstText = (id) => (documents.find((d) => d.document_id === id) || {}).text;
     const sources = Array.isArray(values.sources) ? values.sources.filter(Boolean) : [];
     return sources.map((src) => ({
-      name: src.name || src.document_id || "document",
+      name: src.name || src.document_id || t("document"),
       pages: Array.isArray(src.pages) ? src.pages : [],
       url: safeUrl(src.url),
       snippet: shorten(firstText(src.document_id), SNIPPET_CHARS),
@@ -512,18 +560,16 @@
         const subtasks = list(event.subtasks);
         const changed = "changed" in event ? list(event.changed) : subtasks.length ? [1] : [];
         if (!changed.length) return null;
-        return subtasks.length
-          ? "Split the question into " + subtasks.length + " parts"
-          : "Adjusted the question";
+        return subtasks.length ? t("split", { count: subtasks.length }) : t("adjusted");
       }
       case "conditional":
-        return event.decision === "skip" ? null : "One more step is needed";
+        return event.decision === "skip" ? null : t("one_more_step");
       case "gatekeeper":
-        return event.sufficient ? null : "Looking further: the first pages did not say it all";
+        return event.sufficient ? null : t("looking_further");
       case "deep_fallback": {
         const planned = event.subtasks && typeof event.subtasks === "object" ? event.subtasks : {};
         const asks = Object.values(planned).map((prompt) => "“" + prompt + "”");
-        return asks.length ? "Searching deeper: " + asks.join(", ") : null;
+        return asks.length ? t("searching_deeper", { asks: asks.join(", ") }) : null;
       }
       default:
         return null;
@@ -562,7 +608,7 @@
         const text = typeof data === "string" ? data : data.message || data.error || "error";
         turn.failed = true;
         console.error("toolweave chat: the run failed:", text);
-        turn.note("Sorry, the answer could not be finished. Please ask again.", "error");
+        turn.note(t("run_failed"), "error");
         return;
       }
       default:
@@ -602,14 +648,14 @@
     const results = await Promise.all(
       calls.map(async (call) => {
         const label = toolTitle((call && (call.tool_id || call.name)) || "?");
-        turn.addProgress(label + ": working in this page", "client");
+        turn.addProgress(t("client_working", { tool: label }), "client");
         const result = tools
           ? await tools.runCall(call, clientToolTimeoutMs)
-          : { call_id: call.call_id, error: "AiTools is not loaded on this page" };
+          : { call_id: call.call_id, error: t("no_aitools") };
         if ("error" in result) {
-          turn.addProgress(label + ": " + result.error, "client error");
+          turn.addProgress(t("client_failed", { tool: label, error: result.error }), "client error");
         } else {
-          turn.addProgress(label + ": done", "client");
+          turn.addProgress(t("client_done", { tool: label }), "client");
         }
         return result;
       })
@@ -637,11 +683,11 @@
       }
       box.appendChild(row);
     }
-    box.appendChild(node("p", "hint", choices.length ? "Pick one, or type your answer below." : "Type your answer below."));
+    box.appendChild(node("p", "hint", t(choices.length ? "pick_or_type" : "type_answer")));
     if (turn.text.trim() === String(value.question || "").trim()) turn.setAnswer(""); // shown once
     turn.extra.appendChild(box);
     openQuestion = { interrupts: interrupts, interrupt: intr, node: box };
-    el.input.placeholder = "Your answer…";
+    el.input.placeholder = t("answer_placeholder");
     scrollDown();
   }
 
@@ -654,7 +700,7 @@
       button.disabled = true;
       if (button === chosen) button.setAttribute("aria-pressed", "true");
     }
-    el.input.placeholder = "Ask a question…";
+    el.input.placeholder = t("ask_placeholder");
     return question;
   }
 
@@ -688,7 +734,7 @@
     if (refused) {
       // The server refused what this page sent for these calls; sending it again would loop.
       console.error("toolweave chat: the server refused the page's client-tool results:", refused.value.error);
-      turn.note("This page's part of the answer was not accepted, so the answer stops here.", "error");
+      turn.note(t("results_refused"), "error");
       return null;
     }
     if (clientPauses.length) {
@@ -706,7 +752,7 @@
     }
     const kinds = interrupts.map((i) => (i.value && i.value.type) || typeof i.value).join(", ");
     console.error("toolweave chat: the run waits for a pause kind this page cannot answer:", kinds);
-    turn.note("The answer waits for something this page cannot give.", "error");
+    turn.note(t("cannot_answer_pause"), "error");
     return null;
   }
 
@@ -733,25 +779,25 @@
     busy = on;
     el.send.disabled = on;
     el.composer.setAttribute("aria-busy", on ? "true" : "false");
-    el.busy.textContent = on ? text || "Working…" : "";
+    el.busy.textContent = on ? text || t("working") : "";
   }
 
   function reportError(err, turn) {
     if (err instanceof ServerUnreachable) {
       unreachable();
-      if (turn) turn.note("Not finished: the chat server could not be reached.", "error");
+      if (turn) turn.note(t("not_finished_unreachable"), "error");
       return;
     }
     console.error("toolweave chat:", err);
     if (err instanceof ApiError) {
       if (err.status === 404 && turn) {
-        turn.note("This conversation is no longer available. Start a new one.", "error");
+        turn.note(t("thread_gone"), "error");
       } else if (turn) {
-        turn.note("The chat server did not accept that. Please try again.", "error");
+        turn.note(t("not_accepted"), "error");
       }
       return;
     }
-    if (turn) turn.note("Something went wrong on this page. Please reload it.", "error");
+    if (turn) turn.note(t("page_broke"), "error");
   }
 
   /**
@@ -771,7 +817,7 @@
         if (!next) return true;
       }
       console.error("toolweave chat: stopped after " + MAX_ROUNDS + " client-tool rounds in one turn");
-      turn.note("Stopped: this answer kept asking the page for more.", "error");
+      turn.note(t("too_many_rounds"), "error");
       return true;
     } catch (err) {
       reportError(err, turn);
@@ -828,7 +874,7 @@
       button.removeAttribute("aria-pressed");
     }
     openQuestion = question;
-    el.input.placeholder = "Your answer…";
+    el.input.placeholder = t("answer_placeholder");
   }
 
   // ---------------------------------------------------------------- restore after a reload
@@ -864,7 +910,7 @@
     const saved = savedThread();
     if (!saved) return;
     rememberThread(saved);
-    setBusy(true, "Loading the conversation…");
+    setBusy(true, t("loading"));
     let state;
     try {
       state = await getJson("/threads/" + encodeURIComponent(saved) + "/state");
@@ -874,7 +920,7 @@
         rememberThread(null);
         console.warn("toolweave chat: the server has no thread " + saved);
         listThread(saved, "", true);
-        showBanner("That conversation is no longer available; your next message starts a new one.", "info");
+        showBanner(t("thread_dropped"), "info");
         return;
       }
       reportError(err, null);
@@ -907,7 +953,7 @@
     const active = Array.isArray(runs) ? runs.filter((r) => ACTIVE.includes(r.status)) : [];
     if (active.length === 0) return;
     const turn = new Turn();
-    turn.note("A run on this conversation is still going; following it…");
+    turn.note(t("following_run"));
     setBusy(true);
     turn.setBusy(true);
     try {
@@ -947,7 +993,7 @@
     pendingTitle = "";
     el.log.replaceChildren(el.empty);
     el.input.value = "";
-    el.input.placeholder = "Ask a question…";
+    el.input.placeholder = t("ask_placeholder");
     hideBanner();
     // the side panel's forms and whatever the client tools keep start afresh too
     for (const form of el.panel ? el.panel.querySelectorAll("form") : []) form.reset();
@@ -961,8 +1007,7 @@
     const failed = window.AiTools ? window.AiTools.settle(expectedTools) : [];
     if (!failed.length) return;
     const names = failed.map((f) => toolTitle(f.tool_id)).join(", ");
-    el.toolNotes.textContent =
-      "Part of this page could not start (" + names + "), so it is switched off; the chat works without it.";
+    el.toolNotes.textContent = t("tools_failed", { names: names });
     el.toolNotes.hidden = false;
     for (const failure of failed) {
       console.error("toolweave chat: the client script of tool " + failure.tool_id + " failed: " + failure.error);
@@ -993,6 +1038,9 @@
     readEvents: readEvents,
     progressLine: progressLine,
     plainWords: plainWords,
+    lang: lang,
+    t: t,
+    pickLanguage: pickLanguage,
     get threadId() {
       return threadId;
     },

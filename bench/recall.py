@@ -14,6 +14,11 @@ Two catalogues:
 Then, on the generated library at 2,000 and 5,000 tools, the index build (tool
 vectors embedded, then read from the disk cache) and the ranking's CPU per request.
 
+Every question set is split in two halves by a stable hash of the question and its
+tool (:func:`half`): the pre-filter's settings (tool and query text for the
+embedding, fusion weights) were chosen on the calibration half; the held-out half
+was measured once. Both are printed.
+
 Prints recall@5/10/20/50 of the right tool in the pre-filter's ranking (what the
 routing call is offered: the first 20), the ranking's CPU ms per request, and how
 many of a question's words its tool's text shares. The embeddings row needs the
@@ -28,6 +33,7 @@ Usage (from the repository root)::
 from __future__ import annotations
 
 import argparse
+import hashlib
 import random
 import statistics
 import sys
@@ -57,6 +63,15 @@ GENERATED_SIZE = 1000
 SPEED_SIZES = (2000, 5000)
 TARGET_MS = 5.0
 """Ranking 2,000 tools, CPU per request (issue 20 item 4)."""
+
+
+HALVES = ("calibration", "held-out")
+
+
+def half(question: str, right: str) -> str:
+    """``"calibration"`` or ``"held-out"``: the first bit of a hash of question and tool."""
+    digest = hashlib.sha256(f"{question}\n{right}".encode()).digest()
+    return HALVES[digest[0] % 2]
 
 
 def catalogue() -> list[tuple[str, str, str]]:
@@ -114,7 +129,7 @@ def measure(
 
 
 def rows(questions: int, seed: int) -> list[list[Any]]:
-    """One row per catalogue, question set and ranking."""
+    """One row per catalogue, question set, half and ranking."""
     rng = random.Random(seed)
     chosen = rng.sample(all_specs(), GENERATED_SIZE)
     generated = [make_tool(spec) for spec in chosen]
@@ -130,22 +145,25 @@ def rows(questions: int, seed: int) -> list[list[Any]]:
     api_asked = [(question, name) for name, _, question in entries if question]
     sets.append(("API catalogue", api, api_asked))
     table: list[list[Any]] = []
-    for label, tools, asked in sets:
-        shared = statistics.mean(shared_words(q, by_name[right]) for q, right in asked)
-        for ranking, embeddings in rankings():
-            recalls, cpu = measure(tools, asked, embeddings)
-            table.append(
-                [
-                    label,
-                    f"{len(tools):,}",
-                    len(asked),
-                    f"{shared:.0%}",
-                    ranking,
-                    *[f"{r:.3f}" for r in recalls],
-                    verdict(recalls[KS.index(20)] >= TARGET),
-                    f"{cpu:.2f}",
-                ]
-            )
+    for label, tools, every in sets:
+        for part in HALVES:
+            asked = [(q, right) for q, right in every if half(q, right) == part]
+            shared = statistics.mean(shared_words(q, by_name[right]) for q, right in asked)
+            for ranking, embeddings in rankings():
+                recalls, cpu = measure(tools, asked, embeddings)
+                table.append(
+                    [
+                        label,
+                        f"{len(tools):,}",
+                        part,
+                        len(asked),
+                        f"{shared:.0%}",
+                        ranking,
+                        *[f"{r:.3f}" for r in recalls],
+                        verdict(recalls[KS.index(20)] >= TARGET),
+                        f"{cpu:.2f}",
+                    ]
+                )
     return table
 
 
@@ -189,6 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     headers = [
         "catalogue",
         "tools",
+        "half",
         "questions",
         "question words in the tool's text",
         "ranking",

@@ -375,9 +375,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         "\nrecall@k = share of questions whose tool is among the first k ranked (BM25 over name, "
         "routing question, instruction, description; with the `embeddings` extra also fused "
-        "with the bundled static model by reciprocal rank); the routing call is offered the "
-        "first 20 (`Limits.max_routing_candidates`). Index build CPU ms includes the tool "
-        "vectors (read from the disk cache after the first run; the first table row that "
+        "with the bundled static model by weighted reciprocal rank); the routing call is "
+        "offered the first 20 (`Limits.max_routing_candidates`). Index build CPU ms includes "
+        "the tool vectors (read from the disk cache after the first run; the first table row that "
         "embeds also loads the model).\n"
     )
     print("#### Routing call size and time per request\n")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from langchain_core.embeddings import Embeddings
 from langchain_core.messages import HumanMessage
 from test_prefilter_rules import KeywordBlindEmbeddings, library, make
 
@@ -13,7 +14,7 @@ from toolweave.state.ledger import LedgerKind
 from toolweave.testing import FunctionAssistant
 from toolweave.tools import embeddings as semantic
 from toolweave.tools.domain import Domain
-from toolweave.tools.prefilter import RRF_K, CandidateIndex
+from toolweave.tools.prefilter import COSINE_WEIGHT, RRF_K, CandidateIndex, embedding_text
 
 pytest.importorskip("wordllama")  # the dev extra installs it
 
@@ -135,7 +136,7 @@ def test_T12_vectorised_fusion_is_reciprocal_rank_fusion():
     assert 0 < len(by_keyword) < len(known)  # a tool sharing no word is not keyword-ranked
     fused = {
         n: (1 / (RRF_K + by_keyword.index(n) + 1) if n in by_keyword else 0.0)
-        + 1 / (RRF_K + by_cosine.index(n) + 1)
+        + COSINE_WEIGHT / (RRF_K + by_cosine.index(n) + 1)
         for n in known
     }
     expected = sorted(known, key=lambda n: -fused[n])
@@ -144,9 +145,108 @@ def test_T12_vectorised_fusion_is_reciprocal_rank_fusion():
 
 
 def _text(tools: Any, name: str) -> str:
-    from toolweave.tools.prefilter import tool_text
+    return embedding_text(next(t for t in tools if t.name == name))
 
-    return tool_text(next(t for t in tools if t.name == name))
+
+class LeaningEmbeddings(Embeddings):
+    """2-d unit vectors: a tool's cosine with every query is the lean its name is given."""
+
+    def __init__(self, lean: dict[str, float], default: float) -> None:
+        self.lean = lean
+        self.default = default
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        rows = []
+        for text in texts:
+            lean = self.lean.get(text.splitlines()[0], self.default)
+            rows.append([lean, (1 - lean * lean) ** 0.5])
+        return rows
+
+    def embed_query(self, text: str) -> list[float]:
+        return [1.0, 0.0]
+
+
+def test_T12_the_cosine_ranking_outweighs_the_keyword_ranking():
+    """The best by cosine, sharing no word, beats the only keyword hit that cosine ranks last.
+
+    Equal weights (plain RRF) put the keyword hit first: 1/61 + 1/(60 + 40) > 1/61.
+    """
+    tools = [make(f"tool_{i}", f"subject number {i}") for i in range(40)]
+    tools[5] = make("tool_5", "car park garage fees")
+    names = [t.name for t in tools]
+    embeddings = LeaningEmbeddings({"tool 9": 1.0, "tool 5": -0.5}, default=0.5)
+    index = CandidateIndex(tools, embeddings)
+    question = "garage fees"
+    keyword = index.scores(question, names)
+    assert [n for n in names if keyword[n] > 0] == ["tool_5"]
+    assert [r.tool for r in index.rank(question, names, limit=1)] == ["tool_9"]
+    weight = COSINE_WEIGHT
+    assert weight / (RRF_K + 1) > 1 / (RRF_K + 1) + weight / (RRF_K + len(tools))
+
+
+def test_T12_tools_are_embedded_without_boilerplate_or_the_repeated_name(monkeypatch):
+    """An adapted tool's routing question repeats its description around stock phrasing."""
+    embedded: list[list[str]] = []
+    real = semantic.StaticEmbeddings.matrix
+
+    def recording(self: Any, texts: Any) -> Any:
+        embedded.append(list(texts))
+        return real(self, texts)
+
+    monkeypatch.setattr(semantic.StaticEmbeddings, "matrix", recording)
+    from toolweave.adapters.langchain import ROUTING_QUESTION
+
+    def adapted(name: str, description: str) -> Any:
+        tool = make(name, description)
+        type(tool).executable_instruction = ROUTING_QUESTION.format(
+            name=name, description=description
+        )
+        type(tool).description = f"Use this tool to {description}"
+        return tool
+
+    tools = [*library(), adapted("weather_now", "current conditions for a city")]
+    names = [t.name for t in tools]
+    CandidateIndex(tools, "auto").rank(QUESTION, names)
+    texts = embedded[-1]
+    assert len(texts) == len(tools)
+    (weather,) = [t for t in texts if "conditions" in t]
+    assert weather == "weather now\ncurrent conditions for a city"
+    assert not any("true when the user" in t or "Use this tool" in t for t in texts)
+    assert next(t for t in texts if t.startswith("parking")) == "parking\ncar park garage fees."
+
+
+def test_T12_the_static_model_embeds_the_prompt_without_stopwords(monkeypatch):
+    embedded: list[list[str]] = []
+    real = semantic.StaticEmbeddings.matrix
+
+    def recording(self: Any, texts: Any) -> Any:
+        embedded.append(list(texts))
+        return real(self, texts)
+
+    monkeypatch.setattr(semantic.StaticEmbeddings, "matrix", recording)
+    tools = library()
+    names = [t.name for t in tools]
+    index = CandidateIndex(tools, "auto")
+    assert index.rank(QUESTION, names, limit=1)[0].tool == "parking"
+    assert embedded[0] == ["somewhere put automobile"]  # "is there", "to", "my" dropped
+    index.rank("Hol lehet a kórháznál parkolni?", names, limit=1)
+    assert embedded[-1] == ["kórháznál parkolni"]  # Hungarian function words too
+    index.rank("Is it there?", names, limit=1)
+    assert embedded[-1] == ["is it there"]  # nothing but stopwords: all kept
+
+
+def test_T12_other_embeddings_get_the_whole_prompt():
+    """Only the word-averaging static model gets the prompt without stopwords."""
+    seen: list[str] = []
+
+    class Recording(KeywordBlindEmbeddings):
+        def embed_query(self, text: str) -> list[float]:
+            seen.append(text)
+            return super().embed_query(text)
+
+    tools = library()
+    CandidateIndex(tools, Recording()).rank(QUESTION, [t.name for t in tools])
+    assert seen == [QUESTION]
 
 
 def test_T12_missing_numpy_says_how_to_install(monkeypatch):

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from langchain_core.embeddings import Embeddings
 
 from toolweave.state.errors import ToolweaveError
+from toolweave.tools.search.text import content_words
 
 if TYPE_CHECKING:
     import numpy as np
@@ -139,10 +140,20 @@ def _unit_rows(rows: Any) -> Matrix:
     return unit
 
 
+def static_query(text: str) -> str:
+    """What the static model embeds of a prompt: its content words (stopwords dropped).
+
+    A word-averaging model averages "could you", "please", "me" into the query as
+    much as the words that tell the tool; :func:`~toolweave.tools.search.text.content_words`
+    (English and Hungarian stopwords, all words kept when nothing else is left).
+    """
+    return " ".join(content_words(text))
+
+
 def query_vector(embeddings: Embeddings, text: str) -> Matrix:
-    """The unit vector of one prompt (a 1-D array)."""
+    """The unit vector of one prompt (a 1-D array); the static model embeds :func:`static_query`."""
     if isinstance(embeddings, StaticEmbeddings):
-        row: Matrix = embeddings.matrix([text])[0]
+        row: Matrix = embeddings.matrix([static_query(text)])[0]
         return row
     unit: Matrix = _unit_rows(embeddings.embed_query(text))[0]
     return unit

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import abc
 import copy
+import weakref
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -103,12 +104,24 @@ def allowlisted(
         or serde._custom_unpack_ext_hook
     ):
         return saver.with_allowlist(allowlist)
-    explicit = copy.copy(serde)
-    explicit._allowed_msgpack_modules = {tuple(entry) for entry in allowlist}
-    explicit._unpack_ext_hook = _create_msgpack_ext_hook(explicit._allowed_msgpack_modules)
+    allowed = frozenset(tuple(entry) for entry in allowlist)
+    cached = _EXPLICIT_SERDES.get(serde)
+    if cached is None or cached[0] != allowed:
+        explicit = copy.copy(serde)
+        explicit._allowed_msgpack_modules = set(allowed)
+        explicit._unpack_ext_hook = _create_msgpack_ext_hook(explicit._allowed_msgpack_modules)
+        cached = (allowed, maybe_add_typed_methods(explicit))
+        _EXPLICIT_SERDES[serde] = cached
     clone = copy.copy(saver)
-    clone.serde = maybe_add_typed_methods(explicit)
+    clone.serde = cached[1]
     return clone
+
+
+_EXPLICIT_SERDES: weakref.WeakKeyDictionary[Any, tuple[frozenset[tuple[str, ...]], Any]] = (
+    weakref.WeakKeyDictionary()
+)
+"""The explicit copy of a saver's serializer per allowlist: built once, not twice per run
+(every run and every state read asks for its checkpointer)."""
 
 
 class AllowlistedCheckpoints(abc.ABC):  # noqa: B024 - Pregel's metaclass is ABCMeta

@@ -105,23 +105,28 @@ def allowlisted(
     ):
         return saver.with_allowlist(allowlist)
     allowed = frozenset(tuple(entry) for entry in allowlist)
-    cached = _EXPLICIT_SERDES.get(serde)
-    if cached is None or cached[0] != allowed:
+    fields = dict(vars(serde))
+    made = _EXPLICIT_SERDES.setdefault(serde, {})
+    cached = made.get(allowed)
+    if cached is None or cached[0] != fields:
         explicit = copy.copy(serde)
         explicit._allowed_msgpack_modules = set(allowed)
         explicit._unpack_ext_hook = _create_msgpack_ext_hook(explicit._allowed_msgpack_modules)
-        cached = (allowed, maybe_add_typed_methods(explicit))
-        _EXPLICIT_SERDES[serde] = cached
+        cached = made[allowed] = (fields, maybe_add_typed_methods(explicit))
     clone = copy.copy(saver)
     clone.serde = cached[1]
     return clone
 
 
-_EXPLICIT_SERDES: weakref.WeakKeyDictionary[Any, tuple[frozenset[tuple[str, ...]], Any]] = (
-    weakref.WeakKeyDictionary()
-)
-"""The explicit copy of a saver's serializer per allowlist: built once, not twice per run
-(every run and every state read asks for its checkpointer)."""
+_EXPLICIT_SERDES: weakref.WeakKeyDictionary[
+    Any, dict[frozenset[tuple[str, ...]], tuple[dict[str, Any], Any]]
+] = weakref.WeakKeyDictionary()
+"""Per serializer and allowlist, its explicit copy and the fields it was copied from.
+
+Every run and every state read asks for its checkpointer, so the copy was made
+twice per run; now once, and again whenever the serializer's fields are no longer
+those it was copied from (the copy is a function of them), and it goes with the
+serializer."""
 
 
 class AllowlistedCheckpoints(abc.ABC):  # noqa: B024 - Pregel's metaclass is ABCMeta

@@ -257,3 +257,7 @@ def test_X5_the_explicit_serializer_is_built_once_per_saver_and_allowlist(monkey
     assert first.serde._allowed_msgpack_modules == {task}
     assert other.serde._allowed_msgpack_modules == {node}
     assert saver.serde._allowed_msgpack_modules is True
+    saver.serde.pickle_fallback = not saver.serde.pickle_fallback  # a field changed: a new copy
+    changed = private.allowlisted(saver, {task})
+    assert changed.serde is not first.serde
+    assert changed.serde.pickle_fallback == saver.serde.pickle_fallback

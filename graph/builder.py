@@ -92,7 +92,9 @@ def create_state_graph(
         graph.add_node(name, node)
         graph.add_conditional_edges(name, route, list(NEXT_PHASES[name]))
     graph.add_node("answer", make_answer(deps))
-    graph.add_conditional_edges(START, route_entry, ["normalize", "take_reply"])
+    # the entry route too: a plain function would be traced, a callback run per request
+    entry = RunnableCallable(route_entry, name="route_entry", trace=False)
+    graph.add_conditional_edges(START, entry, ["normalize", "take_reply"])
     graph.add_edge("answer", END)
     return graph
 

@@ -46,6 +46,7 @@ entry names the tools that were routed but do not run.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Sequence
 
 from toolweave.graph.context import Dependencies
@@ -158,13 +159,22 @@ def terminal_verdict(
     return None
 
 
+@functools.lru_cache(maxsize=64)
+def domain_terms(name: str) -> frozenset[str]:
+    """The terms of a domain's name, no evidence for a terminal tool (A8): once per name."""
+    return frozenset(term for terms in query_words(name) for term in terms)
+
+
 def guard_terminal(
     deps: Dependencies, node: TaskNode, candidates: Sequence[AnyTool], routed: set[str]
 ) -> tuple[set[str], list[LedgerEntry]]:
     """A8: the routed tools that run, and a ledger entry when a terminal yes was unclear."""
-    ignore = {term for terms in query_words(deps.domain.name) for term in terms}
     found = terminal_verdict(
-        deps.candidate_index, node.task.task_prompt, candidates, routed, ignore
+        deps.candidate_index,
+        node.task.task_prompt,
+        candidates,
+        routed,
+        domain_terms(deps.domain.name),
     )
     if found is None:
         return routed, []

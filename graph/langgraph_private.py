@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import abc
 import copy
+import weakref
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -103,12 +104,29 @@ def allowlisted(
         or serde._custom_unpack_ext_hook
     ):
         return saver.with_allowlist(allowlist)
-    explicit = copy.copy(serde)
-    explicit._allowed_msgpack_modules = {tuple(entry) for entry in allowlist}
-    explicit._unpack_ext_hook = _create_msgpack_ext_hook(explicit._allowed_msgpack_modules)
+    allowed = frozenset(tuple(entry) for entry in allowlist)
+    fields = dict(vars(serde))
+    made = _EXPLICIT_SERDES.setdefault(serde, {})
+    cached = made.get(allowed)
+    if cached is None or cached[0] != fields:
+        explicit = copy.copy(serde)
+        explicit._allowed_msgpack_modules = set(allowed)
+        explicit._unpack_ext_hook = _create_msgpack_ext_hook(explicit._allowed_msgpack_modules)
+        cached = made[allowed] = (fields, maybe_add_typed_methods(explicit))
     clone = copy.copy(saver)
-    clone.serde = maybe_add_typed_methods(explicit)
+    clone.serde = cached[1]
     return clone
+
+
+_EXPLICIT_SERDES: weakref.WeakKeyDictionary[
+    Any, dict[frozenset[tuple[str, ...]], tuple[dict[str, Any], Any]]
+] = weakref.WeakKeyDictionary()
+"""Per serializer and allowlist, its explicit copy and the fields it was copied from.
+
+Every run and every state read asks for its checkpointer, so the copy was made
+twice per run; now once, and again whenever the serializer's fields are no longer
+those it was copied from (the copy is a function of them), and it goes with the
+serializer."""
 
 
 class AllowlistedCheckpoints(abc.ABC):  # noqa: B024 - Pregel's metaclass is ABCMeta

@@ -86,13 +86,43 @@ def add_all_messages(value: list[AnyMessage], writes: Sequence[Any]) -> Any:
     return merged
 
 
+class StateDeltaChannel(DeltaChannel[Any]):
+    """LangGraph's ``DeltaChannel``, copied without re-running its constructor.
+
+    LangGraph copies every channel of the state after each node, to read the state
+    the route function sees (S2), and ``DeltaChannel.copy`` builds the copy through
+    ``__init__`` (type normalisation, checks) although nothing it checks can have
+    changed. This copy takes the same fields as they are and the value's shallow
+    copy, as LangGraph's does; a value that is no plain list or dict (LangGraph's
+    "no value yet" marker) goes through LangGraph's own copy.
+    """
+
+    __slots__ = ()
+
+    def copy(self) -> Any:
+        """The channel with the same fields and a shallow copy of its value."""
+        value = self.value
+        if type(value) is not list and type(value) is not dict:
+            return super().copy()
+        new = object.__new__(type(self))
+        for slot in _DELTA_SLOTS:
+            setattr(new, slot, getattr(self, slot))
+        new.value = value.copy()
+        return new
+
+
+_DELTA_SLOTS = tuple(
+    dict.fromkeys(slot for cls in DeltaChannel.__mro__ for slot in getattr(cls, "__slots__", ()))
+)
+"""Every field of a ``DeltaChannel`` (its own and its base classes'), copied as it is."""
+
 # Channels checkpointed as their writes instead of being re-saved whole at every
 # step: a tree's state then grows with what happened, not with steps x size.
-TASKS_CHANNEL: DeltaChannel[Any] = DeltaChannel(merge_all_tasks)
-BUFFER_CHANNEL: DeltaChannel[Any] = DeltaChannel(merge_all_buffers)
-DOCUMENTS_CHANNEL: DeltaChannel[Any] = DeltaChannel(merge_all_documents)
-APPEND_CHANNEL: DeltaChannel[Any] = DeltaChannel(append_all)
-MESSAGES_CHANNEL: DeltaChannel[Any] = DeltaChannel(add_all_messages)
+TASKS_CHANNEL: DeltaChannel[Any] = StateDeltaChannel(merge_all_tasks)
+BUFFER_CHANNEL: DeltaChannel[Any] = StateDeltaChannel(merge_all_buffers)
+DOCUMENTS_CHANNEL: DeltaChannel[Any] = StateDeltaChannel(merge_all_documents)
+APPEND_CHANNEL: DeltaChannel[Any] = StateDeltaChannel(append_all)
+MESSAGES_CHANNEL: DeltaChannel[Any] = StateDeltaChannel(add_all_messages)
 
 
 class MessageFacts(BaseModel):

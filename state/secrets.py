@@ -100,7 +100,7 @@ class HoldsSecrets(Protocol):
 def secrets_of(*holders: object) -> frozenset[str]:
     """The secret values of every ``holder`` that has some (others are skipped)."""
     return frozenset[str]().union(
-        *(h.secret_values() for h in holders if isinstance(h, HoldsSecrets))
+        *(h.secret_values() for h in holders if h is not None and isinstance(h, HoldsSecrets))
     )
 
 

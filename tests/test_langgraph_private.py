@@ -234,3 +234,30 @@ def test_X5_every_checkpointer_a_run_gets_passes_through_apply_allowlist(monkeyp
         assert isinstance(used.serde, JsonPlusSerializer)
         assert used.serde._allowed_msgpack_modules == {entry}, UPDATE.format(what=what, name=name)
     assert saver.serde._allowed_msgpack_modules is True  # the caller's saver is left as it was
+
+
+def test_X5_the_explicit_serializer_is_built_once_per_saver_and_allowlist(monkeypatch):
+    """Every run asks for its checkpointer twice; the allowlisted serializer is made once.
+
+    A saver's serializer is copied once per allowlist, and a graph with another
+    allowlist gets a copy of its own (one graph's types never read under another's).
+    """
+    import langgraph._internal._serde as serde
+
+    monkeypatch.setattr(serde, "STRICT_MSGPACK_ENABLED", False)
+    saver = InMemorySaver()
+    task, node = ("toolweave.state.task", "TaskInfo"), ("toolweave.state.task", "TaskNode")
+    first = private.allowlisted(saver, {task})
+    again = private.allowlisted(saver, [task])
+    other = private.allowlisted(saver, {node})
+    assert first is not saver  # the caller's saver is left as it was
+    assert again is not saver
+    assert first.serde is again.serde
+    assert other.serde is not first.serde
+    assert first.serde._allowed_msgpack_modules == {task}
+    assert other.serde._allowed_msgpack_modules == {node}
+    assert saver.serde._allowed_msgpack_modules is True
+    saver.serde.pickle_fallback = not saver.serde.pickle_fallback  # a field changed: a new copy
+    changed = private.allowlisted(saver, {task})
+    assert changed.serde is not first.serde
+    assert changed.serde.pickle_fallback == saver.serde.pickle_fallback

@@ -56,6 +56,11 @@ ALLOWED: dict[str, str] = {
     # compact schema, keyed weakly by the (immutable) model class and by the schema
     # arguments; an entry is a pure function of its key and goes with its class.
     "toolweave.llm.replies:_SCHEMA_TEXT": "cache keyed by model class (weak) and arguments",
+    # A process cache keyed weakly by a saver's serializer and by an allowlist: its
+    # explicit copy, checked on every use against the fields it was copied from (the
+    # copy is a function of them), so it is what a fresh copy would be; it goes with
+    # the serializer.
+    "toolweave.graph.langgraph_private:_EXPLICIT_SERDES": "cache keyed by serializer (weak)",
     # Per-thread Snowball stemmer objects keyed by language code: stemming is a pure
     # function of the word, the objects are just not thread-safe.
     "toolweave.tools.text:_local": "per-thread cache of stateless stemmers by language",

@@ -87,6 +87,29 @@ def test_S2_langgraph_routes_every_step_through_the_one_walk(monkeypatch):
     assert holders == {"toolweave.graph.walk"}
 
 
+def test_S2_routes_are_untraced_the_entry_route_too():
+    """The walk and the entry route run as LangGraph's own edges do: no callback run each.
+
+    A traced route costs a run (callback manager, start and end events) on every
+    request for a pure function; the phases and the model calls stay traced.
+    """
+    from langchain_core.callbacks import BaseCallbackHandler
+
+    class Runs(BaseCallbackHandler):
+        def __init__(self) -> None:
+            self.names: list[str] = []
+
+        def on_chain_start(self, serialized: Any, inputs: Any, **kwargs: Any) -> None:
+            self.names.append(str(kwargs.get("name")))
+
+    runs = Runs()
+    graph = graph_of([make_tool("t")], checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "traced"}, "callbacks": [runs]}
+    graph.invoke({"messages": [HumanMessage("t")]}, config)
+    assert {"normalize", "route", "execute", "answer"} <= set(runs.names), runs.names
+    assert not {"route_entry", "next_phase"} & set(runs.names), runs.names
+
+
 @pytest.mark.parametrize("mode", list(ResultMode))
 def test_R1_R5_every_result_mode_has_its_own_update(mode: ResultMode):
     """Exhaustive dispatch (match + assert_never): each mode, and terminal iff R3/R4."""

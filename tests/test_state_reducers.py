@@ -81,3 +81,31 @@ def test_L1_append_batch_keeps_every_write_in_order_without_mutating_the_stored_
     merged = append_all(stored, [["b", "c"], [], ["d"]])
     assert merged == ["a", "b", "c", "d"]
     assert stored == ["a"]
+
+
+def test_S2_a_state_channel_copies_as_langgraph_copies_it_without_its_constructor() -> None:
+    """The route's state read copies every channel after every node (S2): same fields,
+    a shallow copy of the value, and LangGraph's own copy for the no-value marker."""
+    from langgraph.channels import DeltaChannel
+
+    from toolweave.state.graph_state import StateDeltaChannel
+
+    fresh = StateDeltaChannel(append_all)
+    unset = fresh.copy()  # before any value: LangGraph's marker, kept by identity
+    assert unset.value is fresh.value
+    channel = fresh.from_checkpoint(None)
+    channel.key = "ledger"
+    channel.update([["a"], ["b"]])
+    ours, theirs = channel.copy(), DeltaChannel.copy(channel)
+    assert type(ours) is StateDeltaChannel
+    assert ours == theirs
+    for slot in ("key", "typ", "reducer", "snapshot_frequency", "value"):
+        assert getattr(ours, slot) == getattr(theirs, slot), slot
+    assert ours.value is not channel.value  # a copy: the node's writes do not leak back
+    ours.update([["c"]])
+    assert channel.get() == ["a", "b"]
+    assert ours.get() == ["a", "b", "c"]
+    mapping = StateDeltaChannel(merge_all_tasks).from_checkpoint({"1": "x"})
+    copied = mapping.copy()
+    assert copied.get() == {"1": "x"}
+    assert copied.value is not mapping.value

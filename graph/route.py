@@ -67,13 +67,15 @@ def routed_activation(
         if v.run
     ]
     declined = {v.tool: v.reason for v in activation.verdicts if not v.run}
+    best = next((v.tool for v in activation.verdicts if v.best), None)
     if declined:
+        named = f"; the model named {best} the best fit" if best in declined else ""
         entries.append(
             LedgerEntry(
                 kind=LedgerKind.ROUTING,
                 task_no=node.task_no,
                 verdict="declined",
-                reason=f"{len(declined)} candidate(s) declined",
+                reason=f"{len(declined)} candidate(s) declined{named}",
                 details=declined,
                 tools=tuple(declined),
             )

@@ -175,6 +175,8 @@ COUNT_CUES = frozenset({"many", "hany"})
 (at what time) is not one."""
 PHONE = re.compile(r"\+?\d[\d ]{6,}\d")
 """A phone number: seven or more digits, spaces between them allowed."""
+ORDINAL = re.compile(r"\b\d+(?:st|nd|rd|th\b|\.(?=\s+\w))", re.IGNORECASE)
+"""An ordinal: "4th floor", "4. emelet", "14. szám" (a place in a row, not a count)."""
 
 
 def asks_for_count(question: str) -> bool:
@@ -185,11 +187,12 @@ def asks_for_count(question: str) -> bool:
 def has_count(text: str) -> bool:
     """Whether ``text`` gives a count: a number that is no clock time or phone number.
 
-    A number word counts too: "two visitors", "3 munkanapon belül"; not "15:00-18:00"
-    or "+36 1 555 0180".
+    A number word counts too: "two visitors", "3 munkanapon belül"; not "15:00-18:00",
+    "+36 1 555 0180" or the ordinal "4. emelet".
     """
-    bare = PHONE.sub(" ", CLOCK.sub(" ", text))
-    return has_figure(bare) or any(fold(w) in NUMBER_WORDS for w in kit.words(text))
+    bare = ORDINAL.sub(" ", PHONE.sub(" ", CLOCK.sub(" ", text)))
+    counted = NUMBER_WORDS - {"egy"}  # "egy" is the Hungarian article as often as "one"
+    return has_figure(bare) or any(fold(w) in counted for w in kit.words(text))
 
 
 def asks_for_time(question: str) -> bool:
@@ -239,23 +242,20 @@ def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[C
       answers a question about a swimming pool. A title that only repeats the
       sentence's word allows the half only when the context's documents use every
       key word the sentence lacks (it may say it otherwise: "do not eat" for
-      "fasting"); a key word no document holds ("ágyas", "dog") is a subject the
-      sources do not cover. When the question asks *when* or *how much* and the
-      sentence gives such a figure, every word of the sentence before counts (it
-      names what the figure is about).
-    - The key words it covers must also weigh more than half (or half, as above)
-      when each weighs ``1 / n``, ``n`` the context documents holding it
-      (:func:`_spread`): a word many of them share ("open", "hospital") does not
-      tell which one is about the subject, and a key word none holds ("gym")
-      weighs fully. "When does the hospital gym open?" is not answered by "the
-      hospital's parking garage is open 24 hours a day".
+      "fasting"); a key word no document of a context of several holds
+      (:func:`_unseen`: "Can I bring my dog…") is a subject the sources do not
+      cover. When the question asks *when* or *how much* and the sentence gives
+      such a figure, every word of the sentence before counts (it names what the
+      figure is about).
     - A *how many* question is answered only by a sentence giving a count
-      (:func:`has_count`), not by one giving a clock time or a phone number.
+      (:func:`has_count`), not by a clock time, a phone number or an ordinal.
     - Its score: the key words it holds, plus :data:`CONTEXT_WEIGHT` for each
       further one that only its page's title holds (the page is about it) or the
-      sentence before it (a name, or any word when it gives the asked figure);
-      plus :data:`FIGURE_BONUS` times :func:`figure_weight` for a *when* or *how
-      much* question (a clock time answers *when* best).
+      sentence before it: a name, or, when the sentence gives the asked figure,
+      any word of a sentence before that gives no figure of its own ("The copy is
+      ready within 3 working days" after "Copies of medical records can be
+      requested…"); plus :data:`FIGURE_BONUS` times :func:`figure_weight` for a
+      *when* or *how much* question (a clock time answers *when* best).
 
     Sentences below :data:`KEEP_SHARE` of the best are dropped; ties go to a page
     whose title names the subject, then to the retrieval order.
@@ -269,9 +269,7 @@ def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[C
     quantity = asks_for_quantity(question)
     time = asks_for_time(question)
     count = asks_for_count(question)
-    spread = _spread(wanted, candidates)
-    share = {w: weight[w] / max(1, spread[w]) for w in wanted}
-    unseen = {w for w in wanted if not spread[w]}
+    unseen = _unseen(wanted, candidates)
     scored: list[tuple[float, bool, int, Candidate[SourceT]]] = []
     for position, candidate in enumerate(candidates):
         text_words = content_words(candidate.text)
@@ -293,11 +291,9 @@ def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[C
             continue
         if count and not has_count(candidate.text):
             continue
-        covered = {w for w in wanted if w not in rest} | set(from_before) | set(from_title)
-        if not enough(sum(share[w] for w in covered), sum(share.values()), titled=half):
-            continue
-        titled_only = [w for w in from_title if w not in from_before]
-        score = own + CONTEXT_WEIGHT * sum(weight[w] for w in [*from_before, *titled_only])
+        introduced = [w for w in from_before if w in names or not has_figure(candidate.before)]
+        titled_only = [w for w in from_title if w not in introduced]
+        score = own + CONTEXT_WEIGHT * sum(weight[w] for w in [*introduced, *titled_only])
         score += FIGURE_BONUS * figure
         scored.append((score, titled, position, candidate))
     if not scored:
@@ -308,13 +304,20 @@ def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[C
     return [item[3] for item in kept]
 
 
-def _spread(wanted: Sequence[str], candidates: Sequence[Candidate[SourceT]]) -> dict[str, int]:
-    """How many of the context's documents (a title with its sentences) hold each key word."""
+def _unseen(wanted: Sequence[str], candidates: Sequence[Candidate[SourceT]]) -> set[str]:
+    """The key words no document of a context of several documents holds (title or text).
+
+    A context of one document is what a tool or search found about the question's
+    subject; a key word it lacks may be its way of saying it ("vezeti" for
+    "osztályvezető"), so none counts as unseen there.
+    """
     documents: dict[str, list[str]] = {}
     for candidate in candidates:
         words = documents.setdefault(candidate.title, content_words(candidate.title))
         words.extend(content_words(candidate.text))
-    return {w: sum(any(matches(w, h) for h in d) for d in documents.values()) for w in wanted}
+    if len(documents) < 2:
+        return set()
+    return {w for w in wanted if not any(matches(w, h) for d in documents.values() for h in d)}
 
 
 def page_runs(texts: Iterable[tuple[str, int | None, str]]) -> list[list[str]]:

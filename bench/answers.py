@@ -4,8 +4,9 @@
 Hungarian questions over the hospital demo's bundled corpus, each with the fact its
 answer must contain (a phrase of the document that answers it, compared folded for
 case, accents and spacing) or ``null``: the corpus does not cover the question, and the
-answer must say so. The rows were split once by a hash of the question text (a third
-held out); the sentence picker's rules are set on the calibration part only.
+answer must say so. A row is held out when ``zlib.crc32`` of its question's UTF-8
+text leaves 0 modulo 3 (a third); the sentence picker's rules are set on the
+calibration part only.
 
 Every question runs through the whole graph (routing, retrieval, the gatekeeper and
 deep fallback, the answer) with the offline model, one fresh thread each, as

@@ -43,7 +43,7 @@ def has_figure(text: str) -> bool:
     return any(ch.isdigit() for ch in text)
 
 
-def enough(found: int, wanted: int, *, titled: bool) -> bool:
+def enough(found: float, wanted: float, *, titled: bool) -> bool:
     """Whether ``found`` of ``wanted`` key words answer a question.
 
     More than half, or half on a page whose title or heading names one of them
@@ -170,6 +170,31 @@ NUMBER_WORDS = frozenset(
 """Folded number words: "négy órán át" and "two visitors" give a figure as digits do."""
 
 
+COUNT_CUES = frozenset({"many", "hany"})
+"""Folded question words asking *how many* ("how many beds", "hány ágyas"); "hánykor"
+(at what time) is not one."""
+PHONE = re.compile(r"\+?\d[\d ]{6,}\d")
+"""A phone number: seven or more digits, spaces between them allowed."""
+ORDINAL = re.compile(r"\b\d+(?:st|nd|rd|th\b|\.(?=\s+\w))", re.IGNORECASE)
+"""An ordinal: "4th floor", "4. emelet", "14. szám" (a place in a row, not a count)."""
+
+
+def asks_for_count(question: str) -> bool:
+    """Whether the question asks *how many*: a count answers it, not a clock time."""
+    return any(fold(word) in COUNT_CUES for word in kit.words(question))
+
+
+def has_count(text: str) -> bool:
+    """Whether ``text`` gives a count: a number that is no clock time or phone number.
+
+    A number word counts too: "two visitors", "3 munkanapon belül"; not "15:00-18:00",
+    "+36 1 555 0180" or the ordinal "4. emelet".
+    """
+    bare = ORDINAL.sub(" ", PHONE.sub(" ", CLOCK.sub(" ", text)))
+    counted = NUMBER_WORDS - {"egy"}  # "egy" is the Hungarian article as often as "one"
+    return has_figure(bare) or any(fold(w) in counted for w in kit.words(text))
+
+
 def asks_for_time(question: str) -> bool:
     """Whether the question asks *when* (a time of day, a day, opening hours)."""
     return any(fold(word).startswith(TIME_CUES) for word in kit.words(question))
@@ -203,23 +228,34 @@ class Candidate(Generic[SourceT]):
 
 
 def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[Candidate[SourceT]]:
-    """The candidates that answer ``question``, best first (A7).
+    """The candidates that answer ``question``, best first (A7); none when none does (R9).
+
+    With none, the answer says the context does not cover the question.
 
     The question's key words are its content words (greetings and the *how*
     words of :data:`ANSWER_FILLERS` dropped; a capitalised name counts twice).
 
     - A sentence answers when it holds a key word itself and, with the names the
       sentence before it holds (whom "her" means), more than half of the key
-      words, or exactly half on a page whose title holds one (:func:`enough`); so
-      a sentence matching only a word every page shares ("kórház") never answers
-      a question about a swimming pool. When the question asks *when* or *how
-      much* and the sentence gives such a figure, every word of the sentence
-      before counts (it names what the figure is about).
+      words, or exactly half on a page whose title holds one (:func:`enough`);
+      so a sentence matching only a word every page shares ("kórház") never
+      answers a question about a swimming pool. A title that only repeats the
+      sentence's word allows the half only when the context's documents use every
+      key word the sentence lacks (it may say it otherwise: "do not eat" for
+      "fasting"); a key word no document of a context of several holds
+      (:func:`_unseen`: "Can I bring my dog…") is a subject the sources do not
+      cover. When the question asks *when* or *how much* and the sentence gives
+      such a figure, every word of the sentence before counts (it names what the
+      figure is about).
+    - A *how many* question is answered only by a sentence giving a count
+      (:func:`has_count`), not by a clock time, a phone number or an ordinal.
     - Its score: the key words it holds, plus :data:`CONTEXT_WEIGHT` for each
-      further one that only its page's title holds (the page is about it) or, for
-      a name, the sentence before it; plus :data:`FIGURE_BONUS` times
-      :func:`figure_weight` for a *when* or *how much* question (a clock time
-      answers *when* best).
+      further one that only its page's title holds (the page is about it) or the
+      sentence before it: a name, or, when the sentence gives the asked figure,
+      any word of a sentence before that gives no figure of its own ("The copy is
+      ready within 3 working days" after "Copies of medical records can be
+      requested…"); plus :data:`FIGURE_BONUS` times :func:`figure_weight` for a
+      *when* or *how much* question (a clock time answers *when* best).
 
     Sentences below :data:`KEEP_SHARE` of the best are dropped; ties go to a page
     whose title names the subject, then to the retrieval order.
@@ -232,6 +268,8 @@ def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[C
     total = sum(weight.values())
     quantity = asks_for_quantity(question)
     time = asks_for_time(question)
+    count = asks_for_count(question)
+    unseen = _unseen(wanted, candidates)
     scored: list[tuple[float, bool, int, Candidate[SourceT]]] = []
     for position, candidate in enumerate(candidates):
         text_words = content_words(candidate.text)
@@ -241,16 +279,21 @@ def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[C
         title_words = content_words(candidate.title)
         rest = [w for w in wanted if not any(matches(w, h) for h in text_words)]
         before_words = content_words(candidate.before)
-        before = _weighted(rest, weight, before_words)
-        named = _weighted([w for w in rest if w in names], weight, before_words)
-        titled = hits(wanted, title_words) > 0
         figure = figure_weight(candidate.text, time=time) if quantity or time else 0.0
-        if not enough(own + (before if figure else named), total, titled=titled):
-            continue
-        titled_only = [
-            w for w in rest if not (w in names and any(matches(w, h) for h in before_words))
+        from_before = [
+            w for w in rest if (figure or w in names) and any(matches(w, h) for h in before_words)
         ]
-        score = own + CONTEXT_WEIGHT * (named + _weighted(titled_only, weight, title_words))
+        from_title = [w for w in rest if any(matches(w, h) for h in title_words)]
+        with_before = own + sum(weight[w] for w in from_before)
+        titled = hits(wanted, title_words) > 0
+        half = bool(from_title) or (titled and unseen.isdisjoint(rest))
+        if not enough(with_before, total, titled=half):
+            continue
+        if count and not has_count(candidate.text):
+            continue
+        introduced = [w for w in from_before if w in names or not has_figure(candidate.before)]
+        titled_only = [w for w in from_title if w not in introduced]
+        score = own + CONTEXT_WEIGHT * sum(weight[w] for w in [*introduced, *titled_only])
         score += FIGURE_BONUS * figure
         scored.append((score, titled, position, candidate))
     if not scored:
@@ -259,6 +302,22 @@ def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[C
     kept = [item for item in scored if item[0] >= KEEP_SHARE * best]
     kept.sort(key=lambda item: (-item[0], not item[1], -item[3].retrieval_score, item[2]))
     return [item[3] for item in kept]
+
+
+def _unseen(wanted: Sequence[str], candidates: Sequence[Candidate[SourceT]]) -> set[str]:
+    """The key words no document of a context of several documents holds (title or text).
+
+    A context of one document is what a tool or search found about the question's
+    subject; a key word it lacks may be its way of saying it ("vezeti" for
+    "osztályvezető"), so none counts as unseen there.
+    """
+    documents: dict[str, list[str]] = {}
+    for candidate in candidates:
+        words = documents.setdefault(candidate.title, content_words(candidate.title))
+        words.extend(content_words(candidate.text))
+    if len(documents) < 2:
+        return set()
+    return {w for w in wanted if not any(matches(w, h) for d in documents.values() for h in d)}
 
 
 def page_runs(texts: Iterable[tuple[str, int | None, str]]) -> list[list[str]]:

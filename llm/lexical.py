@@ -78,22 +78,39 @@ def stem(word: str) -> str:
     return kit.stem(hungarian, "en") or hungarian
 
 
+MIN_STEM = 4
+"""Shorter stems are no evidence by themselves: the two stemmers in turn cut short words
+to a few letters that unrelated words share ("vér" and "verset" both end as "ver",
+"open" and "opera" as "op"). Two words with only a shorter stem in common match when
+one is the other's whole form plus an ending that one stemmer removes ("nap",
+"napot"; "day", "days")."""
+
+
 @lru_cache(maxsize=1 << 18)
 def related(a: str, b: str) -> bool:
     """Whether two words look like forms of one word.
 
     Same stem (:func:`stem`, or the kit's stem in one language for both words:
     ``"parked"``/``"parking"`` in English), or a long common prefix of their stems.
+    A stem shorter than :data:`MIN_STEM` letters counts only when the shorter word,
+    whole, begins the longer one and is their stem in one language, or is itself
+    :data:`MIN_STEM` letters or more (``"bank"``/``"bankot"``).
     """
     sa, sb = stem(a), stem(b)
-    if sa == sb or not set(kit.stems(a.casefold())).isdisjoint(kit.stems(b.casefold())):
+    single = set(kit.stems(a.casefold())) & set(kit.stems(b.casefold()))
+    shared = single | ({sa} if sa == sb else set())
+    if any(len(s) >= MIN_STEM for s in shared):
         return True
+    if shared:
+        short, long = sorted((fold(a), fold(b)), key=len)
+        if long.startswith(short) and (len(short) >= MIN_STEM or short in single):
+            return True
     common = 0
     for x, y in zip(sa, sb, strict=False):
         if x != y:
             break
         common += 1
-    return common >= 4 and common >= min(len(sa), len(sb)) - 1
+    return common >= MIN_STEM and common >= min(len(sa), len(sb)) - 1
 
 
 @lru_cache(maxsize=1 << 18)

@@ -315,3 +315,23 @@ def test_A8_hospital_model_yes_for_a_described_emergency_stands():
     )
     assert ran(out) == ["emergency_numbers"]
     assert "112" in out["answer"]
+
+
+# -- T5: word matching -----------------------------------------------------------------------
+
+
+def test_T5_short_stem_does_not_match_longer_word():
+    from toolweave.llm.offline_routing import word_matches
+
+    # the two stemmers in turn cut both to three letters ("ver", "op", "wor")
+    for short, longer in (("vér", "verset"), ("open", "opera"), ("word", "work")):
+        assert not word_matches(short, longer), (short, longer)
+    # a short word's own endings still match it, and long stems as before
+    for a, b in (("nap", "napot"), ("day", "days"), ("bank", "bankot"), ("pécsen", "pécsre")):
+        assert word_matches(a, b), (a, b)
+    # the hospital's emergency example says "vér" again: a poem request is not an emergency
+    graph = korhaz_graph(OfflineAssistant())
+    poem = graph.invoke({"messages": [HumanMessage("Írj egy verset a tavaszról.")]})
+    assert "emergency_numbers" not in ran(poem)
+    bleeding = graph.invoke({"messages": [HumanMessage("Ömlik a vér a kezéből, fullad!")]})
+    assert ran(bleeding) == ["emergency_numbers"]

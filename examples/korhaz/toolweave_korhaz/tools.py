@@ -213,7 +213,7 @@ class EmergencyNumbersTool(ChatbotTool[EmptyRequest]):
         "My child is choking, having a seizure or swallowed poison.",
         "Összeesett, eszméletlen, nem lélegzik.",
         "Erős mellkasi fájdalom, szívroham, agyvérzés, görcsroham.",
-        "Erősen vérzik, fullad, mérgezést kapott.",
+        "Ömlik a vér, fullad, mérgezést kapott.",
     )
     not_for = (  # A9: information questions that share its words
         "What is the phone number of the cardiology department?",

@@ -34,6 +34,7 @@ from toolweave.llm.lexical import (
     ROUTING_STOPWORDS,
     content_words,
     fold,
+    is_generic,
     is_stopword,
     matches,
     weekday,
@@ -68,6 +69,8 @@ class RoutingRule:
             its declared intent (routing question, examples) must explain this share
             of the task, not one shared word ...
         terminal_own: ... or it must score this from words no other candidate has.
+        near: A passing tool with at least this share of the best score is a near tie;
+            of the near ties the best-ranked candidate (T12) is routed first.
     """
 
     min_score: float = 0.7
@@ -80,6 +83,7 @@ class RoutingRule:
     margin_score: float = 0.4
     terminal_coverage: float = 0.5
     terminal_own: float = 0.8
+    near: float = 0.9
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,8 @@ class ToolScore:
     """What each hit adds to the score."""
     score: float
     coverage: float
+    terminal: bool = False
+    """The tool's result ends the run (``returns_answer``)."""
 
 
 def _one_typo_apart(a: str, b: str) -> bool:
@@ -249,13 +255,14 @@ def score_tools(task_prompt: str, tools: Sequence[AnyTool]) -> dict[str, ToolSco
     norm = math.log(1 + n) if n else 1.0
     weight = {w: (math.log(1 + n / k) / norm if k else 1.0) for w, k in shared.items()}
     total = sum(weight.values()) or 1.0
+    terminal = {tool.name: tool.returns_answer for tool in routable}
     scores: dict[str, ToolScore] = {}
     for name, found in hits.items():
         weights = tuple(
             weight[w] * _saturate(uses[name][w], length_of[name], average) for w in found
         )
         score = sum(weights)
-        scores[name] = ToolScore(found, weights, score, score / total)
+        scores[name] = ToolScore(found, weights, score, score / total, terminal[name])
     return scores
 
 
@@ -297,7 +304,14 @@ def decide(
         if s.score >= rule.min_score
         and s.score >= rule.relative * best
         and s.coverage >= rule.min_coverage
+        and has_evidence(s)
     ]
+    if passing:  # of the near ties a context tool first (A9), then the better ranked (T12)
+        top = passing[0][1].score
+        rank = {name: i for i, name in enumerate(scores)}  # ``scores`` is in rank order
+        near = [i for i, (_, s) in enumerate(passing) if s.score >= rule.near * top]
+        first = min(near, key=lambda i: (passing[i][1].terminal, rank[passing[i][0]]))
+        passing.insert(0, passing.pop(first))
     routed: list[str] = []
     covered: set[str] = set()
     for name, found in passing:
@@ -305,7 +319,7 @@ def decide(
             break
         pairs = zip(found.hits, found.weights, strict=True)
         extra = sum(w for word, w in pairs if word not in covered)
-        twin = any(
+        twin = len(found.hits) >= TWIN_WORDS and any(
             found.hits == scores[other].hits and found.score >= rule.tie * scores[other].score
             for other in routed
         )
@@ -314,6 +328,24 @@ def decide(
         routed.append(name)
         covered.update(found.hits)
     return set(routed)
+
+
+def has_evidence(found: ToolScore) -> bool:
+    """Whether a tool's hits are evidence (T5, A8): a subject word, or two generic ones.
+
+    One generic word alone (:data:`~toolweave.llm.lexical.GENERIC_WORDS`: "free",
+    "new", "tomorrow") is not: "How many free beds ...?" is no question for a tool
+    that lists free appointment slots.
+    """
+    generic = sum(is_generic(word) for word in found.hits)
+    return generic < len(found.hits) or generic >= GENERIC_EVIDENCE
+
+
+TWIN_WORDS = 2
+"""Twins share at least this many words: one shared word ("csomagom") does not make two
+tools indistinguishable, the candidates' rank breaks the tie."""
+GENERIC_EVIDENCE = 2
+"""How many generic words a tool must share with the task when it shares no other."""
 
 
 @lru_cache(maxsize=64)

@@ -335,3 +335,30 @@ def test_T5_short_stem_does_not_match_longer_word():
     assert "emergency_numbers" not in ran(poem)
     bleeding = graph.invoke({"messages": [HumanMessage("Ömlik a vér a kezéből, fullad!")]})
     assert ran(bleeding) == ["emergency_numbers"]
+
+
+def test_A8_context_tool_sharing_one_generic_word_does_not_route():
+    from toolweave_korhaz.plugin import load
+
+    _, tools = load()
+    question = "How many free beds does cardiology have?"
+    routed = {v.tool for v in OfflineAssistant().route(question, tools) if v.run}
+    assert "check_appointment_slots" not in routed  # "free" alone: a free appointment slot
+    # a subject word beside the generic one is evidence
+    beds = tool("free_beds", "the user asks how many free beds a department has")
+    routed = {v.tool for v in OfflineAssistant().route(question, [*tools, beds]) if v.run}
+    assert routed == {"free_beds"}
+    # two generic words are evidence too
+    slots = tool("slots", "the user asks for a free slot next week")
+    other = tool("menu", "the user asks about the cafeteria menu")
+    routed = {v.tool for v in OfflineAssistant().route("free next week?", [slots, other]) if v.run}
+    assert routed == {"slots"}
+
+
+def test_T5_one_shared_word_makes_no_twins_the_rank_decides():
+    track = tool("parcel_tracking", "the user asks where a parcel is")
+    pickup = tool("parcel_pickup", "the user wants a courier to collect a parcel")
+    weather = tool("weather", "the user asks about the weather")
+    for first, second in ((track, pickup), (pickup, track)):
+        verdicts = OfflineAssistant().route("my parcel?", [first, second, weather, *FILLERS])
+        assert {v.tool for v in verdicts if v.run} == {first.name}  # offered best ranked first

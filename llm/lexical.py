@@ -39,7 +39,8 @@ GENERIC_WORDS = _wordset(
     anything anyone everyone everything nothing thing things stuff people person way kind
     lot part piece time times year years month week day days today tomorrow yesterday
     tonight morning afternoon evening night still again already ever always never really
-    actually current currently one two three four five six seven ten hundred
+    actually current currently one two three four five six seven ten hundred many much
+    few more most less enough exist exists happen become seem recommend suggest
     szabad új régi jó rossz legjobb nagy kicsi kis hosszú rövid magas alacsony teljes
     következő utolsó első második harmadik más másik ugyanaz különböző legközelebbi közeli
     olcsó legolcsóbb gyors gyorsan hamar késő korán ad adj vesz vegyél kap kapok hoz hozz
@@ -47,7 +48,8 @@ GENERIC_WORDS = _wordset(
     kér kérek kérem mond mondd gondol valami valaki valamit valakit bármi bárki mindenki
     minden semmi dolog dolgot ember emberek mód fajta rész idén év hónap hét ma holnap
     tegnap ma este reggel délután éjjel éjszaka megint újra mindig soha tényleg jelenleg
-    kettő két három négy öt hat hét tíz száz"""
+    kettő két három négy öt hat hét tíz száz sok kevés több legtöbb kevesebb elég létezik
+    történik ajánl ajánlj javasol"""
 )
 """Words that say how, when, how much or who, not what about: common adjectives, verbs of
 getting and wanting, indefinite and person words, times and numbers (English and

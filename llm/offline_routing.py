@@ -71,6 +71,9 @@ class RoutingRule:
         terminal_own: ... or it must score this from words no other candidate has.
         near: A passing tool with at least this share of the best score is a near tie;
             of the near ties the best-ranked candidate (T12) is routed first.
+        clause_share: A further tool whose own subject words are in a clause of the task
+            no routed tool matched ("... and tell me if it will rain there") needs only
+            this share of ``min_extra``.
     """
 
     min_score: float = 0.7
@@ -84,6 +87,7 @@ class RoutingRule:
     terminal_coverage: float = 0.5
     terminal_own: float = 0.8
     near: float = 0.9
+    clause_share: float = 0.7
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,8 @@ class ToolScore:
     coverage: float
     terminal: bool = False
     """The tool's result ends the run (``returns_answer``)."""
+    clauses: tuple[int, ...] = ()
+    """The clause of the task each hit is in (:func:`clause_of_words`)."""
 
 
 def _one_typo_apart(a: str, b: str) -> bool:
@@ -172,6 +178,22 @@ def _matching(
     for word in query:
         candidates = buckets.get(_bucket(word), set())
         found[word] = {v for v in candidates if word_matches(word, v)}
+    return found
+
+
+CLAUSE = re.compile(
+    r"[.?!;:]|\band\b|\balso\b|\bthen\b|\bplus\b|\bés\b|\bmajd\b|\billetve\b|\bvalamint\b",
+    re.IGNORECASE,
+)
+"""Where a task's clauses part: a request for a second thing usually comes after one."""
+
+
+def clause_of_words(task_prompt: str) -> dict[str, int]:
+    """Each task word's clause (0, 1, ...; the first one where it occurs)."""
+    found: dict[str, int] = {}
+    for number, part in enumerate(CLAUSE.split(task_prompt)):
+        for word in task_words(part):
+            found.setdefault(word, number)
     return found
 
 
@@ -256,13 +278,15 @@ def score_tools(task_prompt: str, tools: Sequence[AnyTool]) -> dict[str, ToolSco
     weight = {w: (math.log(1 + n / k) / norm if k else 1.0) for w, k in shared.items()}
     total = sum(weight.values()) or 1.0
     terminal = {tool.name: tool.returns_answer for tool in routable}
+    clause = clause_of_words(task_prompt)
     scores: dict[str, ToolScore] = {}
     for name, found in hits.items():
         weights = tuple(
             weight[w] * _saturate(uses[name][w], length_of[name], average) for w in found
         )
         score = sum(weights)
-        scores[name] = ToolScore(found, weights, score, score / total, terminal[name])
+        where = tuple(clause.get(w, 0) for w in found)
+        scores[name] = ToolScore(found, weights, score, score / total, terminal[name], where)
     return scores
 
 
@@ -314,19 +338,28 @@ def decide(
         passing.insert(0, passing.pop(first))
     routed: list[str] = []
     covered: set[str] = set()
+    claimed: set[int] = set()
     for name, found in passing:
         if len(routed) >= rule.max_tools:
             break
-        pairs = zip(found.hits, found.weights, strict=True)
-        extra = sum(w for word, w in pairs if word not in covered)
+        own = [
+            (word, w, at)
+            for word, w, at in zip(found.hits, found.weights, found.clauses, strict=True)
+            if word not in covered
+        ]
+        extra = sum(w for _, w, _ in own)
         twin = len(found.hits) >= TWIN_WORDS and any(
             found.hits == scores[other].hits and found.score >= rule.tie * scores[other].score
             for other in routed
         )
-        if routed and extra < rule.min_extra and not twin:
+        clause = extra >= rule.clause_share * rule.min_extra and any(
+            at not in claimed and not is_generic(word) for word, _, at in own
+        )
+        if routed and extra < rule.min_extra and not twin and not clause:
             continue
         routed.append(name)
         covered.update(found.hits)
+        claimed.update(at for word, _, at in own if not is_generic(word))
     return set(routed)
 
 

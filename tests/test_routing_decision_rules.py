@@ -362,3 +362,17 @@ def test_T5_one_shared_word_makes_no_twins_the_rank_decides():
     for first, second in ((track, pickup), (pickup, track)):
         verdicts = OfflineAssistant().route("my parcel?", [first, second, weather, *FILLERS])
         assert {v.tool for v in verdicts if v.run} == {first.name}  # offered best ranked first
+
+
+def test_T5_a_second_tool_asked_for_in_its_own_clause_runs_on_one_word():
+    flights = tool("flight_search", "the user searches for flights")
+    weather = tool("weather", "the user asks whether it will rain")
+    tools = [flights, weather, *FILLERS]
+    two = "Find flights to Rome on Friday and tell me if it will rain there."
+    assert {v.tool for v in OfflineAssistant().route(two, tools) if v.run} == {
+        "flight_search",
+        "weather",
+    }
+    # one clause: the second tool's one word is no request of its own
+    one = "Find flights to Rome on Friday without rain."
+    assert {v.tool for v in OfflineAssistant().route(one, tools) if v.run} == {"flight_search"}

@@ -376,3 +376,18 @@ def test_T5_a_second_tool_asked_for_in_its_own_clause_runs_on_one_word():
     # one clause: the second tool's one word is no request of its own
     one = "Find flights to Rome on Friday without rain."
     assert {v.tool for v in OfflineAssistant().route(one, tools) if v.run} == {"flight_search"}
+
+
+def test_A9_offline_near_tie_goes_to_the_context_tool_not_the_finished_answer():
+    urgent = tool("urgent", "the user needs emergency help", terminal=True)
+    ward = tool(
+        "ward",
+        "the user asks about the emergency ward of the hospital, its visiting hours, "
+        "its floor, its phone number and its head physician",
+    )
+    tools = [urgent, ward, *FILLERS]  # the finished answer is offered first and scores more
+    scores = score_tools("emergency ward help", tools)
+    assert RoutingRule().near * scores["urgent"].score <= scores["ward"].score
+    assert scores["ward"].score < scores["urgent"].score
+    routed = {v.tool for v in OfflineAssistant().route("emergency ward help", tools) if v.run}
+    assert routed == {"ward"}

@@ -12,9 +12,15 @@ that sum over the weight of every task word (a word no tool has weighs 1).
 
 Decision (:class:`RoutingRule`): a tool runs when its score is at least
 ``min_score``, at least ``relative`` times the best score, and its coverage at
-least ``min_coverage``; of those, the ``max_tools`` best run. The defaults were
-fitted on the calibration part of ``bench/data`` (``python -m bench.offline_routing
---fit``) and measured on its held-out part (README, "Offline model").
+least ``min_coverage``, and its hits are evidence (a subject word, or two of the
+generic words "free", "new", "tomorrow": :func:`has_evidence`); of those, the
+``max_tools`` best run. Of near ties (``near``) a context tool comes first, then
+the better-ranked candidate. A further tool needs ``min_extra`` of its own, or
+``clause_share`` of it when its words are in a clause of the task no routed tool
+matched ("... and tell me if it will rain there"). The thresholds were fitted on
+the calibration part of ``bench/data`` (``python -m bench.offline_routing --fit``;
+``near`` and ``clause_share`` by hand on the same part) and measured on its held-out
+part (``docs/routing-decisions.md``).
 
 Speed. Vocabularies are computed once per tool text, and word matching is
 looked up in buckets by first letters and cached per word pair, so routing time

@@ -355,7 +355,7 @@ def test_A8_context_tool_sharing_one_generic_word_does_not_route():
     assert routed == {"slots"}
 
 
-def test_T5_one_shared_word_makes_no_twins_the_rank_decides():
+def test_T12_one_shared_word_makes_no_twins_the_better_ranked_runs():
     track = tool("parcel_tracking", "the user asks where a parcel is")
     pickup = tool("parcel_pickup", "the user wants a courier to collect a parcel")
     weather = tool("weather", "the user asks about the weather")

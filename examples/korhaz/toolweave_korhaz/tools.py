@@ -212,12 +212,12 @@ class EmergencyNumbersTool(ChatbotTool[EmptyRequest]):
         "There is heavy bleeding that will not stop.",
         "My child is choking, having a seizure or swallowed poison.",
         "He fainted and we cannot wake him up.",
-        "She took an overdose of her pills.",
+        "She took an overdose and does not respond.",
         "Összeesett, eszméletlen, nem lélegzik.",
         "Erős mellkasi fájdalom, szívroham, agyvérzés, görcsroham.",
         "Ömlik a vér, fullad, mérgezést kapott.",
         "Elájult, nem lehet felébreszteni, nem reagál.",
-        "Túl sok gyógyszert vett be, túladagolás.",
+        "Túladagolta magát, nem reagál.",
     )
     not_for = (  # A9: information questions that share its words
         "What is the phone number of the cardiology department?",

@@ -33,6 +33,7 @@ Usage (from the repository root)::
     python -m bench.offline_routing           # both tables
     python -m bench.offline_routing --fit     # grid search on the calibration part
     python -m bench.offline_routing --no-speed  # the decision tables only
+    python -m bench.offline_routing --semantic  # embeddings for what routes nothing
 """
 
 from __future__ import annotations
@@ -424,13 +425,60 @@ def speed_table(repeats: int) -> str:
     return "\n".join(rows)
 
 
+def semantic_table(name: str = "routing_calibration") -> str:
+    """Would the embedding model's cosine ranking route what the lexical rule leaves out?
+
+    For the rows of ``name`` the offline router routes nothing: how often the tool with
+    the highest cosine (``tools.embeddings``, the ``embeddings`` extra) is an expected
+    one, by the margin of its cosine over the second one, beside the off-topic rows
+    the same margin would route (wrongly); and what loading the model costs.
+    """
+    import numpy as np
+
+    from toolweave.tools.embeddings import StaticEmbeddings
+    from toolweave.tools.prefilter import tool_text
+
+    tools, assistant = library(), OfflineAssistant()
+    index = CandidateIndex(tools)
+    start = time.perf_counter()
+    model = StaticEmbeddings(cache_dir=None)
+    matrix = model.matrix([tool_text(t) for t in tools])
+    load_ms = (time.perf_counter() - start) * 1000
+    found: list[tuple[float, bool | None]] = []  # (margin, right; None for off-topic)
+    for row in load_jsonl(f"{name}.jsonl"):
+        offered = ranked(index, row["question"], tools)
+        if any(v.run for v in assistant.route(row["question"], offered)):
+            continue
+        cosine = matrix @ model.matrix([row["question"]])[0]
+        first, second = np.argsort(-cosine)[:2]
+        right = tools[int(first)].name in row["expected"] if row["expected"] else None
+        found.append((float(cosine[first] - cosine[second]), right))
+    lines = [
+        f"{name}: {len(found)} rows route nothing; model load and 58 tool vectors {load_ms:.0f} ms",
+        "| cosine margin at least | in-domain right | in-domain wrong | off-topic routed |",
+        "|---:|---:|---:|---:|",
+    ]
+    for margin in (0.0, 0.02, 0.05, 0.1):
+        kept = [right for m, right in found if m >= margin]
+        lines.append(
+            f"| {margin:.2f} | {kept.count(True)} | {kept.count(False)} | {kept.count(None)} |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     """Print the tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fit", action="store_true", help="grid search on the calibration part")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--no-speed", action="store_true")
+    parser.add_argument(
+        "--semantic", action="store_true", help="cosine evidence for the rows routing nothing"
+    )
     args = parser.parse_args()
+    if args.semantic:
+        print(semantic_table())
+        return
     if args.fit:
         rule, scores = fit(library(), load_jsonl("routing_calibration.jsonl"))
         print(f"fitted on calibration: {rule} -> {scores}")

@@ -30,6 +30,31 @@ ROUTING_STOPWORDS = _wordset(
 )
 """Words of routing questions that say nothing about the subject."""
 GREETINGS = kit.GREETINGS_EN | kit.GREETINGS_HU
+GENERIC_WORDS = _wordset(
+    """free new old good bad best better big small large little long short high low full
+    next last first second third other another same different right wrong real sure
+    possible available nearest closest near cheap cheapest quick fast soon late early
+    get give make take put bring keep let find show look see try use come go help like
+    need want wish would please tell say know think mean work something someone somebody
+    anything anyone everyone everything nothing thing things stuff people person way kind
+    lot part piece time times year years month week day days today tomorrow yesterday
+    tonight morning afternoon evening night still again already ever always never really
+    actually current currently one two three four five six seven ten hundred many much
+    few more most less enough exist exists happen become seem recommend suggest
+    szabad új régi jó rossz legjobb nagy kicsi kis hosszú rövid magas alacsony teljes
+    következő utolsó első második harmadik más másik ugyanaz különböző legközelebbi közeli
+    olcsó legolcsóbb gyors gyorsan hamar késő korán ad adj vesz vegyél kap kapok hoz hozz
+    visz tart tesz csinál néz mutat mutasd keres keresek talál segít segíts akar szeretne
+    kér kérek kérem mond mondd gondol valami valaki valamit valakit bármi bárki mindenki
+    minden semmi dolog dolgot ember emberek mód fajta rész idén év hónap hét ma holnap
+    tegnap ma este reggel délután éjjel éjszaka megint újra mindig soha tényleg jelenleg
+    kettő két három négy öt hat hét tíz száz sok kevés több legtöbb kevesebb elég létezik
+    történik ajánl ajánlj javasol"""
+)
+"""Words that say how, when, how much or who, not what about: common adjectives, verbs of
+getting and wanting, indefinite and person words, times and numbers (English and
+Hungarian). One of them alone is no evidence for a tool ("free" does not make "How many
+free beds ...?" an appointment question); two of them, or one beside a subject word, are."""
 QUESTION_WORDS = _wordset(
     """what when where which who whom why how whose mi mit mikor hol hová honnan hogyan
     milyen melyik ki kik kit miért mennyi hány"""
@@ -47,6 +72,12 @@ FOLLOWUP_OPENERS = (
     "meg",
     "illetve",
 )
+
+
+@lru_cache(maxsize=65536)
+def is_generic(word: str) -> bool:
+    """Whether ``word`` is a form of one of :data:`GENERIC_WORDS` (same folded stem)."""
+    return fold(word) in _GENERIC_FOLDED or stem(word) in _GENERIC_STEMS
 
 
 def is_stopword(word: str) -> bool:
@@ -78,22 +109,39 @@ def stem(word: str) -> str:
     return kit.stem(hungarian, "en") or hungarian
 
 
+MIN_STEM = 4
+"""Shorter stems are no evidence by themselves: the two stemmers in turn cut short words
+to a few letters that unrelated words share ("vér" and "verset" both end as "ver",
+"open" and "opera" as "op"). Two words with only a shorter stem in common match when
+one is the other's whole form plus an ending that one stemmer removes ("nap",
+"napot"; "day", "days")."""
+
+
 @lru_cache(maxsize=1 << 18)
 def related(a: str, b: str) -> bool:
     """Whether two words look like forms of one word.
 
     Same stem (:func:`stem`, or the kit's stem in one language for both words:
     ``"parked"``/``"parking"`` in English), or a long common prefix of their stems.
+    A stem shorter than :data:`MIN_STEM` letters counts only when the shorter word,
+    whole, begins the longer one and is their stem in one language, or is itself
+    :data:`MIN_STEM` letters or more (``"bank"``/``"bankot"``).
     """
     sa, sb = stem(a), stem(b)
-    if sa == sb or not set(kit.stems(a.casefold())).isdisjoint(kit.stems(b.casefold())):
+    single = set(kit.stems(a.casefold())) & set(kit.stems(b.casefold()))
+    shared = single | ({sa} if sa == sb else set())
+    if any(len(s) >= MIN_STEM for s in shared):
         return True
+    if shared:
+        short, long = sorted((fold(a), fold(b)), key=len)
+        if long.startswith(short) and (len(short) >= MIN_STEM or short in single):
+            return True
     common = 0
     for x, y in zip(sa, sb, strict=False):
         if x != y:
             break
         common += 1
-    return common >= 4 and common >= min(len(sa), len(sb)) - 1
+    return common >= MIN_STEM and common >= min(len(sa), len(sb)) - 1
 
 
 @lru_cache(maxsize=1 << 18)
@@ -122,3 +170,7 @@ def detect_language(text: str, default: str = "en") -> str:
     platform checks a model's language tag with (T10).
     """
     return guess_language(text).leaning(default)
+
+
+_GENERIC_FOLDED = frozenset(fold(w) for w in GENERIC_WORDS)
+_GENERIC_STEMS = frozenset(stem(w) for w in GENERIC_WORDS if len(stem(w)) >= MIN_STEM)

@@ -12,9 +12,15 @@ that sum over the weight of every task word (a word no tool has weighs 1).
 
 Decision (:class:`RoutingRule`): a tool runs when its score is at least
 ``min_score``, at least ``relative`` times the best score, and its coverage at
-least ``min_coverage``; of those, the ``max_tools`` best run. The defaults were
-fitted on the calibration part of ``bench/data`` (``python -m bench.offline_routing
---fit``) and measured on its held-out part (README, "Offline model").
+least ``min_coverage``, and its hits are evidence (a subject word, or two of the
+generic words "free", "new", "tomorrow": :func:`has_evidence`); of those, the
+``max_tools`` best run. Of near ties (``near``) a context tool comes first, then
+the better-ranked candidate. A further tool needs ``min_extra`` of its own, or
+``clause_share`` of it when its words are in a clause of the task no routed tool
+matched ("... and tell me if it will rain there"). The thresholds were fitted on
+the calibration part of ``bench/data`` (``python -m bench.offline_routing --fit``;
+``near`` and ``clause_share`` by hand on the same part) and measured on its held-out
+part (``docs/routing-decisions.md``).
 
 Speed. Vocabularies are computed once per tool text, and word matching is
 looked up in buckets by first letters and cached per word pair, so routing time
@@ -34,6 +40,7 @@ from toolweave.llm.lexical import (
     ROUTING_STOPWORDS,
     content_words,
     fold,
+    is_generic,
     is_stopword,
     matches,
     weekday,
@@ -68,6 +75,11 @@ class RoutingRule:
             its declared intent (routing question, examples) must explain this share
             of the task, not one shared word ...
         terminal_own: ... or it must score this from words no other candidate has.
+        near: A passing tool with at least this share of the best score is a near tie;
+            of the near ties the best-ranked candidate (T12) is routed first.
+        clause_share: A further tool whose own subject words are in a clause of the task
+            no routed tool matched ("... and tell me if it will rain there") needs only
+            this share of ``min_extra``.
     """
 
     min_score: float = 0.7
@@ -80,6 +92,8 @@ class RoutingRule:
     margin_score: float = 0.4
     terminal_coverage: float = 0.5
     terminal_own: float = 0.8
+    near: float = 0.9
+    clause_share: float = 0.7
 
 
 @dataclass(frozen=True)
@@ -91,6 +105,10 @@ class ToolScore:
     """What each hit adds to the score."""
     score: float
     coverage: float
+    terminal: bool = False
+    """The tool's result ends the run (``returns_answer``)."""
+    clauses: tuple[int, ...] = ()
+    """The clause of the task each hit is in (:func:`clause_of_words`)."""
 
 
 def _one_typo_apart(a: str, b: str) -> bool:
@@ -166,6 +184,22 @@ def _matching(
     for word in query:
         candidates = buckets.get(_bucket(word), set())
         found[word] = {v for v in candidates if word_matches(word, v)}
+    return found
+
+
+CLAUSE = re.compile(
+    r"[.?!;:]|\band\b|\balso\b|\bthen\b|\bplus\b|\bés\b|\bmajd\b|\billetve\b|\bvalamint\b",
+    re.IGNORECASE,
+)
+"""Where a task's clauses part: a request for a second thing usually comes after one."""
+
+
+def clause_of_words(task_prompt: str) -> dict[str, int]:
+    """Each task word's clause (0, 1, ...; the first one where it occurs)."""
+    found: dict[str, int] = {}
+    for number, part in enumerate(CLAUSE.split(task_prompt)):
+        for word in task_words(part):
+            found.setdefault(word, number)
     return found
 
 
@@ -249,13 +283,16 @@ def score_tools(task_prompt: str, tools: Sequence[AnyTool]) -> dict[str, ToolSco
     norm = math.log(1 + n) if n else 1.0
     weight = {w: (math.log(1 + n / k) / norm if k else 1.0) for w, k in shared.items()}
     total = sum(weight.values()) or 1.0
+    terminal = {tool.name: tool.returns_answer for tool in routable}
+    clause = clause_of_words(task_prompt)
     scores: dict[str, ToolScore] = {}
     for name, found in hits.items():
         weights = tuple(
             weight[w] * _saturate(uses[name][w], length_of[name], average) for w in found
         )
         score = sum(weights)
-        scores[name] = ToolScore(found, weights, score, score / total)
+        where = tuple(clause.get(w, 0) for w in found)
+        scores[name] = ToolScore(found, weights, score, score / total, terminal[name], where)
     return scores
 
 
@@ -297,23 +334,57 @@ def decide(
         if s.score >= rule.min_score
         and s.score >= rule.relative * best
         and s.coverage >= rule.min_coverage
+        and has_evidence(s)
     ]
+    if passing:  # of the near ties a context tool first (A9), then the better ranked (T12)
+        top = passing[0][1].score
+        rank = {name: i for i, name in enumerate(scores)}  # ``scores`` is in rank order
+        near = [i for i, (_, s) in enumerate(passing) if s.score >= rule.near * top]
+        first = min(near, key=lambda i: (passing[i][1].terminal, rank[passing[i][0]]))
+        passing.insert(0, passing.pop(first))
     routed: list[str] = []
     covered: set[str] = set()
+    claimed: set[int] = set()
     for name, found in passing:
         if len(routed) >= rule.max_tools:
             break
-        pairs = zip(found.hits, found.weights, strict=True)
-        extra = sum(w for word, w in pairs if word not in covered)
-        twin = any(
+        own = [
+            (word, w, at)
+            for word, w, at in zip(found.hits, found.weights, found.clauses, strict=True)
+            if word not in covered
+        ]
+        extra = sum(w for _, w, _ in own)
+        twin = len(found.hits) >= TWIN_WORDS and any(
             found.hits == scores[other].hits and found.score >= rule.tie * scores[other].score
             for other in routed
         )
-        if routed and extra < rule.min_extra and not twin:
+        clause = extra >= rule.clause_share * rule.min_extra and any(
+            at not in claimed and not is_generic(word) for word, _, at in own
+        )
+        if routed and extra < rule.min_extra and not twin and not clause:
             continue
         routed.append(name)
         covered.update(found.hits)
+        claimed.update(at for word, _, at in own if not is_generic(word))
     return set(routed)
+
+
+def has_evidence(found: ToolScore) -> bool:
+    """Whether a tool's hits are evidence (T5, A8): a subject word, or two generic ones.
+
+    One generic word alone (:data:`~toolweave.llm.lexical.GENERIC_WORDS`: "free",
+    "new", "tomorrow") is not: "How many free beds ...?" is no question for a tool
+    that lists free appointment slots.
+    """
+    generic = sum(is_generic(word) for word in found.hits)
+    return generic < len(found.hits) or generic >= GENERIC_EVIDENCE
+
+
+TWIN_WORDS = 2
+"""Twins share at least this many words: one shared word ("csomagom") does not make two
+tools indistinguishable, the candidates' rank breaks the tie."""
+GENERIC_EVIDENCE = 2
+"""How many generic words a tool must share with the task when it shares no other."""
 
 
 @lru_cache(maxsize=64)

@@ -59,11 +59,14 @@ def korhaz_graph(assistant: Any) -> Any:
 
 
 def test_A9_offline_information_question_sharing_one_word_takes_the_context_path():
-    out = korhaz_graph(OfflineAssistant()).invoke(
-        {"messages": [HumanMessage("Which number do I call to book an MRI?")]}
-    )
-    assert "emergency_numbers" not in ran(out)
-    assert "112" not in out["answer"]
+    graph = korhaz_graph(OfflineAssistant())
+    for question in (
+        "Which number do I call to book an MRI?",
+        "Hol van a gyógyszertár és mikor van nyitva?",  # "gyógyszer" starts "gyógyszertár"
+    ):
+        out = graph.invoke({"messages": [HumanMessage(question)]})
+        assert "emergency_numbers" not in ran(out), question
+        assert "112" not in out["answer"], question
 
 
 def test_A9_offline_described_emergency_gets_the_emergency_numbers():
@@ -315,3 +318,79 @@ def test_A8_hospital_model_yes_for_a_described_emergency_stands():
     )
     assert ran(out) == ["emergency_numbers"]
     assert "112" in out["answer"]
+
+
+# -- T5: word matching -----------------------------------------------------------------------
+
+
+def test_T5_short_stem_does_not_match_longer_word():
+    from toolweave.llm.offline_routing import word_matches
+
+    # the two stemmers in turn cut both to three letters ("ver", "op", "wor")
+    for short, longer in (("vér", "verset"), ("open", "opera"), ("word", "work")):
+        assert not word_matches(short, longer), (short, longer)
+    # a short word's own endings still match it, and long stems as before
+    for a, b in (("nap", "napot"), ("day", "days"), ("bank", "bankot"), ("pécsen", "pécsre")):
+        assert word_matches(a, b), (a, b)
+    # the hospital's emergency example says "vér" again: a poem request is not an emergency
+    graph = korhaz_graph(OfflineAssistant())
+    poem = graph.invoke({"messages": [HumanMessage("Írj egy verset a tavaszról.")]})
+    assert "emergency_numbers" not in ran(poem)
+    bleeding = graph.invoke({"messages": [HumanMessage("Ömlik a vér a kezéből, fullad!")]})
+    assert ran(bleeding) == ["emergency_numbers"]
+
+
+def test_A8_context_tool_sharing_one_generic_word_does_not_route():
+    from toolweave_korhaz.plugin import load
+
+    _, tools = load()
+    question = "How many free beds does cardiology have?"
+    routed = {v.tool for v in OfflineAssistant().route(question, tools) if v.run}
+    assert "check_appointment_slots" not in routed  # "free" alone: a free appointment slot
+    # a subject word beside the generic one is evidence
+    beds = tool("free_beds", "the user asks how many free beds a department has")
+    routed = {v.tool for v in OfflineAssistant().route(question, [*tools, beds]) if v.run}
+    assert routed == {"free_beds"}
+    # two generic words are evidence too
+    slots = tool("slots", "the user asks for a free slot next week")
+    other = tool("menu", "the user asks about the cafeteria menu")
+    routed = {v.tool for v in OfflineAssistant().route("free next week?", [slots, other]) if v.run}
+    assert routed == {"slots"}
+
+
+def test_T12_one_shared_word_makes_no_twins_the_better_ranked_runs():
+    track = tool("parcel_tracking", "the user asks where a parcel is")
+    pickup = tool("parcel_pickup", "the user wants a courier to collect a parcel")
+    weather = tool("weather", "the user asks about the weather")
+    for first, second in ((track, pickup), (pickup, track)):
+        verdicts = OfflineAssistant().route("my parcel?", [first, second, weather, *FILLERS])
+        assert {v.tool for v in verdicts if v.run} == {first.name}  # offered best ranked first
+
+
+def test_T5_a_second_tool_asked_for_in_its_own_clause_runs_on_one_word():
+    flights = tool("flight_search", "the user searches for flights")
+    weather = tool("weather", "the user asks whether it will rain")
+    tools = [flights, weather, *FILLERS]
+    two = "Find flights to Rome on Friday and tell me if it will rain there."
+    assert {v.tool for v in OfflineAssistant().route(two, tools) if v.run} == {
+        "flight_search",
+        "weather",
+    }
+    # one clause: the second tool's one word is no request of its own
+    one = "Find flights to Rome on Friday without rain."
+    assert {v.tool for v in OfflineAssistant().route(one, tools) if v.run} == {"flight_search"}
+
+
+def test_A9_offline_near_tie_goes_to_the_context_tool_not_the_finished_answer():
+    urgent = tool("urgent", "the user needs emergency help", terminal=True)
+    ward = tool(
+        "ward",
+        "the user asks about the emergency ward of the hospital, its visiting hours, "
+        "its floor, its phone number and its head physician",
+    )
+    tools = [urgent, ward, *FILLERS]  # the finished answer is offered first and scores more
+    scores = score_tools("emergency ward help", tools)
+    assert RoutingRule().near * scores["urgent"].score <= scores["ward"].score
+    assert scores["ward"].score < scores["urgent"].score
+    routed = {v.tool for v in OfflineAssistant().route("emergency ward help", tools) if v.run}
+    assert routed == {"ward"}

@@ -211,9 +211,13 @@ class EmergencyNumbersTool(ChatbotTool[EmptyRequest]):
         "She has severe chest pain, maybe a heart attack or a stroke.",
         "There is heavy bleeding that will not stop.",
         "My child is choking, having a seizure or swallowed poison.",
+        "He fainted and we cannot wake him up.",
+        "She took an overdose and does not respond.",
         "Összeesett, eszméletlen, nem lélegzik.",
         "Erős mellkasi fájdalom, szívroham, agyvérzés, görcsroham.",
-        "Erősen vérzik, fullad, mérgezést kapott.",
+        "Ömlik a vér, fullad, mérgezést kapott.",
+        "Elájult, nem lehet felébreszteni, nem reagál.",
+        "Túladagolta magát, nem reagál.",
     )
     not_for = (  # A9: information questions that share its words
         "What is the phone number of the cardiology department?",

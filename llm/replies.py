@@ -119,7 +119,7 @@ _NULL = {"type": "null"}
 
 
 def _nullable_type(schema: dict[str, Any]) -> dict[str, Any]:
-    """``{"anyOf": [{"type": "object", ...}, {"type": "null"}]}`` as ``{"type": ["object", "null"], ...}``.
+    """An "object or null" ``anyOf`` as one object schema of ``"type": ["object", "null"]``.
 
     The same schema, shorter: the function-calling form inlines every entry, so its
     "or null" is said once per candidate (T5, A10).
@@ -321,8 +321,9 @@ def _parts(entry: type[BaseModel]) -> tuple[dict[str, Any], dict[str, Any], dict
     """
     from openai.lib._parsing._completions import type_to_response_format_param
 
-    holder: type[BaseModel] = create_model(  # required, and null for no (T5)
-        "Holder", __base__=_CompactRouting, entry=(entry | None, Field(alias="k"))
+    nullable: Any = entry | None  # required, and null for no (T5)
+    holder: type[BaseModel] = create_model(
+        "Holder", __base__=_CompactRouting, entry=(nullable, Field(alias="k"))
     )
     compact = holder.model_json_schema()
     response_format: Any = type_to_response_format_param(holder)

@@ -71,7 +71,10 @@ def test_T5_same_candidates_give_the_same_prompt_whatever_their_rank():
     assistant = ChatModelAssistant(model, fuse_routing=True, max_retries=0)
     for order in ([a, b, c], [c, a, b]):
         assistant.route_and_extract(
-            "Where do I park?", "Where do I park?", order, extraction_prompt=EXTRACTION_SYSTEM_PROMPT
+            "Where do I park?",
+            "Where do I park?",
+            order,
+            extraction_prompt=EXTRACTION_SYSTEM_PROMPT,
         )
     first, second = model.calls
     assert first.system == second.system
@@ -90,3 +93,33 @@ def test_T7_a_weekday_in_a_date_field_is_no_date():
     }
     kept = ground_request({"date": "2026-12-24"}, model, "Milyen napra esik 2026-12-24?")
     assert kept == {"date": "2026-12-24"}
+
+
+class DayRequest(BaseModel):
+    day: str | None = Field(default=None, description="The weekday", examples=["friday"])
+
+
+def test_T5_the_best_fit_runs_when_the_model_says_no_to_every_candidate():
+    hours = type(
+        "Hours",
+        (ChatbotTool,),
+        {
+            "name": "opening_hours",
+            "request_model": DayRequest,
+            "executable_instruction": "opening_hours: true when the user asks when it is open.",
+        },
+    )()
+    tools = [tool("parking"), hours]
+    reply = {"best_fit": "opening_hours", "parking": None, "opening_hours": None}
+    model = ScriptedChatModel(script=[reply, {**reply, "best_fit": "none"}])
+    assistant = ChatModelAssistant(model, fuse_routing=True, max_retries=0)
+    text = "Are you open on Friday?"
+    named = assistant.route_and_extract(
+        text, text, tools, extraction_prompt=EXTRACTION_SYSTEM_PROMPT
+    )
+    assert [v.tool for v in named.verdicts if v.run] == ["opening_hours"]
+    assert named.requests == {"opening_hours": {"day": "friday"}}  # the rules fill it
+    none = assistant.route_and_extract(
+        text, text, tools, extraction_prompt=EXTRACTION_SYSTEM_PROMPT
+    )
+    assert not any(v.run for v in none.verdicts)  # "none": nothing runs

@@ -36,7 +36,13 @@ only tool routed and the keyword evidence agrees. Otherwise:
    standing; a task closer to one of the tool's ``not_for`` questions than to its
    own examples drops it (A9).
 
-**T5, several yeses.** :func:`resolve_yeses` runs first: a model that says yes
+**T5, no yes but a best fit.** :func:`best_fit_yes` runs first: a model that
+writes no (``null``) for every candidate but names a best fit has still chosen;
+the best fit runs when the task's words back it (its keyword score is at least
+half the best candidate's, and above zero), its request filled by the offline
+extraction rules from the text.
+
+**T5, several yeses.** :func:`resolve_yeses` runs next: a model that says yes
 to several near-duplicates and names its best fit gets the best fit, and the
 others only when words of their own justify them.
 
@@ -50,10 +56,11 @@ import functools
 from collections.abc import Collection, Sequence
 
 from toolweave.graph.context import Dependencies
+from toolweave.llm.offline_extract import extract_request
 from toolweave.llm.offline_routing import RoutingRule, closer_to_not_for, score_tools
-from toolweave.llm.port import RoutingVerdict
+from toolweave.llm.port import Activation, RoutingVerdict
 from toolweave.state.ledger import LedgerEntry, LedgerKind
-from toolweave.state.task import TaskNode
+from toolweave.state.task import TaskNode, execution_text
 from toolweave.tools.prefilter import CandidateIndex, ordinal, prefilter, query_words
 from toolweave.tools.registry import AnyTool
 
@@ -63,6 +70,10 @@ ROUTING_FAILURE = "a8_routing_failure"
 TERMINAL_DROPPED = "a8_terminal_dropped"
 OTHERS_DROPPED = "a8_others_dropped"
 NEAR_DUPLICATES = "t5_near_duplicates_dropped"
+BEST_FIT_RUNS = "t5_best_fit_runs"
+BEST_FIT_UNBACKED = "t5_best_fit_not_backed"
+BEST_FIT_SHARE = 0.5
+"""A best fit with no yes runs when its keyword score is at least this share of the best."""
 MANY_ROUTED = 3
 """Routed tools that, when also at least half of the candidates, are no choice (A8)."""
 
@@ -188,6 +199,61 @@ def guard_terminal(
         details={name: "routed, not run (A8)" for name in sorted(dropped)},
     )
     return routed - dropped, [entry]
+
+
+def best_fit_yes(
+    index: CandidateIndex,
+    node: TaskNode,
+    candidates: Sequence[AnyTool],
+    activation: Activation,
+    *,
+    ignore: Collection[str] = frozenset(),
+) -> tuple[Activation, list[LedgerEntry]]:
+    """T5: the model's best fit as its yes, when it said yes to no candidate, on evidence.
+
+    ``best_fit`` is the routing reply's first answer. A small model given a cheap
+    no (``null``) may write it for every candidate after naming the right tool
+    ("Mikor van rendelés a kardiológián?": best fit ``department_info``, every
+    entry ``null``); it may as well name a tool that has nothing to do with the
+    task. So the best fit runs only when the task's words back it: its keyword
+    score (BM25 over the tool's texts, the domain's own name aside) is above zero
+    and at least :data:`BEST_FIT_SHARE` of the best candidate's (``ignore``: the
+    domain's own name, as for A8). Its request is
+    filled by the offline extraction rules from what the text states (T7). A8
+    still asks a finished-answer tool for its evidence; a tool missing a required
+    input still declines (T13).
+    """
+    verdicts = activation.verdicts
+    best = next((v.tool for v in verdicts if v.best), None)
+    if best is None or any(v.run for v in verdicts):
+        return activation, []
+    tool = next((t for t in candidates if t.name == best), None)
+    if tool is None:
+        return activation, []
+    names = [t.name for t in candidates]
+    scores = index.scores(node.task.task_prompt, names, ignore=ignore)
+    top = max(scores.values(), default=0.0)
+    score = scores.get(best, 0.0)
+    backed = score > 0 and score >= BEST_FIT_SHARE * top
+    entry = LedgerEntry(
+        kind=LedgerKind.ROUTING,
+        task_no=node.task_no,
+        tool=best,
+        verdict=BEST_FIT_RUNS if backed else BEST_FIT_UNBACKED,
+        reason=(
+            f"no yes, but named the best fit; keyword score {score:.2f} of the best "
+            f"{top:.2f}: " + ("runs (T5)" if backed else "not backed by the task's words (T5)")
+        ),
+    )
+    if not backed:
+        return activation, [entry]
+    requests = dict(activation.requests)
+    if tool.request_model.model_fields:
+        requests[best] = extract_request(execution_text(node.task), tool.request_model)
+    kept = tuple(
+        RoutingVerdict(v.tool, True, entry.reason, True) if v.tool == best else v for v in verdicts
+    )
+    return Activation(verdicts=kept, requests=requests, llm_calls=activation.llm_calls), [entry]
 
 
 def resolve_yeses(

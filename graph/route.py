@@ -7,7 +7,13 @@ from typing import Any
 from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 
-from toolweave.graph.candidates import guard_terminal, offer_candidates, resolve_yeses
+from toolweave.graph.candidates import (
+    best_fit_yes,
+    domain_terms,
+    guard_terminal,
+    offer_candidates,
+    resolve_yeses,
+)
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.nodes import Steps, make_node
 from toolweave.graph.walk import current_task_no
@@ -117,8 +123,15 @@ def make_route(deps: Dependencies) -> Runnable[Any, Any]:
                 activation = yield from assistant.route_and_extract_steps(
                     prompt, text, candidates, extraction_prompt=EXTRACTION_SYSTEM_PROMPT
                 )
+            activation, chosen = best_fit_yes(  # T5
+                deps.candidate_index,
+                node,
+                candidates,
+                activation,
+                ignore=domain_terms(deps.domain.name),
+            )
             tools, entries = routed_activation(deps, node, offered, candidates, activation)
-            entries = prefiltered + entries
+            entries = prefiltered + chosen + entries
             requests, calls = dict(activation.requests), activation.llm_calls
         ordered = sorted(tools, key=lambda tool: tool.priority)
         cap = deps.limits.max_tools_per_task

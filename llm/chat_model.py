@@ -29,12 +29,7 @@ from toolweave.llm.chat_messages import (
     format_history,
     verdicts,
 )
-from toolweave.llm.offline_extract import (
-    INVENTED_INPUT,
-    extract_request,
-    ground_request,
-    invented_required,
-)
+from toolweave.llm.offline_extract import INVENTED_INPUT, ground_request, invented_required
 from toolweave.llm.passthrough import ANSWER_TAG
 from toolweave.llm.port import (
     Activation,
@@ -133,28 +128,6 @@ def _adriven(
     method.__name__ = method.__qualname__ = "a" + steps.__name__.removesuffix("_steps")
     method.__doc__ = f":meth:`{steps.__name__}`, async."
     return method
-
-
-BEST_FIT_YES = "no yes, but named the best fit: read as its yes (T5)"
-"""Why the best fit runs when the model wrote no (``null``) for every candidate."""
-
-
-def best_fit_as_yes(pairs: list[tuple[Any, RoutingVerdict]]) -> list[tuple[Any, RoutingVerdict]]:
-    """The model's best fit as its yes, when it said yes to no candidate (T5).
-
-    ``best_fit`` is the reply's first answer: the one tool that fits, or ``"none"``.
-    A small model that then writes ``null`` for every candidate (its cheapest
-    reply) has still chosen; the best fit runs, with no entry of its own (the
-    request is then filled by the offline rules, from what the text states). A
-    finished-answer tool is still taken only on evidence (A8), and a tool whose
-    required inputs the text lacks still declines (T13).
-    """
-    if any(verdict.run for _, verdict in pairs):
-        return pairs
-    return [
-        (None, replace(verdict, run=True, reason=BEST_FIT_YES)) if verdict.best else (entry, verdict)
-        for entry, verdict in pairs
-    ]
 
 
 class ChatModelAssistant(LlmAssistant):
@@ -289,7 +262,7 @@ class ChatModelAssistant(LlmAssistant):
             )
             schema = routing_reply(offered, fused=False)
             reply = yield from self._structured(schema, system, task_prompt, "routing")
-        return [verdict for _, verdict in best_fit_as_yes(verdicts(tools, offered, reply))]
+        return [verdict for _, verdict in verdicts(tools, offered, reply)]
 
     # -- extraction (T7) ------------------------------------------------------------------
 
@@ -376,15 +349,12 @@ class ChatModelAssistant(LlmAssistant):
         reply: Any = yield from self._structured(
             routing_reply(offered, fused=True), system, task_prompt, "activation"
         )
-        pairs = best_fit_as_yes(verdicts(tools, offered, reply))
+        pairs = verdicts(tools, offered, reply)
         requests: dict[str, ExtractedRequest] = {}
         kept: list[RoutingVerdict] = []
         for (entry, verdict), tool in zip(pairs, tools, strict=True):  # verdicts follow tools
             kept.append(verdict)
-            if not verdict.run or not tool.request_model.model_fields:
-                continue
-            if entry is None:  # the best fit's yes (T5): the rules fill what the text states
-                requests[tool.name] = extract_request(task_prompt, tool.request_model)
+            if entry is None or not verdict.run or not tool.request_model.model_fields:
                 continue
             filled = None if entry.request is None else entry.request.model_dump(mode="json")
             requests[tool.name] = ground_request(filled, tool.request_model, task_prompt)

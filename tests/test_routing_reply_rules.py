@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, Field
 
 from toolweave import as_chatbot_tools
@@ -99,27 +100,35 @@ class DayRequest(BaseModel):
     day: str | None = Field(default=None, description="The weekday", examples=["friday"])
 
 
-def test_T5_the_best_fit_runs_when_the_model_says_no_to_every_candidate():
-    hours = type(
-        "Hours",
-        (ChatbotTool,),
-        {
-            "name": "opening_hours",
-            "request_model": DayRequest,
-            "executable_instruction": "opening_hours: true when the user asks when it is open.",
-        },
-    )()
-    tools = [tool("parking"), hours]
-    reply = {"best_fit": "opening_hours", "parking": None, "opening_hours": None}
-    model = ScriptedChatModel(script=[reply, {**reply, "best_fit": "none"}])
+class Hours(ChatbotTool[DayRequest]):
+    name = "opening_hours"
+    request_model = DayRequest
+    executable_instruction = "opening_hours: true when the user asks when the office is open."
+
+    def execute(self, request: DayRequest, ctx: Any) -> Any:
+        from toolweave.state.results import ToolResult
+
+        return ToolResult.as_guaranteed_context(self.name, f"Open on {request.day}: 9-17.")
+
+
+def _graph(reply: dict[str, Any]) -> tuple[Any, ScriptedChatModel]:
+    from toolweave.graph.builder import build_graph
+
+    model = ScriptedChatModel(script=[reply, "Open 9-17."])
     assistant = ChatModelAssistant(model, fuse_routing=True, max_retries=0)
-    text = "Are you open on Friday?"
-    named = assistant.route_and_extract(
-        text, text, tools, extraction_prompt=EXTRACTION_SYSTEM_PROMPT
-    )
-    assert [v.tool for v in named.verdicts if v.run] == ["opening_hours"]
-    assert named.requests == {"opening_hours": {"day": "friday"}}  # the rules fill it
-    none = assistant.route_and_extract(
-        text, text, tools, extraction_prompt=EXTRACTION_SYSTEM_PROMPT
-    )
-    assert not any(v.run for v in none.verdicts)  # "none": nothing runs
+    return build_graph("demo", [tool("parking"), Hours()], assistant=assistant), model
+
+
+def test_T5_the_best_fit_runs_when_the_model_says_no_to_all_and_the_words_back_it():
+    graph, model = _graph({"best_fit": "opening_hours", "parking": None, "opening_hours": None})
+    out = graph.invoke({"messages": [HumanMessage("When is the office open on Friday?")]})
+    assert "1:opening_hours" in out["activated"]
+    assert "Open on friday" in model.calls[1].system  # its request filled by the rules
+    assert any(e.verdict == "t5_best_fit_runs" for e in out["ledger"])
+
+
+def test_T5_a_best_fit_the_task_shares_no_word_with_does_not_run():
+    graph, _ = _graph({"best_fit": "parking", "parking": None, "opening_hours": None})
+    out = graph.invoke({"messages": [HumanMessage("When is the office open on Friday?")]})
+    assert "1:parking" not in out["activated"]
+    assert any(e.verdict == "t5_best_fit_not_backed" for e in out["ledger"])

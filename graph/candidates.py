@@ -23,8 +23,10 @@ only tool routed and the keyword evidence agrees. Otherwise:
 2. **Conflict.** One terminal tool routed together with one or more others: its
    finished answer would silence theirs, so the model cannot mean both. The
    keyword evidence decides (the pre-filter's BM25 score of each routed tool for
-   the task prompt): the terminal tool runs alone if it scores higher than every
-   other routed tool, else it is dropped and the others run.
+   the task prompt): the terminal tool runs alone if it scores clearly higher
+   (:data:`TERMINAL_MARGIN`) than every other routed tool and the task is not
+   closer to one of its ``not_for`` questions, else it is dropped and the others
+   run (A9: when in doubt, the context path).
 3. **Not the best match.** A terminal tool routed alone is taken only when the
    task prompt matches its routing text better than that of every other
    candidate (the pre-filter's BM25 score, forms, stems and stem prefixes; the
@@ -42,6 +44,10 @@ the best fit runs when the task's words back it (its keyword score is at least
 half the best candidate's, and above zero), its request filled by the offline
 extraction rules from the text.
 
+**T13, no input.** :func:`without_missing_inputs` runs after it: a yes whose
+request leaves a required input unfilled, for a tool that cannot ask for it, is
+read as no (the tool would decline when called).
+
 **T5, several yeses.** :func:`resolve_yeses` runs next: a model that says yes
 to several near-duplicates and names its best fit gets the best fit, and the
 others only when words of their own justify them.
@@ -54,6 +60,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Collection, Sequence
+from dataclasses import replace
 
 from toolweave.graph.context import Dependencies
 from toolweave.llm.offline_extract import extract_request
@@ -63,6 +70,7 @@ from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import TaskNode, execution_text
 from toolweave.tools.prefilter import CandidateIndex, ordinal, prefilter, query_words
 from toolweave.tools.registry import AnyTool
+from toolweave.tools.required import asks_itself, missing_from
 
 LEDGER_DROPPED = 100
 """Dropped candidates the pre-filter's ledger entry names (the best ranked, with a score)."""
@@ -72,8 +80,13 @@ OTHERS_DROPPED = "a8_others_dropped"
 NEAR_DUPLICATES = "t5_near_duplicates_dropped"
 BEST_FIT_RUNS = "t5_best_fit_runs"
 BEST_FIT_UNBACKED = "t5_best_fit_not_backed"
+INPUTS_MISSING = "t13_required_input_missing"
+INPUT_NOT_GIVEN = "routed, not run: its required input {names} is not in the question (T13)"
 BEST_FIT_SHARE = 0.5
 """A best fit with no yes runs when its keyword score is at least this share of the best."""
+TERMINAL_MARGIN = 1.2
+"""A finished-answer tool routed with others runs alone only when its keyword score is
+more than this many times the best other's (A9: a clear margin; else the others run)."""
 MANY_ROUTED = 3
 """Routed tools that, when also at least half of the candidates, are no choice (A8)."""
 
@@ -141,23 +154,25 @@ def terminal_verdict(
         )
         return ROUTING_FAILURE, set(routed), why
     (name,) = terminal
+    tool = next(t for t in candidates if t.name == name)
+    if closer_to_not_for(prompt, tool):
+        why = f"{name} (a finished answer): the task is closer to what it is not for (A9)"
+        return TERMINAL_DROPPED, {name}, why
     scores = index.scores(prompt, routed, ignore=ignore)
     if len(routed) > 1:
         best_other = max(score for tool, score in scores.items() if tool != name)
-        if scores[name] > best_other:
+        if scores[name] > TERMINAL_MARGIN * best_other:
             why = (
                 f"{name} (a finished answer) routed with others; it matches the task "
-                f"prompt best (score {scores[name]:.2f} > {best_other:.2f})"
+                f"prompt clearly best (score {scores[name]:.2f} > {TERMINAL_MARGIN:g} x "
+                f"{best_other:.2f})"
             )
             return OTHERS_DROPPED, set(routed) - {name}, why
         why = (
             f"{name} (a finished answer) routed with others that match the task prompt "
-            f"as well (score {best_other:.2f} >= {scores[name]:.2f})"
+            f"about as well (score {scores[name]:.2f}, not {TERMINAL_MARGIN:g} x "
+            f"{best_other:.2f})"
         )
-        return TERMINAL_DROPPED, {name}, why
-    tool = next(t for t in candidates if t.name == name)
-    if closer_to_not_for(prompt, tool):
-        why = f"{name} (a finished answer): the task is closer to what it is not for (A9)"
         return TERMINAL_DROPPED, {name}, why
     others = index.scores(prompt, [t.name for t in candidates if t.name != name], ignore=ignore)
     best_other = max(others.values(), default=0.0)
@@ -190,7 +205,12 @@ def guard_terminal(
     if found is None:
         return routed, []
     verdict, dropped, why = found
-    fallback = "retrieval answers instead" if dropped == routed else "the rest run"
+    if dropped == routed:
+        fallback = "retrieval answers instead"
+    elif verdict == OTHERS_DROPPED:
+        fallback = "it runs alone"
+    else:
+        fallback = "the others run"
     entry = LedgerEntry(
         kind=LedgerKind.ROUTING,
         task_no=node.task_no,
@@ -254,6 +274,60 @@ def best_fit_yes(
         RoutingVerdict(v.tool, True, entry.reason, True) if v.tool == best else v for v in verdicts
     )
     return Activation(verdicts=kept, requests=requests, llm_calls=activation.llm_calls), [entry]
+
+
+def without_missing_inputs(
+    deps: Dependencies, node: TaskNode, candidates: Sequence[AnyTool], activation: Activation
+) -> tuple[Activation, list[LedgerEntry]]:
+    """T13 at routing: a yes whose request leaves a required input unfilled is a no.
+
+    Such a tool would decline when it is called (an AI system tool after its
+    input check, W2), so it is not queued: the routed set says what runs. A tool
+    that asks for what is missing (Q1: its own or the domain's
+    ``ask_for_missing_inputs``, or a clarifiable tool) keeps its yes, and so does
+    a tool whose request the routing call did not extract (it is extracted when
+    it runs). "Which phone number do I call to book a CT scan?" is no date for
+    ``format_date``, whatever the model says. A required input the model left out
+    but the text states (the offline extraction rules find it) is filled from the
+    text instead, and the tool runs.
+    """
+    domain_asks = deps.domain.ask_for_missing_inputs
+    requests = dict(activation.requests)
+    details: dict[str, str] = {}
+    for tool in candidates:
+        verdict = next((v for v in activation.verdicts if v.tool == tool.name), None)
+        if verdict is None or not verdict.run or tool.name not in requests:
+            continue
+        if domain_asks or tool.ask_for_missing_inputs or asks_itself(tool):
+            continue
+        given = {k: v for k, v in (requests[tool.name] or {}).items() if v is not None}
+        if not missing_from(tool, given):
+            continue
+        ruled = extract_request(execution_text(node.task), tool.request_model) or {}
+        merged = {**{k: v for k, v in ruled.items() if v is not None}, **given}
+        missing = missing_from(tool, merged)
+        if missing:
+            details[tool.name] = INPUT_NOT_GIVEN.format(names=", ".join(missing))
+            del requests[tool.name]
+        else:  # the model left out what the text states: the rules' value (T7)
+            requests[tool.name] = merged
+    if not details:
+        return replace(activation, requests=requests), []
+    kept = tuple(
+        replace(v, run=False, reason=details[v.tool]) if v.tool in details else v
+        for v in activation.verdicts
+    )
+    entries = [
+        LedgerEntry(
+            kind=LedgerKind.ROUTING,
+            task_no=node.task_no,
+            tool=name,
+            verdict=INPUTS_MISSING,
+            reason=reason,
+        )
+        for name, reason in sorted(details.items())
+    ]
+    return replace(activation, verdicts=kept, requests=requests), entries
 
 
 def resolve_yeses(

@@ -13,6 +13,7 @@ from toolweave.graph.candidates import (
     guard_terminal,
     offer_candidates,
     resolve_yeses,
+    without_missing_inputs,
 )
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.nodes import Steps, make_node
@@ -130,8 +131,9 @@ def make_route(deps: Dependencies) -> Runnable[Any, Any]:
                 activation,
                 ignore=domain_terms(deps.domain.name),
             )
+            activation, unfilled = without_missing_inputs(deps, node, candidates, activation)
             tools, entries = routed_activation(deps, node, offered, candidates, activation)
-            entries = prefiltered + chosen + entries
+            entries = prefiltered + chosen + unfilled + entries
             requests, calls = dict(activation.requests), activation.llm_calls
         ordered = sorted(tools, key=lambda tool: tool.priority)
         cap = deps.limits.max_tools_per_task

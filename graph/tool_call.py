@@ -39,7 +39,7 @@ from toolweave.tools.consumers import (
 from toolweave.tools.effects import Call, Steps, perform
 from toolweave.tools.progress import ProgressEmitter, phrases_for
 from toolweave.tools.registry import AnyTool
-from toolweave.tools.required import input_question, missing_inputs, with_reply
+from toolweave.tools.required import asks_itself, input_question, missing_inputs, with_reply
 
 logger = logging.getLogger(__name__)
 
@@ -156,7 +156,7 @@ def tool_steps(
         outcome.ledger.append(entry(node, name, LedgerKind.TOOL_SKIPPED, "skipped", reason))
         return outcome
     missing = missing_inputs(tool, request)
-    if missing and not isinstance(tool, ClarifiableTool | ClarifiableContextConsumerTool):
+    if missing and not asks_itself(tool):
         if reply is not None:  # Q2: the user's reply is the input the graph asked for
             request = with_reply(tool, request, reply)
             outcome.request = request.model_dump(exclude_none=True, by_alias=True)

@@ -122,7 +122,10 @@ def related(a: str, b: str) -> bool:
     """Whether two words look like forms of one word.
 
     Same stem (:func:`stem`, or the kit's stem in one language for both words:
-    ``"parked"``/``"parking"`` in English), or a long common prefix of their stems.
+    ``"parked"``/``"parking"`` in English), or a long common prefix of their stems:
+    one stem begins the other, or they differ only after more than :data:`MIN_STEM`
+    letters, in the last letter of the shorter (``"kápolna"`` is no form of
+    ``"kapott"``: ``kapoln``/``kapot`` share four letters).
     A stem shorter than :data:`MIN_STEM` letters counts only when the shorter word,
     whole, begins the longer one and is their stem in one language, or is itself
     :data:`MIN_STEM` letters or more (``"bank"``/``"bankot"``).
@@ -141,7 +144,9 @@ def related(a: str, b: str) -> bool:
         if x != y:
             break
         common += 1
-    return common >= MIN_STEM and common >= min(len(sa), len(sb)) - 1
+    if common == min(len(sa), len(sb)):  # one stem begins the other
+        return common >= MIN_STEM
+    return common > MIN_STEM and common >= min(len(sa), len(sb)) - 1  # one letter differs
 
 
 @lru_cache(maxsize=1 << 18)

@@ -244,7 +244,11 @@ def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[C
       key word the sentence lacks (it may say it otherwise: "do not eat" for
       "fasting"); a key word no document of a context of several holds
       (:func:`_unseen`: "Can I bring my dog…") is a subject the sources do not
-      cover. When the question asks *when* or *how much* and the sentence gives
+      cover: then a sentence answers only when it holds a :func:`distinctive`
+      key word, one few of the context's documents hold, not only words many
+      pages share ("Mikor van nyitva a kórházi kápolna?" is not answered by the
+      pharmacy's opening hours because both say "kórházi" and "nyitva").
+      When the question asks *when* or *how much* and the sentence gives
       such a figure, every word of the sentence before counts (it names what the
       figure is about).
     - A *how many* question is answered only by a sentence giving a count
@@ -269,7 +273,8 @@ def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[C
     quantity = asks_for_quantity(question)
     time = asks_for_time(question)
     count = asks_for_count(question)
-    unseen = _unseen(wanted, candidates)
+    documents, held = _held_by(wanted, candidates)
+    unseen = _unseen(documents, held)
     scored: list[tuple[float, bool, int, Candidate[SourceT]]] = []
     for position, candidate in enumerate(candidates):
         text_words = content_words(candidate.text)
@@ -289,6 +294,9 @@ def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[C
         half = bool(from_title) or (titled and unseen.isdisjoint(rest))
         if not enough(with_before, total, titled=half):
             continue
+        said = [w for w in wanted if w not in rest or w in from_before]
+        if unseen and not any(distinctive(documents, held[w]) for w in said):
+            continue  # the sentence holds the context's common words, not its missing subject
         if count and not has_count(candidate.text):
             continue
         introduced = [w for w in from_before if w in names or not has_figure(candidate.before)]
@@ -304,20 +312,40 @@ def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[C
     return [item[3] for item in kept]
 
 
-def _unseen(wanted: Sequence[str], candidates: Sequence[Candidate[SourceT]]) -> set[str]:
+def _held_by(
+    wanted: Sequence[str], candidates: Sequence[Candidate[SourceT]]
+) -> tuple[int, dict[str, int]]:
+    """How many documents the context has, and how many of them hold each key word.
+
+    A document is the candidates of one page title; its title's words count.
+    """
+    documents: dict[str, list[str]] = {}
+    for candidate in candidates:
+        words = documents.setdefault(candidate.title, content_words(candidate.title))
+        words.extend(content_words(candidate.text))
+    held = {w: sum(any(matches(w, h) for h in d) for d in documents.values()) for w in wanted}
+    return len(documents), held
+
+
+def _unseen(documents: int, held: dict[str, int]) -> set[str]:
     """The key words no document of a context of several documents holds (title or text).
 
     A context of one document is what a tool or search found about the question's
     subject; a key word it lacks may be its way of saying it ("vezeti" for
     "osztályvezető"), so none counts as unseen there.
     """
-    documents: dict[str, list[str]] = {}
-    for candidate in candidates:
-        words = documents.setdefault(candidate.title, content_words(candidate.title))
-        words.extend(content_words(candidate.text))
-    if len(documents) < 2:
+    if documents < 2:
         return set()
-    return {w for w in wanted if not any(matches(w, h) for d in documents.values() for h in d)}
+    return {w for w, count in held.items() if not count}
+
+
+def distinctive(documents: int, count: int) -> bool:
+    """Whether a key word held by ``count`` of the context's documents tells them apart.
+
+    It is when at most a third of them (at least one) hold it: "gym" on the one
+    page about the gym, not "hospital" or "open", which many pages share.
+    """
+    return 0 < count <= max(1, documents // 3)
 
 
 def page_runs(texts: Iterable[tuple[str, int | None, str]]) -> list[list[str]]:

@@ -21,13 +21,28 @@ EXAMPLE_SCHEMA = json.dumps(
     }
 )
 
+ENDS_IN_ED_SCHEMA = json.dumps(
+    {
+        "type": "object",
+        "properties": {"exampleParam": {"type": "string", "pattern": "ed$"}},
+        "required": ["exampleParam"],
+    }
+)
+"""A schema the model's string can miss while filling it (W2: the JSON Schema check)."""
+
 
 class ExampleTool(AiTool):
     """The seed's example tool, with a configurable id and scope and a log of its runs."""
 
-    def __init__(self, scope: AiToolScope = AiToolScope.SERVER, tool_id: str = "example-tool"):
+    def __init__(
+        self,
+        scope: AiToolScope = AiToolScope.SERVER,
+        tool_id: str = "example-tool",
+        schema: str = EXAMPLE_SCHEMA,
+    ):
         self.scope = scope
         self.tool_id = tool_id
+        self.schema = schema
         self.ran: list[str] = []
         self.defined = 0
 
@@ -36,7 +51,7 @@ class ExampleTool(AiTool):
         builder.id(self.tool_id).name(f"{self.tool_id}-name").user_description(
             "example-tool-description-shown-to-user"
         ).ai_description("example-tool-description-shown-to-ai").input_json_schema(
-            EXAMPLE_SCHEMA
+            self.schema
         ).scope(self.scope)
 
     def execute(self, input: str) -> str:

@@ -23,6 +23,7 @@ import toolweave
 from toolweave import ConfigurationError, LedgerKind, build_graph, to_tool_name, tool_names
 from toolweave.adapters.langchain import from_langchain_tool
 from toolweave.adapters.mcp import load_mcp_tools
+from toolweave.graph.candidates import INPUTS_MISSING
 from toolweave.testing import FunctionAssistant
 from toolweave.tools.ai.base import AiTool, AiToolBuilder, AiToolScope
 from toolweave.tools.ai.orchestration import as_chatbot_tools
@@ -94,8 +95,8 @@ def test_T13_plain_str_it_cannot_fill_declines_with_a_ledger_line_naming_it(capl
         out = ask(graph)
     assert CALLS == []
     assert out["activated"] == []
-    (declined,) = [e for e in tool_entries(out, "free_beds") if e.kind is LedgerKind.TOOL_SKIPPED]
-    assert declined.verdict == "declined"
+    (declined,) = [e for e in tool_entries(out, "free_beds") if e.verdict == INPUTS_MISSING]
+    assert declined.kind is LedgerKind.ROUTING  # read as no when routed, never queued
     assert "department" in declined.reason
     assert not [r for r in caplog.records if r.exc_info]
 
@@ -227,9 +228,8 @@ def test_T13_an_ai_tool_in_orchestration_declines_without_its_required_input() -
     graph = build_graph("korhaz", as_chatbot_tools(AiToolRegistry([Beds()])))
     out = ask(graph, "How many free beds are there?")
     assert out["activated"] == []
-    skipped = [e for e in tool_entries(out, "free_beds") if e.kind is LedgerKind.TOOL_SKIPPED]
-    assert skipped
-    assert "department" in skipped[0].reason
+    (declined,) = [e for e in tool_entries(out, "free_beds") if e.verdict == INPUTS_MISSING]
+    assert "department" in declined.reason
 
 
 # --- T14: names from outside ----------------------------------------------------------
@@ -346,7 +346,7 @@ def test_T13_Q1_the_domain_says_ask_and_a_native_tool_with_required_inputs_asks(
     declining = build_graph("ward", [Beds()], assistant=always)
     out = ask(declining, "Free beds?")
     assert out["answer"] == "no context"
-    assert any(e.verdict == "declined" for e in tool_entries(out, "beds"))
+    assert any(e.verdict == INPUTS_MISSING for e in tool_entries(out, "beds"))
     asking = build_graph(
         toolweave.Domain(name="ward", ask_for_missing_inputs=True),
         [Beds()],

@@ -11,7 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ai_support import ExampleTool, client_payload, config, example_graph, results
+from ai_support import (
+    ENDS_IN_ED_SCHEMA,
+    ExampleTool,
+    client_payload,
+    config,
+    example_graph,
+    results,
+)
 from fake_openai import FakeToolCalls
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -85,7 +92,7 @@ def test_W3_W4_pause_is_durable_and_resumed_from_another_process_nothing_repeate
         f"""
         import sys
         sys.path.insert(0, {str(ROOT / "tests")!r})
-        from ai_support import ExampleTool, example_graph, config
+        from ai_support import ENDS_IN_ED_SCHEMA, ExampleTool, example_graph, config
         from toolweave.persistence import open_checkpointer
         from toolweave.tools.ai.base import AiToolScope
 
@@ -318,9 +325,9 @@ def test_W2_the_error_reaches_the_model_and_its_corrected_input_runs(fake_openai
     assistant = default_assistant(
         model="fake", api_key="sk-test", base_url=fake_openai.base_url, env={}
     )
-    tool = ExampleTool(AiToolScope.SERVER)
+    tool = ExampleTool(AiToolScope.SERVER, schema=ENDS_IN_ED_SCHEMA)
     fake_openai.script(  # A10: no normalization call for a first message
-        {"example_tool": {"reason": "asked", "run": True, "request": {"exampleParam": None}}},
+        {"example_tool": {"reason": "asked", "run": True, "request": {"exampleParam": "run"}}},
         {"exampleParam": "corrected"},  # the extraction asked again, with the error
         "Done.",
     )
@@ -329,7 +336,7 @@ def test_W2_the_error_reaches_the_model_and_its_corrected_input_runs(fake_openai
     assert tool.ran == ['{"exampleParam": "corrected"}']
     retry = json.dumps(fake_openai.requests[1]["messages"])
     assert "Your previous input for this tool was rejected" in retry
-    assert "'exampleParam' is a required property" in retry
+    assert "does not match 'ed$'" in retry  # W2 (a missing input is T13's: no retry)
     assert out["llm_calls"] == 3
     rejected = [e for e in out["ledger"] if e.verdict == "skipped" and e.tool == "example_tool"]
     assert [e.reason.split(":")[0] for e in rejected] == ["input rejected (attempt 1 of 2)"]

@@ -13,6 +13,7 @@ import pytest
 from bench.answers import PARTS, load, run
 from toolweave import OfflineAssistant, UniqueTextDocument, build_graph
 from toolweave.domains import load_domain
+from toolweave.evaluation import says_no_information
 from toolweave.llm.port import AnswerRequest
 
 offline = OfflineAssistant()
@@ -28,19 +29,20 @@ def heldout() -> list[Any]:
 def test_A7_heldout_answers_hold_the_asked_fact(heldout: list[Any]) -> None:
     covered = [o for o in heldout if o.fact is not None]
     right = sum(o.right for o in covered)
-    # 28 of 33 on the extended set since issue 20's routing rules (29 before; issue 17
-    # item 2 wants 0.9; docs/guides/answers.md says which misses are left and why)
-    assert right / len(covered) >= 0.84, [o.question for o in covered if not o.right]
+    # 27 of 33 since the distinctive-word rule (28 before it, 29 before issue 20's routing
+    # rules; issue 17 item 2 wants 0.9; docs/guides/answers.md says which misses are left,
+    # and what the rule traded: one held-out fact for two "no information" answers)
+    assert right / len(covered) >= 0.81, [o.question for o in covered if not o.right]
 
 
 def test_A7_heldout_questions_the_corpus_does_not_cover_keep_no_information(
     heldout: list[Any],
 ) -> None:
     uncovered = [o for o in heldout if o.fact is None]
-    # 13 of 18 on the extended set (4 of 5 on the first 5 rows); issue 17 item 2 wants
-    # 0.9, docs/guides/answers.md says which are left and why: the level must not drop
+    # 15 of 18 since the distinctive-word rule (13 before); issue 17 item 2 wants 0.9,
+    # docs/guides/answers.md says which are left and why: the level must not drop
     assert len(uncovered) >= 15
-    assert sum(o.right for o in uncovered) / len(uncovered) >= 0.7
+    assert sum(o.right for o in uncovered) / len(uncovered) >= 0.83
 
 
 def _doc(page: int, number: int, text: str, title: str = "Contact") -> UniqueTextDocument:
@@ -85,3 +87,30 @@ def test_A7_interrogatives_are_no_key_words_of_the_answer(
     docs.append(_doc(1, 2, text, "Desk"))
     answer = offline.answer(AnswerRequest(question, lang, "", docs, ())).text
     assert text in answer
+
+
+def _pages(*pages: tuple[str, str]) -> list[UniqueTextDocument]:
+    """One sentence per document: ``(title, sentence)``."""
+    return [_doc(1, 1, text, title) for title, text in pages]
+
+
+MUSEUM = _pages(
+    ("Shop", "The museum shop is open daily 10:00-18:00."),
+    ("Cafe", "The museum cafe is open daily 9:00-17:00."),
+    ("Garden", "The museum garden is open in summer."),
+    ("Tickets", "Museum tickets cost 2000 Ft."),
+)
+
+
+def test_A7_a_subject_no_document_holds_is_not_answered_by_words_pages_share() -> None:
+    """The chapel is on no page: "museum" and "open" on every page answer nothing."""
+    answer = _answer("When is the museum chapel open?", MUSEUM)
+    assert "10:00" not in answer
+    assert "9:00" not in answer
+    assert says_no_information(answer)
+
+
+def test_A7_a_distinctive_word_answers_though_another_word_is_on_no_page() -> None:
+    """ "Maximum" is on no page ("at most" says it), but only one page is about the shop."""
+    answer = _answer("When is the museum shop open at the maximum?", MUSEUM)
+    assert "10:00-18:00" in answer

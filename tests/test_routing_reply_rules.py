@@ -132,3 +132,55 @@ def test_T5_a_best_fit_the_task_shares_no_word_with_does_not_run():
     out = graph.invoke({"messages": [HumanMessage("When is the office open on Friday?")]})
     assert "1:parking" not in out["activated"]
     assert any(e.verdict == "t5_best_fit_not_backed" for e in out["ledger"])
+
+
+def _date_graph(date: str | None) -> tuple[Any, ScriptedChatModel]:
+    """``format_date`` beside a ward tool; the model says yes to it with ``date``."""
+    from toolweave.graph.builder import build_graph
+    from toolweave_korhaz.ai_tools import FormatDateTool
+
+    reply = {
+        "best_fit": "format_date",
+        "parking": None,
+        "format_date": {"reason": "a date", "run": True, "request": {"date": date}},
+    }
+    model = ScriptedChatModel(script=[reply, "The answer."])
+    assistant = ChatModelAssistant(model, fuse_routing=True, max_retries=0)
+    tools = [tool("parking"), *as_chatbot_tools([FormatDateTool()])]
+    return build_graph("demo", tools, assistant=assistant), model
+
+
+def test_T13_a_yes_without_its_required_input_is_a_no_at_routing():
+    """The 1.5B's yes to ``format_date`` for a CT booking question: no date, so not queued."""
+
+    graph, model = _date_graph(None)
+    events = list(
+        graph.stream(
+            {"messages": [HumanMessage("Which phone number do I call to book a CT scan?")]},
+            stream_mode="custom",
+        )
+    )
+    queued = [e["tools"] for e in events if e.get("type") == "routed" and e.get("task_no") == "1"]
+    assert queued
+    assert "format_date" not in queued[0]
+    assert len(model.calls) == 2  # routing and the answer: no W2 re-extraction call
+
+
+def test_T13_the_ledger_names_the_missing_input_of_a_yes_read_as_no():
+    from toolweave.graph.candidates import INPUTS_MISSING
+
+    graph, _ = _date_graph(None)
+    out = graph.invoke(
+        {"messages": [HumanMessage("Which phone number do I call to book a CT scan?")]}
+    )
+    (entry,) = [e for e in out["ledger"] if e.verdict == INPUTS_MISSING]
+    assert entry.tool == "format_date"
+    assert "date" in entry.reason
+    assert "1:format_date" not in out["activated"]
+
+
+def test_T13_T7_a_required_input_the_model_left_out_but_the_text_states_is_filled():
+    graph, model = _date_graph(None)
+    out = graph.invoke({"messages": [HumanMessage("Milyen napra esik 2026-12-24?")]})
+    assert "1:format_date" in out["activated"]  # the rules read the date from the text
+    assert "csütörtök" in model.calls[1].system.casefold()  # 24 Dec 2026 is a Thursday

@@ -141,3 +141,38 @@ def test_A8_hospital_confused_model_degrades_to_retrieval_not_emergency_numbers(
             out = graph.invoke({"messages": [HumanMessage(question)]})
             assert "emergency_numbers" not in ran(out), (route.__name__, question)
             assert "korhaz_search" in ran(out)
+
+
+def test_A9_a_terminal_tool_at_a_near_tie_with_another_yes_does_not_silence_it():
+    """ "What is the pharmacy's phone number?": both say "phone number"; the context runs."""
+    from toolweave_korhaz import korhaz_domain, korhaz_tools
+
+    both = FunctionAssistant(route=lambda text, offered: ["emergency_numbers", "department_info"])
+    graph = build_graph(korhaz_domain(), korhaz_tools(), assistant=both)
+    out = graph.invoke({"messages": [HumanMessage("What is the pharmacy's phone number?")]})
+    assert "emergency_numbers" not in ran(out)
+    assert "112" not in out["answer"]
+    (entry,) = a8_entries(out)
+    assert entry.verdict == TERMINAL_DROPPED
+    assert "the others run" in entry.reason
+
+
+def test_A9_a_conflict_a_terminal_tool_wins_says_it_runs_alone():
+    urgent = run("emergency phone number, urgently!", ["emergency", "ward_phone"])
+    (entry,) = a8_entries(urgent)
+    assert entry.verdict == OTHERS_DROPPED
+    assert "it runs alone" in entry.reason
+
+
+def test_A9_a_chapel_is_no_form_of_got_so_it_is_no_emergency_evidence():
+    """ "kápolna" and "kapott" (in "mérgezést kapott") share four letters, not a stem."""
+    from toolweave.llm.lexical import related
+    from toolweave.llm.offline import OfflineAssistant
+    from toolweave_korhaz import korhaz_domain, korhaz_tools
+
+    assert not related("kápolna", "kapott")
+    assert related("látogatás", "látogatási")
+    graph = build_graph(korhaz_domain(), korhaz_tools(), assistant=OfflineAssistant())
+    out = graph.invoke({"messages": [HumanMessage("Mikor van nyitva a kórházi kápolna?")]})
+    assert "emergency_numbers" not in ran(out)
+    assert "112" not in out["answer"]

@@ -13,15 +13,28 @@ from __future__ import annotations
 
 import enum
 import types
+from collections.abc import Mapping
 from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from toolweave.tools.base import ChatbotTool
+from toolweave.tools.consumers import ClarifiableContextConsumerTool, ClarifiableTool
 
 ASK_FOR_INPUT = {"en": "Which {field}?", "hu": "Kérem, adja meg: {field}."}
 """The question for the first unfilled required input (Q1), by language."""
+
+
+def required_inputs(
+    schema: type[BaseModel] | Mapping[str, Any], model: type[BaseModel]
+) -> tuple[str, ...]:
+    """The fields of ``model`` the tool's own schema requires (T13), by field name."""
+    if isinstance(schema, Mapping):
+        required = schema.get("required")
+        wanted = set(required) if isinstance(required, list) else set()
+        return tuple(n for n, f in model.model_fields.items() if (f.alias or n) in wanted)
+    return tuple(n for n, f in schema.model_fields.items() if f.is_required())
 
 
 def _unfilled(value: Any) -> bool:
@@ -40,6 +53,26 @@ def _missing(tool: ChatbotTool[Any], request: BaseModel) -> list[tuple[str, Fiel
 def missing_inputs(tool: ChatbotTool[Any], request: BaseModel) -> list[str]:
     """The tool's required inputs ``request`` leaves unfilled, as the schema names them."""
     return [info.alias or name for name, info in _missing(tool, request)]
+
+
+def asks_itself(tool: ChatbotTool[Any]) -> bool:
+    """Whether the tool is called with inputs missing and handles the gap itself (Q1)."""
+    return isinstance(tool, ClarifiableTool | ClarifiableContextConsumerTool)
+
+
+def missing_from(tool: ChatbotTool[Any], request: Mapping[str, Any] | None) -> list[str]:
+    """The required inputs an extracted request (as a mapping) leaves unfilled (T13).
+
+    A request that does not validate names none here: the tool call reports it
+    (T6) with the validation error.
+    """
+    if not tool.required_inputs:
+        return []
+    try:
+        model = tool.request_model.model_validate(dict(request or {}))
+    except ValidationError:
+        return []
+    return missing_inputs(tool, model)
 
 
 def choices(info: FieldInfo) -> list[str]:

@@ -23,6 +23,7 @@ from toolweave.tools.ai.inputs import request_model
 from toolweave.tools.ai.prompts import EXTRACTION_INSTRUCTION
 from toolweave.tools.ai.registry import AiToolRegistry, RegisteredAiTool
 from toolweave.tools.base import ChatbotTool, ToolCallContext
+from toolweave.tools.required import required_inputs
 
 
 class AiChatbotTool(ChatbotTool[BaseModel]):
@@ -52,12 +53,14 @@ def as_chatbot_tool(
     """The chatbot tool that lets ``tool`` be routed, extracted and run in orchestration."""
     definition = tool.definition
     name = to_tool_name(definition.id)
+    model = request_model(definition)
     attributes: dict[str, Any] = {
         "name": name,
         "source_name": definition.id,
         "domain": domain,
         "priority": priority,
-        "request_model": request_model(definition),
+        "request_model": model,
+        "required_inputs": required_inputs(definition.schema or {}, model),  # T13
         "instruction": EXTRACTION_INSTRUCTION.format(
             id=definition.id, ai_description=definition.ai_description
         ),

@@ -50,7 +50,7 @@ from toolweave.state.task import ROOT_TASK_NO, TaskInfo
 from toolweave.tools.base import ChatbotTool, EligibleSystem, ToolCallContext
 from toolweave.tools.consumers import ContextConsumerTool
 from toolweave.tools.json_schema import model_from_schema
-from toolweave.tools.required import missing_inputs
+from toolweave.tools.required import missing_inputs, required_inputs
 
 ROUTING_QUESTION = "{name}: true when the user asks for what this tool does: {description}"
 """Routing question of an adapted LangChain tool when none is given (T5)."""
@@ -114,17 +114,6 @@ def optional_request_model(
             ),
         )
     return create_model(model_name, **fields)
-
-
-def required_inputs(
-    schema: type[BaseModel] | Mapping[str, Any], model: type[BaseModel]
-) -> tuple[str, ...]:
-    """The fields of ``model`` the tool's own schema requires (T13), by field name."""
-    if isinstance(schema, Mapping):
-        required = schema.get("required")
-        wanted = set(required) if isinstance(required, list) else set()
-        return tuple(n for n, f in model.model_fields.items() if (f.alias or n) in wanted)
-    return tuple(n for n, f in schema.model_fields.items() if f.is_required())
 
 
 def documents_of(tool_name: str, value: Any) -> list[UniqueTextDocument]:

@@ -153,6 +153,8 @@ def _names(question: str) -> set[str]:
     return {t.casefold() for t in tokens[1:] if t[:1].isupper()}
 
 
+MIN_DOCUMENTS_APART = 3
+"""Documents a context needs before a word few of them hold tells them apart."""
 KEEP_SHARE = 0.75
 """A picked sentence scores at least this share of the best one's score."""
 FIGURE_BONUS = 0.5
@@ -275,6 +277,7 @@ def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[C
     count = asks_for_count(question)
     documents, held = _held_by(wanted, candidates)
     unseen = _unseen(documents, held)
+    lacking = missing_subject(documents, unseen)
     scored: list[tuple[float, bool, int, Candidate[SourceT]]] = []
     for position, candidate in enumerate(candidates):
         text_words = content_words(candidate.text)
@@ -295,7 +298,7 @@ def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[C
         if not enough(with_before, total, titled=half):
             continue
         said = [w for w in wanted if w not in rest or w in from_before]
-        if unseen and not any(distinctive(documents, held[w]) for w in said):
+        if lacking and not any(distinctive(documents, held[w]) for w in said):
             continue  # the sentence holds the context's common words, not its missing subject
         if count and not has_count(candidate.text):
             continue
@@ -337,6 +340,18 @@ def _unseen(documents: int, held: dict[str, int]) -> set[str]:
     if documents < 2:
         return set()
     return {w for w, count in held.items() if not count}
+
+
+def missing_subject(documents: int, unseen: set[str]) -> set[str]:
+    """The unseen key words that name a subject the context lacks.
+
+    Only in a context of :data:`MIN_DOCUMENTS_APART` documents or more: fewer tell no
+    common word from a distinctive one. A weekday or a number asks for a detail ("on
+    Friday", "a 4-year-old"), not a subject.
+    """
+    if documents < MIN_DOCUMENTS_APART:
+        return set()
+    return {w for w in unseen if weekday(w) is None and not w.isdigit()}
 
 
 def distinctive(documents: int, count: int) -> bool:

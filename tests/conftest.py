@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cli_support import OFFLINE_UNSET
 from fake_openai import FakeOpenAI
 from stores import STORE_KINDS, StoreFactory, store_factory
 from web_support import SHOTS, browser, dark_page, page, probe_server, tabs  # noqa: F401
@@ -23,6 +24,14 @@ STARTED = pytest.StashKey[float]()
 
 ROOT = Path(__file__).resolve().parents[1]
 STARTUP_TIMEOUT = 90.0
+
+
+@pytest.fixture
+def offline_cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The CLI with no model key (the offline model answers) and a private data dir."""
+    for name in OFFLINE_UNSET:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TOOLWEAVE_DATA_DIR", str(tmp_path / "data"))
 
 
 @pytest.fixture(params=STORE_KINDS)

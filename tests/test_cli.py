@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_support import run
 
-from toolweave import cli
 from toolweave.cli.session import DB_NAME, Session
 from toolweave.persistence import data_dir
 from toolweave_korhaz.examples import EXAMPLE_QUESTIONS
@@ -22,18 +22,7 @@ CORPUS_CACHE = "cache"
 CARDIOLOGY = next(q for q in EXAMPLE_QUESTIONS if "department_info" in q.expected_tools)
 
 
-@pytest.fixture(autouse=True)
-def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No OpenAI key (the offline model answers) and a private data dir."""
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("TOOLWEAVE_DATA_DIR", str(tmp_path / "data"))
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = cli.main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+pytestmark = pytest.mark.usefixtures("offline_cli")
 
 
 def assert_one_line_error(err: str) -> None:

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_support import run
 
 from toolweave import cli
 from toolweave.cli.render import progress_line, source_lines
@@ -21,17 +22,7 @@ HOURS = "When are consultation hours?"
 CARDIOLOGY_HOURS_EN = "Consultation hours of Cardiology: Monday-Thursday 9:00-13:00."
 
 
-@pytest.fixture(autouse=True)
-def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE", "TOOLWEAVE_DATABASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("TOOLWEAVE_DATA_DIR", str(tmp_path / "data"))
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = cli.main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+pytestmark = pytest.mark.usefixtures("offline_cli")
 
 
 def _env(tmp_path: Path) -> dict[str, str]:

@@ -12,10 +12,10 @@ from __future__ import annotations
 import io
 import re
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import run
 
 from toolweave import cli
 from toolweave.llm.errors import LlmBrokenReplyError, LlmUnavailableError
@@ -28,17 +28,7 @@ DEVELOPER_LINES = ("routed:", "gatekeeper:", "coordinated by", "(conditional)", 
 TASK_NUMBER = re.compile(r"^· \d+(\.\d+)* ", re.MULTILINE)
 
 
-@pytest.fixture(autouse=True)
-def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("TOOLWEAVE_DATA_DIR", str(tmp_path / "data"))
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = cli.main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+pytestmark = pytest.mark.usefixtures("offline_cli")
 
 
 # --- P4: progress phrases only, by default ---------------------------------------------------

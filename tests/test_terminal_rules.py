@@ -176,3 +176,35 @@ def test_A9_a_chapel_is_no_form_of_got_so_it_is_no_emergency_evidence():
     out = graph.invoke({"messages": [HumanMessage("Mikor van nyitva a kórházi kápolna?")]})
     assert "emergency_numbers" not in ran(out)
     assert "112" not in out["answer"]
+
+
+def _said_no_to_all() -> Any:
+    """The hospital graph over a model that routes nothing and generates "GENERATED"."""
+    from toolweave_korhaz import korhaz_domain, korhaz_tools
+
+    no = FunctionAssistant(route=lambda text, offered: [], answer=lambda request: "GENERATED")
+    return build_graph(korhaz_domain(), korhaz_tools(), assistant=no)
+
+
+def test_A7_A9_a_described_emergency_the_model_said_no_to_gets_the_numbers():
+    """The 1.5B said no to ``emergency_numbers`` here and generated nonsense."""
+    graph = _said_no_to_all()
+    for question in (
+        "Anyám összeesett és nem lélegzik, mit tegyek?",
+        "My friend is bleeding heavily from a deep cut and feels faint, what do I do?",
+    ):
+        out = graph.invoke({"messages": [HumanMessage(question)]})
+        assert "112" in out["answer"], question
+        assert "GENERATED" not in out["answer"]
+        (entry,) = [e for e in out["ledger"] if e.verdict == "withheld"]
+        assert entry.reason == "emergency"
+
+
+def test_A7_A9_an_information_question_with_emergency_words_is_answered_as_usual():
+    graph = _said_no_to_all()
+    for question in (
+        "What is the pharmacy's phone number?",
+        "Which number do I call to book an MRI?",
+    ):
+        out = graph.invoke({"messages": [HumanMessage(question)]})
+        assert out["answer"] == "GENERATED", question

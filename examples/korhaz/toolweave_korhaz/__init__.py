@@ -37,6 +37,7 @@ from toolweave_korhaz.deep import (
     KorhazDeepSearch,
     deep_fallback,
 )
+from toolweave_korhaz.emergency import emergency_kind
 from toolweave_korhaz.examples import EXAMPLE_QUESTIONS, ExampleQuestion
 from toolweave_korhaz.lookup_tools import DoctorDirectoryTool, SubstanceLookupTool
 from toolweave_korhaz.progress_messages import PROGRESS_MESSAGES
@@ -75,7 +76,8 @@ def korhaz_domain() -> Domain:
         "parking, pharmacy; Hungarian and English.",
         deep_fallback=deep_fallback(),
         progress_messages=PROGRESS_MESSAGES,
-        withheld=(MEDICATION_ADVICE,),  # never a generated medical yes or no (A7)
+        # never a generated medical yes or no, nor a generated answer to an emergency (A7)
+        withheld=(MEDICATION_ADVICE, emergency_kind()),
     )
 
 

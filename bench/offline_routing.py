@@ -55,7 +55,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a file: make ``bench`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from toolweave.graph.candidates import terminal_verdict
+from toolweave.graph.candidates import keyword_evidence, terminal_verdict
 from toolweave.llm.offline import OfflineAssistant
 from toolweave.llm.offline_routing import (
     RoutingRule,
@@ -270,7 +270,8 @@ def finished_answers(
     """The terminal tools that run after the A8 guard (as ``guard_terminal`` decides)."""
     index = _hospital_index(tuple(tools))
     ignore = {term for terms in query_words(domain.name) for term in terms}
-    found = terminal_verdict(index, question, tools, routed, ignore)
+    scores = keyword_evidence(index, question, tools, ignore)
+    found = terminal_verdict(scores, question, tools, routed)
     runs = routed - found[1] if found else routed
     return {t.name for t in tools if t.name in runs and t.returns_answer}
 

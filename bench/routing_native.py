@@ -44,7 +44,7 @@ if __package__ in (None, ""):  # run as a file: make ``bench`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.offline_routing import library, load_jsonl
-from toolweave.graph.candidates import best_fit_yes, resolve_yeses
+from toolweave.graph.candidates import best_fit_yes, keyword_evidence, resolve_yeses
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.task import TaskInfo, TaskNode
 from toolweave.tools.prefilter import CandidateIndex
@@ -91,7 +91,8 @@ def toolweave_route(assistant: Any) -> Callable[[str, list[AnyTool]], tuple[set[
         )
         node = TaskNode(task=TaskInfo(task_no="1", task_prompt=question))
         raw = set(activation.routed())
-        activation, _ = best_fit_yes(CandidateIndex(candidates), node, candidates, activation)
+        scores = keyword_evidence(CandidateIndex(candidates), question, candidates)
+        activation, _ = best_fit_yes(scores, node, candidates, activation)
         resolved, _ = resolve_yeses(node, candidates, activation.verdicts)
         return resolved, raw
 

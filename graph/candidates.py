@@ -59,7 +59,7 @@ entry names the tools that were routed but do not run.
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 
 from toolweave.graph.context import Dependencies
@@ -135,14 +135,30 @@ def offer_candidates(
     return offered, [entry]
 
 
-def terminal_verdict(
+def keyword_evidence(
     index: CandidateIndex,
     prompt: str,
     candidates: Sequence[AnyTool],
-    routed: Collection[str],
     ignore: Collection[str] = frozenset(),
+) -> dict[str, float]:
+    """Each candidate's keyword (BM25) score for ``prompt``: once per routing.
+
+    The evidence :func:`best_fit_yes` and :func:`terminal_verdict` weigh; ``ignore``
+    holds the domain's own terms (:func:`domain_terms`), which are no evidence.
+    """
+    return index.scores(prompt, [tool.name for tool in candidates], ignore=ignore)
+
+
+def terminal_verdict(
+    scores: Mapping[str, float],
+    prompt: str,
+    candidates: Sequence[AnyTool],
+    routed: Collection[str],
 ) -> tuple[str, set[str], str] | None:
-    """A8: ``(verdict, tools not to run, why)`` when a terminal yes is unclear, else ``None``."""
+    """A8: ``(verdict, tools not to run, why)`` when a terminal yes is unclear, else ``None``.
+
+    ``scores``: the candidates' :func:`keyword_evidence` for ``prompt``.
+    """
     terminal = {t.name for t in candidates if t.name in routed and t.returns_answer}
     if not terminal:
         return None
@@ -158,28 +174,27 @@ def terminal_verdict(
     if closer_to_not_for(prompt, tool):
         why = f"{name} (a finished answer): the task is closer to what it is not for (A9)"
         return TERMINAL_DROPPED, {name}, why
-    scores = index.scores(prompt, routed, ignore=ignore)
     if len(routed) > 1:
-        best_other = max(score for tool, score in scores.items() if tool != name)
-        if scores[name] > TERMINAL_MARGIN * best_other:
+        best_other = max(scores.get(tool, 0.0) for tool in routed if tool != name)
+        if scores.get(name, 0.0) > TERMINAL_MARGIN * best_other:
             why = (
                 f"{name} (a finished answer) routed with others; it matches the task "
-                f"prompt clearly best (score {scores[name]:.2f} > {TERMINAL_MARGIN:g} x "
+                f"prompt clearly best (score {scores.get(name, 0.0):.2f} > {TERMINAL_MARGIN:g} x "
                 f"{best_other:.2f})"
             )
             return OTHERS_DROPPED, set(routed) - {name}, why
         why = (
             f"{name} (a finished answer) routed with others that match the task prompt "
-            f"about as well (score {scores[name]:.2f}, not {TERMINAL_MARGIN:g} x "
+            f"about as well (score {scores.get(name, 0.0):.2f}, not {TERMINAL_MARGIN:g} x "
             f"{best_other:.2f})"
         )
         return TERMINAL_DROPPED, {name}, why
-    others = index.scores(prompt, [t.name for t in candidates if t.name != name], ignore=ignore)
-    best_other = max(others.values(), default=0.0)
-    if scores[name] < best_other or 0 < scores[name] == best_other:  # a tie at zero: it stands
+    own = scores.get(name, 0.0)
+    best_other = max((scores.get(t.name, 0.0) for t in candidates if t.name != name), default=0.0)
+    if own < best_other or 0 < own == best_other:  # a tie at zero: it stands
         why = (
             f"{name} (a finished answer) matches the task prompt no better than another "
-            f"candidate (score {scores[name]:.2f} <= {best_other:.2f})"
+            f"candidate (score {own:.2f} <= {best_other:.2f})"
         )
         return TERMINAL_DROPPED, {name}, why
     return None
@@ -192,16 +207,13 @@ def domain_terms(name: str) -> frozenset[str]:
 
 
 def guard_terminal(
-    deps: Dependencies, node: TaskNode, candidates: Sequence[AnyTool], routed: set[str]
+    scores: Mapping[str, float],
+    node: TaskNode,
+    candidates: Sequence[AnyTool],
+    routed: set[str],
 ) -> tuple[set[str], list[LedgerEntry]]:
     """A8: the routed tools that run, and a ledger entry when a terminal yes was unclear."""
-    found = terminal_verdict(
-        deps.candidate_index,
-        node.task.task_prompt,
-        candidates,
-        routed,
-        domain_terms(deps.domain.name),
-    )
+    found = terminal_verdict(scores, node.task.task_prompt, candidates, routed)
     if found is None:
         return routed, []
     verdict, dropped, why = found
@@ -222,12 +234,10 @@ def guard_terminal(
 
 
 def best_fit_yes(
-    index: CandidateIndex,
+    scores: Mapping[str, float],
     node: TaskNode,
     candidates: Sequence[AnyTool],
     activation: Activation,
-    *,
-    ignore: Collection[str] = frozenset(),
 ) -> tuple[Activation, list[LedgerEntry]]:
     """T5: the model's best fit as its yes, when it said yes to no candidate, on evidence.
 
@@ -236,9 +246,9 @@ def best_fit_yes(
     ("Mikor van rendelés a kardiológián?": best fit ``department_info``, every
     entry ``null``); it may as well name a tool that has nothing to do with the
     task. So the best fit runs only when the task's words back it: its keyword
-    score (BM25 over the tool's texts, the domain's own name aside) is above zero
-    and at least :data:`BEST_FIT_SHARE` of the best candidate's (``ignore``: the
-    domain's own name, as for A8). Its request is
+    score (``scores``, the routing's :func:`keyword_evidence`: BM25 over the tool's
+    texts, the domain's own name aside, as for A8) is above zero and at least
+    :data:`BEST_FIT_SHARE` of the best candidate's. Its request is
     filled by the offline extraction rules from what the text states (T7). A8
     still asks a finished-answer tool for its evidence; a tool missing a required
     input still declines (T13).
@@ -250,9 +260,7 @@ def best_fit_yes(
     tool = next((t for t in candidates if t.name == best), None)
     if tool is None:
         return activation, []
-    names = [t.name for t in candidates]
-    scores = index.scores(node.task.task_prompt, names, ignore=ignore)
-    top = max(scores.values(), default=0.0)
+    top = max((scores.get(t.name, 0.0) for t in candidates), default=0.0)
     score = scores.get(best, 0.0)
     backed = score > 0 and score >= BEST_FIT_SHARE * top
     entry = LedgerEntry(

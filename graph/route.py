@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.runnables import Runnable
@@ -11,6 +12,7 @@ from toolweave.graph.candidates import (
     best_fit_yes,
     domain_terms,
     guard_terminal,
+    keyword_evidence,
     offer_candidates,
     resolve_yeses,
     without_missing_inputs,
@@ -65,8 +67,12 @@ def routed_activation(
     offered: set[str],
     candidates: list[AnyTool],
     activation: Activation,
+    scores: Mapping[str, float],
 ) -> tuple[list[AnyTool], list[LedgerEntry]]:
-    """T5 + A5: the routing call's verdicts on the candidates, plus the default retrieval tool."""
+    """T5 + A5: the routing call's verdicts on the candidates, plus the default retrieval tool.
+
+    ``scores``: the candidates' keyword evidence (:func:`keyword_evidence`), for A8.
+    """
     retrieval = deps.domain.default_retrieval_tool
     entries = [
         _entry(LedgerKind.ROUTING, node, v.tool, "routed", v.reason)
@@ -88,7 +94,7 @@ def routed_activation(
             )
         )
     routed, resolved = resolve_yeses(node, candidates, activation.verdicts)  # T5
-    routed, guarded = guard_terminal(deps, node, candidates, routed)  # A8
+    routed, guarded = guard_terminal(scores, node, candidates, routed)  # A8
     entries += resolved + guarded
     tools = [tool for tool in deps.registry if tool.name in routed]  # registry order (A6)
     if retrieval is not None and retrieval in offered:
@@ -124,15 +130,15 @@ def make_route(deps: Dependencies) -> Runnable[Any, Any]:
                 activation = yield from assistant.route_and_extract_steps(
                     prompt, text, candidates, extraction_prompt=EXTRACTION_SYSTEM_PROMPT
                 )
-            activation, chosen = best_fit_yes(  # T5
+            scores = keyword_evidence(  # once per routing: T5's best fit and A8 weigh it
                 deps.candidate_index,
-                node,
+                node.task.task_prompt,
                 candidates,
-                activation,
-                ignore=domain_terms(deps.domain.name),
+                domain_terms(deps.domain.name),
             )
+            activation, chosen = best_fit_yes(scores, node, candidates, activation)  # T5
             activation, unfilled = without_missing_inputs(deps, node, candidates, activation)
-            tools, entries = routed_activation(deps, node, offered, candidates, activation)
+            tools, entries = routed_activation(deps, node, offered, candidates, activation, scores)
             entries = prefiltered + chosen + unfilled + entries
             requests, calls = dict(activation.requests), activation.llm_calls
         ordered = sorted(tools, key=lambda tool: tool.priority)

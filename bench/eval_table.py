@@ -10,9 +10,12 @@ Usage (from the repository root)::
 
     python -m bench.eval_table 1.5B=/tmp/eval-15b.json 0.5B=/tmp/eval-05b.json offline=off.json
     python -m bench.eval_table --cases-of 15b.json 1.5B=15b.json offline=off.json
+    python -m bench.eval_table 1.5B=15b-front.json+15b-back.json   # one run on two servers
 
-``--cases-of REPORT`` keeps, in every report, only the cases REPORT finished: the
-offline model on the very questions a stopped run measured (the anchor).
+A report given as ``a.json+b.json`` is the union of its parts by case id (one model's
+file run from both ends on two servers). ``--cases-of REPORT`` keeps, in every report,
+only the cases REPORT finished: the offline model on the very questions a stopped run
+measured (the anchor).
 """
 
 from __future__ import annotations
@@ -66,6 +69,19 @@ def categories(label: str, cases: Sequence[dict[str, Any]]) -> list[str]:
     return [label, *(f"{k} {_share(sum(v), len(v))}" for k, v in sorted(by.items()))]
 
 
+def report_cases(paths: str) -> list[dict[str, Any]]:
+    """The finished cases of one or more reports (``a.json+b.json``), each case id once.
+
+    Two runs of one model over the same file from its two ends (two servers) are one
+    report; where both reached a case, the first report's counts.
+    """
+    cases: dict[str, dict[str, Any]] = {}
+    for path in paths.split("+"):
+        for case in json.loads(Path(path).read_text())["cases"]:
+            cases.setdefault(case["id"], case)
+    return list(cases.values())
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Print the table for ``label=path`` arguments."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -75,11 +91,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         args = args[2:]
     reports = [arg.split("=", 1) for arg in args]
     loaded = [
-        (
-            label,
-            [c for c in json.loads(Path(path).read_text())["cases"] if not only or c["id"] in only],
-        )
-        for label, path in reports
+        (label, [c for c in report_cases(paths) if not only or c["id"] in only])
+        for label, paths in reports
     ]
     print("| " + " | ".join(HEADERS.split("|")) + " |")
     print("|" + "---|" * len(HEADERS.split("|")))

@@ -134,8 +134,10 @@ def streamed(
     that keeps sending tokens ("szabad szabad szabad ...") went on until killed. In a
     run with a deadline the sync path reads the chunks one by one and closes the
     stream once the deadline passes (:class:`RunDeadlineError`; the partial reply is
-    never returned). The async path is bounded by ``asyncio.wait_for`` already;
-    without a deadline the reply's token budget ends it.
+    never returned). The async path reads the chunks the same way, inside the
+    ``asyncio.wait_for`` of :func:`invocation`: the check after each chunk ends the
+    stream even when the cancellation at the timeout is late to reach the client's
+    read. Without a deadline the reply's token budget ends it.
     """
     call = invocation(runnable, model_input, config, timeout, request_timeout=request_timeout)
 
@@ -154,7 +156,25 @@ def streamed(
                 close()
         return reply
 
-    return Call(sync, call.acall)
+    async def read_chunks() -> Any:
+        reply: Any = None
+        chunks = _clipped(runnable, timeout, request_timeout).astream(model_input, config=config)
+        try:
+            async for chunk in chunks:
+                reply = chunk if reply is None else reply + chunk
+                deadline.check("the end of a streamed reply")
+        finally:
+            close = getattr(chunks, "aclose", None)
+            if close is not None:
+                await close()
+        return reply
+
+    async def asynchronous() -> Any:
+        if deadline.remaining() is None:
+            return await call.acall()
+        return await asyncio.wait_for(read_chunks(), timeout=deadline.bound(timeout))
+
+    return Call(sync, asynchronous)
 
 
 def retrying(

@@ -124,9 +124,7 @@ def test_A10_a_follow_up_the_rules_resolve_costs_no_rewrite_call():
         {"parking": {"reason": "r", "run": True}},
         "500 Ft on Sunday too.",
     )
-    graph = build_graph(
-        "demo", [Parking()], assistant=llm, checkpointer=InMemorySaver(serde=checkpoint_serde())
-    )
+    graph = _parking_graph(llm)
     _ask(graph, "How much is parking?")
     out = _ask(graph, "and on Sunday?")
     assert len(model.calls) == 4  # routing and answer, twice: no normalization call
@@ -134,49 +132,45 @@ def test_A10_a_follow_up_the_rules_resolve_costs_no_rewrite_call():
     assert out["llm_calls"] == 2
 
 
-def test_A10_a_follow_up_the_rules_cannot_resolve_is_rewritten_by_the_model():
-    standalone = {
-        "question": "How much does parking cost per hour?",
+def _parking_graph(llm: Any) -> Any:
+    return build_graph(
+        "demo", [Parking()], assistant=llm, checkpointer=InMemorySaver(serde=checkpoint_serde())
+    )
+
+
+def _rewritten_follow_up(rewrite: dict[str, Any]) -> tuple[ScriptedChatModel, dict[str, Any]]:
+    """ "Where can I park?", then "How much does it cost per hour?", which the model rewrites.
+
+    ``rewrite`` is the model's normalization reply to the follow-up ("it": the rules
+    cannot tell what it means, so the model is asked).
+    """
+    yes = {"parking": {"reason": "r", "run": True}}
+    llm, model = _chat(yes, "500 Ft.", rewrite, yes, "500 Ft an hour.")
+    graph = _parking_graph(llm)
+    _ask(graph, "Where can I park?")
+    return model, _ask(graph, "How much does it cost per hour?")
+
+
+def _standalone(question: str) -> dict[str, Any]:
+    """A normalization reply whose standalone question is ``question``."""
+    return {
+        "question": question,
         "user_lang": "en",
         "important_words": ["parking", "hour"],
         "prompt_type": "factual",
     }
-    llm, model = _chat(
-        {"parking": {"reason": "r", "run": True}},
-        "500 Ft.",
-        standalone,
-        {"parking": {"reason": "r", "run": True}},
-        "500 Ft an hour.",
-    )
-    graph = build_graph(
-        "demo", [Parking()], assistant=llm, checkpointer=InMemorySaver(serde=checkpoint_serde())
-    )
-    _ask(graph, "Where can I park?")
-    out = _ask(graph, "How much does it cost per hour?")  # "it": the rules cannot tell
+
+
+def test_A10_a_follow_up_the_rules_cannot_resolve_is_rewritten_by_the_model():
+    model, out = _rewritten_follow_up(_standalone("How much does parking cost per hour?"))
     assert model.calls[2].human == "How much does it cost per hour?"  # the normalization call
     assert model.calls[3].human == "How much does parking cost per hour?"
     assert out["llm_calls"] == 3
 
 
 def test_A1_a_rewrite_that_adds_a_word_nobody_wrote_gives_way_to_the_rules():
-    invented = {  # a small model's subject of its own: "emergency" is nowhere in the talk
-        "question": "How much does emergency parking cost per hour?",
-        "user_lang": "en",
-        "important_words": ["parking", "hour"],
-        "prompt_type": "factual",
-    }
-    llm, model = _chat(
-        {"parking": {"reason": "r", "run": True}},
-        "500 Ft.",
-        invented,
-        {"parking": {"reason": "r", "run": True}},
-        "500 Ft an hour.",
-    )
-    graph = build_graph(
-        "demo", [Parking()], assistant=llm, checkpointer=InMemorySaver(serde=checkpoint_serde())
-    )
-    _ask(graph, "Where can I park?")
-    out = _ask(graph, "How much does it cost per hour?")
+    # a small model's subject of its own: "emergency" is nowhere in the talk
+    model, out = _rewritten_follow_up(_standalone("How much does emergency parking cost per hour?"))
     routed = model.calls[3].human
     assert "emergency" not in routed.lower()
     assert "hour" in routed

@@ -148,6 +148,20 @@ def _text(tools: Any, name: str) -> str:
     return embedding_text(next(t for t in tools if t.name == name))
 
 
+@pytest.fixture
+def embedded(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Every batch of texts the bundled static model embeds, in order."""
+    batches: list[list[str]] = []
+    real = semantic.StaticEmbeddings.matrix
+
+    def recording(self: Any, texts: Any) -> Any:
+        batches.append(list(texts))
+        return real(self, texts)
+
+    monkeypatch.setattr(semantic.StaticEmbeddings, "matrix", recording)
+    return batches
+
+
 class LeaningEmbeddings(Embeddings):
     """2-d unit vectors: a tool's cosine with every query is the lean its name is given."""
 
@@ -184,16 +198,8 @@ def test_T12_the_cosine_ranking_outweighs_the_keyword_ranking():
     assert weight / (RRF_K + 1) > 1 / (RRF_K + 1) + weight / (RRF_K + len(tools))
 
 
-def test_T12_tools_are_embedded_without_boilerplate_or_the_repeated_name(monkeypatch):
+def test_T12_tools_are_embedded_without_boilerplate_or_the_repeated_name(embedded):
     """An adapted tool's routing question repeats its description around stock phrasing."""
-    embedded: list[list[str]] = []
-    real = semantic.StaticEmbeddings.matrix
-
-    def recording(self: Any, texts: Any) -> Any:
-        embedded.append(list(texts))
-        return real(self, texts)
-
-    monkeypatch.setattr(semantic.StaticEmbeddings, "matrix", recording)
     from toolweave.adapters.langchain import ROUTING_QUESTION
 
     def adapted(name: str, description: str) -> Any:
@@ -215,15 +221,7 @@ def test_T12_tools_are_embedded_without_boilerplate_or_the_repeated_name(monkeyp
     assert next(t for t in texts if t.startswith("parking")) == "parking\ncar park garage fees."
 
 
-def test_T12_the_static_model_embeds_the_prompt_without_stopwords(monkeypatch):
-    embedded: list[list[str]] = []
-    real = semantic.StaticEmbeddings.matrix
-
-    def recording(self: Any, texts: Any) -> Any:
-        embedded.append(list(texts))
-        return real(self, texts)
-
-    monkeypatch.setattr(semantic.StaticEmbeddings, "matrix", recording)
+def test_T12_the_static_model_embeds_the_prompt_without_stopwords(embedded):
     tools = library()
     names = [t.name for t in tools]
     index = CandidateIndex(tools, "auto")

@@ -70,7 +70,7 @@ from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import TaskNode, execution_text
 from toolweave.tools.prefilter import CandidateIndex, ordinal, prefilter, query_words
 from toolweave.tools.registry import AnyTool
-from toolweave.tools.required import asks_itself, missing_from
+from toolweave.tools.required import asks_itself, graph_asks, missing_from
 
 LEDGER_DROPPED = 100
 """Dropped candidates the pre-filter's ledger entry names (the best ranked, with a score)."""
@@ -300,13 +300,13 @@ def without_missing_inputs(
     text instead, and the tool runs.
     """
     domain_asks = deps.domain.ask_for_missing_inputs
+    yes = {v.tool for v in activation.verdicts if v.run}
     requests = dict(activation.requests)
     details: dict[str, str] = {}
     for tool in candidates:
-        verdict = next((v for v in activation.verdicts if v.tool == tool.name), None)
-        if verdict is None or not verdict.run or tool.name not in requests:
+        if tool.name not in yes or tool.name not in requests:
             continue
-        if domain_asks or tool.ask_for_missing_inputs or asks_itself(tool):
+        if graph_asks(tool, domain_asks=domain_asks) or asks_itself(tool):
             continue
         given = {k: v for k, v in (requests[tool.name] or {}).items() if v is not None}
         if not missing_from(tool, given):

@@ -39,7 +39,13 @@ from toolweave.tools.consumers import (
 from toolweave.tools.effects import Call, Steps, perform
 from toolweave.tools.progress import ProgressEmitter, phrases_for
 from toolweave.tools.registry import AnyTool
-from toolweave.tools.required import asks_itself, input_question, missing_inputs, with_reply
+from toolweave.tools.required import (
+    asks_itself,
+    graph_asks,
+    input_question,
+    missing_inputs,
+    with_reply,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -233,7 +239,7 @@ def _unfilled(
 
     Declining is no result (R1), with a ledger line naming the inputs.
     """
-    if tool.ask_for_missing_inputs or deps.domain.ask_for_missing_inputs:
+    if graph_asks(tool, domain_asks=deps.domain.ask_for_missing_inputs):
         question, offered = input_question(tool, request, state["message"].user_lang)
         outcome.result = ToolResult.clarification(tool.name, question, offered)
         reason = MISSING_INPUTS_ASKED.format(names=", ".join(missing))

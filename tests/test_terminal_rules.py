@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
 from langchain_core.messages import HumanMessage
 
 from toolweave import ChatbotTool, ToolCallContext, ToolResult, UniqueTextDocument, build_graph
@@ -186,25 +187,25 @@ def _said_no_to_all() -> Any:
     return build_graph(korhaz_domain(), korhaz_tools(), assistant=no)
 
 
-def test_A7_A9_a_described_emergency_the_model_said_no_to_gets_the_numbers():
-    """The 1.5B said no to ``emergency_numbers`` here and generated nonsense."""
-    graph = _said_no_to_all()
-    for question in (
+@pytest.mark.parametrize(
+    "question",
+    [
         "Anyám összeesett és nem lélegzik, mit tegyek?",
         "My friend is bleeding heavily from a deep cut and feels faint, what do I do?",
-    ):
-        out = graph.invoke({"messages": [HumanMessage(question)]})
-        assert "112" in out["answer"], question
-        assert "GENERATED" not in out["answer"]
-        (entry,) = [e for e in out["ledger"] if e.verdict == "withheld"]
-        assert entry.reason == "emergency"
+    ],
+)
+def test_A7_A9_a_described_emergency_the_model_said_no_to_gets_the_numbers(question):
+    """The 1.5B said no to ``emergency_numbers`` here and generated nonsense."""
+    out = _said_no_to_all().invoke({"messages": [HumanMessage(question)]})
+    assert "112" in out["answer"]
+    assert "GENERATED" not in out["answer"]
+    (entry,) = [e for e in out["ledger"] if e.verdict == "withheld"]
+    assert entry.reason == "emergency"
 
 
-def test_A7_A9_an_information_question_with_emergency_words_is_answered_as_usual():
-    graph = _said_no_to_all()
-    for question in (
-        "What is the pharmacy's phone number?",
-        "Which number do I call to book an MRI?",
-    ):
-        out = graph.invoke({"messages": [HumanMessage(question)]})
-        assert out["answer"] == "GENERATED", question
+@pytest.mark.parametrize(
+    "question", ["What is the pharmacy's phone number?", "Which number do I call to book an MRI?"]
+)
+def test_A7_A9_an_information_question_with_emergency_words_is_answered_as_usual(question):
+    out = _said_no_to_all().invoke({"messages": [HumanMessage(question)]})
+    assert out["answer"] == "GENERATED"

@@ -55,6 +55,15 @@ def missing_inputs(tool: ChatbotTool[Any], request: BaseModel) -> list[str]:
     return [info.alias or name for name, info in _missing(tool, request)]
 
 
+def graph_asks(tool: ChatbotTool[Any], *, domain_asks: bool) -> bool:
+    """Whether the graph asks the user for the tool's unfilled required input (Q1).
+
+    ``domain_asks``: the domain's ``ask_for_missing_inputs``; the tool's own flag
+    says it for one tool.
+    """
+    return domain_asks or tool.ask_for_missing_inputs
+
+
 def asks_itself(tool: ChatbotTool[Any]) -> bool:
     """Whether the tool is called with inputs missing and handles the gap itself (Q1)."""
     return isinstance(tool, ClarifiableTool | ClarifiableContextConsumerTool)

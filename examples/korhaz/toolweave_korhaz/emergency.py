@@ -25,9 +25,12 @@ from toolweave_korhaz.coordinators import DoctorFinderCoordinator, DrugInteracti
 from toolweave_korhaz.corpus import emergency_data
 from toolweave_korhaz.tools import DepartmentInfoTool, EmergencyNumbersTool
 
+EMERGENCY = "emergency"
+"""The kind's name in the ledger: a described emergency no tool answered gets the numbers."""
+
 
 def emergency_kind() -> WithheldKind:
-    """The withheld kind :data:`EMERGENCY` describes, over new tool instances (texts only)."""
+    """The withheld kind ``emergency``, over new instances of the routable tools (texts only)."""
     tools: tuple[ChatbotTool[Any], ...] = (
         DepartmentInfoTool(),
         EmergencyNumbersTool(),
@@ -47,7 +50,3 @@ def emergency_kind() -> WithheldKind:
         applies=describes_emergency,
         texts={lang: "\n".join(lines) for lang, lines in emergency_data().items()},
     )
-
-
-EMERGENCY = "emergency"
-"""The kind's name in the ledger: a described emergency no tool answered gets the numbers."""

@@ -102,6 +102,31 @@ def with_request_timeout(model: BaseChatModel, timeout: float | None) -> BaseCha
     return copied
 
 
+DECISION_TEMPERATURE = 0.0
+"""Sampling temperature of the calls that decide (routing, extraction, decomposition,
+normalization, the gatekeeper): the same question gets the same routing."""
+
+FIXED_TEMPERATURE_MODELS = ("o1", "o3", "o4", "gpt-5")
+"""Name prefixes of OpenAI reasoning models that accept no temperature but their own
+(``gpt-5-chat`` does accept one): decisions keep the model's setting there."""
+
+
+def with_temperature(model: BaseChatModel, temperature: float | None) -> BaseChatModel:
+    """``model`` sampling at ``temperature``, when it has that setting and accepts it.
+
+    A chat model without a ``temperature`` field, ``temperature=None``, or an OpenAI
+    reasoning model (:data:`FIXED_TEMPERATURE_MODELS`) is returned as it is.
+    """
+    if temperature is None or "temperature" not in type(model).model_fields:
+        return model
+    name = getattr(model, "model_name", None) or getattr(model, "model", None)
+    folded = name.lower() if isinstance(name, str) else ""
+    if folded.startswith(FIXED_TEMPERATURE_MODELS) and not folded.startswith("gpt-5-chat"):
+        return model
+    copied: BaseChatModel = model.model_copy(update={"temperature": temperature})
+    return copied
+
+
 def _driven(
     steps: Callable[Concatenate[ChatModelAssistant, P], Steps[T]],
 ) -> Callable[Concatenate[ChatModelAssistant, P], T]:
@@ -168,6 +193,7 @@ class ChatModelAssistant(LlmAssistant):
         require_finish_reason: bool | None = None,
         structured_cache_size: int = 256,
         answer_tokens: int | None = ANSWER_TOKENS,
+        decision_temperature: float | None = DECISION_TEMPERATURE,
     ) -> None:
         """Wrap ``model``.
 
@@ -192,6 +218,12 @@ class ChatModelAssistant(LlmAssistant):
             answer_tokens: ``max_tokens`` of the answer call (OpenAI-compatible
                 models), like every structured call has one; an answer that stops
                 there ends in :data:`CUT_MARK`. ``None``: the model's own limit.
+            decision_temperature: Sampling temperature of every structured call
+                (routing, extraction, decomposition, normalization, gatekeeper), so
+                that one question is routed the same way each time; the answer keeps
+                the model's own temperature. ``None``: the model's own for all calls.
+                Applied to models with a ``temperature`` setting, except OpenAI
+                reasoning models (:data:`FIXED_TEMPERATURE_MODELS`).
         """
         self.model = model
         self.policy = retries.LlmRetryPolicy(
@@ -216,7 +248,10 @@ class ChatModelAssistant(LlmAssistant):
         self._answering = self._calling
         if answer_tokens is not None and retries.is_openai_compatible(model):
             self._answering = self._calling.model_copy(update={"max_tokens": answer_tokens})
-        self.structured = StructuredOutput(self._calling, cache_size=structured_cache_size)
+        self.decision_temperature = decision_temperature
+        self.structured = StructuredOutput(
+            with_temperature(self._calling, decision_temperature), cache_size=structured_cache_size
+        )
         """Bound structured-output runnables (cached) and the mode the model accepts."""
 
     def secret_values(self) -> frozenset[str]:

@@ -375,20 +375,24 @@ def tools_block(tools: Sequence[AnyTool], *, with_instruction: bool) -> str:
     before it again (only before a question that does not start with it). A tool
     whose result ends the run says so, and declared examples follow (A9). A
     tool's instruction line appears only when it has fields and an instruction
-    of its own (the prompt says once how to fill fields without one).
+    of its own (the prompt says once how to fill fields without one), and not
+    one that only repeats the routing question (an AI tool's generated
+    instruction quotes its description, which the question already is).
     """
     lines: list[str] = []
     for tool in tools:
         question = tool.executable_instruction or ""
         named = question.startswith(tool.name) and not question[len(tool.name) :][:1].isalnum()
         lines.append(f"- {question}" if named else f"- {tool.name}: {question}")
+        asked = question[len(tool.name) :].lstrip(" :") if named else question
         if tool.returns_answer:
             lines.append("  ends the conversation with its own answer")
         if tool.routing_examples:
             lines.append(f"  for example: {' | '.join(tool.routing_examples[:MAX_EXAMPLES])}")
         if tool.not_for:
             lines.append(f"  not for: {' | '.join(tool.not_for[:MAX_EXAMPLES])}")
-        if with_instruction and tool.request_model.model_fields and tool.instruction:
+        own = tool.instruction and not (asked.strip() and asked.strip() in tool.instruction)
+        if with_instruction and tool.request_model.model_fields and own:
             lines.append(f"  fill: {tool.instruction}")
     return "\n".join(lines)
 

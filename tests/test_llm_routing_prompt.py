@@ -100,6 +100,22 @@ def test_T5_tools_block_names_each_tool_once_and_instructions_only_when_fused():
     assert "  fill: Fill ward with the ward named for ward_0." in fused.splitlines()
 
 
+def test_T5_tools_block_leaves_out_a_fill_line_that_repeats_the_routing_question():
+    """An AI tool's generated instruction quotes its description (the question)."""
+    tool = _tool(0)
+    tool.instruction = (
+        "Fill the input of ward_0 from the text, as its description says: "
+        "true when the user asks about ward 0."
+    )
+    assert tools_block([tool], with_instruction=True).splitlines() == [
+        "- ward_0: true when the user asks about ward 0."
+    ]
+    tool.instruction = "Fill ward with the ward named."
+    assert "  fill: Fill ward with the ward named." in tools_block(
+        [tool], with_instruction=True
+    ).splitlines()
+
+
 def test_T5_question_not_starting_with_the_name_gets_the_name():
     tool = _tool(3)
     tool.executable_instruction = "True when the user asks about ward 3."

@@ -15,14 +15,16 @@ from typing import Any
 import pytest
 from fake_openai import FakeOpenAI, Length
 from langchain_core.messages import AIMessage
+from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
 
 from toolweave.llm import prompts
-from toolweave.llm.chat_model import ChatModelAssistant
+from toolweave.llm.chat_model import ChatModelAssistant, with_temperature
 from toolweave.llm.env import default_assistant
 from toolweave.llm.errors import LlmRequestError, LlmUnavailableError
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.llm.replies import NormalizedReply, PassageReply, routing_schema
+from toolweave.llm.port import AnswerRequest
 from toolweave.llm.retries import LlmRetryPolicy
 from toolweave.llm.token_budget import MAX_STRUCTURED_TOKENS, MIN_STRUCTURED_TOKENS, token_budget
 from toolweave.testing import ScriptedChatModel
@@ -362,3 +364,45 @@ def test_issue9_structured_reply_is_parsed_without_a_parser_run_and_a_bad_one_is
     # twice invalid: read as no reply (the question unchanged), never an exception
     assert assistant.normalize("what about parking?", []).question == "what about parking?"
     assert len(model.calls) == 4
+
+
+# -- decisions at temperature 0 -----------------------------------------------------------
+
+
+@pytest.mark.network
+def test_T5_decisions_are_sampled_at_temperature_zero_and_the_answer_at_the_models_own(
+    fake_openai,
+):
+    """A server samples (llama.cpp at 0.8 by default): the same question got other yeses."""
+    model = make(fake_openai).model.model_copy(update={"temperature": 0.7})
+    assistant = ChatModelAssistant(model, timeout=5.0, initial_backoff=0.0)
+    fake_openai.script(NORMALIZED, {"parking": {"reason": "asked", "run": True}}, "Level -1.")
+    assistant.normalize("parking?", [])
+    assistant.route("Parking?", [Parking()])
+    assistant.answer(AnswerRequest("Parking?", "en", "", (), ()))
+    normalize, routing, answer = fake_openai.requests
+    assert normalize["temperature"] == 0.0
+    assert routing["temperature"] == 0.0
+    assert answer["temperature"] == 0.7
+
+
+@pytest.mark.network
+def test_T5_decision_temperature_none_keeps_the_models_own(fake_openai):
+    model = make(fake_openai).model.model_copy(update={"temperature": 0.7})
+    assistant = ChatModelAssistant(model, decision_temperature=None, timeout=5.0)
+    fake_openai.script({"parking": {"reason": "asked", "run": True}})
+    assistant.route("Parking?", [Parking()])
+    assert fake_openai.requests[0]["temperature"] == 0.7
+
+
+@pytest.mark.parametrize(
+    ("name", "changed"),
+    [("gpt-4o-mini", True), ("gpt-5-chat-latest", True), ("gpt-5-mini", False), ("o3", False)],
+)
+def test_T5_reasoning_models_keep_their_fixed_temperature(name, changed):
+    """OpenAI's reasoning models reject any temperature but their own (a 400)."""
+    model = ChatOpenAI(model=name, api_key="sk-test", max_retries=0)
+    decided = with_temperature(model, 0.0)
+    assert (decided is not model) is changed
+    if changed:
+        assert decided.temperature == 0.0  # type: ignore[attr-defined]

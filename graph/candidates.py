@@ -82,6 +82,10 @@ BEST_FIT_RUNS = "t5_best_fit_runs"
 BEST_FIT_UNBACKED = "t5_best_fit_not_backed"
 INPUTS_MISSING = "t13_required_input_missing"
 INPUT_NOT_GIVEN = "routed, not run: its required input {names} is not in the question (T13)"
+YES_UNBACKED = "t5_yes_not_backed"
+NOTHING_BEHIND_YES = (
+    "routed, not run: the task shares no word with it and states none of its inputs (T5, T7)"
+)
 BEST_FIT_SHARE = 0.5
 """A best fit with no yes runs when its keyword score is at least this share of the best."""
 TERMINAL_MARGIN = 1.2
@@ -377,3 +381,55 @@ def resolve_yeses(
         details={name: "routed, not run: no evidence of its own (T5)" for name in dropped},
     )
     return set(kept), [entry]
+
+
+def without_unbacked_yeses(
+    scores: Mapping[str, float],
+    node: TaskNode,
+    candidates: Sequence[AnyTool],
+    activation: Activation,
+) -> tuple[Activation, list[LedgerEntry]]:
+    """T5 with T7: a context tool's yes with nothing in the task behind it is a no.
+
+    Nothing behind it: the task prompt shares no word with the tool's texts (its
+    keyword score in ``scores``, the routing's :func:`keyword_evidence`, is zero)
+    and the model's request for it, grounded in the text (T7), states none of its
+    inputs. A small model says yes to a tool it names as the best fit of a task no
+    tool fits: ``department_info`` for "What is the capital of France?" (the
+    department tool then asks "Which department?"), the slots tool for "Hol lehet
+    átvenni a talált tárgyakat?". Such a yes is read as no, and the retrieval
+    answers. A yes keeps its run when the task states one of the tool's inputs
+    (a paraphrase naming the department), when the tool has no inputs to state,
+    when its request was not extracted with the routing (extracted when it runs),
+    and when the tool gives a finished answer (A8 weighs those).
+    """
+    requests = activation.requests
+    details: dict[str, str] = {}
+    for verdict in activation.verdicts:
+        tool = next((t for t in candidates if t.name == verdict.tool), None)
+        if not verdict.run or tool is None or tool.returns_answer:
+            continue
+        request = requests.get(tool.name)
+        if not tool.request_model.model_fields or request is None:
+            continue  # no request extracted with the routing: it is extracted when it runs
+        stated = any(value is not None for value in request.values())
+        if not stated and scores.get(tool.name, 0.0) <= 0:
+            details[tool.name] = NOTHING_BEHIND_YES
+    if not details:
+        return activation, []
+    kept = tuple(
+        replace(v, run=False, reason=details[v.tool]) if v.tool in details else v
+        for v in activation.verdicts
+    )
+    left = {name: value for name, value in requests.items() if name not in details}
+    entries = [
+        LedgerEntry(
+            kind=LedgerKind.ROUTING,
+            task_no=node.task_no,
+            tool=name,
+            verdict=YES_UNBACKED,
+            reason=reason,
+        )
+        for name, reason in sorted(details.items())
+    ]
+    return replace(activation, verdicts=kept, requests=left), entries

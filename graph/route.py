@@ -16,6 +16,7 @@ from toolweave.graph.candidates import (
     offer_candidates,
     resolve_yeses,
     without_missing_inputs,
+    without_unbacked_yeses,
 )
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.nodes import Steps, make_node
@@ -138,8 +139,9 @@ def make_route(deps: Dependencies) -> Runnable[Any, Any]:
             )
             activation, chosen = best_fit_yes(scores, node, candidates, activation)  # T5
             activation, unfilled = without_missing_inputs(deps, node, candidates, activation)
+            activation, unbacked = without_unbacked_yeses(scores, node, candidates, activation)
             tools, entries = routed_activation(deps, node, offered, candidates, activation, scores)
-            entries = prefiltered + chosen + unfilled + entries
+            entries = prefiltered + chosen + unfilled + unbacked + entries
             requests, calls = dict(activation.requests), activation.llm_calls
         ordered = sorted(tools, key=lambda tool: tool.priority)
         cap = deps.limits.max_tools_per_task

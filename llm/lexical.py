@@ -115,6 +115,9 @@ to a few letters that unrelated words share ("vér" and "verset" both end as "ve
 "open" and "opera" as "op"). Two words with only a shorter stem in common match when
 one is the other's whole form plus an ending that one stemmer removes ("nap",
 "napot"; "day", "days")."""
+SHORT_STEM = 3
+"""Letters a stem shorter than :data:`MIN_STEM` needs to join two longer words of one
+language ("egyek"/"egyen"); "op" (Hungarian for "open" and "opera") joins nothing."""
 
 
 @lru_cache(maxsize=1 << 18)
@@ -128,7 +131,9 @@ def related(a: str, b: str) -> bool:
     ``"kapott"``: ``kapoln``/``kapot`` share four letters).
     A stem shorter than :data:`MIN_STEM` letters counts only when the shorter word,
     whole, begins the longer one and is their stem in one language, or is itself
-    :data:`MIN_STEM` letters or more (``"bank"``/``"bankot"``).
+    :data:`MIN_STEM` letters or more (``"bank"``/``"bankot"``), or when both words are
+    longer than :data:`MIN_STEM` letters and one language's stem of both, the same, has
+    :data:`SHORT_STEM` letters or more (``"egyek"``/``"egyen"``).
     """
     sa, sb = stem(a), stem(b)
     single = set(kit.stems(a.casefold())) & set(kit.stems(b.casefold()))
@@ -139,6 +144,8 @@ def related(a: str, b: str) -> bool:
         short, long = sorted((fold(a), fold(b)), key=len)
         if long.startswith(short) and (len(short) >= MIN_STEM or short in single):
             return True
+        if max(map(len, single), default=0) >= SHORT_STEM and min(len(a), len(b)) > MIN_STEM:
+            return True  # two inflected forms of one short stem: "egyek"/"egyen" (eszik)
     common = 0
     for x, y in zip(sa, sb, strict=False):
         if x != y:

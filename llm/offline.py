@@ -418,16 +418,24 @@ class OfflineAssistant(LlmAssistant):
         candidates: list[offline_reading.Candidate[UniqueTextDocument]] = []
         for doc in documents:
             if doc.sentence_number:
-                previous = (doc.document_id, doc.page, doc.sentence_number - 1)
-                pairs = [(by_number.get(previous, ""), doc.text.strip())]
+                earlier = [
+                    by_number.get((doc.document_id, doc.page, doc.sentence_number - back))
+                    for back in range(1, offline_reading.ANTECEDENT_REACH + 1)
+                ]
+                runs = [(earlier, doc.text.strip())]
             else:
                 sentences = kit.split_sentences(doc.text)
-                pairs = list(zip(["", *sentences], sentences, strict=False))
-            for before, sentence in pairs:
+                runs = [(sentences[:i][::-1], s) for i, s in enumerate(sentences)]
+            for before, sentence in runs:
                 if sentence:
                     candidates.append(
                         offline_reading.Candidate(
-                            doc, sentence, doc.document_name, doc.sentence_score, before
+                            doc,
+                            sentence,
+                            doc.document_name,
+                            doc.sentence_score,
+                            (before[0] or "") if before else "",
+                            offline_reading.antecedent_of(sentence, before),
                         )
                     )
         best = offline_reading.answering(question, candidates)[: self.max_sentences]

@@ -28,7 +28,15 @@ from typing import Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
-from toolweave.llm.lexical import QUESTION_WORDS, content_words, fold, matches, weekday, words
+from toolweave.llm.lexical import (
+    MIN_STEM,
+    QUESTION_WORDS,
+    content_words,
+    fold,
+    matches,
+    weekday,
+    words,
+)
 from toolweave.tools.json_schema import DATE_FORMATS
 from toolweave.tools.language import WEEKDAYS_EN
 
@@ -95,10 +103,36 @@ def _wanted(choice: Any) -> list[str]:
     return wanted
 
 
+NAME_ENDING = 2
+"""Letters a name's word may change at its end when inflected ("kardiológia" ->
+"kardiológián", "Marfarin" -> "Marfarint")."""
+
+
+def written(name_word: str, text_word: str) -> bool:
+    """Whether ``text_word`` writes ``name_word``: folded, the same or inflected.
+
+    Inflected: the text word begins with the name's word, or with all of it but its
+    last :data:`NAME_ENDING` letters when at least :data:`~toolweave.llm.lexical.MIN_STEM`
+    are left. Stricter than :func:`~toolweave.llm.lexical.matches`, whose shared
+    stems would read "contrast" as "Contramal" or "Controloc".
+    """
+    name, text = fold(name_word), fold(text_word)
+    if text.startswith(name):
+        return True
+    kept = name[: max(MIN_STEM, len(name) - NAME_ENDING)]
+    return len(kept) < len(name) and text.startswith(kept) and len(text) >= len(kept)
+
+
 def _present(choice: Any, text_words: list[str]) -> bool:
-    """Whether every content word of ``choice`` appears (in some form) in the text."""
+    """Whether every content word of ``choice`` appears (in some form) in the text.
+
+    A closed set's member (``Literal``, enum) matches any form of its words
+    (:func:`~toolweave.llm.lexical.matches`); a known value or an example, which is
+    a name, only when written (:func:`written`).
+    """
     wanted = _wanted(choice)
-    return bool(wanted) and all(any(matches(w, t) for t in text_words) for w in wanted)
+    same = matches if isinstance(choice, enum.Enum | bool) else written
+    return bool(wanted) and all(any(same(w, t) for t in text_words) for w in wanted)
 
 
 def _mentioned(choices: list[Any], text_words: list[str]) -> list[Any]:

@@ -227,6 +227,38 @@ class Candidate(Generic[SourceT]):
     before: str = ""
     """The sentence just before it on its page, if the context holds it (it may name
     whom "her" or "it" means)."""
+    antecedent: str = ""
+    """When it opens with a pronoun ("Her phone number is…"), the nearest sentence
+    before it on its page, in the context, that does not (:func:`antecedent_of`)."""
+
+
+ANAPHORS = frozenset({"her", "his", "its", "their", "she", "he", "it", "they", "this", "these"})
+"""Folded English words that open a sentence about something an earlier one named."""
+ANTECEDENT_REACH = 3
+"""How many sentences back :func:`antecedent_of` looks for what a pronoun stands for."""
+
+
+def anaphoric(text: str) -> bool:
+    """Whether ``text`` opens with a pronoun standing for something named before it."""
+    said = kit.words(text)
+    return bool(said) and fold(said[0]) in ANAPHORS
+
+
+def antecedent_of(text: str, earlier: Sequence[str | None]) -> str:
+    """The sentence a pronoun-led ``text`` is about, or ``""``.
+
+    It is the nearest of ``earlier`` (nearest first; ``None`` for one the context
+    does not hold) that opens with no pronoun.
+
+    "Her phone number and e-mail address…" two sentences after "The patient rights
+    representative of the hospital is dr. Fehér Ilona." is about the representative.
+    """
+    if not anaphoric(text):
+        return ""
+    for sentence in earlier[:ANTECEDENT_REACH]:
+        if sentence and not anaphoric(sentence):
+            return sentence
+    return ""
 
 
 def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[Candidate[SourceT]]:
@@ -238,7 +270,9 @@ def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[C
     words of :data:`ANSWER_FILLERS` dropped; a capitalised name counts twice).
 
     - A sentence answers when it holds a key word itself and, with the names the
-      sentence before it holds (whom "her" means), more than half of the key
+      sentence before it holds (whom "her" means), and, when it opens with a
+      pronoun, with every key word of its :func:`antecedent_of` (whom the
+      pronoun means: "Her e-mail address is…"), more than half of the key
       words, or exactly half on a page whose title holds one (:func:`enough`);
       so a sentence matching only a word every page shares ("kórház") never
       answers a question about a swimming pool. A title that only repeats the
@@ -257,7 +291,8 @@ def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[C
       (:func:`has_count`), not by a clock time, a phone number or an ordinal.
     - Its score: the key words it holds, plus :data:`CONTEXT_WEIGHT` for each
       further one that only its page's title holds (the page is about it) or the
-      sentence before it: a name, or, when the sentence gives the asked figure,
+      sentence before it: a name, a word of the antecedent of its pronoun, or,
+      when the sentence gives the asked figure,
       any word of a sentence before that gives no figure of its own ("The copy is
       ready within 3 working days" after "Copies of medical records can be
       requested…"); plus :data:`FIGURE_BONUS` times :func:`figure_weight` for a
@@ -291,6 +326,11 @@ def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[C
         from_before = [
             w for w in rest if (figure or w in names) and any(matches(w, h) for h in before_words)
         ]
+        antecedent_words = content_words(candidate.antecedent)
+        from_antecedent = [
+            w for w in rest if w not in from_before and any(matches(w, h) for h in antecedent_words)
+        ]
+        from_before += from_antecedent
         from_title = [w for w in rest if any(matches(w, h) for h in title_words)]
         with_before = own + sum(weight[w] for w in from_before)
         titled = hits(wanted, title_words) > 0
@@ -302,7 +342,11 @@ def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[C
             continue  # the sentence holds the context's common words, not its missing subject
         if count and not has_count(candidate.text):
             continue
-        introduced = [w for w in from_before if w in names or not has_figure(candidate.before)]
+        introduced = [
+            w
+            for w in from_before
+            if w in names or w in from_antecedent or not has_figure(candidate.before)
+        ]
         titled_only = [w for w in from_title if w not in introduced]
         score = own + CONTEXT_WEIGHT * sum(weight[w] for w in [*introduced, *titled_only])
         score += FIGURE_BONUS * figure

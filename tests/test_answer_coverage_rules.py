@@ -16,7 +16,7 @@ from bench.answers import PARTS, load, run
 from toolweave import OfflineAssistant, UniqueTextDocument, build_graph
 from toolweave.domains import load_domain
 from toolweave.evaluation import says_no_information
-from toolweave.llm.offline_reading import has_count
+from toolweave.llm.offline_reading import antecedent_of, has_count
 from toolweave.llm.port import AnswerRequest
 
 offline = OfflineAssistant()
@@ -122,3 +122,27 @@ def test_R9_calibration_questions_the_corpus_does_not_cover_say_no_information(
     right = sum(o.right for o in uncovered)
     # 30 of 34 (27 before these rules); docs/guides/answers.md gives the four left
     assert right / len(uncovered) >= 0.85, [o.question for o in uncovered if not o.right]
+
+
+def test_A7_a_sentence_opening_with_a_pronoun_scores_with_the_words_of_its_antecedent() -> None:
+    """ "Her ... e-mail address is ..." two sentences after the representative is named."""
+    docs = [
+        _doc("Contact", 1, "The museum's ombudsman is dr. Fehér Ilona."),
+        _doc("Contact", 2, "Her office hours are every Tuesday 10:00-12:00 in room 105."),
+        _doc("Contact", 3, "Her phone number is +36 30 555 0105 and her e-mail is o@x.example."),
+        _doc("Shop", 1, "The shop's e-mail is shop@x.example."),
+    ]
+    answer = _answer("What is the e-mail of the museum's ombudsman?", docs)
+    assert "o@x.example" in answer
+    assert "shop@x.example" not in answer
+    # a sentence that opens with no pronoun lends its own words to nothing after it
+    plain = [*docs[:2], _doc("Contact", 3, "Call +36 30 555 0105; e-mail o@x.example.")]
+    assert "o@x.example" not in _answer("What is the e-mail of the museum's ombudsman?", plain)
+
+
+def test_A7_an_antecedent_is_the_nearest_earlier_sentence_that_opens_with_no_pronoun() -> None:
+    earlier = ["Her office hours are on Tuesday.", None, "The ombudsman is dr. Fehér."]
+    assert antecedent_of("Her e-mail is o@x.example.", earlier) == "The ombudsman is dr. Fehér."
+    assert antecedent_of("The e-mail is o@x.example.", earlier) == ""  # no pronoun
+    too_far = ["It is open.", "It is small.", "It is new.", "The shop is in B."]
+    assert antecedent_of("Its e-mail is s@x.example.", too_far) == ""  # ANTECEDENT_REACH

@@ -9,10 +9,12 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel, Field
 
+from toolweave.llm.lexical import matches
 from toolweave.llm.offline import OFFLINE_LABEL, OfflineAssistant
 from toolweave.llm.port import AnswerRequest
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.tools.base import ChatbotTool
+from toolweave.tools.text import STOPWORDS
 
 offline = OfflineAssistant()
 
@@ -222,3 +224,12 @@ def test_D1_offline_gatekeeper_covers_words_and_names_missing():
     assert not verdict.sufficient
     assert any("parking" in m for m in verdict.missing)
     assert not offline.judge_context("anything?", [], []).sufficient
+
+
+def test_A7_two_inflected_forms_of_a_short_hungarian_stem_are_one_word():
+    """ "egyek"/"egyen" (eszik): the fact "12 órán át ne egyen"."""
+    assert matches("egyek", "egyen")
+    assert not matches("opens", "operas")  # a two-letter stem ("op") joins nothing
+    assert not matches("vér", "verset")  # a short word is no prefix of another word
+    # the reflexive pronoun is a stop word, so "magammal" is no key word for "magát"
+    assert {"magammal", "magát", "myself"} <= STOPWORDS

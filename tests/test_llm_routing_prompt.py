@@ -111,9 +111,10 @@ def test_T5_tools_block_leaves_out_a_fill_line_that_repeats_the_routing_question
         "- ward_0: true when the user asks about ward 0."
     ]
     tool.instruction = "Fill ward with the ward named."
-    assert "  fill: Fill ward with the ward named." in tools_block(
-        [tool], with_instruction=True
-    ).splitlines()
+    assert (
+        "  fill: Fill ward with the ward named."
+        in tools_block([tool], with_instruction=True).splitlines()
+    )
 
 
 def test_T5_question_not_starting_with_the_name_gets_the_name():

@@ -22,9 +22,9 @@ from toolweave.llm import prompts
 from toolweave.llm.chat_model import ChatModelAssistant, with_temperature
 from toolweave.llm.env import default_assistant
 from toolweave.llm.errors import LlmRequestError, LlmUnavailableError
+from toolweave.llm.port import AnswerRequest
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.llm.replies import NormalizedReply, PassageReply, routing_schema
-from toolweave.llm.port import AnswerRequest
 from toolweave.llm.retries import LlmRetryPolicy
 from toolweave.llm.token_budget import MAX_STRUCTURED_TOKENS, MIN_STRUCTURED_TOKENS, token_budget
 from toolweave.testing import ScriptedChatModel

@@ -184,3 +184,41 @@ def test_T13_T7_a_required_input_the_model_left_out_but_the_text_states_is_fille
     out = graph.invoke({"messages": [HumanMessage("Milyen napra esik 2026-12-24?")]})
     assert "1:format_date" in out["activated"]  # the rules read the date from the text
     assert "csütörtök" in model.calls[1].system.casefold()  # 24 Dec 2026 is a Thursday
+
+
+# -- a yes with nothing behind it (T5 with T7) ---------------------------------------------
+
+
+def _hours_yes(day: str | None) -> dict[str, Any]:
+    """The 1.5B's reply to a task no tool fits: a yes to its best fit, nothing filled."""
+    return {
+        "best_fit": "opening_hours",
+        "parking": None,
+        "opening_hours": {"reason": "asks something", "run": True, "request": {"day": day}},
+    }
+
+
+def test_T5_a_yes_the_task_shares_no_word_with_and_fills_nothing_for_is_a_no():
+    from toolweave.graph.candidates import YES_UNBACKED
+
+    graph, model = _graph(_hours_yes(None))
+    out = graph.invoke({"messages": [HumanMessage("What is the capital of France?")]})
+    assert "1:opening_hours" not in out["activated"]
+    (entry,) = [e for e in out["ledger"] if e.verdict == YES_UNBACKED]
+    assert entry.tool == "opening_hours"
+    assert "Open on" not in model.calls[-1].system  # the tool did not run
+
+
+def test_T5_a_yes_stands_when_the_task_states_one_of_its_inputs():
+    """A paraphrase sharing no word with the tool, but naming what it needs, keeps its yes."""
+    graph, model = _graph(_hours_yes("friday"))
+    out = graph.invoke({"messages": [HumanMessage("Can I come by on Friday?")]})
+    assert "1:opening_hours" in out["activated"]
+    assert "Open on friday" in model.calls[-1].system
+
+
+def test_T5_a_yes_stands_when_the_task_shares_a_word_with_the_tool():
+    graph, _ = _graph(_hours_yes(None))
+    out = graph.invoke({"messages": [HumanMessage("Is the office open?")]})
+    assert "1:opening_hours" in out["activated"]
+    assert not [e for e in out["ledger"] if e.verdict == "t5_yes_not_backed"]

@@ -80,7 +80,8 @@ STOPWORDS_EN = FUNCTION_WORDS_EN | _wordset(
     he hello her here hers hey hi him his if into its just know let like more most need no
     nor not now off ok okay once only other our out over own same she should so some such
     tell than thank thanks their them then there's these they those through too under until
-    up very want we were what's while whom why will would yes you your yours"""
+    up very want we were what's while whom why will would yes you your yours myself
+    yourself himself herself itself ourselves themselves"""
 )
 """English stop words: the function words, pronouns, greetings and polite verbs."""
 STOPWORDS_HU = FUNCTION_WORDS_HU | _wordset(
@@ -90,7 +91,8 @@ STOPWORDS_HU = FUNCTION_WORDS_HU | _wordset(
     között legyen lenne lesz megyek mehetek mellett mennem menni mennyi mert mik mind minden
     mint miért már más még napot neked nekem neki nekünk nincsenek pedig rendben rá se sem
     szeretne szeretnék szeretném szerint szia ti tud tudna tudok tudom után vagyok vajon
-    valami van-e vele velem volt ő ők"""
+    valami van-e vele velem volt ő ők maga magam magad magunk magatok maguk magát magamat
+    magadat magunkat magukat magammal magaddal magával magunkkal magukkal magamnak magának"""
 )
 """Hungarian stop words: the function words, pronouns, greetings and polite verbs."""
 GREETINGS_EN = _wordset("hello hi hey thanks thank")

@@ -261,6 +261,27 @@ def antecedent_of(text: str, earlier: Sequence[str | None]) -> str:
     return ""
 
 
+EXISTENCE = re.compile(
+    r"\s*(?:(?:is|are)\s+there|van(?:nak)?(?:-e)?)\s+(?:(?:a|an|any|some|az|egy)\s+)?([^\W\d_]+)",
+    re.IGNORECASE,
+)
+"""A question asking whether something exists: "Is there a gym…?", "Van posta…?"."""
+
+
+def existence_subject(question: str) -> str | None:
+    """The thing an existence question asks about ("posta" in "Van posta a kórházban?").
+
+    A sentence that does not name it (nor its page's title) does not answer: the
+    smoking rule "A kórház teljes területén tilos a dohányzás" says nothing about a
+    post office on the hospital's grounds.
+    """
+    found = EXISTENCE.match(question)
+    if found is None:
+        return None
+    said = content_words(found.group(1))
+    return said[0] if said else None
+
+
 def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[Candidate[SourceT]]:
     """The candidates that answer ``question``, best first (A7); none when none does (R9).
 
@@ -287,6 +308,9 @@ def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[C
       When the question asks *when* or *how much* and the sentence gives
       such a figure, every word of the sentence before counts (it names what the
       figure is about).
+    - An existence question ("Is there a gym…?", "Van posta…?") is answered only
+      by a sentence naming what it asks about, or on a page whose title does
+      (:func:`existence_subject`).
     - A *how many* question is answered only by a sentence giving a count
       (:func:`has_count`), not by a clock time, a phone number or an ordinal.
     - Its score: the key words it holds, plus :data:`CONTEXT_WEIGHT` for each
@@ -310,6 +334,7 @@ def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[C
     quantity = asks_for_quantity(question)
     time = asks_for_time(question)
     count = asks_for_count(question)
+    subject = existence_subject(question)
     documents, held = _held_by(wanted, candidates)
     unseen = _unseen(documents, held)
     lacking = missing_subject(documents, unseen)
@@ -320,6 +345,8 @@ def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[C
         if not own:
             continue
         title_words = content_words(candidate.title)
+        if subject and not any(matches(subject, h) for h in [*text_words, *title_words]):
+            continue  # an existence question's subject is not what the sentence is about
         rest = [w for w in wanted if not any(matches(w, h) for h in text_words)]
         before_words = content_words(candidate.before)
         figure = figure_weight(candidate.text, time=time) if quantity or time else 0.0

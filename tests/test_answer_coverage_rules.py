@@ -16,7 +16,7 @@ from bench.answers import PARTS, load, run
 from toolweave import OfflineAssistant, UniqueTextDocument, build_graph
 from toolweave.domains import load_domain
 from toolweave.evaluation import says_no_information
-from toolweave.llm.offline_reading import antecedent_of, has_count
+from toolweave.llm.offline_reading import antecedent_of, existence_subject, has_count
 from toolweave.llm.port import AnswerRequest
 
 offline = OfflineAssistant()
@@ -146,3 +146,15 @@ def test_A7_an_antecedent_is_the_nearest_earlier_sentence_that_opens_with_no_pro
     assert antecedent_of("The e-mail is o@x.example.", earlier) == ""  # no pronoun
     too_far = ["It is open.", "It is small.", "It is new.", "The shop is in B."]
     assert antecedent_of("Its e-mail is s@x.example.", too_far) == ""  # ANTECEDENT_REACH
+
+
+def test_R9_an_existence_question_is_answered_only_by_a_sentence_naming_its_subject() -> None:
+    """ "Van posta a kórház területén?" was answered by the smoking rule for the grounds."""
+    docs = [
+        _doc("Rules", 1, "Smoking is forbidden in every office and on the museum grounds."),
+        _doc("Rules", 2, "A café is open on the museum grounds every day."),
+    ]
+    assert says_no_information(_answer("Is there a post office on the museum grounds?", docs))
+    assert "café" in _answer("Is there a café on the museum grounds?", docs)
+    assert existence_subject("Van posta a kórház területén?") == "posta"
+    assert existence_subject("Is the café open?") is None

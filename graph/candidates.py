@@ -320,26 +320,36 @@ def without_missing_inputs(
         missing = missing_from(tool, merged)
         if missing:
             details[tool.name] = INPUT_NOT_GIVEN.format(names=", ".join(missing))
-            del requests[tool.name]
         else:  # the model left out what the text states: the rules' value (T7)
             requests[tool.name] = merged
+    return read_as_no(replace(activation, requests=requests), node, details, INPUTS_MISSING)
+
+
+def read_as_no(
+    activation: Activation, node: TaskNode, details: Mapping[str, str], verdict: str
+) -> tuple[Activation, list[LedgerEntry]]:
+    """``activation`` with the yeses of ``details`` (tool name -> why) turned to no.
+
+    Their requests are dropped, and each gets a routing ledger entry with ``verdict``.
+    """
     if not details:
-        return replace(activation, requests=requests), []
+        return activation, []
     kept = tuple(
         replace(v, run=False, reason=details[v.tool]) if v.tool in details else v
         for v in activation.verdicts
     )
+    left = {name: value for name, value in activation.requests.items() if name not in details}
     entries = [
         LedgerEntry(
             kind=LedgerKind.ROUTING,
             task_no=node.task_no,
             tool=name,
-            verdict=INPUTS_MISSING,
+            verdict=verdict,
             reason=reason,
         )
         for name, reason in sorted(details.items())
     ]
-    return replace(activation, verdicts=kept, requests=requests), entries
+    return replace(activation, verdicts=kept, requests=left), entries
 
 
 def resolve_yeses(
@@ -415,21 +425,4 @@ def without_unbacked_yeses(
         stated = any(value is not None for value in request.values())
         if not stated and scores.get(tool.name, 0.0) <= 0:
             details[tool.name] = NOTHING_BEHIND_YES
-    if not details:
-        return activation, []
-    kept = tuple(
-        replace(v, run=False, reason=details[v.tool]) if v.tool in details else v
-        for v in activation.verdicts
-    )
-    left = {name: value for name, value in requests.items() if name not in details}
-    entries = [
-        LedgerEntry(
-            kind=LedgerKind.ROUTING,
-            task_no=node.task_no,
-            tool=name,
-            verdict=YES_UNBACKED,
-            reason=reason,
-        )
-        for name, reason in sorted(details.items())
-    ]
-    return replace(activation, verdicts=kept, requests=left), entries
+    return read_as_no(activation, node, details, YES_UNBACKED)

@@ -422,10 +422,10 @@ class OfflineAssistant(LlmAssistant):
                     by_number.get((doc.document_id, doc.page, doc.sentence_number - back))
                     for back in range(1, offline_reading.ANTECEDENT_REACH + 1)
                 ]
-                runs: list[tuple[list[str | None], str]] = [(earlier, doc.text.strip())]
+                runs: list[tuple[Sequence[str | None], str]] = [(earlier, doc.text.strip())]
             else:
-                sentences: list[str | None] = list(kit.split_sentences(doc.text))
-                runs = [(sentences[:i][::-1], s or "") for i, s in enumerate(sentences)]
+                sentences = kit.split_sentences(doc.text)
+                runs = [(sentences[:i][::-1], s) for i, s in enumerate(sentences)]
             for before, sentence in runs:
                 if sentence:
                     candidates.append(

@@ -120,7 +120,7 @@ def written(name_word: str, text_word: str) -> bool:
     if text.startswith(name):
         return True
     kept = name[: max(MIN_STEM, len(name) - NAME_ENDING)]
-    return len(kept) < len(name) and text.startswith(kept) and len(text) >= len(kept)
+    return len(kept) < len(name) and text.startswith(kept)
 
 
 def _present(choice: Any, text_words: list[str]) -> bool:

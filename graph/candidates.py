@@ -63,7 +63,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 
 from toolweave.graph.context import Dependencies
-from toolweave.llm.offline_extract import extract_request
+from toolweave.llm.offline_extract import extract_request, states_input
 from toolweave.llm.offline_routing import RoutingRule, closer_to_not_for, score_tools
 from toolweave.llm.port import Activation, RoutingVerdict
 from toolweave.state.ledger import LedgerEntry, LedgerKind
@@ -404,7 +404,9 @@ def without_unbacked_yeses(
     Nothing behind it: the task prompt shares no word with the tool's texts (its
     keyword score in ``scores``, the routing's :func:`keyword_evidence`, is zero)
     and the model's request for it, grounded in the text (T7), states none of its
-    inputs. A small model says yes to a tool it names as the best fit of a task no
+    inputs (:func:`~toolweave.llm.offline_extract.states_input`: a closed set's
+    member the model picked, or a name that is none of the field's known values,
+    states nothing). A small model says yes to a tool it names as the best fit of a task no
     tool fits: ``department_info`` for "What is the capital of France?" (the
     department tool then asks "Which department?"), the slots tool for "Hol lehet
     átvenni a talált tárgyakat?". Such a yes is read as no, and the retrieval
@@ -422,7 +424,7 @@ def without_unbacked_yeses(
         request = requests.get(tool.name)
         if not tool.request_model.model_fields or request is None:
             continue  # no request extracted with the routing: it is extracted when it runs
-        stated = any(value is not None for value in request.values())
-        if not stated and scores.get(tool.name, 0.0) <= 0:
+        text = execution_text(node.task)
+        if not states_input(request, tool.request_model, text) and scores.get(tool.name, 0.0) <= 0:
             details[tool.name] = NOTHING_BEHIND_YES
     return read_as_no(activation, node, details, YES_UNBACKED)

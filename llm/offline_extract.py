@@ -353,6 +353,38 @@ def ground_request(values: dict[str, Any] | None, model: type[BaseModel], text: 
     return out
 
 
+def states_input(values: dict[str, Any] | None, model: type[BaseModel], text: str) -> bool:
+    """Whether a grounded request states one of its tool's inputs as ``text`` writes it (T5, T7).
+
+    Counted: a text value (a string, a date, a list of them) that is not empty and,
+    for a field of known values, names one of them (every word of a known value
+    written in it: "kardiológián" names Kardiológia, "parking" names no department);
+    a number that ``text`` writes. Not counted: a closed set's member (enum,
+    ``Literal``) or a flag, which a model picks from the schema for any question
+    ("consultation_hours" and "sunday" for "Where do I buy a weekly parking pass?").
+    """
+    numbers = {float(n.replace(",", ".")) for n in _NUMBER.findall(text)}
+    for name, info in model.model_fields.items():
+        value = (values or {}).get(info.alias or name)
+        core, _ = _unwrap(info.annotation)
+        items = value if isinstance(value, list) else [value]
+        for item in items:
+            if item is None or item == "" or isinstance(item, bool | enum.Enum):
+                continue
+            if isinstance(item, int | float):
+                if core in (int, float) and float(item) in numbers:
+                    return True
+                continue
+            if get_origin(core) is Literal or (isinstance(core, type) and issubclass(core, enum.Enum)):
+                continue
+            known = _extra(info).get("known_values")
+            if not isinstance(known, list | tuple) or any(
+                _present(k, words(str(item))) for k in known
+            ):
+                return True
+    return False
+
+
 def _is_iso_date(value: object) -> bool:
     """Whether ``value`` is an ISO date (or a date-time starting with one), or a list of them."""
     if isinstance(value, list):

@@ -222,3 +222,58 @@ def test_T5_a_yes_stands_when_the_task_shares_a_word_with_the_tool():
     out = graph.invoke({"messages": [HumanMessage("Is the office open?")]})
     assert "1:opening_hours" in out["activated"]
     assert not [e for e in out["ledger"] if e.verdict == "t5_yes_not_backed"]
+
+
+def _department_yes(department: str | None) -> dict[str, Any]:
+    """The 1.5B's reply to "Where do I buy a weekly parking pass?", as its log shows it."""
+    request = {"department": department, "topic": "consultation_hours", "day": "sunday"}
+    reason = "The user is asking about a parking pass, a service of a hospital department."
+    return {
+        "best_fit": "department_info",
+        "department_info": {"reason": reason, "run": True, "request": request},
+    }
+
+
+def _department_graph(reply: dict[str, Any]) -> tuple[Any, ScriptedChatModel]:
+    from toolweave_korhaz.corpus import DOMAIN_NAME
+    from toolweave_korhaz.tools import DepartmentInfoTool
+
+    from toolweave.graph.builder import build_graph
+
+    model = ScriptedChatModel(script=[reply, "Ask at reception."])
+    assistant = ChatModelAssistant(model, fuse_routing=True, max_retries=0)
+    graph = build_graph(DOMAIN_NAME, [DepartmentInfoTool()], assistant=assistant)
+    return graph, model
+
+
+def test_T5_T7_a_picked_topic_and_a_name_that_is_no_known_value_state_nothing():
+    """"parking" is written in the task but is no department; the topic is the schema's pick."""
+    from toolweave.graph.candidates import YES_UNBACKED
+
+    graph, model = _department_graph(_department_yes("parking"))
+    out = graph.invoke({"messages": [HumanMessage("Where do I buy a weekly parking pass?")]})
+    assert "1:department_info" not in out["activated"]
+    (entry,) = [e for e in out["ledger"] if e.verdict == YES_UNBACKED]
+    assert entry.tool == "department_info"
+    assert len(model.calls) == 2  # routing and the answer: the department tool did not ask
+
+
+def test_T5_T7_a_known_department_named_keeps_a_yes_that_shares_no_word():
+    """"gyerekosztály" is one of the department field's known values: the yes stands."""
+    graph, _ = _department_graph(_department_yes("gyerekosztály"))
+    out = graph.invoke({"messages": [HumanMessage("A gyerekosztály melyik emeleten van?")]})
+    assert "1:department_info" in out["activated"]
+    assert not [e for e in out["ledger"] if e.verdict == "t5_yes_not_backed"]
+
+
+def test_T7_states_input_counts_text_values_and_known_names_not_picked_members():
+    from toolweave_korhaz.tools import DepartmentInfoRequest
+
+    from toolweave.llm.offline_extract import states_input
+
+    text = "Mikor rendel a kardiológián?"
+    picked = {"department": None, "topic": "consultation_hours", "day": "monday"}
+    assert not states_input(picked, DepartmentInfoRequest, text)
+    assert not states_input({**picked, "department": "parking"}, DepartmentInfoRequest, text)
+    assert states_input({**picked, "department": "kardiológián"}, DepartmentInfoRequest, text)
+    assert states_input({"day": "friday"}, DayRequest, "Can I come by on Friday?")

@@ -375,7 +375,7 @@ def states_input(values: dict[str, Any] | None, model: type[BaseModel], text: st
                 if core in (int, float) and float(item) in numbers:
                     return True
                 continue
-            if get_origin(core) is Literal or (isinstance(core, type) and issubclass(core, enum.Enum)):
+            if _is_closed_set(core):
                 continue
             known = _extra(info).get("known_values")
             if not isinstance(known, list | tuple) or any(
@@ -383,6 +383,13 @@ def states_input(values: dict[str, Any] | None, model: type[BaseModel], text: st
             ):
                 return True
     return False
+
+
+def _is_closed_set(annotation: Any) -> bool:
+    """Whether ``annotation`` is a closed set of members (a ``Literal`` or an enum)."""
+    return get_origin(annotation) is Literal or (
+        isinstance(annotation, type) and issubclass(annotation, enum.Enum)
+    )
 
 
 def _is_iso_date(value: object) -> bool:

@@ -46,7 +46,7 @@ from toolweave.llm.lexical import (
     weekday,
 )
 from toolweave.tools import text as kit
-from toolweave.tools.prefilter import CandidateIndex
+from toolweave.tools.prefilter import CandidateIndex, tool_text
 from toolweave.tools.registry import AnyTool
 
 _MIN_LETTERS = 3
@@ -413,6 +413,11 @@ def ranking_winner(
     second = order[1][1] if len(order) > 1 else 0.0
     if name in held or best < rule.margin_score or best < rule.margin * second:
         return None
+    winner = next(t for t in routable if t.name == name)
+    text_words = set(kit.words(tool_text(winner)))
+    said = task_words(task_prompt)
+    if not any(word_matches(w, t) for w in said for t in text_words):
+        return None  # the index's stem prefix alone ("lisa" in "lists"): no word in common
     return name
 
 

@@ -22,6 +22,7 @@ from toolweave.state.ledger import LedgerKind
 from toolweave.state.task import TaskInfo, TaskNode
 from toolweave.testing import FunctionAssistant
 from toolweave.tools.domain import Domain
+from toolweave.tools.prefilter import CandidateIndex
 from toolweave.tools.registry import AnyTool
 
 
@@ -203,6 +204,18 @@ def test_T12_offline_clear_winner_of_the_ranking_routes_under_the_thresholds():
     assert routed == {"forecast"}
     strict = OfflineAssistant(routing=replace(RoutingRule(), margin_score=float("inf")))
     assert not any(v.run for v in strict.route(question, tools))
+
+
+def test_T12_a_clear_winner_by_a_stem_prefix_alone_does_not_route():
+    """The index finds "Lisa" a prefix of "lists"; no word of the task is in the tool's text."""
+    agenda = tool("calendar_list", "the user asks what is on their agenda; lists the events")
+    tools = [agenda, tool("bank", "the user asks about money")]
+    question = "Who painted the Mona Lisa?"
+    index_scores = CandidateIndex(tools).scores("painted mona lisa", [t.name for t in tools])
+    assert index_scores["calendar_list"] > 0 == index_scores["bank"]  # the index's clear winner
+    assert not any(v.run for v in OfflineAssistant().route(question, tools))
+    asked = "What is on my agenda?"
+    assert {v.tool for v in OfflineAssistant().route(asked, tools) if v.run} == {"calendar_list"}
 
 
 # -- T5: abstention, best fit, near-duplicate yeses ------------------------------------------

@@ -235,10 +235,9 @@ def _department_yes(department: str | None) -> dict[str, Any]:
 
 
 def _department_graph(reply: dict[str, Any]) -> tuple[Any, ScriptedChatModel]:
+    from toolweave.graph.builder import build_graph
     from toolweave_korhaz.corpus import DOMAIN_NAME
     from toolweave_korhaz.tools import DepartmentInfoTool
-
-    from toolweave.graph.builder import build_graph
 
     model = ScriptedChatModel(script=[reply, "Ask at reception."])
     assistant = ChatModelAssistant(model, fuse_routing=True, max_retries=0)
@@ -247,7 +246,7 @@ def _department_graph(reply: dict[str, Any]) -> tuple[Any, ScriptedChatModel]:
 
 
 def test_T5_T7_a_picked_topic_and_a_name_that_is_no_known_value_state_nothing():
-    """"parking" is written in the task but is no department; the topic is the schema's pick."""
+    """The task writes "parking", which is no department; the topic is the schema's pick."""
     from toolweave.graph.candidates import YES_UNBACKED
 
     graph, model = _department_graph(_department_yes("parking"))
@@ -259,7 +258,7 @@ def test_T5_T7_a_picked_topic_and_a_name_that_is_no_known_value_state_nothing():
 
 
 def test_T5_T7_a_known_department_named_keeps_a_yes_that_shares_no_word():
-    """"gyerekosztály" is one of the department field's known values: the yes stands."""
+    """The task names "gyerekosztály", a known value of the department field: the yes stands."""
     graph, _ = _department_graph(_department_yes("gyerekosztály"))
     out = graph.invoke({"messages": [HumanMessage("A gyerekosztály melyik emeleten van?")]})
     assert "1:department_info" in out["activated"]
@@ -267,9 +266,8 @@ def test_T5_T7_a_known_department_named_keeps_a_yes_that_shares_no_word():
 
 
 def test_T7_states_input_counts_text_values_and_known_names_not_picked_members():
-    from toolweave_korhaz.tools import DepartmentInfoRequest
-
     from toolweave.llm.offline_extract import states_input
+    from toolweave_korhaz.tools import DepartmentInfoRequest
 
     text = "Mikor rendel a kardiológián?"
     picked = {"department": None, "topic": "consultation_hours", "day": "monday"}

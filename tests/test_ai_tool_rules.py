@@ -163,7 +163,9 @@ def test_W2_invalid_input_never_reaches_execute_and_the_retry_is_bounded() -> No
         return {"exampleParam": 7}  # filled, but not a string (a missing one is T13's)
 
     graph = example_graph(tool, extract=extract, ai_input_attempts=3)
-    out = graph.invoke({"messages": [("human", "hi")]}, config())
+    # The task names the tool: a yes on "hi" with a number the text never wrote is
+    # read as no before any input is checked (T5 with T7), and W2 would not be reached.
+    out = graph.invoke({"messages": [("human", "run the example tool")]}, config())
     assert tool.ran == []
     assert len(prompts) == 3  # the bound: three extractions, then the tool is skipped
     rejected = [e for e in out["ledger"] if e.tool == "example_tool" and e.verdict == "skipped"]
@@ -182,7 +184,7 @@ def test_W2_the_model_gets_the_error_back_and_a_fixed_input_runs() -> None:
         return next(replies)
 
     graph = example_graph(tool, extract=extract)
-    out = graph.invoke({"messages": [("human", "hi")]}, config())
+    out = graph.invoke({"messages": [("human", "run the example tool")]}, config())  # as above
     assert tool.ran == ['{"exampleParam": "fixed"}']
     assert "fixed answered" in out["answer"]
     assert any(e.verdict == "skipped" and "attempt 1 of 2" in e.reason for e in out["ledger"])

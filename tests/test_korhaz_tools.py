@@ -128,6 +128,24 @@ def test_department_info_weekday_sentence():
     assert "On Thursday the consultation hours of Surgery are 10:00-14:00." in en
 
 
+def test_T7_the_topic_the_question_writes_decides_over_the_models_pick():
+    """A small model filled topic=consultation_hours for a visiting question."""
+    asked = "When can I visit a patient in surgery?"
+    result = run_department(asked, lang="en", department="surgery", topic="consultation_hours")
+    assert result is not None
+    heads = [d.text.split(":")[0] for d in result.documents]
+    assert heads == ["Visiting hours on the Surgery ward"]
+
+
+def test_T7_a_question_that_writes_no_topic_gets_every_fact_the_models_pick_ranked_first():
+    asked = "Tell me about Surgery."
+    result = run_department(asked, lang="en", department="Surgery", topic="phone")
+    assert result is not None
+    assert len(result.documents) == 5
+    best = max(result.documents, key=lambda d: d.sentence_score)
+    assert best.text.startswith("The phone number of Surgery")
+
+
 def test_request_model_lists_known_departments_and_normalises_values():
     schema = DepartmentInfoRequest.model_json_schema()["properties"]
     assert "Kardiológia" in schema["department"]["examples"]

@@ -171,14 +171,23 @@ class DepartmentInfoTool(ClarifiableTool[DepartmentInfoRequest]):
     ) -> ToolResult:
         question = ctx.task.task_prompt or ctx.text
         day = request.day or parse_weekday(question)
-        topics: set[Topic] = {request.topic} if request.topic else infer_topics(question)
+        # What the user wrote decides the topic; the model's pick from the closed set
+        # only ranks (T7): a small model fills ``topic`` for any question, and the
+        # sentence it is handed first is the one it answers from.
+        written = infer_topics(question)
+        topics: set[Topic] = written or ({request.topic} if request.topic else set())
         if day is not None and not topics:  # a day alone asks for the hours of that day
             topics.add("consultation_hours")
+            written = {"consultation_hours"}
         label = "Osztályok" if ctx.user_lang == "hu" else "Departments"
         documents: list[UniqueTextDocument] = []
         for dept in named:
             asked_day = day if "consultation_hours" in topics else None  # visits: every day
-            for topic, number, text in department_sentences(dept, ctx.user_lang, asked_day):
+            rows = department_sentences(dept, ctx.user_lang, asked_day)
+            # The sentences of the topics the question writes, only: a model handed a
+            # department's five facts answers a visiting question with the phone line.
+            rows = [row for row in rows if row[0] in written] or rows
+            for topic, number, text in rows:
                 documents.append(
                     UniqueTextDocument(
                         document_id=f"departments.json#{dept.id}",

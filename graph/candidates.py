@@ -64,7 +64,12 @@ from dataclasses import replace
 
 from toolweave.graph.context import Dependencies
 from toolweave.llm.offline_extract import extract_request, states_input
-from toolweave.llm.offline_routing import RoutingRule, closer_to_not_for, score_tools
+from toolweave.llm.offline_routing import (
+    RoutingRule,
+    closer_to_not_for,
+    score_tools,
+    shares_a_word,
+)
 from toolweave.llm.port import Activation, RoutingVerdict
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import TaskNode, execution_text
@@ -175,25 +180,28 @@ def terminal_verdict(
         return ROUTING_FAILURE, set(routed), why
     (name,) = terminal
     tool = next(t for t in candidates if t.name == name)
+    # Its own evidence counts only when a word of the task is in its text: the index's
+    # stem prefixes made "Mennyibe kerül a parkolás óránként?" the emergency tool's
+    # ("óránként" stems to "or"), and the 0.5B model's yes there ended the run.
+    own = scores.get(name, 0.0) if shares_a_word(prompt, tool) else 0.0
     if closer_to_not_for(prompt, tool):
         why = f"{name} (a finished answer): the task is closer to what it is not for (A9)"
         return TERMINAL_DROPPED, {name}, why
     if len(routed) > 1:
         best_other = max(scores.get(tool, 0.0) for tool in routed if tool != name)
-        if scores.get(name, 0.0) > TERMINAL_MARGIN * best_other:
+        if own > TERMINAL_MARGIN * best_other:
             why = (
                 f"{name} (a finished answer) routed with others; it matches the task "
-                f"prompt clearly best (score {scores.get(name, 0.0):.2f} > {TERMINAL_MARGIN:g} x "
+                f"prompt clearly best (score {own:.2f} > {TERMINAL_MARGIN:g} x "
                 f"{best_other:.2f})"
             )
             return OTHERS_DROPPED, set(routed) - {name}, why
         why = (
             f"{name} (a finished answer) routed with others that match the task prompt "
-            f"about as well (score {scores.get(name, 0.0):.2f}, not {TERMINAL_MARGIN:g} x "
+            f"about as well (score {own:.2f}, not {TERMINAL_MARGIN:g} x "
             f"{best_other:.2f})"
         )
         return TERMINAL_DROPPED, {name}, why
-    own = scores.get(name, 0.0)
     best_other = max((scores.get(t.name, 0.0) for t in candidates if t.name != name), default=0.0)
     if own < best_other or 0 < own == best_other:  # a tie at zero: it stands
         why = (

@@ -413,12 +413,27 @@ def ranking_winner(
     second = order[1][1] if len(order) > 1 else 0.0
     if name in held or best < rule.margin_score or best < rule.margin * second:
         return None
-    winner = next(t for t in routable if t.name == name)
-    text_words = set(kit.words(tool_text(winner)))
-    said = task_words(task_prompt)
-    if not any(word_matches(w, t) for w in said for t in text_words):
+    if not shares_a_word(task_prompt, next(t for t in routable if t.name == name)):
         return None  # the index's stem prefix alone ("lisa" in "lists"): no word in common
     return name
+
+
+def shares_a_word(task_prompt: str, tool: AnyTool) -> bool:
+    """Whether a content word of the task matches one of the tool's whole text (T12, A8).
+
+    The keyword index matches stem prefixes, across both languages' stemmers: "Lisa"
+    begins like "lists", Hungarian "óránként" stems to the English "or", "need" to
+    "ne" ("nem"). A tool's score is evidence only when a word of the task really
+    matches a word of its text (:func:`word_matches`, stop words and words under
+    three letters left out on both sides).
+    """
+    said = task_words(task_prompt)
+    return bool(said) and any(word_matches(w, t) for w in said for t in _text_words(tool))
+
+
+@lru_cache(maxsize=4096)
+def _text_words(tool: AnyTool) -> frozenset[str]:
+    return frozenset(task_words(tool_text(tool)))
 
 
 PASTED = re.compile(

@@ -144,6 +144,28 @@ def test_A8_hospital_confused_model_degrades_to_retrieval_not_emergency_numbers(
             assert "korhaz_search" in ran(out)
 
 
+def test_A8_a_stem_prefix_of_another_language_is_no_evidence_for_a_lone_terminal_yes():
+    """The 0.5B model's lone emergency yes for a parking question: "óránként" stems to "or"."""
+    from toolweave.llm.offline_routing import shares_a_word
+    from toolweave_korhaz import korhaz_domain, korhaz_tools
+
+    question = "Mennyibe kerül a parkolás óránként?"
+    tools = korhaz_tools()
+    emergency = next(t for t in tools if t.name == "emergency_numbers")
+    assert not shares_a_word(question, emergency)
+    assert shares_a_word("Mi a segélyhívó szám?", emergency)
+    graph = build_graph(
+        korhaz_domain(),
+        tools,
+        assistant=FunctionAssistant(route=lambda text, offered: ["emergency_numbers"]),
+    )
+    out = graph.invoke({"messages": [HumanMessage(question)]})
+    assert "emergency_numbers" not in ran(out)
+    assert "112" not in out["answer"]
+    (entry,) = a8_entries(out)
+    assert entry.verdict == TERMINAL_DROPPED
+
+
 def test_A9_a_terminal_tool_at_a_near_tie_with_another_yes_does_not_silence_it():
     """ "What is the pharmacy's phone number?": both say "phone number"; the context runs."""
     from toolweave_korhaz import korhaz_domain, korhaz_tools

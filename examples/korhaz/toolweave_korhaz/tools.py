@@ -175,10 +175,10 @@ class DepartmentInfoTool(ClarifiableTool[DepartmentInfoRequest]):
         # only ranks (T7): a small model fills ``topic`` for any question, and the
         # sentence it is handed first is the one it answers from.
         written = infer_topics(question)
-        topics: set[Topic] = written or ({request.topic} if request.topic else set())
-        if day is not None and not topics:  # a day alone asks for the hours of that day
-            topics.add("consultation_hours")
+        picked: set[Topic] = {request.topic} if request.topic else set()
+        if day is not None and not (written or picked):  # a day alone asks for its hours
             written = {"consultation_hours"}
+        topics = written or picked
         label = "Osztályok" if ctx.user_lang == "hu" else "Departments"
         documents: list[UniqueTextDocument] = []
         for dept in named:

@@ -37,6 +37,19 @@ only tool routed and the keyword evidence agrees. Otherwise:
    emergency in a domain that declares no examples) leaves the model's yes
    standing; a task closer to one of the tool's ``not_for`` questions than to its
    own examples drops it (A9).
+4. **In doubt.** A tie at zero where the tool declares ``routing_examples``: the
+   task matches no candidate, nor any example of what the domain said the tool
+   is for, so the yes is the model's alone. The tool runs, but its finished answer
+   joins the context and the retrieval answers (A9: "when in doubt, the context
+   path runs"): the 0.5B model's lone emergency yes for "Hozzam magammal a
+   gyógyszereimet a felvételre?" no longer ends the run with 112, and a described
+   emergency in words none of the examples has still puts the numbers before the
+   answering model. The same holds for a lone terminal yes that matches the task
+   best but that the offline rule would not route (``offline_decision``: it asks a
+   finished answer for its declared intent, and of near ties it routes the context
+   tool): the 0.5B model's emergency yes for "How long can I stop in front of the
+   emergency building to drop off a patient?" (the department tool has "emergency
+   building") runs as context, and the parking page answers.
 
 **T5, no yes but a best fit.** :func:`best_fit_yes` runs first: a model that
 writes no (``null``) for every candidate but names a best fit has still chosen;
@@ -67,6 +80,7 @@ from toolweave.llm.offline_extract import extract_request, states_input
 from toolweave.llm.offline_routing import (
     RoutingRule,
     closer_to_not_for,
+    offline_decision,
     score_tools,
     shares_a_word,
 )
@@ -81,6 +95,7 @@ LEDGER_DROPPED = 100
 """Dropped candidates the pre-filter's ledger entry names (the best ranked, with a score)."""
 ROUTING_FAILURE = "a8_routing_failure"
 TERMINAL_DROPPED = "a8_terminal_dropped"
+TERMINAL_AS_CONTEXT = "a9_terminal_as_context"
 OTHERS_DROPPED = "a8_others_dropped"
 NEAR_DUPLICATES = "t5_near_duplicates_dropped"
 BEST_FIT_RUNS = "t5_best_fit_runs"
@@ -203,12 +218,24 @@ def terminal_verdict(
         )
         return TERMINAL_DROPPED, {name}, why
     best_other = max((scores.get(t.name, 0.0) for t in candidates if t.name != name), default=0.0)
+    if own == best_other == 0 and tool.routing_examples:
+        why = (
+            f"{name} (a finished answer): no candidate shares a word with the task, nor "
+            "does any of its declared examples"
+        )
+        return TERMINAL_AS_CONTEXT, {name}, why
     if own < best_other or 0 < own == best_other:  # a tie at zero: it stands
         why = (
             f"{name} (a finished answer) matches the task prompt no better than another "
             f"candidate (score {own:.2f} <= {best_other:.2f})"
         )
         return TERMINAL_DROPPED, {name}, why
+    if own > 0 and name not in offline_decision(prompt, candidates, RoutingRule()).routed:
+        why = (
+            f"{name} (a finished answer) matches the task prompt best, but not with the "
+            "evidence the offline rule asks of a finished answer (its declared intent)"
+        )
+        return TERMINAL_AS_CONTEXT, {name}, why
     return None
 
 
@@ -223,12 +250,24 @@ def guard_terminal(
     node: TaskNode,
     candidates: Sequence[AnyTool],
     routed: set[str],
-) -> tuple[set[str], list[LedgerEntry]]:
-    """A8: the routed tools that run, and a ledger entry when a terminal yes was unclear."""
+) -> tuple[set[str], set[str], list[LedgerEntry]]:
+    """A8: the routed tools that run, those whose finished answer joins the context (A9).
+
+    And a ledger entry when a terminal yes was unclear.
+    """
     found = terminal_verdict(scores, node.task.task_prompt, candidates, routed)
     if found is None:
-        return routed, []
+        return routed, set(), []
     verdict, dropped, why = found
+    if verdict == TERMINAL_AS_CONTEXT:
+        entry = LedgerEntry(
+            kind=LedgerKind.ROUTING,
+            task_no=node.task_no,
+            verdict=verdict,
+            reason=f"{why}: retrieval answers, with its text in the context (A9)",
+            details={name: "runs, its answer joins the context (A9)" for name in sorted(dropped)},
+        )
+        return routed, dropped, [entry]
     if dropped == routed:
         fallback = "retrieval answers instead"
     elif verdict == OTHERS_DROPPED:
@@ -242,7 +281,7 @@ def guard_terminal(
         reason=f"{why}: {fallback} (A8)",
         details={name: "routed, not run (A8)" for name in sorted(dropped)},
     )
-    return routed - dropped, [entry]
+    return routed - dropped, set(), [entry]
 
 
 def best_fit_yes(

@@ -22,6 +22,7 @@ from toolweave.graph.context import Dependencies, RunContext
 from toolweave.graph.nodes import Steps, make_node
 from toolweave.graph.tool_call import Outcome, entry, progress_for, tool_steps
 from toolweave.graph.walk import current_task_no
+from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerKind
 from toolweave.state.pauses import Clarification
@@ -39,14 +40,20 @@ AFTER_TERMINAL = "an earlier tool's finished answer ended the task (R8)"
 
 
 def record_result(
-    key: str, text: str, outcome: Outcome, reads: Callable[[str], str] = readable
+    key: str,
+    text: str,
+    outcome: Outcome,
+    reads: Callable[[str], str] = readable,
+    *,
+    in_doubt: bool = False,
 ) -> dict[str, Any]:
-    """The state update of a finished tool result (B1, R1-R5, R10).
+    """The state update of a finished tool result (B1, R1-R5, R10, A9).
 
     The context buffer keeps the result as the tool gave it (consumers read its
     data); what reaches the answer, its documents, guaranteed context and finished
     answer, is read through ``reads`` (the tool's :meth:`~ChatbotTool.result_text`),
-    so raw JSON never becomes the answer (R10).
+    so raw JSON never becomes the answer (R10). ``in_doubt``: the tool's yes was in
+    doubt (A9), so a finished answer (R3) joins the context, one document per line.
     """
     result = outcome.result
     if result is None:
@@ -63,6 +70,18 @@ def record_result(
             update["guaranteed"] = [
                 saved.model_copy(update={"context": context, "documents": tuple(documents)})
             ]
+        case ResultMode.ANSWER if in_doubt:
+            lines = [line.strip() for line in reads(result.text or "").splitlines()]
+            label = result.tool_name.replace("_", " ")
+            update["documents"] = [
+                UniqueTextDocument(
+                    document_id=f"tool:{result.tool_name}",
+                    document_name=label,
+                    sentence_number=number,
+                    text=line,
+                )
+                for number, line in enumerate((line for line in lines if line), start=1)
+            ] + documents
         case ResultMode.ANSWER:
             update.update(answer=reads(result.text or ""), terminal=key)
         case ResultMode.ANSWERED:
@@ -109,13 +128,16 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
             update["activated"] = [key]
         lang = state["message"].user_lang
         reads = readable if tool is None else partial(tool.result_text, user_lang=lang)  # R10
-        update.update(record_result(key, text, outcome, reads))
-        if result is not None and result.is_terminal:  # R8: the tools after it do not run (L1)
+        in_doubt = name in node.as_context  # A9: its finished answer joins the context
+        update.update(record_result(key, text, outcome, reads, in_doubt=in_doubt))
+        joined = in_doubt and result is not None and result.mode is ResultMode.ANSWER
+        terminal = result is not None and result.is_terminal and not joined
+        if terminal:  # R8: the tools after it do not run (L1)
             not_run = [
                 entry(node, n, LedgerKind.TOOL_SKIPPED, "not run", AFTER_TERMINAL) for n in rest
             ]
             update["ledger"] = [*outcome.ledger, *not_run]
-        closed = not rest or (result is not None and result.is_terminal)
+        closed = not rest or terminal
         status = TaskStatus.CLOSED if closed else TaskStatus.ROUTED
         update["tasks"] = {node.task_no: node.model_copy(update={"queue": rest, "status": status})}
         return update

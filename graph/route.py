@@ -69,10 +69,11 @@ def routed_activation(
     candidates: list[AnyTool],
     activation: Activation,
     scores: Mapping[str, float],
-) -> tuple[list[AnyTool], list[LedgerEntry]]:
+) -> tuple[list[AnyTool], set[str], list[LedgerEntry]]:
     """T5 + A5: the routing call's verdicts on the candidates, plus the default retrieval tool.
 
     ``scores``: the candidates' keyword evidence (:func:`keyword_evidence`), for A8.
+    Also returns the finished-answer tools whose answer joins the context (A9).
     """
     retrieval = deps.domain.default_retrieval_tool
     entries = [
@@ -95,13 +96,13 @@ def routed_activation(
             )
         )
     routed, resolved = resolve_yeses(node, candidates, activation.verdicts)  # T5
-    routed, guarded = guard_terminal(scores, node, candidates, routed)  # A8
+    routed, in_doubt, guarded = guard_terminal(scores, node, candidates, routed)  # A8, A9
     entries += resolved + guarded
     tools = [tool for tool in deps.registry if tool.name in routed]  # registry order (A6)
     if retrieval is not None and retrieval in offered:
         tools.append(deps.registry[retrieval])
         entries.append(_entry(LedgerKind.ROUTING, node, retrieval, "default", "default retrieval"))
-    return tools, entries
+    return tools, in_doubt, entries
 
 
 def _entry(kind: LedgerKind, node: TaskNode, tool: str, verdict: str, reason: str) -> LedgerEntry:
@@ -118,6 +119,7 @@ def make_route(deps: Dependencies) -> Runnable[Any, Any]:
         offered = set(state["message"].offered)
         requests: dict[str, dict[str, Any] | None] = {}
         calls = 0
+        in_doubt: set[str] = set()
         if node.task.required_tool_names:
             tools, entries = forced_activation(deps, node, offered)
         else:
@@ -140,10 +142,13 @@ def make_route(deps: Dependencies) -> Runnable[Any, Any]:
             activation, chosen = best_fit_yes(scores, node, candidates, activation)  # T5
             activation, unfilled = without_missing_inputs(deps, node, candidates, activation)
             activation, unbacked = without_unbacked_yeses(scores, node, candidates, activation)
-            tools, entries = routed_activation(deps, node, offered, candidates, activation, scores)
+            tools, in_doubt, entries = routed_activation(
+                deps, node, offered, candidates, activation, scores
+            )
             entries = prefiltered + chosen + unfilled + unbacked + entries
             requests, calls = dict(activation.requests), activation.llm_calls
-        ordered = sorted(tools, key=lambda tool: tool.priority)
+        # A9: a finished answer in doubt runs last, after the retrieval it joins
+        ordered = sorted(tools, key=lambda tool: (tool.name in in_doubt, tool.priority))
         cap = deps.limits.max_tools_per_task
         entries += [
             _entry(LedgerKind.TOOL_SKIPPED, node, t.name, "dropped", TOOL_CAP.format(cap=cap))
@@ -151,7 +156,15 @@ def make_route(deps: Dependencies) -> Runnable[Any, Any]:
         ]
         queue = [tool.name for tool in ordered[:cap]]
         status = TaskStatus.ROUTED if queue else TaskStatus.CLOSED
-        updated = node.model_copy(update={"queue": queue, "status": status, "requests": requests})
+        as_context = [name for name in queue if name in in_doubt]
+        updated = node.model_copy(
+            update={
+                "queue": queue,
+                "status": status,
+                "requests": requests,
+                "as_context": as_context,
+            }
+        )
         runtime.stream_writer(routed_event(node.task_no, queue))
         return {"tasks": {node.task_no: updated}, "ledger": entries, "llm_calls": calls}
 

@@ -29,11 +29,7 @@ from toolweave.llm.lexical import (
 from toolweave.llm.offline_extract import extract_request
 from toolweave.llm.offline_routing import (
     RoutingRule,
-    decide,
-    held_back,
-    not_a_request,
-    ranking_winner,
-    score_tools,
+    offline_decision,
 )
 from toolweave.llm.passthrough import stream_message
 from toolweave.llm.port import (
@@ -344,15 +340,7 @@ class OfflineAssistant(LlmAssistant):
         enough, close enough to the best and explains enough of the task
         (:class:`~toolweave.llm.offline_routing.RoutingRule`, fitted on a labelled set).
         """
-        scores = score_tools(task_prompt, tools)
-        held = held_back(task_prompt, tools, scores, self.routing)  # A9
-        abstain = not_a_request(task_prompt)
-        routed = set() if abstain else decide(scores, self.routing, held)
-        winner = (
-            None if routed or abstain else ranking_winner(task_prompt, tools, self.routing, held)
-        )
-        if winner is not None:
-            routed = {winner}  # a clear winner of the ranking (issue 20 item 2)
+        scores, held, abstain, winner, routed = offline_decision(task_prompt, tools, self.routing)
         verdicts: list[RoutingVerdict] = []
         for tool in tools:
             found = scores.get(tool.name)

@@ -34,6 +34,7 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from toolweave.llm.lexical import (
     GREETINGS,
@@ -416,6 +417,37 @@ def ranking_winner(
     if not shares_a_word(task_prompt, next(t for t in routable if t.name == name)):
         return None  # the index's stem prefix alone ("lisa" in "lists"): no word in common
     return name
+
+
+class Decision(NamedTuple):
+    """What the offline rule routes for a task, and why (see :func:`offline_decision`)."""
+
+    scores: dict[str, ToolScore]
+    """Each routable candidate's :class:`ToolScore`."""
+    held: set[str]
+    """Terminal tools the rule does not route: no declared intent behind them (A9)."""
+    abstain: bool
+    """The task is no request (a pasted error message, a definitional question)."""
+    winner: str | None
+    """The ranking's clear winner, when the thresholds routed nothing (T12)."""
+    routed: set[str]
+    """The tools the rule routes."""
+
+
+def offline_decision(task_prompt: str, tools: Sequence[AnyTool], rule: RoutingRule) -> Decision:
+    """The offline rule's routing of ``task_prompt`` over ``tools`` (T5, T12, A9).
+
+    The offline model's verdicts, and the evidence A9 asks of a model's lone
+    finished-answer yes: one rule, written once.
+    """
+    scores = score_tools(task_prompt, tools)
+    held = held_back(task_prompt, tools, scores, rule)
+    abstain = not_a_request(task_prompt)
+    routed = set() if abstain else decide(scores, rule, held)
+    winner = None if routed or abstain else ranking_winner(task_prompt, tools, rule, held)
+    if winner is not None:
+        routed = {winner}  # a clear winner of the ranking (issue 20 item 2)
+    return Decision(scores, held, abstain, winner, routed)
 
 
 def shares_a_word(task_prompt: str, tool: AnyTool) -> bool:

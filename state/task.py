@@ -92,6 +92,9 @@ class TaskNode(BaseModel):
     """Tools activated on the task and not yet run, in ascending priority (A6)."""
     requests: dict[str, dict[str, Any] | None] = Field(default_factory=dict)
     """Requests extracted while routing (fused call), keyed by tool name (T7)."""
+    as_context: list[str] = Field(default_factory=list)
+    """Finished-answer tools whose yes was in doubt (A9): they run, and their answer joins
+    the context instead of ending the run."""
 
     @property
     def task_no(self) -> str:

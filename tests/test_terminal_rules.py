@@ -144,26 +144,69 @@ def test_A8_hospital_confused_model_degrades_to_retrieval_not_emergency_numbers(
             assert "korhaz_search" in ran(out)
 
 
-def test_A8_a_stem_prefix_of_another_language_is_no_evidence_for_a_lone_terminal_yes():
-    """The 0.5B model's lone emergency yes for a parking question: "óránként" stems to "or"."""
-    from toolweave.llm.offline_routing import shares_a_word
+def test_T12_a_short_stem_or_a_pronoun_is_no_index_term_on_either_side():
+    """ "óránként" stems to "or", "magammal" and "magát" to "mag": no evidence for a tool."""
+    from toolweave.tools.prefilter import CandidateIndex
+    from toolweave_korhaz import korhaz_tools
+
+    tools = korhaz_tools()
+    index = CandidateIndex(tools)
+    names = [tool.name for tool in tools]
+    for question in (
+        "Mennyibe kerül a parkolás óránként?",  # "or" of the routing question's "or"
+        "Hozzam magammal a gyógyszereimet a felvételre?",  # "mag" of "Túladagolta magát"
+    ):
+        assert index.scores(question, names)["emergency_numbers"] == 0, question
+    assert index.scores("Mi a segélyhívó szám?", names)["emergency_numbers"] > 0
+    assert index.scores("Do you need help?", names)["emergency_numbers"] > 0  # "needs help"
+    assert index.scores("Do you need help?", ["x"]) == {"x": 0.0}
+
+
+def test_A9_a_lone_terminal_yes_at_a_tie_at_zero_joins_the_context_when_examples_are_declared():
+    """The 0.5B model's lone emergency yes where nothing, its examples included, matches."""
+    from toolweave.graph.candidates import TERMINAL_AS_CONTEXT
     from toolweave_korhaz import korhaz_domain, korhaz_tools
 
-    question = "Mennyibe kerül a parkolás óránként?"
-    tools = korhaz_tools()
-    emergency = next(t for t in tools if t.name == "emergency_numbers")
-    assert not shares_a_word(question, emergency)
-    assert shares_a_word("Mi a segélyhívó szám?", emergency)
+    question = "Hozzam magammal a gyógyszereimet a felvételre?"
     graph = build_graph(
         korhaz_domain(),
-        tools,
+        korhaz_tools(),
         assistant=FunctionAssistant(route=lambda text, offered: ["emergency_numbers"]),
     )
     out = graph.invoke({"messages": [HumanMessage(question)]})
-    assert "emergency_numbers" not in ran(out)
-    assert "112" not in out["answer"]
-    (entry,) = a8_entries(out)
-    assert entry.verdict == TERMINAL_DROPPED
+    assert out.get("terminal") is None  # the run did not end with its finished answer
+    assert ran(out) == ["korhaz_search", "emergency_numbers"]  # last, after the retrieval
+    found = [doc.document_id for doc in out["documents"]]
+    assert found[0] == "korhaz/felvetel.md"  # the answer comes from the admission page ...
+    assert "tool:emergency_numbers" in found  # ... with the numbers in its context
+    assert out["answer"].startswith("Hozza magával")  # the scripted answer reads the context
+    (entry,) = [e for e in out["ledger"] if e.verdict == TERMINAL_AS_CONTEXT]
+    assert entry.details == {"emergency_numbers": "runs, its answer joins the context (A9)"}
+
+
+def test_A9_a_lone_terminal_yes_the_offline_rule_would_not_take_joins_the_context():
+    """The 0.5B model's lone emergency yes for a parking rule at the emergency building.
+
+    "stop" and "emergency" are the emergency tool's words, "emergency building" the
+    department tool's: the keyword ranking puts the emergency tool first, but the
+    offline rule, which asks more of a finished answer, routes the department tool.
+    That is doubt, so the search answers, with the numbers in its context.
+    """
+    from toolweave.graph.candidates import TERMINAL_AS_CONTEXT
+    from toolweave_korhaz import korhaz_domain, korhaz_tools
+
+    question = "How long can I stop in front of the emergency building to drop off a patient?"
+    graph = build_graph(
+        korhaz_domain(),
+        korhaz_tools(),
+        assistant=FunctionAssistant(route=lambda text, offered: ["emergency_numbers"]),
+    )
+    out = graph.invoke({"messages": [HumanMessage(question)]})
+    assert out.get("terminal") is None
+    assert ran(out)[-1] == "emergency_numbers"
+    assert "tool:emergency_numbers" in [doc.document_id for doc in out["documents"]]
+    (entry,) = [e for e in out["ledger"] if e.verdict == TERMINAL_AS_CONTEXT]
+    assert "the evidence the offline rule asks of a finished answer" in entry.reason
 
 
 def test_A9_a_terminal_tool_at_a_near_tie_with_another_yes_does_not_silence_it():

@@ -10,11 +10,13 @@ The ranking is BM25 over each tool's name, routing question
 (``executable_instruction``), extraction ``instruction``, ``description`` and
 its request fields' descriptions and examples,
 with the project's Hungarian and English stemming (``tools.search.text``): a
-word matches its folded form, its stems, and the 6-character prefix of its
-Hungarian stem. With embeddings (``Domain.routing_embeddings``: by default the
-bundled static model of the ``embeddings`` extra when it is installed, see
-``tools.embeddings``), the keyword ranking is fused with the cosine ranking of
-the tools' :func:`embedding_text` by weighted reciprocal rank fusion, in numpy.
+word matches its folded form, its stems of at least three letters, and the
+6-character prefix of its Hungarian stem, and the query's stop words (function
+words, particles, pronouns) count on neither side. With embeddings
+(``Domain.routing_embeddings``: by default the bundled static model of the
+``embeddings`` extra when it is installed, see ``tools.embeddings``), the keyword
+ranking is fused with the cosine ranking of the tools' :func:`embedding_text` by
+weighted reciprocal rank fusion, in numpy.
 The index is built once per graph (per registry and domain), never per request,
 and the tool vectors on the first ranking (a graph under the cap never loads a
 model); a request costs one pass over the postings of its own words (plus one
@@ -29,13 +31,14 @@ import threading
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.embeddings import Embeddings
 
 from toolweave.tools import embeddings as semantic
 from toolweave.tools.registry import AnyTool
-from toolweave.tools.search.text import content_words, word_terms, words
+from toolweave.tools.search.text import STOPWORDS, content_words, fold, word_terms, words
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -51,6 +54,9 @@ NAME_WEIGHT = 2
 """A word of the tool's name counts this many times (names are short and telling)."""
 PREFIX = 6
 MIN_PREFIX = 4
+MIN_STEM = 3
+"""Fewest letters of a stem term other than the word itself: Snowball's Hungarian stemmer
+cuts "óránként" to "or" and the English "need" to "ne", which matched "or" and "nem"."""
 _NAME_SPLIT = re.compile(r"[_\-.]+")
 _BOILERPLATE = re.compile(
     r"\b(?:use this tool (?:to|for|when|if)|this tool (?:can be used to|lets you|allows you to"
@@ -111,12 +117,20 @@ def embedding_text(tool: AnyTool) -> str:
     return "\n".join(cleaned)
 
 
+@lru_cache(maxsize=65536)
 def _terms_of_word(word: str) -> tuple[str, ...]:
-    terms = list(word_terms(word))
+    """A word's index terms, the same on both sides: folded form, stems, stem prefix."""
+    folded, *stemmed = word_terms(word)
+    terms = [folded, *(s for s in stemmed if len(s) >= MIN_STEM)]
     stem = terms[1] if len(terms) > 1 else terms[0]
     if len(stem) >= MIN_PREFIX:
         terms.append("~" + stem[:PREFIX])
     return tuple(dict.fromkeys(terms))
+
+
+def _indexed_words(text: str) -> list[str]:
+    """A tool text's words as the index counts them: every use, the query's stop words out."""
+    return [w for w in words(text) if w not in STOPWORDS and fold(w) not in STOPWORDS]
 
 
 def query_words(text: str) -> list[tuple[str, ...]]:
@@ -156,7 +170,7 @@ class CandidateIndex:
         postings: dict[str, dict[int, int]] = defaultdict(dict)
         for doc, tool in enumerate(tools):
             self._names.append(tool.name)
-            tokens = words(tool_text(tool))
+            tokens = _indexed_words(tool_text(tool))
             self._lengths.append(len(tokens))
             for word in tokens:
                 for term in _terms_of_word(word):

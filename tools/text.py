@@ -74,6 +74,14 @@ FUNCTION_WORDS_HU = _wordset(
 """Hungarian articles, conjunctions, question words: no query is about them."""
 PARTICLES_HU = _wordset("ban ben el en fel hoz igen le nál nél ön")
 """Hungarian verb prefixes and suffixes written apart ("le kell mondani", "kórház ban")."""
+PRONOUNS = _wordset(
+    """he him his she her hers its we us our they them their you your myself yourself
+    himself herself itself ourselves themselves
+    ő ők maga magam magad magunk magatok maguk magát magamat magadat magunkat magukat
+    magammal magaddal magával magunkkal magukkal magamnak magának"""
+)
+"""Personal and reflexive pronouns (English and Hungarian): no query is about them, and
+the Hungarian stemmer cuts "magammal" and "magát" to "mag" (a seed, a core)."""
 STOPWORDS_EN = FUNCTION_WORDS_EN | _wordset(
     """about above after again all also am any as because been before being below between
     both but by could did doing down during each few from further get had has have having
@@ -99,12 +107,12 @@ GREETINGS_EN = _wordset("hello hi hey thanks thank")
 """English greetings and thanks (stop words too)."""
 GREETINGS_HU = _wordset("szia helló köszönöm köszi jó napot üdv")
 """Hungarian greetings and thanks (stop words too, but "üdv")."""
-STOPWORDS = STOPWORDS_EN | STOPWORDS_HU
+STOPWORDS = STOPWORDS_EN | STOPWORDS_HU | PRONOUNS
 """What the offline model drops from a question before matching it (every stop word)."""
-QUERY_STOPWORDS = FUNCTION_WORDS_EN | FUNCTION_WORDS_HU | PARTICLES_HU
-"""What keyword search and the tool pre-filter drop from a query: the function words and
-particles only, since a sentence may be about "after", "before" or "need" (a domain adds
-its own words, such as a hospital's "kórház")."""
+QUERY_STOPWORDS = FUNCTION_WORDS_EN | FUNCTION_WORDS_HU | PARTICLES_HU | PRONOUNS
+"""What keyword search and the tool pre-filter drop from a query, and the pre-filter from a
+tool's text: the function words, particles and pronouns only, since a sentence may be about
+"after", "before" or "need" (a domain adds its own words, such as a hospital's "kórház")."""
 
 _local = threading.local()
 

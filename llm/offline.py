@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from toolweave.llm import offline_reading
+from toolweave.llm import offline_reading, prompts
 from toolweave.llm.lexical import (
     FOLLOWUP_OPENERS,
     GREETINGS,
@@ -46,14 +46,8 @@ from toolweave.tools.registry import AnyTool
 
 OFFLINE_LABEL = "offline model (no LLM: lexical routing, extractive answers)"
 _TEXTS = {
-    "en": {
-        "none": "I found no information about this in the available sources.",
-        "missing": "What is known about {word}?",
-    },
-    "hu": {
-        "none": "Nem találtam erről információt az elérhető forrásokban.",
-        "missing": "Mit tudunk erről: {word}?",
-    },
+    "en": {"missing": "What is known about {word}?"},
+    "hu": {"missing": "Mit tudunk erről: {word}?"},
 }
 
 
@@ -377,11 +371,10 @@ class OfflineAssistant(LlmAssistant):
         The sources are not part of the text: :meth:`answer_sources` names the
         documents of the quoted sentences (R9).
         """
-        texts = _texts(request.user_lang)
         guaranteed = [t.strip() for t in request.guaranteed if t.strip()]
         picked = [c.text for c in self._pick(request.question, request.documents)]
         if not guaranteed and not picked:
-            return stream_message(texts["none"])
+            return stream_message(prompts.no_information_answer(request.user_lang))
         return stream_message("\n".join([*guaranteed, *picked]))
 
     def answer_sources(self, request: AnswerRequest, answer: str) -> list[UniqueTextDocument]:

@@ -282,6 +282,23 @@ def existence_subject(question: str) -> str | None:
     return said[0] if said else None
 
 
+def unnamed_subject(question: str, texts: Iterable[str]) -> str | None:
+    """The subject of an existence question that none of ``texts`` names, else ``None``.
+
+    ``texts``: what the answer may draw on (the context's sentences and their pages'
+    titles). "Van fodrász a kórházban?" over a context that never says "fodrász" is
+    not covered, whatever else the context holds: no sentence of it can say there is
+    one, or that there is none (R9, A7).
+    """
+    subject = existence_subject(question)
+    if subject is None:
+        return None
+    for text in texts:
+        if any(matches(subject, word) for word in content_words(text)):
+            return None
+    return subject
+
+
 def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[Candidate[SourceT]]:
     """The candidates that answer ``question``, best first (A7); none when none does (R9).
 

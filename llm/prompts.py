@@ -117,6 +117,18 @@ NO_CONTEXT = "(none)"
 """What an empty context section says."""
 
 
+NO_INFORMATION_ANSWERS = {
+    "en": "I found no information about this in the available sources.",
+    "hu": "Nem találtam erről információt az elérhető forrásokban.",
+}
+"""The answer that says the sources do not cover the question, by user language."""
+
+
+def no_information_answer(lang: str) -> str:
+    """:data:`NO_INFORMATION_ANSWERS` in ``lang``, English when it has none."""
+    return NO_INFORMATION_ANSWERS.get(lang, NO_INFORMATION_ANSWERS["en"])
+
+
 def language_name(code: str) -> str:
     """English name of an ISO 639-1 ``code`` for prompts; the code itself when unknown."""
     return _LANGUAGES.get(code.lower(), f"the language with ISO 639-1 code {code!r}")

@@ -250,3 +250,28 @@ def test_R9_a_chat_model_citing_one_of_six_passages_lists_that_one() -> None:
     sent = "\n".join(str(m.content) for m in model.calls[0].messages)
     assert "[4] page4" in sent  # the model sees numbered passages
     assert assistant.answer_sources(request, answer) == [six[3]]
+
+
+def test_R9_an_existence_question_no_context_document_names_is_not_covered_without_a_call() -> None:
+    """The 1.5B model's "Igen, a kórházban van fodrász." over a context with no hairdresser."""
+    from toolweave.llm.chat_model import ChatModelAssistant
+    from toolweave.llm.prompts import no_information_answer
+    from toolweave.testing import ScriptedChatModel
+
+    context = [
+        doc("szolgaltatasok", "A kórházban büfé és gyógyszertár működik."),
+        doc("parkolas", "A parkolás első 30 perce ingyenes."),
+    ]
+    model = ScriptedChatModel(script=["Igen, a kórházban van fodrász."])
+    assistant = ChatModelAssistant(model, initial_backoff=0)
+    request = AnswerRequest("Van fodrász a kórházban?", "hu", "", context, ())
+    answer = assistant.answer(request).text
+    assert answer == no_information_answer("hu")
+    assert model.calls == []  # nothing was generated
+    assert assistant.answer_sources(request, answer) == []
+    # Named by the context, or answered by a guaranteed context: the model answers.
+    named = AnswerRequest("Van büfé a kórházban?", "hu", "", context, ())
+    assert assistant.answer(named).text == "Igen, a kórházban van fodrász."  # the script's reply
+    guaranteed = AnswerRequest("Van fodrász a kórházban?", "hu", "", context, ("Van: B épület.",))
+    model = ScriptedChatModel(script=["Igen, a B épületben."])
+    assert ChatModelAssistant(model, initial_backoff=0).answer(guaranteed).text.startswith("Igen")

@@ -8,7 +8,9 @@ call with bounded retries (:func:`~toolweave.llm.retries.retrying`), and
   :class:`StructuredOutput` fall back to the next mode (for good, or for this
   schema alone);
 - a reply that stops at the token limit is asked once more with a larger limit
-  (:mod:`toolweave.llm.token_budget`), then reported as ``None``;
+  (:mod:`toolweave.llm.token_budget`), then reported as ``None``; a reply that
+  stopped there while writing prose instead of the object (:func:`prose_reply`)
+  is ``None`` at once: more tokens only buy more prose;
 - a reply that does not validate is asked once more, then ``None``.
 """
 
@@ -53,6 +55,33 @@ logger = logging.getLogger(__name__)
 M = TypeVar("M", bound=BaseModel)
 Schema = type[BaseModel] | ComposedSchema
 """What a structured call fills: a pydantic model, or a routing schema composed per call."""
+
+PROSE_CHARS = 80
+"""Characters of a cut reply with no ``{`` in them that make it prose, not a cut object."""
+
+
+def prose_reply(text: str) -> bool:
+    """Whether a reply cut at the token limit is prose: no JSON object was begun.
+
+    A small model may answer in prose instead of filling the object (asked to route
+    "Írj egy verset a tavaszról.", it may write the poem); cut at its budget, such a
+    reply asked again with twice the tokens only writes twice the prose, at a small
+    model's 10 to 15 tokens a second on a CPU. A cut object
+    (``{"parking": {"reason": "aaaa``) or tool call begins with a brace.
+    """
+    head = text.strip()
+    return len(head) >= PROSE_CHARS and "{" not in head
+
+
+def _reply_text(out: Any) -> str:
+    """The text of a model reply (a message, or openai's completion), ``""`` when none."""
+    if isinstance(out, BaseMessage):
+        return out.text
+    choices = getattr(out, "choices", None)
+    message = getattr(choices[0], "message", None) if choices else None
+    content = getattr(message, "content", None)
+    return content if isinstance(content, str) else ""
+
 
 Mode = Literal["json_schema", "json_mode", "function_calling"]
 MODES: tuple[Mode, ...] = ("json_schema", "json_mode", "function_calling")
@@ -366,9 +395,11 @@ def structured_steps(
             policy.timeout,
             request_timeout=output.openai_compatible,
         )
+        text = ""
         try:
             out = yield from retrying(step, policy=policy, what=what, accept=accept)
             parsed, problem, length = bound.read(out, schema)
+            text = _reply_text(out) if length else ""
         except LlmRequestError as exc:
             moved = output.fallback(mode, exc)
             if moved is None:
@@ -381,9 +412,15 @@ def structured_steps(
             if not is_length_stop(exc):
                 raise
             parsed, problem, length = None, "stopped at the token limit", True
+            text = _reply_text(getattr(exc, "completion", None))
         if parsed is not None:
             return parsed
         if length:
+            if prose_reply(text):
+                logger.warning(
+                    "%s: reply was prose, not JSON, up to %d tokens; read as no", what, budget
+                )
+                return None
             if length_retried:
                 logger.warning("%s: reply stopped at %d tokens again; read as no", what, budget)
                 return None

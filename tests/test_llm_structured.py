@@ -129,6 +129,32 @@ def test_X2_length_stop_twice_reads_as_no_and_never_crashes_the_run(fake_openai)
     assert len(fake_openai.requests) == 2
 
 
+POEM = (
+    "Tavasz, tavasz, gyönyörű tavasz,\nvirágba borul a kert és a rét,\n"
+    "a napfény táncol a fák felett,\nés dalol a madár, dalol a szél.\n"
+)
+
+
+@pytest.mark.network
+def test_X2_a_length_stop_in_prose_is_read_as_no_without_the_doubled_retry(fake_openai):
+    """A model that writes the asked-for poem instead of the routing object."""
+    assistant = make(fake_openai)
+    fake_openai.script(Length(POEM * 3), {"parking": {"reason": "parking", "run": True}})
+    verdicts = assistant.route("Írj egy verset a tavaszról.", [Parking()])
+    assert [v.run for v in verdicts] == [False]
+    assert len(fake_openai.requests) == 1  # no second call with twice the tokens
+
+
+def test_X2_a_cut_object_or_a_short_cut_is_no_prose() -> None:
+    from toolweave.llm.structured import prose_reply
+
+    assert prose_reply(POEM)
+    assert not prose_reply('{"parking": {"reason": "' + "a" * 200)  # a cut object
+    assert not prose_reply("<tool_call>\n" + '{"name": "route", ' + "x" * 200)  # a cut tool call
+    assert not prose_reply("Tavasz")  # too short to tell
+    assert not prose_reply("")
+
+
 def test_X2_length_stop_of_any_chat_model_is_retried_once():
     truncated = AIMessage(content="", response_metadata={"finish_reason": "length"})
     model = ScriptedChatModel(script=[truncated, NORMALIZED])

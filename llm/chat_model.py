@@ -446,7 +446,7 @@ class ChatModelAssistant(LlmAssistant):
         broke off mid-way (no finish reason): it is never kept as the answer.
         Listeners see the tokens of the retry after the partial ones.
         """
-        guaranteed = [text for text in request.guaranteed if text.strip()]
+        guaranteed = "\n".join(t.strip() for t in request.guaranteed if t.strip())
         texts = (t for d in request.documents for t in (d.text, d.document_name))
         subject = None if guaranteed else offline_reading.unnamed_subject(request.question, texts)
         if subject is not None:  # R9: nothing to say about it, and nothing to generate
@@ -455,7 +455,7 @@ class ChatModelAssistant(LlmAssistant):
         instructions = prompts.answer_system(
             language=prompts.language_name(request.user_lang),
             context=format_context(request.documents),
-            guaranteed="\n".join(t.strip() for t in request.guaranteed if t.strip()),
+            guaranteed=guaranteed,
         )
         system = "\n\n".join(p for p in (request.system_prompt.strip(), instructions) if p)
         messages: list[BaseMessage] = [

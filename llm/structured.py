@@ -10,7 +10,8 @@ call with bounded retries (:func:`~toolweave.llm.retries.retrying`), and
 - a reply that stops at the token limit is asked once more with a larger limit
   (:mod:`toolweave.llm.token_budget`), then reported as ``None``; a reply that
   stopped there while writing prose instead of the object (:func:`prose_reply`)
-  is ``None`` at once: more tokens only buy more prose;
+  is ``None`` at once: more tokens only buy more prose; so is one that was
+  repeating itself (:func:`looping_reply`);
 - a reply that does not validate is asked once more, then ``None``.
 """
 
@@ -59,6 +60,12 @@ Schema = type[BaseModel] | ComposedSchema
 PROSE_CHARS = 80
 """Characters of a cut reply with no ``{`` in them that make it prose, not a cut object."""
 
+LOOP_CHARS = 60
+"""Length of a cut reply's tail that, written :data:`LOOP_REPEATS` times, makes it a loop."""
+
+LOOP_REPEATS = 3
+"""How often a cut reply's tail must occur in it for the reply to be a loop."""
+
 
 def prose_reply(text: str) -> bool:
     """Whether a reply cut at the token limit is prose: no JSON object was begun.
@@ -71,6 +78,22 @@ def prose_reply(text: str) -> bool:
     """
     head = text.strip()
     return len(head) >= PROSE_CHARS and "{" not in head
+
+
+def looping_reply(text: str) -> bool:
+    """Whether a reply cut at the token limit was repeating itself: a loop, not a long reply.
+
+    A small model may loop inside a JSON string: the 0.5B model, routing "Írj egy
+    verset a tavaszról.", wrote one ``reason`` sentence pair over and over until its
+    2,008 tokens ran out (190 s on a CPU); asked again with twice the tokens it loops
+    twice as long. A reply is a loop when its last :data:`LOOP_CHARS` characters occur
+    in it :data:`LOOP_REPEATS` times or more; a long reply that is still saying new
+    things (many candidates, each a name and a short reason) does not repeat its tail.
+    """
+    body = text.rstrip()
+    if len(body) < LOOP_CHARS * LOOP_REPEATS:
+        return False
+    return body.count(body[-LOOP_CHARS:]) >= LOOP_REPEATS
 
 
 def _reply_text(out: Any) -> str:
@@ -419,6 +442,11 @@ def structured_steps(
             if prose_reply(text):
                 logger.warning(
                     "%s: reply was prose, not JSON, up to %d tokens; read as no", what, budget
+                )
+                return None
+            if looping_reply(text):
+                logger.warning(
+                    "%s: reply repeated itself up to %d tokens; read as no", what, budget
                 )
                 return None
             if length_retried:

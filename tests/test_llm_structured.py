@@ -155,6 +155,34 @@ def test_X2_a_cut_object_or_a_short_cut_is_no_prose() -> None:
     assert not prose_reply("")
 
 
+LOOP = (
+    "The tool must run for the user's task. It also asks for a free slot, "
+    "which is a free appointment slot of the department on the day. "
+)
+
+
+@pytest.mark.network
+def test_X2_a_length_stop_in_a_loop_is_read_as_no_without_the_doubled_retry(fake_openai):
+    """The 0.5B model's routing reply: one reason written over and over until the limit."""
+    assistant = make(fake_openai)
+    looped = '{"best_fit": "parking", "parking": {"reason": "' + LOOP * 30
+    fake_openai.script(Length(looped), {"parking": {"reason": "parking", "run": True}})
+    verdicts = assistant.route("Írj egy verset a tavaszról.", [Parking()])
+    assert [v.run for v in verdicts] == [False]
+    assert len(fake_openai.requests) == 1  # no second call with twice the tokens
+
+
+def test_X2_a_long_cut_reply_that_says_new_things_is_no_loop() -> None:
+    from toolweave.llm.structured import looping_reply
+
+    assert looping_reply('{"x": {"reason": "' + LOOP * 3)
+    entry = '"tool_{0}": {{"reason": "fits case {0}", "run": true}}, '
+    many = "".join(entry.format(i) for i in range(80))
+    assert not looping_reply("{" + many)  # many candidates, each its own reason
+    assert not looping_reply(LOOP)  # too short to tell
+    assert not looping_reply("")
+
+
 def test_X2_length_stop_of_any_chat_model_is_retried_once():
     truncated = AIMessage(content="", response_metadata={"finish_reason": "length"})
     model = ScriptedChatModel(script=[truncated, NORMALIZED])

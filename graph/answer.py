@@ -11,7 +11,8 @@ from langgraph.runtime import Runtime
 
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.nodes import Steps, make_node
-from toolweave.llm.port import AnswerRequest
+from toolweave.llm import offline_reading, prompts
+from toolweave.llm.port import AnswerRequest, cited_documents, cites_only
 from toolweave.state.documents import sources_of
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
@@ -36,6 +37,43 @@ def guaranteed_texts(entries: Sequence[PromptAndContext]) -> list[str]:
     execution text of the subtask it answers.
     """
     return [entry.context for entry in entries]
+
+
+NOT_COVERED_REASON = (
+    "an existence question no context document names, with no guaranteed context: "
+    "the sources cannot say there is one, nor that there is none (R9); no LLM call"
+)
+"""Ledger reason of an answer that says the sources do not cover an existence question."""
+
+
+def unnamed_subject(request: AnswerRequest) -> str | None:
+    """The subject of an existence question the answer cannot speak to, else ``None`` (R9).
+
+    "Van fodrász a kórházban?" over a context that never names a hairdresser (in a
+    sentence or a page title), with no guaranteed context: no sentence can say there
+    is one, or that there is none. A model asked anyway says "Igen, a kórházban van
+    fodrász." (the 1.5B model did), so no assistant is asked.
+    """
+    if any(text.strip() for text in request.guaranteed):
+        return None
+    texts = (t for d in request.documents for t in (d.text, d.document_name))
+    return offline_reading.unnamed_subject(request.question, texts)
+
+
+QUOTED_REASON = "; the answer was citation markers only: it quotes the cited passages (R9)"
+"""Ledger reason's tail when an answer of markers alone was replaced by what they cite."""
+
+
+def quoted_citations(answer: str, request: AnswerRequest) -> str:
+    """What an answer of markers alone ("[3]") cites, quoted, each passage with its marker.
+
+    A marker that names no context passage quotes nothing; when none does, the answer
+    says the sources do not cover the question.
+    """
+    cited = cited_documents(answer, request.documents)
+    number = {id(doc): n for n, doc in enumerate(request.documents, start=1)}
+    lines = [f"{doc.text.strip()} [{number[id(doc)]}]" for doc in cited if doc.text.strip()]
+    return "\n".join(lines) or prompts.no_information_answer(request.user_lang)
 
 
 def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
@@ -72,7 +110,13 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
                 kind=LedgerKind.ANSWER, task_no=ROOT_TASK_NO, verdict="withheld", reason=kind
             )
             message = AIMessage(content=text)
-            return {"answer": text, "task": tree, "messages": [message], "ledger": [entry]}
+            return {
+                "answer": text,
+                "sources": [],
+                "task": tree,
+                "messages": [message],
+                "ledger": [entry],
+            }
         request = AnswerRequest(
             question=state["message"].question,
             user_lang=state["message"].user_lang,
@@ -83,17 +127,37 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
             guaranteed=guaranteed_texts(state["guaranteed"]),
             history=state["messages"][:-1][-deps.limits.history_messages :],
         )
+        if unnamed_subject(request) is not None:
+            text = prompts.no_information_answer(request.user_lang)
+            entry = LedgerEntry(
+                kind=LedgerKind.ANSWER,
+                task_no=ROOT_TASK_NO,
+                verdict="not_covered",
+                reason=NOT_COVERED_REASON,
+            )
+            message = AIMessage(content=text)
+            return {
+                "answer": text,
+                "sources": [],
+                "task": tree,
+                "messages": [message],
+                "ledger": [entry],
+            }
         assistant = assistant_for(deps, runtime)
         generated = yield from assistant.answer_steps(request)
+        reason = (
+            f"from {len(request.documents)} documents, "
+            f"{len(request.guaranteed)} guaranteed contexts"
+        )
+        if cites_only(generated.text):  # R9: "[3]" is no answer; what it cites is
+            quoted = quoted_citations(generated.text, request)
+            generated = AIMessage(content=quoted, id=generated.id)
+            reason += QUOTED_REASON
         # R9: what always reached the answer (guaranteed documents), then what it used
         always = [doc for saved in state["guaranteed"] for doc in saved.documents]
         used = assistant.answer_sources(request, generated.text)
         entry = LedgerEntry(
-            kind=LedgerKind.ANSWER,
-            task_no=ROOT_TASK_NO,
-            verdict="generated",
-            reason=f"from {len(request.documents)} documents, "
-            f"{len(request.guaranteed)} guaranteed contexts",
+            kind=LedgerKind.ANSWER, task_no=ROOT_TASK_NO, verdict="generated", reason=reason
         )
         return {
             "answer": generated.text,

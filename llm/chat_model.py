@@ -21,7 +21,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, SecretStr
 
-from toolweave.llm import offline_reading, prompts, retries
+from toolweave.llm import prompts, retries
 from toolweave.llm.chat_messages import (
     cached_tools_block,
     dialogue,
@@ -30,7 +30,7 @@ from toolweave.llm.chat_messages import (
     verdicts,
 )
 from toolweave.llm.offline_extract import INVENTED_INPUT, ground_request, invented_required
-from toolweave.llm.passthrough import ANSWER_TAG, stream_message
+from toolweave.llm.passthrough import ANSWER_TAG
 from toolweave.llm.port import (
     Activation,
     AnswerRequest,
@@ -436,22 +436,11 @@ class ChatModelAssistant(LlmAssistant):
     def answer_steps(self, request: AnswerRequest) -> Steps[AIMessage]:
         """One chat-model call, tagged :data:`ANSWER_TAG`; LangGraph streams its tokens (A7).
 
-        No call for an existence question ("Is there a hairdresser?") that no context
-        document names and no guaranteed context answers: the answer says the sources
-        do not cover it (:func:`~toolweave.llm.offline_reading.unnamed_subject`), as
-        the offline model's does. A small model asked anyway says "yes, there is" or
-        "no, there is none" from nothing.
-
         A transient failure is retried like every call, and so is a stream that
         broke off mid-way (no finish reason): it is never kept as the answer.
         Listeners see the tokens of the retry after the partial ones.
         """
         guaranteed = "\n".join(t.strip() for t in request.guaranteed if t.strip())
-        texts = (t for d in request.documents for t in (d.text, d.document_name))
-        subject = None if guaranteed else offline_reading.unnamed_subject(request.question, texts)
-        if subject is not None:  # R9: nothing to say about it, and nothing to generate
-            logger.debug("answer: an existence question no context document names")
-            return stream_message(prompts.no_information_answer(request.user_lang))
         instructions = prompts.answer_system(
             language=prompts.language_name(request.user_lang),
             context=format_context(request.documents),

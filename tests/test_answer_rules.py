@@ -252,26 +252,102 @@ def test_R9_a_chat_model_citing_one_of_six_passages_lists_that_one() -> None:
     assert assistant.answer_sources(request, answer) == [six[3]]
 
 
-def test_R9_an_existence_question_no_context_document_names_is_not_covered_without_a_call() -> None:
-    """The 1.5B model's "Igen, a kórházban van fodrász." over a context with no hairdresser."""
-    from toolweave.llm.chat_model import ChatModelAssistant
-    from toolweave.llm.prompts import no_information_answer
-    from toolweave.testing import ScriptedChatModel
+EXISTENCE_CONTEXT = [
+    doc("szolgaltatasok", "A kórházban büfé és gyógyszertár működik."),
+    doc("parkolas", "A parkolás első 30 perce ingyenes."),
+]
 
-    context = [
-        doc("szolgaltatasok", "A kórházban büfé és gyógyszertár működik."),
-        doc("parkolas", "A parkolás első 30 perce ingyenes."),
-    ]
-    model = ScriptedChatModel(script=["Igen, a kórházban van fodrász."])
-    assistant = ChatModelAssistant(model, initial_backoff=0)
-    request = AnswerRequest("Van fodrász a kórházban?", "hu", "", context, ())
-    answer = assistant.answer(request).text
-    assert answer == no_information_answer("hu")
-    assert model.calls == []  # nothing was generated
-    assert assistant.answer_sources(request, answer) == []
-    # Named by the context, or answered by a guaranteed context: the model answers.
-    named = AnswerRequest("Van büfé a kórházban?", "hu", "", context, ())
-    assert assistant.answer(named).text == "Igen, a kórházban van fodrász."  # the script's reply
-    guaranteed = AnswerRequest("Van fodrász a kórházban?", "hu", "", context, ("Van: B épület.",))
-    model = ScriptedChatModel(script=["Igen, a B épületben."])
-    assert ChatModelAssistant(model, initial_backoff=0).answer(guaranteed).text.startswith("Igen")
+
+def _existence_graph(answer: Any, guaranteed: str | None = None) -> Any:
+    def result(name: str, ctx: ToolCallContext) -> ToolResult:
+        if guaranteed is not None:
+            return ToolResult.as_guaranteed_context(name, guaranteed)
+        return ToolResult.as_context(name, EXISTENCE_CONTEXT)
+
+    assistant = FunctionAssistant(route=lambda text, tools: ["search"], answer=answer)
+    return graph_of([make_tool("search", result=result)], assistant=assistant)
+
+
+def test_R9_an_existence_question_no_context_document_names_is_not_covered_without_a_call() -> None:
+    """The 1.5B model's "Igen, a kórházban van fodrász." over a context with no hairdresser.
+
+    The rule is the answer node's, so it holds for every assistant (offline, chat model,
+    a test double): none is asked, no call is counted, no source is listed.
+    """
+    from toolweave.llm.prompts import no_information_answer
+
+    asked: list[str] = []
+
+    def answer(request: AnswerRequest) -> str:
+        asked.append(request.question)
+        return "Igen, a kórházban van fodrász."
+
+    out = ask(_existence_graph(answer), "Van fodrász a kórházban?")
+    assert out["documents"]  # the context was there, and it names no hairdresser
+    assert out["answer"] == no_information_answer("hu")
+    assert asked == []  # nothing was generated
+    assert out["sources"] == []
+    assert [e.verdict for e in out["ledger"] if e.kind == "answer"] == ["not_covered"]
+
+    # Named by the context, or answered by a guaranteed context: the assistant answers.
+    named = ask(_existence_graph(answer), "Van büfé a kórházban?", thread_id="named")
+    assert named["answer"] == "Igen, a kórházban van fodrász."  # the double's reply
+    assert named["llm_calls"] == out["llm_calls"] + 1  # the answer call, counted only when made
+    given = ask(
+        _existence_graph(answer, "Van: B épület."), "Van fodrász a kórházban?", thread_id="g"
+    )
+    assert given["answer"] == "Igen, a kórházban van fodrász."
+    assert asked == ["Van büfé a kórházban?", "Van fodrász a kórházban?"]
+
+
+def test_R9_an_answer_of_markers_alone_quotes_the_passages_it_cites() -> None:
+    """The 1.5B model answered "Which phone number do I call to book a CT scan?" with "[3]"."""
+    assistant = FunctionAssistant(route=lambda text, tools: ["search"], answer=lambda r: " [3] ")
+    out = ask(graph_of([_context_tool()], assistant=assistant), "search: parking price?")
+    assert out["answer"] == "Parking costs 500 Ft. [3]"
+    assert [s.document_id for s in out["sources"]] == ["parking"]
+    (entry,) = [e for e in out["ledger"] if e.kind == "answer"]
+    assert entry.verdict == "generated"
+    assert "citation markers only" in entry.reason
+    assert out["messages"][-1].content == out["answer"]  # the thread keeps the quoted answer
+
+
+def test_R9_markers_that_cite_no_passage_are_no_information() -> None:
+    from toolweave.llm.prompts import no_information_answer
+
+    assistant = FunctionAssistant(route=lambda text, tools: ["search"], answer=lambda r: "[9]")
+    out = ask(graph_of([_context_tool()], assistant=assistant), "search: parking price?")
+    assert out["answer"] == no_information_answer("en")
+    assert out["sources"] == []
+
+
+def test_R9_an_answer_with_words_and_markers_is_kept_as_written() -> None:
+    answer = "Parking costs 500 Ft [3]."
+    assistant = FunctionAssistant(route=lambda text, tools: ["search"], answer=lambda r: answer)
+    out = ask(graph_of([_context_tool()], assistant=assistant), "search: parking price?")
+    assert out["answer"] == answer
+
+
+def test_R9_the_cli_holds_back_markers_alone_and_prints_the_stored_answer() -> None:
+    import io
+
+    from toolweave.cli.session import Turn, _print_end, _print_tokens
+
+    def shown(tokens: list[str], answer: str) -> str:
+        out, printed, seen = io.StringIO(), 0, []
+        for token in tokens:
+            seen.append(token)
+            printed = _print_tokens(seen, printed, out)
+        _print_end(Turn(values={"answer": answer}, streamed="".join(tokens)), printed, out)
+        return out.getvalue()
+
+    quoted = "Parking costs 500 Ft. [3]"
+    assert shown(["[", "3", "]"], quoted) == quoted + "\n"  # "[3]" never reaches the screen
+    assert shown(["Parking", " costs", " 500 Ft [3]."], "Parking costs 500 Ft [3].") == (
+        "Parking costs 500 Ft [3].\n"
+    )
+    assert shown(["[1] ", "Open", " at 8."], "[1] Open at 8.") == "[1] Open at 8.\n"
+    cut = "Parking costs … [answer cut]"
+    assert shown(["Parking costs ", "…"], cut) == cut + "\n"  # the stored rest is printed
+    retried = "Parking costs 500 Ft."  # a stream that broke off, then the whole retry
+    assert shown(["Parking is fr"], retried) == "Parking is fr\n" + retried + "\n"

@@ -343,3 +343,21 @@ def test_W7_the_seeds_example_tool_answers_its_own_question_offline_in_the_page(
     assert state["values"]["activated"] == ["1:example_tool"]
     filled = state["values"]["context_buffer"]["1:example_tool"][0]["context"]
     assert json.loads(filled) == "Example tool: hello world answered"
+
+
+def test_R9_the_page_shows_the_stored_answer_when_markers_alone_streamed(
+    probe_server: DevServer, page: Any, request: pytest.FixtureRequest
+) -> None:
+    """The answer streamed "[1]"; the answer node stored the passage it cites (R9)."""
+    from web_markers_graph import PASSAGE
+
+    open_page(page, f"{probe_server.url}/markers")
+    ask(page, "How much is parking?")
+    wait_answer(page, PASSAGE)
+    check_state(page, request, "markers-answer")
+    answer = page.locator(".msg.bot .answer").last.inner_text()
+    state = server_state(probe_server.url, thread_in_url(page))
+    assert state["values"]["answer"] == f"{PASSAGE} [1]"
+    assert answer.strip() == state["values"]["answer"]  # not the "[1]" that streamed
+    names = page.locator(".msg.bot .sources .source .doc").all_inner_texts()
+    assert names == ["Parking"]

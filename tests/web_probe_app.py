@@ -6,7 +6,8 @@
   each from ``/chat/tools/<id>.js`` like real tools' scripts;
 - ``/broken``: the same, plus a script that does not parse and one that throws
   while loading (W7: each disables only its own tool);
-- ``/example``: the seed's example tool (``tests/web_example_graph.py``), offline.
+- ``/example``: the seed's example tool (``tests/web_example_graph.py``), offline;
+- ``/markers``: an answer that streams citation markers alone (``tests/web_markers_graph.py``).
 """
 
 from __future__ import annotations
@@ -49,6 +50,10 @@ app = Starlette(
         ),
         *chat_routes(
             ChatPage(assistant_id="example_tool", title="The seed's example tool"), path="/example"
+        ),
+        *chat_routes(
+            ChatPage(assistant_id="markers_answer", title="An answer of markers alone"),
+            path="/markers",
         ),
     ]
 )

@@ -40,6 +40,8 @@ PROBE = "client_probe"
 """The test-only graph of ``tests/web_client_graph.py`` (client-tool pauses)."""
 EXAMPLE = "example_tool"
 """The test-only graph of ``tests/web_example_graph.py`` (the seed's example tool)."""
+MARKERS = "markers_answer"
+"""The test-only graph of ``tests/web_markers_graph.py`` (an answer of markers alone)."""
 SHOTS = ROOT / "build" / "test-output" / "web-page"
 """Where every checked state's screenshot goes (overwritten by each run)."""
 AXE = ROOT / "tests" / "vendor" / "axe-core" / "axe.min.js"
@@ -236,6 +238,7 @@ def probe_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer
     config["graphs"] = {
         PROBE: f"{ROOT / 'tests' / 'web_client_graph.py'}:graph",
         EXAMPLE: f"{ROOT / 'tests' / 'web_example_graph.py'}:graph",
+        MARKERS: f"{ROOT / 'tests' / 'web_markers_graph.py'}:graph",
     }
     config["http"] = {"app": f"{ROOT / 'tests' / 'web_probe_app.py'}:app"}
     with langgraph_dev(tmp_path_factory.mktemp("probe_server"), config) as server:

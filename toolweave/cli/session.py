@@ -8,6 +8,7 @@ outlive the process. :func:`read_thread` reads a stored thread without changing 
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -166,6 +167,41 @@ def read_thread_status(
         return status_of(graph.get_state(_config(thread)), thread)
 
 
+HELD_BACK = re.compile(r"[\s\[\]\d,;]*")
+"""Streamed text printed only once more follows: citation markers alone ("[3]") are no
+answer yet; the answer node replaces an answer of markers alone with what they cite (R9)."""
+
+
+def _print_tokens(tokens: Sequence[str], printed: int, out: TextIO) -> int:
+    """Print the streamed answer's new text; returns how many characters are printed."""
+    text = "".join(tokens)
+    if HELD_BACK.fullmatch(text):
+        return printed
+    print(text[printed:], end="", file=out, flush=True)
+    return len(text)
+
+
+def _print_end(turn: Turn, printed: int, out: TextIO) -> None:
+    """End the answer: the stored answer's rest, or all of it when it is not what streamed.
+
+    The stored answer is the one that counts (what the CLI's ``--json``, the page and
+    the agent tool read): it may add the cut mark to what streamed, replace markers
+    alone with the passages they cite, or be a retry after a stream that broke off.
+    """
+    answer = str(turn.values.get("answer") or "")
+    shown = turn.streamed[:printed].rstrip()
+    if turn.pending_question is not None:
+        if printed:
+            print(file=out, flush=True)
+        return
+    if printed and answer.startswith(shown):
+        print(answer[len(shown) :].rstrip(), file=out, flush=True)  # "" ends the line
+    elif printed:
+        print("\n" + answer, file=out, flush=True)
+    elif answer:
+        print(answer, file=out, flush=True)  # a finished answer nobody streamed (R3)
+
+
 @dataclass
 class Turn:
     """The outcome of one message on a thread."""
@@ -285,6 +321,7 @@ class Session:
             return progress_line(event) if self.verbose else person_line(event, lang)
 
         shown: str | None = None
+        printed = 0  # characters of the streamed answer printed so far
         parts: Iterator[Any] = self.graph.stream(
             run_input, config, stream_mode=["custom", "messages"]
         )
@@ -300,7 +337,7 @@ class Session:
                 if isinstance(chunk, AIMessageChunk) and ANSWER_TAG in metadata.get("tags", ()):
                     tokens.append(chunk.text)
                     if out is not None:
-                        print(chunk.text, end="", file=out, flush=True)
+                        printed = _print_tokens(tokens, printed, out)
         snapshot = self.graph.get_state(config)
         turn.values = dict(snapshot.values)
         turn.streamed = "".join(tokens)
@@ -311,9 +348,5 @@ class Session:
                 (str(value), []) if pause is None else cli_prompt(pause)
             )
         if out is not None:
-            answer = turn.values.get("answer")
-            if turn.streamed:
-                print(file=out, flush=True)  # end the line of streamed tokens
-            elif answer and turn.pending_question is None:
-                print(answer, file=out, flush=True)  # a finished answer nobody streamed (R3)
+            _print_end(turn, printed, out)
         return turn

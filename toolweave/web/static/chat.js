@@ -721,10 +721,12 @@
         if (last) last.showSources(values);
         return null;
       }
-      if (!turn.text) {
-        // Nothing streamed (e.g. a graph without tagged answer tokens): show the stored answer.
-        const last = lastMessage(values.messages);
-        if (last && last.type === "ai") turn.setAnswer(textOf(last.content));
+      // The stored answer is the one that counts: nothing may have streamed (a graph
+      // without tagged answer tokens), or the answer node replaced what streamed (the cut
+      // mark added, markers alone like "[3]" replaced by the passages they cite, R9).
+      const last = lastMessage(values.messages);
+      if (last && last.type === "ai" && textOf(last.content) !== turn.text) {
+        turn.setAnswer(textOf(last.content));
       }
       turn.showSources(values);
       return null;

@@ -40,24 +40,26 @@ def guaranteed_texts(entries: Sequence[PromptAndContext]) -> list[str]:
 
 
 NOT_COVERED_REASON = (
-    "an existence question no context document names, with no guaranteed context: "
-    "the sources cannot say there is one, nor that there is none (R9); no LLM call"
+    "the context cannot speak to what the question asks about ({subject}), and no "
+    "guaranteed context answers it (R9); no LLM call"
 )
-"""Ledger reason of an answer that says the sources do not cover an existence question."""
+"""Ledger reason of an answer that says the sources do not cover the question."""
 
 
-def unnamed_subject(request: AnswerRequest) -> str | None:
-    """The subject of an existence question the answer cannot speak to, else ``None`` (R9).
+def uncovered_subject(request: AnswerRequest) -> str | None:
+    """What the question asks about that the context cannot speak to, else ``None`` (R9).
 
     "Van fodrász a kórházban?" over a context that never names a hairdresser (in a
-    sentence or a page title), with no guaranteed context: no sentence can say there
-    is one, or that there is none. A model asked anyway says "Igen, a kórházban van
-    fodrász." (the 1.5B model did), so no assistant is asked.
+    sentence or a page title), or "Who is the head of the plastic surgery
+    department?" over pages that name Surgery and never "plastic", with no guaranteed
+    context: no sentence can answer (:func:`~toolweave.llm.offline_reading.uncovered_subject`).
+    A model asked anyway says "Igen, a kórházban van fodrász." (the 1.5B model did) or
+    names the head of Surgery, so no assistant is asked.
     """
     if any(text.strip() for text in request.guaranteed):
         return None
-    texts = (t for d in request.documents for t in (d.text, d.document_name))
-    return offline_reading.unnamed_subject(request.question, texts)
+    passages = [(d.document_name, d.text) for d in request.documents]
+    return offline_reading.uncovered_subject(request.question, passages)
 
 
 QUOTED_REASON = "; the answer was citation markers only: it quotes the cited passages (R9)"
@@ -127,13 +129,14 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
             guaranteed=guaranteed_texts(state["guaranteed"]),
             history=state["messages"][:-1][-deps.limits.history_messages :],
         )
-        if unnamed_subject(request) is not None:
+        subject = uncovered_subject(request)
+        if subject is not None:
             text = prompts.no_information_answer(request.user_lang)
             entry = LedgerEntry(
                 kind=LedgerKind.ANSWER,
                 task_no=ROOT_TASK_NO,
                 verdict="not_covered",
-                reason=NOT_COVERED_REASON,
+                reason=NOT_COVERED_REASON.format(subject=subject),
             )
             message = AIMessage(content=text)
             return {

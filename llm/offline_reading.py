@@ -12,6 +12,7 @@ Lexical stand-ins for what a model does:
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -299,6 +300,30 @@ def unnamed_subject(question: str, texts: Iterable[str]) -> str | None:
     return subject
 
 
+def uncovered_subject(question: str, passages: Sequence[tuple[str, str]]) -> str | None:
+    """What the question asks about that ``passages`` cannot speak to, else ``None`` (R9).
+
+    ``passages``: the context as ``(page title, sentence)`` pairs. Two cases, the
+    offline reading's own (:func:`answering`):
+
+    - an existence question whose subject no passage names
+      (:func:`unnamed_subject`): "Van fodrász a kórházban?";
+    - a question about a kind of a named thing the context never qualifies so
+      (:func:`qualified_subject`): "Who is the head of the plastic surgery
+      department?" over pages that name Surgery and never "plastic".
+    """
+    subject = unnamed_subject(question, (t for pair in passages for t in pair))
+    if subject is not None:
+        return subject
+    wanted = [w for w in wanted_words(question) if fold(w) not in ANSWER_FILLERS]
+    candidates = [Candidate(source=None, text=text, title=title) for title, text in passages]
+    documents, held = _held_by(wanted, candidates)
+    lacking = missing_subject(documents, _unseen(documents, held))
+    if qualified_subject(question, lacking, context_names(candidates)):
+        return " ".join(sorted(lacking))
+    return None
+
+
 def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[Candidate[SourceT]]:
     """The candidates that answer ``question``, best first (A7); none when none does (R9).
 
@@ -355,6 +380,8 @@ def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[C
     documents, held = _held_by(wanted, candidates)
     unseen = _unseen(documents, held)
     lacking = missing_subject(documents, unseen)
+    if qualified_subject(question, lacking, context_names(candidates)):
+        return []
     scored: list[tuple[float, bool, int, Candidate[SourceT]]] = []
     for position, candidate in enumerate(candidates):
         text_words = content_words(candidate.text)
@@ -440,6 +467,35 @@ def missing_subject(documents: int, unseen: set[str]) -> set[str]:
     if documents < MIN_DOCUMENTS_APART:
         return set()
     return {w for w in unseen if weekday(w) is None and not w.isdigit()}
+
+
+def qualified_subject(question: str, lacking: set[str], names: set[str]) -> bool:
+    """Whether the question asks about a kind of a named thing that no context document names.
+
+    A missing key word (:func:`missing_subject`) right before a word the context
+    writes as a name (capitalised inside a sentence, ``names``) qualifies that name:
+    "plastic surgery" over a context that says "Surgery" and never "plastic" asks
+    about a department the sources do not have, and "The head of Surgery is dr. Szabó
+    András." does not answer it. Then no sentence answers. A missing word before a
+    common noun is left alone: "cserepes virágot", "fél óra" say in other words what
+    the context may say ("növény", "30 perc").
+    """
+    if not lacking:
+        return False
+    tokens = kit.words(question)
+    return any(
+        first in lacking and any(matches(second, name) for name in names)
+        for first, second in itertools.pairwise(tokens)
+    )
+
+
+def context_names(candidates: Sequence[Candidate[SourceT]]) -> set[str]:
+    """Folded words the context's sentences write capitalised after their first word."""
+    found: set[str] = set()
+    for candidate in candidates:
+        tokens = kit.TOKEN.findall(candidate.text)
+        found.update(fold(t) for t in tokens[1:] if t[:1].isupper() and len(t) > 2)
+    return found
 
 
 def distinctive(documents: int, count: int) -> bool:

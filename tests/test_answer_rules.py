@@ -351,3 +351,41 @@ def test_R9_the_cli_holds_back_markers_alone_and_prints_the_stored_answer() -> N
     assert shown(["Parking costs ", "…"], cut) == cut + "\n"  # the stored rest is printed
     retried = "Parking costs 500 Ft."  # a stream that broke off, then the whole retry
     assert shown(["Parking is fr"], retried) == "Parking is fr\n" + retried + "\n"
+
+
+DEPARTMENT_CONTEXT = [
+    doc("sebeszet", "The head of Surgery is dr. Szabó András."),
+    doc("kardiologia", "The head of Cardiology is dr. Kiss Péter."),
+    doc("parking", "The first 30 minutes of parking are free."),
+]
+
+
+def test_R9_a_kind_of_a_named_thing_the_context_never_qualifies_so_is_not_covered() -> None:
+    """ "plastic surgery" over pages that name Surgery and never "plastic" (every assistant)."""
+    from toolweave.llm.prompts import no_information_answer
+
+    asked: list[str] = []
+
+    def answer(request: AnswerRequest) -> str:
+        asked.append(request.question)
+        return "The head of Surgery is dr. Szabó András [1]."
+
+    def graph() -> Any:
+        tool = make_tool(
+            "search", result=lambda n, ctx: ToolResult.as_context(n, DEPARTMENT_CONTEXT)
+        )
+        assistant = FunctionAssistant(route=lambda text, tools: ["search"], answer=answer)
+        return graph_of([tool], assistant=assistant)
+
+    out = ask(graph(), "Who is the head of the plastic surgery department?")
+    assert out["answer"] == no_information_answer("en")
+    assert asked == []
+    (entry,) = [e for e in out["ledger"] if e.kind == "answer"]
+    assert (entry.verdict, "plastic" in entry.reason) == ("not_covered", True)
+    # The named thing itself, or a missing word before a common noun: the assistant answers.
+    assert ask(graph(), "Who is the head of the surgery department?")["sources"]
+    ask(graph(), "Are the first thirty minutes of parking free?")
+    assert asked == [
+        "Who is the head of the surgery department?",
+        "Are the first thirty minutes of parking free?",
+    ]

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from toolweave.llm.lexical import GREETINGS, content_words, fold, matches, weekday
+from toolweave.llm.lexical import GREETINGS, content_words, fold, matches, stem, weekday
 from toolweave.tools import text as kit
 
 QUANTITY_CUES = (
@@ -37,6 +37,24 @@ def asks_for_quantity(question: str) -> bool:
     """Whether the question asks for a time, amount, count, price or number."""
     # every word, stop words included: question words are stop words
     return any(fold(word).startswith(QUANTITY_CUES) for word in kit.words(question))
+
+
+PHONE_NUMBER = re.compile(r"(?:\+|\b06)\d?[\d \-/]{6,}\d")
+"""A phone number as the corpus writes one: ``+36 1 555 0170``, ``06 1 555 0170``."""
+PHONE_STEMS = frozenset({"phon", "telephon", "number", "call", "szam", "telefonszam"})
+"""Stems (:func:`~toolweave.llm.lexical.stem`) of words that ask for a phone number."""
+PHONE_PREFIXES = ("telefon", "hivn", "hivj", "hivh", "hivha", "felhiv", "elerhet")
+"""Folded prefixes of Hungarian words that ask for one ("hívni", "felhívhatom")."""
+
+
+def phone_cue(word: str) -> bool:
+    """Whether ``word`` asks for a phone number ("phone", "call", "számon", "hívni")."""
+    return stem(word) in PHONE_STEMS or fold(word).startswith(PHONE_PREFIXES)
+
+
+def asks_for_phone(question: str) -> bool:
+    """Whether the question asks for a phone number: a word of it does (:func:`phone_cue`)."""
+    return any(phone_cue(word) for word in kit.words(question))
 
 
 def has_figure(text: str) -> bool:
@@ -376,6 +394,7 @@ def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[C
     quantity = asks_for_quantity(question)
     time = asks_for_time(question)
     count = asks_for_count(question)
+    phone = asks_for_phone(question)
     subject = existence_subject(question)
     documents, held = _held_by(wanted, candidates)
     unseen = _unseen(documents, held)
@@ -392,6 +411,9 @@ def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[C
         if subject and not any(matches(subject, h) for h in [*text_words, *title_words]):
             continue  # an existence question's subject is not what the sentence is about
         rest = [w for w in wanted if not any(matches(w, h) for h in text_words)]
+        if phone and PHONE_NUMBER.search(candidate.text):  # the number they ask for is here
+            own += sum(weight[w] for w in rest if phone_cue(w))
+            rest = [w for w in rest if not phone_cue(w)]
         before_words = content_words(candidate.before)
         figure = figure_weight(candidate.text, time=time) if quantity or time else 0.0
         from_before = [

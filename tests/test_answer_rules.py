@@ -389,3 +389,20 @@ def test_R9_a_kind_of_a_named_thing_the_context_never_qualifies_so_is_not_covere
         "Who is the head of the surgery department?",
         "Are the first thirty minutes of parking free?",
     ]
+
+
+def test_A7_a_phone_question_is_answered_by_the_sentence_that_gives_the_number() -> None:
+    """Golden k134: "phone", "number" and "call" are what the number in the sentence answers."""
+    radiology = [
+        doc("radiology", "CT and MRI examinations are done by appointment only.", sentence=2),
+        doc("radiology", "You can book a CT or MRI appointment on +36 1 555 0170.", sentence=3),
+        doc("radiology", "Before an MRI tell the staff if you have a pacemaker.", sentence=5),
+    ]
+    assistant = OfflineAssistant()
+    question = "Which phone number do I call to book a CT scan?"
+    request = AnswerRequest(question, "en", "", radiology, ())
+    assert assistant.answer(request).text == radiology[1].text
+    assert assistant.answer_sources(request, radiology[1].text) == [radiology[1]]
+    # A sentence with no number does not answer a phone question by its other words alone.
+    without = AnswerRequest(question, "en", "", [radiology[0], radiology[2]], ())
+    assert "+36" not in assistant.answer(without).text

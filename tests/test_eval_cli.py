@@ -219,3 +219,32 @@ def test_eval_no_deep_fallback_spends_fewer_calls_and_scores_routing_the_same(
     assert full_case["exact"]
     assert main(["eval", str(golden), "--timeout", "0"]) == 2
     assert "--timeout must be positive" in capsys.readouterr().err
+
+
+def test_X5_eval_gives_each_question_a_run_deadline_and_counts_a_late_one_as_an_error(
+    tmp_path, capsys
+):
+    from toolweave.graph.context import Limits
+
+    golden = write(
+        tmp_path / "g.jsonl",
+        [{"id": "1", "question": "When are you open?", "expected_tools": ["hours"]}],
+    )
+
+    def run(limits: Limits | None) -> Any:
+        model = ScriptedChatModel(script=[verdicts(True, False), "9-5"], latency=0.6)
+        assistant = ChatModelAssistant(model, initial_backoff=0, max_retries=1)
+        return evaluate(
+            Domain(name="shop"),
+            [Hours(), Alarm()],
+            load_golden(golden),
+            assistant=assistant,
+            limits=limits,
+        )
+
+    late = run(Limits(run_deadline_s=0.5)).results[0]
+    assert late.error is not None
+    assert "RunDeadlineError" in late.error
+    assert run(None).results[0].error is None  # the same run with no deadline finishes
+    assert main(["eval", str(golden), "--run-timeout", "0"]) == 2
+    assert "--run-timeout must be positive" in capsys.readouterr().err

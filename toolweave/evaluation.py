@@ -44,6 +44,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
 from toolweave.graph.builder import build_graph
+from toolweave.graph.context import Limits
 from toolweave.llm.lexical import content_words
 from toolweave.llm.port import LlmAssistant
 from toolweave.pauses import eval_label
@@ -521,15 +522,21 @@ def evaluate(
     cases: Iterable[GoldenCase],
     *,
     assistant: LlmAssistant,
+    limits: Limits | None = None,
     progress: Callable[[int, CaseResult], None] | None = None,
 ) -> EvalReport:
     """Run every case through a fresh graph over ``domain`` and score its routing.
 
-    A case whose run raises a toolweave error (a model outage, bad input) is
-    counted as an error and a miss; the evaluation goes on.
+    A case whose run raises a toolweave error (a model outage, bad input, the run
+    deadline of ``limits`` passing) is counted as an error and a miss; the
+    evaluation goes on.
     """
     graph = build_graph(
-        domain, tools, assistant=assistant, checkpointer=InMemorySaver(serde=checkpoint_serde())
+        domain,
+        tools,
+        assistant=assistant,
+        limits=limits,
+        checkpointer=InMemorySaver(serde=checkpoint_serde()),
     )
     report = EvalReport(assistant=assistant.label)
     for done, case in enumerate(cases, start=1):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 from dataclasses import replace
@@ -67,11 +68,23 @@ def add_parser(commands: Any, *, parents: list[argparse.ArgumentParser]) -> None
         help="seconds one model request may take (default 60; raise it for a slow local model)",
     )
     parser.add_argument(
+        "--run-timeout",
+        type=float,
+        metavar="S",
+        help="seconds one question may take in all, every model call and retry included "
+        f"(default {RUN_TIMEOUT_REQUESTS} x the request timeout); past it the case is an error",
+    )
+    parser.add_argument(
         "--no-deep-fallback",
         action="store_true",
         help="skip the domain's deep search (fewer model calls on a slow model; routing is "
         "scored the same, answers may lack what only the deep search finds)",
     )
+
+
+RUN_TIMEOUT_REQUESTS = 10
+"""A question's overall deadline in model requests' timeouts (X5): about two calls a
+question, up to a dozen with deep fallback (D7), and their retries."""
 
 
 def _write_json(path: Path, report: EvalReport) -> None:
@@ -82,7 +95,8 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     """``toolweave eval``: run the golden file, print the tables, write JSON, gate on accuracy."""
     from toolweave.domains import load_domain
     from toolweave.evaluation import EvalReport, evaluate, load_golden, percent, report_table
-    from toolweave.llm.env import default_assistant
+    from toolweave.graph.context import Limits
+    from toolweave.llm.env import default_assistant, llm_timeout
     from toolweave.state.errors import InvalidRequestError
 
     if args.min_accuracy is not None and not 0 <= args.min_accuracy <= 1:
@@ -97,6 +111,10 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
         cases = random.Random(args.seed).sample(cases, args.sample)
     if args.timeout is not None and args.timeout <= 0:
         raise InvalidRequestError("--timeout must be positive")
+    if args.run_timeout is not None and args.run_timeout <= 0:
+        raise InvalidRequestError("--run-timeout must be positive")
+    request_timeout = llm_timeout(args.timeout, os.environ)  # the assistant's, as it reads it
+    run_timeout = args.run_timeout or RUN_TIMEOUT_REQUESTS * request_timeout
     domain, tools = load_domain(args.domain, data_dir=getattr(args, "data_dir", None))
     if args.no_deep_fallback:
         domain = replace(domain, deep_fallback=None)
@@ -111,7 +129,8 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
             partial = EvalReport(assistant=assistant.label, results=list(done))
             _write_json(Path(args.json_out), partial)
 
-    report = evaluate(domain, tools, cases, assistant=assistant, progress=progress)
+    limits = Limits(run_deadline_s=run_timeout)
+    report = evaluate(domain, tools, cases, assistant=assistant, limits=limits, progress=progress)
     print(f"golden file: {golden} ({report.count} cases)", file=out)
     for line in report_table(report):
         print(line, file=out)

@@ -78,6 +78,20 @@ def quoted_citations(answer: str, request: AnswerRequest) -> str:
     return "\n".join(lines) or prompts.no_information_answer(request.user_lang)
 
 
+def _unsourced_answer(text: str, tree: Any, *, verdict: str, reason: str) -> dict[str, Any]:
+    """The update of an answer no assistant wrote and no document backs: no sources."""
+    entry = LedgerEntry(
+        kind=LedgerKind.ANSWER, task_no=ROOT_TASK_NO, verdict=verdict, reason=reason
+    )
+    return {
+        "answer": text,
+        "sources": [],
+        "task": tree,
+        "messages": [AIMessage(content=text)],
+        "ledger": [entry],
+    }
+
+
 def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``answer`` node over ``deps``."""
 
@@ -108,17 +122,7 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
         )
         if withheld is not None:
             kind, text = withheld
-            entry = LedgerEntry(
-                kind=LedgerKind.ANSWER, task_no=ROOT_TASK_NO, verdict="withheld", reason=kind
-            )
-            message = AIMessage(content=text)
-            return {
-                "answer": text,
-                "sources": [],
-                "task": tree,
-                "messages": [message],
-                "ledger": [entry],
-            }
+            return _unsourced_answer(text, tree, verdict="withheld", reason=kind)
         request = AnswerRequest(
             question=state["message"].question,
             user_lang=state["message"].user_lang,
@@ -132,20 +136,8 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
         subject = uncovered_subject(request)
         if subject is not None:
             text = prompts.no_information_answer(request.user_lang)
-            entry = LedgerEntry(
-                kind=LedgerKind.ANSWER,
-                task_no=ROOT_TASK_NO,
-                verdict="not_covered",
-                reason=NOT_COVERED_REASON.format(subject=subject),
-            )
-            message = AIMessage(content=text)
-            return {
-                "answer": text,
-                "sources": [],
-                "task": tree,
-                "messages": [message],
-                "ledger": [entry],
-            }
+            reason = NOT_COVERED_REASON.format(subject=subject)
+            return _unsourced_answer(text, tree, verdict="not_covered", reason=reason)
         assistant = assistant_for(deps, runtime)
         generated = yield from assistant.answer_steps(request)
         reason = (

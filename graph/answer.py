@@ -55,9 +55,15 @@ def uncovered_subject(request: AnswerRequest) -> str | None:
     context: no sentence can answer (:func:`~toolweave.llm.offline_reading.uncovered_subject`).
     A model asked anyway says "Igen, a kórházban van fodrász." (the 1.5B model did) or
     names the head of Surgery, so no assistant is asked.
+
+    Only over stored pages' sentences: a tool's own data ("kardiológia: 3 free beds"
+    for "Van szabad ágy a kardiológián?", no sentence number) answers in the tool's
+    words, maybe in another language, so the assistant reads it.
     """
     if any(text.strip() for text in request.guaranteed):
         return None
+    if any(d.sentence_number is None for d in request.documents):
+        return None  # a tool's own data, not a page's sentence: it may say it its own way
     passages = [(d.document_name, d.text) for d in request.documents]
     return offline_reading.uncovered_subject(request.question, passages)
 

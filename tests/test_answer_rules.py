@@ -17,7 +17,7 @@ from toolweave.adapters.langchain import answer_with_sources
 from toolweave.cli.render import source_lines
 from toolweave.domains import load_domain
 from toolweave.llm.port import AnswerRequest, cited_documents
-from toolweave.state.documents import Source, sources_of
+from toolweave.state.documents import Source, UniqueTextDocument, sources_of
 from toolweave.testing import FunctionAssistant
 from toolweave.tools.base import ChatbotTool, ToolCallContext
 from toolweave.tools.text import readable
@@ -298,6 +298,15 @@ def test_R9_an_existence_question_no_context_document_names_is_not_covered_witho
     )
     assert given["answer"] == "Igen, a kórházban van fodrász."
     assert asked == ["Van büfé a kórházban?", "Van fodrász a kórházban?"]
+    # A tool's own data (no page sentence) says it in its own words: the assistant reads it.
+    data = UniqueTextDocument(document_id="free_beds", text="kardiológia: 3 free beds")
+    tool = make_tool("free_beds", result=lambda n, ctx: ToolResult.as_context(n, [data]))
+    graph = graph_of(
+        [tool], assistant=FunctionAssistant(route=lambda t, ts: ["free_beds"], answer=answer)
+    )
+    assert (
+        ask(graph, "Van szabad ágy a kardiológián?")["answer"] == "Igen, a kórházban van fodrász."
+    )
 
 
 def test_R9_an_answer_of_markers_alone_quotes_the_passages_it_cites() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,7 +13,9 @@ from langgraph.runtime import Runtime
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.nodes import Steps, make_node
 from toolweave.llm import offline_reading, prompts
-from toolweave.llm.port import AnswerRequest, cited_documents, cites_only
+from toolweave.llm.chat_messages import passage_label
+from toolweave.llm.offline import OfflineAssistant
+from toolweave.llm.port import AnswerRequest, LlmAssistant, cited_documents, cites_only
 from toolweave.state.documents import sources_of
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
@@ -66,6 +69,31 @@ def uncovered_subject(request: AnswerRequest) -> str | None:
         return None  # a tool's own data, not a page's sentence: it may say it its own way
     passages = [(d.document_name, d.text) for d in request.documents]
     return offline_reading.uncovered_subject(request.question, passages)
+
+
+ECHO_LABEL = re.compile(r"^\s*(guaranteed context\b[^:\n]*|context)\s*:", re.I | re.M)
+"""A line of an answer that begins as the answer prompt's own sections do."""
+
+ECHO_REASON = (
+    "; the answer copied the prompt's context block: the offline reading's answer from "
+    "the same context replaces it (R9)"
+)
+"""Ledger reason's tail when an answer that echoed the prompt was replaced."""
+
+
+def echoes_prompt(answer: str, request: AnswerRequest) -> bool:
+    """Whether ``answer`` copies the answer prompt's layout instead of answering.
+
+    A small model may write back its prompt: the 0.5B model answered "When can I
+    visit a patient in surgery?" with "Guaranteed context: (none)", "Context:" and
+    all eight passages ("[1] Visiting hours, p. 1: On the Surgery ward …"). An answer
+    echoes when a line begins with a section of the prompt ("Context:") or it holds
+    a passage's own label (``[1] Visiting hours, p. 1: ``,
+    :func:`~toolweave.llm.chat_messages.passage_label`).
+    """
+    if ECHO_LABEL.search(answer):
+        return True
+    return any(passage_label(n, doc) in answer for n, doc in enumerate(request.documents, 1))
 
 
 QUOTED_REASON = "; the answer was citation markers only: it quotes the cited passages (R9)"
@@ -150,13 +178,18 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
             f"from {len(request.documents)} documents, "
             f"{len(request.guaranteed)} guaranteed contexts"
         )
+        reader: LlmAssistant = assistant
         if cites_only(generated.text):  # R9: "[3]" is no answer; what it cites is
             quoted = quoted_citations(generated.text, request)
             generated = AIMessage(content=quoted, id=generated.id)
             reason += QUOTED_REASON
+        elif echoes_prompt(generated.text, request):  # nor is the prompt written back
+            reader = OfflineAssistant()
+            generated = AIMessage(content=reader.answer(request).text, id=generated.id)
+            reason += ECHO_REASON
         # R9: what always reached the answer (guaranteed documents), then what it used
         always = [doc for saved in state["guaranteed"] for doc in saved.documents]
-        used = assistant.answer_sources(request, generated.text)
+        used = reader.answer_sources(request, generated.text)
         entry = LedgerEntry(
             kind=LedgerKind.ANSWER, task_no=ROOT_TASK_NO, verdict="generated", reason=reason
         )

@@ -41,15 +41,17 @@ def dialogue(history: Sequence[BaseMessage], window: int) -> list[BaseMessage]:
     ]
 
 
+def passage_label(number: int, doc: UniqueTextDocument) -> str:
+    """What a context passage's line begins with: ``[n] name, p. 3: ``."""
+    source = doc.document_name or doc.document_id
+    if doc.page is not None:
+        source = f"{source}, p. {doc.page}"
+    return f"[{number}] {source}: "
+
+
 def format_context(documents: Sequence[UniqueTextDocument]) -> str:
     """Numbered context passages: ``[n] name, p. 3: text``."""
-    lines: list[str] = []
-    for n, doc in enumerate(documents, start=1):
-        source = doc.document_name or doc.document_id
-        if doc.page is not None:
-            source = f"{source}, p. {doc.page}"
-        lines.append(f"[{n}] {source}: {doc.text}")
-    return "\n".join(lines)
+    return "\n".join(passage_label(n, doc) + doc.text for n, doc in enumerate(documents, start=1))
 
 
 @functools.lru_cache(maxsize=256)

@@ -415,3 +415,38 @@ def test_A7_a_phone_question_is_answered_by_the_sentence_that_gives_the_number()
     # A sentence with no number does not answer a phone question by its other words alone.
     without = AnswerRequest(question, "en", "", [radiology[0], radiology[2]], ())
     assert "+36" not in assistant.answer(without).text
+
+
+def test_R9_an_answer_that_writes_back_the_prompt_is_replaced_by_the_reading_of_its_context() -> (
+    None
+):
+    """The 0.5B model answered a visiting-hours question with its prompt's context block."""
+    from toolweave.llm.chat_messages import format_context
+
+    echo = lambda r: "Guaranteed context: (none)\n\nContext:\n" + format_context(r.documents)  # noqa: E731
+    assistant = FunctionAssistant(route=lambda text, tools: ["search"], answer=echo)
+    out = ask(graph_of([_context_tool()], assistant=assistant), "How much is parking?")
+    assert out["answer"] == "Parking costs 500 Ft."  # the offline reading's pick
+    assert [s.document_id for s in out["sources"]] == ["parking"]
+    (entry,) = [e for e in out["ledger"] if e.kind == "answer"]
+    assert "copied the prompt's context block" in entry.reason
+    # One passage's label copied in front of its text is an echo too.
+    label = lambda r: "[3] parking, p. 3: Parking costs 500 Ft."  # noqa: E731
+    assistant = FunctionAssistant(route=lambda text, tools: ["search"], answer=label)
+    out = ask(graph_of([_context_tool()], assistant=assistant), "How much is parking?")
+    assert out["answer"] == "Parking costs 500 Ft."
+
+
+def test_R9_the_cli_holds_back_an_answer_that_begins_as_the_prompt_does() -> None:
+    import io
+
+    from toolweave.cli.session import Turn, _print_end, _print_tokens
+
+    out, printed, seen = io.StringIO(), 0, []
+    tokens = ["Guar", "anteed context: (none)\n\n", "Context:\n[1] Parking: Parking costs 500 Ft."]
+    for token in tokens:
+        seen.append(token)
+        printed = _print_tokens(seen, printed, out)
+    stored = "Parking costs 500 Ft."
+    _print_end(Turn(values={"answer": stored}, streamed="".join(tokens)), printed, out)
+    assert out.getvalue() == stored + "\n"  # the echo never reached the screen

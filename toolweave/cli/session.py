@@ -172,10 +172,26 @@ HELD_BACK = re.compile(r"[\s\[\]\d,;]*")
 answer yet; the answer node replaces an answer of markers alone with what they cite (R9)."""
 
 
+ECHO_START = re.compile(r"\s*(\[\d+\]\s|guaranteed context|context\s*:)", re.IGNORECASE)
+"""A streamed answer beginning so may be the answer prompt written back (a passage's
+label, a section's name); the answer node replaces such an answer, so the CLI prints
+the stored one when the stream ends."""
+
+ECHO_LABELS = ("guaranteed context", "context:")
+
+
+def _held_back(text: str) -> bool:
+    """Whether streamed ``text`` is held back, to be printed with the stored answer."""
+    if HELD_BACK.fullmatch(text) or ECHO_START.match(text):
+        return True
+    head = text.lstrip().casefold()
+    return any(label.startswith(head) for label in ECHO_LABELS)  # "Guar…" may be an echo
+
+
 def _print_tokens(tokens: Sequence[str], printed: int, out: TextIO) -> int:
     """Print the streamed answer's new text; returns how many characters are printed."""
     text = "".join(tokens)
-    if HELD_BACK.fullmatch(text):
+    if not printed and _held_back(text):
         return printed
     print(text[printed:], end="", file=out, flush=True)
     return len(text)

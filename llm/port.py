@@ -146,17 +146,6 @@ def cited_documents(
     return list(cited.values())
 
 
-def cites_only(answer: str) -> bool:
-    """Whether ``answer`` is citation markers and nothing else ("[3]"): no answer in words.
-
-    The 1.5B model answered "Which phone number do I call to book a CT scan?" with
-    "[3]" alone: it picked the passage and wrote nothing of it.
-    """
-    return bool(CITATION.search(answer)) and not any(
-        ch.isalnum() for ch in CITATION.sub("", answer)
-    )
-
-
 class LlmAssistant(ABC):
     """The language-model port of the orchestrator (``ILlmAssistant``).
 

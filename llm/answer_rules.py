@@ -1,0 +1,82 @@
+"""Rules of what an answer may say, for every assistant (R9, A7).
+
+The answer node applies them around the answer call:
+
+- :func:`uncovered_subject`: a question the context cannot speak to gets "no
+  information" and no call;
+- :func:`cites_only` and :func:`quoted_citations`: an answer of citation markers
+  alone ("[3]") becomes the passages it cites;
+- :func:`echoes_prompt`: an answer that writes back the answer prompt is no answer.
+"""
+
+from __future__ import annotations
+
+import re
+
+from toolweave.llm import offline_reading, prompts
+from toolweave.llm.chat_messages import passage_label
+from toolweave.llm.port import CITATION, AnswerRequest, cited_documents
+
+
+def uncovered_subject(request: AnswerRequest) -> str | None:
+    """What the question asks about that the context cannot speak to, else ``None`` (R9).
+
+    "Van fodrász a kórházban?" over a context that never names a hairdresser (in a
+    sentence or a page title), or "Who is the head of the plastic surgery
+    department?" over pages that name Surgery and never "plastic", with no guaranteed
+    context: no sentence can answer (:func:`~toolweave.llm.offline_reading.uncovered_subject`).
+    A model asked anyway says "Igen, a kórházban van fodrász." (the 1.5B model did) or
+    names the head of Surgery, so no assistant is asked.
+
+    Only over stored pages' sentences: a tool's own data ("kardiológia: 3 free beds"
+    for "Van szabad ágy a kardiológián?", no sentence number) answers in the tool's
+    words, maybe in another language, so the assistant reads it.
+    """
+    if any(text.strip() for text in request.guaranteed):
+        return None
+    if any(d.sentence_number is None for d in request.documents):
+        return None  # a tool's own data, not a page's sentence: it may say it its own way
+    passages = [(d.document_name, d.text) for d in request.documents]
+    return offline_reading.uncovered_subject(request.question, passages)
+
+
+ECHO_LABEL = re.compile(r"^\s*(guaranteed context\b[^:\n]*|context)\s*:", re.I | re.M)
+"""A line of an answer that begins as the answer prompt's own sections do."""
+
+
+def echoes_prompt(answer: str, request: AnswerRequest) -> bool:
+    """Whether ``answer`` copies the answer prompt's layout instead of answering.
+
+    A small model may write back its prompt: the 0.5B model answered "When can I
+    visit a patient in surgery?" with "Guaranteed context: (none)", "Context:" and
+    all eight passages ("[1] Visiting hours, p. 1: On the Surgery ward …"). An answer
+    echoes when a line begins with a section of the prompt ("Context:") or it holds
+    a passage's own label (``[1] Visiting hours, p. 1: ``,
+    :func:`~toolweave.llm.chat_messages.passage_label`).
+    """
+    if ECHO_LABEL.search(answer):
+        return True
+    return any(passage_label(n, doc) in answer for n, doc in enumerate(request.documents, 1))
+
+
+def quoted_citations(answer: str, request: AnswerRequest) -> str:
+    """What an answer of markers alone ("[3]") cites, quoted, each passage with its marker.
+
+    A marker that names no context passage quotes nothing; when none does, the answer
+    says the sources do not cover the question.
+    """
+    cited = cited_documents(answer, request.documents)
+    number = {id(doc): n for n, doc in enumerate(request.documents, start=1)}
+    lines = [f"{doc.text.strip()} [{number[id(doc)]}]" for doc in cited if doc.text.strip()]
+    return "\n".join(lines) or prompts.no_information_answer(request.user_lang)
+
+
+def cites_only(answer: str) -> bool:
+    """Whether ``answer`` is citation markers and nothing else ("[3]"): no answer in words.
+
+    The 1.5B model answered "Which phone number do I call to book a CT scan?" with
+    "[3]" alone: it picked the passage and wrote nothing of it.
+    """
+    return bool(CITATION.search(answer)) and not any(
+        ch.isalnum() for ch in CITATION.sub("", answer)
+    )

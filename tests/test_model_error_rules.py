@@ -189,3 +189,28 @@ def test_X5_the_run_deadline_stops_an_answer_that_keeps_streaming(fake_openai, u
         streamed(graph, use_async=use_async)
     assert time.monotonic() - start < 5
     assert len(fake_openai.requests) == 1
+
+
+def test_X5_the_cli_gives_a_message_a_run_deadline(
+    fake_openai, monkeypatch, capsys, tmp_path
+):
+    from fake_openai import Silent
+
+    from toolweave import cli
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-cli")
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("TOOLWEAVE_DATA_DIR", str(tmp_path))
+    fake_openai.script(Silent(seconds=5))
+    started = time.monotonic()
+    code = cli.main(["ask", "--run-timeout", "1", "--thread", "late", "Hol lehet parkolni?"])
+    err = capsys.readouterr().err
+    assert time.monotonic() - started < 4  # the silent model is not waited out
+    assert code == 1
+    assert "run deadline" in err
+    assert err.count("\n") == 1
+    monkeypatch.delenv("OPENAI_API_KEY")  # finished by the offline model: the thread is kept
+    assert cli.main(["ask", "--thread", "late"]) == 0
+    assert "parkol" in capsys.readouterr().out.casefold()
+    assert cli.main(["ask", "--run-timeout", "0", "Hol lehet parkolni?"]) == 2
+    assert "--run-timeout must be positive" in capsys.readouterr().err

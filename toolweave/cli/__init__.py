@@ -96,6 +96,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="system filter of the request; repeat for several",
     )
     request.add_argument("--thread", metavar="ID", help="conversation to continue or start")
+    request.add_argument(
+        "--run-timeout",
+        type=float,
+        metavar="S",
+        help="seconds one message may take in all, every model call and retry included "
+        "(default ten request timeouts: 600 s); past it the run stops and --thread finishes it",
+    )
 
     ask = commands.add_parser("ask", parents=[domain, store, request], help="answer one question")
     ask.add_argument(
@@ -124,6 +131,15 @@ def build_parser() -> argparse.ArgumentParser:
             "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help=VERBOSE_HELP
         )
     return parser
+
+
+def _run_timeout(args: argparse.Namespace) -> float | None:
+    """``--run-timeout``, checked (``None``: the session's default)."""
+    from toolweave.state.errors import InvalidRequestError
+
+    if args.run_timeout is not None and not args.run_timeout > 0:
+        raise InvalidRequestError("--run-timeout must be positive")
+    return args.run_timeout  # type: ignore[no-any-return]
 
 
 def _print(lines: Sequence[str], out: TextIO) -> None:
@@ -193,6 +209,7 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
         data_dir=data_dir(args.data_dir) if persistent else None,
         database_url=args.database_url,
         verbose=args.verbose,
+        run_timeout=_run_timeout(args),
     ) as session:
         interrupted = persistent and _interrupted(session, thread_id)
         if message is None and not interrupted:
@@ -322,6 +339,7 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
         data_dir=data_dir(args.data_dir),
         database_url=args.database_url,
         verbose=args.verbose,
+        run_timeout=_run_timeout(args),
     ) as session:
         print(_assistant_line(session, lang), file=out)
         print(cli_text("chat_thread", lang, thread=thread_id), file=out)

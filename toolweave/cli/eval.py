@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import sys
 from dataclasses import replace
@@ -72,7 +71,7 @@ def add_parser(commands: Any, *, parents: list[argparse.ArgumentParser]) -> None
         type=float,
         metavar="S",
         help="seconds one question may take in all, every model call and retry included "
-        f"(default {RUN_TIMEOUT_REQUESTS} x the request timeout); past it the case is an error",
+        "(default ten request timeouts); past it the case is an error",
     )
     parser.add_argument(
         "--no-deep-fallback",
@@ -82,21 +81,17 @@ def add_parser(commands: Any, *, parents: list[argparse.ArgumentParser]) -> None
     )
 
 
-RUN_TIMEOUT_REQUESTS = 10
-"""A question's overall deadline in model requests' timeouts (X5): about two calls a
-question, up to a dozen with deep fallback (D7), and their retries."""
-
-
 def _write_json(path: Path, report: EvalReport) -> None:
     path.write_text(json.dumps(report.as_json(), ensure_ascii=False, indent=2), encoding="utf-8")
 
 
 def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     """``toolweave eval``: run the golden file, print the tables, write JSON, gate on accuracy."""
+    from toolweave.cli.session import default_run_timeout
     from toolweave.domains import load_domain
     from toolweave.evaluation import EvalReport, evaluate, load_golden, percent, report_table
     from toolweave.graph.context import Limits
-    from toolweave.llm.env import default_assistant, llm_timeout
+    from toolweave.llm.env import default_assistant
     from toolweave.state.errors import InvalidRequestError
 
     if args.min_accuracy is not None and not 0 <= args.min_accuracy <= 1:
@@ -113,8 +108,7 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
         raise InvalidRequestError("--timeout must be positive")
     if args.run_timeout is not None and args.run_timeout <= 0:
         raise InvalidRequestError("--run-timeout must be positive")
-    request_timeout = llm_timeout(args.timeout, os.environ)  # the assistant's, as it reads it
-    run_timeout = args.run_timeout or RUN_TIMEOUT_REQUESTS * request_timeout
+    run_timeout = args.run_timeout or default_run_timeout(args.timeout)
     domain, tools = load_domain(args.domain, data_dir=getattr(args, "data_dir", None))
     if args.no_deep_fallback:
         domain = replace(domain, deep_fallback=None)

@@ -28,7 +28,7 @@ from toolweave.graph.context import Limits
 from toolweave.graph.stored_state import stored_values
 from toolweave.graph.threads import ThreadStatus, require_interrupted, status_of, thread_status
 from toolweave.graph.validation import question_of
-from toolweave.llm.env import default_assistant
+from toolweave.llm.env import default_assistant, llm_timeout
 from toolweave.llm.offline import OfflineAssistant
 from toolweave.llm.passthrough import ANSWER_TAG
 from toolweave.pauses import cli_prompt, first_pause
@@ -167,6 +167,20 @@ def read_thread_status(
         return status_of(graph.get_state(_config(thread)), thread)
 
 
+RUN_TIMEOUT_REQUESTS = 10
+"""A message's overall deadline in model requests' timeouts (X5): about two calls a
+question, up to a dozen with deep fallback (D7), and their retries."""
+
+
+def default_run_timeout(request_timeout: float | None) -> float:
+    """A run's default deadline: :data:`RUN_TIMEOUT_REQUESTS` request timeouts.
+
+    The request timeout is ``request_timeout``, else ``TOOLWEAVE_LLM_TIMEOUT``, else
+    60 s: 600 s by default.
+    """
+    return RUN_TIMEOUT_REQUESTS * llm_timeout(request_timeout, os.environ)
+
+
 HELD_BACK = re.compile(r"[\s\[\]\d,;]*")
 """Streamed text printed only once more follows: citation markers alone ("[3]") are no
 answer yet; the answer node replaces an answer of markers alone with what they cite (R9)."""
@@ -248,6 +262,7 @@ class Session:
         data_dir: Path | None,
         database_url: str | None = None,
         verbose: bool = False,
+        run_timeout: float | None = None,
     ) -> None:
         """Build the assistant (from the environment) and the graph.
 
@@ -258,12 +273,15 @@ class Session:
             database_url: The thread store instead of that SQLite file (``--database-url``).
             verbose: Stream every event's line (routing, gatekeeper, task numbers) beside
                 the progress phrases; else only what a person asking should see (P4).
+            run_timeout: Seconds one message's run may take in all (X5); ``None``:
+                :func:`default_run_timeout` of the request timeout.
         """
         self.verbose = verbose
         self.lang = domain.default_language
         """The language of the conversation's lines for people: the last message's, as
         the graph's detector guesses it, else the domain's (a reply such as "2" keeps it)."""
         self.assistant = default_assistant()
+        deadline = run_timeout if run_timeout is not None else default_run_timeout(None)
         self._closer = ExitStack()
         target = None if data_dir is None else thread_store(data_dir, database_url)
         self.checkpointer = self._closer.enter_context(open_checkpointer(target, env=_sqlite_env()))
@@ -273,6 +291,7 @@ class Session:
                 tools,
                 assistant=self.assistant,
                 checkpointer=self.checkpointer,
+                limits=Limits(run_deadline_s=deadline),
                 name=domain.name,
             )
         except BaseException:

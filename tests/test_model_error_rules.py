@@ -191,9 +191,7 @@ def test_X5_the_run_deadline_stops_an_answer_that_keeps_streaming(fake_openai, u
     assert len(fake_openai.requests) == 1
 
 
-def test_X5_the_cli_gives_a_message_a_run_deadline(
-    fake_openai, monkeypatch, capsys, tmp_path
-):
+def test_X5_the_cli_gives_a_message_a_run_deadline(fake_openai, monkeypatch, capsys, tmp_path):
     from fake_openai import Silent
 
     from toolweave import cli

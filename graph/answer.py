@@ -16,6 +16,7 @@ from toolweave.llm.answer_rules import (
     cites_only,
     echoes_prompt,
     quoted_citations,
+    repeats_itself,
     uncovered_subject,
 )
 from toolweave.llm.offline import OfflineAssistant
@@ -58,6 +59,13 @@ ECHO_REASON = (
     "the same context replaces it (R9)"
 )
 """Ledger reason's tail when an answer that echoed the prompt was replaced."""
+
+
+LOOP_REASON = (
+    "; the answer repeated itself and its stream was stopped: the offline reading's "
+    "answer from the same context replaces it (X3, R9)"
+)
+"""Ledger reason's tail when an answer that looped was replaced."""
 
 
 QUOTED_REASON = "; the answer was citation markers only: it quotes the cited passages (R9)"
@@ -135,10 +143,10 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
             quoted = quoted_citations(generated.text, request)
             generated = AIMessage(content=quoted, id=generated.id)
             reason += QUOTED_REASON
-        elif echoes_prompt(generated.text, request):  # nor is the prompt written back
-            reader = OfflineAssistant()
+        elif (echo := echoes_prompt(generated.text, request)) or repeats_itself(generated.text):
+            reader = OfflineAssistant()  # nor is the prompt written back, nor a loop (X3)
             generated = AIMessage(content=reader.answer(request).text, id=generated.id)
-            reason += ECHO_REASON
+            reason += ECHO_REASON if echo else LOOP_REASON
         # R9: what always reached the answer (guaranteed documents), then what it used
         always = [doc for saved in state["guaranteed"] for doc in saved.documents]
         used = reader.answer_sources(request, generated.text)

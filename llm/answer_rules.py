@@ -6,7 +6,8 @@ The answer node applies them around the answer call:
   information" and no call;
 - :func:`cites_only` and :func:`quoted_citations`: an answer of citation markers
   alone ("[3]") becomes the passages it cites;
-- :func:`echoes_prompt`: an answer that writes back the answer prompt is no answer.
+- :func:`echoes_prompt`: an answer that writes back the answer prompt is no answer;
+- :func:`repeats_itself`: nor is one that loops ("szabad szabad szabad ...").
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import re
 
 from toolweave.llm import offline_reading, prompts
 from toolweave.llm.chat_messages import passage_label
+from toolweave.llm.chat_model import CUT_MARK
 from toolweave.llm.port import CITATION, AnswerRequest, cited_documents
+from toolweave.llm.structured import looping_reply
 
 
 def uncovered_subject(request: AnswerRequest) -> str | None:
@@ -80,3 +83,15 @@ def cites_only(answer: str) -> bool:
     return bool(CITATION.search(answer)) and not any(
         ch.isalnum() for ch in CITATION.sub("", answer)
     )
+
+
+def repeats_itself(answer: str) -> bool:
+    """Whether ``answer`` is a loop: its tail, written three times or more (X3).
+
+    The chat-model assistant closes such a stream as soon as it repeats
+    (:func:`~toolweave.llm.structured.looping_reply`) and marks the answer with
+    :data:`~toolweave.llm.chat_model.CUT_MARK`; an assistant that streams none is
+    read the same way. What a loop said before it began to repeat is not kept either:
+    a small model that loops has lost its thread.
+    """
+    return looping_reply(answer.removesuffix(CUT_MARK))

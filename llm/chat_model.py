@@ -52,7 +52,7 @@ from toolweave.llm.replies import (
     offered_tools,
     routing_reply,
 )
-from toolweave.llm.structured import Schema, StructuredOutput, structured_steps
+from toolweave.llm.structured import Schema, StructuredOutput, looping_reply, structured_steps
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.run_scope import with_secrets
 from toolweave.tools.consumers import ClarifiableContextConsumerTool, ClarifiableTool
@@ -438,7 +438,10 @@ class ChatModelAssistant(LlmAssistant):
 
         A transient failure is retried like every call, and so is a stream that
         broke off mid-way (no finish reason): it is never kept as the answer.
-        Listeners see the tokens of the retry after the partial ones.
+        Listeners see the tokens of the retry after the partial ones. A stream that
+        repeats itself ("szabad szabad szabad ...") is closed once its tail has come
+        three times (X3, :func:`~toolweave.llm.structured.looping_reply`) and, like one
+        cut at the token limit, ends in :data:`CUT_MARK`; the answer node replaces it.
         """
         guaranteed = "\n".join(t.strip() for t in request.guaranteed if t.strip())
         instructions = prompts.answer_system(
@@ -459,13 +462,20 @@ class ChatModelAssistant(LlmAssistant):
             config,
             self.policy.timeout,
             request_timeout=retries.is_openai_compatible(self.model),
+            stop=looping_reply,
         )
         accept = retries.require_finish_reason("answer") if self.require_finish_reason else None
         reply = yield from retries.retrying(step, policy=self.policy, what="answer", accept=accept)
         text = reply.text
-        if retries.finish_reason(reply) == "length":  # marked, never passed off as whole
-            logger.warning("answer: the model stopped at its token limit (%s)", self.answer_tokens)
-            text = text.rstrip() + CUT_MARK
+        match retries.finish_reason(reply):  # marked, never passed off as whole
+            case "length":
+                logger.warning(
+                    "answer: the model stopped at its token limit (%s)", self.answer_tokens
+                )
+                text = text.rstrip() + CUT_MARK
+            case retries.REPEATING:
+                logger.warning("answer: the model repeated itself; its stream was closed (X3)")
+                text = text.rstrip() + CUT_MARK
         logger.debug("answer: %d characters", len(text))
         return AIMessage(content=text, id=reply.id)
 

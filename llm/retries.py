@@ -20,8 +20,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage
 from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import ensure_config, merge_configs
 from langgraph.constants import TAG_NOSTREAM
 
 from toolweave.llm import deadline
@@ -127,6 +130,7 @@ def streamed(
     timeout: float | None = None,
     *,
     request_timeout: bool = False,
+    stop: Callable[[str], bool] | None = None,
 ) -> Call[Any]:
     """:func:`invocation` of a streamed reply, which the run's deadline bounds as a whole (X5).
 
@@ -138,18 +142,49 @@ def streamed(
     ``asyncio.wait_for`` of :func:`invocation`: the check after each chunk ends the
     stream even when the cancellation at the timeout is late to reach the client's
     read. Without a deadline the reply's token budget ends it.
+
+    ``stop`` is asked after each chunk with the text so far (X3): when it says the
+    reply is going nowhere (a loop, :func:`~toolweave.llm.structured.looping_reply`),
+    the stream is closed there, which also ends the server's decoding, and the reply
+    so far comes back with the finish reason :data:`REPEATING`. Without a deadline
+    the call stays an ``invoke`` (a non-streamed error body is then named, X2) and
+    the chunks are watched as they reach listeners (:class:`_LoopWatch`); a call
+    that nobody streams is bounded by its token budget alone.
     """
     call = invocation(runnable, model_input, config, timeout, request_timeout=request_timeout)
 
+    def taken(reply: Any, chunk: Any) -> tuple[Any, bool]:
+        reply = chunk if reply is None else reply + chunk
+        if stop is not None and stop(getattr(reply, "text", "")):
+            return _stopped(reply), True
+        deadline.check("the end of a streamed reply")
+        return reply, False
+
+    def watched() -> tuple[Call[Any], _LoopWatch | None]:
+        if stop is None:
+            return call, None
+        watch = _LoopWatch(stop)
+        with_watch = merge_configs(ensure_config(config), {"callbacks": [watch]})
+        clipped = invocation(
+            runnable, model_input, with_watch, timeout, request_timeout=request_timeout
+        )
+        return clipped, watch
+
     def sync() -> Any:
         if deadline.remaining() is None:
-            return call.call()
+            whole, watch = watched()
+            try:
+                return whole.call()
+            except _Repeated:
+                assert watch is not None
+                return watch.reply()
         reply: Any = None
         chunks = _clipped(runnable, timeout, request_timeout).stream(model_input, config=config)
         try:
             for chunk in chunks:
-                reply = chunk if reply is None else reply + chunk
-                deadline.check("the end of a streamed reply")
+                reply, done = taken(reply, chunk)
+                if done:
+                    break
         finally:
             close = getattr(chunks, "close", None)
             if close is not None:
@@ -161,8 +196,9 @@ def streamed(
         chunks = _clipped(runnable, timeout, request_timeout).astream(model_input, config=config)
         try:
             async for chunk in chunks:
-                reply = chunk if reply is None else reply + chunk
-                deadline.check("the end of a streamed reply")
+                reply, done = taken(reply, chunk)
+                if done:
+                    break
         finally:
             close = getattr(chunks, "aclose", None)
             if close is not None:
@@ -171,10 +207,63 @@ def streamed(
 
     async def asynchronous() -> Any:
         if deadline.remaining() is None:
-            return await call.acall()
+            whole, watch = watched()
+            try:
+                return await whole.acall()
+            except _Repeated:
+                assert watch is not None
+                return watch.reply()
         return await asyncio.wait_for(read_chunks(), timeout=deadline.bound(timeout))
 
     return Call(sync, asynchronous)
+
+
+REPEATING = "repeating"
+"""Finish reason of a streamed reply that :func:`streamed` closed because it repeated itself."""
+
+
+class _Repeated(Exception):
+    """Raised by :class:`_LoopWatch` into the model's stream, which closes it."""
+
+
+class _LoopWatch(BaseCallbackHandler):
+    """Watches one call's streamed tokens and stops the stream once ``stop`` says so (X3).
+
+    One per call (never shared): it holds that call's text. ``raise_error`` makes
+    LangChain raise :class:`_Repeated` out of the model's stream loop, whose
+    client closes the connection; ``run_inline`` keeps it in the stream's own
+    thread on the async path.
+    """
+
+    raise_error = True
+    run_inline = True
+
+    def __init__(self, stop: Callable[[str], bool]) -> None:
+        super().__init__()
+        self._stop = stop
+        self._tokens: list[str] = []
+
+    def on_llm_new_token(self, token: str | list[str | dict[str, Any]], **kwargs: Any) -> None:
+        """Keep ``token``; stop the stream when the text so far repeats itself."""
+        if not isinstance(token, str):
+            return  # content blocks (not a chat model's text delta): nothing to watch
+        self._tokens.append(token)
+        if self._stop("".join(self._tokens)):
+            raise _Repeated
+
+    def reply(self) -> AIMessage:
+        """What streamed before the stop, finished with :data:`REPEATING`."""
+        return AIMessage(
+            content="".join(self._tokens), response_metadata={"finish_reason": REPEATING}
+        )
+
+
+def _stopped(reply: Any) -> Any:
+    """``reply`` with :data:`REPEATING` as its finish reason (a message; else as it is)."""
+    meta = getattr(reply, "response_metadata", None)
+    if not isinstance(meta, dict) or not hasattr(reply, "model_copy"):
+        return reply
+    return reply.model_copy(update={"response_metadata": {**meta, "finish_reason": REPEATING}})
 
 
 def retrying(

@@ -89,6 +89,8 @@ def looping_reply(text: str) -> bool:
     twice as long. A reply is a loop when its last :data:`LOOP_CHARS` characters occur
     in it :data:`LOOP_REPEATS` times or more; a long reply that is still saying new
     things (many candidates, each a name and a short reason) does not repeat its tail.
+    A streamed answer is asked the same after each chunk: the 1.5B model streamed
+    "szabad szabad szabad ..." for 423 s.
     """
     body = text.rstrip()
     if len(body) < LOOP_CHARS * LOOP_REPEATS:

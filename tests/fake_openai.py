@@ -86,7 +86,10 @@ class Length:
 
 @dataclass(frozen=True)
 class Endless:
-    """A streamed answer repeating ``word`` every ``interval`` seconds, up to ``max_tokens``."""
+    """A streamed answer repeating ``word`` every ``interval`` seconds, up to ``max_tokens``.
+
+    ``word`` may hold ``{n}``, the word's number: "szó{n} " never repeats itself.
+    """
 
     word: str = "szabad "
     interval: float = 0.01
@@ -305,7 +308,8 @@ class FakeOpenAI:
                 sent = 0
                 try:
                     while (words is None or sent < words) and time.monotonic() < stop:
-                        self._event(_chunk(body, {"content": reply.word}, None))
+                        word = reply.word.format(n=sent)
+                        self._event(_chunk(body, {"content": word}, None))
                         sent += 1
                         time.sleep(reply.interval)
                     self._event(_chunk(body, {}, "length"))

@@ -159,13 +159,13 @@ def test_X1_invoke_none_on_a_new_thread_is_an_invalid_request():
 def test_X5_the_answer_call_has_a_token_budget_and_a_cut_answer_is_marked(fake_openai):
     model = make(fake_openai).model
     assistant = ChatModelAssistant(model, answer_tokens=40, timeout=30.0, initial_backoff=0.0)
-    fake_openai.script(Endless(word="szabad ", interval=0.0))
+    fake_openai.script(Endless(word="szó{n} ", interval=0.0))  # new words: no loop (X3)
     answer, tokens = streamed(answer_graph(assistant)[0], use_async=False)
     body = fake_openai.requests[-1]
     assert (body.get("max_completion_tokens") or body.get("max_tokens")) == 40
     assert answer.endswith(CUT_MARK)  # never passed off as a whole answer
-    assert answer.count("szabad") == 40
-    assert "".join(tokens).count("szabad") == 40
+    assert answer.count("szó") == 40
+    assert "".join(tokens).count("szó") == 40
 
 
 def test_X5_every_answer_request_carries_max_tokens(fake_openai):
@@ -181,7 +181,8 @@ def test_X5_the_run_deadline_stops_an_answer_that_keeps_streaming(fake_openai, u
     """ "szabad szabad szabad ..." streamed for 423 s: a per-read timeout never fires."""
     model = make(fake_openai).model
     assistant = ChatModelAssistant(model, answer_tokens=None, timeout=30.0, initial_backoff=0.0)
-    fake_openai.script(Endless(interval=0.02, seconds=20), Endless(interval=0.02, seconds=20))
+    endless = Endless(word="szabad{n} ", interval=0.02, seconds=20)  # new words: no loop
+    fake_openai.script(endless, endless)
     graph = answer_graph(assistant)[1 if use_async else 0]
     start = time.monotonic()
     with pytest.raises(RunDeadlineError), scoped(RunScope(deadline=Deadline.after(1.0))):
@@ -189,6 +190,54 @@ def test_X5_the_run_deadline_stops_an_answer_that_keeps_streaming(fake_openai, u
         streamed(graph, use_async=use_async)
     assert time.monotonic() - start < 5
     assert len(fake_openai.requests) == 1
+
+
+@pytest.mark.parametrize("deadline", [None, 30.0], ids=["no deadline", "deadline"])
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_X3_an_answer_stream_that_repeats_itself_is_closed_and_marked(
+    fake_openai, use_async, deadline
+):
+    """ "Szedhetem a Marfarint ibuprofénnel?": "szabad szabad szabad ..." for 423 s."""
+    model = make(fake_openai).model
+    assistant = ChatModelAssistant(model, answer_tokens=None, timeout=30.0, initial_backoff=0.0)
+    fake_openai.script(Endless(word="szabad ", interval=0.005, seconds=20))
+    graph = answer_graph(assistant)[1 if use_async else 0]
+    scope = RunScope(deadline=None if deadline is None else Deadline.after(deadline))
+    start = time.monotonic()
+    with scoped(scope):  # no token budget; a deadline far away, or none
+        answer, tokens = streamed(graph, use_async=use_async)
+    assert time.monotonic() - start < 5  # not the fake's 20 s
+    assert len(fake_openai.requests) == 1  # closed, not asked again
+    assert answer.endswith(CUT_MARK)  # never passed off as a whole answer
+    assert 20 < answer.count("szabad") < 40  # stopped once its tail came three times
+    assert "".join(tokens).count("szabad") == answer.count("szabad")
+
+
+def test_X3_a_long_answer_that_says_new_things_is_not_stopped(fake_openai):
+    model = make(fake_openai).model
+    assistant = ChatModelAssistant(model, answer_tokens=300, timeout=30.0, initial_backoff=0.0)
+    fake_openai.script(Endless(word="{n}. nap: nyitva 8:00-16:00. ", interval=0.0))
+    answer, _ = streamed(answer_graph(assistant)[0], use_async=False)
+    assert answer.count("nyitva") == 300  # to its token budget: each line names its own day
+
+
+def test_X3_a_looping_answer_is_replaced_by_the_reading_of_its_context() -> None:
+    from tests.support import ask, doc, graph_of, make_tool
+    from toolweave import ToolResult
+
+    context = [doc("parking", "Parking costs 500 Ft.", page=3), doc("cafe", "The cafe opens at 7.")]
+    search = make_tool("search", result=lambda n, ctx: ToolResult.as_context(n, context))
+    loop = lambda r: "Parking is " + "free free free " * 30 + CUT_MARK  # noqa: E731
+    assistant = FunctionAssistant(route=lambda text, tools: ["search"], answer=loop)
+    out = ask(graph_of([search], assistant=assistant), "How much is parking?")
+    assert out["answer"] == "Parking costs 500 Ft."  # the offline reading's pick
+    assert [s.document_id for s in out["sources"]] == ["parking"]
+    (entry,) = [e for e in out["ledger"] if e.kind == "answer"]
+    assert "repeated itself" in entry.reason
+    fine = lambda r: "Parking is free on Sundays [1]."  # noqa: E731
+    assistant = FunctionAssistant(route=lambda text, tools: ["search"], answer=fine)
+    out = ask(graph_of([search], assistant=assistant), "How much is parking?")
+    assert out["answer"] == "Parking is free on Sundays [1]."
 
 
 def test_X5_the_cli_gives_a_message_a_run_deadline(fake_openai, monkeypatch, capsys, tmp_path):

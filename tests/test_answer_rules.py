@@ -340,7 +340,7 @@ def test_R9_an_answer_with_words_and_markers_is_kept_as_written() -> None:
 def test_R9_the_cli_holds_back_markers_alone_and_prints_the_stored_answer() -> None:
     import io
 
-    from toolweave.cli.session import Turn, _print_end, _print_tokens
+    from toolweave.cli.session import NOT_KEPT, Turn, _print_end, _print_tokens
 
     def shown(tokens: list[str], answer: str) -> str:
         out, printed, seen = io.StringIO(), 0, []
@@ -359,7 +359,24 @@ def test_R9_the_cli_holds_back_markers_alone_and_prints_the_stored_answer() -> N
     cut = "Parking costs … [answer cut]"
     assert shown(["Parking costs ", "…"], cut) == cut + "\n"  # the stored rest is printed
     retried = "Parking costs 500 Ft."  # a stream that broke off, then the whole retry
-    assert shown(["Parking is fr"], retried) == "Parking is fr\n" + retried + "\n"
+    assert shown(["Parking is fr"], retried) == "Parking is fr\n" + NOT_KEPT + "\n" + retried + "\n"
+
+
+def test_X3_the_cli_says_which_text_counts_when_a_loop_that_streamed_was_replaced() -> None:
+    import io
+
+    from toolweave.cli.session import NOT_KEPT, Turn, _print_end, _print_tokens
+
+    out, printed, seen = io.StringIO(), 0, []
+    tokens = ["szabad "] * 30
+    for token in tokens:
+        seen.append(token)
+        printed = _print_tokens(seen, printed, out)
+    stored = "Parking costs 500 Ft."
+    _print_end(Turn(values={"answer": stored}, streamed="".join(tokens)), printed, out)
+    shown = out.getvalue()
+    assert shown.endswith("\n" + NOT_KEPT + "\n" + stored + "\n")
+    assert shown.startswith("szabad szabad")  # what streamed cannot be taken back
 
 
 DEPARTMENT_CONTEXT = [

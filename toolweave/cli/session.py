@@ -193,6 +193,10 @@ the stored one when the stream ends."""
 
 ECHO_LABELS = ("guaranteed context", "context:")
 
+NOT_KEPT = "↳ the answer (what streamed above was not kept):"
+"""Printed between a streamed text the run did not keep (a loop, a stream that broke
+off and was asked again) and the answer it kept (X3, X5)."""
+
 
 def _held_back(text: str) -> bool:
     """Whether streamed ``text`` is held back, to be printed with the stored answer."""
@@ -226,8 +230,8 @@ def _print_end(turn: Turn, printed: int, out: TextIO) -> None:
         return
     if printed and answer.startswith(shown):
         print(answer[len(shown) :].rstrip(), file=out, flush=True)  # "" ends the line
-    elif printed:
-        print("\n" + answer, file=out, flush=True)
+    elif printed:  # a loop, a stream that broke off: the reader is told which text counts
+        print("\n" + NOT_KEPT + "\n" + answer, file=out, flush=True)
     elif answer:
         print(answer, file=out, flush=True)  # a finished answer nobody streamed (R3)
 

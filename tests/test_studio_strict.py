@@ -78,3 +78,14 @@ def test_X5_server_rejects_a_bad_message_and_the_thread_still_resumes(server_url
     assert after["values"]["messages"] == before["values"]["messages"]
     done = client.runs.wait(thread, GRAPH, command={"resume": "kardiológia"})
     assert HOURS in done["answer"]
+
+
+def test_X5_every_served_run_has_an_overall_deadline() -> None:
+    """The page and Studio run the served graph: a model that stalls ends in an error."""
+    from toolweave_korhaz.studio import RUN_DEADLINE_S, graph
+
+    assert graph.input_limits.run_deadline_s == RUN_DEADLINE_S
+    assert graph.copy().input_limits.run_deadline_s == RUN_DEADLINE_S  # the server copies it
+    scope = graph._run_scope([], frozenset(), None)
+    assert scope.deadline is not None
+    assert 0 < scope.deadline.remaining() <= RUN_DEADLINE_S

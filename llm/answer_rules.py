@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from toolweave.llm import offline_reading, prompts
-from toolweave.llm.chat_messages import passage_label
+from toolweave.llm.chat_messages import passage_label, passage_source
 from toolweave.llm.chat_model import CUT_MARK
 from toolweave.llm.port import CITATION, AnswerRequest, cited_documents
 from toolweave.llm.structured import looping_reply
@@ -55,11 +55,17 @@ def echoes_prompt(answer: str, request: AnswerRequest) -> bool:
     all eight passages ("[1] Visiting hours, p. 1: On the Surgery ward …"). An answer
     echoes when a line begins with a section of the prompt ("Context:") or it holds
     a passage's own label (``[1] Visiting hours, p. 1: ``,
-    :func:`~toolweave.llm.chat_messages.passage_label`).
+    :func:`~toolweave.llm.chat_messages.passage_label`), with or without its number
+    when it names a page ("Kardiológiai vizsgálatok, p. 1: A Holter-készüléket …",
+    the 0.5B model again; a bare "Kardiológia: " may be how an answer begins).
     """
     if ECHO_LABEL.search(answer):
         return True
-    return any(passage_label(n, doc) in answer for n, doc in enumerate(request.documents, 1))
+    return any(
+        passage_label(n, doc) in answer
+        or (doc.page is not None and f"{passage_source(doc)}: " in answer)
+        for n, doc in enumerate(request.documents, 1)
+    )
 
 
 def quoted_citations(answer: str, request: AnswerRequest) -> str:

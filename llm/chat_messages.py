@@ -41,12 +41,15 @@ def dialogue(history: Sequence[BaseMessage], window: int) -> list[BaseMessage]:
     ]
 
 
+def passage_source(doc: UniqueTextDocument) -> str:
+    """How a context passage names its document: ``name, p. 3`` (``name`` without a page)."""
+    source = doc.document_name or doc.document_id
+    return source if doc.page is None else f"{source}, p. {doc.page}"
+
+
 def passage_label(number: int, doc: UniqueTextDocument) -> str:
     """What a context passage's line begins with: ``[n] name, p. 3: ``."""
-    source = doc.document_name or doc.document_id
-    if doc.page is not None:
-        source = f"{source}, p. {doc.page}"
-    return f"[{number}] {source}: "
+    return f"[{number}] {passage_source(doc)}: "
 
 
 def format_context(documents: Sequence[UniqueTextDocument]) -> str:

@@ -452,6 +452,18 @@ def test_R9_an_answer_that_writes_back_the_prompt_is_replaced_by_the_reading_of_
     assistant = FunctionAssistant(route=lambda text, tools: ["search"], answer=label)
     out = ask(graph_of([_context_tool()], assistant=assistant), "How much is parking?")
     assert out["answer"] == "Parking costs 500 Ft."
+    # Its label without the number too, when it names a page (the 0.5B model, 4 Dec).
+    bare = lambda r: "parking, p. 3: Parking costs 500 Ft."  # noqa: E731
+    assistant = FunctionAssistant(route=lambda text, tools: ["search"], answer=bare)
+    out = ask(graph_of([_context_tool()], assistant=assistant), "How much is parking?")
+    assert out["answer"] == "Parking costs 500 Ft."
+    (entry,) = [e for e in out["ledger"] if e.kind == "answer"]
+    assert "copied the prompt's context block" in entry.reason
+    # A document named without a page, as an answer may begin: kept as written.
+    named = lambda r: "pharmacy: The pharmacy opens at 8 [1]."  # noqa: E731
+    assistant = FunctionAssistant(route=lambda text, tools: ["search"], answer=named)
+    out = ask(graph_of([_context_tool()], assistant=assistant), "When does the pharmacy open?")
+    assert out["answer"] == "pharmacy: The pharmacy opens at 8 [1]."
 
 
 def test_R9_the_cli_holds_back_an_answer_that_begins_as_the_prompt_does() -> None:

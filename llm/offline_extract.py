@@ -123,16 +123,35 @@ def written(name_word: str, text_word: str) -> bool:
     return len(kept) < len(name) and text.startswith(kept)
 
 
+def written_whole(label: str, text_words: list[str]) -> bool:
+    """Whether ``label``'s words stand in the text as written: in full, in order, together.
+
+    How a name without a content word is found ("A&E" is the words "a" and "e"):
+    read word by word, every Hungarian sentence with the article "a" and a word
+    beginning with "e" would name it ("Milyen számon érem el a bőrgyógyászatot?").
+    """
+    wanted = [fold(w) for w in words(label)]
+    folded = [fold(t) for t in text_words]
+    span = len(wanted)
+    return bool(wanted) and any(
+        folded[start : start + span] == wanted for start in range(len(folded) - span + 1)
+    )
+
+
 def _present(choice: Any, text_words: list[str]) -> bool:
     """Whether every content word of ``choice`` appears (in some form) in the text.
 
     A closed set's member (``Literal``, enum) matches any form of its words
     (:func:`~toolweave.llm.lexical.matches`); a known value or an example, which is
-    a name, only when written (:func:`written`).
+    a name, only when written (:func:`written`), and a name with no content word
+    only as a whole (:func:`written_whole`).
     """
     wanted = _wanted(choice)
-    same = matches if isinstance(choice, enum.Enum | bool) else written
-    return bool(wanted) and all(any(same(w, t) for t in text_words) for w in wanted)
+    if isinstance(choice, enum.Enum | bool):
+        return bool(wanted) and all(any(matches(w, t) for t in text_words) for w in wanted)
+    if not content_words(_label(choice)):
+        return written_whole(_label(choice), text_words)
+    return bool(wanted) and all(any(written(w, t) for t in text_words) for w in wanted)
 
 
 def _mentioned(choices: list[Any], text_words: list[str]) -> list[Any]:
@@ -292,7 +311,8 @@ def grounded(value: str, text: str, *, named_thing: bool = False) -> bool:
 
     Case, accents and inflection are allowed for (:func:`~toolweave.llm.lexical.matches`,
     so ``"ibuprofen"`` is in ``"ibuprofénnel"``); every content word of the value
-    must be there (a number as a number: ``"10:00"`` is in ``"10 órakor"``), and a
+    must be there (a number as a number: ``"10:00"`` is in ``"10 órakor"``; a value
+    with no content word, as written: :func:`written_whole`), and a
     value of five digits or more may be written with other spaces and signs (a
     phone number). A placeholder (:data:`PLACEHOLDERS`) never is; an ISO date is
     when the text gives its day and month. With ``named_thing`` (a field of known
@@ -309,14 +329,16 @@ def grounded(value: str, text: str, *, named_thing: bool = False) -> bool:
     if len(digits) >= _MIN_DIGITS and digits in re.sub(r"\D", "", text):
         return True  # a phone or an id, written with other spaces or signs
     numbers = {int(n) for n in re.findall(r"\d+", text)}
-    wanted = content_words(value) or words(value)
+    wanted = content_words(value)
     text_words = words(text)
+    if not wanted:  # a name without a content word ("A&E") is there only as written
+        return written_whole(value, text_words)
     found = (
         (w.isdigit() and (int(w) in numbers or int(w) == 0))
         or any(matches(w, t) for t in text_words)
         for w in wanted
     )
-    if not wanted or not all(found):
+    if not all(found):
         return False
     question_like = "?" in value or any(w in QUESTION_WORDS for w in words(value))
     return not (named_thing and (question_like or len(wanted) > MAX_NAME_WORDS))

@@ -17,7 +17,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from toolweave import ChatbotTool, EmptyRequest, ToolResult, build_graph
 from toolweave.llm.chat_model import ChatModelAssistant
 from toolweave.llm.offline import OfflineAssistant, resolve_followup
-from toolweave.llm.offline_extract import ground_request, grounded
+from toolweave.llm.offline_extract import extract_request, ground_request, grounded
 from toolweave.llm.port import DecompositionSchema
 from toolweave.state.serde import checkpoint_serde
 from toolweave.state.task import TaskInfo
@@ -410,3 +410,20 @@ def test_T7_numbers_times_and_phones_count_when_the_user_wrote_them():
     assert not grounded("14:00", "10 órakor jönnék")
     assert grounded("2026-12-24", "Which weekday is 24 December 2026?")
     assert not grounded("2026-12-24", "Which weekday is Christmas?")
+
+
+def test_T7_a_known_value_without_a_content_word_counts_only_as_written_whole():
+    """ "A&E" is the words "a" and "e": any Hungarian question with the article and a
+    word in e- named the emergency department (the offline extraction of "Milyen számon
+    érem el a bőrgyógyászatot?" was "A&E", and the user got the emergency ward's phone)."""
+    question = "Milyen számon érem el a bőrgyógyászatot?"
+    assert extract_request(question, DepartmentInfoRequest) == {
+        "department": "Bőrgyógyászat",
+        "topic": None,
+        "day": None,
+    }
+    assert not grounded("A&E", question, named_thing=True)
+    assert not grounded("A&E", "Van-e a közelben egy étterem?", named_thing=True)
+    # written as the name, it still counts
+    assert extract_request("Is A&E open at night?", DepartmentInfoRequest)["department"] == "A&E"
+    assert grounded("A&E", "Where is A&E?", named_thing=True)

@@ -18,7 +18,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from toolweave.llm.lexical import GREETINGS, content_words, fold, matches, stem, weekday
+from toolweave.llm.lexical import (
+    GREETINGS,
+    content_words,
+    fold,
+    is_generic,
+    matches,
+    stem,
+    weekday,
+)
 from toolweave.tools import text as kit
 
 QUANTITY_CUES = (
@@ -156,10 +164,23 @@ def lacks_figure(question: str, passages: Iterable[Sequence[str]]) -> bool:
 SourceT = TypeVar("SourceT")
 
 ANSWER_FILLERS = frozenset(
-    {"find", "much", "many", "long", "mennyibe", "kerul", "kerulne", "hanykor", "meddig", "mettol"}
+    {
+        "find",
+        "much",
+        "many",
+        "long",
+        "mennyibe",
+        "kerul",
+        "kerulne",
+        "hanykor",
+        "hanyadik",
+        "meddig",
+        "mettol",
+    }
 )
 """Folded question words that ask *how* rather than *about what* ("how much", "how long",
-"where can I find", "mennyibe kerül", "hánykor", "meddig"): not key words of an answer."""
+"where can I find", "mennyibe kerül", "hánykor", "hányadik", "meddig"): not key words of
+an answer."""
 
 
 def _weighted(wanted: Sequence[str], weight: dict[str, int], have: Sequence[str]) -> int:
@@ -483,12 +504,19 @@ def missing_subject(documents: int, unseen: set[str]) -> set[str]:
     """The unseen key words that name a subject the context lacks.
 
     Only in a context of :data:`MIN_DOCUMENTS_APART` documents or more: fewer tell no
-    common word from a distinctive one. A weekday or a number asks for a detail ("on
-    Friday", "a 4-year-old"), not a subject.
+    common word from a distinctive one. A word that cannot name a subject is left
+    out: a weekday or a number asks for a detail ("on Friday", "a 4-year-old"), a
+    word asking for a phone for the number ("Hívni szeretném…", "call"), and a
+    generic word (:func:`~toolweave.llm.lexical.is_generic`: "see" in "When does
+    cardiology see patients?") says how, not what about.
     """
     if documents < MIN_DOCUMENTS_APART:
         return set()
-    return {w for w in unseen if weekday(w) is None and not w.isdigit()}
+    return {
+        w
+        for w in unseen
+        if weekday(w) is None and not w.isdigit() and not phone_cue(w) and not is_generic(w)
+    }
 
 
 def qualified_subject(question: str, lacking: set[str], names: set[str]) -> bool:

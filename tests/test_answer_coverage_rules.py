@@ -158,3 +158,50 @@ def test_R9_an_existence_question_is_answered_only_by_a_sentence_naming_its_subj
     assert "café" in _answer("Is there a café on the museum grounds?", docs)
     assert existence_subject("Van posta a kórház területén?") == "posta"
     assert existence_subject("Is the café open?") is None
+
+
+PHONE_CONTEXT = [
+    _doc("Osztályok: Szülészet", 1, "A Szülészet telefonszáma: +36 1 555 0150."),
+    _doc("Szülészet", 1, "A Szülészeten a szüléshez hozza magával a kismamakönyvét."),
+    _doc("Megközelítés", 1, "A kórház telefonközpontja a +36 1 555 0100 számon hívható."),
+    _doc("Parkolás", 1, "Parkolni a Gyógyító utca 14. szám alatt lehet."),
+]
+
+
+def test_A7_a_word_that_asks_for_the_phone_is_no_subject_the_context_lacks() -> None:
+    # no document says "hívni", and "szülészet" is on two of the four pages (not
+    # distinctive): read as a missing subject, "hívni" made the answer "no information"
+    question = "Hívni szeretném a szülészetet, mi a számuk?"
+    assert "+36 1 555 0150" in _answer(question, PHONE_CONTEXT, "hu")
+    # a subject no document names is still not covered
+    assert says_no_information(
+        _answer("Hívni szeretném a fogászatot, mi a számuk?", PHONE_CONTEXT, "hu")
+    )
+
+
+def test_A7_a_particle_written_apart_is_no_key_word() -> None:
+    # "el" of "elér" ("érem el"): counted as a key word, the phone line held only half
+    docs = [PHONE_CONTEXT[0], *PHONE_CONTEXT[2:]]
+    assert "+36 1 555 0150" in _answer("Milyen számon érem el a szülészetet?", docs, "hu")
+
+
+def test_A7_an_ordinal_question_word_is_no_missing_subject() -> None:
+    docs = [
+        _doc("Osztályok: Neurológia", 1, "A Neurológiai osztály helye: B épület, 4. emelet."),
+        _doc("Sebészet", 1, "A Sebészeti osztály az A épület 1. emeletén található."),
+        _doc("Neurológia", 1, "A Neurológiai osztályon a látogatás 15:00-tól lehet."),
+    ]
+    answer = _answer("Hányadik emeleten található a neurológiai osztály?", docs, "hu")
+    assert "B épület, 4. emelet" in answer
+
+
+def test_A7_a_generic_verb_is_no_missing_subject() -> None:
+    docs = [
+        _doc("Departments: Cardiology", 1, "Cardiology patients: Monday-Thursday 9:00-13:00."),
+        _doc("Visiting", 1, "Patients on the Cardiology ward may have two visitors."),
+        _doc("Parking", 1, "Parking costs 500 Ft per hour."),
+    ]
+    # "see" is generic (how, not about what); "cardiology" and "patients" are on two pages
+    assert "9:00-13:00" in _answer("When does cardiology see patients?", docs)
+    # a word that names something no page has still makes it not covered
+    assert says_no_information(_answer("When does cardiology x-ray patients?", docs))

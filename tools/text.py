@@ -107,8 +107,9 @@ GREETINGS_EN = _wordset("hello hi hey thanks thank")
 """English greetings and thanks (stop words too)."""
 GREETINGS_HU = _wordset("szia helló köszönöm köszi jó napot üdv")
 """Hungarian greetings and thanks (stop words too, but "üdv")."""
-STOPWORDS = STOPWORDS_EN | STOPWORDS_HU | PRONOUNS
-"""What the offline model drops from a question before matching it (every stop word)."""
+STOPWORDS = STOPWORDS_EN | STOPWORDS_HU | PARTICLES_HU | PRONOUNS
+"""What the offline model drops from a question before matching it (every stop word, and
+the particles written apart: "el" in "Milyen számon érem el…")."""
 QUERY_STOPWORDS = FUNCTION_WORDS_EN | FUNCTION_WORDS_HU | PARTICLES_HU | PRONOUNS
 """What keyword search and the tool pre-filter drop from a query, and the pre-filter from a
 tool's text: the function words, particles and pronouns only, since a sentence may be about

@@ -121,6 +121,21 @@ def test_department_info_falls_back_to_the_task_prompt_when_extraction_missed():
     assert "+36 1 555 0130" in joined(run_department("Mi a kardiológia telefonszáma?"))
 
 
+def test_R9_a_department_named_by_another_word_is_titled_with_that_word():
+    """The source says which department answered "szívgyógyászat": Kardiológia."""
+    other = run_department("Szívgyógyászat látogatási ideje?", department="szívgyógyászat")
+    assert other is not None
+    assert {d.document_name for d in other.documents} == {"Osztályok: Kardiológia (szívgyógyászat)"}
+    cardiac = run_department("Where is the cardiac ward?", lang="en", department="cardiac")
+    assert cardiac is not None
+    assert {d.document_name for d in cardiac.documents} == {"Departments: Cardiology (cardiac)"}
+    # its own name, inflected or with a word of it ("kardiológiai osztály"): the plain title
+    for question in ("Mikor van rendelés a kardiológián?", "Mi a kardiológiai osztály száma?"):
+        own = run_department(question, department="kardiológia")
+        assert own is not None
+        assert {d.document_name for d in own.documents} == {"Osztályok: Kardiológia"}
+
+
 def test_department_info_weekday_sentence():
     text = joined(run_department("Van rendelés pénteken a kardiológián?", department="kardiológia"))
     assert "rendelési ideje pénteken: nincs rendelés" in text
@@ -166,6 +181,8 @@ def test_request_model_lists_known_departments_and_normalises_values():
         "Mi a telefonszám?",
         "Hol rendel dr. Kovács Anna?",
         "When are Dr. Ilona Fehér's office hours?",
+        "Hol rendel az endokrinológus vendég szakorvos?",  # a guest specialist, no ward
+        "Where does the visiting specialist see patients?",
     ],
 )
 def test_R1_department_info_returns_none_when_the_question_is_not_about_a_department(question):

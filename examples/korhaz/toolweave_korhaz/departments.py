@@ -46,8 +46,10 @@ _ASKING_WORDS = ("rendel", "consult")
 are also hospital-wide: the documents answer a visiting question that names no ward)."""
 _DEPARTMENT_WORDS = ("osztaly", "department", "ward", "foorvos", "physician")
 """Words that make a phone, location or head question one about a department."""
-_PERSON_WORDS = ("dr", "doktor", "doktorno", "doctor")
-"""Words that make a question one about a doctor, not a department (``doctor_finder``)."""
+_PERSON_WORDS = ("dr", "doktor", "doktorno", "doctor", "szakorvos", "specialist")
+"""Words that make a question one about a doctor, not a department (``doctor_finder``, or
+the guest specialists' page: "Hol rendel az endokrinológus vendég szakorvos?"), in any
+form."""
 _DAY_HU = ("hétfő", "kedd", "szerda", "csütörtök", "péntek", "szombat", "vasárnap")
 _DAY_HU_ON = ("hétfőn", "kedden", "szerdán", "csütörtökön", "pénteken", "szombaton", "vasárnap")
 
@@ -137,6 +139,23 @@ def resolve_departments(text: str) -> list[Department]:
     return [dept for _, _, dept in sorted(found, key=lambda item: (item[0], item[1]))]
 
 
+def named_as(dept: Department, text: str, lang: str) -> str | None:
+    """The other name ``text`` calls ``dept`` by ("szívgyógyászat" for Kardiológia), or ``None``.
+
+    ``None`` when the text uses the name in ``lang`` or a name that shares a word with
+    it ("kardiológiai osztály"). A source titled with the user's word says which
+    department answered a question that named it otherwise.
+    """
+    text_words = [fold(w) for w in words(text)]
+    own = [fold(w) for w in words(dept.name(lang))]
+    for name in dept.names:
+        said = [fold(w) for w in words(name)]
+        if _find(text_words, name) is None or any(_word_matches(w, o) for w in said for o in own):
+            continue
+        return name
+    return None
+
+
 def parse_weekday(value: object) -> Weekday | None:
     """A weekday from an English or Hungarian day name (``"pénteken"`` -> ``"friday"``)."""
     if not isinstance(value, str):
@@ -167,7 +186,7 @@ def asks_department_topic(text: str) -> bool:
     visitors may a patient have?" (the hospital-wide visiting rules) do not.
     """
     text_words = [fold(w) for w in words(text)]
-    if any(word in _PERSON_WORDS for word in text_words):
+    if any(_word_matches(word, person) for word in text_words for person in _PERSON_WORDS):
         return False
 
     def has(keys: tuple[str, ...]) -> bool:

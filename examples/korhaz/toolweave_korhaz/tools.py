@@ -25,6 +25,7 @@ from toolweave_korhaz.departments import (
     departments,
     infer_topics,
     known_department_names,
+    named_as,
     parse_weekday,
     pick_departments,
     resolve_departments,
@@ -182,6 +183,10 @@ class DepartmentInfoTool(ClarifiableTool[DepartmentInfoRequest]):
         label = "Osztályok" if ctx.user_lang == "hu" else "Departments"
         documents: list[UniqueTextDocument] = []
         for dept in named:
+            title = f"{label}: {dept.name(ctx.user_lang)}"
+            other = named_as(dept, question, ctx.user_lang)
+            if other is not None:  # the user's word for it: "Kardiológia (szívgyógyászat)"
+                title = f"{title} ({other})"
             asked_day = day if "consultation_hours" in topics else None  # visits: every day
             rows = department_sentences(dept, ctx.user_lang, asked_day)
             # The sentences of the topics the question writes, only: a model handed a
@@ -191,7 +196,7 @@ class DepartmentInfoTool(ClarifiableTool[DepartmentInfoRequest]):
                 documents.append(
                     UniqueTextDocument(
                         document_id=f"departments.json#{dept.id}",
-                        document_name=f"{label}: {dept.name(ctx.user_lang)}",
+                        document_name=title,
                         document_url=f"https://korhaz.example/osztalyok/{dept.id}",
                         sentence_number=number,
                         text=text,

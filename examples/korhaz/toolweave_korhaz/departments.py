@@ -139,6 +139,19 @@ def resolve_departments(text: str) -> list[Department]:
     return [dept for _, _, dept in sorted(found, key=lambda item: (item[0], item[1]))]
 
 
+_KIN_ENDING = 3
+"""Letters two words may differ in at their ends and still be one word's kin
+("kardiológus" and "kardiológia", "sebész" and "sebészet")."""
+
+
+def _kin(first: str, second: str) -> bool:
+    shared = next(
+        (i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a != b),
+        min(len(first), len(second)),
+    )
+    return shared >= _MIN_PREFIX and shared >= min(len(first), len(second)) - _KIN_ENDING
+
+
 def named_as(dept: Department, text: str, lang: str) -> str | None:
     """The other name ``text`` calls ``dept`` by ("szívgyógyászat" for Kardiológia), or ``None``.
 
@@ -147,12 +160,17 @@ def named_as(dept: Department, text: str, lang: str) -> str | None:
     department answered a question that named it otherwise.
     """
     text_words = [fold(w) for w in words(text)]
+    if _find(text_words, dept.name(lang)) is not None:
+        return None
     own = [fold(w) for w in words(dept.name(lang))]
-    for name in dept.names:
+
+    def shares_a_word(name: str) -> bool:  # a form of a word of the name, or a kin word
         said = [fold(w) for w in words(name)]
-        if _find(text_words, name) is None or any(_word_matches(w, o) for w in said for o in own):
-            continue
-        return name
+        return any(_kin(w, o) for w in said for o in own)
+
+    for name in dept.names:
+        if _find(text_words, name) is not None and not shares_a_word(name):
+            return name
     return None
 
 

@@ -279,3 +279,31 @@ def test_A7_A9_a_described_emergency_the_model_said_no_to_gets_the_numbers(quest
 def test_A7_A9_an_information_question_with_emergency_words_is_answered_as_usual(question):
     out = _said_no_to_all().invoke({"messages": [HumanMessage(question)]})
     assert out["answer"] == "GENERATED"
+
+
+def test_A9_an_information_question_naming_a_department_records_no_callback():
+    """A department's name in ``callback_request``'s examples was evidence for a callback.
+
+    "How can I call the cardiology ward?" resembled "Please ask the cardiology department
+    to call me back." as much as the "not for" "How can I call the ward…?", so the
+    offline router recorded a callback the patient never asked for. The examples now
+    carry the intent only; a callback request naming a department is still one.
+    """
+    from toolweave_korhaz import korhaz_domain, korhaz_tools
+    from toolweave_korhaz.callbacks import CallbackLedger
+
+    ledger = CallbackLedger()
+    graph = build_graph(korhaz_domain(), korhaz_tools(callbacks=ledger))
+    context = {"user_data": {"phone": "+36 30 123 4567"}}
+    out = graph.invoke(
+        {"messages": [HumanMessage("How can I call the cardiology ward?")]}, context=context
+    )
+    assert "callback_request" not in ran(out)
+    assert ledger.requests() == []
+    assert "+36 1 555 0130" in out["answer"]  # the ward's number, from department_info
+    asked = graph.invoke(
+        {"messages": [HumanMessage("Please ask cardiology to call me back.")]}, context=context
+    )
+    assert answered_by(asked) == ["terminal"]
+    assert "Cardiology will call you back" in asked["answer"]
+    assert [r.department for r in ledger.requests()] == ["kardiologia"]

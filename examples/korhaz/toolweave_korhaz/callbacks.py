@@ -171,10 +171,11 @@ class CallbackRequestTool(ClarifiableTool[EmptyRequest]):
         "from the hospital or a department, or asks someone to ring them. "
         "Visszahívást kér, hívjanak vissza, visszahívás."
     )
-    routing_examples = (  # A9
-        "Please ask the cardiology department to call me back.",
-        "I would like someone from surgery to ring me.",
-        "Kérem, hívjanak vissza a belgyógyászatról.",
+    routing_examples = (  # A9: the intent, no department name (any department's word
+        # would be evidence for a callback: "How can I call the cardiology ward?")
+        "Please ask the department to call me back.",
+        "I would like someone from the ward to ring me.",
+        "Kérem, hívjanak vissza az osztályról.",
     )
     not_for = (  # A9: questions about calling the hospital
         "Which number should I call?",

@@ -83,3 +83,18 @@ def test_stop_words_are_defined_once_in_the_text_kit():
     assert kit.QUERY_STOPWORDS - kit.PARTICLES_HU <= kit.STOPWORDS
     assert lexical.is_stopword("Please")
     assert not lexical.is_stopword("parking")
+
+
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [
+        ("When are Dr. Dóra Szűcs's office hours?", "en"),  # the name's "ű" was 2 points
+        ("Where does Dr. Kőváry see patients on Monday?", "en"),
+        ("Mikor rendel Szűcs Dóra?", "hu"),
+        ("Szűcs Dóra mikor rendel?", "hu"),  # the first word counts, name or not
+        ("Hétfőn van rendelés?", "hu"),
+    ],
+)
+def test_T10_the_hungarian_letters_of_a_name_do_not_outweigh_the_sentence(text, lang):
+    """A doctor's Hungarian name in an English question got the answer in Hungarian."""
+    assert detect_language(text).lang == lang

@@ -11,7 +11,9 @@ words do not sway it): the text kit's stop words of one language only
 (:data:`toolweave.tools.text.STOPWORDS_HU`, ``STOPWORDS_EN``) and a few more cue
 words, weekday names, and Hungarian's letters: ``ő``/``ű`` exist in no other
 major language, the other accented vowels count once per message, since a
-Hungarian name (Kovács) may stand in an English sentence. A verdict is
+Hungarian name (Kovács) may stand in an English sentence; so do ``ő``/``ű`` in a
+capitalised word after the first, a name ("When are Dr. Dóra Szűcs's office
+hours?"). A verdict is
 *confident* with at least ``MIN_EVIDENCE`` points on the winning side and at
 least twice the other's, or when the message is one greeting of one language
 (``"hello"``, ``"thanks"``, ``"szia"``; :data:`toolweave.tools.text.GREETINGS_EN`).
@@ -68,6 +70,7 @@ WEEKDAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday
 
 _HUNGARIAN_DAYS = tuple(prefixes[-1] for prefixes in WEEKDAY_PREFIXES)
 _HUNGARIAN_ONLY = re.compile(r"[őűŐŰ]")
+_TOKEN = re.compile(r"\w+")
 _ACCENTED = re.compile(r"[áéíóöúüÁÉÍÓÖÚÜ]")
 
 
@@ -101,7 +104,10 @@ def _points(found: list[str], text: str) -> tuple[int, int]:
         1 for w in found if w not in HUNGARIAN_WORDS and fold(w).startswith(_HUNGARIAN_DAYS)
     )
     english = sum(1 for w in found if w in ENGLISH_WORDS or w in WEEKDAYS_EN)
-    hungarian += 2 * len(_HUNGARIAN_ONLY.findall(text)) + (1 if _ACCENTED.search(text) else 0)
+    tokens = _TOKEN.findall(text)
+    written = [t for i, t in enumerate(tokens) if i == 0 or not t[:1].isupper()]
+    hungarian += 2 * sum(len(_HUNGARIAN_ONLY.findall(t)) for t in written)
+    hungarian += 1 if _ACCENTED.search(text) or _HUNGARIAN_ONLY.search(text) else 0
     return hungarian, english
 
 

@@ -20,6 +20,7 @@ from toolweave.tools.registry import AnyTool
 _NOT_OFFERED = "no routing question: runs only when forced"
 _NO_REPLY = "no valid routing reply"
 _SAID_NO = "the model's answer: null (no)"
+_CUT = "the reply was cut at the token limit before this verdict (no)"
 
 
 def format_history(history: Sequence[BaseMessage], window: int) -> str:
@@ -82,8 +83,9 @@ def verdicts(
         else:
             entry = getattr(reply, f"tool_{at}")
             best = getattr(reply, BEST_FIT, None) == tool.name
-            if entry is None:  # null: no, and no reason written (T5)
-                verdict = RoutingVerdict(tool.name, False, _SAID_NO, best)
+            if entry is None:  # null: no, and no reason written (T5); or cut before it
+                said = _CUT if getattr(reply, "cut", False) else _SAID_NO
+                verdict = RoutingVerdict(tool.name, False, said, best)
             else:
                 verdict = RoutingVerdict(tool.name, bool(entry.run), str(entry.reason), best)
             pairs.append((entry, verdict))

@@ -10,6 +10,7 @@ themselves, so a node's driver runs the model calls.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Callable, Coroutine, Sequence
@@ -47,9 +48,11 @@ from toolweave.llm.replies import (
     GatekeeperReply,
     NormalizedReply,
     PassageReply,
+    cut_routing_reply,
     decomposition_block,
     decomposition_schema,
     offered_tools,
+    routing_keys,
     routing_reply,
 )
 from toolweave.llm.structured import Schema, StructuredOutput, looping_reply, structured_steps
@@ -258,9 +261,25 @@ class ChatModelAssistant(LlmAssistant):
         """The model's API key: redacted wherever this assistant is used (X4)."""
         return self._secrets
 
-    def _structured(self, schema: Schema, system: str, human: str, what: str) -> Steps[Any]:
+    def _structured(
+        self,
+        schema: Schema,
+        system: str,
+        human: str,
+        what: str,
+        salvage: Callable[[str], Any] | None = None,
+    ) -> Steps[Any]:
         messages = [SystemMessage(content=system), HumanMessage(content=human)]
-        return structured_steps(self.structured, schema, messages, policy=self.policy, what=what)
+        return structured_steps(
+            self.structured, schema, messages, policy=self.policy, what=what, salvage=salvage
+        )
+
+    def _routing(self, schema: Schema, system: str, human: str, what: str) -> Steps[Any]:
+        """A routing call: a reply cut at the token limit keeps its best fit (T5, X2)."""
+        keys = routing_keys(schema)
+        return self._structured(
+            schema, system, human, what, salvage=functools.partial(cut_routing_reply, keys)
+        )
 
     # -- normalize (A1, T10) --------------------------------------------------------------
 
@@ -296,7 +315,7 @@ class ChatModelAssistant(LlmAssistant):
                 terminal=any(tool.returns_answer for tool in offered),
             )
             schema = routing_reply(offered, fused=False)
-            reply = yield from self._structured(schema, system, task_prompt, "routing")
+            reply = yield from self._routing(schema, system, task_prompt, "routing")
         return [verdict for _, verdict in verdicts(tools, offered, reply)]
 
     # -- extraction (T7) ------------------------------------------------------------------
@@ -381,7 +400,7 @@ class ChatModelAssistant(LlmAssistant):
             extraction_guidance=guidance,
             terminal=any(tool.returns_answer for tool in offered),
         )
-        reply: Any = yield from self._structured(
+        reply: Any = yield from self._routing(
             routing_reply(offered, fused=True), system, task_prompt, "activation"
         )
         pairs = verdicts(tools, offered, reply)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -196,6 +197,38 @@ def _routing_schema(tools: tuple[AnyTool, ...], fused: bool) -> type[BaseModel]:
     name = "ToolActivation" if fused else "ToolRouting"
     model: type[BaseModel] = create_model(name, __base__=_CompactRouting, **fields)
     return model
+
+
+CUT_BEST_FIT = re.compile(r'\A\s*\{\s*"best_fit"\s*:\s*"([^"\\]*)"')
+"""A routing reply's opening ``{"best_fit": "<name>"``, written whole."""
+
+
+def cut_routing_reply(keys: Sequence[str], text: str) -> SimpleNamespace | None:
+    """What a routing reply cut at the token limit said before the cut (T5, X2), or ``None``.
+
+    ``best_fit`` is asked first, so a reply whose reason ran on to the limit has
+    already named it: the 1.5B model wrote ``"best_fit": "callback_request"`` for
+    "Please ask cardiology to call me back.", then a reason that looped ("The tool
+    does not require any …") until the limit. The best fit is kept when it is one
+    of ``keys`` (the candidates' names); every verdict reads as no, since the cut
+    may have ended any of them, and ``cut`` says so. The route node's T5
+    resolution runs the best fit only where keyword evidence backs it.
+    """
+    found = CUT_BEST_FIT.match(text)
+    if found is None or found.group(1) not in keys:
+        return None
+    return SimpleNamespace(
+        best_fit=found.group(1), cut=True, **{f"tool_{i}": None for i in range(len(keys))}
+    )
+
+
+def routing_keys(schema: ComposedSchema | type[BaseModel]) -> tuple[str, ...]:
+    """The candidates' names, in reply order, of a routing reply schema."""
+    if isinstance(schema, ComposedSchema):
+        return schema.keys
+    return tuple(
+        info.alias or name for name, info in schema.model_fields.items() if name != BEST_FIT
+    )
 
 
 def routing_reply(tools: Sequence[AnyTool], *, fused: bool) -> ComposedSchema | type[BaseModel]:

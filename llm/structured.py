@@ -278,6 +278,14 @@ _PARSE_ERRORS = (OutputParserException, ValidationError, ValueError, KeyError, T
 _REFUSAL_NAMES = frozenset({"OpenAIRefusalError"})
 
 
+def _salvaged(salvage: Callable[[str], Any] | None, text: str, what: str) -> Any:
+    """What ``salvage`` reads in a cut reply's text (``None`` without one)."""
+    kept = None if salvage is None else salvage(text)
+    if kept is not None:
+        logger.warning("%s: kept what the cut reply said before the cut", what)
+    return kept
+
+
 def _validated(parsed: Any, schema: Any, problem: str, length: bool) -> tuple[Any, str, bool]:
     if isinstance(schema, type) and isinstance(parsed, schema):
         return parsed, "", False
@@ -371,6 +379,7 @@ def structured_steps(
     policy: LlmRetryPolicy,
     what: str,
     max_tokens: int | None = None,
+    salvage: Callable[[str], Any] | None = None,
 ) -> Steps[M | None]: ...
 
 
@@ -383,6 +392,7 @@ def structured_steps(
     policy: LlmRetryPolicy,
     what: str,
     max_tokens: int | None = None,
+    salvage: Callable[[str], Any] | None = None,
 ) -> Steps[Any]: ...
 
 
@@ -394,13 +404,16 @@ def structured_steps(
     policy: LlmRetryPolicy,
     what: str,
     max_tokens: int | None = None,
+    salvage: Callable[[str], Any] | None = None,
 ) -> Steps[Any]:
     """The steps of one structured call; ``None`` when the reply never validates.
 
     Attempts are bounded: a rejected mode moves to the next one (at most
     ``len(MODES) - 1`` times), a length stop is asked once more with twice the
     tokens, an invalid reply once more; each attempt retries transient failures
-    per ``policy``.
+    per ``policy``. ``salvage`` reads what a reply cut at the token limit said
+    before the cut, where no more asking is left (a loop, a second cut); its
+    ``None`` is the call's.
     """
     budget = 0
     if output.openai_compatible:
@@ -450,10 +463,10 @@ def structured_steps(
                 logger.warning(
                     "%s: reply repeated itself up to %d tokens; read as no", what, budget
                 )
-                return None
+                return _salvaged(salvage, text, what)
             if length_retried:
                 logger.warning("%s: reply stopped at %d tokens again; read as no", what, budget)
-                return None
+                return _salvaged(salvage, text, what)
             length_retried = True
             logger.warning(
                 "%s: reply stopped at %d tokens, asking with %d", what, budget, budget * 2

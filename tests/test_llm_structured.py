@@ -172,6 +172,60 @@ def test_X2_a_length_stop_in_a_loop_is_read_as_no_without_the_doubled_retry(fake
     assert len(fake_openai.requests) == 1  # no second call with twice the tokens
 
 
+@pytest.mark.network
+def test_T5_a_routing_reply_cut_at_the_limit_keeps_the_best_fit_it_named_first(fake_openai):
+    """The 1.5B model named ``best_fit`` first, then looped in a reason until the limit."""
+    assistant = make(fake_openai)
+    looped = '{"best_fit": "parking", "parking": {"reason": "' + LOOP * 30
+    fake_openai.script(Length(looped))
+    (verdict,) = assistant.route("Hol parkolhatok?", [Parking()])
+    assert (verdict.run, verdict.best) == (False, True)  # the route node decides (T5)
+    assert "cut at the token limit" in verdict.reason
+    assert len(fake_openai.requests) == 1
+
+
+@pytest.mark.parametrize(
+    "cut",
+    [
+        '{"best_fit": "park',  # the name itself cut
+        '{"best_fit": "weather", "parking": {"reason": "' + LOOP * 30,  # no candidate
+        '{"parking": {"reason": "' + LOOP * 30,  # no best fit first
+    ],
+)
+def test_T5_a_cut_routing_reply_keeps_only_a_whole_best_fit_naming_a_candidate(cut):
+    from toolweave.llm.replies import cut_routing_reply
+
+    assert cut_routing_reply(("parking",), cut) is None
+    kept = cut_routing_reply(("parking",), '{"best_fit": "parking", "parking": {"re')
+    assert kept is not None
+    assert (kept.best_fit, kept.tool_0, kept.cut) == ("parking", None, True)
+
+
+@pytest.mark.network
+def test_T5_a_cut_reply_that_named_the_callback_tool_records_the_callback(fake_openai):
+    """ "Please ask cardiology to call me back." with the 1.5B model: every verdict was
+    "no valid routing reply", and the generated answer promised a call nobody recorded."""
+    from langchain_core.messages import HumanMessage
+
+    from toolweave import build_graph
+    from toolweave_korhaz import korhaz_domain, korhaz_tools
+    from toolweave_korhaz.callbacks import CallbackLedger
+
+    looped = '{"best_fit": "callback_request", "callback_request": {"reason": "' + LOOP * 30
+    fake_openai.script(Length(looped))
+    ledger = CallbackLedger()
+    graph = build_graph(
+        korhaz_domain(), korhaz_tools(callbacks=ledger), assistant=make(fake_openai)
+    )
+    out = graph.invoke(
+        {"messages": [HumanMessage("Please ask cardiology to call me back.")]},
+        context={"user_data": {"phone": "+36 30 123 4567"}},
+    )
+    assert "Cardiology will call you back" in out["answer"]
+    assert [r.department for r in ledger.requests()] == ["kardiologia"]
+    assert len(fake_openai.requests) == 1  # the cut routing reply; no answer call
+
+
 def test_X2_a_long_cut_reply_that_says_new_things_is_no_loop() -> None:
     from toolweave.llm.structured import looping_reply
 

@@ -427,3 +427,29 @@ def test_T7_a_known_value_without_a_content_word_counts_only_as_written_whole():
     # written as the name, it still counts
     assert extract_request("Is A&E open at night?", DepartmentInfoRequest)["department"] == "A&E"
     assert grounded("A&E", "Where is A&E?", named_thing=True)
+
+
+@pytest.mark.parametrize(
+    ("question", "lang"),
+    [
+        ("Please ask cardiology to call me back.", "en"),
+        ("Kérem, hívjanak vissza a kardiológiáról.", "hu"),
+    ],
+)
+def test_A7_a_callback_request_no_tool_recorded_is_never_answered_with_a_promise(question, lang):
+    """The 1.5B model's answer: "Dr. Lengyel Márta … will call you back", with no request
+    recorded (here the callback tool is not even offered: no phone on file)."""
+    from toolweave_korhaz.withheld import CALLBACK_NOT_RECORDED
+
+    promise = "Certainly, Dr. Lengyel Márta is on the Cardiology ward, and she will call you back."
+    graph, model = _korhaz(_activation({}), {"sufficient": True, "missing": []}, promise)
+    out = _ask(graph, question)
+    assert out["answer"] == CALLBACK_NOT_RECORDED[lang]
+    assert out["ledger"][-1].verdict == "withheld"
+    assert promise not in [call.human for call in model.calls]
+    assert all(promise not in str(m.content) for m in out["messages"])
+
+
+def test_A7_a_question_about_calling_a_ward_is_answered_as_usual():
+    graph, _ = _korhaz(_activation({}), {"sufficient": True, "missing": []}, "Call 555 0130 [1].")
+    assert _ask(graph, "How can I call the cardiology ward?")["answer"] == "Call 555 0130 [1]."

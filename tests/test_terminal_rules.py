@@ -307,3 +307,27 @@ def test_A9_an_information_question_naming_a_department_records_no_callback():
     assert answered_by(asked) == ["terminal"]
     assert "Cardiology will call you back" in asked["answer"]
     assert [r.department for r in ledger.requests()] == ["kardiologia"]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Who is the patient rights representative?",  # "patient" of its description
+        "Can I bring potted plants to a patient?",
+        "Mennyibe kerül az egyágyas kórterem?",  # "kerül": the stem of "kér"
+        "Bérelhető kerekesszék a főbejáratnál?",  # "kerekesszék": the stem of "kérés"
+    ],
+)
+def test_A9_a_word_of_every_hospital_question_is_no_evidence_for_a_callback(question):
+    """With a phone on file these asked "which department should call you back?"."""
+    from toolweave_korhaz import korhaz_domain, korhaz_tools
+    from toolweave_korhaz.callbacks import CallbackLedger
+
+    ledger = CallbackLedger()
+    graph = build_graph(korhaz_domain(), korhaz_tools(callbacks=ledger))
+    out = graph.invoke(
+        {"messages": [HumanMessage(question)]}, context={"user_data": {"phone": "+36 30 123 4567"}}
+    )
+    assert "callback_request" not in ran(out)
+    assert "__interrupt__" not in out
+    assert ledger.requests() == []

@@ -37,7 +37,6 @@ from toolweave_korhaz.deep import (
     KorhazDeepSearch,
     deep_fallback,
 )
-from toolweave_korhaz.emergency import emergency_kind
 from toolweave_korhaz.examples import EXAMPLE_QUESTIONS, ExampleQuestion
 from toolweave_korhaz.lookup_tools import DoctorDirectoryTool, SubstanceLookupTool
 from toolweave_korhaz.progress_messages import PROGRESS_MESSAGES
@@ -46,6 +45,7 @@ from toolweave_korhaz.tools import (
     DepartmentInfoTool,
     EmergencyNumbersTool,
 )
+from toolweave_korhaz.withheld import callback_kind, emergency_kind
 
 RETRIEVAL_TOOL_NAME = "korhaz_search"
 """Name of the domain's default RAG retrieval tool (A5)."""
@@ -77,7 +77,7 @@ def korhaz_domain() -> Domain:
         deep_fallback=deep_fallback(),
         progress_messages=PROGRESS_MESSAGES,
         # never a generated medical yes or no, nor a generated answer to an emergency (A7)
-        withheld=(MEDICATION_ADVICE, emergency_kind()),
+        withheld=(MEDICATION_ADVICE, emergency_kind(), callback_kind()),
     )
 
 

@@ -169,22 +169,22 @@ class CallbackRequestTool(ClarifiableTool[EmptyRequest]):
     executable_instruction = (
         "callback_request: true when the user asks to be called back, wants a callback "
         "from the hospital or a department, or asks someone to ring them. "
-        "Visszahívást kér, hívjanak vissza, visszahívás."
+        "Visszahívás: hívjanak vissza, visszahívást szeretne."  # no "kér": it is "kerül"'s stem
     )
     routing_examples = (  # A9: the intent, no department name (any department's word
         # would be evidence for a callback: "How can I call the cardiology ward?")
         "Please ask the department to call me back.",
         "I would like someone from the ward to ring me.",
-        "Kérem, hívjanak vissza az osztályról.",
+        "Hívjanak vissza az osztályról.",  # no "Kérem": it matched "kerül" (costs)
     )
     not_for = (  # A9: questions about calling the hospital
         "Which number should I call?",
         "How can I call the ward, can I call the hospital at night?",
         "Melyik számot hívjam, hogyan hívhatom az osztályt?",
     )
-    description = (
-        "Callback requests: a department calls the patient back. "
-        "Visszahívási kérés: az osztály visszahívja a beteget."
+    description = (  # no "patient", "beteg", "kérés": a word of every hospital question,
+        # or a stem of "kerül" and "kerekesszék", is no evidence for a callback (A9)
+        "Callback requests: a department calls back. Visszahívás: az osztály visszahív."
     )
 
     def __init__(self, ledger: CallbackLedger | None = None) -> None:

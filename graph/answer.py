@@ -18,6 +18,7 @@ from toolweave.llm.answer_rules import (
     quoted_citations,
     repeats_itself,
     uncovered_subject,
+    without_placeholders,
 )
 from toolweave.llm.offline import OfflineAssistant
 from toolweave.llm.port import AnswerRequest, LlmAssistant
@@ -70,6 +71,27 @@ LOOP_REASON = (
 
 QUOTED_REASON = "; the answer was citation markers only: it quotes the cited passages (R9)"
 """Ledger reason's tail when an answer of markers alone was replaced by what they cite."""
+
+
+PLACEHOLDER_REASON = "; a line of the answer was a code placeholder alone (null): dropped (R9)"
+"""Ledger reason's tail when placeholder lines were dropped from an answer."""
+
+
+EMPTY_REASON = (
+    "; the answer said nothing: the offline reading's answer from the same context replaces it (R9)"
+)
+"""Ledger reason's tail when an answer with no words (after its placeholders) was replaced."""
+
+
+def _no_answer(text: str, request: AnswerRequest) -> str | None:
+    """Why a generated ``text`` is no answer (the ledger reason's tail), or ``None``."""
+    if echoes_prompt(text, request):
+        return ECHO_REASON
+    if repeats_itself(text):
+        return LOOP_REASON
+    if not text.strip():
+        return EMPTY_REASON
+    return None
 
 
 def _unsourced_answer(text: str, tree: Any, *, verdict: str, reason: str) -> dict[str, Any]:
@@ -139,14 +161,17 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
             f"{len(request.guaranteed)} guaranteed contexts"
         )
         reader: LlmAssistant = assistant
+        if (kept := without_placeholders(generated.text)) != generated.text:  # "null"
+            generated = AIMessage(content=kept, id=generated.id)
+            reason += PLACEHOLDER_REASON
         if cites_only(generated.text):  # R9: "[3]" is no answer; what it cites is
             quoted = quoted_citations(generated.text, request)
             generated = AIMessage(content=quoted, id=generated.id)
             reason += QUOTED_REASON
-        elif (echo := echoes_prompt(generated.text, request)) or repeats_itself(generated.text):
+        elif why := _no_answer(generated.text, request):
             reader = OfflineAssistant()  # nor is the prompt written back, nor a loop (X3)
             generated = AIMessage(content=reader.answer(request).text, id=generated.id)
-            reason += ECHO_REASON if echo else LOOP_REASON
+            reason += why
         # R9: what always reached the answer (guaranteed documents), then what it used
         always = [doc for saved in state["guaranteed"] for doc in saved.documents]
         used = reader.answer_sources(request, generated.text)

@@ -7,7 +7,9 @@ The answer node applies them around the answer call:
 - :func:`cites_only` and :func:`quoted_citations`: an answer of citation markers
   alone ("[3]") becomes the passages it cites;
 - :func:`echoes_prompt`: an answer that writes back the answer prompt is no answer;
-- :func:`repeats_itself`: nor is one that loops ("szabad szabad szabad ...").
+- :func:`repeats_itself`: nor is one that loops ("szabad szabad szabad ...");
+- :func:`without_placeholders`: a line that is a code placeholder alone ("null") is
+  dropped.
 """
 
 from __future__ import annotations
@@ -101,3 +103,17 @@ def repeats_itself(answer: str) -> bool:
     a small model that loops has lost its thread.
     """
     return looping_reply(answer.removesuffix(CUT_MARK))
+
+
+PLACEHOLDER_LINE = re.compile(r"^[ \t]*(?:null|none|nil|undefined)[ \t]*(?:\n|$)", re.I | re.M)
+"""A line that is a code placeholder alone: JSON's ``null``, Python's ``None``."""
+
+
+def without_placeholders(answer: str) -> str:
+    """``answer`` without its lines that are a code placeholder alone ("null").
+
+    The 1.5B model answered "I would like a callback from the radiology department."
+    with a line "null" above the callback tool's text: the routing reply's word for
+    no, written as an answer. No person reads "null" as anything.
+    """
+    return PLACEHOLDER_LINE.sub("", answer)

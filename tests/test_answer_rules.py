@@ -479,3 +479,23 @@ def test_R9_the_cli_holds_back_an_answer_that_begins_as_the_prompt_does() -> Non
     stored = "Parking costs 500 Ft."
     _print_end(Turn(values={"answer": stored}, streamed="".join(tokens)), printed, out)
     assert out.getvalue() == stored + "\n"  # the echo never reached the screen
+
+
+def test_R9_a_line_that_is_a_code_placeholder_alone_is_dropped_from_the_answer() -> None:
+    """The 1.5B model began an answer with a line "null" (its routing reply's no)."""
+    said = lambda r: "null\nParking costs 500 Ft [1]."  # noqa: E731
+    assistant = FunctionAssistant(route=lambda text, tools: ["search"], answer=said)
+    out = ask(graph_of([_context_tool()], assistant=assistant), "How much is parking?")
+    assert out["answer"] == "Parking costs 500 Ft [1]."
+    (entry,) = [e for e in out["ledger"] if e.kind == "answer"]
+    assert "code placeholder" in entry.reason
+    # an answer that was nothing else is replaced by the reading of its context
+    nothing = lambda r: "None"  # noqa: E731
+    assistant = FunctionAssistant(route=lambda text, tools: ["search"], answer=nothing)
+    out = ask(graph_of([_context_tool()], assistant=assistant), "How much is parking?")
+    assert out["answer"] == "Parking costs 500 Ft."
+    # a word in a sentence is kept: "None of the wards allow flowers." is an answer
+    kept = lambda r: "None of the wards allow flowers [1]."  # noqa: E731
+    assistant = FunctionAssistant(route=lambda text, tools: ["search"], answer=kept)
+    out = ask(graph_of([_context_tool()], assistant=assistant), "Can I bring flowers?")
+    assert out["answer"] == "None of the wards allow flowers [1]."

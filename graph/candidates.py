@@ -458,7 +458,10 @@ def without_unbacked_yeses(
     department tool then asks "Which department?"), the slots tool for "Hol lehet
     átvenni a talált tárgyakat?". Such a yes is read as no, and the retrieval
     answers. A yes keeps its run when the task states one of the tool's inputs
-    (a paraphrase naming the department), when the tool has no inputs to state,
+    (a paraphrase naming the department), in the model's request or as the text
+    writes it (the offline extraction finds "gyerekosztály", a known name of the
+    paediatrics department, where the 1.5B model wrote "Gyermekgyógyászat", which the
+    text does not hold), when the tool has no inputs to state,
     when its request was not extracted with the routing (extracted when it runs),
     and when the tool gives a finished answer (A8 weighs those).
     """
@@ -472,6 +475,10 @@ def without_unbacked_yeses(
         if not tool.request_model.model_fields or request is None:
             continue  # no request extracted with the routing: it is extracted when it runs
         text = execution_text(node.task)
-        if not states_input(request, tool.request_model, text) and scores.get(tool.name, 0.0) <= 0:
+        model = tool.request_model
+        stated = states_input(request, model, text) or states_input(  # as the text writes it
+            extract_request(text, model), model, text
+        )
+        if not stated and scores.get(tool.name, 0.0) <= 0:
             details[tool.name] = NOTHING_BEHIND_YES
     return read_as_no(activation, node, details, YES_UNBACKED)

@@ -453,3 +453,17 @@ def test_A7_a_callback_request_no_tool_recorded_is_never_answered_with_a_promise
 def test_A7_a_question_about_calling_a_ward_is_answered_as_usual():
     graph, _ = _korhaz(_activation({}), {"sufficient": True, "missing": []}, "Call 555 0130 [1].")
     assert _ask(graph, "How can I call the cardiology ward?")["answer"] == "Call 555 0130 [1]."
+
+
+def test_T5_a_yes_is_backed_by_an_input_the_text_states_in_its_own_words():
+    """ "A gyerekosztály melyik emeleten van?": the 1.5B model said yes to department_info
+    with the department "Gyermekgyógyászat", which the text does not write; the yes was
+    read as no ("nothing behind it") and the answer came from the search."""
+    question = "A gyerekosztály melyik emeleten van?"
+    reply = _activation({"department_info": {"department": "Gyermekgyógyászat"}})
+    graph, _ = _korhaz(reply, {"sufficient": True, "missing": []}, "A D épület 1. emeletén [1].")
+    out = _ask(graph, question)
+    assert "1:department_info" in out["activated"]
+    assert not [e for e in out["ledger"] if e.verdict == "t5_yes_not_backed"]
+    # a yes with nothing behind it, in the request or in the text, is still a no
+    # (tests/test_routing_reply_rules.py: "What is the capital of France?")

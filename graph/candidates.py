@@ -259,6 +259,19 @@ def guard_terminal(
     if found is None:
         return routed, set(), []
     verdict, dropped, why = found
+    acting = {t.name for t in candidates if t.name in dropped and t.side_effects}
+    if verdict == TERMINAL_AS_CONTEXT and acting:  # nothing is done on a doubt (A9)
+        entry = LedgerEntry(
+            kind=LedgerKind.ROUTING,
+            task_no=node.task_no,
+            verdict=TERMINAL_DROPPED,
+            reason=f"{why}; it acts (side effects), so it does not run in doubt (A9)",
+            details={
+                name: "routed, not run: it acts, and the verdict is in doubt"
+                for name in sorted(acting)
+            },
+        )
+        return routed - acting, dropped - acting, [entry]
     if verdict == TERMINAL_AS_CONTEXT:
         entry = LedgerEntry(
             kind=LedgerKind.ROUTING,

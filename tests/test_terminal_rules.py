@@ -331,3 +331,31 @@ def test_A9_a_word_of_every_hospital_question_is_no_evidence_for_a_callback(ques
     assert "callback_request" not in ran(out)
     assert "__interrupt__" not in out
     assert ledger.requests() == []
+
+
+def test_A9_a_finished_answer_tool_that_acts_never_runs_on_a_verdict_in_doubt():
+    """A lone callback yes where nothing backs it: it would record a callback for its text.
+
+    A tool without side effects runs then, last, and its text joins the context
+    (the emergency numbers); one that acts (``side_effects``) does not run at all.
+    """
+    from toolweave_korhaz import korhaz_domain, korhaz_tools
+    from toolweave_korhaz.callbacks import CallbackLedger
+
+    question = "Hozzam magammal a gyógyszereimet a felvételre?"
+    context = {"user_data": {"phone": "+36 30 123 4567"}}
+    ledger = CallbackLedger()
+    graph = build_graph(
+        korhaz_domain(),
+        korhaz_tools(callbacks=ledger),
+        assistant=FunctionAssistant(route=lambda text, offered: ["callback_request"]),
+    )
+    out = graph.invoke({"messages": [HumanMessage(question)]}, context=context)
+    assert "__interrupt__" not in out  # it asked "Melyik osztály hívja vissza?" in doubt
+    assert "callback_request" not in ran(out)
+    assert ledger.requests() == []
+    (entry,) = [e for e in out["ledger"] if e.tool is None and e.verdict == TERMINAL_DROPPED]
+    assert entry.details == {
+        "callback_request": "routed, not run: it acts, and the verdict is in doubt"
+    }
+    assert answered_by(out) != ["terminal"]

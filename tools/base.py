@@ -196,6 +196,11 @@ class ChatbotTool(Generic[RequestT]):
     not_for: ClassVar[tuple[str, ...]] = ()
     """Questions that look like the tool's but are not for it (A9): a terminal tool
     is not taken for a task closer to one of them than to its own examples."""
+    side_effects: ClassVar[bool] = False
+    """True when running the tool changes something outside the run (it books, records
+    or sends: Q6's idempotency key is for it). A finished-answer tool routed in doubt
+    does not run at all then, instead of running for its text to join the context
+    (A9): nothing is done on a verdict that is not clear."""
 
     def is_eligible(self, user_data: Mapping[str, Any] | None) -> bool:
         """Non-LLM gate run before routing (T4); default ``True``."""

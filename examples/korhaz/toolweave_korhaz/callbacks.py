@@ -165,6 +165,7 @@ class CallbackRequestTool(ClarifiableTool[EmptyRequest]):
     domain = DOMAIN_NAME
     priority = 40
     returns_answer = True  # its request number is a finished answer (R3; A8, A9)
+    side_effects = True  # it records a request: never run on a verdict in doubt (A9)
     request_model = EmptyRequest
     executable_instruction = (
         "callback_request: true when the user asks to be called back, wants a callback "

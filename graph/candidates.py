@@ -271,7 +271,7 @@ def guard_terminal(
                 for name in sorted(acting)
             },
         )
-        return routed - acting, dropped - acting, [entry]
+        return routed - acting, set(), [entry]
     if verdict == TERMINAL_AS_CONTEXT:
         entry = LedgerEntry(
             kind=LedgerKind.ROUTING,

@@ -6,6 +6,7 @@ Every surface reads the state's ``sources``; none re-derives it from the context
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -37,6 +38,12 @@ def korhaz() -> Any:
 
 def _context_tool(name: str = "search") -> ChatbotTool[Any]:
     return make_tool(name, result=lambda n, ctx: ToolResult.as_context(n, CONTEXT))
+
+
+def _answered(answer: Callable[[AnswerRequest], str], question: str) -> Any:
+    """A run over the search tool's CONTEXT whose model answers with ``answer``."""
+    assistant = FunctionAssistant(route=lambda text, tools: ["search"], answer=answer)
+    return ask(graph_of([_context_tool()], assistant=assistant), question)
 
 
 # -- R9: the answering step says which documents it used --------------------------------------
@@ -441,28 +448,24 @@ def test_R9_an_answer_that_writes_back_the_prompt_is_replaced_by_the_reading_of_
     from toolweave.llm.chat_messages import format_context
 
     echo = lambda r: "Guaranteed context: (none)\n\nContext:\n" + format_context(r.documents)  # noqa: E731
-    assistant = FunctionAssistant(route=lambda text, tools: ["search"], answer=echo)
-    out = ask(graph_of([_context_tool()], assistant=assistant), "How much is parking?")
+    out = _answered(echo, "How much is parking?")
     assert out["answer"] == "Parking costs 500 Ft."  # the offline reading's pick
     assert [s.document_id for s in out["sources"]] == ["parking"]
     (entry,) = [e for e in out["ledger"] if e.kind == "answer"]
     assert "copied the prompt's context block" in entry.reason
     # One passage's label copied in front of its text is an echo too.
     label = lambda r: "[3] parking, p. 3: Parking costs 500 Ft."  # noqa: E731
-    assistant = FunctionAssistant(route=lambda text, tools: ["search"], answer=label)
-    out = ask(graph_of([_context_tool()], assistant=assistant), "How much is parking?")
+    out = _answered(label, "How much is parking?")
     assert out["answer"] == "Parking costs 500 Ft."
     # Its label without the number too, when it names a page (the 0.5B model, 4 Dec).
     bare = lambda r: "parking, p. 3: Parking costs 500 Ft."  # noqa: E731
-    assistant = FunctionAssistant(route=lambda text, tools: ["search"], answer=bare)
-    out = ask(graph_of([_context_tool()], assistant=assistant), "How much is parking?")
+    out = _answered(bare, "How much is parking?")
     assert out["answer"] == "Parking costs 500 Ft."
     (entry,) = [e for e in out["ledger"] if e.kind == "answer"]
     assert "copied the prompt's context block" in entry.reason
     # A document named without a page, as an answer may begin: kept as written.
     named = lambda r: "pharmacy: The pharmacy opens at 8 [1]."  # noqa: E731
-    assistant = FunctionAssistant(route=lambda text, tools: ["search"], answer=named)
-    out = ask(graph_of([_context_tool()], assistant=assistant), "When does the pharmacy open?")
+    out = _answered(named, "When does the pharmacy open?")
     assert out["answer"] == "pharmacy: The pharmacy opens at 8 [1]."
 
 
@@ -484,18 +487,15 @@ def test_R9_the_cli_holds_back_an_answer_that_begins_as_the_prompt_does() -> Non
 def test_R9_a_line_that_is_a_code_placeholder_alone_is_dropped_from_the_answer() -> None:
     """The 1.5B model began an answer with a line "null" (its routing reply's no)."""
     said = lambda r: "null\nParking costs 500 Ft [1]."  # noqa: E731
-    assistant = FunctionAssistant(route=lambda text, tools: ["search"], answer=said)
-    out = ask(graph_of([_context_tool()], assistant=assistant), "How much is parking?")
+    out = _answered(said, "How much is parking?")
     assert out["answer"] == "Parking costs 500 Ft [1]."
     (entry,) = [e for e in out["ledger"] if e.kind == "answer"]
     assert "code placeholder" in entry.reason
     # an answer that was nothing else is replaced by the reading of its context
     nothing = lambda r: "None"  # noqa: E731
-    assistant = FunctionAssistant(route=lambda text, tools: ["search"], answer=nothing)
-    out = ask(graph_of([_context_tool()], assistant=assistant), "How much is parking?")
+    out = _answered(nothing, "How much is parking?")
     assert out["answer"] == "Parking costs 500 Ft."
     # a word in a sentence is kept: "None of the wards allow flowers." is an answer
     kept = lambda r: "None of the wards allow flowers [1]."  # noqa: E731
-    assistant = FunctionAssistant(route=lambda text, tools: ["search"], answer=kept)
-    out = ask(graph_of([_context_tool()], assistant=assistant), "Can I bring flowers?")
+    out = _answered(kept, "Can I bring flowers?")
     assert out["answer"] == "None of the wards allow flowers [1]."

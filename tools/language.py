@@ -29,6 +29,7 @@ from toolweave.tools.text import (
     GREETINGS_HU,
     STOPWORDS_EN,
     STOPWORDS_HU,
+    TOKEN,
     fold,
     words,
 )
@@ -70,7 +71,6 @@ WEEKDAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday
 
 _HUNGARIAN_DAYS = tuple(prefixes[-1] for prefixes in WEEKDAY_PREFIXES)
 _HUNGARIAN_ONLY = re.compile(r"[őűŐŰ]")
-_TOKEN = re.compile(r"\w+")
 _ACCENTED = re.compile(r"[áéíóöúüÁÉÍÓÖÚÜ]")
 
 
@@ -104,7 +104,7 @@ def _points(found: list[str], text: str) -> tuple[int, int]:
         1 for w in found if w not in HUNGARIAN_WORDS and fold(w).startswith(_HUNGARIAN_DAYS)
     )
     english = sum(1 for w in found if w in ENGLISH_WORDS or w in WEEKDAYS_EN)
-    tokens = _TOKEN.findall(text)
+    tokens = TOKEN.findall(text)  # as written: a capital marks a name
     written = [t for i, t in enumerate(tokens) if i == 0 or not t[:1].isupper()]
     hungarian += 2 * sum(len(_HUNGARIAN_ONLY.findall(t)) for t in written)
     hungarian += 1 if _ACCENTED.search(text) or _HUNGARIAN_ONLY.search(text) else 0

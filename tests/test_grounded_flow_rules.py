@@ -299,6 +299,8 @@ def test_C1_a_medicine_the_model_missed_is_joined_by_the_substance_table():
             "en",
         ),
         ("Szedhetek Verospiront Diroton mellett?", "Igen, lehet.", "hu"),
+        # one medicine, a dose: the declared text, never a generated dose
+        ("How much paracetamol can I take in a day?", "Up to 4 grams a day.", "en"),
     ],
 )
 def test_A7_a_medicine_question_no_drug_tool_answered_gets_the_declared_text(

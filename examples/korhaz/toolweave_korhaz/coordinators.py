@@ -170,11 +170,13 @@ def _claimed(task: TaskInfo) -> bool:
 MEDICATION_ADVICE = WithheldKind(
     name="medication advice",
     applies=asks_about_taking_medicines,
-    texts={
-        "hu": "Erre a kérdésre nem adhatok választ: a gyógyszer-kölcsönhatási táblázat nem "
-        "tudta megítélni ezeket a gyógyszereket. Kérdezze kezelőorvosát vagy gyógyszerészét.",
-        "en": "I cannot answer this: the drug interaction table could not assess these "
-        "medicines. Please ask your doctor or pharmacist.",
+    texts={  # also for one medicine: "How much paracetamol can I take in a day?"
+        "hu": "Gyógyszerek szedéséről nem adhatok tanácsot, és a kórház "
+        "gyógyszer-kölcsönhatási táblázata erre a kérdésre nem ad választ. Kérdezze "
+        "kezelőorvosát vagy gyógyszerészét.",
+        "en": "I cannot give advice on taking medicines, and the hospital's drug "
+        "interaction table does not answer this question. Please ask your doctor or "
+        "pharmacist.",
     },
 )
 """A medicine question that no drug tool answered gets this, never a generated yes or no."""

@@ -32,6 +32,7 @@ from pydantic import BaseModel, Field, ValidationError, create_model
 
 from toolweave.llm.offline_extract import OFFLINE_HINTS
 from toolweave.llm.port import DecompositionSchema
+from toolweave.tools.language import detect_language
 from toolweave.tools.registry import AnyTool
 
 
@@ -174,6 +175,31 @@ BEST_FIT = "best_fit"
 NO_BEST_FIT = "none"
 MAX_EXAMPLES = 3
 """Example questions per tool (and "not for" ones) the routing prompt shows."""
+
+
+def shown_examples(texts: Sequence[str]) -> list[str]:
+    """Up to :data:`MAX_EXAMPLES` of ``texts``, taken in turn from each language they are in.
+
+    A domain that declares its examples in two languages gets both in the prompt:
+    the hospital's emergency tool declares seven English examples before its
+    Hungarian ones, and with the first three alone the 1.5B model saw no Hungarian
+    emergency and said no to "Apám összeesett és nem lélegzik, mit tegyek?" (on the
+    whole hospital set the change is within run-to-run variance:
+    ``docs/routing-decisions.md``). Within a
+    language the declared order stands; languages come in the order they first
+    appear (a text whose language cannot be told is a language of its own).
+    """
+    by_lang: dict[str, list[str]] = {}
+    for text in texts:
+        by_lang.setdefault(detect_language(text).leaning(""), []).append(text)
+    columns = list(by_lang.values())
+    picked = [
+        column[row]
+        for row in range(max((len(c) for c in columns), default=0))
+        for column in columns
+        if row < len(column)
+    ]
+    return picked[:MAX_EXAMPLES]
 
 
 def routing_schema(tools: Sequence[AnyTool], *, fused: bool) -> type[BaseModel]:
@@ -421,9 +447,9 @@ def tools_block(tools: Sequence[AnyTool], *, with_instruction: bool) -> str:
         if tool.returns_answer:
             lines.append("  ends the conversation with its own answer")
         if tool.routing_examples:
-            lines.append(f"  for example: {' | '.join(tool.routing_examples[:MAX_EXAMPLES])}")
+            lines.append(f"  for example: {' | '.join(shown_examples(tool.routing_examples))}")
         if tool.not_for:
-            lines.append(f"  not for: {' | '.join(tool.not_for[:MAX_EXAMPLES])}")
+            lines.append(f"  not for: {' | '.join(shown_examples(tool.not_for))}")
         own = tool.instruction and not (asked.strip() and asked.strip() in tool.instruction)
         if with_instruction and tool.request_model.model_fields and own:
             lines.append(f"  fill: {tool.instruction}")

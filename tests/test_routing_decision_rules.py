@@ -152,6 +152,34 @@ def test_A9_prompt_says_which_tools_end_the_run_with_their_examples():
     )
 
 
+def test_A9_prompt_shows_examples_of_each_language_the_tool_declares():
+    english = (
+        "Someone collapsed and is unconscious.",
+        "He is not breathing and his lips are blue.",
+        "There is heavy bleeding that will not stop.",
+        "She took an overdose and does not respond.",
+    )
+    hungarian = ("Összeesett, eszméletlen, nem lélegzik.", "Elájult, nem lehet felébreszteni.")
+    urgent = tool(
+        "urgent",
+        "x",
+        terminal=True,
+        routing_examples=english + hungarian,
+        not_for=("What is the ward's phone number?", "Mi az osztály telefonszáma?"),
+    )
+    (examples,) = [
+        line
+        for line in tools_block([urgent], with_instruction=False).splitlines()
+        if "for ex" in line
+    ]
+    shown = examples.split(": ", 1)[1].split(" | ")
+    # the first of each language in turn, the declared order kept within one
+    assert shown == [english[0], hungarian[0], english[1]]
+    assert "not for: What is the ward's phone number? | Mi az osztály telefonszáma?" in (
+        tools_block([urgent], with_instruction=False)
+    )
+
+
 # -- A8: a lone yes at a tie at zero stands -------------------------------------------------
 
 

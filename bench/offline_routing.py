@@ -19,10 +19,11 @@ Two parts:
   each with the terminal tool it must get (``emergency_numbers``,
   ``drug_interaction``, ``callback_request``) or none: described emergencies with
   no emergency keyword, information questions that share a word with a terminal
-  tool, off-topic ones; split by the same hash. They are routed as the ``route``
-  node does (candidates in rank order, the routing, the A8 guard); the table gives
-  wrong finished answers (a terminal tool not expected ran), missed ones, and the
-  described emergencies that got the emergency numbers.
+  tool, off-topic ones; split by the same hash. Each runs through the whole
+  hospital graph; the table gives wrong finished answers (the patient got a
+  finished answer the row does not expect: a tool's, or a withheld kind's text in
+  its place, A7), missed ones, and the described emergencies that got the
+  emergency numbers.
 - **Speed.** A generated library of 1,700 tools (the 58 families with made-up
   product words, so the vocabulary grows with the library) routes a 220-character
   question; the table gives milliseconds per question at 17 and 1,700 tools and
@@ -34,6 +35,11 @@ Usage (from the repository root)::
     python -m bench.offline_routing --fit     # grid search on the calibration part
     python -m bench.offline_routing --no-speed  # the decision tables only
     python -m bench.offline_routing --semantic  # embeddings for what routes nothing
+    python -m bench.offline_routing --model   # the hospital table with the configured model
+
+``--model`` runs only the hospital table, end to end, with the chat model the
+environment configures (``OPENAI_BASE_URL``, ``OPENAI_API_KEY``, ``TOOLWEAVE_MODEL``:
+``local-llm env``); each row's finished answers go to stderr as it runs.
 """
 
 from __future__ import annotations
@@ -64,6 +70,7 @@ from toolweave.llm.offline_routing import (
     score_tools,
     task_words,
 )
+from toolweave.llm.port import LlmAssistant
 from toolweave.tools.base import ChatbotTool
 from toolweave.tools.prefilter import CandidateIndex, query_words
 from toolweave.tools.registry import AnyTool
@@ -281,6 +288,16 @@ def _hospital_index(tools: tuple[AnyTool, ...]) -> CandidateIndex:
     return CandidateIndex(tools)
 
 
+WITHHELD_AS = {"emergency": "emergency_numbers", "callback": "callback_request"}
+"""The hospital's withheld kinds (A7) that stand in for a tool's finished answer, by
+the tool. The third, "medication advice", is a refusal to advise on medicines
+("ask your doctor or pharmacist"), no tool's answer: not counted."""
+NOT_RUN = " (withheld: not run)"
+"""After a tool's name: a withheld text that says the tool did not run (a callback
+nobody recorded): a miss for a row that expects the tool, a wrong answer for any
+other."""
+
+
 @dataclass(frozen=True)
 class Finished:
     """Finished-answer rates of one part of the hospital set."""
@@ -299,7 +316,7 @@ def score_finished(rows: list[dict[str, Any]], ran: list[set[str]]) -> Finished:
     wrong = missed = got = described = 0
     for row, terminal in zip(rows, ran, strict=True):
         expected = row["terminal"]
-        wrong += bool(terminal - {expected})
+        wrong += bool(terminal - {expected, f"{expected}{NOT_RUN}"})
         missed += expected is not None and expected not in terminal
         if row["kind"] == "described emergency":
             described += 1
@@ -343,10 +360,14 @@ def routed_finish(route: Callable[[str, list[AnyTool]], set[str]]) -> Callable[[
     return finish
 
 
-def run_finish(assistant: OfflineAssistant) -> Callable[[str], set[str]]:
-    """End to end: the tools whose finished answer ended a run of the hospital graph.
+def run_finish(assistant: LlmAssistant, *, verbose: bool = False) -> Callable[[str], set[str]]:
+    """End to end: the finished answers that ended a run of the hospital graph.
 
-    The patient has a phone on file, so ``callback_request`` is offered.
+    What the patient got: a tool's finished answer, or a withheld kind's text in its
+    place (A7; :data:`WITHHELD_AS`). The emergency kind's text is the emergency
+    numbers, the tool's own answer; the others say the tool did not run
+    (:data:`NOT_RUN`). The patient has a phone on file, so ``callback_request``
+    is offered.
     """
     from langchain_core.messages import HumanMessage
 
@@ -360,11 +381,21 @@ def run_finish(assistant: OfflineAssistant) -> Callable[[str], set[str]]:
 
     def finish(question: str) -> set[str]:
         out = graph.invoke({"messages": [HumanMessage(question)]}, context=context)
-        return {
+        ended = {  # the run's answer; a finished answer that joined the context (A9) is not
             e.tool or ""
             for e in out["ledger"]
-            if e.kind == LedgerKind.TOOL_RESULT and e.verdict == "answer"
+            if e.kind == LedgerKind.ANSWER and e.verdict == "terminal"
         }
+        said = sorted(ended)
+        for e in out["ledger"]:
+            if e.kind == LedgerKind.ANSWER and e.verdict == "withheld":
+                said.append(f"withheld: {e.reason}")
+                tool = WITHHELD_AS.get(e.reason or "")
+                if tool is not None:
+                    ended.add(tool if tool == "emergency_numbers" else f"{tool}{NOT_RUN}")
+        if verbose:
+            print(f"{question!r}: {said or '-'}", file=sys.stderr, flush=True)
+        return ended
 
     return finish
 
@@ -476,9 +507,18 @@ def main() -> None:
     parser.add_argument(
         "--semantic", action="store_true", help="cosine evidence for the rows routing nothing"
     )
+    parser.add_argument(
+        "--model", action="store_true", help="the hospital table with the configured chat model"
+    )
+    parser.add_argument("--timeout", type=float, default=400.0, help="seconds per model call")
     args = parser.parse_args()
     if args.semantic:
         print(semantic_table())
+        return
+    if args.model:
+        from toolweave.llm.env import default_assistant
+
+        print(finished_table(run_finish(default_assistant(timeout=args.timeout), verbose=True)))
         return
     if args.fit:
         rule, scores = fit(library(), load_jsonl("routing_calibration.jsonl"))

@@ -1,7 +1,9 @@
 """The ``deep_fallback`` node: the gatekeeper (D1) and the deep-search plan (D2, D3, D7).
 
 It has one turn per message, when the root task has closed without a terminal
-answer. It asks the gatekeeper whether the context suffices; if not, and the
+answer. A question of one of the domain's withheld kinds (A7) is answered with the
+kind's text whatever the context holds, so for it nothing is judged. Otherwise it
+asks the gatekeeper whether the context suffices; if not, and the
 domain has a deep-search coordinator for the prompt type, it adds that
 coordinator's subtasks under the root and forces the coordinator on the root,
 so the walk runs the searches and then the coordinator as the consumer (B4).
@@ -25,6 +27,10 @@ from toolweave.state.task import ROOT_TASK_NO, TaskNode, TaskStatus, execution_t
 NO_TOOL = "no deep-fallback tool for prompt type {prompt_type!r}"
 NOT_OFFERED = "{name} did not pass the gates for this request"
 NOT_DEEP_SEARCH = "{name} is not a DeepSearchCoordinator"
+WITHHELD = (
+    "the question is of the domain's withheld kind {kind!r}: its answer is the domain's "
+    "text, never generated from the context (A7), so the context is not judged"
+)
 
 
 def plan_deep_search(
@@ -91,6 +97,15 @@ def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
     def deep_fallback(state: GraphState, runtime: Runtime[RunContext]) -> Steps[dict[str, Any]]:
         """Judge the context (D1); when it falls short, plan the deep search (D3)."""
         update: dict[str, Any] = {"deep_fallback_done": True}
+        # A7, A10: the answer node gives a withheld kind its text whatever the context
+        # holds; judging and deepening that context would be calls (and, for a
+        # described emergency, seconds) spent for nothing
+        withheld = deps.domain.withheld_answer(
+            state["message"].question, state["message"].user_lang
+        )
+        if withheld is not None:
+            update["ledger"] = [_entry("not run", WITHHELD.format(kind=withheld[0]))]
+            return update
         prompt_type = state["message"].prompt_type
         tool = deps.domain.deep_fallback_tool(prompt_type)
         if not isinstance(tool, DeepSearchCoordinator) or tool.name not in state["message"].offered:

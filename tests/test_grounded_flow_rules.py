@@ -19,6 +19,7 @@ from toolweave.llm.chat_model import ChatModelAssistant
 from toolweave.llm.offline import OfflineAssistant, resolve_followup
 from toolweave.llm.offline_extract import extract_request, ground_request, grounded
 from toolweave.llm.port import DecompositionSchema
+from toolweave.state.ledger import LedgerKind
 from toolweave.state.serde import checkpoint_serde
 from toolweave.state.task import TaskInfo
 from toolweave.testing import ScriptedChatModel
@@ -309,14 +310,19 @@ def test_A7_a_medicine_question_no_drug_tool_answered_gets_the_declared_text(
     graph, model = _korhaz(  # the model says "not about taking them together" and routes none
         {"drug_interaction": {"takes_together": False, "medicines": []}},
         _activation({}),
-        {"sufficient": True, "missing": []},
+        {"sufficient": False, "missing": ["dose"]},
         generated,
     )
     out = _ask(graph, question)
     assert out["answer"] == MEDICATION_ADVICE.texts[lang]
     assert generated not in out["answer"]
     assert out["ledger"][-1].verdict == "withheld"
-    assert len(model.calls) == 3  # the generated answer was never asked for
+    # A10: neither the gatekeeper (D1) nor the generated answer was asked for, and no
+    # deep search ran: the withheld text does not depend on the context
+    assert len(model.calls) == 2
+    (deep,) = [e for e in out["ledger"] if e.kind == LedgerKind.DEEP_FALLBACK]
+    assert deep.verdict == "not run"
+    assert "medication advice" in deep.reason
 
 
 def test_A7_other_questions_are_answered_by_the_model():

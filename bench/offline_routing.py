@@ -288,14 +288,16 @@ def _hospital_index(tools: tuple[AnyTool, ...]) -> CandidateIndex:
     return CandidateIndex(tools)
 
 
-WITHHELD_AS = {"emergency": "emergency_numbers", "callback": "callback_request"}
-"""The hospital's withheld kinds (A7) that stand in for a tool's finished answer, by
-the tool. The third, "medication advice", is a refusal to advise on medicines
-("ask your doctor or pharmacist"), no tool's answer: not counted."""
 NOT_RUN = " (withheld: not run)"
 """After a tool's name: a withheld text that says the tool did not run (a callback
 nobody recorded): a miss for a row that expects the tool, a wrong answer for any
 other."""
+WITHHELD_AS = {"emergency": "emergency_numbers", "callback": f"callback_request{NOT_RUN}"}
+"""What the patient got from each of the hospital's withheld kinds (A7) that stands
+in for a tool: the emergency kind's text is the emergency numbers, the tool's own
+answer; the callback kind's says no request was recorded. The third, "medication
+advice", is a refusal to advise on medicines ("ask your doctor or pharmacist"), no
+tool's answer: not counted."""
 
 
 @dataclass(frozen=True)
@@ -364,10 +366,8 @@ def run_finish(assistant: LlmAssistant, *, verbose: bool = False) -> Callable[[s
     """End to end: the finished answers that ended a run of the hospital graph.
 
     What the patient got: a tool's finished answer, or a withheld kind's text in its
-    place (A7; :data:`WITHHELD_AS`). The emergency kind's text is the emergency
-    numbers, the tool's own answer; the others say the tool did not run
-    (:data:`NOT_RUN`). The patient has a phone on file, so ``callback_request``
-    is offered.
+    place (A7; :data:`WITHHELD_AS`). The patient has a phone on file, so
+    ``callback_request`` is offered.
     """
     from langchain_core.messages import HumanMessage
 
@@ -390,9 +390,8 @@ def run_finish(assistant: LlmAssistant, *, verbose: bool = False) -> Callable[[s
         for e in out["ledger"]:
             if e.kind == LedgerKind.ANSWER and e.verdict == "withheld":
                 said.append(f"withheld: {e.reason}")
-                tool = WITHHELD_AS.get(e.reason or "")
-                if tool is not None:
-                    ended.add(tool if tool == "emergency_numbers" else f"{tool}{NOT_RUN}")
+                if (got := WITHHELD_AS.get(e.reason or "")) is not None:
+                    ended.add(got)
         if verbose:
             print(f"{question!r}: {said or '-'}", file=sys.stderr, flush=True)
         return ended

@@ -97,15 +97,6 @@ def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
     def deep_fallback(state: GraphState, runtime: Runtime[RunContext]) -> Steps[dict[str, Any]]:
         """Judge the context (D1); when it falls short, plan the deep search (D3)."""
         update: dict[str, Any] = {"deep_fallback_done": True}
-        # A7, A10: the answer node gives a withheld kind its text whatever the context
-        # holds; judging and deepening that context would be calls (and, for a
-        # described emergency, seconds) spent for nothing
-        withheld = deps.domain.withheld_answer(
-            state["message"].question, state["message"].user_lang
-        )
-        if withheld is not None:
-            update["ledger"] = [_entry("not run", WITHHELD.format(kind=withheld[0]))]
-            return update
         prompt_type = state["message"].prompt_type
         tool = deps.domain.deep_fallback_tool(prompt_type)
         if not isinstance(tool, DeepSearchCoordinator) or tool.name not in state["message"].offered:
@@ -116,6 +107,15 @@ def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
             else:
                 reason = NOT_OFFERED.format(name=tool.name)
             update["ledger"] = [_entry("not run", reason)]
+            return update
+        # A7, A10: the answer node gives a withheld kind its text whatever the context
+        # holds; judging and deepening that context would be calls (and, for a
+        # described emergency, seconds) spent for nothing
+        withheld = deps.domain.withheld_answer(
+            state["message"].question, state["message"].user_lang
+        )
+        if withheld is not None:
+            update["ledger"] = [_entry("not run", WITHHELD.format(kind=withheld[0]))]
             return update
         assistant = assistant_for(deps, runtime)
         question, documents = state["message"].question, state["documents"]

@@ -19,6 +19,7 @@ request models' docstrings; a tool's name and instruction are in the prompt only
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import re
 import weakref
@@ -192,14 +193,8 @@ def shown_examples(texts: Sequence[str]) -> list[str]:
     by_lang: dict[str, list[str]] = {}
     for text in texts:
         by_lang.setdefault(detect_language(text).leaning(""), []).append(text)
-    columns = list(by_lang.values())
-    picked = [
-        column[row]
-        for row in range(max((len(c) for c in columns), default=0))
-        for column in columns
-        if row < len(column)
-    ]
-    return picked[:MAX_EXAMPLES]
+    turns = itertools.zip_longest(*by_lang.values())
+    return [text for turn in turns for text in turn if text is not None][:MAX_EXAMPLES]
 
 
 def routing_schema(tools: Sequence[AnyTool], *, fused: bool) -> type[BaseModel]:

@@ -25,11 +25,14 @@ from toolweave.llm.port import Activation
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.events import routed_event
 from toolweave.state.graph_state import GraphState
-from toolweave.state.ledger import LedgerEntry, LedgerKind
+from toolweave.state.ledger import LedgerEntry, LedgerKind, tools_run_below
 from toolweave.state.task import TaskNode, TaskStatus, execution_text
+from toolweave.tools.consumers import ContextConsumerTool
 from toolweave.tools.registry import AnyTool
 
 TOOL_CAP = "more than {cap} tools activated on the task; dropped"
+
+RAN_BELOW = "ran on {task_no} this round: its results are in the buffer (S4, S5); not routed again"
 
 
 def forced_activation(
@@ -50,6 +53,30 @@ def forced_activation(
             entries.append(_entry(LedgerKind.FORCED, node, tool.name, "forced", f"as {name!r}"))
             tools.append(tool)
     return tools, entries
+
+
+def not_run_below(
+    deps: Dependencies, state: GraphState, node: TaskNode, offered: set[str]
+) -> tuple[set[str], list[LedgerEntry]]:
+    """S5: the offered tools, less those that ran on a subtask of the task this round.
+
+    A tool that ran on a descendant (forced or routed) is not routed again on its
+    ancestors, so its effect happens once; a consumer (B2, B4) still may, since it
+    builds on its subtasks' results. Forcing (F1) does not pass through here.
+    """
+    if not node.children:
+        return offered, []
+    ran = tools_run_below(state["ledger"], node.task_no)
+    again = {
+        name
+        for name in ran
+        if name in offered and not isinstance(deps.registry.get(name), ContextConsumerTool)
+    }
+    entries = [
+        _entry(LedgerKind.TOOL_SKIPPED, node, n, "ran below", RAN_BELOW.format(task_no=ran[n]))
+        for n in sorted(again)
+    ]
+    return offered - again, entries
 
 
 def routing_candidates(deps: Dependencies, offered: set[str]) -> list[AnyTool]:
@@ -123,6 +150,7 @@ def make_route(deps: Dependencies) -> Runnable[Any, Any]:
         if node.task.required_tool_names:
             tools, entries = forced_activation(deps, node, offered)
         else:
+            offered, ran_below = not_run_below(deps, state, node, offered)  # S5
             candidates, prefiltered = offer_candidates(
                 deps, node, routing_candidates(deps, offered)
             )  # T12
@@ -145,7 +173,7 @@ def make_route(deps: Dependencies) -> Runnable[Any, Any]:
             tools, in_doubt, entries = routed_activation(
                 deps, node, offered, candidates, activation, scores
             )
-            entries = prefiltered + chosen + unfilled + unbacked + entries
+            entries = ran_below + prefiltered + chosen + unfilled + unbacked + entries
             requests, calls = dict(activation.requests), activation.llm_calls
         # A9: a finished answer in doubt runs last, after the retrieval it joins
         ordered = sorted(tools, key=lambda tool: (tool.name in in_doubt, tool.priority))

@@ -82,3 +82,34 @@ def entries_about(ledger: Iterable[LedgerEntry], tool: str) -> list[LedgerEntry]
     run it.
     """
     return [entry.for_tool(tool) for entry in ledger if entry.concerns(tool)]
+
+
+RAN_KINDS = frozenset({LedgerKind.TOOL_RESULT, LedgerKind.TOOL_ERROR, LedgerKind.CLARIFICATION})
+"""Entries that record a tool's call: a result (or none, R1), a failure (R7) or a
+question it asked (Q1). A gate refusal or a skip is no call."""
+
+
+def tools_run_below(ledger: Iterable[LedgerEntry], task_no: str) -> dict[str, str]:
+    """S5: each tool called on a descendant of ``task_no`` this round, and where it first ran.
+
+    Read from the round's ledger (L1), so it holds from a checkpoint alone, also
+    after a crash between a subtask and its parent: the subtask's entries were
+    saved with its results.
+
+    >>> entry = LedgerEntry(kind=LedgerKind.TOOL_RESULT, task_no="1.1", tool="renew")
+    >>> tools_run_below([entry], "1")
+    {'renew': '1.1'}
+    >>> tools_run_below([entry], "1.2")
+    {}
+    """
+    prefix = f"{task_no}."
+    ran: dict[str, str] = {}
+    for entry in ledger:
+        if (
+            entry.kind in RAN_KINDS
+            and entry.tool is not None
+            and entry.task_no is not None
+            and entry.task_no.startswith(prefix)
+        ):
+            ran.setdefault(entry.tool, entry.task_no)
+    return ran

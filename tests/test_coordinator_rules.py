@@ -204,7 +204,9 @@ def test_F1_F2_forced_tools_are_the_whole_activation_no_routing_no_retrieval():
     ]
     assistant = FunctionAssistant(route=lambda t, ts: (routed.append(t), [])[1])
     out = ask(build_graph(domain, tools, assistant=assistant), "q")
-    assert routed == ["q"]  # only the root is routed; the forced child made no routing call
+    # the forced child made no routing call (F1); nor did the root, whose only candidate
+    # ran on 1.1 (S5): no call is made with nothing to route (A10)
+    assert routed == []
     assert out["activated"] == ["1.1:leaf", "1:rag"]
 
 

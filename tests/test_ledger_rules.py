@@ -134,6 +134,7 @@ def test_L1_every_entry_about_a_tool_names_it_and_explain_answers_why_it_did_not
     assert [(e.kind, e.verdict) for e in explain(out, tool="cheap")] == [
         ("forced", "forced"),
         ("tool_result", "context"),
+        ("tool_skipped", "ran below"),  # not routed again on the parent (S5)
     ]
     assert explain(out, tool="never_registered") == []
     assert explain(out) == out["ledger"]

@@ -28,12 +28,14 @@ def test_A4_subtasks_finish_before_the_parent_is_routed():
 
     def route(text: str, tools: Any) -> list[str]:
         events.append(f"route {text}")
-        return ["leaf"]
+        return ["leaf" if text == "child" else "top"]
 
     leaf = make_tool("leaf", calls=None, result=lambda n, c: events.append(f"run {c.task_no}"))
+    top = make_tool("top", calls=None, result=lambda n, c: events.append(f"run {c.task_no}"))
     ask(
         graph_of(
-            [ScriptedCoordinator("c", decompose), leaf], assistant=FunctionAssistant(route=route)
+            [ScriptedCoordinator("c", decompose), leaf, top],
+            assistant=FunctionAssistant(route=route),
         ),
         "parent",
     )

@@ -8,6 +8,8 @@ Environment variables (explicit arguments win):
 ``TOOLWEAVE_MODEL``           model name (default ``gpt-4o-mini``)
 ``TOOLWEAVE_LLM_TIMEOUT``     seconds one model request may take (default 60)
 ``TOOLWEAVE_LLM_MAX_RETRIES`` retries after a transient failure (default 2)
+``TOOLWEAVE_ANSWER_TEMPERATURE`` sampling temperature of the answer (default 0;
+                              ``server``: the server's own)
 ============================  =====================================================
 """
 
@@ -32,6 +34,12 @@ ENV_TIMEOUT = "TOOLWEAVE_LLM_TIMEOUT"
 ENV_MAX_RETRIES = "TOOLWEAVE_LLM_MAX_RETRIES"
 MAX_RETRIES_LIMIT = 20
 """More retries than this are refused: every wait stays bounded."""
+ENV_ANSWER_TEMPERATURE = "TOOLWEAVE_ANSWER_TEMPERATURE"
+DEFAULT_ANSWER_TEMPERATURE = 0.0
+"""The default assistant's answers are reproducible: the same context, the same answer.
+Deciding calls sample at 0 whatever the model (``ChatModelAssistant.decision_temperature``)."""
+SERVER_TEMPERATURE = "server"
+"""The value of ``TOOLWEAVE_ANSWER_TEMPERATURE`` that keeps the server's own default."""
 
 
 def _value(explicit: str | None, env: Mapping[str, str], *names: str) -> str | None:
@@ -85,6 +93,29 @@ def llm_max_retries(explicit: int | None, env: Mapping[str, str]) -> int:
     return count
 
 
+def llm_answer_temperature(explicit: float | str | None, env: Mapping[str, str]) -> float | None:
+    """The answer's temperature: ``explicit``, else the variable, else 0; ``None``: the server's.
+
+    Raises:
+        ConfigurationError: the value is neither ``"server"`` nor a number from 0 to 2.
+    """
+    raw: object = explicit if explicit is not None else _value(None, env, ENV_ANSWER_TEMPERATURE)
+    if raw is None:
+        return DEFAULT_ANSWER_TEMPERATURE
+    if str(raw).strip().lower() == SERVER_TEMPERATURE:
+        return None
+    try:
+        value = float(str(raw))
+    except ValueError:
+        value = math.nan
+    if not 0 <= value <= 2:  # also refuses NaN
+        raise ConfigurationError(
+            f"{ENV_ANSWER_TEMPERATURE} / answer_temperature must be a number from 0 to 2 or "
+            f"{SERVER_TEMPERATURE!r}, got {raw!r}"
+        )
+    return value
+
+
 def default_assistant(
     *,
     model: str | None = None,
@@ -93,6 +124,7 @@ def default_assistant(
     env: Mapping[str, str] = os.environ,
     max_retries: int | None = None,
     timeout: float | None = None,
+    answer_temperature: float | str | None = None,
 ) -> LlmAssistant:
     """The assistant an application gets when it does not bring one.
 
@@ -111,6 +143,10 @@ def default_assistant(
         max_retries: Retries of transient failures, done by toolweave (the SDK's are
             off); else ``TOOLWEAVE_LLM_MAX_RETRIES``; else 2.
         timeout: Seconds per request; else ``TOOLWEAVE_LLM_TIMEOUT``; else 60.
+        answer_temperature: Sampling temperature of the grounded answer; else
+            ``TOOLWEAVE_ANSWER_TEMPERATURE``; else 0, so two runs over the same
+            context give the same answer. ``"server"`` keeps the server's default.
+            (A model you build yourself and pass to ``ChatModelAssistant`` keeps its own.)
 
     Returns:
         The assistant.
@@ -138,6 +174,7 @@ def default_assistant(
     retries = llm_max_retries(max_retries, env)
     name = _value(model, env, "TOOLWEAVE_MODEL") or DEFAULT_MODEL
     url = _value(base_url, env, "OPENAI_BASE_URL", "OPENAI_API_BASE")
+    temperature = llm_answer_temperature(answer_temperature, env)
     chat = ChatOpenAI(
         model=name,
         api_key=SecretStr(key),
@@ -145,6 +182,7 @@ def default_assistant(
         timeout=seconds,
         max_retries=0,
         use_responses_api=False,
+        temperature=temperature,
     )
     label = f"{name} at {url}" if url else f"OpenAI {name}"
     logger.info("using chat model %s (timeout %gs, %d retries)", label, seconds, retries)

@@ -49,3 +49,15 @@ def test_default_model_name():
     assistant = default_assistant(env={"OPENAI_API_KEY": "k"})
     assert isinstance(assistant, ChatModelAssistant)
     assert assistant.model.model_name == "gpt-4o-mini"  # type: ignore[attr-defined]
+
+
+def test_X5_answer_temperature_out_of_range_is_a_configuration_error():
+    import pytest
+
+    from toolweave.state.errors import ConfigurationError
+
+    for bad in ("hot", "-1", "3", "nan"):
+        with pytest.raises(ConfigurationError, match="TOOLWEAVE_ANSWER_TEMPERATURE"):
+            default_assistant(env={"OPENAI_API_KEY": "k", "TOOLWEAVE_ANSWER_TEMPERATURE": bad})
+    explicit = default_assistant(env={"OPENAI_API_KEY": "k"}, answer_temperature=0.3)
+    assert explicit.model.temperature == 0.3  # type: ignore[attr-defined]

@@ -145,3 +145,16 @@ def test_P2_answer_streams_several_chunks_through_langgraph(fake_openai, llm):
     (request,) = fake_openai.requests
     assert request["stream"] is True
     assert json.dumps(request).count("Ward 3.") == 1
+
+
+@pytest.mark.parametrize(("setting", "sent"), [(None, 0.0), ("0.7", 0.7), ("server", None)])
+def test_A7_default_assistant_answers_at_temperature_0_unless_told(fake_openai, setting, sent):
+    """Issue 41 item 6: the same context gives the same answer; the setting is documented."""
+    env = {} if setting is None else {"TOOLWEAVE_ANSWER_TEMPERATURE": setting}
+    assistant = default_assistant(
+        model="fake-model", api_key="test", base_url=fake_openai.base_url, env=env
+    )
+    fake_openai.script("Open 9-18.")
+    assistant.answer(AnswerRequest("When?", "en", "Be kind.", [], ["Open 9-18."]))
+    (request,) = fake_openai.requests
+    assert request.get("temperature") == sent

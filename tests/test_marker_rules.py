@@ -70,14 +70,16 @@ def test_M1_M2_M3_routing_sees_task_prompt_tools_see_execution_text():
             task.sub_tasks = [TaskInfo(task_no="", task_prompt="child prompt")]
         return task
 
-    assistant = FunctionAssistant(route=lambda t, ts: (routed.append(t), ["leaf"])[1])
-    ask(
-        graph_of(
-            [ScriptedCoordinator("c", decompose), make_tool("leaf", result=result)],
-            assistant=assistant,
-        ),
-        '{"order": 42}',
-    )
+    def route(text: str, tools: Any) -> list[str]:
+        routed.append(text)
+        return ["leaf" if text == "child prompt" else "top"]
+
+    tools = [
+        ScriptedCoordinator("c", decompose),
+        make_tool("leaf", result=result),
+        make_tool("top", result=result),  # the root's own candidate: leaf ran below (S5)
+    ]
+    ask(graph_of(tools, assistant=FunctionAssistant(route=route)), '{"order": 42}')
     assert routed == ["child prompt", '{"order": 42}']
     assert texts[0] == '{"order": 42}' + AGENT_COORDINATOR_MARKER + "child prompt"
     assert extract_coordinator_original(texts[0]) == '{"order": 42}'

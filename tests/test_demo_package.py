@@ -141,7 +141,7 @@ def _one_line_hint(err: str) -> None:
     assert err.startswith("toolweave: error: ")
     assert "no domain is installed" in err
     assert "toolweave ingest PATH --domain NAME" in err
-    assert "pip install -e examples/korhaz" in err
+    assert "pip install -e examples/<name>" in err
     assert "Traceback" not in err
 
 

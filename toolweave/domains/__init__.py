@@ -45,7 +45,7 @@ _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-")
 
 NO_DOMAIN_HINT = (
     "ingest documents with `toolweave ingest PATH --domain NAME`, or install a domain "
-    "package such as the bundled example: `pip install -e examples/korhaz`"
+    "package, e.g. one of the repository's examples: `pip install -e examples/<name>`"
 )
 """How to get a domain, said when none is installed."""
 

@@ -17,6 +17,9 @@ from support import doc, graph_of, make_tool
 
 from toolweave import (
     ChatbotTool,
+    ConfigurationError,
+    ConflictingDocumentsError,
+    InvalidToolResultError,
     OfflineAssistant,
     ToolCallContext,
     ToolResult,
@@ -27,11 +30,6 @@ from toolweave.cli.render import ledger_line
 from toolweave.graph.execute import record_result
 from toolweave.graph.tool_call import Outcome
 from toolweave.state.documents import complete_identities, merge_documents, repeated
-from toolweave.state.errors import (
-    ConfigurationError,
-    ConflictingDocumentsError,
-    InvalidToolResultError,
-)
 from toolweave.state.ledger import LedgerKind
 
 FACTS = (

@@ -181,6 +181,29 @@ def test_R11_same_identity_with_another_text_from_another_result_is_kept() -> No
     assert repeated(first, second) == 1  # "one", given by both, is the only one removed
 
 
+def test_R11_two_tools_numbering_one_document_each_in_its_own_order_lose_nothing() -> None:
+    """The same tool on two subtasks, or two tools, listing passages of one document."""
+
+    def passages(*texts: str) -> Callable[[str, ToolCallContext], ToolResult]:
+        return lambda n, c: ToolResult.as_context(
+            n, [UniqueTextDocument(document_id="centre", text=t) for t in texts]
+        )
+
+    tools = [
+        make_tool("a", priority=1, result=passages(FACTS[0], FACTS[1])),
+        make_tool("b", priority=2, result=passages(FACTS[2], FACTS[3], FACTS[0])),
+    ]
+    out = graph_of(tools).invoke({"messages": [("human", "a b")]})
+    assert [(d.sentence_number, d.text) for d in out["documents"]] == [
+        (1, FACTS[0]),
+        (2, FACTS[1]),
+        (1, FACTS[2]),  # sentences 1 and 2 of both results: different texts, all kept
+        (2, FACTS[3]),
+        (3, FACTS[0]),  # another identity (b's third), so not R6's same sentence
+    ]
+    assert not [e for e in out["ledger"] if e.kind is LedgerKind.DEDUPLICATED]
+
+
 def test_R11_no_ledger_entry_when_nothing_is_removed() -> None:
     result = ToolResult.as_context("t", [doc("d", "x")])
     update = record_result("1:t", "q", Outcome(result=result), present=[doc("e", "x")])

@@ -31,6 +31,7 @@ from toolweave.graph.execute import record_result
 from toolweave.graph.tool_call import Outcome
 from toolweave.state.documents import complete_identities, merge_documents, repeated
 from toolweave.state.ledger import LedgerKind
+from toolweave.state.results import ResultMode
 
 FACTS = (
     "The pool opens at 7 in the morning.",
@@ -202,6 +203,14 @@ def test_R11_two_tools_numbering_one_document_each_in_its_own_order_lose_nothing
         (3, FACTS[0]),  # another identity (b's third), so not R6's same sentence
     ]
     assert not [e for e in out["ledger"] if e.kind is LedgerKind.DEDUPLICATED]
+
+
+def test_R11_a_result_built_without_the_class_methods_loses_nothing_either() -> None:
+    """The bare constructor completes no identity; R6 still removes only the same sentence."""
+    four = tuple(_as_readme_builds_them())
+    bare = ToolResult(tool_name="t", mode=ResultMode.CONTEXT, documents=four)
+    update = record_result("1:t", "q", Outcome(result=bare))
+    assert [d.text for d in merge_documents([], update["documents"])] == list(FACTS)
 
 
 def test_R11_no_ledger_entry_when_nothing_is_removed() -> None:

@@ -9,7 +9,7 @@ pause). :func:`record_result` turns a result into its state update.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any, assert_never
 
@@ -22,9 +22,9 @@ from toolweave.graph.context import Dependencies, RunContext
 from toolweave.graph.nodes import Steps, make_node
 from toolweave.graph.tool_call import Outcome, entry, progress_for, tool_steps
 from toolweave.graph.walk import current_task_no
-from toolweave.state.documents import UniqueTextDocument
+from toolweave.state.documents import UniqueTextDocument, repeated
 from toolweave.state.graph_state import GraphState
-from toolweave.state.ledger import LedgerKind
+from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.pauses import Clarification
 from toolweave.state.results import ResultMode
 from toolweave.state.task import (
@@ -37,6 +37,7 @@ from toolweave.tools.ai.orchestration import AiChatbotTool
 from toolweave.tools.text import readable
 
 AFTER_TERMINAL = "an earlier tool's finished answer ended the task (R8)"
+DEDUPLICATED = "{removed} of its {total} documents already in the context, kept once (R6, R11)"
 
 
 def record_result(
@@ -46,15 +47,39 @@ def record_result(
     reads: Callable[[str], str] = readable,
     *,
     in_doubt: bool = False,
+    present: Iterable[UniqueTextDocument | Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The state update of a finished tool result (B1, R1-R5, R10, A9).
+    """The state update of a finished tool result (B1, R1-R5, R10, A9, R11).
 
     The context buffer keeps the result as the tool gave it (consumers read its
     data); what reaches the answer, its documents, guaranteed context and finished
     answer, is read through ``reads`` (the tool's :meth:`~ChatbotTool.result_text`),
     so raw JSON never becomes the answer (R10). ``in_doubt``: the tool's yes was in
     doubt (A9), so a finished answer (R3) joins the context, one document per line.
+    ``present``: the documents already in the context; when R6 will remove some of
+    the result's documents as seen before, the update's ledger is the outcome's
+    entries and one that counts them (R11).
     """
+    update = _update(key, text, outcome, reads, in_doubt=in_doubt)
+    documents = update.get("documents")
+    if documents and (removed := repeated(present, documents)):
+        tool = outcome.result.tool_name if outcome.result is not None else None
+        counted = LedgerEntry(
+            kind=LedgerKind.DEDUPLICATED,
+            task_no=key.rpartition(":")[0],
+            tool=tool,
+            verdict=f"{removed} removed",
+            reason=DEDUPLICATED.format(removed=removed, total=len(documents)),
+            count=removed,
+        )
+        update["ledger"] = [*outcome.ledger, counted]
+    return update
+
+
+def _update(
+    key: str, text: str, outcome: Outcome, reads: Callable[[str], str], *, in_doubt: bool
+) -> dict[str, Any]:
+    """:func:`record_result`'s update before deduplication is counted."""
     result = outcome.result
     if result is None:
         return {}
@@ -129,7 +154,8 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
         lang = state["message"].user_lang
         reads = readable if tool is None else partial(tool.result_text, user_lang=lang)  # R10
         in_doubt = name in node.as_context  # A9: its finished answer joins the context
-        update.update(record_result(key, text, outcome, reads, in_doubt=in_doubt))
+        present = state.get("documents") or ()
+        update.update(record_result(key, text, outcome, reads, in_doubt=in_doubt, present=present))
         joined = in_doubt and result is not None and result.mode is ResultMode.ANSWER
         terminal = result is not None and result.is_terminal and not joined
         if terminal:  # R8: the tools after it do not run (L1)

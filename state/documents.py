@@ -2,19 +2,34 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from toolweave.state.errors import ConflictingDocumentsError
+
 DocumentKey = tuple[str, int | None, int | None]
+SentenceKey = tuple[str, int | None, int | None, str]
+"""An identity with its text: what R6 removes when it is seen twice (R11)."""
+
+CONFLICTING_TEXTS = (
+    "tool {tool!r} returned {count} different texts under one identity (document_id="
+    "{document_id!r}, page={page!r}, sentence_number={sentence!r}); give each its own "
+    "sentence_number (or page), or leave sentence_number out to have them numbered in "
+    "order (R11)"
+)
 
 
 class UniqueTextDocument(BaseModel):
     """One sentence (or passage) of a source document.
 
     Identity is ``(document_id, page, sentence_number)`` (R6): the same sentence
-    found by two tools appears once in the final context, with the higher score.
+    (same identity, same text) found by two tools appears once in the final
+    context, with the higher score. Nothing a tool returns is dropped silently
+    (R11): several documents of one result under one identity with different
+    texts are numbered in order (:func:`complete_identities`), and what R6 removes
+    is counted in the run's ledger.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -57,15 +72,113 @@ def merge_documents(
 ) -> list[UniqueTextDocument]:
     """Merge two document lists by R6 identity, keeping the higher score.
 
-    First-seen order is kept so that the final context is stable.
+    The same sentence seen twice (same identity, same text) is kept once, with the
+    higher score. A different text under an identity already seen (two results that
+    numbered their documents each in its own order) is another sentence and is kept
+    too (R11). First-seen order is kept so that the final context is stable.
     """
-    merged: dict[DocumentKey, UniqueTextDocument] = {}
+    merged: dict[DocumentKey | SentenceKey, UniqueTextDocument] = {}
     for doc in map(_as_document, (*left, *right)):
-        key = (doc.document_id, doc.page, doc.sentence_number)  # doc.key, inlined (hot)
-        seen = merged.get(key)
+        key: DocumentKey | SentenceKey = (doc.document_id, doc.page, doc.sentence_number)
+        seen = merged.get(key)  # doc.key, inlined (hot)
+        if seen is not None and seen.text != doc.text:  # R11: not the same sentence
+            key = (doc.document_id, doc.page, doc.sentence_number, doc.text)
+            seen = merged.get(key)
         if seen is None or doc.sentence_score > seen.sentence_score:
             merged[key] = doc
     return list(merged.values())
+
+
+def repeated(
+    present: Iterable[UniqueTextDocument | Mapping[str, Any]],
+    incoming: Iterable[UniqueTextDocument],
+) -> int:
+    """How many of ``incoming`` :func:`merge_documents` removes after ``present`` (R11).
+
+    A document is removed when the same sentence (same identity, same text) is
+    already in ``present`` or earlier in ``incoming``; the ledger counts it.
+    """
+    seen: set[SentenceKey] = {
+        (d.document_id, d.page, d.sentence_number, d.text) for d in map(_as_document, present)
+    }
+    removed = 0
+    for doc in incoming:
+        sentence = (doc.document_id, doc.page, doc.sentence_number, doc.text)
+        if sentence in seen:
+            removed += 1
+        else:
+            seen.add(sentence)
+    return removed
+
+
+def complete_identities(
+    tool_name: str, documents: Sequence[UniqueTextDocument]
+) -> Sequence[UniqueTextDocument]:
+    """The documents of one result, each different text under its own identity (R11).
+
+    Documents of one result that share ``(document_id, page, sentence_number)``:
+
+    - with the same text, they are one sentence seen twice and come back as they
+      are (R6 keeps one of them, the ledger counts the rest);
+    - with different texts and no ``sentence_number``, each different text gets the
+      next ``sentence_number`` not already used in that ``(document_id, page)`` of
+      the result, from 1, in the order given; a text seen again gets its first
+      number. A tool that lists a document's passages in reading order thus numbers
+      them as the document does, and the same result gives the same identities on
+      every run, so R6 still finds the same sentence from another tool;
+    - with different texts and a ``sentence_number``, nothing says which is the
+      sentence: :class:`ConflictingDocumentsError` naming the tool.
+
+    Returns ``documents`` itself when nothing needs completing (the usual case).
+
+    Raises:
+        ConflictingDocumentsError: Different texts under one full identity.
+    """
+    texts: dict[DocumentKey, set[str]] = {}
+    for doc in documents:
+        texts.setdefault((doc.document_id, doc.page, doc.sentence_number), set()).add(doc.text)
+    clashes = {key: len(found) for key, found in texts.items() if len(found) > 1}
+    if not clashes:
+        return documents
+    for (document_id, page, sentence), count in clashes.items():
+        if sentence is not None:
+            raise ConflictingDocumentsError(
+                CONFLICTING_TEXTS.format(
+                    tool=tool_name,
+                    count=count,
+                    document_id=document_id,
+                    page=page,
+                    sentence=sentence,
+                )
+            )
+    return _numbered(documents, set(clashes))
+
+
+def _numbered(
+    documents: Sequence[UniqueTextDocument], clashes: set[DocumentKey]
+) -> list[UniqueTextDocument]:
+    """``documents`` with those under a clashing identity numbered in order (R11)."""
+    taken: dict[tuple[str, int | None], set[int]] = {}
+    for doc in documents:
+        if doc.sentence_number is not None:
+            taken.setdefault((doc.document_id, doc.page), set()).add(doc.sentence_number)
+    given: dict[SentenceKey, int] = {}
+    last: dict[tuple[str, int | None], int] = {}
+    completed: list[UniqueTextDocument] = []
+    for doc in documents:
+        if (doc.document_id, doc.page, doc.sentence_number) not in clashes:
+            completed.append(doc)
+            continue
+        place, sentence = (doc.document_id, doc.page), (doc.document_id, doc.page, None, doc.text)
+        number = given.get(sentence)
+        if number is None:
+            used = taken.get(place, set())
+            number = last.get(place, 0) + 1
+            while number in used:
+                number += 1
+            last[place] = given[sentence] = number
+        completed.append(doc.model_copy(update={"sentence_number": number}))
+    return completed
 
 
 class Source(BaseModel):

@@ -46,3 +46,15 @@ class ToolFailedError(ToolweaveError, RuntimeError):
     traceback unless the ``toolweave`` logger is set to ``DEBUG``: the failure is the
     tool's report, not a bug to trace.
     """
+
+
+class ConflictingDocumentsError(InvalidToolResultError, ConfigurationError):
+    """A tool's result holds different texts under one full identity (R6, R11).
+
+    Documents of one result that share ``(document_id, page, sentence_number)`` but
+    differ in text are kept by numbering them in order when they carry no
+    ``sentence_number``; when they do, nothing says which text is the sentence, so
+    the result is refused at the tool boundary, naming the tool. Both an
+    :class:`InvalidToolResultError` (raised out of the run, never R7's "no result")
+    and a :class:`ConfigurationError`.
+    """

@@ -34,6 +34,9 @@ class LedgerKind(StrEnum):
     ANSWER = "answer"
     RUN_ABANDONED = "run_abandoned"
     """A run that stopped mid-way was dropped instead of finished (Q5)."""
+    DEDUPLICATED = "deduplicated"
+    """Documents of a tool's result that were already in the context (R6, R11);
+    ``count`` says how many."""
 
 
 class LedgerEntry(BaseModel):
@@ -56,6 +59,9 @@ class LedgerEntry(BaseModel):
     tools: tuple[str, ...] = ()
     """Other tools the entry concerns: a summary's candidates, the tools a skipped or
     refused subtask would have run, the tools a deep-search plan forces (L1)."""
+    count: int = 0
+    """What the entry counts, where it counts: the documents of a tool's result that
+    deduplication removed (DEDUPLICATED, R11)."""
 
     def concerns(self, tool: str) -> bool:
         """Whether the entry is about ``tool`` (named in ``tool`` or ``tools``)."""

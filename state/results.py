@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from toolweave.state.documents import UniqueTextDocument
+from toolweave.state.documents import UniqueTextDocument, complete_identities
 from toolweave.state.errors import InvalidToolResultError
 from toolweave.state.names import is_tool_name
 
@@ -53,13 +53,20 @@ def _check_name(method: str, tool_name: object) -> None:
 
 
 def _build(method: str, **fields: Any) -> ToolResult:
+    """The result, its documents' identities completed (R11), or the tool's bug, named."""
     try:
-        return ToolResult(**fields)
+        result = ToolResult(**fields)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in exc.errors()
         )
         raise _bad(method, problems) from exc
+    documents = result.documents
+    if len(documents) > 1:
+        completed = complete_identities(result.tool_name, documents)
+        if completed is not documents:
+            return result.model_copy(update={"documents": tuple(completed)})
+    return result
 
 
 def require_result(tool_name: str, value: object) -> ToolResult | None:
@@ -73,7 +80,9 @@ class ToolResult(BaseModel):
     """The outcome of one tool execution. ``None`` instead of a result means R1.
 
     Build it with the class methods, which mirror the seed's
-    ``ToolExecutionResult.asContext/asAnswer/asAnswered/asGuaranteedContext``.
+    ``ToolExecutionResult.asContext/asAnswer/asAnswered/asGuaranteedContext``;
+    they also give every document its own identity (R11), which the bare
+    constructor does not.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -94,8 +103,16 @@ class ToolResult(BaseModel):
     def as_context(cls, tool_name: str, documents: Sequence[UniqueTextDocument]) -> ToolResult:
         """R2: documents that join the RAG context.
 
+        Every document the tool gives reaches the context (R11): documents that share
+        ``(document_id, page, sentence_number)`` with different texts and no
+        ``sentence_number`` are numbered 1, 2, 3... in the order given
+        (:func:`~toolweave.state.documents.complete_identities`); the same sentence
+        given twice is kept once, and the ledger counts it (R6).
+
         Raises:
             InvalidToolResultError: Bad arguments (a bug in the tool; never R7's "no result").
+            ConflictingDocumentsError: Different texts under one identity that already
+                has a ``sentence_number`` (R11); names the tool.
         """
         _check_name("as_context", tool_name)
         if isinstance(documents, str | bytes) or not isinstance(documents, Sequence):
@@ -118,6 +135,7 @@ class ToolResult(BaseModel):
 
         Raises:
             InvalidToolResultError: Bad arguments (a bug in the tool; never R7's "no result").
+            ConflictingDocumentsError: Different texts under one full identity (R11).
         """
         _check_name("as_answer", tool_name)
         return _build(
@@ -138,6 +156,7 @@ class ToolResult(BaseModel):
 
         Raises:
             InvalidToolResultError: Bad arguments (a bug in the tool; never R7's "no result").
+            ConflictingDocumentsError: Different texts under one full identity (R11).
         """
         _check_name("as_answered", tool_name)
         return _build(
@@ -155,6 +174,7 @@ class ToolResult(BaseModel):
 
         Raises:
             InvalidToolResultError: Bad arguments (a bug in the tool; never R7's "no result").
+            ConflictingDocumentsError: Different texts under one full identity (R11).
         """
         method = "as_guaranteed_context"
         _check_name(method, tool_name)

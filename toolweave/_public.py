@@ -101,6 +101,7 @@ from toolweave.state.client_calls import (
 )
 from toolweave.state.errors import (
     ConfigurationError as ConfigurationError,
+    ConflictingDocumentsError as ConflictingDocumentsError,
     DatabaseUnavailableError as DatabaseUnavailableError,
     InvalidRequestError as InvalidRequestError,
     InvalidToolResultError as InvalidToolResultError,

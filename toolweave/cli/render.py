@@ -277,6 +277,7 @@ LEDGER_LABELS: dict[LedgerKind, str] = {
     LedgerKind.CLARIFICATION: "clarification {tool}: {verdict}",
     LedgerKind.NORMALIZED: "normalized ({verdict})",
     LedgerKind.RUN_ABANDONED: "interrupted run: {verdict}",
+    LedgerKind.DEDUPLICATED: "{tool}: documents seen before, {verdict}",
 }
 
 

@@ -7,7 +7,7 @@ outcome into the task map. That keeps the rules testable on plain objects.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -160,25 +160,7 @@ def coordinator_phase(
                 outcome.not_applicable.append(coordinator.name)
                 continue
             if not filled.covers(coordinator.name, prompt):
-                later = [
-                    c
-                    for c in pending[index:]
-                    if isinstance(c, DecomposingCoordinator) and c.may_apply(prompt)
-                ]
-                call = DecompositionCall(
-                    task_prompt=outcome.task.task_prompt,
-                    schemas=tuple(c.decomposition_schema() for c in later),
-                )
-                try:
-                    reply = yield from decomposition_steps(llm, call)
-                except (GraphBubbleUp, RunDeadlineError):
-                    raise
-                except Exception as exc:  # C4: a failing extraction rolls back like a raise
-                    logger.warning("decomposition for %s failed", coordinator.name, exc_info=True)
-                    filled.keep(call, _Failed(f"{type(exc).__name__}: {exc}"))
-                else:
-                    filled.keep(call, reply)
-                    outcome.llm_calls += reply.llm_calls
+                yield from _fill_steps(llm, outcome, filled, pending[index:], coordinator.name)
             decomposition = filled.value(coordinator)
             if isinstance(decomposition, BaseModel):
                 outcome.decompositions[coordinator.name] = decomposition.model_dump(mode="json")
@@ -188,6 +170,34 @@ def coordinator_phase(
         outcome.task.applied_coordinator_names = applied
         _stamp_new_subtasks(outcome, owner_of, applied, at["depth"], at["max_depth"], at["room"])
     return outcome
+
+
+def _fill_steps(
+    llm: LlmAssistant | None,
+    outcome: PhaseOutcome,
+    filled: _Filled,
+    later: Sequence[Any],
+    name: str,
+) -> Steps[None]:
+    """One extraction step for the decomposing coordinators of ``later`` that may apply.
+
+    They apply to the task prompt as it stands; a failure is kept as their value (C4).
+    """
+    prompt = outcome.task.task_prompt
+    applying = [c for c in later if isinstance(c, DecomposingCoordinator) and c.may_apply(prompt)]
+    call = DecompositionCall(
+        task_prompt=prompt, schemas=tuple(c.decomposition_schema() for c in applying)
+    )
+    try:
+        reply = yield from decomposition_steps(llm, call)
+    except (GraphBubbleUp, RunDeadlineError):
+        raise
+    except Exception as exc:  # C4: a failing extraction rolls back like a raise
+        logger.warning("decomposition for %s failed", name, exc_info=True)
+        filled.keep(call, _Failed(f"{type(exc).__name__}: {exc}"))
+    else:
+        filled.keep(call, reply)
+        outcome.llm_calls += reply.llm_calls
 
 
 def _subtasks(task: TaskInfo, path: Path = ()) -> Iterator[tuple[Path, TaskInfo]]:

@@ -74,6 +74,37 @@ def answer_with_sources(state: Mapping[str, Any]) -> str:
     return answer + "\n\nSources:\n" + "\n".join(f"- {s}" for s in sources)
 
 
+def _inputs(
+    question: str, config: RunnableConfig, thread: ThreadPolicy, name: str
+) -> tuple[Any, RunnableConfig]:
+    """The inner run's input and config (its thread by ``thread``)."""
+    configurable = config.get("configurable") or {}
+    if thread == "agent":
+        parent = configurable.get("thread_id")
+        if parent is None:
+            raise ConfigurationError(
+                'as_agent_tool(thread="agent") needs the agent to run with a thread_id'
+            )
+        thread_id = f"{parent}:{name}"
+    else:
+        thread_id = uuid.uuid4().hex
+    return {"messages": [HumanMessage(content=question)]}, {
+        "callbacks": config.get("callbacks"),
+        "configurable": {"thread_id": thread_id},
+        "tags": [*config.get("tags", []), "toolweave"],
+    }
+
+
+def _result(state: Mapping[str, Any], thread: ThreadPolicy) -> tuple[str, list[dict[str, Any]]]:
+    """The tool's content (the answer with its sources) and artifact (the sources, R9)."""
+    sources = [s.model_dump(mode="json") for s in as_sources(state.get("sources"))]
+    text = answer_with_sources(state)
+    pause = first_pause(state.get(INTERRUPT))
+    if thread == "fresh" and pause is not None and pause["type"] == "clarification":
+        text += ASK_AGAIN  # a fresh call cannot continue this run: the whole question
+    return text, sources
+
+
 def as_agent_tool(
     graph: Runnable[Any, Any],
     *,
@@ -104,51 +135,27 @@ def as_agent_tool(
             'as_agent_tool(thread="agent") needs a graph compiled with a checkpointer'
         )
 
-    def inputs(question: str, config: RunnableConfig) -> tuple[Any, RunnableConfig]:
-        """The inner run's input and config (its thread by ``thread``)."""
-        configurable = config.get("configurable") or {}
-        if thread == "agent":
-            parent = configurable.get("thread_id")
-            if parent is None:
-                raise ConfigurationError(
-                    'as_agent_tool(thread="agent") needs the agent to run with a thread_id'
-                )
-            thread_id = f"{parent}:{name}"
-        else:
-            thread_id = uuid.uuid4().hex
-        return {"messages": [HumanMessage(content=question)]}, {
-            "callbacks": config.get("callbacks"),
-            "configurable": {"thread_id": thread_id},
-            "tags": [*config.get("tags", []), "toolweave"],
-        }
-
-    def result(state: Mapping[str, Any]) -> tuple[str, list[dict[str, Any]]]:
-        sources = [s.model_dump(mode="json") for s in as_sources(state.get("sources"))]
-        text = answer_with_sources(state)
-        pause = first_pause(state.get(INTERRUPT))
-        if thread == "fresh" and pause is not None and pause["type"] == "clarification":
-            text += ASK_AGAIN  # a fresh call cannot continue this run: the whole question
-        return text, sources
-
     def ask(question: str, config: RunnableConfig) -> tuple[str, list[dict[str, Any]]]:
         forward = _parent_writer()
         state: Mapping[str, Any] = {}
-        for mode, chunk in graph.stream(*inputs(question, config), stream_mode=_MODES):
+        run_input, run_config = _inputs(question, config, thread, name)
+        for mode, chunk in graph.stream(run_input, run_config, stream_mode=_MODES):
             if mode == "custom":
                 forward(chunk)
             else:
                 state = chunk
-        return result(state)
+        return _result(state, thread)
 
     async def aask(question: str, config: RunnableConfig) -> tuple[str, list[dict[str, Any]]]:
         forward = _parent_writer()
         state: Mapping[str, Any] = {}
-        async for mode, chunk in graph.astream(*inputs(question, config), stream_mode=_MODES):
+        run_input, run_config = _inputs(question, config, thread, name)
+        async for mode, chunk in graph.astream(run_input, run_config, stream_mode=_MODES):
             if mode == "custom":
                 forward(chunk)
             else:
                 state = chunk
-        return result(state)
+        return _result(state, thread)
 
     return StructuredTool.from_function(
         func=ask,

@@ -151,38 +151,68 @@ def streamed(
     the chunks are watched as they reach listeners (:class:`_LoopWatch`); a call
     that nobody streams is bounded by its token budget alone.
     """
-    call = invocation(runnable, model_input, config, timeout, request_timeout=request_timeout)
+    reading = _StreamReading(runnable, model_input, config, timeout, request_timeout, stop)
+    return Call(reading.sync, reading.asynchronous)
 
-    def taken(reply: Any, chunk: Any) -> tuple[Any, bool]:
+
+@dataclass
+class _StreamReading:
+    """One streamed call of :func:`streamed`: its sync and async reading of the chunks."""
+
+    runnable: Runnable[Any, Any]
+    model_input: Any
+    config: RunnableConfig | None
+    timeout: float | None
+    request_timeout: bool
+    stop: Callable[[str], bool] | None
+
+    def _taken(self, reply: Any, chunk: Any) -> tuple[Any, bool]:
+        """The reply with ``chunk`` added, and whether the stream ends here (X3, X5)."""
         reply = chunk if reply is None else reply + chunk
-        if stop is not None and stop(getattr(reply, "text", "")):
+        if self.stop is not None and self.stop(getattr(reply, "text", "")):
             return _stopped(reply), True
         deadline.check("the end of a streamed reply")
         return reply, False
 
-    def watched() -> tuple[Call[Any], _LoopWatch | None]:
-        if stop is None:
+    def _whole(self) -> tuple[Call[Any], _LoopWatch | None]:
+        """The call as one ``invoke``, its streamed tokens watched when ``stop`` is set."""
+        if self.stop is None:
+            call = invocation(
+                self.runnable,
+                self.model_input,
+                self.config,
+                self.timeout,
+                request_timeout=self.request_timeout,
+            )
             return call, None
-        watch = _LoopWatch(stop)
-        with_watch = merge_configs(ensure_config(config), {"callbacks": [watch]})
-        clipped = invocation(
-            runnable, model_input, with_watch, timeout, request_timeout=request_timeout
+        watch = _LoopWatch(self.stop)
+        with_watch = merge_configs(ensure_config(self.config), {"callbacks": [watch]})
+        watched = invocation(
+            self.runnable,
+            self.model_input,
+            with_watch,
+            self.timeout,
+            request_timeout=self.request_timeout,
         )
-        return clipped, watch
+        return watched, watch
 
-    def sync() -> Any:
+    def _clipped(self) -> Runnable[Any, Any]:
+        return _clipped(self.runnable, self.timeout, self.request_timeout)
+
+    def sync(self) -> Any:
+        """Without a deadline one watched ``invoke``; with one, the chunks one by one."""
         if deadline.remaining() is None:
-            whole, watch = watched()
+            whole, watch = self._whole()
             try:
                 return whole.call()
             except _Repeated:
                 assert watch is not None
                 return watch.reply()
         reply: Any = None
-        chunks = _clipped(runnable, timeout, request_timeout).stream(model_input, config=config)
+        chunks = self._clipped().stream(self.model_input, config=self.config)
         try:
             for chunk in chunks:
-                reply, done = taken(reply, chunk)
+                reply, done = self._taken(reply, chunk)
                 if done:
                     break
         finally:
@@ -191,12 +221,12 @@ def streamed(
                 close()
         return reply
 
-    async def read_chunks() -> Any:
+    async def _read_chunks(self) -> Any:
         reply: Any = None
-        chunks = _clipped(runnable, timeout, request_timeout).astream(model_input, config=config)
+        chunks = self._clipped().astream(self.model_input, config=self.config)
         try:
             async for chunk in chunks:
-                reply, done = taken(reply, chunk)
+                reply, done = self._taken(reply, chunk)
                 if done:
                     break
         finally:
@@ -205,17 +235,17 @@ def streamed(
                 await close()
         return reply
 
-    async def asynchronous() -> Any:
+    async def asynchronous(self) -> Any:
+        """The async twin of :meth:`sync`, bounded by the deadline as a whole."""
         if deadline.remaining() is None:
-            whole, watch = watched()
+            whole, watch = self._whole()
             try:
                 return await whole.acall()
             except _Repeated:
                 assert watch is not None
                 return watch.reply()
-        return await asyncio.wait_for(read_chunks(), timeout=deadline.bound(timeout))
-
-    return Call(sync, asynchronous)
+        read = self._read_chunks()
+        return await asyncio.wait_for(read, timeout=deadline.bound(self.timeout))
 
 
 REPEATING = "repeating"

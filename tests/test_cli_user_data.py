@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 from cli_support import run
 
+from toolweave import ClarifiableTool, EmptyRequest, ToolResult
+
 pytestmark = pytest.mark.usefixtures("offline_cli")
 
 MEMBER_ID = "M-5531-7720"
@@ -26,7 +28,7 @@ seen: list[Any] = []
 def _club_bundle() -> Any:
     from support import make_tool
 
-    from toolweave import Domain, ToolResult
+    from toolweave import Domain
 
     def account(name: str, ctx: Any) -> ToolResult:
         member = (ctx.user_data or {})["member_id"]
@@ -42,7 +44,22 @@ def _club_bundle() -> Any:
         eligible=lambda data: bool(data and data.get("member_id")),
         result=account,
     )
-    return Domain(name="club"), [member_account]
+    return Domain(name="club"), [member_account, BranchHours()]
+
+
+class BranchHours(ClarifiableTool[EmptyRequest]):
+    """Asks which branch, then answers for the member (a round that needs the data again)."""
+
+    name = "branch_hours"
+    domain = "club"
+    executable_instruction = "branch_hours: true when the user asks when the club is open."
+
+    def execute(self, request: EmptyRequest, ctx: Any) -> ToolResult:
+        return ToolResult.clarification(self.name, "Which branch?", ["Central", "East"])
+
+    def execute_with_clarification(self, request: EmptyRequest, ctx: Any, reply: str) -> Any:
+        seen.append(dict(ctx.user_data or {}))
+        return ToolResult.as_answer(self.name, f"{reply.strip()}: open 9-17 for members.")
 
 
 @pytest.fixture(autouse=True)
@@ -148,3 +165,22 @@ def test_N3_X5_bad_user_data_is_a_usage_error_and_nothing_is_stored(
     assert "Traceback" not in err
     assert not list((tmp_path / "data").glob("toolweave.db*"))  # nothing stored
     assert seen == []
+
+
+def test_N3_X5_bad_user_data_on_a_reply_leaves_the_paused_thread_answerable(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    user_data = json.dumps({"member_id": MEMBER_ID})
+    argv = ["ask", "--thread", "paused", "--user-data", user_data]
+    code, out, err = run(capsys, *argv, "When is the club open?")
+    assert code == 0, err
+    assert "Which branch?" in out
+    code, out, err = run(capsys, "ask", "--thread", "paused", "--user-data", "{oops", "East")
+    assert (code, out) == (2, "")
+    assert "--user-data is not valid JSON" in err
+    code, out, _ = run(capsys, "explain", "paused")
+    assert "status: waiting for a reply: Which branch?" in out.splitlines()  # still paused
+    code, out, err = run(capsys, *argv, "--json", "East")
+    assert code == 0, err
+    assert json.loads(out)["answer"] == "East: open 9-17 for members."
+    assert seen == [{"member_id": MEMBER_ID}]  # the reply's run got the data again

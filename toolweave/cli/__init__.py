@@ -8,6 +8,11 @@ Examples::
     toolweave chat --thread demo
     toolweave explain demo
     toolweave tools --domain korhaz
+    toolweave ask --user-data '{"member_id": "..."}' "Is my membership active?"
+
+With several domains installed, ``--domain`` (or ``TOOLWEAVE_DOMAIN``) names the one to
+use; none is picked silently (N2). ``--user-data`` reaches the tools' gates and the tools
+in the run's context, never a checkpoint or a log line (N3, X4).
 
 Conversations started with ``--thread`` (and every ``chat``) are stored in SQLite
 under the data directory (``--data-dir``, else ``TOOLWEAVE_DATA_DIR``, else

@@ -12,4 +12,4 @@ fi
 # the hospital domain is a package of its own (toolweave ships no domain)
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -e examples/korhaz
 QUESTION=${1:-"Mikor van rendelés a kardiológián?"}
-.venv/bin/toolweave ask "$QUESTION"
+.venv/bin/toolweave ask --domain korhaz "$QUESTION"  # named: other domains may be installed (N2)

@@ -26,6 +26,18 @@ ROOT = Path(__file__).resolve().parents[1]
 STARTUP_TIMEOUT = 90.0
 
 
+@pytest.fixture(autouse=True)
+def bundled_domain(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command line's default domain is the bundled example, ``korhaz`` (N2, N4).
+
+    With several domains installed nothing is picked silently (N2), so the tests name
+    the one they ask, through ``TOOLWEAVE_DOMAIN``: the suite stays green with any
+    other domain package installed beside the example (N4). Tests of the choice itself
+    unset it.
+    """
+    monkeypatch.setenv("TOOLWEAVE_DOMAIN", "korhaz")
+
+
 @pytest.fixture
 def offline_cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """The CLI with no model key (the offline model answers) and a private data dir."""

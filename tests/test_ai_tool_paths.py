@@ -212,7 +212,10 @@ def test_W5_plugins_are_discovered_from_a_real_distribution_in_order_last_wins(
     with caplog.at_level("INFO"):
         found = discover_plugins()
     names = [(p.distribution, p.plugin.name) for p in found]
-    assert names == [("toolweave-korhaz", "korhaz"), ("tw-demo-plugin", "demo")]  # by distribution
+    # N4: other domain packages may be installed too; the bundled two load by distribution
+    ours = [name for name in names if name[1] in {"korhaz", "demo"}]
+    assert ours == [("toolweave-korhaz", "korhaz"), ("tw-demo-plugin", "demo")]
+    assert names == sorted(names, key=lambda name: name[0] or "")  # by distribution
     assert "plugin demo from tw-demo-plugin" in caplog.text
     registry = AiToolRegistry([ExampleTool()])
     with caplog.at_level("WARNING"):

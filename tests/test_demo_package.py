@@ -133,6 +133,7 @@ def no_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     monkeypatch.setattr(domains, "entry_points", lambda *, group: [])
     monkeypatch.setenv("TOOLWEAVE_DATA_DIR", str(tmp_path))
     monkeypatch.delenv("TOOLWEAVE_DATABASE_URL", raising=False)
+    monkeypatch.delenv("TOOLWEAVE_DOMAIN", raising=False)  # no default named either (N2)
     return tmp_path
 
 

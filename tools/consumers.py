@@ -67,7 +67,7 @@ class ContextConsumerTool(ChatbotTool[RequestT]):
 
 
 class ClarifiableTool(ChatbotTool[RequestT]):
-    """A tool that may answer with ``ToolResult.clarification(...)`` (Q1).
+    """A tool that may answer with a question for the user, ``ToolResult.clarification`` (Q1).
 
     When the user replies, the same tool continues through
     :meth:`execute_with_clarification` (Q2).

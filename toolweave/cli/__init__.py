@@ -8,6 +8,11 @@ Examples::
     toolweave chat --thread demo
     toolweave explain demo
     toolweave tools --domain korhaz
+    toolweave ask --user-data '{"member_id": "..."}' "Is my membership active?"
+
+With several domains installed, ``--domain`` (or ``TOOLWEAVE_DOMAIN``) names the one to
+use; none is picked silently (N2). ``--user-data`` reaches the tools' gates and the tools
+in the run's context, never a checkpoint or a log line (N3, X4).
 
 Conversations started with ``--thread`` (and every ``chat``) are stored in SQLite
 under the data directory (``--data-dir``, else ``TOOLWEAVE_DATA_DIR``, else
@@ -50,6 +55,8 @@ EXIT_FAILED = 1
 EXIT_BROKEN_PIPE = 141
 """What a shell reports for a process that SIGPIPE ended: 128 + 13 (``yes | head``)."""
 DATABASE_URL_ENV = "TOOLWEAVE_DATABASE_URL"
+DOMAIN_ENV = "TOOLWEAVE_DOMAIN"
+"""The default ``--domain`` (N2); ``toolweave.domains.DOMAIN_ENV`` names the same variable."""
 CHAT_EXIT_WORDS = frozenset({"exit", "quit", ":q"})
 
 
@@ -75,7 +82,12 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     domain = _Parser(add_help=False)
-    domain.add_argument("--domain", help="domain to use (default: the first installed one)")
+    domain.add_argument(
+        "--domain",
+        default=os.environ.get(DOMAIN_ENV, "").strip() or None,
+        help=f"domain to use (default: ${DOMAIN_ENV}, else the only one installed; with "
+        "several and none named, the command lists them and exits with 2)",
+    )
     store = _Parser(add_help=False)
     store.add_argument(
         "--data-dir", help="where threads and documents are stored (default: user data dir)"
@@ -96,6 +108,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="system filter of the request; repeat for several",
     )
     request.add_argument("--thread", metavar="ID", help="conversation to continue or start")
+    request.add_argument(
+        "--user-data",
+        metavar="JSON",
+        help="the person's data for the tools' gates and the tools (T4, N3): a JSON object "
+        '(\'{"member_id": "..."}\') or @FILE holding one; never stored with the thread '
+        "nor logged (X4), so give it again with a reply",
+    )
     request.add_argument(
         "--run-timeout",
         type=float,
@@ -172,6 +191,60 @@ def _load(args: argparse.Namespace) -> Any:
     return bundle
 
 
+JSON_KINDS: dict[type | tuple[type, ...], str] = {
+    list: "an array",
+    str: "a string",
+    bool: "a boolean",  # before the numbers: a bool is an int
+    (int, float): "a number",
+}
+"""What ``json.loads`` gave, in JSON's words, for the error about ``--user-data``."""
+USER_DATA_EXAMPLE = '--user-data \'{"member_id": "..."}\' or --user-data @FILE'
+
+
+def _user_data_text(raw: str) -> str:
+    """``--user-data``'s JSON: the value itself, or ``@FILE``'s contents."""
+    from pathlib import Path
+
+    from toolweave.state.errors import InvalidRequestError
+
+    if not raw.startswith("@"):
+        return raw
+    path = Path(raw[1:]).expanduser()
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
+        raise InvalidRequestError(f"--user-data: cannot read {path}: {why}") from None
+
+
+def _user_data(args: argparse.Namespace) -> dict[str, Any] | None:
+    """``--user-data`` as checked user data, or ``None`` when not given (N3, X5).
+
+    Checked before anything runs or is stored: invalid JSON, or JSON that is not an
+    object, is an :class:`~toolweave.InvalidRequestError` (exit 2). The message never
+    quotes the data (it may be a secret, X4).
+    """
+    from toolweave.graph.validation import parse_user_data
+    from toolweave.state.errors import InvalidRequestError
+
+    raw = getattr(args, "user_data", None)
+    if raw is None:
+        return None
+    try:
+        value = json.loads(_user_data_text(raw))
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno} column {exc.colno}"
+        raise InvalidRequestError(
+            f"--user-data is not valid JSON ({exc.msg} at {where}); give {USER_DATA_EXAMPLE}"
+        ) from None
+    if not isinstance(value, dict):
+        kind = next((name for t, name in JSON_KINDS.items() if isinstance(value, t)), "null")
+        raise InvalidRequestError(
+            f"--user-data must be a JSON object, not {kind}; give {USER_DATA_EXAMPLE}"
+        )
+    return parse_user_data(value)
+
+
 NO_MESSAGE = "give a message (or --thread ID of a thread whose run stopped mid-way)"
 REPLY_HINT = "reply_hint"
 CHAT_REPLY_HINT = "chat_reply_hint"
@@ -200,6 +273,7 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
         raise InvalidRequestError(NO_MESSAGE)
     if message is not None:
         validate_message(message)
+    user_data = _user_data(args)
     persistent = args.thread is not None
     thread_id = args.thread if persistent else uuid.uuid4().hex
     domain, tools = _load(args)
@@ -210,6 +284,7 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
         database_url=args.database_url,
         verbose=args.verbose,
         run_timeout=_run_timeout(args),
+        user_data=user_data,
     ) as session:
         interrupted = persistent and _interrupted(session, thread_id)
         if message is None and not interrupted:
@@ -331,6 +406,7 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
     from toolweave.state.errors import InvalidRequestError
 
     thread_id = args.thread or uuid.uuid4().hex
+    user_data = _user_data(args)
     domain, tools = _load(args)
     lang = domain.default_language  # nothing asked yet: the domain's language
     with Session(
@@ -340,6 +416,7 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
         database_url=args.database_url,
         verbose=args.verbose,
         run_timeout=_run_timeout(args),
+        user_data=user_data,
     ) as session:
         print(_assistant_line(session, lang), file=out)
         print(cli_text("chat_thread", lang, thread=thread_id), file=out)

@@ -222,18 +222,37 @@ def tool_kind(tool: AnyTool) -> str:
     return "tool"
 
 
-def _routing(tool: AnyTool, default_retrieval: str | None, width: int) -> str:
-    if tool.executable_instruction:
-        return _shorten(tool.executable_instruction, width)
-    if tool.name == default_retrieval:
-        return "(default retrieval: runs beside routed tools)"
-    return "(no routing question: runs only when forced)"
+COORDINATOR_PHASE = "(coordinator: runs before routing on every task, C2)"
+"""A coordinator of the coordinator phase (A3): it runs whether or not it is routed."""
+OUTSIDE_THE_PHASE = "(coordinator outside the phase: runs when deep fallback plans it, D2)"
+"""A coordinator with ``decomposes = False``, such as the deep-search coordinator."""
+DEFAULT_RETRIEVAL = "(default retrieval: runs beside routed tools)"
+ONLY_FORCED = "(no routing question: runs only when forced)"
+
+
+def when_it_runs(tool: AnyTool, default_retrieval: str | None, width: int = 60) -> str:
+    """When ``tool`` runs, in words: its phase, its routing question, or that only forcing does.
+
+    A coordinator of the coordinator phase runs before routing on every task it is a
+    candidate for (A3, C2), then, if it has a routing question, may be routed too
+    (``"(coordinator: ...) + routed: drug_check: true when ..."``).
+    """
+    question = _shorten(tool.executable_instruction, width) if tool.executable_instruction else ""
+    if is_coordinator(tool):
+        phase = COORDINATOR_PHASE if tool.decomposes else OUTSIDE_THE_PHASE
+        return f"{phase} + routed: {question}" if question else phase
+    if question:
+        return question
+    return DEFAULT_RETRIEVAL if tool.name == default_retrieval else ONLY_FORCED
 
 
 def tools_table(
     tools: Iterable[AnyTool], *, default_retrieval: str | None = None, question_width: int = 60
 ) -> list[str]:
-    """A fixed-width table of tools: name, domain, system, priority, kind, routing question.
+    """A fixed-width table of tools: name, domain, system, priority, kind, when it runs.
+
+    The last column is the routing question (T5), or what runs the tool without one:
+    the coordinator phase (C2), deep fallback (D2), the default retrieval (A5), forcing (F1).
 
     Args:
         tools: The tools, in the order to list them.
@@ -248,7 +267,7 @@ def tools_table(
             eligible_label(tool),
             str(tool.priority),
             tool_kind(tool),
-            _routing(tool, default_retrieval, question_width),
+            when_it_runs(tool, default_retrieval, question_width),
         )
         for tool in tools
     ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +24,7 @@ from langgraph.types import Command
 
 from toolweave.cli.render import person_line, progress_line
 from toolweave.graph.builder import build_graph, create_state_graph
-from toolweave.graph.context import Limits
+from toolweave.graph.context import Limits, RunContext
 from toolweave.graph.stored_state import stored_values
 from toolweave.graph.threads import ThreadStatus, require_interrupted, status_of, thread_status
 from toolweave.graph.validation import question_of
@@ -267,6 +267,7 @@ class Session:
         database_url: str | None = None,
         verbose: bool = False,
         run_timeout: float | None = None,
+        user_data: Mapping[str, Any] | None = None,
     ) -> None:
         """Build the assistant (from the environment) and the graph.
 
@@ -279,12 +280,21 @@ class Session:
                 the progress phrases; else only what a person asking should see (P4).
             run_timeout: Seconds one message's run may take in all (X5); ``None``:
                 :func:`default_run_timeout` of the request timeout.
+            user_data: The person's data for the gates and the tools (T4, N3), passed
+                to every run in the runtime context: never checkpointed, and every
+                value is a secret redacted from log lines and progress events (X4).
         """
         self.verbose = verbose
         self.lang = domain.default_language
         """The language of the conversation's lines for people: the last message's, as
         the graph's detector guesses it, else the domain's (a reply such as "2" keeps it)."""
         self.assistant = default_assistant()
+        self.context = (
+            None
+            if user_data is None
+            else RunContext(user_data=user_data, secret_keys=frozenset(user_data))
+        )
+        """The runtime context of every run: the user data, kept out of the checkpoints."""
         deadline = run_timeout if run_timeout is not None else default_run_timeout(None)
         self._closer = ExitStack()
         target = None if data_dir is None else thread_store(data_dir, database_url)
@@ -362,7 +372,7 @@ class Session:
         shown: str | None = None
         printed = 0  # characters of the streamed answer printed so far
         parts: Iterator[Any] = self.graph.stream(
-            run_input, config, stream_mode=["custom", "messages"]
+            run_input, config, context=self.context, stream_mode=["custom", "messages"]
         )
         for mode, data in parts:  # (mode, data) pairs: several modes were asked for
             if mode == "custom":

@@ -14,6 +14,10 @@ repository, distribution ``toolweave-korhaz``). Documents ingested with
 ``toolweave ingest PATH --domain NAME`` are a domain too. When two plugins provide
 the same domain name, the one loaded last wins, with a warning (T1); a plugin's
 domain wins over ingested documents of the same name.
+
+A domain that is not named is the only one there is: with several, nothing picks one
+silently (N2); :func:`default_domain` raises :class:`DomainNotChosenError`, whose
+message lists them (the command line takes ``--domain`` or ``TOOLWEAVE_DOMAIN``).
 """
 
 from __future__ import annotations
@@ -54,6 +58,24 @@ class NoDomainInstalledError(UnknownDomainError):
     """No installed plugin provides a domain and no documents were ingested.
 
     The message says, in one line, how to get one (:data:`NO_DOMAIN_HINT`).
+    """
+
+
+DOMAIN_ENV = "TOOLWEAVE_DOMAIN"
+"""The environment variable the command line reads its default ``--domain`` from (N2)."""
+
+CHOOSE_HINT = (
+    f"name one with `--domain NAME`, or set {DOMAIN_ENV}=NAME for every command "
+    "(`toolweave domains` lists them)"
+)
+"""How to choose a domain, said when several are installed and none is named (N2)."""
+
+
+class DomainNotChosenError(UnknownDomainError):
+    """Several domains are installed and none was named (N2).
+
+    No domain is picked silently: the one-line message lists the domains and says
+    how to name one (:data:`CHOOSE_HINT`).
     """
 
 
@@ -117,13 +139,17 @@ def _default_of(
     data_dir: str | os.PathLike[str] | None,
     database_url: str | None,
 ) -> str:
-    if installed.domains:
-        return next(iter(installed.domains))
+    """The only domain there is (N2), else an error that says what to do."""
     from toolweave.domains.documents import ingested_domains
 
-    ingested = sorted(ingested_domains(data_dir, database_url=database_url))
-    if ingested:
-        return ingested[0]
+    names = sorted({*installed.domains, *ingested_domains(data_dir, database_url=database_url)})
+    if len(names) == 1:
+        return names[0]
+    if names:
+        raise DomainNotChosenError(
+            f"{len(names)} domains are installed ({', '.join(names)}) and none was named: "
+            f"{CHOOSE_HINT}"
+        )
     if installed.broken:  # say why the plugin that would have provided one is missing
         raise next(iter(installed.broken.values()))
     raise NoDomainInstalledError(f"no domain is installed: {NO_DOMAIN_HINT}")
@@ -132,14 +158,15 @@ def _default_of(
 def default_domain(
     *, data_dir: str | os.PathLike[str] | None = None, database_url: str | None = None
 ) -> str:
-    """The domain used when none is named: what ``toolweave ask`` without ``--domain`` asks.
+    """The domain used when none is named: the only one installed (N2).
 
-    The first domain of the first plugin in load order (distribution, then entry-point
-    name); without plugin domains, the first ingested domain by name.
+    Plugin domains and ingested ones count alike; with several, none is picked.
 
     Raises:
         NoDomainInstalledError: There is no domain at all; the one-line message says
             how to get one.
+        DomainNotChosenError: There are several; the one-line message lists them and
+            says how to name one.
     """
     return _default_of(_installed(), data_dir, database_url)
 
@@ -164,7 +191,8 @@ def load_domain(
     Args:
         name: A domain an installed plugin provides (``"korhaz"`` with the example
             package installed), or one whose documents were ingested
-            (``toolweave ingest --domain NAME``); ``None``: :func:`default_domain`.
+            (``toolweave ingest --domain NAME``); ``None``: :func:`default_domain`,
+            the only domain there is.
         data_dir: Where ingested documents live; default: the CLI's data directory.
         database_url: A ``postgresql://`` URL whose document tables hold the ingested
             domains instead (``toolweave ingest --database-url``); other URLs are ignored.
@@ -174,6 +202,7 @@ def load_domain(
 
     Raises:
         NoDomainInstalledError: There is no domain at all (the message says how to get one).
+        DomainNotChosenError: ``name`` is ``None`` and there are several (N2).
         UnknownDomainError: No domain has that name; the message lists the known ones.
         ConfigurationError: A plugin failed to load or returned something else.
     """
@@ -214,6 +243,7 @@ def golden_file(name: str | None = None) -> Path | None:
 
     Raises:
         NoDomainInstalledError: ``name`` is ``None`` and there is no domain at all.
+        DomainNotChosenError: ``name`` is ``None`` and there are several (N2).
     """
     installed = _installed()
     key = _default_of(installed, None, None) if name is None else name.strip()

@@ -4,9 +4,11 @@ Each such domain keeps its documents in ``<data dir>/documents/<NAME>.sqlite``,
 or, given a ``postgresql://`` database URL (``--database-url``,
 ``TOOLWEAVE_DATABASE_URL``), in that database's document tables under the
 collection ``NAME`` (:class:`~toolweave.tools.search.postgres_store.PostgresDocumentStore`),
-and gets a ready tool set: keyword retrieval as its default RAG tool, and deep
-fallback (a :class:`DeepSearchCoordinator` with a neighbour-page search and a
-context search capped by ``max_brute_force_page_count``, D5).
+and gets a ready tool set, every tool named with the domain: keyword retrieval as its
+default RAG tool (``<name>_search``), and deep fallback (``<name>_deep_search``, a
+:class:`DeepSearchCoordinator` with a neighbour-page search and a context search
+capped by ``max_brute_force_page_count``, D5). :func:`documents_domain` builds the same
+from Python, with your own tools and system prompt beside them.
 :func:`toolweave.domains.load_domain` finds these domains by name.
 """
 
@@ -14,15 +16,16 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
 from toolweave.coordinators.deep_search import DeepSearchCoordinator
 from toolweave.persistence import POSTGRES_SCHEMES
 from toolweave.state.errors import ConfigurationError, DatabaseUnavailableError, InvalidRequestError
 from toolweave.tools.base import ChatbotTool
-from toolweave.tools.domain import Domain
+from toolweave.tools.domain import DEFAULT_SYSTEM_PROMPT, Domain
 from toolweave.tools.search.context_search import ContextSearchTool
 from toolweave.tools.search.neighbor_search import NeighborPageSearchTool
 from toolweave.tools.search.postgres_store import MISSING_EXTRA, UNREACHABLE
@@ -113,10 +116,40 @@ def _postgres_collections(database_url: str) -> list[str]:
     return [str(row[0]) for row in rows if _NAME.match(str(row[0]))]
 
 
+def _deep_search(prefix: str, domain: str) -> DeepSearchCoordinator:
+    """The domain's deep-search coordinator, named with the domain, forcing its own searches."""
+
+    class DocumentsDeepSearch(DeepSearchCoordinator):
+        name: ClassVar[str] = f"{prefix}_deep_search"
+        search_tool: ClassVar[str] = f"{prefix}_context_search"
+        neighbor_search_tool: ClassVar[str | None] = f"{prefix}_neighbor_search"
+        description: ClassVar[str] = (
+            "Deep fallback: searches the documents for what the retrieved context lacks."
+        )
+
+    DocumentsDeepSearch.domain = domain
+    return DocumentsDeepSearch()
+
+
+def _checked_tools(name: str, tools: Iterable[ChatbotTool[Any]]) -> list[ChatbotTool[Any]]:
+    """``tools``, each of the domain or of every domain (T2): another domain's would never run."""
+    extra = list(tools)
+    for tool in extra:
+        if tool.domain not in (None, name):
+            raise ConfigurationError(
+                f"documents_domain({name!r}): tool {tool.name!r} belongs to domain "
+                f"{tool.domain!r} and would never run here; set its domain to {name!r} or None"
+            )
+    return extra
+
+
 def documents_domain(
     name: str,
     store: PageGraphStore,
     *,
+    tools: Iterable[ChatbotTool[Any]] = (),
+    system_prompt: str | None = None,
+    default_language: str | None = None,
     max_brute_force_page_count: int | None = MAX_BRUTE_FORCE_PAGE_COUNT,
 ) -> tuple[Domain, list[ChatbotTool[Any]]]:
     """A domain over a store of ingested documents, with retrieval and deep fallback.
@@ -124,33 +157,48 @@ def documents_domain(
     Args:
         name: The domain's name.
         store: Its documents.
+        tools: Your own tools, registered after the built-in ones (a tool of the same
+            name replaces the built-in one, T1); each of domain ``name`` or ``None``.
+        system_prompt: The base system prompt of the final answer (T8); default
+            :data:`~toolweave.tools.domain.DEFAULT_SYSTEM_PROMPT`.
+        default_language: The language assumed when normalization cannot tell (T10);
+            default ``"en"``.
         max_brute_force_page_count: D5 limit of the context search (``None``
             allows the whole-domain scan; fine for a few hundred pages).
 
     Returns:
-        ``(domain, tools)``: ``<name>_search`` (default retrieval), ``deep_search``,
-        ``neighbor_search`` and ``context_search``.
+        ``(domain, tools)``, each tool named with the domain (``-`` becomes ``_``):
+        ``<name>_search`` (default retrieval), ``<name>_deep_search`` (the deep-search
+        coordinator), ``<name>_neighbor_search`` and ``<name>_context_search``, then
+        ``tools``. Any other field of the domain: ``dataclasses.replace(domain, ...)``.
+
+    Raises:
+        ConfigurationError: One of ``tools`` belongs to another domain.
     """
-    coordinator = DeepSearchCoordinator()
-    retrieval = f"{name.replace('-', '_')}_search"
+    prefix = name.replace("-", "_")
+    extra = _checked_tools(name, tools)
+    coordinator = _deep_search(prefix, name)
+    retrieval = f"{prefix}_search"
     domain = Domain(
         name=name,
+        system_prompt=DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt,
         default_retrieval_tool=retrieval,
         description=f"Documents ingested with `toolweave ingest --domain {name}`.",
+        default_language=default_language or "en",
         deep_fallback=lambda prompt_type: None if prompt_type in NO_DEEP_SEARCH else coordinator,
     )
-    tools: list[ChatbotTool[Any]] = [
+    built: list[ChatbotTool[Any]] = [
         RetrievalTool(retrieval, name, store),
         coordinator,
-        NeighborPageSearchTool(DeepSearchCoordinator.neighbor_search_tool or "", name, store),
+        NeighborPageSearchTool(coordinator.neighbor_search_tool or "", name, store),
         ContextSearchTool(
-            DeepSearchCoordinator.search_tool,
+            coordinator.search_tool,
             name,
             store,
             max_brute_force_page_count=max_brute_force_page_count,
         ),
     ]
-    return domain, tools
+    return domain, [*built, *extra]
 
 
 def load_documents_domain(

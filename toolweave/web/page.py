@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from html import escape
@@ -27,6 +27,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from toolweave.graph.validation import parse_user_data
 from toolweave.pauses import page_pauses
 from toolweave.state.errors import ConfigurationError
 from toolweave.tools.ai.orchestration import ai_definitions, client_scripts
@@ -125,6 +126,12 @@ class ChatPage:
         strings: More string tables, by language then key (see ``static/strings.json``
             for the keys): a language toolweave has none for, or other words for some
             keys; a key a table lacks is taken from English.
+        user_data: The person's data for the gates and tools (T4, N3), from the page's
+            request (e.g. its session): ``lambda request: {"member_id": ...}``, or
+            ``None`` for none. The page sends it, with the panel's fields marked
+            ``data-user-data``, as every run's context: never checkpointed, redacted
+            from toolweave's logs and progress events (X4); the page that carries it
+            is never cached (``Cache-Control: no-store``).
     """
 
     assistant_id: str
@@ -135,6 +142,7 @@ class ChatPage:
     api_url: str = ""
     lang: str = ""
     strings: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    user_data: Callable[[Request], Mapping[str, Any] | None] | None = None
 
     def __post_init__(self) -> None:
         if not self.assistant_id.strip():
@@ -186,13 +194,19 @@ def string_of(tables: Mapping[str, Mapping[str, str]], lang: str, key: str) -> s
     return tables.get(lang, {}).get(key) or tables[FALLBACK_LANG][key]
 
 
-def render_page(page: ChatPage, *, base: str, api_url: str) -> str:
+def render_page(
+    page: ChatPage, *, base: str, api_url: str, user_data: Mapping[str, Any] | None = None
+) -> str:
     """The page's HTML with its config, title and panel filled in.
 
     Args:
         page: What the page shows and talks to.
         base: The page's own URL path (assets are under ``<base>/static``).
         api_url: Where the page finds the LangGraph API.
+        user_data: The person's data the page sends with every run (N3), if any.
+
+    Raises:
+        InvalidRequestError: ``user_data`` is not plain JSON-like data (X5).
     """
     config = {
         "assistantId": page.assistant_id,
@@ -203,6 +217,8 @@ def render_page(page: ChatPage, *, base: str, api_url: str) -> str:
         "clientTools": {s.tool_id: s.title or s.tool_id for s in page.client_scripts},
         "lang": page.lang,
     }
+    if user_data:
+        config["userData"] = parse_user_data(user_data)
     block = f'<script type="application/json" id="toolweave-config">{_json_for_html(config)}'
     # how the page answers each pause kind (Q7): "question" or "client_tools"
     kinds = _json_for_html(page_pauses())
@@ -271,8 +287,10 @@ def chat_routes(page: ChatPage, *, path: str = "/chat") -> list[BaseRoute]:
 
     async def chat(request: Request) -> Response:
         api_url = page.api_url or str(request.scope.get("root_path", "")).rstrip("/")
-        html = render_page(page, base=_base(request, path), api_url=api_url)
-        return HTMLResponse(html, headers=headers)
+        data = None if page.user_data is None else page.user_data(request)
+        html = render_page(page, base=_base(request, path), api_url=api_url, user_data=data)
+        private = {**headers, "Cache-Control": "no-store"} if data else headers
+        return HTMLResponse(html, headers=private)
 
     async def tool(request: Request) -> Response:
         source = scripts.get(str(request.path_params["tool_id"]))

@@ -767,11 +767,19 @@
     return Array.isArray(messages) && messages.length ? messages[messages.length - 1] : null;
   }
 
+  /** The person's data (N3, userdata.js): the run's context, so no checkpoint holds it. */
+  function runContext() {
+    const helper = window.ToolweaveUserData;
+    return helper ? helper.runContext(document, config.userData) : null;
+  }
+
   async function stream(turn, payload) {
     const body = Object.assign(
       { assistant_id: assistantId, stream_mode: STREAM_MODES, stream_subgraphs: true },
       payload
     );
+    const context = runContext();
+    if (context) body.context = context;
     const path = "/threads/" + encodeURIComponent(threadId) + "/runs/stream";
     const response = await request("POST", path, body);
     for await (const ev of readEvents(response)) handleEvent(ev, turn);

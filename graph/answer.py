@@ -10,6 +10,7 @@ from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 
 from toolweave.coordinators.deep_search import DeepSearchCoordinator
+from toolweave.graph.clarify import exchange_of
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.nodes import Steps, make_node
 from toolweave.llm import prompts
@@ -137,7 +138,8 @@ def clarification_turn(
     A request that asked ``rounds`` clarification questions ends on them: the
     question, then each asked question (an AI message) and the reply (a human
     message). The exchanges are part of the request, so the history given to the
-    answer model ends before the question: never on the question just answered.
+    answer model ends before the question: never on the question just answered. A
+    reply that is the number of an offered choice ("2") is that choice.
     """
     end = len(messages) - 1  # the question, or the last reply
     exchanges: list[ClarificationExchange] = []
@@ -145,7 +147,7 @@ def clarification_turn(
         asked, reply = messages[end - 1], messages[end]
         if not (isinstance(asked, AIMessage) and isinstance(reply, HumanMessage)):
             break
-        exchanges.insert(0, ClarificationExchange(question=asked.text, reply=reply.text))
+        exchanges.insert(0, exchange_of(asked, reply.text))
         end -= 2
     return list(messages[:end]), exchanges
 

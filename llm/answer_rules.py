@@ -53,7 +53,7 @@ def uncovered_subject(request: AnswerRequest) -> str | None:
     asked = [(p.prompt, p.documents or request.documents) for p in request.parts]
     if not asked:
         clauses = offline_reading.question_parts(request.question)
-        asked = [(f"{clause} {request.replies}".strip(), request.documents) for clause in clauses]
+        asked = [(clause, request.documents) for clause in clauses]
     subjects = [
         offline_reading.uncovered_subject(question, [(d.document_name, d.text) for d in docs])
         for question, docs in asked

@@ -396,7 +396,8 @@ class OfflineAssistant(LlmAssistant):
         """The answer's lines, each with the document it quotes (``None``: a guaranteed text).
 
         Without parts: the guaranteed texts, then the sentences answering the question
-        with its clarification replies (Q8). With parts (S6): per part, its guaranteed
+        with its clarification replies (Q8), or, when none does, the question alone
+        (a reply in other words than the context's). With parts (S6): per part, its guaranteed
         texts and the sentences of its own documents answering its prompt (of the whole
         context when its own answer nothing); then the guaranteed texts of no part (a
         deep search's answers). When no part finds anything, the whole question is read
@@ -414,6 +415,10 @@ class OfflineAssistant(LlmAssistant):
         if request.parts and not lines:
             picked = self._read(request.question, request.documents, request.replies)
             lines = [(c.text, c.source) for c in picked]
+        if not request.parts and replies and not any(doc for _, doc in lines):
+            # the replies in words the context does not use ("Cardiology" for a page
+            # that says "Kardiológia"): the tool understood them; read the question alone
+            lines += [(c.text, c.source) for c in self._read(request.question, request.documents)]
         lines += [(text.strip(), None) for text in request.guaranteed if text.strip()]
         kept: dict[str, UniqueTextDocument | None] = {}
         for text, doc in lines:  # each line once, where it first comes

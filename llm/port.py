@@ -136,7 +136,10 @@ class ClarificationExchange:
     question: str
     """What the tool asked, e.g. "Which branch do you mean?"."""
     reply: str
-    """What the person replied, e.g. "Central"."""
+    """What the person replied, e.g. "Central" (a choice's number read as that choice)."""
+    asker: str = ""
+    """Who asked, as ``"task_no:tool_name"``; ``""`` when not known. A tool that asks
+    again was not answered by the reply before: only its last reply is in force."""
 
 
 @dataclass(frozen=True)
@@ -163,8 +166,13 @@ class AnswerRequest:
 
     @property
     def replies(self) -> str:
-        """The person's clarification replies, in order, one space apart (Q8)."""
-        return " ".join(c.reply.strip() for c in self.clarifications if c.reply.strip())
+        """The person's clarification replies in force, in order, one space apart (Q8).
+
+        A tool that asked again was not answered by the reply before ("fogászat", a
+        department it does not know): of one asker's replies only the last counts.
+        """
+        last = {(c.asker or str(n)): c for n, c in enumerate(self.clarifications)}
+        return " ".join(c.reply.strip() for c in last.values() if c.reply.strip())
 
     @property
     def asked(self) -> str:

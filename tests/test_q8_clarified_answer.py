@@ -36,6 +36,7 @@ ASKED = "Which branch do you mean?"
 QUESTION = "When is the branch open?"
 CENTRAL = "The Central branch is open from 9:00 to 18:00."
 RIVERSIDE = "The Riverside branch is open from 11:00 to 19:00."
+ASKER = "1:branch_hours"
 
 
 def _page(branch: str, text: str) -> UniqueTextDocument:
@@ -132,7 +133,7 @@ def test_Q8_the_request_carries_the_exchange_and_the_history_does_not_end_on_it(
     graph.invoke({"messages": [HumanMessage("Hello, is this the library?")]}, _config("h"))
     out = _clarified(graph, path, thread="h")
     (_, request) = seen
-    assert list(request.clarifications) == [ClarificationExchange(ASKED, "Central")]
+    assert list(request.clarifications) == [ClarificationExchange(ASKED, "Central", ASKER)]
     assert request.asked == f"{QUESTION} Central"
     assert [m.text for m in request.history][-2:] == [
         "Hello, is this the library?",
@@ -253,3 +254,39 @@ def test_Q8_bench_hospital_examples_offline_repeat_nothing(capsys: Any) -> None:
     run, paused, repeats = (int(cell) for cell in row[3:6])
     assert paused == run > 0
     assert repeats == 0
+
+
+def test_Q8_async_resume_replaces_an_answer_that_asks_again() -> None:
+    import asyncio
+
+    async def repeat(request: AnswerRequest) -> str:
+        return ASKED
+
+    graph = _graph(FunctionAssistant(route=_when_open, answer=repeat))
+
+    async def run() -> dict[str, Any]:
+        config = _config("q8-async")
+        await graph.ainvoke({"messages": [HumanMessage(QUESTION)]}, config)
+        return await graph.ainvoke(Command(resume="Central"), config)  # type: ignore[no-any-return]
+
+    assert asyncio.run(run())["answer"] == CENTRAL
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_Q8_a_reply_by_choice_number_reaches_the_answer_as_the_choice(path: str) -> None:
+    seen: list[AnswerRequest] = []
+
+    def answer(request: AnswerRequest) -> str:
+        seen.append(request)
+        return "noted"
+
+    graph = _graph(FunctionAssistant(route=_when_open, answer=answer))
+    graph.invoke({"messages": [HumanMessage(QUESTION)]}, _config("n"))
+    if path == "command":
+        graph.invoke(Command(resume="2"), _config("n"))
+    else:
+        graph.invoke({"messages": [HumanMessage("2")]}, _config("n"))
+    (request,) = seen
+    assert list(request.clarifications) == [ClarificationExchange(ASKED, "Riverside", ASKER)]
+    offline = OfflineAssistant().answer(request).text
+    assert offline == RIVERSIDE

@@ -280,3 +280,13 @@ def test_S6_parts_prompt_template_has_what_its_filler_passes() -> None:
     assert "1. a?\n2. b?" in text
     one = prompts.answer_system(language="English", context="c", guaranteed="", parts=["a?"])
     assert "parts" not in one  # one subtask is no split
+
+
+def test_S6_async_run_answers_both_parts() -> None:
+    import asyncio
+
+    graph = _split_graph(OfflineAssistant())
+    config = {"configurable": {"thread_id": "s6-async"}}
+    out = asyncio.run(graph.ainvoke({"messages": [HumanMessage(QUESTION)]}, config))
+    assert SUNDAY_FACT in out["answer"]
+    assert FEE_FACT in out["answer"]

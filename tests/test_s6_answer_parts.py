@@ -203,6 +203,26 @@ def test_S6_a_routed_two_part_question_gets_both_facts_offline() -> None:
     assert {s.document_id for s in out["sources"]} == {"opening-hours", "membership-fees"}
 
 
+class RoutedHours(OpeningHours):
+    executable_instruction: ClassVar[str | None] = (
+        "opening_hours: true when the question asks when the library is open"
+    )
+
+
+class RoutedFees(MembershipFees):
+    executable_instruction: ClassVar[str | None] = (
+        "membership_fees: true when the question asks how much the membership or a card costs"
+    )
+
+
+def test_S6_a_two_part_question_routed_to_two_tools_gets_both_facts_offline() -> None:
+    graph = build_graph("library", [RoutedHours(), RoutedFees()], assistant=OfflineAssistant())
+    out = _ask(graph)
+    assert out["activated"] == ["1:opening_hours", "1:membership_fees"]
+    assert SUNDAY_FACT in out["answer"], out["answer"]
+    assert FEE_FACT in out["answer"], out["answer"]
+
+
 def test_S6_a_routed_one_part_question_is_answered_as_before() -> None:
     out = _ask(_routed_graph(), SUNDAY_PART)
     assert SUNDAY_FACT in out["answer"]

@@ -290,3 +290,10 @@ def test_Q8_a_reply_by_choice_number_reaches_the_answer_as_the_choice(path: str)
     assert list(request.clarifications) == [ClarificationExchange(ASKED, "Riverside", ASKER)]
     offline = OfflineAssistant().answer(request).text
     assert offline == RIVERSIDE
+
+
+def test_Q8_exchanges_template_placeholders_are_what_its_filler_passes() -> None:
+    import string
+
+    template = prompts.ANSWER_CLARIFIED_PROMPT
+    assert {n for _, n, _, _ in string.Formatter().parse(template) if n} == {"exchanges"}

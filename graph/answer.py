@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 
+from toolweave.coordinators.deep_search import DeepSearchCoordinator
+from toolweave.graph.clarify import exchange_of
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.nodes import Steps, make_node
 from toolweave.llm import prompts
@@ -16,16 +18,23 @@ from toolweave.llm.answer_rules import (
     cites_only,
     echoes_prompt,
     quoted_citations,
+    repeats_clarification,
     repeats_itself,
     uncovered_subject,
     without_placeholders,
 )
 from toolweave.llm.offline import OfflineAssistant
-from toolweave.llm.port import AnswerRequest, LlmAssistant
-from toolweave.state.documents import sources_of
+from toolweave.llm.port import AnswerPart, AnswerRequest, ClarificationExchange, LlmAssistant
+from toolweave.state.documents import UniqueTextDocument, sources_of
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
-from toolweave.state.task import ROOT_TASK_NO, PromptAndContext
+from toolweave.state.task import (
+    ROOT_TASK_NO,
+    PromptAndContext,
+    TaskNode,
+    TaskStatus,
+    execution_text,
+)
 from toolweave.state.tree import nested
 from toolweave.tools.registry import ToolRegistry
 
@@ -46,6 +55,101 @@ def guaranteed_texts(entries: Sequence[PromptAndContext]) -> list[str]:
     execution text of the subtask it answers.
     """
     return [entry.context for entry in entries]
+
+
+def user_parts(state: GraphState, registry: ToolRegistry) -> list[TaskNode]:
+    """The root's subtasks that split the person's question: its parts (S6).
+
+    A part is a subtask of the root that a coordinator of the domain created
+    (``owner_coordinator_name``, K2) and that was not skipped (K3). The deep search's
+    subtasks are not parts: they look for missing pieces of the question (D3), and
+    their answers reach the answer as guaranteed context of no part. They are told
+    apart by their owner: the run's deep-search coordinator (``deep_fallback_owner``)
+    or any :class:`~toolweave.coordinators.deep_search.DeepSearchCoordinator`.
+    """
+    tasks = state["tasks"]
+    root = tasks.get(ROOT_TASK_NO)
+    if root is None:
+        return []
+    deep = state.get("deep_fallback_owner")
+    parts: list[TaskNode] = []
+    for task_no in root.children:
+        node = tasks.get(task_no)
+        owner = None if node is None else node.task.owner_coordinator_name
+        if node is None or owner is None or owner == deep or node.status is TaskStatus.SKIPPED:
+            continue
+        if not isinstance(registry.get(owner), DeepSearchCoordinator):
+            parts.append(node)
+    return parts
+
+
+def _subtree(tasks: dict[str, TaskNode], node: TaskNode) -> list[TaskNode]:
+    """``node`` and every task below it."""
+    found = [node]
+    for child in node.children:
+        if child in tasks:
+            found += _subtree(tasks, tasks[child])
+    return found
+
+
+def answer_part(state: GraphState, node: TaskNode) -> AnswerPart:
+    """One part of the question: the subtask's prompt and its (and its subtasks') results (S6).
+
+    Its documents are the answer's context documents (R6-merged, read as text, R10)
+    that its tools returned (context buffer under its ``task_no``, S4); its guaranteed
+    texts, the guaranteed contexts given on its execution text (M6).
+    """
+    below = _subtree(state["tasks"], node)
+    numbers = {n.task_no for n in below}
+    texts = {execution_text(n.task) for n in below}
+    buffer = state.get("context_buffer") or {}
+    returned = [
+        doc
+        for key, entries in buffer.items()
+        if key.rpartition(":")[0] in numbers
+        for entry in entries
+        for doc in entry.documents
+    ]
+    return AnswerPart(
+        prompt=node.task.task_prompt,
+        documents=_held(state["documents"], returned),
+        guaranteed=[g.context for g in state["guaranteed"] if g.prompt in texts],
+    )
+
+
+def _held(
+    context: Sequence[UniqueTextDocument], returned: Sequence[UniqueTextDocument]
+) -> list[UniqueTextDocument]:
+    """The context documents that are ``returned`` ones.
+
+    By R6 identity; a passage without a sentence number by its document and page,
+    whatever number the context gave it.
+    """
+    keys = {doc.key for doc in returned}
+    pages = {(doc.document_id, doc.page) for doc in returned if doc.sentence_number is None}
+    return [doc for doc in context if doc.key in keys or (doc.document_id, doc.page) in pages]
+
+
+def clarification_turn(
+    messages: Sequence[AnyMessage], rounds: int
+) -> tuple[list[AnyMessage], list[ClarificationExchange]]:
+    """The messages before this request's question, and its clarification exchanges (Q8).
+
+    A request that asked ``rounds`` clarification questions ends on them: the
+    question, then each asked question (an AI message) and the reply (a human
+    message). The exchanges are part of the request, so the history given to the
+    answer model ends before the question: never on the question just answered. A
+    reply that is the number of an offered choice ("2") is that choice.
+    """
+    end = len(messages) - 1  # the question, or the last reply
+    exchanges: list[ClarificationExchange] = []
+    while rounds > len(exchanges) and end >= 2:
+        asked, reply = messages[end - 1], messages[end]
+        if not (isinstance(asked, AIMessage) and isinstance(reply, HumanMessage)):
+            break
+        exchanges.insert(0, exchange_of(asked, reply.text))
+        end -= 2
+    return list(messages[:end]), exchanges
 
 
 NOT_COVERED_REASON = (
@@ -77,6 +181,13 @@ PLACEHOLDER_REASON = "; a line of the answer was a code placeholder alone (null)
 """Ledger reason's tail when placeholder lines were dropped from an answer."""
 
 
+REASKED_REASON = (
+    "; the answer asked again the clarification question the person had just answered: "
+    "the offline reading's answer from the same context replaces it (Q8, R9)"
+)
+"""Ledger reason's tail when an answer that repeated the clarification question was replaced."""
+
+
 EMPTY_REASON = (
     "; the answer said nothing: the offline reading's answer from the same context replaces it (R9)"
 )
@@ -91,6 +202,8 @@ def _no_answer(text: str, request: AnswerRequest) -> str | None:
         return LOOP_REASON
     if not text.strip():
         return EMPTY_REASON
+    if repeats_clarification(text, request) is not None:
+        return REASKED_REASON
     return None
 
 
@@ -106,6 +219,29 @@ def _unsourced_answer(text: str, tree: Any, *, verdict: str, reason: str) -> dic
         "messages": [AIMessage(content=text)],
         "ledger": [entry],
     }
+
+
+def answer_request(state: GraphState, deps: Dependencies) -> AnswerRequest:
+    """What the answer is generated from (A7, T8, S6, Q8).
+
+    The context, the question's parts, the clarification exchanges and the history
+    before the question.
+    """
+    rounds = state.get("clarification_rounds") or 0
+    earlier, exchanges = clarification_turn(state["messages"], rounds)
+    window = deps.limits.history_messages
+    return AnswerRequest(
+        question=state["message"].question,
+        user_lang=state["message"].user_lang,
+        system_prompt=answer_system_prompt(
+            deps.domain.system_prompt, state["activated"], deps.registry
+        ),
+        documents=state["documents"],
+        guaranteed=guaranteed_texts(state["guaranteed"]),
+        history=earlier[-window:] if window else [],
+        parts=[answer_part(state, node) for node in user_parts(state, deps.registry)],
+        clarifications=exchanges,
+    )
 
 
 def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
@@ -139,16 +275,7 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
         if withheld is not None:
             kind, text = withheld
             return _unsourced_answer(text, tree, verdict="withheld", reason=kind)
-        request = AnswerRequest(
-            question=state["message"].question,
-            user_lang=state["message"].user_lang,
-            system_prompt=answer_system_prompt(
-                deps.domain.system_prompt, state["activated"], deps.registry
-            ),
-            documents=state["documents"],
-            guaranteed=guaranteed_texts(state["guaranteed"]),
-            history=state["messages"][:-1][-deps.limits.history_messages :],
-        )
+        request = answer_request(state, deps)
         subject = uncovered_subject(request)
         if subject is not None:
             text = prompts.no_information_answer(request.user_lang)

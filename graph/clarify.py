@@ -18,6 +18,7 @@ from langchain_core.messages import AIMessage
 
 from toolweave.graph.context import Dependencies
 from toolweave.graph.tool_call import Outcome
+from toolweave.llm.port import ClarificationExchange
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.pauses import Clarification
@@ -61,6 +62,34 @@ def replied(pending: Clarification, text: str, reason: str) -> dict[str, Any]:
     return {"pause": pending.model_copy(update={"reply": reply}), "ledger": [entry]}
 
 
+PAUSE_KEY = "toolweave_clarification"
+"""Where a clarification question's AI message keeps who asked and the choices (Q8)."""
+
+
+def clarification_message(question: Clarification) -> AIMessage:
+    """The conversation's message of a clarification question, who asked and the choices with it.
+
+    They let the answer step read a reply that is a choice's number as that choice,
+    and tell a reply the same tool asked past from one still in force
+    (:func:`exchange_of`), whichever way the reply arrived (Q2, Q8).
+    """
+    asker = completion_key(question.task_no, question.tool)
+    extra = {PAUSE_KEY: {"asker": asker, "choices": list(question.choices)}}
+    return AIMessage(content=question.question, additional_kwargs=extra)
+
+
+def exchange_of(asked: AIMessage, reply: str) -> ClarificationExchange:
+    """The exchange of a clarification message and its reply, a choice's number resolved."""
+    tagged = asked.additional_kwargs.get(PAUSE_KEY)
+    facts = tagged if isinstance(tagged, dict) else {}
+    choices = [str(c) for c in facts.get("choices") or ()]
+    return ClarificationExchange(
+        question=asked.text,
+        reply=resolve_choice(reply, choices),
+        asker=str(facts.get("asker") or ""),
+    )
+
+
 def reply_for(state: GraphState, tool: str) -> str | None:
     """The user's reply to ``tool``'s question, when it waits for the tool (Q2)."""
     pending = state.get("pause")
@@ -90,5 +119,5 @@ def pause_for_clarification(
         "tasks": {node.task_no: node.model_copy(update={"requests": requests})},
         "pause": question,
         "clarification_rounds": rounds + 1,
-        "messages": [AIMessage(content=question.question)],
+        "messages": [clarification_message(question)],
     }

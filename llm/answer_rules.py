@@ -9,7 +9,9 @@ The answer node applies them around the answer call:
 - :func:`echoes_prompt`: an answer that writes back the answer prompt is no answer;
 - :func:`repeats_itself`: nor is one that loops ("szabad szabad szabad ...");
 - :func:`without_placeholders`: a line that is a code placeholder alone ("null") is
-  dropped.
+  dropped;
+- :func:`repeats_clarification`: an answer that asks again the clarification question
+  the person just answered is no answer (Q8).
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ import re
 from toolweave.llm import offline_reading, prompts
 from toolweave.llm.chat_messages import passage_label, passage_source
 from toolweave.llm.chat_model import CUT_MARK
+from toolweave.llm.lexical import content_words, fold
 from toolweave.llm.port import CITATION, AnswerRequest, cited_documents
 from toolweave.llm.structured import looping_reply
+from toolweave.tools import text as kit
 
 
 def uncovered_subject(request: AnswerRequest) -> str | None:
@@ -36,13 +40,66 @@ def uncovered_subject(request: AnswerRequest) -> str | None:
     Only over stored pages' sentences: a tool's own data ("kardiológia: 3 free beds"
     for "Van szabad ágy a kardiológián?", no sentence number) answers in the tool's
     words, maybe in another language, so the assistant reads it.
+
+    A question of several parts (S6) is not covered only when no part is: each part
+    (a subtask's prompt over its own documents, else each question the message joins,
+    :func:`~toolweave.llm.offline_reading.question_parts`) is judged on its own, so
+    one part the context lacks never takes the other's answer away.
     """
     if any(text.strip() for text in request.guaranteed):
         return None
     if any(d.sentence_number is None for d in request.documents):
         return None  # a tool's own data, not a page's sentence: it may say it its own way
-    passages = [(d.document_name, d.text) for d in request.documents]
-    return offline_reading.uncovered_subject(request.question, passages)
+    asked = [(p.prompt, p.documents or request.documents) for p in request.parts]
+    if not asked:
+        clauses = offline_reading.question_parts(request.question)
+        asked = [(clause, request.documents) for clause in clauses]
+    subjects = [
+        offline_reading.uncovered_subject(question, [(d.document_name, d.text) for d in docs])
+        for question, docs in asked
+    ]
+    if any(subject is None for subject in subjects):
+        return None
+    return "; ".join(dict.fromkeys(s for s in subjects if s))
+
+
+def repeats_clarification(answer: str, request: AnswerRequest) -> str | None:
+    """The clarification question ``answer`` asks again, else ``None`` (Q8).
+
+    After the person answered "Which branch do you mean?", an answer that asks it
+    again is no answer: the 1.5B model answered with the clarification question, word
+    for word, in every such case of the hospital's set. The answer repeats it when it
+    is that question, or when one of its own questions (a sentence ending in "?")
+    holds a question of it word for word, or every key word of one ("Could you tell
+    me which branch you mean?").
+    """
+    own = [_folded_words(s) for s in kit.split_sentences(answer) if s.rstrip().endswith("?")]
+    whole = _folded_words(answer)
+    for exchange in request.clarifications:
+        for sentence in _questions(exchange.question):
+            asked = _folded_words(sentence)
+            keys = {fold(w) for w in content_words(sentence)}
+            if whole == asked or any(
+                _holds_run(said, asked) or (keys and keys <= set(said)) for said in own
+            ):
+                return exchange.question
+    return None
+
+
+def _folded_words(text: str) -> list[str]:
+    return [fold(w) for w in kit.words(text)]
+
+
+def _questions(text: str) -> list[str]:
+    """The sentences of ``text`` that ask (end in "?"); all of it when none does."""
+    asking = [s for s in kit.split_sentences(text) if s.rstrip().endswith("?")]
+    return asking or [text]
+
+
+def _holds_run(said: list[str], asked: list[str]) -> bool:
+    """Whether ``asked`` occurs in ``said`` as a run of consecutive words."""
+    size = len(asked)
+    return size > 0 and any(said[i : i + size] == asked for i in range(len(said) - size + 1))
 
 
 ECHO_LABEL = re.compile(r"^\s*(guaranteed context\b[^:\n]*|context)\s*:", re.I | re.M)

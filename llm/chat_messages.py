@@ -12,7 +12,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from toolweave.llm.port import RoutingVerdict
+from toolweave.llm.port import AnswerPart, ClarificationExchange, RoutingVerdict
 from toolweave.llm.replies import BEST_FIT, tools_block
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.tools.registry import AnyTool
@@ -56,6 +56,29 @@ def passage_label(number: int, doc: UniqueTextDocument) -> str:
 def format_context(documents: Sequence[UniqueTextDocument]) -> str:
     """Numbered context passages: ``[n] name, p. 3: text``."""
     return "\n".join(passage_label(n, doc) + doc.text for n, doc in enumerate(documents, start=1))
+
+
+def part_lines(parts: Sequence[AnswerPart], documents: Sequence[UniqueTextDocument]) -> list[str]:
+    """Each part of a split question with where its facts are (S6).
+
+    ``When is the library open on Sunday? (passages [1], [2])``, ``How much is the
+    annual membership? (guaranteed context: The annual membership costs 30 euros.)``;
+    the passages numbered as :func:`format_context` numbers ``documents``.
+    """
+    number = {doc.key: n for n, doc in enumerate(documents, start=1)}
+    lines: list[str] = []
+    for part in parts:
+        where = [f"[{number[d.key]}]" for d in part.documents if d.key in number]
+        said = [t.strip() for t in part.guaranteed if t.strip()]
+        notes = [f"passages {', '.join(where)}"] if where else []
+        notes += [f"guaranteed context: {' '.join(said)}"] if said else []
+        lines.append(f"{part.prompt.strip()} ({'; '.join(notes) or 'no passage of its own'})")
+    return lines
+
+
+def format_exchanges(exchanges: Sequence[ClarificationExchange]) -> str:
+    """The clarification questions asked and the replies, one pair per line (Q8)."""
+    return "\n".join(f"- Asked: {e.question.strip()} Reply: {e.reply.strip()}" for e in exchanges)
 
 
 @functools.lru_cache(maxsize=256)

@@ -27,7 +27,9 @@ from toolweave.llm.chat_messages import (
     cached_tools_block,
     dialogue,
     format_context,
+    format_exchanges,
     format_history,
+    part_lines,
     verdicts,
 )
 from toolweave.llm.offline_extract import INVENTED_INPUT, ground_request, invented_required
@@ -467,12 +469,14 @@ class ChatModelAssistant(LlmAssistant):
             language=prompts.language_name(request.user_lang),
             context=format_context(request.documents),
             guaranteed=guaranteed,
+            parts=part_lines(request.parts, request.documents),  # S6
+            exchanges=format_exchanges(request.clarifications),  # Q8
         )
         system = "\n\n".join(p for p in (request.system_prompt.strip(), instructions) if p)
         messages: list[BaseMessage] = [
             SystemMessage(content=system),
             *dialogue(request.history, self.history_window),
-            HumanMessage(content=request.question),
+            HumanMessage(content=request.asked),  # Q8: the replies are part of the request
         ]
         config: RunnableConfig = {"run_name": "answer", "tags": [ANSWER_TAG]}
         step = retries.streamed(

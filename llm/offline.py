@@ -33,6 +33,7 @@ from toolweave.llm.offline_routing import (
 )
 from toolweave.llm.passthrough import stream_message
 from toolweave.llm.port import (
+    AnswerPart,
     AnswerRequest,
     ContextVerdict,
     ExtractedRequest,
@@ -363,19 +364,23 @@ class OfflineAssistant(LlmAssistant):
         return {tool.name: extract_request(user_prompt, tool.request_model)}
 
     def answer(self, request: AnswerRequest) -> AIMessage:
-        """Quote the context sentences that answer the question (A7).
+        """Quote the context sentences that answer the question, each part of it (A7, S6).
 
         Sentences are picked by :func:`~toolweave.llm.offline_reading.answering`
-        (:meth:`_pick`). With no such sentence and no guaranteed text the answer says
-        plainly, in the user's language, that the sources do not cover the question.
-        The sources are not part of the text: :meth:`answer_sources` names the
-        documents of the quoted sentences (R9).
+        (:meth:`_pick`), for the whole question and for each question it joins
+        (:func:`~toolweave.llm.offline_reading.question_parts`: "When is it open on
+        Sunday and how much is the membership?"). A question split into subtasks is
+        answered part by part, each from its own results (:meth:`_reading`). The
+        person's clarification replies are part of the question (Q8). With no such
+        sentence and no guaranteed text the answer says plainly, in the user's
+        language, that the sources do not cover the question. The sources are not
+        part of the text: :meth:`answer_sources` names the documents of the quoted
+        sentences (R9).
         """
-        guaranteed = [t.strip() for t in request.guaranteed if t.strip()]
-        picked = [c.text for c in self._pick(request.question, request.documents)]
-        if not guaranteed and not picked:
+        lines = [text for text, _ in self._reading(request)]
+        if not lines:
             return stream_message(prompts.no_information_answer(request.user_lang))
-        return stream_message("\n".join([*guaranteed, *picked]))
+        return stream_message("\n".join(lines))
 
     def answer_sources(self, request: AnswerRequest, answer: str) -> list[UniqueTextDocument]:
         """The documents of the sentences :meth:`answer` quoted, in answer order (R9).
@@ -384,8 +389,63 @@ class OfflineAssistant(LlmAssistant):
         """
         guaranteed = {t.strip() for t in request.guaranteed}
         quoted = [d for d in request.documents if d.text.strip() in guaranteed]
-        picked = [c.source for c in self._pick(request.question, request.documents)]
+        picked = [doc for _, doc in self._reading(request) if doc is not None]
         return list(dict.fromkeys([*quoted, *picked]))
+
+    def _reading(self, request: AnswerRequest) -> list[tuple[str, UniqueTextDocument | None]]:
+        """The answer's lines, each with the document it quotes (``None``: a guaranteed text).
+
+        Without parts: the guaranteed texts, then the sentences answering the question
+        with its clarification replies (Q8), or, when none does, the question alone
+        (a reply in other words than the context's). With parts (S6): per part, its guaranteed
+        texts and the sentences of its own documents answering its prompt (of the whole
+        context when its own answer nothing); then the guaranteed texts of no part (a
+        deep search's answers). When no part finds anything, the whole question is read
+        from the whole context.
+        """
+        whole = AnswerPart(request.question, request.documents, request.guaranteed)
+        replies = "" if request.parts else request.replies
+        lines: list[tuple[str, UniqueTextDocument | None]] = []
+        for part in request.parts or (whole,):
+            lines += [(text.strip(), None) for text in part.guaranteed if text.strip()]
+            picked = self._read(part.prompt, part.documents, replies)
+            if not picked and not part.guaranteed:
+                picked = self._read(part.prompt, request.documents, replies)
+            lines += [(c.text, c.source) for c in picked]
+        if request.parts and not lines:
+            picked = self._read(request.question, request.documents, request.replies)
+            lines = [(c.text, c.source) for c in picked]
+        if not request.parts and replies and not any(doc for _, doc in lines):
+            # the replies in words the context does not use ("Cardiology" for a page
+            # that says "Kardiológia"): the tool understood them; read the question alone
+            lines += [(c.text, c.source) for c in self._read(request.question, request.documents)]
+        lines += [(text.strip(), None) for text in request.guaranteed if text.strip()]
+        kept: dict[str, UniqueTextDocument | None] = {}
+        for text, doc in lines:  # each line once, where it first comes
+            kept.setdefault(text, doc)
+        return list(kept.items())
+
+    def _read(
+        self, question: str, documents: Sequence[UniqueTextDocument], replies: str = ""
+    ) -> list[offline_reading.Candidate[UniqueTextDocument]]:
+        """The sentences answering ``question`` and each question it joins (S6), in that order.
+
+        "When is the library open on Sunday and how much is the annual membership?":
+        the whole question's sentences (the Sunday hours), then those of each of its
+        questions not quoted yet (the membership fee). ``replies``, the person's
+        clarification replies, belong to each (Q8).
+        """
+        picked = self._pick(f"{question} {replies}".strip(), documents)
+        clauses = offline_reading.question_parts(question)
+        if len(clauses) < 2:
+            return picked
+        seen = {(id(c.source), c.text) for c in picked}
+        for clause in clauses:
+            for candidate in self._pick(f"{clause} {replies}".strip(), documents):
+                if (id(candidate.source), candidate.text) not in seen:
+                    seen.add((id(candidate.source), candidate.text))
+                    picked.append(candidate)
+        return picked
 
     def _pick(
         self, question: str, documents: Sequence[UniqueTextDocument]

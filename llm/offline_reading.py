@@ -20,6 +20,7 @@ from typing import Generic, TypeVar
 
 from toolweave.llm.lexical import (
     GREETINGS,
+    QUESTION_WORDS,
     content_words,
     fold,
     is_generic,
@@ -563,3 +564,94 @@ def page_runs(texts: Iterable[tuple[str, int | None, str]]) -> list[list[str]]:
     for document_id, page, text in texts:
         runs.setdefault((document_id, page), []).append(text)
     return list(runs.values())
+
+
+PART_JOINERS = frozenset({"and", "also", "plus", "es", "illetve", "valamint", "meg"})
+"""Folded conjunctions that may join two questions in one message ("…, and how much…?",
+"…, és mennyibe…?"): function words of the language, not of any domain."""
+AUXILIARIES = frozenset({"is", "are", "do", "does", "can", "could", "will", "should", "may"})
+"""Folded English verbs a yes/no question opens with ("…, and can I renew it online?")."""
+_QUESTION_OPENERS = frozenset(fold(w) for w in QUESTION_WORDS)
+_TOKEN = re.compile(r"\w+|,", re.UNICODE)
+
+
+def _opens_question(word: str) -> bool:
+    """Whether ``word`` opens a question: a question word ("mennyibe" too) or an auxiliary."""
+    folded = fold(word)
+    if folded in _QUESTION_OPENERS or folded in AUXILIARIES:
+        return True
+    return any(len(q) >= 4 and folded.startswith(q) for q in _QUESTION_OPENERS)
+
+
+def _clause_cuts(sentence: str) -> list[tuple[int, int]]:
+    """Where a new question begins inside ``sentence``: (end of the one before, its start).
+
+    A new question begins at a question word or verb right after a joiner
+    (:data:`PART_JOINERS`) or a comma, the joiner and comma belonging to neither.
+    """
+    tokens = list(_TOKEN.finditer(sentence))
+    cuts: list[tuple[int, int]] = []
+    for at, token in enumerate(tokens[1:], start=1):
+        if not _opens_question(token.group()):
+            continue
+        first = at
+        if first > 0 and fold(tokens[first - 1].group()) in PART_JOINERS:
+            first -= 1
+        if first > 0 and tokens[first - 1].group() == ",":
+            first -= 1
+        if first < at and first > 0:
+            cuts.append((tokens[first].start(), token.start()))
+    return cuts
+
+
+def question_parts(question: str) -> list[str]:
+    """The questions one message asks, each on its own (S6); ``[question]`` when one.
+
+    A message asks two questions where a conjunction ("and", "és", …) or a comma is
+    followed by a question word or a question's verb ("When is the library open on
+    Sunday and how much is the annual membership?"), or where a sentence ending in a
+    question mark is followed by another. A piece naming no subject of its own
+    ("…, and how much?", "…, mi a számuk?") or with a word pointing back ("…, and
+    what is her phone number?") stays with the piece before it: it asks about the
+    same thing.
+    """
+    pieces: list[str] = []
+    for sentence in re.split(r"(?<=\?)\s+", question.strip()):
+        cuts = _clause_cuts(sentence)
+        starts = [0, *(start for _, start in cuts)]
+        ends = [*(end for end, _ in cuts), len(sentence)]
+        for start, end in zip(starts, ends, strict=True):
+            piece = sentence[start:end].strip(" ,;")
+            if piece and pieces and (not _own_words(piece) or _points_back(piece)):
+                pieces[-1] = f"{pieces[-1]} {piece}"
+            elif piece:
+                pieces.append(piece)
+    return pieces if len(pieces) > 1 else [question]
+
+
+def _own_words(piece: str) -> bool:
+    """Whether ``piece`` names a subject itself: a key word that can name one.
+
+    Not a *how* word (:data:`ANSWER_FILLERS`), nor a word asking for a detail of
+    what the piece before named: a weekday, a number, a word asking for a phone
+    ("mi a számuk?"), a generic word (as :func:`missing_subject` reads them).
+    """
+    return any(
+        fold(w) not in ANSWER_FILLERS
+        and weekday(w) is None
+        and not w.isdigit()
+        and not phone_cue(w)
+        and not is_generic(w)
+        for w in wanted_words(piece)
+    )
+
+
+POINTING_BACK = ANAPHORS | frozenset(
+    {"him", "them", "that", "those", "ott", "oda", "annak", "ennek", "azt", "ezt", "neki", "nala"}
+)
+"""Folded words by which a question points at what the one before it named."""
+
+
+def _points_back(piece: str) -> bool:
+    """Whether ``piece`` points at something named before it ("her", "it", "ott")."""
+    return any(fold(w) in POINTING_BACK for w in kit.words(piece))

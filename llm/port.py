@@ -114,8 +114,37 @@ class ContextVerdict:
 
 
 @dataclass(frozen=True)
+class AnswerPart:
+    """One part of a question a coordinator split into subtasks, with its own results (S6).
+
+    The answer addresses each part: its prompt is answered from its documents and
+    guaranteed texts, so a question split in two gets both facts back.
+    """
+
+    prompt: str
+    """The subtask's own prompt (``task_prompt``), e.g. "How much is the annual fee?"."""
+    documents: Sequence[UniqueTextDocument] = ()
+    """The part's documents: those of :attr:`AnswerRequest.documents` its results hold."""
+    guaranteed: Sequence[str] = ()
+    """The part's guaranteed context texts (also in :attr:`AnswerRequest.guaranteed`)."""
+
+
+@dataclass(frozen=True)
+class ClarificationExchange:
+    """A clarification question the person was asked in this request, and their reply (Q8)."""
+
+    question: str
+    """What the tool asked, e.g. "Which branch do you mean?"."""
+    reply: str
+    """What the person replied, e.g. "Central" (a choice's number read as that choice)."""
+    asker: str = ""
+    """Who asked, as ``"task_no:tool_name"``; ``""`` when not known. A tool that asks
+    again was not answered by the reply before: only its last reply is in force."""
+
+
+@dataclass(frozen=True)
 class AnswerRequest:
-    """Everything the final answer is generated from (A7, T8)."""
+    """Everything the final answer is generated from (A7, T8, S6, Q8)."""
 
     question: str
     user_lang: str
@@ -126,7 +155,32 @@ class AnswerRequest:
     guaranteed: Sequence[str]
     """Guaranteed context texts; never dropped (R5, M6)."""
     history: Sequence[BaseMessage] = ()
-    """Earlier turns of the conversation."""
+    """Earlier turns of the conversation, before this request's question (never the
+    clarification exchanges of this request: they are in :attr:`clarifications`)."""
+    parts: Sequence[AnswerPart] = ()
+    """The parts of a question a coordinator split into subtasks, in task order (S6);
+    empty when no coordinator split it. The answer addresses every part."""
+    clarifications: Sequence[ClarificationExchange] = ()
+    """The clarification questions asked in this request and the person's replies, in
+    order (Q8): part of the request; the answer never asks them again."""
+
+    @property
+    def replies(self) -> str:
+        """The person's clarification replies in force, in order, one space apart (Q8).
+
+        A tool that asked again was not answered by the reply before ("fogászat", a
+        department it does not know): of one asker's replies only the last counts.
+        """
+        last = {(c.asker or str(n)): c for n, c in enumerate(self.clarifications)}
+        return " ".join(c.reply.strip() for c in last.values() if c.reply.strip())
+
+    @property
+    def asked(self) -> str:
+        """The question with the person's clarification replies after it (Q8).
+
+        "When is the branch open?" answered "Central" asks about the Central branch.
+        """
+        return " ".join(t for t in (self.question.strip(), self.replies) if t)
 
 
 CITATION = re.compile(r"\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")

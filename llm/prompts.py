@@ -6,6 +6,8 @@ it). User text never goes into a system prompt: it is sent as the human message.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 NORMALIZE_PROMPT = """\
 You prepare a chatbot user's message for a retrieval and tool pipeline.
 Return:
@@ -83,6 +85,19 @@ Guaranteed context (always relevant):
 
 Context:
 {context}"""
+
+ANSWER_PARTS_PROMPT = """\
+The question has {count} parts. Answer each part, in this order, each from its
+own passages and guaranteed context; do not leave a part out:
+{parts}"""
+"""Added to :data:`ANSWER_PROMPT` when a coordinator split the question into subtasks (S6)."""
+
+ANSWER_CLARIFIED_PROMPT = """\
+Before this answer the user was asked the following and replied. The replies are
+part of the user's question: answer with them in mind, and do not ask these
+questions again.
+{exchanges}"""
+"""Added to :data:`ANSWER_PROMPT` after a clarification round (Q8)."""
 
 GATEKEEPER_PROMPT = """\
 You check whether the context below is enough to answer the user's question
@@ -169,11 +184,40 @@ def decomposition_system(*, coordinators: str) -> str:
     return DECOMPOSITION_PROMPT.format(coordinators=coordinators)
 
 
-def answer_system(*, language: str, context: str, guaranteed: str) -> str:
-    """The final answer's instructions, appended to the domain's system prompt (A7)."""
-    return ANSWER_PROMPT.format(
-        language=language, context=context or NO_CONTEXT, guaranteed=guaranteed or NO_CONTEXT
-    )
+def answer_system(
+    *,
+    language: str,
+    context: str,
+    guaranteed: str,
+    parts: Sequence[str] = (),
+    exchanges: str = "",
+) -> str:
+    """The final answer's instructions, appended to the domain's system prompt (A7).
+
+    Args:
+        language: The answer's language, in words.
+        context: The numbered context passages.
+        guaranteed: The guaranteed context texts.
+        parts: One line per part of a question split into subtasks (S6), each naming
+            its passages; none or one: no parts section.
+        exchanges: The clarification questions asked and the replies (Q8); empty: none.
+    """
+    sections = [
+        ANSWER_PROMPT.format(
+            language=language, context=context or NO_CONTEXT, guaranteed=guaranteed or NO_CONTEXT
+        )
+    ]
+    if len(parts) > 1:
+        sections.append(answer_parts_system(parts))
+    if exchanges:
+        sections.append(ANSWER_CLARIFIED_PROMPT.format(exchanges=exchanges))
+    return "\n\n".join(sections)
+
+
+def answer_parts_system(parts: Sequence[str]) -> str:
+    """The parts section of the answer's instructions (S6): one numbered line per part."""
+    lines = "\n".join(f"{n}. {part}" for n, part in enumerate(parts, start=1))
+    return ANSWER_PARTS_PROMPT.format(count=len(parts), parts=lines)
 
 
 def gatekeeper_system(*, context: str) -> str:

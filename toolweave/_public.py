@@ -65,7 +65,9 @@ from toolweave.llm.offline import (
 )
 from toolweave.llm.port import (
     Activation as Activation,
+    AnswerPart as AnswerPart,
     AnswerRequest as AnswerRequest,
+    ClarificationExchange as ClarificationExchange,
     ContextVerdict as ContextVerdict,
     LlmAssistant as LlmAssistant,
     Normalized as Normalized,

@@ -212,7 +212,9 @@ def test_W5_plugins_are_discovered_from_a_real_distribution_in_order_last_wins(
     with caplog.at_level("INFO"):
         found = discover_plugins()
     names = [(p.distribution, p.plugin.name) for p in found]
-    assert names == [("toolweave-korhaz", "korhaz"), ("tw-demo-plugin", "demo")]  # by distribution
+    # by distribution, whatever other domain packages are installed beside them (N4)
+    assert names == sorted(names)
+    assert {("toolweave-korhaz", "korhaz"), ("tw-demo-plugin", "demo")} <= set(names)
     assert "plugin demo from tw-demo-plugin" in caplog.text
     registry = AiToolRegistry([ExampleTool()])
     with caplog.at_level("WARNING"):

@@ -4,7 +4,7 @@ One test per path a tool of the helpdesk takes: the plugin, context (R2), finish
 answer (R3), streamed answer (R4), guaranteed context (R5), the gate on user data
 (T4), the system filter (T3), the coordinator's forced and conditional subtasks
 (C1, F1, K1, K3), the clarification round (Q1, Q2), the CLIENT AI tool (W3) and the
-deep fallback the domain gets from ``documents_domain`` (D2).
+deep fallback the domain gets from ``documents_domain`` (D1, D6).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from toolweave_pomoc.ai_tools import FillLeaveRequestFormTool
 from toolweave import (
     ChatbotTool,
     ClientToolRegistry,
+    ContextVerdict,
     Domain,
     OfflineAssistant,
     Plugin,
@@ -33,6 +34,7 @@ from toolweave import (
     run_with_client_tools,
 )
 from toolweave.domains import load_domain
+from toolweave.testing import FunctionAssistant
 
 ANNA = {"employee_id": "E1001"}
 """A logged-in employee of the helpdesk's table: 17 days of leave left."""
@@ -216,10 +218,17 @@ def test_W3_fill_leave_request_form_runs_in_the_client_only(
     assert "Wypełniłem wniosek urlopowy HR-01 na stronie" in out["answer"]
 
 
-def test_D2_pomoc_gets_deep_fallback_from_its_documents(
+def test_D6_a_short_context_sends_the_neighbor_search_to_the_next_page(
     pomoc: tuple[Domain, list[ChatbotTool[Any]]],
 ) -> None:
+    verdicts = iter([ContextVerdict(sufficient=False, missing=("zaległy urlop",))])
+    assistant = FunctionAssistant(
+        judge=lambda question, documents, guaranteed: next(verdicts, True),
+        read=lambda question, page: "30 września" if "30 września" in page else None,
+    )
     domain, tools = pomoc
-    assert domain.deep_fallback is not None
-    assert domain.deep_fallback(None) is not None
-    assert {"deep_search", "neighbor_search", "context_search"} <= {t.name for t in tools}
+    out = build_graph(domain, tools, assistant=assistant).invoke("Co z urlopem z zeszłego roku?")
+    assert out["activated"] == ["1:pomoc_search", "1.1:neighbor_search"]
+    decided = [e.verdict for e in out["ledger"] if e.kind.value == "conditional"]
+    assert decided == ["skip"]  # the neighbour page answered: no whole-corpus search (D3)
+    assert out["answer"].startswith("30 września")

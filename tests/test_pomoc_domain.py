@@ -9,7 +9,10 @@ deep fallback the domain gets from ``documents_domain`` (D1, D6).
 
 from __future__ import annotations
 
+import inspect
 import json
+import shutil
+import subprocess
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
@@ -232,3 +235,34 @@ def test_D6_a_short_context_sends_the_neighbor_search_to_the_next_page(
     decided = [e.verdict for e in out["ledger"] if e.kind.value == "conditional"]
     assert decided == ["skip"]  # the neighbour page answered: no whole-corpus search (D3)
     assert out["answer"].startswith("30 września")
+
+
+NODE_HARNESS = """
+const fields = {"leave-start": {value: ""}, "leave-end": {value: ""}, "leave-type": {value: ""}};
+for (const f of Object.values(fields)) { f.dispatchEvent = () => true; }
+global.Event = class { constructor(type) { this.type = type; } };
+global.document = { getElementById: (id) => fields[id] || null };
+const registered = {};
+global.AiTools = { register: (id, impl) => { registered[id] = impl; } };
+require(process.argv[1]);
+const out = registered["fill_leave_request_form"].execute(process.argv[2]);
+console.log(JSON.stringify({out: JSON.parse(out), start: fields["leave-start"].value}));
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the page's script")
+def test_W3_the_leave_form_script_fills_the_form_fields_in_the_page() -> None:
+    from toolweave_pomoc.ai_tools import FillLeaveRequestFormTool
+
+    script = Path(inspect.getfile(FillLeaveRequestFormTool)).with_name("js")
+    tool_input = json.dumps({"start_date": "2027-08-02", "end_date": "2027-08-06"})
+    done = subprocess.run(
+        ["node", "-e", NODE_HARNESS, str(script / "fill_leave_request_form.js"), tool_input],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    )
+    result = json.loads(done.stdout)
+    assert result["out"] == {"filled": True, "start_date": "2027-08-02", "end_date": "2027-08-06"}
+    assert result["start"] == "2027-08-02"

@@ -255,14 +255,39 @@ def test_W3_the_leave_form_script_fills_the_form_fields_in_the_page() -> None:
     from toolweave_pomoc.ai_tools import FillLeaveRequestFormTool
 
     script = Path(inspect.getfile(FillLeaveRequestFormTool)).with_name("js")
-    tool_input = json.dumps({"start_date": "2027-08-02", "end_date": "2027-08-06"})
-    done = subprocess.run(
-        ["node", "-e", NODE_HARNESS, str(script / "fill_leave_request_form.js"), tool_input],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=30,
-    )
-    result = json.loads(done.stdout)
+
+    def run(tool_input: dict[str, str]) -> dict[str, Any]:
+        done = subprocess.run(
+            [
+                "node",
+                "-e",
+                NODE_HARNESS,
+                str(script / "fill_leave_request_form.js"),
+                json.dumps(tool_input),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=30,
+        )
+        result: dict[str, Any] = json.loads(done.stdout)
+        return result
+
+    result = run({"start_date": "2027-08-02", "end_date": "2027-08-06"})
     assert result["out"] == {"filled": True, "start_date": "2027-08-02", "end_date": "2027-08-06"}
     assert result["start"] == "2027-08-02"
+    assert run({})["out"]["filled"] is False  # nothing to fill is not "filled"
+
+
+def test_W3_pomoc_chat_page_carries_form_hr01_and_the_script_that_fills_it() -> None:
+    from starlette.testclient import TestClient
+    from toolweave_pomoc.app import app
+
+    client = TestClient(app)
+    page = client.get("/chat")
+    assert page.status_code == 200
+    for field in ("leave-start", "leave-end", "leave-type"):
+        assert f'id="{field}"' in page.text
+    assert 'src="/chat/tools/fill_leave_request_form.js"' in page.text
+    script = client.get("/chat/tools/fill_leave_request_form.js")
+    assert 'AiTools.register("fill_leave_request_form"' in script.text

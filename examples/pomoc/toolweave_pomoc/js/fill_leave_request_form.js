@@ -19,6 +19,9 @@ AiTools.register("fill_leave_request_form", {
     if (missing.length) {
       return JSON.stringify({ filled: false, error: "the page has no leave request form", missing: missing });
     }
+    if (Object.keys(filled).length === 1) {
+      return JSON.stringify({ filled: false, error: "no dates or leave type were given" });
+    }
     return JSON.stringify(filled);
   }
 });

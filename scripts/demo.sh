@@ -11,5 +11,6 @@ fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e .
 # the hospital domain is a package of its own (toolweave ships no domain)
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -e examples/korhaz
+.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -e examples/pomoc
 QUESTION=${1:-"Mikor van rendelés a kardiológián?"}
 .venv/bin/toolweave ask --domain korhaz "$QUESTION"  # named: other domains may be installed (N2)

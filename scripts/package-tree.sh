@@ -13,3 +13,4 @@ for sub in graph tools coordinators state llm; do
   ln -s "$root/$sub" "$tree/toolweave/$sub"
 done
 ln -s "$root/examples/korhaz/toolweave_korhaz" "$tree/toolweave_korhaz"
+ln -s "$root/examples/pomoc/toolweave_pomoc" "$tree/toolweave_pomoc"

@@ -10,6 +10,7 @@ fi
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -e examples/korhaz
+.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -e examples/pomoc
 echo "== ruff"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 bash scripts/package-tree.sh build/typecheck
 cd build/typecheck
-"$root/.venv/bin/mypy" --config-file "$root/pyproject.toml" -p toolweave -p toolweave_korhaz "$@"
+"$root/.venv/bin/mypy" --config-file "$root/pyproject.toml" -p toolweave -p toolweave_korhaz -p toolweave_pomoc "$@"
 
 for check in "$root"/typing_checks/*.py; do
   name=${check#"$root"/}

@@ -476,7 +476,7 @@ def test_Q2_a_clarification_question_is_answered_on_the_same_thread(capsys, monk
     assert lines[asked + 1 : asked + 4] == [
         "  1. Central",
         "  2. East",
-        '(reply with: toolweave ask --thread q "...")',
+        '(reply with: toolweave ask --thread q --domain library "...")',
     ]
     assert "Sources:" not in out
     code, out, err = run(capsys, "ask", "--domain", "library", "--thread", "q", "--json", "East")
@@ -546,7 +546,7 @@ def test_Q2_ask_thread_continues_a_paused_department_question(capsys):
     lines = out.splitlines()
     asked = lines.index("Which department? Type its name or its number in the list.")
     assert lines[asked + 1 : asked + 3] == ["  1. Internal Medicine", "  2. Cardiology"]
-    assert '(reply with: toolweave ask --thread t-ask "...")' in lines
+    assert '(reply with: toolweave ask --thread t-ask --domain korhaz "...")' in lines
     assert "Sources:" not in out
     code, out, err = run(capsys, "ask", "--thread", "t-ask", "--json", "surgeon")
     assert code == 0, err

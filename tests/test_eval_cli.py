@@ -248,3 +248,61 @@ def test_X5_eval_gives_each_question_a_run_deadline_and_counts_a_late_one_as_an_
     assert run(None).results[0].error is None  # the same run with no deadline finishes
     assert main(["eval", str(golden), "--run-timeout", "0"]) == 2
     assert "--run-timeout must be positive" in capsys.readouterr().err
+
+
+SPLIT = [
+    {"id": "s1", "question": "Mikor rendel a kardiológia?", "expected_tools": ["department_info"],
+     "split": "dev"},
+    {"id": "s2", "question": "What is the wifi password?", "expected_tools": "none",
+     "split": "heldout"},
+    {"id": "s3", "question": "Mikor van rendelés?", "expected_tools": ["department_info"],
+     "expected_clarification": True, "split": "dev"},
+    {"id": "s4", "question": "kardiológia", "history": ["Mikor van rendelés?"],
+     "expected_tools": ["department_info"], "expected_words": ["9:00-13:00"], "split": "heldout"},
+    {"id": "s5", "question": "Mikor rendel a kardiológia?", "expected_tools": ["department_info"],
+     "expected_clarification": True, "split": "heldout"},
+]  # fmt: skip
+"""s5 expects a question back where the run answers: the one clarification miss."""
+
+
+def test_G1_golden_split_defaults_to_dev_and_rejects_other_halves(tmp_path):
+    cases = load_golden(write(tmp_path / "g.jsonl", [*SMALL[:1], *SPLIT]))
+    assert [c.split for c in cases] == ["dev", "dev", "heldout", "dev", "heldout", "heldout"]
+    assert [c.expects_clarification for c in cases] == [False, False, False, True, False, True]
+    bad = write(tmp_path / "b.jsonl", [{**SPLIT[0], "split": "test"}])
+    with pytest.raises(InvalidRequestError, match="'split' must be one of dev, heldout"):
+        load_golden(bad)
+    bad = write(tmp_path / "c.jsonl", [{**SPLIT[0], "expected_clarification": "yes"}])
+    with pytest.raises(InvalidRequestError, match="'expected_clarification' must be true"):
+        load_golden(bad)
+
+
+def test_G1_Q1_eval_shows_the_halves_side_by_side_and_scores_clarifications(
+    tmp_path, offline, capsys
+):
+    golden = write(tmp_path / "g.jsonl", SPLIT)
+    report_path = tmp_path / "r.json"
+    assert main(["eval", str(golden), "--domain", "korhaz", "--json-out", str(report_path)]) == 0
+    out = capsys.readouterr().out
+    assert "| split | cases | tools exact |" in out
+    assert "| dev | 2 | 100.0 % |" in out
+    assert "| heldout | 3 | 100.0 % |" in out
+    by_id = {c["id"]: c for c in json.loads(report_path.read_text())["cases"]}
+    assert by_id["s3"]["clarification_ok"] is True  # asked back, as expected
+    assert by_id["s5"]["clarification_ok"] is False  # answered where a question was expected
+    # the reply's run routes nothing itself: the routed set is the paused turn's (Q2)
+    assert by_id["s4"]["routed"] == ["department_info"]
+    assert by_id["s4"]["facts_ok"] is True
+    assert by_id["s4"]["clarification_ok"] is True
+
+
+def test_G1_eval_split_option_runs_one_half(tmp_path, offline, capsys):
+    golden = write(tmp_path / "g.jsonl", SPLIT)
+    assert main(["eval", str(golden), "--domain", "korhaz", "--split", "heldout"]) == 0
+    out = capsys.readouterr().out
+    assert "(3 cases)" in out
+    assert "| heldout | 3 |" in out
+    assert "| dev |" not in out
+    only_dev = write(tmp_path / "d.jsonl", [SPLIT[0]])
+    assert main(["eval", str(only_dev), "--domain", "korhaz", "--split", "heldout"]) == 2
+    assert "has no heldout cases" in capsys.readouterr().err

@@ -175,3 +175,12 @@ from toolweave.tools.plugins import (
     discover_plugins as discover_plugins,
     register_plugins as register_plugins,
 )
+from toolweave.domains import load_domain as load_domain
+from toolweave.domains.documents import documents_domain as documents_domain
+from toolweave.tools.search import (
+    DocumentStore as DocumentStore,
+    PostgresDocumentStore as PostgresDocumentStore,
+    SqliteDocumentStore as SqliteDocumentStore,
+    ingest as ingest,
+)
+from toolweave.tools.text import fold as fold, words as words

@@ -63,9 +63,13 @@ NONE = "none"
 KNOWN_KEYS = frozenset(
     {
         "id", "question", "expected_tools", "systems", "user_data", "history",
-        "expected_words", "expected_facts", "category", "lang",
+        "expected_words", "expected_facts", "category", "lang", "split",
+        "expected_clarification",
     }
 )  # fmt: skip
+SPLITS = ("dev", "heldout")
+"""A case's half (G1): ``dev`` cases may guide changes; ``heldout`` ones never do and are
+the figures reported. A case without ``split`` is ``dev`` (files written before the rule)."""
 
 
 NO_INFORMATION = (
@@ -141,6 +145,10 @@ class GoldenCase:
     category: str = ""
     """The row of the per-category tables."""
     lang: str | None = None
+    split: str = "dev"
+    """The half of the file the case is in (:data:`SPLITS`)."""
+    expects_clarification: bool = False
+    """The run must ask the person back (a clarification pause, Q1)."""
 
 
 def _strings(value: Any, key: str, where: str) -> tuple[str, ...]:
@@ -175,6 +183,7 @@ def parse_case(record: Any, where: str) -> GoldenCase:
     category = record.get("category")
     if category is not None and not isinstance(category, str):
         raise InvalidRequestError(f"{where}: 'category' must be a string")
+    split, asks = _split_and_clarification(record, where)
     tools = sorted(expected - {NONE})
     return GoldenCase(
         id=str(record.get("id") or where),
@@ -187,7 +196,19 @@ def parse_case(record: Any, where: str) -> GoldenCase:
         expects_no_information=no_information,
         category=category or ("+".join(tools) if tools else "documents"),
         lang=lang if isinstance(lang, str) else None,
+        split=split,
+        expects_clarification=asks,
     )
+
+
+def _split_and_clarification(record: Mapping[str, Any], where: str) -> tuple[str, bool]:
+    split = record.get("split", SPLITS[0])
+    if split not in SPLITS:
+        raise InvalidRequestError(f"{where}: 'split' must be one of {', '.join(SPLITS)}")
+    asks = record.get("expected_clarification", False)
+    if not isinstance(asks, bool):
+        raise InvalidRequestError(f"{where}: 'expected_clarification' must be true or false")
+    return split, asks
 
 
 def load_golden(path: Path) -> list[GoldenCase]:
@@ -280,6 +301,17 @@ class CaseResult:
         return not self.unbacked
 
     @property
+    def clarification_ok(self) -> bool:
+        """Whether the run asked back exactly when the case expects it (Q1)."""
+        asked = self.pause is not None and self.pause.startswith("clarification")
+        return self.error is None and asked == self.case.expects_clarification
+
+    @property
+    def unanswerable_ok(self) -> bool | None:
+        """For a case the documents do not answer: the answer says so (else ``None``)."""
+        return self.facts_ok if self.case.expects_no_information else None
+
+    @property
     def wrong_finished_answer(self) -> bool:
         """A finished answer (R3/R4) by a tool the case does not expect."""
         return self.terminal_tool is not None and self.terminal_tool not in self.case.expected_tools
@@ -292,7 +324,9 @@ class CaseResult:
             "expected_tools": sorted(self.case.expected_tools),
             "routed": sorted(self.routed),
             "category": self.case.category,
+            "split": self.case.split,
             "exact": self.exact,
+            "clarification_ok": self.clarification_ok,
             "facts_ok": self.facts_ok,
             "sources_ok": self.sources_ok,
             "sources": [source.name for source in self.sources],
@@ -334,10 +368,14 @@ def run_case(graph: Any, case: GoldenCase, *, retrieval_tool: str | None) -> Cas
     result = CaseResult(case=case)
     started = time.perf_counter()
     try:
+        carried: list[Any] = []  # a turn the history left waiting on a reply goes on (Q2)
         for earlier in case.history:
-            _run_message(graph, config, earlier, case)
+            earlier_events, earlier_values = _run_message(graph, config, earlier, case)
+            paused = pause_of(earlier_values) is not None
+            carried = [*carried, *earlier_events] if paused else []
         calls_before, chars_before = traffic.calls, traffic.chars
         events, values = _run_message(graph, config, case.question, case)
+        events = [*carried, *events]
     except ToolweaveError as exc:
         result.error = f"{type(exc).__name__}: {exc}"
         return result
@@ -450,6 +488,23 @@ class EvalReport:
         """Share of the answered cases whose sources are all backed by the answer (R9)."""
         return _ratio(r.sources_ok for r in self.results)
 
+    @property
+    def clarification_rate(self) -> float:
+        """Share of the cases that asked back exactly when expected (Q1)."""
+        return self._share(lambda r: r.clarification_ok)
+
+    @property
+    def unanswerable_accuracy(self) -> float | None:
+        """Share of the unanswerable cases whose answer says the documents do not say."""
+        return _ratio(r.unanswerable_ok for r in self.results)
+
+    def splits(self) -> dict[str, EvalReport]:
+        """The report by the file's halves (G1), ``dev`` first."""
+        parts = {name: EvalReport(assistant=self.assistant) for name in SPLITS}
+        for result in self.results:
+            parts[result.case.split].results.append(result)
+        return {name: part for name, part in parts.items() if part.results}
+
     def categories(self) -> dict[str, EvalReport]:
         """The report split by case category, categories in first-seen order."""
         parts: dict[str, EvalReport] = {}
@@ -494,6 +549,9 @@ class EvalReport:
             "wrong_finished_answer_rate": self.wrong_finished_rate,
             "answer_facts_accuracy": self.facts_accuracy,
             "sources_accuracy": self.sources_accuracy,
+            "unanswerable_accuracy": self.unanswerable_accuracy,
+            "clarification_rate": self.clarification_rate,
+            "splits": {name: part.count for name, part in self.splits().items()},
             "errors": self.errors,
             "crashes": self.crashes,
             "llm_calls_per_case": self._per_case(lambda r: r.llm_calls),
@@ -584,6 +642,7 @@ def report_table(report: EvalReport) -> list[str]:
             f"| {score.tool} | {percent(score.precision)} | {percent(score.recall)} "
             f"| {expected} | {routed} |"
         )
+    lines += split_table(report)
     lines += [
         "",
         "| category | cases | exact-set accuracy | answer facts | sources | wrong finished answer "
@@ -595,5 +654,22 @@ def report_table(report: EvalReport) -> list[str]:
             f"| {name} | {part.count} | {percent(part.accuracy)} | {percent(part.facts_accuracy)} "
             f"| {percent(part.sources_accuracy)} | {percent(part.wrong_finished_rate)} "
             f"| {part.crashes} |"
+        )
+    return lines
+
+
+def split_table(report: EvalReport) -> list[str]:
+    """The file's halves side by side (G1): held-out figures are the ones to report."""
+    lines = [
+        "",
+        "| split | cases | tools exact | facts found | unanswerable handled "
+        "| clarification as expected | sources right |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, part in report.splits().items():
+        lines.append(
+            f"| {name} | {part.count} | {percent(part.accuracy)} "
+            f"| {percent(part.facts_accuracy)} | {percent(part.unanswerable_accuracy)} "
+            f"| {percent(part.clarification_rate)} | {percent(part.sources_accuracy)} |"
         )
     return lines

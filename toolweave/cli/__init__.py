@@ -325,7 +325,7 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
         if message is not None:
             turn = session.turn(message, thread_id=thread_id, systems=args.system, out=out)
             _keep_if_paused(session, turn, thread_id, args, persistent)
-            _print_outcome(turn, REPLY_HINT, thread_id, out)
+            _print_outcome(turn, REPLY_HINT, thread_id, out, domain=domain.name)
     return 0
 
 
@@ -365,14 +365,17 @@ def _print_finish(session: Session, thread_id: str, default_lang: str, out: Text
     )
     print(line, file=out)
     turn = session.finish_interrupted(thread_id=thread_id, out=out)
-    _print_outcome(turn, REPLY_HINT, thread_id, out)
+    _print_outcome(turn, REPLY_HINT, thread_id, out, domain=session.domain_name)
 
 
-def _print_outcome(turn: Turn, reply_hint: str, thread_id: str, out: TextIO) -> None:
+def _print_outcome(
+    turn: Turn, reply_hint: str, thread_id: str, out: TextIO, *, domain: str
+) -> None:
     """After a streamed turn: its question (choices numbered) and how to reply, or its sources.
 
     The hint is the :data:`~toolweave.cli.render.CLI_TEXTS` key ``reply_hint``, in the
-    language of the run (the question it asks is in that language too).
+    language of the run (the question it asks is in that language too); it names the
+    domain, since a thread does not remember it and several may be installed (N2).
     """
     from toolweave.cli import render
     from toolweave.state.graph_state import message_of
@@ -381,7 +384,7 @@ def _print_outcome(turn: Turn, reply_hint: str, thread_id: str, out: TextIO) -> 
         _print(render.question_lines(turn.pending_question, turn.pending_choices), out)
         message = message_of(turn.values)
         lang = message.user_lang if message else None
-        print(render.cli_text(reply_hint, lang, thread=thread_id), file=out)
+        print(render.cli_text(reply_hint, lang, thread=thread_id, domain=domain), file=out)
         return
     _print(_source_lines(turn.values), out)
 
@@ -439,7 +442,7 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
                 print(f"{PROG}: error: {exc}", file=sys.stderr)
                 continue
             turn = session.turn(line, thread_id=thread_id, systems=args.system, out=out)
-            _print_outcome(turn, CHAT_REPLY_HINT, thread_id, out)
+            _print_outcome(turn, CHAT_REPLY_HINT, thread_id, out, domain=session.domain_name)
 
 
 def cmd_tools(args: argparse.Namespace, out: TextIO) -> int:

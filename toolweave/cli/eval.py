@@ -58,6 +58,13 @@ def add_parser(commands: Any, *, parents: list[argparse.ArgumentParser]) -> None
     parser.add_argument("--sample", type=int, metavar="N", help="run a random sample of N cases")
     parser.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
     parser.add_argument(
+        "--split",
+        choices=("all", "dev", "heldout"),
+        default="all",
+        help='run one half of the golden file (its lines\' "split"; none means dev); '
+        "the table shows every half run, side by side (default: all)",
+    )
+    parser.add_argument(
         "--failures", action="store_true", help="list the cases routed wrongly after the table"
     )
     parser.add_argument(
@@ -85,29 +92,62 @@ def _write_json(path: Path, report: EvalReport) -> None:
     path.write_text(json.dumps(report.as_json(), ensure_ascii=False, indent=2), encoding="utf-8")
 
 
-def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
-    """``toolweave eval``: run the golden file, print the tables, write JSON, gate on accuracy."""
-    from toolweave.cli.session import default_run_timeout
-    from toolweave.domains import load_domain
-    from toolweave.evaluation import EvalReport, evaluate, load_golden, percent, report_table
-    from toolweave.graph.context import Limits
-    from toolweave.llm.env import default_assistant
+def _check_numbers(args: argparse.Namespace) -> None:
+    """The numeric options are in range (X1), before anything runs."""
     from toolweave.state.errors import InvalidRequestError
 
     if args.min_accuracy is not None and not 0 <= args.min_accuracy <= 1:
         raise InvalidRequestError("--min-accuracy must be between 0 and 1")
     if args.sample is not None and args.sample < 1:
         raise InvalidRequestError("--sample must be at least 1")
-    golden = Path(args.golden) if args.golden else bundled_golden(args.domain)
-    if golden is None:
-        raise InvalidRequestError(f"domain {args.domain!r} ships no golden file: name one")
-    cases = load_golden(golden)
-    if args.sample is not None and args.sample < len(cases):
-        cases = random.Random(args.seed).sample(cases, args.sample)
     if args.timeout is not None and args.timeout <= 0:
         raise InvalidRequestError("--timeout must be positive")
     if args.run_timeout is not None and args.run_timeout <= 0:
         raise InvalidRequestError("--run-timeout must be positive")
+
+
+def _cases(args: argparse.Namespace) -> tuple[Path, list[Any]]:
+    """The golden file and the cases to run: the chosen half, then the sample."""
+    from toolweave.evaluation import load_golden
+    from toolweave.state.errors import InvalidRequestError
+
+    golden = Path(args.golden) if args.golden else bundled_golden(args.domain)
+    if golden is None:
+        raise InvalidRequestError(f"domain {args.domain!r} ships no golden file: name one")
+    cases = load_golden(golden)
+    if args.split != "all":
+        cases = [case for case in cases if case.split == args.split]
+        if not cases:
+            raise InvalidRequestError(f"golden file {golden} has no {args.split} cases")
+    if args.sample is not None and args.sample < len(cases):
+        cases = random.Random(args.seed).sample(cases, args.sample)
+    return golden, cases
+
+
+def _print_failures(report: EvalReport, out: TextIO) -> None:
+    print("", file=out)
+    for result in report.results:
+        if not result.exact:
+            expected = ", ".join(sorted(result.case.expected_tools)) or "none"
+            routed = ", ".join(sorted(result.routed)) or "none"
+            why = f" ({result.error})" if result.error else ""
+            print(
+                f"- {result.case.id}: {result.case.question!r}: expected {expected}, "
+                f"routed {routed}{why}",
+                file=out,
+            )
+
+
+def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
+    """``toolweave eval``: run the golden file, print the tables, write JSON, gate on accuracy."""
+    from toolweave.cli.session import default_run_timeout
+    from toolweave.domains import load_domain
+    from toolweave.evaluation import EvalReport, evaluate, percent, report_table
+    from toolweave.graph.context import Limits
+    from toolweave.llm.env import default_assistant
+
+    _check_numbers(args)
+    golden, cases = _cases(args)
     run_timeout = args.run_timeout or default_run_timeout(args.timeout)
     domain, tools = load_domain(args.domain, data_dir=getattr(args, "data_dir", None))
     if args.no_deep_fallback:
@@ -129,17 +169,7 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     for line in report_table(report):
         print(line, file=out)
     if args.failures:
-        print("", file=out)
-        for result in report.results:
-            if not result.exact:
-                expected = ", ".join(sorted(result.case.expected_tools)) or "none"
-                routed = ", ".join(sorted(result.routed)) or "none"
-                why = f" ({result.error})" if result.error else ""
-                print(
-                    f"- {result.case.id}: {result.case.question!r}: expected {expected}, "
-                    f"routed {routed}{why}",
-                    file=out,
-                )
+        _print_failures(report, out)
     if args.json_out:
         _write_json(Path(args.json_out), report)
     if args.min_accuracy is not None and report.accuracy < args.min_accuracy:

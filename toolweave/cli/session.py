@@ -286,6 +286,7 @@ class Session:
         """
         self.verbose = verbose
         self.lang = domain.default_language
+        self.domain_name = domain.name
         """The language of the conversation's lines for people: the last message's, as
         the graph's detector guesses it, else the domain's (a reply such as "2" keeps it)."""
         self.assistant = default_assistant()

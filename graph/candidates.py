@@ -65,8 +65,26 @@ read as no (the tool would decline when called).
 to several near-duplicates and names its best fit gets the best fit, and the
 others only when words of their own justify them.
 
+**A9, not_for words.** A lone terminal yes whose only subject word for the tool
+is one its ``not_for`` questions have too ("Where is the card catalogue?" for a
+card-renewal tool that is not for "Can I pay the late fee by card?") is dropped
+like a task closer to a ``not_for`` question: the domain said that word does not
+tell the two apart (``offline_routing.only_not_for_words``).
+
+**Q1 with A9, asking only when needed.** :func:`asking_in_doubt` weighs each routed
+tool that may stop the run with a question to the user (a clarifiable tool, or one
+whose missing required input the graph asks for) by the evidence a finished answer
+needs (:func:`asking_doubt`). One in doubt runs after the retrieval and its
+question is not asked (``execute``, ``clarify.not_asked``): the documents answer a
+question that merely shares a word with it.
+
+**N1, the domain's own words.** The domain's name and its store's stop words
+(:func:`domain_words`) are no evidence anywhere here: not in the keyword evidence,
+the pre-filter's ranking, nor the offline rule's evidence behind A8, A9 and Q1.
+
 An ``a8_routing_failure``, ``a8_terminal_dropped`` or ``a8_others_dropped`` routing
-entry names the tools that were routed but do not run.
+entry names the tools that were routed but do not run; a ``q1_asking_in_doubt`` entry
+the tools that may not ask.
 """
 
 from __future__ import annotations
@@ -423,7 +441,10 @@ def asking_in_doubt(
     """Q1 with A9: the routed tools that may ask the user, but on a verdict in doubt.
 
     A question back to the user stops the run as a finished answer does, so it asks
-    for the same evidence (:func:`asking_doubt`). A tool in doubt still runs, after
+    for the same evidence (:func:`asking_doubt`). A tool that gives a finished answer
+    is weighed by :func:`guard_terminal` already (its in-doubt answer joins the
+    context; one that acts does not run), so only context tools are weighed here.
+    A tool in doubt still runs, after
     the domain's retrieval (A5), and what it finds joins the context; only its
     question is not asked (``execute``: no pause, no result, R1), and retrieval
     answers, or says it has no information. "Is the library closed on New Year's
@@ -433,8 +454,12 @@ def asking_in_doubt(
     domain_asks = deps.domain.ask_for_missing_inputs
     prompt = words.strip(node.task.task_prompt)
     details: dict[str, str] = {}
-    for tool in candidates:
-        if tool.name in routed and can_ask(tool, domain_asks=domain_asks):
+    for tool in candidates:  # a finished answer's evidence is A8's (guard_terminal)
+        if (
+            tool.name in routed
+            and not tool.returns_answer
+            and can_ask(tool, domain_asks=domain_asks)
+        ):
             why = asking_doubt(scores, prompt, tool, candidates, routed)
             if why is not None:
                 details[tool.name] = f"{why}: {NOT_ASKED}"

@@ -14,7 +14,9 @@ model that says yes to the tool whatever the question.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,6 +30,8 @@ from toolweave.domains.documents import documents_domain
 from toolweave.graph.candidates import ASKING_IN_DOUBT
 from toolweave.llm.offline import OfflineAssistant
 from toolweave.state.ledger import LedgerKind
+from toolweave.state.results import ResultMode
+from toolweave.state.task import TaskInfo
 from toolweave.testing import FunctionAssistant
 from toolweave.tools.consumers import ClarifiableTool
 from toolweave.tools.search import SqliteDocumentStore
@@ -217,3 +221,60 @@ def test_Q1_A9_hospital_department_tool_asks_only_about_a_department() -> None:
         assert "__interrupt__" not in out, question
     asked = app.invoke({"messages": [HumanMessage("When are the consultation hours?")]})
     assert asked["__interrupt__"][0].value["question"].startswith("Which department?")
+
+
+def documented_tool() -> ChatbotTool[Any]:
+    """The ``BranchHours`` of the clarification page's pattern, run as the page writes it."""
+    page = Path(__file__).parent.parent / "docs" / "concepts" / "clarification.md"
+    (code,) = [
+        block
+        for block in re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
+        if "class BranchHours" in block
+    ]
+    namespace: dict[str, Any] = {}
+    exec(compile(code, str(page), "exec"), namespace)  # the docs' own example
+    tool: ChatbotTool[Any] = namespace["BranchHours"]()
+    return tool
+
+
+def test_Q1_R1_the_documented_tool_side_pattern_asks_only_about_its_subject() -> None:
+    tool = documented_tool()
+
+    def run(question: str) -> ToolResult | None:
+        ctx = ToolCallContext(task=TaskInfo(task_no="1", task_prompt=question), text=question)
+        return tool.execute(tool.request_model(), ctx)
+
+    assert run("How much is the late fee?") is None  # not about its subject: not mine (R1)
+    asked = run("When does the branch open?")
+    assert asked is not None
+    assert asked.mode is ResultMode.CLARIFICATION
+    assert asked.text == WHICH_BRANCH
+    named = run("When does the Riverside branch open?")
+    assert named is not None
+    assert named.mode is ResultMode.CONTEXT
+    # and in a run: a question it asks about is asked, a question it is not for is answered
+    store = SqliteDocumentStore()
+    store.add_document("fees", DOCUMENTS["fees"], name="fees")
+    domain, search = documents_domain("citylib", store)
+    app = build_graph(domain, [*search, tool], assistant=says_yes("branch_hours"))
+    out = app.invoke({"messages": [HumanMessage("When does the branch open?")]})
+    assert out["__interrupt__"][0].value["question"] == WHICH_BRANCH
+    out = app.invoke({"messages": [HumanMessage("How much is the late fee?")]})
+    assert "20 cents per day" in out["answer"]
+
+
+def test_Q1_A8_a_finished_answer_that_may_ask_is_weighed_by_A8_alone() -> None:
+    # the hospital's callback tool asks which department and gives a finished answer; it
+    # acts, so its answer never joins the context: the asking guard leaves it to A8
+    from toolweave_korhaz.plugin import load
+
+    domain, tools = load()
+    app = build_graph(domain, tools, assistant=OfflineAssistant())
+    out = app.invoke(
+        {"messages": [HumanMessage("Visszahívást szeretnék kérni a belgyógyászattól.")]},
+        context={"user_data": {"phone": "+36 30 123 4567"}},
+    )
+    assert ASKING_IN_DOUBT not in verdicts(out, LedgerKind.ROUTING)
+    ended = [e.tool for e in out["ledger"] if e.kind == LedgerKind.ANSWER]
+    assert ended == ["callback_request"]
+    assert "terminal" in verdicts(out, LedgerKind.ANSWER)

@@ -65,22 +65,45 @@ read as no (the tool would decline when called).
 to several near-duplicates and names its best fit gets the best fit, and the
 others only when words of their own justify them.
 
+**A9, not_for words.** A lone terminal yes whose only subject word for the tool
+is one its ``not_for`` questions have too ("Where is the card catalogue?" for a
+card-renewal tool that is not for "Can I pay the late fee by card?") is dropped
+like a task closer to a ``not_for`` question: the domain said that word does not
+tell the two apart (``offline_routing.only_not_for_words``).
+
+**Q1 with A9, asking only when needed.** :func:`asking_in_doubt` weighs each routed
+tool that may stop the run with a question to the user (a clarifiable tool, or one
+whose missing required input the graph asks for) by the evidence a finished answer
+needs (:func:`asking_doubt`). One in doubt runs after the retrieval and its
+question is not asked (``execute``, ``clarify.not_asked``): the documents answer a
+question that merely shares a word with it.
+
+**N1, the domain's own words.** The domain's name and its store's stop words
+(:func:`domain_words`) are no evidence anywhere here: not in the keyword evidence,
+the pre-filter's ranking, nor the offline rule's evidence behind A8, A9 and Q1.
+
 An ``a8_routing_failure``, ``a8_terminal_dropped`` or ``a8_others_dropped`` routing
-entry names the tools that were routed but do not run.
+entry names the tools that were routed but do not run; a ``q1_asking_in_doubt`` entry
+the tools that may not ask.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Protocol, runtime_checkable
 
 from toolweave.graph.context import Dependencies
+from toolweave.llm.lexical import matches
 from toolweave.llm.offline_extract import extract_request, states_input
 from toolweave.llm.offline_routing import (
     RoutingRule,
     closer_to_not_for,
+    declared_intent,
     offline_decision,
+    only_not_for_words,
     score_tools,
     shares_a_word,
 )
@@ -90,6 +113,7 @@ from toolweave.state.task import TaskNode, execution_text
 from toolweave.tools.prefilter import CandidateIndex, ordinal, prefilter, query_words
 from toolweave.tools.registry import AnyTool
 from toolweave.tools.required import asks_itself, graph_asks, missing_from
+from toolweave.tools.text import fold
 
 LEDGER_DROPPED = 100
 """Dropped candidates the pre-filter's ledger entry names (the best ranked, with a score)."""
@@ -116,9 +140,16 @@ MANY_ROUTED = 3
 
 
 def offer_candidates(
-    deps: Dependencies, node: TaskNode, candidates: Sequence[AnyTool]
+    deps: Dependencies,
+    node: TaskNode,
+    candidates: Sequence[AnyTool],
+    ignore: Collection[str] = frozenset(),
 ) -> tuple[list[AnyTool], list[LedgerEntry]]:
-    """T12: the candidates the routing call sees, best ranked first, by the task prompt (M2)."""
+    """T12: the candidates the routing call sees, best ranked first, by the task prompt (M2).
+
+    ``ignore``: the index terms of the domain's own words (:attr:`DomainWords.terms`),
+    which rank nothing.
+    """
     result = prefilter(
         deps.candidate_index,
         node.task.task_prompt,
@@ -126,9 +157,13 @@ def offer_candidates(
         cap=deps.limits.max_routing_candidates,
         pinned=deps.domain.always_offered,
         detail=LEDGER_DROPPED,
+        ignore=ignore,
     )
     ranking = result.ranking or deps.candidate_index.rank(  # under the cap: keywords only
-        node.task.task_prompt, [tool.name for tool in result.offered], keywords_only=True
+        node.task.task_prompt,
+        [tool.name for tool in result.offered],
+        keywords_only=True,
+        ignore=ignore,
     )
     rank_of = {ranked.tool: ranked.rank for ranked in ranking}
     offered = sorted(result.offered, key=lambda tool: rank_of.get(tool.name, len(rank_of) + 1))
@@ -199,9 +234,9 @@ def terminal_verdict(
     # stem prefixes made "Mennyibe kerül a parkolás óránként?" the emergency tool's
     # ("óránként" stems to "or"), and the 0.5B model's yes there ended the run.
     own = scores.get(name, 0.0) if shares_a_word(prompt, tool) else 0.0
-    if closer_to_not_for(prompt, tool):
-        why = f"{name} (a finished answer): the task is closer to what it is not for (A9)"
-        return TERMINAL_DROPPED, {name}, why
+    against = _against_not_for(prompt, tool, candidates)
+    if against is not None:
+        return TERMINAL_DROPPED, {name}, f"{name} (a finished answer): {against} (A9)"
     if len(routed) > 1:
         best_other = max(scores.get(tool, 0.0) for tool in routed if tool != name)
         if own > TERMINAL_MARGIN * best_other:
@@ -239,10 +274,92 @@ def terminal_verdict(
     return None
 
 
+def _against_not_for(prompt: str, tool: AnyTool, candidates: Sequence[AnyTool]) -> str | None:
+    """A9: why the tool's ``not_for`` questions speak against it for ``prompt``, or ``None``."""
+    if not tool.not_for:
+        return None
+    if closer_to_not_for(prompt, tool):
+        return "the task is closer to what it is not for"
+    found = score_tools(prompt, candidates).get(tool.name)
+    if found is not None and only_not_for_words(prompt, tool, found):
+        words = ", ".join(found.hits)
+        return f"the task's only word for it ({words}) is in what it is not for"
+    return None
+
+
 @functools.lru_cache(maxsize=64)
-def domain_terms(name: str) -> frozenset[str]:
-    """The terms of a domain's name, no evidence for a terminal tool (A8): once per name."""
-    return frozenset(term for terms in query_words(name) for term in terms)
+def domain_terms(name: str, stopwords: tuple[str, ...] = ()) -> frozenset[str]:
+    """The index terms of a domain's own words, no routing evidence (A8, T12): once each.
+
+    Its name and ``stopwords``, its store's stop words (:func:`domain_words`).
+    """
+    return frozenset(
+        term for text in (name, *stopwords) for terms in query_words(text) for term in terms
+    )
+
+
+@runtime_checkable
+class HasStopwords(Protocol):
+    """A document store that names the domain's own stop words (``stopwords=``)."""
+
+    @property
+    def stopwords(self) -> Collection[str]:
+        """Words nearly every document of the domain holds ("hospital")."""
+        ...
+
+
+@dataclass(frozen=True)
+class DomainWords:
+    """The domain's own words, no evidence for any tool: its name and its store's stop words.
+
+    A word nearly every question of the domain holds ("library" in a library's
+    domain, "hospital" in a hospital's) matches every tool that says it, and says
+    nothing about which tool a question is for. Its store drops it from search
+    queries; routing drops it too: from the keyword evidence (:attr:`terms`), the
+    pre-filter's ranking (T12) and the offline rule's evidence behind A8, A9 and
+    Q1 (:meth:`strip`).
+    """
+
+    words: tuple[str, ...] = ()
+
+    @functools.cached_property
+    def terms(self) -> frozenset[str]:
+        """Their index terms (:func:`domain_terms`), for :class:`CandidateIndex` ``ignore``."""
+        name, *stopwords = self.words or ("",)
+        return domain_terms(name, tuple(stopwords))
+
+    @functools.cached_property
+    def _folded(self) -> tuple[str, ...]:
+        return tuple(fold(word) for text in self.words for word in _WORD.findall(text))
+
+    def strip(self, text: str) -> str:
+        """``text`` without the domain's own words (each a form of one of :attr:`words`)."""
+        if not self._folded:
+            return text
+
+        def keep(found: re.Match[str]) -> str:
+            word = found.group()
+            return "" if any(matches(fold(word), own) for own in self._folded) else word
+
+        return _WORD.sub(keep, text)
+
+
+_WORD = re.compile(r"\w+")
+NO_DOMAIN_WORDS = DomainWords()
+"""No domain words: every word of the task is evidence."""
+
+
+def domain_words(deps: Dependencies) -> DomainWords:
+    """The domain's name and the stop words of its default retrieval tool's store.
+
+    A store built with ``stopwords=`` (:class:`HasStopwords`, as the bundled SQLite
+    and PostgreSQL stores are) names them; routing honours them (N1).
+    """
+    retrieval = deps.domain.default_retrieval_tool
+    tool = deps.registry.get(retrieval) if retrieval is not None else None
+    store = getattr(tool, "store", None)
+    stopwords = tuple(store.stopwords) if isinstance(store, HasStopwords) else ()
+    return DomainWords((deps.domain.name, *stopwords))
 
 
 def guard_terminal(
@@ -250,12 +367,14 @@ def guard_terminal(
     node: TaskNode,
     candidates: Sequence[AnyTool],
     routed: set[str],
+    words: DomainWords = NO_DOMAIN_WORDS,
 ) -> tuple[set[str], set[str], list[LedgerEntry]]:
     """A8: the routed tools that run, those whose finished answer joins the context (A9).
 
-    And a ledger entry when a terminal yes was unclear.
+    And a ledger entry when a terminal yes was unclear. ``words``: the domain's own
+    words, no evidence (:func:`domain_words`).
     """
-    found = terminal_verdict(scores, node.task.task_prompt, candidates, routed)
+    found = terminal_verdict(scores, words.strip(node.task.task_prompt), candidates, routed)
     if found is None:
         return routed, set(), []
     verdict, dropped, why = found
@@ -295,6 +414,99 @@ def guard_terminal(
         details={name: "routed, not run (A8)" for name in sorted(dropped)},
     )
     return routed - dropped, set(), [entry]
+
+
+ASKING_IN_DOUBT = "q1_asking_in_doubt"
+NOT_ASKED = "runs after the retrieval; a question back to the user becomes no result (Q1, A9)"
+
+
+def can_ask(tool: AnyTool, *, domain_asks: bool) -> bool:
+    """Whether the tool may stop the run with a question to the user (Q1).
+
+    A clarifiable tool, or one with required inputs that the graph asks for (T13).
+    """
+    return asks_itself(tool) or (
+        bool(tool.required_inputs) and graph_asks(tool, domain_asks=domain_asks)
+    )
+
+
+def asking_in_doubt(
+    deps: Dependencies,
+    scores: Mapping[str, float],
+    node: TaskNode,
+    candidates: Sequence[AnyTool],
+    routed: Collection[str],
+    words: DomainWords = NO_DOMAIN_WORDS,
+) -> tuple[set[str], list[LedgerEntry]]:
+    """Q1 with A9: the routed tools that may ask the user, but on a verdict in doubt.
+
+    A question back to the user stops the run as a finished answer does, so it asks
+    for the same evidence (:func:`asking_doubt`). A tool that gives a finished answer
+    is weighed by :func:`guard_terminal` already (its in-doubt answer joins the
+    context; one that acts does not run), so only context tools are weighed here.
+    A tool in doubt still runs, after
+    the domain's retrieval (A5), and what it finds joins the context; only its
+    question is not asked (``execute``: no pause, no result, R1), and retrieval
+    answers, or says it has no information. "Is the library closed on New Year's
+    Day?" shares "day" with a branch-hours tool that asks "Which branch?", and is
+    about every branch.
+    """
+    domain_asks = deps.domain.ask_for_missing_inputs
+    prompt = words.strip(node.task.task_prompt)
+    details: dict[str, str] = {}
+    for tool in candidates:  # a finished answer's evidence is A8's (guard_terminal)
+        if (
+            tool.name in routed
+            and not tool.returns_answer
+            and can_ask(tool, domain_asks=domain_asks)
+        ):
+            why = asking_doubt(scores, prompt, tool, candidates, routed)
+            if why is not None:
+                details[tool.name] = f"{why}: {NOT_ASKED}"
+    if not details:
+        return set(), []
+    entry = LedgerEntry(
+        kind=LedgerKind.ROUTING,
+        task_no=node.task_no,
+        verdict=ASKING_IN_DOUBT,
+        reason="routed on evidence in doubt; it may not stop the run with a question (Q1, A9)",
+        details=details,
+        tools=tuple(sorted(details)),
+    )
+    return set(details), [entry]
+
+
+def asking_doubt(
+    scores: Mapping[str, float],
+    prompt: str,
+    tool: AnyTool,
+    candidates: Sequence[AnyTool],
+    routed: Collection[str],
+) -> str | None:
+    """Why a tool that may ask is in doubt for ``prompt`` (the domain's words out), or ``None``.
+
+    In doubt, by the evidence A8 and A9 ask of a finished answer: most candidates
+    routed (no choice); the task shares no word with the tool, or another candidate
+    matches it better (keyword evidence, ``scores``); the task is what the tool is
+    not for; or the offline rule finds no declared intent behind it
+    (:func:`~toolweave.llm.offline_routing.declared_intent`: one shared word is not
+    enough).
+    """
+    if len(routed) >= MANY_ROUTED and 2 * len(routed) >= len(candidates):
+        return f"{len(routed)} of {len(candidates)} candidates routed"
+    own = scores.get(tool.name, 0.0) if shares_a_word(prompt, tool) else 0.0
+    best_other = max((scores.get(t.name, 0.0) for t in candidates if t is not tool), default=0.0)
+    if own == 0:
+        return "the task shares no word with it"
+    if own < best_other:
+        return f"another candidate matches the task better (score {own:.2f} < {best_other:.2f})"
+    against = _against_not_for(prompt, tool, candidates)
+    if against is not None:
+        return against
+    offline = score_tools(prompt, candidates)
+    if not declared_intent(prompt, tool, offline, RoutingRule(), margin=False):
+        return "what it is for explains too little of the task (its declared intent)"
+    return None
 
 
 def best_fit_yes(

@@ -22,6 +22,7 @@ from toolweave.llm.port import ClarificationExchange
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.pauses import Clarification
+from toolweave.state.results import ToolResult
 from toolweave.state.task import TaskNode, TaskStatus, completion_key
 
 CLARIFICATION_LIMIT = {
@@ -96,6 +97,29 @@ def reply_for(state: GraphState, tool: str) -> str | None:
     if isinstance(pending, Clarification) and pending.tool == tool:
         return pending.reply
     return None
+
+
+NOT_ASKED = (
+    "asked {question!r}, but it was routed on evidence in doubt (A9): not asked; "
+    "the retrieval answers (Q1)"
+)
+
+
+def not_asked(node: TaskNode, name: str, result: ToolResult) -> LedgerEntry:
+    """Q1 with A9: the ledger line of a question not asked, the tool's yes being in doubt.
+
+    A tool routed on doubtful evidence (``route``: ``q1_asking_in_doubt``) runs after
+    the retrieval; its clarification request is no pause but no result (R1), so
+    the question a person did not ask about is not put to them, and the documents
+    answer (or "no information").
+    """
+    return LedgerEntry(
+        kind=LedgerKind.CLARIFICATION,
+        task_no=node.task_no,
+        tool=name,
+        verdict="not asked",
+        reason=NOT_ASKED.format(question=result.text or ""),
+    )
 
 
 def pause_for_clarification(

@@ -16,7 +16,7 @@ from typing import Any, assert_never
 from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 
-from toolweave.graph.clarify import pause_for_clarification, reply_for
+from toolweave.graph.clarify import not_asked, pause_for_clarification, reply_for
 from toolweave.graph.client_tools import ai_tool_steps
 from toolweave.graph.context import Dependencies, RunContext
 from toolweave.graph.nodes import Steps, make_node
@@ -148,7 +148,10 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
             update["pause"] = None
         result = outcome.result
         if result is not None and result.mode is ResultMode.CLARIFICATION:
-            return {**update, **pause_for_clarification(state, deps, node, name, outcome)}
+            if name not in node.as_context:
+                return {**update, **pause_for_clarification(state, deps, node, name, outcome)}
+            update["ledger"] = [*outcome.ledger, not_asked(node, name, result)]  # Q1 with A9
+            result = None
         if result is not None:  # R1/R7: no result is as if the tool had not been activated
             update["activated"] = [key]
         lang = state["message"].user_lang

@@ -9,8 +9,11 @@ from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 
 from toolweave.graph.candidates import (
+    NO_DOMAIN_WORDS,
+    DomainWords,
+    asking_in_doubt,
     best_fit_yes,
-    domain_terms,
+    domain_words,
     guard_terminal,
     keyword_evidence,
     offer_candidates,
@@ -96,11 +99,14 @@ def routed_activation(
     candidates: list[AnyTool],
     activation: Activation,
     scores: Mapping[str, float],
+    words: DomainWords = NO_DOMAIN_WORDS,
 ) -> tuple[list[AnyTool], set[str], list[LedgerEntry]]:
     """T5 + A5: the routing call's verdicts on the candidates, plus the default retrieval tool.
 
-    ``scores``: the candidates' keyword evidence (:func:`keyword_evidence`), for A8.
-    Also returns the finished-answer tools whose answer joins the context (A9).
+    ``scores``: the candidates' keyword evidence (:func:`keyword_evidence`), for A8;
+    ``words``: the domain's own words, no evidence (:func:`domain_words`).
+    Also returns the tools in doubt (A9): finished-answer tools whose answer joins
+    the context, and tools that may not stop the run with a question (Q1).
     """
     retrieval = deps.domain.default_retrieval_tool
     entries = [
@@ -123,8 +129,10 @@ def routed_activation(
             )
         )
     routed, resolved = resolve_yeses(node, candidates, activation.verdicts)  # T5
-    routed, in_doubt, guarded = guard_terminal(scores, node, candidates, routed)  # A8, A9
-    entries += resolved + guarded
+    routed, in_doubt, guarded = guard_terminal(scores, node, candidates, routed, words)  # A8, A9
+    asking, unsure = asking_in_doubt(deps, scores, node, candidates, routed, words)  # Q1, A9
+    in_doubt |= asking
+    entries += resolved + guarded + unsure
     tools = [tool for tool in deps.registry if tool.name in routed]  # registry order (A6)
     if retrieval is not None and retrieval in offered:
         tools.append(deps.registry[retrieval])
@@ -139,6 +147,7 @@ def _entry(kind: LedgerKind, node: TaskNode, tool: str, verdict: str, reason: st
 def make_route(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``route`` node over ``deps``."""
     deps.candidate_index  # noqa: B018 - T12/A8: built once, here, not by the first request
+    words = domain_words(deps)  # the domain's name and store stop words: no evidence (N1)
 
     def route(state: GraphState, runtime: Runtime[RunContext]) -> Steps[dict[str, Any]]:
         """Decide which tools run on the task, in ascending priority (A5, A6)."""
@@ -152,7 +161,7 @@ def make_route(deps: Dependencies) -> Runnable[Any, Any]:
         else:
             offered, ran_below = not_run_below(deps, state, node, offered)  # S5
             candidates, prefiltered = offer_candidates(
-                deps, node, routing_candidates(deps, offered)
+                deps, node, routing_candidates(deps, offered), words.terms
             )  # T12
             activation = Activation(verdicts=(), llm_calls=0)
             if candidates:
@@ -165,17 +174,17 @@ def make_route(deps: Dependencies) -> Runnable[Any, Any]:
                 deps.candidate_index,
                 node.task.task_prompt,
                 candidates,
-                domain_terms(deps.domain.name),
+                words.terms,
             )
             activation, chosen = best_fit_yes(scores, node, candidates, activation)  # T5
             activation, unfilled = without_missing_inputs(deps, node, candidates, activation)
             activation, unbacked = without_unbacked_yeses(scores, node, candidates, activation)
             tools, in_doubt, entries = routed_activation(
-                deps, node, offered, candidates, activation, scores
+                deps, node, offered, candidates, activation, scores, words
             )
             entries = ran_below + prefiltered + chosen + unfilled + unbacked + entries
             requests, calls = dict(activation.requests), activation.llm_calls
-        # A9: a finished answer in doubt runs last, after the retrieval it joins
+        # A9: a tool in doubt runs last, after the retrieval (its answer joins it; Q1: no ask)
         ordered = sorted(tools, key=lambda tool: (tool.name in in_doubt, tool.priority))
         cap = deps.limits.max_tools_per_task
         entries += [

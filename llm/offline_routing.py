@@ -234,31 +234,91 @@ def closer_to_not_for(task_prompt: str, tool: AnyTool) -> bool:
     return against > max(resemblance(words, text) for text in own)
 
 
+def only_not_for_words(task_prompt: str, tool: AnyTool, found: ToolScore) -> bool:
+    """A9: whether the tool's evidence is one subject word that its ``not_for`` questions have.
+
+    ``found``: the tool's :class:`ToolScore` for the task. Its ``not_for`` examples
+    count against it: a word they share with its ``routing_examples`` ("card" in
+    "How do I renew my library card?" and in "Can I pay the late fee by card?") is
+    the domain's own warning that the word does not tell the two apart, so a task
+    whose only subject word for the tool is such a word ("Where is the card
+    catalogue?") is no evidence for a finished answer, however rare the word is
+    among the candidates. Two subject words ("chest pain") are more than one word;
+    a task closer to a ``not_for`` question as a whole is :func:`closer_to_not_for`.
+    """
+    if not tool.not_for or not found.hits:
+        return False
+    subject = {word for word in found.hits if not is_generic(word)}
+    if len(subject) >= TERMINAL_WORDS:
+        return False
+    against = {word for text in tool.not_for for word in task_words(text)}
+    return all(any(word_matches(word, other) for other in against) for word in found.hits)
+
+
+TERMINAL_WORDS = 2
+"""Subject words (not generic) that are evidence for a finished answer whatever its
+``not_for`` questions share with them (A9)."""
+
+
 def held_back(
     task_prompt: str, tools: Sequence[AnyTool], scores: dict[str, ToolScore], rule: RoutingRule
 ) -> set[str]:
     """A9: the terminal tools (``returns_answer``) the offline rule does not route.
 
-    A terminal tool needs its declared intent (routing question, description,
-    examples) to explain at least ``rule.terminal_coverage`` of the task, or a word
-    no other candidate has (a clear margin); one shared word ("number") is not
-    enough. And the task must not resemble one of its ``not_for`` questions more
-    than its own.
+    Those without :func:`declared_intent` behind them.
     """
+    return {
+        tool.name
+        for tool in tools
+        if tool.returns_answer
+        and tool.name in scores
+        and not declared_intent(task_prompt, tool, scores, rule)
+    }
+
+
+def declared_intent(
+    task_prompt: str,
+    tool: AnyTool,
+    scores: dict[str, ToolScore],
+    rule: RoutingRule,
+    *,
+    margin: bool = True,
+) -> bool:
+    """A9: whether the task is what the tool declares it is for, on more than one shared word.
+
+    The evidence a tool needs whose result stops the run (a finished answer; a
+    question back to the user, Q1): its declared intent (routing question,
+    description, examples) explains at least ``rule.terminal_coverage`` of the task,
+    or the task has a word no other candidate has (a clear margin); one shared word
+    ("number") is not enough. And the task does not resemble one of its ``not_for``
+    questions more than its own, nor share with it only one subject word its
+    ``not_for`` questions have (:func:`only_not_for_words`). ``scores``: every
+    candidate's :class:`ToolScore` for the task (:func:`score_tools`).
+
+    ``margin=False`` leaves out the clear margin: a question back to the user needs
+    the task to be about the tool (its intent explains half of it); a word no other
+    candidate has tells tools apart, not whether the task is about one ("Is the
+    city archive open to the public?" and a branch-hours tool that asks "Which
+    branch?").
+    """
+    found = scores.get(tool.name)
+    if found is None or not found.hits or not has_evidence(found):
+        return False
     shared: dict[str, int] = {}
     for each in scores.values():
         for word in each.hits:
             shared[word] = shared.get(word, 0) + 1
-    held: set[str] = set()
-    for tool in tools:
-        found = scores.get(tool.name)
-        if not tool.returns_answer or found is None:
-            continue
-        own = sum(w for word, w in zip(found.hits, found.weights, strict=True) if shared[word] == 1)
-        intent = found.coverage >= rule.terminal_coverage or own >= rule.terminal_own
-        if not intent or closer_to_not_for(task_prompt, tool):
-            held.add(tool.name)
-    return held
+    own = sum(
+        w
+        for word, w in zip(found.hits, found.weights, strict=True)
+        if shared[word] == 1 and not is_generic(word)  # "day" is no clear margin
+    )
+    intent = found.coverage >= rule.terminal_coverage or (margin and own >= rule.terminal_own)
+    return (
+        intent
+        and not closer_to_not_for(task_prompt, tool)
+        and not only_not_for_words(task_prompt, tool, found)
+    )
 
 
 def score_tools(task_prompt: str, tools: Sequence[AnyTool]) -> dict[str, ToolScore]:

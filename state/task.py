@@ -93,8 +93,9 @@ class TaskNode(BaseModel):
     requests: dict[str, dict[str, Any] | None] = Field(default_factory=dict)
     """Requests extracted while routing (fused call), keyed by tool name (T7)."""
     as_context: list[str] = Field(default_factory=list)
-    """Finished-answer tools whose yes was in doubt (A9): they run, and their answer joins
-    the context instead of ending the run."""
+    """Tools whose yes was in doubt (A9): they run after the retrieval; a finished answer
+    joins the context instead of ending the run, and a question back to the user is not
+    asked (Q1)."""
 
     @property
     def task_no(self) -> str:

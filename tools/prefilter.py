@@ -252,6 +252,7 @@ class CandidateIndex:
         limit: int | None = None,
         include: Collection[str] = (),
         keywords_only: bool = False,
+        ignore: Collection[str] = frozenset(),
     ) -> list[RankedTool]:
         """Rank ``candidates`` (tool names) against ``prompt``, best first.
 
@@ -267,9 +268,11 @@ class CandidateIndex:
             include: Names whose rank is returned even beyond ``limit`` (pinned tools).
             keywords_only: Rank by keywords even when the index has embeddings (an
                 ordering under the cap, where the embedding model is never loaded).
+            ignore: Index terms that are no evidence (the domain's own words: its
+                name and its store's stop words); see :meth:`keyword_scores`.
         """
         position = self._position
-        keyword = self.keyword_scores(prompt)
+        keyword = self.keyword_scores(prompt, ignore=ignore)
         if self._embeddings is not None and not keywords_only:
             wanted = sorted({position[n] for n in candidates if n in position})
             order, score = self._fused(prompt, wanted, keyword)
@@ -352,19 +355,21 @@ def prefilter(
     cap: int,
     pinned: Collection[str] = (),
     detail: int = 0,
+    ignore: Collection[str] = frozenset(),
 ) -> Prefiltered:
     """T12: the best ``cap`` candidates for ``prompt`` plus the pinned ones.
 
     With at most ``cap`` candidates nothing is ranked and all are offered.
     ``prompt`` must be the task prompt alone, never its prompt context (M2).
     ``detail`` more candidates after the kept ones are ranked for the ledger.
+    ``ignore``: index terms that are no evidence (:meth:`CandidateIndex.rank`).
     """
     if len(candidates) <= cap:
         return Prefiltered(list(candidates), [], frozenset(), len(candidates))
     names = [tool.name for tool in candidates]
     present = set(names)
     pinned_here = [name for name in pinned if name in present]
-    ranking = index.rank(prompt, names, limit=cap + detail, include=pinned_here)
+    ranking = index.rank(prompt, names, limit=cap + detail, include=pinned_here, ignore=ignore)
     keep = {ranked.tool for ranked in ranking if ranked.rank <= cap}
     pins = frozenset(name for name in pinned_here if name not in keep)
     offered = [tool for tool in candidates if tool.name in keep or tool.name in pins]

@@ -176,7 +176,9 @@ class PostgresDocumentStore(SqlDocumentStore):
         timeout: float = 10.0,
         stopwords: Iterable[str] = (),
     ) -> None:
-        self._stopwords = stopword_set(stopwords)
+        self.stopwords = tuple(stopwords)
+        """The domain's own stop words given to the store (routing honours them too)."""
+        self._stopwords = stopword_set(self.stopwords)
         if (conninfo is None) == (pool is None):
             raise ConfigurationError("PostgresDocumentStore takes a conninfo or a pool, not both")
         try:

@@ -45,6 +45,11 @@ class SqliteDocumentStore(SqlDocumentStore):
                 self._conn.execute(pragma)
             self._conn.executescript(sql.SCHEMA)
 
+    @property
+    def stopwords(self) -> tuple[str, ...]:
+        """The domain's own stop words given to the store (routing honours them too)."""
+        return self._extra_stopwords
+
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         with self._lock:

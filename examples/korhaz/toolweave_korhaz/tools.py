@@ -109,7 +109,9 @@ class DepartmentInfoTool(ClarifiableTool[DepartmentInfoRequest]):
     inflected name, or a choice number) finishes the answer (Q2), and a reply
     naming no known department asks again. Returns ``None`` (R1) when the
     question is not about a department, or names one the registry does not
-    know, so the domain's RAG retrieval answers instead.
+    know, so the domain's RAG retrieval answers instead. That is the tool's half
+    of asking only when needed (``docs/concepts/clarification.md``); routing adds
+    the library's half: on a doubtful yes its question is not asked (Q1, A9).
     """
 
     name = "department_info"

@@ -25,11 +25,12 @@ from collections.abc import Callable
 from typing import Any
 
 from toolweave import OfflineAssistant
+from toolweave.graph.candidates import DomainWords
 from toolweave.tools.base import ChatbotTool
 from toolweave.tools.domain import WithheldKind
 from toolweave_korhaz.callbacks import CallbackRequestTool
 from toolweave_korhaz.coordinators import DoctorFinderCoordinator, DrugInteractionCoordinator
-from toolweave_korhaz.corpus import emergency_data
+from toolweave_korhaz.corpus import DOMAIN_NAME, STOPWORDS, emergency_data
 from toolweave_korhaz.tools import DepartmentInfoTool, EmergencyNumbersTool
 
 EMERGENCY = "emergency"
@@ -55,7 +56,8 @@ def routed_alone(tool_name: str) -> Callable[[str], bool]:
     """Whether the offline routing rule sends a question to ``tool_name`` alone.
 
     Over new instances of the hospital's routable tools (their texts only: no
-    gate, no ledger, no store).
+    gate, no ledger, no store), the domain's own words (its name, its store's stop
+    words) left out as routing leaves them out.
     """
     tools: tuple[ChatbotTool[Any], ...] = (
         DepartmentInfoTool(),
@@ -65,9 +67,11 @@ def routed_alone(tool_name: str) -> Callable[[str], bool]:
         CallbackRequestTool(),
     )
     rule = OfflineAssistant()
+    own = DomainWords((DOMAIN_NAME, *STOPWORDS))  # no evidence, as routing drops them (N1)
 
     def applies(question: str) -> bool:
-        routed = {verdict.tool for verdict in rule.route(question, tools) if verdict.run}
+        said = own.strip(question)
+        routed = {verdict.tool for verdict in rule.route(said, tools) if verdict.run}
         return routed == {tool_name}
 
     return applies

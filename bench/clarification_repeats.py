@@ -25,6 +25,7 @@ Usage (from the repository root)::
     python -m bench.clarification_repeats                 # offline, or the configured model
     python -m bench.clarification_repeats --offline       # the offline model, whatever is set
     python -m bench.clarification_repeats --cases examples  # the examples only (quick)
+    python -m bench.clarification_repeats --cases expected --domain pomoc  # marked cases
     python -m bench.clarification_repeats --domain NAME --misses
 """
 
@@ -146,6 +147,21 @@ def golden_cases(domain: str) -> list[Case]:
     return cases
 
 
+def expected_cases(domain: str) -> list[Case]:
+    """The golden file's cases marked ``"expected_clarification": true`` (quick with a model)."""
+    path = golden_file(domain)
+    if path is None:
+        return []
+    marked = {
+        str(row.get("id"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+        for row in [json.loads(line)]
+        if row.get("expected_clarification") is True
+    }
+    return [case for case in golden_cases(domain) if case.id in marked]
+
+
 def run_case(graph: Any, case: Case) -> Outcome | None:
     """``case`` on a fresh thread; ``None`` when it never paused for a clarification."""
     config = {"configurable": {"thread_id": f"repeats-{case.id}-{time.monotonic_ns()}"}}
@@ -198,7 +214,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--domain", default="korhaz", help="the domain (default: korhaz)")
     parser.add_argument(
-        "--cases", choices=("examples", "golden", "all"), default="all", help="which cases"
+        "--cases",
+        choices=("examples", "golden", "expected", "all"),
+        default="all",
+        help="which cases: the package's examples, every golden case (those that pause "
+        "count), the golden cases marked expected_clarification, or examples and golden",
     )
     parser.add_argument("--model", action="store_true", help="the configured chat model")
     parser.add_argument("--offline", action="store_true", help="the offline model, always")
@@ -210,8 +230,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     graph = build_graph(
         domain, tools, assistant=assistant, checkpointer=InMemorySaver(serde=checkpoint_serde())
     )
-    parts = {"examples": example_cases, "golden": golden_cases}
-    chosen = parts if args.cases == "all" else {args.cases: parts[args.cases]}
+    parts = {"examples": example_cases, "golden": golden_cases, "expected": expected_cases}
+    everything = {"examples": example_cases, "golden": golden_cases}
+    chosen = everything if args.cases == "all" else {args.cases: parts[args.cases]}
     print(
         "| answered by | cases | run | paused | repeats | replaced by the guard "
         "| facts held | s/case |"

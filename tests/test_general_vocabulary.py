@@ -3,7 +3,7 @@
 Each example domain under ``examples/`` brings its vocabulary: its domain and tool
 names (from its plugin), the names its data gives things (the ``name``, ``title``,
 ``family``, ``given`` and ``aliases`` fields of its JSON files, its documents'
-``title:`` lines). The library's code (identifiers and string literals of every
+titles: a ``title:`` line or the first ``# `` heading). The library's code (identifiers and string literals of every
 ``.py`` file in the library folders, docstrings and comments aside) holds none of
 them: a single name as a whole word, a name of several words as a phrase. A word the
 library's own language data treats as a common word (its stop and generic word
@@ -62,8 +62,11 @@ def _named_values(data: Any, key: str = "") -> Iterator[str]:
 
 
 def _titles(path: Path) -> Iterator[str]:
-    head = path.read_text(encoding="utf-8").split("\n---", 1)[0]
+    """A document's title: its front matter's ``title:`` or its first ``# `` heading."""
+    text = path.read_text(encoding="utf-8")
+    head = text.split("\n---", 1)[0]
     yield from re.findall(r"^title:\s*(.+)$", head, flags=re.MULTILINE)
+    yield from re.findall(r"^# (.+)$", text, flags=re.MULTILINE)[:1]
 
 
 def _plugin_names(package: str) -> Iterator[tuple[str, str]]:
@@ -80,7 +83,7 @@ def _plugin_names(package: str) -> Iterator[tuple[str, str]]:
 
 def vocabulary(example: Path) -> dict[tuple[str, ...], str]:
     """Each name of ``example`` (folded words) and where it comes from."""
-    package = next(p for p in example.iterdir() if p.name.startswith("toolweave_"))
+    package = next(p for p in example.iterdir() if (p / "__init__.py").exists())
     found: dict[tuple[str, ...], str] = {}
     for path in sorted(package.rglob("*.json")):
         for value in _named_values(json.loads(path.read_text(encoding="utf-8"))):

@@ -231,7 +231,7 @@ def test_D6_a_short_context_sends_the_neighbor_search_to_the_next_page(
     )
     domain, tools = pomoc
     out = build_graph(domain, tools, assistant=assistant).invoke("Co z urlopem z zeszłego roku?")
-    assert out["activated"] == ["1:pomoc_search", "1.1:neighbor_search"]
+    assert out["activated"] == ["1:pomoc_search", "1.1:pomoc_neighbor_search"]
     decided = [e.verdict for e in out["ledger"] if e.kind.value == "conditional"]
     assert decided == ["skip"]  # the neighbour page answered: no whole-corpus search (D3)
     assert out["answer"].startswith("30 września")

@@ -3,8 +3,9 @@
 Each example domain under ``examples/`` brings its vocabulary: its domain and tool
 names (from its plugin), the names its data gives things (the ``name``, ``title``,
 ``family``, ``given`` and ``aliases`` fields of its JSON files, its documents'
-titles: a ``title:`` line or the first ``# `` heading). The library's code (identifiers and string literals of every
-``.py`` file in the library folders, docstrings and comments aside) holds none of
+titles: a ``title:`` line or the first ``# `` heading). The library's code
+(identifiers and string literals of every ``.py`` file in the library folders,
+docstrings and comments aside) holds none of
 them: a single name as a whole word, a name of several words as a phrase. A word the
 library's own language data treats as a common word (its stop and generic word
 lists) is no domain's name. The test fails naming the word, the domain file it comes

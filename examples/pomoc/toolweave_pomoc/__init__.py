@@ -9,8 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from toolweave import ChatbotTool, Domain, as_chatbot_tools
-from toolweave.domains.documents import documents_domain
+from toolweave import ChatbotTool, Domain, as_chatbot_tools, documents_domain
 from toolweave_pomoc.ai_tools import pomoc_ai_tools
 from toolweave_pomoc.corpus import DOMAIN_NAME, load_store
 from toolweave_pomoc.planner import LeavePlannerCoordinator
@@ -41,19 +40,10 @@ PROGRESS_MESSAGES = {
 def pomoc_domain_and_tools() -> tuple[Domain, list[ChatbotTool[Any]]]:
     """The ``pomoc`` domain and its tools, its AI tool among them as a chatbot tool (W6).
 
-    The documents' retrieval (``pomoc_search``) and deep fallback (``deep_search``
-    with its forced ``neighbor_search`` and ``context_search``, D1-D7) come from
+    The documents' retrieval (``pomoc_search``) and deep fallback (``pomoc_deep_search``
+    with its forced ``pomoc_neighbor_search`` and ``pomoc_context_search``, D1-D7) come from
     ``documents_domain`` over the bundled pages; the domain's own tools come beside them.
     """
-    base, document_tools = documents_domain(DOMAIN_NAME, load_store())
-    domain = dataclasses.replace(
-        base,
-        system_prompt=SYSTEM_PROMPT,
-        default_language="pl",
-        description="Example company helpdesk (Pomoc, Lumena Sp. z o.o.): leave, IT "
-        "accounts, document and invoice workflow, business trips; Polish and English.",
-        progress_messages=PROGRESS_MESSAGES,
-    )
     own: list[ChatbotTool[Any]] = [
         HolidayCalendarTool(),
         LeaveBalanceTool(),
@@ -61,9 +51,18 @@ def pomoc_domain_and_tools() -> tuple[Domain, list[ChatbotTool[Any]]]:
         PhoneDirectoryTool(),
         InvoiceApprovalTool(),
         LeavePlannerCoordinator(),
+        *as_chatbot_tools(pomoc_ai_tools(), domain=DOMAIN_NAME),
     ]
-    ai_tools = as_chatbot_tools(pomoc_ai_tools(), domain=DOMAIN_NAME)
-    return domain, [*document_tools, *own, *ai_tools]
+    base, tools = documents_domain(
+        DOMAIN_NAME, load_store(), tools=own, system_prompt=SYSTEM_PROMPT, default_language="pl"
+    )
+    domain = dataclasses.replace(  # the fields documents_domain takes no argument for
+        base,
+        description="Example company helpdesk (Pomoc, Lumena Sp. z o.o.): leave, IT "
+        "accounts, document and invoice workflow, business trips; Polish and English.",
+        progress_messages=PROGRESS_MESSAGES,
+    )
+    return domain, tools
 
 
 __all__ = ["DOMAIN_NAME", "SYSTEM_PROMPT", "pomoc_domain_and_tools"]

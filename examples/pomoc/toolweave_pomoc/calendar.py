@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from functools import cache
 
-from toolweave.tools.text import fold, words
+from toolweave import fold, words
 from toolweave_pomoc.corpus import DATA_DIR
 
 WEEKDAYS = {

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from toolweave.tools.search import SqliteDocumentStore
+from toolweave import SqliteDocumentStore
 
 DOMAIN_NAME = "pomoc"
 """The domain's name, what ``toolweave ask --domain`` takes."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from toolweave.tools.text import fold
+from toolweave import fold
 
 DEFAULT_YEAR = 2027
 """The calendar year the helpdesk's tables cover; a date without a year is in it."""

@@ -8,8 +8,7 @@ has neither a Polish letter nor a Polish question word.
 
 from __future__ import annotations
 
-from toolweave import ToolCallContext
-from toolweave.tools.text import words
+from toolweave import ToolCallContext, words
 
 POLISH_LETTERS = frozenset("ąćęłńóśźż")
 """Letters only Polish writes."""

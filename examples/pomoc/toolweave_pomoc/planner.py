@@ -29,8 +29,9 @@ from toolweave import (
     TaskInfo,
     ToolCallContext,
     ToolResult,
+    fold,
+    words,
 )
-from toolweave.tools.text import fold, words
 from toolweave_pomoc.corpus import DOMAIN_NAME
 from toolweave_pomoc.dates import date_range
 from toolweave_pomoc.language import user_language

@@ -30,8 +30,9 @@ from toolweave import (
     ToolCallContext,
     ToolResult,
     UniqueTextDocument,
+    fold,
+    words,
 )
-from toolweave.tools.text import fold, words
 from toolweave_pomoc import calendar
 from toolweave_pomoc.corpus import DATA_DIR, DOMAIN_NAME, document
 from toolweave_pomoc.dates import date_range, dates_in, months_in

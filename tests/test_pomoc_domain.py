@@ -291,3 +291,26 @@ def test_W3_pomoc_chat_page_carries_form_hr01_and_the_script_that_fills_it() -> 
     assert 'src="/chat/tools/fill_leave_request_form.js"' in page.text
     script = client.get("/chat/tools/fill_leave_request_form.js")
     assert 'AiTools.register("fill_leave_request_form"' in script.text
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("Nie pamiętam hasła.", True),
+        ("My account is locked.", True),
+        ("Jaki jest adres serwera VPN?", False),  # names an account, asks about no access
+        ("Ile kosztuje nowy laptop?", False),
+    ],
+)
+def test_Q1_it_account_help_asks_only_about_getting_into_an_account(
+    pomoc: tuple[Domain, list[ChatbotTool[Any]]], text: str, asks: bool
+) -> None:
+    """The clarification page's pattern: not about its subject is not mine (R1)."""
+    tool = _tool(pomoc, "it_account_help")
+    ctx = ToolCallContext(task=TaskInfo(task_no="1", task_prompt=text), text=text)
+    result = tool.execute(tool.request_model(), ctx)
+    if asks:
+        assert result is not None
+        assert result.mode == "clarification"
+    else:
+        assert result is None

@@ -267,6 +267,18 @@ def reset_steps() -> Mapping[str, Mapping[str, tuple[str, ...]]]:
     return {acc: {lang: tuple(steps) for lang, steps in by.items()} for acc, by in data.items()}
 
 
+ABOUT_ACCESS = ("hasł", "hasl", "password", "konto", "konta", "account", "login", "logow",
+                "zablokow", "locked", "reset", "odblokow", "unlock")  # fmt: skip
+"""Word beginnings of a question about getting into an account: the tool's subject. A
+question without one (the VPN server's address, an error code) is not the tool's, even
+when it names an account; it gets the documents' answer, not "which account?" (Q1)."""
+
+
+def about_access(text: str) -> bool:
+    """Whether ``text`` asks about a password or a locked account (the tool's subject)."""
+    return any(fold(w).startswith(ABOUT_ACCESS) for w in words(text))
+
+
 def account_in(text: str) -> Account | None:
     """The account a text names, or ``None`` when it names none or more than one."""
     said = {fold(w) for w in words(text)}
@@ -309,7 +321,14 @@ class ItAccountHelpTool(ClarifiableTool[AccountRequest]):
     not_for = ("Jaki jest adres serwera VPN?", "Co oznacza błąd VPN?")
 
     def execute(self, request: AccountRequest, ctx: ToolCallContext) -> ToolResult | None:
-        """The steps for the named account, or the question which account (Q1)."""
+        """The steps for the named account, or the question which account (Q1).
+
+        Not about a password or a locked account: not mine (R1), whatever account it
+        names; the retrieval answers it. About one, with no account named: ask.
+        """
+        question_text = ctx.task.task_prompt or ctx.text
+        if not about_access(question_text):
+            return None
         account = request.account or account_in(ctx.text)
         if account is None:
             lang = _lang(ctx)

@@ -149,17 +149,8 @@ def tool_steps(
     if tool is None:
         return Outcome(ledger=[entry(node, name, LedgerKind.TOOL_SKIPPED, "skipped", UNREGISTERED)])
     outcome = Outcome(request=node.requests.get(name))
-    if name not in node.requests and tool.request_model.model_fields:
-        assistant = assistant_for(deps, runtime)
-        extracted = yield from assistant.generate_tool_request_steps(
-            text, EXTRACTION_SYSTEM_PROMPT, None, tool
-        )
-        outcome.request, outcome.llm_calls = extracted.get(name), 1
-    try:
-        request = tool.request_model.model_validate(dict(outcome.request or {}))  # T6
-    except ValidationError as exc:
-        reason = REQUEST_INVALID.format(error=exc.error_count())
-        outcome.ledger.append(entry(node, name, LedgerKind.TOOL_SKIPPED, "skipped", reason))
+    request = yield from _request_steps(deps, runtime, node, tool, text, outcome)
+    if request is None:
         return outcome
     missing = missing_inputs(tool, request)
     if missing and not asks_itself(tool):
@@ -169,16 +160,7 @@ def tool_steps(
             missing = missing_inputs(tool, request)
         if missing:
             return _unfilled(deps, state, node, tool, request, missing, outcome)
-    streamed: list[AIMessage] = []
-
-    def stream_answer(chunks: Iterable[str]) -> str:
-        streamed.append(stream_message(chunks, run_name=f"{name}.answer"))
-        return streamed[-1].text
-
-    async def astream_answer(chunks: AsyncIterable[str] | Iterable[str]) -> str:
-        streamed.append(await astream_message(chunks, run_name=f"{name}.answer"))
-        return streamed[-1].text
-
+    streamed = _StreamedAnswer(name)
     progress = progress_for(deps, state, runtime, node, tool)
     budget = _budget(deps, state, runtime, node)
     ctx = ToolCallContext(
@@ -189,8 +171,8 @@ def tool_steps(
         important_words=tuple(state["message"].important_words),
         user_data=user_data_for(state, runtime),
         progress=progress,
-        stream_answer=stream_answer,
-        astream_answer=astream_answer,
+        stream_answer=streamed.stream,
+        astream_answer=streamed.astream,
         llm=budget,
         idempotency_key=tool_call_key(state, node.task_no, name),
     )
@@ -199,31 +181,89 @@ def tool_steps(
     except (GraphBubbleUp, InvalidToolResultError):  # a bad result is the tool's bug: loud
         raise
     except ToolFailedError as exc:  # T13, R7: a failure the tool reported; one line
-        _spent(outcome, budget)
         debug = logger.isEnabledFor(logging.DEBUG)
         logger.warning("tool %s failed on task %s: %s", name, node.task_no, exc, exc_info=debug)
-        progress("ERROR", type(exc).__name__)
-        outcome.ledger.append(entry(node, name, LedgerKind.TOOL_ERROR, "failed", TOOL_FAILED))
-        return outcome
+        return _contained(outcome, budget, node, name, exc, progress)
     except Exception as exc:  # R7: a failing tool is "no result"; the run goes on
-        _spent(outcome, budget)
         logger.warning("tool %s raised on task %s", name, node.task_no, exc_info=True)
-        progress("ERROR", type(exc).__name__)
-        reason = TOOL_RAISED.format(error=type(exc).__name__)
-        outcome.ledger.append(entry(node, name, LedgerKind.TOOL_ERROR, "failed", reason))
-        return outcome
+        return _contained(outcome, budget, node, name, exc, progress)
     outcome.result = require_result(name, checked_result(tool, raw))
     _spent(outcome, budget)
-    if streamed:
-        joined = "".join(message.text for message in streamed)
-        outcome.streamed = AIMessage(content=joined, id=streamed[0].id)
-    verdict = "no result (R1)" if outcome.result is None else outcome.result.mode.value
+    outcome.streamed = streamed.joined()
+    outcome.ledger.append(_called(node, name, outcome.result, reply))
+    return outcome
+
+
+def _request_steps(
+    deps: Dependencies,
+    runtime: Runtime[RunContext],
+    node: TaskNode,
+    tool: AnyTool,
+    text: str,
+    outcome: Outcome,
+) -> Steps[BaseModel | None]:
+    """The tool's request: extracted unless routing did (T7), validated (T6); else ``None``."""
+    if tool.name not in node.requests and tool.request_model.model_fields:
+        assistant = assistant_for(deps, runtime)
+        extracted = yield from assistant.generate_tool_request_steps(
+            text, EXTRACTION_SYSTEM_PROMPT, None, tool
+        )
+        outcome.request, outcome.llm_calls = extracted.get(tool.name), 1
+    try:
+        return tool.request_model.model_validate(dict(outcome.request or {}))  # T6
+    except ValidationError as exc:
+        reason = REQUEST_INVALID.format(error=exc.error_count())
+        outcome.ledger.append(entry(node, tool.name, LedgerKind.TOOL_SKIPPED, "skipped", reason))
+        return None
+
+
+class _StreamedAnswer:
+    """What one call streams itself (R4, ``ctx.stream_answer``), joined into one message."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._messages: list[AIMessage] = []
+
+    def stream(self, chunks: Iterable[str]) -> str:
+        self._messages.append(stream_message(chunks, run_name=f"{self._name}.answer"))
+        return self._messages[-1].text
+
+    async def astream(self, chunks: AsyncIterable[str] | Iterable[str]) -> str:
+        self._messages.append(await astream_message(chunks, run_name=f"{self._name}.answer"))
+        return self._messages[-1].text
+
+    def joined(self) -> AIMessage | None:
+        if not self._messages:
+            return None
+        joined = "".join(message.text for message in self._messages)
+        return AIMessage(content=joined, id=self._messages[0].id)
+
+
+def _contained(
+    outcome: Outcome,
+    budget: LlmBudget,
+    node: TaskNode,
+    name: str,
+    exc: Exception,
+    progress: ProgressEmitter,
+) -> Outcome:
+    """R7: a failed call (logged by the caller) is reported as progress and in the ledger."""
+    _spent(outcome, budget)
+    failed = isinstance(exc, ToolFailedError)
+    reason = TOOL_FAILED if failed else TOOL_RAISED.format(error=type(exc).__name__)
+    progress("ERROR", type(exc).__name__)
+    outcome.ledger.append(entry(node, name, LedgerKind.TOOL_ERROR, "failed", reason))
+    return outcome
+
+
+def _called(node: TaskNode, name: str, result: ToolResult | None, reply: str | None) -> LedgerEntry:
+    """The ledger entry of a call that returned: its result kind, or the question it asked."""
+    verdict = "no result (R1)" if result is None else result.mode.value
     kind = LedgerKind.TOOL_RESULT
-    if outcome.result is not None and outcome.result.mode is ResultMode.CLARIFICATION:
+    if result is not None and result.mode is ResultMode.CLARIFICATION:
         kind, verdict = LedgerKind.CLARIFICATION, "asked"
     reason = "" if reply is None else "continued with the user's reply"
-    outcome.ledger.append(entry(node, name, kind, verdict, reason))
-    return outcome
+    return entry(node, name, kind, verdict, reason)
 
 
 def _unfilled(

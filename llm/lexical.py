@@ -29,7 +29,7 @@ ROUTING_STOPWORDS = _wordset(
     igaz hamis felhasználó kérdez kérdezi kérdése eszköz információ"""
 )
 """Words of routing questions that say nothing about the subject."""
-GREETINGS = kit.GREETINGS_EN | kit.GREETINGS_HU
+GREETINGS = kit.GREETINGS_EN | kit.GREETINGS_HU | kit.GREETINGS_PL
 GENERIC_WORDS = _wordset(
     """free new old good bad best better big small large little long short high low full
     next last first second third other another same different right wrong real sure

@@ -73,6 +73,41 @@ FOLLOWUP_OPENERS = (
     "illetve",
 )
 
+# -- Polish: the same kinds of words as above, kept apart ---------------------------------
+
+ROUTING_STOPWORDS_PL = _wordset(
+    """prawda fałsz użytkownik użytkownika pyta pytanie pytania narzędzie odpowiedź
+    informacja informacje informacji"""
+)
+"""Polish words of routing questions that say nothing about the subject."""
+GENERIC_WORDS_PL = _wordset(
+    """nowy nowa nowe nowego nowej nowym stary stara stare dobry dobra dobre dobrze zły
+    duży duża duże mały mała małe długi długo krótki wysoki niski pełny następny następna
+    następne ostatni ostatnia ostatnie pierwszy pierwsza pierwsze drugi druga drugie
+    trzeci inny inna inne innego taki taka takie sam sama samo różny prawdziwy pewny
+    możliwy możliwe dostępny dostępne najbliższy najbliższa blisko tani tanio najtańszy
+    szybki szybko wkrótce późno wcześnie dostać dostanę dać daj wziąć wezmę brać zrobić
+    robić pokazać pokaż zobaczyć szukać szukam znaleźć znajdę pomóc pomóż chcieć
+    potrzeba powiedzieć powiedz wiedzieć wiem myśleć znaczy używać użyć polecić
+    zaproponować istnieje coś ktoś cokolwiek ktokolwiek każdy wszyscy wszystko nic nikt
+    rzecz rzeczy sprawa sprawy ludzie osoba osoby sposób rodzaj część czas czasu raz razy
+    rok roku lata lat latach miesiąc miesiąca miesięcy tydzień tygodnia tygodni dzień dnia
+    dni dzisiaj dziś jutro wczoraj wieczorem rano noc nocy wciąż nadal znowu ponownie
+    zawsze nigdy naprawdę obecnie teraz jeden jedna jedno dwa dwie trzy cztery pięć sześć
+    siedem dziesięć sto wiele dużo mało więcej najwięcej mniej wystarczy"""
+)
+"""Polish words that say how, when, how much or who, not what about (see
+:data:`GENERIC_WORDS`), in their frequent inflected forms."""
+QUESTION_WORDS_PL = _wordset(
+    """co czego czym kto kogo komu kiedy gdzie dokąd skąd jak jaki jaka jakie jakiego
+    jakiej jakim jakich który która które którego której których ile ilu dlaczego czemu
+    czyj czyja czyje"""
+)
+"""Polish question words."""
+ROUTING_STOPWORDS |= ROUTING_STOPWORDS_PL
+GENERIC_WORDS |= GENERIC_WORDS_PL
+QUESTION_WORDS |= QUESTION_WORDS_PL
+
 
 @lru_cache(maxsize=65536)
 def is_generic(word: str) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from langchain_core.messages import AIMessage, HumanMessage
 from support import ask
 
 from toolweave import OfflineAssistant, build_graph
@@ -16,6 +17,7 @@ from toolweave.cli.render import CLI_TEXTS, cli_text, source_lines
 from toolweave.domains.documents import documents_domain
 from toolweave.evaluation import says_no_information
 from toolweave.llm import lexical
+from toolweave.llm.offline import normalize_offline
 from toolweave.llm.prompts import no_information_answer
 from toolweave.tools import text as kit
 from toolweave.tools.language import (
@@ -195,3 +197,16 @@ def test_R9_the_librarys_own_texts_have_polish_and_english_for_the_rest() -> Non
     assert set(CLI_TEXTS["pl"]) == set(CLI_TEXTS["en"])
     assert cli_text("offline", "pl").startswith("odpowiedzi podaje model offline")
     assert source_lines([{"document_id": "a", "name": "A", "pages": [1]}], "xx")[0] == "Sources:"
+
+
+@pytest.mark.parametrize("message", ["A gdzie jest parking?", "Kiedy jest otwarta recepcja?"])
+def test_A1_a_polish_question_with_its_own_question_word_stands_alone(message: str) -> None:
+    """Polish question words are question words: the message is no follow-up to extend."""
+    history = [HumanMessage("Ile kosztuje obiad w stołówce?"), AIMessage("Obiad kosztuje 18 zł.")]
+    assert normalize_offline(message, history, default_lang="pl").question == message
+
+
+def test_T5_polish_generic_words_alone_are_weak_evidence() -> None:
+    """ "nowy" (new), "roku" (of the year), "dni" (days) say how or when, not what about."""
+    assert all(lexical.is_generic(w) for w in ("nowy", "roku", "dni", "wziąć", "dwa"))
+    assert not any(lexical.is_generic(w) for w in ("paszport", "dowód", "parking"))

@@ -211,7 +211,7 @@ def weekday(word: str) -> int | None:
 
 
 def detect_language(text: str, default: str = "en") -> str:
-    """``"hu"`` or ``"en"``, whichever the detector leans to; else ``default``.
+    """``"hu"``, ``"en"`` or ``"pl"``, whichever the detector leans to; else ``default``.
 
     The detector is :func:`toolweave.tools.language.detect_language`, the one the
     platform checks a model's language tag with (T10).

@@ -210,3 +210,16 @@ def test_T5_polish_generic_words_alone_are_weak_evidence() -> None:
     """ "nowy" (new), "roku" (of the year), "dni" (days) say how or when, not what about."""
     assert all(lexical.is_generic(w) for w in ("nowy", "roku", "dni", "wziąć", "dwa"))
     assert not any(lexical.is_generic(w) for w in ("paszport", "dowód", "parking"))
+
+
+def test_R9_a_polish_question_beside_the_fact_gets_it_or_a_polish_no_information(
+    tmp_path: Path,
+) -> None:
+    """The page says the card is free, not what it costs: either reading is Polish."""
+    domain, tools = documents_domain("urzad", _office(tmp_path))
+    graph = build_graph(domain, tools, assistant=OfflineAssistant())
+    out = ask(graph, "Ile kosztuje nowy dowód osobisty?")
+    answer = out["answer"]
+    assert answer == no_information_answer("pl") or "jest bezpłatne" in answer
+    if out["sources"]:
+        assert source_lines(out["sources"], "pl")[0] == "Źródła:"

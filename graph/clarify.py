@@ -34,6 +34,10 @@ CLARIFICATION_LIMIT = {
         "A válaszhoz még több információ kellene, de már túl sok kérdést tettem fel. "
         "Kérem, tegye fel újra a kérdést a részletekkel együtt. (Utolsó kérdés: {question})"
     ),
+    "pl": (
+        "Do odpowiedzi potrzeba jeszcze więcej informacji, ale padło już zbyt wiele pytań. "
+        "Proszę zadać pytanie ponownie, podając szczegóły. (Ostatnie pytanie: {question})"
+    ),
 }
 """What a run ends with when the clarification rounds are used up (Q2), by language."""
 

@@ -29,7 +29,7 @@ ROUTING_STOPWORDS = _wordset(
     igaz hamis felhasználó kérdez kérdezi kérdése eszköz információ"""
 )
 """Words of routing questions that say nothing about the subject."""
-GREETINGS = kit.GREETINGS_EN | kit.GREETINGS_HU
+GREETINGS = kit.GREETINGS_EN | kit.GREETINGS_HU | kit.GREETINGS_PL
 GENERIC_WORDS = _wordset(
     """free new old good bad best better big small large little long short high low full
     next last first second third other another same different right wrong real sure
@@ -72,6 +72,41 @@ FOLLOWUP_OPENERS = (
     "meg",
     "illetve",
 )
+
+# -- Polish: the same kinds of words as above, kept apart ---------------------------------
+
+ROUTING_STOPWORDS_PL = _wordset(
+    """prawda fałsz użytkownik użytkownika pyta pytanie pytania narzędzie odpowiedź
+    informacja informacje informacji"""
+)
+"""Polish words of routing questions that say nothing about the subject."""
+GENERIC_WORDS_PL = _wordset(
+    """nowy nowa nowe nowego nowej nowym stary stara stare dobry dobra dobre dobrze zły
+    duży duża duże mały mała małe długi długo krótki wysoki niski pełny następny następna
+    następne ostatni ostatnia ostatnie pierwszy pierwsza pierwsze drugi druga drugie
+    trzeci inny inna inne innego taki taka takie sam sama samo różny prawdziwy pewny
+    możliwy możliwe dostępny dostępne najbliższy najbliższa blisko tani tanio najtańszy
+    szybki szybko wkrótce późno wcześnie dostać dostanę dać daj wziąć wezmę brać zrobić
+    robić pokazać pokaż zobaczyć szukać szukam znaleźć znajdę pomóc pomóż chcieć
+    potrzeba powiedzieć powiedz wiedzieć wiem myśleć znaczy używać użyć polecić
+    zaproponować istnieje coś ktoś cokolwiek ktokolwiek każdy wszyscy wszystko nic nikt
+    rzecz rzeczy sprawa sprawy ludzie osoba osoby sposób rodzaj część czas czasu raz razy
+    rok roku lata lat latach miesiąc miesiąca miesięcy tydzień tygodnia tygodni dzień dnia
+    dni dzisiaj dziś jutro wczoraj wieczorem rano noc nocy wciąż nadal znowu ponownie
+    zawsze nigdy naprawdę obecnie teraz jeden jedna jedno dwa dwie trzy cztery pięć sześć
+    siedem dziesięć sto wiele dużo mało więcej najwięcej mniej wystarczy"""
+)
+"""Polish words that say how, when, how much or who, not what about (see
+:data:`GENERIC_WORDS`), in their frequent inflected forms."""
+QUESTION_WORDS_PL = _wordset(
+    """co czego czym kto kogo komu kiedy gdzie dokąd skąd jak jaki jaka jakie jakiego
+    jakiej jakim jakich który która które którego której których ile ilu dlaczego czemu
+    czyj czyja czyje"""
+)
+"""Polish question words."""
+ROUTING_STOPWORDS |= ROUTING_STOPWORDS_PL
+GENERIC_WORDS |= GENERIC_WORDS_PL
+QUESTION_WORDS |= QUESTION_WORDS_PL
 
 
 @lru_cache(maxsize=65536)
@@ -176,7 +211,7 @@ def weekday(word: str) -> int | None:
 
 
 def detect_language(text: str, default: str = "en") -> str:
-    """``"hu"`` or ``"en"``, whichever the detector leans to; else ``default``.
+    """``"hu"``, ``"en"`` or ``"pl"``, whichever the detector leans to; else ``default``.
 
     The detector is :func:`toolweave.tools.language.detect_language`, the one the
     platform checks a model's language tag with (T10).

@@ -49,6 +49,7 @@ OFFLINE_LABEL = "offline model (no LLM: lexical routing, extractive answers)"
 _TEXTS = {
     "en": {"missing": "What is known about {word}?"},
     "hu": {"missing": "Mit tudunk erről: {word}?"},
+    "pl": {"missing": "Co wiadomo o: {word}?"},
 }
 
 

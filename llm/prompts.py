@@ -135,6 +135,7 @@ NO_CONTEXT = "(none)"
 NO_INFORMATION_ANSWERS = {
     "en": "I found no information about this in the available sources.",
     "hu": "Nem találtam erről információt az elérhető forrásokban.",
+    "pl": "Nie znaleziono informacji na ten temat w dostępnych źródłach.",
 }
 """The answer that says the sources do not cover the question, by user language."""
 

@@ -1,4 +1,4 @@
-"""The language detector for short chat messages: Hungarian or English (T10), written once.
+"""The language detector for short chat messages: Hungarian, English or Polish (T10).
 
 Every caller reads one :class:`LanguageGuess`: the platform's normalization
 cross-checks a model's language tag against its *confident* verdict
@@ -8,15 +8,20 @@ language), and the offline model answers in its *leaning*
 
 The evidence is words that say nothing about the topic (so names and domain
 words do not sway it): the text kit's stop words of one language only
-(:data:`toolweave.tools.text.STOPWORDS_HU`, ``STOPWORDS_EN``) and a few more cue
-words, weekday names, and Hungarian's letters: ``ő``/``ű`` exist in no other
-major language, the other accented vowels count once per message, since a
-Hungarian name (Kovács) may stand in an English sentence; so do ``ő``/``ű`` in a
-capitalised word after the first, a name ("When are Dr. Dóra Szűcs's office
-hours?"). A verdict is
+(:data:`toolweave.tools.text.STOPWORDS_HU`, ``STOPWORDS_EN``, ``STOPWORDS_PL``; a
+word two of them share, "do", "to", "a", "mi", counts for neither) and a few more
+cue words, weekday names, and the letters of one language: ``ő``/``ű`` exist in no
+other major language, ``ą ć ę ł ń ś ź ż`` in no other of the three. Each such
+letter (Hungarian) or word holding one (Polish) is 2 points when written in a word
+that is not capitalised, or is the message's first: a capitalised word after the
+first may be a name ("When are Dr. Dóra Szűcs's office hours?", "Is the Łódź office
+open?"). Any of them, and the other accented vowels, count once more per message:
+``ó``, written in both Hungarian and Polish, for Polish when the message has other
+Polish evidence, else for Hungarian. A verdict is
 *confident* with at least ``MIN_EVIDENCE`` points on the winning side and at
-least twice the other's, or when the message is one greeting of one language
-(``"hello"``, ``"thanks"``, ``"szia"``; :data:`toolweave.tools.text.GREETINGS_EN`).
+least twice each other's, or when the message is one greeting of one language
+(``"hello"``, ``"thanks"``, ``"szia"``, ``"cześć"``;
+:data:`toolweave.tools.text.GREETINGS_EN`).
 """
 
 from __future__ import annotations
@@ -27,8 +32,10 @@ from dataclasses import dataclass
 from toolweave.tools.text import (
     GREETINGS_EN,
     GREETINGS_HU,
+    GREETINGS_PL,
     STOPWORDS_EN,
     STOPWORDS_HU,
+    STOPWORDS_PL,
     TOKEN,
     fold,
     words,
@@ -52,10 +59,27 @@ ENGLISH_CUES = frozenset(
 )  # fmt: skip
 """English words that tell the language but are no English-only stop words ("is": also)."""
 
+POLISH_CUES = frozenset(
+    {
+        "dobry", "dzień", "dzisiaj", "dziś", "jutro", "kosztuje", "mają", "nigdy", "poniedziałek",
+        "razem", "sobota", "sobotę", "środa", "środę", "teraz", "trwa", "trwają", "wczoraj",
+        "wtorek", "czwartek", "piątek", "niedziela", "niedzielę", "zawsze",
+    }
+)  # fmt: skip
+"""Polish words that tell the language but are no Polish stop words (weekdays, "trwa")."""
+POLISH_SHARED = frozenset({"co", "o", "u", "na", "ta", "ty"})
+"""Polish stop words that are also written in English or Hungarian text, so tell nothing:
+"Co." (a company), "o'clock", "u." (Hungarian for street), "N/A", "ty" (thank you).
+"mi", "te", "a", "i", "do", "to" are left out as the other lists' words already."""
+
 HUNGARIAN_WORDS = (STOPWORDS_HU - STOPWORDS_EN) | HUNGARIAN_CUES
 """Hungarian words that say nothing about the topic (all but "is" no English words)."""
 ENGLISH_WORDS = (STOPWORDS_EN - STOPWORDS_HU) | ENGLISH_CUES
 """English words that say nothing about the topic (all but "is" no Hungarian words)."""
+POLISH_WORDS = (
+    STOPWORDS_PL - STOPWORDS_EN - STOPWORDS_HU - HUNGARIAN_CUES - ENGLISH_CUES - POLISH_SHARED
+) | POLISH_CUES
+"""Polish words that say nothing about the topic, none of them a Hungarian or English one."""
 
 WEEKDAY_PREFIXES = (
     ("monday", "hetfo"),
@@ -71,7 +95,9 @@ WEEKDAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday
 
 _HUNGARIAN_DAYS = tuple(prefixes[-1] for prefixes in WEEKDAY_PREFIXES)
 _HUNGARIAN_ONLY = re.compile(r"[őűŐŰ]")
-_ACCENTED = re.compile(r"[áéíóöúüÁÉÍÓÖÚÜ]")
+_ACCENTED = re.compile(r"[áéíöúüÁÉÍÖÚÜőűŐŰ]")
+_POLISH_ONLY = re.compile(r"[ąćęłńśźżĄĆĘŁŃŚŹŻ]")
+_SHARED_ACCENT = re.compile(r"[óÓ]")
 
 
 @dataclass(frozen=True)
@@ -83,43 +109,73 @@ class LanguageGuess:
     """Points for Hungarian."""
     english: int
     """Points for English."""
+    polish: int = 0
+    """Points for Polish."""
 
     @property
     def confident(self) -> bool:
         """Whether the verdict is strong enough to override a model's tag."""
         return self.lang is not None
 
+    @property
+    def points(self) -> dict[str, int]:
+        """Points per language code."""
+        return {"hu": self.hungarian, "en": self.english, "pl": self.polish}
+
     def leaning(self, default: str) -> str:
-        """The language with more points, however few; ``default`` on a tie."""
-        if self.hungarian > self.english:
-            return "hu"
-        if self.english > self.hungarian:
-            return "en"
-        return default
+        """The language with the most points, however few; ``default`` on a tie."""
+        ranked = sorted(self.points.values(), reverse=True)
+        if ranked[0] == ranked[1]:
+            return default
+        return max(self.points, key=self.points.__getitem__)
 
 
-def _points(found: list[str], text: str) -> tuple[int, int]:
-    hungarian = sum(1 for w in found if w in HUNGARIAN_WORDS)
-    hungarian += sum(
+def _written(text: str) -> list[str]:
+    """The words as written, but capitalised ones after the first (a capital marks a name)."""
+    tokens = TOKEN.findall(text)
+    return [t for i, t in enumerate(tokens) if i == 0 or not t[:1].isupper()]
+
+
+def _hungarian(found: list[str], written: list[str]) -> int:
+    points = sum(1 for w in found if w in HUNGARIAN_WORDS)
+    points += sum(
         1 for w in found if w not in HUNGARIAN_WORDS and fold(w).startswith(_HUNGARIAN_DAYS)
     )
+    return points + 2 * sum(len(_HUNGARIAN_ONLY.findall(t)) for t in written)
+
+
+def _polish(found: list[str], written: list[str]) -> int:
+    points = sum(1 for w in found if w in POLISH_WORDS)
+    return points + 2 * sum(1 for t in written if _POLISH_ONLY.search(t))
+
+
+def _points(found: list[str], text: str) -> tuple[int, int, int]:
+    written = _written(text)
+    hungarian = _hungarian(found, written)
     english = sum(1 for w in found if w in ENGLISH_WORDS or w in WEEKDAYS_EN)
-    tokens = TOKEN.findall(text)  # as written: a capital marks a name
-    written = [t for i, t in enumerate(tokens) if i == 0 or not t[:1].isupper()]
-    hungarian += 2 * sum(len(_HUNGARIAN_ONLY.findall(t)) for t in written)
-    hungarian += 1 if _ACCENTED.search(text) or _HUNGARIAN_ONLY.search(text) else 0
-    return hungarian, english
+    polish = _polish(found, written) + (1 if _POLISH_ONLY.search(text) else 0)
+    shared = _SHARED_ACCENT.search(text) is not None
+    if _ACCENTED.search(text) or (shared and not polish):
+        hungarian += 1
+    if shared and polish:
+        polish += 1  # "próbny" beside other Polish evidence
+    return hungarian, english, polish
+
+
+def _verdict(points: dict[str, int], needed: int) -> str | None:
+    """The language with ``needed`` points or more and at least twice each other's."""
+    for lang, own in points.items():
+        others = [p for code, p in points.items() if code != lang]
+        if own >= needed and all(own >= 2 * p for p in others):
+            return lang
+    return None
 
 
 def detect_language(text: str) -> LanguageGuess:
-    """Guess whether ``text`` is Hungarian or English (see the module docstring)."""
+    """Guess whether ``text`` is Hungarian, English or Polish (see the module docstring)."""
     found = words(text)
-    hungarian, english = _points(found, text)
-    greeting = len(found) == 1 and found[0] in GREETINGS_EN | GREETINGS_HU
+    hungarian, english, polish = _points(found, text)
+    greeting = len(found) == 1 and found[0] in GREETINGS_EN | GREETINGS_HU | GREETINGS_PL
     needed = 1 if greeting else MIN_EVIDENCE
-    lang: str | None = None
-    if hungarian >= needed and hungarian >= 2 * english:
-        lang = "hu"
-    elif english >= needed and english >= 2 * hungarian:
-        lang = "en"
-    return LanguageGuess(lang, hungarian, english)
+    guess = LanguageGuess(None, hungarian, english, polish)
+    return LanguageGuess(_verdict(guess.points, needed), hungarian, english, polish)

@@ -42,6 +42,7 @@ LIBRARY_MESSAGES: ProgressMessages = {
     "ERROR": {
         "en": "A step did not work; answering from what was found",
         "hu": "Egy lépés nem sikerült; a megtalált adatokból válaszolok",
+        "pl": "Jeden krok się nie powiódł; odpowiedź opiera się na tym, co znaleziono",
     },
 }
 """The library's own phrases, after the tool's and the domain's (the detail of an

@@ -22,7 +22,11 @@ from pydantic.fields import FieldInfo
 from toolweave.tools.base import ChatbotTool
 from toolweave.tools.consumers import ClarifiableContextConsumerTool, ClarifiableTool
 
-ASK_FOR_INPUT = {"en": "Which {field}?", "hu": "Kérem, adja meg: {field}."}
+ASK_FOR_INPUT = {
+    "en": "Which {field}?",
+    "hu": "Kérem, adja meg: {field}.",
+    "pl": "Proszę podać: {field}.",
+}
 """The question for the first unfilled required input (Q1), by language."""
 
 

@@ -1,4 +1,4 @@
-"""The text kit: tokenising, folding, stemming (Hungarian, English) and sentence splitting.
+"""The text kit: tokenising, folding, stemming (Hungarian, English, Polish), sentence splitting.
 
 One definition of *word*, *stem* and *sentence* for everything that reads text:
 the keyword search (:mod:`toolweave.tools.search.text` builds its index terms
@@ -9,14 +9,15 @@ passages with them). It sits in ``tools/`` because both layers can import it
 
 - A *word* is a run of letters and digits (no underscores), case-folded.
 - *Folding* case-folds and strips diacritics (``Kórház`` -> ``korhaz``).
-- A *stem* is Snowball's (``snowballstemmer``) in Hungarian or English, folded;
-  with no language, :func:`stems` gives both.
+- A *stem* is Snowball's (``snowballstemmer``) in Hungarian, English or Polish
+  (:data:`LANGUAGES`), folded; with no language, :func:`stems` gives each language's.
 - A *sentence* ends at ``.``, ``!``, ``?`` or ``…`` followed by white space and
   an upper-case letter or digit, except after a known abbreviation (``dr.``,
   ``pl.``, ``Mr.``); every non-empty line is a sentence of its own, and a
   markdown heading is no sentence but the heading of those after it.
 
-- *Stop words* are defined here once, per language: :data:`QUERY_STOPWORDS`
+- *Stop words* are defined here once, per language (Hungarian, English, Polish):
+  :data:`QUERY_STOPWORDS`
   (function words and particles) for keyword search and the tool pre-filter,
   :data:`STOPWORDS` (those plus pronouns, greetings, polite verbs) for the
   offline model, and the language detector (:mod:`toolweave.tools.language`)
@@ -39,7 +40,7 @@ import snowballstemmer
 
 TOKEN = re.compile(r"[^\W_]+")
 """A word: a run of letters and digits (for surface forms; :func:`words` case-folds them)."""
-_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?=[\"'„(«]?[A-ZÁÉÍÓÖŐÚÜŰ0-9])")
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?=[\"'„(«]?[A-ZÁÉÍÓÖŐÚÜŰĆŁŃŚŹŻ0-9])")
 _HEADING = re.compile(r"^\s*(#{1,6})\s+(.*)$")
 _MARKUP = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|>\s*|\d{1,3}\.\s+(?=\D))|\*\*|__|`")
 
@@ -50,12 +51,15 @@ ABBREVIATIONS = frozenset(
         "ld", "vö", "ún", "vmint", "db", "kft", "zrt", "bt", "ifj", "özv",
         # English
         "mr", "mrs", "ms", "st", "vs", "etc", "e.g", "i.e", "approx", "dept", "bldg",
+        # Polish
+        "np", "ul", "tj", "tzn", "tzw", "itd", "itp", "nr", "godz", "pok", "mgr", "inż", "ds",
+        "sp", "o.o", "wg",
     }
 )  # fmt: skip
 """Words after which a full stop does not end a sentence (compared case-folded)."""
 
-LANGUAGES = ("hu", "en")
-"""The languages the kit stems."""
+LANGUAGES = ("hu", "en", "pl")
+"""The languages the kit stems (Snowball's stemmer of each; Polish since snowballstemmer 3.0)."""
 
 
 def _wordset(text: str) -> frozenset[str]:
@@ -107,10 +111,47 @@ GREETINGS_EN = _wordset("hello hi hey thanks thank")
 """English greetings and thanks (stop words too)."""
 GREETINGS_HU = _wordset("szia helló köszönöm köszi jó napot üdv")
 """Hungarian greetings and thanks (stop words too, but "üdv")."""
-STOPWORDS = STOPWORDS_EN | STOPWORDS_HU | PARTICLES_HU | PRONOUNS
+FUNCTION_WORDS_PL = _wordset(
+    """a aby albo czy czyli dla do gdy gdzie i ile ilu jak jaka jaki jakie jakiego jakiej
+    jakich jakim jako jeśli jeżeli jest kiedy kto kogo komu która które którego której
+    który których którym którą lub między na nie niż o od oraz po pod przed przez przy są
+    się to tego tym u w we więc z za ze że żeby"""
+)
+"""Polish prepositions, conjunctions, question words, "jest"/"są", "nie" and "się": no
+query is about them. Not here, since they are content words in English or Hungarian:
+"ale" (but; ale), "bez" (without; elder), "tej" (this; milk), "ten" (this; ten),
+"pan" (sir; pan), "go" (him; go), "one" (they; one), "tu" (here; tű), "nad" (above; nád)."""
+PRONOUNS_PL = _wordset(
+    """ja ty on ona ono my wy oni mnie mi mną ciebie cię ci tobą jego jej ich im nim niej
+    nich nas nam nami was wam wami siebie sobie sobą mój moja moje mojego mojej moim moją
+    moich moimi twój twoja twoje twojego twojej swój swoja swoje swojego swojej swoim"""
+)
+"""Polish personal, possessive and reflexive pronouns: no query is about them."""
+STOPWORDS_PL = (
+    FUNCTION_WORDS_PL
+    | PRONOUNS_PL
+    | _wordset(
+        """bardzo być był była było będzie chcę chciałbym chciałabym chcemy co coś czego
+        czym dlaczego dokąd dziękuję dzięki gdyby już jeszcze jestem jesteś mam mamy można
+        mogę może możesz muszę musi nad pani państwo potrzebuję proszę skąd tak także tam
+        te też ta tu tylko również cześć witam"""
+    )
+)
+"""Polish stop words: the function words, pronouns, greetings and polite and modal verbs
+(none that is a content word in English or Hungarian: "ma", has, is Hungarian "today")."""
+GREETINGS_PL = _wordset("cześć witam dziękuję dzięki")
+"""Polish greetings and thanks (stop words too)."""
+STOPWORDS = STOPWORDS_EN | STOPWORDS_HU | STOPWORDS_PL | PARTICLES_HU | PRONOUNS
 """What the offline model drops from a question before matching it (every stop word, and
 the particles written apart: "el" in "Milyen számon érem el…")."""
-QUERY_STOPWORDS = FUNCTION_WORDS_EN | FUNCTION_WORDS_HU | PARTICLES_HU | PRONOUNS
+QUERY_STOPWORDS = (
+    FUNCTION_WORDS_EN
+    | FUNCTION_WORDS_HU
+    | FUNCTION_WORDS_PL
+    | PARTICLES_HU
+    | PRONOUNS
+    | PRONOUNS_PL
+)
 """What keyword search and the tool pre-filter drop from a query, and the pre-filter from a
 tool's text: the function words, particles and pronouns only, since a sentence may be about
 "after", "before" or "need" (a domain adds its own words, such as a hospital's "kórház")."""
@@ -140,6 +181,7 @@ def _stemmers() -> dict[str, _Stemmer]:
         found = {
             "hu": cast(_Stemmer, snowballstemmer.stemmer("hungarian")),
             "en": cast(_Stemmer, snowballstemmer.stemmer("english")),
+            "pl": cast(_Stemmer, snowballstemmer.stemmer("polish")),
         }
         _local.stemmers = found
     return found
@@ -147,7 +189,11 @@ def _stemmers() -> dict[str, _Stemmer]:
 
 @lru_cache(maxsize=65536)
 def stem(word: str, lang: str) -> str:
-    """The folded Snowball stem of one case-folded ``word`` in ``lang`` (``"hu"`` or ``"en"``).
+    """The folded Snowball stem of one case-folded ``word`` in ``lang`` (one of :data:`LANGUAGES`).
+
+    Polish is Snowball's Polish algorithm (snowballstemmer 3.0 and later): it strips the
+    inflectional endings, so ``"latach"``/``"lat"``, ``"fakturę"``/``"faktury"`` and
+    ``"umowy"``/``"umowę"`` share a stem.
 
     Raises:
         KeyError: ``lang`` is not one of :data:`LANGUAGES`.

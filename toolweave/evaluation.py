@@ -75,6 +75,7 @@ the figures reported. A case without ``split`` is ``dev`` (files written before 
 NO_INFORMATION = (
     "no information", "not find any information", "does not contain", "does not say",
     "does not mention", "not covered", "nem talaltam", "nincs informacio", "nem tartalmaz",
+    "nie znaleziono informacji", "nie znalazlem", "nie znalazlam", "brak informacji",
 )  # fmt: skip
 """Folded phrases of an answer saying the sources do not cover the question."""
 

@@ -2,8 +2,9 @@
 
 Words, folding, stems and sentences are the kit's; every word
 is indexed as its case- and diacritic-folded surface form plus its stem in the
-document's language (both stems when the language is unknown). Query words are
-stemmed in both languages, so a query matches whatever language it is in.
+document's language (one stem per language of :data:`toolweave.tools.text.LANGUAGES`,
+Hungarian, English and Polish, when the language is unknown). Query words are
+stemmed in every language, so a query matches whatever language it is in.
 Queries additionally match the prefix of a word's Hungarian stem, which joins
 inflected forms the stemmer leaves apart (``parkolás`` / ``parkolni`` / ``parkoló``).
 """
@@ -39,8 +40,8 @@ def word_terms(word: str, lang: str | None = None) -> tuple[str, ...]:
 
     Args:
         word: A case-folded word.
-        lang: ``"hu"`` or ``"en"`` stems with that language only; anything else
-            (or ``None``) with both.
+        lang: ``"hu"``, ``"en"`` or ``"pl"`` stems with that language only; anything
+            else (or ``None``) with every language's.
     """
     return tuple(dict.fromkeys(t for t in (fold(word), *stems(word, lang)) if t))
 
@@ -48,7 +49,7 @@ def word_terms(word: str, lang: str | None = None) -> tuple[str, ...]:
 def index_terms(text: str, lang: str | None = None) -> str:
     """The space-separated terms stored in the FTS5 index for ``text`` in language ``lang``.
 
-    Queries are stemmed in both languages, so they match whatever ``lang`` was.
+    Queries are stemmed in every language, so they match whatever ``lang`` was.
     """
     return " ".join(term for word in words(text) for term in word_terms(word, lang))
 

@@ -120,6 +120,7 @@ def _event_text(event: StreamEvent) -> str | None:
 SOURCE_TEXTS: dict[str, dict[str, str]] = {
     "en": {"heading": "Sources:", "page": "p. {pages}"},
     "hu": {"heading": "Források:", "page": "{pages}. oldal"},
+    "pl": {"heading": "Źródła:", "page": "s. {pages}"},
 }
 """The sources block in the user's language (``user_lang`` of the state; English else)."""
 
@@ -157,6 +158,22 @@ CLI_TEXTS: dict[str, dict[str, str]] = {
         "adjusted": "Pontosítottam a kérdést",
         "one_more_step": "Még egy lépés kell",
         "looking_further": "Tovább keresek: az első oldalak nem mondtak el mindent",
+    },
+    "pl": {
+        "assistant": "odpowiedzi podaje: {label}",
+        "offline": "odpowiedzi podaje model offline (bez LLM: wybór narzędzi po słowach, "
+        "odpowiedzi wyjęte z dokumentów)",
+        "reply_hint": '(odpowiedz tak: toolweave ask --thread {thread} "...")',
+        "chat_reply_hint": "(następna wiadomość będzie odpowiedzią)",
+        "finishing": "(rozmowa {thread}: kończę przerwaną odpowiedź na: {question})",
+        "finishing_unknown": "(rozmowa {thread}: kończę przerwaną odpowiedź)",
+        "chat_thread": 'rozmowa: {thread} (dalej: toolweave ask --thread {thread} "...")',
+        "chat_leave": 'wyjście: "exit" lub Ctrl-D',
+        "prompt": "ty> ",
+        "split": "Pytanie podzielone na {count} części",
+        "adjusted": "Pytanie doprecyzowane",
+        "one_more_step": "Potrzebny jeszcze jeden krok",
+        "looking_further": "Szukam dalej: pierwsze strony nie powiedziały wszystkiego",
     },
 }
 """The command line's own lines for people, in the user's language (English else)."""

@@ -163,7 +163,7 @@ CLI_TEXTS: dict[str, dict[str, str]] = {
         "assistant": "odpowiedzi podaje: {label}",
         "offline": "odpowiedzi podaje model offline (bez LLM: wybór narzędzi po słowach, "
         "odpowiedzi wyjęte z dokumentów)",
-        "reply_hint": '(odpowiedz tak: toolweave ask --thread {thread} "...")',
+        "reply_hint": '(odpowiedz tak: toolweave ask --thread {thread} --domain {domain} "...")',
         "chat_reply_hint": "(następna wiadomość będzie odpowiedzią)",
         "finishing": "(rozmowa {thread}: kończę przerwaną odpowiedź na: {question})",
         "finishing_unknown": "(rozmowa {thread}: kończę przerwaną odpowiedź)",

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast, get_type_hints
 
 from langchain_core.messages import (
@@ -145,28 +145,38 @@ def _data(value: Any, what: str, depth: int, budget: _Budget) -> Any:
         raise InvalidRequestError(TOO_DEEP.format(what=what, limit=MAX_DATA_DEPTH))
     if value is None or isinstance(value, bool):
         return value
-    if isinstance(value, int):
-        if not INT_RANGE[0] <= value <= INT_RANGE[1]:
-            raise InvalidRequestError(BIG_INT.format(what=what))
-        return int(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise InvalidRequestError(BAD_FLOAT.format(what=what))
-        return float(value)
+    if isinstance(value, int | float):
+        return _number(value, what)
     if isinstance(value, str):
         budget.spend(value)
         return str(check_text(value, what))
     if isinstance(value, Mapping):
-        checked: dict[str, Any] = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise InvalidRequestError(BAD_KEY.format(what=what, kind=type(key).__name__))
-            budget.spend(key)
-            checked[str(check_text(key, what))] = _data(item, what, depth + 1, budget)
-        return checked
+        return _mapping(value, what, depth, budget)
     if isinstance(value, list | tuple):
         return [_data(item, what, depth + 1, budget) for item in value]
     raise InvalidRequestError(BAD_VALUE.format(what=what, kind=type(value).__name__))
+
+
+def _number(value: int | float, what: str) -> int | float:
+    """An integer within 64 bits or a finite float, as the plain type."""
+    if isinstance(value, int):
+        if not INT_RANGE[0] <= value <= INT_RANGE[1]:
+            raise InvalidRequestError(BIG_INT.format(what=what))
+        return int(value)
+    if not math.isfinite(value):
+        raise InvalidRequestError(BAD_FLOAT.format(what=what))
+    return float(value)
+
+
+def _mapping(value: Mapping[Any, Any], what: str, depth: int, budget: _Budget) -> dict[str, Any]:
+    """A mapping with text keys, each value checked one level deeper."""
+    checked: dict[str, Any] = {}
+    for key, item in value.items():
+        if not isinstance(key, str):
+            raise InvalidRequestError(BAD_KEY.format(what=what, kind=type(key).__name__))
+        budget.spend(key)
+        checked[str(check_text(key, what))] = _data(item, what, depth + 1, budget)
+    return checked
 
 
 def question_of(messages: Sequence[AnyMessage], limits: Limits) -> str:
@@ -197,27 +207,39 @@ def _message(item: Any, index: int) -> AnyMessage:
     if isinstance(item, str):
         return HumanMessage(content=check_text(item, f"message {index}"))
     if isinstance(item, list | tuple):
-        if len(item) != 2 or not isinstance(item[0], str):
-            raise bad("a pair must be (role, content)")
-        role, content = item
-        kind = _ROLES.get(role.lower())
-        if kind is None:
-            raise bad(f"unknown role {role!r}")
-        if not isinstance(content, str | list):
-            raise bad("the content must be text")
-        return cast("AnyMessage", kind(content=content))
+        return _pair(item, bad)
     if isinstance(item, Mapping):
-        role = item.get("role", item.get("type"))
-        if not isinstance(role, str) or "content" not in item:
-            raise bad("a mapping needs 'role' and 'content'")
-        if role.lower() not in _ROLES and role not in ("tool", "function"):
-            raise bad(f"unknown role {role!r}")
-        data = check_data(dict(item), f"message {index}")
-        try:
-            return cast("AnyMessage", convert_to_messages([data])[0])
-        except (ValueError, TypeError, KeyError, NotImplementedError) as exc:
-            raise bad(str(exc)) from None
+        return _mapped_message(item, index, bad)
     raise bad(f"a {type(item).__name__}")
+
+
+def _pair(item: Sequence[Any], bad: Callable[[str], InvalidRequestError]) -> AnyMessage:
+    """A ``(role, content)`` pair as a message."""
+    if len(item) != 2 or not isinstance(item[0], str):
+        raise bad("a pair must be (role, content)")
+    role, content = item
+    kind = _ROLES.get(role.lower())
+    if kind is None:
+        raise bad(f"unknown role {role!r}")
+    if not isinstance(content, str | list):
+        raise bad("the content must be text")
+    return cast("AnyMessage", kind(content=content))
+
+
+def _mapped_message(
+    item: Mapping[str, Any], index: int, bad: Callable[[str], InvalidRequestError]
+) -> AnyMessage:
+    """A ``{"role": ..., "content": ...}`` mapping as a message."""
+    role = item.get("role", item.get("type"))
+    if not isinstance(role, str) or "content" not in item:
+        raise bad("a mapping needs 'role' and 'content'")
+    if role.lower() not in _ROLES and role not in ("tool", "function"):
+        raise bad(f"unknown role {role!r}")
+    data = check_data(dict(item), f"message {index}")
+    try:
+        return cast("AnyMessage", convert_to_messages([data])[0])
+    except (ValueError, TypeError, KeyError, NotImplementedError) as exc:
+        raise bad(str(exc)) from None
 
 
 def _checked_message(message: AnyMessage, index: int, limit: int) -> None:

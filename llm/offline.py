@@ -153,16 +153,24 @@ def _counterpart(text: str, new: str, body: list[str]) -> str | None:
         return next((w for w in candidates if weekday(w) is not None), None)
     if new.isdigit():
         return next((w for w in candidates if w.isdigit()), None)
-    for word in candidates:
-        a, b = fold(word), fold(new)
-        common = 0
-        while common < min(len(a), len(b)) and a[-1 - common] == b[-1 - common]:
-            common += 1
-        if common >= 4 and weekday(word) is None:
-            return word
+    rhyme = next((w for w in candidates if _same_ending(w, new) and weekday(w) is None), None)
+    if rhyme is not None:
+        return rhyme
     at = next((i for i, t in enumerate(body) if t.casefold() == new.casefold()), None)
-    if at is None:
-        return None
+    return None if at is None else _in_same_place(text, body, at)
+
+
+def _same_ending(word: str, new: str) -> bool:
+    """``word`` and ``new`` end in the same four letters or more (``-ology``, ``-ológián``)."""
+    a, b = fold(word), fold(new)
+    common = 0
+    while common < min(len(a), len(b)) and a[-1 - common] == b[-1 - common]:
+        common += 1
+    return common >= 4
+
+
+def _in_same_place(text: str, body: list[str], at: int) -> str | None:
+    """The subject word of ``text`` beside the function word ``body[at]`` has, or its name."""
     before, after = _neighbours(body, at)
     tokens: list[str] = kit.TOKEN.findall(text)
     for i, token in enumerate(tokens):

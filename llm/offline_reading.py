@@ -407,71 +407,135 @@ def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[C
     Sentences below :data:`KEEP_SHARE` of the best are dropped; ties go to a page
     whose title names the subject, then to the retrieval order.
     """
-    wanted = [w for w in wanted_words(question) if fold(w) not in ANSWER_FILLERS]
-    if not wanted:
+    reading = _Reading.of(question, candidates)
+    if reading is None:
         return []
-    names = _names(question)
-    weight = {w: 2 if w in names else 1 for w in wanted}
-    total = sum(weight.values())
-    quantity = asks_for_quantity(question)
-    time = asks_for_time(question)
-    count = asks_for_count(question)
-    phone = asks_for_phone(question)
-    subject = existence_subject(question)
-    documents, held = _held_by(wanted, candidates)
-    unseen = _unseen(documents, held)
-    lacking = missing_subject(documents, unseen)
-    if qualified_subject(question, lacking, context_names(candidates)):
-        return []
-    scored: list[tuple[float, bool, int, Candidate[SourceT]]] = []
-    for position, candidate in enumerate(candidates):
-        text_words = content_words(candidate.text)
-        own = _weighted(wanted, weight, text_words)
-        if not own:
-            continue
-        title_words = content_words(candidate.title)
-        if subject and not any(matches(subject, h) for h in [*text_words, *title_words]):
-            continue  # an existence question's subject is not what the sentence is about
-        rest = [w for w in wanted if not any(matches(w, h) for h in text_words)]
-        if phone and PHONE_NUMBER.search(candidate.text):  # the number they ask for is here
-            own += sum(weight[w] for w in rest if phone_cue(w))
-            rest = [w for w in rest if not phone_cue(w)]
-        before_words = content_words(candidate.before)
-        figure = figure_weight(candidate.text, time=time) if quantity or time else 0.0
-        from_before = [
-            w for w in rest if (figure or w in names) and any(matches(w, h) for h in before_words)
-        ]
-        antecedent_words = content_words(candidate.antecedent)
-        from_antecedent = [
-            w for w in rest if w not in from_before and any(matches(w, h) for h in antecedent_words)
-        ]
-        from_before += from_antecedent
-        from_title = [w for w in rest if any(matches(w, h) for h in title_words)]
-        with_before = own + sum(weight[w] for w in from_before)
-        titled = hits(wanted, title_words) > 0
-        half = bool(from_title) or (titled and unseen.isdisjoint(rest))
-        if not enough(with_before, total, titled=half):
-            continue
-        said = [w for w in wanted if w not in rest or w in from_before]
-        if lacking and not any(distinctive(documents, held[w]) for w in said):
-            continue  # the sentence holds the context's common words, not its missing subject
-        if count and not has_count(candidate.text):
-            continue
-        introduced = [
-            w
-            for w in from_before
-            if w in names or w in from_antecedent or not has_figure(candidate.before)
-        ]
-        titled_only = [w for w in from_title if w not in introduced]
-        score = own + CONTEXT_WEIGHT * sum(weight[w] for w in [*introduced, *titled_only])
-        score += FIGURE_BONUS * figure
-        scored.append((score, titled, position, candidate))
+    scored = [
+        item
+        for position, candidate in enumerate(candidates)
+        if (item := reading.scored(position, candidate)) is not None
+    ]
     if not scored:
         return []
     best = max(item[0] for item in scored)
     kept = [item for item in scored if item[0] >= KEEP_SHARE * best]
     kept.sort(key=lambda item: (-item[0], not item[1], -item[3].retrieval_score, item[2]))
     return [item[3] for item in kept]
+
+
+Scored = tuple[float, bool, int, "Candidate[SourceT]"]
+"""A candidate that answers: its score, whether its title holds a key word, its place."""
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """What :func:`answering` reads off the question and the context, once."""
+
+    wanted: list[str]
+    names: set[str]
+    weight: dict[str, int]
+    total: int
+    quantity: bool
+    time: bool
+    count: bool
+    phone: bool
+    subject: str | None
+    documents: int
+    held: dict[str, int]
+    unseen: set[str]
+    lacking: set[str]
+
+    @classmethod
+    def of(cls, question: str, candidates: Sequence[Candidate[SourceT]]) -> _Reading | None:
+        """The question's reading; ``None`` when nothing of the context can answer it."""
+        wanted = [w for w in wanted_words(question) if fold(w) not in ANSWER_FILLERS]
+        if not wanted:
+            return None
+        names = _names(question)
+        weight = {w: 2 if w in names else 1 for w in wanted}
+        documents, held = _held_by(wanted, candidates)
+        unseen = _unseen(documents, held)
+        lacking = missing_subject(documents, unseen)
+        if qualified_subject(question, lacking, context_names(candidates)):
+            return None
+        return cls(
+            wanted=wanted,
+            names=names,
+            weight=weight,
+            total=sum(weight.values()),
+            quantity=asks_for_quantity(question),
+            time=asks_for_time(question),
+            count=asks_for_count(question),
+            phone=asks_for_phone(question),
+            subject=existence_subject(question),
+            documents=documents,
+            held=held,
+            unseen=unseen,
+            lacking=lacking,
+        )
+
+    def _own(self, candidate: Candidate[SourceT], text_words: list[str]) -> tuple[int, list[str]]:
+        """The key words' weight the sentence holds, and the key words it lacks."""
+        own = _weighted(self.wanted, self.weight, text_words)
+        rest = [w for w in self.wanted if not any(matches(w, h) for h in text_words)]
+        if self.phone and PHONE_NUMBER.search(candidate.text):  # the number asked for is here
+            own += sum(self.weight[w] for w in rest if phone_cue(w))
+            rest = [w for w in rest if not phone_cue(w)]
+        return own, rest
+
+    def _from_context(
+        self, candidate: Candidate[SourceT], rest: list[str], figure: float
+    ) -> tuple[list[str], list[str]]:
+        """The lacking key words the sentence before gives, and those its antecedent gives."""
+        before_words = content_words(candidate.before)
+        from_before = [
+            w
+            for w in rest
+            if (figure or w in self.names) and any(matches(w, h) for h in before_words)
+        ]
+        antecedent_words = content_words(candidate.antecedent)
+        from_antecedent = [
+            w for w in rest if w not in from_before and any(matches(w, h) for h in antecedent_words)
+        ]
+        return [*from_before, *from_antecedent], from_antecedent
+
+    def _answers(
+        self, candidate: Candidate[SourceT], rest: list[str], from_before: list[str]
+    ) -> bool:
+        """The sentence says the missing subject, and a count when one is asked (R9)."""
+        said = [w for w in self.wanted if w not in rest or w in from_before]
+        if self.lacking and not any(distinctive(self.documents, self.held[w]) for w in said):
+            return False  # the context's common words, not its missing subject
+        return not self.count or has_count(candidate.text)
+
+    def scored(self, position: int, candidate: Candidate[SourceT]) -> Scored[SourceT] | None:
+        """The candidate's score when it answers the question, else ``None``."""
+        text_words = content_words(candidate.text)
+        own, rest = self._own(candidate, text_words)
+        if not own:
+            return None
+        title_words = content_words(candidate.title)
+        if self.subject and not any(matches(self.subject, h) for h in [*text_words, *title_words]):
+            return None  # an existence question's subject is not what the sentence is about
+        asks_figure = self.quantity or self.time
+        figure = figure_weight(candidate.text, time=self.time) if asks_figure else 0.0
+        from_before, from_antecedent = self._from_context(candidate, rest, figure)
+        from_title = [w for w in rest if any(matches(w, h) for h in title_words)]
+        with_before = own + sum(self.weight[w] for w in from_before)
+        titled = hits(self.wanted, title_words) > 0
+        half = bool(from_title) or (titled and self.unseen.isdisjoint(rest))
+        if not enough(with_before, self.total, titled=half):
+            return None
+        if not self._answers(candidate, rest, from_before):
+            return None
+        introduced = [
+            w
+            for w in from_before
+            if w in self.names or w in from_antecedent or not has_figure(candidate.before)
+        ]
+        titled_only = [w for w in from_title if w not in introduced]
+        score = own + CONTEXT_WEIGHT * sum(self.weight[w] for w in [*introduced, *titled_only])
+        return score + FIGURE_BONUS * figure, titled, position, candidate
 
 
 def _held_by(

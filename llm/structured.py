@@ -425,56 +425,101 @@ def structured_steps(
     moved: Mode | None = None
     while True:
         mode = moved or output.mode
-        bound = output.bound(schema, mode, budget if output.openai_compatible else None)
-        step: Call[Any] = invocation(
-            bound.llm,
-            bound.messages(messages),
-            call_config(what),
-            policy.timeout,
-            request_timeout=output.openai_compatible,
+        attempt = yield from _attempt_steps(
+            output, schema, messages, mode, budget, policy=policy, what=what, accept=accept
         )
-        text = ""
-        try:
-            out = yield from retrying(step, policy=policy, what=what, accept=accept)
-            parsed, problem, length = bound.read(out, schema)
-            text = _reply_text(out) if length else ""
-        except LlmRequestError as exc:
-            moved = output.fallback(mode, exc)
-            if moved is None:
-                raise
+        if attempt.moved is not None:
+            moved = attempt.moved
             continue
-        except (ValidationError, OutputParserException) as exc:
-            # Some clients parse inside the call (openai's ``parse`` for json_schema).
-            parsed, problem, length = None, type(exc).__name__, False
-        except Exception as exc:
-            if not is_length_stop(exc):
-                raise
-            parsed, problem, length = None, "stopped at the token limit", True
-            text = _reply_text(getattr(exc, "completion", None))
-        if parsed is not None:
-            return parsed
-        if length:
-            if prose_reply(text):
-                logger.warning(
-                    "%s: reply was prose, not JSON, up to %d tokens; read as no", what, budget
-                )
-                return None
-            if looping_reply(text):
-                logger.warning(
-                    "%s: reply repeated itself up to %d tokens; read as no", what, budget
-                )
-                return _salvaged(salvage, text, what)
-            if length_retried:
-                logger.warning("%s: reply stopped at %d tokens again; read as no", what, budget)
-                return _salvaged(salvage, text, what)
+        if attempt.parsed is not None:
+            return attempt.parsed
+        if attempt.length:
+            value = _cut_reply(attempt.text, what, budget, retried=length_retried, salvage=salvage)
+            if value is not _ASK_AGAIN:
+                return value
             length_retried = True
-            logger.warning(
-                "%s: reply stopped at %d tokens, asking with %d", what, budget, budget * 2
-            )
             budget *= 2
             continue
         if invalid_retried:
-            logger.warning("%s: structured reply did not validate again (%s)", what, problem)
+            logger.warning(
+                "%s: structured reply did not validate again (%s)", what, attempt.problem
+            )
             return None
         invalid_retried = True
-        logger.warning("%s: structured reply did not validate (%s), asking again", what, problem)
+        logger.warning(
+            "%s: structured reply did not validate (%s), asking again", what, attempt.problem
+        )
+
+
+_ASK_AGAIN = object()
+"""What :func:`_cut_reply` says when the call is to be made again with twice the tokens."""
+
+
+@dataclass
+class _Attempt:
+    """One structured call's outcome: parsed, or why not, or the mode to move to."""
+
+    parsed: Any = None
+    problem: str = ""
+    length: bool = False
+    """The reply stopped at the token limit."""
+    text: str = ""
+    """The reply's text, when it stopped at the limit (for the salvage)."""
+    moved: Mode | None = None
+    """The server rejected the mode; the next one to try."""
+
+
+def _attempt_steps(
+    output: StructuredOutput,
+    schema: Schema,
+    messages: Sequence[BaseMessage],
+    mode: Mode | None,
+    budget: int,
+    *,
+    policy: LlmRetryPolicy,
+    what: str,
+    accept: Any,
+) -> Steps[_Attempt]:
+    """One call in ``mode`` (its transient failures retried per ``policy``), read."""
+    bound = output.bound(schema, mode, budget if output.openai_compatible else None)
+    step: Call[Any] = invocation(
+        bound.llm,
+        bound.messages(messages),
+        call_config(what),
+        policy.timeout,
+        request_timeout=output.openai_compatible,
+    )
+    try:
+        out = yield from retrying(step, policy=policy, what=what, accept=accept)
+        parsed, problem, length = bound.read(out, schema)
+        return _Attempt(parsed, problem, length, _reply_text(out) if length else "")
+    except LlmRequestError as exc:
+        moved = output.fallback(mode, exc)
+        if moved is None:
+            raise
+        return _Attempt(moved=moved)
+    except (ValidationError, OutputParserException) as exc:
+        # Some clients parse inside the call (openai's ``parse`` for json_schema).
+        return _Attempt(problem=type(exc).__name__)
+    except Exception as exc:
+        if not is_length_stop(exc):
+            raise
+        text = _reply_text(getattr(exc, "completion", None))
+        return _Attempt(problem="stopped at the token limit", length=True, text=text)
+
+
+def _cut_reply(
+    text: str, what: str, budget: int, *, retried: bool, salvage: Callable[[str], Any] | None
+) -> Any:
+    """A reply cut at the token limit: read as no, salvaged, or :data:`_ASK_AGAIN`."""
+    if prose_reply(text):
+        logger.warning("%s: reply was prose, not JSON, up to %d tokens; read as no", what, budget)
+        return None
+    if looping_reply(text):
+        logger.warning("%s: reply repeated itself up to %d tokens; read as no", what, budget)
+        return _salvaged(salvage, text, what)
+    if retried:
+        logger.warning("%s: reply stopped at %d tokens again; read as no", what, budget)
+        return _salvaged(salvage, text, what)
+    logger.warning("%s: reply stopped at %d tokens, asking with %d", what, budget, budget * 2)
+    return _ASK_AGAIN

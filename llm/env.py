@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from toolweave.llm.port import LlmAssistant
 from toolweave.state.errors import ConfigurationError
@@ -52,6 +52,15 @@ def _value(explicit: str | None, env: Mapping[str, str], *names: str) -> str | N
     return None
 
 
+def _number(raw: object, parse: Callable[[str], float], valid: Callable[[float], bool]) -> float:
+    """``raw`` read by ``parse`` when ``valid`` accepts it, else NaN (the caller refuses it)."""
+    try:
+        value = parse(str(raw))
+    except ValueError:
+        return math.nan
+    return value if valid(value) else math.nan
+
+
 def llm_timeout(explicit: float | None, env: Mapping[str, str]) -> float:
     """The request timeout: ``explicit``, else ``TOOLWEAVE_LLM_TIMEOUT``, else 60 s.
 
@@ -61,11 +70,8 @@ def llm_timeout(explicit: float | None, env: Mapping[str, str]) -> float:
     raw: object = explicit if explicit is not None else _value(None, env, ENV_TIMEOUT)
     if raw is None:
         return DEFAULT_TIMEOUT
-    try:
-        seconds = float(str(raw))
-    except ValueError:
-        seconds = math.nan
-    if not math.isfinite(seconds) or seconds <= 0:
+    seconds = _number(raw, float, lambda s: math.isfinite(s) and s > 0)
+    if math.isnan(seconds):
         raise ConfigurationError(
             f"{ENV_TIMEOUT} / timeout must be a positive number of seconds, got {raw!r}"
         )
@@ -81,16 +87,13 @@ def llm_max_retries(explicit: int | None, env: Mapping[str, str]) -> int:
     raw: object = explicit if explicit is not None else _value(None, env, ENV_MAX_RETRIES)
     if raw is None:
         return DEFAULT_MAX_RETRIES
-    try:
-        count = int(str(raw))
-    except ValueError:
-        count = -1
-    if not 0 <= count <= MAX_RETRIES_LIMIT:
+    count = _number(raw, int, lambda n: 0 <= n <= MAX_RETRIES_LIMIT)
+    if math.isnan(count):
         raise ConfigurationError(
             f"{ENV_MAX_RETRIES} / max_retries must be a whole number from 0 to "
             f"{MAX_RETRIES_LIMIT}, got {raw!r}"
         )
-    return count
+    return int(count)
 
 
 def llm_answer_temperature(explicit: float | str | None, env: Mapping[str, str]) -> float | None:
@@ -104,11 +107,8 @@ def llm_answer_temperature(explicit: float | str | None, env: Mapping[str, str])
         return DEFAULT_ANSWER_TEMPERATURE
     if str(raw).strip().lower() == SERVER_TEMPERATURE:
         return None
-    try:
-        value = float(str(raw))
-    except ValueError:
-        value = math.nan
-    if not 0 <= value <= 2:  # also refuses NaN
+    value = _number(raw, float, lambda t: 0 <= t <= 2)  # NaN fails the comparison too
+    if math.isnan(value):
         raise ConfigurationError(
             f"{ENV_ANSWER_TEMPERATURE} / answer_temperature must be a number from 0 to 2 or "
             f"{SERVER_TEMPERATURE!r}, got {raw!r}"

@@ -644,33 +644,55 @@ def report_table(report: EvalReport) -> list[str]:
             f"| {expected} | {routed} |"
         )
     lines += split_table(report)
-    lines += [
-        "",
-        "| category | cases | exact-set accuracy | answer facts | sources | wrong finished answer "
-        "| crashes |",
-        "|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    for name, part in report.categories().items():
-        lines.append(
-            f"| {name} | {part.count} | {percent(part.accuracy)} | {percent(part.facts_accuracy)} "
-            f"| {percent(part.sources_accuracy)} | {percent(part.wrong_finished_rate)} "
-            f"| {part.crashes} |"
-        )
+    lines += _parts_table(
+        "category",
+        ("exact-set accuracy", "answer facts", "sources", "wrong finished answer", "crashes"),
+        report.categories(),
+        lambda part: [
+            percent(part.accuracy),
+            percent(part.facts_accuracy),
+            percent(part.sources_accuracy),
+            percent(part.wrong_finished_rate),
+            str(part.crashes),
+        ],
+    )
     return lines
 
 
 def split_table(report: EvalReport) -> list[str]:
     """The file's halves side by side (G1): held-out figures are the ones to report."""
+    return _parts_table(
+        "split",
+        (
+            "tools exact",
+            "facts found",
+            "unanswerable handled",
+            "clarification as expected",
+            "sources right",
+        ),
+        report.splits(),
+        lambda part: [
+            percent(part.accuracy),
+            percent(part.facts_accuracy),
+            percent(part.unanswerable_accuracy),
+            percent(part.clarification_rate),
+            percent(part.sources_accuracy),
+        ],
+    )
+
+
+def _parts_table(
+    name: str,
+    headers: Sequence[str],
+    parts: Mapping[str, EvalReport],
+    cells: Callable[[EvalReport], list[str]],
+) -> list[str]:
+    """A markdown table with a row per part: its name, its case count, then ``cells``."""
     lines = [
         "",
-        "| split | cases | tools exact | facts found | unanswerable handled "
-        "| clarification as expected | sources right |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| " + " | ".join([name, "cases", *headers]) + " |",
+        "|---|" + "---:|" * (len(headers) + 1),
     ]
-    for name, part in report.splits().items():
-        lines.append(
-            f"| {name} | {part.count} | {percent(part.accuracy)} "
-            f"| {percent(part.facts_accuracy)} | {percent(part.unanswerable_accuracy)} "
-            f"| {percent(part.clarification_rate)} | {percent(part.sources_accuracy)} |"
-        )
+    for label, part in parts.items():
+        lines.append("| " + " | ".join([label, str(part.count), *cells(part)]) + " |")
     return lines

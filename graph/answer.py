@@ -152,6 +152,12 @@ def clarification_turn(
     return list(messages[:end]), exchanges
 
 
+TERMINAL_REASON = "a tool's finished answer; no final LLM call (R3/R4)"
+ENDED_ON_QUESTION_REASON = (
+    "the run ended on the tool's open question (dropped by the person, or the question "
+    "limit reached, Q2); no final LLM call"
+)
+
 NOT_COVERED_REASON = (
     "the context cannot speak to what the question asks about ({subject}), and no "
     "guaranteed context answers it (R9); no LLM call"
@@ -254,12 +260,13 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
         if state.get("terminal"):
             text = state.get("answer") or ""
             message = AIMessage(content=text, id=state.get("answer_id"))
+            by_tool = state["terminal"] in (state.get("activated") or ())
             entry = LedgerEntry(
                 kind=LedgerKind.ANSWER,
                 task_no=ROOT_TASK_NO,
                 tool=(state["terminal"] or "").rpartition(":")[2],
                 verdict="terminal",
-                reason="a tool's finished answer; no final LLM call (R3/R4)",
+                reason=TERMINAL_REASON if by_tool else ENDED_ON_QUESTION_REASON,
             )
             own = (state.get("context_buffer") or {}).get(state["terminal"] or "") or []
             return {

@@ -41,6 +41,19 @@ CLARIFICATION_LIMIT = {
 }
 """What a run ends with when the clarification rounds are used up (Q2), by language."""
 
+CANCELLED = {
+    "en": "All right, I have dropped that question. What else can I help you with?",
+    "hu": "Rendben, ezt a kérdést elengedtem. Miben segíthetek még?",
+    "pl": "Dobrze, pomijam to pytanie. W czym jeszcze mogę pomóc?",
+}
+"""What a run ends with when the person drops the open question ("never mind"), by language."""
+
+CANCELLED_REASON = "the person dropped the question ({message!r}); the run ends here (Q2)"
+CLOSED_REASON = (
+    "the next message was a new question ({message!r}): answered as a new turn, not given "
+    "to {tool} as its reply (Q2)"
+)
+
 
 def resolve_choice(reply: str, choices: Sequence[str]) -> str:
     """A reply that is the number of an offered choice ("2", "2.") becomes that choice.
@@ -149,3 +162,35 @@ def pause_for_clarification(
         "clarification_rounds": rounds + 1,
         "messages": [clarification_message(question)],
     }
+
+
+def cancelled(pending: Clarification, message: str, user_lang: str) -> dict[str, Any]:
+    """The state update when the person drops the open question: the run ends (Q2)."""
+    entry = LedgerEntry(
+        kind=LedgerKind.CLARIFICATION,
+        task_no=pending.task_no,
+        tool=pending.tool,
+        verdict="cancelled",
+        reason=CANCELLED_REASON.format(message=message),
+    )
+    return {
+        "pause": None,
+        "answer": CANCELLED.get(user_lang, CANCELLED["en"]),
+        "terminal": completion_key(pending.task_no, pending.tool),
+        "ledger": [entry],
+    }
+
+
+def closed_by_new_question(pending: object, message: str) -> list[LedgerEntry]:
+    """The ledger entry of an open question a new question closed (Q2), if one was open."""
+    if not isinstance(pending, Clarification) or pending.reply is not None:
+        return []
+    reason = CLOSED_REASON.format(message=message, tool=pending.tool)
+    entry = LedgerEntry(
+        kind=LedgerKind.CLARIFICATION,
+        task_no=pending.task_no,
+        tool=pending.tool,
+        verdict="closed",
+        reason=reason,
+    )
+    return [entry]

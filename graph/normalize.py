@@ -11,6 +11,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
 from toolweave.coordinators.base import AgentCoordinator
+from toolweave.graph.clarify import closed_by_new_question
 from toolweave.graph.context import (
     Dependencies,
     Limits,
@@ -118,6 +119,7 @@ def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
             deps, tools, state.get("systems") or [], user_data_for(state, runtime)
         )
         allowed = set(offered)
+        closed = closed_by_new_question(state.get("pause"), question)  # Q2: a new turn
         root = TaskNode(
             task=TaskInfo(
                 task_no=ROOT_TASK_NO,
@@ -144,7 +146,7 @@ def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
                 coordinators=[c.name for c in coordinators if c.name in allowed],
             ),
             "tasks": Overwrite({ROOT_TASK_NO: root}),
-            "ledger": Overwrite([entry, *refusals]),
+            "ledger": Overwrite([*closed, entry, *refusals]),
             "llm_calls": Overwrite(calls),
             "deep_fallback_done": deps.domain.deep_fallback is None,
         }

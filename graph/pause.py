@@ -24,13 +24,13 @@ from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from toolweave.graph.clarify import replied
+from toolweave.graph.clarify import cancelled, replied
 from toolweave.graph.client_tools import receive_results
 from toolweave.graph.context import Dependencies, Limits, RunContext
 from toolweave.graph.nodes import make_pure_node
 from toolweave.graph.normalize import split_conversation
 from toolweave.graph.validation import check_reply, reply_text
-from toolweave.graph.walk import current_task_no
+from toolweave.graph.walk import current_task_no, message_kind
 from toolweave.state.graph_state import GraphState
 from toolweave.state.pauses import (
     Clarification,
@@ -119,8 +119,13 @@ def make_take_reply(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``take_reply`` node: the next message on the thread answers the pause (Q2)."""
 
     def take_reply(state: GraphState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-        """Use the new message as the reply; nothing is recomputed."""
+        """Use the new message as the reply, or drop the question on a cancel (Q2)."""
         text, _ = split_conversation(state["messages"], deps.limits)
-        return apply_message(_pending(state), text)
+        pending = _pending(state)
+        if isinstance(pending, Clarification) and message_kind(state, pending) == "cancel":
+            message = state.get("message")
+            lang = message.user_lang if message is not None else deps.domain.default_language
+            return cancelled(pending, text, lang)
+        return apply_message(pending, text)
 
     return make_pure_node("take_reply", take_reply)

@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from toolweave.state.pauses import awaiting, pause_of
+from toolweave.llm.next_message import NextMessageKind, next_message_kind
+from toolweave.state.pauses import Clarification, Pause, awaiting, pause_of
 from toolweave.state.task import ROOT_TASK_NO, TaskNode, TaskStatus
 
 Phase = Literal[
@@ -38,7 +39,7 @@ _AFTER_TASK_CLOSED: tuple[Phase, ...] = (
 )
 NEXT_PHASES: dict[str, tuple[Phase, ...]] = {
     "normalize": ("coordinate", "route"),
-    "take_reply": ("execute",),
+    "take_reply": ("execute", "answer"),
     "ask_user": ("execute",),
     "coordinate": ("coordinate", "decide_conditional", "route"),
     "decide_conditional": ("coordinate", "decide_conditional", "route"),
@@ -117,6 +118,23 @@ def _first_open_child(tasks: Mapping[str, TaskNode], node: TaskNode) -> TaskNode
 
 
 def route_entry(state: Mapping[str, Any]) -> Entry:
-    """Where a new message enters: a reply to an open question (Q2) or a new question (A1)."""
+    """Where a new message enters: a reply to an open question (Q2) or a new question (A1).
+
+    A message on a thread that waits on a question is read first
+    (:func:`message_kind`): a new question starts a new turn, and the open question
+    is closed (its tool is not fed the text as its reply); a reply or a cancel goes
+    to ``take_reply``.
+    """
     pause = pause_of(state)
-    return "take_reply" if pause is not None and awaiting(pause) == "reply" else "normalize"
+    if pause is None or awaiting(pause) != "reply":
+        return "normalize"
+    return "normalize" if message_kind(state, pause) == "new_question" else "take_reply"
+
+
+def message_kind(state: Mapping[str, Any], pause: Pause) -> NextMessageKind:
+    """What the thread's last message does to the open ``pause`` (a clarification's only)."""
+    messages = state.get("messages") or []
+    if not isinstance(pause, Clarification) or not messages:
+        return "reply"
+    text = getattr(messages[-1], "text", "")
+    return next_message_kind(str(text), pause.question, pause.choices)

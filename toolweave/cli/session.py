@@ -34,6 +34,7 @@ from toolweave.llm.passthrough import ANSWER_TAG
 from toolweave.pauses import cli_prompt, first_pause
 from toolweave.persistence import SQLITE_SYNCHRONOUS_ENV, open_checkpointer
 from toolweave.state.errors import InvalidRequestError, UnknownThreadError
+from toolweave.state.pauses import is_pause_payload
 from toolweave.state.serde import checkpoint_serde
 from toolweave.tools.domain import Domain
 from toolweave.tools.language import detect_language
@@ -355,9 +356,14 @@ class Session:
         config = _config(validate_thread_id(thread_id))
         self.lang = detect_language(message).lang or self.lang
         pending = self.graph.get_state(config).interrupts
+        asked = all(
+            is_pause_payload(i.value) and i.value["type"] == "clarification" for i in pending
+        )
         run_input: Any = (
             Command(resume=message)
-            if pending
+            if pending and not asked
+            # an open question takes the message as the next one on the thread: the graph
+            # reads it as the reply, a new question or a cancel (Q2)
             else {"messages": [HumanMessage(content=message)], "systems": list(systems)}
         )
         return self._run(run_input, config, out)

@@ -1,0 +1,182 @@
+"""Q2 (issue 38 item 3): the next message on a thread that waits on a question is read first.
+
+A neutral domain (a city library): ``branch_hours`` asks "Which branch?" when the
+question names none. The person may answer it, ask something else, or drop it; only
+an answer reaches the tool as its reply. A new question is answered as a new turn and
+the open question is closed in the ledger; a cancel ends the run with no tool call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from pydantic import BaseModel
+from support import doc
+
+from toolweave import ClarifiableTool, ToolCallContext, ToolResult, build_graph
+from toolweave.llm.next_message import next_message_kind
+from toolweave.state.ledger import LedgerKind
+from toolweave.testing import FunctionAssistant
+
+BRANCHES = ("Central", "Riverside")
+FEE = "The annual membership costs 20 euros."
+
+
+class BranchHours(ClarifiableTool[BaseModel]):
+    name = "branch_hours"
+    executable_instruction = "branch_hours: true when the user asks when a branch is open"
+
+    def __init__(self) -> None:
+        self.replies: list[str] = []
+
+    def execute(self, request: Any, ctx: ToolCallContext) -> ToolResult:
+        return ToolResult.clarification(self.name, "Which branch?", list(BRANCHES))
+
+    def execute_with_clarification(
+        self, request: Any, ctx: ToolCallContext, reply: str
+    ) -> ToolResult:
+        self.replies.append(reply)
+        return ToolResult.as_context(self.name, [doc("hours", f"{reply}: open 9-18.")])
+
+
+def _route(text: str, tools: Any) -> list[str]:
+    return ["branch_hours"] if "open" in text.lower() else ["membership_fees"]
+
+
+def _graph() -> tuple[Any, BranchHours]:
+    from support import make_tool
+
+    hours = BranchHours()
+    fees = make_tool(
+        "membership_fees", result=lambda n, c: ToolResult.as_context(n, [doc("fees", FEE)])
+    )
+    graph = build_graph(
+        "library",
+        [hours, fees],
+        assistant=FunctionAssistant(route=_route),
+        checkpointer=InMemorySaver(),
+    )
+    return graph, hours
+
+
+def _turns(graph: Any, *messages: str, thread: str) -> dict[str, Any]:
+    config = {"configurable": {"thread_id": thread}}
+    out: dict[str, Any] = {}
+    for message in messages:
+        out = graph.invoke({"messages": [HumanMessage(message)]}, config)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("message", "kind"),
+    [
+        ("Central", "reply"),
+        ("2", "reply"),
+        ("the Riverside one, please", "reply"),
+        ("Which is closer, the Central branch?", "reply"),  # names a choice
+        ("How much is the annual membership?", "new_question"),
+        ("Mennyibe kerül az éves tagság?", "new_question"),
+        ("Ile kosztuje roczna karta?", "new_question"),
+        ("Never mind.", "cancel"),
+        ("mindegy", "cancel"),
+        ("nieważne, dzięki", "cancel"),
+        ("no idea", "reply"),  # short and no question: the tool decides what it means
+    ],
+)
+def test_Q2_next_message_kind_by_form_and_what_was_asked(message: str, kind: str):
+    assert next_message_kind(message, "Which branch?", list(BRANCHES)) == kind
+
+
+def test_Q2_a_reply_reaches_the_tool_that_asked():
+    graph, hours = _graph()
+    out = _turns(graph, "When are you open?", "Riverside", thread="reply")
+    assert hours.replies == ["Riverside"]
+    assert "Riverside: open 9-18." in out["answer"]
+
+
+def test_Q2_a_new_question_is_a_new_turn_and_closes_the_open_question():
+    graph, hours = _graph()
+    question = "How much is the annual membership?"
+    out = _turns(graph, "When are you open?", question, thread="new")
+    assert hours.replies == []  # the tool was never fed the question as its reply
+    assert FEE in out["answer"]
+    assert out["activated"] == ["1:membership_fees"]
+    closed = [e for e in out["ledger"] if e.kind is LedgerKind.CLARIFICATION]
+    assert [(e.tool, e.verdict) for e in closed] == [("branch_hours", "closed")]
+    assert question in closed[0].reason
+    assert graph.get_state({"configurable": {"thread_id": "new"}}).values.get("pause") is None
+
+
+def test_Q2_a_cancel_ends_the_run_with_no_tool_call_and_no_model_call():
+    graph, hours = _graph()
+    out = _turns(graph, "When are you open?", "Never mind.", thread="cancel")
+    assert hours.replies == []
+    assert out["answer"].startswith("All right, I have dropped that question.")
+    assert out["sources"] == []
+    verdicts = [(e.kind, e.verdict) for e in out["ledger"]]
+    assert (LedgerKind.CLARIFICATION, "cancelled") in verdicts
+    answer = next(e for e in out["ledger"] if e.kind is LedgerKind.ANSWER)
+    assert "open question" in answer.reason
+    state = graph.get_state({"configurable": {"thread_id": "cancel"}})
+    assert state.values.get("pause") is None
+    assert not state.interrupts
+    again = _turns(graph, "How much is the annual membership?", thread="cancel")
+    assert FEE in again["answer"]  # the thread goes on as usual
+
+
+def test_Q2_a_new_question_is_read_the_same_under_ainvoke():
+    graph, hours = _graph()
+    config = {"configurable": {"thread_id": "async"}}
+
+    async def run() -> dict[str, Any]:
+        await graph.ainvoke({"messages": [HumanMessage("When are you open?")]}, config)
+        message = HumanMessage("How much is the annual membership?")
+        return await graph.ainvoke({"messages": [message]}, config)  # type: ignore[no-any-return]
+
+    out = asyncio.run(run())
+    assert hours.replies == []
+    assert FEE in out["answer"]
+
+
+def test_Q2_the_cli_answers_a_new_question_asked_instead_of_the_reply(
+    tmp_path, monkeypatch, capsys
+):
+    """The CLI sends the message as the next one on the thread; the graph reads it."""
+    from test_cli import FakeEntryPoint
+
+    import toolweave.domains as domains
+    from toolweave import Plugin
+    from toolweave.cli import main
+
+    graph_tools = _graph_tools()
+    plugin = Plugin(name="library", domains={"library": lambda: graph_tools})
+    monkeypatch.setattr(
+        domains, "entry_points", lambda *, group: [FakeEntryPoint("library", lambda: plugin)]
+    )
+    monkeypatch.setenv("TOOLWEAVE_DATA_DIR", str(tmp_path))
+    args = ["ask", "--domain", "library", "--thread", "t1"]
+    assert main([*args, "When are you open?"]) == 0
+    assert "Which branch?" in capsys.readouterr().out
+    assert main([*args, "How much is the annual membership?"]) == 0
+    assert FEE in capsys.readouterr().out
+
+
+def _graph_tools() -> tuple[Any, list[Any]]:
+    from support import make_tool
+
+    from toolweave import Domain
+
+    fees = make_tool(
+        "membership_fees",
+        result=lambda n, c: ToolResult.as_context(n, [doc("fees", FEE)]),
+        routing="membership_fees: true when the user asks what the membership costs",
+    )
+    hours = BranchHours()
+    hours.executable_instruction = (  # type: ignore[misc]
+        "branch_hours: true when the user asks when a branch is open"
+    )
+    return Domain(name="library"), [hours, fees]

@@ -434,8 +434,10 @@ def structured_steps(
         if attempt.parsed is not None:
             return attempt.parsed
         if attempt.length:
-            value = _cut_reply(attempt.text, what, budget, retried=length_retried, salvage=salvage)
-            if value is not _ASK_AGAIN:
+            again, value = _cut_reply(
+                attempt.text, what, budget, retried=length_retried, salvage=salvage
+            )
+            if not again:
                 return value
             length_retried = True
             budget *= 2
@@ -449,10 +451,6 @@ def structured_steps(
         logger.warning(
             "%s: structured reply did not validate (%s), asking again", what, attempt.problem
         )
-
-
-_ASK_AGAIN = object()
-"""What :func:`_cut_reply` says when the call is to be made again with twice the tokens."""
 
 
 @dataclass
@@ -510,16 +508,20 @@ def _attempt_steps(
 
 def _cut_reply(
     text: str, what: str, budget: int, *, retried: bool, salvage: Callable[[str], Any] | None
-) -> Any:
-    """A reply cut at the token limit: read as no, salvaged, or :data:`_ASK_AGAIN`."""
+) -> tuple[bool, Any]:
+    """A reply cut at the token limit: whether to ask again, else the call's value.
+
+    ``(True, None)``: ask again with twice the tokens; ``(False, value)``: read as no,
+    or what ``salvage`` reads of it.
+    """
     if prose_reply(text):
         logger.warning("%s: reply was prose, not JSON, up to %d tokens; read as no", what, budget)
-        return None
+        return False, None
     if looping_reply(text):
         logger.warning("%s: reply repeated itself up to %d tokens; read as no", what, budget)
-        return _salvaged(salvage, text, what)
+        return False, _salvaged(salvage, text, what)
     if retried:
         logger.warning("%s: reply stopped at %d tokens again; read as no", what, budget)
-        return _salvaged(salvage, text, what)
+        return False, _salvaged(salvage, text, what)
     logger.warning("%s: reply stopped at %d tokens, asking with %d", what, budget, budget * 2)
-    return _ASK_AGAIN
+    return True, None

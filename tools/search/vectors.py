@@ -86,7 +86,8 @@ def embed_passages(embeddings: Embeddings, texts: Sequence[str]) -> Matrix:
 
     np = numpy_module()
     if not texts:
-        return np.zeros((0, 0), dtype=np.float32)
+        empty: Matrix = np.zeros((0, 0), dtype=np.float32)
+        return empty
     if isinstance(embeddings, StaticEmbeddings):
         static: Matrix = embeddings.matrix(list(texts))
         return static
@@ -124,7 +125,8 @@ def from_bytes(values: Sequence[bytes]) -> Matrix:
     """The matrix of stored vectors (rows of differing length are a corrupt store)."""
     np = numpy_module()
     if not values:
-        return np.zeros((0, 0), dtype=np.float32)
+        empty: Matrix = np.zeros((0, 0), dtype=np.float32)
+        return empty
     flat = np.frombuffer(b"".join(bytes(v) for v in values), dtype=VECTOR_DTYPE)
     matrix: Matrix = flat.reshape(len(values), -1).astype(np.float32)
     return matrix

@@ -277,3 +277,19 @@ def test_D9_the_documents_domain_retrieval_uses_the_users_embeddings() -> None:
     assert result.mode is ResultMode.CONTEXT
     assert ANSWER in [d.text for d in result.documents]
     assert model.queries_embedded == 1
+
+
+def test_D9_the_language_and_document_filters_hold_for_the_semantic_ranking(
+    make_store: Factory,
+) -> None:
+    store = fill(make_store(embeddings=ConceptEmbeddings()))
+    store.add_document("hulladek", ["A waste szerdán megy."], name="Hulladék", lang="hu")
+    assert {d.document_id for d in store.semantic_search(QUESTION, limit=20, lang="hu")} == {
+        "hulladek"
+    }
+    english = store.semantic_search(QUESTION, limit=20, lang="en")
+    assert english
+    assert all(d.document_id != "hulladek" for d in english)
+    only = store.fused_search(QUESTION, limit=20, document_ids=["library", "hulladek"])
+    assert {d.document_id for d in only} <= {"library", "hulladek"}
+    assert "hulladek" in {d.document_id for d in only}

@@ -293,3 +293,15 @@ def test_D9_the_language_and_document_filters_hold_for_the_semantic_ranking(
     only = store.fused_search(QUESTION, limit=20, document_ids=["library", "hulladek"])
     assert {d.document_id for d in only} <= {"library", "hulladek"}
     assert "hulladek" in {d.document_id for d in only}
+
+
+def test_D9_when_a_hit_holds_every_question_word_no_query_vector_is_computed(
+    make_store: Factory,
+) -> None:
+    model = ConceptEmbeddings()
+    store = fill(make_store(embeddings=model))
+    question = "household waste Tuesdays"
+    assert store.fused_search(question, limit=3) == store.search(question, limit=3)
+    assert model.queries_embedded == 0  # the keywords found the question's own words
+    store.fused_search(QUESTION, limit=3)
+    assert model.queries_embedded == 1  # no sentence holds them all: fused by meaning

@@ -343,15 +343,21 @@ class SqlDocumentStore(PageGraphStore):
     ) -> list[UniqueTextDocument]:
         """Keyword and semantic rankings fused (reciprocal rank, see :mod:`.vectors`); D9.
 
-        Without an embedding model this is :meth:`search`. Otherwise each ranking
-        gives ``FUSION_POOL * limit`` sentences, fused by
-        ``1 / (60 + keyword rank) + 1 / (60 + cosine rank)``; ``sentence_score`` is
-        the fused score over its maximum (``1`` for a sentence first in both).
+        Without an embedding model this is :meth:`search`. When one of the best
+        ``limit`` keyword hits holds every word of the query, the keywords have found
+        the question's own words and their ranking is returned as it is (no query
+        vector is computed). Otherwise each ranking gives ``FUSION_POOL * limit``
+        sentences, fused by ``1 / (60 + keyword rank) + 1 / (60 + cosine rank)``;
+        ``sentence_score`` is the fused score over its maximum (``1`` for a sentence
+        first in both).
         """
         if self._embeddings is None:
             return self.search(query, limit=limit, lang=lang, document_ids=document_ids)
         pool = max(limit, 1) * FUSION_POOL
-        keyword = self.search(query, limit=pool, lang=lang, document_ids=document_ids)
+        hits = self._keyword_hits(query, pool, lang, document_ids)
+        keyword = [doc for doc, _ in hits]
+        if any(share >= 1.0 for _, share in hits[:limit]):
+            return keyword[: max(limit, 0)]
         semantic = self.semantic_search(query, limit=pool, lang=lang, document_ids=document_ids)
         by_key = {doc.key: doc for doc in (*semantic, *keyword)}
         fused = vectors.fuse([[d.key for d in keyword], [d.key for d in semantic]])
@@ -387,22 +393,27 @@ class SqlDocumentStore(PageGraphStore):
             Sentences best first; ``sentence_score`` in ``[0, 1)`` mixes word
             coverage and the normalised database rank.
         """
+        return [doc for doc, _ in self._keyword_hits(query, limit, lang, document_ids)]
+
+    def _keyword_hits(
+        self, query: str, limit: int, lang: str | None, document_ids: Collection[str] | None
+    ) -> list[tuple[UniqueTextDocument, float]]:
+        """:meth:`search`'s sentences, each with the share of query words it holds."""
         parsed = parse_query(query, self._stopwords)
         if not parsed.words or limit <= 0 or (document_ids is not None and not document_ids):
             return []
         count = max(limit * self.candidates_per_result, MIN_CANDIDATES)
         ids = None if document_ids is None else list(document_ids)
-        found = [
-            _sentence(
-                (doc_id, name, url, page, number, text),
-                COVERAGE_WEIGHT * parsed.coverage(terms, context)
-                + (1.0 - COVERAGE_WEIGHT) * self._relevance(float(rank)),
+        found: list[tuple[UniqueTextDocument, float]] = []
+        for doc_id, name, url, page, number, text, rank, terms, context in self._candidates(
+            parsed, count, lang, ids
+        ):
+            coverage = parsed.coverage(terms, context)
+            score = COVERAGE_WEIGHT * coverage + (1.0 - COVERAGE_WEIGHT) * self._relevance(
+                float(rank)
             )
-            for doc_id, name, url, page, number, text, rank, terms, context in self._candidates(
-                parsed, count, lang, ids
-            )
-        ]
-        found.sort(key=lambda doc: doc.sentence_score, reverse=True)  # stable: rank breaks ties
+            found.append((_sentence((doc_id, name, url, page, number, text), score), coverage))
+        found.sort(key=lambda hit: hit[0].sentence_score, reverse=True)  # stable: rank breaks ties
         return found[:limit]
 
     # -- documents and pages -------------------------------------------------------------

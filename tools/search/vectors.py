@@ -4,7 +4,7 @@ A store given an embedding model (``embeddings=`` on
 :class:`~toolweave.tools.search.store.SqliteDocumentStore` and
 :class:`~toolweave.tools.search.postgres_store.PostgresDocumentStore`) embeds every
 sentence when it is added and keeps the vector beside it, under the model's id
-(:func:`model_id`); a question then costs one query vector and one matrix-vector
+(:func:`model_id`); a question then costs at most one query vector and one matrix-vector
 product over the store's vectors (``numpy.einsum``, the matrix loaded once per
 store object and reloaded only after a write).
 

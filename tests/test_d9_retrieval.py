@@ -23,7 +23,7 @@ from toolweave.state.task import TaskInfo
 from toolweave.tools import embeddings as embeddings_module
 from toolweave.tools.base import EmptyRequest, ToolCallContext
 from toolweave.tools.progress import ProgressEmitter
-from toolweave.tools.search import SqliteDocumentStore, vectors
+from toolweave.tools.search import SqliteDocumentStore, ingest, vectors
 from toolweave.tools.search.passages import passages
 from toolweave.tools.search.postgres_store import PostgresDocumentStore
 from toolweave.tools.search.retrieval import RetrievalTool, retrieve
@@ -305,3 +305,18 @@ def test_D9_when_a_hit_holds_every_question_word_no_query_vector_is_computed(
     assert model.queries_embedded == 0  # the keywords found the question's own words
     store.fused_search(QUESTION, limit=3)
     assert model.queries_embedded == 1  # no sentence holds them all: fused by meaning
+
+
+def test_D9_ingesting_files_embeds_their_sentences_once(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "waste.md").write_text(f"# Waste\n\n{ANSWER} {NEIGHBOUR}\n", encoding="utf-8")
+    (folder / "pool.txt").write_text("Swimming pool tickets cost four euros.\n", encoding="utf-8")
+    model = ConceptEmbeddings()
+    report = ingest([folder], SqliteDocumentStore(tmp_path / "docs.sqlite", embeddings=model))
+    assert report.ok
+    assert model.documents_embedded == report.sentences
+    reopened = ConceptEmbeddings()
+    store = SqliteDocumentStore(tmp_path / "docs.sqlite", embeddings=reopened)
+    assert ANSWER in texts(retrieve(store, QUESTION, limit=1))
+    assert reopened.documents_embedded == 0

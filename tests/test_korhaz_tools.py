@@ -246,16 +246,22 @@ def test_R2_retrieval_returns_context_and_reports_progress(tools):
     assert events[1]["detail"] == str(len(result.documents))
 
 
-def test_R1_retrieval_returns_none_when_nothing_matches(tools):
-    assert tools["korhaz_search"].execute(EmptyRequest(), make_ctx("xyzzy qwerty")) is None
+def test_R1_retrieval_returns_none_when_nothing_matches():
+    # Keywords only: with an embedding model (D9) the nearest passages always exist.
+    store = SqliteDocumentStore(embeddings=None)
+    store.add_documents(korhaz_corpus())
+    search = RetrievalTool("korhaz_search", "korhaz", store)
+    assert search.execute(EmptyRequest(), make_ctx("xyzzy qwerty")) is None
 
 
 @pytest.mark.parametrize("example", [e for e in EXAMPLE_QUESTIONS if "korhaz_search" in e[2]])
-def test_retrieval_examples_top_sentence_holds_the_answer(tools, example):
+def test_retrieval_examples_passages_hold_the_answer(tools, example):
     question, expected, _ = example
     result = tools["korhaz_search"].execute(EmptyRequest(), make_ctx(question))
     assert result is not None
-    assert all(s in result.documents[0].text for s in expected)
+    # D9: passages, best first; the first passage is the best hit with its neighbours
+    first = [d for d in result.documents if d.document_id == result.documents[0].document_id]
+    assert any(all(s in d.text for s in expected) for d in first[:3])
 
 
 @pytest.mark.parametrize("example", [e for e in EXAMPLE_QUESTIONS if "department_info" in e[2]])

@@ -184,7 +184,8 @@ def test_A9_a_lone_terminal_yes_at_a_tie_at_zero_joins_the_context_when_examples
     found = [doc.document_id for doc in out["documents"]]
     assert found[0] == "korhaz/felvetel.md"  # the answer comes from the admission page ...
     assert "tool:emergency_numbers" in found  # ... with the numbers in its context
-    assert out["answer"].startswith("Hozza magával")  # the scripted answer reads the context
+    # the scripted answer reads the context (D9: a passage, the sentence before it first)
+    assert "Hozza magával a rendszeresen szedett gyógyszerei" in out["answer"]
     (entry,) = [e for e in out["ledger"] if e.verdict == TERMINAL_AS_CONTEXT]
     assert entry.details == {"emergency_numbers": "runs, its answer joins the context (A9)"}
 

@@ -23,11 +23,15 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from toolweave.tools import text as text_kit
-from toolweave.tools.search import sqlite_sql, text
+from toolweave.tools.search import sqlite_sql, text, vectors
 from toolweave.tools.search.protocol import SourceDocument
 from toolweave.tools.search.store import SqliteDocumentStore
+
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +43,7 @@ KEY_CHARS = 20
 def _code_fingerprint() -> bytes:
     """The source of the modules that decide the index terms, and the stemmer's version."""
     digest = hashlib.sha256()
-    for module in (text_kit, text, sqlite_sql):
+    for module in (text_kit, text, sqlite_sql, vectors):
         path = module.__file__
         if path is not None:
             digest.update(Path(path).read_bytes())
@@ -50,9 +54,14 @@ def _code_fingerprint() -> bytes:
     return digest.digest()
 
 
-def index_key(documents: Sequence[SourceDocument]) -> str:
-    """The hash naming the cache of ``documents`` (data and indexing code)."""
+def index_key(
+    documents: Sequence[SourceDocument], embeddings: vectors.EmbeddingsOption = "auto"
+) -> str:
+    """The hash naming the cache of ``documents`` (data, indexing code, embedding model id)."""
+    resolved = vectors.resolve_option(embeddings)
+    model = "" if resolved is None else vectors.model_id(resolved)
     digest = hashlib.sha256(_code_fingerprint())
+    digest.update(model.encode("utf-8") + b"\x00model")
     for doc in documents:
         for part in (doc.document_id, doc.name, doc.url or "", doc.lang or "", *doc.pages):
             encoded = part.encode("utf-8")
@@ -67,11 +76,13 @@ def cache_path(cache_dir: str | os.PathLike[str], name: str, key: str) -> Path:
     return Path(cache_dir) / f"{name}-{key}{CACHE_SUFFIX}"
 
 
-def _load(path: Path, stopwords: Iterable[str]) -> SqliteDocumentStore | None:
+def _load(
+    path: Path, stopwords: Iterable[str], embeddings: Embeddings | None
+) -> SqliteDocumentStore | None:
     if not path.is_file():
         return None
     try:
-        return SqliteDocumentStore.load(path, stopwords=stopwords)
+        return SqliteDocumentStore.load(path, stopwords=stopwords, embeddings=embeddings)
     except sqlite3.Error as exc:
         logger.info("index cache %s unreadable (%s): rebuilding", path, exc)
         return None
@@ -99,8 +110,13 @@ def cached_store(
     name: str,
     cache_dir: str | os.PathLike[str] | None,
     stopwords: Iterable[str] = (),
+    embeddings: vectors.EmbeddingsOption = "auto",
 ) -> SqliteDocumentStore:
     """An in-memory store holding ``documents``, loaded from the disk cache when it is current.
+
+    With an embedding model (D9, ``"auto"``: the bundled one when its extra is
+    installed) the sentence vectors are computed at the first build and cached with
+    the index: the key also hashes the model's id.
 
     Args:
         documents: The documents to index.
@@ -108,16 +124,18 @@ def cached_store(
             caches of the same name are removed when a new one is written.
         cache_dir: The cache folder; ``None`` indexes in memory without a cache.
         stopwords: The store's extra query stop words (not part of the index).
+        embeddings: The store's embedding model (see ``SqliteDocumentStore``).
 
     Returns:
         A new in-memory store (the caller owns it).
     """
+    model = vectors.resolve_option(embeddings)
     if cache_dir is not None:
-        path = cache_path(cache_dir, name, index_key(documents))
-        loaded = _load(path, stopwords)
+        path = cache_path(cache_dir, name, index_key(documents, model))
+        loaded = _load(path, stopwords, model)
         if loaded is not None:
             return loaded
-    store = SqliteDocumentStore(stopwords=stopwords)
+    store = SqliteDocumentStore(stopwords=stopwords, embeddings=model)
     store.add_documents(documents)
     if cache_dir is not None:
         _save(store, path, name)

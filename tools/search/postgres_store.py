@@ -21,9 +21,16 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from toolweave.state.errors import ConfigurationError, DatabaseUnavailableError
+from toolweave.tools.search import vectors
 from toolweave.tools.search.page_graph import RARE_TERM_MAX_SENTENCES, RARE_TERMS_PER_PAGE, PageRef
 from toolweave.tools.search.protocol import SourceDocument
-from toolweave.tools.search.sql_store import CandidateRow, Row, SqlDialect, SqlDocumentStore
+from toolweave.tools.search.sql_store import (
+    CandidateRow,
+    Row,
+    SqlDialect,
+    SqlDocumentStore,
+    VectorRow,
+)
 from toolweave.tools.search.sqlite_sql import sentence_rows
 from toolweave.tools.search.text import Query, QueryWord, sections, stopword_set
 
@@ -58,6 +65,14 @@ CREATE TABLE IF NOT EXISTS toolweave_sentences (
     FOREIGN KEY (collection, document_id)
         REFERENCES toolweave_documents (collection, id) ON DELETE CASCADE);
 CREATE INDEX IF NOT EXISTS toolweave_sentences_tsv ON toolweave_sentences USING GIN (tsv);
+CREATE TABLE IF NOT EXISTS toolweave_sentence_vectors (
+    collection TEXT NOT NULL, document_id TEXT NOT NULL, page INTEGER NOT NULL,
+    sentence_number INTEGER NOT NULL, model TEXT NOT NULL, vector BYTEA NOT NULL,
+    PRIMARY KEY (collection, model, document_id, page, sentence_number),
+    FOREIGN KEY (collection, document_id)
+        REFERENCES toolweave_documents (collection, id) ON DELETE CASCADE);
+CREATE TABLE IF NOT EXISTS toolweave_generations (
+    collection TEXT PRIMARY KEY, generation BIGINT NOT NULL);
 CREATE TABLE IF NOT EXISTS toolweave_terms (
     collection TEXT NOT NULL, term TEXT NOT NULL, sentences INTEGER NOT NULL,
     PRIMARY KEY (collection, term));
@@ -98,6 +113,21 @@ COUNT_TERMS = (
     " ON CONFLICT (collection, term)"
     " DO UPDATE SET sentences = toolweave_terms.sentences + EXCLUDED.sentences"
 )
+
+INSERT_VECTORS = (
+    "INSERT INTO toolweave_sentence_vectors"
+    " (collection, document_id, page, sentence_number, model, vector)"
+    " SELECT %s, v.document_id, v.page, v.number, %s, v.vector"
+    " FROM unnest(%s::text[], %s::int[], %s::int[], %s::bytea[])"
+    " AS v(document_id, page, number, vector)"
+    " ON CONFLICT DO NOTHING"
+)
+BUMP_GENERATION = (
+    "INSERT INTO toolweave_generations (collection, generation) VALUES (%s, 1)"
+    " ON CONFLICT (collection)"
+    " DO UPDATE SET generation = toolweave_generations.generation + 1"
+)
+"""Every write bumps its collection's generation: a store's cached vectors know they are stale."""
 
 COMMON_WORD_SENTENCES = 3_000
 """A query word held by more sentences than this selects no candidates alone (as in SQLite)."""
@@ -158,6 +188,11 @@ class PostgresDocumentStore(SqlDocumentStore):
         timeout: Seconds to wait for the first connection before
             :class:`~toolweave.state.errors.DatabaseUnavailableError`.
         stopwords: A domain's own words to drop from queries (added to the kit's).
+        embeddings: D9: ``"auto"`` (default) embeds every sentence added with the bundled
+            static model when the ``embeddings`` extra is installed; ``None`` keeps
+            keywords only; any LangChain ``Embeddings`` is used instead. The vectors
+            are stored beside the sentences (``toolweave_sentence_vectors``, float32
+            bytes, one row per sentence and model) and ranked in process.
 
     The tables are created on first use. A store is safe to share between threads and
     concurrent runs (each call takes a connection from the pool).
@@ -175,10 +210,12 @@ class PostgresDocumentStore(SqlDocumentStore):
         max_connections: int = 4,
         timeout: float = 10.0,
         stopwords: Iterable[str] = (),
+        embeddings: vectors.EmbeddingsOption = "auto",
     ) -> None:
         self.stopwords = tuple(stopwords)
         """The domain's own stop words given to the store (routing honours them too)."""
         self._stopwords = stopword_set(self.stopwords)
+        self._embeddings = vectors.resolve_option(embeddings)
         if (conninfo is None) == (pool is None):
             raise ConfigurationError("PostgresDocumentStore takes a conninfo or a pool, not both")
         try:
@@ -214,6 +251,7 @@ class PostgresDocumentStore(SqlDocumentStore):
         total = 0
         for doc in documents:
             rows = sentence_rows(doc)
+            embedded = self._sentence_vectors([(r[0], r[2]) for r in rows])
             configs = _configs(doc.lang)
             names = {f"cfg{n}": name for n, name in enumerate(configs, start=1)}
             with self._pool.connection() as conn, conn.transaction():
@@ -252,6 +290,14 @@ class PostgresDocumentStore(SqlDocumentStore):
                 added = Counter(t for r in rows for t in set(r[3].split()))
                 added.subtract(removed)
                 self._count_terms(conn, added)
+                if embedded is not None and self._embeddings is not None:
+                    model = vectors.model_id(self._embeddings)
+                    keyed = [
+                        (doc.document_id, r[0], r[1], v)
+                        for r, v in zip(rows, embedded, strict=True)
+                    ]
+                    self._insert_vectors(conn, model, keyed)
+                conn.execute(BUMP_GENERATION, (self.collection,))
             total += len(rows)
         return total
 
@@ -260,7 +306,33 @@ class PostgresDocumentStore(SqlDocumentStore):
         with self._pool.connection() as conn, conn.transaction():
             deleted, removed = self._delete_rows(conn, document_id)
             self._count_terms(conn, Counter({t: -n for t, n in removed.items()}))
+            conn.execute(BUMP_GENERATION, (self.collection,))
             return deleted
+
+    def _insert_vectors(self, conn: Connection[Any], model: str, rows: Sequence[VectorRow]) -> None:
+        conn.execute(
+            INSERT_VECTORS,
+            (
+                self.collection,
+                model,
+                [r[0] for r in rows],
+                [r[1] for r in rows],
+                [r[2] for r in rows],
+                [r[3] for r in rows],
+            ),
+        )
+
+    def _write_vectors(self, model: str, rows: Sequence[VectorRow]) -> None:
+        with self._pool.connection() as conn, conn.transaction():
+            self._insert_vectors(conn, model, rows)
+            conn.execute(BUMP_GENERATION, (self.collection,))
+
+    def _vector_version(self) -> object:
+        rows = self._fetch(
+            "SELECT generation FROM toolweave_generations WHERE collection = %s",
+            (self.collection,),
+        )
+        return rows[0][0] if rows else 0
 
     def _delete_rows(self, conn: Connection[Any], document_id: str) -> tuple[bool, Counter[str]]:
         """Delete a document's rows; returns whether it existed and its terms' sentence counts."""
@@ -395,6 +467,7 @@ class PostgresDocumentStore(SqlDocumentStore):
                 "DELETE FROM toolweave_documents WHERE collection = %s", (self.collection,)
             )
             conn.execute("DELETE FROM toolweave_terms WHERE collection = %s", (self.collection,))
+            conn.execute(BUMP_GENERATION, (self.collection,))
 
     def close(self) -> None:
         """Close the connection pool (when the store opened it)."""

@@ -1,15 +1,54 @@
-"""The default RAG retrieval tool of a domain (A5): keyword search over a document store."""
+"""The default RAG retrieval tool of a domain (A5, D9): passages found by keywords and meaning.
+
+:func:`retrieve` is what the tool returns for a question: the store's fused
+ranking (:meth:`~toolweave.tools.search.sql_store.SqlDocumentStore.fused_search`:
+keywords, and by meaning when the store has an embedding model; a store without
+``fused_search`` is searched by keywords), each hit widened to its passage
+(:func:`~toolweave.tools.search.passages.passages`), at most ``max_chars``
+characters of text.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.results import ToolResult
 from toolweave.tools.base import ChatbotTool, EmptyRequest, ToolCallContext
+from toolweave.tools.search.passages import NEIGHBOURS, passages
 from toolweave.tools.search.protocol import DocumentStore
 
 DEFAULT_LIMIT = 8
-"""Sentences a retrieval returns by default."""
+"""Hits (best sentences) a retrieval widens to passages by default."""
+DEFAULT_MAX_CHARS = 4_000
+"""Characters of passage text a retrieval returns at most by default (D9).
+
+Leaves room, within 8,000 characters of context a question, for the passage
+labels, the other tools' context and the prompt's own text."""
+
+
+def retrieve(
+    store: DocumentStore,
+    question: str,
+    *,
+    limit: int = DEFAULT_LIMIT,
+    lang: str | None = None,
+    max_chars: int = DEFAULT_MAX_CHARS,
+    neighbours: int = NEIGHBOURS,
+) -> list[UniqueTextDocument]:
+    """The default retrieval of ``question`` in ``store``: its best passages (see the module).
+
+    Args:
+        store: The documents.
+        question: The text to search with.
+        limit: Hits to widen (the best ``limit`` sentences of the fused ranking).
+        lang: Only documents in this language, when given.
+        max_chars: Most characters of sentence text returned.
+        neighbours: Sentences either side of each hit (same page); 0 returns the hits.
+    """
+    search = getattr(store, "fused_search", None) or store.search
+    hits: list[UniqueTextDocument] = search(question, limit=limit, lang=lang)
+    return passages(hits, store.page_sentences, max_chars=max_chars, neighbours=neighbours)
 
 
 def name_tool(tool: Any, name: str, domain: str | None) -> None:
@@ -23,7 +62,7 @@ def name_tool(tool: Any, name: str, domain: str | None) -> None:
 
 
 class RetrievalTool(ChatbotTool[EmptyRequest]):
-    """Searches a :class:`DocumentStore` with the execution text and returns the hits as context.
+    """Searches a :class:`DocumentStore` with the execution text and returns passages (D9).
 
     It is never routed (``executable_instruction`` is ``None``): the orchestrator
     runs a domain's default retrieval tool beside the routed tools (A5), and
@@ -33,17 +72,19 @@ class RetrievalTool(ChatbotTool[EmptyRequest]):
     Args:
         name: The tool's unique name, e.g. ``"korhaz_search"`` (T1).
         domain: The domain it belongs to, or ``None`` for every domain (T2).
-        store: The store to search.
-        limit: Most sentences per search.
+        store: The store to search (by meaning too when it has an embedding model).
+        limit: Hits per search, each widened to its passage.
         lang: Search only documents in this language; ``None`` searches all.
+        max_chars: Most characters of passage text per search.
+        neighbours: Sentences either side of a hit a passage holds (0: lone sentences).
     """
 
     priority = 500
     request_model = EmptyRequest
     executable_instruction = None
     description = (
-        "Keyword search in the domain's documents (RAG retrieval). "
-        "Kulcsszavas keresés a tudástár dokumentumaiban."
+        "Search in the domain's documents by keywords and meaning (RAG retrieval). "
+        "Keresés a tudástár dokumentumaiban."
     )
 
     def __init__(
@@ -54,17 +95,28 @@ class RetrievalTool(ChatbotTool[EmptyRequest]):
         limit: int = DEFAULT_LIMIT,
         *,
         lang: str | None = None,
+        max_chars: int = DEFAULT_MAX_CHARS,
+        neighbours: int = NEIGHBOURS,
     ) -> None:
-        if limit <= 0:
-            raise ValueError("limit must be positive")
+        if limit <= 0 or max_chars <= 0 or neighbours < 0:
+            raise ValueError("limit and max_chars must be positive, neighbours not negative")
         name_tool(self, name, domain)
         self.store = store
         self.limit = limit
         self.lang = lang
+        self.max_chars = max_chars
+        self.neighbours = neighbours
 
     def execute(self, request: EmptyRequest, ctx: ToolCallContext) -> ToolResult | None:
-        """Search with ``ctx.text``; the hits as context (R2), or ``None`` when none (R1)."""
+        """Search with ``ctx.text``; the passages as context (R2), or ``None`` when none (R1)."""
         ctx.progress("SEARCHING")
-        documents = self.store.search(ctx.text, limit=self.limit, lang=self.lang)
+        documents = retrieve(
+            self.store,
+            ctx.text,
+            limit=self.limit,
+            lang=self.lang,
+            max_chars=self.max_chars,
+            neighbours=self.neighbours,
+        )
         ctx.progress("FOUND", detail=str(len(documents)))
         return ToolResult.as_context(self.name, documents) if documents else None

@@ -22,12 +22,18 @@ from abc import abstractmethod
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolweave.state.documents import UniqueTextDocument
+from toolweave.tools.search import vectors
 from toolweave.tools.search.page_graph import PageLink, PageRef, followed_terms, link_pages
 from toolweave.tools.search.protocol import DocumentInfo, PageGraphStore
 from toolweave.tools.search.text import Query, parse_query
+
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
+
+    from toolweave.tools.embeddings import Matrix
 
 COVERAGE_WEIGHT = 0.7
 """Share of ``sentence_score`` given by how many query words a sentence holds."""
@@ -75,12 +81,14 @@ def _render(dialect: SqlDialect, template: str) -> str:
         documents=f"{prefix}documents",
         pages=f"{prefix}pages",
         sentences=f"{prefix}sentences",
+        vectors=f"{prefix}sentence_vectors",
         only=only(""),
         only_d=only("d."),
         only_s=only("s."),
         where_collection=" WHERE collection = ?" if scoped else "",
         pages_of_d=same("p", "d"),
         documents_of_s=same("d", "s"),
+        vectors_of_s=same("v", "s"),
     )
     return text.replace("?", dialect.marker)
 
@@ -103,6 +111,32 @@ PAGE_SENTENCES = (
     " JOIN {documents} d ON d.id = s.document_id{documents_of_s}"
     " WHERE {only_s}s.document_id = ? AND s.page = ? ORDER BY s.sentence_number"
 )
+
+VECTORS = (
+    "SELECT document_id, page, sentence_number, vector FROM {vectors}"
+    " WHERE {only}model = ? ORDER BY document_id, page, sentence_number"
+)
+SENTENCE_KEYS = (
+    "SELECT s.document_id, s.page, s.sentence_number FROM {sentences} s"
+    " JOIN {documents} d ON d.id = s.document_id{documents_of_s} WHERE {only_s}"
+)
+MISSING_VECTORS = (
+    "SELECT s.document_id, s.page, s.sentence_number FROM {sentences} s"
+    " WHERE {only_s}NOT EXISTS (SELECT 1 FROM {vectors} v WHERE v.model = ?"
+    " AND v.document_id = s.document_id AND v.page = s.page"
+    " AND v.sentence_number = s.sentence_number{vectors_of_s})"
+)
+SENTENCES_BY_KEYS = (
+    "SELECT s.document_id, d.name, d.url, s.page, s.sentence_number, s.text FROM {sentences} s"
+    " JOIN {documents} d ON d.id = s.document_id{documents_of_s}"
+    " WHERE {only_s}(s.document_id, s.page, s.sentence_number) IN ({keys})"
+)
+SentenceKey = tuple[str, int, int]
+"""``(document_id, page, sentence_number)``: a stored sentence (its R6 identity)."""
+VectorRow = tuple[str, int, int, bytes]
+"""``(document_id, page, sentence_number, vector)`` of one stored vector."""
+FUSION_POOL = 3
+"""Each ranking fused contributes this many sentences per sentence returned."""
 
 
 def _sentence(
@@ -129,6 +163,8 @@ class SqlDocumentStore(PageGraphStore):
     candidates_per_result = 5
     """Sentences the database ranks per sentence returned (the re-ranking pool)."""
     _stopwords: frozenset[str]
+    _embeddings: Embeddings | None = None
+    _vector_cache: tuple[object, list[SentenceKey], Matrix] | None = None
 
     @property
     def _scope(self) -> tuple[object, ...]:
@@ -163,8 +199,172 @@ class SqlDocumentStore(PageGraphStore):
     def _pages_with_term(self, term: str) -> list[tuple[str, int]]:
         """``(document_id, page)`` of every page holding the index term ``term``."""
 
+    @abstractmethod
+    def _vector_version(self) -> object:
+        """A value that changes whenever the stored vectors may have changed (cache key)."""
+
+    @abstractmethod
+    def _write_vectors(self, model: str, rows: Sequence[VectorRow]) -> None:
+        """Store vectors of existing sentences under ``model`` (kept when already there)."""
+
     def _read(self, template: str, *params: object) -> list[Row]:
         return self._fetch(self.dialect.sql(template), (*self._scope, *params))
+
+    # -- vectors (D9) --------------------------------------------------------------------
+
+    @property
+    def embeddings(self) -> Embeddings | None:
+        """The model the store embeds sentences and questions with, or ``None`` (keywords)."""
+        return self._embeddings
+
+    def _sentence_vectors(self, doc_rows: Sequence[tuple[int, str]]) -> list[bytes] | None:
+        """The vectors of one document's sentences ``(page, text)``; ``None`` without a model."""
+        if self._embeddings is None:
+            return None
+        texts = vectors.passage_texts(doc_rows)
+        return vectors.to_bytes(vectors.embed_passages(self._embeddings, texts))
+
+    def use_embeddings(self, embeddings: vectors.EmbeddingsOption) -> None:
+        """Search by meaning with ``embeddings`` from now on, embedding what lacks a vector.
+
+        Vectors are kept per model: sentences already embedded by this model (at
+        ingestion, or by an earlier call) are not embedded again. ``None`` turns
+        the semantic ranking off (the vectors stay stored).
+        """
+        self._embeddings = vectors.resolve_option(embeddings)
+        self._vector_cache = None
+        self.embed_missing()
+
+    def embed_missing(self) -> int:
+        """Embed the stored sentences that have no vector of the store's model; returns how many.
+
+        One query finds them; each document with some is embedded page by page (a
+        sentence with its neighbours, as at ingestion).
+        """
+        if self._embeddings is None:
+            return 0
+        model = vectors.model_id(self._embeddings)
+        missing: dict[str, set[tuple[int, int]]] = {}
+        for document_id, page, number in self._read(MISSING_VECTORS, model):
+            missing.setdefault(str(document_id), set()).add((int(page), int(number)))
+        done = 0
+        for document_id, wanted in missing.items():
+            ordered = [
+                (page, sentence)
+                for page in sorted({page for page, _ in wanted})
+                for sentence in self.page_sentences(document_id, page)
+            ]
+            texts = vectors.passage_texts([(page, d.text) for page, d in ordered])
+            keep = [i for i, (p, d) in enumerate(ordered) if (p, d.sentence_number) in wanted]
+            matrix = vectors.embed_passages(self._embeddings, [texts[i] for i in keep])
+            rows = [
+                (document_id, ordered[i][0], int(ordered[i][1].sentence_number or 0), value)
+                for i, value in zip(keep, vectors.to_bytes(matrix), strict=True)
+            ]
+            self._write_vectors(model, rows)
+            done += len(rows)
+        self._vector_cache = None
+        return done
+
+    def _vector_matrix(self) -> tuple[list[SentenceKey], Matrix] | None:
+        """The stored vectors of the store's model (cached until the store changes)."""
+        if self._embeddings is None:
+            return None
+        version = self._vector_version()
+        cached = self._vector_cache
+        if cached is not None and cached[0] == version:
+            return cached[1], cached[2]
+        rows = self._read(VECTORS, vectors.model_id(self._embeddings))
+        keys = [(str(doc), int(page), int(number)) for doc, page, number, _ in rows]
+        matrix = vectors.from_bytes([row[3] for row in rows])
+        self._vector_cache = (version, keys, matrix)
+        return keys, matrix
+
+    def _allowed(
+        self, keys: list[SentenceKey], lang: str | None, document_ids: Collection[str] | None
+    ) -> Any:
+        """The mask of ``keys`` a language or document filter allows, or ``None`` (all)."""
+        if lang is None and document_ids is None:
+            return None
+        np = vectors.numpy_module()
+        if lang is None:
+            wanted = set(document_ids or ())
+            return np.fromiter((key[0] in wanted for key in keys), dtype=bool, count=len(keys))
+        rows = self._read(SENTENCE_KEYS + "d.lang = ?", lang)
+        allowed = {(str(d), int(p), int(n)) for d, p, n in rows}
+        if document_ids is not None:
+            allowed = {key for key in allowed if key[0] in set(document_ids)}
+        return np.fromiter((key in allowed for key in keys), dtype=bool, count=len(keys))
+
+    def _sentences_by_key(self, keys: Sequence[SentenceKey]) -> dict[SentenceKey, Row]:
+        if not keys:
+            return {}
+        template = SENTENCES_BY_KEYS.replace("{keys}", ", ".join("(?, ?, ?)" for _ in keys))
+        rows = self._read(template, *(part for key in keys for part in key))
+        return {(str(r[0]), int(r[3]), int(r[4])): r for r in rows}
+
+    def semantic_search(
+        self,
+        query: str,
+        *,
+        limit: int = 8,
+        lang: str | None = None,
+        document_ids: Collection[str] | None = None,
+    ) -> list[UniqueTextDocument]:
+        """The sentences nearest ``query`` by meaning (cosine of the stored vectors), best first.
+
+        Empty without an embedding model or stored vectors of it. One query vector
+        and one matrix-vector product; ``sentence_score`` is the cosine.
+        """
+        loaded = self._vector_matrix()
+        if loaded is None or limit <= 0 or not query.strip():
+            return []
+        keys, matrix = loaded
+        if not keys:
+            return []
+        vector = vectors.question_vector(self._embeddings, query)  # type: ignore[arg-type]
+        allowed = self._allowed(keys, lang, document_ids)
+        top = vectors.cosine_top(matrix, vector, limit, allowed)
+        found = self._sentences_by_key([keys[i] for i in top])
+        scores = vectors.numpy_module().einsum("ij,j->i", matrix[top], vector) if top else []
+        return [
+            _sentence(found[keys[i]], max(float(score), 0.0))
+            for i, score in zip(top, scores, strict=True)
+            if keys[i] in found
+        ]
+
+    def fused_search(
+        self,
+        query: str,
+        *,
+        limit: int = 8,
+        lang: str | None = None,
+        document_ids: Collection[str] | None = None,
+    ) -> list[UniqueTextDocument]:
+        """Keyword and semantic rankings fused (reciprocal rank, see :mod:`.vectors`); D9.
+
+        Without an embedding model this is :meth:`search`. When one of the best
+        ``limit`` keyword hits holds every word of the query, the keywords have found
+        the question's own words and their ranking is returned as it is (no query
+        vector is computed). Otherwise each ranking gives ``FUSION_POOL * limit``
+        sentences, fused by ``1 / (60 + keyword rank) + 1 / (60 + cosine rank)``;
+        ``sentence_score`` is the fused score over its maximum (``1`` for a sentence
+        first in both).
+        """
+        if self._embeddings is None:
+            return self.search(query, limit=limit, lang=lang, document_ids=document_ids)
+        pool = max(limit, 1) * FUSION_POOL
+        hits = self._keyword_hits(query, pool, lang, document_ids)
+        keyword = [doc for doc, _ in hits]
+        if any(share >= 1.0 for _, share in hits[:limit]):
+            return keyword[: max(limit, 0)]
+        semantic = self.semantic_search(query, limit=pool, lang=lang, document_ids=document_ids)
+        by_key = {doc.key: doc for doc in (*semantic, *keyword)}
+        fused = vectors.fuse([[d.key for d in keyword], [d.key for d in semantic]])
+        return [
+            by_key[key].model_copy(update={"sentence_score": vectors.fused_score(score)})
+            for key, score in fused[: max(limit, 0)]
+        ]
 
     # -- search --------------------------------------------------------------------------
 
@@ -193,22 +393,27 @@ class SqlDocumentStore(PageGraphStore):
             Sentences best first; ``sentence_score`` in ``[0, 1)`` mixes word
             coverage and the normalised database rank.
         """
+        return [doc for doc, _ in self._keyword_hits(query, limit, lang, document_ids)]
+
+    def _keyword_hits(
+        self, query: str, limit: int, lang: str | None, document_ids: Collection[str] | None
+    ) -> list[tuple[UniqueTextDocument, float]]:
+        """:meth:`search`'s sentences, each with the share of query words it holds."""
         parsed = parse_query(query, self._stopwords)
         if not parsed.words or limit <= 0 or (document_ids is not None and not document_ids):
             return []
         count = max(limit * self.candidates_per_result, MIN_CANDIDATES)
         ids = None if document_ids is None else list(document_ids)
-        found = [
-            _sentence(
-                (doc_id, name, url, page, number, text),
-                COVERAGE_WEIGHT * parsed.coverage(terms, context)
-                + (1.0 - COVERAGE_WEIGHT) * self._relevance(float(rank)),
+        found: list[tuple[UniqueTextDocument, float]] = []
+        for doc_id, name, url, page, number, text, rank, terms, context in self._candidates(
+            parsed, count, lang, ids
+        ):
+            coverage = parsed.coverage(terms, context)
+            score = COVERAGE_WEIGHT * coverage + (1.0 - COVERAGE_WEIGHT) * self._relevance(
+                float(rank)
             )
-            for doc_id, name, url, page, number, text, rank, terms, context in self._candidates(
-                parsed, count, lang, ids
-            )
-        ]
-        found.sort(key=lambda doc: doc.sentence_score, reverse=True)  # stable: rank breaks ties
+            found.append((_sentence((doc_id, name, url, page, number, text), score), coverage))
+        found.sort(key=lambda hit: hit[0].sentence_score, reverse=True)  # stable: rank breaks ties
         return found[:limit]
 
     # -- documents and pages -------------------------------------------------------------

@@ -37,6 +37,10 @@ CREATE TABLE IF NOT EXISTS sentences (
 CREATE INDEX IF NOT EXISTS sentences_by_page ON sentences (document_id, page, sentence_number);
 CREATE VIRTUAL TABLE IF NOT EXISTS sentence_fts USING fts5(
     terms, context, tokenize = 'unicode61 remove_diacritics 2', prefix = '4 5 6');
+CREATE TABLE IF NOT EXISTS sentence_vectors (
+    document_id TEXT NOT NULL, page INTEGER NOT NULL, sentence_number INTEGER NOT NULL,
+    model TEXT NOT NULL, vector BLOB NOT NULL,
+    PRIMARY KEY (model, document_id, page, sentence_number));
 CREATE VIRTUAL TABLE IF NOT EXISTS temp.sentence_vocab USING fts5vocab(main, sentence_fts, 'col');
 """
 
@@ -69,6 +73,10 @@ INSERT_SENTENCE = (
     "INSERT INTO sentences (id, document_id, page, sentence_number, text) VALUES (?, ?, ?, ?, ?)"
 )
 INSERT_FTS = "INSERT INTO sentence_fts (rowid, terms, context) VALUES (?, ?, ?)"
+INSERT_VECTOR = (
+    "INSERT OR REPLACE INTO sentence_vectors (document_id, page, sentence_number, model, vector)"
+    " VALUES (?, ?, ?, ?, ?)"
+)
 
 SentenceRow = tuple[int, int, str, str, str]
 """``(page, sentence_number, text, terms, context)`` of one sentence to index."""
@@ -91,14 +99,22 @@ def insert_documents(
     conn: sqlite3.Connection,
     prepared: Sequence[tuple[SourceDocument, list[SentenceRow]]],
     first_id: int,
+    vectors: Sequence[tuple[str, list[bytes] | None]] = (),
 ) -> int:
     """Add or replace documents inside the open transaction; returns the next free sentence id.
 
     Only documents already stored are deleted first (one lookup for the batch), and
     every table gets one ``executemany`` for the whole batch. A document id given
-    twice keeps its last version.
+    twice keeps its last version. ``vectors`` are ``(model, one vector per sentence)``
+    per document of ``prepared`` (D9), ``None`` for a document without.
     """
     latest = {doc.document_id: (doc, rows) for doc, rows in prepared}
+    embedded = [
+        (doc.document_id, page_no, number, model, value)
+        for (doc, rows), (model, values) in zip(prepared, vectors, strict=False)
+        if values is not None and latest[doc.document_id][0] is doc
+        for (page_no, number, *_), value in zip(rows, values, strict=True)
+    ]
     for document_id in stored_ids(conn, list(latest)):
         delete_document(conn, document_id)
     documents, pages, sentences, terms = [], [], [], []
@@ -114,6 +130,7 @@ def insert_documents(
     conn.executemany(INSERT_PAGE, pages)
     conn.executemany(INSERT_SENTENCE, sentences)
     conn.executemany(INSERT_FTS, terms)
+    conn.executemany(INSERT_VECTOR, embedded)
     return next_id
 
 
@@ -143,6 +160,7 @@ def delete_document(conn: sqlite3.Connection, document_id: str) -> bool:
         (document_id,),
     )
     conn.execute("DELETE FROM sentences WHERE document_id = ?", (document_id,))
+    conn.execute("DELETE FROM sentence_vectors WHERE document_id = ?", (document_id,))
     conn.execute("DELETE FROM pages WHERE document_id = ?", (document_id,))
     return conn.execute("DELETE FROM documents WHERE id = ?", (document_id,)).rowcount > 0
 

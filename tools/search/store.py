@@ -9,9 +9,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from toolweave.tools.search import sqlite_sql as sql
+from toolweave.tools.search import vectors
 from toolweave.tools.search.page_graph import RARE_TERM_MAX_SENTENCES, RARE_TERMS_PER_PAGE, PageRef
 from toolweave.tools.search.protocol import SourceDocument
-from toolweave.tools.search.sql_store import CandidateRow, Row, SqlDocumentStore
+from toolweave.tools.search.sql_store import CandidateRow, Row, SqlDocumentStore, VectorRow
 from toolweave.tools.search.text import Query, stopword_set
 
 CONTEXT_WEIGHT = 0.3
@@ -31,9 +32,21 @@ class SqliteDocumentStore(SqlDocumentStore):
     threads, guarded by a lock, so one store can be shared by concurrent runs.
     ``stopwords`` are a domain's own words to drop from queries (words nearly every
     document holds, such as a hospital's "hospital"), added to the kit's function words.
+    ``embeddings`` (D9): ``"auto"`` (default) embeds every sentence added with the bundled
+    static model when the ``embeddings`` extra is installed, ``None`` keeps keywords
+    only, any LangChain ``Embeddings`` is used instead; the vectors are stored in the
+    database beside the sentences (see :mod:`~toolweave.tools.search.vectors`).
     """
 
-    def __init__(self, path: str | Path = ":memory:", *, stopwords: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        path: str | Path = ":memory:",
+        *,
+        stopwords: Iterable[str] = (),
+        embeddings: vectors.EmbeddingsOption = "auto",
+    ) -> None:
+        self._embeddings = vectors.resolve_option(embeddings)
+        self._writes = 0
         self._path = str(path)
         self._extra_stopwords = tuple(stopwords)
         self._stopwords = stopword_set(self._extra_stopwords)
@@ -53,6 +66,7 @@ class SqliteDocumentStore(SqlDocumentStore):
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
+            self._writes += 1
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self._conn
@@ -69,9 +83,14 @@ class SqliteDocumentStore(SqlDocumentStore):
         fast path for bulk loads. Either every document lands or none does.
         """
         prepared = [(doc, sql.sentence_rows(doc)) for doc in documents]
+        model = "" if self._embeddings is None else vectors.model_id(self._embeddings)
+        embedded = [
+            (model, self._sentence_vectors([(row[0], row[2]) for row in rows]))
+            for _, rows in prepared
+        ]
         with self._transaction() as conn:
             first_id = sql.next_sentence_id(conn)
-            return sql.insert_documents(conn, prepared, first_id) - first_id
+            return sql.insert_documents(conn, prepared, first_id, embedded) - first_id
 
     def remove_document(self, document_id: str) -> bool:
         """Remove a document and its sentences; ``False`` when it was not there."""
@@ -101,6 +120,14 @@ class SqliteDocumentStore(SqlDocumentStore):
             expression = sql.candidate_expression(self._conn, parsed)
             return self._conn.execute(query, [expression, *params, count]).fetchall()
 
+    def _vector_version(self) -> object:
+        with self._lock:
+            return (self._writes, self._conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def _write_vectors(self, model: str, rows: Sequence[VectorRow]) -> None:
+        with self._transaction() as conn:
+            conn.executemany(sql.INSERT_VECTOR, [(*row[:3], model, row[3]) for row in rows])
+
     def _relevance(self, rank: float) -> float:
         return normalise_score(rank)
 
@@ -126,7 +153,8 @@ class SqliteDocumentStore(SqlDocumentStore):
 
     def copy(self, path: str | Path = ":memory:") -> SqliteDocumentStore:
         """A new store at ``path`` holding the same documents (SQLite's backup API: fast)."""
-        other = SqliteDocumentStore(path, stopwords=self._extra_stopwords)
+        other = SqliteDocumentStore(path, stopwords=self._extra_stopwords, embeddings=None)
+        other._embeddings = self._embeddings
         with self._lock, other._lock:
             self._conn.backup(other._conn)
         return other
@@ -141,8 +169,17 @@ class SqliteDocumentStore(SqlDocumentStore):
             target.close()
 
     @classmethod
-    def load(cls, path: str | Path, *, stopwords: Iterable[str] = ()) -> SqliteDocumentStore:
+    def load(
+        cls,
+        path: str | Path,
+        *,
+        stopwords: Iterable[str] = (),
+        embeddings: vectors.EmbeddingsOption = "auto",
+    ) -> SqliteDocumentStore:
         """A new in-memory store copied from the store file at ``path`` (opened read-only).
+
+        The file's stored vectors come along: ``embeddings`` only says which model's
+        vectors the copy searches with (and embeds new documents with).
 
         Raises:
             sqlite3.Error: The file is not a readable store.
@@ -150,9 +187,10 @@ class SqliteDocumentStore(SqlDocumentStore):
         source = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
         try:
             source.execute("SELECT COUNT(*) FROM documents JOIN sentences").fetchone()
-            other = cls(stopwords=stopwords)
+            other = cls(stopwords=stopwords, embeddings=embeddings)
             with other._lock:
                 source.backup(other._conn)
+                other._conn.executescript(sql.SCHEMA)  # a file from before a table was added
         finally:
             source.close()
         return other

@@ -4,9 +4,10 @@ Each such domain keeps its documents in ``<data dir>/documents/<NAME>.sqlite``,
 or, given a ``postgresql://`` database URL (``--database-url``,
 ``TOOLWEAVE_DATABASE_URL``), in that database's document tables under the
 collection ``NAME`` (:class:`~toolweave.tools.search.postgres_store.PostgresDocumentStore`),
-and gets a ready tool set, every tool named with the domain: keyword retrieval as its
-default RAG tool (``<name>_search``), and deep fallback (``<name>_deep_search``, a
-:class:`DeepSearchCoordinator` with a neighbour-page search and a context search
+and gets a ready tool set, every tool named with the domain: retrieval of passages by
+keywords and meaning (D9) as its default RAG tool (``<name>_search``), and deep
+fallback (``<name>_deep_search``, a :class:`DeepSearchCoordinator` with a
+neighbour-page search and a context search
 capped by ``max_brute_force_page_count``, D5). :func:`documents_domain` builds the same
 from Python, with your own tools and system prompt beside them.
 :func:`toolweave.domains.load_domain` finds these domains by name.
@@ -32,6 +33,7 @@ from toolweave.tools.search.postgres_store import MISSING_EXTRA, UNREACHABLE
 from toolweave.tools.search.protocol import PageGraphStore
 from toolweave.tools.search.retrieval import RetrievalTool
 from toolweave.tools.search.store import SqliteDocumentStore
+from toolweave.tools.search.vectors import EmbeddingsOption
 
 if TYPE_CHECKING:
     from toolweave.tools.search.postgres_store import PostgresDocumentStore
@@ -151,6 +153,7 @@ def documents_domain(
     system_prompt: str | None = None,
     default_language: str | None = None,
     max_brute_force_page_count: int | None = MAX_BRUTE_FORCE_PAGE_COUNT,
+    embeddings: EmbeddingsOption = None,
 ) -> tuple[Domain, list[ChatbotTool[Any]]]:
     """A domain over a store of ingested documents, with retrieval and deep fallback.
 
@@ -165,6 +168,10 @@ def documents_domain(
             default ``"en"``.
         max_brute_force_page_count: D5 limit of the context search (``None``
             allows the whole-domain scan; fine for a few hundred pages).
+        embeddings: D9: ``None`` keeps the store's own model (a store embeds with the
+            bundled one by default, when the ``embeddings`` extra is installed); any
+            LangChain ``Embeddings`` (or ``"auto"``) makes the default retrieval rank
+            by meaning with it, embedding once the sentences that lack its vectors.
 
     Returns:
         ``(domain, tools)``, each tool named with the domain (``-`` becomes ``_``):
@@ -175,6 +182,8 @@ def documents_domain(
     Raises:
         ConfigurationError: One of ``tools`` belongs to another domain.
     """
+    if embeddings is not None:
+        _use_embeddings(store, embeddings)
     prefix = name.replace("-", "_")
     extra = _checked_tools(name, tools)
     coordinator = _deep_search(prefix, name)
@@ -199,6 +208,17 @@ def documents_domain(
         ),
     ]
     return domain, [*built, *extra]
+
+
+def _use_embeddings(store: PageGraphStore, embeddings: EmbeddingsOption) -> None:
+    """Switch ``store`` to ``embeddings`` (D9), or say which stores can rank by meaning."""
+    use = getattr(store, "use_embeddings", None)
+    if use is None:
+        raise ConfigurationError(
+            f"embeddings= needs a store that keeps sentence vectors (SqliteDocumentStore,"
+            f" PostgresDocumentStore); {type(store).__name__} has no use_embeddings()"
+        )
+    use(embeddings)
 
 
 def load_documents_domain(

@@ -1,0 +1,140 @@
+"""D9: search hits widened to passages (a sentence with its neighbours), within a budget.
+
+A lone sentence often leaves its subject to the sentence before it ("It is open
+on Sundays.") or its figure to the one after. :func:`passages` widens each hit to
+the sentences next to it on the same page and returns every sentence as its own
+:class:`~toolweave.state.documents.UniqueTextDocument`, so identity stays the
+stored sentence's (R6: the same sentence from another tool is merged, not
+doubled) and sources stay the hit's document and page (R9).
+
+Hits are taken best first. Each passage costs the characters of its sentences'
+text; a passage that does not fit the budget shrinks to its hit alone, and a hit
+that does not fit is left out (the budget is never exceeded). Passages that
+touch or overlap on a page are merged, and the result reads passage by passage
+(each in page order), ordered by the best hit in it. A neighbour sentence gets
+its hit's score times :data:`NEIGHBOUR_SHARE`, so it never outranks the hit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from toolweave.state.documents import DocumentKey, UniqueTextDocument
+
+NEIGHBOURS = 1
+"""Sentences before and after a hit (same page) a passage holds."""
+NEIGHBOUR_SHARE = 0.5
+"""A neighbour sentence's score as a share of its hit's."""
+
+PageSentences = Callable[[str, int], Sequence[UniqueTextDocument]]
+"""``(document_id, page)`` → the page's sentences in order (a store's ``page_sentences``)."""
+
+
+@dataclass
+class _Picked:
+    """The sentences chosen so far, with the rank of the best hit each belongs to."""
+
+    budget: int
+    used: int = 0
+    chosen: dict[DocumentKey, UniqueTextDocument] = field(default_factory=dict)
+    rank: dict[DocumentKey, int] = field(default_factory=dict)
+
+    def add(self, rank: int, sentences: Sequence[UniqueTextDocument]) -> bool:
+        """Add the new ones of ``sentences`` if they fit; ``False`` (nothing added) if not."""
+        new = [s for s in sentences if s.key not in self.chosen]
+        cost = sum(len(s.text) for s in new)
+        if self.used + cost > self.budget:
+            return False
+        self.used += cost
+        for sentence in new:
+            self.chosen[sentence.key] = sentence
+            self.rank[sentence.key] = rank
+        return True
+
+    def promote(self, rank: int, hit: UniqueTextDocument) -> None:
+        """A hit already chosen as a neighbour keeps the hit's (higher) score."""
+        if hit.sentence_score > self.chosen[hit.key].sentence_score:
+            self.chosen[hit.key] = hit
+        self.rank[hit.key] = min(self.rank[hit.key], rank)
+
+
+def _around(
+    hit: UniqueTextDocument, page: Sequence[UniqueTextDocument], neighbours: int
+) -> list[UniqueTextDocument]:
+    """The hit with up to ``neighbours`` sentences either side of it, in page order."""
+    at = next((i for i, s in enumerate(page) if s.sentence_number == hit.sentence_number), None)
+    if at is None:
+        return [hit]
+    low, high = max(0, at - neighbours), min(len(page), at + neighbours + 1)
+    score = hit.sentence_score * NEIGHBOUR_SHARE
+    return [
+        hit
+        if i == at
+        else page[i].model_copy(
+            update={
+                "sentence_score": score,
+                "document_name": hit.document_name,
+                "document_url": hit.document_url,
+            }
+        )
+        for i in range(low, high)
+    ]
+
+
+def _ordered(picked: _Picked) -> list[UniqueTextDocument]:
+    """The chosen sentences run by run (consecutive on a page), runs by their best hit."""
+    runs: list[list[UniqueTextDocument]] = []
+    ordered = sorted(
+        picked.chosen.values(), key=lambda d: (d.document_id, d.page or 0, d.sentence_number or 0)
+    )
+    for doc in ordered:
+        last = runs[-1][-1] if runs else None
+        joined = (
+            last is not None
+            and (last.document_id, last.page) == (doc.document_id, doc.page)
+            and doc.sentence_number is not None
+            and last.sentence_number is not None
+            and doc.sentence_number - last.sentence_number <= 1
+        )
+        if joined:
+            runs[-1].append(doc)
+        else:
+            runs.append([doc])
+    runs.sort(key=lambda run: min(picked.rank[d.key] for d in run))
+    return [doc for run in runs for doc in run]
+
+
+def passages(
+    hits: Sequence[UniqueTextDocument],
+    page_sentences: PageSentences,
+    *,
+    max_chars: int,
+    neighbours: int = NEIGHBOURS,
+) -> list[UniqueTextDocument]:
+    """``hits`` (best first) widened to passages of their page, at most ``max_chars`` of text.
+
+    Args:
+        hits: Search hits, best first.
+        page_sentences: Reads a page's sentences (a store's ``page_sentences``).
+        max_chars: Most characters of sentence text in the result.
+        neighbours: Sentences either side of a hit to add (0: the hits alone).
+
+    Returns:
+        Sentences as documents, passage by passage (see the module).
+    """
+    picked = _Picked(budget=max_chars)
+    pages: dict[tuple[str, int], Sequence[UniqueTextDocument]] = {}
+    for rank, hit in enumerate(hits):
+        if hit.key in picked.chosen:
+            picked.promote(rank, hit)
+            continue
+        around = [hit]
+        if neighbours > 0 and hit.page is not None and hit.sentence_number is not None:
+            where = (hit.document_id, hit.page)
+            if where not in pages:
+                pages[where] = page_sentences(*where)
+            around = _around(hit, pages[where], neighbours)
+        if not picked.add(rank, around):
+            picked.add(rank, [hit])
+    return _ordered(picked)

@@ -1,0 +1,179 @@
+"""D9: sentence vectors for retrieval by meaning, and the fusion of two rankings.
+
+A store given an embedding model (``embeddings=`` on
+:class:`~toolweave.tools.search.store.SqliteDocumentStore` and
+:class:`~toolweave.tools.search.postgres_store.PostgresDocumentStore`) embeds every
+sentence when it is added and keeps the vector beside it, under the model's id
+(:func:`model_id`); a question then costs at most one query vector and one matrix-vector
+product over the store's vectors (``numpy.einsum``, the matrix loaded once per
+store object and reloaded only after a write).
+
+What a sentence is embedded as (:func:`passage_texts`): the sentence with the one
+before and the one after it on its page, so a sentence that leaves its subject to
+its neighbour ("It is collected on Tuesdays.") still carries it.
+
+The two rankings (keywords, cosine) are fused by reciprocal rank fusion
+(:func:`fuse`): ``score = 1 / (RRF_K + keyword rank) + 1 / (RRF_K + cosine rank)``,
+ranks from 1, a ranking a sentence is not in adding nothing; the constant is the
+usual 60 and both rankings weigh the same (nothing tuned on one corpus).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from langchain_core.embeddings import Embeddings
+
+if TYPE_CHECKING:
+    from toolweave.tools.embeddings import Matrix
+
+K = TypeVar("K", bound=Hashable)
+
+RRF_K = 60
+"""The constant of reciprocal rank fusion (the usual value; see :func:`fuse`)."""
+EMBEDDED_NEIGHBOURS = 1
+"""Sentences before and after a sentence (same page) embedded with it."""
+EMBED_BATCH = 256
+"""Texts per ``embed_documents`` call at ingestion."""
+VECTOR_DTYPE = "<f4"
+"""How a vector is stored: little-endian float32 bytes."""
+
+EmbeddingsOption = Embeddings | Literal["auto"] | None
+"""A store's ``embeddings``: ``"auto"`` (the bundled static model when the ``embeddings``
+extra is installed, else none), ``None`` (keywords only) or any LangChain ``Embeddings``."""
+
+
+def resolve_option(embeddings: EmbeddingsOption) -> Embeddings | None:
+    """The model an ``embeddings`` option stands for (``"auto"`` resolved)."""
+    from toolweave.tools.embeddings import resolve
+
+    return resolve(embeddings)
+
+
+def model_id(embeddings: Embeddings) -> str:
+    """The id vectors of ``embeddings`` are stored under.
+
+    A model's own ``model_id`` attribute when it has one (the bundled model does),
+    else its class and its ``model`` (or ``model_name``) attribute, e.g.
+    ``langchain_openai.embeddings.base.OpenAIEmbeddings:text-embedding-3-small``.
+    Set ``model_id`` on a model whose class and name do not tell its vectors apart.
+    """
+    own = getattr(embeddings, "model_id", None)
+    if isinstance(own, str) and own:
+        return own
+    kind = type(embeddings)
+    name = getattr(embeddings, "model", None) or getattr(embeddings, "model_name", None) or ""
+    return f"{kind.__module__}.{kind.__qualname__}:{name}"
+
+
+def passage_texts(sentences: Sequence[tuple[int, str]]) -> list[str]:
+    """What each sentence is embedded as: itself with its neighbours on the same page.
+
+    Args:
+        sentences: ``(page, text)`` of a document's sentences, in order.
+    """
+    texts: list[str] = []
+    for at, (page, _text) in enumerate(sentences):
+        low, high = max(0, at - EMBEDDED_NEIGHBOURS), at + EMBEDDED_NEIGHBOURS + 1
+        texts.append(" ".join(text for p, text in sentences[low:high] if p == page))
+    return texts
+
+
+def embed_passages(embeddings: Embeddings, texts: Sequence[str]) -> Matrix:
+    """Unit vectors of ``texts`` (float32 rows), in batches of :data:`EMBED_BATCH`."""
+    from toolweave.tools.embeddings import StaticEmbeddings
+
+    np = numpy_module()
+    if not texts:
+        empty: Matrix = np.zeros((0, 0), dtype=np.float32)
+        return empty
+    if isinstance(embeddings, StaticEmbeddings):
+        static: Matrix = embeddings.matrix(list(texts))
+        return static
+    parts = [
+        embeddings.embed_documents(list(texts[start : start + EMBED_BATCH]))
+        for start in range(0, len(texts), EMBED_BATCH)
+    ]
+    return unit_rows([row for part in parts for row in part])
+
+
+def numpy_module() -> Any:
+    """numpy, or the typed error saying how to install the ``embeddings`` extra."""
+    from toolweave.tools.embeddings import numpy_module as load
+
+    return load()
+
+
+def unit_rows(rows: Any) -> Matrix:
+    """``rows`` as a float32 matrix of unit rows (a zero row stays zero)."""
+    np = numpy_module()
+    matrix = np.asarray(rows, dtype=np.float32)
+    if matrix.ndim == 1:
+        matrix = matrix.reshape(1, -1)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    unit: Matrix = matrix / np.where(norms > 0, norms, 1.0)
+    return unit
+
+
+def to_bytes(matrix: Matrix) -> list[bytes]:
+    """One stored value per row (see :data:`VECTOR_DTYPE`)."""
+    return [row.astype(VECTOR_DTYPE).tobytes() for row in matrix]
+
+
+def from_bytes(values: Sequence[bytes]) -> Matrix:
+    """The matrix of stored vectors (rows of differing length are a corrupt store)."""
+    np = numpy_module()
+    if not values:
+        empty: Matrix = np.zeros((0, 0), dtype=np.float32)
+        return empty
+    flat = np.frombuffer(b"".join(bytes(v) for v in values), dtype=VECTOR_DTYPE)
+    matrix: Matrix = flat.reshape(len(values), -1).astype(np.float32)
+    return matrix
+
+
+def question_vector(embeddings: Embeddings, question: str) -> Matrix:
+    """The unit vector of a question (the static model embeds its content words)."""
+    from toolweave.tools.embeddings import query_vector
+
+    return query_vector(embeddings, question)
+
+
+def cosine_top(matrix: Matrix, query: Matrix, count: int, allowed: Any = None) -> list[int]:
+    """Row indices of the ``count`` rows most similar to ``query``, best first.
+
+    Args:
+        matrix: Unit rows.
+        query: A unit vector of the rows' width.
+        count: How many to return.
+        allowed: A boolean mask of the rows that may be returned, or ``None`` for all.
+    """
+    np = numpy_module()
+    if count <= 0 or matrix.shape[0] == 0 or matrix.shape[1] != query.shape[0]:
+        return []
+    scores = np.einsum("ij,j->i", matrix, query)  # not `@`: no BLAS threads (PF1)
+    if allowed is not None:
+        scores = np.where(allowed, scores, -np.inf)
+    count = min(count, int(np.isfinite(scores).sum()))
+    if count <= 0:
+        return []
+    top = np.argpartition(-scores, count - 1)[:count]
+    return [int(i) for i in top[np.argsort(-scores[top], kind="stable")]]
+
+
+def fuse(rankings: Sequence[Sequence[K]]) -> list[tuple[K, float]]:
+    """Reciprocal rank fusion of rankings (best first each): items with their fused score.
+
+    ``score(item) = sum over rankings holding it of 1 / (RRF_K + rank)``, rank from 1;
+    the result is best first, ties kept in first-seen order.
+    """
+    scores: dict[K, float] = {}
+    for ranking in rankings:
+        for rank, item in enumerate(ranking, start=1):
+            scores[item] = scores.get(item, 0.0) + 1.0 / (RRF_K + rank)
+    return sorted(scores.items(), key=lambda pair: pair[1], reverse=True)
+
+
+def fused_score(score: float, rankings: int = 2) -> float:
+    """A fused score mapped to ``(0, 1]``: 1 for a sentence first in every ranking."""
+    return score / (rankings / (RRF_K + 1))

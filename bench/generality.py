@@ -1,0 +1,104 @@
+"""G1, measured: both example domains, each half of their golden files, side by side.
+
+Issue 36 item 5: one table of domain x model x half, with the five columns of
+``toolweave eval``'s split table (tools exact, facts found, unanswerable handled,
+clarification as expected, sources right), plus model calls and characters a
+question. The held-out rows are the figures to report; the development rows stand
+beside them so the gap between the halves is visible. A golden line without a
+``split`` is development (the hospital's file was written before the rule).
+
+The offline model runs by default. ``--model`` (or ``OPENAI_BASE_URL`` set) adds the
+configured chat model (``local-llm env``); ``--sample N`` runs N cases of each half
+(seeded), for a slow model. The table says how many cases each row is over.
+
+Usage (from the repository root)::
+
+    python -m bench.generality                        # offline, every case
+    python -m bench.generality --model --sample 12    # the model too, 12 a half
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a file: make ``bench`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from toolweave.domains import golden_file, load_domain
+from toolweave.evaluation import SPLITS, EvalReport, evaluate, load_golden, percent
+from toolweave.graph.context import Limits
+from toolweave.llm.offline import OfflineAssistant
+from toolweave.llm.port import LlmAssistant
+
+DOMAINS = ("korhaz", "pomoc")
+HEADER = (
+    "| domain | model | half | cases | tools exact | facts found | unanswerable handled "
+    "| clarification as expected | sources right | model calls/q | chars/q |"
+)
+
+
+def _row(domain: str, label: str, half: str, report: EvalReport) -> str:
+    calls = statistics.fmean(r.model_calls for r in report.results) if report.results else 0.0
+    chars = statistics.fmean(r.model_chars for r in report.results) if report.results else 0.0
+    return (
+        f"| {domain} | {label} | {half} | {report.count} | {percent(report.accuracy)} "
+        f"| {percent(report.facts_accuracy)} | {percent(report.unanswerable_accuracy)} "
+        f"| {percent(report.clarification_rate)} | {percent(report.sources_accuracy)} "
+        f"| {calls:.2f} | {chars:,.0f} |"
+    )
+
+
+def rows(domain: str, assistant: LlmAssistant, sample: int | None, seed: int) -> list[str]:
+    """One row per half of ``domain``'s golden file, answered by ``assistant``."""
+    path = golden_file(domain)
+    if path is None:
+        return []
+    cases = load_golden(path)
+    dom, tools = load_domain(domain)
+    out: list[str] = []
+    for half in SPLITS:
+        chosen = [case for case in cases if case.split == half]
+        if sample is not None and sample < len(chosen):
+            chosen = random.Random(seed).sample(chosen, sample)
+        if not chosen:
+            continue
+        limits = Limits(run_deadline_s=3600.0)
+        report = evaluate(dom, tools, chosen, assistant=assistant, limits=limits)
+        label = "offline" if isinstance(assistant, OfflineAssistant) else assistant.label
+        out.append(_row(domain, label, half, report))
+        print(out[-1], file=sys.stderr, flush=True)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print the table: offline, and with ``--model`` the configured model too."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", action="store_true", help="also the configured chat model")
+    parser.add_argument("--model-only", action="store_true", help="only the configured model")
+    parser.add_argument("--sample", type=int, help="cases per half with the model (seeded)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per model call")
+    args = parser.parse_args(argv)
+    assistants: list[tuple[LlmAssistant, int | None]] = []
+    if not args.model_only:
+        assistants.append((OfflineAssistant(), None))
+    if args.model or args.model_only or os.environ.get("OPENAI_BASE_URL"):
+        from toolweave.llm.env import default_assistant
+
+        assistants.append((default_assistant(timeout=args.timeout), args.sample))
+    lines = [HEADER, "|---|---|---|" + "---:|" * 8]
+    for assistant, sample in assistants:
+        for domain in DOMAINS:
+            lines += rows(domain, assistant, sample, args.seed)
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -73,3 +73,13 @@ def test_P4_the_hospital_domain_ships_hungarian_and_english_phrases() -> None:
         assert set(messages[key]) >= {"hu", "en"}, key
     say = phrases_for("korhaz_search", "en", None, messages)
     assert say("SEARCHING", None) == "Searching the hospital's pages"
+
+
+def test_P4_the_library_search_events_read_in_each_language_and_a_domain_phrase_wins():
+    from toolweave.tools.progress import progress_phrase
+
+    assert progress_phrase("docs_search", "FOUND", "16", "pl") == "Znaleziono: 16"
+    assert progress_phrase("docs_search", "SEARCHING", None, "hu") == "Keresés a dokumentumokban"
+    assert progress_phrase("docs_search", "FOUND", "3", "de") == "Found: 3"  # English else
+    domain = {"FOUND": {"pl": "Mamy {detail} fragmentów"}}
+    assert progress_phrase("docs_search", "FOUND", "3", "pl", None, domain) == "Mamy 3 fragmentów"

@@ -39,13 +39,24 @@ PhraseFn = Callable[[str, str | None], str]
 """The phrase of ``(event, detail)`` for one tool call, in the user's language."""
 
 LIBRARY_MESSAGES: ProgressMessages = {
+    "SEARCHING": {
+        "en": "Searching the documents",
+        "hu": "Keresés a dokumentumokban",
+        "pl": "Szukam w dokumentach",
+    },
+    "FOUND": {
+        "en": "Found: {detail}",
+        "hu": "Találat: {detail}",
+        "pl": "Znaleziono: {detail}",
+    },
     "ERROR": {
         "en": "A step did not work; answering from what was found",
         "hu": "Egy lépés nem sikerült; a megtalált adatokból válaszolok",
         "pl": "Jeden krok się nie powiódł; odpowiedź opiera się na tym, co znaleziono",
     },
 }
-"""The library's own phrases, after the tool's and the domain's (the detail of an
+"""The library's own phrases, after the tool's and the domain's: its search tools'
+events (the default retrieval, the deep searches) and a failed step (the detail of an
 ``ERROR`` is an exception's class name: for developers, not people)."""
 
 

@@ -10,7 +10,7 @@ answers back as guaranteed context (R5, M6).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from toolweave.coordinators.base import AgentCoordinator, CompletedSoFar, SubtaskDecision
@@ -37,15 +37,27 @@ class DeepSearchCoordinator(ContextConsumerTool[EmptyRequest], AgentCoordinator)
     neighbor_search_tool: ClassVar[str | None] = "neighbor_search"
     """The neighbor-page search, forced first (D6); ``None`` to go straight to the full search."""
 
-    def plan_subtasks(self, root: TaskInfo, missing: Sequence[str]) -> list[TaskInfo]:
-        """D3: per missing piece, a neighbor search and a conditional full search."""
+    def plan_subtasks(
+        self,
+        root: TaskInfo,
+        missing: Sequence[str],
+        rewrites: Mapping[str, Sequence[str]] | None = None,
+    ) -> list[TaskInfo]:
+        """D3: per missing piece, a neighbor search and a conditional full search.
+
+        Both carry the piece's ``rewrites`` (the gatekeeper's phrasings of it in
+        the documents' words) as their ``important_words``: the search tools look
+        the piece up by them (D8).
+        """
         subtasks: list[TaskInfo] = []
         for piece in missing:
+            words = list((rewrites or {}).get(piece, ()))
             if self.neighbor_search_tool is not None:
                 subtasks.append(
                     TaskInfo(
                         task_no="",
                         task_prompt=piece,
+                        important_words=words,
                         required_tool_names=[self.neighbor_search_tool],
                     )
                 )
@@ -53,6 +65,7 @@ class DeepSearchCoordinator(ContextConsumerTool[EmptyRequest], AgentCoordinator)
                 TaskInfo(
                     task_no="",
                     task_prompt=piece,
+                    important_words=words,
                     required_tool_names=[self.search_tool],
                     conditional=self.neighbor_search_tool is not None,
                 )
@@ -62,7 +75,12 @@ class DeepSearchCoordinator(ContextConsumerTool[EmptyRequest], AgentCoordinator)
     def decide_conditional_subtask(
         self, parent_task: TaskInfo, next_subtask: TaskInfo, completed_so_far: CompletedSoFar
     ) -> SubtaskDecision:
-        """K3: skip the full search when the neighbor search already answered the same piece."""
+        """K3: skip the full search when the neighbor search already found the same piece.
+
+        Found means something new (D8): the search tools return no result when
+        what they read only repeats the context, so a neighbor search that read
+        back the first retrieval leaves no entry here and the full search runs.
+        """
         for key, entries in completed_so_far.items():
             if not key.endswith(f":{self.neighbor_search_tool}"):
                 continue

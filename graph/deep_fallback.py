@@ -11,6 +11,7 @@ so the walk runs the searches and then the coordinator as the consumer (B4).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.runnables import Runnable
@@ -19,10 +20,18 @@ from langgraph.runtime import Runtime
 from toolweave.coordinators.deep_search import DeepSearchCoordinator
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.nodes import Steps, make_node
+from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.events import deep_fallback_event, gatekeeper_event
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
-from toolweave.state.task import ROOT_TASK_NO, TaskNode, TaskStatus, execution_text
+from toolweave.state.task import (
+    ROOT_TASK_NO,
+    PromptAndContext,
+    TaskNode,
+    TaskStatus,
+    execution_text,
+)
+from toolweave.tools.search.novelty import Known
 
 NO_TOOL = "no deep-fallback tool for prompt type {prompt_type!r}"
 NOT_OFFERED = "{name} did not pass the gates for this request"
@@ -38,11 +47,16 @@ def plan_deep_search(
     state: GraphState,
     coordinator: DeepSearchCoordinator,
     missing: tuple[str, ...],
+    rewrites: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[dict[str, TaskNode], list[LedgerEntry]]:
-    """The new subtasks of the root (numbered, owned, contextualised) and the root, reopened."""
+    """The new subtasks of the root (numbered, owned, contextualised) and the root, reopened.
+
+    ``rewrites`` are the gatekeeper's phrasings of each piece (D8), which its
+    search subtasks carry.
+    """
     tasks = state["tasks"]
     root = tasks[ROOT_TASK_NO]
-    planned = coordinator.plan_subtasks(root.task, missing)
+    planned = coordinator.plan_subtasks(root.task, missing, rewrites)
     room = deps.limits.max_tasks - len(tasks)
     context = execution_text(root.task)
     nodes: dict[str, TaskNode] = {}
@@ -123,17 +137,19 @@ def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
         verdict = yield from assistant.judge_context_steps(question, documents, guaranteed)
         update.update(llm_calls=1, deep_fallback_calls=1)
         missing = verdict.missing[: deps.limits.deep_fallback_pieces]
+        rewrites = {piece: verdict.phrasings(piece) for piece in missing}
         gate = LedgerEntry(
             kind=LedgerKind.GATEKEEPER,
             task_no=ROOT_TASK_NO,
             verdict="sufficient" if verdict.sufficient else "insufficient",
             reason="; ".join(missing),
+            details={piece: " | ".join(found) for piece, found in rewrites.items() if found},
         )
         runtime.stream_writer(gatekeeper_event(ROOT_TASK_NO, verdict.sufficient, missing))
         if verdict.sufficient or not missing:
             update["ledger"] = [gate]
             return update
-        nodes, refused = plan_deep_search(deps, state, tool, missing)
+        nodes, refused = plan_deep_search(deps, state, tool, missing, rewrites)
         planned = {no: node.task.task_prompt for no, node in nodes.items() if no != ROOT_TASK_NO}
         plan = _entry("planned", f"{len(planned)} subtask(s) by {tool.name}")
         update.update(
@@ -151,6 +167,69 @@ def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
         return update
 
     return make_node("deep_fallback", deep_fallback)
+
+
+FOUND_NEW = "found new"
+NOTHING_NEW = "nothing new"
+SNIPPET = 160
+"""Characters of a find the ledger keeps."""
+
+
+def _found(entry: PromptAndContext, tool: str) -> list[UniqueTextDocument]:
+    """An entry's documents, or its text as one passage when it has none."""
+    if entry.documents or not entry.context.strip():
+        return list(entry.documents)
+    return [UniqueTextDocument(document_id=tool, text=entry.context.strip())]
+
+
+def _label(doc: UniqueTextDocument) -> str:
+    name = doc.document_name or doc.document_id
+    return name if doc.page is None else f"{name} p. {doc.page}"
+
+
+def found_new_entries(state: GraphState, owner: str) -> list[LedgerEntry]:
+    """D8, L1: per missing piece, what its deep searches found that the first retrieval had not.
+
+    The first retrieval is every context buffer entry of a task the deep search
+    did not plan; a piece's finds are its search subtasks' entries, less what
+    that context already held (:class:`~toolweave.tools.search.novelty.Known`).
+
+    Args:
+        state: The graph state after the deep-search subtasks closed.
+        owner: The deep-search coordinator that planned them.
+
+    Returns:
+        One ``deep_fallback`` entry per piece, verdict ``"found new"`` or
+        ``"nothing new"``, its details the new pages and what they say.
+    """
+    tasks, buffer = state["tasks"], state["context_buffer"]
+    planned = [
+        no for no in tasks[ROOT_TASK_NO].children if tasks[no].task.owner_coordinator_name == owner
+    ]
+    first = {k: v for k, v in buffer.items() if k.rpartition(":")[0] not in planned}
+    known = Known.of_prior(first)
+    pieces: dict[str, list[str]] = {}
+    for no in planned:
+        pieces.setdefault(tasks[no].task.task_prompt, []).append(no)
+    entries: list[LedgerEntry] = []
+    for piece, numbers in pieces.items():
+        keys = [k for k in buffer if k.rpartition(":")[0] in numbers]
+        found = [d for k in keys for e in buffer[k] for d in _found(e, k.rpartition(":")[2])]
+        new = known.new(found)
+        pages = list(dict.fromkeys(_label(d) for d in new))
+        reason = f"{piece}: {len(pages)} new page(s) the first retrieval had not"
+        entries.append(
+            LedgerEntry(
+                kind=LedgerKind.DEEP_FALLBACK,
+                task_no=numbers[0],
+                tool=owner,
+                verdict=FOUND_NEW if new else NOTHING_NEW,
+                reason=f"{reason}: {', '.join(pages)}" if pages else reason,
+                details={_label(d): d.text[:SNIPPET] for d in new},
+                tools=tuple(k.rpartition(":")[2] for k in keys),
+            )
+        )
+    return entries
 
 
 def _entry(verdict: str, reason: str) -> LedgerEntry:

@@ -19,6 +19,7 @@ from langgraph.runtime import Runtime
 from toolweave.graph.clarify import not_asked, pause_for_clarification, reply_for
 from toolweave.graph.client_tools import ai_tool_steps
 from toolweave.graph.context import Dependencies, RunContext
+from toolweave.graph.deep_fallback import found_new_entries
 from toolweave.graph.nodes import Steps, make_node
 from toolweave.graph.tool_call import Outcome, entry, progress_for, tool_steps
 from toolweave.graph.walk import current_task_no
@@ -28,6 +29,7 @@ from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.pauses import Clarification
 from toolweave.state.results import ResultMode
 from toolweave.state.task import (
+    ROOT_TASK_NO,
     PromptAndContext,
     TaskStatus,
     completion_key,
@@ -169,6 +171,8 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
         closed = not rest or terminal
         status = TaskStatus.CLOSED if closed else TaskStatus.ROUTED
         update["tasks"] = {node.task_no: node.model_copy(update={"queue": rest, "status": status})}
+        if name == state.get("deep_fallback_owner") and node.task_no == ROOT_TASK_NO:  # D8, L1
+            update["ledger"] = [*update["ledger"], *found_new_entries(state, name)]
         return update
 
     return make_node("execute", execute)

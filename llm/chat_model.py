@@ -62,6 +62,7 @@ from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.run_scope import with_secrets
 from toolweave.tools.consumers import ClarifiableContextConsumerTool, ClarifiableTool
 from toolweave.tools.effects import Steps, adrive, drive
+from toolweave.tools.language import detect_language
 from toolweave.tools.registry import AnyTool
 
 T = TypeVar("T")
@@ -130,6 +131,26 @@ def with_temperature(model: BaseChatModel, temperature: float | None) -> BaseCha
         return model
     copied: BaseChatModel = model.model_copy(update={"temperature": temperature})
     return copied
+
+
+def gatekeeper_verdict(reply: GatekeeperReply) -> ContextVerdict:
+    """An insufficient gatekeeper reply as a verdict: its pieces and their rewrites (D1, D8).
+
+    Blank pieces are dropped; a piece's rewrites are kept without blanks, repeats
+    and the piece itself (searching it again is not a new word).
+    """
+    missing: dict[str, tuple[str, ...]] = {}
+    for piece in reply.missing:
+        question = piece.question.strip()
+        if not question or question in missing:
+            continue
+        rewrites = (s.strip() for s in piece.search)
+        missing[question] = tuple(dict.fromkeys(s for s in rewrites if s and s != question))
+    return ContextVerdict(
+        sufficient=False,
+        missing=tuple(missing),
+        rewrites={piece: found for piece, found in missing.items() if found},
+    )
 
 
 def _driven(
@@ -429,15 +450,16 @@ class ChatModelAssistant(LlmAssistant):
         if not documents and not any(text.strip() for text in guaranteed):
             return ContextVerdict(sufficient=False, missing=(question,))
         context = "\n".join([*guaranteed, format_context(documents)]).strip()
-        system = prompts.gatekeeper_system(context=context)
+        lang = detect_language(" ".join(d.text for d in documents) or " ".join(guaranteed)).lang
+        system = prompts.gatekeeper_search_system(
+            context=context, documents_language="" if lang is None else prompts.language_name(lang)
+        )
         reply: GatekeeperReply | None = yield from self._structured(
             GatekeeperReply, system, question, "gatekeeper"
         )
         if reply is None or reply.sufficient:
             return ContextVerdict(sufficient=True)
-        return ContextVerdict(
-            sufficient=False, missing=tuple(m.strip() for m in reply.missing if m.strip())
-        )
+        return gatekeeper_verdict(reply)
 
     def read_passage_steps(
         self, question: str, passage: str, *, user_lang: str

@@ -106,11 +106,21 @@ def extract_decompositions_offline(
 
 @dataclass(frozen=True)
 class ContextVerdict:
-    """The context gatekeeper's verdict (D1)."""
+    """The context gatekeeper's verdict (D1), with the words to search each gap by (D8)."""
 
     sufficient: bool
     missing: tuple[str, ...] = ()
     """The pieces of information the context lacks, one sub-question each."""
+    rewrites: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
+    """Per missing piece, 1-3 phrasings of it in the documents' words and language (D8).
+
+    The deep search looks a piece up by these, not by the question's words again;
+    a piece without any is searched by words derived from the documents.
+    """
+
+    def phrasings(self, piece: str) -> tuple[str, ...]:
+        """The rewrites of ``piece`` (empty when the gatekeeper gave none)."""
+        return tuple(self.rewrites.get(piece, ()))
 
 
 @dataclass(frozen=True)

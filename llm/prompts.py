@@ -241,3 +241,35 @@ JSON_MODE_SCHEMA_PROMPT = (
 def json_mode_schema(*, schema: str) -> str:
     """The system message that describes the reply's JSON schema in ``json_mode``."""
     return JSON_MODE_SCHEMA_PROMPT.format(schema=schema)
+
+
+# -- the gatekeeper with search rewrites (D1, D8) ---------------------------------------
+
+GATEKEEPER_SEARCH_PROMPT = """\
+You check whether the context below is enough to answer the user's question
+precisely. Return sufficient=true when it is. Otherwise return sufficient=false
+and list in missing the pieces of information the context lacks. For each piece
+give question: the piece as a short standalone question, and search: 1-3
+rewrites of that question in {documents_language}, worded the way documents on
+the subject would word it (their terms for the thing, not the user's words:
+a situation the user describes, named as the documents would name it).
+
+Context:
+{context}"""
+"""The gatekeeper's system prompt: the verdict, and per missing piece its search rewrites."""
+
+CONTEXT_LANGUAGE = "the language the context is written in"
+"""How the gatekeeper prompt names the documents' language when it cannot be told."""
+
+
+def gatekeeper_search_system(*, context: str, documents_language: str = "") -> str:
+    """The gatekeeper's system prompt (D1) asking for each piece's rewrites (D8).
+
+    Args:
+        context: The context, numbered as the answer sees it.
+        documents_language: The documents' language by name (``"English"``); empty
+            when unknown, then the prompt says the context's language.
+    """
+    return GATEKEEPER_SEARCH_PROMPT.format(
+        context=context or NO_CONTEXT, documents_language=documents_language or CONTEXT_LANGUAGE
+    )

@@ -29,7 +29,7 @@ from types import SimpleNamespace
 from typing import Any, Literal
 
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import BaseModel, Field, ValidationError, create_model
+from pydantic import BaseModel, Field, ValidationError, create_model, field_validator
 
 from toolweave.llm.offline_extract import OFFLINE_HINTS
 from toolweave.llm.port import DecompositionSchema
@@ -64,11 +64,28 @@ class PassageReply(BaseModel):  # D3
     answer: str | None = Field(description="The answer from the passage, or null if it has none.")
 
 
-class GatekeeperReply(BaseModel):  # D1
+class MissingPiece(BaseModel):  # D1, D8
+    """One piece of information the context lacks."""
+
+    question: str = Field(description="The missing information as one short question.")
+    search: list[str] = Field(
+        description="1-3 rewrites of the question in the documents' language and words."
+    )
+
+
+class GatekeeperReply(BaseModel):  # D1, D8
     """Whether the context answers the question."""
 
     sufficient: bool = Field(description="True when the context answers the question precisely.")
-    missing: list[str] = Field(description="Missing information, one short question each.")
+    missing: list[MissingPiece] = Field(description="The missing pieces (empty when sufficient).")
+
+    @field_validator("missing", mode="before")
+    @classmethod
+    def _plain_questions(cls, value: Any) -> Any:
+        """A piece given as a bare question (an older or terser reply) has no rewrites."""
+        if not isinstance(value, list):
+            return value
+        return [{"question": v, "search": []} if isinstance(v, str) else v for v in value]
 
 
 def _strip(schema: Any, *, keep_descriptions: bool) -> None:

@@ -9,6 +9,11 @@ It answers one sub-question (its subtask's prompt) from the whole domain:
    best first, until a page answers;
 3. when nothing was found, the unfiltered whole-domain scan (every page read).
 
+The piece is looked up by new words (D8): the gatekeeper's rewrites of it, else
+phrasings derived from the documents' own words, and by itself; what the
+context already holds is not a find, so a search that reads only that back
+returns no result.
+
 ``max_brute_force_page_count`` (D5) bounds the cost on a large domain: when set,
 the scan never runs, and a search whose candidates exceed it reads no page and
 returns its best sentences instead.
@@ -16,22 +21,39 @@ returns its best sentences instead.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
+from itertools import zip_longest
 from types import EllipsisType
 
 from langchain_core.retrievers import BaseRetriever
 
-from toolweave.state.documents import UniqueTextDocument
+from toolweave.state.documents import DocumentKey, UniqueTextDocument
 from toolweave.state.results import ToolResult
-from toolweave.tools.base import ChatbotTool, EmptyRequest, ToolCallContext
+from toolweave.tools.base import EmptyRequest, PriorContext, ToolCallContext
+from toolweave.tools.consumers import ContextConsumerTool
+from toolweave.tools.search.novelty import Known
 from toolweave.tools.search.page_graph import PageRef
 from toolweave.tools.search.page_reading import read_pages, subtask_question
 from toolweave.tools.search.protocol import PageGraphStore
 from toolweave.tools.search.retrieval import name_tool
 from toolweave.tools.search.retrievers import retrieved_pages
+from toolweave.tools.search.rewrites import piece_phrasings
 
 
-class ContextSearchTool(ChatbotTool[EmptyRequest]):
+def interleave(
+    ranked: Sequence[Sequence[UniqueTextDocument]],
+) -> list[UniqueTextDocument]:
+    """The lists' documents taking turns (every list's first, then every second, ...), once each."""
+    kept: dict[DocumentKey, UniqueTextDocument] = {}
+    for row in zip_longest(*ranked):
+        for doc in row:
+            if doc is not None:
+                kept.setdefault(doc.key, doc)
+    return list(kept.values())
+
+
+class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
     """Keyword, retriever and graph search, then per-page reading (``AbstractContextSearchTool``).
 
     Its routing question is ``None`` (D4): it runs only when forced, in practice
@@ -90,13 +112,23 @@ class ContextSearchTool(ChatbotTool[EmptyRequest]):
         self.enough = enough
         self.retrievers = tuple(retrievers)
 
-    def candidate_pages(self, question: str) -> tuple[list[PageRef], list[UniqueTextDocument]]:
-        """Candidate pages (keyword hits, retriever pages, graph links) and the keyword hits."""
-        hits = self.store.search(question, limit=self.keyword_limit)
+    def candidate_pages(
+        self, question: str, phrasings: Sequence[str] = ()
+    ) -> tuple[list[PageRef], list[UniqueTextDocument]]:
+        """Candidate pages (keyword hits, retriever pages, graph links) and the keyword hits.
+
+        With ``phrasings`` (D8), each is searched as well as ``question``, the
+        phrasings first; their hits take turns, so every wording's best pages
+        come before any wording's second best.
+        """
+        queries = [*phrasings, question]
+        found = [self.store.search(query, limit=self.keyword_limit) for query in queries]
+        hits = interleave(found)
         pages = dict.fromkeys(PageRef(d.document_id, d.page) for d in hits if d.page is not None)
         seeds = list(pages)[: self.graph_seeds]
-        for ref in retrieved_pages(self.retrievers, question):
-            pages.setdefault(ref, None)
+        for query in queries:
+            for ref in retrieved_pages(self.retrievers, query):
+                pages.setdefault(ref, None)
         for seed in seeds:
             for link in self.store.linked_pages(
                 seed.document_id, seed.page, limit=self.graph_links
@@ -105,10 +137,34 @@ class ContextSearchTool(ChatbotTool[EmptyRequest]):
         return list(pages), hits
 
     def execute(self, request: EmptyRequest, ctx: ToolCallContext) -> ToolResult | None:
-        """Answer the subtask's question from the domain (D3, D5); ``None`` when nothing found."""
+        """Answer the subtask's question from the domain, knowing no context (D3, D5)."""
+        return self.search(ctx, Known())
+
+    async def aexecute(self, request: EmptyRequest, ctx: ToolCallContext) -> ToolResult | None:
+        """Async :meth:`execute`, in a worker thread."""
+        return await asyncio.to_thread(self.execute, request, ctx)
+
+    def execute_with_prior_context(
+        self, request: EmptyRequest, ctx: ToolCallContext, prior_context: PriorContext
+    ) -> ToolResult | None:
+        """Answer the subtask's question with what the context does not hold yet (D3, D5, D8)."""
+        return self.search(ctx, Known.of_prior(prior_context))
+
+    def search(self, ctx: ToolCallContext, known: Known) -> ToolResult | None:
+        """The search for the subtask's piece (D8).
+
+        The piece is looked up by its phrasings (the gatekeeper's rewrites, else
+        words derived from the documents) and by itself. Pages are read until one
+        says something ``known`` lacks; when none does, the answers that repeat
+        the context are returned (they say which of its sentences answers the
+        piece), and the ledger counts them as nothing new. Unread best sentences
+        (D5) that the context holds are dropped: ``None`` when that leaves none.
+        """
         question = subtask_question(ctx)
         ctx.progress("SEARCHING")
-        candidates, hits = self.candidate_pages(question)
+        phrasings = piece_phrasings(ctx, self.store, question)
+        candidates, hits = self.candidate_pages(question, phrasings)
+        hits = known.new(hits)
         ctx.progress("CANDIDATE_PAGES", detail=str(len(candidates)))
         limit = self.max_brute_force_page_count
         if not candidates:
@@ -129,6 +185,15 @@ class ContextSearchTool(ChatbotTool[EmptyRequest]):
         else:
             candidates = candidates[: self.page_limit]
         pages = [(ref, "") for ref in candidates]
-        found = read_pages(ctx, self.store, pages, question, enough=self.enough)
+        found = read_pages(
+            ctx,
+            self.store,
+            pages,
+            question,
+            enough=self.enough,
+            phrasings=phrasings,
+            known=known,
+            echoes=True,
+        )
         ctx.progress("FOUND", detail=str(len(found)))
         return ToolResult.as_guaranteed_context(self.name, found) if found else None

@@ -14,10 +14,12 @@ from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.results import ToolResult
 from toolweave.tools.base import EmptyRequest, PriorContext, ToolCallContext
 from toolweave.tools.consumers import ContextConsumerTool
+from toolweave.tools.search.novelty import Known
 from toolweave.tools.search.page_graph import PageRef
 from toolweave.tools.search.page_reading import open_heading, read_pages, subtask_question
 from toolweave.tools.search.protocol import DocumentStore
 from toolweave.tools.search.retrieval import name_tool
+from toolweave.tools.search.rewrites import piece_phrasings
 
 
 def context_pages(prior_context: PriorContext) -> list[PageRef]:
@@ -97,11 +99,21 @@ class NeighborPageSearchTool(ContextConsumerTool[EmptyRequest]):
     def execute_with_prior_context(
         self, request: EmptyRequest, ctx: ToolCallContext, prior_context: PriorContext
     ) -> ToolResult | None:
-        """Read the neighbour pages for the subtask's question; ``None`` when none answers."""
+        """Read the neighbour pages for the subtask's question; ``None`` when none adds anything.
+
+        Each page is read with the wording of the piece closest to it (the
+        gatekeeper's rewrites, else words derived from the documents, D8); an
+        answer that only repeats what the context holds is not a find (D8), so
+        the conditional full search then runs (K3).
+        """
         question = subtask_question(ctx)
         ctx.progress("SEARCHING", detail="pages next to the context")
         pages = self.neighbours(context_pages(prior_context))
         ctx.progress("CANDIDATE_PAGES", detail=str(len(pages)))
-        found = read_pages(ctx, self.store, pages, question, enough=self.enough)
+        phrasings = piece_phrasings(ctx, self.store, question) if pages else ()
+        known = Known.of_prior(prior_context)  # D8: a page read back into the context is no find
+        found = read_pages(
+            ctx, self.store, pages, question, enough=self.enough, phrasings=phrasings, known=known
+        )
         ctx.progress("FOUND", detail=str(len(found)))  # a number: phrases say it in words (P4)
         return ToolResult.as_guaranteed_context(self.name, found) if found else None

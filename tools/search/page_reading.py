@@ -14,8 +14,10 @@ from collections.abc import Sequence
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.marker import extract_coordinator_task
 from toolweave.tools.base import ToolCallContext
+from toolweave.tools.search.novelty import Known
 from toolweave.tools.search.page_graph import PageRef
 from toolweave.tools.search.protocol import DocumentStore
+from toolweave.tools.search.rewrites import best_question
 from toolweave.tools.search.text import sections
 
 READ_SCORE = 1.0
@@ -64,6 +66,9 @@ def read_pages(
     question: str,
     *,
     enough: int,
+    phrasings: Sequence[str] = (),
+    known: Known | None = None,
+    echoes: bool = False,
 ) -> list[UniqueTextDocument]:
     """Read pages with the model, in order, until ``enough`` of them answered.
 
@@ -74,12 +79,20 @@ def read_pages(
             passages are loaded one at a time, empty pages cost no call.
         question: What to answer.
         enough: Pages that must answer before the reading stops.
+        phrasings: Other wordings of ``question`` (D8); each page is read with
+            the wording closest to its words (:func:`best_question`).
+        known: What the context holds; an answer that only repeats it does not
+            count (D8), and the reading goes on.
+        echoes: When no page adds anything new, return the answers that repeat
+            the context (at most ``enough``) instead of nothing: they still say
+            which of its sentences answers ``question``.
 
     Returns:
         One document per page that answered: the model's answer with the page's
         document id, name, URL and page number (sentence number 0).
     """
     found: list[UniqueTextDocument] = []
+    repeated: list[UniqueTextDocument] = []
     if ctx.llm is None:
         return found
     for index, (ref, continues) in enumerate(pages, start=1):
@@ -92,20 +105,23 @@ def read_pages(
         info = store.document(ref.document_id)
         name = info.name if info is not None and info.name else ref.document_id
         ctx.progress("READING_PAGE", detail=f"{index}/{len(pages)}: {name}")  # words: none (P4)
-        answer = ctx.llm.read_passage(question, passage)
+        answer = ctx.llm.read_passage(best_question(question, phrasings, passage), passage)
         if answer is None or not answer.strip():
             continue
-        found.append(
-            UniqueTextDocument(
-                document_id=ref.document_id,
-                document_name=name,
-                document_url=None if info is None else info.url,
-                page=ref.page,
-                sentence_number=0,
-                text=answer.strip(),
-                sentence_score=READ_SCORE,
-            )
+        read = UniqueTextDocument(
+            document_id=ref.document_id,
+            document_name=name,
+            document_url=None if info is None else info.url,
+            page=ref.page,
+            sentence_number=0,
+            text=answer.strip(),
+            sentence_score=READ_SCORE,
         )
+        if known is not None and known.holds(read):
+            ctx.progress("NOTHING_NEW", detail=f"{index}/{len(pages)}: {name}")
+            repeated.append(read)
+            continue
+        found.append(read)
         if len(found) >= enough:
             break
-    return found
+    return found or (repeated[:enough] if echoes else [])

@@ -1,0 +1,186 @@
+"""Search phrasings of a missing piece: the model's rewrites, else words of the documents (D8).
+
+The gatekeeper's rewrites of a piece travel on its deep-search subtasks as the
+subtask's ``important_words`` (see :func:`search_phrasings`). A piece that comes
+without any (the offline model, a model that gave none) gets phrasings derived
+from the documents themselves: each word of the piece that no document uses is
+replaced by the corpus words nearest to it, by the bundled static embedding
+model when the ``embeddings`` extra is installed, else by shared letter
+trigrams (a spelling or inflection of it). No word list is involved: the
+candidates are the corpus's own words.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import weakref
+from collections import Counter
+from collections.abc import Sequence
+from functools import cached_property
+from typing import Any
+
+from toolweave.tools.base import ToolCallContext
+from toolweave.tools.search.protocol import DocumentStore, PageGraphStore
+from toolweave.tools.search.text import STOPWORDS, content_words, fold, word_terms, words
+
+NEAREST = 2
+"""Corpus words taken per word the corpus lacks: one phrasing each, so at most two."""
+MIN_WORD = 3
+"""Shorter corpus words (and numbers) are never offered as a replacement."""
+
+
+def search_phrasings(ctx: ToolCallContext, piece: str) -> tuple[str, ...]:
+    """The rewrites a deep-search subtask carries (its ``important_words``), not the piece."""
+    own = (p.strip() for p in ctx.task.important_words)
+    return tuple(dict.fromkeys(p for p in own if p and p != piece))
+
+
+def _trigrams(word: str) -> frozenset[str]:
+    padded = f" {fold(word)} "
+    return frozenset(padded[i : i + 3] for i in range(len(padded) - 2))
+
+
+class CorpusWords:
+    """The words of a store's documents, and the nearest of them to a word they lack.
+
+    A corpus word is offered for a word only when the two are mutual neighbours
+    in a weak sense: the word is at least as near to it as any corpus word of
+    another stem is. That rule has no threshold to tune; it drops the nearest
+    word of a vocabulary that holds nothing like the asked word.
+    """
+
+    def __init__(self, counts: Counter[str]) -> None:
+        self.words = tuple(word for word, _ in counts.most_common())
+        self.family: dict[str, list[int]] = {}
+        for index, word in enumerate(self.words):
+            for term in word_terms(word):
+                self.family.setdefault(term, []).append(index)
+        self._lock = threading.Lock()
+
+    def has(self, word: str) -> bool:
+        """Whether a document uses ``word`` (or a form of it with the same stem)."""
+        return any(term in self.family for term in word_terms(word))
+
+    @cached_property
+    def _vectors(self) -> Any:
+        """Unit vectors of the corpus words (static model), or ``None`` without the extra."""
+        from toolweave.tools import embeddings  # here: it imports this package
+
+        if not self.words or not embeddings.extra_installed():
+            return None
+        return embeddings.StaticEmbeddings(cache_dir=None).matrix(list(self.words))
+
+    @cached_property
+    def _grams(self) -> list[frozenset[str]]:
+        return [_trigrams(word) for word in self.words]
+
+    def _similarities(self, word: str | int) -> list[float]:
+        """Similarity of ``word`` (text, or a corpus word's index) to every corpus word."""
+        with self._lock:  # the vectors are computed once, by one thread
+            vectors = self._vectors
+        if vectors is not None:
+            if isinstance(word, int):
+                row = vectors[word]
+            else:
+                from toolweave.tools import embeddings  # here: it imports this package
+
+                row = embeddings.StaticEmbeddings(cache_dir=None).matrix([word])[0]
+            found: list[float] = (vectors @ row).tolist()
+            return found
+        grams = self._grams[word] if isinstance(word, int) else _trigrams(word)
+        return [len(grams & other) / len(grams | other) for other in self._grams]
+
+    def _closest_other(self, index: int) -> float:
+        """How near the corpus word ``index`` is to its nearest corpus word of another stem."""
+        same = {i for term in word_terms(self.words[index]) for i in self.family.get(term, ())}
+        scores = self._similarities(index)
+        return max((s for i, s in enumerate(scores) if i not in same), default=0.0)
+
+    def nearest(self, word: str, count: int = NEAREST) -> list[str]:
+        """Up to ``count`` corpus words near ``word`` (mutual neighbours), nearest first."""
+        scores = self._similarities(word)
+        ranked = sorted(range(len(scores)), key=lambda i: -scores[i])[:count]
+        return [
+            self.words[i] for i in ranked if scores[i] > 0 and scores[i] >= self._closest_other(i)
+        ]
+
+    def phrasings(self, piece: str) -> tuple[str, ...]:
+        """The piece with each word the corpus lacks replaced by its nearest corpus words."""
+        absent = [w for w in content_words(piece) if not w.isdigit() and not self.has(w)]
+        if not absent or not self.words:
+            return ()
+        nearest = {word: self.nearest(word) for word in absent}
+        found: list[str] = []
+        for rank in range(NEAREST):
+            text = piece
+            for word, near in nearest.items():
+                if rank < len(near):
+                    text = _replace_word(text, word, near[rank])
+            if text != piece:
+                found.append(text)
+        return tuple(dict.fromkeys(found))
+
+
+def _replace_word(text: str, old: str, new: str) -> str:
+    pattern = re.compile(rf"(?<!\w){re.escape(old)}(?!\w)", re.IGNORECASE)
+    return pattern.sub(new, text)
+
+
+_CACHE: weakref.WeakKeyDictionary[Any, tuple[tuple[int, int], CorpusWords]] = (
+    weakref.WeakKeyDictionary()
+)
+_CACHE_LOCK = threading.Lock()
+
+
+def _stamp(store: PageGraphStore) -> tuple[int, int]:
+    """What changes when documents are added or removed: pages, and sentences if known."""
+    size = len(store) if hasattr(store, "__len__") else 0
+    return store.page_count(), size
+
+
+def corpus_words(store: PageGraphStore) -> CorpusWords:
+    """The store's :class:`CorpusWords`, built once per store and content (cached weakly)."""
+    stamp = _stamp(store)
+    with _CACHE_LOCK:
+        cached = _CACHE.get(store)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    counts: Counter[str] = Counter()
+    for ref in store.page_refs():
+        text = store.page(ref.document_id, ref.page) or ""
+        counts.update(
+            w for w in words(text) if len(w) >= MIN_WORD and not w.isdigit() and w not in STOPWORDS
+        )
+    built = CorpusWords(counts)
+    with _CACHE_LOCK:
+        _CACHE[store] = (stamp, built)
+    return built
+
+
+def derived_phrasings(store: DocumentStore, piece: str) -> tuple[str, ...]:
+    """Phrasings of ``piece`` in the documents' own words (D8); none for a store it cannot list."""
+    if not isinstance(store, PageGraphStore):
+        return ()
+    return corpus_words(store).phrasings(piece)
+
+
+def piece_phrasings(ctx: ToolCallContext, store: DocumentStore, piece: str) -> tuple[str, ...]:
+    """What a deep search looks ``piece`` up by: the model's rewrites, else derived ones."""
+    return search_phrasings(ctx, piece) or derived_phrasings(store, piece)
+
+
+def best_question(piece: str, phrasings: Sequence[str], passage: str) -> str:
+    """The wording of the piece that shares the most words with ``passage`` (the piece on a tie).
+
+    A page is read with the question worded most like it, so a reader that
+    matches words (the offline model) meets the page's own words.
+    """
+    if not phrasings:
+        return piece
+    have = {term for word in words(passage) for term in word_terms(word)}
+
+    def shared(text: str) -> int:
+        return sum(any(t in have for t in word_terms(w)) for w in content_words(text))
+
+    return max([piece, *phrasings], key=shared)

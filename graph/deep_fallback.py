@@ -187,6 +187,12 @@ def _label(doc: UniqueTextDocument) -> str:
     return name if doc.page is None else f"{name} p. {doc.page}"
 
 
+def _searched(tasks: Mapping[str, TaskNode], numbers: Sequence[str]) -> tuple[str, ...]:
+    """The search tools of a piece's subtasks that were not skipped (K3)."""
+    ran = (tasks[no] for no in numbers if tasks[no].status is not TaskStatus.SKIPPED)
+    return tuple(dict.fromkeys(t for node in ran for t in node.task.required_tool_names))
+
+
 def found_new_entries(state: GraphState, owner: str) -> list[LedgerEntry]:
     """D8, L1: per missing piece, what its deep searches found that the first retrieval had not.
 
@@ -226,7 +232,7 @@ def found_new_entries(state: GraphState, owner: str) -> list[LedgerEntry]:
                 verdict=FOUND_NEW if new else NOTHING_NEW,
                 reason=f"{reason}: {', '.join(pages)}" if pages else reason,
                 details={_label(d): d.text[:SNIPPET] for d in new},
-                tools=tuple(k.rpartition(":")[2] for k in keys),
+                tools=_searched(tasks, numbers),
             )
         )
     return entries

@@ -136,11 +136,17 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
                 pages.setdefault(link.page, None)
         return list(pages), hits
 
-    def execute(self, request: EmptyRequest, ctx: ToolCallContext) -> ToolResult | None:
+    # A consumer in the graph (it sees the context, D8) that also runs on its own:
+    # unlike other consumers, its plain execute works, knowing no context.
+    def execute(  # type: ignore[override]
+        self, request: EmptyRequest, ctx: ToolCallContext
+    ) -> ToolResult | None:
         """Answer the subtask's question from the domain, knowing no context (D3, D5)."""
         return self.search(ctx, Known())
 
-    async def aexecute(self, request: EmptyRequest, ctx: ToolCallContext) -> ToolResult | None:
+    async def aexecute(  # type: ignore[override]
+        self, request: EmptyRequest, ctx: ToolCallContext
+    ) -> ToolResult | None:
         """Async :meth:`execute`, in a worker thread."""
         return await asyncio.to_thread(self.execute, request, ctx)
 

@@ -3,20 +3,19 @@
 The gatekeeper's rewrites of a piece travel on its deep-search subtasks as the
 subtask's ``important_words`` (see :func:`search_phrasings`). A piece that comes
 without any (the offline model, a model that gave none) gets phrasings derived
-from the documents themselves: each word of the piece that no document uses is
-replaced by the corpus words nearest to it, by the bundled static embedding
-model when the ``embeddings`` extra is installed, else by shared letter
-trigrams (a spelling or inflection of it). No word list is involved: the
-candidates are the corpus's own words.
+from the documents themselves: the piece's content words, each word no document
+uses replaced by a corpus word near it (by the bundled static embedding model
+when the ``embeddings`` extra is installed, else by shared letter trigrams: a
+spelling or inflection of it) or left out when none is near. No word list is
+involved: the candidates are the corpus's own words.
 """
 
 from __future__ import annotations
 
-import re
 import threading
 import weakref
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Sequence, Sized
 from functools import cached_property
 from typing import Any
 
@@ -106,25 +105,33 @@ class CorpusWords:
         ]
 
     def phrasings(self, piece: str) -> tuple[str, ...]:
-        """The piece with each word the corpus lacks replaced by its nearest corpus words."""
-        absent = [w for w in content_words(piece) if not w.isdigit() and not self.has(w)]
-        if not absent or not self.words:
+        """The piece in the corpus's words: its words the corpus has, the others replaced.
+
+        Each word of the piece no document uses is replaced by a near corpus word
+        (:meth:`nearest`), the nearest in the first phrasing, the next in the
+        second; a word with none is left out. A phrasing is the piece's content
+        words (question and function words dropped), so a reader that matches
+        words finds a sentence that holds them. None when the corpus has every
+        word of the piece (the piece itself is searched anyway) or no word is near.
+        """
+        words_ = [w for w in content_words(piece) if not w.isdigit()]
+        absent = {w: self.nearest(w) for w in words_ if not self.has(w)}
+        if not any(absent.values()):
             return ()
-        nearest = {word: self.nearest(word) for word in absent}
         found: list[str] = []
         for rank in range(NEAREST):
-            text = piece
-            for word, near in nearest.items():
-                if rank < len(near):
-                    text = _replace_word(text, word, near[rank])
-            if text != piece:
-                found.append(text)
+            replaced = False
+            kept: list[str] = []
+            for word in words_:
+                near = absent.get(word)
+                if near is None:
+                    kept.append(word)
+                elif near:
+                    kept.append(near[min(rank, len(near) - 1)])
+                    replaced = replaced or rank < len(near)
+            if replaced:
+                found.append(" ".join(kept))
         return tuple(dict.fromkeys(found))
-
-
-def _replace_word(text: str, old: str, new: str) -> str:
-    pattern = re.compile(rf"(?<!\w){re.escape(old)}(?!\w)", re.IGNORECASE)
-    return pattern.sub(new, text)
 
 
 _CACHE: weakref.WeakKeyDictionary[Any, tuple[tuple[int, int], CorpusWords]] = (
@@ -135,7 +142,7 @@ _CACHE_LOCK = threading.Lock()
 
 def _stamp(store: PageGraphStore) -> tuple[int, int]:
     """What changes when documents are added or removed: pages, and sentences if known."""
-    size = len(store) if hasattr(store, "__len__") else 0
+    size = len(store) if isinstance(store, Sized) else 0
     return store.page_count(), size
 
 

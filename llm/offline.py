@@ -510,6 +510,9 @@ class OfflineAssistant(LlmAssistant):
 
         A question asking *when* or *how much* also needs a context sentence about
         it that holds a figure; if none does, the question itself is the missing piece.
+        Otherwise each question word the context lacks is a piece, searched by the
+        question's words (its rewrite, D8); the deep search adds the documents' words
+        near them.
         """
         wanted = [w for w in content_words(question) if w not in GREETINGS]
         if not wanted:
@@ -525,6 +528,10 @@ class OfflineAssistant(LlmAssistant):
                 return ContextVerdict(sufficient=False, missing=(question,))
             return ContextVerdict(sufficient=True)
         template = _texts(detect_language(question))["missing"]
+        pieces = [template.format(word=w) for w in uncovered]
+        # D8: each piece is searched by the question's words together (one word alone
+        # reads any sentence that has it); the search adds the documents' words near them
+        search = (" ".join(wanted),)
         return ContextVerdict(
-            sufficient=False, missing=tuple(template.format(word=w) for w in uncovered)
+            sufficient=False, missing=tuple(pieces), rewrites=dict.fromkeys(pieces, search)
         )

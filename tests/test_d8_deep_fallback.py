@@ -278,9 +278,10 @@ def test_D8_offline_trigram_neighbours_are_corpus_words_and_none_when_nothing_is
     monkeypatch.setattr(embeddings, "extra_installed", lambda: False)
     words = CorpusWords(Counter(["colours", "catalogue", "hours", "choir"]))
     assert words.nearest("colors") == ["colours"]
-    assert words.phrasings("Which colors?") == ("colours",)
-    assert words.phrasings("Is there a zebra?") == ()  # nothing near: no phrasing
-    assert words.phrasings("Which colours?") == ()  # the corpus has the word
+    assert words.nearest("zebra") == []  # nothing near
+    assert words.phrasings("Which colors are in the catalog?") == ("colours catalogue",)
+    assert words.phrasings("Which colors?") == ()  # one near word alone reads anything with it
+    assert words.phrasings("Which colours are in the catalogue?") == ()  # the corpus has them
 
 
 def test_D8_offline_derived_words_come_from_the_corpus():
@@ -317,3 +318,29 @@ def test_D8_offline_the_deep_search_finds_the_page_by_derived_words():
     assert "1.2:context_search" in out["activated"]
     found = next(e for e in out["ledger"] if e.kind == "deep_fallback" and e.verdict == "found new")
     assert found.details == {"Arrival p. 2": found.details["Arrival p. 2"]}
+
+
+def test_D8_offline_judge_searches_each_missing_word_with_the_questions_words():
+    doc = UniqueTextDocument(document_id="d", page=1, text="The library lends books for weeks.")
+    verdict = OfflineAssistant().judge_context("Is there a penalty for late books?", [doc], [])
+    assert not verdict.sufficient
+    assert len(verdict.missing) == 2
+    searched = {verdict.phrasings(piece) for piece in verdict.missing}
+    assert len(searched) == 1  # one search text: the words together, not one word alone
+    (words,) = searched.pop()
+    assert {"penalty", "late", "books"} <= set(words.split())
+
+
+def test_D8_offline_a_question_the_documents_do_not_cover_stays_unanswered():
+    pytest.importorskip("wordllama")
+    store = guide()
+    store.add_document(
+        "tests",
+        ["# Blood tests\nDo not eat for 12 hours before a blood test; you may drink water."],
+        name="Blood tests",
+        lang="en",
+    )
+    domain, tools = documents_domain("guide", store)
+    graph = build_graph(domain, tools, assistant=OfflineAssistant())
+    out = ask(graph, "Is there a swimming pool?")  # "water" is near, and alone
+    assert out["answer"] == prompts.no_information_answer("en")

@@ -32,6 +32,8 @@ class Known:
     sentences: frozenset[SentenceKey] = frozenset()
     texts: tuple[frozenset[str], ...] = ()
     """The terms of each known text, one set per document or guaranteed text."""
+    passages: frozenset[tuple[str, int | None, str]] = frozenset()
+    """``(document_id, page, text)`` of every known passage (a page read, not a sentence)."""
 
     @classmethod
     def of(cls, documents: Iterable[UniqueTextDocument], texts: Iterable[str] = ()) -> Known:
@@ -41,7 +43,10 @@ class Known:
             (d.document_id, d.page, d.sentence_number) for d in docs if d.sentence_number
         )
         known = (frozenset(_terms(text)) for text in [*(d.text for d in docs), *texts])
-        return cls(sentences, tuple(terms for terms in known if terms))
+        passages = frozenset(
+            (d.document_id, d.page, d.text.strip()) for d in docs if not d.sentence_number
+        )
+        return cls(sentences, tuple(terms for terms in known if terms), passages)
 
     @classmethod
     def of_prior(cls, prior_context: PriorContext) -> Known:
@@ -56,6 +61,10 @@ class Known:
         if document.sentence_number and key in self.sentences:
             return True
         return self.covers(document.text)
+
+    def repeats(self, document: UniqueTextDocument) -> bool:
+        """Whether the context holds ``document`` as a passage read before, word for word."""
+        return (document.document_id, document.page, document.text.strip()) in self.passages
 
     def covers(self, text: str) -> bool:
         """Whether each sentence of ``text`` has all its content words in one known text."""

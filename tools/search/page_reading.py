@@ -85,7 +85,8 @@ def read_pages(
             count (D8), and the reading goes on.
         echoes: When no page adds anything new, return the answers that repeat
             the context (at most ``enough``) instead of nothing: they still say
-            which of its sentences answers ``question``.
+            which of its sentences answers ``question``. An answer the context
+            holds word for word (another piece's find) is never returned.
 
     Returns:
         One document per page that answered: the model's answer with the page's
@@ -119,7 +120,8 @@ def read_pages(
         )
         if known is not None and known.holds(read):
             ctx.progress("NOTHING_NEW", detail=f"{index}/{len(pages)}: {name}")
-            repeated.append(read)
+            if not known.repeats(read):  # an answer the context already has is no echo
+                repeated.append(read)
             continue
         found.append(read)
         if len(found) >= enough:

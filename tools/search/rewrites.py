@@ -1,9 +1,9 @@
 """Search phrasings of a missing piece: the model's rewrites, else words of the documents (D8).
 
 The gatekeeper's rewrites of a piece travel on its deep-search subtasks as the
-subtask's ``important_words`` (see :func:`search_phrasings`). A piece that comes
-without any (the offline model, a model that gave none) gets phrasings derived
-from the documents themselves: the piece's content words, each word no document
+subtask's ``important_words`` (see :func:`search_phrasings`). Each rewrite (or the
+piece, when it comes without any) that holds words no document uses also gets
+phrasings derived from the documents themselves: its content words, each word no document
 uses replaced by a corpus word near it (by the bundled static embedding model
 when the ``embeddings`` extra is installed, else by shared letter trigrams: a
 spelling or inflection of it) or left out when none is near. No word list is
@@ -25,6 +25,9 @@ from toolweave.tools.search.text import STOPWORDS, content_words, fold, word_ter
 
 NEAREST = 2
 """Corpus words taken per word the corpus lacks: one phrasing each, so at most two."""
+MIN_PHRASING = 2
+"""Fewest distinct words of a derived phrasing: one near word alone reads any sentence
+that has it (a question about a pool reading a page that mentions water)."""
 MIN_WORD = 3
 """Shorter corpus words (and numbers) are never offered as a replacement."""
 
@@ -109,10 +112,11 @@ class CorpusWords:
 
         Each word of the piece no document uses is replaced by a near corpus word
         (:meth:`nearest`), the nearest in the first phrasing, the next in the
-        second; a word with none is left out. A phrasing is the piece's content
-        words (question and function words dropped), so a reader that matches
-        words finds a sentence that holds them. None when the corpus has every
-        word of the piece (the piece itself is searched anyway) or no word is near.
+        second; a word with none is left out. A phrasing is the piece's distinct
+        content words (question and function words dropped), so a reader that
+        matches words finds a sentence that holds them, and has at least
+        :data:`MIN_PHRASING` of them. None when the corpus has every word of the
+        piece (the piece itself is searched anyway) or no word is near.
         """
         words_ = [w for w in content_words(piece) if not w.isdigit()]
         absent = {w: self.nearest(w) for w in words_ if not self.has(w)}
@@ -129,8 +133,9 @@ class CorpusWords:
                 elif near:
                     kept.append(near[min(rank, len(near) - 1)])
                     replaced = replaced or rank < len(near)
-            if replaced:
-                found.append(" ".join(kept))
+            distinct = list(dict.fromkeys(kept))
+            if replaced and len(distinct) >= MIN_PHRASING:
+                found.append(" ".join(distinct))
         return tuple(dict.fromkeys(found))
 
 
@@ -173,8 +178,16 @@ def derived_phrasings(store: DocumentStore, piece: str) -> tuple[str, ...]:
 
 
 def piece_phrasings(ctx: ToolCallContext, store: DocumentStore, piece: str) -> tuple[str, ...]:
-    """What a deep search looks ``piece`` up by: the model's rewrites, else derived ones."""
-    return search_phrasings(ctx, piece) or derived_phrasings(store, piece)
+    """What a deep search looks ``piece`` up by, besides the piece itself (D8).
+
+    The gatekeeper's rewrites first; then, for each rewrite (or the piece, when
+    there is none) that holds words no document uses, its phrasings in the
+    documents' own words (:meth:`CorpusWords.phrasings`). Keyword lookups only:
+    no model call.
+    """
+    given = search_phrasings(ctx, piece)
+    derived = [found for text in given or (piece,) for found in derived_phrasings(store, text)]
+    return tuple(p for p in dict.fromkeys([*given, *derived]) if p != piece)
 
 
 def best_question(piece: str, phrasings: Sequence[str], passage: str) -> str:

@@ -47,6 +47,8 @@ from toolweave.llm.port import (
     Tools,
 )
 from toolweave.llm.replies import (
+    REWRITES_PER_PIECE,
+    GatekeeperBudget,
     GatekeeperReply,
     NormalizedReply,
     PassageReply,
@@ -58,6 +60,7 @@ from toolweave.llm.replies import (
     routing_reply,
 )
 from toolweave.llm.structured import Schema, StructuredOutput, looping_reply, structured_steps
+from toolweave.llm.token_budget import token_budget
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.run_scope import with_secrets
 from toolweave.tools.consumers import ClarifiableContextConsumerTool, ClarifiableTool
@@ -144,8 +147,9 @@ def gatekeeper_verdict(reply: GatekeeperReply) -> ContextVerdict:
         question = piece.question.strip()
         if not question or question in missing:
             continue
-        rewrites = (s.strip() for s in piece.search)
-        missing[question] = tuple(dict.fromkeys(s for s in rewrites if s and s != question))
+        rewrites = dict.fromkeys(s.strip() for s in piece.search)
+        kept = [s for s in rewrites if s and s != question]
+        missing[question] = tuple(kept[:REWRITES_PER_PIECE])
     return ContextVerdict(
         sufficient=False,
         missing=tuple(missing),
@@ -291,10 +295,17 @@ class ChatModelAssistant(LlmAssistant):
         human: str,
         what: str,
         salvage: Callable[[str], Any] | None = None,
+        max_tokens: int | None = None,
     ) -> Steps[Any]:
         messages = [SystemMessage(content=system), HumanMessage(content=human)]
         return structured_steps(
-            self.structured, schema, messages, policy=self.policy, what=what, salvage=salvage
+            self.structured,
+            schema,
+            messages,
+            policy=self.policy,
+            what=what,
+            salvage=salvage,
+            max_tokens=max_tokens,
         )
 
     def _routing(self, schema: Schema, system: str, human: str, what: str) -> Steps[Any]:
@@ -455,7 +466,11 @@ class ChatModelAssistant(LlmAssistant):
             context=context, documents_language="" if lang is None else prompts.language_name(lang)
         )
         reply: GatekeeperReply | None = yield from self._structured(
-            GatekeeperReply, system, question, "gatekeeper"
+            GatekeeperReply,
+            system,
+            question,
+            "gatekeeper",
+            max_tokens=token_budget(GatekeeperBudget),
         )
         if reply is None or reply.sufficient:
             return ContextVerdict(sufficient=True)

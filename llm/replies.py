@@ -88,6 +88,25 @@ class GatekeeperReply(BaseModel):  # D1, D8
         return [{"question": v, "search": []} if isinstance(v, str) else v for v in value]
 
 
+REWRITES_PER_PIECE = 3
+"""Rewrites of a missing piece kept (D8): the prompt asks for 1-3."""
+
+
+class _BoundedPiece(MissingPiece):  # the token budget's view of a piece: never sent
+    search: list[str] = Field(max_length=REWRITES_PER_PIECE)
+
+
+class GatekeeperBudget(BaseModel):
+    """The gatekeeper reply's shape with its lists bounded, for its token budget only.
+
+    The schema sent has no length bounds (the strict subset servers accept), so
+    the budget is estimated from this twin: three pieces of three rewrites.
+    """
+
+    sufficient: bool
+    missing: list[_BoundedPiece] = Field(max_length=3)
+
+
 def _strip(schema: Any, *, keep_descriptions: bool) -> None:
     """Drop titles (and, unless kept, descriptions) from a JSON schema, in place.
 

@@ -344,3 +344,21 @@ def test_D8_offline_a_question_the_documents_do_not_cover_stays_unanswered():
     graph = build_graph(domain, tools, assistant=OfflineAssistant())
     out = ask(graph, "Is there a swimming pool?")  # "water" is near, and alone
     assert out["answer"] == prompts.no_information_answer("en")
+
+
+def test_D8_rewrites_are_capped_and_the_reply_budget_bounds_them_without_sending_bounds():
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    from toolweave.llm.replies import GatekeeperBudget, GatekeeperReply
+    from toolweave.llm.token_budget import token_budget
+
+    many = [f"wording {n}" for n in range(5)]
+    model = ScriptedChatModel(
+        script=[{"sufficient": False, "missing": [{"question": PIECE, "search": many}]}]
+    )
+    verdict = ChatModelAssistant(model, initial_backoff=0).judge_context(
+        QUESTION, [UniqueTextDocument(document_id="d", text="Members may borrow books.")], []
+    )
+    assert verdict.phrasings(PIECE) == tuple(many[:3])
+    assert "maxItems" not in str(convert_to_openai_tool(GatekeeperReply))
+    assert token_budget(GatekeeperBudget) < token_budget(GatekeeperReply) / 2

@@ -52,6 +52,7 @@ from toolweave.llm.replies import (
     GatekeeperReply,
     NormalizedReply,
     PassageReply,
+    cut_gatekeeper_reply,
     cut_routing_reply,
     decomposition_block,
     decomposition_schema,
@@ -470,6 +471,7 @@ class ChatModelAssistant(LlmAssistant):
             system,
             question,
             "gatekeeper",
+            salvage=cut_gatekeeper_reply,
             max_tokens=token_budget(GatekeeperBudget),
         )
         if reply is None or reply.sufficient:

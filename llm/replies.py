@@ -26,7 +26,7 @@ import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, Field, ValidationError, create_model, field_validator
@@ -92,19 +92,57 @@ REWRITES_PER_PIECE = 3
 """Rewrites of a missing piece kept (D8): the prompt asks for 1-3."""
 
 
-class _BoundedPiece(MissingPiece):  # the token budget's view of a piece: never sent
-    search: list[str] = Field(max_length=REWRITES_PER_PIECE)
+class _BoundedPiece(BaseModel):  # the token budget's view of a piece: never sent
+    question: str = Field(max_length=150)
+    search: list[Annotated[str, Field(max_length=80)]] = Field(max_length=REWRITES_PER_PIECE)
 
 
 class GatekeeperBudget(BaseModel):
     """The gatekeeper reply's shape with its lists bounded, for its token budget only.
 
     The schema sent has no length bounds (the strict subset servers accept), so
-    the budget is estimated from this twin: three pieces of three rewrites.
+    the budget is estimated from this twin: three pieces of three short rewrites.
     """
 
     sufficient: bool
     missing: list[_BoundedPiece] = Field(max_length=3)
+
+
+_STRING = r'"((?:[^"\\]|\\.)*)"'
+CUT_SUFFICIENT = re.compile(r'"sufficient"\s*:\s*(true|false)')
+CUT_QUESTION = re.compile(r'"question"\s*:\s*' + _STRING)
+CUT_STRING = re.compile(_STRING)
+
+
+def _unquoted(raw: str) -> str:
+    try:
+        text = json.loads(f'"{raw}"')
+    except ValueError:
+        return raw
+    return text if isinstance(text, str) else raw
+
+
+def cut_gatekeeper_reply(text: str) -> GatekeeperReply | None:
+    """What a gatekeeper reply cut at the token limit said before the cut (D1, D8, X2).
+
+    A small model may loop in a piece's rewrites (the 1.5B model wrote "car
+    parking", "car garage lot", ... until its tokens ran out). The verdict and
+    every piece written whole are kept, each with its first rewrites; ``None``
+    when the reply had not said the context falls short.
+    """
+    verdict = CUT_SUFFICIENT.search(text)
+    if verdict is None or verdict.group(1) != "false":
+        return None
+    found = list(CUT_QUESTION.finditer(text))
+    pieces = []
+    for index, match in enumerate(found):
+        end = found[index + 1].start() if index + 1 < len(found) else len(text)
+        rest = text[match.end() : end]
+        opened = rest.find("[")
+        words = [] if opened < 0 else [_unquoted(m) for m in CUT_STRING.findall(rest[opened:])]
+        rewrites = list(dict.fromkeys(words))[:REWRITES_PER_PIECE]
+        pieces.append(MissingPiece(question=_unquoted(match.group(1)), search=rewrites))
+    return GatekeeperReply(sufficient=False, missing=pieces) if pieces else None
 
 
 def _strip(schema: Any, *, keep_descriptions: bool) -> None:

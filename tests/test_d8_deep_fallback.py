@@ -362,3 +362,20 @@ def test_D8_rewrites_are_capped_and_the_reply_budget_bounds_them_without_sending
     assert verdict.phrasings(PIECE) == tuple(many[:3])
     assert "maxItems" not in str(convert_to_openai_tool(GatekeeperReply))
     assert token_budget(GatekeeperBudget) < token_budget(GatekeeperReply) / 2
+
+
+def test_D8_X2_a_gatekeeper_reply_looping_in_its_rewrites_keeps_its_pieces():
+    from toolweave.llm.replies import cut_gatekeeper_reply
+
+    looped = (
+        '{ "sufficient": false, "missing": [ { "question": "Where can I leave my car?", '
+        '"search": ["parking lot", "garage", "car park", "car garage lot", "car parking", '
+        '"car garage lot", "car parking", "car gar'
+    )
+    reply = cut_gatekeeper_reply(looped)
+    assert reply is not None
+    assert [(p.question, p.search) for p in reply.missing] == [
+        ("Where can I leave my car?", ["parking lot", "garage", "car park"])
+    ]
+    assert cut_gatekeeper_reply('{"sufficient": true, "missing": [{"question": "x') is None
+    assert cut_gatekeeper_reply('{"sufficient": false, "missing": [') is None

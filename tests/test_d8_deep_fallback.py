@@ -30,7 +30,7 @@ from toolweave.tools.search import (
     SqliteDocumentStore,
 )
 from toolweave.tools.search.novelty import Known
-from toolweave.tools.search.rewrites import CorpusWords, corpus_words
+from toolweave.tools.search.rewrites import CorpusWords, build_corpus_words
 
 QUESTION = "What happens if I bring a library book back late?"
 PIECE = "What is the penalty for a late book?"
@@ -292,9 +292,9 @@ def test_D8_offline_derived_words_come_from_the_corpus():
         ["# Arriving\nVehicles may be left in the garage behind the east wing."],
         name="Arrival",
     )
-    found = corpus_words(store).phrasings("Where can I leave my car?")
+    found = build_corpus_words(store).phrasings("Where can I leave my car?")
     assert found
-    vocabulary = set(corpus_words(store).words)
+    vocabulary = set(build_corpus_words(store).words)
     assert all(word in vocabulary for phrasing in found for word in phrasing.split())
     assert "vehicles" in found[0].split()
 

@@ -38,7 +38,7 @@ from toolweave.tools.search.page_reading import read_pages, subtask_question
 from toolweave.tools.search.protocol import PageGraphStore
 from toolweave.tools.search.retrieval import name_tool
 from toolweave.tools.search.retrievers import retrieved_pages
-from toolweave.tools.search.rewrites import piece_phrasings
+from toolweave.tools.search.rewrites import CorpusWordsCache
 
 
 def interleave(
@@ -111,6 +111,8 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
         self.best_sentences = best_sentences
         self.enough = enough
         self.retrievers = tuple(retrievers)
+        self.corpus_words = CorpusWordsCache()
+        """The documents' words, read once per store content (D8: derived phrasings)."""
 
     def candidate_pages(
         self, question: str, phrasings: Sequence[str] = ()
@@ -168,7 +170,7 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
         """
         question = subtask_question(ctx)
         ctx.progress("SEARCHING")
-        phrasings = piece_phrasings(ctx, self.store, question)
+        phrasings = self.corpus_words.piece_phrasings(ctx, self.store, question)
         candidates, hits = self.candidate_pages(question, phrasings)
         hits = known.new(hits)
         ctx.progress("CANDIDATE_PAGES", detail=str(len(candidates)))

@@ -19,7 +19,7 @@ from toolweave.tools.search.page_graph import PageRef
 from toolweave.tools.search.page_reading import open_heading, read_pages, subtask_question
 from toolweave.tools.search.protocol import DocumentStore
 from toolweave.tools.search.retrieval import name_tool
-from toolweave.tools.search.rewrites import piece_phrasings
+from toolweave.tools.search.rewrites import CorpusWordsCache
 
 
 def context_pages(prior_context: PriorContext) -> list[PageRef]:
@@ -74,6 +74,8 @@ class NeighborPageSearchTool(ContextConsumerTool[EmptyRequest]):
         self.k = k
         self.page_limit = page_limit
         self.enough = enough
+        self.corpus_words = CorpusWordsCache()
+        """The documents' words, read once per store content (D8: derived phrasings)."""
 
     def neighbours(self, pages: Iterable[PageRef]) -> list[tuple[PageRef, str]]:
         """Pages ``±1..k`` of each page, nearest first, each with the heading it continues.
@@ -110,7 +112,7 @@ class NeighborPageSearchTool(ContextConsumerTool[EmptyRequest]):
         ctx.progress("SEARCHING", detail="pages next to the context")
         pages = self.neighbours(context_pages(prior_context))
         ctx.progress("CANDIDATE_PAGES", detail=str(len(pages)))
-        phrasings = piece_phrasings(ctx, self.store, question) if pages else ()
+        phrasings = self.corpus_words.piece_phrasings(ctx, self.store, question) if pages else ()
         known = Known.of_prior(prior_context)  # D8: a page read back into the context is no find
         found = read_pages(
             ctx, self.store, pages, question, enough=self.enough, phrasings=phrasings, known=known

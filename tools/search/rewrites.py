@@ -139,55 +139,67 @@ class CorpusWords:
         return tuple(dict.fromkeys(found))
 
 
-_CACHE: weakref.WeakKeyDictionary[Any, tuple[tuple[int, int], CorpusWords]] = (
-    weakref.WeakKeyDictionary()
-)
-_CACHE_LOCK = threading.Lock()
-
-
 def _stamp(store: PageGraphStore) -> tuple[int, int]:
     """What changes when documents are added or removed: pages, and sentences if known."""
     size = len(store) if isinstance(store, Sized) else 0
     return store.page_count(), size
 
 
-def corpus_words(store: PageGraphStore) -> CorpusWords:
-    """The store's :class:`CorpusWords`, built once per store and content (cached weakly)."""
-    stamp = _stamp(store)
-    with _CACHE_LOCK:
-        cached = _CACHE.get(store)
-    if cached is not None and cached[0] == stamp:
-        return cached[1]
+def build_corpus_words(store: PageGraphStore) -> CorpusWords:
+    """The words of every page of ``store`` (function words and numbers left out)."""
     counts: Counter[str] = Counter()
     for ref in store.page_refs():
         text = store.page(ref.document_id, ref.page) or ""
         counts.update(
             w for w in words(text) if len(w) >= MIN_WORD and not w.isdigit() and w not in STOPWORDS
         )
-    built = CorpusWords(counts)
-    with _CACHE_LOCK:
-        _CACHE[store] = (stamp, built)
-    return built
+    return CorpusWords(counts)
 
 
-def derived_phrasings(store: DocumentStore, piece: str) -> tuple[str, ...]:
-    """Phrasings of ``piece`` in the documents' own words (D8); none for a store it cannot list."""
-    if not isinstance(store, PageGraphStore):
-        return ()
-    return corpus_words(store).phrasings(piece)
+class CorpusWordsCache:
+    """Each store's :class:`CorpusWords`, built once per content; a search tool holds one.
 
-
-def piece_phrasings(ctx: ToolCallContext, store: DocumentStore, piece: str) -> tuple[str, ...]:
-    """What a deep search looks ``piece`` up by, besides the piece itself (D8).
-
-    The gatekeeper's rewrites first; then, for each rewrite (or the piece, when
-    there is none) that holds words no document uses, its phrasings in the
-    documents' own words (:meth:`CorpusWords.phrasings`). Keyword lookups only:
-    no model call.
+    Stores are held weakly; a store whose page or sentence count changed is read again.
     """
-    given = search_phrasings(ctx, piece)
-    derived = [found for text in given or (piece,) for found in derived_phrasings(store, text)]
-    return tuple(p for p in dict.fromkeys([*given, *derived]) if p != piece)
+
+    def __init__(self) -> None:
+        self._built: weakref.WeakKeyDictionary[Any, tuple[tuple[int, int], CorpusWords]] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._lock = threading.Lock()
+
+    def words_of(self, store: PageGraphStore) -> CorpusWords:
+        """The store's corpus words, from the cache when its content is unchanged."""
+        stamp = _stamp(store)
+        with self._lock:
+            cached = self._built.get(store)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        built = build_corpus_words(store)
+        with self._lock:
+            self._built[store] = (stamp, built)
+        return built
+
+    def derived_phrasings(self, store: DocumentStore, piece: str) -> tuple[str, ...]:
+        """Phrasings of ``piece`` in the documents' own words (D8); none for an unlistable store."""
+        if not isinstance(store, PageGraphStore):
+            return ()
+        return self.words_of(store).phrasings(piece)
+
+    def piece_phrasings(
+        self, ctx: ToolCallContext, store: DocumentStore, piece: str
+    ) -> tuple[str, ...]:
+        """What a deep search looks ``piece`` up by, besides the piece itself (D8).
+
+        The gatekeeper's rewrites first; then, for each rewrite (or the piece, when
+        there is none) that holds words no document uses, its phrasings in the
+        documents' own words (:meth:`CorpusWords.phrasings`). Keyword lookups only:
+        no model call.
+        """
+        given = search_phrasings(ctx, piece)
+        texts = given or (piece,)
+        derived = [found for text in texts for found in self.derived_phrasings(store, text)]
+        return tuple(p for p in dict.fromkeys([*given, *derived]) if p != piece)
 
 
 def best_question(piece: str, phrasings: Sequence[str], passage: str) -> str:

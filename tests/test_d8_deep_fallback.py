@@ -315,7 +315,7 @@ def test_D8_offline_the_deep_search_finds_the_page_by_derived_words():
     domain, tools = documents_domain("guide", store)
     out = ask(build_graph(domain, tools, assistant=OfflineAssistant()), "Where can I leave my car?")
     assert "garage" in out["answer"]
-    assert "1.2:context_search" in out["activated"]
+    assert any(key.startswith("1.2:") for key in out["activated"])  # the full search found it
     found = next(e for e in out["ledger"] if e.kind == "deep_fallback" and e.verdict == "found new")
     assert found.details == {"Arrival p. 2": found.details["Arrival p. 2"]}
 

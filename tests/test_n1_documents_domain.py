@@ -65,7 +65,8 @@ def test_N1_D3_the_deep_search_forces_the_domain_named_searches(tmp_path: Path) 
         answer=lambda request: " | ".join(request.guaranteed),
     )
     out = ask(build_graph(domain, tools, assistant=assistant), "reading rooms first floor")
-    assert "1.1:club_docs_neighbor_search" in out["activated"]  # F3 resolved the forced name
+    forced = [e.tool for e in out["ledger"] if e.kind == "forced" and e.task_no == "1.1"]
+    assert forced == ["club_docs_neighbor_search"]  # F3 resolved the forced name
     assert not [e for e in out["ledger"] if e.kind == "forced_unknown"]
     assert "open 9-17." in out["answer"]
 

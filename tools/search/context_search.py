@@ -9,10 +9,12 @@ It answers one sub-question (its subtask's prompt) from the whole domain:
    best first, until a page answers;
 3. when nothing was found, the unfiltered whole-domain scan (every page read).
 
-The piece is looked up by new words (D8): the gatekeeper's rewrites of it, else
-phrasings derived from the documents' own words, and by itself; what the
-context already holds is not a find, so a search that reads only that back
-returns no result.
+The piece is looked up by new words (D8): the gatekeeper's rewrites of it,
+phrasings in the documents' own words, and by itself. What the context already
+holds is not a find: reading goes on past a page that only repeats it, unread
+best sentences (D5) the context has are dropped, and a search that read nothing
+new returns what it read back (which context sentence answers the piece) but
+never another piece's find again.
 
 ``max_brute_force_page_count`` (D5) bounds the cost on a large domain: when set,
 the scan never runs, and a search whose candidates exceed it reads no page and

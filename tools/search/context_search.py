@@ -11,10 +11,9 @@ It answers one sub-question (its subtask's prompt) from the whole domain:
 
 The piece is looked up by new words (D8): the gatekeeper's rewrites of it,
 phrasings in the documents' own words, and by itself. What the context already
-holds is not a find: reading goes on past a page that only repeats it, unread
-best sentences (D5) the context has are dropped, and a search that read nothing
-new returns what it read back (which context sentence answers the piece) but
-never another piece's find again.
+holds is not a find: unread best sentences (D5) the context has are dropped,
+and a search that read nothing new returns what it read back (which context
+sentence answers the piece) but never another piece's find again.
 
 ``max_brute_force_page_count`` (D5) bounds the cost on a large domain: when set,
 the scan never runs, and a search whose candidates exceed it reads no page and
@@ -40,7 +39,7 @@ from toolweave.tools.search.page_reading import read_pages, subtask_question
 from toolweave.tools.search.protocol import PageGraphStore
 from toolweave.tools.search.retrieval import name_tool
 from toolweave.tools.search.retrievers import retrieved_pages
-from toolweave.tools.search.rewrites import CorpusWordsCache
+from toolweave.tools.search.rewrites import CorpusWordsCache, search_phrasings
 
 
 def interleave(
@@ -163,17 +162,19 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
     def search(self, ctx: ToolCallContext, known: Known) -> ToolResult | None:
         """The search for the subtask's piece (D8).
 
-        The piece is looked up by its phrasings (the gatekeeper's rewrites, else
-        words derived from the documents) and by itself. Pages are read until one
-        says something ``known`` lacks; when none does, the answers that repeat
-        the context are returned (they say which of its sentences answers the
-        piece), and the ledger counts them as nothing new. Unread best sentences
-        (D5) that the context holds are dropped: ``None`` when that leaves none.
+        The piece is looked up by the gatekeeper's rewrites, phrasings in the
+        documents' own words and itself, and each page is read with the piece or
+        the rewrite closest to it. When no answer says something ``known`` lacks,
+        the answers that repeat the context are returned (they say which of its
+        sentences answers the piece), and the ledger counts them as nothing new.
+        Unread best sentences (D5) that the context holds are dropped: ``None``
+        when that leaves none.
         """
         question = subtask_question(ctx)
         ctx.progress("SEARCHING")
-        phrasings = self.corpus_words.piece_phrasings(ctx, self.store, question)
-        candidates, hits = self.candidate_pages(question, phrasings)
+        candidates, hits = self.candidate_pages(
+            question, self.corpus_words.lookups(ctx, self.store, question)
+        )
         hits = known.new(hits)
         ctx.progress("CANDIDATE_PAGES", detail=str(len(candidates)))
         limit = self.max_brute_force_page_count
@@ -201,7 +202,7 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
             pages,
             question,
             enough=self.enough,
-            phrasings=phrasings,
+            phrasings=search_phrasings(ctx, question),
             known=known,
             echoes=True,
         )

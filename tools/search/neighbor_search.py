@@ -19,7 +19,7 @@ from toolweave.tools.search.page_graph import PageRef
 from toolweave.tools.search.page_reading import open_heading, read_pages, subtask_question
 from toolweave.tools.search.protocol import DocumentStore
 from toolweave.tools.search.retrieval import name_tool
-from toolweave.tools.search.rewrites import CorpusWordsCache
+from toolweave.tools.search.rewrites import search_phrasings
 
 
 def context_pages(prior_context: PriorContext) -> list[PageRef]:
@@ -74,8 +74,6 @@ class NeighborPageSearchTool(ContextConsumerTool[EmptyRequest]):
         self.k = k
         self.page_limit = page_limit
         self.enough = enough
-        self.corpus_words = CorpusWordsCache()
-        """The documents' words, read once per store content (D8: derived phrasings)."""
 
     def neighbours(self, pages: Iterable[PageRef]) -> list[tuple[PageRef, str]]:
         """Pages ``±1..k`` of each page, nearest first, each with the heading it continues.
@@ -104,15 +102,15 @@ class NeighborPageSearchTool(ContextConsumerTool[EmptyRequest]):
         """Read the neighbour pages for the subtask's question; ``None`` when none adds anything.
 
         Each page is read with the wording of the piece closest to it (the
-        gatekeeper's rewrites, else words derived from the documents, D8); an
-        answer that only repeats what the context holds is not a find (D8), so
-        the conditional full search then runs (K3).
+        piece or one of the gatekeeper's rewrites, D8); an answer that only
+        repeats what the context holds is not a find (D8), so the conditional
+        full search then runs (K3).
         """
         question = subtask_question(ctx)
         ctx.progress("SEARCHING", detail="pages next to the context")
         pages = self.neighbours(context_pages(prior_context))
         ctx.progress("CANDIDATE_PAGES", detail=str(len(pages)))
-        phrasings = self.corpus_words.piece_phrasings(ctx, self.store, question) if pages else ()
+        phrasings = search_phrasings(ctx, question)
         known = Known.of_prior(prior_context)  # D8: a page read back into the context is no find
         found = read_pages(
             ctx, self.store, pages, question, enough=self.enough, phrasings=phrasings, known=known

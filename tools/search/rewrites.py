@@ -1,13 +1,14 @@
-"""Search phrasings of a missing piece: the model's rewrites, else words of the documents (D8).
+"""Search phrasings of a missing piece: the model's rewrites, and words of the documents (D8).
 
 The gatekeeper's rewrites of a piece travel on its deep-search subtasks as the
-subtask's ``important_words`` (see :func:`search_phrasings`). Each rewrite (or the
-piece, when it comes without any) that holds words no document uses also gets
-phrasings derived from the documents themselves: its content words, each word no document
-uses replaced by a corpus word near it (by the bundled static embedding model
-when the ``embeddings`` extra is installed, else by shared letter trigrams: a
-spelling or inflection of it) or left out when none is near. No word list is
-involved: the candidates are the corpus's own words.
+subtask's ``important_words`` (see :func:`search_phrasings`). Each rewrite (or
+the piece, when it comes without any) that holds words no document uses is also
+looked up by phrasings derived from the documents themselves: its content words,
+each word no document uses replaced by a corpus word near it (by the bundled
+static embedding model when the ``embeddings`` extra is installed, else by shared
+letter trigrams: a spelling or inflection of it) or left out when none is near.
+No word list is involved: the candidates are the corpus's own words. Derived
+phrasings only find pages; a page is read with the piece or a rewrite.
 """
 
 from __future__ import annotations
@@ -186,15 +187,15 @@ class CorpusWordsCache:
             return ()
         return self.words_of(store).phrasings(piece)
 
-    def piece_phrasings(
-        self, ctx: ToolCallContext, store: DocumentStore, piece: str
-    ) -> tuple[str, ...]:
+    def lookups(self, ctx: ToolCallContext, store: DocumentStore, piece: str) -> tuple[str, ...]:
         """What a deep search looks ``piece`` up by, besides the piece itself (D8).
 
         The gatekeeper's rewrites first; then, for each rewrite (or the piece, when
         there is none) that holds words no document uses, its phrasings in the
         documents' own words (:meth:`CorpusWords.phrasings`). Keyword lookups only:
-        no model call.
+        no model call. The derived phrasings find pages; they are no question to
+        read a page with (a bag of near words matches sentences that merely share
+        one), so pages are read with the piece or the gatekeeper's rewrites.
         """
         given = search_phrasings(ctx, piece)
         texts = given or (piece,)

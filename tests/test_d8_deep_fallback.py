@@ -400,3 +400,24 @@ def test_D8_X2_a_gatekeeper_reply_looping_in_its_rewrites_keeps_its_pieces():
     ]
     assert cut_gatekeeper_reply('{"sufficient": true, "missing": [{"question": "x') is None
     assert cut_gatekeeper_reply('{"sufficient": false, "missing": [') is None
+
+
+def test_D8_K3_a_neighbour_answer_that_shares_nothing_with_its_page_is_no_find():
+    asked: list[str] = []
+    lexical = lexical_reader(asked)
+
+    def reader(question: str, passage: str) -> str | None:  # a small model answering blind
+        if "Reading room" in passage:
+            return "If you bring a library book back late, you pay a penalty."
+        return lexical(question, passage)
+
+    assistant = FunctionAssistant(
+        judge=rewriting_judge,
+        read=reader,
+        answer=lambda r: " | ".join(r.guaranteed) or "no information",
+    )
+    out = ask(graph_over(guide(), assistant), QUESTION)
+    decision = next(e for e in out["ledger"] if e.kind == "conditional")
+    assert decision.verdict == "run"  # the neighbour page did not say it: the full search runs
+    assert "penalty" not in out["answer"]
+    assert FEE in out["answer"]

@@ -14,11 +14,12 @@ from collections.abc import Sequence
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.marker import extract_coordinator_task
 from toolweave.tools.base import ToolCallContext
+from toolweave.tools.language import detect_language
 from toolweave.tools.search.novelty import Known
 from toolweave.tools.search.page_graph import PageRef
 from toolweave.tools.search.protocol import DocumentStore
 from toolweave.tools.search.rewrites import best_question
-from toolweave.tools.search.text import sections
+from toolweave.tools.search.text import content_words, sections, word_terms, words
 
 READ_SCORE = 1.0
 """``sentence_score`` of an answer read from a page: above any keyword hit."""
@@ -57,6 +58,22 @@ def page_passage(store: DocumentStore, ref: PageRef, *, continues: str = "") -> 
         lines.append(f"## {continues}")
     lines.append(text.strip())
     return "\n".join(lines)
+
+
+def grounded(answer: str, passage: str, user_lang: str) -> bool:
+    """Whether an answer read from ``passage`` shares a word or a number with it (D8).
+
+    A small model asked about a page that does not say may answer from the
+    question alone ("If you bring a book back late, you are charged a fine.",
+    read from a page about opening hours); such an answer shares nothing with
+    the page, and is no find. Only checked when the page is in the user's
+    language (the answer is written in it): a translation shares only names
+    and figures.
+    """
+    if detect_language(passage).lang != user_lang:
+        return True
+    have = {term for word in words(passage) for term in word_terms(word)}
+    return any(any(term in have for term in word_terms(word)) for word in content_words(answer))
 
 
 def read_pages(
@@ -110,6 +127,9 @@ def read_pages(
         ctx.progress("READING_PAGE", detail=f"{index}/{len(pages)}: {name}")  # words: none (P4)
         answer = ctx.llm.read_passage(best_question(question, phrasings, passage), passage)
         if answer is None or not answer.strip():
+            continue
+        if not grounded(answer, passage, ctx.user_lang):
+            ctx.progress("NOT_IN_PAGE", detail=f"{index}/{len(pages)}: {name}")
             continue
         read = UniqueTextDocument(
             document_id=ref.document_id,

@@ -137,23 +137,25 @@ def with_temperature(model: BaseChatModel, temperature: float | None) -> BaseCha
     return copied
 
 
-def gatekeeper_verdict(reply: GatekeeperReply) -> ContextVerdict:
+def gatekeeper_verdict(reply: GatekeeperReply, question: str) -> ContextVerdict:
     """An insufficient gatekeeper reply as a verdict: its pieces and their rewrites (D1, D8).
 
     Blank pieces are dropped; a piece's rewrites are kept without blanks, repeats
-    and the piece itself (searching it again is not a new word).
+    and the piece itself (searching it again is not a new word). A reply that
+    names no piece (the 1.5B model sometimes says only ``sufficient=false``) makes
+    the question itself the missing piece.
     """
     missing: dict[str, tuple[str, ...]] = {}
     for piece in reply.missing:
-        question = piece.question.strip()
-        if not question or question in missing:
+        asked = piece.question.strip()
+        if not asked or asked in missing:
             continue
         rewrites = dict.fromkeys(s.strip() for s in piece.search)
-        kept = [s for s in rewrites if s and s != question]
-        missing[question] = tuple(kept[:REWRITES_PER_PIECE])
+        kept = [s for s in rewrites if s and s != asked]
+        missing[asked] = tuple(kept[:REWRITES_PER_PIECE])
     return ContextVerdict(
         sufficient=False,
-        missing=tuple(missing),
+        missing=tuple(missing) or (question,),
         rewrites={piece: found for piece, found in missing.items() if found},
     )
 
@@ -476,7 +478,7 @@ class ChatModelAssistant(LlmAssistant):
         )
         if reply is None or reply.sufficient:
             return ContextVerdict(sufficient=True)
-        return gatekeeper_verdict(reply)
+        return gatekeeper_verdict(reply, question)
 
     def read_passage_steps(
         self, question: str, passage: str, *, user_lang: str

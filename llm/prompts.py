@@ -248,12 +248,12 @@ def json_mode_schema(*, schema: str) -> str:
 GATEKEEPER_SEARCH_PROMPT = """\
 You check whether the context below is enough to answer the user's question
 precisely. Return sufficient=true when it is. Otherwise return sufficient=false
-and list in missing the pieces of information the context lacks. For each piece
-give question: the piece as a short standalone question, and search: 1-3 other
-wordings of it in {documents_language}, as a document on the subject would
-word it: its terms for the thing (the name of a service, a rule, a fee, a
-place), not the user's words. For "Can I bring my dog?" search might be
-["pets allowed in the building", "animal policy"].
+and list in missing the pieces of information the context lacks, each as a
+short standalone question in the user's language.
+For each piece also give search: 1-3 other wordings of it in {documents_language},
+as a document on the subject would word it (its terms for the thing, not the
+user's words); for "Can I bring my dog?": ["pets allowed in the building",
+"animal policy"].
 
 Context:
 {context}"""

@@ -421,3 +421,11 @@ def test_D8_K3_a_neighbour_answer_that_shares_nothing_with_its_page_is_no_find()
     assert decision.verdict == "run"  # the neighbour page did not say it: the full search runs
     assert "penalty" not in out["answer"]
     assert FEE in out["answer"]
+
+
+def test_D8_an_insufficient_reply_naming_no_piece_searches_the_question():
+    model = ScriptedChatModel(script=[{"sufficient": False, "missing": []}])
+    verdict = ChatModelAssistant(model, initial_backoff=0).judge_context(
+        QUESTION, [UniqueTextDocument(document_id="d", text="Members may borrow books.")], []
+    )
+    assert verdict == ContextVerdict(sufficient=False, missing=(QUESTION,))

@@ -484,9 +484,8 @@ class ChatModelAssistant(LlmAssistant):
         self, question: str, passage: str, *, user_lang: str
     ) -> Steps[str | None]:
         """One structured call: the answer the passage gives, or ``None`` (D3, D5)."""
-        system = prompts.read_passage_system(
-            language=prompts.language_name(user_lang), passage=passage
-        )
+        language = prompts.language_name(user_lang)
+        system = prompts.read_page_system(language=language, passage=passage)
         reply: PassageReply | None = yield from self._structured(
             PassageReply, system, question, "read_passage"
         )

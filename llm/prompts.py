@@ -274,3 +274,20 @@ def gatekeeper_search_system(*, context: str, documents_language: str = "") -> s
     return GATEKEEPER_SEARCH_PROMPT.format(
         context=context or NO_CONTEXT, documents_language=documents_language or CONTEXT_LANGUAGE
     )
+
+
+READ_PAGE_PROMPT = """\
+Answer the user's question from the passage below alone, in {language}, in one
+full sentence that names what the facts are about. If the passage does not
+answer it, return answer=null. Quote facts exactly (times, numbers, names); do
+not add anything the passage does not say."""
+"""The deep search's page reading (D3, D8): a full sentence, so a find keeps its subject.
+
+A bare fragment ("7:00-11:30") joins the answer's context as guaranteed text
+without saying what it is the time of, and the answer step passes it over.
+"""
+
+
+def read_page_system(*, language: str, passage: str) -> str:
+    """The page-reading prompt of the deep-search tools (D3, D8)."""
+    return f"{READ_PAGE_PROMPT.format(language=language)}\n\nPassage:\n{passage or NO_CONTEXT}"

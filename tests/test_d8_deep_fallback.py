@@ -429,3 +429,14 @@ def test_D8_an_insufficient_reply_naming_no_piece_searches_the_question():
         QUESTION, [UniqueTextDocument(document_id="d", text="Members may borrow books.")], []
     )
     assert verdict == ContextVerdict(sufficient=False, missing=(QUESTION,))
+
+
+def test_D8_a_page_is_read_into_a_full_sentence_that_keeps_its_subject():
+    model = ScriptedChatModel(script=[{"answer": "The reading room opens at 9:00 on weekdays."}])
+    llm = ChatModelAssistant(model, initial_backoff=0)
+    page = "# Lending rules (p. 2)\nThe reading room opens at 9:00 on weekdays."
+    answer = llm.read_passage("When does the reading room open?", page, user_lang="en")
+    assert answer == "The reading room opens at 9:00 on weekdays."
+    system = model.calls[0].system
+    assert "in English, in one\nfull sentence that names what the facts are about" in system
+    assert system.endswith(f"Passage:\n{page}")

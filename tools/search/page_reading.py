@@ -98,21 +98,21 @@ def read_pages(
         enough: Pages that must answer before the reading stops.
         phrasings: Other wordings of ``question`` (D8); each page is read with
             the wording closest to its words (:func:`best_question`).
-        known: What the context holds (D8). An answer it holds word for word as
-            a passage (another piece's find) is no answer: the reading goes on.
-            An answer that only repeats the context counts toward ``enough``
-            (each read is a model call: reading on for something new would
-            spend more calls and read more pages that merely share words) but
-            is returned only with ``echoes``.
-        echoes: When no answer adds anything new, return the answers that
-            repeat the context instead of nothing: they still say which of its
-            sentences answers ``question``.
+        known: What the context holds (D8). An answer that only repeats it
+            does not count: the reading goes on (within the pages given and the
+            run's call cap, D7) for one that adds something.
+        echoes: When no page adds anything new, return the answers that repeat
+            the context (at most ``enough``) instead of nothing: they still say
+            which of its sentences answers ``question``. An answer the context
+            holds word for word as a passage (another piece's find) is never
+            returned.
 
     Returns:
         One document per page that answered: the model's answer with the page's
         document id, name, URL and page number (sentence number 0).
     """
     found: list[UniqueTextDocument] = []
+    repeated: list[UniqueTextDocument] = []
     if ctx.llm is None:
         return found
     for index, (ref, continues) in enumerate(pages, start=1):
@@ -140,11 +140,12 @@ def read_pages(
             text=answer.strip(),
             sentence_score=READ_SCORE,
         )
-        if known is not None and known.repeats(read):
+        if known is not None and known.holds(read):
             ctx.progress("NOTHING_NEW", detail=f"{index}/{len(pages)}: {name}")
+            if not known.repeats(read):  # another piece's find is not even an echo
+                repeated.append(read)
             continue
         found.append(read)
         if len(found) >= enough:
             break
-    new = found if known is None else known.new(found)
-    return new or (found if echoes else [])
+    return found or (repeated[:enough] if echoes else [])

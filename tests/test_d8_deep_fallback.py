@@ -407,7 +407,7 @@ def test_D8_K3_a_neighbour_answer_that_shares_nothing_with_its_page_is_no_find()
     lexical = lexical_reader(asked)
 
     def reader(question: str, passage: str) -> str | None:  # a small model answering blind
-        if "Reading room" in passage:
+        if "Reading room" in passage:  # a page about other things: an answer from nowhere
             return "If you bring a library book back late, you pay a penalty."
         return lexical(question, passage)
 
@@ -440,3 +440,16 @@ def test_D8_a_page_is_read_into_a_full_sentence_that_keeps_its_subject():
     system = model.calls[0].system
     assert "in English, in one\nfull sentence that names what the facts are about" in system
     assert system.endswith(f"Passage:\n{page}")
+
+
+def test_D8_what_a_read_answer_adds_to_its_question_must_come_from_its_page():
+    from toolweave.tools.search.page_reading import grounded
+
+    borrowing = "# Borrowing\nMembers may borrow up to ten books at a time."
+    returns = f"# Returns\n{FEE}"
+    blind = "A library book brought back late is charged a fine."  # the page does not say it
+    assert not grounded(blind, borrowing, PIECE, "en")
+    assert grounded(FEE, returns, PIECE, "en")
+    assert grounded("Members borrow up to ten books.", borrowing, PIECE, "en")
+    hungarian = "# Kölcsönzés\nA tagok egyszerre legfeljebb tíz könyvet kölcsönözhetnek ki."
+    assert grounded(blind, hungarian, PIECE, "en")  # a translation is not checked

@@ -60,20 +60,25 @@ def page_passage(store: DocumentStore, ref: PageRef, *, continues: str = "") -> 
     return "\n".join(lines)
 
 
-def grounded(answer: str, passage: str, user_lang: str) -> bool:
-    """Whether an answer read from ``passage`` shares a word or a number with it (D8).
+def _terms(text: str) -> set[str]:
+    return {term for word in words(text) for term in word_terms(word)}
+
+
+def grounded(answer: str, passage: str, question: str, user_lang: str) -> bool:
+    """Whether what an answer adds to its question shares a word or a number with its page (D8).
 
     A small model asked about a page that does not say may answer from the
-    question alone ("If you bring a book back late, you are charged a fine.",
-    read from a page about opening hours); such an answer shares nothing with
-    the page, and is no find. Only checked when the page is in the user's
-    language (the answer is written in it): a translation shares only names
-    and figures.
+    question alone ("If you bring a book back late, you will be charged a
+    fine.", read from a page about borrowing): the words it adds to the
+    question are not the page's, and it is no find. Only checked when the page
+    is in the user's language (the answer is written in it): a translation
+    shares only names and figures.
     """
     if detect_language(passage).lang != user_lang:
         return True
-    have = {term for word in words(passage) for term in word_terms(word)}
-    return any(any(term in have for term in word_terms(word)) for word in content_words(answer))
+    asked, have = _terms(question), _terms(passage)
+    added = [w for w in content_words(answer) if not any(t in asked for t in word_terms(w))]
+    return not added or any(any(t in have for t in word_terms(w)) for w in added)
 
 
 def read_pages(
@@ -125,10 +130,11 @@ def read_pages(
         info = store.document(ref.document_id)
         name = info.name if info is not None and info.name else ref.document_id
         ctx.progress("READING_PAGE", detail=f"{index}/{len(pages)}: {name}")  # words: none (P4)
-        answer = ctx.llm.read_passage(best_question(question, phrasings, passage), passage)
+        asked = best_question(question, phrasings, passage)
+        answer = ctx.llm.read_passage(asked, passage)
         if answer is None or not answer.strip():
             continue
-        if not grounded(answer, passage, ctx.user_lang):
+        if not grounded(answer, passage, asked, ctx.user_lang):
             ctx.progress("NOT_IN_PAGE", detail=f"{index}/{len(pages)}: {name}")
             continue
         read = UniqueTextDocument(

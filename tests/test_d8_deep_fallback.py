@@ -137,7 +137,7 @@ def test_D8_the_gatekeepers_rewrite_finds_the_page_and_the_answer_gets_it():
     out, _, asked = rewrite_run()
     assert FEE in out["answer"]
     assert "1.2:context_search" in out["activated"]
-    assert asked[-1] == REWRITE  # the page was read with the rewrite, not the piece's words
+    assert asked[-1] == f"{PIECE} ({REWRITE})"  # read as asked, with the page's wording
 
 
 def test_D8_the_rewrites_cost_no_extra_call():

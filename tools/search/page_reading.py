@@ -101,8 +101,9 @@ def read_pages(
             passages are loaded one at a time, empty pages cost no call.
         question: What to answer.
         enough: Pages that must answer before the reading stops.
-        phrasings: Other wordings of ``question`` (D8); each page is read with
-            the wording closest to its words (:func:`best_question`).
+        phrasings: Other wordings of ``question`` (D8): a page is read with the
+            question and, in brackets after it, the wording closest to the
+            page's words (:func:`best_question`), when that is not the question.
         known: What the context holds (D8). An answer that only repeats it
             does not count: the reading goes on (within the pages given and the
             run's call cap, D7) for one that adds something.
@@ -130,7 +131,8 @@ def read_pages(
         info = store.document(ref.document_id)
         name = info.name if info is not None and info.name else ref.document_id
         ctx.progress("READING_PAGE", detail=f"{index}/{len(pages)}: {name}")  # words: none (P4)
-        asked = best_question(question, phrasings, passage)
+        closest = best_question(question, phrasings, passage)
+        asked = question if closest == question else f"{question} ({closest})"
         answer = ctx.llm.read_passage(asked, passage)
         if answer is None or not answer.strip():
             continue

@@ -137,6 +137,10 @@ def with_temperature(model: BaseChatModel, temperature: float | None) -> BaseCha
     return copied
 
 
+NULL_WORDS = frozenset({"null", "none", "n/a"})
+"""A page answer that is one of these is JSON's null written as a string (the 1.5B model did)."""
+
+
 def gatekeeper_verdict(reply: GatekeeperReply, question: str) -> ContextVerdict:
     """An insufficient gatekeeper reply as a verdict: its pieces and their rewrites (D1, D8).
 
@@ -490,6 +494,8 @@ class ChatModelAssistant(LlmAssistant):
             PassageReply, system, question, "read_passage"
         )
         answer = None if reply is None else (reply.answer or "").strip()
+        if answer and answer.strip("\"'.").casefold() in NULL_WORDS:  # null, written as text
+            return None
         return answer or None
 
     # -- the answer (A7, P2) --------------------------------------------------------------

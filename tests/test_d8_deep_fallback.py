@@ -453,3 +453,10 @@ def test_D8_what_a_read_answer_adds_to_its_question_must_come_from_its_page():
     assert grounded("Members borrow up to ten books.", borrowing, PIECE, "en")
     hungarian = "# Kölcsönzés\nA tagok egyszerre legfeljebb tíz könyvet kölcsönözhetnek ki."
     assert grounded(blind, hungarian, PIECE, "en")  # a translation is not checked
+
+
+@pytest.mark.parametrize("written", ["null", "None", '"null"', "N/A."])
+def test_D8_a_page_answer_of_null_written_as_text_is_no_answer(written: str):
+    model = ScriptedChatModel(script=[{"answer": written}])
+    llm = ChatModelAssistant(model, initial_backoff=0)
+    assert llm.read_passage("When?", "# Page\nNothing about it.", user_lang="en") is None

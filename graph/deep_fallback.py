@@ -193,21 +193,28 @@ def _searched(tasks: Mapping[str, TaskNode], numbers: Sequence[str]) -> tuple[st
     return tuple(dict.fromkeys(t for node in ran for t in node.task.required_tool_names))
 
 
-def found_new_entries(state: GraphState, owner: str) -> list[LedgerEntry]:
+def found_new_entries(state: GraphState, owner: str, task_no: str) -> list[LedgerEntry]:
     """D8, L1: per missing piece, what its deep searches found that the first retrieval had not.
 
-    The first retrieval is every context buffer entry of a task the deep search
-    did not plan; a piece's finds are its search subtasks' entries, less what
-    that context already held (:class:`~toolweave.tools.search.novelty.Known`).
+    Recorded when the deep-search coordinator runs on the root, after its
+    subtasks closed. The first retrieval is every context buffer entry of a task
+    the deep search did not plan; a piece's finds are its search subtasks'
+    entries, less what that context already held
+    (:class:`~toolweave.tools.search.novelty.Known`).
 
     Args:
-        state: The graph state after the deep-search subtasks closed.
-        owner: The deep-search coordinator that planned them.
+        state: The graph state after the tool ``owner`` ran on ``task_no``.
+        owner: The tool that ran: the entries come only for the deep-search
+            coordinator of this round, on the root.
+        task_no: The task it ran on.
 
     Returns:
         One ``deep_fallback`` entry per piece, verdict ``"found new"`` or
-        ``"nothing new"``, its details the new pages and what they say.
+        ``"nothing new"``, its details the new pages and what they say; none
+        for any other tool or task.
     """
+    if owner != state.get("deep_fallback_owner") or task_no != ROOT_TASK_NO:
+        return []
     tasks, buffer = state["tasks"], state["context_buffer"]
     planned = [
         no for no in tasks[ROOT_TASK_NO].children if tasks[no].task.owner_coordinator_name == owner

@@ -29,7 +29,6 @@ from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.pauses import Clarification
 from toolweave.state.results import ResultMode
 from toolweave.state.task import (
-    ROOT_TASK_NO,
     PromptAndContext,
     TaskStatus,
     completion_key,
@@ -171,8 +170,7 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
         closed = not rest or terminal
         status = TaskStatus.CLOSED if closed else TaskStatus.ROUTED
         update["tasks"] = {node.task_no: node.model_copy(update={"queue": rest, "status": status})}
-        if name == state.get("deep_fallback_owner") and node.task_no == ROOT_TASK_NO:  # D8, L1
-            update["ledger"] = [*update["ledger"], *found_new_entries(state, name)]
+        update["ledger"] = [*update["ledger"], *found_new_entries(state, name, node.task_no)]
         return update
 
     return make_node("execute", execute)

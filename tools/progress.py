@@ -49,6 +49,16 @@ LIBRARY_MESSAGES: ProgressMessages = {
         "hu": "Találat: {detail}",
         "pl": "Znaleziono: {detail}",
     },
+    "NOTHING_NEW": {
+        "en": "Nothing new: {detail}",
+        "hu": "Nincs új információ: {detail}",
+        "pl": "Brak nowych informacji: {detail}",
+    },
+    "NOT_IN_PAGE": {
+        "en": "The page does not say it: {detail}",
+        "hu": "Az oldal nem ezt írja: {detail}",
+        "pl": "Strona o tym nie mówi: {detail}",
+    },
     "ERROR": {
         "en": "A step did not work; answering from what was found",
         "hu": "Egy lépés nem sikerült; a megtalált adatokból válaszolok",
@@ -56,7 +66,8 @@ LIBRARY_MESSAGES: ProgressMessages = {
     },
 }
 """The library's own phrases, after the tool's and the domain's: its search tools'
-events (the default retrieval, the deep searches) and a failed step (the detail of an
+events (the default retrieval, the deep searches; a page read that added nothing new
+or that the page does not say, D8) and a failed step (the detail of an
 ``ERROR`` is an exception's class name: for developers, not people)."""
 
 

@@ -153,11 +153,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per model call")
     parser.add_argument("--anchor", action="store_true", help="the plain-RAG chain too")
+    parser.add_argument("--anchor-only", action="store_true", help="only the plain-RAG chain")
     args = parser.parse_args(argv)
+    args.anchor = args.anchor or args.anchor_only
     assistants: list[tuple[LlmAssistant, int | None]] = []
-    if not args.model_only:
+    if args.anchor_only:
+        pass
+    elif not args.model_only:
         assistants.append((OfflineAssistant(), None))
-    if args.model or args.model_only or os.environ.get("OPENAI_BASE_URL"):
+    if not args.anchor_only and (
+        args.model or args.model_only or os.environ.get("OPENAI_BASE_URL")
+    ):
         from toolweave.llm.env import default_assistant
 
         assistants.append((default_assistant(timeout=args.timeout), args.sample))

@@ -157,13 +157,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.anchor = args.anchor or args.anchor_only
     assistants: list[tuple[LlmAssistant, int | None]] = []
-    if args.anchor_only:
-        pass
-    elif not args.model_only:
+    if not (args.anchor_only or args.model_only):
         assistants.append((OfflineAssistant(), None))
-    if not args.anchor_only and (
-        args.model or args.model_only or os.environ.get("OPENAI_BASE_URL")
-    ):
+    with_model = args.model or args.model_only or os.environ.get("OPENAI_BASE_URL")
+    if with_model and not args.anchor_only:
         from toolweave.llm.env import default_assistant
 
         assistants.append((default_assistant(timeout=args.timeout), args.sample))

@@ -50,26 +50,22 @@ class DeepSearchCoordinator(ContextConsumerTool[EmptyRequest], AgentCoordinator)
         the piece up by them (D8).
         """
         subtasks: list[TaskInfo] = []
+        neighbours = self.neighbor_search_tool
+        # the neighbour search first, then the full search, conditional on it (D3, K1)
+        steps = [(neighbours, False)] if neighbours is not None else []
+        steps.append((self.search_tool, neighbours is not None))
         for piece in missing:
             words = list((rewrites or {}).get(piece, ()))
-            if self.neighbor_search_tool is not None:
-                subtasks.append(
-                    TaskInfo(
-                        task_no="",
-                        task_prompt=piece,
-                        important_words=words,
-                        required_tool_names=[self.neighbor_search_tool],
-                    )
-                )
-            subtasks.append(
+            subtasks += [
                 TaskInfo(
                     task_no="",
                     task_prompt=piece,
                     important_words=words,
-                    required_tool_names=[self.search_tool],
-                    conditional=self.neighbor_search_tool is not None,
+                    required_tool_names=[tool],
+                    conditional=conditional,
                 )
-            )
+                for tool, conditional in steps
+            ]
         return subtasks
 
     def decide_conditional_subtask(

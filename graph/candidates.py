@@ -380,40 +380,36 @@ def guard_terminal(
     verdict, dropped, why = found
     acting = {t.name for t in candidates if t.name in dropped and t.side_effects}
     if verdict == TERMINAL_AS_CONTEXT and acting:  # nothing is done on a doubt (A9)
-        entry = LedgerEntry(
-            kind=LedgerKind.ROUTING,
-            task_no=node.task_no,
-            verdict=TERMINAL_DROPPED,
-            reason=f"{why}; it acts (side effects), so it does not run in doubt (A9)",
-            details={
-                name: "routed, not run: it acts, and the verdict is in doubt"
-                for name in sorted(acting)
-            },
-        )
+        reason = f"{why}; it acts (side effects), so it does not run in doubt (A9)"
+        line = "routed, not run: it acts, and the verdict is in doubt"
+        entry = _routing_entry(node, TERMINAL_DROPPED, reason, acting, line)
         return routed - acting, set(), [entry]
     if verdict == TERMINAL_AS_CONTEXT:
-        entry = LedgerEntry(
-            kind=LedgerKind.ROUTING,
-            task_no=node.task_no,
-            verdict=verdict,
-            reason=f"{why}: retrieval answers, with its text in the context (A9)",
-            details={name: "runs, its answer joins the context (A9)" for name in sorted(dropped)},
-        )
-        return routed, dropped, [entry]
+        reason = f"{why}: retrieval answers, with its text in the context (A9)"
+        line = "runs, its answer joins the context (A9)"
+        return routed, dropped, [_routing_entry(node, verdict, reason, dropped, line)]
     if dropped == routed:
         fallback = "retrieval answers instead"
     elif verdict == OTHERS_DROPPED:
         fallback = "it runs alone"
     else:
         fallback = "the others run"
-    entry = LedgerEntry(
+    reason = f"{why}: {fallback} (A8)"
+    entry = _routing_entry(node, verdict, reason, dropped, "routed, not run (A8)")
+    return routed - dropped, set(), [entry]
+
+
+def _routing_entry(
+    node: TaskNode, verdict: str, reason: str, tools: set[str], line: str
+) -> LedgerEntry:
+    """A routing ledger entry naming ``tools``, each with the same ``line`` (L1)."""
+    return LedgerEntry(
         kind=LedgerKind.ROUTING,
         task_no=node.task_no,
         verdict=verdict,
-        reason=f"{why}: {fallback} (A8)",
-        details={name: "routed, not run (A8)" for name in sorted(dropped)},
+        reason=reason,
+        details=dict.fromkeys(sorted(tools), line),
     )
-    return routed - dropped, set(), [entry]
 
 
 ASKING_IN_DOUBT = "q1_asking_in_doubt"

@@ -70,14 +70,19 @@ def resolve_choice(reply: str, choices: Sequence[str]) -> str:
 def replied(pending: Clarification, text: str, reason: str) -> dict[str, Any]:
     """The state update that leaves the user's reply on the open question (Q2)."""
     reply = resolve_choice(text, pending.choices)
-    entry = LedgerEntry(
+    entry = _about(pending, "replied", reason)
+    return {"pause": pending.model_copy(update={"reply": reply}), "ledger": [entry]}
+
+
+def _about(pending: Clarification, verdict: str, reason: str) -> LedgerEntry:
+    """A clarification ledger entry about the open question (L1)."""
+    return LedgerEntry(
         kind=LedgerKind.CLARIFICATION,
         task_no=pending.task_no,
         tool=pending.tool,
-        verdict="replied",
+        verdict=verdict,
         reason=reason,
     )
-    return {"pause": pending.model_copy(update={"reply": reply}), "ledger": [entry]}
 
 
 PAUSE_KEY = "toolweave_clarification"
@@ -166,13 +171,7 @@ def pause_for_clarification(
 
 def cancelled(pending: Clarification, message: str, user_lang: str) -> dict[str, Any]:
     """The state update when the person drops the open question: the run ends (Q2)."""
-    entry = LedgerEntry(
-        kind=LedgerKind.CLARIFICATION,
-        task_no=pending.task_no,
-        tool=pending.tool,
-        verdict="cancelled",
-        reason=CANCELLED_REASON.format(message=message),
-    )
+    entry = _about(pending, "cancelled", CANCELLED_REASON.format(message=message))
     return {
         "pause": None,
         "answer": CANCELLED.get(user_lang, CANCELLED["en"]),
@@ -185,12 +184,4 @@ def closed_by_new_question(pending: object, message: str) -> list[LedgerEntry]:
     """The ledger entry of an open question a new question closed (Q2), if one was open."""
     if not isinstance(pending, Clarification) or pending.reply is not None:
         return []
-    reason = CLOSED_REASON.format(message=message, tool=pending.tool)
-    entry = LedgerEntry(
-        kind=LedgerKind.CLARIFICATION,
-        task_no=pending.task_no,
-        tool=pending.tool,
-        verdict="closed",
-        reason=reason,
-    )
-    return [entry]
+    return [_about(pending, "closed", CLOSED_REASON.format(message=message, tool=pending.tool))]

@@ -54,6 +54,7 @@ def _check_name(method: str, tool_name: object) -> None:
 
 def _build(method: str, **fields: Any) -> ToolResult:
     """The result, its documents' identities completed (R11), or the tool's bug, named."""
+    _check_name(method, fields.get("tool_name"))
     try:
         result = ToolResult(**fields)
     except ValidationError as exc:
@@ -137,7 +138,6 @@ class ToolResult(BaseModel):
             InvalidToolResultError: Bad arguments (a bug in the tool; never R7's "no result").
             ConflictingDocumentsError: Different texts under one full identity (R11).
         """
-        _check_name("as_answer", tool_name)
         return _build(
             "as_answer",
             tool_name=tool_name,
@@ -158,7 +158,6 @@ class ToolResult(BaseModel):
             InvalidToolResultError: Bad arguments (a bug in the tool; never R7's "no result").
             ConflictingDocumentsError: Different texts under one full identity (R11).
         """
-        _check_name("as_answered", tool_name)
         return _build(
             "as_answered",
             tool_name=tool_name,

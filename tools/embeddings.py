@@ -130,7 +130,8 @@ def resolve(embeddings: Embeddings | Literal["auto"] | None) -> Embeddings | Non
     return embeddings
 
 
-def _unit_rows(rows: Any) -> Matrix:
+def unit_rows(rows: Any) -> Matrix:
+    """``rows`` as a float32 matrix of unit rows (a zero row stays zero)."""
     np = numpy_module()
     matrix = np.asarray(rows, dtype=np.float32)
     if matrix.ndim == 1:
@@ -155,7 +156,7 @@ def query_vector(embeddings: Embeddings, text: str) -> Matrix:
     if isinstance(embeddings, StaticEmbeddings):
         row: Matrix = embeddings.matrix([static_query(text)])[0]
         return row
-    unit: Matrix = _unit_rows(embeddings.embed_query(text))[0]
+    unit: Matrix = unit_rows(embeddings.embed_query(text))[0]
     return unit
 
 
@@ -173,7 +174,7 @@ def tool_vectors(embeddings: Embeddings, texts: Sequence[str]) -> Matrix:
     """Unit vectors of the tool texts, from the disk cache when it holds them (static model)."""
     np = numpy_module()
     if not isinstance(embeddings, StaticEmbeddings):
-        return _unit_rows(embeddings.embed_documents(list(texts)))
+        return unit_rows(embeddings.embed_documents(list(texts)))
     folder = embeddings.folder()
     path = None
     if folder is not None:

@@ -106,14 +106,10 @@ def numpy_module() -> Any:
 
 
 def unit_rows(rows: Any) -> Matrix:
-    """``rows`` as a float32 matrix of unit rows (a zero row stays zero)."""
-    np = numpy_module()
-    matrix = np.asarray(rows, dtype=np.float32)
-    if matrix.ndim == 1:
-        matrix = matrix.reshape(1, -1)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    unit: Matrix = matrix / np.where(norms > 0, norms, 1.0)
-    return unit
+    """``rows`` as a float32 matrix of unit rows (loaded with the embeddings module)."""
+    from toolweave.tools.embeddings import unit_rows as unit
+
+    return unit(rows)
 
 
 def to_bytes(matrix: Matrix) -> list[bytes]:

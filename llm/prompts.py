@@ -99,23 +99,6 @@ questions again.
 {exchanges}"""
 """Added to :data:`ANSWER_PROMPT` after a clarification round (Q8)."""
 
-GATEKEEPER_PROMPT = """\
-You check whether the context below is enough to answer the user's question
-precisely. Return sufficient=true when it is. Otherwise return sufficient=false
-and list in missing the pieces of information the context lacks, each as a
-short standalone question in the user's language.
-
-Context:
-{context}"""
-
-READ_PASSAGE_PROMPT = """\
-Answer the user's question from the passage below alone, in {language}.
-If the passage does not answer it, return answer=null. Quote facts exactly
-(times, numbers, names); do not add anything the passage does not say.
-
-Passage:
-{passage}"""
-
 _LANGUAGES = {
     "hu": "Hungarian",
     "en": "English",
@@ -219,16 +202,6 @@ def answer_parts_system(parts: Sequence[str]) -> str:
     """The parts section of the answer's instructions (S6): one numbered line per part."""
     lines = "\n".join(f"{n}. {part}" for n, part in enumerate(parts, start=1))
     return ANSWER_PARTS_PROMPT.format(count=len(parts), parts=lines)
-
-
-def gatekeeper_system(*, context: str) -> str:
-    """The context gatekeeper's system prompt (D1)."""
-    return GATEKEEPER_PROMPT.format(context=context or NO_CONTEXT)
-
-
-def read_passage_system(*, language: str, passage: str) -> str:
-    """The per-page reading prompt of the search tools (D3, D5)."""
-    return READ_PASSAGE_PROMPT.format(language=language, passage=passage or NO_CONTEXT)
 
 
 JSON_MODE_SCHEMA_PROMPT = (

@@ -36,7 +36,10 @@ FILLERS = [
         "ANSWER_PROMPT",
         lambda: prompts.answer_system(language="English", context="c", guaranteed=""),
     ),
-    ("GATEKEEPER_PROMPT", lambda: prompts.gatekeeper_system(context="c")),
+    (
+        "GATEKEEPER_SEARCH_PROMPT",
+        lambda: prompts.gatekeeper_search_system(context="c", documents_language="English"),
+    ),
     ("DECOMPOSITION_PROMPT", lambda: prompts.decomposition_system(coordinators="- c: x")),
 ]
 

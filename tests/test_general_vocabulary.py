@@ -3,7 +3,8 @@
 Each example domain under ``examples/`` brings its vocabulary: its domain and tool
 names (from its plugin), the names its data gives things (the ``name``, ``title``,
 ``family``, ``given`` and ``aliases`` fields of its JSON files, its documents'
-titles: a ``title:`` line or the first ``# `` heading). The library's code
+titles: a ``title:`` line or the first ``# `` heading), and the distinctive words its
+author lists in ``<package>.vocabulary.VOCABULARY``, when it has one. The library's code
 (identifiers and string literals of every ``.py`` file in the library folders,
 docstrings and comments aside) holds none of
 them: a single name as a whole word, a name of several words as a phrase. A word the
@@ -15,6 +16,7 @@ from and the library lines that use it.
 from __future__ import annotations
 
 import ast
+import importlib
 import io
 import json
 import re
@@ -82,6 +84,15 @@ def _plugin_names(package: str) -> Iterator[tuple[str, str]]:
                 yield tool.name, f"{package}: tool"
 
 
+def _listed(package: str) -> frozenset[str]:
+    """The distinctive words a domain's author lists (``<package>.vocabulary.VOCABULARY``)."""
+    try:
+        module = importlib.import_module(f"{package}.vocabulary")
+    except ModuleNotFoundError:
+        return frozenset()
+    return frozenset(getattr(module, "VOCABULARY", ()))
+
+
 def vocabulary(example: Path) -> dict[tuple[str, ...], str]:
     """Each name of ``example`` (folded words) and where it comes from."""
     package = next(p for p in example.iterdir() if (p / "__init__.py").exists())
@@ -94,6 +105,8 @@ def vocabulary(example: Path) -> dict[tuple[str, ...], str]:
             found.setdefault(words(title), path.name)
     for name, source in _plugin_names(package.name):
         found.setdefault(tuple(fold(part) for part in name.split("_") if part), source)
+    for word in _listed(package.name):
+        found.setdefault(words(word), f"{package.name}.vocabulary")
     return {
         name: source
         for name, source in found.items()

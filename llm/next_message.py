@@ -37,6 +37,9 @@ POLITE = frozenset(
 )  # fmt: skip
 """Words a cancel may carry besides its phrase ("never mind, thanks", "nieważne, dzięki")."""
 
+QUESTION_OPENERS = frozenset(fold(w) for w in QUESTION_WORDS)
+"""The question words, folded: a message opening with one asks something."""
+
 MIN_QUESTION_WORDS = 4
 """A new question has at least this many words; a short reply ("the Central one?") is a reply."""
 
@@ -62,8 +65,7 @@ def asks_a_question(message: str) -> bool:
     found = words(message)
     if len(found) < MIN_QUESTION_WORDS:
         return False
-    opener = fold(found[0])
-    return message.rstrip().endswith("?") or opener in {fold(w) for w in QUESTION_WORDS}
+    return message.rstrip().endswith("?") or fold(found[0]) in QUESTION_OPENERS
 
 
 def next_message_kind(message: str, question: str, choices: Sequence[str]) -> NextMessageKind:

@@ -40,6 +40,7 @@ from langgraph.graph import END, START, StateGraph
 from bench.harness import (
     CHECKPOINTERS,
     DURABILITIES,
+    Timing,
     build_bare_graph,
     checkpointer,
     count_steps,
@@ -571,6 +572,147 @@ def cpu_rows(
     return rows
 
 
+PF1_BARE_RATIO = 1.3
+"""SPEC PF1: toolweave CPU per request / a bare LangGraph chain of the same supersteps."""
+PF1_AGENT_RATIO = 1.0
+"""SPEC PF1: toolweave CPU per request / ``create_agent``'s, the same single-tool question."""
+PF1_SAVERS = ("none", "memory")
+"""PF1 asks for both: no checkpointer and ``InMemorySaver``."""
+PF1_HEADERS = (
+    "tools|question per request|checkpointer|steps (toolweave / create_agent)|requests"
+    "|toolweave (function) CPU ms|bare CPU ms|vs bare|<= 1.3x"
+    "|toolweave (chat model) CPU ms|create_agent CPU ms|vs create_agent|<= 1.0x"
+)
+
+
+def _saver(kind: str) -> Any:
+    return InMemorySaver() if kind == "memory" else None
+
+
+def pf1_targets(count: int, total: int, *, vary: bool) -> list[str]:
+    """The tool each request asks about: always the middle one, or another one each time."""
+    return [
+        tool_name((count // 2 + 7 * i) % count) if vary else tool_name(count // 2)
+        for i in range(total)
+    ]
+
+
+def named_in_text() -> FunctionAssistant:
+    """Zero-latency assistant routing to the tools the question names (one here)."""
+    return FunctionAssistant(route=lambda text, tools: [t.name for t in tools if t.name in text])
+
+
+def pf1_timings(
+    count: int, kind: str, *, vary: bool, requests: int, warmup: int
+) -> tuple[int, int, list[Timing]]:
+    """CPU per request of toolweave, the bare chain and ``create_agent``, interleaved.
+
+    Two toolweave graphs: one over a zero-latency :class:`FunctionAssistant` (no
+    model machinery at all) against the bare chain of as many no-op nodes as it runs
+    supersteps; one over ``ChatModelAssistant`` (fused routing) and a
+    :class:`ScriptedChatModel` against ``create_agent`` over another one with the
+    same tools, so both sides pay LangChain's model calls. Each request is on a
+    fresh thread; ``kind`` is ``"none"`` (no checkpointer) or ``"memory"``.
+
+    Returns:
+        toolweave's supersteps, create_agent's, and the four timings: toolweave
+        (function assistant), bare, toolweave (chat model), create_agent.
+    """
+    from langchain.agents import create_agent
+
+    tools = make_noop_tools(count)
+    tw_model, agent_model = ScriptedChatModel(), ScriptedChatModel()
+    assistant = ChatModelAssistant(tw_model, fuse_routing=True, max_retries=0)
+    light = build_graph(DOMAIN, tools, assistant=named_in_text(), checkpointer=_saver(kind))
+    graph = build_graph(DOMAIN, tools, assistant=assistant, checkpointer=_saver(kind))
+    agent = create_agent(agent_model, agent_tools(count), checkpointer=_saver(kind))
+    first = tool_name(count // 2)
+    text = single_tool_text(first)
+    steps = count_steps(light, question(text))
+    agent_model.script = agent_script(first)
+    agent_steps = count_steps(agent, question(text))
+    bare = build_bare_graph(steps, _saver(kind))
+    asked = pf1_targets(count, warmup + requests, vary=vary)
+    scripts = {
+        target: (
+            chat_script(tools, target, single_tool_text(target), fused=True),
+            agent_script(target),
+        )
+        for target in set(asked)
+    }
+    # each of the four runs takes the next question in turn: one list, four times over
+    targets = iter([target for target in asked for _ in range(4)])
+
+    def light_run() -> None:
+        light.invoke(question(single_tool_text(next(targets))), fresh_config())
+
+    def bare_run() -> None:
+        next(targets)
+        bare.invoke({"step": -1}, fresh_config())
+
+    def tw_run() -> None:
+        target = next(targets)
+        _scripted_run(graph, tw_model, scripts[target][0], single_tool_text(target))
+
+    def agent_run() -> None:
+        target = next(targets)
+        _scripted_run(agent, agent_model, scripts[target][1], single_tool_text(target))
+
+    timings = time_interleaved([light_run, bare_run, tw_run, agent_run], requests, warmup)
+    return steps, agent_steps, timings
+
+
+def pf1_row(count: int, kind: str, *, vary: bool, requests: int, warmup: int) -> list[Any]:
+    """One row of the PF1 table: CPU medians and both ratios."""
+    steps, agent_steps, (light, bare, tw, agent) = pf1_timings(
+        count, kind, vary=vary, requests=requests, warmup=warmup
+    )
+    vs_bare, vs_agent = light.cpu_median / bare.cpu_median, tw.cpu_median / agent.cpu_median
+    return [
+        count,
+        "a different tool each" if vary else "the same",
+        kind,
+        f"{steps} / {agent_steps}",
+        requests,
+        light.cpu_median,
+        bare.cpu_median,
+        f"{vs_bare:.2f}x",
+        verdict(vs_bare <= PF1_BARE_RATIO),
+        tw.cpu_median,
+        agent.cpu_median,
+        f"{vs_agent:.2f}x",
+        verdict(vs_agent <= PF1_AGENT_RATIO),
+    ]
+
+
+def pf1_rows(counts: Sequence[int], requests: dict[int, int], warmup: int) -> list[list[Any]]:
+    """:func:`pf1_row` per tool count, question kind and checkpointer."""
+    rows = []
+    for count in counts:
+        for vary in (False, True):
+            for kind in PF1_SAVERS:
+                rows.append(
+                    pf1_row(count, kind, vary=vary, requests=requests[count], warmup=warmup)
+                )
+                print(
+                    f"  PF1 timed {count} tools / {kind} / vary={vary}", file=sys.stderr, flush=True
+                )
+    return rows
+
+
+PF1_NOTE = (
+    "\nCPU ms = median `time.process_time()` per request (every thread, so LangGraph's "
+    "checkpoint threads count), the four graphs interleaved request by request in one "
+    "process, a fresh thread each. toolweave (function): a zero-latency `FunctionAssistant` "
+    "(no model machinery), against bare: a chain of as many no-op nodes as toolweave's "
+    "supersteps, each writing one int. toolweave (chat model): `ChatModelAssistant` (fused "
+    "routing) over `ScriptedChatModel`, against create_agent: the same tools (same names "
+    "and request model) over another `ScriptedChatModel`, one tool call then the answer. "
+    '"A different tool each": request i asks about another tool (another question text). '
+    f"PF1: <= {PF1_BARE_RATIO:g}x bare and <= {PF1_AGENT_RATIO:g}x create_agent."
+)
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Command-line options."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -598,6 +740,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--cpu-only", action="store_true", help="only the CPU table against create_agent"
     )
     parser.add_argument(
+        "--pf1",
+        action="store_true",
+        help="only PF1: CPU ratios against a bare chain and create_agent, both checkpointers",
+    )
+    parser.add_argument(
         "--runs",
         type=int,
         default=1,
@@ -616,6 +763,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     }
     warmup = args.warmup if args.warmup is not None else (1 if args.quick else 10)
     ratio_requests = args.requests or (5 if args.quick else 300)
+    if args.pf1:
+        print(markdown_table(PF1_HEADERS.split("|"), pf1_rows(args.tools, requests, warmup)))
+        print(PF1_NOTE)
+        return
     if args.cpu_only:
         rows = cpu_rows(args.tools, requests, warmup, args.runs)
         print(markdown_table(CPU_HEADERS.split("|"), rows))

@@ -700,6 +700,203 @@ def pf1_rows(counts: Sequence[int], requests: dict[int, int], warmup: int) -> li
     return rows
 
 
+PARTS_HEADERS = (
+    "part switched off|what it buys|checkpointer|requests|toolweave CPU ms|without it CPU ms"
+    "|it costs ms|share of toolweave"
+)
+NODES_HEADERS = "node|body CPU ms (no checkpointer)|body CPU ms (InMemorySaver)|what it does"
+NODE_ROLES = {
+    "normalize": "the question, language, key words; the domain, system and eligibility "
+    "gates (A1, A2, T2-T4); the task tree's root; its ledger entry",
+    "route": "the pre-filter, the routing verdicts and extraction, A8/A9's guards, the "
+    "tools queued (A5, A6); routing ledger entries and the routed event",
+    "execute": "the tool's call with its context, idempotency key and progress sink "
+    "(Q6, P1); the result into context buffer and documents (B1, R6); its ledger entry",
+    "answer": "the answer from the context (R1, R2), its sources (R9), the task tree "
+    "nested for the output; its ledger entry",
+}
+
+
+def _without_key(key: str) -> Any:
+    """A node-body wrapper dropping ``key`` from the node's update (bench-only switch)."""
+
+    def wrap(func: Any) -> Any:
+        def body(*args: Any, **kwargs: Any) -> Any:
+            update = func(*args, **kwargs)
+            if isinstance(update, dict) and key in update:
+                update = {k: v for k, v in update.items() if k != key}
+            return update
+
+        return body
+
+    return wrap
+
+
+def _wrap_nodes(graph: Any, wrap: Any, names: Sequence[str] | None = None) -> None:
+    """Wrap the sync body of ``graph``'s nodes (all, or ``names``) in place."""
+    for name, node in graph.nodes.items():
+        bound = node.bound
+        if getattr(bound, "func", None) is not None and (names is None or name in names):
+            bound.func = wrap(bound.func)
+
+
+def _canned(graph: Any, name: str, inputs: dict[str, Any]) -> Any:
+    """A wrapper returning node ``name``'s update of one real run, without running its body."""
+    updates = [
+        update[name]
+        for update in graph.stream(inputs, fresh_config(), stream_mode="updates")
+        if name in update
+    ]
+    return lambda func: lambda *args, **kwargs: updates[0]
+
+
+@contextlib.contextmanager
+def _patched(patches: Sequence[tuple[Any, str, Any]]) -> Any:
+    """Set module attributes for the duration of one request (bench-only switches)."""
+    saved = [(owner, attr, getattr(owner, attr)) for owner, attr, _ in patches]
+    for owner, attr, value in patches:
+        setattr(owner, attr, value)
+    try:
+        yield
+    finally:
+        for owner, attr, value in saved:
+            setattr(owner, attr, value)
+
+
+def part_switches() -> list[tuple[str, str, Any, Sequence[tuple[Any, str, Any]]]]:
+    """Each part of a run that can be switched off in the bench.
+
+    Returns:
+        ``(part, what it buys, node wrapper or None, module patches)`` per part.
+    """
+    import toolweave.graph.compiled as compiled
+    import toolweave.graph.nodes as nodes
+    import toolweave.graph.route as route
+    import toolweave.graph.tool_call as tool_call
+    import toolweave.tools.progress as progress
+
+    return [
+        (
+            "ledger",
+            "L1: every decision written down, checkpointed, in the output and traces",
+            _without_key("ledger"),
+            (),
+        ),
+        (
+            "events",
+            "P1-P3: the routed event and tool progress on stream_mode=custom",
+            None,
+            (
+                (route, "routed_event", lambda *a, **k: {}),
+                (progress, "tool_progress_event", lambda *a, **k: {}),
+            ),
+        ),
+        (
+            "idempotency key",
+            "Q6: a stable key per tool call, so a re-run step can deduplicate",
+            None,
+            ((tool_call, "tool_call_key", lambda *a, **k: ""),),
+        ),
+        (
+            "input checks",
+            "X1, X5: the input checked and converted before anything is stored",
+            None,
+            ((compiled, "validate_input", lambda value, limits=None: value),),
+        ),
+        (
+            "trace labels",
+            'LangSmith runs named "<phase> <task>" with the ledger as metadata',
+            None,
+            ((nodes, "label_run", lambda *a, **k: None),),
+        ),
+    ]
+
+
+def parts_rows(kind: str, requests: int, warmup: int) -> list[list[Any]]:
+    """What each part costs: toolweave with it and without it, interleaved (10 tools).
+
+    Every variant is its own graph (function assistant, the same single-tool
+    question); a part is switched off by a bench-only wrapper around the nodes'
+    bodies or by module attributes set for the duration of the variant's request.
+    Normalisation is switched off by returning the update a real run's normalize
+    made, so the superstep stays and only its body goes.
+    """
+    tools = make_noop_tools(10)
+    inputs = question(single_tool_text(tool_name(5)))
+
+    def build() -> Any:
+        return build_graph(DOMAIN, tools, assistant=named_in_text(), checkpointer=_saver(kind))
+
+    variants: list[tuple[str, str, Any, Sequence[tuple[Any, str, Any]]]] = [
+        ("(none)", "", build(), ())
+    ]
+    for part, buys, wrap, patches in part_switches():
+        graph = build()
+        if wrap is not None:
+            _wrap_nodes(graph, wrap)
+        variants.append((part, buys, graph, patches))
+    light = build()
+    _wrap_nodes(light, _canned(light, "normalize", inputs), ["normalize"])
+    variants.append(
+        ("normalisation", "A1, A2, T2-T4: question, language, gates, offered tools", light, ())
+    )
+
+    def runner(graph: Any, patches: Sequence[tuple[Any, str, Any]]) -> Any:
+        def run() -> None:
+            with _patched(patches):
+                answer = graph.invoke(inputs, fresh_config())["answer"]
+            assert answer, "a switched-off part must not change the answer"
+
+        return run
+
+    timings = time_interleaved([runner(g, p) for _, _, g, p in variants], requests, warmup)
+    full = timings[0].cpu_median
+    rows = []
+    for (part, buys, _, _), timing in zip(variants[1:], timings[1:], strict=True):
+        cost = full - timing.cpu_median
+        rows.append(
+            [part, buys, kind, requests, full, timing.cpu_median, cost, f"{cost / full:.0%}"]
+        )
+    return rows
+
+
+def node_rows(requests: int, warmup: int) -> list[list[Any]]:
+    """Each phase node's body: ``time.thread_time()`` per request (10 tools, single tool)."""
+    import collections
+
+    inputs = question(single_tool_text(tool_name(5)))
+    per_kind = []
+    for kind in PF1_SAVERS:
+        graph = build_graph(
+            DOMAIN, make_noop_tools(10), assistant=named_in_text(), checkpointer=_saver(kind)
+        )
+        spent: collections.Counter[str] = collections.Counter()
+
+        def timed(func: Any, name: str, spent: Any = spent) -> Any:
+            def body(*args: Any, **kwargs: Any) -> Any:
+                start = time.thread_time()
+                try:
+                    return func(*args, **kwargs)
+                finally:
+                    spent[name] += time.thread_time() - start
+
+            return body
+
+        for name, node in graph.nodes.items():
+            if getattr(node.bound, "func", None) is not None:
+                node.bound.func = timed(node.bound.func, name)
+        for _ in range(warmup):
+            graph.invoke(inputs, fresh_config())
+        spent.clear()
+        for _ in range(requests):
+            graph.invoke(inputs, fresh_config())
+        per_kind.append({name: ms * 1000.0 / requests for name, ms in spent.items()})
+    return [
+        [name, per_kind[0].get(name, 0.0), per_kind[1].get(name, 0.0), role]
+        for name, role in NODE_ROLES.items()
+    ]
+
+
 PF1_NOTE = (
     "\nCPU ms = median `time.process_time()` per request (every thread, so LangGraph's "
     "checkpoint threads count), the four graphs interleaved request by request in one "
@@ -740,6 +937,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--cpu-only", action="store_true", help="only the CPU table against create_agent"
     )
     parser.add_argument(
+        "--parts",
+        action="store_true",
+        help="only what each part of a run costs (node bodies, parts switched off)",
+    )
+    parser.add_argument(
         "--pf1",
         action="store_true",
         help="only PF1: CPU ratios against a bare chain and create_agent, both checkpointers",
@@ -763,6 +965,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     }
     warmup = args.warmup if args.warmup is not None else (1 if args.quick else 10)
     ratio_requests = args.requests or (5 if args.quick else 300)
+    if args.parts:
+        print(markdown_table(NODES_HEADERS.split("|"), node_rows(ratio_requests, warmup)))
+        print()
+        rows = [row for kind in PF1_SAVERS for row in parts_rows(kind, ratio_requests, warmup)]
+        print(markdown_table(PARTS_HEADERS.split("|"), rows))
+        return
     if args.pf1:
         print(markdown_table(PF1_HEADERS.split("|"), pf1_rows(args.tools, requests, warmup)))
         print(PF1_NOTE)

@@ -2,7 +2,7 @@
 
 Prints markdown tables. First the issue-16 ratio: wall and CPU per request of
 toolweave (10 tools, ``InMemorySaver``) against a bare LangGraph chain of the same
-supersteps, per durability mode, with the target (<= 1.2x) met or the gap split
+supersteps, per durability mode, with the target (SPEC PF1: <= 1.3x) met or the gap split
 into its causes (a third graph, the bare chain over toolweave's state channels
 with conditional edges, separates LangGraph's per-step work over that layout from
 toolweave's own). Then ms per request (median, p95) for 10/100/1000 registered
@@ -40,6 +40,7 @@ from langgraph.graph import END, START, StateGraph
 from bench.harness import (
     CHECKPOINTERS,
     DURABILITIES,
+    Timing,
     build_bare_graph,
     checkpointer,
     count_steps,
@@ -129,32 +130,49 @@ def overhead_rows(
     return rows
 
 
-TARGET_BARE_RATIO = 1.2
-"""Issue 16: toolweave / bare LangGraph chain of the same supersteps, wall and CPU."""
+TARGET_BARE_RATIO = 1.3
+"""SPEC PF1 (issue 16 asked 1.2x): toolweave / bare chain of the same supersteps."""
 RATIO_HEADERS = (
     "durability|steps|channels (toolweave / bare)|checkpoint puts + writes per request"
     " (toolweave / bare)|toolweave wall ms|bare wall ms|wall ratio|toolweave CPU ms"
-    "|layout CPU ms|static layout CPU ms|bare CPU ms|CPU ratio|<= 1.2x"
+    "|layout CPU ms|static layout CPU ms|bare CPU ms|CPU ratio|<= 1.3x"
 )
 
 
 class CountingSaver(InMemorySaver):
-    """An ``InMemorySaver`` that counts checkpoints (``put``) and pending writes stored."""
+    """An ``InMemorySaver`` that counts checkpoints (``put``) and pending writes stored.
+
+    The counts live in one shared dict: toolweave runs on a shallow copy of its saver
+    (the one reading with the graph's msgpack allowlist), which shares it.
+    """
 
     def __init__(self) -> None:
         """Start with both counts at zero."""
         super().__init__()
-        self.puts = 0
-        self.stored_writes = 0
+        self.counts = {"puts": 0, "writes": 0}
+
+    @property
+    def puts(self) -> int:
+        """Checkpoints stored."""
+        return self.counts["puts"]
+
+    @property
+    def stored_writes(self) -> int:
+        """Pending writes stored."""
+        return self.counts["writes"]
+
+    def reset(self) -> None:
+        """Both counts back to zero."""
+        self.counts["puts"] = self.counts["writes"] = 0
 
     def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
         """Count one checkpoint, then store it."""
-        self.puts += 1
+        self.counts["puts"] += 1
         return super().put(config, checkpoint, metadata, new_versions)
 
     def put_writes(self, config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
         """Count the task's writes, then store them."""
-        self.stored_writes += len(writes)
+        self.counts["writes"] += len(writes)
         super().put_writes(config, writes, task_id, task_path)
 
 
@@ -220,7 +238,7 @@ def ratio_rows(
             for run in runs:
                 run()
         for saver in savers:
-            saver.puts = saver.stored_writes = 0
+            saver.reset()
         tw, lay, base, stat = time_interleaved(runs, requests, 0)
         calls = requests
         wall, cpu = tw.median / base.median, tw.cpu_median / base.cpu_median
@@ -257,7 +275,8 @@ def _gap_note(durability: str, toolweave: float, layout: float, static: float, b
     routing = layout - static
     own = toolweave - layout
     return (
-        f"- durability={durability}: {toolweave - budget:.2f} ms CPU over the 1.2x budget. "
+        f"- durability={durability}: {toolweave - budget:.2f} ms CPU over the "
+        f"{TARGET_BARE_RATIO:g}x budget. "
         f"Of the {extra:.2f} ms toolweave adds: {channels:.2f} ms ({channels / extra:.0%}) "
         "LangGraph's per-step work over toolweave's channels (static layout - bare), "
         f"{routing:.2f} ms ({routing / extra:.0%}) its conditional edges (a branch run after "
@@ -571,6 +590,344 @@ def cpu_rows(
     return rows
 
 
+PF1_BARE_RATIO = 1.3
+"""SPEC PF1: toolweave CPU per request / a bare LangGraph chain of the same supersteps."""
+PF1_AGENT_RATIO = 1.0
+"""SPEC PF1: toolweave CPU per request / ``create_agent``'s, the same single-tool question."""
+PF1_SAVERS = ("none", "memory")
+"""PF1 asks for both: no checkpointer and ``InMemorySaver``."""
+PF1_HEADERS = (
+    "tools|question per request|checkpointer|steps (toolweave / create_agent)|requests"
+    "|toolweave (function) CPU ms|bare CPU ms|vs bare|<= 1.3x"
+    "|toolweave (chat model) CPU ms|create_agent CPU ms|vs create_agent|<= 1.0x"
+)
+
+
+def _saver(kind: str) -> Any:
+    return InMemorySaver() if kind == "memory" else None
+
+
+def pf1_targets(count: int, total: int, *, vary: bool) -> list[str]:
+    """The tool each request asks about: always the middle one, or another one each time."""
+    return [
+        tool_name((count // 2 + 7 * i) % count) if vary else tool_name(count // 2)
+        for i in range(total)
+    ]
+
+
+def named_in_text() -> FunctionAssistant:
+    """Zero-latency assistant routing to the tools the question names (one here)."""
+    return FunctionAssistant(route=lambda text, tools: [t.name for t in tools if t.name in text])
+
+
+def pf1_timings(
+    count: int, kind: str, *, vary: bool, requests: int, warmup: int
+) -> tuple[int, int, list[Timing]]:
+    """CPU per request of toolweave, the bare chain and ``create_agent``, interleaved.
+
+    Two toolweave graphs: one over a zero-latency :class:`FunctionAssistant` (no
+    model machinery at all) against the bare chain of as many no-op nodes as it runs
+    supersteps; one over ``ChatModelAssistant`` (fused routing) and a
+    :class:`ScriptedChatModel` against ``create_agent`` over another one with the
+    same tools, so both sides pay LangChain's model calls. Each request is on a
+    fresh thread; ``kind`` is ``"none"`` (no checkpointer) or ``"memory"``.
+
+    Returns:
+        toolweave's supersteps, create_agent's, and the four timings: toolweave
+        (function assistant), bare, toolweave (chat model), create_agent.
+    """
+    from langchain.agents import create_agent
+
+    tools = make_noop_tools(count)
+    tw_model, agent_model = ScriptedChatModel(), ScriptedChatModel()
+    assistant = ChatModelAssistant(tw_model, fuse_routing=True, max_retries=0)
+    light = build_graph(DOMAIN, tools, assistant=named_in_text(), checkpointer=_saver(kind))
+    graph = build_graph(DOMAIN, tools, assistant=assistant, checkpointer=_saver(kind))
+    agent = create_agent(agent_model, agent_tools(count), checkpointer=_saver(kind))
+    first = tool_name(count // 2)
+    text = single_tool_text(first)
+    steps = count_steps(light, question(text))
+    agent_model.script = agent_script(first)
+    agent_steps = count_steps(agent, question(text))
+    bare = build_bare_graph(steps, _saver(kind))
+    asked = pf1_targets(count, warmup + requests, vary=vary)
+    scripts = {
+        target: (
+            chat_script(tools, target, single_tool_text(target), fused=True),
+            agent_script(target),
+        )
+        for target in set(asked)
+    }
+    # each of the four runs takes the next question in turn: one list, four times over
+    targets = iter([target for target in asked for _ in range(4)])
+
+    def light_run() -> None:
+        light.invoke(question(single_tool_text(next(targets))), fresh_config())
+
+    def bare_run() -> None:
+        next(targets)
+        bare.invoke({"step": -1}, fresh_config())
+
+    def tw_run() -> None:
+        target = next(targets)
+        _scripted_run(graph, tw_model, scripts[target][0], single_tool_text(target))
+
+    def agent_run() -> None:
+        target = next(targets)
+        _scripted_run(agent, agent_model, scripts[target][1], single_tool_text(target))
+
+    timings = time_interleaved([light_run, bare_run, tw_run, agent_run], requests, warmup)
+    return steps, agent_steps, timings
+
+
+def pf1_row(count: int, kind: str, *, vary: bool, requests: int, warmup: int) -> list[Any]:
+    """One row of the PF1 table: CPU medians and both ratios."""
+    steps, agent_steps, (light, bare, tw, agent) = pf1_timings(
+        count, kind, vary=vary, requests=requests, warmup=warmup
+    )
+    vs_bare, vs_agent = light.cpu_median / bare.cpu_median, tw.cpu_median / agent.cpu_median
+    return [
+        count,
+        "a different tool each" if vary else "the same",
+        kind,
+        f"{steps} / {agent_steps}",
+        requests,
+        light.cpu_median,
+        bare.cpu_median,
+        f"{vs_bare:.2f}x",
+        verdict(vs_bare <= PF1_BARE_RATIO),
+        tw.cpu_median,
+        agent.cpu_median,
+        f"{vs_agent:.2f}x",
+        verdict(vs_agent <= PF1_AGENT_RATIO),
+    ]
+
+
+def pf1_rows(counts: Sequence[int], requests: dict[int, int], warmup: int) -> list[list[Any]]:
+    """:func:`pf1_row` per tool count, question kind and checkpointer."""
+    rows = []
+    for count in counts:
+        for vary in (False, True):
+            for kind in PF1_SAVERS:
+                rows.append(
+                    pf1_row(count, kind, vary=vary, requests=requests[count], warmup=warmup)
+                )
+                print(
+                    f"  PF1 timed {count} tools / {kind} / vary={vary}", file=sys.stderr, flush=True
+                )
+    return rows
+
+
+PARTS_HEADERS = (
+    "part switched off|what it buys|checkpointer|requests|toolweave CPU ms|without it CPU ms"
+    "|it costs ms|share of toolweave"
+)
+NODES_HEADERS = "node|body CPU ms (no checkpointer)|body CPU ms (InMemorySaver)|what it does"
+NODE_ROLES = {
+    "normalize": "the question, language, key words; the domain, system and eligibility "
+    "gates (A1, A2, T2-T4); the task tree's root; its ledger entry",
+    "route": "the pre-filter, the routing verdicts and extraction, A8/A9's guards, the "
+    "tools queued (A5, A6); routing ledger entries and the routed event",
+    "execute": "the tool's call with its context, idempotency key and progress sink "
+    "(Q6, P1); the result into context buffer and documents (B1, R6); its ledger entry",
+    "answer": "the answer from the context (R1, R2), its sources (R9), the task tree "
+    "nested for the output; its ledger entry",
+}
+
+
+def _without_key(key: str) -> Any:
+    """A node-body wrapper dropping ``key`` from the node's update (bench-only switch)."""
+
+    def wrap(func: Any) -> Any:
+        def body(*args: Any, **kwargs: Any) -> Any:
+            update = func(*args, **kwargs)
+            if isinstance(update, dict) and key in update:
+                update = {k: v for k, v in update.items() if k != key}
+            return update
+
+        return body
+
+    return wrap
+
+
+def _wrap_nodes(graph: Any, wrap: Any, names: Sequence[str] | None = None) -> None:
+    """Wrap the sync body of ``graph``'s nodes (all, or ``names``) in place."""
+    for name, node in graph.nodes.items():
+        bound = node.bound
+        if getattr(bound, "func", None) is not None and (names is None or name in names):
+            bound.func = wrap(bound.func)
+
+
+def _canned(graph: Any, name: str, inputs: dict[str, Any]) -> Any:
+    """A wrapper returning node ``name``'s update of one real run, without running its body."""
+    updates = [
+        update[name]
+        for update in graph.stream(inputs, fresh_config(), stream_mode="updates")
+        if name in update
+    ]
+    return lambda func: lambda *args, **kwargs: updates[0]
+
+
+@contextlib.contextmanager
+def _patched(patches: Sequence[tuple[Any, str, Any]]) -> Any:
+    """Set module attributes for the duration of one request (bench-only switches)."""
+    saved = [(owner, attr, getattr(owner, attr)) for owner, attr, _ in patches]
+    for owner, attr, value in patches:
+        setattr(owner, attr, value)
+    try:
+        yield
+    finally:
+        for owner, attr, value in saved:
+            setattr(owner, attr, value)
+
+
+def part_switches() -> list[tuple[str, str, Any, Sequence[tuple[Any, str, Any]]]]:
+    """Each part of a run that can be switched off in the bench.
+
+    Returns:
+        ``(part, what it buys, node wrapper or None, module patches)`` per part.
+    """
+    import toolweave.graph.compiled as compiled
+    import toolweave.graph.nodes as nodes
+    import toolweave.graph.route as route
+    import toolweave.graph.tool_call as tool_call
+    import toolweave.tools.progress as progress
+
+    return [
+        (
+            "ledger",
+            "L1: every decision written down, checkpointed, in the output and traces",
+            _without_key("ledger"),
+            (),
+        ),
+        (
+            "events",
+            "P1-P3: the routed event and tool progress on stream_mode=custom",
+            None,
+            (
+                (route, "routed_event", lambda *a, **k: {}),
+                (progress, "tool_progress_event", lambda *a, **k: {}),
+            ),
+        ),
+        (
+            "idempotency key",
+            "Q6: a stable key per tool call, so a re-run step can deduplicate",
+            None,
+            ((tool_call, "tool_call_key", lambda *a, **k: ""),),
+        ),
+        (
+            "input checks",
+            "X1, X5: the input checked and converted before anything is stored",
+            None,
+            ((compiled, "validate_input", lambda value, limits=None: value),),
+        ),
+        (
+            "trace labels",
+            'LangSmith runs named "<phase> <task>" with the ledger as metadata',
+            None,
+            ((nodes, "label_run", lambda *a, **k: None),),
+        ),
+    ]
+
+
+def parts_rows(kind: str, requests: int, warmup: int) -> list[list[Any]]:
+    """What each part costs: toolweave with it and without it, interleaved (10 tools).
+
+    Every variant is its own graph (function assistant, the same single-tool
+    question); a part is switched off by a bench-only wrapper around the nodes'
+    bodies or by module attributes set for the duration of the variant's request.
+    Normalisation is switched off by returning the update a real run's normalize
+    made, so the superstep stays and only its body goes.
+    """
+    tools = make_noop_tools(10)
+    inputs = question(single_tool_text(tool_name(5)))
+
+    def build() -> Any:
+        return build_graph(DOMAIN, tools, assistant=named_in_text(), checkpointer=_saver(kind))
+
+    variants: list[tuple[str, str, Any, Sequence[tuple[Any, str, Any]]]] = [
+        ("(none)", "", build(), ())
+    ]
+    for part, buys, wrap, patches in part_switches():
+        graph = build()
+        if wrap is not None:
+            _wrap_nodes(graph, wrap)
+        variants.append((part, buys, graph, patches))
+    light = build()
+    _wrap_nodes(light, _canned(light, "normalize", inputs), ["normalize"])
+    variants.append(
+        ("normalisation", "A1, A2, T2-T4: question, language, gates, offered tools", light, ())
+    )
+
+    def runner(graph: Any, patches: Sequence[tuple[Any, str, Any]]) -> Any:
+        def run() -> None:
+            with _patched(patches):
+                answer = graph.invoke(inputs, fresh_config())["answer"]
+            assert answer, "a switched-off part must not change the answer"
+
+        return run
+
+    timings = time_interleaved([runner(g, p) for _, _, g, p in variants], requests, warmup)
+    full = timings[0].cpu_median
+    rows = []
+    for (part, buys, _, _), timing in zip(variants[1:], timings[1:], strict=True):
+        cost = full - timing.cpu_median
+        rows.append(
+            [part, buys, kind, requests, full, timing.cpu_median, cost, f"{cost / full:.0%}"]
+        )
+    return rows
+
+
+def node_rows(requests: int, warmup: int) -> list[list[Any]]:
+    """Each phase node's body: ``time.thread_time()`` per request (10 tools, single tool)."""
+    import collections
+
+    inputs = question(single_tool_text(tool_name(5)))
+    per_kind = []
+    for kind in PF1_SAVERS:
+        graph = build_graph(
+            DOMAIN, make_noop_tools(10), assistant=named_in_text(), checkpointer=_saver(kind)
+        )
+        spent: collections.Counter[str] = collections.Counter()
+
+        def timed(func: Any, name: str, spent: Any = spent) -> Any:
+            def body(*args: Any, **kwargs: Any) -> Any:
+                start = time.thread_time()
+                try:
+                    return func(*args, **kwargs)
+                finally:
+                    spent[name] += time.thread_time() - start
+
+            return body
+
+        for name, node in graph.nodes.items():
+            if getattr(node.bound, "func", None) is not None:
+                node.bound.func = timed(node.bound.func, name)
+        for _ in range(warmup):
+            graph.invoke(inputs, fresh_config())
+        spent.clear()
+        for _ in range(requests):
+            graph.invoke(inputs, fresh_config())
+        per_kind.append({name: ms * 1000.0 / requests for name, ms in spent.items()})
+    return [
+        [name, per_kind[0].get(name, 0.0), per_kind[1].get(name, 0.0), role]
+        for name, role in NODE_ROLES.items()
+    ]
+
+
+PF1_NOTE = (
+    "\nCPU ms = median `time.process_time()` per request (every thread, so LangGraph's "
+    "checkpoint threads count), the four graphs interleaved request by request in one "
+    "process, a fresh thread each. toolweave (function): a zero-latency `FunctionAssistant` "
+    "(no model machinery), against bare: a chain of as many no-op nodes as toolweave's "
+    "supersteps, each writing one int. toolweave (chat model): `ChatModelAssistant` (fused "
+    "routing) over `ScriptedChatModel`, against create_agent: the same tools (same names "
+    "and request model) over another `ScriptedChatModel`, one tool call then the answer. "
+    '"A different tool each": request i asks about another tool (another question text). '
+    f"PF1: <= {PF1_BARE_RATIO:g}x bare and <= {PF1_AGENT_RATIO:g}x create_agent."
+)
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Command-line options."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -598,6 +955,16 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--cpu-only", action="store_true", help="only the CPU table against create_agent"
     )
     parser.add_argument(
+        "--parts",
+        action="store_true",
+        help="only what each part of a run costs (node bodies, parts switched off)",
+    )
+    parser.add_argument(
+        "--pf1",
+        action="store_true",
+        help="only PF1: CPU ratios against a bare chain and create_agent, both checkpointers",
+    )
+    parser.add_argument(
         "--runs",
         type=int,
         default=1,
@@ -616,6 +983,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     }
     warmup = args.warmup if args.warmup is not None else (1 if args.quick else 10)
     ratio_requests = args.requests or (5 if args.quick else 300)
+    if args.parts:
+        print(markdown_table(NODES_HEADERS.split("|"), node_rows(ratio_requests, warmup)))
+        print()
+        rows = [row for kind in PF1_SAVERS for row in parts_rows(kind, ratio_requests, warmup)]
+        print(markdown_table(PARTS_HEADERS.split("|"), rows))
+        return
+    if args.pf1:
+        print(markdown_table(PF1_HEADERS.split("|"), pf1_rows(args.tools, requests, warmup)))
+        print(PF1_NOTE)
+        return
     if args.cpu_only:
         rows = cpu_rows(args.tools, requests, warmup, args.runs)
         print(markdown_table(CPU_HEADERS.split("|"), rows))

@@ -15,7 +15,7 @@ from toolweave.graph.coordinate import make_coordinate
 from toolweave.graph.decide_conditional import make_decide_conditional
 from toolweave.graph.deep_fallback import make_deep_fallback
 from toolweave.graph.execute import make_execute
-from toolweave.graph.langgraph_private import RunnableCallable
+from toolweave.graph.langgraph_private import RunnableCallable, lean_branch_reads
 from toolweave.graph.normalize import make_normalize
 from toolweave.graph.pause import make_ask_user, make_take_reply
 from toolweave.graph.route import make_route
@@ -136,8 +136,11 @@ def build_graph(
 
         assistant = default_assistant()
     graph = create_state_graph(domain, tools, assistant=assistant, limits=resolved)
+    langgraph_compiled = graph.compile(checkpointer=checkpointer, name=name)
+    # PF1: the route reads the post-reducer state copying only the channels a step wrote
+    lean_branch_reads(langgraph_compiled)
     compiled = ToolweaveGraph.of(
-        graph.compile(checkpointer=checkpointer, name=name),
+        langgraph_compiled,
         limits=resolved,
         interrupted_runs=interrupted_runs,
         build_secrets=secrets_of(assistant),  # its API key, in every run's scope (X4, X6)

@@ -23,23 +23,34 @@ entry below to update. The rest of the library imports them from here.
   the class's constructor.
 - :class:`RunnableCallable`: the runnable LangGraph makes of a function node, with
   a sync and an async body.
+- :func:`lean_branch_reads`: a conditional edge's state reader (the ``reader``
+  keyword of the ``RunnableCallable`` ``BranchSpec.run`` makes, a ``partial`` of
+  ``ChannelRead.do_read`` with ``fresh=True``), and the task's read function under
+  ``CONFIG_KEY_READ`` (a ``partial`` of ``local_read`` over ``scratchpad``,
+  ``channels``, ``managed`` and the task's writes), which :func:`lean_fresh_read` reads.
 """
 
 from __future__ import annotations
 
 import abc
 import copy
+import functools
 import weakref
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
+from langgraph.channels import BinaryOperatorAggregate, DeltaChannel, LastValue
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.base import maybe_add_typed_methods
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 try:
+    from langgraph._internal._constants import CONF, CONFIG_KEY_READ
     from langgraph._internal._runnable import RunnableCallable as RunnableCallable
     from langgraph.checkpoint.serde.jsonplus import _create_msgpack_ext_hook
+    from langgraph.pregel._io import read_channels
+    from langgraph.pregel._read import ChannelRead
 except ImportError as error:  # pragma: no cover - only with a LangGraph that moved it
     raise ImportError(
         "this LangGraph release moved RunnableCallable out of langgraph._internal._runnable; "
@@ -139,3 +150,75 @@ class AllowlistedCheckpoints(abc.ABC):  # noqa: B024 - Pregel's metaclass is ABC
         if checkpointer is None or not allowlist:
             return checkpointer
         return allowlisted(checkpointer, allowlist)
+
+
+BRANCH_READER = "reader"
+"""The keyword under which a conditional edge's runnable keeps its state reader."""
+_SAME_WITHOUT_WRITES = (LastValue, BinaryOperatorAggregate, DeltaChannel)
+"""Channel kinds whose value an empty update leaves as it is (an ephemeral one it clears)."""
+
+
+def lean_fresh_read(
+    config: RunnableConfig,
+    *,
+    select: str | list[str],
+    mapper: Callable[[Any], Any] | None = None,
+    fresh: bool = True,
+) -> Any:
+    """LangGraph's fresh state read for a conditional edge, copying only the channels written.
+
+    LangGraph's own (``local_read`` with ``fresh=True``) copies every channel of the
+    graph (the state's keys and its own trigger channels) and applies the node's
+    writes to the copies, so the route sees the state its reducers made of the
+    update (S2). A channel the node did not write reads the same copied or not, when
+    an empty update leaves it as it is: this read copies the written channels (and
+    any of another kind), applies the writes with the channels' own reducers, and
+    reads the others in place. The same values, without a copy of every channel at
+    every step. Anything else (a single key, a managed value) goes to LangGraph's read.
+    """
+    read = config[CONF][CONFIG_KEY_READ]
+    args = read.args if isinstance(read, functools.partial) else ()
+    if not fresh or isinstance(select, str) or len(args) != 4:
+        return ChannelRead.do_read(config, select=select, fresh=fresh, mapper=mapper)
+    channels: Mapping[str, Any] = args[1]
+    written: dict[str, list[Any]] = {}
+    for channel, value in args[3].writes:
+        if channel in channels:
+            written.setdefault(channel, []).append(value)
+    local = {}
+    for key in select:
+        channel = channels.get(key)
+        if channel is None:  # a managed value: LangGraph reads it
+            return ChannelRead.do_read(config, select=select, fresh=fresh, mapper=mapper)
+        if key in written or not isinstance(channel, _SAME_WITHOUT_WRITES):
+            channel = channel.copy()
+            channel.update(written.get(key, []))
+        local[key] = channel
+    values = read_channels(local, select)
+    return mapper(values) if mapper else values
+
+
+def lean_branch_reads(graph: Any) -> int:
+    """Give every conditional edge of a compiled ``graph`` :func:`lean_fresh_read`.
+
+    Its select and mapper stay LangGraph's. Returns:
+        How many edges were given it (0 if LangGraph no longer builds them so).
+    """
+    count = 0
+    for node in graph.nodes.values():
+        for writer in node.writers:
+            reader = getattr(writer, "kwargs", {}).get(BRANCH_READER)
+            if not (
+                isinstance(writer, RunnableCallable)
+                and isinstance(reader, functools.partial)
+                and reader.func is ChannelRead.do_read
+                and reader.keywords.get("fresh") is True
+            ):
+                continue
+            writer.kwargs[BRANCH_READER] = functools.partial(
+                lean_fresh_read,
+                select=reader.keywords["select"],
+                mapper=reader.keywords.get("mapper"),
+            )
+            count += 1
+    return count

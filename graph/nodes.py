@@ -14,7 +14,7 @@ default ``afunc`` runs ``func`` in the executor) with our async body;
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
@@ -30,17 +30,32 @@ R = TypeVar("R")
 
 StepFunction = Callable[[GraphState, Runtime[RunContext]], Steps[R]]
 
+_COUNTERS = ("llm_calls", "deep_fallback_calls")
+"""Keys summed by their reducer: adding 0 changes nothing, so a 0 is not written."""
+
+
+def without_idle_counters(update: R) -> R:
+    """``update`` without counter writes of 0 (PF1: every channel written costs a step work).
+
+    The sum is the same; a write of 0 would still be applied, versioned and
+    checkpointed. An ``Overwrite`` (a reset) is kept.
+    """
+    if not isinstance(update, dict) or not any(update.get(key) == 0 for key in _COUNTERS):
+        return update
+    kept = {k: v for k, v in update.items() if not (k in _COUNTERS and type(v) is int and v == 0)}
+    return cast("R", kept)
+
 
 def make_node(name: str, step: StepFunction[R]) -> Runnable[Any, Any]:
     """A LangGraph node whose sync and async bodies both run ``step``."""
 
     def sync_body(state: GraphState, runtime: Runtime[RunContext]) -> R:
-        update = drive(step(state, runtime))
+        update = without_idle_counters(drive(step(state, runtime)))
         label_run(name, state, update)
         return update
 
     async def async_body(state: GraphState, runtime: Runtime[RunContext]) -> R:
-        update = await adrive(step(state, runtime))
+        update = without_idle_counters(await adrive(step(state, runtime)))
         label_run(name, state, update)
         return update
 

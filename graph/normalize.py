@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AnyMessage
@@ -26,7 +26,7 @@ from toolweave.llm.offline import normalize_offline, resolved_by_rules
 from toolweave.state.graph_state import GraphState, MessageFacts
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import ROOT_TASK_NO, TaskInfo, TaskNode
-from toolweave.tools.eligibility import check_gates
+from toolweave.tools.eligibility import check_gates, open_without_filter
 from toolweave.tools.registry import AnyTool
 
 PER_MESSAGE_RESETS: tuple[tuple[str, Any], ...] = (
@@ -76,11 +76,20 @@ def offer_tools(
     tools: Sequence[AnyTool],
     systems: Sequence[str],
     user_data: Mapping[str, Any] | None,
+    open_tools: Collection[str] = frozenset(),
 ) -> tuple[list[str], list[LedgerEntry]]:
-    """A2: the tools that pass T3 and T4 for this request, and a ledger entry per refusal."""
+    """A2: the tools that pass T3 and T4 for this request, and a ledger entry per refusal.
+
+    ``open_tools``: names of ``tools`` that pass both gates whenever the request has
+    no system filter (:func:`~toolweave.tools.eligibility.open_without_filter`),
+    computed once per graph; they are offered without being asked again.
+    """
     offered: list[str] = []
     refused: list[LedgerEntry] = []
     for tool in tools:
+        if not systems and tool.name in open_tools:
+            offered.append(tool.name)
+            continue
         verdict = check_gates(tool, domain=deps.domain.name, systems=systems, user_data=user_data)
         if verdict.passed:
             offered.append(tool.name)
@@ -99,6 +108,7 @@ def offer_tools(
 def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``normalize`` node over ``deps``."""
     tools = domain_tools(deps)
+    open_tools = frozenset(tool.name for tool in tools if open_without_filter(tool))
     coordinators = sorted(
         (tool for tool in tools if isinstance(tool, AgentCoordinator) and tool.decomposes),
         key=lambda t: t.priority,
@@ -116,7 +126,7 @@ def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
             norm, calls = normalize_offline(question, history, default_lang=lang), 0
         norm, notes = check_normalized(question, history, norm)  # A1, T10
         offered, refusals = offer_tools(
-            deps, tools, state.get("systems") or [], user_data_for(state, runtime)
+            deps, tools, state.get("systems") or [], user_data_for(state, runtime), open_tools
         )
         allowed = set(offered)
         closed = closed_by_new_question(state.get("pause"), question)  # Q2: a new turn

@@ -636,6 +636,8 @@ PART_JOINERS = frozenset({"and", "also", "plus", "es", "illetve", "valamint", "m
 AUXILIARIES = frozenset({"is", "are", "do", "does", "can", "could", "will", "should", "may"})
 """Folded English verbs a yes/no question opens with ("…, and can I renew it online?")."""
 _QUESTION_OPENERS = frozenset(fold(w) for w in QUESTION_WORDS)
+_OPENER_STEMS = tuple(sorted(q for q in _QUESTION_OPENERS if len(q) >= 4))
+"""The question words a longer word may open with ("mennyibe"): one ``startswith`` call."""
 _TOKEN = re.compile(r"\w+|,", re.UNICODE)
 
 
@@ -644,7 +646,7 @@ def _opens_question(word: str) -> bool:
     folded = fold(word)
     if folded in _QUESTION_OPENERS or folded in AUXILIARIES:
         return True
-    return any(len(q) >= 4 and folded.startswith(q) for q in _QUESTION_OPENERS)
+    return folded.startswith(_OPENER_STEMS)
 
 
 def _clause_cuts(sentence: str) -> list[tuple[int, int]]:

@@ -8,15 +8,17 @@ fails with a message naming the entry to update after a LangGraph upgrade.
 from __future__ import annotations
 
 import asyncio
+import operator
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.config import get_config
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 from typing_extensions import TypedDict
@@ -261,3 +263,53 @@ def test_X5_the_explicit_serializer_is_built_once_per_saver_and_allowlist(monkey
     changed = private.allowlisted(saver, {task})
     assert changed.serde is not first.serde
     assert changed.serde.pickle_fallback == saver.serde.pickle_fallback
+
+
+class _Routed(TypedDict):
+    items: Annotated[list[str], operator.add]
+    last: str
+    untouched: str
+
+
+def test_S2_the_lean_branch_read_sees_what_langgraphs_fresh_read_sees():
+    """The route reads the post-reducer state; only the channels a node wrote are copied."""
+    seen: list[tuple[Any, Any]] = []
+
+    def route(state: _Routed) -> str:
+        config = get_config()
+        select = ["items", "last", "untouched"]
+        own = private.ChannelRead.do_read(config, select=select, fresh=True)
+        seen.append((private.lean_fresh_read(config, select=select), own))
+        return END if len(state["items"]) > 2 else "b"
+
+    graph = StateGraph(_Routed)
+    graph.add_node("a", lambda state: {"items": ["a"], "last": "a"})
+    graph.add_node("b", lambda state: {"items": ["b"]})
+    graph.add_edge(START, "a")
+    graph.add_conditional_edges("a", route, ["b", END])
+    graph.add_conditional_edges("b", route, ["b", END])
+    compiled = graph.compile()
+    what, name = "a conditional edge's reader", "BRANCH_READER / lean_branch_reads"
+    assert private.lean_branch_reads(compiled) == 2, UPDATE.format(what=what, name=name)
+    result = compiled.invoke({"items": ["start"], "untouched": "u"})
+    assert result["items"] == ["start", "a", "b"]
+    assert len(seen) == 2
+    for lean, own in seen:
+        assert lean == own, UPDATE.format(what="CONFIG_KEY_READ's arguments", name=name)
+    assert seen[0][0] == {"items": ["start", "a"], "last": "a", "untouched": "u"}
+
+
+def test_S2_every_phase_edge_of_the_built_graph_reads_leanly():
+    """build_graph gives each of its conditional edges the lean read (PF1)."""
+    from toolweave import build_graph
+    from toolweave.testing import FunctionAssistant
+
+    graph = build_graph("d", [], assistant=FunctionAssistant())
+    readers = [
+        writer.kwargs[private.BRANCH_READER]
+        for node in graph.nodes.values()
+        for writer in node.writers
+        if private.BRANCH_READER in getattr(writer, "kwargs", {})
+    ]
+    assert readers, "no conditional edge found"
+    assert all(reader.func is private.lean_fresh_read for reader in readers)

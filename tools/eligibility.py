@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolweave.state.errors import InvalidRequestError
-from toolweave.tools.base import ALL, EligibleSystem
+from toolweave.tools.base import ALL, ChatbotTool, EligibleSystem
 from toolweave.tools.registry import AnyTool
 
 logger = logging.getLogger(__name__)
@@ -114,3 +114,14 @@ def _describe(eligible: EligibleSystem) -> str:
     if isinstance(eligible, frozenset):
         return str(sorted(eligible))
     return repr(eligible if isinstance(eligible, str) else eligible.value)
+
+
+def open_without_filter(tool: AnyTool) -> bool:
+    """Whether T3 and T4 pass ``tool`` for any request without a system filter.
+
+    True when it keeps the default ``is_eligible`` (always eligible): with no system
+    filter the system gate passes every tool, so :func:`check_gates` can only say
+    "passed" for it. The graph works this out once per tool, not once per request.
+    """
+    method = getattr(tool, "is_eligible", None)
+    return getattr(method, "__func__", None) is ChatbotTool.is_eligible

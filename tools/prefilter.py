@@ -222,9 +222,13 @@ class CandidateIndex:
         for terms in query_words(prompt):
             if ignore and any(term in ignore for term in terms):
                 continue
-            best: dict[int, float] = {}
-            for term in terms:
-                for doc, value in self._postings.get(term, {}).items():
+            found = [postings for term in terms if (postings := self._postings.get(term))]
+            if not found:
+                continue
+            # a word counts once per tool, with its best-scoring term
+            best = {doc: value for doc, value in found[0].items() if value > 0.0}
+            for postings in found[1:]:
+                for doc, value in postings.items():
                     if value > best.get(doc, 0.0):
                         best[doc] = value
             for doc, value in best.items():

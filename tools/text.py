@@ -165,7 +165,11 @@ class _Stemmer(Protocol):
 
 def fold(text: str) -> str:
     """Case-fold ``text`` and strip its diacritics (``Kórház`` -> ``korhaz``)."""
+    if text.isascii():  # no diacritics, and NFKD leaves ASCII as it is
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text.casefold())
+    if decomposed.isascii():
+        return decomposed
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 

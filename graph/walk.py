@@ -121,14 +121,18 @@ def route_entry(state: Mapping[str, Any]) -> Entry:
     """Where a new message enters: a reply to an open question (Q2) or a new question (A1).
 
     A message on a thread that waits on a question is read first
-    (:func:`message_kind`): a new question starts a new turn, and the open question
-    is closed (its tool is not fed the text as its reply); a reply or a cancel goes
-    to ``take_reply``.
+    (:func:`message_kind`): a new question or an amended request starts a new turn,
+    and the open question is closed (its tool is not fed the text as its reply); a
+    reply or a cancel goes to ``take_reply``.
     """
     pause = pause_of(state)
     if pause is None or awaiting(pause) != "reply":
         return "normalize"
-    return "normalize" if message_kind(state, pause) == "new_question" else "take_reply"
+    return "normalize" if message_kind(state, pause) in NEW_TURN else "take_reply"
+
+
+NEW_TURN: frozenset[NextMessageKind] = frozenset({"new_question", "amended"})
+"""The kinds of next message that start a new turn instead of replying (Q2)."""
 
 
 def message_kind(state: Mapping[str, Any], pause: Pause) -> NextMessageKind:

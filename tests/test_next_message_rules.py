@@ -1,9 +1,11 @@
 """Q2 (issue 38 item 3): the next message on a thread that waits on a question is read first.
 
 A neutral domain (a city library): ``branch_hours`` asks "Which branch?" when the
-question names none. The person may answer it, ask something else, or drop it; only
-an answer reaches the tool as its reply. A new question is answered as a new turn and
-the open question is closed in the ledger; a cancel ends the run with no tool call.
+question names none. The person may answer it, correct what they asked, ask something
+else, or drop it; only an answer reaches the tool as its reply. An amended request is
+the earlier request asked again with the amendment, a new question is answered as a
+new turn, and either closes the open question in the ledger; a cancel ends the run
+with no tool call.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from support import doc
 
 from toolweave import ClarifiableTool, ToolCallContext, ToolResult, build_graph
 from toolweave.llm.next_message import next_message_kind
+from toolweave.llm.offline import normalize_offline
 from toolweave.state.ledger import LedgerKind
 from toolweave.testing import FunctionAssistant
 
@@ -47,7 +50,7 @@ def _route(text: str, tools: Any) -> list[str]:
     return ["branch_hours"] if "open" in text.lower() else ["membership_fees"]
 
 
-def _graph() -> tuple[Any, BranchHours]:
+def _graph(**assistant: Any) -> tuple[Any, BranchHours]:
     from support import make_tool
 
     hours = BranchHours()
@@ -57,7 +60,7 @@ def _graph() -> tuple[Any, BranchHours]:
     graph = build_graph(
         "library",
         [hours, fees],
-        assistant=FunctionAssistant(route=_route),
+        assistant=FunctionAssistant(route=_route, **assistant),
         checkpointer=InMemorySaver(),
     )
     return graph, hours
@@ -85,6 +88,14 @@ def _turns(graph: Any, *messages: str, thread: str) -> dict[str, Any]:
         ("mindegy", "cancel"),
         ("nieważne, dzięki", "cancel"),
         ("no idea", "reply"),  # short and no question: the tool decides what it means
+        ("Sorry, I meant when you close on Sunday.", "amended"),
+        ("Actually, what about the closing time?", "amended"),
+        ("Bocsánat, a zárásra gondoltam.", "amended"),
+        ("Úgy értem, mikor zárnak vasárnap?", "amended"),
+        ("Przepraszam, chodziło mi o godzinę zamknięcia.", "amended"),
+        ("I meant Riverside.", "reply"),  # a correction that only picks a choice answers
+        ("No, sorry, I meant the Central one.", "reply"),
+        ("Właściwie Riverside.", "reply"),
     ],
 )
 def test_Q2_next_message_kind_by_form_and_what_was_asked(message: str, kind: str):
@@ -109,6 +120,38 @@ def test_Q2_a_new_question_is_a_new_turn_and_closes_the_open_question():
     assert [(e.tool, e.verdict) for e in closed] == [("branch_hours", "closed")]
     assert question in closed[0].reason
     assert graph.get_state({"configurable": {"thread_id": "new"}}).values.get("pause") is None
+
+
+def test_Q2_an_amended_request_is_the_earlier_request_asked_again_with_the_amendment():
+    graph, hours = _graph()
+    amended = "Sorry, I meant the annual membership fee."
+    out = _turns(graph, "When are you open?", amended, thread="a")
+    assert hours.replies == []  # the correction was not fed to the tool as its reply
+    assert FEE in out["answer"]
+    assert out["activated"] == ["1:membership_fees"]
+    entries = [e for e in out["ledger"] if e.kind is LedgerKind.CLARIFICATION]
+    assert [(e.tool, e.verdict) for e in entries] == [("branch_hours", "amended")]
+    assert "the annual membership fee" in entries[0].reason
+    values = graph.get_state({"configurable": {"thread_id": "a"}}).values
+    assert values["message"].question == "the annual membership fee."  # the marker is gone
+    assert values.get("pause") is None
+
+
+def test_Q2_an_amendment_of_a_detail_reruns_the_earlier_request_which_may_ask_again():
+    """ "Actually, on Sunday": the earlier request with the day, so the tool asks again.
+
+    Normalization reads the amendment as a follow-up of the request it corrects (A1;
+    here the offline rules, as a rules-first model assistant does).
+    """
+    graph, hours = _graph(normalize=normalize_offline)
+    _turns(graph, "When are you open?", "Actually, on Sunday.", thread="d")
+    state = graph.get_state({"configurable": {"thread_id": "d"}})
+    assert state.values["message"].question == "When are you open on Sunday?"
+    assert [i.value["question"] for i in state.interrupts] == ["Which branch?"]
+    assert hours.replies == []
+    out = _turns(graph, "Central", thread="d")
+    assert hours.replies == ["Central"]
+    assert "Central: open 9-18." in out["answer"]
 
 
 def test_Q2_a_cancel_ends_the_run_with_no_tool_call_and_no_model_call():

@@ -223,3 +223,61 @@ def _graph_tools() -> tuple[Any, list[Any]]:
         "branch_hours: true when the user asks when a branch is open"
     )
     return Domain(name="library"), [hours, fees]
+
+
+def _evaluated(*records: dict[str, Any]) -> Any:
+    from toolweave import Domain
+    from toolweave.evaluation import evaluate, parse_case
+
+    _, tools = _graph_tools()
+    cases = [parse_case(record, f"case {n}") for n, record in enumerate(records)]
+    return evaluate(Domain(name="library"), tools, cases, assistant=FunctionAssistant(route=_route))
+
+
+PENDING = {"history": ["When are you open?"]}
+
+
+def test_Q2_eval_scores_what_the_next_message_was_read_as_by_split():
+    """``expected_next`` cases: the graph's reading comes from the ledger, per split."""
+    from toolweave.evaluation import split_table
+
+    report = _evaluated(
+        {"question": "Riverside", **PENDING, "expected_next": "reply",
+         "expected_tools": ["branch_hours"], "split": "dev"},
+        {"question": "How much is the annual membership?", **PENDING,
+         "expected_next": "new_question", "expected_tools": ["membership_fees"],
+         "expected_facts": ["20 euros"], "split": "heldout"},
+        {"question": "Never mind.", **PENDING, "expected_next": "cancel",
+         "expected_tools": "none", "split": "heldout"},
+        {"question": "Sorry, I meant the annual membership fee.", **PENDING,
+         "expected_next": "amended", "expected_tools": ["membership_fees"], "split": "dev"},
+        {"question": "No idea.", **PENDING, "expected_next": "new_question",
+         "expected_tools": ["branch_hours"], "split": "dev"},  # read as a reply: a miss
+    )  # fmt: skip
+    read = [(r.next_kind, r.next_ok) for r in report.results]
+    assert read == [
+        ("reply", True), ("new_question", True), ("cancel", True), ("amended", True),
+        ("reply", False),
+    ]  # fmt: skip
+    assert [r.exact for r in report.results] == [True] * 5  # each turn's own routing
+    assert not any(r.wrong_finished_answer for r in report.results)  # a cancel is no answer
+    assert report.splits()["heldout"].next_message_accuracy == 1.0
+    assert report.splits()["dev"].next_message_accuracy == 2 / 3
+    header, _, dev, heldout = split_table(report)[1:]
+    assert "next message right" in header
+    assert "66.7 %" in dev
+    assert "100.0 %" in heldout
+
+
+def test_Q2_eval_a_history_that_leaves_nothing_open_is_a_miss_and_a_bad_kind_is_refused():
+    from toolweave.evaluation import parse_case
+    from toolweave.state.errors import InvalidRequestError
+
+    report = _evaluated(
+        {"question": "Never mind.", "history": ["How much is the annual membership?"],
+         "expected_next": "cancel", "expected_tools": "none"},
+        {"question": "How much is the annual membership?", "expected_tools": ["membership_fees"]},
+    )  # fmt: skip
+    assert [(r.next_kind, r.next_ok) for r in report.results] == [(None, False), (None, None)]
+    with pytest.raises(InvalidRequestError, match="expected_next"):
+        parse_case({"question": "x", "expected_tools": "none", "expected_next": "maybe"}, "l1")

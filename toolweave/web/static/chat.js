@@ -10,7 +10,8 @@
  *                                             conversations by first question and time)
  *   POST /threads/{id}/runs/stream         -> SSE: metadata, messages, custom, error
  *   GET  /threads/{id}/state               -> the answer, documents and pending interrupts
- *   interrupt "clarification"              -> buttons; resume with the chosen text
+ *   interrupt "clarification"              -> buttons; a click resumes with the choice; typed
+ *                                             text is the thread's next message (the graph reads it)
  *   interrupt "client_tool_calls"          -> AiTools.runCall per call; resume with
  *                                             {type: "client_tool_results", results: [...]}
  */
@@ -877,6 +878,23 @@
     });
   }
 
+  /**
+   * What the person typed while a question waits: the next message on the thread (Q2),
+   * not a resume. The graph reads it: a reply goes to the tool that asked, an amended
+   * request or a new question starts a new turn and closes the question, a cancel
+   * drops it. A click on an offered choice is a reply and resumes (answerQuestion).
+   */
+  function sendWhileQuestionWaits(text) {
+    if (busy || !openQuestion) return Promise.resolve();
+    const question = closeQuestion(null);
+    addUserMessage(text);
+    return drive(new Turn(), runInput(text)).then((reached) => {
+      if (reached) return;
+      reopenQuestion(question); // nothing was sent: the question still waits
+      if (!el.input.value) el.input.value = text; // ready to send again
+    });
+  }
+
   function reopenQuestion(question) {
     question.node.classList.remove("answered");
     for (const button of question.node.querySelectorAll("button")) {
@@ -985,7 +1003,7 @@
     const text = el.input.value.trim();
     if (!text || busy) return;
     el.input.value = "";
-    if (openQuestion) answerQuestion(text, null);
+    if (openQuestion) sendWhileQuestionWaits(text);
     else ask(text);
   });
 
@@ -1038,7 +1056,7 @@
         const field = form.elements.namedItem(name);
         return field && "value" in field ? String(field.value).trim() : "";
       });
-      if (openQuestion) answerQuestion(text, null);
+      if (openQuestion) sendWhileQuestionWaits(text);
       else ask(text);
     });
   }

@@ -71,3 +71,80 @@ def test_Q2_page_typed_reply_while_a_question_waits_still_reaches_the_tool(
     values = server_state(server_url, thread_in_url(page))["values"]
     assert _clarifications(values) == [("department_info", "asked"), ("department_info", "replied")]
     assert "9:00-13:00" in values["answer"]
+
+
+# ------------------------------------------------- through the server, across processes
+
+CONSULTATION_EN = "When are the consultation hours?"
+PARKING_EN = "How much does parking cost per hour?"
+
+
+def _client(url: str) -> Any:
+    from langgraph_sdk import get_sync_client
+
+    return get_sync_client(url=url, api_key=None)
+
+
+def _message(text: str) -> dict[str, Any]:
+    return {"messages": [{"role": "human", "content": text}]}
+
+
+def _paused(client: Any) -> str:
+    """A new thread paused on "Which department?" through ``client``; its id."""
+    thread = str(client.threads.create()["thread_id"])
+    paused = client.runs.wait(thread, "korhaz", input=_message(CONSULTATION_EN))
+    assert paused["__interrupt__"][0]["value"]["type"] == "clarification"
+    assert client.threads.get(thread)["status"] == "interrupted"
+    return thread
+
+
+def _answered_as_a_new_turn(client: Any, thread: str, done: dict[str, Any]) -> None:
+    assert "__interrupt__" not in done
+    assert "500 Ft" in done["answer"]
+    assert client.threads.get(thread)["status"] == "idle"
+    values = client.threads.get_state(thread)["values"]
+    assert _clarifications(values) == [("department_info", "closed")]
+    assert "1:department_info" not in values["activated"]  # its tool never saw the text
+    assert _humans(values) == [CONSULTATION_EN, PARKING_EN]
+
+
+def test_Q2_Q3_a_new_question_after_a_server_restart_is_a_new_turn_on_the_paused_thread(
+    tmp_path: Any,
+) -> None:
+    """Process one pauses the thread; a new server process on the same store answers it.
+
+    ``langgraph dev`` keeps its threads in its working folder across a restart, so the
+    second server (a new process, a fresh client) finds the thread waiting.
+    """
+    from dev_server import langgraph_dev
+
+    with langgraph_dev(tmp_path) as first:
+        thread = _paused(_client(first.url))
+    with langgraph_dev(tmp_path) as second:
+        client = _client(second.url)
+        assert client.threads.get(thread)["status"] == "interrupted"
+        done = client.runs.wait(thread, "korhaz", input=_message(PARKING_EN))
+        _answered_as_a_new_turn(client, thread, done)
+
+
+@pytest.mark.postgres
+def test_Q2_Y1_a_new_question_through_another_process_over_postgres_is_a_new_turn() -> None:
+    """Asked through one API process, the new question sent through another (Y1).
+
+    The deployment of ``scripts/multiworker.sh``: API processes and workers over one
+    PostgreSQL database, which ``.ci/run`` starts; skipped locally without it.
+    """
+    import os
+
+    from durable import in_ci
+
+    urls = os.environ.get("TOOLWEAVE_MW_URLS", "").split()
+    if len(urls) < 2:
+        reason = 'TOOLWEAVE_MW_URLS is not set (eval "$(bash scripts/multiworker.sh start ...)")'
+        if in_ci():
+            pytest.fail(f"{reason}: .ci/run provides it, so the test must run in CI")
+        pytest.skip(reason)
+    first, second = _client(urls[0]), _client(urls[1])
+    thread = _paused(first)
+    done = second.runs.wait(thread, "korhaz", input=_message(PARKING_EN))
+    _answered_as_a_new_turn(first, thread, done)

@@ -185,8 +185,12 @@ def test_Q2_a_new_question_is_read_the_same_under_ainvoke():
     assert FEE in out["answer"]
 
 
+@pytest.mark.parametrize(
+    "message",
+    ["How much is the annual membership?", "Sorry, I meant the annual membership fee."],
+)
 def test_Q2_the_cli_answers_a_new_question_asked_instead_of_the_reply(
-    tmp_path, monkeypatch, capsys
+    message: str, tmp_path, monkeypatch, capsys
 ):
     """The CLI sends the message as the next one on the thread; the graph reads it."""
     from test_cli import FakeEntryPoint
@@ -204,7 +208,7 @@ def test_Q2_the_cli_answers_a_new_question_asked_instead_of_the_reply(
     args = ["ask", "--domain", "library", "--thread", "t1"]
     assert main([*args, "When are you open?"]) == 0
     assert "Which branch?" in capsys.readouterr().out
-    assert main([*args, "How much is the annual membership?"]) == 0
+    assert main([*args, message]) == 0
     assert FEE in capsys.readouterr().out
 
 

@@ -37,10 +37,10 @@ _AFTER_TASK_CLOSED: tuple[Phase, ...] = (
     "deep_fallback",
     "answer",
 )
-NEXT_PHASES: dict[str, tuple[Phase, ...]] = {
+NEXT_PHASES: dict[str, tuple[Phase | Entry, ...]] = {
     "normalize": ("coordinate", "route"),
     "take_reply": ("execute", "answer"),
-    "ask_user": ("execute",),
+    "ask_user": ("execute", "normalize", "take_reply"),
     "coordinate": ("coordinate", "decide_conditional", "route"),
     "decide_conditional": ("coordinate", "decide_conditional", "route"),
     "route": ("execute", *_AFTER_TASK_CLOSED),
@@ -95,8 +95,15 @@ def next_step(state: Mapping[str, Any]) -> Step:
     return Step("deep_fallback", ROOT_TASK_NO)
 
 
-def next_phase(state: Mapping[str, Any]) -> Phase:
-    """The route function of every phase node's conditional edges: the phase the walk names."""
+def next_phase(state: Mapping[str, Any]) -> Phase | Entry:
+    """The route function of every phase node's conditional edges: the phase the walk names.
+
+    A message that reached a waiting question as a resume (``ask_user`` took it,
+    :func:`message_waits`) enters as a message sent on the thread does
+    (:func:`route_entry`).
+    """
+    if message_waits(state):
+        return route_entry(state)
     return next_step(state).phase
 
 
@@ -133,6 +140,20 @@ def route_entry(state: Mapping[str, Any]) -> Entry:
 
 NEW_TURN: frozenset[NextMessageKind] = frozenset({"new_question", "amended"})
 """The kinds of next message that start a new turn instead of replying (Q2)."""
+
+
+def message_waits(state: Mapping[str, Any]) -> bool:
+    """A person's message came after the open question and nothing has read it yet (Q2).
+
+    While a question waits, the thread's last message is the question; ``ask_user``
+    leaves a message sent as a resume (``{"type": "message", ...}``) after it, for
+    the entry to read.
+    """
+    pause = pause_of(state)
+    messages = state.get("messages") or []
+    if pause is None or awaiting(pause) != "reply" or not messages:
+        return False
+    return getattr(messages[-1], "type", None) == "human"
 
 
 def message_kind(state: Mapping[str, Any], pause: Pause) -> NextMessageKind:

@@ -285,3 +285,31 @@ def test_Q2_eval_a_history_that_leaves_nothing_open_is_a_miss_and_a_bad_kind_is_
     assert [(r.next_kind, r.next_ok) for r in report.results] == [(None, False), (None, None)]
     with pytest.raises(InvalidRequestError, match="expected_next"):
         parse_case({"question": "x", "expected_tools": "none", "expected_next": "maybe"}, "l1")
+
+
+@pytest.mark.parametrize(
+    ("message", "verdict"),
+    [
+        ("Riverside", "replied"),
+        ("How much is the annual membership?", "closed"),
+        ("Sorry, I meant the annual membership fee.", "amended"),
+        ("Never mind.", "cancelled"),
+    ],
+)
+def test_Q2_a_message_sent_as_a_resume_is_read_as_the_next_message(message: str, verdict: str):
+    """``Command(resume={"type": "message", ...})``: for servers that run nothing on a
+    waiting thread but its resume, the message is read as one sent on the thread."""
+    from langgraph.types import Command
+
+    graph, hours = _graph()
+    config = {"configurable": {"thread_id": "resumed"}}
+    graph.invoke({"messages": [HumanMessage("When are you open?")]}, config)
+    out = graph.invoke(Command(resume={"type": "message", "content": message}), config)
+    verdicts = [e.verdict for e in out["ledger"] if e.kind is LedgerKind.CLARIFICATION]
+    assert verdict in verdicts
+    assert hours.replies == (["Riverside"] if verdict == "replied" else [])
+    if verdict in ("closed", "amended"):
+        assert FEE in out["answer"]
+    humans = [m.text for m in out["messages"] if m.type == "human"]
+    assert humans == ["When are you open?", message]
+    assert not graph.get_state(config).interrupts

@@ -1,9 +1,11 @@
 """Q2 (issue 38 item 3) on the page and through the server: the graph reads the next message.
 
-While a clarification question waits, what the person types is sent as the next
-message on the thread (``{"messages": [...]}``), not as ``Command(resume=...)``: the
-graph decides whether it answers the question, amends the request, asks something
-new or drops the question. A click on an offered choice is a reply and resumes.
+While a clarification question waits, what the person types is the thread's next
+message, sent as a new run's input (``{"messages": [...]}``) or as a message resume
+(``Command(resume={"type": "message", "content": ...})``, what the page sends: every
+server runs a resume of a waiting thread): the graph decides whether it answers the
+question, amends the request, asks something new or drops the question. A click on
+an offered choice is a reply and resumes with it.
 
 The page runs in headless Chromium against ``langgraph dev`` serving the repository's
 ``langgraph.json`` (the hospital graph, offline); the browser tests skip without a
@@ -127,13 +129,8 @@ def test_Q2_Q3_a_new_question_after_a_server_restart_is_a_new_turn_on_the_paused
         _answered_as_a_new_turn(client, thread, done)
 
 
-@pytest.mark.postgres
-def test_Q2_Y1_a_new_question_through_another_process_over_postgres_is_a_new_turn() -> None:
-    """Asked through one API process, the new question sent through another (Y1).
-
-    The deployment of ``scripts/multiworker.sh``: API processes and workers over one
-    PostgreSQL database, which ``.ci/run`` starts; skipped locally without it.
-    """
+def _deployment() -> list[str]:
+    """The API processes of the multiworker deployment; skip locally without one, fail in CI."""
     import os
 
     from durable import in_ci
@@ -144,7 +141,38 @@ def test_Q2_Y1_a_new_question_through_another_process_over_postgres_is_a_new_tur
         if in_ci():
             pytest.fail(f"{reason}: .ci/run provides it, so the test must run in CI")
         pytest.skip(reason)
+    return urls
+
+
+@pytest.mark.postgres
+def test_Q2_Y1_a_new_question_through_another_process_over_postgres_is_a_new_turn() -> None:
+    """Asked through one API process, the new question sent through another (Y1).
+
+    The deployment of ``scripts/multiworker.sh``: API processes and workers over one
+    PostgreSQL database, which ``.ci/run`` starts; skipped locally without it.
+    """
+    urls = _deployment()
     first, second = _client(urls[0]), _client(urls[1])
     thread = _paused(first)
-    done = second.runs.wait(thread, "korhaz", input=_message(PARKING_EN))
+    # GraphHarbor runs nothing on a thread with an open interrupt but its resume: the
+    # message goes as a message resume, which the graph reads as the next message
+    message = {"type": "message", "content": PARKING_EN}
+    done = second.runs.wait(thread, "korhaz", command={"resume": message})
     _answered_as_a_new_turn(first, thread, done)
+
+
+@pytest.mark.postgres
+def test_Q2_Y1_page_over_postgres_answers_a_new_question_typed_while_a_question_waits(
+    page: Any, request: pytest.FixtureRequest
+) -> None:
+    """The page of one API process; the state read through the other."""
+    urls = _deployment()
+    open_page(page, f"{urls[0]}/chat")
+    ask(page, CONSULTATION)
+    page.locator(".question").wait_for()
+    ask(page, PARKING)
+    wait_answer(page, "500 Ft")
+    check_state(page, request, "04-new-question-answered-over-postgres")
+    values = server_state(urls[1], thread_in_url(page))["values"]
+    assert _clarifications(values) == [("department_info", "closed")]
+    assert _humans(values) == [CONSULTATION, PARKING]

@@ -11,7 +11,8 @@
  *   POST /threads/{id}/runs/stream         -> SSE: metadata, messages, custom, error
  *   GET  /threads/{id}/state               -> the answer, documents and pending interrupts
  *   interrupt "clarification"              -> buttons; a click resumes with the choice; typed
- *                                             text is the thread's next message (the graph reads it)
+ *                                             text resumes as {type: "message", content}: the
+ *                                             graph reads it as the thread's next message
  *   interrupt "client_tool_calls"          -> AiTools.runCall per call; resume with
  *                                             {type: "client_tool_results", results: [...]}
  */
@@ -880,15 +881,21 @@
 
   /**
    * What the person typed while a question waits: the next message on the thread (Q2),
-   * not a resume. The graph reads it: a reply goes to the tool that asked, an amended
-   * request or a new question starts a new turn and closes the question, a cancel
-   * drops it. A click on an offered choice is a reply and resumes (answerQuestion).
+   * not a reply. It goes as a message resume ({type: "message"}): the graph reads it as
+   * it reads a message sent on the thread (a reply goes to the tool that asked, an
+   * amended request or a new question starts a new turn and closes the question, a
+   * cancel drops it), and every server runs a resume of a waiting thread, where some
+   * hold a new run until the question is answered. A click on an offered choice is a
+   * reply and resumes with it (answerQuestion).
    */
   function sendWhileQuestionWaits(text) {
     if (busy || !openQuestion) return Promise.resolve();
     const question = closeQuestion(null);
     addUserMessage(text);
-    return drive(new Turn(), runInput(text)).then((reached) => {
+    const answers = {};
+    answers[question.interrupt.id] = { type: "message", content: text };
+    const resume = { command: { resume: resumeValue(question.interrupts, answers) } };
+    return drive(new Turn(), resume).then((reached) => {
       if (reached) return;
       reopenQuestion(question); // nothing was sent: the question still waits
       if (!el.input.value) el.input.value = text; // ready to send again

@@ -18,6 +18,7 @@ from langchain_core.messages import AIMessage
 
 from toolweave.graph.context import Dependencies
 from toolweave.graph.tool_call import Outcome
+from toolweave.llm.next_message import answers_the_question, correction
 from toolweave.llm.port import ClarificationExchange
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
@@ -49,6 +50,10 @@ CANCELLED = {
 """What a run ends with when the person drops the open question ("never mind"), by language."""
 
 CANCELLED_REASON = "the person dropped the question ({message!r}); the run ends here (Q2)"
+AMENDED_REASON = (
+    "the next message amended the request ({message!r}): the request is asked again with "
+    "{body!r}, not given to {tool} as its reply (Q2)"
+)
 CLOSED_REASON = (
     "the next message was a new question ({message!r}): answered as a new turn, not given "
     "to {tool} as its reply (Q2)"
@@ -180,8 +185,19 @@ def cancelled(pending: Clarification, message: str, user_lang: str) -> dict[str,
     }
 
 
-def closed_by_new_question(pending: object, message: str) -> list[LedgerEntry]:
-    """The ledger entry of an open question a new question closed (Q2), if one was open."""
+def closed_by_new_turn(pending: object, message: str) -> tuple[str, list[LedgerEntry]]:
+    """The question of the new turn and the ledger entry of the open question it closed (Q2).
+
+    A new question is asked as it stands (``closed``); an amended request ("Sorry, I
+    meant…") is asked without its marker, so normalization reads it against the
+    request it corrects, the earlier question re-run with the amendment (``amended``).
+    No open question: the message as it stands, nothing closed.
+    """
     if not isinstance(pending, Clarification) or pending.reply is not None:
-        return []
-    return [_about(pending, "closed", CLOSED_REASON.format(message=message, tool=pending.tool))]
+        return message, []
+    body = correction(message)
+    if body and not answers_the_question(body, pending.question, pending.choices):
+        reason = AMENDED_REASON.format(message=message, tool=pending.tool, body=body)
+        return body, [_about(pending, "amended", reason)]
+    reason = CLOSED_REASON.format(message=message, tool=pending.tool)
+    return message, [_about(pending, "closed", reason)]

@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
 from toolweave.coordinators.base import AgentCoordinator
-from toolweave.graph.clarify import closed_by_new_question
+from toolweave.graph.clarify import closed_by_new_turn
 from toolweave.graph.context import (
     Dependencies,
     Limits,
@@ -116,7 +116,8 @@ def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
 
     def normalize(state: GraphState, runtime: Runtime[RunContext]) -> Steps[dict[str, Any]]:
         """Turn the last message into a standalone root task and reset the per-message state."""
-        question, history = split_conversation(state["messages"], deps.limits)
+        message, history = split_conversation(state["messages"], deps.limits)
+        question, closed = closed_by_new_turn(state.get("pause"), message)  # Q2: a new turn
         assistant = assistant_for(deps, runtime)
         lang = deps.domain.default_language
         calls = 1
@@ -129,7 +130,6 @@ def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
             deps, tools, state.get("systems") or [], user_data_for(state, runtime), open_tools
         )
         allowed = set(offered)
-        closed = closed_by_new_question(state.get("pause"), question)  # Q2: a new turn
         root = TaskNode(
             task=TaskInfo(
                 task_no=ROOT_TASK_NO,

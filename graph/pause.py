@@ -66,9 +66,27 @@ def check_resume_for(interrupt_value: Any, resume: Any, limits: Limits) -> None:
         check_resume(interrupt_value, resume, limits)
 
 
+MESSAGE_RESUME = "message"
+"""The ``type`` of a resume value that is the person's next message, not a reply:
+``{"type": "message", "content": "..."}``. The graph reads it as it reads a message
+sent on the thread (Q2): a reply, an amended request, a new question or a cancel. For
+servers that hold a new run behind an open interrupt until it is resumed."""
+
+
+def is_message_resume(value: Any) -> bool:
+    """Whether a resume value is the person's next message (:data:`MESSAGE_RESUME`)."""
+    return isinstance(value, Mapping) and value.get("type") == MESSAGE_RESUME
+
+
 def apply_resume(pause: Pause, value: Any, ask: Ask) -> dict[str, Any]:
-    """The state update once ``value`` answers ``pause`` (Q2, W3)."""
+    """The state update once ``value`` answers ``pause`` (Q2, W3).
+
+    A message resume only adds the message; the entry reads it next
+    (:func:`toolweave.graph.walk.message_waits`).
+    """
     match pause:
+        case Clarification() if is_message_resume(value):
+            return {"messages": [HumanMessage(content=reply_text(value))]}
         case Clarification():
             update = replied(pause, reply_text(value), "resumed with Command(resume=...)")
             return {**update, "messages": [HumanMessage(content=update["pause"].reply)]}

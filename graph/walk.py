@@ -37,10 +37,10 @@ _AFTER_TASK_CLOSED: tuple[Phase, ...] = (
     "deep_fallback",
     "answer",
 )
-NEXT_PHASES: dict[str, tuple[Phase, ...]] = {
+NEXT_PHASES: dict[str, tuple[Phase | Entry, ...]] = {
     "normalize": ("coordinate", "route"),
     "take_reply": ("execute", "answer"),
-    "ask_user": ("execute",),
+    "ask_user": ("execute", "normalize", "take_reply"),
     "coordinate": ("coordinate", "decide_conditional", "route"),
     "decide_conditional": ("coordinate", "decide_conditional", "route"),
     "route": ("execute", *_AFTER_TASK_CLOSED),
@@ -95,8 +95,15 @@ def next_step(state: Mapping[str, Any]) -> Step:
     return Step("deep_fallback", ROOT_TASK_NO)
 
 
-def next_phase(state: Mapping[str, Any]) -> Phase:
-    """The route function of every phase node's conditional edges: the phase the walk names."""
+def next_phase(state: Mapping[str, Any]) -> Phase | Entry:
+    """The route function of every phase node's conditional edges: the phase the walk names.
+
+    A message that reached a waiting question as a resume (``ask_user`` took it,
+    :func:`message_waits`) enters as a message sent on the thread does
+    (:func:`route_entry`).
+    """
+    if message_waits(state):
+        return route_entry(state)
     return next_step(state).phase
 
 
@@ -121,14 +128,32 @@ def route_entry(state: Mapping[str, Any]) -> Entry:
     """Where a new message enters: a reply to an open question (Q2) or a new question (A1).
 
     A message on a thread that waits on a question is read first
-    (:func:`message_kind`): a new question starts a new turn, and the open question
-    is closed (its tool is not fed the text as its reply); a reply or a cancel goes
-    to ``take_reply``.
+    (:func:`message_kind`): a new question or an amended request starts a new turn,
+    and the open question is closed (its tool is not fed the text as its reply); a
+    reply or a cancel goes to ``take_reply``.
     """
     pause = pause_of(state)
     if pause is None or awaiting(pause) != "reply":
         return "normalize"
-    return "normalize" if message_kind(state, pause) == "new_question" else "take_reply"
+    return "normalize" if message_kind(state, pause) in NEW_TURN else "take_reply"
+
+
+NEW_TURN: frozenset[NextMessageKind] = frozenset({"new_question", "amended"})
+"""The kinds of next message that start a new turn instead of replying (Q2)."""
+
+
+def message_waits(state: Mapping[str, Any]) -> bool:
+    """A person's message came after the open question and nothing has read it yet (Q2).
+
+    While a question waits, the thread's last message is the question; ``ask_user``
+    leaves a message sent as a resume (``{"type": "message", ...}``) after it, for
+    the entry to read.
+    """
+    pause = pause_of(state)
+    messages = state.get("messages") or []
+    if pause is None or awaiting(pause) != "reply" or not messages:
+        return False
+    return getattr(messages[-1], "type", None) == "human"
 
 
 def message_kind(state: Mapping[str, Any], pause: Pause) -> NextMessageKind:

@@ -1,23 +1,25 @@
-"""The next message on a thread that waits on a clarification: a reply, a new question, or a cancel.
+"""The next message while a clarification waits: reply, amended request, new question, cancel.
 
-A person asked "Which branch?" may answer it ("Central"), ask something else ("How
-much is the annual membership?") or drop it ("never mind"). Feeding the new question
-to the tool as its reply answers nothing; so the graph reads the message first
+A person asked "Which branch?" may answer it ("Central"), correct what they asked
+("Sorry, I meant the closing time on Sunday"), ask something else ("How much is the
+annual membership?") or drop it ("never mind"). Feeding any but the first to the tool
+as its reply answers nothing; so the graph reads the message first
 (:func:`next_message_kind`), by rules that hold in any domain: the words that cancel
-are a language's, not a domain's, and a new question is told apart by its form (a
-question mark or a question word, several words) and by naming nothing of what was
-asked (no word of the question, no offered choice).
+or correct are a language's, not a domain's, and a new question is told apart by its
+form (a question mark or a question word, several words) and by naming nothing of
+what was asked (no word of the question, no offered choice).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Literal
 
 from toolweave.llm.lexical import QUESTION_WORDS, content_words
-from toolweave.tools.text import GREETINGS_EN, GREETINGS_HU, GREETINGS_PL, fold, words
+from toolweave.tools.text import GREETINGS_EN, GREETINGS_HU, GREETINGS_PL, TOKEN, fold, words
 
-NextMessageKind = Literal["reply", "new_question", "cancel"]
+NextMessageKind = Literal["reply", "amended", "new_question", "cancel"]
 """What the message does to the open question (Q2, Q8)."""
 
 CANCEL_PHRASES = frozenset(
@@ -40,6 +42,33 @@ POLITE = frozenset(
 QUESTION_OPENERS = frozenset(fold(w) for w in QUESTION_WORDS)
 """The question words, folded: a message opening with one asks something."""
 
+CORRECTION_PHRASES = tuple(
+    tuple(fold(phrase).split())
+    for phrase in (
+        "i meant", "i mean", "what i meant", "i wanted to ask", "correction", "úgy értem",
+        "gondoltam", "mármint", "akartam kérdezni", "chodziło mi", "chodzi mi o",
+        "miałem na myśli", "miałam na myśli", "chciałem zapytać", "chciałam zapytać",
+        "poprawka", "instead", "inkább", "zamiast",
+    )
+)  # fmt: skip
+"""Words that correct the request wherever they stand ("Sorry, I meant…", "…-ra gondoltam")."""
+
+CORRECTION_OPENERS = frozenset(
+    fold(w) for w in ("actually", "rather", "valójában", "helyesebben", "pontosabban",
+                      "właściwie", "raczej")
+)  # fmt: skip
+"""Words that correct the request when the message opens with them ("Actually, …")."""
+
+LEAD_INS = frozenset(
+    fold(w) for w in (*POLITE, "sorry", "no", "oh", "oops", "nem", "bocsánat", "elnézést",
+                      "pardon", "jaj", "nie", "przepraszam", "sorki")
+)  # fmt: skip
+"""Words a correction may open with before its marker ("No, sorry, I meant…")."""
+
+MAX_EXTRA_WORDS = 1
+"""A correction that names an offered choice and at most this many other words ("I meant
+the Riverside one") answers the question; more words amend the request."""
+
 MIN_QUESTION_WORDS = 4
 """A new question has at least this many words; a short reply ("the Central one?") is a reply."""
 
@@ -50,14 +79,65 @@ def is_cancel(message: str) -> bool:
     return " ".join(said) in CANCEL_PHRASES
 
 
+def _folded_words(texts: Sequence[str]) -> set[str]:
+    return {fold(w) for text in texts for w in content_words(text)}
+
+
+def _is_choice_number(message: str, choices: Sequence[str]) -> bool:
+    stripped = message.strip().rstrip(".)")
+    return stripped.isdigit() and 1 <= int(stripped) <= len(choices)
+
+
 def names_what_was_asked(message: str, question: str, choices: Sequence[str]) -> bool:
     """The message holds a word of the open question or of an offered choice, or its number."""
-    stripped = message.strip().rstrip(".)")
-    if stripped.isdigit() and 1 <= int(stripped) <= len(choices):
+    if _is_choice_number(message, choices):
         return True
-    said = {fold(w) for w in content_words(message)}
-    asked = {fold(w) for text in (question, *choices) for w in content_words(text)}
-    return bool(said & asked)
+    return bool(_folded_words([message]) & _folded_words([question, *choices]))
+
+
+def _marker(folded: Sequence[str], start: int) -> tuple[int, int] | None:
+    """Where a correction marker stands in the folded words (from, to), if one does."""
+    for at in range(len(folded)):
+        for phrase in CORRECTION_PHRASES:
+            if tuple(folded[at : at + len(phrase)]) == phrase:
+                return at, at + len(phrase)
+    if start < len(folded) and folded[start] in CORRECTION_OPENERS:
+        return start, start + 1
+    return None
+
+
+def correction(message: str) -> str | None:
+    """What a correcting message asks instead, its lead-in and marker dropped; else ``None``.
+
+    Examples:
+        >>> correction("Sorry, I meant the closing time on Sunday.")
+        'the closing time on Sunday.'
+        >>> correction("How much is the annual membership?") is None
+        True
+    """
+    tokens = list(TOKEN.finditer(message))
+    folded = [fold(t.group()) for t in tokens]
+    start = next((i for i, w in enumerate(folded) if w not in LEAD_INS), len(folded))
+    found = _marker(folded, start)
+    if found is None:
+        return None
+    dropped = [*tokens[:start], *tokens[found[0] : found[1]]]
+    body, end = [], 0
+    for token in dropped:
+        body.append(message[end : token.start()])
+        end = token.end()
+    text = " ".join("".join([*body, message[end:]]).split())
+    return re.sub(r"\s+([.,;:?!])", r"\1", text).strip(" ,;:-–—")
+
+
+def answers_the_question(body: str, question: str, choices: Sequence[str]) -> bool:
+    """A correction that only picks an offered choice ("I meant Riverside"): a reply after all."""
+    if _is_choice_number(body, choices):
+        return True
+    said = _folded_words([body])
+    if not said & _folded_words(choices):
+        return False
+    return len(said - _folded_words([question, *choices])) <= MAX_EXTRA_WORDS
 
 
 def asks_a_question(message: str) -> bool:
@@ -71,9 +151,16 @@ def asks_a_question(message: str) -> bool:
 def next_message_kind(message: str, question: str, choices: Sequence[str]) -> NextMessageKind:
     """What ``message`` does to the open ``question`` (with its offered ``choices``).
 
+    A cancel drops the question; a correction ("Sorry, I meant…", "Actually, …") that
+    asks more than an offered choice amends the request; a message that names what
+    was asked is a reply; a question of its own is a new question; anything else is
+    a reply the tool reads.
+
     Examples:
         >>> next_message_kind("Central", "Which branch?", ["Central", "Riverside"])
         'reply'
+        >>> next_message_kind("Sorry, I meant the closing time on Sunday.", "Which branch?", [])
+        'amended'
         >>> next_message_kind("How much is the annual membership?", "Which branch?", [])
         'new_question'
         >>> next_message_kind("Never mind, thanks.", "Which branch?", [])
@@ -81,6 +168,9 @@ def next_message_kind(message: str, question: str, choices: Sequence[str]) -> Ne
     """
     if is_cancel(message):
         return "cancel"
+    body = correction(message)
+    if body and not answers_the_question(body, question, choices):
+        return "amended"
     if names_what_was_asked(message, question, choices):
         return "reply"
     return "new_question" if asks_a_question(message) else "reply"

@@ -16,6 +16,13 @@ accents and spacing; ``"none"``: the answer must say the sources do not cover th
 question), ``category`` (the per-category tables' row; default: the expected
 tools, or ``documents``) and ``lang`` (free-form, for your own bookkeeping).
 
+A case whose ``history`` leaves a clarification question open may say what its
+``question`` is to that question (Q2): ``"expected_next"``, one of ``reply``,
+``amended``, ``new_question``, ``cancel``. The graph's reading is taken from the
+ledger (the open question ``replied``, ``amended``, ``closed``, ``cancelled``) and
+scored in the "next message right" column; a reply's routed set is the paused
+turn's, the others' the new turn's (a cancel routes nothing).
+
 Besides routing, every case's answer is checked as a user would: its facts
 (:func:`holds_fact`), and its sources (R9): each listed source must hold something
 the answer says, and an answer saying "no information" lists none.
@@ -64,9 +71,12 @@ KNOWN_KEYS = frozenset(
     {
         "id", "question", "expected_tools", "systems", "user_data", "history",
         "expected_words", "expected_facts", "category", "lang", "split",
-        "expected_clarification",
+        "expected_clarification", "expected_next",
     }
 )  # fmt: skip
+NEXT_KINDS = {"replied": "reply", "amended": "amended", "closed": "new_question",
+              "cancelled": "cancel"}  # fmt: skip
+"""The open question's ledger verdict (Q2) -> what the next message was read as."""
 SPLITS = ("dev", "heldout")
 """A case's half (G1): ``dev`` cases may guide changes; ``heldout`` ones never do and are
 the figures reported. A case without ``split`` is ``dev`` (files written before the rule)."""
@@ -150,6 +160,9 @@ class GoldenCase:
     """The half of the file the case is in (:data:`SPLITS`)."""
     expects_clarification: bool = False
     """The run must ask the person back (a clarification pause, Q1)."""
+    expected_next: str | None = None
+    """What the question is to the question the history left open (Q2): a value of
+    :data:`NEXT_KINDS`; ``None``: the case does not score it."""
 
 
 def _strings(value: Any, key: str, where: str) -> tuple[str, ...]:
@@ -199,7 +212,16 @@ def parse_case(record: Any, where: str) -> GoldenCase:
         lang=lang if isinstance(lang, str) else None,
         split=split,
         expects_clarification=asks,
+        expected_next=_expected_next(record, where),
     )
+
+
+def _expected_next(record: Mapping[str, Any], where: str) -> str | None:
+    kind = record.get("expected_next")
+    if kind is not None and kind not in NEXT_KINDS.values():
+        kinds = ", ".join(sorted(NEXT_KINDS.values()))
+        raise InvalidRequestError(f"{where}: 'expected_next' must be one of {kinds}")
+    return kind if isinstance(kind, str) else None
 
 
 def _split_and_clarification(record: Mapping[str, Any], where: str) -> tuple[str, bool]:
@@ -268,6 +290,8 @@ class CaseResult:
     model_calls: int = 0
     model_chars: int = 0
     seconds: float = 0.0
+    next_kind: str | None = None
+    """What the graph read the message as, when the history left a question open (Q2)."""
     error: str | None = None
     crashed: bool = False
     """The run raised something that is no toolweave error (a bug: it would end a user's run)."""
@@ -308,6 +332,13 @@ class CaseResult:
         return self.error is None and asked == self.case.expects_clarification
 
     @property
+    def next_ok(self) -> bool | None:
+        """Whether the message was read as the case says (Q2); ``None``: not scored."""
+        if self.case.expected_next is None:
+            return None
+        return self.error is None and self.next_kind == self.case.expected_next
+
+    @property
     def unanswerable_ok(self) -> bool | None:
         """For a case the documents do not answer: the answer says so (else ``None``)."""
         return self.facts_ok if self.case.expects_no_information else None
@@ -328,6 +359,8 @@ class CaseResult:
             "split": self.case.split,
             "exact": self.exact,
             "clarification_ok": self.clarification_ok,
+            "next_message": self.next_kind,
+            "next_ok": self.next_ok,
             "facts_ok": self.facts_ok,
             "sources_ok": self.sources_ok,
             "sources": [source.name for source in self.sources],
@@ -370,13 +403,17 @@ def run_case(graph: Any, case: GoldenCase, *, retrieval_tool: str | None) -> Cas
     started = time.perf_counter()
     try:
         carried: list[Any] = []  # a turn the history left waiting on a reply goes on (Q2)
+        earlier_values: dict[str, Any] = {}
         for earlier in case.history:
             earlier_events, earlier_values = _run_message(graph, config, earlier, case)
             paused = pause_of(earlier_values) is not None
             carried = [*carried, *earlier_events] if paused else []
         calls_before, chars_before = traffic.calls, traffic.chars
         events, values = _run_message(graph, config, case.question, case)
-        events = [*carried, *events]
+        if carried:
+            result.next_kind = next_message_read(earlier_values, values)
+        if result.next_kind in (None, "reply"):
+            events = [*carried, *events]
     except ToolweaveError as exc:
         result.error = f"{type(exc).__name__}: {exc}"
         return result
@@ -402,7 +439,8 @@ def run_case(graph: Any, case: GoldenCase, *, retrieval_tool: str | None) -> Cas
     result.sources = tuple(as_sources(values.get("sources")))
     result.unbacked = tuple(unbacked_sources(values, result.answer))
     terminal = values.get("terminal")
-    result.terminal_tool = str(terminal).rpartition(":")[2] if terminal else None
+    dropped = result.next_kind == "cancel"  # ended on the dropped question: no tool's answer
+    result.terminal_tool = str(terminal).rpartition(":")[2] if terminal and not dropped else None
     pause = pause_of(values)
     result.paused = pause is not None
     result.pause = None if pause is None else eval_label(payload_of(pause))
@@ -410,6 +448,20 @@ def run_case(graph: Any, case: GoldenCase, *, retrieval_tool: str | None) -> Cas
     result.model_calls = traffic.calls - calls_before
     result.model_chars = traffic.chars - chars_before
     return result
+
+
+def next_message_read(before: Mapping[str, Any], after: Mapping[str, Any]) -> str | None:
+    """What the graph read a message on a waiting thread as (Q2), from the ledger's new entries.
+
+    A reply or a cancel appends to the paused turn's ledger; a new turn starts its own,
+    with the open question's closing entry first.
+    """
+    old: list[Any] = list(before.get("ledger") or [])
+    new: list[Any] = list(after.get("ledger") or [])
+    if new[: len(old)] == old:
+        new = new[len(old) :]
+    verdicts = (getattr(entry, "verdict", None) for entry in new)
+    return next((NEXT_KINDS[v] for v in verdicts if v in NEXT_KINDS), None)
 
 
 @dataclass
@@ -495,6 +547,11 @@ class EvalReport:
         return self._share(lambda r: r.clarification_ok)
 
     @property
+    def next_message_accuracy(self) -> float | None:
+        """Share of the next-message cases read as they say (Q2)."""
+        return _ratio(r.next_ok for r in self.results)
+
+    @property
     def unanswerable_accuracy(self) -> float | None:
         """Share of the unanswerable cases whose answer says the documents do not say."""
         return _ratio(r.unanswerable_ok for r in self.results)
@@ -552,6 +609,7 @@ class EvalReport:
             "sources_accuracy": self.sources_accuracy,
             "unanswerable_accuracy": self.unanswerable_accuracy,
             "clarification_rate": self.clarification_rate,
+            "next_message_accuracy": self.next_message_accuracy,
             "splits": {name: part.count for name, part in self.splits().items()},
             "errors": self.errors,
             "crashes": self.crashes,
@@ -668,6 +726,7 @@ def split_table(report: EvalReport) -> list[str]:
             "facts found",
             "unanswerable handled",
             "clarification as expected",
+            "next message right",
             "sources right",
         ),
         report.splits(),
@@ -676,6 +735,7 @@ def split_table(report: EvalReport) -> list[str]:
             percent(part.facts_accuracy),
             percent(part.unanswerable_accuracy),
             percent(part.clarification_rate),
+            percent(part.next_message_accuracy),
             percent(part.sources_accuracy),
         ],
     )

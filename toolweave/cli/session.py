@@ -349,7 +349,9 @@ class Session:
     ) -> Turn:
         """Answer ``message`` on ``thread_id``; with ``out``, stream progress and tokens to it.
 
-        A thread paused on a question is resumed with ``message`` as the reply (Q2).
+        On a thread whose open question waits, ``message`` is the thread's next message:
+        the graph reads it as the reply, an amended request, a new question or a cancel
+        (Q2). Other pauses (client-tool calls) are resumed with it.
         A run that stopped mid-way is finished first by the graph (Q5); call
         :meth:`finish_interrupted` before to show its answer.
         """
@@ -363,7 +365,7 @@ class Session:
             Command(resume=message)
             if pending and not asked
             # an open question takes the message as the next one on the thread: the graph
-            # reads it as the reply, a new question or a cancel (Q2)
+            # reads it as the reply, an amended request, a new question or a cancel (Q2)
             else {"messages": [HumanMessage(content=message)], "systems": list(systems)}
         )
         return self._run(run_input, config, out)

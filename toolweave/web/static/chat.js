@@ -10,7 +10,9 @@
  *                                             conversations by first question and time)
  *   POST /threads/{id}/runs/stream         -> SSE: metadata, messages, custom, error
  *   GET  /threads/{id}/state               -> the answer, documents and pending interrupts
- *   interrupt "clarification"              -> buttons; resume with the chosen text
+ *   interrupt "clarification"              -> buttons; a click resumes with the choice; typed
+ *                                             text resumes as {type: "message", content}: the
+ *                                             graph reads it as the thread's next message
  *   interrupt "client_tool_calls"          -> AiTools.runCall per call; resume with
  *                                             {type: "client_tool_results", results: [...]}
  */
@@ -877,6 +879,29 @@
     });
   }
 
+  /**
+   * What the person typed while a question waits: the next message on the thread (Q2),
+   * not a reply. It goes as a message resume ({type: "message"}): the graph reads it as
+   * it reads a message sent on the thread (a reply goes to the tool that asked, an
+   * amended request or a new question starts a new turn and closes the question, a
+   * cancel drops it), and every server runs a resume of a waiting thread, where some
+   * hold a new run until the question is answered. A click on an offered choice is a
+   * reply and resumes with it (answerQuestion).
+   */
+  function sendWhileQuestionWaits(text) {
+    if (busy || !openQuestion) return Promise.resolve();
+    const question = closeQuestion(null);
+    addUserMessage(text);
+    const answers = {};
+    answers[question.interrupt.id] = { type: "message", content: text };
+    const resume = { command: { resume: resumeValue(question.interrupts, answers) } };
+    return drive(new Turn(), resume).then((reached) => {
+      if (reached) return;
+      reopenQuestion(question); // nothing was sent: the question still waits
+      if (!el.input.value) el.input.value = text; // ready to send again
+    });
+  }
+
   function reopenQuestion(question) {
     question.node.classList.remove("answered");
     for (const button of question.node.querySelectorAll("button")) {
@@ -985,7 +1010,7 @@
     const text = el.input.value.trim();
     if (!text || busy) return;
     el.input.value = "";
-    if (openQuestion) answerQuestion(text, null);
+    if (openQuestion) sendWhileQuestionWaits(text);
     else ask(text);
   });
 
@@ -1038,7 +1063,7 @@
         const field = form.elements.namedItem(name);
         return field && "value" in field ? String(field.value).trim() : "";
       });
-      if (openQuestion) answerQuestion(text, null);
+      if (openQuestion) sendWhileQuestionWaits(text);
       else ask(text);
     });
   }

@@ -82,6 +82,13 @@ question that merely shares a word with it.
 (:func:`domain_words`) are no evidence anywhere here: not in the keyword evidence,
 the pre-filter's ranking, nor the offline rule's evidence behind A8, A9 and Q1.
 
+**One call.** The route node calls :func:`guard` once per routing call; it runs the
+guards above in order (T5 best fit, T13, T5 with T7, T5 several yeses, A8 with A9,
+Q1 with A9) and returns a :class:`GuardOutcome`. They read the offline rule's
+evidence through one object, :class:`~toolweave.llm.offline_routing.RoutingEvidence`,
+built once per routing (the task's scores and the rule's own routing are computed
+once, when first asked for).
+
 An ``a8_routing_failure``, ``a8_terminal_dropped`` or ``a8_others_dropped`` routing
 entry names the tools that were routed but do not run; a ``q1_asking_in_doubt`` entry
 the tools that may not ask.
@@ -98,15 +105,7 @@ from typing import Protocol, runtime_checkable
 from toolweave.graph.context import Dependencies
 from toolweave.llm.lexical import matches
 from toolweave.llm.offline_extract import extract_request, states_input
-from toolweave.llm.offline_routing import (
-    RoutingRule,
-    closer_to_not_for,
-    declared_intent,
-    offline_decision,
-    only_not_for_words,
-    score_tools,
-    shares_a_word,
-)
+from toolweave.llm.offline_routing import RoutingEvidence
 from toolweave.llm.port import Activation, RoutingVerdict
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import TaskNode, execution_text
@@ -210,13 +209,14 @@ def keyword_evidence(
 
 def terminal_verdict(
     scores: Mapping[str, float],
-    prompt: str,
+    evidence: RoutingEvidence,
     candidates: Sequence[AnyTool],
     routed: Collection[str],
 ) -> tuple[str, set[str], str] | None:
     """A8: ``(verdict, tools not to run, why)`` when a terminal yes is unclear, else ``None``.
 
-    ``scores``: the candidates' :func:`keyword_evidence` for ``prompt``.
+    ``scores``: the candidates' :func:`keyword_evidence` for the task; ``evidence``:
+    the offline rule's for it (the domain's words out).
     """
     terminal = {t.name for t in candidates if t.name in routed and t.returns_answer}
     if not terminal:
@@ -233,8 +233,8 @@ def terminal_verdict(
     # Its own evidence counts only when a word of the task is in its text: the index's
     # stem prefixes made "Mennyibe kerül a parkolás óránként?" the emergency tool's
     # ("óránként" stems to "or"), and the 0.5B model's yes there ended the run.
-    own = scores.get(name, 0.0) if shares_a_word(prompt, tool) else 0.0
-    against = _against_not_for(prompt, tool, candidates)
+    own = scores.get(name, 0.0) if evidence.shares_a_word(tool) else 0.0
+    against = evidence.against_not_for(tool)
     if against is not None:
         return TERMINAL_DROPPED, {name}, f"{name} (a finished answer): {against} (A9)"
     if len(routed) > 1:
@@ -265,25 +265,12 @@ def terminal_verdict(
             f"candidate (score {own:.2f} <= {best_other:.2f})"
         )
         return TERMINAL_DROPPED, {name}, why
-    if own > 0 and name not in offline_decision(prompt, candidates, RoutingRule()).routed:
+    if own > 0 and name not in evidence.routed:
         why = (
             f"{name} (a finished answer) matches the task prompt best, but not with the "
             "evidence the offline rule asks of a finished answer (its declared intent)"
         )
         return TERMINAL_AS_CONTEXT, {name}, why
-    return None
-
-
-def _against_not_for(prompt: str, tool: AnyTool, candidates: Sequence[AnyTool]) -> str | None:
-    """A9: why the tool's ``not_for`` questions speak against it for ``prompt``, or ``None``."""
-    if not tool.not_for:
-        return None
-    if closer_to_not_for(prompt, tool):
-        return "the task is closer to what it is not for"
-    found = score_tools(prompt, candidates).get(tool.name)
-    if found is not None and only_not_for_words(prompt, tool, found):
-        words = ", ".join(found.hits)
-        return f"the task's only word for it ({words}) is in what it is not for"
     return None
 
 
@@ -364,17 +351,17 @@ def domain_words(deps: Dependencies) -> DomainWords:
 
 def guard_terminal(
     scores: Mapping[str, float],
+    evidence: RoutingEvidence,
     node: TaskNode,
     candidates: Sequence[AnyTool],
     routed: set[str],
-    words: DomainWords = NO_DOMAIN_WORDS,
 ) -> tuple[set[str], set[str], list[LedgerEntry]]:
     """A8: the routed tools that run, those whose finished answer joins the context (A9).
 
-    And a ledger entry when a terminal yes was unclear. ``words``: the domain's own
-    words, no evidence (:func:`domain_words`).
+    And a ledger entry when a terminal yes was unclear. ``evidence``: the offline
+    rule's for the task, the domain's own words out (:func:`domain_words`).
     """
-    found = terminal_verdict(scores, words.strip(node.task.task_prompt), candidates, routed)
+    found = terminal_verdict(scores, evidence, candidates, routed)
     if found is None:
         return routed, set(), []
     verdict, dropped, why = found
@@ -429,10 +416,10 @@ def can_ask(tool: AnyTool, *, domain_asks: bool) -> bool:
 def asking_in_doubt(
     deps: Dependencies,
     scores: Mapping[str, float],
+    evidence: RoutingEvidence,
     node: TaskNode,
     candidates: Sequence[AnyTool],
     routed: Collection[str],
-    words: DomainWords = NO_DOMAIN_WORDS,
 ) -> tuple[set[str], list[LedgerEntry]]:
     """Q1 with A9: the routed tools that may ask the user, but on a verdict in doubt.
 
@@ -448,7 +435,6 @@ def asking_in_doubt(
     about every branch.
     """
     domain_asks = deps.domain.ask_for_missing_inputs
-    prompt = words.strip(node.task.task_prompt)
     details: dict[str, str] = {}
     for tool in candidates:  # a finished answer's evidence is A8's (guard_terminal)
         if (
@@ -456,7 +442,7 @@ def asking_in_doubt(
             and not tool.returns_answer
             and can_ask(tool, domain_asks=domain_asks)
         ):
-            why = asking_doubt(scores, prompt, tool, candidates, routed)
+            why = asking_doubt(scores, evidence, tool, candidates, routed)
             if why is not None:
                 details[tool.name] = f"{why}: {NOT_ASKED}"
     if not details:
@@ -474,33 +460,32 @@ def asking_in_doubt(
 
 def asking_doubt(
     scores: Mapping[str, float],
-    prompt: str,
+    evidence: RoutingEvidence,
     tool: AnyTool,
     candidates: Sequence[AnyTool],
     routed: Collection[str],
 ) -> str | None:
-    """Why a tool that may ask is in doubt for ``prompt`` (the domain's words out), or ``None``.
+    """Why a tool that may ask is in doubt for the task (``evidence``'s prompt), or ``None``.
 
     In doubt, by the evidence A8 and A9 ask of a finished answer: most candidates
     routed (no choice); the task shares no word with the tool, or another candidate
     matches it better (keyword evidence, ``scores``); the task is what the tool is
     not for; or the offline rule finds no declared intent behind it
-    (:func:`~toolweave.llm.offline_routing.declared_intent`: one shared word is not
-    enough).
+    (:meth:`~toolweave.llm.offline_routing.RoutingEvidence.declared_intent`: one
+    shared word is not enough).
     """
     if len(routed) >= MANY_ROUTED and 2 * len(routed) >= len(candidates):
         return f"{len(routed)} of {len(candidates)} candidates routed"
-    own = scores.get(tool.name, 0.0) if shares_a_word(prompt, tool) else 0.0
+    own = scores.get(tool.name, 0.0) if evidence.shares_a_word(tool) else 0.0
     best_other = max((scores.get(t.name, 0.0) for t in candidates if t is not tool), default=0.0)
     if own == 0:
         return "the task shares no word with it"
     if own < best_other:
         return f"another candidate matches the task better (score {own:.2f} < {best_other:.2f})"
-    against = _against_not_for(prompt, tool, candidates)
+    against = evidence.against_not_for(tool)
     if against is not None:
         return against
-    offline = score_tools(prompt, candidates)
-    if not declared_intent(prompt, tool, offline, RoutingRule(), margin=False):
+    if not evidence.declared_intent(tool, margin=False):
         return "what it is for explains too little of the task (its declared intent)"
     return None
 
@@ -621,7 +606,10 @@ def read_as_no(
 
 
 def resolve_yeses(
-    node: TaskNode, candidates: Sequence[AnyTool], verdicts: Sequence[RoutingVerdict]
+    node: TaskNode,
+    candidates: Sequence[AnyTool],
+    verdicts: Sequence[RoutingVerdict],
+    evidence: RoutingEvidence | None = None,
 ) -> tuple[set[str], list[LedgerEntry]]:
     """T5: a model's several yeses, resolved by the candidate it named best and by rank.
 
@@ -629,7 +617,8 @@ def resolve_yeses(
     fit runs (or, when it is not among the yeses, the best-ranked yes; ``candidates``
     come best ranked first), and each other yes only when it is justified on its
     own: the task's words it matches and the kept tools do not weigh at least
-    :attr:`RoutingRule.min_extra` (the offline rule's test for a second tool).
+    :attr:`~toolweave.llm.offline_routing.RoutingRule.min_extra` (the offline rule's
+    test for a second tool; ``evidence``, the offline rule's for the task prompt).
     Near-duplicate tools, which match the same words, do not all run.
     """
     yes = [v.tool for v in verdicts if v.run]
@@ -638,15 +627,13 @@ def resolve_yeses(
         return set(yes), []
     order = {tool.name: i for i, tool in enumerate(candidates)}
     ranked = sorted(yes, key=lambda name: (name not in best, order.get(name, len(order))))
-    scores = score_tools(node.task.task_prompt, candidates)
+    evidence = evidence or RoutingEvidence(node.task.task_prompt, candidates)
     kept = [ranked[0]]
-    covered = set(scores[kept[0]].hits) if kept[0] in scores else set()
+    covered = set(evidence.hits(kept[0]))
     for name in ranked[1:]:
-        found = scores.get(name)
-        pairs = zip(found.hits, found.weights, strict=True) if found else iter(())
-        if sum(w for word, w in pairs if word not in covered) >= RoutingRule().min_extra:
+        if evidence.justifies_another(name, covered):
             kept.append(name)
-            covered.update(found.hits if found else ())
+            covered.update(evidence.hits(name))
     dropped = sorted(set(yes) - set(kept))
     if not dropped:
         return set(kept), []
@@ -703,3 +690,57 @@ def without_unbacked_yeses(
         if not stated and scores.get(tool.name, 0.0) <= 0:
             details[tool.name] = NOTHING_BEHIND_YES
     return read_as_no(activation, node, details, YES_UNBACKED)
+
+
+@dataclass(frozen=True)
+class GuardOutcome:
+    """What the route node's guards make of the routing call's verdicts (:func:`guard`)."""
+
+    activation: Activation
+    """The verdicts and requests once the yeses are screened (T5 best fit, T13, T5 with T7)."""
+    routed: set[str]
+    """The tools that run (T5 several yeses resolved, A8)."""
+    in_doubt: set[str]
+    """Routed tools in doubt: they run after the retrieval, their answer joins the context
+    and they ask nothing (A9, Q1)."""
+    screened: list[LedgerEntry]
+    """The ledger entries of the screening, before the routing verdicts' own entries."""
+    resolved: list[LedgerEntry]
+    """The ledger entries of the resolution (T5, A8, Q1), after them."""
+
+
+def guard(
+    deps: Dependencies,
+    node: TaskNode,
+    candidates: Sequence[AnyTool],
+    activation: Activation,
+    words: DomainWords = NO_DOMAIN_WORDS,
+) -> GuardOutcome:
+    """The route node's guards on one routing call's verdicts: one call, in this order.
+
+    The evidence they weigh is read once: the candidates' keyword evidence
+    (:func:`keyword_evidence`) and the offline rule's (:class:`RoutingEvidence`),
+    both without the domain's own ``words`` (N1). Then: the best fit as a yes
+    (:func:`best_fit_yes`, T5), no yes without its required input
+    (:func:`without_missing_inputs`, T13) nor without anything in the task behind
+    it (:func:`without_unbacked_yeses`, T5 with T7), several yeses resolved
+    (:func:`resolve_yeses`, T5), a terminal yes weighed (:func:`guard_terminal`, A8,
+    A9) and a tool that may ask weighed (:func:`asking_in_doubt`, Q1 with A9).
+    """
+    prompt = node.task.task_prompt
+    scores = keyword_evidence(deps.candidate_index, prompt, candidates, words.terms)
+    evidence = RoutingEvidence(words.strip(prompt), candidates)
+    activation, chosen = best_fit_yes(scores, node, candidates, activation)
+    activation, unfilled = without_missing_inputs(deps, node, candidates, activation)
+    activation, unbacked = without_unbacked_yeses(scores, node, candidates, activation)
+    plain = RoutingEvidence(prompt, candidates)  # T5 weighs the domain's words too
+    routed, resolved = resolve_yeses(node, candidates, activation.verdicts, plain)
+    routed, in_doubt, guarded = guard_terminal(scores, evidence, node, candidates, routed)
+    asking, unsure = asking_in_doubt(deps, scores, evidence, node, candidates, routed)
+    return GuardOutcome(
+        activation=activation,
+        routed=routed,
+        in_doubt=in_doubt | asking,
+        screened=chosen + unfilled + unbacked,
+        resolved=resolved + guarded + unsure,
+    )

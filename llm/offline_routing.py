@@ -33,7 +33,7 @@ import math
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import NamedTuple
 
 from toolweave.llm.lexical import (
@@ -494,13 +494,19 @@ class Decision(NamedTuple):
     """The tools the rule routes."""
 
 
-def offline_decision(task_prompt: str, tools: Sequence[AnyTool], rule: RoutingRule) -> Decision:
+def offline_decision(
+    task_prompt: str,
+    tools: Sequence[AnyTool],
+    rule: RoutingRule,
+    scores: dict[str, ToolScore] | None = None,
+) -> Decision:
     """The offline rule's routing of ``task_prompt`` over ``tools`` (T5, T12, A9).
 
     The offline model's verdicts, and the evidence A9 asks of a model's lone
-    finished-answer yes: one rule, written once.
+    finished-answer yes: one rule, written once. ``scores``: the tools'
+    :func:`score_tools` for the task, when they are at hand.
     """
-    scores = score_tools(task_prompt, tools)
+    scores = score_tools(task_prompt, tools) if scores is None else scores
     held = held_back(task_prompt, tools, scores, rule)
     abstain = not_a_request(task_prompt)
     routed = set() if abstain else decide(scores, rule, held)
@@ -508,6 +514,72 @@ def offline_decision(task_prompt: str, tools: Sequence[AnyTool], rule: RoutingRu
     if winner is not None:
         routed = {winner}  # a clear winner of the ranking (issue 20 item 2)
     return Decision(scores, held, abstain, winner, routed)
+
+
+class RoutingEvidence:
+    """The offline rule's evidence for one task over its candidates: read once per routing.
+
+    The one interface through which the route node's guards (T5, A8, A9, Q1) weigh a
+    model's verdicts by the offline rule: built once per routing, over the task prompt
+    without the domain's own words (N1); the tools' scores and the rule's own routing
+    are computed once, when first asked for.
+    """
+
+    def __init__(
+        self, task_prompt: str, tools: Sequence[AnyTool], rule: RoutingRule | None = None
+    ) -> None:
+        """Evidence for ``task_prompt`` over ``tools`` (the candidates, best ranked first)."""
+        self.task_prompt = task_prompt
+        self.tools = tuple(tools)
+        self.rule = rule or RoutingRule()
+
+    @cached_property
+    def scores(self) -> dict[str, ToolScore]:
+        """Each routable candidate's :class:`ToolScore` for the task (:func:`score_tools`)."""
+        return score_tools(self.task_prompt, self.tools)
+
+    @cached_property
+    def routed(self) -> set[str]:
+        """The tools the offline rule itself routes for the task (:func:`offline_decision`)."""
+        return offline_decision(self.task_prompt, self.tools, self.rule, self.scores).routed
+
+    def shares_a_word(self, tool: AnyTool) -> bool:
+        """Whether a word of the task matches one of the tool's text (:func:`shares_a_word`)."""
+        return shares_a_word(self.task_prompt, tool)
+
+    def declared_intent(self, tool: AnyTool, *, margin: bool = True) -> bool:
+        """Whether the task is what the tool declares it is for (:func:`declared_intent`)."""
+        return declared_intent(self.task_prompt, tool, self.scores, self.rule, margin=margin)
+
+    def against_not_for(self, tool: AnyTool) -> str | None:
+        """A9: why the tool's ``not_for`` questions speak against it for the task, or ``None``."""
+        if not tool.not_for:
+            return None
+        if closer_to_not_for(self.task_prompt, tool):
+            return "the task is closer to what it is not for"
+        found = self.scores.get(tool.name)
+        if found is not None and only_not_for_words(self.task_prompt, tool, found):
+            words = ", ".join(found.hits)
+            return f"the task's only word for it ({words}) is in what it is not for"
+        return None
+
+    def hits(self, name: str) -> tuple[str, ...]:
+        """The task words that hit the tool ``name`` (none for a tool not scored)."""
+        found = self.scores.get(name)
+        return found.hits if found else ()
+
+    def extra(self, name: str, covered: Collection[str]) -> float:
+        """What the tool's hits that are not in ``covered`` weigh (T5: words of its own)."""
+        found = self.scores.get(name)
+        if found is None:
+            return 0.0
+        return sum(
+            w for word, w in zip(found.hits, found.weights, strict=True) if word not in covered
+        )
+
+    def justifies_another(self, name: str, covered: Collection[str]) -> bool:
+        """T5: whether the tool's own words (not in ``covered``) justify it beside the routed."""
+        return self.extra(name, covered) >= self.rule.min_extra
 
 
 def shares_a_word(task_prompt: str, tool: AnyTool) -> bool:

@@ -649,10 +649,11 @@ def resolve_yeses(
 
 
 def without_unbacked_yeses(
-    scores: Mapping[str, float],
     node: TaskNode,
     candidates: Sequence[AnyTool],
     activation: Activation,
+    *,
+    scores: Mapping[str, float],
 ) -> tuple[Activation, list[LedgerEntry]]:
     """T5 with T7: a context tool's yes with nothing in the task behind it is a no.
 
@@ -732,7 +733,7 @@ def guard(
     evidence = RoutingEvidence(words.strip(prompt), candidates)
     activation, chosen = best_fit_yes(scores, node, candidates, activation)
     activation, unfilled = without_missing_inputs(deps, node, candidates, activation)
-    activation, unbacked = without_unbacked_yeses(scores, node, candidates, activation)
+    activation, unbacked = without_unbacked_yeses(node, candidates, activation, scores=scores)
     plain = RoutingEvidence(prompt, candidates)  # T5 weighs the domain's words too
     routed, resolved = resolve_yeses(node, candidates, activation.verdicts, plain)
     routed, in_doubt, guarded = guard_terminal(scores, evidence, node, candidates, routed)

@@ -54,47 +54,46 @@ _MIN_LETTERS = 3
 """Shorter task words (Hungarian verb prefixes "le", "fel"; "ok") route nothing."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RoutingRule:
     """Thresholds of the offline routing decision (fitted; see the module docstring).
 
-    Attributes:
-        min_score: Least score a tool needs (one word only this tool has scores 1).
-        relative: Least share of the best tool's score.
-        min_coverage: Least share of the task's word weight the tool explains.
-        max_tools: Most tools routed for one task.
-        min_extra: Least score a second (third, ...) tool must add from task words
-            the tools routed before it did not match, unless it is a *twin*:
-        tie: A tool matching exactly the words of a routed one, with at least this
-            share of its score, is its twin and runs too (the words cannot tell the
-            two apart, so the rule does not pick one by list order; above 1: never).
-
-        margin: When no tool passes, the pre-filter's best-ranked tool (T12) runs if
-            its BM25 score is this many times the second one's (a clear winner) ...
-        margin_score: ... and at least this.
-        terminal_coverage: Least coverage of a tool whose result ends the run (A9):
-            its declared intent (routing question, examples) must explain this share
-            of the task, not one shared word ...
-        terminal_own: ... or it must score this from words no other candidate has.
-        near: A passing tool with at least this share of the best score is a near tie;
-            of the near ties the best-ranked candidate (T12) is routed first.
-        clause_share: A further tool whose own subject words are in a clause of the task
-            no routed tool matched ("... and tell me if it will rain there") needs only
-            this share of ``min_extra``.
+    Each is named when given: ``OfflineAssistant(routing=RoutingRule(min_extra=1.0))``.
     """
 
     min_score: float = 0.7
+    """Least score a tool needs (one word only this tool has scores 1)."""
     relative: float = 0.3
-    min_coverage: float = 0.1
-    max_tools: int = 2
+    """Least share of the best tool's score."""
     min_extra: float = 1.3
+    """Least score a second (third, ...) tool must add from task words the tools routed
+    before it did not match, unless it is a *twin* (``tie``)."""
+    min_coverage: float = 0.1
+    """Least share of the task's word weight the tool explains."""
+    max_tools: int = 2
+    """Most tools routed for one task."""
     tie: float = 0.98
+    """A tool matching exactly the words of a routed one, with at least this share of its
+    score, is its twin and runs too (the words cannot tell the two apart, so the rule
+    does not pick one by list order; above 1: never)."""
     margin: float = 2.0
+    """When no tool passes, the pre-filter's best-ranked tool (T12) runs if its BM25 score
+    is this many times the second one's (a clear winner) ..."""
     margin_score: float = 0.4
+    """... and at least this."""
     terminal_coverage: float = 0.5
+    """Least coverage of a tool whose result ends the run (A9): its declared intent
+    (routing question, examples) must explain this share of the task, not one shared
+    word ..."""
     terminal_own: float = 0.8
+    """... or it must score this from words no other candidate has."""
     near: float = 0.9
+    """A passing tool with at least this share of the best score is a near tie; of the
+    near ties the best-ranked candidate (T12) is routed first."""
     clause_share: float = 0.7
+    """A further tool whose own subject words are in a clause of the task no routed tool
+    matched ("... and tell me if it will rain there") needs only this share of
+    ``min_extra``."""
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 
-from toolweave import ChatbotTool, ToolCallContext, ToolResult, UniqueTextDocument, build_graph
+from tests.test_routing_decision_rules import tool
+from toolweave import build_graph
 from toolweave.llm import offline_routing
 from toolweave.llm.offline import OfflineAssistant
 from toolweave.tools.domain import Domain
-from toolweave.tools.registry import AnyTool
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,25 +43,6 @@ def test_G1_route_node_calls_the_guards_through_one_function() -> None:
 def test_G1_guards_read_the_offline_rule_through_one_interface() -> None:
     imports = imported_names(ROOT / "graph" / "candidates.py")
     assert imports["toolweave.llm.offline_routing"] == {"RoutingEvidence"}
-
-
-def tool(name: str, question: str, *, terminal: bool = False, **attrs: Any) -> AnyTool:
-    """A routable tool: context, or a finished answer when ``terminal``."""
-
-    def execute(self: Any, request: Any, ctx: ToolCallContext) -> ToolResult | None:
-        if terminal:
-            return ToolResult.as_answer(name, f"{name} answer")
-        return ToolResult.as_context(name, [UniqueTextDocument(document_id=name, text=name)])
-
-    body = {
-        "name": name,
-        "priority": 10 if terminal else 50,
-        "returns_answer": terminal,
-        "executable_instruction": f"{name}: true when {question}",
-        "execute": execute,
-        **attrs,
-    }
-    return type(f"T_{name}", (ChatbotTool,), body)()  # type: ignore[no-any-return]
 
 
 def test_G1_guards_score_the_task_once_per_routing(monkeypatch: pytest.MonkeyPatch) -> None:

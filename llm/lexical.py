@@ -46,8 +46,8 @@ GENERIC_WORDS = _wordset(
     olcsó legolcsóbb gyors gyorsan hamar késő korán ad adj vesz vegyél kap kapok hoz hozz
     visz tart tesz csinál néz mutat mutasd keres keresek talál segít segíts akar szeretne
     kér kérek kérem mond mondd gondol valami valaki valamit valakit bármi bárki mindenki
-    minden semmi dolog dolgot ember emberek mód fajta rész idén év hónap hét ma holnap
-    tegnap ma este reggel délután éjjel éjszaka megint újra mindig soha tényleg jelenleg
+    minden semmi dolog dolgot ember emberek mód fajta rész idő időt ideje idén év hónap hét
+    ma holnap tegnap ma este reggel délután éjjel éjszaka megint újra mindig soha tényleg jelenleg
     kettő két három négy öt hat hét tíz száz sok kevés több legtöbb kevesebb elég létezik
     történik ajánl ajánlj javasol"""
 )

@@ -1,0 +1,71 @@
+"""G1 with A7 and R9: offline reading rules that hold for any domain (issue 36 item 3).
+
+Each rule is checked in a neutral domain (a city office), beside the case the same
+rule must still refuse, so a rule that answered everything would fail too.
+"""
+
+from __future__ import annotations
+
+from toolweave import OfflineAssistant, UniqueTextDocument
+from toolweave.evaluation import says_no_information
+from toolweave.llm.lexical import is_generic
+from toolweave.llm.port import AnswerRequest
+
+offline = OfflineAssistant()
+
+
+def _doc(title: str, number: int, text: str) -> UniqueTextDocument:
+    return UniqueTextDocument(
+        document_id=title, document_name=title, page=1, sentence_number=number, text=text
+    )
+
+
+def _answer(question: str, documents: list[UniqueTextDocument], lang: str = "en") -> str:
+    return offline.answer(AnswerRequest(question, lang, "", documents, ())).text
+
+
+OFFICE = [
+    _doc("Holidays", 1, "The office is closed on Founders Day, 14 May."),
+    _doc("Canteen", 1, "The canteen opens at 8:00."),
+    _doc("Parking", 1, "Parking costs 2 euro per hour."),
+]
+
+
+def test_A7_a_lowercase_word_before_a_name_the_question_capitalises_does_not_qualify_it() -> None:
+    # "celebrate" is in no document, but it is no kind of Founders Day: the question
+    # writes the name capitalised and the word before it in lowercase
+    assert "14 May" in _answer("When do we celebrate Founders Day?", OFFICE)
+
+
+def test_R9_a_word_written_as_part_of_the_name_still_qualifies_it() -> None:
+    # "Spring Founders Day" is a kind of Founders Day the sources do not name
+    assert says_no_information(_answer("When is the Spring Founders Day?", OFFICE))
+    assert says_no_information(_answer("When is the spring founders day?", OFFICE))
+
+
+RADIOLOGY = [
+    _doc("Departments: Radiology", 1, "Radiology is in Building C."),
+    _doc("Departments: Radiology", 2, "Consultation hours of Radiology: Monday-Friday 8:00-12:00."),
+    _doc("Visiting", 1, "Please do not visit patients if you have a fever."),
+    _doc("Parking", 1, "Parking costs 2 euro per hour."),
+]
+
+
+def test_A7_a_generic_word_of_the_question_is_not_missed_by_the_sentence() -> None:
+    assert is_generic("see")
+    # "see" says how, not what about: the page about radiology answers with half the rest
+    assert "8:00-12:00" in _answer("When does radiology see patients?", RADIOLOGY)
+    # a subject word that no document holds is still missed ("dentistry")
+    assert says_no_information(_answer("When does dentistry see patients?", RADIOLOGY))
+
+
+def test_R9_a_sentence_saying_only_generic_words_of_the_question_does_not_answer() -> None:
+    docs = [
+        _doc("Roof terrace", 1, "Every day you can see the river from the roof terrace."),
+        _doc("Canteen", 1, "The canteen opens at 8:00."),
+        _doc("Parking", 1, "Parking costs 2 euro per hour."),
+    ]
+    # "day" and "see" are the sentence's only words of the question: nothing about a notary
+    assert says_no_information(_answer("Which day can I see the notary?", docs))
+    docs.append(_doc("Notary", 1, "The notary receives clients every day from 9:00 to 11:00."))
+    assert "9:00 to 11:00" in _answer("Which day can I see the notary?", docs)

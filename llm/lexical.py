@@ -181,6 +181,8 @@ def related(a: str, b: str) -> bool:
             return True
         if max(map(len, single), default=0) >= SHORT_STEM and min(len(a), len(b)) > MIN_STEM:
             return True  # two inflected forms of one short stem: "egyek"/"egyen" (eszik)
+    if compound_tail(a, b) or compound_tail(b, a):
+        return True
     common = 0
     for x, y in zip(sa, sb, strict=False):
         if x != y:
@@ -189,6 +191,31 @@ def related(a: str, b: str) -> bool:
     if common == min(len(sa), len(sb)):  # one stem begins the other
         return common >= MIN_STEM
     return common > MIN_STEM and common >= min(len(sa), len(sb)) - 1  # one letter differs
+
+
+COMPOUND_STEM = 5
+"""Letters a stem needs to be found as the last part of a compound (:func:`compound_tail`)."""
+COMPOUND_HEAD = 4
+"""Letters the first part of a compound has at least."""
+COMPOUND_ENDING = 3
+"""Letters of an ending after the stem, at most."""
+
+
+def compound_tail(part: str, whole: str) -> bool:
+    """Whether ``whole`` is a compound that ends in a form of ``part``.
+
+    The stem of ``part`` (:data:`COMPOUND_STEM` letters or more) stands after at least
+    :data:`COMPOUND_HEAD` letters of ``whole``, followed by at most
+    :data:`COMPOUND_ENDING` letters: "vezeti" and "osztályvezető", "kezelés" and
+    "dialíziskezelés" (Hungarian and Polish write compounds as one word).
+    """
+    if len(whole) < len(part) + COMPOUND_HEAD - COMPOUND_ENDING or len(part) < COMPOUND_STEM:
+        return False
+    core, folded = stem(part), fold(whole)
+    if len(core) < COMPOUND_STEM or len(folded) < len(core) + COMPOUND_HEAD:
+        return False
+    at = folded.find(core, COMPOUND_HEAD)
+    return at >= 0 and len(folded) - at - len(core) <= COMPOUND_ENDING
 
 
 @lru_cache(maxsize=1 << 18)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from toolweave import OfflineAssistant, UniqueTextDocument
 from toolweave.evaluation import says_no_information
-from toolweave.llm.lexical import is_generic
+from toolweave.llm.lexical import compound_tail, is_generic
 from toolweave.llm.port import AnswerRequest
 
 offline = OfflineAssistant()
@@ -69,3 +69,15 @@ def test_R9_a_sentence_saying_only_generic_words_of_the_question_does_not_answer
     assert says_no_information(_answer("Which day can I see the notary?", docs))
     docs.append(_doc("Notary", 1, "The notary receives clients every day from 9:00 to 11:00."))
     assert "9:00 to 11:00" in _answer("Which day can I see the notary?", docs)
+
+
+def test_A7_a_word_matches_the_last_part_of_a_compound() -> None:
+    assert compound_tail("vezeti", "osztályvezetője")  # "leads" / "head of department"
+    assert not compound_tail("vezeti", "vezetés")  # no first part: a form, not a compound
+    assert not compound_tail("tár", "levéltár")  # too short a stem to stand for a word
+    docs = [
+        _doc("Levéltár", 1, "A levéltár osztályvezetője dr. Kiss Anna."),
+        _doc("Büfé", 1, "A büfé 8:00-kor nyit."),
+        _doc("Parkolás", 1, "A parkolás óránként 500 Ft."),
+    ]
+    assert "Kiss Anna" in _answer("Ki vezeti a levéltárat?", docs, "hu")

@@ -227,6 +227,30 @@ def matches(a: str, b: str) -> bool:
     return related(a, b)
 
 
+def one_typo_apart(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ by one insertion, deletion, substitution or swap.
+
+    The optimal-string-alignment distance of rapidfuzz (imported here, on the first
+    routing, so that start-up does not pay for it).
+    """
+    from rapidfuzz.distance import OSA
+
+    return OSA.distance(a, b, score_cutoff=1) <= 1
+
+
+@lru_cache(maxsize=1 << 18)
+def word_matches(a: str, b: str) -> bool:
+    """Routing's and reading's word match: :func:`matches`, or one typo apart.
+
+    One typo (:func:`one_typo_apart`) only between words of five letters or more
+    ("cardiolgy", "cardiology"), and never between numbers.
+    """
+    if matches(a, b):
+        return True
+    fa, fb = fold(a), fold(b)
+    return min(len(fa), len(fb)) >= 5 and not fa.isdigit() and one_typo_apart(fa, fb)
+
+
 @lru_cache(maxsize=65536)
 def weekday(word: str) -> int | None:
     """0 (Monday) to 6 (Sunday) when ``word`` is a weekday name in English or Hungarian."""

@@ -43,9 +43,9 @@ from toolweave.llm.lexical import (
     fold,
     is_generic,
     is_stopword,
-    matches,
     weekday,
 )
+from toolweave.llm.lexical import word_matches as word_matches
 from toolweave.tools import text as kit
 from toolweave.tools.prefilter import CandidateIndex, tool_text
 from toolweave.tools.registry import AnyTool
@@ -109,26 +109,6 @@ class ToolScore:
     """The tool's result ends the run (``returns_answer``)."""
     clauses: tuple[int, ...] = ()
     """The clause of the task each hit is in (:func:`clause_of_words`)."""
-
-
-def _one_typo_apart(a: str, b: str) -> bool:
-    """Whether ``a`` and ``b`` differ by one insertion, deletion, substitution or swap.
-
-    The optimal-string-alignment distance of rapidfuzz (imported here, on the first
-    routing, so that start-up does not pay for it).
-    """
-    from rapidfuzz.distance import OSA
-
-    return OSA.distance(a, b, score_cutoff=1) <= 1
-
-
-@lru_cache(maxsize=1 << 18)
-def word_matches(a: str, b: str) -> bool:
-    """Routing's word match: :func:`~toolweave.llm.lexical.matches`, or one typo apart."""
-    if matches(a, b):
-        return True
-    fa, fb = fold(a), fold(b)
-    return min(len(fa), len(fb)) >= 5 and not fa.isdigit() and _one_typo_apart(fa, fb)
 
 
 @lru_cache(maxsize=8192)

@@ -27,12 +27,14 @@ from toolweave.llm.lexical import (
     matches,
     stem,
     weekday,
+    word_matches,
 )
 from toolweave.tools import text as kit
 
 QUANTITY_CUES = (
     "mikor", "mennyi", "hany", "meddig", "mettol", "dij", "telefonszam", "arak",
     "when", "much", "many", "long", "cost", "price", "fee", "phone", "number",
+    "kiedy", "ile", "dlugo", "koszt", "cena", "ceny", "cene", "oplat", "telefon", "numer",
 )  # fmt: skip
 """Folded word prefixes that ask for a time, amount, count, price or number."""
 
@@ -203,7 +205,11 @@ FIGURE_BONUS = 0.5
 CONTEXT_WEIGHT = 0.5
 """What a key word counts for in a sentence's score when only its page's title (or, for a
 name, the sentence before it) holds it."""
-TIME_CUES = ("mikor", "hanykor", "meddig", "mettol", "when", "hours", "open", "nyitva")
+TIME_CUES = (
+    "mikor", "hanykor", "meddig", "mettol", "nyitva",
+    "when", "hours", "open",
+    "kiedy", "godzin", "otwart", "czynn",
+)  # fmt: skip
 """Folded word prefixes of a question asking *when*: a clock time or a weekday answers it."""
 CLOCK = re.compile(r"\b\d{1,2}[:.]\d{2}\b")
 NUMBER_WORDS = frozenset(
@@ -451,6 +457,7 @@ class _Reading:
         wanted = [w for w in wanted_words(question) if fold(w) not in ANSWER_FILLERS]
         if not wanted:
             return None
+        wanted = as_context_writes(wanted, candidates)
         names = _names(question)
         weight = {w: 2 if w in names else 1 for w in wanted}
         documents, held = _held_by(wanted, candidates)
@@ -481,6 +488,9 @@ class _Reading:
         if self.phone and PHONE_NUMBER.search(candidate.text):  # the number asked for is here
             own += sum(self.weight[w] for w in rest if phone_cue(w))
             rest = [w for w in rest if not phone_cue(w)]
+        if self.time and CLOCK.search(candidate.text):  # "open", "hours": the hours are here
+            own += sum(self.weight[w] for w in rest if asks_for_time(w))
+            rest = [w for w in rest if not asks_for_time(w)]
         return own, rest
 
     def _from_context(
@@ -555,6 +565,24 @@ class _Reading:
         return score + FIGURE_BONUS * figure, titled, position, candidate
 
 
+def as_context_writes(wanted: Sequence[str], candidates: Sequence[Candidate[SourceT]]) -> list[str]:
+    """The key words, each mistyped one as the context writes it ("cardiolgy" -> "cardiology").
+
+    A key word that matches no word of the context's sentences and titles takes the
+    place of the context's word one typo away from it (:func:`word_matches`: five
+    letters or more), as routing reads a task's words.
+    """
+    have: dict[str, None] = {}
+    for candidate in candidates:
+        have.update(dict.fromkeys(content_words(f"{candidate.title} {candidate.text}")))
+    found: list[str] = []
+    for word in wanted:
+        if not any(matches(word, h) for h in have):
+            word = next((h for h in have if word_matches(word, h)), word)
+        found.append(word)
+    return found
+
+
 def _held_by(
     wanted: Sequence[str], candidates: Sequence[Candidate[SourceT]]
 ) -> tuple[int, dict[str, int]]:
@@ -595,11 +623,7 @@ def missing_subject(documents: int, unseen: set[str]) -> set[str]:
     """
     if documents < MIN_DOCUMENTS_APART:
         return set()
-    return {
-        w
-        for w in unseen
-        if weekday(w) is None and not w.isdigit() and not phone_cue(w)
-    }
+    return {w for w in unseen if weekday(w) is None and not w.isdigit() and not phone_cue(w)}
 
 
 def qualified_subject(question: str, lacking: set[str], names: set[str]) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from toolweave import OfflineAssistant, UniqueTextDocument
 from toolweave.evaluation import says_no_information
 from toolweave.llm.lexical import compound_tail, is_generic
+from toolweave.llm.offline_reading import asks_for_quantity, asks_for_time
 from toolweave.llm.port import AnswerRequest
 
 offline = OfflineAssistant()
@@ -81,3 +82,33 @@ def test_A7_a_word_matches_the_last_part_of_a_compound() -> None:
         _doc("Parkolás", 1, "A parkolás óránként 500 Ft."),
     ]
     assert "Kiss Anna" in _answer("Ki vezeti a levéltárat?", docs, "hu")
+
+
+def test_A7_a_mistyped_key_word_is_read_as_the_context_writes_it() -> None:
+    docs = [
+        _doc("Departments: Radiology", 1, "Radiology is in Building C."),
+        _doc("Parking", 1, "Parking costs 2 euro per hour."),
+        _doc("Canteen", 1, "The canteen opens at 8:00."),
+    ]
+    assert "Building C" in _answer("Where is radiolgy?", docs)
+    # two typos are another word: nothing is read into it
+    assert says_no_information(_answer("Where is rdaiolgy?", docs))
+
+
+def test_A7_open_and_hours_are_said_by_a_sentence_giving_the_hours() -> None:
+    docs = [
+        _doc("Departments: Radiology", 1, "Consultation hours of Radiology: Monday 8:00-12:00."),
+        _doc("Departments: Radiology", 2, "Radiology is in Building C."),
+        _doc("Parking", 1, "Parking costs 2 euro per hour."),
+        _doc("Canteen", 1, "The canteen serves lunch."),
+    ]
+    # "clinic" is in no document; "open" is what the hours say
+    answer = _answer("When is the radiology clinic open?", docs)
+    assert "8:00-12:00" in answer
+    assert "Building C" not in answer
+
+
+def test_A7_polish_questions_ask_for_a_time_or_an_amount() -> None:
+    assert asks_for_time("Kiedy jest otwarta stołówka?")
+    assert asks_for_quantity("Ile kosztuje obiad?")
+    assert not asks_for_quantity("Gdzie jest centrum miasta?")

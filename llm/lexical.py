@@ -251,6 +251,42 @@ def word_matches(a: str, b: str) -> bool:
     return min(len(fa), len(fb)) >= 5 and not fa.isdigit() and one_typo_apart(fa, fb)
 
 
+MONTH_PREFIXES = (
+    ("januar", "stycz"),
+    ("februar", "luty", "lutego", "lutym"),
+    ("march", "marcius", "marzec", "marca", "marcu"),
+    ("april", "kwiet", "kwieci"),
+    ("majus", "maja", "maju"),
+    ("june", "junius", "czerw"),
+    ("july", "julius", "lipiec", "lipca", "lipcu"),
+    ("august", "augusz", "sierp"),
+    ("septemb", "szeptemb", "wrzes"),
+    ("octob", "oktob", "pazdziern"),
+    ("novemb", "listopad"),
+    ("decemb", "grudz", "grudn"),
+)
+"""Folded beginnings of the months' names in English, Hungarian and Polish, January first."""
+MONTH_WORDS = {"may": 5, "maj": 5}
+"""Month names too short to be the beginning of a longer word."""
+
+
+@lru_cache(maxsize=65536)
+def month(word: str) -> int | None:
+    """1 (January) to 12 when ``word`` is a month's name in English, Hungarian or Polish.
+
+    An inflected form counts ("listopadzie", "novemberben"); a short beginning only
+    with a short ending ("maja", not a longer word that begins so).
+    """
+    token = fold(word)
+    if token in MONTH_WORDS:
+        return MONTH_WORDS[token]
+    for number, prefixes in enumerate(MONTH_PREFIXES, start=1):
+        for prefix in prefixes:
+            if token.startswith(prefix) and (len(prefix) >= 5 or len(token) <= len(prefix) + 2):
+                return number
+    return None
+
+
 @lru_cache(maxsize=65536)
 def weekday(word: str) -> int | None:
     """0 (Monday) to 6 (Sunday) when ``word`` is a weekday name in English or Hungarian."""

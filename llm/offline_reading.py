@@ -25,6 +25,7 @@ from toolweave.llm.lexical import (
     fold,
     is_generic,
     matches,
+    month,
     stem,
     weekday,
     word_matches,
@@ -212,6 +213,8 @@ TIME_CUES = (
 )  # fmt: skip
 """Folded word prefixes of a question asking *when*: a clock time or a weekday answers it."""
 CLOCK = re.compile(r"\b\d{1,2}[:.]\d{2}\b")
+ISO_MONTH = re.compile(r"\b\d{4}-(\d{2})-\d{2}\b")
+"""A date written in digits (``2027-11-01``), its month caught."""
 NUMBER_WORDS = frozenset(
     {"egy", "ket", "ketto", "harom", "negy", "ot", "hat", "het", "nyolc", "kilenc", "tiz",
      "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"}
@@ -491,6 +494,10 @@ class _Reading:
         if self.time and CLOCK.search(candidate.text):  # "open", "hours": the hours are here
             own += sum(self.weight[w] for w in rest if asks_for_time(w))
             rest = [w for w in rest if not asks_for_time(w)]
+        dated = {int(number) for number in ISO_MONTH.findall(candidate.text)}
+        if dated:  # "November" is said by a date of November written in digits
+            own += sum(self.weight[w] for w in rest if month(w) in dated)
+            rest = [w for w in rest if month(w) not in dated]
         return own, rest
 
     def _from_context(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from toolweave import OfflineAssistant, UniqueTextDocument
 from toolweave.evaluation import says_no_information
-from toolweave.llm.lexical import compound_tail, is_generic
+from toolweave.llm.lexical import compound_tail, is_generic, month
 from toolweave.llm.offline_reading import asks_for_quantity, asks_for_time
 from toolweave.llm.port import AnswerRequest
 
@@ -112,3 +112,16 @@ def test_A7_polish_questions_ask_for_a_time_or_an_amount() -> None:
     assert asks_for_time("Kiedy jest otwarta stołówka?")
     assert asks_for_quantity("Ile kosztuje obiad?")
     assert not asks_for_quantity("Gdzie jest centrum miasta?")
+
+
+def test_A7_a_month_is_said_by_a_date_of_that_month_written_in_digits() -> None:
+    assert (month("November"), month("listopadzie"), month("novemberben")) == (11, 11, 11)
+    assert month("marketing") is None
+    docs = [
+        _doc("Office calendar", 1, "2027-11-02 (Tuesday): the office is closed."),
+        _doc("Office calendar", 2, "2027-05-04 (Tuesday): the office is closed."),
+        _doc("Parking", 1, "Parking costs 2 euro per hour."),
+    ]
+    answer = _answer("When is the office closed in November?", docs)
+    assert "2027-11-02" in answer
+    assert "2027-05-04" not in answer

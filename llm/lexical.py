@@ -88,7 +88,8 @@ GENERIC_WORDS_PL = _wordset(
     możliwy możliwe dostępny dostępne najbliższy najbliższa blisko tani tanio najtańszy
     szybki szybko wkrótce późno wcześnie dostać dostanę dać daj wziąć wezmę brać zrobić
     robić pokazać pokaż zobaczyć szukać szukam znaleźć znajdę pomóc pomóż chcieć
-    potrzeba powiedzieć powiedz wiedzieć wiem myśleć znaczy używać użyć polecić
+    potrzeba trzeba powiedzieć powiedz wiedzieć wiem myśleć znaczy używać użyć polecić
+    praca pracy pracę pracą
     zaproponować istnieje coś ktoś cokolwiek ktokolwiek każdy wszyscy wszystko nic nikt
     rzecz rzeczy sprawa sprawy ludzie osoba osoby sposób rodzaj część czas czasu raz razy
     rok roku lata lat latach miesiąc miesiąca miesięcy tydzień tygodnia tygodni dzień dnia

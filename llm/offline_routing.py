@@ -441,7 +441,8 @@ def ranking_winner(
     The best-ranked tool by BM25 over the tools' whole texts (instructions, field
     descriptions and examples, which the routing vocabulary leaves out) runs when
     it scores at least ``rule.margin_score`` and ``rule.margin`` times the second
-    one; never a terminal tool held back (A9).
+    one; never a terminal tool held back (A9), and only on a word of the task that its
+    text has and that is evidence (a subject word, or two generic ones).
     """
     words = " ".join(task_words(task_prompt))  # a greeting's stopwords are no evidence
     routable = tuple(sorted((t for t in tools if t.executable_instruction), key=lambda t: t.name))
@@ -453,8 +454,15 @@ def ranking_winner(
     second = order[1][1] if len(order) > 1 else 0.0
     if name in held or best < rule.margin_score or best < rule.margin * second:
         return None
-    if not shares_a_word(task_prompt, next(t for t in routable if t.name == name)):
+    tool = next(t for t in routable if t.name == name)
+    said = [
+        w for w in task_words(task_prompt) if any(word_matches(w, t) for t in _text_words(tool))
+    ]
+    if not said:
         return None  # the index's stem prefix alone ("lisa" in "lists"): no word in common
+    generic = sum(is_generic(word) for word in said)
+    if generic == len(said) < GENERIC_EVIDENCE:
+        return None  # one generic word ("work") is no evidence (:func:`has_evidence`)
     return name
 
 

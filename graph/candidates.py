@@ -1,93 +1,30 @@
 """What the routing call of a task is offered (T12) and which of its yes-verdicts are taken (A8).
 
 Both run inside the ``route`` node around its one routing call (T5); neither
-runs for forced activation (F1).
+runs for forced activation (F1). The why of each rule, with the cases that made
+it, is on the routing decisions page (``docs/routing-decisions.md``).
 
-**T12, the pre-filter.** A task with more routable candidates than
-``Limits.max_routing_candidates`` has them ranked against its task prompt
-(``toolweave.tools.prefilter``) and only the best are offered, plus
-``Domain.always_offered``. One ``prefilter`` ledger entry records the verdict:
-the kept tools and the best-ranked dropped ones with their rank and score, so
-``toolweave explain`` can say "ranked 57th of 1,702 by the pre-filter".
+**T12, the pre-filter** (:func:`offer_candidates`): a task with more routable
+candidates than ``Limits.max_routing_candidates`` is offered the best ranked for
+its task prompt, plus ``Domain.always_offered``; one ``prefilter`` ledger entry
+names the kept and the best-ranked dropped tools.
 
-**A8, the terminal safety net.** A tool that declares ``returns_answer`` ends
-the run with its finished answer (R3/R4), so a wrong yes is costly: the user
-gets, say, the emergency numbers for a question about a ward's phone. Its yes is
-taken only when the routing verdict for it is clear, that is, when it is the
-only tool routed and the keyword evidence agrees. Otherwise:
-
-1. **Routing failure.** Several terminal tools routed, or three or more tools
-   routed that are at least half of the candidates (a model saying yes to most
-   or all tools is not choosing): no routed tool runs; the task falls back to the
-   domain's default retrieval (A5).
-2. **Conflict.** One terminal tool routed together with one or more others: its
-   finished answer would silence theirs, so the model cannot mean both. The
-   keyword evidence decides (the pre-filter's BM25 score of each routed tool for
-   the task prompt): the terminal tool runs alone if it scores clearly higher
-   (:data:`TERMINAL_MARGIN`) than every other routed tool and the task is not
-   closer to one of its ``not_for`` questions, else it is dropped and the others
-   run (A9: when in doubt, the context path).
-3. **Not the best match.** A terminal tool routed alone is taken only when the
-   task prompt matches its routing text better than that of every other
-   candidate (the pre-filter's BM25 score, forms, stems and stem prefixes; the
-   domain's own name, e.g. "korhaz" = hospital, is no evidence and does not count):
-   otherwise (the typical small-model failure of saying yes to the first tool
-   listed, whatever the question) it is dropped and the retrieval answers. A tie
-   at zero (no candidate shares a word with the task, as for a described
-   emergency in a domain that declares no examples) leaves the model's yes
-   standing; a task closer to one of the tool's ``not_for`` questions than to its
-   own examples drops it (A9).
-4. **In doubt.** A tie at zero where the tool declares ``routing_examples``: the
-   task matches no candidate, nor any example of what the domain said the tool
-   is for, so the yes is the model's alone. The tool runs, but its finished answer
-   joins the context and the retrieval answers (A9: "when in doubt, the context
-   path runs"): the 0.5B model's lone emergency yes for "Hozzam magammal a
-   gyógyszereimet a felvételre?" no longer ends the run with 112, and a described
-   emergency in words none of the examples has still puts the numbers before the
-   answering model. The same holds for a lone terminal yes that matches the task
-   best but that the offline rule would not route (``offline_decision``: it asks a
-   finished answer for its declared intent, and of near ties it routes the context
-   tool): the 0.5B model's emergency yes for "How long can I stop in front of the
-   emergency building to drop off a patient?" (the department tool has "emergency
-   building") runs as context, and the parking page answers.
-
-**T5, no yes but a best fit.** :func:`best_fit_yes` runs first: a model that
-writes no (``null``) for every candidate but names a best fit has still chosen;
-the best fit runs when the task's words back it (its keyword score is at least
-half the best candidate's, and above zero), its request filled by the offline
-extraction rules from the text.
-
-**T13, no input.** :func:`without_missing_inputs` runs after it: a yes whose
-request leaves a required input unfilled, for a tool that cannot ask for it, is
-read as no (the tool would decline when called).
-
-**T5, several yeses.** :func:`resolve_yeses` runs next: a model that says yes
-to several near-duplicates and names its best fit gets the best fit, and the
-others only when words of their own justify them.
-
-**A9, not_for words.** A lone terminal yes whose only subject word for the tool
-is one its ``not_for`` questions have too ("Where is the card catalogue?" for a
-card-renewal tool that is not for "Can I pay the late fee by card?") is dropped
-like a task closer to a ``not_for`` question: the domain said that word does not
-tell the two apart (``offline_routing.only_not_for_words``).
-
-**Q1 with A9, asking only when needed.** :func:`asking_in_doubt` weighs each routed
-tool that may stop the run with a question to the user (a clarifiable tool, or one
-whose missing required input the graph asks for) by the evidence a finished answer
-needs (:func:`asking_doubt`). One in doubt runs after the retrieval and its
-question is not asked (``execute``, ``clarify.not_asked``): the documents answer a
-question that merely shares a word with it.
+**The guards, one call** (:func:`guard` -> :class:`GuardOutcome`), in this order:
+the model's best fit as its yes when it said yes to nothing (:func:`best_fit_yes`,
+T5); no yes without its required input (:func:`without_missing_inputs`, T13) nor
+with nothing in the task behind it (:func:`without_unbacked_yeses`, T5 with T7);
+several yeses resolved to the best fit and tools with words of their own
+(:func:`resolve_yeses`, T5); a finished-answer yes taken only on clear evidence
+(:func:`guard_terminal`, A8: a routing failure, a conflict, not the best match or
+in doubt, see :func:`terminal_verdict`; A9: in doubt its answer joins the context);
+a tool that may ask the user weighed by the same evidence (:func:`asking_in_doubt`,
+Q1 with A9). They read the keyword evidence (:func:`keyword_evidence`) and the
+offline rule's (:class:`~toolweave.llm.offline_routing.RoutingEvidence`) once per
+routing.
 
 **N1, the domain's own words.** The domain's name and its store's stop words
 (:func:`domain_words`) are no evidence anywhere here: not in the keyword evidence,
 the pre-filter's ranking, nor the offline rule's evidence behind A8, A9 and Q1.
-
-**One call.** The route node calls :func:`guard` once per routing call; it runs the
-guards above in order (T5 best fit, T13, T5 with T7, T5 several yeses, A8 with A9,
-Q1 with A9) and returns a :class:`GuardOutcome`. They read the offline rule's
-evidence through one object, :class:`~toolweave.llm.offline_routing.RoutingEvidence`,
-built once per routing (the task's scores and the rule's own routing are computed
-once, when first asked for).
 
 An ``a8_routing_failure``, ``a8_terminal_dropped`` or ``a8_others_dropped`` routing
 entry names the tools that were routed but do not run; a ``q1_asking_in_doubt`` entry
@@ -215,8 +152,16 @@ def terminal_verdict(
 ) -> tuple[str, set[str], str] | None:
     """A8: ``(verdict, tools not to run, why)`` when a terminal yes is unclear, else ``None``.
 
-    ``scores``: the candidates' :func:`keyword_evidence` for the task; ``evidence``:
-    the offline rule's for it (the domain's words out).
+    A finished answer ends the run, so a wrong yes is costly. Unclear: several
+    terminal yeses, or most candidates routed (a routing failure: none runs); the
+    task closer to what the tool is ``not_for``, or its only word for it one its
+    ``not_for`` questions have (A9: dropped); routed with others (it runs alone
+    only when it scores :data:`TERMINAL_MARGIN` times the best other, else the
+    others run); alone but not the best keyword match (dropped; a tie at zero
+    stands); in doubt, when no candidate nor any of its examples shares a word with
+    the task, or the offline rule finds no declared intent behind it (A9: its answer
+    joins the context). ``scores``: the candidates' :func:`keyword_evidence` for the
+    task; ``evidence``: the offline rule's for it (the domain's words out).
     """
     terminal = {t.name for t in candidates if t.name in routed and t.returns_answer}
     if not terminal:

@@ -555,18 +555,11 @@ class RoutingEvidence:
         found = self.scores.get(name)
         return found.hits if found else ()
 
-    def extra(self, name: str, covered: Collection[str]) -> float:
-        """What the tool's hits that are not in ``covered`` weigh (T5: words of its own)."""
-        found = self.scores.get(name)
-        if found is None:
-            return 0.0
-        return sum(
-            w for word, w in zip(found.hits, found.weights, strict=True) if word not in covered
-        )
-
     def justifies_another(self, name: str, covered: Collection[str]) -> bool:
-        """T5: whether the tool's own words (not in ``covered``) justify it beside the routed."""
-        return self.extra(name, covered) >= self.rule.min_extra
+        """T5: whether the tool's hits not in ``covered`` weigh ``rule.min_extra`` or more."""
+        found = self.scores.get(name)
+        pairs = zip(found.hits, found.weights, strict=True) if found else iter(())
+        return sum(w for word, w in pairs if word not in covered) >= self.rule.min_extra
 
 
 def shares_a_word(task_prompt: str, tool: AnyTool) -> bool:

@@ -6,24 +6,10 @@ rule must still refuse, so a rule that answered everything would fail too.
 
 from __future__ import annotations
 
-from toolweave import OfflineAssistant, UniqueTextDocument
+from tests.test_answer_coverage_rules import _answer, _doc
 from toolweave.evaluation import says_no_information
 from toolweave.llm.lexical import compound_tail, is_generic, month
 from toolweave.llm.offline_reading import asks_for_quantity, asks_for_time
-from toolweave.llm.port import AnswerRequest
-
-offline = OfflineAssistant()
-
-
-def _doc(title: str, number: int, text: str) -> UniqueTextDocument:
-    return UniqueTextDocument(
-        document_id=title, document_name=title, page=1, sentence_number=number, text=text
-    )
-
-
-def _answer(question: str, documents: list[UniqueTextDocument], lang: str = "en") -> str:
-    return offline.answer(AnswerRequest(question, lang, "", documents, ())).text
-
 
 OFFICE = [
     _doc("Holidays", 1, "The office is closed on Founders Day, 14 May."),

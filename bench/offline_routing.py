@@ -64,6 +64,7 @@ if __package__ in (None, ""):  # run as a file: make ``bench`` importable
 from toolweave.graph.candidates import keyword_evidence, terminal_verdict
 from toolweave.llm.offline import OfflineAssistant
 from toolweave.llm.offline_routing import (
+    RoutingEvidence,
     RoutingRule,
     decide,
     not_a_request,
@@ -278,7 +279,7 @@ def finished_answers(
     index = _hospital_index(tuple(tools))
     ignore = {term for terms in query_words(domain.name) for term in terms}
     scores = keyword_evidence(index, question, tools, ignore)
-    found = terminal_verdict(scores, question, tools, routed)
+    found = terminal_verdict(scores, RoutingEvidence(question, tools), tools, routed)
     runs = routed - found[1] if found else routed
     return {t.name for t in tools if t.name in runs and t.returns_answer}
 

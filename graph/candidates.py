@@ -1,82 +1,26 @@
 """What the routing call of a task is offered (T12) and which of its yes-verdicts are taken (A8).
 
 Both run inside the ``route`` node around its one routing call (T5); neither
-runs for forced activation (F1).
+runs for forced activation (F1). The why of each rule, with the cases that made
+it, is on the routing decisions page (``docs/routing-decisions.md``).
 
-**T12, the pre-filter.** A task with more routable candidates than
-``Limits.max_routing_candidates`` has them ranked against its task prompt
-(``toolweave.tools.prefilter``) and only the best are offered, plus
-``Domain.always_offered``. One ``prefilter`` ledger entry records the verdict:
-the kept tools and the best-ranked dropped ones with their rank and score, so
-``toolweave explain`` can say "ranked 57th of 1,702 by the pre-filter".
+**T12, the pre-filter** (:func:`offer_candidates`): a task with more routable
+candidates than ``Limits.max_routing_candidates`` is offered the best ranked for
+its task prompt, plus ``Domain.always_offered``; one ``prefilter`` ledger entry
+names the kept and the best-ranked dropped tools.
 
-**A8, the terminal safety net.** A tool that declares ``returns_answer`` ends
-the run with its finished answer (R3/R4), so a wrong yes is costly: the user
-gets, say, the emergency numbers for a question about a ward's phone. Its yes is
-taken only when the routing verdict for it is clear, that is, when it is the
-only tool routed and the keyword evidence agrees. Otherwise:
-
-1. **Routing failure.** Several terminal tools routed, or three or more tools
-   routed that are at least half of the candidates (a model saying yes to most
-   or all tools is not choosing): no routed tool runs; the task falls back to the
-   domain's default retrieval (A5).
-2. **Conflict.** One terminal tool routed together with one or more others: its
-   finished answer would silence theirs, so the model cannot mean both. The
-   keyword evidence decides (the pre-filter's BM25 score of each routed tool for
-   the task prompt): the terminal tool runs alone if it scores clearly higher
-   (:data:`TERMINAL_MARGIN`) than every other routed tool and the task is not
-   closer to one of its ``not_for`` questions, else it is dropped and the others
-   run (A9: when in doubt, the context path).
-3. **Not the best match.** A terminal tool routed alone is taken only when the
-   task prompt matches its routing text better than that of every other
-   candidate (the pre-filter's BM25 score, forms, stems and stem prefixes; the
-   domain's own name, e.g. "korhaz" = hospital, is no evidence and does not count):
-   otherwise (the typical small-model failure of saying yes to the first tool
-   listed, whatever the question) it is dropped and the retrieval answers. A tie
-   at zero (no candidate shares a word with the task, as for a described
-   emergency in a domain that declares no examples) leaves the model's yes
-   standing; a task closer to one of the tool's ``not_for`` questions than to its
-   own examples drops it (A9).
-4. **In doubt.** A tie at zero where the tool declares ``routing_examples``: the
-   task matches no candidate, nor any example of what the domain said the tool
-   is for, so the yes is the model's alone. The tool runs, but its finished answer
-   joins the context and the retrieval answers (A9: "when in doubt, the context
-   path runs"): the 0.5B model's lone emergency yes for "Hozzam magammal a
-   gyógyszereimet a felvételre?" no longer ends the run with 112, and a described
-   emergency in words none of the examples has still puts the numbers before the
-   answering model. The same holds for a lone terminal yes that matches the task
-   best but that the offline rule would not route (``offline_decision``: it asks a
-   finished answer for its declared intent, and of near ties it routes the context
-   tool): the 0.5B model's emergency yes for "How long can I stop in front of the
-   emergency building to drop off a patient?" (the department tool has "emergency
-   building") runs as context, and the parking page answers.
-
-**T5, no yes but a best fit.** :func:`best_fit_yes` runs first: a model that
-writes no (``null``) for every candidate but names a best fit has still chosen;
-the best fit runs when the task's words back it (its keyword score is at least
-half the best candidate's, and above zero), its request filled by the offline
-extraction rules from the text.
-
-**T13, no input.** :func:`without_missing_inputs` runs after it: a yes whose
-request leaves a required input unfilled, for a tool that cannot ask for it, is
-read as no (the tool would decline when called).
-
-**T5, several yeses.** :func:`resolve_yeses` runs next: a model that says yes
-to several near-duplicates and names its best fit gets the best fit, and the
-others only when words of their own justify them.
-
-**A9, not_for words.** A lone terminal yes whose only subject word for the tool
-is one its ``not_for`` questions have too ("Where is the card catalogue?" for a
-card-renewal tool that is not for "Can I pay the late fee by card?") is dropped
-like a task closer to a ``not_for`` question: the domain said that word does not
-tell the two apart (``offline_routing.only_not_for_words``).
-
-**Q1 with A9, asking only when needed.** :func:`asking_in_doubt` weighs each routed
-tool that may stop the run with a question to the user (a clarifiable tool, or one
-whose missing required input the graph asks for) by the evidence a finished answer
-needs (:func:`asking_doubt`). One in doubt runs after the retrieval and its
-question is not asked (``execute``, ``clarify.not_asked``): the documents answer a
-question that merely shares a word with it.
+**The guards, one call** (:func:`guard` -> :class:`GuardOutcome`), in this order:
+the model's best fit as its yes when it said yes to nothing (:func:`best_fit_yes`,
+T5); no yes without its required input (:func:`without_missing_inputs`, T13) nor
+with nothing in the task behind it (:func:`without_unbacked_yeses`, T5 with T7);
+several yeses resolved to the best fit and tools with words of their own
+(:func:`resolve_yeses`, T5); a finished-answer yes taken only on clear evidence
+(:func:`guard_terminal`, A8: a routing failure, a conflict, not the best match or
+in doubt, see :func:`terminal_verdict`; A9: in doubt its answer joins the context);
+a tool that may ask the user weighed by the same evidence (:func:`asking_in_doubt`,
+Q1 with A9). They read the keyword evidence (:func:`keyword_evidence`) and the
+offline rule's (:class:`~toolweave.llm.offline_routing.RoutingEvidence`) once per
+routing.
 
 **N1, the domain's own words.** The domain's name and its store's stop words
 (:func:`domain_words`) are no evidence anywhere here: not in the keyword evidence,
@@ -98,15 +42,7 @@ from typing import Protocol, runtime_checkable
 from toolweave.graph.context import Dependencies
 from toolweave.llm.lexical import matches
 from toolweave.llm.offline_extract import extract_request, states_input
-from toolweave.llm.offline_routing import (
-    RoutingRule,
-    closer_to_not_for,
-    declared_intent,
-    offline_decision,
-    only_not_for_words,
-    score_tools,
-    shares_a_word,
-)
+from toolweave.llm.offline_routing import RoutingEvidence
 from toolweave.llm.port import Activation, RoutingVerdict
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import TaskNode, execution_text
@@ -210,13 +146,22 @@ def keyword_evidence(
 
 def terminal_verdict(
     scores: Mapping[str, float],
-    prompt: str,
+    evidence: RoutingEvidence,
     candidates: Sequence[AnyTool],
     routed: Collection[str],
 ) -> tuple[str, set[str], str] | None:
     """A8: ``(verdict, tools not to run, why)`` when a terminal yes is unclear, else ``None``.
 
-    ``scores``: the candidates' :func:`keyword_evidence` for ``prompt``.
+    A finished answer ends the run, so a wrong yes is costly. Unclear: several
+    terminal yeses, or most candidates routed (a routing failure: none runs); the
+    task closer to what the tool is ``not_for``, or its only word for it one its
+    ``not_for`` questions have (A9: dropped); routed with others (it runs alone
+    only when it scores :data:`TERMINAL_MARGIN` times the best other, else the
+    others run); alone but not the best keyword match (dropped; a tie at zero
+    stands); in doubt, when no candidate nor any of its examples shares a word with
+    the task, or the offline rule finds no declared intent behind it (A9: its answer
+    joins the context). ``scores``: the candidates' :func:`keyword_evidence` for the
+    task; ``evidence``: the offline rule's for it (the domain's words out).
     """
     terminal = {t.name for t in candidates if t.name in routed and t.returns_answer}
     if not terminal:
@@ -233,8 +178,8 @@ def terminal_verdict(
     # Its own evidence counts only when a word of the task is in its text: the index's
     # stem prefixes made "Mennyibe kerül a parkolás óránként?" the emergency tool's
     # ("óránként" stems to "or"), and the 0.5B model's yes there ended the run.
-    own = scores.get(name, 0.0) if shares_a_word(prompt, tool) else 0.0
-    against = _against_not_for(prompt, tool, candidates)
+    own = scores.get(name, 0.0) if evidence.shares_a_word(tool) else 0.0
+    against = evidence.against_not_for(tool)
     if against is not None:
         return TERMINAL_DROPPED, {name}, f"{name} (a finished answer): {against} (A9)"
     if len(routed) > 1:
@@ -265,25 +210,12 @@ def terminal_verdict(
             f"candidate (score {own:.2f} <= {best_other:.2f})"
         )
         return TERMINAL_DROPPED, {name}, why
-    if own > 0 and name not in offline_decision(prompt, candidates, RoutingRule()).routed:
+    if own > 0 and name not in evidence.routed:
         why = (
             f"{name} (a finished answer) matches the task prompt best, but not with the "
             "evidence the offline rule asks of a finished answer (its declared intent)"
         )
         return TERMINAL_AS_CONTEXT, {name}, why
-    return None
-
-
-def _against_not_for(prompt: str, tool: AnyTool, candidates: Sequence[AnyTool]) -> str | None:
-    """A9: why the tool's ``not_for`` questions speak against it for ``prompt``, or ``None``."""
-    if not tool.not_for:
-        return None
-    if closer_to_not_for(prompt, tool):
-        return "the task is closer to what it is not for"
-    found = score_tools(prompt, candidates).get(tool.name)
-    if found is not None and only_not_for_words(prompt, tool, found):
-        words = ", ".join(found.hits)
-        return f"the task's only word for it ({words}) is in what it is not for"
     return None
 
 
@@ -364,17 +296,17 @@ def domain_words(deps: Dependencies) -> DomainWords:
 
 def guard_terminal(
     scores: Mapping[str, float],
+    evidence: RoutingEvidence,
     node: TaskNode,
     candidates: Sequence[AnyTool],
     routed: set[str],
-    words: DomainWords = NO_DOMAIN_WORDS,
 ) -> tuple[set[str], set[str], list[LedgerEntry]]:
     """A8: the routed tools that run, those whose finished answer joins the context (A9).
 
-    And a ledger entry when a terminal yes was unclear. ``words``: the domain's own
-    words, no evidence (:func:`domain_words`).
+    And a ledger entry when a terminal yes was unclear. ``evidence``: the offline
+    rule's for the task, the domain's own words out (:func:`domain_words`).
     """
-    found = terminal_verdict(scores, words.strip(node.task.task_prompt), candidates, routed)
+    found = terminal_verdict(scores, evidence, candidates, routed)
     if found is None:
         return routed, set(), []
     verdict, dropped, why = found
@@ -429,10 +361,10 @@ def can_ask(tool: AnyTool, *, domain_asks: bool) -> bool:
 def asking_in_doubt(
     deps: Dependencies,
     scores: Mapping[str, float],
+    evidence: RoutingEvidence,
     node: TaskNode,
     candidates: Sequence[AnyTool],
     routed: Collection[str],
-    words: DomainWords = NO_DOMAIN_WORDS,
 ) -> tuple[set[str], list[LedgerEntry]]:
     """Q1 with A9: the routed tools that may ask the user, but on a verdict in doubt.
 
@@ -448,7 +380,6 @@ def asking_in_doubt(
     about every branch.
     """
     domain_asks = deps.domain.ask_for_missing_inputs
-    prompt = words.strip(node.task.task_prompt)
     details: dict[str, str] = {}
     for tool in candidates:  # a finished answer's evidence is A8's (guard_terminal)
         if (
@@ -456,7 +387,7 @@ def asking_in_doubt(
             and not tool.returns_answer
             and can_ask(tool, domain_asks=domain_asks)
         ):
-            why = asking_doubt(scores, prompt, tool, candidates, routed)
+            why = asking_doubt(scores, evidence, tool, candidates, routed)
             if why is not None:
                 details[tool.name] = f"{why}: {NOT_ASKED}"
     if not details:
@@ -474,33 +405,32 @@ def asking_in_doubt(
 
 def asking_doubt(
     scores: Mapping[str, float],
-    prompt: str,
+    evidence: RoutingEvidence,
     tool: AnyTool,
     candidates: Sequence[AnyTool],
     routed: Collection[str],
 ) -> str | None:
-    """Why a tool that may ask is in doubt for ``prompt`` (the domain's words out), or ``None``.
+    """Why a tool that may ask is in doubt for the task (``evidence``'s prompt), or ``None``.
 
     In doubt, by the evidence A8 and A9 ask of a finished answer: most candidates
     routed (no choice); the task shares no word with the tool, or another candidate
     matches it better (keyword evidence, ``scores``); the task is what the tool is
     not for; or the offline rule finds no declared intent behind it
-    (:func:`~toolweave.llm.offline_routing.declared_intent`: one shared word is not
-    enough).
+    (:meth:`~toolweave.llm.offline_routing.RoutingEvidence.declared_intent`: one
+    shared word is not enough).
     """
     if len(routed) >= MANY_ROUTED and 2 * len(routed) >= len(candidates):
         return f"{len(routed)} of {len(candidates)} candidates routed"
-    own = scores.get(tool.name, 0.0) if shares_a_word(prompt, tool) else 0.0
+    own = scores.get(tool.name, 0.0) if evidence.shares_a_word(tool) else 0.0
     best_other = max((scores.get(t.name, 0.0) for t in candidates if t is not tool), default=0.0)
     if own == 0:
         return "the task shares no word with it"
     if own < best_other:
         return f"another candidate matches the task better (score {own:.2f} < {best_other:.2f})"
-    against = _against_not_for(prompt, tool, candidates)
+    against = evidence.against_not_for(tool)
     if against is not None:
         return against
-    offline = score_tools(prompt, candidates)
-    if not declared_intent(prompt, tool, offline, RoutingRule(), margin=False):
+    if not evidence.declared_intent(tool, margin=False):
         return "what it is for explains too little of the task (its declared intent)"
     return None
 
@@ -621,7 +551,10 @@ def read_as_no(
 
 
 def resolve_yeses(
-    node: TaskNode, candidates: Sequence[AnyTool], verdicts: Sequence[RoutingVerdict]
+    node: TaskNode,
+    candidates: Sequence[AnyTool],
+    verdicts: Sequence[RoutingVerdict],
+    evidence: RoutingEvidence | None = None,
 ) -> tuple[set[str], list[LedgerEntry]]:
     """T5: a model's several yeses, resolved by the candidate it named best and by rank.
 
@@ -629,7 +562,8 @@ def resolve_yeses(
     fit runs (or, when it is not among the yeses, the best-ranked yes; ``candidates``
     come best ranked first), and each other yes only when it is justified on its
     own: the task's words it matches and the kept tools do not weigh at least
-    :attr:`RoutingRule.min_extra` (the offline rule's test for a second tool).
+    :attr:`~toolweave.llm.offline_routing.RoutingRule.min_extra` (the offline rule's
+    test for a second tool; ``evidence``, the offline rule's for the task prompt).
     Near-duplicate tools, which match the same words, do not all run.
     """
     yes = [v.tool for v in verdicts if v.run]
@@ -638,15 +572,13 @@ def resolve_yeses(
         return set(yes), []
     order = {tool.name: i for i, tool in enumerate(candidates)}
     ranked = sorted(yes, key=lambda name: (name not in best, order.get(name, len(order))))
-    scores = score_tools(node.task.task_prompt, candidates)
+    evidence = evidence or RoutingEvidence(node.task.task_prompt, candidates)
     kept = [ranked[0]]
-    covered = set(scores[kept[0]].hits) if kept[0] in scores else set()
+    covered = set(evidence.hits(kept[0]))
     for name in ranked[1:]:
-        found = scores.get(name)
-        pairs = zip(found.hits, found.weights, strict=True) if found else iter(())
-        if sum(w for word, w in pairs if word not in covered) >= RoutingRule().min_extra:
+        if evidence.justifies_another(name, covered):
             kept.append(name)
-            covered.update(found.hits if found else ())
+            covered.update(evidence.hits(name))
     dropped = sorted(set(yes) - set(kept))
     if not dropped:
         return set(kept), []
@@ -662,10 +594,11 @@ def resolve_yeses(
 
 
 def without_unbacked_yeses(
-    scores: Mapping[str, float],
     node: TaskNode,
     candidates: Sequence[AnyTool],
     activation: Activation,
+    *,
+    scores: Mapping[str, float],
 ) -> tuple[Activation, list[LedgerEntry]]:
     """T5 with T7: a context tool's yes with nothing in the task behind it is a no.
 
@@ -703,3 +636,57 @@ def without_unbacked_yeses(
         if not stated and scores.get(tool.name, 0.0) <= 0:
             details[tool.name] = NOTHING_BEHIND_YES
     return read_as_no(activation, node, details, YES_UNBACKED)
+
+
+@dataclass(frozen=True)
+class GuardOutcome:
+    """What the route node's guards make of the routing call's verdicts (:func:`guard`)."""
+
+    activation: Activation
+    """The verdicts and requests once the yeses are screened (T5 best fit, T13, T5 with T7)."""
+    routed: set[str]
+    """The tools that run (T5 several yeses resolved, A8)."""
+    in_doubt: set[str]
+    """Routed tools in doubt: they run after the retrieval, their answer joins the context
+    and they ask nothing (A9, Q1)."""
+    screened: list[LedgerEntry]
+    """The ledger entries of the screening, before the routing verdicts' own entries."""
+    resolved: list[LedgerEntry]
+    """The ledger entries of the resolution (T5, A8, Q1), after them."""
+
+
+def guard(
+    deps: Dependencies,
+    node: TaskNode,
+    candidates: Sequence[AnyTool],
+    activation: Activation,
+    words: DomainWords = NO_DOMAIN_WORDS,
+) -> GuardOutcome:
+    """The route node's guards on one routing call's verdicts: one call, in this order.
+
+    The evidence they weigh is read once: the candidates' keyword evidence
+    (:func:`keyword_evidence`) and the offline rule's (:class:`RoutingEvidence`),
+    both without the domain's own ``words`` (N1). Then: the best fit as a yes
+    (:func:`best_fit_yes`, T5), no yes without its required input
+    (:func:`without_missing_inputs`, T13) nor without anything in the task behind
+    it (:func:`without_unbacked_yeses`, T5 with T7), several yeses resolved
+    (:func:`resolve_yeses`, T5), a terminal yes weighed (:func:`guard_terminal`, A8,
+    A9) and a tool that may ask weighed (:func:`asking_in_doubt`, Q1 with A9).
+    """
+    prompt = node.task.task_prompt
+    scores = keyword_evidence(deps.candidate_index, prompt, candidates, words.terms)
+    evidence = RoutingEvidence(words.strip(prompt), candidates)
+    activation, chosen = best_fit_yes(scores, node, candidates, activation)
+    activation, unfilled = without_missing_inputs(deps, node, candidates, activation)
+    activation, unbacked = without_unbacked_yeses(node, candidates, activation, scores=scores)
+    plain = RoutingEvidence(prompt, candidates)  # T5 weighs the domain's words too
+    routed, resolved = resolve_yeses(node, candidates, activation.verdicts, plain)
+    routed, in_doubt, guarded = guard_terminal(scores, evidence, node, candidates, routed)
+    asking, unsure = asking_in_doubt(deps, scores, evidence, node, candidates, routed)
+    return GuardOutcome(
+        activation=activation,
+        routed=routed,
+        in_doubt=in_doubt | asking,
+        screened=chosen + unfilled + unbacked,
+        resolved=resolved + guarded + unsure,
+    )

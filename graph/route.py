@@ -1,26 +1,13 @@
-"""The ``route`` node: forced activation (F1-F4) or one batched routing call (T5, A5)."""
+"""The ``route`` node: forced activation (F1-F4) or one routing call (T5, A5) and its guards."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 
-from toolweave.graph.candidates import (
-    NO_DOMAIN_WORDS,
-    DomainWords,
-    asking_in_doubt,
-    best_fit_yes,
-    domain_words,
-    guard_terminal,
-    keyword_evidence,
-    offer_candidates,
-    resolve_yeses,
-    without_missing_inputs,
-    without_unbacked_yeses,
-)
+from toolweave.graph.candidates import GuardOutcome, domain_words, guard, offer_candidates
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.nodes import Steps, make_node
 from toolweave.graph.walk import current_task_no
@@ -93,22 +80,16 @@ def routing_candidates(deps: Dependencies, offered: set[str]) -> list[AnyTool]:
 
 
 def routed_activation(
-    deps: Dependencies,
-    node: TaskNode,
-    offered: set[str],
-    candidates: list[AnyTool],
-    activation: Activation,
-    scores: Mapping[str, float],
-    words: DomainWords = NO_DOMAIN_WORDS,
+    deps: Dependencies, node: TaskNode, offered: set[str], outcome: GuardOutcome
 ) -> tuple[list[AnyTool], set[str], list[LedgerEntry]]:
-    """T5 + A5: the routing call's verdicts on the candidates, plus the default retrieval tool.
+    """T5 + A5: the routing call's verdicts as the guards left them, plus the default retrieval.
 
-    ``scores``: the candidates' keyword evidence (:func:`keyword_evidence`), for A8;
-    ``words``: the domain's own words, no evidence (:func:`domain_words`).
-    Also returns the tools in doubt (A9): finished-answer tools whose answer joins
-    the context, and tools that may not stop the run with a question (Q1).
+    ``outcome``: the guards' (:func:`~toolweave.graph.candidates.guard`). Also returns
+    the tools in doubt (A9): finished-answer tools whose answer joins the context,
+    and tools that may not stop the run with a question (Q1).
     """
     retrieval = deps.domain.default_retrieval_tool
+    activation = outcome.activation
     entries = [
         _entry(LedgerKind.ROUTING, node, v.tool, "routed", v.reason)
         for v in activation.verdicts
@@ -128,16 +109,12 @@ def routed_activation(
                 tools=tuple(declined),
             )
         )
-    routed, resolved = resolve_yeses(node, candidates, activation.verdicts)  # T5
-    routed, in_doubt, guarded = guard_terminal(scores, node, candidates, routed, words)  # A8, A9
-    asking, unsure = asking_in_doubt(deps, scores, node, candidates, routed, words)  # Q1, A9
-    in_doubt |= asking
-    entries += resolved + guarded + unsure
-    tools = [tool for tool in deps.registry if tool.name in routed]  # registry order (A6)
+    entries = outcome.screened + entries + outcome.resolved
+    tools = [tool for tool in deps.registry if tool.name in outcome.routed]  # registry order (A6)
     if retrieval is not None and retrieval in offered:
         tools.append(deps.registry[retrieval])
         entries.append(_entry(LedgerKind.ROUTING, node, retrieval, "default", "default retrieval"))
-    return tools, in_doubt, entries
+    return tools, outcome.in_doubt, entries
 
 
 def _entry(kind: LedgerKind, node: TaskNode, tool: str, verdict: str, reason: str) -> LedgerEntry:
@@ -170,20 +147,11 @@ def make_route(deps: Dependencies) -> Runnable[Any, Any]:
                 activation = yield from assistant.route_and_extract_steps(
                     prompt, text, candidates, extraction_prompt=EXTRACTION_SYSTEM_PROMPT
                 )
-            scores = keyword_evidence(  # once per routing: T5's best fit and A8 weigh it
-                deps.candidate_index,
-                node.task.task_prompt,
-                candidates,
-                words.terms,
-            )
-            activation, chosen = best_fit_yes(scores, node, candidates, activation)  # T5
-            activation, unfilled = without_missing_inputs(deps, node, candidates, activation)
-            activation, unbacked = without_unbacked_yeses(scores, node, candidates, activation)
-            tools, in_doubt, entries = routed_activation(
-                deps, node, offered, candidates, activation, scores, words
-            )
-            entries = ran_below + prefiltered + chosen + unfilled + unbacked + entries
-            requests, calls = dict(activation.requests), activation.llm_calls
+            outcome = guard(deps, node, candidates, activation, words)  # T5, T13, A8, A9, Q1
+            tools, in_doubt, entries = routed_activation(deps, node, offered, outcome)
+            entries = ran_below + prefiltered + entries
+            requests = dict(outcome.activation.requests)
+            calls = outcome.activation.llm_calls
         # A9: a tool in doubt runs last, after the retrieval (its answer joins it; Q1: no ask)
         ordered = sorted(tools, key=lambda tool: (tool.name in in_doubt, tool.priority))
         cap = deps.limits.max_tools_per_task

@@ -46,8 +46,8 @@ GENERIC_WORDS = _wordset(
     olcsó legolcsóbb gyors gyorsan hamar késő korán ad adj vesz vegyél kap kapok hoz hozz
     visz tart tesz csinál néz mutat mutasd keres keresek talál segít segíts akar szeretne
     kér kérek kérem mond mondd gondol valami valaki valamit valakit bármi bárki mindenki
-    minden semmi dolog dolgot ember emberek mód fajta rész idén év hónap hét ma holnap
-    tegnap ma este reggel délután éjjel éjszaka megint újra mindig soha tényleg jelenleg
+    minden semmi dolog dolgot ember emberek mód fajta rész idő időt ideje idén év hónap hét
+    ma holnap tegnap ma este reggel délután éjjel éjszaka megint újra mindig soha tényleg jelenleg
     kettő két három négy öt hat hét tíz száz sok kevés több legtöbb kevesebb elég létezik
     történik ajánl ajánlj javasol"""
 )
@@ -88,7 +88,8 @@ GENERIC_WORDS_PL = _wordset(
     możliwy możliwe dostępny dostępne najbliższy najbliższa blisko tani tanio najtańszy
     szybki szybko wkrótce późno wcześnie dostać dostanę dać daj wziąć wezmę brać zrobić
     robić pokazać pokaż zobaczyć szukać szukam znaleźć znajdę pomóc pomóż chcieć
-    potrzeba powiedzieć powiedz wiedzieć wiem myśleć znaczy używać użyć polecić
+    potrzeba trzeba powiedzieć powiedz wiedzieć wiem myśleć znaczy używać użyć polecić
+    praca pracy pracę pracą
     zaproponować istnieje coś ktoś cokolwiek ktokolwiek każdy wszyscy wszystko nic nikt
     rzecz rzeczy sprawa sprawy ludzie osoba osoby sposób rodzaj część czas czasu raz razy
     rok roku lata lat latach miesiąc miesiąca miesięcy tydzień tygodnia tygodni dzień dnia
@@ -181,6 +182,8 @@ def related(a: str, b: str) -> bool:
             return True
         if max(map(len, single), default=0) >= SHORT_STEM and min(len(a), len(b)) > MIN_STEM:
             return True  # two inflected forms of one short stem: "egyek"/"egyen" (eszik)
+    if compound_tail(a, b) or compound_tail(b, a):
+        return True
     common = 0
     for x, y in zip(sa, sb, strict=False):
         if x != y:
@@ -191,6 +194,31 @@ def related(a: str, b: str) -> bool:
     return common > MIN_STEM and common >= min(len(sa), len(sb)) - 1  # one letter differs
 
 
+COMPOUND_STEM = 5
+"""Letters a stem needs to be found as the last part of a compound (:func:`compound_tail`)."""
+COMPOUND_HEAD = 4
+"""Letters the first part of a compound has at least."""
+COMPOUND_ENDING = 3
+"""Letters of an ending after the stem, at most."""
+
+
+def compound_tail(part: str, whole: str) -> bool:
+    """Whether ``whole`` is a compound that ends in a form of ``part``.
+
+    The stem of ``part`` (:data:`COMPOUND_STEM` letters or more) stands after at least
+    :data:`COMPOUND_HEAD` letters of ``whole``, followed by at most
+    :data:`COMPOUND_ENDING` letters: "vezeti" and "osztályvezető", "kezelés" and
+    "dialíziskezelés" (Hungarian and Polish write compounds as one word).
+    """
+    if len(whole) < len(part) + COMPOUND_HEAD - COMPOUND_ENDING or len(part) < COMPOUND_STEM:
+        return False
+    core, folded = stem(part), fold(whole)
+    if len(core) < COMPOUND_STEM or len(folded) < len(core) + COMPOUND_HEAD:
+        return False
+    at = folded.find(core, COMPOUND_HEAD)
+    return at >= 0 and len(folded) - at - len(core) <= COMPOUND_ENDING
+
+
 @lru_cache(maxsize=1 << 18)
 def matches(a: str, b: str) -> bool:
     """:func:`related`, or the same weekday in either language (``"friday"``/``"péntek"``)."""
@@ -198,6 +226,66 @@ def matches(a: str, b: str) -> bool:
     if day is not None and day == weekday(b):
         return True
     return related(a, b)
+
+
+def one_typo_apart(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ by one insertion, deletion, substitution or swap.
+
+    The optimal-string-alignment distance of rapidfuzz (imported here, on the first
+    routing, so that start-up does not pay for it).
+    """
+    from rapidfuzz.distance import OSA
+
+    return OSA.distance(a, b, score_cutoff=1) <= 1
+
+
+@lru_cache(maxsize=1 << 18)
+def word_matches(a: str, b: str) -> bool:
+    """Routing's and reading's word match: :func:`matches`, or one typo apart.
+
+    One typo (:func:`one_typo_apart`) only between words of five letters or more
+    ("cardiolgy", "cardiology"), and never between numbers.
+    """
+    if matches(a, b):
+        return True
+    fa, fb = fold(a), fold(b)
+    return min(len(fa), len(fb)) >= 5 and not fa.isdigit() and one_typo_apart(fa, fb)
+
+
+MONTH_PREFIXES = (
+    ("januar", "stycz"),
+    ("februar", "luty", "lutego", "lutym"),
+    ("march", "marcius", "marzec", "marca", "marcu"),
+    ("april", "kwiet", "kwieci"),
+    ("majus", "maja", "maju"),
+    ("june", "junius", "czerw"),
+    ("july", "julius", "lipiec", "lipca", "lipcu"),
+    ("august", "augusz", "sierp"),
+    ("septemb", "szeptemb", "wrzes"),
+    ("octob", "oktob", "pazdziern"),
+    ("novemb", "listopad"),
+    ("decemb", "grudz", "grudn"),
+)
+"""Folded beginnings of the months' names in English, Hungarian and Polish, January first."""
+MONTH_WORDS = {"may": 5, "maj": 5}
+"""Month names too short to be the beginning of a longer word."""
+
+
+@lru_cache(maxsize=65536)
+def month(word: str) -> int | None:
+    """1 (January) to 12 when ``word`` is a month's name in English, Hungarian or Polish.
+
+    An inflected form counts ("listopadzie", "novemberben"); a short beginning only
+    with a short ending ("maja", not a longer word that begins so).
+    """
+    token = fold(word)
+    if token in MONTH_WORDS:
+        return MONTH_WORDS[token]
+    for number, prefixes in enumerate(MONTH_PREFIXES, start=1):
+        for prefix in prefixes:
+            if token.startswith(prefix) and (len(prefix) >= 5 or len(token) <= len(prefix) + 2):
+                return number
+    return None
 
 
 @lru_cache(maxsize=65536)

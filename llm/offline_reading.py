@@ -25,14 +25,17 @@ from toolweave.llm.lexical import (
     fold,
     is_generic,
     matches,
+    month,
     stem,
     weekday,
+    word_matches,
 )
 from toolweave.tools import text as kit
 
 QUANTITY_CUES = (
     "mikor", "mennyi", "hany", "meddig", "mettol", "dij", "telefonszam", "arak",
     "when", "much", "many", "long", "cost", "price", "fee", "phone", "number",
+    "kiedy", "ile", "dlugo", "koszt", "cena", "ceny", "cene", "oplat", "telefon", "numer",
 )  # fmt: skip
 """Folded word prefixes that ask for a time, amount, count, price or number."""
 
@@ -203,9 +206,15 @@ FIGURE_BONUS = 0.5
 CONTEXT_WEIGHT = 0.5
 """What a key word counts for in a sentence's score when only its page's title (or, for a
 name, the sentence before it) holds it."""
-TIME_CUES = ("mikor", "hanykor", "meddig", "mettol", "when", "hours", "open", "nyitva")
+TIME_CUES = (
+    "mikor", "hanykor", "meddig", "mettol", "nyitva",
+    "when", "hours", "open",
+    "kiedy", "godzin", "otwart", "czynn",
+)  # fmt: skip
 """Folded word prefixes of a question asking *when*: a clock time or a weekday answers it."""
 CLOCK = re.compile(r"\b\d{1,2}[:.]\d{2}\b")
+ISO_MONTH = re.compile(r"\b\d{4}-(\d{2})-\d{2}\b")
+"""A date written in digits (``2027-11-01``), its month caught."""
 NUMBER_WORDS = frozenset(
     {"egy", "ket", "ketto", "harom", "negy", "ot", "hat", "het", "nyolc", "kilenc", "tiz",
      "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"}
@@ -451,6 +460,7 @@ class _Reading:
         wanted = [w for w in wanted_words(question) if fold(w) not in ANSWER_FILLERS]
         if not wanted:
             return None
+        wanted = as_context_writes(wanted, candidates)
         names = _names(question)
         weight = {w: 2 if w in names else 1 for w in wanted}
         documents, held = _held_by(wanted, candidates)
@@ -481,6 +491,13 @@ class _Reading:
         if self.phone and PHONE_NUMBER.search(candidate.text):  # the number asked for is here
             own += sum(self.weight[w] for w in rest if phone_cue(w))
             rest = [w for w in rest if not phone_cue(w)]
+        if self.time and CLOCK.search(candidate.text):  # "open", "hours": the hours are here
+            own += sum(self.weight[w] for w in rest if asks_for_time(w))
+            rest = [w for w in rest if not asks_for_time(w)]
+        dated = {int(number) for number in ISO_MONTH.findall(candidate.text)}
+        if dated:  # "November" is said by a date of November written in digits
+            own += sum(self.weight[w] for w in rest if month(w) in dated)
+            rest = [w for w in rest if month(w) not in dated]
         return own, rest
 
     def _from_context(
@@ -508,6 +525,22 @@ class _Reading:
             return False  # the context's common words, not its missing subject
         return not self.count or has_count(candidate.text)
 
+    def _needed(self, rest: list[str], given: list[str]) -> int:
+        """The key words' weight a sentence is measured against, or 0 when it cannot answer.
+
+        A generic key word (:func:`~toolweave.llm.lexical.is_generic`: "see" in "When
+        does cardiology see patients?") counts when the sentence says it and is not
+        missed when it does not; but a sentence that says only generic key words of a
+        question that has others answers nothing ("year" alone, for a question about
+        days off this year). ``given``: key words the sentence lacks that the sentence
+        before it or its page's title give.
+        """
+        said = [w for w in self.wanted if w not in rest or w in given]
+        if all(is_generic(w) for w in said) and not all(is_generic(w) for w in self.wanted):
+            return 0
+        missed = [w for w in rest if w not in given and is_generic(w)]
+        return max(self.total - sum(self.weight[w] for w in missed), 1)
+
     def scored(self, position: int, candidate: Candidate[SourceT]) -> Scored[SourceT] | None:
         """The candidate's score when it answers the question, else ``None``."""
         text_words = content_words(candidate.text)
@@ -524,7 +557,8 @@ class _Reading:
         with_before = own + sum(self.weight[w] for w in from_before)
         titled = hits(self.wanted, title_words) > 0
         half = bool(from_title) or (titled and self.unseen.isdisjoint(rest))
-        if not enough(with_before, self.total, titled=half):
+        needed = self._needed(rest, [*from_before, *from_title])
+        if not needed or not enough(with_before, needed, titled=half):
             return None
         if not self._answers(candidate, rest, from_before):
             return None
@@ -536,6 +570,24 @@ class _Reading:
         titled_only = [w for w in from_title if w not in introduced]
         score = own + CONTEXT_WEIGHT * sum(self.weight[w] for w in [*introduced, *titled_only])
         return score + FIGURE_BONUS * figure, titled, position, candidate
+
+
+def as_context_writes(wanted: Sequence[str], candidates: Sequence[Candidate[SourceT]]) -> list[str]:
+    """The key words, each mistyped one as the context writes it ("cardiolgy" -> "cardiology").
+
+    A key word that matches no word of the context's sentences and titles takes the
+    place of the context's word one typo away from it (:func:`word_matches`: five
+    letters or more), as routing reads a task's words.
+    """
+    have: dict[str, None] = {}
+    for candidate in candidates:
+        have.update(dict.fromkeys(content_words(f"{candidate.title} {candidate.text}")))
+    found: list[str] = []
+    for word in wanted:
+        if not any(matches(word, h) for h in have):
+            word = next((h for h in have if word_matches(word, h)), word)
+        found.append(word)
+    return found
 
 
 def _held_by(
@@ -558,11 +610,13 @@ def _unseen(documents: int, held: dict[str, int]) -> set[str]:
 
     A context of one document is what a tool or search found about the question's
     subject; a key word it lacks may be its way of saying it ("vezeti" for
-    "osztályvezető"), so none counts as unseen there.
+    "osztályvezető"), so none counts as unseen there. Nor does a generic word
+    (:func:`~toolweave.llm.lexical.is_generic`: "do" in "what do I do?"): it says
+    how, not what about.
     """
     if documents < 2:
         return set()
-    return {w for w, count in held.items() if not count}
+    return {w for w, count in held.items() if not count and not is_generic(w)}
 
 
 def missing_subject(documents: int, unseen: set[str]) -> set[str]:
@@ -570,18 +624,13 @@ def missing_subject(documents: int, unseen: set[str]) -> set[str]:
 
     Only in a context of :data:`MIN_DOCUMENTS_APART` documents or more: fewer tell no
     common word from a distinctive one. A word that cannot name a subject is left
-    out: a weekday or a number asks for a detail ("on Friday", "a 4-year-old"), a
-    word asking for a phone for the number ("Hívni szeretném…", "call"), and a
-    generic word (:func:`~toolweave.llm.lexical.is_generic`: "see" in "When does
-    cardiology see patients?") says how, not what about.
+    out: a weekday or a number asks for a detail ("on Friday", "a 4-year-old"), and a
+    word asking for a phone for the number ("Hívni szeretném…", "call"); a generic
+    word ("see" in "When does cardiology see patients?") is never unseen (:func:`_unseen`).
     """
     if documents < MIN_DOCUMENTS_APART:
         return set()
-    return {
-        w
-        for w in unseen
-        if weekday(w) is None and not w.isdigit() and not phone_cue(w) and not is_generic(w)
-    }
+    return {w for w in unseen if weekday(w) is None and not w.isdigit() and not phone_cue(w)}
 
 
 def qualified_subject(question: str, lacking: set[str], names: set[str]) -> bool:
@@ -593,13 +642,18 @@ def qualified_subject(question: str, lacking: set[str], names: set[str]) -> bool
     about a department the sources do not have, and "The head of Surgery is dr. Szabó
     András." does not answer it. Then no sentence answers. A missing word before a
     common noun is left alone: "cserepes virágot", "fél óra" say in other words what
-    the context may say ("növény", "30 perc").
+    the context may say ("növény", "30 perc"). So is a lowercase word before a word the
+    question itself capitalises: a qualifier is written as the name it is part of
+    ("plastic surgery", "Plastic Surgery"), and "Kiedy wypada Wszystkich Świętych?"
+    asks when the named day falls, not about a kind of it.
     """
     if not lacking:
         return False
-    tokens = kit.words(question)
+    tokens: list[str] = kit.TOKEN.findall(question)
     return any(
-        first in lacking and any(matches(second, name) for name in names)
+        first.casefold() in lacking
+        and any(matches(second.casefold(), name) for name in names)
+        and not (first[:1].islower() and second[:1].isupper())
         for first, second in itertools.pairwise(tokens)
     )
 

@@ -33,7 +33,7 @@ import math
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import NamedTuple
 
 from toolweave.llm.lexical import (
@@ -43,9 +43,9 @@ from toolweave.llm.lexical import (
     fold,
     is_generic,
     is_stopword,
-    matches,
     weekday,
 )
+from toolweave.llm.lexical import word_matches as word_matches
 from toolweave.tools import text as kit
 from toolweave.tools.prefilter import CandidateIndex, tool_text
 from toolweave.tools.registry import AnyTool
@@ -54,47 +54,46 @@ _MIN_LETTERS = 3
 """Shorter task words (Hungarian verb prefixes "le", "fel"; "ok") route nothing."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RoutingRule:
     """Thresholds of the offline routing decision (fitted; see the module docstring).
 
-    Attributes:
-        min_score: Least score a tool needs (one word only this tool has scores 1).
-        relative: Least share of the best tool's score.
-        min_coverage: Least share of the task's word weight the tool explains.
-        max_tools: Most tools routed for one task.
-        min_extra: Least score a second (third, ...) tool must add from task words
-            the tools routed before it did not match, unless it is a *twin*:
-        tie: A tool matching exactly the words of a routed one, with at least this
-            share of its score, is its twin and runs too (the words cannot tell the
-            two apart, so the rule does not pick one by list order; above 1: never).
-
-        margin: When no tool passes, the pre-filter's best-ranked tool (T12) runs if
-            its BM25 score is this many times the second one's (a clear winner) ...
-        margin_score: ... and at least this.
-        terminal_coverage: Least coverage of a tool whose result ends the run (A9):
-            its declared intent (routing question, examples) must explain this share
-            of the task, not one shared word ...
-        terminal_own: ... or it must score this from words no other candidate has.
-        near: A passing tool with at least this share of the best score is a near tie;
-            of the near ties the best-ranked candidate (T12) is routed first.
-        clause_share: A further tool whose own subject words are in a clause of the task
-            no routed tool matched ("... and tell me if it will rain there") needs only
-            this share of ``min_extra``.
+    Each is named when given: ``OfflineAssistant(routing=RoutingRule(min_extra=1.0))``.
     """
 
     min_score: float = 0.7
+    """Least score a tool needs (one word only this tool has scores 1)."""
     relative: float = 0.3
-    min_coverage: float = 0.1
-    max_tools: int = 2
+    """Least share of the best tool's score."""
     min_extra: float = 1.3
+    """Least score a second (third, ...) tool must add from task words the tools routed
+    before it did not match, unless it is a *twin* (``tie``)."""
+    min_coverage: float = 0.1
+    """Least share of the task's word weight the tool explains."""
+    max_tools: int = 2
+    """Most tools routed for one task."""
     tie: float = 0.98
+    """A tool matching exactly the words of a routed one, with at least this share of its
+    score, is its twin and runs too (the words cannot tell the two apart, so the rule
+    does not pick one by list order; above 1: never)."""
     margin: float = 2.0
+    """When no tool passes, the pre-filter's best-ranked tool (T12) runs if its BM25 score
+    is this many times the second one's (a clear winner) ..."""
     margin_score: float = 0.4
+    """... and at least this."""
     terminal_coverage: float = 0.5
+    """Least coverage of a tool whose result ends the run (A9): its declared intent
+    (routing question, examples) must explain this share of the task, not one shared
+    word ..."""
     terminal_own: float = 0.8
+    """... or it must score this from words no other candidate has."""
     near: float = 0.9
+    """A passing tool with at least this share of the best score is a near tie; of the
+    near ties the best-ranked candidate (T12) is routed first."""
     clause_share: float = 0.7
+    """A further tool whose own subject words are in a clause of the task no routed tool
+    matched ("... and tell me if it will rain there") needs only this share of
+    ``min_extra``."""
 
 
 @dataclass(frozen=True)
@@ -110,26 +109,6 @@ class ToolScore:
     """The tool's result ends the run (``returns_answer``)."""
     clauses: tuple[int, ...] = ()
     """The clause of the task each hit is in (:func:`clause_of_words`)."""
-
-
-def _one_typo_apart(a: str, b: str) -> bool:
-    """Whether ``a`` and ``b`` differ by one insertion, deletion, substitution or swap.
-
-    The optimal-string-alignment distance of rapidfuzz (imported here, on the first
-    routing, so that start-up does not pay for it).
-    """
-    from rapidfuzz.distance import OSA
-
-    return OSA.distance(a, b, score_cutoff=1) <= 1
-
-
-@lru_cache(maxsize=1 << 18)
-def word_matches(a: str, b: str) -> bool:
-    """Routing's word match: :func:`~toolweave.llm.lexical.matches`, or one typo apart."""
-    if matches(a, b):
-        return True
-    fa, fb = fold(a), fold(b)
-    return min(len(fa), len(fb)) >= 5 and not fa.isdigit() and _one_typo_apart(fa, fb)
 
 
 @lru_cache(maxsize=8192)
@@ -462,7 +441,8 @@ def ranking_winner(
     The best-ranked tool by BM25 over the tools' whole texts (instructions, field
     descriptions and examples, which the routing vocabulary leaves out) runs when
     it scores at least ``rule.margin_score`` and ``rule.margin`` times the second
-    one; never a terminal tool held back (A9).
+    one; never a terminal tool held back (A9), and only on a word of the task that its
+    text has and that is evidence (a subject word, or two generic ones).
     """
     words = " ".join(task_words(task_prompt))  # a greeting's stopwords are no evidence
     routable = tuple(sorted((t for t in tools if t.executable_instruction), key=lambda t: t.name))
@@ -474,8 +454,15 @@ def ranking_winner(
     second = order[1][1] if len(order) > 1 else 0.0
     if name in held or best < rule.margin_score or best < rule.margin * second:
         return None
-    if not shares_a_word(task_prompt, next(t for t in routable if t.name == name)):
+    tool = next(t for t in routable if t.name == name)
+    said = [
+        w for w in task_words(task_prompt) if any(word_matches(w, t) for t in _text_words(tool))
+    ]
+    if not said:
         return None  # the index's stem prefix alone ("lisa" in "lists"): no word in common
+    generic = sum(is_generic(word) for word in said)
+    if generic == len(said) < GENERIC_EVIDENCE:
+        return None  # one generic word ("work") is no evidence (:func:`has_evidence`)
     return name
 
 
@@ -494,13 +481,19 @@ class Decision(NamedTuple):
     """The tools the rule routes."""
 
 
-def offline_decision(task_prompt: str, tools: Sequence[AnyTool], rule: RoutingRule) -> Decision:
+def offline_decision(
+    task_prompt: str,
+    tools: Sequence[AnyTool],
+    rule: RoutingRule,
+    scores: dict[str, ToolScore] | None = None,
+) -> Decision:
     """The offline rule's routing of ``task_prompt`` over ``tools`` (T5, T12, A9).
 
     The offline model's verdicts, and the evidence A9 asks of a model's lone
-    finished-answer yes: one rule, written once.
+    finished-answer yes: one rule, written once. ``scores``: the tools'
+    :func:`score_tools` for the task, when they are at hand.
     """
-    scores = score_tools(task_prompt, tools)
+    scores = score_tools(task_prompt, tools) if scores is None else scores
     held = held_back(task_prompt, tools, scores, rule)
     abstain = not_a_request(task_prompt)
     routed = set() if abstain else decide(scores, rule, held)
@@ -508,6 +501,65 @@ def offline_decision(task_prompt: str, tools: Sequence[AnyTool], rule: RoutingRu
     if winner is not None:
         routed = {winner}  # a clear winner of the ranking (issue 20 item 2)
     return Decision(scores, held, abstain, winner, routed)
+
+
+class RoutingEvidence:
+    """The offline rule's evidence for one task over its candidates: read once per routing.
+
+    The one interface through which the route node's guards (T5, A8, A9, Q1) weigh a
+    model's verdicts by the offline rule: built once per routing, over the task prompt
+    without the domain's own words (N1); the tools' scores and the rule's own routing
+    are computed once, when first asked for.
+    """
+
+    def __init__(
+        self, task_prompt: str, tools: Sequence[AnyTool], rule: RoutingRule | None = None
+    ) -> None:
+        """Evidence for ``task_prompt`` over ``tools`` (the candidates, best ranked first)."""
+        self.task_prompt = task_prompt
+        self.tools = tuple(tools)
+        self.rule = rule or RoutingRule()
+
+    @cached_property
+    def scores(self) -> dict[str, ToolScore]:
+        """Each routable candidate's :class:`ToolScore` for the task (:func:`score_tools`)."""
+        return score_tools(self.task_prompt, self.tools)
+
+    @cached_property
+    def routed(self) -> set[str]:
+        """The tools the offline rule itself routes for the task (:func:`offline_decision`)."""
+        return offline_decision(self.task_prompt, self.tools, self.rule, self.scores).routed
+
+    def shares_a_word(self, tool: AnyTool) -> bool:
+        """Whether a word of the task matches one of the tool's text (:func:`shares_a_word`)."""
+        return shares_a_word(self.task_prompt, tool)
+
+    def declared_intent(self, tool: AnyTool, *, margin: bool = True) -> bool:
+        """Whether the task is what the tool declares it is for (:func:`declared_intent`)."""
+        return declared_intent(self.task_prompt, tool, self.scores, self.rule, margin=margin)
+
+    def against_not_for(self, tool: AnyTool) -> str | None:
+        """A9: why the tool's ``not_for`` questions speak against it for the task, or ``None``."""
+        if not tool.not_for:
+            return None
+        if closer_to_not_for(self.task_prompt, tool):
+            return "the task is closer to what it is not for"
+        found = self.scores.get(tool.name)
+        if found is not None and only_not_for_words(self.task_prompt, tool, found):
+            words = ", ".join(found.hits)
+            return f"the task's only word for it ({words}) is in what it is not for"
+        return None
+
+    def hits(self, name: str) -> tuple[str, ...]:
+        """The task words that hit the tool ``name`` (none for a tool not scored)."""
+        found = self.scores.get(name)
+        return found.hits if found else ()
+
+    def justifies_another(self, name: str, covered: Collection[str]) -> bool:
+        """T5: whether the tool's hits not in ``covered`` weigh ``rule.min_extra`` or more."""
+        found = self.scores.get(name)
+        pairs = zip(found.hits, found.weights, strict=True) if found else iter(())
+        return sum(w for word, w in pairs if word not in covered) >= self.rule.min_extra
 
 
 def shares_a_word(task_prompt: str, tool: AnyTool) -> bool:

@@ -113,7 +113,7 @@ def routed_activation(
     """
     retrieval = deps.domain.default_retrieval_tool
     entries = [
-        _entry(LedgerKind.ROUTING, node, v.tool, "routed", v.reason, v.confidence)
+        _entry(LedgerKind.ROUTING, node, v.tool, "routed", _said(v), v.confidence)
         for v in activation.verdicts
         if v.run
     ]
@@ -145,7 +145,7 @@ def routed_activation(
 
 
 def _said(verdict: RoutingVerdict) -> str:
-    """A declined verdict's reason, with its P(yes) when the model gave one."""
+    """A verdict's reason, with its P(yes) when the model gave one."""
     if verdict.confidence is None:
         return verdict.reason
     return f"{verdict.reason} (P(yes) {verdict.confidence:.2f})"

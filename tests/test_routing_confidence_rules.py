@@ -6,6 +6,7 @@ the fake server (``tests/fake_openai.py``) or a scripted port.
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 from dataclasses import replace
@@ -26,6 +27,7 @@ from toolweave.llm.chat_model import ChatModelAssistant
 from toolweave.llm.confidence import routing_confidences
 from toolweave.llm.env import default_assistant
 from toolweave.llm.port import RoutingVerdict
+from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.ledger import LedgerKind
 from toolweave.state.task import TaskInfo, TaskNode
 from toolweave.testing import FunctionAssistant
@@ -127,6 +129,34 @@ def test_T5_routing_call_asks_for_logprobs_and_verdicts_carry_p_yes(fake_openai,
     assert (found["alpha"].run, found["beta"].run) == (True, False)
     assert found["alpha"].confidence == pytest.approx(ALPHA_YES)
     assert found["beta"].confidence == pytest.approx(BETA_YES)
+
+
+@pytest.mark.network
+def test_T5_T7_fused_activation_verdicts_carry_p_yes(fake_openai, llm):
+    from fake_openai import Scored
+
+    fake_openai.script(Scored(TOKENS[1:]))
+    activation = llm.route_and_extract(
+        "alpha?", "alpha?", [ALPHA, BETA], extraction_prompt=EXTRACTION_SYSTEM_PROMPT
+    )
+    assert activation.routed() == ["alpha"]
+    assert [v.confidence for v in activation.verdicts] == [
+        pytest.approx(ALPHA_YES),
+        pytest.approx(BETA_YES),
+    ]
+
+
+def test_T5_eval_can_route_on_yes_no_alone():
+    from langchain_openai import ChatOpenAI
+
+    from toolweave.cli.eval import _assistant
+
+    model = ChatOpenAI(model="m", api_key="t", base_url="http://127.0.0.1:9/v1")  # never called
+    args = argparse.Namespace(no_routing_confidence=False, calibrate_routing=False)
+    assert ChatModelAssistant(model).scores_routing()
+    assert _assistant(args, ChatModelAssistant(model)).scores_routing()  # type: ignore[union-attr]
+    args.no_routing_confidence = True
+    assert not _assistant(args, ChatModelAssistant(model)).scores_routing()  # type: ignore[union-attr]
 
 
 @pytest.mark.network

@@ -15,7 +15,7 @@ model call: only routing is scored), and the routing bench of ``bench.routing_na
 (4 candidates with near-duplicates). Requests go one at a time::
 
     eval "$(../shared/scripts/local-llm env)"
-    python -m bench.routing_confidence --sample 4 --bench 4
+    python -m bench.routing_confidence --sample 8 --dev-sample 4 --bench 8
 """
 
 from __future__ import annotations
@@ -168,28 +168,23 @@ def main() -> None:
     """Calibrate on korhaz's dev sample, score the held-out samples and the routing bench."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sample", type=int, default=4, help="cases a half (seeded)")
+    parser.add_argument("--dev-sample", type=int, default=4, help="korhaz dev cases (seeded)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--bench", type=int, default=4, help="routing-bench requests")
     parser.add_argument("--domains", default="korhaz,pomoc")
     args = parser.parse_args()
     model = assistant()
     lines = ["| set | cases | tools exact | routes nothing |", "|---|---:|---:|---:|"]
-    dev = scored(model, "korhaz", cases("korhaz", "dev", args.sample, args.seed))
+    dev = scored(model, "korhaz", cases("korhaz", "dev", args.dev_sample, args.seed))
     threshold = best_threshold(threshold_rows(dev["with"])).threshold
     print(f"threshold calibrated on korhaz dev ({dev['with'].count} cases): {threshold}")
     for domain in args.domains.split(","):
         held = scored(model, domain, cases(domain, "heldout", args.sample, args.seed))
-        for result in held["with"].results:
-            print(
-                result.case.id,
-                sorted(result.case.expected_tools),
-                sorted(result.routed),
-                result.confidence,
-            )
         lines += [
             row(f"{domain} held-out, without", held["without"]),
             row(f"{domain} held-out, with", held["with"]),
             row(f"{domain} held-out, with, threshold {threshold}", held["with"], threshold),
+            row(f"{domain} held-out, with, threshold 0.5 (not calibrated)", held["with"], 0.5),
         ]
     if args.bench:
         found = bench(model, args.bench)

@@ -188,6 +188,10 @@ def load_domain(
 ) -> DomainBundle:
     """The domain called ``name`` and its tools.
 
+    A routing threshold calibrated for it (``toolweave eval --calibrate-routing``, kept in
+    ``toolweave-routing.json``: :mod:`toolweave.domains.calibration`) is its
+    ``routing_threshold``.
+
     Args:
         name: A domain an installed plugin provides (``"korhaz"`` with the example
             package installed), or one whose documents were ingested

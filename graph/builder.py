@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -108,6 +109,7 @@ def build_graph(
     limits: Limits | None = None,
     name: str = "toolweave",
     interrupted_runs: InterruptedRuns = "finish",
+    routing_threshold: float | None = None,
     **limit_overrides: int,
 ) -> ToolweaveGraph:
     """Build and compile the orchestration graph for one domain.
@@ -125,12 +127,20 @@ def build_graph(
         interrupted_runs: What a new message does to a run on its thread that
             stopped mid-way (Q5): ``"finish"`` it first (default), or
             ``"abandon"`` it with a ``run_abandoned`` ledger entry.
+        routing_threshold: The least P(yes) a routed tool needs to run (0-1), where
+            the model gives log-probabilities (T5); replaces the domain's own
+            ``Domain.routing_threshold``. ``None``: the domain's.
 
     Returns:
         The compiled graph, with a recursion limit derived from ``limits``; it
         checks every input before anything is stored (X5).
     """
     resolved = Limits(**{**vars(limits or Limits()), **limit_overrides})
+    if routing_threshold is not None:
+        if not 0 <= routing_threshold <= 1:
+            raise ConfigurationError(f"routing_threshold must be 0-1, not {routing_threshold}")
+        named = Domain(name=domain) if isinstance(domain, str) else domain
+        domain = replace(named, routing_threshold=routing_threshold)
     if assistant is None:
         from toolweave.llm.env import default_assistant
 

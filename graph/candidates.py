@@ -481,7 +481,8 @@ def best_fit_yes(
     if tool.request_model.model_fields:
         requests[best] = extract_request(execution_text(node.task), tool.request_model)
     kept = tuple(
-        RoutingVerdict(v.tool, True, entry.reason, True) if v.tool == best else v for v in verdicts
+        replace(v, run=True, reason=entry.reason, best=True) if v.tool == best else v
+        for v in verdicts
     )
     return Activation(verdicts=kept, requests=requests, llm_calls=activation.llm_calls), [entry]
 
@@ -556,22 +557,27 @@ def resolve_yeses(
     verdicts: Sequence[RoutingVerdict],
     evidence: RoutingEvidence | None = None,
 ) -> tuple[set[str], list[LedgerEntry]]:
-    """T5: a model's several yeses, resolved by the candidate it named best and by rank.
+    """T5: a model's several yeses, resolved by confidence, the candidate it named best, rank.
 
-    Only when the model said yes to several tools and named a best fit: the best
-    fit runs (or, when it is not among the yeses, the best-ranked yes; ``candidates``
-    come best ranked first), and each other yes only when it is justified on its
-    own: the task's words it matches and the kept tools do not weigh at least
+    Only when the model said yes to several tools and named a best fit, or gave
+    every yes a P(yes) (``RoutingVerdict.confidence``): the surest yes runs (the
+    highest P(yes); among equals, or without them, the best fit, then the
+    best-ranked yes: ``candidates`` come best ranked first), and each other yes
+    only when it is justified on its own: the task's words it matches and the kept
+    tools do not weigh at least
     :attr:`~toolweave.llm.offline_routing.RoutingRule.min_extra` (the offline rule's
     test for a second tool; ``evidence``, the offline rule's for the task prompt).
     Near-duplicate tools, which match the same words, do not all run.
     """
     yes = [v.tool for v in verdicts if v.run]
     best = [v.tool for v in verdicts if v.best and v.run]
-    if len(yes) < 2 or not any(v.best for v in verdicts):
+    sure = {v.tool: v.confidence for v in verdicts if v.run and v.confidence is not None}
+    if len(sure) < len(yes):  # P(yes) ranks only when every yes has one
+        sure = {}
+    if len(yes) < 2 or not (any(v.best for v in verdicts) or sure):
         return set(yes), []
     order = {tool.name: i for i, tool in enumerate(candidates)}
-    ranked = sorted(yes, key=lambda name: (name not in best, order.get(name, len(order))))
+    ranked = sorted(yes, key=lambda n: (-sure.get(n, 0.0), n not in best, order.get(n, len(order))))
     evidence = evidence or RoutingEvidence(node.task.task_prompt, candidates)
     kept = [ranked[0]]
     covered = set(evidence.hits(kept[0]))
@@ -586,8 +592,8 @@ def resolve_yeses(
         kind=LedgerKind.ROUTING,
         task_no=node.task_no,
         verdict=NEAR_DUPLICATES,
-        reason=f"{len(yes)} yeses; kept {', '.join(kept)} (named best or ranked first, "
-        "or justified by words of their own)",
+        reason=f"{len(yes)} yeses; kept {', '.join(kept)} (surest, named best or ranked "
+        "first, or justified by words of their own)",
         details={name: "routed, not run: no evidence of its own (T5)" for name in dropped},
     )
     return set(kept), [entry]

@@ -11,7 +11,7 @@ from toolweave.graph.candidates import GuardOutcome, domain_words, guard, offer_
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.nodes import Steps, make_node
 from toolweave.graph.walk import current_task_no
-from toolweave.llm.port import Activation
+from toolweave.llm.port import Activation, RoutingVerdict
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.events import routed_event
 from toolweave.state.graph_state import GraphState
@@ -21,6 +21,9 @@ from toolweave.tools.consumers import ContextConsumerTool
 from toolweave.tools.registry import AnyTool
 
 TOOL_CAP = "more than {cap} tools activated on the task; dropped"
+
+ABSTAINED = "t5_below_threshold"
+ABSTAIN = "routed, not run: P(yes) {p:.2f} is below the domain's routing threshold {t:g} (T5)"
 
 RAN_BELOW = "ran on {task_no} this round: its results are in the buffer (S4, S5); not routed again"
 
@@ -91,11 +94,11 @@ def routed_activation(
     retrieval = deps.domain.default_retrieval_tool
     activation = outcome.activation
     entries = [
-        _entry(LedgerKind.ROUTING, node, v.tool, "routed", v.reason)
+        _entry(LedgerKind.ROUTING, node, v.tool, "routed", _said(v), v.confidence)
         for v in activation.verdicts
         if v.run
     ]
-    declined = {v.tool: v.reason for v in activation.verdicts if not v.run}
+    declined = {v.tool: _said(v) for v in activation.verdicts if not v.run}
     best = next((v.tool for v in activation.verdicts if v.best), None)
     if declined:
         named = f"; the model named {best} the best fit" if best in declined else ""
@@ -109,16 +112,63 @@ def routed_activation(
                 tools=tuple(declined),
             )
         )
-    entries = outcome.screened + entries + outcome.resolved
-    tools = [tool for tool in deps.registry if tool.name in outcome.routed]  # registry order (A6)
+    routed, abstained = abstain(deps.domain.routing_threshold, node, activation, outcome.routed)
+    entries = outcome.screened + entries + outcome.resolved + abstained  # T5: abstention last
+    tools = [tool for tool in deps.registry if tool.name in routed]  # registry order (A6)
     if retrieval is not None and retrieval in offered:
         tools.append(deps.registry[retrieval])
         entries.append(_entry(LedgerKind.ROUTING, node, retrieval, "default", "default retrieval"))
     return tools, outcome.in_doubt, entries
 
 
-def _entry(kind: LedgerKind, node: TaskNode, tool: str, verdict: str, reason: str) -> LedgerEntry:
-    return LedgerEntry(kind=kind, task_no=node.task_no, tool=tool, verdict=verdict, reason=reason)
+def _said(verdict: RoutingVerdict) -> str:
+    """A verdict's reason, with its P(yes) when the model gave one."""
+    if verdict.confidence is None:
+        return verdict.reason
+    return f"{verdict.reason} (P(yes) {verdict.confidence:.2f})"
+
+
+def abstain(
+    threshold: float | None, node: TaskNode, activation: Activation, routed: set[str]
+) -> tuple[set[str], list[LedgerEntry]]:
+    """T5: a routed tool whose P(yes) is below the domain's ``routing_threshold`` does not run.
+
+    The last of the routing's rules, after the guards, so that a calibration can
+    replay thresholds over one run's routed tools and their P(yes).
+
+    A verdict without a P(yes) (no log-probabilities) and a domain without a
+    threshold keep today's yes/no.
+    """
+    if threshold is None:
+        return routed, []
+    low = {
+        v.tool: v.confidence
+        for v in activation.verdicts
+        if v.tool in routed and v.confidence is not None and v.confidence < threshold
+    }
+    entries = [
+        _entry(LedgerKind.ROUTING, node, name, ABSTAINED, ABSTAIN.format(p=p, t=threshold), p)
+        for name, p in sorted(low.items())
+    ]
+    return routed - set(low), entries
+
+
+def _entry(
+    kind: LedgerKind,
+    node: TaskNode,
+    tool: str,
+    verdict: str,
+    reason: str,
+    confidence: float | None = None,
+) -> LedgerEntry:
+    return LedgerEntry(
+        kind=kind,
+        task_no=node.task_no,
+        tool=tool,
+        verdict=verdict,
+        reason=reason,
+        confidence=confidence,
+    )
 
 
 def make_route(deps: Dependencies) -> Runnable[Any, Any]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar, Concatenate, ParamSpec, TypeVar
 
@@ -32,6 +32,7 @@ from toolweave.llm.chat_messages import (
     part_lines,
     verdicts,
 )
+from toolweave.llm.confidence import routing_confidences
 from toolweave.llm.offline_extract import INVENTED_INPUT, ground_request, invented_required
 from toolweave.llm.passthrough import ANSWER_TAG
 from toolweave.llm.port import (
@@ -164,6 +165,16 @@ def gatekeeper_verdict(reply: GatekeeperReply, question: str) -> ContextVerdict:
     )
 
 
+ROUTING_LOGPROBS = 5
+"""Alternatives per token the routing call asks log-probabilities for (T5, issue 38)."""
+
+
+def _scored(verdict: RoutingVerdict, scores: Mapping[str, float]) -> RoutingVerdict:
+    """``verdict`` with its P(yes) from ``scores`` (a verdict the reply did not hold has none)."""
+    score = scores.get(verdict.tool)
+    return verdict if score is None else replace(verdict, confidence=score)
+
+
 def _driven(
     steps: Callable[Concatenate[ChatModelAssistant, P], Steps[T]],
 ) -> Callable[Concatenate[ChatModelAssistant, P], T]:
@@ -231,6 +242,7 @@ class ChatModelAssistant(LlmAssistant):
         structured_cache_size: int = 256,
         answer_tokens: int | None = ANSWER_TOKENS,
         decision_temperature: float | None = DECISION_TEMPERATURE,
+        routing_logprobs: int | None = ROUTING_LOGPROBS,
     ) -> None:
         """Wrap ``model``.
 
@@ -261,6 +273,11 @@ class ChatModelAssistant(LlmAssistant):
                 the model's own temperature. ``None``: the model's own for all calls.
                 Applied to models with a ``temperature`` setting, except OpenAI
                 reasoning models (:data:`FIXED_TEMPERATURE_MODELS`).
+            routing_logprobs: Alternatives per token the routing call asks an
+                OpenAI-compatible model's log-probabilities for, which give each
+                verdict its P(yes) (``RoutingVerdict.confidence``); a server that
+                rejects them is asked without from then on. ``None``: never asked
+                (yes/no only).
         """
         self.model = model
         self.policy = retries.LlmRetryPolicy(
@@ -287,9 +304,15 @@ class ChatModelAssistant(LlmAssistant):
             self._answering = self._calling.model_copy(update={"max_tokens": answer_tokens})
         self.decision_temperature = decision_temperature
         self.structured = StructuredOutput(
-            with_temperature(self._calling, decision_temperature), cache_size=structured_cache_size
+            with_temperature(self._calling, decision_temperature),
+            cache_size=structured_cache_size,
+            top_logprobs=routing_logprobs,
         )
         """Bound structured-output runnables (cached) and the mode the model accepts."""
+
+    def scores_routing(self) -> bool:
+        """Whether the routing call asks for log-probabilities (the server may still send none)."""
+        return self.structured.top_logprobs is not None
 
     def secret_values(self) -> frozenset[str]:
         """The model's API key: redacted wherever this assistant is used (X4)."""
@@ -303,6 +326,7 @@ class ChatModelAssistant(LlmAssistant):
         what: str,
         salvage: Callable[[str], Any] | None = None,
         max_tokens: int | None = None,
+        scored: Callable[[Any, Any], Any] | None = None,
     ) -> Steps[Any]:
         messages = [SystemMessage(content=system), HumanMessage(content=human)]
         return structured_steps(
@@ -313,14 +337,25 @@ class ChatModelAssistant(LlmAssistant):
             what=what,
             salvage=salvage,
             max_tokens=max_tokens,
+            scored=scored,
         )
 
     def _routing(self, schema: Schema, system: str, human: str, what: str) -> Steps[Any]:
-        """A routing call: a reply cut at the token limit keeps its best fit (T5, X2)."""
+        """A routing call: a reply cut at the token limit keeps its best fit (T5, X2).
+
+        A reply comes back as ``(reply, P(yes) by tool name)``; the P(yes) are read
+        from the log-probabilities where the server gave them (else none).
+        """
         keys = routing_keys(schema)
-        return self._structured(
-            schema, system, human, what, salvage=functools.partial(cut_routing_reply, keys)
+        reply = yield from self._structured(
+            schema,
+            system,
+            human,
+            what,
+            salvage=functools.partial(cut_routing_reply, keys),
+            scored=lambda parsed, raw: (parsed, routing_confidences(raw, keys)),
         )
+        return reply if isinstance(reply, tuple) else (reply, {})
 
     # -- normalize (A1, T10) --------------------------------------------------------------
 
@@ -350,14 +385,15 @@ class ChatModelAssistant(LlmAssistant):
         """One structured call answering every offered tool's routing question (T5)."""
         offered = offered_tools(tools)
         reply: Any = None
+        scores: dict[str, float] = {}
         if offered:
             system = prompts.routing_system(
                 tools=cached_tools_block(tuple(offered), with_instruction=False),
                 terminal=any(tool.returns_answer for tool in offered),
             )
             schema = routing_reply(offered, fused=False)
-            reply = yield from self._routing(schema, system, task_prompt, "routing")
-        return [verdict for _, verdict in verdicts(tools, offered, reply)]
+            reply, scores = yield from self._routing(schema, system, task_prompt, "routing")
+        return [_scored(verdict, scores) for _, verdict in verdicts(tools, offered, reply)]
 
     # -- extraction (T7) ------------------------------------------------------------------
 
@@ -441,13 +477,14 @@ class ChatModelAssistant(LlmAssistant):
             extraction_guidance=guidance,
             terminal=any(tool.returns_answer for tool in offered),
         )
-        reply: Any = yield from self._routing(
+        reply, scores = yield from self._routing(
             routing_reply(offered, fused=True), system, task_prompt, "activation"
         )
         pairs = verdicts(tools, offered, reply)
         requests: dict[str, ExtractedRequest] = {}
         kept: list[RoutingVerdict] = []
         for (entry, verdict), tool in zip(pairs, tools, strict=True):  # verdicts follow tools
+            verdict = _scored(verdict, scores)
             kept.append(verdict)
             if entry is None or not verdict.run or not tool.request_model.model_fields:
                 continue

@@ -50,6 +50,8 @@ class RoutingVerdict:
     reason: str = ""
     best: bool = False
     """Whether the model named this tool the one that fits the task best (T5)."""
+    confidence: float | None = None
+    """P(yes) read from the model's log-probabilities (``llm.confidence``); ``None``: none given."""
 
 
 @dataclass(frozen=True)
@@ -246,6 +248,10 @@ class LlmAssistant(ABC):
     """False: the graph reads a message with the offline rules whenever they suffice (a
     first message, which has nothing to resolve; a follow-up the rules resolve), and
     sends only the rest to :meth:`normalize` (A10, A1)."""
+
+    def scores_routing(self) -> bool:
+        """Whether routing verdicts come with a P(yes) (``RoutingVerdict.confidence``)."""
+        return False
 
     @abstractmethod
     def normalize(

@@ -174,13 +174,23 @@ class StructuredOutput:
     mode. Safe to share between threads and runs.
     """
 
-    def __init__(self, model: BaseChatModel, *, cache_size: int = 256) -> None:
-        """Serve structured calls of ``model``, keeping ``cache_size`` bound runnables."""
+    def __init__(
+        self, model: BaseChatModel, *, cache_size: int = 256, top_logprobs: int | None = None
+    ) -> None:
+        """Serve structured calls of ``model``, keeping ``cache_size`` bound runnables.
+
+        ``top_logprobs``: alternatives per token that a scored call asks an
+        OpenAI-compatible model for (``logprobs=True``); ``None``: never asked.
+        """
         self.model = model
         self.openai_compatible = is_openai_compatible(model)
+        self.top_logprobs = top_logprobs if self.openai_compatible else None
+        """Asked of scored calls; ``None`` when off or after the server rejected it."""
         self._modes: tuple[Mode | None, ...] = MODES if self.openai_compatible else (None,)
         self._mode_at = 0
-        self._cache: OrderedDict[tuple[Schema, Mode | None, int | None], Bound] = OrderedDict()
+        self._cache: OrderedDict[tuple[Schema, Mode | None, int | None, int | None], Bound] = (
+            OrderedDict()
+        )
         self._cache_size = cache_size
         self._lock = threading.Lock()
 
@@ -216,29 +226,46 @@ class StructuredOutput:
                 )
         return new
 
-    def bound(self, schema: Schema, mode: Mode | None, max_tokens: int | None) -> Bound:
-        """The cached runnable for ``schema`` in ``mode`` with ``max_tokens``.
+    def refuse_logprobs(self, error: LlmRequestError) -> bool:
+        """Whether ``error`` is the server rejecting log-probabilities: then never asked again."""
+        text = str(error).lower()
+        if self.top_logprobs is None or error.status_code not in _MODE_REJECTION_STATUS:
+            return False
+        if "logprob" not in text:
+            return False
+        self.top_logprobs = None
+        logger.warning("structured output: the server rejects logprobs; routing is yes/no only")
+        return True
+
+    def bound(
+        self, schema: Schema, mode: Mode | None, max_tokens: int | None, logprobs: int | None = None
+    ) -> Bound:
+        """The cached runnable for ``schema`` in ``mode`` with ``max_tokens`` (and ``logprobs``).
 
         A :class:`ComposedSchema` is bound as its JSON schema (no pydantic model):
         a new candidate set costs a few dict copies (issue 20 item 5).
         """
-        key = (schema, mode, max_tokens)
+        key = (schema, mode, max_tokens, logprobs)
         with self._lock:
             found = self._cache.get(key)
             if found is not None:
                 self._cache.move_to_end(key)
                 return found
-        built = self._build(schema, mode, max_tokens)
+        built = self._build(schema, mode, max_tokens, logprobs)
         with self._lock:
             self._cache[key] = built
             while len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
         return built
 
-    def _build(self, schema: Schema, mode: Mode | None, max_tokens: int | None) -> Bound:
+    def _build(
+        self, schema: Schema, mode: Mode | None, max_tokens: int | None, logprobs: int | None
+    ) -> Bound:
         model = self.model
         if max_tokens is not None and self.openai_compatible:
             model = model.model_copy(update={"max_tokens": max_tokens})
+        if logprobs is not None:
+            model = model.model_copy(update={"logprobs": True, "top_logprobs": logprobs})
         options: dict[str, Any] = {} if mode is None else {"method": mode}
         preamble = None
         if mode == "json_mode":
@@ -380,6 +407,7 @@ def structured_steps(
     what: str,
     max_tokens: int | None = None,
     salvage: Callable[[str], Any] | None = None,
+    scored: Callable[[Any, Any], Any] | None = None,
 ) -> Steps[M | None]: ...
 
 
@@ -393,6 +421,7 @@ def structured_steps(
     what: str,
     max_tokens: int | None = None,
     salvage: Callable[[str], Any] | None = None,
+    scored: Callable[[Any, Any], Any] | None = None,
 ) -> Steps[Any]: ...
 
 
@@ -405,6 +434,7 @@ def structured_steps(
     what: str,
     max_tokens: int | None = None,
     salvage: Callable[[str], Any] | None = None,
+    scored: Callable[[Any, Any], Any] | None = None,
 ) -> Steps[Any]:
     """The steps of one structured call; ``None`` when the reply never validates.
 
@@ -413,7 +443,10 @@ def structured_steps(
     tokens, an invalid reply once more; each attempt retries transient failures
     per ``policy``. ``salvage`` reads what a reply cut at the token limit said
     before the cut, where no more asking is left (a loop, a second cut); its
-    ``None`` is the call's.
+    ``None`` is the call's. With ``scored``, the call asks for log-probabilities
+    (when ``output`` has ``top_logprobs``) and a validated reply is
+    ``scored(reply, message)``; a server that rejects them gets the call again
+    without (and never again).
     """
     budget = 0
     if output.openai_compatible:
@@ -426,13 +459,21 @@ def structured_steps(
     while True:
         mode = moved or output.mode
         attempt = yield from _attempt_steps(
-            output, schema, messages, mode, budget, policy=policy, what=what, accept=accept
+            output,
+            schema,
+            messages,
+            mode,
+            budget,
+            policy=policy,
+            what=what,
+            accept=accept,
+            logprobs=None if scored is None else output.top_logprobs,
         )
         if attempt.moved is not None:
             moved = attempt.moved
             continue
         if attempt.parsed is not None:
-            return attempt.parsed
+            return attempt.parsed if scored is None else scored(attempt.parsed, attempt.raw)
         if attempt.length:
             again, value = _cut_reply(
                 attempt.text, what, budget, retried=length_retried, salvage=salvage
@@ -464,7 +505,9 @@ class _Attempt:
     text: str = ""
     """The reply's text, when it stopped at the limit (for the salvage)."""
     moved: Mode | None = None
-    """The server rejected the mode; the next one to try."""
+    """The server rejected the mode (or the logprobs); the mode to try next."""
+    raw: Any = None
+    """The reply as the model gave it (for its log-probabilities)."""
 
 
 def _attempt_steps(
@@ -477,9 +520,10 @@ def _attempt_steps(
     policy: LlmRetryPolicy,
     what: str,
     accept: Any,
+    logprobs: int | None = None,
 ) -> Steps[_Attempt]:
     """One call in ``mode`` (its transient failures retried per ``policy``), read."""
-    bound = output.bound(schema, mode, budget if output.openai_compatible else None)
+    bound = output.bound(schema, mode, budget if output.openai_compatible else None, logprobs)
     step: Call[Any] = invocation(
         bound.llm,
         bound.messages(messages),
@@ -490,8 +534,10 @@ def _attempt_steps(
     try:
         out = yield from retrying(step, policy=policy, what=what, accept=accept)
         parsed, problem, length = bound.read(out, schema)
-        return _Attempt(parsed, problem, length, _reply_text(out) if length else "")
+        return _Attempt(parsed, problem, length, _reply_text(out) if length else "", raw=out)
     except LlmRequestError as exc:
+        if logprobs is not None and output.refuse_logprobs(exc):
+            return _Attempt(moved=mode)  # the same mode again, without logprobs
         moved = output.fallback(mode, exc)
         if moved is None:
             raise

@@ -62,6 +62,8 @@ class LedgerEntry(BaseModel):
     count: int = 0
     """What the entry counts, where it counts: the documents of a tool's result that
     deduplication removed (DEDUPLICATED, R11)."""
+    confidence: float | None = None
+    """A routing verdict's P(yes), from the model's log-probabilities (T5); ``None``: none."""
 
     def concerns(self, tool: str) -> bool:
         """Whether the entry is about ``tool`` (named in ``tool`` or ``tools``)."""

@@ -97,8 +97,36 @@ class Endless:
     """Safety stop of the fake itself, when the client neither limits nor closes it."""
 
 
+@dataclass(frozen=True)
+class Scored:
+    """A JSON reply sent as ``tokens`` with their log-probabilities (``logprobs.content``).
+
+    ``tokens``: ``(token, logprob, ((alternative, logprob), ...))``; the content is
+    the tokens joined.
+    """
+
+    tokens: tuple[tuple[str, float, tuple[tuple[str, float], ...]], ...]
+
+    def logprobs(self) -> dict[str, Any]:
+        """The choice's ``logprobs`` object, as OpenAI and llama.cpp's server send it."""
+        return {
+            "content": [
+                {
+                    "token": token,
+                    "logprob": logprob,
+                    "bytes": None,
+                    "top_logprobs": [
+                        {"token": t, "logprob": lp, "bytes": None} for t, lp in alternatives
+                    ],
+                }
+                for token, logprob, alternatives in self.tokens
+            ]
+        }
+
+
 Reply = (
     str
+    | Scored
     | dict[str, Any]
     | list[Any]
     | FakeError
@@ -211,6 +239,11 @@ class FakeOpenAI:
                         self._send(body, reply.content, stream, finish="length")
                     case Endless():
                         self._endless(body, reply)
+                    case Scored():
+                        text = "".join(token for token, _, _ in reply.tokens)
+                        completion = _completion(body, text, "stop", None)
+                        completion["choices"][0]["logprobs"] = reply.logprobs()
+                        self._json(200, completion)
                     case _:
                         self._send(body, reply, stream, finish="stop")
 

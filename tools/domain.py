@@ -70,6 +70,12 @@ class Domain:
     """Phrases for people of the tools' progress events (P4), keyed ``"EVENT"`` or
     ``"tool:EVENT"``, by language; a tool's own ``progress_messages`` win."""
 
+    routing_threshold: float | None = None
+    """The least P(yes) a routed tool needs to run, where the model gives log-probabilities
+    (T5); below it the tool does not run and the retrieval answers. ``None``: yes/no only.
+    ``toolweave eval --calibrate-routing`` picks one on a golden file's dev half and stores
+    it (``toolweave.domains.calibration``)."""
+
     withheld: Sequence[WithheldKind] = ()
     """Kinds of question never answered by the model alone (A7): the declared text instead."""
 

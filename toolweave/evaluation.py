@@ -57,6 +57,7 @@ from toolweave.llm.port import LlmAssistant
 from toolweave.pauses import eval_label
 from toolweave.state.documents import Source, UniqueTextDocument, as_sources
 from toolweave.state.errors import InvalidRequestError, ToolweaveError
+from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.pauses import pause_of, payload_of
 from toolweave.state.serde import checkpoint_serde
 from toolweave.state.task import ROOT_TASK_NO
@@ -295,6 +296,8 @@ class CaseResult:
     error: str | None = None
     crashed: bool = False
     """The run raised something that is no toolweave error (a bug: it would end a user's run)."""
+    confidence: dict[str, float] = field(default_factory=dict)
+    """P(yes) of each tool the root task's routing said yes to, where the model gave one (T5)."""
 
     @property
     def exact(self) -> bool:
@@ -375,6 +378,7 @@ class CaseResult:
             "seconds": round(self.seconds, 3),
             "error": self.error,
             "crashed": self.crashed,
+            "confidence": self.confidence,
             "answer": self.answer,
         }
 
@@ -445,6 +449,7 @@ def run_case(graph: Any, case: GoldenCase, *, retrieval_tool: str | None) -> Cas
     result.paused = pause is not None
     result.pause = None if pause is None else eval_label(payload_of(pause))
     result.llm_calls = int(values.get("llm_calls") or 0)
+    result.confidence = routed_confidence(values.get("ledger") or ())
     result.model_calls = traffic.calls - calls_before
     result.model_chars = traffic.chars - chars_before
     return result
@@ -462,6 +467,17 @@ def next_message_read(before: Mapping[str, Any], after: Mapping[str, Any]) -> st
         new = new[len(old) :]
     verdicts = (getattr(entry, "verdict", None) for entry in new)
     return next((NEXT_KINDS[v] for v in verdicts if v in NEXT_KINDS), None)
+
+
+def routed_confidence(ledger: Iterable[Any]) -> dict[str, float]:
+    """P(yes) of each tool the root task's routing said yes to (its ``routed`` entries)."""
+    found: dict[str, float] = {}
+    for raw in ledger:
+        entry = raw if isinstance(raw, LedgerEntry) else LedgerEntry.model_validate(raw)
+        routed = entry.kind == LedgerKind.ROUTING and entry.verdict == "routed"
+        if routed and entry.task_no == ROOT_TASK_NO and entry.tool and entry.confidence is not None:
+            found[entry.tool] = entry.confidence
+    return found
 
 
 @dataclass
@@ -755,4 +771,53 @@ def _parts_table(
     ]
     for label, part in parts.items():
         lines.append("| " + " | ".join([label, str(part.count), *cells(part)]) + " |")
+    return lines
+
+
+THRESHOLDS = (None, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99)
+"""The routing thresholds a calibration tries (``None``: no threshold), lowest first."""
+
+
+@dataclass(frozen=True)
+class ThresholdRow:
+    """How a golden file's cases route under one routing threshold (T5)."""
+
+    threshold: float | None
+    exact: int
+    """Cases whose routed tool set is the expected one."""
+    routes_nothing: int
+    """Cases that expect a tool where nothing was routed."""
+
+
+def threshold_rows(report: EvalReport) -> list[ThresholdRow]:
+    """Every :data:`THRESHOLDS` replayed over one run made without a threshold.
+
+    The threshold is the route node's last rule (``graph.route.abstain``): under a
+    threshold, a case routes what it routed less the tools whose P(yes) is below it.
+    """
+    rows = []
+    for threshold in THRESHOLDS:
+        exact = nothing = 0
+        for result in report.results:
+            low = {
+                t for t, p in result.confidence.items() if threshold is not None and p < threshold
+            }
+            routed = result.routed - low
+            exact += result.error is None and routed == result.case.expected_tools
+            nothing += bool(result.case.expected_tools) and not routed
+        rows.append(ThresholdRow(threshold, exact, nothing))
+    return rows
+
+
+def best_threshold(rows: Sequence[ThresholdRow]) -> ThresholdRow:
+    """The row with the most exact tool sets; among equals the fewest routes-nothing, the lowest."""
+    return max(rows, key=lambda row: (row.exact, -row.routes_nothing))
+
+
+def threshold_table(rows: Sequence[ThresholdRow], cases: int) -> list[str]:
+    """The calibration's rows as a markdown table."""
+    lines = ["| threshold | tools exact | routes nothing |", "|---:|---:|---:|"]
+    for row in rows:
+        label = "none" if row.threshold is None else f"{row.threshold:g}"
+        lines.append(f"| {label} | {row.exact}/{cases} | {row.routes_nothing}/{cases} |")
     return lines

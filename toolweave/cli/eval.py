@@ -6,6 +6,7 @@ Examples::
     toolweave eval my_golden.jsonl --domain mydomain --json-out report.json
     toolweave eval --min-accuracy 0.85               # exit 1 below 85 % exact-set routing
     toolweave eval --sample 20 --seed 1              # a random sample, for slow models
+    toolweave eval --calibrate-routing               # pick the routing threshold (dev half)
 
 The model is the one ``toolweave ask`` uses: the offline model without
 ``OPENAI_API_KEY``, else ChatOpenAI at ``OPENAI_BASE_URL`` (any OpenAI-compatible
@@ -26,11 +27,18 @@ from toolweave.cli.progress import ProgressBar
 
 if TYPE_CHECKING:
     from toolweave.evaluation import CaseResult, EvalReport
+    from toolweave.llm.port import LlmAssistant
 
 # Only the standard library at import time, like toolweave/cli/__init__.py: `toolweave --help`
 # builds this subcommand's parser without loading LangGraph (cmd_eval imports the rest).
 
 EXIT_BELOW_THRESHOLD = 1
+EXIT_NO_CONFIDENCE = 3
+"""``--calibrate-routing`` with a model that gives no log-probabilities: nothing is written."""
+NO_CONFIDENCE = (
+    "routing calibration needs the model's log-probabilities: {why}; nothing was written. "
+    "Use an OpenAI-compatible server that returns logprobs (OpenAI, llama.cpp's server)."
+)
 
 
 def bundled_golden(domain: str | None) -> Path | None:
@@ -81,6 +89,23 @@ def add_parser(commands: Any, *, parents: list[argparse.ArgumentParser]) -> None
         "(default ten request timeouts); past it the case is an error",
     )
     parser.add_argument(
+        "--calibrate-routing",
+        action="store_true",
+        help="sweep routing thresholds over the dev half with the model's log-probabilities, "
+        "print the table, store the best in the routing file (exit 3 without logprobs)",
+    )
+    parser.add_argument(
+        "--routing-file",
+        metavar="PATH",
+        help="where --calibrate-routing stores the threshold (default: $TOOLWEAVE_ROUTING_FILE, "
+        "else ./toolweave-routing.json, which load_domain reads)",
+    )
+    parser.add_argument(
+        "--no-routing-confidence",
+        action="store_true",
+        help="route on the model's yes/no alone, without log-probabilities (to compare)",
+    )
+    parser.add_argument(
         "--no-deep-fallback",
         action="store_true",
         help="skip the domain's deep search (fewer model calls on a slow model; routing is "
@@ -115,6 +140,10 @@ def _cases(args: argparse.Namespace) -> tuple[Path, list[Any]]:
     if golden is None:
         raise InvalidRequestError(f"domain {args.domain!r} ships no golden file: name one")
     cases = load_golden(golden)
+    if args.calibrate_routing:  # never on held-out cases (G1)
+        if args.split == "heldout":
+            raise InvalidRequestError("--calibrate-routing runs on the dev half only")
+        args.split = "dev"
     if args.split != "all":
         cases = [case for case in cases if case.split == args.split]
         if not cases:
@@ -138,6 +167,17 @@ def _print_failures(report: EvalReport, out: TextIO) -> None:
             )
 
 
+def _assistant(args: argparse.Namespace, assistant: LlmAssistant) -> LlmAssistant | None:
+    """``assistant`` as the options want it; ``None`` (said why) when it cannot calibrate."""
+    structured = getattr(assistant, "structured", None)
+    if args.no_routing_confidence and structured is not None:
+        structured.top_logprobs = None  # yes/no routing, as before log-probabilities
+    if args.calibrate_routing and not assistant.scores_routing():
+        print(NO_CONFIDENCE.format(why=f"{assistant.label} gives none"), file=sys.stderr)
+        return None
+    return assistant
+
+
 def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     """``toolweave eval``: run the golden file, print the tables, write JSON, gate on accuracy."""
     from toolweave.cli.session import default_run_timeout
@@ -149,10 +189,16 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     _check_numbers(args)
     golden, cases = _cases(args)
     run_timeout = args.run_timeout or default_run_timeout(args.timeout)
+    assistant = _assistant(args, default_assistant(timeout=args.timeout))
+    if assistant is None:
+        return EXIT_NO_CONFIDENCE
     domain, tools = load_domain(args.domain, data_dir=getattr(args, "data_dir", None))
-    if args.no_deep_fallback:
-        domain = replace(domain, deep_fallback=None)
-    assistant = default_assistant(timeout=args.timeout)
+    domain = replace(
+        domain,
+        deep_fallback=None if args.no_deep_fallback else domain.deep_fallback,
+        # calibrating: one run without a threshold; the thresholds are replayed over it
+        routing_threshold=None if args.calibrate_routing else domain.routing_threshold,
+    )
     bar = ProgressBar(sys.stderr, label="evaluating")
     done: list[CaseResult] = []
 
@@ -172,10 +218,37 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
         _print_failures(report, out)
     if args.json_out:
         _write_json(Path(args.json_out), report)
+    if args.calibrate_routing:
+        return _calibrate(args, domain.name, report, out)
     if args.min_accuracy is not None and report.accuracy < args.min_accuracy:
         print(
             f"exact-set accuracy {percent(report.accuracy)} is below {percent(args.min_accuracy)}",
             file=sys.stderr,
         )
         return EXIT_BELOW_THRESHOLD
+    return 0
+
+
+def _calibrate(args: argparse.Namespace, domain: str, report: EvalReport, out: TextIO) -> int:
+    """Replay the thresholds over the dev run, print them, store the best (T5, issue 38)."""
+    from toolweave.domains.calibration import store_threshold
+    from toolweave.evaluation import best_threshold, threshold_rows, threshold_table
+
+    if not any(result.confidence for result in report.results):
+        why = "no routing verdict of the run came with a P(yes)"
+        print(NO_CONFIDENCE.format(why=why), file=sys.stderr)
+        return EXIT_NO_CONFIDENCE
+    rows = threshold_rows(report)
+    print("", file=out)
+    for line in threshold_table(rows, report.count):
+        print(line, file=out)
+    best = best_threshold(rows)
+    about = {"model": report.assistant, "cases": report.count, "split": "dev"}
+    path = store_threshold(
+        domain,
+        best.threshold,
+        about=about,
+        path=Path(args.routing_file) if args.routing_file else None,
+    )
+    print(f"routing threshold for {domain}: {best.threshold} (stored in {path})", file=out)
     return 0

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
@@ -188,6 +188,10 @@ def load_domain(
 ) -> DomainBundle:
     """The domain called ``name`` and its tools.
 
+    A routing threshold calibrated for it (``toolweave eval --calibrate-routing``, kept in
+    ``toolweave-routing.json``: :mod:`toolweave.domains.calibration`) is its
+    ``routing_threshold``.
+
     Args:
         name: A domain an installed plugin provides (``"korhaz"`` with the example
             package installed), or one whose documents were ingested
@@ -204,7 +208,8 @@ def load_domain(
         NoDomainInstalledError: There is no domain at all (the message says how to get one).
         DomainNotChosenError: ``name`` is ``None`` and there are several (N2).
         UnknownDomainError: No domain has that name; the message lists the known ones.
-        ConfigurationError: A plugin failed to load or returned something else.
+        ConfigurationError: A plugin failed to load or returned something else, or the
+            calibrated routing file (:mod:`toolweave.domains.calibration`) is malformed.
     """
     installed = _installed()
     key = _default_of(installed, data_dir, database_url) if name is None else name.strip()
@@ -216,7 +221,7 @@ def load_domain(
 
             ingested = load_documents_domain(key, data_dir, database_url=database_url)
             if ingested is not None:
-                return ingested
+                return _calibrated(ingested)
         names = available_domains(data_dir=data_dir, database_url=database_url)
         if not names and not installed.broken:
             raise NoDomainInstalledError(
@@ -233,7 +238,17 @@ def load_domain(
         raise ConfigurationError(
             f"domain plugin {key!r} ({where}) failed to load: {type(exc).__name__}: {exc}"
         ) from exc
-    return _validated(key, bundle)
+    return _calibrated(_validated(key, bundle))
+
+
+def _calibrated(bundle: DomainBundle) -> DomainBundle:
+    """The bundle with the routing threshold the user calibrated, if any (T5)."""
+    from toolweave.domains.calibration import stored_threshold
+
+    threshold = stored_threshold(bundle[0].name)
+    if threshold is None:
+        return bundle
+    return replace(bundle[0], routing_threshold=threshold), bundle[1]
 
 
 def golden_file(name: str | None = None) -> Path | None:

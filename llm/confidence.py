@@ -1,0 +1,136 @@
+"""P(yes) per tool from the log-probabilities of a routing reply's tokens (T5, issue 38).
+
+A routing reply is one JSON object (:mod:`toolweave.llm.replies`): each candidate's
+key holds ``null`` (no) or an entry ``{"reason": ..., "run": true|false}``. Where
+the server returns each token's ``top_logprobs`` (OpenAI's wire, and llama.cpp's
+server), two positions decide a tool: its value (``{`` opens an entry, ``null``
+says no) and, in an entry, its ``run`` value (``true`` or ``false``). At each the
+alternatives' probabilities are summed by what they begin with, whitespace and
+letter case aside (``true``, `` true``, ``True``: yes; ``false``, ``null``: no),
+and P(yes) = p(yes) / (p(yes) + p(no)) there; a tool's confidence is the product
+of its positions' P(yes) (a ``null`` entry has only the first).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+_YES, _NO = frozenset("{t"), frozenset("fn")
+RUN = "run"
+"""The key of an entry's yes/no."""
+
+
+def token_logprobs(message: Any) -> list[Mapping[str, Any]]:
+    """The ``logprobs.content`` list of a chat model's reply (``[]`` when it has none).
+
+    ``message`` is an ``AIMessage`` (``response_metadata["logprobs"]``) or a
+    structured call's ``include_raw`` dict holding one under ``"raw"``.
+    """
+    if isinstance(message, dict):
+        message = message.get("raw")
+    metadata = getattr(message, "response_metadata", None) or {}
+    logprobs = metadata.get("logprobs") if isinstance(metadata, Mapping) else None
+    content = logprobs.get("content") if isinstance(logprobs, Mapping) else None
+    return [t for t in content or () if isinstance(t, Mapping) and "token" in t]
+
+
+def _side(text: str) -> bool | None:
+    """Whether a value that begins ``text`` says yes (``None``: it does not tell)."""
+    head = text[:1].lower()
+    return True if head in _YES else False if head in _NO else None
+
+
+def _squeezed(text: str) -> str:
+    return "".join(text.split())
+
+
+def position_yes(
+    tokens: Sequence[Mapping[str, Any]], starts: Sequence[int], at: int
+) -> float | None:
+    """P(yes) of the value that begins at character ``at`` of the tokens' text.
+
+    The token holding that character and its alternatives are read past the part
+    of the token before ``at`` (``":`` of a token ``": true``).
+    """
+    index = bisect.bisect_right(starts, at) - 1
+    token = tokens[index]
+    before = _squeezed(str(token["token"])[: at - starts[index]])
+    mass = {True: 0.0, False: 0.0}
+    seen: set[str] = set()
+    for alternative in [*(token.get("top_logprobs") or ()), token]:
+        text = _squeezed(str(alternative.get("token", "")))
+        if text in seen or not text.startswith(before):
+            continue
+        seen.add(text)
+        side = _side(text[len(before) :])
+        logprob = alternative.get("logprob")
+        if side is not None and isinstance(logprob, int | float):
+            mass[side] += math.exp(logprob)
+    total = mass[True] + mass[False]
+    return mass[True] / total if total > 0 else None
+
+
+def _members(text: str, at: int) -> Iterator[tuple[str, int, Any]]:
+    """``(key, offset of its value, value)`` of each member of the JSON object at ``at``."""
+    decoder = json.JSONDecoder()
+    at = _skip(text, at + 1)
+    while at < len(text) and text[at] != "}":
+        key, at = decoder.raw_decode(text, at)
+        at = _skip(text, _skip(text, at) + 1)  # past ":"
+        value, end = decoder.raw_decode(text, at)
+        yield str(key), at, value
+        at = _skip(text, end)
+        if text[at : at + 1] == ",":
+            at = _skip(text, at + 1)
+
+
+def _skip(text: str, at: int) -> int:
+    """The offset of the first character from ``at`` on that is no white space."""
+    while at < len(text) and text[at].isspace():
+        at += 1
+    return at
+
+
+def routing_confidences(message: Any, keys: Sequence[str]) -> dict[str, float]:
+    """P(yes) of each of ``keys`` (the candidates' names) in a routing reply's tokens.
+
+    Empty when the reply carries no log-probabilities or its tokens hold no JSON
+    object (a function-calling reply's arguments have none); a key whose
+    positions tell nothing is left out.
+    """
+    tokens = token_logprobs(message)
+    lengths = [len(str(t["token"])) for t in tokens]
+    starts = list(_starts(lengths))
+    text = "".join(str(t["token"]) for t in tokens)
+    opened = text.find("{")
+    if opened < 0:
+        return {}
+    wanted = set(keys)
+    found: dict[str, float] = {}
+    try:
+        for key, at, value in _members(text, opened):
+            if key not in wanted:
+                continue
+            factors = [position_yes(tokens, starts, at)]
+            if isinstance(value, dict):
+                factors += [
+                    position_yes(tokens, starts, v) for k, v, _ in _members(text, at) if k == RUN
+                ]
+            known = [f for f in factors if f is not None]
+            if known:
+                found[key] = math.prod(known)
+    except (ValueError, IndexError):  # a cut or malformed reply: what was read before it
+        return found
+    return found
+
+
+def _starts(lengths: Sequence[int]) -> Iterator[int]:
+    """Each token's first character offset, from the tokens' lengths."""
+    offset = 0
+    for length in lengths:
+        yield offset
+        offset += length

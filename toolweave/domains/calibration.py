@@ -1,0 +1,74 @@
+"""The routing threshold a user calibrated, kept in a file they can commit (T5, issue 38).
+
+``toolweave eval --calibrate-routing`` writes ``toolweave-routing.json`` in the
+current directory (or where ``TOOLWEAVE_ROUTING_FILE`` points)::
+
+    {"mydomain": {"routing_threshold": 0.6, "model": "ChatOpenAI (qwen)", "cases": 40}}
+
+:func:`toolweave.domains.load_domain` reads it: a domain named there gets its
+``routing_threshold`` (the file wins over the package's own value).
+``build_graph(..., routing_threshold=...)`` wins over both.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from toolweave.state.errors import ConfigurationError
+
+ROUTING_FILE = "toolweave-routing.json"
+"""The file's name in the current directory."""
+ROUTING_FILE_ENV = "TOOLWEAVE_ROUTING_FILE"
+"""The environment variable naming another path for it."""
+
+
+def routing_file(env: Mapping[str, str] = os.environ) -> Path:
+    """Where the calibrated thresholds are kept: ``TOOLWEAVE_ROUTING_FILE``, else the default."""
+    return Path(env.get(ROUTING_FILE_ENV) or ROUTING_FILE)
+
+
+def _read(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigurationError(f"cannot read {path}: {exc}; fix or delete the file") from exc
+    if not isinstance(data, dict):
+        raise ConfigurationError(f"{path} must hold a JSON object of domains; fix or delete it")
+    return data
+
+
+def stored_threshold(domain: str, path: Path | None = None) -> float | None:
+    """The threshold stored for ``domain``, or ``None`` (no file, or none for it).
+
+    Raises:
+        ConfigurationError: The file is no JSON object, or the value no number in 0-1.
+    """
+    where = path or routing_file()
+    entry = _read(where).get(domain)
+    value = entry.get("routing_threshold") if isinstance(entry, dict) else None
+    if value is None:
+        return None
+    if not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise ConfigurationError(f"{where}: {domain}.routing_threshold must be a number in 0-1")
+    return float(value)
+
+
+def store_threshold(
+    domain: str, threshold: float | None, *, about: Mapping[str, Any], path: Path | None = None
+) -> Path:
+    """Write ``threshold`` for ``domain`` (other domains kept); returns the file's path.
+
+    ``about``: what it was calibrated with (the model, the cases), kept beside it.
+    ``None`` is stored as ``null``: calibrated, and no threshold is best.
+    """
+    where = path or routing_file()
+    data = _read(where)
+    data[domain] = {"routing_threshold": threshold, **about}
+    where.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    return where

@@ -300,6 +300,7 @@ DEEP_HEADERS = (
     "facts in context, first",
     "after deep fallback",
     "first misses recovered",
+    "gatekeeper not asked (A10): facts in context",
     "model calls / question",
     "chars sent / question",
     "answer context chars / question",
@@ -329,6 +330,8 @@ class DeepRun:
     chars: int
     context_chars: int
     ledger: list[str]
+    not_asked: bool = False
+    """The gatekeeper was skipped: one context text held every word of the question (A10)."""
 
 
 def deep_run(graph: Any, case: Case, proxy: Any) -> DeepRun:
@@ -352,6 +355,10 @@ def deep_run(graph: Any, case: Case, proxy: Any) -> DeepRun:
         for e in values.get("ledger") or []
         if e.kind in ("gatekeeper", "deep_fallback")
     ]
+    not_asked = any(
+        e.kind == "gatekeeper" and e.reason.startswith("not asked")
+        for e in values.get("ledger") or []
+    )
     return DeepRun(
         case,
         in_text(case, first),
@@ -360,6 +367,7 @@ def deep_run(graph: Any, case: Case, proxy: Any) -> DeepRun:
         0 if spent is None else spent.body_chars,
         len(after),
         ledger,
+        not_asked,
     )
 
 
@@ -377,9 +385,15 @@ def first_misses(corpus: Corpus, chosen: Sequence[Case]) -> list[Case]:
 
 
 def deep_table(
-    corpus: Corpus, *, model: bool, misses_only: bool, proxy: Any, verbose: bool
+    corpus: Corpus,
+    *,
+    model: bool,
+    misses_only: bool,
+    proxy: Any,
+    verbose: bool,
+    half: str = "heldout",
 ) -> tuple[object, ...]:
-    """One row: the held-out questions of ``corpus`` through the graph, with deep fallback."""
+    """One row: the questions of ``corpus``'s ``half`` through the graph, with deep fallback."""
     from langgraph.checkpoint.memory import InMemorySaver
 
     from toolweave import OfflineAssistant, build_graph
@@ -389,7 +403,7 @@ def deep_table(
 
     # held out as the generality bench and G1 hold out: a line marked so (a line
     # without the field is development, as in ``toolweave eval``)
-    chosen = [c for c in cases(corpus.golden) if c.split == "heldout"]
+    chosen = [c for c in cases(corpus.golden) if (c.split or "dev") == half]
     if misses_only:
         chosen = first_misses(corpus, chosen)
     assistant = (
@@ -415,14 +429,16 @@ def deep_table(
             )
     n = max(1, len(runs))
     missed = [r for r in runs if not r.first]
+    skipped = [r for r in runs if r.not_asked]
     label = "offline" if not model else getattr(assistant, "label", "model")
     return (
-        corpus.name,
+        f"{corpus.name}, {half}",
         label + (" (first misses only)" if misses_only else ""),
         len(runs),
         f"{sum(r.first for r in runs)}/{len(runs)}",
         f"{sum(r.after for r in runs)}/{len(runs)}",
         f"{sum(r.after for r in missed)}/{len(missed)}",
+        f"{sum(r.first for r in skipped)}/{len(skipped)}",
         f"{sum(r.calls for r in runs) / n:.2f}" if model else "0 (offline)",
         f"{sum(r.chars for r in runs) / n:,.0f}" if model else "0 (offline)",
         f"{sum(r.context_chars for r in runs) / n:,.0f}",
@@ -438,6 +454,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", action="store_true", help="deep fallback by the model")
     parser.add_argument("--misses-only", action="store_true", help="only first-retrieval misses")
     parser.add_argument("--verbose", action="store_true", help="each question's deep fallback")
+    parser.add_argument(
+        "--deep-half",
+        choices=("heldout", "dev"),
+        default="heldout",
+        help="the half the deep-fallback table runs (the figures are the held-out half's)",
+    )
     args = parser.parse_args(argv)
     if not args.deep_only:
         print(
@@ -473,6 +495,7 @@ def deep_rows(args: argparse.Namespace) -> list[tuple[object, ...]]:
                 misses_only=args.misses_only,
                 proxy=proxy,
                 verbose=args.verbose,
+                half=args.deep_half,
             )
             for corpus in corpora()
         ]

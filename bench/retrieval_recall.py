@@ -419,13 +419,16 @@ def deep_table(
         checkpointer=InMemorySaver(),
         limits=Limits(run_deadline_s=3600.0),
     )
-    runs = [deep_run(graph, case, proxy) for case in chosen]
-    if verbose:
-        for run in runs:
+    runs: list[DeepRun] = []
+    for case in chosen:
+        runs.append(deep_run(graph, case, proxy))
+        if verbose:  # as each question ends: a slow model's run can be read as it goes
+            run = runs[-1]
             print(
                 f"line {run.case.line}: first {run.first}, after {run.after}, "
-                f"{run.calls} calls; " + " | ".join(run.ledger),
+                f"{run.calls} calls, {run.chars} chars; " + " | ".join(run.ledger),
                 file=sys.stderr,
+                flush=True,
             )
     n = max(1, len(runs))
     missed = [r for r in runs if not r.first]

@@ -407,7 +407,7 @@ def deep_table(
     if misses_only:
         chosen = first_misses(corpus, chosen)
     assistant = (
-        default_assistant(base_url=None if proxy is None else proxy.base_url)
+        default_assistant(base_url=None if proxy is None else proxy.base_url, timeout=300.0)
         if model
         else OfflineAssistant()
     )

@@ -46,6 +46,24 @@ def test_A10_proxy_counts_chat_completion_calls_and_request_characters() -> None
     assert (after - before).body_chars == sent
     assert (after - before).message_chars == len("hello there") + len("abc")
     assert len(server.requests) == 2  # forwarded, both
+    assert (after - before).kinds == (("plain", 2),)
+
+
+def test_A10_proxy_names_each_call_by_its_reply_schema_or_stream() -> None:
+    structured = {
+        "model": "m",
+        "messages": [{"role": "user", "content": "q"}],
+        "response_format": {"type": "json_schema", "json_schema": {"name": "GatekeeperReply"}},
+    }
+    streamed = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "q"}]}
+    with (
+        FakeOpenAI([{"sufficient": True}, "answer"]) as server,
+        CountingProxy(server.base_url) as proxy,
+    ):
+        _post(proxy.base_url, structured)
+        _post(proxy.base_url, streamed)
+        counts = proxy.counts()
+    assert counts.kinds == (("GatekeeperReply", 1), ("stream", 1))
 
 
 def test_A10_proxy_passes_responses_through_unchanged_streamed_or_not() -> None:

@@ -18,10 +18,18 @@ sentences (``store.search(question, limit=8)``), with :data:`ANCHOR_PROMPT`, wri
 once. Its rows score the answer as ``toolweave eval`` does (facts found, unanswerable
 handled); routing, clarification and sources are not its business (``-``).
 
+``--proxy`` counts the configured model's calls at the HTTP boundary (issue 37 item 3):
+a :class:`~bench.http_proxy.CountingProxy` on 127.0.0.1 in front of ``OPENAI_BASE_URL``
+carries every request of toolweave's model and of the anchor's, and three columns are
+added: chat-completion requests a question, their request bodies' characters (JSON:
+messages, schemas, options) and their messages' text characters. A case's wire count
+includes the turns of its ``history``. ``--half heldout`` runs one half only.
+
 Usage (from the repository root)::
 
     python -m bench.generality                        # offline, every case
     python -m bench.generality --model --sample 12    # the model too, 12 a half
+    python -m bench.generality --model-only --proxy --half heldout --sample 5 --seed 1
 """
 
 from __future__ import annotations
@@ -37,8 +45,17 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a file: make ``bench`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.http_proxy import CountingProxy, Counts
 from toolweave.domains import golden_file, load_domain
-from toolweave.evaluation import SPLITS, EvalReport, GoldenCase, evaluate, load_golden, percent
+from toolweave.evaluation import (
+    SPLITS,
+    CaseResult,
+    EvalReport,
+    GoldenCase,
+    evaluate,
+    load_golden,
+    percent,
+)
 from toolweave.graph.context import Limits
 from toolweave.llm.offline import OfflineAssistant
 from toolweave.llm.port import LlmAssistant
@@ -53,16 +70,55 @@ HEADER = (
     "| domain | model | half | cases | tools exact | facts found | unanswerable handled "
     "| clarification as expected | sources right | model calls/q | chars/q |"
 )
+WIRE_HEADER = " HTTP calls/q | HTTP body chars/q | HTTP message chars/q |"
+"""The columns ``--proxy`` adds: counted on the wire (:mod:`bench.http_proxy`)."""
 
 
-def _row(domain: str, label: str, half: str, report: EvalReport) -> str:
+class Wire:
+    """Per-case traffic through the proxy, taken between cases (``evaluate``'s progress)."""
+
+    def __init__(self, proxy: CountingProxy | None, *, blank: bool = False) -> None:
+        self.proxy = proxy
+        self.blank = blank
+        """No proxy, but the table has the wire columns: ``-`` in them (the offline model)."""
+        self.cases: list[Counts] = []
+        self._last = Counts() if proxy is None else proxy.counts()
+
+    def restart(self) -> None:
+        """Start a new row: forget the cases so far."""
+        self.cases = []
+        self._last = Counts() if self.proxy is None else self.proxy.counts()
+
+    def case_done(self, done: int = 0, result: CaseResult | None = None) -> None:
+        """Record the traffic since the last case (a progress callback)."""
+        if self.proxy is None:
+            return
+        now = self.proxy.counts()
+        self.cases.append(now - self._last)
+        self._last = now
+        if result is not None:  # what the case's calls were, for reading the table
+            kinds = ", ".join(f"{kind} {n}" for kind, n in self.cases[-1].kinds)
+            print(f"  {result.case.id}: {self.cases[-1].calls} calls ({kinds})", file=sys.stderr)
+
+    def columns(self) -> str:
+        """The added cells (empty without a proxy)."""
+        if self.proxy is None:
+            return " - | - | - |" if self.blank else ""
+        n = max(1, len(self.cases))
+        calls = sum(c.calls for c in self.cases) / n
+        body = sum(c.body_chars for c in self.cases) / n
+        text = sum(c.message_chars for c in self.cases) / n
+        return f" {calls:.2f} | {body:,.0f} | {text:,.0f} |"
+
+
+def _row(domain: str, label: str, half: str, report: EvalReport, wire: Wire) -> str:
     calls = statistics.fmean(r.model_calls for r in report.results) if report.results else 0.0
     chars = statistics.fmean(r.model_chars for r in report.results) if report.results else 0.0
     return (
         f"| {domain} | {label} | {half} | {report.count} | {percent(report.accuracy)} "
         f"| {percent(report.facts_accuracy)} | {percent(report.unanswerable_accuracy)} "
         f"| {percent(report.clarification_rate)} | {percent(report.sources_accuracy)} "
-        f"| {calls:.2f} | {chars:,.0f} |"
+        f"| {calls:.2f} | {chars:,.0f} |{wire.columns()}"
     )
 
 
@@ -74,27 +130,45 @@ def _chosen(cases: list[GoldenCase], half: str, sample: int | None, seed: int) -
     return chosen
 
 
-def rows(domain: str, assistant: LlmAssistant, sample: int | None, seed: int) -> list[str]:
+def rows(
+    domain: str,
+    assistant: LlmAssistant,
+    sample: int | None,
+    seed: int,
+    halves: Sequence[str] = SPLITS,
+    wire: Wire | None = None,
+) -> list[str]:
     """One row per half of ``domain``'s golden file, answered by ``assistant``."""
     path = golden_file(domain)
     if path is None:
         return []
     cases = load_golden(path)
     dom, tools = load_domain(domain)
+    wire = wire or Wire(None)
     out: list[str] = []
-    for half in SPLITS:
+    for half in halves:
         chosen = _chosen(cases, half, sample, seed)
         if not chosen:
             continue
         limits = Limits(run_deadline_s=3600.0)
-        report = evaluate(dom, tools, chosen, assistant=assistant, limits=limits)
+        wire.restart()
+        report = evaluate(
+            dom, tools, chosen, assistant=assistant, limits=limits, progress=wire.case_done
+        )
         label = "offline" if isinstance(assistant, OfflineAssistant) else assistant.label
-        out.append(_row(domain, label, half, report))
+        out.append(_row(domain, label, half, report, wire))
         print(out[-1], file=sys.stderr, flush=True)
     return out
 
 
-def anchor_rows(domain: str, sample: int | None, seed: int, timeout: float) -> list[str]:
+def anchor_rows(
+    domain: str,
+    sample: int | None,
+    seed: int,
+    timeout: float,
+    halves: Sequence[str] = SPLITS,
+    wire: Wire | None = None,
+) -> list[str]:
     """The plain-RAG anchor on each half of ``domain``'s golden file (one model call each)."""
     import time
 
@@ -107,8 +181,12 @@ def anchor_rows(domain: str, sample: int | None, seed: int, timeout: float) -> l
     path = golden_file(domain)
     dom, tools = load_domain(domain)
     store = next(t for t in tools if t.name == dom.default_retrieval_tool).store  # type: ignore[attr-defined]
+    wire = wire or Wire(None)
     model = ChatOpenAI(
-        model=os.environ.get("TOOLWEAVE_MODEL", "gpt-4o-mini"), temperature=0, timeout=timeout
+        model=os.environ.get("TOOLWEAVE_MODEL", "gpt-4o-mini"),
+        temperature=0,
+        timeout=timeout,
+        base_url=None if wire.proxy is None else wire.proxy.base_url,
     )
     chain = (
         ChatPromptTemplate.from_messages([("system", ANCHOR_PROMPT), ("human", "{question}")])
@@ -117,8 +195,9 @@ def anchor_rows(domain: str, sample: int | None, seed: int, timeout: float) -> l
     )
     out: list[str] = []
     cases = load_golden(path) if path is not None else []
-    for half in SPLITS:
+    for half in halves:
         chosen = [c for c in _chosen(cases, half, sample, seed) if not c.history]
+        wire.restart()
         facts: list[bool] = []
         none: list[bool] = []
         chars = 0
@@ -129,6 +208,7 @@ def anchor_rows(domain: str, sample: int | None, seed: int, timeout: float) -> l
             )
             chars += len(ANCHOR_PROMPT) + len(passages) + len(case.question)
             answer = chain.invoke({"passages": passages, "question": case.question})
+            wire.case_done()
             if case.expects_no_information:
                 none.append(says_no_information(answer))
             elif case.expected_facts:
@@ -138,7 +218,7 @@ def anchor_rows(domain: str, sample: int | None, seed: int, timeout: float) -> l
         out.append(
             f"| {domain} | plain RAG chain | {half} | {len(chosen)} | - | {share(facts)} "
             f"| {share(none)} | - | - | 1.00 | {chars / max(1, len(chosen)):,.0f} |"
-            f" <!-- {seconds:.1f} s/q -->"
+            f"{wire.columns()} <!-- {seconds:.1f} s/q -->"
         )
         print(out[-1], file=sys.stderr, flush=True)
     return out
@@ -154,8 +234,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per model call")
     parser.add_argument("--anchor", action="store_true", help="the plain-RAG chain too")
     parser.add_argument("--anchor-only", action="store_true", help="only the plain-RAG chain")
+    parser.add_argument("--half", choices=SPLITS, help="one half of the golden files only")
+    parser.add_argument(
+        "--proxy", action="store_true", help="count the model's calls on the wire (HTTP proxy)"
+    )
     args = parser.parse_args(argv)
     args.anchor = args.anchor or args.anchor_only
+    halves = (args.half,) if args.half else SPLITS
+    proxy = _proxy() if args.proxy else None
+    wire = Wire(proxy)
+    try:
+        lines = _table(args, halves, wire)
+    finally:
+        if proxy is not None:
+            proxy.stop()
+    print("\n".join(lines))
+    return 0
+
+
+def _proxy() -> CountingProxy:
+    """The counting proxy in front of ``OPENAI_BASE_URL``."""
+    upstream = os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
+    if not upstream:
+        raise SystemExit('--proxy needs OPENAI_BASE_URL (eval "$(local-llm env)")')
+    return CountingProxy(upstream).start()
+
+
+def _table(args: argparse.Namespace, halves: Sequence[str], wire: Wire) -> list[str]:
     assistants: list[tuple[LlmAssistant, int | None]] = []
     if not (args.anchor_only or args.model_only):
         assistants.append((OfflineAssistant(), None))
@@ -163,16 +268,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if with_model and not args.anchor_only:
         from toolweave.llm.env import default_assistant
 
-        assistants.append((default_assistant(timeout=args.timeout), args.sample))
-    lines = [HEADER, "|---|---|---|" + "---:|" * 8]
+        base_url = None if wire.proxy is None else wire.proxy.base_url
+        assistants.append((default_assistant(timeout=args.timeout, base_url=base_url), args.sample))
+    extra = WIRE_HEADER if wire.proxy is not None else ""
+    lines = [HEADER + extra, "|---|---|---|" + "---:|" * (8 + extra.count("|"))]
     for assistant, sample in assistants:
         for domain in DOMAINS:
-            lines += rows(domain, assistant, sample, args.seed)
+            # the offline model sends nothing: its rows have no wire columns
+            offline = Wire(None, blank=wire.proxy is not None)
+            counted = offline if isinstance(assistant, OfflineAssistant) else wire
+            lines += rows(domain, assistant, sample, args.seed, halves, counted)
     if args.anchor:
         for domain in DOMAINS:
-            lines += anchor_rows(domain, args.sample, args.seed, args.timeout)
-    print("\n".join(lines))
-    return 0
+            lines += anchor_rows(domain, args.sample, args.seed, args.timeout, halves, wire)
+    return lines
 
 
 if __name__ == "__main__":

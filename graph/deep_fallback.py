@@ -7,6 +7,16 @@ asks the gatekeeper whether the context suffices; if not, and the
 domain has a deep-search coordinator for the prompt type, it adds that
 coordinator's subtasks under the root and forces the coordinator on the root,
 so the walk runs the searches and then the coordinator as the consumer (B4).
+
+Calls that cannot pay are not made (A10, D8), by rules that hold for any domain
+and have no threshold; the ledger says which rule skipped what:
+
+- no gatekeeper call when one text of the context holds every content word of
+  the question (:func:`covering_text`): there is nothing its words could still
+  find;
+- no neighbour search when every page next to the context's pages says nothing
+  the context does not (:func:`neighbours_known`): the full search then runs
+  at once.
 """
 
 from __future__ import annotations
@@ -27,10 +37,13 @@ from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import (
     ROOT_TASK_NO,
     PromptAndContext,
+    TaskInfo,
     TaskNode,
     TaskStatus,
     execution_text,
 )
+from toolweave.tools.registry import ToolRegistry
+from toolweave.tools.search.neighbor_search import NeighborPageSearchTool, context_pages
 from toolweave.tools.search.novelty import Known
 
 NO_TOOL = "no deep-fallback tool for prompt type {prompt_type!r}"
@@ -40,6 +53,64 @@ WITHHELD = (
     "the question is of the domain's withheld kind {kind!r}: its answer is the domain's "
     "text, never generated from the context (A7), so the context is not judged"
 )
+SKIPPED = "skipped"
+COVERED = (
+    "not asked (A10, D1): {where} holds every content word of the question, so no "
+    "search could add a word of it"
+)
+NEIGHBOURS_KNOWN = (
+    "no neighbour search: {pages} page(s) next to the context's pages, none saying "
+    "anything the context does not; the full search runs at once (A10, D6, D8)"
+)
+
+
+def covering_text(
+    question: str, documents: Sequence[UniqueTextDocument], guaranteed: Sequence[str]
+) -> str | None:
+    """Which context text holds every content word of ``question``, if one does (A10, D1).
+
+    Words are compared as the novelty check compares them (case, accents and
+    stems folded, stop words left out); each sentence of the question must be
+    held by one text. ``None`` when no text does: the gatekeeper is then asked.
+    """
+    if not Known.of(documents, guaranteed).covers(question):
+        return None
+    for doc in documents:
+        if Known.of([doc]).covers(question):
+            return f"the passage {_label(doc)!r}"
+    return "the context"
+
+
+def neighbours_known(
+    registry: ToolRegistry, coordinator: DeepSearchCoordinator, state: GraphState
+) -> int | None:
+    """How many neighbour pages there are, when none says anything the context does not.
+
+    ``None`` when the neighbour search may find something new (or is not a
+    :class:`~toolweave.tools.search.neighbor_search.NeighborPageSearchTool`):
+    it is then planned (D6).
+    """
+    name = coordinator.neighbor_search_tool
+    tool = None if name is None else registry.get(name)
+    if not isinstance(tool, NeighborPageSearchTool):
+        return None
+    buffer = state["context_buffer"]
+    known = Known.of_prior(buffer)
+    pages = tool.neighbours(context_pages(buffer))
+    for ref, _ in pages:
+        text = tool.store.page(ref.document_id, ref.page)
+        if text is not None and text.strip() and not known.covers(text):
+            return None
+    return len(pages)
+
+
+def _without_neighbours(planned: list[TaskInfo], neighbour: str | None) -> list[TaskInfo]:
+    """The plan with no neighbour search: every full search unconditional (D3, K3)."""
+    return [
+        sub.model_copy(update={"conditional": False})
+        for sub in planned
+        if neighbour not in sub.required_tool_names
+    ]
 
 
 def plan_deep_search(
@@ -57,10 +128,15 @@ def plan_deep_search(
     tasks = state["tasks"]
     root = tasks[ROOT_TASK_NO]
     planned = coordinator.plan_subtasks(root.task, missing, rewrites)
+    entries: list[LedgerEntry] = []
+    pages = neighbours_known(deps.registry, coordinator, state)
+    if pages is not None:
+        planned = _without_neighbours(planned, coordinator.neighbor_search_tool)
+        skip = _entry(SKIPPED, NEIGHBOURS_KNOWN.format(pages=pages))
+        entries.append(skip.model_copy(update={"tool": coordinator.neighbor_search_tool}))
     room = deps.limits.max_tasks - len(tasks)
     context = execution_text(root.task)
     nodes: dict[str, TaskNode] = {}
-    entries: list[LedgerEntry] = []
     for index, sub in enumerate(planned, start=len(root.children) + 1):
         task_no = f"{ROOT_TASK_NO}.{index}"
         if len(nodes) >= room:
@@ -131,42 +207,67 @@ def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
         if withheld is not None:
             update["ledger"] = [_entry("not run", WITHHELD.format(kind=withheld[0]))]
             return update
-        assistant = assistant_for(deps, runtime)
         question, documents = state["message"].question, state["documents"]
         guaranteed = [g.context for g in state["guaranteed"]]
+        where = covering_text(question, documents, guaranteed)
+        if where is not None:  # A10: nothing a search could still find
+            update["ledger"] = [_gate("sufficient", COVERED.format(where=where))]
+            runtime.stream_writer(gatekeeper_event(ROOT_TASK_NO, True, ()))
+            return update
+        assistant = assistant_for(deps, runtime)
         verdict = yield from assistant.judge_context_steps(question, documents, guaranteed)
         update.update(llm_calls=1, deep_fallback_calls=1)
         missing = verdict.missing[: deps.limits.deep_fallback_pieces]
         rewrites = {piece: verdict.phrasings(piece) for piece in missing}
-        gate = LedgerEntry(
-            kind=LedgerKind.GATEKEEPER,
-            task_no=ROOT_TASK_NO,
-            verdict="sufficient" if verdict.sufficient else "insufficient",
-            reason="; ".join(missing),
-            details={piece: " | ".join(found) for piece, found in rewrites.items() if found},
+        gate = _gate(
+            "sufficient" if verdict.sufficient else "insufficient",
+            "; ".join(missing),
+        ).model_copy(
+            update={
+                "details": {piece: " | ".join(found) for piece, found in rewrites.items() if found}
+            }
         )
         runtime.stream_writer(gatekeeper_event(ROOT_TASK_NO, verdict.sufficient, missing))
         if verdict.sufficient or not missing:
             update["ledger"] = [gate]
             return update
-        nodes, refused = plan_deep_search(deps, state, tool, missing, rewrites)
-        planned = {no: node.task.task_prompt for no, node in nodes.items() if no != ROOT_TASK_NO}
-        plan = _entry("planned", f"{len(planned)} subtask(s) by {tool.name}")
-        update.update(
-            tasks=nodes,
-            deep_fallback_owner=tool.name,
-            ledger=[
-                gate,
-                plan.model_copy(
-                    update={"tool": tool.name, "details": planned, "tools": planned_tools(nodes)}
-                ),
-                *refused,
-            ],
-        )
-        runtime.stream_writer(deep_fallback_event(ROOT_TASK_NO, planned))
+        update.update(_planned(deps, state, tool, missing, rewrites, [gate]))
+        runtime.stream_writer(deep_fallback_event(ROOT_TASK_NO, update.pop("_planned")))
         return update
 
     return make_node("deep_fallback", deep_fallback)
+
+
+def _planned(
+    deps: Dependencies,
+    state: GraphState,
+    tool: DeepSearchCoordinator,
+    missing: tuple[str, ...],
+    rewrites: Mapping[str, Sequence[str]],
+    before: list[LedgerEntry],
+) -> dict[str, Any]:
+    """The update that plans the deep search of ``missing`` (D3): tasks, owner, ledger.
+
+    Its ``_planned`` key holds the planned subtasks' prompts, for the event (popped).
+    """
+    nodes, refused = plan_deep_search(deps, state, tool, missing, rewrites)
+    planned = {no: node.task.task_prompt for no, node in nodes.items() if no != ROOT_TASK_NO}
+    plan = _entry("planned", f"{len(planned)} subtask(s) by {tool.name}")
+    plan = plan.model_copy(
+        update={"tool": tool.name, "details": planned, "tools": planned_tools(nodes)}
+    )
+    return {
+        "tasks": nodes,
+        "deep_fallback_owner": tool.name,
+        "ledger": [*before, plan, *refused],
+        "_planned": planned,
+    }
+
+
+def _gate(verdict: str, reason: str) -> LedgerEntry:
+    return LedgerEntry(
+        kind=LedgerKind.GATEKEEPER, task_no=ROOT_TASK_NO, verdict=verdict, reason=reason
+    )
 
 
 FOUND_NEW = "found new"

@@ -48,9 +48,8 @@ def test_e2e_real_chatopenai_structured_calls_and_streamed_answer(
     fake_openai: Any, assistant: ChatModelAssistant
 ):
     tools = korhaz_tools()
-    fake_openai.script(  # A10: no normalization of a first message, no decomposition
-        _activation_reply(tools),
-        {"sufficient": True, "missing": []},  # the gatekeeper (D1): no deep search
+    fake_openai.script(  # A10: no normalization of a first message, no decomposition,
+        _activation_reply(tools),  # and no gatekeeper: the context holds every word asked
         "Cardiology consultation hours are on weekdays [1].",
     )
     graph = build_graph(korhaz_domain(), tools, assistant=assistant)
@@ -69,13 +68,14 @@ def test_e2e_real_chatopenai_structured_calls_and_streamed_answer(
     assert "".join(tokens) == final["answer"]
     assert len(tokens) > 3
     assert final["activated"] == ["1:department_info", "1:korhaz_search"]
-    assert final["llm_calls"] == 3
+    assert final["llm_calls"] == 2
+    gate = next(e for e in final["ledger"] if e.kind == "gatekeeper")
+    assert gate.reason.startswith("not asked (A10, D1)")
 
-    activation, gatekeeper, answer = fake_openai.requests
+    activation, answer = fake_openai.requests
     assert activation["messages"][-1]["content"] == QUESTION
-    for structured in (activation, gatekeeper):
-        assert structured["response_format"]["type"] == "json_schema"
-        assert structured["response_format"]["json_schema"]["strict"] is True
+    assert activation["response_format"]["type"] == "json_schema"
+    assert activation["response_format"]["json_schema"]["strict"] is True
     schema = activation["response_format"]["json_schema"]["schema"]
     assert "department_info" in json.dumps(schema)
     assert answer.get("stream") is True

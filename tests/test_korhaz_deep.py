@@ -26,7 +26,8 @@ def test_deep_example_answered_offline(graph, example):  # type: ignore[no-untyp
     assert out["activated"] == list(example.expected_tools)
     for expected in example.expected_substrings:
         assert expected in out["answer"], out["answer"]
-    assert 1 <= out["deep_fallback_calls"] <= 12  # D7: within the default cap
+    # D7: within the default cap; none when the context holds every word of the question (A10)
+    assert out["deep_fallback_calls"] <= 12
 
 
 def test_neighbor_example_skips_the_full_search(graph):  # type: ignore[no-untyped-def]

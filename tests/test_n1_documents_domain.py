@@ -64,9 +64,14 @@ def test_N1_D3_the_deep_search_forces_the_domain_named_searches(tmp_path: Path) 
         read=lambda q, passage: "open 9-17." if "open 9-17" in passage else None,
         answer=lambda request: " | ".join(request.guaranteed),
     )
-    out = ask(build_graph(domain, tools, assistant=assistant), "reading rooms first floor")
+    # "today" is in no passage, so the gatekeeper is asked (A10)
+    out = ask(build_graph(domain, tools, assistant=assistant), "reading rooms first floor today")
     forced = [e.tool for e in out["ledger"] if e.kind == "forced" and e.task_no == "1.1"]
-    assert forced == ["club_docs_neighbor_search"]  # F3 resolved the forced name
+    # the two pages are both in the context, so the neighbour search (named for the
+    # domain) is skipped and the full search runs at once (A10, D6)
+    assert forced == ["club_docs_context_search"]  # F3 resolved the forced name
+    skipped = [e.tool for e in out["ledger"] if e.verdict == "skipped"]
+    assert skipped == ["club_docs_neighbor_search"]
     assert not [e for e in out["ledger"] if e.kind == "forced_unknown"]
     assert "open 9-17." in out["answer"]
 

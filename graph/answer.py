@@ -307,9 +307,8 @@ def _reply(
         generated = AIMessage(content=reader.answer(request).text, id=generated.id)
         reason, streamed = reason + why, True
     claims = claims_of(generated.text, len(request.documents))
-    first = {}
-    for number, doc in enumerate(request.documents, start=1):
-        first.setdefault(doc.key, number)
+    numbered = list(enumerate(request.documents, start=1))
+    first = {doc.key: number for number, doc in reversed(numbered)}  # R6 keys are unique
     used = reader.answer_sources(request, generated.text)
     implicit = tuple(dict.fromkeys(first[d.key] for d in used if d.key in first))
     lenient = streamed and not any(c.cited for c in claims)  # an assistant that never cites

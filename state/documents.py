@@ -210,6 +210,10 @@ class AnswerSentence(BaseModel):
     supported: bool = True
     """Whether those passages hold what it says; an unsupported one is not in the answer."""
 
+    def marked(self) -> str:
+        """The sentence with its sources' numbers, as a surface shows it: ``"Open 8-16. [1]"``."""
+        return self.text + (f" [{', '.join(map(str, self.sources))}]" if self.sources else "")
+
 
 def sources_of(documents: Iterable[UniqueTextDocument | Mapping[str, Any]]) -> list[Source]:
     """One :class:`Source` per document, its pages merged, in the order first used (R9)."""

@@ -45,7 +45,7 @@ def test_ask_answers_an_example_offline_with_progress_and_sources(capsys):
     for expected in CARDIOLOGY.expected_substrings:
         assert expected in out
     sources = lines.index("Források:")  # the question is Hungarian: so is the heading
-    assert lines[sources + 1].startswith("  - ")
+    assert lines[sources + 1].startswith("  [1] ")  # numbered as the answer cites it (R9)
     assert "https://" in out[out.index("\nForrások:") :]
     assert out.count("Források") == 1  # once: the answer text itself embeds no sources
     assert "Sources" not in out

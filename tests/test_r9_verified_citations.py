@@ -222,3 +222,28 @@ def test_R9_the_cli_shows_sentences_with_source_numbers_and_no_raw_marker() -> N
     plain = FunctionAssistant(route=lambda text, tools: ["search"], answer=lambda r: "Hi [7].")
     said = answer_lines(ask(_graph(plain), "hello?"))
     assert not any("[7]" in line for line in said)
+
+
+def test_R9_the_agent_tool_returns_sentences_numbered_to_its_sources() -> None:
+    from toolweave.adapters.langchain import answer_with_sources
+
+    reply = _sentences(("The pharmacy opens at 8:00.", [1]), ("Cardiology is on floor 2.", [2]))
+    out = ask(_graph(ConstrainedAssistant(reply)), "Pharmacy hours and cardiology?")
+    assert answer_with_sources(out) == (
+        "The pharmacy opens at 8:00. [1] Cardiology is on floor 2. [2]"
+        "\n\nSources:\n[1] pharmacy, p. 1\n[2] cardiology, p. 1"
+    )
+
+
+def test_R9_the_cli_sources_block_quotes_the_sentences_each_source_backs() -> None:
+    from toolweave.cli.render import source_lines
+
+    reply = _sentences(("The pharmacy opens at 8:00.", [1]), ("Cardiology is on floor 2.", [2]))
+    out = ask(_graph(ConstrainedAssistant(reply)), "Pharmacy hours and cardiology?")
+    assert source_lines(out["sources"], "en", out["answer_sentences"]) == [
+        "Sources:",
+        "  [1] pharmacy, p. 1",
+        "      “The pharmacy opens at 8:00.”",
+        "  [2] cardiology, p. 1",
+        "      “Cardiology is on floor 2.”",
+    ]

@@ -224,7 +224,7 @@ def answer_lines(values: Mapping[str, Any], lang: str = "en") -> list[str]:
     """
     said = [s for s in as_sentences(values.get("answer_sentences")) if s.supported]
     if said:
-        body = [s.text + (f" [{', '.join(map(str, s.sources))}]" * bool(s.sources)) for s in said]
+        body = [s.marked() for s in said]
     else:
         body = [CITATION.sub("", str(values.get("answer") or "")).strip()]
     sources = values.get("sources")

@@ -247,3 +247,24 @@ def test_R9_the_cli_sources_block_quotes_the_sentences_each_source_backs() -> No
         "  [2] cardiology, p. 1",
         "      “Cardiology is on floor 2.”",
     ]
+
+
+def test_R9_explain_shows_the_answers_citation_figures() -> None:
+    from toolweave.cli.render import ledger_line
+
+    reply = _sentences(("The pharmacy opens at 8:00.", [1]), ("Parking costs 9 Ft.", [3]))
+    out = ask(_graph(ConstrainedAssistant(reply)), "Pharmacy hours and parking?")
+    line = ledger_line(_answer_entry(out))
+    assert line.startswith(
+        "answer: generated (1/2 sentences supported, citation precision 0.50, recall 1.00)"
+    )
+
+
+def test_R9_the_page_links_each_sentence_to_its_numbered_sources() -> None:
+    from pathlib import Path
+
+    import toolweave.web
+
+    script = (Path(toolweave.web.__file__).parent / "static" / "chat.js").read_text("utf-8")
+    assert "values.answer_sentences" in script  # the page reads the sentences' sources
+    assert 'link.href = "#" + this.citeKey + "-" + n' in script  # [n] is a link to entry n

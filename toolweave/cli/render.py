@@ -351,6 +351,7 @@ def ledger_line(entry: LedgerEntry) -> str:
     """One ledger entry in words: what was decided about which tool, and why (L1)."""
     if entry.kind is LedgerKind.ANSWER:
         text = f"answer: {entry.verdict}" + (f" by {entry.tool}" if entry.tool else "")
+        text += _citation_figures(entry.details)
     else:
         template = LEDGER_LABELS.get(entry.kind, entry.kind.value + " {tool}: {verdict}")
         if entry.kind is LedgerKind.CONDITIONAL and entry.tool in entry.tools:
@@ -358,6 +359,17 @@ def ledger_line(entry: LedgerEntry) -> str:
         text = template.format(tool=entry.tool or "-", verdict=entry.verdict or "-")
     text += _named_tools(entry)
     return f"{text} — {entry.reason}" if entry.reason else text
+
+
+def _citation_figures(details: Mapping[str, str]) -> str:
+    """`` (2/3 sentences supported, citation precision 0.50, recall 1.00)`` (R9), or nothing."""
+    if "sentences" not in details:
+        return ""
+    return (
+        f" ({details.get('supported', '?')}/{details['sentences']} sentences supported, "
+        f"citation precision {details.get('citation_precision', '-')}, "
+        f"recall {details.get('citation_recall', '-')})"
+    )
 
 
 TOOLS_SHOWN = 8

@@ -221,6 +221,12 @@ def says_something(sentence: str) -> bool:
     return bool(checkable(sentence) or content_words(sentence))
 
 
+def _quoted(sentence: str, pool: Sequence[int], texts: Sequence[str]) -> tuple[int, ...]:
+    """The passages of ``pool`` that hold ``sentence`` word for word (a quote), if any."""
+    said = " ".join(kit.fold(sentence).split()).rstrip(".!?…")
+    return tuple(i for i in pool if said and said in " ".join(kit.fold(texts[i - 1]).split()))
+
+
 def verify(
     claims: Sequence[Claim],
     documents: Sequence[UniqueTextDocument],
@@ -232,7 +238,8 @@ def verify(
     """Each claim checked against what it cites, with the guaranteed context (R5, R9).
 
     A claim citing nothing rests on ``implicit`` (the passages the answer says it used;
-    every passage when empty): its sources are those of them that support it alone.
+    every passage when empty): its sources are those of them that quote it word for
+    word, else those that support it alone.
     ``lenient`` (an answer from an assistant that never cites: the offline model, a
     test double): such a claim with no checkable token is supported as it is.
     """
@@ -246,7 +253,9 @@ def verify(
             ok = supports(claim.text, [*(texts[i - 1] for i in claim.cited), *guaranteed])
             out.append(Checked(claim, claim.cited, ok))
         else:
-            found = tuple(i for i in pool if supports(claim.text, [texts[i - 1]]))
+            found = _quoted(claim.text, pool, texts) or tuple(
+                i for i in pool if supports(claim.text, [texts[i - 1]])
+            )
             ok = bool(found) or (bool(guaranteed) and supports(claim.text, guaranteed))
             ok = ok or (lenient and not checkable(claim.text))
             out.append(Checked(claim, found, ok))

@@ -197,12 +197,13 @@ def source_lines(
     No sources, no lines (an answer that no document backs lists nothing rather
     than an empty heading): ``- Visiting rules, p. 2, 5 — https://...``. With the
     answer's ``sentences`` (the state's ``answer_sentences``) each source is numbered
-    as :func:`answer_lines` numbers it (``[1] Visiting rules, p. 2``) and, when the
-    answer rests on several, followed by the sentences it backs.
+    as :func:`answer_lines` numbers it (``[1] Visiting rules, p. 2``) and, when its
+    sentences rest on different sources, followed by the sentences it backs.
     """
     texts = SOURCE_TEXTS.get(lang, SOURCE_TEXTS["en"])
     said = [s for s in as_sentences(sentences) if s.supported]
     listed = as_sources(sources)
+    quote = len({s.sources for s in said}) > 1  # sentences resting on different sources
     lines = [texts["heading"]]
     for number, source in enumerate(listed, start=1):
         pages = ", ".join(map(str, source.pages))
@@ -210,7 +211,7 @@ def source_lines(
         url = f" — {source.url}" if source.url else ""
         mark = f"[{number}]" if said else "-"
         lines.append(f"{INDENT}{mark} {source.name}{page}{url}")
-        if len(listed) > 1:
+        if quote:
             lines += [f"{INDENT * 3}“{s.text}”" for s in said if number in s.sources]
     return lines if len(lines) > 1 else []
 

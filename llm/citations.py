@@ -227,6 +227,24 @@ def _quoted(sentence: str, pool: Sequence[int], texts: Sequence[str]) -> tuple[i
     return tuple(i for i in pool if said and said in " ".join(kit.fold(texts[i - 1]).split()))
 
 
+def _uncited(
+    claim: Claim,
+    pool: Sequence[int],
+    texts: Sequence[str],
+    guaranteed: Sequence[str],
+    lenient: bool,
+) -> Checked:
+    """A claim citing no passage, checked against ``pool``: a quote, or what supports it."""
+    quoted = _quoted(claim.text, pool, texts)
+    if quoted:
+        return Checked(claim, quoted, True)
+    if lenient and not checkable(claim.text):  # an assistant that never cites, no figure
+        return Checked(claim, (), True)
+    found = tuple(i for i in pool if supports(claim.text, [texts[i - 1]]))
+    ok = bool(found) or (bool(guaranteed) and supports(claim.text, guaranteed))
+    return Checked(claim, found, ok)
+
+
 def verify(
     claims: Sequence[Claim],
     documents: Sequence[UniqueTextDocument],
@@ -237,14 +255,16 @@ def verify(
 ) -> list[Checked]:
     """Each claim checked against what it cites, with the guaranteed context (R5, R9).
 
-    A claim citing nothing rests on ``implicit`` (the passages the answer says it used;
-    every passage when empty): its sources are those of them that quote it word for
-    word, else those that support it alone.
-    ``lenient`` (an answer from an assistant that never cites: the offline model, a
-    test double): such a claim with no checkable token is supported as it is.
+    A claim citing nothing rests on ``implicit``, the passages the answer says it used:
+    its sources are those that quote it word for word, else those that support it
+    alone. ``lenient`` is an answer from an assistant that never cites (the offline
+    model, a test double): with no ``implicit`` its claims rest on every passage, and
+    one with no checkable token stands as written. Otherwise a claim citing nothing in
+    an answer citing nothing rests on the guaranteed context alone.
     """
     texts = [source_text(d) for d in documents]
-    pool = tuple(implicit) or tuple(range(1, len(documents) + 1))
+    every = tuple(range(1, len(documents) + 1))
+    pool = tuple(implicit) or (every if lenient else ())
     out: list[Checked] = []
     for claim in claims:
         if not says_something(claim.text):  # a connective rests on nothing
@@ -253,12 +273,7 @@ def verify(
             ok = supports(claim.text, [*(texts[i - 1] for i in claim.cited), *guaranteed])
             out.append(Checked(claim, claim.cited, ok))
         else:
-            found = _quoted(claim.text, pool, texts) or tuple(
-                i for i in pool if supports(claim.text, [texts[i - 1]])
-            )
-            ok = bool(found) or (bool(guaranteed) and supports(claim.text, guaranteed))
-            ok = ok or (lenient and not checkable(claim.text))
-            out.append(Checked(claim, found, ok))
+            out.append(_uncited(claim, pool, texts, guaranteed, lenient))
     return out
 
 

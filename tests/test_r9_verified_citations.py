@@ -268,3 +268,32 @@ def test_R9_the_page_links_each_sentence_to_its_numbered_sources() -> None:
     script = (Path(toolweave.web.__file__).parent / "static" / "chat.js").read_text("utf-8")
     assert "values.answer_sentences" in script  # the page reads the sentences' sources
     assert 'link.href = "#" + this.citeKey + "-" + n' in script  # [n] is a link to entry n
+
+
+def test_R9_a_sentence_citing_nothing_in_a_constrained_answer_rests_on_nothing() -> None:
+    """An invented fact with no source ("sources": []) is no answer, however plain it reads."""
+    invented = _sentences(("Visitors may park at the gate for 3 hours.", []))
+    assistant = ConstrainedAssistant(invented, invented)
+    out = ask(_graph(assistant), "How long can visitors park?")
+    assert out["answer"] == no_information_answer("en")
+    assert len(assistant.model.calls) == 2  # it held a figure: asked once more, then none
+
+
+def test_R9_an_offline_no_information_answer_lists_no_source() -> None:
+    out = ask(_graph(OfflineAssistant()), "search: Is there a swimming pool?")
+    assert out["answer"] == no_information_answer("en")
+    assert out["sources"] == []
+
+
+def test_R9_a_sentence_with_no_figure_from_a_non_citing_assistant_claims_no_source() -> None:
+    from toolweave.llm.citations import Claim, verify
+
+    said = Claim("No information is available about this in the sources.")
+    docs = [doc("a", "Information about sources is available at the desk.")]
+    (checked,) = verify([said], docs, lenient=True)
+    assert checked.supported
+    assert checked.sources == ()  # words in common are no quote: nothing to list (R9)
+    (quoted,) = verify(
+        [Claim("Information about sources is available at the desk.")], docs, lenient=True
+    )
+    assert quoted.sources == (1,)

@@ -486,7 +486,7 @@ def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
         explain(values),
         offered=list(message.offered) if (message := message_of(values)) else [],
         question=message.question if message else None,
-        answer=values.get("answer"),
+        answer=None if values.get("answer") is None else "\n".join(render.answer_lines(values)),
     )
     _print(tree, out)
     return 0

@@ -549,7 +549,7 @@ class ChatModelAssistant(LlmAssistant):
         )
         if reply is None:
             return None
-        text = marked_text(reply_claims(reply))
+        text = marked_text(reply_claims(reply, request.documents))
         meta = {UNSTREAMED: True}
         return AIMessage(content=text, id=f"lc_run--{uuid.uuid4()}", response_metadata=meta)
 

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from toolweave.llm.chat_messages import passage_source
 from toolweave.llm.lexical import content_words, matches
 from toolweave.llm.port import CITATION
 from toolweave.state.documents import UniqueTextDocument
@@ -70,11 +71,21 @@ def citation_schema(count: int) -> type[BaseModel]:
     )
 
 
-def reply_claims(reply: BaseModel) -> list[Claim]:
-    """The claims of a constrained reply (:func:`citation_schema`), blank sentences left out."""
-    sentences: list[Any] = getattr(reply, "sentences", [])
-    texts = [(CITATION.sub("", s.text).strip(), s.sources) for s in sentences]
-    return [Claim(t, tuple(dict.fromkeys(ids)), n) for n, (t, ids) in enumerate(texts) if t]
+def reply_claims(reply: BaseModel, documents: Sequence[UniqueTextDocument] = ()) -> list[Claim]:
+    """The claims of a constrained reply (:func:`citation_schema`), blank sentences left out.
+
+    A sentence that begins with a passage's label as the prompt writes it (``"[2]
+    Visiting hours, p. 1: "``, the 1.5B model copies it) loses the label: the passage
+    is in its ``sources``.
+    """
+    labels = sorted({f"{passage_source(d)}: " for d in documents}, key=len, reverse=True)
+    claims: list[Claim] = []
+    for n, sentence in enumerate(getattr(reply, "sentences", [])):
+        text = CITATION.sub("", sentence.text).strip()
+        text = next((text[len(lb) :].strip() for lb in labels if text.startswith(lb)), text)
+        if text:
+            claims.append(Claim(text, tuple(dict.fromkeys(sentence.sources)), n))
+    return claims
 
 
 def marked_text(claims: Sequence[Claim]) -> str:

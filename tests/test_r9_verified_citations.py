@@ -311,3 +311,12 @@ def test_R9_the_answer_steps_trace_carries_its_sentences(monkeypatch: pytest.Mon
     update = {"sources": [Source(document_id="a", name="A")], "answer_sentences": [said]}
     tracing.label_run("answer", {"tasks": {}}, update)
     assert run.metadata["sentences"] == [{"text": "Open at 8.", "sources": [1], "supported": True}]
+
+
+def test_R9_a_constrained_sentence_loses_a_copied_passage_label() -> None:
+    """The 1.5B model began a sentence with the passage's label; the answer was then read
+    as the prompt written back and replaced by the offline reading."""
+    reply = _sentences(("[1] pharmacy, p. 1: The pharmacy opens at 8:00.", [1]))
+    out = ask(_graph(ConstrainedAssistant(reply)), "When does the pharmacy open?")
+    assert out["answer"] == "The pharmacy opens at 8:00."
+    assert "copied the prompt" not in _answer_entry(out).reason

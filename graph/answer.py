@@ -312,7 +312,8 @@ def _reply(
     used = reader.answer_sources(request, generated.text)
     implicit = tuple(dict.fromkeys(first[d.key] for d in used if d.key in first))
     lenient = streamed and not any(c.cited for c in claims)  # an assistant that never cites
-    checked = verify(claims, request.documents, request.guaranteed, implicit, lenient=lenient)
+    documents, guaranteed = request.documents, request.guaranteed
+    checked = verify(claims, documents, guaranteed, implicit, lenient=lenient, asked=request.asked)
     return _Reply(generated, checked, reason, streamed)
 
 

@@ -238,6 +238,15 @@ def _quoted(sentence: str, pool: Sequence[int], texts: Sequence[str]) -> tuple[i
     return tuple(i for i in pool if said and said in " ".join(kit.fold(texts[i - 1]).split()))
 
 
+def _uncovered_words(asked: str, texts: Sequence[str]) -> list[str]:
+    """The question's content words (folded) that none of ``texts`` holds."""
+    if not asked:
+        return []
+    sources = [_read(t) for t in texts]
+    words = [kit.fold(w) for w in content_words(asked) if not w.isdigit()]
+    return [w for w in words if not any(s.has_word(w) for s in sources)]
+
+
 def _uncited(
     claim: Claim,
     pool: Sequence[int],
@@ -263,6 +272,7 @@ def verify(
     implicit: Sequence[int] = (),
     *,
     lenient: bool = False,
+    asked: str = "",
 ) -> list[Checked]:
     """Each claim checked against what it cites, with the guaranteed context (R5, R9).
 
@@ -271,15 +281,21 @@ def verify(
     alone. ``lenient`` is an answer from an assistant that never cites (the offline
     model, a test double): with no ``implicit`` its claims rest on every passage, and
     one with no checkable token stands as written. Otherwise a claim citing nothing in
-    an answer citing nothing rests on the guaranteed context alone.
+    an answer citing nothing rests on the guaranteed context alone. A claim that
+    restates a word of the question (``asked``) that no passage and no guaranteed text
+    holds speaks of a subject the sources do not cover ("the hospital of another
+    city"): it is not supported, whatever else it gets right.
     """
     texts = [source_text(d) for d in documents]
+    foreign = _uncovered_words(asked, [*texts, *guaranteed])
     every = tuple(range(1, len(documents) + 1))
     pool = tuple(implicit) or (every if lenient else ())
     out: list[Checked] = []
     for claim in claims:
         if not says_something(claim.text):  # a connective rests on nothing
             out.append(Checked(claim, claim.cited, True))
+        elif any(matches(kit.fold(w), f) for w in content_words(claim.text) for f in foreign):
+            out.append(Checked(claim, claim.cited, False))
         elif claim.cited:
             ok = supports(claim.text, [*(texts[i - 1] for i in claim.cited), *guaranteed])
             out.append(Checked(claim, claim.cited, ok))
@@ -293,16 +309,22 @@ def precision_recall(
 ) -> tuple[float | None, float | None]:
     """Citation precision and recall of one answer (``None`` where nothing is counted).
 
-    Precision: cited (sentence, passage) pairs whose passage alone supports the
-    sentence, over all cited pairs. Recall: of the sentences some context passage
-    supports, those that cite one such passage. Connectives count in neither.
+    Precision: cited (sentence, passage) pairs whose passage supports the sentence,
+    alone or, for a sentence whose figures come from several passages, with the other
+    passages it cites, holding one of them; over all cited pairs. Recall: of the
+    sentences some context passage supports, those that cite one such passage.
+    Connectives count in neither.
     """
     texts = [source_text(d) for d in documents]
     pairs = good = backed = found = 0
     for claim in (c for c in claims if says_something(c.text)):
         holding = {i for i, t in enumerate(texts, 1) if supports(claim.text, [t])}
+        cited = [texts[i - 1] for i in claim.cited]
+        together = len(cited) > 1 and supports(claim.text, cited)
+        tokens = checkable(claim.text)
+        part = {i for i in claim.cited if any(_read(texts[i - 1]).holds(t) for t in tokens)}
         pairs += len(claim.cited)
-        good += sum(i in holding for i in claim.cited)
-        backed += bool(holding)
-        found += bool(holding & set(claim.cited))
+        good += sum(i in holding or (together and i in part) for i in claim.cited)
+        backed += bool(holding) or together
+        found += bool(holding & set(claim.cited)) or together
     return (good / pairs if pairs else None, found / backed if backed else None)

@@ -313,7 +313,7 @@ def _reply(
     implicit = tuple(dict.fromkeys(first[d.key] for d in used if d.key in first))
     lenient = streamed and not any(c.cited for c in claims)  # an assistant that never cites
     documents, guaranteed = request.documents, request.guaranteed
-    checked = verify(claims, documents, guaranteed, implicit, lenient=lenient, asked=request.asked)
+    checked = verify(claims, documents, guaranteed, implicit, lenient=lenient)
     return _Reply(generated, checked, reason, streamed)
 
 

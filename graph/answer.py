@@ -22,6 +22,7 @@ from toolweave.llm.answer_rules import (
     repeats_clarification,
     repeats_itself,
     uncovered_subject,
+    uncovered_words,
     without_placeholders,
 )
 from toolweave.llm.citations import (
@@ -313,7 +314,8 @@ def _reply(
     implicit = tuple(dict.fromkeys(first[d.key] for d in used if d.key in first))
     lenient = streamed and not any(c.cited for c in claims)  # an assistant that never cites
     documents, guaranteed = request.documents, request.guaranteed
-    checked = verify(claims, documents, guaranteed, implicit, lenient=lenient)
+    foreign = uncovered_words(request)  # the question's subject no passage names
+    checked = verify(claims, documents, guaranteed, implicit, lenient=lenient, uncovered=foreign)
     return _Reply(generated, checked, reason, streamed)
 
 

@@ -238,6 +238,12 @@ def _quoted(sentence: str, pool: Sequence[int], texts: Sequence[str]) -> tuple[i
     return tuple(i for i in pool if said and said in " ".join(kit.fold(texts[i - 1]).split()))
 
 
+def _restates(sentence: str, words: Sequence[str]) -> bool:
+    """Whether ``sentence`` has a form of one of ``words`` (folded)."""
+    said = [kit.fold(w) for w in content_words(sentence)]
+    return any(matches(w, f) for w in said for f in words)
+
+
 def _uncited(
     claim: Claim,
     pool: Sequence[int],
@@ -263,6 +269,7 @@ def verify(
     implicit: Sequence[int] = (),
     *,
     lenient: bool = False,
+    uncovered: Sequence[str] = (),
 ) -> list[Checked]:
     """Each claim checked against what it cites, with the guaranteed context (R5, R9).
 
@@ -271,15 +278,22 @@ def verify(
     alone. ``lenient`` is an answer from an assistant that never cites (the offline
     model, a test double): with no ``implicit`` its claims rest on every passage, and
     one with no checkable token stands as written. Otherwise a claim citing nothing in
-    an answer citing nothing rests on the guaranteed context alone.
+    an answer citing nothing rests on the guaranteed context alone. A claim restating
+    one of the ``uncovered`` words (what the question asks about that no passage
+    names, folded) speaks of what the sources do not cover: unless the guaranteed
+    context holds the word, it is not supported, whatever figures it gets right.
     """
     texts = [source_text(d) for d in documents]
+    held = [_read(t) for t in guaranteed]
+    foreign = [w for w in uncovered if not any(s.has_word(w) for s in held)]
     every = tuple(range(1, len(documents) + 1))
     pool = tuple(implicit) or (every if lenient else ())
     out: list[Checked] = []
     for claim in claims:
         if not says_something(claim.text):  # a connective rests on nothing
             out.append(Checked(claim, claim.cited, True))
+        elif _restates(claim.text, foreign):
+            out.append(Checked(claim, claim.cited, False))
         elif claim.cited:
             ok = supports(claim.text, [*(texts[i - 1] for i in claim.cited), *guaranteed])
             out.append(Checked(claim, claim.cited, ok))

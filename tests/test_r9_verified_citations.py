@@ -30,8 +30,8 @@ CONTEXT = [
 class ConstrainedAssistant(FunctionAssistant):
     """Routes like a test double; answers through a chat model with constrained citing."""
 
-    def __init__(self, *replies: Any) -> None:
-        super().__init__(route=lambda text, tools: ["search"])
+    def __init__(self, *replies: Any, route: tuple[str, ...] = ("search",)) -> None:
+        super().__init__(route=lambda text, tools: list(route))
         self.model = ScriptedChatModel(script=list(replies))
         self.chat = ChatModelAssistant(self.model, initial_backoff=0, cite_sentences=True)
 
@@ -328,3 +328,24 @@ def test_R9_a_sentence_whose_figures_come_from_two_cited_passages_is_precise() -
     assert out["answer"] == "The pharmacy opens at 8:00 and parking costs 500 Ft."
     assert _answer_entry(out).details["citation_precision"] == "1.00"
     assert _answer_entry(out).details["citation_recall"] == "1.00"
+
+
+def test_R9_a_sentence_about_what_no_passage_names_is_dropped() -> None:
+    """The 1.5B model answered "Mikor lehet látogatni a betegeket a szegedi kórházban?"
+    with this hospital's visiting hours: the passage it cited holds the hours, and no
+    passage names the other city. A deep search's reading (guaranteed context) beside
+    the passages kept the question from being judged uncovered before the call."""
+    pages = [doc("surgery", "The head of Surgery is dr. Smith."), *CONTEXT]
+    search = make_tool("search", result=lambda n, ctx: ToolResult.as_context(n, pages))
+    reading = make_tool(
+        "reader", result=lambda n, ctx: ToolResult.as_guaranteed_context(n, "Nothing more.")
+    )
+    wrong = _sentences(("The head of plastic surgery is dr. Smith.", [1]))
+    assistant = ConstrainedAssistant(wrong, wrong, route=("search", "reader"))
+    out = ask(graph_of([search, reading], assistant=assistant), "Who heads plastic surgery?")
+    assert out["answer"] == no_information_answer("en")
+    assert len(assistant.model.calls) == 2  # asked, dropped, asked once more, dropped
+    right = _sentences(("The head of Surgery is dr. Smith.", [1]))
+    assistant = ConstrainedAssistant(right, route=("search", "reader"))
+    out = ask(graph_of([search, reading], assistant=assistant), "Who heads surgery?")
+    assert out["answer"] == "The head of Surgery is dr. Smith."

@@ -22,7 +22,7 @@ from langgraph.config import get_stream_writer
 from pydantic import BaseModel, Field
 
 from toolweave.graph.langgraph_private import INTERRUPT
-from toolweave.state.documents import as_sources
+from toolweave.state.documents import as_sentences, as_sources
 from toolweave.state.errors import ConfigurationError
 from toolweave.state.pauses import agent_tool_text, first_pause
 
@@ -63,7 +63,11 @@ def source_lines(state: Mapping[str, Any]) -> list[str]:
 
 
 def answer_with_sources(state: Mapping[str, Any]) -> str:
-    """The answer text followed by its sources (document and page), as an agent reads it."""
+    """The answer text followed by its sources (document and page), as an agent reads it.
+
+    A generated answer's sentences each end with the numbers of their sources in the
+    list (``"Open 8-16. [1]"`` … ``"[1] Opening hours, p. 2"``, R9).
+    """
     answer = str(state.get("answer") or "")
     pause = first_pause(state.get(INTERRUPT))
     if pause is not None:  # the run paused: what it waits for, per kind (Q7)
@@ -71,7 +75,11 @@ def answer_with_sources(state: Mapping[str, Any]) -> str:
     sources = source_lines(state)
     if not sources:
         return answer
-    return answer + "\n\nSources:\n" + "\n".join(f"- {s}" for s in sources)
+    said = [s for s in as_sentences(state.get("answer_sentences")) if s.supported]
+    if not any(s.sources for s in said):
+        return answer + "\n\nSources:\n" + "\n".join(f"- {s}" for s in sources)
+    cited = " ".join(s.marked() for s in said)
+    return cited + "\n\nSources:\n" + "\n".join(f"[{n}] {s}" for n, s in enumerate(sources, 1))
 
 
 def _inputs(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
@@ -21,11 +22,28 @@ from toolweave.llm.answer_rules import (
     repeats_clarification,
     repeats_itself,
     uncovered_subject,
+    uncovered_words,
     without_placeholders,
 )
+from toolweave.llm.citations import (
+    Checked,
+    checkable,
+    claims_of,
+    joined,
+    precision_recall,
+    says_something,
+    verify,
+)
 from toolweave.llm.offline import OfflineAssistant
-from toolweave.llm.port import AnswerPart, AnswerRequest, ClarificationExchange, LlmAssistant
-from toolweave.state.documents import UniqueTextDocument, sources_of
+from toolweave.llm.passthrough import astream_message, split_for_streaming, stream_message
+from toolweave.llm.port import (
+    UNSTREAMED,
+    AnswerPart,
+    AnswerRequest,
+    ClarificationExchange,
+    LlmAssistant,
+)
+from toolweave.state.documents import AnswerSentence, Source, UniqueTextDocument, sources_of
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import (
@@ -36,6 +54,7 @@ from toolweave.state.task import (
     execution_text,
 )
 from toolweave.state.tree import nested
+from toolweave.tools.effects import call, perform
 from toolweave.tools.registry import ToolRegistry
 
 
@@ -200,6 +219,23 @@ EMPTY_REASON = (
 """Ledger reason's tail when an answer with no words (after its placeholders) was replaced."""
 
 
+RETRIED_REASON = (
+    "; no sentence was supported by the passages it cited: asked once more, naming them (R9)"
+)
+"""Ledger reason's tail when the answer was asked once more."""
+
+
+DROPPED_REASON = "; dropped, not supported by the passages it cited (R9): {dropped}"
+"""Ledger reason's tail naming the sentences left out of the answer."""
+
+
+UNSUPPORTED_REASON = (
+    "; no sentence was supported by the passages it cited (R9): {failing}; "
+    "the answer says the sources do not cover the question"
+)
+"""Ledger reason's tail when no sentence of the answer held."""
+
+
 def _no_answer(text: str, request: AnswerRequest) -> str | None:
     """Why a generated ``text`` is no answer (the ledger reason's tail), or ``None``."""
     if echoes_prompt(text, request):
@@ -221,10 +257,157 @@ def _unsourced_answer(text: str, tree: Any, *, verdict: str, reason: str) -> dic
     return {
         "answer": text,
         "sources": [],
+        "answer_sentences": [],
         "task": tree,
         "messages": [AIMessage(content=text)],
         "ledger": [entry],
     }
+
+
+@dataclass(frozen=True)
+class _Reply:
+    """One generated answer after the rules of what an answer may say, and its check."""
+
+    message: AIMessage
+    checked: list[Checked]
+    reason: str
+    streamed: bool
+    """Whether listeners saw it (a streamed call, the offline reading); else the node
+    streams what it keeps (the constrained call, R9, P2)."""
+
+    @property
+    def failing(self) -> tuple[str, ...]:
+        """The unsupported sentences that state something."""
+        return tuple(c.claim.text for c in self.checked if not c.supported)
+
+    @property
+    def kept(self) -> list[Checked]:
+        """The supported sentences."""
+        return [c for c in self.checked if c.supported]
+
+    @property
+    def says_something(self) -> bool:
+        """Whether a supported sentence states something (more than a connective)."""
+        return any(says_something(c.claim.text) for c in self.kept)
+
+
+def _reply(
+    generated: AIMessage, request: AnswerRequest, assistant: LlmAssistant, reason: str
+) -> _Reply:
+    """``generated`` after the answer rules (R9, X3, Q8), each sentence checked (R9)."""
+    streamed = not generated.response_metadata.get(UNSTREAMED)
+    reader: LlmAssistant = assistant
+    if (kept := without_placeholders(generated.text)) != generated.text:  # "null"
+        generated = AIMessage(content=kept, id=generated.id)
+        reason += PLACEHOLDER_REASON
+    if cites_only(generated.text):  # R9: "[3]" is no answer; what it cites is
+        generated = AIMessage(content=quoted_citations(generated.text, request), id=generated.id)
+        reason += QUOTED_REASON
+    elif why := _no_answer(generated.text, request):
+        reader = OfflineAssistant()  # nor is the prompt written back, nor a loop (X3)
+        generated = AIMessage(content=reader.answer(request).text, id=generated.id)
+        reason, streamed = reason + why, True
+    claims = claims_of(generated.text, len(request.documents))
+    numbered = list(enumerate(request.documents, start=1))
+    first = {doc.key: number for number, doc in reversed(numbered)}  # R6 keys are unique
+    used = reader.answer_sources(request, generated.text)
+    implicit = tuple(dict.fromkeys(first[d.key] for d in used if d.key in first))
+    lenient = streamed and not any(c.cited for c in claims)  # an assistant that never cites
+    documents, guaranteed = request.documents, request.guaranteed
+    foreign = uncovered_words(request)  # the question's subject no passage names
+    checked = verify(claims, documents, guaranteed, implicit, lenient=lenient, uncovered=foreign)
+    return _Reply(generated, checked, reason, streamed)
+
+
+def _ledger_details(reply: _Reply, request: AnswerRequest) -> dict[str, str]:
+    """The answer's citation figures for the ledger (R9): sentences, supported, P and R."""
+    claims = [replace(c.claim, cited=c.sources) for c in reply.checked]
+    precision, recall = precision_recall(claims, request.documents)
+    return {
+        "sentences": str(len(reply.checked)),
+        "supported": str(len(reply.kept)),
+        "citation_precision": "-" if precision is None else f"{precision:.2f}",
+        "citation_recall": "-" if recall is None else f"{recall:.2f}",
+    }
+
+
+def _sentences(
+    reply: _Reply, request: AnswerRequest, sources: Sequence[Source]
+) -> list[AnswerSentence]:
+    """Each checked sentence with its positions in ``sources`` (R9)."""
+    position = {source.document_id: n for n, source in enumerate(sources, start=1)}
+    out: list[AnswerSentence] = []
+    for checked in reply.checked:
+        ids = [request.documents[i - 1].document_id for i in checked.sources]
+        at = [position[i] for i in ids if i in position] if checked.supported else []
+        out.append(
+            AnswerSentence(
+                text=checked.claim.text,
+                sources=tuple(dict.fromkeys(at)),
+                documents=tuple(dict.fromkeys(ids)),
+                supported=checked.supported,
+            )
+        )
+    return out
+
+
+def _shown(reply: _Reply, text: str, chunks: Sequence[str]) -> Steps[AIMessage]:
+    """The answer's message: streamed now sentence by sentence when nobody saw it (P2)."""
+    if reply.streamed:
+        return AIMessage(content=text, id=reply.message.id)
+    return (yield from perform(call(stream_message, astream_message, list(chunks))))
+
+
+def _generated_answer(
+    assistant: LlmAssistant,
+    request: AnswerRequest,
+    always: Sequence[UniqueTextDocument],
+    tree: Any,
+) -> Steps[dict[str, Any]]:
+    """Generate, check each sentence, ask once more if none holds, keep the supported (R9)."""
+    reason = (
+        f"from {len(request.documents)} documents, {len(request.guaranteed)} guaranteed contexts"
+    )
+    generated = yield from assistant.answer_steps(request)
+    reply, calls = _reply(generated, request, assistant, reason), 1
+    if not reply.says_something and not reply.streamed and _tried(reply):
+        again = yield from assistant.answer_steps(replace(request, failing=reply.failing))
+        reply, calls = _reply(again, request, assistant, reply.reason + RETRIED_REASON), 2
+    details = _ledger_details(reply, request)
+    if not reply.says_something:  # R9: nothing holds; "no information" lists no source
+        text = prompts.no_information_answer(request.user_lang)
+        closest = [request.documents[i - 1] for c in reply.checked for i in c.sources]
+        details["closest"] = "; ".join(s.name for s in sources_of(closest))
+        why = reply.reason + UNSUPPORTED_REASON.format(failing=" | ".join(reply.failing))
+        verdict, sources, sentences = "unsupported", [], []
+        chunks = [text]
+    else:
+        kept = [c.claim for c in reply.kept]
+        text = joined(kept)
+        cited = [request.documents[i - 1] for c in reply.kept for i in c.sources]
+        sources = sources_of([*always, *cited])
+        sentences = _sentences(reply, request, sources)
+        dropped = [c.claim.text for c in reply.checked if not c.supported]
+        why = reply.reason + (DROPPED_REASON.format(dropped=" | ".join(dropped)) if dropped else "")
+        verdict, chunks = "generated", split_for_streaming(text)
+    message = yield from _shown(reply, text, chunks)
+    entry = LedgerEntry(
+        kind=LedgerKind.ANSWER, task_no=ROOT_TASK_NO, verdict=verdict, reason=why, details=details
+    )
+    return {
+        "answer": text,
+        "sources": sources,
+        "answer_sentences": sentences,
+        "task": tree,
+        "messages": [message],
+        "ledger": [entry],
+        "llm_calls": calls,
+    }
+
+
+def _tried(reply: _Reply) -> bool:
+    """Whether an unsupported sentence stated a fact: cited a passage or held a token (R9)."""
+    return any(c.claim.cited or checkable(c.claim.text) for c in reply.checked if not c.supported)
 
 
 def answer_request(state: GraphState, deps: Dependencies) -> AnswerRequest:
@@ -272,6 +455,7 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
             return {
                 "answer": text,
                 "sources": sources_of(doc for saved in own for doc in saved.documents),
+                "answer_sentences": [],
                 "task": tree,
                 "messages": [message],
                 "ledger": [entry],
@@ -289,36 +473,7 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
             reason = NOT_COVERED_REASON.format(subject=subject)
             return _unsourced_answer(text, tree, verdict="not_covered", reason=reason)
         assistant = assistant_for(deps, runtime)
-        generated = yield from assistant.answer_steps(request)
-        reason = (
-            f"from {len(request.documents)} documents, "
-            f"{len(request.guaranteed)} guaranteed contexts"
-        )
-        reader: LlmAssistant = assistant
-        if (kept := without_placeholders(generated.text)) != generated.text:  # "null"
-            generated = AIMessage(content=kept, id=generated.id)
-            reason += PLACEHOLDER_REASON
-        if cites_only(generated.text):  # R9: "[3]" is no answer; what it cites is
-            quoted = quoted_citations(generated.text, request)
-            generated = AIMessage(content=quoted, id=generated.id)
-            reason += QUOTED_REASON
-        elif why := _no_answer(generated.text, request):
-            reader = OfflineAssistant()  # nor is the prompt written back, nor a loop (X3)
-            generated = AIMessage(content=reader.answer(request).text, id=generated.id)
-            reason += why
-        # R9: what always reached the answer (guaranteed documents), then what it used
         always = [doc for saved in state["guaranteed"] for doc in saved.documents]
-        used = reader.answer_sources(request, generated.text)
-        entry = LedgerEntry(
-            kind=LedgerKind.ANSWER, task_no=ROOT_TASK_NO, verdict="generated", reason=reason
-        )
-        return {
-            "answer": generated.text,
-            "sources": sources_of([*always, *used]),
-            "task": tree,
-            "messages": [generated],
-            "ledger": [entry],
-            "llm_calls": 1,
-        }
+        return (yield from _generated_answer(assistant, request, always, tree))
 
     return make_node("answer", answer)

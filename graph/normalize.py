@@ -38,6 +38,7 @@ PER_MESSAGE_RESETS: tuple[tuple[str, Any], ...] = (
     ("deep_fallback_owner", None),
     ("answer", None),
     ("sources", []),
+    ("answer_sentences", []),
     ("terminal", None),
     ("answer_id", None),
     ("task", None),

@@ -18,7 +18,7 @@ from typing import Any
 from langsmith.run_helpers import get_current_run_tree
 
 from toolweave.graph.walk import current_task_no
-from toolweave.state.documents import as_sources
+from toolweave.state.documents import as_sentences, as_sources
 from toolweave.state.ledger import LedgerEntry
 from toolweave.state.task import ROOT_TASK_NO
 
@@ -62,4 +62,8 @@ def label_run(phase: str, state: Mapping[str, Any], update: Any) -> None:
         run.metadata["sources"] = [
             {"document_id": s.document_id, "name": s.name, "pages": list(s.pages), "url": s.url}
             for s in as_sources(update["sources"])
+        ]
+        run.metadata["sentences"] = [  # R9: each sentence, its sources and its check
+            {"text": s.text, "sources": list(s.sources), "supported": s.supported}
+            for s in as_sentences(update.get("answer_sentences"))
         ]

@@ -63,6 +63,23 @@ def uncovered_subject(request: AnswerRequest) -> str | None:
     return "; ".join(dict.fromkeys(s for s in subjects if s))
 
 
+def uncovered_words(request: AnswerRequest) -> tuple[str, ...]:
+    """The folded words of what the question asks about that no passage names (R9).
+
+    :func:`~toolweave.llm.offline_reading.uncovered_subject` over the passages alone,
+    guaranteed context or not ("szegedi" in "Mikor lehet látogatni a betegeket a
+    szegedi kórházban?" over one hospital's pages, a deep search's reading beside them):
+    a sentence restating it speaks of what the sources do not cover
+    (:func:`~toolweave.llm.citations.verify`). Only over stored pages' sentences.
+    """
+    docs = request.documents
+    if not docs or any(d.sentence_number is None for d in docs):
+        return ()
+    passages = [(d.document_name, d.text) for d in docs]
+    subject = offline_reading.uncovered_subject(request.question, passages)
+    return tuple(fold(w) for w in content_words(subject or ""))
+
+
 def repeats_clarification(answer: str, request: AnswerRequest) -> str | None:
     """The clarification question ``answer`` asks again, else ``None`` (Q8).
 

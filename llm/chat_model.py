@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
+import uuid
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar, Concatenate, ParamSpec, TypeVar
@@ -32,10 +33,12 @@ from toolweave.llm.chat_messages import (
     part_lines,
     verdicts,
 )
+from toolweave.llm.citations import citation_schema, marked_text, reply_claims
 from toolweave.llm.confidence import routing_confidences
 from toolweave.llm.offline_extract import INVENTED_INPUT, ground_request, invented_required
 from toolweave.llm.passthrough import ANSWER_TAG
 from toolweave.llm.port import (
+    UNSTREAMED,
     Activation,
     AnswerRequest,
     ContextVerdict,
@@ -243,6 +246,7 @@ class ChatModelAssistant(LlmAssistant):
         answer_tokens: int | None = ANSWER_TOKENS,
         decision_temperature: float | None = DECISION_TEMPERATURE,
         routing_logprobs: int | None = ROUTING_LOGPROBS,
+        cite_sentences: bool | None = None,
     ) -> None:
         """Wrap ``model``.
 
@@ -278,6 +282,11 @@ class ChatModelAssistant(LlmAssistant):
                 verdict its P(yes) (``RoutingVerdict.confidence``); a server that
                 rejects them is asked without from then on. ``None``: never asked
                 (yes/no only).
+            cite_sentences: Ask for the answer as sentences, each with the ids of the
+                passages it rests on, in one structured call whose schema allows only
+                the context's ids (R9); the answer node checks and streams them.
+                ``False``: free text with ``[n]`` markers (a model without structured
+                output). Default: on for OpenAI-compatible models (``json_schema``).
         """
         self.model = model
         self.policy = retries.LlmRetryPolicy(
@@ -303,6 +312,9 @@ class ChatModelAssistant(LlmAssistant):
         if answer_tokens is not None and retries.is_openai_compatible(model):
             self._answering = self._calling.model_copy(update={"max_tokens": answer_tokens})
         self.decision_temperature = decision_temperature
+        self.cite_sentences = (
+            retries.is_openai_compatible(model) if cite_sentences is None else cite_sentences
+        )
         self.structured = StructuredOutput(
             with_temperature(self._calling, decision_temperature),
             cache_size=structured_cache_size,
@@ -537,16 +549,8 @@ class ChatModelAssistant(LlmAssistant):
 
     # -- the answer (A7, P2) --------------------------------------------------------------
 
-    def answer_steps(self, request: AnswerRequest) -> Steps[AIMessage]:
-        """One chat-model call, tagged :data:`ANSWER_TAG`; LangGraph streams its tokens (A7).
-
-        A transient failure is retried like every call, and so is a stream that
-        broke off mid-way (no finish reason): it is never kept as the answer.
-        Listeners see the tokens of the retry after the partial ones. A stream that
-        repeats itself ("szabad szabad szabad ...") is closed once its tail has come
-        three times (X3, :func:`~toolweave.llm.structured.looping_reply`) and, like one
-        cut at the token limit, ends in :data:`CUT_MARK`; the answer node replaces it.
-        """
+    def _answer_messages(self, request: AnswerRequest, *, cited: bool) -> list[BaseMessage]:
+        """The answer call's messages: instructions, the dialogue, the question (A7, Q8)."""
         guaranteed = "\n".join(t.strip() for t in request.guaranteed if t.strip())
         instructions = prompts.answer_system(
             language=prompts.language_name(request.user_lang),
@@ -554,13 +558,56 @@ class ChatModelAssistant(LlmAssistant):
             guaranteed=guaranteed,
             parts=part_lines(request.parts, request.documents),  # S6
             exchanges=format_exchanges(request.clarifications),  # Q8
+            cited=cited,
+            failing=request.failing,  # R9: asked once more
         )
         system = "\n\n".join(p for p in (request.system_prompt.strip(), instructions) if p)
-        messages: list[BaseMessage] = [
+        return [
             SystemMessage(content=system),
             *dialogue(request.history, self.history_window),
             HumanMessage(content=request.asked),  # Q8: the replies are part of the request
         ]
+
+    def _cited_answer_steps(self, request: AnswerRequest) -> Steps[AIMessage | None]:
+        """The constrained answer (R9): sentences citing only ids the context holds.
+
+        One structured call, kept out of the messages stream; ``None`` when its reply
+        never validates. The sentences come back as text with markers, marked
+        :data:`~toolweave.llm.port.UNSTREAMED`: the answer node checks them and
+        streams those it keeps (P2).
+        """
+        reply = yield from structured_steps(
+            self.structured,
+            citation_schema(len(request.documents)),
+            self._answer_messages(request, cited=True),
+            policy=self.policy,
+            what="cited_answer",
+            max_tokens=self.answer_tokens,
+        )
+        if reply is None:
+            return None
+        text = marked_text(reply_claims(reply, request.documents))
+        meta = {UNSTREAMED: True}
+        return AIMessage(content=text, id=f"lc_run--{uuid.uuid4()}", response_metadata=meta)
+
+    def answer_steps(self, request: AnswerRequest) -> Steps[AIMessage]:
+        """The answer: constrained citing (:attr:`cite_sentences`), else one streamed call.
+
+        The streamed call is tagged :data:`ANSWER_TAG`; LangGraph streams its tokens (A7).
+        A transient failure is retried like every call, and so is a stream that
+        broke off mid-way (no finish reason): it is never kept as the answer.
+        Listeners see the tokens of the retry after the partial ones. A stream that
+        repeats itself ("szabad szabad szabad ...") is closed once its tail has come
+        three times (X3, :func:`~toolweave.llm.structured.looping_reply`) and, like one
+        cut at the token limit, ends in :data:`CUT_MARK`; the answer node replaces it.
+        A constrained reply that never validates falls back to the streamed call.
+        """
+        if self.cite_sentences and request.documents:
+            cited = yield from self._cited_answer_steps(request)
+            if cited is not None:
+                return cited
+            logger.warning("answer: no valid cited reply; answering as text with markers")
+        messages = self._answer_messages(request, cited=False)
         config: RunnableConfig = {"run_name": "answer", "tags": [ANSWER_TAG]}
         step = retries.streamed(
             self._answering,

@@ -175,6 +175,9 @@ class AnswerRequest:
     clarifications: Sequence[ClarificationExchange] = ()
     """The clarification questions asked in this request and the person's replies, in
     order (Q8): part of the request; the answer never asks them again."""
+    failing: Sequence[str] = ()
+    """Sentences of an earlier answer to this request that the passages they cited do
+    not support (R9): the answer is asked once more, naming them."""
 
     @property
     def replies(self) -> str:
@@ -197,6 +200,10 @@ class AnswerRequest:
 
 CITATION = re.compile(r"\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")
 """A citation marker of an answer: ``[4]``, ``[1, 3]``."""
+
+UNSTREAMED = "toolweave_unstreamed"
+"""``response_metadata`` key of an answer no listener has seen yet (the constrained,
+hidden citation call, R9): the answer node streams its verified sentences (P2)."""
 
 
 def cited_documents(

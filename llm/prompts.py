@@ -78,13 +78,30 @@ Coordinators:
 ANSWER_PROMPT = """\
 Answer the user's question from the context below, in {language}.
 Use only the context; when it does not contain the answer, say so briefly.
-Be concise. Cite the numbers of the context passages you used, like [1].
+Be concise. {citing}
 
 Guaranteed context (always relevant):
 {guaranteed}
 
 Context:
 {context}"""
+
+CITE_MARKERS = "Cite the numbers of the context passages you used, like [1]."
+"""How the answer cites when written as free text: markers the answer node reads (R9)."""
+
+CITE_SENTENCES = (
+    "Give the answer as sentences; with each sentence, list in sources the numbers of "
+    "the context passages that say it. Every time, number and name in a sentence must "
+    "be written in a passage it lists."
+)
+"""How the answer cites in the constrained reply (R9): the ids are the schema's enum."""
+
+ANSWER_RETRY_PROMPT = """\
+Your earlier answer said the following, which the passages it cited do not say:
+{failing}
+Answer again with only what the passages say, each sentence with the passages
+that say it."""
+"""Added to :data:`ANSWER_PROMPT` when an answer is asked once more (R9)."""
 
 ANSWER_PARTS_PROMPT = """\
 The question has {count} parts. Answer each part, in this order, each from its
@@ -175,6 +192,8 @@ def answer_system(
     guaranteed: str,
     parts: Sequence[str] = (),
     exchanges: str = "",
+    cited: bool = False,
+    failing: Sequence[str] = (),
 ) -> str:
     """The final answer's instructions, appended to the domain's system prompt (A7).
 
@@ -185,16 +204,24 @@ def answer_system(
         parts: One line per part of a question split into subtasks (S6), each naming
             its passages; none or one: no parts section.
         exchanges: The clarification questions asked and the replies (Q8); empty: none.
+        cited: The reply is the constrained citation reply, not text with markers (R9).
+        failing: Sentences of an earlier answer its passages did not support (R9).
     """
     sections = [
         ANSWER_PROMPT.format(
-            language=language, context=context or NO_CONTEXT, guaranteed=guaranteed or NO_CONTEXT
+            language=language,
+            context=context or NO_CONTEXT,
+            guaranteed=guaranteed or NO_CONTEXT,
+            citing=CITE_SENTENCES if cited else CITE_MARKERS,
         )
     ]
     if len(parts) > 1:
         sections.append(answer_parts_system(parts))
     if exchanges:
         sections.append(ANSWER_CLARIFIED_PROMPT.format(exchanges=exchanges))
+    if failing:
+        lines = "\n".join(f"- {sentence}" for sentence in failing)
+        sections.append(ANSWER_RETRY_PROMPT.format(failing=lines))
     return "\n\n".join(sections)
 
 

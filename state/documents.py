@@ -196,6 +196,25 @@ class Source(BaseModel):
     """Where a person can open it, if anywhere."""
 
 
+class AnswerSentence(BaseModel):
+    """One sentence of a generated answer and the sources it rests on (R9)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    """The sentence, without citation markers."""
+    sources: tuple[int, ...] = ()
+    """Its sources: 1-based positions in the state's ``sources`` (empty when dropped)."""
+    documents: tuple[str, ...] = ()
+    """The ``document_id`` s of the passages it cited (or was found in), kept or not."""
+    supported: bool = True
+    """Whether those passages hold what it says; an unsupported one is not in the answer."""
+
+    def marked(self) -> str:
+        """The sentence with its sources' numbers, as a surface shows it: ``"Open 8-16. [1]"``."""
+        return self.text + (f" [{', '.join(map(str, self.sources))}]" if self.sources else "")
+
+
 def sources_of(documents: Iterable[UniqueTextDocument | Mapping[str, Any]]) -> list[Source]:
     """One :class:`Source` per document, its pages merged, in the order first used (R9)."""
     found: dict[str, Source] = {}
@@ -216,3 +235,13 @@ def sources_of(documents: Iterable[UniqueTextDocument | Mapping[str, Any]]) -> l
 def as_sources(values: Iterable[Source | Mapping[str, Any]] | None) -> list[Source]:
     """Sources as stored in a checkpoint or state read over an API (models or dicts)."""
     return [s if isinstance(s, Source) else Source.model_validate(s) for s in values or ()]
+
+
+def as_sentences(
+    values: Iterable[AnswerSentence | Mapping[str, Any]] | None,
+) -> list[AnswerSentence]:
+    """Answer sentences as stored in a checkpoint or read over an API (models or dicts)."""
+    return [
+        s if isinstance(s, AnswerSentence) else AnswerSentence.model_validate(s)
+        for s in values or ()
+    ]

@@ -17,7 +17,12 @@ from langgraph.graph.message import add_messages
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
-from toolweave.state.documents import Source, UniqueTextDocument, merge_documents
+from toolweave.state.documents import (
+    AnswerSentence,
+    Source,
+    UniqueTextDocument,
+    merge_documents,
+)
 from toolweave.state.ledger import LedgerEntry
 from toolweave.state.pauses import Pause
 from toolweave.state.task import PromptAndContext, TaskInfo, TaskNode
@@ -176,6 +181,10 @@ class OutputState(TypedDict):
     """The documents the final answer used, in answer order (R9): the ones it quoted or
     cited; a tool's finished answer lists the tool's own; "no information" lists none.
     Every surface (CLI, page, agent tool, traces, evaluation) shows exactly these."""
+    answer_sentences: list[AnswerSentence]
+    """A generated answer's sentences, each with its sources and whether they support
+    it (R9): the answer is the supported ones; empty for a finished answer (R3, R4) and
+    for "no information"."""
     documents: Annotated[list[UniqueTextDocument], DOCUMENTS_CHANNEL]
     """The deduplicated context documents the answer was built from (R2, R6)."""
     guaranteed: Annotated[list[PromptAndContext], APPEND_CHANNEL]

@@ -320,8 +320,9 @@ def test_R9_an_answer_of_markers_alone_quotes_the_passages_it_cites() -> None:
     """The 1.5B model answered "Which phone number do I call to book a CT scan?" with "[3]"."""
     assistant = FunctionAssistant(route=lambda text, tools: ["search"], answer=lambda r: " [3] ")
     out = ask(graph_of([_context_tool()], assistant=assistant), "search: parking price?")
-    assert out["answer"] == "Parking costs 500 Ft. [3]"
+    assert out["answer"] == "Parking costs 500 Ft."  # the marker is data now (R9)
     assert [s.document_id for s in out["sources"]] == ["parking"]
+    assert [s.sources for s in out["answer_sentences"]] == [(1,)]
     (entry,) = [e for e in out["ledger"] if e.kind == "answer"]
     assert entry.verdict == "generated"
     assert "citation markers only" in entry.reason
@@ -337,11 +338,12 @@ def test_R9_markers_that_cite_no_passage_are_no_information() -> None:
     assert out["sources"] == []
 
 
-def test_R9_an_answer_with_words_and_markers_is_kept_as_written() -> None:
+def test_R9_an_answer_with_words_and_markers_is_kept_as_written_without_its_markers() -> None:
     answer = "Parking costs 500 Ft [3]."
     assistant = FunctionAssistant(route=lambda text, tools: ["search"], answer=lambda r: answer)
     out = ask(graph_of([_context_tool()], assistant=assistant), "search: parking price?")
-    assert out["answer"] == answer
+    assert out["answer"] == "Parking costs 500 Ft."  # its words as written; the marker is data
+    assert [(s.text, s.sources) for s in out["answer_sentences"]] == [(out["answer"], (1,))]
 
 
 def test_R9_the_cli_holds_back_markers_alone_and_prints_the_stored_answer() -> None:
@@ -357,12 +359,11 @@ def test_R9_the_cli_holds_back_markers_alone_and_prints_the_stored_answer() -> N
         _print_end(Turn(values={"answer": answer}, streamed="".join(tokens)), printed, out)
         return out.getvalue()
 
-    quoted = "Parking costs 500 Ft. [3]"
+    quoted = "Parking costs 500 Ft."  # the stored answer: no marker (R9)
     assert shown(["[", "3", "]"], quoted) == quoted + "\n"  # "[3]" never reaches the screen
-    assert shown(["Parking", " costs", " 500 Ft [3]."], "Parking costs 500 Ft [3].") == (
-        "Parking costs 500 Ft [3].\n"
-    )
-    assert shown(["[1] ", "Open", " at 8."], "[1] Open at 8.") == "[1] Open at 8.\n"
+    # a marker in a streamed answer never reaches the screen either (R9)
+    assert shown(["Parking", " costs", " 500 Ft [", "3]."], quoted) == quoted + "\n"
+    assert shown(["[1] ", "Open", " at 8."], "Open at 8.") == "Open at 8.\n"
     cut = "Parking costs … [answer cut]"
     assert shown(["Parking costs ", "…"], cut) == cut + "\n"  # the stored rest is printed
     retried = "Parking costs 500 Ft."  # a stream that broke off, then the whole retry
@@ -466,7 +467,7 @@ def test_R9_an_answer_that_writes_back_the_prompt_is_replaced_by_the_reading_of_
     # A document named without a page, as an answer may begin: kept as written.
     named = lambda r: "pharmacy: The pharmacy opens at 8 [1]."  # noqa: E731
     out = _answered(named, "When does the pharmacy open?")
-    assert out["answer"] == "pharmacy: The pharmacy opens at 8 [1]."
+    assert out["answer"] == "pharmacy: The pharmacy opens at 8."
 
 
 def test_R9_the_cli_holds_back_an_answer_that_begins_as_the_prompt_does() -> None:
@@ -486,9 +487,9 @@ def test_R9_the_cli_holds_back_an_answer_that_begins_as_the_prompt_does() -> Non
 
 def test_R9_a_line_that_is_a_code_placeholder_alone_is_dropped_from_the_answer() -> None:
     """The 1.5B model began an answer with a line "null" (its routing reply's no)."""
-    said = lambda r: "null\nParking costs 500 Ft [1]."  # noqa: E731
+    said = lambda r: "null\nParking costs 500 Ft [3]."  # noqa: E731
     out = _answered(said, "How much is parking?")
-    assert out["answer"] == "Parking costs 500 Ft [1]."
+    assert out["answer"] == "Parking costs 500 Ft."
     (entry,) = [e for e in out["ledger"] if e.kind == "answer"]
     assert "code placeholder" in entry.reason
     # an answer that was nothing else is replaced by the reading of its context
@@ -496,6 +497,7 @@ def test_R9_a_line_that_is_a_code_placeholder_alone_is_dropped_from_the_answer()
     out = _answered(nothing, "How much is parking?")
     assert out["answer"] == "Parking costs 500 Ft."
     # a word in a sentence is kept: "None of the wards allow flowers." is an answer
-    kept = lambda r: "None of the wards allow flowers [1]."  # noqa: E731
-    out = _answered(kept, "Can I bring flowers?")
-    assert out["answer"] == "None of the wards allow flowers [1]."
+    # (cited to no passage: a sentence citing one that does not say it is dropped, R9)
+    kept = lambda r: "None of the wards charge for parking."  # noqa: E731
+    out = _answered(kept, "How much is parking?")
+    assert out["answer"] == "None of the wards charge for parking."

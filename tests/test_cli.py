@@ -45,7 +45,7 @@ def test_ask_answers_an_example_offline_with_progress_and_sources(capsys):
     for expected in CARDIOLOGY.expected_substrings:
         assert expected in out
     sources = lines.index("Források:")  # the question is Hungarian: so is the heading
-    assert lines[sources + 1].startswith("  - ")
+    assert lines[sources + 1].startswith("  [1] ")  # numbered as the answer cites it (R9)
     assert "https://" in out[out.index("\nForrások:") :]
     assert out.count("Források") == 1  # once: the answer text itself embeds no sources
     assert "Sources" not in out
@@ -179,6 +179,12 @@ def test_L1_explain_prints_the_ledger_tree_of_a_thread(capsys, tmp_path):
     assert any(line.startswith("  answer: generated") for line in lines)
     assert "answer:" in lines
     assert CARDIOLOGY.expected_substrings[0] in out
+    # R9: the answer's sentences end with the numbers of the sources listed under them,
+    # and the answer entry carries the citation figures
+    below = lines[lines.index("answer:") + 1 :]
+    assert below[0].endswith("[1]")
+    assert "    [1] " in [line[:8] for line in below]  # indented under "answer:"
+    assert any("sentences supported, citation precision" in line for line in lines)
 
 
 def test_L1_explain_tool_option_says_why_a_tool_did_not_run(capsys, tmp_path):

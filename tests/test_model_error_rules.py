@@ -234,10 +234,10 @@ def test_X3_a_looping_answer_is_replaced_by_the_reading_of_its_context() -> None
     assert [s.document_id for s in out["sources"]] == ["parking"]
     (entry,) = [e for e in out["ledger"] if e.kind == "answer"]
     assert "repeated itself" in entry.reason
-    fine = lambda r: "Parking is free on Sundays [1]."  # noqa: E731
+    fine = lambda r: "Parking costs 500 Ft [1]."  # noqa: E731
     assistant = FunctionAssistant(route=lambda text, tools: ["search"], answer=fine)
     out = ask(graph_of([search], assistant=assistant), "How much is parking?")
-    assert out["answer"] == "Parking is free on Sundays [1]."
+    assert out["answer"] == "Parking costs 500 Ft."  # kept; its marker is data (R9)
 
 
 def test_X5_the_cli_gives_a_message_a_run_deadline(fake_openai, monkeypatch, capsys, tmp_path):

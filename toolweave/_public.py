@@ -95,7 +95,7 @@ from toolweave.state.graph_state import (
 from toolweave.state.ledger import LedgerEntry as LedgerEntry, LedgerKind as LedgerKind
 from toolweave.state.task import PromptAndContext as PromptAndContext, TaskInfo as TaskInfo
 from toolweave.state.results import ResultMode as ResultMode, ToolResult as ToolResult
-from toolweave.state.documents import Source as Source
+from toolweave.state.documents import AnswerSentence as AnswerSentence, Source as Source
 from toolweave.state.documents import UniqueTextDocument as UniqueTextDocument
 from toolweave.state.serde import checkpoint_serde as checkpoint_serde
 from toolweave.state.client_calls import (

@@ -178,7 +178,8 @@ def _source_lines(values: dict[str, Any]) -> list[str]:
     from toolweave.state.graph_state import message_of
 
     message = message_of(values)
-    return render.source_lines(values.get("sources"), message.user_lang if message else "en")
+    lang = message.user_lang if message else "en"
+    return render.source_lines(values.get("sources"), lang, values.get("answer_sentences"))
 
 
 def _load(args: argparse.Namespace) -> Any:
@@ -485,7 +486,7 @@ def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
         explain(values),
         offered=list(message.offered) if (message := message_of(values)) else [],
         question=message.question if message else None,
-        answer=values.get("answer"),
+        answer=None if values.get("answer") is None else "\n".join(render.answer_lines(values)),
     )
     _print(tree, out)
     return 0

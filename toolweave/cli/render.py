@@ -10,7 +10,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, assert_never
 
 from toolweave.coordinators.base import is_coordinator
-from toolweave.state.documents import Source, as_sources
+from toolweave.llm.port import CITATION
+from toolweave.state.documents import AnswerSentence, Source, as_sentences, as_sources
 from toolweave.state.events import StreamEvent, is_stream_event
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import ROOT_TASK_NO
@@ -186,22 +187,49 @@ def cli_text(key: str, lang: str | None, **values: str) -> str:
 
 
 def source_lines(
-    sources: Iterable[Source | Mapping[str, Any]] | None, lang: str = "en"
+    sources: Iterable[Source | Mapping[str, Any]] | None,
+    lang: str = "en",
+    sentences: Iterable[AnswerSentence | Mapping[str, Any]] | None = None,
 ) -> list[str]:
     """The heading in ``lang`` and one line per source of the answer (R9): name, pages, url.
 
     ``sources`` is the state's ``sources`` field, shown as it is (never re-derived).
     No sources, no lines (an answer that no document backs lists nothing rather
-    than an empty heading): ``- Visiting rules, p. 2, 5 — https://...``.
+    than an empty heading): ``- Visiting rules, p. 2, 5 — https://...``. With the
+    answer's ``sentences`` (the state's ``answer_sentences``) each source is numbered
+    as :func:`answer_lines` numbers it (``[1] Visiting rules, p. 2``) and, when its
+    sentences rest on different sources, followed by the sentences it backs.
     """
     texts = SOURCE_TEXTS.get(lang, SOURCE_TEXTS["en"])
+    said = [s for s in as_sentences(sentences) if s.supported]
+    listed = as_sources(sources)
+    quote = len({s.sources for s in said}) > 1  # sentences resting on different sources
     lines = [texts["heading"]]
-    for source in as_sources(sources):
+    for number, source in enumerate(listed, start=1):
         pages = ", ".join(map(str, source.pages))
         page = ", " + texts["page"].format(pages=pages) if pages else ""
         url = f" — {source.url}" if source.url else ""
-        lines.append(f"{INDENT}- {source.name}{page}{url}")
+        mark = f"[{number}]" if said else "-"
+        lines.append(f"{INDENT}{mark} {source.name}{page}{url}")
+        if quote:
+            lines += [f"{INDENT * 3}“{s.text}”" for s in said if number in s.sources]
     return lines if len(lines) > 1 else []
+
+
+def answer_lines(values: Mapping[str, Any], lang: str = "en") -> list[str]:
+    """The answer as a person reads it (R9): its sentences, then its sources, numbered.
+
+    Each sentence ends with the numbers of its sources in the list below it; no raw
+    marker of the model reaches these lines. A finished answer (R3, R4) or "no
+    information" is its text as it is.
+    """
+    said = [s for s in as_sentences(values.get("answer_sentences")) if s.supported]
+    if said:
+        body = [s.marked() for s in said]
+    else:
+        body = [CITATION.sub("", str(values.get("answer") or "")).strip()]
+    sources = values.get("sources")
+    return body + [line for line in source_lines(sources, lang, said) if "“" not in line]
 
 
 def question_lines(question: str, choices: Sequence[str]) -> list[str]:
@@ -324,6 +352,7 @@ def ledger_line(entry: LedgerEntry) -> str:
     """One ledger entry in words: what was decided about which tool, and why (L1)."""
     if entry.kind is LedgerKind.ANSWER:
         text = f"answer: {entry.verdict}" + (f" by {entry.tool}" if entry.tool else "")
+        text += _citation_figures(entry.details)
     else:
         template = LEDGER_LABELS.get(entry.kind, entry.kind.value + " {tool}: {verdict}")
         if entry.kind is LedgerKind.CONDITIONAL and entry.tool in entry.tools:
@@ -331,6 +360,17 @@ def ledger_line(entry: LedgerEntry) -> str:
         text = template.format(tool=entry.tool or "-", verdict=entry.verdict or "-")
     text += _named_tools(entry)
     return f"{text} — {entry.reason}" if entry.reason else text
+
+
+def _citation_figures(details: Mapping[str, str]) -> str:
+    """`` (2/3 sentences supported, citation precision 0.50, recall 1.00)`` (R9), or nothing."""
+    if "sentences" not in details:
+        return ""
+    return (
+        f" ({details.get('supported', '?')}/{details['sentences']} sentences supported, "
+        f"citation precision {details.get('citation_precision', '-')}, "
+        f"recall {details.get('citation_recall', '-')})"
+    )
 
 
 TOOLS_SHOWN = 8

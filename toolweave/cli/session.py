@@ -31,6 +31,7 @@ from toolweave.graph.validation import question_of
 from toolweave.llm.env import default_assistant, llm_timeout
 from toolweave.llm.offline import OfflineAssistant
 from toolweave.llm.passthrough import ANSWER_TAG
+from toolweave.llm.port import CITATION
 from toolweave.pauses import cli_prompt, first_pause
 from toolweave.persistence import SQLITE_SYNCHRONOUS_ENV, open_checkpointer
 from toolweave.state.errors import InvalidRequestError, UnknownThreadError
@@ -207,13 +208,26 @@ def _held_back(text: str) -> bool:
     return any(label.startswith(head) for label in ECHO_LABELS)  # "Guar…" may be an echo
 
 
+_MARKER = re.compile(r"[ \t]*" + CITATION.pattern)
+_OPEN_MARKER = re.compile(r"[ \t]*\[[\d,;\s]*$")
+
+
+def visible(text: str) -> str:
+    """Streamed answer text as a person sees it: no citation marker (R9).
+
+    A marker still open at the end (``"… 8-16 [1"``) waits for what follows it.
+    """
+    return _OPEN_MARKER.sub("", _MARKER.sub("", text))
+
+
 def _print_tokens(tokens: Sequence[str], printed: int, out: TextIO) -> int:
     """Print the streamed answer's new text; returns how many characters are printed."""
-    text = "".join(tokens)
-    if not printed and _held_back(text):
+    raw = "".join(tokens)
+    if not printed and _held_back(raw):
         return printed
+    text = visible(raw)
     print(text[printed:], end="", file=out, flush=True)
-    return len(text)
+    return max(printed, len(text))
 
 
 def _print_end(turn: Turn, printed: int, out: TextIO) -> None:
@@ -224,7 +238,7 @@ def _print_end(turn: Turn, printed: int, out: TextIO) -> None:
     alone with the passages they cite, or be a retry after a stream that broke off.
     """
     answer = str(turn.values.get("answer") or "")
-    shown = turn.streamed[:printed].rstrip()
+    shown = visible(turn.streamed)[:printed].rstrip()
     if turn.pending_question is not None:
         if printed:
             print(file=out, flush=True)

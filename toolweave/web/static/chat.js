@@ -476,8 +476,10 @@
       box.setAttribute("aria-label", t("sources"));
       box.appendChild(node("h3", "", t("sources")));
       const list = node("ol");
-      for (const row of rows) {
+      this.citeKey = this.citeKey || "c" + Math.random().toString(36).slice(2, 8);
+      for (const [at, row] of rows.entries()) {
         const entry = node("li", "source");
+        entry.id = this.citeKey + "-" + (at + 1); // what the answer's [n] links point at
         const title = row.url ? node("a", "doc", row.name) : node("span", "doc", row.name);
         if (row.url) {
           title.href = row.url;
@@ -491,7 +493,29 @@
       }
       box.appendChild(list);
       this.extra.appendChild(box);
+      this.showCitations(values);
       scrollDown();
+    }
+
+    /**
+     * R9: the answer as its checked sentences, each followed by links to its sources in
+     * the list below ([1] is the list's first entry); never a model's raw marker.
+     */
+    showCitations(values) {
+      const said = (Array.isArray(values.answer_sentences) ? values.answer_sentences : [])
+        .filter((s) => s && s.supported && typeof s.text === "string");
+      if (!said.some((s) => Array.isArray(s.sources) && s.sources.length)) return;
+      this.answer.textContent = "";
+      said.forEach((sentence, at) => {
+        this.answer.append((at ? " " : "") + sentence.text);
+        for (const n of sentence.sources || []) {
+          const link = node("a", "cite", "[" + n + "]");
+          link.href = "#" + this.citeKey + "-" + n;
+          const sup = node("sup");
+          sup.appendChild(link);
+          this.answer.append(" ", sup);
+        }
+      });
     }
   }
 

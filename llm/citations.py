@@ -1,0 +1,328 @@
+"""Verified citations (R9): each sentence of an answer, the passages it rests on, and a check.
+
+A generated answer is read as :class:`Claim` s, one per sentence, each with the 1-based
+ids of the context passages it cites (:func:`citation_schema` makes any other id
+impossible for a model with structured output; :func:`claims_of` reads ``[n]`` markers
+and drops ids outside the context). :func:`verify` marks each sentence supported or
+not, for any domain: its checkable tokens (:func:`checkable`: numbers, clock times,
+phone numbers, e-mail addresses and URLs, capitalised names inside the sentence) must
+be in the text of the sources it cites, folded for case, accents and spacing; a sentence
+with none must share at least half its content words with them, unless it has no
+content word at all (a connective: "Here is what I found:").
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from toolweave.llm.chat_messages import passage_source
+from toolweave.llm.lexical import content_words, matches
+from toolweave.llm.port import CITATION
+from toolweave.state.documents import UniqueTextDocument
+from toolweave.tools import text as kit
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One sentence of a generated answer and the context ids it cites (1-based)."""
+
+    text: str
+    cited: tuple[int, ...] = ()
+    line: int = 0
+    """The answer's line it was written on (sentences of one line are joined by a space)."""
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A claim after the check: the passages it rests on and whether they support it."""
+
+    claim: Claim
+    sources: tuple[int, ...]
+    """Its cited ids; for a sentence citing nothing, the passages found to support it."""
+    supported: bool
+
+
+# -- the constrained reply (a citation outside the context cannot be written) ----------
+
+
+@functools.lru_cache(maxsize=64)
+def citation_schema(count: int) -> type[BaseModel]:
+    """The answer reply for ``count`` passages: ``{"sentences": [{"text", "sources"}]}``.
+
+    ``sources`` is a list of the ids ``1..count`` (an ``enum`` in the JSON schema), so a
+    model that honours the schema (llama.cpp's and OpenAI's ``json_schema``) cannot
+    cite a passage the context does not hold.
+    """
+    ids: Any = Literal[tuple(range(1, count + 1))]
+    sentence = create_model(
+        "CitedSentence",
+        __config__=ConfigDict(extra="forbid"),
+        text=(str, Field(description="One sentence of the answer.")),
+        sources=(list[ids], Field(description="The context passages it says, by number.")),
+    )
+    return create_model(
+        "CitedAnswer", __config__=ConfigDict(extra="forbid"), sentences=(list[sentence], ...)
+    )
+
+
+def reply_claims(reply: BaseModel, documents: Sequence[UniqueTextDocument] = ()) -> list[Claim]:
+    """The claims of a constrained reply (:func:`citation_schema`), blank sentences left out.
+
+    A sentence that begins with a passage's label as the prompt writes it (``"[2]
+    Visiting hours, p. 1: "``, the 1.5B model copies it) loses the label: the passage
+    is in its ``sources``.
+    """
+    labels = sorted({f"{passage_source(d)}: " for d in documents}, key=len, reverse=True)
+    claims: list[Claim] = []
+    for n, sentence in enumerate(getattr(reply, "sentences", [])):
+        text = CITATION.sub("", sentence.text).strip()
+        text = next((text[len(lb) :].strip() for lb in labels if text.startswith(lb)), text)
+        if text:
+            claims.append(Claim(text, tuple(dict.fromkeys(sentence.sources)), n))
+    return claims
+
+
+def marked_text(claims: Sequence[Claim]) -> str:
+    """``claims`` written as an answer with markers (``"Open 8-16. [1, 2]"``), one a line."""
+    return "\n".join(
+        c.text + (f" [{', '.join(map(str, c.cited))}]" if c.cited else "") for c in claims
+    )
+
+
+# -- markers ---------------------------------------------------------------------------
+
+_MARKERS_AFTER_END = re.compile(rf"([.!?…])[ \t]*((?:{CITATION.pattern}[ \t]*)+)")
+_SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:!?…])")
+
+
+def claims_of(answer: str, count: int) -> list[Claim]:
+    """The sentences of an answer with ``[n]`` markers, each with the ids it cites.
+
+    A marker after a sentence's end (``"Open 8-16. [1]"``) belongs to that sentence;
+    ids outside ``1..count`` are dropped; the markers leave the text.
+    """
+    claims: list[Claim] = []
+    moved = _MARKERS_AFTER_END.sub(lambda m: f" {m.group(2).strip()}{m.group(1)} ", answer)
+    for line_no, line in enumerate(moved.splitlines()):
+        for sentence in kit.line_sentences(kit.strip_markup(line)):
+            ids = [int(n) for m in CITATION.finditer(sentence) for n in re.split(r"[,;]", m[1])]
+            text = _SPACE_BEFORE_PUNCT.sub(r"\1", CITATION.sub("", sentence)).strip()
+            if any(ch.isalnum() for ch in text):
+                cited = tuple(dict.fromkeys(i for i in ids if 1 <= i <= count))
+                claims.append(Claim(text, cited, line_no))
+    return claims
+
+
+def joined(claims: Sequence[Claim]) -> str:
+    """The text of ``claims``: one line's sentences a space apart, lines a line apart."""
+    out = ""
+    for n, claim in enumerate(claims):
+        if n:
+            out += "\n" if claim.line != claims[n - 1].line else " "
+        out += claim.text
+    return out
+
+
+# -- the check ---------------------------------------------------------------------------
+
+_EMAIL_OR_URL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|(?:https?://|www\.)[^\s)\]]+")
+_PHONE = re.compile(r"\+?\d[\d \-/()]{5,}\d")
+_THOUSANDS = re.compile(r"(?<=\d)[ \u00a0\u202f.](?=\d{3}(?!\d))")
+_TIME = re.compile(r"(?<![\d:.])(\d{1,2})\s*[:.]\s*(\d{2})(?![\d:])")
+_NUMBER = re.compile(r"\d+")
+_WORD = re.compile(r"[^\W\d_]+")
+PHONE_DIGITS = 7
+"""Digits from which a run of digits and separators is a phone number (compared by them)."""
+
+
+def _digits(text: str) -> str:
+    return "".join(ch for ch in text if ch.isdigit())
+
+
+def checkable(sentence: str) -> list[str]:
+    """The tokens of ``sentence`` a source must hold for it to be supported.
+
+    E-mail addresses and URLs, phone numbers (``"tel:"`` + their digits), clock times
+    (``"time:14:00"``), other numbers (``"num:3"``) and capitalised words that do not
+    begin the sentence (``"name:Central"``).
+    """
+    tokens = [f"addr:{m[0].rstrip('.,;')}" for m in _EMAIL_OR_URL.finditer(sentence)]
+    rest = _EMAIL_OR_URL.sub(" ", sentence)
+    phones = [m[0] for m in _PHONE.finditer(rest) if len(_digits(m[0])) >= PHONE_DIGITS]
+    tokens += [f"tel:{_digits(p)}" for p in phones]
+    for phone in phones:
+        rest = rest.replace(phone, " ")
+    rest = _THOUSANDS.sub("", rest)
+    tokens += [f"time:{int(m[1])}:{m[2]}" for m in _TIME.finditer(rest)]
+    tokens += [f"num:{int(n)}" for n in _NUMBER.findall(_TIME.sub(" ", rest))]
+    for line in rest.splitlines():
+        for part in kit.line_sentences(line):
+            words = _WORD.findall(part)
+            tokens += [f"name:{w}" for w in words[1:] if w[0].isupper() and len(w) > 1]
+    return list(dict.fromkeys(tokens))
+
+
+@dataclass(frozen=True)
+class _Source:
+    """What a source offers the check, read once."""
+
+    folded: str
+    phones: tuple[str, ...]
+    times: frozenset[str]
+    numbers: frozenset[int]
+    words: frozenset[str]
+
+    def holds(self, token: str) -> bool:
+        kind, _, value = token.partition(":")
+        if kind == "addr":
+            return kit.fold(value) in self.folded
+        if kind == "tel":
+            return any(value[-PHONE_DIGITS:] in p for p in self.phones)
+        if kind == "time":
+            hour, minute = value.split(":")
+            return value in self.times or (minute == "00" and int(hour) in self.numbers)
+        if kind == "num":
+            return int(value) in self.numbers
+        return self.has_word(kit.fold(value))
+
+    def has_word(self, word: str) -> bool:
+        return word in self.words or any(matches(word, w) for w in self.words)
+
+
+def _read(text: str) -> _Source:
+    spaced = _THOUSANDS.sub("", text)
+    times = frozenset(f"{int(m[1])}:{m[2]}" for m in _TIME.finditer(spaced))
+    return _Source(
+        folded=kit.fold(text),
+        phones=tuple(_digits(m[0]) for m in _PHONE.finditer(text)),
+        times=times,
+        numbers=frozenset(int(n) for n in _NUMBER.findall(spaced)),
+        words=frozenset(kit.fold(w) for w in _WORD.findall(text)),
+    )
+
+
+def source_text(doc: UniqueTextDocument) -> str:
+    """What a passage says for the check: its document's name and its text."""
+    return f"{doc.document_name or ''}\n{doc.text}"
+
+
+def supports(sentence: str, texts: Sequence[str]) -> bool:
+    """Whether ``texts`` (the cited sources, together) support ``sentence``.
+
+    Every checkable token (:func:`checkable`) is in one of them; a sentence without
+    any shares at least half its content words with them, or has none (a connective).
+    """
+    sources = [_read(t) for t in texts]
+    tokens = checkable(sentence)
+    if tokens:
+        return all(any(s.holds(t) for s in sources) for t in tokens)
+    words = [kit.fold(w) for w in content_words(sentence)]
+    shared = sum(any(s.has_word(w) for s in sources) for w in words)
+    return 2 * shared >= len(words)
+
+
+def says_something(sentence: str) -> bool:
+    """Whether ``sentence`` states something a source could hold (not a connective)."""
+    return bool(checkable(sentence) or content_words(sentence))
+
+
+def _quoted(sentence: str, pool: Sequence[int], texts: Sequence[str]) -> tuple[int, ...]:
+    """The passages of ``pool`` that hold ``sentence`` word for word (a quote), if any."""
+    said = " ".join(kit.fold(sentence).split()).rstrip(".!?…")
+    return tuple(i for i in pool if said and said in " ".join(kit.fold(texts[i - 1]).split()))
+
+
+def _restates(sentence: str, words: Sequence[str]) -> bool:
+    """Whether ``sentence`` has a form of one of ``words`` (folded)."""
+    said = [kit.fold(w) for w in content_words(sentence)]
+    return any(matches(w, f) for w in said for f in words)
+
+
+def _uncited(
+    claim: Claim,
+    pool: Sequence[int],
+    texts: Sequence[str],
+    guaranteed: Sequence[str],
+    lenient: bool,
+) -> Checked:
+    """A claim citing no passage, checked against ``pool``: a quote, or what supports it."""
+    quoted = _quoted(claim.text, pool, texts)
+    if quoted:
+        return Checked(claim, quoted, True)
+    if lenient and not checkable(claim.text):  # an assistant that never cites, no figure
+        return Checked(claim, (), True)
+    found = tuple(i for i in pool if supports(claim.text, [texts[i - 1]]))
+    ok = bool(found) or (bool(guaranteed) and supports(claim.text, guaranteed))
+    return Checked(claim, found, ok)
+
+
+def verify(
+    claims: Sequence[Claim],
+    documents: Sequence[UniqueTextDocument],
+    guaranteed: Sequence[str] = (),
+    implicit: Sequence[int] = (),
+    *,
+    lenient: bool = False,
+    uncovered: Sequence[str] = (),
+) -> list[Checked]:
+    """Each claim checked against what it cites, with the guaranteed context (R5, R9).
+
+    A claim citing nothing rests on ``implicit``, the passages the answer says it used:
+    its sources are those that quote it word for word, else those that support it
+    alone. ``lenient`` is an answer from an assistant that never cites (the offline
+    model, a test double): with no ``implicit`` its claims rest on every passage, and
+    one with no checkable token stands as written. Otherwise a claim citing nothing in
+    an answer citing nothing rests on the guaranteed context alone. A claim restating
+    one of the ``uncovered`` words (what the question asks about that no passage
+    names, folded) speaks of what the sources do not cover: unless the guaranteed
+    context holds the word, it is not supported, whatever figures it gets right.
+    """
+    texts = [source_text(d) for d in documents]
+    held = [_read(t) for t in guaranteed]
+    foreign = [w for w in uncovered if not any(s.has_word(w) for s in held)]
+    every = tuple(range(1, len(documents) + 1))
+    pool = tuple(implicit) or (every if lenient else ())
+    out: list[Checked] = []
+    for claim in claims:
+        if not says_something(claim.text):  # a connective rests on nothing
+            out.append(Checked(claim, claim.cited, True))
+        elif _restates(claim.text, foreign):
+            out.append(Checked(claim, claim.cited, False))
+        elif claim.cited:
+            ok = supports(claim.text, [*(texts[i - 1] for i in claim.cited), *guaranteed])
+            out.append(Checked(claim, claim.cited, ok))
+        else:
+            out.append(_uncited(claim, pool, texts, guaranteed, lenient))
+    return out
+
+
+def precision_recall(
+    claims: Sequence[Claim], documents: Sequence[UniqueTextDocument]
+) -> tuple[float | None, float | None]:
+    """Citation precision and recall of one answer (``None`` where nothing is counted).
+
+    Precision: cited (sentence, passage) pairs whose passage supports the sentence,
+    alone or, for a sentence whose figures come from several passages, with the other
+    passages it cites, holding one of them; over all cited pairs. Recall: of the
+    sentences some context passage supports, those that cite one such passage.
+    Connectives count in neither.
+    """
+    texts = [source_text(d) for d in documents]
+    pairs = good = backed = found = 0
+    for claim in (c for c in claims if says_something(c.text)):
+        holding = {i for i, t in enumerate(texts, 1) if supports(claim.text, [t])}
+        cited = [texts[i - 1] for i in claim.cited]
+        together = len(cited) > 1 and supports(claim.text, cited)
+        tokens = checkable(claim.text)
+        part = {i for i in claim.cited if any(_read(texts[i - 1]).holds(t) for t in tokens)}
+        pairs += len(claim.cited)
+        good += sum(i in holding or (together and i in part) for i in claim.cited)
+        backed += bool(holding) or together
+        found += bool(holding & set(claim.cited)) or together
+    return (good / pairs if pairs else None, found / backed if backed else None)

@@ -43,7 +43,6 @@ from toolweave.state.task import (
     execution_text,
 )
 from toolweave.tools.registry import ToolRegistry
-from toolweave.tools.search.feedback import FeedbackWords
 from toolweave.tools.search.neighbor_search import NeighborPageSearchTool, context_pages
 from toolweave.tools.search.novelty import Known
 
@@ -103,33 +102,6 @@ def neighbours_known(
         if text is not None and text.strip() and not known.covers(text):
             return None
     return len(pages)
-
-
-_FEEDBACK = FeedbackWords()
-"""Page frequencies of each store the deep search's feedback reads (built once per content)."""
-
-
-def with_feedback(
-    registry: ToolRegistry,
-    coordinator: DeepSearchCoordinator,
-    rewrites: Mapping[str, Sequence[str]],
-) -> dict[str, tuple[str, ...]]:
-    """D8 offline: each piece's rewrites, and one more with the words its best passages add.
-
-    For an assistant that derives no wording of its own (its rewrites are the
-    question's words), the piece's first rewrite (or the piece) is searched in
-    the full search's store, and the words that search's best passages use
-    distinctively (:class:`~toolweave.tools.search.feedback.FeedbackWords`,
-    RM3-style pseudo-relevance feedback) are appended to it as a new rewrite.
-    Unchanged when the full search has no store or the feedback adds no word.
-    """
-    store = getattr(registry.get(coordinator.search_tool), "store", None)
-    found: dict[str, tuple[str, ...]] = {}
-    for piece, given in rewrites.items():
-        query = given[0] if given else piece
-        added = () if store is None else _FEEDBACK.words_for(store, query)
-        found[piece] = (*given, f"{query} {' '.join(added)}") if added else tuple(given)
-    return found
 
 
 def _without_neighbours(planned: list[TaskInfo], neighbour: str | None) -> list[TaskInfo]:
@@ -247,8 +219,6 @@ def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
         update.update(llm_calls=1, deep_fallback_calls=1)
         missing = verdict.missing[: deps.limits.deep_fallback_pieces]
         rewrites = {piece: verdict.phrasings(piece) for piece in missing}
-        if getattr(assistant, "feedback_words", False) is True:
-            rewrites = with_feedback(deps.registry, tool, rewrites)
         gate = _gate(
             "sufficient" if verdict.sufficient else "insufficient",
             "; ".join(missing),

@@ -62,9 +62,6 @@ class OfflineAssistant(LlmAssistant):
     local_extraction: ClassVar[bool] = True
     inline_async: ClassVar[bool] = True
     """CPU only and quick: the async twins run the sync methods inline (no worker thread)."""
-    feedback_words: ClassVar[bool] = True
-    """D8: its rewrites are the question's own words, so the deep search adds the words
-    the best passages for them use (pseudo-relevance feedback, ``graph.deep_fallback``)."""
 
     def __init__(
         self,
@@ -170,27 +167,6 @@ class OfflineAssistant(LlmAssistant):
         """
         return offline_reading.read(question, passage, max_sentences=self.max_sentences)
 
-    def answers_from(
-        self,
-        question: str,
-        documents: Sequence[UniqueTextDocument],
-        guaranteed: Sequence[str],
-    ) -> bool:
-        """Whether :meth:`answer` would quote anything from this context (D1).
-
-        The gatekeeper's "sufficient" uses the answer's own reading
-        (:func:`~toolweave.llm.offline_answer.answer_lines`), so a context it
-        passes is one the answer can use, not one that only shares its words.
-        """
-        request = AnswerRequest(
-            question=question,
-            user_lang=detect_language(question),
-            system_prompt="",
-            documents=documents,
-            guaranteed=guaranteed,
-        )
-        return bool(answer_lines(request, self.max_sentences))
-
     def judge_context(
         self,
         question: str,
@@ -201,12 +177,9 @@ class OfflineAssistant(LlmAssistant):
 
         A question asking *when* or *how much* also needs a context sentence about
         it that holds a figure; if none does, the question itself is the missing piece.
-        So is it when the answer's own reading (:meth:`answers_from`) would quote
-        nothing from the context: a context is sufficient only when the answer can
-        use it. Otherwise each question word the context lacks is a piece, searched by
-        the question's words (its rewrite, D8); the deep search adds the documents'
-        words near them and the words their best passages use (pseudo-relevance
-        feedback, :attr:`feedback_words`).
+        Otherwise each question word the context lacks is a piece, searched by the
+        question's words (its rewrite, D8); the deep search adds the documents' words
+        near them.
         """
         wanted = [w for w in content_words(question) if w not in GREETINGS]
         if not wanted:
@@ -220,13 +193,6 @@ class OfflineAssistant(LlmAssistant):
             runs = offline_reading.page_runs((d.document_id, d.page, d.text) for d in ordered)
             if offline_reading.lacks_figure(question, [*([g] for g in guaranteed), *runs]):
                 return ContextVerdict(sufficient=False, missing=(question,))
-            if not self.answers_from(question, documents, guaranteed):
-                # D1, D8: the answer's own reading finds nothing to quote, so the
-                # context is not sufficient for it whatever words it shares
-                search = (" ".join(wanted),)
-                return ContextVerdict(
-                    sufficient=False, missing=(question,), rewrites={question: search}
-                )
             return ContextVerdict(sufficient=True)
         template = _texts(detect_language(question))["missing"]
         pieces = [template.format(word=w) for w in uncovered]

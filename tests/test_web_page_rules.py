@@ -357,7 +357,8 @@ def test_R9_the_page_shows_the_stored_answer_when_markers_alone_streamed(
     check_state(page, request, "markers-answer")
     answer = page.locator(".msg.bot .answer").last.inner_text()
     state = server_state(probe_server.url, thread_in_url(page))
-    assert state["values"]["answer"] == f"{PASSAGE} [1]"
-    assert answer.strip() == state["values"]["answer"]  # not the "[1]" that streamed
+    assert state["values"]["answer"] == PASSAGE  # R9: the marker is data, not text
+    assert answer.strip() == f"{PASSAGE} [1]"  # the link to the source, not the "[1]" streamed
+    assert page.locator(".msg.bot .answer sup a.cite").count() == 1
     names = page.locator(".msg.bot .sources .source .doc").all_inner_texts()
     assert names == ["Parking"]

@@ -142,6 +142,10 @@ def test_R9_eval_invented_fact_is_a_kept_sentence_token_in_no_passage_of_the_run
         "Orders: 555 1234 567.",
         "We close at 18:00.",
     ]
+    computed = {"answer_sentences": [AnswerSentence(text="Left: 17 days.")], "documents": []}
+    assert invented_sentences(computed) == ["Left: 17 days."]
+    guaranteed = [SimpleNamespace(context="Left: 17 days of 26.", documents=[])]
+    assert invented_sentences({**computed, "guaranteed": guaranteed}) == []  # a tool's reply
     report = EvalReport(
         assistant="x",
         results=[

@@ -155,15 +155,25 @@ def context_documents(values: Mapping[str, Any]) -> list[UniqueTextDocument]:
     ]
 
 
+def _context_texts(values: Mapping[str, Any]) -> list[str]:
+    """The guaranteed contexts' and the context buffer's own texts (a tool's computed reply)."""
+    entries = [*(values.get("guaranteed") or ())]
+    for saved in (values.get("context_buffer") or {}).values():
+        entries.extend(saved or ())
+    return [text for entry in entries if (text := getattr(entry, "context", None))]
+
+
 def invented_sentences(values: Mapping[str, Any]) -> list[str]:
     """The kept answer's sentences stating a fact no passage of the run holds (R9).
 
     A sentence of the answer the person got (a supported entry of ``answer_sentences``)
     invents a fact when one of its checkable tokens (numbers, clock times, phone
     numbers, addresses, names: :func:`~toolweave.llm.citations.checkable`) is in no
-    passage of :func:`context_documents`, whichever passage it cites.
+    passage of :func:`context_documents` nor in a guaranteed context's or context
+    buffer entry's text, whichever passage it cites.
     """
     texts = [source_text(doc) for doc in context_documents(values)]
+    texts += _context_texts(values)
     out = []
     for raw in values.get("answer_sentences") or ():
         text, kept = _sentence_fields(raw)

@@ -176,3 +176,22 @@ def test_R9_Q2_generality_table_has_the_columns_of_issue_38() -> None:
     assert cells["citation precision"] == "50.0 %"
     assert cells["sentences dropped"] == "1"
     assert cells["invented facts"] == "1"
+
+
+def test_R9_eval_table_reads_the_citation_figures_of_a_json_report() -> None:
+    from bench.eval_table import HEADERS, row
+
+    report = EvalReport(
+        assistant="x",
+        results=[
+            CaseResult(case=_case(), citations=CitationFigures(4, 3, 0.5), invented=("x",)),
+            CaseResult(case=_case(), citations=CitationFigures(2, 2, None)),
+            CaseResult(case=_case()),
+        ],
+    )
+    cases = report.as_json()["cases"]
+    cells = dict(zip(HEADERS.split("|"), row("m", cases), strict=True))
+    assert cells["sentences supported"] == "5/6 (83%)"
+    assert cells["invented facts"] == "1"
+    older = [{k: v for k, v in c.items() if k not in ("citations", "invented")} for c in cases]
+    assert dict(zip(HEADERS.split("|"), row("m", older), strict=True))["invented facts"] == "-"

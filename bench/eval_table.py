@@ -2,7 +2,8 @@
 
 ``toolweave eval`` writes its JSON report after every case, so a slow model's run
 that is stopped still gives the cases it finished; this prints, per report, the
-columns of issue 17 item 7 over those cases, and the exact tool set per expected
+columns of issue 17 item 7 over those cases (with issue 38 item 4's sentences
+supported and answers with an invented fact, R9), and the exact tool set per expected
 tool (the golden file's categories). "Clarifications" counts the cases that
 paused to ask; the bundled golden file has no case that expects a question back.
 
@@ -29,13 +30,27 @@ from pathlib import Path
 from typing import Any
 
 HEADERS = (
-    "model|cases|exact tool set|answer facts|wrong finished answers|clarifications"
+    "model|cases|exact tool set|answer facts|sentences supported|invented facts"
+    "|wrong finished answers|clarifications"
     "|crashes|errors|model calls/q|chars/q|s/q (median)"
 )
 
 
 def _share(hits: int, count: int) -> str:
     return f"{hits}/{count} ({hits / count:.0%})" if count else "-"
+
+
+def _citations(cases: Sequence[dict[str, Any]]) -> list[str]:
+    """Sentences supported (pooled) and answers with an invented fact (R9).
+
+    ``-`` for reports written before ``toolweave eval`` recorded them.
+    """
+    if not any("citations" in c for c in cases):
+        return ["-", "-"]
+    figures = [c["citations"] for c in cases if c.get("citations")]
+    supported = sum(int(f["supported"]) for f in figures)
+    invented = sum(bool(c.get("invented")) for c in cases)
+    return [_share(supported, sum(int(f["sentences"]) for f in figures)), str(invented)]
 
 
 def row(label: str, cases: Sequence[dict[str, Any]]) -> list[str]:
@@ -49,6 +64,7 @@ def row(label: str, cases: Sequence[dict[str, Any]]) -> list[str]:
         str(count),
         _share(sum(bool(c["exact"]) for c in cases), count),
         _share(sum(bool(fact) for fact in worded), len(worded)),
+        *_citations(cases),
         str(sum(bool(c.get("wrong_finished_answer")) for c in cases)),
         str(sum(bool(c.get("paused")) for c in cases)),
         str(sum(bool(c.get("crashed")) for c in cases)),

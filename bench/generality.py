@@ -1,11 +1,13 @@
 """G1, measured: both example domains, each half of their golden files, side by side.
 
-Issue 36 item 5: one table of domain x model x half, with the five columns of
+Issue 36 item 5: one table of domain x model x half, with the columns of
 ``toolweave eval``'s split table (tools exact, facts found, unanswerable handled,
-clarification as expected, sources right), plus model calls and characters a
-question. The held-out rows are the figures to report; the development rows stand
-beside them so the gap between the halves is visible. A golden line without a
-``split`` is development (the hospital's file was written before the rule).
+clarification as expected, sources right; issue 38 item 4: next message right,
+sentences supported, citation precision, sentences dropped, invented facts), plus
+model calls and characters a question. The held-out rows are the figures to
+report; the development rows stand beside them so the gap between the halves
+is visible. A golden line without a ``split`` is development (the hospital's
+file was written before the rule).
 
 The offline model runs by default. ``--model`` (or ``OPENAI_BASE_URL`` set) adds the
 configured chat model (``local-llm env``); ``--sample N`` runs N cases of each half
@@ -68,7 +70,8 @@ ANCHOR_PROMPT = (
 """The anchor's one prompt (a system message; the question is the human message)."""
 HEADER = (
     "| domain | model | half | cases | tools exact | facts found | unanswerable handled "
-    "| clarification as expected | sources right | model calls/q | chars/q |"
+    "| clarification as expected | sources right | next message right | sentences supported "
+    "| citation precision | sentences dropped | invented facts | model calls/q | chars/q |"
 )
 WIRE_HEADER = " HTTP calls/q | HTTP body chars/q | HTTP message chars/q |"
 """The columns ``--proxy`` adds: counted on the wire (:mod:`bench.http_proxy`)."""
@@ -118,7 +121,9 @@ def _row(domain: str, label: str, half: str, report: EvalReport, wire: Wire) -> 
         f"| {domain} | {label} | {half} | {report.count} | {percent(report.accuracy)} "
         f"| {percent(report.facts_accuracy)} | {percent(report.unanswerable_accuracy)} "
         f"| {percent(report.clarification_rate)} | {percent(report.sources_accuracy)} "
-        f"| {calls:.2f} | {chars:,.0f} |{wire.columns()}"
+        f"| {percent(report.next_message_accuracy)} | {percent(report.sentences_supported)} "
+        f"| {percent(report.citation_precision)} | {report.sentences_dropped} "
+        f"| {report.invented_answers} | {calls:.2f} | {chars:,.0f} |{wire.columns()}"
     )
 
 
@@ -217,7 +222,8 @@ def anchor_rows(
         share = lambda xs: percent(sum(xs) / len(xs)) if xs else "-"  # noqa: E731
         out.append(
             f"| {domain} | plain RAG chain | {half} | {len(chosen)} | - | {share(facts)} "
-            f"| {share(none)} | - | - | 1.00 | {chars / max(1, len(chosen)):,.0f} |"
+            f"| {share(none)} | - | - | - | - | - | - | - "
+            f"| 1.00 | {chars / max(1, len(chosen)):,.0f} |"
             f"{wire.columns()} <!-- {seconds:.1f} s/q -->"
         )
         print(out[-1], file=sys.stderr, flush=True)
@@ -271,7 +277,7 @@ def _table(args: argparse.Namespace, halves: Sequence[str], wire: Wire) -> list[
         base_url = None if wire.proxy is None else wire.proxy.base_url
         assistants.append((default_assistant(timeout=args.timeout, base_url=base_url), args.sample))
     extra = WIRE_HEADER if wire.proxy is not None else ""
-    lines = [HEADER + extra, "|---|---|---|" + "---:|" * (8 + extra.count("|"))]
+    lines = [HEADER + extra, "|---|---|---|" + "---:|" * (13 + extra.count("|"))]
     for assistant, sample in assistants:
         for domain in DOMAINS:
             # the offline model sends nothing: its rows have no wire columns

@@ -52,6 +52,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from toolweave.graph.builder import build_graph
 from toolweave.graph.context import Limits
+from toolweave.llm.citations import checkable, source_text, supports
 from toolweave.llm.lexical import content_words
 from toolweave.llm.port import LlmAssistant
 from toolweave.pauses import eval_label
@@ -138,6 +139,89 @@ def unbacked_sources(values: Mapping[str, Any], answer: str) -> list[str]:
         for source in as_sources(values.get("sources"))
         if not any(backs(text) for text in texts.get(source.document_id, ()))
     ]
+
+
+def context_documents(values: Mapping[str, Any]) -> list[UniqueTextDocument]:
+    """Every passage the run had: its documents, guaranteed contexts and context buffer."""
+    found: list[Any] = [*(values.get("documents") or ())]
+    for saved in values.get("guaranteed") or ():
+        found.extend(getattr(saved, "documents", ()) or ())
+    for entries in (values.get("context_buffer") or {}).values():
+        for saved in entries or ():
+            found.extend(getattr(saved, "documents", ()) or ())
+    return [
+        raw if isinstance(raw, UniqueTextDocument) else UniqueTextDocument.model_validate(raw)
+        for raw in found
+    ]
+
+
+def _context_texts(values: Mapping[str, Any]) -> list[str]:
+    """The guaranteed contexts' and the context buffer's own texts (a tool's computed reply)."""
+    entries = [*(values.get("guaranteed") or ())]
+    for saved in (values.get("context_buffer") or {}).values():
+        entries.extend(saved or ())
+    return [text for entry in entries if (text := getattr(entry, "context", None))]
+
+
+def invented_sentences(values: Mapping[str, Any]) -> list[str]:
+    """The kept answer's sentences stating a fact no passage of the run holds (R9).
+
+    A sentence of the answer the person got (a supported entry of ``answer_sentences``)
+    invents a fact when one of its checkable tokens (numbers, clock times, phone
+    numbers, addresses, names: :func:`~toolweave.llm.citations.checkable`) is in no
+    passage of :func:`context_documents` nor in a guaranteed context's or context
+    buffer entry's text, whichever passage it cites.
+    """
+    texts = [source_text(doc) for doc in context_documents(values)]
+    texts += _context_texts(values)
+    out = []
+    for raw in values.get("answer_sentences") or ():
+        text, kept = _sentence_fields(raw)
+        if kept and checkable(text) and not supports(text, texts):
+            out.append(text)
+    return out
+
+
+def _sentence_fields(raw: Any) -> tuple[str, bool]:
+    """An answer sentence's text and whether it was kept, from a model or its dict."""
+    if isinstance(raw, Mapping):
+        return str(raw.get("text") or ""), bool(raw.get("supported"))
+    return str(getattr(raw, "text", "")), bool(getattr(raw, "supported", False))
+
+
+@dataclass(frozen=True)
+class CitationFigures:
+    """The citation check's figures of one generated answer (R9), from its ledger entry."""
+
+    sentences: int
+    """Sentences the model generated (the last generation, when it was asked once more)."""
+    supported: int
+    """Of them, the ones the check kept: the answer the person got."""
+    precision: float | None
+    """Citation precision the answer node recorded; ``None``: the answer cited nothing."""
+
+    @property
+    def dropped(self) -> int:
+        """Sentences the check dropped (never reached the person)."""
+        return self.sentences - self.supported
+
+
+def citation_figures(ledger: Iterable[Any]) -> CitationFigures | None:
+    """The root task's last generated answer's citation figures; ``None``: no such answer."""
+    found = None
+    for raw in ledger:
+        entry = raw if isinstance(raw, LedgerEntry) else LedgerEntry.model_validate(raw)
+        details = entry.details
+        if entry.kind != LedgerKind.ANSWER or entry.task_no != ROOT_TASK_NO:
+            continue
+        if "sentences" in details and "supported" in details:
+            precision = details.get("citation_precision", "-")
+            found = CitationFigures(
+                sentences=int(details["sentences"]),
+                supported=int(details["supported"]),
+                precision=None if precision == "-" else float(precision),
+            )
+    return found
 
 
 @dataclass(frozen=True)
@@ -298,6 +382,10 @@ class CaseResult:
     """The run raised something that is no toolweave error (a bug: it would end a user's run)."""
     confidence: dict[str, float] = field(default_factory=dict)
     """P(yes) of each tool the root task's routing said yes to, where the model gave one (T5)."""
+    citations: CitationFigures | None = None
+    """The generated answer's citation check (R9); ``None``: no generated answer."""
+    invented: tuple[str, ...] = ()
+    """Sentences of the answer the person got stating a fact no passage of the run holds."""
 
     @property
     def exact(self) -> bool:
@@ -379,6 +467,8 @@ class CaseResult:
             "error": self.error,
             "crashed": self.crashed,
             "confidence": self.confidence,
+            "citations": None if self.citations is None else asdict(self.citations),
+            "invented": list(self.invented),
             "answer": self.answer,
         }
 
@@ -450,6 +540,8 @@ def run_case(graph: Any, case: GoldenCase, *, retrieval_tool: str | None) -> Cas
     result.pause = None if pause is None else eval_label(payload_of(pause))
     result.llm_calls = int(values.get("llm_calls") or 0)
     result.confidence = routed_confidence(values.get("ledger") or ())
+    result.citations = citation_figures(values.get("ledger") or ())
+    result.invented = tuple(invented_sentences(values))
     result.model_calls = traffic.calls - calls_before
     result.model_chars = traffic.chars - chars_before
     return result
@@ -567,6 +659,32 @@ class EvalReport:
         """Share of the next-message cases read as they say (Q2)."""
         return _ratio(r.next_ok for r in self.results)
 
+    def _figures(self) -> list[CitationFigures]:
+        return [r.citations for r in self.results if r.citations is not None]
+
+    @property
+    def sentences_supported(self) -> float | None:
+        """Supported sentences of all generated answers' sentences (R9); ``None``: none."""
+        figures = self._figures()
+        total = sum(f.sentences for f in figures)
+        return sum(f.supported for f in figures) / total if total else None
+
+    @property
+    def sentences_dropped(self) -> int:
+        """Generated sentences the check dropped, over every answer (R9)."""
+        return sum(f.dropped for f in self._figures())
+
+    @property
+    def citation_precision(self) -> float | None:
+        """Mean citation precision of the generated answers that cite (R9)."""
+        cited = [f.precision for f in self._figures() if f.precision is not None]
+        return statistics.fmean(cited) if cited else None
+
+    @property
+    def invented_answers(self) -> int:
+        """Answers with a sentence stating a fact no passage of the run holds (R9)."""
+        return sum(1 for r in self.results if r.invented)
+
     @property
     def unanswerable_accuracy(self) -> float | None:
         """Share of the unanswerable cases whose answer says the documents do not say."""
@@ -626,6 +744,10 @@ class EvalReport:
             "unanswerable_accuracy": self.unanswerable_accuracy,
             "clarification_rate": self.clarification_rate,
             "next_message_accuracy": self.next_message_accuracy,
+            "sentences_supported": self.sentences_supported,
+            "sentences_dropped": self.sentences_dropped,
+            "citation_precision": self.citation_precision,
+            "invented_fact_answers": self.invented_answers,
             "splits": {name: part.count for name, part in self.splits().items()},
             "errors": self.errors,
             "crashes": self.crashes,
@@ -744,6 +866,10 @@ def split_table(report: EvalReport) -> list[str]:
             "clarification as expected",
             "next message right",
             "sources right",
+            "sentences supported",
+            "citation precision",
+            "sentences dropped",
+            "invented facts",
         ),
         report.splits(),
         lambda part: [
@@ -753,6 +879,10 @@ def split_table(report: EvalReport) -> list[str]:
             percent(part.clarification_rate),
             percent(part.next_message_accuracy),
             percent(part.sources_accuracy),
+            percent(part.sentences_supported),
+            percent(part.citation_precision),
+            str(part.sentences_dropped),
+            str(part.invented_answers),
         ],
     )
 

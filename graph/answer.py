@@ -34,6 +34,7 @@ from toolweave.llm.citations import (
     says_something,
     verify,
 )
+from toolweave.llm.cited_stream import SHOWN
 from toolweave.llm.offline import OfflineAssistant
 from toolweave.llm.passthrough import astream_message, split_for_streaming, stream_message
 from toolweave.llm.port import (
@@ -352,10 +353,21 @@ def _sentences(
 
 
 def _shown(reply: _Reply, text: str, chunks: Sequence[str]) -> Steps[AIMessage]:
-    """The answer's message: streamed now sentence by sentence when nobody saw it (P2)."""
+    """The answer's message: streamed now, sentence by sentence, what nobody saw yet (P2).
+
+    A constrained answer streamed its kept sentences while the model wrote them
+    (:data:`~toolweave.llm.cited_stream.SHOWN`): only the rest is streamed now, and
+    when the whole answer's rules changed what was shown, the answer anew.
+    """
     if reply.streamed:
         return AIMessage(content=text, id=reply.message.id)
-    return (yield from perform(call(stream_message, astream_message, list(chunks))))
+    shown = str(reply.message.response_metadata.get(SHOWN) or "")
+    if shown and text == shown:
+        return AIMessage(content=text, id=reply.message.id)
+    if shown and text.startswith(shown):
+        chunks = split_for_streaming(text[len(shown) :])
+    rest = yield from perform(call(stream_message, astream_message, list(chunks)))
+    return AIMessage(content=text, id=rest.id)
 
 
 def _generated_answer(

@@ -298,11 +298,13 @@ def _reply(
     """``generated`` after the answer rules (R9, X3, Q8), each sentence checked (R9)."""
     streamed = not generated.response_metadata.get(UNSTREAMED)
     reader: LlmAssistant = assistant
+    meta = generated.response_metadata  # what a constrained stream showed (P2)
     if (kept := without_placeholders(generated.text)) != generated.text:  # "null"
-        generated = AIMessage(content=kept, id=generated.id)
+        generated = AIMessage(content=kept, id=generated.id, response_metadata=meta)
         reason += PLACEHOLDER_REASON
     if cites_only(generated.text):  # R9: "[3]" is no answer; what it cites is
-        generated = AIMessage(content=quoted_citations(generated.text, request), id=generated.id)
+        quoted = quoted_citations(generated.text, request)
+        generated = AIMessage(content=quoted, id=generated.id, response_metadata=meta)
         reason += QUOTED_REASON
     elif why := _no_answer(generated.text, request):
         reader = OfflineAssistant()  # nor is the prompt written back, nor a loop (X3)

@@ -663,7 +663,9 @@ class ChatModelAssistant(LlmAssistant):
         repeats itself ("szabad szabad szabad ...") is closed once its tail has come
         three times (X3, :func:`~toolweave.llm.structured.looping_reply`) and, like one
         cut at the token limit, ends in :data:`CUT_MARK`; the answer node replaces it.
-        A constrained reply that never validates falls back to the streamed call.
+        A constrained reply that never validates falls back to the streamed call. In
+        ``json_schema`` mode the constrained call streams too: each sentence is checked
+        as soon as its JSON object is complete and, kept, shown at once (R9, P2).
         """
         if self.cite_sentences and request.documents:
             cited = yield from self._cited_answer_steps(request)

@@ -233,3 +233,15 @@ def test_R9_P2_the_item_reader_yields_each_object_once_complete() -> None:
     assert reader.feed(text[: cut - 1]) == []
     assert reader.feed(text[cut - 1 : cut]) == [{"text": 'A {brace} and "quote".', "sources": [1]}]
     assert reader.feed(text[cut:]) == [{"text": "B.", "sources": [2]}]
+
+
+def test_R9_P2_a_placeholder_line_between_sentences_streams_nothing_twice() -> None:
+    reply = _sentences(
+        ("The pharmacy opens at 8:00.", [1]),
+        ("null", []),  # the answer node drops a placeholder line
+        ("Cardiology is on floor 2.", [2]),
+    )
+    assistant = StreamingAssistant((reply, "stop"))
+    final, streamed = _run(assistant)
+    assert streamed == final["answer"] == "The pharmacy opens at 8:00.\nCardiology is on floor 2."
+    _same_result(final, _unstreamed(reply))

@@ -7,6 +7,8 @@ import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import pytest
+from fake_openai import Cut
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessageChunk, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGenerationChunk
@@ -245,3 +247,31 @@ def test_R9_P2_a_placeholder_line_between_sentences_streams_nothing_twice() -> N
     final, streamed = _run(assistant)
     assert streamed == final["answer"] == "The pharmacy opens at 8:00.\nCardiology is on floor 2."
     _same_result(final, _unstreamed(reply))
+
+
+@pytest.mark.network
+def test_R9_P2_over_the_wire_the_cited_call_streams_and_a_cut_stream_is_retried(
+    fake_openai: Any,
+) -> None:
+    text = json.dumps(REPLY)
+    fake_openai.script(Cut(text, words=12), REPLY)  # 12 words: the first sentence, then cut
+    model = ChatOpenAI(base_url=fake_openai.base_url, api_key="test", model="fake", max_retries=0)
+    chat = ChatModelAssistant(model, initial_backoff=0)
+    assistant = FunctionAssistant(route=lambda text, tools: ["search"])
+    assistant.answer_steps = chat.answer_steps  # type: ignore[method-assign]
+    graph = _graph(assistant)
+    events = list(
+        graph.stream({"messages": [HumanMessage(QUESTION)]}, stream_mode=["messages", "values"])
+    )
+    final = [data for mode, data in events if mode == "values"][-1]
+    streamed = "".join(
+        data[0].text
+        for mode, data in events
+        if mode == "messages" and ANSWER_TAG in data[1].get("tags", ())
+    )
+    first = "The pharmacy opens at 8:00."
+    assert streamed == first + final["answer"]  # the cut one's sentence, then the retry's
+    assert final["answer"].count("\n") == 2
+    for body in fake_openai.requests:
+        assert body["stream"] is True
+        assert body["response_format"]["type"] == "json_schema"

@@ -34,6 +34,7 @@ from toolweave.llm.citations import (
     says_something,
     verify,
 )
+from toolweave.llm.cited_stream import SHOWN
 from toolweave.llm.offline import OfflineAssistant
 from toolweave.llm.passthrough import astream_message, split_for_streaming, stream_message
 from toolweave.llm.port import (
@@ -297,11 +298,13 @@ def _reply(
     """``generated`` after the answer rules (R9, X3, Q8), each sentence checked (R9)."""
     streamed = not generated.response_metadata.get(UNSTREAMED)
     reader: LlmAssistant = assistant
+    meta = generated.response_metadata  # what a constrained stream showed (P2)
     if (kept := without_placeholders(generated.text)) != generated.text:  # "null"
-        generated = AIMessage(content=kept, id=generated.id)
+        generated = AIMessage(content=kept, id=generated.id, response_metadata=meta)
         reason += PLACEHOLDER_REASON
     if cites_only(generated.text):  # R9: "[3]" is no answer; what it cites is
-        generated = AIMessage(content=quoted_citations(generated.text, request), id=generated.id)
+        quoted = quoted_citations(generated.text, request)
+        generated = AIMessage(content=quoted, id=generated.id, response_metadata=meta)
         reason += QUOTED_REASON
     elif why := _no_answer(generated.text, request):
         reader = OfflineAssistant()  # nor is the prompt written back, nor a loop (X3)
@@ -352,10 +355,21 @@ def _sentences(
 
 
 def _shown(reply: _Reply, text: str, chunks: Sequence[str]) -> Steps[AIMessage]:
-    """The answer's message: streamed now sentence by sentence when nobody saw it (P2)."""
+    """The answer's message: streamed now, sentence by sentence, what nobody saw yet (P2).
+
+    A constrained answer streamed its kept sentences while the model wrote them
+    (:data:`~toolweave.llm.cited_stream.SHOWN`): only the rest is streamed now, and
+    when the whole answer's rules changed what was shown, the answer anew.
+    """
     if reply.streamed:
         return AIMessage(content=text, id=reply.message.id)
-    return (yield from perform(call(stream_message, astream_message, list(chunks))))
+    shown = str(reply.message.response_metadata.get(SHOWN) or "")
+    if shown and text == shown:
+        return AIMessage(content=text, id=reply.message.id)
+    if shown and text.startswith(shown):
+        chunks = split_for_streaming(text[len(shown) :])
+    rest = yield from perform(call(stream_message, astream_message, list(chunks)))
+    return AIMessage(content=text, id=rest.id)
 
 
 def _generated_answer(

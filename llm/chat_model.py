@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Concatenate, ParamSpec, TypeVar
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
-from pydantic import BaseModel, SecretStr
+from pydantic import BaseModel, SecretStr, ValidationError
 
 from toolweave.llm import prompts, retries
 from toolweave.llm.chat_messages import (
@@ -34,7 +34,9 @@ from toolweave.llm.chat_messages import (
     verdicts,
 )
 from toolweave.llm.citations import citation_schema, marked_text, reply_claims
+from toolweave.llm.cited_stream import SHOWN, Streamed, cited_stream, gate_for
 from toolweave.llm.confidence import routing_confidences
+from toolweave.llm.errors import LlmRequestError
 from toolweave.llm.offline_extract import INVENTED_INPUT, ground_request, invented_required
 from toolweave.llm.passthrough import ANSWER_TAG
 from toolweave.llm.port import (
@@ -85,6 +87,26 @@ ANSWER_TOKENS = 1024
 """The answer call's default ``max_tokens`` (OpenAI-compatible models): a few paragraphs."""
 CUT_MARK = " […]"
 """Ends an answer that stopped at its token limit, so it never reads as a whole one."""
+
+
+def _whole_or_completed(streamed: Streamed, schema: type[BaseModel]) -> BaseModel | None:
+    """The streamed constrained reply; cut at the limit or looping, its completed sentences.
+
+    ``None`` when the whole reply does not validate, or a cut one completed none.
+    """
+    try:
+        return schema.model_validate_json(streamed.raw.text)
+    except ValidationError:
+        reason = retries.finish_reason(streamed.raw)
+    if reason not in ("length", retries.REPEATING) or not streamed.gate.items:
+        logger.warning("cited_answer: streamed reply did not validate, asking unstreamed")
+        return None
+    logger.warning(
+        "cited_answer: reply %s after %d sentences; the cut one is dropped (X3)",
+        "cut at the token limit" if reason == "length" else "closed as a loop",
+        len(streamed.gate.items),
+    )
+    return streamed.gate.reply
 
 
 def _describe(model: BaseChatModel) -> str:
@@ -576,10 +598,15 @@ class ChatModelAssistant(LlmAssistant):
         :data:`~toolweave.llm.port.UNSTREAMED`: the answer node checks them and
         streams those it keeps (P2).
         """
+        schema = citation_schema(len(request.documents))
+        messages = self._answer_messages(request, cited=True)
+        streamed = yield from self._streamed_cited_steps(request, schema, messages)
+        if streamed is not None:
+            return streamed
         reply = yield from structured_steps(
             self.structured,
-            citation_schema(len(request.documents)),
-            self._answer_messages(request, cited=True),
+            schema,
+            messages,
             policy=self.policy,
             what="cited_answer",
             max_tokens=self.answer_tokens,
@@ -589,6 +616,42 @@ class ChatModelAssistant(LlmAssistant):
         text = marked_text(reply_claims(reply, request.documents))
         meta = {UNSTREAMED: True}
         return AIMessage(content=text, id=f"lc_run--{uuid.uuid4()}", response_metadata=meta)
+
+    def _streamed_cited_steps(
+        self, request: AnswerRequest, schema: type[BaseModel], messages: list[BaseMessage]
+    ) -> Steps[AIMessage | None]:
+        """The constrained answer streamed, its kept sentences shown as they complete (P2).
+
+        Only for ``json_schema`` (the reply's content is the JSON): each sentence
+        object is checked as soon as it is closed and, kept, shown at once
+        (:func:`~toolweave.llm.cited_stream.cited_stream`). A reply cut at the token
+        limit or closed as a loop (X3) keeps the sentences completed before the cut.
+        ``None`` (the unstreamed structured call then answers) when the mode is
+        another, the server rejects it, or the reply does not validate.
+        """
+        output = self.structured
+        if not output.openai_compatible or output.mode != "json_schema":
+            return None
+        bound = output.bound(schema, "json_schema", self.answer_tokens)
+        step = cited_stream(
+            bound.llm,
+            bound.messages(messages),
+            functools.partial(gate_for, request, schema),
+            timeout=self.policy.timeout,
+            stop=looping_reply,
+        )
+        try:
+            streamed = yield from retries.retrying(step, policy=self.policy, what="cited_answer")
+        except LlmRequestError as exc:
+            if output.fallback("json_schema", exc) is None:
+                raise
+            return None
+        reply = _whole_or_completed(streamed, schema)
+        if reply is None:
+            return None
+        text = marked_text(reply_claims(reply, request.documents))
+        meta = {UNSTREAMED: True, SHOWN: streamed.shown.text}
+        return AIMessage(content=text, id=streamed.shown.id, response_metadata=meta)
 
     def answer_steps(self, request: AnswerRequest) -> Steps[AIMessage]:
         """The answer: constrained citing (:attr:`cite_sentences`), else one streamed call.
@@ -600,7 +663,9 @@ class ChatModelAssistant(LlmAssistant):
         repeats itself ("szabad szabad szabad ...") is closed once its tail has come
         three times (X3, :func:`~toolweave.llm.structured.looping_reply`) and, like one
         cut at the token limit, ends in :data:`CUT_MARK`; the answer node replaces it.
-        A constrained reply that never validates falls back to the streamed call.
+        A constrained reply that never validates falls back to the streamed call. In
+        ``json_schema`` mode the constrained call streams too: each sentence is checked
+        as soon as its JSON object is complete and, kept, shown at once (R9, P2).
         """
         if self.cite_sentences and request.documents:
             cited = yield from self._cited_answer_steps(request)

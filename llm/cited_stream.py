@@ -1,0 +1,279 @@
+"""The constrained answer streamed sentence by sentence while the model writes (R9, P2).
+
+A constrained reply (:func:`~toolweave.llm.citations.citation_schema`) is JSON:
+``{"sentences": [{"text", "sources"}, ...]}``. Its tokens never reach listeners;
+:class:`ItemReader` reads each ``{"text", "sources"}`` object as soon as it is
+complete, :class:`SentenceGate` checks its sentences the way the answer node does
+(:func:`~toolweave.llm.citations.verify`) and gives the text of the kept ones at
+once, and :func:`cited_stream` pushes those words through the passthrough model
+under :data:`~toolweave.llm.passthrough.ANSWER_TAG` while the model is still writing
+the next sentence.
+
+The gate shows only what the whole answer will keep: connectives wait for the first
+supported sentence that states something, and a sentence citing nothing that states
+something (its check needs the passages the whole answer cites) stops the showing:
+it and what follows are shown by the answer node at the end. What needs the whole
+answer (asked once more when nothing holds, an answer that repeats itself) stays at
+the end too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.runnables import Runnable
+from pydantic import BaseModel, ValidationError
+
+from toolweave.llm import deadline
+from toolweave.llm.citations import (
+    Claim,
+    claims_of,
+    marked_text,
+    reply_claims,
+    says_something,
+    verify,
+)
+from toolweave.llm.errors import LlmBrokenReplyError
+from toolweave.llm.passthrough import astream_message, split_for_streaming, stream_message
+from toolweave.llm.port import AnswerRequest
+from toolweave.llm.retries import REPEATING, call_config, finish_reason
+from toolweave.tools.effects import Call
+
+SHOWN = "toolweave_shown"
+"""``response_metadata`` key of a constrained answer: the text its stream already showed."""
+
+_ITEM_DEPTH = 3
+"""Nesting of a sentence object: the reply's object, its ``sentences`` list, the item."""
+
+
+class ItemReader:
+    """Reads the sentence objects of a streamed constrained reply as each one completes.
+
+    ``feed`` takes the next piece of JSON text and returns the objects closed in it:
+    a ``{`` opened at depth 3 (inside the ``sentences`` list) and its ``}``; strings
+    and escapes are followed, so braces inside a sentence's text do not count.
+    """
+
+    def __init__(self) -> None:
+        """Start before the reply's first character."""
+        self._text = ""
+        self._at = 0
+        self._depth = 0
+        self._start = -1
+        self._in_string = False
+        self._escaped = False
+
+    def feed(self, piece: str) -> list[dict[str, Any]]:
+        """The sentence objects completed by ``piece`` (those that parse as objects)."""
+        self._text += piece
+        done: list[dict[str, Any]] = []
+        while self._at < len(self._text):
+            closed = self._step(self._text[self._at])
+            self._at += 1
+            if closed:
+                item = _parsed(self._text[self._start : self._at])
+                if item is not None:
+                    done.append(item)
+        return done
+
+    def _step(self, char: str) -> bool:
+        """Follow ``char``; whether it closed a sentence object."""
+        if self._in_string:
+            self._escaped = not self._escaped and char == "\\"
+            self._in_string = self._escaped or char != '"'
+            return False
+        if char == '"':
+            self._in_string = True
+        elif char in "{[":
+            self._depth += 1
+            if self._depth == _ITEM_DEPTH and char == "{":
+                self._start = self._at
+        elif char in "}]":
+            self._depth -= 1
+            return self._depth == _ITEM_DEPTH - 1 and char == "}" and self._start >= 0
+        return False
+
+
+def _parsed(text: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+@dataclass
+class SentenceGate:
+    """Checks each completed sentence object and says what to show of it now (R9, P2).
+
+    Built by :func:`gate_for`: ``clean`` is the answer node's rule for a placeholder
+    line, ``foreign`` the question's words no passage names.
+    """
+
+    request: AnswerRequest
+    schema: type[BaseModel]
+    clean: Callable[[str], str]
+    foreign: Sequence[str]
+    items: list[dict[str, Any]] = field(default_factory=list)
+    reply: BaseModel | None = None
+    """The completed items so far, validated (``None`` before the first or after a bad one)."""
+    shown: str = ""
+    _judged: int = 0
+    _pending: list[Claim] = field(default_factory=list)
+    _last_line: int | None = None
+    _open: bool = True
+
+    def add(self, item: dict[str, Any]) -> str:
+        """Take one completed sentence object; the text to show now (maybe ``""``)."""
+        self.items.append(item)
+        try:
+            self.reply = self.schema.model_validate({"sentences": self.items})
+        except ValidationError:
+            self._open, self.reply = False, None
+            return ""
+        documents = self.request.documents
+        text = self.clean(marked_text(reply_claims(self.reply, documents)))
+        claims = claims_of(text, len(documents))
+        new, self._judged = claims[self._judged :], len(claims)
+        return "".join(self._judge(claim) for claim in new) if self._open else ""
+
+    def _judge(self, claim: Claim) -> str:
+        """One claim checked: the text to show now (with what waited for it)."""
+        if not self._open:
+            return ""
+        request = self.request
+        docs, guaranteed = request.documents, request.guaranteed
+        (checked,) = verify([claim], docs, guaranteed, (), uncovered=self.foreign)
+        states = says_something(claim.text)
+        if states and not claim.cited:  # its check needs the whole answer's passages
+            self._open = False
+            return ""
+        if not checked.supported:
+            return ""
+        self._pending.append(claim)
+        return self._release() if states else ""
+
+    def _release(self) -> str:
+        """The waiting claims' text, each after its separator (as the answer joins them)."""
+        out = ""
+        for claim in self._pending:
+            if self._last_line is not None:
+                out += "\n" if claim.line != self._last_line else " "
+            out += claim.text
+            self._last_line = claim.line
+        self._pending.clear()
+        self.shown += out
+        return out
+
+
+def gate_for(request: AnswerRequest, schema: type[BaseModel]) -> SentenceGate:
+    """The gate of one constrained answer, with the answer node's rules (R9)."""
+    from toolweave.llm import answer_rules  # it imports the chat model, which imports this
+
+    return SentenceGate(
+        request, schema, answer_rules.without_placeholders, answer_rules.uncovered_words(request)
+    )
+
+
+@dataclass
+class Streamed:
+    """One streamed constrained call: the raw reply, the gate, and the shown message."""
+
+    raw: Any
+    gate: SentenceGate
+    shown: AIMessage
+
+
+class _Run:
+    """One attempt: the model's JSON chunks read, the kept sentences' words yielded."""
+
+    def __init__(self, gate: SentenceGate, stop: Callable[[str], bool] | None) -> None:
+        self.gate = gate
+        self.reader = ItemReader()
+        self.raw: Any = None
+        self.stop = stop
+
+    def take(self, chunk: Any) -> tuple[list[str], bool]:
+        """The words to show after ``chunk``, and whether the stream ends here (X3, X5)."""
+        self.raw = chunk if self.raw is None else self.raw + chunk
+        words: list[str] = []
+        for item in self.reader.feed(str(getattr(chunk, "text", "") or "")):
+            words += split_for_streaming(self.gate.add(item))
+        if self.stop is not None and self.stop(str(getattr(self.raw, "text", ""))):
+            meta = {**self.raw.response_metadata, "finish_reason": REPEATING}
+            self.raw = self.raw.model_copy(update={"response_metadata": meta})
+            return words, True
+        deadline.check("the end of the cited answer's stream")
+        return words, False
+
+    def words(self, chunks: Iterator[Any]) -> Iterator[str]:
+        try:
+            for chunk in chunks:
+                words, done = self.take(chunk)
+                yield from words
+                if done:
+                    break
+        finally:
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                close()
+
+    async def awords(self, chunks: AsyncIterator[Any]) -> AsyncIterator[str]:
+        try:
+            async for chunk in chunks:
+                words, done = self.take(chunk)
+                for word in words:
+                    yield word
+                if done:
+                    break
+        finally:
+            close = getattr(chunks, "aclose", None)
+            if close is not None:
+                await close()
+
+    def result(self, shown: AIMessage) -> Streamed:
+        if self.raw is None or finish_reason(self.raw) is None:
+            raise LlmBrokenReplyError(
+                "cited_answer: the reply ended without a finish reason (stream cut off mid-way)"
+            )
+        return Streamed(self.raw, self.gate, shown)
+
+
+def cited_stream(
+    llm: Runnable[Any, Any],
+    messages: Sequence[BaseMessage],
+    gate: Callable[[], SentenceGate],
+    *,
+    timeout: float | None = None,
+    stop: Callable[[str], bool] | None = None,
+) -> Call[Streamed]:
+    """The call streaming ``llm``'s constrained reply, its kept sentences shown as they come.
+
+    Each attempt (a retry calls it again) has a new gate and a new shown message:
+    listeners see the sentences of a retry after those of a stream that broke off.
+    A stream without a finish reason raises :class:`LlmBrokenReplyError` (retried);
+    ``stop`` closes a looping one (X3). The JSON itself is kept out of the messages
+    stream (``call_config``).
+    """
+    config = call_config("cited_answer")
+
+    def sync() -> Streamed:
+        run = _Run(gate(), stop)
+        shown = stream_message(run.words(iter(llm.stream(list(messages), config=config))))
+        return run.result(shown)
+
+    async def read() -> Streamed:
+        run = _Run(gate(), stop)
+        chunks = llm.astream(list(messages), config=config)
+        shown = await astream_message(run.awords(chunks))
+        return run.result(shown)
+
+    async def asynchronous() -> Streamed:
+        return await asyncio.wait_for(read(), timeout=deadline.bound(timeout))
+
+    return Call(sync, asynchronous)

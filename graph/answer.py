@@ -372,6 +372,17 @@ def _shown(reply: _Reply, text: str, chunks: Sequence[str]) -> Steps[AIMessage]:
     return AIMessage(content=text, id=rest.id)
 
 
+def _no_information(lang: str, closest: Sequence[Source]) -> str:
+    """The "no information" answer, naming the pages the dropped sentences cited (R9).
+
+    They are not the answer's ``sources`` (it rests on none); they are where the
+    person may read further.
+    """
+    text = prompts.no_information_answer(lang)
+    pages = [f"{s.name} ({s.url})" if s.url else s.name for s in closest]
+    return f"{text}\n{prompts.closest_pages(lang, pages)}" if pages else text
+
+
 def _generated_answer(
     assistant: LlmAssistant,
     request: AnswerRequest,
@@ -388,10 +399,10 @@ def _generated_answer(
         again = yield from assistant.answer_steps(replace(request, failing=reply.failing))
         reply, calls = _reply(again, request, assistant, reply.reason + RETRIED_REASON), 2
     details = _ledger_details(reply, request)
-    if not reply.says_something:  # R9: nothing holds; "no information" lists no source
-        text = prompts.no_information_answer(request.user_lang)
-        closest = [request.documents[i - 1] for c in reply.checked for i in c.sources]
-        details["closest"] = "; ".join(s.name for s in sources_of(closest))
+    if not reply.says_something:  # R9: nothing holds; "no information" rests on no source
+        closest = sources_of([request.documents[i - 1] for c in reply.checked for i in c.sources])
+        details["closest"] = "; ".join(s.name for s in closest)
+        text = _no_information(request.user_lang, closest)
         why = reply.reason + UNSUPPORTED_REASON.format(failing=" | ".join(reply.failing))
         verdict, sources, sentences = "unsupported", [], []
         chunks = [text]

@@ -145,6 +145,20 @@ def no_information_answer(lang: str) -> str:
     return NO_INFORMATION_ANSWERS.get(lang, NO_INFORMATION_ANSWERS["en"])
 
 
+CLOSEST_PAGES = {
+    "en": "The closest pages I found: {pages}",
+    "hu": "A legközelebbi oldalak, amelyeket találtam: {pages}",
+    "pl": "Najbliższe strony, które znalazłem: {pages}",
+}
+"""After a "no information" answer whose sentences the check dropped (R9): the pages
+they cited, for the person to read; by user language."""
+
+
+def closest_pages(lang: str, pages: Sequence[str]) -> str:
+    """:data:`CLOSEST_PAGES` in ``lang`` (English when it has none), ``pages`` joined."""
+    return CLOSEST_PAGES.get(lang, CLOSEST_PAGES["en"]).format(pages="; ".join(pages))
+
+
 def language_name(code: str) -> str:
     """English name of an ISO 639-1 ``code`` for prompts; the code itself when unknown."""
     return _LANGUAGES.get(code.lower(), f"the language with ISO 639-1 code {code!r}")

@@ -503,12 +503,9 @@ class ChatModelAssistant(LlmAssistant):
         if not offered:
             none = tuple(verdict for _, verdict in verdicts(tools, offered, None))
             return Activation(verdicts=none, requests={}, llm_calls=0)
-        guidance = prompts.fill_extraction_prompt(
-            extraction_prompt, tasks=None, instruction="Follow each tool's instruction above."
-        )
         system = prompts.fused_routing_system(
             tools=cached_tools_block(tuple(offered), with_instruction=True),
-            extraction_guidance=guidance,
+            extraction_guidance=fused_guidance(extraction_prompt),
             terminal=any(tool.returns_answer for tool in offered),
         )
         reply, scores = yield from self._routing(
@@ -715,3 +712,19 @@ class ChatModelAssistant(LlmAssistant):
     aread_passage = _adriven(read_passage_steps)
     answer = _driven(answer_steps)
     aanswer = _adriven(answer_steps)
+
+
+def fused_guidance(extraction_prompt: str) -> str:
+    """The caller's extraction prompt as the fused routing call adds it ("" for the default).
+
+    The fused prompt already says how to fill a request (from the user's text, a
+    field it does not state is null) and to follow each tool's instruction, which
+    is all :data:`~toolweave.llm.prompts.EXTRACTION_SYSTEM_PROMPT` says; sent again
+    under it, the default only lengthens every routing request (A10 wire). A
+    caller's own extraction prompt is added as it is.
+    """
+    if extraction_prompt == prompts.EXTRACTION_SYSTEM_PROMPT:
+        return ""
+    return prompts.fill_extraction_prompt(
+        extraction_prompt, tasks=None, instruction="Follow each tool's instruction above."
+    )

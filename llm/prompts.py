@@ -180,9 +180,10 @@ def routing_system(*, tools: str, terminal: bool = False) -> str:
 
 def fused_routing_system(*, tools: str, extraction_guidance: str, terminal: bool = False) -> str:
     """The fused routing-and-extraction system prompt (T5 + T7); ``terminal`` as above."""
-    return FUSED_ROUTING_PROMPT.format(
+    text = FUSED_ROUTING_PROMPT.format(
         rules=_rules(terminal), tools=tools, extraction_guidance=extraction_guidance
     )
+    return text.rstrip() if not extraction_guidance else text
 
 
 def fill_extraction_prompt(prompt: str, *, tasks: str | None, instruction: str) -> str:

@@ -271,7 +271,9 @@ class StructuredOutput:
         if mode == "json_mode":
             text = json.dumps(schema.model_json_schema(), ensure_ascii=False, separators=(",", ":"))
             preamble = SystemMessage(content=prompts.json_mode_schema(schema=text))
-        given: Any = schema.function() if isinstance(schema, ComposedSchema) else schema
+        given: Any = (
+            wire_function(schema.function()) if isinstance(schema, ComposedSchema) else schema
+        )
         try:
             structured = model.with_structured_output(given, **options)
         except NotImplementedError as exc:
@@ -287,7 +289,7 @@ class StructuredOutput:
                     else _openai_response_format(schema)
                 )
                 if response_format is not None:
-                    llm = llm.bind(response_format=response_format)
+                    llm = llm.bind(response_format=wire_response_format(response_format))
                     return Bound(llm, _json_content_parser(schema), preamble)
             rest = structured.steps[1:]
             parse = rest[0] if len(rest) == 1 else RunnableSequence(*rest)
@@ -339,6 +341,130 @@ def _openai_response_format(schema: type[BaseModel]) -> dict[str, Any] | None:
         return None
     converted = type_to_response_format_param(schema)
     return dict(converted) if isinstance(converted, dict) else None
+
+
+SCHEMA_KEYWORDS = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "prefixItems",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "not",
+        "enum",
+        "const",
+        "$ref",
+        "$defs",
+        "definitions",
+        "description",
+        "examples",
+        "format",
+        "pattern",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "minProperties",
+        "maxProperties",
+        "patternProperties",
+        "propertyNames",
+    }
+)
+"""JSON Schema keys sent to the model: what constrains the reply or describes a field.
+
+Everything else is dropped from a ``json_schema`` response format (A10 wire): ``title``
+(the property or ``$defs`` name already says it), ``default`` (strict mode requires
+every field, so a default is never taken) and keys that are no JSON Schema keyword,
+such as the offline extractor's ``known_values`` hints from ``json_schema_extra``.
+"""
+_NAMED = frozenset({"properties", "$defs", "definitions", "patternProperties"})
+"""Keys whose value maps names to schemas (the names are not keywords)."""
+
+
+def wire_schema(schema: Any) -> Any:
+    """``schema`` as sent: only :data:`SCHEMA_KEYWORDS`, identical ``$defs`` entries once.
+
+    Neither rule changes what a reply may be nor what a field's description says;
+    both only shorten the request body.
+    """
+    kept = _keywords_only(schema)
+    return _shared_defs(kept) if isinstance(kept, dict) else kept
+
+
+def _keywords_only(node: Any) -> Any:
+    """``node`` with every key that is no :data:`SCHEMA_KEYWORDS` entry dropped, recursively."""
+    if isinstance(node, list):
+        return [_keywords_only(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _NAMED and isinstance(value, dict):
+            out[key] = {name: _keywords_only(sub) for name, sub in value.items()}
+        elif key in SCHEMA_KEYWORDS:
+            out[key] = (
+                value
+                if key in ("enum", "const", "examples", "required")
+                else (_keywords_only(value))
+            )
+    return out
+
+
+def _shared_defs(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with ``$defs`` entries that are identical sent once, every ``$ref`` to it."""
+    while True:
+        defs = schema.get("$defs")
+        if not isinstance(defs, dict):
+            return schema
+        first: dict[str, str] = {}
+        alias: dict[str, str] = {}
+        for name, sub in defs.items():
+            text = json.dumps(sub, sort_keys=True, ensure_ascii=False)
+            alias[name] = first.setdefault(text, name)
+        if all(name == kept for name, kept in alias.items()):
+            return schema
+        refs = {f"#/$defs/{n}": f"#/$defs/{k}" for n, k in alias.items() if n != k}
+        schema = _with_refs(schema, refs)
+        schema["$defs"] = {n: sub for n, sub in schema["$defs"].items() if alias[n] == n}
+
+
+def _with_refs(node: Any, refs: dict[str, str]) -> Any:
+    """``node`` with each ``$ref`` found in ``refs`` pointed at its replacement (a copy)."""
+    if isinstance(node, list):
+        return [_with_refs(item, refs) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _with_refs(value, refs) for key, value in node.items()}
+    ref = out.get("$ref")
+    if isinstance(ref, str) and ref in refs:
+        out["$ref"] = refs[ref]
+    return out
+
+
+def wire_function(function: dict[str, Any]) -> dict[str, Any]:
+    """A function-calling definition with its parameters as :func:`wire_schema` sends them."""
+    parameters = function.get("parameters")
+    if not isinstance(parameters, dict):
+        return function
+    return {**function, "parameters": wire_schema(parameters)}
+
+
+def wire_response_format(response_format: dict[str, Any]) -> dict[str, Any]:
+    """A ``json_schema`` response format with its schema as :func:`wire_schema` sends it."""
+    spec = response_format.get("json_schema")
+    if not isinstance(spec, dict) or not isinstance(spec.get("schema"), dict):
+        return response_format
+    return {**response_format, "json_schema": {**spec, "schema": wire_schema(spec["schema"])}}
 
 
 def _json_content_parser(schema: Any) -> Callable[[Any], Any]:

@@ -425,6 +425,8 @@ def test_issue9_chat_openai_sends_the_sdk_schema_without_regenerating_it(monkeyp
     from openai.lib._parsing._completions import type_to_response_format_param
     from pydantic.json_schema import GenerateJsonSchema
 
+    from toolweave.llm.structured import wire_response_format
+
     tools = [Parking(), Hours()]
     schema = routing_schema(sorted(tools, key=lambda t: t.name), fused=True)  # name order (T5)
     reply = {
@@ -452,7 +454,8 @@ def test_issue9_chat_openai_sends_the_sdk_schema_without_regenerating_it(monkeyp
         monkeypatch.undo()
         assert generated == []
         assert first.requests == {"opening_hours": {"day": "friday"}}
-        expected = json.loads(json.dumps(type_to_response_format_param(schema)))
+        sdk = json.loads(json.dumps(type_to_response_format_param(schema)))
+        expected = wire_response_format(sdk)  # A10: what informs or binds the model only
         assert all(body["response_format"] == expected for body in server.requests)
         assert expected["json_schema"]["strict"] is True
 

@@ -1,0 +1,147 @@
+"""A10 (issue 37 item 3): what a structured call sends is only what informs or binds the model.
+
+The real ChatOpenAI against the local fake OpenAI server: the request body as the
+server receives it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+import pytest
+from pydantic import BaseModel, Field
+
+from toolweave.llm.chat_model import ChatModelAssistant
+from toolweave.llm.env import default_assistant
+from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
+from toolweave.llm.structured import wire_schema
+from toolweave.tools.base import ChatbotTool
+
+pytestmark = pytest.mark.network
+
+ROOMS = [f"room {n}" for n in range(40)]
+
+
+class BookingRequest(BaseModel):
+    """A booking of a room (a docstring for developers)."""
+
+    room: Literal[tuple(ROOMS)] | None = Field(  # type: ignore[valid-type]
+        None, description="The room, as the user named it"
+    )
+    day: str | None = Field(
+        None, description="The day asked for", json_schema_extra={"known_values": ["monday"]}
+    )
+
+
+class HoldRequest(BaseModel):
+    """Another tool's request, the same fields."""
+
+    room: Literal[tuple(ROOMS)] | None = Field(  # type: ignore[valid-type]
+        None, description="The room, as the user named it"
+    )
+    day: str | None = Field(
+        None, description="The day asked for", json_schema_extra={"known_values": ["monday"]}
+    )
+
+
+class Booking(ChatbotTool[BookingRequest]):
+    name = "booking"
+    request_model = BookingRequest
+    executable_instruction = "booking: true when the user wants to book a room."
+
+
+class Hold(ChatbotTool[HoldRequest]):
+    name = "hold"
+    request_model = HoldRequest
+    executable_instruction = "hold: true when the user wants a room held for later."
+
+
+@pytest.fixture
+def llm(fake_openai) -> ChatModelAssistant:
+    assistant = default_assistant(
+        model="fake-model", api_key="test", base_url=fake_openai.base_url, env={}
+    )
+    assert isinstance(assistant, ChatModelAssistant)
+    return assistant
+
+
+def _keys(node: Any) -> set[str]:
+    """Every key of every dict in ``node`` (property and ``$defs`` names included)."""
+    if isinstance(node, list):
+        return set().union(*(_keys(item) for item in node)) if node else set()
+    if not isinstance(node, dict):
+        return set()
+    return set(node).union(*(_keys(value) for value in node.values()))
+
+
+def _route(fake_openai, llm, prompt: str = EXTRACTION_SYSTEM_PROMPT) -> dict[str, Any]:
+    fake_openai.script(
+        {
+            "best_fit": "hold",
+            "booking": None,
+            "hold": {"reason": "asks", "run": True, "request": {"room": "room 3", "day": None}},
+        }
+    )
+    activation = llm.route_and_extract(
+        "Hold room 3", "Hold room 3", [Booking(), Hold()], extraction_prompt=prompt
+    )
+    assert activation.routed() == ["hold"]
+    assert activation.requests == {"hold": {"room": "room 3", "day": None}}
+    (request,) = fake_openai.requests
+    return request
+
+
+def test_A10_json_schema_sends_no_title_default_or_offline_hints(fake_openai, llm):
+    fake_openai.script({"room": "room 1", "day": "monday"})
+    out = llm.generate_tool_request("Room 1 on Monday", EXTRACTION_SYSTEM_PROMPT, "", Booking())
+    assert out == {"booking": {"room": "room 1", "day": "monday"}}
+    (request,) = fake_openai.requests
+    schema = request["response_format"]["json_schema"]["schema"]
+    keys = _keys(schema)
+    assert not keys & {"title", "default", "known_values"}
+    # what binds or informs the reply is all still there (strict mode, the grammar)
+    assert schema["additionalProperties"] is False
+    assert schema["required"] == ["room", "day"]
+    assert schema["properties"]["day"]["description"] == "The day asked for"
+    assert schema["properties"]["room"]["anyOf"][0]["enum"] == ROOMS
+
+
+def test_A10_routing_schema_sends_identical_request_schemas_once(fake_openai, llm):
+    request = _route(fake_openai, llm)
+    schema = request["response_format"]["json_schema"]["schema"]
+    body = json.dumps(request, ensure_ascii=False)
+    assert body.count('"room 39"') == 1  # the two tools' room lists: one $defs entry
+    assert schema["properties"]["booking"] == schema["properties"]["hold"]
+    assert not _keys(schema) & {"title", "default", "known_values"}
+
+
+def test_A10_routing_schema_refs_all_resolve_after_sharing():
+    schema = {
+        "$defs": {
+            "A": {"type": "object", "properties": {"x": {"type": "string"}}, "title": "A"},
+            "B": {"type": "object", "properties": {"x": {"type": "string"}}, "title": "B"},
+            "AWrap": {"anyOf": [{"$ref": "#/$defs/A"}, {"type": "null"}]},
+            "BWrap": {"anyOf": [{"$ref": "#/$defs/B"}, {"type": "null"}]},
+        },
+        "properties": {"a": {"$ref": "#/$defs/AWrap"}, "b": {"$ref": "#/$defs/BWrap"}},
+        "type": "object",
+    }
+    sent = wire_schema(schema)
+    assert set(sent["$defs"]) == {"A", "AWrap"}  # the wrappers became identical too
+    assert sent["properties"] == {"a": {"$ref": "#/$defs/AWrap"}, "b": {"$ref": "#/$defs/AWrap"}}
+    assert "title" in schema["$defs"]["A"]  # the caller's schema is not changed
+
+
+def test_A10_fused_routing_prompt_does_not_repeat_the_default_extraction_prompt(fake_openai, llm):
+    system = _route(fake_openai, llm)["messages"][0]["content"]
+    assert "Extract the parameters of a tool call" not in system
+    assert "never guessed" in system  # the fused prompt's own filling rule
+    assert system == system.rstrip()
+
+
+def test_A10_fused_routing_prompt_keeps_a_callers_own_extraction_prompt(fake_openai, llm):
+    own = "Rooms are numbered; write them as 'room N'.\n{instruction}"
+    system = _route(fake_openai, llm, prompt=own)["messages"][0]["content"]
+    assert "Rooms are numbered; write them as 'room N'." in system
+    assert "Follow each tool's instruction above." in system

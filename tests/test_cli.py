@@ -221,6 +221,7 @@ def test_L1_explain_of_an_unknown_thread_exits_2_and_leaves_the_store_alone(caps
     assert out == ""
     assert_one_line_error(err)
     assert "t-missing" in err
+    assert "ask with `--thread ID` to keep it" in err  # what to do (E: errors say what to do)
     assert sha(store / DB_NAME) == before  # read-only: SQLite may only add its -wal/-shm files
     stored = {p.name for p in store.iterdir()}
     assert stored <= {DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", CORPUS_CACHE}

@@ -106,6 +106,12 @@ def keep_thread(
                 target.put_writes(stored, writes, task_id)
 
 
+KEEP_HINT = (
+    "; `toolweave ask` keeps a thread only when it asks back: ask with `--thread ID` to keep it"
+)
+"""What the unknown-thread error adds: a one-off question's thread is not stored."""
+
+
 @contextmanager
 def _stored(
     directory: Path, thread_id: str, database_url: str | None = None
@@ -119,11 +125,15 @@ def _stored(
     if database_url:
         with open_checkpointer(database_url, env={}) as shared:
             if shared.get_tuple(_config(thread_id)) is None:
-                raise UnknownThreadError(f"no conversation is stored under thread {thread_id!r}")
+                raise UnknownThreadError(
+                    f"no conversation is stored under thread {thread_id!r}{KEEP_HINT}"
+                )
             yield shared, thread_id
         return
     path = directory / DB_NAME
-    unknown = UnknownThreadError(f"no conversation is stored under thread {thread_id!r} ({path})")
+    unknown = UnknownThreadError(
+        f"no conversation is stored under thread {thread_id!r} ({path}){KEEP_HINT}"
+    )
     if not path.is_file():
         raise unknown
     from langgraph.checkpoint.sqlite import SqliteSaver  # only threads that outlive the run

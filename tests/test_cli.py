@@ -134,7 +134,7 @@ def test_tools_lists_the_domain_tools(capsys):
     code, out, _ = run(capsys, "tools", "--domain", "korhaz")
     assert code == 0
     header = out.splitlines()[1]
-    for column in ("NAME", "DOMAIN", "SYSTEM", "PRIORITY", "KIND", "ROUTING QUESTION"):
+    for column in ("NAME", "DOMAIN", "SYSTEM", "PRIORITY", "KIND", "TRAITS", "ROUTING QUESTION"):
         assert column in header
     row = next(line for line in out.splitlines() if line.startswith("department_info "))
     assert "korhaz" in row

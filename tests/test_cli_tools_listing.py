@@ -89,3 +89,33 @@ def test_C2_toolweave_tools_lists_an_ingested_domains_tools_under_its_name(
     }
     assert all(row.split()[1] == "club-docs" for row in rows.values())  # none under "any"
     assert OUTSIDE_THE_PHASE in rows["club_docs_deep_search"]
+
+
+class MembersOnly(ChatbotTool[EmptyRequest]):
+    name: ClassVar[str] = "members_only"
+    executable_instruction: ClassVar[str | None] = "members_only: true when a member books."
+    returns_answer: ClassVar[bool] = True
+    side_effects: ClassVar[bool] = True
+
+    def is_eligible(self, user_data: Any) -> bool:
+        return bool(user_data)
+
+    def execute(self, request: EmptyRequest, ctx: Any) -> None:
+        return None
+
+
+def test_N1_tools_lists_each_tools_gate_finished_answer_and_side_effects() -> None:
+    from toolweave.cli.render import tool_traits
+
+    class Hours(ChatbotTool[EmptyRequest]):
+        name: ClassVar[str] = "hours"
+        executable_instruction: ClassVar[str | None] = "hours: true when asked."
+
+        def execute(self, request: EmptyRequest, ctx: Any) -> None:
+            return None
+
+    tools: list[Any] = [MembersOnly(), Hours()]
+    assert tool_traits(tools[0]) == "gated,answers,effects"
+    assert tool_traits(tools[1]) == "-"
+    rows = _rows(tools_table(tools, question_width=200))
+    assert "gated,answers,effects" in rows["members_only"]

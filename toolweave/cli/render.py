@@ -16,7 +16,12 @@ from toolweave.state.events import StreamEvent, is_stream_event
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import ROOT_TASK_NO
 from toolweave.tools.base import Systems
-from toolweave.tools.consumers import ContextConsumerTool
+from toolweave.tools.consumers import (
+    ClarifiableContextConsumerTool,
+    ClarifiableTool,
+    ContextConsumerTool,
+)
+from toolweave.tools.eligibility import open_without_filter
 from toolweave.tools.progress import progress_phrase
 from toolweave.tools.registry import AnyTool
 
@@ -291,10 +296,27 @@ def when_it_runs(tool: AnyTool, default_retrieval: str | None, width: int = 60) 
     return DEFAULT_RETRIEVAL if tool.name == default_retrieval else ONLY_FORCED
 
 
+def tool_traits(tool: AnyTool) -> str:
+    """What a domain's writer checks first, in words: ``gated``, ``answers``, ``asks``, ``effects``.
+
+    ``gated``: its own ``is_eligible`` (T4: a person it refuses never sees it);
+    ``answers``: it may end the run with a finished answer (R3, A9); ``asks``: it may
+    pause with a clarification (Q1); ``effects``: it declares side effects (S5). ``-``
+    for none.
+    """
+    traits = [
+        ("gated", not open_without_filter(tool)),
+        ("answers", bool(getattr(tool, "returns_answer", False))),
+        ("asks", isinstance(tool, ClarifiableTool | ClarifiableContextConsumerTool)),
+        ("effects", bool(getattr(tool, "side_effects", False))),
+    ]
+    return ",".join(name for name, holds in traits if holds) or "-"
+
+
 def tools_table(
     tools: Iterable[AnyTool], *, default_retrieval: str | None = None, question_width: int = 60
 ) -> list[str]:
-    """A fixed-width table of tools: name, domain, system, priority, kind, when it runs.
+    """A fixed-width table of tools: name, domain, system, priority, kind, traits, when it runs.
 
     The last column is the routing question (T5), or what runs the tool without one:
     the coordinator phase (C2), deep fallback (D2), the default retrieval (A5), forcing (F1).
@@ -304,7 +326,7 @@ def tools_table(
         default_retrieval: The domain's default retrieval tool, labelled as such (A5).
         question_width: Routing questions longer than this are shortened with "…".
     """
-    header = ("NAME", "DOMAIN", "SYSTEM", "PRIORITY", "KIND", "ROUTING QUESTION")
+    header = ("NAME", "DOMAIN", "SYSTEM", "PRIORITY", "KIND", "TRAITS", "ROUTING QUESTION")
     rows = [header] + [
         (
             tool.name,
@@ -312,6 +334,7 @@ def tools_table(
             eligible_label(tool),
             str(tool.priority),
             tool_kind(tool),
+            tool_traits(tool),
             when_it_runs(tool, default_retrieval, question_width),
         )
         for tool in tools

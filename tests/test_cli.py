@@ -576,3 +576,14 @@ def test_Q2_ask_thread_reply_naming_no_department_asks_again_then_answers(capsys
     assert code == 0
     assert CARDIOLOGY_HOURS_EN in out
     assert "Sources:" in out.splitlines()
+
+
+def test_N3_the_reply_hint_asks_for_the_user_data_again_without_printing_it(capsys):
+    """The person's data is never stored with the thread: the reply must give it again."""
+    data = '{"member_id": "secret-member-7"}'
+    argv = ["ask", "--thread", "t-ud", "--user-data", data, "When are consultation hours?"]
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    hint = "(reply with: toolweave ask --thread t-ud --domain korhaz --user-data '...' \"...\")"
+    assert hint in out.splitlines()
+    assert "secret-member-7" not in out + err

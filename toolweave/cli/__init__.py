@@ -326,7 +326,8 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
         if message is not None:
             turn = session.turn(message, thread_id=thread_id, systems=args.system, out=out)
             _keep_if_paused(session, turn, thread_id, args, persistent)
-            _print_outcome(turn, REPLY_HINT, thread_id, out, domain=domain.name)
+            gave = getattr(args, "user_data", None) is not None
+            _print_outcome(turn, REPLY_HINT, thread_id, out, domain=domain.name, user_data=gave)
     return 0
 
 
@@ -370,13 +371,21 @@ def _print_finish(session: Session, thread_id: str, default_lang: str, out: Text
 
 
 def _print_outcome(
-    turn: Turn, reply_hint: str, thread_id: str, out: TextIO, *, domain: str
+    turn: Turn,
+    reply_hint: str,
+    thread_id: str,
+    out: TextIO,
+    *,
+    domain: str,
+    user_data: bool = False,
 ) -> None:
     """After a streamed turn: its question (choices numbered) and how to reply, or its sources.
 
     The hint is the :data:`~toolweave.cli.render.CLI_TEXTS` key ``reply_hint``, in the
     language of the run (the question it asks is in that language too); it names the
-    domain, since a thread does not remember it and several may be installed (N2).
+    domain, since a thread does not remember it and several may be installed (N2), and
+    ``--user-data`` when the question came with some: it is never stored with the
+    thread, so the reply gives it again (N3); the data itself is not printed (§16).
     """
     from toolweave.cli import render
     from toolweave.state.graph_state import message_of
@@ -385,7 +394,9 @@ def _print_outcome(
         _print(render.question_lines(turn.pending_question, turn.pending_choices), out)
         message = message_of(turn.values)
         lang = message.user_lang if message else None
-        print(render.cli_text(reply_hint, lang, thread=thread_id, domain=domain), file=out)
+        more = " --user-data '...'" if user_data else ""
+        hint = render.cli_text(reply_hint, lang, thread=thread_id, domain=domain, more=more)
+        print(hint, file=out)
         return
     _print(_source_lines(turn.values), out)
 

@@ -136,7 +136,7 @@ CLI_TEXTS: dict[str, dict[str, str]] = {
         "assistant": "answers come from {label}",
         "offline": "answers come from the offline model (no LLM: lexical routing, extractive "
         "answers)",
-        "reply_hint": '(reply with: toolweave ask --thread {thread} --domain {domain} "...")',
+        "reply_hint": '(reply with: toolweave ask --thread {thread} --domain {domain}{more} "...")',
         "chat_reply_hint": "(your next message is the reply)",
         "finishing": "(thread {thread}: finishing the run that stopped mid-way: {question})",
         "finishing_unknown": "(thread {thread}: finishing the run that stopped mid-way)",
@@ -153,7 +153,8 @@ CLI_TEXTS: dict[str, dict[str, str]] = {
         "assistant": "a válaszokat adja: {label}",
         "offline": "a válaszokat az offline modell adja (nincs LLM: szavak szerinti "
         "eszközválasztás, a dokumentumokból kiemelt válaszok)",
-        "reply_hint": '(válaszoljon így: toolweave ask --thread {thread} --domain {domain} "...")',
+        "reply_hint": "(válaszoljon így: toolweave ask --thread {thread} --domain {domain}"
+        '{more} "...")',
         "chat_reply_hint": "(a következő üzenete lesz a válasz)",
         "finishing": "({thread} beszélgetés: befejezem a félbemaradt választ erre: {question})",
         "finishing_unknown": "({thread} beszélgetés: befejezem a félbemaradt választ)",
@@ -169,7 +170,8 @@ CLI_TEXTS: dict[str, dict[str, str]] = {
         "assistant": "odpowiedzi podaje: {label}",
         "offline": "odpowiedzi podaje model offline (bez LLM: wybór narzędzi po słowach, "
         "odpowiedzi wyjęte z dokumentów)",
-        "reply_hint": '(odpowiedz tak: toolweave ask --thread {thread} --domain {domain} "...")',
+        "reply_hint": "(odpowiedz tak: toolweave ask --thread {thread} --domain {domain}"
+        '{more} "...")',
         "chat_reply_hint": "(następna wiadomość będzie odpowiedzią)",
         "finishing": "(rozmowa {thread}: kończę przerwaną odpowiedź na: {question})",
         "finishing_unknown": "(rozmowa {thread}: kończę przerwaną odpowiedź)",

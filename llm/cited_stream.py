@@ -41,7 +41,13 @@ from toolweave.llm.citations import (
 from toolweave.llm.errors import LlmBrokenReplyError
 from toolweave.llm.passthrough import astream_message, split_for_streaming, stream_message
 from toolweave.llm.port import AnswerRequest
-from toolweave.llm.retries import REPEATING, call_config, finish_reason
+from toolweave.llm.retries import (
+    REPEATING,
+    aclosed_at_end,
+    call_config,
+    closed_at_end,
+    finish_reason,
+)
 from toolweave.tools.effects import Call
 
 SHOWN = "toolweave_shown"
@@ -212,29 +218,21 @@ class _Run:
         return words, False
 
     def words(self, chunks: Iterator[Any]) -> Iterator[str]:
-        try:
+        with closed_at_end(chunks):
             for chunk in chunks:
                 words, done = self.take(chunk)
                 yield from words
                 if done:
                     break
-        finally:
-            close = getattr(chunks, "close", None)
-            if close is not None:
-                close()
 
     async def awords(self, chunks: AsyncIterator[Any]) -> AsyncIterator[str]:
-        try:
+        async with aclosed_at_end(chunks):
             async for chunk in chunks:
                 words, done = self.take(chunk)
                 for word in words:
                     yield word
                 if done:
                     break
-        finally:
-            close = getattr(chunks, "aclose", None)
-            if close is not None:
-                await close()
 
     def result(self, shown: AIMessage) -> Streamed:
         if self.raw is None or finish_reason(self.raw) is None:

@@ -16,7 +16,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -209,30 +210,21 @@ class _StreamReading:
                 assert watch is not None
                 return watch.reply()
         reply: Any = None
-        chunks = self._clipped().stream(self.model_input, config=self.config)
-        try:
+        with closed_at_end(self._clipped().stream(self.model_input, config=self.config)) as chunks:
             for chunk in chunks:
                 reply, done = self._taken(reply, chunk)
                 if done:
                     break
-        finally:
-            close = getattr(chunks, "close", None)
-            if close is not None:
-                close()
         return reply
 
     async def _read_chunks(self) -> Any:
         reply: Any = None
-        chunks = self._clipped().astream(self.model_input, config=self.config)
-        try:
+        stream = self._clipped().astream(self.model_input, config=self.config)
+        async with aclosed_at_end(stream) as chunks:
             async for chunk in chunks:
                 reply, done = self._taken(reply, chunk)
                 if done:
                     break
-        finally:
-            close = getattr(chunks, "aclose", None)
-            if close is not None:
-                await close()
         return reply
 
     async def asynchronous(self) -> Any:
@@ -250,6 +242,31 @@ class _StreamReading:
 
 REPEATING = "repeating"
 """Finish reason of a streamed reply that :func:`streamed` closed because it repeated itself."""
+
+
+S = TypeVar("S")
+
+
+@contextmanager
+def closed_at_end(chunks: S) -> Iterator[S]:
+    """``chunks``, closed when the block ends: a stream left early frees its connection."""
+    try:
+        yield chunks
+    finally:
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()
+
+
+@asynccontextmanager
+async def aclosed_at_end(chunks: S) -> AsyncIterator[S]:
+    """The async twin of :func:`closed_at_end` (``aclose`` awaited)."""
+    try:
+        yield chunks
+    finally:
+        close = getattr(chunks, "aclose", None)
+        if close is not None:
+            await close()
 
 
 class _Repeated(Exception):

@@ -244,6 +244,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--proxy", action="store_true", help="count the model's calls on the wire (HTTP proxy)"
     )
+    parser.add_argument(
+        "--no-cite",
+        action="store_true",
+        help="the model answers in free text with [n] markers (cite_sentences=False, R9)",
+    )
     args = parser.parse_args(argv)
     args.anchor = args.anchor or args.anchor_only
     halves = (args.half,) if args.half else SPLITS
@@ -272,10 +277,14 @@ def _table(args: argparse.Namespace, halves: Sequence[str], wire: Wire) -> list[
         assistants.append((OfflineAssistant(), None))
     with_model = args.model or args.model_only or os.environ.get("OPENAI_BASE_URL")
     if with_model and not args.anchor_only:
+        from toolweave.llm.chat_model import ChatModelAssistant
         from toolweave.llm.env import default_assistant
 
         base_url = None if wire.proxy is None else wire.proxy.base_url
-        assistants.append((default_assistant(timeout=args.timeout, base_url=base_url), args.sample))
+        model = default_assistant(timeout=args.timeout, base_url=base_url)
+        if args.no_cite and isinstance(model, ChatModelAssistant):
+            model.cite_sentences = False
+        assistants.append((model, args.sample))
     extra = WIRE_HEADER if wire.proxy is not None else ""
     lines = [HEADER + extra, "|---|---|---|" + "---:|" * (13 + extra.count("|"))]
     for assistant, sample in assistants:

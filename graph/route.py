@@ -82,6 +82,16 @@ def routing_candidates(deps: Dependencies, offered: set[str]) -> list[AnyTool]:
     ]
 
 
+def search_language(deps: Dependencies, offered: set[str]) -> str | None:
+    """D9: the documents' language when the routing call should also give search words.
+
+    Only where the domain's default retrieval runs beside the routed tools (A5): its
+    search then uses them; the domain's ``default_language`` is taken as its documents'.
+    """
+    retrieval = deps.domain.default_retrieval_tool
+    return deps.domain.default_language if retrieval is not None and retrieval in offered else None
+
+
 def routed_activation(
     deps: Dependencies, node: TaskNode, offered: set[str], outcome: GuardOutcome
 ) -> tuple[list[AnyTool], set[str], list[LedgerEntry]]:
@@ -117,7 +127,9 @@ def routed_activation(
     tools = [tool for tool in deps.registry if tool.name in routed]  # registry order (A6)
     if retrieval is not None and retrieval in offered:
         tools.append(deps.registry[retrieval])
-        entries.append(_entry(LedgerKind.ROUTING, node, retrieval, "default", "default retrieval"))
+        words = activation.search_words
+        said = f"default retrieval, also searching {words!r} (D9)" if words else "default retrieval"
+        entries.append(_entry(LedgerKind.ROUTING, node, retrieval, "default", said))
     return tools, outcome.in_doubt, entries
 
 
@@ -183,6 +195,7 @@ def make_route(deps: Dependencies) -> Runnable[Any, Any]:
         requests: dict[str, dict[str, Any] | None] = {}
         calls = 0
         in_doubt: set[str] = set()
+        words_for_search = ""
         if node.task.required_tool_names:
             tools, entries = forced_activation(deps, node, offered)
         else:
@@ -195,13 +208,18 @@ def make_route(deps: Dependencies) -> Runnable[Any, Any]:
                 assistant = assistant_for(deps, runtime)
                 prompt, text = node.task.task_prompt, execution_text(node.task)
                 activation = yield from assistant.route_and_extract_steps(
-                    prompt, text, candidates, extraction_prompt=EXTRACTION_SYSTEM_PROMPT
+                    prompt,
+                    text,
+                    candidates,
+                    extraction_prompt=EXTRACTION_SYSTEM_PROMPT,
+                    search_language=search_language(deps, offered),
                 )
             outcome = guard(deps, node, candidates, activation, words)  # T5, T13, A8, A9, Q1
             tools, in_doubt, entries = routed_activation(deps, node, offered, outcome)
             entries = ran_below + prefiltered + entries
             requests = dict(outcome.activation.requests)
             calls = outcome.activation.llm_calls
+            words_for_search = activation.search_words
         # A9: a tool in doubt runs last, after the retrieval (its answer joins it; Q1: no ask)
         ordered = sorted(tools, key=lambda tool: (tool.name in in_doubt, tool.priority))
         cap = deps.limits.max_tools_per_task
@@ -218,6 +236,7 @@ def make_route(deps: Dependencies) -> Runnable[Any, Any]:
                 "status": status,
                 "requests": requests,
                 "as_context": as_context,
+                "search_words": words_for_search,
             }
         )
         runtime.stream_writer(routed_event(node.task_no, queue))

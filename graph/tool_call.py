@@ -169,6 +169,7 @@ def tool_steps(
         systems=tuple(state.get("systems") or ()),
         user_lang=state["message"].user_lang,
         important_words=tuple(state["message"].important_words),
+        search_words=node.search_words,
         user_data=user_data_for(state, runtime),
         progress=progress,
         stream_answer=streamed.stream,

@@ -65,6 +65,7 @@ from toolweave.llm.replies import (
     offered_tools,
     routing_keys,
     routing_reply,
+    search_words,
 )
 from toolweave.llm.structured import Schema, StructuredOutput, looping_reply, structured_steps
 from toolweave.llm.token_budget import token_budget
@@ -483,7 +484,13 @@ class ChatModelAssistant(LlmAssistant):
     # -- fused activation (T5 + T7) -------------------------------------------------------
 
     def route_and_extract_steps(
-        self, task_prompt: str, execution_text: str, tools: Tools, *, extraction_prompt: str
+        self,
+        task_prompt: str,
+        execution_text: str,
+        tools: Tools,
+        *,
+        extraction_prompt: str,
+        search_language: str | None = None,
     ) -> Steps[Activation]:
         """Route and extract in ONE structured call when ``fuse_routing`` (T5 + T7).
 
@@ -491,7 +498,9 @@ class ChatModelAssistant(LlmAssistant):
         carries its parent's context (M3) is routed and extracted in two steps. A
         yes whose whole request the model made up (values the text does not hold,
         such as the date of the tool's own instruction) is read as no (T7), unless
-        the tool can ask for what is missing (Q1).
+        the tool can ask for what is missing (Q1). With ``search_language`` the same
+        call ends with words to search the documents with, in that language (D9):
+        the names a page would use for what the user describes, at no call of its own.
         """
         if not self.fuse_routing or execution_text != task_prompt:
             return (
@@ -507,10 +516,10 @@ class ChatModelAssistant(LlmAssistant):
             tools=cached_tools_block(tuple(offered), with_instruction=True),
             extraction_guidance=fused_guidance(extraction_prompt),
             terminal=any(tool.returns_answer for tool in offered),
+            search_language=search_language,
         )
-        reply, scores = yield from self._routing(
-            routing_reply(offered, fused=True), system, task_prompt, "activation"
-        )
+        schema = routing_reply(offered, fused=True, search=search_language is not None)
+        reply, scores = yield from self._routing(schema, system, task_prompt, "activation")
         pairs = verdicts(tools, offered, reply)
         requests: dict[str, ExtractedRequest] = {}
         kept: list[RoutingVerdict] = []
@@ -525,7 +534,8 @@ class ChatModelAssistant(LlmAssistant):
             if not asks and invented_required(filled, requests[tool.name]):
                 kept[-1] = replace(verdict, run=False, reason=INVENTED_INPUT)  # T7
                 del requests[tool.name]
-        return Activation(verdicts=tuple(kept), requests=requests, llm_calls=1)
+        words = search_words(reply)
+        return Activation(verdicts=tuple(kept), requests=requests, llm_calls=1, search_words=words)
 
     # -- gatekeeper (D1) and page reading (D3) -------------------------------------------
 

@@ -64,6 +64,9 @@ class Activation:
     """Requests extracted in the same pass, keyed by tool name (routed tools only)."""
     llm_calls: int = 1
     """How many model calls the activation spent (the benchmark reports it)."""
+    search_words: str = ""
+    """Words for the documents' search that the routing call gave, in the documents'
+    language (D9); ``""``: none asked or given."""
 
     def routed(self) -> list[str]:
         """Names of the tools the model said yes to, in the order given."""
@@ -413,13 +416,22 @@ class LlmAssistant(ABC):
         return (yield from perform(pair))
 
     def route_and_extract_steps(
-        self, task_prompt: str, execution_text: str, tools: Tools, *, extraction_prompt: str
+        self,
+        task_prompt: str,
+        execution_text: str,
+        tools: Tools,
+        *,
+        extraction_prompt: str,
+        search_language: str | None = None,
     ) -> Steps[Activation]:
         """:meth:`route_and_extract` as steps.
 
         An assistant that brings its own :meth:`route_and_extract` (a subclass's,
         or one set on the instance) is called through it; otherwise the default
         routes, then extracts (:meth:`route_then_extract`), each a step of its own.
+        ``search_language``: when given, the call may also return words to search
+        the documents with, in that language (``Activation.search_words``, D9); the
+        port's default gives none.
         """
         if self._brings("route_and_extract") or self._brings("aroute_and_extract"):
             pair = call(

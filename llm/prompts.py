@@ -56,8 +56,16 @@ line, if any); a field the text does not state is null, never guessed.
 
 Tools:
 {tools}
-
+{search}
 {extraction_guidance}"""
+
+SEARCH_RULE = """
+Last, in search write the words a page of the documents would use for what the
+user asks, in {language}: the name a page would give the thing or the situation
+the user describes, and words of the answer's subject; not the user's question
+words, at most 10 words.
+"""
+"""Added to :data:`FUSED_ROUTING_PROMPT` when the routing reply asks for search words (D9)."""
 
 EXTRACTION_SYSTEM_PROMPT = """\
 Extract the parameters of a tool call from the user's text.
@@ -178,10 +186,25 @@ def routing_system(*, tools: str, terminal: bool = False) -> str:
     return ROUTING_PROMPT.format(rules=_rules(terminal), tools=tools)
 
 
-def fused_routing_system(*, tools: str, extraction_guidance: str, terminal: bool = False) -> str:
-    """The fused routing-and-extraction system prompt (T5 + T7); ``terminal`` as above."""
+def fused_routing_system(
+    *,
+    tools: str,
+    extraction_guidance: str,
+    terminal: bool = False,
+    search_language: str | None = None,
+) -> str:
+    """The fused routing-and-extraction system prompt (T5 + T7); ``terminal`` as above.
+
+    ``search_language``: the documents' language code when the reply asks for
+    search words (D9, :data:`SEARCH_RULE`).
+    """
+    search = (
+        ""
+        if search_language is None
+        else SEARCH_RULE.format(language=language_name(search_language))
+    )
     text = FUSED_ROUTING_PROMPT.format(
-        rules=_rules(terminal), tools=tools, extraction_guidance=extraction_guidance
+        rules=_rules(terminal), tools=tools, search=search, extraction_guidance=extraction_guidance
     )
     return text.rstrip() if not extraction_guidance else text
 

@@ -248,6 +248,14 @@ entry goes when its model does (the routing-model cache bounds how many live).""
 BEST_FIT = "best_fit"
 """The routing reply's field naming the candidate that fits best (T5, asked first)."""
 NO_BEST_FIT = "none"
+SEARCH = "search"
+"""The routing reply's last field: words for the documents' search (D9), when asked."""
+SEARCH_WORDS = 12
+"""Most words of the routing reply's search field that the retrieval uses (D9)."""
+_SEARCH_PROPERTY: dict[str, Any] = {
+    "type": "string",
+    "description": "Words a page of the documents would use for what the user asks.",
+}
 MAX_EXAMPLES = 3
 """Example questions per tool (and "not for" ones) the routing prompt shows."""
 
@@ -271,17 +279,21 @@ def shown_examples(texts: Sequence[str]) -> list[str]:
     return [text for turn in turns for text in turn if text is not None][:MAX_EXAMPLES]
 
 
-def routing_schema(tools: Sequence[AnyTool], *, fused: bool) -> type[BaseModel]:
+def routing_schema(
+    tools: Sequence[AnyTool], *, fused: bool, search: bool = False
+) -> type[BaseModel]:
     """A model with one field per tool (aliased to the tool's name) for one structured call.
 
     Built once per set of tools: candidate sets repeat from request to request.
     The routing questions and instructions are in the prompt, not repeated in the schema.
+    With ``search`` (and no candidate named :data:`SEARCH`) a last field asks for
+    words to search the documents with (D9).
     """
-    return _routing_schema(tuple(tools), fused)
+    return _routing_schema(tuple(tools), fused, search)
 
 
 @functools.lru_cache(maxsize=128)
-def _routing_schema(tools: tuple[AnyTool, ...], fused: bool) -> type[BaseModel]:
+def _routing_schema(tools: tuple[AnyTool, ...], fused: bool, search: bool) -> type[BaseModel]:
     names: Any = Literal.__getitem__((*(tool.name for tool in tools), NO_BEST_FIT))
     fields: dict[str, Any] = {BEST_FIT: (names, NO_BEST_FIT)}
     for i, tool in enumerate(tools):
@@ -289,6 +301,11 @@ def _routing_schema(tools: tuple[AnyTool, ...], fused: bool) -> type[BaseModel]:
         if fused and tool.request_model.model_fields:
             entry = _decision(tool.request_model)
         fields[f"tool_{i}"] = (entry | None, Field(alias=tool.name))  # null: no (T5)
+    if search and SEARCH not in (tool.name for tool in tools):
+        fields["search_words"] = (
+            str,
+            Field("", alias=SEARCH, description=_SEARCH_PROPERTY["description"]),
+        )
     name = "ToolActivation" if fused else "ToolRouting"
     model: type[BaseModel] = create_model(name, __base__=_CompactRouting, **fields)
     return model
@@ -313,8 +330,17 @@ def cut_routing_reply(keys: Sequence[str], text: str) -> SimpleNamespace | None:
     if found is None or found.group(1) not in keys:
         return None
     return SimpleNamespace(
-        best_fit=found.group(1), cut=True, **{f"tool_{i}": None for i in range(len(keys))}
+        best_fit=found.group(1),
+        cut=True,
+        search_words="",
+        **{f"tool_{i}": None for i in range(len(keys))},
     )
+
+
+def search_words(reply: Any) -> str:
+    """The routing reply's search words (D9), at most :data:`SEARCH_WORDS` of them; ``""``: none."""
+    words = getattr(reply, "search_words", "")
+    return " ".join(words.split()[:SEARCH_WORDS]) if isinstance(words, str) else ""
 
 
 def routing_keys(schema: ComposedSchema | type[BaseModel]) -> tuple[str, ...]:
@@ -322,11 +348,15 @@ def routing_keys(schema: ComposedSchema | type[BaseModel]) -> tuple[str, ...]:
     if isinstance(schema, ComposedSchema):
         return schema.keys
     return tuple(
-        info.alias or name for name, info in schema.model_fields.items() if name != BEST_FIT
+        info.alias or name
+        for name, info in schema.model_fields.items()
+        if name not in (BEST_FIT, "search_words")
     )
 
 
-def routing_reply(tools: Sequence[AnyTool], *, fused: bool) -> ComposedSchema | type[BaseModel]:
+def routing_reply(
+    tools: Sequence[AnyTool], *, fused: bool, search: bool = False
+) -> ComposedSchema | type[BaseModel]:
     """:func:`routing_schema` as the chat model's calls use it: composed per candidate set.
 
     Falls back to the pydantic model when two request models' definitions share a
@@ -337,9 +367,10 @@ def routing_reply(tools: Sequence[AnyTool], *, fused: bool) -> ComposedSchema | 
     for entry in dict.fromkeys(entries):
         for name, definition in _parts(entry)[0]["$defs"].items():
             if defs.setdefault(name, definition) != definition:
-                return routing_schema(tools, fused=fused)
+                return routing_schema(tools, fused=fused, search=search)
     name = "ToolActivation" if fused else "ToolRouting"
-    return ComposedSchema(name, tuple(tool.name for tool in tools), entries)
+    keys = tuple(tool.name for tool in tools)
+    return ComposedSchema(name, keys, entries, search=search and SEARCH not in keys)
 
 
 @dataclass(frozen=True)
@@ -357,6 +388,12 @@ class ComposedSchema:
     """The JSON key of each candidate (the tool's name)."""
     entries: tuple[type[BaseModel], ...]
     """Each candidate's entry model: :class:`ToolVerdict` or a verdict with a request."""
+    search: bool = False
+    """Whether the reply ends with the :data:`SEARCH` words for the documents (D9)."""
+
+    def _last(self) -> tuple[dict[str, Any], list[str]]:
+        """The properties and required keys after the candidates': the search words, if asked."""
+        return ({SEARCH: dict(_SEARCH_PROPERTY)}, [SEARCH]) if self.search else ({}, [])
 
     def _best_fit(self) -> dict[str, Any]:
         """The ``best_fit`` property, asked first (T5), as the pydantic model gives it."""
@@ -369,10 +406,11 @@ class ComposedSchema:
             part = _parts(entry)[at]
             defs.update(part["$defs"])
             properties[key] = part["ref"]
+        last, required = self._last()
         return {
             "$defs": dict(sorted(defs.items())),
-            "properties": properties,
-            "required": [BEST_FIT, *self.keys],
+            "properties": properties | last,
+            "required": [BEST_FIT, *self.keys, *required],
             "title": self.title,
             "type": "object",
             **extra,
@@ -392,10 +430,13 @@ class ComposedSchema:
 
     def function(self) -> dict[str, Any]:
         """The function-calling definition (as LangChain makes it: references inlined)."""
-        properties = {BEST_FIT: self._best_fit()} | {
-            key: _parts(entry)[2] for key, entry in zip(self.keys, self.entries, strict=True)
-        }
-        required = [BEST_FIT, *self.keys]
+        last, after = self._last()
+        properties = (
+            {BEST_FIT: self._best_fit()}
+            | {key: _parts(entry)[2] for key, entry in zip(self.keys, self.entries, strict=True)}
+            | last
+        )
+        required = [BEST_FIT, *self.keys, *after]
         parameters = {"properties": properties, "required": required, "type": "object"}
         return {"name": self.title, "description": "", "parameters": parameters}
 
@@ -414,8 +455,10 @@ class ComposedSchema:
             raise ValidationError.from_exception_data(self.title, errors)
         values = zip(self.keys, self.entries, strict=True)
         best = data.get(BEST_FIT)
+        words = data.get(SEARCH) if self.search else ""
         return SimpleNamespace(
             best_fit=best if best in self.keys else NO_BEST_FIT,
+            search_words=words if isinstance(words, str) else "",
             **{
                 f"tool_{i}": None if data[key] is None else entry.model_validate(data[key])
                 for i, (key, entry) in enumerate(values)

@@ -96,6 +96,9 @@ class TaskNode(BaseModel):
     """Tools whose yes was in doubt (A9): they run after the retrieval; a finished answer
     joins the context instead of ending the run, and a question back to the user is not
     asked (Q1)."""
+    search_words: str = ""
+    """Words the routing call gave for searching the documents, in their language (D9);
+    the default retrieval searches with them beside the task's own text."""
 
     @property
     def task_no(self) -> str:

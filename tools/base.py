@@ -128,6 +128,9 @@ class ToolCallContext:
     """The user's language, decided once per message (T10)."""
     important_words: tuple[str, ...] = ()
     """Key words of the question (A1)."""
+    search_words: str = ""
+    """Words the routing call gave for searching the documents, in their language (D9):
+    a search tool may search with them beside :attr:`text`; ``""``: none."""
     user_data: Mapping[str, Any] | None = None
     """The request's user data (T4)."""
     progress: ProgressEmitter = field(default_factory=lambda: ProgressEmitter("tool"))

@@ -10,11 +10,13 @@ characters of text.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.results import ToolResult
 from toolweave.tools.base import ChatbotTool, EmptyRequest, ToolCallContext
+from toolweave.tools.search import vectors
 from toolweave.tools.search.passages import NEIGHBOURS, passages
 from toolweave.tools.search.protocol import DocumentStore
 
@@ -35,6 +37,7 @@ def retrieve(
     lang: str | None = None,
     max_chars: int = DEFAULT_MAX_CHARS,
     neighbours: int = NEIGHBOURS,
+    also: str = "",
 ) -> list[UniqueTextDocument]:
     """The default retrieval of ``question`` in ``store``: its best passages (see the module).
 
@@ -45,10 +48,28 @@ def retrieve(
         lang: Only documents in this language, when given.
         max_chars: Most characters of sentence text returned.
         neighbours: Sentences either side of each hit (same page); 0 returns the hits.
+        also: More words to search with, e.g. the routing call's words for the thing in
+            the documents' language (D9): their hits are fused with the question's by
+            reciprocal rank, and up to half ``limit`` more hits are widened.
     """
     search = getattr(store, "fused_search", None) or store.search
     hits: list[UniqueTextDocument] = search(question, limit=limit, lang=lang)
+    if also.strip():
+        more: list[UniqueTextDocument] = search(also, limit=limit, lang=lang)
+        hits = fused_hits(hits, more, limit + limit // 2)
     return passages(hits, store.page_sentences, max_chars=max_chars, neighbours=neighbours)
+
+
+def fused_hits(
+    first: Sequence[UniqueTextDocument], second: Sequence[UniqueTextDocument], limit: int
+) -> list[UniqueTextDocument]:
+    """Two searches' hits fused by reciprocal rank (a hit of both first), at most ``limit``."""
+    by_key = {doc.key: doc for doc in (*second, *first)}
+    fused = vectors.fuse([[doc.key for doc in first], [doc.key for doc in second]])
+    return [
+        by_key[key].model_copy(update={"sentence_score": vectors.fused_score(score)})
+        for key, score in fused[:limit]
+    ]
 
 
 def name_tool(tool: Any, name: str, domain: str | None) -> None:
@@ -108,7 +129,10 @@ class RetrievalTool(ChatbotTool[EmptyRequest]):
         self.neighbours = neighbours
 
     def execute(self, request: EmptyRequest, ctx: ToolCallContext) -> ToolResult | None:
-        """Search with ``ctx.text``; the passages as context (R2), or ``None`` when none (R1)."""
+        """Search with ``ctx.text`` (and ``ctx.search_words``, D9); passages as context (R2).
+
+        ``None`` when nothing is found (R1).
+        """
         ctx.progress("SEARCHING")
         documents = retrieve(
             self.store,
@@ -117,6 +141,7 @@ class RetrievalTool(ChatbotTool[EmptyRequest]):
             lang=self.lang,
             max_chars=self.max_chars,
             neighbours=self.neighbours,
+            also=ctx.search_words,
         )
         ctx.progress("FOUND", detail=str(len(documents)))
         return ToolResult.as_context(self.name, documents) if documents else None

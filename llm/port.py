@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, ParamSpec, TypeAlias, TypeVar
+from typing import Any, ClassVar, Concatenate, ParamSpec, TypeAlias, TypeVar, cast
 
 from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import BaseModel
@@ -222,6 +222,38 @@ def cited_documents(
     return list(cited.values())
 
 
+def _async_twin(
+    method: Callable[Concatenate[Any, P], T],
+) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, T]]:
+    """The default async twin of a port method: the assistant's own method, off the loop."""
+    name = method.__name__
+
+    async def twin(self: LlmAssistant, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        own: Callable[P, T] = getattr(self, name)
+        if self.inline_async:
+            return own(*args, **kwargs)
+        return await asyncio.to_thread(own, *args, **kwargs)
+
+    twin.__name__ = twin.__qualname__ = f"a{name}"
+    twin.__doc__ = f"Async :meth:`{name}`; the default runs it off the event loop."
+    return twin
+
+
+def _steps_of(
+    method: Callable[Concatenate[Any, P], T],
+) -> Callable[Concatenate[Any, P], Steps[T]]:
+    """The default steps of a port method: one call of the assistant's own method pair."""
+    name = method.__name__
+
+    def steps(self: LlmAssistant, /, *args: P.args, **kwargs: P.kwargs) -> Steps[T]:
+        pair = call(getattr(self, name), getattr(self, f"a{name}"), *args, **kwargs)
+        return cast(T, (yield from perform(pair)))
+
+    steps.__name__ = steps.__qualname__ = f"{name}_steps"
+    steps.__doc__ = f":meth:`{name}` as steps."
+    return steps
+
+
 class LlmAssistant(ABC):
     """The language-model port of the orchestrator (``ILlmAssistant``).
 
@@ -343,29 +375,9 @@ class LlmAssistant(ABC):
 
     # -- async twins: the graph's steps await these under ainvoke/astream ---------------
 
-    async def _off_loop(self, method: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-        """``method(*args, **kwargs)`` in a worker thread, or inline when :attr:`inline_async`."""
-        if self.inline_async:
-            return method(*args, **kwargs)
-        return await asyncio.to_thread(method, *args, **kwargs)
-
-    async def anormalize(
-        self, message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
-    ) -> Normalized:
-        """Async :meth:`normalize`; the default runs it off the event loop."""
-        return await self._off_loop(self.normalize, message, history, default_lang=default_lang)
-
-    async def aroute(self, task_prompt: str, tools: Tools) -> list[RoutingVerdict]:
-        """Async :meth:`route`; the default runs it off the event loop."""
-        return await self._off_loop(self.route, task_prompt, tools)
-
-    async def agenerate_tool_request(
-        self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
-    ) -> dict[str, ExtractedRequest]:
-        """Async :meth:`generate_tool_request`; the default runs it off the event loop."""
-        return await self._off_loop(
-            self.generate_tool_request, user_prompt, system_prompt, tasks, tool
-        )
+    anormalize = _async_twin(normalize)
+    aroute = _async_twin(route)
+    agenerate_tool_request = _async_twin(generate_tool_request)
 
     async def aroute_and_extract(
         self, task_prompt: str, execution_text: str, tools: Tools, *, extraction_prompt: str
@@ -374,46 +386,16 @@ class LlmAssistant(ABC):
         steps = self.route_then_extract(task_prompt, execution_text, tools, extraction_prompt)
         return await adrive(steps)
 
-    async def aextract_decompositions(
-        self, task_prompt: str, schemas: Sequence[DecompositionSchema]
-    ) -> Decompositions:
-        """Async :meth:`extract_decompositions`; the default runs it off the event loop."""
-        return await self._off_loop(self.extract_decompositions, task_prompt, schemas)
-
-    async def ajudge_context(
-        self, question: str, documents: Sequence[UniqueTextDocument], guaranteed: Sequence[str]
-    ) -> ContextVerdict:
-        """Async :meth:`judge_context`; the default runs it off the event loop."""
-        return await self._off_loop(self.judge_context, question, documents, guaranteed)
-
-    async def aread_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
-        """Async :meth:`read_passage`; the default runs it off the event loop."""
-        return await self._off_loop(self.read_passage, question, passage, user_lang=user_lang)
-
-    async def aanswer(self, request: AnswerRequest) -> AIMessage:
-        """Async :meth:`answer`; the default runs it off the event loop."""
-        return await self._off_loop(self.answer, request)
+    aextract_decompositions = _async_twin(extract_decompositions)
+    ajudge_context = _async_twin(judge_context)
+    aread_passage = _async_twin(read_passage)
+    aanswer = _async_twin(answer)
 
     # -- steps: what the graph yields from; the defaults call the sync/async pair ------
 
-    def normalize_steps(
-        self, message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
-    ) -> Steps[Normalized]:
-        """:meth:`normalize` as steps."""
-        pair = call(self.normalize, self.anormalize, message, history, default_lang=default_lang)
-        return (yield from perform(pair))
-
-    def route_steps(self, task_prompt: str, tools: Tools) -> Steps[list[RoutingVerdict]]:
-        """:meth:`route` as steps."""
-        return (yield from perform(call(self.route, self.aroute, task_prompt, tools)))
-
-    def generate_tool_request_steps(
-        self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
-    ) -> Steps[dict[str, ExtractedRequest]]:
-        """:meth:`generate_tool_request` as steps."""
-        sync, asynchronous = self.generate_tool_request, self.agenerate_tool_request
-        pair = call(sync, asynchronous, user_prompt, system_prompt, tasks, tool)
-        return (yield from perform(pair))
+    normalize_steps = _steps_of(normalize)
+    route_steps = _steps_of(route)
+    generate_tool_request_steps = _steps_of(generate_tool_request)
 
     def route_and_extract_steps(
         self,
@@ -449,30 +431,10 @@ class LlmAssistant(ABC):
             )
         )
 
-    def extract_decompositions_steps(
-        self, task_prompt: str, schemas: Sequence[DecompositionSchema]
-    ) -> Steps[Decompositions]:
-        """:meth:`extract_decompositions` as steps."""
-        sync, asynchronous = self.extract_decompositions, self.aextract_decompositions
-        return (yield from perform(call(sync, asynchronous, task_prompt, schemas)))
-
-    def judge_context_steps(
-        self, question: str, documents: Sequence[UniqueTextDocument], guaranteed: Sequence[str]
-    ) -> Steps[ContextVerdict]:
-        """:meth:`judge_context` as steps."""
-        sync, asynchronous = self.judge_context, self.ajudge_context
-        return (yield from perform(call(sync, asynchronous, question, documents, guaranteed)))
-
-    def read_passage_steps(
-        self, question: str, passage: str, *, user_lang: str
-    ) -> Steps[str | None]:
-        """:meth:`read_passage` as steps."""
-        pair = call(self.read_passage, self.aread_passage, question, passage, user_lang=user_lang)
-        return (yield from perform(pair))
-
-    def answer_steps(self, request: AnswerRequest) -> Steps[AIMessage]:
-        """:meth:`answer` as steps."""
-        return (yield from perform(call(self.answer, self.aanswer, request)))
+    extract_decompositions_steps = _steps_of(extract_decompositions)
+    judge_context_steps = _steps_of(judge_context)
+    read_passage_steps = _steps_of(read_passage)
+    answer_steps = _steps_of(answer)
 
     def route_then_extract(
         self, task_prompt: str, execution_text: str, tools: Tools, extraction_prompt: str

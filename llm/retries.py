@@ -177,25 +177,18 @@ class _StreamReading:
 
     def _whole(self) -> tuple[Call[Any], _LoopWatch | None]:
         """The call as one ``invoke``, its streamed tokens watched when ``stop`` is set."""
-        if self.stop is None:
-            call = invocation(
-                self.runnable,
-                self.model_input,
-                self.config,
-                self.timeout,
-                request_timeout=self.request_timeout,
-            )
-            return call, None
-        watch = _LoopWatch(self.stop)
-        with_watch = merge_configs(ensure_config(self.config), {"callbacks": [watch]})
-        watched = invocation(
+        watch = None if self.stop is None else _LoopWatch(self.stop)
+        config = self.config
+        if watch is not None:
+            config = merge_configs(ensure_config(config), {"callbacks": [watch]})
+        call = invocation(
             self.runnable,
             self.model_input,
-            with_watch,
+            config,
             self.timeout,
             request_timeout=self.request_timeout,
         )
-        return watched, watch
+        return call, watch
 
     def _clipped(self) -> Runnable[Any, Any]:
         return _clipped(self.runnable, self.timeout, self.request_timeout)

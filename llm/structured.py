@@ -24,7 +24,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any, Literal, TypeVar, cast, overload
+from typing import Any, Literal, cast
 
 from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
@@ -53,7 +53,6 @@ from toolweave.tools.effects import Call, Steps
 
 logger = logging.getLogger(__name__)
 
-M = TypeVar("M", bound=BaseModel)
 Schema = type[BaseModel] | ComposedSchema
 """What a structured call fills: a pydantic model, or a routing schema composed per call."""
 
@@ -521,34 +520,6 @@ def _read_raw_dict(out: Any, schema: Any) -> tuple[Any, str, bool]:
     length = finish_reason(out.get("raw")) == "length"
     problem = type(error).__name__ if error is not None else "no structured reply"
     return _validated(out.get("parsed"), schema, problem, length)
-
-
-@overload
-def structured_steps(
-    output: StructuredOutput,
-    schema: type[M],
-    messages: Sequence[BaseMessage],
-    *,
-    policy: LlmRetryPolicy,
-    what: str,
-    max_tokens: int | None = None,
-    salvage: Callable[[str], Any] | None = None,
-    scored: Callable[[Any, Any], Any] | None = None,
-) -> Steps[M | None]: ...
-
-
-@overload
-def structured_steps(
-    output: StructuredOutput,
-    schema: ComposedSchema,
-    messages: Sequence[BaseMessage],
-    *,
-    policy: LlmRetryPolicy,
-    what: str,
-    max_tokens: int | None = None,
-    salvage: Callable[[str], Any] | None = None,
-    scored: Callable[[Any, Any], Any] | None = None,
-) -> Steps[Any]: ...
 
 
 def structured_steps(

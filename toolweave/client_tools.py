@@ -29,6 +29,7 @@ from langgraph.pregel import Pregel
 from langgraph.types import Command, Interrupt
 
 from toolweave.graph.langgraph_private import INTERRUPT
+from toolweave.graph.threads import thread_id_of
 from toolweave.pauses import client_answers
 from toolweave.state.client_calls import CLIENT_TOOL_RESULTS, parse_results
 from toolweave.state.client_calls import ClientToolResultError as ClientToolResultError
@@ -279,13 +280,6 @@ def run_remote_with_client_tools(
     raise ClientToolLoopError(f"still asking for client tools after {max_rounds} rounds")
 
 
-def _thread(config: RunnableConfig) -> str:
-    thread = (config.get("configurable") or {}).get("thread_id")
-    if not thread:
-        raise InvalidRequestError("the config names no thread_id")
-    return str(thread)
-
-
 def pending_client_calls(graph: Pregel[Any, Any, Any, Any], config: RunnableConfig) -> Any:
     """The open client-tool payload of a thread (W3), or ``None`` when it waits for none.
 
@@ -294,7 +288,7 @@ def pending_client_calls(graph: Pregel[Any, Any, Any, Any], config: RunnableConf
     """
     if graph.checkpointer is None:
         raise InvalidRequestError("reading a thread needs a graph compiled with a checkpointer")
-    thread = _thread(config)
+    thread = thread_id_of(config)
     snapshot = graph.get_state(config)
     if not snapshot.values and snapshot.created_at is None:
         raise UnknownThreadError(f"no conversation is stored under thread {thread!r}")
@@ -313,7 +307,8 @@ def resume_client_tools(
             nothing is written and the thread stays paused.
     """
     if pending_client_calls(graph, config) is None:
-        raise NothingPendingError(f"thread {_thread(config)!r} is not waiting for client tools")
+        thread = thread_id_of(config)
+        raise NothingPendingError(f"thread {thread!r} is not waiting for client tools")
     stored = pause_of(graph.get_state(config).values)
     if isinstance(stored, ClientCalls):
         parse_results(value, stored)

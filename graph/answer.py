@@ -34,7 +34,7 @@ from toolweave.llm.citations import (
     says_something,
     verify,
 )
-from toolweave.llm.cited_stream import SHOWN
+from toolweave.llm.cited_stream import CHECKED, SHOWN
 from toolweave.llm.offline import OfflineAssistant
 from toolweave.llm.passthrough import astream_message, split_for_streaming, stream_message
 from toolweave.llm.port import (
@@ -318,7 +318,10 @@ def _reply(
     lenient = streamed and not any(c.cited for c in claims)  # an assistant that never cites
     documents, guaranteed = request.documents, request.guaranteed
     foreign = uncovered_words(request)  # the question's subject no passage names
-    checked = verify(claims, documents, guaranteed, implicit, lenient=lenient, uncovered=foreign)
+    known = meta.get(CHECKED) or ()  # a streamed answer's sentences were checked as they came
+    checked = verify(
+        claims, documents, guaranteed, implicit, lenient=lenient, uncovered=foreign, known=known
+    )
     return _Reply(generated, checked, reason, streamed)
 
 

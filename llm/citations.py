@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -212,19 +212,44 @@ def source_text(doc: UniqueTextDocument) -> str:
     return f"{doc.document_name or ''}\n{doc.text}"
 
 
+def _backing(tokens: Sequence[str], words: Sequence[str], sources: Sequence[_Source]) -> bool:
+    """Whether ``sources`` hold every token, or, with none, at least half the words."""
+    if tokens:
+        return all(any(s.holds(t) for s in sources) for t in tokens)
+    shared = sum(any(s.has_word(w) for s in sources) for w in words)
+    return 2 * shared >= len(words)
+
+
 def supports(sentence: str, texts: Sequence[str]) -> bool:
     """Whether ``texts`` (the cited sources, together) support ``sentence``.
 
     Every checkable token (:func:`checkable`) is in one of them; a sentence without
     any shares at least half its content words with them, or has none (a connective).
     """
-    sources = [_read(t) for t in texts]
-    tokens = checkable(sentence)
-    if tokens:
-        return all(any(s.holds(t) for s in sources) for t in tokens)
     words = [kit.fold(w) for w in content_words(sentence)]
-    shared = sum(any(s.has_word(w) for s in sources) for w in words)
-    return 2 * shared >= len(words)
+    return _backing(checkable(sentence), words, [_read(t) for t in texts])
+
+
+def supporting_sentence(sentence: str, texts: Sequence[str]) -> str:
+    """The sentence of ``texts`` (passages) that supports ``sentence``, as a person checks it.
+
+    The first passage sentence that supports it alone (:func:`supports`: all its
+    checkable tokens, or half its content words), the one holding most of them among
+    several; when no single sentence does (the figures are spread over several), the
+    one holding most tokens, then sharing most content words. ``""`` when the passages
+    have no sentence.
+    """
+    tokens = checkable(sentence)
+    words = [kit.fold(w) for w in content_words(sentence)]
+    best, score = "", (False, -1, -1)
+    for candidate in (c for text in texts for c in kit.split_sentences(text)):
+        read = _read(candidate)
+        held = sum(read.holds(t) for t in tokens)
+        shared = sum(read.has_word(w) for w in words)
+        mine = (_backing(tokens, words, [read]), held, shared)
+        if mine > score:
+            best, score = candidate, mine
+    return best
 
 
 def says_something(sentence: str) -> bool:
@@ -262,6 +287,43 @@ def _uncited(
     return Checked(claim, found, ok)
 
 
+@dataclass(frozen=True)
+class _Against:
+    """What every claim of one answer is checked against (built once by :func:`verify`)."""
+
+    texts: list[str]
+    guaranteed: Sequence[str]
+    foreign: list[str]
+    pool: tuple[int, ...]
+    lenient: bool
+
+
+def _check(claim: Claim, against: _Against) -> Checked:
+    """The check of one claim (:func:`verify`)."""
+    if not says_something(claim.text):  # a connective rests on nothing
+        return Checked(claim, claim.cited, True)
+    if _restates(claim.text, against.foreign):
+        return Checked(claim, claim.cited, False)
+    if claim.cited:
+        cited = [against.texts[i - 1] for i in claim.cited]
+        return Checked(claim, claim.cited, supports(claim.text, [*cited, *against.guaranteed]))
+    return _uncited(claim, against.pool, against.texts, against.guaranteed, against.lenient)
+
+
+def _standing(known: Sequence[Checked]) -> dict[tuple[str, tuple[int, ...]], Checked]:
+    """The results of ``known`` that hold whatever the rest of the answer cites.
+
+    A claim that cites a passage, or states nothing, is checked against its own
+    citations alone; a claim citing nothing that states something is not reused (its
+    check needs the passages the whole answer rests on).
+    """
+    return {
+        (c.claim.text, c.claim.cited): c
+        for c in known
+        if c.claim.cited or not says_something(c.claim.text)
+    }
+
+
 def verify(
     claims: Sequence[Claim],
     documents: Sequence[UniqueTextDocument],
@@ -270,6 +332,7 @@ def verify(
     *,
     lenient: bool = False,
     uncovered: Sequence[str] = (),
+    known: Sequence[Checked] = (),
 ) -> list[Checked]:
     """Each claim checked against what it cites, with the guaranteed context (R5, R9).
 
@@ -282,23 +345,23 @@ def verify(
     one of the ``uncovered`` words (what the question asks about that no passage
     names, folded) speaks of what the sources do not cover: unless the guaranteed
     context holds the word, it is not supported, whatever figures it gets right.
+
+    ``known`` are claims already checked against the same passages, guaranteed context
+    and ``uncovered`` words (a streamed answer's sentences, checked as they came): a
+    claim of the same text and citations takes that result instead of a second check,
+    when it cites something or states nothing (then the result is the same).
     """
     texts = [source_text(d) for d in documents]
     held = [_read(t) for t in guaranteed]
     foreign = [w for w in uncovered if not any(s.has_word(w) for s in held)]
     every = tuple(range(1, len(documents) + 1))
     pool = tuple(implicit) or (every if lenient else ())
+    against = _Against(texts, guaranteed, foreign, pool, lenient)
+    done = _standing(known)
     out: list[Checked] = []
     for claim in claims:
-        if not says_something(claim.text):  # a connective rests on nothing
-            out.append(Checked(claim, claim.cited, True))
-        elif _restates(claim.text, foreign):
-            out.append(Checked(claim, claim.cited, False))
-        elif claim.cited:
-            ok = supports(claim.text, [*(texts[i - 1] for i in claim.cited), *guaranteed])
-            out.append(Checked(claim, claim.cited, ok))
-        else:
-            out.append(_uncited(claim, pool, texts, guaranteed, lenient))
+        seen = done.get((claim.text, claim.cited))
+        out.append(_check(claim, against) if seen is None else replace(seen, claim=claim))
     return out
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -275,3 +276,38 @@ def test_R9_P2_over_the_wire_the_cited_call_streams_and_a_cut_stream_is_retried(
     for body in fake_openai.requests:
         assert body["stream"] is True
         assert body["response_format"]["type"] == "json_schema"
+
+
+def test_R9_P2_each_streamed_sentence_is_checked_once_with_the_same_result(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The gate's checks go with the reply: the answer node does not check a sentence again."""
+    from toolweave.llm import citations
+
+    checks: Counter[str] = Counter()
+    real = citations._check
+
+    def spy(claim: citations.Claim, against: Any) -> citations.Checked:
+        checks[claim.text] += 1
+        return real(claim, against)
+
+    monkeypatch.setattr(citations, "_check", spy)
+    reply = _sentences(
+        ("Parking costs 900 Ft an hour.", [3]),  # unsupported: checked, never shown
+        ("The pharmacy opens at 8:00.", [1]),
+        ("It opens on weekdays.", []),  # cites nothing: checked at the end only
+        ("Cardiology is on floor 2.", [2]),
+    )
+    texts = [item["text"] for item in reply["sentences"]]
+    for use_async in (False, True):
+        checks.clear()
+        final, streamed = _run(StreamingAssistant((reply, "stop")), use_async=use_async)
+        assert checks == dict.fromkeys(texts, 1)
+        assert [(s.text, s.supported) for s in final["answer_sentences"]] == [
+            (texts[0], False),
+            (texts[1], True),
+            (texts[2], True),
+            (texts[3], True),
+        ]
+        assert streamed == final["answer"]  # what streamed is what the state keeps
+        _same_result(final, _unstreamed(reply))

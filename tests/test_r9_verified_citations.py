@@ -352,3 +352,15 @@ def test_R9_a_sentence_about_what_no_passage_names_is_dropped() -> None:
     assistant = ConstrainedAssistant(right, route=("search", "reader"))
     out = ask(graph_of([search, reading], assistant=assistant), "Who heads surgery?")
     assert out["answer"] == "The head of Surgery is dr. Smith."
+
+
+def test_R9_a_known_check_is_reused_only_where_the_rest_of_the_answer_cannot_change_it() -> None:
+    from toolweave.llm.citations import Checked, Claim, verify
+
+    docs = [doc("a", "The desk opens at 9:00."), doc("b", "The desk closes at 17:00.")]
+    cited, uncited = Claim("The desk opens at 9:00.", (1,)), Claim("It closes at 17:00.")
+    stale = [Checked(cited, (1,), False), Checked(uncited, (), False)]  # both wrong on purpose
+    first, second = verify([cited, uncited], docs, implicit=(2,), known=stale)
+    assert not first.supported  # a citing sentence: taken as known, not checked again
+    assert second.supported  # citing nothing: its check needs the implicit passages
+    assert second.sources == (2,)

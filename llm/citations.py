@@ -252,6 +252,20 @@ def supporting_sentence(sentence: str, texts: Sequence[str]) -> str:
     return best
 
 
+def supporting_quotes(
+    sentence: str, cited: Sequence[UniqueTextDocument], documents: Sequence[str]
+) -> tuple[str, ...]:
+    """Per id of ``documents``, the sentence of its ``cited`` passages backing ``sentence``.
+
+    Each is :func:`supporting_sentence` over that document's passages: what the
+    answer's source list quotes (R9).
+    """
+    return tuple(
+        supporting_sentence(sentence, [d.text for d in cited if d.document_id == document])
+        for document in documents
+    )
+
+
 def says_something(sentence: str) -> bool:
     """Whether ``sentence`` states something a source could hold (not a connective)."""
     return bool(checkable(sentence) or content_words(sentence))

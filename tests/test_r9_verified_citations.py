@@ -238,17 +238,49 @@ def test_R9_the_agent_tool_returns_sentences_numbered_to_its_sources() -> None:
     )
 
 
-def test_R9_the_cli_sources_block_quotes_the_sentences_each_source_backs() -> None:
+def test_R9_the_cli_sources_quote_the_sentence_of_each_source_that_supports_the_answer() -> None:
     from toolweave.cli.render import source_lines
 
-    reply = _sentences(("The pharmacy opens at 8:00.", [1]), ("Cardiology is on floor 2.", [2]))
-    out = ask(_graph(ConstrainedAssistant(reply)), "Pharmacy hours and cardiology?")
+    reply = _sentences(
+        ("The pharmacy opens at 8:00.", [1]),
+        ("Cardiology can be called on +36 1 555 0130.", [2]),  # the passage's second sentence
+    )
+    out = ask(_graph(ConstrainedAssistant(reply)), "Pharmacy hours and cardiology's number?")
+    assert [s.quotes for s in out["answer_sentences"]] == [
+        ("The pharmacy opens at 8:00 on weekdays.",),
+        ("Call +36 1 555 0130.",),
+    ]
     assert source_lines(out["sources"], "en", out["answer_sentences"]) == [
         "Sources:",
         "  [1] pharmacy, p. 1",
-        "      “The pharmacy opens at 8:00.”",
+        "      “The pharmacy opens at 8:00 on weekdays.”",
         "  [2] cardiology, p. 1",
-        "      “Cardiology is on floor 2.”",
+        "      “Call +36 1 555 0130.”",
+    ]
+
+
+def test_R9_the_supporting_sentence_is_the_one_the_check_matched_else_the_closest() -> None:
+    from toolweave.llm.citations import supporting_sentence
+
+    passage = "Visitors are welcome. The desk opens at 9:00. The desk closes at 17:00."
+    assert supporting_sentence("Open from 9:00.", [passage]) == "The desk opens at 9:00."
+    both = "The desk is open 9:00-17:00."  # its figures spread over two sentences
+    assert supporting_sentence(both, [passage]) == "The desk opens at 9:00."  # holds the most
+    words = "Visitors are welcome at the desk."  # no figure: the most content words shared
+    assert supporting_sentence(words, ["The desk closes early. Visitors are welcome."]) == (
+        "Visitors are welcome."
+    )
+    assert supporting_sentence("Open at 9:00.", [""]) == ""
+
+
+def test_R9_the_cli_quotes_nothing_when_the_answer_is_its_one_sources_own_words() -> None:
+    from toolweave.cli.render import source_lines
+
+    reply = _sentences(("Cardiology is on floor 2.", [2]), ("Call +36 1 555 0130.", [2]))
+    out = ask(_graph(ConstrainedAssistant(reply)), "Where is cardiology and its number?")
+    assert source_lines(out["sources"], "en", out["answer_sentences"]) == [
+        "Sources:",
+        "  [1] cardiology, p. 1",  # the answer is what it says, word for word: no repeat
     ]
 
 
@@ -364,3 +396,22 @@ def test_R9_a_known_check_is_reused_only_where_the_rest_of_the_answer_cannot_cha
     assert not first.supported  # a citing sentence: taken as known, not checked again
     assert second.supported  # citing nothing: its check needs the implicit passages
     assert second.sources == (2,)
+
+
+def test_R9_the_cli_shortens_a_quote_the_answer_said_word_for_word() -> None:
+    from toolweave.cli.render import source_lines
+    from toolweave.state.documents import AnswerSentence, Source
+
+    echo = "The first 30 minutes of parking are free, after that it costs 500 Ft per hour."
+    said = [
+        AnswerSentence(text=echo, sources=(1,), quotes=(echo,)),
+        AnswerSentence(text="The desk opens at 7:30.", sources=(2,), quotes=("At 7:30.",)),
+    ]
+    sources = [Source(document_id="p", name="Parking"), Source(document_id="d", name="Desk")]
+    assert source_lines(sources, "en", said) == [
+        "Sources:",
+        "  [1] Parking",
+        "      “The first 30 minutes of parking are free, after …”",  # read whole above
+        "  [2] Desk",
+        "      “At 7:30.”",
+    ]

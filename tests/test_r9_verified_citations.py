@@ -17,6 +17,7 @@ from toolweave.llm.citations import checkable, citation_schema, claims_of, suppo
 from toolweave.llm.passthrough import ANSWER_TAG
 from toolweave.llm.port import AnswerRequest
 from toolweave.llm.prompts import no_information_answer
+from toolweave.state.documents import AnswerSentence
 from toolweave.testing import FunctionAssistant, ScriptedChatModel
 from toolweave.tools.effects import Steps
 
@@ -400,7 +401,7 @@ def test_R9_a_known_check_is_reused_only_where_the_rest_of_the_answer_cannot_cha
 
 def test_R9_the_cli_shortens_a_quote_the_answer_said_word_for_word() -> None:
     from toolweave.cli.render import source_lines
-    from toolweave.state.documents import AnswerSentence, Source
+    from toolweave.state.documents import Source
 
     echo = "The first 30 minutes of parking are free, after that it costs 500 Ft per hour."
     said = [
@@ -415,3 +416,38 @@ def test_R9_the_cli_shortens_a_quote_the_answer_said_word_for_word() -> None:
         "  [2] Desk",
         "      “At 7:30.”",
     ]
+
+
+def test_R9_the_cli_prints_a_marker_after_a_spaced_word_without_a_gap_or_a_lost_stop() -> None:
+    import io
+
+    from toolweave.cli.session import Turn, _print_end, _print_tokens
+
+    answer = "Parking costs 500 Ft per hour. Visits: two at a time."
+    tokens = ["Parking costs 500 Ft per hour ", "[3]. ", "Visits: two at a time ", "[5]."]
+    out, printed, seen = io.StringIO(), 0, []
+    for token in tokens:
+        seen.append(token)
+        printed = _print_tokens(seen, printed, out)
+    _print_end(Turn(values={"answer": answer}, streamed="".join(tokens)), printed, out)
+    assert out.getvalue() == answer + "\n"
+
+
+def test_R9_the_cli_says_a_dropped_sentence_was_left_out_not_that_nothing_was_kept() -> None:
+    import io
+
+    from toolweave.cli.session import LEFT_OUT, NOT_KEPT, Turn, _print_end, _print_tokens
+
+    answer = "Parking costs 500 Ft per hour."
+    said = [
+        AnswerSentence(text=answer, sources=(1,)),
+        AnswerSentence(text="It is free on Sundays.", supported=False),
+    ]
+    tokens = [answer + " ", "It is free on Sundays."]
+    out, printed = io.StringIO(), 0
+    for n in range(len(tokens)):
+        printed = _print_tokens(tokens[: n + 1], printed, out)
+    values = {"answer": answer, "answer_sentences": said}
+    _print_end(Turn(values=values, streamed="".join(tokens)), printed, out)
+    assert out.getvalue().endswith("\n" + LEFT_OUT + "\n" + answer + "\n")
+    assert NOT_KEPT not in out.getvalue()

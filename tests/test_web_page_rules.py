@@ -57,6 +57,17 @@ OUTSIDE_VIEW = """
 """
 
 
+# Every text the answer shows before the page adds its source links (the streamed text).
+STREAMED_ANSWERS = """
+window.__answers = [];
+new MutationObserver(() => {
+  for (const answer of document.querySelectorAll('.msg.bot .answer')) {
+    if (!answer.querySelector('a.cite')) window.__answers.push(answer.textContent);
+  }
+}).observe(document, {subtree: true, childList: true, characterData: true});
+"""
+
+
 def _progress(page: Any) -> str:
     return str(page.locator(".msg.bot .progress").last.inner_text())
 
@@ -370,11 +381,12 @@ def test_R9_the_page_quotes_the_sentence_of_each_source_that_supports_the_answer
     """Each source shows the sentence the check found supporting the answer, not its first.
 
     A sentence the answer says word for word is not quoted again; the answer keeps its
-    lines when the page writes it anew with its links.
+    lines when the page writes it anew with its links; no marker shows while it streams.
     """
     from web_cited_graph import ECHO, PASSAGES, SUPPORTING
 
     open_page(page, f"{probe_server.url}/cited")
+    page.evaluate(STREAMED_ANSWERS)
     ask(page, "Parking and the desk?")
     page.wait_for_selector(".msg.bot .sources .source")
     wait_idle(page)
@@ -396,3 +408,6 @@ def test_R9_the_page_quotes_the_sentence_of_each_source_that_supports_the_answer
     state = server_state(probe_server.url, thread_in_url(page))
     said = state["values"]["answer_sentences"]
     assert [s["quotes"] for s in said] == [[SUPPORTING[0]], [ECHO], [SUPPORTING[1]]]
+    streamed = page.evaluate("window.__answers")
+    assert any("500 Ft" in text for text in streamed)  # it was seen while streaming
+    assert not [text for text in streamed if re.search(r"\[\d", text)]  # with no marker

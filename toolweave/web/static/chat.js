@@ -451,7 +451,7 @@
     appendAnswer(text) {
       if (!text) return;
       this.text += text;
-      this.answer.textContent = this.text;
+      this.answer.textContent = withoutMarkers(this.text);
       scrollDown();
     }
 
@@ -521,6 +521,17 @@
         });
       });
     }
+  }
+
+  /**
+   * Streamed answer text as a person reads it (R9): no citation marker ("[3]", "[1, 2]"),
+   * nor the spaces before one; a marker still open at the end ("… 8-16 [1") waits for
+   * what follows. The links come with the stored answer's sentences (showCitations).
+   */
+  function withoutMarkers(text) {
+    return String(text || "")
+      .replace(/[ \t]*\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\]/g, "")
+      .replace(/[ \t]*\[[\d,;\s]*$/, "");
   }
 
   function textOf(content) {

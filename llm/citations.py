@@ -230,38 +230,61 @@ def supports(sentence: str, texts: Sequence[str]) -> bool:
     return _backing(checkable(sentence), words, [_read(t) for t in texts])
 
 
-def supporting_sentence(sentence: str, texts: Sequence[str]) -> str:
-    """The sentence of ``texts`` (passages) that supports ``sentence``, as a person checks it.
+@dataclass(frozen=True)
+class _Wanted:
+    """What a quote of the sources must show of one answer sentence."""
 
-    The first passage sentence that supports it alone (:func:`supports`: all its
-    checkable tokens, or half its content words), the one holding most of them among
-    several; when no single sentence does (the figures are spread over several), the
-    one holding most tokens, then sharing most content words. ``""`` when the passages
-    have no sentence.
+    tokens: list[str]
+    words: list[str]
+
+    def score(self, read: _Source, missing: Sequence[str]) -> tuple[bool, int, int]:
+        """How well one passage sentence shows it: holds all ``missing``, how many, words."""
+        held = sum(read.holds(t) for t in missing)
+        shared = sum(read.has_word(w) for w in self.words)
+        return (_backing(missing, self.words, [read]), held, shared)
+
+
+def supporting_sentences(sentence: str, texts: Sequence[str]) -> list[str]:
+    """The sentences of ``texts`` (passages) that support ``sentence``, as a person checks it.
+
+    The passage sentence that supports it alone (:func:`supports`: all its checkable
+    tokens, or half its content words; the one sharing most content words among
+    several, the first among equals); when none does, the one holding most of its
+    tokens, then the ones holding most of the tokens still missing, until no sentence
+    adds one (its figures spread over several sentences). In passage order; none when
+    the passages have no sentence.
     """
-    tokens = checkable(sentence)
-    words = [kit.fold(w) for w in content_words(sentence)]
-    best, score = "", (False, -1, -1)
-    for candidate in (c for text in texts for c in kit.split_sentences(text)):
-        read = _read(candidate)
-        held = sum(read.holds(t) for t in tokens)
-        shared = sum(read.has_word(w) for w in words)
-        mine = (_backing(tokens, words, [read]), held, shared)
-        if mine > score:
-            best, score = candidate, mine
-    return best
+    wanted = _Wanted(checkable(sentence), [kit.fold(w) for w in content_words(sentence)])
+    found = [c for text in texts for c in kit.split_sentences(text)]
+    reads = [_read(c) for c in found]
+    picked: list[int] = []
+    missing = wanted.tokens
+    while reads and (not picked or missing):
+        scores = [wanted.score(r, missing) for r in reads]
+        best = max(range(len(reads)), key=lambda i: (scores[i], -i))
+        if picked and scores[best][1] == 0:  # nothing more to show
+            break
+        picked.append(best)
+        missing = [t for t in missing if not reads[best].holds(t)]
+    return [found[i] for i in sorted(picked)]
+
+
+QUOTE_GAP = " … "
+"""Between two sentences of one source quoted for one answer sentence."""
 
 
 def supporting_quotes(
     sentence: str, cited: Sequence[UniqueTextDocument], documents: Sequence[str]
 ) -> tuple[str, ...]:
-    """Per id of ``documents``, the sentence of its ``cited`` passages backing ``sentence``.
+    """Per id of ``documents``, what its ``cited`` passages say that supports ``sentence``.
 
-    Each is :func:`supporting_sentence` over that document's passages: what the
-    answer's source list quotes (R9).
+    Its :func:`supporting_sentences`, joined by :data:`QUOTE_GAP`: what the answer's
+    source list quotes (R9).
     """
     return tuple(
-        supporting_sentence(sentence, [d.text for d in cited if d.document_id == document])
+        QUOTE_GAP.join(
+            supporting_sentences(sentence, [d.text for d in cited if d.document_id == document])
+        )
         for document in documents
     )
 

@@ -261,17 +261,37 @@ def test_R9_the_cli_sources_quote_the_sentence_of_each_source_that_supports_the_
 
 
 def test_R9_the_supporting_sentence_is_the_one_the_check_matched_else_the_closest() -> None:
-    from toolweave.llm.citations import supporting_sentence
+    from toolweave.llm.citations import supporting_sentences
 
     passage = "Visitors are welcome. The desk opens at 9:00. The desk closes at 17:00."
-    assert supporting_sentence("Open from 9:00.", [passage]) == "The desk opens at 9:00."
-    both = "The desk is open 9:00-17:00."  # its figures spread over two sentences
-    assert supporting_sentence(both, [passage]) == "The desk opens at 9:00."  # holds the most
+    assert supporting_sentences("Open from 9:00.", [passage]) == ["The desk opens at 9:00."]
+    both = "The desk is open 9:00-17:00."  # its figures spread over two sentences: both
+    assert supporting_sentences(both, [passage]) == [
+        "The desk opens at 9:00.",
+        "The desk closes at 17:00.",
+    ]
     words = "Visitors are welcome at the desk."  # no figure: the most content words shared
-    assert supporting_sentence(words, ["The desk closes early. Visitors are welcome."]) == (
+    assert supporting_sentences(words, ["The desk closes early. Visitors are welcome."]) == [
         "Visitors are welcome."
-    )
-    assert supporting_sentence("Open at 9:00.", [""]) == ""
+    ]
+    assert supporting_sentences("Open at 9:00.", [""]) == []
+
+
+def test_R9_a_sentence_resting_on_two_passages_of_one_source_quotes_both() -> None:
+    from toolweave.cli.render import source_lines
+
+    context = [
+        doc("parking", "Parking costs 500 Ft an hour.", sentence=1),
+        doc("parking", "A day costs at most 3000 Ft.", sentence=2),
+    ]
+    reply = _sentences(("Parking is 500 Ft an hour and 3000 Ft a day at most.", [1, 2]))
+    tool = make_tool("search", result=lambda n, ctx: ToolResult.as_context(n, context))
+    out = ask(graph_of([tool], assistant=ConstrainedAssistant(reply)), "Parking prices?")
+    assert source_lines(out["sources"], "en", out["answer_sentences"]) == [
+        "Sources:",
+        "  [1] parking, p. 1",
+        "      “Parking costs 500 Ft an hour. … A day costs at most 3000 Ft.”",
+    ]
 
 
 def test_R9_the_cli_quotes_nothing_when_the_answer_is_its_one_sources_own_words() -> None:

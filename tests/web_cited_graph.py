@@ -3,7 +3,7 @@
 ``langgraph dev`` loads it by path beside the probe graph. Each passage holds several
 sentences and the one that supports the answer is not the first: the page's sources
 box must quote the supporting one, as the check found it
-(:func:`~toolweave.llm.citations.supporting_sentence`).
+(:func:`~toolweave.llm.citations.supporting_sentences`).
 """
 
 from __future__ import annotations

@@ -471,3 +471,22 @@ def test_R9_the_cli_says_a_dropped_sentence_was_left_out_not_that_nothing_was_ke
     _print_end(Turn(values=values, streamed="".join(tokens)), printed, out)
     assert out.getvalue().endswith("\n" + LEFT_OUT + "\n" + answer + "\n")
     assert NOT_KEPT not in out.getvalue()
+
+
+@pytest.mark.usefixtures("offline_cli")
+def test_R9_the_cli_json_carries_each_sentence_with_its_source_numbers(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from cli_support import run
+
+    code, out, err = run(
+        capsys, "ask", "--json", "When can I visit patients and how much is parking?"
+    )
+    assert code == 0, err
+    payload = json.loads(out)
+    said = payload["sentences"]
+    assert " ".join(s["text"] for s in said).split() == payload["answer"].split()
+    numbers = {n for s in said for n in s["sources"]}
+    assert numbers == set(range(1, len(payload["sources"]) + 1))  # each source cited, no other
+    for sentence in said:
+        assert len(sentence["quotes"]) == len(sentence["sources"])

@@ -234,6 +234,7 @@ class _Run:
                 yield from words
                 if done:
                     break
+        yield from self.nothing_shown()
 
     async def awords(self, chunks: AsyncIterator[Any]) -> AsyncIterator[str]:
         async with aclosed_at_end(chunks):
@@ -243,6 +244,17 @@ class _Run:
                     yield word
                 if done:
                     break
+        for word in self.nothing_shown():
+            yield word
+
+    def nothing_shown(self) -> list[str]:
+        """``[""]`` when the stream showed no word: the shown message needs one chunk.
+
+        Nothing passing the gate while the model writes (a first sentence citing
+        nothing, no supported one) is no broken reply: without a chunk the passthrough
+        model would raise as for an empty stream, and the call would be asked again.
+        """
+        return [] if self.gate.shown else [""]
 
     def result(self, shown: AIMessage) -> Streamed:
         if self.raw is None or finish_reason(self.raw) is None:

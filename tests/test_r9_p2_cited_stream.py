@@ -139,9 +139,9 @@ def _first_answer_before_last_chunk(log: list[tuple[str, Any]]) -> bool:
     return first_answer < last_chunk
 
 
-def _unstreamed(reply: dict[str, Any]) -> dict[str, Any]:
+def _unstreamed(*replies: dict[str, Any]) -> dict[str, Any]:
     """The same reply through the unstreamed constrained call (a non-OpenAI model)."""
-    graph = _graph(ConstrainedAssistant(reply))
+    graph = _graph(ConstrainedAssistant(*replies))
     return graph.invoke({"messages": [HumanMessage(QUESTION)]}, {})  # type: ignore[no-any-return]
 
 
@@ -311,3 +311,19 @@ def test_R9_P2_each_streamed_sentence_is_checked_once_with_the_same_result(
         ]
         assert streamed == final["answer"]  # what streamed is what the state keeps
         _same_result(final, _unstreamed(reply))
+
+
+def test_R9_P2_a_reply_whose_stream_shows_nothing_is_answered_once_not_asked_again() -> None:
+    """Nothing passes the gate while the model writes (a first sentence citing nothing,
+    an unsupported one): the stream shows no word, which is no broken reply (X2)."""
+    replies = [
+        _sentences(("It opens at 8:00.", []), ("Cardiology is on floor 2.", [2])),
+        _sentences(("Parking costs 900 Ft an hour.", [3])),  # nothing holds
+    ]
+    for reply in replies:
+        for use_async in (False, True):
+            assistant = StreamingAssistant((reply, "stop"), (reply, "stop"))
+            final, streamed = _run(assistant, use_async=use_async)
+            assert streamed == final["answer"]
+            assert len(assistant.model.formats) == 1 + (reply is replies[1])  # R9's one retry
+            _same_result(final, _unstreamed(reply, reply))

@@ -429,6 +429,11 @@ def test_R9_the_cli_shortens_a_quote_the_answer_said_word_for_word() -> None:
         AnswerSentence(text="The desk opens at 7:30.", sources=(2,), quotes=("At 7:30.",)),
     ]
     sources = [Source(document_id="p", name="Parking"), Source(document_id="d", name="Desk")]
+    assert source_lines(sources[1:], "en", [said[1].model_copy(update={"sources": (1,)})]) == [
+        "Sources:",
+        "  [1] Desk",
+        "      “At 7:30.”",  # one source, in other words than the answer: quoted
+    ]
     assert source_lines(sources, "en", said) == [
         "Sources:",
         "  [1] Parking",

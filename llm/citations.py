@@ -254,8 +254,10 @@ def supporting_sentences(sentence: str, texts: Sequence[str]) -> list[str]:
     adds one (its figures spread over several sentences). In passage order; none when
     the passages have no sentence.
     """
-    wanted = _Wanted(checkable(sentence), [kit.fold(w) for w in content_words(sentence)])
     found = [c for text in texts for c in kit.split_sentences(text)]
+    if len(found) < 2:  # nothing to choose from (a one-sentence passage: the usual case)
+        return found
+    wanted = _Wanted(checkable(sentence), [kit.fold(w) for w in content_words(sentence)])
     reads = [_read(c) for c in found]
     picked: list[int] = []
     missing = wanted.tokens

@@ -32,9 +32,10 @@ from toolweave.llm.citations import (
     joined,
     precision_recall,
     says_something,
+    supporting_quotes,
     verify,
 )
-from toolweave.llm.cited_stream import SHOWN
+from toolweave.llm.cited_stream import CHECKED, SHOWN
 from toolweave.llm.offline import OfflineAssistant
 from toolweave.llm.passthrough import astream_message, split_for_streaming, stream_message
 from toolweave.llm.port import (
@@ -318,7 +319,10 @@ def _reply(
     lenient = streamed and not any(c.cited for c in claims)  # an assistant that never cites
     documents, guaranteed = request.documents, request.guaranteed
     foreign = uncovered_words(request)  # the question's subject no passage names
-    checked = verify(claims, documents, guaranteed, implicit, lenient=lenient, uncovered=foreign)
+    known = meta.get(CHECKED) or ()  # a streamed answer's sentences were checked as they came
+    checked = verify(
+        claims, documents, guaranteed, implicit, lenient=lenient, uncovered=foreign, known=known
+    )
     return _Reply(generated, checked, reason, streamed)
 
 
@@ -341,14 +345,16 @@ def _sentences(
     position = {source.document_id: n for n, source in enumerate(sources, start=1)}
     out: list[AnswerSentence] = []
     for checked in reply.checked:
-        ids = [request.documents[i - 1].document_id for i in checked.sources]
-        at = [position[i] for i in ids if i in position] if checked.supported else []
+        cited = [request.documents[i - 1] for i in checked.sources]
+        ids = tuple(dict.fromkeys(d.document_id for d in cited))
+        kept = [i for i in ids if i in position] if checked.supported else []
         out.append(
             AnswerSentence(
                 text=checked.claim.text,
-                sources=tuple(dict.fromkeys(at)),
-                documents=tuple(dict.fromkeys(ids)),
+                sources=tuple(position[i] for i in kept),
+                documents=ids,
                 supported=checked.supported,
+                quotes=supporting_quotes(checked.claim.text, cited, kept),
             )
         )
     return out

@@ -34,7 +34,7 @@ from toolweave.llm.chat_messages import (
     verdicts,
 )
 from toolweave.llm.citations import citation_schema, marked_text, reply_claims
-from toolweave.llm.cited_stream import SHOWN, Streamed, cited_stream, gate_for
+from toolweave.llm.cited_stream import CHECKED, SHOWN, Streamed, cited_stream, gate_for
 from toolweave.llm.confidence import routing_confidences
 from toolweave.llm.errors import LlmRequestError
 from toolweave.llm.offline_extract import INVENTED_INPUT, ground_request, invented_required
@@ -657,7 +657,7 @@ class ChatModelAssistant(LlmAssistant):
         if reply is None:
             return None
         text = marked_text(reply_claims(reply, request.documents))
-        meta = {UNSTREAMED: True, SHOWN: streamed.shown.text}
+        meta = {UNSTREAMED: True, SHOWN: streamed.shown.text, CHECKED: tuple(streamed.gate.checked)}
         return AIMessage(content=text, id=streamed.shown.id, response_metadata=meta)
 
     def answer_steps(self, request: AnswerRequest) -> Steps[AIMessage]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -212,19 +212,83 @@ def source_text(doc: UniqueTextDocument) -> str:
     return f"{doc.document_name or ''}\n{doc.text}"
 
 
+def _backing(tokens: Sequence[str], words: Sequence[str], sources: Sequence[_Source]) -> bool:
+    """Whether ``sources`` hold every token, or, with none, at least half the words."""
+    if tokens:
+        return all(any(s.holds(t) for s in sources) for t in tokens)
+    shared = sum(any(s.has_word(w) for s in sources) for w in words)
+    return 2 * shared >= len(words)
+
+
 def supports(sentence: str, texts: Sequence[str]) -> bool:
     """Whether ``texts`` (the cited sources, together) support ``sentence``.
 
     Every checkable token (:func:`checkable`) is in one of them; a sentence without
     any shares at least half its content words with them, or has none (a connective).
     """
-    sources = [_read(t) for t in texts]
-    tokens = checkable(sentence)
-    if tokens:
-        return all(any(s.holds(t) for s in sources) for t in tokens)
     words = [kit.fold(w) for w in content_words(sentence)]
-    shared = sum(any(s.has_word(w) for s in sources) for w in words)
-    return 2 * shared >= len(words)
+    return _backing(checkable(sentence), words, [_read(t) for t in texts])
+
+
+@dataclass(frozen=True)
+class _Wanted:
+    """What a quote of the sources must show of one answer sentence."""
+
+    tokens: list[str]
+    words: list[str]
+
+    def score(self, read: _Source, missing: Sequence[str]) -> tuple[bool, int, int]:
+        """How well one passage sentence shows it: holds all ``missing``, how many, words."""
+        held = sum(read.holds(t) for t in missing)
+        shared = sum(read.has_word(w) for w in self.words)
+        return (_backing(missing, self.words, [read]), held, shared)
+
+
+def supporting_sentences(sentence: str, texts: Sequence[str]) -> list[str]:
+    """The sentences of ``texts`` (passages) that support ``sentence``, as a person checks it.
+
+    The passage sentence that supports it alone (:func:`supports`: all its checkable
+    tokens, or half its content words; the one sharing most content words among
+    several, the first among equals); when none does, the one holding most of its
+    tokens, then the ones holding most of the tokens still missing, until no sentence
+    adds one (its figures spread over several sentences). In passage order; none when
+    the passages have no sentence.
+    """
+    found = [c for text in texts for c in kit.split_sentences(text)]
+    if len(found) < 2:  # nothing to choose from (a one-sentence passage: the usual case)
+        return found
+    wanted = _Wanted(checkable(sentence), [kit.fold(w) for w in content_words(sentence)])
+    reads = [_read(c) for c in found]
+    picked: list[int] = []
+    missing = wanted.tokens
+    while reads and (not picked or missing):
+        scores = [wanted.score(r, missing) for r in reads]
+        best = max(range(len(reads)), key=lambda i: (scores[i], -i))
+        if picked and scores[best][1] == 0:  # nothing more to show
+            break
+        picked.append(best)
+        missing = [t for t in missing if not reads[best].holds(t)]
+    return [found[i] for i in sorted(picked)]
+
+
+QUOTE_GAP = " … "
+"""Between two sentences of one source quoted for one answer sentence."""
+
+
+def supporting_quotes(
+    sentence: str, cited: Sequence[UniqueTextDocument], documents: Sequence[str]
+) -> tuple[str, ...]:
+    """Per id of ``documents``, what its ``cited`` passages say that supports ``sentence``.
+
+    Its :func:`supporting_sentences`, joined by :data:`QUOTE_GAP`: what the answer's
+    source list quotes (R9).
+    """
+    return tuple(
+        QUOTE_GAP.join(
+            supporting_sentences(sentence, [d.text for d in cited if d.document_id == document])
+        )
+        for document in documents
+    )
 
 
 def says_something(sentence: str) -> bool:
@@ -262,6 +326,43 @@ def _uncited(
     return Checked(claim, found, ok)
 
 
+@dataclass(frozen=True)
+class _Against:
+    """What every claim of one answer is checked against (built once by :func:`verify`)."""
+
+    texts: list[str]
+    guaranteed: Sequence[str]
+    foreign: list[str]
+    pool: tuple[int, ...]
+    lenient: bool
+
+
+def _check(claim: Claim, against: _Against) -> Checked:
+    """The check of one claim (:func:`verify`)."""
+    if not says_something(claim.text):  # a connective rests on nothing
+        return Checked(claim, claim.cited, True)
+    if _restates(claim.text, against.foreign):
+        return Checked(claim, claim.cited, False)
+    if claim.cited:
+        cited = [against.texts[i - 1] for i in claim.cited]
+        return Checked(claim, claim.cited, supports(claim.text, [*cited, *against.guaranteed]))
+    return _uncited(claim, against.pool, against.texts, against.guaranteed, against.lenient)
+
+
+def _standing(known: Sequence[Checked]) -> dict[tuple[str, tuple[int, ...]], Checked]:
+    """The results of ``known`` that hold whatever the rest of the answer cites.
+
+    A claim that cites a passage, or states nothing, is checked against its own
+    citations alone; a claim citing nothing that states something is not reused (its
+    check needs the passages the whole answer rests on).
+    """
+    return {
+        (c.claim.text, c.claim.cited): c
+        for c in known
+        if c.claim.cited or not says_something(c.claim.text)
+    }
+
+
 def verify(
     claims: Sequence[Claim],
     documents: Sequence[UniqueTextDocument],
@@ -270,6 +371,7 @@ def verify(
     *,
     lenient: bool = False,
     uncovered: Sequence[str] = (),
+    known: Sequence[Checked] = (),
 ) -> list[Checked]:
     """Each claim checked against what it cites, with the guaranteed context (R5, R9).
 
@@ -282,23 +384,23 @@ def verify(
     one of the ``uncovered`` words (what the question asks about that no passage
     names, folded) speaks of what the sources do not cover: unless the guaranteed
     context holds the word, it is not supported, whatever figures it gets right.
+
+    ``known`` are claims already checked against the same passages, guaranteed context
+    and ``uncovered`` words (a streamed answer's sentences, checked as they came): a
+    claim of the same text and citations takes that result instead of a second check,
+    when it cites something or states nothing (then the result is the same).
     """
     texts = [source_text(d) for d in documents]
     held = [_read(t) for t in guaranteed]
     foreign = [w for w in uncovered if not any(s.has_word(w) for s in held)]
     every = tuple(range(1, len(documents) + 1))
     pool = tuple(implicit) or (every if lenient else ())
+    against = _Against(texts, guaranteed, foreign, pool, lenient)
+    done = _standing(known)
     out: list[Checked] = []
     for claim in claims:
-        if not says_something(claim.text):  # a connective rests on nothing
-            out.append(Checked(claim, claim.cited, True))
-        elif _restates(claim.text, foreign):
-            out.append(Checked(claim, claim.cited, False))
-        elif claim.cited:
-            ok = supports(claim.text, [*(texts[i - 1] for i in claim.cited), *guaranteed])
-            out.append(Checked(claim, claim.cited, ok))
-        else:
-            out.append(_uncited(claim, pool, texts, guaranteed, lenient))
+        seen = done.get((claim.text, claim.cited))
+        out.append(_check(claim, against) if seen is None else replace(seen, claim=claim))
     return out
 
 

@@ -14,7 +14,8 @@ supported sentence that states something, and a sentence citing nothing that sta
 something (its check needs the passages the whole answer cites) stops the showing:
 it and what follows are shown by the answer node at the end. What needs the whole
 answer (asked once more when nothing holds, an answer that repeats itself) stays at
-the end too.
+the end too. Each sentence is checked once: the gate's results go with the reply
+(:data:`CHECKED`) and the answer node takes them instead of checking again.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from pydantic import BaseModel, ValidationError
 
 from toolweave.llm import deadline
 from toolweave.llm.citations import (
+    Checked,
     Claim,
     claims_of,
     marked_text,
@@ -52,6 +54,11 @@ from toolweave.tools.effects import Call
 
 SHOWN = "toolweave_shown"
 """``response_metadata`` key of a constrained answer: the text its stream already showed."""
+
+CHECKED = "toolweave_checked"
+"""``response_metadata`` key of a streamed constrained answer: the sentences its stream
+checked (:class:`~toolweave.llm.citations.Checked`), so that the answer node checks
+each sentence once (``verify(..., known=...)``)."""
 
 _ITEM_DEPTH = 3
 """Nesting of a sentence object: the reply's object, its ``sentences`` list, the item."""
@@ -129,6 +136,8 @@ class SentenceGate:
     reply: BaseModel | None = None
     """The completed items so far, validated (``None`` before the first or after a bad one)."""
     shown: str = ""
+    checked: list[Checked] = field(default_factory=list)
+    """The sentences checked so far, in order: the answer node reuses them (:data:`CHECKED`)."""
     _judged: int = 0
     _pending: list[Claim] = field(default_factory=list)
     _last_line: int | None = None
@@ -152,13 +161,14 @@ class SentenceGate:
         """One claim checked: the text to show now (with what waited for it)."""
         if not self._open:
             return ""
-        request = self.request
-        docs, guaranteed = request.documents, request.guaranteed
-        (checked,) = verify([claim], docs, guaranteed, (), uncovered=self.foreign)
         states = says_something(claim.text)
         if states and not claim.cited:  # its check needs the whole answer's passages
             self._open = False
             return ""
+        request = self.request
+        docs, guaranteed = request.documents, request.guaranteed
+        (checked,) = verify([claim], docs, guaranteed, (), uncovered=self.foreign)
+        self.checked.append(checked)
         if not checked.supported:
             return ""
         self._pending.append(claim)
@@ -224,6 +234,7 @@ class _Run:
                 yield from words
                 if done:
                     break
+        yield from self.nothing_shown()
 
     async def awords(self, chunks: AsyncIterator[Any]) -> AsyncIterator[str]:
         async with aclosed_at_end(chunks):
@@ -233,6 +244,17 @@ class _Run:
                     yield word
                 if done:
                     break
+        for word in self.nothing_shown():
+            yield word
+
+    def nothing_shown(self) -> list[str]:
+        """``[""]`` when the stream showed no word: the shown message needs one chunk.
+
+        Nothing passing the gate while the model writes (a first sentence citing
+        nothing, no supported one) is no broken reply: without a chunk the passthrough
+        model would raise as for an empty stream, and the call would be asked again.
+        """
+        return [] if self.gate.shown else [""]
 
     def result(self, shown: AIMessage) -> Streamed:
         if self.raw is None or finish_reason(self.raw) is None:

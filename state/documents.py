@@ -209,6 +209,9 @@ class AnswerSentence(BaseModel):
     """The ``document_id`` s of the passages it cited (or was found in), kept or not."""
     supported: bool = True
     """Whether those passages hold what it says; an unsupported one is not in the answer."""
+    quotes: tuple[str, ...] = ()
+    """For each of its ``sources``, in order, the sentence of that source that supports it:
+    what a person checking the source reads (empty for a state written before it)."""
 
     def marked(self) -> str:
         """The sentence with its sources' numbers, as a surface shows it: ``"Open 8-16. [1]"``."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -138,9 +139,9 @@ def _first_answer_before_last_chunk(log: list[tuple[str, Any]]) -> bool:
     return first_answer < last_chunk
 
 
-def _unstreamed(reply: dict[str, Any]) -> dict[str, Any]:
+def _unstreamed(*replies: dict[str, Any]) -> dict[str, Any]:
     """The same reply through the unstreamed constrained call (a non-OpenAI model)."""
-    graph = _graph(ConstrainedAssistant(reply))
+    graph = _graph(ConstrainedAssistant(*replies))
     return graph.invoke({"messages": [HumanMessage(QUESTION)]}, {})  # type: ignore[no-any-return]
 
 
@@ -275,3 +276,54 @@ def test_R9_P2_over_the_wire_the_cited_call_streams_and_a_cut_stream_is_retried(
     for body in fake_openai.requests:
         assert body["stream"] is True
         assert body["response_format"]["type"] == "json_schema"
+
+
+def test_R9_P2_each_streamed_sentence_is_checked_once_with_the_same_result(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The gate's checks go with the reply: the answer node does not check a sentence again."""
+    from toolweave.llm import citations
+
+    checks: Counter[str] = Counter()
+    real = citations._check
+
+    def spy(claim: citations.Claim, against: Any) -> citations.Checked:
+        checks[claim.text] += 1
+        return real(claim, against)
+
+    monkeypatch.setattr(citations, "_check", spy)
+    reply = _sentences(
+        ("Parking costs 900 Ft an hour.", [3]),  # unsupported: checked, never shown
+        ("The pharmacy opens at 8:00.", [1]),
+        ("It opens on weekdays.", []),  # cites nothing: checked at the end only
+        ("Cardiology is on floor 2.", [2]),
+    )
+    texts = [item["text"] for item in reply["sentences"]]
+    for use_async in (False, True):
+        checks.clear()
+        final, streamed = _run(StreamingAssistant((reply, "stop")), use_async=use_async)
+        assert checks == dict.fromkeys(texts, 1)
+        assert [(s.text, s.supported) for s in final["answer_sentences"]] == [
+            (texts[0], False),
+            (texts[1], True),
+            (texts[2], True),
+            (texts[3], True),
+        ]
+        assert streamed == final["answer"]  # what streamed is what the state keeps
+        _same_result(final, _unstreamed(reply))
+
+
+def test_R9_P2_a_reply_whose_stream_shows_nothing_is_answered_once_not_asked_again() -> None:
+    """Nothing passes the gate while the model writes (a first sentence citing nothing,
+    an unsupported one): the stream shows no word, which is no broken reply (X2)."""
+    replies = [
+        _sentences(("It opens at 8:00.", []), ("Cardiology is on floor 2.", [2])),
+        _sentences(("Parking costs 900 Ft an hour.", [3])),  # nothing holds
+    ]
+    for reply in replies:
+        for use_async in (False, True):
+            assistant = StreamingAssistant((reply, "stop"), (reply, "stop"))
+            final, streamed = _run(assistant, use_async=use_async)
+            assert streamed == final["answer"]
+            assert len(assistant.model.formats) == 1 + (reply is replies[1])  # R9's one retry
+            _same_result(final, _unstreamed(reply, reply))

@@ -17,6 +17,7 @@ from toolweave.llm.citations import checkable, citation_schema, claims_of, suppo
 from toolweave.llm.passthrough import ANSWER_TAG
 from toolweave.llm.port import AnswerRequest
 from toolweave.llm.prompts import no_information_answer
+from toolweave.state.documents import AnswerSentence
 from toolweave.testing import FunctionAssistant, ScriptedChatModel
 from toolweave.tools.effects import Steps
 
@@ -238,17 +239,69 @@ def test_R9_the_agent_tool_returns_sentences_numbered_to_its_sources() -> None:
     )
 
 
-def test_R9_the_cli_sources_block_quotes_the_sentences_each_source_backs() -> None:
+def test_R9_the_cli_sources_quote_the_sentence_of_each_source_that_supports_the_answer() -> None:
     from toolweave.cli.render import source_lines
 
-    reply = _sentences(("The pharmacy opens at 8:00.", [1]), ("Cardiology is on floor 2.", [2]))
-    out = ask(_graph(ConstrainedAssistant(reply)), "Pharmacy hours and cardiology?")
+    reply = _sentences(
+        ("The pharmacy opens at 8:00.", [1]),
+        ("Cardiology can be called on +36 1 555 0130.", [2]),  # the passage's second sentence
+    )
+    out = ask(_graph(ConstrainedAssistant(reply)), "Pharmacy hours and cardiology's number?")
+    assert [s.quotes for s in out["answer_sentences"]] == [
+        ("The pharmacy opens at 8:00 on weekdays.",),
+        ("Call +36 1 555 0130.",),
+    ]
     assert source_lines(out["sources"], "en", out["answer_sentences"]) == [
         "Sources:",
         "  [1] pharmacy, p. 1",
-        "      “The pharmacy opens at 8:00.”",
+        "      “The pharmacy opens at 8:00 on weekdays.”",
         "  [2] cardiology, p. 1",
-        "      “Cardiology is on floor 2.”",
+        "      “Call +36 1 555 0130.”",
+    ]
+
+
+def test_R9_the_supporting_sentence_is_the_one_the_check_matched_else_the_closest() -> None:
+    from toolweave.llm.citations import supporting_sentences
+
+    passage = "Visitors are welcome. The desk opens at 9:00. The desk closes at 17:00."
+    assert supporting_sentences("Open from 9:00.", [passage]) == ["The desk opens at 9:00."]
+    both = "The desk is open 9:00-17:00."  # its figures spread over two sentences: both
+    assert supporting_sentences(both, [passage]) == [
+        "The desk opens at 9:00.",
+        "The desk closes at 17:00.",
+    ]
+    words = "Visitors are welcome at the desk."  # no figure: the most content words shared
+    assert supporting_sentences(words, ["The desk closes early. Visitors are welcome."]) == [
+        "Visitors are welcome."
+    ]
+    assert supporting_sentences("Open at 9:00.", [""]) == []
+
+
+def test_R9_a_sentence_resting_on_two_passages_of_one_source_quotes_both() -> None:
+    from toolweave.cli.render import source_lines
+
+    context = [
+        doc("parking", "Parking costs 500 Ft an hour.", sentence=1),
+        doc("parking", "A day costs at most 3000 Ft.", sentence=2),
+    ]
+    reply = _sentences(("Parking is 500 Ft an hour and 3000 Ft a day at most.", [1, 2]))
+    tool = make_tool("search", result=lambda n, ctx: ToolResult.as_context(n, context))
+    out = ask(graph_of([tool], assistant=ConstrainedAssistant(reply)), "Parking prices?")
+    assert source_lines(out["sources"], "en", out["answer_sentences"]) == [
+        "Sources:",
+        "  [1] parking, p. 1",
+        "      “Parking costs 500 Ft an hour. … A day costs at most 3000 Ft.”",
+    ]
+
+
+def test_R9_the_cli_quotes_nothing_when_the_answer_is_its_one_sources_own_words() -> None:
+    from toolweave.cli.render import source_lines
+
+    reply = _sentences(("Cardiology is on floor 2.", [2]), ("Call +36 1 555 0130.", [2]))
+    out = ask(_graph(ConstrainedAssistant(reply)), "Where is cardiology and its number?")
+    assert source_lines(out["sources"], "en", out["answer_sentences"]) == [
+        "Sources:",
+        "  [1] cardiology, p. 1",  # the answer is what it says, word for word: no repeat
     ]
 
 
@@ -352,3 +405,93 @@ def test_R9_a_sentence_about_what_no_passage_names_is_dropped() -> None:
     assistant = ConstrainedAssistant(right, route=("search", "reader"))
     out = ask(graph_of([search, reading], assistant=assistant), "Who heads surgery?")
     assert out["answer"] == "The head of Surgery is dr. Smith."
+
+
+def test_R9_a_known_check_is_reused_only_where_the_rest_of_the_answer_cannot_change_it() -> None:
+    from toolweave.llm.citations import Checked, Claim, verify
+
+    docs = [doc("a", "The desk opens at 9:00."), doc("b", "The desk closes at 17:00.")]
+    cited, uncited = Claim("The desk opens at 9:00.", (1,)), Claim("It closes at 17:00.")
+    stale = [Checked(cited, (1,), False), Checked(uncited, (), False)]  # both wrong on purpose
+    first, second = verify([cited, uncited], docs, implicit=(2,), known=stale)
+    assert not first.supported  # a citing sentence: taken as known, not checked again
+    assert second.supported  # citing nothing: its check needs the implicit passages
+    assert second.sources == (2,)
+
+
+def test_R9_the_cli_shortens_a_quote_the_answer_said_word_for_word() -> None:
+    from toolweave.cli.render import source_lines
+    from toolweave.state.documents import Source
+
+    echo = "The first 30 minutes of parking are free, after that it costs 500 Ft per hour."
+    said = [
+        AnswerSentence(text=echo, sources=(1,), quotes=(echo,)),
+        AnswerSentence(text="The desk opens at 7:30.", sources=(2,), quotes=("At 7:30.",)),
+    ]
+    sources = [Source(document_id="p", name="Parking"), Source(document_id="d", name="Desk")]
+    assert source_lines(sources[1:], "en", [said[1].model_copy(update={"sources": (1,)})]) == [
+        "Sources:",
+        "  [1] Desk",
+        "      “At 7:30.”",  # one source, in other words than the answer: quoted
+    ]
+    assert source_lines(sources, "en", said) == [
+        "Sources:",
+        "  [1] Parking",
+        "      “The first 30 minutes of parking are free, after …”",  # read whole above
+        "  [2] Desk",
+        "      “At 7:30.”",
+    ]
+
+
+def test_R9_the_cli_prints_a_marker_after_a_spaced_word_without_a_gap_or_a_lost_stop() -> None:
+    import io
+
+    from toolweave.cli.session import Turn, _print_end, _print_tokens
+
+    answer = "Parking costs 500 Ft per hour. Visits: two at a time."
+    tokens = ["Parking costs 500 Ft per hour ", "[3]. ", "Visits: two at a time ", "[5]."]
+    out, printed, seen = io.StringIO(), 0, []
+    for token in tokens:
+        seen.append(token)
+        printed = _print_tokens(seen, printed, out)
+    _print_end(Turn(values={"answer": answer}, streamed="".join(tokens)), printed, out)
+    assert out.getvalue() == answer + "\n"
+
+
+def test_R9_the_cli_says_a_dropped_sentence_was_left_out_not_that_nothing_was_kept() -> None:
+    import io
+
+    from toolweave.cli.session import LEFT_OUT, NOT_KEPT, Turn, _print_end, _print_tokens
+
+    answer = "Parking costs 500 Ft per hour."
+    said = [
+        AnswerSentence(text=answer, sources=(1,)),
+        AnswerSentence(text="It is free on Sundays.", supported=False),
+    ]
+    tokens = [answer + " ", "It is free on Sundays."]
+    out, printed = io.StringIO(), 0
+    for n in range(len(tokens)):
+        printed = _print_tokens(tokens[: n + 1], printed, out)
+    values = {"answer": answer, "answer_sentences": said}
+    _print_end(Turn(values=values, streamed="".join(tokens)), printed, out)
+    assert out.getvalue().endswith("\n" + LEFT_OUT + "\n" + answer + "\n")
+    assert NOT_KEPT not in out.getvalue()
+
+
+@pytest.mark.usefixtures("offline_cli")
+def test_R9_the_cli_json_carries_each_sentence_with_its_source_numbers(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from cli_support import run
+
+    code, out, err = run(
+        capsys, "ask", "--json", "When can I visit patients and how much is parking?"
+    )
+    assert code == 0, err
+    payload = json.loads(out)
+    said = payload["sentences"]
+    assert " ".join(s["text"] for s in said).split() == payload["answer"].split()
+    numbers = {n for s in said for n in s["sources"]}
+    assert numbers == set(range(1, len(payload["sources"]) + 1))  # each source cited, no other
+    for sentence in said:
+        assert len(sentence["quotes"]) == len(sentence["sources"])

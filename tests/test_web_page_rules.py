@@ -57,6 +57,17 @@ OUTSIDE_VIEW = """
 """
 
 
+# Every text the answer shows before the page adds its source links (the streamed text).
+STREAMED_ANSWERS = """
+window.__answers = [];
+new MutationObserver(() => {
+  for (const answer of document.querySelectorAll('.msg.bot .answer')) {
+    if (!answer.querySelector('a.cite')) window.__answers.push(answer.textContent);
+  }
+}).observe(document, {subtree: true, childList: true, characterData: true});
+"""
+
+
 def _progress(page: Any) -> str:
     return str(page.locator(".msg.bot .progress").last.inner_text())
 
@@ -362,3 +373,41 @@ def test_R9_the_page_shows_the_stored_answer_when_markers_alone_streamed(
     assert page.locator(".msg.bot .answer sup a.cite").count() == 1
     names = page.locator(".msg.bot .sources .source .doc").all_inner_texts()
     assert names == ["Parking"]
+
+
+def test_R9_the_page_quotes_the_sentence_of_each_source_that_supports_the_answer(
+    probe_server: DevServer, page: Any, request: pytest.FixtureRequest
+) -> None:
+    """Each source shows the sentence the check found supporting the answer, not its first.
+
+    A sentence the answer says word for word is not quoted again; the answer keeps its
+    lines when the page writes it anew with its links; no marker shows while it streams.
+    """
+    from web_cited_graph import ECHO, PASSAGES, SUPPORTING
+
+    open_page(page, f"{probe_server.url}/cited")
+    page.evaluate(STREAMED_ANSWERS)
+    ask(page, "Parking and the desk?")
+    page.wait_for_selector(".msg.bot .sources .source")
+    wait_idle(page)
+    check_state(page, request, "cited-sources")
+    sources = page.locator(".msg.bot .sources .source")
+    names = sources.locator(".doc").all_inner_texts()
+    assert names == [name for name, _ in PASSAGES.values()]
+    quoted = [sources.nth(n).locator(".snippet").all_inner_texts() for n in range(len(names))]
+    assert quoted == [[SUPPORTING[0]], [SUPPORTING[1]]]  # the echo of the answer is not
+    titles = page.locator(".msg.bot .answer sup a.cite").evaluate_all(
+        "(links) => links.map((a) => a.title)"
+    )
+    assert titles == [SUPPORTING[0], ECHO, SUPPORTING[1]]  # [n] says what source n says
+    answer = page.locator(".msg.bot .answer").last.inner_text()
+    assert answer.splitlines() == [
+        "Parking costs 500 Ft an hour. [1] A weekly pass costs 8000 Ft. [1]",
+        "The desk opens at 7:30. [2]",
+    ]
+    state = server_state(probe_server.url, thread_in_url(page))
+    said = state["values"]["answer_sentences"]
+    assert [s["quotes"] for s in said] == [[SUPPORTING[0]], [ECHO], [SUPPORTING[1]]]
+    streamed = page.evaluate("window.__answers")
+    assert any("500 Ft" in text for text in streamed)  # it was seen while streaming
+    assert not [text for text in streamed if re.search(r"\[\d", text)]  # with no marker

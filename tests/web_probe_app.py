@@ -7,7 +7,8 @@
 - ``/broken``: the same, plus a script that does not parse and one that throws
   while loading (W7: each disables only its own tool);
 - ``/example``: the seed's example tool (``tests/web_example_graph.py``), offline;
-- ``/markers``: an answer that streams citation markers alone (``tests/web_markers_graph.py``).
+- ``/markers``: an answer that streams citation markers alone (``tests/web_markers_graph.py``);
+- ``/cited``: an answer citing its sources in other words (``tests/web_cited_graph.py``).
 """
 
 from __future__ import annotations
@@ -54,6 +55,10 @@ app = Starlette(
         *chat_routes(
             ChatPage(assistant_id="markers_answer", title="An answer of markers alone"),
             path="/markers",
+        ),
+        *chat_routes(
+            ChatPage(assistant_id="cited_answer", title="An answer in other words"),
+            path="/cited",
         ),
     ]
 )

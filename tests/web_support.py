@@ -42,6 +42,8 @@ EXAMPLE = "example_tool"
 """The test-only graph of ``tests/web_example_graph.py`` (the seed's example tool)."""
 MARKERS = "markers_answer"
 """The test-only graph of ``tests/web_markers_graph.py`` (an answer of markers alone)."""
+CITED = "cited_answer"
+"""The test-only graph of ``tests/web_cited_graph.py`` (an answer in its own words)."""
 SHOTS = ROOT / "build" / "test-output" / "web-page"
 """Where every checked state's screenshot goes (overwritten by each run)."""
 AXE = ROOT / "tests" / "vendor" / "axe-core" / "axe.min.js"
@@ -239,6 +241,7 @@ def probe_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer
         PROBE: f"{ROOT / 'tests' / 'web_client_graph.py'}:graph",
         EXAMPLE: f"{ROOT / 'tests' / 'web_example_graph.py'}:graph",
         MARKERS: f"{ROOT / 'tests' / 'web_markers_graph.py'}:graph",
+        CITED: f"{ROOT / 'tests' / 'web_cited_graph.py'}:graph",
     }
     config["http"] = {"app": f"{ROOT / 'tests' / 'web_probe_app.py'}:app"}
     with langgraph_dev(tmp_path_factory.mktemp("probe_server"), config) as server:

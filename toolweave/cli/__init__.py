@@ -173,6 +173,17 @@ def _source_rows(values: dict[str, Any]) -> list[dict[str, Any]]:
     return [source.model_dump(mode="json") for source in as_sources(values.get("sources"))]
 
 
+def _sentence_rows(values: dict[str, Any]) -> list[dict[str, Any]]:
+    """The answer's sentences with their sources' numbers and quotes (R9), as JSON data.
+
+    Only the sentences the answer kept; ``sources`` are positions in ``sources`` (1-based).
+    """
+    from toolweave.state.documents import as_sentences
+
+    said = [s for s in as_sentences(values.get("answer_sentences")) if s.supported]
+    return [s.model_dump(mode="json", include={"text", "sources", "quotes"}) for s in said]
+
+
 def _source_lines(values: dict[str, Any]) -> list[str]:
     from toolweave.cli import render
     from toolweave.state.graph_state import message_of
@@ -303,6 +314,7 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
             payload = {
                 "answer": values.get("answer"),
                 "sources": _source_rows(values),
+                "sentences": _sentence_rows(values),
                 "activated": list(values.get("activated") or []),
                 "llm_calls": values.get("llm_calls", 0),
                 "thread_id": thread_id,

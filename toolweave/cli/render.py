@@ -193,6 +193,37 @@ def cli_text(key: str, lang: str | None, **values: str) -> str:
     return (texts.get(key) or CLI_TEXTS["en"][key]).format(**values)
 
 
+def source_quotes(sentences: Sequence[AnswerSentence], number: int) -> list[str]:
+    """What source ``number`` says for the answer, once each, in answer order (R9).
+
+    The sentences of it that the check found supporting the answer's sentences
+    citing it, read from each sentence's ``quotes`` (a state written before them has none).
+    """
+    quotes = [
+        s.quotes[s.sources.index(number)]
+        for s in sentences
+        if number in s.sources and len(s.quotes) == len(s.sources)
+    ]
+    return list(dict.fromkeys(q for q in quotes if q))
+
+
+def _same_words(one: str, other: str) -> bool:
+    return one.casefold().split() == other.casefold().split()
+
+
+def _quoting(said: Sequence[AnswerSentence]) -> bool:
+    """Whether the source list quotes its sources: it shows more than the answer did.
+
+    When the sentences rest on different sources (the quotes tell which says what) or
+    a source words a sentence otherwise than the answer (the person checks it there);
+    not when every sentence is its one source's sentence, word for word.
+    """
+    if len({s.sources for s in said}) > 1:
+        return True
+    pairs = [(s.text, q) for s in said for q in s.quotes]
+    return any(not _same_words(text, quote) for text, quote in pairs)
+
+
 def source_lines(
     sources: Iterable[Source | Mapping[str, Any]] | None,
     lang: str = "en",
@@ -204,13 +235,14 @@ def source_lines(
     No sources, no lines (an answer that no document backs lists nothing rather
     than an empty heading): ``- Visiting rules, p. 2, 5 — https://...``. With the
     answer's ``sentences`` (the state's ``answer_sentences``) each source is numbered
-    as :func:`answer_lines` numbers it (``[1] Visiting rules, p. 2``) and, when its
-    sentences rest on different sources, followed by the sentences it backs.
+    as :func:`answer_lines` numbers it (``[1] Visiting rules, p. 2``) and followed by
+    its sentences that support the answer (:func:`source_quotes`), unless they only
+    repeat it (:func:`_quoting`); one the answer said word for word is shortened.
     """
     texts = SOURCE_TEXTS.get(lang, SOURCE_TEXTS["en"])
     said = [s for s in as_sentences(sentences) if s.supported]
     listed = as_sources(sources)
-    quote = len({s.sources for s in said}) > 1  # sentences resting on different sources
+    quote = _quoting(said)
     lines = [texts["heading"]]
     for number, source in enumerate(listed, start=1):
         pages = ", ".join(map(str, source.pages))
@@ -219,8 +251,23 @@ def source_lines(
         mark = f"[{number}]" if said else "-"
         lines.append(f"{INDENT}{mark} {source.name}{page}{url}")
         if quote:
-            lines += [f"{INDENT * 3}“{s.text}”" for s in said if number in s.sources]
+            lines += [f"{INDENT * 3}“{_quoted(q, said)}”" for q in source_quotes(said, number)]
     return lines if len(lines) > 1 else []
+
+
+ECHO_WIDTH = 48
+"""Characters of a quote that is an answer sentence word for word (the reader saw it whole)."""
+
+
+def _quoted(quote: str, said: Sequence[AnswerSentence]) -> str:
+    """``quote`` as the source list shows it: shortened when the answer said it word for word.
+
+    The person read it whole in the answer just above; its beginning tells which
+    sentence the source backs without printing the answer twice.
+    """
+    if len(quote) <= ECHO_WIDTH or not any(_same_words(quote, s.text) for s in said):
+        return quote
+    return quote[: ECHO_WIDTH + 1].rsplit(None, 1)[0].rstrip(",;:(") + " …"
 
 
 def answer_lines(values: Mapping[str, Any], lang: str = "en") -> list[str]:

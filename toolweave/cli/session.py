@@ -34,6 +34,7 @@ from toolweave.llm.passthrough import ANSWER_TAG
 from toolweave.llm.port import CITATION
 from toolweave.pauses import cli_prompt, first_pause
 from toolweave.persistence import SQLITE_SYNCHRONOUS_ENV, open_checkpointer
+from toolweave.state.documents import as_sentences
 from toolweave.state.errors import InvalidRequestError, UnknownThreadError
 from toolweave.state.pauses import is_pause_payload
 from toolweave.state.serde import checkpoint_serde
@@ -209,6 +210,10 @@ NOT_KEPT = "↳ the answer (what streamed above was not kept):"
 """Printed between a streamed text the run did not keep (a loop, a stream that broke
 off and was asked again) and the answer it kept (X3, X5)."""
 
+LEFT_OUT = "↳ the answer, checked against its sources (what they do not hold is left out):"
+"""Printed instead of :data:`NOT_KEPT` when what streamed differs from the answer because
+sentences its sources do not support were dropped (R9): most of it was kept."""
+
 
 def _held_back(text: str) -> bool:
     """Whether streamed ``text`` is held back, to be printed with the stored answer."""
@@ -231,11 +236,15 @@ def visible(text: str) -> str:
 
 
 def _print_tokens(tokens: Sequence[str], printed: int, out: TextIO) -> int:
-    """Print the streamed answer's new text; returns how many characters are printed."""
+    """Print the streamed answer's new text; returns how many characters are printed.
+
+    Spaces at the end wait for what follows them: a marker may come next and take
+    them with it (``"per hour "`` then ``"[3]. "`` reads ``"per hour. "``).
+    """
     raw = "".join(tokens)
     if not printed and _held_back(raw):
         return printed
-    text = visible(raw)
+    text = visible(raw).rstrip(" \t")
     print(text[printed:], end="", file=out, flush=True)
     return max(printed, len(text))
 
@@ -256,7 +265,8 @@ def _print_end(turn: Turn, printed: int, out: TextIO) -> None:
     if printed and answer.startswith(shown):
         print(answer[len(shown) :].rstrip(), file=out, flush=True)  # "" ends the line
     elif printed:  # a loop, a stream that broke off: the reader is told which text counts
-        print("\n" + NOT_KEPT + "\n" + answer, file=out, flush=True)
+        dropped = any(not s.supported for s in as_sentences(turn.values.get("answer_sentences")))
+        print("\n" + (LEFT_OUT if dropped else NOT_KEPT) + "\n" + answer, file=out, flush=True)
     elif answer:
         print(answer, file=out, flush=True)  # a finished answer nobody streamed (R3)
 

@@ -25,6 +25,7 @@
   const HEALTH_INTERVAL_MS = 3000;
   const MAX_HEALTH_CHECKS = 200; // about ten minutes, then the page stops asking
   const SNIPPET_CHARS = 180;
+  const QUOTE_CHARS = 400; // a supporting sentence is shown whole, unless it is a page's run-on line
   const ACTIVE = ["pending", "running"]; // run statuses worth following after a reload
 
   // ---------------------------------------------------------------- config
@@ -450,7 +451,7 @@
     appendAnswer(text) {
       if (!text) return;
       this.text += text;
-      this.answer.textContent = this.text;
+      this.answer.textContent = withoutMarkers(this.text);
       scrollDown();
     }
 
@@ -488,7 +489,7 @@
         }
         entry.appendChild(title);
         if (row.pages.length) entry.appendChild(node("span", "page", t("pages", { pages: row.pages.join(", ") })));
-        if (row.snippet) entry.appendChild(node("q", "snippet", row.snippet));
+        for (const quote of row.quotes) entry.appendChild(node("q", "snippet", quote));
         list.appendChild(entry);
       }
       box.appendChild(list);
@@ -506,17 +507,31 @@
         .filter((s) => s && s.supported && typeof s.text === "string");
       if (!said.some((s) => Array.isArray(s.sources) && s.sources.length)) return;
       this.answer.textContent = "";
+      const gaps = separators(said, values.answer);
       said.forEach((sentence, at) => {
-        this.answer.append((at ? " " : "") + sentence.text);
-        for (const n of sentence.sources || []) {
+        this.answer.append(gaps[at] + sentence.text);
+        (sentence.sources || []).forEach((n, which) => {
           const link = node("a", "cite", "[" + n + "]");
           link.href = "#" + this.citeKey + "-" + n;
+          const quote = quoteOf(sentence, which);
+          if (quote) link.title = quote; // what source n says for this sentence
           const sup = node("sup");
           sup.appendChild(link);
           this.answer.append(" ", sup);
-        }
+        });
       });
     }
+  }
+
+  /**
+   * Streamed answer text as a person reads it (R9): no citation marker ("[3]", "[1, 2]"),
+   * nor the spaces before one; a marker still open at the end ("… 8-16 [1") waits for
+   * what follows. The links come with the stored answer's sentences (showCitations).
+   */
+  function withoutMarkers(text) {
+    return String(text || "")
+      .replace(/[ \t]*\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\]/g, "")
+      .replace(/[ \t]*\[[\d,;\s]*$/, "");
   }
 
   function textOf(content) {
@@ -535,20 +550,77 @@
   }
 
   /**
+   * What goes before each sentence when the page writes the answer anew with its links:
+   * the answer's own line break where the stored answer has one (the lines the person
+   * saw stream), else a space ("" before the first).
+   */
+  function separators(said, answer) {
+    const text = typeof answer === "string" ? answer : "";
+    let from = 0;
+    return said.map((sentence, at) => {
+      const found = text.indexOf(sentence.text, from);
+      const gap = found < 0 ? "" : text.slice(from, found);
+      if (found >= 0) from = found + sentence.text.length;
+      if (at === 0) return "";
+      return gap.includes("\n") ? "\n" : " ";
+    });
+  }
+
+  /** Whether two texts are the same words (case and spacing aside). */
+  function sameWords(one, other) {
+    const words = (text) => String(text || "").toLowerCase().split(/\s+/).filter(Boolean).join(" ");
+    return words(one) === words(other);
+  }
+
+  /** The sentence of a sentence's `which`-th source that supports it (R9), or "". */
+  function quoteOf(sentence, which) {
+    const quotes = Array.isArray(sentence.quotes) ? sentence.quotes : [];
+    const sources = Array.isArray(sentence.sources) ? sentence.sources : [];
+    const quote = quotes.length === sources.length ? quotes[which] : "";
+    return typeof quote === "string" ? shorten(quote, QUOTE_CHARS) : "";
+  }
+
+  /**
+   * What source `number` (1-based) says for the answer: the sentences of it that the
+   * check found supporting the answer's sentences citing it (their `quotes`, chosen by
+   * the library, R9), once each, in answer order; `null` when no sentence cites it. A
+   * quote that is its answer sentence word for word is left out: the person reads it
+   * in the answer, linked to this source.
+   */
+  function sourceQuotes(values, number) {
+    const said = Array.isArray(values.answer_sentences) ? values.answer_sentences : [];
+    const citing = said.filter(
+      (s) => s && s.supported && Array.isArray(s.sources) && s.sources.includes(number),
+    );
+    if (!citing.length) return null;
+    const quotes = [];
+    for (const sentence of citing) {
+      const quote = quoteOf(sentence, sentence.sources.indexOf(number));
+      if (quote && !sameWords(quote, sentence.text) && !quotes.includes(quote)) quotes.push(quote);
+    }
+    return quotes;
+  }
+
+  /**
    * The answer's sources: the state's `sources` (R9: the documents the answer used,
-   * each with its pages, in answer order; none for "no information"); the snippet is
-   * the first retrieved text of the document.
+   * each with its pages, in answer order; none for "no information"). A source the
+   * answer's sentences cite is quoted by its sentences that support them (sourceQuotes);
+   * one no sentence cites (a finished answer's), by the first retrieved text of it.
    */
   function sourceRows(values) {
     const documents = Array.isArray(values.documents) ? values.documents.filter(Boolean) : [];
     const firstText = (id) => (documents.find((d) => d.document_id === id) || {}).text;
     const sources = Array.isArray(values.sources) ? values.sources.filter(Boolean) : [];
-    return sources.map((src) => ({
-      name: src.name || src.document_id || t("document"),
-      pages: Array.isArray(src.pages) ? src.pages : [],
-      url: safeUrl(src.url),
-      snippet: shorten(firstText(src.document_id), SNIPPET_CHARS),
-    }));
+    return sources.map((src, at) => {
+      const quotes = sourceQuotes(values, at + 1);
+      const first = shorten(firstText(src.document_id), SNIPPET_CHARS);
+      return {
+        name: src.name || src.document_id || t("document"),
+        pages: Array.isArray(src.pages) ? src.pages : [],
+        url: safeUrl(src.url),
+        quotes: quotes !== null ? quotes : first ? [first] : [],
+      };
+    });
   }
 
   function safeUrl(url) {

@@ -230,6 +230,27 @@ def supports(sentence: str, texts: Sequence[str]) -> bool:
     return _backing(checkable(sentence), words, [_read(t) for t in texts])
 
 
+def held_by(text: str, passage: str, *, names: bool = True) -> str:
+    """The sentences of ``text`` whose figures ``passage`` holds, joined (D3, R9).
+
+    A figure is a checkable token (:func:`checkable`): a number, clock time, phone,
+    e-mail or URL, and with ``names`` a capitalised name. A sentence with none is
+    kept (its words are another check's). Used on a page reading, which becomes
+    context the answer may cite: a small model asked about a page that does not say
+    writes a figure of its own ("parking is $10 an hour" from a page on visiting
+    hours). Across languages (``names=False``) a name may be translated: only the
+    other figures are held to the page.
+    """
+    source = _read(passage)
+    kept = [
+        sentence
+        for line in text.splitlines()
+        for sentence in kit.line_sentences(line)
+        if all(source.holds(t) for t in checkable(sentence) if names or not t.startswith("name:"))
+    ]
+    return " ".join(kept)
+
+
 @dataclass(frozen=True)
 class _Wanted:
     """What a quote of the sources must show of one answer sentence."""

@@ -461,3 +461,37 @@ def test_D8_a_page_answer_of_null_written_as_text_is_no_answer(written: str):
     model = ScriptedChatModel(script=[{"answer": written}])
     llm = ChatModelAssistant(model, initial_backoff=0)
     assert llm.read_passage("When?", "# Page\nNothing about it.", user_lang="en") is None
+
+
+def test_D3_R9_a_page_reading_keeps_only_the_figures_its_page_holds():
+    page = "# Visiting hours\nVisitors are welcome from 14:00 to 18:00; two at a time."
+    read = ChatModelAssistant(
+        ScriptedChatModel(
+            script=[
+                {"answer": "The cost of parking per hour is $10."},  # a figure from nowhere
+                {"answer": "Visits are from 14:00 to 18:00. Parking costs 500 Ft."},
+                {"answer": "Visits are from 14:00 to 18:00."},
+            ]
+        ),
+        initial_backoff=0,
+    ).read_passage
+    assert read("How much is parking?", page, user_lang="en") is None
+    assert read("When can I visit?", page, user_lang="en") == "Visits are from 14:00 to 18:00."
+    assert read("When can I visit?", page, user_lang="en") == "Visits are from 14:00 to 18:00."
+
+
+def test_D3_R9_across_languages_a_reading_may_translate_a_name_not_a_figure():
+    page = "# Látogatás\nA Kardiológia osztályon a látogatás 14:00 és 18:00 között van."
+    read = ChatModelAssistant(
+        ScriptedChatModel(
+            script=[
+                {"answer": "On the Cardiology ward visits are from 14:00 to 18:00."},
+                {"answer": "On the Cardiology ward visits are from 15:00 to 18:00."},
+            ]
+        ),
+        initial_backoff=0,
+    ).read_passage
+    assert read("When can I visit cardiology?", page, user_lang="en") == (
+        "On the Cardiology ward visits are from 14:00 to 18:00."
+    )
+    assert read("When can I visit cardiology?", page, user_lang="en") is None

@@ -314,7 +314,7 @@ class ItAccountHelpTool(ClarifiableTool[AccountRequest]):
         "(konto zablokowane), for e-mail, VPN or ERP."
     )
     routing_examples = (
-        "Jak zresetować hasło do poczty?",
+        "Chcę ustawić nowe hasło do skrzynki pocztowej.",
         "Nie pamiętam hasła do VPN.",
         "I forgot my ERP password.",
     )
@@ -412,8 +412,8 @@ class PhoneDirectoryTool(ChatbotTool[EmptyRequest]):
         "księgowości, Helpdesk IT, recepcja, kancelaria, dział prawny, BHP, administracja)."
     )
     routing_examples = (
-        "Jaki jest numer wewnętrzny do działu kadr?",
-        "Pod jaki numer dzwonić do księgowości?",
+        "Podaj numer wewnętrzny działu płac.",
+        "Pod jaki numer dzwonić do działu BHP?",
         "What is the IT helpdesk's extension?",
     )
     not_for = ("Jaki jest adres serwera VPN?", "Gdzie wysłać fakturę?")
@@ -474,7 +474,7 @@ class InvoiceApprovalTool(ChatbotTool[EmptyRequest]):
         "Kto akceptuje fakturę na 12 000 zł?",
         "Who approves an invoice of 8,000 PLN?",
     )
-    not_for = ("W jakim terminie trzeba opisać fakturę?", "Where do suppliers send invoices?")
+    not_for = ("W jakim terminie trzeba opisać fakturę?", "Na jaki adres wysyła się faktury od kontrahentów?")
 
     def execute(self, request: EmptyRequest, ctx: ToolCallContext) -> ToolResult | None:
         """The approvers for the named amount; a question without one is not mine (R1)."""

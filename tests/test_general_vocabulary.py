@@ -180,3 +180,30 @@ def test_G1_general_vocabulary_check_finds_a_planted_name(tmp_path: Path):
     texts = list(code_texts(planted))
     assert any(_holds(text, ("cardiology",)) for _, text in texts)
     assert [line for line, text in texts if _holds(text, ("cardiology", "ward"))] == [4]
+
+
+def heldout_questions_in_code(example: Path) -> list[str]:
+    """Held-out golden questions that an example package's code holds word for word.
+
+    A reply to a question the tool asked (a case with ``history``) may name one of
+    the tool's own choices: that is the tool's design, not a leak.
+    """
+    golden = next(example.glob("*/golden.jsonl"), None)
+    if golden is None:
+        return []
+    code = "\n".join(p.read_text(encoding="utf-8") for p in example.glob("*/*.py"))
+    cases = [json.loads(line) for line in golden.read_text(encoding="utf-8").splitlines() if line]
+    return [
+        f"{case['id']}: {case['question']!r}"
+        for case in cases
+        if case.get("split") == "heldout"
+        and not case.get("history")
+        and len(case["question"]) > 12
+        and case["question"] in code
+    ]
+
+
+@pytest.mark.parametrize("example", EXAMPLE_DIRS, ids=lambda p: p.name)
+def test_G1_general_no_heldout_question_in_an_example_domains_code(example: Path):
+    """A held-out question written into a tool's examples is a change made for it (G1)."""
+    assert heldout_questions_in_code(example) == []

@@ -37,6 +37,12 @@ from pydantic import BaseModel
 
 from toolweave.graph.agent_tool import AGENT_TOOL_DESCRIPTION, AGENT_TOOL_NAME, as_agent_tool
 from toolweave.graph.context import Limits, RunContext
+from toolweave.graph.idempotency import (
+    carries_ids,
+    is_resend,
+    repeats_the_last_question,
+    stored_messages,
+)
 from toolweave.graph.langgraph_private import (
     INTERRUPT,
     SERDE_ALLOWLIST,
@@ -303,17 +309,16 @@ class ToolweaveGraph(
             read_once = not isinstance(checked, Command)
             if read_once:
                 saved = yield from self._saved(thread_config)
+                if saved is not None:
+                    checked, snapshot = yield from self._resent(checked, thread_config)
             if isinstance(checked, Command) or (
-                saved is not None and may_have_pending_tasks(saved)
+                checked is not None and saved is not None and may_have_pending_tasks(saved)
             ):
-                snapshot = yield from perform(
-                    Call(
-                        lambda: self.get_state(thread_config),
-                        lambda: self.aget_state(thread_config),
-                    )
-                )
+                snapshot = snapshot or (yield from self._snapshot(thread_config))
                 interrupted = self._before(checked, snapshot)
-                if interrupted is not None:
+                if interrupted is not None and self._retries(checked, snapshot):
+                    checked = None  # S5: the stopped run's own question again: finish it
+                elif interrupted is not None:
                     yield from self._settle(interrupted, thread_config, kwargs)
         data, marked, stored = _run_user_data(checked, kwargs.get("context"))
         if stored:  # the thread's user_data: from a read above, or one read now
@@ -322,6 +327,27 @@ class ToolweaveGraph(
                 saved = None if read is None else (yield from self._saved(read))
             data.append(_stored_user_data(snapshot, saved))
         return checked, self._run_scope(data, marked, kwargs.get("context"))
+
+    def _resent(
+        self, checked: Any, config: RunnableConfig
+    ) -> Steps[tuple[Any, StateSnapshot | None]]:
+        """``None`` for a message the thread holds already: it continues its own run (Q6, S5).
+
+        The state is read only for messages that carry their own ids
+        (:func:`~toolweave.graph.idempotency.carries_ids`); it is returned for reuse.
+        """
+        if not carries_ids(checked):
+            return checked, None
+        snapshot = yield from self._snapshot(config)
+        return (None if is_resend(checked, stored_messages(snapshot.values)) else checked), snapshot
+
+    def _snapshot(self, config: RunnableConfig) -> Steps[StateSnapshot]:
+        return perform(Call(lambda: self.get_state(config), lambda: self.aget_state(config)))
+
+    def _retries(self, checked: Any, snapshot: StateSnapshot) -> bool:
+        """A message repeating the stopped run's question, finished rather than asked again."""
+        stored = stored_messages(snapshot.values)
+        return self.interrupted_runs == "finish" and repeats_the_last_question(checked, stored)
 
     def _require_a_run_to_finish(self, config: RunnableConfig | None) -> Steps[None]:
         """``None`` as input finishes a stored thread's run; anywhere else it is no request (X1)."""

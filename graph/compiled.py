@@ -40,6 +40,8 @@ from toolweave.graph.context import Limits, RunContext
 from toolweave.graph.idempotency import (
     carries_ids,
     is_resend,
+    one_human_message,
+    repeated_while_paused,
     repeats_the_last_question,
     stored_messages,
 )
@@ -310,7 +312,7 @@ class ToolweaveGraph(
             if read_once:
                 saved = yield from self._saved(thread_config)
                 if saved is not None:
-                    checked, snapshot = yield from self._resent(checked, thread_config)
+                    checked, snapshot = yield from self._resent(checked, thread_config, saved)
             if isinstance(checked, Command) or (
                 checked is not None and saved is not None and may_have_pending_tasks(saved)
             ):
@@ -329,17 +331,25 @@ class ToolweaveGraph(
         return checked, self._run_scope(data, marked, kwargs.get("context"))
 
     def _resent(
-        self, checked: Any, config: RunnableConfig
+        self, checked: Any, config: RunnableConfig, saved: CheckpointTuple
     ) -> Steps[tuple[Any, StateSnapshot | None]]:
-        """``None`` for a message the thread holds already: it continues its own run (Q6, S5).
+        """``None`` for a message that repeats one of its run: it continues that run (Q6, S5).
 
-        The state is read only for messages that carry their own ids
-        (:func:`~toolweave.graph.idempotency.carries_ids`); it is returned for reuse.
+        A message the thread holds already (its id), or the paused run's question sent
+        again. The state is read only for messages that carry their own ids
+        (:func:`~toolweave.graph.idempotency.carries_ids`) and for one message on a
+        paused thread; it is returned for reuse.
         """
-        if not carries_ids(checked):
+        paused = any(write[1] == INTERRUPT for write in saved.pending_writes or ())
+        if not carries_ids(checked) and not (paused and one_human_message(checked)):
             return checked, None
         snapshot = yield from self._snapshot(config)
-        return (None if is_resend(checked, stored_messages(snapshot.values)) else checked), snapshot
+        values = snapshot.values
+        if is_resend(checked, stored_messages(values)):
+            return None, snapshot
+        if paused and repeated_while_paused(checked, values):
+            return None, snapshot
+        return checked, snapshot
 
     def _snapshot(self, config: RunnableConfig) -> Steps[StateSnapshot]:
         return perform(Call(lambda: self.get_state(config), lambda: self.aget_state(config)))

@@ -28,7 +28,9 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.config import get_config
 
+from toolweave.llm.next_message import next_message_kind
 from toolweave.state.errors import InvalidRequestError
+from toolweave.state.pauses import Clarification, awaiting, pause_of
 
 KEY_VERSION = "tw1"
 """Bumped if the derivation ever changes, so old and new keys never collide."""
@@ -140,3 +142,33 @@ def repeats_the_last_question(checked: Any, stored: Sequence[BaseMessage]) -> bo
     humans = (message for message in reversed(stored) if isinstance(message, HumanMessage))
     last = next(humans, None)
     return last is not None and last.text.strip() == messages[0].text.strip()
+
+
+NEW_TURN_KINDS = ("new_question", "amended")
+"""Next-message kinds that would start a new turn on a thread waiting on a question (Q2)."""
+
+
+def one_human_message(checked: Any) -> bool:
+    """Whether a message input is one human message (a reply, or the question re-sent)."""
+    messages = _input_messages(checked)
+    return len(messages) == 1 and isinstance(messages[0], HumanMessage)
+
+
+def repeated_while_paused(checked: Any, values: Mapping[str, Any]) -> bool:
+    """Whether a message repeats the paused run's question instead of answering its pause (S5).
+
+    The person sent the question again (a double submit, or no sight of the question
+    or the page's form yet). As a new turn it would run the question again, and
+    every tool with side effects would act a second time under a new key; it
+    continues the paused run instead, which asks the same again. A message that
+    reads as the reply to the open question (Q2) stays the reply.
+    """
+    pause = pause_of(values)
+    if pause is None or awaiting(pause) == "nobody":
+        return False
+    if not repeats_the_last_question(checked, stored_messages(values)):
+        return False
+    if not isinstance(pause, Clarification):
+        return True  # the client's tool results answer it, never a message
+    text = _input_messages(checked)[0].text
+    return next_message_kind(text, pause.question, pause.choices) in NEW_TURN_KINDS

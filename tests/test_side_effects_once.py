@@ -24,18 +24,28 @@ from langgraph.types import Command
 
 from toolweave import (
     AgentCoordinator,
+    AiTool,
+    AiToolBuilder,
+    AiToolRegistry,
+    AiToolScope,
     ChatbotTool,
     ClarifiableTool,
+    ContextVerdict,
     EmptyRequest,
     InvalidRequestError,
+    InvalidToolResultError,
     LedgerKind,
     LlmUnavailableError,
+    SqliteDocumentStore,
     TaskInfo,
     ThreadStatusKind,
     ToolCallContext,
     ToolResult,
+    as_chatbot_tools,
     build_graph,
+    documents_domain,
     pending_clarification,
+    pending_client_calls,
     reply,
     resume_interrupted,
     thread_status,
@@ -108,6 +118,24 @@ class Later(ChatbotTool[EmptyRequest]):
             self.crash = False
             raise Crash
         return ToolResult.as_guaranteed_context(self.name, "The team is notified.")
+
+
+class FillForm(AiTool):
+    """A form the page fills in the browser (a client tool, W3)."""
+
+    def define(self, builder: AiToolBuilder) -> None:
+        schema = '{"type": "object", "properties": {"floor": {"type": "string"}}}'
+        (
+            builder.id("fill_form")
+            .name("Ticket form")
+            .user_description("Fills in the ticket form on the page.")
+            .ai_description("true when the ticket form is to be filled in")
+            .input_json_schema(schema)
+            .scope(AiToolScope.CLIENT)
+        )
+
+    def execute(self, input: str) -> str:
+        raise AssertionError("a client tool never runs on the server")
 
 
 class Planner(ChatbotTool[EmptyRequest], AgentCoordinator):
@@ -253,6 +281,51 @@ def test_Q6_a_re_sent_message_while_a_question_waits_asks_it_again_and_is_no_rep
     assert len(ticket.tickets) == 1
 
 
+ASKED = "Can you open a ticket for the jammed printer?"
+
+
+def test_S5_the_question_sent_again_while_its_run_asks_back_asks_the_same_again() -> None:
+    """Read as a new turn, it would run the question again: a second ticket, a new key."""
+    ticket = OpenTicket()
+    tools = [Planner([ticket.name, "ask_floor"], split=True), ticket, AskFloor()]
+    graph = build_graph("desk", tools, assistant=FunctionAssistant(), checkpointer=InMemorySaver())
+    config = _config("repeat-paused")
+    graph.invoke({"messages": [("human", ASKED)]}, config)
+    out = graph.invoke({"messages": [("human", ASKED)]}, config)
+    assert [i.value["question"] for i in out["__interrupt__"]] == ["Which floor?"]
+    assert len(ticket.tickets) == 1
+    out = graph.invoke({"messages": [("human", "2")]}, config)  # the reply still is one
+    assert "Floor 2." in out["answer"]
+    assert len(ticket.tickets) == 1
+    another = graph.invoke({"messages": [("human", ASKED)]}, config)  # after the answer: new
+    assert len(ticket.tickets) == 2
+    assert "__interrupt__" in another
+
+
+def test_S5_the_question_sent_again_while_the_client_runs_a_tool_waits_for_the_client() -> None:
+    """A page double submit while a client tool (W3) is out: one ticket, one client call."""
+    ticket = OpenTicket()
+    registry = AiToolRegistry()
+    registry.register(FillForm())
+    [form] = as_chatbot_tools(registry, domain="desk")
+    graph = build_graph(
+        "desk",
+        [Planner([ticket.name, form.name], split=False), ticket, form],
+        assistant=FunctionAssistant(extract=lambda text, tool: {"floor": "2"}),
+        checkpointer=InMemorySaver(),
+    )
+    config = _config("repeat-client")
+    message = {"messages": [("human", ASKED)], "client_tools": ["fill_form"]}
+    first = graph.invoke(message, config)
+    again = graph.invoke(message, config)
+    assert [i.value for i in again["__interrupt__"]] == [i.value for i in first["__interrupt__"]]
+    [call] = pending_client_calls(graph, config)["calls"]
+    results = [{"call_id": call["call_id"], "output": '{"filled": true}'}]
+    out = graph.invoke(Command(resume={"type": "client_tool_results", "results": results}), config)
+    assert "Ticket HD-1 opened." in out["answer"]
+    assert len(ticket.tickets) == 1
+
+
 def test_X5_a_stored_message_id_with_other_text_is_refused_and_nothing_is_written() -> None:
     ticket = OpenTicket()
     graph = _routed(ticket)
@@ -354,7 +427,6 @@ def test_S5_a_tool_that_acts_is_not_called_again_because_its_result_was_refused(
 
 def test_R7_a_refused_result_of_a_tool_that_does_not_act_still_fails_the_run() -> None:
     """The containment is for tools that act only; any other tool's bug stays loud."""
-    from toolweave import InvalidToolResultError
 
     class Lookup(OpenTicket):
         side_effects: ClassVar[bool] = False
@@ -368,7 +440,7 @@ def test_R7_a_refused_result_of_a_tool_that_does_not_act_still_fails_the_run() -
 # --- 5. a crash with the library's SQLite checkpointer ----------------------------------------
 
 
-def _sqlite_graph(path: Path, ticket: OpenTicket, later: Later, saver: Any) -> Any:
+def _sqlite_graph(ticket: OpenTicket, later: Later, saver: Any) -> Any:
     tools = [Planner([ticket.name, later.name], split=False), ticket, later]
     return build_graph("desk", tools, assistant=FunctionAssistant(), checkpointer=saver)
 
@@ -379,13 +451,12 @@ def test_Q4_a_crash_after_the_effects_step_was_saved_does_not_act_again(tmp_path
     ticket, later = OpenTicket(), Later()
     later.crash = True
     config = _config("crash-after-save")
-    with open_checkpointer(f"sqlite:///{path}") as saver:
-        with pytest.raises(Crash):
-            _sqlite_graph(path, ticket, later, saver).invoke(
-                {"messages": [("human", QUESTION)]}, config, durability="sync"
-            )
+    with open_checkpointer(f"sqlite:///{path}") as saver, pytest.raises(Crash):
+        _sqlite_graph(ticket, later, saver).invoke(
+            {"messages": [("human", QUESTION)]}, config, durability="sync"
+        )
     with open_checkpointer(f"sqlite:///{path}") as saver:  # a fresh process, in effect
-        graph = _sqlite_graph(path, ticket, Later(), saver)
+        graph = _sqlite_graph(ticket, Later(), saver)
         assert thread_status(graph, config).kind is ThreadStatusKind.INTERRUPTED_MID_RUN
         out = resume_interrupted(graph, config)
     assert "Ticket HD-1 opened." in out["answer"]
@@ -401,12 +472,41 @@ def test_Q6_a_crash_before_the_effects_step_was_saved_repeats_the_call_with_the_
     ticket, later = OpenTicket(), Later()
     ticket.crash_after_effect = True
     config = _config("crash-before-save")
+    with open_checkpointer(f"sqlite:///{path}") as saver, pytest.raises(Crash):
+        _sqlite_graph(ticket, later, saver).invoke(
+            {"messages": [("human", QUESTION)]}, config, durability="sync"
+        )
     with open_checkpointer(f"sqlite:///{path}") as saver:
-        with pytest.raises(Crash):
-            _sqlite_graph(path, ticket, later, saver).invoke(
-                {"messages": [("human", QUESTION)]}, config, durability="sync"
-            )
-    with open_checkpointer(f"sqlite:///{path}") as saver:
-        resume_interrupted(_sqlite_graph(path, ticket, later, saver), config)
+        resume_interrupted(_sqlite_graph(ticket, later, saver), config)
     [(_, first), (_, again)] = ticket.tickets  # the naive tool acted twice...
     assert first == again  # ...under one key, so a tool that dedupes on it acts once
+
+
+# --- 6. the deep fallback after the effect (D1-D3) ---------------------------------------------
+
+
+def test_S5_the_deep_fallback_after_the_effect_searches_without_acting_again() -> None:
+    """The gatekeeper finds the context short: the searches run, the tool does not again."""
+    store = SqliteDocumentStore(":memory:")
+    store.add_document(
+        "printers",
+        ["Printers on floor 2 jam often.", "The printer on floor 2 is a Model X."],
+        name="Printers",
+        url="https://intranet.example/printers",
+    )
+    ticket = OpenTicket()
+    domain, tools = documents_domain("desk", store, tools=[ticket])
+    verdicts = iter([ContextVerdict(sufficient=False, missing=("printer model",))])
+    assistant = FunctionAssistant(
+        route=lambda text, tools: [ticket.name] if "ticket" in text.lower() else [],
+        judge=lambda question, documents, guaranteed: next(verdicts, True),
+        read=lambda question, page: "Model X" if "Model X" in page else None,
+    )
+    graph = build_graph(domain, tools, assistant=assistant, checkpointer=InMemorySaver())
+    out = graph.invoke(
+        {"messages": [("human", "Open a ticket: which printer model jams on floor 2?")]},
+        _config("deep"),
+    )
+    assert [e for e in out["ledger"] if e.kind is LedgerKind.DEEP_FALLBACK]  # it ran
+    assert "Ticket HD-1 opened." in out["answer"]
+    assert len(ticket.tickets) == 1

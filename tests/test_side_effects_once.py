@@ -510,3 +510,33 @@ def test_S5_the_deep_fallback_after_the_effect_searches_without_acting_again() -
     assert [e for e in out["ledger"] if e.kind is LedgerKind.DEEP_FALLBACK]  # it ran
     assert "Ticket HD-1 opened." in out["answer"]
     assert len(ticket.tickets) == 1
+
+
+# --- the CLI: the same command run again after a failure ------------------------------------
+
+
+def test_S5_toolweave_ask_run_again_after_a_failure_finishes_the_run_and_acts_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`toolweave ask --thread T "..."` fails mid-run; the person runs the same command again."""
+    from test_cli import FakeEntryPoint
+
+    import toolweave.cli.session as cli_session
+    import toolweave.domains as domains
+    from toolweave import Domain, Plugin
+    from toolweave.cli import main
+
+    ticket = OpenTicket()
+    plugin = Plugin(name="desk", domains={"desk": lambda: (Domain(name="desk"), [ticket])})
+    monkeypatch.setattr(
+        domains, "entry_points", lambda *, group: [FakeEntryPoint("desk", lambda: plugin)]
+    )
+    assistant = FunctionAssistant(route=lambda text, tools: [ticket.name], answer=FlakyAnswer())
+    monkeypatch.setattr(cli_session, "default_assistant", lambda: assistant)
+    monkeypatch.setenv("TOOLWEAVE_DATA_DIR", str(tmp_path))
+    command = ["ask", "--domain", "desk", "--thread", "t1", QUESTION]
+    assert main(command) != 0  # the model failed after the ticket was opened
+    capsys.readouterr()
+    assert main(command) == 0
+    assert "Ticket HD-1 opened." in capsys.readouterr().out
+    assert len(ticket.tickets) == 1

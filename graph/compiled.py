@@ -57,6 +57,7 @@ from toolweave.graph.langgraph_private import (
     triggered_node,
 )
 from toolweave.graph.pause import check_resume_for
+from toolweave.graph.run_lock import Key, ThreadLocks, aholding, holding, thread_key
 from toolweave.graph.threads import (
     NO_THREAD,
     NOT_WAITING,
@@ -190,6 +191,7 @@ class ToolweaveGraph(
         input_limits: Limits | None = None,
         interrupted_runs: InterruptedRuns = "finish",
         build_secrets: frozenset[str] = frozenset(),
+        run_locks: ThreadLocks | None = None,
         **kwargs: Any,
     ) -> None:
         """Take LangGraph's compiled-graph fields plus toolweave's settings.
@@ -200,6 +202,8 @@ class ToolweaveGraph(
                 stopped mid-way when a new message arrives on its thread (Q5).
             build_secrets: Secret values known when the graph was built (its
                 assistant's API key): in every run's scope (X4, X6).
+            run_locks: The locks of its threads, shared with the graph it is a copy
+                of: one run at a time per thread (:mod:`toolweave.graph.run_lock`).
             **kwargs: ``CompiledStateGraph``'s fields.
         """
         allowlist = {*(kwargs.pop(SERDE_ALLOWLIST, None) or ()), *_state_types()}
@@ -212,6 +216,7 @@ class ToolweaveGraph(
         self.input_limits = input_limits or Limits()
         self.interrupted_runs: InterruptedRuns = interrupted_runs
         self.build_secrets = build_secrets
+        self.run_locks = run_locks or ThreadLocks()
 
     @classmethod
     def of(
@@ -379,8 +384,9 @@ class ToolweaveGraph(
         The run goes on in a scope of its own (X6): its deadline, its secrets and
         its progress sink (:mod:`toolweave.state.run_scope`).
         """
-        checked, scope = drive(self._prepare(input, config, kwargs))
-        yield from iterate_in(scope, super().stream(checked, config, **kwargs))
+        with holding(self.run_locks, self._run_key(config)):  # one run per thread (S5)
+            checked, scope = drive(self._prepare(input, config, kwargs))
+            yield from iterate_in(scope, super().stream(checked, config, **kwargs))
 
     async def astream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
@@ -389,9 +395,19 @@ class ToolweaveGraph(
 
         The run goes on in a scope of its own, as in :meth:`stream` (X6).
         """
-        checked, scope = await adrive(self._prepare(input, config, kwargs))
-        async for chunk in aiterate_in(scope, super().astream(checked, config, **kwargs)):
-            yield chunk
+        async with aholding(self.run_locks, self._run_key(config)):  # one run per thread (S5)
+            checked, scope = await adrive(self._prepare(input, config, kwargs))
+            async for chunk in aiterate_in(scope, super().astream(checked, config, **kwargs)):
+                yield chunk
+
+    def _run_key(self, config: RunnableConfig | None) -> Key | None:
+        """The key of the thread a run holds (:mod:`toolweave.graph.run_lock`)."""
+        configurable = {
+            **(self.config or {}).get("configurable", {}),
+            **(config or {}).get("configurable", {}),
+        }
+        saver = checkpointer_of(configurable, self.checkpointer)
+        return thread_key(saver, configurable) if isinstance(saver, BaseCheckpointSaver) else None
 
     def _run_scope(self, user_data: list[Any], marked: frozenset[str], context: Any) -> RunScope:
         """The scope of one run: its deadline from now, its secrets, its progress sink (X6)."""

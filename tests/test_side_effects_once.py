@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+import time
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -539,4 +541,91 @@ def test_S5_toolweave_ask_run_again_after_a_failure_finishes_the_run_and_acts_on
     capsys.readouterr()
     assert main(command) == 0
     assert "Ticket HD-1 opened." in capsys.readouterr().out
+    assert len(ticket.tickets) == 1
+
+
+# --- two runs at once on one thread (a double submit that overlaps) -----------------------------
+
+
+class SlowTicket(OpenTicket):
+    """Takes a while, so that a second submit arrives while the first still runs."""
+
+    def execute(self, request: EmptyRequest, ctx: ToolCallContext) -> Any:
+        time.sleep(0.2)
+        return super().execute(request, ctx)
+
+
+@pytest.mark.parametrize("with_id", [True, False], ids=["same_id", "no_id"])
+def test_S5_two_overlapping_runs_on_one_thread_run_one_after_the_other(with_id: bool) -> None:
+    """Before, both ran at once: the second "finished" the first beside it (three tickets)."""
+    ticket = SlowTicket()
+    graph = _routed(ticket)
+    config = _config(f"overlap-{with_id}")
+    message = HumanMessage(QUESTION, id="client-msg-1") if with_id else ("human", QUESTION)
+    answers: list[str] = []
+
+    def submit() -> None:
+        answers.append(graph.invoke({"messages": [message]}, config)["answer"])
+
+    submits = [threading.Thread(target=submit) for _ in range(2)]
+    for submit_thread in submits:
+        submit_thread.start()
+    for submit_thread in submits:
+        submit_thread.join(timeout=30)
+    messages = graph.get_state(config).values["messages"]
+    if with_id:  # one message, one run, one ticket; both submits get its answer
+        assert answers == ["Ticket HD-1 opened."] * 2
+        assert len(ticket.tickets) == 1
+        assert len(messages) == 2
+    else:  # two requests, each whole: two tickets, two exchanges kept
+        assert sorted(answers) == ["Ticket HD-1 opened.", "Ticket HD-2 opened."]
+        assert len(ticket.tickets) == 2
+        assert len(messages) == 4
+
+
+def test_S5_two_overlapping_async_runs_with_one_message_id_act_once() -> None:
+    ticket = SlowTicket()
+    graph = _routed(ticket)
+    config = _config("overlap-async")
+    message = HumanMessage(QUESTION, id="client-msg-1")
+
+    async def both() -> list[dict[str, Any]]:
+        runs = (graph.ainvoke({"messages": [message]}, config) for _ in range(2))
+        return list(await asyncio.gather(*runs))
+
+    outs = asyncio.run(both())
+    assert [out["answer"] for out in outs] == ["Ticket HD-1 opened."] * 2
+    assert len(ticket.tickets) == 1
+
+
+def test_S5_a_stream_dropped_half_way_lets_the_next_run_of_its_thread_in() -> None:
+    ticket = OpenTicket()
+    graph = _routed(ticket)
+    config = _config("dropped-stream")
+    stream = graph.stream({"messages": [("human", QUESTION)]}, config)
+    next(stream)
+    del stream  # dropped: closed, the thread's lock released
+    done: list[str] = []
+    other = threading.Thread(
+        target=lambda: done.append(graph.invoke(None, config).get("answer") or "")
+    )
+    other.start()
+    other.join(timeout=10)
+    assert done  # it was not left waiting
+
+
+def test_S5_a_copy_of_the_graph_shares_its_threads_locks() -> None:
+    """``with_config`` copies (and the LangGraph server's) wait for the original's run."""
+    ticket = SlowTicket()
+    graph = _routed(ticket)
+    config = _config("overlap-copy")
+    message = HumanMessage(QUESTION, id="client-msg-1")
+    runs = [
+        threading.Thread(target=lambda g=g: g.invoke({"messages": [message]}, config))
+        for g in (graph, graph.with_config(recursion_limit=500))
+    ]
+    for run in runs:
+        run.start()
+    for run in runs:
+        run.join(timeout=30)
     assert len(ticket.tickets) == 1

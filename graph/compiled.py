@@ -11,7 +11,10 @@ and the event streams all go through them):
   ``NothingPendingError``/``UnknownThreadError`` for a resume with nowhere to go)
   and the checkpoint stays exactly as it was;
 - a new message on a thread whose last run stopped mid-way first finishes that
-  run, or abandons it with a ledger entry (Q5, ``interrupted_runs``).
+  run, or abandons it with a ledger entry (Q5, ``interrupted_runs``);
+- a message sent again (its id in the thread, or the paused or stopped run's own
+  question) continues that run instead of starting a new one, and runs on one thread
+  wait for each other in the process (S5, Q6; :mod:`toolweave.graph.run_lock`).
 
 Its input may also be what an LCEL chain hands it (a ``PromptValue``, messages, a
 message, a text; :func:`~toolweave.graph.validation.as_message_input`), and

@@ -121,11 +121,14 @@ def is_resend(checked: Any, stored: Sequence[BaseMessage]) -> bool:
     if not messages or not stored:
         return False
     by_id = {message.id: message for message in stored if message.id}
-    for message in messages:
-        known = by_id.get(message.id or "") if isinstance(message, BaseMessage) else None
-        if known is None:
-            return False
-        if known.text != message.text:
+    known = [
+        by_id.get(message.id or "") if isinstance(message, BaseMessage) else None
+        for message in messages
+    ]
+    if any(found is None for found in known):
+        return False  # a new message among them: a new request (the others as they are)
+    for message, found in zip(messages, known, strict=True):
+        if found is not None and found.text != message.text:
             raise InvalidRequestError(EDITED_MESSAGE.format(id=message.id))
     return True
 

@@ -341,6 +341,20 @@ def test_X5_a_stored_message_id_with_other_text_is_refused_and_nothing_is_writte
     assert len(ticket.tickets) == 1
 
 
+def test_Q6_the_history_sent_back_with_a_new_message_is_a_new_request() -> None:
+    """A client that sends the whole conversation (ids kept) each turn: only the new one asks."""
+    ticket = OpenTicket()
+    graph = _routed(ticket)
+    config = _config("history")
+    out = graph.invoke({"messages": [HumanMessage(QUESTION, id="m1")]}, config)
+    history = list(out["messages"])
+    history[-1] = history[-1].model_copy(update={"content": "(shortened by the client)"})
+    new = HumanMessage("And one for the scanner, please.", id="m2")
+    out = graph.invoke({"messages": [*history, new]}, config)
+    assert out["answer"] == "Ticket HD-2 opened."
+    assert len(ticket.tickets) == 2
+
+
 def test_S5_the_stopped_runs_question_sent_again_without_an_id_finishes_that_run() -> None:
     """The person saw an error, not an answer, and sends the same text again: one ticket."""
     ticket = OpenTicket()

@@ -643,3 +643,23 @@ def test_S5_a_copy_of_the_graph_shares_its_threads_locks() -> None:
     for run in runs:
         run.join(timeout=30)
     assert len(ticket.tickets) == 1
+
+
+def test_Q5_a_reply_sent_again_after_its_run_failed_says_to_finish_the_run() -> None:
+    """The reply's run stopped mid-way; ``reply`` again names the way out, not just "no"."""
+    ticket = OpenTicket()
+    tools = [Planner([ticket.name, "ask_floor"], split=False), ticket, AskFloor()]
+    answer = FlakyAnswer(failures=0)
+    graph = build_graph(
+        "desk", tools, assistant=FunctionAssistant(answer=answer), checkpointer=InMemorySaver()
+    )
+    config = _config("reply-failed")
+    graph.invoke({"messages": [("human", QUESTION)]}, config)
+    answer.failures = 1
+    with pytest.raises(LlmUnavailableError):
+        reply(graph, config, "2")
+    with pytest.raises(LookupError, match="resume_interrupted"):
+        reply(graph, config, "2")
+    out = graph.invoke({"messages": [("human", "2")]}, config)  # the reply's text again
+    assert "Floor 2." in out["answer"]
+    assert len(ticket.tickets) == 1

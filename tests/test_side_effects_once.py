@@ -6,8 +6,9 @@ A neutral domain written from the docs alone (an office helpdesk): ``open_ticket
 public API (``build_graph``, ``toolweave.testing`` doubles, the checkpointers the docs
 name) where a single message could make it act twice: a clarification after it ran, a
 model error after it ran and the run resumed, the message re-sent (with its id, or its
-text again after a failure), a refused result retried, a crash before or after its
-step was saved.
+text again after a failure or while its run asks back), two submits at once, a
+refused result retried, a crash before or after its step was saved, the deep fallback,
+a client tool, the CLI run again.
 """
 
 from __future__ import annotations

@@ -11,7 +11,10 @@ and the event streams all go through them):
   ``NothingPendingError``/``UnknownThreadError`` for a resume with nowhere to go)
   and the checkpoint stays exactly as it was;
 - a new message on a thread whose last run stopped mid-way first finishes that
-  run, or abandons it with a ledger entry (Q5, ``interrupted_runs``).
+  run, or abandons it with a ledger entry (Q5, ``interrupted_runs``);
+- a message sent again (its id in the thread, or the paused or stopped run's own
+  question) continues that run instead of starting a new one, and runs on one thread
+  wait for each other in the process (S5, Q6; :mod:`toolweave.graph.run_lock`).
 
 Its input may also be what an LCEL chain hands it (a ``PromptValue``, messages, a
 message, a text; :func:`~toolweave.graph.validation.as_message_input`), and
@@ -37,6 +40,14 @@ from pydantic import BaseModel
 
 from toolweave.graph.agent_tool import AGENT_TOOL_DESCRIPTION, AGENT_TOOL_NAME, as_agent_tool
 from toolweave.graph.context import Limits, RunContext
+from toolweave.graph.idempotency import (
+    carries_ids,
+    is_resend,
+    one_human_message,
+    repeated_while_paused,
+    repeats_the_last_question,
+    stored_messages,
+)
 from toolweave.graph.langgraph_private import (
     INTERRUPT,
     SERDE_ALLOWLIST,
@@ -49,6 +60,7 @@ from toolweave.graph.langgraph_private import (
     triggered_node,
 )
 from toolweave.graph.pause import check_resume_for
+from toolweave.graph.run_lock import Key, ThreadLocks, aholding, holding, thread_key
 from toolweave.graph.threads import (
     NO_THREAD,
     NOT_WAITING,
@@ -182,6 +194,7 @@ class ToolweaveGraph(
         input_limits: Limits | None = None,
         interrupted_runs: InterruptedRuns = "finish",
         build_secrets: frozenset[str] = frozenset(),
+        run_locks: ThreadLocks | None = None,
         **kwargs: Any,
     ) -> None:
         """Take LangGraph's compiled-graph fields plus toolweave's settings.
@@ -192,6 +205,8 @@ class ToolweaveGraph(
                 stopped mid-way when a new message arrives on its thread (Q5).
             build_secrets: Secret values known when the graph was built (its
                 assistant's API key): in every run's scope (X4, X6).
+            run_locks: The locks of its threads, shared with the graph it is a copy
+                of: one run at a time per thread (:mod:`toolweave.graph.run_lock`).
             **kwargs: ``CompiledStateGraph``'s fields.
         """
         allowlist = {*(kwargs.pop(SERDE_ALLOWLIST, None) or ()), *_state_types()}
@@ -204,6 +219,7 @@ class ToolweaveGraph(
         self.input_limits = input_limits or Limits()
         self.interrupted_runs: InterruptedRuns = interrupted_runs
         self.build_secrets = build_secrets
+        self.run_locks = run_locks or ThreadLocks()
 
     @classmethod
     def of(
@@ -303,17 +319,16 @@ class ToolweaveGraph(
             read_once = not isinstance(checked, Command)
             if read_once:
                 saved = yield from self._saved(thread_config)
+                if saved is not None:
+                    checked, snapshot = yield from self._resent(checked, thread_config, saved)
             if isinstance(checked, Command) or (
-                saved is not None and may_have_pending_tasks(saved)
+                checked is not None and saved is not None and may_have_pending_tasks(saved)
             ):
-                snapshot = yield from perform(
-                    Call(
-                        lambda: self.get_state(thread_config),
-                        lambda: self.aget_state(thread_config),
-                    )
-                )
+                snapshot = snapshot or (yield from self._snapshot(thread_config))
                 interrupted = self._before(checked, snapshot)
-                if interrupted is not None:
+                if interrupted is not None and self._retries(checked, snapshot):
+                    checked = None  # S5: the stopped run's own question again: finish it
+                elif interrupted is not None:
                     yield from self._settle(interrupted, thread_config, kwargs)
         data, marked, stored = _run_user_data(checked, kwargs.get("context"))
         if stored:  # the thread's user_data: from a read above, or one read now
@@ -322,6 +337,35 @@ class ToolweaveGraph(
                 saved = None if read is None else (yield from self._saved(read))
             data.append(_stored_user_data(snapshot, saved))
         return checked, self._run_scope(data, marked, kwargs.get("context"))
+
+    def _resent(
+        self, checked: Any, config: RunnableConfig, saved: CheckpointTuple
+    ) -> Steps[tuple[Any, StateSnapshot | None]]:
+        """``None`` for a message that repeats one of its run: it continues that run (Q6, S5).
+
+        A message the thread holds already (its id), or the paused run's question sent
+        again. The state is read only for messages that carry their own ids
+        (:func:`~toolweave.graph.idempotency.carries_ids`) and for one message on a
+        paused thread; it is returned for reuse.
+        """
+        paused = any(write[1] == INTERRUPT for write in saved.pending_writes or ())
+        if not carries_ids(checked) and not (paused and one_human_message(checked)):
+            return checked, None
+        snapshot = yield from self._snapshot(config)
+        values = snapshot.values
+        if is_resend(checked, stored_messages(values)):
+            return None, snapshot
+        if paused and repeated_while_paused(checked, values):
+            return None, snapshot
+        return checked, snapshot
+
+    def _snapshot(self, config: RunnableConfig) -> Steps[StateSnapshot]:
+        return perform(Call(lambda: self.get_state(config), lambda: self.aget_state(config)))
+
+    def _retries(self, checked: Any, snapshot: StateSnapshot) -> bool:
+        """A message repeating the stopped run's question, finished rather than asked again."""
+        stored = stored_messages(snapshot.values)
+        return self.interrupted_runs == "finish" and repeats_the_last_question(checked, stored)
 
     def _require_a_run_to_finish(self, config: RunnableConfig | None) -> Steps[None]:
         """``None`` as input finishes a stored thread's run; anywhere else it is no request (X1)."""
@@ -343,8 +387,9 @@ class ToolweaveGraph(
         The run goes on in a scope of its own (X6): its deadline, its secrets and
         its progress sink (:mod:`toolweave.state.run_scope`).
         """
-        checked, scope = drive(self._prepare(input, config, kwargs))
-        yield from iterate_in(scope, super().stream(checked, config, **kwargs))
+        with holding(self.run_locks, self._run_key(config)):  # one run per thread (S5)
+            checked, scope = drive(self._prepare(input, config, kwargs))
+            yield from iterate_in(scope, super().stream(checked, config, **kwargs))
 
     async def astream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
@@ -353,9 +398,19 @@ class ToolweaveGraph(
 
         The run goes on in a scope of its own, as in :meth:`stream` (X6).
         """
-        checked, scope = await adrive(self._prepare(input, config, kwargs))
-        async for chunk in aiterate_in(scope, super().astream(checked, config, **kwargs)):
-            yield chunk
+        async with aholding(self.run_locks, self._run_key(config)):  # one run per thread (S5)
+            checked, scope = await adrive(self._prepare(input, config, kwargs))
+            async for chunk in aiterate_in(scope, super().astream(checked, config, **kwargs)):
+                yield chunk
+
+    def _run_key(self, config: RunnableConfig | None) -> Key | None:
+        """The key of the thread a run holds (:mod:`toolweave.graph.run_lock`)."""
+        configurable = {
+            **(self.config or {}).get("configurable", {}),
+            **(config or {}).get("configurable", {}),
+        }
+        saver = checkpointer_of(configurable, self.checkpointer)
+        return thread_key(saver, configurable) if isinstance(saver, BaseCheckpointSaver) else None
 
     def _run_scope(self, user_data: list[Any], marked: frozenset[str], context: Any) -> RunScope:
         """The scope of one run: its deadline from now, its secrets, its progress sink (X6)."""

@@ -10,7 +10,6 @@ pause). :func:`record_result` turns a result into its state update.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from functools import partial
 from typing import Any, assert_never
 
 from langchain_core.runnables import Runnable
@@ -21,7 +20,7 @@ from toolweave.graph.client_tools import ai_tool_steps
 from toolweave.graph.context import Dependencies, RunContext
 from toolweave.graph.deep_fallback import found_new_entries
 from toolweave.graph.nodes import Steps, make_node
-from toolweave.graph.tool_call import Outcome, entry, progress_for, tool_steps
+from toolweave.graph.tool_call import Outcome, entry, progress_for, result_reader, tool_steps
 from toolweave.graph.walk import current_task_no
 from toolweave.state.documents import UniqueTextDocument, repeated
 from toolweave.state.graph_state import GraphState
@@ -156,7 +155,7 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
         if result is not None:  # R1/R7: no result is as if the tool had not been activated
             update["activated"] = [key]
         lang = state["message"].user_lang
-        reads = readable if tool is None else partial(tool.result_text, user_lang=lang)  # R10
+        reads = readable if tool is None else result_reader(tool, lang)  # R10, S5
         in_doubt = name in node.as_context  # A9: its finished answer joins the context
         present = state.get("documents") or ()
         update.update(record_result(key, text, outcome, reads, in_doubt=in_doubt, present=present))

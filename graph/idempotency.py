@@ -28,6 +28,10 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.config import get_config
 
+from toolweave.llm.next_message import next_message_kind
+from toolweave.state.errors import InvalidRequestError
+from toolweave.state.pauses import Clarification, awaiting, pause_of
+
 KEY_VERSION = "tw1"
 """Bumped if the derivation ever changes, so old and new keys never collide."""
 
@@ -67,3 +71,107 @@ def tool_call_key(state: Mapping[str, Any], task_no: str, tool: str) -> str:
         tool=tool,
         clarification_round=int(state.get("clarification_rounds") or 0),
     )
+
+
+EDITED_MESSAGE = (
+    "message {id!r} is already in the thread with other text: a message the thread holds "
+    "cannot be changed; send a new message (a new id, or none) instead"
+)
+
+
+def stored_messages(values: Mapping[str, Any] | None) -> Sequence[BaseMessage]:
+    """The messages a thread's stored channel values (or state values) hold."""
+    messages = (values or {}).get("messages")
+    return messages if isinstance(messages, Sequence) else ()
+
+
+def carries_ids(checked: Any) -> bool:
+    """Whether every message of a message input carries its own id (a re-send may).
+
+    Only then is the thread's state read to tell a re-sent message from a new one
+    (:func:`is_resend`); a message without an id is new by construction.
+    """
+    messages = _input_messages(checked)
+    return bool(messages) and all(getattr(message, "id", None) for message in messages)
+
+
+def _input_messages(checked: Any) -> Sequence[Any]:
+    """The messages of a checked message input; none for another input."""
+    messages = checked.get("messages") if isinstance(checked, Mapping) else None
+    return messages if isinstance(messages, Sequence) else ()
+
+
+def is_resend(checked: Any, stored: Sequence[BaseMessage]) -> bool:
+    """Whether a message input only repeats messages the thread already holds (Q6, S5).
+
+    Every message of the input carries an id that a stored message has, with the
+    same text: a client re-sent it (a retry after a lost response, a double
+    submit). Such an input starts no new run: the thread's own run for it is
+    finished if it stopped mid-way, else its output is returned as stored. Asked
+    again, every tool with side effects would act a second time (with the same
+    key, Q6, so only a tool that dedupes would be safe), and LangGraph would
+    replace the stored message in place, leaving the thread's last message the
+    answer, not a question.
+
+    Raises:
+        InvalidRequestError: A message has a stored id but other text (nothing is
+            written, X5).
+    """
+    messages = _input_messages(checked)
+    if not messages or not stored:
+        return False
+    by_id = {message.id: message for message in stored if message.id}
+    known = [
+        by_id.get(message.id or "") if isinstance(message, BaseMessage) else None
+        for message in messages
+    ]
+    if any(found is None for found in known):
+        return False  # a new message among them: a new request (the others as they are)
+    for message, found in zip(messages, known, strict=True):
+        if found is not None and found.text != message.text:
+            raise InvalidRequestError(EDITED_MESSAGE.format(id=message.id))
+    return True
+
+
+def repeats_the_last_question(checked: Any, stored: Sequence[BaseMessage]) -> bool:
+    """Whether a message input is one human message with the text of the last stored one.
+
+    On a thread whose run stopped mid-way (a failed step, a crash), that message is
+    the stopped run's retry (Q5, S5): the person saw no answer and sent it again.
+    """
+    messages = _input_messages(checked)
+    if len(messages) != 1 or not isinstance(messages[0], HumanMessage):
+        return False
+    humans = (message for message in reversed(stored) if isinstance(message, HumanMessage))
+    last = next(humans, None)
+    return last is not None and last.text.strip() == messages[0].text.strip()
+
+
+NEW_TURN_KINDS = ("new_question", "amended")
+"""Next-message kinds that would start a new turn on a thread waiting on a question (Q2)."""
+
+
+def one_human_message(checked: Any) -> bool:
+    """Whether a message input is one human message (a reply, or the question re-sent)."""
+    messages = _input_messages(checked)
+    return len(messages) == 1 and isinstance(messages[0], HumanMessage)
+
+
+def repeated_while_paused(checked: Any, values: Mapping[str, Any]) -> bool:
+    """Whether a message repeats the paused run's question instead of answering its pause (S5).
+
+    The person sent the question again (a double submit, or no sight of the question
+    or the page's form yet). As a new turn it would run the question again, and
+    every tool with side effects would act a second time under a new key; it
+    continues the paused run instead, which asks the same again. A message that
+    reads as the reply to the open question (Q2) stays the reply.
+    """
+    pause = pause_of(values)
+    if pause is None or awaiting(pause) == "nobody":
+        return False
+    if not repeats_the_last_question(checked, stored_messages(values)):
+        return False
+    if not isinstance(pause, Clarification):
+        return True  # the client's tool results answer it, never a message
+    text = _input_messages(checked)[0].text
+    return next_message_kind(text, pause.question, pause.choices) in NEW_TURN_KINDS

@@ -288,6 +288,12 @@ def reply(graph: CompiledGraph, config: RunnableConfig, text: Any, **kwargs: Any
         InvalidRequestError: The reply is empty.
     """
     answer = reply_text(text)
-    if pending_clarification(graph, config) is None:
-        raise NothingPendingError(NOTHING_PENDING.format(thread=thread_id_of(config)))
-    return graph.invoke(Command(resume=answer), config, **kwargs)
+    status = thread_status(graph, config)
+    if status.kind is ThreadStatusKind.NEW:
+        raise UnknownThreadError(NO_THREAD.format(thread=status.thread_id))
+    if status.pending_question is not None:
+        return graph.invoke(Command(resume=answer), config, **kwargs)
+    if status.kind is ThreadStatusKind.WAITING_FOR_REPLY:  # on the client's tool results
+        raise NothingPendingError(NOTHING_PENDING.format(thread=status.thread_id))
+    why = WHY[status.kind.value]  # a stopped run is finished, not replied to again
+    raise NothingPendingError(NOT_WAITING.format(thread=status.thread_id, why=why))

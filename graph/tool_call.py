@@ -11,8 +11,9 @@ tool's budget (D7), its context (P1-P3, Q6), and a failure turned into "no resul
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterable, Iterable, Mapping
+from collections.abc import AsyncIterable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from langchain_core.messages import AIMessage
@@ -46,6 +47,7 @@ from toolweave.tools.required import (
     missing_inputs,
     with_reply,
 )
+from toolweave.tools.text import readable
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +57,14 @@ MISSING_INPUTS = "required input(s) not filled: {names}; not called, no result (
 MISSING_INPUTS_ASKED = "required input(s) not filled: {names}; asked the user (T13, Q1)"
 REQUEST_INVALID = "extracted request did not validate: {error} error(s)"
 UNREGISTERED = "tool is no longer registered"
+ACTED_REFUSED = (
+    "tool %s acts (side_effects) and its result on task %s was refused: treated as no "
+    "result, not raised, so that no retry of the run acts again (S5, Q4)"
+)
+RESULT_TEXT_RAISED = (
+    "result_text of %s, which acts (side_effects), raised: its result reads as the "
+    "default text, so that no retry of the run acts again (S5, Q4)"
+)
 NOT_CLARIFIABLE = "{name} returned a clarification request but is not a ClarifiableTool"
 
 
@@ -108,6 +118,28 @@ def tool_call(
     return Call(lambda: tool.execute(request, ctx), lambda: tool.aexecute(request, ctx))
 
 
+def result_reader(tool: AnyTool, user_lang: str) -> Callable[[str], str]:
+    """How the tool's result reads in the answer: its ``result_text`` (R10).
+
+    For a tool that acts (``side_effects``) a raising ``result_text`` falls back to
+    the default reading, logged as an error: raising would drop the step's writes
+    and every retry would call the tool, and act, again (S5, Q4). Any other tool's
+    ``result_text`` raises out of the run, as a bug.
+    """
+    reads = partial(tool.result_text, user_lang=user_lang)
+    if not tool.side_effects:
+        return reads
+
+    def contained(text: str) -> str:
+        try:
+            return reads(text)
+        except Exception:  # S5: the call is done; its reading must not undo the step
+            logger.error(RESULT_TEXT_RAISED, tool.name, exc_info=True)
+            return readable(text)
+
+    return contained
+
+
 def checked_result(tool: AnyTool, result: ToolResult | None) -> ToolResult | None:
     """A clarification request from a tool that cannot take the reply is no result (Q1)."""
     if not isinstance(result, ToolResult) or result.mode is not ResultMode.CLARIFICATION:
@@ -152,14 +184,9 @@ def tool_steps(
     request = yield from _request_steps(deps, runtime, node, tool, text, outcome)
     if request is None:
         return outcome
-    missing = missing_inputs(tool, request)
-    if missing and not asks_itself(tool):
-        if reply is not None:  # Q2: the user's reply is the input the graph asked for
-            request = with_reply(tool, request, reply)
-            outcome.request = request.model_dump(exclude_none=True, by_alias=True)
-            missing = missing_inputs(tool, request)
-        if missing:
-            return _unfilled(deps, state, node, tool, request, missing, outcome)
+    request, unfilled = _with_inputs(deps, state, node, tool, request, reply, outcome)
+    if unfilled is not None:
+        return unfilled
     streamed = _StreamedAnswer(name)
     progress = progress_for(deps, state, runtime, node, tool)
     budget = _budget(deps, state, runtime, node)
@@ -179,8 +206,16 @@ def tool_steps(
     )
     try:
         raw = yield from perform(tool_call(tool, request, ctx, state["context_buffer"], reply))
-    except (GraphBubbleUp, InvalidToolResultError):  # a bad result is the tool's bug: loud
+        result = require_result(name, checked_result(tool, raw))
+    except GraphBubbleUp:
         raise
+    except InvalidToolResultError as exc:  # a bad result is the tool's bug: loud...
+        if not tool.side_effects:
+            raise
+        # ...unless the tool acts: raising drops the step's writes, so every retry of
+        # the run would call it, and act, again (S5, Q4); contained, logged as an error
+        logger.error(ACTED_REFUSED, name, node.task_no, exc_info=True)
+        return _contained(outcome, budget, node, name, exc, progress)
     except ToolFailedError as exc:  # T13, R7: a failure the tool reported; one line
         debug = logger.isEnabledFor(logging.DEBUG)
         logger.warning("tool %s failed on task %s: %s", name, node.task_no, exc, exc_info=debug)
@@ -188,11 +223,37 @@ def tool_steps(
     except Exception as exc:  # R7: a failing tool is "no result"; the run goes on
         logger.warning("tool %s raised on task %s", name, node.task_no, exc_info=True)
         return _contained(outcome, budget, node, name, exc, progress)
-    outcome.result = require_result(name, checked_result(tool, raw))
+    outcome.result = result
     _spent(outcome, budget)
     outcome.streamed = streamed.joined()
     outcome.ledger.append(_called(node, name, outcome.result, reply))
     return outcome
+
+
+def _with_inputs(
+    deps: Dependencies,
+    state: GraphState,
+    node: TaskNode,
+    tool: AnyTool,
+    request: BaseModel,
+    reply: str | None,
+    outcome: Outcome,
+) -> tuple[BaseModel, Outcome | None]:
+    """The request with its required inputs (T13), or the outcome of a call not made.
+
+    The user's reply fills an input the graph asked for (Q2); an input still
+    missing is asked for or declined (:func:`_unfilled`).
+    """
+    missing = missing_inputs(tool, request)
+    if not missing or asks_itself(tool):
+        return request, None
+    if reply is not None:  # Q2: the user's reply is the input the graph asked for
+        request = with_reply(tool, request, reply)
+        outcome.request = request.model_dump(exclude_none=True, by_alias=True)
+        missing = missing_inputs(tool, request)
+    if missing:
+        return request, _unfilled(deps, state, node, tool, request, missing, outcome)
+    return request, None
 
 
 def _request_steps(

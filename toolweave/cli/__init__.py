@@ -299,6 +299,8 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
         user_data=user_data,
     ) as session:
         interrupted = persistent and _interrupted(session, thread_id)
+        if interrupted and session.repeats_stopped_question(message, thread_id=thread_id):
+            message = None  # S5: finishing the stopped run answers it; asked anew, it acts again
         if message is None and not interrupted:
             raise InvalidRequestError(NO_MESSAGE)
         if args.json:

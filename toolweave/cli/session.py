@@ -25,6 +25,7 @@ from langgraph.types import Command
 from toolweave.cli.render import person_line, progress_line
 from toolweave.graph.builder import build_graph, create_state_graph
 from toolweave.graph.context import Limits, RunContext
+from toolweave.graph.idempotency import repeats_the_last_question, stored_messages
 from toolweave.graph.stored_state import stored_values
 from toolweave.graph.threads import ThreadStatus, require_interrupted, status_of, thread_status
 from toolweave.graph.validation import question_of
@@ -372,6 +373,18 @@ class Session:
         config = _config(validate_thread_id(thread_id))
         require_interrupted(thread_status(self.graph, config))
         return self._run(None, config, out)
+
+    def repeats_stopped_question(self, message: str | None, *, thread_id: str) -> bool:
+        """Whether ``message`` is the question of the run that stopped mid-way (S5).
+
+        Finishing that run answers it; asked again as a new turn, the question would
+        run again, and every tool with side effects would act a second time.
+        """
+        if message is None:
+            return False
+        config = _config(validate_thread_id(thread_id))
+        stored = stored_messages(self.graph.get_state(config).values)
+        return repeats_the_last_question({"messages": [HumanMessage(content=message)]}, stored)
 
     def turn(
         self,

@@ -1,0 +1,112 @@
+"""One run at a time per thread in one process (S5, Q5, Q6).
+
+Two runs that overlap on one thread (a double submit that reaches ``invoke`` twice
+before either is saved) would both run the question, and every tool with side
+effects would act twice; the second would also read the first, still running, as a
+run that stopped mid-way and "finish" it beside it (Q5). So a run of a top-level
+thread waits until the thread's earlier run in this process has ended; it then
+sees that run's result (a re-sent message continues it, Q6). A run nested in one
+that holds the thread (finishing a stopped run first, Q5) does not wait for itself.
+The locks live on the compiled graph (:class:`ThreadLocks`, shared with its copies),
+never in the module (X6).
+
+The LangGraph server serialises a thread's runs itself (its multitask strategy);
+processes that share a database are not serialised by this lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import weakref
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager, suppress
+from contextvars import ContextVar, Token
+from typing import Any
+
+Key = tuple[int, str]
+"""(the checkpointer's id, the thread id)."""
+
+_HELD: ContextVar[frozenset[Key]] = ContextVar("toolweave_held_threads", default=frozenset())
+POLL_S = 0.005
+"""How often a waiting async run looks at the lock again (it never blocks the event loop)."""
+
+
+class _Lock:
+    """A thread's lock; a class of its own so the table can hold it weakly."""
+
+    __slots__ = ("__weakref__", "lock")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+
+
+class ThreadLocks:
+    """The locks of the threads a compiled graph (and every copy of it) runs.
+
+    A graph holds one table and hands it to its copies (``with_config``, the
+    server's), so they share it; a lock lives while a run holds or waits for it.
+    """
+
+    def __init__(self) -> None:
+        """An empty table."""
+        self._guard = threading.Lock()
+        self._locks: weakref.WeakValueDictionary[Key, _Lock] = weakref.WeakValueDictionary()
+
+    def of(self, key: Key) -> _Lock:
+        """The lock of ``key``'s thread, made on first use."""
+        with self._guard:
+            found = self._locks.get(key)
+            if found is None:
+                found = self._locks[key] = _Lock()
+            return found
+
+
+def thread_key(saver: object, configurable: Mapping[str, Any]) -> Key | None:
+    """The lock key of a run: its checkpointer and thread, or ``None`` (nothing to hold)."""
+    thread_id = configurable.get("thread_id")
+    if saver is None or not thread_id or configurable.get("checkpoint_ns"):
+        return None
+    return (id(saver), str(thread_id))
+
+
+def _release(entry: _Lock, token: Token[frozenset[Key]]) -> None:
+    """Release the lock, then forget the key in this context.
+
+    The lock goes first: a run closed from another context (an abandoned stream
+    finalised later) cannot reset the context variable, and must not keep the lock.
+    """
+    entry.lock.release()
+    with suppress(ValueError):
+        _HELD.reset(token)
+
+
+@contextmanager
+def holding(locks: ThreadLocks, key: Key | None) -> Iterator[None]:
+    """Hold ``key``'s thread for a sync run (no-op for ``None`` or a nested run)."""
+    if key is None or key in _HELD.get():
+        yield
+        return
+    entry = locks.of(key)
+    entry.lock.acquire()
+    token = _HELD.set(_HELD.get() | {key})
+    try:
+        yield
+    finally:
+        _release(entry, token)
+
+
+@asynccontextmanager
+async def aholding(locks: ThreadLocks, key: Key | None) -> AsyncIterator[None]:
+    """Hold ``key``'s thread for an async run, waiting without blocking the event loop."""
+    if key is None or key in _HELD.get():
+        yield
+        return
+    entry = locks.of(key)
+    while not entry.lock.acquire(blocking=False):
+        await asyncio.sleep(POLL_S)
+    token = _HELD.set(_HELD.get() | {key})
+    try:
+        yield
+    finally:
+        _release(entry, token)

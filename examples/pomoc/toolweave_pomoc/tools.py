@@ -474,7 +474,10 @@ class InvoiceApprovalTool(ChatbotTool[EmptyRequest]):
         "Kto akceptuje fakturę na 12 000 zł?",
         "Who approves an invoice of 8,000 PLN?",
     )
-    not_for = ("W jakim terminie trzeba opisać fakturę?", "Na jaki adres wysyła się faktury od kontrahentów?")
+    not_for = (
+        "W jakim terminie trzeba opisać fakturę?",
+        "Na jaki adres wysyła się faktury od kontrahentów?",
+    )
 
     def execute(self, request: EmptyRequest, ctx: ToolCallContext) -> ToolResult | None:
         """The approvers for the named amount; a question without one is not mine (R1)."""

@@ -393,7 +393,11 @@ def prefilter(
     return Prefiltered(offered, ranking, pins, len(candidates))
 
 
+_SUFFIXES = ("th", "st", "nd", "rd", "th", "th", "th", "th", "th", "th")
+"""An ordinal's suffix by its last digit (the teens aside)."""
+
+
 def ordinal(number: int) -> str:
     """``1`` -> ``"1st"``, ``57`` -> ``"57th"``, ``1702`` -> ``"1,702nd"``."""
-    suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10)
-    return f"{number:,}{suffix or 'th'}"
+    suffix = "th" if 10 <= number % 100 <= 20 else _SUFFIXES[number % 10]
+    return f"{number:,}{suffix}"

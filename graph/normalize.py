@@ -49,16 +49,6 @@ PER_MESSAGE_RESETS: tuple[tuple[str, Any], ...] = (
 for channels with a reducer)."""
 
 
-def restart(state: GraphState, key: str, value: Any) -> Any:
-    """``value`` as the channel's new value, replacing what the thread's last message left.
-
-    An ``Overwrite`` where the channel holds something; a plain write where it holds
-    nothing yet (a new thread), which its reducer turns into ``value`` all the same
-    without the ``Overwrite`` to serialise and checkpoint (PF1).
-    """
-    return Overwrite(value) if state.get(key) else value
-
-
 def split_conversation(
     messages: Sequence[AnyMessage], limits: Limits
 ) -> tuple[str, list[AnyMessage]]:
@@ -166,9 +156,9 @@ def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
                 offered=offered,
                 coordinators=[c.name for c in coordinators if c.name in allowed],
             ),
-            "tasks": restart(state, "tasks", {ROOT_TASK_NO: root}),
-            "ledger": restart(state, "ledger", [*closed, entry, *refusals]),
-            "llm_calls": restart(state, "llm_calls", calls),
+            "tasks": Overwrite({ROOT_TASK_NO: root}),
+            "ledger": Overwrite([*closed, entry, *refusals]),
+            "llm_calls": Overwrite(calls),
             "deep_fallback_done": deps.domain.deep_fallback is None,
         }
         # the previous message's results: cleared, but only where there are any

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from langchain_core.messages import HumanMessage
-from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Overwrite
 from support import graph_of, make_tool
 
@@ -36,23 +35,3 @@ def test_PF1_a_step_without_a_model_call_writes_no_llm_calls_and_the_total_is_un
     assert "llm_calls" not in by_node["execute"]
     written = [u.get("llm_calls", 0) for u in by_node.values()]
     assert final["llm_calls"] == sum(getattr(w, "value", w) for w in written)
-
-
-def _normalize_updates(graph: object, text: str, config: dict[str, object]) -> dict[str, object]:
-    updates = graph.stream(  # type: ignore[attr-defined]
-        {"messages": [HumanMessage(text)]}, config, stream_mode="updates"
-    )
-    return next(chunk["normalize"] for chunk in updates if "normalize" in chunk)
-
-
-def test_PF1_a_new_thread_starts_its_channels_without_overwrite_and_a_later_message_resets():
-    graph = graph_of([make_tool("alpha")], checkpointer=InMemorySaver())
-    config: dict[str, object] = {"configurable": {"thread_id": "t"}}
-    first = _normalize_updates(graph, "alpha?", config)
-    assert not [key for key, value in first.items() if isinstance(value, Overwrite)]
-    second = _normalize_updates(graph, "alpha again?", config)
-    assert isinstance(second["tasks"], Overwrite)
-    assert isinstance(second["ledger"], Overwrite)
-    state = graph.get_state(config).values  # type: ignore[attr-defined]
-    assert sum(e.kind == "normalized" for e in state["ledger"]) == 1  # the second message only
-    assert len(state["tasks"]) == 1

@@ -830,6 +830,57 @@ def part_switches() -> list[tuple[str, str, Any, Sequence[tuple[Any, str, Any]]]
     ]
 
 
+EVERY_BODY = "every phase body"
+EVERY_BODY_BUYS = (
+    "the phases' own work (normalize, route, execute, answer: a canned update each); "
+    "what is left is LangGraph over toolweave's graph, the floor of the ratio to bare"
+)
+PHASES = ("normalize", "route", "execute", "answer")
+"""The nodes a single-tool request runs, one superstep each."""
+
+
+def canned_graph(graph: Any, inputs: dict[str, Any]) -> Any:
+    """``graph`` with every phase node's body replaced by the update one real run made."""
+    for name in PHASES:
+        _wrap_nodes(graph, _canned(graph, name, inputs), [name])
+    return graph
+
+
+def _fresh_run(graph: Any, inputs: dict[str, Any]) -> None:
+    graph.invoke(inputs, fresh_config())
+
+
+def floor_rows(requests: int, warmup: int) -> list[list[Any]]:
+    """The floor of PF1's ratio: toolweave with every phase body canned, next to bare."""
+    inputs = question(single_tool_text(tool_name(5)))
+    rows = []
+    for kind in PF1_SAVERS:
+        full = build_graph(
+            DOMAIN, make_noop_tools(10), assistant=named_in_text(), checkpointer=_saver(kind)
+        )
+        canned = canned_graph(
+            build_graph(
+                DOMAIN, make_noop_tools(10), assistant=named_in_text(), checkpointer=_saver(kind)
+            ),
+            inputs,
+        )
+        bare = build_bare_graph(len(PHASES), _saver(kind))
+        runs = [
+            functools.partial(_fresh_run, full, inputs),
+            functools.partial(_fresh_run, canned, inputs),
+            functools.partial(_fresh_run, bare, {"step": -1}),
+        ]
+        tw, floor, base = (t.cpu_median for t in time_interleaved(runs, requests, warmup))
+        rows.append([kind, requests, tw, floor, base, f"{tw / base:.2f}x", f"{floor / base:.2f}x"])
+    return rows
+
+
+FLOOR_HEADERS = (
+    "checkpointer|requests|toolweave CPU ms|every phase body canned CPU ms|bare CPU ms"
+    "|toolweave / bare|canned / bare (the floor)"
+)
+
+
 def parts_rows(kind: str, requests: int, warmup: int) -> list[list[Any]]:
     """What each part costs: toolweave with it and without it, interleaved (10 tools).
 
@@ -858,6 +909,7 @@ def parts_rows(kind: str, requests: int, warmup: int) -> list[list[Any]]:
     variants.append(
         ("normalisation", "A1, A2, T2-T4: question, language, gates, offered tools", light, ())
     )
+    variants.append((EVERY_BODY, EVERY_BODY_BUYS, canned_graph(build(), inputs), ()))
 
     def runner(graph: Any, patches: Sequence[tuple[Any, str, Any]]) -> Any:
         def run() -> None:
@@ -988,6 +1040,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         print()
         rows = [row for kind in PF1_SAVERS for row in parts_rows(kind, ratio_requests, warmup)]
         print(markdown_table(PARTS_HEADERS.split("|"), rows))
+        print()
+        print(markdown_table(FLOOR_HEADERS.split("|"), floor_rows(ratio_requests, warmup)))
         return
     if args.pf1:
         print(markdown_table(PF1_HEADERS.split("|"), pf1_rows(args.tools, requests, warmup)))

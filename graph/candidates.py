@@ -108,8 +108,9 @@ def offer_candidates(
     total = result.total
     cap = deps.limits.max_routing_candidates
     details: dict[str, str] = {}
+    of = f"of {total:,}"
     for ranked in result.ranking:
-        place = f"ranked {ordinal(ranked.rank)} of {total:,}, score {ranked.score:.3f}"
+        place = f"ranked {ordinal(ranked.rank)} {of}, score {ranked.score:.3f}"
         if ranked.rank <= cap:
             details[ranked.tool] = f"kept: {place}"
         elif ranked.tool in result.pinned:

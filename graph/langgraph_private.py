@@ -27,7 +27,9 @@ entry below to update. The rest of the library imports them from here.
   keyword of the ``RunnableCallable`` ``BranchSpec.run`` makes, a ``partial`` of
   ``ChannelRead.do_read`` with ``fresh=True``), and the task's read function under
   ``CONFIG_KEY_READ`` (a ``partial`` of ``local_read`` over ``scratchpad``,
-  ``channels``, ``managed`` and the task's writes), which :func:`lean_fresh_read` reads.
+  ``channels``, ``managed`` and the task's writes), which :func:`lean_fresh_read` reads
+  (its channels' ``copy``, ``update``, ``is_available`` and ``get``, through
+  :class:`LazyFreshState`, which lives only as long as the route's call).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import abc
 import copy
 import functools
 import weakref
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -49,7 +51,6 @@ try:
     from langgraph._internal._constants import CONF, CONFIG_KEY_READ
     from langgraph._internal._runnable import RunnableCallable as RunnableCallable
     from langgraph.checkpoint.serde.jsonplus import _create_msgpack_ext_hook
-    from langgraph.pregel._io import read_channels
     from langgraph.pregel._read import ChannelRead
 except ImportError as error:  # pragma: no cover - only with a LangGraph that moved it
     raise ImportError(
@@ -158,6 +159,57 @@ _SAME_WITHOUT_WRITES = (LastValue, BinaryOperatorAggregate, DeltaChannel)
 """Channel kinds whose value an empty update leaves as it is (an ephemeral one it clears)."""
 
 
+class LazyFreshState(Mapping[str, Any]):
+    """The state a conditional edge's route reads, each channel read when first asked for.
+
+    A channel the step wrote (or one of a kind an empty update changes) is copied
+    and given the step's writes with its own reducer, as LangGraph's fresh read does
+    for every channel, but only when the route asks for its key; any other channel
+    is read in place. A key whose channel holds no value is missing, as in
+    LangGraph's read.
+    """
+
+    __slots__ = ("_channels", "_select", "_values", "_written")
+
+    def __init__(
+        self, channels: Mapping[str, Any], written: Mapping[str, list[Any]], select: list[str]
+    ) -> None:
+        """Over the task's ``channels`` and ``written`` values, the keys in ``select``."""
+        self._channels = channels
+        self._written = written
+        self._select = frozenset(select)
+        self._values: dict[str, Any] = {}
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The key's value after the step's writes, else ``default`` (no exception raised)."""
+        if key in self._values:
+            return self._values[key]
+        if key not in self._select:
+            return default
+        channel = self._channels[key]
+        written = self._written.get(key)
+        if written is not None or not isinstance(channel, _SAME_WITHOUT_WRITES):
+            channel = channel.copy()
+            channel.update(written or [])
+        if not channel.is_available():
+            return default
+        value = self._values[key] = channel.get()
+        return value
+
+    def __getitem__(self, key: str) -> Any:
+        """The key's value after the step's writes; ``KeyError`` when it has none."""
+        self.get(key)
+        return self._values[key]  # stored by ``get`` when the key holds a value
+
+    def __iter__(self) -> Iterator[str]:
+        """The selected keys that hold a value, in the channels' order."""
+        return (key for key in self._channels if key in self._select and key in self)
+
+    def __len__(self) -> int:
+        """How many selected keys hold a value."""
+        return sum(1 for _ in self)
+
+
 def lean_fresh_read(
     config: RunnableConfig,
     *,
@@ -165,37 +217,29 @@ def lean_fresh_read(
     mapper: Callable[[Any], Any] | None = None,
     fresh: bool = True,
 ) -> Any:
-    """LangGraph's fresh state read for a conditional edge, copying only the channels written.
+    """LangGraph's fresh state read for a conditional edge, reading only the keys the route asks.
 
     LangGraph's own (``local_read`` with ``fresh=True``) copies every channel of the
     graph (the state's keys and its own trigger channels) and applies the node's
     writes to the copies, so the route sees the state its reducers made of the
-    update (S2). A channel the node did not write reads the same copied or not, when
-    an empty update leaves it as it is: this read copies the written channels (and
-    any of another kind), applies the writes with the channels' own reducers, and
-    reads the others in place. The same values, without a copy of every channel at
-    every step. Anything else (a single key, a managed value) goes to LangGraph's read.
+    update (S2). This read gives the route a :class:`LazyFreshState` instead: the
+    same values, but a key is read (and a channel the node wrote copied and updated
+    with its own reducer) only when the route asks for it; a route reading five of
+    thirty keys neither copies nor reduces the others. Anything else (a single key,
+    a managed value, a state class to build) goes to LangGraph's read.
     """
     read = config[CONF][CONFIG_KEY_READ]
     args = read.args if isinstance(read, functools.partial) else ()
-    if not fresh or isinstance(select, str) or len(args) != 4:
+    if not fresh or isinstance(select, str) or mapper is not None or len(args) != 4:
         return ChannelRead.do_read(config, select=select, fresh=fresh, mapper=mapper)
     channels: Mapping[str, Any] = args[1]
+    if any(key not in channels for key in select):  # a managed value: LangGraph reads it
+        return ChannelRead.do_read(config, select=select, fresh=fresh, mapper=mapper)
     written: dict[str, list[Any]] = {}
     for channel, value in args[3].writes:
         if channel in channels:
             written.setdefault(channel, []).append(value)
-    local = {}
-    for key in select:
-        channel = channels.get(key)
-        if channel is None:  # a managed value: LangGraph reads it
-            return ChannelRead.do_read(config, select=select, fresh=fresh, mapper=mapper)
-        if key in written or not isinstance(channel, _SAME_WITHOUT_WRITES):
-            channel = channel.copy()
-            channel.update(written.get(key, []))
-        local[key] = channel
-    values = read_channels(local, select)
-    return mapper(values) if mapper else values
+    return LazyFreshState(channels, written, select)
 
 
 def lean_branch_reads(graph: Any) -> int:

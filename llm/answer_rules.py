@@ -16,7 +16,9 @@ The answer node applies them around the answer call:
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Sequence
 
 from toolweave.llm import offline_reading, prompts
 from toolweave.llm.chat_messages import passage_label, passage_source
@@ -24,6 +26,7 @@ from toolweave.llm.chat_model import CUT_MARK
 from toolweave.llm.lexical import content_words, fold
 from toolweave.llm.port import CITATION, AnswerRequest, cited_documents
 from toolweave.llm.structured import looping_reply
+from toolweave.state.documents import UniqueTextDocument
 from toolweave.tools import text as kit
 
 
@@ -54,10 +57,7 @@ def uncovered_subject(request: AnswerRequest) -> str | None:
     if not asked:
         clauses = offline_reading.question_parts(request.question)
         asked = [(clause, request.documents) for clause in clauses]
-    subjects = [
-        offline_reading.uncovered_subject(question, [(d.document_name, d.text) for d in docs])
-        for question, docs in asked
-    ]
+    subjects = [_uncovered(question, _passages(docs)) for question, docs in asked]
     if any(subject is None for subject in subjects):
         return None
     return "; ".join(dict.fromkeys(s for s in subjects if s))
@@ -75,9 +75,23 @@ def uncovered_words(request: AnswerRequest) -> tuple[str, ...]:
     docs = request.documents
     if not docs or any(d.sentence_number is None for d in docs):
         return ()
-    passages = [(d.document_name, d.text) for d in docs]
-    subject = offline_reading.uncovered_subject(request.question, passages)
+    subject = _uncovered(request.question, _passages(docs))
     return tuple(fold(w) for w in content_words(subject or ""))
+
+
+def _passages(docs: Sequence[UniqueTextDocument]) -> tuple[tuple[str, str], ...]:
+    return tuple((d.document_name, d.text) for d in docs)
+
+
+@functools.lru_cache(maxsize=16)
+def _uncovered(question: str, passages: tuple[tuple[str, str], ...]) -> str | None:
+    """:func:`~toolweave.llm.offline_reading.uncovered_subject`, once per question and context.
+
+    The answer node asks it of one question and context twice, before the answer call
+    (:func:`uncovered_subject`) and in the check of its sentences (:func:`uncovered_words`),
+    and a constrained answer's stream a third time (PF1).
+    """
+    return offline_reading.uncovered_subject(question, passages)
 
 
 def repeats_clarification(answer: str, request: AnswerRequest) -> str | None:

@@ -22,7 +22,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import ensure_config
+from langchain_core.runnables.config import var_child_runnable_config
 
 Messages: TypeAlias = list[BaseMessage]
 Stop: TypeAlias = list[str] | None
@@ -105,8 +105,10 @@ def _anyone_listening() -> bool:
     """Whether the current run has callback handlers (messages stream, tracing, events).
 
     Without any, nobody can see the tokens, and the chat-model machinery is skipped.
+    The run's config is read as it is, not through ``ensure_config`` (which copies
+    every key and the callback manager: PF1).
     """
-    callbacks = ensure_config().get("callbacks")
+    callbacks = (var_child_runnable_config.get() or {}).get("callbacks")
     if isinstance(callbacks, BaseCallbackManager):
         return bool(callbacks.handlers)
     return bool(callbacks)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
+from typing import Any
 
 from toolweave.state.task import TaskInfo, TaskNode
 
@@ -12,9 +14,33 @@ TaskMap = Mapping[str, TaskNode]
 def nested(tasks: TaskMap, task_no: str) -> TaskInfo:
     """The subtree under ``task_no`` as one nested ``TaskInfo`` (a fresh copy)."""
     node = tasks[task_no]
-    info = node.task.model_copy(deep=True)
-    info.sub_tasks = [nested(tasks, child) for child in node.children if child in tasks]
-    return info
+    sub_tasks = [nested(tasks, child) for child in node.children if child in tasks]
+    return _fresh(node.task, sub_tasks)
+
+
+def _fresh(task: TaskInfo, sub_tasks: list[TaskInfo]) -> TaskInfo:
+    """A copy of ``task`` sharing nothing mutable with it, with ``sub_tasks`` (PF1).
+
+    What ``model_copy(deep=True)`` and an assignment of ``sub_tasks`` give, without
+    the deep copy's memo walk and the assignment's validation: a list of strings
+    (the task's words and tool names) is copied as a list, any other mutable value
+    deeply.
+    """
+    copied = task.model_copy(update={"sub_tasks": sub_tasks})
+    for name, value in vars(task).items():
+        if name != "sub_tasks" and not isinstance(value, _IMMUTABLE):
+            copied.__dict__[name] = _own(value)
+    return copied
+
+
+_IMMUTABLE = (str, int, float, type(None))
+"""Field values a copy may share (``bool`` is an ``int``)."""
+
+
+def _own(value: Any) -> Any:
+    if type(value) is list and all(type(item) is str for item in value):
+        return list(value)
+    return copy.deepcopy(value)
 
 
 def flat_copy(task: TaskInfo) -> TaskInfo:

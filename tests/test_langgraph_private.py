@@ -279,7 +279,7 @@ def test_S2_the_lean_branch_read_sees_what_langgraphs_fresh_read_sees():
         config = get_config()
         select = ["items", "last", "untouched"]
         own = private.ChannelRead.do_read(config, select=select, fresh=True)
-        seen.append((private.lean_fresh_read(config, select=select), own))
+        seen.append((dict(private.lean_fresh_read(config, select=select)), own))
         return END if len(state["items"]) > 2 else "b"
 
     graph = StateGraph(_Routed)
@@ -297,6 +297,42 @@ def test_S2_the_lean_branch_read_sees_what_langgraphs_fresh_read_sees():
     for lean, own in seen:
         assert lean == own, UPDATE.format(what="CONFIG_KEY_READ's arguments", name=name)
     assert seen[0][0] == {"items": ["start", "a"], "last": "a", "untouched": "u"}
+
+
+_REDUCED: list[tuple[list[str], list[str]]] = []
+
+
+def _counted(left: list[str], right: list[str]) -> list[str]:
+    _REDUCED.append((left, right))
+    return left + right
+
+
+class _Counted(TypedDict):
+    items: Annotated[list[str], _counted]
+    last: str
+
+
+def test_PF1_the_lean_branch_read_reduces_only_the_channels_the_route_asks_for():
+    """A route reading ``last`` neither copies nor reduces ``items``, which the step wrote."""
+    asked: list[str] = []
+
+    def route(state: _Counted) -> str:
+        asked.append(state["last"])
+        return END
+
+    graph = StateGraph(_Counted)
+    graph.add_node("a", lambda state: {"items": ["a"], "last": "a"})
+    graph.add_edge(START, "a")
+    graph.add_conditional_edges("a", route, [END])
+    compiled = graph.compile()
+    assert private.lean_branch_reads(compiled) == 1
+    _REDUCED.clear()
+    result = compiled.invoke({"items": ["start"], "last": "-"})
+    assert asked == ["a"]
+    assert result["items"] == ["start", "a"]
+    # the input's write and the node's, each reduced once when LangGraph applied it;
+    # LangGraph's own fresh read reduces the node's write a second time for the route
+    assert _REDUCED == [([], ["start"]), (["start"], ["a"])]
 
 
 def test_S2_every_phase_edge_of_the_built_graph_reads_leanly():

@@ -248,3 +248,33 @@ def test_T12_ordinals():
     assert [ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 57, 1702)] == [
         "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "57th", "1,702nd",
     ]  # fmt: skip
+
+
+def test_PF1_a_prompts_keyword_scores_are_added_up_once_for_its_ranking_and_evidence(
+    monkeypatch: Any,
+) -> None:
+    index = CandidateIndex(library(5))
+    fresh = CandidateIndex(library(5))
+    counted: list[str] = []
+    real = index._keyword_scores
+
+    def count(prompt: str, ignore: Any) -> Any:
+        counted.append(prompt)
+        return real(prompt, ignore)
+
+    monkeypatch.setattr(index, "_keyword_scores", count)
+    names = [tool.name for tool in library(5)]
+    prompt = "Where is the car park and what are the fees?"
+    ranking = index.rank(prompt, names, keywords_only=True)
+    evidence = index.scores(prompt, names)
+    assert counted == [prompt]
+    assert ranking == fresh.rank(prompt, names, keywords_only=True)
+    assert evidence == fresh.scores(prompt, names)
+    assert evidence["parking"] > 0
+    ignored = frozenset({"car"})
+    assert index.scores(prompt, names, ignore=ignored) == fresh.scores(
+        prompt, names, ignore=ignored
+    )
+    other = "When can relatives visit?"
+    assert index.scores(other, names) == fresh.scores(other, names)
+    assert counted == [prompt, prompt, other]

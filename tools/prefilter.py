@@ -29,9 +29,10 @@ import math
 import re
 import threading
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.embeddings import Embeddings
@@ -194,6 +195,7 @@ class CandidateIndex:
         self._texts = [embedding_text(tool) for tool in tools] if self._embeddings else []
         self._vectors: Matrix | None = None
         self._lock = threading.Lock()
+        self._last_scores: tuple[str, Collection[str], Mapping[int, float]] | None = None
 
     def __len__(self) -> int:
         return len(self._names)
@@ -213,11 +215,21 @@ class CandidateIndex:
 
     def keyword_scores(
         self, prompt: str, *, ignore: Collection[str] = frozenset()
-    ) -> dict[int, float]:
+    ) -> Mapping[int, float]:
         """BM25 scores of the tools that share a word with ``prompt`` (others score 0).
 
-        Query words with a term in ``ignore`` do not count.
+        Query words with a term in ``ignore`` do not count. The last prompt's scores
+        are kept: a routing ranks its candidates (:meth:`rank`) and weighs their
+        evidence (:meth:`scores`) for one prompt, so they are added up once (PF1).
         """
+        last = self._last_scores
+        if last is not None and last[0] == prompt and (last[1] is ignore or last[1] == ignore):
+            return last[2]
+        scores = self._keyword_scores(prompt, ignore)
+        self._last_scores = (prompt, ignore, scores)
+        return scores
+
+    def _keyword_scores(self, prompt: str, ignore: Collection[str]) -> Mapping[int, float]:
         scores: dict[int, float] = defaultdict(float)
         for terms in query_words(prompt):
             if ignore and any(term in ignore for term in terms):
@@ -233,7 +245,7 @@ class CandidateIndex:
                         best[doc] = value
             for doc, value in best.items():
                 scores[doc] += value
-        return scores
+        return MappingProxyType(dict(scores))
 
     def scores(
         self, prompt: str, names: Iterable[str], *, ignore: Collection[str] = frozenset()
@@ -277,6 +289,7 @@ class CandidateIndex:
         """
         position = self._position
         keyword = self.keyword_scores(prompt, ignore=ignore)
+        score: Mapping[int, float]
         if self._embeddings is not None and not keywords_only:
             wanted = sorted({position[n] for n in candidates if n in position})
             order, score = self._fused(prompt, wanted, keyword)
@@ -301,7 +314,7 @@ class CandidateIndex:
         ]
 
     def _fused(
-        self, prompt: str, wanted: list[int], keyword: dict[int, float]
+        self, prompt: str, wanted: list[int], keyword: Mapping[int, float]
     ) -> tuple[list[int], dict[int, float]]:
         """Weighted reciprocal rank fusion of the keyword and the cosine rankings, vectorised.
 
@@ -380,7 +393,11 @@ def prefilter(
     return Prefiltered(offered, ranking, pins, len(candidates))
 
 
+_SUFFIXES = ("th", "st", "nd", "rd", "th", "th", "th", "th", "th", "th")
+"""An ordinal's suffix by its last digit (the teens aside)."""
+
+
 def ordinal(number: int) -> str:
     """``1`` -> ``"1st"``, ``57`` -> ``"57th"``, ``1702`` -> ``"1,702nd"``."""
-    suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10)
-    return f"{number:,}{suffix or 'th'}"
+    suffix = "th" if 10 <= number % 100 <= 20 else _SUFFIXES[number % 10]
+    return f"{number:,}{suffix}"

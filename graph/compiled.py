@@ -387,7 +387,8 @@ class ToolweaveGraph(
         The run goes on in a scope of its own (X6): its deadline, its secrets and
         its progress sink (:mod:`toolweave.state.run_scope`).
         """
-        with holding(self.run_locks, self._run_key(config)):  # one run per thread (S5)
+        wait = self.input_limits.thread_wait_s
+        with holding(self.run_locks, self._run_key(config), wait):  # one run per thread (S5)
             checked, scope = drive(self._prepare(input, config, kwargs))
             yield from iterate_in(scope, super().stream(checked, config, **kwargs))
 
@@ -398,7 +399,8 @@ class ToolweaveGraph(
 
         The run goes on in a scope of its own, as in :meth:`stream` (X6).
         """
-        async with aholding(self.run_locks, self._run_key(config)):  # one run per thread (S5)
+        wait = self.input_limits.thread_wait_s
+        async with aholding(self.run_locks, self._run_key(config), wait):  # one run a thread
             checked, scope = await adrive(self._prepare(input, config, kwargs))
             async for chunk in aiterate_in(scope, super().astream(checked, config, **kwargs)):
                 yield chunk

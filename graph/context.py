@@ -52,6 +52,11 @@ class Limits:
     start (the run's scope holds the deadline, X6); past it the run stops with
     ``RunDeadlineError`` before its next model call, and no retry waits past it (X5).
     ``None``: no deadline."""
+    thread_wait_s: float = 120.0
+    """Seconds a run waits for the same thread's earlier run in this process to end
+    (runs on one thread take turns, S5); past it the run is refused with
+    ``ThreadBusyError`` before anything is stored. Bounds a wait on a run that hangs or
+    a stream left open."""
     ai_input_attempts: int = 2
     """Extractions of an AI tool's input per step when it does not validate (W2)."""
 
@@ -65,6 +70,8 @@ class Limits:
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"Limits.{name} must be at least 1")
+        if not self.thread_wait_s > 0:
+            raise ValueError("Limits.thread_wait_s must be positive")
         if self.run_deadline_s is not None and not self.run_deadline_s > 0:
             raise ValueError("Limits.run_deadline_s must be positive (or None)")
 

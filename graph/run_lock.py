@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 import weakref
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager, suppress
 from contextvars import ContextVar, Token
 from typing import Any
+
+from toolweave.state.errors import ThreadBusyError
 
 Key = tuple[int, str]
 """(the checkpointer's id, the thread id)."""
@@ -30,6 +33,10 @@ Key = tuple[int, str]
 _HELD: ContextVar[frozenset[Key]] = ContextVar("toolweave_held_threads", default=frozenset())
 POLL_S = 0.005
 """How often a waiting async run looks at the lock again (it never blocks the event loop)."""
+BUSY = (
+    "another run on thread {thread!r} has not ended after {seconds:g} s; send the message "
+    "again once it has (its answer may be the one wanted)"
+)
 
 
 class _Lock:
@@ -82,13 +89,18 @@ def _release(entry: _Lock, token: Token[frozenset[Key]]) -> None:
 
 
 @contextmanager
-def holding(locks: ThreadLocks, key: Key | None) -> Iterator[None]:
-    """Hold ``key``'s thread for a sync run (no-op for ``None`` or a nested run)."""
+def holding(locks: ThreadLocks, key: Key | None, wait_s: float) -> Iterator[None]:
+    """Hold ``key``'s thread for a sync run (no-op for ``None`` or a nested run).
+
+    Raises:
+        ThreadBusyError: The thread's earlier run did not end within ``wait_s``.
+    """
     if key is None or key in _HELD.get():
         yield
         return
     entry = locks.of(key)
-    entry.lock.acquire()
+    if not entry.lock.acquire(timeout=wait_s):
+        raise ThreadBusyError(BUSY.format(thread=key[1], seconds=wait_s))
     token = _HELD.set(_HELD.get() | {key})
     try:
         yield
@@ -97,13 +109,20 @@ def holding(locks: ThreadLocks, key: Key | None) -> Iterator[None]:
 
 
 @asynccontextmanager
-async def aholding(locks: ThreadLocks, key: Key | None) -> AsyncIterator[None]:
-    """Hold ``key``'s thread for an async run, waiting without blocking the event loop."""
+async def aholding(locks: ThreadLocks, key: Key | None, wait_s: float) -> AsyncIterator[None]:
+    """Hold ``key``'s thread for an async run, waiting without blocking the event loop.
+
+    Raises:
+        ThreadBusyError: The thread's earlier run did not end within ``wait_s``.
+    """
     if key is None or key in _HELD.get():
         yield
         return
     entry = locks.of(key)
+    until = time.monotonic() + wait_s
     while not entry.lock.acquire(blocking=False):
+        if time.monotonic() >= until:
+            raise ThreadBusyError(BUSY.format(thread=key[1], seconds=wait_s))
         await asyncio.sleep(POLL_S)
     token = _HELD.set(_HELD.get() | {key})
     try:

@@ -23,6 +23,15 @@ class NothingPendingError(ToolweaveError, LookupError):
     """A reply was sent to a thread that is not waiting for one (Q2)."""
 
 
+class ThreadBusyError(ToolweaveError, RuntimeError):
+    """Another run on the same thread, in this process, did not end in time (S5, Q6).
+
+    Runs on one thread wait for each other, so a message sent twice acts once; a
+    wait is bounded by ``Limits.thread_wait_s``. Send the message again once the
+    earlier run has ended (its answer may already be the one wanted).
+    """
+
+
 class DatabaseUnavailableError(ToolweaveError, ConnectionError):
     """The configured checkpoint database cannot be reached."""
 

@@ -664,3 +664,54 @@ def test_Q5_a_reply_sent_again_after_its_run_failed_says_to_finish_the_run() -> 
     out = graph.invoke({"messages": [("human", "2")]}, config)  # the reply's text again
     assert "Floor 2." in out["answer"]
     assert len(ticket.tickets) == 1
+
+
+class HeldTicket(OpenTicket):
+    """Blocks inside its call until the test lets it go: a run that does not end."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def execute(self, request: EmptyRequest, ctx: ToolCallContext) -> Any:
+        self.entered.set()
+        self.release.wait(timeout=10)
+        return super().execute(request, ctx)
+
+
+def test_S5_X5_a_run_waits_for_its_threads_earlier_run_a_bounded_time() -> None:
+    """A run that hangs cannot make the next one on its thread wait for ever (Limits)."""
+    from toolweave import Limits, ThreadBusyError
+
+    ticket = HeldTicket()
+    assistant = FunctionAssistant(route=lambda text, tools: [ticket.name])
+    graph = build_graph(
+        "desk",
+        [ticket],
+        assistant=assistant,
+        checkpointer=InMemorySaver(),
+        limits=Limits(thread_wait_s=0.2),
+    )
+    config = _config("held")
+    first = threading.Thread(
+        target=lambda: graph.invoke({"messages": [("human", QUESTION)]}, config)
+    )
+    first.start()
+    assert ticket.entered.wait(timeout=10)
+    stored = graph.get_state(config)
+    with pytest.raises(ThreadBusyError, match=r"has not ended after 0\.2 s"):
+        graph.invoke({"messages": [("human", "And another one?")]}, config)
+    with pytest.raises(ThreadBusyError):
+        asyncio.run(graph.ainvoke({"messages": [("human", "And another one?")]}, config))
+    assert graph.get_state(config).values == stored.values  # nothing stored by the refused runs
+    ticket.release.set()
+    first.join(timeout=10)
+    assert len(ticket.tickets) == 1
+
+
+def test_X5_limits_refuse_a_thread_wait_that_is_not_positive() -> None:
+    from toolweave import Limits
+
+    with pytest.raises(ValueError, match="thread_wait_s"):
+        Limits(thread_wait_s=0)

@@ -108,6 +108,7 @@ from toolweave.state.errors import (
     InvalidRequestError as InvalidRequestError,
     InvalidToolResultError as InvalidToolResultError,
     NothingPendingError as NothingPendingError,
+    ThreadBusyError as ThreadBusyError,
     ToolFailedError as ToolFailedError,
     ToolweaveError as ToolweaveError,
     UnknownDomainError as UnknownDomainError,

@@ -37,12 +37,14 @@ Usage (from the repository root)::
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 if __package__ in (None, ""):  # run as a file: make ``bench`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -142,8 +144,12 @@ def rows(
     seed: int,
     halves: Sequence[str] = SPLITS,
     wire: Wire | None = None,
+    answers: Path | None = None,
 ) -> list[str]:
-    """One row per half of ``domain``'s golden file, answered by ``assistant``."""
+    """One row per half of ``domain``'s golden file, answered by ``assistant``.
+
+    ``answers``: a JSON-lines file each case's question, answer and facts are added to.
+    """
     path = golden_file(domain)
     if path is None:
         return []
@@ -162,8 +168,27 @@ def rows(
         )
         label = "offline" if isinstance(assistant, OfflineAssistant) else assistant.label
         out.append(_row(domain, label, half, report, wire))
+        if answers is not None:
+            _dump(answers, domain, half, report)
         print(out[-1], file=sys.stderr, flush=True)
     return out
+
+
+def _dump(path: Path, domain: str, half: str, report: Any) -> None:
+    """Add each case's question, answer and expected facts to ``path`` (JSON lines)."""
+    with path.open("a", encoding="utf-8") as out:
+        for result in report.results:
+            case = result.case
+            line = {
+                "domain": domain,
+                "half": half,
+                "id": case.id,
+                "question": case.question,
+                "answer": result.answer,
+                "facts": list(case.expected_facts),
+                "facts_ok": result.facts_ok,
+            }
+            out.write(json.dumps(line, ensure_ascii=False) + "\n")
 
 
 def anchor_rows(
@@ -244,6 +269,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--proxy", action="store_true", help="count the model's calls on the wire (HTTP proxy)"
     )
+    parser.add_argument("--answers", type=Path, help="add each case's answer to this JSONL file")
     parser.add_argument(
         "--no-cite",
         action="store_true",
@@ -292,7 +318,7 @@ def _table(args: argparse.Namespace, halves: Sequence[str], wire: Wire) -> list[
             # the offline model sends nothing: its rows have no wire columns
             offline = Wire(None, blank=wire.proxy is not None)
             counted = offline if isinstance(assistant, OfflineAssistant) else wire
-            lines += rows(domain, assistant, sample, args.seed, halves, counted)
+            lines += rows(domain, assistant, sample, args.seed, halves, counted, args.answers)
     if args.anchor:
         for domain in DOMAINS:
             lines += anchor_rows(domain, args.sample, args.seed, args.timeout, halves, wire)

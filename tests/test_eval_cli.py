@@ -306,3 +306,28 @@ def test_G1_eval_split_option_runs_one_half(tmp_path, offline, capsys):
     only_dev = write(tmp_path / "d.jsonl", [SPLIT[0]])
     assert main(["eval", str(only_dev), "--domain", "korhaz", "--split", "heldout"]) == 2
     assert "has no heldout cases" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Wolny jest piątek 28 maja 2027.",
+        "A szabadnap 2027. május 28., péntek.",
+        "The day off is May 28, 2027.",
+        "Dzień wolny: 28.05.2027.",
+        "Free on 2027-05-28.",
+    ],
+)
+def test_G1_eval_a_date_fact_is_held_by_the_same_date_written_another_way(answer: str):
+    from toolweave.evaluation import holds_fact
+
+    assert holds_fact(answer, "2027-05-28")
+
+
+@pytest.mark.parametrize(
+    "answer", ["Wolny jest 27 maja 2027.", "Free on 28 May 2026.", "Day 28, month 5."]
+)
+def test_G1_eval_another_date_does_not_hold_a_date_fact(answer: str):
+    from toolweave.evaluation import holds_fact
+
+    assert not holds_fact(answer, "2027-05-28")

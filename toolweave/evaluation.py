@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import statistics
 import time
 import uuid
@@ -53,7 +54,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from toolweave.graph.builder import build_graph
 from toolweave.graph.context import Limits
 from toolweave.llm.citations import checkable, source_text, supports
-from toolweave.llm.lexical import content_words
+from toolweave.llm.lexical import content_words, month
 from toolweave.llm.port import LlmAssistant
 from toolweave.pauses import eval_label
 from toolweave.state.documents import Source, UniqueTextDocument, as_sources
@@ -97,9 +98,45 @@ def _squeezed(text: str) -> str:
     return "".join(fold(text).split())
 
 
+ISO_DATE = re.compile(r"\A(\d{4})-(\d{2})-(\d{2})\Z")
+"""A fact that is a calendar date as tools write it: ``2027-05-28``."""
+_DATES = (
+    (re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})"), "ymd"),
+    (re.compile(r"(\d{4})\.\s*(\d{1,2})\.\s*(\d{1,2})"), "ymd"),
+    (re.compile(r"(\d{1,2})\.\s*(\d{1,2})\.\s*(\d{4})"), "dmy"),
+    (re.compile(r"(\d{1,2})\.?\s+([^\W\d_]+)\s+(\d{4})"), "dMy"),
+    (re.compile(r"(\d{4})\.?\s+([^\W\d_]+)\s+(\d{1,2})"), "yMd"),
+    (re.compile(r"([^\W\d_]+)\s+(\d{1,2}),?\s+(\d{4})"), "Mdy"),
+)
+"""The ways an answer writes a date: numbers (ISO, ``2027. 05. 28.``, ``28.05.2027``) and
+with the month's name (``28 maja 2027``, ``2027. május 28.``, ``May 28, 2027``)."""
+
+
+def dates_in(text: str) -> set[tuple[int, int, int]]:
+    """The calendar dates ``text`` writes, as ``(year, month, day)`` (forms: :data:`_DATES`)."""
+    found: set[tuple[int, int, int]] = set()
+    for pattern, order in _DATES:
+        for match in pattern.finditer(text):
+            parts = dict(zip(order, match.groups(), strict=True))
+            named = parts.get("M")
+            number = month(named) if named is not None else int(parts["m"])
+            if number is not None:
+                found.add((int(parts["y"]), number, int(parts["d"])))
+    return found
+
+
 def holds_fact(answer: str, fact: str) -> bool:
-    """Whether ``answer`` contains ``fact``, folded for case, accents and spacing."""
-    return bool(fact.strip()) and _squeezed(fact) in _squeezed(answer)
+    """Whether ``answer`` contains ``fact``, folded for case, accents and spacing.
+
+    A fact that is an ISO date (``2027-05-28``, as tools write dates) is also held by
+    the same date written another way (:func:`dates_in`): "piątek 28 maja 2027" says it.
+    """
+    if not fact.strip():
+        return False
+    if _squeezed(fact) in _squeezed(answer):
+        return True
+    iso = ISO_DATE.match(fact.strip())
+    return iso is not None and tuple(int(g) for g in iso.groups()) in dates_in(answer)
 
 
 def says_no_information(answer: str) -> bool:

@@ -411,3 +411,41 @@ def test_R9_the_page_quotes_the_sentence_of_each_source_that_supports_the_answer
     streamed = page.evaluate("window.__answers")
     assert any("500 Ft" in text for text in streamed)  # it was seen while streaming
     assert not [text for text in streamed if re.search(r"\[\d", text)]  # with no marker
+
+
+# Wraps fetch: records each run's body; the first run's request fails as a network error.
+FAIL_FIRST_RUN = """
+() => {
+  window.__bodies = [];
+  const realFetch = window.fetch;
+  let failed = false;
+  window.fetch = async (url, init) => {
+    if (String(url).includes('/runs/stream') && init && init.method === 'POST') {
+      window.__bodies.push(JSON.parse(init.body));
+      if (!failed) { failed = true; throw new TypeError('network down'); }
+    }
+    return realFetch(url, init);
+  };
+}
+"""
+
+
+def test_Q6_the_page_sends_a_message_again_with_its_id_and_a_new_one_with_a_new_id(
+    server_url: str, page: Any
+) -> None:
+    """A send that did not go through, sent again, is the same message (no second run)."""
+    open_page(page, f"{server_url}/chat")
+    page.evaluate(FAIL_FIRST_RUN)
+    ask(page, CARDIOLOGY)
+    page.wait_for_function(
+        "(t) => document.querySelector('#composer-input').value === t", arg=CARDIOLOGY
+    )
+    wait_idle(page)
+    page.click("#send")  # the text the page put back, sent again
+    wait_answer(page, CARDIOLOGY_ANSWER)
+    ask(page, PHARMACY)
+    wait_idle(page)
+    ids = [body["input"]["messages"][0]["id"] for body in page.evaluate("window.__bodies")]
+    assert len(ids) == 3
+    assert ids[0] == ids[1]  # the same message, sent again
+    assert ids[2] != ids[0]  # a new message

@@ -947,19 +947,35 @@
     }
   }
 
+  /**
+   * The id the person's message goes with (Q6): new for a new text, the same for the
+   * same text sent again after a send that may not have gone through, so the graph
+   * reads a re-send as the message it has (no second run, no effect done twice).
+   */
+  function messageId(text) {
+    if (!unsent || unsent.text !== text) {
+      const id = window.crypto && crypto.randomUUID ? crypto.randomUUID() : `${Date.now()}-${Math.random()}`;
+      unsent = { text: text, id: "page-" + id };
+    }
+    return unsent.id;
+  }
+
   function runInput(text) {
-    const input = { messages: [{ role: "human", content: text }] };
+    const input = { messages: [{ role: "human", content: text, id: messageId(text) }] };
     const ids = window.AiTools ? window.AiTools.ids() : [];
     if (ids.length) input.client_tools = ids;
     return { input: input };
   }
+
+  let unsent = null; // {text, id} of the last message sent without an answer back (Q6)
 
   function ask(text) {
     pendingTitle = text;
     if (threadId) listThread(threadId, text); // now the latest; titled if it had no title
     addUserMessage(text);
     return drive(new Turn(), runInput(text)).then((reached) => {
-      if (!reached && !el.input.value) el.input.value = text; // ready to send again
+      if (reached) unsent = null; // answered: the same text again is a new message
+      else if (!el.input.value) el.input.value = text; // ready to send again, same id
     });
   }
 

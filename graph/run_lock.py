@@ -21,7 +21,7 @@ import threading
 import time
 import weakref
 from collections.abc import AsyncIterator, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager, suppress
+from contextlib import asynccontextmanager, contextmanager, nullcontext, suppress
 from contextvars import ContextVar, Token
 from typing import Any
 
@@ -88,6 +88,25 @@ def _release(entry: _Lock, token: Token[frozenset[Key]]) -> None:
         _HELD.reset(token)
 
 
+def _lock_of(locks: ThreadLocks, key: Key | None) -> tuple[_Lock, Key] | None:
+    """The lock a run must take: ``None`` without a thread or in a run holding it."""
+    return None if key is None or key in _HELD.get() else (locks.of(key), key)
+
+
+def _busy(key: Key, wait_s: float) -> ThreadBusyError:
+    return ThreadBusyError(BUSY.format(thread=key[1], seconds=wait_s))
+
+
+@contextmanager
+def _kept(entry: _Lock, key: Key) -> Iterator[None]:
+    """While the lock (taken) is held: the key in this context, released at the end."""
+    token = _HELD.set(_HELD.get() | {key})
+    try:
+        yield
+    finally:
+        _release(entry, token)
+
+
 @contextmanager
 def holding(locks: ThreadLocks, key: Key | None, wait_s: float) -> Iterator[None]:
     """Hold ``key``'s thread for a sync run (no-op for ``None`` or a nested run).
@@ -95,17 +114,20 @@ def holding(locks: ThreadLocks, key: Key | None, wait_s: float) -> Iterator[None
     Raises:
         ThreadBusyError: The thread's earlier run did not end within ``wait_s``.
     """
-    if key is None or key in _HELD.get():
+    taken = _lock_of(locks, key)
+    if taken is not None and not taken[0].lock.acquire(timeout=wait_s):
+        raise _busy(taken[1], wait_s)
+    with nullcontext() if taken is None else _kept(*taken):
         yield
-        return
-    entry = locks.of(key)
-    if not entry.lock.acquire(timeout=wait_s):
-        raise ThreadBusyError(BUSY.format(thread=key[1], seconds=wait_s))
-    token = _HELD.set(_HELD.get() | {key})
-    try:
-        yield
-    finally:
-        _release(entry, token)
+
+
+async def _acquire(entry: _Lock, key: Key, wait_s: float) -> None:
+    """Take ``entry``'s lock without blocking the event loop, within ``wait_s``."""
+    until = time.monotonic() + wait_s
+    while not entry.lock.acquire(blocking=False):
+        if time.monotonic() >= until:
+            raise _busy(key, wait_s)
+        await asyncio.sleep(POLL_S)
 
 
 @asynccontextmanager
@@ -115,17 +137,8 @@ async def aholding(locks: ThreadLocks, key: Key | None, wait_s: float) -> AsyncI
     Raises:
         ThreadBusyError: The thread's earlier run did not end within ``wait_s``.
     """
-    if key is None or key in _HELD.get():
+    taken = _lock_of(locks, key)
+    if taken is not None:
+        await _acquire(*taken, wait_s)
+    with nullcontext() if taken is None else _kept(*taken):
         yield
-        return
-    entry = locks.of(key)
-    until = time.monotonic() + wait_s
-    while not entry.lock.acquire(blocking=False):
-        if time.monotonic() >= until:
-            raise ThreadBusyError(BUSY.format(thread=key[1], seconds=wait_s))
-        await asyncio.sleep(POLL_S)
-    token = _HELD.set(_HELD.get() | {key})
-    try:
-        yield
-    finally:
-        _release(entry, token)

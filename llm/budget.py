@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
+
+from toolweave.llm.citations import held_by
+from toolweave.tools.language import detect_language
 
 if TYPE_CHECKING:
     from toolweave.llm.port import LlmAssistant
+
+logger = logging.getLogger(__name__)
 
 
 class LlmBudget:
@@ -16,7 +22,7 @@ class LlmBudget:
     ``llm_calls`` (and, for deep-fallback subtasks, to their cap, D7).
     """
 
-    __slots__ = ("assistant", "limit", "spent", "user_lang")
+    __slots__ = ("assistant", "invented", "limit", "spent", "user_lang")
 
     def __init__(self, assistant: LlmAssistant, *, limit: int | None, user_lang: str) -> None:
         self.assistant = assistant
@@ -25,22 +31,48 @@ class LlmBudget:
         self.spent = 0
         """Calls made through this budget."""
         self.user_lang = user_lang
+        self.invented = False
+        """A reading wrote a figure its page does not hold: no more pages are read."""
 
     @property
     def exhausted(self) -> bool:
-        """True when no call is left."""
-        return self.limit is not None and self.spent >= self.limit
+        """True when no call is left, or the model has read a page it was not reading (D3)."""
+        return self.invented or (self.limit is not None and self.spent >= self.limit)
 
     def read_passage(self, question: str, passage: str) -> str | None:
-        """Per-page reading (``LlmAssistant.read_passage``); ``None`` once the budget is spent."""
+        """Per-page reading (``LlmAssistant.read_passage``); ``None`` once the budget is spent.
+
+        What the page does not hold is dropped (:meth:`held`).
+        """
         if self.exhausted:
             return None
         self.spent += 1
-        return self.assistant.read_passage(question, passage, user_lang=self.user_lang)
+        answer = self.assistant.read_passage(question, passage, user_lang=self.user_lang)
+        return self.held(answer, passage)
 
     async def aread_passage(self, question: str, passage: str) -> str | None:
         """Async :meth:`read_passage` (``LlmAssistant.aread_passage``)."""
         if self.exhausted:
             return None
         self.spent += 1
-        return await self.assistant.aread_passage(question, passage, user_lang=self.user_lang)
+        answer = await self.assistant.aread_passage(question, passage, user_lang=self.user_lang)
+        return self.held(answer, passage)
+
+    def held(self, answer: str | None, passage: str) -> str | None:
+        """The reading's sentences whose figures the page holds (D3, R9), or ``None``.
+
+        A reading becomes context the answer may cite, so a figure the model wrote of
+        its own (a price read from a page on visiting hours) must not reach it
+        (:func:`~toolweave.llm.citations.held_by`; names too when the page is in the
+        user's language). Such a model answers from the question, not the page, and
+        would read the next page the same way: the reading ends (:attr:`invented`),
+        as it ends at a page that answers.
+        """
+        if not answer:
+            return answer
+        same = detect_language(passage).lang in (None, self.user_lang)
+        held = held_by(answer, passage, names=same)
+        if held != answer:
+            self.invented = True
+            logger.info("page reading: a figure its page does not hold; reading ends (D3, R9)")
+        return held or None

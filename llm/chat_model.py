@@ -33,7 +33,7 @@ from toolweave.llm.chat_messages import (
     part_lines,
     verdicts,
 )
-from toolweave.llm.citations import citation_schema, held_by, marked_text, reply_claims
+from toolweave.llm.citations import citation_schema, marked_text, reply_claims
 from toolweave.llm.cited_stream import CHECKED, SHOWN, Streamed, cited_stream, gate_for
 from toolweave.llm.confidence import routing_confidences
 from toolweave.llm.errors import LlmRequestError
@@ -565,12 +565,7 @@ class ChatModelAssistant(LlmAssistant):
     def read_passage_steps(
         self, question: str, passage: str, *, user_lang: str
     ) -> Steps[str | None]:
-        """One structured call: the answer the passage gives, or ``None`` (D3, D5).
-
-        Only the sentences whose figures the passage holds are kept
-        (:func:`~toolweave.llm.citations.held_by`): a reading becomes context the
-        answer may cite, so a figure the model wrote of its own must not reach it.
-        """
+        """One structured call: the answer the passage gives, or ``None`` (D3, D5)."""
         language = prompts.language_name(user_lang)
         system = prompts.read_page_system(language=language, passage=passage)
         reply: PassageReply | None = yield from self._structured(
@@ -579,11 +574,7 @@ class ChatModelAssistant(LlmAssistant):
         answer = None if reply is None else (reply.answer or "").strip()
         if not answer or answer.strip("\"'.").casefold() in NULL_WORDS:  # null, written as text
             return None
-        same = detect_language(passage).lang in (None, user_lang)
-        held = held_by(answer, passage, names=same)
-        if held != answer:
-            logger.info("read_passage: dropped what the page does not hold (D3, R9)")
-        return held or None
+        return answer
 
     # -- the answer (A7, P2) --------------------------------------------------------------
 

@@ -463,35 +463,45 @@ def test_D8_a_page_answer_of_null_written_as_text_is_no_answer(written: str):
     assert llm.read_passage("When?", "# Page\nNothing about it.", user_lang="en") is None
 
 
+def budget_reading(*replies: str) -> Any:
+    """A tool's budget over a model that reads pages with ``replies``, in turn."""
+    from toolweave.llm.budget import LlmBudget
+
+    model = ChatModelAssistant(
+        ScriptedChatModel(script=[{"answer": reply} for reply in replies]), initial_backoff=0
+    )
+    return LlmBudget(model, limit=None, user_lang="en")
+
+
 def test_D3_R9_a_page_reading_keeps_only_the_figures_its_page_holds():
     page = "# Visiting hours\nVisitors are welcome from 14:00 to 18:00; two at a time."
-    read = ChatModelAssistant(
-        ScriptedChatModel(
-            script=[
-                {"answer": "The cost of parking per hour is $10."},  # a figure from nowhere
-                {"answer": "Visits are from 14:00 to 18:00. Parking costs 500 Ft."},
-                {"answer": "Visits are from 14:00 to 18:00."},
-            ]
-        ),
-        initial_backoff=0,
-    ).read_passage
-    assert read("How much is parking?", page, user_lang="en") is None
-    assert read("When can I visit?", page, user_lang="en") == "Visits are from 14:00 to 18:00."
-    assert read("When can I visit?", page, user_lang="en") == "Visits are from 14:00 to 18:00."
+    budget = budget_reading(
+        "Visits are from 14:00 to 18:00.",
+        "Visits are from 14:00 to 18:00. Parking costs 500 Ft.",
+    )
+    assert budget.read_passage("When can I visit?", page) == "Visits are from 14:00 to 18:00."
+    assert not budget.exhausted
+    assert budget.read_passage("When can I visit?", page) == "Visits are from 14:00 to 18:00."
+    assert budget.exhausted  # it wrote a price of its own: no more pages are read
+
+
+def test_D3_R9_a_reading_that_invents_a_figure_is_no_find_and_ends_the_reading():
+    page = "# Visiting hours\nVisitors are welcome from 14:00 to 18:00; two at a time."
+    budget = budget_reading("The cost of parking per hour is $10.", "unused")
+    assert budget.read_passage("How much is parking?", page) is None
+    assert budget.exhausted
+    assert budget.read_passage("How much is parking?", page) is None
+    assert budget.spent == 1  # the second page was not sent to the model
 
 
 def test_D3_R9_across_languages_a_reading_may_translate_a_name_not_a_figure():
     page = "# Látogatás\nA Kardiológia osztályon a látogatás 14:00 és 18:00 között van."
-    read = ChatModelAssistant(
-        ScriptedChatModel(
-            script=[
-                {"answer": "On the Cardiology ward visits are from 14:00 to 18:00."},
-                {"answer": "On the Cardiology ward visits are from 15:00 to 18:00."},
-            ]
-        ),
-        initial_backoff=0,
-    ).read_passage
-    assert read("When can I visit cardiology?", page, user_lang="en") == (
+    budget = budget_reading(
+        "On the Cardiology ward visits are from 14:00 to 18:00.",
+        "On the Cardiology ward visits are from 15:00 to 18:00.",
+    )
+    question = "When can I visit cardiology?"
+    assert budget.read_passage(question, page) == (
         "On the Cardiology ward visits are from 14:00 to 18:00."
     )
-    assert read("When can I visit cardiology?", page, user_lang="en") is None
+    assert budget.read_passage(question, page) is None

@@ -52,7 +52,7 @@ def test_a_langchain_retriever_proposes_pages_keyword_search_misses(make_store):
 
     def answer(question: str, passage: str) -> str | None:
         read.append(passage.splitlines()[0])
-        return "8:00"
+        return "reggel nyolckor"  # the page's words (a figure it does not write is no find)
 
     result = search.execute(EmptyRequest(), ctx_for(FunctionAssistant(read=answer), "When?"))
     assert read == ["# Gyógyszertár (p. 1)"]  # found only through the retriever

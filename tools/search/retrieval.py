@@ -10,7 +10,6 @@ characters of text.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from toolweave.state.documents import UniqueTextDocument
@@ -56,20 +55,8 @@ def retrieve(
     hits: list[UniqueTextDocument] = search(question, limit=limit, lang=lang)
     if also.strip():
         more: list[UniqueTextDocument] = search(also, limit=limit, lang=lang)
-        hits = fused_hits(hits, more, limit + limit // 2)
+        hits = vectors.fused_documents(hits, more, limit + limit // 2)
     return passages(hits, store.page_sentences, max_chars=max_chars, neighbours=neighbours)
-
-
-def fused_hits(
-    first: Sequence[UniqueTextDocument], second: Sequence[UniqueTextDocument], limit: int
-) -> list[UniqueTextDocument]:
-    """Two searches' hits fused by reciprocal rank (a hit of both first), at most ``limit``."""
-    by_key = {doc.key: doc for doc in (*second, *first)}
-    fused = vectors.fuse([[doc.key for doc in first], [doc.key for doc in second]])
-    return [
-        by_key[key].model_copy(update={"sentence_score": vectors.fused_score(score)})
-        for key, score in fused[:limit]
-    ]
 
 
 def name_tool(tool: Any, name: str, domain: str | None) -> None:

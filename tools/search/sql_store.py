@@ -359,12 +359,7 @@ class SqlDocumentStore(PageGraphStore):
         if any(share >= 1.0 for _, share in hits[:limit]):
             return keyword[: max(limit, 0)]
         semantic = self.semantic_search(query, limit=pool, lang=lang, document_ids=document_ids)
-        by_key = {doc.key: doc for doc in (*semantic, *keyword)}
-        fused = vectors.fuse([[d.key for d in keyword], [d.key for d in semantic]])
-        return [
-            by_key[key].model_copy(update={"sentence_score": vectors.fused_score(score)})
-            for key, score in fused[: max(limit, 0)]
-        ]
+        return vectors.fused_documents(keyword, semantic, limit)
 
     # -- search --------------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from langchain_core.embeddings import Embeddings
 
 if TYPE_CHECKING:
+    from toolweave.state.documents import UniqueTextDocument
     from toolweave.tools.embeddings import Matrix
 
 K = TypeVar("K", bound=Hashable)
@@ -173,3 +174,19 @@ def fuse(rankings: Sequence[Sequence[K]]) -> list[tuple[K, float]]:
 def fused_score(score: float, rankings: int = 2) -> float:
     """A fused score mapped to ``(0, 1]``: 1 for a sentence first in every ranking."""
     return score / (rankings / (RRF_K + 1))
+
+
+def fused_documents(
+    first: Sequence[UniqueTextDocument], second: Sequence[UniqueTextDocument], limit: int
+) -> list[UniqueTextDocument]:
+    """Two rankings of sentences fused (:func:`fuse`), at most ``limit``, best first.
+
+    A sentence in both keeps ``first``'s copy; ``sentence_score`` is the fused score
+    (:func:`fused_score`).
+    """
+    by_key = {doc.key: doc for doc in (*second, *first)}
+    fused = fuse([[doc.key for doc in first], [doc.key for doc in second]])
+    return [
+        by_key[key].model_copy(update={"sentence_score": fused_score(score)})
+        for key, score in fused[: max(limit, 0)]
+    ]

@@ -21,6 +21,7 @@ from toolweave.llm.answer_rules import (
     quoted_citations,
     repeats_clarification,
     repeats_itself,
+    says_only_the_question,
     uncovered_subject,
     uncovered_words,
     without_placeholders,
@@ -221,6 +222,13 @@ EMPTY_REASON = (
 """Ledger reason's tail when an answer with no words (after its placeholders) was replaced."""
 
 
+QUESTION_ONLY_REASON = (
+    "; the answer only asked, or said back the question: the offline reading's answer "
+    "from the same context replaces it (R9)"
+)
+"""Ledger reason's tail when an answer that told nothing but the question was replaced."""
+
+
 RETRIED_REASON = (
     "; no sentence was supported by the passages it cited: asked once more, naming them (R9)"
 )
@@ -248,6 +256,8 @@ def _no_answer(text: str, request: AnswerRequest) -> str | None:
         return EMPTY_REASON
     if repeats_clarification(text, request) is not None:
         return REASKED_REASON
+    if says_only_the_question(text, request.question):
+        return QUESTION_ONLY_REASON
     return None
 
 

@@ -14,6 +14,12 @@ and have no threshold; the ledger says which rule skipped what:
 - no gatekeeper call when one text of the context holds every content word of
   the question (:func:`covering_text`): there is nothing its words could still
   find;
+- no gatekeeper call when the offline reading of the context quotes a stored
+  page's sentence that answers the question (:func:`~toolweave.llm.answer_rules.reading_quotes`),
+  the offline gatekeeper finds the context sufficient (a "when" or "how much" question
+  has a figure about it), and each question word the context lacks is a word no stored page uses
+  (:func:`searchable_words`): the answer step reads that sentence anyway, and no
+  search by the question's words could add one;
 - no neighbour search when every page next to the context's pages says nothing
   the context does not (:func:`neighbours_known`): the full search then runs
   at once.
@@ -28,8 +34,11 @@ from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 
 from toolweave.coordinators.deep_search import DeepSearchCoordinator
+from toolweave.graph.answer import answer_request
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.nodes import Steps, make_node
+from toolweave.llm.answer_rules import reading_quotes
+from toolweave.llm.offline import OfflineAssistant
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.events import deep_fallback_event, gatekeeper_event
 from toolweave.state.graph_state import GraphState
@@ -42,9 +51,12 @@ from toolweave.state.task import (
     TaskStatus,
     execution_text,
 )
+from toolweave.tools.effects import blocking, perform
 from toolweave.tools.registry import ToolRegistry
+from toolweave.tools.search.context_search import ContextSearchTool
 from toolweave.tools.search.neighbor_search import NeighborPageSearchTool, context_pages
 from toolweave.tools.search.novelty import Known
+from toolweave.tools.search.protocol import PageGraphStore
 
 NO_TOOL = "no deep-fallback tool for prompt type {prompt_type!r}"
 NOT_OFFERED = "{name} did not pass the gates for this request"
@@ -57,6 +69,11 @@ SKIPPED = "skipped"
 COVERED = (
     "not asked (A10, D1): {where} holds every content word of the question, so no "
     "search could add a word of it"
+)
+READ = (
+    "not asked (A10, D1): the offline reading of the context answers the question "
+    "from {where}, the offline gatekeeper finds it sufficient, and no stored page uses a "
+    "question word the context lacks"
 )
 NEIGHBOURS_KNOWN = (
     "no neighbour search: {pages} page(s) next to the context's pages, none saying "
@@ -209,9 +226,10 @@ def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
             return update
         question, documents = state["message"].question, state["documents"]
         guaranteed = [g.context for g in state["guaranteed"]]
-        where = covering_text(question, documents, guaranteed)
-        if where is not None:  # A10: nothing a search could still find
-            update["ledger"] = [_gate("sufficient", COVERED.format(where=where))]
+        # the store is read (SQLite): in a worker thread under ainvoke, never on the loop
+        skipped = yield from perform(blocking(lambda: _not_asked(state, deps, tool)))
+        if skipped is not None:  # A10: nothing a search could still find
+            update["ledger"] = [_gate("sufficient", skipped)]
             runtime.stream_writer(gatekeeper_event(ROOT_TASK_NO, True, ()))
             return update
         assistant = assistant_for(deps, runtime)
@@ -231,11 +249,50 @@ def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
         if verdict.sufficient or not missing:
             update["ledger"] = [gate]
             return update
-        update.update(_planned(deps, state, tool, missing, rewrites, [gate]))
+        plan = blocking(lambda: _planned(deps, state, tool, missing, rewrites, [gate]))
+        update.update((yield from perform(plan)))
         runtime.stream_writer(deep_fallback_event(ROOT_TASK_NO, update.pop("_planned")))
         return update
 
     return make_node("deep_fallback", deep_fallback)
+
+
+def _not_asked(
+    state: GraphState, deps: Dependencies, coordinator: DeepSearchCoordinator
+) -> str | None:
+    """Why the gatekeeper is not asked (the ledger reason), or ``None`` to ask it (A10, D1)."""
+    question, documents = state["message"].question, state["documents"]
+    guaranteed = [g.context for g in state["guaranteed"]]
+    where = covering_text(question, documents, guaranteed)
+    if where is not None:
+        return COVERED.format(where=where)
+    quoted = reading_quotes(answer_request(state, deps))
+    if (
+        quoted is None
+        or not OfflineAssistant().judge_context(question, documents, guaranteed).sufficient
+    ):
+        return None
+    lacking = Known.of(documents, guaranteed).lacking(question)
+    if searchable_words(deps.registry, coordinator, lacking):
+        return None
+    return READ.format(where=f"the passage {_label(quoted)!r}")
+
+
+def searchable_words(
+    registry: ToolRegistry, coordinator: DeepSearchCoordinator, words: Sequence[str]
+) -> list[str]:
+    """The ``words`` a page of the full search's store uses (all of them, when it cannot tell).
+
+    A word no page uses cannot be found by a keyword search; by meaning, the first
+    retrieval has searched the question already (D9).
+    """
+    tool = registry.get(coordinator.search_tool)
+    if not words or not isinstance(tool, ContextSearchTool):
+        return list(words)
+    if not isinstance(tool.store, PageGraphStore):
+        return list(words)
+    corpus = tool.corpus_words.words_of(tool.store)
+    return [word for word in words if corpus.has(word)]
 
 
 def _planned(

@@ -11,7 +11,9 @@ The answer node applies them around the answer call:
 - :func:`without_placeholders`: a line that is a code placeholder alone ("null") is
   dropped;
 - :func:`repeats_clarification`: an answer that asks again the clarification question
-  the person just answered is no answer (Q8).
+  the person just answered is no answer (Q8);
+- :func:`says_only_the_question`: nor is one that only asks, or says back the
+  person's own question (R9).
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from collections.abc import Sequence
 from toolweave.llm import offline_reading, prompts
 from toolweave.llm.chat_messages import passage_label, passage_source
 from toolweave.llm.chat_model import CUT_MARK
-from toolweave.llm.lexical import content_words, fold
+from toolweave.llm.citations import checkable
+from toolweave.llm.lexical import ANSWER_WORDS, content_words, fold, matches
+from toolweave.llm.offline_answer import answer_lines
 from toolweave.llm.port import CITATION, AnswerRequest, cited_documents
 from toolweave.llm.structured import looping_reply
 from toolweave.state.documents import UniqueTextDocument
@@ -61,6 +65,24 @@ def uncovered_subject(request: AnswerRequest) -> str | None:
     if any(subject is None for subject in subjects):
         return None
     return "; ".join(dict.fromkeys(s for s in subjects if s))
+
+
+def reading_quotes(request: AnswerRequest) -> UniqueTextDocument | None:
+    """The first passage the offline reading quotes to answer the question, else ``None``.
+
+    The library's own reading of the context (:mod:`~toolweave.llm.offline_answer`,
+    no model call): a sentence of a stored page that answers the question, with
+    nothing the question asks about left unnamed (:func:`uncovered_subject`). The
+    deep fallback asks no gatekeeper when it finds one (A10, D1).
+    """
+    if uncovered_subject(request) is not None:
+        return None
+    lines = answer_lines(request, READING_SENTENCES)
+    return next((doc for _, doc in lines if doc is not None and doc.sentence_number), None)
+
+
+READING_SENTENCES = 4
+"""Sentences the reading of :func:`reading_quotes` picks at most (the offline model's own)."""
 
 
 def uncovered_words(request: AnswerRequest) -> tuple[str, ...]:
@@ -131,6 +153,36 @@ def _holds_run(said: list[str], asked: list[str]) -> bool:
     """Whether ``asked`` occurs in ``said`` as a run of consecutive words."""
     size = len(asked)
     return size > 0 and any(said[i : i + size] == asked for i in range(len(said) - size + 1))
+
+
+def says_only_the_question(answer: str, question: str) -> bool:
+    """Whether ``answer`` only asks, or says ``question`` back: no sentence tells anything.
+
+    A small model may answer with the question itself, or with a question of its own
+    made of the question's words; either is no answer, whatever passage it cites. A
+    sentence tells something unless it asks (ends in "?") or says the question back:
+    it holds every content word of the question and no other, no figure (a number,
+    time, phone number, address) the question does not hold, and does not open with
+    a yes or a no.
+    """
+    sentences = [s for s in kit.split_sentences(CITATION.sub("", answer)) if s.strip()]
+    asked = [fold(w) for w in content_words(question)]
+    figures = {fold(t) for t in checkable(question)}
+    return bool(sentences) and not any(_tells(s, asked, figures) for s in sentences)
+
+
+def _tells(sentence: str, asked: Sequence[str], figures: set[str]) -> bool:
+    """Whether ``sentence`` states something (:func:`says_only_the_question`)."""
+    if sentence.rstrip().endswith("?"):
+        return False
+    said = [fold(w) for w in kit.words(sentence)]
+    if not said or said[0] in ANSWER_WORDS:
+        return True
+    if any(fold(t) not in figures for t in checkable(sentence)):
+        return True
+    own = [fold(w) for w in content_words(sentence)]
+    new = any(not any(matches(w, a) for a in asked) for w in own)
+    return new or not all(any(matches(w, a) for w in own) for a in asked)
 
 
 ECHO_LABEL = re.compile(r"^\s*(guaranteed context\b[^:\n]*|context)\s*:", re.I | re.M)

@@ -55,6 +55,9 @@ GENERIC_WORDS = _wordset(
 getting and wanting, indefinite and person words, times and numbers (English and
 Hungarian). One of them alone is no evidence for a tool ("free" does not make "How many
 free beds ...?" an appointment question); two of them, or one beside a subject word, are."""
+ANSWER_WORDS = _wordset("yes no igen nem tak nie")
+"""Words that answer a yes-or-no question when an answer opens with them (English,
+Hungarian, Polish)."""
 QUESTION_WORDS = _wordset(
     """what when where which who whom why how whose mi mit mikor hol hová honnan hogyan
     milyen melyik ki kik kit miért mennyi hány"""

@@ -1,7 +1,9 @@
 """A10, D1, D6, D8: deep fallback makes no call that cannot pay, by rules for any domain.
 
 - No gatekeeper call when one text of the context holds every content word of the
-  question (A10, D1): nothing a search could add a word of.
+  question (A10, D1): nothing a search could add a word of; nor when the offline reading
+  quotes a passage that answers, the offline gatekeeper finds the context sufficient, and
+  no stored page uses a question word the context lacks.
 - No neighbour search when every page next to the context's pages says nothing the
   context does not (A10, D6, D8): the full search runs at once.
 
@@ -53,19 +55,47 @@ def test_A10_D1_no_gatekeeper_call_when_one_passage_holds_every_content_word():
     assert not [e for e in out["ledger"] if e.kind == "deep_fallback"]
 
 
-def test_A10_D1_the_gatekeeper_is_asked_when_a_question_word_is_in_no_passage():
+def test_A10_D1_the_gatekeeper_is_asked_when_a_page_left_out_uses_a_question_word():
+    """ "Sundays" is in no retrieved passage, but a stored page uses it: a search may find it."""
+    store = guide()
+    store.add_document(
+        "weekend", ["# Weekend\nOn Sundays the library is closed."], name="Weekend", lang="en"
+    )
     assistant = Counting(judge=_insufficient("anything"), read=lexical_reader([]))
-    out = ask(graph_over(guide(), assistant), "When does the reading room open on Sundays?")
+    out = ask(graph_over(store, assistant, limit=1), "When does the reading room open on Sundays?")
+    assert "Sundays" not in " ".join(d.text for d in out["documents"])
     assert assistant.judged == 1
     assert _gate(out).verdict == "insufficient"
 
 
-def test_A10_D1_words_spread_over_two_passages_do_not_skip_the_gatekeeper():
+def test_A10_D1_no_gatekeeper_call_when_the_reading_answers_and_no_page_uses_a_lacking_word():
+    """The offline reading quotes the weekday hours; no stored page says "Sundays"."""
     assistant = Counting(judge=_insufficient("anything"), read=lexical_reader([]))
-    graph = graph_over(guide(), assistant, limit=8)
-    out = ask(graph, "Reading room weekdays borrow books?")
-    assert {"reading", "borrow"} <= set(" ".join(d.text for d in out["documents"]).lower().split())
-    assert assistant.judged == 1  # each word is in the context, but no passage holds them all
+    out = ask(graph_over(guide(), assistant), "When does the reading room open on Sundays?")
+    assert assistant.judged == 0
+    assert out["deep_fallback_calls"] == 0
+    gate = _gate(out)
+    assert gate.verdict == "sufficient"
+    assert "offline reading of the context answers" in gate.reason
+    assert "'Lending rules p. 2'" in gate.reason  # the passage the reading quotes
+    # words spread over two passages: no one passage holds them, the reading answers
+    spread = Counting(judge=_insufficient("anything"), read=lexical_reader([]))
+    out = ask(graph_over(guide(), spread, limit=8), "Reading room weekdays borrow books?")
+    assert spread.judged == 0
+    assert "offline reading of the context answers" in _gate(out).reason
+
+
+def test_A10_D1_the_gatekeeper_is_asked_when_a_how_much_question_has_no_price_about_it():
+    """The reading quotes the borrowing rule, but "how much" wants a price no passage gives."""
+    from toolweave.llm.answer_rules import reading_quotes
+    from toolweave.llm.port import AnswerRequest
+
+    assistant = Counting(judge=_insufficient("anything"), read=lexical_reader([]))
+    question = "How much does it cost to borrow a book?"
+    out = ask(graph_over(guide(), assistant), question)
+    request = AnswerRequest(question, "en", "", out["documents"], [])
+    assert reading_quotes(request) is not None  # the reading alone would have skipped it
+    assert assistant.judged == 1
 
 
 def test_A10_D1_covering_text_reads_stems_and_guaranteed_texts_and_ignores_stop_words():

@@ -501,3 +501,43 @@ def test_R9_a_line_that_is_a_code_placeholder_alone_is_dropped_from_the_answer()
     kept = lambda r: "None of the wards charge for parking."  # noqa: E731
     out = _answered(kept, "How much is parking?")
     assert out["answer"] == "None of the wards charge for parking."
+
+
+def test_R9_an_answer_that_only_asks_or_says_the_question_back_is_replaced_by_the_reading() -> None:
+    """A small model may answer with the question, or a question made of its words."""
+    for back in (
+        lambda r: r.question,  # the question itself, word for word
+        lambda r: "Does the pharmacy open at all? [1]",  # a question of its own
+        lambda r: "The pharmacy opens [1].",  # the question said back as a statement
+    ):
+        out = _answered(back, "When does the pharmacy open?")
+        assert out["answer"] == "The pharmacy opens at 8."  # the offline reading's pick
+        assert [s.document_id for s in out["sources"]] == ["pharmacy"]
+        (entry,) = [e for e in out["ledger"] if e.kind == "answer"]
+        assert "only asked, or said back the question" in entry.reason
+    # An answer that tells something stands as the model wrote it.
+    told = lambda r: "The pharmacy opens at 8 [1]. Anything else?"  # noqa: E731
+    out = _answered(told, "When does the pharmacy open?")
+    assert out["answer"].startswith("The pharmacy opens at 8.")
+    (entry,) = [e for e in out["ledger"] if e.kind == "answer"]
+    assert "only asked" not in entry.reason
+
+
+@pytest.mark.parametrize(
+    ("answer", "question"),
+    [
+        ("Yes, the pharmacy is open.", "Is the pharmacy open?"),
+        ("No, the pharmacy is open.", "Is the pharmacy open?"),
+        ("Igen, van kápolna a kórházban.", "Van kápolna a kórházban?"),
+        ("The pharmacy opens at 8.", "When does the pharmacy open?"),
+        ("The pharmacy is on the ground floor.", "When does the pharmacy open?"),
+        ("Parking is free on Sundays.", "Is parking free?"),
+    ],
+)
+def test_R9_an_answer_that_adds_a_yes_a_figure_or_a_word_tells_something(
+    answer: str, question: str
+) -> None:
+    from toolweave.llm.answer_rules import says_only_the_question
+
+    assert not says_only_the_question(answer, question)
+    assert says_only_the_question(question, question)

@@ -64,8 +64,9 @@ def test_N1_D3_the_deep_search_forces_the_domain_named_searches(tmp_path: Path) 
         read=lambda q, passage: "open 9-17." if "open 9-17" in passage else None,
         answer=lambda request: " | ".join(request.guaranteed),
     )
-    # "today" is in no passage, so the gatekeeper is asked (A10)
-    out = ask(build_graph(domain, tools, assistant=assistant), "reading rooms first floor today")
+    # no passage gives a price, so the gatekeeper is asked (A10)
+    asked = "How much do the reading rooms on the first floor cost today?"
+    out = ask(build_graph(domain, tools, assistant=assistant), asked)
     forced = [e.tool for e in out["ledger"] if e.kind == "forced" and e.task_no == "1.1"]
     # the two pages are both in the context, so the neighbour search (named for the
     # domain) is skipped and the full search runs at once (A10, D6)

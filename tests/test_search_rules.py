@@ -302,9 +302,9 @@ def test_D3_real_tools_neighbor_answer_skips_the_full_search(make_store):
     assistant = Recording(
         judge=lambda q, d, g: ContextVerdict(sufficient=bool(g), missing=(QUESTION,)), read=reader
     )
-    # "today" is in no passage, so the gatekeeper is asked (A10)
+    # no passage gives a price, so the gatekeeper is asked (A10)
     store = dialysis_store(make_store, 0)
-    out = ask(deep_graph(store, QUESTION, assistant), "dialysis centre Building C today")
+    out = ask(deep_graph(store, QUESTION, assistant), "dialysis centre Building C price")
     assert out["activated"] == ["1:rag", "1.1:neighbor_search"]
     assert "opens at 7:00" in out["answer"]
 
@@ -317,6 +317,6 @@ def test_D3_real_tools_full_search_runs_when_the_neighbors_say_nothing(make_stor
         judge=lambda q, d, g: ContextVerdict(sufficient=bool(g), missing=(question,)),
         read=lambda q, p: reader(q, p) if "harmacy" in p else None,
     )
-    out = ask(deep_graph(store, question, assistant), "dialysis centre Building C today")
+    out = ask(deep_graph(store, question, assistant), "dialysis centre Building C price")
     assert out["activated"] == ["1:rag", "1.2:context_search"]  # the others found nothing (R1)
     assert "The pharmacy opens at 8:00." in out["answer"]

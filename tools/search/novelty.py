@@ -70,6 +70,16 @@ class Known:
         """Whether each sentence of ``text`` has all its content words in one known text."""
         return all(self._said(sentence) for sentence in split_sentences(text))
 
+    def lacking(self, text: str) -> list[str]:
+        """The content words of ``text`` that no known text holds (in any form of its stem)."""
+        return [
+            w for w in content_words(text) if not any(self._has(w, known) for known in self.texts)
+        ]
+
+    @staticmethod
+    def _has(word: str, known: frozenset[str]) -> bool:
+        return any(t in known for t in word_terms(word))
+
     def _said(self, sentence: str) -> bool:
         wanted = [word_terms(word) for word in content_words(sentence)]
         return any(all(any(t in known for t in terms) for terms in wanted) for known in self.texts)

@@ -16,8 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 
@@ -43,6 +42,7 @@ from toolweave.llm.failures import (
     status_code,
     unreadable_reply,
 )
+from toolweave.state.run_scope import aclosed_at_end, closed_at_end
 from toolweave.tools.effects import Call, Steps, perform, sleep
 
 logger = logging.getLogger(__name__)
@@ -214,31 +214,6 @@ class _StreamReading:
 
 REPEATING = "repeating"
 """Finish reason of a streamed reply :meth:`ModelCall.streamed` closed as it repeated itself."""
-
-
-S = TypeVar("S")
-
-
-@contextmanager
-def closed_at_end(chunks: S) -> Iterator[S]:
-    """``chunks``, closed when the block ends: a stream left early frees its connection."""
-    try:
-        yield chunks
-    finally:
-        close = getattr(chunks, "close", None)
-        if close is not None:
-            close()
-
-
-@asynccontextmanager
-async def aclosed_at_end(chunks: S) -> AsyncIterator[S]:
-    """The async twin of :func:`closed_at_end` (``aclose`` awaited)."""
-    try:
-        yield chunks
-    finally:
-        close = getattr(chunks, "aclose", None)
-        if close is not None:
-            await close()
 
 
 class _Repeated(Exception):

@@ -681,14 +681,13 @@ class ChatModelAssistant(LlmAssistant):
             logger.warning("answer: no valid cited reply; answering as text with markers")
         messages = self._answer_messages(request, cited=False)
         config: RunnableConfig = {"run_name": "answer", "tags": [ANSWER_TAG]}
-        step = retries.streamed(
+        step = retries.ModelCall(
             self._answering,
             messages,
             config,
             self.policy.timeout,
             request_timeout=retries.is_openai_compatible(self.model),
-            stop=looping_reply,
-        )
+        ).streamed(stop=looping_reply)
         accept = retries.require_finish_reason("answer") if self.require_finish_reason else None
         reply = yield from retries.retrying(step, policy=self.policy, what="answer", accept=accept)
         text = reply.text

@@ -43,13 +43,8 @@ from toolweave.llm.citations import (
 from toolweave.llm.errors import LlmBrokenReplyError
 from toolweave.llm.passthrough import astream_message, split_for_streaming, stream_message
 from toolweave.llm.port import AnswerRequest
-from toolweave.llm.retries import (
-    REPEATING,
-    aclosed_at_end,
-    call_config,
-    closed_at_end,
-    finish_reason,
-)
+from toolweave.llm.retries import REPEATING, call_config, finish_reason
+from toolweave.state.run_scope import aclosed_at_end, closed_at_end
 from toolweave.tools.effects import Call
 
 SHOWN = "toolweave_shown"

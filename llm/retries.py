@@ -1,7 +1,7 @@
 """Bounded retries and deadlines of one model call, as steps (X2, X5).
 
 A model call is a :class:`~toolweave.tools.effects.Call` of a runnable
-(:func:`invocation`: ``invoke`` on the sync path, ``ainvoke`` bounded by its
+(:meth:`ModelCall.invocation`: ``invoke`` on the sync path, ``ainvoke`` bounded by its
 timeout and the run's deadline on the async one). :func:`retrying` repeats it
 after a transient failure (:mod:`toolweave.llm.failures`), waiting with a
 :class:`~toolweave.tools.effects.Sleep` effect: exponential backoff, or the
@@ -16,10 +16,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any, Generic, TypeVar
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseChatModel
@@ -43,6 +42,7 @@ from toolweave.llm.failures import (
     status_code,
     unreadable_reply,
 )
+from toolweave.state.run_scope import aclosed_at_end, closed_at_end
 from toolweave.tools.effects import Call, Steps, perform, sleep
 
 logger = logging.getLogger(__name__)
@@ -86,15 +86,9 @@ class LlmRetryPolicy:
         return float(base * random.uniform(0.5, 1.0))
 
 
-def invocation(
-    runnable: Runnable[Any, T],
-    model_input: Any,
-    config: RunnableConfig | None = None,
-    timeout: float | None = None,
-    *,
-    request_timeout: bool = False,
-) -> Call[T]:
-    """The call of ``runnable`` with ``model_input``: ``invoke``, or ``ainvoke`` bounded.
+@dataclass(frozen=True)
+class ModelCall(Generic[T]):
+    """The call of ``runnable`` with ``model_input``: :meth:`invocation` or :meth:`streamed`.
 
     ``timeout`` bounds the whole call on the async path (the sync path relies on
     the client). ``request_timeout``: the runnable takes a per-request ``timeout``
@@ -102,69 +96,62 @@ def invocation(
     and a sync call in flight ends there too.
     """
 
-    def sync() -> T:
-        return _clipped(runnable, timeout, request_timeout).invoke(model_input, config=config)
+    runnable: Runnable[Any, T]
+    model_input: Any
+    config: RunnableConfig | None = None
+    timeout: float | None = None
+    request_timeout: bool = False
 
-    async def asynchronous() -> T:
-        call = _clipped(runnable, timeout, request_timeout).ainvoke(model_input, config=config)
-        return await asyncio.wait_for(call, timeout=deadline.bound(timeout))
+    def invocation(self) -> Call[T]:
+        """The call: ``invoke``, or ``ainvoke`` bounded by ``timeout`` and the run's deadline."""
 
-    return Call(sync, asynchronous)
+        def sync() -> T:
+            return self.clipped().invoke(self.model_input, config=self.config)
 
+        async def asynchronous() -> T:
+            call = self.clipped().ainvoke(self.model_input, config=self.config)
+            return await asyncio.wait_for(call, timeout=deadline.bound(self.timeout))
 
-def _clipped(
-    runnable: Runnable[Any, T], timeout: float | None, request_timeout: bool
-) -> Runnable[Any, T]:
-    """``runnable`` with the run's time left as its request timeout, when that is shorter."""
-    left = deadline.remaining()
-    if not request_timeout or left is None:
-        return runnable
-    if timeout is not None and timeout <= left:
-        return runnable
-    return runnable.bind(timeout=max(left, 0.01))
+        return Call(sync, asynchronous)
 
+    def clipped(self) -> Runnable[Any, T]:
+        """``runnable`` with the run's time left as its request timeout, when that is shorter."""
+        left = deadline.remaining()
+        if not self.request_timeout or left is None:
+            return self.runnable
+        if self.timeout is not None and self.timeout <= left:
+            return self.runnable
+        return self.runnable.bind(timeout=max(left, 0.01))
 
-def streamed(
-    runnable: Runnable[Any, Any],
-    model_input: Any,
-    config: RunnableConfig | None = None,
-    timeout: float | None = None,
-    *,
-    request_timeout: bool = False,
-    stop: Callable[[str], bool] | None = None,
-) -> Call[Any]:
-    """:func:`invocation` of a streamed reply, which the run's deadline bounds as a whole (X5).
+    def streamed(self, stop: Callable[[str], bool] | None = None) -> Call[Any]:
+        """:meth:`invocation` of a streamed reply, which the run's deadline bounds as a whole (X5).
 
-    A client's request timeout bounds each read of a stream, not the stream: a model
-    that keeps sending tokens ("szabad szabad szabad ...") went on until killed. In a
-    run with a deadline the sync path reads the chunks one by one and closes the
-    stream once the deadline passes (:class:`RunDeadlineError`; the partial reply is
-    never returned). The async path reads the chunks the same way, inside the
-    ``asyncio.wait_for`` of :func:`invocation`: the check after each chunk ends the
-    stream even when the cancellation at the timeout is late to reach the client's
-    read. Without a deadline the reply's token budget ends it.
+        A client's request timeout bounds each read of a stream, not the stream: a model
+        that keeps sending tokens ("szabad szabad szabad ...") went on until killed. In a
+        run with a deadline the sync path reads the chunks one by one and closes the
+        stream once the deadline passes (:class:`RunDeadlineError`; the partial reply is
+        never returned). The async path reads the chunks the same way, inside the
+        ``asyncio.wait_for`` of :meth:`invocation`: the check after each chunk ends the
+        stream even when the cancellation at the timeout is late to reach the client's
+        read. Without a deadline the reply's token budget ends it.
 
-    ``stop`` is asked after each chunk with the text so far (X3): when it says the
-    reply is going nowhere (a loop, :func:`~toolweave.llm.structured.looping_reply`),
-    the stream is closed there, which also ends the server's decoding, and the reply
-    so far comes back with the finish reason :data:`REPEATING`. Without a deadline
-    the call stays an ``invoke`` (a non-streamed error body is then named, X2) and
-    the chunks are watched as they reach listeners (:class:`_LoopWatch`); a call
-    that nobody streams is bounded by its token budget alone.
-    """
-    reading = _StreamReading(runnable, model_input, config, timeout, request_timeout, stop)
-    return Call(reading.sync, reading.asynchronous)
+        ``stop`` is asked after each chunk with the text so far (X3): when it says the
+        reply is going nowhere (a loop, :func:`~toolweave.llm.structured.looping_reply`),
+        the stream is closed there, which also ends the server's decoding, and the reply
+        so far comes back with the finish reason :data:`REPEATING`. Without a deadline
+        the call stays an ``invoke`` (a non-streamed error body is then named, X2) and
+        the chunks are watched as they reach listeners (:class:`_LoopWatch`); a call
+        that nobody streams is bounded by its token budget alone.
+        """
+        reading = _StreamReading(self, stop)
+        return Call(reading.sync, reading.asynchronous)
 
 
 @dataclass
 class _StreamReading:
-    """One streamed call of :func:`streamed`: its sync and async reading of the chunks."""
+    """One streamed call of :meth:`ModelCall.streamed`: its sync and async reading of the chunks."""
 
-    runnable: Runnable[Any, Any]
-    model_input: Any
-    config: RunnableConfig | None
-    timeout: float | None
-    request_timeout: bool
+    call: ModelCall[Any]
     stop: Callable[[str], bool] | None
 
     def _taken(self, reply: Any, chunk: Any) -> tuple[Any, bool]:
@@ -178,20 +165,11 @@ class _StreamReading:
     def _whole(self) -> tuple[Call[Any], _LoopWatch | None]:
         """The call as one ``invoke``, its streamed tokens watched when ``stop`` is set."""
         watch = None if self.stop is None else _LoopWatch(self.stop)
-        config = self.config
+        call = self.call
         if watch is not None:
-            config = merge_configs(ensure_config(config), {"callbacks": [watch]})
-        call = invocation(
-            self.runnable,
-            self.model_input,
-            config,
-            self.timeout,
-            request_timeout=self.request_timeout,
-        )
-        return call, watch
-
-    def _clipped(self) -> Runnable[Any, Any]:
-        return _clipped(self.runnable, self.timeout, self.request_timeout)
+            config = merge_configs(ensure_config(call.config), {"callbacks": [watch]})
+            call = replace(call, config=config)
+        return call.invocation(), watch
 
     def sync(self) -> Any:
         """Without a deadline one watched ``invoke``; with one, the chunks one by one."""
@@ -203,7 +181,8 @@ class _StreamReading:
                 assert watch is not None
                 return watch.reply()
         reply: Any = None
-        with closed_at_end(self._clipped().stream(self.model_input, config=self.config)) as chunks:
+        stream = self.call.clipped().stream(self.call.model_input, config=self.call.config)
+        with closed_at_end(stream) as chunks:
             for chunk in chunks:
                 reply, done = self._taken(reply, chunk)
                 if done:
@@ -212,7 +191,7 @@ class _StreamReading:
 
     async def _read_chunks(self) -> Any:
         reply: Any = None
-        stream = self._clipped().astream(self.model_input, config=self.config)
+        stream = self.call.clipped().astream(self.call.model_input, config=self.call.config)
         async with aclosed_at_end(stream) as chunks:
             async for chunk in chunks:
                 reply, done = self._taken(reply, chunk)
@@ -230,36 +209,11 @@ class _StreamReading:
                 assert watch is not None
                 return watch.reply()
         read = self._read_chunks()
-        return await asyncio.wait_for(read, timeout=deadline.bound(self.timeout))
+        return await asyncio.wait_for(read, timeout=deadline.bound(self.call.timeout))
 
 
 REPEATING = "repeating"
-"""Finish reason of a streamed reply that :func:`streamed` closed because it repeated itself."""
-
-
-S = TypeVar("S")
-
-
-@contextmanager
-def closed_at_end(chunks: S) -> Iterator[S]:
-    """``chunks``, closed when the block ends: a stream left early frees its connection."""
-    try:
-        yield chunks
-    finally:
-        close = getattr(chunks, "close", None)
-        if close is not None:
-            close()
-
-
-@asynccontextmanager
-async def aclosed_at_end(chunks: S) -> AsyncIterator[S]:
-    """The async twin of :func:`closed_at_end` (``aclose`` awaited)."""
-    try:
-        yield chunks
-    finally:
-        close = getattr(chunks, "aclose", None)
-        if close is not None:
-            await close()
+"""Finish reason of a streamed reply :meth:`ModelCall.streamed` closed as it repeated itself."""
 
 
 class _Repeated(Exception):

@@ -41,9 +41,9 @@ from toolweave.llm.failures import is_length_stop
 from toolweave.llm.replies import ComposedSchema
 from toolweave.llm.retries import (
     LlmRetryPolicy,
+    ModelCall,
     call_config,
     finish_reason,
-    invocation,
     is_openai_compatible,
     require_finish_reason,
     retrying,
@@ -621,13 +621,13 @@ def _attempt_steps(
 ) -> Steps[_Attempt]:
     """One call in ``mode`` (its transient failures retried per ``policy``), read."""
     bound = output.bound(schema, mode, budget if output.openai_compatible else None, logprobs)
-    step: Call[Any] = invocation(
+    step: Call[Any] = ModelCall(
         bound.llm,
         bound.messages(messages),
         call_config(what),
         policy.timeout,
         request_timeout=output.openai_compatible,
-    )
+    ).invocation()
     try:
         out = yield from retrying(step, policy=policy, what=what, accept=accept)
         parsed, problem, length = bound.read(out, schema)

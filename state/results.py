@@ -52,11 +52,11 @@ def _check_name(method: str, tool_name: object) -> None:
         raise _bad(method, f"tool_name {tool_name!r} is not a tool name (pass self.name first)")
 
 
-def _build(method: str, **fields: Any) -> ToolResult:
-    """The result, its documents' identities completed (R11), or the tool's bug, named."""
-    _check_name(method, fields.get("tool_name"))
+def _build(method: str, tool_name: str, mode: ResultMode, **fields: Any) -> ToolResult:
+    """``method``'s result: its documents' identities completed (R11), or the tool's bug, named."""
+    _check_name(method, tool_name)
     try:
-        result = ToolResult(**fields)
+        result = ToolResult(tool_name=tool_name, mode=mode, **fields)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in exc.errors()
@@ -118,9 +118,7 @@ class ToolResult(BaseModel):
         _check_name("as_context", tool_name)
         if isinstance(documents, str | bytes) or not isinstance(documents, Sequence):
             raise _bad("as_context", "documents must be a list of UniqueTextDocument")
-        return _build(
-            "as_context", tool_name=tool_name, mode=ResultMode.CONTEXT, documents=tuple(documents)
-        )
+        return _build("as_context", tool_name, ResultMode.CONTEXT, documents=tuple(documents))
 
     @classmethod
     def as_answer(
@@ -139,11 +137,7 @@ class ToolResult(BaseModel):
             ConflictingDocumentsError: Different texts under one full identity (R11).
         """
         return _build(
-            "as_answer",
-            tool_name=tool_name,
-            mode=ResultMode.ANSWER,
-            text=text,
-            documents=tuple(sources),
+            "as_answer", tool_name, ResultMode.ANSWER, text=text, documents=tuple(sources)
         )
 
     @classmethod
@@ -158,12 +152,7 @@ class ToolResult(BaseModel):
             InvalidToolResultError: Bad arguments (a bug in the tool; never R7's "no result").
             ConflictingDocumentsError: Different texts under one full identity (R11).
         """
-        return _build(
-            "as_answered",
-            tool_name=tool_name,
-            mode=ResultMode.ANSWERED,
-            documents=tuple(sources),
-        )
+        return _build("as_answered", tool_name, ResultMode.ANSWERED, documents=tuple(sources))
 
     @classmethod
     def as_guaranteed_context(
@@ -179,10 +168,10 @@ class ToolResult(BaseModel):
         _check_name(method, tool_name)
         mode = ResultMode.GUARANTEED_CONTEXT
         if isinstance(content, str):
-            return _build(method, tool_name=tool_name, mode=mode, text=content)
+            return _build(method, tool_name, mode, text=content)
         if not isinstance(content, Sequence):
             raise _bad(method, "content must be a text or a list of UniqueTextDocument")
-        return _build(method, tool_name=tool_name, mode=mode, documents=tuple(content))
+        return _build(method, tool_name, mode, documents=tuple(content))
 
     @classmethod
     def clarification(
@@ -208,11 +197,7 @@ class ToolResult(BaseModel):
         if not all(isinstance(choice, str) and choice.strip() for choice in choices):
             raise _bad(method, f"every choice must be a non-empty text: {list(choices)!r}")
         return _build(
-            method,
-            tool_name=tool_name,
-            mode=ResultMode.CLARIFICATION,
-            text=question,
-            choices=tuple(choices),
+            method, tool_name, ResultMode.CLARIFICATION, text=question, choices=tuple(choices)
         )
 
     @property

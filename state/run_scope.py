@@ -32,11 +32,12 @@ from collections.abc import (
     Iterable,
     Iterator,
 )
-from contextlib import contextmanager
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+S = TypeVar("S")
 
 MIN_SECRET_CHARS = 4
 """Shorter values are never treated as secrets (they would blank ordinary words)."""
@@ -170,18 +171,13 @@ def iterate_in(scope: RunScope, items: Iterable[T]) -> Iterator[T]:
     thread keep theirs apart. Closing the result closes ``items``, in that context.
     """
     context = _context_for(scope)
-    iterator = iter(items)
-    try:
+    with closed_at_end(iter(items), context) as iterator:
         while True:
             try:
                 item = context.run(next, iterator)
             except StopIteration:
                 return
             yield item
-    finally:
-        close = getattr(iterator, "close", None)
-        if close is not None:
-            context.run(close)
 
 
 class _InContext(Awaitable[T]):
@@ -216,15 +212,38 @@ async def aiterate_in(scope: RunScope, items: AsyncIterable[T]) -> AsyncIterator
     Every step runs in the awaiting task (no task per step), in a context of its own.
     """
     context = _context_for(scope)
-    iterator = aiter(items)
-    try:
+    async with aclosed_at_end(aiter(items), context) as iterator:
         while True:
             try:
                 item = await _InContext(anext(iterator), context)
             except StopAsyncIteration:
                 return
             yield item
+
+
+@contextmanager
+def closed_at_end(items: S, context: contextvars.Context | None = None) -> Iterator[S]:
+    """``items``, closed when the block ends (in ``context``, when given).
+
+    A stream left early frees its connection; :func:`iterate_in` closes its
+    items in the run's context, as it steps them.
+    """
+    try:
+        yield items
     finally:
-        aclose = getattr(iterator, "aclose", None)
-        if aclose is not None:
-            await _InContext(aclose(), context)
+        close = getattr(items, "close", None)
+        if close is not None and context is not None:
+            context.run(close)
+        elif close is not None:
+            close()
+
+
+@asynccontextmanager
+async def aclosed_at_end(items: S, context: contextvars.Context | None = None) -> AsyncIterator[S]:
+    """The async twin of :func:`closed_at_end` (``aclose`` awaited, in ``context`` when given)."""
+    try:
+        yield items
+    finally:
+        close = getattr(items, "aclose", None)
+        if close is not None:
+            await (close() if context is None else _InContext(close(), context))

@@ -19,7 +19,7 @@ from toolweave.llm.port import Activation, RoutingVerdict
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.testing import ScriptedChatModel
 from toolweave.tools.base import ChatbotTool
-from toolweave.tools.effects import Call, Sleep, Steps, adrive, drive
+from toolweave.tools.effects import Call, Sleep, Steps, adrive, drive, perform, sleep
 
 NORMALIZED = {
     "question": "Parking?",
@@ -75,6 +75,28 @@ def test_X2_both_drivers_run_the_same_retrying_steps():
     asynchronous = asyncio.run(adrive(assistant().normalize_steps("parking?", [])))
     assert sync == asynchronous
     assert sync.important_words == ("parking",)
+
+
+def test_X2_the_sync_driver_runs_inside_a_running_event_loop_and_throws_failures_back():
+    """``drive`` shares ``adrive``'s loop but never suspends: it needs no event loop."""
+
+    def fail() -> int:
+        raise ConnectionError("down")
+
+    async def never() -> int:
+        raise AssertionError("the sync driver called an async form")
+
+    def steps() -> Steps[int]:
+        try:
+            yield from perform(Call(fail, never))
+        except ConnectionError:
+            yield from sleep(0)
+        return (yield from perform(Call(lambda: 41, never))) + 1
+
+    async def inside_a_loop() -> int:
+        return drive(steps())
+
+    assert asyncio.run(inside_a_loop()) == 42
 
 
 class CountingOffline(OfflineAssistant):

@@ -338,6 +338,38 @@ def test_X6_async_runs_stepped_in_turn_keep_their_scopes_apart():
     }
 
 
+def test_X6_a_stream_left_early_is_closed_inside_its_run_scope_on_both_paths():
+    """Closing a stepped stream closes its items, and their cleanup still sees the run's scope."""
+    closed: list[frozenset[str]] = []
+    scope = RunScope(secrets=frozenset({"stream-secret"}))
+
+    def numbers() -> Any:
+        try:
+            yield from range(3)
+        finally:
+            closed.append(run_secrets())
+
+    async def anumbers() -> Any:
+        try:
+            for number in range(3):
+                yield number
+        finally:
+            closed.append(run_secrets())
+
+    async def first_async() -> Any:
+        stream = aiterate_in(scope, anumbers())
+        first = await anext(stream)
+        await stream.aclose()
+        return first
+
+    stream = iterate_in(scope, numbers())
+    assert next(stream) == 0
+    stream.close()
+    assert asyncio.run(first_async()) == 0
+    assert closed == [frozenset({"stream-secret"})] * 2
+    assert current_scope() is None
+
+
 def test_X6_a_run_inside_a_run_keeps_the_outer_deadline_and_secrets():
     outer = RunScope(secrets=frozenset({"outer-secret"}))
     with scoped(outer), scoped(RunScope(secrets=frozenset({"inner-secret"}))):

@@ -95,27 +95,29 @@ def blocking(work: Callable[[], T]) -> Call[T]:
 
 
 def drive(steps: Steps[R]) -> R:
-    """Run ``steps`` to the end: each call's sync form, ``time.sleep`` for a sleep."""
+    """Run ``steps`` to the end: each call's sync form, ``time.sleep`` for a sleep.
+
+    :func:`adrive`'s loop over :func:`_run`, which never suspends: one ``send`` ends it.
+    """
     try:
-        effect = next(steps)
-        while True:
-            try:
-                result = _run(effect)
-            except BaseException as exc:  # noqa: BLE001 (re-raised inside the steps)
-                effect = steps.throw(exc)
-            else:
-                effect = steps.send(result)
+        _driven(steps, _run).send(None)
     except StopIteration as stop:
         return cast(R, stop.value)
+    raise AssertionError("a sync effect never suspends")
 
 
 async def adrive(steps: Steps[R]) -> R:
     """Run ``steps`` to the end: each call's async form awaited, ``asyncio.sleep`` for a sleep."""
+    return await _driven(steps, _arun)
+
+
+async def _driven(steps: Steps[R], run: Callable[[Effect], Awaitable[object]]) -> R:
+    """The drivers' one loop: each effect run by ``run``, its result or exception sent back."""
     try:
         effect = next(steps)
         while True:
             try:
-                result = await _arun(effect)
+                result = await run(effect)
             except BaseException as exc:  # noqa: BLE001 (re-raised inside the steps)
                 effect = steps.throw(exc)
             else:
@@ -124,7 +126,8 @@ async def adrive(steps: Steps[R]) -> R:
         return cast(R, stop.value)
 
 
-def _run(effect: Effect) -> object:
+async def _run(effect: Effect) -> object:
+    """An effect's sync form (a call or ``time.sleep``); it awaits nothing."""
     match effect:
         case Call():
             return effect.call()

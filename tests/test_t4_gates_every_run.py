@@ -199,10 +199,13 @@ def _reply(graph: Any, thread: str, how: str, context: Any) -> dict[str, Any]:
     kwargs = {} if context is None else {"context": context}
     if how == "resume":
         return dict(graph.invoke(Command(resume="2"), _config(thread), **kwargs))
+    if how == "message-resume":  # a server holding the next message behind the interrupt
+        resume = Command(resume={"type": "message", "content": "2"})
+        return dict(graph.invoke(resume, _config(thread), **kwargs))
     return dict(graph.invoke(_ask("2"), _config(thread), **kwargs))
 
 
-@pytest.mark.parametrize("how", ["resume", "next-message"])
+@pytest.mark.parametrize("how", ["resume", "message-resume", "next-message"])
 @pytest.mark.parametrize(
     "context",
     [None, RunContext(user_data={"visitor": "yes"})],
@@ -233,7 +236,7 @@ def test_T4_Q2_a_reply_the_gate_refuses_does_not_continue_the_tool_that_asked(
     assert MEMBER_NO not in stored  # the run context is never checkpointed (X4)
 
 
-@pytest.mark.parametrize("how", ["resume", "next-message"])
+@pytest.mark.parametrize("how", ["resume", "message-resume", "next-message"])
 def test_T4_Q2_a_reply_with_user_data_the_gate_passes_continues_the_tool(how: str) -> None:
     calls: list[str] = []
     graph = _graph(calls, InMemorySaver())
@@ -266,3 +269,15 @@ def test_T4_a_tool_keeping_the_default_gate_is_not_checked_again_on_a_reply() ->
     out = graph.invoke(Command(resume="1"), _config("open"), context=MEMBER)
     assert out["messages"][-1].content == "Reserved the morning slot."
     assert "open_hours" in graph.get_state(_config("open")).values["message"].offered
+
+
+def test_T4_T3_a_system_filters_refusal_writes_no_gates_event() -> None:
+    """The request's own system filter (T3) is no news to its sender: the ledger only."""
+    tools = [make_tool("alpha", eligible_system="billing"), make_tool("beta", eligible_system="hr")]
+    graph = graph_of(tools, checkpointer=InMemorySaver())
+    request = {**_ask("alpha beta?"), "systems": ["hr"]}
+    chunks = list(graph.stream(request, _config("system"), stream_mode=["custom", "values"]))
+    assert not [d for mode, d in chunks if mode == "custom" and d.get("type") == "gates"]
+    final = next(data for mode, data in reversed(chunks) if mode == "values")
+    gate = [(e.tool, e.verdict) for e in final["ledger"] if e.kind is LedgerKind.GATE]
+    assert gate == [("alpha", "refused: system")]

@@ -70,7 +70,7 @@ from toolweave.graph.threads import (
     abandon_updates,
     status_of,
 )
-from toolweave.graph.validation import input_keys, validate_input
+from toolweave.graph.validation import check_config, check_context, input_keys, validate_input
 from toolweave.state.errors import InvalidRequestError, NothingPendingError, UnknownThreadError
 from toolweave.state.graph_state import GraphState, InputState, OutputState
 from toolweave.state.run_scope import Deadline, RunScope, aiterate_in, iterate_in
@@ -262,6 +262,15 @@ class ToolweaveGraph(
             self, name=name or AGENT_TOOL_NAME, description=description or AGENT_TOOL_DESCRIPTION
         )
 
+    def _check_run_context(self, config: RunnableConfig | None, kwargs: Mapping[str, Any]) -> None:
+        """The run context is where LangGraph reads it, with known keys (T4, N3, X5).
+
+        A subgraph's context and config are its parent's, not checked here.
+        """
+        if not _nested(config):
+            check_config(self.config, config)
+            check_context(kwargs.get("context"))
+
     def _checked_input(self, value: Any, config: RunnableConfig | None) -> Any:
         if _nested(config) and isinstance(value, Mapping):
             known = input_keys()  # a subgraph gets its parent's state: take what is ours
@@ -305,6 +314,7 @@ class ToolweaveGraph(
         self, input: Any, config: RunnableConfig | None, kwargs: dict[str, Any]
     ) -> Steps[tuple[Any, RunScope]]:
         """The checked input and the run's scope, after Q5's finish-or-abandon."""
+        self._check_run_context(config, kwargs)
         checked = self._checked_input(input, config)
         if checked is None and not _nested(config):
             yield from self._require_a_run_to_finish(config)

@@ -29,6 +29,7 @@ from toolweave.state.pauses import Clarification
 from toolweave.state.results import ResultMode
 from toolweave.state.task import (
     PromptAndContext,
+    TaskNode,
     TaskStatus,
     completion_key,
     execution_text,
@@ -37,6 +38,10 @@ from toolweave.tools.ai.orchestration import AiChatbotTool
 from toolweave.tools.text import readable
 
 AFTER_TERMINAL = "an earlier tool's finished answer ended the task (R8)"
+GATE_REFUSED = (
+    "not offered on this run: its gate, checked again with the user data the reply came "
+    "with, refused it (T4)"
+)
 DEDUPLICATED = "{removed} of its {total} documents already in the context, kept once (R6, R11)"
 
 
@@ -120,6 +125,56 @@ def _update(
     return update
 
 
+def call_tool(
+    deps: Dependencies,
+    state: GraphState,
+    runtime: Runtime[RunContext],
+    node: TaskNode,
+    name: str,
+    text: str,
+) -> Steps[tuple[Outcome, dict[str, Any], bool]]:
+    """The queued tool's call: its outcome, its state update and whether the run pauses.
+
+    An AI tool's scope and input check (W2) and its client-tool pause (W3), or any
+    other tool with the user's reply when it asked (Q2).
+    """
+    tool = deps.registry.get(name)
+    if isinstance(tool, AiChatbotTool):
+        progress = progress_for(deps, state, runtime, node, tool)
+        ai = yield from ai_tool_steps(deps, state, runtime, node, tool, text, progress)
+        outcome = Outcome(result=ai.result, ledger=ai.ledger, llm_calls=ai.llm_calls)
+        return outcome, ai.update, ai.pause
+    reply = reply_for(state, name)
+    outcome = yield from tool_steps(deps, state, runtime, node, name, text, reply)
+    return outcome, {}, False
+
+
+def not_run_after(node: TaskNode, rest: list[str]) -> list[LedgerEntry]:
+    """R8: the ledger entries of the tools queued after a finished answer (L1)."""
+    return [entry(node, n, LedgerKind.TOOL_SKIPPED, "not run", AFTER_TERMINAL) for n in rest]
+
+
+def held_back(state: GraphState, node: TaskNode, name: str, rest: list[str]) -> dict[str, Any]:
+    """T4: the update when the next queued tool is no longer offered: it does not run.
+
+    Queues hold offered tools only; a tool leaves the offered ones while queued
+    when a run resumed on a reply checks the gates again and one refuses it
+    (:func:`~toolweave.graph.normalize.make_gate_check`). Its question, if it asked,
+    is closed.
+    """
+    closed = node.model_copy(
+        update={"queue": rest, "status": TaskStatus.ROUTED if rest else TaskStatus.CLOSED}
+    )
+    update: dict[str, Any] = {
+        "tasks": {node.task_no: closed},
+        "ledger": [entry(node, name, LedgerKind.TOOL_SKIPPED, "not run", GATE_REFUSED)],
+    }
+    pause = state.get("pause")
+    if isinstance(pause, Clarification) and (pause.task_no, pause.tool) == (node.task_no, name):
+        update["pause"] = None
+    return update
+
+
 def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``execute`` node over ``deps``."""
 
@@ -127,20 +182,14 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
         """Run the next queued tool of the task and record its result."""
         node = state["tasks"][current_task_no(state)]
         name, rest = node.queue[0], node.queue[1:]
+        if name not in state["message"].offered:  # T4: refused on this run (a reply's)
+            return held_back(state, node, name, rest)
         key = completion_key(node.task_no, name)
         text = execution_text(node.task)
         tool = deps.registry.get(name)
-        extra: dict[str, Any] = {}
-        if isinstance(tool, AiChatbotTool):  # W2, W3: scope and input check
-            progress = progress_for(deps, state, runtime, node, tool)
-            ai = yield from ai_tool_steps(deps, state, runtime, node, tool, text, progress)
-            if ai.pause:
-                return {"ledger": ai.ledger, "llm_calls": ai.llm_calls, **ai.update}
-            outcome = Outcome(result=ai.result, ledger=ai.ledger, llm_calls=ai.llm_calls)
-            extra = ai.update
-        else:
-            reply = reply_for(state, name)
-            outcome = yield from tool_steps(deps, state, runtime, node, name, text, reply)
+        outcome, extra, paused = yield from call_tool(deps, state, runtime, node, name, text)
+        if paused:  # W3: the client runs the AI tool
+            return {"ledger": outcome.ledger, "llm_calls": outcome.llm_calls, **extra}
         update: dict[str, Any] = {"ledger": outcome.ledger, **extra, "llm_calls": outcome.llm_calls}
         if outcome.deep_calls:
             update["deep_fallback_calls"] = outcome.deep_calls
@@ -162,10 +211,7 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
         joined = in_doubt and result is not None and result.mode is ResultMode.ANSWER
         terminal = result is not None and result.is_terminal and not joined
         if terminal:  # R8: the tools after it do not run (L1)
-            not_run = [
-                entry(node, n, LedgerKind.TOOL_SKIPPED, "not run", AFTER_TERMINAL) for n in rest
-            ]
-            update["ledger"] = [*outcome.ledger, *not_run]
+            update["ledger"] = [*outcome.ledger, *not_run_after(node, rest)]
         closed = not rest or terminal
         status = TaskStatus.CLOSED if closed else TaskStatus.ROUTED
         update["tasks"] = {node.task_no: node.model_copy(update={"queue": rest, "status": status})}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AnyMessage
@@ -23,6 +23,7 @@ from toolweave.graph.nodes import Steps, make_node
 from toolweave.graph.normalized import check_normalized
 from toolweave.graph.validation import question_of
 from toolweave.llm.offline import normalize_offline, resolved_by_rules
+from toolweave.state.events import gates_event
 from toolweave.state.graph_state import GraphState, MessageFacts
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import ROOT_TASK_NO, TaskInfo, TaskNode
@@ -72,6 +73,10 @@ def domain_tools(deps: Dependencies) -> list[AnyTool]:
     ]
 
 
+REFUSED_ELIGIBILITY = "refused: eligibility"
+"""The verdict of a gate ledger entry when ``is_eligible`` refused the tool (T4)."""
+
+
 def offer_tools(
     deps: Dependencies,
     tools: Sequence[AnyTool],
@@ -106,6 +111,67 @@ def offer_tools(
     return offered, refused
 
 
+def refused_by_eligibility(refusals: Sequence[LedgerEntry]) -> list[str]:
+    """The tools whose ``is_eligible`` refused, of gate ledger entries (T4).
+
+    A system gate's refusal (T3) is the request's own filter, not news to its sender.
+    """
+    return [
+        entry.tool
+        for entry in refusals
+        if entry.tool is not None and entry.verdict == REFUSED_ELIGIBILITY
+    ]
+
+
+RECHECKED = "checked again with the user data of the run that took the reply (T4): {reason}"
+
+GateCheck = Callable[[GraphState, Runtime[RunContext] | None], dict[str, Any]]
+"""The gates again on a resumed run: the state update (:func:`make_gate_check`)."""
+
+
+def make_gate_check(deps: Dependencies) -> GateCheck:
+    """T4 on every run: the gates again on a run that resumes the message with a reply.
+
+    The message's first run checked them in ``normalize``, with its user data; a
+    run that continues it on a clarification reply brings user data of its own (or
+    none: the run context is never stored). The tools offered now are those that
+    pass with it; a tool offered before and refused now gets its ``refused: ...``
+    gate entry (its reason says it was checked again) and a ``gates`` event, and
+    ``execute`` does not run it, the tool that asked included.
+    """
+    tools = domain_tools(deps)
+    open_tools = frozenset(tool.name for tool in tools if open_without_filter(tool))
+
+    def check(state: GraphState, runtime: Runtime[RunContext] | None) -> dict[str, Any]:
+        message = state.get("message")
+        if message is None:
+            return {}
+        user_data = user_data_for(state, runtime)
+        systems = state.get("systems") or []
+        offered, refusals = offer_tools(deps, tools, systems, user_data, open_tools)
+        if offered == message.offered:
+            return {}
+        before = set(message.offered)
+        entries = [
+            entry.model_copy(update={"reason": RECHECKED.format(reason=entry.reason)})
+            for entry in refusals
+            if entry.tool in before
+        ]
+        refused = refused_by_eligibility(entries)
+        if refused and runtime is not None:
+            runtime.stream_writer(gates_event(ROOT_TASK_NO, refused, rechecked=True))
+        allowed = set(offered)
+        facts = message.model_copy(
+            update={
+                "offered": offered,
+                "coordinators": [name for name in message.coordinators if name in allowed],
+            }
+        )
+        return {"message": facts, "ledger": entries}
+
+    return check
+
+
 def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``normalize`` node over ``deps``."""
     tools = domain_tools(deps)
@@ -130,6 +196,9 @@ def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
         offered, refusals = offer_tools(
             deps, tools, state.get("systems") or [], user_data_for(state, runtime), open_tools
         )
+        refused = refused_by_eligibility(refusals)
+        if refused:  # T4: the developer sees what the gates held back (never why, X4)
+            runtime.stream_writer(gates_event(ROOT_TASK_NO, refused, rechecked=False))
         allowed = set(offered)
         root = TaskNode(
             task=TaskInfo(

@@ -28,7 +28,7 @@ from toolweave.graph.clarify import cancelled, replied
 from toolweave.graph.client_tools import receive_results
 from toolweave.graph.context import Dependencies, Limits, RunContext
 from toolweave.graph.nodes import make_pure_node
-from toolweave.graph.normalize import split_conversation
+from toolweave.graph.normalize import GateCheck, make_gate_check, split_conversation
 from toolweave.graph.validation import check_reply, reply_text
 from toolweave.graph.walk import current_task_no, message_kind
 from toolweave.state.graph_state import GraphState
@@ -122,19 +122,48 @@ def _pending(state: Mapping[str, Any]) -> Pause:
     return Clarification(task_no=node.task_no, tool=node.queue[0], question="")
 
 
+def with_gates_again(
+    update: dict[str, Any], state: GraphState, runtime: Runtime[RunContext], check: GateCheck
+) -> dict[str, Any]:
+    """``update`` and the gates checked again with this run's user data (T4, Q2).
+
+    A run that takes a clarification reply is a run of its own: the tools it may
+    run, the one that asked included, are those the user data it was given lets
+    through (:func:`~toolweave.graph.normalize.make_gate_check`).
+    """
+    gates = check(state, runtime)
+    if not gates:
+        return update
+    return {**update, **gates, "ledger": [*update.get("ledger", []), *gates["ledger"]]}
+
+
 def make_ask_user(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``ask_user`` node: pause with the pending pause's payload (Q1, W3, Q7)."""
+    check = make_gate_check(deps)
 
     def ask_user(state: GraphState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-        """Interrupt with the payload; on resume, apply the value to the pause."""
+        """Interrupt with the payload; on resume, apply the value to the pause.
+
+        A reply to a clarification checks the gates again (T4); a message resume is
+        read by the entry first (``take_reply`` checks them), and a client tool's
+        results are taken as the client sent them (W3).
+        """
         pause = _pending(state)
-        return apply_resume(pause, interrupt(payload_of(pause)), interrupt)
+        value = interrupt(payload_of(pause))
+        update = apply_resume(pause, value, interrupt)
+        if not isinstance(pause, Clarification) or is_message_resume(value):
+            return update
+        return with_gates_again(update, state, runtime, check)
 
     return make_pure_node("ask_user", ask_user)
 
 
 def make_take_reply(deps: Dependencies) -> Runnable[Any, Any]:
-    """Build the ``take_reply`` node: the next message on the thread answers the pause (Q2)."""
+    """Build the ``take_reply`` node: the next message on the thread answers the pause (Q2).
+
+    The gates are checked again with the run's user data (T4, :func:`with_gates_again`).
+    """
+    check = make_gate_check(deps)
 
     def take_reply(state: GraphState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         """Use the new message as the reply, or drop the question on a cancel (Q2)."""
@@ -144,6 +173,6 @@ def make_take_reply(deps: Dependencies) -> Runnable[Any, Any]:
             message = state.get("message")
             lang = message.user_lang if message is not None else deps.domain.default_language
             return cancelled(pending, text, lang)
-        return apply_message(pending, text)
+        return with_gates_again(apply_message(pending, text), state, runtime, check)
 
     return make_pure_node("take_reply", take_reply)

@@ -17,6 +17,8 @@ with text keys); every text valid Unicode (no lone surrogates).
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -33,8 +35,8 @@ from langchain_core.messages import (
 from langchain_core.prompt_values import PromptValue
 from langgraph.types import Command
 
-from toolweave.graph.context import Limits
-from toolweave.state.errors import InvalidRequestError
+from toolweave.graph.context import Limits, RunContext
+from toolweave.state.errors import InvalidContextError, InvalidRequestError
 from toolweave.state.graph_state import InputState
 
 NO_QUESTION = "the request has no human message to answer"
@@ -73,6 +75,24 @@ NO_RESUME = (
 COMMAND_ONLY_RESUME = (
     "only Command(resume=...) is accepted as run input; Command(update=..., goto=...) "
     "would write to the thread unchecked"
+)
+UNKNOWN_CONTEXT_KEYS = (
+    "unknown run context key(s) {keys}{hint}: the run context takes {known} "
+    "(toolweave.RunContext); pass e.g. context={{'user_data': {{...}}}} or "
+    "context=RunContext(user_data={{...}})"
+)
+BAD_CONTEXT = (
+    "the run context must be a toolweave.RunContext or a mapping of its fields ({known}), "
+    "not {kind}"
+)
+BAD_CONTEXT_USER_DATA = (
+    "the run context's 'user_data' must be a mapping of the person's data "
+    "(e.g. {{'user_id': '...'}}) or None, not {kind}"
+)
+CONTEXT_IN_CONFIG = (
+    "the run context is in the config (config['context']), where LangGraph never reads it: "
+    "pass it beside the config, graph.invoke(input, config, context=RunContext(...)) "
+    "or context={...}"
 )
 MAX_INPUT_MESSAGES = 500
 """Messages accepted in one input (a client that re-sends the whole conversation)."""
@@ -320,6 +340,69 @@ def parse_message_input(value: Any, limits: Limits) -> dict[str, Any]:
         else:  # keys added to InputState later: at least storable
             checked[key] = check_data(item, repr(key))
     return checked
+
+
+@functools.cache
+def context_keys() -> tuple[str, ...]:
+    """The keys a run context may have: the fields of :class:`RunContext`, nothing else."""
+    return tuple(field.name for field in dataclasses.fields(RunContext))
+
+
+def check_context(context: Any) -> None:
+    """A run's ``context=`` is one LangGraph can make a :class:`RunContext` of (T4, N3, X5).
+
+    LangGraph makes ``RunContext(**context)`` of a mapping (its ``context_schema`` is
+    a dataclass), so an unknown key fails there with a bare ``TypeError`` naming
+    ``__init__``; this check comes first and says which keys there are, with the
+    nearest to a misspelt one. ``user_data`` must be a mapping (or ``None``): the
+    gates read it.
+
+    Raises:
+        InvalidContextError: Before anything is stored.
+    """
+    if context is None:
+        return
+    known = context_keys()
+    if isinstance(context, RunContext):
+        user_data = context.user_data
+    elif isinstance(context, Mapping):
+        unknown = [key for key in context if key not in known]
+        if unknown:
+            raise InvalidContextError(_unknown_context_keys(unknown, known))
+        user_data = context.get("user_data")
+    else:
+        raise InvalidContextError(
+            BAD_CONTEXT.format(known=", ".join(known), kind=type(context).__name__)
+        )
+    if user_data is not None and not isinstance(user_data, Mapping):
+        raise InvalidContextError(BAD_CONTEXT_USER_DATA.format(kind=type(user_data).__name__))
+
+
+def _unknown_context_keys(unknown: Sequence[Any], known: Sequence[str]) -> str:
+    """The message of :data:`UNKNOWN_CONTEXT_KEYS`, with the nearest known key of each."""
+    near = [
+        match[0]
+        for key in unknown
+        if isinstance(key, str) and (match := difflib.get_close_matches(key, known, n=1))
+    ]
+    hint = f" (did you mean {', '.join(map(repr, near))}?)" if near else ""
+    return UNKNOWN_CONTEXT_KEYS.format(
+        keys=", ".join(map(repr, unknown)), hint=hint, known=", ".join(known)
+    )
+
+
+def check_config(*configs: Mapping[str, Any] | None) -> None:
+    """No run context in a config: LangGraph reads it only from ``context=`` (N3, X5).
+
+    LangChain moves an unknown config key such as ``"context"`` into
+    ``configurable``, where nothing reads it, so the run would go on without the
+    person's data.
+
+    Raises:
+        InvalidContextError: Before anything is stored.
+    """
+    if any("context" in (config or {}) for config in configs):
+        raise InvalidContextError(CONTEXT_IN_CONFIG)
 
 
 def reply_text(value: Any) -> str:

@@ -11,6 +11,16 @@ class InvalidRequestError(ToolweaveError, ValueError):
     """The request cannot be answered as sent: empty, oversized, malformed (X1)."""
 
 
+class InvalidContextError(InvalidRequestError, TypeError):
+    """The run's context (``graph.invoke(..., context=...)``) is not a :class:`RunContext`.
+
+    An unknown key (``{"user_dat": ...}``), a ``user_data`` that is no mapping, or the
+    context put in the config (``config["context"]``, which LangGraph never reads):
+    each would run without the person's data, silently. Raised before anything is
+    stored; the message names the keys the context takes (T4, N3, X5).
+    """
+
+
 class UnknownDomainError(ToolweaveError, LookupError):
     """No domain of that name is known."""
 

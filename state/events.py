@@ -90,9 +90,28 @@ class DeepFallbackEvent(TypedDict):
     subtasks: dict[str, str]
 
 
+class GatesEvent(TypedDict):
+    """Eligibility gates held tools back from this message (T4): not offered, not run.
+
+    Written when a tool's ``is_eligible`` refuses the run's user data: by the
+    message's first run, and by a run that resumes it on a clarification reply
+    (``rechecked``), whose user data may differ. Tool names only: never the user
+    data, nor what a gate found missing in it (X4).
+    """
+
+    type: Literal["gates"]
+    version: int
+    task_no: str
+    refused: list[str]
+    """The tools refused, in registry order."""
+    rechecked: bool
+    """True when the gates were checked again on a clarification reply (a resumed run)."""
+
+
 StreamEvent = (
     ToolProgressEvent
     | RoutedEvent
+    | GatesEvent
     | CoordinatedEvent
     | ConditionalEvent
     | GatekeeperEvent
@@ -103,6 +122,7 @@ StreamEvent = (
 EVENT_TYPES: Final[Mapping[str, type[Any]]] = {
     "tool_progress": ToolProgressEvent,
     "routed": RoutedEvent,
+    "gates": GatesEvent,
     "coordinated": CoordinatedEvent,
     "conditional": ConditionalEvent,
     "gatekeeper": GatekeeperEvent,
@@ -135,6 +155,17 @@ def tool_progress_event(
 def routed_event(task_no: str, tools: Sequence[str]) -> RoutedEvent:
     """A :class:`RoutedEvent`."""
     return {"type": "routed", "version": EVENT_VERSION, "task_no": task_no, "tools": list(tools)}
+
+
+def gates_event(task_no: str, refused: Sequence[str], *, rechecked: bool) -> GatesEvent:
+    """A :class:`GatesEvent`."""
+    return {
+        "type": "gates",
+        "version": EVENT_VERSION,
+        "task_no": task_no,
+        "refused": list(refused),
+        "rechecked": rechecked,
+    }
 
 
 def coordinated_event(

@@ -47,7 +47,8 @@ def _all_kinds_of_events() -> list[Any]:
     coordinator = ScriptedCoordinator(
         "c", decompose, decide=lambda parent, nxt, done: SubtaskDecision.SKIP
     )
-    graph = graph_of([coordinator, make_tool("t", result=progress)])
+    locked = make_tool("locked", eligible=False)  # T4: a gates event
+    graph = graph_of([coordinator, make_tool("t", result=progress), locked])
     events = _custom_events(graph, "t")
     deep = graph_with(("When does the cafeteria open?",), [])
     return events + _custom_events(deep, "q")

@@ -35,7 +35,7 @@ def progress_line(event: object) -> str | None:
     Args:
         event: What arrived on ``stream_mode="custom"``: one of toolweave's
             :data:`~toolweave.state.events.StreamEvent` types (``tool_progress``,
-            ``routed``, ``coordinated``, ``conditional``, ``gatekeeper``,
+            ``routed``, ``gates``, ``coordinated``, ``conditional``, ``gatekeeper``,
             ``deep_fallback``), or anything a custom node wrote, shown by its
             ``"type"`` when it has one.
 
@@ -99,6 +99,10 @@ def _event_text(event: StreamEvent) -> str | None:
     if event["type"] == "routed":
         tools = event.get("tools") or []
         return f"routed: {', '.join(tools) if tools else 'no tool'}"
+    if event["type"] == "gates":  # T4: what the gates held back, never why (X4)
+        refused = ", ".join(event.get("refused") or [])
+        again = ", checked again on the reply" if event.get("rechecked") else ""
+        return f"not offered{again}: {refused} (is_eligible refused the user data, T4)"
     if event["type"] == "coordinated":
         subtasks = event.get("subtasks") or []
         # only coordinators that changed the task are news (C5); those that ran and left

@@ -179,8 +179,8 @@ class ToolResult(BaseModel):
     ) -> ToolResult:
         """Q1: ask the user a question before the tool can act.
 
-        Call it as ``ToolResult.clarification(self.name, "Which department?",
-        ["cardiology", "surgery"])`` from a ``ClarifiableTool``.
+        Call it as ``ToolResult.clarification(self.name, "Which branch do you mean?",
+        ["north", "south"])`` from a ``ClarifiableTool``.
 
         Raises:
             InvalidToolResultError: ``tool_name`` is not a tool name, ``question`` is

@@ -3,12 +3,17 @@
 :mod:`toolweave.graph.run_lock` makes a thread's runs take turns inside one process.
 Processes that share a PostgreSQL checkpointer (web workers, pods) take turns too: a
 top-level run holds a PostgreSQL *advisory lock* named after its thread while it runs.
-The lock is session-level, on a connection of its own opened for the run with the
-checkpointer's connection settings (never one of its pool's: runs holding every pooled
-connection would leave none for their own checkpoints). It is released when the run
-ends, and by the server when the process dies (its session ends). Waiting for it polls
-``pg_try_advisory_lock``, with ``time.sleep`` in a sync run and ``asyncio.sleep`` in an
-async one, until the deadline the in-process wait started.
+It is taken on a connection of its own, opened for the run with the checkpointer's
+connection settings (never one of its pool's: runs holding every pooled connection
+would leave none for their own checkpoints), in a transaction left open for the run:
+``pg_try_advisory_xact_lock``, asked again every :data:`POLL_S` (``time.sleep`` in a
+sync run, ``asyncio.sleep`` in an async one) until the deadline the in-process wait
+started. The run's end rolls the transaction back, which releases the lock; a process
+that dies ends its session, and the server releases it too. A transaction-level lock
+rather than a session-level one, so that it also holds through PgBouncer's transaction
+pooling (an open transaction keeps its server connection; a session lock could be left
+behind on a server connection handed to another client). The transaction writes
+nothing and holds no snapshot between its statements.
 
 Checkpointers not backed by psycopg (in memory, SQLite) hold nothing here.
 """
@@ -34,8 +39,9 @@ POLL_S = 0.05
 """How often a run waiting for another process's run asks the database again."""
 KEY_PREFIX = b"toolweave.thread:"
 """Hashed with the thread id into the advisory lock's 64-bit key."""
-TRY = "SELECT pg_try_advisory_lock(%s)"
-UNLOCK = "SELECT pg_advisory_unlock(%s)"
+NO_IDLE_TIMEOUT = "SET LOCAL idle_in_transaction_session_timeout = 0"
+"""The lock's transaction is idle for the whole run: a server-wide timeout must not end it."""
+TRY = "SELECT pg_try_advisory_xact_lock(%s)"
 UNREACHABLE = (
     "cannot hold thread {thread!r} in the checkpoint database (one run at a time across "
     "processes): {error}; check that the database is reachable, then send the message again"
@@ -94,24 +100,29 @@ def _value(setting: Any) -> Any:
 
 
 def _connect_args(conninfo: Any, kwargs: Any) -> tuple[str, dict[str, Any]]:
-    """``connect()``'s arguments: autocommit (no open transaction), rows as tuples."""
+    """``connect()``'s arguments: a transaction held open, rows as tuples, nothing prepared."""
     from psycopg.rows import tuple_row
 
-    extra = {**(kwargs or {}), "autocommit": True, "row_factory": tuple_row}
-    return conninfo or "", extra
+    extra = {**(kwargs or {}), "autocommit": False, "row_factory": tuple_row}
+    return conninfo or "", {**extra, "prepare_threshold": None}
 
 
 def _sync_connect_args(settings: Settings) -> tuple[str, dict[str, Any]]:
+    """The settings for a sync run; a pool's async callables cannot serve one.
+
+    Raises:
+        ConfigurationError: A setting is computed asynchronously.
+    """
     conninfo, kwargs = _value(settings.conninfo), _value(settings.kwargs)
     for setting in (conninfo, kwargs):
-        if inspect.isawaitable(setting):
-            with suppress(AttributeError):
-                setting.close()  # type: ignore[attr-defined]  # never awaited: no warning
+        if inspect.iscoroutine(setting):
+            setting.close()  # never awaited: no warning
             raise ConfigurationError(ASYNC_SETTINGS)
     return _connect_args(conninfo, kwargs)
 
 
 async def _async_connect_args(settings: Settings) -> tuple[str, dict[str, Any]]:
+    """The settings for an async run, awaited when a pool computes them asynchronously."""
     conninfo, kwargs = _value(settings.conninfo), _value(settings.kwargs)
     conninfo = await conninfo if inspect.isawaitable(conninfo) else conninfo
     kwargs = await kwargs if inspect.isawaitable(kwargs) else kwargs
@@ -143,6 +154,7 @@ def _password(conninfo: str, kwargs: dict[str, Any]) -> str:
 
 
 def _took(conn: Connection[Any], key: int) -> bool:
+    """Whether this try took the lock (in the connection's open transaction)."""
     row = conn.execute(TRY, (key,)).fetchone()
     return bool(row and row[0])
 
@@ -170,20 +182,20 @@ def holding_in_database(saver: object, thread: str, until: float, busy: Busy) ->
         conn = psycopg.Connection.connect(conninfo, **kwargs)
     try:
         with _database_errors(thread, password):
+            conn.execute(NO_IDLE_TIMEOUT)
             while not _took(conn, key):
                 if time.monotonic() >= until:
                     raise busy()
                 time.sleep(POLL_S)
-        try:
-            yield
-        finally:
-            with suppress(psycopg.Error):  # a lost session released it already
-                conn.execute(UNLOCK, (key,))
+        yield
     finally:
+        with suppress(psycopg.Error):  # a lost session released the lock already
+            conn.rollback()  # releases it at once (closing alone: when the server sees it)
         conn.close()
 
 
 async def _atook(conn: AsyncConnection[Any], key: int) -> bool:
+    """Whether this try took the lock (in the connection's open transaction)."""
     row = await (await conn.execute(TRY, (key,))).fetchone()
     return bool(row and row[0])
 
@@ -210,14 +222,13 @@ async def aholding_in_database(
         conn = await psycopg.AsyncConnection.connect(conninfo, **kwargs)
     try:
         with _database_errors(thread, password):
+            await conn.execute(NO_IDLE_TIMEOUT)
             while not await _atook(conn, key):
                 if time.monotonic() >= until:
                     raise busy()
                 await asyncio.sleep(POLL_S)
-        try:
-            yield
-        finally:
-            with suppress(psycopg.Error):
-                await conn.execute(UNLOCK, (key,))
+        yield
     finally:
+        with suppress(psycopg.Error):
+            await conn.rollback()
         await conn.close()

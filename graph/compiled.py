@@ -14,7 +14,8 @@ and the event streams all go through them):
   run, or abandons it with a ledger entry (Q5, ``interrupted_runs``);
 - a message sent again (its id in the thread, or the paused or stopped run's own
   question) continues that run instead of starting a new one, and runs on one thread
-  wait for each other in the process (S5, Q6; :mod:`toolweave.graph.run_lock`).
+  wait for each other in the process, and across processes sharing a PostgreSQL
+  checkpointer (S5, Q6; :mod:`toolweave.graph.run_lock`).
 
 Its input may also be what an LCEL chain hands it (a ``PromptValue``, messages, a
 message, a text; :func:`~toolweave.graph.validation.as_message_input`), and
@@ -397,8 +398,9 @@ class ToolweaveGraph(
         The run goes on in a scope of its own (X6): its deadline, its secrets and
         its progress sink (:mod:`toolweave.state.run_scope`).
         """
+        key, saver = self._run_key(config)
         wait = self.input_limits.thread_wait_s
-        with holding(self.run_locks, self._run_key(config), wait):  # one run per thread (S5)
+        with holding(self.run_locks, key, wait, saver):  # one run per thread (S5)
             checked, scope = drive(self._prepare(input, config, kwargs))
             yield from iterate_in(scope, super().stream(checked, config, **kwargs))
 
@@ -409,20 +411,23 @@ class ToolweaveGraph(
 
         The run goes on in a scope of its own, as in :meth:`stream` (X6).
         """
+        key, saver = self._run_key(config)
         wait = self.input_limits.thread_wait_s
-        async with aholding(self.run_locks, self._run_key(config), wait):  # one run a thread
+        async with aholding(self.run_locks, key, wait, saver):  # one run a thread (S5)
             checked, scope = await adrive(self._prepare(input, config, kwargs))
             async for chunk in aiterate_in(scope, super().astream(checked, config, **kwargs)):
                 yield chunk
 
-    def _run_key(self, config: RunnableConfig | None) -> Key | None:
-        """The key of the thread a run holds (:mod:`toolweave.graph.run_lock`)."""
+    def _run_key(self, config: RunnableConfig | None) -> tuple[Key | None, object]:
+        """The thread a run holds, and its checkpointer (:mod:`toolweave.graph.run_lock`)."""
         configurable = {
             **(self.config or {}).get("configurable", {}),
             **(config or {}).get("configurable", {}),
         }
         saver = checkpointer_of(configurable, self.checkpointer)
-        return thread_key(saver, configurable) if isinstance(saver, BaseCheckpointSaver) else None
+        if not isinstance(saver, BaseCheckpointSaver):
+            return None, None
+        return thread_key(saver, configurable), saver
 
     def _run_scope(self, user_data: list[Any], marked: frozenset[str], context: Any) -> RunScope:
         """The scope of one run: its deadline from now, its secrets, its progress sink (X6)."""

@@ -53,10 +53,10 @@ class Limits:
     ``RunDeadlineError`` before its next model call, and no retry waits past it (X5).
     ``None``: no deadline."""
     thread_wait_s: float = 120.0
-    """Seconds a run waits for the same thread's earlier run in this process to end
-    (runs on one thread take turns, S5); past it the run is refused with
-    ``ThreadBusyError`` before anything is stored. Bounds a wait on a run that hangs or
-    a stream left open."""
+    """Seconds a run waits for the same thread's earlier run to end, in this process or
+    in another over the same PostgreSQL checkpointer (runs on one thread take turns, S5);
+    past it the run is refused with ``ThreadBusyError`` before anything is stored.
+    Bounds a wait on a run that hangs or a stream left open."""
     ai_input_attempts: int = 2
     """Extractions of an AI tool's input per step when it does not validate (W2)."""
 

@@ -1,30 +1,41 @@
-"""One run at a time per thread in one process (S5, Q5, Q6).
+"""One run at a time per thread, in one process and across processes (S5, Q5, Q6).
 
 Two runs that overlap on one thread (a double submit that reaches ``invoke`` twice
 before either is saved) would both run the question, and every tool with side
 effects would act twice; the second would also read the first, still running, as a
 run that stopped mid-way and "finish" it beside it (Q5). So a run of a top-level
-thread waits until the thread's earlier run in this process has ended; it then
-sees that run's result (a re-sent message continues it, Q6). A run nested in one
-that holds the thread (finishing a stopped run first, Q5) does not wait for itself.
-The locks live on the compiled graph (:class:`ThreadLocks`, shared with its copies),
-never in the module (X6).
+thread waits until the thread's earlier run has ended; it then sees that run's
+result (a re-sent message continues it, Q6). A run nested in one that holds the
+thread (finishing a stopped run first, Q5) does not wait for itself. A wait is
+bounded by ``Limits.thread_wait_s``; past it the run raises ``ThreadBusyError``
+before anything is stored.
 
-The LangGraph server serialises a thread's runs itself (its multitask strategy);
-processes that share a database are not serialised by this lock.
+What is serialised where:
+
+- in one process, runs of the same checkpointer and thread: a lock per thread,
+  living on the compiled graph (:class:`ThreadLocks`, shared with its copies),
+  never in the module (X6);
+- across processes (web workers, pods) that share a PostgreSQL checkpointer: the
+  run then also holds a PostgreSQL advisory lock named after its thread, in the
+  same wait (:mod:`toolweave.graph.database_lock`);
+- in memory and SQLite checkpointers have no cross-process lock: processes sharing
+  a SQLite file are not serialised (serve it from one process, or use PostgreSQL);
+- the LangGraph server serialises a thread's runs itself (its multitask strategy).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 import time
 import weakref
 from collections.abc import AsyncIterator, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager, nullcontext, suppress
+from contextlib import asynccontextmanager, contextmanager, suppress
 from contextvars import ContextVar, Token
 from typing import Any
 
+from toolweave.graph.database_lock import aholding_in_database, holding_in_database
 from toolweave.state.errors import ThreadBusyError
 
 Key = tuple[int, str]
@@ -108,22 +119,33 @@ def _kept(entry: _Lock, key: Key) -> Iterator[None]:
 
 
 @contextmanager
-def holding(locks: ThreadLocks, key: Key | None, wait_s: float) -> Iterator[None]:
+def holding(
+    locks: ThreadLocks, key: Key | None, wait_s: float, saver: object = None
+) -> Iterator[None]:
     """Hold ``key``'s thread for a sync run (no-op for ``None`` or a nested run).
+
+    With a PostgreSQL ``saver`` the run also holds the thread in its database,
+    within the same ``wait_s`` (:mod:`toolweave.graph.database_lock`).
 
     Raises:
         ThreadBusyError: The thread's earlier run did not end within ``wait_s``.
+        DatabaseUnavailableError: The PostgreSQL database cannot be reached.
     """
+    until = time.monotonic() + wait_s
     taken = _lock_of(locks, key)
-    if taken is not None and not taken[0].lock.acquire(timeout=wait_s):
-        raise _busy(taken[1], wait_s)
-    with nullcontext() if taken is None else _kept(*taken):
+    if taken is None:
+        yield
+        return
+    entry, held = taken
+    if not entry.lock.acquire(timeout=wait_s):
+        raise _busy(held, wait_s)
+    busy = functools.partial(_busy, held, wait_s)
+    with _kept(entry, held), holding_in_database(saver, held[1], until, busy):
         yield
 
 
-async def _acquire(entry: _Lock, key: Key, wait_s: float) -> None:
-    """Take ``entry``'s lock without blocking the event loop, within ``wait_s``."""
-    until = time.monotonic() + wait_s
+async def _acquire(entry: _Lock, key: Key, wait_s: float, until: float) -> None:
+    """Take ``entry``'s lock without blocking the event loop, by ``until``."""
     while not entry.lock.acquire(blocking=False):
         if time.monotonic() >= until:
             raise _busy(key, wait_s)
@@ -131,14 +153,25 @@ async def _acquire(entry: _Lock, key: Key, wait_s: float) -> None:
 
 
 @asynccontextmanager
-async def aholding(locks: ThreadLocks, key: Key | None, wait_s: float) -> AsyncIterator[None]:
+async def aholding(
+    locks: ThreadLocks, key: Key | None, wait_s: float, saver: object = None
+) -> AsyncIterator[None]:
     """Hold ``key``'s thread for an async run, waiting without blocking the event loop.
+
+    With a PostgreSQL ``saver``, in its database too, as in :func:`holding`.
 
     Raises:
         ThreadBusyError: The thread's earlier run did not end within ``wait_s``.
+        DatabaseUnavailableError: The PostgreSQL database cannot be reached.
     """
+    until = time.monotonic() + wait_s
     taken = _lock_of(locks, key)
-    if taken is not None:
-        await _acquire(*taken, wait_s)
-    with nullcontext() if taken is None else _kept(*taken):
+    if taken is None:
         yield
+        return
+    entry, held = taken
+    await _acquire(entry, held, wait_s, until)
+    busy = functools.partial(_busy, held, wait_s)
+    with _kept(entry, held):
+        async with aholding_in_database(saver, held[1], until, busy):
+            yield

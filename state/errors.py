@@ -34,10 +34,11 @@ class NothingPendingError(ToolweaveError, LookupError):
 
 
 class ThreadBusyError(ToolweaveError, RuntimeError):
-    """Another run on the same thread, in this process, did not end in time (S5, Q6).
+    """Another run on the same thread, here or over the same PostgreSQL, did not end in time.
 
-    Runs on one thread wait for each other, so a message sent twice acts once; a
-    wait is bounded by ``Limits.thread_wait_s``. Send the message again once the
+    Runs on one thread wait for each other (S5, Q6): in one process, and across the
+    processes that share a PostgreSQL checkpointer. So a message sent twice acts once;
+    a wait is bounded by ``Limits.thread_wait_s``. Send the message again once the
     earlier run has ended (its answer may already be the one wanted).
     """
 

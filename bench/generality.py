@@ -129,12 +129,22 @@ def _row(domain: str, label: str, half: str, report: EvalReport, wire: Wire) -> 
     )
 
 
-def _chosen(cases: list[GoldenCase], half: str, sample: int | None, seed: int) -> list[GoldenCase]:
-    """The half's cases, or a seeded sample of them (the same for toolweave and the anchor)."""
+ONLY: frozenset[str] = frozenset()
+"""No case filter: every chosen case."""
+
+
+def _chosen(
+    cases: list[GoldenCase], half: str, sample: int | None, seed: int, ids: frozenset[str] = ONLY
+) -> list[GoldenCase]:
+    """The half's cases, or a seeded sample of them (the same for toolweave and the anchor).
+
+    ``ids``: of those, only the cases with these ids (a rerun of a few after a change
+    that only they can feel); empty: all.
+    """
     chosen = [case for case in cases if case.split == half]
     if sample is not None and sample < len(chosen):
         chosen = random.Random(seed).sample(chosen, sample)
-    return chosen
+    return [case for case in chosen if not ids or case.id in ids]
 
 
 def rows(
@@ -145,6 +155,7 @@ def rows(
     halves: Sequence[str] = SPLITS,
     wire: Wire | None = None,
     answers: Path | None = None,
+    ids: frozenset[str] = frozenset(),
 ) -> list[str]:
     """One row per half of ``domain``'s golden file, answered by ``assistant``.
 
@@ -158,7 +169,7 @@ def rows(
     wire = wire or Wire(None)
     out: list[str] = []
     for half in halves:
-        chosen = _chosen(cases, half, sample, seed)
+        chosen = _chosen(cases, half, sample, seed, ids)
         if not chosen:
             continue
         limits = Limits(run_deadline_s=3600.0)
@@ -271,6 +282,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--answers", type=Path, help="add each case's answer to this JSONL file")
     parser.add_argument(
+        "--ids", default="", help="of the chosen cases, only these ids (comma-separated)"
+    )
+    parser.add_argument(
         "--no-cite",
         action="store_true",
         help="the model answers in free text with [n] markers (cite_sentences=False, R9)",
@@ -318,7 +332,8 @@ def _table(args: argparse.Namespace, halves: Sequence[str], wire: Wire) -> list[
             # the offline model sends nothing: its rows have no wire columns
             offline = Wire(None, blank=wire.proxy is not None)
             counted = offline if isinstance(assistant, OfflineAssistant) else wire
-            lines += rows(domain, assistant, sample, args.seed, halves, counted, args.answers)
+            ids = frozenset(i.strip() for i in args.ids.split(",") if i.strip())
+            lines += rows(domain, assistant, sample, args.seed, halves, counted, args.answers, ids)
     if args.anchor:
         for domain in DOMAINS:
             lines += anchor_rows(domain, args.sample, args.seed, args.timeout, halves, wire)

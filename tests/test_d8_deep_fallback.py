@@ -426,6 +426,27 @@ def test_D8_K3_a_neighbour_answer_that_shares_nothing_with_its_page_is_no_find()
     assert FEE in out["answer"]
 
 
+def test_D8_K3_a_page_answer_that_says_the_question_back_is_no_find():
+    asked: list[str] = []
+    lexical = lexical_reader(asked)
+
+    def reader(question: str, passage: str) -> str | None:  # a small model writing it back
+        if "Reading room" in passage:
+            return question.split(" (")[0]  # the question, without the rewrite in brackets
+        return lexical(question, passage)
+
+    assistant = FunctionAssistant(
+        judge=rewriting_judge,
+        read=reader,
+        answer=lambda r: " | ".join(r.guaranteed) or "no information",
+    )
+    out = ask(graph_over(guide(), assistant), QUESTION)
+    decision = next(e for e in out["ledger"] if e.kind == "conditional")
+    assert decision.verdict == "run"  # the neighbour page said nothing: the full search runs
+    assert QUESTION not in out["answer"]
+    assert FEE in out["answer"]
+
+
 def test_D8_an_insufficient_reply_naming_no_piece_searches_the_question():
     model = ScriptedChatModel(script=[{"sufficient": False, "missing": []}])
     verdict = ChatModelAssistant(model, initial_backoff=0).judge_context(

@@ -64,6 +64,17 @@ def _terms(text: str) -> set[str]:
     return {term for word in words(text) for term in word_terms(word)}
 
 
+def says_back(answer: str, question: str) -> bool:
+    """Whether a page's answer adds no word and no figure to its question (D8).
+
+    A small model asked about a page that does not say may write the question back
+    ("When must I tell my manager I am ill?" as the page's answer): no find, whatever
+    the page's language.
+    """
+    asked = _terms(question)
+    return not [w for w in content_words(answer) if not any(t in asked for t in word_terms(w))]
+
+
 def grounded(answer: str, passage: str, question: str, user_lang: str) -> bool:
     """Whether what an answer adds to its question shares a word or a number with its page (D8).
 
@@ -136,7 +147,7 @@ def read_pages(
         answer = ctx.llm.read_passage(asked, passage)
         if answer is None or not answer.strip():
             continue
-        if not grounded(answer, passage, asked, ctx.user_lang):
+        if says_back(answer, asked) or not grounded(answer, passage, asked, ctx.user_lang):
             ctx.progress("NOT_IN_PAGE", detail=f"{index}/{len(pages)}: {name}")
             continue
         read = UniqueTextDocument(

@@ -26,13 +26,13 @@ What is serialised where:
 from __future__ import annotations
 
 import asyncio
-import functools
 import threading
 import time
 import weakref
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager, suppress
 from contextvars import ContextVar, Token
+from dataclasses import dataclass
 from typing import Any
 
 from toolweave.graph.database_lock import aholding_in_database, holding_in_database
@@ -99,13 +99,25 @@ def _release(entry: _Lock, token: Token[frozenset[Key]]) -> None:
         _HELD.reset(token)
 
 
-def _lock_of(locks: ThreadLocks, key: Key | None) -> tuple[_Lock, Key] | None:
-    """The lock a run must take: ``None`` without a thread or in a run holding it."""
-    return None if key is None or key in _HELD.get() else (locks.of(key), key)
+@dataclass(frozen=True)
+class _Hold:
+    """What a run waits for and holds: its thread's lock, by when, and the error past it."""
+
+    entry: _Lock
+    key: Key
+    wait_s: float
+    until: float
+
+    def busy(self) -> ThreadBusyError:
+        """The error of a wait that is over."""
+        return ThreadBusyError(BUSY.format(thread=self.key[1], seconds=self.wait_s))
 
 
-def _busy(key: Key, wait_s: float) -> ThreadBusyError:
-    return ThreadBusyError(BUSY.format(thread=key[1], seconds=wait_s))
+def _hold(locks: ThreadLocks, key: Key | None, wait_s: float) -> _Hold | None:
+    """What a run must take: ``None`` without a thread or in a run holding it."""
+    if key is None or key in _HELD.get():
+        return None
+    return _Hold(locks.of(key), key, wait_s, time.monotonic() + wait_s)
 
 
 @contextmanager
@@ -131,24 +143,24 @@ def holding(
         ThreadBusyError: The thread's earlier run did not end within ``wait_s``.
         DatabaseUnavailableError: The PostgreSQL database cannot be reached.
     """
-    until = time.monotonic() + wait_s
-    taken = _lock_of(locks, key)
-    if taken is None:
+    hold = _hold(locks, key, wait_s)
+    if hold is None:
         yield
         return
-    entry, held = taken
-    if not entry.lock.acquire(timeout=wait_s):
-        raise _busy(held, wait_s)
-    busy = functools.partial(_busy, held, wait_s)
-    with _kept(entry, held), holding_in_database(saver, held[1], until, busy):
+    if not hold.entry.lock.acquire(timeout=wait_s):
+        raise hold.busy()
+    with (
+        _kept(hold.entry, hold.key),
+        holding_in_database(saver, hold.key[1], hold.until, hold.busy),
+    ):
         yield
 
 
-async def _acquire(entry: _Lock, key: Key, wait_s: float, until: float) -> None:
-    """Take ``entry``'s lock without blocking the event loop, by ``until``."""
-    while not entry.lock.acquire(blocking=False):
-        if time.monotonic() >= until:
-            raise _busy(key, wait_s)
+async def _acquire(hold: _Hold) -> None:
+    """Take the hold's lock without blocking the event loop, by its deadline."""
+    while not hold.entry.lock.acquire(blocking=False):
+        if time.monotonic() >= hold.until:
+            raise hold.busy()
         await asyncio.sleep(POLL_S)
 
 
@@ -158,20 +170,13 @@ async def aholding(
 ) -> AsyncIterator[None]:
     """Hold ``key``'s thread for an async run, waiting without blocking the event loop.
 
-    With a PostgreSQL ``saver``, in its database too, as in :func:`holding`.
-
-    Raises:
-        ThreadBusyError: The thread's earlier run did not end within ``wait_s``.
-        DatabaseUnavailableError: The PostgreSQL database cannot be reached.
+    With a PostgreSQL ``saver``, in its database too; it raises what :func:`holding` does.
     """
-    until = time.monotonic() + wait_s
-    taken = _lock_of(locks, key)
-    if taken is None:
+    hold = _hold(locks, key, wait_s)
+    if hold is None:
         yield
         return
-    entry, held = taken
-    await _acquire(entry, held, wait_s, until)
-    busy = functools.partial(_busy, held, wait_s)
-    with _kept(entry, held):
-        async with aholding_in_database(saver, held[1], until, busy):
+    await _acquire(hold)
+    with _kept(hold.entry, hold.key):
+        async with aholding_in_database(saver, hold.key[1], hold.until, hold.busy):
             yield

@@ -64,32 +64,26 @@ def _terms(text: str) -> set[str]:
     return {term for word in words(text) for term in word_terms(word)}
 
 
-def says_back(answer: str, question: str) -> bool:
-    """Whether a page's answer adds no word and no figure to its question (D8).
+def grounded(answer: str, passage: str, question: str, user_lang: str) -> bool:
+    """Whether an answer adds to its question what its page says: a word or number of it (D8).
 
     A small model asked about a page that does not say may write the question back
-    ("When must I tell my manager I am ill?" as the page's answer): no find, whatever
-    the page's language.
+    ("When must I tell my manager I am ill?" as the page's answer): it adds nothing,
+    and is no find whatever the page's language. Or it may answer from the question
+    alone ("If you bring a book back late, you will be charged a fine.", read from a
+    page about borrowing): the words it adds to the question are not the page's, and
+    it is no find either. That second check is made only when the page is in the
+    user's language (the answer is written in it): a translation shares only names
+    and figures.
     """
     asked = _terms(question)
-    return not [w for w in content_words(answer) if not any(t in asked for t in word_terms(w))]
-
-
-def grounded(answer: str, passage: str, question: str, user_lang: str) -> bool:
-    """Whether what an answer adds to its question shares a word or a number with its page (D8).
-
-    A small model asked about a page that does not say may answer from the
-    question alone ("If you bring a book back late, you will be charged a
-    fine.", read from a page about borrowing): the words it adds to the
-    question are not the page's, and it is no find. Only checked when the page
-    is in the user's language (the answer is written in it): a translation
-    shares only names and figures.
-    """
+    added = [w for w in content_words(answer) if not any(t in asked for t in word_terms(w))]
+    if not added:
+        return False
     if detect_language(passage).lang != user_lang:
         return True
-    asked, have = _terms(question), _terms(passage)
-    added = [w for w in content_words(answer) if not any(t in asked for t in word_terms(w))]
-    return not added or any(any(t in have for t in word_terms(w)) for w in added)
+    have = _terms(passage)
+    return any(any(t in have for t in word_terms(w)) for w in added)
 
 
 def read_pages(
@@ -147,7 +141,7 @@ def read_pages(
         answer = ctx.llm.read_passage(asked, passage)
         if answer is None or not answer.strip():
             continue
-        if says_back(answer, asked) or not grounded(answer, passage, asked, ctx.user_lang):
+        if not grounded(answer, passage, asked, ctx.user_lang):
             ctx.progress("NOT_IN_PAGE", detail=f"{index}/{len(pages)}: {name}")
             continue
         read = UniqueTextDocument(

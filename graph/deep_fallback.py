@@ -287,9 +287,9 @@ def searchable_words(
     retrieval has searched the question already (D9).
     """
     tool = registry.get(coordinator.search_tool)
-    if not words or not isinstance(tool, ContextSearchTool):
-        return list(words)
-    if not isinstance(tool.store, PageGraphStore):
+    if not words:  # nothing to look up: the store's words are not read
+        return []
+    if not isinstance(tool, ContextSearchTool) or not isinstance(tool.store, PageGraphStore):
         return list(words)
     corpus = tool.corpus_words.words_of(tool.store)
     return [word for word in words if corpus.has(word)]

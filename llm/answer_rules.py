@@ -67,6 +67,10 @@ def uncovered_subject(request: AnswerRequest) -> str | None:
     return "; ".join(dict.fromkeys(s for s in subjects if s))
 
 
+READING_SENTENCES = 4
+"""Sentences the reading of :func:`reading_quotes` picks at most (the offline model's own)."""
+
+
 def reading_quotes(request: AnswerRequest) -> UniqueTextDocument | None:
     """The first passage the offline reading quotes to answer the question, else ``None``.
 
@@ -79,10 +83,6 @@ def reading_quotes(request: AnswerRequest) -> UniqueTextDocument | None:
         return None
     lines = answer_lines(request, READING_SENTENCES)
     return next((doc for _, doc in lines if doc is not None and doc.sentence_number), None)
-
-
-READING_SENTENCES = 4
-"""Sentences the reading of :func:`reading_quotes` picks at most (the offline model's own)."""
 
 
 def uncovered_words(request: AnswerRequest) -> tuple[str, ...]:

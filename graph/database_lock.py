@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolweave.state.errors import ConfigurationError, DatabaseUnavailableError
+from toolweave.state.secrets import error_text
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection, Connection
@@ -137,8 +138,7 @@ def _database_errors(thread: str, password: str) -> Iterator[None]:
     try:
         yield
     except psycopg.Error as exc:
-        text = " ".join(str(exc).split()) or type(exc).__name__
-        text = text.replace(password, "***") if password else text
+        text = error_text(exc, password)
         raise DatabaseUnavailableError(UNREACHABLE.format(thread=thread, error=text)) from None
 
 

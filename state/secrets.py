@@ -104,6 +104,18 @@ def secrets_of(*holders: object) -> frozenset[str]:
     )
 
 
+def error_text(error: BaseException, *hidden: str) -> str:
+    """``error``'s message on one line (its type's name when it has none), ``hidden`` masked.
+
+    For a driver's error that may quote its connection settings (a database password):
+    each non-empty ``hidden`` value becomes ``***``.
+    """
+    text = " ".join(str(error).split()) or type(error).__name__
+    for value in hidden:
+        text = text.replace(value, "***") if value else text
+    return text
+
+
 def redact(text: str) -> str:
     """``text`` with every secret of the current run replaced by :data:`REDACTED`."""
     pattern = secret_pattern()

@@ -36,6 +36,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
 from toolweave.state.errors import ConfigurationError, DatabaseUnavailableError
+from toolweave.state.secrets import error_text
 from toolweave.state.serde import checkpoint_serde
 
 logger = logging.getLogger(__name__)
@@ -207,10 +208,7 @@ def require_reachable(
 def _unreachable(
     target: Target, error: BaseException, template: str = UNREACHABLE
 ) -> DatabaseUnavailableError:
-    text = " ".join(str(error).split()) or type(error).__name__
-    password = urlsplit(target.location).password
-    if password:
-        text = text.replace(password, "***")
+    text = error_text(error, urlsplit(target.location).password or "")
     return DatabaseUnavailableError(template.format(url=target.describe(), error=text))
 
 

@@ -405,35 +405,16 @@ def test_D8_X2_a_gatekeeper_reply_looping_in_its_rewrites_keeps_its_pieces():
     assert cut_gatekeeper_reply('{"sufficient": false, "missing": [') is None
 
 
-def test_D8_K3_a_neighbour_answer_that_shares_nothing_with_its_page_is_no_find():
-    asked: list[str] = []
-    lexical = lexical_reader(asked)
+def blind_run(blind: Any) -> dict[str, Any]:
+    """The rewrite run, where the reading room's page (a neighbour) is answered by ``blind``.
 
-    def reader(question: str, passage: str) -> str | None:  # a small model answering blind
-        if "Reading room" in passage:  # a page about other things: an answer from nowhere
-            return "If you bring a library book back late, you pay a penalty."
-        return lexical(question, passage)
+    ``blind(question)`` is what a small model says of a page that does not answer;
+    every other page is read lexically.
+    """
+    lexical = lexical_reader([])
 
-    assistant = FunctionAssistant(
-        judge=rewriting_judge,
-        read=reader,
-        answer=lambda r: " | ".join(r.guaranteed) or "no information",
-    )
-    out = ask(graph_over(guide(), assistant), QUESTION)
-    decision = next(e for e in out["ledger"] if e.kind == "conditional")
-    assert decision.verdict == "run"  # the neighbour page did not say it: the full search runs
-    assert "penalty" not in out["answer"]
-    assert FEE in out["answer"]
-
-
-def test_D8_K3_a_page_answer_that_says_the_question_back_is_no_find():
-    asked: list[str] = []
-    lexical = lexical_reader(asked)
-
-    def reader(question: str, passage: str) -> str | None:  # a small model writing it back
-        if "Reading room" in passage:
-            return question.split(" (")[0]  # the question, without the rewrite in brackets
-        return lexical(question, passage)
+    def reader(question: str, passage: str) -> str | None:
+        return blind(question) if "Reading room" in passage else lexical(question, passage)
 
     assistant = FunctionAssistant(
         judge=rewriting_judge,
@@ -443,8 +424,19 @@ def test_D8_K3_a_page_answer_that_says_the_question_back_is_no_find():
     out = ask(graph_over(guide(), assistant), QUESTION)
     decision = next(e for e in out["ledger"] if e.kind == "conditional")
     assert decision.verdict == "run"  # the neighbour page said nothing: the full search runs
-    assert QUESTION not in out["answer"]
     assert FEE in out["answer"]
+    return out
+
+
+def test_D8_K3_a_neighbour_answer_that_shares_nothing_with_its_page_is_no_find():
+    # an answer from nowhere, of a page about other things
+    out = blind_run(lambda q: "If you bring a library book back late, you pay a penalty.")
+    assert "penalty" not in out["answer"]
+
+
+def test_D8_K3_a_page_answer_that_says_the_question_back_is_no_find():
+    out = blind_run(lambda q: q.split(" (")[0])  # the question, without the rewrite in brackets
+    assert QUESTION not in out["answer"]
 
 
 def test_D8_an_insufficient_reply_naming_no_piece_searches_the_question():

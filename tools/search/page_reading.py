@@ -68,7 +68,7 @@ def grounded(answer: str, passage: str, question: str, user_lang: str) -> bool:
     """Whether an answer adds to its question what its page says: a word or number of it (D8).
 
     A small model asked about a page that does not say may write the question back
-    ("When must I tell my manager I am ill?" as the page's answer): it adds nothing,
+    ("When does the reading room open?" as the page's answer): it adds nothing,
     and is no find whatever the page's language. Or it may answer from the question
     alone ("If you bring a book back late, you will be charged a fine.", read from a
     page about borrowing): the words it adds to the question are not the page's, and

@@ -184,8 +184,7 @@ def _stored_user_data(snapshot: StateSnapshot | None, saved: CheckpointTuple | N
 
 
 class ToolweaveGraph(
-    AllowlistedCheckpoints,
-    CompiledStateGraph[GraphState, RunContext, InputState, OutputState],
+    AllowlistedCheckpoints, CompiledStateGraph[GraphState, RunContext, InputState, OutputState]
 ):
     """The orchestration graph: LangGraph's compiled graph with its input checked first."""
 

@@ -238,8 +238,7 @@ def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
         missing = verdict.missing[: deps.limits.deep_fallback_pieces]
         rewrites = {piece: verdict.phrasings(piece) for piece in missing}
         gate = _gate(
-            "sufficient" if verdict.sufficient else "insufficient",
-            "; ".join(missing),
+            "sufficient" if verdict.sufficient else "insufficient", "; ".join(missing)
         ).model_copy(
             update={
                 "details": {piece: " | ".join(found) for piece, found in rewrites.items() if found}

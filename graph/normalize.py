@@ -12,13 +12,7 @@ from langgraph.types import Overwrite
 
 from toolweave.coordinators.base import AgentCoordinator
 from toolweave.graph.clarify import closed_by_new_turn
-from toolweave.graph.context import (
-    Dependencies,
-    Limits,
-    RunContext,
-    assistant_for,
-    user_data_for,
-)
+from toolweave.graph.context import Dependencies, Limits, RunContext, assistant_for, user_data_for
 from toolweave.graph.nodes import Steps, make_node
 from toolweave.graph.normalized import check_normalized
 from toolweave.graph.validation import question_of

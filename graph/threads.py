@@ -233,10 +233,7 @@ def abandon_updates(status: ThreadStatus) -> list[list[StateUpdate]]:
         reason=ABANDONED_REASON.format(next=", ".join(status.next)),
         details={"next": ",".join(status.next), **failed},
     )
-    return [
-        [StateUpdate({"ledger": [entry]}, status.next[0])],
-        [StateUpdate(None, END)],
-    ]
+    return [[StateUpdate({"ledger": [entry]}, status.next[0])], [StateUpdate(None, END)]]
 
 
 def abandon_interrupted(graph: CompiledGraph, thread: RunnableConfig | str) -> ThreadStatus:

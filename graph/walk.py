@@ -20,13 +20,7 @@ from toolweave.state.pauses import Clarification, Pause, awaiting, pause_of
 from toolweave.state.task import ROOT_TASK_NO, TaskNode, TaskStatus
 
 Phase = Literal[
-    "coordinate",
-    "decide_conditional",
-    "route",
-    "execute",
-    "ask_user",
-    "deep_fallback",
-    "answer",
+    "coordinate", "decide_conditional", "route", "execute", "ask_user", "deep_fallback", "answer"
 ]
 Entry = Literal["normalize", "take_reply"]
 

@@ -168,10 +168,7 @@ class OfflineAssistant(LlmAssistant):
         return offline_reading.read(question, passage, max_sentences=self.max_sentences)
 
     def judge_context(
-        self,
-        question: str,
-        documents: Sequence[UniqueTextDocument],
-        guaranteed: Sequence[str],
+        self, question: str, documents: Sequence[UniqueTextDocument], guaranteed: Sequence[str]
     ) -> ContextVerdict:
         """Sufficient when the context contains enough of the question's words (D1).
 

@@ -258,8 +258,5 @@ def normalize_offline(
     greeting = any(w in GREETINGS for w in words(message))
     prompt_type = "smalltalk" if greeting and not important else "factual"
     return Normalized(
-        question=question,
-        user_lang=lang,
-        important_words=tuple(important),
-        prompt_type=prompt_type,
+        question=question, user_lang=lang, important_words=tuple(important), prompt_type=prompt_type
     )

@@ -239,9 +239,7 @@ def _async_twin(
     return twin
 
 
-def _steps_of(
-    method: Callable[Concatenate[Any, P], T],
-) -> Callable[Concatenate[Any, P], Steps[T]]:
+def _steps_of(method: Callable[Concatenate[Any, P], T]) -> Callable[Concatenate[Any, P], Steps[T]]:
     """The default steps of a port method: one call of the assistant's own method pair."""
     name = method.__name__
 

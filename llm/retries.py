@@ -261,11 +261,7 @@ def _stopped(reply: Any) -> Any:
 
 
 def retrying(
-    step: Call[T],
-    *,
-    policy: LlmRetryPolicy,
-    what: str,
-    accept: Callable[[T], None] | None = None,
+    step: Call[T], *, policy: LlmRetryPolicy, what: str, accept: Callable[[T], None] | None = None
 ) -> Steps[T]:
     """One call with bounded retries of transient failures.
 

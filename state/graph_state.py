@@ -17,12 +17,7 @@ from langgraph.graph.message import add_messages
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
-from toolweave.state.documents import (
-    AnswerSentence,
-    Source,
-    UniqueTextDocument,
-    merge_documents,
-)
+from toolweave.state.documents import AnswerSentence, Source, UniqueTextDocument, merge_documents
 from toolweave.state.ledger import LedgerEntry
 from toolweave.state.pauses import Pause
 from toolweave.state.task import PromptAndContext, TaskInfo, TaskNode

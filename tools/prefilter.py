@@ -161,9 +161,7 @@ class CandidateIndex:
     """
 
     def __init__(
-        self,
-        tools: Iterable[AnyTool],
-        embeddings: Embeddings | Literal["auto"] | None = None,
+        self, tools: Iterable[AnyTool], embeddings: Embeddings | Literal["auto"] | None = None
     ) -> None:
         tools = list(tools)
         self._names: list[str] = []

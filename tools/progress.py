@@ -44,11 +44,7 @@ LIBRARY_MESSAGES: ProgressMessages = {
         "hu": "Keresés a dokumentumokban",
         "pl": "Szukam w dokumentach",
     },
-    "FOUND": {
-        "en": "Found: {detail}",
-        "hu": "Találat: {detail}",
-        "pl": "Znaleziono: {detail}",
-    },
+    "FOUND": {"en": "Found: {detail}", "hu": "Találat: {detail}", "pl": "Znaleziono: {detail}"},
     "NOTHING_NEW": {
         "en": "Nothing new: {detail}",
         "hu": "Nincs új információ: {detail}",
@@ -78,11 +74,7 @@ def plain_words(event: str) -> str:
 
 
 def progress_phrase(
-    tool: str,
-    event: str,
-    detail: str | None,
-    lang: str,
-    *catalogs: ProgressMessages | None,
+    tool: str, event: str, detail: str | None, lang: str, *catalogs: ProgressMessages | None
 ) -> str:
     """The phrase for people of one progress event (P4), from the first catalog that has it.
 

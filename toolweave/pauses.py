@@ -15,23 +15,11 @@ from __future__ import annotations
 
 from typing import Literal, assert_never, get_args
 
-from toolweave.state.pauses import (
-    CLARIFICATION_NEEDED as CLARIFICATION_NEEDED,
-)
-from toolweave.state.pauses import (
-    CLIENT_TOOLS_NEEDED as CLIENT_TOOLS_NEEDED,
-)
-from toolweave.state.pauses import (
-    PauseKind,
-    PausePayload,
-    call_names,
-)
-from toolweave.state.pauses import (
-    agent_tool_text as agent_tool_text,
-)
-from toolweave.state.pauses import (
-    first_pause as first_pause,
-)
+from toolweave.state.pauses import CLARIFICATION_NEEDED as CLARIFICATION_NEEDED
+from toolweave.state.pauses import CLIENT_TOOLS_NEEDED as CLIENT_TOOLS_NEEDED
+from toolweave.state.pauses import PauseKind, PausePayload, call_names
+from toolweave.state.pauses import agent_tool_text as agent_tool_text
+from toolweave.state.pauses import first_pause as first_pause
 
 PageHandling = Literal["question", "client_tools"]
 """How the web page answers a pause: it shows the question, or runs the client tools."""

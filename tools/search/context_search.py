@@ -42,9 +42,7 @@ from toolweave.tools.search.retrievers import retrieved_pages
 from toolweave.tools.search.rewrites import CorpusWordsCache, search_phrasings
 
 
-def interleave(
-    ranked: Sequence[Sequence[UniqueTextDocument]],
-) -> list[UniqueTextDocument]:
+def interleave(ranked: Sequence[Sequence[UniqueTextDocument]]) -> list[UniqueTextDocument]:
     """The lists' documents taking turns (every list's first, then every second, ...), once each."""
     kept: dict[DocumentKey, UniqueTextDocument] = {}
     for row in zip_longest(*ranked):

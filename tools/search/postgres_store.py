@@ -329,8 +329,7 @@ class PostgresDocumentStore(SqlDocumentStore):
 
     def _vector_version(self) -> object:
         rows = self._fetch(
-            "SELECT generation FROM toolweave_generations WHERE collection = %s",
-            (self.collection,),
+            "SELECT generation FROM toolweave_generations WHERE collection = %s", (self.collection,)
         )
         return rows[0][0] if rows else 0
 
@@ -355,8 +354,7 @@ class PostgresDocumentStore(SqlDocumentStore):
         if not changes:
             return
         conn.execute(
-            COUNT_TERMS,
-            (self.collection, [term for term, _ in changes], [n for _, n in changes]),
+            COUNT_TERMS, (self.collection, [term for term, _ in changes], [n for _, n in changes])
         )
         if any(n < 0 for _, n in changes):
             conn.execute(

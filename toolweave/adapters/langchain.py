@@ -14,14 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Mapping, Sequence
-from typing import (
-    Annotated,
-    Any,
-    ClassVar,
-    cast,
-    get_origin,
-    get_type_hints,
-)
+from typing import Annotated, Any, ClassVar, cast, get_origin, get_type_hints
 
 from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableLambda
@@ -29,18 +22,10 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
-from toolweave.graph.agent_tool import (
-    AgentQuestion as AgentQuestion,
-)
-from toolweave.graph.agent_tool import (
-    ThreadPolicy as ThreadPolicy,
-)
-from toolweave.graph.agent_tool import (
-    answer_with_sources as answer_with_sources,
-)
-from toolweave.graph.agent_tool import (
-    as_agent_tool as as_agent_tool,
-)
+from toolweave.graph.agent_tool import AgentQuestion as AgentQuestion
+from toolweave.graph.agent_tool import ThreadPolicy as ThreadPolicy
+from toolweave.graph.agent_tool import answer_with_sources as answer_with_sources
+from toolweave.graph.agent_tool import as_agent_tool as as_agent_tool
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.errors import ConfigurationError, ToolFailedError
 from toolweave.state.names import to_tool_name

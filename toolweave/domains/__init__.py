@@ -135,9 +135,7 @@ def available_domains(
 
 
 def _default_of(
-    installed: _Installed,
-    data_dir: str | os.PathLike[str] | None,
-    database_url: str | None,
+    installed: _Installed, data_dir: str | os.PathLike[str] | None, database_url: str | None
 ) -> str:
     """The only domain there is (N2), else an error that says what to do."""
     from toolweave.domains.documents import ingested_domains

@@ -222,10 +222,7 @@ def _use_embeddings(store: PageGraphStore, embeddings: EmbeddingsOption) -> None
 
 
 def load_documents_domain(
-    name: str,
-    data_dir: str | os.PathLike[str] | None = None,
-    *,
-    database_url: str | None = None,
+    name: str, data_dir: str | os.PathLike[str] | None = None, *, database_url: str | None = None
 ) -> tuple[Domain, list[ChatbotTool[Any]]] | None:
     """The ingested domain ``name``, or ``None`` when nothing was ingested for it.
 

@@ -1,11 +1,8 @@
 """The deep-search coordinator (D2-D7): targeted searches for what the context lacks.
 
-The ``deep_fallback`` node asks the gatekeeper (D1) and, when the context does
-not suffice, asks this coordinator to plan subtasks of the root for each
-missing piece: a neighbor-page search (cheap, D6) and a conditional full search
-that runs only when the neighbor search found nothing (K3). After they close,
-the coordinator runs on the root as a context consumer (B4) and hands their
-answers back as guaranteed context (R5, M6).
+For each missing piece the gatekeeper (D1) names, it plans a neighbour-page search
+(cheap, D6) and a conditional full search (K3), then hands their answers back as
+guaranteed context (B4, R5, M6).
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """The clarification pause (Q1-Q2): opening the question, taking the reply.
 
-A tool's ``ToolResult.clarification(...)`` opens a :class:`Clarification` in the
-state's ``pause`` key (:func:`pause_for_clarification`), within the round limit;
-``ask_user`` (:mod:`toolweave.graph.pause`) interrupts with it. The reply arrives
-either as ``Command(resume=reply)`` or as the next message on the thread (through
-``take_reply``); both leave it on the open question (:func:`replied`), and
-``execute`` hands it to the same tool's clarification method
-(:func:`reply_for`).
+A reply arrives as ``Command(resume=reply)`` or as the next message on the thread
+(``take_reply``); both leave it on the open question for the same tool's
+clarification method.
 """
 
 from __future__ import annotations

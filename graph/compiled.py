@@ -1,27 +1,10 @@
 """The compiled graph :func:`toolweave.build_graph` returns: input checked before it is stored.
 
-:class:`ToolweaveGraph` is LangGraph's ``CompiledStateGraph`` with one addition at
-its two entry points, ``stream`` and ``astream`` (``invoke``, ``ainvoke``, ``batch``
-and the event streams all go through them):
-
-- the run input is checked by :func:`toolweave.graph.validation.validate_input`
-  before LangGraph sees it (X1, X5), and a ``Command(resume=...)`` is checked
-  against the question the thread is paused on, so a rejected input raises
-  :class:`~toolweave.state.errors.InvalidRequestError` (or
-  ``NothingPendingError``/``UnknownThreadError`` for a resume with nowhere to go)
-  and the checkpoint stays exactly as it was;
-- a new message on a thread whose last run stopped mid-way first finishes that
-  run, or abandons it with a ledger entry (Q5, ``interrupted_runs``);
-- a message sent again (its id in the thread, or the paused or stopped run's own
-  question) continues that run instead of starting a new one, and runs on one thread
-  wait for each other in the process, and across processes sharing a PostgreSQL
-  checkpointer (S5, Q6; :mod:`toolweave.graph.run_lock`).
-
-Its input may also be what an LCEL chain hands it (a ``PromptValue``, messages, a
-message, a text; :func:`~toolweave.graph.validation.as_message_input`), and
-``as_tool()`` makes it the agent tool of :mod:`toolweave.graph.agent_tool`.
-Copies made by ``with_config``/``copy`` (and by the LangGraph server) keep both.
-Each run goes on in a scope of its own (:mod:`toolweave.state.run_scope`, X6).
+:class:`ToolweaveGraph` wraps ``stream``/``astream`` (every entry point goes through
+them): the input and a resume value are validated before LangGraph stores them (X1,
+X5); a stopped run on the thread is finished or abandoned first (Q5); a re-sent
+message continues its run, and runs on one thread take turns (S5, Q6). Each run has
+its own scope (X6).
 """
 
 from __future__ import annotations

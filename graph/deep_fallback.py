@@ -1,28 +1,11 @@
 """The ``deep_fallback`` node: the gatekeeper (D1) and the deep-search plan (D2, D3, D7).
 
-It has one turn per message, when the root task has closed without a terminal
-answer. A question of one of the domain's withheld kinds (A7) is answered with the
-kind's text whatever the context holds, so for it nothing is judged. Otherwise it
-asks the gatekeeper whether the context suffices; if not, and the
-domain has a deep-search coordinator for the prompt type, it adds that
-coordinator's subtasks under the root and forces the coordinator on the root,
-so the walk runs the searches and then the coordinator as the consumer (B4).
-
-Calls that cannot pay are not made (A10, D8), by rules that hold for any domain
-and have no threshold; the ledger says which rule skipped what:
-
-- no gatekeeper call when one text of the context holds every content word of
-  the question (:func:`covering_text`): there is nothing its words could still
-  find;
-- no gatekeeper call when the offline reading of the context quotes a stored
-  page's sentence that answers the question (:func:`~toolweave.llm.answer_rules.reading_quotes`),
-  the offline gatekeeper finds the context sufficient (a "when" or "how much" question
-  has a figure about it), and each question word the context lacks is a word no stored page uses
-  (:func:`searchable_words`): the answer step reads that sentence anyway, and no
-  search by the question's words could add one;
-- no neighbour search when every page next to the context's pages says nothing
-  the context does not (:func:`neighbours_known`): the full search then runs
-  at once.
+Once per message, after the root closed without a terminal answer, it asks the
+gatekeeper whether the context suffices and, if not, plans the domain's deep-search
+coordinator. A withheld kind (A7) is answered with its text, unjudged. Calls that
+cannot pay are skipped by domain-neutral rules, each named in the ledger (A10, D8):
+:func:`covering_text`, a quoted sentence whose missing words no page uses
+(:func:`searchable_words`), and :func:`neighbours_known`.
 """
 
 from __future__ import annotations

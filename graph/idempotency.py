@@ -1,21 +1,9 @@
 """Q6: the stable idempotency key of one tool call.
 
-LangGraph saves a step's writes only when the step finishes, so a process that
-dies mid-step (a crash, SIGKILL, a lost pod) re-runs that step from its first
-line on resume: tool calls are at least once. A tool with an external side
-effect (a booking, a ticket, a message) makes it exactly once by deduplicating
-on ``ctx.idempotency_key``, which this module derives from data the checkpoint
-already holds, never from LangGraph's ``run_id`` (a resumed run gets a new one):
-
-- the thread id (``config["configurable"]["thread_id"]``; empty without one);
-- the id of the latest human message, i.e. the message that started the run or
-  the reply that continues it (LangChain gives every message an id when it is
-  stored; pass your own ``HumanMessage(id=...)`` to keep the key when a client
-  re-sends the same message after a crash before it was checkpointed);
-- the task (``task_no``), the tool's name and the clarification round.
-
-So every re-execution of one call gets the same key, and a new message, a new
-round, another task or another tool gets a different one.
+A step that dies mid-way re-runs on resume, so tool calls are at least once; a tool
+with a side effect deduplicates on ``ctx.idempotency_key``. The key comes from what
+the checkpoint holds (never LangGraph's ``run_id``, new on resume): the thread id, the
+latest human message's id, the task, the tool's name and the clarification round.
 """
 
 from __future__ import annotations

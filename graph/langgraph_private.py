@@ -1,35 +1,7 @@
 """Every private LangGraph name toolweave relies on, spelled here and nowhere else.
 
-LangGraph keeps these out of its public API: a release may move or rename any of
-them. Each one is pinned by ``tests/test_langgraph_private.py``, which checks what
-the name means (not only that it exists) and fails with a message naming the
-entry below to update. The rest of the library imports them from here.
-
-- :data:`CHECKPOINTER_CONFIG_KEY`: the ``configurable`` key under which LangGraph
-  (and the LangGraph server) hands a run its checkpointer.
-- :data:`INTERRUPT`: the key of pending interrupts in ``invoke``'s (v1) output and
-  the channel an ``interrupt()`` writes.
-- :data:`BRANCH_PREFIX`: the prefix of the trigger channel an edge writes to make
-  its target node run (``branch:to:<node>``).
-- :data:`SERDE_ALLOWLIST`: the compiled graph's attribute holding the msgpack
-  allowlist ``compile()`` computed (read by LangGraph in strict msgpack mode).
-- :class:`AllowlistedCheckpoints`: overrides ``Pregel._apply_checkpointer_allowlist``
-  (where every run and state read gets its checkpointer) so that the graph's msgpack
-  allowlist applies in LangGraph's default, permissive mode too, and reads
-  toolweave's own types without the "unregistered type" warning; it sets the
-  serializer's ``_allowed_msgpack_modules`` and ``_unpack_ext_hook`` (built by
-  ``_create_msgpack_ext_hook``) on a copy.
-- :func:`copy_fields`: the keyword arguments LangGraph's ``Pregel.copy`` passes to
-  the class's constructor.
-- :class:`RunnableCallable`: the runnable LangGraph makes of a function node, with
-  a sync and an async body.
-- :func:`lean_branch_reads`: a conditional edge's state reader (the ``reader``
-  keyword of the ``RunnableCallable`` ``BranchSpec.run`` makes, a ``partial`` of
-  ``ChannelRead.do_read`` with ``fresh=True``), and the task's read function under
-  ``CONFIG_KEY_READ`` (a ``partial`` of ``local_read`` over ``scratchpad``,
-  ``channels``, ``managed`` and the task's writes), which :func:`lean_fresh_read` reads
-  (its channels' ``copy``, ``update``, ``is_available`` and ``get``, through
-  :class:`LazyFreshState`, which lives only as long as the route's call).
+A LangGraph release may move or rename any of them; ``tests/test_langgraph_private.py``
+pins what each one means and names the entry here to update.
 """
 
 from __future__ import annotations

@@ -1,17 +1,7 @@
 """The one interrupting node, ``ask_user``, and every pause kind's resume (Q1, Q2, Q7, W3, X5).
 
-The walk sends a run here whenever its pending pause (the state's ``pause``) is
-unanswered. ``ask_user`` does nothing but ``interrupt()`` with the pause's
-payload and apply the resume value: LangGraph re-runs an interrupted node from
-its first line, so no work sits before the interrupt (Q4). Per kind:
-
-- :func:`check_resume` checks a resume value against the payload it answers,
-  before LangGraph stores it (X5; the compiled graph calls it);
-- :func:`apply_resume` turns the value into the state update (a refused value
-  of client-tool results asks again, with the error in the payload).
-
-``take_reply`` is the other way in: a new message on a thread whose pause a
-message answers (:func:`toolweave.state.pauses.awaiting` says ``"reply"``).
+``ask_user`` only interrupts and applies the resume value: LangGraph re-runs an
+interrupted node from its first line, so no work sits before the interrupt (Q4).
 """
 
 from __future__ import annotations

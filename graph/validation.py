@@ -1,18 +1,7 @@
 """Every input checked before LangGraph writes any of it (X1, X5).
 
-LangGraph stores a run's input in the thread's checkpoint before the first node
-runs, so a check inside a node comes too late: a rejected message would already
-be part of the conversation, and a malformed one would break every later read of
-the thread. :func:`validate_input` checks a whole run input (a new message, a
-``Command(resume=...)`` or ``None``) without touching any thread; the compiled
-graph (:class:`toolweave.graph.compiled.ToolweaveGraph`) calls it first in every
-``invoke``/``stream``/``ainvoke``/``astream``, and servers may call it themselves.
-
-What passes is what LangGraph can store and toolweave can answer: a list of
-messages whose last one is the user's non-empty question within
-:attr:`Limits.max_message_chars`; ``systems`` as a list of texts; ``user_data`` as
-JSON-like data (texts, numbers within 64 bits, booleans, ``None``, lists, mappings
-with text keys); every text valid Unicode (no lone surrogates).
+LangGraph stores a run's input before the first node runs, so a check in a node is
+too late: :func:`validate_input` checks a whole run input without touching a thread.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """The walk over the task tree as one pure function (S2, S3, A3-A7).
 
-``next_step`` reads the state and names the phase that comes next and the task
-it concerns. LangGraph calls it after every phase node, as the route function of
-the node's conditional edges (:func:`next_phase`, wired in ``graph/builder.py``),
-on the state its reducers made of the node's update; the next node finds its task
-by walking its own input state (:func:`current_task_no`), which is that same
-state. So every ordering rule lives here, in one pure function.
-It imports nothing from LangGraph.
+``next_step`` names the phase that comes next and its task; it is every node's
+conditional edge, so every ordering rule lives here. It imports nothing from LangGraph.
 """
 
 from __future__ import annotations

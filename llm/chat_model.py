@@ -1,11 +1,7 @@
 """``ChatModelAssistant``: the LLM port over any LangChain chat model (T5, T7, A1, D1, X2).
 
-Every port call is written once, as steps (:mod:`toolweave.tools.effects`): the
-prompt, one structured call (:func:`~toolweave.llm.structured.structured_steps`)
-or the streamed answer with retries, and the reading of the reply. The sync and
-async methods are those steps run by :func:`~toolweave.tools.effects.drive` and
-:func:`~toolweave.tools.effects.adrive`; the graph yields from the steps
-themselves, so a node's driver runs the model calls.
+Every port call is written once, as steps (:mod:`toolweave.tools.effects`), run sync
+or async by the node's driver.
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
 """Verified citations (R9): each sentence of an answer, the passages it rests on, and a check.
 
-A generated answer is read as :class:`Claim` s, one per sentence, each with the 1-based
-ids of the context passages it cites (:func:`citation_schema` makes any other id
-impossible for a model with structured output; :func:`claims_of` reads ``[n]`` markers
-and drops ids outside the context). :func:`verify` marks each sentence supported or
-not, for any domain: its checkable tokens (:func:`checkable`: numbers, clock times,
-phone numbers, e-mail addresses and URLs, capitalised names inside the sentence) must
-be in the text of the sources it cites, folded for case, accents and spacing; a sentence
-with none must share at least half its content words with them, unless it has no
-content word at all (a connective: "Here is what I found:").
+A sentence is supported when its checkable tokens (:func:`checkable`) are in the
+sources it cites, folded; one with none must share half its content words with them.
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 """``OfflineAssistant``: a deterministic LLM port without any model (Hungarian and English).
 
-Lexical routing, rule-based extraction, extractive answers. It lets the library,
-its examples and tests run with no API key; it is not meant to match an LLM.
-
-Each concern's rules are one module behind one interface, which this adapter calls:
-follow-ups :func:`~toolweave.llm.offline_followup.normalize_offline`, routing
-:func:`~toolweave.llm.offline_routing.offline_decision`, extraction
-:func:`~toolweave.llm.offline_extract.extract_request`, answers
-:func:`~toolweave.llm.offline_answer.answer_lines`, reading a passage and judging
-a context :mod:`~toolweave.llm.offline_reading`.
+Lexical routing, rule-based extraction, extractive answers, so the library runs with
+no API key; it is not meant to match an LLM. Each concern is one module behind one
+interface (``offline_followup``, ``offline_routing``, ``offline_extract``,
+``offline_answer``, ``offline_reading``).
 """
 
 from __future__ import annotations

@@ -1,19 +1,10 @@
 """Offline request extraction: fill a tool's request model from text without an LLM (T7).
 
-Per field: enum / ``Literal`` members and known values (``Field(examples=[...])`` or
-``json_schema_extra={"known_values": [...]}``) found in the text (a list field gets
-every one, in order of mention, the most specific of overlapping ones), numbers for
-numeric fields, ISO dates and weekday names for fields named like a day or date; a
-``bool`` field with ``json_schema_extra={"cues": [...]}`` is true when a cue phrase
-appears; a ``str`` field with ``json_schema_extra={"after_cues": [...]}`` takes the
-words written after a cue word (a name after a title: capitalised words when the
-writer capitalises, else up to ``max_words``). A plain ``str`` field that is the
-user's text (one with ``json_schema_extra={"user_text": True}``, or the request's only
-field when its name or description says it is free text, as the seed's
-``exampleParam``) takes the whole text; a plain field named for a thing
-(``department: str``) is left unfilled, so the tool declines or asks (T13). Everything else is
-left to the field's default. ``cues``, ``after_cues`` and ``max_words`` are hints for this
-extraction only: the schema a model sees leaves them out.
+Per field: enum members and known values found in the text, numbers, dates and
+weekdays, ``cues`` for a bool, ``after_cues`` for a name, the whole text for a
+``user_text`` field; a plain field named for a thing is left unfilled so the tool
+declines or asks (T13). The hints are described in docs/concepts/tools.md; the schema
+a model sees leaves them out.
 """
 
 from __future__ import annotations

@@ -1,30 +1,10 @@
 """The offline model's router: lexical scores per tool and a calibrated decision rule (T5).
 
-Scoring. A tool's *vocabulary* is the content words of its routing question,
-description and request fields (field names, examples, known values). A task
-word *hits* a tool when it matches a vocabulary word (same stem in Hungarian or
-English, a long common stem prefix, the same weekday in either language, or one
-typo away for words of five letters or more). A hit weighs
-``log(1 + n / k) / log(1 + n)`` when ``k`` of the ``n`` candidates share it, so a
-word every tool has ("account", "kórház") weighs little and a word one tool has
-weighs 1. A tool's *score* is the sum of its hits' weights; its *coverage* is
-that sum over the weight of every task word (a word no tool has weighs 1).
-
-Decision (:class:`RoutingRule`): a tool runs when its score is at least
-``min_score``, at least ``relative`` times the best score, and its coverage at
-least ``min_coverage``, and its hits are evidence (a subject word, or two of the
-generic words "free", "new", "tomorrow": :func:`has_evidence`); of those, the
-``max_tools`` best run. Of near ties (``near``) a context tool comes first, then
-the better-ranked candidate. A further tool needs ``min_extra`` of its own, or
-``clause_share`` of it when its words are in a clause of the task no routed tool
-matched ("... and tell me if it will rain there"). The thresholds were fitted on
-the calibration part of ``bench/data`` (``python -m bench.offline_routing --fit``;
-``near`` and ``clause_share`` by hand on the same part) and measured on its held-out
-part (``docs/routing-decisions.md``).
-
-Speed. Vocabularies are computed once per tool text, and word matching is
-looked up in buckets by first letters and cached per word pair, so routing time
-grows with the number of tools, not with tools times vocabulary times task words.
+A task word hits a tool when it matches a word of the tool's texts, weighted down
+when many candidates share it; :class:`RoutingRule` runs the tools whose score and
+coverage clear thresholds fitted on ``bench/data`` (docs/concepts/offline-model.md,
+docs/routing-decisions.md). Vocabularies and word matches are cached, so routing
+time grows with the number of tools only.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """Bounded retries and deadlines of one model call, as steps (X2, X5).
 
-A model call is a :class:`~toolweave.tools.effects.Call` of a runnable
-(:meth:`ModelCall.invocation`: ``invoke`` on the sync path, ``ainvoke`` bounded by its
-timeout and the run's deadline on the async one). :func:`retrying` repeats it
-after a transient failure (:mod:`toolweave.llm.failures`), waiting with a
-:class:`~toolweave.tools.effects.Sleep` effect: exponential backoff, or the
-endpoint's ``Retry-After`` up to a cap, a bounded number of times, then
-:class:`LlmUnavailableError`. A rejected request (4xx) raises
-:class:`LlmRequestError` at once. A run's deadline (:mod:`toolweave.llm.deadline`)
-is checked before each attempt and no retry waits past it.
+A transient failure is repeated with backoff (or ``Retry-After``, capped) a bounded
+number of times, then :class:`LlmUnavailableError`; a rejected request raises
+:class:`LlmRequestError` at once; no attempt or wait passes the run's deadline.
 """
 
 from __future__ import annotations

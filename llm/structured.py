@@ -1,18 +1,8 @@
 """Validated structured output of a chat model: modes with fallback, cached runnables (X2).
 
-One structured call is written once, as steps (:func:`structured_steps`) of the
-one effect vocabulary (:mod:`toolweave.tools.effects`): each attempt is a model
-call with bounded retries (:func:`~toolweave.llm.retries.retrying`), and
-
-- a structured-output mode the server does not support makes
-  :class:`StructuredOutput` fall back to the next mode (for good, or for this
-  schema alone);
-- a reply that stops at the token limit is asked once more with a larger limit
-  (:mod:`toolweave.llm.token_budget`), then reported as ``None``; a reply that
-  stopped there while writing prose instead of the object (:func:`prose_reply`)
-  is ``None`` at once: more tokens only buy more prose; so is one that was
-  repeating itself (:func:`looping_reply`);
-- a reply that does not validate is asked once more, then ``None``.
+An unsupported mode falls back to the next one; a reply cut at the token limit is
+asked once more with more tokens (not when it was prose or a loop); a reply that
+does not validate is asked once more; after that the result is ``None``.
 """
 
 from __future__ import annotations

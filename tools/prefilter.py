@@ -1,26 +1,9 @@
 """T12: the candidate pre-filter, which keeps the routing call small over thousands of tools.
 
-Before the one routing call of a task (T5), a task with more routable candidates
-than ``Limits.max_routing_candidates`` has them ranked against its task prompt
-(never the prompt context, M2) and only the best ones are offered to the model,
-plus the tools the domain pins (``Domain.always_offered``). Forced activation
-(F1) never comes here.
-
-The ranking is BM25 over each tool's name, routing question
-(``executable_instruction``), extraction ``instruction``, ``description`` and
-its request fields' descriptions and examples,
-with the project's Hungarian and English stemming (``tools.search.text``): a
-word matches its folded form, its stems of at least three letters, and the
-6-character prefix of its Hungarian stem, and the query's stop words (function
-words, particles, pronouns) count on neither side. With embeddings
-(``Domain.routing_embeddings``: by default the bundled static model of the
-``embeddings`` extra when it is installed, see ``tools.embeddings``), the keyword
-ranking is fused with the cosine ranking of the tools' :func:`embedding_text` by
-weighted reciprocal rank fusion, in numpy.
-The index is built once per graph (per registry and domain), never per request,
-and the tool vectors on the first ranking (a graph under the cap never loads a
-model); a request costs one pass over the postings of its own words (plus one
-query vector and one matrix-vector product with embeddings).
+Above ``Limits.max_routing_candidates``, candidates are ranked against the task
+prompt (never its context, M2) by BM25 over each tool's texts, fused with embeddings
+when present, and only the best are offered, plus ``Domain.always_offered``. Forced
+tools (F1) never come here. The index is built once per graph.
 """
 
 from __future__ import annotations

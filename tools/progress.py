@@ -1,13 +1,7 @@
 """The null-safe progress emitter (P1-P3), its phrases for people (P4) and the run's sink (X6).
 
-A run's progress events go to the sink of its scope
-(:func:`toolweave.state.run_scope.progress_sink`): :func:`stream_sink`, LangGraph's
-custom stream of the task writing, for a graph run. Every event's texts are
-redacted with the run's secrets first (X4).
-
-Each event carries its code (``text``, P1) for programs and a ``phrase`` for people
-(P4): the tool's ``progress_messages``, else the domain's, in the user's language,
-else the event name in plain words (``FETCHING_DATA`` → "Fetching data").
+Events go to the run scope's sink with the run's secrets redacted (X4); each carries
+its code for programs and a ``phrase`` for people.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 # ruff: noqa: I001  (one import per module, each name as itself: the explicit re-export form)
-"""``toolweave``'s public API, the one list of its names (issue 16 item 6).
+"""``toolweave``'s public API, the one list of its names.
 
-Every name imported here is public: ``toolweave.__all__`` is read from this file's
-import statements (without running it), so ``import toolweave`` stays cheap (the
-command line's ``--help`` needs no LangGraph); the first public name looked up on
-the package imports this module (PEP 562). Add a public name by importing it here,
-as ``name as name`` (the explicit re-export type checkers read); nothing else is
-imported here.
+``toolweave.__all__`` is read from this file's imports without running it, so
+``import toolweave`` stays cheap (PEP 562). Add a name as ``name as name``.
 """
 
 from toolweave.client_tools import (

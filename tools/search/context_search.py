@@ -1,23 +1,9 @@
 """``ContextSearchTool``: the full search of deep fallback (SPEC D3, D4, D5).
 
-It answers one sub-question (its subtask's prompt) from the whole domain:
-
-1. candidate pages from the keyword search (FTS5), any plugged-in LangChain
-   retrievers, and the page graph (pages linked to the best hits by adjacency
-   or shared rare terms);
-2. per-page reading of the candidates with the model (``ctx.llm.read_passage``),
-   best first, until a page answers;
-3. when nothing was found, the unfiltered whole-domain scan (every page read).
-
-The piece is looked up by new words (D8): the gatekeeper's rewrites of it,
-phrasings in the documents' own words, and by itself. What the context already
-holds is not a find: unread best sentences (D5) the context has are dropped,
-and a search that read nothing new returns what it read back (which context
-sentence answers the piece) but never another piece's find again.
-
-``max_brute_force_page_count`` (D5) bounds the cost on a large domain: when set,
-the scan never runs, and a search whose candidates exceed it reads no page and
-returns its best sentences instead.
+Candidate pages come from keyword search, plugged-in retrievers and the page graph;
+they are read best first until one answers, else the whole domain is scanned, unless
+``max_brute_force_page_count`` forbids it (D5). A piece is searched by new words
+(D8), and what the context already holds is not a find.
 """
 
 from __future__ import annotations

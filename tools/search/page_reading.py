@@ -1,10 +1,7 @@
 """Per-page LLM reading shared by the deep-search tools (D3, D5, D6).
 
-A page is read with ``ctx.llm.read_passage(question, passage)``: one model call
-per page, counted into the run and capped on deep-fallback subtasks (D7). The
-passage is the page text under its document's title, so the model knows where
-it reads; a page that continues a section of the page before it also gets that
-section's heading.
+One model call per page, capped on deep-fallback subtasks (D7); the passage is the
+page under its document's title (and its section's heading when it continues one).
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
 """``PostgresDocumentStore``: documents in PostgreSQL, for large corpora and several processes.
 
-Full-text search uses PostgreSQL's own text-search configurations: each sentence's
-``tsvector`` holds its words stemmed by the ``hungarian`` or ``english`` configuration
-(by the document's language; both when it is unknown), its section heading with less
-weight, and toolweave's own folded stems (the same terms the SQLite store indexes), so a
-query typed without accents still matches. A query is parsed by ``websearch_to_tsquery``
-in both languages plus toolweave's stems, its words OR-ed, candidates ranked by
-``ts_rank_cd`` inside the database, then re-ranked by the share of query words each
-sentence holds, exactly as the SQLite store does. The page graph's rare terms come from a
-term-frequency table kept up to date on every add and remove.
-
-Several collections (one per domain) share the tables; each document is written in one
-transaction. Install with ``pip install 'toolweave[postgres]'``.
+Each sentence's ``tsvector`` holds PostgreSQL's stems and toolweave's folded stems, so
+a query without accents still matches; results are re-ranked as the SQLite store's.
+Collections (one per domain) share the tables. Install ``toolweave[postgres]``.
 """
 
 from __future__ import annotations

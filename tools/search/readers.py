@@ -1,11 +1,7 @@
 """File readers for ingestion: .txt, .md, .html and .pdf into a :class:`SourceDocument`.
 
-Every reader takes the file's bytes, so that files in a package (read through
-``importlib.resources``) and files on disk take the same path. Page breaks: a
-form feed in text and markdown, a line ``<!-- page -->`` in markdown, a comment
-``<!-- page -->`` in HTML, and the PDF's own pages (page ``n`` of the document is
-page ``n`` of the PDF). Markdown may open with a front matter (``title``, ``url``,
-``lang`` between ``---`` lines).
+Readers take bytes, so package resources and files take one path. Page breaks: form
+feed, ``<!-- page -->``, the PDF's pages; markdown may have front matter.
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
 """Search phrasings of a missing piece: the model's rewrites, and words of the documents (D8).
 
-The gatekeeper's rewrites of a piece travel on its deep-search subtasks as the
-subtask's ``important_words`` (see :func:`search_phrasings`). Each rewrite (or
-the piece, when it comes without any) that holds words no document uses is also
-looked up by phrasings derived from the documents themselves: its content words,
-each word no document uses replaced by a corpus word near it (by the bundled
-static embedding model when the ``embeddings`` extra is installed, else by shared
-letter trigrams: a spelling or inflection of it) or left out when none is near.
-No word list is involved: the candidates are the corpus's own words. Derived
+A rewrite's words no document uses are replaced by the nearest corpus word (by
+embeddings, else letter trigrams) or dropped; no word list is involved. Derived
 phrasings only find pages; a page is read with the piece or a rewrite.
 """
 

@@ -1,19 +1,7 @@
 """The search both SQL document stores share, over a small SQL-dialect seam.
 
-:class:`SqlDocumentStore` holds everything that reads alike in SQLite and
-PostgreSQL: document and page lookups, the page graph's walk, and keyword
-search's re-ranking (candidates from the database's own ranking, re-ranked by
-the share of query words each sentence holds). A subclass supplies the dialect:
-
-- :attr:`SqlDocumentStore.dialect`, the table names, whether rows carry a
-  collection and the parameter marker, which the shared queries are written in
-  (:class:`SqlDialect`);
-- :meth:`SqlDocumentStore._fetch`, one read query on its connection;
-- :meth:`SqlDocumentStore._candidates`, the database's full-text ranking;
-- :meth:`SqlDocumentStore._rare_terms` and
-  :meth:`SqlDocumentStore._pages_with_term`, the term counts of the page graph;
-
-and its own writing (``add_documents``, ``remove_document``) and life cycle.
+A subclass supplies :class:`SqlDialect`, ``_fetch``, ``_candidates``, ``_rare_terms``
+and ``_pages_with_term``, and its own writing and life cycle.
 """
 
 from __future__ import annotations

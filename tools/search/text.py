@@ -1,12 +1,8 @@
 """Keyword search's use of the text kit (:mod:`toolweave.tools.text`): index terms, FTS5 queries.
 
-Words, folding, stems and sentences are the kit's; every word
-is indexed as its case- and diacritic-folded surface form plus its stem in the
-document's language (one stem per language of :data:`toolweave.tools.text.LANGUAGES`,
-Hungarian, English and Polish, when the language is unknown). Query words are
-stemmed in every language, so a query matches whatever language it is in.
-Queries additionally match the prefix of a word's Hungarian stem, which joins
-inflected forms the stemmer leaves apart (``parkolás`` / ``parkolni`` / ``parkoló``).
+A word is indexed folded plus its stem in the document's language (every language's
+when unknown); query words are stemmed in every language and also match the prefix
+of their Hungarian stem, which joins forms the stemmer leaves apart.
 """
 
 from __future__ import annotations

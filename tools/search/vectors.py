@@ -1,21 +1,8 @@
 """D9: sentence vectors for retrieval by meaning, and the fusion of two rankings.
 
-A store given an embedding model (``embeddings=`` on
-:class:`~toolweave.tools.search.store.SqliteDocumentStore` and
-:class:`~toolweave.tools.search.postgres_store.PostgresDocumentStore`) embeds every
-sentence when it is added and keeps the vector beside it, under the model's id
-(:func:`model_id`); a question then costs at most one query vector and one matrix-vector
-product over the store's vectors (``numpy.einsum``, the matrix loaded once per
-store object and reloaded only after a write).
-
-What a sentence is embedded as (:func:`passage_texts`): the sentence with the one
-before and the one after it on its page, so a sentence that leaves its subject to
-its neighbour ("It is collected on Tuesdays.") still carries it.
-
-The two rankings (keywords, cosine) are fused by reciprocal rank fusion
-(:func:`fuse`): ``score = 1 / (RRF_K + keyword rank) + 1 / (RRF_K + cosine rank)``,
-ranks from 1, a ranking a sentence is not in adding nothing; the constant is the
-usual 60 and both rankings weigh the same (nothing tuned on one corpus).
+A sentence is embedded with its neighbours (:func:`passage_texts`) so it keeps its
+subject; rankings are fused by reciprocal rank (:func:`fuse`, the usual ``RRF_K`` =
+60, equal weights: nothing tuned on one corpus).
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""LangChain tools in and out, and toolweave itself as an agent's tool (issue 12).
+"""LangChain tools in and out, and toolweave itself as an agent's tool.
 
-- :func:`from_langchain_tool` makes a :class:`~toolweave.tools.base.ChatbotTool` of any
-  LangChain tool (a ``BaseTool`` or an ``@tool`` function): routing question from its
-  description, request model from its args schema, its return value as context.
-- :func:`to_langchain_tool` goes the other way, so another agent can call a ChatbotTool.
-- :func:`as_agent_tool` wraps a compiled toolweave graph as one LangChain tool that an agent
-  (``langchain.agents.create_agent``, a ``ToolNode`` loop) calls with a question
-  (:mod:`toolweave.graph.agent_tool`; ``graph.as_tool()`` gives the same tool).
+:func:`from_langchain_tool` adapts a LangChain tool, :func:`to_langchain_tool` goes the
+other way, :func:`as_agent_tool` wraps a compiled graph (``graph.as_tool()``).
 """
 
 from __future__ import annotations

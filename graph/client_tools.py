@@ -271,9 +271,8 @@ def receive_results(
 ) -> ClientCalls:
     """Merge resume values into ``pending`` until every call has a result (W3, X5).
 
-    A malformed value or one naming an unknown call id is refused whole, and
-    the pause is asked again with the error in its payload; a value answering
-    some of the calls is kept and the pause asks for the rest.
+    A malformed value or an unknown call id is refused whole and the pause asked again
+    with the error; a partial answer is kept and the rest asked for.
     """
     value = first
     while True:

@@ -103,11 +103,8 @@ def _thread_config(
 def may_have_pending_tasks(saved: CheckpointTuple) -> bool:
     """Whether a stored checkpoint may have steps left to run, paused questions aside.
 
-    The cheap test before a full state read (one checkpoint read, no channel
-    rebuilt): a node has a task when one of its trigger channels (``__start__``, or
-    the one its incoming edges write, see :func:`triggered_node`) holds a value of a
-    version it has not seen. False means finished or paused on a question; True is
-    confirmed by LangGraph's own ``get_state`` (``StateSnapshot.next``).
+    A cheap test (one checkpoint read): a trigger channel holds a version its node has
+    not seen. True is confirmed by LangGraph's ``get_state``.
     """
     if any(write[1] == INTERRUPT for write in saved.pending_writes or ()):
         return False
@@ -129,9 +126,8 @@ def may_have_pending_tasks(saved: CheckpointTuple) -> bool:
 def _finishing(config: RunnableConfig) -> RunnableConfig:
     """The config that finishes (or abandons) an interrupted run, without the caller's run id.
 
-    LangGraph takes a run whose ``metadata["run_id"]`` matches the thread's latest
-    checkpoint for a re-entry into that run and ignores its input; the LangGraph
-    server sets that id, so the new message would be dropped after the finishing.
+    LangGraph reads a matching ``metadata["run_id"]`` as a re-entry and would drop the
+    new message.
     """
     metadata = {k: v for k, v in (config.get("metadata") or {}).items() if k != "run_id"}
     kept = {k: v for k, v in config.items() if k != "run_id"}
@@ -231,11 +227,7 @@ class ToolweaveGraph(
     ) -> BaseTool:
         """The graph as an agent's tool: the one ``as_agent_tool`` makes.
 
-        A ``question`` in; the answer with its sources out; a question the run asks
-        comes with its choices numbered (:mod:`toolweave.graph.agent_tool`).
-
-        With ``args_schema`` or ``arg_types``, LangChain's own ``Runnable.as_tool``:
-        the tool's arguments are then the graph's input as it is.
+        With ``args_schema`` or ``arg_types``, LangChain's own ``Runnable.as_tool``.
         """
         if args_schema is not None or arg_types is not None:
             return super().as_tool(
@@ -336,9 +328,7 @@ class ToolweaveGraph(
     ) -> Steps[tuple[Any, StateSnapshot | None]]:
         """``None`` for a message that repeats one of its run: it continues that run (Q6, S5).
 
-        A message the thread holds already (its id), or the paused run's question sent
-        again. The state is read only for messages that carry their own ids
-        (:func:`~toolweave.graph.idempotency.carries_ids`) and for one message on a
+        The state is read only for messages with their own ids and for one message on a
         paused thread; it is returned for reuse.
         """
         paused = any(write[1] == INTERRUPT for write in saved.pending_writes or ())

@@ -69,9 +69,7 @@ def covering_text(
 ) -> str | None:
     """Which context text holds every content word of ``question``, if one does (A10, D1).
 
-    Words are compared as the novelty check compares them (case, accents and
-    stems folded, stop words left out); each sentence of the question must be
-    held by one text. ``None`` when no text does: the gatekeeper is then asked.
+    Compared folded, as the novelty check does; ``None``: the gatekeeper is asked.
     """
     if not Known.of(documents, guaranteed).covers(question):
         return None
@@ -86,9 +84,7 @@ def neighbours_known(
 ) -> int | None:
     """How many neighbour pages there are, when none says anything the context does not.
 
-    ``None`` when the neighbour search may find something new (or is not a
-    :class:`~toolweave.tools.search.neighbor_search.NeighborPageSearchTool`):
-    it is then planned (D6).
+    ``None`` when the neighbour search may find something new: it is then planned (D6).
     """
     name = coordinator.neighbor_search_tool
     tool = None if name is None else registry.get(name)
@@ -336,22 +332,8 @@ def _searched(tasks: Mapping[str, TaskNode], numbers: Sequence[str]) -> tuple[st
 def found_new_entries(state: GraphState, owner: str, task_no: str) -> list[LedgerEntry]:
     """D8, L1: per missing piece, what its deep searches found that the first retrieval had not.
 
-    Recorded when the deep-search coordinator runs on the root, after its
-    subtasks closed. The first retrieval is every context buffer entry of a task
-    the deep search did not plan; a piece's finds are its search subtasks'
-    entries, less what that context already held
-    (:class:`~toolweave.tools.search.novelty.Known`).
-
-    Args:
-        state: The graph state after the tool ``owner`` ran on ``task_no``.
-        owner: The tool that ran: the entries come only for the deep-search
-            coordinator of this round, on the root.
-        task_no: The task it ran on.
-
-    Returns:
-        One ``deep_fallback`` entry per piece, verdict ``"found new"`` or
-        ``"nothing new"``, its details the new pages and what they say; none
-        for any other tool or task.
+    Only for the round's deep-search coordinator on the root: one ``deep_fallback``
+    entry per piece, ``"found new"`` (its pages in the details) or ``"nothing new"``.
     """
     if owner != state.get("deep_fallback_owner") or task_no != ROOT_TASK_NO:
         return []

@@ -75,11 +75,8 @@ def allowlisted(
 ) -> BaseCheckpointSaver[Any]:
     """``saver`` reading exactly ``allowlist`` (and LangGraph's safe types) without warnings.
 
-    In strict mode (``LANGGRAPH_STRICT_MSGPACK=true``) that is the saver's own
-    ``with_allowlist``. In the default permissive mode a ``JsonPlusSerializer`` allows
-    every type and warns for each unregistered one ("will be blocked in a future
-    version"), and ``with_allowlist`` leaves it so; the copy made here allows the
-    listed types explicitly, as the warning asks, and so reads them as strict mode would.
+    In permissive mode ``with_allowlist`` still allows and warns for every type; the
+    copy made here allows the listed types explicitly, as strict mode does.
     """
     serde = saver.serde
     if (
@@ -134,11 +131,8 @@ _SAME_WITHOUT_WRITES = (LastValue, BinaryOperatorAggregate, DeltaChannel)
 class LazyFreshState(Mapping[str, Any]):
     """The state a conditional edge's route reads, each channel read when first asked for.
 
-    A channel the step wrote (or one of a kind an empty update changes) is copied
-    and given the step's writes with its own reducer, as LangGraph's fresh read does
-    for every channel, but only when the route asks for its key; any other channel
-    is read in place. A key whose channel holds no value is missing, as in
-    LangGraph's read.
+    A channel the step wrote is copied and reduced only when its key is asked for;
+    others are read in place.
     """
 
     __slots__ = ("_channels", "_select", "_values", "_written")
@@ -191,14 +185,8 @@ def lean_fresh_read(
 ) -> Any:
     """LangGraph's fresh state read for a conditional edge, reading only the keys the route asks.
 
-    LangGraph's own (``local_read`` with ``fresh=True``) copies every channel of the
-    graph (the state's keys and its own trigger channels) and applies the node's
-    writes to the copies, so the route sees the state its reducers made of the
-    update (S2). This read gives the route a :class:`LazyFreshState` instead: the
-    same values, but a key is read (and a channel the node wrote copied and updated
-    with its own reducer) only when the route asks for it; a route reading five of
-    thirty keys neither copies nor reduces the others. Anything else (a single key,
-    a managed value, a state class to build) goes to LangGraph's read.
+    LangGraph's own copies and reduces every channel (S2); this returns a
+    :class:`LazyFreshState` with the same values. Other reads go to LangGraph's.
     """
     read = config[CONF][CONFIG_KEY_READ]
     args = read.args if isinstance(read, functools.partial) else ()

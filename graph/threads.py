@@ -213,9 +213,8 @@ async def aresume_interrupted(
 def abandon_updates(status: ThreadStatus) -> list[list[StateUpdate]]:
     """The state updates that abandon an interrupted run (Q5), for ``bulk_update_state``.
 
-    The ledger entry is written as the node that was due (so the thread's history
-    shows where the run stopped); that node's conditional edges then name the step
-    after it, so a second superstep, ``None`` as ``END``, clears every pending task.
+    The entry is written as the due node, so history shows where the run stopped; a
+    second superstep to ``END`` clears the pending tasks.
     """
     failed = {"error": status.error} if status.error else {}
     entry = LedgerEntry(

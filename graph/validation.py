@@ -340,11 +340,8 @@ def context_keys() -> tuple[str, ...]:
 def check_context(context: Any) -> None:
     """A run's ``context=`` is one LangGraph can make a :class:`RunContext` of (T4, N3, X5).
 
-    LangGraph makes ``RunContext(**context)`` of a mapping (its ``context_schema`` is
-    a dataclass), so an unknown key fails there with a bare ``TypeError`` naming
-    ``__init__``; this check comes first and says which keys there are, with the
-    nearest to a misspelt one. ``user_data`` must be a mapping (or ``None``): the
-    gates read it.
+    LangGraph would fail with a bare ``TypeError``; this names the keys there are and
+    the nearest to a misspelt one. ``user_data`` must be a mapping or ``None``.
 
     Raises:
         InvalidContextError: Before anything is stored.
@@ -383,9 +380,8 @@ def _unknown_context_keys(unknown: Sequence[Any], known: Sequence[str]) -> str:
 def check_config(*configs: Mapping[str, Any] | None) -> None:
     """No run context in a config: LangGraph reads it only from ``context=`` (N3, X5).
 
-    LangChain moves an unknown config key such as ``"context"`` into
-    ``configurable``, where nothing reads it, so the run would go on without the
-    person's data.
+    LangChain would move a ``"context"`` key into ``configurable`` and the run would go
+    on without the person's data.
 
     Raises:
         InvalidContextError: Before anything is stored.
@@ -424,12 +420,7 @@ def check_command(command: Command[Any], limits: Limits) -> Command[Any]:
 
 
 def as_message_input(value: Any) -> Any:
-    """What an LCEL chain hands the graph, as a message input (a mapping is left as it is).
-
-    A ``PromptValue`` (``ChatPromptTemplate | graph``) gives its messages, a list
-    its items, a single message or a plain text itself: each becomes
-    ``{"messages": [...]}``, checked like any other input.
-    """
+    """What an LCEL chain hands the graph, as a message input (a mapping is left as it is)."""
     if isinstance(value, PromptValue):
         return {"messages": value.to_messages()}
     if isinstance(value, BaseMessage | str):

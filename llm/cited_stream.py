@@ -232,9 +232,8 @@ class _Run:
     def nothing_shown(self) -> list[str]:
         """``[""]`` when the stream showed no word: the shown message needs one chunk.
 
-        Nothing passing the gate while the model writes (a first sentence citing
-        nothing, no supported one) is no broken reply: without a chunk the passthrough
-        model would raise as for an empty stream, and the call would be asked again.
+        Without a chunk the passthrough model would raise as for an empty stream and the
+        call would be asked again.
         """
         return [] if self.gate.shown else [""]
 

@@ -133,9 +133,7 @@ def content_words(text: str) -> list[str]:
 def stem(word: str) -> str:
     """The word's stem: the kit's Hungarian Snowball stem, then its English one (both folded).
 
-    The offline model reads questions whose language it does not know yet, so a
-    word is stemmed in both languages in turn (``"kardiológián"`` -> ``"kardiologia"``,
-    ``"parking"`` -> ``"park"``). Numbers stay as they are.
+    The question's language is not known yet, so both are tried. Numbers stay as they are.
     """
     token = word.casefold()
     if token.isdigit():

@@ -338,11 +338,8 @@ def grounded(value: str, text: str, *, named_thing: bool = False) -> bool:
 def ground_request(values: dict[str, Any] | None, model: type[BaseModel], text: str) -> Any:
     """``values`` with every text value that ``text`` does not hold made ``None`` (T7, C1).
 
-    A model fills fields with placeholders (``"null"``, ``"Unknown"``), with its own
-    guesses (``"Dr. Smith"``) or with the examples of the tool's instruction; none of
-    them counts. Text fields (``str``, dates, lists of them) are checked with
-    :func:`grounded`; a list keeps its grounded items. Closed sets (enums,
-    ``Literal``), numbers and flags pass as they are.
+    Placeholders, guesses and the instruction's examples do not count. Closed sets,
+    numbers and flags pass as they are.
     """
     if not values:
         return values
@@ -369,12 +366,9 @@ def ground_request(values: dict[str, Any] | None, model: type[BaseModel], text: 
 def states_input(values: dict[str, Any] | None, model: type[BaseModel], text: str) -> bool:
     """Whether a grounded request states one of its tool's inputs as ``text`` writes it (T5, T7).
 
-    Counted: a text value (a string, a date, a list of them) that is not empty and,
-    for a field of known values, names one of them (every word of a known value
-    written in it: "kardiológián" names Kardiológia, "parking" names no department);
-    a number that ``text`` writes. Not counted: a closed set's member (enum,
-    ``Literal``) or a flag, which a model picks from the schema for any question
-    ("consultation_hours" and "sunday" for "Where do I buy a weekly parking pass?").
+    Counted: a non-empty text value (for a field of known values, one naming a known
+    value) or a number the text writes. Not counted: an enum member or a flag, which a
+    model picks from the schema for any question.
     """
     numbers = {float(n.replace(",", ".")) for n in _NUMBER.findall(text)}
     for name, info in model.model_fields.items():

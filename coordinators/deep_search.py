@@ -70,9 +70,8 @@ class DeepSearchCoordinator(ContextConsumerTool[EmptyRequest], AgentCoordinator)
     ) -> SubtaskDecision:
         """K3: skip the full search when the neighbor search already found the same piece.
 
-        Found means something new (D8): the search tools return no result when
-        what they read only repeats the context, so a neighbor search that read
-        back the first retrieval leaves no entry here and the full search runs.
+        Found means new (D8): a neighbour search that read back the first retrieval leaves
+        no entry, so the full search runs.
         """
         for key, entries in completed_so_far.items():
             if not key.endswith(f":{self.neighbor_search_tool}"):
@@ -90,8 +89,7 @@ class DeepSearchCoordinator(ContextConsumerTool[EmptyRequest], AgentCoordinator)
     ) -> ToolResult | None:
         """B4: nothing to add, so ``None`` (R1).
 
-        Each search subtask answers with guaranteed context, which reaches the
-        final answer on its own, once per subtask (R5); repeating those answers
-        here would hand the answer model every piece twice.
+        The search subtasks' guaranteed context reaches the answer on its own (R5);
+        repeating it would give the answer model every piece twice.
         """
         return None

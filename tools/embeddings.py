@@ -137,9 +137,7 @@ def unit_rows(rows: Any) -> Matrix:
 def static_query(text: str) -> str:
     """What the static model embeds of a prompt: its content words (stopwords dropped).
 
-    A word-averaging model averages "could you", "please", "me" into the query as
-    much as the words that tell the tool; :func:`~toolweave.tools.search.text.content_words`
-    (English and Hungarian stopwords, all words kept when nothing else is left).
+    A word-averaging model would average polite filler in as much as the telling words.
     """
     return " ".join(content_words(text))
 

@@ -55,13 +55,7 @@ if TYPE_CHECKING:
 
 
 def tool_text(tool: AnyTool) -> str:
-    """The text a tool is ranked by.
-
-    Its name words, routing question, extraction instruction, description and
-    example questions, plus
-    the descriptions and examples of its request fields (the things it can be asked
-    about, e.g. the department names a department tool knows).
-    """
+    """The text a tool is ranked by: name, questions, instruction, description, fields."""
     name = " ".join([_NAME_SPLIT.sub(" ", tool.name)] * NAME_WEIGHT)
     parts = [name, tool.executable_instruction or "", tool.instruction, tool.description]
     parts.extend(tool.routing_examples)  # A9: the declared intent
@@ -74,12 +68,8 @@ def tool_text(tool: AnyTool) -> str:
 def embedding_text(tool: AnyTool) -> str:
     """The text a tool is embedded by: what :func:`tool_text` says, without its boilerplate.
 
-    The name once, split into words; the routing question and extraction instruction
-    without a leading ``"<name>:"`` and phrasing such as "true when the user asks
-    for what this tool does" or "Use this tool to" (a word-averaging model averages
-    them into every tool alike); the description, example questions and request
-    fields' descriptions and examples. A part already contained in another (an
-    adapted tool's routing question repeats its description) is left out.
+    A word-averaging model would average a name prefix and "Use this tool to" into
+    every tool alike; a part contained in another is left out.
     """
     name = _NAME_SPLIT.sub(" ", tool.name)
     parts = [tool.executable_instruction or "", tool.instruction, tool.description]
@@ -199,9 +189,8 @@ class CandidateIndex:
     ) -> Mapping[int, float]:
         """BM25 scores of the tools that share a word with ``prompt`` (others score 0).
 
-        Query words with a term in ``ignore`` do not count. The last prompt's scores
-        are kept: a routing ranks its candidates (:meth:`rank`) and weighs their
-        evidence (:meth:`scores`) for one prompt, so they are added up once (PF1).
+        Query words with a term in ``ignore`` do not count. The last prompt's scores are
+        cached: ranking and evidence ask for the same prompt (PF1).
         """
         last = self._last_scores
         if last is not None and last[0] == prompt and (last[1] is ignore or last[1] == ignore):

@@ -113,13 +113,9 @@ def progress_text(tool_name: str, event: str) -> str:
 class ProgressEmitter:
     """Sends a tool's progress events to LangGraph's custom stream (P2).
 
-    Each is a :class:`~toolweave.state.events.ToolProgressEvent`.
-
-    It writes to ``writer`` when given, else to the current run's progress sink;
-    without either it is a no-op, and a failing listener never fails the tool (P3).
-    The event's texts are redacted with the run's secrets (X4). ``say`` gives each
-    event's phrase for people (P4; default: the event in plain words). One emitter
-    is made per tool call; it holds no data of other requests (T11).
+    To ``writer``, else the run's sink, else nowhere; a failing listener never fails the
+    tool (P3). Texts are redacted (X4); ``say`` gives the phrase for people (P4). One
+    emitter per tool call (T11).
     """
 
     __slots__ = ("_say", "_task_no", "_tool_name", "_writer")

@@ -146,13 +146,10 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
     def search(self, ctx: ToolCallContext, known: Known) -> ToolResult | None:
         """The search for the subtask's piece (D8).
 
-        The piece is looked up by the gatekeeper's rewrites, phrasings in the
-        documents' own words and itself, and each page is read with the piece or
-        the rewrite closest to it. When no answer says something ``known`` lacks,
-        the answers that repeat the context are returned (they say which of its
-        sentences answers the piece), and the ledger counts them as nothing new.
-        Unread best sentences (D5) that the context holds are dropped: ``None``
-        when that leaves none.
+        Looked up by the rewrites, the documents' phrasings and the piece; each page read
+        with the closest wording. With nothing new, answers that repeat the context are
+        returned (they say which sentence answers). Unread best sentences (D5) the context
+        holds are dropped: ``None`` when none is left.
         """
         question = subtask_question(ctx)
         ctx.progress("SEARCHING")

@@ -389,14 +389,10 @@ class PostgresDocumentStore(SqlDocumentStore):
     def _candidate_query(self, conn: Connection[Any], parsed: Sequence[QueryWord]) -> str:
         """The tsquery selecting candidate sentences: each query word's lexemes, OR-ed.
 
-        A word's lexemes are its stems by PostgreSQL's Hungarian and English
-        configurations plus toolweave's folded stems and prefix. PostgreSQL's
-        configurations know only their own language's stop words, so the words are
-        the text kit's (stop words of both languages, and a domain's, dropped). Words
-        that more than :data:`COMMON_WORD_SENTENCES` sentences hold select nothing
-        alone (ranking every sentence with a very common word costs time in proportion
-        to their number); they still count in the re-ranking. If every word is that
-        common, the candidates are the sentences holding all of them.
+        Lexemes are PostgreSQL's Hungarian and English stems plus toolweave's; stop words are
+        the text kit's. Words in more than :data:`COMMON_WORD_SENTENCES` sentences select
+        nothing alone (ranking them costs time) but still count in the re-ranking; if all
+        are that common, the candidates hold all of them.
         """
         own = [
             [_quote_lexeme(term) for term in sorted(word.terms)]

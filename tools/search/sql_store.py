@@ -331,13 +331,9 @@ class SqlDocumentStore(PageGraphStore):
     ) -> list[UniqueTextDocument]:
         """Keyword and semantic rankings fused (reciprocal rank, see :mod:`.vectors`); D9.
 
-        Without an embedding model this is :meth:`search`. When one of the best
-        ``limit`` keyword hits holds every word of the query, the keywords have found
-        the question's own words and their ranking is returned as it is (no query
-        vector is computed). Otherwise each ranking gives ``FUSION_POOL * limit``
-        sentences, fused by ``1 / (60 + keyword rank) + 1 / (60 + cosine rank)``;
-        ``sentence_score`` is the fused score over its maximum (``1`` for a sentence
-        first in both).
+        Without an embedding model, :meth:`search`. When a top keyword hit holds every
+        query word the keyword ranking is returned as is (no query vector). Otherwise
+        ``FUSION_POOL * limit`` of each are fused; the score is normalised to its maximum.
         """
         if self._embeddings is None:
             return self.search(query, limit=limit, lang=lang, document_ids=document_ids)

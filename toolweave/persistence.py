@@ -170,8 +170,7 @@ def require_reachable(
 ) -> None:
     """Raise :class:`DatabaseUnavailableError` (URL masked) when a Postgres ``target`` is down.
 
-    What every CLI command given ``--database-url`` checks first, so that none of
-    them answers as if the database were not configured (issue 18 item 4).
+    Every CLI command given ``--database-url`` checks it first.
 
     Raises:
         ConfigurationError: The target is empty or has an unknown scheme.

@@ -42,9 +42,7 @@ NO_RESULT = "The tool found nothing for this request."
 def _declared_fields(tool: BaseTool) -> dict[str, FieldInfo]:
     """What the tool's author declared per argument, ``examples`` included.
 
-    LangChain's call schema keeps only types, descriptions and defaults; the
-    ``args_schema`` a tool was given, or the ``Annotated[..., Field(...)]`` hints of
-    an ``@tool`` function, still hold the examples the offline extraction reads.
+    LangChain's call schema drops the examples the offline extraction reads.
     """
     declared: dict[str, FieldInfo] = {}
     schema = tool.args_schema
@@ -68,12 +66,9 @@ def optional_request_model(
 ) -> type[BaseModel]:
     """A request model whose fields are the tool's arguments, each optional (T6).
 
-    ``schema`` is a pydantic model (``@tool`` functions, ``StructuredTool``) or a JSON
-    schema (MCP tools), which :func:`~toolweave.tools.json_schema.model_from_schema`
-    maps as it does for AI tools: enums stay ``Literal``, ``anyOf`` a ``Union``,
-    arrays keep their item type, nested objects become nested models. Each field
-    keeps its description and ``examples`` (from ``tool``'s declaration where the
-    call schema dropped them), which the offline extraction uses.
+    ``schema`` is a pydantic model or a JSON schema (MCP), mapped as for AI tools
+    (:func:`~toolweave.tools.json_schema.model_from_schema`); descriptions and
+    ``examples`` are kept for the offline extraction.
     """
     model_name = "".join(part.capitalize() for part in name.split("_")) + "Request"
     if isinstance(schema, Mapping):
@@ -170,11 +165,8 @@ class LangChainChatbotTool(ChatbotTool[BaseModel]):
     def execute(self, request: BaseModel, ctx: ToolCallContext) -> ToolResult | None:
         """Call the LangChain tool; its value becomes context (R2); a failure is R7.
 
-        The graph calls it only with every required input filled (T13); called
-        without one, it declines (R1). A reported failure (a ``ToolException``,
-        e.g. an MCP error result) raises :class:`ToolFailedError`.
-        An async-only tool (an MCP tool, an ``@tool`` coroutine) runs on a private
-        event loop here: the sync path is for scripts; servers use ``ainvoke``.
+        Without a required input it declines (R1, T13); a reported failure raises
+        :class:`ToolFailedError`. An async-only tool runs on a private event loop here.
         """
         if missing_inputs(self, request):
             return None

@@ -95,11 +95,6 @@ class LanguageGuess:
     """Points for Polish."""
 
     @property
-    def confident(self) -> bool:
-        """Whether the verdict is strong enough to override a model's tag."""
-        return self.lang is not None
-
-    @property
     def points(self) -> dict[str, int]:
         """Points per language code."""
         return {"hu": self.hungarian, "en": self.english, "pl": self.polish}

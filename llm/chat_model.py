@@ -159,7 +159,7 @@ def with_temperature(model: BaseChatModel, temperature: float | None) -> BaseCha
 
 
 NULL_WORDS = frozenset({"null", "none", "n/a"})
-"""A page answer that is one of these is JSON's null written as a string (the 1.5B model did)."""
+"""A page answer that is one of these is JSON's null written as a string."""
 
 
 def gatekeeper_verdict(reply: GatekeeperReply, question: str) -> ContextVerdict:
@@ -184,7 +184,7 @@ def gatekeeper_verdict(reply: GatekeeperReply, question: str) -> ContextVerdict:
 
 
 ROUTING_LOGPROBS = 5
-"""Alternatives per token the routing call asks log-probabilities for (T5, issue 38)."""
+"""Alternatives per token the routing call asks log-probabilities for (T5)."""
 
 
 def _scored(verdict: RoutingVerdict, scores: Mapping[str, float]) -> RoutingVerdict:

@@ -453,7 +453,7 @@ def offline_decision(
     routed = set() if abstain else decide(scores, rule, held)
     winner = None if routed or abstain else ranking_winner(task_prompt, tools, rule, held)
     if winner is not None:
-        routed = {winner}  # a clear winner of the ranking (issue 20 item 2)
+        routed = {winner}  # a clear winner of the ranking
     return Decision(scores, held, abstain, winner, routed)
 
 

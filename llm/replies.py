@@ -1,19 +1,10 @@
 """Pydantic models of the chat-model assistant's structured replies (A1, T5, T7, D1).
 
-The routing schema has one field per candidate tool, aliased to the tool's name,
-so that ONE structured call answers every routing question (T5) and, when fused,
-also carries each routed tool's request (T7). The chat model's calls use it as a
-:class:`ComposedSchema`: the JSON schemas (compact, strict, function-calling) are
-assembled per candidate set from parts built once per tool shape (the verdict,
-or the verdict with one request model), and a reply is validated per tool, so a
-new candidate set costs no pydantic model and no schema generation (issue 20 item 5).
-
-What the model reads is kept small: a model's docstring becomes the JSON schema's
-description, so these docstrings are written for the model and carry no spec ids
-(those are in comments); the routing schema says what ``run`` and ``reason`` mean
-once, in the prompt, not per candidate, and carries neither titles nor the
-request models' docstrings; a tool's name and instruction are in the prompt only
-(the schema has the name as a key and the request's field descriptions).
+One routing schema field per candidate, aliased to the tool's name, so ONE call
+answers every routing question (T5) and, fused, carries each request (T7);
+:class:`ComposedSchema` assembles it per candidate set from parts built once per
+tool shape. A model's docstring becomes the JSON schema's description, so these
+docstrings are written for the model and carry no spec ids (those are in comments).
 """
 
 from __future__ import annotations

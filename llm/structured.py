@@ -220,8 +220,8 @@ class StructuredOutput:
     ) -> Bound:
         """The cached runnable for ``schema`` in ``mode`` with ``max_tokens`` (and ``logprobs``).
 
-        A :class:`ComposedSchema` is bound as its JSON schema (no pydantic model):
-        a new candidate set costs a few dict copies (issue 20 item 5).
+        A :class:`ComposedSchema` is bound as its JSON schema: a new candidate set costs a
+        few dict copies, no pydantic model.
         """
         key = (schema, mode, max_tokens, logprobs)
         with self._lock:

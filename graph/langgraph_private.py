@@ -104,10 +104,9 @@ _EXPLICIT_SERDES: weakref.WeakKeyDictionary[
 ] = weakref.WeakKeyDictionary()
 """Per serializer and allowlist, its explicit copy and the fields it was copied from.
 
-Every run and every state read asks for its checkpointer, so the copy was made
-twice per run; now once, and again whenever the serializer's fields are no longer
-those it was copied from (the copy is a function of them), and it goes with the
-serializer."""
+Made once (every run and state read asks for it) and again only when the
+serializer's fields change; it lives as long as the serializer.
+"""
 
 
 class AllowlistedCheckpoints(abc.ABC):  # noqa: B024 - Pregel's metaclass is ABCMeta

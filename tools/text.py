@@ -130,9 +130,7 @@ QUERY_STOPWORDS = (
     | PRONOUNS
     | PRONOUNS_PL
 )
-"""What keyword search and the tool pre-filter drop from a query, and the pre-filter from a
-tool's text: the function words, particles and pronouns only, since a sentence may be about
-"after", "before" or "need" (a domain adds its own words, such as a hospital's "kórház")."""
+"""Dropped from queries and tool texts: function words, particles, pronouns (a domain adds more)."""
 
 _local = threading.local()
 

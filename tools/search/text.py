@@ -25,8 +25,8 @@ MIN_PREFIX = 4
 STOPWORDS = QUERY_STOPWORDS
 """The kit's query stop words, dropped from queries (unless a query has nothing else).
 
-Words every document of one domain holds (a hospital's "kórház") are that
-domain's to name: pass them as ``stopwords`` to the store (they are added to these).
+Words every document of one domain holds are that domain's to name: pass them as
+``stopwords`` to the store (they are added to these).
 """
 
 

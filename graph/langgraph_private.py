@@ -202,10 +202,9 @@ def lean_fresh_read(
 
 
 def lean_branch_reads(graph: Any) -> int:
-    """Give every conditional edge of a compiled ``graph`` :func:`lean_fresh_read`.
+    """Give every conditional edge of ``graph`` :func:`lean_fresh_read`; how many got it.
 
-    Its select and mapper stay LangGraph's. Returns:
-        How many edges were given it (0 if LangGraph no longer builds them so).
+    Select and mapper stay LangGraph's; 0 when LangGraph no longer builds edges so.
     """
     count = 0
     for node in graph.nodes.values():

@@ -36,9 +36,7 @@ def is_tool_name(name: object) -> TypeGuard[str]:
 def check_tool_name(name: object, owner: str) -> str:
     """Return ``name`` if it is a valid tool name, else raise :class:`ConfigurationError`.
 
-    Args:
-        name: The name to check.
-        owner: Who carries it, for the message (usually the tool's class name).
+    ``owner`` names who carries it, for the message.
 
     Raises:
         ConfigurationError: ``name`` is missing, not a string, or not lower_snake_case.

@@ -72,12 +72,8 @@ def progress_phrase(
 ) -> str:
     """The phrase for people of one progress event (P4), from the first catalog that has it.
 
-    Args:
-        tool: The tool's name.
-        event: The event name.
-        detail: The event's detail, put where a phrase says ``{detail}``.
-        lang: The user's language (``"hu"``, ``"en"``).
-        *catalogs: The tool's messages, the domain's, ...; ``None`` entries are skipped.
+    ``catalogs`` are the tool's, the domain's, ... (``None`` skipped); ``{detail}`` in a
+    phrase is replaced by ``detail``.
     """
     for catalog in (*catalogs, LIBRARY_MESSAGES):
         for key in (f"{tool}:{event}", event):

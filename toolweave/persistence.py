@@ -90,11 +90,7 @@ def data_dir(override: str | os.PathLike[str] | None = None) -> Path:
 
 
 def mask_url(url: str) -> str:
-    """``url`` with its password (in the user part or a ``password=`` query) replaced by ``***``.
-
-    Args:
-        url: A database URL; text that is not a URL comes back unchanged.
-    """
+    """``url`` with its password (user part or ``password=`` query) as ``***``; other text as is."""
     try:
         parts = urlsplit(url)
     except ValueError:

@@ -36,14 +36,8 @@ def open_heading(text: str) -> str:
 def page_passage(store: DocumentStore, ref: PageRef, *, continues: str = "") -> str | None:
     """The text the model reads for one page: ``# title``, an open heading, the page.
 
-    Args:
-        store: The store holding the page.
-        ref: The page.
-        continues: The heading of the section the page continues (from the page
-            before it); dropped when the page opens with its own heading.
-
-    Returns:
-        The passage, or ``None`` when the page does not exist or is empty.
+    ``continues`` is the heading of the section the page continues, dropped when the page
+    opens with its own. ``None`` when the page does not exist or is empty.
     """
     text = store.page(ref.document_id, ref.page)
     if text is None or not text.strip():

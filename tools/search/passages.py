@@ -104,14 +104,8 @@ def passages(
 ) -> list[UniqueTextDocument]:
     """``hits`` (best first) widened to passages of their page, at most ``max_chars`` of text.
 
-    Args:
-        hits: Search hits, best first.
-        page_sentences: Reads a page's sentences (a store's ``page_sentences``).
-        max_chars: Most characters of sentence text in the result.
-        neighbours: Sentences either side of a hit to add (0: the hits alone).
-
-    Returns:
-        Sentences as documents, passage by passage (see the module).
+    ``neighbours`` sentences either side (0: the hits alone); the result reads passage
+    by passage (see the module).
     """
     picked = _Picked(budget=max_chars)
     pages: dict[tuple[str, int], Sequence[UniqueTextDocument]] = {}

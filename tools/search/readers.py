@@ -184,15 +184,7 @@ def read_document(
 ) -> SourceDocument:
     """Read one file's bytes into a document, choosing the reader by the file's suffix.
 
-    Args:
-        filename: The file's name (its suffix picks the reader, its stem is the
-            fallback title).
-        data: The file's content.
-        document_id: The id to store it under (a resolved path or a URL).
-        url: Where a person can open it; a markdown front matter may override it.
-
-    Returns:
-        The document and its pages.
+    The file name's stem is the fallback title; a markdown front matter may override ``url``.
 
     Raises:
         ReadError: Unsupported type, empty, undecodable or broken file.

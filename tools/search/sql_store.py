@@ -357,20 +357,9 @@ class SqlDocumentStore(PageGraphStore):
     ) -> list[UniqueTextDocument]:
         """Keyword search at sentence level: the database's ranking, re-ranked by coverage.
 
-        The database ranks candidates (the sentence, and with less weight its
-        document title and section heading); they are re-ranked by the share of
-        query words each holds, so a sentence with all the words beats a short
-        one with a single word.
-
-        Args:
-            query: User text; any characters are safe (bound parameters only).
-            limit: Most sentences to return.
-            lang: Only documents in this language, when given.
-            document_ids: Only these documents, when given.
-
-        Returns:
-            Sentences best first; ``sentence_score`` in ``[0, 1)`` mixes word
-            coverage and the normalised database rank.
+        Candidates (ranked by sentence, then title and heading) are re-ranked by the share
+        of query words each holds; ``sentence_score`` in ``[0, 1)`` mixes both. Any query
+        text is safe (bound parameters only).
         """
         return [doc for doc, _ in self._keyword_hits(query, limit, lang, document_ids)]
 
@@ -433,17 +422,7 @@ class SqlDocumentStore(PageGraphStore):
         return [PageRef(document_id, page) for document_id, page in rows]
 
     def linked_pages(self, document_id: str, page: int, *, limit: int = 8) -> list[PageLink]:
-        """The page graph: pages linked to one page by adjacency or shared rare terms.
-
-        Args:
-            document_id: The page's document.
-            page: The page number (1-based).
-            limit: Most links to return.
-
-        Returns:
-            Links best first: the neighbour pages (same document, page ±1), then the
-            pages sharing the most and rarest terms with it (see ``page_graph``).
-        """
+        """The page graph: neighbour pages (page ±1), then pages sharing the most, rarest terms."""
         ref = PageRef(document_id, page)
         neighbours = [
             row[0] for row in self._read(NEIGHBOUR_PAGES, document_id, page - 1, page + 1)

@@ -34,10 +34,7 @@ Words every document of one domain holds are that domain's to name: pass them as
 def word_terms(word: str, lang: str | None = None) -> tuple[str, ...]:
     """Index terms of one case-folded word: its folded form and folded stems.
 
-    Args:
-        word: A case-folded word.
-        lang: ``"hu"``, ``"en"`` or ``"pl"`` stems with that language only; anything
-            else (or ``None``) with every language's.
+    ``lang`` (``"hu"``, ``"en"``, ``"pl"``) stems in that language only; else in every one.
     """
     return tuple(dict.fromkeys(t for t in (fold(word), *stems(word, lang)) if t))
 
@@ -123,13 +120,9 @@ class Query:
 def parse_query(text: str, stopwords: frozenset[str] = STOPWORDS) -> Query:
     """Parse user text into a :class:`Query`; stopwords are dropped unless nothing else is left.
 
-    Each word matches its folded form and stems; a word whose folded Hungarian
-    stem has at least 4 characters also matches as a prefix (at most
-    ``PREFIX_LENGTH`` characters), which joins inflected forms the stemmer keeps apart.
-
-    Args:
-        text: The user's text.
-        stopwords: Words to drop, case-folded (see :func:`stopword_set`).
+    A word matches its folded form and stems, and, when its folded Hungarian stem has 4
+    or more letters, as a prefix (``PREFIX_LENGTH`` at most), which joins inflected forms
+    the stemmer keeps apart.
     """
     query_words = []
     for word in content_words(text, stopwords):

@@ -56,11 +56,7 @@ def model_id(embeddings: Embeddings) -> str:
 
 
 def passage_texts(sentences: Sequence[tuple[int, str]]) -> list[str]:
-    """What each sentence is embedded as: itself with its neighbours on the same page.
-
-    Args:
-        sentences: ``(page, text)`` of a document's sentences, in order.
-    """
+    """What each sentence (``(page, text)``, in order) is embedded as: with its page neighbours."""
     texts: list[str] = []
     for at, (page, _text) in enumerate(sentences):
         low, high = max(0, at - EMBEDDED_NEIGHBOURS), at + EMBEDDED_NEIGHBOURS + 1
@@ -124,14 +120,7 @@ def question_vector(embeddings: Embeddings, question: str) -> Matrix:
 
 
 def cosine_top(matrix: Matrix, query: Matrix, count: int, allowed: Any = None) -> list[int]:
-    """Row indices of the ``count`` rows most similar to ``query``, best first.
-
-    Args:
-        matrix: Unit rows.
-        query: A unit vector of the rows' width.
-        count: How many to return.
-        allowed: A boolean mask of the rows that may be returned, or ``None`` for all.
-    """
+    """Row indices of the ``count`` unit rows nearest ``query``, best first (``allowed``: mask)."""
     np = numpy_module()
     if count <= 0 or matrix.shape[0] == 0 or matrix.shape[1] != query.shape[0]:
         return []

@@ -193,13 +193,7 @@ def string_of(tables: Mapping[str, Mapping[str, str]], lang: str, key: str) -> s
 def render_page(
     page: ChatPage, *, base: str, api_url: str, user_data: Mapping[str, Any] | None = None
 ) -> str:
-    """The page's HTML with its config, title and panel filled in.
-
-    Args:
-        page: What the page shows and talks to.
-        base: The page's own URL path (assets are under ``<base>/static``).
-        api_url: Where the page finds the LangGraph API.
-        user_data: The person's data the page sends with every run (N3), if any.
+    """The page's HTML with its config, title and panel filled in (assets under ``<base>/static``).
 
     Raises:
         InvalidRequestError: ``user_data`` is not plain JSON-like data (X5).

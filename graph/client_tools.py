@@ -1,22 +1,10 @@
 """AI system tools in the graph: scope (W3), the input check (W2) and the client-tool pause.
 
-``execute`` hands an :class:`~toolweave.tools.ai.orchestration.AiChatbotTool` to
-:func:`ai_tool_steps`, which decides where it runs:
-
-- ``SERVER``, or ``ALL`` when the client announced no implementation: the tool's
-  ``execute(input)`` runs here, contained (R7);
-- ``CLIENT``, or ``ALL`` when announced: the tool is never run here. The step
-  opens the :class:`~toolweave.state.pauses.ClientCalls` pause for it and for the
-  client tools queued right after it with a known input, and the walk goes to
-  ``ask_user``, which only interrupts (:mod:`toolweave.graph.pause`). The client
-  resumes with the results (:func:`receive_results`); ``execute`` then records
-  each as the tool's context;
-- ``CLIENT`` when the client announced no implementation: skipped, with a
-  ledger entry (the run never pauses for a client that cannot answer).
-
-The input reaches a tool only when it parses and validates against its schema;
-otherwise the extraction is asked again with the error, a bounded number of
-times (``Limits.ai_input_attempts``), each rejection in the ledger.
+A ``SERVER`` tool (or ``ALL`` with no client implementation) runs here, contained
+(R7); a ``CLIENT`` one (or ``ALL`` announced) opens the ``ClientCalls`` pause and the
+client resumes with its results; a ``CLIENT`` tool no client implements is skipped,
+with a ledger entry. An input that does not validate is extracted again with the
+error, at most ``Limits.ai_input_attempts`` times.
 """
 
 from __future__ import annotations
@@ -283,9 +271,8 @@ def receive_results(
 ) -> ClientCalls:
     """Merge resume values into ``pending`` until every call has a result (W3, X5).
 
-    A malformed value or one naming an unknown call id is refused whole, and
-    the pause is asked again with the error in its payload; a value answering
-    some of the calls is kept and the pause asks for the rest.
+    A malformed value or an unknown call id is refused whole and the pause asked again
+    with the error; a partial answer is kept and the rest asked for.
     """
     value = first
     while True:

@@ -18,12 +18,20 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from toolweave import (
+    NO_CONTEXT,
+    AiTool,
+    AiToolBuilder,
+    AiToolContext,
+    AiToolDefinitionError,
+    AiToolRegistry,
+    AiToolScope,
     ChatbotTool,
     ClarifiableTool,
     EmptyRequest,
     LedgerKind,
     ToolCallContext,
     ToolResult,
+    as_chatbot_tools,
     build_graph,
 )
 from toolweave.graph.candidates import ACTING_IN_DOUBT, ACTING_NOT_RUN
@@ -198,3 +206,58 @@ def test_A9_the_offline_rule_holds_back_a_tool_that_acts_without_its_declared_in
         assert held_back(question, tools, score_tools(question, tools), rule) == set()
     plain = [NoteTicket(), TicketProgress(), AskFloor()]
     assert held_back(HOW_FAST, plain, score_tools(HOW_FAST, plain), rule) == set()
+
+
+class OpenTicketAi(AiTool):
+    """The ticket tool as an AI system tool that says it acts (``builder.side_effects()``)."""
+
+    def __init__(self) -> None:
+        self.opened: list[str] = []
+
+    def define(self, builder: AiToolBuilder) -> None:
+        (
+            builder.id("open-ticket")
+            .user_description("Opens a ticket.")
+            .ai_description("true when the user asks to open a ticket")
+            .scope(AiToolScope.SERVER)
+            .side_effects()
+        )
+
+    def execute(self, input: str, ctx: AiToolContext = NO_CONTEXT) -> str:
+        self.opened.append(ctx.idempotency_key)
+        return '{"ticket": "opened"}'
+
+
+@pytest.mark.parametrize(("question", "opened"), [(HOW_FAST, 0), (REQUESTS[0], 1)])
+def test_A9_an_ai_tool_that_acts_does_not_run_on_a_yes_in_doubt(question: str, opened: int) -> None:
+    """An AI system tool declared to act is guarded as a chatbot tool that acts (W6)."""
+    tool = OpenTicketAi()
+    (adapted,) = as_chatbot_tools(AiToolRegistry([tool]), domain="desk")
+    assert adapted.side_effects
+    graph = build_graph(
+        "desk",
+        [adapted, TicketProgress(), AskFloor()],
+        assistant=FunctionAssistant(route=lambda text, tools: [adapted.name]),
+    )
+    out = graph.invoke({"messages": [HumanMessage(question)]})
+    assert len(tool.opened) == opened
+    assert len(_held(out)) == 1 - opened
+
+
+def test_W1_an_ai_tools_side_effects_must_be_a_bool() -> None:
+    class Vague(OpenTicketAi):
+        def define(self, builder: AiToolBuilder) -> None:
+            super().define(builder)
+            builder.side_effects("yes")  # type: ignore[arg-type]
+
+    with pytest.raises(AiToolDefinitionError, match="side_effects must be True or False"):
+        AiToolRegistry([Vague()])
+    assert not as_chatbot_tools(AiToolRegistry([TicketForm()]))[0].side_effects
+
+
+class TicketForm(AiTool):
+    """An AI tool that does not say it acts: not one (the default)."""
+
+    def define(self, builder: AiToolBuilder) -> None:
+        builder.id("ticket-form").user_description("A form.").ai_description("a form")
+        builder.scope(AiToolScope.CLIENT)

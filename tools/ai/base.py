@@ -265,6 +265,15 @@ class AiToolBuilder:
         """Where the tool may run (required, W3)."""
         return self._set("scope", value)
 
+    def side_effects(self, value: bool = True) -> AiToolBuilder:
+        """The tool changes something outside the run (it books, records, sends; optional).
+
+        In orchestration it is then a chatbot tool with ``side_effects``: never run on
+        a yes in doubt (A9). Its ``execute`` should take the call's context and dedupe
+        on its key (Q6).
+        """
+        return self._set("side_effects", value)
+
     def client_script(self, path: str | None) -> AiToolBuilder:
         """The client script's path, relative to the tool's package (as :func:`ai_tool_script`)."""
         return self._set("client_script", path)
@@ -295,6 +304,8 @@ class AiToolDefinition:
     """The client script's path, relative to ``package``."""
     package: str | None = None
     """The package the client script ships in (the tool module's package)."""
+    side_effects: bool = False
+    """Running it changes something outside the run (``builder.side_effects()``, A9, Q6)."""
 
     def runs_in_client(self, announced: frozenset[str]) -> bool:
         """W3: whether a run whose client announced ``announced`` runs the tool there."""
@@ -352,6 +363,9 @@ def define_tool(tool: AiTool) -> AiToolDefinition:
     package = _package_of(type(tool))
     if script is not None:
         _check_script(shown, package, script)
+    acts = fields.get("side_effects", False)
+    if not isinstance(acts, bool):
+        raise AiToolDefinitionError(shown, "side_effects", f"must be True or False, not {acts!r}")
     return AiToolDefinition(
         id=tool_id,
         name=str(fields.get("name") or tool_id),
@@ -362,6 +376,7 @@ def define_tool(tool: AiTool) -> AiToolDefinition:
         schema=schema,
         client_script=script,
         package=package,
+        side_effects=acts,
     )
 
 

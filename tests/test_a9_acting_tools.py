@@ -261,3 +261,16 @@ class TicketForm(AiTool):
     def define(self, builder: AiToolBuilder) -> None:
         builder.id("ticket-form").user_description("A form.").ai_description("a form")
         builder.scope(AiToolScope.CLIENT)
+
+
+def test_A9_a_yes_with_no_word_behind_it_runs_a_tool_that_acts_only_without_examples() -> None:
+    """A tie at zero: the examples, when declared, are the evidence the task lacks."""
+    question = "The coffee machine in the kitchen leaks water everywhere"
+    declared = OpenTicketNotFor()
+    out = _ask(declared, question, TicketProgress(), AskFloor(), routed=True)
+    assert declared.opened == []
+    (entry,) = _held(out)
+    assert "nor does any of its declared examples" in entry.reason
+    plain = OpenTicket()  # no examples: the model's reason is all there is, and stands
+    _ask(plain, question, routed=True)
+    assert len(plain.opened) == 1

@@ -214,17 +214,27 @@ TERMINAL_WORDS = 2
 ``not_for`` questions share with them (A9)."""
 
 
+def needs_intent(tool: AnyTool) -> bool:
+    """A9: whether a yes for the tool needs more evidence than a context tool's.
+
+    Its result can end the run (``returns_answer``, R3, R4), or running it acts
+    outside the run (``side_effects``: it books, records, sends), whatever its
+    result: a wrong yes then cannot be undone by a better answer.
+    """
+    return tool.returns_answer or tool.side_effects
+
+
 def held_back(
     task_prompt: str, tools: Sequence[AnyTool], scores: dict[str, ToolScore], rule: RoutingRule
 ) -> set[str]:
-    """A9: the terminal tools (``returns_answer``) the offline rule does not route.
+    """A9: the tools that end the run or act (:func:`needs_intent`) the rule does not route.
 
     Those without :func:`declared_intent` behind them.
     """
     return {
         tool.name
         for tool in tools
-        if tool.returns_answer
+        if needs_intent(tool)
         and tool.name in scores
         and not declared_intent(task_prompt, tool, scores, rule)
     }
@@ -426,7 +436,8 @@ class Decision(NamedTuple):
     scores: dict[str, ToolScore]
     """Each routable candidate's :class:`ToolScore`."""
     held: set[str]
-    """Terminal tools the rule does not route: no declared intent behind them (A9)."""
+    """Tools that end the run or act that the rule does not route: no declared intent
+    behind them (A9)."""
     abstain: bool
     """The task is no request (a pasted error message, a definitional question)."""
     winner: str | None

@@ -9,7 +9,12 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from toolweave import ChatbotTool, ToolCallContext, ToolResult, UniqueTextDocument, build_graph
-from toolweave.graph.candidates import OTHERS_DROPPED, ROUTING_FAILURE, TERMINAL_DROPPED
+from toolweave.graph.candidates import (
+    ACTING_IN_DOUBT,
+    OTHERS_DROPPED,
+    ROUTING_FAILURE,
+    TERMINAL_DROPPED,
+)
 from toolweave.state.ledger import LedgerKind
 from toolweave.testing import FunctionAssistant
 from toolweave.tools.domain import Domain
@@ -355,7 +360,7 @@ def test_A9_a_finished_answer_tool_that_acts_never_runs_on_a_verdict_in_doubt():
     assert "__interrupt__" not in out  # it asked "Melyik osztály hívja vissza?" in doubt
     assert "callback_request" not in ran(out)
     assert ledger.requests() == []
-    (entry,) = [e for e in out["ledger"] if e.tool is None and e.verdict == TERMINAL_DROPPED]
+    (entry,) = [e for e in out["ledger"] if e.tool is None and e.verdict == ACTING_IN_DOUBT]
     assert entry.details == {
         "callback_request": "routed, not run: it acts, and the verdict is in doubt"
     }

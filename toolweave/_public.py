@@ -141,8 +141,10 @@ from toolweave.tools.registry import ToolRegistry as ToolRegistry
 from toolweave.tools.ai.base import (
     AiTool as AiTool,
     AiToolBuilder as AiToolBuilder,
+    AiToolContext as AiToolContext,
     AiToolDefinitionError as AiToolDefinitionError,
     AiToolScope as AiToolScope,
+    NO_CONTEXT as NO_CONTEXT,
     ai_tool_script as ai_tool_script,
 )
 from toolweave.tools.ai.registry import AiToolRegistry as AiToolRegistry

@@ -284,7 +284,11 @@ def test_A7_A9_a_described_emergency_the_model_said_no_to_gets_the_numbers(quest
 )
 def test_A7_A9_an_information_question_with_emergency_words_is_answered_as_usual(question):
     out = _said_no_to_all().invoke({"messages": [HumanMessage(question)]})
-    assert out["answer"] == "GENERATED"
+    assert not [e for e in out["ledger"] if e.verdict == "withheld"]  # answered as usual
+    assert "112" not in out["answer"]
+    # the double's "GENERATED" gives no number a phone question asks for: the reading
+    # of the same context replaces it (R9), a passage's number, never the emergency's
+    assert "555" in out["answer"]
 
 
 def test_A9_an_information_question_naming_a_department_records_no_callback():

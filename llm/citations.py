@@ -67,14 +67,19 @@ def citation_schema(count: int) -> type[BaseModel]:
 def reply_claims(reply: BaseModel, documents: Sequence[UniqueTextDocument] = ()) -> list[Claim]:
     """The claims of a constrained reply (:func:`citation_schema`), blank sentences left out.
 
-    A sentence that begins with a passage's label (a small model copies it) loses it.
+    A sentence that begins with a passage's label (a small model copies it) loses it;
+    a sentence said again word for word (case and spacing aside) is left out: it
+    tells nothing the first did not.
     """
     labels = sorted({f"{passage_source(d)}: " for d in documents}, key=len, reverse=True)
     claims: list[Claim] = []
+    said: set[str] = set()
     for n, sentence in enumerate(getattr(reply, "sentences", [])):
         text = CITATION.sub("", sentence.text).strip()
         text = next((text[len(lb) :].strip() for lb in labels if text.startswith(lb)), text)
-        if text:
+        folded = " ".join(kit.fold(text).split())
+        if text and folded not in said:
+            said.add(folded)
             claims.append(Claim(text, tuple(dict.fromkeys(sentence.sources)), n))
     return claims
 

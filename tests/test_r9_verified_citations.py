@@ -495,3 +495,15 @@ def test_R9_the_cli_json_carries_each_sentence_with_its_source_numbers(
     assert numbers == set(range(1, len(payload["sources"]) + 1))  # each source cited, no other
     for sentence in said:
         assert len(sentence["quotes"]) == len(sentence["sources"])
+
+
+def test_R9_a_sentence_said_again_word_for_word_is_said_once() -> None:
+    """A small model wrote a holiday's line twice, each citing the same passage."""
+    reply = _sentences(
+        ("The pharmacy opens at 8:00 on weekdays.", [1]),
+        ("The pharmacy opens at  8:00 on weekdays.", [1]),  # again, spacing aside
+        ("Parking costs 500 Ft an hour.", [3]),
+    )
+    out = ask(_graph(ConstrainedAssistant(reply)), "Pharmacy hours and parking price?")
+    assert out["answer"] == "The pharmacy opens at 8:00 on weekdays.\nParking costs 500 Ft an hour."
+    assert len(out["answer_sentences"]) == 2

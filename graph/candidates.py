@@ -17,6 +17,7 @@ several yeses resolved to the best fit and tools with words of their own
 (:func:`resolve_yeses`, T5); a finished-answer yes taken only on clear evidence
 (:func:`guard_terminal`, A8: a routing failure, a conflict, not the best match or
 in doubt, see :func:`terminal_verdict`; A9: in doubt its answer joins the context);
+a context tool that acts not run in doubt (:func:`acting_in_doubt`, A9 with Q6);
 a tool that may ask the user weighed by the same evidence (:func:`asking_in_doubt`,
 Q1 with A9). They read the keyword evidence (:func:`keyword_evidence`) and the
 offline rule's (:class:`~toolweave.llm.offline_routing.RoutingEvidence`) once per
@@ -404,12 +405,77 @@ def asking_in_doubt(
     return set(details), [entry]
 
 
+ACTING_IN_DOUBT = "a9_acting_in_doubt"
+NOT_ACTED = "routed, not run: it acts (side effects), and the verdict is in doubt (A9, Q6)"
+
+
+def acting_in_doubt(
+    scores: Mapping[str, float],
+    evidence: RoutingEvidence,
+    node: TaskNode,
+    candidates: Sequence[AnyTool],
+    routed: set[str],
+) -> tuple[set[str], list[LedgerEntry]]:
+    """A9 with Q6: the routed tools that act and give context, kept from running in doubt.
+
+    An effect (a booking, a renewal, a message sent) is not undone by the answer
+    that follows, so a tool that acts is held to the evidence of a finished answer
+    (:func:`asking_doubt`) whatever its result kind: "Is story time on Tuesday?"
+    shares "Tuesday" with a room-booking tool's example and books nothing. A
+    finished-answer tool that acts is weighed by :func:`guard_terminal` already.
+    Returns the tools that run and a ledger entry naming the others.
+    """
+    details: dict[str, str] = {}
+    for tool in candidates:
+        if tool.name in routed and tool.side_effects and not tool.returns_answer:
+            why = acting_doubt(scores, evidence, tool, candidates, routed)
+            if why is not None:
+                details[tool.name] = f"{why}: {NOT_ACTED}"
+    if not details:
+        return routed, []
+    entry = LedgerEntry(
+        kind=LedgerKind.ROUTING,
+        task_no=node.task_no,
+        verdict=ACTING_IN_DOUBT,
+        reason="routed on evidence in doubt; a tool that acts does not run in doubt (A9, Q6)",
+        details=details,
+        tools=tuple(sorted(details)),
+    )
+    return routed - set(details), [entry]
+
+
+def acting_doubt(
+    scores: Mapping[str, float],
+    evidence: RoutingEvidence,
+    tool: AnyTool,
+    candidates: Sequence[AnyTool],
+    routed: Collection[str],
+) -> str | None:
+    """Why a tool that acts is in doubt for the task (``evidence``'s prompt), or ``None``.
+
+    The evidence of a finished answer (:func:`asking_doubt` with the clear margin,
+    A9), and, when what the tool is for explains less than half of the task, a word
+    of what it does: its name or routing question
+    (:meth:`~toolweave.llm.offline_routing.RoutingEvidence.names_its_action`). A
+    word only its examples have ("Tuesday", from "Book a study room for Tuesday.")
+    is an argument of the act, not a request for it.
+    """
+    why = asking_doubt(scores, evidence, tool, candidates, routed, margin=True)
+    if why is not None or evidence.declared_intent(tool, margin=False):
+        return why
+    if evidence.names_its_action(tool):
+        return None
+    return "the task names nothing of what it does (its name, its routing question)"
+
+
 def asking_doubt(
     scores: Mapping[str, float],
     evidence: RoutingEvidence,
     tool: AnyTool,
     candidates: Sequence[AnyTool],
     routed: Collection[str],
+    *,
+    margin: bool = False,
 ) -> str | None:
     """Why a tool that may ask is in doubt for the task (``evidence``'s prompt), or ``None``.
 
@@ -418,7 +484,8 @@ def asking_doubt(
     matches it better (keyword evidence, ``scores``); the task is what the tool is
     not for; or the offline rule finds no declared intent behind it
     (:meth:`~toolweave.llm.offline_routing.RoutingEvidence.declared_intent`: one
-    shared word is not enough).
+    shared word is not enough). ``margin``: a word of the task that no other
+    candidate has counts as declared intent too, as for a finished answer (A9).
     """
     if len(routed) >= MANY_ROUTED and 2 * len(routed) >= len(candidates):
         return f"{len(routed)} of {len(candidates)} candidates routed"
@@ -431,7 +498,7 @@ def asking_doubt(
     against = evidence.against_not_for(tool)
     if against is not None:
         return against
-    if not evidence.declared_intent(tool, margin=False):
+    if not evidence.declared_intent(tool, margin=margin):
         return "what it is for explains too little of the task (its declared intent)"
     return None
 
@@ -678,7 +745,8 @@ def guard(
     (:func:`without_missing_inputs`, T13) nor without anything in the task behind
     it (:func:`without_unbacked_yeses`, T5 with T7), several yeses resolved
     (:func:`resolve_yeses`, T5), a terminal yes weighed (:func:`guard_terminal`, A8,
-    A9) and a tool that may ask weighed (:func:`asking_in_doubt`, Q1 with A9).
+    A9), a context tool that acts weighed (:func:`acting_in_doubt`, A9 with Q6) and a
+    tool that may ask weighed (:func:`asking_in_doubt`, Q1 with A9).
     """
     prompt = node.task.task_prompt
     scores = keyword_evidence(deps.candidate_index, prompt, candidates, words.terms)
@@ -689,11 +757,12 @@ def guard(
     plain = RoutingEvidence(prompt, candidates)  # T5 weighs the domain's words too
     routed, resolved = resolve_yeses(node, candidates, activation.verdicts, plain)
     routed, in_doubt, guarded = guard_terminal(scores, evidence, node, candidates, routed)
+    routed, acting = acting_in_doubt(scores, evidence, node, candidates, routed)
     asking, unsure = asking_in_doubt(deps, scores, evidence, node, candidates, routed)
     return GuardOutcome(
         activation=activation,
         routed=routed,
         in_doubt=in_doubt | asking,
         screened=chosen + unfilled + unbacked,
-        resolved=resolved + guarded + unsure,
+        resolved=resolved + guarded + acting + unsure,
     )

@@ -136,7 +136,7 @@ class BookRoom(ChatbotTool[DayRequest]):
     description = "Books a study room for a member on a weekday."
     executable_instruction = "book_room: true when the user asks to book or reserve a study room."
     routing_examples = ("Book a study room for Tuesday.", "Can I reserve a room?")
-    not_for = ("How many study rooms are there?",)
+    not_for = ("How many study rooms are there?", "Is a study room free on Friday?")
     side_effects = True
     request_model = DayRequest
     instruction = "Fill day with the weekday the user wants the room for."

@@ -206,7 +206,7 @@ def tool_steps(
     )
     try:
         raw = yield from perform(tool_call(tool, request, ctx, state["context_buffer"], reply))
-        result = require_result(tool.name, checked_result(tool, raw))
+        result = require_result(name, checked_result(tool, raw))
     except GraphBubbleUp:
         raise
     except InvalidToolResultError as exc:  # a bad result is the tool's bug: loud...

@@ -39,11 +39,6 @@ SIGNATURES = {
     "clarification": "tool_name, question, choices=()",
 }
 NOT_A_RESULT = "tool {tool!r} returned {kind}, not a ToolResult or None"
-OTHER_NAME = (
-    "tool {tool!r} returned a result built under the name {other!r}: build it with the "
-    "tool's own name, ToolResult.as_answer(self.name, ...), so that activated, the ledger "
-    "and its prompt supplement name the tool that ran (R1, T8)"
-)
 
 
 def _bad(method: str, problem: str) -> InvalidToolResultError:
@@ -76,17 +71,8 @@ def _build(method: str, tool_name: str, mode: ResultMode, **fields: Any) -> Tool
 
 
 def require_result(tool_name: str, value: object) -> ToolResult | None:
-    """``value`` if it is ``None`` or a ``ToolResult`` of ``tool_name``.
-
-    Raises:
-        InvalidToolResultError: ``value`` is something else, or a result built under
-            another tool's name.
-    """
-    if value is None:
-        return value
-    if isinstance(value, ToolResult):
-        if value.tool_name != tool_name:
-            raise InvalidToolResultError(OTHER_NAME.format(tool=tool_name, other=value.tool_name))
+    """``value`` if it is a ``ToolResult`` or ``None``; else :class:`InvalidToolResultError`."""
+    if value is None or isinstance(value, ToolResult):
         return value
     raise InvalidToolResultError(NOT_A_RESULT.format(tool=tool_name, kind=type(value).__name__))
 

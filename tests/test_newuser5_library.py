@@ -23,7 +23,6 @@ from toolweave import (
     ChatbotTool,
     ConfigurationError,
     EmptyRequest,
-    InvalidToolResultError,
     RunContext,
     SqliteDocumentStore,
     ToolCallContext,
@@ -182,11 +181,59 @@ def test_N1_attributes_of_the_tools_own_are_not_taken_for_misspellings() -> None
     assert out["answer"] == "Blue room, Green room: 9-17"
 
 
-# --- R1, T8: a result under another tool's name -------------------------------------------
+def test_N1_T9_an_execute_that_cannot_take_its_arguments_is_refused_when_the_graph_is_built() -> (
+    None
+):
+    """``def execute(self, request)`` raised inside the run, which R7 took for "no result":
+    the answer said "no information" and a script saw nothing."""
+
+    class Rooms(ChatbotTool[EmptyRequest]):
+        name = "rooms"
+        executable_instruction = "rooms: true when the user asks about the study rooms."
+
+        def execute(self, request: EmptyRequest) -> ToolResult | None:  # type: ignore[override]
+            return ToolResult.as_answer(self.name, "Four rooms.")
+
+    with pytest.raises(ConfigurationError) as raised:
+        build_graph("rooms", [Rooms()])
+    assert "Rooms.execute(request) cannot take the arguments" in str(raised.value)
+    assert "define execute(self, request, ctx)" in str(raised.value)
 
 
-def test_R1_T8_a_result_built_under_another_tools_name_is_refused() -> None:
-    """The tools page said so; the result passed, named after a tool that never ran."""
+def test_N1_T6_a_request_model_that_is_no_pydantic_model_is_refused_by_name() -> None:
+    """Before: ``AttributeError: type object 'dict' has no attribute 'model_fields'``."""
+
+    class Rooms(ChatbotTool[EmptyRequest]):
+        name = "rooms"
+        request_model = dict  # type: ignore[assignment]
+        executable_instruction = "rooms: true when the user asks about the study rooms."
+
+        def execute(self, request: EmptyRequest, ctx: ToolCallContext) -> ToolResult | None:
+            return None
+
+    with pytest.raises(ConfigurationError, match="request_model is <class 'dict'>, not a pydantic"):
+        build_graph("rooms", [Rooms()])
+
+
+def test_N1_T2_a_graph_none_of_whose_tools_may_run_in_its_domain_is_refused() -> None:
+    """``build_graph("libary", tools)`` (a typo) answered "no information" to everything."""
+    domain, tools = library_domain()
+    mine = [tool for tool in tools if tool.domain == "libr5"]
+    with pytest.raises(ConfigurationError) as raised:
+        build_graph("libr55", mine)
+    assert "domain 'libr55': none of the" in str(raised.value)
+    assert "they are of domain 'libr5' (T2)" in str(raised.value)
+    build_graph(domain, tools)  # the right name builds
+
+
+# --- B5, R1: a result built under another tool's name ------------------------------------
+
+
+def test_B5_R1_a_result_under_another_name_counts_for_the_tool_that_returned_it() -> None:
+    """The tools page said such a result raises; it never did, and B5 needs it not to."""
+    tools_page = (DOCS / "concepts" / "tools.md").read_text(encoding="utf-8")
+    assert "a tool name that is not\n`self.name`" not in tools_page
+    assert "whatever name it was built under" in tools_page
 
     class Rooms(ChatbotTool[EmptyRequest]):
         name = "rooms"
@@ -195,10 +242,9 @@ def test_R1_T8_a_result_built_under_another_tools_name_is_refused() -> None:
         def execute(self, request: EmptyRequest, ctx: ToolCallContext) -> ToolResult | None:
             return ToolResult.as_answer("room_desk", "Four rooms on the second floor.")
 
-    with pytest.raises(InvalidToolResultError) as raised:
-        build_graph("rooms", [Rooms()]).invoke("Which study rooms are there?")
-    assert "tool 'rooms' returned a result built under the name 'room_desk'" in str(raised.value)
-    assert "self.name" in str(raised.value)
+    out = build_graph("rooms", [Rooms()]).invoke("Which study rooms are there?")
+    assert out["activated"] == ["1:rooms"]
+    assert out["answer"] == "Four rooms on the second floor."
 
 
 # --- N1: a plugin that failed to load is named where the domains are listed ----------------

@@ -59,14 +59,10 @@ D = TypeVar("D", bound=BaseModel)
 class DecomposingCoordinator(AgentCoordinator, Generic[D]):
     """A coordinator that decides from a structured extraction by the model (seed 001 §6.1).
 
-    Declare ``decomposition_model`` (a pydantic model: what the coordinator
-    needs to know about a task, such as ``substances: list[str]`` or
-    ``doctor_name: str | None``) and ``decomposition_instruction``; implement
-    :meth:`decompose_from`. In the coordinator phase the engine fills the model
-    through the LLM port from the task's ``task_prompt`` alone (M2; one call for
-    all such coordinators of a task, none offline), then calls
-    :meth:`decompose_from` with the validated object. An extraction that fails
-    or does not validate rolls back like a raising coordinator (C4).
+    Declare ``decomposition_model`` and ``decomposition_instruction`` and implement
+    :meth:`decompose_from`; the engine fills the model from the task prompt alone (M2;
+    one call for all such coordinators of a task, none offline). A failed extraction
+    rolls back like a raising coordinator (C4).
     """
 
     decomposition_model: type[D]
@@ -84,10 +80,8 @@ class DecomposingCoordinator(AgentCoordinator, Generic[D]):
     def may_apply(self, task_prompt: str) -> bool:
         """Whether ``task_prompt`` can concern this coordinator: decided before any model call.
 
-        The coordinator phase asks the model to fill only the schemas of coordinators
-        that may apply, and makes no call when none may (A10). The default, ``True``,
-        always asks; override it with a cheap test (a lookup, trigger words), such as
-        :meth:`hints_found`.
+        No schema is filled for a coordinator that may not apply, and no call is made when
+        none may (A10). Override with a cheap test such as :meth:`hints_found`.
         """
         return True
 

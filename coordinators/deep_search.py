@@ -1,11 +1,8 @@
 """The deep-search coordinator (D2-D7): targeted searches for what the context lacks.
 
-The ``deep_fallback`` node asks the gatekeeper (D1) and, when the context does
-not suffice, asks this coordinator to plan subtasks of the root for each
-missing piece: a neighbor-page search (cheap, D6) and a conditional full search
-that runs only when the neighbor search found nothing (K3). After they close,
-the coordinator runs on the root as a context consumer (B4) and hands their
-answers back as guaranteed context (R5, M6).
+For each missing piece the gatekeeper (D1) names, it plans a neighbour-page search
+(cheap, D6) and a conditional full search (K3), then hands their answers back as
+guaranteed context (B4, R5, M6).
 """
 
 from __future__ import annotations
@@ -73,9 +70,8 @@ class DeepSearchCoordinator(ContextConsumerTool[EmptyRequest], AgentCoordinator)
     ) -> SubtaskDecision:
         """K3: skip the full search when the neighbor search already found the same piece.
 
-        Found means something new (D8): the search tools return no result when
-        what they read only repeats the context, so a neighbor search that read
-        back the first retrieval leaves no entry here and the full search runs.
+        Found means new (D8): a neighbour search that read back the first retrieval leaves
+        no entry, so the full search runs.
         """
         for key, entries in completed_so_far.items():
             if not key.endswith(f":{self.neighbor_search_tool}"):
@@ -93,8 +89,7 @@ class DeepSearchCoordinator(ContextConsumerTool[EmptyRequest], AgentCoordinator)
     ) -> ToolResult | None:
         """B4: nothing to add, so ``None`` (R1).
 
-        Each search subtask answers with guaranteed context, which reaches the
-        final answer on its own, once per subtask (R5); repeating those answers
-        here would hand the answer model every piece twice.
+        The search subtasks' guaranteed context reaches the answer on its own (R5);
+        repeating it would give the answer model every piece twice.
         """
         return None

@@ -127,23 +127,11 @@ def coordinator_phase(
 ) -> Steps[PhaseOutcome]:
     """Run ``coordinators`` on ``task`` one after another (C2) and stamp the result.
 
-    ``task`` is the nested subtree of the task (existing subtasks included);
-    ``at`` says where it stands (:class:`PhaseLimits`); ``llm`` fills the
-    decomposition schemas (``None``: offline). Coordinators named in
-    ``task.applied_coordinator_names`` are passed over (C3).
-
-    Subtasks are told apart by value, never by object identity (K2): after each
-    coordinator's call, a subtask whose ``task_no`` and fields (its own, not its
-    subtasks') equal those of a subtask present before the call is that
-    subtask; every other one is new, is numbered at once (C6) and belongs to
-    that coordinator. So a coordinator that replaces an earlier one's subtasks
-    owns the replacements, even when it reuses their numbers.
-
-    A :class:`DecomposingCoordinator` gets its schema filled from the task's
-    ``task_prompt`` (never its prompt context, M2): one extraction step for all
-    the phase's decomposing coordinators, made again only for those after a
-    coordinator that changed the task prompt. A failed extraction rolls the
-    coordinator back (C4).
+    Coordinators already in ``task.applied_coordinator_names`` are passed over (C3).
+    Subtasks are told apart by value, never identity (K2): one equal to a subtask present
+    before the call is that subtask, any other is new, numbered at once (C6) and owned
+    by the coordinator. Decomposition schemas are filled from the task prompt alone (M2),
+    once for the phase and again only after a coordinator changed the prompt (C4).
     """
     outcome = PhaseOutcome(task=task)
     owner_of: dict[str, str] = {}

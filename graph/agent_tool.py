@@ -1,12 +1,7 @@
-"""The compiled graph as one LangChain tool of an agent (issue 12; issue 18 item 2).
+"""The compiled graph as one LangChain tool of an agent (``graph.as_tool()``).
 
-:func:`as_agent_tool` wraps a compiled toolweave graph as a tool that an agent
-(``langchain.agents.create_agent``, a ``ToolNode`` loop) calls with a question;
-``graph.as_tool()`` returns the same tool (:class:`~toolweave.graph.compiled.ToolweaveGraph`).
-It answers with the answer and its sources; a paused run's question comes with its
-choices numbered (:func:`~toolweave.state.pauses.agent_tool_text`), and with
-``thread="agent"`` the agent's next call, the user's pick by number or by text,
-continues the paused run (Q2).
+The tool answers with the answer and its sources; a paused run's question comes with
+its choices numbered, and with ``thread="agent"`` the agent's next call continues it (Q2).
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from toolweave.llm import prompts
 from toolweave.llm.answer_rules import (
     cites_only,
     echoes_prompt,
+    misses_the_figure,
     quoted_citations,
     repeats_clarification,
     repeats_itself,
@@ -229,6 +230,13 @@ QUESTION_ONLY_REASON = (
 """Ledger reason's tail when an answer that told nothing but the question was replaced."""
 
 
+NO_FIGURE_REASON = (
+    "; the question asks when or how much and the answer gave no figure, which a passage "
+    "gives: the offline reading's answer from the same context replaces it (R9)"
+)
+"""Ledger reason's tail when an answer without the figure its question asks for was replaced."""
+
+
 RETRIED_REASON = (
     "; no sentence was supported by the passages it cited: asked once more, naming them (R9)"
 )
@@ -258,6 +266,8 @@ def _no_answer(text: str, request: AnswerRequest) -> str | None:
         return REASKED_REASON
     if says_only_the_question(text, request.question):
         return QUESTION_ONLY_REASON
+    if misses_the_figure(text, request):
+        return NO_FIGURE_REASON
     return None
 
 

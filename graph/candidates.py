@@ -17,19 +17,20 @@ several yeses resolved to the best fit and tools with words of their own
 (:func:`resolve_yeses`, T5); a finished-answer yes taken only on clear evidence
 (:func:`guard_terminal`, A8: a routing failure, a conflict, not the best match or
 in doubt, see :func:`terminal_verdict`; A9: in doubt its answer joins the context);
-a context tool that acts not run in doubt (:func:`acting_in_doubt`, A9 with Q6);
-a tool that may ask the user weighed by the same evidence (:func:`asking_in_doubt`,
-Q1 with A9). They read the keyword evidence (:func:`keyword_evidence`) and the
-offline rule's (:class:`~toolweave.llm.offline_routing.RoutingEvidence`) once per
-routing.
+a tool that acts (``side_effects``) and gives context weighed by the evidence a
+finished answer needs (:func:`guard_acting`, A9: :func:`yes_doubt`; one that acts never
+runs in doubt, whatever its result, :func:`acting_in_doubt`); a tool that may ask the
+user weighed by the same evidence (:func:`asking_in_doubt`, Q1 with A9). They read
+the keyword evidence (:func:`keyword_evidence`) and the offline rule's
+(:class:`~toolweave.llm.offline_routing.RoutingEvidence`) once per routing.
 
 **N1, the domain's own words.** The domain's name and its store's stop words
 (:func:`domain_words`) are no evidence anywhere here: not in the keyword evidence,
 the pre-filter's ranking, nor the offline rule's evidence behind A8, A9 and Q1.
 
-An ``a8_routing_failure``, ``a8_terminal_dropped`` or ``a8_others_dropped`` routing
-entry names the tools that were routed but do not run; a ``q1_asking_in_doubt`` entry
-the tools that may not ask.
+An ``a8_routing_failure``, ``a8_terminal_dropped``, ``a8_others_dropped`` or
+``a9_acting_in_doubt`` routing entry names the tools that were routed but do not run; a
+``q1_asking_in_doubt`` entry the tools that may not ask.
 """
 
 from __future__ import annotations
@@ -159,17 +160,14 @@ def terminal_verdict(
     task closer to what the tool is ``not_for``, or its only word for it one its
     ``not_for`` questions have (A9: dropped); routed with others (it runs alone
     only when it scores :data:`TERMINAL_MARGIN` times the best other, else the
-    others run); alone but not the best keyword match (dropped; a tie at zero
-    stands); in doubt, when no candidate nor any of its examples shares a word with
-    the task, or the offline rule finds no declared intent behind it (A9: its answer
-    joins the context). ``scores``: the candidates' :func:`keyword_evidence` for the
-    task; ``evidence``: the offline rule's for it (the domain's words out).
+    others run); alone, the evidence a lone yes needs (:func:`yes_doubt`, A9).
+    ``scores``: the candidates' :func:`keyword_evidence` for the task;
+    ``evidence``: the offline rule's for it (the domain's words out).
     """
     terminal = {t.name for t in candidates if t.name in routed and t.returns_answer}
     if not terminal:
         return None
-    many = len(routed) >= MANY_ROUTED and 2 * len(routed) >= len(candidates)
-    if len(terminal) > 1 or many:
+    if len(terminal) > 1 or no_choice(routed, candidates):
         why = (
             f"{len(routed)} of {len(candidates)} candidates routed, "
             f"{len(terminal)} with a finished answer"
@@ -177,47 +175,91 @@ def terminal_verdict(
         return ROUTING_FAILURE, set(routed), why
     (name,) = terminal
     tool = next(t for t in candidates if t.name == name)
-    # Its own evidence counts only when a word of the task is in its text: the index's
-    # stem prefixes made "Mennyibe kerül a parkolás óránként?" the emergency tool's
-    # ("óránként" stems to "or"), and the 0.5B model's yes there ended the run.
-    own = scores.get(name, 0.0) if evidence.shares_a_word(tool) else 0.0
+    if len(routed) == 1:
+        found = yes_doubt(scores, evidence, tool, candidates, routed)
+        return None if found is None else (found[0], {name}, found[1])
     against = evidence.against_not_for(tool)
     if against is not None:
         return TERMINAL_DROPPED, {name}, f"{name} (a finished answer): {against} (A9)"
-    if len(routed) > 1:
-        best_other = max(scores.get(tool, 0.0) for tool in routed if tool != name)
-        if own > TERMINAL_MARGIN * best_other:
-            why = (
-                f"{name} (a finished answer) routed with others; it matches the task "
-                f"prompt clearly best (score {own:.2f} > {TERMINAL_MARGIN:g} x "
-                f"{best_other:.2f})"
-            )
-            return OTHERS_DROPPED, set(routed) - {name}, why
+    own = own_score(scores, evidence, tool)
+    best_other = max(scores.get(tool, 0.0) for tool in routed if tool != name)
+    if own > TERMINAL_MARGIN * best_other:
         why = (
-            f"{name} (a finished answer) routed with others that match the task prompt "
-            f"about as well (score {own:.2f}, not {TERMINAL_MARGIN:g} x "
+            f"{name} (a finished answer) routed with others; it matches the task "
+            f"prompt clearly best (score {own:.2f} > {TERMINAL_MARGIN:g} x "
             f"{best_other:.2f})"
         )
-        return TERMINAL_DROPPED, {name}, why
-    best_other = max((scores.get(t.name, 0.0) for t in candidates if t.name != name), default=0.0)
+        return OTHERS_DROPPED, set(routed) - {name}, why
+    why = (
+        f"{name} (a finished answer) routed with others that match the task prompt "
+        f"about as well (score {own:.2f}, not {TERMINAL_MARGIN:g} x "
+        f"{best_other:.2f})"
+    )
+    return TERMINAL_DROPPED, {name}, why
+
+
+def no_choice(routed: Collection[str], candidates: Sequence[AnyTool]) -> bool:
+    """A8: most candidates routed (:data:`MANY_ROUTED` or more, and half of them): no choice."""
+    return len(routed) >= MANY_ROUTED and 2 * len(routed) >= len(candidates)
+
+
+def own_score(scores: Mapping[str, float], evidence: RoutingEvidence, tool: AnyTool) -> float:
+    """The tool's keyword score for the task, counted only when a word of the task is its.
+
+    The index's stem prefixes made "Mennyibe kerül a parkolás óránként?" the
+    emergency tool's ("óránként" stems to "or"), and the 0.5B model's yes there
+    ended the run (:meth:`~toolweave.llm.offline_routing.RoutingEvidence.shares_a_word`).
+    """
+    return scores.get(tool.name, 0.0) if evidence.shares_a_word(tool) else 0.0
+
+
+def yes_doubt(
+    scores: Mapping[str, float],
+    evidence: RoutingEvidence,
+    tool: AnyTool,
+    candidates: Sequence[AnyTool],
+    routed: Collection[str],
+) -> tuple[str, str] | None:
+    """A9: ``(verdict, why)`` when a yes lacks the evidence a tool that ends the run or acts needs.
+
+    ``None`` when the evidence is there. The same rule for a finished answer
+    (``returns_answer``) and for a tool that acts (``side_effects``), whatever its
+    result: the task closer to what the tool is ``not_for``, or its only word for it
+    one its ``not_for`` questions have (dropped); no word of the task shared with any
+    candidate that was not routed, nor with the tool, which declares examples (in
+    doubt); another candidate not routed matching the task better, or as well
+    above zero (dropped; a tie at zero stands); the task sharing words with the
+    tool without the offline rule's evidence for it, its declared intent or a clear
+    margin (:func:`~toolweave.llm.offline_routing.held_back`; in doubt).
+    ``routed``: the tools the routing keeps (others routed beside it are no rivals).
+    """
+    name = tool.name
+    kind = "a finished answer" if tool.returns_answer else "it acts"
+    asked = "a finished answer" if tool.returns_answer else "a tool that acts"
+    against = evidence.against_not_for(tool)
+    if against is not None:
+        return TERMINAL_DROPPED, f"{name} ({kind}): {against} (A9)"
+    own = own_score(scores, evidence, tool)
+    rivals = (scores.get(t.name, 0.0) for t in candidates if t.name not in routed)
+    best_other = max(rivals, default=0.0)
     if own == best_other == 0 and tool.routing_examples:
         why = (
-            f"{name} (a finished answer): no candidate shares a word with the task, nor "
+            f"{name} ({kind}): no candidate shares a word with the task, nor "
             "does any of its declared examples"
         )
-        return TERMINAL_AS_CONTEXT, {name}, why
+        return TERMINAL_AS_CONTEXT, why
     if own < best_other or 0 < own == best_other:  # a tie at zero: it stands
         why = (
-            f"{name} (a finished answer) matches the task prompt no better than another "
+            f"{name} ({kind}) matches the task prompt no better than another "
             f"candidate (score {own:.2f} <= {best_other:.2f})"
         )
-        return TERMINAL_DROPPED, {name}, why
+        return TERMINAL_DROPPED, why
     if own > 0 and name not in evidence.routed:
         why = (
-            f"{name} (a finished answer) matches the task prompt best, but not with the "
-            "evidence the offline rule asks of a finished answer (its declared intent)"
+            f"{name} ({kind}) matches the task prompt best, but not with the evidence "
+            f"the offline rule asks of {asked} (its declared intent)"
         )
-        return TERMINAL_AS_CONTEXT, {name}, why
+        return TERMINAL_AS_CONTEXT, why
     return None
 
 
@@ -305,20 +347,19 @@ def guard_terminal(
 ) -> tuple[set[str], set[str], list[LedgerEntry]]:
     """A8: the routed tools that run, those whose finished answer joins the context (A9).
 
-    And a ledger entry when a terminal yes was unclear. ``evidence``: the offline
-    rule's for the task, the domain's own words out (:func:`domain_words`).
+    And a ledger entry when a terminal yes was unclear. A finished answer in doubt
+    that acts does not run at all (:func:`acting_in_doubt`). ``evidence``: the
+    offline rule's for the task, the domain's own words out (:func:`domain_words`).
     """
     found = terminal_verdict(scores, evidence, candidates, routed)
     if found is None:
         return routed, set(), []
     verdict, dropped, why = found
-    acting = {t.name for t in candidates if t.name in dropped and t.side_effects}
-    if verdict == TERMINAL_AS_CONTEXT and acting:  # nothing is done on a doubt (A9)
-        reason = f"{why}; it acts (side effects), so it does not run in doubt (A9)"
-        line = "routed, not run: it acts, and the verdict is in doubt"
-        entry = _routing_entry(node, TERMINAL_DROPPED, reason, acting, line)
-        return routed - acting, set(), [entry]
     if verdict == TERMINAL_AS_CONTEXT:
+        acting, held = acting_in_doubt(node, candidates, dict.fromkeys(dropped, why))
+        dropped -= acting
+        if not dropped:
+            return routed - acting, set(), held
         reason = f"{why}: retrieval answers, with its text in the context (A9)"
         line = "runs, its answer joins the context (A9)"
         return routed, dropped, [_routing_entry(node, verdict, reason, dropped, line)]
@@ -331,6 +372,92 @@ def guard_terminal(
     reason = f"{why}: {fallback} (A8)"
     entry = _routing_entry(node, verdict, reason, dropped, "routed, not run (A8)")
     return routed - dropped, set(), [entry]
+
+
+ACTING_IN_DOUBT = "a9_acting_in_doubt"
+ACTING_NOT_RUN = "routed, not run: it acts, and the verdict is in doubt"
+
+
+def acting_in_doubt(
+    node: TaskNode, candidates: Sequence[AnyTool], doubted: Mapping[str, str]
+) -> tuple[set[str], list[LedgerEntry]]:
+    """A9, for every tool that acts: of the tools whose yes is in doubt, those that act.
+
+    ``doubted``: tool name -> why its yes is in doubt (:func:`yes_doubt`). A tool
+    that acts (``side_effects``) does not run on such a yes, whatever its result
+    kind: a finished answer in doubt that does not act runs after the retrieval and
+    its text joins the context, a context tool runs as routed, but an effect done on
+    a doubt cannot be taken back. Returns the tools that act, which do not run, and
+    one ledger entry naming them with their why.
+    """
+    acting = {t.name: doubted[t.name] for t in candidates if t.name in doubted and t.side_effects}
+    if not acting:
+        return set(), []
+    entry = LedgerEntry(
+        kind=LedgerKind.ROUTING,
+        task_no=node.task_no,
+        verdict=ACTING_IN_DOUBT,
+        reason="; ".join(acting.values()) + ": it acts (side effects), so it does not run (A9)",
+        details=dict.fromkeys(sorted(acting), ACTING_NOT_RUN),
+        tools=tuple(sorted(acting)),
+    )
+    return set(acting), [entry]
+
+
+def guard_acting(
+    scores: Mapping[str, float],
+    evidence: RoutingEvidence,
+    node: TaskNode,
+    candidates: Sequence[AnyTool],
+    routed: set[str],
+) -> tuple[set[str], list[LedgerEntry]]:
+    """A9: the routed tools that run, less the tools that act and give context on a yes in doubt.
+
+    A finished answer is weighed by :func:`guard_terminal`; every other routed tool
+    with ``side_effects`` by the evidence a finished answer's yes needs
+    (:func:`yes_doubt`: its ``not_for`` questions, no better candidate left out, its
+    declared intent), or is in doubt when most candidates were routed (a routing
+    failure, A8). Those in doubt do not run (:func:`acting_in_doubt`).
+    """
+    failure = f"{len(routed)} of {len(candidates)} candidates routed"
+    many = no_choice(routed, candidates)
+    doubted: dict[str, str] = {}
+    for tool in candidates:
+        if tool.name not in routed or tool.returns_answer or not tool.side_effects:
+            continue
+        found = (
+            (TERMINAL_DROPPED, failure)
+            if many
+            else _acting_doubt(scores, evidence, tool, candidates, routed)
+        )
+        if found is not None:
+            doubted[tool.name] = found[1]
+    acting, held = acting_in_doubt(node, candidates, doubted)
+    return routed - acting, held
+
+
+def _acting_doubt(
+    scores: Mapping[str, float],
+    evidence: RoutingEvidence,
+    tool: AnyTool,
+    candidates: Sequence[AnyTool],
+    routed: Collection[str],
+) -> tuple[str, str] | None:
+    """A9 with Q6: :func:`yes_doubt` for a tool that acts, and a word of what it does.
+
+    When the tool declares examples and its declared intent does not explain the task,
+    the task must name the act: a word of the tool's name or routing question
+    (:meth:`~toolweave.llm.offline_routing.RoutingEvidence.names_its_action`). A word
+    only its examples have ("Tuesday" of "Book a study room for Tuesday.") is an
+    argument of the act, not a request for it.
+    """
+    found = yes_doubt(scores, evidence, tool, candidates, routed)
+    if found is not None or evidence.declared_intent(tool, margin=False):
+        return found
+    if not tool.routing_examples or evidence.names_its_action(tool):
+        return None  # with no examples declared, the model's yes for a paraphrase stands
+    why = f"{tool.name} (it acts): the task names nothing of what it does (name, routing question)"
+    return TERMINAL_AS_CONTEXT, why
 
 
 def _routing_entry(
@@ -405,77 +532,12 @@ def asking_in_doubt(
     return set(details), [entry]
 
 
-ACTING_IN_DOUBT = "a9_acting_in_doubt"
-NOT_ACTED = "routed, not run: it acts (side effects), and the verdict is in doubt (A9, Q6)"
-
-
-def acting_in_doubt(
-    scores: Mapping[str, float],
-    evidence: RoutingEvidence,
-    node: TaskNode,
-    candidates: Sequence[AnyTool],
-    routed: set[str],
-) -> tuple[set[str], list[LedgerEntry]]:
-    """A9 with Q6: the routed tools that act and give context, kept from running in doubt.
-
-    An effect (a booking, a renewal, a message sent) is not undone by the answer
-    that follows, so a tool that acts is held to the evidence of a finished answer
-    (:func:`asking_doubt`) whatever its result kind: "Is story time on Tuesday?"
-    shares "Tuesday" with a room-booking tool's example and books nothing. A
-    finished-answer tool that acts is weighed by :func:`guard_terminal` already.
-    Returns the tools that run and a ledger entry naming the others.
-    """
-    details: dict[str, str] = {}
-    for tool in candidates:
-        if tool.name in routed and tool.side_effects and not tool.returns_answer:
-            why = acting_doubt(scores, evidence, tool, candidates, routed)
-            if why is not None:
-                details[tool.name] = f"{why}: {NOT_ACTED}"
-    if not details:
-        return routed, []
-    entry = LedgerEntry(
-        kind=LedgerKind.ROUTING,
-        task_no=node.task_no,
-        verdict=ACTING_IN_DOUBT,
-        reason="routed on evidence in doubt; a tool that acts does not run in doubt (A9, Q6)",
-        details=details,
-        tools=tuple(sorted(details)),
-    )
-    return routed - set(details), [entry]
-
-
-def acting_doubt(
-    scores: Mapping[str, float],
-    evidence: RoutingEvidence,
-    tool: AnyTool,
-    candidates: Sequence[AnyTool],
-    routed: Collection[str],
-) -> str | None:
-    """Why a tool that acts is in doubt for the task (``evidence``'s prompt), or ``None``.
-
-    The evidence of a finished answer (:func:`asking_doubt` with the clear margin,
-    A9), and, when what the tool is for explains less than half of the task, a word
-    of what it does: its name or routing question
-    (:meth:`~toolweave.llm.offline_routing.RoutingEvidence.names_its_action`). A
-    word only its examples have ("Tuesday", from "Book a study room for Tuesday.")
-    is an argument of the act, not a request for it.
-    """
-    why = asking_doubt(scores, evidence, tool, candidates, routed, margin=True)
-    if why is not None or evidence.declared_intent(tool, margin=False):
-        return why
-    if evidence.names_its_action(tool):
-        return None
-    return "the task names nothing of what it does (its name, its routing question)"
-
-
 def asking_doubt(
     scores: Mapping[str, float],
     evidence: RoutingEvidence,
     tool: AnyTool,
     candidates: Sequence[AnyTool],
     routed: Collection[str],
-    *,
-    margin: bool = False,
 ) -> str | None:
     """Why a tool that may ask is in doubt for the task (``evidence``'s prompt), or ``None``.
 
@@ -484,10 +546,9 @@ def asking_doubt(
     matches it better (keyword evidence, ``scores``); the task is what the tool is
     not for; or the offline rule finds no declared intent behind it
     (:meth:`~toolweave.llm.offline_routing.RoutingEvidence.declared_intent`: one
-    shared word is not enough). ``margin``: a word of the task that no other
-    candidate has counts as declared intent too, as for a finished answer (A9).
+    shared word is not enough).
     """
-    if len(routed) >= MANY_ROUTED and 2 * len(routed) >= len(candidates):
+    if no_choice(routed, candidates):
         return f"{len(routed)} of {len(candidates)} candidates routed"
     own = scores.get(tool.name, 0.0) if evidence.shares_a_word(tool) else 0.0
     best_other = max((scores.get(t.name, 0.0) for t in candidates if t is not tool), default=0.0)
@@ -498,7 +559,7 @@ def asking_doubt(
     against = evidence.against_not_for(tool)
     if against is not None:
         return against
-    if not evidence.declared_intent(tool, margin=margin):
+    if not evidence.declared_intent(tool, margin=False):
         return "what it is for explains too little of the task (its declared intent)"
     return None
 
@@ -745,8 +806,8 @@ def guard(
     (:func:`without_missing_inputs`, T13) nor without anything in the task behind
     it (:func:`without_unbacked_yeses`, T5 with T7), several yeses resolved
     (:func:`resolve_yeses`, T5), a terminal yes weighed (:func:`guard_terminal`, A8,
-    A9), a context tool that acts weighed (:func:`acting_in_doubt`, A9 with Q6) and a
-    tool that may ask weighed (:func:`asking_in_doubt`, Q1 with A9).
+    A9), a tool that acts weighed (:func:`guard_acting`, A9) and a tool that may ask
+    weighed (:func:`asking_in_doubt`, Q1 with A9).
     """
     prompt = node.task.task_prompt
     scores = keyword_evidence(deps.candidate_index, prompt, candidates, words.terms)
@@ -757,12 +818,12 @@ def guard(
     plain = RoutingEvidence(prompt, candidates)  # T5 weighs the domain's words too
     routed, resolved = resolve_yeses(node, candidates, activation.verdicts, plain)
     routed, in_doubt, guarded = guard_terminal(scores, evidence, node, candidates, routed)
-    routed, acting = acting_in_doubt(scores, evidence, node, candidates, routed)
+    routed, held = guard_acting(scores, evidence, node, candidates, routed)
     asking, unsure = asking_in_doubt(deps, scores, evidence, node, candidates, routed)
     return GuardOutcome(
         activation=activation,
         routed=routed,
         in_doubt=in_doubt | asking,
         screened=chosen + unfilled + unbacked,
-        resolved=resolved + guarded + acting + unsure,
+        resolved=resolved + guarded + held + unsure,
     )

@@ -1,12 +1,8 @@
 """The clarification pause (Q1-Q2): opening the question, taking the reply.
 
-A tool's ``ToolResult.clarification(...)`` opens a :class:`Clarification` in the
-state's ``pause`` key (:func:`pause_for_clarification`), within the round limit;
-``ask_user`` (:mod:`toolweave.graph.pause`) interrupts with it. The reply arrives
-either as ``Command(resume=reply)`` or as the next message on the thread (through
-``take_reply``); both leave it on the open question (:func:`replied`), and
-``execute`` hands it to the same tool's clarification method
-(:func:`reply_for`).
+A reply arrives as ``Command(resume=reply)`` or as the next message on the thread
+(``take_reply``); both leave it on the open question for the same tool's
+clarification method.
 """
 
 from __future__ import annotations
@@ -97,9 +93,8 @@ PAUSE_KEY = "toolweave_clarification"
 def clarification_message(question: Clarification) -> AIMessage:
     """The conversation's message of a clarification question, who asked and the choices with it.
 
-    They let the answer step read a reply that is a choice's number as that choice,
-    and tell a reply the same tool asked past from one still in force
-    (:func:`exchange_of`), whichever way the reply arrived (Q2, Q8).
+    It lets the answer step read a numbered reply as its choice and tell a superseded
+    question from one in force (:func:`exchange_of`; Q2, Q8).
     """
     asker = completion_key(question.task_no, question.tool)
     extra = {PAUSE_KEY: {"asker": asker, "choices": list(question.choices)}}
@@ -135,10 +130,8 @@ NOT_ASKED = (
 def not_asked(node: TaskNode, name: str, result: ToolResult) -> LedgerEntry:
     """Q1 with A9: the ledger line of a question not asked, the tool's yes being in doubt.
 
-    A tool routed on doubtful evidence (``route``: ``q1_asking_in_doubt``) runs after
-    the retrieval; its clarification request is no pause but no result (R1), so
-    the question a person did not ask about is not put to them, and the documents
-    answer (or "no information").
+    A doubtful tool's clarification is no result (R1): the person is not asked about
+    what they did not ask, and the documents answer.
     """
     return LedgerEntry(
         kind=LedgerKind.CLARIFICATION,
@@ -188,10 +181,8 @@ def cancelled(pending: Clarification, message: str, user_lang: str) -> dict[str,
 def closed_by_new_turn(pending: object, message: str) -> tuple[str, list[LedgerEntry]]:
     """The question of the new turn and the ledger entry of the open question it closed (Q2).
 
-    A new question is asked as it stands (``closed``); an amended request ("Sorry, I
-    meant…") is asked without its marker, so normalization reads it against the
-    request it corrects, the earlier question re-run with the amendment (``amended``).
-    No open question: the message as it stands, nothing closed.
+    A new question is asked as it stands (``closed``); an amended request loses its
+    marker and is read against the request it corrects (``amended``).
     """
     if not isinstance(pending, Clarification) or pending.reply is not None:
         return message, []

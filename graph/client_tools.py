@@ -1,22 +1,11 @@
 """AI system tools in the graph: scope (W3), the input check (W2) and the client-tool pause.
 
-``execute`` hands an :class:`~toolweave.tools.ai.orchestration.AiChatbotTool` to
-:func:`ai_tool_steps`, which decides where it runs:
-
-- ``SERVER``, or ``ALL`` when the client announced no implementation: the tool's
-  ``execute(input)`` runs here, contained (R7);
-- ``CLIENT``, or ``ALL`` when announced: the tool is never run here. The step
-  opens the :class:`~toolweave.state.pauses.ClientCalls` pause for it and for the
-  client tools queued right after it with a known input, and the walk goes to
-  ``ask_user``, which only interrupts (:mod:`toolweave.graph.pause`). The client
-  resumes with the results (:func:`receive_results`); ``execute`` then records
-  each as the tool's context;
-- ``CLIENT`` when the client announced no implementation: skipped, with a
-  ledger entry (the run never pauses for a client that cannot answer).
-
-The input reaches a tool only when it parses and validates against its schema;
-otherwise the extraction is asked again with the error, a bounded number of
-times (``Limits.ai_input_attempts``), each rejection in the ledger.
+A ``SERVER`` tool (or ``ALL`` with no client implementation) runs here, contained
+(R7), with the call's context when it takes one (``AiToolContext``: the idempotency
+key a chatbot tool would get, Q6); a ``CLIENT`` one (or ``ALL`` announced) opens the
+``ClientCalls`` pause and the client resumes with its results; a ``CLIENT`` tool no
+client implements is skipped, with a ledger entry. An input that does not validate is
+extracted again with the error, at most ``Limits.ai_input_attempts`` times.
 """
 
 from __future__ import annotations
@@ -31,7 +20,8 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
-from toolweave.graph.context import Dependencies, RunContext, assistant_for
+from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
+from toolweave.graph.idempotency import tool_call_key
 from toolweave.graph.tool_call import entry as _entry
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.client_calls import ClientToolCall, ClientToolResultError, parse_results
@@ -41,7 +31,7 @@ from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.pauses import ClientCalls, ClientToolCallsPayload
 from toolweave.state.results import ToolResult
 from toolweave.state.task import TaskNode
-from toolweave.tools.ai.base import AiToolDefinition, AiToolScope, execution
+from toolweave.tools.ai.base import AiToolContext, AiToolDefinition, AiToolScope, execution
 from toolweave.tools.ai.inputs import InputCheck, check_input, input_text
 from toolweave.tools.ai.orchestration import AiChatbotTool
 from toolweave.tools.ai.prompts import INPUT_RETRY_PROMPT
@@ -215,16 +205,40 @@ def _pause_for_client(
     return outcome
 
 
+def call_context(
+    state: GraphState,
+    runtime: Runtime[RunContext] | None,
+    node: TaskNode,
+    tool: AiChatbotTool,
+    progress: ProgressEmitter,
+) -> AiToolContext:
+    """The context of one server-side call of an AI tool (W2, Q6).
+
+    Its idempotency key is the one a chatbot tool gets for the same call
+    (:func:`~toolweave.graph.idempotency.tool_call_key`: thread, message, task, tool,
+    clarification round), so it is the same when the step runs again.
+    """
+    return AiToolContext(
+        idempotency_key=tool_call_key(state, node.task_no, tool.name),
+        task_no=node.task_no,
+        user_lang=state["message"].user_lang,
+        systems=tuple(state.get("systems") or ()),
+        user_data=user_data_for(state, runtime),
+        progress=progress,
+    )
+
+
 def _run_here(
     node: TaskNode,
     tool: AiChatbotTool,
     check: InputCheck,
     outcome: AiOutcome,
-    progress: ProgressEmitter,
+    ctx: AiToolContext,
 ) -> Steps[AiOutcome]:
-    """The tool's ``execute(input)`` on the server, its failure contained (R7)."""
+    """The tool's ``execute(input[, ctx])`` on the server, its failure contained (R7)."""
+    progress = ctx.progress
     try:
-        output = yield from perform(execution(tool.ai_tool, check.text))
+        output = yield from perform(execution(tool.ai_tool, check.text, ctx))
     except GraphBubbleUp:
         raise
     except Exception as exc:  # R7: a failing tool is "no result"; the run goes on
@@ -275,7 +289,8 @@ def ai_tool_steps(
         return outcome
     if in_client:
         return _pause_for_client(deps, node, tool, check, announced, outcome)
-    return (yield from _run_here(node, tool, check, outcome, progress))
+    ctx = call_context(state, runtime, node, tool, progress)
+    return (yield from _run_here(node, tool, check, outcome, ctx))
 
 
 def receive_results(
@@ -283,9 +298,8 @@ def receive_results(
 ) -> ClientCalls:
     """Merge resume values into ``pending`` until every call has a result (W3, X5).
 
-    A malformed value or one naming an unknown call id is refused whole, and
-    the pause is asked again with the error in its payload; a value answering
-    some of the calls is kept and the pause asks for the rest.
+    A malformed value or an unknown call id is refused whole and the pause asked again
+    with the error; a partial answer is kept and the rest asked for.
     """
     value = first
     while True:

@@ -1,27 +1,10 @@
 """The compiled graph :func:`toolweave.build_graph` returns: input checked before it is stored.
 
-:class:`ToolweaveGraph` is LangGraph's ``CompiledStateGraph`` with one addition at
-its two entry points, ``stream`` and ``astream`` (``invoke``, ``ainvoke``, ``batch``
-and the event streams all go through them):
-
-- the run input is checked by :func:`toolweave.graph.validation.validate_input`
-  before LangGraph sees it (X1, X5), and a ``Command(resume=...)`` is checked
-  against the question the thread is paused on, so a rejected input raises
-  :class:`~toolweave.state.errors.InvalidRequestError` (or
-  ``NothingPendingError``/``UnknownThreadError`` for a resume with nowhere to go)
-  and the checkpoint stays exactly as it was;
-- a new message on a thread whose last run stopped mid-way first finishes that
-  run, or abandons it with a ledger entry (Q5, ``interrupted_runs``);
-- a message sent again (its id in the thread, or the paused or stopped run's own
-  question) continues that run instead of starting a new one, and runs on one thread
-  wait for each other in the process, and across processes sharing a PostgreSQL
-  checkpointer (S5, Q6; :mod:`toolweave.graph.run_lock`).
-
-Its input may also be what an LCEL chain hands it (a ``PromptValue``, messages, a
-message, a text; :func:`~toolweave.graph.validation.as_message_input`), and
-``as_tool()`` makes it the agent tool of :mod:`toolweave.graph.agent_tool`.
-Copies made by ``with_config``/``copy`` (and by the LangGraph server) keep both.
-Each run goes on in a scope of its own (:mod:`toolweave.state.run_scope`, X6).
+:class:`ToolweaveGraph` wraps ``stream``/``astream`` (every entry point goes through
+them): the input and a resume value are validated before LangGraph stores them (X1,
+X5); a stopped run on the thread is finished or abandoned first (Q5); a re-sent
+message continues its run, and runs on one thread take turns (S5, Q6). Each run has
+its own scope (X6).
 """
 
 from __future__ import annotations
@@ -120,11 +103,8 @@ def _thread_config(
 def may_have_pending_tasks(saved: CheckpointTuple) -> bool:
     """Whether a stored checkpoint may have steps left to run, paused questions aside.
 
-    The cheap test before a full state read (one checkpoint read, no channel
-    rebuilt): a node has a task when one of its trigger channels (``__start__``, or
-    the one its incoming edges write, see :func:`triggered_node`) holds a value of a
-    version it has not seen. False means finished or paused on a question; True is
-    confirmed by LangGraph's own ``get_state`` (``StateSnapshot.next``).
+    A cheap test (one checkpoint read): a trigger channel holds a version its node has
+    not seen. True is confirmed by LangGraph's ``get_state``.
     """
     if any(write[1] == INTERRUPT for write in saved.pending_writes or ()):
         return False
@@ -146,9 +126,8 @@ def may_have_pending_tasks(saved: CheckpointTuple) -> bool:
 def _finishing(config: RunnableConfig) -> RunnableConfig:
     """The config that finishes (or abandons) an interrupted run, without the caller's run id.
 
-    LangGraph takes a run whose ``metadata["run_id"]`` matches the thread's latest
-    checkpoint for a re-entry into that run and ignores its input; the LangGraph
-    server sets that id, so the new message would be dropped after the finishing.
+    LangGraph reads a matching ``metadata["run_id"]`` as a re-entry and would drop the
+    new message.
     """
     metadata = {k: v for k, v in (config.get("metadata") or {}).items() if k != "run_id"}
     kept = {k: v for k, v in config.items() if k != "run_id"}
@@ -184,8 +163,7 @@ def _stored_user_data(snapshot: StateSnapshot | None, saved: CheckpointTuple | N
 
 
 class ToolweaveGraph(
-    AllowlistedCheckpoints,
-    CompiledStateGraph[GraphState, RunContext, InputState, OutputState],
+    AllowlistedCheckpoints, CompiledStateGraph[GraphState, RunContext, InputState, OutputState]
 ):
     """The orchestration graph: LangGraph's compiled graph with its input checked first."""
 
@@ -249,11 +227,7 @@ class ToolweaveGraph(
     ) -> BaseTool:
         """The graph as an agent's tool: the one ``as_agent_tool`` makes.
 
-        A ``question`` in; the answer with its sources out; a question the run asks
-        comes with its choices numbered (:mod:`toolweave.graph.agent_tool`).
-
-        With ``args_schema`` or ``arg_types``, LangChain's own ``Runnable.as_tool``:
-        the tool's arguments are then the graph's input as it is.
+        With ``args_schema`` or ``arg_types``, LangChain's own ``Runnable.as_tool``.
         """
         if args_schema is not None or arg_types is not None:
             return super().as_tool(
@@ -354,9 +328,7 @@ class ToolweaveGraph(
     ) -> Steps[tuple[Any, StateSnapshot | None]]:
         """``None`` for a message that repeats one of its run: it continues that run (Q6, S5).
 
-        A message the thread holds already (its id), or the paused run's question sent
-        again. The state is read only for messages that carry their own ids
-        (:func:`~toolweave.graph.idempotency.carries_ids`) and for one message on a
+        The state is read only for messages with their own ids and for one message on a
         paused thread; it is returned for reuse.
         """
         paused = any(write[1] == INTERRUPT for write in saved.pending_writes or ())

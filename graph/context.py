@@ -131,8 +131,7 @@ def user_data_for(
 def assistant_for(deps: Dependencies, runtime: Runtime[RunContext] | None) -> LlmAssistant:
     """The run's assistant: the runtime context's when given, else the builder's.
 
-    Every node asks for it before its model calls, so this is where the run's
-    deadline is checked (``Limits.run_deadline_s``, X5; the run's scope holds it).
+    Every node asks before its model calls, so the run's deadline is checked here (X5).
 
     Raises:
         RunDeadlineError: the run's deadline has passed.

@@ -1,21 +1,9 @@
 """One run at a time per thread across processes that share a PostgreSQL checkpointer (S5, Q6).
 
-:mod:`toolweave.graph.run_lock` makes a thread's runs take turns inside one process.
-Processes that share a PostgreSQL checkpointer (web workers, pods) take turns too: a
-top-level run holds a PostgreSQL *advisory lock* named after its thread while it runs.
-It is taken on a connection of its own, opened for the run with the checkpointer's
-connection settings (never one of its pool's: runs holding every pooled connection
-would leave none for their own checkpoints), in a transaction left open for the run:
-``pg_try_advisory_xact_lock``, asked again every :data:`POLL_S` (``time.sleep`` in a
-sync run, ``asyncio.sleep`` in an async one) until the deadline the in-process wait
-started. The run's end rolls the transaction back, which releases the lock; a process
-that dies ends its session, and the server releases it too. A transaction-level lock
-rather than a session-level one, so that it also holds through PgBouncer's transaction
-pooling (an open transaction keeps its server connection; a session lock could be left
-behind on a server connection handed to another client). The transaction writes
-nothing and holds no snapshot between its statements.
-
-Checkpointers not backed by psycopg (in memory, SQLite) hold nothing here.
+A run holds ``pg_try_advisory_xact_lock`` on a connection of its own (never a pooled
+one, which runs could exhaust), polled every :data:`POLL_S`, in a transaction that
+writes nothing and is rolled back at the run's end. Transaction-level so that it
+holds through PgBouncer's transaction pooling. Other checkpointers hold nothing here.
 """
 
 from __future__ import annotations

@@ -24,9 +24,7 @@ logger = logging.getLogger(__name__)
 
 
 def completed_siblings(
-    tasks: Mapping[str, TaskNode],
-    buffer: Mapping[str, list[PromptAndContext]],
-    subtask: TaskNode,
+    tasks: Mapping[str, TaskNode], buffer: Mapping[str, list[PromptAndContext]], subtask: TaskNode
 ) -> dict[str, list[PromptAndContext]]:
     """K3: buffer entries of the finished siblings before ``subtask`` and of their subtrees."""
     if subtask.parent is None:

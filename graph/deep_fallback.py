@@ -1,28 +1,11 @@
 """The ``deep_fallback`` node: the gatekeeper (D1) and the deep-search plan (D2, D3, D7).
 
-It has one turn per message, when the root task has closed without a terminal
-answer. A question of one of the domain's withheld kinds (A7) is answered with the
-kind's text whatever the context holds, so for it nothing is judged. Otherwise it
-asks the gatekeeper whether the context suffices; if not, and the
-domain has a deep-search coordinator for the prompt type, it adds that
-coordinator's subtasks under the root and forces the coordinator on the root,
-so the walk runs the searches and then the coordinator as the consumer (B4).
-
-Calls that cannot pay are not made (A10, D8), by rules that hold for any domain
-and have no threshold; the ledger says which rule skipped what:
-
-- no gatekeeper call when one text of the context holds every content word of
-  the question (:func:`covering_text`): there is nothing its words could still
-  find;
-- no gatekeeper call when the offline reading of the context quotes a stored
-  page's sentence that answers the question (:func:`~toolweave.llm.answer_rules.reading_quotes`),
-  the offline gatekeeper finds the context sufficient (a "when" or "how much" question
-  has a figure about it), and each question word the context lacks is a word no stored page uses
-  (:func:`searchable_words`): the answer step reads that sentence anyway, and no
-  search by the question's words could add one;
-- no neighbour search when every page next to the context's pages says nothing
-  the context does not (:func:`neighbours_known`): the full search then runs
-  at once.
+Once per message, after the root closed without a terminal answer, it asks the
+gatekeeper whether the context suffices and, if not, plans the domain's deep-search
+coordinator. A withheld kind (A7) is answered with its text, unjudged. Calls that
+cannot pay are skipped by domain-neutral rules, each named in the ledger (A10, D8):
+:func:`covering_text`, a quoted sentence whose missing words no page uses
+(:func:`searchable_words`), and :func:`neighbours_known`.
 """
 
 from __future__ import annotations
@@ -86,9 +69,7 @@ def covering_text(
 ) -> str | None:
     """Which context text holds every content word of ``question``, if one does (A10, D1).
 
-    Words are compared as the novelty check compares them (case, accents and
-    stems folded, stop words left out); each sentence of the question must be
-    held by one text. ``None`` when no text does: the gatekeeper is then asked.
+    Compared folded, as the novelty check does; ``None``: the gatekeeper is asked.
     """
     if not Known.of(documents, guaranteed).covers(question):
         return None
@@ -103,9 +84,7 @@ def neighbours_known(
 ) -> int | None:
     """How many neighbour pages there are, when none says anything the context does not.
 
-    ``None`` when the neighbour search may find something new (or is not a
-    :class:`~toolweave.tools.search.neighbor_search.NeighborPageSearchTool`):
-    it is then planned (D6).
+    ``None`` when the neighbour search may find something new: it is then planned (D6).
     """
     name = coordinator.neighbor_search_tool
     tool = None if name is None else registry.get(name)
@@ -238,8 +217,7 @@ def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
         missing = verdict.missing[: deps.limits.deep_fallback_pieces]
         rewrites = {piece: verdict.phrasings(piece) for piece in missing}
         gate = _gate(
-            "sufficient" if verdict.sufficient else "insufficient",
-            "; ".join(missing),
+            "sufficient" if verdict.sufficient else "insufficient", "; ".join(missing)
         ).model_copy(
             update={
                 "details": {piece: " | ".join(found) for piece, found in rewrites.items() if found}
@@ -354,22 +332,8 @@ def _searched(tasks: Mapping[str, TaskNode], numbers: Sequence[str]) -> tuple[st
 def found_new_entries(state: GraphState, owner: str, task_no: str) -> list[LedgerEntry]:
     """D8, L1: per missing piece, what its deep searches found that the first retrieval had not.
 
-    Recorded when the deep-search coordinator runs on the root, after its
-    subtasks closed. The first retrieval is every context buffer entry of a task
-    the deep search did not plan; a piece's finds are its search subtasks'
-    entries, less what that context already held
-    (:class:`~toolweave.tools.search.novelty.Known`).
-
-    Args:
-        state: The graph state after the tool ``owner`` ran on ``task_no``.
-        owner: The tool that ran: the entries come only for the deep-search
-            coordinator of this round, on the root.
-        task_no: The task it ran on.
-
-    Returns:
-        One ``deep_fallback`` entry per piece, verdict ``"found new"`` or
-        ``"nothing new"``, its details the new pages and what they say; none
-        for any other tool or task.
+    Only for the round's deep-search coordinator on the root: one ``deep_fallback``
+    entry per piece, ``"found new"`` (its pages in the details) or ``"nothing new"``.
     """
     if owner != state.get("deep_fallback_owner") or task_no != ROOT_TASK_NO:
         return []

@@ -1,21 +1,9 @@
 """Q6: the stable idempotency key of one tool call.
 
-LangGraph saves a step's writes only when the step finishes, so a process that
-dies mid-step (a crash, SIGKILL, a lost pod) re-runs that step from its first
-line on resume: tool calls are at least once. A tool with an external side
-effect (a booking, a ticket, a message) makes it exactly once by deduplicating
-on ``ctx.idempotency_key``, which this module derives from data the checkpoint
-already holds, never from LangGraph's ``run_id`` (a resumed run gets a new one):
-
-- the thread id (``config["configurable"]["thread_id"]``; empty without one);
-- the id of the latest human message, i.e. the message that started the run or
-  the reply that continues it (LangChain gives every message an id when it is
-  stored; pass your own ``HumanMessage(id=...)`` to keep the key when a client
-  re-sends the same message after a crash before it was checkpointed);
-- the task (``task_no``), the tool's name and the clarification round.
-
-So every re-execution of one call gets the same key, and a new message, a new
-round, another task or another tool gets a different one.
+A step that dies mid-way re-runs on resume, so tool calls are at least once; a tool
+with a side effect deduplicates on ``ctx.idempotency_key``. The key comes from what
+the checkpoint holds (never LangGraph's ``run_id``, new on resume): the thread id, the
+latest human message's id, the task, the tool's name and the clarification round.
 """
 
 from __future__ import annotations
@@ -104,14 +92,8 @@ def _input_messages(checked: Any) -> Sequence[Any]:
 def is_resend(checked: Any, stored: Sequence[BaseMessage]) -> bool:
     """Whether a message input only repeats messages the thread already holds (Q6, S5).
 
-    Every message of the input carries an id that a stored message has, with the
-    same text: a client re-sent it (a retry after a lost response, a double
-    submit). Such an input starts no new run: the thread's own run for it is
-    finished if it stopped mid-way, else its output is returned as stored. Asked
-    again, every tool with side effects would act a second time (with the same
-    key, Q6, so only a tool that dedupes would be safe), and LangGraph would
-    replace the stored message in place, leaving the thread's last message the
-    answer, not a question.
+    A re-sent message (same id, same text) starts no new run, so tools with side
+    effects do not act twice; its run is finished or its stored output returned.
 
     Raises:
         InvalidRequestError: A message has a stored id but other text (nothing is
@@ -160,11 +142,8 @@ def one_human_message(checked: Any) -> bool:
 def repeated_while_paused(checked: Any, values: Mapping[str, Any]) -> bool:
     """Whether a message repeats the paused run's question instead of answering its pause (S5).
 
-    The person sent the question again (a double submit, or no sight of the question
-    or the page's form yet). As a new turn it would run the question again, and
-    every tool with side effects would act a second time under a new key; it
-    continues the paused run instead, which asks the same again. A message that
-    reads as the reply to the open question (Q2) stays the reply.
+    Run as a new turn it would act twice; it continues the paused run instead. A
+    message that reads as the reply (Q2) stays the reply.
     """
     pause = pause_of(values)
     if pause is None or awaiting(pause) == "nobody":

@@ -1,35 +1,7 @@
 """Every private LangGraph name toolweave relies on, spelled here and nowhere else.
 
-LangGraph keeps these out of its public API: a release may move or rename any of
-them. Each one is pinned by ``tests/test_langgraph_private.py``, which checks what
-the name means (not only that it exists) and fails with a message naming the
-entry below to update. The rest of the library imports them from here.
-
-- :data:`CHECKPOINTER_CONFIG_KEY`: the ``configurable`` key under which LangGraph
-  (and the LangGraph server) hands a run its checkpointer.
-- :data:`INTERRUPT`: the key of pending interrupts in ``invoke``'s (v1) output and
-  the channel an ``interrupt()`` writes.
-- :data:`BRANCH_PREFIX`: the prefix of the trigger channel an edge writes to make
-  its target node run (``branch:to:<node>``).
-- :data:`SERDE_ALLOWLIST`: the compiled graph's attribute holding the msgpack
-  allowlist ``compile()`` computed (read by LangGraph in strict msgpack mode).
-- :class:`AllowlistedCheckpoints`: overrides ``Pregel._apply_checkpointer_allowlist``
-  (where every run and state read gets its checkpointer) so that the graph's msgpack
-  allowlist applies in LangGraph's default, permissive mode too, and reads
-  toolweave's own types without the "unregistered type" warning; it sets the
-  serializer's ``_allowed_msgpack_modules`` and ``_unpack_ext_hook`` (built by
-  ``_create_msgpack_ext_hook``) on a copy.
-- :func:`copy_fields`: the keyword arguments LangGraph's ``Pregel.copy`` passes to
-  the class's constructor.
-- :class:`RunnableCallable`: the runnable LangGraph makes of a function node, with
-  a sync and an async body.
-- :func:`lean_branch_reads`: a conditional edge's state reader (the ``reader``
-  keyword of the ``RunnableCallable`` ``BranchSpec.run`` makes, a ``partial`` of
-  ``ChannelRead.do_read`` with ``fresh=True``), and the task's read function under
-  ``CONFIG_KEY_READ`` (a ``partial`` of ``local_read`` over ``scratchpad``,
-  ``channels``, ``managed`` and the task's writes), which :func:`lean_fresh_read` reads
-  (its channels' ``copy``, ``update``, ``is_available`` and ``get``, through
-  :class:`LazyFreshState`, which lives only as long as the route's call).
+A LangGraph release may move or rename any of them; ``tests/test_langgraph_private.py``
+pins what each one means and names the entry here to update.
 """
 
 from __future__ import annotations
@@ -103,11 +75,8 @@ def allowlisted(
 ) -> BaseCheckpointSaver[Any]:
     """``saver`` reading exactly ``allowlist`` (and LangGraph's safe types) without warnings.
 
-    In strict mode (``LANGGRAPH_STRICT_MSGPACK=true``) that is the saver's own
-    ``with_allowlist``. In the default permissive mode a ``JsonPlusSerializer`` allows
-    every type and warns for each unregistered one ("will be blocked in a future
-    version"), and ``with_allowlist`` leaves it so; the copy made here allows the
-    listed types explicitly, as the warning asks, and so reads them as strict mode would.
+    In permissive mode ``with_allowlist`` still allows and warns for every type; the
+    copy made here allows the listed types explicitly, as strict mode does.
     """
     serde = saver.serde
     if (
@@ -135,10 +104,9 @@ _EXPLICIT_SERDES: weakref.WeakKeyDictionary[
 ] = weakref.WeakKeyDictionary()
 """Per serializer and allowlist, its explicit copy and the fields it was copied from.
 
-Every run and every state read asks for its checkpointer, so the copy was made
-twice per run; now once, and again whenever the serializer's fields are no longer
-those it was copied from (the copy is a function of them), and it goes with the
-serializer."""
+Made once (every run and state read asks for it) and again only when the
+serializer's fields change; it lives as long as the serializer.
+"""
 
 
 class AllowlistedCheckpoints(abc.ABC):  # noqa: B024 - Pregel's metaclass is ABCMeta
@@ -162,11 +130,8 @@ _SAME_WITHOUT_WRITES = (LastValue, BinaryOperatorAggregate, DeltaChannel)
 class LazyFreshState(Mapping[str, Any]):
     """The state a conditional edge's route reads, each channel read when first asked for.
 
-    A channel the step wrote (or one of a kind an empty update changes) is copied
-    and given the step's writes with its own reducer, as LangGraph's fresh read does
-    for every channel, but only when the route asks for its key; any other channel
-    is read in place. A key whose channel holds no value is missing, as in
-    LangGraph's read.
+    A channel the step wrote is copied and reduced only when its key is asked for;
+    others are read in place.
     """
 
     __slots__ = ("_channels", "_select", "_values", "_written")
@@ -219,14 +184,8 @@ def lean_fresh_read(
 ) -> Any:
     """LangGraph's fresh state read for a conditional edge, reading only the keys the route asks.
 
-    LangGraph's own (``local_read`` with ``fresh=True``) copies every channel of the
-    graph (the state's keys and its own trigger channels) and applies the node's
-    writes to the copies, so the route sees the state its reducers made of the
-    update (S2). This read gives the route a :class:`LazyFreshState` instead: the
-    same values, but a key is read (and a channel the node wrote copied and updated
-    with its own reducer) only when the route asks for it; a route reading five of
-    thirty keys neither copies nor reduces the others. Anything else (a single key,
-    a managed value, a state class to build) goes to LangGraph's read.
+    LangGraph's own copies and reduces every channel (S2); this returns a
+    :class:`LazyFreshState` with the same values. Other reads go to LangGraph's.
     """
     read = config[CONF][CONFIG_KEY_READ]
     args = read.args if isinstance(read, functools.partial) else ()
@@ -243,10 +202,9 @@ def lean_fresh_read(
 
 
 def lean_branch_reads(graph: Any) -> int:
-    """Give every conditional edge of a compiled ``graph`` :func:`lean_fresh_read`.
+    """Give every conditional edge of ``graph`` :func:`lean_fresh_read`; how many got it.
 
-    Its select and mapper stay LangGraph's. Returns:
-        How many edges were given it (0 if LangGraph no longer builds them so).
+    Select and mapper stay LangGraph's; 0 when LangGraph no longer builds edges so.
     """
     count = 0
     for node in graph.nodes.values():

@@ -1,14 +1,7 @@
 """One node, two bodies: a sync one for ``invoke`` and a native async one for ``ainvoke``.
 
-A node's logic is written once, as steps (:mod:`toolweave.tools.effects`):
-``drive`` runs them with each effect's sync form, ``adrive`` awaits its async one,
-so under ``ainvoke``/``astream`` a node never touches LangGraph's thread pool
-unless an effect itself chooses to.
-
-:func:`make_node` builds LangGraph's own ``RunnableCallable(func, afunc)`` (whose
-default ``afunc`` runs ``func`` in the executor) with our async body;
-``tests/test_async_rules.py`` pins that behaviour, since the class is LangGraph's
-(``graph/langgraph_private.py``).
+A node's logic is written once, as steps (:mod:`toolweave.tools.effects`), so under
+``ainvoke`` a node never uses LangGraph's thread pool unless an effect chooses to.
 """
 
 from __future__ import annotations

@@ -12,13 +12,7 @@ from langgraph.types import Overwrite
 
 from toolweave.coordinators.base import AgentCoordinator
 from toolweave.graph.clarify import closed_by_new_turn
-from toolweave.graph.context import (
-    Dependencies,
-    Limits,
-    RunContext,
-    assistant_for,
-    user_data_for,
-)
+from toolweave.graph.context import Dependencies, Limits, RunContext, assistant_for, user_data_for
 from toolweave.graph.nodes import Steps, make_node
 from toolweave.graph.normalized import check_normalized
 from toolweave.graph.validation import question_of
@@ -132,12 +126,9 @@ GateCheck = Callable[[GraphState, Runtime[RunContext] | None], dict[str, Any]]
 def make_gate_check(deps: Dependencies) -> GateCheck:
     """T4 on every run: the gates again on a run that resumes the message with a reply.
 
-    The message's first run checked them in ``normalize``, with its user data; a
-    run that continues it on a clarification reply brings user data of its own (or
-    none: the run context is never stored). The tools offered now are those that
-    pass with it; a tool offered before and refused now gets its ``refused: ...``
-    gate entry (its reason says it was checked again) and a ``gates`` event, and
-    ``execute`` does not run it, the tool that asked included.
+    A run on a clarification reply brings its own user data (the run context is never
+    stored): a tool it refuses, the asking one included, gets a ``refused`` entry and a
+    ``gates`` event and does not run.
     """
     tools = domain_tools(deps)
     open_tools = frozenset(tool.name for tool in tools if open_without_filter(tool))

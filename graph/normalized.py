@@ -1,20 +1,8 @@
 """Checks on the model's normalization of a message (A1, T10), before the root task is made.
 
-- **A1, first turn.** A question with no earlier turns is kept as the user wrote
-  it: rewriting is for follow-ups, which need the history to stand alone. A
-  small model's rewrite of a first question is noise at best and, at worst, a
-  different question (or a doctor's name the coordinator no longer matches).
-- **A1, follow-ups.** A rewrite must keep what the user wrote: one that drops a
-  content word of the message (a small model returning the earlier question, or
-  a paraphrase that loses the new subject) gives way to the offline rewrite
-  (:func:`toolweave.llm.offline.resolve_followup`), which replaces what the
-  follow-up changes. So does one that adds a content word written nowhere in the
-  conversation ("What is the emergency phone number?" for "And what is their
-  phone number?" after a question about neurology): a rewrite resolves what the
-  follow-up points back to, it does not add a subject of its own.
-- **T10, language.** The model's language tag is cross-checked by the
-  deterministic detector (``toolweave.tools.language``) on the user's own
-  message; when the detector is confident and disagrees, the detector wins.
+A first question is kept as written; a follow-up's rewrite that drops a content word
+of the message, or adds one written nowhere in the conversation, gives way to the
+offline rewrite; a confident language detector overrides the model's language tag.
 """
 
 from __future__ import annotations

@@ -1,17 +1,7 @@
 """The one interrupting node, ``ask_user``, and every pause kind's resume (Q1, Q2, Q7, W3, X5).
 
-The walk sends a run here whenever its pending pause (the state's ``pause``) is
-unanswered. ``ask_user`` does nothing but ``interrupt()`` with the pause's
-payload and apply the resume value: LangGraph re-runs an interrupted node from
-its first line, so no work sits before the interrupt (Q4). Per kind:
-
-- :func:`check_resume` checks a resume value against the payload it answers,
-  before LangGraph stores it (X5; the compiled graph calls it);
-- :func:`apply_resume` turns the value into the state update (a refused value
-  of client-tool results asks again, with the error in the payload).
-
-``take_reply`` is the other way in: a new message on a thread whose pause a
-message answers (:func:`toolweave.state.pauses.awaiting` says ``"reply"``).
+``ask_user`` only interrupts and applies the resume value: LangGraph re-runs an
+interrupted node from its first line, so no work sits before the interrupt (Q4).
 """
 
 from __future__ import annotations
@@ -110,10 +100,8 @@ def apply_message(pause: Pause, text: str) -> dict[str, Any]:
 def _pending(state: Mapping[str, Any]) -> Pause:
     """The pending pause; for a thread paused before the ``pause`` key existed, its question.
 
-    Its checkpoint keeps the question under ``clarification``, a key the graph no
-    longer reads, while LangGraph resumes ``ask_user``: the question belongs to the
-    first queued tool of the task the run stopped on, and the reply goes to it
-    (read-side migration).
+    Read-side migration: the old ``clarification`` key's question belongs to the first
+    queued tool of the stopped task.
     """
     pause = state.get("pause")
     if isinstance(pause, Pause):
@@ -125,12 +113,7 @@ def _pending(state: Mapping[str, Any]) -> Pause:
 def with_gates_again(
     update: dict[str, Any], state: GraphState, runtime: Runtime[RunContext], check: GateCheck
 ) -> dict[str, Any]:
-    """``update`` and the gates checked again with this run's user data (T4, Q2).
-
-    A run that takes a clarification reply is a run of its own: the tools it may
-    run, the one that asked included, are those the user data it was given lets
-    through (:func:`~toolweave.graph.normalize.make_gate_check`).
-    """
+    """``update`` and the gates checked again with this run's user data (T4, Q2)."""
     gates = check(state, runtime)
     if not gates:
         return update
@@ -144,9 +127,7 @@ def make_ask_user(deps: Dependencies) -> Runnable[Any, Any]:
     def ask_user(state: GraphState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         """Interrupt with the payload; on resume, apply the value to the pause.
 
-        A reply to a clarification checks the gates again (T4); a message resume is
-        read by the entry first (``take_reply`` checks them), and a client tool's
-        results are taken as the client sent them (W3).
+        A clarification reply checks the gates again (T4); client results are taken as sent (W3).
         """
         pause = _pending(state)
         value = interrupt(payload_of(pause))

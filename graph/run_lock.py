@@ -1,26 +1,10 @@
 """One run at a time per thread, in one process and across processes (S5, Q5, Q6).
 
-Two runs that overlap on one thread (a double submit that reaches ``invoke`` twice
-before either is saved) would both run the question, and every tool with side
-effects would act twice; the second would also read the first, still running, as a
-run that stopped mid-way and "finish" it beside it (Q5). So a run of a top-level
-thread waits until the thread's earlier run has ended; it then sees that run's
-result (a re-sent message continues it, Q6). A run nested in one that holds the
-thread (finishing a stopped run first, Q5) does not wait for itself. A wait is
-bounded by ``Limits.thread_wait_s``; past it the run raises ``ThreadBusyError``
-before anything is stored.
-
-What is serialised where:
-
-- in one process, runs of the same checkpointer and thread: a lock per thread,
-  living on the compiled graph (:class:`ThreadLocks`, shared with its copies),
-  never in the module (X6);
-- across processes (web workers, pods) that share a PostgreSQL checkpointer: the
-  run then also holds a PostgreSQL advisory lock named after its thread, in the
-  same wait (:mod:`toolweave.graph.database_lock`);
-- in memory and SQLite checkpointers have no cross-process lock: processes sharing
-  a SQLite file are not serialised (serve it from one process, or use PostgreSQL);
-- the LangGraph server serialises a thread's runs itself (its multitask strategy).
+Overlapping runs on one thread would run tools with side effects twice, so a
+top-level run waits (at most ``Limits.thread_wait_s``, then ``ThreadBusyError``)
+for the thread's earlier run: a lock per thread on the compiled graph, plus a
+PostgreSQL advisory lock when the checkpointer is shared (:mod:`database_lock`).
+A nested run does not wait for itself. SQLite files are not locked across processes.
 """
 
 from __future__ import annotations

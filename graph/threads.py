@@ -1,17 +1,8 @@
 """A thread's status, replies to paused threads and interrupted runs (X1, Q2, Q5).
 
-``graph.invoke(Command(resume=...), config)`` on an unknown thread runs the graph
-from the start with no input, and on a thread with nothing pending it quietly
-returns the state. :func:`reply` checks first and changes nothing when the
-reply has nowhere to go.
-
-A run stopped between steps (a crash, a killed process, an outage that made a
-step fail) leaves a thread whose latest checkpoint still has steps to run but no
-question: :func:`thread_status` reports it as ``interrupted_mid_run`` with what
-is pending, :func:`resume_interrupted` finishes it, :func:`abandon_interrupted`
-drops it with a ledger entry. A new message on such a thread first finishes the
-interrupted run (the default of :func:`toolweave.build_graph`, see
-``interrupted_runs``), so no run is ever dropped silently.
+LangGraph runs a resume on an unknown thread from the start and ignores one with
+nothing pending: :func:`reply` checks first. A run stopped between steps is
+reported as ``interrupted_mid_run``, finished or abandoned, never dropped silently.
 """
 
 from __future__ import annotations
@@ -222,9 +213,8 @@ async def aresume_interrupted(
 def abandon_updates(status: ThreadStatus) -> list[list[StateUpdate]]:
     """The state updates that abandon an interrupted run (Q5), for ``bulk_update_state``.
 
-    The ledger entry is written as the node that was due (so the thread's history
-    shows where the run stopped); that node's conditional edges then name the step
-    after it, so a second superstep, ``None`` as ``END``, clears every pending task.
+    The entry is written as the due node, so history shows where the run stopped; a
+    second superstep to ``END`` clears the pending tasks.
     """
     failed = {"error": status.error} if status.error else {}
     entry = LedgerEntry(
@@ -233,10 +223,7 @@ def abandon_updates(status: ThreadStatus) -> list[list[StateUpdate]]:
         reason=ABANDONED_REASON.format(next=", ".join(status.next)),
         details={"next": ",".join(status.next), **failed},
     )
-    return [
-        [StateUpdate({"ledger": [entry]}, status.next[0])],
-        [StateUpdate(None, END)],
-    ]
+    return [[StateUpdate({"ledger": [entry]}, status.next[0])], [StateUpdate(None, END)]]
 
 
 def abandon_interrupted(graph: CompiledGraph, thread: RunnableConfig | str) -> ThreadStatus:

@@ -1,13 +1,6 @@
 """LangSmith traces that read like the ledger: every phase run named "<phase> <task>".
 
-LangGraph names a node's run after the node ("route"); with many tasks a trace is
-then a column of identical names. :func:`label_run` renames the node's run once its
-step is done, "route 1.2", tags it ``toolweave`` and puts the task, the tools and
-their verdicts in its metadata, taken from the ledger entries the step wrote (L1),
-and on the answer's run its sources (R9).
-It only touches the run tree LangSmith's tracer already made: with tracing off (the
-default unless the user's LangSmith environment turns it on) there is no run tree
-and this costs one context-variable lookup.
+With tracing off there is no run tree and this costs one context-variable lookup.
 """
 
 from __future__ import annotations

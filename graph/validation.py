@@ -1,18 +1,7 @@
 """Every input checked before LangGraph writes any of it (X1, X5).
 
-LangGraph stores a run's input in the thread's checkpoint before the first node
-runs, so a check inside a node comes too late: a rejected message would already
-be part of the conversation, and a malformed one would break every later read of
-the thread. :func:`validate_input` checks a whole run input (a new message, a
-``Command(resume=...)`` or ``None``) without touching any thread; the compiled
-graph (:class:`toolweave.graph.compiled.ToolweaveGraph`) calls it first in every
-``invoke``/``stream``/``ainvoke``/``astream``, and servers may call it themselves.
-
-What passes is what LangGraph can store and toolweave can answer: a list of
-messages whose last one is the user's non-empty question within
-:attr:`Limits.max_message_chars`; ``systems`` as a list of texts; ``user_data`` as
-JSON-like data (texts, numbers within 64 bits, booleans, ``None``, lists, mappings
-with text keys); every text valid Unicode (no lone surrogates).
+LangGraph stores a run's input before the first node runs, so a check in a node is
+too late: :func:`validate_input` checks a whole run input without touching a thread.
 """
 
 from __future__ import annotations
@@ -351,11 +340,8 @@ def context_keys() -> tuple[str, ...]:
 def check_context(context: Any) -> None:
     """A run's ``context=`` is one LangGraph can make a :class:`RunContext` of (T4, N3, X5).
 
-    LangGraph makes ``RunContext(**context)`` of a mapping (its ``context_schema`` is
-    a dataclass), so an unknown key fails there with a bare ``TypeError`` naming
-    ``__init__``; this check comes first and says which keys there are, with the
-    nearest to a misspelt one. ``user_data`` must be a mapping (or ``None``): the
-    gates read it.
+    LangGraph would fail with a bare ``TypeError``; this names the keys there are and
+    the nearest to a misspelt one. ``user_data`` must be a mapping or ``None``.
 
     Raises:
         InvalidContextError: Before anything is stored.
@@ -394,9 +380,8 @@ def _unknown_context_keys(unknown: Sequence[Any], known: Sequence[str]) -> str:
 def check_config(*configs: Mapping[str, Any] | None) -> None:
     """No run context in a config: LangGraph reads it only from ``context=`` (N3, X5).
 
-    LangChain moves an unknown config key such as ``"context"`` into
-    ``configurable``, where nothing reads it, so the run would go on without the
-    person's data.
+    LangChain would move a ``"context"`` key into ``configurable`` and the run would go
+    on without the person's data.
 
     Raises:
         InvalidContextError: Before anything is stored.
@@ -435,12 +420,7 @@ def check_command(command: Command[Any], limits: Limits) -> Command[Any]:
 
 
 def as_message_input(value: Any) -> Any:
-    """What an LCEL chain hands the graph, as a message input (a mapping is left as it is).
-
-    A ``PromptValue`` (``ChatPromptTemplate | graph``) gives its messages, a list
-    its items, a single message or a plain text itself: each becomes
-    ``{"messages": [...]}``, checked like any other input.
-    """
+    """What an LCEL chain hands the graph, as a message input (a mapping is left as it is)."""
     if isinstance(value, PromptValue):
         return {"messages": value.to_messages()}
     if isinstance(value, BaseMessage | str):

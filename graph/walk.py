@@ -1,12 +1,7 @@
 """The walk over the task tree as one pure function (S2, S3, A3-A7).
 
-``next_step`` reads the state and names the phase that comes next and the task
-it concerns. LangGraph calls it after every phase node, as the route function of
-the node's conditional edges (:func:`next_phase`, wired in ``graph/builder.py``),
-on the state its reducers made of the node's update; the next node finds its task
-by walking its own input state (:func:`current_task_no`), which is that same
-state. So every ordering rule lives here, in one pure function.
-It imports nothing from LangGraph.
+``next_step`` names the phase that comes next and its task; it is every node's
+conditional edge, so every ordering rule lives here. It imports nothing from LangGraph.
 """
 
 from __future__ import annotations
@@ -20,13 +15,7 @@ from toolweave.state.pauses import Clarification, Pause, awaiting, pause_of
 from toolweave.state.task import ROOT_TASK_NO, TaskNode, TaskStatus
 
 Phase = Literal[
-    "coordinate",
-    "decide_conditional",
-    "route",
-    "execute",
-    "ask_user",
-    "deep_fallback",
-    "answer",
+    "coordinate", "decide_conditional", "route", "execute", "ask_user", "deep_fallback", "answer"
 ]
 Entry = Literal["normalize", "take_reply"]
 
@@ -98,9 +87,7 @@ def next_step(state: Mapping[str, Any]) -> Step:
 def next_phase(state: Mapping[str, Any]) -> Phase | Entry:
     """The route function of every phase node's conditional edges: the phase the walk names.
 
-    A message that reached a waiting question as a resume (``ask_user`` took it,
-    :func:`message_waits`) enters as a message sent on the thread does
-    (:func:`route_entry`).
+    A message resume that reached a waiting question enters as a new message does.
     """
     if message_waits(state):
         return route_entry(state)
@@ -127,10 +114,8 @@ def _first_open_child(tasks: Mapping[str, TaskNode], node: TaskNode) -> TaskNode
 def route_entry(state: Mapping[str, Any]) -> Entry:
     """Where a new message enters: a reply to an open question (Q2) or a new question (A1).
 
-    A message on a thread that waits on a question is read first
-    (:func:`message_kind`): a new question or an amended request starts a new turn,
-    and the open question is closed (its tool is not fed the text as its reply); a
-    reply or a cancel goes to ``take_reply``.
+    A new or amended question starts a new turn and closes the open question; a reply
+    or a cancel goes to ``take_reply``.
     """
     pause = pause_of(state)
     if pause is None or awaiting(pause) != "reply":
@@ -143,12 +128,7 @@ NEW_TURN: frozenset[NextMessageKind] = frozenset({"new_question", "amended"})
 
 
 def message_waits(state: Mapping[str, Any]) -> bool:
-    """A person's message came after the open question and nothing has read it yet (Q2).
-
-    While a question waits, the thread's last message is the question; ``ask_user``
-    leaves a message sent as a resume (``{"type": "message", ...}``) after it, for
-    the entry to read.
-    """
+    """A person's message came after the open question and nothing has read it yet (Q2)."""
     pause = pause_of(state)
     messages = state.get("messages") or []
     if pause is None or awaiting(pause) != "reply" or not messages:

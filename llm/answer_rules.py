@@ -13,7 +13,10 @@ The answer node applies them around the answer call:
 - :func:`repeats_clarification`: an answer that asks again the clarification question
   the person just answered is no answer (Q8);
 - :func:`says_only_the_question`: nor is one that only asks, or says back the
-  person's own question (R9).
+  person's own question (R9);
+- :func:`misses_the_figure`: nor is one that gives no figure to a question asking
+  *when* or *how much*, where the library's own reading quotes a sentence that gives
+  it (R9).
 """
 
 from __future__ import annotations
@@ -83,6 +86,28 @@ def reading_quotes(request: AnswerRequest) -> UniqueTextDocument | None:
         return None
     lines = answer_lines(request, READING_SENTENCES)
     return next((doc for _, doc in lines if doc is not None and doc.sentence_number), None)
+
+
+def misses_the_figure(answer: str, request: AnswerRequest) -> bool:
+    """Whether ``answer`` gives no figure that its question asks for and the context holds.
+
+    A question asking *when*, *how much*, *how many* or for a number
+    (:func:`~toolweave.llm.offline_reading.asks_for_quantity`) is answered by a figure:
+    a time, a day, an amount, a count. An answer without one, where the offline
+    reading (:func:`reading_quotes`) quotes a sentence of a stored page that has one,
+    has told something else about the subject (a small model answered "how much is
+    the allowance?" with when it is paid). Any figure in the answer, or a reading that
+    quotes none, leaves the answer as written: whether its figure is the right one is
+    the citation check's to say (:func:`~toolweave.llm.citations.verify`).
+    """
+    question = request.question
+    if not offline_reading.asks_for_quantity(question):
+        return False
+    time = offline_reading.asks_for_time(question)
+    if offline_reading.figure_weight(CITATION.sub("", answer), time=time) > 0:
+        return False
+    quoted = reading_quotes(request)
+    return quoted is not None and offline_reading.figure_weight(quoted.text, time=time) > 0
 
 
 def uncovered_words(request: AnswerRequest) -> tuple[str, ...]:

@@ -17,9 +17,8 @@ logger = logging.getLogger(__name__)
 class LlmBudget:
     """A tool's handle on the run's model: counts every call, refuses past its limit.
 
-    Made fresh for each tool call (``ToolCallContext.llm``), so it holds one
-    request's numbers only; the ``execute`` node adds :attr:`spent` to the run's
-    ``llm_calls`` (and, for deep-fallback subtasks, to their cap, D7).
+    Fresh per tool call; ``execute`` adds :attr:`spent` to the run's ``llm_calls`` (and
+    to the deep-fallback cap, D7).
     """
 
     __slots__ = ("assistant", "invented", "limit", "spent", "user_lang")
@@ -61,12 +60,8 @@ class LlmBudget:
     def held(self, answer: str | None, passage: str) -> str | None:
         """The reading's sentences whose figures the page holds (D3, R9), or ``None``.
 
-        A reading becomes context the answer may cite, so a figure the model wrote of
-        its own (a price read from a page on visiting hours) must not reach it
-        (:func:`~toolweave.llm.citations.held_by`; names too when the page is in the
-        user's language). Such a model answers from the question, not the page, and
-        would read the next page the same way: the reading ends (:attr:`invented`),
-        as it ends at a page that answers.
+        A reading becomes citable context, so a figure the model made up must not reach it;
+        such a reading ends the page reading (:attr:`invented`).
         """
         if not answer:
             return answer

@@ -1,11 +1,7 @@
 """``ChatModelAssistant``: the LLM port over any LangChain chat model (T5, T7, A1, D1, X2).
 
-Every port call is written once, as steps (:mod:`toolweave.tools.effects`): the
-prompt, one structured call (:func:`~toolweave.llm.structured.structured_steps`)
-or the streamed answer with retries, and the reading of the reply. The sync and
-async methods are those steps run by :func:`~toolweave.tools.effects.drive` and
-:func:`~toolweave.tools.effects.adrive`; the graph yields from the steps
-themselves, so a node's driver runs the model calls.
+Every port call is written once, as steps (:mod:`toolweave.tools.effects`), run sync
+or async by the node's driver.
 """
 
 from __future__ import annotations
@@ -127,9 +123,7 @@ def _api_key(model: BaseChatModel) -> str | None:
 def with_request_timeout(model: BaseChatModel, timeout: float | None) -> BaseChatModel:
     """``model`` sending ``timeout`` with every request (OpenAI-compatible clients only).
 
-    The client's own timeout is fixed when it is built; the per-request option
-    wins over it. Other models keep their own timeout (the async path bounds
-    every call with ``asyncio.wait_for`` regardless).
+    The per-request option wins over the client's fixed timeout.
     """
     if timeout is None or not retries.is_openai_compatible(model):
         return model
@@ -165,16 +159,14 @@ def with_temperature(model: BaseChatModel, temperature: float | None) -> BaseCha
 
 
 NULL_WORDS = frozenset({"null", "none", "n/a"})
-"""A page answer that is one of these is JSON's null written as a string (the 1.5B model did)."""
+"""A page answer that is one of these is JSON's null written as a string."""
 
 
 def gatekeeper_verdict(reply: GatekeeperReply, question: str) -> ContextVerdict:
     """An insufficient gatekeeper reply as a verdict: its pieces and their rewrites (D1, D8).
 
-    Blank pieces are dropped; a piece's rewrites are kept without blanks, repeats
-    and the piece itself (searching it again is not a new word). A reply that
-    names no piece (the 1.5B model sometimes says only ``sufficient=false``) makes
-    the question itself the missing piece.
+    Blanks, repeats and the piece itself are dropped from its rewrites (searching it
+    again finds no new word); a reply naming no piece makes the question the piece.
     """
     missing: dict[str, tuple[str, ...]] = {}
     for piece in reply.missing:
@@ -192,7 +184,7 @@ def gatekeeper_verdict(reply: GatekeeperReply, question: str) -> ContextVerdict:
 
 
 ROUTING_LOGPROBS = 5
-"""Alternatives per token the routing call asks log-probabilities for (T5, issue 38)."""
+"""Alternatives per token the routing call asks log-probabilities for (T5)."""
 
 
 def _scored(verdict: RoutingVerdict, scores: Mapping[str, float]) -> RoutingVerdict:
@@ -232,21 +224,9 @@ def _adriven(
 class ChatModelAssistant(LlmAssistant):
     """The LLM port over any LangChain chat model.
 
-    Every call is retried on transient errors (X2): connection errors, timeouts,
-    429 (waiting what ``Retry-After`` asks, up to ``retry_after_cap``), 5xx, a body
-    that is not JSON, a streamed reply cut off mid-way. Structured replies get a
-    ``max_tokens`` derived from their schema (OpenAI-compatible models); one that
-    stops at the limit is asked once more with twice the tokens, one that does not
-    validate once more, and then it reads as "no" / ``None``. The structured-output
-    mode falls back from ``json_schema`` to ``json_mode`` to ``function_calling``
-    when the server rejects one, and the choice is kept for later calls. Every
-    method has a native async twin over the chat model's ``ainvoke``. The
-    assistant keeps no per-request state, so one instance serves concurrent runs.
-
-    Example:
-        >>> from langchain_openai import ChatOpenAI  # doctest: +SKIP
-        >>> model = ChatOpenAI(model="gpt-4o-mini", max_retries=0)  # doctest: +SKIP
-        >>> assistant = ChatModelAssistant(model, timeout=30, max_retries=2)  # doctest: +SKIP
+    Calls are retried on transient errors (X2), structured replies get a schema-derived
+    ``max_tokens`` and fall back across output modes, every method has a native async
+    twin, and no per-request state is kept, so one instance serves concurrent runs.
     """
 
     normalizes_first_message: ClassVar[bool] = False
@@ -494,13 +474,10 @@ class ChatModelAssistant(LlmAssistant):
     ) -> Steps[Activation]:
         """Route and extract in ONE structured call when ``fuse_routing`` (T5 + T7).
 
-        Routing sees only the task prompt (M2), so a subtask whose execution text
-        carries its parent's context (M3) is routed and extracted in two steps. A
-        yes whose whole request the model made up (values the text does not hold,
-        such as the date of the tool's own instruction) is read as no (T7), unless
-        the tool can ask for what is missing (Q1). With ``search_language`` the same
-        call ends with words to search the documents with, in that language (D9):
-        the names a page would use for what the user describes, at no call of its own.
+        A subtask whose execution text carries its parent's context (M3) is routed and
+        extracted in two steps (M2). A yes whose whole request is made up reads as no (T7)
+        unless the tool can ask (Q1). With ``search_language`` the call also returns search
+        words in that language (D9).
         """
         if not self.fuse_routing or execution_text != task_prompt:
             return (
@@ -629,12 +606,8 @@ class ChatModelAssistant(LlmAssistant):
     ) -> Steps[AIMessage | None]:
         """The constrained answer streamed, its kept sentences shown as they complete (P2).
 
-        Only for ``json_schema`` (the reply's content is the JSON): each sentence
-        object is checked as soon as it is closed and, kept, shown at once
-        (:func:`~toolweave.llm.cited_stream.cited_stream`). A reply cut at the token
-        limit or closed as a loop (X3) keeps the sentences completed before the cut.
-        ``None`` (the unstreamed structured call then answers) when the mode is
-        another, the server rejects it, or the reply does not validate.
+        Only in ``json_schema`` mode; a cut or looping reply keeps its completed sentences.
+        ``None`` (the unstreamed call answers) for another mode, a rejection or an invalid reply.
         """
         output = self.structured
         if not output.openai_compatible or output.mode != "json_schema":
@@ -663,16 +636,9 @@ class ChatModelAssistant(LlmAssistant):
     def answer_steps(self, request: AnswerRequest) -> Steps[AIMessage]:
         """The answer: constrained citing (:attr:`cite_sentences`), else one streamed call.
 
-        The streamed call is tagged :data:`ANSWER_TAG`; LangGraph streams its tokens (A7).
-        A transient failure is retried like every call, and so is a stream that
-        broke off mid-way (no finish reason): it is never kept as the answer.
-        Listeners see the tokens of the retry after the partial ones. A stream that
-        repeats itself ("szabad szabad szabad ...") is closed once its tail has come
-        three times (X3, :func:`~toolweave.llm.structured.looping_reply`) and, like one
-        cut at the token limit, ends in :data:`CUT_MARK`; the answer node replaces it.
-        A constrained reply that never validates falls back to the streamed call. In
-        ``json_schema`` mode the constrained call streams too: each sentence is checked
-        as soon as its JSON object is complete and, kept, shown at once (R9, P2).
+        The streamed call is tagged :data:`ANSWER_TAG` (A7). A broken stream is retried,
+        never kept; a looping or cut one ends in :data:`CUT_MARK` (X3) for the answer node
+        to replace. An invalid constrained reply falls back to the streamed call.
         """
         if self.cite_sentences and request.documents:
             cited = yield from self._cited_answer_steps(request)
@@ -726,11 +692,7 @@ class ChatModelAssistant(LlmAssistant):
 def fused_guidance(extraction_prompt: str) -> str:
     """The caller's extraction prompt as the fused routing call adds it ("" for the default).
 
-    The fused prompt already says how to fill a request (from the user's text, a
-    field it does not state is null) and to follow each tool's instruction, which
-    is all :data:`~toolweave.llm.prompts.EXTRACTION_SYSTEM_PROMPT` says; sent again
-    under it, the default only lengthens every routing request (A10 wire). A
-    caller's own extraction prompt is added as it is.
+    The fused prompt already says what the default extraction prompt says (A10 wire).
     """
     if extraction_prompt == prompts.EXTRACTION_SYSTEM_PROMPT:
         return ""

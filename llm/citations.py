@@ -1,14 +1,7 @@
 """Verified citations (R9): each sentence of an answer, the passages it rests on, and a check.
 
-A generated answer is read as :class:`Claim` s, one per sentence, each with the 1-based
-ids of the context passages it cites (:func:`citation_schema` makes any other id
-impossible for a model with structured output; :func:`claims_of` reads ``[n]`` markers
-and drops ids outside the context). :func:`verify` marks each sentence supported or
-not, for any domain: its checkable tokens (:func:`checkable`: numbers, clock times,
-phone numbers, e-mail addresses and URLs, capitalised names inside the sentence) must
-be in the text of the sources it cites, folded for case, accents and spacing; a sentence
-with none must share at least half its content words with them, unless it has no
-content word at all (a connective: "Here is what I found:").
+A sentence is supported when its checkable tokens (:func:`checkable`) are in the
+sources it cites, folded; one with none must share half its content words with them.
 """
 
 from __future__ import annotations
@@ -74,9 +67,7 @@ def citation_schema(count: int) -> type[BaseModel]:
 def reply_claims(reply: BaseModel, documents: Sequence[UniqueTextDocument] = ()) -> list[Claim]:
     """The claims of a constrained reply (:func:`citation_schema`), blank sentences left out.
 
-    A sentence that begins with a passage's label as the prompt writes it (``"[2]
-    Visiting hours, p. 1: "``, the 1.5B model copies it) loses the label: the passage
-    is in its ``sources``.
+    A sentence that begins with a passage's label (a small model copies it) loses it.
     """
     labels = sorted({f"{passage_source(d)}: " for d in documents}, key=len, reverse=True)
     claims: list[Claim] = []
@@ -233,13 +224,9 @@ def supports(sentence: str, texts: Sequence[str]) -> bool:
 def held_by(text: str, passage: str, *, names: bool = True) -> str:
     """The sentences of ``text`` whose figures ``passage`` holds, joined (D3, R9).
 
-    A figure is a checkable token (:func:`checkable`): a number, clock time, phone,
-    e-mail or URL, and with ``names`` a capitalised name. A sentence with none is
-    kept (its words are another check's). Used on a page reading, which becomes
-    context the answer may cite: a small model asked about a page that does not say
-    writes a figure of its own ("parking is $10 an hour" from a page on visiting
-    hours). Across languages (``names=False``) a name may be translated: only the
-    other figures are held to the page.
+    For a page reading, which becomes citable context: a small model asked about a page
+    that does not say writes figures of its own. A sentence with no figure is kept;
+    across languages (``names=False``) names are not held to the page.
     """
     source = _read(passage)
     kept = [
@@ -396,20 +383,10 @@ def verify(
 ) -> list[Checked]:
     """Each claim checked against what it cites, with the guaranteed context (R5, R9).
 
-    A claim citing nothing rests on ``implicit``, the passages the answer says it used:
-    its sources are those that quote it word for word, else those that support it
-    alone. ``lenient`` is an answer from an assistant that never cites (the offline
-    model, a test double): with no ``implicit`` its claims rest on every passage, and
-    one with no checkable token stands as written. Otherwise a claim citing nothing in
-    an answer citing nothing rests on the guaranteed context alone. A claim restating
-    one of the ``uncovered`` words (what the question asks about that no passage
-    names, folded) speaks of what the sources do not cover: unless the guaranteed
-    context holds the word, it is not supported, whatever figures it gets right.
-
-    ``known`` are claims already checked against the same passages, guaranteed context
-    and ``uncovered`` words (a streamed answer's sentences, checked as they came): a
-    claim of the same text and citations takes that result instead of a second check,
-    when it cites something or states nothing (then the result is the same).
+    A claim citing nothing rests on ``implicit`` (else, with ``lenient``, every passage;
+    else the guaranteed context). A claim restating an ``uncovered`` word is not
+    supported unless the guaranteed context holds it. ``known`` results are reused for
+    claims of the same text and citations.
     """
     texts = [source_text(d) for d in documents]
     held = [_read(t) for t in guaranteed]

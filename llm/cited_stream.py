@@ -1,21 +1,8 @@
 """The constrained answer streamed sentence by sentence while the model writes (R9, P2).
 
-A constrained reply (:func:`~toolweave.llm.citations.citation_schema`) is JSON:
-``{"sentences": [{"text", "sources"}, ...]}``. Its tokens never reach listeners;
-:class:`ItemReader` reads each ``{"text", "sources"}`` object as soon as it is
-complete, :class:`SentenceGate` checks its sentences the way the answer node does
-(:func:`~toolweave.llm.citations.verify`) and gives the text of the kept ones at
-once, and :func:`cited_stream` pushes those words through the passthrough model
-under :data:`~toolweave.llm.passthrough.ANSWER_TAG` while the model is still writing
-the next sentence.
-
-The gate shows only what the whole answer will keep: connectives wait for the first
-supported sentence that states something, and a sentence citing nothing that states
-something (its check needs the passages the whole answer cites) stops the showing:
-it and what follows are shown by the answer node at the end. What needs the whole
-answer (asked once more when nothing holds, an answer that repeats itself) stays at
-the end too. Each sentence is checked once: the gate's results go with the reply
-(:data:`CHECKED`) and the answer node takes them instead of checking again.
+Only what the whole answer will keep is shown: :class:`ItemReader` reads each
+sentence object when it is complete, :class:`SentenceGate` checks it as the answer
+node would and passes the kept text on; each sentence is checked once (:data:`CHECKED`).
 """
 
 from __future__ import annotations
@@ -245,9 +232,8 @@ class _Run:
     def nothing_shown(self) -> list[str]:
         """``[""]`` when the stream showed no word: the shown message needs one chunk.
 
-        Nothing passing the gate while the model writes (a first sentence citing
-        nothing, no supported one) is no broken reply: without a chunk the passthrough
-        model would raise as for an empty stream, and the call would be asked again.
+        Without a chunk the passthrough model would raise as for an empty stream and the
+        call would be asked again.
         """
         return [] if self.gate.shown else [""]
 

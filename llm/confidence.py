@@ -1,14 +1,8 @@
-"""P(yes) per tool from the log-probabilities of a routing reply's tokens (T5, issue 38).
+"""P(yes) per tool from the log-probabilities of a routing reply's tokens (T5).
 
-A routing reply is one JSON object (:mod:`toolweave.llm.replies`): each candidate's
-key holds ``null`` (no) or an entry ``{"reason": ..., "run": true|false}``. Where
-the server returns each token's ``top_logprobs`` (OpenAI's wire, and llama.cpp's
-server), two positions decide a tool: its value (``{`` opens an entry, ``null``
-says no) and, in an entry, its ``run`` value (``true`` or ``false``). At each the
-alternatives' probabilities are summed by what they begin with, whitespace and
-letter case aside (``true``, `` true``, ``True``: yes; ``false``, ``null``: no),
-and P(yes) = p(yes) / (p(yes) + p(no)) there; a tool's confidence is the product
-of its positions' P(yes) (a ``null`` entry has only the first).
+At each deciding position (the candidate's value: ``{`` or ``null``; its ``run``:
+``true`` or ``false``), P(yes) = p(yes) / (p(yes) + p(no)) over ``top_logprobs``; a
+tool's confidence is the product over its positions.
 """
 
 from __future__ import annotations

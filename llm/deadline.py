@@ -1,12 +1,6 @@
 """The overall deadline of one graph run (X5), seen by every model call inside it.
 
-A run is one ``stream``/``astream`` of the compiled graph (``invoke``, ``batch``
-and the async twins go through them); it opens the run's scope
-(:mod:`toolweave.state.run_scope`) with its deadline, ``Limits.run_deadline_s``
-from the run's start. The graph calls :func:`check` before each node's model
-calls (``graph.context.assistant_for``); inside the run, the model-call layer
-asks :func:`remaining` to cut retry waits (and the request itself) to the time
-left, and :func:`check` before each attempt. Outside a graph run there is no
+Retry waits and requests are cut to the time left; outside a graph run there is no
 deadline. Every function here only reads.
 """
 

@@ -128,25 +128,19 @@ def default_assistant(
 ) -> LlmAssistant:
     """The assistant an application gets when it does not bring one.
 
-    Explicit arguments win over the environment. With an API key
-    (``OPENAI_API_KEY``) it is a :class:`~toolweave.llm.chat_model.ChatModelAssistant`
-    over ``ChatOpenAI`` (model ``TOOLWEAVE_MODEL`` or ``gpt-4o-mini``, endpoint
-    ``OPENAI_BASE_URL`` or ``OPENAI_API_BASE`` for OpenAI-compatible servers);
-    without one it is the deterministic
-    :class:`~toolweave.llm.offline.OfflineAssistant`.
+    With an API key, a :class:`~toolweave.llm.chat_model.ChatModelAssistant` over
+    ``ChatOpenAI``; without one, the :class:`~toolweave.llm.offline.OfflineAssistant`.
+    Explicit arguments win over the environment.
 
     Args:
         model: Model name; else ``TOOLWEAVE_MODEL``; else ``gpt-4o-mini``.
         api_key: API key; else ``OPENAI_API_KEY``. Never logged, redacted from errors (X4).
         base_url: OpenAI-compatible endpoint; else ``OPENAI_BASE_URL`` / ``OPENAI_API_BASE``.
         env: Where to read the environment from (tests pass a dict).
-        max_retries: Retries of transient failures, done by toolweave (the SDK's are
-            off); else ``TOOLWEAVE_LLM_MAX_RETRIES``; else 2.
+        max_retries: Retries of transient failures; else ``TOOLWEAVE_LLM_MAX_RETRIES``; else 2.
         timeout: Seconds per request; else ``TOOLWEAVE_LLM_TIMEOUT``; else 60.
-        answer_temperature: Sampling temperature of the grounded answer; else
-            ``TOOLWEAVE_ANSWER_TEMPERATURE``; else 0, so two runs over the same
-            context give the same answer. ``"server"`` keeps the server's default.
-            (A model you build yourself and pass to ``ChatModelAssistant`` keeps its own.)
+        answer_temperature: Temperature of the answer; else ``TOOLWEAVE_ANSWER_TEMPERATURE``;
+            else 0 (same context, same answer). ``"server"`` keeps the server's default.
 
     Returns:
         The assistant.

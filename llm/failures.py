@@ -85,10 +85,8 @@ def _raised_in(exc: BaseException) -> str:
 def unreadable_reply(exc: BaseException) -> LlmBrokenReplyError | None:
     """The typed error for a reply the model client could not read, else ``None`` (X2).
 
-    An endpoint that answers HTTP 200 with an error body, or with JSON that is not
-    a chat completion, makes the client fail deep inside (``TypeError: 'NoneType'
-    object is not iterable``, an empty ``AssertionError`` in the stream reader):
-    such an error raised by the client's own code says what the endpoint did.
+    An HTTP 200 with an error body makes the client fail deep inside; such an error
+    raised by the client's own code says what the endpoint did.
     """
     if isinstance(exc, ValueError) and str(exc).startswith(_EMPTY_STREAM):
         error = LlmBrokenReplyError(NOT_A_COMPLETION.format(detail=EMPTY_STREAM_DETAIL))

@@ -1,11 +1,7 @@
 """Lexical matching for the offline assistant: content words, word matching, language.
 
-Words, folding, stems, stop words and greetings are the text kit's
-(:mod:`toolweave.tools.text`), the same the keyword search indexes with, and the
-language guess is the platform's detector (:mod:`toolweave.tools.language`);
-this module adds what the offline model needs on top: the words routing
-questions are made of, "same word" matching (:func:`related`) and weekdays in
-both languages.
+On top of the text kit (:mod:`toolweave.tools.text`) it adds the words routing
+questions are made of, "same word" matching (:func:`related`) and weekdays.
 """
 
 from __future__ import annotations
@@ -137,9 +133,7 @@ def content_words(text: str) -> list[str]:
 def stem(word: str) -> str:
     """The word's stem: the kit's Hungarian Snowball stem, then its English one (both folded).
 
-    The offline model reads questions whose language it does not know yet, so a
-    word is stemmed in both languages in turn (``"kardiológián"`` -> ``"kardiologia"``,
-    ``"parking"`` -> ``"park"``). Numbers stay as they are.
+    The question's language is not known yet, so both are tried. Numbers stay as they are.
     """
     token = word.casefold()
     if token.isdigit():

@@ -1,13 +1,8 @@
 """The next message while a clarification waits: reply, amended request, new question, cancel.
 
-A person asked "Which branch?" may answer it ("Central"), correct what they asked
-("Sorry, I meant the closing time on Sunday"), ask something else ("How much is the
-annual membership?") or drop it ("never mind"). Feeding any but the first to the tool
-as its reply answers nothing; so the graph reads the message first
-(:func:`next_message_kind`), by rules that hold in any domain: the words that cancel
-or correct are a language's, not a domain's, and a new question is told apart by its
-form (a question mark or a question word, several words) and by naming nothing of
-what was asked (no word of the question, no offered choice).
+Only a reply is fed to the tool. The rules hold in any domain: cancel and correction
+words are a language's, and a new question is told by its form and by naming
+nothing of what was asked.
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 """``OfflineAssistant``: a deterministic LLM port without any model (Hungarian and English).
 
-Lexical routing, rule-based extraction, extractive answers. It lets the library,
-its examples and tests run with no API key; it is not meant to match an LLM.
-
-Each concern's rules are one module behind one interface, which this adapter calls:
-follow-ups :func:`~toolweave.llm.offline_followup.normalize_offline`, routing
-:func:`~toolweave.llm.offline_routing.offline_decision`, extraction
-:func:`~toolweave.llm.offline_extract.extract_request`, answers
-:func:`~toolweave.llm.offline_answer.answer_lines`, reading a passage and judging
-a context :mod:`~toolweave.llm.offline_reading`.
+Lexical routing, rule-based extraction, extractive answers, so the library runs with
+no API key; it is not meant to match an LLM. Each concern is one module behind one
+interface (``offline_followup``, ``offline_routing``, ``offline_extract``,
+``offline_answer``, ``offline_reading``).
 """
 
 from __future__ import annotations
@@ -97,10 +92,7 @@ class OfflineAssistant(LlmAssistant):
     def route(self, task_prompt: str, tools: Sequence[AnyTool]) -> list[RoutingVerdict]:
         """A tool runs when the task's words match its routing question and description.
 
-        Scores and the decision rule are :mod:`~toolweave.llm.offline_routing`'s: a word
-        weighs less the more candidates share it, and a tool runs when its score is high
-        enough, close enough to the best and explains enough of the task
-        (:class:`~toolweave.llm.offline_routing.RoutingRule`, fitted on a labelled set).
+        See :class:`~toolweave.llm.offline_routing.RoutingRule`.
         """
         scores, held, abstain, winner, routed = offline_decision(task_prompt, tools, self.routing)
         verdicts: list[RoutingVerdict] = []
@@ -133,16 +125,9 @@ class OfflineAssistant(LlmAssistant):
     def answer(self, request: AnswerRequest) -> AIMessage:
         """Quote the context sentences that answer the question, each part of it (A7, S6).
 
-        Sentences are picked by :func:`~toolweave.llm.offline_reading.answering`
-        (:func:`~toolweave.llm.offline_answer.answer_lines`), for the whole question
-        and for each question it joins (:func:`~toolweave.llm.offline_reading.question_parts`:
-        "When is it open on Sunday and how much is the membership?"). A question split
-        into subtasks is answered part by part, each from its own results. The
-        person's clarification replies are part of the question (Q8). With no such
-        sentence and no guaranteed text the answer says plainly, in the user's
-        language, that the sources do not cover the question. The sources are not
-        part of the text: :meth:`answer_sources` names the documents of the quoted
-        sentences (R9).
+        A split question is answered part by part; clarification replies are part of the
+        question (Q8). With nothing to quote the answer says the sources do not cover it.
+        :meth:`answer_sources` names the quoted documents (R9).
         """
         lines = [text for text, _ in answer_lines(request, self.max_sentences)]
         if not lines:
@@ -168,18 +153,12 @@ class OfflineAssistant(LlmAssistant):
         return offline_reading.read(question, passage, max_sentences=self.max_sentences)
 
     def judge_context(
-        self,
-        question: str,
-        documents: Sequence[UniqueTextDocument],
-        guaranteed: Sequence[str],
+        self, question: str, documents: Sequence[UniqueTextDocument], guaranteed: Sequence[str]
     ) -> ContextVerdict:
         """Sufficient when the context contains enough of the question's words (D1).
 
-        A question asking *when* or *how much* also needs a context sentence about
-        it that holds a figure; if none does, the question itself is the missing piece.
-        Otherwise each question word the context lacks is a piece, searched by the
-        question's words (its rewrite, D8); the deep search adds the documents' words
-        near them.
+        A *when* or *how much* question also needs a sentence about it with a figure, else
+        the question is the missing piece; otherwise each missing word is a piece (D8).
         """
         wanted = [w for w in content_words(question) if w not in GREETINGS]
         if not wanted:

@@ -1,19 +1,10 @@
 """Offline request extraction: fill a tool's request model from text without an LLM (T7).
 
-Per field: enum / ``Literal`` members and known values (``Field(examples=[...])`` or
-``json_schema_extra={"known_values": [...]}``) found in the text (a list field gets
-every one, in order of mention, the most specific of overlapping ones), numbers for
-numeric fields, ISO dates and weekday names for fields named like a day or date; a
-``bool`` field with ``json_schema_extra={"cues": [...]}`` is true when a cue phrase
-appears; a ``str`` field with ``json_schema_extra={"after_cues": [...]}`` takes the
-words written after a cue word (a name after a title: capitalised words when the
-writer capitalises, else up to ``max_words``). A plain ``str`` field that is the
-user's text (one with ``json_schema_extra={"user_text": True}``, or the request's only
-field when its name or description says it is free text, as the seed's
-``exampleParam``) takes the whole text; a plain field named for a thing
-(``department: str``) is left unfilled, so the tool declines or asks (T13). Everything else is
-left to the field's default. ``cues``, ``after_cues`` and ``max_words`` are hints for this
-extraction only: the schema a model sees leaves them out.
+Per field: enum members and known values found in the text, numbers, dates and
+weekdays, ``cues`` for a bool, ``after_cues`` for a name, the whole text for a
+``user_text`` field; a plain field named for a thing is left unfilled so the tool
+declines or asks (T13). The hints are described in docs/concepts/tools.md; the schema
+a model sees leaves them out.
 """
 
 from __future__ import annotations
@@ -347,11 +338,8 @@ def grounded(value: str, text: str, *, named_thing: bool = False) -> bool:
 def ground_request(values: dict[str, Any] | None, model: type[BaseModel], text: str) -> Any:
     """``values`` with every text value that ``text`` does not hold made ``None`` (T7, C1).
 
-    A model fills fields with placeholders (``"null"``, ``"Unknown"``), with its own
-    guesses (``"Dr. Smith"``) or with the examples of the tool's instruction; none of
-    them counts. Text fields (``str``, dates, lists of them) are checked with
-    :func:`grounded`; a list keeps its grounded items. Closed sets (enums,
-    ``Literal``), numbers and flags pass as they are.
+    Placeholders, guesses and the instruction's examples do not count. Closed sets,
+    numbers and flags pass as they are.
     """
     if not values:
         return values
@@ -378,12 +366,9 @@ def ground_request(values: dict[str, Any] | None, model: type[BaseModel], text: 
 def states_input(values: dict[str, Any] | None, model: type[BaseModel], text: str) -> bool:
     """Whether a grounded request states one of its tool's inputs as ``text`` writes it (T5, T7).
 
-    Counted: a text value (a string, a date, a list of them) that is not empty and,
-    for a field of known values, names one of them (every word of a known value
-    written in it: "kardiológián" names Kardiológia, "parking" names no department);
-    a number that ``text`` writes. Not counted: a closed set's member (enum,
-    ``Literal``) or a flag, which a model picks from the schema for any question
-    ("consultation_hours" and "sunday" for "Where do I buy a weekly parking pass?").
+    Counted: a non-empty text value (for a field of known values, one naming a known
+    value) or a number the text writes. Not counted: an enum member or a flag, which a
+    model picks from the schema for any question.
     """
     numbers = {float(n.replace(",", ".")) for n in _NUMBER.findall(text)}
     for name, info in model.model_fields.items():

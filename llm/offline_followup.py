@@ -169,12 +169,8 @@ def _add_day(text: str, phrase: str) -> str:
 def resolve_followup(message: str, previous: str | None) -> str:
     """Turn a follow-up into a standalone question using the previous question (A1).
 
-    What the follow-up changes replaces its counterpart in the previous question
-    (:func:`_counterpart`), and a day it adds goes into the question: ``"and on
-    Friday?"`` after ``"When are visiting hours at cardiology?"`` gives ``"When
-    are visiting hours at cardiology on Friday?"``; ``"and the sauna?"`` after
-    ``"When is the gym open on Saturday?"`` gives ``"When is the sauna open on
-    Saturday?"``. Only words with no counterpart are appended.
+    What the follow-up changes replaces its :func:`_counterpart` in the previous
+    question (``"and on Friday?"``), and a day it adds goes in; other words are appended.
     """
     return _resolve(message, previous)[0]
 
@@ -233,9 +229,8 @@ def _previous_question(message: str, history: Sequence[BaseMessage]) -> str | No
 def resolved_by_rules(message: str, history: Sequence[BaseMessage]) -> bool:
     """Whether the offline rules turn ``message`` into a standalone question completely.
 
-    Measured on the labelled follow-ups (``bench/followups.py``), their rewrite is
-    right more often than a small model's; the graph asks a model that reads
-    messages rules-first (``normalizes_first_message = False``) only for the rest.
+    Where they do, they beat a small model (``bench/followups.py``); the model is asked
+    only for the rest.
     """
     previous = _previous_question(message, history)
     return _resolve(message, previous)[1]
@@ -258,8 +253,5 @@ def normalize_offline(
     greeting = any(w in GREETINGS for w in words(message))
     prompt_type = "smalltalk" if greeting and not important else "factual"
     return Normalized(
-        question=question,
-        user_lang=lang,
-        important_words=tuple(important),
-        prompt_type=prompt_type,
+        question=question, user_lang=lang, important_words=tuple(important), prompt_type=prompt_type
     )

@@ -1,30 +1,10 @@
 """The offline model's router: lexical scores per tool and a calibrated decision rule (T5).
 
-Scoring. A tool's *vocabulary* is the content words of its routing question,
-description and request fields (field names, examples, known values). A task
-word *hits* a tool when it matches a vocabulary word (same stem in Hungarian or
-English, a long common stem prefix, the same weekday in either language, or one
-typo away for words of five letters or more). A hit weighs
-``log(1 + n / k) / log(1 + n)`` when ``k`` of the ``n`` candidates share it, so a
-word every tool has ("account", "kórház") weighs little and a word one tool has
-weighs 1. A tool's *score* is the sum of its hits' weights; its *coverage* is
-that sum over the weight of every task word (a word no tool has weighs 1).
-
-Decision (:class:`RoutingRule`): a tool runs when its score is at least
-``min_score``, at least ``relative`` times the best score, and its coverage at
-least ``min_coverage``, and its hits are evidence (a subject word, or two of the
-generic words "free", "new", "tomorrow": :func:`has_evidence`); of those, the
-``max_tools`` best run. Of near ties (``near``) a context tool comes first, then
-the better-ranked candidate. A further tool needs ``min_extra`` of its own, or
-``clause_share`` of it when its words are in a clause of the task no routed tool
-matched ("... and tell me if it will rain there"). The thresholds were fitted on
-the calibration part of ``bench/data`` (``python -m bench.offline_routing --fit``;
-``near`` and ``clause_share`` by hand on the same part) and measured on its held-out
-part (``docs/routing-decisions.md``).
-
-Speed. Vocabularies are computed once per tool text, and word matching is
-looked up in buckets by first letters and cached per word pair, so routing time
-grows with the number of tools, not with tools times vocabulary times task words.
+A task word hits a tool when it matches a word of the tool's texts, weighted down
+when many candidates share it; :class:`RoutingRule` runs the tools whose score and
+coverage clear thresholds fitted on ``bench/data`` (docs/concepts/offline-model.md,
+docs/routing-decisions.md). Vocabularies and word matches are cached, so routing
+time grows with the number of tools only.
 """
 
 from __future__ import annotations
@@ -216,14 +196,9 @@ def closer_to_not_for(task_prompt: str, tool: AnyTool) -> bool:
 def only_not_for_words(task_prompt: str, tool: AnyTool, found: ToolScore) -> bool:
     """A9: whether the tool's evidence is one subject word that its ``not_for`` questions have.
 
-    ``found``: the tool's :class:`ToolScore` for the task. Its ``not_for`` examples
-    count against it: a word they share with its ``routing_examples`` ("card" in
-    "How do I renew my library card?" and in "Can I pay the late fee by card?") is
-    the domain's own warning that the word does not tell the two apart, so a task
-    whose only subject word for the tool is such a word ("Where is the card
-    catalogue?") is no evidence for a finished answer, however rare the word is
-    among the candidates. Two subject words ("chest pain") are more than one word;
-    a task closer to a ``not_for`` question as a whole is :func:`closer_to_not_for`.
+    A word shared by its ``routing_examples`` and ``not_for`` is the domain's own warning
+    that the word does not tell them apart, so alone it is no evidence for a finished
+    answer. Two subject words are more than one.
     """
     if not tool.not_for or not found.hits:
         return False
@@ -239,17 +214,27 @@ TERMINAL_WORDS = 2
 ``not_for`` questions share with them (A9)."""
 
 
+def needs_intent(tool: AnyTool) -> bool:
+    """A9: whether a yes for the tool needs more evidence than a context tool's.
+
+    Its result can end the run (``returns_answer``, R3, R4), or running it acts
+    outside the run (``side_effects``: it books, records, sends), whatever its
+    result: a wrong yes then cannot be undone by a better answer.
+    """
+    return tool.returns_answer or tool.side_effects
+
+
 def held_back(
     task_prompt: str, tools: Sequence[AnyTool], scores: dict[str, ToolScore], rule: RoutingRule
 ) -> set[str]:
-    """A9: the terminal tools (``returns_answer``) the offline rule does not route.
+    """A9: the tools that end the run or act (:func:`needs_intent`) the rule does not route.
 
     Those without :func:`declared_intent` behind them.
     """
     return {
         tool.name
         for tool in tools
-        if tool.returns_answer
+        if needs_intent(tool)
         and tool.name in scores
         and not declared_intent(task_prompt, tool, scores, rule)
     }
@@ -265,20 +250,10 @@ def declared_intent(
 ) -> bool:
     """A9: whether the task is what the tool declares it is for, on more than one shared word.
 
-    The evidence a tool needs whose result stops the run (a finished answer; a
-    question back to the user, Q1): its declared intent (routing question,
-    description, examples) explains at least ``rule.terminal_coverage`` of the task,
-    or the task has a word no other candidate has (a clear margin); one shared word
-    ("number") is not enough. And the task does not resemble one of its ``not_for``
-    questions more than its own, nor share with it only one subject word its
-    ``not_for`` questions have (:func:`only_not_for_words`). ``scores``: every
-    candidate's :class:`ToolScore` for the task (:func:`score_tools`).
-
-    ``margin=False`` leaves out the clear margin: a question back to the user needs
-    the task to be about the tool (its intent explains half of it); a word no other
-    candidate has tells tools apart, not whether the task is about one ("Is the
-    city archive open to the public?" and a branch-hours tool that asks "Which
-    branch?").
+    A tool that stops the run (a finished answer, Q1) needs its declared intent to
+    explain ``rule.terminal_coverage`` of the task, or a word no other candidate has,
+    and the task not closer to a ``not_for`` question. ``margin=False`` drops the
+    unique-word case: a question back needs the task to be about the tool.
     """
     found = scores.get(tool.name)
     if found is None or not found.hits or not has_evidence(found):
@@ -358,11 +333,8 @@ def decide(
 ) -> set[str]:
     """The tools the rule routes (see :class:`RoutingRule`); never those ``held`` back.
 
-    The best tool runs when it passes the thresholds; each further one (best
-    first) also needs ``min_extra`` score from task words no routed tool has
-    matched yet, so two tools that matched the same words do not both run, unless
-    they are twins (``tie``). Equal scores keep the order of ``scores`` (the
-    candidates' rank order, T12).
+    Each further tool needs ``min_extra`` score of words no routed tool matched, unless
+    it is a twin (``tie``); equal scores keep the rank order (T12).
     """
     ranked = sorted(
         ((name, s) for name, s in scores.items() if name not in held), key=lambda i: -i[1].score
@@ -410,12 +382,7 @@ def decide(
 
 
 def has_evidence(found: ToolScore) -> bool:
-    """Whether a tool's hits are evidence (T5, A8): a subject word, or two generic ones.
-
-    One generic word alone (:data:`~toolweave.llm.lexical.GENERIC_WORDS`: "free",
-    "new", "tomorrow") is not: "How many free beds ...?" is no question for a tool
-    that lists free appointment slots.
-    """
+    """Whether a tool's hits are evidence (T5, A8): a subject word, or two generic ones."""
     generic = sum(is_generic(word) for word in found.hits)
     return generic < len(found.hits) or generic >= GENERIC_EVIDENCE
 
@@ -438,11 +405,8 @@ def ranking_winner(
 ) -> str | None:
     """The pre-filter ranking's clear winner (T12), when the rule routed nothing.
 
-    The best-ranked tool by BM25 over the tools' whole texts (instructions, field
-    descriptions and examples, which the routing vocabulary leaves out) runs when
-    it scores at least ``rule.margin_score`` and ``rule.margin`` times the second
-    one; never a terminal tool held back (A9), and only on a word of the task that its
-    text has and that is evidence (a subject word, or two generic ones).
+    It runs when it clears ``rule.margin_score`` and ``rule.margin`` times the second,
+    is not a held-back terminal tool (A9), and shares an evidence word with the task.
     """
     words = " ".join(task_words(task_prompt))  # a greeting's stopwords are no evidence
     routable = tuple(sorted((t for t in tools if t.executable_instruction), key=lambda t: t.name))
@@ -472,7 +436,8 @@ class Decision(NamedTuple):
     scores: dict[str, ToolScore]
     """Each routable candidate's :class:`ToolScore`."""
     held: set[str]
-    """Terminal tools the rule does not route: no declared intent behind them (A9)."""
+    """Tools that end the run or act that the rule does not route: no declared intent
+    behind them (A9)."""
     abstain: bool
     """The task is no request (a pasted error message, a definitional question)."""
     winner: str | None
@@ -499,7 +464,7 @@ def offline_decision(
     routed = set() if abstain else decide(scores, rule, held)
     winner = None if routed or abstain else ranking_winner(task_prompt, tools, rule, held)
     if winner is not None:
-        routed = {winner}  # a clear winner of the ranking (issue 20 item 2)
+        routed = {winner}  # a clear winner of the ranking
     return Decision(scores, held, abstain, winner, routed)
 
 
@@ -507,9 +472,7 @@ class RoutingEvidence:
     """The offline rule's evidence for one task over its candidates: read once per routing.
 
     The one interface through which the route node's guards (T5, A8, A9, Q1) weigh a
-    model's verdicts by the offline rule: built once per routing, over the task prompt
-    without the domain's own words (N1); the tools' scores and the rule's own routing
-    are computed once, when first asked for.
+    model's verdicts; scores are computed once, when first asked for.
     """
 
     def __init__(
@@ -575,11 +538,8 @@ class RoutingEvidence:
 def shares_a_word(task_prompt: str, tool: AnyTool) -> bool:
     """Whether a content word of the task matches one of the tool's whole text (T12, A8).
 
-    The keyword index matches stem prefixes, across both languages' stemmers: "Lisa"
-    begins like "lists", Hungarian "óránként" stems to the English "or", "need" to
-    "ne" ("nem"). A tool's score is evidence only when a word of the task really
-    matches a word of its text (:func:`word_matches`, stop words and words under
-    three letters left out on both sides).
+    The index matches stem prefixes across stemmers, which pairs unrelated words; a
+    score is evidence only with a real word match.
     """
     said = task_words(task_prompt)
     return bool(said) and any(word_matches(w, t) for w in said for t in _text_words(tool))
@@ -606,12 +566,7 @@ DEFINITION = re.compile(
 
 
 def not_a_request(task_prompt: str) -> bool:
-    """Abstention (issue 20 item 3): small talk, a pasted error or a definitional question.
-
-    Small talk: a greeting or thanks with at most one more content word.
-
-    No tool's routing question holds for either, whatever word they share with it.
-    """
+    """Abstention: small talk (a greeting and one word more), a pasted error, a definition."""
     said = kit.words(task_prompt)
     small_talk = bool(said) and said[0] in GREETINGS and len(task_words(task_prompt)) <= 1
     return small_talk or bool(PASTED.match(task_prompt) or DEFINITION.match(task_prompt))

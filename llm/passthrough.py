@@ -104,9 +104,8 @@ class PassthroughChatModel(BaseChatModel):
 def _anyone_listening() -> bool:
     """Whether the current run has callback handlers (messages stream, tracing, events).
 
-    Without any, nobody can see the tokens, and the chat-model machinery is skipped.
-    The run's config is read as it is, not through ``ensure_config`` (which copies
-    every key and the callback manager: PF1).
+    Without any, nobody sees the tokens and the chat-model machinery is skipped; the
+    config is read as it is (``ensure_config`` copies it: PF1).
     """
     callbacks = (var_child_runnable_config.get() or {}).get("callbacks")
     if isinstance(callbacks, BaseCallbackManager):

@@ -239,9 +239,7 @@ def _async_twin(
     return twin
 
 
-def _steps_of(
-    method: Callable[Concatenate[Any, P], T],
-) -> Callable[Concatenate[Any, P], Steps[T]]:
+def _steps_of(method: Callable[Concatenate[Any, P], T]) -> Callable[Concatenate[Any, P], Steps[T]]:
     """The default steps of a port method: one call of the assistant's own method pair."""
     name = method.__name__
 
@@ -257,25 +255,10 @@ def _steps_of(
 class LlmAssistant(ABC):
     """The language-model port of the orchestrator (``ILlmAssistant``).
 
-    Every method comes in three forms: sync (``normalize``), async (``anormalize``)
-    and as steps (``normalize_steps``, :mod:`toolweave.tools.effects`). The graph
-    yields from the steps, so one driver runs a node and every model call in it.
-
-    Implement the port either way:
-
-    - with plain methods (the offline model, test doubles, most adapters):
-      override the sync methods, and the async twins when there is a native
-      async path. The default async twin runs the sync method in a worker thread
-      (inline when :attr:`inline_async`); the default steps are one
-      :class:`~toolweave.tools.effects.Call` of the pair;
-    - as steps (:class:`~toolweave.llm.chat_model.ChatModelAssistant`): override
-      the ``*_steps`` methods and derive the pair with
-      :func:`~toolweave.tools.effects.drive` / :func:`~toolweave.tools.effects.adrive`.
-
-    Implementations: :class:`~toolweave.llm.chat_model.ChatModelAssistant` over any
-    LangChain chat model, :class:`~toolweave.llm.offline.OfflineAssistant` (no LLM,
-    deterministic) and :class:`toolweave.testing.FunctionAssistant` for tests.
-    An assistant is shared by concurrent runs: keep no per-request state on it.
+    Every method has three forms: sync, async (``a``-prefixed) and steps (``_steps``).
+    Override the sync methods (and native async twins where there are), or the steps
+    methods (as :class:`~toolweave.llm.chat_model.ChatModelAssistant` does). An
+    assistant is shared by concurrent runs: keep no per-request state on it.
     """
 
     label: str = "LLM"
@@ -408,12 +391,8 @@ class LlmAssistant(ABC):
     ) -> Steps[Activation]:
         """:meth:`route_and_extract` as steps.
 
-        An assistant that brings its own :meth:`route_and_extract` (a subclass's,
-        or one set on the instance) is called through it; otherwise the default
-        routes, then extracts (:meth:`route_then_extract`), each a step of its own.
-        ``search_language``: when given, the call may also return words to search
-        the documents with, in that language (``Activation.search_words``, D9); the
-        port's default gives none.
+        An assistant's own :meth:`route_and_extract` is called through it; else route, then
+        extract. ``search_language`` asks for search words (D9); the default gives none.
         """
         if self._brings("route_and_extract") or self._brings("aroute_and_extract"):
             pair = call(

@@ -235,15 +235,9 @@ def answer_system(
 ) -> str:
     """The final answer's instructions, appended to the domain's system prompt (A7).
 
-    Args:
-        language: The answer's language, in words.
-        context: The numbered context passages.
-        guaranteed: The guaranteed context texts.
-        parts: One line per part of a question split into subtasks (S6), each naming
-            its passages; none or one: no parts section.
-        exchanges: The clarification questions asked and the replies (Q8); empty: none.
-        cited: The reply is the constrained citation reply, not text with markers (R9).
-        failing: Sentences of an earlier answer its passages did not support (R9).
+    ``parts`` (S6) and ``exchanges`` (Q8) add their sections when there are several /
+    any; ``cited`` asks for the constrained citation reply (R9); ``failing`` lists an
+    earlier answer's unsupported sentences (R9).
     """
     sections = [
         ANSWER_PROMPT.format(
@@ -304,10 +298,7 @@ CONTEXT_LANGUAGE = "the language the context is written in"
 def gatekeeper_search_system(*, context: str, documents_language: str = "") -> str:
     """The gatekeeper's system prompt (D1) asking for each piece's rewrites (D8).
 
-    Args:
-        context: The context, numbered as the answer sees it.
-        documents_language: The documents' language by name (``"English"``); empty
-            when unknown, then the prompt says the context's language.
+    ``documents_language`` by name (``"English"``); empty: the context's language.
     """
     return GATEKEEPER_SEARCH_PROMPT.format(
         context=context or NO_CONTEXT, documents_language=documents_language or CONTEXT_LANGUAGE

@@ -1,19 +1,10 @@
 """Pydantic models of the chat-model assistant's structured replies (A1, T5, T7, D1).
 
-The routing schema has one field per candidate tool, aliased to the tool's name,
-so that ONE structured call answers every routing question (T5) and, when fused,
-also carries each routed tool's request (T7). The chat model's calls use it as a
-:class:`ComposedSchema`: the JSON schemas (compact, strict, function-calling) are
-assembled per candidate set from parts built once per tool shape (the verdict,
-or the verdict with one request model), and a reply is validated per tool, so a
-new candidate set costs no pydantic model and no schema generation (issue 20 item 5).
-
-What the model reads is kept small: a model's docstring becomes the JSON schema's
-description, so these docstrings are written for the model and carry no spec ids
-(those are in comments); the routing schema says what ``run`` and ``reason`` mean
-once, in the prompt, not per candidate, and carries neither titles nor the
-request models' docstrings; a tool's name and instruction are in the prompt only
-(the schema has the name as a key and the request's field descriptions).
+One routing schema field per candidate, aliased to the tool's name, so ONE call
+answers every routing question (T5) and, fused, carries each request (T7);
+:class:`ComposedSchema` assembles it per candidate set from parts built once per
+tool shape. A model's docstring becomes the JSON schema's description, so these
+docstrings are written for the model and carry no spec ids (those are in comments).
 """
 
 from __future__ import annotations
@@ -125,10 +116,8 @@ def _unquoted(raw: str) -> str:
 def cut_gatekeeper_reply(text: str) -> GatekeeperReply | None:
     """What a gatekeeper reply cut at the token limit said before the cut (D1, D8, X2).
 
-    A small model may loop in a piece's rewrites (the 1.5B model wrote "car
-    parking", "car garage lot", ... until its tokens ran out). The verdict and
-    every piece written whole are kept, each with its first rewrites; ``None``
-    when the reply had not said the context falls short.
+    A small model may loop in a piece's rewrites: the verdict and every whole piece are
+    kept, with their first rewrites; ``None`` when it had not said the context falls short.
     """
     verdict = CUT_SUFFICIENT.search(text)
     if verdict is None or verdict.group(1) != "false":
@@ -173,10 +162,7 @@ def _strip(schema: Any, *, keep_descriptions: bool) -> None:
 def _null_in_defs(schema: dict[str, Any]) -> None:
     """Say "or null" once per entry definition, not once per candidate, in place (T5, A10).
 
-    A routing property ``{"anyOf": [{"$ref": "#/$defs/X"}, {"type": "null"}]}`` becomes
-    ``{"$ref": "#/$defs/X"}`` with ``X`` itself "X or null": the same schema, about 30
-    characters fewer per candidate. Only for routing schemas, whose entry definitions
-    are referenced by the candidates' properties alone.
+    The same schema, about 30 characters fewer per candidate; routing schemas only.
     """
     defs = schema.get("$defs", {})
     for key, sub in schema.get("properties", {}).items():
@@ -263,14 +249,8 @@ MAX_EXAMPLES = 3
 def shown_examples(texts: Sequence[str]) -> list[str]:
     """Up to :data:`MAX_EXAMPLES` of ``texts``, taken in turn from each language they are in.
 
-    A domain that declares its examples in two languages gets both in the prompt:
-    the hospital's emergency tool declares seven English examples before its
-    Hungarian ones, and with the first three alone the 1.5B model saw no Hungarian
-    emergency and said no to "Apám összeesett és nem lélegzik, mit tegyek?" (on the
-    whole hospital set the change is within run-to-run variance:
-    ``docs/routing-decisions.md``). Within a
-    language the declared order stands; languages come in the order they first
-    appear (a text whose language cannot be told is a language of its own).
+    So examples declared in two languages reach the prompt in both; within a language
+    the declared order stands.
     """
     by_lang: dict[str, list[str]] = {}
     for text in texts:
@@ -318,13 +298,8 @@ CUT_BEST_FIT = re.compile(r'\A\s*\{\s*"best_fit"\s*:\s*"([^"\\]*)"')
 def cut_routing_reply(keys: Sequence[str], text: str) -> SimpleNamespace | None:
     """What a routing reply cut at the token limit said before the cut (T5, X2), or ``None``.
 
-    ``best_fit`` is asked first, so a reply whose reason ran on to the limit has
-    already named it: the 1.5B model wrote ``"best_fit": "callback_request"`` for
-    "Please ask cardiology to call me back.", then a reason that looped ("The tool
-    does not require any …") until the limit. The best fit is kept when it is one
-    of ``keys`` (the candidates' names); every verdict reads as no, since the cut
-    may have ended any of them, and ``cut`` says so. The route node's T5
-    resolution runs the best fit only where keyword evidence backs it.
+    ``best_fit`` is asked first, so a reason that looped to the limit has named it; it is
+    kept when it is one of ``keys``, every verdict reads as no and ``cut`` says so.
     """
     found = CUT_BEST_FIT.match(text)
     if found is None or found.group(1) not in keys:
@@ -526,11 +501,8 @@ def _decision(request_model: type[BaseModel]) -> type[BaseModel]:
 def offered_tools(tools: Sequence[AnyTool]) -> list[AnyTool]:
     """Tools the routing model is asked about: those with a routing question, unique by name.
 
-    In name order, whatever order the task's ranking gave them (T5, T12): the same
-    candidates give the same prompt and schema for every question, so a server's
-    prompt cache (llama.cpp's, OpenAI's) reuses everything before the question,
-    and a small model is not led to say yes to whichever tool is listed first.
-    The ranking still decides what is offered (T12) and resolves several yeses.
+    In name order, so the same candidates give the same prompt (a server's prompt cache
+    reuses it) and no tool gains by being listed first (T5, T12).
     """
     seen: dict[str, AnyTool] = {}
     for tool in tools:
@@ -542,13 +514,9 @@ def offered_tools(tools: Sequence[AnyTool]) -> list[AnyTool]:
 def tools_block(tools: Sequence[AnyTool], *, with_instruction: bool) -> str:
     """The prompt's tool list: name and routing question, and when fused the instruction.
 
-    A routing question starts with the tool's name (T5), so the name is not put
-    before it again (only before a question that does not start with it). A tool
-    whose result ends the run says so, and declared examples follow (A9). A
-    tool's instruction line appears only when it has fields and an instruction
-    of its own (the prompt says once how to fill fields without one), and not
-    one that only repeats the routing question (an AI tool's generated
-    instruction quotes its description, which the question already is).
+    A question that starts with the name is not prefixed by it again; terminal tools
+    say so, with their examples (A9); an instruction line only for a tool with fields
+    and an instruction that does not repeat its question.
     """
     lines: list[str] = []
     for tool in tools:

@@ -1,14 +1,8 @@
 """Bounded retries and deadlines of one model call, as steps (X2, X5).
 
-A model call is a :class:`~toolweave.tools.effects.Call` of a runnable
-(:meth:`ModelCall.invocation`: ``invoke`` on the sync path, ``ainvoke`` bounded by its
-timeout and the run's deadline on the async one). :func:`retrying` repeats it
-after a transient failure (:mod:`toolweave.llm.failures`), waiting with a
-:class:`~toolweave.tools.effects.Sleep` effect: exponential backoff, or the
-endpoint's ``Retry-After`` up to a cap, a bounded number of times, then
-:class:`LlmUnavailableError`. A rejected request (4xx) raises
-:class:`LlmRequestError` at once. A run's deadline (:mod:`toolweave.llm.deadline`)
-is checked before each attempt and no retry waits past it.
+A transient failure is repeated with backoff (or ``Retry-After``, capped) a bounded
+number of times, then :class:`LlmUnavailableError`; a rejected request raises
+:class:`LlmRequestError` at once; no attempt or wait passes the run's deadline.
 """
 
 from __future__ import annotations
@@ -126,22 +120,10 @@ class ModelCall(Generic[T]):
     def streamed(self, stop: Callable[[str], bool] | None = None) -> Call[Any]:
         """:meth:`invocation` of a streamed reply, which the run's deadline bounds as a whole (X5).
 
-        A client's request timeout bounds each read of a stream, not the stream: a model
-        that keeps sending tokens ("szabad szabad szabad ...") went on until killed. In a
-        run with a deadline the sync path reads the chunks one by one and closes the
-        stream once the deadline passes (:class:`RunDeadlineError`; the partial reply is
-        never returned). The async path reads the chunks the same way, inside the
-        ``asyncio.wait_for`` of :meth:`invocation`: the check after each chunk ends the
-        stream even when the cancellation at the timeout is late to reach the client's
-        read. Without a deadline the reply's token budget ends it.
-
-        ``stop`` is asked after each chunk with the text so far (X3): when it says the
-        reply is going nowhere (a loop, :func:`~toolweave.llm.structured.looping_reply`),
-        the stream is closed there, which also ends the server's decoding, and the reply
-        so far comes back with the finish reason :data:`REPEATING`. Without a deadline
-        the call stays an ``invoke`` (a non-streamed error body is then named, X2) and
-        the chunks are watched as they reach listeners (:class:`_LoopWatch`); a call
-        that nobody streams is bounded by its token budget alone.
+        A request timeout bounds each read, not the stream, so the chunks are read one by one
+        and the stream closed at the deadline (:class:`RunDeadlineError`), or when ``stop``
+        says it loops (finish reason :data:`REPEATING`, X3). Without a deadline it stays an
+        ``invoke`` watched by :class:`_LoopWatch`.
         """
         reading = _StreamReading(self, stop)
         return Call(reading.sync, reading.asynchronous)
@@ -223,10 +205,7 @@ class _Repeated(Exception):
 class _LoopWatch(BaseCallbackHandler):
     """Watches one call's streamed tokens and stops the stream once ``stop`` says so (X3).
 
-    One per call (never shared): it holds that call's text. ``raise_error`` makes
-    LangChain raise :class:`_Repeated` out of the model's stream loop, whose
-    client closes the connection; ``run_inline`` keeps it in the stream's own
-    thread on the async path.
+    One per call; :class:`_Repeated` raised from the stream loop closes the connection.
     """
 
     raise_error = True
@@ -261,11 +240,7 @@ def _stopped(reply: Any) -> Any:
 
 
 def retrying(
-    step: Call[T],
-    *,
-    policy: LlmRetryPolicy,
-    what: str,
-    accept: Callable[[T], None] | None = None,
+    step: Call[T], *, policy: LlmRetryPolicy, what: str, accept: Callable[[T], None] | None = None
 ) -> Steps[T]:
     """One call with bounded retries of transient failures.
 
@@ -343,9 +318,8 @@ def finish_reason(message: Any) -> str | None:
 def is_openai_compatible(model: BaseChatModel) -> bool:
     """Whether ``model`` is LangChain's OpenAI client (or a subclass: Azure, DeepSeek, …).
 
-    For those toolweave knows the wire: finish reasons are always sent, a request
-    timeout and ``max_tokens`` can be set per call, and the structured-output
-    modes ``json_schema`` / ``json_mode`` / ``function_calling`` exist.
+    For those the wire is known: finish reasons, per-call timeout and ``max_tokens``, and
+    the three structured-output modes.
     """
     return any(cls.__name__ == "BaseChatOpenAI" for cls in type(model).__mro__)
 

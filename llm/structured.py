@@ -1,18 +1,8 @@
 """Validated structured output of a chat model: modes with fallback, cached runnables (X2).
 
-One structured call is written once, as steps (:func:`structured_steps`) of the
-one effect vocabulary (:mod:`toolweave.tools.effects`): each attempt is a model
-call with bounded retries (:func:`~toolweave.llm.retries.retrying`), and
-
-- a structured-output mode the server does not support makes
-  :class:`StructuredOutput` fall back to the next mode (for good, or for this
-  schema alone);
-- a reply that stops at the token limit is asked once more with a larger limit
-  (:mod:`toolweave.llm.token_budget`), then reported as ``None``; a reply that
-  stopped there while writing prose instead of the object (:func:`prose_reply`)
-  is ``None`` at once: more tokens only buy more prose; so is one that was
-  repeating itself (:func:`looping_reply`);
-- a reply that does not validate is asked once more, then ``None``.
+An unsupported mode falls back to the next one; a reply cut at the token limit is
+asked once more with more tokens (not when it was prose or a loop); a reply that
+does not validate is asked once more; after that the result is ``None``.
 """
 
 from __future__ import annotations
@@ -69,11 +59,7 @@ LOOP_REPEATS = 3
 def prose_reply(text: str) -> bool:
     """Whether a reply cut at the token limit is prose: no JSON object was begun.
 
-    A small model may answer in prose instead of filling the object (asked to route
-    "Írj egy verset a tavaszról.", it may write the poem); cut at its budget, such a
-    reply asked again with twice the tokens only writes twice the prose, at a small
-    model's 10 to 15 tokens a second on a CPU. A cut object
-    (``{"parking": {"reason": "aaaa``) or tool call begins with a brace.
+    More tokens would only buy more prose, slowly.
     """
     head = text.strip()
     return len(head) >= PROSE_CHARS and "{" not in head
@@ -82,14 +68,8 @@ def prose_reply(text: str) -> bool:
 def looping_reply(text: str) -> bool:
     """Whether a reply cut at the token limit was repeating itself: a loop, not a long reply.
 
-    A small model may loop inside a JSON string: the 0.5B model, routing "Írj egy
-    verset a tavaszról.", wrote one ``reason`` sentence pair over and over until its
-    2,008 tokens ran out (190 s on a CPU); asked again with twice the tokens it loops
-    twice as long. A reply is a loop when its last :data:`LOOP_CHARS` characters occur
-    in it :data:`LOOP_REPEATS` times or more; a long reply that is still saying new
-    things (many candidates, each a name and a short reason) does not repeat its tail.
-    A streamed answer is asked the same after each chunk: the 1.5B model streamed
-    "szabad szabad szabad ..." for 423 s.
+    Its last :data:`LOOP_CHARS` characters occur :data:`LOOP_REPEATS` times or more; more
+    tokens would only loop longer. A streamed answer is asked after each chunk.
     """
     body = text.rstrip()
     if len(body) < LOOP_CHARS * LOOP_REPEATS:
@@ -126,11 +106,10 @@ NO_STRUCTURED_OUTPUT = (
 
 @dataclass(frozen=True)
 class Bound:
-    """One structured-output runnable, built once and reused (issue 9 item 5).
+    """One structured-output runnable, built once and reused.
 
-    Split in two: :attr:`llm` is the model bound to the schema (the network call,
-    awaited natively on the async path) and :attr:`parse` reads its message (pure
-    CPU, run inline: LangChain's own async parsers would use a worker thread).
+    :attr:`llm` is the network call; :attr:`parse` reads its message inline (LangChain's
+    async parsers would use a worker thread).
     """
 
     llm: Runnable[Any, Any]
@@ -241,8 +220,8 @@ class StructuredOutput:
     ) -> Bound:
         """The cached runnable for ``schema`` in ``mode`` with ``max_tokens`` (and ``logprobs``).
 
-        A :class:`ComposedSchema` is bound as its JSON schema (no pydantic model):
-        a new candidate set costs a few dict copies (issue 20 item 5).
+        A :class:`ComposedSchema` is bound as its JSON schema: a new candidate set costs a
+        few dict copies, no pydantic model.
         """
         key = (schema, mode, max_tokens, logprobs)
         with self._lock:
@@ -481,10 +460,7 @@ def _json_content_parser(schema: Any) -> Callable[[Any], Any]:
 def _parser_call(parse: Runnable[Any, Any]) -> Callable[[Any], Any]:
     """How a reply is read by ``parse``: an output parser's ``parse_result`` directly.
 
-    ``parser.invoke(message)`` is ``parse_result([ChatGeneration(message)])`` run as
-    a traced child run (a callback manager, a run id, start and end events) on
-    every call, for pure CPU work; the result and the errors raised are the same.
-    Other runnables (a chain of several steps) are invoked as they are.
+    ``invoke`` would wrap pure CPU work in a traced child run on every call.
     """
     if not isinstance(parse, BaseLLMOutputParser):
         return parse.invoke
@@ -535,15 +511,10 @@ def structured_steps(
 ) -> Steps[Any]:
     """The steps of one structured call; ``None`` when the reply never validates.
 
-    Attempts are bounded: a rejected mode moves to the next one (at most
-    ``len(MODES) - 1`` times), a length stop is asked once more with twice the
-    tokens, an invalid reply once more; each attempt retries transient failures
-    per ``policy``. ``salvage`` reads what a reply cut at the token limit said
-    before the cut, where no more asking is left (a loop, a second cut); its
-    ``None`` is the call's. With ``scored``, the call asks for log-probabilities
-    (when ``output`` has ``top_logprobs``) and a validated reply is
-    ``scored(reply, message)``; a server that rejects them gets the call again
-    without (and never again).
+    Attempts are bounded (mode fallbacks, one retry of a length stop with twice the
+    tokens, one of an invalid reply), each retrying transient failures. ``salvage``
+    reads a cut reply when no asking is left; ``scored`` asks for log-probabilities
+    (dropped for good if the server rejects them).
     """
     budget = 0
     if output.openai_compatible:

@@ -1,4 +1,4 @@
-"""Token budgets of structured replies: ``max_tokens`` derived from the schema (issue 11)."""
+"""Token budgets of structured replies: ``max_tokens`` derived from the schema."""
 
 from __future__ import annotations
 
@@ -13,10 +13,9 @@ MAX_STRUCTURED_TOKENS = 8192
 
 @functools.lru_cache(maxsize=512)
 def token_budget(schema: type[BaseModel]) -> int:
-    """``max_tokens`` for a reply that fills ``schema``.
+    """``max_tokens`` for a reply that fills ``schema`` (cached per schema).
 
-    Generous for the fields it has, bounded so that a model looping inside a JSON
-    string stops (issue 11). Computed once per schema (cached).
+    Generous for its fields, bounded so a model looping inside a JSON string stops.
     """
     spec = schema.model_json_schema()
     need = _tokens(spec, spec.get("$defs", {}), depth=0)

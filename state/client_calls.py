@@ -1,20 +1,8 @@
 """Client-tool calls the run waits for (W3): the pause's payload and the resume's results.
 
-The run pauses (:class:`~toolweave.state.pauses.ClientCalls`, one kind of
-:data:`~toolweave.state.pauses.Pause`) with a LangGraph interrupt whose value is::
-
-    {"type": "client_tool_calls", "version": 1, "task_no": "1",
-     "calls": [{"call_id": "...", "tool_id": "example-tool", "name": "...",
-                "input": "<JSON text>"}]}
-
-and the client resumes it with ``Command(resume=...)`` whose value is::
-
-    {"type": "client_tool_results",
-     "results": [{"call_id": "...", "output": "<text>"} | {"call_id": "...", "error": "<text>"}]}
-
-Results may come in any order, and in several resumes (the run stays paused on
-the calls still open). A resume value that names an unknown call id or is
-malformed is refused as a whole: nothing of it is applied (X5).
+Results may come in any order and in several resumes; a resume value that names an
+unknown call or is malformed is refused whole (X5). The wire format is in
+docs/concepts/ai-tools.md.
 """
 
 from __future__ import annotations

@@ -58,10 +58,8 @@ class UniqueTextDocument(BaseModel):
 def _as_document(doc: UniqueTextDocument | Mapping[str, Any]) -> UniqueTextDocument:
     """A document, also from the plain dict a state reader may hand the reducer.
 
-    Outside strict msgpack mode (``LANGGRAPH_STRICT_MSGPACK``), the LangGraph server
-    reads thread state (``GET /threads/{id}/state``) with a serializer that turns
-    models into dicts, and replays the documents channel's writes through this
-    reducer; without this, that request fails once a thread has documents.
+    The LangGraph server's state read outside strict msgpack mode replays writes as
+    dicts; without this it fails once a thread has documents.
     """
     return doc if isinstance(doc, UniqueTextDocument) else UniqueTextDocument.model_validate(doc)
 
@@ -72,10 +70,8 @@ def merge_documents(
 ) -> list[UniqueTextDocument]:
     """Merge two document lists by R6 identity, keeping the higher score.
 
-    The same sentence seen twice (same identity, same text) is kept once, with the
-    higher score. A different text under an identity already seen (two results that
-    numbered their documents each in its own order) is another sentence and is kept
-    too (R11). First-seen order is kept so that the final context is stable.
+    A different text under a seen identity is another sentence and is kept (R11);
+    first-seen order is kept so the final context is stable.
     """
     merged: dict[DocumentKey | SentenceKey, UniqueTextDocument] = {}
     for doc in map(_as_document, (*left, *right)):
@@ -116,20 +112,11 @@ def complete_identities(
 ) -> Sequence[UniqueTextDocument]:
     """The documents of one result, each different text under its own identity (R11).
 
-    Documents of one result that share ``(document_id, page, sentence_number)``:
-
-    - with the same text, they are one sentence seen twice and come back as they
-      are (R6 keeps one of them, the ledger counts the rest);
-    - with different texts and no ``sentence_number``, each different text gets the
-      next ``sentence_number`` not already used in that ``(document_id, page)`` of
-      the result, from 1, in the order given; a text seen again gets its first
-      number. A tool that lists a document's passages in reading order thus numbers
-      them as the document does, and the same result gives the same identities on
-      every run, so R6 still finds the same sentence from another tool;
-    - with different texts and a ``sentence_number``, nothing says which is the
-      sentence: :class:`ConflictingDocumentsError` naming the tool.
-
-    Returns ``documents`` itself when nothing needs completing (the usual case).
+    Same identity, same text: one sentence seen twice, left as is (R6). Different texts
+    without ``sentence_number``: numbered in order of first appearance from the first
+    free number, so the same result gets the same identities every run. Different texts
+    with a ``sentence_number``: :class:`ConflictingDocumentsError`. Returns
+    ``documents`` itself when nothing needs completing.
 
     Raises:
         ConflictingDocumentsError: Different texts under one full identity.

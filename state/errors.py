@@ -36,10 +36,8 @@ class NothingPendingError(ToolweaveError, LookupError):
 class ThreadBusyError(ToolweaveError, RuntimeError):
     """Another run on the same thread, here or over the same PostgreSQL, did not end in time.
 
-    Runs on one thread wait for each other (S5, Q6): in one process, and across the
-    processes that share a PostgreSQL checkpointer. So a message sent twice acts once;
-    a wait is bounded by ``Limits.thread_wait_s``. Send the message again once the
-    earlier run has ended (its answer may already be the one wanted).
+    Runs on one thread take turns (S5, Q6), at most ``Limits.thread_wait_s``. Send the
+    message again once the earlier run has ended.
     """
 
 
@@ -62,19 +60,13 @@ class InvalidToolResultError(ToolweaveError, TypeError):
 class ToolFailedError(ToolweaveError, RuntimeError):
     """A tool reported that it failed (an MCP error result, an adapter's error; T13).
 
-    Treated as no result (R7) like any raising tool, but logged in one line, without a
-    traceback unless the ``toolweave`` logger is set to ``DEBUG``: the failure is the
-    tool's report, not a bug to trace.
+    No result (R7), logged in one line without a traceback unless at ``DEBUG``.
     """
 
 
 class ConflictingDocumentsError(InvalidToolResultError, ConfigurationError):
     """A tool's result holds different texts under one full identity (R6, R11).
 
-    Documents of one result that share ``(document_id, page, sentence_number)`` but
-    differ in text are kept by numbering them in order when they carry no
-    ``sentence_number``; when they do, nothing says which text is the sentence, so
-    the result is refused at the tool boundary, naming the tool. Both an
-    :class:`InvalidToolResultError` (raised out of the run, never R7's "no result")
-    and a :class:`ConfigurationError`.
+    Nothing says which text is the sentence, so the result is refused, naming the tool;
+    raised out of the run (never R7's "no result").
     """

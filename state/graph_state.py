@@ -17,12 +17,7 @@ from langgraph.graph.message import add_messages
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
-from toolweave.state.documents import (
-    AnswerSentence,
-    Source,
-    UniqueTextDocument,
-    merge_documents,
-)
+from toolweave.state.documents import AnswerSentence, Source, UniqueTextDocument, merge_documents
 from toolweave.state.ledger import LedgerEntry
 from toolweave.state.pauses import Pause
 from toolweave.state.task import PromptAndContext, TaskInfo, TaskNode
@@ -76,9 +71,7 @@ def merge_all_buffers(value: dict[str, Any], writes: Sequence[dict[str, Any]]) -
 def merge_all_documents(value: list[Any], writes: Sequence[list[Any]]) -> Any:
     """Batch reducer of :func:`merge_documents` (which also reads plain mappings).
 
-    One merge of the step's documents into the stored ones: the same result as
-    folding write by write (R6 keeps the first position and the highest score),
-    with the stored list keyed once per step instead of once per write.
+    The same result as folding write by write, with the stored list keyed once per step.
     """
     return merge_documents(value or [], [doc for write in writes for doc in write])
 
@@ -94,12 +87,8 @@ def add_all_messages(value: list[AnyMessage], writes: Sequence[Any]) -> Any:
 class StateDeltaChannel(DeltaChannel[Any]):
     """LangGraph's ``DeltaChannel``, copied without re-running its constructor.
 
-    LangGraph copies every channel of the state after each node, to read the state
-    the route function sees (S2), and ``DeltaChannel.copy`` builds the copy through
-    ``__init__`` (type normalisation, checks) although nothing it checks can have
-    changed. This copy takes the same fields as they are and the value's shallow
-    copy, as LangGraph's does; a value that is no plain list or dict (LangGraph's
-    "no value yet" marker) goes through LangGraph's own copy.
+    LangGraph copies every channel after each node (S2) and ``DeltaChannel.copy`` re-runs
+    checks that cannot fail; this copies the fields and a shallow copy of the value.
     """
 
     __slots__ = ()

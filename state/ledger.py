@@ -100,15 +100,11 @@ question it asked (Q1). A gate refusal or a skip is no call."""
 def tools_run_below(ledger: Iterable[LedgerEntry], task_no: str) -> dict[str, str]:
     """S5: each tool called on a descendant of ``task_no`` this round, and where it first ran.
 
-    Read from the round's ledger (L1), so it holds from a checkpoint alone, also
-    after a crash between a subtask and its parent: the subtask's entries were
-    saved with its results.
+    Read from the ledger (L1), so it holds from a checkpoint alone, also after a crash.
 
     >>> entry = LedgerEntry(kind=LedgerKind.TOOL_RESULT, task_no="1.1", tool="renew")
     >>> tools_run_below([entry], "1")
     {'renew': '1.1'}
-    >>> tools_run_below([entry], "1.2")
-    {}
     """
     prefix = f"{task_no}."
     ran: dict[str, str] = {}

@@ -1,22 +1,8 @@
 """Tool names (T1) and the domain-prefixed form forced activation accepts (F3).
 
-A tool's name is its unique id: lower_snake_case, ``[a-z][a-z0-9]*`` words joined
-by single underscores (``department_info``, ``korhaz_search``, ``tool_0042``).
-Names are checked when a tool is registered, so a mistyped name fails at build
-time, naming the tool, instead of never matching at run time.
-
-Names from outside (function-calling catalogues, LangChain and MCP tools, AI
-tool ids) become tool names through one public helper, :func:`to_tool_name`;
-two different outside names that map to one tool name are a configuration
-error naming both (T14), while the same name registered again is T1's
-last-wins.
-
-A forced name (``required_tool_names``, F3) is either plain (``factorial``) or
-``"<domain>.<name>"``: everything after the **last** dot is the tool's name and
-everything before it the domain, which must equal the tool's own ``domain``
-exactly. So ``"math.factorial"`` names the ``factorial`` of domain ``math`` and
-nothing else (not a domain-less ``factorial``), and ``"a.b.factorial"`` the
-``factorial`` of domain ``a.b``.
+A name is lower_snake_case, checked at registration so a typo fails at build time.
+Outside names become tool names through :func:`to_tool_name`; two that map to one
+name are an error (T14). A forced ``"<domain>.<name>"`` splits at the last dot.
 """
 
 from __future__ import annotations
@@ -50,9 +36,7 @@ def is_tool_name(name: object) -> TypeGuard[str]:
 def check_tool_name(name: object, owner: str) -> str:
     """Return ``name`` if it is a valid tool name, else raise :class:`ConfigurationError`.
 
-    Args:
-        name: The name to check.
-        owner: Who carries it, for the message (usually the tool's class name).
+    ``owner`` names who carries it, for the message.
 
     Raises:
         ConfigurationError: ``name`` is missing, not a string, or not lower_snake_case.

@@ -1,26 +1,9 @@
 """Pauses: every way a run waits for someone, as one typed union (SPEC Q7).
 
-A run pauses with a LangGraph interrupt whose value is one of the payloads below:
-one ``TypedDict`` per kind, told apart by ``"type"``, versioned by ``"version"``
-(within a version keys are only ever added; the clarification payload, older
-than the field, omits it and is version 1), like the stream events of
-:mod:`toolweave.state.events`. While it waits, the state's one ``pause``
-key holds the matching model (:data:`Pause`); the ``ask_user`` node interrupts
-with its payload and applies the resume value to it.
-
-Kinds:
-
-- ``"clarification"`` (Q1, Q2): a tool asked the user a question; the reply is
-  text (``Command(resume="...")`` or the next message on the thread)::
-
-      {"type": "clarification", "question": "...", "choices": ["..."],
-       "tool": "...", "task_no": "1"}
-
-- ``"client_tool_calls"`` (W3): AI tools the user's client runs; the reply is
-  ``{"type": "client_tool_results", ...}`` (see :mod:`toolweave.state.client_calls`).
-
-Every consumer dispatches over the kind with ``match`` + ``assert_never``, so a new
-kind fails type-checking until each place handles it (docs: "Adding a pause kind").
+One versioned ``TypedDict`` payload per kind, told apart by ``"type"``; the state's
+``pause`` key holds the matching model. Consumers dispatch with ``match`` +
+``assert_never``, so a new kind fails type-checking until handled
+(docs/adding-a-pause-kind.md).
 """
 
 from __future__ import annotations

@@ -104,11 +104,8 @@ class ToolResult(BaseModel):
     def as_context(cls, tool_name: str, documents: Sequence[UniqueTextDocument]) -> ToolResult:
         """R2: documents that join the RAG context.
 
-        Every document the tool gives reaches the context (R11): documents that share
-        ``(document_id, page, sentence_number)`` with different texts and no
-        ``sentence_number`` are numbered 1, 2, 3... in the order given
-        (:func:`~toolweave.state.documents.complete_identities`); the same sentence
-        given twice is kept once, and the ledger counts it (R6).
+        Every document reaches the context (R11): different texts under one identity are
+        numbered in order; the same sentence twice is kept once and counted (R6).
 
         Raises:
             InvalidToolResultError: Bad arguments (a bug in the tool; never R7's "no result").

@@ -1,21 +1,9 @@
 """The per-run scope (X6): one run's deadline, secret values and progress sink.
 
-A run is one ``stream``/``astream`` of the compiled graph (``invoke``, ``batch``
-and their async twins go through them). The graph opens a :class:`RunScope` for
-it in a context variable, so everything the run calls sees it: sync nodes in
-LangGraph's thread pool (each task runs in a copy of the context it was
-submitted from), async nodes (tasks copy the context too) and the model calls
-under them. Nothing is kept anywhere else: no registry of runs, no process-wide
-secret list. Outside a run :func:`current_scope` is ``None``: no deadline, no
-secrets, no progress sink.
-
-The getters here only read. A scope is opened with :func:`scoped` around a block
-or a coroutine, or with :func:`iterate_in` / :func:`aiterate_in` around the steps
-of an iterator (a generator must not set a context variable across its
-``yield``: the caller would see it between the steps and a second run stepped
-in the same thread would overwrite it); :func:`with_secrets` adds values to the
-current scope for a block (a model assistant does it with its API key around its
-own calls, inside or outside a run).
+Held in a context variable, so sync nodes in LangGraph's pool, async nodes and model
+calls all see it, and nothing is kept process-wide; outside a run
+:func:`current_scope` is ``None``. A generator must not set a context variable across
+a ``yield``, hence :func:`iterate_in` / :func:`aiterate_in`.
 """
 
 from __future__ import annotations

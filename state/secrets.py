@@ -1,28 +1,10 @@
 """Secret redaction for error messages, log lines and progress events (X4, X6).
 
-What counts as a secret in a run (the run's scope, :mod:`toolweave.state.run_scope`,
-holds the values; nothing is remembered after the run):
-
-- the API key of a configured chat model (``ChatModelAssistant`` adds it around
-  each of its calls, inside a graph run or not, see :func:`secrets_of`);
-- the values of ``user_data`` keys marked secret: by name (a key whose
-  snake-case parts include ``secret``, ``password``, ``passwd``, ``passphrase``,
-  ``token``, ``apikey``/``api_key``, ``credential(s)`` or ``private_key``, e.g.
-  ``crm_token``, ``API-Key``, ``db_password``) or explicitly
-  (``RunContext(secret_keys={"member_no"})``), see :func:`secret_values`.
-
-Values shorter than :data:`MIN_SECRET_CHARS` are not redacted (they would blank
-ordinary words). Redaction replaces every occurrence with :data:`REDACTED` in the
-errors toolweave raises and in the records of toolweave's own loggers, through
-:class:`RedactingFilter`. The library installs no log-record factory and never
-touches the application's own log lines; an application that wants its handlers
-to redact too adds the filter to them.
-
-Why the filter sits on a handler of the ``toolweave`` logger: a logger's own
-filters see only the records logged on that very logger, not its children's,
-while the handlers of ``toolweave`` see every record of every ``toolweave.*``
-logger, before the application's handlers further up (the root's) do. The
-handler writes nothing (a ``NullHandler``); its filter redacts the record in place.
+Secrets are the chat model's API key and the values of ``user_data`` keys marked
+secret by name or by ``secret_keys`` (docs/concepts/guarantees.md); values shorter
+than :data:`MIN_SECRET_CHARS` are not redacted. :class:`RedactingFilter` sits on a
+handler of the ``toolweave`` logger because a logger's own filters do not see its
+children's records; the application's log lines are never touched.
 """
 
 from __future__ import annotations

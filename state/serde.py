@@ -1,11 +1,7 @@
 """The checkpoint serializer for toolweave's state types.
 
-LangGraph's default serializer warns on every read of a type it has not been
-told about ("Deserializing unregistered type ...") and will block them in a
-future release. :func:`checkpoint_serde` allows exactly the models and enums
-the graph state can hold; pass it to the checkpointer you bring::
-
-    saver = SqliteSaver(conn, serde=checkpoint_serde())
+LangGraph warns on (and will block) unregistered types: :func:`checkpoint_serde`
+allows exactly the graph state's models and enums.
 """
 
 from __future__ import annotations

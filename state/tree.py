@@ -21,10 +21,7 @@ def nested(tasks: TaskMap, task_no: str) -> TaskInfo:
 def _fresh(task: TaskInfo, sub_tasks: list[TaskInfo]) -> TaskInfo:
     """A copy of ``task`` sharing nothing mutable with it, with ``sub_tasks`` (PF1).
 
-    What ``model_copy(deep=True)`` and an assignment of ``sub_tasks`` give, without
-    the deep copy's memo walk and the assignment's validation: a list of strings
-    (the task's words and tool names) is copied as a list, any other mutable value
-    deeply.
+    ``model_copy(deep=True)`` without the memo walk and validation.
     """
     copied = task.model_copy(update={"sub_tasks": sub_tasks})
     for name, value in vars(task).items():

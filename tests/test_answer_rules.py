@@ -498,8 +498,9 @@ def test_R9_a_line_that_is_a_code_placeholder_alone_is_dropped_from_the_answer()
     assert out["answer"] == "Parking costs 500 Ft."
     # a word in a sentence is kept: "None of the wards allow flowers." is an answer
     # (cited to no passage: a sentence citing one that does not say it is dropped, R9)
+    # (asked whether, not how much: an answer without a figure may stand)
     kept = lambda r: "None of the wards charge for parking."  # noqa: E731
-    out = _answered(kept, "How much is parking?")
+    out = _answered(kept, "Do the wards charge for parking?")
     assert out["answer"] == "None of the wards charge for parking."
 
 
@@ -541,3 +542,44 @@ def test_R9_an_answer_that_adds_a_yes_a_figure_or_a_word_tells_something(
 
     assert not says_only_the_question(answer, question)
     assert says_only_the_question(question, question)
+
+
+def test_R9_an_answer_without_the_figure_its_question_asks_for_is_replaced_by_the_reading() -> None:
+    """A *when* / *how much* answer with no figure, where a passage gives one, told else."""
+    for missing in (
+        lambda r: "The pharmacy is on the ground floor [1].",  # where, asked when
+        lambda r: "You can visit the pharmacy during its opening hours.",
+    ):
+        out = _answered(missing, "When does the pharmacy open?")
+        assert out["answer"] == "The pharmacy opens at 8."  # the offline reading's pick
+        assert [s.document_id for s in out["sources"]] == ["pharmacy"]
+        (entry,) = [e for e in out["ledger"] if e.kind == "answer"]
+        assert "gave no figure" in entry.reason
+    out = _answered(lambda r: "Parking is paid at the gate [3].", "How much is parking?")
+    assert out["answer"] == "Parking costs 500 Ft."
+
+
+@pytest.mark.parametrize(
+    ("answer", "question"),
+    [
+        ("The pharmacy opens at 8 [1].", "When does the pharmacy open?"),  # a figure
+        ("The pharmacy opens on Mondays [1].", "When does the pharmacy open?"),  # a day
+        ("The pharmacy is next to cardiology [1].", "Where is the pharmacy?"),  # not asked
+        ("Cardiology is on the second floor [2].", "How do I find cardiology?"),
+    ],
+)
+def test_R9_an_answer_with_a_figure_or_to_a_question_asking_none_stands(
+    answer: str, question: str
+) -> None:
+    from toolweave.llm.answer_rules import misses_the_figure
+
+    request = AnswerRequest(question, "en", "", CONTEXT, ())
+    assert not misses_the_figure(answer, request)
+    # the same context, asked when, an answer with no figure misses it
+    asked = AnswerRequest("When does the pharmacy open?", "en", "", CONTEXT, ())
+    assert misses_the_figure("The pharmacy is next to cardiology [1].", asked)
+    # a context whose reading quotes no figure leaves the answer to the citation check
+    bare = AnswerRequest(
+        "When does the pharmacy open?", "en", "", [doc("pharmacy", "The pharmacy is open.")], ()
+    )
+    assert not misses_the_figure("The pharmacy is next to cardiology.", bare)

@@ -50,7 +50,7 @@ def test_e2e_real_chatopenai_structured_calls_and_streamed_answer(
     tools = korhaz_tools()
     fake_openai.script(  # A10: no normalization of a first message, no decomposition,
         _activation_reply(tools),  # and no gatekeeper: the context holds every word asked
-        {"sentences": [{"text": "Cardiology consultation hours are on weekdays.", "sources": [1]}]},
+        {"sentences": [{"text": "Cardiology consultation hours are Monday-Thursday 9:00-13:00.", "sources": [1]}]},
     )
     graph = build_graph(korhaz_domain(), tools, assistant=assistant)
     tokens: list[str] = []
@@ -64,7 +64,7 @@ def test_e2e_real_chatopenai_structured_calls_and_streamed_answer(
                 tokens.append(chunk.content)
         else:
             final = data
-    assert final["answer"] == "Cardiology consultation hours are on weekdays."
+    assert final["answer"] == "Cardiology consultation hours are Monday-Thursday 9:00-13:00."
     assert "".join(tokens) == final["answer"]  # R9: the checked sentence, streamed (P2)
     assert len(tokens) > 3
     assert final["activated"] == ["1:department_info", "1:korhaz_search"]

@@ -66,7 +66,7 @@ def test_A9_Q6_a_context_tool_that_acts_does_not_run_on_a_word_only_its_examples
     assert "10:30" in out["answer"]
     entries = [e for e in out["ledger"] if e.verdict == "a9_acting_in_doubt"]
     assert [e.tools for e in entries] == [("book_room",)]
-    assert "names nothing of what it does" in entries[0].details["book_room"]
+    assert "names nothing of what it does" in entries[0].reason
 
 
 def test_A9_Q6_a_request_that_names_the_act_still_acts_once(graph: Any) -> None:

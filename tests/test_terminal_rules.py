@@ -9,7 +9,12 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from toolweave import ChatbotTool, ToolCallContext, ToolResult, UniqueTextDocument, build_graph
-from toolweave.graph.candidates import OTHERS_DROPPED, ROUTING_FAILURE, TERMINAL_DROPPED
+from toolweave.graph.candidates import (
+    ACTING_IN_DOUBT,
+    OTHERS_DROPPED,
+    ROUTING_FAILURE,
+    TERMINAL_DROPPED,
+)
 from toolweave.state.ledger import LedgerKind
 from toolweave.testing import FunctionAssistant
 from toolweave.tools.domain import Domain
@@ -279,7 +284,11 @@ def test_A7_A9_a_described_emergency_the_model_said_no_to_gets_the_numbers(quest
 )
 def test_A7_A9_an_information_question_with_emergency_words_is_answered_as_usual(question):
     out = _said_no_to_all().invoke({"messages": [HumanMessage(question)]})
-    assert out["answer"] == "GENERATED"
+    assert not [e for e in out["ledger"] if e.verdict == "withheld"]  # answered as usual
+    assert "112" not in out["answer"]
+    # the double's "GENERATED" gives no number a phone question asks for: the reading
+    # of the same context replaces it (R9), a passage's number, never the emergency's
+    assert "555" in out["answer"]
 
 
 def test_A9_an_information_question_naming_a_department_records_no_callback():
@@ -355,7 +364,7 @@ def test_A9_a_finished_answer_tool_that_acts_never_runs_on_a_verdict_in_doubt():
     assert "__interrupt__" not in out  # it asked "Melyik osztály hívja vissza?" in doubt
     assert "callback_request" not in ran(out)
     assert ledger.requests() == []
-    (entry,) = [e for e in out["ledger"] if e.tool is None and e.verdict == TERMINAL_DROPPED]
+    (entry,) = [e for e in out["ledger"] if e.tool is None and e.verdict == ACTING_IN_DOUBT]
     assert entry.details == {
         "callback_request": "routed, not run: it acts, and the verdict is in doubt"
     }

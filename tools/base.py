@@ -197,13 +197,14 @@ class ChatbotTool(Generic[RequestT]):
     """A few questions the tool is for: its declared intent (A9). Offline routing counts
     their words as the tool's; a model reads them beside the routing question."""
     not_for: ClassVar[tuple[str, ...]] = ()
-    """Questions that look like the tool's but are not for it (A9): a terminal tool
-    is not taken for a task closer to one of them than to its own examples."""
+    """Questions that look like the tool's but are not for it (A9): a terminal tool, or
+    one that acts, is not taken for a task closer to one of them than to its own examples."""
     side_effects: ClassVar[bool] = False
     """True when running the tool changes something outside the run (it books, records
-    or sends: Q6's idempotency key is for it). A finished-answer tool routed in doubt
-    does not run at all then, instead of running for its text to join the context
-    (A9): nothing is done on a verdict that is not clear."""
+    or sends: Q6's idempotency key is for it). Its routed yes is then taken only on the
+    evidence a finished answer needs (A9: its declared intent or a word only it has,
+    not its ``not_for`` questions), whatever its result kind, and a yes in doubt does
+    not run it at all: nothing is done on a verdict that is not clear."""
 
     def is_eligible(self, user_data: Mapping[str, Any] | None) -> bool:
         """Non-LLM gate run before routing (T4); default ``True``."""

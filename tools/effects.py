@@ -1,25 +1,9 @@
 """Effects: a step generator's requests to the outside world, typed, and their two drivers.
 
-Logic that needs a model, a tool or a wait is written once, as a generator of
-*steps*: pure code that yields an :data:`Effect` wherever it needs the outside
-world and gets the effect's result, or its exception, back at the ``yield``.
-There are two kinds of effect, both plain data:
-
-- :class:`Call`: call a port or tool method, in its sync form (under
-  ``invoke``/``stream``) or its async form (under ``ainvoke``/``astream``);
-- :class:`Sleep`: wait before going on (a retry's backoff).
-
-:func:`drive` runs steps with each call's sync form and ``time.sleep``,
-:func:`adrive` awaits each call's async form and ``asyncio.sleep``. Steps are
-composed only by ``yield from``: a node yields from the model port's steps, which
-yield from their retry loop, so one driver runs everything and no driver ever
-runs inside an effect.
-
-:func:`perform` is how steps use an effect: ``reply = yield from perform(call)``
-gives ``reply`` the call's declared result type, so mypy checks every model and
-tool result where it is used. The graph's nodes, the coordinator phase, the LLM
-port and the AI tools all speak this one vocabulary; it sits here, in the tools
-layer, so that every layer above can import it.
+Logic is written once, as steps that yield a :class:`Call` or :class:`Sleep`;
+:func:`drive` runs them sync, :func:`adrive` async, and steps compose by
+``yield from`` so one driver runs everything. :func:`perform` gives a call its
+declared result type. It sits in the tools layer so every layer above can import it.
 """
 
 from __future__ import annotations

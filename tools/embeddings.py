@@ -1,16 +1,9 @@
 """T12: semantic recall for the candidate pre-filter, vectorised, tool vectors cached on disk.
 
-With the ``embeddings`` extra installed (``pip install 'toolweave[embeddings]'``:
-numpy and `WordLlama <https://github.com/dleemiller/WordLlama>`_, whose 16 MB
-static model ships inside its wheel and loads offline), a domain that leaves
-``Domain.routing_embeddings`` at ``"auto"`` gets :class:`StaticEmbeddings` and the
-pre-filter fuses its cosine ranking with the keyword ranking (reciprocal rank).
-Without the extra, ``"auto"`` means keywords alone.
-
-Tool vectors are a matrix of unit rows, computed once per graph and, for
-:class:`StaticEmbeddings`, cached on disk as ``<cache_dir>/tool-vectors-<key>.npy``
-where the key hashes the model's id and every tool text (as the corpus index
-cache does); a cache that cannot be read or written only costs the embedding.
+With the ``embeddings`` extra, ``Domain.routing_embeddings="auto"`` gets
+:class:`StaticEmbeddings` fused with the keyword ranking; without it, keywords alone.
+Tool vectors are cached as ``tool-vectors-<key>.npy``; a cache that fails only costs
+the embedding.
 """
 
 from __future__ import annotations
@@ -144,9 +137,7 @@ def unit_rows(rows: Any) -> Matrix:
 def static_query(text: str) -> str:
     """What the static model embeds of a prompt: its content words (stopwords dropped).
 
-    A word-averaging model averages "could you", "please", "me" into the query as
-    much as the words that tell the tool; :func:`~toolweave.tools.search.text.content_words`
-    (English and Hungarian stopwords, all words kept when nothing else is left).
+    A word-averaging model would average polite filler in as much as the telling words.
     """
     return " ".join(content_words(text))
 

@@ -1,23 +1,10 @@
-"""JSON Schema → pydantic model, written once (issue 16 item 8; T6, W2, W6).
+"""JSON Schema → pydantic model, written once (T6, W2, W6).
 
-Both the LangChain/MCP adapter's request models and the AI tools' extraction
-models come from :func:`model_from_schema`, so a schema means the same thing in
-both places:
-
-- ``enum`` and ``const`` become ``Literal``; ``anyOf``/``oneOf`` and type lists
-  become a ``Union`` (``null`` makes it optional);
-- arrays keep their item type (``list[int]``); objects with ``properties``
-  become nested models, ``additionalProperties`` a ``dict[str, T]``;
-- local ``$ref`` (``#/$defs/...``, ``#/definitions/...``) are followed, a
-  recursive one ends in ``dict[str, Any]``;
-- ``required`` fields are required, the others optional with the schema's
-  ``default``; ``description`` and ``examples`` stay on the field.
-
-``partial=True`` makes every field optional with default ``None`` at every
-depth (T6: "every field may be ``None`` when the text does not say"), keeping the
-schema's default as a hint in the model's JSON schema. A part this mapping does
-not know (``not``, ``if``/``then``, ``patternProperties``) becomes ``Any``: the
-JSON Schema check (W2) still applies the whole schema to the input.
+Used for both the adapters' request models and the AI tools' extraction models, so a
+schema means the same thing in both: ``enum``/``const`` → ``Literal``, unions, typed
+arrays, nested objects, local ``$ref`` (recursive → ``dict[str, Any]``), required vs
+defaulted fields. ``partial=True`` makes every field optional (T6). An unknown part
+becomes ``Any``; the JSON Schema check (W2) still applies the whole schema.
 """
 
 from __future__ import annotations

@@ -1,27 +1,9 @@
 """The language detector for short chat messages: Hungarian, English or Polish (T10).
 
-Every caller reads one :class:`LanguageGuess`: the platform's normalization
-cross-checks a model's language tag against its *confident* verdict
-(``graph/normalized.py``: small models tag nearly everything with the domain's
-language), and the offline model answers in its *leaning*
-(:meth:`LanguageGuess.leaning`, through :func:`toolweave.llm.lexical.detect_language`).
-
-The evidence is words that say nothing about the topic (so names and domain
-words do not sway it): the text kit's stop words of one language only
-(:data:`toolweave.tools.text.STOPWORDS_HU`, ``STOPWORDS_EN``, ``STOPWORDS_PL``; a
-word two of them share, "do", "to", "a", "mi", counts for neither) and a few more
-cue words, weekday names, and the letters of one language: ``ő``/``ű`` exist in no
-other major language, ``ą ć ę ł ń ś ź ż`` in no other of the three. Each such
-letter (Hungarian) or word holding one (Polish) is 2 points when written in a word
-that is not capitalised, or is the message's first: a capitalised word after the
-first may be a name ("When are Dr. Dóra Szűcs's office hours?", "Is the Łódź office
-open?"). Any of them, and the other accented vowels, count once more per message:
-``ó``, written in both Hungarian and Polish, for Polish when the message has other
-Polish evidence, else for Hungarian. A verdict is
-*confident* with at least ``MIN_EVIDENCE`` points on the winning side and at
-least twice each other's, or when the message is one greeting of one language
-(``"hello"``, ``"thanks"``, ``"szia"``, ``"cześć"``;
-:data:`toolweave.tools.text.GREETINGS_EN`).
+Evidence is topic-neutral: one language's stop words, cue words, weekdays and
+letters (a capitalised word after the first may be a name, so it counts less). A
+verdict is *confident* with :data:`MIN_EVIDENCE` points and twice the others', or for
+one greeting; normalization trusts only a confident verdict over the model's tag.
 """
 
 from __future__ import annotations
@@ -111,11 +93,6 @@ class LanguageGuess:
     """Points for English."""
     polish: int = 0
     """Points for Polish."""
-
-    @property
-    def confident(self) -> bool:
-        """Whether the verdict is strong enough to override a model's tag."""
-        return self.lang is not None
 
     @property
     def points(self) -> dict[str, int]:

@@ -1,16 +1,8 @@
 """Plugins: installed packages that provide components (W5, the seed's ``workflow-components``).
 
-A package declares an entry point in the group ``toolweave.plugins``, the one group
-toolweave discovers anything in; it names a :class:`Plugin` or a callable returning
-one, and the plugin lists its tools, AI tools and domains (the example package
-``examples/korhaz`` is one)::
-
-    [project.entry-points."toolweave.plugins"]
-    my_plugin = "my_package.toolweave_plugin:plugin"
-
-Discovery is explicit (:func:`discover_plugins`, or ``register_plugins``) and
-ordered (by distribution, then entry-point name); each plugin loaded is logged,
-and a component registered twice keeps the last one loaded, with a warning (T1).
+An entry point in the group ``toolweave.plugins`` names a :class:`Plugin` (or a
+callable returning one). Discovery is explicit and ordered; a component registered
+twice keeps the last one loaded, with a warning (T1).
 """
 
 from __future__ import annotations

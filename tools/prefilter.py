@@ -1,26 +1,9 @@
 """T12: the candidate pre-filter, which keeps the routing call small over thousands of tools.
 
-Before the one routing call of a task (T5), a task with more routable candidates
-than ``Limits.max_routing_candidates`` has them ranked against its task prompt
-(never the prompt context, M2) and only the best ones are offered to the model,
-plus the tools the domain pins (``Domain.always_offered``). Forced activation
-(F1) never comes here.
-
-The ranking is BM25 over each tool's name, routing question
-(``executable_instruction``), extraction ``instruction``, ``description`` and
-its request fields' descriptions and examples,
-with the project's Hungarian and English stemming (``tools.search.text``): a
-word matches its folded form, its stems of at least three letters, and the
-6-character prefix of its Hungarian stem, and the query's stop words (function
-words, particles, pronouns) count on neither side. With embeddings
-(``Domain.routing_embeddings``: by default the bundled static model of the
-``embeddings`` extra when it is installed, see ``tools.embeddings``), the keyword
-ranking is fused with the cosine ranking of the tools' :func:`embedding_text` by
-weighted reciprocal rank fusion, in numpy.
-The index is built once per graph (per registry and domain), never per request,
-and the tool vectors on the first ranking (a graph under the cap never loads a
-model); a request costs one pass over the postings of its own words (plus one
-query vector and one matrix-vector product with embeddings).
+Above ``Limits.max_routing_candidates``, candidates are ranked against the task
+prompt (never its context, M2) by BM25 over each tool's texts, fused with embeddings
+when present, and only the best are offered, plus ``Domain.always_offered``. Forced
+tools (F1) never come here. The index is built once per graph.
 """
 
 from __future__ import annotations
@@ -72,13 +55,7 @@ if TYPE_CHECKING:
 
 
 def tool_text(tool: AnyTool) -> str:
-    """The text a tool is ranked by.
-
-    Its name words, routing question, extraction instruction, description and
-    example questions, plus
-    the descriptions and examples of its request fields (the things it can be asked
-    about, e.g. the department names a department tool knows).
-    """
+    """The text a tool is ranked by: name, questions, instruction, description, fields."""
     name = " ".join([_NAME_SPLIT.sub(" ", tool.name)] * NAME_WEIGHT)
     parts = [name, tool.executable_instruction or "", tool.instruction, tool.description]
     parts.extend(tool.routing_examples)  # A9: the declared intent
@@ -91,12 +68,8 @@ def tool_text(tool: AnyTool) -> str:
 def embedding_text(tool: AnyTool) -> str:
     """The text a tool is embedded by: what :func:`tool_text` says, without its boilerplate.
 
-    The name once, split into words; the routing question and extraction instruction
-    without a leading ``"<name>:"`` and phrasing such as "true when the user asks
-    for what this tool does" or "Use this tool to" (a word-averaging model averages
-    them into every tool alike); the description, example questions and request
-    fields' descriptions and examples. A part already contained in another (an
-    adapted tool's routing question repeats its description) is left out.
+    A word-averaging model would average a name prefix and "Use this tool to" into
+    every tool alike; a part contained in another is left out.
     """
     name = _NAME_SPLIT.sub(" ", tool.name)
     parts = [tool.executable_instruction or "", tool.instruction, tool.description]
@@ -161,9 +134,7 @@ class CandidateIndex:
     """
 
     def __init__(
-        self,
-        tools: Iterable[AnyTool],
-        embeddings: Embeddings | Literal["auto"] | None = None,
+        self, tools: Iterable[AnyTool], embeddings: Embeddings | Literal["auto"] | None = None
     ) -> None:
         tools = list(tools)
         self._names: list[str] = []
@@ -218,9 +189,8 @@ class CandidateIndex:
     ) -> Mapping[int, float]:
         """BM25 scores of the tools that share a word with ``prompt`` (others score 0).
 
-        Query words with a term in ``ignore`` do not count. The last prompt's scores
-        are kept: a routing ranks its candidates (:meth:`rank`) and weighs their
-        evidence (:meth:`scores`) for one prompt, so they are added up once (PF1).
+        Query words with a term in ``ignore`` do not count. The last prompt's scores are
+        cached: ranking and evidence ask for the same prompt (PF1).
         """
         last = self._last_scores
         if last is not None and last[0] == prompt and (last[1] is ignore or last[1] == ignore):

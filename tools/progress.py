@@ -1,13 +1,7 @@
 """The null-safe progress emitter (P1-P3), its phrases for people (P4) and the run's sink (X6).
 
-A run's progress events go to the sink of its scope
-(:func:`toolweave.state.run_scope.progress_sink`): :func:`stream_sink`, LangGraph's
-custom stream of the task writing, for a graph run. Every event's texts are
-redacted with the run's secrets first (X4).
-
-Each event carries its code (``text``, P1) for programs and a ``phrase`` for people
-(P4): the tool's ``progress_messages``, else the domain's, in the user's language,
-else the event name in plain words (``FETCHING_DATA`` → "Fetching data").
+Events go to the run scope's sink with the run's secrets redacted (X4); each carries
+its code for programs and a ``phrase`` for people.
 """
 
 from __future__ import annotations
@@ -44,11 +38,7 @@ LIBRARY_MESSAGES: ProgressMessages = {
         "hu": "Keresés a dokumentumokban",
         "pl": "Szukam w dokumentach",
     },
-    "FOUND": {
-        "en": "Found: {detail}",
-        "hu": "Találat: {detail}",
-        "pl": "Znaleziono: {detail}",
-    },
+    "FOUND": {"en": "Found: {detail}", "hu": "Találat: {detail}", "pl": "Znaleziono: {detail}"},
     "NOTHING_NEW": {
         "en": "Nothing new: {detail}",
         "hu": "Nincs új információ: {detail}",
@@ -78,20 +68,12 @@ def plain_words(event: str) -> str:
 
 
 def progress_phrase(
-    tool: str,
-    event: str,
-    detail: str | None,
-    lang: str,
-    *catalogs: ProgressMessages | None,
+    tool: str, event: str, detail: str | None, lang: str, *catalogs: ProgressMessages | None
 ) -> str:
     """The phrase for people of one progress event (P4), from the first catalog that has it.
 
-    Args:
-        tool: The tool's name.
-        event: The event name.
-        detail: The event's detail, put where a phrase says ``{detail}``.
-        lang: The user's language (``"hu"``, ``"en"``).
-        *catalogs: The tool's messages, the domain's, ...; ``None`` entries are skipped.
+    ``catalogs`` are the tool's, the domain's, ... (``None`` skipped); ``{detail}`` in a
+    phrase is replaced by ``detail``.
     """
     for catalog in (*catalogs, LIBRARY_MESSAGES):
         for key in (f"{tool}:{event}", event):
@@ -127,13 +109,9 @@ def progress_text(tool_name: str, event: str) -> str:
 class ProgressEmitter:
     """Sends a tool's progress events to LangGraph's custom stream (P2).
 
-    Each is a :class:`~toolweave.state.events.ToolProgressEvent`.
-
-    It writes to ``writer`` when given, else to the current run's progress sink;
-    without either it is a no-op, and a failing listener never fails the tool (P3).
-    The event's texts are redacted with the run's secrets (X4). ``say`` gives each
-    event's phrase for people (P4; default: the event in plain words). One emitter
-    is made per tool call; it holds no data of other requests (T11).
+    To ``writer``, else the run's sink, else nowhere; a failing listener never fails the
+    tool (P3). Texts are redacted (X4); ``say`` gives the phrase for people (P4). One
+    emitter per tool call (T11).
     """
 
     __slots__ = ("_say", "_task_no", "_tool_name", "_writer")

@@ -93,10 +93,7 @@ class ToolRegistry(KeyedRegistry[AnyTool]):
         if previous is not None and previous is not tool:
             check_same_source(name, _source(previous), _source(tool))
             logger.warning(
-                "tool %r: %s replaces %s (last loaded wins)",
-                name,
-                _shown(tool),
-                _shown(previous),
+                "tool %r: %s replaces %s (last loaded wins)", name, _shown(tool), _shown(previous)
             )
         self._tools[name] = tool
         return tool

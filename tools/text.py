@@ -1,30 +1,8 @@
 """The text kit: tokenising, folding, stemming (Hungarian, English, Polish), sentence splitting.
 
-One definition of *word*, *stem* and *sentence* for everything that reads text:
-the keyword search (:mod:`toolweave.tools.search.text` builds its index terms
-and FTS5 queries from these) and the offline model (:mod:`toolweave.llm.lexical`
-and :mod:`toolweave.llm.offline_reading` match questions against tools and
-passages with them). It sits in ``tools/`` because both layers can import it
-(``state <- tools <- llm``) and it needs nothing above ``state``.
-
-- A *word* is a run of letters and digits (no underscores), case-folded.
-- *Folding* case-folds and strips diacritics (``Kórház`` -> ``korhaz``).
-- A *stem* is Snowball's (``snowballstemmer``) in Hungarian, English or Polish
-  (:data:`LANGUAGES`), folded; with no language, :func:`stems` gives each language's.
-- A *sentence* ends at ``.``, ``!``, ``?`` or ``…`` followed by white space and
-  an upper-case letter or digit, except after a known abbreviation (``dr.``,
-  ``pl.``, ``Mr.``); every non-empty line is a sentence of its own, and a
-  markdown heading is no sentence but the heading of those after it.
-
-- *Stop words* are defined here once, per language (Hungarian, English, Polish):
-  :data:`QUERY_STOPWORDS`
-  (function words and particles) for keyword search and the tool pre-filter,
-  :data:`STOPWORDS` (those plus pronouns, greetings, polite verbs) for the
-  offline model, and the language detector (:mod:`toolweave.tools.language`)
-  counts the words of one language only.
-
-No domain words live here: a domain passes its own (stop words, synonyms) as
-configuration to the tools that use this kit.
+One definition of word, stem, sentence and stop word for keyword search and the
+offline model. It sits in ``tools/`` so both layers can import it; no domain words
+live here (a domain passes its own as configuration).
 """
 
 from __future__ import annotations
@@ -152,9 +130,7 @@ QUERY_STOPWORDS = (
     | PRONOUNS
     | PRONOUNS_PL
 )
-"""What keyword search and the tool pre-filter drop from a query, and the pre-filter from a
-tool's text: the function words, particles and pronouns only, since a sentence may be about
-"after", "before" or "need" (a domain adds its own words, such as a hospital's "kórház")."""
+"""Dropped from queries and tool texts: function words, particles, pronouns (a domain adds more)."""
 
 _local = threading.local()
 

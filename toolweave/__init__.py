@@ -25,12 +25,7 @@ _logging.getLogger(__name__).addHandler(_logging.NullHandler())
 
 
 def _public_names() -> list[str]:
-    """The names ``toolweave/_public.py`` imports: the one list of the public API.
-
-    Read from its source (a few hundred microseconds), not by importing it, so that
-    ``import toolweave`` loads no LangGraph; the first public name looked up imports
-    it (PEP 562).
-    """
+    """The names ``_public.py`` imports, read from its source: ``import toolweave`` stays cheap."""
     tree = ast.parse((Path(__file__).parent / "_public.py").read_text(encoding="utf-8"))
     return [
         alias.asname or alias.name

@@ -1,12 +1,8 @@
 # ruff: noqa: I001  (one import per module, each name as itself: the explicit re-export form)
-"""``toolweave``'s public API, the one list of its names (issue 16 item 6).
+"""``toolweave``'s public API, the one list of its names.
 
-Every name imported here is public: ``toolweave.__all__`` is read from this file's
-import statements (without running it), so ``import toolweave`` stays cheap (the
-command line's ``--help`` needs no LangGraph); the first public name looked up on
-the package imports this module (PEP 562). Add a public name by importing it here,
-as ``name as name`` (the explicit re-export type checkers read); nothing else is
-imported here.
+``toolweave.__all__`` is read from this file's imports without running it, so
+``import toolweave`` stays cheap (PEP 562). Add a name as ``name as name``.
 """
 
 from toolweave.client_tools import (
@@ -29,9 +25,7 @@ from toolweave.graph.builder import (
     build_graph as build_graph,
     create_state_graph as create_state_graph,
 )
-from toolweave.graph.compiled import (
-    InterruptedRuns as InterruptedRuns,
-)
+from toolweave.graph.compiled import InterruptedRuns as InterruptedRuns
 from toolweave.graph.threads import (
     ThreadStatus as ThreadStatus,
     ThreadStatusKind as ThreadStatusKind,
@@ -44,15 +38,9 @@ from toolweave.graph.threads import (
     resume_interrupted as resume_interrupted,
     thread_status as thread_status,
 )
-from toolweave.graph.validation import (
-    validate_input as validate_input,
-)
-from toolweave.llm.chat_model import (
-    ChatModelAssistant as ChatModelAssistant,
-)
-from toolweave.llm.env import (
-    default_assistant as default_assistant,
-)
+from toolweave.graph.validation import validate_input as validate_input
+from toolweave.llm.chat_model import ChatModelAssistant as ChatModelAssistant
+from toolweave.llm.env import default_assistant as default_assistant
 from toolweave.llm.errors import (
     LlmBrokenReplyError as LlmBrokenReplyError,
     LlmError as LlmError,
@@ -60,9 +48,7 @@ from toolweave.llm.errors import (
     LlmUnavailableError as LlmUnavailableError,
     RunDeadlineError as RunDeadlineError,
 )
-from toolweave.llm.offline import (
-    OfflineAssistant as OfflineAssistant,
-)
+from toolweave.llm.offline import OfflineAssistant as OfflineAssistant
 from toolweave.llm.port import (
     Activation as Activation,
     AnswerPart as AnswerPart,
@@ -77,9 +63,7 @@ from toolweave.persistence import (
     open_async_checkpointer as open_async_checkpointer,
     open_checkpointer as open_checkpointer,
 )
-from toolweave.run_ledger import (
-    explain as explain,
-)
+from toolweave.run_ledger import explain as explain
 from toolweave.state.marker import (
     AGENT_COORDINATOR_MARKER as AGENT_COORDINATOR_MARKER,
     extract_coordinator_original as extract_coordinator_original,
@@ -98,9 +82,7 @@ from toolweave.state.results import ResultMode as ResultMode, ToolResult as Tool
 from toolweave.state.documents import AnswerSentence as AnswerSentence, Source as Source
 from toolweave.state.documents import UniqueTextDocument as UniqueTextDocument
 from toolweave.state.serde import checkpoint_serde as checkpoint_serde
-from toolweave.state.client_calls import (
-    ClientToolResultError as ClientToolResultError,
-)
+from toolweave.state.client_calls import ClientToolResultError as ClientToolResultError
 from toolweave.state.errors import (
     ConfigurationError as ConfigurationError,
     ConflictingDocumentsError as ConflictingDocumentsError,
@@ -115,10 +97,7 @@ from toolweave.state.errors import (
     UnknownDomainError as UnknownDomainError,
     UnknownThreadError as UnknownThreadError,
 )
-from toolweave.state.names import (
-    to_tool_name as to_tool_name,
-    tool_names as tool_names,
-)
+from toolweave.state.names import to_tool_name as to_tool_name, tool_names as tool_names
 from toolweave.state.events import (
     EVENT_VERSION as EVENT_VERSION,
     ConditionalEvent as ConditionalEvent,
@@ -139,9 +118,7 @@ from toolweave.state.pauses import (
     PausePayload as PausePayload,
     is_pause_payload as is_pause_payload,
 )
-from toolweave.state.secrets import (
-    RedactingFilter as RedactingFilter,
-)
+from toolweave.state.secrets import RedactingFilter as RedactingFilter
 from toolweave.tools.base import (
     ALL as ALL,
     ChatbotTool as ChatbotTool,
@@ -164,15 +141,15 @@ from toolweave.tools.registry import ToolRegistry as ToolRegistry
 from toolweave.tools.ai.base import (
     AiTool as AiTool,
     AiToolBuilder as AiToolBuilder,
+    AiToolContext as AiToolContext,
     AiToolDefinitionError as AiToolDefinitionError,
     AiToolScope as AiToolScope,
+    NO_CONTEXT as NO_CONTEXT,
     ai_tool_script as ai_tool_script,
 )
 from toolweave.tools.ai.registry import AiToolRegistry as AiToolRegistry
 from toolweave.tools.ai.orchestration import as_chatbot_tools as as_chatbot_tools
-from toolweave.tools.ai.langchain import (
-    as_langchain_tools as as_langchain_tools,
-)
+from toolweave.tools.ai.langchain import as_langchain_tools as as_langchain_tools
 from toolweave.tools.plugins import (
     Plugin as Plugin,
     discover_plugins as discover_plugins,

@@ -1,36 +1,8 @@
 """Evaluation against a golden file, through the real graph (``toolweave eval``).
 
-A golden file is JSON Lines, one case per line::
-
-    {"question": "Mi a kardiológia telefonszáma?", "expected_tools": ["department_info"]}
-    {"question": "Is there a swimming pool?", "expected_tools": "none", "lang": "en"}
-    {"question": "and on Friday?", "history": ["When is cardiology open on Monday?"],
-     "expected_tools": ["department_info"], "expected_words": ["Friday"]}
-
-Keys: ``question`` (required); ``expected_tools`` (required: a list of tool names,
-an empty list or ``"none"``: no tool but the domain's default retrieval);
-optional ``id``, ``systems``, ``user_data``, ``history`` (earlier user messages,
-asked first on the same thread, not scored), ``expected_facts`` (or its older name
-``expected_words``: every fact must be in the answer, compared folded for case,
-accents and spacing; ``"none"``: the answer must say the sources do not cover the
-question), ``category`` (the per-category tables' row; default: the expected
-tools, or ``documents``) and ``lang`` (free-form, for your own bookkeeping).
-
-A case whose ``history`` leaves a clarification question open may say what its
-``question`` is to that question (Q2): ``"expected_next"``, one of ``reply``,
-``amended``, ``new_question``, ``cancel``. The graph's reading is taken from the
-ledger (the open question ``replied``, ``amended``, ``closed``, ``cancelled``) and
-scored in the "next message right" column; a reply's routed set is the paused
-turn's, the others' the new turn's (a cancel routes nothing).
-
-Besides routing, every case's answer is checked as a user would: its facts
-(:func:`holds_fact`), and its sources (R9): each listed source must hold something
-the answer says, and an answer saying "no information" lists none.
-
-The routed set of a case is what the route node first queued on the root task
-(the first ``routed`` stream event of task ``1``: routed or forced tools, after
-the A8 safety net), without the domain's default retrieval tool. Subtasks' tools
-and a later deep-fallback round are not scored.
+The golden file's keys and what is scored are in docs/guides/evaluation.md. The
+routed set of a case is what the route node first queued on the root task (after
+A8), without the default retrieval tool; subtasks and deep fallback are not scored.
 """
 
 from __future__ import annotations

@@ -1,37 +1,18 @@
 """How each of the library's front ends handles each pause kind (SPEC Q7).
 
-The command line, ``toolweave eval``, the web page, the agent tool
-(:func:`toolweave.adapters.langchain.as_agent_tool`) and the Python client
-(:mod:`toolweave.client_tools`) each read a paused run's interrupt value, a
-:data:`~toolweave.state.pauses.PausePayload`. Each front end's handling is one
-function here that dispatches on the payload's ``"type"`` with ``match`` +
-``assert_never``: a new kind in the union fails type-checking in every one of
-them until it is handled (docs: "Adding a pause kind"). The agent tool's text,
-:func:`agent_tool_text`, lives with the pause types (:mod:`toolweave.state.pauses`)
-because the graph's own ``as_tool()`` uses it; it is re-exported here.
+One function per front end, each a ``match`` + ``assert_never`` over the payload's
+``"type"``, so a new kind fails type-checking until handled everywhere.
 """
 
 from __future__ import annotations
 
 from typing import Literal, assert_never, get_args
 
-from toolweave.state.pauses import (
-    CLARIFICATION_NEEDED as CLARIFICATION_NEEDED,
-)
-from toolweave.state.pauses import (
-    CLIENT_TOOLS_NEEDED as CLIENT_TOOLS_NEEDED,
-)
-from toolweave.state.pauses import (
-    PauseKind,
-    PausePayload,
-    call_names,
-)
-from toolweave.state.pauses import (
-    agent_tool_text as agent_tool_text,
-)
-from toolweave.state.pauses import (
-    first_pause as first_pause,
-)
+from toolweave.state.pauses import CLARIFICATION_NEEDED as CLARIFICATION_NEEDED
+from toolweave.state.pauses import CLIENT_TOOLS_NEEDED as CLIENT_TOOLS_NEEDED
+from toolweave.state.pauses import PauseKind, PausePayload, call_names
+from toolweave.state.pauses import agent_tool_text as agent_tool_text
+from toolweave.state.pauses import first_pause as first_pause
 
 PageHandling = Literal["question", "client_tools"]
 """How the web page answers a pause: it shows the question, or runs the client tools."""

@@ -1,23 +1,8 @@
 """Checkpointers for durable threads: in memory, SQLite or PostgreSQL, chosen at one edge (Q3).
 
-:func:`open_checkpointer` turns a target into a ready checkpointer and closes
-what it opened on exit::
-
-    with open_checkpointer("postgresql://app:secret@db:5432/toolweave") as saver:
-        graph = build_graph(domain, tools, checkpointer=saver)
-
-Targets, the explicit argument first, else ``TOOLWEAVE_DATABASE_URL``:
-
-- nothing → :class:`~langgraph.checkpoint.memory.InMemorySaver` (library use);
-- ``postgresql://...`` (or ``postgres://``) → ``PostgresSaver`` over a
-  ``psycopg_pool.ConnectionPool`` (``autocommit``, ``prepare_threshold=0``,
-  ``dict_row``), tables created by ``setup()``; several processes share threads;
-- a path, or ``sqlite:///relative.db`` / ``sqlite:////absolute.db`` →
-  ``SqliteSaver`` in WAL mode, usable from several threads, with
-  ``PRAGMA synchronous=NORMAL`` unless told otherwise (see :data:`SQLITE_SYNCHRONOUS_ENV`).
-
-Every saver gets :func:`~toolweave.state.serde.checkpoint_serde`. Passwords
-never appear in messages: see :func:`mask_url`.
+:func:`open_checkpointer` takes a target (else ``TOOLWEAVE_DATABASE_URL``): nothing →
+in memory; ``postgresql://`` → ``PostgresSaver`` over a pool; a path or
+``sqlite:///`` → ``SqliteSaver`` in WAL mode. Passwords never appear in messages.
 """
 
 from __future__ import annotations
@@ -105,11 +90,7 @@ def data_dir(override: str | os.PathLike[str] | None = None) -> Path:
 
 
 def mask_url(url: str) -> str:
-    """``url`` with its password (in the user part or a ``password=`` query) replaced by ``***``.
-
-    Args:
-        url: A database URL; text that is not a URL comes back unchanged.
-    """
+    """``url`` with its password (user part or ``password=`` query) as ``***``; other text as is."""
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -185,8 +166,7 @@ def require_reachable(
 ) -> None:
     """Raise :class:`DatabaseUnavailableError` (URL masked) when a Postgres ``target`` is down.
 
-    What every CLI command given ``--database-url`` checks first, so that none of
-    them answers as if the database were not configured (issue 18 item 4).
+    Every CLI command given ``--database-url`` checks it first.
 
     Raises:
         ConfigurationError: The target is empty or has an unknown scheme.

@@ -91,34 +91,22 @@ def context_answer(request: AnswerRequest) -> str:
 class FunctionAssistant(port.LlmAssistant):
     """An :class:`~toolweave.llm.port.LlmAssistant` whose steps are plain or async functions.
 
-    Every argument is optional, and each may be a plain function or an ``async``
-    one: under ``ainvoke`` the async twins await async functions directly and call
-    plain ones inline (no worker thread either way); under ``invoke`` an async
-    function is run to completion.
+    Every argument is optional and may be plain or ``async`` (awaited natively under
+    ``ainvoke``, run to completion under ``invoke``):
 
-    - ``normalize(message, history)`` returns a ``Normalized`` or just the question
-      (language ``"en"``); default: the message as is.
-    - ``route(task_text, tools)`` returns the names of the tools to activate;
-      default: none. Tools without a routing question never run (T5).
-    - ``extract(task_text, tool)`` returns the request dict or ``None``; default ``None``.
-    - ``read(question, passage)`` answers from one page for the search tools, or
-      returns ``None``; default ``None``.
-    - ``judge(question, documents, guaranteed)`` returns a bool or a
-      ``ContextVerdict``; default: the context suffices.
-    - ``answer(request)`` returns the answer text, streamed like an LLM's;
-      default: guaranteed and document texts joined with newlines.
-    - ``decompose(task_prompt, schema)`` fills one coordinator's decomposition
-      schema (a dict or ``None``); all of a phase's count as one model call.
-      Default: the offline extraction, no call.
+    - ``normalize(message, history)``: a ``Normalized`` or the question; default as is.
+    - ``route(task_text, tools)``: tool names to activate; default none.
+    - ``extract(task_text, tool)``: the request dict or ``None`` (default).
+    - ``read(question, passage)``: one page's answer or ``None`` (default).
+    - ``judge(question, documents, guaranteed)``: bool or ``ContextVerdict``; default sufficient.
+    - ``answer(request)``: the answer text, streamed; default the context texts joined.
+    - ``decompose(task_prompt, schema)``: a coordinator's schema as a dict or ``None``;
+      default the offline extraction.
 
     It keeps no state; count calls in your own callables.
 
     Example:
-        >>> assistant = FunctionAssistant(
-        ...     route=lambda text, tools: ["department_info"] if "cardiology" in text else [],
-        ...     extract=lambda text, tool: {"department": "cardiology"},
-        ...     answer=lambda request: "Open 8-16.",
-        ... )
+        >>> assistant = FunctionAssistant(route=lambda text, tools: ["opening_hours"])
         >>> assistant.normalize("Hi", []).question
         'Hi'
     """

@@ -17,21 +17,32 @@ seed's Java API::
 ``define`` is called once, when the tool is registered; the builder's fields are
 checked then (required fields, a JSON Schema that parses and is a valid schema)
 and frozen into an :class:`AiToolDefinition`.
+
+A tool that acts takes the call's context as a second parameter,
+``execute(self, input, ctx: AiToolContext = NO_CONTEXT)``: its
+``ctx.idempotency_key`` is the key a chatbot tool gets for the same call (Q6), so
+it can make its effect once. Whether ``execute`` (and ``aexecute``) take it is read
+once per class, at registration (:func:`context_parameter`); a tool written with
+``execute(self, input)`` runs as before.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import functools
+import inspect
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from importlib import resources
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 from toolweave.state.errors import ConfigurationError
-from toolweave.tools.effects import Call, call
+from toolweave.tools.effects import Call
+from toolweave.tools.progress import ProgressEmitter
 from toolweave.tools.text import readable
 
 
@@ -71,11 +82,20 @@ class AiTool:
         raise NotImplementedError(f"{type(self).__name__} must implement define()")
 
     def execute(self, input: str) -> str:
-        """Run the tool on the model's JSON ``input``; return text the model can read (W2)."""
+        """Run the tool on the model's JSON ``input``; return text the model can read (W2).
+
+        An override may take the call's context after ``input``,
+        ``execute(self, input, ctx: AiToolContext = NO_CONTEXT)``, for the call's
+        idempotency key (Q6) and user data (T4); the graph passes it then.
+        """
         raise NotImplementedError(f"{type(self).__name__} must implement execute()")
 
     async def aexecute(self, input: str) -> str:
-        """Async :meth:`execute`; the default runs the sync one in a worker thread."""
+        """Async :meth:`execute`; the default runs the sync one in a worker thread.
+
+        An override may take the call's context as :meth:`execute` does; with the
+        default, an ``execute`` that takes it gets it in the worker thread too.
+        """
         return await asyncio.to_thread(self.execute, input)
 
     def result_text(self, output: str, *, user_lang: str) -> str:
@@ -91,9 +111,107 @@ class AiTool:
         return f"<{type(self).__name__}>"
 
 
-def execution(tool: AiTool, input: str) -> Call[str]:
-    """The effect of running ``tool`` on ``input``: :meth:`~AiTool.execute` or its async twin."""
-    return call(tool.execute, tool.aexecute, input)
+@dataclass(frozen=True)
+class AiToolContext:
+    """What one server-side call of an AI system tool receives besides its input (W2, Q6).
+
+    Made fresh for every call, so that tools, which are shared singletons, keep
+    nothing per request. The part of a chatbot tool's ``ToolCallContext`` that is
+    about the call itself; a direct call outside a graph gets :data:`NO_CONTEXT`.
+    """
+
+    idempotency_key: str = ""
+    """Q6: the key a chatbot tool gets for the same call (thread, message, task, tool,
+    clarification round): the same when the call is made again (a crash before its step
+    was saved, the run resumed, the message re-sent with its id), different for any other
+    call. Dedupe side effects on it; ``""``: a direct call, no key."""
+    task_no: str = ""
+    """The id of the task the tool runs on."""
+    user_lang: str = "en"
+    """The user's language, decided once per message (T10)."""
+    systems: tuple[str, ...] = ()
+    """The request's system filter (T3)."""
+    user_data: Mapping[str, Any] | None = None
+    """The request's user data (T4): never log it, nor put it in the tool's output
+    beyond what the answer needs (X4)."""
+    progress: ProgressEmitter = dataclasses.field(default_factory=lambda: ProgressEmitter("tool"))
+    """Null-safe progress emitter (P1-P3)."""
+
+
+NO_CONTEXT = AiToolContext()
+"""The context of a call made outside a graph: no key, no task, no user data."""
+
+ContextParameter = Literal["none", "positional", "keyword"]
+"""How a tool's ``execute`` or ``aexecute`` takes the call's context: not at all, as
+the parameter after ``input``, or as the keyword-only ``ctx``."""
+
+
+def context_parameter(cls: type[AiTool], method: str) -> ContextParameter:
+    """How ``cls``'s ``method`` (``"execute"`` or ``"aexecute"``) takes an :class:`AiToolContext`.
+
+    Read once per class (at registration, :func:`define_tool`): a second positional
+    parameter after ``input`` (or ``*args``) takes it positionally, a keyword-only
+    ``ctx`` (or ``**kwargs``) by keyword; ``execute(self, input)`` takes none.
+
+    Raises:
+        AiToolDefinitionError: The method requires more than ``input`` and the context.
+    """
+    function: Callable[..., Any] = getattr(cls, method)
+    return _parameter_of(function, cls.__qualname__, method)
+
+
+@functools.cache
+def _parameter_of(function: Callable[..., Any], label: str, method: str) -> ContextParameter:
+    """:func:`context_parameter` of one function, read once."""
+    parameters = list(inspect.signature(function).parameters.values())[1:]
+    kinds = inspect.Parameter
+    positional = [
+        p for p in parameters if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)
+    ]
+    required = [
+        p
+        for p in parameters
+        if p.default is p.empty and p.kind not in (kinds.VAR_POSITIONAL, kinds.VAR_KEYWORD)
+    ]
+    if len(required) > 2 or any(p.kind is kinds.KEYWORD_ONLY and p.name != "ctx" for p in required):
+        names = ", ".join(p.name for p in required)
+        raise AiToolDefinitionError(
+            label,
+            method,
+            f"requires ({names}); it may take only the input and, after it, the call's "
+            "context: define it as (self, input) or (self, input, ctx=NO_CONTEXT)",
+        )
+    if len(positional) >= 2 or any(p.kind is kinds.VAR_POSITIONAL for p in parameters):
+        return "positional"
+    if any(p.name == "ctx" or p.kind is kinds.VAR_KEYWORD for p in parameters):
+        return "keyword"
+    return "none"
+
+
+def _bound(tool: AiTool, method: str, input: str, ctx: AiToolContext) -> Callable[[], Any]:
+    """``tool.method`` called on ``input``, with ``ctx`` when it takes it."""
+    function: Callable[..., Any] = getattr(tool, method)
+    match context_parameter(type(tool), method):
+        case "positional":
+            return functools.partial(function, input, ctx)
+        case "keyword":
+            return functools.partial(function, input, ctx=ctx)
+        case "none":
+            return functools.partial(function, input)
+
+
+def execution(tool: AiTool, input: str, ctx: AiToolContext = NO_CONTEXT) -> Call[str]:
+    """The effect of running ``tool`` on ``input``: :meth:`~AiTool.execute` or its async twin.
+
+    ``ctx``: the call's context (Q6), passed to a method that takes it
+    (:func:`context_parameter`). A tool whose ``aexecute`` is the default runs its
+    ``execute`` in a worker thread, with the context too.
+    """
+    run = _bound(tool, "execute", input, ctx)
+    if type(tool).aexecute is AiTool.aexecute:
+        return Call(run, lambda: asyncio.to_thread(run))
+    arun = _bound(tool, "aexecute", input, ctx)
+    return Call(run, arun)
 
 
 ToolT = TypeVar("ToolT", bound=type[AiTool])
@@ -147,6 +265,15 @@ class AiToolBuilder:
         """Where the tool may run (required, W3)."""
         return self._set("scope", value)
 
+    def side_effects(self, value: bool = True) -> AiToolBuilder:
+        """The tool changes something outside the run (it books, records, sends; optional).
+
+        In orchestration it is then a chatbot tool with ``side_effects``: never run on
+        a yes in doubt (A9). Its ``execute`` should take the call's context and dedupe
+        on its key (Q6).
+        """
+        return self._set("side_effects", value)
+
     def client_script(self, path: str | None) -> AiToolBuilder:
         """The client script's path, relative to the tool's package (as :func:`ai_tool_script`)."""
         return self._set("client_script", path)
@@ -177,6 +304,8 @@ class AiToolDefinition:
     """The client script's path, relative to ``package``."""
     package: str | None = None
     """The package the client script ships in (the tool module's package)."""
+    side_effects: bool = False
+    """Running it changes something outside the run (``builder.side_effects()``, A9, Q6)."""
 
     def runs_in_client(self, announced: frozenset[str]) -> bool:
         """W3: whether a run whose client announced ``announced`` runs the tool there."""
@@ -208,6 +337,8 @@ def define_tool(tool: AiTool) -> AiToolDefinition:
     """
     builder = AiToolBuilder()
     label = type(tool).__qualname__
+    for method in ("execute", "aexecute"):
+        context_parameter(type(tool), method)  # read once, here: a bad signature fails now
     tool.define(builder)
     fields = builder.fields()
     for field in _REQUIRED_TEXT:
@@ -232,6 +363,9 @@ def define_tool(tool: AiTool) -> AiToolDefinition:
     package = _package_of(type(tool))
     if script is not None:
         _check_script(shown, package, script)
+    acts = fields.get("side_effects", False)
+    if not isinstance(acts, bool):
+        raise AiToolDefinitionError(shown, "side_effects", f"must be True or False, not {acts!r}")
     return AiToolDefinition(
         id=tool_id,
         name=str(fields.get("name") or tool_id),
@@ -242,6 +376,7 @@ def define_tool(tool: AiTool) -> AiToolDefinition:
         schema=schema,
         client_script=script,
         package=package,
+        side_effects=acts,
     )
 
 

@@ -9,6 +9,12 @@ the same interrupt as orchestration (LangChain's headless-tool pattern): the
 value is ``{"type": "client_tool_calls", ..., "calls": [one call]}``, the call id
 being the model's tool-call id, and the resume value
 ``{"type": "client_tool_results", "results": [...]}``.
+
+A tool that takes the call's context (``execute(self, input, ctx)``,
+:class:`~toolweave.tools.ai.base.AiToolContext`) gets an idempotency key made of
+the thread id and the model's tool-call id (Q6): the agent's tool step run again
+after a crash carries the same tool call, so the same key; another call, another
+key. Called without a tool-call id (``tool.invoke({...})``), it gets none.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from pydantic import ConfigDict
 
 from toolweave.state.client_calls import ClientToolCall, ClientToolResultError, parse_results
 from toolweave.state.pauses import ClientCalls
-from toolweave.tools.ai.base import AiToolScope
+from toolweave.tools.ai.base import NO_CONTEXT, AiToolContext, AiToolScope, execution
 from toolweave.tools.ai.inputs import check_input
 from toolweave.tools.ai.registry import AiToolRegistry, RegisteredAiTool
 from toolweave.tools.progress import ProgressEmitter
@@ -41,6 +47,27 @@ NOT_ANNOUNCED = "Error: {name} runs only in the user's client, and this client c
 _CALL_ID = "__toolweave_call_id"
 
 
+def call_context(tool_id: str, call_id: str | None) -> AiToolContext:
+    """The context of one native tool call (Q6): its key from the thread and the call id.
+
+    :data:`~toolweave.tools.ai.base.NO_CONTEXT` when the call has no tool-call id.
+    """
+    if not call_id:
+        return NO_CONTEXT
+    try:
+        configurable = get_config().get("configurable") or {}
+    except RuntimeError:
+        configurable = {}
+    thread = str(configurable.get("thread_id") or "")
+    parts = json.dumps([CALL_KEY_VERSION, thread, call_id, tool_id], ensure_ascii=False)
+    digest = hashlib.sha256(parts.encode("utf-8")).hexdigest()
+    return AiToolContext(idempotency_key=f"{CALL_KEY_VERSION}-{digest[:28]}")
+
+
+CALL_KEY_VERSION = "tw1c"
+"""The native tool call's key prefix: never equal to an orchestrated call's (``tw1``)."""
+
+
 def _announced() -> frozenset[str]:
     """The tool ids the client announced: ``configurable.client_tools``, else the context's."""
     try:
@@ -50,7 +77,7 @@ def _announced() -> frozenset[str]:
     announced = (config.get("configurable") or {}).get("client_tools")
     if announced is None:
         try:
-            context = get_runtime().context
+            context = getattr(get_runtime(), "context", None)  # None outside a graph
         except RuntimeError:
             context = None
         announced = getattr(context, "client_tools", None)
@@ -104,34 +131,37 @@ class AiLangChainTool(BaseTool):
         ProgressEmitter(self.name, writer)("ERROR", type(exc).__name__)
         return TOOL_FAILED.format(name=self.name, error=type(exc).__name__)
 
-    def _reply_without_running(self, kwargs: dict[str, Any]) -> tuple[str, str | None]:
-        """The input text, and the reply when the tool does not run here (W2, W3)."""
+    def _reply_without_running(
+        self, kwargs: dict[str, Any]
+    ) -> tuple[str, str | None, AiToolContext]:
+        """The input text, the reply when the tool does not run here (W2, W3), its context."""
         call_id = kwargs.pop(_CALL_ID, None)
         kwargs.pop("run_manager", None)
         text = json.dumps(kwargs, ensure_ascii=False)
+        ctx = call_context(self.registered.definition.id, call_id)
         check = check_input(self.registered.definition, text)
         if not check.ok:
-            return text, INVALID_INPUT.format(error=check.error, name=self.name)
+            return text, INVALID_INPUT.format(error=check.error, name=self.name), ctx
         if self.registered.definition.runs_in_client(_announced()):
-            return text, self._client(text, call_id)
-        return text, None
+            return text, self._client(text, call_id), ctx
+        return text, None, ctx
 
     def _run(self, *args: Any, **kwargs: Any) -> str:
-        text, reply = self._reply_without_running(kwargs)
+        text, reply, ctx = self._reply_without_running(kwargs)
         if reply is not None:
             return reply
         try:
-            return self.registered.tool.execute(text)
+            return execution(self.registered.tool, text, ctx).call()
         except Exception as exc:  # R7: contained, reported to the model and the stream
             logger.warning("AI tool %s raised", self.name, exc_info=True)
             return self._failed(exc)
 
     async def _arun(self, *args: Any, **kwargs: Any) -> str:
-        text, reply = self._reply_without_running(kwargs)
+        text, reply, ctx = self._reply_without_running(kwargs)
         if reply is not None:
             return reply
         try:
-            return await self.registered.tool.aexecute(text)
+            return await execution(self.registered.tool, text, ctx).acall()
         except Exception as exc:  # R7: contained, reported to the model and the stream
             logger.warning("AI tool %s raised", self.name, exc_info=True)
             return self._failed(exc)

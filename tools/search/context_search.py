@@ -1,23 +1,9 @@
 """``ContextSearchTool``: the full search of deep fallback (SPEC D3, D4, D5).
 
-It answers one sub-question (its subtask's prompt) from the whole domain:
-
-1. candidate pages from the keyword search (FTS5), any plugged-in LangChain
-   retrievers, and the page graph (pages linked to the best hits by adjacency
-   or shared rare terms);
-2. per-page reading of the candidates with the model (``ctx.llm.read_passage``),
-   best first, until a page answers;
-3. when nothing was found, the unfiltered whole-domain scan (every page read).
-
-The piece is looked up by new words (D8): the gatekeeper's rewrites of it,
-phrasings in the documents' own words, and by itself. What the context already
-holds is not a find: unread best sentences (D5) the context has are dropped,
-and a search that read nothing new returns what it read back (which context
-sentence answers the piece) but never another piece's find again.
-
-``max_brute_force_page_count`` (D5) bounds the cost on a large domain: when set,
-the scan never runs, and a search whose candidates exceed it reads no page and
-returns its best sentences instead.
+Candidate pages come from keyword search, plugged-in retrievers and the page graph;
+they are read best first until one answers, else the whole domain is scanned, unless
+``max_brute_force_page_count`` forbids it (D5). A piece is searched by new words
+(D8), and what the context already holds is not a find.
 """
 
 from __future__ import annotations
@@ -42,9 +28,7 @@ from toolweave.tools.search.retrievers import retrieved_pages
 from toolweave.tools.search.rewrites import CorpusWordsCache, search_phrasings
 
 
-def interleave(
-    ranked: Sequence[Sequence[UniqueTextDocument]],
-) -> list[UniqueTextDocument]:
+def interleave(ranked: Sequence[Sequence[UniqueTextDocument]]) -> list[UniqueTextDocument]:
     """The lists' documents taking turns (every list's first, then every second, ...), once each."""
     kept: dict[DocumentKey, UniqueTextDocument] = {}
     for row in zip_longest(*ranked):
@@ -162,13 +146,10 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
     def search(self, ctx: ToolCallContext, known: Known) -> ToolResult | None:
         """The search for the subtask's piece (D8).
 
-        The piece is looked up by the gatekeeper's rewrites, phrasings in the
-        documents' own words and itself, and each page is read with the piece or
-        the rewrite closest to it. When no answer says something ``known`` lacks,
-        the answers that repeat the context are returned (they say which of its
-        sentences answers the piece), and the ledger counts them as nothing new.
-        Unread best sentences (D5) that the context holds are dropped: ``None``
-        when that leaves none.
+        Looked up by the rewrites, the documents' phrasings and the piece; each page read
+        with the closest wording. With nothing new, answers that repeat the context are
+        returned (they say which sentence answers). Unread best sentences (D5) the context
+        holds are dropped: ``None`` when none is left.
         """
         question = subtask_question(ctx)
         ctx.progress("SEARCHING")

@@ -1,16 +1,9 @@
 """An on-disk cache of indexed document sets, keyed by the data's hash.
 
-Splitting and stemming a bundled corpus costs tens of milliseconds in every
-process; a CLI question pays it each time. :func:`cached_store` builds the
-in-memory store once, saves it as ``<cache_dir>/<name>-<key>.sqlite`` and later
-loads that file (SQLite's backup API, about a millisecond). The key hashes
-every document (ids, names, urls, languages, page texts), the snowballstemmer
-version and the source of the code that decides the index terms (the text kit
-and the store's SQL), so any change to the data or to the indexing rebuilds.
-
-The file is written to a temporary name and renamed into place, so concurrent
-processes never read a half-written cache; a cache that cannot be read or
-written (read-only disk, corrupt file) only costs the rebuild.
+Indexing a bundled corpus costs every CLI process; the store is saved once as
+``<name>-<key>.sqlite`` (key: the documents, the stemmer version and the indexing
+code) and loaded later. Written to a temporary name and renamed; a cache that fails
+only costs the rebuild.
 """
 
 from __future__ import annotations

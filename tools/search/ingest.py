@@ -1,14 +1,8 @@
 """Ingestion: files and folders into a document store, reporting what was skipped and why.
 
->>> from toolweave.tools.search import SqliteDocumentStore, ingest
->>> report = ingest(["docs/"], SqliteDocumentStore("docs.db"), domain="library")  # doctest: +SKIP
-
-Each file becomes one document whose id is its resolved path (re-ingesting a
-changed file replaces its pages). A file that cannot be read (unsupported,
-empty, undecodable, a broken PDF) is reported by name and skipped; the batch
-goes on. Parsed documents are written in batches, each in one transaction, so
-a document is stored whole or not at all; a batch the store refuses is retried
-document by document, so one bad document costs only itself.
+A file is one document whose id is its path; an unreadable file is reported and
+skipped. Documents are written in batches, one transaction each; a refused batch is
+retried one document at a time.
 """
 
 from __future__ import annotations

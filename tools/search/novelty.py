@@ -1,11 +1,7 @@
 """What the context already holds, so a deep search that finds only that finds nothing (D8).
 
-A found document adds nothing when it is a sentence the context holds (same
-document, page and sentence number), or when each of its sentences says nothing
-one text of the context does not: every content word of it is a word (or a stem
-of a word) of that one text, a page read back into what the first retrieval
-said. Everything else (a new fact, a number, a name, or a fact joined to the
-subject it belongs to where the context had them apart) is new.
+A found sentence is old when the context holds it, or when each of its content words
+is a word of one context text; anything else is new.
 """
 
 from __future__ import annotations

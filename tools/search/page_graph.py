@@ -53,16 +53,7 @@ def link_pages(
 ) -> list[PageLink]:
     """Pages linked to ``ref``: its neighbours first, then pages sharing its rare terms.
 
-    Args:
-        ref: The page to start from.
-        neighbours: The page numbers next to it (page ±1) that its document has.
-        rare: Its rare terms with their sentence counts, rarest first.
-        pages_with_term: ``(document_id, page)`` of the pages holding a term.
-        limit: Most links to return.
-
-    Returns:
-        Links best first, ``ref`` itself excluded: each term adds ``1 / count`` to
-        the score of every other page holding it.
+    Each rare term adds ``1 / count`` to every other page holding it; ``ref`` is excluded.
     """
     links: dict[PageRef, PageLink] = {}
     for page in neighbours:

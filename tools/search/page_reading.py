@@ -1,10 +1,7 @@
 """Per-page LLM reading shared by the deep-search tools (D3, D5, D6).
 
-A page is read with ``ctx.llm.read_passage(question, passage)``: one model call
-per page, counted into the run and capped on deep-fallback subtasks (D7). The
-passage is the page text under its document's title, so the model knows where
-it reads; a page that continues a section of the page before it also gets that
-section's heading.
+One model call per page, capped on deep-fallback subtasks (D7); the passage is the
+page under its document's title (and its section's heading when it continues one).
 """
 
 from __future__ import annotations
@@ -39,14 +36,8 @@ def open_heading(text: str) -> str:
 def page_passage(store: DocumentStore, ref: PageRef, *, continues: str = "") -> str | None:
     """The text the model reads for one page: ``# title``, an open heading, the page.
 
-    Args:
-        store: The store holding the page.
-        ref: The page.
-        continues: The heading of the section the page continues (from the page
-            before it); dropped when the page opens with its own heading.
-
-    Returns:
-        The passage, or ``None`` when the page does not exist or is empty.
+    ``continues`` is the heading of the section the page continues, dropped when the page
+    opens with its own. ``None`` when the page does not exist or is empty.
     """
     text = store.page(ref.document_id, ref.page)
     if text is None or not text.strip():
@@ -67,14 +58,9 @@ def _terms(text: str) -> set[str]:
 def grounded(answer: str, passage: str, question: str, user_lang: str) -> bool:
     """Whether an answer adds to its question what its page says: a word or number of it (D8).
 
-    A small model asked about a page that does not say may write the question back
-    ("When does the reading room open?" as the page's answer): it adds nothing,
-    and is no find whatever the page's language. Or it may answer from the question
-    alone ("If you bring a book back late, you will be charged a fine.", read from a
-    page about borrowing): the words it adds to the question are not the page's, and
-    it is no find either. That second check is made only when the page is in the
-    user's language (the answer is written in it): a translation shares only names
-    and figures.
+    A small model may write the question back, or answer from the question alone; either
+    is no find. The word check is made only when the page is in the user's language (a
+    translation shares only names and figures).
     """
     asked = _terms(question)
     added = [w for w in content_words(answer) if not any(t in asked for t in word_terms(w))]
@@ -102,25 +88,16 @@ def read_pages(
     Args:
         ctx: The tool call; ``ctx.llm`` reads (and counts, and caps, D7).
         store: The store holding the pages.
-        pages: ``(page, heading it continues)`` pairs (see :func:`page_passage`);
-            passages are loaded one at a time, empty pages cost no call.
+        pages: ``(page, heading it continues)`` pairs, loaded one at a time.
         question: What to answer.
         enough: Pages that must answer before the reading stops.
-        phrasings: Other wordings of ``question`` (D8): a page is read with the
-            question and, in brackets after it, the wording closest to the
-            page's words (:func:`best_question`), when that is not the question.
-        known: What the context holds (D8). An answer that only repeats it
-            does not count: the reading goes on (within the pages given and the
-            run's call cap, D7) for one that adds something.
-        echoes: When no page adds anything new, return the answers that repeat
-            the context (at most ``enough``) instead of nothing: they still say
-            which of its sentences answers ``question``. An answer the context
-            holds word for word as a passage (another piece's find) is never
-            returned.
+        phrasings: Other wordings of ``question`` (D8); the closest to a page is added.
+        known: What the context holds (D8); an answer that only repeats it does not count.
+        echoes: With no new answer, return those that repeat the context (at most
+            ``enough``), never one that is another piece's find.
 
     Returns:
-        One document per page that answered: the model's answer with the page's
-        document id, name, URL and page number (sentence number 0).
+        One document per page that answered (sentence number 0).
     """
     found: list[UniqueTextDocument] = []
     repeated: list[UniqueTextDocument] = []

@@ -1,18 +1,8 @@
 """D9: search hits widened to passages (a sentence with its neighbours), within a budget.
 
-A lone sentence often leaves its subject to the sentence before it ("It is open
-on Sundays.") or its figure to the one after. :func:`passages` widens each hit to
-the sentences next to it on the same page and returns every sentence as its own
-:class:`~toolweave.state.documents.UniqueTextDocument`, so identity stays the
-stored sentence's (R6: the same sentence from another tool is merged, not
-doubled) and sources stay the hit's document and page (R9).
-
-Hits are taken best first. Each passage costs the characters of its sentences'
-text; a passage that does not fit the budget shrinks to its hit alone, and a hit
-that does not fit is left out (the budget is never exceeded). Passages that
-touch or overlap on a page are merged, and the result reads passage by passage
-(each in page order), ordered by the best hit in it. A neighbour sentence gets
-its hit's score times :data:`NEIGHBOUR_SHARE`, so it never outranks the hit.
+A lone sentence often leaves its subject to a neighbour. Each sentence stays its own
+document (R6, R9); a passage that does not fit shrinks to its hit, and neighbours
+score :data:`NEIGHBOUR_SHARE` of their hit so they never outrank it.
 """
 
 from __future__ import annotations
@@ -114,14 +104,8 @@ def passages(
 ) -> list[UniqueTextDocument]:
     """``hits`` (best first) widened to passages of their page, at most ``max_chars`` of text.
 
-    Args:
-        hits: Search hits, best first.
-        page_sentences: Reads a page's sentences (a store's ``page_sentences``).
-        max_chars: Most characters of sentence text in the result.
-        neighbours: Sentences either side of a hit to add (0: the hits alone).
-
-    Returns:
-        Sentences as documents, passage by passage (see the module).
+    ``neighbours`` sentences either side (0: the hits alone); the result reads passage
+    by passage (see the module).
     """
     picked = _Picked(budget=max_chars)
     pages: dict[tuple[str, int], Sequence[UniqueTextDocument]] = {}

@@ -1,17 +1,8 @@
 """``PostgresDocumentStore``: documents in PostgreSQL, for large corpora and several processes.
 
-Full-text search uses PostgreSQL's own text-search configurations: each sentence's
-``tsvector`` holds its words stemmed by the ``hungarian`` or ``english`` configuration
-(by the document's language; both when it is unknown), its section heading with less
-weight, and toolweave's own folded stems (the same terms the SQLite store indexes), so a
-query typed without accents still matches. A query is parsed by ``websearch_to_tsquery``
-in both languages plus toolweave's stems, its words OR-ed, candidates ranked by
-``ts_rank_cd`` inside the database, then re-ranked by the share of query words each
-sentence holds, exactly as the SQLite store does. The page graph's rare terms come from a
-term-frequency table kept up to date on every add and remove.
-
-Several collections (one per domain) share the tables; each document is written in one
-transaction. Install with ``pip install 'toolweave[postgres]'``.
+Each sentence's ``tsvector`` holds PostgreSQL's stems and toolweave's folded stems, so
+a query without accents still matches; results are re-ranked as the SQLite store's.
+Collections (one per domain) share the tables. Install ``toolweave[postgres]``.
 """
 
 from __future__ import annotations
@@ -329,8 +320,7 @@ class PostgresDocumentStore(SqlDocumentStore):
 
     def _vector_version(self) -> object:
         rows = self._fetch(
-            "SELECT generation FROM toolweave_generations WHERE collection = %s",
-            (self.collection,),
+            "SELECT generation FROM toolweave_generations WHERE collection = %s", (self.collection,)
         )
         return rows[0][0] if rows else 0
 
@@ -355,8 +345,7 @@ class PostgresDocumentStore(SqlDocumentStore):
         if not changes:
             return
         conn.execute(
-            COUNT_TERMS,
-            (self.collection, [term for term, _ in changes], [n for _, n in changes]),
+            COUNT_TERMS, (self.collection, [term for term, _ in changes], [n for _, n in changes])
         )
         if any(n < 0 for _, n in changes):
             conn.execute(
@@ -400,14 +389,10 @@ class PostgresDocumentStore(SqlDocumentStore):
     def _candidate_query(self, conn: Connection[Any], parsed: Sequence[QueryWord]) -> str:
         """The tsquery selecting candidate sentences: each query word's lexemes, OR-ed.
 
-        A word's lexemes are its stems by PostgreSQL's Hungarian and English
-        configurations plus toolweave's folded stems and prefix. PostgreSQL's
-        configurations know only their own language's stop words, so the words are
-        the text kit's (stop words of both languages, and a domain's, dropped). Words
-        that more than :data:`COMMON_WORD_SENTENCES` sentences hold select nothing
-        alone (ranking every sentence with a very common word costs time in proportion
-        to their number); they still count in the re-ranking. If every word is that
-        common, the candidates are the sentences holding all of them.
+        Lexemes are PostgreSQL's Hungarian and English stems plus toolweave's; stop words are
+        the text kit's. Words in more than :data:`COMMON_WORD_SENTENCES` sentences select
+        nothing alone (ranking them costs time) but still count in the re-ranking; if all
+        are that common, the candidates hold all of them.
         """
         own = [
             [_quote_lexeme(term) for term in sorted(word.terms)]

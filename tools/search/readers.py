@@ -1,11 +1,7 @@
 """File readers for ingestion: .txt, .md, .html and .pdf into a :class:`SourceDocument`.
 
-Every reader takes the file's bytes, so that files in a package (read through
-``importlib.resources``) and files on disk take the same path. Page breaks: a
-form feed in text and markdown, a line ``<!-- page -->`` in markdown, a comment
-``<!-- page -->`` in HTML, and the PDF's own pages (page ``n`` of the document is
-page ``n`` of the PDF). Markdown may open with a front matter (``title``, ``url``,
-``lang`` between ``---`` lines).
+Readers take bytes, so package resources and files take one path. Page breaks: form
+feed, ``<!-- page -->``, the PDF's pages; markdown may have front matter.
 """
 
 from __future__ import annotations
@@ -188,15 +184,7 @@ def read_document(
 ) -> SourceDocument:
     """Read one file's bytes into a document, choosing the reader by the file's suffix.
 
-    Args:
-        filename: The file's name (its suffix picks the reader, its stem is the
-            fallback title).
-        data: The file's content.
-        document_id: The id to store it under (a resolved path or a URL).
-        url: Where a person can open it; a markdown front matter may override it.
-
-    Returns:
-        The document and its pages.
+    The file name's stem is the fallback title; a markdown front matter may override ``url``.
 
     Raises:
         ReadError: Unsupported type, empty, undecodable or broken file.

@@ -78,7 +78,7 @@ class RetrievalTool(ChatbotTool[EmptyRequest]):
     so one instance serves concurrent runs (T11).
 
     Args:
-        name: The tool's unique name, e.g. ``"korhaz_search"`` (T1).
+        name: The tool's unique name, e.g. ``"docs_search"`` (T1).
         domain: The domain it belongs to, or ``None`` for every domain (T2).
         store: The store to search (by meaning too when it has an embedding model).
         limit: Hits per search, each widened to its passage.

@@ -1,15 +1,7 @@
 """LangChain retrievers as an extra page-search strategy of :class:`ContextSearchTool`.
 
-Any ``BaseRetriever`` (a vector store's ``as_retriever()``, BM25, a hosted
-search) can propose candidate pages beside the keyword and graph search. The
-retriever's documents must say which page they are: ``metadata["document_id"]``
-and ``metadata["page"]`` (1-based), as :func:`page_documents` writes them::
-
-    from langchain_core.vectorstores import InMemoryVectorStore
-
-    vectors = InMemoryVectorStore.from_documents(page_documents(store), embeddings)
-    search = ContextSearchTool("docs_search", "docs", store,
-                               retrievers=[vectors.as_retriever(search_kwargs={"k": 4})])
+A retriever's documents name their page in ``metadata["document_id"]`` and
+``metadata["page"]`` (1-based), as :func:`page_documents` writes them.
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
 """Search phrasings of a missing piece: the model's rewrites, and words of the documents (D8).
 
-The gatekeeper's rewrites of a piece travel on its deep-search subtasks as the
-subtask's ``important_words`` (see :func:`search_phrasings`). Each rewrite (or
-the piece, when it comes without any) that holds words no document uses is also
-looked up by phrasings derived from the documents themselves: its content words,
-each word no document uses replaced by a corpus word near it (by the bundled
-static embedding model when the ``embeddings`` extra is installed, else by shared
-letter trigrams: a spelling or inflection of it) or left out when none is near.
-No word list is involved: the candidates are the corpus's own words. Derived
+A rewrite's words no document uses are replaced by the nearest corpus word (by
+embeddings, else letter trigrams) or dropped; no word list is involved. Derived
 phrasings only find pages; a page is read with the piece or a rewrite.
 """
 
@@ -111,13 +105,9 @@ class CorpusWords:
     def phrasings(self, piece: str) -> tuple[str, ...]:
         """The piece in the corpus's words: its words the corpus has, the others replaced.
 
-        Each word of the piece no document uses is replaced by a near corpus word
-        (:meth:`nearest`), the nearest in the first phrasing, the next in the
-        second; a word with none is left out. A phrasing is the piece's distinct
-        content words (question and function words dropped), so a reader that
-        matches words finds a sentence that holds them, and has at least
-        :data:`MIN_PHRASING` of them. None when the corpus has every word of the
-        piece (the piece itself is searched anyway) or no word is near.
+        A word no document uses is replaced by its :meth:`nearest` corpus word (the first
+        in the first phrasing, the next in the second) or left out; a phrasing has at least
+        :data:`MIN_PHRASING` content words. None when the corpus has every word or no word is near.
         """
         words_ = [w for w in content_words(piece) if not w.isdigit()]
         absent = {w: self.nearest(w) for w in words_ if not self.has(w)}
@@ -190,12 +180,9 @@ class CorpusWordsCache:
     def lookups(self, ctx: ToolCallContext, store: DocumentStore, piece: str) -> tuple[str, ...]:
         """What a deep search looks ``piece`` up by, besides the piece itself (D8).
 
-        The gatekeeper's rewrites first; then, for each rewrite (or the piece, when
-        there is none) that holds words no document uses, its phrasings in the
-        documents' own words (:meth:`CorpusWords.phrasings`). Keyword lookups only:
-        no model call. The derived phrasings find pages; they are no question to
-        read a page with (a bag of near words matches sentences that merely share
-        one), so pages are read with the piece or the gatekeeper's rewrites.
+        The gatekeeper's rewrites, then phrasings in the documents' words of those that hold
+        unknown words. Keyword lookups only; pages are read with the piece or a rewrite,
+        never with a bag of near words.
         """
         given = search_phrasings(ctx, piece)
         texts = given or (piece,)

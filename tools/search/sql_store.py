@@ -1,19 +1,7 @@
 """The search both SQL document stores share, over a small SQL-dialect seam.
 
-:class:`SqlDocumentStore` holds everything that reads alike in SQLite and
-PostgreSQL: document and page lookups, the page graph's walk, and keyword
-search's re-ranking (candidates from the database's own ranking, re-ranked by
-the share of query words each sentence holds). A subclass supplies the dialect:
-
-- :attr:`SqlDocumentStore.dialect`, the table names, whether rows carry a
-  collection and the parameter marker, which the shared queries are written in
-  (:class:`SqlDialect`);
-- :meth:`SqlDocumentStore._fetch`, one read query on its connection;
-- :meth:`SqlDocumentStore._candidates`, the database's full-text ranking;
-- :meth:`SqlDocumentStore._rare_terms` and
-  :meth:`SqlDocumentStore._pages_with_term`, the term counts of the page graph;
-
-and its own writing (``add_documents``, ``remove_document``) and life cycle.
+A subclass supplies :class:`SqlDialect`, ``_fetch``, ``_candidates``, ``_rare_terms``
+and ``_pages_with_term``, and its own writing and life cycle.
 """
 
 from __future__ import annotations
@@ -343,13 +331,9 @@ class SqlDocumentStore(PageGraphStore):
     ) -> list[UniqueTextDocument]:
         """Keyword and semantic rankings fused (reciprocal rank, see :mod:`.vectors`); D9.
 
-        Without an embedding model this is :meth:`search`. When one of the best
-        ``limit`` keyword hits holds every word of the query, the keywords have found
-        the question's own words and their ranking is returned as it is (no query
-        vector is computed). Otherwise each ranking gives ``FUSION_POOL * limit``
-        sentences, fused by ``1 / (60 + keyword rank) + 1 / (60 + cosine rank)``;
-        ``sentence_score`` is the fused score over its maximum (``1`` for a sentence
-        first in both).
+        Without an embedding model, :meth:`search`. When a top keyword hit holds every
+        query word the keyword ranking is returned as is (no query vector). Otherwise
+        ``FUSION_POOL * limit`` of each are fused; the score is normalised to its maximum.
         """
         if self._embeddings is None:
             return self.search(query, limit=limit, lang=lang, document_ids=document_ids)
@@ -373,20 +357,9 @@ class SqlDocumentStore(PageGraphStore):
     ) -> list[UniqueTextDocument]:
         """Keyword search at sentence level: the database's ranking, re-ranked by coverage.
 
-        The database ranks candidates (the sentence, and with less weight its
-        document title and section heading); they are re-ranked by the share of
-        query words each holds, so a sentence with all the words beats a short
-        one with a single word.
-
-        Args:
-            query: User text; any characters are safe (bound parameters only).
-            limit: Most sentences to return.
-            lang: Only documents in this language, when given.
-            document_ids: Only these documents, when given.
-
-        Returns:
-            Sentences best first; ``sentence_score`` in ``[0, 1)`` mixes word
-            coverage and the normalised database rank.
+        Candidates (ranked by sentence, then title and heading) are re-ranked by the share
+        of query words each holds; ``sentence_score`` in ``[0, 1)`` mixes both. Any query
+        text is safe (bound parameters only).
         """
         return [doc for doc, _ in self._keyword_hits(query, limit, lang, document_ids)]
 
@@ -449,17 +422,7 @@ class SqlDocumentStore(PageGraphStore):
         return [PageRef(document_id, page) for document_id, page in rows]
 
     def linked_pages(self, document_id: str, page: int, *, limit: int = 8) -> list[PageLink]:
-        """The page graph: pages linked to one page by adjacency or shared rare terms.
-
-        Args:
-            document_id: The page's document.
-            page: The page number (1-based).
-            limit: Most links to return.
-
-        Returns:
-            Links best first: the neighbour pages (same document, page ±1), then the
-            pages sharing the most and rarest terms with it (see ``page_graph``).
-        """
+        """The page graph: neighbour pages (page ±1), then pages sharing the most, rarest terms."""
         ref = PageRef(document_id, page)
         neighbours = [
             row[0] for row in self._read(NEIGHBOUR_PAGES, document_id, page - 1, page + 1)

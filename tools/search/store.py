@@ -28,14 +28,10 @@ def normalise_score(bm25: float) -> float:
 class SqliteDocumentStore(SqlDocumentStore):
     """The embedded default store: SQLite with an FTS5 index of stemmed sentences.
 
-    ``path`` is a database file or ``":memory:"``. One connection serves all
-    threads, guarded by a lock, so one store can be shared by concurrent runs.
-    ``stopwords`` are a domain's own words to drop from queries (words nearly every
-    document holds, such as a hospital's "hospital"), added to the kit's function words.
-    ``embeddings`` (D9): ``"auto"`` (default) embeds every sentence added with the bundled
-    static model when the ``embeddings`` extra is installed, ``None`` keeps keywords
-    only, any LangChain ``Embeddings`` is used instead; the vectors are stored in the
-    database beside the sentences (see :mod:`~toolweave.tools.search.vectors`).
+    ``path`` is a file or ``":memory:"``; one locked connection serves all threads.
+    ``stopwords`` are a domain's own words to drop from queries. ``embeddings`` (D9):
+    ``"auto"`` (the bundled model when installed), ``None`` (keywords only) or any
+    LangChain ``Embeddings``; vectors are stored beside the sentences.
     """
 
     def __init__(

@@ -1,12 +1,8 @@
 """Keyword search's use of the text kit (:mod:`toolweave.tools.text`): index terms, FTS5 queries.
 
-Words, folding, stems and sentences are the kit's; every word
-is indexed as its case- and diacritic-folded surface form plus its stem in the
-document's language (one stem per language of :data:`toolweave.tools.text.LANGUAGES`,
-Hungarian, English and Polish, when the language is unknown). Query words are
-stemmed in every language, so a query matches whatever language it is in.
-Queries additionally match the prefix of a word's Hungarian stem, which joins
-inflected forms the stemmer leaves apart (``parkolás`` / ``parkolni`` / ``parkoló``).
+A word is indexed folded plus its stem in the document's language (every language's
+when unknown); query words are stemmed in every language and also match the prefix
+of their Hungarian stem, which joins forms the stemmer leaves apart.
 """
 
 from __future__ import annotations
@@ -29,8 +25,8 @@ MIN_PREFIX = 4
 STOPWORDS = QUERY_STOPWORDS
 """The kit's query stop words, dropped from queries (unless a query has nothing else).
 
-Words every document of one domain holds (a hospital's "kórház") are that
-domain's to name: pass them as ``stopwords`` to the store (they are added to these).
+Words every document of one domain holds are that domain's to name: pass them as
+``stopwords`` to the store (they are added to these).
 """
 
 
@@ -38,10 +34,7 @@ domain's to name: pass them as ``stopwords`` to the store (they are added to the
 def word_terms(word: str, lang: str | None = None) -> tuple[str, ...]:
     """Index terms of one case-folded word: its folded form and folded stems.
 
-    Args:
-        word: A case-folded word.
-        lang: ``"hu"``, ``"en"`` or ``"pl"`` stems with that language only; anything
-            else (or ``None``) with every language's.
+    ``lang`` (``"hu"``, ``"en"``, ``"pl"``) stems in that language only; else in every one.
     """
     return tuple(dict.fromkeys(t for t in (fold(word), *stems(word, lang)) if t))
 
@@ -127,13 +120,9 @@ class Query:
 def parse_query(text: str, stopwords: frozenset[str] = STOPWORDS) -> Query:
     """Parse user text into a :class:`Query`; stopwords are dropped unless nothing else is left.
 
-    Each word matches its folded form and stems; a word whose folded Hungarian
-    stem has at least 4 characters also matches as a prefix (at most
-    ``PREFIX_LENGTH`` characters), which joins inflected forms the stemmer keeps apart.
-
-    Args:
-        text: The user's text.
-        stopwords: Words to drop, case-folded (see :func:`stopword_set`).
+    A word matches its folded form and stems, and, when its folded Hungarian stem has 4
+    or more letters, as a prefix (``PREFIX_LENGTH`` at most), which joins inflected forms
+    the stemmer keeps apart.
     """
     query_words = []
     for word in content_words(text, stopwords):

@@ -1,21 +1,8 @@
 """D9: sentence vectors for retrieval by meaning, and the fusion of two rankings.
 
-A store given an embedding model (``embeddings=`` on
-:class:`~toolweave.tools.search.store.SqliteDocumentStore` and
-:class:`~toolweave.tools.search.postgres_store.PostgresDocumentStore`) embeds every
-sentence when it is added and keeps the vector beside it, under the model's id
-(:func:`model_id`); a question then costs at most one query vector and one matrix-vector
-product over the store's vectors (``numpy.einsum``, the matrix loaded once per
-store object and reloaded only after a write).
-
-What a sentence is embedded as (:func:`passage_texts`): the sentence with the one
-before and the one after it on its page, so a sentence that leaves its subject to
-its neighbour ("It is collected on Tuesdays.") still carries it.
-
-The two rankings (keywords, cosine) are fused by reciprocal rank fusion
-(:func:`fuse`): ``score = 1 / (RRF_K + keyword rank) + 1 / (RRF_K + cosine rank)``,
-ranks from 1, a ranking a sentence is not in adding nothing; the constant is the
-usual 60 and both rankings weigh the same (nothing tuned on one corpus).
+A sentence is embedded with its neighbours (:func:`passage_texts`) so it keeps its
+subject; rankings are fused by reciprocal rank (:func:`fuse`, the usual ``RRF_K`` =
+60, equal weights: nothing tuned on one corpus).
 """
 
 from __future__ import annotations
@@ -69,11 +56,7 @@ def model_id(embeddings: Embeddings) -> str:
 
 
 def passage_texts(sentences: Sequence[tuple[int, str]]) -> list[str]:
-    """What each sentence is embedded as: itself with its neighbours on the same page.
-
-    Args:
-        sentences: ``(page, text)`` of a document's sentences, in order.
-    """
+    """What each sentence (``(page, text)``, in order) is embedded as: with its page neighbours."""
     texts: list[str] = []
     for at, (page, _text) in enumerate(sentences):
         low, high = max(0, at - EMBEDDED_NEIGHBOURS), at + EMBEDDED_NEIGHBOURS + 1
@@ -137,14 +120,7 @@ def question_vector(embeddings: Embeddings, question: str) -> Matrix:
 
 
 def cosine_top(matrix: Matrix, query: Matrix, count: int, allowed: Any = None) -> list[int]:
-    """Row indices of the ``count`` rows most similar to ``query``, best first.
-
-    Args:
-        matrix: Unit rows.
-        query: A unit vector of the rows' width.
-        count: How many to return.
-        allowed: A boolean mask of the rows that may be returned, or ``None`` for all.
-    """
+    """Row indices of the ``count`` unit rows nearest ``query``, best first (``allowed``: mask)."""
     np = numpy_module()
     if count <= 0 or matrix.shape[0] == 0 or matrix.shape[1] != query.shape[0]:
         return []

@@ -1,12 +1,7 @@
-"""LangChain tools in and out, and toolweave itself as an agent's tool (issue 12).
+"""LangChain tools in and out, and toolweave itself as an agent's tool.
 
-- :func:`from_langchain_tool` makes a :class:`~toolweave.tools.base.ChatbotTool` of any
-  LangChain tool (a ``BaseTool`` or an ``@tool`` function): routing question from its
-  description, request model from its args schema, its return value as context.
-- :func:`to_langchain_tool` goes the other way, so another agent can call a ChatbotTool.
-- :func:`as_agent_tool` wraps a compiled toolweave graph as one LangChain tool that an agent
-  (``langchain.agents.create_agent``, a ``ToolNode`` loop) calls with a question
-  (:mod:`toolweave.graph.agent_tool`; ``graph.as_tool()`` gives the same tool).
+:func:`from_langchain_tool` adapts a LangChain tool, :func:`to_langchain_tool` goes the
+other way, :func:`as_agent_tool` wraps a compiled graph (``graph.as_tool()``).
 """
 
 from __future__ import annotations
@@ -14,14 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Mapping, Sequence
-from typing import (
-    Annotated,
-    Any,
-    ClassVar,
-    cast,
-    get_origin,
-    get_type_hints,
-)
+from typing import Annotated, Any, ClassVar, cast, get_origin, get_type_hints
 
 from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableLambda
@@ -29,18 +17,10 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
-from toolweave.graph.agent_tool import (
-    AgentQuestion as AgentQuestion,
-)
-from toolweave.graph.agent_tool import (
-    ThreadPolicy as ThreadPolicy,
-)
-from toolweave.graph.agent_tool import (
-    answer_with_sources as answer_with_sources,
-)
-from toolweave.graph.agent_tool import (
-    as_agent_tool as as_agent_tool,
-)
+from toolweave.graph.agent_tool import AgentQuestion as AgentQuestion
+from toolweave.graph.agent_tool import ThreadPolicy as ThreadPolicy
+from toolweave.graph.agent_tool import answer_with_sources as answer_with_sources
+from toolweave.graph.agent_tool import as_agent_tool as as_agent_tool
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.errors import ConfigurationError, ToolFailedError
 from toolweave.state.names import to_tool_name
@@ -62,9 +42,7 @@ NO_RESULT = "The tool found nothing for this request."
 def _declared_fields(tool: BaseTool) -> dict[str, FieldInfo]:
     """What the tool's author declared per argument, ``examples`` included.
 
-    LangChain's call schema keeps only types, descriptions and defaults; the
-    ``args_schema`` a tool was given, or the ``Annotated[..., Field(...)]`` hints of
-    an ``@tool`` function, still hold the examples the offline extraction reads.
+    LangChain's call schema drops the examples the offline extraction reads.
     """
     declared: dict[str, FieldInfo] = {}
     schema = tool.args_schema
@@ -88,12 +66,9 @@ def optional_request_model(
 ) -> type[BaseModel]:
     """A request model whose fields are the tool's arguments, each optional (T6).
 
-    ``schema`` is a pydantic model (``@tool`` functions, ``StructuredTool``) or a JSON
-    schema (MCP tools), which :func:`~toolweave.tools.json_schema.model_from_schema`
-    maps as it does for AI tools: enums stay ``Literal``, ``anyOf`` a ``Union``,
-    arrays keep their item type, nested objects become nested models. Each field
-    keeps its description and ``examples`` (from ``tool``'s declaration where the
-    call schema dropped them), which the offline extraction uses.
+    ``schema`` is a pydantic model or a JSON schema (MCP), mapped as for AI tools
+    (:func:`~toolweave.tools.json_schema.model_from_schema`); descriptions and
+    ``examples`` are kept for the offline extraction.
     """
     model_name = "".join(part.capitalize() for part in name.split("_")) + "Request"
     if isinstance(schema, Mapping):
@@ -190,11 +165,8 @@ class LangChainChatbotTool(ChatbotTool[BaseModel]):
     def execute(self, request: BaseModel, ctx: ToolCallContext) -> ToolResult | None:
         """Call the LangChain tool; its value becomes context (R2); a failure is R7.
 
-        The graph calls it only with every required input filled (T13); called
-        without one, it declines (R1). A reported failure (a ``ToolException``,
-        e.g. an MCP error result) raises :class:`ToolFailedError`.
-        An async-only tool (an MCP tool, an ``@tool`` coroutine) runs on a private
-        event loop here: the sync path is for scripts; servers use ``ainvoke``.
+        Without a required input it declines (R1, T13); a reported failure raises
+        :class:`ToolFailedError`. An async-only tool runs on a private event loop here.
         """
         if missing_inputs(self, request):
             return None

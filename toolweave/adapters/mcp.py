@@ -1,9 +1,8 @@
-"""The tools of MCP servers as toolweave tools, through langchain-mcp-adapters (issue 12).
+"""The tools of MCP servers as toolweave tools, through langchain-mcp-adapters.
 
-Install with ``pip install 'toolweave[mcp]'``. Each MCP tool becomes a
-:class:`~toolweave.tools.base.ChatbotTool` of the domain you name: its description
-is the routing question, its input schema the request model, its text the context;
-the gates (domain, system filter, eligibility) apply as for any tool.
+Install ``toolweave[mcp]``. Each MCP tool becomes a ChatbotTool of the domain you name
+(description → routing question, input schema → request model, text → context);
+the gates apply as for any tool.
 """
 
 from __future__ import annotations

@@ -1,23 +1,8 @@
 """Domain lookup: the domains installed plugins provide, and ingested document domains.
 
-A domain bundle is a :class:`~toolweave.tools.domain.Domain` and its tools. toolweave
-itself ships no domain. A package provides domains through its plugin (W5): an entry
-point of the one group ``toolweave.plugins`` naming a
-:class:`~toolweave.tools.plugins.Plugin` whose ``domains`` maps each name to a callable
-returning ``(Domain, tools)``, called only when that domain is loaded::
-
-    [project.entry-points."toolweave.plugins"]
-    library = "my_library.toolweave_plugin:plugin"
-
-The example hospital domain ``korhaz`` is such a package (``examples/korhaz`` in the
-repository, distribution ``toolweave-korhaz``). Documents ingested with
-``toolweave ingest PATH --domain NAME`` are a domain too. When two plugins provide
-the same domain name, the one loaded last wins, with a warning (T1); a plugin's
-domain wins over ingested documents of the same name.
-
-A domain that is not named is the only one there is: with several, nothing picks one
-silently (N2); :func:`default_domain` raises :class:`DomainNotChosenError`, whose
-message lists them (the command line takes ``--domain`` or ``TOOLWEAVE_DOMAIN``).
+A plugin (W5) maps domain names to callables returning ``(Domain, tools)``; ingested
+documents are domains too. The last plugin loaded wins a name, with a warning (T1).
+With several domains nothing picks one silently (N2): :func:`default_domain` raises.
 """
 
 from __future__ import annotations
@@ -144,9 +129,7 @@ def available_domains(
 
 
 def _default_of(
-    installed: _Installed,
-    data_dir: str | os.PathLike[str] | None,
-    database_url: str | None,
+    installed: _Installed, data_dir: str | os.PathLike[str] | None, database_url: str | None
 ) -> str:
     """The only domain there is (N2), else an error that says what to do."""
     from toolweave.domains.documents import ingested_domains

@@ -1,13 +1,8 @@
-"""The routing threshold a user calibrated, kept in a file they can commit (T5, issue 38).
+"""The routing threshold a user calibrated, kept in a file they can commit (T5).
 
-``toolweave eval --calibrate-routing`` writes ``toolweave-routing.json`` in the
-current directory (or where ``TOOLWEAVE_ROUTING_FILE`` points)::
-
-    {"mydomain": {"routing_threshold": 0.6, "model": "ChatOpenAI (qwen)", "cases": 40}}
-
-:func:`toolweave.domains.load_domain` reads it: a domain named there gets its
-``routing_threshold`` (the file wins over the package's own value).
-``build_graph(..., routing_threshold=...)`` wins over both.
+``toolweave eval --calibrate-routing`` writes ``toolweave-routing.json`` (or
+``TOOLWEAVE_ROUTING_FILE``); it wins over the package's value, and
+``build_graph(..., routing_threshold=...)`` over both.
 """
 
 from __future__ import annotations

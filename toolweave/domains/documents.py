@@ -1,16 +1,7 @@
 """Domains made of ingested documents: ``toolweave ingest PATH... --domain NAME``.
 
-Each such domain keeps its documents in ``<data dir>/documents/<NAME>.sqlite``,
-or, given a ``postgresql://`` database URL (``--database-url``,
-``TOOLWEAVE_DATABASE_URL``), in that database's document tables under the
-collection ``NAME`` (:class:`~toolweave.tools.search.postgres_store.PostgresDocumentStore`),
-and gets a ready tool set, every tool named with the domain: retrieval of passages by
-keywords and meaning (D9) as its default RAG tool (``<name>_search``), and deep
-fallback (``<name>_deep_search``, a :class:`DeepSearchCoordinator` with a
-neighbour-page search and a context search
-capped by ``max_brute_force_page_count``, D5). :func:`documents_domain` builds the same
-from Python, with your own tools and system prompt beside them.
-:func:`toolweave.domains.load_domain` finds these domains by name.
+Documents live in ``<data dir>/documents/<NAME>.sqlite`` or a PostgreSQL collection;
+the domain gets ``<name>_search`` (D9) and ``<name>_deep_search`` (D5).
 """
 
 from __future__ import annotations
@@ -222,10 +213,7 @@ def _use_embeddings(store: PageGraphStore, embeddings: EmbeddingsOption) -> None
 
 
 def load_documents_domain(
-    name: str,
-    data_dir: str | os.PathLike[str] | None = None,
-    *,
-    database_url: str | None = None,
+    name: str, data_dir: str | os.PathLike[str] | None = None, *, database_url: str | None = None
 ) -> tuple[Domain, list[ChatbotTool[Any]]] | None:
     """The ingested domain ``name``, or ``None`` when nothing was ingested for it.
 

@@ -1,11 +1,7 @@
 """The chat page as Starlette routes: the HTML, its static files and the tools' client scripts.
 
-The page is plain static HTML, CSS and JavaScript shipped in this package (no build
-step). The server fills one JSON config block into the HTML (assistant id, where
-the LangGraph API is, the client-tool time limit) and serves each client script of
-the AI system tools the page should run on its own, at ``<path>/tools/<id>.js``
-(W7): one that fails to load or register disables only its tool; the page says so
-and reports it to ``POST <path>/tools/failed``, which logs it.
+A client script that fails to load disables only its tool; the page reports it to
+``POST <path>/tools/failed`` (W7).
 """
 
 from __future__ import annotations
@@ -197,13 +193,7 @@ def string_of(tables: Mapping[str, Mapping[str, str]], lang: str, key: str) -> s
 def render_page(
     page: ChatPage, *, base: str, api_url: str, user_data: Mapping[str, Any] | None = None
 ) -> str:
-    """The page's HTML with its config, title and panel filled in.
-
-    Args:
-        page: What the page shows and talks to.
-        base: The page's own URL path (assets are under ``<base>/static``).
-        api_url: Where the page finds the LangGraph API.
-        user_data: The person's data the page sends with every run (N3), if any.
+    """The page's HTML with its config, title and panel filled in (assets under ``<base>/static``).
 
     Raises:
         InvalidRequestError: ``user_data`` is not plain JSON-like data (X5).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
@@ -33,19 +34,50 @@ UNKNOWN_DOMAIN_TOOL = (
 )
 
 
+NO_TOOL_OF_DOMAIN = (
+    "domain {domain!r}: none of the {count} tool(s) given may run in it, they are of "
+    "domain {theirs} (T2): did you mean {close!r}? Build the graph for the domain the "
+    "tools name, or give them domain = None to run in every domain"
+)
+DOMAIN_SPELLING_CUTOFF = 0.8
+"""How close (difflib's ratio) a graph's domain name must be to the one its tools name
+to be taken for a misspelling of it (``libary`` / ``library``)."""
+
+
 def check_domain_tools(domain: Domain, registry: ToolRegistry) -> None:
-    """The domain's default retrieval tool is a registered tool.
+    """The domain's default retrieval tool is a registered tool; the domain's name is no typo.
 
     Raises:
-        ConfigurationError: It is not (a typo would switch the retrieval off without
-            a word); the message lists the registered tools.
+        ConfigurationError: The default retrieval tool is not registered (a typo would
+            switch the retrieval off without a word), the message listing the
+            registered tools; or every tool given is of another domain whose name is
+            a near-spelling of this one's (T2: none would ever run). Tools of a
+            domain with another name altogether are kept, never offered (T2).
     """
+    _check_domain_spelling(domain, registry)
     name = domain.default_retrieval_tool
     if name is not None and registry.get(name) is None:
         known = ", ".join(tool.name for tool in registry) or "none"
         raise ConfigurationError(
             UNKNOWN_DOMAIN_TOOL.format(
                 domain=domain.name, field="default_retrieval_tool", name=name, known=known
+            )
+        )
+
+
+def _check_domain_spelling(domain: Domain, registry: ToolRegistry) -> None:
+    """Every tool is of another domain, one whose name is a near-spelling of this one's."""
+    theirs = sorted({tool.domain for tool in registry if tool.domain is not None})
+    if not theirs or domain.name in theirs or any(tool.domain is None for tool in registry):
+        return
+    close = difflib.get_close_matches(domain.name, theirs, n=1, cutoff=DOMAIN_SPELLING_CUTOFF)
+    if close:
+        raise ConfigurationError(
+            NO_TOOL_OF_DOMAIN.format(
+                domain=domain.name,
+                count=len(registry),
+                theirs=", ".join(map(repr, theirs)),
+                close=close[0],
             )
         )
 

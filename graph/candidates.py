@@ -399,6 +399,7 @@ def acting_in_doubt(
         verdict=ACTING_IN_DOUBT,
         reason="; ".join(acting.values()) + ": it acts (side effects), so it does not run (A9)",
         details=dict.fromkeys(sorted(acting), ACTING_NOT_RUN),
+        tools=tuple(sorted(acting)),
     )
     return set(acting), [entry]
 
@@ -427,12 +428,36 @@ def guard_acting(
         found = (
             (TERMINAL_DROPPED, failure)
             if many
-            else yes_doubt(scores, evidence, tool, candidates, routed)
+            else _acting_doubt(scores, evidence, tool, candidates, routed)
         )
         if found is not None:
             doubted[tool.name] = found[1]
     acting, held = acting_in_doubt(node, candidates, doubted)
     return routed - acting, held
+
+
+def _acting_doubt(
+    scores: Mapping[str, float],
+    evidence: RoutingEvidence,
+    tool: AnyTool,
+    candidates: Sequence[AnyTool],
+    routed: Collection[str],
+) -> tuple[str, str] | None:
+    """A9 with Q6: :func:`yes_doubt` for a tool that acts, and a word of what it does.
+
+    When the tool declares examples and its declared intent does not explain the task,
+    the task must name the act: a word of the tool's name or routing question
+    (:meth:`~toolweave.llm.offline_routing.RoutingEvidence.names_its_action`). A word
+    only its examples have ("Tuesday" of "Book a study room for Tuesday.") is an
+    argument of the act, not a request for it.
+    """
+    found = yes_doubt(scores, evidence, tool, candidates, routed)
+    if found is not None or evidence.declared_intent(tool, margin=False):
+        return found
+    if not tool.routing_examples or evidence.names_its_action(tool):
+        return None  # with no examples declared, the model's yes for a paraphrase stands
+    why = f"{tool.name} (it acts): the task names nothing of what it does (name, routing question)"
+    return TERMINAL_AS_CONTEXT, why
 
 
 def _routing_entry(

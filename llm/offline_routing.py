@@ -501,6 +501,16 @@ class RoutingEvidence:
         """Whether the task is what the tool declares it is for (:func:`declared_intent`)."""
         return declared_intent(self.task_prompt, tool, self.scores, self.rule, margin=margin)
 
+    def names_its_action(self, tool: AnyTool) -> bool:
+        """Whether a content word of the task is a word of the tool's name or routing question.
+
+        What a tool does is said there; its examples add the arguments of the act too
+        ("Tuesday" in "Book a study room for Tuesday."), which request nothing (A9, Q6).
+        """
+        action = task_words(f"{tool.name.replace('_', ' ')} {tool.executable_instruction or ''}")
+        said = task_words(self.task_prompt)
+        return any(word_matches(word, own) for word in said for own in action)
+
     def against_not_for(self, tool: AnyTool) -> str | None:
         """A9: why the tool's ``not_for`` questions speak against it for the task, or ``None``."""
         if not tool.not_for:

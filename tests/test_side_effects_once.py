@@ -251,7 +251,9 @@ def test_Q6_a_message_re_sent_with_its_id_after_its_answer_starts_no_new_run() -
     assert again["answer"] == first["answer"] == "Ticket HD-1 opened."
     assert len(ticket.tickets) == 1
     assert thread_status(graph, config).kind is ThreadStatusKind.FINISHED
-    out = graph.invoke({"messages": [("human", "And one for the scanner, please.")]}, config)
+    out = graph.invoke(
+        {"messages": [("human", "Please open one more ticket, for the scanner.")]}, config
+    )
     assert out["answer"] == "Ticket HD-2 opened."  # a new message is a new run (two keys)
     assert len({key for _, key in ticket.tickets}) == 2
 
@@ -350,7 +352,7 @@ def test_Q6_the_history_sent_back_with_a_new_message_is_a_new_request() -> None:
     out = graph.invoke({"messages": [HumanMessage(QUESTION, id="m1")]}, config)
     history = list(out["messages"])
     history[-1] = history[-1].model_copy(update={"content": "(shortened by the client)"})
-    new = HumanMessage("And one for the scanner, please.", id="m2")
+    new = HumanMessage("Please open one more ticket, for the scanner.", id="m2")
     out = graph.invoke({"messages": [*history, new]}, config)
     assert out["answer"] == "Ticket HD-2 opened."
     assert len(ticket.tickets) == 2
@@ -376,9 +378,11 @@ def test_S5_another_message_on_a_stopped_run_still_finishes_it_then_is_answered(
     config = _config("retry-other")
     with pytest.raises(LlmUnavailableError):
         graph.invoke({"messages": [("human", QUESTION)]}, config)
-    out = graph.invoke({"messages": [("human", "Also the scanner, please.")]}, config)
+    out = graph.invoke(
+        {"messages": [("human", "Also open a ticket for the scanner, please.")]}, config
+    )
     assert [m.text for m in out["messages"][-2:]] == [
-        "Also the scanner, please.",
+        "Also open a ticket for the scanner, please.",
         "Ticket HD-2 opened.",
     ]
     assert "Ticket HD-1 opened." in [m.text for m in out["messages"]]

@@ -13,6 +13,7 @@ from toolweave.state.names import (
     split_qualified_name,
 )
 from toolweave.tools.base import ChatbotTool
+from toolweave.tools.declaration import check_declaration
 
 logger = logging.getLogger(__name__)
 
@@ -82,9 +83,12 @@ class ToolRegistry(KeyedRegistry[AnyTool]):
 
         Raises:
             ConfigurationError: The tool's ``name`` is missing or not lower_snake_case,
-                or the tool under that name came from another outside name (T14).
+                the tool under that name came from another outside name (T14), or
+                its declaration would be silently ignored (``required_inputs`` naming
+                no field, a misspelt attribute: :func:`check_declaration`).
         """
         name = check_tool_name(getattr(tool, "name", None), type(tool).__qualname__)
+        check_declaration(tool)
         previous = self._tools.get(name)
         if previous is not None and previous is not tool:
             check_same_source(name, _source(previous), _source(tool))

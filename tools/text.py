@@ -189,19 +189,43 @@ def stems(word: str, lang: str | None = None) -> tuple[str, ...]:
 
 
 def line_sentences(line: str) -> list[str]:
-    """The sentences of one line of plain text (abbreviations do not end one)."""
+    """The sentences of one line of plain text.
+
+    Neither an abbreviation nor a run of initials ("J. R. R. Tolkien") ends one. A
+    single initial ("Building C. Its hours...") still does: one letter cannot tell a
+    name from the end of a sentence.
+    """
     found: list[str] = []
     pending = ""
-    for piece in _SENTENCE_END.split(line):
+    pieces = _SENTENCE_END.split(line)
+    for index, piece in enumerate(pieces):
         pending = f"{pending} {piece}" if pending else piece
-        last = pending.rsplit(None, 1)[-1].rstrip(".").casefold() if pending.strip() else ""
-        if pending.endswith(".") and last in ABBREVIATIONS:
+        following = pieces[index + 1] if index + 1 < len(pieces) else ""
+        if _goes_on(pending, following):
             continue
         found.append(pending)
         pending = ""
     if pending:
         found.append(pending)
     return [sentence.strip() for sentence in found if sentence.strip()]
+
+
+def _goes_on(pending: str, following: str) -> bool:
+    """Whether the full stop ending ``pending`` is an abbreviation's or an initial's."""
+    tokens = pending.split()
+    if not tokens or not pending.endswith("."):
+        return False
+    if tokens[-1].rstrip(".").casefold() in ABBREVIATIONS:
+        return True
+    if not _is_initial(tokens[-1]) or not following:
+        return False
+    after = following.split(None, 1)[0] if following.strip() else ""
+    return _is_initial(after) or (len(tokens) > 1 and _is_initial(tokens[-2]))
+
+
+def _is_initial(token: str) -> bool:
+    """``J.``: one upper-case letter and a full stop."""
+    return len(token) == 2 and token[1] == "." and token[0].isupper()
 
 
 def heading(raw_line: str) -> tuple[int, str] | None:

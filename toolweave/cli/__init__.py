@@ -485,9 +485,12 @@ def cmd_tools(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_domains(args: argparse.Namespace, out: TextIO) -> int:
     """``toolweave domains``: the names :func:`load_domain` accepts."""
-    from toolweave.domains import available_domains
+    from toolweave.cli import render
+    from toolweave.domains import available_domains, broken_plugins
 
     _print(available_domains(data_dir=args.data_dir, database_url=args.database_url), out)
+    for line in render.broken_plugin_lines(broken_plugins(), verbose=args.verbose):
+        print(f"{PROG}: {line}", file=sys.stderr)
     return 0
 
 

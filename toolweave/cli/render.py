@@ -6,6 +6,7 @@ and the command module stays about control flow.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, assert_never
 
@@ -22,6 +23,7 @@ from toolweave.tools.consumers import (
     ContextConsumerTool,
 )
 from toolweave.tools.eligibility import open_without_filter
+from toolweave.tools.plugins import PLUGIN_GROUP
 from toolweave.tools.progress import progress_phrase
 from toolweave.tools.registry import AnyTool
 
@@ -349,6 +351,23 @@ def when_it_runs(tool: AnyTool, default_retrieval: str | None, width: int = 60) 
     return DEFAULT_RETRIEVAL if tool.name == default_retrieval else ONLY_FORCED
 
 
+def broken_plugin_lines(broken: Mapping[str, str], *, verbose: bool = False) -> list[str]:
+    """``toolweave domains``' lines about plugins that failed to load, and where it looked.
+
+    A domain package that is installed but not listed either failed to load (named
+    here, with why) or is not in this Python's entry points (``verbose`` names the
+    group and the interpreter whose environment was searched).
+    """
+    lines = [f"{why}; its domains are not listed" for why in broken.values()]
+    if verbose:
+        lines.append(
+            f"domain packages are found by their entry point in the group {PLUGIN_GROUP!r} of "
+            f"the environment of {sys.executable}: install yours with "
+            f"`{sys.executable} -m pip install -e PATH`"
+        )
+    return lines
+
+
 def tool_traits(tool: AnyTool) -> str:
     """What a domain's writer checks first, in words: ``gated``, ``answers``, ``asks``, ``effects``.
 
@@ -360,10 +379,16 @@ def tool_traits(tool: AnyTool) -> str:
     traits = [
         ("gated", not open_without_filter(tool)),
         ("answers", bool(getattr(tool, "returns_answer", False))),
-        ("asks", isinstance(tool, ClarifiableTool | ClarifiableContextConsumerTool)),
+        ("asks", _may_ask(tool)),
         ("effects", bool(getattr(tool, "side_effects", False))),
     ]
     return ",".join(name for name, holds in traits if holds) or "-"
+
+
+def _may_ask(tool: AnyTool) -> bool:
+    """A clarifiable tool, or one that asks for an unfilled required input (Q1, T13)."""
+    asks_for_input = bool(tool.required_inputs) and bool(tool.ask_for_missing_inputs)
+    return asks_for_input or isinstance(tool, ClarifiableTool | ClarifiableContextConsumerTool)
 
 
 def tools_table(

@@ -104,6 +104,15 @@ def installed_domains() -> list[str]:
     return sorted(_installed().domains)
 
 
+def broken_plugins() -> dict[str, str]:
+    """The installed plugins that failed to load: entry-point name -> why, in one line.
+
+    Their domains are in no list (:func:`available_domains`); ``toolweave domains``
+    names them on stderr so that a domain that is missing is not a mystery (N1).
+    """
+    return {name: str(exc) for name, exc in _installed().broken.items()}
+
+
 def available_domains(
     *, data_dir: str | os.PathLike[str] | None = None, database_url: str | None = None
 ) -> list[str]:

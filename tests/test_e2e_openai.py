@@ -50,7 +50,14 @@ def test_e2e_real_chatopenai_structured_calls_and_streamed_answer(
     tools = korhaz_tools()
     fake_openai.script(  # A10: no normalization of a first message, no decomposition,
         _activation_reply(tools),  # and no gatekeeper: the context holds every word asked
-        {"sentences": [{"text": "Cardiology consultation hours are Monday-Thursday 9:00-13:00.", "sources": [1]}]},
+        {
+            "sentences": [
+                {
+                    "text": "Cardiology consultation hours are Monday-Thursday 9:00-13:00.",
+                    "sources": [1],
+                }
+            ]
+        },
     )
     graph = build_graph(korhaz_domain(), tools, assistant=assistant)
     tokens: list[str] = []

@@ -23,6 +23,7 @@ from toolweave.llm.answer_rules import (
     repeats_clarification,
     repeats_itself,
     says_only_the_question,
+    says_yes_and_no_more,
     uncovered_subject,
     uncovered_words,
     without_placeholders,
@@ -230,6 +231,13 @@ QUESTION_ONLY_REASON = (
 """Ledger reason's tail when an answer that told nothing but the question was replaced."""
 
 
+BARE_YES_REASON = (
+    "; the answer was a yes or a no and the question said back: the offline reading's "
+    "answer from the same context, which says what the sources say, replaces it (R9)"
+)
+"""Ledger reason's tail when a bare yes or no was replaced by what the context says."""
+
+
 NO_FIGURE_REASON = (
     "; the question asks when or how much and the answer gave no figure, which a passage "
     "gives: the offline reading's answer from the same context replaces it (R9)"
@@ -268,6 +276,8 @@ def _no_answer(text: str, request: AnswerRequest) -> str | None:
         return QUESTION_ONLY_REASON
     if misses_the_figure(text, request):
         return NO_FIGURE_REASON
+    if says_yes_and_no_more(text, request):
+        return BARE_YES_REASON
     return None
 
 

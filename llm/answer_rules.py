@@ -14,6 +14,8 @@ The answer node applies them around the answer call:
   the person just answered is no answer (Q8);
 - :func:`says_only_the_question`: nor is one that only asks, or says back the
   person's own question (R9);
+- :func:`says_yes_and_no_more`: nor is a yes (or a no) that says the question back
+  and nothing else, when the library's own reading quotes what the context says;
 - :func:`misses_the_figure`: nor is one that gives no figure to a question asking
   *when* or *how much*, where the library's own reading quotes a sentence that gives
   it (R9).
@@ -194,6 +196,39 @@ def says_only_the_question(answer: str, question: str) -> bool:
     asked = [fold(w) for w in content_words(question)]
     figures = {fold(t) for t in checkable(question)}
     return bool(sentences) and not any(_tells(s, asked, figures) for s in sentences)
+
+
+def says_yes_and_no_more(answer: str, request: AnswerRequest) -> bool:
+    """Whether ``answer`` is a yes or a no and the question said back, where the context says more.
+
+    "Yes, the clinic is open on Tuesday." to "Is the clinic open on Tuesday?" tells the
+    person nothing they can check: not the hours, not the passage's words. When the
+    offline reading (:func:`~toolweave.llm.offline_answer.answer_lines`) quotes the
+    context for the question, it is the better answer: what the sources say, which
+    answers the yes or no too. An answer that adds any word, figure or name of its own
+    stands.
+    """
+    sentences = [s for s in kit.split_sentences(CITATION.sub("", answer)) if s.strip()]
+    asked = [fold(w) for w in content_words(request.question)]
+    figures = {fold(t) for t in checkable(request.question)}
+    opened = [s for s in sentences if _opens_with_yes_or_no(s)]
+    if not opened or any(s.rstrip().endswith("?") for s in opened):
+        return False
+    rest = [_after_first_word(s) if s in opened else s for s in sentences]
+    if any(_tells(s, asked, figures) for s in rest if kit.words(s)):
+        return False
+    return uncovered_subject(request) is None and bool(answer_lines(request, READING_SENTENCES))
+
+
+def _opens_with_yes_or_no(sentence: str) -> bool:
+    said = kit.words(sentence)
+    return bool(said) and fold(said[0]) in ANSWER_WORDS
+
+
+def _after_first_word(sentence: str) -> str:
+    """``sentence`` without its first word ("Yes, the clinic is open." -> "the clinic is open.")."""
+    match = kit.TOKEN.search(sentence)
+    return sentence[match.end() :].lstrip(" ,;:-–—") if match else sentence
 
 
 def _tells(sentence: str, asked: Sequence[str], figures: set[str]) -> bool:

@@ -303,7 +303,8 @@ def test_R9_an_existence_question_no_context_document_names_is_not_covered_witho
     given = ask(
         _existence_graph(answer, "Van: B épület."), "Van fodrász a kórházban?", thread_id="g"
     )
-    assert given["answer"] == "Igen, a kórházban van fodrász."
+    # a yes that says the question back gives way to what the guaranteed context says (R9)
+    assert given["answer"] == "Van: B épület."
     assert asked == ["Van büfé a kórházban?", "Van fodrász a kórházban?"]
     # A tool's own data (no page sentence) says it in its own words: the assistant reads it.
     data = UniqueTextDocument(document_id="free_beds", text="kardiológia: 3 free beds")
@@ -583,3 +584,34 @@ def test_R9_an_answer_with_a_figure_or_to_a_question_asking_none_stands(
         "When does the pharmacy open?", "en", "", [doc("pharmacy", "The pharmacy is open.")], ()
     )
     assert not misses_the_figure("The pharmacy is next to cardiology.", bare)
+
+
+def test_R9_a_yes_that_says_the_question_back_is_replaced_by_what_the_context_says() -> None:
+    """ "Yes, the pharmacy opens on weekdays." tells nothing the person can check."""
+    for bare in (
+        lambda r: "Yes, the pharmacy opens [1].",
+        lambda r: "Yes. The pharmacy opens.",
+    ):
+        out = _answered(bare, "Does the pharmacy open?")
+        assert out["answer"] == "The pharmacy opens at 8."  # the offline reading's pick
+        (entry,) = [e for e in out["ledger"] if e.kind == "answer"]
+        assert "a yes or a no and the question said back" in entry.reason
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Yes, the pharmacy opens at 8 [1].",  # a figure of its own
+        "No, the pharmacy is closed today [1].",  # words of its own
+        "Does the pharmacy open? [1]",  # a question, no yes: another rule's
+    ],
+)
+def test_R9_a_yes_with_something_of_its_own_is_no_bare_yes(answer: str) -> None:
+    from toolweave.llm.answer_rules import says_yes_and_no_more
+
+    request = AnswerRequest("Does the pharmacy open?", "en", "", CONTEXT, ())
+    assert not says_yes_and_no_more(answer, request)
+    assert says_yes_and_no_more("Yes, the pharmacy opens.", request)
+    # nothing in the context about it: the bare yes stands (no reading to put instead)
+    pool = AnswerRequest("Is there a pool?", "en", "", CONTEXT, ())
+    assert not says_yes_and_no_more("Yes, there is a pool.", pool)

@@ -20,6 +20,7 @@ from toolweave.llm.answer_rules import (
     echoes_prompt,
     misses_the_figure,
     quoted_citations,
+    reading_quotes,
     repeats_clarification,
     repeats_itself,
     says_only_the_question,
@@ -251,6 +252,13 @@ RETRIED_REASON = (
 """Ledger reason's tail when the answer was asked once more."""
 
 
+READ_INSTEAD_REASON = (
+    "; no sentence was supported by the passages it cited, and the offline reading quotes "
+    "a passage for the question: its answer, not a second call (R9, A10)"
+)
+"""Ledger reason's tail when the reading answered instead of asking the model once more."""
+
+
 DROPPED_REASON = "; dropped, not supported by the passages it cited (R9): {dropped}"
 """Ledger reason's tail naming the sentences left out of the answer."""
 
@@ -432,8 +440,13 @@ def _generated_answer(
     generated = yield from assistant.answer_steps(request)
     reply, calls = _reply(generated, request, assistant, reason), 1
     if not reply.says_something and not reply.streamed and _tried(reply):
-        again = yield from assistant.answer_steps(replace(request, failing=reply.failing))
-        reply, calls = _reply(again, request, assistant, reply.reason + RETRIED_REASON), 2
+        if reading_quotes(request) is not None:  # A10: a supported answer with no call
+            reader = OfflineAssistant()
+            read = AIMessage(content=reader.answer(request).text, id=generated.id)
+            reply = _reply(read, request, reader, reply.reason + READ_INSTEAD_REASON)
+        else:
+            again = yield from assistant.answer_steps(replace(request, failing=reply.failing))
+            reply, calls = _reply(again, request, assistant, reply.reason + RETRIED_REASON), 2
     details = _ledger_details(reply, request)
     if not reply.says_something:  # R9: nothing holds; "no information" rests on no source
         closest = sources_of([request.documents[i - 1] for c in reply.checked for i in c.sources])

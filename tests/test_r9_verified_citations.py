@@ -98,9 +98,10 @@ def test_R9_a_time_taken_from_another_passage_is_dropped() -> None:
 
 
 def test_R9_nothing_supported_is_asked_once_more_then_no_information() -> None:
+    """The offline reading quotes no passage for this question, so the model is asked again."""
     wrong = _sentences(("Parking costs 900 Ft an hour.", [3]))
     assistant = ConstrainedAssistant(wrong, wrong)
-    out = ask(_graph(assistant), "How much is parking?")
+    out = ask(_graph(assistant), "Can I pay for parking at the pharmacy?")
     said, closest = out["answer"].split("\n")
     assert said == no_information_answer("en")
     assert closest.startswith("The closest pages I found: ")  # the page it cited, to read
@@ -116,10 +117,24 @@ def test_R9_nothing_supported_is_asked_once_more_then_no_information() -> None:
     assert entry.details["closest"] == "parking"
 
 
+def test_R9_A10_nothing_supported_where_the_reading_quotes_a_passage_takes_it_with_no_call() -> (
+    None
+):
+    """A second call would cost as much as the first; the reading is supported as it is."""
+    wrong = _sentences(("Parking costs 900 Ft an hour.", [3]))
+    assistant = ConstrainedAssistant(wrong)  # a second reply would exhaust the script
+    out = ask(_graph(assistant), "How much is parking?")
+    assert out["answer"] == "Parking costs 500 Ft an hour."
+    assert [s.document_id for s in out["sources"]] == ["parking"]
+    assert len(assistant.model.calls) == 1
+    assert "not a second call" in _answer_entry(out).reason
+
+
 def test_R9_an_answer_asked_once_more_keeps_the_second_reply_when_it_holds() -> None:
     wrong = _sentences(("Parking costs 900 Ft an hour.", [3]))
     right = _sentences(("Parking costs 500 Ft an hour.", [3]))
-    out = ask(_graph(ConstrainedAssistant(wrong, right)), "How much is parking?")
+    question = "Can I pay for parking at the pharmacy?"  # the reading quotes nothing for it
+    out = ask(_graph(ConstrainedAssistant(wrong, right)), question)
     assert out["answer"] == "Parking costs 500 Ft an hour."
     assert [s.document_id for s in out["sources"]] == ["parking"]
 

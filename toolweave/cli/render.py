@@ -99,8 +99,7 @@ def _event_text(event: StreamEvent) -> str | None:
             str(event.get("tool")), str(event.get("event")), detail, "en"
         )
     if event["type"] == "routed":
-        tools = event.get("tools") or []
-        return f"routed: {', '.join(tools) if tools else 'no tool'}"
+        return routed_text(event)
     if event["type"] == "gates":  # T4: what the gates held back, never why (X4)
         refused = ", ".join(event.get("refused") or [])
         again = ", checked again on the reply" if event.get("rechecked") else ""
@@ -127,6 +126,33 @@ def _event_text(event: StreamEvent) -> str | None:
         steps = ", ".join(f"{no} {prompt!r}" for no, prompt in planned.items())
         return f"deep search planned: {steps or 'nothing'}"
     assert_never(event)
+
+
+FORCED_REFUSED = "not run: {tools} (forced, but held back by the gates, F4)"
+"""Forced tools the gates refused: the task chose them, the gates did not let them run."""
+HELD_IN_DOUBT = "not run: {tools} (routed, but {it} acts and the verdict is in doubt, A9)"
+"""Routed tools that act, held back because the routing verdict is in doubt."""
+
+
+def routed_text(event: Mapping[str, Any]) -> str:
+    """The ``-v`` line of a ``routed`` event: what runs, and what was held back and why.
+
+    ``"routed: no tool; not run: renew (forced, but held back by the gates, F4)"``: a
+    task that forced a tool its gate refused does not read as if routing chose
+    nothing (F4); a tool that acts and was routed on a verdict in doubt is named as
+    held back (A9). Tool names only (X4). An event written before ``refused`` and
+    ``held`` existed reads as before.
+    """
+    tools = event.get("tools") or []
+    text = f"routed: {', '.join(tools) if tools else 'no tool'}"
+    refused = list(event.get("refused") or [])
+    held = list(event.get("held") or [])
+    if refused:
+        text += "; " + FORCED_REFUSED.format(tools=", ".join(refused))
+    if held:
+        it = "it" if len(held) == 1 else "each"
+        text += "; " + HELD_IN_DOUBT.format(tools=", ".join(held), it=it)
+    return text
 
 
 SOURCE_TEXTS: dict[str, dict[str, str]] = {

@@ -9,7 +9,7 @@ not here: they arrive on ``stream_mode="messages"``, tagged ``toolweave:answer``
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, Literal, TypeGuard
+from typing import Any, Final, Literal, NotRequired, TypeGuard
 
 from typing_extensions import TypedDict
 
@@ -52,13 +52,14 @@ class RoutedEvent(TypedDict):
     task_no: str
     tools: list[str]
     """The tools that run on the task, in the order they run (empty: none)."""
-    refused: list[str]
+    refused: NotRequired[list[str]]
     """Tools the task forced (``required_tool_names``) that did not pass the gates, so
-    do not run (F4). Added in version 1; may be absent in events written before it."""
-    held: list[str]
+    do not run (F4). Added within version 1, so optional: absent in events written
+    before it, read it with ``event.get("refused", [])``; toolweave always writes it."""
+    held: NotRequired[list[str]]
     """Tools routed to the task that act (``side_effects``) and do not run because the
-    verdict is in doubt (A9, ledger verdict ``a9_acting_in_doubt``). Added in version 1;
-    may be absent in events written before it."""
+    verdict is in doubt (A9, ledger verdict ``a9_acting_in_doubt``). Added within
+    version 1, so optional like ``refused``."""
 
 
 class CoordinatedEvent(TypedDict):

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import pytest
 from cli_support import run
 from langchain_core.messages import HumanMessage
+from pydantic import TypeAdapter
 from support import ScriptedCoordinator, graph_of, make_tool
 
 from toolweave import (
@@ -24,6 +25,7 @@ from toolweave import (
     ChatbotTool,
     EmptyRequest,
     RoutedEvent,
+    StreamEvent,
     TaskInfo,
     ToolCallContext,
     ToolResult,
@@ -37,6 +39,7 @@ REFUSED_LINE = (
     "· 1.1 routed: no tool; not run: renew_loans (forced, but held back by the gates, F4)"
 )
 """The ``-v`` line of the subtask forcing the gated tool, without member data."""
+REFUSED = routed_event("1.1", [], refused=["renew_loans"], held=["open_ticket"])
 MEMBER_ID = "M-0042-9917"
 """User data a gate reads: never in an event (X4)."""
 
@@ -158,6 +161,9 @@ def test_P4_the_verbose_line_says_a_tool_that_acts_was_routed_and_held_back_in_d
 
 def test_P4_a_routed_event_written_before_the_new_keys_reads_as_before() -> None:
     """Backward compatible within version 1: the keys may be absent in older events."""
+    adapter: TypeAdapter[StreamEvent] = TypeAdapter(StreamEvent)
+    for event in ({"type": "routed", "version": 1, "task_no": "1", "tools": []}, REFUSED):
+        assert adapter.validate_python(event) == event  # both are the same version's events
     assert progress_line({"type": "routed", "task_no": "1.1", "tools": []}) == (
         "· 1.1 routed: no tool"
     )

@@ -91,6 +91,55 @@ def person_line(event: object, lang: str = "en") -> str | None:
     return f"{BULLET} {text}"
 
 
+PAGE_OUTCOMES = frozenset({"NOTHING_NEW", "NOT_IN_PAGE"})
+"""A page read's outcome events: each names the page it read and what came of it."""
+
+
+def _tool_event(event: object, names: frozenset[str] | str) -> bool:
+    wanted = {names} if isinstance(names, str) else names
+    return (
+        isinstance(event, Mapping)
+        and event.get("type") == "tool_progress"
+        and event.get("event") in wanted
+    )
+
+
+def _same_page(reading: Mapping[str, Any], outcome: Mapping[str, Any]) -> bool:
+    return all(reading.get(key) == outcome.get(key) for key in ("tool", "task_no", "detail"))
+
+
+class PageReads:
+    """One progress line per page a search reads (P4): the page, and what came of it.
+
+    A search says ``READING_PAGE`` before it reads a page and, when the page added
+    nothing new or does not say it, ``NOTHING_NEW`` / ``NOT_IN_PAGE`` after. Fed the
+    stream's events in order, this holds a page's reading until the next event: an
+    outcome of the same page replaces it (its phrase names the page), anything else
+    lets it through first. The stream keeps every event; only the lines are fewer.
+    """
+
+    def __init__(self) -> None:
+        """Hold nothing yet."""
+        self._held: Mapping[str, Any] | None = None
+
+    def feed(self, event: object) -> list[object]:
+        """The events to show now, in order, for ``event`` just arrived."""
+        held, self._held = self._held, None
+        if _tool_event(event, "READING_PAGE") and isinstance(event, Mapping):
+            self._held = event
+            return [] if held is None else [held]
+        if held is None:
+            return [event]
+        if isinstance(event, Mapping) and _tool_event(event, PAGE_OUTCOMES):
+            return [event] if _same_page(held, event) else [held, event]
+        return [held, event]
+
+    def flush(self) -> list[object]:
+        """The held reading, if any: call before anything else is printed."""
+        held, self._held = self._held, None
+        return [] if held is None else [held]
+
+
 def _event_text(event: StreamEvent) -> str | None:
     if event["type"] == "tool_progress":  # P4: the phrase for people, never the code
         phrase = event.get("phrase")

@@ -1,0 +1,82 @@
+"""P4 on the command line: one progress line per page a search reads, naming the page.
+
+New-user notes 5, item 13: a deep search printed "Reading page (n/6: ...)" for every
+page, then "Nothing new: 1/6: Study rooms" for one of them. The stream keeps every
+event (P1, P2); ``toolweave ask`` shows one line per page: its reading, or, when the
+search says what came of it, that outcome in its place (the phrase names the page).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from toolweave.cli import main
+from toolweave.cli.render import PageReads, person_line
+from toolweave.state.events import tool_progress_event
+
+
+def _progress(event: str, detail: str | None, *, task_no: str = "1.1") -> dict[str, Any]:
+    return dict(
+        tool_progress_event(
+            "docs_context_search", event, task_no=task_no, detail=detail, text="", phrase=""
+        )
+    )
+
+
+def _lines(events: list[dict[str, Any]]) -> list[str]:
+    pages = PageReads()
+    shown = [e for event in events for e in pages.feed(event)] + pages.flush()
+    return [line for line in (person_line(e) for e in shown) if line is not None]
+
+
+def test_P4_a_page_reads_outcome_takes_the_place_of_its_reading_line() -> None:
+    events = [
+        _progress("CANDIDATE_PAGES", "3"),
+        _progress("READING_PAGE", "1/3: Fees"),
+        _progress("NOTHING_NEW", "1/3: Fees"),
+        _progress("READING_PAGE", "2/3: Rooms"),
+        _progress("NOT_IN_PAGE", "2/3: Rooms"),
+        _progress("READING_PAGE", "3/3: Events"),
+        _progress("FOUND", "1"),
+    ]
+    assert _lines(events) == [
+        "· Pages to read: 3",
+        "· “Fees” (1/3): nothing new there",
+        "· “Rooms” (2/3): it does not say",
+        "· Reading “Events” (3/3)",
+        "· Passages found: 1",
+    ]
+
+
+def test_P4_a_reading_is_never_dropped_for_another_pages_or_tasks_outcome() -> None:
+    events = [
+        _progress("READING_PAGE", "1/2: Fees"),
+        _progress("NOTHING_NEW", "2/2: Rooms"),  # another page's: both are shown
+        _progress("READING_PAGE", "1/2: Fees", task_no="1.2"),
+        _progress("NOTHING_NEW", "1/2: Fees", task_no="1.3"),  # another task's
+        _progress("READING_PAGE", "2/2: Rooms", task_no="1.2"),  # held to the end: flushed
+    ]
+    assert _lines(events) == [
+        "· Reading “Fees” (1/2)",
+        "· “Rooms” (2/2): nothing new there",
+        "· Reading “Fees” (1/2)",
+        "· “Fees” (1/2): nothing new there",
+        "· Reading “Rooms” (2/2)",
+    ]
+
+
+FEES = "Mennyibe kerül az egyágyas kórterem?"
+"""The korhaz deep example whose full search reads a page that adds nothing new."""
+
+
+@pytest.mark.usefixtures("offline_cli")
+def test_P4_toolweave_ask_shows_one_line_per_page_read(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ask", "--domain", "korhaz", "-v", FEES]) == 0
+    out = capsys.readouterr().out
+    assert "· 1.2 „Térítési díjak” (2/8): nincs benne új" in out  # the page, what came of it
+    assert "Olvasom: „Térítési díjak” (2/8)" not in out  # ... in one line, not two
+    assert "· 1.2 Olvasom: „Dialízis Központ” (3/8)" in out  # a page read without news
+    assert "Talált szövegrészek: " in out  # what was found, not "Találat: 18"
+    assert "Találat:" not in out

@@ -1,9 +1,10 @@
 """P4 on the command line: one progress line per page a search reads, naming the page.
 
 New-user notes 5, item 13: a deep search printed "Reading page (n/6: ...)" for every
-page, then "Nothing new: 1/6: Study rooms" for one of them. The stream keeps every
-event (P1, P2); ``toolweave ask`` shows one line per page: its reading, or, when the
-search says what came of it, that outcome in its place (the phrase names the page).
+page, then "Nothing new: 1/6: Study rooms" for one of them. A search now says what
+came of every page it reads (an answer, nothing new, no answer); the stream keeps
+every event (P1, P2), and ``toolweave ask`` shows one line per page: its outcome in
+the place of its reading (the phrase names the page), or the reading while it lasts.
 """
 
 from __future__ import annotations
@@ -39,13 +40,14 @@ def test_P4_a_page_reads_outcome_takes_the_place_of_its_reading_line() -> None:
         _progress("READING_PAGE", "2/3: Rooms"),
         _progress("NOT_IN_PAGE", "2/3: Rooms"),
         _progress("READING_PAGE", "3/3: Events"),
+        _progress("ANSWER_IN_PAGE", "3/3: Events"),
         _progress("FOUND", "1"),
     ]
     assert _lines(events) == [
         "· Pages to read: 3",
         "· “Fees” (1/3): nothing new there",
-        "· “Rooms” (2/3): it does not say",
-        "· Reading “Events” (3/3)",
+        "· “Rooms” (2/3): no answer there",
+        "· “Events” (3/3): found an answer",
         "· Passages found: 1",
     ]
 
@@ -77,6 +79,9 @@ def test_P4_toolweave_ask_shows_one_line_per_page_read(capsys: pytest.CaptureFix
     out = capsys.readouterr().out
     assert "· 1.2 „Térítési díjak” (2/8): nincs benne új" in out  # the page, what came of it
     assert "Olvasom: „Térítési díjak” (2/8)" not in out  # ... in one line, not two
-    assert "· 1.2 Olvasom: „Dialízis Központ” (3/8)" in out  # a page read without news
+    assert "· 1.2 „Dialízis Központ” (3/8): nincs benne válasz" in out
+    assert "Olvasom:" not in out  # every page read says what came of it
+    pages = [line for line in out.splitlines() if "(1/8)" in line or "(8/8)" in line]
+    assert len(pages) == 2
     assert "Talált szövegrészek: " in out  # what was found, not "Találat: 18"
     assert "Találat:" not in out

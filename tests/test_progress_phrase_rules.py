@@ -116,7 +116,10 @@ def test_P4_a_page_read_names_the_page_and_what_came_of_it_in_words() -> None:
         "“Study rooms” (3/6): nothing new there"
     )
     assert progress_phrase("s", "NOT_IN_PAGE", PAGE_READ, "en") == (
-        "“Study rooms” (3/6): it does not say"
+        "“Study rooms” (3/6): no answer there"
+    )
+    assert progress_phrase("s", "ANSWER_IN_PAGE", PAGE_READ, "en") == (
+        "“Study rooms” (3/6): found an answer"
     )
     assert progress_phrase("s", "READING_PAGE", PAGE_READ, "hu") == "Olvasom: „Study rooms” (3/6)"
     assert progress_phrase("s", "NOTHING_NEW", PAGE_READ, "pl") == "„Study rooms” (3/6): nic nowego"

@@ -65,9 +65,14 @@ LIBRARY_MESSAGES: ProgressMessages = {
         "pl": "„{name}” ({n}/{total}): nic nowego",
     },
     "NOT_IN_PAGE": {
-        "en": "“{name}” ({n}/{total}): it does not say",
-        "hu": "„{name}” ({n}/{total}): nem írja",
-        "pl": "„{name}” ({n}/{total}): nie mówi o tym",
+        "en": "“{name}” ({n}/{total}): no answer there",
+        "hu": "„{name}” ({n}/{total}): nincs benne válasz",
+        "pl": "„{name}” ({n}/{total}): brak odpowiedzi",
+    },
+    "ANSWER_IN_PAGE": {
+        "en": "“{name}” ({n}/{total}): found an answer",
+        "hu": "„{name}” ({n}/{total}): van benne válasz",
+        "pl": "„{name}” ({n}/{total}): jest odpowiedź",
     },
     "BUDGET_SPENT": {
         "en": "Stopped reading: the reading budget is spent",
@@ -96,8 +101,8 @@ LIBRARY_MESSAGES: ProgressMessages = {
     },
 }
 """The library's own phrases, after the tool's and the domain's: its search tools'
-events (the default retrieval, the deep searches: what was found, the pages read, a
-page read that added nothing new or that does not say it, D8) and a failed step (the
+events (the default retrieval, the deep searches: what was found, the pages read and
+what came of each, an answer, nothing new, D8, or no answer) and a failed step (the
 detail of an ``ERROR`` is an exception's class name: for developers, not people).
 Each says what it counts ("Passages found: 11", never "Found: 11") and names the page
 it reads, in every language the library speaks (:data:`PHRASE_LANGUAGES`)."""

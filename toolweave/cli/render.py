@@ -91,7 +91,7 @@ def person_line(event: object, lang: str = "en") -> str | None:
     return f"{BULLET} {text}"
 
 
-PAGE_OUTCOMES = frozenset({"NOTHING_NEW", "NOT_IN_PAGE"})
+PAGE_OUTCOMES = frozenset({"ANSWER_IN_PAGE", "NOTHING_NEW", "NOT_IN_PAGE"})
 """A page read's outcome events: each names the page it read and what came of it."""
 
 
@@ -111,8 +111,8 @@ def _same_page(reading: Mapping[str, Any], outcome: Mapping[str, Any]) -> bool:
 class PageReads:
     """One progress line per page a search reads (P4): the page, and what came of it.
 
-    A search says ``READING_PAGE`` before it reads a page and, when the page added
-    nothing new or does not say it, ``NOTHING_NEW`` / ``NOT_IN_PAGE`` after. Fed the
+    A search says ``READING_PAGE`` before it reads a page and what came of it after:
+    ``ANSWER_IN_PAGE``, ``NOTHING_NEW`` (D8) or ``NOT_IN_PAGE``. Fed the
     stream's events in order, this holds a page's reading until the next event: an
     outcome of the same page replaces it (its phrase names the page), anything else
     lets it through first. The stream keeps every event; only the lines are fewer.

@@ -44,7 +44,7 @@ def test_P4_a_page_reads_outcome_takes_the_place_of_its_reading_line() -> None:
         _progress("FOUND", "1"),
     ]
     assert _lines(events) == [
-        "· Pages to read: 3",
+        "· Pages that may say it: 3",
         "· “Fees” (1/3): nothing new there",
         "· “Rooms” (2/3): no answer there",
         "· “Events” (3/3): found an answer",

@@ -45,9 +45,9 @@ LIBRARY_MESSAGES: ProgressMessages = {
         "pl": "Znalezione fragmenty: {detail}",
     },
     "CANDIDATE_PAGES": {
-        "en": "Pages to read: {detail}",
-        "hu": "Átnézendő oldalak: {detail}",
-        "pl": "Strony do przeczytania: {detail}",
+        "en": "Pages that may say it: {detail}",
+        "hu": "Lehetséges oldalak: {detail}",
+        "pl": "Możliwe strony: {detail}",
     },
     "SCANNING_DOMAIN": {
         "en": "Looking through every page",

@@ -7,7 +7,13 @@ from typing import Any
 from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 
-from toolweave.graph.candidates import GuardOutcome, domain_words, guard, offer_candidates
+from toolweave.graph.candidates import (
+    ACTING_IN_DOUBT,
+    GuardOutcome,
+    domain_words,
+    guard,
+    offer_candidates,
+)
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.nodes import Steps, make_node
 from toolweave.graph.walk import current_task_no
@@ -27,6 +33,9 @@ ABSTAIN = "routed, not run: P(yes) {p:.2f} is below the domain's routing thresho
 
 RAN_BELOW = "ran on {task_no} this round: its results are in the buffer (S4, S5); not routed again"
 
+REFUSED = "refused"
+"""The ledger verdict of a forced tool that did not pass the gates (F4)."""
+
 
 def forced_activation(
     deps: Dependencies, node: TaskNode, offered: set[str]
@@ -40,7 +49,7 @@ def forced_activation(
             entries.append(_entry(LedgerKind.FORCED_UNKNOWN, node, name, "skipped", "unknown tool"))
         elif tool.name not in offered:
             entries.append(
-                _entry(LedgerKind.FORCED, node, tool.name, "refused", "did not pass the gates (F4)")
+                _entry(LedgerKind.FORCED, node, tool.name, REFUSED, "did not pass the gates (F4)")
             )
         elif tool not in tools:
             entries.append(_entry(LedgerKind.FORCED, node, tool.name, "forced", f"as {name!r}"))
@@ -131,6 +140,17 @@ def routed_activation(
         said = f"default retrieval, also searching {words!r} (D9)" if words else "default retrieval"
         entries.append(_entry(LedgerKind.ROUTING, node, retrieval, "default", said))
     return tools, outcome.in_doubt, entries
+
+
+def held_back(entries: list[LedgerEntry]) -> tuple[list[str], list[str]]:
+    """What the ``routed`` event names besides the tools that run, from the task's entries.
+
+    The forced tools the gates refused (F4), then the routed tools that act and are
+    held back on a verdict in doubt (A9), each once, in the order decided.
+    """
+    refused = [e.tool for e in entries if e.kind is LedgerKind.FORCED and e.verdict == REFUSED]
+    held = [name for e in entries if e.verdict == ACTING_IN_DOUBT for name in e.tools]
+    return list(dict.fromkeys(t for t in refused if t)), list(dict.fromkeys(held))
 
 
 def _said(verdict: RoutingVerdict) -> str:
@@ -239,7 +259,8 @@ def make_route(deps: Dependencies) -> Runnable[Any, Any]:
                 "search_words": words_for_search,
             }
         )
-        runtime.stream_writer(routed_event(node.task_no, queue))
+        refused, held = held_back(entries)  # F4, A9: a person looks for these too
+        runtime.stream_writer(routed_event(node.task_no, queue, refused=refused, held=held))
         return {"tasks": {node.task_no: updated}, "ledger": entries, "llm_calls": calls}
 
     return make_node("route", route)

@@ -9,7 +9,7 @@ not here: they arrive on ``stream_mode="messages"``, tagged ``toolweave:answer``
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, Literal, TypeGuard
+from typing import Any, Final, Literal, NotRequired, TypeGuard
 
 from typing_extensions import TypedDict
 
@@ -39,12 +39,27 @@ class ToolProgressEvent(TypedDict):
 
 
 class RoutedEvent(TypedDict):
-    """The ``route`` node decided which tools run on a task (A5, A6), in order."""
+    """The ``route`` node decided which tools run on a task (A5, A6), in order.
+
+    And which tools it held back that a person would look for: those the task
+    forced but their gate refused (F4), and those routed that act but do not run
+    on a verdict in doubt (A9). Tool names only, never the user data nor what a
+    gate found missing in it (X4).
+    """
 
     type: Literal["routed"]
     version: int
     task_no: str
     tools: list[str]
+    """The tools that run on the task, in the order they run (empty: none)."""
+    refused: NotRequired[list[str]]
+    """Tools the task forced (``required_tool_names``) that did not pass the gates, so
+    do not run (F4). Added within version 1, so optional: absent in events written
+    before it, read it with ``event.get("refused", [])``; toolweave always writes it."""
+    held: NotRequired[list[str]]
+    """Tools routed to the task that act (``side_effects``) and do not run because the
+    verdict is in doubt (A9, ledger verdict ``a9_acting_in_doubt``). Added within
+    version 1, so optional like ``refused``."""
 
 
 class CoordinatedEvent(TypedDict):
@@ -152,9 +167,22 @@ def tool_progress_event(
     }
 
 
-def routed_event(task_no: str, tools: Sequence[str]) -> RoutedEvent:
-    """A :class:`RoutedEvent`."""
-    return {"type": "routed", "version": EVENT_VERSION, "task_no": task_no, "tools": list(tools)}
+def routed_event(
+    task_no: str,
+    tools: Sequence[str],
+    *,
+    refused: Sequence[str] = (),
+    held: Sequence[str] = (),
+) -> RoutedEvent:
+    """A :class:`RoutedEvent`: ``refused`` by the gates though forced (F4), ``held`` (A9)."""
+    return {
+        "type": "routed",
+        "version": EVENT_VERSION,
+        "task_no": task_no,
+        "tools": list(tools),
+        "refused": list(refused),
+        "held": list(held),
+    }
 
 
 def gates_event(task_no: str, refused: Sequence[str], *, rechecked: bool) -> GatesEvent:

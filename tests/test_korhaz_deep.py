@@ -56,15 +56,15 @@ def test_cli_shows_the_gatekeeper_and_the_deep_search_steps(capsys):  # type: ig
     out = capsys.readouterr().out
     assert "gatekeeper" not in out  # P4: a person sees the phrases only
     assert "· Tovább keresek: az első oldalak nem mondtak el mindent" in out  # D1, in words
-    assert "· Olvasom: " in out
+    assert "· „Térítési díjak” (2/8): nincs benne új" in out  # P4: a page read, in words
     assert "14 000 Ft éjszakánként" in out
     assert main(["ask", "--verbose", DEEP_EXAMPLES[2].question]) == 0  # the developer's view
     out = capsys.readouterr().out
     assert "· 1 gatekeeper: context insufficient; missing: Mennyibe kerül" in out
     assert "· 1 deep search planned: 1.1 'Mennyibe kerül az egyágyas kórterem?'" in out
-    assert "· 1.1 Olvasom: " in out  # P4: READING_PAGE as the domain's phrase
+    assert "· 1.1 „Dialízis Központ” (2/2): " in out  # P4: each page read and its outcome
     assert "· 1.2 runs (conditional)" in out
-    assert "· 1.2 Olvasom: " in out
+    assert "· 1.2 „Térítési díjak” (2/8): " in out
     assert "TOOL_PROGRESS" not in out
     assert "14 000 Ft éjszakánként" in out
 

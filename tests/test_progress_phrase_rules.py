@@ -8,10 +8,20 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+import pytest
+
 from toolweave.cli.render import progress_line
 from toolweave.state.results import ToolResult
 from toolweave.tools.base import ChatbotTool, ToolCallContext
-from toolweave.tools.progress import ProgressEmitter, phrases_for, plain_words, progress_phrase
+from toolweave.tools.progress import (
+    LIBRARY_MESSAGES,
+    PHRASE_LANGUAGES,
+    ProgressEmitter,
+    fill_phrase,
+    phrases_for,
+    plain_words,
+    progress_phrase,
+)
 from toolweave_korhaz import korhaz_domain
 
 TOOL_MESSAGES = {"FETCHING_DATA": {"hu": "Nézem az adatokat", "en": "Looking at the data"}}
@@ -40,7 +50,7 @@ def test_P4_the_tools_phrase_in_the_users_language_wins_over_the_domains() -> No
 
 def test_P4_without_a_phrase_the_event_name_is_said_in_plain_words() -> None:
     assert plain_words("FETCHING_DATA") == "Fetching data"
-    assert progress_phrase("t", "CANDIDATE_PAGES", "4", "hu") == "Candidate pages (4)"
+    assert progress_phrase("t", "LOOKING_AROUND", "4", "hu") == "Looking around (4)"
     # a failing step is said without the exception's class name (that is for developers)
     assert "ValueError" not in progress_phrase("t", "ERROR", "ValueError", "en")
 
@@ -78,8 +88,65 @@ def test_P4_the_hospital_domain_ships_hungarian_and_english_phrases() -> None:
 def test_P4_the_library_search_events_read_in_each_language_and_a_domain_phrase_wins():
     from toolweave.tools.progress import progress_phrase
 
-    assert progress_phrase("docs_search", "FOUND", "16", "pl") == "Znaleziono: 16"
+    assert progress_phrase("docs_search", "FOUND", "16", "pl") == "Znalezione fragmenty: 16"
     assert progress_phrase("docs_search", "SEARCHING", None, "hu") == "Keresés a dokumentumokban"
-    assert progress_phrase("docs_search", "FOUND", "3", "de") == "Found: 3"  # English else
+    assert progress_phrase("docs_search", "FOUND", "3", "de") == "Passages found: 3"  # English
     domain = {"FOUND": {"pl": "Mamy {detail} fragmentów"}}
     assert progress_phrase("docs_search", "FOUND", "3", "pl", None, domain) == "Mamy 3 fragmentów"
+
+
+PAGE_READ = "3/6: Study rooms"
+"""A page read's detail as the library's searches write it: place, count and page name."""
+
+
+def test_P4_found_says_what_was_found_in_every_language() -> None:
+    """New-user notes 5, item 13: "Found: 11" left the person asking "11 what?"."""
+    said = {lang: progress_phrase("docs_search", "FOUND", "11", lang) for lang in PHRASE_LANGUAGES}
+    assert said == {
+        "en": "Passages found: 11",
+        "hu": "Talált szövegrészek: 11",
+        "pl": "Znalezione fragmenty: 11",
+    }
+
+
+def test_P4_a_page_read_names_the_page_and_what_came_of_it_in_words() -> None:
+    """Not "Reading page (3/6: Study rooms)" nor "Nothing new: 3/6: Study rooms"."""
+    assert progress_phrase("s", "READING_PAGE", PAGE_READ, "en") == "Reading “Study rooms” (3/6)"
+    assert progress_phrase("s", "NOTHING_NEW", PAGE_READ, "en") == (
+        "“Study rooms” (3/6): nothing new there"
+    )
+    assert progress_phrase("s", "NOT_IN_PAGE", PAGE_READ, "en") == (
+        "“Study rooms” (3/6): no answer there"
+    )
+    assert progress_phrase("s", "ANSWER_IN_PAGE", PAGE_READ, "en") == (
+        "“Study rooms” (3/6): found an answer"
+    )
+    assert progress_phrase("s", "READING_PAGE", PAGE_READ, "hu") == "Olvasom: „Study rooms” (3/6)"
+    assert progress_phrase("s", "NOTHING_NEW", PAGE_READ, "pl") == "„Study rooms” (3/6): nic nowego"
+
+
+@pytest.mark.parametrize("event", sorted(LIBRARY_MESSAGES))
+def test_P4_every_library_phrase_is_in_every_language_and_says_only_its_detail(event: str) -> None:
+    """Each language the phrases have, each placeholder filled, nothing but the detail (X4).
+
+    A phrase carries no data of its own: what varies between two details is the
+    detail's parts, never anything else the event could hold.
+    """
+    assert set(LIBRARY_MESSAGES[event]) == set(PHRASE_LANGUAGES)
+    for lang in PHRASE_LANGUAGES:
+        for detail in (PAGE_READ, "7", None):
+            phrase = progress_phrase("docs_search", event, detail, lang)
+            assert "{" not in phrase, (event, lang, phrase)
+            assert "}" not in phrase, (event, lang, phrase)
+        one = progress_phrase("docs_search", event, "1/2: Alpha", lang)
+        other = progress_phrase("docs_search", event, "1/2: Beta", lang)
+        assert one.replace("Alpha", "Beta") == other
+
+
+def test_P4_a_phrase_whose_page_parts_the_detail_lacks_is_passed_over() -> None:
+    """A domain's own READING_PAGE detail that is no page read: its words, not ``{name}``."""
+    assert progress_phrase("s", "READING_PAGE", "the index", "en") == "Reading page (the index)"
+    domain = {"READING_PAGE": {"en": "Opening {name}"}}
+    assert progress_phrase("s", "READING_PAGE", PAGE_READ, "en", domain) == "Opening Study rooms"
+    assert progress_phrase("s", "READING_PAGE", "x", "en", domain) == "Reading page (x)"
+    assert fill_phrase("{name}", "odd") is None

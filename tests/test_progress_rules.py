@@ -50,6 +50,8 @@ def test_P2_progress_reaches_custom_stream_and_answer_tokens_messages_stream():
         "version": EVENT_VERSION,
         "task_no": "1",
         "tools": ["ctx"],
+        "refused": [],
+        "held": [],
     }
     assert routed in custom
 

@@ -7,6 +7,7 @@ its code for programs and a ``phrase`` for people.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -38,16 +39,60 @@ LIBRARY_MESSAGES: ProgressMessages = {
         "hu": "Keresés a dokumentumokban",
         "pl": "Szukam w dokumentach",
     },
-    "FOUND": {"en": "Found: {detail}", "hu": "Találat: {detail}", "pl": "Znaleziono: {detail}"},
+    "FOUND": {
+        "en": "Passages found: {detail}",
+        "hu": "Talált szövegrészek: {detail}",
+        "pl": "Znalezione fragmenty: {detail}",
+    },
+    "CANDIDATE_PAGES": {
+        "en": "Pages that may say it: {detail}",
+        "hu": "Lehetséges oldalak: {detail}",
+        "pl": "Możliwe strony: {detail}",
+    },
+    "SCANNING_DOMAIN": {
+        "en": "Looking through every page",
+        "hu": "Minden oldalt átnézek",
+        "pl": "Przeglądam wszystkie strony",
+    },
+    "READING_PAGE": {
+        "en": "Reading “{name}” ({n}/{total})",
+        "hu": "Olvasom: „{name}” ({n}/{total})",
+        "pl": "Czytam: „{name}” ({n}/{total})",
+    },
     "NOTHING_NEW": {
-        "en": "Nothing new: {detail}",
-        "hu": "Nincs új információ: {detail}",
-        "pl": "Brak nowych informacji: {detail}",
+        "en": "“{name}” ({n}/{total}): nothing new there",
+        "hu": "„{name}” ({n}/{total}): nincs benne új",
+        "pl": "„{name}” ({n}/{total}): nic nowego",
     },
     "NOT_IN_PAGE": {
-        "en": "The page does not say it: {detail}",
-        "hu": "Az oldal nem ezt írja: {detail}",
-        "pl": "Strona o tym nie mówi: {detail}",
+        "en": "“{name}” ({n}/{total}): no answer there",
+        "hu": "„{name}” ({n}/{total}): nincs benne válasz",
+        "pl": "„{name}” ({n}/{total}): brak odpowiedzi",
+    },
+    "ANSWER_IN_PAGE": {
+        "en": "“{name}” ({n}/{total}): found an answer",
+        "hu": "„{name}” ({n}/{total}): van benne válasz",
+        "pl": "„{name}” ({n}/{total}): jest odpowiedź",
+    },
+    "BUDGET_SPENT": {
+        "en": "Stopped reading: the reading budget is spent",
+        "hu": "Abbahagytam az olvasást: elfogyott a keret",
+        "pl": "Koniec czytania: limit wyczerpany",
+    },
+    "NOT_FOUND": {
+        "en": "No page is about it",
+        "hu": "Nem találtam róla oldalt",
+        "pl": "Brak strony na ten temat",
+    },
+    "TOO_MANY_PAGES": {
+        "en": "Too many pages to read: taking the best sentences",
+        "hu": "Túl sok oldal: a legjobb mondatokat veszem",
+        "pl": "Za dużo stron: biorę najlepsze zdania",
+    },
+    "NOT_READ": {
+        "en": "Taking the best sentences, without reading the pages",
+        "hu": "A legjobb mondatokat veszem, az oldalak elolvasása nélkül",
+        "pl": "Biorę najlepsze zdania, bez czytania stron",
     },
     "ERROR": {
         "en": "A step did not work; answering from what was found",
@@ -56,9 +101,20 @@ LIBRARY_MESSAGES: ProgressMessages = {
     },
 }
 """The library's own phrases, after the tool's and the domain's: its search tools'
-events (the default retrieval, the deep searches; a page read that added nothing new
-or that the page does not say, D8) and a failed step (the detail of an
-``ERROR`` is an exception's class name: for developers, not people)."""
+events (the default retrieval, the deep searches: what was found, the pages read and
+what came of each, an answer, nothing new, D8, or no answer) and a failed step (the
+detail of an ``ERROR`` is an exception's class name: for developers, not people).
+Each says what it counts ("Passages found: 11", never "Found: 11") and names the page
+it reads, in every language the library speaks (:data:`PHRASE_LANGUAGES`)."""
+
+PHRASE_LANGUAGES = ("en", "hu", "pl")
+"""The languages of :data:`LIBRARY_MESSAGES` (any other gets English)."""
+
+PAGE_DETAIL = re.compile(r"(?P<n>\d+)/(?P<total>\d+): (?P<name>.+)", re.DOTALL)
+"""A page read's detail, ``"3/6: Study rooms"``: a phrase may say its parts, ``{n}``,
+``{total}`` and ``{name}``."""
+
+_PLACEHOLDER = re.compile(r"\{(detail|n|total|name)\}")
 
 
 def plain_words(event: str) -> str:
@@ -73,15 +129,32 @@ def progress_phrase(
     """The phrase for people of one progress event (P4), from the first catalog that has it.
 
     ``catalogs`` are the tool's, the domain's, ... (``None`` skipped); ``{detail}`` in a
-    phrase is replaced by ``detail``.
+    phrase is replaced by ``detail``, and ``{n}``, ``{total}``, ``{name}`` by the parts of
+    a page read's detail (:data:`PAGE_DETAIL`). A phrase whose parts the detail does
+    not have is passed over, as one the catalog lacks.
     """
     for catalog in (*catalogs, LIBRARY_MESSAGES):
         for key in (f"{tool}:{event}", event):
             phrases = (catalog or {}).get(key)
             if phrases:
                 phrase = phrases.get(lang) or phrases.get("en") or next(iter(phrases.values()))
-                return phrase.replace("{detail}", detail or "").strip()
+                filled = fill_phrase(phrase, detail)
+                if filled is not None:
+                    return filled
     return plain_words(event) + (f" ({detail})" if detail else "")
+
+
+def fill_phrase(phrase: str, detail: str | None) -> str | None:
+    """``phrase`` with its placeholders filled from ``detail``, or ``None`` if it cannot be.
+
+    ``{detail}`` is the detail as it is (nothing when there is none); ``{n}``,
+    ``{total}`` and ``{name}`` need a page read's detail (:data:`PAGE_DETAIL`).
+    """
+    page = PAGE_DETAIL.fullmatch(detail or "")
+    values = {"detail": detail or "", **(page.groupdict() if page else {})}
+    if any(key not in values for key in _PLACEHOLDER.findall(phrase)):
+        return None
+    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], phrase).strip()
 
 
 def phrases_for(tool: str, lang: str, *catalogs: ProgressMessages | None) -> PhraseFn:

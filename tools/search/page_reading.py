@@ -112,14 +112,13 @@ def read_pages(
             continue
         info = store.document(ref.document_id)
         name = info.name if info is not None and info.name else ref.document_id
-        ctx.progress("READING_PAGE", detail=f"{index}/{len(pages)}: {name}")  # words: none (P4)
+        at = f"{index}/{len(pages)}: {name}"  # P4: each page read, then what came of it
+        ctx.progress("READING_PAGE", detail=at)
         closest = best_question(question, phrasings, passage)
         asked = question if closest == question else f"{question} ({closest})"
         answer = ctx.llm.read_passage(asked, passage)
-        if answer is None or not answer.strip():
-            continue
-        if not grounded(answer, passage, asked, ctx.user_lang):
-            ctx.progress("NOT_IN_PAGE", detail=f"{index}/{len(pages)}: {name}")
+        if not answer or not answer.strip() or not grounded(answer, passage, asked, ctx.user_lang):
+            ctx.progress("NOT_IN_PAGE", detail=at)  # no answer, or none the page holds
             continue
         read = UniqueTextDocument(
             document_id=ref.document_id,
@@ -131,10 +130,11 @@ def read_pages(
             sentence_score=READ_SCORE,
         )
         if known is not None and known.holds(read):
-            ctx.progress("NOTHING_NEW", detail=f"{index}/{len(pages)}: {name}")
+            ctx.progress("NOTHING_NEW", detail=at)
             if not known.repeats(read):  # another piece's find is not even an echo
                 repeated.append(read)
             continue
+        ctx.progress("ANSWER_IN_PAGE", detail=at)
         found.append(read)
         if len(found) >= enough:
             break

@@ -91,6 +91,55 @@ def person_line(event: object, lang: str = "en") -> str | None:
     return f"{BULLET} {text}"
 
 
+PAGE_OUTCOMES = frozenset({"ANSWER_IN_PAGE", "NOTHING_NEW", "NOT_IN_PAGE"})
+"""A page read's outcome events: each names the page it read and what came of it."""
+
+
+def _tool_event(event: object, names: frozenset[str] | str) -> bool:
+    wanted = {names} if isinstance(names, str) else names
+    return (
+        isinstance(event, Mapping)
+        and event.get("type") == "tool_progress"
+        and event.get("event") in wanted
+    )
+
+
+def _same_page(reading: Mapping[str, Any], outcome: Mapping[str, Any]) -> bool:
+    return all(reading.get(key) == outcome.get(key) for key in ("tool", "task_no", "detail"))
+
+
+class PageReads:
+    """One progress line per page a search reads (P4): the page, and what came of it.
+
+    A search says ``READING_PAGE`` before it reads a page and what came of it after:
+    ``ANSWER_IN_PAGE``, ``NOTHING_NEW`` (D8) or ``NOT_IN_PAGE``. Fed the
+    stream's events in order, this holds a page's reading until the next event: an
+    outcome of the same page replaces it (its phrase names the page), anything else
+    lets it through first. The stream keeps every event; only the lines are fewer.
+    """
+
+    def __init__(self) -> None:
+        """Hold nothing yet."""
+        self._held: Mapping[str, Any] | None = None
+
+    def feed(self, event: object) -> list[object]:
+        """The events to show now, in order, for ``event`` just arrived."""
+        held, self._held = self._held, None
+        if _tool_event(event, "READING_PAGE") and isinstance(event, Mapping):
+            self._held = event
+            return [] if held is None else [held]
+        if held is None:
+            return [event]
+        if isinstance(event, Mapping) and _tool_event(event, PAGE_OUTCOMES):
+            return [event] if _same_page(held, event) else [held, event]
+        return [held, event]
+
+    def flush(self) -> list[object]:
+        """The held reading, if any: call before anything else is printed."""
+        held, self._held = self._held, None
+        return [] if held is None else [held]
+
+
 def _event_text(event: StreamEvent) -> str | None:
     if event["type"] == "tool_progress":  # P4: the phrase for people, never the code
         phrase = event.get("phrase")
@@ -99,8 +148,7 @@ def _event_text(event: StreamEvent) -> str | None:
             str(event.get("tool")), str(event.get("event")), detail, "en"
         )
     if event["type"] == "routed":
-        tools = event.get("tools") or []
-        return f"routed: {', '.join(tools) if tools else 'no tool'}"
+        return routed_text(event)
     if event["type"] == "gates":  # T4: what the gates held back, never why (X4)
         refused = ", ".join(event.get("refused") or [])
         again = ", checked again on the reply" if event.get("rechecked") else ""
@@ -127,6 +175,33 @@ def _event_text(event: StreamEvent) -> str | None:
         steps = ", ".join(f"{no} {prompt!r}" for no, prompt in planned.items())
         return f"deep search planned: {steps or 'nothing'}"
     assert_never(event)
+
+
+FORCED_REFUSED = "not run: {tools} (forced, but held back by the gates, F4)"
+"""Forced tools the gates refused: the task chose them, the gates did not let them run."""
+HELD_IN_DOUBT = "not run: {tools} (routed, but {it} acts and the verdict is in doubt, A9)"
+"""Routed tools that act, held back because the routing verdict is in doubt."""
+
+
+def routed_text(event: Mapping[str, Any]) -> str:
+    """The ``-v`` line of a ``routed`` event: what runs, and what was held back and why.
+
+    ``"routed: no tool; not run: renew (forced, but held back by the gates, F4)"``: a
+    task that forced a tool its gate refused does not read as if routing chose
+    nothing (F4); a tool that acts and was routed on a verdict in doubt is named as
+    held back (A9). Tool names only (X4). An event written before ``refused`` and
+    ``held`` existed reads as before.
+    """
+    tools = event.get("tools") or []
+    text = f"routed: {', '.join(tools) if tools else 'no tool'}"
+    refused = list(event.get("refused") or [])
+    held = list(event.get("held") or [])
+    if refused:
+        text += "; " + FORCED_REFUSED.format(tools=", ".join(refused))
+    if held:
+        it = "it" if len(held) == 1 else "each"
+        text += "; " + HELD_IN_DOUBT.format(tools=", ".join(held), it=it)
+    return text
 
 
 SOURCE_TEXTS: dict[str, dict[str, str]] = {

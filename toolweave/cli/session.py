@@ -22,7 +22,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
 
-from toolweave.cli.render import person_line, progress_line
+from toolweave.cli.render import PageReads, person_line, progress_line
 from toolweave.graph.builder import build_graph, create_state_graph
 from toolweave.graph.context import Limits, RunContext
 from toolweave.graph.idempotency import repeats_the_last_question, stored_messages
@@ -236,6 +236,20 @@ def visible(text: str) -> str:
     return _OPEN_MARKER.sub("", _MARKER.sub("", text))
 
 
+def _print_lines(
+    lines: list[str | None], shown: list[str], out: TextIO | None, *, after_tokens: bool
+) -> None:
+    """Print the progress ``lines`` that say something new; ``shown`` ends with the last one.
+
+    The same phrase twice in a row (two subtasks) is printed once; after answer
+    tokens, a line starts on a line of its own.
+    """
+    for line in lines:
+        if out is not None and line is not None and line != shown[-1]:
+            print(("\n" if after_tokens else "") + line, file=out, flush=True)
+            shown.append(line)
+
+
 def _print_tokens(tokens: Sequence[str], printed: int, out: TextIO) -> int:
     """Print the streamed answer's new text; returns how many characters are printed.
 
@@ -422,10 +436,13 @@ class Session:
         tokens: list[str] = []
         lang = self.lang
 
-        def render(event: object) -> str | None:
-            return progress_line(event) if self.verbose else person_line(event, lang)
+        shown: list[str] = [""]
+        pages = PageReads()  # one line per page a search reads (P4)
 
-        shown: str | None = None
+        def show(events: list[object]) -> None:
+            lines = [progress_line(e) if self.verbose else person_line(e, lang) for e in events]
+            _print_lines(lines, shown, out, after_tokens=bool(tokens))
+
         printed = 0  # characters of the streamed answer printed so far
         parts: Iterator[Any] = self.graph.stream(
             run_input, config, context=self.context, stream_mode=["custom", "messages"]
@@ -433,16 +450,15 @@ class Session:
         for mode, data in parts:  # (mode, data) pairs: several modes were asked for
             if mode == "custom":
                 turn.events.append(data)
-                line = render(data)
-                if out is not None and line is not None and line != shown:
-                    print(("\n" if tokens else "") + line, file=out, flush=True)
-                    shown = line  # the same phrase twice in a row (two subtasks) once
+                show(pages.feed(data))
             elif mode == "messages":
                 chunk, metadata = data
                 if isinstance(chunk, AIMessageChunk) and ANSWER_TAG in metadata.get("tags", ()):
+                    show(pages.flush())
                     tokens.append(chunk.text)
                     if out is not None:
                         printed = _print_tokens(tokens, printed, out)
+        show(pages.flush())
         snapshot = self.graph.get_state(config)
         turn.values = dict(snapshot.values)
         turn.streamed = "".join(tokens)

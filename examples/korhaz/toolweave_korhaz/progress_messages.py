@@ -30,13 +30,8 @@ PROGRESS_MESSAGES: ProgressMessages = {
     },
     "RECORDING": {"hu": "Rögzítem a visszahívási kérést", "en": "Recording the call-back request"},
     "SEARCHING": {"hu": "Keresek a kórház oldalain", "en": "Searching the hospital's pages"},
-    "CANDIDATE_PAGES": {"hu": "Átnézendő oldalak: {detail}", "en": "Pages to look at: {detail}"},
-    "SCANNING_DOMAIN": {"hu": "Minden oldalt átnézek", "en": "Looking through every page"},
-    "READING_PAGE": {"hu": "Olvasom: {detail}", "en": "Reading {detail}"},
-    "BUDGET_SPENT": {"hu": "Elég oldalt olvastam", "en": "Read enough pages"},
-    "FOUND": {"hu": "Találat: {detail}", "en": "Found: {detail}"},
-    "NOT_FOUND": {"hu": "Nem találtam róla oldalt", "en": "No page about it"},
-    "NOT_READ": {"hu": "Túl sok oldal, nem olvastam el", "en": "Too many pages to read"},
-    "TOO_MANY_PAGES": {"hu": "Túl sok oldal, nem olvastam el", "en": "Too many pages to read"},
 }
-"""Keyed by ``"tool:EVENT"`` where one tool says it its own way, else by ``"EVENT"``."""
+"""Keyed by ``"tool:EVENT"`` where one tool says it its own way, else by ``"EVENT"``.
+
+The search events the library already says in Hungarian and English (what was found,
+the pages to read, each page read and what came of it) are left to its phrases."""

@@ -432,6 +432,7 @@
       this.text = "";
       this.failed = false;
       this.answered = new Set(); // call ids this turn has sent results for
+      this.reading = null; // the last page a search reads, and its line (addEvent)
       el.log.appendChild(this.item);
       scrollDown();
     }
@@ -446,6 +447,24 @@
       const entry = node("li", kind ? "line " + kind : "line", line);
       this.progress.appendChild(entry);
       scrollDown();
+    }
+
+    /**
+     * One line per page a search reads (P4): the page's outcome ("“Fees” (2/6): found
+     * an answer") takes the place of its reading's line; other events get their own.
+     */
+    addEvent(event) {
+      const line = progressLine(event);
+      const reading = this.reading;
+      this.reading = null;
+      if (line && reading && isPageOutcome(event, reading.event)) {
+        reading.entry.textContent = line;
+        return;
+      }
+      this.addProgress(line);
+      if (line && isToolEvent(event, "READING_PAGE")) {
+        this.reading = { event, entry: this.progress.lastElementChild };
+      }
     }
 
     appendAnswer(text) {
@@ -674,6 +693,22 @@
     }
   }
 
+  const PAGE_OUTCOMES = ["ANSWER_IN_PAGE", "NOTHING_NEW", "NOT_IN_PAGE"];
+
+  function isToolEvent(event, name) {
+    return !!event && event.type === "tool_progress" && event.event === name;
+  }
+
+  /** Whether `event` says what came of the page `reading` read (same tool, task, page). */
+  function isPageOutcome(event, reading) {
+    return (
+      !!event &&
+      event.type === "tool_progress" &&
+      PAGE_OUTCOMES.includes(event.event) &&
+      ["tool", "task_no", "detail"].every((key) => event[key] === reading[key])
+    );
+  }
+
   function isAnswerChunk(metadata) {
     const tags = metadata && Array.isArray(metadata.tags) ? metadata.tags : [];
     return tags.includes(ANSWER_TAG);
@@ -699,7 +734,7 @@
       }
       case "custom":
         console.debug("toolweave progress", ev.data); // the codes, for developers
-        turn.addProgress(progressLine(ev.data));
+        turn.addEvent(ev.data);
         return;
       case "error": {
         const data = ev.data || {};

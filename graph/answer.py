@@ -49,7 +49,13 @@ from toolweave.llm.port import (
     ClarificationExchange,
     LlmAssistant,
 )
-from toolweave.state.documents import AnswerSentence, Source, UniqueTextDocument, sources_of
+from toolweave.state.documents import (
+    MESSAGE_SOURCES_KEY,
+    AnswerSentence,
+    Source,
+    UniqueTextDocument,
+    sources_of,
+)
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import (
@@ -287,6 +293,21 @@ def _no_answer(text: str, request: AnswerRequest) -> str | None:
     if says_yes_and_no_more(text, request):
         return BARE_YES_REASON
     return None
+
+
+def _with_sources(update: dict[str, Any]) -> dict[str, Any]:
+    """``update`` with its answer message carrying the answer's ``sources`` as data (R9).
+
+    Every answer (finished, withheld, not covered, generated) goes through it, so each
+    turn's message in the thread keeps its own sources under ``MESSAGE_SOURCES_KEY``.
+    """
+    sources = [source.model_dump(mode="json") for source in update["sources"]]
+    meta = {MESSAGE_SOURCES_KEY: sources}
+    messages = [
+        m.model_copy(update={"response_metadata": {**m.response_metadata, **meta}})
+        for m in update["messages"]
+    ]
+    return {**update, "messages": messages}
 
 
 def _unsourced_answer(text: str, tree: Any, *, verdict: str, reason: str) -> dict[str, Any]:
@@ -550,4 +571,10 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
         always = [doc for saved in state["guaranteed"] for doc in saved.documents]
         return (yield from _generated_answer(assistant, request, always, tree))
 
-    return make_node("answer", answer)
+    def answer_with_sources(
+        state: GraphState, runtime: Runtime[RunContext]
+    ) -> Steps[dict[str, Any]]:
+        """The answer's update, its message carrying its own sources (R9)."""
+        return _with_sources((yield from answer(state, runtime)))
+
+    return make_node("answer", answer_with_sources)

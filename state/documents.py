@@ -168,6 +168,15 @@ def _numbered(
     return completed
 
 
+MESSAGE_SOURCES_KEY = "toolweave_sources"
+"""Key in an answer message's ``response_metadata`` of that answer's sources (R9).
+
+Each answer's message carries its own sources (``Source.model_dump(mode="json")``
+dicts), so a surface reading a thread's messages shows them per turn; the state's
+``sources`` holds the last answer's only.
+"""
+
+
 class Source(BaseModel):
     """One document a final answer used (R9): its name, the pages used and its address."""
 

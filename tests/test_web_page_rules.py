@@ -375,6 +375,36 @@ def test_R9_the_page_shows_the_stored_answer_when_markers_alone_streamed(
     assert names == ["Parking"]
 
 
+def test_R9_a_reloaded_conversation_shows_each_earlier_answers_own_sources(
+    server_url: str, page: Any, request: pytest.FixtureRequest
+) -> None:
+    """The state's ``sources`` are the last answer's; each answer message carries its own."""
+    open_page(page, f"{server_url}/chat")
+    ask(page, CARDIOLOGY)
+    wait_answer(page, CARDIOLOGY_ANSWER)
+    ask(page, PHARMACY)
+    page.locator(".msg.bot").nth(1).locator(".sources .source").first.wait_for()
+    wait_idle(page)
+    shown = [card.locator(".sources .doc").all_inner_texts() for card in _bots(page)]
+
+    page.reload()
+    page.wait_for_selector("body[data-ready='true']")
+    page.locator(".msg.bot").nth(1).locator(".sources .source").first.wait_for()
+    check_state(page, request, "reloaded-two-answers")
+    reloaded = [card.locator(".sources .doc").all_inner_texts() for card in _bots(page)]
+    state = server_state(server_url, thread_in_url(page))
+    answers = [m for m in state["values"]["messages"] if m["type"] == "ai"]
+    own = [[s["name"] for s in m["response_metadata"]["toolweave_sources"]] for m in answers]
+    assert reloaded == shown == own  # each turn its own sources, as it showed them live
+    assert own[0]
+    assert own[0] != own[1]  # the first turn's are not the last answer's
+    assert own[1] == [s["name"] for s in state["values"]["sources"]]
+
+
+def _bots(page: Any) -> list[Any]:
+    return page.locator(".msg.bot").all()
+
+
 def test_R9_the_page_quotes_the_sentence_of_each_source_that_supports_the_answer(
     probe_server: DevServer, page: Any, request: pytest.FixtureRequest
 ) -> None:

@@ -20,6 +20,7 @@
   "use strict";
 
   const ANSWER_TAG = "toolweave:answer";
+  const MESSAGE_SOURCES = "toolweave_sources"; // an answer message's own sources (R9, MESSAGE_SOURCES_KEY)
   const STREAM_MODES = ["messages-tuple", "custom"];
   const MAX_ROUNDS = 25; // client-tool answers and resumes in one turn, at most
   const HEALTH_INTERVAL_MS = 3000;
@@ -1083,9 +1084,20 @@
       } else if (message.type === "ai") {
         turn = new Turn();
         turn.setAnswer(text);
+        turn.showSources({ sources: messageSources(message) }); // the last turn's come fuller
       }
     }
     return turn;
+  }
+
+  /**
+   * An answer message's own sources (R9): the answer node puts them on each answer's
+   * message, so an earlier turn shows its sources after a reload (the state's `sources`
+   * are the last answer's). None for a question, or a message stored before they were.
+   */
+  function messageSources(message) {
+    const meta = (message && message.response_metadata) || {};
+    return Array.isArray(meta[MESSAGE_SOURCES]) ? meta[MESSAGE_SOURCES] : [];
   }
 
   async function restore() {

@@ -393,15 +393,8 @@ def acting_in_doubt(
     acting = {t.name: doubted[t.name] for t in candidates if t.name in doubted and t.side_effects}
     if not acting:
         return set(), []
-    entry = LedgerEntry(
-        kind=LedgerKind.ROUTING,
-        task_no=node.task_no,
-        verdict=ACTING_IN_DOUBT,
-        reason="; ".join(acting.values()) + ": it acts (side effects), so it does not run (A9)",
-        details=dict.fromkeys(sorted(acting), ACTING_NOT_RUN),
-        tools=tuple(sorted(acting)),
-    )
-    return set(acting), [entry]
+    why = "; ".join(acting.values()) + ": it acts (side effects), so it does not run (A9)"
+    return set(acting), [_routing_entry(node, ACTING_IN_DOUBT, why, set(acting), ACTING_NOT_RUN)]
 
 
 def guard_acting(
@@ -470,6 +463,7 @@ def _routing_entry(
         verdict=verdict,
         reason=reason,
         details=dict.fromkeys(sorted(tools), line),
+        tools=tuple(sorted(tools)),
     )
 
 

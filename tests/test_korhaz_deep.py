@@ -62,7 +62,7 @@ def test_cli_shows_the_gatekeeper_and_the_deep_search_steps(capsys):  # type: ig
     out = capsys.readouterr().out
     assert "· 1 gatekeeper: context insufficient; missing: Mennyibe kerül" in out
     assert "· 1 deep search planned: 1.1 'Mennyibe kerül az egyágyas kórterem?'" in out
-    assert "· 1.1 „Dialízis Központ” (2/2): " in out  # P4: each page read and its outcome
+    assert "· 1.1 „Dialízis Központ, 1. oldal” (2/2): " in out  # P4: each page read and its outcome
     assert "· 1.2 runs (conditional)" in out
     assert "· 1.2 „Térítési díjak” (2/8): " in out
     assert "TOOL_PROGRESS" not in out

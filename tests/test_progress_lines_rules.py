@@ -79,7 +79,7 @@ def test_P4_toolweave_ask_shows_one_line_per_page_read(capsys: pytest.CaptureFix
     out = capsys.readouterr().out
     assert "· 1.2 „Térítési díjak” (2/8): nincs benne új" in out  # the page, what came of it
     assert "Olvasom: „Térítési díjak” (2/8)" not in out  # ... in one line, not two
-    assert "· 1.2 „Dialízis Központ” (3/8): nincs benne válasz" in out
+    assert "· 1.2 „Dialízis Központ, 2. oldal” (3/8): nincs benne válasz" in out
     assert "Olvasom:" not in out  # every page read says what came of it
     pages = [line for line in out.splitlines() if "(1/8)" in line or "(8/8)" in line]
     assert len(pages) == 2

@@ -150,3 +150,21 @@ def test_P4_a_phrase_whose_page_parts_the_detail_lacks_is_passed_over() -> None:
     assert progress_phrase("s", "READING_PAGE", PAGE_READ, "en", domain) == "Opening Study rooms"
     assert progress_phrase("s", "READING_PAGE", "x", "en", domain) == "Reading page (x)"
     assert fill_phrase("{name}", "odd") is None
+
+
+def test_P4_a_page_of_a_document_of_several_is_named_with_its_page_in_each_language() -> None:
+    """Two pages of one document read as two lines naming the same page otherwise."""
+    detail = "6/8: Study rooms (p. 2)"
+    assert progress_phrase("s", "NOT_IN_PAGE", detail, "en") == (
+        "“Study rooms, p. 2” (6/8): no answer there"
+    )
+    assert progress_phrase("s", "READING_PAGE", detail, "hu") == (
+        "Olvasom: „Study rooms, 2. oldal” (6/8)"
+    )
+    assert (
+        progress_phrase("s", "NOTHING_NEW", detail, "pl") == "„Study rooms, s. 2” (6/8): nic nowego"
+    )
+    # a one-page document's detail has no page: its name alone, as before
+    assert progress_phrase("s", "NOT_IN_PAGE", "6/8: Study rooms", "en") == (
+        "“Study rooms” (6/8): no answer there"
+    )

@@ -110,9 +110,21 @@ it reads, in every language the library speaks (:data:`PHRASE_LANGUAGES`)."""
 PHRASE_LANGUAGES = ("en", "hu", "pl")
 """The languages of :data:`LIBRARY_MESSAGES` (any other gets English)."""
 
-PAGE_DETAIL = re.compile(r"(?P<n>\d+)/(?P<total>\d+): (?P<name>.+)", re.DOTALL)
-"""A page read's detail, ``"3/6: Study rooms"``: a phrase may say its parts, ``{n}``,
-``{total}`` and ``{name}``."""
+PAGE_DETAIL = re.compile(
+    r"(?P<n>\d+)/(?P<total>\d+): (?P<name>.+?)(?: \(p\. (?P<page>\d+)\))?", re.DOTALL
+)
+"""A page read's detail, ``"3/6: Study rooms"``, or ``"3/6: Study rooms (p. 2)"`` for a page
+of a document of several: a phrase may say its parts, ``{n}``, ``{total}`` and ``{name}``
+(the document's name, with its page in the phrase's language when the detail has one:
+:data:`PAGE_OF_DOCUMENT`)."""
+
+PAGE_OF_DOCUMENT = {
+    "en": "{name}, p. {page}",
+    "hu": "{name}, {page}. oldal",
+    "pl": "{name}, s. {page}",
+}
+"""How ``{name}`` says a page of a document of several, as the sources do (P4): two pages
+of one document read as two lines that name the same page otherwise."""
 
 _PLACEHOLDER = re.compile(r"\{(detail|n|total|name)\}")
 
@@ -138,20 +150,25 @@ def progress_phrase(
             phrases = (catalog or {}).get(key)
             if phrases:
                 phrase = phrases.get(lang) or phrases.get("en") or next(iter(phrases.values()))
-                filled = fill_phrase(phrase, detail)
+                filled = fill_phrase(phrase, detail, lang)
                 if filled is not None:
                     return filled
     return plain_words(event) + (f" ({detail})" if detail else "")
 
 
-def fill_phrase(phrase: str, detail: str | None) -> str | None:
+def fill_phrase(phrase: str, detail: str | None, lang: str = "en") -> str | None:
     """``phrase`` with its placeholders filled from ``detail``, or ``None`` if it cannot be.
 
     ``{detail}`` is the detail as it is (nothing when there is none); ``{n}``,
-    ``{total}`` and ``{name}`` need a page read's detail (:data:`PAGE_DETAIL`).
+    ``{total}`` and ``{name}`` need a page read's detail (:data:`PAGE_DETAIL`), whose
+    page, if it has one, ``{name}`` says in ``lang``.
     """
-    page = PAGE_DETAIL.fullmatch(detail or "")
-    values = {"detail": detail or "", **(page.groupdict() if page else {})}
+    read = PAGE_DETAIL.fullmatch(detail or "")
+    parts = {k: v for k, v in (read.groupdict() if read else {}).items() if v is not None}
+    if "page" in parts:
+        named = PAGE_OF_DOCUMENT.get(lang, PAGE_OF_DOCUMENT["en"])
+        parts["name"] = named.format(name=parts["name"], page=parts.pop("page"))
+    values = {"detail": detail or "", **parts}
     if any(key not in values for key in _PLACEHOLDER.findall(phrase)):
         return None
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], phrase).strip()

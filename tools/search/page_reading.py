@@ -112,7 +112,8 @@ def read_pages(
             continue
         info = store.document(ref.document_id)
         name = info.name if info is not None and info.name else ref.document_id
-        at = f"{index}/{len(pages)}: {name}"  # P4: each page read, then what came of it
+        page = f" (p. {ref.page})" if info is not None and info.page_count > 1 else ""
+        at = f"{index}/{len(pages)}: {name}{page}"  # P4: each page read, then what came of it
         ctx.progress("READING_PAGE", detail=at)
         closest = best_question(question, phrasings, passage)
         asked = question if closest == question else f"{question} ({closest})"

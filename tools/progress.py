@@ -116,15 +116,12 @@ PAGE_DETAIL = re.compile(
 """A page read's detail, ``"3/6: Study rooms"``, or ``"3/6: Study rooms (p. 2)"`` for a page
 of a document of several: a phrase may say its parts, ``{n}``, ``{total}`` and ``{name}``
 (the document's name, with its page in the phrase's language when the detail has one:
-:data:`PAGE_OF_DOCUMENT`)."""
+:data:`PAGE_LABELS`)."""
 
-PAGE_OF_DOCUMENT = {
-    "en": "{name}, p. {page}",
-    "hu": "{name}, {page}. oldal",
-    "pl": "{name}, s. {page}",
-}
-"""How ``{name}`` says a page of a document of several, as the sources do (P4): two pages
-of one document read as two lines that name the same page otherwise."""
+PAGE_LABELS = {"en": "p. {pages}", "hu": "{pages}. oldal", "pl": "s. {pages}"}
+"""How a page number is said in each language: in a page read's line (``{name}`` of a
+page of a document of several, so two pages of one document are two lines a person tells
+apart) and in the CLI's sources."""
 
 _PLACEHOLDER = re.compile(r"\{(detail|n|total|name)\}")
 
@@ -166,8 +163,8 @@ def fill_phrase(phrase: str, detail: str | None, lang: str = "en") -> str | None
     read = PAGE_DETAIL.fullmatch(detail or "")
     parts = {k: v for k, v in (read.groupdict() if read else {}).items() if v is not None}
     if "page" in parts:
-        named = PAGE_OF_DOCUMENT.get(lang, PAGE_OF_DOCUMENT["en"])
-        parts["name"] = named.format(name=parts["name"], page=parts.pop("page"))
+        label = PAGE_LABELS.get(lang, PAGE_LABELS["en"]).format(pages=parts.pop("page"))
+        parts["name"] = f"{parts['name']}, {label}"
     values = {"detail": detail or "", **parts}
     if any(key not in values for key in _PLACEHOLDER.findall(phrase)):
         return None

@@ -24,7 +24,7 @@ from toolweave.tools.consumers import (
 )
 from toolweave.tools.eligibility import open_without_filter
 from toolweave.tools.plugins import PLUGIN_GROUP
-from toolweave.tools.progress import progress_phrase
+from toolweave.tools.progress import PAGE_LABELS, progress_phrase
 from toolweave.tools.registry import AnyTool
 
 BULLET = "·"
@@ -205,9 +205,8 @@ def routed_text(event: Mapping[str, Any]) -> str:
 
 
 SOURCE_TEXTS: dict[str, dict[str, str]] = {
-    "en": {"heading": "Sources:", "page": "p. {pages}"},
-    "hu": {"heading": "Források:", "page": "{pages}. oldal"},
-    "pl": {"heading": "Źródła:", "page": "s. {pages}"},
+    lang: {"heading": heading, "page": PAGE_LABELS[lang]}
+    for lang, heading in (("en", "Sources:"), ("hu", "Források:"), ("pl", "Źródła:"))
 }
 """The sources block in the user's language (``user_lang`` of the state; English else)."""
 

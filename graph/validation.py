@@ -7,7 +7,6 @@ too late: :func:`validate_input` checks a whole run input without touching a thr
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -25,7 +24,7 @@ from langchain_core.prompt_values import PromptValue
 from langgraph.types import Command
 
 from toolweave.graph.context import Limits, RunContext
-from toolweave.state.errors import InvalidContextError, InvalidRequestError
+from toolweave.state.errors import InvalidContextError, InvalidRequestError, did_you_mean
 from toolweave.state.graph_state import InputState
 
 NO_QUESTION = "the request has no human message to answer"
@@ -366,14 +365,10 @@ def check_context(context: Any) -> None:
 
 def _unknown_context_keys(unknown: Sequence[Any], known: Sequence[str]) -> str:
     """The message of :data:`UNKNOWN_CONTEXT_KEYS`, with the nearest known key of each."""
-    near = [
-        match[0]
-        for key in unknown
-        if isinstance(key, str) and (match := difflib.get_close_matches(key, known, n=1))
-    ]
-    hint = f" (did you mean {', '.join(map(repr, near))}?)" if near else ""
     return UNKNOWN_CONTEXT_KEYS.format(
-        keys=", ".join(map(repr, unknown)), hint=hint, known=", ".join(known)
+        keys=", ".join(map(repr, unknown)),
+        hint=did_you_mean(unknown, known),
+        known=", ".join(known),
     )
 
 

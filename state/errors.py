@@ -2,6 +2,22 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable, Sequence
+
+
+def did_you_mean(names: Iterable[object], options: Sequence[str]) -> str:
+    """``" (did you mean 'day'?)"``: the nearest of ``options`` to each of ``names``, or ``""``.
+
+    For a message that names something misspelt (a run-context key, a request field).
+    """
+    near = [
+        match[0]
+        for name in names
+        if isinstance(name, str) and (match := difflib.get_close_matches(name, options, n=1))
+    ]
+    return f" (did you mean {', '.join(map(repr, near))}?)" if near else ""
+
 
 class ToolweaveError(Exception):
     """Base class of toolweave's own errors."""

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from toolweave.state.errors import ConfigurationError
+from toolweave.state.errors import ConfigurationError, did_you_mean
 from toolweave.tools.base import ChatbotTool
 
 LIBRARY_PACKAGE = "toolweave."
@@ -58,10 +58,9 @@ def _check_required_inputs(tool: ChatbotTool[Any]) -> None:
     unknown = [name for name in tool.required_inputs if name not in fields]
     if not unknown:
         return
-    hints = "".join(_did_you_mean(name, fields) for name in unknown)
     raise ConfigurationError(
         f"tool {tool.name!r}: required_inputs names {', '.join(map(repr, unknown))}, "
-        f"which is no field of {model.__name__}{hints}; its fields: "
+        f"which is no field of {model.__name__}{did_you_mean(unknown, fields)}; its fields: "
         f"{', '.join(fields) or '(none)'}. Name fields as the request model spells them (T13)"
     )
 
@@ -138,8 +137,3 @@ def _attribute_names(cls: type) -> tuple[set[str], set[str]]:
         elif issubclass(klass, ChatbotTool):
             own |= names
     return known, own
-
-
-def _did_you_mean(name: str, options: list[str]) -> str:
-    close = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -192,10 +192,8 @@ def says_only_the_question(answer: str, question: str) -> bool:
     time, phone number, address) the question does not hold, and does not open with
     a yes or a no.
     """
-    sentences = [s for s in kit.split_sentences(CITATION.sub("", answer)) if s.strip()]
-    asked = [fold(w) for w in content_words(question)]
-    figures = {fold(t) for t in checkable(question)}
-    return bool(sentences) and not any(_tells(s, asked, figures) for s in sentences)
+    sentences = _sentences(answer)
+    return bool(sentences) and not _tells_beyond(sentences, question)
 
 
 def says_yes_and_no_more(answer: str, request: AnswerRequest) -> bool:
@@ -208,16 +206,26 @@ def says_yes_and_no_more(answer: str, request: AnswerRequest) -> bool:
     answers the yes or no too. An answer that adds any word, figure or name of its own
     stands.
     """
-    sentences = [s for s in kit.split_sentences(CITATION.sub("", answer)) if s.strip()]
-    asked = [fold(w) for w in content_words(request.question)]
-    figures = {fold(t) for t in checkable(request.question)}
+    sentences = _sentences(answer)
     opened = [s for s in sentences if _opens_with_yes_or_no(s)]
     if not opened or any(s.rstrip().endswith("?") for s in opened):
         return False
     rest = [_after_first_word(s) if s in opened else s for s in sentences]
-    if any(_tells(s, asked, figures) for s in rest if kit.words(s)):
+    if _tells_beyond([s for s in rest if kit.words(s)], request.question):
         return False
     return uncovered_subject(request) is None and bool(answer_lines(request, READING_SENTENCES))
+
+
+def _sentences(answer: str) -> list[str]:
+    """The answer's sentences, its citation markers left out."""
+    return [s for s in kit.split_sentences(CITATION.sub("", answer)) if s.strip()]
+
+
+def _tells_beyond(sentences: Sequence[str], question: str) -> bool:
+    """Whether one of ``sentences`` tells something ``question`` does not (:func:`_tells`)."""
+    asked = [fold(w) for w in content_words(question)]
+    figures = {fold(t) for t in checkable(question)}
+    return any(_tells(s, asked, figures) for s in sentences)
 
 
 def _opens_with_yes_or_no(sentence: str) -> bool:

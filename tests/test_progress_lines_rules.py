@@ -89,13 +89,16 @@ def test_P4_toolweave_ask_shows_one_line_per_page_read(capsys: pytest.CaptureFix
 
 @pytest.mark.slow
 @pytest.mark.network
-def test_P4_the_chat_page_shows_one_line_per_page_read(server_url: str, page: Any) -> None:
+def test_P4_the_chat_page_shows_one_line_per_page_read(
+    server_url: str, page: Any, request: pytest.FixtureRequest
+) -> None:
     """The page, like the command line: a page read's outcome replaces its reading line."""
-    from web_support import ask, open_page, wait_answer
+    from web_support import ask, check_state, open_page, wait_answer
 
     open_page(page, f"{server_url}/chat")
     ask(page, FEES)
     wait_answer(page, "14 000 Ft")
+    check_state(page, request, "page-reads")
     lines = page.locator(".msg.bot .progress li").all_inner_texts()
     assert "„Térítési díjak” (2/8): nincs benne új" in lines
     assert not [line for line in lines if line.startswith("Olvasom:")]  # each replaced

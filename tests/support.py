@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, Field
@@ -12,6 +12,7 @@ from toolweave import (
     AgentCoordinator,
     ChatbotTool,
     ContextConsumerTool,
+    EmptyRequest,
     PriorContext,
     TaskInfo,
     ToolCallContext,
@@ -147,3 +148,35 @@ def graph_of(
     return build_graph(
         domain, list(tools), assistant=assistant or FunctionAssistant(route=route_by_name), **kwargs
     )
+
+
+# -- a help desk whose one tool acts (A9, Q6) ------------------------------------------
+
+
+class OpenTicket(ChatbotTool[EmptyRequest]):
+    """Opens a ticket (acts), and says so as context: no finished answer."""
+
+    name = "open_ticket"
+    domain = "desk"
+    side_effects: ClassVar[bool] = True
+    executable_instruction = "open_ticket: true when the user asks to open a ticket"
+
+    def __init__(self) -> None:
+        self.opened: list[str] = []
+
+    def execute(self, request: EmptyRequest, ctx: ToolCallContext) -> ToolResult:
+        self.opened.append(ctx.idempotency_key)
+        return ToolResult.as_guaranteed_context(self.name, f"Ticket HD-{len(self.opened)} opened.")
+
+
+class TicketProgress(ChatbotTool[EmptyRequest]):
+    """Tells how tickets progress (context; acts on nothing)."""
+
+    name = "ticket_progress"
+    domain = "desk"
+    executable_instruction = (
+        "ticket_progress: true when the user asks about the progress of an existing ticket"
+    )
+
+    def execute(self, request: EmptyRequest, ctx: ToolCallContext) -> ToolResult:
+        return ToolResult.as_guaranteed_context(self.name, "Tickets are answered within a day.")

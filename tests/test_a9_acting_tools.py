@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import pytest
 from langchain_core.messages import HumanMessage
+from support import OpenTicket, TicketProgress
 
 from toolweave import (
     NO_CONTEXT,
@@ -48,22 +49,6 @@ REQUESTS = (
 """Requests to act: a word only the acting tool has ("open") besides the shared one."""
 
 
-class OpenTicket(ChatbotTool[EmptyRequest]):
-    """Opens a ticket (acts), and says so as context: no finished answer."""
-
-    name = "open_ticket"
-    domain = "desk"
-    side_effects: ClassVar[bool] = True
-    executable_instruction = "open_ticket: true when the user asks to open a ticket"
-
-    def __init__(self) -> None:
-        self.opened: list[str] = []
-
-    def execute(self, request: EmptyRequest, ctx: ToolCallContext) -> ToolResult:
-        self.opened.append(ctx.idempotency_key)
-        return ToolResult.as_guaranteed_context(self.name, f"Ticket HD-{len(self.opened)} opened.")
-
-
 class NoteTicket(OpenTicket):
     """The same tool, but it changes nothing outside the run (a draft it only shows)."""
 
@@ -76,19 +61,6 @@ class OpenTicketNotFor(OpenTicket):
 
     routing_examples = ("Please open a ticket for me.",)
     not_for = ("How long does it take to answer a ticket?",)
-
-
-class TicketProgress(ChatbotTool[EmptyRequest]):
-    """Tells how tickets progress (context; acts on nothing)."""
-
-    name = "ticket_progress"
-    domain = "desk"
-    executable_instruction = (
-        "ticket_progress: true when the user asks about the progress of an existing ticket"
-    )
-
-    def execute(self, request: EmptyRequest, ctx: ToolCallContext) -> ToolResult:
-        return ToolResult.as_guaranteed_context(self.name, "Tickets are answered within a day.")
 
 
 class AskFloor(ClarifiableTool[EmptyRequest]):

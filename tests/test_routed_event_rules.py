@@ -12,23 +12,19 @@ A neutral helpdesk domain, no LLM.
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 from cli_support import run
 from langchain_core.messages import HumanMessage
 from pydantic import TypeAdapter
-from support import ScriptedCoordinator, graph_of, make_tool
+from support import OpenTicket, ScriptedCoordinator, TicketProgress, graph_of, make_tool
 
 from toolweave import (
     EVENT_VERSION,
-    ChatbotTool,
-    EmptyRequest,
     RoutedEvent,
     StreamEvent,
     TaskInfo,
-    ToolCallContext,
-    ToolResult,
     build_graph,
 )
 from toolweave.cli.render import progress_line
@@ -92,31 +88,6 @@ def test_F4_a_forced_tool_its_gate_lets_through_is_routed_not_refused() -> None:
     routed = _routed(_split_graph(), "renew my loans", user_data={"member_id": MEMBER_ID})
     assert routed["1.1"]["tools"] == ["renew_loans"]
     assert routed["1.1"]["refused"] == []
-
-
-class OpenTicket(ChatbotTool[EmptyRequest]):
-    """Opens a ticket (acts) and says so as context."""
-
-    name = "open_ticket"
-    domain = "desk"
-    side_effects: ClassVar[bool] = True
-    executable_instruction = "open_ticket: true when the user asks to open a ticket"
-
-    def execute(self, request: EmptyRequest, ctx: ToolCallContext) -> ToolResult:
-        return ToolResult.as_guaranteed_context(self.name, "Ticket HD-1 opened.")
-
-
-class TicketProgress(ChatbotTool[EmptyRequest]):
-    """Tells how tickets progress (acts on nothing)."""
-
-    name = "ticket_progress"
-    domain = "desk"
-    executable_instruction = (
-        "ticket_progress: true when the user asks about the progress of an existing ticket"
-    )
-
-    def execute(self, request: EmptyRequest, ctx: ToolCallContext) -> ToolResult:
-        return ToolResult.as_guaranteed_context(self.name, "Tickets are answered within a day.")
 
 
 def _desk(route: list[str]) -> Any:

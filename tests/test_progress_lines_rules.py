@@ -103,3 +103,5 @@ def test_P4_the_chat_page_shows_one_line_per_page_read(
     assert "„Térítési díjak” (2/8): nincs benne új" in lines
     assert not [line for line in lines if line.startswith("Olvasom:")]  # each replaced
     assert len([line for line in lines if "(2/8)" in line]) == 1
+    (deeper,) = [line for line in lines if line.startswith("Alaposabban keresek:")]
+    assert deeper.count("“Mennyibe kerül az egyágyas kórterem?”") == 1  # each phrasing once

@@ -686,7 +686,8 @@
         return event.sufficient ? null : t("looking_further");
       case "deep_fallback": {
         const planned = event.subtasks && typeof event.subtasks === "object" ? event.subtasks : {};
-        const asks = Object.values(planned).map((prompt) => "“" + prompt + "”");
+        // each phrasing once: a missing piece's subtasks may search the same words
+        const asks = [...new Set(Object.values(planned))].map((prompt) => "“" + prompt + "”");
         return asks.length ? t("searching_deeper", { asks: asks.join(", ") }) : null;
       }
       default:

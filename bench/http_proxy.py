@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import os
 import threading
 from collections import Counter
 from collections.abc import Sequence
@@ -96,6 +97,18 @@ def message_chars(body: Any) -> int:
     return total
 
 
+DUMP_VARIABLE = "TOOLWEAVE_BENCH_PROXY_DUMP"
+"""A JSONL file to which every chat-completion request is appended (kind, characters,
+body), for reading where the characters go; unset, nothing is written."""
+
+
+def _dump(kind: str, chars: int, body: Any) -> None:
+    path = os.environ.get(DUMP_VARIABLE)
+    if path:
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(json.dumps({"kind": kind, "chars": chars, "body": body}) + "\n")
+
+
 @dataclass
 class _Tally:
     calls: int = 0
@@ -117,6 +130,7 @@ class _Tally:
                     parsed = None
                 self.message_chars += message_chars(parsed)
                 self.kinds[call_kind(parsed)] += 1
+                _dump(call_kind(parsed), len(text), parsed)
             else:
                 self.other[f"{method} {path}"] += 1
 

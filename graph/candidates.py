@@ -607,7 +607,7 @@ def best_fit_yes(
         replace(v, run=True, reason=entry.reason, best=True) if v.tool == best else v
         for v in verdicts
     )
-    return Activation(verdicts=kept, requests=requests, llm_calls=activation.llm_calls), [entry]
+    return replace(activation, verdicts=kept, requests=requests), [entry]
 
 
 def without_missing_inputs(
@@ -742,10 +742,10 @@ def without_unbacked_yeses(
     átvenni a talált tárgyakat?". Such a yes is read as no, and the retrieval
     answers. A yes keeps its run when the task states one of the tool's inputs
     (a paraphrase naming the department), in the model's request or as the text
-    writes it (the offline extraction finds "gyerekosztály", a known name of the
+    writes it (the text alone when the routing call did not carry the tool's form;
+    the offline extraction finds "gyerekosztály", a known name of the
     paediatrics department, where the 1.5B model wrote "Gyermekgyógyászat", which the
     text does not hold), when the tool has no inputs to state,
-    when its request was not extracted with the routing (extracted when it runs),
     and when the tool gives a finished answer (A8 weighs those).
     """
     requests = activation.requests
@@ -755,12 +755,16 @@ def without_unbacked_yeses(
         if not verdict.run or tool is None or tool.returns_answer:
             continue
         request = requests.get(tool.name)
-        if not tool.request_model.model_fields or request is None:
-            continue  # no request extracted with the routing: it is extracted when it runs
+        if not tool.request_model.model_fields:
+            continue
+        if request is None and tool.name not in activation.formless:
+            continue  # extracted when it runs (M2, an assistant that routes only)
         text = execution_text(node.task)
         model = tool.request_model
-        stated = states_input(request, model, text) or states_input(  # as the text writes it
-            extract_request(text, model), model, text
+        stated = (request is not None and states_input(request, model, text)) or states_input(
+            extract_request(text, model),
+            model,
+            text,  # as the text writes it
         )
         if not stated and scores.get(tool.name, 0.0) <= 0:
             details[tool.name] = NOTHING_BEHIND_YES

@@ -82,7 +82,9 @@ def format_exchanges(exchanges: Sequence[ClarificationExchange]) -> str:
 
 
 @functools.lru_cache(maxsize=256)
-def cached_tools_block(tools: tuple[AnyTool, ...], *, with_instruction: bool) -> str:
+def cached_tools_block(
+    tools: tuple[AnyTool, ...], *, with_instruction: bool | frozenset[str]
+) -> str:
     """:func:`tools_block`, built once per candidate set (as its routing schema is)."""
     return tools_block(tools, with_instruction=with_instruction)
 

@@ -58,6 +58,7 @@ from toolweave.llm.replies import (
     cut_routing_reply,
     decomposition_block,
     decomposition_schema,
+    fused_forms,
     offered_tools,
     routing_keys,
     routing_reply,
@@ -489,13 +490,14 @@ class ChatModelAssistant(LlmAssistant):
         if not offered:
             none = tuple(verdict for _, verdict in verdicts(tools, offered, None))
             return Activation(verdicts=none, requests={}, llm_calls=0)
+        forms = fused_forms(tools)  # A10: a long form rides with the best-ranked tool only
         system = prompts.fused_routing_system(
-            tools=cached_tools_block(tuple(offered), with_instruction=True),
+            tools=cached_tools_block(tuple(offered), with_instruction=forms),
             extraction_guidance=fused_guidance(extraction_prompt),
             terminal=any(tool.returns_answer for tool in offered),
             search_language=search_language,
         )
-        schema = routing_reply(offered, fused=True, search=search_language is not None)
+        schema = routing_reply(offered, fused=forms, search=search_language is not None)
         reply, scores = yield from self._routing(schema, system, task_prompt, "activation")
         pairs = verdicts(tools, offered, reply)
         requests: dict[str, ExtractedRequest] = {}
@@ -503,8 +505,8 @@ class ChatModelAssistant(LlmAssistant):
         for (entry, verdict), tool in zip(pairs, tools, strict=True):  # verdicts follow tools
             verdict = _scored(verdict, scores)
             kept.append(verdict)
-            if entry is None or not verdict.run or not tool.request_model.model_fields:
-                continue
+            if entry is None or not verdict.run or tool.name not in forms:
+                continue  # no form carried: filled by a call of its own when it runs
             filled = None if entry.request is None else entry.request.model_dump(mode="json")
             requests[tool.name] = ground_request(filled, tool.request_model, task_prompt)
             asks = isinstance(tool, ClarifiableTool | ClarifiableContextConsumerTool)
@@ -512,7 +514,14 @@ class ChatModelAssistant(LlmAssistant):
                 kept[-1] = replace(verdict, run=False, reason=INVENTED_INPUT)  # T7
                 del requests[tool.name]
         words = search_words(reply)
-        return Activation(verdicts=tuple(kept), requests=requests, llm_calls=1, search_words=words)
+        formless = frozenset(tool.name for tool in offered if tool.request_model.model_fields)
+        return Activation(
+            verdicts=tuple(kept),
+            requests=requests,
+            llm_calls=1,
+            search_words=words,
+            formless=formless - forms,
+        )
 
     # -- gatekeeper (D1) and page reading (D3) -------------------------------------------
 

@@ -67,6 +67,10 @@ class Activation:
     search_words: str = ""
     """Words for the documents' search that the routing call gave, in the documents'
     language (D9); ``""``: none asked or given."""
+    formless: frozenset[str] = frozenset()
+    """Tools asked in a fused call without their request form (A10: a long form rides
+    with the best-ranked candidate only); a yes is filled when the tool runs, and the
+    route's guards read its inputs from the text."""
 
     def routed(self) -> list[str]:
         """Names of the tools the model said yes to, in the order given."""

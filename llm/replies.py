@@ -14,7 +14,7 @@ import itertools
 import json
 import re
 import weakref
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Annotated, Any, Literal
@@ -259,8 +259,13 @@ def shown_examples(texts: Sequence[str]) -> list[str]:
     return [text for turn in turns for text in turn if text is not None][:MAX_EXAMPLES]
 
 
+Fused = bool | frozenset[str]
+"""Whose request form a routing reply carries: every tool's (``True``), none
+(``False``), or the named tools' (:func:`fused_forms`)."""
+
+
 def routing_schema(
-    tools: Sequence[AnyTool], *, fused: bool, search: bool = False
+    tools: Sequence[AnyTool], *, fused: Fused, search: bool = False
 ) -> type[BaseModel]:
     """A model with one field per tool (aliased to the tool's name) for one structured call.
 
@@ -273,20 +278,18 @@ def routing_schema(
 
 
 @functools.lru_cache(maxsize=128)
-def _routing_schema(tools: tuple[AnyTool, ...], fused: bool, search: bool) -> type[BaseModel]:
+def _routing_schema(tools: tuple[AnyTool, ...], fused: Fused, search: bool) -> type[BaseModel]:
     names: Any = Literal.__getitem__((*(tool.name for tool in tools), NO_BEST_FIT))
     fields: dict[str, Any] = {BEST_FIT: (names, NO_BEST_FIT)}
     for i, tool in enumerate(tools):
-        entry: type[BaseModel] = ToolVerdict
-        if fused and tool.request_model.model_fields:
-            entry = _decision(tool.request_model)
+        entry = _entry(tool, fused)
         fields[f"tool_{i}"] = (entry | None, Field(alias=tool.name))  # null: no (T5)
     if search and SEARCH not in (tool.name for tool in tools):
         fields["search_words"] = (
             str,
             Field("", alias=SEARCH, description=_SEARCH_PROPERTY["description"]),
         )
-    name = "ToolActivation" if fused else "ToolRouting"
+    name = "ToolActivation" if fused is not False else "ToolRouting"
     model: type[BaseModel] = create_model(name, __base__=_CompactRouting, **fields)
     return model
 
@@ -330,7 +333,7 @@ def routing_keys(schema: ComposedSchema | type[BaseModel]) -> tuple[str, ...]:
 
 
 def routing_reply(
-    tools: Sequence[AnyTool], *, fused: bool, search: bool = False
+    tools: Sequence[AnyTool], *, fused: Fused, search: bool = False
 ) -> ComposedSchema | type[BaseModel]:
     """:func:`routing_schema` as the chat model's calls use it: composed per candidate set.
 
@@ -343,7 +346,7 @@ def routing_reply(
         for name, definition in _parts(entry)[0]["$defs"].items():
             if defs.setdefault(name, definition) != definition:
                 return routing_schema(tools, fused=fused, search=search)
-    name = "ToolActivation" if fused else "ToolRouting"
+    name = "ToolActivation" if fused is not False else "ToolRouting"
     keys = tuple(tool.name for tool in tools)
     return ComposedSchema(name, keys, entries, search=search and SEARCH not in keys)
 
@@ -452,10 +455,42 @@ class ComposedSchema:
         return self.model_validate(data)
 
 
-def _entry(tool: AnyTool, fused: bool) -> type[BaseModel]:
-    return (
-        _decision(tool.request_model) if fused and tool.request_model.model_fields else ToolVerdict
+def _entry(tool: AnyTool, fused: Fused) -> type[BaseModel]:
+    carried = fused if isinstance(fused, bool) else tool.name in fused
+    if carried and tool.request_model.model_fields:
+        return _decision(tool.request_model)
+    return ToolVerdict
+
+
+SMALL_FORM_CHARS = 500
+"""A request form (its JSON schema) this short rides in every fused routing call.
+
+A longer one rides only with the best-ranked candidate: sent with every question, it
+would cost more than the call of its own that fills it on the rare question its tool
+runs for (an extraction call's prompt alone is about 1,500 characters). A10 wire."""
+
+
+def fused_forms(ranked: Sequence[AnyTool]) -> frozenset[str]:
+    """The tools whose request form the fused routing call carries (A10, T7).
+
+    ``ranked``: the candidates, best ranked first (T12). The best-ranked offered
+    candidate's form, and every other form no longer than :data:`SMALL_FORM_CHARS`.
+    A tool that says yes without its form carried has it filled by a call of its own
+    when it runs, as a subtask's tools do (M2).
+    """
+    offered = [tool for tool in ranked if tool.executable_instruction]
+    return frozenset(
+        tool.name
+        for at, tool in enumerate(offered)
+        if tool.request_model.model_fields
+        and (at == 0 or _form_chars(tool.request_model) <= SMALL_FORM_CHARS)
     )
+
+
+@functools.lru_cache(maxsize=1024)
+def _form_chars(request_model: type[BaseModel]) -> int:
+    """Characters of ``request_model``'s JSON schema, as a size of what a routing call sends."""
+    return len(json.dumps(request_model.model_json_schema(), ensure_ascii=False))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -511,12 +546,13 @@ def offered_tools(tools: Sequence[AnyTool]) -> list[AnyTool]:
     return [seen[name] for name in sorted(seen)]
 
 
-def tools_block(tools: Sequence[AnyTool], *, with_instruction: bool) -> str:
+def tools_block(tools: Sequence[AnyTool], *, with_instruction: bool | Collection[str]) -> str:
     """The prompt's tool list: name and routing question, and when fused the instruction.
 
     A question that starts with the name is not prefixed by it again; terminal tools
     say so, with their examples (A9); an instruction line only for a tool with fields
-    and an instruction that does not repeat its question.
+    and an instruction that does not repeat its question (with a collection of names:
+    only for those tools, the ones whose form the call carries).
     """
     lines: list[str] = []
     for tool in tools:
@@ -531,7 +567,12 @@ def tools_block(tools: Sequence[AnyTool], *, with_instruction: bool) -> str:
         if tool.not_for:
             lines.append(f"  not for: {' | '.join(shown_examples(tool.not_for))}")
         own = tool.instruction and not (asked.strip() and asked.strip() in tool.instruction)
-        if with_instruction and tool.request_model.model_fields and own:
+        fills = (
+            with_instruction
+            if isinstance(with_instruction, bool)
+            else (tool.name in with_instruction)
+        )
+        if fills and tool.request_model.model_fields and own:
             lines.append(f"  fill: {tool.instruction}")
     return "\n".join(lines)
 

@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, Field
@@ -275,3 +275,55 @@ def test_T7_states_input_counts_text_values_and_known_names_not_picked_members()
     assert not states_input({**picked, "department": "parking"}, DepartmentInfoRequest, text)
     assert states_input({**picked, "department": "kardiológián"}, DepartmentInfoRequest, text)
     assert states_input({"day": "friday"}, DayRequest, "Can I come by on Friday?")
+
+
+# -- a yes to a tool whose long form the fused call did not carry (A10 with T5, T7) --------
+
+SPACES = tuple(f"meeting room number {n}" for n in range(40))
+
+
+class SpaceRequest(BaseModel):
+    room: Literal[SPACES] | None = Field(default=None, description="The room")  # type: ignore[valid-type]
+
+
+class Spaces(ChatbotTool[SpaceRequest]):
+    name = "spaces"
+    request_model = SpaceRequest
+    executable_instruction = "spaces: true when the user wants to reserve a space."
+
+    def execute(self, request: SpaceRequest, ctx: Any) -> Any:
+        from toolweave.state.results import ToolResult
+
+        return ToolResult.as_guaranteed_context(self.name, f"Reserved: {request.room}.")
+
+
+def _spaces_graph(*script: Any) -> tuple[Any, ScriptedChatModel]:
+    from toolweave.graph.builder import build_graph
+
+    model = ScriptedChatModel(script=list(script))
+    assistant = ChatModelAssistant(model, fuse_routing=True, max_retries=0)
+    return build_graph("demo", [tool("capital"), Spaces()], assistant=assistant), model
+
+
+SPACES_YES = {"best_fit": "spaces", "capital": None, "spaces": {"reason": "x", "run": True}}
+
+
+def test_A10_T5_a_formless_yes_with_nothing_behind_it_is_a_no():
+    """The long form rode with the best-ranked tool only; the text states no room."""
+    from toolweave.graph.candidates import YES_UNBACKED
+
+    graph, model = _spaces_graph(SPACES_YES, "Paris.")
+    out = graph.invoke({"messages": [HumanMessage("What is the capital of France?")]})
+    assert "meeting room number 1" not in json.dumps(model.calls[0].tools)  # form not carried
+    assert "1:spaces" not in out["activated"]
+    (entry,) = [e for e in out["ledger"] if e.verdict == YES_UNBACKED]
+    assert entry.tool == "spaces"
+
+
+def test_A10_T7_a_formless_yes_the_text_backs_is_filled_by_a_call_of_its_own():
+    graph, model = _spaces_graph(SPACES_YES, {"room": "meeting room number 3"}, "Done.")
+    question = "Is meeting room number 3 free for the capital delegation?"
+    out = graph.invoke({"messages": [HumanMessage(question)]})
+    assert "1:spaces" in out["activated"]
+    assert len(model.calls) == 3  # routing, the request, the answer
+    assert "Reserved: meeting room number 3." in model.calls[-1].system

@@ -20,7 +20,9 @@ from toolweave.tools.base import ChatbotTool
 
 pytestmark = pytest.mark.network
 
-ROOMS = [f"room {n}" for n in range(40)]
+ROOMS = [f"room {n}" for n in range(6)]
+"""Short enough that each form rides in a fused routing call (SMALL_FORM_CHARS)."""
+LONG_ROOMS = [f"meeting room number {n}" for n in range(40)]
 
 
 class BookingRequest(BaseModel):
@@ -111,7 +113,7 @@ def test_A10_routing_schema_sends_identical_request_schemas_once(fake_openai, ll
     request = _route(fake_openai, llm)
     schema = request["response_format"]["json_schema"]["schema"]
     body = json.dumps(request, ensure_ascii=False)
-    assert body.count('"room 39"') == 1  # the two tools' room lists: one $defs entry
+    assert body.count('"room 5"') == 1  # the two tools' room lists: one $defs entry
     assert schema["properties"]["booking"] == schema["properties"]["hold"]
     assert not _keys(schema) & {"title", "default", "known_values"}
 
@@ -145,3 +147,67 @@ def test_A10_fused_routing_prompt_keeps_a_callers_own_extraction_prompt(fake_ope
     system = _route(fake_openai, llm, prompt=own)["messages"][0]["content"]
     assert "Rooms are numbered; write them as 'room N'." in system
     assert "Follow each tool's instruction above." in system
+
+
+class LongBookingRequest(BaseModel):
+    """A booking whose room list makes a long form."""
+
+    room: Literal[tuple(LONG_ROOMS)] | None = Field(  # type: ignore[valid-type]
+        None, description="The room, as the user named it"
+    )
+
+
+class LongHoldRequest(BaseModel):
+    """Another long form (not the same model, so not shared)."""
+
+    hall: Literal[tuple(LONG_ROOMS)] | None = Field(  # type: ignore[valid-type]
+        None, description="The hall, as the user named it"
+    )
+
+
+class LongBooking(ChatbotTool[LongBookingRequest]):
+    name = "booking"
+    request_model = LongBookingRequest
+    executable_instruction = "booking: true when the user wants to book a room."
+    instruction = "Fill room as the user wrote it."
+
+
+class LongHold(ChatbotTool[LongHoldRequest]):
+    name = "hold"
+    request_model = LongHoldRequest
+    executable_instruction = "hold: true when the user wants a hall held for later."
+    instruction = "Fill hall as the user wrote it."
+
+
+def _long_route(fake_openai, llm, ranked: list[ChatbotTool[Any]]) -> tuple[Any, dict[str, Any]]:
+    fake_openai.script({"best_fit": "hold", "booking": None, "hold": {"reason": "x", "run": True}})
+    activation = llm.route_and_extract(
+        "Hold a hall", "Hold a hall", ranked, extraction_prompt=EXTRACTION_SYSTEM_PROMPT
+    )
+    (request,) = fake_openai.requests
+    return activation, request
+
+
+def test_A10_a_long_request_form_rides_only_with_the_best_ranked_candidate(fake_openai, llm):
+    activation, request = _long_route(fake_openai, llm, [LongHold(), LongBooking()])
+    body = json.dumps(request, ensure_ascii=False)
+    schema = request["response_format"]["json_schema"]["schema"]
+    system = request["messages"][0]["content"]
+    assert "hall" in json.dumps(schema["$defs"])  # the best-ranked tool's form is carried
+    assert '"room"' not in body  # the other long form is not, nor its fill line
+    assert "Fill hall" in system
+    assert "Fill room" not in system
+    assert activation.formless == frozenset({"booking"})
+    assert activation.routed() == ["hold"]
+    assert "hold" in activation.requests
+
+
+def test_A10_the_candidate_ranked_first_decides_whose_long_form_rides(fake_openai, llm):
+    activation, request = _long_route(fake_openai, llm, [LongBooking(), LongHold()])
+    body = json.dumps(request, ensure_ascii=False)
+    assert '"room"' in body
+    assert '"hall"' not in body
+    assert activation.formless == frozenset({"hold"})
+    # the yes stands; its request is filled when the tool runs (no request from this call)
+    assert activation.routed() == ["hold"]
+    assert activation.requests == {}

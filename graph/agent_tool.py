@@ -50,9 +50,14 @@ class AgentQuestion(BaseModel):
 
 
 def source_lines(state: Mapping[str, Any]) -> list[str]:
-    """The answer's sources, one line each (document, pages), from the state's ``sources`` (R9)."""
+    """The answer's sources, one line each (document, pages), from the state's ``sources`` (R9).
+
+    A page is named only for a document of several
+    (:attr:`~toolweave.state.documents.Source.cited_pages`).
+    """
     return [
-        source.name + (f", p. {', '.join(map(str, source.pages))}" if source.pages else "")
+        source.name
+        + (f", p. {', '.join(map(str, source.cited_pages))}" if source.cited_pages else "")
         for source in as_sources(state.get("sources"))
     ]
 

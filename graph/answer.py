@@ -50,10 +50,10 @@ from toolweave.llm.port import (
     LlmAssistant,
 )
 from toolweave.state.documents import (
-    MESSAGE_SOURCES_KEY,
     AnswerSentence,
     Source,
     UniqueTextDocument,
+    message_metadata,
     sources_of,
 )
 from toolweave.state.graph_state import GraphState
@@ -295,14 +295,16 @@ def _no_answer(text: str, request: AnswerRequest) -> str | None:
     return None
 
 
-def _with_sources(update: dict[str, Any]) -> dict[str, Any]:
+def _with_sources(
+    update: dict[str, Any], documents: Sequence[UniqueTextDocument]
+) -> dict[str, Any]:
     """``update`` with its answer message carrying the answer's ``sources`` as data (R9).
 
     Every answer (finished, withheld, not covered, generated) goes through it, so each
-    turn's message in the thread keeps its own sources under ``MESSAGE_SOURCES_KEY``.
+    turn's message in the thread keeps its own sources under ``MESSAGE_SOURCES_KEY``,
+    with what they are quoted with (:func:`message_metadata`).
     """
-    sources = [source.model_dump(mode="json") for source in update["sources"]]
-    meta = {MESSAGE_SOURCES_KEY: sources}
+    meta = message_metadata(update["sources"], update.get("answer_sentences", ()), documents)
     messages = [
         m.model_copy(update={"response_metadata": {**m.response_metadata, **meta}})
         for m in update["messages"]
@@ -575,6 +577,6 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
         state: GraphState, runtime: Runtime[RunContext]
     ) -> Steps[dict[str, Any]]:
         """The answer's update, its message carrying its own sources (R9)."""
-        return _with_sources((yield from answer(state, runtime)))
+        return _with_sources((yield from answer(state, runtime)), state["documents"])
 
     return make_node("answer", answer_with_sources)

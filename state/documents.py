@@ -48,6 +48,9 @@ class UniqueTextDocument(BaseModel):
     """The sentence or passage itself."""
     sentence_score: float = Field(default=0.0)
     """Relevance score given by the tool that found it; higher is better."""
+    page_count: int | None = None
+    """How many pages its document has, when the tool knows (a store does): a document
+    of one page is cited without a page number (R9). Not part of the identity."""
 
     @property
     def key(self) -> DocumentKey:
@@ -173,8 +176,26 @@ MESSAGE_SOURCES_KEY = "toolweave_sources"
 
 Each answer's message carries its own sources (``Source.model_dump(mode="json")``
 dicts), so a surface reading a thread's messages shows them per turn; the state's
-``sources`` holds the last answer's only.
+``sources`` holds the last answer's only. With them, under :data:`MESSAGE_SENTENCES_KEY`
+and :data:`MESSAGE_SNIPPETS_KEY`, what the sources are quoted with
+(:func:`message_metadata`).
 """
+MESSAGE_SENTENCES_KEY = "toolweave_sentences"
+"""Key in an answer message's ``response_metadata`` of the answer's sentences (R9).
+
+The sentences the answer kept, when one cites a source: each its ``text``, its
+``sources`` (positions in the message's sources) and ``quotes`` (the sentence of each
+source that supports it); absent when none cites one, as in a message written before.
+"""
+MESSAGE_SNIPPETS_KEY = "toolweave_snippets"
+"""Key in an answer message's ``response_metadata`` of its uncited sources' passages (R9).
+
+``{document_id: text}``: for each source no sentence of the answer cites (a finished
+answer's), the first passage of it the run retrieved, at most :data:`SNIPPET_CHARS`.
+"""
+SNIPPET_CHARS = 180
+"""Characters of an uncited source's first passage a surface shows (the chat page's
+``SNIPPET_CHARS``): what an answer's message keeps of it."""
 
 
 class Source(BaseModel):
@@ -190,6 +211,18 @@ class Source(BaseModel):
     """The pages the answer drew on, in first-use order (none for an unpaged document)."""
     url: str | None = None
     """Where a person can open it, if anywhere."""
+    page_count: int | None = None
+    """How many pages the document has, when the tool that found it knew (``None``:
+    not known, as in a state written before it was kept)."""
+
+    @property
+    def cited_pages(self) -> tuple[int, ...]:
+        """The pages a surface cites (R9): :attr:`pages`, none for a one-page document.
+
+        "p. 1" of a document that has one page tells a person nothing; a page of a
+        document of several, or of one whose page count is not known, is cited.
+        """
+        return () if self.page_count == 1 else self.pages
 
 
 class AnswerSentence(BaseModel):
@@ -224,7 +257,10 @@ def sources_of(documents: Iterable[UniqueTextDocument | Mapping[str, Any]]) -> l
                 document_id=doc.document_id,
                 name=doc.document_name or doc.document_id,
                 url=doc.document_url,
+                page_count=doc.page_count,
             )
+        elif seen.page_count is None and doc.page_count is not None:
+            seen = seen.model_copy(update={"page_count": doc.page_count})
         if doc.page is not None and doc.page not in seen.pages:
             seen = seen.model_copy(update={"pages": (*seen.pages, doc.page)})
         found[doc.document_id] = seen
@@ -244,3 +280,44 @@ def as_sentences(
         s if isinstance(s, AnswerSentence) else AnswerSentence.model_validate(s)
         for s in values or ()
     ]
+
+
+def shortened(text: str, width: int) -> str:
+    """``text`` on one line, cut to ``width`` characters with "…" when longer."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1].rstrip() + "…"
+
+
+def message_metadata(
+    sources: Iterable[Source | Mapping[str, Any]],
+    sentences: Iterable[AnswerSentence | Mapping[str, Any]],
+    documents: Iterable[UniqueTextDocument | Mapping[str, Any]],
+) -> dict[str, Any]:
+    """What an answer's message carries of its sources (R9), compactly, as JSON data.
+
+    So that a surface shows an earlier turn's sources as it showed them when it was the
+    current one: the sources (:data:`MESSAGE_SOURCES_KEY`), the kept sentences that
+    cite them with their quotes (:data:`MESSAGE_SENTENCES_KEY`), and the first passage
+    of each source none cites (:data:`MESSAGE_SNIPPETS_KEY`), from the run's
+    ``documents``. Nothing the state of that turn did not hold (§16).
+
+    Args:
+        sources: The answer's sources (the state's ``sources``).
+        sentences: Its checked sentences (the state's ``answer_sentences``).
+        documents: The context documents of the run (the state's ``documents``).
+    """
+    listed = as_sources(sources)
+    said = [s for s in as_sentences(sentences) if s.supported]
+    meta: dict[str, Any] = {MESSAGE_SOURCES_KEY: [s.model_dump(mode="json") for s in listed]}
+    cited: set[int] = {n for s in said for n in s.sources}
+    if cited:
+        keep = {"text", "sources", "quotes"}
+        meta[MESSAGE_SENTENCES_KEY] = [s.model_dump(mode="json", include=keep) for s in said]
+    uncited = {s.document_id for n, s in enumerate(listed, start=1) if n not in cited}
+    snippets: dict[str, str] = {}
+    for doc in map(_as_document, documents):
+        if doc.document_id in uncited and doc.document_id not in snippets:
+            snippets[doc.document_id] = shortened(doc.text, SNIPPET_CHARS)
+    if snippets:
+        meta[MESSAGE_SNIPPETS_KEY] = snippets
+    return meta

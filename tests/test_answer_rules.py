@@ -150,7 +150,7 @@ def test_R9_the_cli_json_lists_the_state_sources(
     assert cli.main(["ask", "--json", "How much does parking cost at the hospital?"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["sources"]
-    assert {"document_id", "name", "pages", "url"} == payload["sources"][0].keys()
+    assert {"document_id", "name", "pages", "url", "page_count"} == payload["sources"][0].keys()
 
 
 def _saver() -> Any:

@@ -443,6 +443,67 @@ def test_R9_the_page_quotes_the_sentence_of_each_source_that_supports_the_answer
     assert not [text for text in streamed if re.search(r"\[\d", text)]  # with no marker
 
 
+# What a person sees of each answer: its text, each source's name, page and quotes, and
+# what each [n] link says.
+SEEN_ANSWERS = """
+() => [...document.querySelectorAll('.msg.bot')].map((card) => ({
+  answer: card.querySelector('.answer').innerText,
+  sources: [...card.querySelectorAll('.sources .source')].map((entry) => ({
+    name: entry.querySelector('.doc').textContent,
+    page: [...entry.querySelectorAll('.page')].map((p) => p.textContent),
+    quotes: [...entry.querySelectorAll('.snippet')].map((q) => q.textContent),
+  })),
+  links: [...card.querySelectorAll('.answer a.cite')].map((a) => a.textContent + ' ' + a.title),
+}))
+"""
+
+
+def test_R6_the_page_cites_a_page_only_of_a_document_of_several(
+    probe_server: DevServer, page: Any, request: pytest.FixtureRequest
+) -> None:
+    """The garage's document has one page ("p. 1" would tell nothing), the desk's three."""
+    from web_cited_graph import PAGES
+
+    assert PAGES == {"garage": (1, 1), "desk": (2, 3)}
+    open_page(page, f"{probe_server.url}/cited")
+    ask(page, "Parking and the desk?")
+    page.wait_for_selector(".msg.bot .sources .source")
+    wait_idle(page)
+    check_state(page, request, "one-page-and-long-document")
+    (seen,) = page.evaluate(SEEN_ANSWERS)
+    assert [(s["name"], s["page"]) for s in seen["sources"]] == [
+        ("Garage", []),
+        ("Front desk", [say("pages", pages="2")]),  # "2. oldal": the tests' locale
+    ]
+
+
+def test_R9_a_reloaded_earlier_answer_shows_its_sources_quotes_and_links_as_it_did(
+    probe_server: DevServer, page: Any, request: pytest.FixtureRequest
+) -> None:
+    """The state holds the last answer's sentences; each answer's message carries its own."""
+    from web_cited_graph import DESK_QUESTION, SUPPORTING
+
+    open_page(page, f"{probe_server.url}/cited")
+    ask(page, "Parking and the desk?")
+    page.wait_for_selector(".msg.bot .sources .source")
+    wait_idle(page)
+    ask(page, DESK_QUESTION)
+    page.locator(".msg.bot").nth(1).locator(".sources .source").first.wait_for()
+    wait_idle(page)
+    live = page.evaluate(SEEN_ANSWERS)
+
+    page.reload()
+    page.wait_for_selector("body[data-ready='true']")
+    page.locator(".msg.bot").nth(1).locator(".sources .source").first.wait_for()
+    check_state(page, request, "reloaded-quoted-answers")
+    assert page.evaluate(SEEN_ANSWERS) == live  # every turn as it showed when it was the last
+    first, second = live
+    assert [s["quotes"] for s in first["sources"]] == [[SUPPORTING[0]], [SUPPORTING[1]]]
+    assert first["links"][0] == f"[1] {SUPPORTING[0]}"
+    assert first["answer"].splitlines()[0].endswith("[1] A weekly pass costs 8000 Ft. [1]")
+    assert [s["name"] for s in second["sources"]] == ["Front desk"]  # its own, not the first's
+
+
 # Wraps fetch: records each run's body; the first run's request fails as a network error.
 FAIL_FIRST_RUN = """
 () => {

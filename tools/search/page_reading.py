@@ -129,6 +129,7 @@ def read_pages(
             sentence_number=0,
             text=answer.strip(),
             sentence_score=READ_SCORE,
+            page_count=None if info is None else info.page_count,  # R9: one page, no "p. 1"
         )
         if known is not None and known.holds(read):
             ctx.progress("NOTHING_NEW", detail=at)

@@ -123,3 +123,25 @@ class PageGraphStore(DocumentStore, Protocol):
     def linked_pages(self, document_id: str, page: int, *, limit: int = 8) -> list[PageLink]:
         """Pages linked to one page by adjacency or shared rare terms, best first."""
         ...
+
+
+def with_page_counts(
+    store: DocumentStore, documents: Sequence[UniqueTextDocument]
+) -> list[UniqueTextDocument]:
+    """``documents``, each with its document's page count as ``store`` knows it (R9).
+
+    A source is then cited with its page only when its document has several (a
+    one-page document's "p. 1" tells a person nothing). One lookup per document; a
+    document the store does not know is left as it is.
+    """
+    counts: dict[str, int | None] = {}
+    counted: list[UniqueTextDocument] = []
+    for doc in documents:
+        if doc.document_id not in counts:
+            info = store.document(doc.document_id)
+            counts[doc.document_id] = None if info is None else info.page_count
+        count = counts[doc.document_id]
+        if count is not None and doc.page_count != count:
+            doc = doc.model_copy(update={"page_count": count})
+        counted.append(doc)
+    return counted

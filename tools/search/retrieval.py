@@ -17,7 +17,7 @@ from toolweave.state.results import ToolResult
 from toolweave.tools.base import ChatbotTool, EmptyRequest, ToolCallContext
 from toolweave.tools.search import vectors
 from toolweave.tools.search.passages import NEIGHBOURS, passages
-from toolweave.tools.search.protocol import DocumentStore
+from toolweave.tools.search.protocol import DocumentStore, with_page_counts
 
 DEFAULT_LIMIT = 8
 """Hits (best sentences) a retrieval widens to passages by default."""
@@ -56,7 +56,8 @@ def retrieve(
     if also.strip():
         more: list[UniqueTextDocument] = search(also, limit=limit, lang=lang)
         hits = vectors.fused_documents(hits, more, limit + limit // 2)
-    return passages(hits, store.page_sentences, max_chars=max_chars, neighbours=neighbours)
+    found = passages(hits, store.page_sentences, max_chars=max_chars, neighbours=neighbours)
+    return with_page_counts(store, found)  # R9: "p. N" only for a document of several
 
 
 def name_tool(tool: Any, name: str, domain: str | None) -> None:

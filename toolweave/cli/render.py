@@ -325,7 +325,7 @@ def source_lines(
     quote = _quoting(said)
     lines = [texts["heading"]]
     for number, source in enumerate(listed, start=1):
-        pages = ", ".join(map(str, source.pages))
+        pages = ", ".join(map(str, source.cited_pages))
         page = ", " + texts["page"].format(pages=pages) if pages else ""
         url = f" — {source.url}" if source.url else ""
         mark = f"[{number}]" if said else "-"

@@ -21,6 +21,8 @@
 
   const ANSWER_TAG = "toolweave:answer";
   const MESSAGE_SOURCES = "toolweave_sources"; // an answer message's own sources (R9, MESSAGE_SOURCES_KEY)
+  const MESSAGE_SENTENCES = "toolweave_sentences"; // its sentences citing them, with quotes (MESSAGE_SENTENCES_KEY)
+  const MESSAGE_SNIPPETS = "toolweave_snippets"; // its uncited sources' first passages (MESSAGE_SNIPPETS_KEY)
   const STREAM_MODES = ["messages-tuple", "custom"];
   const MAX_ROUNDS = 25; // client-tool answers and resumes in one turn, at most
   const HEALTH_INTERVAL_MS = 3000;
@@ -636,11 +638,21 @@
       const first = shorten(firstText(src.document_id), SNIPPET_CHARS);
       return {
         name: src.name || src.document_id || t("document"),
-        pages: Array.isArray(src.pages) ? src.pages : [],
+        pages: citedPages(src),
         url: safeUrl(src.url),
         quotes: quotes !== null ? quotes : first ? [first] : [],
       };
     });
+  }
+
+  /**
+   * The pages a source is cited with (R9, Source.cited_pages): its pages, none for a
+   * document of one page ("p. 1" of it tells a person nothing); a page of a document of
+   * several, or of one whose page count the tool did not know, is shown.
+   */
+  function citedPages(src) {
+    const pages = Array.isArray(src.pages) ? src.pages : [];
+    return src.page_count === 1 ? [] : pages;
   }
 
   function safeUrl(url) {
@@ -1085,20 +1097,32 @@
       } else if (message.type === "ai") {
         turn = new Turn();
         turn.setAnswer(text);
-        turn.showSources({ sources: messageSources(message) }); // the last turn's come fuller
+        turn.showSources(messageValues(message, text)); // as it showed them when it was the last
       }
     }
     return turn;
   }
 
   /**
-   * An answer message's own sources (R9): the answer node puts them on each answer's
-   * message, so an earlier turn shows its sources after a reload (the state's `sources`
-   * are the last answer's). None for a question, or a message stored before they were.
+   * An answer message's own sources (R9), as the state's values showSources reads: the
+   * answer node puts on each answer's message its sources, its sentences that cite them
+   * (with the sentence of each source that supports them) and the first passage of each
+   * source none cites, so an earlier turn shows after a reload what it showed as the
+   * current one (the state's `sources` are the last answer's). None for a question; a
+   * message stored before the quotes were shows its sources alone.
    */
-  function messageSources(message) {
+  function messageValues(message, text) {
     const meta = (message && message.response_metadata) || {};
-    return Array.isArray(meta[MESSAGE_SOURCES]) ? meta[MESSAGE_SOURCES] : [];
+    const list = (key) => (Array.isArray(meta[key]) ? meta[key] : []);
+    const snippets = meta[MESSAGE_SNIPPETS] && typeof meta[MESSAGE_SNIPPETS] === "object"
+      ? meta[MESSAGE_SNIPPETS]
+      : {};
+    return {
+      answer: text,
+      sources: list(MESSAGE_SOURCES),
+      answer_sentences: list(MESSAGE_SENTENCES).map((s) => Object.assign({ supported: true }, s)),
+      documents: Object.entries(snippets).map(([id, snippet]) => ({ document_id: id, text: snippet })),
+    };
   }
 
   async function restore() {

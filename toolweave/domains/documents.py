@@ -15,7 +15,12 @@ from urllib.parse import urlsplit
 
 from toolweave.coordinators.deep_search import DeepSearchCoordinator
 from toolweave.persistence import POSTGRES_SCHEMES
-from toolweave.state.errors import ConfigurationError, DatabaseUnavailableError, InvalidRequestError
+from toolweave.state.errors import (
+    ConfigurationError,
+    DatabaseUnavailableError,
+    InvalidRequestError,
+    UnknownDomainError,
+)
 from toolweave.tools.base import ChatbotTool
 from toolweave.tools.domain import DEFAULT_SYSTEM_PROMPT, Domain
 from toolweave.tools.search.context_search import ContextSearchTool
@@ -212,6 +217,57 @@ def _use_embeddings(store: PageGraphStore, embeddings: EmbeddingsOption) -> None
     use(embeddings)
 
 
+def _found_store(
+    name: str, data_dir: str | os.PathLike[str] | None, database_url: str | None
+) -> PageGraphStore | None:
+    """The store ``toolweave ingest --domain NAME`` filled, or ``None`` when it filled none."""
+    if database_url is not None and is_postgres_url(database_url):
+        store = postgres_store(database_url, name)
+        if len(store):
+            return store
+        store.close()  # not in the database: maybe ingested into the data directory before
+    path = documents_path(name, data_dir)
+    return SqliteDocumentStore(path) if path.is_file() else None
+
+
+def ingested_store(
+    name: str, *, data_dir: str | os.PathLike[str] | None = None, database_url: str | None = None
+) -> PageGraphStore:
+    """The documents ``toolweave ingest PATH... --domain NAME`` stored, to build on (N1).
+
+    A domain package that adds its own tools to documents ingested from the command line
+    gives this store to :func:`documents_domain` under the same name; its plugin's domain
+    then takes the ingested domain's place::
+
+        def load():
+            store = ingested_store("bikes")
+            return documents_domain("bikes", store, tools=[BookRepair()])
+
+    Args:
+        name: The ``--domain`` the documents were ingested under.
+        data_dir: Where ``toolweave ingest`` put them; default: the CLI's data
+            directory (``TOOLWEAVE_DATA_DIR``, else the user data directory).
+        database_url: A ``postgresql://`` URL the documents were ingested into
+            (``toolweave ingest --database-url``), looked up before the data directory.
+
+    Returns:
+        The store, opened where the command line left it.
+
+    Raises:
+        UnknownDomainError: Nothing was ingested under ``name`` there; the message names
+            the file looked for and the command that fills it.
+    """
+    store = _found_store(validate_domain_name(name), data_dir, database_url)
+    if store is None:
+        where = documents_path(name, data_dir)
+        raise UnknownDomainError(
+            f"no documents were ingested for domain {name!r} (looked for {where}): run "
+            f"`toolweave ingest PATH... --domain {name}` first, with the same data directory "
+            "(TOOLWEAVE_DATA_DIR) the domain is loaded with"
+        )
+    return store
+
+
 def load_documents_domain(
     name: str, data_dir: str | os.PathLike[str] | None = None, *, database_url: str | None = None
 ) -> tuple[Domain, list[ChatbotTool[Any]]] | None:
@@ -224,12 +280,5 @@ def load_documents_domain(
             database first, then in the data directory (other URLs, such as
             ``sqlite:///`` ones for threads, leave documents in the data directory).
     """
-    if database_url is not None and is_postgres_url(database_url):
-        store = postgres_store(database_url, name)
-        if len(store):
-            return documents_domain(name, store)
-        store.close()  # not in the database: maybe ingested into the data directory before
-    path = documents_path(name, data_dir)
-    if not path.is_file():
-        return None
-    return documents_domain(name, SqliteDocumentStore(path))
+    store = _found_store(name, data_dir, database_url)
+    return None if store is None else documents_domain(name, store)

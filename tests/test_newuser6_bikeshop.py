@@ -17,6 +17,7 @@ import logging
 import subprocess
 import sys
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from cli_support import OFFLINE_UNSET, run
@@ -26,8 +27,19 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda
 from langgraph.checkpoint.memory import InMemorySaver
 from newuser6_domain.shop import BOOKINGS, DOCS, PAGES, Bookings, shop_domain
+from pydantic import BaseModel
 
-from toolweave import OfflineAssistant, build_graph, pending_clarification, reply
+from toolweave import (
+    ChatbotTool,
+    ConfigurationError,
+    Domain,
+    OfflineAssistant,
+    ToolCallContext,
+    ToolResult,
+    build_graph,
+    pending_clarification,
+    reply,
+)
 from toolweave.adapters.langchain import as_agent_tool
 from toolweave.domains import ingested_store
 from toolweave.evaluation import evaluate, load_golden
@@ -143,6 +155,34 @@ def test_N1_eval_failures_lists_a_case_whose_facts_were_not_found(
     assert len(listed) == 1
     assert listed[0].startswith("- f2: 'How much is a storage fee?': facts not found: '3 euros")
     assert "2 euros per day" in listed[0]  # what the answer said instead
+
+
+class _SlotRequest(BaseModel):
+    day: Literal["tuesday", "friday"]  # no default: the slip
+
+
+class _SlotTool(ChatbotTool[_SlotRequest]):
+    name = "slot"
+    domain = "shop"
+    request_model = _SlotRequest
+    executable_instruction = "slot: true when the user asks to book a slot."
+
+    def execute(self, request: _SlotRequest, ctx: ToolCallContext) -> ToolResult | None:
+        return ToolResult.as_answer(self.name, f"Booked for {request.day}.")
+
+
+def test_N1_T6_a_request_field_without_a_default_is_refused_when_the_graph_is_built() -> None:
+    """A required field made every question without it an invalid request, silently.
+
+    The offline model left the tool uncalled ("no information", no log line); the
+    error now names the field and the two ways to write it (T6 default, T13).
+    """
+    with pytest.raises(ConfigurationError) as caught:
+        build_graph(Domain(name="shop"), [_SlotTool()])
+    message = str(caught.value)
+    assert "_SlotRequest field(s) 'day' have no default" in message
+    assert "`day: ... | None = None`" in message
+    assert "required_inputs" in message
 
 
 # The paths the round drove, pinned (they worked as the docs say).

@@ -214,6 +214,25 @@ def test_Q1_Q6_the_booking_asks_the_day_and_books_once_per_idempotency_key(
     assert BOOKINGS.count() == before + 1
 
 
+def test_Q1_X3_a_reply_the_tool_cannot_use_asks_again_when_it_returns_the_clarification(
+    ingested: Path,
+) -> None:
+    """The guide's advice: "Sunday" (closed) is asked again, then "Friday" books once."""
+    before = BOOKINGS.count()
+    graph = build_graph(*shop_domain(ingested_store(DOCS)), checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "b2"}}
+    graph.invoke("Please book a repair slot for my bike.", config)
+    out = graph.invoke({"messages": [("human", "Sunday")]}, config)
+    assert out.get("answer") is None
+    again = pending_clarification(graph, config)
+    assert again is not None
+    assert again["question"] == "Which day would you like to bring the bike in?"
+    assert BOOKINGS.count() == before
+    out = reply(graph, config, "Friday")
+    assert out["answer"].startswith("Booked: a repair slot on Friday")
+    assert BOOKINGS.count() == before + 1
+
+
 def test_Q6_a_booking_repeated_under_one_key_returns_the_first_reference() -> None:
     """The tool's own dedupe, as the guide's ticket tool: the key, in one transaction."""
     bookings = Bookings(":memory:")

@@ -214,20 +214,21 @@ class BookRepair(ClarifiableTool[BookingRequest]):
     def execute(self, request: BookingRequest, ctx: ToolCallContext) -> ToolResult | None:
         """Book the named day, or ask which day."""
         day = request.day or day_in(ctx.text)
-        if day is None:
-            return ToolResult.clarification(
-                self.name,
-                "Which day would you like to bring the bike in?",
-                [d.capitalize() for d in DAYS],
-            )
-        return self._book(day, ctx)
+        return self._ask() if day is None else self._book(day, ctx)
+
+    def _ask(self) -> ToolResult:
+        return ToolResult.clarification(
+            self.name,
+            "Which day would you like to bring the bike in?",
+            [d.capitalize() for d in DAYS],
+        )
 
     def execute_with_clarification(
         self, request: BookingRequest, ctx: ToolCallContext, reply: str
     ) -> ToolResult | None:
-        """Book the day the reply names."""
+        """Book the day the reply names; ask again when it names no day the shop opens."""
         day = day_in(reply)
-        return None if day is None else self._book(day, ctx)
+        return self._ask() if day is None else self._book(day, ctx)
 
     def _book(self, day: str, ctx: ToolCallContext) -> ToolResult:
         reference = BOOKINGS.book(ctx.idempotency_key, day)

@@ -241,10 +241,10 @@ def ingested_store(
 ) -> PageGraphStore:
     """The documents ``toolweave ingest PATH... --domain NAME`` stored, to build on (N1).
 
-    A plugin's loader gives it to :func:`~toolweave.documents_domain` under the same
-    name, with its own tools: ``documents_domain("bikes", ingested_store("bikes"),
-    tools=[...])``; the plugin's domain then takes the ingested one's place.
-    :func:`toolweave.domains.documents.ingested_store` has the details.
+    A plugin's loader gives it to :func:`~toolweave.documents_domain` with its own tools:
+    ``documents_domain("bikes", ingested_store("bikes-docs"), tools=[...])`` after
+    ``toolweave ingest pages/ --domain bikes-docs`` (a plugin's own domain name cannot be
+    ingested into). :func:`toolweave.domains.documents.ingested_store` has the details.
 
     Raises:
         UnknownDomainError: Nothing was ingested under ``name``; the message names the

@@ -236,11 +236,12 @@ def ingested_store(
     """The documents ``toolweave ingest PATH... --domain NAME`` stored, to build on (N1).
 
     A domain package that adds its own tools to documents ingested from the command line
-    gives this store to :func:`documents_domain` under the same name; its plugin's domain
-    then takes the ingested domain's place::
+    gives this store to :func:`documents_domain` in its plugin's loader. The documents
+    keep a name of their own (``toolweave ingest`` refuses a plugin's domain name, whose
+    plugin would never read them)::
 
-        def load():
-            store = ingested_store("bikes")
+        def load():  # toolweave ingest pages/ --domain bikes-docs
+            store = ingested_store("bikes-docs")
             return documents_domain("bikes", store, tools=[BookRepair()])
 
     Args:

@@ -88,6 +88,12 @@ def test_N1_a_domain_package_builds_on_the_documents_toolweave_ingest_stored(
     assert "18 euros a pair" in out["answer"]
 
 
+def test_N1_ingested_store_takes_the_domains_own_stopwords(ingested: Path) -> None:
+    """The guide's ``stopwords=`` (words every page holds) reach the ingested store too."""
+    assert tuple(ingested_store(DOCS, stopwords=["bike"]).stopwords) == ("bike",)
+    assert tuple(ingested_store(DOCS).stopwords) == ()
+
+
 def test_N1_ingested_store_without_an_ingest_names_the_file_and_the_command(
     data_dir: Path,
 ) -> None:

@@ -26,6 +26,8 @@ from toolweave.tools.plugins import (
 from toolweave.tools.registry import AnyTool
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from toolweave.tools.search.protocol import PageGraphStore
 
 logger = logging.getLogger(__name__)
@@ -237,7 +239,11 @@ def load_domain(
 
 
 def ingested_store(
-    name: str, *, data_dir: str | os.PathLike[str] | None = None, database_url: str | None = None
+    name: str,
+    *,
+    data_dir: str | os.PathLike[str] | None = None,
+    database_url: str | None = None,
+    stopwords: Iterable[str] = (),
 ) -> PageGraphStore:
     """The documents ``toolweave ingest PATH... --domain NAME`` stored, to build on (N1).
 
@@ -252,7 +258,7 @@ def ingested_store(
     """
     from toolweave.domains.documents import ingested_store as opened
 
-    return opened(name, data_dir=data_dir, database_url=database_url)
+    return opened(name, data_dir=data_dir, database_url=database_url, stopwords=stopwords)
 
 
 def _calibrated(bundle: DomainBundle) -> DomainBundle:

@@ -70,7 +70,9 @@ def is_postgres_url(url: str | None) -> bool:
     return bool(url) and urlsplit(url or "").scheme in POSTGRES_SCHEMES
 
 
-def postgres_store(database_url: str, domain: str) -> PostgresDocumentStore:
+def postgres_store(
+    database_url: str, domain: str, *, stopwords: Iterable[str] = ()
+) -> PostgresDocumentStore:
     """The PostgreSQL document store of ``domain`` (its collection) in ``database_url``.
 
     Raises:
@@ -79,7 +81,9 @@ def postgres_store(database_url: str, domain: str) -> PostgresDocumentStore:
     """
     from toolweave.tools.search.postgres_store import PostgresDocumentStore
 
-    return PostgresDocumentStore(database_url, collection=validate_domain_name(domain))
+    return PostgresDocumentStore(
+        database_url, collection=validate_domain_name(domain), stopwords=stopwords
+    )
 
 
 def ingested_domains(
@@ -218,20 +222,27 @@ def _use_embeddings(store: PageGraphStore, embeddings: EmbeddingsOption) -> None
 
 
 def _found_store(
-    name: str, data_dir: str | os.PathLike[str] | None, database_url: str | None
+    name: str,
+    data_dir: str | os.PathLike[str] | None,
+    database_url: str | None,
+    stopwords: Iterable[str] = (),
 ) -> PageGraphStore | None:
     """The store ``toolweave ingest --domain NAME`` filled, or ``None`` when it filled none."""
     if database_url is not None and is_postgres_url(database_url):
-        store = postgres_store(database_url, name)
+        store = postgres_store(database_url, name, stopwords=stopwords)
         if len(store):
             return store
         store.close()  # not in the database: maybe ingested into the data directory before
     path = documents_path(name, data_dir)
-    return SqliteDocumentStore(path) if path.is_file() else None
+    return SqliteDocumentStore(path, stopwords=stopwords) if path.is_file() else None
 
 
 def ingested_store(
-    name: str, *, data_dir: str | os.PathLike[str] | None = None, database_url: str | None = None
+    name: str,
+    *,
+    data_dir: str | os.PathLike[str] | None = None,
+    database_url: str | None = None,
+    stopwords: Iterable[str] = (),
 ) -> PageGraphStore:
     """The documents ``toolweave ingest PATH... --domain NAME`` stored, to build on (N1).
 
@@ -250,6 +261,8 @@ def ingested_store(
             directory (``TOOLWEAVE_DATA_DIR``, else the user data directory).
         database_url: A ``postgresql://`` URL the documents were ingested into
             (``toolweave ingest --database-url``), looked up before the data directory.
+        stopwords: Words nearly every page holds, dropped from queries (the stores'
+            ``stopwords``: a domain's own, such as its name).
 
     Returns:
         The store, opened where the command line left it.
@@ -258,7 +271,7 @@ def ingested_store(
         UnknownDomainError: Nothing was ingested under ``name`` there; the message names
             the file looked for and the command that fills it.
     """
-    store = _found_store(validate_domain_name(name), data_dir, database_url)
+    store = _found_store(validate_domain_name(name), data_dir, database_url, stopwords)
     if store is None:
         where = documents_path(name, data_dir)
         raise UnknownDomainError(

@@ -31,7 +31,8 @@ def check_declaration(tool: ChatbotTool[Any]) -> None:
     """Refuse a tool whose ``required_inputs`` or attribute names would be silently ignored.
 
     Raises:
-        ConfigurationError: ``request_model`` is no pydantic model, ``required_inputs``
+        ConfigurationError: ``request_model`` is no pydantic model or has a field
+            without a default (never valid for a question that omits it), ``required_inputs``
             names no field of it, a class attribute of the tool's own is a
             near-spelling of one the library reads (and is not that one), or a method
             the library calls (``execute``…) cannot take the arguments it is given.
@@ -49,6 +50,16 @@ def _check_request_model(tool: ChatbotTool[Any]) -> None:
             f"tool {tool.name!r}: request_model is {model!r}, not a pydantic model: "
             "subclass pydantic.BaseModel (every field with a default), or leave it out "
             "for toolweave.EmptyRequest (T6)"
+        )
+    required = [name for name, field in model.model_fields.items() if field.is_required()]
+    if required:
+        names = ", ".join(map(repr, required))
+        raise ConfigurationError(
+            f"tool {tool.name!r}: {model.__name__} field(s) {names} have no default, so a "
+            "question that does not say them gives no valid request and the tool is not "
+            f"called: give every field a default (`{required[0]}: ... | None = None`, T6), and "
+            "name the fields the tool cannot run without in required_inputs, which asks "
+            "for them or declines (T13)"
         )
 
 

@@ -14,7 +14,7 @@ import hashlib
 import importlib.util
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -58,11 +58,29 @@ def numpy_module() -> Any:
     return numpy
 
 
+@contextlib.contextmanager
+def _root_logging_kept() -> Iterator[None]:
+    """Undo what an import does to the root logger (N1: the host application's logging).
+
+    ``wordllama`` calls ``logging.basicConfig(level=logging.INFO)`` when imported, which
+    would give an application that embeds toolweave a stderr handler and INFO lines of
+    every library; a library leaves the root logger as the application set it.
+    """
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        yield
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+
+
 @functools.cache
 def _wordllama() -> Any:
     """The bundled static model, loaded once per process from the package folder (no network)."""
     try:
-        import wordllama
+        with _root_logging_kept():
+            import wordllama
     except ImportError as exc:
         raise EmbeddingsExtraMissingError(
             "StaticEmbeddings needs wordllama: pip install 'toolweave[embeddings]'"

@@ -73,7 +73,9 @@ def add_parser(commands: Any, *, parents: list[argparse.ArgumentParser]) -> None
         "the table shows every half run, side by side (default: all)",
     )
     parser.add_argument(
-        "--failures", action="store_true", help="list the cases routed wrongly after the table"
+        "--failures",
+        action="store_true",
+        help="list the cases that missed (routing, facts, clarification, sources) after the table",
     )
     parser.add_argument(
         "--timeout",
@@ -153,18 +155,46 @@ def _cases(args: argparse.Namespace) -> tuple[Path, list[Any]]:
     return golden, cases
 
 
+ANSWER_SHOWN = 120
+"""Characters of a failing case's answer ``--failures`` shows."""
+
+
+def _failure_reasons(result: CaseResult) -> list[str]:
+    """What a case missed, in words: routing, facts, clarification, sources (N1)."""
+    from toolweave.evaluation import holds_fact
+
+    reasons: list[str] = []
+    if not result.exact:
+        expected = ", ".join(sorted(result.case.expected_tools)) or "none"
+        routed = ", ".join(sorted(result.routed)) or "none"
+        why = f" ({result.error})" if result.error else ""
+        reasons.append(f"expected {expected}, routed {routed}{why}")
+    if not result.clarification_ok and result.error is None:
+        reasons.append("asked back" if result.pause else "did not ask back")
+    if result.facts_ok is False:
+        if result.case.expects_no_information:
+            reasons.append("expected no information")
+        else:
+            missing = [f for f in result.case.expected_facts if not holds_fact(result.answer, f)]
+            reasons.append(
+                f"facts not found: {', '.join(map(repr, missing or result.case.expected_facts))}"
+            )
+    if result.sources_ok is False:
+        reasons.append("a listed source backs nothing the answer says")
+    return reasons
+
+
 def _print_failures(report: EvalReport, out: TextIO) -> None:
+    """Every case that missed anything the table counts, and what it missed."""
     print("", file=out)
     for result in report.results:
-        if not result.exact:
-            expected = ", ".join(sorted(result.case.expected_tools)) or "none"
-            routed = ", ".join(sorted(result.routed)) or "none"
-            why = f" ({result.error})" if result.error else ""
-            print(
-                f"- {result.case.id}: {result.case.question!r}: expected {expected}, "
-                f"routed {routed}{why}",
-                file=out,
-            )
+        reasons = _failure_reasons(result)
+        if not reasons:
+            continue
+        answer = " ".join(result.answer.split())
+        shown = answer if len(answer) <= ANSWER_SHOWN else answer[: ANSWER_SHOWN - 1] + "…"
+        said = f"; answer: {shown!r}" if result.facts_ok is False else ""
+        print(f"- {result.case.id}: {result.case.question!r}: {'; '.join(reasons)}{said}", file=out)
 
 
 def _assistant(args: argparse.Namespace, assistant: LlmAssistant) -> LlmAssistant | None:

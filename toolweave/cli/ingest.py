@@ -72,7 +72,10 @@ def cmd_ingest(args: argparse.Namespace, out: TextIO) -> int:
     domain = validate_domain_name(args.domain)
     if domain in installed_domains():
         raise InvalidRequestError(
-            f"{domain!r} is the bundled domain of an installed plugin; ingest into another name"
+            f"{domain!r} is the bundled domain of an installed plugin, which reads no documents "
+            f"ingested under its name; ingest into another name (`--domain {domain}-docs`), "
+            f"and let the plugin build on them with "
+            f"`toolweave.domains.ingested_store({domain + '-docs'!r})`"
         )
     if missing := [path for path in args.paths if not Path(path).expanduser().exists()]:
         raise InvalidRequestError(f"no such file or folder: {missing[0]}")

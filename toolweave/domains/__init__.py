@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field, replace
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolweave.state.errors import ConfigurationError, UnknownDomainError
 from toolweave.tools.domain import Domain
@@ -24,6 +24,11 @@ from toolweave.tools.plugins import (
     load_plugin,
 )
 from toolweave.tools.registry import AnyTool
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from toolweave.tools.search.protocol import PageGraphStore
 
 logger = logging.getLogger(__name__)
 
@@ -231,6 +236,29 @@ def load_domain(
             f"domain plugin {key!r} ({where}) failed to load: {type(exc).__name__}: {exc}"
         ) from exc
     return _calibrated(_validated(key, bundle))
+
+
+def ingested_store(
+    name: str,
+    *,
+    data_dir: str | os.PathLike[str] | None = None,
+    database_url: str | None = None,
+    stopwords: Iterable[str] = (),
+) -> PageGraphStore:
+    """The documents ``toolweave ingest PATH... --domain NAME`` stored, to build on (N1).
+
+    A plugin's loader gives it to :func:`~toolweave.documents_domain` with its own tools:
+    ``documents_domain("bikes", ingested_store("bikes-docs"), tools=[...])`` after
+    ``toolweave ingest pages/ --domain bikes-docs`` (a plugin's own domain name cannot be
+    ingested into). :func:`toolweave.domains.documents.ingested_store` has the details.
+
+    Raises:
+        UnknownDomainError: Nothing was ingested under ``name``; the message names the
+            file looked for and the command that fills it.
+    """
+    from toolweave.domains.documents import ingested_store as opened
+
+    return opened(name, data_dir=data_dir, database_url=database_url, stopwords=stopwords)
 
 
 def _calibrated(bundle: DomainBundle) -> DomainBundle:

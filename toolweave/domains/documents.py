@@ -15,7 +15,12 @@ from urllib.parse import urlsplit
 
 from toolweave.coordinators.deep_search import DeepSearchCoordinator
 from toolweave.persistence import POSTGRES_SCHEMES
-from toolweave.state.errors import ConfigurationError, DatabaseUnavailableError, InvalidRequestError
+from toolweave.state.errors import (
+    ConfigurationError,
+    DatabaseUnavailableError,
+    InvalidRequestError,
+    UnknownDomainError,
+)
 from toolweave.tools.base import ChatbotTool
 from toolweave.tools.domain import DEFAULT_SYSTEM_PROMPT, Domain
 from toolweave.tools.search.context_search import ContextSearchTool
@@ -65,7 +70,9 @@ def is_postgres_url(url: str | None) -> bool:
     return bool(url) and urlsplit(url or "").scheme in POSTGRES_SCHEMES
 
 
-def postgres_store(database_url: str, domain: str) -> PostgresDocumentStore:
+def postgres_store(
+    database_url: str, domain: str, *, stopwords: Iterable[str] = ()
+) -> PostgresDocumentStore:
     """The PostgreSQL document store of ``domain`` (its collection) in ``database_url``.
 
     Raises:
@@ -74,7 +81,9 @@ def postgres_store(database_url: str, domain: str) -> PostgresDocumentStore:
     """
     from toolweave.tools.search.postgres_store import PostgresDocumentStore
 
-    return PostgresDocumentStore(database_url, collection=validate_domain_name(domain))
+    return PostgresDocumentStore(
+        database_url, collection=validate_domain_name(domain), stopwords=stopwords
+    )
 
 
 def ingested_domains(
@@ -212,6 +221,67 @@ def _use_embeddings(store: PageGraphStore, embeddings: EmbeddingsOption) -> None
     use(embeddings)
 
 
+def _found_store(
+    name: str,
+    data_dir: str | os.PathLike[str] | None,
+    database_url: str | None,
+    stopwords: Iterable[str] = (),
+) -> PageGraphStore | None:
+    """The store ``toolweave ingest --domain NAME`` filled, or ``None`` when it filled none."""
+    if database_url is not None and is_postgres_url(database_url):
+        store = postgres_store(database_url, name, stopwords=stopwords)
+        if len(store):
+            return store
+        store.close()  # not in the database: maybe ingested into the data directory before
+    path = documents_path(name, data_dir)
+    return SqliteDocumentStore(path, stopwords=stopwords) if path.is_file() else None
+
+
+def ingested_store(
+    name: str,
+    *,
+    data_dir: str | os.PathLike[str] | None = None,
+    database_url: str | None = None,
+    stopwords: Iterable[str] = (),
+) -> PageGraphStore:
+    """The documents ``toolweave ingest PATH... --domain NAME`` stored, to build on (N1).
+
+    A domain package that adds its own tools to documents ingested from the command line
+    gives this store to :func:`documents_domain` in its plugin's loader. The documents
+    keep a name of their own (``toolweave ingest`` refuses a plugin's domain name, whose
+    plugin would never read them)::
+
+        def load():  # toolweave ingest pages/ --domain bikes-docs
+            store = ingested_store("bikes-docs")
+            return documents_domain("bikes", store, tools=[BookRepair()])
+
+    Args:
+        name: The ``--domain`` the documents were ingested under.
+        data_dir: Where ``toolweave ingest`` put them; default: the CLI's data
+            directory (``TOOLWEAVE_DATA_DIR``, else the user data directory).
+        database_url: A ``postgresql://`` URL the documents were ingested into
+            (``toolweave ingest --database-url``), looked up before the data directory.
+        stopwords: Words nearly every page holds, dropped from queries (the stores'
+            ``stopwords``: a domain's own, such as its name).
+
+    Returns:
+        The store, opened where the command line left it.
+
+    Raises:
+        UnknownDomainError: Nothing was ingested under ``name`` there; the message names
+            the file looked for and the command that fills it.
+    """
+    store = _found_store(validate_domain_name(name), data_dir, database_url, stopwords)
+    if store is None:
+        where = documents_path(name, data_dir)
+        raise UnknownDomainError(
+            f"no documents were ingested for domain {name!r} (looked for {where}): run "
+            f"`toolweave ingest PATH... --domain {name}` first, with the same data directory "
+            "(TOOLWEAVE_DATA_DIR) the domain is loaded with"
+        )
+    return store
+
+
 def load_documents_domain(
     name: str, data_dir: str | os.PathLike[str] | None = None, *, database_url: str | None = None
 ) -> tuple[Domain, list[ChatbotTool[Any]]] | None:
@@ -224,12 +294,5 @@ def load_documents_domain(
             database first, then in the data directory (other URLs, such as
             ``sqlite:///`` ones for threads, leave documents in the data directory).
     """
-    if database_url is not None and is_postgres_url(database_url):
-        store = postgres_store(database_url, name)
-        if len(store):
-            return documents_domain(name, store)
-        store.close()  # not in the database: maybe ingested into the data directory before
-    path = documents_path(name, data_dir)
-    if not path.is_file():
-        return None
-    return documents_domain(name, SqliteDocumentStore(path))
+    store = _found_store(name, data_dir, database_url)
+    return None if store is None else documents_domain(name, store)

@@ -4,6 +4,8 @@ A step that dies mid-way re-runs on resume, so tool calls are at least once; a t
 with a side effect deduplicates on ``ctx.idempotency_key``. The key comes from what
 the checkpoint holds (never LangGraph's ``run_id``, new on resume): the thread id, the
 latest human message's id, the task, the tool's name and the clarification round.
+A request amended while a question waits (Q2) carries the keys of the calls that acted
+for the request it amends (:func:`acted_calls`, :func:`earlier_call`).
 """
 
 from __future__ import annotations
@@ -173,9 +175,13 @@ def acted_calls(state: Mapping[str, Any]) -> tuple[ActedCall, ...]:
     """
     message = state.get("message")
     carried: tuple[ActedCall, ...] = tuple(message.amends) if message is not None else ()
-    kept = {call.key for call in carried}  # a kept call's entry names the carried key
+    carried_keys = {call.key for call in carried}  # a kept call's entry names its carried key
     ledger: Sequence[LedgerEntry] = state.get("ledger") or ()
-    made = [e for e in ledger if e.kind is LedgerKind.TOOL_RESULT and e.key and e.key not in kept]
+    made = [
+        e
+        for e in ledger
+        if e.kind is LedgerKind.TOOL_RESULT and e.key and e.key not in carried_keys
+    ]
     replaced = {key for entry in made for key in entry.amends}
     standing = [call for call in carried if call.key not in replaced]
     buffer: Mapping[str, Sequence[Any]] = state.get("context_buffer") or {}

@@ -299,7 +299,8 @@ def kept_effect(node: TaskNode, tool: AnyTool, earlier: ActedCall, user_lang: st
     if said:
         text = KEPT_EFFECT.get(user_lang, KEPT_EFFECT["en"]).format(said=said)
     else:
-        text = KEPT_EFFECT_UNSAID.get(user_lang, KEPT_EFFECT_UNSAID["en"]).format(tool=tool.name)
+        unsaid = KEPT_EFFECT_UNSAID.get(user_lang, KEPT_EFFECT_UNSAID["en"])
+        text = unsaid.format(tool=tool.name.replace("_", " "))
     kept = LedgerEntry(  # a result on the task (S5: ran here), under the earlier key
         kind=LedgerKind.TOOL_RESULT,
         task_no=node.task_no,

@@ -15,6 +15,8 @@ tools get no ``amends``.
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
 from pathlib import Path
 from typing import Any, ClassVar
@@ -38,8 +40,10 @@ from toolweave import (
     build_graph,
     reply,
 )
+from toolweave.graph.tool_call import kept_effect
 from toolweave.persistence import open_checkpointer
 from toolweave.state.graph_state import ActedCall
+from toolweave.state.task import TaskInfo, TaskNode
 from toolweave.testing import FunctionAssistant
 
 AMENDED = "Sorry, I meant the scanner."
@@ -180,6 +184,68 @@ def test_S5_Q6_an_amended_request_does_not_call_again_a_tool_that_takes_no_amend
     assert kept.key == ticket.tickets[0][1]  # the key of the one call that acted
 
 
+def test_Q6_S5_an_amended_request_under_ainvoke_keeps_and_amends_the_same_way() -> None:
+    """Async-first: the rule is in the step logic, so ``ainvoke`` meets it too."""
+    naive, amending = OpenTicket(), AmendingTicket()
+    graphs = [_graph(naive, split=False), _graph(amending, split=True)]
+    config = _config("async")
+
+    async def amend(graph: Any) -> dict[str, Any]:
+        await graph.ainvoke({"messages": [("human", QUESTION)]}, config)
+        out: dict[str, Any] = await graph.ainvoke({"messages": [("human", AMENDED)]}, config)
+        return out
+
+    outs = [asyncio.run(amend(graph)) for graph in graphs]
+    assert [_asked(out) for out in outs] == [["Which floor?"], ["Which floor?"]]
+    assert len(naive.tickets) == 1
+    first, second = amending.calls
+    assert second.amends == (first.idempotency_key,)
+
+
+class JsonTicket(OpenTicket):
+    """A naive ticket tool whose result is data, read for the answer by its result_text."""
+
+    def execute(self, request: EmptyRequest, ctx: ToolCallContext) -> Any:
+        self.tickets.append((ctx.task_no, ctx.idempotency_key))
+        return ToolResult.as_guaranteed_context(self.name, '{"ticket": "HD-7"}')
+
+    def result_text(self, text: str, *, user_lang: str) -> str:
+        return f"Ticket {json.loads(text)['ticket']} opened."  # raises on anything else
+
+
+def test_R10_S5_a_kept_result_reads_through_the_tools_result_text_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The earlier data is read by the tool (R10); the note is not given to it again."""
+    ticket = JsonTicket()
+    graph = _graph(ticket, split=False)
+    config = _config("json")
+    _ask(graph, config, QUESTION)
+    with caplog.at_level(logging.ERROR, logger="toolweave"):
+        _ask(graph, config, AMENDED)
+        out = reply(graph, config, "1")
+    assert (
+        "not done again: Ticket HD-7 opened. The amendment does not change this." in (out["answer"])
+    )
+    assert len(ticket.tickets) == 1
+    assert not caplog.records  # the tool's result_text never saw the note
+
+
+def test_S5_a_kept_result_with_no_text_still_says_what_was_done_in_the_users_language() -> None:
+    """A tool that streamed its answer (R4) left no text: the note names the tool."""
+    node = TaskNode(task=TaskInfo(task_no="1", task_prompt="x"))
+    earlier = ActedCall(tool="open_ticket", task_no="1", key="tw1-k")
+    outcome = kept_effect(node, OpenTicket(), earlier, "hu")
+    assert outcome.result is not None
+    assert outcome.read
+    assert outcome.result.text == (
+        "A kérés módosítása előtt már történt valami (open ticket), és nem történt meg "
+        "újra. A módosítás ezen nem változtat."
+    )
+    [kept] = outcome.ledger
+    assert (kept.verdict, kept.key) == ("kept, not run again", "tw1-k")
+
+
 def test_Q6_the_acting_calls_an_amendment_carries_read_back_from_a_checkpoint(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -250,6 +316,5 @@ def test_Q6_S5_an_amended_request_gives_an_ai_tool_that_acts_the_key_it_amends(
         [first] = tool.contexts  # not called again: its effect stands
         out = reply(graph, config, "1")
         assert (
-            "Done before the request was amended, and not done again: Filed: yes"
-            in (out["answer"])
+            "Done before the request was amended, and not done again: Filed: yes" in (out["answer"])
         )

@@ -13,10 +13,11 @@ from typing import Any
 from langchain_core.messages import AIMessage
 
 from toolweave.graph.context import Dependencies
+from toolweave.graph.idempotency import acted_calls
 from toolweave.graph.tool_call import Outcome
 from toolweave.llm.next_message import answers_the_question, correction
 from toolweave.llm.port import ClarificationExchange
-from toolweave.state.graph_state import GraphState
+from toolweave.state.graph_state import ActedCall, GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.pauses import Clarification
 from toolweave.state.results import ToolResult
@@ -49,6 +50,11 @@ CANCELLED_REASON = "the person dropped the question ({message!r}); the run ends 
 AMENDED_REASON = (
     "the next message amended the request ({message!r}): the request is asked again with "
     "{body!r}, not given to {tool} as its reply (Q2)"
+)
+ACTED_BEFORE = (
+    "acted for the request this message amends (key {key}, task {task_no} of that "
+    "request): routed again, a tool that takes amendments gets the key as ctx.amends, "
+    "any other is not called again and its effect stands (Q2, Q6, S5)"
 )
 CLOSED_REASON = (
     "the next message was a new question ({message!r}): answered as a new turn, not given "
@@ -178,17 +184,54 @@ def cancelled(pending: Clarification, message: str, user_lang: str) -> dict[str,
     }
 
 
-def closed_by_new_turn(pending: object, message: str) -> tuple[str, list[LedgerEntry]]:
-    """The question of the new turn and the ledger entry of the open question it closed (Q2).
+def _amendment(pending: object, message: str) -> str | None:
+    """What ``message`` asks instead, when it amends the request ``pending`` waits on (Q2)."""
+    if not isinstance(pending, Clarification) or pending.reply is not None:
+        return None
+    body = correction(message)
+    if body and not answers_the_question(body, pending.question, pending.choices):
+        return body
+    return None
+
+
+def amended_calls(state: GraphState, message: str) -> tuple[ActedCall, ...]:
+    """The calls of tools that act a message carries into its turn when it amends (Q2, Q6).
+
+    Read before the new turn resets the state: the effects that stand for the request
+    the open question belongs to (:func:`~toolweave.graph.idempotency.acted_calls`);
+    ``()`` for a reply, a new question or a cancel.
+    """
+    if _amendment(state.get("pause"), message) is None:
+        return ()
+    return acted_calls(state)
+
+
+def closed_by_new_turn(
+    pending: object, message: str, acted: Sequence[ActedCall] = ()
+) -> tuple[str, list[LedgerEntry]]:
+    """The question of the new turn and the ledger entries of the open question it closed (Q2).
 
     A new question is asked as it stands (``closed``); an amended request loses its
-    marker and is read against the request it corrects (``amended``).
+    marker and is read against the request it corrects (``amended``), with an entry per
+    call of ``acted`` (:func:`amended_calls`) naming its tool and key (Q6).
     """
     if not isinstance(pending, Clarification) or pending.reply is not None:
         return message, []
-    body = correction(message)
-    if body and not answers_the_question(body, pending.question, pending.choices):
+    body = _amendment(pending, message)
+    if body is not None:
         reason = AMENDED_REASON.format(message=message, tool=pending.tool, body=body)
-        return body, [_about(pending, "amended", reason)]
+        return body, [_about(pending, "amended", reason), *map(_acted_before, acted)]
     reason = CLOSED_REASON.format(message=message, tool=pending.tool)
     return message, [_about(pending, "closed", reason)]
+
+
+def _acted_before(call: ActedCall) -> LedgerEntry:
+    """The ledger entry of a call an amended request carries (no task: the tree is new)."""
+    return LedgerEntry(
+        kind=LedgerKind.CLARIFICATION,
+        tool=call.tool,
+        verdict="acted before the amendment",
+        reason=ACTED_BEFORE.format(key=call.key, task_no=call.task_no),
+        key=call.key,
+        amends=call.amends,
+    )

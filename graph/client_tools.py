@@ -10,6 +10,7 @@ extracted again with the error, at most ``Limits.ai_input_attempts`` times.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import uuid
 from collections.abc import Callable, Mapping
@@ -21,7 +22,8 @@ from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
 from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
-from toolweave.graph.idempotency import tool_call_key
+from toolweave.graph.idempotency import earlier_call, tool_call_key
+from toolweave.graph.tool_call import acting_entry, amended_keys, kept_effect
 from toolweave.graph.tool_call import entry as _entry
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.client_calls import ClientToolCall, ClientToolResultError, parse_results
@@ -59,6 +61,8 @@ class AiOutcome:
     """Extra state writes: the opened or consumed client calls (the ``pause`` key)."""
     pause: bool = False
     """True when the step opened client calls: the tool stays at the head of the queue."""
+    read: bool = False
+    """The result's text is already read for the answer (R10): taken as it is."""
 
 
 def announced_tools(
@@ -253,8 +257,8 @@ def _run_here(
         outcome.ledger.append(_entry(node, tool.name, LedgerKind.TOOL_ERROR, "failed", reason))
         return outcome
     outcome.result = _context(tool, output)
-    reason = "ran on the server"
-    outcome.ledger.append(_entry(node, tool.name, LedgerKind.TOOL_RESULT, "context", reason))
+    ran = _entry(node, tool.name, LedgerKind.TOOL_RESULT, "context", "ran on the server")
+    outcome.ledger.append(acting_entry(ran, tool, ctx.idempotency_key, ctx.amends))
     return outcome
 
 
@@ -275,6 +279,10 @@ def ai_tool_steps(
     received = _consume(state, node, tool, progress)
     if received is not None:
         return received
+    earlier = earlier_call(state, node.task_no, tool.name) if tool.side_effects else None
+    if earlier is not None and not tool.takes_amendments:  # S5, Q6: its effect stands
+        kept = kept_effect(node, tool, earlier, state["message"].user_lang)
+        return AiOutcome(result=kept.result, ledger=kept.ledger, read=True)
     outcome = AiOutcome()
     announced = announced_tools(state, runtime)
     definition = tool.definition
@@ -290,6 +298,7 @@ def ai_tool_steps(
     if in_client:
         return _pause_for_client(deps, node, tool, check, announced, outcome)
     ctx = call_context(state, runtime, node, tool, progress)
+    ctx = dataclasses.replace(ctx, amends=amended_keys(earlier))
     return (yield from _run_here(node, tool, check, outcome, ctx))
 
 

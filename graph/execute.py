@@ -142,7 +142,7 @@ def call_tool(
     if isinstance(tool, AiChatbotTool):
         progress = progress_for(deps, state, runtime, node, tool)
         ai = yield from ai_tool_steps(deps, state, runtime, node, tool, text, progress)
-        outcome = Outcome(result=ai.result, ledger=ai.ledger, llm_calls=ai.llm_calls)
+        outcome = Outcome(result=ai.result, ledger=ai.ledger, llm_calls=ai.llm_calls, read=ai.read)
         return outcome, ai.update, ai.pause
     reply = reply_for(state, name)
     outcome = yield from tool_steps(deps, state, runtime, node, name, text, reply)
@@ -204,7 +204,7 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
         if result is not None:  # R1/R7: no result is as if the tool had not been activated
             update["activated"] = [key]
         lang = state["message"].user_lang
-        reads = readable if tool is None else result_reader(tool, lang)  # R10, S5
+        reads = readable if tool is None or outcome.read else result_reader(tool, lang)
         in_doubt = name in node.as_context  # A9: its finished answer joins the context
         present = state.get("documents") or ()
         update.update(record_result(key, text, outcome, reads, in_doubt=in_doubt, present=present))

@@ -4,6 +4,8 @@ A step that dies mid-way re-runs on resume, so tool calls are at least once; a t
 with a side effect deduplicates on ``ctx.idempotency_key``. The key comes from what
 the checkpoint holds (never LangGraph's ``run_id``, new on resume): the thread id, the
 latest human message's id, the task, the tool's name and the clarification round.
+A request amended while a question waits (Q2) carries the keys of the calls that acted
+for the request it amends (:func:`acted_calls`, :func:`earlier_call`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ from langgraph.config import get_config
 
 from toolweave.llm.next_message import next_message_kind
 from toolweave.state.errors import InvalidRequestError
+from toolweave.state.graph_state import ActedCall
+from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.pauses import Clarification, awaiting, pause_of
+from toolweave.state.task import completion_key
 
 KEY_VERSION = "tw1"
 """Bumped if the derivation ever changes, so old and new keys never collide."""
@@ -154,3 +159,58 @@ def repeated_while_paused(checked: Any, values: Mapping[str, Any]) -> bool:
         return True  # the client's tool results answer it, never a message
     text = _input_messages(checked)[0].text
     return next_message_kind(text, pause.question, pause.choices) in NEW_TURN_KINDS
+
+
+# --- an amended request (Q2, Q6, S5) -----------------------------------------------------
+
+
+def acted_calls(state: Mapping[str, Any]) -> tuple[ActedCall, ...]:
+    """The calls of tools that act whose effect stands for the current request (Q6, S5).
+
+    Read from the run's state alone: the calls carried from the request this one
+    amends (``message.amends``), less those a call of this run replaced, then this
+    run's own calls, from their ledger entries (a ``key``) and the context buffer.
+    A call kept without being made again (its tool takes no amendments) stays the
+    carried one.
+    """
+    message = state.get("message")
+    carried: tuple[ActedCall, ...] = tuple(message.amends) if message is not None else ()
+    carried_keys = {call.key for call in carried}  # a kept call's entry names its carried key
+    ledger: Sequence[LedgerEntry] = state.get("ledger") or ()
+    made = [
+        e
+        for e in ledger
+        if e.kind is LedgerKind.TOOL_RESULT and e.key and e.key not in carried_keys
+    ]
+    replaced = {key for entry in made for key in entry.amends}
+    standing = [call for call in carried if call.key not in replaced]
+    buffer: Mapping[str, Sequence[Any]] = state.get("context_buffer") or {}
+    for entry in made:
+        results = buffer.get(completion_key(entry.task_no or "", entry.tool or ""))
+        text = str(getattr(results[-1], "context", "")) if results else ""
+        call = ActedCall(
+            tool=entry.tool or "",
+            task_no=entry.task_no or "",
+            key=entry.key,
+            amends=entry.amends,
+            result=text,
+        )
+        standing.append(call)
+    return tuple(standing)
+
+
+def earlier_call(state: Mapping[str, Any], task_no: str, tool: str) -> ActedCall | None:
+    """The call of ``tool`` that a call of it on ``task_no`` replaces, in an amended request.
+
+    One of the amended request's calls of the same tool (``message.amends``) not yet
+    replaced or kept in this run, the one on the same task number first; ``None`` when
+    the message amends nothing or the tool did not act for the request it amends.
+    """
+    message = state.get("message")
+    if message is None or not message.amends:
+        return None
+    ledger: Sequence[LedgerEntry] = state.get("ledger") or ()
+    taken = {key for e in ledger if e.key and e.task_no for key in (*e.amends, e.key)}
+    mine = [c for c in message.amends if c.tool == tool and c.key not in taken]
+    same_task = (call for call in mine if call.task_no == task_no)
+    return next(same_task, mine[0] if mine else None)

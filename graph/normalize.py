@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
 from toolweave.coordinators.base import AgentCoordinator
-from toolweave.graph.clarify import closed_by_new_turn
+from toolweave.graph.clarify import amended_calls, closed_by_new_turn
 from toolweave.graph.context import Dependencies, Limits, RunContext, assistant_for, user_data_for
 from toolweave.graph.nodes import Steps, make_node
 from toolweave.graph.normalized import check_normalized
@@ -175,7 +175,8 @@ def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
     def normalize(state: GraphState, runtime: Runtime[RunContext]) -> Steps[dict[str, Any]]:
         """Turn the last message into a standalone root task and reset the per-message state."""
         message, history = split_conversation(state["messages"], deps.limits)
-        question, closed = closed_by_new_turn(state.get("pause"), message)  # Q2: a new turn
+        amends = amended_calls(state, message)  # Q6: what the request it amends did
+        question, closed = closed_by_new_turn(state.get("pause"), message, amends)  # Q2
         assistant = assistant_for(deps, runtime)
         lang = deps.domain.default_language
         calls = 1
@@ -215,6 +216,7 @@ def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
                 prompt_type=norm.prompt_type,
                 offered=offered,
                 coordinators=[c.name for c in coordinators if c.name in allowed],
+                amends=amends,
             ),
             "tasks": Overwrite({ROOT_TASK_NO: root}),
             "ledger": Overwrite([*closed, entry, *refusals]),

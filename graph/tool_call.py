@@ -22,12 +22,12 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, ValidationError
 
 from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
-from toolweave.graph.idempotency import tool_call_key
+from toolweave.graph.idempotency import earlier_call, tool_call_key
 from toolweave.llm.budget import LlmBudget
 from toolweave.llm.passthrough import astream_message, stream_message
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.errors import InvalidToolResultError, ToolFailedError
-from toolweave.state.graph_state import GraphState
+from toolweave.state.graph_state import ActedCall, GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.results import ResultMode, ToolResult, require_result
 from toolweave.state.task import PromptAndContext, TaskNode
@@ -57,6 +57,8 @@ MISSING_INPUTS = "required input(s) not filled: {names}; not called, no result (
 MISSING_INPUTS_ASKED = "required input(s) not filled: {names}; asked the user (T13, Q1)"
 REQUEST_INVALID = "extracted request did not validate: {error} error(s)"
 UNREGISTERED = "tool is no longer registered"
+NO_RESULT = "no result (R1)"
+KEPT = "kept, not run again"
 ACTED_REFUSED = (
     "tool %s acts (side_effects) and its result on task %s was refused: treated as no "
     "result, not raised, so that no retry of the run acts again (S5, Q4)"
@@ -66,6 +68,31 @@ RESULT_TEXT_RAISED = (
     "default text, so that no retry of the run acts again (S5, Q4)"
 )
 NOT_CLARIFIABLE = "{name} returned a clarification request but is not a ClarifiableTool"
+AMENDS = "amends the call with key {key} (Q2, Q6)"
+NOT_RUN_AGAIN = (
+    "acted for the request this message amends (key {key}) and does not take amendments "
+    "(takes_amendments is False): not called again; its earlier result stands and the "
+    "answer says so (S5, Q6)"
+)
+KEPT_EFFECT = {
+    "en": "Done before the request was amended, and not done again: {said} "
+    "The amendment does not change this.",
+    "hu": "Ez a kérés módosítása előtt már megtörtént, és nem történt meg újra: {said} "
+    "A módosítás ezen nem változtat.",
+    "pl": "Wykonano to przed zmianą prośby i nie wykonano ponownie: {said} "
+    "Zmiana prośby tego nie zmienia.",
+}
+"""What the answer is given for a tool that acted before the request was amended and is
+not called again (S5, Q6), by language; ``{said}`` is its earlier result, read (R10)."""
+KEPT_EFFECT_UNSAID = {
+    "en": "Something was done before the request was amended ({tool}), and not done again. "
+    "The amendment does not change it.",
+    "hu": "A kérés módosítása előtt már történt valami ({tool}), és nem történt meg újra. "
+    "A módosítás ezen nem változtat.",
+    "pl": "Przed zmianą prośby coś już wykonano ({tool}) i nie wykonano ponownie. "
+    "Zmiana prośby tego nie zmienia.",
+}
+""":data:`KEPT_EFFECT` for an earlier result with no text (a tool that streamed its answer)."""
 
 
 @dataclass
@@ -78,6 +105,8 @@ class Outcome:
     llm_calls: int = 0
     deep_calls: int = 0
     request: dict[str, Any] | None = None
+    read: bool = False
+    """The result's text is already read for the answer (R10): taken as it is."""
 
 
 def tool_call(
@@ -180,6 +209,9 @@ def tool_steps(
     tool = deps.registry.get(name)
     if tool is None:
         return Outcome(ledger=[entry(node, name, LedgerKind.TOOL_SKIPPED, "skipped", UNREGISTERED)])
+    earlier = earlier_call(state, node.task_no, name) if tool.side_effects else None
+    if earlier is not None and not tool.takes_amendments:
+        return kept_effect(node, tool, earlier, state["message"].user_lang)
     outcome = Outcome(request=node.requests.get(name))
     request = yield from _request_steps(deps, runtime, node, tool, text, outcome)
     if request is None:
@@ -203,6 +235,7 @@ def tool_steps(
         astream_answer=streamed.astream,
         llm=budget,
         idempotency_key=tool_call_key(state, node.task_no, name),
+        amends=amended_keys(earlier),
     )
     try:
         raw = yield from perform(tool_call(tool, request, ctx, state["context_buffer"], reply))
@@ -226,8 +259,59 @@ def tool_steps(
     outcome.result = result
     _spent(outcome, budget)
     outcome.streamed = streamed.joined()
-    outcome.ledger.append(_called(node, name, outcome.result, reply))
+    called = _called(node, name, outcome.result, reply)
+    outcome.ledger.append(acting_entry(called, tool, ctx.idempotency_key, ctx.amends))
     return outcome
+
+
+def amended_keys(earlier: ActedCall | None) -> tuple[str, ...]:
+    """``ctx.amends`` of a call that replaces ``earlier``: its chain, then its key (Q6)."""
+    return () if earlier is None else (*earlier.amends, earlier.key)
+
+
+def acting_entry(
+    called: LedgerEntry, tool: AnyTool, key: str, amends: tuple[str, ...]
+) -> LedgerEntry:
+    """The ledger entry of a call, with its key when the tool acted (Q6, L1).
+
+    A result of a tool that acts names the call's ``key``, and the keys of the calls
+    it replaces in an amended request (``amends``): so an amendment of this request
+    finds it (:func:`~toolweave.graph.idempotency.acted_calls`).
+    """
+    if not tool.side_effects or called.kind is not LedgerKind.TOOL_RESULT:
+        return called
+    if called.verdict == NO_RESULT:
+        return called
+    reason = called.reason
+    if amends:
+        reason = "; ".join(part for part in (reason, AMENDS.format(key=amends[-1])) if part)
+    return called.model_copy(update={"key": key, "amends": amends, "reason": reason})
+
+
+def kept_effect(node: TaskNode, tool: AnyTool, earlier: ActedCall, user_lang: str) -> Outcome:
+    """S5, Q6: a tool that acted for the amended request, not called again: its result stands.
+
+    The tool does not take amendments (``takes_amendments``), so calling it would act a
+    second time. Its earlier result, read (R10), reaches the answer as guaranteed
+    context saying it was done before the amendment and not changed by it.
+    """
+    said = result_reader(tool, user_lang)(earlier.result).strip() if earlier.result else ""
+    if said:
+        text = KEPT_EFFECT.get(user_lang, KEPT_EFFECT["en"]).format(said=said)
+    else:
+        unsaid = KEPT_EFFECT_UNSAID.get(user_lang, KEPT_EFFECT_UNSAID["en"])
+        text = unsaid.format(tool=tool.name.replace("_", " "))
+    kept = LedgerEntry(  # a result on the task (S5: ran here), under the earlier key
+        kind=LedgerKind.TOOL_RESULT,
+        task_no=node.task_no,
+        tool=tool.name,
+        verdict=KEPT,
+        reason=NOT_RUN_AGAIN.format(key=earlier.key),
+        key=earlier.key,
+        amends=earlier.amends,
+    )
+    result = ToolResult.as_guaranteed_context(tool.name, text)
+    return Outcome(result=result, ledger=[kept], read=True)
 
 
 def _with_inputs(
@@ -320,7 +404,7 @@ def _contained(
 
 def _called(node: TaskNode, name: str, result: ToolResult | None, reply: str | None) -> LedgerEntry:
     """The ledger entry of a call that returned: its result kind, or the question it asked."""
-    verdict = "no result (R1)" if result is None else result.mode.value
+    verdict = NO_RESULT if result is None else result.mode.value
     kind = LedgerKind.TOOL_RESULT
     if result is not None and result.mode is ResultMode.CLARIFICATION:
         kind, verdict = LedgerKind.CLARIFICATION, "asked"

@@ -119,6 +119,28 @@ APPEND_CHANNEL: DeltaChannel[Any] = StateDeltaChannel(append_all)
 MESSAGES_CHANNEL: DeltaChannel[Any] = StateDeltaChannel(add_all_messages)
 
 
+class ActedCall(BaseModel):
+    """A call of a tool that acts (``side_effects``) whose effect stands for a request (Q6).
+
+    An amended request (Q2) carries those of the request it amends, so that the same
+    tool, routed again, replaces its effect instead of adding a second one (S5).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    tool: str
+    """The tool that acted."""
+    task_no: str
+    """The task it acted on, in the amended request's task tree."""
+    key: str
+    """The call's idempotency key (Q6)."""
+    amends: tuple[str, ...] = ()
+    """The keys of the earlier calls this one replaced (earlier amendments), oldest first."""
+    result: str = ""
+    """The call's result as the tool gave it (the context buffer's text, B1), read through
+    the tool's ``result_text`` (R10) when it reaches an answer."""
+
+
 class MessageFacts(BaseModel):
     """What normalization decided about the current message: one channel, written once (A1, A2)."""
 
@@ -136,6 +158,9 @@ class MessageFacts(BaseModel):
     """Tools that passed the domain, system and eligibility gates for this message (A2)."""
     coordinators: list[str] = Field(default_factory=list)
     """The offered tools that are coordinators, in ascending priority (C2)."""
+    amends: tuple[ActedCall, ...] = ()
+    """When the message amends the request a question waited on (Q2): the calls of tools
+    that act whose effect stands for that request (Q6, S5); else ``()``."""
 
 
 def message_of(values: Mapping[str, Any] | None) -> MessageFacts | None:

@@ -8,7 +8,8 @@ name) where a single message could make it act twice: a clarification after it r
 model error after it ran and the run resumed, the message re-sent (with its id, or its
 text again after a failure or while its run asks back), two submits at once, a
 refused result retried, a crash before or after its step was saved, the deep fallback,
-a client tool, the CLI run again.
+a client tool, the CLI run again. A request amended while its question waits ("Sorry,
+I meant ...", Q2) is in ``tests/test_amended_request_effects.py``.
 """
 
 from __future__ import annotations

@@ -144,11 +144,27 @@ class ToolCallContext:
     idempotency_key: str = ""
     """Q6: the same for every re-execution of this call (same thread, message, task, tool
     and clarification round), different for any other call; dedupe side effects on it."""
+    amends: tuple[str, ...] = ()
+    """Q2, Q6: for a tool that takes amendments (``takes_amendments``), called again for a
+    request the person amended while a question waited ("Sorry, I meant ..."): the keys of
+    the earlier calls whose effect this call replaces, oldest first (the call of the
+    request it amends last). Update or cancel that effect instead of acting anew; ``()``:
+    the call replaces none."""
 
     @property
     def task_no(self) -> str:
         """The id of the task the tool runs on."""
         return self.task.task_no
+
+    @property
+    def effect_key(self) -> str:
+        """The key of the effect this call makes or changes (Q6): the first call's key.
+
+        The first of :attr:`amends` when the call replaces earlier ones, else
+        :attr:`idempotency_key`: the same across a request's amendments, so a tool
+        that upserts its record on it keeps one effect per request.
+        """
+        return self.amends[0] if self.amends else self.idempotency_key
 
 
 class ChatbotTool(Generic[RequestT]):
@@ -205,6 +221,12 @@ class ChatbotTool(Generic[RequestT]):
     evidence a finished answer needs (A9: its declared intent or a word only it has,
     not its ``not_for`` questions), whatever its result kind, and a yes in doubt does
     not run it at all: nothing is done on a verdict that is not clear."""
+    takes_amendments: ClassVar[bool] = False
+    """For a tool that acts: True when, called again for an amended request (Q2: "Sorry,
+    I meant ..." while a question waits), it updates or cancels its earlier effect itself,
+    reading ``ctx.amends`` (or upserting on ``ctx.effect_key``). False (the default): the
+    amended request does not call it again; its earlier result stands and reaches the
+    answer marked as done before the amendment and not changed by it (S5, Q6)."""
 
     def is_eligible(self, user_data: Mapping[str, Any] | None) -> bool:
         """Non-LLM gate run before routing (T4); default ``True``."""

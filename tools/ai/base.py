@@ -136,6 +136,19 @@ class AiToolContext:
     beyond what the answer needs (X4)."""
     progress: ProgressEmitter = dataclasses.field(default_factory=lambda: ProgressEmitter("tool"))
     """Null-safe progress emitter (P1-P3)."""
+    amends: tuple[str, ...] = ()
+    """Q2, Q6: for a tool defined with ``builder.takes_amendments()``, called again for a
+    request the person amended while a question waited: the keys of the earlier calls
+    whose effect this call replaces, oldest first (as ``ToolCallContext.amends``)."""
+
+    @property
+    def effect_key(self) -> str:
+        """The key of the effect this call makes or changes (Q6).
+
+        The first of :attr:`amends`, else :attr:`idempotency_key`, as
+        ``ToolCallContext.effect_key``.
+        """
+        return self.amends[0] if self.amends else self.idempotency_key
 
 
 NO_CONTEXT = AiToolContext()
@@ -274,6 +287,15 @@ class AiToolBuilder:
         """
         return self._set("side_effects", value)
 
+    def takes_amendments(self, value: bool = True) -> AiToolBuilder:
+        """A tool that acts updates or cancels its earlier effect for an amended request.
+
+        In orchestration it is then a chatbot tool with ``takes_amendments``: called
+        again for a request amended while a question waited, with ``ctx.amends`` (Q2,
+        Q6); without it the amended request does not call it again (S5).
+        """
+        return self._set("takes_amendments", value)
+
     def client_script(self, path: str | None) -> AiToolBuilder:
         """The client script's path, relative to the tool's package (as :func:`ai_tool_script`)."""
         return self._set("client_script", path)
@@ -306,6 +328,8 @@ class AiToolDefinition:
     """The package the client script ships in (the tool module's package)."""
     side_effects: bool = False
     """Running it changes something outside the run (``builder.side_effects()``, A9, Q6)."""
+    takes_amendments: bool = False
+    """It replaces its earlier effect for an amended request (``builder.takes_amendments()``)."""
 
     def runs_in_client(self, announced: frozenset[str]) -> bool:
         """W3: whether a run whose client announced ``announced`` runs the tool there."""
@@ -363,9 +387,6 @@ def define_tool(tool: AiTool) -> AiToolDefinition:
     package = _package_of(type(tool))
     if script is not None:
         _check_script(shown, package, script)
-    acts = fields.get("side_effects", False)
-    if not isinstance(acts, bool):
-        raise AiToolDefinitionError(shown, "side_effects", f"must be True or False, not {acts!r}")
     return AiToolDefinition(
         id=tool_id,
         name=str(fields.get("name") or tool_id),
@@ -376,8 +397,17 @@ def define_tool(tool: AiTool) -> AiToolDefinition:
         schema=schema,
         client_script=script,
         package=package,
-        side_effects=acts,
+        side_effects=_flag(shown, fields, "side_effects"),
+        takes_amendments=_flag(shown, fields, "takes_amendments"),
     )
+
+
+def _flag(shown: str, fields: dict[str, Any], field: str) -> bool:
+    """A yes/no field of the builder (``False`` when not set), checked to be a bool."""
+    value = fields.get(field, False)
+    if not isinstance(value, bool):
+        raise AiToolDefinitionError(shown, field, f"must be True or False, not {value!r}")
+    return value
 
 
 def _package_of(cls: type) -> str:

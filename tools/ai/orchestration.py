@@ -67,6 +67,7 @@ def as_chatbot_tool(
         "executable_instruction": f"{name}: {definition.ai_description}",
         "description": definition.user_description,
         "side_effects": definition.side_effects,  # A9: never on a yes in doubt; R7, Q6
+        "takes_amendments": definition.takes_amendments,  # Q2, Q6: ctx.amends, else kept
         "ai_tool": tool.tool,
         "definition": definition,
     }

@@ -43,9 +43,13 @@ def dialogue(history: Sequence[BaseMessage], window: int) -> list[BaseMessage]:
 
 
 def passage_source(doc: UniqueTextDocument) -> str:
-    """How a context passage names its document: ``name, p. 3`` (``name`` without a page)."""
+    """How a context passage names its document: ``name, p. 3``.
+
+    ``name`` alone without a page or for a one-page document (R6: what the model reads
+    is what it may copy into the answer, and "p. 1" of one page tells nobody anything).
+    """
     source = doc.document_name or doc.document_id
-    return source if doc.page is None else f"{source}, p. {doc.page}"
+    return source if doc.page is None or doc.page_count == 1 else f"{source}, p. {doc.page}"
 
 
 def passage_label(number: int, doc: UniqueTextDocument) -> str:

@@ -96,3 +96,38 @@ def test_R9_the_deep_searchs_sentences_carry_their_documents_page_count() -> Non
     assert all(count == {"pool": 1, "library": 2}[doc] for doc, _, count in unread)
     reads = FunctionAssistant(read=lambda q, page: "Four euros." if "euros" in page else None)
     assert _deep_search("How much is a swimming pool ticket?", reads) == [("pool", 1, 1)]
+
+
+def test_R6_the_models_context_labels_a_one_page_documents_passage_without_a_page() -> None:
+    """What the model reads it may copy: no "p. 1" for a one-page document in its context."""
+    from toolweave.llm.chat_messages import format_context
+    from toolweave.state.documents import UniqueTextDocument
+
+    def doc(name: str, page: int, count: int | None) -> UniqueTextDocument:
+        return UniqueTextDocument(
+            text="Open at nine.",
+            document_id=name,
+            document_name=name,
+            page=page,
+            page_count=count,
+        )
+
+    lines = format_context([doc("Pool", 1, 1), doc("Library", 2, 2), doc("Hall", 1, None)])
+    assert lines.splitlines() == [
+        "[1] Pool: Open at nine.",
+        "[2] Library, p. 2: Open at nine.",
+        "[3] Hall, p. 1: Open at nine.",  # a page count not known: the page is named
+    ]
+
+
+def test_R6_a_page_read_for_the_model_is_headed_without_a_page_of_one() -> None:
+    from toolweave.tools.search.page_reading import page_passage
+    from toolweave.tools.search.protocol import PageRef
+
+    store = town()
+    pool = page_passage(store, PageRef("pool", 1))
+    library = page_passage(store, PageRef("library", 2))
+    assert pool is not None
+    assert pool.splitlines()[0] == "# Pool"
+    assert library is not None
+    assert library.splitlines()[0] == "# Library (p. 2)"

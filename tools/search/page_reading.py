@@ -44,7 +44,8 @@ def page_passage(store: DocumentStore, ref: PageRef, *, continues: str = "") -> 
         return None
     info = store.document(ref.document_id)
     title = info.name if info is not None and info.name else ref.document_id
-    lines = [f"# {title} (p. {ref.page})"]
+    one_page = info is not None and info.page_count == 1  # no "p. 1" to copy (R6)
+    lines = [f"# {title}" if one_page else f"# {title} (p. {ref.page})"]
     if continues and not text.lstrip().startswith("#"):
         lines.append(f"## {continues}")
     lines.append(text.strip())

@@ -256,9 +256,11 @@ def figure_weight(text: str, *, time: bool) -> float:
     """How well ``text`` gives the figure a *when* or *how much* question asks for, 0 to 1.
 
     A digit or a number word gives a figure; for a *when* question (``time``) a clock
-    time (``9:30``) or a weekday gives it fully and any other figure ("within 2
-    working days") half.
+    time (``9:30``) or a weekday gives it fully, any other figure ("within 2 working
+    days") half, and a phone number none: it says whom to call, not when.
     """
+    if time:
+        text = PHONE_NUMBER.sub(" ", text)
     clock = bool(CLOCK.search(text)) or any(weekday(w) is not None for w in kit.words(text))
     if time and clock:
         return 1.0

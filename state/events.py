@@ -1,9 +1,7 @@
 """The streaming contract: the events toolweave writes to ``stream_mode="custom"`` (P1-P3).
 
-One ``TypedDict`` per event kind, told apart by ``"type"``; every event carries
-``"version": 1``. Within a version, keys are only ever added, never renamed or
-removed, so a client written against version 1 keeps working. Answer tokens are
-not here: they arrive on ``stream_mode="messages"``, tagged ``toolweave:answer``.
+One ``TypedDict`` per kind, told apart by ``"type"``, each with ``"version": 1``; within a
+version keys are only added. Answer tokens arrive on ``stream_mode="messages"``.
 """
 
 from __future__ import annotations
@@ -33,18 +31,13 @@ class ToolProgressEvent(TypedDict):
     text: str
     """The client-facing form, ``TOOL_PROGRESS:<TOOL>:<EVENT>`` (P1)."""
     phrase: str
-    """The event for people, in the user's language (P4): the tool's or the domain's
-    phrase, else the event name in plain words. Added in version 1; may be absent in
-    events written before it."""
+    """The event for people, in the user's language (P4); absent in events written before it."""
 
 
 class RoutedEvent(TypedDict):
-    """The ``route`` node decided which tools run on a task (A5, A6), in order.
+    """The ``route`` node decided which tools run on a task (A5, A6), and which it held back.
 
-    And which tools it held back that a person would look for: those the task
-    forced but their gate refused (F4), and those routed that act but do not run
-    on a verdict in doubt (A9). Tool names only, never the user data nor what a
-    gate found missing in it (X4).
+    Tool names only, never the user data nor what a gate found missing in it (X4).
     """
 
     type: Literal["routed"]
@@ -53,13 +46,9 @@ class RoutedEvent(TypedDict):
     tools: list[str]
     """The tools that run on the task, in the order they run (empty: none)."""
     refused: NotRequired[list[str]]
-    """Tools the task forced (``required_tool_names``) that did not pass the gates, so
-    do not run (F4). Added within version 1, so optional: absent in events written
-    before it, read it with ``event.get("refused", [])``; toolweave always writes it."""
+    """Forced tools the gates refused (F4); read it with ``event.get("refused", [])``."""
     held: NotRequired[list[str]]
-    """Tools routed to the task that act (``side_effects``) and do not run because the
-    verdict is in doubt (A9, ledger verdict ``a9_acting_in_doubt``). Added within
-    version 1, so optional like ``refused``."""
+    """Routed tools that act and do not run on a verdict in doubt (A9); optional as ``refused``."""
 
 
 class CoordinatedEvent(TypedDict):
@@ -108,10 +97,7 @@ class DeepFallbackEvent(TypedDict):
 class GatesEvent(TypedDict):
     """Eligibility gates held tools back from this message (T4): not offered, not run.
 
-    Written when a tool's ``is_eligible`` refuses the run's user data: by the
-    message's first run, and by a run that resumes it on a clarification reply
-    (``rechecked``), whose user data may differ. Tool names only: never the user
-    data, nor what a gate found missing in it (X4).
+    Tool names only: never the user data, nor what a gate found missing in it (X4).
     """
 
     type: Literal["gates"]
@@ -155,16 +141,16 @@ def tool_progress_event(
     tool: str, event: str, *, task_no: str | None, detail: str | None, text: str, phrase: str
 ) -> ToolProgressEvent:
     """A :class:`ToolProgressEvent`."""
-    return {
-        "type": "tool_progress",
-        "version": EVENT_VERSION,
-        "tool": tool,
-        "event": event,
-        "task_no": task_no,
-        "detail": detail,
-        "text": text,
-        "phrase": phrase,
-    }
+    return ToolProgressEvent(
+        type="tool_progress",
+        version=EVENT_VERSION,
+        tool=tool,
+        event=event,
+        task_no=task_no,
+        detail=detail,
+        text=text,
+        phrase=phrase,
+    )
 
 
 def routed_event(
@@ -175,25 +161,25 @@ def routed_event(
     held: Sequence[str] = (),
 ) -> RoutedEvent:
     """A :class:`RoutedEvent`: ``refused`` by the gates though forced (F4), ``held`` (A9)."""
-    return {
-        "type": "routed",
-        "version": EVENT_VERSION,
-        "task_no": task_no,
-        "tools": list(tools),
-        "refused": list(refused),
-        "held": list(held),
-    }
+    return RoutedEvent(
+        type="routed",
+        version=EVENT_VERSION,
+        task_no=task_no,
+        tools=list(tools),
+        refused=list(refused),
+        held=list(held),
+    )
 
 
 def gates_event(task_no: str, refused: Sequence[str], *, rechecked: bool) -> GatesEvent:
     """A :class:`GatesEvent`."""
-    return {
-        "type": "gates",
-        "version": EVENT_VERSION,
-        "task_no": task_no,
-        "refused": list(refused),
-        "rechecked": rechecked,
-    }
+    return GatesEvent(
+        type="gates",
+        version=EVENT_VERSION,
+        task_no=task_no,
+        refused=list(refused),
+        rechecked=rechecked,
+    )
 
 
 def coordinated_event(
@@ -204,42 +190,36 @@ def coordinated_event(
     changed: Sequence[str] = (),
 ) -> CoordinatedEvent:
     """A :class:`CoordinatedEvent`."""
-    return {
-        "type": "coordinated",
-        "version": EVENT_VERSION,
-        "task_no": task_no,
-        "coordinators": list(coordinators),
-        "changed": list(changed),
-        "subtasks": list(subtasks),
-    }
+    return CoordinatedEvent(
+        type="coordinated",
+        version=EVENT_VERSION,
+        task_no=task_no,
+        coordinators=list(coordinators),
+        changed=list(changed),
+        subtasks=list(subtasks),
+    )
 
 
 def conditional_event(task_no: str, decision: str) -> ConditionalEvent:
     """A :class:`ConditionalEvent`."""
-    return {
-        "type": "conditional",
-        "version": EVENT_VERSION,
-        "task_no": task_no,
-        "decision": decision,
-    }
+    return ConditionalEvent(
+        type="conditional", version=EVENT_VERSION, task_no=task_no, decision=decision
+    )
 
 
 def gatekeeper_event(task_no: str, sufficient: bool, missing: Sequence[str]) -> GatekeeperEvent:
     """A :class:`GatekeeperEvent`."""
-    return {
-        "type": "gatekeeper",
-        "version": EVENT_VERSION,
-        "task_no": task_no,
-        "sufficient": sufficient,
-        "missing": list(missing),
-    }
+    return GatekeeperEvent(
+        type="gatekeeper",
+        version=EVENT_VERSION,
+        task_no=task_no,
+        sufficient=sufficient,
+        missing=list(missing),
+    )
 
 
 def deep_fallback_event(task_no: str, subtasks: Mapping[str, str]) -> DeepFallbackEvent:
     """A :class:`DeepFallbackEvent`."""
-    return {
-        "type": "deep_fallback",
-        "version": EVENT_VERSION,
-        "task_no": task_no,
-        "subtasks": dict(subtasks),
-    }
+    return DeepFallbackEvent(
+        type="deep_fallback", version=EVENT_VERSION, task_no=task_no, subtasks=dict(subtasks)
+    )

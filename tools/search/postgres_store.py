@@ -22,7 +22,7 @@ from toolweave.tools.search.sql_store import (
     SqlDocumentStore,
     VectorRow,
 )
-from toolweave.tools.search.sqlite_sql import sentence_rows
+from toolweave.tools.search.sqlite_sql import COMMON_WORD_SENTENCES, sentence_rows
 from toolweave.tools.search.text import Query, QueryWord, sections, stopword_set
 
 if TYPE_CHECKING:
@@ -32,11 +32,8 @@ if TYPE_CHECKING:
 MISSING_EXTRA = "the PostgreSQL document store needs: pip install 'toolweave[postgres]'"
 UNREACHABLE = "the document database cannot be reached ({error})"
 
-CONTEXT_WEIGHT = "B"
-"""``tsvector`` weight of a sentence's heading and document title (the sentence is ``A``)."""
-
+CONTEXT_WEIGHT = "B"  # tsvector weight of a sentence's heading and title (the sentence: A)
 TEXT_SEARCH_CONFIG = {"hu": "hungarian", "en": "english"}
-"""Document language → PostgreSQL text-search configuration."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS toolweave_documents (
@@ -71,11 +68,7 @@ CREATE TABLE IF NOT EXISTS toolweave_terms (
 
 
 def _sentence_vector(configs: int) -> str:
-    """SQL of a sentence's ``tsvector`` over the ``unnest`` columns of :data:`INSERT_SENTENCES`.
-
-    Its words in ``configs`` configurations (weight A), its heading (weight B) and
-    toolweave's own folded stems (weight C, ``simple``).
-    """
+    """SQL of a sentence's ``tsvector``: words (A), heading (B), toolweave's stems (C)."""
     words = " || ".join(
         f"setweight(to_tsvector(%(cfg{n})s::regconfig, r.text), 'A')" for n in range(1, configs + 1)
     )
@@ -95,8 +88,7 @@ def _insert_sentences(configs: int) -> str:
     )
 
 
-INSERT_SENTENCES = {1: _insert_sentences(1), 2: _insert_sentences(2)}
-"""One statement per document (all its sentences), by the number of configurations."""
+INSERT_SENTENCES = {1: _insert_sentences(1), 2: _insert_sentences(2)}  # by configurations
 
 COUNT_TERMS = (
     "INSERT INTO toolweave_terms (collection, term, sentences)"
@@ -119,9 +111,6 @@ BUMP_GENERATION = (
     " DO UPDATE SET generation = toolweave_generations.generation + 1"
 )
 """Every write bumps its collection's generation: a store's cached vectors know they are stale."""
-
-COMMON_WORD_SENTENCES = 3_000
-"""A query word held by more sentences than this selects no candidates alone (as in SQLite)."""
 
 WORD_QUERIES = """
 SELECT websearch_to_tsquery('hungarian', w)::text, websearch_to_tsquery('english', w)::text
@@ -160,10 +149,7 @@ def _quote_lexeme(term: str) -> str:
 
 
 def _configs(lang: str | None) -> tuple[str, ...]:
-    """The text-search configurations a document's sentences are indexed with.
-
-    Its language's, or Hungarian and English when the language is unknown.
-    """
+    """The text-search configurations of a document: its language's, else Hungarian and English."""
     config = TEXT_SEARCH_CONFIG.get(lang or "")
     return (config,) if config else ("hungarian", "english")
 
@@ -234,8 +220,6 @@ class PostgresDocumentStore(SqlDocumentStore):
         self._pool: ConnectionPool[Connection[Any]] = pool
         with self._pool.connection() as conn:
             conn.execute(SCHEMA)
-
-    # -- writing -----------------------------------------------------------------------
 
     def add_documents(self, documents: Iterable[SourceDocument]) -> int:
         """Add or replace documents, each in its own transaction; returns the sentence count."""
@@ -354,8 +338,6 @@ class PostgresDocumentStore(SqlDocumentStore):
                 (self.collection, [term for term, n in changes if n < 0]),
             )
 
-    # -- the dialect (see sql_store) -----------------------------------------------------
-
     @property
     def _scope(self) -> tuple[object, ...]:
         return (self.collection,)
@@ -387,13 +369,7 @@ class PostgresDocumentStore(SqlDocumentStore):
         return rank / (1.0 + rank)
 
     def _candidate_query(self, conn: Connection[Any], parsed: Sequence[QueryWord]) -> str:
-        """The tsquery selecting candidate sentences: each query word's lexemes, OR-ed.
-
-        Lexemes are PostgreSQL's Hungarian and English stems plus toolweave's; stop words are
-        the text kit's. Words in more than :data:`COMMON_WORD_SENTENCES` sentences select
-        nothing alone (ranking them costs time) but still count in the re-ranking; if all
-        are that common, the candidates hold all of them.
-        """
+        """The tsquery selecting candidates: each word's lexemes OR-ed, common words together."""
         own = [
             [_quote_lexeme(term) for term in sorted(word.terms)]
             + ([f"{_quote_lexeme(word.prefix)}:*"] if word.prefix is not None else [])
@@ -442,8 +418,6 @@ class PostgresDocumentStore(SqlDocumentStore):
             (self.collection, _quote_lexeme(term), f"% {term} %"),
         )
         return [(doc, page) for doc, page in rows]
-
-    # -- maintenance ---------------------------------------------------------------------
 
     def clear(self) -> None:
         """Remove every document of the collection (tests, re-ingestion from scratch)."""

@@ -23,16 +23,11 @@ if TYPE_CHECKING:
 
     from toolweave.tools.embeddings import Matrix
 
-COVERAGE_WEIGHT = 0.7
-"""Share of ``sentence_score`` given by how many query words a sentence holds."""
-MIN_CANDIDATES = 40
-"""Fewest candidates the database ranks for one search."""
-
+COVERAGE_WEIGHT = 0.7  # share of sentence_score given by the query words a sentence holds
+MIN_CANDIDATES = 40  # fewest candidates the database ranks for one search
 Row = tuple[Any, ...]
-"""One result row of a query."""
-
+# document_id, name, url, page, sentence_number, text, rank, terms, context
 CandidateRow = tuple[str, str, str | None, int, int, str, float, str, str]
-"""``(document_id, name, url, page, sentence_number, text, rank, terms, context)``."""
 
 
 @dataclass(frozen=True)
@@ -119,12 +114,9 @@ SENTENCES_BY_KEYS = (
     " JOIN {documents} d ON d.id = s.document_id{documents_of_s}"
     " WHERE {only_s}(s.document_id, s.page, s.sentence_number) IN ({keys})"
 )
-SentenceKey = tuple[str, int, int]
-"""``(document_id, page, sentence_number)``: a stored sentence (its R6 identity)."""
-VectorRow = tuple[str, int, int, bytes]
-"""``(document_id, page, sentence_number, vector)`` of one stored vector."""
-FUSION_POOL = 3
-"""Each ranking fused contributes this many sentences per sentence returned."""
+SentenceKey = tuple[str, int, int]  # document_id, page, sentence_number (R6)
+VectorRow = tuple[str, int, int, bytes]  # the key and the vector
+FUSION_POOL = 3  # each fused ranking gives this many sentences per sentence returned
 
 
 def _sentence(
@@ -147,9 +139,7 @@ class SqlDocumentStore(PageGraphStore):
     """A :class:`~toolweave.tools.search.protocol.PageGraphStore` over SQL (see the module)."""
 
     dialect: SqlDialect = SqlDialect()
-    """The text of the shared queries."""
-    candidates_per_result = 5
-    """Sentences the database ranks per sentence returned (the re-ranking pool)."""
+    candidates_per_result = 5  # sentences the database ranks per sentence returned
     _stopwords: frozenset[str]
     _embeddings: Embeddings | None = None
     _vector_cache: tuple[object, list[SentenceKey], Matrix] | None = None
@@ -158,8 +148,6 @@ class SqlDocumentStore(PageGraphStore):
     def _scope(self) -> tuple[object, ...]:
         """The parameters every shared query starts with (the collection, if any)."""
         return ()
-
-    # -- the dialect ---------------------------------------------------------------------
 
     @abstractmethod
     def _fetch(self, sql: str, params: Sequence[object]) -> list[Row]:
@@ -198,8 +186,6 @@ class SqlDocumentStore(PageGraphStore):
     def _read(self, template: str, *params: object) -> list[Row]:
         return self._fetch(self.dialect.sql(template), (*self._scope, *params))
 
-    # -- vectors (D9) --------------------------------------------------------------------
-
     @property
     def embeddings(self) -> Embeddings | None:
         """The model the store embeds sentences and questions with, or ``None`` (keywords)."""
@@ -213,22 +199,13 @@ class SqlDocumentStore(PageGraphStore):
         return vectors.to_bytes(vectors.embed_passages(self._embeddings, texts))
 
     def use_embeddings(self, embeddings: vectors.EmbeddingsOption) -> None:
-        """Search by meaning with ``embeddings`` from now on, embedding what lacks a vector.
-
-        Vectors are kept per model: sentences already embedded by this model (at
-        ingestion, or by an earlier call) are not embedded again. ``None`` turns
-        the semantic ranking off (the vectors stay stored).
-        """
+        """Search by meaning with ``embeddings`` (``None``: off), embedding what lacks a vector."""
         self._embeddings = vectors.resolve_option(embeddings)
         self._vector_cache = None
         self.embed_missing()
 
     def embed_missing(self) -> int:
-        """Embed the stored sentences that have no vector of the store's model; returns how many.
-
-        One query finds them; each document with some is embedded page by page (a
-        sentence with its neighbours, as at ingestion).
-        """
+        """Embed the stored sentences that have no vector of the store's model; returns how many."""
         if self._embeddings is None:
             return 0
         model = vectors.model_id(self._embeddings)
@@ -299,11 +276,7 @@ class SqlDocumentStore(PageGraphStore):
         lang: str | None = None,
         document_ids: Collection[str] | None = None,
     ) -> list[UniqueTextDocument]:
-        """The sentences nearest ``query`` by meaning (cosine of the stored vectors), best first.
-
-        Empty without an embedding model or stored vectors of it. One query vector
-        and one matrix-vector product; ``sentence_score`` is the cosine.
-        """
+        """The sentences nearest ``query`` by meaning, best first (``sentence_score``: cosine)."""
         loaded = self._vector_matrix()
         if loaded is None or limit <= 0 or not query.strip():
             return []
@@ -329,11 +302,9 @@ class SqlDocumentStore(PageGraphStore):
         lang: str | None = None,
         document_ids: Collection[str] | None = None,
     ) -> list[UniqueTextDocument]:
-        """Keyword and semantic rankings fused (reciprocal rank, see :mod:`.vectors`); D9.
+        """Keyword and semantic rankings fused by reciprocal rank (D9); no model: :meth:`search`.
 
-        Without an embedding model, :meth:`search`. When a top keyword hit holds every
-        query word the keyword ranking is returned as is (no query vector). Otherwise
-        ``FUSION_POOL * limit`` of each are fused; the score is normalised to its maximum.
+        A top keyword hit holding every query word returns the keyword ranking as is.
         """
         if self._embeddings is None:
             return self.search(query, limit=limit, lang=lang, document_ids=document_ids)
@@ -345,8 +316,6 @@ class SqlDocumentStore(PageGraphStore):
         semantic = self.semantic_search(query, limit=pool, lang=lang, document_ids=document_ids)
         return vectors.fused_documents(keyword, semantic, limit)
 
-    # -- search --------------------------------------------------------------------------
-
     def search(
         self,
         query: str,
@@ -357,9 +326,7 @@ class SqlDocumentStore(PageGraphStore):
     ) -> list[UniqueTextDocument]:
         """Keyword search at sentence level: the database's ranking, re-ranked by coverage.
 
-        Candidates (ranked by sentence, then title and heading) are re-ranked by the share
-        of query words each holds; ``sentence_score`` in ``[0, 1)`` mixes both. Any query
-        text is safe (bound parameters only).
+        ``sentence_score`` in ``[0, 1)`` mixes both; any query text is safe (bound parameters).
         """
         return [doc for doc, _ in self._keyword_hits(query, limit, lang, document_ids)]
 
@@ -383,8 +350,6 @@ class SqlDocumentStore(PageGraphStore):
             found.append((_sentence((doc_id, name, url, page, number, text), score), coverage))
         found.sort(key=lambda hit: hit[0].sentence_score, reverse=True)  # stable: rank breaks ties
         return found[:limit]
-
-    # -- documents and pages -------------------------------------------------------------
 
     def document(self, document_id: str) -> DocumentInfo | None:
         """Metadata of a document, or ``None`` when it is not stored."""

@@ -15,8 +15,7 @@ from toolweave.tools.search.protocol import SourceDocument
 from toolweave.tools.search.sql_store import CandidateRow, Row, SqlDocumentStore, VectorRow
 from toolweave.tools.search.text import Query, stopword_set
 
-CONTEXT_WEIGHT = 0.3
-"""BM25 weight of a sentence's context (document title and section heading) against its own."""
+CONTEXT_WEIGHT = 0.3  # BM25 weight of a sentence's title and heading against its own
 
 
 def normalise_score(bm25: float) -> float:
@@ -72,11 +71,9 @@ class SqliteDocumentStore(SqlDocumentStore):
             self._conn.execute("COMMIT")
 
     def add_documents(self, documents: Iterable[SourceDocument]) -> int:
-        """Add or replace several documents in one transaction; returns the sentence count.
+        """Add or replace several documents in one transaction (all or none); returns the sentences.
 
-        Sentences are prepared (split, stemmed) before the write lock is taken and
-        inserted with ``executemany``: batching many documents per call is the
-        fast path for bulk loads. Either every document lands or none does.
+        Batching many documents per call is the fast path for bulk loads.
         """
         prepared = [(doc, sql.sentence_rows(doc)) for doc in documents]
         model = "" if self._embeddings is None else vectors.model_id(self._embeddings)
@@ -92,8 +89,6 @@ class SqliteDocumentStore(SqlDocumentStore):
         """Remove a document and its sentences; ``False`` when it was not there."""
         with self._transaction() as conn:
             return sql.delete_document(conn, document_id)
-
-    # -- the dialect (see sql_store) -----------------------------------------------------
 
     def _fetch(self, sql: str, params: Sequence[object]) -> list[Row]:
         with self._lock:
@@ -145,8 +140,6 @@ class SqliteDocumentStore(SqlDocumentStore):
             (doc, page) for doc, page in self._fetch(sql.PAGES_WITH_TERM, (sql.term_match(term),))
         ]
 
-    # -- copies and files ----------------------------------------------------------------
-
     def copy(self, path: str | Path = ":memory:") -> SqliteDocumentStore:
         """A new store at ``path`` holding the same documents (SQLite's backup API: fast)."""
         other = SqliteDocumentStore(path, stopwords=self._extra_stopwords, embeddings=None)
@@ -172,10 +165,7 @@ class SqliteDocumentStore(SqlDocumentStore):
         stopwords: Iterable[str] = (),
         embeddings: vectors.EmbeddingsOption = "auto",
     ) -> SqliteDocumentStore:
-        """A new in-memory store copied from the store file at ``path`` (opened read-only).
-
-        The file's stored vectors come along: ``embeddings`` only says which model's
-        vectors the copy searches with (and embeds new documents with).
+        """A new in-memory store copied from the store file at ``path``, its vectors included.
 
         Raises:
             sqlite3.Error: The file is not a readable store.

@@ -13,7 +13,6 @@ import traceback
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Protocol, runtime_checkable
 
-from toolweave.state.run_scope import MIN_SECRET_CHARS as MIN_SECRET_CHARS
 from toolweave.state.run_scope import secret_pattern
 
 REDACTED = "[redacted]"

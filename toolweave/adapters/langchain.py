@@ -17,8 +17,6 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
-from toolweave.graph.agent_tool import AgentQuestion as AgentQuestion
-from toolweave.graph.agent_tool import ThreadPolicy as ThreadPolicy
 from toolweave.graph.agent_tool import answer_with_sources as answer_with_sources
 from toolweave.graph.agent_tool import as_agent_tool as as_agent_tool
 from toolweave.state.documents import UniqueTextDocument

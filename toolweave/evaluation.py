@@ -796,68 +796,50 @@ def report_table(report: EvalReport) -> list[str]:
             f"| {score.tool} | {percent(score.precision)} | {percent(score.recall)} "
             f"| {expected} | {routed} |"
         )
-    lines += split_table(report)
-    lines += _parts_table(
-        "category",
-        ("exact-set accuracy", "answer facts", "sources", "wrong finished answer", "crashes"),
-        report.categories(),
-        lambda part: [
-            percent(part.accuracy),
-            percent(part.facts_accuracy),
-            percent(part.sources_accuracy),
-            percent(part.wrong_finished_rate),
-            str(part.crashes),
-        ],
-    )
-    return lines
+    category = ("exact-set accuracy", "answer facts", "sources", "wrong finished answer", "crashes")
+    return lines + split_table(report) + _parts_table("category", category, report.categories())
+
+
+SPLIT_COLUMNS = (
+    "tools exact", "facts found", "unanswerable handled", "clarification as expected",
+    "next message right", "sources right", "sentences supported", "citation precision",
+    "sentences dropped", "invented facts",
+)  # fmt: skip
+_CELLS: dict[str, Callable[[EvalReport], str]] = {
+    "tools exact": lambda p: percent(p.accuracy),
+    "exact-set accuracy": lambda p: percent(p.accuracy),
+    "facts found": lambda p: percent(p.facts_accuracy),
+    "answer facts": lambda p: percent(p.facts_accuracy),
+    "unanswerable handled": lambda p: percent(p.unanswerable_accuracy),
+    "clarification as expected": lambda p: percent(p.clarification_rate),
+    "next message right": lambda p: percent(p.next_message_accuracy),
+    "sources right": lambda p: percent(p.sources_accuracy),
+    "sources": lambda p: percent(p.sources_accuracy),
+    "sentences supported": lambda p: percent(p.sentences_supported),
+    "citation precision": lambda p: percent(p.citation_precision),
+    "sentences dropped": lambda p: str(p.sentences_dropped),
+    "invented facts": lambda p: str(p.invented_answers),
+    "wrong finished answer": lambda p: percent(p.wrong_finished_rate),
+    "crashes": lambda p: str(p.crashes),
+}
+"""Each table column's cell of one part of a report."""
 
 
 def split_table(report: EvalReport) -> list[str]:
     """The file's halves side by side (G1): held-out figures are the ones to report."""
-    return _parts_table(
-        "split",
-        (
-            "tools exact",
-            "facts found",
-            "unanswerable handled",
-            "clarification as expected",
-            "next message right",
-            "sources right",
-            "sentences supported",
-            "citation precision",
-            "sentences dropped",
-            "invented facts",
-        ),
-        report.splits(),
-        lambda part: [
-            percent(part.accuracy),
-            percent(part.facts_accuracy),
-            percent(part.unanswerable_accuracy),
-            percent(part.clarification_rate),
-            percent(part.next_message_accuracy),
-            percent(part.sources_accuracy),
-            percent(part.sentences_supported),
-            percent(part.citation_precision),
-            str(part.sentences_dropped),
-            str(part.invented_answers),
-        ],
-    )
+    return _parts_table("split", SPLIT_COLUMNS, report.splits())
 
 
-def _parts_table(
-    name: str,
-    headers: Sequence[str],
-    parts: Mapping[str, EvalReport],
-    cells: Callable[[EvalReport], list[str]],
-) -> list[str]:
-    """A markdown table with a row per part: its name, its case count, then ``cells``."""
+def _parts_table(name: str, headers: Sequence[str], parts: Mapping[str, EvalReport]) -> list[str]:
+    """A markdown table with a row per part: its name, its case count, then the columns."""
     lines = [
         "",
         "| " + " | ".join([name, "cases", *headers]) + " |",
         "|---|" + "---:|" * (len(headers) + 1),
     ]
     for label, part in parts.items():
-        lines.append("| " + " | ".join([label, str(part.count), *cells(part)]) + " |")
+        cells = [_CELLS[header](part) for header in headers]
+        lines.append("| " + " | ".join([label, str(part.count), *cells]) + " |")
     return lines
 
 

@@ -57,7 +57,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description="Tool orchestration for RAG chatbots on LangGraph.")
     parser.add_argument("-v", "--verbose", action="store_true", help=VERBOSE_HELP)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-
     domain = _Parser(add_help=False)
     domain.add_argument(
         "--domain",
@@ -99,7 +98,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds one message may take in all, every model call and retry included "
         "(default ten request timeouts: 600 s); past it the run stops and --thread finishes it",
     )
-
     ask = commands.add_parser("ask", parents=[domain, store, request], help="answer one question")
     ask.add_argument(
         "message",

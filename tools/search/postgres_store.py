@@ -144,6 +144,14 @@ def _or_query(*queries: str) -> str:
     return " | ".join(lexemes)
 
 
+SENTENCE_COLUMNS = ("pages", "numbers", "texts", "terms", "contexts")
+
+
+def _columns(rows: Sequence[Sequence[Any]], count: int) -> list[list[Any]]:
+    """The first ``count`` columns of ``rows``, each as a list (for ``unnest``)."""
+    return [[row[i] for row in rows] for i in range(count)]
+
+
 def _quote_lexeme(term: str) -> str:
     return "'" + term.replace("'", "''").replace("\\", "\\\\") + "'"
 
@@ -189,8 +197,7 @@ class PostgresDocumentStore(SqlDocumentStore):
         stopwords: Iterable[str] = (),
         embeddings: vectors.EmbeddingsOption = "auto",
     ) -> None:
-        self.stopwords = tuple(stopwords)
-        """The domain's own stop words given to the store (routing honours them too)."""
+        self.stopwords = tuple(stopwords)  # the domain's own (routing honours them too)
         self._stopwords = stopword_set(self.stopwords)
         self._embeddings = vectors.resolve_option(embeddings)
         if (conninfo is None) == (pool is None):
@@ -253,11 +260,7 @@ class PostgresDocumentStore(SqlDocumentStore):
                     {
                         "collection": self.collection,
                         "document_id": doc.document_id,
-                        "pages": [r[0] for r in rows],
-                        "numbers": [r[1] for r in rows],
-                        "texts": [r[2] for r in rows],
-                        "terms": [r[3] for r in rows],
-                        "contexts": [r[4] for r in rows],
+                        **dict(zip(SENTENCE_COLUMNS, _columns(rows, 5), strict=True)),
                         "headings": [headings.get((r[0], r[1]), doc.name) for r in rows],
                         **names,
                     },
@@ -285,17 +288,7 @@ class PostgresDocumentStore(SqlDocumentStore):
             return deleted
 
     def _insert_vectors(self, conn: Connection[Any], model: str, rows: Sequence[VectorRow]) -> None:
-        conn.execute(
-            INSERT_VECTORS,
-            (
-                self.collection,
-                model,
-                [r[0] for r in rows],
-                [r[1] for r in rows],
-                [r[2] for r in rows],
-                [r[3] for r in rows],
-            ),
-        )
+        conn.execute(INSERT_VECTORS, (self.collection, model, *_columns(rows, 4)))
 
     def _write_vectors(self, model: str, rows: Sequence[VectorRow]) -> None:
         with self._pool.connection() as conn, conn.transaction():

@@ -66,3 +66,10 @@ class ToolFailedError(ToolweaveError, RuntimeError):
 
 class ConflictingDocumentsError(InvalidToolResultError, ConfigurationError):
     """A tool's result holds different texts under one full identity (R6, R11): refused."""
+
+
+USER_ERRORS = (
+    InvalidRequestError, UnknownDomainError, UnknownThreadError, NothingPendingError,
+    ConfigurationError,
+)  # fmt: skip
+"""What the person sent or configured wrong (the command line exits with 2)."""

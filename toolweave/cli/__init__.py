@@ -556,24 +556,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     _start_up(args.command)
-    from toolweave.state.errors import (
-        ConfigurationError,
-        InvalidRequestError,
-        NothingPendingError,
-        ToolweaveError,
-        UnknownDomainError,
-        UnknownThreadError,
-    )
+    from toolweave.state.errors import USER_ERRORS, ToolweaveError
     from toolweave.state.secrets import redact
 
-    # what the user typed: exit 2; other toolweave errors (an outage): 1
-    bad_input = (
-        InvalidRequestError,
-        UnknownDomainError,
-        UnknownThreadError,
-        NothingPendingError,
-        ConfigurationError,
-    )
     try:
         with _logging_to_stderr(args.verbose):
             if getattr(args, "database_url", None):  # every command: a database that is down
@@ -585,7 +570,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _pipe_closed()
     except ToolweaveError as exc:
         _print([redact(line) for line in _error_lines(exc, verbose=args.verbose)], sys.stderr)
-        return EXIT_USAGE if isinstance(exc, bad_input) else EXIT_FAILED
+        return EXIT_USAGE if isinstance(exc, USER_ERRORS) else EXIT_FAILED  # else an outage
     except KeyboardInterrupt:
         print(file=sys.stderr)
         return EXIT_INTERRUPTED

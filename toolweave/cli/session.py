@@ -9,7 +9,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import Any, TextIO
 
 from langchain_core.messages import AIMessageChunk, HumanMessage
@@ -257,17 +256,9 @@ class Session:
         run_timeout: float | None = None,
         user_data: Mapping[str, Any] | None = None,
     ) -> None:
-        """Build the assistant (from the environment) and the graph.
+        """Build the assistant (from the environment) and the graph; ``data_dir=None``: in memory.
 
-        Args:
-            domain: The domain to answer in.
-            tools: Its tools.
-            data_dir: Where the SQLite thread store lives; ``None`` keeps threads in memory.
-            database_url: The thread store instead of that SQLite file (``--database-url``).
-            verbose: Every event's developer line, not only the person's phrases (P4).
-            run_timeout: Seconds one message's run may take in all (X5).
-            user_data: The person's data (T4, N3): in the runtime context, never
-                checkpointed, each value redacted as a secret (X4).
+        ``user_data`` goes in the runtime context, never checkpointed, redacted (T4, N3, X4).
         """
         self.verbose = verbose
         self.lang = domain.default_language
@@ -298,12 +289,7 @@ class Session:
     def __enter__(self) -> Session:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._closer.close()
 
     def status(self, thread_id: str) -> ThreadStatus:

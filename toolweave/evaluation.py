@@ -407,36 +407,25 @@ class CaseResult:
 
     def as_json(self) -> dict[str, Any]:
         """The result as a JSON-ready dict."""
+        case = self.case
+
+        def own(*names: str) -> dict[str, Any]:
+            return {name: getattr(self, name) for name in names}
+
         return {
-            "id": self.case.id,
-            "question": self.case.question,
-            "expected_tools": sorted(self.case.expected_tools),
-            "routed": sorted(self.routed),
-            "category": self.case.category,
-            "split": self.case.split,
-            "exact": self.exact,
-            "clarification_ok": self.clarification_ok,
-            "next_message": self.next_kind,
-            "next_ok": self.next_ok,
-            "facts_ok": self.facts_ok,
-            "sources_ok": self.sources_ok,
+            "id": case.id, "question": case.question,
+            "expected_tools": sorted(case.expected_tools), "routed": sorted(self.routed),
+            "category": case.category, "split": case.split,
+            **own("exact", "clarification_ok"), "next_message": self.next_kind,
+            **own("next_ok", "facts_ok", "sources_ok"),
             "sources": [source.name for source in self.sources],
             "unbacked_sources": list(self.unbacked),
-            "terminal_tool": self.terminal_tool,
-            "wrong_finished_answer": self.wrong_finished_answer,
-            "paused": self.paused,
-            "pause": self.pause,
-            "llm_calls": self.llm_calls,
-            "model_calls": self.model_calls,
-            "model_chars": self.model_chars,
-            "seconds": round(self.seconds, 3),
-            "error": self.error,
-            "crashed": self.crashed,
-            "confidence": self.confidence,
+            **own("terminal_tool", "wrong_finished_answer", "paused", "pause", "llm_calls"),
+            **own("model_calls", "model_chars"), "seconds": round(self.seconds, 3),
+            **own("error", "crashed", "confidence"),
             "citations": None if self.citations is None else asdict(self.citations),
-            "invented": list(self.invented),
-            "answer": self.answer,
-        }
+            "invented": list(self.invented), "answer": self.answer,
+        }  # fmt: skip
 
 
 def _run_message(

@@ -106,13 +106,10 @@ def coordinator_phase(
     llm: LlmAssistant | None = None,
     **at: Unpack[PhaseLimits],
 ) -> Steps[PhaseOutcome]:
-    """Run ``coordinators`` on ``task`` one after another (C2) and stamp the result.
+    """Run ``coordinators`` on ``task`` one after another (C2, C3) and stamp the result.
 
-    Coordinators already in ``task.applied_coordinator_names`` are passed over (C3).
-    Subtasks are told apart by value, never identity (K2): one equal to a subtask present
-    before the call is that subtask, any other is new, numbered at once (C6) and owned
-    by the coordinator. Decomposition schemas are filled from the task prompt alone (M2),
-    once for the phase and again only after a coordinator changed the prompt (C4).
+    New subtasks are told apart by value (K2), numbered at once (C6) and owned; schemas are
+    filled from the task prompt alone (M2), again only after a coordinator changed it (C4).
     """
     outcome = PhaseOutcome(task=task)
     owner_of: dict[str, str] = {}

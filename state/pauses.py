@@ -90,14 +90,10 @@ class ClientCalls(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    task_no: str
-    """The task whose tools asked."""
-    calls: tuple[ClientToolCall, ...]
-    """Every call of the step, in queue order."""
-    results: dict[str, ClientToolOutcome] = Field(default_factory=dict)
-    """Results by call id."""
-    consumed: tuple[str, ...] = ()
-    """Call ids whose result the ``execute`` node has already recorded."""
+    task_no: str  # the task whose tools asked
+    calls: tuple[ClientToolCall, ...]  # every call of the step, in queue order
+    results: dict[str, ClientToolOutcome] = Field(default_factory=dict)  # by call id
+    consumed: tuple[str, ...] = ()  # call ids whose result the execute node recorded
 
     @property
     def open_calls(self) -> list[ClientToolCall]:

@@ -141,16 +141,16 @@ def tool_progress_event(
     tool: str, event: str, *, task_no: str | None, detail: str | None, text: str, phrase: str
 ) -> ToolProgressEvent:
     """A :class:`ToolProgressEvent`."""
-    return ToolProgressEvent(
-        type="tool_progress",
-        version=EVENT_VERSION,
-        tool=tool,
-        event=event,
-        task_no=task_no,
-        detail=detail,
-        text=text,
-        phrase=phrase,
-    )
+    return {
+        "type": "tool_progress",
+        "version": EVENT_VERSION,
+        "tool": tool,
+        "event": event,
+        "task_no": task_no,
+        "detail": detail,
+        "text": text,
+        "phrase": phrase,
+    }
 
 
 def routed_event(
@@ -161,25 +161,25 @@ def routed_event(
     held: Sequence[str] = (),
 ) -> RoutedEvent:
     """A :class:`RoutedEvent`: ``refused`` by the gates though forced (F4), ``held`` (A9)."""
-    return RoutedEvent(
-        type="routed",
-        version=EVENT_VERSION,
-        task_no=task_no,
-        tools=list(tools),
-        refused=list(refused),
-        held=list(held),
-    )
+    return {
+        "type": "routed",
+        "version": EVENT_VERSION,
+        "task_no": task_no,
+        "tools": list(tools),
+        "refused": list(refused),
+        "held": list(held),
+    }
 
 
 def gates_event(task_no: str, refused: Sequence[str], *, rechecked: bool) -> GatesEvent:
     """A :class:`GatesEvent`."""
-    return GatesEvent(
-        type="gates",
-        version=EVENT_VERSION,
-        task_no=task_no,
-        refused=list(refused),
-        rechecked=rechecked,
-    )
+    return {
+        "type": "gates",
+        "version": EVENT_VERSION,
+        "task_no": task_no,
+        "refused": list(refused),
+        "rechecked": rechecked,
+    }
 
 
 def coordinated_event(
@@ -190,36 +190,42 @@ def coordinated_event(
     changed: Sequence[str] = (),
 ) -> CoordinatedEvent:
     """A :class:`CoordinatedEvent`."""
-    return CoordinatedEvent(
-        type="coordinated",
-        version=EVENT_VERSION,
-        task_no=task_no,
-        coordinators=list(coordinators),
-        changed=list(changed),
-        subtasks=list(subtasks),
-    )
+    return {
+        "type": "coordinated",
+        "version": EVENT_VERSION,
+        "task_no": task_no,
+        "coordinators": list(coordinators),
+        "changed": list(changed),
+        "subtasks": list(subtasks),
+    }
 
 
 def conditional_event(task_no: str, decision: str) -> ConditionalEvent:
     """A :class:`ConditionalEvent`."""
-    return ConditionalEvent(
-        type="conditional", version=EVENT_VERSION, task_no=task_no, decision=decision
-    )
+    return {
+        "type": "conditional",
+        "version": EVENT_VERSION,
+        "task_no": task_no,
+        "decision": decision,
+    }
 
 
 def gatekeeper_event(task_no: str, sufficient: bool, missing: Sequence[str]) -> GatekeeperEvent:
     """A :class:`GatekeeperEvent`."""
-    return GatekeeperEvent(
-        type="gatekeeper",
-        version=EVENT_VERSION,
-        task_no=task_no,
-        sufficient=sufficient,
-        missing=list(missing),
-    )
+    return {
+        "type": "gatekeeper",
+        "version": EVENT_VERSION,
+        "task_no": task_no,
+        "sufficient": sufficient,
+        "missing": list(missing),
+    }
 
 
 def deep_fallback_event(task_no: str, subtasks: Mapping[str, str]) -> DeepFallbackEvent:
     """A :class:`DeepFallbackEvent`."""
-    return DeepFallbackEvent(
-        type="deep_fallback", version=EVENT_VERSION, task_no=task_no, subtasks=dict(subtasks)
-    )
+    return {
+        "type": "deep_fallback",
+        "version": EVENT_VERSION,
+        "task_no": task_no,
+        "subtasks": dict(subtasks),
+    }

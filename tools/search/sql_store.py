@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 COVERAGE_WEIGHT = 0.7  # share of sentence_score given by the query words a sentence holds
 MIN_CANDIDATES = 40  # fewest candidates the database ranks for one search
 Row = tuple[Any, ...]
+Ids = Collection[str] | None  # a document filter: None searches every document
 # document_id, name, url, page, sentence_number, text, rank, terms, context
 CandidateRow = tuple[str, str, str | None, int, int, str, float, str, str]
 
@@ -119,20 +120,13 @@ VectorRow = tuple[str, int, int, bytes]  # the key and the vector
 FUSION_POOL = 3  # each fused ranking gives this many sentences per sentence returned
 
 
-def _sentence(
-    row: tuple[str, str, str | None, int, int, str], score: float = 0.0
-) -> UniqueTextDocument:
+_FIELDS = ("document_id", "document_name", "document_url", "page", "sentence_number", "text")
+
+
+def _sentence(row: Sequence[Any], score: float = 0.0) -> UniqueTextDocument:
     """A stored sentence ``(document_id, name, url, page, sentence_number, text)`` as a result."""
-    document_id, name, url, page, number, text = row
-    return UniqueTextDocument(
-        document_id=document_id,
-        document_name=name,
-        document_url=url,
-        page=page,
-        sentence_number=number,
-        text=text,
-        sentence_score=score,
-    )
+    fields: dict[str, Any] = dict(zip(_FIELDS, row, strict=True))
+    return UniqueTextDocument(**fields, sentence_score=score)
 
 
 class SqlDocumentStore(PageGraphStore):
@@ -245,9 +239,7 @@ class SqlDocumentStore(PageGraphStore):
         self._vector_cache = (version, keys, matrix)
         return keys, matrix
 
-    def _allowed(
-        self, keys: list[SentenceKey], lang: str | None, document_ids: Collection[str] | None
-    ) -> Any:
+    def _allowed(self, keys: list[SentenceKey], lang: str | None, document_ids: Ids) -> Any:
         """The mask of ``keys`` a language or document filter allows, or ``None`` (all)."""
         if lang is None and document_ids is None:
             return None
@@ -269,12 +261,7 @@ class SqlDocumentStore(PageGraphStore):
         return {(str(r[0]), int(r[3]), int(r[4])): r for r in rows}
 
     def semantic_search(
-        self,
-        query: str,
-        *,
-        limit: int = 8,
-        lang: str | None = None,
-        document_ids: Collection[str] | None = None,
+        self, query: str, *, limit: int = 8, lang: str | None = None, document_ids: Ids = None
     ) -> list[UniqueTextDocument]:
         """The sentences nearest ``query`` by meaning, best first (``sentence_score``: cosine)."""
         loaded = self._vector_matrix()
@@ -295,12 +282,7 @@ class SqlDocumentStore(PageGraphStore):
         ]
 
     def fused_search(
-        self,
-        query: str,
-        *,
-        limit: int = 8,
-        lang: str | None = None,
-        document_ids: Collection[str] | None = None,
+        self, query: str, *, limit: int = 8, lang: str | None = None, document_ids: Ids = None
     ) -> list[UniqueTextDocument]:
         """Keyword and semantic rankings fused by reciprocal rank (D9); no model: :meth:`search`.
 
@@ -317,12 +299,7 @@ class SqlDocumentStore(PageGraphStore):
         return vectors.fused_documents(keyword, semantic, limit)
 
     def search(
-        self,
-        query: str,
-        *,
-        limit: int = 8,
-        lang: str | None = None,
-        document_ids: Collection[str] | None = None,
+        self, query: str, *, limit: int = 8, lang: str | None = None, document_ids: Ids = None
     ) -> list[UniqueTextDocument]:
         """Keyword search at sentence level: the database's ranking, re-ranked by coverage.
 
@@ -331,7 +308,7 @@ class SqlDocumentStore(PageGraphStore):
         return [doc for doc, _ in self._keyword_hits(query, limit, lang, document_ids)]
 
     def _keyword_hits(
-        self, query: str, limit: int, lang: str | None, document_ids: Collection[str] | None
+        self, query: str, limit: int, lang: str | None, document_ids: Ids
     ) -> list[tuple[UniqueTextDocument, float]]:
         """:meth:`search`'s sentences, each with the share of query words it holds."""
         parsed = parse_query(query, self._stopwords)

@@ -107,18 +107,12 @@ class MessageFacts(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    question: str
-    """The standalone question after normalization (A1)."""
-    user_lang: str
-    """The user's language, decided once per message (T10)."""
-    important_words: list[str] = Field(default_factory=list)
-    """Key words of the question (A1)."""
-    prompt_type: str | None = None
-    """Kind of question (A1, D2)."""
-    offered: list[str] = Field(default_factory=list)
-    """Tools that passed the domain, system and eligibility gates for this message (A2)."""
-    coordinators: list[str] = Field(default_factory=list)
-    """The offered tools that are coordinators, in ascending priority (C2)."""
+    question: str  # the standalone question after normalization (A1)
+    user_lang: str  # decided once per message (T10)
+    important_words: list[str] = Field(default_factory=list)  # A1
+    prompt_type: str | None = None  # A1, D2
+    offered: list[str] = Field(default_factory=list)  # tools that passed every gate (A2)
+    coordinators: list[str] = Field(default_factory=list)  # the offered ones, by priority (C2)
 
 
 def message_of(values: Mapping[str, Any] | None) -> MessageFacts | None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolweave.state.errors import ConfigurationError, DatabaseUnavailableError
 from toolweave.tools.search import vectors
-from toolweave.tools.search.page_graph import RARE_TERM_MAX_SENTENCES, RARE_TERMS_PER_PAGE, PageRef
+from toolweave.tools.search.page_graph import RARE_TERM_MAX_SENTENCES, RARE_TERMS_PER_PAGE
 from toolweave.tools.search.protocol import SourceDocument
 from toolweave.tools.search.sql_store import (
     CandidateRow,
@@ -385,14 +385,6 @@ class PostgresDocumentStore(SqlDocumentStore):
         if rare:
             return " | ".join(f"({q})" for q in rare)
         return " & ".join(f"({q})" for q in per_word if q)
-
-    def _page_terms(self, ref: PageRef) -> set[str]:
-        rows = self._fetch(
-            "SELECT terms FROM toolweave_sentences"
-            " WHERE collection = %s AND document_id = %s AND page = %s",
-            (self.collection, ref.document_id, ref.page),
-        )
-        return {term for (text,) in rows for term in text.split()}
 
     def _rare_terms(self, terms: list[str]) -> list[tuple[str, int]]:
         rows = self._fetch(

@@ -134,6 +134,7 @@ class SqlDocumentStore(PageGraphStore):
 
     dialect: SqlDialect = SqlDialect()
     candidates_per_result = 5  # sentences the database ranks per sentence returned
+    page_terms_sql = "SELECT terms FROM {sentences} WHERE {only}document_id = ? AND page = ?"
     _stopwords: frozenset[str]
     _embeddings: Embeddings | None = None
     _vector_cache: tuple[object, list[SentenceKey], Matrix] | None = None
@@ -158,10 +159,6 @@ class SqlDocumentStore(PageGraphStore):
         """A candidate's database rank mapped to ``[0, 1)``, higher is better."""
 
     @abstractmethod
-    def _page_terms(self, ref: PageRef) -> set[str]:
-        """The index terms of one page's sentences."""
-
-    @abstractmethod
     def _rare_terms(self, terms: list[str]) -> list[tuple[str, int]]:
         """The rare ones of ``terms`` with their sentence counts, rarest first (page graph)."""
 
@@ -176,6 +173,11 @@ class SqlDocumentStore(PageGraphStore):
     @abstractmethod
     def _write_vectors(self, model: str, rows: Sequence[VectorRow]) -> None:
         """Store vectors of existing sentences under ``model`` (kept when already there)."""
+
+    def _page_terms(self, ref: PageRef) -> set[str]:
+        """The index terms of one page's sentences."""
+        rows = self._read(self.page_terms_sql, ref.document_id, ref.page)
+        return {term for (terms,) in rows for term in str(terms).split()}
 
     def _read(self, template: str, *params: object) -> list[Row]:
         return self._fetch(self.dialect.sql(template), (*self._scope, *params))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from toolweave.tools.search import sqlite_sql as sql
 from toolweave.tools.search import vectors
-from toolweave.tools.search.page_graph import RARE_TERM_MAX_SENTENCES, RARE_TERMS_PER_PAGE, PageRef
+from toolweave.tools.search.page_graph import RARE_TERM_MAX_SENTENCES, RARE_TERMS_PER_PAGE
 from toolweave.tools.search.protocol import SourceDocument
 from toolweave.tools.search.sql_store import CandidateRow, Row, SqlDocumentStore, VectorRow
 from toolweave.tools.search.text import Query, stopword_set
@@ -32,6 +32,8 @@ class SqliteDocumentStore(SqlDocumentStore):
     ``"auto"`` (the bundled model when installed), ``None`` (keywords only) or any
     LangChain ``Embeddings``; vectors are stored beside the sentences.
     """
+
+    page_terms_sql = sql.PAGE_TERMS  # the terms live in the FTS5 table
 
     def __init__(
         self,
@@ -121,10 +123,6 @@ class SqliteDocumentStore(SqlDocumentStore):
 
     def _relevance(self, rank: float) -> float:
         return normalise_score(rank)
-
-    def _page_terms(self, ref: PageRef) -> set[str]:
-        rows = self._fetch(sql.PAGE_TERMS, (ref.document_id, ref.page))
-        return {term for (terms,) in rows for term in str(terms).split()}
 
     def _rare_terms(self, terms: list[str]) -> list[tuple[str, int]]:
         counted: list[tuple[int, str]] = []

@@ -70,18 +70,15 @@ def _check_spelling(tool: ChatbotTool[Any]) -> None:
             )
 
 
+# the methods the library calls on a tool, and how many positional arguments each gets
 CALLED_WITH = {
-    "execute": 2,
-    "aexecute": 2,
-    "execute_with_prior_context": 3,
-    "aexecute_with_prior_context": 3,
-    "execute_with_clarification": 3,
-    "aexecute_with_clarification": 3,
+    "execute": 2, "aexecute": 2,
+    "execute_with_prior_context": 3, "aexecute_with_prior_context": 3,
+    "execute_with_clarification": 3, "aexecute_with_clarification": 3,
     "execute_with_clarification_and_prior_context": 4,
     "aexecute_with_clarification_and_prior_context": 4,
-    "decompose_into_subtasks": 1,
-    "is_eligible": 1,
-}  # the methods the library calls on a tool, and how many positional arguments each gets
+    "decompose_into_subtasks": 1, "is_eligible": 1,
+}  # fmt: skip
 
 
 def _check_signatures(tool: ChatbotTool[Any]) -> None:

@@ -166,15 +166,10 @@ def read_pdf(data: bytes, *, document_id: str, name: str, url: str | None) -> So
 
 Reader = Callable[..., SourceDocument]
 
-READERS: dict[str, Reader] = {
-    ".txt": read_text,
-    ".text": read_text,
-    ".md": read_markdown,
-    ".markdown": read_markdown,
-    ".html": read_html,
-    ".htm": read_html,
-    ".pdf": read_pdf,
-}  # by lower-case file suffix
+READERS: dict[str, Reader] = {  # by lower-case file suffix
+    ".txt": read_text, ".text": read_text, ".md": read_markdown, ".markdown": read_markdown,
+    ".html": read_html, ".htm": read_html, ".pdf": read_pdf,
+}  # fmt: skip
 
 
 def read_document(

@@ -481,14 +481,9 @@ def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
 
 
 COMMANDS = {
-    "ask": cmd_ask,
-    "chat": cmd_chat,
-    "tools": cmd_tools,
-    "domains": cmd_domains,
-    "explain": cmd_explain,
-    "ingest": cli_ingest.cmd_ingest,
-    "eval": cli_eval.cmd_eval,
-}
+    "ask": cmd_ask, "chat": cmd_chat, "tools": cmd_tools, "domains": cmd_domains,
+    "explain": cmd_explain, "ingest": cli_ingest.cmd_ingest, "eval": cli_eval.cmd_eval,
+}  # fmt: skip
 
 
 START_UP_IMPORTS: dict[str, tuple[str, ...]] = {

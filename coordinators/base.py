@@ -102,11 +102,7 @@ class DecomposingCoordinator(AgentCoordinator, Generic[D]):
         return filled is None or filled != empty
 
     def decompose_into_subtasks(self, task: TaskInfo) -> TaskInfo:
-        """Called directly (not by the engine): fill the schema offline, then decompose.
-
-        The coordinator phase never calls this: it fills the schema through the
-        run's LLM port and calls :meth:`decompose_from`.
-        """
+        """Called directly (the engine calls :meth:`decompose_from`): fill offline, decompose."""
         values = extract_decompositions_offline(task.task_prompt, [self.decomposition_schema()])
         filled = values.values.get(self.decomposition_schema().name)
         if filled is None:

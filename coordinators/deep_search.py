@@ -1,9 +1,4 @@
-"""The deep-search coordinator (D2-D7): targeted searches for what the context lacks.
-
-For each missing piece the gatekeeper (D1) names, it plans a neighbour-page search
-(cheap, D6) and a conditional full search (K3), then hands their answers back as
-guaranteed context (B4, R5, M6).
-"""
+"""The deep-search coordinator (D2-D7): a neighbour and a full search per missing piece."""
 
 from __future__ import annotations
 
@@ -40,15 +35,9 @@ class DeepSearchCoordinator(ContextConsumerTool[EmptyRequest], AgentCoordinator)
         missing: Sequence[str],
         rewrites: Mapping[str, Sequence[str]] | None = None,
     ) -> list[TaskInfo]:
-        """D3: per missing piece, a neighbor search and a conditional full search.
-
-        Both carry the piece's ``rewrites`` (the gatekeeper's phrasings of it in
-        the documents' words) as their ``important_words``: the search tools look
-        the piece up by them (D8).
-        """
+        """D3: per missing piece, a neighbor and a conditional full search, by its rewrites (D8)."""
         subtasks: list[TaskInfo] = []
         neighbours = self.neighbor_search_tool
-        # the neighbour search first, then the full search, conditional on it (D3, K1)
         steps = [(neighbours, False)] if neighbours is not None else []
         steps.append((self.search_tool, neighbours is not None))
         for piece in missing:
@@ -68,11 +57,7 @@ class DeepSearchCoordinator(ContextConsumerTool[EmptyRequest], AgentCoordinator)
     def decide_conditional_subtask(
         self, parent_task: TaskInfo, next_subtask: TaskInfo, completed_so_far: CompletedSoFar
     ) -> SubtaskDecision:
-        """K3: skip the full search when the neighbor search already found the same piece.
-
-        Found means new (D8): a neighbour search that read back the first retrieval leaves
-        no entry, so the full search runs.
-        """
+        """K3: skip the full search when the neighbor search found something new for the piece."""
         for key, entries in completed_so_far.items():
             if not key.endswith(f":{self.neighbor_search_tool}"):
                 continue
@@ -87,9 +72,5 @@ class DeepSearchCoordinator(ContextConsumerTool[EmptyRequest], AgentCoordinator)
     def execute_with_prior_context(
         self, request: EmptyRequest, ctx: ToolCallContext, prior_context: PriorContext
     ) -> ToolResult | None:
-        """B4: nothing to add, so ``None`` (R1).
-
-        The search subtasks' guaranteed context reaches the answer on its own (R5);
-        repeating it would give the answer model every piece twice.
-        """
+        """B4: nothing to add (R1): the subtasks' guaranteed context reaches the answer (R5)."""
         return None

@@ -1,7 +1,6 @@
 """The coordinator phase of one task as a pure function over ``TaskInfo`` (C1-C5, K2, M1, S1).
 
-Nothing here knows about LangGraph state: the ``coordinate`` node flattens the
-outcome into the task map. That keeps the rules testable on plain objects.
+No LangGraph state here: the ``coordinate`` node flattens the outcome into the task map.
 """
 
 from __future__ import annotations
@@ -35,36 +34,24 @@ COORDINATOR_WRONG_RETURN = "decompose_into_subtasks returned {kind}, not a TaskI
 NO_DECOMPOSITION = "the model gave no valid decomposition"
 
 
-Path = tuple[int, ...]
-"""A subtask's position under the phase's task: child indices from the top."""
+Path = tuple[int, ...]  # a subtask's child indices from the phase's task
 
 
 @dataclass
 class PhaseOutcome:
     """What a coordinator phase did to a task."""
 
-    task: TaskInfo
-    """The task after the phase, subtasks nested, numbered and stamped."""
-    ran: list[str] = field(default_factory=list)
-    """Coordinators that ran, in order (C5: whether or not they changed anything)."""
+    task: TaskInfo  # after the phase: subtasks nested, numbered and stamped
+    ran: list[str] = field(default_factory=list)  # in order, changed or not (C5)
     changed: list[str] = field(default_factory=list)
-    """Coordinators whose call changed the task."""
-    errors: dict[str, str] = field(default_factory=dict)
-    """Coordinator name → error text, for those whose changes were rolled back (C4)."""
-    created: dict[str, str] = field(default_factory=dict)
-    """New subtask ``task_no`` → the coordinator that created it (K2)."""
-    refused: dict[str, str] = field(default_factory=dict)
-    """Subtask ``task_no`` → why it was not created (S1 depth or count limit)."""
-    refused_by: dict[str, str] = field(default_factory=dict)
-    """Refused subtask ``task_no`` → the coordinator that proposed it (L1)."""
-    refused_tools: dict[str, list[str]] = field(default_factory=dict)
-    """Refused subtask ``task_no`` → the tools it would have been forced to run (L1)."""
+    errors: dict[str, str] = field(default_factory=dict)  # rolled back (C4)
+    created: dict[str, str] = field(default_factory=dict)  # new task_no -> its coordinator (K2)
+    refused: dict[str, str] = field(default_factory=dict)  # task_no -> which S1 limit
+    refused_by: dict[str, str] = field(default_factory=dict)  # task_no -> proposer (L1)
+    refused_tools: dict[str, list[str]] = field(default_factory=dict)  # its forced tools (L1)
     llm_calls: int = 0
-    """Model calls the decomposition extractions spent."""
-    decompositions: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Coordinator name → the decomposition it decided from, as JSON data (L1)."""
-    not_applicable: list[str] = field(default_factory=list)
-    """Decomposing coordinators whose ``may_apply`` said no: passed with no model call (A10)."""
+    decompositions: dict[str, dict[str, Any]] = field(default_factory=dict)  # as JSON (L1)
+    not_applicable: list[str] = field(default_factory=list)  # may_apply said no (A10)
 
 
 @dataclass(frozen=True)
@@ -78,19 +65,13 @@ class DecompositionCall:
 class PhaseLimits(TypedDict):
     """Where the phase's task stands in the tree, and how much more the tree may take (S1)."""
 
-    depth: int
-    """The task's level below the root."""
-    max_depth: int
-    """The deepest level a subtask may have."""
-    room: int
-    """How many more tasks the tree may take (the count cap)."""
+    depth: int  # the task's level below the root
+    max_depth: int  # the deepest level a subtask may have
+    room: int  # how many more tasks the tree may take
 
 
 def decomposition_steps(llm: LlmAssistant | None, call: DecompositionCall) -> Steps[Decompositions]:
-    """One decomposition call: the port's extraction steps (C1, M2).
-
-    ``None`` fills the schemas offline (the default whenever no model is given).
-    """
+    """One decomposition call: the port's extraction steps (C1, M2); ``llm=None``: offline."""
     if llm is None:
         return extract_decompositions_offline(call.task_prompt, call.schemas)
     return (yield from llm.extract_decompositions_steps(call.task_prompt, call.schemas))
@@ -125,13 +106,10 @@ def coordinator_phase(
     llm: LlmAssistant | None = None,
     **at: Unpack[PhaseLimits],
 ) -> Steps[PhaseOutcome]:
-    """Run ``coordinators`` on ``task`` one after another (C2) and stamp the result.
+    """Run ``coordinators`` on ``task`` one after another (C2, C3) and stamp the result.
 
-    Coordinators already in ``task.applied_coordinator_names`` are passed over (C3).
-    Subtasks are told apart by value, never identity (K2): one equal to a subtask present
-    before the call is that subtask, any other is new, numbered at once (C6) and owned
-    by the coordinator. Decomposition schemas are filled from the task prompt alone (M2),
-    once for the phase and again only after a coordinator changed the prompt (C4).
+    New subtasks are told apart by value (K2), numbered at once (C6) and owned; schemas are
+    filled from the task prompt alone (M2), again only after a coordinator changed it (C4).
     """
     outcome = PhaseOutcome(task=task)
     owner_of: dict[str, str] = {}
@@ -167,10 +145,7 @@ def _fill_steps(
     later: Sequence[Any],
     name: str,
 ) -> Steps[None]:
-    """One extraction step for the decomposing coordinators of ``later`` that may apply.
-
-    They apply to the task prompt as it stands; a failure is kept as their value (C4).
-    """
+    """One extraction for ``later``'s applying decomposing coordinators; a failure is kept (C4)."""
     prompt = outcome.task.task_prompt
     applying = [c for c in later if isinstance(c, DecomposingCoordinator) and c.may_apply(prompt)]
     call = DecompositionCall(

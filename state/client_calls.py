@@ -1,8 +1,6 @@
 """Client-tool calls the run waits for (W3): the pause's payload and the resume's results.
 
-Results may come in any order and in several resumes; a resume value that names an
-unknown call or is malformed is refused whole (X5). The wire format is in
-docs/concepts/ai-tools.md.
+A malformed resume value is refused whole (X5); the wire format is in docs/concepts/ai-tools.md.
 """
 
 from __future__ import annotations
@@ -18,17 +16,12 @@ from toolweave.state.errors import InvalidRequestError
 if TYPE_CHECKING:
     from toolweave.state.pauses import ClientCalls
 
-CLIENT_TOOL_RESULTS = "client_tool_results"
-"""``"type"`` of the resume value."""
-MAX_RESULT_CHARS = 100_000
-"""Longest accepted result text of one call."""
+CLIENT_TOOL_RESULTS = "client_tool_results"  # the resume value's "type"
+MAX_RESULT_CHARS = 100_000  # the longest accepted result text of one call
 
 
 class ClientToolResultError(InvalidRequestError):
-    """A client's resume value is malformed or names an unknown call id (X5).
-
-    Nothing of it was applied: the thread is unchanged and still paused.
-    """
+    """A client's resume value is malformed or names an unknown call id (X5); nothing applied."""
 
 
 class ClientToolCallPayload(TypedDict):
@@ -89,9 +82,8 @@ def parse_results(value: Any, pending: ClientCalls) -> dict[str, ClientToolOutco
     """The results of a resume value for the open calls of ``pending``, checked whole (X5).
 
     Raises:
-        ClientToolResultError: The value is malformed, names a call id that is not
-            open, answers a call twice, or a result has neither or both of
-            ``output`` and ``error``.
+        ClientToolResultError: The value is malformed, names no open call, answers one
+            twice, or a result has not exactly one of ``output`` and ``error``.
     """
     open_ids = {call.call_id for call in pending.open_calls}
     parsed: dict[str, ClientToolOutcome] = {}

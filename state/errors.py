@@ -7,10 +7,7 @@ from collections.abc import Iterable, Sequence
 
 
 def did_you_mean(names: Iterable[object], options: Sequence[str]) -> str:
-    """``" (did you mean 'day'?)"``: the nearest of ``options`` to each of ``names``, or ``""``.
-
-    For a message that names something misspelt (a run-context key, a request field).
-    """
+    """``" (did you mean 'day'?)"``: the nearest of ``options`` to each of ``names``, or ``""``."""
     near = [
         match[0]
         for name in names
@@ -30,10 +27,8 @@ class InvalidRequestError(ToolweaveError, ValueError):
 class InvalidContextError(InvalidRequestError, TypeError):
     """The run's context (``graph.invoke(..., context=...)``) is not a :class:`RunContext`.
 
-    An unknown key (``{"user_dat": ...}``), a ``user_data`` that is no mapping, or the
-    context put in the config (``config["context"]``, which LangGraph never reads):
-    each would run without the person's data, silently. Raised before anything is
-    stored; the message names the keys the context takes (T4, N3, X5).
+    An unknown key, a ``user_data`` that is no mapping, or a context in the config would
+    run without the person's data; raised before anything is stored (T4, N3, X5).
     """
 
 
@@ -50,11 +45,7 @@ class NothingPendingError(ToolweaveError, LookupError):
 
 
 class ThreadBusyError(ToolweaveError, RuntimeError):
-    """Another run on the same thread, here or over the same PostgreSQL, did not end in time.
-
-    Runs on one thread take turns (S5, Q6), at most ``Limits.thread_wait_s``. Send the
-    message again once the earlier run has ended.
-    """
+    """Another run on the thread did not end within ``Limits.thread_wait_s`` (S5, Q6)."""
 
 
 class DatabaseUnavailableError(ToolweaveError, ConnectionError):
@@ -66,23 +57,19 @@ class ConfigurationError(ToolweaveError, ValueError):
 
 
 class InvalidToolResultError(ToolweaveError, TypeError):
-    """A tool built or returned a result that breaks the ``ToolResult`` contract.
-
-    A bug in the tool, not a failure of its backend: it is raised out of the run
-    (never treated as "no result" by R7), naming the tool and what was wrong.
-    """
+    """A tool's result breaks the ``ToolResult`` contract: a bug, raised out of the run (not R7)."""
 
 
 class ToolFailedError(ToolweaveError, RuntimeError):
-    """A tool reported that it failed (an MCP error result, an adapter's error; T13).
-
-    No result (R7), logged in one line without a traceback unless at ``DEBUG``.
-    """
+    """A tool reported that it failed (an MCP error result, an adapter's error; T13): R7."""
 
 
 class ConflictingDocumentsError(InvalidToolResultError, ConfigurationError):
-    """A tool's result holds different texts under one full identity (R6, R11).
+    """A tool's result holds different texts under one full identity (R6, R11): refused."""
 
-    Nothing says which text is the sentence, so the result is refused, naming the tool;
-    raised out of the run (never R7's "no result").
-    """
+
+USER_ERRORS = (
+    InvalidRequestError, UnknownDomainError, UnknownThreadError, NothingPendingError,
+    ConfigurationError,
+)  # fmt: skip
+"""What the person sent or configured wrong (the command line exits with 2)."""

@@ -1,9 +1,7 @@
 """The streaming contract: the events toolweave writes to ``stream_mode="custom"`` (P1-P3).
 
-One ``TypedDict`` per event kind, told apart by ``"type"``; every event carries
-``"version": 1``. Within a version, keys are only ever added, never renamed or
-removed, so a client written against version 1 keeps working. Answer tokens are
-not here: they arrive on ``stream_mode="messages"``, tagged ``toolweave:answer``.
+One ``TypedDict`` per kind, told apart by ``"type"``, each with ``"version": 1``; within a
+version keys are only added. Answer tokens arrive on ``stream_mode="messages"``.
 """
 
 from __future__ import annotations
@@ -33,18 +31,13 @@ class ToolProgressEvent(TypedDict):
     text: str
     """The client-facing form, ``TOOL_PROGRESS:<TOOL>:<EVENT>`` (P1)."""
     phrase: str
-    """The event for people, in the user's language (P4): the tool's or the domain's
-    phrase, else the event name in plain words. Added in version 1; may be absent in
-    events written before it."""
+    """The event for people, in the user's language (P4); absent in events written before it."""
 
 
 class RoutedEvent(TypedDict):
-    """The ``route`` node decided which tools run on a task (A5, A6), in order.
+    """The ``route`` node decided which tools run on a task (A5, A6), and which it held back.
 
-    And which tools it held back that a person would look for: those the task
-    forced but their gate refused (F4), and those routed that act but do not run
-    on a verdict in doubt (A9). Tool names only, never the user data nor what a
-    gate found missing in it (X4).
+    Tool names only, never the user data nor what a gate found missing in it (X4).
     """
 
     type: Literal["routed"]
@@ -53,13 +46,9 @@ class RoutedEvent(TypedDict):
     tools: list[str]
     """The tools that run on the task, in the order they run (empty: none)."""
     refused: NotRequired[list[str]]
-    """Tools the task forced (``required_tool_names``) that did not pass the gates, so
-    do not run (F4). Added within version 1, so optional: absent in events written
-    before it, read it with ``event.get("refused", [])``; toolweave always writes it."""
+    """Forced tools the gates refused (F4); read it with ``event.get("refused", [])``."""
     held: NotRequired[list[str]]
-    """Tools routed to the task that act (``side_effects``) and do not run because the
-    verdict is in doubt (A9, ledger verdict ``a9_acting_in_doubt``). Added within
-    version 1, so optional like ``refused``."""
+    """Routed tools that act and do not run on a verdict in doubt (A9); optional as ``refused``."""
 
 
 class CoordinatedEvent(TypedDict):
@@ -108,10 +97,7 @@ class DeepFallbackEvent(TypedDict):
 class GatesEvent(TypedDict):
     """Eligibility gates held tools back from this message (T4): not offered, not run.
 
-    Written when a tool's ``is_eligible`` refuses the run's user data: by the
-    message's first run, and by a run that resumes it on a clarification reply
-    (``rechecked``), whose user data may differ. Tool names only: never the user
-    data, nor what a gate found missing in it (X4).
+    Tool names only: never the user data, nor what a gate found missing in it (X4).
     """
 
     type: Literal["gates"]

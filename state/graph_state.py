@@ -1,8 +1,6 @@
 """The typed LangGraph state: input ⊂ state → output, reducers in ``Annotated``.
 
-``TypedDict`` comes from ``typing_extensions``: on Python 3.11 pydantic builds no JSON
-schema from ``typing.TypedDict``, and the compiled graph then publishes no input or
-output schema (no input form in Studio, ``graph.as_tool()`` fails).
+``TypedDict`` is ``typing_extensions``': pydantic on 3.11 builds no schema from ``typing``'s.
 """
 
 from __future__ import annotations
@@ -32,15 +30,10 @@ def merge_buffer(
     left: Mapping[str, list[PromptAndContext]], right: Mapping[str, list[PromptAndContext]]
 ) -> dict[str, list[PromptAndContext]]:
     """Reducer for the context buffer: entries under the same key are appended (B1)."""
-    merged = dict(left)
-    for key, entries in right.items():
-        merged[key] = [*merged.get(key, []), *entries]
-    return merged
+    return merge_all_buffers(dict(left), [dict(right)])  # type: ignore[no-any-return]
 
 
-# The batch reducers below give what folding their pairwise reducer write by write
-# gives, but copy the stored value once per step, not once per write (a 30-task
-# tree writes these channels on almost every step).
+# Batch reducers: the pairwise reducer folded over a step's writes, copying the value once.
 
 
 def append_all(value: list[Any], writes: Sequence[list[Any]]) -> list[Any]:
@@ -69,10 +62,7 @@ def merge_all_buffers(value: dict[str, Any], writes: Sequence[dict[str, Any]]) -
 
 
 def merge_all_documents(value: list[Any], writes: Sequence[list[Any]]) -> Any:
-    """Batch reducer of :func:`merge_documents` (which also reads plain mappings).
-
-    The same result as folding write by write, with the stored list keyed once per step.
-    """
+    """Batch reducer of :func:`merge_documents` (which also reads plain mappings)."""
     return merge_documents(value or [], [doc for write in writes for doc in write])
 
 
@@ -85,11 +75,7 @@ def add_all_messages(value: list[AnyMessage], writes: Sequence[Any]) -> Any:
 
 
 class StateDeltaChannel(DeltaChannel[Any]):
-    """LangGraph's ``DeltaChannel``, copied without re-running its constructor.
-
-    LangGraph copies every channel after each node (S2) and ``DeltaChannel.copy`` re-runs
-    checks that cannot fail; this copies the fields and a shallow copy of the value.
-    """
+    """LangGraph's ``DeltaChannel``, copied after each node without re-running its checks."""
 
     __slots__ = ()
 
@@ -108,10 +94,7 @@ class StateDeltaChannel(DeltaChannel[Any]):
 _DELTA_SLOTS = tuple(
     dict.fromkeys(slot for cls in DeltaChannel.__mro__ for slot in getattr(cls, "__slots__", ()))
 )
-"""Every field of a ``DeltaChannel`` (its own and its base classes'), copied as it is."""
-
-# Channels checkpointed as their writes instead of being re-saved whole at every
-# step: a tree's state then grows with what happened, not with steps x size.
+# Channels checkpointed as their writes: the state grows with what happened, not steps x size
 TASKS_CHANNEL: DeltaChannel[Any] = StateDeltaChannel(merge_all_tasks)
 BUFFER_CHANNEL: DeltaChannel[Any] = StateDeltaChannel(merge_all_buffers)
 DOCUMENTS_CHANNEL: DeltaChannel[Any] = StateDeltaChannel(merge_all_documents)
@@ -146,18 +129,12 @@ class MessageFacts(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    question: str
-    """The standalone question after normalization (A1)."""
-    user_lang: str
-    """The user's language, decided once per message (T10)."""
-    important_words: list[str] = Field(default_factory=list)
-    """Key words of the question (A1)."""
-    prompt_type: str | None = None
-    """Kind of question (A1, D2)."""
-    offered: list[str] = Field(default_factory=list)
-    """Tools that passed the domain, system and eligibility gates for this message (A2)."""
-    coordinators: list[str] = Field(default_factory=list)
-    """The offered tools that are coordinators, in ascending priority (C2)."""
+    question: str  # the standalone question after normalization (A1)
+    user_lang: str  # decided once per message (T10)
+    important_words: list[str] = Field(default_factory=list)  # A1
+    prompt_type: str | None = None  # A1, D2
+    offered: list[str] = Field(default_factory=list)  # tools that passed every gate (A2)
+    coordinators: list[str] = Field(default_factory=list)  # the offered ones, by priority (C2)
     amends: tuple[ActedCall, ...] = ()
     """When the message amends the request a question waited on (Q2): the calls of tools
     that act whose effect stands for that request (Q6, S5); else ``()``."""
@@ -192,13 +169,9 @@ class OutputState(TypedDict):
     answer: str | None
     """The final answer text (``None`` while a run is paused)."""
     sources: list[Source]
-    """The documents the final answer used, in answer order (R9): the ones it quoted or
-    cited; a tool's finished answer lists the tool's own; "no information" lists none.
-    Every surface (CLI, page, agent tool, traces, evaluation) shows exactly these."""
+    """The documents the final answer used, in answer order (R9); every surface shows these."""
     answer_sentences: list[AnswerSentence]
-    """A generated answer's sentences, each with its sources and whether they support
-    it (R9): the answer is the supported ones; empty for a finished answer (R3, R4) and
-    for "no information"."""
+    """A generated answer's sentences with their sources and support (R9); else empty."""
     documents: Annotated[list[UniqueTextDocument], DOCUMENTS_CHANNEL]
     """The deduplicated context documents the answer was built from (R2, R6)."""
     guaranteed: Annotated[list[PromptAndContext], APPEND_CHANNEL]
@@ -231,8 +204,7 @@ class GraphState(InputState, OutputState):
     deep_fallback_done: bool
     """Deep fallback had its one turn for this message (D7)."""
     pause: Pause | None
-    """The pending pause (Q7): an open question or client-tool calls, or the reply
-    or results waiting for the tool that asked (Q1, Q2, W3)."""
+    """The pending pause (Q7), or the reply or results waiting for its tool (Q1, Q2, W3)."""
     deep_fallback_owner: str | None
     """The deep-search coordinator whose subtasks draw on the deep-fallback cap (D7)."""
     clarification_rounds: int

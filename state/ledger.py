@@ -35,8 +35,7 @@ class LedgerKind(StrEnum):
     RUN_ABANDONED = "run_abandoned"
     """A run that stopped mid-way was dropped instead of finished (Q5)."""
     DEDUPLICATED = "deduplicated"
-    """Documents of a tool's result that were already in the context (R6, R11);
-    ``count`` says how many."""
+    """Documents of a tool's result already in the context (R6, R11): ``count`` of them."""
 
 
 class LedgerEntry(BaseModel):
@@ -57,11 +56,9 @@ class LedgerEntry(BaseModel):
     details: dict[str, str] = Field(default_factory=dict)
     """Per-item reasons of a summary entry, e.g. tool → why the routing declined it."""
     tools: tuple[str, ...] = ()
-    """Other tools the entry concerns: a summary's candidates, the tools a skipped or
-    refused subtask would have run, the tools a deep-search plan forces (L1)."""
+    """Other tools the entry concerns: a summary's candidates, a subtask's forced tools (L1)."""
     count: int = 0
-    """What the entry counts, where it counts: the documents of a tool's result that
-    deduplication removed (DEDUPLICATED, R11)."""
+    """What the entry counts: the documents deduplication removed (DEDUPLICATED, R11)."""
     confidence: float | None = None
     """A routing verdict's P(yes), from the model's log-probabilities (T5); ``None``: none."""
     key: str = ""
@@ -76,12 +73,7 @@ class LedgerEntry(BaseModel):
         return tool == self.tool or tool in self.tools
 
     def for_tool(self, tool: str) -> LedgerEntry:
-        """The entry as it concerns ``tool`` alone: a summary narrowed to that tool's line.
-
-        An entry whose ``tool`` is ``tool`` comes back unchanged; one that names it
-        only in ``tools`` comes back with ``tool`` set, and with that tool's own
-        reason when ``details`` has one (a declined candidate's routing reason).
-        """
+        """The entry as it concerns ``tool`` alone: a summary narrowed to that tool's reason."""
         if tool == self.tool or tool not in self.tools:
             return self
         reason = self.details.get(tool, self.reason)
@@ -89,18 +81,12 @@ class LedgerEntry(BaseModel):
 
 
 def entries_about(ledger: Iterable[LedgerEntry], tool: str) -> list[LedgerEntry]:
-    """The entries that concern ``tool``, in order, each narrowed to it (L1).
-
-    Answers "why did ``tool`` (not) run?": its gate verdict, routing verdict,
-    forcing, result or error, and any skipped or refused subtask that would have
-    run it.
-    """
+    """The entries that concern ``tool``, in order, each narrowed to it: why it (not) ran (L1)."""
     return [entry.for_tool(tool) for entry in ledger if entry.concerns(tool)]
 
 
 RAN_KINDS = frozenset({LedgerKind.TOOL_RESULT, LedgerKind.TOOL_ERROR, LedgerKind.CLARIFICATION})
-"""Entries that record a tool's call: a result (or none, R1), a failure (R7) or a
-question it asked (Q1). A gate refusal or a skip is no call."""
+"""Entries that record a tool's call: a result (or none, R1), a failure (R7) or a question."""
 
 
 def tools_run_below(ledger: Iterable[LedgerEntry], task_no: str) -> dict[str, str]:

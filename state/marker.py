@@ -12,18 +12,12 @@ def is_coordinator_requested(text: str) -> bool:
 
 
 def extract_coordinator_task(text: str) -> str:
-    """The subtask's own prompt: everything after the last marker (M5).
-
-    A text without the marker is returned unchanged.
-    """
+    """The subtask's own prompt: everything after the last marker (M5), else ``text``."""
     _, marker, task = text.rpartition(AGENT_COORDINATOR_MARKER)
     return task if marker else text
 
 
 def extract_coordinator_original(text: str) -> str:
-    """The parent's execution text: everything before the last marker (M5).
-
-    A text without the marker is returned unchanged.
-    """
+    """The parent's execution text: everything before the last marker (M5), else ``text``."""
     original, marker, _ = text.rpartition(AGENT_COORDINATOR_MARKER)
     return original if marker else text

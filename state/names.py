@@ -1,9 +1,4 @@
-"""Tool names (T1) and the domain-prefixed form forced activation accepts (F3).
-
-A name is lower_snake_case, checked at registration so a typo fails at build time.
-Outside names become tool names through :func:`to_tool_name`; two that map to one
-name are an error (T14). A forced ``"<domain>.<name>"`` splits at the last dot.
-"""
+"""Tool names (T1, T14) and the domain-prefixed form forced activation accepts (F3)."""
 
 from __future__ import annotations
 
@@ -14,8 +9,7 @@ from typing import TypeGuard
 
 from toolweave.state.errors import ConfigurationError
 
-TOOL_NAME_PATTERN = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
-"""lower_snake_case: a lowercase letter first, then lowercase letters, digits, single ``_``."""
+TOOL_NAME_PATTERN = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")  # lower_snake_case
 
 INVALID_TOOL_NAME = (
     "{owner}: tool name {name!r} is not lower_snake_case (T1): use lowercase letters, "
@@ -34,9 +28,7 @@ def is_tool_name(name: object) -> TypeGuard[str]:
 
 
 def check_tool_name(name: object, owner: str) -> str:
-    """Return ``name`` if it is a valid tool name, else raise :class:`ConfigurationError`.
-
-    ``owner`` names who carries it, for the message.
+    """Return ``name`` if it is a valid tool name (``owner`` carries it, for the message).
 
     Raises:
         ConfigurationError: ``name`` is missing, not a string, or not lower_snake_case.
@@ -53,11 +45,8 @@ def check_tool_name(name: object, owner: str) -> str:
 def to_tool_name(text: str) -> str:
     """The tool name (T1) of a name from outside: the one mapping every adapter uses (T14).
 
-    ``example-tool`` → ``example_tool`` (an AI system tool's id), ``getWeather`` →
-    ``get_weather`` (a LangChain tool), ``math.factorial`` → ``math_factorial``,
-    ``Flights_4_SearchOnewayFlight`` → ``flights_4_search_oneway_flight`` (a
-    function-calling catalogue). Different names may map to one tool name: map a
-    whole catalogue with :func:`tool_names`, which refuses that.
+    ``example-tool`` → ``example_tool``, ``getWeather`` → ``get_weather``; map a whole
+    catalogue with :func:`tool_names`, which refuses two names mapping to one.
 
     Raises:
         ConfigurationError: ``text`` has no letter to start a name with.
@@ -83,9 +72,7 @@ def tool_names(names: Iterable[str]) -> dict[str, str]:
     """Each outside name of a catalogue → its tool name (:func:`to_tool_name`, T14).
 
     Raises:
-        ConfigurationError: A name cannot be mapped, or different names map to one
-            tool name (the message names every such pair, so a catalogue is fixed
-            in one go).
+        ConfigurationError: A name cannot be mapped, or names map to one (every pair named).
     """
     mapped: dict[str, str] = {}
     first_of: dict[str, str] = {}

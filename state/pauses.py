@@ -1,9 +1,7 @@
 """Pauses: every way a run waits for someone, as one typed union (SPEC Q7).
 
-One versioned ``TypedDict`` payload per kind, told apart by ``"type"``; the state's
-``pause`` key holds the matching model. Consumers dispatch with ``match`` +
-``assert_never``, so a new kind fails type-checking until handled
-(docs/adding-a-pause-kind.md).
+One versioned ``TypedDict`` payload per kind, told apart by ``"type"``; consumers ``match``
+with ``assert_never`` so a new kind fails type-checking until handled.
 """
 
 from __future__ import annotations
@@ -21,11 +19,7 @@ PAUSE_VERSION: Final = 1
 
 
 class ClarificationPayload(TypedDict):
-    """The interrupt value of a clarification question (Q1).
-
-    Its wire format predates ``"version"`` and is pinned without it: a
-    clarification payload without ``"version"`` is version 1.
-    """
+    """The interrupt value of a clarification question (Q1); without ``"version"`` it is 1."""
 
     type: Literal["clarification"]
     version: NotRequired[int]
@@ -96,14 +90,10 @@ class ClientCalls(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    task_no: str
-    """The task whose tools asked."""
-    calls: tuple[ClientToolCall, ...]
-    """Every call of the step, in queue order."""
-    results: dict[str, ClientToolOutcome] = Field(default_factory=dict)
-    """Results by call id."""
-    consumed: tuple[str, ...] = ()
-    """Call ids whose result the ``execute`` node has already recorded."""
+    task_no: str  # the task whose tools asked
+    calls: tuple[ClientToolCall, ...]  # every call of the step, in queue order
+    results: dict[str, ClientToolOutcome] = Field(default_factory=dict)  # by call id
+    consumed: tuple[str, ...] = ()  # call ids whose result the execute node recorded
 
     @property
     def open_calls(self) -> list[ClientToolCall]:
@@ -156,11 +146,7 @@ def payload_of(pause: Pause) -> PausePayload:
 
 
 def awaiting(pause: Pause) -> Awaiting:
-    """Whom the run waits for on ``pause``: the user's reply, the client, or nobody.
-
-    ``"reply"`` is also what the next message on the thread gives (Q2); a pause
-    whose answer arrived but whose tool has not run yet waits for ``"nobody"``.
-    """
+    """Whom the run waits for on ``pause``: the user's reply (Q2), the client, or nobody."""
     match pause:
         case Clarification():
             return "reply" if pause.reply is None else "nobody"
@@ -218,11 +204,7 @@ def call_names(payload: Mapping[str, Any]) -> str:
 
 
 def agent_tool_text(payload: PausePayload) -> str:
-    """What the agent tool hands the agent's model when the toolweave run paused.
-
-    A question's choices come numbered, so the agent can pass on the user's pick
-    as its number or its text (Q2).
-    """
+    """What the agent tool hands the agent's model when the run paused (choices numbered, Q2)."""
     match payload["type"]:
         case "clarification":
             text = CLARIFICATION_NEEDED.format(question=payload["question"])

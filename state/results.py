@@ -78,12 +78,9 @@ def require_result(tool_name: str, value: object) -> ToolResult | None:
 
 
 class ToolResult(BaseModel):
-    """The outcome of one tool execution. ``None`` instead of a result means R1.
+    """The outcome of one tool execution (``None`` instead of a result means R1).
 
-    Build it with the class methods, which mirror the seed's
-    ``ToolExecutionResult.asContext/asAnswer/asAnswered/asGuaranteedContext``;
-    they also give every document its own identity (R11), which the bare
-    constructor does not.
+    Build it with the class methods: they also give every document its identity (R11).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -102,10 +99,7 @@ class ToolResult(BaseModel):
 
     @classmethod
     def as_context(cls, tool_name: str, documents: Sequence[UniqueTextDocument]) -> ToolResult:
-        """R2: documents that join the RAG context.
-
-        Every document reaches the context (R11): different texts under one identity are
-        numbered in order; the same sentence twice is kept once and counted (R6).
+        """R2: documents that join the RAG context, each with its own identity (R6, R11).
 
         Raises:
             InvalidToolResultError: Bad arguments (a bug in the tool; never R7's "no result").
@@ -126,8 +120,7 @@ class ToolResult(BaseModel):
         Args:
             tool_name: The tool's name (``self.name``).
             text: The answer.
-            sources: The documents the answer comes from, listed as its sources (R9);
-                none by default.
+            sources: The documents the answer comes from, listed as its sources (R9).
 
         Raises:
             InvalidToolResultError: Bad arguments (a bug in the tool; never R7's "no result").
@@ -174,16 +167,10 @@ class ToolResult(BaseModel):
     def clarification(
         cls, tool_name: str, question: str, choices: Sequence[str] = ()
     ) -> ToolResult:
-        """Q1: ask the user a question before the tool can act.
-
-        Call it as ``ToolResult.clarification(self.name, "Which branch do you mean?",
-        ["north", "south"])`` from a ``ClarifiableTool``.
+        """Q1: ask the user a question before the tool can act (from a ``ClarifiableTool``).
 
         Raises:
-            InvalidToolResultError: ``tool_name`` is not a tool name, ``question`` is
-                not a non-empty text, or ``choices`` is not a list of texts. A bug in
-                the tool, so it fails the run loudly instead of R7 answering without
-                asking.
+            InvalidToolResultError: Bad arguments (a bug in the tool; never R7's "no result").
         """
         method = "clarification"
         _check_name(method, tool_name)

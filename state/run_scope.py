@@ -1,9 +1,7 @@
 """The per-run scope (X6): one run's deadline, secret values and progress sink.
 
-Held in a context variable, so sync nodes in LangGraph's pool, async nodes and model
-calls all see it, and nothing is kept process-wide; outside a run
-:func:`current_scope` is ``None``. A generator must not set a context variable across
-a ``yield``, hence :func:`iterate_in` / :func:`aiterate_in`.
+Held in a context variable, never process-wide; a generator must not set one across a
+``yield``, hence :func:`iterate_in` / :func:`aiterate_in`.
 """
 
 from __future__ import annotations
@@ -27,21 +25,16 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 S = TypeVar("S")
 
-MIN_SECRET_CHARS = 4
-"""Shorter values are never treated as secrets (they would blank ordinary words)."""
-
-ProgressSink = Callable[[Any], None]
-"""Where a run's progress events go (``toolweave.tools.progress``)."""
+MIN_SECRET_CHARS = 4  # shorter values are no secrets (they would blank ordinary words)
+ProgressSink = Callable[[Any], None]  # where a run's progress events go
 
 
 @dataclass(frozen=True, slots=True)
 class Deadline:
     """When a run must end (``Limits.run_deadline_s``, X5)."""
 
-    at: float
-    """The :func:`time.monotonic` value past which the run stops."""
-    seconds: float
-    """The limit as configured, for messages."""
+    at: float  # the time.monotonic() value past which the run stops
+    seconds: float  # the limit as configured, for messages
 
     @classmethod
     def after(cls, seconds: float) -> Deadline:
@@ -65,13 +58,9 @@ class RunScope:
     """What one run carries besides its state: never stored, never shared with another run."""
 
     deadline: Deadline | None = None
-    """The run's deadline; ``None``: none."""
-    secrets: frozenset[str] = frozenset()
-    """Values redacted from the run's errors, log lines and progress events (X4)."""
+    secrets: frozenset[str] = frozenset()  # redacted from errors, log lines and events (X4)
     progress: ProgressSink | None = None
-    """Where the run's progress events go; ``None``: nowhere."""
     pattern: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
-    """The secrets as one regular expression (``None`` without secrets)."""
 
     def __post_init__(self) -> None:
         kept = frozenset(s for s in self.secrets if len(s.strip()) >= MIN_SECRET_CHARS)
@@ -79,11 +68,7 @@ class RunScope:
         object.__setattr__(self, "pattern", _pattern(kept))
 
     def within(self, outer: RunScope | None) -> RunScope:
-        """This scope opened inside ``outer`` (a run inside a run, e.g. a subgraph).
-
-        The inner run ends by the outer run's deadline at the latest and redacts
-        the outer run's secrets too; its progress goes to its own sink.
-        """
+        """This scope inside ``outer`` (a subgraph): the earlier deadline, both runs' secrets."""
         if outer is None:
             return self
         deadline = self.deadline
@@ -95,8 +80,7 @@ class RunScope:
 _SCOPE: contextvars.ContextVar[RunScope | None] = contextvars.ContextVar(
     "toolweave_run_scope", default=None
 )
-"""The current run's scope. A context variable is not module state: its value lives in
-each context (each thread, task and LangGraph task has its own)."""
+"""The current run's scope, per context (each thread, task and LangGraph task has its own)."""
 
 
 def current_scope() -> RunScope | None:
@@ -153,11 +137,7 @@ def _context_for(scope: RunScope) -> contextvars.Context:
 
 
 def iterate_in(scope: RunScope, items: Iterable[T]) -> Iterator[T]:
-    """Step ``items`` inside ``scope``: each step runs in a context of its own.
-
-    The caller's context never sees the scope, so two runs stepped in turn in one
-    thread keep theirs apart. Closing the result closes ``items``, in that context.
-    """
+    """Step ``items`` inside ``scope``, each step in a context the caller never sees."""
     context = _context_for(scope)
     with closed_at_end(iter(items), context) as iterator:
         while True:
@@ -195,10 +175,7 @@ class _InContext(Awaitable[T]):
 
 
 async def aiterate_in(scope: RunScope, items: AsyncIterable[T]) -> AsyncIterator[T]:
-    """Step ``items`` inside ``scope``; the async twin of :func:`iterate_in`.
-
-    Every step runs in the awaiting task (no task per step), in a context of its own.
-    """
+    """Step ``items`` inside ``scope``; the async twin of :func:`iterate_in` (no task per step)."""
     context = _context_for(scope)
     async with aclosed_at_end(aiter(items), context) as iterator:
         while True:
@@ -211,11 +188,7 @@ async def aiterate_in(scope: RunScope, items: AsyncIterable[T]) -> AsyncIterator
 
 @contextmanager
 def closed_at_end(items: S, context: contextvars.Context | None = None) -> Iterator[S]:
-    """``items``, closed when the block ends (in ``context``, when given).
-
-    A stream left early frees its connection; :func:`iterate_in` closes its
-    items in the run's context, as it steps them.
-    """
+    """``items``, closed when the block ends (in ``context``, when given)."""
     try:
         yield items
     finally:

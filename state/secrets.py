@@ -1,10 +1,8 @@
 """Secret redaction for error messages, log lines and progress events (X4, X6).
 
-Secrets are the chat model's API key and the values of ``user_data`` keys marked
-secret by name or by ``secret_keys`` (docs/concepts/guarantees.md); values shorter
-than :data:`MIN_SECRET_CHARS` are not redacted. :class:`RedactingFilter` sits on a
-handler of the ``toolweave`` logger because a logger's own filters do not see its
-children's records; the application's log lines are never touched.
+Secrets: the model's API key and ``user_data`` values marked by name or ``secret_keys``
+(docs/concepts/guarantees.md). :class:`RedactingFilter` sits on a handler of the
+``toolweave`` logger (a logger's own filters do not see its children's records).
 """
 
 from __future__ import annotations
@@ -15,14 +13,10 @@ import traceback
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Protocol, runtime_checkable
 
-from toolweave.state.run_scope import MIN_SECRET_CHARS as MIN_SECRET_CHARS
 from toolweave.state.run_scope import secret_pattern
 
 REDACTED = "[redacted]"
-"""What a secret is replaced with."""
-
-LIBRARY_LOGGER = "toolweave"
-"""The top logger of the library; every module logs under it."""
+LIBRARY_LOGGER = "toolweave"  # every module logs under it
 
 _SECRET_KEY = re.compile(
     r"(?:^|_)(?:secret|password|passwd|passphrase|token|apikey|api_key|credentials?|"
@@ -40,10 +34,7 @@ def is_secret_key(key: str, marked: Iterable[str] = ()) -> bool:
 
 
 def secret_values(data: Mapping[str, Any] | None, marked: Iterable[str] = ()) -> frozenset[str]:
-    """The values of ``data``'s secret keys (nested mappings included), as texts.
-
-    Short ones are kept here; the run's scope drops them (:data:`MIN_SECRET_CHARS`).
-    """
+    """The values of ``data``'s secret keys (nested mappings included), as texts."""
     return frozenset(_mapping(data, frozenset(marked), depth=0)) if data else frozenset()
 
 
@@ -87,11 +78,7 @@ def secrets_of(*holders: object) -> frozenset[str]:
 
 
 def error_text(error: BaseException, *hidden: str) -> str:
-    """``error``'s message on one line (its type's name when it has none), ``hidden`` masked.
-
-    For a driver's error that may quote its connection settings (a database password):
-    each non-empty ``hidden`` value becomes ``***``.
-    """
+    """``error``'s message on one line (else its type's name), each ``hidden`` value as ``***``."""
     text = " ".join(str(error).split()) or type(error).__name__
     for value in hidden:
         text = text.replace(value, "***") if value else text

@@ -1,8 +1,4 @@
-"""The checkpoint serializer for toolweave's state types.
-
-LangGraph warns on (and will block) unregistered types: :func:`checkpoint_serde`
-allows exactly the graph state's models and enums.
-"""
+"""The checkpoint serializer: it allows exactly the graph state's models and enums."""
 
 from __future__ import annotations
 

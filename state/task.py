@@ -14,12 +14,7 @@ ROOT_TASK_NO = "1"
 
 
 class TaskInfo(BaseModel):
-    """One task of the tree (SPEC §1, seed 001 ``TaskInfo``).
-
-    Coordinators receive a ``TaskInfo`` with its subtree nested in ``sub_tasks``
-    and mutate it in place (C1). The graph state stores tasks flat
-    (see :class:`TaskNode`), so ``sub_tasks`` is empty there.
-    """
+    """One task of the tree (SPEC §1): nested for coordinators (C1), flat in the state."""
 
     model_config = ConfigDict(validate_assignment=True)
 
@@ -93,12 +88,9 @@ class TaskNode(BaseModel):
     requests: dict[str, dict[str, Any] | None] = Field(default_factory=dict)
     """Requests extracted while routing (fused call), keyed by tool name (T7)."""
     as_context: list[str] = Field(default_factory=list)
-    """Tools whose yes was in doubt (A9): they run after the retrieval; a finished answer
-    joins the context instead of ending the run, and a question back to the user is not
-    asked (Q1)."""
+    """Tools whose yes was in doubt (A9): they run after the retrieval, as context only."""
     search_words: str = ""
-    """Words the routing call gave for searching the documents, in their language (D9);
-    the default retrieval searches with them beside the task's own text."""
+    """Words the routing call gave for searching the documents, in their language (D9)."""
 
     @property
     def task_no(self) -> str:

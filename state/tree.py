@@ -19,10 +19,7 @@ def nested(tasks: TaskMap, task_no: str) -> TaskInfo:
 
 
 def _fresh(task: TaskInfo, sub_tasks: list[TaskInfo]) -> TaskInfo:
-    """A copy of ``task`` sharing nothing mutable with it, with ``sub_tasks`` (PF1).
-
-    ``model_copy(deep=True)`` without the memo walk and validation.
-    """
+    """A deep copy of ``task`` with ``sub_tasks``, without the memo walk and validation (PF1)."""
     copied = task.model_copy(update={"sub_tasks": sub_tasks})
     for name, value in vars(task).items():
         if name != "sub_tasks" and not isinstance(value, _IMMUTABLE):
@@ -30,8 +27,7 @@ def _fresh(task: TaskInfo, sub_tasks: list[TaskInfo]) -> TaskInfo:
     return copied
 
 
-_IMMUTABLE = (str, int, float, type(None))
-"""Field values a copy may share (``bool`` is an ``int``)."""
+_IMMUTABLE = (str, int, float, type(None))  # shared by a copy (a bool is an int)
 
 
 def _own(value: Any) -> Any:

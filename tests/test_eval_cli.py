@@ -10,7 +10,7 @@ import pytest
 
 from toolweave import ChatbotTool, ToolCallContext, ToolResult, UniqueTextDocument
 from toolweave.cli import main
-from toolweave.cli.eval import bundled_golden
+from toolweave.domains import golden_file as bundled_golden
 from toolweave.evaluation import evaluate, load_golden, report_table
 from toolweave.llm.chat_model import ChatModelAssistant
 from toolweave.state.errors import InvalidRequestError

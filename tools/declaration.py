@@ -1,11 +1,7 @@
 """A tool's declaration checked when it is registered (N1, T13): no silent misspelling.
 
-Two slips left a tool quietly wrong: ``required_inputs`` naming no field of the
-request model (the check never ran, the tool was called without its input),
-and a misspelt attribute (``executable_instructions``, ``side_effect``), which
-Python takes as a new attribute of the tool's own, so the library's default
-stayed (the tool was never routed, or acted without saying so). Both are a
-:class:`~toolweave.ConfigurationError` naming the tool and what to write.
+``required_inputs`` naming no field, or a misspelt attribute (``side_effect``) that would
+leave the library's default in place, is a ConfigurationError naming what to write.
 """
 
 from __future__ import annotations
@@ -19,12 +15,8 @@ from pydantic import BaseModel
 from toolweave.state.errors import ConfigurationError, did_you_mean
 from toolweave.tools.base import ChatbotTool
 
-LIBRARY_PACKAGE = "toolweave."
-"""Classes from modules under this prefix declare the attributes toolweave reads."""
-SPELLING_CUTOFF = 0.9
-"""How close (difflib's ratio) an attribute of the tool's own must be to one the
-library reads to be taken for its misspelling: ``side_effect`` / ``side_effects``
-(0.96) is, ``names`` / ``name`` (0.89) is not."""
+LIBRARY_PACKAGE = "toolweave."  # classes under it declare the attributes toolweave reads
+SPELLING_CUTOFF = 0.9  # difflib ratio: side_effect/side_effects (0.96) is a slip, names/name not
 
 
 def check_declaration(tool: ChatbotTool[Any]) -> None:
@@ -89,19 +81,15 @@ def _check_spelling(tool: ChatbotTool[Any]) -> None:
             )
 
 
+# the methods the library calls on a tool, and how many positional arguments each gets
 CALLED_WITH = {
-    "execute": 2,
-    "aexecute": 2,
-    "execute_with_prior_context": 3,
-    "aexecute_with_prior_context": 3,
-    "execute_with_clarification": 3,
-    "aexecute_with_clarification": 3,
+    "execute": 2, "aexecute": 2,
+    "execute_with_prior_context": 3, "aexecute_with_prior_context": 3,
+    "execute_with_clarification": 3, "aexecute_with_clarification": 3,
     "execute_with_clarification_and_prior_context": 4,
     "aexecute_with_clarification_and_prior_context": 4,
-    "decompose_into_subtasks": 1,
-    "is_eligible": 1,
-}
-"""The methods the library calls on a tool, and how many positional arguments each gets."""
+    "decompose_into_subtasks": 1, "is_eligible": 1,
+}  # fmt: skip
 
 
 def _check_signatures(tool: ChatbotTool[Any]) -> None:
@@ -132,11 +120,7 @@ def _library_parameters(cls: type, name: str) -> str:
 
 
 def _attribute_names(cls: type) -> tuple[set[str], set[str]]:
-    """The public names the library's classes define, and those the tool's own classes do.
-
-    The tool's own: the classes of its MRO that subclass ``ChatbotTool`` outside the
-    library (``typing.Generic`` and mixins of another kind are neither).
-    """
+    """The public names the library's classes define, and those its own ChatbotTool classes do."""
     known: set[str] = set()
     own: set[str] = set()
     for klass in cls.__mro__:

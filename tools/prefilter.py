@@ -26,16 +26,12 @@ from toolweave.tools.search.text import STOPWORDS, content_words, fold, word_ter
 
 BM25_K1 = 1.2
 BM25_B = 0.75
-RRF_K = 60
-"""The constant of reciprocal rank fusion: ``score = sum(weight / (RRF_K + rank))``."""
+RRF_K = 60  # reciprocal rank fusion: score = sum(weight / (RRF_K + rank))
 COSINE_WEIGHT = 3.0
-"""The cosine ranking's weight in the fusion (the keyword ranking's is 1).
-
-Chosen on the calibration half of ``bench.recall``: where a question shares few words
-with its tool, the words it does share mostly point at other tools, and an equal
-weight let that keyword noise push the right tool out of the first 20."""
-NAME_WEIGHT = 2
-"""A word of the tool's name counts this many times (names are short and telling)."""
+"""The cosine ranking's weight in the fusion (the keyword ranking's is 1), chosen on the
+calibration half of ``bench.recall``: the few words a question shares with its tool mostly
+point at other tools."""
+NAME_WEIGHT = 2  # a word of the tool's name counts this many times
 PREFIX = 6
 MIN_PREFIX = 4
 MIN_STEM = 3
@@ -54,31 +50,27 @@ if TYPE_CHECKING:
     from toolweave.tools.embeddings import Matrix
 
 
-def tool_text(tool: AnyTool) -> str:
-    """The text a tool is ranked by: name, questions, instruction, description, fields."""
-    name = " ".join([_NAME_SPLIT.sub(" ", tool.name)] * NAME_WEIGHT)
-    parts = [name, tool.executable_instruction or "", tool.instruction, tool.description]
-    parts.extend(tool.routing_examples)  # A9: the declared intent
-    for field in tool.request_model.model_fields.values():
-        parts.append(field.description or "")
-        parts.extend(str(example) for example in field.examples or [])
-    return "\n".join(part for part in parts if part)
-
-
-def embedding_text(tool: AnyTool) -> str:
-    """The text a tool is embedded by: what :func:`tool_text` says, without its boilerplate.
-
-    A word-averaging model would average a name prefix and "Use this tool to" into
-    every tool alike; a part contained in another is left out.
-    """
-    name = _NAME_SPLIT.sub(" ", tool.name)
+def _texts(tool: AnyTool) -> list[str]:
+    """A tool's questions, instruction, description, examples (A9) and fields' texts."""
     parts = [tool.executable_instruction or "", tool.instruction, tool.description]
     parts.extend(tool.routing_examples)
     for field in tool.request_model.model_fields.values():
         parts.append(field.description or "")
         parts.extend(str(example) for example in field.examples or [])
+    return parts
+
+
+def tool_text(tool: AnyTool) -> str:
+    """The text a tool is ranked by: its name's words, then :func:`_texts`."""
+    name = " ".join([_NAME_SPLIT.sub(" ", tool.name)] * NAME_WEIGHT)
+    return "\n".join(part for part in [name, *_texts(tool)] if part)
+
+
+def embedding_text(tool: AnyTool) -> str:
+    """The text a tool is embedded by: without boilerplate, nor a part another contains."""
+    name = _NAME_SPLIT.sub(" ", tool.name)
     cleaned: list[str] = [name]
-    for part in parts:
+    for part in _texts(tool):
         text = part.strip()
         if text.startswith(f"{tool.name}:"):
             text = text[len(tool.name) + 1 :]
@@ -117,10 +109,8 @@ class RankedTool:
     """A candidate's place in the pre-filter's ranking of one task."""
 
     tool: str
-    rank: int
-    """1-based position among the task's candidates."""
-    score: float
-    """BM25 score, or the fused RRF score when embeddings are in use."""
+    rank: int  # 1-based
+    score: float  # BM25, or the fused RRF score with embeddings
 
 
 class CandidateIndex:
@@ -187,11 +177,7 @@ class CandidateIndex:
     def keyword_scores(
         self, prompt: str, *, ignore: Collection[str] = frozenset()
     ) -> Mapping[int, float]:
-        """BM25 scores of the tools that share a word with ``prompt`` (others score 0).
-
-        Query words with a term in ``ignore`` do not count. The last prompt's scores are
-        cached: ranking and evidence ask for the same prompt (PF1).
-        """
+        """BM25 scores of tools sharing a word (none in ``ignore``) with ``prompt``; cached, PF1."""
         last = self._last_scores
         if last is not None and last[0] == prompt and (last[1] is ignore or last[1] == ignore):
             return last[2]
@@ -220,10 +206,7 @@ class CandidateIndex:
     def scores(
         self, prompt: str, names: Iterable[str], *, ignore: Collection[str] = frozenset()
     ) -> dict[str, float]:
-        """The keyword (BM25) score of each named tool for ``prompt``; 0 for unknown names.
-
-        ``ignore``: see :meth:`keyword_scores`.
-        """
+        """The keyword (BM25) score of each named tool for ``prompt``; 0 for unknown names."""
         keyword = self.keyword_scores(prompt, ignore=ignore)
         return {
             name: keyword.get(self._position[name], 0.0) if name in self._position else 0.0
@@ -240,22 +223,15 @@ class CandidateIndex:
         keywords_only: bool = False,
         ignore: Collection[str] = frozenset(),
     ) -> list[RankedTool]:
-        """Rank ``candidates`` (tool names) against ``prompt``, best first.
-
-        Scored candidates tie in the index's (the registry's) order; candidates
-        sharing no word with the prompt follow in the order given. Names the index
-        does not hold rank with them.
+        """Rank ``candidates`` (tool names) against ``prompt``, best first; ties in given order.
 
         Args:
             prompt: The task prompt (never its context, M2).
             candidates: The names to rank.
-            limit: Return only the first ``limit`` (``None``: all), which keeps a
-                request over thousands of tools cheap.
+            limit: Return only the first ``limit`` (``None``: all).
             include: Names whose rank is returned even beyond ``limit`` (pinned tools).
-            keywords_only: Rank by keywords even when the index has embeddings (an
-                ordering under the cap, where the embedding model is never loaded).
-            ignore: Index terms that are no evidence (the domain's own words: its
-                name and its store's stop words); see :meth:`keyword_scores`.
+            keywords_only: Rank by keywords even when the index has embeddings.
+            ignore: Index terms that are no evidence (the domain's own words).
         """
         position = self._position
         keyword = self.keyword_scores(prompt, ignore=ignore)
@@ -266,7 +242,6 @@ class CandidateIndex:
             names = [self._names[doc] for doc in order]
             names += [n for n in candidates if n not in position]
         else:
-            # the hits sorted by score, then everyone else in the order given: one pass
             given = set(candidates)
             hits = sorted(
                 (d for d in keyword if self._names[d] in given), key=lambda d: (-keyword[d], d)
@@ -286,12 +261,7 @@ class CandidateIndex:
     def _fused(
         self, prompt: str, wanted: list[int], keyword: Mapping[int, float]
     ) -> tuple[list[int], dict[int, float]]:
-        """Weighted reciprocal rank fusion of the keyword and the cosine rankings, vectorised.
-
-        ``1 / (RRF_K + keyword rank) + COSINE_WEIGHT / (RRF_K + cosine rank)``. Only
-        tools sharing a word with the prompt are in the keyword ranking; ``wanted``
-        (ascending tool positions) ties in that order in each ranking.
-        """
+        """Weighted reciprocal rank fusion of the keyword and the cosine rankings, vectorised."""
         np: Any = semantic.numpy_module()
         assert self._embeddings is not None
         docs = np.asarray(wanted, dtype=np.int64)
@@ -299,15 +269,13 @@ class CandidateIndex:
         if keyword:
             bm25[np.fromiter(keyword, np.int64, len(keyword))] = list(keyword.values())
         query = semantic.query_vector(self._embeddings, prompt)
-        # einsum, not ``@``: a BLAS matrix-vector product starts threads that cost
-        # milliseconds on a busy machine; this loop is single-threaded SIMD
+        # einsum, not ``@``: BLAS starts threads that cost milliseconds on a busy machine
         cosine = np.einsum("ij,j->i", self._matrix(), query)[docs]
         keyword_hits = bm25[docs]
         places = np.empty((2, len(docs)), dtype=np.float64)
         for row, values in enumerate((keyword_hits, cosine)):
             places[row, np.argsort(-values, kind="stable")] = np.arange(1, len(docs) + 1)
-        # a tool that shares no word with the prompt is not in the keyword ranking at all
-        # (textbook RRF: its place there would only be the registry's order)
+        # a tool sharing no word with the prompt is not in the keyword ranking (textbook RRF)
         fused = np.where(keyword_hits > 0, 1.0 / (RRF_K + places[0]), 0.0)
         fused += COSINE_WEIGHT / (RRF_K + places[1])
         order = np.argsort(-fused, kind="stable")
@@ -318,15 +286,10 @@ class CandidateIndex:
 class Prefiltered:
     """What the pre-filter offers to the routing call, and the ranking behind it."""
 
-    offered: list[AnyTool]
-    """The candidates the routing call sees, in the candidates' (registry) order."""
-    ranking: list[RankedTool]
-    """The best-ranked candidates (the kept ones and up to ``detail`` more) and the pinned
-    ones, with rank and score, best first; empty when nothing was filtered."""
-    pinned: frozenset[str]
-    """Candidates offered because the domain pins them, whatever their rank."""
-    total: int = 0
-    """How many candidates were ranked."""
+    offered: list[AnyTool]  # in the registry's order
+    ranking: list[RankedTool]  # kept, ``detail`` more and pinned, best first; empty: no filter
+    pinned: frozenset[str]  # offered because the domain pins them, whatever their rank
+    total: int = 0  # candidates ranked
 
     @property
     def filtered(self) -> bool:
@@ -344,12 +307,9 @@ def prefilter(
     detail: int = 0,
     ignore: Collection[str] = frozenset(),
 ) -> Prefiltered:
-    """T12: the best ``cap`` candidates for ``prompt`` plus the pinned ones.
+    """T12: the best ``cap`` candidates for the task prompt (M2) plus the pinned ones.
 
-    With at most ``cap`` candidates nothing is ranked and all are offered.
-    ``prompt`` must be the task prompt alone, never its prompt context (M2).
-    ``detail`` more candidates after the kept ones are ranked for the ledger.
-    ``ignore``: index terms that are no evidence (:meth:`CandidateIndex.rank`).
+    With at most ``cap`` candidates all are offered; ``detail`` more are ranked for the ledger.
     """
     if len(candidates) <= cap:
         return Prefiltered(list(candidates), [], frozenset(), len(candidates))
@@ -363,8 +323,7 @@ def prefilter(
     return Prefiltered(offered, ranking, pins, len(candidates))
 
 
-_SUFFIXES = ("th", "st", "nd", "rd", "th", "th", "th", "th", "th", "th")
-"""An ordinal's suffix by its last digit (the teens aside)."""
+_SUFFIXES = ("th", "st", "nd", "rd", "th", "th", "th", "th", "th", "th")  # by last digit
 
 
 def ordinal(number: int) -> str:

@@ -1,8 +1,7 @@
 """The text kit: tokenising, folding, stemming (Hungarian, English, Polish), sentence splitting.
 
-One definition of word, stem, sentence and stop word for keyword search and the
-offline model. It sits in ``tools/`` so both layers can import it; no domain words
-live here (a domain passes its own as configuration).
+One definition of word, stem, sentence and stop word for keyword search and the offline
+model; a domain passes its own words as configuration.
 """
 
 from __future__ import annotations
@@ -155,7 +154,7 @@ def words(text: str) -> list[str]:
 
 
 def _stemmers() -> dict[str, _Stemmer]:
-    # Snowball stemmer objects keep state while stemming: one set per thread.
+    # Snowball stemmers keep state while stemming: one set per thread
     found = cast("dict[str, _Stemmer] | None", getattr(_local, "stemmers", None))
     if found is None:
         found = {
@@ -171,10 +170,6 @@ def _stemmers() -> dict[str, _Stemmer]:
 def stem(word: str, lang: str) -> str:
     """The folded Snowball stem of one case-folded ``word`` in ``lang`` (one of :data:`LANGUAGES`).
 
-    Polish is Snowball's Polish algorithm (snowballstemmer 3.0 and later): it strips the
-    inflectional endings, so ``"latach"``/``"lat"``, ``"fakturę"``/``"faktury"`` and
-    ``"umowy"``/``"umowę"`` share a stem.
-
     Raises:
         KeyError: ``lang`` is not one of :data:`LANGUAGES`.
     """
@@ -189,12 +184,7 @@ def stems(word: str, lang: str | None = None) -> tuple[str, ...]:
 
 
 def line_sentences(line: str) -> list[str]:
-    """The sentences of one line of plain text.
-
-    Neither an abbreviation nor a run of initials ("J. R. R. Tolkien") ends one. A
-    single initial ("Building C. Its hours...") still does: one letter cannot tell a
-    name from the end of a sentence.
-    """
+    """The sentences of one line: neither an abbreviation nor a run of initials ends one."""
     found: list[str] = []
     pending = ""
     pieces = _SENTENCE_END.split(line)
@@ -240,11 +230,9 @@ def strip_markup(raw_line: str) -> str:
 
 
 def sections(text: str) -> list[tuple[str, str]]:
-    """Split page text into ``(heading, sentence)`` pairs.
+    """Split page text into ``(heading, sentence)`` pairs; each line starts a sentence.
 
-    Every non-empty line starts a new sentence; a markdown heading line is no
-    sentence but the heading of the sentences after it; HTML comments
-    (``<!-- page -->``) are skipped.
+    A markdown heading line heads the sentences after it; HTML comments are skipped.
     """
     pairs: list[tuple[str, str]] = []
     current = ""
@@ -267,10 +255,7 @@ def split_sentences(text: str) -> list[str]:
 def readable(text: str) -> str:
     """A structured result (a JSON object or list) as text a reader can use (R10).
 
-    One line per field, ``"Free slots: 9:00, 9:30"`` (the key's underscores as spaces,
-    its first letter capitalised; lists joined with ", "; a nested object's fields as
-    ``"key: value"`` pairs); empty fields are left out. Anything that is not JSON data
-    is returned unchanged, so plain text passes through.
+    One line per non-empty field, ``"Free slots: 9:00, 9:30"``; what is not JSON passes.
     """
     stripped = text.strip()
     if stripped[:1] not in ("{", "["):

@@ -7,13 +7,10 @@ the web page does (``AiTools.register("example-tool", {execute(input) {...}})``)
     client.register("example-tool", lambda input: json.dumps("done"))
     result = run_with_client_tools(graph, {"messages": [("human", "...")]}, config, client)
 
-The driver announces the registry's ids in the run input (``client_tools``),
-answers every ``client_tool_calls`` interrupt with the registered callables
-(sync or async), resumes with ``Command(resume={"type": "client_tool_results",
-...})`` and stops at the answer or at a pause it does not answer (a clarification
-question; :func:`toolweave.pauses.client_answers` says which kinds it answers).
-:func:`run_remote_with_client_tools` does the same against a LangGraph server
-through langgraph-sdk.
+The driver announces the registry's ids (``client_tools``), answers every
+``client_tool_calls`` pause with the registered callables (sync or async) and stops at
+the answer or at a pause it does not answer; :func:`run_remote_with_client_tools` does
+the same against a LangGraph server.
 """
 
 from __future__ import annotations
@@ -256,11 +253,7 @@ def run_remote_with_client_tools(
     max_rounds: int = DEFAULT_MAX_ROUNDS,
     **kwargs: Any,
 ) -> Any:
-    """:func:`run_with_client_tools` against a LangGraph server (a langgraph-sdk sync client).
-
-    Each round is ``runs.wait``; the pause is read from the thread's interrupts and
-    answered with ``command={"resume": ...}``, exactly what the web page sends.
-    """
+    """:func:`run_with_client_tools` against a LangGraph server (a langgraph-sdk sync client)."""
     result = sdk_client.runs.wait(
         thread_id, assistant_id, input=_announced(input, client), **kwargs
     )

@@ -53,8 +53,7 @@ NEXT_KINDS = {"replied": "reply", "amended": "amended", "closed": "new_question"
               "cancelled": "cancel"}  # fmt: skip
 """The open question's ledger verdict (Q2) -> what the next message was read as."""
 SPLITS = ("dev", "heldout")
-"""A case's half (G1): ``dev`` cases may guide changes; ``heldout`` ones never do and are
-the figures reported. A case without ``split`` is ``dev`` (files written before the rule)."""
+"""A case's half (G1): ``dev`` may guide changes, ``heldout`` (reported) never; default ``dev``."""
 
 
 NO_INFORMATION = (
@@ -80,8 +79,7 @@ _DATES = (
     (re.compile(r"(\d{4})\.?\s+([^\W\d_]+)\s+(\d{1,2})"), "yMd"),
     (re.compile(r"([^\W\d_]+)\s+(\d{1,2}),?\s+(\d{4})"), "Mdy"),
 )
-"""The ways an answer writes a date: numbers (ISO, ``2027. 05. 28.``, ``28.05.2027``) and
-with the month's name (``28 maja 2027``, ``2027. május 28.``, ``May 28, 2027``)."""
+"""How answers write a date: ``2027. 05. 28.``, ``28.05.2027``, ``28 maja 2027``, ``May 28``..."""
 
 
 def dates_in(text: str) -> set[tuple[int, int, int]]:
@@ -98,11 +96,7 @@ def dates_in(text: str) -> set[tuple[int, int, int]]:
 
 
 def holds_fact(answer: str, fact: str) -> bool:
-    """Whether ``answer`` contains ``fact``, folded for case, accents and spacing.
-
-    A fact that is an ISO date (``2027-05-28``, as tools write dates) is also held by
-    the same date written another way (:func:`dates_in`): "piątek 28 maja 2027" says it.
-    """
+    """Whether ``answer`` contains ``fact`` (folded), or, for an ISO date, that date in any form."""
     if not fact.strip():
         return False
     if _squeezed(fact) in _squeezed(answer):
@@ -129,15 +123,8 @@ def unbacked_sources(values: Mapping[str, Any], answer: str) -> list[str]:
     """
     said = set(content_words(answer))
     texts: dict[str, list[str]] = {}
-    documents = [*(values.get("documents") or ())]
-    for saved in values.get("guaranteed") or ():
-        documents.extend(getattr(saved, "documents", ()) or ())
-    for raw in documents:
-        doc = raw if isinstance(raw, UniqueTextDocument) else UniqueTextDocument.model_validate(raw)
+    for doc in context_documents(values, terminal_only=True):
         texts.setdefault(doc.document_id, []).append(doc.text)
-    for saved in (values.get("context_buffer") or {}).get(values.get("terminal") or "", ()):
-        for doc in getattr(saved, "documents", ()) or ():
-            texts.setdefault(doc.document_id, []).append(doc.text)
 
     def backs(text: str) -> bool:
         words = set(content_words(text))
@@ -150,12 +137,16 @@ def unbacked_sources(values: Mapping[str, Any], answer: str) -> list[str]:
     ]
 
 
-def context_documents(values: Mapping[str, Any]) -> list[UniqueTextDocument]:
-    """Every passage the run had: its documents, guaranteed contexts and context buffer."""
+def context_documents(
+    values: Mapping[str, Any], *, terminal_only: bool = False
+) -> list[UniqueTextDocument]:
+    """The run's passages: documents, guaranteed contexts, context buffer (or its terminal's)."""
     found: list[Any] = [*(values.get("documents") or ())]
     for saved in values.get("guaranteed") or ():
         found.extend(getattr(saved, "documents", ()) or ())
-    for entries in (values.get("context_buffer") or {}).values():
+    buffer = values.get("context_buffer") or {}
+    groups = [buffer.get(values.get("terminal") or "", ())] if terminal_only else buffer.values()
+    for entries in groups:
         for saved in entries or ():
             found.extend(getattr(saved, "documents", ()) or ())
     return [
@@ -173,14 +164,7 @@ def _context_texts(values: Mapping[str, Any]) -> list[str]:
 
 
 def invented_sentences(values: Mapping[str, Any]) -> list[str]:
-    """The kept answer's sentences stating a fact no passage of the run holds (R9).
-
-    A sentence of the answer the person got (a supported entry of ``answer_sentences``)
-    invents a fact when one of its checkable tokens (numbers, clock times, phone
-    numbers, addresses, names: :func:`~toolweave.llm.citations.checkable`) is in no
-    passage of :func:`context_documents` nor in a guaranteed context's or context
-    buffer entry's text, whichever passage it cites.
-    """
+    """The kept answer's sentences with a checkable token no passage or context text holds (R9)."""
     texts = [source_text(doc) for doc in context_documents(values)]
     texts += _context_texts(values)
     out = []
@@ -202,12 +186,9 @@ def _sentence_fields(raw: Any) -> tuple[str, bool]:
 class CitationFigures:
     """The citation check's figures of one generated answer (R9), from its ledger entry."""
 
-    sentences: int
-    """Sentences the model generated (the last generation, when it was asked once more)."""
-    supported: int
-    """Of them, the ones the check kept: the answer the person got."""
-    precision: float | None
-    """Citation precision the answer node recorded; ``None``: the answer cited nothing."""
+    sentences: int  # generated (by the last generation)
+    supported: int  # of them, kept: the answer the person got
+    precision: float | None  # recorded by the answer node; None: the answer cited nothing
 
     @property
     def dropped(self) -> int:
@@ -243,20 +224,13 @@ class GoldenCase:
     systems: tuple[str, ...] = ()
     user_data: Mapping[str, Any] | None = None
     history: tuple[str, ...] = ()
-    expected_facts: tuple[str, ...] = ()
-    """Facts the answer must hold (folded for case, accents and spacing)."""
-    expects_no_information: bool = False
-    """The answer must say the sources do not cover the question (``"expected_facts": "none"``)."""
+    expected_facts: tuple[str, ...] = ()  # the answer must hold them (folded)
+    expects_no_information: bool = False  # "expected_facts": "none"
     category: str = ""
-    """The row of the per-category tables."""
     lang: str | None = None
-    split: str = "dev"
-    """The half of the file the case is in (:data:`SPLITS`)."""
-    expects_clarification: bool = False
-    """The run must ask the person back (a clarification pause, Q1)."""
-    expected_next: str | None = None
-    """What the question is to the question the history left open (Q2): a value of
-    :data:`NEXT_KINDS`; ``None``: the case does not score it."""
+    split: str = "dev"  # one of SPLITS
+    expects_clarification: bool = False  # Q1
+    expected_next: str | None = None  # Q2: a value of NEXT_KINDS; None: not scored
 
 
 def _strings(value: Any, key: str, where: str) -> tuple[str, ...]:
@@ -352,9 +326,8 @@ def load_golden(path: Path) -> list[GoldenCase]:
 class _ModelTraffic(BaseCallbackHandler):
     """Counts chat-model calls and the characters of the messages sent to them."""
 
-    def __init__(self) -> None:
-        self.calls = 0
-        self.chars = 0
+    calls = 0
+    chars = 0
 
     def on_chat_model_start(
         self, serialized: dict[str, Any], messages: list[list[BaseMessage]], **kwargs: Any
@@ -370,31 +343,21 @@ class CaseResult:
     case: GoldenCase
     routed: frozenset[str] = frozenset()
     answer: str = ""
-    sources: tuple[Source, ...] = ()
-    """The answer's sources as the state lists them (R9)."""
-    unbacked: tuple[str, ...] = ()
-    """Names of the listed sources that hold nothing the answer says."""
-    terminal_tool: str | None = None
-    """The tool whose finished answer ended the run (R3/R4), if any."""
-    paused: bool = False
-    """The run ended paused (Q7): on a question, or waiting for client tools."""
-    pause: str | None = None
-    """What it paused on: the kind and its subject (``"clarification: <question>"``)."""
+    sources: tuple[Source, ...] = ()  # R9
+    unbacked: tuple[str, ...] = ()  # listed sources that hold nothing the answer says
+    terminal_tool: str | None = None  # whose finished answer ended the run (R3/R4)
+    paused: bool = False  # Q7: on a question, or waiting for client tools
+    pause: str | None = None  # the kind and its subject ("clarification: <question>")
     llm_calls: int = 0
     model_calls: int = 0
     model_chars: int = 0
     seconds: float = 0.0
-    next_kind: str | None = None
-    """What the graph read the message as, when the history left a question open (Q2)."""
+    next_kind: str | None = None  # the message as read when a question was open (Q2)
     error: str | None = None
-    crashed: bool = False
-    """The run raised something that is no toolweave error (a bug: it would end a user's run)."""
-    confidence: dict[str, float] = field(default_factory=dict)
-    """P(yes) of each tool the root task's routing said yes to, where the model gave one (T5)."""
-    citations: CitationFigures | None = None
-    """The generated answer's citation check (R9); ``None``: no generated answer."""
-    invented: tuple[str, ...] = ()
-    """Sentences of the answer the person got stating a fact no passage of the run holds."""
+    crashed: bool = False  # raised something that is no toolweave error (a bug)
+    confidence: dict[str, float] = field(default_factory=dict)  # T5: P(yes) of routed tools
+    citations: CitationFigures | None = None  # R9; None: no generated answer
+    invented: tuple[str, ...] = ()  # kept sentences stating a fact no passage holds
 
     @property
     def exact(self) -> bool:
@@ -403,10 +366,7 @@ class CaseResult:
 
     @property
     def facts_ok(self) -> bool | None:
-        """Whether the answer holds every expected fact (or says "no information").
-
-        ``None`` when the case expects neither.
-        """
+        """Whether the answer holds every expected fact (or says "no information"); else None."""
         if self.case.expects_no_information:
             return not self.paused and says_no_information(self.answer)
         if not self.case.expected_facts:
@@ -415,10 +375,7 @@ class CaseResult:
 
     @property
     def sources_ok(self) -> bool | None:
-        """Whether every listed source holds something the answer says (R9).
-
-        An answer saying "no information" must list none; ``None`` for a run with no answer.
-        """
+        """Whether every listed source backs the answer (R9; "no information" lists none)."""
         if self.paused or self.error is not None or not self.answer:
             return None
         if says_no_information(self.answer):
@@ -450,36 +407,25 @@ class CaseResult:
 
     def as_json(self) -> dict[str, Any]:
         """The result as a JSON-ready dict."""
+        case = self.case
+
+        def own(*names: str) -> dict[str, Any]:
+            return {name: getattr(self, name) for name in names}
+
         return {
-            "id": self.case.id,
-            "question": self.case.question,
-            "expected_tools": sorted(self.case.expected_tools),
-            "routed": sorted(self.routed),
-            "category": self.case.category,
-            "split": self.case.split,
-            "exact": self.exact,
-            "clarification_ok": self.clarification_ok,
-            "next_message": self.next_kind,
-            "next_ok": self.next_ok,
-            "facts_ok": self.facts_ok,
-            "sources_ok": self.sources_ok,
+            "id": case.id, "question": case.question,
+            "expected_tools": sorted(case.expected_tools), "routed": sorted(self.routed),
+            "category": case.category, "split": case.split,
+            **own("exact", "clarification_ok"), "next_message": self.next_kind,
+            **own("next_ok", "facts_ok", "sources_ok"),
             "sources": [source.name for source in self.sources],
             "unbacked_sources": list(self.unbacked),
-            "terminal_tool": self.terminal_tool,
-            "wrong_finished_answer": self.wrong_finished_answer,
-            "paused": self.paused,
-            "pause": self.pause,
-            "llm_calls": self.llm_calls,
-            "model_calls": self.model_calls,
-            "model_chars": self.model_chars,
-            "seconds": round(self.seconds, 3),
-            "error": self.error,
-            "crashed": self.crashed,
-            "confidence": self.confidence,
+            **own("terminal_tool", "wrong_finished_answer", "paused", "pause", "llm_calls"),
+            **own("model_calls", "model_chars"), "seconds": round(self.seconds, 3),
+            **own("error", "crashed", "confidence"),
             "citations": None if self.citations is None else asdict(self.citations),
-            "invented": list(self.invented),
-            "answer": self.answer,
-        }
+            "invented": list(self.invented), "answer": self.answer,
+        }  # fmt: skip
 
 
 def _run_message(
@@ -557,11 +503,7 @@ def run_case(graph: Any, case: GoldenCase, *, retrieval_tool: str | None) -> Cas
 
 
 def next_message_read(before: Mapping[str, Any], after: Mapping[str, Any]) -> str | None:
-    """What the graph read a message on a waiting thread as (Q2), from the ledger's new entries.
-
-    A reply or a cancel appends to the paused turn's ledger; a new turn starts its own,
-    with the open question's closing entry first.
-    """
+    """What the graph read a message on a waiting thread as (Q2), from the ledger's new entries."""
     old: list[Any] = list(before.get("ledger") or [])
     new: list[Any] = list(after.get("ledger") or [])
     if new[: len(old)] == old:
@@ -789,12 +731,7 @@ def evaluate(
     limits: Limits | None = None,
     progress: Callable[[int, CaseResult], None] | None = None,
 ) -> EvalReport:
-    """Run every case through a fresh graph over ``domain`` and score its routing.
-
-    A case whose run raises a toolweave error (a model outage, bad input, the run
-    deadline of ``limits`` passing) is counted as an error and a miss; the
-    evaluation goes on.
-    """
+    """Run every case through a fresh graph over ``domain``; a toolweave error is a miss."""
     graph = build_graph(
         domain,
         tools,
@@ -848,68 +785,50 @@ def report_table(report: EvalReport) -> list[str]:
             f"| {score.tool} | {percent(score.precision)} | {percent(score.recall)} "
             f"| {expected} | {routed} |"
         )
-    lines += split_table(report)
-    lines += _parts_table(
-        "category",
-        ("exact-set accuracy", "answer facts", "sources", "wrong finished answer", "crashes"),
-        report.categories(),
-        lambda part: [
-            percent(part.accuracy),
-            percent(part.facts_accuracy),
-            percent(part.sources_accuracy),
-            percent(part.wrong_finished_rate),
-            str(part.crashes),
-        ],
-    )
-    return lines
+    category = ("exact-set accuracy", "answer facts", "sources", "wrong finished answer", "crashes")
+    return lines + split_table(report) + _parts_table("category", category, report.categories())
+
+
+SPLIT_COLUMNS = (
+    "tools exact", "facts found", "unanswerable handled", "clarification as expected",
+    "next message right", "sources right", "sentences supported", "citation precision",
+    "sentences dropped", "invented facts",
+)  # fmt: skip
+_CELLS: dict[str, Callable[[EvalReport], str]] = {
+    "tools exact": lambda p: percent(p.accuracy),
+    "exact-set accuracy": lambda p: percent(p.accuracy),
+    "facts found": lambda p: percent(p.facts_accuracy),
+    "answer facts": lambda p: percent(p.facts_accuracy),
+    "unanswerable handled": lambda p: percent(p.unanswerable_accuracy),
+    "clarification as expected": lambda p: percent(p.clarification_rate),
+    "next message right": lambda p: percent(p.next_message_accuracy),
+    "sources right": lambda p: percent(p.sources_accuracy),
+    "sources": lambda p: percent(p.sources_accuracy),
+    "sentences supported": lambda p: percent(p.sentences_supported),
+    "citation precision": lambda p: percent(p.citation_precision),
+    "sentences dropped": lambda p: str(p.sentences_dropped),
+    "invented facts": lambda p: str(p.invented_answers),
+    "wrong finished answer": lambda p: percent(p.wrong_finished_rate),
+    "crashes": lambda p: str(p.crashes),
+}
+"""Each table column's cell of one part of a report."""
 
 
 def split_table(report: EvalReport) -> list[str]:
     """The file's halves side by side (G1): held-out figures are the ones to report."""
-    return _parts_table(
-        "split",
-        (
-            "tools exact",
-            "facts found",
-            "unanswerable handled",
-            "clarification as expected",
-            "next message right",
-            "sources right",
-            "sentences supported",
-            "citation precision",
-            "sentences dropped",
-            "invented facts",
-        ),
-        report.splits(),
-        lambda part: [
-            percent(part.accuracy),
-            percent(part.facts_accuracy),
-            percent(part.unanswerable_accuracy),
-            percent(part.clarification_rate),
-            percent(part.next_message_accuracy),
-            percent(part.sources_accuracy),
-            percent(part.sentences_supported),
-            percent(part.citation_precision),
-            str(part.sentences_dropped),
-            str(part.invented_answers),
-        ],
-    )
+    return _parts_table("split", SPLIT_COLUMNS, report.splits())
 
 
-def _parts_table(
-    name: str,
-    headers: Sequence[str],
-    parts: Mapping[str, EvalReport],
-    cells: Callable[[EvalReport], list[str]],
-) -> list[str]:
-    """A markdown table with a row per part: its name, its case count, then ``cells``."""
+def _parts_table(name: str, headers: Sequence[str], parts: Mapping[str, EvalReport]) -> list[str]:
+    """A markdown table with a row per part: its name, its case count, then the columns."""
     lines = [
         "",
         "| " + " | ".join([name, "cases", *headers]) + " |",
         "|---|" + "---:|" * (len(headers) + 1),
     ]
     for label, part in parts.items():
-        lines.append("| " + " | ".join([label, str(part.count), *cells(part)]) + " |")
+        cells = [_CELLS[header](part) for header in headers]
+        lines.append("| " + " | ".join([label, str(part.count), *cells]) + " |")
     return lines
 
 
@@ -922,18 +841,12 @@ class ThresholdRow:
     """How a golden file's cases route under one routing threshold (T5)."""
 
     threshold: float | None
-    exact: int
-    """Cases whose routed tool set is the expected one."""
-    routes_nothing: int
-    """Cases that expect a tool where nothing was routed."""
+    exact: int  # cases whose routed tool set is the expected one
+    routes_nothing: int  # cases that expect a tool where nothing was routed
 
 
 def threshold_rows(report: EvalReport) -> list[ThresholdRow]:
-    """Every :data:`THRESHOLDS` replayed over one run made without a threshold.
-
-    The threshold is the route node's last rule (``graph.route.abstain``): under a
-    threshold, a case routes what it routed less the tools whose P(yes) is below it.
-    """
+    """Every :data:`THRESHOLDS` replayed over one run without one (less tools below it, T5)."""
     rows = []
     for threshold in THRESHOLDS:
         exact = nothing = 0

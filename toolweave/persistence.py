@@ -26,24 +26,17 @@ from toolweave.state.serde import checkpoint_serde
 
 logger = logging.getLogger(__name__)
 
-DATABASE_URL_ENV = "TOOLWEAVE_DATABASE_URL"
-"""Environment variable naming the checkpoint database when no target is passed."""
-SQLITE_SYNCHRONOUS_ENV = "TOOLWEAVE_SQLITE_SYNCHRONOUS"
-"""Environment variable choosing SQLite's ``synchronous`` level when no argument is passed."""
+DATABASE_URL_ENV = "TOOLWEAVE_DATABASE_URL"  # the checkpoint database when no target is passed
+SQLITE_SYNCHRONOUS_ENV = "TOOLWEAVE_SQLITE_SYNCHRONOUS"  # SQLite's level when none is passed
 SqliteSynchronous = Literal["OFF", "NORMAL", "FULL", "EXTRA"]
 SQLITE_SYNCHRONOUS_LEVELS: tuple[SqliteSynchronous, ...] = ("OFF", "NORMAL", "FULL", "EXTRA")
 DEFAULT_SQLITE_SYNCHRONOUS: SqliteSynchronous = "NORMAL"
-"""WAL + NORMAL: a crashed *process* loses nothing committed and the file never corrupts;
-only a power cut or OS crash may drop the last commits (SQLite's recommended WAL setting).
-FULL also survives those, at one fsync per commit (about 2x slower per request)."""
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 SQLITE_PREFIX = "sqlite:///"
-POOL_MAX_SIZE = 10
-"""Connections a process may hold at once (one per concurrently running thread)."""
+POOL_MAX_SIZE = 10  # connections a process may hold at once (one per running thread)
 CONNECT_TIMEOUT_S = 10.0
 SQLITE_BUSY_TIMEOUT_S = 30.0
-CONNECTION_KWARGS: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0}
-"""What ``PostgresSaver`` requires of every connection (plus ``row_factory=dict_row``)."""
+CONNECTION_KWARGS: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0}  # PostgresSaver's
 
 UNKNOWN_SCHEME = (
     "unknown checkpoint database {url}: use postgresql://user:password@host:port/db, "
@@ -63,8 +56,7 @@ class Target:
     """Where checkpoints go, resolved from an argument or the environment."""
 
     kind: Kind
-    location: str = ""
-    """The Postgres URL or the SQLite path (empty for memory)."""
+    location: str = ""  # the Postgres URL or the SQLite path
 
     def describe(self) -> str:
         """A printable name of the target, with any password masked."""
@@ -74,11 +66,7 @@ class Target:
 
 
 def data_dir(override: str | os.PathLike[str] | None = None) -> Path:
-    """Where the CLI keeps threads and ingested documents.
-
-    ``override`` (``--data-dir``), else ``TOOLWEAVE_DATA_DIR``, else
-    ``$XDG_DATA_HOME/toolweave``, else ``~/.local/share/toolweave``.
-    """
+    """Where the CLI keeps data: ``override``, ``$TOOLWEAVE_DATA_DIR``, or the XDG data dir's."""
     if override:
         return Path(override).expanduser()
     explicit = os.environ.get("TOOLWEAVE_DATA_DIR", "").strip()
@@ -146,9 +134,7 @@ def _sqlite_path(location: str) -> str:
 def resolve_synchronous(
     value: str | None = None, *, env: Mapping[str, str] = os.environ
 ) -> SqliteSynchronous:
-    """SQLite's ``synchronous`` level: ``value`` if given, else ``TOOLWEAVE_SQLITE_SYNCHRONOUS``.
-
-    Neither set gives :data:`DEFAULT_SQLITE_SYNCHRONOUS` (``NORMAL``). Case-insensitive.
+    """SQLite's ``synchronous``: ``value``, else ``TOOLWEAVE_SQLITE_SYNCHRONOUS``, else ``NORMAL``.
 
     Raises:
         ConfigurationError: The level is not OFF, NORMAL, FULL or EXTRA.
@@ -165,8 +151,6 @@ def require_reachable(
     target: str | os.PathLike[str] | None, *, connect_timeout: float = CONNECT_TIMEOUT_S
 ) -> None:
     """Raise :class:`DatabaseUnavailableError` (URL masked) when a Postgres ``target`` is down.
-
-    Every CLI command given ``--database-url`` checks it first.
 
     Raises:
         ConfigurationError: The target is empty or has an unknown scheme.
@@ -240,10 +224,9 @@ def open_checkpointer(
         env: The environment read when ``target`` is ``None``; read once, here.
         connect_timeout: Seconds to wait for the first Postgres connection.
         sqlite_synchronous: SQLite's ``PRAGMA synchronous`` (``None``:
-            ``TOOLWEAVE_SQLITE_SYNCHRONOUS`` from ``env``, else ``NORMAL``). In WAL
-            mode ``NORMAL`` never corrupts the file and loses nothing when the
-            process crashes; only a power cut or OS crash may drop the last
-            commits. ``FULL`` syncs every commit to disk (about 2x slower per request).
+            ``TOOLWEAVE_SQLITE_SYNCHRONOUS`` from ``env``, else ``NORMAL``: in WAL mode a
+            crashed process loses nothing, a power cut may drop the last commits; ``FULL``
+            syncs every commit, about 2x slower).
 
     Yields:
         A ready ``BaseCheckpointSaver`` with toolweave's serializer.
@@ -283,8 +266,7 @@ def _postgres_saver(target: Target, timeout: float) -> Iterator[BaseCheckpointSa
         target.location, **_pool_options(ConnectionPool, "toolweave-checkpoints")
     )
     try:
-        # one plain connection first: a refused login fails here with the server's reason,
-        # not as a pool timeout after retrying in the background
+        # a plain connection first: a refused login fails with its reason, not a pool timeout
         psycopg.Connection.connect(target.location, connect_timeout=_seconds(timeout)).close()
         pool.open(wait=True, timeout=timeout)
         saver = PostgresSaver(pool, serde=checkpoint_serde())
@@ -306,12 +288,7 @@ async def open_async_checkpointer(
     connect_timeout: float = CONNECT_TIMEOUT_S,
     sqlite_synchronous: SqliteSynchronous | None = None,
 ) -> AsyncIterator[BaseCheckpointSaver[Any]]:
-    """The asyncio twin of :func:`open_checkpointer`, for ``ainvoke``/``astream``.
-
-    Yields ``InMemorySaver``, ``AsyncSqliteSaver`` or ``AsyncPostgresSaver`` (over
-    a ``psycopg_pool.AsyncConnectionPool``), with the same targets, errors and
-    SQLite ``synchronous`` level.
-    """
+    """The asyncio twin of :func:`open_checkpointer` (same targets, errors and levels)."""
     resolved, synchronous = _resolved(target, env, sqlite_synchronous, " (async)")
     if resolved.kind == "memory":
         yield InMemorySaver(serde=checkpoint_serde())

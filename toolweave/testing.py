@@ -68,11 +68,7 @@ async def _awaited(value: MaybeAwaitable[T]) -> T:
 
 
 def _now(value: MaybeAwaitable[T]) -> T:
-    """The value on the sync path: an ``async`` step function's result is run to the end.
-
-    Without a running loop in this thread it runs in ``asyncio.run``; inside one
-    (a sync call from async code) in a short-lived helper thread's loop.
-    """
+    """The value on the sync path: an awaitable runs to the end (in a helper thread in a loop)."""
     if not inspect.isawaitable(value):
         return value
     try:
@@ -134,9 +130,6 @@ class FunctionAssistant(port.LlmAssistant):
         self._answer = answer or context_answer
         self._read: ReadFn = read or (lambda question, passage: None)
         self._decompose = decompose
-
-    # Each step: the callable's result (run to the end on the sync path, awaited on
-    # the async one) goes through one shared helper that turns it into the port's type.
 
     def normalize(
         self, message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
@@ -310,10 +303,11 @@ class ScriptedChatModel(BaseChatModel):
         return self.bind(tools=formatted, **kwargs)
 
     def _take(
-        self, messages: list[BaseMessage], tags: list[str], kwargs: dict[str, Any]
+        self, messages: list[BaseMessage], run_manager: Any, kwargs: dict[str, Any]
     ) -> tuple[Any, list[dict[str, Any]], int]:
         """Record the call and take the next script item (before any latency)."""
         tools = list(kwargs.get("tools") or [])
+        tags = list(run_manager.tags) if run_manager is not None else []
         with self._lock:
             self._calls.append(RecordedCall(list(messages), tools, tags))
             if not self.script:
@@ -335,10 +329,6 @@ class ScriptedChatModel(BaseChatModel):
                 content="", tool_calls=[call], response_metadata={"finish_reason": "tool_calls"}
             )
         return AIMessage(content=str(item), response_metadata={"finish_reason": "stop"})
-
-    @staticmethod
-    def _tags(run_manager: Any) -> list[str]:
-        return list(run_manager.tags) if run_manager is not None else []
 
     @staticmethod
     def _chunks(message: AIMessage) -> list[ChatGenerationChunk]:
@@ -364,7 +354,7 @@ class ScriptedChatModel(BaseChatModel):
     def _generate(
         self, messages: Messages, stop: Stop = None, run_manager: SyncRun = None, **kwargs: Any
     ) -> ChatResult:
-        taken = self._take(messages, self._tags(run_manager), kwargs)
+        taken = self._take(messages, run_manager, kwargs)
         if self.latency:
             time.sleep(self.latency)
         message = self._reply(*taken)
@@ -373,7 +363,7 @@ class ScriptedChatModel(BaseChatModel):
     async def _agenerate(
         self, messages: Messages, stop: Stop = None, run_manager: AsyncRun = None, **kwargs: Any
     ) -> ChatResult:
-        taken = self._take(messages, self._tags(run_manager), kwargs)
+        taken = self._take(messages, run_manager, kwargs)
         if self.latency:
             await asyncio.sleep(self.latency)
         message = self._reply(*taken)
@@ -382,7 +372,7 @@ class ScriptedChatModel(BaseChatModel):
     def _stream(
         self, messages: Messages, stop: Stop = None, run_manager: SyncRun = None, **kwargs: Any
     ) -> Iterator[ChatGenerationChunk]:
-        taken = self._take(messages, self._tags(run_manager), kwargs)
+        taken = self._take(messages, run_manager, kwargs)
         if self.latency:
             time.sleep(self.latency)
         message = self._reply(*taken)
@@ -394,7 +384,7 @@ class ScriptedChatModel(BaseChatModel):
     async def _astream(
         self, messages: Messages, stop: Stop = None, run_manager: AsyncRun = None, **kwargs: Any
     ) -> AsyncIterator[ChatGenerationChunk]:
-        taken = self._take(messages, self._tags(run_manager), kwargs)
+        taken = self._take(messages, run_manager, kwargs)
         if self.latency:
             await asyncio.sleep(self.latency)
         message = self._reply(*taken)

@@ -1,10 +1,4 @@
-"""``ContextSearchTool``: the full search of deep fallback (SPEC D3, D4, D5).
-
-Candidate pages come from keyword search, plugged-in retrievers and the page graph;
-they are read best first until one answers, else the whole domain is scanned, unless
-``max_brute_force_page_count`` forbids it (D5). A piece is searched by new words
-(D8), and what the context already holds is not a find.
-"""
+"""``ContextSearchTool``: the full search of deep fallback (SPEC D3, D4, D5, D8)."""
 
 from __future__ import annotations
 
@@ -39,11 +33,7 @@ def interleave(ranked: Sequence[Sequence[UniqueTextDocument]]) -> list[UniqueTex
 
 
 class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
-    """Keyword, retriever and graph search, then per-page reading (``AbstractContextSearchTool``).
-
-    Its routing question is ``None`` (D4): it runs only when forced, in practice
-    on the conditional full-search subtasks of a :class:`DeepSearchCoordinator`.
-    The answers are guaranteed context (R5, M6).
+    """Keyword, retriever and graph search, then per-page reading; forced only (D4), R5.
 
     Args:
         name: The tool's unique name (T1).
@@ -96,17 +86,14 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
         self.best_sentences = best_sentences
         self.enough = enough
         self.retrievers = tuple(retrievers)
-        self.corpus_words = CorpusWordsCache()
-        """The documents' words, read once per store content (D8: derived phrasings)."""
+        self.corpus_words = CorpusWordsCache()  # D8: derived phrasings
 
     def candidate_pages(
         self, question: str, phrasings: Sequence[str] = ()
     ) -> tuple[list[PageRef], list[UniqueTextDocument]]:
         """Candidate pages (keyword hits, retriever pages, graph links) and the keyword hits.
 
-        With ``phrasings`` (D8), each is searched as well as ``question``, the
-        phrasings first; their hits take turns, so every wording's best pages
-        come before any wording's second best.
+        Each of ``phrasings`` (D8) is searched too, first; the wordings' hits take turns.
         """
         queries = [*phrasings, question]
         found = [self.store.search(query, limit=self.keyword_limit) for query in queries]
@@ -123,8 +110,7 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
                 pages.setdefault(link.page, None)
         return list(pages), hits
 
-    # A consumer in the graph (it sees the context, D8) that also runs on its own:
-    # unlike other consumers, its plain execute works, knowing no context.
+    # a consumer in the graph (D8) whose plain execute also works, knowing no context
     def execute(  # type: ignore[override]
         self, request: EmptyRequest, ctx: ToolCallContext
     ) -> ToolResult | None:
@@ -144,13 +130,7 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
         return self.search(ctx, Known.of_prior(prior_context))
 
     def search(self, ctx: ToolCallContext, known: Known) -> ToolResult | None:
-        """The search for the subtask's piece (D8).
-
-        Looked up by the rewrites, the documents' phrasings and the piece; each page read
-        with the closest wording. With nothing new, answers that repeat the context are
-        returned (they say which sentence answers). Unread best sentences (D5) the context
-        holds are dropped: ``None`` when none is left.
-        """
+        """The search for the subtask's piece by its rewrites and phrasings (D8); D5 bounds it."""
         question = subtask_question(ctx)
         ctx.progress("SEARCHING")
         candidates, hits = self.candidate_pages(

@@ -1,9 +1,6 @@
-"""An on-disk cache of indexed document sets, keyed by the data's hash.
+"""An on-disk cache of indexed document sets, keyed by the data's and indexing code's hash.
 
-Indexing a bundled corpus costs every CLI process; the store is saved once as
-``<name>-<key>.sqlite`` (key: the documents, the stemmer version and the indexing
-code) and loaded later. Written to a temporary name and renamed; a cache that fails
-only costs the rebuild.
+A cache that fails only costs the rebuild.
 """
 
 from __future__ import annotations
@@ -29,8 +26,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 CACHE_SUFFIX = ".sqlite"
-KEY_CHARS = 20
-"""Hex characters of the SHA-256 key kept in the file name."""
+KEY_CHARS = 20  # hex characters of the SHA-256 key in the file name
 
 
 def _code_fingerprint() -> bytes:
@@ -107,9 +103,7 @@ def cached_store(
 ) -> SqliteDocumentStore:
     """An in-memory store holding ``documents``, loaded from the disk cache when it is current.
 
-    With an embedding model (D9, ``"auto"``: the bundled one when its extra is
-    installed) the sentence vectors are computed at the first build and cached with
-    the index: the key also hashes the model's id.
+    Sentence vectors (D9) are cached with the index; the key also hashes the model's id.
 
     Args:
         documents: The documents to index.

@@ -1,8 +1,6 @@
 """Ingestion: files and folders into a document store, reporting what was skipped and why.
 
-A file is one document whose id is its path; an unreadable file is reported and
-skipped. Documents are written in batches, one transaction each; a refused batch is
-retried one document at a time.
+A file is one document (id: its path); a refused batch is retried one document at a time.
 """
 
 from __future__ import annotations
@@ -18,13 +16,9 @@ from toolweave.tools.search.readers import READERS, ReadError, read_document
 
 logger = logging.getLogger(__name__)
 
-BATCH_PAGES = 2_000
-"""Pages written per transaction (bulk ingestion writes many small documents at once)."""
-OPTIMIZE_AFTER_PAGES = 5_000
-"""After ingesting at least this many pages, the store's index is merged (``optimize``)."""
-
-Progress = Callable[[int, int, str], None]
-"""Called after each file with ``(files done, files in total, file name)``."""
+BATCH_PAGES = 2_000  # pages written per transaction
+OPTIMIZE_AFTER_PAGES = 5_000  # after this many pages the store's index is merged
+Progress = Callable[[int, int, str], None]  # (files done, files in total, file name)
 
 
 @dataclass(frozen=True)
@@ -40,17 +34,11 @@ class IngestReport:
     """What an ingestion did."""
 
     domain: str | None = None
-    """The domain the documents were ingested for."""
-    ingested: list[str] = field(default_factory=list)
-    """Paths of the documents stored, in order."""
+    ingested: list[str] = field(default_factory=list)  # paths stored, in order
     skipped: list[Skipped] = field(default_factory=list)
-    """Files not stored, with the reason."""
     pages: int = 0
-    """Pages stored."""
     sentences: int = 0
-    """Sentences indexed."""
     seconds: float = 0.0
-    """Wall-clock time of the ingestion."""
 
     @property
     def ok(self) -> bool:
@@ -59,12 +47,7 @@ class IngestReport:
 
 
 def collect_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[Skipped]]:
-    """The files to read: given files, and supported files in given folders (recursively).
-
-    Hidden files and folders (``.git``) are passed over inside folders; a file
-    named explicitly with an unsupported type, or a path that does not exist,
-    is reported as skipped.
-    """
+    """The files to read: given files, and supported unhidden files in given folders."""
     files: dict[Path, None] = {}
     skipped: list[Skipped] = []
     for raw in paths:

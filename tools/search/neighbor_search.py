@@ -1,9 +1,6 @@
 """``NeighborPageSearchTool``: the cheap step of deep fallback (SPEC D3, D4, D6).
 
-An answer often continues on the next page of the document that retrieval
-found (a list, a table, a section across a page break). This tool reads the
-pages adjacent (same document, page ±k) to the pages already in the context,
-and nothing else, so it costs a handful of model calls at most.
+It reads only the pages next to those in the context: an answer often goes on over a page break.
 """
 
 from __future__ import annotations
@@ -34,12 +31,7 @@ def context_pages(prior_context: PriorContext) -> list[PageRef]:
 
 
 class NeighborPageSearchTool(ContextConsumerTool[EmptyRequest]):
-    """Reads the pages next to the context's pages (``AbstractNeighborPageSearchTool``, D6).
-
-    A context consumer (B2): the pages come from the documents of the prior
-    context (``PromptAndContext.documents``). Its routing question is ``None``
-    (D4): it runs only when forced, first for every missing piece of a deep
-    search. The answers are guaranteed context (R5, M6).
+    """Reads the pages next to the prior context's pages (B2, D6); forced only (D4), R5.
 
     Args:
         name: The tool's unique name (T1).
@@ -76,11 +68,7 @@ class NeighborPageSearchTool(ContextConsumerTool[EmptyRequest]):
         self.enough = enough
 
     def neighbours(self, pages: Iterable[PageRef]) -> list[tuple[PageRef, str]]:
-        """Pages ``±1..k`` of each page, nearest first, each with the heading it continues.
-
-        A page after a context page continues that page's last section; its
-        heading goes with the passage (see :func:`page_passage`).
-        """
+        """Pages ``±1..k`` of each page, nearest first, each with the heading it continues."""
         found: dict[PageRef, str] = {}
         existing: dict[str, set[int]] = {}
         for ref in pages:
@@ -99,13 +87,7 @@ class NeighborPageSearchTool(ContextConsumerTool[EmptyRequest]):
     def execute_with_prior_context(
         self, request: EmptyRequest, ctx: ToolCallContext, prior_context: PriorContext
     ) -> ToolResult | None:
-        """Read the neighbour pages for the subtask's question; ``None`` when none adds anything.
-
-        Each page is read with the wording of the piece closest to it (the
-        piece or one of the gatekeeper's rewrites, D8); an answer that only
-        repeats what the context holds is not a find (D8), so the conditional
-        full search then runs (K3).
-        """
+        """Read the neighbour pages for the subtask's question; ``None`` when none adds news, D8."""
         question = subtask_question(ctx)
         ctx.progress("SEARCHING", detail="pages next to the context")
         pages = self.neighbours(context_pages(prior_context))

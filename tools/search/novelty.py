@@ -1,8 +1,4 @@
-"""What the context already holds, so a deep search that finds only that finds nothing (D8).
-
-A found sentence is old when the context holds it, or when each of its content words
-is a word of one context text; anything else is new.
-"""
+"""What the context already holds, so a deep search that finds only that finds nothing (D8)."""
 
 from __future__ import annotations
 
@@ -13,8 +9,7 @@ from toolweave.state.documents import UniqueTextDocument
 from toolweave.tools.base import PriorContext
 from toolweave.tools.search.text import content_words, split_sentences, word_terms
 
-SentenceKey = tuple[str, int | None, int]
-"""``(document_id, page, sentence_number)`` of a sentence."""
+SentenceKey = tuple[str, int | None, int]  # document_id, page, sentence_number
 
 
 def _terms(text: str) -> set[str]:
@@ -26,10 +21,8 @@ class Known:
     """The sentences and the words a context holds."""
 
     sentences: frozenset[SentenceKey] = frozenset()
-    texts: tuple[frozenset[str], ...] = ()
-    """The terms of each known text, one set per document or guaranteed text."""
-    passages: frozenset[tuple[str, int | None, str]] = frozenset()
-    """``(document_id, page, text)`` of every known passage (a page read, not a sentence)."""
+    texts: tuple[frozenset[str], ...] = ()  # the terms of each known text
+    passages: frozenset[tuple[str, int | None, str]] = frozenset()  # pages read: id, page, text
 
     @classmethod
     def of(cls, documents: Iterable[UniqueTextDocument], texts: Iterable[str] = ()) -> Known:

@@ -1,22 +1,13 @@
-"""The page graph of the seed's "graph search": pages linked by adjacency and by rare terms.
-
-Two pages are linked when they are neighbours in one document (page ±1) or when
-they share index terms that few sentences of the store hold (rare terms, such as
-a proper name or a code). Links are computed lazily, per page, from the store's
-term counts (SQLite's ``fts5vocab``, PostgreSQL's term table), by :func:`link_pages`.
-"""
+"""The page graph: pages linked by adjacency (page ±1) and by rare terms they share."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-RARE_TERM_MAX_SENTENCES = 12
-"""A term held by at most this many sentences counts as rare."""
-RARE_TERMS_PER_PAGE = 8
-"""The rarest terms of a page that are followed to other pages."""
-MIN_TERM_LENGTH = 4
-"""Shorter terms (stems of short words, numbers) are never followed."""
+RARE_TERM_MAX_SENTENCES = 12  # a term held by at most this many sentences is rare
+RARE_TERMS_PER_PAGE = 8  # the rarest terms of a page followed to other pages
+MIN_TERM_LENGTH = 4  # shorter terms are never followed
 
 
 @dataclass(frozen=True, order=True)
@@ -32,10 +23,8 @@ class PageLink:
     """A page linked to another, and why."""
 
     page: PageRef
-    score: float
-    """Higher is closer: 1.0 for a neighbour page, else the summed rarity of shared terms."""
+    score: float  # 1.0 for a neighbour page, else the summed rarity of shared terms
     shared_terms: tuple[str, ...] = field(default=())
-    """The rare terms both pages hold (empty for a neighbour page)."""
 
 
 def followed_terms(terms: Iterable[str]) -> list[str]:
@@ -51,10 +40,7 @@ def link_pages(
     *,
     limit: int,
 ) -> list[PageLink]:
-    """Pages linked to ``ref``: its neighbours first, then pages sharing its rare terms.
-
-    Each rare term adds ``1 / count`` to every other page holding it; ``ref`` is excluded.
-    """
+    """Pages linked to ``ref``: its neighbours, then pages sharing rare terms (``1/count`` each)."""
     links: dict[PageRef, PageLink] = {}
     for page in neighbours:
         neighbour = PageRef(ref.document_id, page)

@@ -1,8 +1,6 @@
 """D9: search hits widened to passages (a sentence with its neighbours), within a budget.
 
-A lone sentence often leaves its subject to a neighbour. Each sentence stays its own
-document (R6, R9); a passage that does not fit shrinks to its hit, and neighbours
-score :data:`NEIGHBOUR_SHARE` of their hit so they never outrank it.
+Each sentence stays its own document (R6, R9); a passage that does not fit shrinks to its hit.
 """
 
 from __future__ import annotations
@@ -12,13 +10,9 @@ from dataclasses import dataclass, field
 
 from toolweave.state.documents import DocumentKey, UniqueTextDocument
 
-NEIGHBOURS = 1
-"""Sentences before and after a hit (same page) a passage holds."""
-NEIGHBOUR_SHARE = 0.5
-"""A neighbour sentence's score as a share of its hit's."""
-
-PageSentences = Callable[[str, int], Sequence[UniqueTextDocument]]
-"""``(document_id, page)`` → the page's sentences in order (a store's ``page_sentences``)."""
+NEIGHBOURS = 1  # sentences before and after a hit (same page) a passage holds
+NEIGHBOUR_SHARE = 0.5  # a neighbour's score as a share of its hit's (never outranks it)
+PageSentences = Callable[[str, int], Sequence[UniqueTextDocument]]  # a store's page_sentences
 
 
 @dataclass
@@ -102,11 +96,7 @@ def passages(
     max_chars: int,
     neighbours: int = NEIGHBOURS,
 ) -> list[UniqueTextDocument]:
-    """``hits`` (best first) widened to passages of their page, at most ``max_chars`` of text.
-
-    ``neighbours`` sentences either side (0: the hits alone); the result reads passage
-    by passage (see the module).
-    """
+    """``hits`` (best first) widened by ``neighbours`` sentences, at most ``max_chars`` of text."""
     picked = _Picked(budget=max_chars)
     pages: dict[tuple[str, int], Sequence[UniqueTextDocument]] = {}
     for rank, hit in enumerate(hits):

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolweave.state.errors import ConfigurationError, DatabaseUnavailableError
 from toolweave.tools.search import vectors
-from toolweave.tools.search.page_graph import RARE_TERM_MAX_SENTENCES, RARE_TERMS_PER_PAGE, PageRef
+from toolweave.tools.search.page_graph import RARE_TERM_MAX_SENTENCES, RARE_TERMS_PER_PAGE
 from toolweave.tools.search.protocol import SourceDocument
 from toolweave.tools.search.sql_store import (
     CandidateRow,
@@ -22,7 +22,7 @@ from toolweave.tools.search.sql_store import (
     SqlDocumentStore,
     VectorRow,
 )
-from toolweave.tools.search.sqlite_sql import sentence_rows
+from toolweave.tools.search.sqlite_sql import COMMON_WORD_SENTENCES, sentence_rows
 from toolweave.tools.search.text import Query, QueryWord, sections, stopword_set
 
 if TYPE_CHECKING:
@@ -32,11 +32,8 @@ if TYPE_CHECKING:
 MISSING_EXTRA = "the PostgreSQL document store needs: pip install 'toolweave[postgres]'"
 UNREACHABLE = "the document database cannot be reached ({error})"
 
-CONTEXT_WEIGHT = "B"
-"""``tsvector`` weight of a sentence's heading and document title (the sentence is ``A``)."""
-
+CONTEXT_WEIGHT = "B"  # tsvector weight of a sentence's heading and title (the sentence: A)
 TEXT_SEARCH_CONFIG = {"hu": "hungarian", "en": "english"}
-"""Document language → PostgreSQL text-search configuration."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS toolweave_documents (
@@ -71,11 +68,7 @@ CREATE TABLE IF NOT EXISTS toolweave_terms (
 
 
 def _sentence_vector(configs: int) -> str:
-    """SQL of a sentence's ``tsvector`` over the ``unnest`` columns of :data:`INSERT_SENTENCES`.
-
-    Its words in ``configs`` configurations (weight A), its heading (weight B) and
-    toolweave's own folded stems (weight C, ``simple``).
-    """
+    """SQL of a sentence's ``tsvector``: words (A), heading (B), toolweave's stems (C)."""
     words = " || ".join(
         f"setweight(to_tsvector(%(cfg{n})s::regconfig, r.text), 'A')" for n in range(1, configs + 1)
     )
@@ -95,8 +88,7 @@ def _insert_sentences(configs: int) -> str:
     )
 
 
-INSERT_SENTENCES = {1: _insert_sentences(1), 2: _insert_sentences(2)}
-"""One statement per document (all its sentences), by the number of configurations."""
+INSERT_SENTENCES = {1: _insert_sentences(1), 2: _insert_sentences(2)}  # by configurations
 
 COUNT_TERMS = (
     "INSERT INTO toolweave_terms (collection, term, sentences)"
@@ -119,9 +111,6 @@ BUMP_GENERATION = (
     " DO UPDATE SET generation = toolweave_generations.generation + 1"
 )
 """Every write bumps its collection's generation: a store's cached vectors know they are stale."""
-
-COMMON_WORD_SENTENCES = 3_000
-"""A query word held by more sentences than this selects no candidates alone (as in SQLite)."""
 
 WORD_QUERIES = """
 SELECT websearch_to_tsquery('hungarian', w)::text, websearch_to_tsquery('english', w)::text
@@ -155,15 +144,20 @@ def _or_query(*queries: str) -> str:
     return " | ".join(lexemes)
 
 
+SENTENCE_COLUMNS = ("pages", "numbers", "texts", "terms", "contexts")
+
+
+def _columns(rows: Sequence[Sequence[Any]], count: int) -> list[list[Any]]:
+    """The first ``count`` columns of ``rows``, each as a list (for ``unnest``)."""
+    return [[row[i] for row in rows] for i in range(count)]
+
+
 def _quote_lexeme(term: str) -> str:
     return "'" + term.replace("'", "''").replace("\\", "\\\\") + "'"
 
 
 def _configs(lang: str | None) -> tuple[str, ...]:
-    """The text-search configurations a document's sentences are indexed with.
-
-    Its language's, or Hungarian and English when the language is unknown.
-    """
+    """The text-search configurations of a document: its language's, else Hungarian and English."""
     config = TEXT_SEARCH_CONFIG.get(lang or "")
     return (config,) if config else ("hungarian", "english")
 
@@ -203,8 +197,7 @@ class PostgresDocumentStore(SqlDocumentStore):
         stopwords: Iterable[str] = (),
         embeddings: vectors.EmbeddingsOption = "auto",
     ) -> None:
-        self.stopwords = tuple(stopwords)
-        """The domain's own stop words given to the store (routing honours them too)."""
+        self.stopwords = tuple(stopwords)  # the domain's own (routing honours them too)
         self._stopwords = stopword_set(self.stopwords)
         self._embeddings = vectors.resolve_option(embeddings)
         if (conninfo is None) == (pool is None):
@@ -234,8 +227,6 @@ class PostgresDocumentStore(SqlDocumentStore):
         self._pool: ConnectionPool[Connection[Any]] = pool
         with self._pool.connection() as conn:
             conn.execute(SCHEMA)
-
-    # -- writing -----------------------------------------------------------------------
 
     def add_documents(self, documents: Iterable[SourceDocument]) -> int:
         """Add or replace documents, each in its own transaction; returns the sentence count."""
@@ -269,11 +260,7 @@ class PostgresDocumentStore(SqlDocumentStore):
                     {
                         "collection": self.collection,
                         "document_id": doc.document_id,
-                        "pages": [r[0] for r in rows],
-                        "numbers": [r[1] for r in rows],
-                        "texts": [r[2] for r in rows],
-                        "terms": [r[3] for r in rows],
-                        "contexts": [r[4] for r in rows],
+                        **dict(zip(SENTENCE_COLUMNS, _columns(rows, 5), strict=True)),
                         "headings": [headings.get((r[0], r[1]), doc.name) for r in rows],
                         **names,
                     },
@@ -301,17 +288,7 @@ class PostgresDocumentStore(SqlDocumentStore):
             return deleted
 
     def _insert_vectors(self, conn: Connection[Any], model: str, rows: Sequence[VectorRow]) -> None:
-        conn.execute(
-            INSERT_VECTORS,
-            (
-                self.collection,
-                model,
-                [r[0] for r in rows],
-                [r[1] for r in rows],
-                [r[2] for r in rows],
-                [r[3] for r in rows],
-            ),
-        )
+        conn.execute(INSERT_VECTORS, (self.collection, model, *_columns(rows, 4)))
 
     def _write_vectors(self, model: str, rows: Sequence[VectorRow]) -> None:
         with self._pool.connection() as conn, conn.transaction():
@@ -354,8 +331,6 @@ class PostgresDocumentStore(SqlDocumentStore):
                 (self.collection, [term for term, n in changes if n < 0]),
             )
 
-    # -- the dialect (see sql_store) -----------------------------------------------------
-
     @property
     def _scope(self) -> tuple[object, ...]:
         return (self.collection,)
@@ -387,13 +362,7 @@ class PostgresDocumentStore(SqlDocumentStore):
         return rank / (1.0 + rank)
 
     def _candidate_query(self, conn: Connection[Any], parsed: Sequence[QueryWord]) -> str:
-        """The tsquery selecting candidate sentences: each query word's lexemes, OR-ed.
-
-        Lexemes are PostgreSQL's Hungarian and English stems plus toolweave's; stop words are
-        the text kit's. Words in more than :data:`COMMON_WORD_SENTENCES` sentences select
-        nothing alone (ranking them costs time) but still count in the re-ranking; if all
-        are that common, the candidates hold all of them.
-        """
+        """The tsquery selecting candidates: each word's lexemes OR-ed, common words together."""
         own = [
             [_quote_lexeme(term) for term in sorted(word.terms)]
             + ([f"{_quote_lexeme(word.prefix)}:*"] if word.prefix is not None else [])
@@ -417,14 +386,6 @@ class PostgresDocumentStore(SqlDocumentStore):
             return " | ".join(f"({q})" for q in rare)
         return " & ".join(f"({q})" for q in per_word if q)
 
-    def _page_terms(self, ref: PageRef) -> set[str]:
-        rows = self._fetch(
-            "SELECT terms FROM toolweave_sentences"
-            " WHERE collection = %s AND document_id = %s AND page = %s",
-            (self.collection, ref.document_id, ref.page),
-        )
-        return {term for (text,) in rows for term in text.split()}
-
     def _rare_terms(self, terms: list[str]) -> list[tuple[str, int]]:
         rows = self._fetch(
             "SELECT term, sentences FROM toolweave_terms WHERE collection = %s"
@@ -442,8 +403,6 @@ class PostgresDocumentStore(SqlDocumentStore):
             (self.collection, _quote_lexeme(term), f"% {term} %"),
         )
         return [(doc, page) for doc, page in rows]
-
-    # -- maintenance ---------------------------------------------------------------------
 
     def clear(self) -> None:
         """Remove every document of the collection (tests, re-ingestion from scratch)."""

@@ -1,10 +1,6 @@
 """What retrieval needs from a document store: the ``DocumentStore`` protocol and its records.
 
-A store holds paged documents (1-based pages) split into sentences, and answers
-keyword queries at sentence level with :class:`UniqueTextDocument` results (R6).
-Page access (:meth:`DocumentStore.page`, :meth:`DocumentStore.pages_of`,
-:meth:`DocumentStore.page_sentences`) is what the neighbor-page search of deep
-fallback (D6) reads.
+Documents have 1-based pages split into sentences; queries answer sentences (R6).
 """
 
 from __future__ import annotations
@@ -57,10 +53,7 @@ class DocumentStore(Protocol):
         url: str | None = None,
         lang: str | None = None,
     ) -> int:
-        """Add or atomically replace a document; returns its sentence count.
-
-        A store that subclasses this protocol inherits this method: it calls
-        :meth:`add_documents` with one :class:`SourceDocument`.
+        """Add or atomically replace a document (by :meth:`add_documents`); returns its sentences.
 
         Args:
             document_id: Stable id of the document.
@@ -105,12 +98,7 @@ class DocumentStore(Protocol):
 
 @runtime_checkable
 class PageGraphStore(DocumentStore, Protocol):
-    """A store the deep-search tools can walk: every page, and the page graph (D5, D6).
-
-    :class:`~toolweave.tools.search.store.SqliteDocumentStore` and
-    :class:`~toolweave.tools.search.postgres_store.PostgresDocumentStore` implement
-    it, through :class:`~toolweave.tools.search.sql_store.SqlDocumentStore`.
-    """
+    """A store the deep-search tools can walk: every page, and the page graph (D5, D6)."""
 
     def page_count(self) -> int:
         """Pages over all documents."""

@@ -14,8 +14,7 @@ from pathlib import PurePath
 
 from toolweave.tools.search.protocol import SourceDocument
 
-PAGE_BREAK = "<!-- page -->"
-"""A markdown line holding only this starts a new page."""
+PAGE_BREAK = "<!-- page -->"  # a markdown line holding only this starts a page
 
 _FRONT_MATTER = re.compile(r"\A---\s*\n(?P<meta>.*?)\n---\s*\n", re.DOTALL)
 _PAGE_SPLIT = re.compile(r"^\s*<!--\s*page\s*-->\s*$|\f", re.MULTILINE)
@@ -167,24 +166,16 @@ def read_pdf(data: bytes, *, document_id: str, name: str, url: str | None) -> So
 
 Reader = Callable[..., SourceDocument]
 
-READERS: dict[str, Reader] = {
-    ".txt": read_text,
-    ".text": read_text,
-    ".md": read_markdown,
-    ".markdown": read_markdown,
-    ".html": read_html,
-    ".htm": read_html,
-    ".pdf": read_pdf,
-}
-"""Readers by lower-case file suffix."""
+READERS: dict[str, Reader] = {  # by lower-case file suffix
+    ".txt": read_text, ".text": read_text, ".md": read_markdown, ".markdown": read_markdown,
+    ".html": read_html, ".htm": read_html, ".pdf": read_pdf,
+}  # fmt: skip
 
 
 def read_document(
     filename: str, data: bytes, *, document_id: str, url: str | None = None
 ) -> SourceDocument:
-    """Read one file's bytes into a document, choosing the reader by the file's suffix.
-
-    The file name's stem is the fallback title; a markdown front matter may override ``url``.
+    """Read one file's bytes into a document by the file's suffix (its stem: the fallback title).
 
     Raises:
         ReadError: Unsupported type, empty, undecodable or broken file.

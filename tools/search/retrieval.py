@@ -1,12 +1,4 @@
-"""The default RAG retrieval tool of a domain (A5, D9): passages found by keywords and meaning.
-
-:func:`retrieve` is what the tool returns for a question: the store's fused
-ranking (:meth:`~toolweave.tools.search.sql_store.SqlDocumentStore.fused_search`:
-keywords, and by meaning when the store has an embedding model; a store without
-``fused_search`` is searched by keywords), each hit widened to its passage
-(:func:`~toolweave.tools.search.passages.passages`), at most ``max_chars``
-characters of text.
-"""
+"""The default RAG retrieval tool of a domain (A5, D9): passages found by keywords and meaning."""
 
 from __future__ import annotations
 
@@ -19,13 +11,8 @@ from toolweave.tools.search import vectors
 from toolweave.tools.search.passages import NEIGHBOURS, passages
 from toolweave.tools.search.protocol import DocumentStore, with_page_counts
 
-DEFAULT_LIMIT = 8
-"""Hits (best sentences) a retrieval widens to passages by default."""
-DEFAULT_MAX_CHARS = 4_000
-"""Characters of passage text a retrieval returns at most by default (D9).
-
-Leaves room, within 8,000 characters of context a question, for the passage
-labels, the other tools' context and the prompt's own text."""
+DEFAULT_LIMIT = 8  # hits (best sentences) widened to passages
+DEFAULT_MAX_CHARS = 4_000  # D9: room, within 8,000 characters, for labels and other context
 
 
 def retrieve(
@@ -38,7 +25,7 @@ def retrieve(
     neighbours: int = NEIGHBOURS,
     also: str = "",
 ) -> list[UniqueTextDocument]:
-    """The default retrieval of ``question`` in ``store``: its best passages (see the module).
+    """The default retrieval of ``question``: the store's fused ranking, hits widened to passages.
 
     Args:
         store: The documents.
@@ -61,11 +48,7 @@ def retrieve(
 
 
 def name_tool(tool: Any, name: str, domain: str | None) -> None:
-    """Give a search tool instance its name and domain (T1, T2).
-
-    ``name`` and ``domain`` are class attributes of the tool contract; a search tool
-    is configured per instance (one per store), so the instance attributes shadow them.
-    """
+    """Give a search tool instance (one per store) its name and domain (T1, T2)."""
     tool.name = name
     tool.domain = domain
 
@@ -73,10 +56,7 @@ def name_tool(tool: Any, name: str, domain: str | None) -> None:
 class RetrievalTool(ChatbotTool[EmptyRequest]):
     """Searches a :class:`DocumentStore` with the execution text and returns passages (D9).
 
-    It is never routed (``executable_instruction`` is ``None``): the orchestrator
-    runs a domain's default retrieval tool beside the routed tools (A5), and
-    coordinators may force it (F1). The instance holds only its configuration,
-    so one instance serves concurrent runs (T11).
+    Never routed: it runs beside the routed tools (A5) or forced (F1); stateless (T11).
 
     Args:
         name: The tool's unique name, e.g. ``"docs_search"`` (T1).
@@ -117,10 +97,7 @@ class RetrievalTool(ChatbotTool[EmptyRequest]):
         self.neighbours = neighbours
 
     def execute(self, request: EmptyRequest, ctx: ToolCallContext) -> ToolResult | None:
-        """Search with ``ctx.text`` (and ``ctx.search_words``, D9); passages as context (R2).
-
-        ``None`` when nothing is found (R1).
-        """
+        """Search with ``ctx.text`` (and ``ctx.search_words``, D9): passages (R2), or ``None``."""
         ctx.progress("SEARCHING")
         documents = retrieve(
             self.store,

@@ -18,18 +18,11 @@ from toolweave.tools.search.protocol import PageGraphStore
 logger = logging.getLogger(__name__)
 
 DOCUMENT_ID_KEY = "document_id"
-"""Metadata key of the store's document id."""
-PAGE_KEY = "page"
-"""Metadata key of the 1-based page number."""
+PAGE_KEY = "page"  # 1-based
 
 
 def page_documents(store: PageGraphStore) -> list[Document]:
-    """Every page of ``store`` as a LangChain document, to index in a vector store.
-
-    Returns:
-        One ``Document`` per non-empty page, with ``document_id``, ``page`` and
-        ``name`` metadata.
-    """
+    """Every non-empty page of ``store`` as a LangChain document, to index in a vector store."""
     found: list[Document] = []
     for ref in store.page_refs():
         text = store.page(ref.document_id, ref.page)
@@ -43,11 +36,7 @@ def page_documents(store: PageGraphStore) -> list[Document]:
 
 
 def retrieved_pages(retrievers: Sequence[BaseRetriever], question: str) -> list[PageRef]:
-    """The pages the retrievers propose for ``question``, in their order, without repeats.
-
-    A retriever that raises is logged and passed over; documents without page
-    metadata are ignored.
-    """
+    """The pages the retrievers propose for ``question``, in order; a failing one is skipped."""
     pages: dict[PageRef, None] = {}
     for retriever in retrievers:
         try:

@@ -1,8 +1,6 @@
 """Search phrasings of a missing piece: the model's rewrites, and words of the documents (D8).
 
-A rewrite's words no document uses are replaced by the nearest corpus word (by
-embeddings, else letter trigrams) or dropped; no word list is involved. Derived
-phrasings only find pages; a page is read with the piece or a rewrite.
+A word no document uses is replaced by the nearest corpus word (embeddings, else trigrams).
 """
 
 from __future__ import annotations
@@ -18,13 +16,9 @@ from toolweave.tools.base import ToolCallContext
 from toolweave.tools.search.protocol import DocumentStore, PageGraphStore
 from toolweave.tools.search.text import STOPWORDS, content_words, fold, word_terms, words
 
-NEAREST = 2
-"""Corpus words taken per word the corpus lacks: one phrasing each, so at most two."""
-MIN_PHRASING = 2
-"""Fewest distinct words of a derived phrasing: one near word alone reads any sentence
-that has it (a question about a pool reading a page that mentions water)."""
-MIN_WORD = 3
-"""Shorter corpus words (and numbers) are never offered as a replacement."""
+NEAREST = 2  # corpus words taken per word the corpus lacks (one phrasing each)
+MIN_PHRASING = 2  # fewest distinct words of a derived phrasing (one near word finds anything)
+MIN_WORD = 3  # shorter corpus words (and numbers) are never a replacement
 
 
 def search_phrasings(ctx: ToolCallContext, piece: str) -> tuple[str, ...]:
@@ -41,10 +35,8 @@ def _trigrams(word: str) -> frozenset[str]:
 class CorpusWords:
     """The words of a store's documents, and the nearest of them to a word they lack.
 
-    A corpus word is offered for a word only when the two are mutual neighbours
-    in a weak sense: the word is at least as near to it as any corpus word of
-    another stem is. That rule has no threshold to tune; it drops the nearest
-    word of a vocabulary that holds nothing like the asked word.
+    A corpus word is offered only when the asked word is at least as near to it as any
+    corpus word of another stem is (mutual neighbours; no threshold).
     """
 
     def __init__(self, counts: Counter[str]) -> None:
@@ -103,11 +95,9 @@ class CorpusWords:
         ]
 
     def phrasings(self, piece: str) -> tuple[str, ...]:
-        """The piece in the corpus's words: its words the corpus has, the others replaced.
+        """The piece in the corpus's words: a word no document uses replaced by its :meth:`nearest`.
 
-        A word no document uses is replaced by its :meth:`nearest` corpus word (the first
-        in the first phrasing, the next in the second) or left out; a phrasing has at least
-        :data:`MIN_PHRASING` content words. None when the corpus has every word or no word is near.
+        None when the corpus has every word or no word is near.
         """
         words_ = [w for w in content_words(piece) if not w.isdigit()]
         absent = {w: self.nearest(w) for w in words_ if not self.has(w)}
@@ -148,10 +138,7 @@ def build_corpus_words(store: PageGraphStore) -> CorpusWords:
 
 
 class CorpusWordsCache:
-    """Each store's :class:`CorpusWords`, built once per content; a search tool holds one.
-
-    Stores are held weakly; a store whose page or sentence count changed is read again.
-    """
+    """Each store's :class:`CorpusWords`, built once per content (stores held weakly)."""
 
     def __init__(self) -> None:
         self._built: weakref.WeakKeyDictionary[Any, tuple[tuple[int, int], CorpusWords]] = (
@@ -178,12 +165,7 @@ class CorpusWordsCache:
         return self.words_of(store).phrasings(piece)
 
     def lookups(self, ctx: ToolCallContext, store: DocumentStore, piece: str) -> tuple[str, ...]:
-        """What a deep search looks ``piece`` up by, besides the piece itself (D8).
-
-        The gatekeeper's rewrites, then phrasings in the documents' words of those that hold
-        unknown words. Keyword lookups only; pages are read with the piece or a rewrite,
-        never with a bag of near words.
-        """
+        """What a deep search looks ``piece`` up by besides itself: rewrites, then derived (D8)."""
         given = search_phrasings(ctx, piece)
         texts = given or (piece,)
         derived = [found for text in texts for found in self.derived_phrasings(store, text)]
@@ -191,11 +173,7 @@ class CorpusWordsCache:
 
 
 def best_question(piece: str, phrasings: Sequence[str], passage: str) -> str:
-    """The wording of the piece that shares the most words with ``passage`` (the piece on a tie).
-
-    A page is read with the question worded most like it, so a reader that
-    matches words (the offline model) meets the page's own words.
-    """
+    """The wording of the piece that shares the most words with ``passage`` (the piece on a tie)."""
     if not phrasings:
         return piece
     have = {term for word in words(passage) for term in word_terms(word)}

@@ -23,16 +23,12 @@ if TYPE_CHECKING:
 
     from toolweave.tools.embeddings import Matrix
 
-COVERAGE_WEIGHT = 0.7
-"""Share of ``sentence_score`` given by how many query words a sentence holds."""
-MIN_CANDIDATES = 40
-"""Fewest candidates the database ranks for one search."""
-
+COVERAGE_WEIGHT = 0.7  # share of sentence_score given by the query words a sentence holds
+MIN_CANDIDATES = 40  # fewest candidates the database ranks for one search
 Row = tuple[Any, ...]
-"""One result row of a query."""
-
+Ids = Collection[str] | None  # a document filter: None searches every document
+# document_id, name, url, page, sentence_number, text, rank, terms, context
 CandidateRow = tuple[str, str, str | None, int, int, str, float, str, str]
-"""``(document_id, name, url, page, sentence_number, text, rank, terms, context)``."""
 
 
 @dataclass(frozen=True)
@@ -119,37 +115,26 @@ SENTENCES_BY_KEYS = (
     " JOIN {documents} d ON d.id = s.document_id{documents_of_s}"
     " WHERE {only_s}(s.document_id, s.page, s.sentence_number) IN ({keys})"
 )
-SentenceKey = tuple[str, int, int]
-"""``(document_id, page, sentence_number)``: a stored sentence (its R6 identity)."""
-VectorRow = tuple[str, int, int, bytes]
-"""``(document_id, page, sentence_number, vector)`` of one stored vector."""
-FUSION_POOL = 3
-"""Each ranking fused contributes this many sentences per sentence returned."""
+SentenceKey = tuple[str, int, int]  # document_id, page, sentence_number (R6)
+VectorRow = tuple[str, int, int, bytes]  # the key and the vector
+FUSION_POOL = 3  # each fused ranking gives this many sentences per sentence returned
 
 
-def _sentence(
-    row: tuple[str, str, str | None, int, int, str], score: float = 0.0
-) -> UniqueTextDocument:
+_FIELDS = ("document_id", "document_name", "document_url", "page", "sentence_number", "text")
+
+
+def _sentence(row: Sequence[Any], score: float = 0.0) -> UniqueTextDocument:
     """A stored sentence ``(document_id, name, url, page, sentence_number, text)`` as a result."""
-    document_id, name, url, page, number, text = row
-    return UniqueTextDocument(
-        document_id=document_id,
-        document_name=name,
-        document_url=url,
-        page=page,
-        sentence_number=number,
-        text=text,
-        sentence_score=score,
-    )
+    fields: dict[str, Any] = dict(zip(_FIELDS, row, strict=True))
+    return UniqueTextDocument(**fields, sentence_score=score)
 
 
 class SqlDocumentStore(PageGraphStore):
     """A :class:`~toolweave.tools.search.protocol.PageGraphStore` over SQL (see the module)."""
 
     dialect: SqlDialect = SqlDialect()
-    """The text of the shared queries."""
-    candidates_per_result = 5
-    """Sentences the database ranks per sentence returned (the re-ranking pool)."""
+    candidates_per_result = 5  # sentences the database ranks per sentence returned
+    page_terms_sql = "SELECT terms FROM {sentences} WHERE {only}document_id = ? AND page = ?"
     _stopwords: frozenset[str]
     _embeddings: Embeddings | None = None
     _vector_cache: tuple[object, list[SentenceKey], Matrix] | None = None
@@ -158,8 +143,6 @@ class SqlDocumentStore(PageGraphStore):
     def _scope(self) -> tuple[object, ...]:
         """The parameters every shared query starts with (the collection, if any)."""
         return ()
-
-    # -- the dialect ---------------------------------------------------------------------
 
     @abstractmethod
     def _fetch(self, sql: str, params: Sequence[object]) -> list[Row]:
@@ -174,10 +157,6 @@ class SqlDocumentStore(PageGraphStore):
     @abstractmethod
     def _relevance(self, rank: float) -> float:
         """A candidate's database rank mapped to ``[0, 1)``, higher is better."""
-
-    @abstractmethod
-    def _page_terms(self, ref: PageRef) -> set[str]:
-        """The index terms of one page's sentences."""
 
     @abstractmethod
     def _rare_terms(self, terms: list[str]) -> list[tuple[str, int]]:
@@ -195,10 +174,13 @@ class SqlDocumentStore(PageGraphStore):
     def _write_vectors(self, model: str, rows: Sequence[VectorRow]) -> None:
         """Store vectors of existing sentences under ``model`` (kept when already there)."""
 
+    def _page_terms(self, ref: PageRef) -> set[str]:
+        """The index terms of one page's sentences."""
+        rows = self._read(self.page_terms_sql, ref.document_id, ref.page)
+        return {term for (terms,) in rows for term in str(terms).split()}
+
     def _read(self, template: str, *params: object) -> list[Row]:
         return self._fetch(self.dialect.sql(template), (*self._scope, *params))
-
-    # -- vectors (D9) --------------------------------------------------------------------
 
     @property
     def embeddings(self) -> Embeddings | None:
@@ -213,22 +195,13 @@ class SqlDocumentStore(PageGraphStore):
         return vectors.to_bytes(vectors.embed_passages(self._embeddings, texts))
 
     def use_embeddings(self, embeddings: vectors.EmbeddingsOption) -> None:
-        """Search by meaning with ``embeddings`` from now on, embedding what lacks a vector.
-
-        Vectors are kept per model: sentences already embedded by this model (at
-        ingestion, or by an earlier call) are not embedded again. ``None`` turns
-        the semantic ranking off (the vectors stay stored).
-        """
+        """Search by meaning with ``embeddings`` (``None``: off), embedding what lacks a vector."""
         self._embeddings = vectors.resolve_option(embeddings)
         self._vector_cache = None
         self.embed_missing()
 
     def embed_missing(self) -> int:
-        """Embed the stored sentences that have no vector of the store's model; returns how many.
-
-        One query finds them; each document with some is embedded page by page (a
-        sentence with its neighbours, as at ingestion).
-        """
+        """Embed the stored sentences that have no vector of the store's model; returns how many."""
         if self._embeddings is None:
             return 0
         model = vectors.model_id(self._embeddings)
@@ -268,9 +241,7 @@ class SqlDocumentStore(PageGraphStore):
         self._vector_cache = (version, keys, matrix)
         return keys, matrix
 
-    def _allowed(
-        self, keys: list[SentenceKey], lang: str | None, document_ids: Collection[str] | None
-    ) -> Any:
+    def _allowed(self, keys: list[SentenceKey], lang: str | None, document_ids: Ids) -> Any:
         """The mask of ``keys`` a language or document filter allows, or ``None`` (all)."""
         if lang is None and document_ids is None:
             return None
@@ -292,18 +263,9 @@ class SqlDocumentStore(PageGraphStore):
         return {(str(r[0]), int(r[3]), int(r[4])): r for r in rows}
 
     def semantic_search(
-        self,
-        query: str,
-        *,
-        limit: int = 8,
-        lang: str | None = None,
-        document_ids: Collection[str] | None = None,
+        self, query: str, *, limit: int = 8, lang: str | None = None, document_ids: Ids = None
     ) -> list[UniqueTextDocument]:
-        """The sentences nearest ``query`` by meaning (cosine of the stored vectors), best first.
-
-        Empty without an embedding model or stored vectors of it. One query vector
-        and one matrix-vector product; ``sentence_score`` is the cosine.
-        """
+        """The sentences nearest ``query`` by meaning, best first (``sentence_score``: cosine)."""
         loaded = self._vector_matrix()
         if loaded is None or limit <= 0 or not query.strip():
             return []
@@ -322,18 +284,11 @@ class SqlDocumentStore(PageGraphStore):
         ]
 
     def fused_search(
-        self,
-        query: str,
-        *,
-        limit: int = 8,
-        lang: str | None = None,
-        document_ids: Collection[str] | None = None,
+        self, query: str, *, limit: int = 8, lang: str | None = None, document_ids: Ids = None
     ) -> list[UniqueTextDocument]:
-        """Keyword and semantic rankings fused (reciprocal rank, see :mod:`.vectors`); D9.
+        """Keyword and semantic rankings fused by reciprocal rank (D9); no model: :meth:`search`.
 
-        Without an embedding model, :meth:`search`. When a top keyword hit holds every
-        query word the keyword ranking is returned as is (no query vector). Otherwise
-        ``FUSION_POOL * limit`` of each are fused; the score is normalised to its maximum.
+        A top keyword hit holding every query word returns the keyword ranking as is.
         """
         if self._embeddings is None:
             return self.search(query, limit=limit, lang=lang, document_ids=document_ids)
@@ -345,26 +300,17 @@ class SqlDocumentStore(PageGraphStore):
         semantic = self.semantic_search(query, limit=pool, lang=lang, document_ids=document_ids)
         return vectors.fused_documents(keyword, semantic, limit)
 
-    # -- search --------------------------------------------------------------------------
-
     def search(
-        self,
-        query: str,
-        *,
-        limit: int = 8,
-        lang: str | None = None,
-        document_ids: Collection[str] | None = None,
+        self, query: str, *, limit: int = 8, lang: str | None = None, document_ids: Ids = None
     ) -> list[UniqueTextDocument]:
         """Keyword search at sentence level: the database's ranking, re-ranked by coverage.
 
-        Candidates (ranked by sentence, then title and heading) are re-ranked by the share
-        of query words each holds; ``sentence_score`` in ``[0, 1)`` mixes both. Any query
-        text is safe (bound parameters only).
+        ``sentence_score`` in ``[0, 1)`` mixes both; any query text is safe (bound parameters).
         """
         return [doc for doc, _ in self._keyword_hits(query, limit, lang, document_ids)]
 
     def _keyword_hits(
-        self, query: str, limit: int, lang: str | None, document_ids: Collection[str] | None
+        self, query: str, limit: int, lang: str | None, document_ids: Ids
     ) -> list[tuple[UniqueTextDocument, float]]:
         """:meth:`search`'s sentences, each with the share of query words it holds."""
         parsed = parse_query(query, self._stopwords)
@@ -383,8 +329,6 @@ class SqlDocumentStore(PageGraphStore):
             found.append((_sentence((doc_id, name, url, page, number, text), score), coverage))
         found.sort(key=lambda hit: hit[0].sentence_score, reverse=True)  # stable: rank breaks ties
         return found[:limit]
-
-    # -- documents and pages -------------------------------------------------------------
 
     def document(self, document_id: str) -> DocumentInfo | None:
         """Metadata of a document, or ``None`` when it is not stored."""

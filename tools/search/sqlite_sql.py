@@ -1,9 +1,7 @@
 """SQL of :class:`~toolweave.tools.search.store.SqliteDocumentStore`: schema, queries, row prep.
 
-Kept apart from the store class so that the class reads as behaviour. Sentences
-live in a plain table and, stemmed, in an FTS5 index whose rowid is the
-sentence id; ``sentence_vocab`` (``fts5vocab``) gives each index term's
-sentence frequency, which the page graph uses to find rare terms.
+Sentences live in a table and, stemmed, in an FTS5 index keyed by sentence id;
+``sentence_vocab`` gives each term's sentence count (the page graph's rare terms).
 """
 
 from __future__ import annotations
@@ -14,16 +12,10 @@ from collections.abc import Iterable, Sequence
 from toolweave.tools.search.protocol import SourceDocument
 from toolweave.tools.search.text import Query, all_of, index_terms, sections
 
-LARGE_STORE_SENTENCES = 20_000
-"""Stores with more sentences than this narrow the candidates of multi-word queries."""
+LARGE_STORE_SENTENCES = 20_000  # a larger store narrows the candidates of multi-word queries
 COMMON_WORD_SENTENCES = 3_000
-"""In a large store, a query word held by more sentences than this selects no candidates alone.
-
-Ranking every sentence that holds a very common word costs time in proportion
-to their number; the candidates come from the query's rarer words (and from
-sentences holding all its common words), and the common words still count in
-the coverage re-ranking.
-"""
+"""A query word held by more sentences selects no candidates alone (it still counts in the
+re-ranking): ranking them all would cost time in proportion to their number."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -44,8 +36,7 @@ CREATE TABLE IF NOT EXISTS sentence_vectors (
 CREATE VIRTUAL TABLE IF NOT EXISTS temp.sentence_vocab USING fts5vocab(main, sentence_fts, 'col');
 """
 
-FILE_PRAGMAS = ("PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL")
-"""Set on database files (not ``:memory:``): fewer fsyncs, readers never block the writer."""
+FILE_PRAGMAS = ("PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL")  # files only
 PRAGMAS = ("PRAGMA temp_store = MEMORY", "PRAGMA cache_size = -65536")
 
 SEARCH = """
@@ -60,8 +51,7 @@ JOIN sentence_fts AS f ON f.rowid = hit.rowid
 JOIN sentences AS s ON s.id = hit.rowid
 JOIN documents AS d ON d.id = s.document_id
 ORDER BY hit.rank, s.document_id, s.page, s.sentence_number
-"""
-"""Sentence search: FTS5 ranks and cuts inside the index (fast), then the rows are joined."""
+"""  # FTS5 ranks and cuts inside the index (fast), then the rows are joined
 
 ONLY_LANG = " AND rowid IN (SELECT s.id FROM sentences s JOIN documents d ON d.id = s.document_id"
 ONLY_LANG += " WHERE d.lang = ?)"
@@ -78,8 +68,7 @@ INSERT_VECTOR = (
     " VALUES (?, ?, ?, ?, ?)"
 )
 
-SentenceRow = tuple[int, int, str, str, str]
-"""``(page, sentence_number, text, terms, context)`` of one sentence to index."""
+SentenceRow = tuple[int, int, str, str, str]  # page, sentence_number, text, terms, context
 
 
 def sentence_rows(doc: SourceDocument) -> list[SentenceRow]:
@@ -103,10 +92,8 @@ def insert_documents(
 ) -> int:
     """Add or replace documents inside the open transaction; returns the next free sentence id.
 
-    Only documents already stored are deleted first (one lookup for the batch), and
-    every table gets one ``executemany`` for the whole batch. A document id given
-    twice keeps its last version. ``vectors`` are ``(model, one vector per sentence)``
-    per document of ``prepared`` (D9), ``None`` for a document without.
+    A document id given twice keeps its last version; ``vectors`` are ``(model, one vector
+    per sentence or None)`` per document of ``prepared`` (D9).
     """
     latest = {doc.document_id: (doc, rows) for doc, rows in prepared}
     embedded = [
@@ -134,8 +121,7 @@ def insert_documents(
     return next_id
 
 
-STORED_IDS_CHUNK = 500
-"""Ids per ``IN (...)`` lookup (below SQLite's bound-parameter limit)."""
+STORED_IDS_CHUNK = 500  # ids per IN (...) lookup, below SQLite's bound-parameter limit
 
 
 def stored_ids(conn: sqlite3.Connection, document_ids: Sequence[str]) -> list[str]:
@@ -166,12 +152,7 @@ def delete_document(conn: sqlite3.Connection, document_id: str) -> bool:
 
 
 def candidate_expression(conn: sqlite3.Connection, query: Query) -> str | None:
-    """The FTS5 expression that selects a query's candidate sentences.
-
-    The OR of all query words, except in a large store, where words matching more
-    than :data:`COMMON_WORD_SENTENCES` sentences only select sentences holding all
-    of them (see :data:`COMMON_WORD_SENTENCES`).
-    """
+    """The FTS5 expression selecting a query's candidates: its words OR-ed (common ones AND-ed)."""
     full = query.expression()
     if full is None or len(query.words) < 2:
         return full
@@ -198,14 +179,11 @@ PAGE_TERMS = (
     "SELECT f.terms FROM sentences s JOIN sentence_fts f ON f.rowid = s.id"
     " WHERE s.document_id = ? AND s.page = ?"
 )
-"""The index terms of one page's sentences."""
 TERM_SENTENCES = "SELECT doc FROM sentence_vocab WHERE col = 'terms' AND term = ?"
-"""How many sentences hold one index term."""
 PAGES_WITH_TERM = (
     "SELECT DISTINCT s.document_id, s.page FROM sentence_fts f"
     " JOIN sentences s ON s.id = f.rowid WHERE sentence_fts MATCH ?"
-)
-"""The pages holding one index term (bound as :func:`term_match`)."""
+)  # bound as term_match(term)
 
 
 def term_match(term: str) -> str:

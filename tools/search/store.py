@@ -10,13 +10,12 @@ from pathlib import Path
 
 from toolweave.tools.search import sqlite_sql as sql
 from toolweave.tools.search import vectors
-from toolweave.tools.search.page_graph import RARE_TERM_MAX_SENTENCES, RARE_TERMS_PER_PAGE, PageRef
+from toolweave.tools.search.page_graph import RARE_TERM_MAX_SENTENCES, RARE_TERMS_PER_PAGE
 from toolweave.tools.search.protocol import SourceDocument
 from toolweave.tools.search.sql_store import CandidateRow, Row, SqlDocumentStore, VectorRow
 from toolweave.tools.search.text import Query, stopword_set
 
-CONTEXT_WEIGHT = 0.3
-"""BM25 weight of a sentence's context (document title and section heading) against its own."""
+CONTEXT_WEIGHT = 0.3  # BM25 weight of a sentence's title and heading against its own
 
 
 def normalise_score(bm25: float) -> float:
@@ -33,6 +32,8 @@ class SqliteDocumentStore(SqlDocumentStore):
     ``"auto"`` (the bundled model when installed), ``None`` (keywords only) or any
     LangChain ``Embeddings``; vectors are stored beside the sentences.
     """
+
+    page_terms_sql = sql.PAGE_TERMS  # the terms live in the FTS5 table
 
     def __init__(
         self,
@@ -72,11 +73,9 @@ class SqliteDocumentStore(SqlDocumentStore):
             self._conn.execute("COMMIT")
 
     def add_documents(self, documents: Iterable[SourceDocument]) -> int:
-        """Add or replace several documents in one transaction; returns the sentence count.
+        """Add or replace several documents in one transaction (all or none); returns the sentences.
 
-        Sentences are prepared (split, stemmed) before the write lock is taken and
-        inserted with ``executemany``: batching many documents per call is the
-        fast path for bulk loads. Either every document lands or none does.
+        Batching many documents per call is the fast path for bulk loads.
         """
         prepared = [(doc, sql.sentence_rows(doc)) for doc in documents]
         model = "" if self._embeddings is None else vectors.model_id(self._embeddings)
@@ -92,8 +91,6 @@ class SqliteDocumentStore(SqlDocumentStore):
         """Remove a document and its sentences; ``False`` when it was not there."""
         with self._transaction() as conn:
             return sql.delete_document(conn, document_id)
-
-    # -- the dialect (see sql_store) -----------------------------------------------------
 
     def _fetch(self, sql: str, params: Sequence[object]) -> list[Row]:
         with self._lock:
@@ -127,10 +124,6 @@ class SqliteDocumentStore(SqlDocumentStore):
     def _relevance(self, rank: float) -> float:
         return normalise_score(rank)
 
-    def _page_terms(self, ref: PageRef) -> set[str]:
-        rows = self._fetch(sql.PAGE_TERMS, (ref.document_id, ref.page))
-        return {term for (terms,) in rows for term in str(terms).split()}
-
     def _rare_terms(self, terms: list[str]) -> list[tuple[str, int]]:
         counted: list[tuple[int, str]] = []
         for term in terms:
@@ -144,8 +137,6 @@ class SqliteDocumentStore(SqlDocumentStore):
         return [
             (doc, page) for doc, page in self._fetch(sql.PAGES_WITH_TERM, (sql.term_match(term),))
         ]
-
-    # -- copies and files ----------------------------------------------------------------
 
     def copy(self, path: str | Path = ":memory:") -> SqliteDocumentStore:
         """A new store at ``path`` holding the same documents (SQLite's backup API: fast)."""
@@ -172,10 +163,7 @@ class SqliteDocumentStore(SqlDocumentStore):
         stopwords: Iterable[str] = (),
         embeddings: vectors.EmbeddingsOption = "auto",
     ) -> SqliteDocumentStore:
-        """A new in-memory store copied from the store file at ``path`` (opened read-only).
-
-        The file's stored vectors come along: ``embeddings`` only says which model's
-        vectors the copy searches with (and embeds new documents with).
+        """A new in-memory store copied from the store file at ``path``, its vectors included.
 
         Raises:
             sqlite3.Error: The file is not a readable store.

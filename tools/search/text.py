@@ -1,9 +1,4 @@
-"""Keyword search's use of the text kit (:mod:`toolweave.tools.text`): index terms, FTS5 queries.
-
-A word is indexed folded plus its stem in the document's language (every language's
-when unknown); query words are stemmed in every language and also match the prefix
-of their Hungarian stem, which joins forms the stemmer leaves apart.
-"""
+"""Keyword search's use of the text kit (:mod:`toolweave.tools.text`): index terms, FTS5 queries."""
 
 from __future__ import annotations
 
@@ -17,33 +12,19 @@ from toolweave.tools.text import sections as sections
 from toolweave.tools.text import split_sentences as split_sentences
 from toolweave.tools.text import words as words
 
-PREFIX_LENGTH = 6
-"""Most characters of the prefix term a query word adds (``"parkol"*``)."""
+PREFIX_LENGTH = 6  # most characters of the prefix term a query word adds
 MIN_PREFIX = 4
-"""Fewest characters a prefix term may have."""
-
-STOPWORDS = QUERY_STOPWORDS
-"""The kit's query stop words, dropped from queries (unless a query has nothing else).
-
-Words every document of one domain holds are that domain's to name: pass them as
-``stopwords`` to the store (they are added to these).
-"""
+STOPWORDS = QUERY_STOPWORDS  # a domain passes its own as the store's ``stopwords``
 
 
 @lru_cache(maxsize=65536)
 def word_terms(word: str, lang: str | None = None) -> tuple[str, ...]:
-    """Index terms of one case-folded word: its folded form and folded stems.
-
-    ``lang`` (``"hu"``, ``"en"``, ``"pl"``) stems in that language only; else in every one.
-    """
+    """Index terms of one case-folded word: its folded form and stems (in ``lang``, else all)."""
     return tuple(dict.fromkeys(t for t in (fold(word), *stems(word, lang)) if t))
 
 
 def index_terms(text: str, lang: str | None = None) -> str:
-    """The space-separated terms stored in the FTS5 index for ``text`` in language ``lang``.
-
-    Queries are stemmed in every language, so they match whatever ``lang`` was.
-    """
+    """The space-separated terms stored in the FTS5 index for ``text`` in language ``lang``."""
     return " ".join(term for word in words(text) for term in word_terms(word, lang))
 
 
@@ -74,8 +55,7 @@ class QueryWord:
 
     terms: frozenset[str]
     prefix: str | None
-    word: str = ""
-    """The case-folded word as the user typed it."""
+    word: str = ""  # case-folded, as typed
 
     def expression(self) -> str:
         """An FTS5 ``MATCH`` expression for this word alone: its terms and prefix, OR-ed."""
@@ -99,11 +79,7 @@ class Query:
     words: tuple[QueryWord, ...]
 
     def expression(self) -> str | None:
-        """An FTS5 ``MATCH`` expression (an OR of quoted terms), or ``None`` if empty.
-
-        Every term is a quoted string of word characters only, so no user text
-        (quotes, ``AND``, ``*``, parentheses, ``:``) can cause an FTS syntax error.
-        """
+        """An FTS5 ``MATCH`` expression (an OR of quoted terms: no user syntax), or ``None``."""
         return any_of([word.expression() for word in self.words])
 
     def coverage(self, terms: str, context: str = "") -> float:
@@ -118,12 +94,7 @@ class Query:
 
 
 def parse_query(text: str, stopwords: frozenset[str] = STOPWORDS) -> Query:
-    """Parse user text into a :class:`Query`; stopwords are dropped unless nothing else is left.
-
-    A word matches its folded form and stems, and, when its folded Hungarian stem has 4
-    or more letters, as a prefix (``PREFIX_LENGTH`` at most), which joins inflected forms
-    the stemmer keeps apart.
-    """
+    """Parse user text into a :class:`Query`: each word's terms and its Hungarian stem's prefix."""
     query_words = []
     for word in content_words(text, stopwords):
         prefix = stem(word, "hu")[:PREFIX_LENGTH]
@@ -133,11 +104,7 @@ def parse_query(text: str, stopwords: frozenset[str] = STOPWORDS) -> Query:
 
 
 def content_words(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
-    """The distinct case-folded words of ``text`` without ``stopwords``, unless none is left.
-
-    A word is dropped when it or its folded form is in ``stopwords``; a text of
-    stop words only keeps them all (a query "who is who" still searches).
-    """
+    """The distinct case-folded words of ``text`` without ``stopwords``, unless none is left."""
     found = list(dict.fromkeys(words(text)))
     content = [w for w in found if w not in stopwords and fold(w) not in stopwords]
     return content or found

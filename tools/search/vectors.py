@@ -40,13 +40,7 @@ def resolve_option(embeddings: EmbeddingsOption) -> Embeddings | None:
 
 
 def model_id(embeddings: Embeddings) -> str:
-    """The id vectors of ``embeddings`` are stored under.
-
-    A model's own ``model_id`` attribute when it has one (the bundled model does),
-    else its class and its ``model`` (or ``model_name``) attribute, e.g.
-    ``langchain_openai.embeddings.base.OpenAIEmbeddings:text-embedding-3-small``.
-    Set ``model_id`` on a model whose class and name do not tell its vectors apart.
-    """
+    """The id vectors of ``embeddings`` are stored under: its ``model_id``, else class:model."""
     own = getattr(embeddings, "model_id", None)
     if isinstance(own, str) and own:
         return own
@@ -135,11 +129,7 @@ def cosine_top(matrix: Matrix, query: Matrix, count: int, allowed: Any = None) -
 
 
 def fuse(rankings: Sequence[Sequence[K]]) -> list[tuple[K, float]]:
-    """Reciprocal rank fusion of rankings (best first each): items with their fused score.
-
-    ``score(item) = sum over rankings holding it of 1 / (RRF_K + rank)``, rank from 1;
-    the result is best first, ties kept in first-seen order.
-    """
+    """Reciprocal rank fusion (``sum 1 / (RRF_K + rank)``) of rankings: items, best first."""
     scores: dict[K, float] = {}
     for ranking in rankings:
         for rank, item in enumerate(ranking, start=1):
@@ -155,11 +145,7 @@ def fused_score(score: float, rankings: int = 2) -> float:
 def fused_documents(
     first: Sequence[UniqueTextDocument], second: Sequence[UniqueTextDocument], limit: int
 ) -> list[UniqueTextDocument]:
-    """Two rankings of sentences fused (:func:`fuse`), at most ``limit``, best first.
-
-    A sentence in both keeps ``first``'s copy; ``sentence_score`` is the fused score
-    (:func:`fused_score`).
-    """
+    """Two rankings of sentences fused (:func:`fuse`, :func:`fused_score`), at most ``limit``."""
     by_key = {doc.key: doc for doc in (*second, *first)}
     fused = fuse([[doc.key for doc in first], [doc.key for doc in second]])
     return [

@@ -17,8 +17,6 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
-from toolweave.graph.agent_tool import AgentQuestion as AgentQuestion
-from toolweave.graph.agent_tool import ThreadPolicy as ThreadPolicy
 from toolweave.graph.agent_tool import answer_with_sources as answer_with_sources
 from toolweave.graph.agent_tool import as_agent_tool as as_agent_tool
 from toolweave.state.documents import UniqueTextDocument
@@ -40,10 +38,7 @@ NO_RESULT = "The tool found nothing for this request."
 
 
 def _declared_fields(tool: BaseTool) -> dict[str, FieldInfo]:
-    """What the tool's author declared per argument, ``examples`` included.
-
-    LangChain's call schema drops the examples the offline extraction reads.
-    """
+    """What the tool's author declared per argument, ``examples`` (LangChain drops them)."""
     declared: dict[str, FieldInfo] = {}
     schema = tool.args_schema
     if isinstance(schema, type) and issubclass(schema, BaseModel):
@@ -64,12 +59,7 @@ def _declared_fields(tool: BaseTool) -> dict[str, FieldInfo]:
 def optional_request_model(
     name: str, schema: type[BaseModel] | Mapping[str, Any], tool: BaseTool | None = None
 ) -> type[BaseModel]:
-    """A request model whose fields are the tool's arguments, each optional (T6).
-
-    ``schema`` is a pydantic model or a JSON schema (MCP), mapped as for AI tools
-    (:func:`~toolweave.tools.json_schema.model_from_schema`); descriptions and
-    ``examples`` are kept for the offline extraction.
-    """
+    """A request model of the tool's arguments (pydantic or JSON schema), each optional (T6)."""
     model_name = "".join(part.capitalize() for part in name.split("_")) + "Request"
     if isinstance(schema, Mapping):
         return model_from_schema(model_name, schema, partial=True)
@@ -163,11 +153,7 @@ class LangChainChatbotTool(ChatbotTool[BaseModel]):
         return ToolResult.as_context(self.name, documents_of(self.name, value))
 
     def execute(self, request: BaseModel, ctx: ToolCallContext) -> ToolResult | None:
-        """Call the LangChain tool; its value becomes context (R2); a failure is R7.
-
-        Without a required input it declines (R1, T13); a reported failure raises
-        :class:`ToolFailedError`. An async-only tool runs on a private event loop here.
-        """
+        """Call the LangChain tool: its value is context (R2), a failure R7, no input R1."""
         if missing_inputs(self, request):
             return None
         ctx.progress("CALLING")
@@ -210,11 +196,8 @@ def from_langchain_tool(
             so) the tool declines: no result (R1), the ledger naming the inputs.
 
     Returns:
-        A ChatbotTool whose request model has the tool's arguments, each optional (T6),
-        with their descriptions and examples, and whose result is the tool's return
-        value as context (R2). The tool is called only when every argument it requires
-        is filled; an error it reports (a ``ToolException``, an MCP error result) is a
-        failure (R7), never context. The gates apply as for any tool.
+        A ChatbotTool whose request has the tool's arguments, each optional (T6), and whose
+        result is the tool's value as context (R2); a reported error is a failure (R7).
     """
     tool_name = name or to_tool_name(tool.name)
     description = (tool.description or tool.name).strip()
@@ -264,10 +247,8 @@ def to_langchain_tool(
 ) -> BaseTool:
     """A LangChain tool that runs a ChatbotTool outside the graph, for other agents.
 
-    The agent fills the tool's request model by function calling; the tool runs on a
-    one-task tree whose prompt is the request as JSON. A consumer tool gets an empty
-    prior context (B2). The result is returned as text (content) plus the documents
-    (artifact).
+    The tool runs on a one-task tree whose prompt is the request as JSON (a consumer with
+    an empty prior context, B2); it returns the text (content) and documents (artifact).
     """
 
     def context(request: BaseModel) -> ToolCallContext:
@@ -298,10 +279,8 @@ def to_langchain_tool(
 def with_values_stream(graph: Runnable[Any, Any]) -> Runnable[Any, Any]:
     """The graph streaming whole states (``stream_mode="values"``) instead of node updates.
 
-    A compiled graph streams per-node updates by default, so in a streamed LCEL chain
-    (``astream``, ``astream_events``) the step after it receives the last node's update,
-    not the final state. Put this copy in the chain instead; the answer tokens still
-    arrive as ``on_chat_model_stream`` events tagged ``toolweave:answer``.
+    In a streamed LCEL chain the next step then gets the final state, not the last node's
+    update; answer tokens still arrive as events tagged ``toolweave:answer``.
     """
     copy = getattr(graph, "copy", None)
     if copy is None:

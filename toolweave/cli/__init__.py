@@ -1,27 +1,7 @@
 """The ``toolweave`` command line: ask, chat, list tools and domains, explain a thread.
 
-Examples::
-
-    toolweave ask "Mikor van nyitva a kardiológia?"
-    toolweave ask --thread demo "And on Friday?"
-    toolweave ask --thread demo        # finish a run that stopped mid-way (Q5)
-    toolweave chat --thread demo
-    toolweave explain demo
-    toolweave tools --domain korhaz
-    toolweave ask --user-data '{"member_id": "..."}' "Is my membership active?"
-
-With several domains installed, ``--domain`` (or ``TOOLWEAVE_DOMAIN``) names the one to
-use; none is picked silently (N2). ``--user-data`` reaches the tools' gates and the tools
-in the run's context, never a checkpoint or a log line (N3, X4).
-
-Conversations started with ``--thread`` (and every ``chat``) are stored in SQLite
-under the data directory (``--data-dir``, else ``TOOLWEAVE_DATA_DIR``, else
-``$XDG_DATA_HOME/toolweave`` or ``~/.local/share/toolweave``). Bad input ends with one
-line ``toolweave: error: ...`` on stderr and exit code 2 (X1); Ctrl-C ends with 130.
-
-A thread whose last run stopped mid-way (the process was killed, the model failed)
-is continued, not started over (Q5): ``ask --thread`` and ``chat`` first finish that
-run and print its answer, then take the new message.
+Commands, options, the data directory and exit codes (X1: 2 on bad input, 130 on Ctrl-C)
+are in docs/guides/cli.md; a thread whose run stopped mid-way is finished first (Q5).
 """
 
 from __future__ import annotations
@@ -44,19 +24,16 @@ from toolweave.cli import ingest as cli_ingest
 if TYPE_CHECKING:
     from toolweave.cli.session import Session, Turn
 
-# Only the standard library is imported above this line (and the eval and ingest
-# parsers, which keep to it too): ``toolweave --help`` and usage errors answer without
-# loading LangGraph. Each command imports what it needs when it runs.
+# Only the standard library above (and the eval and ingest parsers): ``--help`` and usage
+# errors answer without loading LangGraph; each command imports what it needs when it runs.
 
 PROG = "toolweave"
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 EXIT_FAILED = 1
-EXIT_BROKEN_PIPE = 141
-"""What a shell reports for a process that SIGPIPE ended: 128 + 13 (``yes | head``)."""
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE (13), as a shell reports it
 DATABASE_URL_ENV = "TOOLWEAVE_DATABASE_URL"
-DOMAIN_ENV = "TOOLWEAVE_DOMAIN"
-"""The default ``--domain`` (N2); ``toolweave.domains.DOMAIN_ENV`` names the same variable."""
+DOMAIN_ENV = "TOOLWEAVE_DOMAIN"  # the default --domain (N2), as toolweave.domains.DOMAIN_ENV
 CHAT_EXIT_WORDS = frozenset({"exit", "quit", ":q"})
 
 
@@ -80,7 +57,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description="Tool orchestration for RAG chatbots on LangGraph.")
     parser.add_argument("-v", "--verbose", action="store_true", help=VERBOSE_HELP)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-
     domain = _Parser(add_help=False)
     domain.add_argument(
         "--domain",
@@ -122,7 +98,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds one message may take in all, every model call and retry included "
         "(default ten request timeouts: 600 s); past it the run stops and --thread finishes it",
     )
-
     ask = commands.add_parser("ask", parents=[domain, store, request], help="answer one question")
     ask.add_argument(
         "message",
@@ -174,10 +149,7 @@ def _source_rows(values: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _sentence_rows(values: dict[str, Any]) -> list[dict[str, Any]]:
-    """The answer's sentences with their sources' numbers and quotes (R9), as JSON data.
-
-    Only the sentences the answer kept; ``sources`` are positions in ``sources`` (1-based).
-    """
+    """The answer's kept sentences with their sources' 1-based numbers and quotes (R9), as JSON."""
     from toolweave.state.documents import as_sentences
 
     said = [s for s in as_sentences(values.get("answer_sentences")) if s.supported]
@@ -230,12 +202,7 @@ def _user_data_text(raw: str) -> str:
 
 
 def _user_data(args: argparse.Namespace) -> dict[str, Any] | None:
-    """``--user-data`` as checked user data, or ``None`` when not given (N3, X5).
-
-    Checked before anything runs or is stored: invalid JSON, or JSON that is not an
-    object, is an :class:`~toolweave.InvalidRequestError` (exit 2). The message never
-    quotes the data (it may be a secret, X4).
-    """
+    """``--user-data`` checked before anything runs (N3, X5); the error never quotes it (X4)."""
     from toolweave.graph.validation import parse_user_data
     from toolweave.state.errors import InvalidRequestError
 
@@ -270,14 +237,27 @@ def _language(text: str | None, default: str) -> str:
     return (detect_language(text).lang if text else None) or default
 
 
-def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
-    """``toolweave ask``: answer one question, streaming progress and answer tokens.
-
-    Without ``--thread`` the run stays in memory, unless it ends in a question: then
-    the thread is kept in the thread store and its id printed, to reply on (Q2).
-    """
-    from toolweave.cli.session import Session, validate_message
+def _session(
+    args: argparse.Namespace, domain: Any, tools: Any, user_data: Any, persistent: bool
+) -> Session:
+    """The session of ``ask`` and ``chat``: stored under the data directory when ``persistent``."""
+    from toolweave.cli.session import Session
     from toolweave.persistence import data_dir
+
+    return Session(
+        domain,
+        tools,
+        data_dir=data_dir(args.data_dir) if persistent else None,
+        database_url=args.database_url,
+        verbose=args.verbose,
+        run_timeout=_run_timeout(args),
+        user_data=user_data,
+    )
+
+
+def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
+    """``toolweave ask``: answer one question (a one-off run that asks back is kept, Q2)."""
+    from toolweave.cli.session import validate_message
     from toolweave.state.errors import InvalidRequestError
 
     message = sys.stdin.read() if args.message == "-" else args.message
@@ -289,15 +269,7 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
     persistent = args.thread is not None
     thread_id = args.thread if persistent else uuid.uuid4().hex
     domain, tools = _load(args)
-    with Session(
-        domain,
-        tools,
-        data_dir=data_dir(args.data_dir) if persistent else None,
-        database_url=args.database_url,
-        verbose=args.verbose,
-        run_timeout=_run_timeout(args),
-        user_data=user_data,
-    ) as session:
+    with _session(args, domain, tools, user_data, persistent) as session:
         interrupted = persistent and _interrupted(session, thread_id)
         if interrupted and session.repeats_stopped_question(message, thread_id=thread_id):
             message = None  # S5: finishing the stopped run answers it; asked anew, it acts again
@@ -393,13 +365,10 @@ def _print_outcome(
     domain: str,
     user_data: bool = False,
 ) -> None:
-    """After a streamed turn: its question (choices numbered) and how to reply, or its sources.
+    """After a streamed turn: its question and how to reply (N2, N3), or its sources.
 
-    The hint is the :data:`~toolweave.cli.render.CLI_TEXTS` key ``reply_hint``, in the
-    language of the run (the question it asks is in that language too); it names the
-    domain, since a thread does not remember it and several may be installed (N2), and
-    ``--user-data`` when the question came with some: it is never stored with the
-    thread, so the reply gives it again (N3); the data itself is not printed (§16).
+    The hint names the domain (a thread does not remember it) and ``--user-data`` when the
+    question came with some (never stored, so given again; never printed, §16).
     """
     from toolweave.cli import render
     from toolweave.state.graph_state import message_of
@@ -430,23 +399,14 @@ def _assistant_line(session: Session, lang: str) -> str:
 def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
     """``toolweave chat``: a conversation on one persisted thread until EOF or ``exit``."""
     from toolweave.cli.render import cli_text
-    from toolweave.cli.session import Session, validate_message
-    from toolweave.persistence import data_dir
+    from toolweave.cli.session import validate_message
     from toolweave.state.errors import InvalidRequestError
 
     thread_id = args.thread or uuid.uuid4().hex
     user_data = _user_data(args)
     domain, tools = _load(args)
     lang = domain.default_language  # nothing asked yet: the domain's language
-    with Session(
-        domain,
-        tools,
-        data_dir=data_dir(args.data_dir),
-        database_url=args.database_url,
-        verbose=args.verbose,
-        run_timeout=_run_timeout(args),
-        user_data=user_data,
-    ) as session:
+    with _session(args, domain, tools, user_data, persistent=True) as session:
         print(_assistant_line(session, lang), file=out)
         print(cli_text("chat_thread", lang, thread=thread_id), file=out)
         print(cli_text("chat_leave", lang), file=out)
@@ -521,14 +481,9 @@ def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
 
 
 COMMANDS = {
-    "ask": cmd_ask,
-    "chat": cmd_chat,
-    "tools": cmd_tools,
-    "domains": cmd_domains,
-    "explain": cmd_explain,
-    "ingest": cli_ingest.cmd_ingest,
-    "eval": cli_eval.cmd_eval,
-}
+    "ask": cmd_ask, "chat": cmd_chat, "tools": cmd_tools, "domains": cmd_domains,
+    "explain": cmd_explain, "ingest": cli_ingest.cmd_ingest, "eval": cli_eval.cmd_eval,
+}  # fmt: skip
 
 
 START_UP_IMPORTS: dict[str, tuple[str, ...]] = {
@@ -539,14 +494,10 @@ START_UP_IMPORTS: dict[str, tuple[str, ...]] = {
 
 
 def _start_up(command: str) -> None:
-    """Import what ``command`` needs with the cyclic garbage collector paused.
+    """Import what ``command`` needs with the garbage collector off, then ``gc.freeze`` it.
 
-    Importing LangGraph and the graph creates about a million objects and none of them
-    is garbage, yet the collector walks them again and again while they are created
-    (about a third of ``import langgraph.graph``'s CPU). The modules are loaded with
-    the collector off, what they built is frozen out of its reach (``gc.freeze``), and
-    the collector is on again before the command runs. Only on the first call of a
-    process: an application that calls :func:`main` again keeps its own collector.
+    The import makes about a million objects, none garbage, that the collector would walk
+    again and again; only on a process's first call (a caller's collector is its own).
     """
     modules = START_UP_IMPORTS.get(command, ())
     if not modules or all(name in sys.modules for name in modules) or not gc.isenabled():
@@ -600,25 +551,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     _start_up(args.command)
-    from toolweave.state.errors import (
-        ConfigurationError,
-        InvalidRequestError,
-        NothingPendingError,
-        ToolweaveError,
-        UnknownDomainError,
-        UnknownThreadError,
-    )
+    from toolweave.state.errors import USER_ERRORS, ToolweaveError
     from toolweave.state.secrets import redact
 
-    # errors caused by what the user typed exit with 2; other toolweave errors (a model or
-    # database outage) with 1
-    bad_input = (
-        InvalidRequestError,
-        UnknownDomainError,
-        UnknownThreadError,
-        NothingPendingError,
-        ConfigurationError,
-    )
     try:
         with _logging_to_stderr(args.verbose):
             if getattr(args, "database_url", None):  # every command: a database that is down
@@ -630,7 +565,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _pipe_closed()
     except ToolweaveError as exc:
         _print([redact(line) for line in _error_lines(exc, verbose=args.verbose)], sys.stderr)
-        return EXIT_USAGE if isinstance(exc, bad_input) else EXIT_FAILED
+        return EXIT_USAGE if isinstance(exc, USER_ERRORS) else EXIT_FAILED  # else an outage
     except KeyboardInterrupt:
         print(file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -644,11 +579,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _unexpected(exc: BaseException) -> str:
-    """One line about an error toolweave did not expect, in words (X2).
-
-    Never an empty ``AssertionError:``, and no exception class: that is for ``-v``,
-    which shows the traceback.
-    """
+    """One line in words about an error toolweave did not expect, no class name (X2)."""
     text = _without_class_names(" ".join(str(exc).split()), exc)
     if text:
         return f"unexpected error: {text}; a bug: please report it"
@@ -673,11 +604,7 @@ def _chain(exc: BaseException) -> list[BaseException]:
 
 
 def _without_class_names(text: str, exc: BaseException) -> str:
-    """``text`` without the names of the exception classes in ``exc``'s chain (X2).
-
-    Library messages name the failure's class for developers ("LlmBrokenReplyError:
-    ...", "... (AssertionError)"); a person reading the error gets the words only.
-    """
+    """``text`` without the names of the exception classes in ``exc``'s chain (X2)."""
     import re
 
     names = {cls.__name__ for error in _chain(exc) for cls in type(error).__mro__}
@@ -694,11 +621,8 @@ def _without_class_names(text: str, exc: BaseException) -> str:
 def _error_lines(exc: BaseException, *, verbose: bool) -> list[str]:
     """What the command line prints for one of toolweave's errors (X1, X2).
 
-    One line in words: what happened and, where the message says it, what to do.
-    With ``-v`` the message as the library wrote it and each cause's class: the
-    causes' own texts are the clients' (an endpoint may echo the API key in them, and
-    the run that knew its secrets has ended, X4), so only toolweave's model errors,
-    redacted when they were made, show theirs.
+    One line in words; with ``-v`` the library's message and each cause's class, but the
+    text only of toolweave's model errors (a client's may echo the API key, X4).
     """
     from toolweave.llm.errors import LlmError
 
@@ -718,12 +642,7 @@ def _error_lines(exc: BaseException, *, verbose: bool) -> list[str]:
 
 
 def _pipe_closed() -> int:
-    """The reader of stdout left (``toolweave ask ... | head``): end quietly, as Unix tools do.
-
-    Whatever is still buffered for stdout goes nowhere (Python would otherwise report
-    the broken pipe again when it flushes at exit), and the exit code is the shell's
-    for a process ended by SIGPIPE (128 + 13).
-    """
+    """The reader of stdout left (``... | head``): drop what is buffered and end as SIGPIPE."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

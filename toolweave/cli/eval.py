@@ -1,16 +1,6 @@
-"""``toolweave eval``: routing evaluation with the configured model on a golden file.
+"""``toolweave eval``: routing evaluation with ``toolweave ask``'s model on a golden file.
 
-Examples::
-
-    toolweave eval                                   # the hospital domain's bundled golden file
-    toolweave eval my_golden.jsonl --domain mydomain --json-out report.json
-    toolweave eval --min-accuracy 0.85               # exit 1 below 85 % exact-set routing
-    toolweave eval --sample 20 --seed 1              # a random sample, for slow models
-    toolweave eval --calibrate-routing               # pick the routing threshold (dev half)
-
-The model is the one ``toolweave ask`` uses: the offline model without
-``OPENAI_API_KEY``, else ChatOpenAI at ``OPENAI_BASE_URL`` (any OpenAI-compatible
-server) with ``TOOLWEAVE_MODEL``. See :mod:`toolweave.evaluation` for the file format.
+Options and the file format are in docs/guides/evaluation.md.
 """
 
 from __future__ import annotations
@@ -29,23 +19,14 @@ if TYPE_CHECKING:
     from toolweave.evaluation import CaseResult, EvalReport
     from toolweave.llm.port import LlmAssistant
 
-# Only the standard library at import time, like toolweave/cli/__init__.py: `toolweave --help`
-# builds this subcommand's parser without loading LangGraph (cmd_eval imports the rest).
+# Only the standard library at import time: `toolweave --help` does not load LangGraph.
 
 EXIT_BELOW_THRESHOLD = 1
-EXIT_NO_CONFIDENCE = 3
-"""``--calibrate-routing`` with a model that gives no log-probabilities: nothing is written."""
+EXIT_NO_CONFIDENCE = 3  # --calibrate-routing without log-probabilities: nothing written
 NO_CONFIDENCE = (
     "routing calibration needs the model's log-probabilities: {why}; nothing was written. "
     "Use an OpenAI-compatible server that returns logprobs (OpenAI, llama.cpp's server)."
 )
-
-
-def bundled_golden(domain: str | None) -> Path | None:
-    """The golden file the domain's plugin ships, or ``None`` (``None``: the default domain)."""
-    from toolweave.domains import golden_file
-
-    return golden_file(domain)
 
 
 def add_parser(commands: Any, *, parents: list[argparse.ArgumentParser]) -> None:
@@ -135,10 +116,11 @@ def _check_numbers(args: argparse.Namespace) -> None:
 
 def _cases(args: argparse.Namespace) -> tuple[Path, list[Any]]:
     """The golden file and the cases to run: the chosen half, then the sample."""
+    from toolweave.domains import golden_file
     from toolweave.evaluation import load_golden
     from toolweave.state.errors import InvalidRequestError
 
-    golden = Path(args.golden) if args.golden else bundled_golden(args.domain)
+    golden = Path(args.golden) if args.golden else golden_file(args.domain)
     if golden is None:
         raise InvalidRequestError(f"domain {args.domain!r} ships no golden file: name one")
     cases = load_golden(golden)

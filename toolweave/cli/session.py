@@ -1,9 +1,4 @@
-"""Running turns for the command line: the graph, its checkpointer and the thread store.
-
-A :class:`Session` owns one compiled graph and its checkpointer: in memory for a
-one-off question, SQLite under the user's data directory for a thread that must
-outlive the process. :func:`read_thread` reads a stored thread without changing it.
-"""
+"""Running turns for the command line: the graph, its checkpointer and the thread store."""
 
 from __future__ import annotations
 
@@ -14,7 +9,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import Any, TextIO
 
 from langchain_core.messages import AIMessageChunk, HumanMessage
@@ -43,8 +37,7 @@ from toolweave.tools.domain import Domain
 from toolweave.tools.language import detect_language
 from toolweave.tools.registry import AnyTool
 
-DB_NAME = "toolweave.db"
-"""File name of the thread store inside the data directory."""
+DB_NAME = "toolweave.db"  # the thread store inside the data directory
 MAX_THREAD_ID = 128
 
 
@@ -68,11 +61,7 @@ def _config(thread_id: str) -> RunnableConfig:
 
 
 def thread_store(data_dir: Path, database_url: str | None) -> str | Path:
-    """Where threads outlive the process.
-
-    ``database_url`` (``--database-url``, ``TOOLWEAVE_DATABASE_URL``: a database shared
-    by several processes), else the SQLite file under the data directory.
-    """
+    """Where threads outlive the process: ``database_url``, else SQLite in the data directory."""
     return database_url or data_dir / DB_NAME
 
 
@@ -85,11 +74,7 @@ def _sqlite_env() -> dict[str, str]:
 def keep_thread(
     source: BaseCheckpointSaver[Any], thread_id: str, *, data_dir: Path, database_url: str | None
 ) -> None:
-    """Copy a thread's checkpoints (and pending writes) from ``source`` into the thread store.
-
-    ``toolweave ask`` without ``--thread`` runs in memory; when the run pauses on a
-    question, the thread is kept so that ``ask --thread ID`` can reply (Q2).
-    """
+    """Copy a thread's checkpoints and pending writes from ``source`` to the thread store (Q2)."""
     config = _config(validate_thread_id(thread_id))
     with open_checkpointer(thread_store(data_dir, database_url), env=_sqlite_env()) as target:
         for saved in reversed(list(source.list(config))):  # oldest first, per namespace
@@ -108,10 +93,9 @@ def keep_thread(
                 target.put_writes(stored, writes, task_id)
 
 
-KEEP_HINT = (
+KEEP_HINT = (  # a one-off question's thread is not stored
     "; `toolweave ask` keeps a thread only when it asks back: ask with `--thread ID` to keep it"
 )
-"""What the unknown-thread error adds: a one-off question's thread is not stored."""
 
 
 @contextmanager
@@ -124,18 +108,17 @@ def _stored(
         UnknownThreadError: No store, or nothing stored under ``thread_id``.
     """
     thread_id = validate_thread_id(thread_id)
+    path = directory / DB_NAME
+    where = "" if database_url else f" ({path})"
+    unknown = UnknownThreadError(
+        f"no conversation is stored under thread {thread_id!r}{where}{KEEP_HINT}"
+    )
     if database_url:
         with open_checkpointer(database_url, env={}) as shared:
             if shared.get_tuple(_config(thread_id)) is None:
-                raise UnknownThreadError(
-                    f"no conversation is stored under thread {thread_id!r}{KEEP_HINT}"
-                )
+                raise unknown
             yield shared, thread_id
         return
-    path = directory / DB_NAME
-    unknown = UnknownThreadError(
-        f"no conversation is stored under thread {thread_id!r} ({path}){KEEP_HINT}"
-    )
     if not path.is_file():
         raise unknown
     from langgraph.checkpoint.sqlite import SqliteSaver  # only threads that outlive the run
@@ -170,50 +153,28 @@ def read_thread(directory: Path, thread_id: str, database_url: str | None = None
 def read_thread_status(
     directory: Path, thread_id: str, database_url: str | None = None
 ) -> ThreadStatus:
-    """A stored thread's status (Q5), read-only, without the domain that wrote it.
-
-    The graph's wiring (its nodes and edges) is the same for every domain,
-    and the status depends on nothing else; no node runs.
-    """
+    """A stored thread's status (Q5), read-only: any domain's graph wiring reads it."""
     with _stored(directory, thread_id, database_url) as (saver, thread):
         reader = create_state_graph(Domain(name="reader"), [], assistant=OfflineAssistant())
         graph = reader.compile(checkpointer=saver)
         return status_of(graph.get_state(_config(thread)), thread)
 
 
-RUN_TIMEOUT_REQUESTS = 10
-"""A message's overall deadline in model requests' timeouts (X5): about two calls a
-question, up to a dozen with deep fallback (D7), and their retries."""
+RUN_TIMEOUT_REQUESTS = 10  # X5: a message's deadline in request timeouts (~2-12 calls, retries)
 
 
 def default_run_timeout(request_timeout: float | None) -> float:
-    """A run's default deadline: :data:`RUN_TIMEOUT_REQUESTS` request timeouts.
-
-    The request timeout is ``request_timeout``, else ``TOOLWEAVE_LLM_TIMEOUT``, else
-    60 s: 600 s by default.
-    """
+    """A run's default deadline: :data:`RUN_TIMEOUT_REQUESTS` request timeouts (600 s)."""
     return RUN_TIMEOUT_REQUESTS * llm_timeout(request_timeout, os.environ)
 
 
+# Streamed text held back until more follows: citation markers alone (R9), or the start of
+# the answer prompt written back (the answer node replaces both; the stored one is printed).
 HELD_BACK = re.compile(r"[\s\[\]\d,;]*")
-"""Streamed text printed only once more follows: citation markers alone ("[3]") are no
-answer yet; the answer node replaces an answer of markers alone with what they cite (R9)."""
-
-
 ECHO_START = re.compile(r"\s*(\[\d+\]\s|guaranteed context|context\s*:)", re.IGNORECASE)
-"""A streamed answer beginning so may be the answer prompt written back (a passage's
-label, a section's name); the answer node replaces such an answer, so the CLI prints
-the stored one when the stream ends."""
-
 ECHO_LABELS = ("guaranteed context", "context:")
-
-NOT_KEPT = "↳ the answer (what streamed above was not kept):"
-"""Printed between a streamed text the run did not keep (a loop, a stream that broke
-off and was asked again) and the answer it kept (X3, X5)."""
-
+NOT_KEPT = "↳ the answer (what streamed above was not kept):"  # a loop, a retried stream (X3)
 LEFT_OUT = "↳ the answer, checked against its sources (what they do not hold is left out):"
-"""Printed instead of :data:`NOT_KEPT` when what streamed differs from the answer because
-sentences its sources do not support were dropped (R9): most of it was kept."""
 
 
 def _held_back(text: str) -> bool:
@@ -229,21 +190,14 @@ _OPEN_MARKER = re.compile(r"[ \t]*\[[\d,;\s]*$")
 
 
 def visible(text: str) -> str:
-    """Streamed answer text as a person sees it: no citation marker (R9).
-
-    A marker still open at the end (``"… 8-16 [1"``) waits for what follows it.
-    """
+    """Streamed answer text as a person sees it: no citation marker, nor one still open (R9)."""
     return _OPEN_MARKER.sub("", _MARKER.sub("", text))
 
 
 def _print_lines(
     lines: list[str | None], shown: list[str], out: TextIO | None, *, after_tokens: bool
 ) -> None:
-    """Print the progress ``lines`` that say something new; ``shown`` ends with the last one.
-
-    The same phrase twice in a row (two subtasks) is printed once; after answer
-    tokens, a line starts on a line of its own.
-    """
+    """Print the progress ``lines`` that differ from the last shown (on a new line after tokens)."""
     for line in lines:
         if out is not None and line is not None and line != shown[-1]:
             print(("\n" if after_tokens else "") + line, file=out, flush=True)
@@ -251,11 +205,7 @@ def _print_lines(
 
 
 def _print_tokens(tokens: Sequence[str], printed: int, out: TextIO) -> int:
-    """Print the streamed answer's new text; returns how many characters are printed.
-
-    Spaces at the end wait for what follows them: a marker may come next and take
-    them with it (``"per hour "`` then ``"[3]. "`` reads ``"per hour. "``).
-    """
+    """Print the streamed answer's new text (trailing spaces wait); returns how much is printed."""
     raw = "".join(tokens)
     if not printed and _held_back(raw):
         return printed
@@ -265,12 +215,7 @@ def _print_tokens(tokens: Sequence[str], printed: int, out: TextIO) -> int:
 
 
 def _print_end(turn: Turn, printed: int, out: TextIO) -> None:
-    """End the answer: the stored answer's rest, or all of it when it is not what streamed.
-
-    The stored answer is the one that counts (what the CLI's ``--json``, the page and
-    the agent tool read): it may add the cut mark to what streamed, replace markers
-    alone with the passages they cite, or be a retry after a stream that broke off.
-    """
+    """End the answer: the stored answer's rest, or all of it when it is not what streamed."""
     answer = str(turn.values.get("answer") or "")
     shown = visible(turn.streamed)[:printed].rstrip()
     if turn.pending_question is not None:
@@ -290,23 +235,15 @@ def _print_end(turn: Turn, printed: int, out: TextIO) -> None:
 class Turn:
     """The outcome of one message on a thread."""
 
-    values: dict[str, Any]
-    """The thread's state after the run."""
-    streamed: str = ""
-    """Answer text that reached the output as tokens."""
-    pending_question: str | None = None
-    """A question the run paused on (clarification), if it paused."""
-    pending_choices: list[str] = field(default_factory=list)
-    """The choices offered with that question (a reply may be one's number, Q2)."""
-    events: list[Any] = field(default_factory=list)
-    """The custom stream events of the run."""
+    values: dict[str, Any]  # the thread's state after the run
+    streamed: str = ""  # answer text that reached the output as tokens
+    pending_question: str | None = None  # the question the run paused on
+    pending_choices: list[str] = field(default_factory=list)  # a reply may be a number (Q2)
+    events: list[Any] = field(default_factory=list)  # the run's custom stream events
 
 
 class Session:
-    """One compiled graph over a domain, with an in-memory or SQLite checkpointer.
-
-    Use it as a context manager so that the SQLite connection is closed.
-    """
+    """One compiled graph over a domain and its checkpointer; a context manager (closes it)."""
 
     def __init__(
         self,
@@ -319,33 +256,19 @@ class Session:
         run_timeout: float | None = None,
         user_data: Mapping[str, Any] | None = None,
     ) -> None:
-        """Build the assistant (from the environment) and the graph.
+        """Build the assistant (from the environment) and the graph; ``data_dir=None``: in memory.
 
-        Args:
-            domain: The domain to answer in.
-            tools: Its tools.
-            data_dir: Where the SQLite thread store lives; ``None`` keeps threads in memory.
-            database_url: The thread store instead of that SQLite file (``--database-url``).
-            verbose: Stream every event's line (routing, gatekeeper, task numbers) beside
-                the progress phrases; else only what a person asking should see (P4).
-            run_timeout: Seconds one message's run may take in all (X5); ``None``:
-                :func:`default_run_timeout` of the request timeout.
-            user_data: The person's data for the gates and the tools (T4, N3), passed
-                to every run in the runtime context: never checkpointed, and every
-                value is a secret redacted from log lines and progress events (X4).
+        ``user_data`` goes in the runtime context, never checkpointed, redacted (T4, N3, X4).
         """
         self.verbose = verbose
         self.lang = domain.default_language
         self.domain_name = domain.name
-        """The language of the conversation's lines for people: the last message's, as
-        the graph's detector guesses it, else the domain's (a reply such as "2" keeps it)."""
         self.assistant = default_assistant()
         self.context = (
             None
             if user_data is None
             else RunContext(user_data=user_data, secret_keys=frozenset(user_data))
         )
-        """The runtime context of every run: the user data, kept out of the checkpoints."""
         deadline = run_timeout if run_timeout is not None else default_run_timeout(None)
         self._closer = ExitStack()
         target = None if data_dir is None else thread_store(data_dir, database_url)
@@ -366,12 +289,7 @@ class Session:
     def __enter__(self) -> Session:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._closer.close()
 
     def status(self, thread_id: str) -> ThreadStatus:
@@ -379,21 +297,13 @@ class Session:
         return thread_status(self.graph, _config(validate_thread_id(thread_id)))
 
     def finish_interrupted(self, *, thread_id: str, out: TextIO | None = None) -> Turn:
-        """Finish the run that stopped mid-way on ``thread_id`` (Q5), streaming like :meth:`turn`.
-
-        Raises:
-            NothingPendingError: The thread has no interrupted run.
-        """
+        """Finish the run that stopped mid-way on ``thread_id`` (Q5), streaming as :meth:`turn`."""
         config = _config(validate_thread_id(thread_id))
         require_interrupted(thread_status(self.graph, config))
         return self._run(None, config, out)
 
     def repeats_stopped_question(self, message: str | None, *, thread_id: str) -> bool:
-        """Whether ``message`` is the question of the run that stopped mid-way (S5).
-
-        Finishing that run answers it; asked again as a new turn, the question would
-        run again, and every tool with side effects would act a second time.
-        """
+        """Whether ``message`` is the stopped run's question (S5: finishing it answers it)."""
         if message is None:
             return False
         config = _config(validate_thread_id(thread_id))
@@ -410,11 +320,8 @@ class Session:
     ) -> Turn:
         """Answer ``message`` on ``thread_id``; with ``out``, stream progress and tokens to it.
 
-        On a thread whose open question waits, ``message`` is the thread's next message:
-        the graph reads it as the reply, an amended request, a new question or a cancel
-        (Q2). Other pauses (client-tool calls) are resumed with it.
-        A run that stopped mid-way is finished first by the graph (Q5); call
-        :meth:`finish_interrupted` before to show its answer.
+        An open question takes it as the thread's next message (Q2); other pauses resume
+        with it; a run that stopped mid-way is finished first (Q5).
         """
         config = _config(validate_thread_id(thread_id))
         self.lang = detect_language(message).lang or self.lang
@@ -425,8 +332,6 @@ class Session:
         run_input: Any = (
             Command(resume=message)
             if pending and not asked
-            # an open question takes the message as the next one on the thread: the graph
-            # reads it as the reply, an amended request, a new question or a cancel (Q2)
             else {"messages": [HumanMessage(content=message)], "systems": list(systems)}
         )
         return self._run(run_input, config, out)
@@ -435,7 +340,6 @@ class Session:
         turn = Turn(values={})
         tokens: list[str] = []
         lang = self.lang
-
         shown: list[str] = [""]
         pages = PageReads()  # one line per page a search reads (P4)
 

@@ -32,8 +32,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-DomainBundle = tuple[Domain, list[AnyTool]]
-"""A domain and the tools registered for it."""
+DomainBundle = tuple[Domain, list[AnyTool]]  # a domain and the tools registered for it
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-")
 
@@ -41,43 +40,31 @@ NO_DOMAIN_HINT = (
     "ingest documents with `toolweave ingest PATH --domain NAME`, or install a domain "
     "package, e.g. one of the repository's examples: `pip install -e examples/<name>`"
 )
-"""How to get a domain, said when none is installed."""
 
 
 class NoDomainInstalledError(UnknownDomainError):
-    """No installed plugin provides a domain and no documents were ingested.
-
-    The message says, in one line, how to get one (:data:`NO_DOMAIN_HINT`).
-    """
+    """No plugin provides a domain and no documents were ingested (the message says what to do)."""
 
 
-DOMAIN_ENV = "TOOLWEAVE_DOMAIN"
-"""The environment variable the command line reads its default ``--domain`` from (N2)."""
+DOMAIN_ENV = "TOOLWEAVE_DOMAIN"  # the command line's default --domain (N2)
 
 CHOOSE_HINT = (
     f"name one with `--domain NAME`, or set {DOMAIN_ENV}=NAME for every command "
     "(`toolweave domains` lists them)"
 )
-"""How to choose a domain, said when several are installed and none is named (N2)."""
 
 
 class DomainNotChosenError(UnknownDomainError):
-    """Several domains are installed and none was named (N2).
-
-    No domain is picked silently: the one-line message lists the domains and says
-    how to name one (:data:`CHOOSE_HINT`).
-    """
+    """Several domains are installed and none was named (N2): the message lists them."""
 
 
 @dataclass
 class _Installed:
     """What the installed plugins provide, in load order (one pass over the entry points)."""
 
-    domains: dict[str, tuple[DomainLoader, str]] = field(default_factory=dict)
-    """Domain name -> (its loader, ``name = value`` of the plugin's entry point)."""
+    domains: dict[str, tuple[DomainLoader, str]] = field(default_factory=dict)  # loader, where
     golden_files: dict[str, Path] = field(default_factory=dict)
-    broken: dict[str, PluginLoadError] = field(default_factory=dict)
-    """Entry-point name -> why that plugin failed to load."""
+    broken: dict[str, PluginLoadError] = field(default_factory=dict)  # entry point -> why
 
 
 def _installed() -> _Installed:
@@ -110,36 +97,30 @@ def installed_domains() -> list[str]:
 
 
 def broken_plugins() -> dict[str, str]:
-    """The installed plugins that failed to load: entry-point name -> why, in one line.
-
-    Their domains are in no list (:func:`available_domains`); ``toolweave domains``
-    names them on stderr so that a domain that is missing is not a mystery (N1).
-    """
+    """The installed plugins that failed to load: entry-point name -> why, in one line (N1)."""
     return {name: str(exc) for name, exc in _installed().broken.items()}
 
 
 def available_domains(
     *, data_dir: str | os.PathLike[str] | None = None, database_url: str | None = None
 ) -> list[str]:
-    """Names of every domain that :func:`load_domain` accepts, sorted.
+    """Names of every domain :func:`load_domain` accepts: plugins' and ingested ones, sorted."""
+    return _names(_installed(), data_dir, database_url)
 
-    Plugin domains, and domains of documents ingested with ``toolweave ingest`` into
-    ``data_dir`` (default: the CLI's data directory), or into the PostgreSQL database
-    ``database_url`` when it is one.
-    """
+
+def _names(
+    installed: _Installed, data_dir: str | os.PathLike[str] | None, database_url: str | None
+) -> list[str]:
     from toolweave.domains.documents import ingested_domains
 
-    ingested = ingested_domains(data_dir, database_url=database_url)
-    return sorted({*_installed().domains, *ingested})
+    return sorted({*installed.domains, *ingested_domains(data_dir, database_url=database_url)})
 
 
 def _default_of(
     installed: _Installed, data_dir: str | os.PathLike[str] | None, database_url: str | None
 ) -> str:
     """The only domain there is (N2), else an error that says what to do."""
-    from toolweave.domains.documents import ingested_domains
-
-    names = sorted({*installed.domains, *ingested_domains(data_dir, database_url=database_url)})
+    names = _names(installed, data_dir, database_url)
     if len(names) == 1:
         return names[0]
     if names:
@@ -155,15 +136,11 @@ def _default_of(
 def default_domain(
     *, data_dir: str | os.PathLike[str] | None = None, database_url: str | None = None
 ) -> str:
-    """The domain used when none is named: the only one installed (N2).
-
-    Plugin domains and ingested ones count alike; with several, none is picked.
+    """The domain used when none is named: the only one, plugin or ingested (N2).
 
     Raises:
-        NoDomainInstalledError: There is no domain at all; the one-line message says
-            how to get one.
-        DomainNotChosenError: There are several; the one-line message lists them and
-            says how to name one.
+        NoDomainInstalledError: There is no domain at all.
+        DomainNotChosenError: There are several.
     """
     return _default_of(_installed(), data_dir, database_url)
 
@@ -183,17 +160,11 @@ def load_domain(
     data_dir: str | os.PathLike[str] | None = None,
     database_url: str | None = None,
 ) -> DomainBundle:
-    """The domain called ``name`` and its tools.
-
-    A routing threshold calibrated for it (``toolweave eval --calibrate-routing``, kept in
-    ``toolweave-routing.json``: :mod:`toolweave.domains.calibration`) is its
-    ``routing_threshold``.
+    """The domain called ``name`` and its tools, with its calibrated routing threshold (T5).
 
     Args:
-        name: A domain an installed plugin provides (``"korhaz"`` with the example
-            package installed), or one whose documents were ingested
-            (``toolweave ingest --domain NAME``); ``None``: :func:`default_domain`,
-            the only domain there is.
+        name: A domain an installed plugin provides, or one whose documents were ingested
+            (``toolweave ingest --domain NAME``); ``None``: :func:`default_domain`.
         data_dir: Where ingested documents live; default: the CLI's data directory.
         database_url: A ``postgresql://`` URL whose document tables hold the ingested
             domains instead (``toolweave ingest --database-url``); other URLs are ignored.
@@ -272,9 +243,7 @@ def _calibrated(bundle: DomainBundle) -> DomainBundle:
 
 
 def golden_file(name: str | None = None) -> Path | None:
-    """The routing golden file the plugin of domain ``name`` ships, or ``None``.
-
-    ``None`` names :func:`default_domain`; ``toolweave eval`` runs this file by default.
+    """The golden file the plugin of domain ``name`` (``None``: the default) ships, or ``None``.
 
     Raises:
         NoDomainInstalledError: ``name`` is ``None`` and there is no domain at all.

@@ -15,10 +15,8 @@ from typing import Any
 
 from toolweave.state.errors import ConfigurationError
 
-ROUTING_FILE = "toolweave-routing.json"
-"""The file's name in the current directory."""
-ROUTING_FILE_ENV = "TOOLWEAVE_ROUTING_FILE"
-"""The environment variable naming another path for it."""
+ROUTING_FILE = "toolweave-routing.json"  # in the current directory
+ROUTING_FILE_ENV = "TOOLWEAVE_ROUTING_FILE"  # another path for it
 
 
 def routing_file(env: Mapping[str, str] = os.environ) -> Path:
@@ -57,11 +55,7 @@ def stored_threshold(domain: str, path: Path | None = None) -> float | None:
 def store_threshold(
     domain: str, threshold: float | None, *, about: Mapping[str, Any], path: Path | None = None
 ) -> Path:
-    """Write ``threshold`` for ``domain`` (other domains kept); returns the file's path.
-
-    ``about``: what it was calibrated with (the model, the cases), kept beside it.
-    ``None`` is stored as ``null``: calibrated, and no threshold is best.
-    """
+    """Write ``threshold`` (``None``: none is best) and ``about`` for ``domain``; returns where."""
     where = path or routing_file()
     data = _read(where)
     data[domain] = {"routing_threshold": threshold, **about}

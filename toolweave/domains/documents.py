@@ -34,13 +34,10 @@ from toolweave.tools.search.vectors import EmbeddingsOption
 if TYPE_CHECKING:
     from toolweave.tools.search.postgres_store import PostgresDocumentStore
 
-DOCUMENTS_FOLDER = "documents"
-"""Sub-folder of the data directory holding one SQLite store per domain."""
-MAX_BRUTE_FORCE_PAGE_COUNT = 50
-"""D5 limit of an ingested domain's context search: no domain scan, at most 50 pages read."""
+DOCUMENTS_FOLDER = "documents"  # in the data directory: one SQLite store per domain
+MAX_BRUTE_FORCE_PAGE_COUNT = 50  # D5: no domain scan, at most 50 pages read
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
-NO_DEEP_SEARCH = frozenset({"smalltalk"})
-"""Prompt types that get no deep search (D2)."""
+NO_DEEP_SEARCH = frozenset({"smalltalk"})  # prompt types that get no deep search (D2)
 
 
 def validate_domain_name(name: str) -> str:
@@ -89,11 +86,7 @@ def postgres_store(
 def ingested_domains(
     data_dir: str | os.PathLike[str] | None = None, *, database_url: str | None = None
 ) -> list[str]:
-    """Names of the domains with ingested documents, sorted.
-
-    The SQLite stores under the data directory and, with a PostgreSQL
-    ``database_url``, the collections holding documents there.
-    """
+    """Names of the domains with ingested documents (data directory, PostgreSQL), sorted."""
     found: set[str] = set()
     if database_url is not None and is_postgres_url(database_url):
         found.update(_postgres_collections(database_url))
@@ -168,10 +161,8 @@ def documents_domain(
             default ``"en"``.
         max_brute_force_page_count: D5 limit of the context search (``None``
             allows the whole-domain scan; fine for a few hundred pages).
-        embeddings: D9: ``None`` keeps the store's own model (a store embeds with the
-            bundled one by default, when the ``embeddings`` extra is installed); any
-            LangChain ``Embeddings`` (or ``"auto"``) makes the default retrieval rank
-            by meaning with it, embedding once the sentences that lack its vectors.
+        embeddings: D9: ``None`` keeps the store's own model; any LangChain ``Embeddings``
+            (or ``"auto"``) ranks by meaning with it, embedding what lacks its vectors.
 
     Returns:
         ``(domain, tools)``, each tool named with the domain (``-`` becomes ``_``):
@@ -290,9 +281,7 @@ def load_documents_domain(
     Args:
         name: The domain (a collection in PostgreSQL, a file name in SQLite).
         data_dir: Where the SQLite stores live; default: the CLI's data directory.
-        database_url: A ``postgresql://`` URL: the documents are looked up in that
-            database first, then in the data directory (other URLs, such as
-            ``sqlite:///`` ones for threads, leave documents in the data directory).
+        database_url: A ``postgresql://`` URL, looked in first (other URLs are ignored).
     """
     store = _found_store(name, data_dir, database_url)
     return None if store is None else documents_domain(name, store)

@@ -86,3 +86,14 @@ class ConflictingDocumentsError(InvalidToolResultError, ConfigurationError):
     Nothing says which text is the sentence, so the result is refused, naming the tool;
     raised out of the run (never R7's "no result").
     """
+
+
+class NotClarifiableError(InvalidToolResultError):
+    """A tool returned a clarification request (Q1) but cannot take the user's reply.
+
+    Only a ``ClarifiableTool`` (or ``ClarifiableContextConsumerTool``) has the method
+    the reply reaches (Q2); a plain ``ChatbotTool``'s question would never be answered.
+    A tool bug, raised out of the run like any refused result, except for a tool that
+    acts (``side_effects``): its call is no result, logged as an error (S5, R7). The
+    message says what to change.
+    """

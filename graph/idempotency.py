@@ -193,6 +193,13 @@ def acting_entries(values: Mapping[str, Any]) -> list[LedgerEntry]:
     return [entry for entry in ledger if isinstance(entry, LedgerEntry) and entry.key]
 
 
+def answered(values: Mapping[str, Any]) -> bool:
+    """Whether the thread's last run ended with its answer (not abandoned mid-way, Q5)."""
+    ledger = values.get("ledger") or ()
+    abandoned = any(getattr(e, "kind", None) is LedgerKind.RUN_ABANDONED for e in ledger)
+    return bool(values.get("answer")) and not abandoned
+
+
 def sent_again(checked: Any, values: Mapping[str, Any], thread: str = "") -> SentAgain | None:
     """What a message is when it repeats the last one of a thread whose run acted (S5, Q6).
 
@@ -200,9 +207,10 @@ def sent_again(checked: Any, values: Mapping[str, Any], thread: str = "") -> Sen
     message with the text of the thread's last one, answered by a run in which a tool
     with side effects ran, is the same request sent again (the person unsure it went
     through): asked anew it would act twice, under a new key. ``None`` for any other
-    message, and for a repeat whose run did not act: that is asked anew.
+    message, and for a repeat whose run did not act or gave no answer (abandoned, Q5):
+    that is asked anew.
     """
-    if not repeats_the_last_question(checked, stored_messages(values)):
+    if not answered(values) or not repeats_the_last_question(checked, stored_messages(values)):
         return None
     acted = acting_entries(values)
     if not acted:

@@ -395,3 +395,21 @@ def test_Q2_the_shops_second_day_is_booked_for_the_second_one() -> None:
     _ask(graph, config, "Please book a repair slot for my bike.")
     out = _ask(graph, config, "the second one")
     assert out["answer"].startswith("Booked: a repair slot on Wednesday")
+
+
+def test_S5_Q5_the_same_text_after_its_acting_run_was_abandoned_is_asked_anew() -> None:
+    """An abandoned run gave no answer to send again: the message is a new request."""
+    from test_side_effects_once import FlakyAnswer
+
+    from toolweave import LlmUnavailableError, abandon_interrupted
+
+    ticket = OpenTicket()
+    assistant = FunctionAssistant(route=lambda text, tools: [ticket.name], answer=FlakyAnswer())
+    graph = build_graph("desk", [ticket], assistant=assistant, checkpointer=InMemorySaver())
+    config = _config("abandoned")
+    with pytest.raises(LlmUnavailableError):
+        _ask(graph, config, QUESTION)
+    abandon_interrupted(graph, config)
+    out = _ask(graph, config, QUESTION)
+    assert out["answer"] == "Ticket HD-2 opened."
+    assert len(ticket.tickets) == 2

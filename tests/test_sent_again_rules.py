@@ -413,3 +413,16 @@ def test_S5_Q5_the_same_text_after_its_acting_run_was_abandoned_is_asked_anew() 
     out = _ask(graph, config, QUESTION)
     assert out["answer"] == "Ticket HD-2 opened."
     assert len(ticket.tickets) == 2
+
+
+def test_S5_Q6_the_same_text_under_a_new_id_after_its_run_acted_does_not_act_again() -> None:
+    """A client giving every send a fresh id (a double submit of one text): still once."""
+    from langchain_core.messages import HumanMessage
+
+    ticket = OpenTicket()
+    graph = _graph(ticket)
+    config = _config("again-new-id")
+    first = graph.invoke({"messages": [HumanMessage(QUESTION, id="m1")]}, config)
+    again = graph.invoke({"messages": [HumanMessage(QUESTION, id="m2")]}, config)
+    assert again["answer"] == first["answer"]
+    assert len(ticket.tickets) == 1

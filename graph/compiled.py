@@ -30,6 +30,7 @@ from toolweave.graph.idempotency import (
     carries_ids,
     custom_chunk,
     is_resend,
+    may_repeat,
     one_human_message,
     repeated_while_paused,
     repeats_the_last_question,
@@ -182,7 +183,6 @@ class ToolweaveGraph(
         interrupted_runs: InterruptedRuns = "finish",
         build_secrets: frozenset[str] = frozenset(),
         run_locks: ThreadLocks | None = None,
-        acting_tools: frozenset[str] | None = None,
         **kwargs: Any,
     ) -> None:
         """Take LangGraph's compiled-graph fields plus toolweave's settings.
@@ -195,9 +195,6 @@ class ToolweaveGraph(
                 assistant's API key): in every run's scope (X4, X6).
             run_locks: The locks of its threads, shared with the graph it is a copy
                 of: one run at a time per thread (:mod:`toolweave.graph.run_lock`).
-            acting_tools: The names of its tools that act (``side_effects``), so that a
-                message is checked for a repeat of a run that acted only when the run
-                may have (S5, Q6); ``None``: always checked.
             **kwargs: ``CompiledStateGraph``'s fields.
         """
         allowlist = {*(kwargs.pop(SERDE_ALLOWLIST, None) or ()), *_state_types()}
@@ -211,7 +208,6 @@ class ToolweaveGraph(
         self.interrupted_runs: InterruptedRuns = interrupted_runs
         self.build_secrets = build_secrets
         self.run_locks = run_locks or ThreadLocks()
-        self.acting_tools = acting_tools
 
     @classmethod
     def of(
@@ -221,14 +217,12 @@ class ToolweaveGraph(
         limits: Limits | None = None,
         interrupted_runs: InterruptedRuns = "finish",
         build_secrets: frozenset[str] = frozenset(),
-        acting_tools: frozenset[str] | None = None,
     ) -> ToolweaveGraph:
         """The checked version of a graph compiled from :func:`create_state_graph`."""
         return cls(
             input_limits=limits,
             interrupted_runs=interrupted_runs,
             build_secrets=build_secrets,
-            acting_tools=acting_tools,
             **copy_fields(compiled),
         )
 
@@ -374,16 +368,11 @@ class ToolweaveGraph(
 
         A cheap test on the checkpoint already read, so that the state is read only when
         it can matter: one human message, no step left to run (a stopped run is finished
-        instead, Q5), and a tool that acts among those the last run offered (when the
-        graph knows its tools that act).
+        instead, Q5), with the text a tool that acts last acted on (:func:`may_repeat`).
         """
         if not one_human_message(checked) or may_have_pending_tasks(saved):
             return False
-        if self.acting_tools is None:
-            return True
-        message = saved.checkpoint.get("channel_values", {}).get("message")
-        offered = getattr(message, "offered", None)
-        return offered is None or not self.acting_tools.isdisjoint(offered)
+        return may_repeat(checked, saved.checkpoint.get("channel_values", {}))
 
     def _snapshot(self, config: RunnableConfig) -> Steps[StateSnapshot]:
         return perform(Call(lambda: self.get_state(config), lambda: self.aget_state(config)))

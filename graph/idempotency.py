@@ -183,6 +183,41 @@ class SentAgain:
         }
 
 
+def text_digest(text: str) -> str:
+    """A digest of a message's text, stripped: what the state keeps of it (X4).
+
+    Example:
+        >>> text_digest(" Friday ") == text_digest("Friday")
+        True
+    """
+    return hashlib.sha256(text.strip().encode("utf-8")).hexdigest()[:32]
+
+
+def acted_on(state: Mapping[str, Any], entries: Sequence[LedgerEntry]) -> dict[str, Any]:
+    """The update naming the human message a tool acted on, when one of ``entries`` acted.
+
+    ``{"acted_on": digest}`` of the run's latest human message, when an entry names a
+    call's key (a tool with ``side_effects`` ran, S5, Q6); else ``{}``, nothing written.
+    """
+    if not any(entry.key for entry in entries):
+        return {}
+    messages: Sequence[BaseMessage] = state.get("messages") or ()
+    humans = (message for message in reversed(messages) if isinstance(message, HumanMessage))
+    last = next(humans, None)
+    return {} if last is None else {"acted_on": text_digest(last.text)}
+
+
+def may_repeat(checked: Any, values: Mapping[str, Any]) -> bool:
+    """Whether one message has the text a tool that acts last acted on (a cheap test).
+
+    ``values`` may be a checkpoint's channel values: ``acted_on`` is kept whole there.
+    :func:`sent_again` decides, from the whole state.
+    """
+    messages = _input_messages(checked)
+    stored = values.get("acted_on")
+    return bool(stored) and len(messages) == 1 and text_digest(messages[0].text) == stored
+
+
 def acting_entries(values: Mapping[str, Any]) -> list[LedgerEntry]:
     """The ledger entries of the thread's last run about a call of a tool that acted (Q6).
 

@@ -426,3 +426,30 @@ def test_S5_Q6_the_same_text_under_a_new_id_after_its_run_acted_does_not_act_aga
     again = graph.invoke({"messages": [HumanMessage(QUESTION, id="m2")]}, config)
     assert again["answer"] == first["answer"]
     assert len(ticket.tickets) == 1
+
+
+def test_X4_S5_the_state_keeps_a_digest_of_the_message_acted_on_not_its_text() -> None:
+    ticket = OpenTicket()
+    graph = _graph(ticket)
+    config = _config("digest")
+    _ask(graph, config, QUESTION)
+    kept = graph.get_state(config).values["acted_on"]
+    assert kept
+    assert "printer" not in kept  # only a digest, to tell a repeat cheaply
+
+
+def test_S5_the_text_acted_on_sent_after_another_message_is_a_new_request() -> None:
+    """Only the thread's last message is sent again; an earlier one asked later is new."""
+    ticket, plan = OpenTicket(), FloorPlan()
+
+    def route(text: str, tools: Any) -> list[str]:
+        return [ticket.name] if "ticket" in text else [plan.name]
+
+    assistant = FunctionAssistant(route=route)
+    graph = build_graph("desk", [ticket, plan], assistant=assistant, checkpointer=InMemorySaver())
+    config = _config("not-last")
+    _ask(graph, config, QUESTION)
+    _ask(graph, config, "Where is the printer?")
+    out = _ask(graph, config, QUESTION)
+    assert out["answer"] == "Ticket HD-2 opened."
+    assert len({key for _, key in ticket.tickets}) == 2

@@ -15,7 +15,7 @@ from langchain_core.messages import AIMessage
 from toolweave.graph.context import Dependencies
 from toolweave.graph.idempotency import acted_calls
 from toolweave.graph.tool_call import Outcome
-from toolweave.llm.next_message import answers_the_question, correction
+from toolweave.llm.next_message import answers_the_question, choice_number, correction
 from toolweave.llm.port import ClarificationExchange
 from toolweave.state.graph_state import ActedCall, GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
@@ -63,15 +63,18 @@ CLOSED_REASON = (
 
 
 def resolve_choice(reply: str, choices: Sequence[str]) -> str:
-    """A reply that is the number of an offered choice ("2", "2.") becomes that choice.
+    """A reply that picks an offered choice by its place becomes that choice.
 
-    So the tool, the conversation history and later follow-ups (A1) see what the
-    user picked, not a bare number.
+    Its number ("2", "2.") or its ordinal ("the second one", "a második", "drugi", "the
+    last"; :func:`~toolweave.llm.next_message.choice_number`), after a correction's
+    marker too ("I meant the second one"). So the tool, the
+    conversation history and later follow-ups (A1) see what the user picked, not a
+    bare number.
     """
-    number = reply.strip().rstrip(".)")
-    if number.isdigit() and 1 <= int(number) <= len(choices):
-        return choices[int(number) - 1]
-    return reply
+    number = choice_number(reply, choices)
+    if number is None:  # "Sorry, I meant the second one"
+        number = choice_number(correction(reply) or "", choices)
+    return reply if number is None else choices[number - 1]
 
 
 def replied(pending: Clarification, text: str, reason: str) -> dict[str, Any]:

@@ -3,8 +3,9 @@
 :class:`ToolweaveGraph` wraps ``stream``/``astream`` (every entry point goes through
 them): the input and a resume value are validated before LangGraph stores them (X1,
 X5); a stopped run on the thread is finished or abandoned first (Q5); a re-sent
-message continues its run, and runs on one thread take turns (S5, Q6). Each run has
-its own scope (X6).
+message continues its run, a message sent again after its run acted gets that run's
+answer again, and runs on one thread take turns (S5, Q6). Each run has its own scope
+(X6).
 """
 
 from __future__ import annotations
@@ -25,11 +26,15 @@ from pydantic import BaseModel
 from toolweave.graph.agent_tool import AGENT_TOOL_DESCRIPTION, AGENT_TOOL_NAME, as_agent_tool
 from toolweave.graph.context import Limits, RunContext
 from toolweave.graph.idempotency import (
+    SentAgain,
     carries_ids,
+    custom_chunk,
     is_resend,
+    may_repeat,
     one_human_message,
     repeated_while_paused,
     repeats_the_last_question,
+    sent_again,
     stored_messages,
 )
 from toolweave.graph.langgraph_private import (
@@ -121,6 +126,10 @@ def may_have_pending_tasks(saved: CheckpointTuple) -> bool:
         if known is None or version > known:
             return True
     return False
+
+
+def _thread_of(config: RunnableConfig) -> str:
+    return str((config.get("configurable") or {}).get("thread_id") or "")
 
 
 def _finishing(config: RunnableConfig) -> RunnableConfig:
@@ -287,8 +296,12 @@ class ToolweaveGraph(
 
     def _prepare(
         self, input: Any, config: RunnableConfig | None, kwargs: dict[str, Any]
-    ) -> Steps[tuple[Any, RunScope]]:
-        """The checked input and the run's scope, after Q5's finish-or-abandon."""
+    ) -> Steps[tuple[Any, RunScope, SentAgain | None]]:
+        """The checked input and the run's scope, after Q5's finish-or-abandon.
+
+        And, for a message sent again after its run acted, what says so (S5, Q6): the
+        input is then ``None`` (no new run; the thread's answer again).
+        """
         self._check_run_context(config, kwargs)
         checked = self._checked_input(input, config)
         if checked is None and not _nested(config):
@@ -296,6 +309,7 @@ class ToolweaveGraph(
         thread_config = None if checked is None else _thread_config(self, config)
         saved: CheckpointTuple | None = None
         snapshot: StateSnapshot | None = None
+        again: SentAgain | None = None
         read_once = False
         if thread_config is not None:
             # The state is read before a resume (it must fit the pending question) and
@@ -305,7 +319,9 @@ class ToolweaveGraph(
             if read_once:
                 saved = yield from self._saved(thread_config)
                 if saved is not None:
-                    checked, snapshot = yield from self._resent(checked, thread_config, saved)
+                    checked, snapshot, again = yield from self._resent(
+                        checked, thread_config, saved
+                    )
             if isinstance(checked, Command) or (
                 checked is not None and saved is not None and may_have_pending_tasks(saved)
             ):
@@ -321,26 +337,42 @@ class ToolweaveGraph(
                 read = thread_config or _thread_config(self, config)
                 saved = None if read is None else (yield from self._saved(read))
             data.append(_stored_user_data(snapshot, saved))
-        return checked, self._run_scope(data, marked, kwargs.get("context"))
+        return checked, self._run_scope(data, marked, kwargs.get("context")), again
 
     def _resent(
         self, checked: Any, config: RunnableConfig, saved: CheckpointTuple
-    ) -> Steps[tuple[Any, StateSnapshot | None]]:
+    ) -> Steps[tuple[Any, StateSnapshot | None, SentAgain | None]]:
         """``None`` for a message that repeats one of its run: it continues that run (Q6, S5).
 
-        The state is read only for messages with their own ids and for one message on a
-        paused thread; it is returned for reuse.
+        The state is read only for messages with their own ids, for one message on a
+        paused thread, and for one that may repeat a finished run that acted
+        (:meth:`_may_be_sent_again`); it is returned for reuse. That last one, when it
+        does repeat such a run, is answered with the run's answer (:func:`sent_again`).
         """
         paused = any(write[1] == INTERRUPT for write in saved.pending_writes or ())
-        if not carries_ids(checked) and not (paused and one_human_message(checked)):
-            return checked, None
+        again = not paused and self._may_be_sent_again(checked, saved)
+        if not again and not carries_ids(checked) and not (paused and one_human_message(checked)):
+            return checked, None, None
         snapshot = yield from self._snapshot(config)
         values = snapshot.values
+        if again and (repeat := sent_again(checked, values, _thread_of(config))) is not None:
+            return None, snapshot, repeat
         if is_resend(checked, stored_messages(values)):
-            return None, snapshot
+            return None, snapshot, None
         if paused and repeated_while_paused(checked, values):
-            return None, snapshot
-        return checked, snapshot
+            return None, snapshot, None
+        return checked, snapshot, None
+
+    def _may_be_sent_again(self, checked: Any, saved: CheckpointTuple) -> bool:
+        """Whether one message may repeat the last one of a finished run that acted (S5, Q6).
+
+        A cheap test on the checkpoint already read, so that the state is read only when
+        it can matter: one human message, no step left to run (a stopped run is finished
+        instead, Q5), with the text a tool that acts last acted on (:func:`may_repeat`).
+        """
+        if not one_human_message(checked) or may_have_pending_tasks(saved):
+            return False
+        return may_repeat(checked, saved.checkpoint.get("channel_values", {}))
 
     def _snapshot(self, config: RunnableConfig) -> Steps[StateSnapshot]:
         return perform(Call(lambda: self.get_state(config), lambda: self.aget_state(config)))
@@ -373,7 +405,9 @@ class ToolweaveGraph(
         key, saver = self._run_key(config)
         wait = self.input_limits.thread_wait_s
         with holding(self.run_locks, key, wait, saver):  # one run per thread (S5)
-            checked, scope = drive(self._prepare(input, config, kwargs))
+            checked, scope, again = drive(self._prepare(input, config, kwargs))
+            if again is not None and (notice := self._notice(again, kwargs)) is not None:
+                yield notice
             yield from iterate_in(scope, super().stream(checked, config, **kwargs))
 
     async def astream(
@@ -386,9 +420,20 @@ class ToolweaveGraph(
         key, saver = self._run_key(config)
         wait = self.input_limits.thread_wait_s
         async with aholding(self.run_locks, key, wait, saver):  # one run a thread (S5)
-            checked, scope = await adrive(self._prepare(input, config, kwargs))
+            checked, scope, again = await adrive(self._prepare(input, config, kwargs))
+            if again is not None and (notice := self._notice(again, kwargs)) is not None:
+                yield notice
             async for chunk in aiterate_in(scope, super().astream(checked, config, **kwargs)):
                 yield chunk
+
+    def _notice(self, again: SentAgain, kwargs: Mapping[str, Any]) -> Any | None:
+        """The custom stream chunk saying a message was sent again (S5, Q6), if streamed."""
+        return custom_chunk(
+            again.event(),
+            kwargs.get("stream_mode") or self.stream_mode,
+            subgraphs=bool(kwargs.get("subgraphs")),
+            version=str(kwargs.get("version") or "v1"),
+        )
 
     def _run_key(self, config: RunnableConfig | None) -> tuple[Key | None, object]:
         """The thread a run holds, and its checkpointer (:mod:`toolweave.graph.run_lock`)."""

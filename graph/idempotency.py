@@ -5,14 +5,17 @@ with a side effect deduplicates on ``ctx.idempotency_key``. The key comes from w
 the checkpoint holds (never LangGraph's ``run_id``, new on resume): the thread id, the
 latest human message's id, the task, the tool's name and the clarification round.
 A request amended while a question waits (Q2) carries the keys of the calls that acted
-for the request it amends (:func:`acted_calls`, :func:`earlier_call`).
+for the request it amends (:func:`acted_calls`, :func:`earlier_call`). A message sent
+again after its run acted is answered with that run's answer (:func:`sent_again`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -24,6 +27,8 @@ from toolweave.state.graph_state import ActedCall
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.pauses import Clarification, awaiting, pause_of
 from toolweave.state.task import completion_key
+
+logger = logging.getLogger(__name__)
 
 KEY_VERSION = "tw1"
 """Bumped if the derivation ever changes, so old and new keys never collide."""
@@ -132,6 +137,142 @@ def repeats_the_last_question(checked: Any, stored: Sequence[BaseMessage]) -> bo
     humans = (message for message in reversed(stored) if isinstance(message, HumanMessage))
     last = next(humans, None)
     return last is not None and last.text.strip() == messages[0].text.strip()
+
+
+# --- a message sent again after its run acted (S5, Q6) ------------------------------------
+
+SENT_AGAIN = {
+    "en": "This message was answered already, and what it asked for was done then; "
+    "here is that answer again. Nothing was done a second time.",
+    "hu": "Erre az üzenetre már válaszoltam, és amit kért, akkor megtörtént; "
+    "itt van újra az akkori válasz. Semmi sem történt meg másodszor.",
+    "pl": "Na tę wiadomość już odpowiedziano, a to, o co prosiła, zostało wtedy wykonane; "
+    "oto ta sama odpowiedź. Nic nie wykonano po raz drugi.",
+}
+"""What a person is shown, by language, when a message repeats the thread's last one
+and its run acted: the run's answer again, nothing done twice (S5, Q6)."""
+
+SENT_AGAIN_LOG = (
+    "a message repeats the last one of thread %r, whose run acted (keys %s): answered "
+    "with that run's answer, no new run (S5, Q6)"
+)
+
+
+@dataclass(frozen=True)
+class SentAgain:
+    """A message that repeats the thread's last one after its run acted (S5, Q6).
+
+    It starts no run: the thread answers with that run's answer again, and the stream
+    says so (:meth:`event`).
+    """
+
+    keys: tuple[str, ...]
+    """The keys of the calls of tools that acted in the run (Q6)."""
+    tools: tuple[str, ...]
+    """Those tools' names, in the order they acted."""
+    user_lang: str = "en"
+    """The run's language, for the phrase."""
+
+    def event(self) -> dict[str, Any]:
+        """The custom stream event that says so (``"type": "sent_again"``, a ``phrase``)."""
+        return {
+            "type": "sent_again",
+            "version": 1,
+            "tools": list(self.tools),
+            "phrase": SENT_AGAIN.get(self.user_lang, SENT_AGAIN["en"]),
+        }
+
+
+def text_digest(text: str) -> str:
+    """A digest of a message's text, stripped: what the state keeps of it (X4).
+
+    Example:
+        >>> text_digest(" Friday ") == text_digest("Friday")
+        True
+    """
+    return hashlib.sha256(text.strip().encode("utf-8")).hexdigest()[:32]
+
+
+def acted_on(state: Mapping[str, Any], entries: Sequence[LedgerEntry]) -> dict[str, Any]:
+    """The update naming the human message a tool acted on, when one of ``entries`` acted.
+
+    ``{"acted_on": digest}`` of the run's latest human message, when an entry names a
+    call's key (a tool with ``side_effects`` ran, S5, Q6); else ``{}``, nothing written.
+    """
+    if not any(entry.key for entry in entries):
+        return {}
+    messages: Sequence[BaseMessage] = state.get("messages") or ()
+    humans = (message for message in reversed(messages) if isinstance(message, HumanMessage))
+    last = next(humans, None)
+    return {} if last is None else {"acted_on": text_digest(last.text)}
+
+
+def may_repeat(checked: Any, values: Mapping[str, Any]) -> bool:
+    """Whether one message has the text a tool that acts last acted on (a cheap test).
+
+    ``values`` may be a checkpoint's channel values: ``acted_on`` is kept whole there.
+    :func:`sent_again` decides, from the whole state.
+    """
+    messages = _input_messages(checked)
+    stored = values.get("acted_on")
+    return bool(stored) and len(messages) == 1 and text_digest(messages[0].text) == stored
+
+
+def acting_entries(values: Mapping[str, Any]) -> list[LedgerEntry]:
+    """The ledger entries of the thread's last run about a call of a tool that acted (Q6).
+
+    Each names its call's key: a result of a tool with ``side_effects``, an effect an
+    amended request kept, or a refused result of such a tool after it ran.
+    """
+    ledger = values.get("ledger") or ()
+    return [entry for entry in ledger if isinstance(entry, LedgerEntry) and entry.key]
+
+
+def answered(values: Mapping[str, Any]) -> bool:
+    """Whether the thread's last run ended with its answer (not abandoned mid-way, Q5)."""
+    ledger = values.get("ledger") or ()
+    abandoned = any(getattr(e, "kind", None) is LedgerKind.RUN_ABANDONED for e in ledger)
+    return bool(values.get("answer")) and not abandoned
+
+
+def sent_again(checked: Any, values: Mapping[str, Any], thread: str = "") -> SentAgain | None:
+    """What a message is when it repeats the last one of a thread whose run acted (S5, Q6).
+
+    Call it for a thread where nothing waits and no run stopped mid-way. One human
+    message with the text of the thread's last one, answered by a run in which a tool
+    with side effects ran, is the same request sent again (the person unsure it went
+    through): asked anew it would act twice, under a new key. ``None`` for any other
+    message, and for a repeat whose run did not act or gave no answer (abandoned, Q5):
+    that is asked anew.
+    """
+    if not answered(values) or not repeats_the_last_question(checked, stored_messages(values)):
+        return None
+    acted = acting_entries(values)
+    if not acted:
+        return None
+    keys = tuple(dict.fromkeys(entry.key for entry in acted))
+    tools = tuple(dict.fromkeys(entry.tool or "" for entry in acted))
+    message = values.get("message")
+    lang = str(getattr(message, "user_lang", "") or "en")
+    logger.info(SENT_AGAIN_LOG, thread, ", ".join(keys))
+    return SentAgain(keys=keys, tools=tools, user_lang=lang)
+
+
+def custom_chunk(data: Any, stream_mode: Any, *, subgraphs: bool, version: str) -> Any | None:
+    """``data`` as LangGraph's stream yields a custom event, or ``None`` if not streamed.
+
+    The shapes ``Pregel.stream`` gives: ``v2`` parts, ``(ns, mode, data)``, ``(mode,
+    data)``, ``(ns, data)`` or the data alone, as the stream mode is a list or not.
+    """
+    modes = [stream_mode] if isinstance(stream_mode, str) else list(stream_mode or ())
+    if "custom" not in modes:
+        return None
+    if version == "v2":
+        return {"type": "custom", "ns": (), "data": data}
+    several = not isinstance(stream_mode, str)
+    if several:
+        return ((), "custom", data) if subgraphs else ("custom", data)
+    return ((), data) if subgraphs else data
 
 
 NEW_TURN_KINDS = ("new_question", "amended")

@@ -26,7 +26,7 @@ from toolweave.graph.idempotency import earlier_call, tool_call_key
 from toolweave.llm.budget import LlmBudget
 from toolweave.llm.passthrough import astream_message, stream_message
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
-from toolweave.state.errors import InvalidToolResultError, ToolFailedError
+from toolweave.state.errors import InvalidToolResultError, NotClarifiableError, ToolFailedError
 from toolweave.state.graph_state import ActedCall, GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.results import ResultMode, ToolResult, require_result
@@ -67,7 +67,12 @@ RESULT_TEXT_RAISED = (
     "result_text of %s, which acts (side_effects), raised: its result reads as the "
     "default text, so that no retry of the run acts again (S5, Q4)"
 )
-NOT_CLARIFIABLE = "{name} returned a clarification request but is not a ClarifiableTool"
+NOT_CLARIFIABLE = (
+    "tool {name!r} returned ToolResult.clarification(...), but it is not a ClarifiableTool, "
+    "so the user's reply could never reach it (Q1, Q2): subclass ClarifiableTool (or "
+    "ClarifiableContextConsumerTool) and implement execute_with_clarification, or return "
+    "None or another result"
+)
 AMENDS = "amends the call with key {key} (Q2, Q6)"
 NOT_RUN_AGAIN = (
     "acted for the request this message amends (key {key}) and does not take amendments "
@@ -170,13 +175,18 @@ def result_reader(tool: AnyTool, user_lang: str) -> Callable[[str], str]:
 
 
 def checked_result(tool: AnyTool, result: ToolResult | None) -> ToolResult | None:
-    """A clarification request from a tool that cannot take the reply is no result (Q1)."""
+    """``result``, unless it is a clarification request from a tool that cannot take the reply.
+
+    Raises:
+        NotClarifiableError: The tool returned a clarification request (Q1) and is no
+            ``ClarifiableTool``: a tool bug, loud (R7's explicit errors); for a tool
+            that acts the caller contains it as no result, logged as an error (S5).
+    """
     if not isinstance(result, ToolResult) or result.mode is not ResultMode.CLARIFICATION:
         return result
     if isinstance(tool, ClarifiableTool | ClarifiableContextConsumerTool):
         return result
-    logger.warning(NOT_CLARIFIABLE.format(name=tool.name))
-    return None
+    raise NotClarifiableError(NOT_CLARIFIABLE.format(name=tool.name))
 
 
 def progress_for(
@@ -248,7 +258,10 @@ def tool_steps(
         # ...unless the tool acts: raising drops the step's writes, so every retry of
         # the run would call it, and act, again (S5, Q4); contained, logged as an error
         logger.error(ACTED_REFUSED, name, node.task_no, exc_info=True)
-        return _contained(outcome, budget, node, name, exc, progress)
+        refused = _contained(outcome, budget, node, name, exc, progress)
+        acted = refused.ledger[-1].model_copy(update={"key": ctx.idempotency_key})
+        refused.ledger[-1] = acted  # it ran: its call's key, as a result's (S5, Q6)
+        return refused
     except ToolFailedError as exc:  # T13, R7: a failure the tool reported; one line
         debug = logger.isEnabledFor(logging.DEBUG)
         logger.warning("tool %s failed on task %s: %s", name, node.task_no, exc, exc_info=debug)

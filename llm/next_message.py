@@ -78,14 +78,90 @@ def _folded_words(texts: Sequence[str]) -> set[str]:
     return {fold(w) for text in texts for w in content_words(text)}
 
 
-def _is_choice_number(message: str, choices: Sequence[str]) -> bool:
-    stripped = message.strip().rstrip(".)")
-    return stripped.isdigit() and 1 <= int(stripped) <= len(choices)
+LAST = -1
+"""The number :data:`ORDINALS` gives "last": the last offered choice."""
+
+_PL_ENDINGS = ("y", "a", "e", "ą", "ego", "ej", "ym", "emu", "i", "ia", "ie", "ią", "iego",
+               "iej", "im", "iemu")  # fmt: skip
+ORDINALS: dict[str, tuple[dict[int, str], tuple[str, ...]]] = {
+    "en": (
+        {1: "first 1st", 2: "second 2nd", 3: "third 3rd", 4: "fourth 4th", 5: "fifth 5th",
+         6: "sixth 6th", 7: "seventh 7th", 8: "eighth 8th", 9: "ninth 9th",
+         10: "tenth 10th", LAST: "last"},
+        ("",),
+    ),
+    "hu": (
+        {1: "első", 2: "második", 3: "harmadik", 4: "negyedik", 5: "ötödik", 6: "hatodik",
+         7: "hetedik", 8: "nyolcadik", 9: "kilencedik", 10: "tizedik", LAST: "utolsó"},
+        ("", "t", "at", "et", "ra", "re"),  # a második, a másodikat, a másodikra
+    ),
+    "pl": (
+        {1: "pierwsz", 2: "drug", 3: "trzec", 4: "czwart", 5: "piąt", 6: "szóst", 7: "siódm",
+         8: "ósm", 9: "dziewiąt", 10: "dziesiąt", LAST: "ostatn"},
+        _PL_ENDINGS,  # stems: drugi, druga, drugą, drugiego; ostatni, ostatnią ...
+    ),
+}  # fmt: skip
+"""Each language's ordinal words by the number they pick (:data:`LAST`: the last), and
+the endings its forms take: English's whole words, Hungarian's cases, Polish's stems."""
+
+ORDINAL_WORDS: dict[str, int] = {
+    fold(form + ending): number
+    for by_number, endings in ORDINALS.values()
+    for number, forms in by_number.items()
+    for form in forms.split()
+    for ending in endings
+}
+"""Every form of :data:`ORDINALS`, folded, with its number."""
+
+CHOICE_FILLERS = frozenset(
+    fold(w)
+    for w in (*POLITE, "the", "one", "option", "choice", "number", "no", "nr", "i", "ll", "d",
+              "s", "it", "is", "that", "take", "want", "like", "would", "pick", "choose", "go",
+              "with", "yes", "let", "me", "have", "a", "az", "azt", "ezt", "legyen",
+              "kérem", "kérném", "kérek", "szeretném", "választom", "opció", "opciót",
+              "lehetőség", "lehetőséget", "szám", "számú", "igen", "akkor", "ten", "ta", "to",
+              "tę", "tą", "tego", "opcja", "opcję", "opcji", "numer", "poproszę", "wybieram",
+              "biorę", "wezmę", "chcę", "tak", "niech", "będzie")
+)  # fmt: skip
+"""Words a pick may carry besides its number or ordinal ("the second one, please",
+"a másodikat kérem", "poproszę tę drugą"), in each language the text kit knows."""
+
+_NUMBERED = re.compile(r"(\d+)(?:st|nd|rd|th)?")
+
+
+def _picked(word: str) -> int | None:
+    """The number a folded word picks: a numeral ("2", "2nd") or an ordinal; else ``None``."""
+    numbered = _NUMBERED.fullmatch(word)
+    return int(numbered.group(1)) if numbered else ORDINAL_WORDS.get(word)
+
+
+def choice_number(message: str, choices: Sequence[str]) -> int | None:
+    """The offered choice a message picks by its place (1-based), or ``None``.
+
+    Its number ("2", "2.", "option 2") or its ordinal in English, Hungarian or Polish
+    ("the second one", "a másodikat", "drugą", "the last"), alone or with the words a
+    pick carries (:data:`CHOICE_FILLERS`); a message saying more is no pick by place.
+
+    Examples:
+        >>> choice_number("the second one", ["Mon", "Tue", "Wed"])
+        2
+        >>> choice_number("az utolsót kérem", ["Mon", "Tue", "Wed"])
+        3
+        >>> choice_number("second floor", ["Mon", "Tue"]) is None
+        True
+    """
+    said = [fold(word) for word in words(message)]
+    picked = [number for word in said if (number := _picked(word)) is not None]
+    rest = [word for word in said if _picked(word) is None]
+    if len(picked) != 1 or any(word not in CHOICE_FILLERS for word in rest):
+        return None
+    number = len(choices) if picked[0] == LAST else picked[0]
+    return number if 1 <= number <= len(choices) else None
 
 
 def names_what_was_asked(message: str, question: str, choices: Sequence[str]) -> bool:
     """The message holds a word of the open question or of an offered choice, or its number."""
-    if _is_choice_number(message, choices):
+    if choice_number(message, choices) is not None:
         return True
     return bool(_folded_words([message]) & _folded_words([question, *choices]))
 
@@ -127,7 +203,7 @@ def correction(message: str) -> str | None:
 
 def answers_the_question(body: str, question: str, choices: Sequence[str]) -> bool:
     """A correction that only picks an offered choice ("I meant Riverside"): a reply after all."""
-    if _is_choice_number(body, choices):
+    if choice_number(body, choices) is not None:
         return True
     said = _folded_words([body])
     if not said & _folded_words(choices):

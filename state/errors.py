@@ -68,6 +68,17 @@ class ConflictingDocumentsError(InvalidToolResultError, ConfigurationError):
     """A tool's result holds different texts under one full identity (R6, R11): refused."""
 
 
+class NotClarifiableError(InvalidToolResultError):
+    """A tool returned a clarification request (Q1) but cannot take the user's reply.
+
+    Only a ``ClarifiableTool`` (or ``ClarifiableContextConsumerTool``) has the method
+    the reply reaches (Q2); a plain ``ChatbotTool``'s question would never be answered.
+    A tool bug, raised out of the run like any refused result, except for a tool that
+    acts (``side_effects``): its call is no result, logged as an error (S5, R7). The
+    message says what to change.
+    """
+
+
 USER_ERRORS = (
     InvalidRequestError, UnknownDomainError, UnknownThreadError, NothingPendingError,
     ConfigurationError,

@@ -575,25 +575,34 @@ class SlowTicket(OpenTicket):
         return super().execute(request, ctx)
 
 
-@pytest.mark.parametrize("with_id", [True, False], ids=["same_id", "no_id"])
-def test_S5_two_overlapping_runs_on_one_thread_run_one_after_the_other(with_id: bool) -> None:
-    """Before, both ran at once: the second "finished" the first beside it (three tickets)."""
+@pytest.mark.parametrize("sent", ["same_id", "same_text", "two_texts"])
+def test_S5_two_overlapping_runs_on_one_thread_run_one_after_the_other(sent: str) -> None:
+    """Before, both ran at once: the second "finished" the first beside it (three tickets).
+
+    The same message twice (with its id, or its text again after its run acted) is one
+    request: one ticket, both submits get its answer. Two messages are two requests.
+    """
     ticket = SlowTicket()
     graph = _routed(ticket)
-    config = _config(f"overlap-{with_id}")
-    message = HumanMessage(QUESTION, id="client-msg-1") if with_id else ("human", QUESTION)
+    config = _config(f"overlap-{sent}")
+    texts = [QUESTION, "Please open one more ticket, for the scanner."]
+    messages_sent: list[Any] = {
+        "same_id": [HumanMessage(QUESTION, id="client-msg-1")] * 2,
+        "same_text": [("human", QUESTION)] * 2,
+        "two_texts": [("human", text) for text in texts],
+    }[sent]
     answers: list[str] = []
 
-    def submit() -> None:
+    def submit(message: Any) -> None:
         answers.append(graph.invoke({"messages": [message]}, config)["answer"])
 
-    submits = [threading.Thread(target=submit) for _ in range(2)]
+    submits = [threading.Thread(target=submit, args=(m,)) for m in messages_sent]
     for submit_thread in submits:
         submit_thread.start()
     for submit_thread in submits:
         submit_thread.join(timeout=30)
     messages = graph.get_state(config).values["messages"]
-    if with_id:  # one message, one run, one ticket; both submits get its answer
+    if sent != "two_texts":  # one request, one run, one ticket; both submits get its answer
         assert answers == ["Ticket HD-1 opened."] * 2
         assert len(ticket.tickets) == 1
         assert len(messages) == 2

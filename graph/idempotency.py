@@ -23,6 +23,7 @@ from langgraph.config import get_config
 
 from toolweave.llm.next_message import next_message_kind
 from toolweave.state.errors import InvalidRequestError
+from toolweave.state.events import EVENT_VERSION, SentAgainEvent
 from toolweave.state.graph_state import ActedCall
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.pauses import Clarification, awaiting, pause_of
@@ -173,11 +174,11 @@ class SentAgain:
     user_lang: str = "en"
     """The run's language, for the phrase."""
 
-    def event(self) -> dict[str, Any]:
+    def event(self) -> SentAgainEvent:
         """The custom stream event that says so (``"type": "sent_again"``, a ``phrase``)."""
         return {
             "type": "sent_again",
-            "version": 1,
+            "version": EVENT_VERSION,
             "tools": list(self.tools),
             "phrase": SENT_AGAIN.get(self.user_lang, SENT_AGAIN["en"]),
         }

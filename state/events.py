@@ -109,6 +109,20 @@ class GatesEvent(TypedDict):
     """True when the gates were checked again on a clarification reply (a resumed run)."""
 
 
+class SentAgainEvent(TypedDict):
+    """The message repeats the thread's last one after its run acted (S5, Q6): no new run.
+
+    The thread answers with that run's answer again; ``phrase`` says so in the run's
+    language. Tool names only (X4).
+    """
+
+    type: Literal["sent_again"]
+    version: int
+    tools: list[str]
+    """The tools that acted in the run the message repeats, in the order they acted."""
+    phrase: str
+
+
 StreamEvent = (
     ToolProgressEvent
     | RoutedEvent
@@ -117,6 +131,7 @@ StreamEvent = (
     | ConditionalEvent
     | GatekeeperEvent
     | DeepFallbackEvent
+    | SentAgainEvent
 )
 """Any event toolweave writes to the custom stream; narrow it on ``event["type"]``."""
 
@@ -128,6 +143,7 @@ EVENT_TYPES: Final[Mapping[str, type[Any]]] = {
     "conditional": ConditionalEvent,
     "gatekeeper": GatekeeperEvent,
     "deep_fallback": DeepFallbackEvent,
+    "sent_again": SentAgainEvent,
 }
 """Each ``"type"`` value and the ``TypedDict`` of its events."""
 

@@ -51,7 +51,24 @@ def _all_kinds_of_events() -> list[Any]:
     graph = graph_of([coordinator, make_tool("t", result=progress), locked])
     events = _custom_events(graph, "t")
     deep = graph_with(("When does the cafeteria open?",), [])
-    return events + _custom_events(deep, "q")
+    return events + _custom_events(deep, "q") + _sent_again_events()
+
+
+def _sent_again_events() -> list[Any]:
+    """A message sent again after its run acted (S5, Q6): its ``sent_again`` event."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from test_side_effects_once import QUESTION, OpenTicket
+
+    from toolweave import build_graph
+    from toolweave.testing import FunctionAssistant
+
+    ticket = OpenTicket()
+    assistant = FunctionAssistant(route=lambda text, tools: [ticket.name])
+    graph = build_graph("desk", [ticket], assistant=assistant, checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "events-sent-again"}}
+    message = {"messages": [HumanMessage(QUESTION)]}
+    graph.invoke(message, config)
+    return [data for data in graph.stream(message, config, stream_mode="custom")]
 
 
 @pytest.fixture(scope="module")

@@ -174,6 +174,8 @@ def _event_text(event: StreamEvent) -> str | None:
         planned = event.get("subtasks") or {}
         steps = ", ".join(f"{no} {prompt!r}" for no, prompt in planned.items())
         return f"deep search planned: {steps or 'nothing'}"
+    if event["type"] == "sent_again":  # S5, Q6: answered already, nothing done again
+        return event.get("phrase") or "sent again: its answer again, nothing done twice"
     assert_never(event)
 
 

@@ -392,8 +392,12 @@ def deep_table(
     proxy: Any,
     verbose: bool,
     half: str = "heldout",
+    deep_calls: int | None = None,
 ) -> tuple[object, ...]:
-    """One row: the questions of ``corpus``'s ``half`` through the graph, with deep fallback."""
+    """One row: the questions of ``corpus``'s ``half`` through the graph, with deep fallback.
+
+    ``deep_calls``: the graph's ``Limits.deep_fallback_llm_calls`` (D7); ``None``: its default.
+    """
     from langgraph.checkpoint.memory import InMemorySaver
 
     from toolweave import OfflineAssistant, build_graph
@@ -417,7 +421,9 @@ def deep_table(
         tools,
         assistant=assistant,
         checkpointer=InMemorySaver(),
-        limits=Limits(run_deadline_s=3600.0),
+        limits=Limits(run_deadline_s=3600.0)
+        if deep_calls is None
+        else Limits(run_deadline_s=3600.0, deep_fallback_llm_calls=deep_calls),
     )
     runs: list[DeepRun] = []
     for case in chosen:
@@ -463,6 +469,12 @@ def main(argv: list[str] | None = None) -> int:
         default="heldout",
         help="the half the deep-fallback table runs (the figures are the held-out half's)",
     )
+    parser.add_argument(
+        "--deep-calls",
+        type=int,
+        default=None,
+        help="Limits.deep_fallback_llm_calls of the deep-fallback table (D7)",
+    )
     args = parser.parse_args(argv)
     if not args.deep_only:
         print(
@@ -499,6 +511,7 @@ def deep_rows(args: argparse.Namespace) -> list[tuple[object, ...]]:
                 proxy=proxy,
                 verbose=args.verbose,
                 half=args.deep_half,
+                deep_calls=args.deep_calls,
             )
             for corpus in corpora()
         ]

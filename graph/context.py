@@ -43,8 +43,12 @@ class Limits:
     """Earlier messages that normalization sees (A1)."""
     max_clarification_rounds: int = 3
     """Clarification questions in a row before the run ends with a message (Q2)."""
-    deep_fallback_llm_calls: int = 12
-    """LLM calls deep fallback may spend per root task: gatekeeper and page reading (D7)."""
+    deep_fallback_llm_calls: int = 6
+    """LLM calls deep fallback may spend per root task: gatekeeper and page reading (D7).
+
+    The gatekeeper, a neighbour step (two pages) and three candidate pages: each read is
+    seconds on a small local model, and a page the documents do not hold is read for
+    nothing (D8)."""
     deep_fallback_pieces: int = 3
     """Missing pieces the deep search looks for, at most (each costs up to two subtasks)."""
     run_deadline_s: float | None = None

@@ -117,6 +117,17 @@ def test_D3_full_search_runs_when_neighbor_found_nothing():
     }
 
 
+def test_D7_D8_by_default_a_deep_round_spends_at_most_six_calls() -> None:
+    """The gatekeeper and five page reads: a question no page answers reads no more."""
+    from toolweave import Limits
+
+    calls: list[str] = []
+    missing = ("When does the cafeteria open?", "What about parking?", "Is there wifi?")
+    out = ask(graph_with(missing, calls, reads=3), "q")
+    assert Limits().deep_fallback_llm_calls == 6
+    assert out["deep_fallback_calls"] == 6  # 1 gatekeeper + 5 page readings, then refused
+
+
 def test_D7_one_deep_round_and_the_llm_call_cap_is_never_exceeded():
     calls: list[str] = []
     missing = ("When does the cafeteria open?", "What about parking?", "Is there wifi?")

@@ -251,6 +251,18 @@ def test_chat_ends_cleanly_on_eof_and_prints_a_new_thread_id(capsys, monkeypatch
     assert len(thread) == 32
 
 
+def test_N2_chats_continue_hint_names_the_domain_so_it_runs_with_several_installed(
+    capsys, monkeypatch
+):
+    """The hint's command must run as printed: with two domains installed it needs --domain."""
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    code, out, _ = run(capsys, "chat", "--domain", "korhaz")
+    assert code == 0
+    line = out.splitlines()[1]
+    thread = line.split()[1]
+    assert f"toolweave ask --thread {thread} --domain korhaz " in line
+
+
 def test_data_dir_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.delenv("TOOLWEAVE_DATA_DIR")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))

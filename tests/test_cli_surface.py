@@ -127,7 +127,7 @@ def test_Q2_chat_speaks_the_domains_language_before_anything_is_asked(capsys, mo
     code, out, err = run(capsys, "chat", "--thread", "c-hu")
     assert code == 0, err
     assert out.splitlines()[1:] == [
-        'beszélgetés: c-hu (folytatás: toolweave ask --thread c-hu "...")',
+        'beszélgetés: c-hu (folytatás: toolweave ask --thread c-hu --domain korhaz "...")',
         'kilépés: "exit" vagy Ctrl-D',
         "ön> ",  # the prompt of the message to type
     ]

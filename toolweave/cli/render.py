@@ -223,7 +223,7 @@ CLI_TEXTS: dict[str, dict[str, str]] = {
         "finishing": "(thread {thread}: finishing the run that stopped mid-way: {question})",
         "finishing_unknown": "(thread {thread}: finishing the run that stopped mid-way)",
         "chat_thread": "conversation {thread} (continue it with: toolweave ask --thread {thread} "
-        '"...")',
+        '--domain {domain} "...")',
         "chat_leave": 'type "exit" or press Ctrl-D to leave',
         "prompt": "you> ",
         "split": "Split the question into {count} parts",
@@ -240,7 +240,8 @@ CLI_TEXTS: dict[str, dict[str, str]] = {
         "chat_reply_hint": "(a következő üzenete lesz a válasz)",
         "finishing": "({thread} beszélgetés: befejezem a félbemaradt választ erre: {question})",
         "finishing_unknown": "({thread} beszélgetés: befejezem a félbemaradt választ)",
-        "chat_thread": 'beszélgetés: {thread} (folytatás: toolweave ask --thread {thread} "...")',
+        "chat_thread": "beszélgetés: {thread} (folytatás: toolweave ask --thread {thread} "
+        '--domain {domain} "...")',
         "chat_leave": 'kilépés: "exit" vagy Ctrl-D',
         "prompt": "ön> ",
         "split": "A kérdést {count} részre bontottam",
@@ -257,7 +258,8 @@ CLI_TEXTS: dict[str, dict[str, str]] = {
         "chat_reply_hint": "(następna wiadomość będzie odpowiedzią)",
         "finishing": "(rozmowa {thread}: kończę przerwaną odpowiedź na: {question})",
         "finishing_unknown": "(rozmowa {thread}: kończę przerwaną odpowiedź)",
-        "chat_thread": 'rozmowa: {thread} (dalej: toolweave ask --thread {thread} "...")',
+        "chat_thread": "rozmowa: {thread} (dalej: toolweave ask --thread {thread} "
+        '--domain {domain} "...")',
         "chat_leave": 'wyjście: "exit" lub Ctrl-D',
         "prompt": "ty> ",
         "split": "Pytanie podzielone na {count} części",

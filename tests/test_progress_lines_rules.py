@@ -81,10 +81,24 @@ def test_P4_toolweave_ask_shows_one_line_per_page_read(capsys: pytest.CaptureFix
     assert "Olvasom: „Térítési díjak” (2/8)" not in out  # ... in one line, not two
     assert "· 1.2 „Dialízis Központ, 2. oldal” (3/8): nincs benne válasz" in out
     assert "Olvasom:" not in out  # every page read says what came of it
-    pages = [line for line in out.splitlines() if "(1/8)" in line or "(8/8)" in line]
-    assert len(pages) == 2
+    pages = [line for line in out.splitlines() if "/8)" in line]
+    assert len(pages) == 3  # three pages read, one line each
+    assert "Abbahagytam az olvasást: elfogyott a keret" in out  # D7: the cap ends the reading
     assert "Talált szövegrészek: " in out  # what was found, not "Találat: 18"
     assert "Találat:" not in out
+
+
+def test_P4_the_deep_searchs_line_names_the_piece_it_looks_for(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Two pieces' searches read as two lines, not "Searching the documents" twice."""
+    from toolweave.tools.progress import progress_phrase
+
+    assert main(["ask", "--domain", "korhaz", "-v", FEES]) == 0
+    out = capsys.readouterr().out
+    assert f"· 1.2 Keresés a dokumentumokban: „{FEES}”" in out
+    said = [progress_phrase("s", "SEARCHING_FOR", piece, "en") for piece in ("sell", "helmets")]
+    assert said == ["Searching the documents for “sell”", "Searching the documents for “helmets”"]
 
 
 @pytest.mark.slow

@@ -39,6 +39,11 @@ LIBRARY_MESSAGES: ProgressMessages = {
         "hu": "Keresés a dokumentumokban",
         "pl": "Szukam w dokumentach",
     },
+    "SEARCHING_FOR": {
+        "en": "Searching the documents for “{detail}”",
+        "hu": "Keresés a dokumentumokban: „{detail}”",
+        "pl": "Szukam w dokumentach: „{detail}”",
+    },
     "FOUND": {
         "en": "Passages found: {detail}",
         "hu": "Talált szövegrészek: {detail}",

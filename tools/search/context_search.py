@@ -132,7 +132,7 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
     def search(self, ctx: ToolCallContext, known: Known) -> ToolResult | None:
         """The search for the subtask's piece by its rewrites and phrasings (D8); D5 bounds it."""
         question = subtask_question(ctx)
-        ctx.progress("SEARCHING")
+        ctx.progress("SEARCHING_FOR", detail=question)  # P4: each missing piece by name
         candidates, hits = self.candidate_pages(
             question, self.corpus_words.lookups(ctx, self.store, question)
         )

@@ -163,3 +163,24 @@ def test_N2_the_help_says_where_the_default_comes_from(capsys: pytest.CaptureFix
     assert code == 0
     flat = " ".join(out.split())
     assert "$TOOLWEAVE_DOMAIN, else the only one installed" in flat
+
+
+def test_N1_toolweave_domains_says_when_a_plugin_hides_documents_ingested_under_its_name(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A plugin installed after its name's ingest: the documents were silently never read."""
+    from toolweave.domains.documents import documents_path
+    from toolweave.tools.search import SqliteDocumentStore
+
+    data = tmp_path / "data"  # the offline_cli fixture's data directory
+    path = documents_path("korhaz", data)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    SqliteDocumentStore(str(path)).add_document("parking", "Parking is free.", name="Parking")
+    code, out, err = run(capsys, "domains")
+    assert code == 0
+    assert out.split().count("korhaz") == 1
+    assert "korhaz: the installed plugin's domain hides the documents ingested" in err
+    assert "toolweave ingest DIR --domain korhaz-docs" in err
+    path.unlink()
+    code, _, err = run(capsys, "domains")
+    assert "hides" not in err  # a name only the plugin uses: nothing to say

@@ -446,10 +446,12 @@ def cmd_tools(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_domains(args: argparse.Namespace, out: TextIO) -> int:
     """``toolweave domains``: the names :func:`load_domain` accepts."""
     from toolweave.cli import render
-    from toolweave.domains import available_domains, broken_plugins
+    from toolweave.domains import available_domains, broken_plugins, hidden_documents
 
-    _print(available_domains(data_dir=args.data_dir, database_url=args.database_url), out)
-    for line in render.broken_plugin_lines(broken_plugins(), verbose=args.verbose):
+    where = {"data_dir": args.data_dir, "database_url": args.database_url}
+    _print(available_domains(**where), out)
+    hidden = render.hidden_documents_lines(hidden_documents(**where))
+    for line in [*render.broken_plugin_lines(broken_plugins(), verbose=args.verbose), *hidden]:
         print(f"{PROG}: {line}", file=sys.stderr)
     return 0
 

@@ -429,6 +429,19 @@ def when_it_runs(tool: AnyTool, default_retrieval: str | None, width: int = 60) 
     return DEFAULT_RETRIEVAL if tool.name == default_retrieval else ONLY_FORCED
 
 
+HIDDEN_DOCUMENTS = (
+    "{name}: the installed plugin's domain hides the documents ingested under the same name; "
+    "ingest them again under another name (toolweave ingest DIR --domain {name}-docs) and "
+    "build the plugin's domain on them with toolweave.domains.ingested_store('{name}-docs')"
+)
+"""``toolweave domains``' line for a name both a plugin and an ingest use (N1)."""
+
+
+def hidden_documents_lines(names: Sequence[str]) -> list[str]:
+    """One :data:`HIDDEN_DOCUMENTS` line per name a plugin and ingested documents share."""
+    return [HIDDEN_DOCUMENTS.format(name=name) for name in names]
+
+
 def broken_plugin_lines(broken: Mapping[str, str], *, verbose: bool = False) -> list[str]:
     """``toolweave domains``' lines about plugins that failed to load, and where it looked.
 

@@ -108,6 +108,20 @@ def available_domains(
     return _names(_installed(), data_dir, database_url)
 
 
+def hidden_documents(
+    *, data_dir: str | os.PathLike[str] | None = None, database_url: str | None = None
+) -> list[str]:
+    """Names under which documents were ingested that an installed plugin's domain hides (N1).
+
+    :func:`load_domain` takes the plugin for such a name, so its ingested documents are
+    never read; a plugin installed after the ingest is how a name gets both.
+    """
+    from toolweave.domains.documents import ingested_domains
+
+    ingested = ingested_domains(data_dir, database_url=database_url)
+    return sorted(set(_installed().domains) & set(ingested))
+
+
 def _names(
     installed: _Installed, data_dir: str | os.PathLike[str] | None, database_url: str | None
 ) -> list[str]:

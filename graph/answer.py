@@ -14,6 +14,7 @@ from toolweave.coordinators.deep_search import DeepSearchCoordinator
 from toolweave.graph.clarify import exchange_of
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.nodes import Steps, make_node
+from toolweave.graph.tool_call import kept_effect_text
 from toolweave.llm import prompts
 from toolweave.llm.answer_rules import (
     cites_only,
@@ -507,6 +508,21 @@ def _tried(reply: _Reply) -> bool:
     return any(c.claim.cited or checkable(c.claim.text) for c in reply.checked if not c.supported)
 
 
+def standing_effects(state: GraphState, deps: Dependencies) -> list[str]:
+    """S5, Q6: earlier effects of the amended request that this run did not call or keep.
+
+    The amended request routed elsewhere; what the tools did stands, and the answer says so.
+    """
+    message = state["message"]
+    ran = {entry.split(":", 1)[-1] for entry in state["activated"]}
+    tools = ((call, deps.registry.get(call.tool)) for call in message.amends)
+    return [
+        kept_effect_text(tool, call, message.user_lang)
+        for call, tool in tools
+        if tool is not None and call.tool not in ran
+    ]
+
+
 def answer_request(state: GraphState, deps: Dependencies) -> AnswerRequest:
     """What the answer is generated from (A7, T8, S6, Q8).
 
@@ -523,7 +539,7 @@ def answer_request(state: GraphState, deps: Dependencies) -> AnswerRequest:
             deps.domain.system_prompt, state["activated"], deps.registry
         ),
         documents=state["documents"],
-        guaranteed=guaranteed_texts(state["guaranteed"]),
+        guaranteed=[*guaranteed_texts(state["guaranteed"]), *standing_effects(state, deps)],
         history=earlier[-window:] if window else [],
         parts=[answer_part(state, node) for node in user_parts(state, deps.registry)],
         clarifications=exchanges,

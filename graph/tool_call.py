@@ -301,6 +301,15 @@ def acting_entry(
     return called.model_copy(update={"key": key, "amends": amends, "reason": reason})
 
 
+def kept_effect_text(tool: AnyTool, earlier: ActedCall, user_lang: str) -> str:
+    """What the answer is told of ``earlier``, a call whose effect stands (S5, Q6, R10)."""
+    said = result_reader(tool, user_lang)(earlier.result).strip() if earlier.result else ""
+    if said:
+        return KEPT_EFFECT.get(user_lang, KEPT_EFFECT["en"]).format(said=said)
+    unsaid = KEPT_EFFECT_UNSAID.get(user_lang, KEPT_EFFECT_UNSAID["en"])
+    return unsaid.format(tool=tool.name.replace("_", " "))
+
+
 def kept_effect(node: TaskNode, tool: AnyTool, earlier: ActedCall, user_lang: str) -> Outcome:
     """S5, Q6: a tool that acted for the amended request, not called again: its result stands.
 
@@ -308,12 +317,7 @@ def kept_effect(node: TaskNode, tool: AnyTool, earlier: ActedCall, user_lang: st
     second time. Its earlier result, read (R10), reaches the answer as guaranteed
     context saying it was done before the amendment and not changed by it.
     """
-    said = result_reader(tool, user_lang)(earlier.result).strip() if earlier.result else ""
-    if said:
-        text = KEPT_EFFECT.get(user_lang, KEPT_EFFECT["en"]).format(said=said)
-    else:
-        unsaid = KEPT_EFFECT_UNSAID.get(user_lang, KEPT_EFFECT_UNSAID["en"])
-        text = unsaid.format(tool=tool.name.replace("_", " "))
+    text = kept_effect_text(tool, earlier, user_lang)
     kept = LedgerEntry(  # a result on the task (S5: ran here), under the earlier key
         kind=LedgerKind.TOOL_RESULT,
         task_no=node.task_no,

@@ -318,3 +318,39 @@ def test_Q6_S5_an_amended_request_gives_an_ai_tool_that_acts_the_key_it_amends(
         assert (
             "Done before the request was amended, and not done again: Filed: yes" in (out["answer"])
         )
+
+
+class OncePlanner(Planner):
+    """Forces the ticket and the floor question on the first request only (the amended
+    request is then answered without calling the ticket tool at all)."""
+
+    def __init__(self, plan: list[str]) -> None:
+        super().__init__(plan, split=False)
+        self.planned = 0
+
+    def decompose_into_subtasks(self, task: TaskInfo) -> TaskInfo:
+        if task.task_no == "1":
+            self.planned += 1
+            task.required_tool_names = list(self.plan) if self.planned == 1 else []
+        return task
+
+
+def test_S5_Q6_an_effect_the_amended_request_does_not_reach_is_still_said_in_the_answer() -> None:
+    """The amended request routes elsewhere: the ticket opened before it stands, said."""
+    ticket = OpenTicket()
+    tools = [OncePlanner([ticket.name, "ask_floor"]), ticket, AskFloor()]
+    answered: list[list[str]] = []
+
+    def answer(request: Any) -> str:
+        answered.append(list(request.guaranteed))
+        return "\n".join(request.guaranteed)
+
+    assistant = FunctionAssistant(route=lambda text, tools: [], answer=answer)
+    graph = build_graph("desk", tools, assistant=assistant, checkpointer=InMemorySaver())
+    config = _config("amend-unrouted")
+    assert _asked(_ask(graph, config, QUESTION))
+    _ask(graph, config, AMENDED)
+    assert len(ticket.tickets) == 1  # not called again
+    said = [text for text in answered[-1] if text.startswith("Done before the request")]
+    assert len(said) == 1
+    assert "HD-1" in said[0]

@@ -33,7 +33,12 @@ from toolweave.llm.citations import citation_schema, marked_text, reply_claims
 from toolweave.llm.cited_stream import CHECKED, SHOWN, Streamed, cited_stream, gate_for
 from toolweave.llm.confidence import routing_confidences
 from toolweave.llm.errors import LlmRequestError
-from toolweave.llm.offline_extract import INVENTED_INPUT, ground_request, invented_required
+from toolweave.llm.offline_extract import (
+    INVENTED_INPUT,
+    extract_request,
+    ground_request,
+    invented_required,
+)
 from toolweave.llm.passthrough import ANSWER_TAG
 from toolweave.llm.port import (
     UNSTREAMED,
@@ -58,6 +63,7 @@ from toolweave.llm.replies import (
     cut_routing_reply,
     decomposition_block,
     decomposition_schema,
+    fills_something,
     fused_forms,
     offered_tools,
     routing_keys,
@@ -490,7 +496,7 @@ class ChatModelAssistant(LlmAssistant):
         if not offered:
             none = tuple(verdict for _, verdict in verdicts(tools, offered, None))
             return Activation(verdicts=none, requests={}, llm_calls=0)
-        forms = fused_forms(tools)  # A10: a long form rides with the best-ranked tool only
+        forms = fused_forms(tools, task_prompt)  # A10: a long form rides only when it pays
         system = prompts.fused_routing_system(
             tools=cached_tools_block(tuple(offered), with_instruction=forms),
             extraction_guidance=fused_guidance(extraction_prompt),
@@ -513,6 +519,7 @@ class ChatModelAssistant(LlmAssistant):
             if not asks and invented_required(filled, requests[tool.name]):
                 kept[-1] = replace(verdict, run=False, reason=INVENTED_INPUT)  # T7
                 del requests[tool.name]
+        requests.update(_unfilled(tools, kept, forms, task_prompt))
         words = search_words(reply)
         formless = frozenset(tool.name for tool in offered if tool.request_model.model_fields)
         return Activation(
@@ -696,6 +703,24 @@ class ChatModelAssistant(LlmAssistant):
     aread_passage = _adriven(read_passage_steps)
     answer = _driven(answer_steps)
     aanswer = _adriven(answer_steps)
+
+
+def _unfilled(
+    tools: Tools, kept: Sequence[RoutingVerdict], forms: frozenset[str], task: str
+) -> dict[str, ExtractedRequest]:
+    """A10, T7: the requests of yeses whose long form the task fills nothing of.
+
+    The form was not carried; a call of its own would come back all null, so the
+    offline extraction's request stands for it, with no call.
+    """
+    return {
+        tool.name: extract_request(task, tool.request_model) or {}
+        for tool, verdict in zip(tools, kept, strict=True)
+        if verdict.run
+        and tool.name not in forms
+        and tool.request_model.model_fields
+        and not fills_something(task, tool.request_model)
+    }
 
 
 def fused_guidance(extraction_prompt: str) -> str:

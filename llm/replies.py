@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, Field, ValidationError, create_model, field_validator
 
-from toolweave.llm.offline_extract import OFFLINE_HINTS
+from toolweave.llm.offline_extract import OFFLINE_HINTS, extract_request
 from toolweave.llm.port import DecompositionSchema
 from toolweave.tools.language import detect_language
 from toolweave.tools.registry import AnyTool
@@ -470,20 +470,34 @@ would cost more than the call of its own that fills it on the rare question its 
 runs for (an extraction call's prompt alone is about 1,500 characters). A10 wire."""
 
 
-def fused_forms(ranked: Sequence[AnyTool]) -> frozenset[str]:
+def fused_forms(ranked: Sequence[AnyTool], task: str) -> frozenset[str]:
     """The tools whose request form the fused routing call carries (A10, T7).
 
-    ``ranked``: the candidates, best ranked first (T12). The best-ranked offered
-    candidate's form, and every other form no longer than :data:`SMALL_FORM_CHARS`.
-    A tool that says yes without its form carried has it filled by a call of its own
-    when it runs, as a subtask's tools do (M2).
+    ``ranked``: the candidates, best ranked first (T12). Every form no longer than
+    :data:`SMALL_FORM_CHARS`; a longer one only for the best-ranked offered candidate,
+    and only when ``task`` states one of its inputs as the offline extraction reads it
+    (a form the text fills nothing of comes back all null, T7). A tool that says yes
+    without its form carried has it filled by a call of its own when it runs, as a
+    subtask's tools do (M2).
     """
     offered = [tool for tool in ranked if tool.executable_instruction]
     return frozenset(
         tool.name
         for at, tool in enumerate(offered)
         if tool.request_model.model_fields
-        and (at == 0 or _form_chars(tool.request_model) <= SMALL_FORM_CHARS)
+        and (
+            _form_chars(tool.request_model) <= SMALL_FORM_CHARS
+            or (at == 0 and fills_something(task, tool.request_model))
+        )
+    )
+
+
+def fills_something(task: str, request_model: type[BaseModel]) -> bool:
+    """Whether the offline extraction fills a field of ``request_model`` from ``task``."""
+    values = extract_request(task, request_model) or {}
+    return any(
+        values.get(info.alias or name) not in (None, "", [], info.default)
+        for name, info in request_model.model_fields.items()
     )
 
 

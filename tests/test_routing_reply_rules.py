@@ -327,3 +327,12 @@ def test_A10_T7_a_formless_yes_the_text_backs_is_filled_by_a_call_of_its_own():
     assert "1:spaces" in out["activated"]
     assert len(model.calls) == 3  # routing, the request, the answer
     assert "Reserved: meeting room number 3." in model.calls[-1].system
+
+
+def test_A10_T7_a_formless_yes_the_text_fills_nothing_of_needs_no_call_of_its_own() -> None:
+    """The call would come back all null: the offline extraction's request stands for it."""
+    graph, model = _spaces_graph(SPACES_YES, "Done.")
+    out = graph.invoke({"messages": [HumanMessage("Reserve a space near the capital desk")]})
+    assert "1:spaces" in out["activated"]  # its words back the yes (T5)
+    assert len(model.calls) == 2  # routing and the answer: no extraction call
+    assert "Reserved: None." in model.calls[-1].system

@@ -179,10 +179,16 @@ class LongHold(ChatbotTool[LongHoldRequest]):
     instruction = "Fill hall as the user wrote it."
 
 
-def _long_route(fake_openai, llm, ranked: list[ChatbotTool[Any]]) -> tuple[Any, dict[str, Any]]:
+HOLD_A_HALL = "Hold meeting room number 3 for me"
+"""A task that states an input of both long forms (their lists hold the name)."""
+
+
+def _long_route(
+    fake_openai, llm, ranked: list[ChatbotTool[Any]], task: str = HOLD_A_HALL
+) -> tuple[Any, dict[str, Any]]:
     fake_openai.script({"best_fit": "hold", "booking": None, "hold": {"reason": "x", "run": True}})
     activation = llm.route_and_extract(
-        "Hold a hall", "Hold a hall", ranked, extraction_prompt=EXTRACTION_SYSTEM_PROMPT
+        task, task, ranked, extraction_prompt=EXTRACTION_SYSTEM_PROMPT
     )
     (request,) = fake_openai.requests
     return activation, request
@@ -211,3 +217,12 @@ def test_A10_the_candidate_ranked_first_decides_whose_long_form_rides(fake_opena
     # the yes stands; its request is filled when the tool runs (no request from this call)
     assert activation.routed() == ["hold"]
     assert activation.requests == {}
+
+
+def test_A10_a_long_form_the_task_fills_nothing_of_rides_with_no_candidate(fake_openai, llm):
+    """ "Hold a hall" names no hall of the list: the form would come back all null (T7)."""
+    activation, request = _long_route(fake_openai, llm, [LongHold(), LongBooking()], "Hold a hall")
+    body = json.dumps(request, ensure_ascii=False)
+    assert '"hall"' not in body
+    assert '"room"' not in body
+    assert activation.formless == frozenset({"booking", "hold"})

@@ -132,11 +132,10 @@ def as_agent_tool(
             replies continue it; the graph must have its own checkpointer.
 
     Returns:
-        A tool that takes ``question`` and returns the answer with its sources; the
-        answer's sources (R9) are the tool message's artifact. Its progress events and
-        answer tokens reach the agent's stream (``stream_mode=["custom", "messages"]``
-        with ``subgraphs=True``), and the agent's ``tool_call_id`` is handled by
-        LangChain's tool machinery.
+        A tool that takes ``question`` and returns the answer with its sources; the answer's sources
+        (R9) are the tool message's artifact. Its progress events and answer tokens reach the
+        agent's stream (``stream_mode=["custom", "messages"]`` with ``subgraphs=True``), and the
+        agent's ``tool_call_id`` is handled by LangChain's tool machinery.
     """
     if thread == "agent" and getattr(graph, "checkpointer", None) is None:
         raise ConfigurationError(

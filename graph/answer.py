@@ -81,9 +81,8 @@ def answer_system_prompt(base: str, activated: Sequence[str], registry: ToolRegi
 def guaranteed_texts(entries: Sequence[PromptAndContext]) -> list[str]:
     """R5: every guaranteed context, one per result (completion key), in walk order.
 
-    Never deduplicated by text: two subtasks may answer "Left" each, and both
-    answers belong to the final answer. Each entry keeps, in ``prompt``, the
-    execution text of the subtask it answers.
+    Never deduplicated by text: two subtasks may answer "Left" each, and both answers belong to the
+    final answer. Each entry keeps, in ``prompt``, the execution text of the subtask it answers.
     """
     return [entry.context for entry in entries]
 
@@ -166,11 +165,10 @@ def clarification_turn(
 ) -> tuple[list[AnyMessage], list[ClarificationExchange]]:
     """The messages before this request's question, and its clarification exchanges (Q8).
 
-    A request that asked ``rounds`` clarification questions ends on them: the
-    question, then each asked question (an AI message) and the reply (a human
-    message). The exchanges are part of the request, so the history given to the
-    answer model ends before the question: never on the question just answered. A
-    reply that is the number of an offered choice ("2") is that choice.
+    A request that asked ``rounds`` clarification questions ends on them: the question, then each
+    asked question (an AI message) and the reply (a human message). The exchanges are part of the
+    request, so the history given to the answer model ends before the question: never on the
+    question just answered. A reply that is the number of an offered choice ("2") is that choice.
     """
     end = len(messages) - 1  # the question, or the last reply
     exchanges: list[ClarificationExchange] = []

@@ -48,11 +48,10 @@ def check_domain_tools(domain: Domain, registry: ToolRegistry) -> None:
     """The domain's default retrieval tool is a registered tool; the domain's name is no typo.
 
     Raises:
-        ConfigurationError: The default retrieval tool is not registered (a typo would
-            switch the retrieval off without a word), the message listing the
-            registered tools; or every tool given is of another domain whose name is
-            a near-spelling of this one's (T2: none would ever run). Tools of a
-            domain with another name altogether are kept, never offered (T2).
+        ConfigurationError: The default retrieval tool is not registered (a typo would switch the
+            retrieval off without a word), the message listing the registered tools; or every tool
+            given is of another domain whose name is a near-spelling of this one's (T2: none would
+            ever run). Tools of a domain with another name altogether are kept, never offered (T2).
     """
     _check_domain_spelling(domain, registry)
     name = domain.default_retrieval_tool

@@ -9,20 +9,18 @@ candidates than ``Limits.max_routing_candidates`` is offered the best ranked for
 its task prompt, plus ``Domain.always_offered``; one ``prefilter`` ledger entry
 names the kept and the best-ranked dropped tools.
 
-**The guards, one call** (:func:`guard` -> :class:`GuardOutcome`), in this order:
-the model's best fit as its yes when it said yes to nothing (:func:`best_fit_yes`,
-T5); no yes without its required input (:func:`without_missing_inputs`, T13) nor
-with nothing in the task behind it (:func:`without_unbacked_yeses`, T5 with T7);
-several yeses resolved to the best fit and tools with words of their own
-(:func:`resolve_yeses`, T5); a finished-answer yes taken only on clear evidence
-(:func:`guard_terminal`, A8: a routing failure, a conflict, not the best match or
-in doubt, see :func:`terminal_verdict`; A9: in doubt its answer joins the context);
-a tool that acts (``side_effects``) and gives context weighed by the evidence a
-finished answer needs (:func:`guard_acting`, A9: :func:`yes_doubt`; one that acts never
-runs in doubt, whatever its result, :func:`acting_in_doubt`); a tool that may ask the
-user weighed by the same evidence (:func:`asking_in_doubt`, Q1 with A9). They read
-the keyword evidence (:func:`keyword_evidence`) and the offline rule's
-(:class:`~toolweave.llm.offline_routing.RoutingEvidence`) once per routing.
+**The guards, one call** (:func:`guard` -> :class:`GuardOutcome`), in this order: the model's best
+fit as its yes when it said yes to nothing (:func:`best_fit_yes`, T5); no yes without its required
+input (:func:`without_missing_inputs`, T13) nor with nothing in the task behind it
+(:func:`without_unbacked_yeses`, T5 with T7); several yeses resolved to the best fit and tools with
+words of their own (:func:`resolve_yeses`, T5); a finished-answer yes taken only on clear evidence
+(:func:`guard_terminal`, A8: a routing failure, a conflict, not the best match or in doubt, see
+:func:`terminal_verdict`; A9: in doubt its answer joins the context); a tool that acts
+(``side_effects``) and gives context weighed by the evidence a finished answer needs
+(:func:`guard_acting`, A9: :func:`yes_doubt`; one that acts never runs in doubt, whatever its
+result, :func:`acting_in_doubt`); a tool that may ask the user weighed by the same evidence
+(:func:`asking_in_doubt`, Q1 with A9). They read the keyword evidence (:func:`keyword_evidence`) and
+the offline rule's (:class:`~toolweave.llm.offline_routing.RoutingEvidence`) once per routing.
 
 **N1, the domain's own words.** The domain's name and its store's stop words
 (:func:`domain_words`) are no evidence anywhere here: not in the keyword evidence,
@@ -155,14 +153,13 @@ def terminal_verdict(
 ) -> tuple[str, set[str], str] | None:
     """A8: ``(verdict, tools not to run, why)`` when a terminal yes is unclear, else ``None``.
 
-    A finished answer ends the run, so a wrong yes is costly. Unclear: several
-    terminal yeses, or most candidates routed (a routing failure: none runs); the
-    task closer to what the tool is ``not_for``, or its only word for it one its
-    ``not_for`` questions have (A9: dropped); routed with others (it runs alone
-    only when it scores :data:`TERMINAL_MARGIN` times the best other, else the
-    others run); alone, the evidence a lone yes needs (:func:`yes_doubt`, A9).
-    ``scores``: the candidates' :func:`keyword_evidence` for the task;
-    ``evidence``: the offline rule's for it (the domain's words out).
+    A finished answer ends the run, so a wrong yes is costly. Unclear: several terminal yeses, or
+    most candidates routed (a routing failure: none runs); the task closer to what the tool is
+    ``not_for``, or its only word for it one its ``not_for`` questions have (A9: dropped); routed
+    with others (it runs alone only when it scores :data:`TERMINAL_MARGIN` times the best other,
+    else the others run); alone, the evidence a lone yes needs (:func:`yes_doubt`, A9). ``scores``:
+    the candidates' :func:`keyword_evidence` for the task; ``evidence``: the offline rule's for it
+    (the domain's words out).
     """
     terminal = {t.name for t in candidates if t.name in routed and t.returns_answer}
     if not terminal:
@@ -222,16 +219,15 @@ def yes_doubt(
 ) -> tuple[str, str] | None:
     """A9: ``(verdict, why)`` when a yes lacks the evidence a tool that ends the run or acts needs.
 
-    ``None`` when the evidence is there. The same rule for a finished answer
-    (``returns_answer``) and for a tool that acts (``side_effects``), whatever its
-    result: the task closer to what the tool is ``not_for``, or its only word for it
-    one its ``not_for`` questions have (dropped); no word of the task shared with any
-    candidate that was not routed, nor with the tool, which declares examples (in
-    doubt); another candidate not routed matching the task better, or as well
-    above zero (dropped; a tie at zero stands); the task sharing words with the
-    tool without the offline rule's evidence for it, its declared intent or a clear
-    margin (:func:`~toolweave.llm.offline_routing.held_back`; in doubt).
-    ``routed``: the tools the routing keeps (others routed beside it are no rivals).
+    ``None`` when the evidence is there. The same rule for a finished answer (``returns_answer``)
+    and for a tool that acts (``side_effects``), whatever its result: the task closer to what the
+    tool is ``not_for``, or its only word for it one its ``not_for`` questions have (dropped); no
+    word of the task shared with any candidate that was not routed, nor with the tool, which
+    declares examples (in doubt); another candidate not routed matching the task better, or as well
+    above zero (dropped; a tie at zero stands); the task sharing words with the tool without the
+    offline rule's evidence for it, its declared intent or a clear margin
+    (:func:`~toolweave.llm.offline_routing.held_back`; in doubt). ``routed``: the tools the routing
+    keeps (others routed beside it are no rivals).
     """
     name = tool.name
     kind = "a finished answer" if tool.returns_answer else "it acts"
@@ -288,12 +284,11 @@ class HasStopwords(Protocol):
 class DomainWords:
     """The domain's own words, no evidence for any tool: its name and its store's stop words.
 
-    A word nearly every question of the domain holds ("library" in a library's
-    domain, "hospital" in a hospital's) matches every tool that says it, and says
-    nothing about which tool a question is for. Its store drops it from search
-    queries; routing drops it too: from the keyword evidence (:attr:`terms`), the
-    pre-filter's ranking (T12) and the offline rule's evidence behind A8, A9 and
-    Q1 (:meth:`strip`).
+    A word nearly every question of the domain holds ("library" in a library's domain, "hospital" in
+    a hospital's) matches every tool that says it, and says nothing about which tool a question is
+    for. Its store drops it from search queries; routing drops it too: from the keyword evidence
+    (:attr:`terms`), the pre-filter's ranking (T12) and the offline rule's evidence behind A8, A9
+    and Q1 (:meth:`strip`).
     """
 
     words: tuple[str, ...] = ()
@@ -383,12 +378,11 @@ def acting_in_doubt(
 ) -> tuple[set[str], list[LedgerEntry]]:
     """A9, for every tool that acts: of the tools whose yes is in doubt, those that act.
 
-    ``doubted``: tool name -> why its yes is in doubt (:func:`yes_doubt`). A tool
-    that acts (``side_effects``) does not run on such a yes, whatever its result
-    kind: a finished answer in doubt that does not act runs after the retrieval and
-    its text joins the context, a context tool runs as routed, but an effect done on
-    a doubt cannot be taken back. Returns the tools that act, which do not run, and
-    one ledger entry naming them with their why.
+    ``doubted``: tool name -> why its yes is in doubt (:func:`yes_doubt`). A tool that acts
+    (``side_effects``) does not run on such a yes, whatever its result kind: a finished answer in
+    doubt that does not act runs after the retrieval and its text joins the context, a context tool
+    runs as routed, but an effect done on a doubt cannot be taken back. Returns the tools that act,
+    which do not run, and one ledger entry naming them with their why.
     """
     acting = {t.name: doubted[t.name] for t in candidates if t.name in doubted and t.side_effects}
     if not acting:
@@ -491,16 +485,14 @@ def asking_in_doubt(
 ) -> tuple[set[str], list[LedgerEntry]]:
     """Q1 with A9: the routed tools that may ask the user, but on a verdict in doubt.
 
-    A question back to the user stops the run as a finished answer does, so it asks
-    for the same evidence (:func:`asking_doubt`). A tool that gives a finished answer
-    is weighed by :func:`guard_terminal` already (its in-doubt answer joins the
-    context; one that acts does not run), so only context tools are weighed here.
-    A tool in doubt still runs, after
-    the domain's retrieval (A5), and what it finds joins the context; only its
-    question is not asked (``execute``: no pause, no result, R1), and retrieval
-    answers, or says it has no information. "Is the library closed on New Year's
-    Day?" shares "day" with a branch-hours tool that asks "Which branch?", and is
-    about every branch.
+    A question back to the user stops the run as a finished answer does, so it asks for the same
+    evidence (:func:`asking_doubt`). A tool that gives a finished answer is weighed by
+    :func:`guard_terminal` already (its in-doubt answer joins the context; one that acts does not
+    run), so only context tools are weighed here. A tool in doubt still runs, after the domain's
+    retrieval (A5), and what it finds joins the context; only its question is not asked
+    (``execute``: no pause, no result, R1), and retrieval answers, or says it has no information.
+    "Is the library closed on New Year's Day?" shares "day" with a branch-hours tool that asks
+    "Which branch?", and is about every branch.
     """
     domain_asks = deps.domain.ask_for_missing_inputs
     details: dict[str, str] = {}
@@ -566,17 +558,15 @@ def best_fit_yes(
 ) -> tuple[Activation, list[LedgerEntry]]:
     """T5: the model's best fit as its yes, when it said yes to no candidate, on evidence.
 
-    ``best_fit`` is the routing reply's first answer. A small model given a cheap
-    no (``null``) may write it for every candidate after naming the right tool
-    ("Mikor van rendelés a kardiológián?": best fit ``department_info``, every
-    entry ``null``); it may as well name a tool that has nothing to do with the
-    task. So the best fit runs only when the task's words back it: its keyword
-    score (``scores``, the routing's :func:`keyword_evidence`: BM25 over the tool's
-    texts, the domain's own name aside, as for A8) is above zero and at least
-    :data:`BEST_FIT_SHARE` of the best candidate's. Its request is
-    filled by the offline extraction rules from what the text states (T7). A8
-    still asks a finished-answer tool for its evidence; a tool missing a required
-    input still declines (T13).
+    ``best_fit`` is the routing reply's first answer. A small model given a cheap no (``null``) may
+    write it for every candidate after naming the right tool ("Mikor van rendelés a kardiológián?":
+    best fit ``department_info``, every entry ``null``); it may as well name a tool that has nothing
+    to do with the task. So the best fit runs only when the task's words back it: its keyword score
+    (``scores``, the routing's :func:`keyword_evidence`: BM25 over the tool's texts, the domain's
+    own name aside, as for A8) is above zero and at least :data:`BEST_FIT_SHARE` of the best
+    candidate's. Its request is filled by the offline extraction rules from what the text states
+    (T7). A8 still asks a finished-answer tool for its evidence; a tool missing a required input
+    still declines (T13).
     """
     verdicts = activation.verdicts
     best = next((v.tool for v in verdicts if v.best), None)
@@ -615,15 +605,13 @@ def without_missing_inputs(
 ) -> tuple[Activation, list[LedgerEntry]]:
     """T13 at routing: a yes whose request leaves a required input unfilled is a no.
 
-    Such a tool would decline when it is called (an AI system tool after its
-    input check, W2), so it is not queued: the routed set says what runs. A tool
-    that asks for what is missing (Q1: its own or the domain's
-    ``ask_for_missing_inputs``, or a clarifiable tool) keeps its yes, and so does
-    a tool whose request the routing call did not extract (it is extracted when
-    it runs). "Which phone number do I call to book a CT scan?" is no date for
-    ``format_date``, whatever the model says. A required input the model left out
-    but the text states (the offline extraction rules find it) is filled from the
-    text instead, and the tool runs.
+    Such a tool would decline when it is called (an AI system tool after its input check, W2), so it
+    is not queued: the routed set says what runs. A tool that asks for what is missing (Q1: its own
+    or the domain's ``ask_for_missing_inputs``, or a clarifiable tool) keeps its yes, and so does a
+    tool whose request the routing call did not extract (it is extracted when it runs). "Which phone
+    number do I call to book a CT scan?" is no date for ``format_date``, whatever the model says. A
+    required input the model left out but the text states (the offline extraction rules find it) is
+    filled from the text instead, and the tool runs.
     """
     domain_asks = deps.domain.ask_for_missing_inputs
     yes = {v.tool for v in activation.verdicts if v.run}
@@ -682,15 +670,13 @@ def resolve_yeses(
 ) -> tuple[set[str], list[LedgerEntry]]:
     """T5: a model's several yeses, resolved by confidence, the candidate it named best, rank.
 
-    Only when the model said yes to several tools and named a best fit, or gave
-    every yes a P(yes) (``RoutingVerdict.confidence``): the surest yes runs (the
-    highest P(yes); among equals, or without them, the best fit, then the
-    best-ranked yes: ``candidates`` come best ranked first), and each other yes
-    only when it is justified on its own: the task's words it matches and the kept
-    tools do not weigh at least
-    :attr:`~toolweave.llm.offline_routing.RoutingRule.min_extra` (the offline rule's
-    test for a second tool; ``evidence``, the offline rule's for the task prompt).
-    Near-duplicate tools, which match the same words, do not all run.
+    Only when the model said yes to several tools and named a best fit, or gave every yes a P(yes)
+    (``RoutingVerdict.confidence``): the surest yes runs (the highest P(yes); among equals, or
+    without them, the best fit, then the best-ranked yes: ``candidates`` come best ranked first),
+    and each other yes only when it is justified on its own: the task's words it matches and the
+    kept tools do not weigh at least :attr:`~toolweave.llm.offline_routing.RoutingRule.min_extra`
+    (the offline rule's test for a second tool; ``evidence``, the offline rule's for the task
+    prompt). Near-duplicate tools, which match the same words, do not all run.
     """
     yes = [v.tool for v in verdicts if v.run]
     best = [v.tool for v in verdicts if v.best and v.run]
@@ -731,22 +717,20 @@ def without_unbacked_yeses(
 ) -> tuple[Activation, list[LedgerEntry]]:
     """T5 with T7: a context tool's yes with nothing in the task behind it is a no.
 
-    Nothing behind it: the task prompt shares no word with the tool's texts (its
-    keyword score in ``scores``, the routing's :func:`keyword_evidence`, is zero)
-    and the model's request for it, grounded in the text (T7), states none of its
-    inputs (:func:`~toolweave.llm.offline_extract.states_input`: a closed set's
-    member the model picked, or a name that is none of the field's known values,
-    states nothing). A small model says yes to a tool it names as the best fit of a task no
-    tool fits: ``department_info`` for "What is the capital of France?" (the
-    department tool then asks "Which department?"), the slots tool for "Hol lehet
-    átvenni a talált tárgyakat?". Such a yes is read as no, and the retrieval
-    answers. A yes keeps its run when the task states one of the tool's inputs
-    (a paraphrase naming the department), in the model's request or as the text
-    writes it (the text alone when the routing call did not carry the tool's form;
-    the offline extraction finds "gyerekosztály", a known name of the
-    paediatrics department, where the 1.5B model wrote "Gyermekgyógyászat", which the
-    text does not hold), when the tool has no inputs to state,
-    and when the tool gives a finished answer (A8 weighs those).
+    Nothing behind it: the task prompt shares no word with the tool's texts (its keyword score in
+    ``scores``, the routing's :func:`keyword_evidence`, is zero) and the model's request for it,
+    grounded in the text (T7), states none of its inputs
+    (:func:`~toolweave.llm.offline_extract.states_input`: a closed set's member the model picked, or
+    a name that is none of the field's known values, states nothing). A small model says yes to a
+    tool it names as the best fit of a task no tool fits: ``department_info`` for "What is the
+    capital of France?" (the department tool then asks "Which department?"), the slots tool for "Hol
+    lehet átvenni a talált tárgyakat?". Such a yes is read as no, and the retrieval answers. A yes
+    keeps its run when the task states one of the tool's inputs (a paraphrase naming the
+    department), in the model's request or as the text writes it (the text alone when the routing
+    call did not carry the tool's form; the offline extraction finds "gyerekosztály", a known name
+    of the paediatrics department, where the 1.5B model wrote "Gyermekgyógyászat", which the text
+    does not hold), when the tool has no inputs to state, and when the tool gives a finished answer
+    (A8 weighs those).
     """
     requests = activation.requests
     details: dict[str, str] = {}
@@ -798,14 +782,13 @@ def guard(
     """The route node's guards on one routing call's verdicts: one call, in this order.
 
     The evidence they weigh is read once: the candidates' keyword evidence
-    (:func:`keyword_evidence`) and the offline rule's (:class:`RoutingEvidence`),
-    both without the domain's own ``words`` (N1). Then: the best fit as a yes
-    (:func:`best_fit_yes`, T5), no yes without its required input
-    (:func:`without_missing_inputs`, T13) nor without anything in the task behind
-    it (:func:`without_unbacked_yeses`, T5 with T7), several yeses resolved
-    (:func:`resolve_yeses`, T5), a terminal yes weighed (:func:`guard_terminal`, A8,
-    A9), a tool that acts weighed (:func:`guard_acting`, A9) and a tool that may ask
-    weighed (:func:`asking_in_doubt`, Q1 with A9).
+    (:func:`keyword_evidence`) and the offline rule's (:class:`RoutingEvidence`), both without the
+    domain's own ``words`` (N1). Then: the best fit as a yes (:func:`best_fit_yes`, T5), no yes
+    without its required input (:func:`without_missing_inputs`, T13) nor without anything in the
+    task behind it (:func:`without_unbacked_yeses`, T5 with T7), several yeses resolved
+    (:func:`resolve_yeses`, T5), a terminal yes weighed (:func:`guard_terminal`, A8, A9), a tool
+    that acts weighed (:func:`guard_acting`, A9) and a tool that may ask weighed
+    (:func:`asking_in_doubt`, Q1 with A9).
     """
     prompt = node.task.task_prompt
     scores = keyword_evidence(deps.candidate_index, prompt, candidates, words.terms)

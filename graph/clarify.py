@@ -1,8 +1,7 @@
 """The clarification pause (Q1-Q2): opening the question, taking the reply.
 
-A reply arrives as ``Command(resume=reply)`` or as the next message on the thread
-(``take_reply``); both leave it on the open question for the same tool's
-clarification method.
+A reply arrives as ``Command(resume=reply)`` or as the next message on the thread (``take_reply``);
+both leave it on the open question for the same tool's clarification method.
 """
 
 from __future__ import annotations
@@ -65,11 +64,10 @@ CLOSED_REASON = (
 def resolve_choice(reply: str, choices: Sequence[str]) -> str:
     """A reply that picks an offered choice by its place becomes that choice.
 
-    Its number ("2", "2.") or its ordinal ("the second one", "a második", "drugi", "the
-    last"; :func:`~toolweave.llm.next_message.choice_number`), after a correction's
-    marker too ("I meant the second one"). So the tool, the
-    conversation history and later follow-ups (A1) see what the user picked, not a
-    bare number.
+    Its number ("2", "2.") or its ordinal ("the second one", "a második", "drugi", "the last";
+    :func:`~toolweave.llm.next_message.choice_number`), after a correction's marker too ("I meant
+    the second one"). So the tool, the conversation history and later follow-ups (A1) see what the
+    user picked, not a bare number.
     """
     number = choice_number(reply, choices)
     if number is None:  # "Sorry, I meant the second one"

@@ -1,11 +1,10 @@
 """The compiled graph :func:`toolweave.build_graph` returns: input checked before it is stored.
 
-:class:`ToolweaveGraph` wraps ``stream``/``astream`` (every entry point goes through
-them): the input and a resume value are validated before LangGraph stores them (X1,
-X5); a stopped run on the thread is finished or abandoned first (Q5); a re-sent
-message continues its run, a message sent again after its run acted gets that run's
-answer again, and runs on one thread take turns (S5, Q6). Each run has its own scope
-(X6).
+:class:`ToolweaveGraph` wraps ``stream``/``astream`` (every entry point goes through them): the
+input and a resume value are validated before LangGraph stores them (X1, X5); a stopped run on the
+thread is finished or abandoned first (Q5); a re-sent message continues its run, a message sent
+again after its run acted gets that run's answer again, and runs on one thread take turns (S5, Q6).
+Each run has its own scope (X6).
 """
 
 from __future__ import annotations
@@ -135,8 +134,7 @@ def _thread_of(config: RunnableConfig) -> str:
 def _finishing(config: RunnableConfig) -> RunnableConfig:
     """The config that finishes (or abandons) an interrupted run, without the caller's run id.
 
-    LangGraph reads a matching ``metadata["run_id"]`` as a re-entry and would drop the
-    new message.
+    LangGraph reads a matching ``metadata["run_id"]`` as a re-entry and would drop the new message.
     """
     metadata = {k: v for k, v in (config.get("metadata") or {}).items() if k != "run_id"}
     kept = {k: v for k, v in config.items() if k != "run_id"}

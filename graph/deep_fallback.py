@@ -1,11 +1,10 @@
 """The ``deep_fallback`` node: the gatekeeper (D1) and the deep-search plan (D2, D3, D7).
 
-Once per message, after the root closed without a terminal answer, it asks the
-gatekeeper whether the context suffices and, if not, plans the domain's deep-search
-coordinator. A withheld kind (A7) is answered with its text, unjudged. Calls that
-cannot pay are skipped by domain-neutral rules, each named in the ledger (A10, D8):
-:func:`covering_text`, a quoted sentence whose missing words no page uses
-(:func:`searchable_words`), and :func:`neighbours_known`.
+Once per message, after the root closed without a terminal answer, it asks the gatekeeper whether
+the context suffices and, if not, plans the domain's deep-search coordinator. A withheld kind (A7)
+is answered with its text, unjudged. Calls that cannot pay are skipped by domain-neutral rules, each
+named in the ledger (A10, D8): :func:`covering_text`, a quoted sentence whose missing words no page
+uses (:func:`searchable_words`), and :func:`neighbours_known`.
 """
 
 from __future__ import annotations
@@ -118,8 +117,7 @@ def plan_deep_search(
 ) -> tuple[dict[str, TaskNode], list[LedgerEntry]]:
     """The new subtasks of the root (numbered, owned, contextualised) and the root, reopened.
 
-    ``rewrites`` are the gatekeeper's phrasings of each piece (D8), which its
-    search subtasks carry.
+    ``rewrites`` are the gatekeeper's phrasings of each piece (D8), which its search subtasks carry.
     """
     tasks = state["tasks"]
     root = tasks[ROOT_TASK_NO]

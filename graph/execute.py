@@ -57,14 +57,13 @@ def record_result(
 ) -> dict[str, Any]:
     """The state update of a finished tool result (B1, R1-R5, R10, A9, R11).
 
-    The context buffer keeps the result as the tool gave it (consumers read its
-    data); what reaches the answer, its documents, guaranteed context and finished
-    answer, is read through ``reads`` (the tool's :meth:`~ChatbotTool.result_text`),
-    so raw JSON never becomes the answer (R10). ``in_doubt``: the tool's yes was in
-    doubt (A9), so a finished answer (R3) joins the context, one document per line.
-    ``present``: the documents already in the context; when R6 will remove some of
-    the result's documents as seen before, the update's ledger is the outcome's
-    entries and one that counts them (R11).
+    The context buffer keeps the result as the tool gave it (consumers read its data); what reaches
+    the answer, its documents, guaranteed context and finished answer, is read through ``reads``
+    (the tool's :meth:`~ChatbotTool.result_text`), so raw JSON never becomes the answer (R10).
+    ``in_doubt``: the tool's yes was in doubt (A9), so a finished answer (R3) joins the context, one
+    document per line. ``present``: the documents already in the context; when R6 will remove some
+    of the result's documents as seen before, the update's ledger is the outcome's entries and one
+    that counts them (R11).
     """
     update = _update(key, text, outcome, reads, in_doubt=in_doubt)
     documents = update.get("documents")
@@ -158,10 +157,9 @@ def not_run_after(node: TaskNode, rest: list[str]) -> list[LedgerEntry]:
 def held_back(state: GraphState, node: TaskNode, name: str, rest: list[str]) -> dict[str, Any]:
     """T4: the update when the next queued tool is no longer offered: it does not run.
 
-    Queues hold offered tools only; a tool leaves the offered ones while queued
-    when a run resumed on a reply checks the gates again and one refuses it
-    (:func:`~toolweave.graph.normalize.make_gate_check`). Its question, if it asked,
-    is closed.
+    Queues hold offered tools only; a tool leaves the offered ones while queued when a run resumed
+    on a reply checks the gates again and one refuses it
+    (:func:`~toolweave.graph.normalize.make_gate_check`). Its question, if it asked, is closed.
     """
     closed = node.model_copy(
         update={"queue": rest, "status": TaskStatus.ROUTED if rest else TaskStatus.CLOSED}

@@ -1,12 +1,11 @@
 """Q6: the stable idempotency key of one tool call.
 
-A step that dies mid-way re-runs on resume, so tool calls are at least once; a tool
-with a side effect deduplicates on ``ctx.idempotency_key``. The key comes from what
-the checkpoint holds (never LangGraph's ``run_id``, new on resume): the thread id, the
-latest human message's id, the task, the tool's name and the clarification round.
-A request amended while a question waits (Q2) carries the keys of the calls that acted
-for the request it amends (:func:`acted_calls`, :func:`earlier_call`). A message sent
-again after its run acted is answered with that run's answer (:func:`sent_again`).
+A step that dies mid-way re-runs on resume, so tool calls are at least once; a tool with a side
+effect deduplicates on ``ctx.idempotency_key``. The key comes from what the checkpoint holds (never
+LangGraph's ``run_id``, new on resume): the thread id, the latest human message's id, the task, the
+tool's name and the clarification round. A request amended while a question waits (Q2) carries the
+keys of the calls that acted for the request it amends (:func:`acted_calls`, :func:`earlier_call`).
+A message sent again after its run acted is answered with that run's answer (:func:`sent_again`).
 """
 
 from __future__ import annotations
@@ -107,8 +106,7 @@ def is_resend(checked: Any, stored: Sequence[BaseMessage]) -> bool:
     effects do not act twice; its run is finished or its stored output returned.
 
     Raises:
-        InvalidRequestError: A message has a stored id but other text (nothing is
-            written, X5).
+        InvalidRequestError: A message has a stored id but other text (nothing is written, X5).
     """
     messages = _input_messages(checked)
     if not messages or not stored:
@@ -239,12 +237,11 @@ def answered(values: Mapping[str, Any]) -> bool:
 def sent_again(checked: Any, values: Mapping[str, Any], thread: str = "") -> SentAgain | None:
     """What a message is when it repeats the last one of a thread whose run acted (S5, Q6).
 
-    Call it for a thread where nothing waits and no run stopped mid-way. One human
-    message with the text of the thread's last one, answered by a run in which a tool
-    with side effects ran, is the same request sent again (the person unsure it went
-    through): asked anew it would act twice, under a new key. ``None`` for any other
-    message, and for a repeat whose run did not act or gave no answer (abandoned, Q5):
-    that is asked anew.
+    Call it for a thread where nothing waits and no run stopped mid-way. One human message with the
+    text of the thread's last one, answered by a run in which a tool with side effects ran, is the
+    same request sent again (the person unsure it went through): asked anew it would act twice,
+    under a new key. ``None`` for any other message, and for a repeat whose run did not act or gave
+    no answer (abandoned, Q5): that is asked anew.
     """
     if not answered(values) or not repeats_the_last_question(checked, stored_messages(values)):
         return None
@@ -309,11 +306,10 @@ def repeated_while_paused(checked: Any, values: Mapping[str, Any]) -> bool:
 def acted_calls(state: Mapping[str, Any]) -> tuple[ActedCall, ...]:
     """The calls of tools that act whose effect stands for the current request (Q6, S5).
 
-    Read from the run's state alone: the calls carried from the request this one
-    amends (``message.amends``), less those a call of this run replaced, then this
-    run's own calls, from their ledger entries (a ``key``) and the context buffer.
-    A call kept without being made again (its tool takes no amendments) stays the
-    carried one.
+    Read from the run's state alone: the calls carried from the request this one amends
+    (``message.amends``), less those a call of this run replaced, then this run's own calls, from
+    their ledger entries (a ``key``) and the context buffer. A call kept without being made again
+    (its tool takes no amendments) stays the carried one.
     """
     message = state.get("message")
     carried: tuple[ActedCall, ...] = tuple(message.amends) if message is not None else ()

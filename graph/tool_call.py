@@ -1,11 +1,10 @@
 """Calling a tool from the graph: any tool kind, the right method, its failure contained.
 
-Generic: nothing here knows which kind of pause (if any) a result leads to.
-:func:`tool_call` picks the tool's method (plain, with prior context B2, with the
-user's reply Q2/B3) in its sync and async form; :func:`tool_steps` is one call as
-``execute`` makes it: the request extracted if needed (T7), validated (T6), the
-tool's budget (D7), its context (P1-P3, Q6), and a failure turned into "no result"
-(R7).
+Generic: nothing here knows which kind of pause (if any) a result leads to. :func:`tool_call` picks
+the tool's method (plain, with prior context B2, with the user's reply Q2/B3) in its sync and async
+form; :func:`tool_steps` is one call as ``execute`` makes it: the request extracted if needed (T7),
+validated (T6), the tool's budget (D7), its context (P1-P3, Q6), and a failure turned into "no
+result" (R7).
 """
 
 from __future__ import annotations
@@ -155,10 +154,9 @@ def tool_call(
 def result_reader(tool: AnyTool, user_lang: str) -> Callable[[str], str]:
     """How the tool's result reads in the answer: its ``result_text`` (R10).
 
-    For a tool that acts (``side_effects``) a raising ``result_text`` falls back to
-    the default reading, logged as an error: raising would drop the step's writes
-    and every retry would call the tool, and act, again (S5, Q4). Any other tool's
-    ``result_text`` raises out of the run, as a bug.
+    For a tool that acts (``side_effects``) a raising ``result_text`` falls back to the default
+    reading, logged as an error: raising would drop the step's writes and every retry would call the
+    tool, and act, again (S5, Q4). Any other tool's ``result_text`` raises out of the run, as a bug.
     """
     reads = partial(tool.result_text, user_lang=user_lang)
     if not tool.side_effects:

@@ -440,9 +440,8 @@ def validate_input(value: Any, limits: Limits | None = None) -> Any:
         LangChain messages and ``user_data`` to plain data.
 
     Raises:
-        InvalidRequestError: With a message fit for the user. Whether a resume
-            value fits the thread's pending question is checked by the graph,
-            which reads the thread.
+        InvalidRequestError: With a message fit for the user. Whether a resume value fits the
+            thread's pending question is checked by the graph, which reads the thread.
     """
     limits = limits or Limits()
     if value is None:

@@ -146,12 +146,11 @@ def _uncovered(question: str, passages: tuple[tuple[str, str], ...]) -> str | No
 def repeats_clarification(answer: str, request: AnswerRequest) -> str | None:
     """The clarification question ``answer`` asks again, else ``None`` (Q8).
 
-    After the person answered "Which branch do you mean?", an answer that asks it
-    again is no answer: the 1.5B model answered with the clarification question, word
-    for word, in every such case of the hospital's set. The answer repeats it when it
-    is that question, or when one of its own questions (a sentence ending in "?")
-    holds a question of it word for word, or every key word of one ("Could you tell
-    me which branch you mean?").
+    After the person answered "Which branch do you mean?", an answer that asks it again is no
+    answer: the 1.5B model answered with the clarification question, word for word, in every such
+    case of the hospital's set. The answer repeats it when it is that question, or when one of its
+    own questions (a sentence ending in "?") holds a question of it word for word, or every key word
+    of one ("Could you tell me which branch you mean?").
     """
     own = [_folded_words(s) for s in kit.split_sentences(answer) if s.rstrip().endswith("?")]
     whole = _folded_words(answer)
@@ -185,12 +184,11 @@ def _holds_run(said: list[str], asked: list[str]) -> bool:
 def says_only_the_question(answer: str, question: str) -> bool:
     """Whether ``answer`` only asks, or says ``question`` back: no sentence tells anything.
 
-    A small model may answer with the question itself, or with a question of its own
-    made of the question's words; either is no answer, whatever passage it cites. A
-    sentence tells something unless it asks (ends in "?") or says the question back:
-    it holds every content word of the question and no other, no figure (a number,
-    time, phone number, address) the question does not hold, and does not open with
-    a yes or a no.
+    A small model may answer with the question itself, or with a question of its own made of the
+    question's words; either is no answer, whatever passage it cites. A sentence tells something
+    unless it asks (ends in "?") or says the question back: it holds every content word of the
+    question and no other, no figure (a number, time, phone number, address) the question does not
+    hold, and does not open with a yes or a no.
     """
     sentences = _sentences(answer)
     return bool(sentences) and not _tells_beyond(sentences, question)
@@ -199,12 +197,11 @@ def says_only_the_question(answer: str, question: str) -> bool:
 def says_yes_and_no_more(answer: str, request: AnswerRequest) -> bool:
     """Whether ``answer`` is a yes or a no and the question said back, where the context says more.
 
-    "Yes, the clinic is open on Tuesday." to "Is the clinic open on Tuesday?" tells the
-    person nothing they can check: not the hours, not the passage's words. When the
-    offline reading (:func:`~toolweave.llm.offline_answer.answer_lines`) quotes the
-    context for the question, it is the better answer: what the sources say, which
-    answers the yes or no too. An answer that adds any word, figure or name of its own
-    stands.
+    "Yes, the clinic is open on Tuesday." to "Is the clinic open on Tuesday?" tells the person
+    nothing they can check: not the hours, not the passage's words. When the offline reading
+    (:func:`~toolweave.llm.offline_answer.answer_lines`) quotes the context for the question, it is
+    the better answer: what the sources say, which answers the yes or no too. An answer that adds
+    any word, figure or name of its own stands.
     """
     sentences = _sentences(answer)
     opened = [s for s in sentences if _opens_with_yes_or_no(s)]
@@ -260,14 +257,13 @@ ECHO_LABEL = re.compile(r"^\s*(guaranteed context\b[^:\n]*|context)\s*:", re.I |
 def echoes_prompt(answer: str, request: AnswerRequest) -> bool:
     """Whether ``answer`` copies the answer prompt's layout instead of answering.
 
-    A small model may write back its prompt: the 0.5B model answered "When can I
-    visit a patient in surgery?" with "Guaranteed context: (none)", "Context:" and
-    all eight passages ("[1] Visiting hours, p. 1: On the Surgery ward …"). An answer
-    echoes when a line begins with a section of the prompt ("Context:") or it holds
-    a passage's own label (``[1] Visiting hours, p. 1: ``,
-    :func:`~toolweave.llm.chat_messages.passage_label`), with or without its number
-    when it names a page ("Kardiológiai vizsgálatok, p. 1: A Holter-készüléket …",
-    the 0.5B model again; a bare "Kardiológia: " may be how an answer begins).
+    A small model may write back its prompt: the 0.5B model answered "When can I visit a patient in
+    surgery?" with "Guaranteed context: (none)", "Context:" and all eight passages ("[1] Visiting
+    hours, p. 1: On the Surgery ward …"). An answer echoes when a line begins with a section of the
+    prompt ("Context:") or it holds a passage's own label (``[1] Visiting hours, p. 1: ``,
+    :func:`~toolweave.llm.chat_messages.passage_label`), with or without its number when it names a
+    page ("Kardiológiai vizsgálatok, p. 1: A Holter-készüléket …", the 0.5B model again; a bare
+    "Kardiológia: " may be how an answer begins).
     """
     if ECHO_LABEL.search(answer):
         return True

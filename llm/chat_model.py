@@ -259,33 +259,29 @@ class ChatModelAssistant(LlmAssistant):
                 ``with_structured_output``. Turn the client's own retries off
                 (``max_retries=0`` on ``ChatOpenAI``): toolweave retries.
             max_retries: Retries of a call after transient failures (attempts = 1 + this).
-            timeout: Seconds one request may take: sent with every request of an
-                OpenAI-compatible model, and the bound of every async call;
-                ``None`` keeps the model's own timeout.
+            timeout: Seconds one request may take: sent with every request of an OpenAI-compatible
+                model, and the bound of every async call; ``None`` keeps the model's own timeout.
             retry_after_cap: Longest wait a ``Retry-After`` header is honoured for.
             label: What answers, in words for people; defaults to the model's class and name.
             fuse_routing: Route and extract in one structured call (3-call target).
             history_window: Earlier messages seen by normalization and the answer.
             initial_backoff: Seconds before the first retry; doubled after each.
             max_backoff: Longest backoff wait.
-            require_finish_reason: Treat a reply without a finish reason as cut off
-                (retried, never returned); default: on for OpenAI-compatible models,
-                which always send one.
+            require_finish_reason: Treat a reply without a finish reason as cut off (retried, never
+                returned); default: on for OpenAI-compatible models, which always send one.
             structured_cache_size: Structured-output runnables kept built (LRU).
             answer_tokens: ``max_tokens`` of the answer call (OpenAI-compatible
                 models), like every structured call has one; an answer that stops
                 there ends in :data:`CUT_MARK`. ``None``: the model's own limit.
-            decision_temperature: Sampling temperature of every structured call
-                (routing, extraction, decomposition, normalization, gatekeeper), so
-                that one question is routed the same way each time; the answer keeps
-                the model's own temperature. ``None``: the model's own for all calls.
-                Applied to models with a ``temperature`` setting, except OpenAI
-                reasoning models (:data:`FIXED_TEMPERATURE_MODELS`).
-            routing_logprobs: Alternatives per token the routing call asks an
-                OpenAI-compatible model's log-probabilities for, which give each
-                verdict its P(yes) (``RoutingVerdict.confidence``); a server that
-                rejects them is asked without from then on. ``None``: never asked
-                (yes/no only).
+            decision_temperature: Sampling temperature of every structured call (routing,
+                extraction, decomposition, normalization, gatekeeper), so that one question is
+                routed the same way each time; the answer keeps the model's own temperature.
+                ``None``: the model's own for all calls. Applied to models with a ``temperature``
+                setting, except OpenAI reasoning models (:data:`FIXED_TEMPERATURE_MODELS`).
+            routing_logprobs: Alternatives per token the routing call asks an OpenAI-compatible
+                model's log-probabilities for, which give each verdict its P(yes)
+                (``RoutingVerdict.confidence``); a server that rejects them is asked without from
+                then on. ``None``: never asked (yes/no only).
             cite_sentences: Ask for the answer as sentences, each with the ids of the
                 passages it rests on, in one structured call whose schema allows only
                 the context's ids (R9); the answer node checks and streams them.
@@ -475,10 +471,9 @@ class ChatModelAssistant(LlmAssistant):
     ) -> Steps[Activation]:
         """Route and extract in ONE structured call when ``fuse_routing`` (T5 + T7).
 
-        A subtask whose execution text carries its parent's context (M3) is routed and
-        extracted in two steps (M2). A yes whose whole request is made up reads as no (T7)
-        unless the tool can ask (Q1). With ``search_language`` the call also returns search
-        words in that language (D9).
+        A subtask whose execution text carries its parent's context (M3) is routed and extracted in
+        two steps (M2). A yes whose whole request is made up reads as no (T7) unless the tool can
+        ask (Q1). With ``search_language`` the call also returns search words in that language (D9).
         """
         if not self.fuse_routing or execution_text != task_prompt:
             return (

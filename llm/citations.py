@@ -260,12 +260,11 @@ class _Wanted:
 def supporting_sentences(sentence: str, texts: Sequence[str]) -> list[str]:
     """The sentences of ``texts`` (passages) that support ``sentence``, as a person checks it.
 
-    The passage sentence that supports it alone (:func:`supports`: all its checkable
-    tokens, or half its content words; the one sharing most content words among
-    several, the first among equals); when none does, the one holding most of its
-    tokens, then the ones holding most of the tokens still missing, until no sentence
-    adds one (its figures spread over several sentences). In passage order; none when
-    the passages have no sentence.
+    The passage sentence that supports it alone (:func:`supports`: all its checkable tokens, or half
+    its content words; the one sharing most content words among several, the first among equals);
+    when none does, the one holding most of its tokens, then the ones holding most of the tokens
+    still missing, until no sentence adds one (its figures spread over several sentences). In
+    passage order; none when the passages have no sentence.
     """
     found = [c for text in texts for c in kit.split_sentences(text)]
     if len(found) < 2:  # nothing to choose from (a one-sentence passage: the usual case)
@@ -412,11 +411,10 @@ def precision_recall(
 ) -> tuple[float | None, float | None]:
     """Citation precision and recall of one answer (``None`` where nothing is counted).
 
-    Precision: cited (sentence, passage) pairs whose passage supports the sentence,
-    alone or, for a sentence whose figures come from several passages, with the other
-    passages it cites, holding one of them; over all cited pairs. Recall: of the
-    sentences some context passage supports, those that cite one such passage.
-    Connectives count in neither.
+    Precision: cited (sentence, passage) pairs whose passage supports the sentence, alone or, for a
+    sentence whose figures come from several passages, with the other passages it cites, holding one
+    of them; over all cited pairs. Recall: of the sentences some context passage supports, those
+    that cite one such passage. Connectives count in neither.
     """
     texts = [source_text(d) for d in documents]
     pairs = good = backed = found = 0

@@ -255,11 +255,10 @@ def cited_stream(
 ) -> Call[Streamed]:
     """The call streaming ``llm``'s constrained reply, its kept sentences shown as they come.
 
-    Each attempt (a retry calls it again) has a new gate and a new shown message:
-    listeners see the sentences of a retry after those of a stream that broke off.
-    A stream without a finish reason raises :class:`LlmBrokenReplyError` (retried);
-    ``stop`` closes a looping one (X3). The JSON itself is kept out of the messages
-    stream (``call_config``).
+    Each attempt (a retry calls it again) has a new gate and a new shown message: listeners see the
+    sentences of a retry after those of a stream that broke off. A stream without a finish reason
+    raises :class:`LlmBrokenReplyError` (retried); ``stop`` closes a looping one (X3). The JSON
+    itself is kept out of the messages stream (``call_config``).
     """
     config = call_config("cited_answer")
 

@@ -144,10 +144,9 @@ def stem(word: str) -> str:
 
 MIN_STEM = 4
 """Shorter stems are no evidence by themselves: the two stemmers in turn cut short words
-to a few letters that unrelated words share ("vér" and "verset" both end as "ver",
-"open" and "opera" as "op"). Two words with only a shorter stem in common match when
-one is the other's whole form plus an ending that one stemmer removes ("nap",
-"napot"; "day", "days")."""
+to a few letters that unrelated words share ("vér" and "verset" both end as "ver", "open" and
+"opera" as "op"). Two words with only a shorter stem in common match when one is the other's whole
+form plus an ending that one stemmer removes ("nap", "napot"; "day", "days")."""
 SHORT_STEM = 3
 """Letters a stem shorter than :data:`MIN_STEM` needs to join two longer words of one
 language ("egyek"/"egyen"); "op" (Hungarian for "open" and "opera") joins nothing."""
@@ -158,15 +157,14 @@ def related(a: str, b: str) -> bool:
     """Whether two words look like forms of one word.
 
     Same stem (:func:`stem`, or the kit's stem in one language for both words:
-    ``"parked"``/``"parking"`` in English), or a long common prefix of their stems:
-    one stem begins the other, or they differ only after more than :data:`MIN_STEM`
-    letters, in the last letter of the shorter (``"kápolna"`` is no form of
-    ``"kapott"``: ``kapoln``/``kapot`` share four letters).
-    A stem shorter than :data:`MIN_STEM` letters counts only when the shorter word,
-    whole, begins the longer one and is their stem in one language, or is itself
-    :data:`MIN_STEM` letters or more (``"bank"``/``"bankot"``), or when both words are
-    longer than :data:`MIN_STEM` letters and one language's stem of both, the same, has
-    :data:`SHORT_STEM` letters or more (``"egyek"``/``"egyen"``).
+    ``"parked"``/``"parking"`` in English), or a long common prefix of their stems: one stem begins
+    the other, or they differ only after more than :data:`MIN_STEM` letters, in the last letter of
+    the shorter (``"kápolna"`` is no form of ``"kapott"``: ``kapoln``/``kapot`` share four letters).
+    A stem shorter than :data:`MIN_STEM` letters counts only when the shorter word, whole, begins
+    the longer one and is their stem in one language, or is itself :data:`MIN_STEM` letters or more
+    (``"bank"``/``"bankot"``), or when both words are longer than :data:`MIN_STEM` letters and one
+    language's stem of both, the same, has :data:`SHORT_STEM` letters or more
+    (``"egyek"``/``"egyen"``).
     """
     sa, sb = stem(a), stem(b)
     single = set(kit.stems(a.casefold())) & set(kit.stems(b.casefold()))

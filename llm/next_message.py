@@ -1,8 +1,7 @@
 """The next message while a clarification waits: reply, amended request, new question, cancel.
 
-Only a reply is fed to the tool. The rules hold in any domain: cancel and correction
-words are a language's, and a new question is told by its form and by naming
-nothing of what was asked.
+Only a reply is fed to the tool. The rules hold in any domain: cancel and correction words are a
+language's, and a new question is told by its form and by naming nothing of what was asked.
 """
 
 from __future__ import annotations
@@ -222,10 +221,9 @@ def asks_a_question(message: str) -> bool:
 def next_message_kind(message: str, question: str, choices: Sequence[str]) -> NextMessageKind:
     """What ``message`` does to the open ``question`` (with its offered ``choices``).
 
-    A cancel drops the question; a correction ("Sorry, I meant…", "Actually, …") that
-    asks more than an offered choice amends the request; a message that names what
-    was asked is a reply; a question of its own is a new question; anything else is
-    a reply the tool reads.
+    A cancel drops the question; a correction ("Sorry, I meant…", "Actually, …") that asks more than
+    an offered choice amends the request; a message that names what was asked is a reply; a question
+    of its own is a new question; anything else is a reply the tool reads.
 
     Examples:
         >>> next_message_kind("Central", "Which branch?", ["Central", "Riverside"])

@@ -1,9 +1,8 @@
 """``OfflineAssistant``: a deterministic LLM port without any model (Hungarian and English).
 
-Lexical routing, rule-based extraction, extractive answers, so the library runs with
-no API key; it is not meant to match an LLM. Each concern is one module behind one
-interface (``offline_followup``, ``offline_routing``, ``offline_extract``,
-``offline_answer``, ``offline_reading``).
+Lexical routing, rule-based extraction, extractive answers, so the library runs with no API key; it
+is not meant to match an LLM. Each concern is one module behind one interface (``offline_followup``,
+``offline_routing``, ``offline_extract``, ``offline_answer``, ``offline_reading``).
 """
 
 from __future__ import annotations

@@ -20,13 +20,12 @@ def answer_lines(
 ) -> list[tuple[str, UniqueTextDocument | None]]:
     """The answer's lines, each with the document it quotes (``None``: a guaranteed text).
 
-    Without parts: the guaranteed texts, then the sentences answering the question
-    with its clarification replies (Q8), or, when none does, the question alone
-    (a reply in other words than the context's). With parts (S6): per part, its guaranteed
-    texts and the sentences of its own documents answering its prompt (of the whole
-    context when its own answer nothing); then the guaranteed texts of no part (a
-    deep search's answers). When no part finds anything, the whole question is read
-    from the whole context.
+    Without parts: the guaranteed texts, then the sentences answering the question with its
+    clarification replies (Q8), or, when none does, the question alone (a reply in other words than
+    the context's). With parts (S6): per part, its guaranteed texts and the sentences of its own
+    documents answering its prompt (of the whole context when its own answer nothing); then the
+    guaranteed texts of no part (a deep search's answers). When no part finds anything, the whole
+    question is read from the whole context.
     """
     whole = AnswerPart(request.question, request.documents, request.guaranteed)
     replies = "" if request.parts else request.replies
@@ -58,10 +57,9 @@ def _read(
 ) -> list[offline_reading.Candidate[UniqueTextDocument]]:
     """The sentences answering ``question`` and each question it joins (S6), in that order.
 
-    "When is the library open on Sunday and how much is the annual membership?":
-    the whole question's sentences (the Sunday hours), then those of each of its
-    questions not quoted yet (the membership fee). ``replies``, the person's
-    clarification replies, belong to each (Q8).
+    "When is the library open on Sunday and how much is the annual membership?": the whole
+    question's sentences (the Sunday hours), then those of each of its questions not quoted yet (the
+    membership fee). ``replies``, the person's clarification replies, belong to each (Q8).
     """
     picked = _pick(f"{question} {replies}".strip(), documents, max_sentences)
     clauses = offline_reading.question_parts(question)

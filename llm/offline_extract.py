@@ -1,10 +1,9 @@
 """Offline request extraction: fill a tool's request model from text without an LLM (T7).
 
-Per field: enum members and known values found in the text, numbers, dates and
-weekdays, ``cues`` for a bool, ``after_cues`` for a name, the whole text for a
-``user_text`` field; a plain field named for a thing is left unfilled so the tool
-declines or asks (T13). The hints are described in docs/concepts/tools.md; the schema
-a model sees leaves them out.
+Per field: enum members and known values found in the text, numbers, dates and weekdays, ``cues``
+for a bool, ``after_cues`` for a name, the whole text for a ``user_text`` field; a plain field named
+for a thing is left unfilled so the tool declines or asks (T13). The hints are described in
+docs/concepts/tools.md; the schema a model sees leaves them out.
 """
 
 from __future__ import annotations
@@ -300,16 +299,14 @@ def _date_grounded(value: str, text: str) -> bool:
 def grounded(value: str, text: str, *, named_thing: bool = False) -> bool:
     """Whether an extracted ``value`` is written in ``text`` (T7).
 
-    Case, accents and inflection are allowed for (:func:`~toolweave.llm.lexical.matches`,
-    so ``"ibuprofen"`` is in ``"ibuprofénnel"``); every content word of the value
-    must be there (a number as a number: ``"10:00"`` is in ``"10 órakor"``; a value
-    with no content word, as written: :func:`written_whole`), and a
-    value of five digits or more may be written with other spaces and signs (a
-    phone number). A placeholder (:data:`PLACEHOLDERS`) never is; an ISO date is
-    when the text gives its day and month. With ``named_thing`` (a field of known
-    values: a name, a department), a value that reads as a question (a question
-    word, a question mark) or runs longer than :data:`MAX_NAME_WORDS` is the
-    question copied, not a name found in it.
+    Case, accents and inflection are allowed for (:func:`~toolweave.llm.lexical.matches`, so
+    ``"ibuprofen"`` is in ``"ibuprofénnel"``); every content word of the value must be there (a
+    number as a number: ``"10:00"`` is in ``"10 órakor"``; a value with no content word, as written:
+    :func:`written_whole`), and a value of five digits or more may be written with other spaces and
+    signs (a phone number). A placeholder (:data:`PLACEHOLDERS`) never is; an ISO date is when the
+    text gives its day and month. With ``named_thing`` (a field of known values: a name, a
+    department), a value that reads as a question (a question word, a question mark) or runs longer
+    than :data:`MAX_NAME_WORDS` is the question copied, not a name found in it.
     """
     folded = fold(value).strip()
     if folded in PLACEHOLDERS:

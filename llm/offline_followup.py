@@ -114,11 +114,10 @@ def _is_name(tokens: list[str], at: int) -> bool:
 def _counterpart(text: str, new: str, body: list[str]) -> str | None:
     """The word of ``text`` that ``new`` takes the place of in a follow-up, if any.
 
-    A day replaces the day, a number the number. Another word replaces the word
-    of ``text`` in the same place: one with the same ending (``cardiology`` for
-    ``neurology``), else one next to the same function word (``the gym`` for
-    ``the sauna``, ``ibuprofen with`` for ``paracetamol with``, ``a kardiológián``
-    for ``a sebészeten``), else, for a name, the earlier question's name.
+    A day replaces the day, a number the number. Another word replaces the word of ``text`` in the
+    same place: one with the same ending (``cardiology`` for ``neurology``), else one next to the
+    same function word (``the gym`` for ``the sauna``, ``ibuprofen with`` for ``paracetamol with``,
+    ``a kardiológián`` for ``a sebészeten``), else, for a name, the earlier question's name.
     """
     candidates = content_words(text)
     day = weekday(new)

@@ -183,8 +183,8 @@ ANSWER_FILLERS = frozenset(
     }
 )
 """Folded question words that ask *how* rather than *about what* ("how much", "how long",
-"where can I find", "mennyibe kerül", "hánykor", "hányadik", "meddig"): not key words of
-an answer."""
+"where can I find", "mennyibe kerül", "hánykor", "hányadik", "meddig"): not key words of an answer.
+"""
 
 
 def _weighted(wanted: Sequence[str], weight: dict[str, int], have: Sequence[str]) -> int:
@@ -337,10 +337,9 @@ def existence_subject(question: str) -> str | None:
 def unnamed_subject(question: str, texts: Iterable[str]) -> str | None:
     """The subject of an existence question that none of ``texts`` names, else ``None``.
 
-    ``texts``: what the answer may draw on (the context's sentences and their pages'
-    titles). "Van fodrász a kórházban?" over a context that never says "fodrász" is
-    not covered, whatever else the context holds: no sentence of it can say there is
-    one, or that there is none (R9, A7).
+    ``texts``: what the answer may draw on (the context's sentences and their pages' titles). "Van
+    fodrász a kórházban?" over a context that never says "fodrász" is not covered, whatever else the
+    context holds: no sentence of it can say there is one, or that there is none (R9, A7).
     """
     subject = existence_subject(question)
     if subject is None:
@@ -530,12 +529,11 @@ class _Reading:
     def _needed(self, rest: list[str], given: list[str]) -> int:
         """The key words' weight a sentence is measured against, or 0 when it cannot answer.
 
-        A generic key word (:func:`~toolweave.llm.lexical.is_generic`: "see" in "When
-        does cardiology see patients?") counts when the sentence says it and is not
-        missed when it does not; but a sentence that says only generic key words of a
-        question that has others answers nothing ("year" alone, for a question about
-        days off this year). ``given``: key words the sentence lacks that the sentence
-        before it or its page's title give.
+        A generic key word (:func:`~toolweave.llm.lexical.is_generic`: "see" in "When does
+        cardiology see patients?") counts when the sentence says it and is not missed when it does
+        not; but a sentence that says only generic key words of a question that has others answers
+        nothing ("year" alone, for a question about days off this year). ``given``: key words the
+        sentence lacks that the sentence before it or its page's title give.
         """
         said = [w for w in self.wanted if w not in rest or w in given]
         if all(is_generic(w) for w in said) and not all(is_generic(w) for w in self.wanted):
@@ -610,11 +608,10 @@ def _held_by(
 def _unseen(documents: int, held: dict[str, int]) -> set[str]:
     """The key words no document of a context of several documents holds (title or text).
 
-    A context of one document is what a tool or search found about the question's
-    subject; a key word it lacks may be its way of saying it ("vezeti" for
-    "osztályvezető"), so none counts as unseen there. Nor does a generic word
-    (:func:`~toolweave.llm.lexical.is_generic`: "do" in "what do I do?"): it says
-    how, not what about.
+    A context of one document is what a tool or search found about the question's subject; a key
+    word it lacks may be its way of saying it ("vezeti" for "osztályvezető"), so none counts as
+    unseen there. Nor does a generic word (:func:`~toolweave.llm.lexical.is_generic`: "do" in "what
+    do I do?"): it says how, not what about.
     """
     if documents < 2:
         return set()
@@ -638,16 +635,15 @@ def missing_subject(documents: int, unseen: set[str]) -> set[str]:
 def qualified_subject(question: str, lacking: set[str], names: set[str]) -> bool:
     """Whether the question asks about a kind of a named thing that no context document names.
 
-    A missing key word (:func:`missing_subject`) right before a word the context
-    writes as a name (capitalised inside a sentence, ``names``) qualifies that name:
-    "plastic surgery" over a context that says "Surgery" and never "plastic" asks
-    about a department the sources do not have, and "The head of Surgery is dr. Szabó
-    András." does not answer it. Then no sentence answers. A missing word before a
-    common noun is left alone: "cserepes virágot", "fél óra" say in other words what
-    the context may say ("növény", "30 perc"). So is a lowercase word before a word the
-    question itself capitalises: a qualifier is written as the name it is part of
-    ("plastic surgery", "Plastic Surgery"), and "Kiedy wypada Wszystkich Świętych?"
-    asks when the named day falls, not about a kind of it.
+    A missing key word (:func:`missing_subject`) right before a word the context writes as a name
+    (capitalised inside a sentence, ``names``) qualifies that name: "plastic surgery" over a context
+    that says "Surgery" and never "plastic" asks about a department the sources do not have, and
+    "The head of Surgery is dr. Szabó András." does not answer it. Then no sentence answers. A
+    missing word before a common noun is left alone: "cserepes virágot", "fél óra" say in other
+    words what the context may say ("növény", "30 perc"). So is a lowercase word before a word the
+    question itself capitalises: a qualifier is written as the name it is part of ("plastic
+    surgery", "Plastic Surgery"), and "Kiedy wypada Wszystkich Świętych?" asks when the named day
+    falls, not about a kind of it.
     """
     if not lacking:
         return False
@@ -729,13 +725,12 @@ def _clause_cuts(sentence: str) -> list[tuple[int, int]]:
 def question_parts(question: str) -> list[str]:
     """The questions one message asks, each on its own (S6); ``[question]`` when one.
 
-    A message asks two questions where a conjunction ("and", "és", …) or a comma is
-    followed by a question word or a question's verb ("When is the library open on
-    Sunday and how much is the annual membership?"), or where a sentence ending in a
-    question mark is followed by another. A piece naming no subject of its own
-    ("…, and how much?", "…, mi a számuk?") or with a word pointing back ("…, and
-    what is her phone number?") stays with the piece before it: it asks about the
-    same thing.
+    A message asks two questions where a conjunction ("and", "és", …) or a comma is followed by a
+    question word or a question's verb ("When is the library open on Sunday and how much is the
+    annual membership?"), or where a sentence ending in a question mark is followed by another. A
+    piece naming no subject of its own ("…, and how much?", "…, mi a számuk?") or with a word
+    pointing back ("…, and what is her phone number?") stays with the piece before it: it asks about
+    the same thing.
     """
     pieces: list[str] = []
     for sentence in re.split(r"(?<=\?)\s+", question.strip()):

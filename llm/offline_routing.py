@@ -1,10 +1,9 @@
 """The offline model's router: lexical scores per tool and a calibrated decision rule (T5).
 
-A task word hits a tool when it matches a word of the tool's texts, weighted down
-when many candidates share it; :class:`RoutingRule` runs the tools whose score and
-coverage clear thresholds fitted on ``bench/data`` (docs/concepts/offline-model.md,
-docs/routing-decisions.md). Vocabularies and word matches are cached, so routing
-time grows with the number of tools only.
+A task word hits a tool when it matches a word of the tool's texts, weighted down when many
+candidates share it; :class:`RoutingRule` runs the tools whose score and coverage clear thresholds
+fitted on ``bench/data`` (docs/concepts/offline-model.md, docs/routing-decisions.md). Vocabularies
+and word matches are cached, so routing time grows with the number of tools only.
 """
 
 from __future__ import annotations
@@ -63,8 +62,7 @@ class RoutingRule:
     """... and at least this."""
     terminal_coverage: float = 0.5
     """Least coverage of a tool whose result ends the run (A9): its declared intent
-    (routing question, examples) must explain this share of the task, not one shared
-    word ..."""
+    (routing question, examples) must explain this share of the task, not one shared word ..."""
     terminal_own: float = 0.8
     """... or it must score this from words no other candidate has."""
     near: float = 0.9
@@ -72,8 +70,7 @@ class RoutingRule:
     near ties the best-ranked candidate (T12) is routed first."""
     clause_share: float = 0.7
     """A further tool whose own subject words are in a clause of the task no routed tool
-    matched ("... and tell me if it will rain there") needs only this share of
-    ``min_extra``."""
+    matched ("... and tell me if it will rain there") needs only this share of ``min_extra``."""
 
 
 @dataclass(frozen=True)
@@ -110,9 +107,8 @@ takes, not what it is about."""
 def vocabulary(tool: AnyTool) -> dict[str, float]:
     """The content words of a tool's routing question, description and request fields.
 
-    Each word with how often the tool's texts use it (a tool whose every text says
-    "weather" is more about weather than one that says it once); request-field
-    words count :data:`FIELD_SHARE`.
+    Each word with how often the tool's texts use it (a tool whose every text says "weather" is more
+    about weather than one that says it once); request-field words count :data:`FIELD_SHARE`.
     """
     fields: list[str] = []
     for name, info in tool.request_model.model_fields.items():

@@ -318,10 +318,9 @@ class LlmAssistant(ABC):
     ) -> Decompositions:
         """Fill the coordinators' decomposition schemas from ``task_prompt`` alone (C1, M2).
 
-        One extraction for all the coordinators of a task phase. The default
-        fills them without a model, like the offline model
-        (:func:`extract_decompositions_offline`); model-backed assistants
-        override it with one structured call.
+        One extraction for all the coordinators of a task phase. The default fills them without a
+        model, like the offline model (:func:`extract_decompositions_offline`); model-backed
+        assistants override it with one structured call.
         """
         return extract_decompositions_offline(task_prompt, schemas)
 
@@ -341,11 +340,10 @@ class LlmAssistant(ABC):
     def answer_sources(self, request: AnswerRequest, answer: str) -> list[UniqueTextDocument]:
         """The documents of ``request.documents`` that ``answer`` used, in answer order (R9).
 
-        The default reads the citation markers the answer prompt asks for: ``[2]``,
-        ``[1, 3]``, the 1-based numbers of the documents as
-        :func:`~toolweave.llm.chat_messages.format_context` numbers them. An answer
-        citing nothing used nothing. An assistant that knows what it quoted (the
-        offline model) overrides it.
+        The default reads the citation markers the answer prompt asks for: ``[2]``, ``[1, 3]``, the
+        1-based numbers of the documents as :func:`~toolweave.llm.chat_messages.format_context`
+        numbers them. An answer citing nothing used nothing. An assistant that knows what it quoted
+        (the offline model) overrides it.
         """
         return cited_documents(answer, request.documents)
 
@@ -353,10 +351,9 @@ class LlmAssistant(ABC):
     def answer(self, request: AnswerRequest) -> AIMessage:
         """Generate the final answer, streaming its tokens through a LangChain chat model.
 
-        Called inside a graph node, so the tokens reach ``stream_mode="messages"`` (P2).
-        Return the message as streamed (same id): the graph appends it to ``messages``,
-        and LangGraph sends a message with a new id to listeners once more.
-        Implementations without a model stream through
+        Called inside a graph node, so the tokens reach ``stream_mode="messages"`` (P2). Return the
+        message as streamed (same id): the graph appends it to ``messages``, and LangGraph sends a
+        message with a new id to listeners once more. Implementations without a model stream through
         :func:`toolweave.llm.passthrough.stream_message`.
         """
 

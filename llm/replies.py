@@ -137,8 +137,7 @@ def cut_gatekeeper_reply(text: str) -> GatekeeperReply | None:
 def _strip(schema: Any, *, keep_descriptions: bool) -> None:
     """Drop titles (and, unless kept, descriptions) from a JSON schema, in place.
 
-    Property names are never touched: only the ``title``/``description`` keywords
-    of (sub)schemas.
+    Property names are never touched: only the ``title``/``description`` keywords of (sub)schemas.
     """
     if isinstance(schema, list):
         for item in schema:
@@ -473,10 +472,9 @@ runs for (an extraction call's prompt alone is about 1,500 characters). A10 wire
 def fused_forms(ranked: Sequence[AnyTool]) -> frozenset[str]:
     """The tools whose request form the fused routing call carries (A10, T7).
 
-    ``ranked``: the candidates, best ranked first (T12). The best-ranked offered
-    candidate's form, and every other form no longer than :data:`SMALL_FORM_CHARS`.
-    A tool that says yes without its form carried has it filled by a call of its own
-    when it runs, as a subtask's tools do (M2).
+    ``ranked``: the candidates, best ranked first (T12). The best-ranked offered candidate's form,
+    and every other form no longer than :data:`SMALL_FORM_CHARS`. A tool that says yes without its
+    form carried has it filled by a call of its own when it runs, as a subtask's tools do (M2).
     """
     offered = [tool for tool in ranked if tool.executable_instruction]
     return frozenset(

@@ -84,10 +84,9 @@ class LlmRetryPolicy:
 class ModelCall(Generic[T]):
     """The call of ``runnable`` with ``model_input``: :meth:`invocation` or :meth:`streamed`.
 
-    ``timeout`` bounds the whole call on the async path (the sync path relies on
-    the client). ``request_timeout``: the runnable takes a per-request ``timeout``
-    (OpenAI-compatible clients), so near the run's deadline it gets the time left
-    and a sync call in flight ends there too.
+    ``timeout`` bounds the whole call on the async path (the sync path relies on the client).
+    ``request_timeout``: the runnable takes a per-request ``timeout`` (OpenAI-compatible clients),
+    so near the run's deadline it gets the time left and a sync call in flight ends there too.
     """
 
     runnable: Runnable[Any, T]

@@ -40,8 +40,7 @@ NO_TOOL_OF_DOMAIN = (
     "tools name, or give them domain = None to run in every domain"
 )
 DOMAIN_SPELLING_CUTOFF = 0.8
-"""How close (difflib's ratio) a graph's domain name must be to the one its tools name
-to be taken for a misspelling of it (``libary`` / ``library``)."""
+"""difflib ratio from which a tool's domain name is a misspelling of the graph's (T2)."""
 
 
 def check_domain_tools(domain: Domain, registry: ToolRegistry) -> None:

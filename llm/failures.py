@@ -1,13 +1,8 @@
 """What a failed model call means: transient, rejected or neither (X2, X5).
 
-- transient: connection errors, timeouts, HTTP 408/409/425/429/5xx, a body that
-  is not JSON, a stream cut off mid-way (no finish reason): worth repeating
-  (:mod:`toolweave.llm.retries` does, with backoff);
-- rejections: other 4xx (bad key, no permission, bad request): never repeated;
-- anything else (a bug, a length stop) propagates unchanged.
-
-Exceptions are matched by status code and class name, so that no provider
-package has to be importable.
+Transient (connection, timeout, HTTP 408/409/425/429/5xx, non-JSON body, cut stream): repeated by
+:mod:`toolweave.llm.retries`; other 4xx: never repeated; anything else propagates. Matched by status
+code and class name, so that no provider package has to be importable.
 """
 
 from __future__ import annotations
@@ -85,8 +80,7 @@ def _raised_in(exc: BaseException) -> str:
 def unreadable_reply(exc: BaseException) -> LlmBrokenReplyError | None:
     """The typed error for a reply the model client could not read, else ``None`` (X2).
 
-    An HTTP 200 with an error body makes the client fail deep inside; such an error
-    raised by the client's own code says what the endpoint did.
+    An HTTP 200 with an error body makes the client fail deep inside its own code.
     """
     if isinstance(exc, ValueError) and str(exc).startswith(_EMPTY_STREAM):
         error = LlmBrokenReplyError(NOT_A_COMPLETION.format(detail=EMPTY_STREAM_DETAIL))

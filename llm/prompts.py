@@ -212,8 +212,7 @@ def fused_routing_system(
 def fill_extraction_prompt(prompt: str, *, tasks: str | None, instruction: str) -> str:
     """Replace ``{tasks}`` and ``{instruction}`` in a caller's extraction prompt (T7).
 
-    Plain replacement, not ``str.format``: other braces in ``prompt`` stay as they
-    are, and a prompt without a placeholder simply ignores its value.
+    Plain replacement, not ``str.format``: other braces stay as they are.
     """
     return prompt.replace("{tasks}", tasks or "").replace("{instruction}", instruction)
 
@@ -235,9 +234,8 @@ def answer_system(
 ) -> str:
     """The final answer's instructions, appended to the domain's system prompt (A7).
 
-    ``parts`` (S6) and ``exchanges`` (Q8) add their sections when there are several /
-    any; ``cited`` asks for the constrained citation reply (R9); ``failing`` lists an
-    earlier answer's unsupported sentences (R9).
+    ``parts`` (S6) and ``exchanges`` (Q8) add their sections; ``cited`` asks for the citation reply,
+    ``failing`` lists an earlier answer's unsupported sentences (R9).
     """
     sections = [
         ANSWER_PROMPT.format(

@@ -435,10 +435,7 @@ def _no_information(lang: str, closest: Sequence[Source]) -> str:
 
 
 def _generated_answer(
-    assistant: LlmAssistant,
-    request: AnswerRequest,
-    always: Sequence[UniqueTextDocument],
-    tree: Any,
+    assistant: LlmAssistant, request: AnswerRequest, always: Sequence[UniqueTextDocument], tree: Any
 ) -> Steps[dict[str, Any]]:
     """Generate, check each sentence, ask once more if none holds, keep the supported (R9)."""
     reason = (

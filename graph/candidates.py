@@ -555,11 +555,7 @@ def read_as_no(
     left = {name: value for name, value in activation.requests.items() if name not in details}
     entries = [
         LedgerEntry(
-            kind=LedgerKind.ROUTING,
-            task_no=node.task_no,
-            tool=name,
-            verdict=verdict,
-            reason=reason,
+            kind=LedgerKind.ROUTING, task_no=node.task_no, tool=name, verdict=verdict, reason=reason
         )
         for name, reason in sorted(details.items())
     ]

@@ -231,11 +231,7 @@ def call_context(
 
 
 def _run_here(
-    node: TaskNode,
-    tool: AiChatbotTool,
-    check: InputCheck,
-    outcome: AiOutcome,
-    ctx: AiToolContext,
+    node: TaskNode, tool: AiChatbotTool, check: InputCheck, outcome: AiOutcome, ctx: AiToolContext
 ) -> Steps[AiOutcome]:
     """The tool's ``execute(input[, ctx])`` on the server, its failure contained (R7)."""
     progress = ctx.progress

@@ -321,8 +321,7 @@ class _Reply:
     checked: list[Checked]
     reason: str
     streamed: bool
-    """Whether listeners saw it (a streamed call, the offline reading); else the node
-    streams what it keeps (the constrained call, R9, P2)."""
+    """Whether listeners saw it; else the node streams what it keeps (constrained, R9, P2)."""
 
     @property
     def failing(self) -> tuple[str, ...]:

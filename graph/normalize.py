@@ -40,8 +40,7 @@ PER_MESSAGE_RESETS: tuple[tuple[str, Any], ...] = (
     ("pause", None),
     ("clarification_rounds", 0),
 )
-"""State a new message starts without: the keys and their empty values (``Overwrite``
-for channels with a reducer)."""
+"""State a new message starts without: the keys and their empty values (``Overwrite``: reducers)."""
 
 
 def split_conversation(

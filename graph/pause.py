@@ -57,10 +57,9 @@ def check_resume_for(interrupt_value: Any, resume: Any, limits: Limits) -> None:
 
 
 MESSAGE_RESUME = "message"
-"""The ``type`` of a resume value that is the person's next message, not a reply:
-``{"type": "message", "content": "..."}``. The graph reads it as it reads a message
-sent on the thread (Q2): a reply, an amended request, a new question or a cancel. For
-servers that hold a new run behind an open interrupt until it is resumed."""
+"""The ``type`` of a resume value that is the person's next message, read as one sent (Q2).
+
+``{"type": "message", "content": "..."}``, for servers holding a new run behind an interrupt."""
 
 
 def is_message_resume(value: Any) -> bool:

@@ -36,8 +36,7 @@ NEXT_PHASES: dict[str, tuple[Phase | Entry, ...]] = {
     "execute": ("execute", "ask_user", *_AFTER_TASK_CLOSED),
     "deep_fallback": ("answer", "coordinate", "decide_conditional", "route"),
 }
-"""Where each node can go next: the path map of its conditional edges, so the edges
-Studio draws (the walk decides among them; a phase not listed here fails the run)."""
+"""Where each node can go next: its conditional edges' path map (a phase not listed fails)."""
 
 
 @dataclass(frozen=True)

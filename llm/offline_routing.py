@@ -405,8 +405,7 @@ class Decision(NamedTuple):
     scores: dict[str, ToolScore]
     """Each routable candidate's :class:`ToolScore`."""
     held: set[str]
-    """Tools that end the run or act that the rule does not route: no declared intent
-    behind them (A9)."""
+    """Tools that end the run or act, not routed: no declared intent behind them (A9)."""
     abstain: bool
     """The task is no request (a pasted error message, a definitional question)."""
     winner: str | None

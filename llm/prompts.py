@@ -37,8 +37,7 @@ TERMINAL_RULE = """\
 A tool marked "ends the conversation" gives the user its own finished answer and
 nothing else runs: say yes to it only when the task clearly is what it is for
 (not a question that merely shares a word with it), and say why."""
-"""Added to :data:`ROUTING_RULES` only when a candidate ends the run (A9): a rule
-about a mark no tool carries is characters sent for nothing (A10)."""
+"""Added to :data:`ROUTING_RULES` only when a candidate ends the run (A9; else waste, A10)."""
 
 ROUTING_PROMPT = """\
 Decide which tools must run for the user's task.
@@ -158,8 +157,7 @@ CLOSEST_PAGES = {
     "hu": "A legközelebbi oldalak, amelyeket találtam: {pages}",
     "pl": "Najbliższe strony, które znalazłem: {pages}",
 }
-"""After a "no information" answer whose sentences the check dropped (R9): the pages
-they cited, for the person to read; by user language."""
+"""After a "no information" answer whose sentences were dropped: the pages they cited (R9)."""
 
 
 def closest_pages(lang: str, pages: Sequence[str]) -> str:
@@ -310,8 +308,7 @@ answer it, return answer=null. Quote facts exactly (times, numbers, names); do
 not add anything the passage does not say."""
 """The deep search's page reading (D3, D8): a full sentence, so a find keeps its subject.
 
-A bare fragment ("7:00-11:30") joins the answer's context as guaranteed text
-without saying what it is the time of, and the answer step passes it over.
+A bare fragment joins the context without saying what it is about; the answer passes it over.
 """
 
 

@@ -105,8 +105,7 @@ class Bound:
 
     llm: Runnable[Any, Any]
     parse: Callable[[Any], Any] | None
-    """``None`` when the model's structured runnable cannot be split: ``llm`` then
-    returns the ``include_raw`` dict itself."""
+    """``None`` when the runnable cannot be split: ``llm`` returns the ``include_raw`` dict."""
     preamble: SystemMessage | None
     """For ``json_mode``: the schema, described in a system message."""
 

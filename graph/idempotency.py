@@ -41,14 +41,7 @@ def latest_human_message_id(messages: Sequence[BaseMessage]) -> str:
 def idempotency_key(
     *, thread_id: str, message_id: str, task_no: str, tool: str, clarification_round: int
 ) -> str:
-    """The key of one tool call: ``"tw1-"`` and 28 hex digits, the same for the same parts.
-
-    Example:
-        >>> idempotency_key(
-        ...     thread_id="t1", message_id="m1", task_no="1", tool="x", clarification_round=0
-        ... )[:8]
-        'tw1-31ca'
-    """
+    """The key of one tool call: ``"tw1-"`` and 28 hex digits, the same for the same parts."""
     parts = [KEY_VERSION, thread_id, message_id, task_no, tool, clarification_round]
     digest = hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode("utf-8")).hexdigest()
     return f"{KEY_VERSION}-{digest[:28]}"
@@ -171,12 +164,7 @@ class SentAgain:
 
 
 def text_digest(text: str) -> str:
-    """A digest of a message's text, stripped: what the state keeps of it (X4).
-
-    Example:
-        >>> text_digest(" Friday ") == text_digest("Friday")
-        True
-    """
+    """A digest of a message's text, stripped: what the state keeps of it (X4)."""
     return hashlib.sha256(text.strip().encode("utf-8")).hexdigest()[:32]
 
 

@@ -16,21 +16,10 @@ from toolweave.llm.errors import LlmBrokenReplyError, RunDeadlineError
 from toolweave.state.secrets import redact
 
 _TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
-_TRANSIENT_NAMES = frozenset(
-    {
-        # openai / anthropic SDKs, httpx, requests: matched by name so that no
-        # provider package has to be importable.
-        "APIConnectionError",
-        "APITimeoutError",
-        "RateLimitError",
-        "InternalServerError",
-        "ServiceUnavailableError",
-        "OverloadedError",
-        "TransportError",
-        "TimeoutException",
-        "Timeout",
-    }
-)
+_TRANSIENT_NAMES = frozenset({  # openai / anthropic SDKs, httpx, requests: matched by name
+    "APIConnectionError", "APITimeoutError", "RateLimitError", "InternalServerError",
+    "ServiceUnavailableError", "OverloadedError", "TransportError", "TimeoutException", "Timeout",
+})  # fmt: skip
 _LENGTH_NAMES = frozenset({"LengthFinishReasonError"})
 _EMPTY_STREAM = ("No generation chunks were returned", "No generations found in stream")
 """LangChain's ValueErrors when a stream ended before its first chunk."""

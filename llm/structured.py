@@ -300,43 +300,13 @@ def _openai_response_format(schema: type[BaseModel]) -> dict[str, Any] | None:
     return dict(converted) if isinstance(converted, dict) else None
 
 
-SCHEMA_KEYWORDS = frozenset(
-    {
-        "type",
-        "properties",
-        "required",
-        "additionalProperties",
-        "items",
-        "prefixItems",
-        "anyOf",
-        "oneOf",
-        "allOf",
-        "not",
-        "enum",
-        "const",
-        "$ref",
-        "$defs",
-        "definitions",
-        "description",
-        "examples",
-        "format",
-        "pattern",
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "multipleOf",
-        "minLength",
-        "maxLength",
-        "minItems",
-        "maxItems",
-        "uniqueItems",
-        "minProperties",
-        "maxProperties",
-        "patternProperties",
-        "propertyNames",
-    }
-)
+SCHEMA_KEYWORDS = frozenset({
+    "type", "properties", "required", "additionalProperties", "items", "prefixItems", "anyOf",
+    "oneOf", "allOf", "not", "enum", "const", "$ref", "$defs", "definitions", "description",
+    "examples", "format", "pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+    "multipleOf", "minLength", "maxLength", "minItems", "maxItems", "uniqueItems", "minProperties",
+    "maxProperties", "patternProperties", "propertyNames",
+})  # fmt: skip
 """JSON Schema keys sent (A10 wire): ``title``, ``default`` (strict mode) and hints are dropped."""
 _NAMED = frozenset({"properties", "$defs", "definitions", "patternProperties"})
 """Keys whose value maps names to schemas (the names are not keywords)."""

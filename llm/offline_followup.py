@@ -55,39 +55,11 @@ def _is_subject(word: str) -> bool:
     )
 
 
-POINTING_WORDS = frozenset(
-    [
-        "it",
-        "its",
-        "they",
-        "their",
-        "them",
-        "there",
-        "that",
-        "this",
-        "those",
-        "these",
-        "he",
-        "she",
-        "his",
-        "her",
-        "him",
-        "ott",
-        "oda",
-        "onnan",
-        "annak",
-        "ennek",
-        "erre",
-        "arra",
-        "ezt",
-        "azt",
-        "ők",
-        "neki",
-        "nála",
-        "előtte",
-        "utána",
-    ]
-)
+POINTING_WORDS = frozenset([
+    "it", "its", "they", "their", "them", "there", "that", "this", "those", "these", "he", "she",
+    "his", "her", "him", "ott", "oda", "onnan", "annak", "ennek", "erre", "arra", "ezt", "azt",
+    "ők", "neki", "nála", "előtte", "utána",
+])  # fmt: skip
 """Words of a follow-up that point back at the earlier question's subject."""
 _SAME_WORD = MappingProxyType({"az": "a", "an": "a"})
 """Function words that are one word in two spellings (the article before a vowel)."""

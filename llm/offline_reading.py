@@ -150,21 +150,10 @@ def lacks_figure(question: str, passages: Iterable[Sequence[str]]) -> bool:
 
 SourceT = TypeVar("SourceT")
 
-ANSWER_FILLERS = frozenset(
-    {
-        "find",
-        "much",
-        "many",
-        "long",
-        "mennyibe",
-        "kerul",
-        "kerulne",
-        "hanykor",
-        "hanyadik",
-        "meddig",
-        "mettol",
-    }
-)
+ANSWER_FILLERS = frozenset({
+    "find", "much", "many", "long", "mennyibe", "kerul", "kerulne", "hanykor", "hanyadik", "meddig",
+    "mettol",
+})  # fmt: skip
 """Folded question words that ask *how* rather than *about what*: not key words of an answer."""
 
 

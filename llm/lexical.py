@@ -57,18 +57,9 @@ QUESTION_WORDS = _wordset(
     milyen melyik ki kik kit miért mennyi hány"""
 )
 FOLLOWUP_OPENERS = (
-    "and what about",
-    "what about",
-    "how about",
-    "and",
-    "also",
-    "és mi a helyzet",
-    "mi a helyzet",
-    "és mi van",
-    "és",
-    "meg",
-    "illetve",
-)
+    "and what about", "what about", "how about", "and", "also", "és mi a helyzet", "mi a helyzet",
+    "és mi van", "és", "meg", "illetve",
+)  # fmt: skip
 
 # -- Polish: the same kinds of words as above, kept apart ---------------------------------
 

@@ -124,16 +124,9 @@ questions again.
 """Added to :data:`ANSWER_PROMPT` after a clarification round (Q8)."""
 
 _LANGUAGES = {
-    "hu": "Hungarian",
-    "en": "English",
-    "de": "German",
-    "fr": "French",
-    "es": "Spanish",
-    "it": "Italian",
-    "pl": "Polish",
-    "ro": "Romanian",
-    "sk": "Slovak",
-}
+    "hu": "Hungarian", "en": "English", "de": "German", "fr": "French", "es": "Spanish",
+    "it": "Italian", "pl": "Polish", "ro": "Romanian", "sk": "Slovak",
+}  # fmt: skip
 
 NO_CONTEXT = "(none)"
 """What an empty context section says."""

@@ -261,19 +261,9 @@ PLACEHOLDERS = frozenset(
 )
 """Strings a model writes for "nothing": they mean ``None`` (T7)."""
 _MONTHS = (
-    ("jan",),
-    ("feb",),
-    ("mar",),
-    ("apr",),
-    ("may", "maj"),
-    ("jun",),
-    ("jul",),
-    ("aug",),
-    ("sep", "szep"),
-    ("oct", "okt"),
-    ("nov",),
-    ("dec",),
-)
+    ("jan",), ("feb",), ("mar",), ("apr",), ("may", "maj"), ("jun",), ("jul",), ("aug",),
+    ("sep", "szep"), ("oct", "okt"), ("nov",), ("dec",),
+)  # fmt: skip
 """Folded prefixes of the month names in English and Hungarian (a date's grounding)."""
 
 

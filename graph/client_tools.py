@@ -216,9 +216,8 @@ def call_context(
 ) -> AiToolContext:
     """The context of one server-side call of an AI tool (W2, Q6).
 
-    Its key is a chatbot tool's for the same call
-    (:func:`~toolweave.graph.idempotency.tool_call_key`), so it is the same when the step runs
-    again.
+    Its key is a chatbot tool's for the call (:func:`~toolweave.graph.idempotency.tool_call_key`):
+    the same when the step reruns.
     """
     return AiToolContext(
         idempotency_key=tool_call_key(state, node.task_no, tool.name),

@@ -101,8 +101,7 @@ def _thread_config(
 def may_have_pending_tasks(saved: CheckpointTuple) -> bool:
     """Whether a stored checkpoint may have steps left to run, paused questions aside.
 
-    One checkpoint read: a trigger channel holds a version its node has not seen; ``get_state``
-    confirms.
+    One read: a trigger channel holds a version its node has not seen (``get_state`` confirms).
     """
     if any(write[1] == INTERRUPT for write in saved.pending_writes or ()):
         return False
@@ -281,8 +280,7 @@ class ToolweaveGraph(
     ) -> Steps[tuple[Any, RunScope, SentAgain | None]]:
         """The checked input and the run's scope, after Q5's finish-or-abandon.
 
-        And what says a message was sent again after its run acted (S5, Q6); the input is then
-        ``None``.
+        And what says a message was sent again after its run acted (S5, Q6); then no input.
         """
         self._check_run_context(config, kwargs)
         checked = self._checked_input(input, config)

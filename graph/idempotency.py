@@ -89,8 +89,7 @@ def _input_messages(checked: Any) -> Sequence[Any]:
 def is_resend(checked: Any, stored: Sequence[BaseMessage]) -> bool:
     """Whether a message input only repeats messages the thread already holds (Q6, S5).
 
-    A re-sent message (same id, same text) starts no new run, so tools with side effects do not act
-    twice.
+    A re-sent message (same id, same text) starts no new run: tools with side effects act once.
 
     Raises:
         InvalidRequestError: A message has a stored id but other text (nothing is written, X5).
@@ -181,8 +180,7 @@ def acted_on(state: Mapping[str, Any], entries: Sequence[LedgerEntry]) -> dict[s
 def may_repeat(checked: Any, values: Mapping[str, Any]) -> bool:
     """Whether one message has the text a tool that acts last acted on (a cheap test).
 
-    ``values`` may be a checkpoint's channel values; :func:`sent_again` decides, from the whole
-    state.
+    ``values`` may be a checkpoint's channel values; :func:`sent_again` decides from the state.
     """
     messages = _input_messages(checked)
     stored = values.get("acted_on")
@@ -252,8 +250,7 @@ def one_human_message(checked: Any) -> bool:
 def repeated_while_paused(checked: Any, values: Mapping[str, Any]) -> bool:
     """Whether a message repeats the paused run's question instead of answering its pause (S5).
 
-    Run as a new turn it would act twice, so it continues the paused run; a reply (Q2) stays a
-    reply.
+    Run as a new turn it would act twice, so it continues the paused run; a reply stays one (Q2).
     """
     pause = pause_of(values)
     if pause is None or awaiting(pause) == "nobody":

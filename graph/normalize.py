@@ -78,8 +78,7 @@ def offer_tools(
 ) -> tuple[list[str], list[LedgerEntry]]:
     """A2: the tools that pass T3 and T4 for this request, and a ledger entry per refusal.
 
-    ``open_tools`` pass both gates without a system filter (computed once per graph): not asked
-    again.
+    ``open_tools`` pass both gates without a system filter (once per graph): not asked again.
     """
     offered: list[str] = []
     refused: list[LedgerEntry] = []

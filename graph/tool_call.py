@@ -151,8 +151,7 @@ def result_reader(tool: AnyTool, user_lang: str) -> Callable[[str], str]:
     """How the tool's result reads in the answer: its ``result_text`` (R10).
 
     For a tool that acts a raising ``result_text`` falls back to the default reading, logged:
-    raising would drop the step's writes and every retry would act again (S5, Q4). Elsewhere it is a
-    bug.
+    raising would drop the step's writes and each retry would act again (S5, Q4). Else: a bug.
     """
     reads = partial(tool.result_text, user_lang=user_lang)
     if not tool.side_effects:

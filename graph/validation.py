@@ -137,8 +137,7 @@ def check_data(value: Any, what: str, *, limit: int = MAX_DATA_CHARS) -> Any:
     """``value`` as plain JSON-like data (lists and dicts), or :class:`InvalidRequestError`.
 
     ``None``, booleans, 64-bit integers, finite floats, valid Unicode texts, and lists/tuples and
-    text-keyed mappings of these, at most :data:`MAX_DATA_DEPTH` deep and ``limit`` characters in
-    all.
+    text-keyed mappings of these, :data:`MAX_DATA_DEPTH` deep and ``limit`` characters at most.
     """
     return _data(value, what, 0, _Budget(what, limit))
 
@@ -334,8 +333,7 @@ def context_keys() -> tuple[str, ...]:
 def check_context(context: Any) -> None:
     """A run's ``context=`` is one LangGraph can make a :class:`RunContext` of (T4, N3, X5).
 
-    LangGraph would fail with a bare ``TypeError``; this names the keys and the nearest to a
-    misspelt one.
+    LangGraph would raise a bare ``TypeError``; this names the keys and the nearest to a typo.
 
     Raises:
         InvalidContextError: Before anything is stored.

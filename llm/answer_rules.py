@@ -243,9 +243,8 @@ def cites_only(answer: str) -> bool:
 def repeats_itself(answer: str) -> bool:
     """Whether ``answer`` is a loop: its tail, written three times or more (X3).
 
-    Streams are closed as soon as they repeat (:func:`~toolweave.llm.structured.looping_reply`,
-    marked :data:`~toolweave.llm.chat_model.CUT_MARK`). What a loop said first is not kept: it lost
-    its thread.
+    Streams are closed once they repeat (:func:`~toolweave.llm.structured.looping_reply`, marked
+    :data:`~toolweave.llm.chat_model.CUT_MARK`). What a loop said first is not kept either.
     """
     return looping_reply(answer.removesuffix(CUT_MARK))
 

@@ -346,8 +346,7 @@ class ChatModelAssistant(LlmAssistant):
     def _routing(self, schema: Schema, system: str, human: str, what: str) -> Steps[Any]:
         """A routing call: a reply cut at the token limit keeps its best fit (T5, X2).
 
-        Returns ``(reply, P(yes) by tool name)``, the P(yes) read from log-probabilities where
-        given.
+        Returns ``(reply, P(yes) by tool name)``, the P(yes) read from any log-probabilities.
         """
         keys = routing_keys(schema)
         reply = yield from self._structured(
@@ -569,9 +568,8 @@ class ChatModelAssistant(LlmAssistant):
     def _cited_answer_steps(self, request: AnswerRequest) -> Steps[AIMessage | None]:
         """The constrained answer (R9): sentences citing only ids the context holds.
 
-        One structured call kept out of the messages stream; ``None`` when it never validates. The
-        text comes back marked :data:`~toolweave.llm.port.UNSTREAMED`: the answer node streams what
-        it keeps (P2).
+        One structured call, not streamed; ``None`` if it never validates. The text is marked
+        :data:`~toolweave.llm.port.UNSTREAMED`: the answer node streams what it keeps (P2).
         """
         schema = citation_schema(len(request.documents))
         messages = self._answer_messages(request, cited=True)

@@ -66,8 +66,7 @@ def citation_schema(count: int) -> type[BaseModel]:
 def reply_claims(reply: BaseModel, documents: Sequence[UniqueTextDocument] = ()) -> list[Claim]:
     """The claims of a constrained reply (:func:`citation_schema`), blank sentences left out.
 
-    A copied passage label is cut off; a sentence said again word for word tells nothing new: left
-    out.
+    A copied passage label is cut off; a sentence said again word for word is left out.
     """
     labels = sorted({f"{passage_source(d)}: " for d in documents}, key=len, reverse=True)
     claims: list[Claim] = []
@@ -348,8 +347,7 @@ def _check(claim: Claim, against: _Against) -> Checked:
 def _standing(known: Sequence[Checked]) -> dict[tuple[str, tuple[int, ...]], Checked]:
     """The results of ``known`` that hold whatever the rest of the answer cites.
 
-    A claim citing nothing that states something is not reused: its check needs the whole answer's
-    passages.
+    A claim citing nothing that states something is not reused: it is checked on all the passages.
     """
     return {
         (c.claim.text, c.claim.cited): c

@@ -102,8 +102,7 @@ def _parsed(text: str) -> dict[str, Any] | None:
 class SentenceGate:
     """Checks each completed sentence object and says what to show of it now (R9, P2).
 
-    From :func:`gate_for`: ``clean`` drops placeholder lines, ``foreign`` are unnamed question
-    words.
+    From :func:`gate_for`: ``clean`` drops placeholder lines; ``foreign``: unnamed question words.
     """
 
     request: AnswerRequest

@@ -145,8 +145,7 @@ class OfflineAssistant(LlmAssistant):
     def read_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
         """The passage's sentences holding at least half the question's words, or ``None`` (D3).
 
-        Read with their headings; a *when* or *how much* question takes only sentences with a
-        figure.
+        Read with their headings; a *when* or *how much* question takes sentences with a figure.
         """
         return offline_reading.read(question, passage, max_sentences=self.max_sentences)
 

@@ -200,8 +200,7 @@ def normalize_offline(
 ) -> Normalized:
     """Normalization without a model: language by the detector, follow-ups by rules (A1, T10).
 
-    The chat-model assistant reads a first message this way too: a model call would buy nothing
-    (A10).
+    The chat-model assistant reads a first message so too: a model call would buy nothing (A10).
     """
     previous = _previous_question(message, history)
     question = resolve_followup(message, previous)

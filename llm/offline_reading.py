@@ -439,9 +439,8 @@ class _Reading:
     def _needed(self, rest: list[str], given: list[str]) -> int:
         """The key words' weight a sentence is measured against, or 0 when it cannot answer.
 
-        A generic key word counts when said and is not missed when not, but generic words alone
-        answer nothing. ``given``: key words the sentence lacks that the sentence before or the
-        title give.
+        A generic key word counts when said and is not missed when not; generic words alone answer
+        nothing. ``given``: key words the sentence before or the title give.
         """
         said = [w for w in self.wanted if w not in rest or w in given]
         if all(is_generic(w) for w in said) and not all(is_generic(w) for w in self.wanted):
@@ -508,9 +507,8 @@ def _held_by(
 def _unseen(documents: int, held: dict[str, int]) -> set[str]:
     """The key words no document of a context of several documents holds (title or text).
 
-    One document is what a search found about the subject, and its words for it may differ; a
-    generic word (:func:`~toolweave.llm.lexical.is_generic`) says how, not what about: neither is
-    unseen.
+    One document is what a search found about the subject (its words may differ); a generic word
+    (:func:`~toolweave.llm.lexical.is_generic`) says how, not what about: neither is unseen.
     """
     if documents < 2:
         return set()
@@ -521,8 +519,7 @@ def missing_subject(documents: int, unseen: set[str]) -> set[str]:
     """The unseen key words that name a subject the context lacks.
 
     Only with :data:`MIN_DOCUMENTS_APART` documents or more (fewer tell no common word from a
-    distinctive one); a weekday, a number or a word asking for a phone asks for a detail, not a
-    subject.
+    distinctive one); a weekday, number or phone word asks for a detail, not a subject.
     """
     if documents < MIN_DOCUMENTS_APART:
         return set()
@@ -591,8 +588,7 @@ def _opens_question(word: str) -> bool:
 def _clause_cuts(sentence: str) -> list[tuple[int, int]]:
     """Where a new question begins inside ``sentence``: (end of the one before, its start).
 
-    At a question word or verb after a joiner (:data:`PART_JOINERS`) or comma, which belong to
-    neither.
+    At a question word or verb after a joiner (:data:`PART_JOINERS`) or comma (in neither).
     """
     tokens = list(_TOKEN.finditer(sentence))
     cuts: list[tuple[int, int]] = []
@@ -612,9 +608,8 @@ def _clause_cuts(sentence: str) -> list[tuple[int, int]]:
 def question_parts(question: str) -> list[str]:
     """The questions one message asks, each on its own (S6); ``[question]`` when one.
 
-    A joiner or comma followed by a question word or verb, or a question mark followed by a
-    sentence, starts another; a piece naming no subject of its own or pointing back stays with the
-    one before.
+    A joiner or comma before a question word or verb, or a question mark before a sentence, starts
+    another; a piece naming no subject of its own or pointing back stays with the one before.
     """
     pieces: list[str] = []
     for sentence in re.split(r"(?<=\?)\s+", question.strip()):

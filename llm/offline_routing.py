@@ -303,8 +303,7 @@ def decide(
 ) -> set[str]:
     """The tools the rule routes (see :class:`RoutingRule`); never those ``held`` back.
 
-    Each further tool needs ``min_extra`` score of new words unless a twin (``tie``); ties keep rank
-    (T12).
+    Each further tool needs ``min_extra`` of new words unless a twin (``tie``); ties keep rank, T12.
     """
     ranked = sorted(
         ((name, s) for name, s in scores.items() if name not in held), key=lambda i: -i[1].score

@@ -184,8 +184,7 @@ class AnswerRequest:
     def replies(self) -> str:
         """The person's clarification replies in force, in order, one space apart (Q8).
 
-        Of one asker's replies only the last counts: it asked again because the one before did not
-        answer.
+        Of one asker's replies only the last counts: it asked again as the one before failed.
         """
         last = {(c.asker or str(n)): c for n, c in enumerate(self.clarifications)}
         return " ".join(c.reply.strip() for c in last.values() if c.reply.strip())

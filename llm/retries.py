@@ -118,9 +118,8 @@ class ModelCall(Generic[T]):
     def streamed(self, stop: Callable[[str], bool] | None = None) -> Call[Any]:
         """A streamed reply's :meth:`invocation`, bounded as a whole by the run's deadline (X5).
 
-        A request timeout bounds each read, not the stream: chunks are read one by one and the
-        stream is closed at the deadline (:class:`RunDeadlineError`) or when ``stop`` says it loops
-        (X3).
+        A request timeout bounds each read, not the stream: chunks are read one by one, the stream
+        closed at the deadline (:class:`RunDeadlineError`) or when ``stop`` says it loops (X3).
         """
         reading = _StreamReading(self, stop)
         return Call(reading.sync, reading.asynchronous)

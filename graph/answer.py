@@ -287,8 +287,7 @@ def _with_sources(
 ) -> dict[str, Any]:
     """``update`` with its answer message carrying the answer's ``sources`` as data (R9).
 
-    Every answer goes through it, so each turn's message keeps its own sources
-    (:func:`message_metadata`).
+    Every answer goes through it: each turn's message keeps its sources (:func:`message_metadata`).
     """
     meta = message_metadata(update["sources"], update.get("answer_sentences", ()), documents)
     messages = [

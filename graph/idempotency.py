@@ -145,12 +145,9 @@ SENT_AGAIN_LOG = (
 class SentAgain:
     """A message repeating the thread's last one after its run acted (S5, Q6): its answer again."""
 
-    keys: tuple[str, ...]
-    """The keys of the calls of tools that acted in the run (Q6)."""
-    tools: tuple[str, ...]
-    """Those tools' names, in the order they acted."""
-    user_lang: str = "en"
-    """The run's language, for the phrase."""
+    keys: tuple[str, ...]  # The keys of the calls of tools that acted in the run (Q6).
+    tools: tuple[str, ...]  # Those tools' names, in the order they acted.
+    user_lang: str = "en"  # The run's language, for the phrase.
 
     def event(self) -> SentAgainEvent:
         """The custom stream event that says so (``"type": "sent_again"``, a ``phrase``)."""

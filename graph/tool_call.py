@@ -106,8 +106,7 @@ class Outcome:
     llm_calls: int = 0
     deep_calls: int = 0
     request: dict[str, Any] | None = None
-    read: bool = False
-    """The result's text is already read for the answer (R10): taken as it is."""
+    read: bool = False  # The result's text is already read for the answer (R10): taken as it is.
 
 
 def tool_call(

@@ -102,12 +102,9 @@ def is_transient(exc: BaseException) -> bool:
 class Failure(enum.Enum):
     """What a failed attempt means for the next one."""
 
-    TRANSIENT = "transient"
-    """Retry after a wait."""
-    REJECTED = "rejected"
-    """The endpoint refused the request (4xx): do not repeat it."""
-    OTHER = "other"
-    """Not the endpoint's doing (a bug, a length stop): propagate unchanged."""
+    TRANSIENT = "transient"  # Retry after a wait.
+    REJECTED = "rejected"  # The endpoint refused the request (4xx): do not repeat it.
+    OTHER = "other"  # Not the endpoint's doing (a bug, a length stop): propagate unchanged.
 
 
 def classify(exc: BaseException) -> Failure:

@@ -50,11 +50,7 @@ class AgentQuestion(BaseModel):
 
 
 def source_lines(state: Mapping[str, Any]) -> list[str]:
-    """The answer's sources, one line each (document, pages), from the state's ``sources`` (R9).
-
-    A page is named only for a document of several
-    (:attr:`~toolweave.state.documents.Source.cited_pages`).
-    """
+    """The answer's sources, one line each, a page named only for a document of several (R9)."""
     return [
         source.name
         + (f", p. {', '.join(map(str, source.cited_pages))}" if source.cited_pages else "")
@@ -63,11 +59,7 @@ def source_lines(state: Mapping[str, Any]) -> list[str]:
 
 
 def answer_with_sources(state: Mapping[str, Any]) -> str:
-    """The answer text followed by its sources (document and page), as an agent reads it.
-
-    A generated answer's sentences each end with the numbers of their sources in the
-    list (``"Open 8-16. [1]"`` … ``"[1] Opening hours, p. 2"``, R9).
-    """
+    """The answer text followed by its numbered sources, as an agent reads it (R9)."""
     answer = str(state.get("answer") or "")
     pause = first_pause(state.get(INTERRUPT))
     if pause is not None:  # the run paused: what it waits for, per kind (Q7)
@@ -132,11 +124,10 @@ def as_agent_tool(
             replies continue it; the graph must have its own checkpointer.
 
     Returns:
-        A tool that takes ``question`` and returns the answer with its sources; the
-        answer's sources (R9) are the tool message's artifact. Its progress events and
-        answer tokens reach the agent's stream (``stream_mode=["custom", "messages"]``
-        with ``subgraphs=True``), and the agent's ``tool_call_id`` is handled by
-        LangChain's tool machinery.
+        A tool that takes ``question`` and returns the answer with its sources; the answer's sources
+        (R9) are the tool message's artifact. Its progress events and answer tokens reach the
+        agent's stream (``stream_mode=["custom", "messages"]`` with ``subgraphs=True``), and the
+        agent's ``tool_call_id`` is handled by LangChain's tool machinery.
     """
     if thread == "agent" and getattr(graph, "checkpointer", None) is None:
         raise ConfigurationError(

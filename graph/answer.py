@@ -82,9 +82,8 @@ def answer_system_prompt(base: str, activated: Sequence[str], registry: ToolRegi
 def guaranteed_texts(entries: Sequence[PromptAndContext]) -> list[str]:
     """R5: every guaranteed context, one per result (completion key), in walk order.
 
-    Never deduplicated by text: two subtasks may answer "Left" each, and both
-    answers belong to the final answer. Each entry keeps, in ``prompt``, the
-    execution text of the subtask it answers.
+    Never deduplicated by text (two subtasks may both answer "Left"); ``prompt`` keeps the execution
+    text of the subtask each answers.
     """
     return [entry.context for entry in entries]
 
@@ -92,12 +91,8 @@ def guaranteed_texts(entries: Sequence[PromptAndContext]) -> list[str]:
 def user_parts(state: GraphState, registry: ToolRegistry) -> list[TaskNode]:
     """The root's subtasks that split the person's question: its parts (S6).
 
-    A part is a subtask of the root that a coordinator of the domain created
-    (``owner_coordinator_name``, K2) and that was not skipped (K3). The deep search's
-    subtasks are not parts: they look for missing pieces of the question (D3), and
-    their answers reach the answer as guaranteed context of no part. They are told
-    apart by their owner: the run's deep-search coordinator (``deep_fallback_owner``)
-    or any :class:`~toolweave.coordinators.deep_search.DeepSearchCoordinator`.
+    A part is a root subtask a domain coordinator created (K2), not skipped (K3). The deep search's
+    subtasks look for missing pieces (D3) and are no parts: they are told apart by their owner.
     """
     tasks = state["tasks"]
     root = tasks.get(ROOT_TASK_NO)
@@ -127,9 +122,8 @@ def _subtree(tasks: dict[str, TaskNode], node: TaskNode) -> list[TaskNode]:
 def answer_part(state: GraphState, node: TaskNode) -> AnswerPart:
     """One part of the question: the subtask's prompt and its (and its subtasks') results (S6).
 
-    Its documents are the answer's context documents (R6-merged, read as text, R10)
-    that its tools returned (context buffer under its ``task_no``, S4); its guaranteed
-    texts, the guaranteed contexts given on its execution text (M6).
+    Its documents are the context documents its tools returned (S4, R6, R10); its guaranteed texts,
+    those given on its execution text (M6).
     """
     below = _subtree(state["tasks"], node)
     numbers = {n.task_no for n in below}
@@ -152,11 +146,7 @@ def answer_part(state: GraphState, node: TaskNode) -> AnswerPart:
 def _held(
     context: Sequence[UniqueTextDocument], returned: Sequence[UniqueTextDocument]
 ) -> list[UniqueTextDocument]:
-    """The context documents that are ``returned`` ones.
-
-    By R6 identity; a passage without a sentence number by its document and page,
-    whatever number the context gave it.
-    """
+    """The context documents that are ``returned`` ones (R6 identity; a page for a page)."""
     keys = {doc.key for doc in returned}
     pages = {(doc.document_id, doc.page) for doc in returned if doc.sentence_number is None}
     return [doc for doc in context if doc.key in keys or (doc.document_id, doc.page) in pages]
@@ -167,11 +157,8 @@ def clarification_turn(
 ) -> tuple[list[AnyMessage], list[ClarificationExchange]]:
     """The messages before this request's question, and its clarification exchanges (Q8).
 
-    A request that asked ``rounds`` clarification questions ends on them: the
-    question, then each asked question (an AI message) and the reply (a human
-    message). The exchanges are part of the request, so the history given to the
-    answer model ends before the question: never on the question just answered. A
-    reply that is the number of an offered choice ("2") is that choice.
+    The exchanges are part of the request, so the answer's history ends before the question, never
+    on the question just answered. A reply that is the number of an offered choice is that choice.
     """
     end = len(messages) - 1  # the question, or the last reply
     exchanges: list[ClarificationExchange] = []
@@ -301,9 +288,7 @@ def _with_sources(
 ) -> dict[str, Any]:
     """``update`` with its answer message carrying the answer's ``sources`` as data (R9).
 
-    Every answer (finished, withheld, not covered, generated) goes through it, so each
-    turn's message in the thread keeps its own sources under ``MESSAGE_SOURCES_KEY``,
-    with what they are quoted with (:func:`message_metadata`).
+    Every answer goes through it: each turn's message keeps its sources (:func:`message_metadata`).
     """
     meta = message_metadata(update["sources"], update.get("answer_sentences", ()), documents)
     messages = [
@@ -336,8 +321,7 @@ class _Reply:
     checked: list[Checked]
     reason: str
     streamed: bool
-    """Whether listeners saw it (a streamed call, the offline reading); else the node
-    streams what it keeps (the constrained call, R9, P2)."""
+    """Whether listeners saw it; else the node streams what it keeps (constrained, R9, P2)."""
 
     @property
     def failing(self) -> tuple[str, ...]:
@@ -425,9 +409,8 @@ def _sentences(
 def _shown(reply: _Reply, text: str, chunks: Sequence[str]) -> Steps[AIMessage]:
     """The answer's message: streamed now, sentence by sentence, what nobody saw yet (P2).
 
-    A constrained answer streamed its kept sentences while the model wrote them
-    (:data:`~toolweave.llm.cited_stream.SHOWN`): only the rest is streamed now, and
-    when the whole answer's rules changed what was shown, the answer anew.
+    A constrained answer already streamed its kept sentences
+    (:data:`~toolweave.llm.cited_stream.SHOWN`); when the answer's rules changed those, it is anew.
     """
     if reply.streamed:
         return AIMessage(content=text, id=reply.message.id)
@@ -443,8 +426,7 @@ def _shown(reply: _Reply, text: str, chunks: Sequence[str]) -> Steps[AIMessage]:
 def _no_information(lang: str, closest: Sequence[Source]) -> str:
     """The "no information" answer, naming the pages the dropped sentences cited (R9).
 
-    They are not the answer's ``sources`` (it rests on none); they are where the
-    person may read further.
+    Not its ``sources`` (it rests on none): where the person may read further.
     """
     text = prompts.no_information_answer(lang)
     pages = [f"{s.name} ({s.url})" if s.url else s.name for s in closest]
@@ -452,10 +434,7 @@ def _no_information(lang: str, closest: Sequence[Source]) -> str:
 
 
 def _generated_answer(
-    assistant: LlmAssistant,
-    request: AnswerRequest,
-    always: Sequence[UniqueTextDocument],
-    tree: Any,
+    assistant: LlmAssistant, request: AnswerRequest, always: Sequence[UniqueTextDocument], tree: Any
 ) -> Steps[dict[str, Any]]:
     """Generate, check each sentence, ask once more if none holds, keep the supported (R9)."""
     reason = (
@@ -524,11 +503,7 @@ def standing_effects(state: GraphState, deps: Dependencies) -> list[str]:
 
 
 def answer_request(state: GraphState, deps: Dependencies) -> AnswerRequest:
-    """What the answer is generated from (A7, T8, S6, Q8).
-
-    The context, the question's parts, the clarification exchanges and the history
-    before the question.
-    """
+    """What the answer is made from: context, parts, clarifications, history (A7, T8, S6, Q8)."""
     rounds = state.get("clarification_rounds") or 0
     earlier, exchanges = clarification_turn(state["messages"], rounds)
     window = deps.limits.history_messages

@@ -40,19 +40,17 @@ NO_TOOL_OF_DOMAIN = (
     "tools name, or give them domain = None to run in every domain"
 )
 DOMAIN_SPELLING_CUTOFF = 0.8
-"""How close (difflib's ratio) a graph's domain name must be to the one its tools name
-to be taken for a misspelling of it (``libary`` / ``library``)."""
+"""difflib ratio from which a tool's domain name is a misspelling of the graph's (T2)."""
 
 
 def check_domain_tools(domain: Domain, registry: ToolRegistry) -> None:
     """The domain's default retrieval tool is a registered tool; the domain's name is no typo.
 
     Raises:
-        ConfigurationError: The default retrieval tool is not registered (a typo would
-            switch the retrieval off without a word), the message listing the
-            registered tools; or every tool given is of another domain whose name is
-            a near-spelling of this one's (T2: none would ever run). Tools of a
-            domain with another name altogether are kept, never offered (T2).
+        ConfigurationError: The default retrieval tool is not registered (a typo would switch the
+            retrieval off without a word), the message listing the registered tools; or every tool
+            given is of another domain whose name is a near-spelling of this one's (T2: none would
+            ever run). Tools of a domain with another name altogether are kept, never offered (T2).
     """
     _check_domain_spelling(domain, registry)
     name = domain.default_retrieval_tool

@@ -1,36 +1,10 @@
 """What the routing call of a task is offered (T12) and which of its yes-verdicts are taken (A8).
 
-Both run inside the ``route`` node around its one routing call (T5); neither
-runs for forced activation (F1). The why of each rule, with the cases that made
-it, is on the routing decisions page (``docs/routing-decisions.md``).
-
-**T12, the pre-filter** (:func:`offer_candidates`): a task with more routable
-candidates than ``Limits.max_routing_candidates`` is offered the best ranked for
-its task prompt, plus ``Domain.always_offered``; one ``prefilter`` ledger entry
-names the kept and the best-ranked dropped tools.
-
-**The guards, one call** (:func:`guard` -> :class:`GuardOutcome`), in this order:
-the model's best fit as its yes when it said yes to nothing (:func:`best_fit_yes`,
-T5); no yes without its required input (:func:`without_missing_inputs`, T13) nor
-with nothing in the task behind it (:func:`without_unbacked_yeses`, T5 with T7);
-several yeses resolved to the best fit and tools with words of their own
-(:func:`resolve_yeses`, T5); a finished-answer yes taken only on clear evidence
-(:func:`guard_terminal`, A8: a routing failure, a conflict, not the best match or
-in doubt, see :func:`terminal_verdict`; A9: in doubt its answer joins the context);
-a tool that acts (``side_effects``) and gives context weighed by the evidence a
-finished answer needs (:func:`guard_acting`, A9: :func:`yes_doubt`; one that acts never
-runs in doubt, whatever its result, :func:`acting_in_doubt`); a tool that may ask the
-user weighed by the same evidence (:func:`asking_in_doubt`, Q1 with A9). They read
-the keyword evidence (:func:`keyword_evidence`) and the offline rule's
-(:class:`~toolweave.llm.offline_routing.RoutingEvidence`) once per routing.
-
-**N1, the domain's own words.** The domain's name and its store's stop words
-(:func:`domain_words`) are no evidence anywhere here: not in the keyword evidence,
-the pre-filter's ranking, nor the offline rule's evidence behind A8, A9 and Q1.
-
-An ``a8_routing_failure``, ``a8_terminal_dropped``, ``a8_others_dropped`` or
-``a9_acting_in_doubt`` routing entry names the tools that were routed but do not run; a
-``q1_asking_in_doubt`` entry the tools that may not ask.
+Both run in the ``route`` node around its one routing call (T5), never for forced activation (F1);
+the why of each rule is on ``docs/routing-decisions.md``. T12 (:func:`offer_candidates`) offers a
+task with too many candidates the best ranked plus ``Domain.always_offered``. The guards
+(:func:`guard`) run in the order its docstring gives, reading the evidence once per routing. N1:
+the domain's own words (:func:`domain_words`) are no evidence anywhere here.
 """
 
 from __future__ import annotations
@@ -71,8 +45,7 @@ NOTHING_BEHIND_YES = (
 BEST_FIT_SHARE = 0.5
 """A best fit with no yes runs when its keyword score is at least this share of the best."""
 TERMINAL_MARGIN = 1.2
-"""A finished-answer tool routed with others runs alone only when its keyword score is
-more than this many times the best other's (A9: a clear margin; else the others run)."""
+"""A finished answer routed with others runs alone above this times the best other's score (A9)."""
 MANY_ROUTED = 3
 """Routed tools that, when also at least half of the candidates, are no choice (A8)."""
 
@@ -85,8 +58,7 @@ def offer_candidates(
 ) -> tuple[list[AnyTool], list[LedgerEntry]]:
     """T12: the candidates the routing call sees, best ranked first, by the task prompt (M2).
 
-    ``ignore``: the index terms of the domain's own words (:attr:`DomainWords.terms`),
-    which rank nothing.
+    ``ignore``: the index terms of the domain's own words (:attr:`DomainWords.terms`).
     """
     result = prefilter(
         deps.candidate_index,
@@ -139,11 +111,7 @@ def keyword_evidence(
     candidates: Sequence[AnyTool],
     ignore: Collection[str] = frozenset(),
 ) -> dict[str, float]:
-    """Each candidate's keyword (BM25) score for ``prompt``: once per routing.
-
-    The evidence :func:`best_fit_yes` and :func:`terminal_verdict` weigh; ``ignore``
-    holds the domain's own terms (:func:`domain_terms`), which are no evidence.
-    """
+    """Each candidate's keyword (BM25) score for ``prompt``, without the ``ignore`` terms (N1)."""
     return index.scores(prompt, [tool.name for tool in candidates], ignore=ignore)
 
 
@@ -155,14 +123,9 @@ def terminal_verdict(
 ) -> tuple[str, set[str], str] | None:
     """A8: ``(verdict, tools not to run, why)`` when a terminal yes is unclear, else ``None``.
 
-    A finished answer ends the run, so a wrong yes is costly. Unclear: several
-    terminal yeses, or most candidates routed (a routing failure: none runs); the
-    task closer to what the tool is ``not_for``, or its only word for it one its
-    ``not_for`` questions have (A9: dropped); routed with others (it runs alone
-    only when it scores :data:`TERMINAL_MARGIN` times the best other, else the
-    others run); alone, the evidence a lone yes needs (:func:`yes_doubt`, A9).
-    ``scores``: the candidates' :func:`keyword_evidence` for the task;
-    ``evidence``: the offline rule's for it (the domain's words out).
+    A finished answer ends the run, so a wrong yes is costly: several terminal yeses or most
+    candidates routed is a routing failure; one routed with others runs alone only with a
+    :data:`TERMINAL_MARGIN`; one alone needs :func:`yes_doubt`'s evidence (A9).
     """
     terminal = {t.name for t in candidates if t.name in routed and t.returns_answer}
     if not terminal:
@@ -206,9 +169,8 @@ def no_choice(routed: Collection[str], candidates: Sequence[AnyTool]) -> bool:
 def own_score(scores: Mapping[str, float], evidence: RoutingEvidence, tool: AnyTool) -> float:
     """The tool's keyword score for the task, counted only when a word of the task is its.
 
-    The index's stem prefixes made "Mennyibe kerül a parkolás óránként?" the
-    emergency tool's ("óránként" stems to "or"), and the 0.5B model's yes there
-    ended the run (:meth:`~toolweave.llm.offline_routing.RoutingEvidence.shares_a_word`).
+    The index's stem prefixes can match a task to a tool sharing no word with it
+    (:meth:`~toolweave.llm.offline_routing.RoutingEvidence.shares_a_word`).
     """
     return scores.get(tool.name, 0.0) if evidence.shares_a_word(tool) else 0.0
 
@@ -222,15 +184,7 @@ def yes_doubt(
 ) -> tuple[str, str] | None:
     """A9: ``(verdict, why)`` when a yes lacks the evidence a tool that ends the run or acts needs.
 
-    ``None`` when the evidence is there. The same rule for a finished answer
-    (``returns_answer``) and for a tool that acts (``side_effects``), whatever its
-    result: the task closer to what the tool is ``not_for``, or its only word for it
-    one its ``not_for`` questions have (dropped); no word of the task shared with any
-    candidate that was not routed, nor with the tool, which declares examples (in
-    doubt); another candidate not routed matching the task better, or as well
-    above zero (dropped; a tie at zero stands); the task sharing words with the
-    tool without the offline rule's evidence for it, its declared intent or a clear
-    margin (:func:`~toolweave.llm.offline_routing.held_back`; in doubt).
+    ``None`` when the evidence is there; the same rule for ``returns_answer`` and ``side_effects``.
     ``routed``: the tools the routing keeps (others routed beside it are no rivals).
     """
     name = tool.name
@@ -265,10 +219,7 @@ def yes_doubt(
 
 @functools.lru_cache(maxsize=64)
 def domain_terms(name: str, stopwords: tuple[str, ...] = ()) -> frozenset[str]:
-    """The index terms of a domain's own words, no routing evidence (A8, T12): once each.
-
-    Its name and ``stopwords``, its store's stop words (:func:`domain_words`).
-    """
+    """The index terms of a domain's name and ``stopwords``, no routing evidence (A8, T12)."""
     return frozenset(
         term for text in (name, *stopwords) for terms in query_words(text) for term in terms
     )
@@ -288,12 +239,9 @@ class HasStopwords(Protocol):
 class DomainWords:
     """The domain's own words, no evidence for any tool: its name and its store's stop words.
 
-    A word nearly every question of the domain holds ("library" in a library's
-    domain, "hospital" in a hospital's) matches every tool that says it, and says
-    nothing about which tool a question is for. Its store drops it from search
-    queries; routing drops it too: from the keyword evidence (:attr:`terms`), the
-    pre-filter's ranking (T12) and the offline rule's evidence behind A8, A9 and
-    Q1 (:meth:`strip`).
+    A word nearly every question of the domain holds matches every tool that says it and tells no
+    tool from another: it leaves the keyword evidence (:attr:`terms`), the pre-filter's ranking
+    (T12) and the offline rule's evidence behind A8, A9 and Q1 (:meth:`strip`).
     """
 
     words: tuple[str, ...] = ()
@@ -326,11 +274,7 @@ NO_DOMAIN_WORDS = DomainWords()
 
 
 def domain_words(deps: Dependencies) -> DomainWords:
-    """The domain's name and the stop words of its default retrieval tool's store.
-
-    A store built with ``stopwords=`` (:class:`HasStopwords`, as the bundled SQLite
-    and PostgreSQL stores are) names them; routing honours them (N1).
-    """
+    """The domain's name and the stop words of its default retrieval tool's store (N1)."""
     retrieval = deps.domain.default_retrieval_tool
     tool = deps.registry.get(retrieval) if retrieval is not None else None
     store = getattr(tool, "store", None)
@@ -347,9 +291,7 @@ def guard_terminal(
 ) -> tuple[set[str], set[str], list[LedgerEntry]]:
     """A8: the routed tools that run, those whose finished answer joins the context (A9).
 
-    And a ledger entry when a terminal yes was unclear. A finished answer in doubt
-    that acts does not run at all (:func:`acting_in_doubt`). ``evidence``: the
-    offline rule's for the task, the domain's own words out (:func:`domain_words`).
+    And a ledger entry when a terminal yes was unclear; one in doubt that acts does not run at all.
     """
     found = terminal_verdict(scores, evidence, candidates, routed)
     if found is None:
@@ -381,14 +323,10 @@ ACTING_NOT_RUN = "routed, not run: it acts, and the verdict is in doubt"
 def acting_in_doubt(
     node: TaskNode, candidates: Sequence[AnyTool], doubted: Mapping[str, str]
 ) -> tuple[set[str], list[LedgerEntry]]:
-    """A9, for every tool that acts: of the tools whose yes is in doubt, those that act.
+    """A9: of the tools whose yes is in doubt (``doubted``: name -> why), those that act.
 
-    ``doubted``: tool name -> why its yes is in doubt (:func:`yes_doubt`). A tool
-    that acts (``side_effects``) does not run on such a yes, whatever its result
-    kind: a finished answer in doubt that does not act runs after the retrieval and
-    its text joins the context, a context tool runs as routed, but an effect done on
-    a doubt cannot be taken back. Returns the tools that act, which do not run, and
-    one ledger entry naming them with their why.
+    An effect done on a doubt cannot be taken back, so they do not run, whatever their result kind.
+    Returns them and one ledger entry naming them with their why.
     """
     acting = {t.name: doubted[t.name] for t in candidates if t.name in doubted and t.side_effects}
     if not acting:
@@ -404,14 +342,7 @@ def guard_acting(
     candidates: Sequence[AnyTool],
     routed: set[str],
 ) -> tuple[set[str], list[LedgerEntry]]:
-    """A9: the routed tools that run, less the tools that act and give context on a yes in doubt.
-
-    A finished answer is weighed by :func:`guard_terminal`; every other routed tool
-    with ``side_effects`` by the evidence a finished answer's yes needs
-    (:func:`yes_doubt`: its ``not_for`` questions, no better candidate left out, its
-    declared intent), or is in doubt when most candidates were routed (a routing
-    failure, A8). Those in doubt do not run (:func:`acting_in_doubt`).
-    """
+    """A9: the routed tools that run, less the tools that act and give context on a yes in doubt."""
     failure = f"{len(routed)} of {len(candidates)} candidates routed"
     many = no_choice(routed, candidates)
     doubted: dict[str, str] = {}
@@ -438,11 +369,7 @@ def _acting_doubt(
 ) -> tuple[str, str] | None:
     """A9 with Q6: :func:`yes_doubt` for a tool that acts, and a word of what it does.
 
-    When the tool declares examples and its declared intent does not explain the task,
-    the task must name the act: a word of the tool's name or routing question
-    (:meth:`~toolweave.llm.offline_routing.RoutingEvidence.names_its_action`). A word
-    only its examples have ("Tuesday" of "Book a study room for Tuesday.") is an
-    argument of the act, not a request for it.
+    A word only its examples have is an argument of the act, not a request for it.
     """
     found = yes_doubt(scores, evidence, tool, candidates, routed)
     if found is not None or evidence.declared_intent(tool, margin=False):
@@ -472,10 +399,7 @@ NOT_ASKED = "runs after the retrieval; a question back to the user becomes no re
 
 
 def can_ask(tool: AnyTool, *, domain_asks: bool) -> bool:
-    """Whether the tool may stop the run with a question to the user (Q1).
-
-    A clarifiable tool, or one with required inputs that the graph asks for (T13).
-    """
+    """Whether the tool may stop the run with a question (Q1): clarifiable, or graph-asked (T13)."""
     return asks_itself(tool) or (
         bool(tool.required_inputs) and graph_asks(tool, domain_asks=domain_asks)
     )
@@ -491,16 +415,9 @@ def asking_in_doubt(
 ) -> tuple[set[str], list[LedgerEntry]]:
     """Q1 with A9: the routed tools that may ask the user, but on a verdict in doubt.
 
-    A question back to the user stops the run as a finished answer does, so it asks
-    for the same evidence (:func:`asking_doubt`). A tool that gives a finished answer
-    is weighed by :func:`guard_terminal` already (its in-doubt answer joins the
-    context; one that acts does not run), so only context tools are weighed here.
-    A tool in doubt still runs, after
-    the domain's retrieval (A5), and what it finds joins the context; only its
-    question is not asked (``execute``: no pause, no result, R1), and retrieval
-    answers, or says it has no information. "Is the library closed on New Year's
-    Day?" shares "day" with a branch-hours tool that asks "Which branch?", and is
-    about every branch.
+    A question back stops the run as a finished answer does, so it asks for the same evidence
+    (:func:`asking_doubt`); finished answers are :func:`guard_terminal`'s. A tool in doubt still
+    runs after the retrieval (A5) and its findings join the context; only its question is not asked.
     """
     domain_asks = deps.domain.ask_for_missing_inputs
     details: dict[str, str] = {}
@@ -533,15 +450,7 @@ def asking_doubt(
     candidates: Sequence[AnyTool],
     routed: Collection[str],
 ) -> str | None:
-    """Why a tool that may ask is in doubt for the task (``evidence``'s prompt), or ``None``.
-
-    In doubt, by the evidence A8 and A9 ask of a finished answer: most candidates
-    routed (no choice); the task shares no word with the tool, or another candidate
-    matches it better (keyword evidence, ``scores``); the task is what the tool is
-    not for; or the offline rule finds no declared intent behind it
-    (:meth:`~toolweave.llm.offline_routing.RoutingEvidence.declared_intent`: one
-    shared word is not enough).
-    """
+    """Why a tool that may ask is in doubt for the task (``evidence``'s prompt), or ``None``."""
     if no_choice(routed, candidates):
         return f"{len(routed)} of {len(candidates)} candidates routed"
     own = scores.get(tool.name, 0.0) if evidence.shares_a_word(tool) else 0.0
@@ -566,17 +475,9 @@ def best_fit_yes(
 ) -> tuple[Activation, list[LedgerEntry]]:
     """T5: the model's best fit as its yes, when it said yes to no candidate, on evidence.
 
-    ``best_fit`` is the routing reply's first answer. A small model given a cheap
-    no (``null``) may write it for every candidate after naming the right tool
-    ("Mikor van rendelés a kardiológián?": best fit ``department_info``, every
-    entry ``null``); it may as well name a tool that has nothing to do with the
-    task. So the best fit runs only when the task's words back it: its keyword
-    score (``scores``, the routing's :func:`keyword_evidence`: BM25 over the tool's
-    texts, the domain's own name aside, as for A8) is above zero and at least
-    :data:`BEST_FIT_SHARE` of the best candidate's. Its request is
-    filled by the offline extraction rules from what the text states (T7). A8
-    still asks a finished-answer tool for its evidence; a tool missing a required
-    input still declines (T13).
+    A small model given a cheap no may write it for every candidate after naming the right tool, or
+    name a tool unrelated to the task: the best fit runs only when its keyword score is above zero
+    and at least :data:`BEST_FIT_SHARE` of the best; its request is extracted from the text (T7).
     """
     verdicts = activation.verdicts
     best = next((v.tool for v in verdicts if v.best), None)
@@ -615,15 +516,9 @@ def without_missing_inputs(
 ) -> tuple[Activation, list[LedgerEntry]]:
     """T13 at routing: a yes whose request leaves a required input unfilled is a no.
 
-    Such a tool would decline when it is called (an AI system tool after its
-    input check, W2), so it is not queued: the routed set says what runs. A tool
-    that asks for what is missing (Q1: its own or the domain's
-    ``ask_for_missing_inputs``, or a clarifiable tool) keeps its yes, and so does
-    a tool whose request the routing call did not extract (it is extracted when
-    it runs). "Which phone number do I call to book a CT scan?" is no date for
-    ``format_date``, whatever the model says. A required input the model left out
-    but the text states (the offline extraction rules find it) is filled from the
-    text instead, and the tool runs.
+    Such a tool would decline when called, so it is not queued. A tool that asks for what is missing
+    (Q1) keeps its yes, as does one whose request was not extracted yet; an input the model left out
+    but the text states is filled from the text (T7).
     """
     domain_asks = deps.domain.ask_for_missing_inputs
     yes = {v.tool for v in activation.verdicts if v.run}
@@ -650,10 +545,7 @@ def without_missing_inputs(
 def read_as_no(
     activation: Activation, node: TaskNode, details: Mapping[str, str], verdict: str
 ) -> tuple[Activation, list[LedgerEntry]]:
-    """``activation`` with the yeses of ``details`` (tool name -> why) turned to no.
-
-    Their requests are dropped, and each gets a routing ledger entry with ``verdict``.
-    """
+    """``activation`` with the yeses of ``details`` (name -> why) turned to no, one entry each."""
     if not details:
         return activation, []
     kept = tuple(
@@ -663,11 +555,7 @@ def read_as_no(
     left = {name: value for name, value in activation.requests.items() if name not in details}
     entries = [
         LedgerEntry(
-            kind=LedgerKind.ROUTING,
-            task_no=node.task_no,
-            tool=name,
-            verdict=verdict,
-            reason=reason,
+            kind=LedgerKind.ROUTING, task_no=node.task_no, tool=name, verdict=verdict, reason=reason
         )
         for name, reason in sorted(details.items())
     ]
@@ -682,15 +570,9 @@ def resolve_yeses(
 ) -> tuple[set[str], list[LedgerEntry]]:
     """T5: a model's several yeses, resolved by confidence, the candidate it named best, rank.
 
-    Only when the model said yes to several tools and named a best fit, or gave
-    every yes a P(yes) (``RoutingVerdict.confidence``): the surest yes runs (the
-    highest P(yes); among equals, or without them, the best fit, then the
-    best-ranked yes: ``candidates`` come best ranked first), and each other yes
-    only when it is justified on its own: the task's words it matches and the kept
-    tools do not weigh at least
-    :attr:`~toolweave.llm.offline_routing.RoutingRule.min_extra` (the offline rule's
-    test for a second tool; ``evidence``, the offline rule's for the task prompt).
-    Near-duplicate tools, which match the same words, do not all run.
+    Only with a best fit named or a P(yes) on every yes: the surest runs, and each other yes only
+    when the words it matches beyond the kept tools weigh
+    :attr:`~toolweave.llm.offline_routing.RoutingRule.min_extra`, so near duplicates do not all run.
     """
     yes = [v.tool for v in verdicts if v.run]
     best = [v.tool for v in verdicts if v.best and v.run]
@@ -731,22 +613,9 @@ def without_unbacked_yeses(
 ) -> tuple[Activation, list[LedgerEntry]]:
     """T5 with T7: a context tool's yes with nothing in the task behind it is a no.
 
-    Nothing behind it: the task prompt shares no word with the tool's texts (its
-    keyword score in ``scores``, the routing's :func:`keyword_evidence`, is zero)
-    and the model's request for it, grounded in the text (T7), states none of its
-    inputs (:func:`~toolweave.llm.offline_extract.states_input`: a closed set's
-    member the model picked, or a name that is none of the field's known values,
-    states nothing). A small model says yes to a tool it names as the best fit of a task no
-    tool fits: ``department_info`` for "What is the capital of France?" (the
-    department tool then asks "Which department?"), the slots tool for "Hol lehet
-    átvenni a talált tárgyakat?". Such a yes is read as no, and the retrieval
-    answers. A yes keeps its run when the task states one of the tool's inputs
-    (a paraphrase naming the department), in the model's request or as the text
-    writes it (the text alone when the routing call did not carry the tool's form;
-    the offline extraction finds "gyerekosztály", a known name of the
-    paediatrics department, where the 1.5B model wrote "Gyermekgyógyászat", which the
-    text does not hold), when the tool has no inputs to state,
-    and when the tool gives a finished answer (A8 weighs those).
+    Nothing behind it: a zero keyword score and a request stating none of its inputs
+    (:func:`~toolweave.llm.offline_extract.states_input`). A small model says yes to the tool it
+    names best for a task no tool fits; the retrieval answers instead. Finished answers are A8's.
     """
     requests = activation.requests
     details: dict[str, str] = {}
@@ -780,8 +649,7 @@ class GuardOutcome:
     routed: set[str]
     """The tools that run (T5 several yeses resolved, A8)."""
     in_doubt: set[str]
-    """Routed tools in doubt: they run after the retrieval, their answer joins the context
-    and they ask nothing (A9, Q1)."""
+    """Routed tools in doubt: run after the retrieval, answer as context, ask nothing (A9, Q1)."""
     screened: list[LedgerEntry]
     """The ledger entries of the screening, before the routing verdicts' own entries."""
     resolved: list[LedgerEntry]
@@ -795,17 +663,11 @@ def guard(
     activation: Activation,
     words: DomainWords = NO_DOMAIN_WORDS,
 ) -> GuardOutcome:
-    """The route node's guards on one routing call's verdicts: one call, in this order.
+    """The route node's guards on one routing call's verdicts, in this order (N1: ``words`` out).
 
-    The evidence they weigh is read once: the candidates' keyword evidence
-    (:func:`keyword_evidence`) and the offline rule's (:class:`RoutingEvidence`),
-    both without the domain's own ``words`` (N1). Then: the best fit as a yes
-    (:func:`best_fit_yes`, T5), no yes without its required input
-    (:func:`without_missing_inputs`, T13) nor without anything in the task behind
-    it (:func:`without_unbacked_yeses`, T5 with T7), several yeses resolved
-    (:func:`resolve_yeses`, T5), a terminal yes weighed (:func:`guard_terminal`, A8,
-    A9), a tool that acts weighed (:func:`guard_acting`, A9) and a tool that may ask
-    weighed (:func:`asking_in_doubt`, Q1 with A9).
+    :func:`best_fit_yes` (T5), :func:`without_missing_inputs` (T13), :func:`without_unbacked_yeses`
+    (T5 with T7), :func:`resolve_yeses` (T5), :func:`guard_terminal` (A8, A9), :func:`guard_acting`
+    (A9) and :func:`asking_in_doubt` (Q1 with A9).
     """
     prompt = node.task.task_prompt
     scores = keyword_evidence(deps.candidate_index, prompt, candidates, words.terms)

@@ -1,8 +1,7 @@
 """The clarification pause (Q1-Q2): opening the question, taking the reply.
 
-A reply arrives as ``Command(resume=reply)`` or as the next message on the thread
-(``take_reply``); both leave it on the open question for the same tool's
-clarification method.
+A reply arrives as ``Command(resume=reply)`` or as the next message on the thread (``take_reply``);
+both leave it on the open question for the same tool's clarification method.
 """
 
 from __future__ import annotations
@@ -65,11 +64,8 @@ CLOSED_REASON = (
 def resolve_choice(reply: str, choices: Sequence[str]) -> str:
     """A reply that picks an offered choice by its place becomes that choice.
 
-    Its number ("2", "2.") or its ordinal ("the second one", "a második", "drugi", "the
-    last"; :func:`~toolweave.llm.next_message.choice_number`), after a correction's
-    marker too ("I meant the second one"). So the tool, the
-    conversation history and later follow-ups (A1) see what the user picked, not a
-    bare number.
+    By :func:`~toolweave.llm.next_message.choice_number`, after a correction's marker too; so the
+    tool, history and later follow-ups (A1) see the pick, not a bare number.
     """
     number = choice_number(reply, choices)
     if number is None:  # "Sorry, I meant the second one"
@@ -100,10 +96,10 @@ PAUSE_KEY = "toolweave_clarification"
 
 
 def clarification_message(question: Clarification) -> AIMessage:
-    """The conversation's message of a clarification question, who asked and the choices with it.
+    """The message of a clarification question, with who asked and the choices (Q2, Q8).
 
-    It lets the answer step read a numbered reply as its choice and tell a superseded
-    question from one in force (:func:`exchange_of`; Q2, Q8).
+    So the answer reads a numbered reply as its choice and tells a superseded question
+    (:func:`exchange_of`).
     """
     asker = completion_key(question.task_no, question.tool)
     extra = {PAUSE_KEY: {"asker": asker, "choices": list(question.choices)}}
@@ -137,11 +133,7 @@ NOT_ASKED = (
 
 
 def not_asked(node: TaskNode, name: str, result: ToolResult) -> LedgerEntry:
-    """Q1 with A9: the ledger line of a question not asked, the tool's yes being in doubt.
-
-    A doubtful tool's clarification is no result (R1): the person is not asked about
-    what they did not ask, and the documents answer.
-    """
+    """Q1 with A9: the ledger line of a question not asked, the tool's yes being in doubt (R1)."""
     return LedgerEntry(
         kind=LedgerKind.CLARIFICATION,
         task_no=node.task_no,
@@ -200,8 +192,7 @@ def _amendment(pending: object, message: str) -> str | None:
 def amended_calls(state: GraphState, message: str) -> tuple[ActedCall, ...]:
     """The calls of tools that act a message carries into its turn when it amends (Q2, Q6).
 
-    Read before the new turn resets the state: the effects that stand for the request
-    the open question belongs to (:func:`~toolweave.graph.idempotency.acted_calls`);
+    Read before the new turn resets the state (:func:`~toolweave.graph.idempotency.acted_calls`);
     ``()`` for a reply, a new question or a cancel.
     """
     if _amendment(state.get("pause"), message) is None:
@@ -214,9 +205,8 @@ def closed_by_new_turn(
 ) -> tuple[str, list[LedgerEntry]]:
     """The question of the new turn and the ledger entries of the open question it closed (Q2).
 
-    A new question is asked as it stands (``closed``); an amended request loses its
-    marker and is read against the request it corrects (``amended``), with an entry per
-    call of ``acted`` (:func:`amended_calls`) naming its tool and key (Q6).
+    A new question stands as it is (``closed``); an amended one loses its marker and is read against
+    the request it corrects (``amended``), with an entry per ``acted`` call (Q6).
     """
     if not isinstance(pending, Clarification) or pending.reply is not None:
         return message, []

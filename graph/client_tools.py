@@ -1,11 +1,9 @@
 """AI system tools in the graph: scope (W3), the input check (W2) and the client-tool pause.
 
-A ``SERVER`` tool (or ``ALL`` with no client implementation) runs here, contained
-(R7), with the call's context when it takes one (``AiToolContext``: the idempotency
-key a chatbot tool would get, Q6); a ``CLIENT`` one (or ``ALL`` announced) opens the
-``ClientCalls`` pause and the client resumes with its results; a ``CLIENT`` tool no
-client implements is skipped, with a ledger entry. An input that does not validate is
-extracted again with the error, at most ``Limits.ai_input_attempts`` times.
+A ``SERVER`` tool (or ``ALL`` unimplemented by the client) runs here, contained (R7), keyed as a
+chatbot tool (Q6); a ``CLIENT`` one opens the ``ClientCalls`` pause, or is skipped with a ledger
+entry when no client implements it. An invalid input is extracted again with the error, at most
+``Limits.ai_input_attempts`` times.
 """
 
 from __future__ import annotations
@@ -218,9 +216,8 @@ def call_context(
 ) -> AiToolContext:
     """The context of one server-side call of an AI tool (W2, Q6).
 
-    Its idempotency key is the one a chatbot tool gets for the same call
-    (:func:`~toolweave.graph.idempotency.tool_call_key`: thread, message, task, tool,
-    clarification round), so it is the same when the step runs again.
+    Its key is a chatbot tool's for the call (:func:`~toolweave.graph.idempotency.tool_call_key`):
+    the same when the step reruns.
     """
     return AiToolContext(
         idempotency_key=tool_call_key(state, node.task_no, tool.name),
@@ -233,11 +230,7 @@ def call_context(
 
 
 def _run_here(
-    node: TaskNode,
-    tool: AiChatbotTool,
-    check: InputCheck,
-    outcome: AiOutcome,
-    ctx: AiToolContext,
+    node: TaskNode, tool: AiChatbotTool, check: InputCheck, outcome: AiOutcome, ctx: AiToolContext
 ) -> Steps[AiOutcome]:
     """The tool's ``execute(input[, ctx])`` on the server, its failure contained (R7)."""
     progress = ctx.progress
@@ -271,11 +264,7 @@ def ai_tool_steps(
     text: str,
     progress: ProgressEmitter,
 ) -> Steps[AiOutcome]:
-    """One ``execute`` step of an AI tool (W2, W3): its model and tool calls are effects.
-
-    A result the client sent is recorded; else the scope decides (W3), the input
-    is checked (W2), and the tool runs here or the run pauses for the client.
-    """
+    """One ``execute`` step of an AI tool (W2, W3): its model and tool calls are effects."""
     received = _consume(state, node, tool, progress)
     if received is not None:
         return received
@@ -307,8 +296,7 @@ def receive_results(
 ) -> ClientCalls:
     """Merge resume values into ``pending`` until every call has a result (W3, X5).
 
-    A malformed value or an unknown call id is refused whole and the pause asked again
-    with the error; a partial answer is kept and the rest asked for.
+    A malformed value or unknown id is refused whole and asked again; a partial answer is kept.
     """
     value = first
     while True:

@@ -1,11 +1,8 @@
 """The compiled graph :func:`toolweave.build_graph` returns: input checked before it is stored.
 
-:class:`ToolweaveGraph` wraps ``stream``/``astream`` (every entry point goes through
-them): the input and a resume value are validated before LangGraph stores them (X1,
-X5); a stopped run on the thread is finished or abandoned first (Q5); a re-sent
-message continues its run, a message sent again after its run acted gets that run's
-answer again, and runs on one thread take turns (S5, Q6). Each run has its own scope
-(X6).
+:class:`ToolweaveGraph` wraps ``stream``/``astream``, every entry point: input and resume values are
+validated before LangGraph stores them (X1, X5), a stopped run is finished or abandoned first (Q5),
+repeats are answered once and runs on one thread take turns (S5, Q6), each in its scope (X6).
 """
 
 from __future__ import annotations
@@ -88,11 +85,7 @@ _FINISH_KWARGS = ("context", "durability")
 def _thread_config(
     graph: CompiledStateGraph[Any, Any, Any, Any], config: RunnableConfig | None
 ) -> RunnableConfig | None:
-    """The run's config merged with the graph's, for a thread of a top-level run.
-
-    ``None`` when there is no thread to protect: no checkpointer, no thread id, or
-    a run as a subgraph (the parent owns the thread).
-    """
+    """The run's config merged with the graph's for a top-level run's thread, else ``None``."""
     configurable = {
         **(graph.config or {}).get("configurable", {}),
         **(config or {}).get("configurable", {}),
@@ -108,8 +101,7 @@ def _thread_config(
 def may_have_pending_tasks(saved: CheckpointTuple) -> bool:
     """Whether a stored checkpoint may have steps left to run, paused questions aside.
 
-    A cheap test (one checkpoint read): a trigger channel holds a version its node has
-    not seen. True is confirmed by LangGraph's ``get_state``.
+    One read: a trigger channel holds a version its node has not seen (``get_state`` confirms).
     """
     if any(write[1] == INTERRUPT for write in saved.pending_writes or ()):
         return False
@@ -135,8 +127,7 @@ def _thread_of(config: RunnableConfig) -> str:
 def _finishing(config: RunnableConfig) -> RunnableConfig:
     """The config that finishes (or abandons) an interrupted run, without the caller's run id.
 
-    LangGraph reads a matching ``metadata["run_id"]`` as a re-entry and would drop the
-    new message.
+    LangGraph reads a matching ``metadata["run_id"]`` as a re-entry and would drop the new message.
     """
     metadata = {k: v for k, v in (config.get("metadata") or {}).items() if k != "run_id"}
     kept = {k: v for k, v in config.items() if k != "run_id"}
@@ -150,8 +141,7 @@ def _nested(config: RunnableConfig | None) -> bool:
 def _run_user_data(checked: Any, context: Any) -> tuple[list[Any], frozenset[str], bool]:
     """The ``user_data`` a run brings, its secret keys, and whether the thread's is the run's.
 
-    The run context's and the input's are brought; when neither brings any, the
-    run uses what its thread stored (``graph.context.user_data_for``).
+    From the run context and the input; when neither brings any, what the thread stored.
     """
     if isinstance(context, Mapping):  # the LangGraph server passes the context as a dict
         data, marked = context.get("user_data"), context.get("secret_keys")
@@ -234,10 +224,7 @@ class ToolweaveGraph(
         description: str | None = None,
         arg_types: dict[str, type] | None = None,
     ) -> BaseTool:
-        """The graph as an agent's tool: the one ``as_agent_tool`` makes.
-
-        With ``args_schema`` or ``arg_types``, LangChain's own ``Runnable.as_tool``.
-        """
+        """The graph as an agent's tool (``as_agent_tool``); with arguments, ``as_tool``."""
         if args_schema is not None or arg_types is not None:
             return super().as_tool(
                 args_schema, name=name, description=description, arg_types=arg_types
@@ -247,10 +234,7 @@ class ToolweaveGraph(
         )
 
     def _check_run_context(self, config: RunnableConfig | None, kwargs: Mapping[str, Any]) -> None:
-        """The run context is where LangGraph reads it, with known keys (T4, N3, X5).
-
-        A subgraph's context and config are its parent's, not checked here.
-        """
+        """The run context is where LangGraph reads it, with known keys (T4, N3, X5)."""
         if not _nested(config):
             check_config(self.config, config)
             check_context(kwargs.get("context"))
@@ -272,10 +256,7 @@ class ToolweaveGraph(
         return perform(call(saver.get_tuple, saver.aget_tuple, config))
 
     def _before(self, checked: Any, snapshot: StateSnapshot) -> ThreadStatus | None:
-        """Check a resume; for a new message, the interrupted run to finish or abandon.
-
-        A resume needs a pending question, and must fit it (Q2, X5).
-        """
+        """Check a resume against its question (Q2, X5); for a message, Q5's finish-or-abandon."""
         thread = str((snapshot.config.get("configurable") or {}).get("thread_id"))
         status = status_of(snapshot, thread)
         if not isinstance(checked, Command):
@@ -299,8 +280,7 @@ class ToolweaveGraph(
     ) -> Steps[tuple[Any, RunScope, SentAgain | None]]:
         """The checked input and the run's scope, after Q5's finish-or-abandon.
 
-        And, for a message sent again after its run acted, what says so (S5, Q6): the
-        input is then ``None`` (no new run; the thread's answer again).
+        And what says a message was sent again after its run acted (S5, Q6); then no input.
         """
         self._check_run_context(config, kwargs)
         checked = self._checked_input(input, config)
@@ -344,10 +324,8 @@ class ToolweaveGraph(
     ) -> Steps[tuple[Any, StateSnapshot | None, SentAgain | None]]:
         """``None`` for a message that repeats one of its run: it continues that run (Q6, S5).
 
-        The state is read only for messages with their own ids, for one message on a
-        paused thread, and for one that may repeat a finished run that acted
-        (:meth:`_may_be_sent_again`); it is returned for reuse. That last one, when it
-        does repeat such a run, is answered with the run's answer (:func:`sent_again`).
+        The state is read only when it can matter, and returned for reuse; a repeat of a finished
+        run that acted is answered with that run's answer (:func:`sent_again`).
         """
         paused = any(write[1] == INTERRUPT for write in saved.pending_writes or ())
         again = not paused and self._may_be_sent_again(checked, saved)
@@ -366,9 +344,7 @@ class ToolweaveGraph(
     def _may_be_sent_again(self, checked: Any, saved: CheckpointTuple) -> bool:
         """Whether one message may repeat the last one of a finished run that acted (S5, Q6).
 
-        A cheap test on the checkpoint already read, so that the state is read only when
-        it can matter: one human message, no step left to run (a stopped run is finished
-        instead, Q5), with the text a tool that acts last acted on (:func:`may_repeat`).
+        A cheap test on the checkpoint already read (:func:`may_repeat`), no step left to run (Q5).
         """
         if not one_human_message(checked) or may_have_pending_tasks(saved):
             return False
@@ -399,8 +375,8 @@ class ToolweaveGraph(
     ) -> Iterator[Any]:
         """LangGraph's ``stream``, after the input checks (X5) and Q5's finish-or-abandon.
 
-        The run goes on in a scope of its own (X6): its deadline, its secrets and
-        its progress sink (:mod:`toolweave.state.run_scope`).
+        The run goes on in its own scope (X6): deadline, secrets, progress
+        (:mod:`toolweave.state.run_scope`).
         """
         key, saver = self._run_key(config)
         wait = self.input_limits.thread_wait_s
@@ -413,10 +389,7 @@ class ToolweaveGraph(
     async def astream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
-        """LangGraph's ``astream``, after the input checks (X5) and Q5's finish-or-abandon.
-
-        The run goes on in a scope of its own, as in :meth:`stream` (X6).
-        """
+        """LangGraph's ``astream``, after the input checks (X5) and Q5's finish-or-abandon (X6)."""
         key, saver = self._run_key(config)
         wait = self.input_limits.thread_wait_s
         async with aholding(self.run_locks, key, wait, saver):  # one run a thread (S5)

@@ -46,16 +46,14 @@ class Limits:
     deep_fallback_llm_calls: int = 6
     """LLM calls deep fallback may spend per root task: gatekeeper and page reading (D7).
 
-    The gatekeeper, a neighbour step (two pages) and three candidate pages: each read is
-    seconds on a small local model, and a page the documents do not hold is read for
-    nothing (D8)."""
+    The gatekeeper, a neighbour step (two pages) and three candidate pages: each read is seconds on
+    a small local model, and a page the documents do not hold is read for nothing (D8)."""
     deep_fallback_pieces: int = 3
     """Missing pieces the deep search looks for, at most (each costs up to two subtasks)."""
     run_deadline_s: float | None = None
     """Seconds one run (one ``invoke``/``stream`` of the graph) may take, counted from its
-    start (the run's scope holds the deadline, X6); past it the run stops with
-    ``RunDeadlineError`` before its next model call, and no retry waits past it (X5).
-    ``None``: no deadline."""
+    start (the run's scope holds the deadline, X6); past it the run stops with ``RunDeadlineError``
+    before its next model call, and no retry waits past it (X5). ``None``: no deadline."""
     thread_wait_s: float = 120.0
     """Seconds a run waits for the same thread's earlier run to end, in this process or
     in another over the same PostgreSQL checkpointer (runs on one thread take turns, S5);

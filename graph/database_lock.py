@@ -1,9 +1,8 @@
 """One run at a time per thread across processes that share a PostgreSQL checkpointer (S5, Q6).
 
-A run holds ``pg_try_advisory_xact_lock`` on a connection of its own (never a pooled
-one, which runs could exhaust), polled every :data:`POLL_S`, in a transaction that
-writes nothing and is rolled back at the run's end. Transaction-level so that it
-holds through PgBouncer's transaction pooling. Other checkpointers hold nothing here.
+``pg_try_advisory_xact_lock`` on a connection of its own (pooled ones could run out), polled every
+:data:`POLL_S`, in a transaction writing nothing, rolled back at the run's end; transaction-level so
+it holds through PgBouncer's transaction pooling.
 """
 
 from __future__ import annotations
@@ -56,11 +55,7 @@ class Settings:
 
 
 def settings_of(saver: object) -> Settings | None:
-    """The connection settings of a psycopg-backed checkpointer, else ``None``.
-
-    ``PostgresSaver`` and its async and shallow kin keep a connection or a pool in
-    ``conn``; a psycopg that was never imported backs no checkpointer.
-    """
+    """The connection settings of a psycopg-backed checkpointer (``conn``), else ``None``."""
     conn = getattr(saver, "conn", None)
     if conn is None or "psycopg" not in sys.modules:
         return None

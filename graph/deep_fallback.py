@@ -1,11 +1,8 @@
 """The ``deep_fallback`` node: the gatekeeper (D1) and the deep-search plan (D2, D3, D7).
 
-Once per message, after the root closed without a terminal answer, it asks the
-gatekeeper whether the context suffices and, if not, plans the domain's deep-search
-coordinator. A withheld kind (A7) is answered with its text, unjudged. Calls that
-cannot pay are skipped by domain-neutral rules, each named in the ledger (A10, D8):
-:func:`covering_text`, a quoted sentence whose missing words no page uses
-(:func:`searchable_words`), and :func:`neighbours_known`.
+Once per message, after the root closed without a terminal answer: the gatekeeper judges the context
+and, if short, the domain's deep-search coordinator is planned. A withheld kind (A7) is answered
+unjudged. Calls that cannot pay are skipped by domain-neutral rules named in the ledger (A10, D8).
 """
 
 from __future__ import annotations
@@ -67,10 +64,7 @@ NEIGHBOURS_KNOWN = (
 def covering_text(
     question: str, documents: Sequence[UniqueTextDocument], guaranteed: Sequence[str]
 ) -> str | None:
-    """Which context text holds every content word of ``question``, if one does (A10, D1).
-
-    Compared folded, as the novelty check does; ``None``: the gatekeeper is asked.
-    """
+    """Which context text holds every content word of ``question``, if one does (A10, D1)."""
     if not Known.of(documents, guaranteed).covers(question):
         return None
     for doc in documents:
@@ -82,10 +76,7 @@ def covering_text(
 def neighbours_known(
     registry: ToolRegistry, coordinator: DeepSearchCoordinator, state: GraphState
 ) -> int | None:
-    """How many neighbour pages there are, when none says anything the context does not.
-
-    ``None`` when the neighbour search may find something new: it is then planned (D6).
-    """
+    """How many neighbour pages there are when none says anything new, else ``None`` (D6)."""
     name = coordinator.neighbor_search_tool
     tool = None if name is None else registry.get(name)
     if not isinstance(tool, NeighborPageSearchTool):
@@ -118,8 +109,7 @@ def plan_deep_search(
 ) -> tuple[dict[str, TaskNode], list[LedgerEntry]]:
     """The new subtasks of the root (numbered, owned, contextualised) and the root, reopened.
 
-    ``rewrites`` are the gatekeeper's phrasings of each piece (D8), which its
-    search subtasks carry.
+    ``rewrites`` are the gatekeeper's phrasings of each piece (D8), which its search subtasks carry.
     """
     tasks = state["tasks"]
     root = tasks[ROOT_TASK_NO]
@@ -259,11 +249,7 @@ def _not_asked(
 def searchable_words(
     registry: ToolRegistry, coordinator: DeepSearchCoordinator, words: Sequence[str]
 ) -> list[str]:
-    """The ``words`` a page of the full search's store uses (all of them, when it cannot tell).
-
-    A word no page uses cannot be found by a keyword search; by meaning, the first
-    retrieval has searched the question already (D9).
-    """
+    """The ``words`` a page of the full search's store uses (all, when it cannot tell; D9)."""
     tool = registry.get(coordinator.search_tool)
     if not words:  # nothing to look up: the store's words are not read
         return []
@@ -281,10 +267,7 @@ def _planned(
     rewrites: Mapping[str, Sequence[str]],
     before: list[LedgerEntry],
 ) -> dict[str, Any]:
-    """The update that plans the deep search of ``missing`` (D3): tasks, owner, ledger.
-
-    Its ``_planned`` key holds the planned subtasks' prompts, for the event (popped).
-    """
+    """The update that plans the deep search of ``missing`` (D3); ``_planned``: for the event."""
     nodes, refused = plan_deep_search(deps, state, tool, missing, rewrites)
     planned = {no: node.task.task_prompt for no, node in nodes.items() if no != ROOT_TASK_NO}
     plan = _entry("planned", f"{len(planned)} subtask(s) by {tool.name}")
@@ -332,8 +315,8 @@ def _searched(tasks: Mapping[str, TaskNode], numbers: Sequence[str]) -> tuple[st
 def found_new_entries(state: GraphState, owner: str, task_no: str) -> list[LedgerEntry]:
     """D8, L1: per missing piece, what its deep searches found that the first retrieval had not.
 
-    Only for the round's deep-search coordinator on the root: one ``deep_fallback``
-    entry per piece, ``"found new"`` (its pages in the details) or ``"nothing new"``.
+    For the round's deep-search coordinator on the root: one entry per piece, ``"found new"`` or
+    ``"nothing new"``.
     """
     if owner != state.get("deep_fallback_owner") or task_no != ROOT_TASK_NO:
         return []

@@ -1,10 +1,7 @@
 """The ``execute`` node: one tool per step (A6, R1-R8, B1-B3, T9, P1-P3, Q1-Q2, W3).
 
-The node decides what a tool's call leads to; the call itself is elsewhere:
-:mod:`toolweave.graph.tool_call` (any tool: the method, the request, the
-containment), :mod:`toolweave.graph.client_tools` (AI tools: scope, input check,
-the client-tool pause) and :mod:`toolweave.graph.clarify` (the clarification
-pause). :func:`record_result` turns a result into its state update.
+The node decides what a call leads to; the call itself is in :mod:`~toolweave.graph.tool_call`,
+:mod:`~toolweave.graph.client_tools` (AI tools) and :mod:`~toolweave.graph.clarify`.
 """
 
 from __future__ import annotations
@@ -57,14 +54,9 @@ def record_result(
 ) -> dict[str, Any]:
     """The state update of a finished tool result (B1, R1-R5, R10, A9, R11).
 
-    The context buffer keeps the result as the tool gave it (consumers read its
-    data); what reaches the answer, its documents, guaranteed context and finished
-    answer, is read through ``reads`` (the tool's :meth:`~ChatbotTool.result_text`),
-    so raw JSON never becomes the answer (R10). ``in_doubt``: the tool's yes was in
-    doubt (A9), so a finished answer (R3) joins the context, one document per line.
-    ``present``: the documents already in the context; when R6 will remove some of
-    the result's documents as seen before, the update's ledger is the outcome's
-    entries and one that counts them (R11).
+    The buffer keeps the result as given (consumers read its data); the answer gets it read through
+    ``reads`` (``result_text``), never raw JSON (R10). ``in_doubt`` (A9): a finished answer joins
+    the context instead. ``present``: the context's documents, so R6's removals are counted (R11).
     """
     update = _update(key, text, outcome, reads, in_doubt=in_doubt)
     documents = update.get("documents")
@@ -134,11 +126,7 @@ def call_tool(
     name: str,
     text: str,
 ) -> Steps[tuple[Outcome, dict[str, Any], bool]]:
-    """The queued tool's call: its outcome, its state update and whether the run pauses.
-
-    An AI tool's scope and input check (W2) and its client-tool pause (W3), or any
-    other tool with the user's reply when it asked (Q2).
-    """
+    """The queued tool's call: its outcome, state update and whether the run pauses (W2, W3, Q2)."""
     tool = deps.registry.get(name)
     if isinstance(tool, AiChatbotTool):
         progress = progress_for(deps, state, runtime, node, tool)
@@ -158,10 +146,8 @@ def not_run_after(node: TaskNode, rest: list[str]) -> list[LedgerEntry]:
 def held_back(state: GraphState, node: TaskNode, name: str, rest: list[str]) -> dict[str, Any]:
     """T4: the update when the next queued tool is no longer offered: it does not run.
 
-    Queues hold offered tools only; a tool leaves the offered ones while queued
-    when a run resumed on a reply checks the gates again and one refuses it
-    (:func:`~toolweave.graph.normalize.make_gate_check`). Its question, if it asked,
-    is closed.
+    A run resumed on a reply checks the gates again
+    (:func:`~toolweave.graph.normalize.make_gate_check`); its question, if it asked, is closed.
     """
     closed = node.model_copy(
         update={"queue": rest, "status": TaskStatus.ROUTED if rest else TaskStatus.CLOSED}

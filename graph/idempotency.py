@@ -1,12 +1,9 @@
 """Q6: the stable idempotency key of one tool call.
 
-A step that dies mid-way re-runs on resume, so tool calls are at least once; a tool
-with a side effect deduplicates on ``ctx.idempotency_key``. The key comes from what
-the checkpoint holds (never LangGraph's ``run_id``, new on resume): the thread id, the
-latest human message's id, the task, the tool's name and the clarification round.
-A request amended while a question waits (Q2) carries the keys of the calls that acted
-for the request it amends (:func:`acted_calls`, :func:`earlier_call`). A message sent
-again after its run acted is answered with that run's answer (:func:`sent_again`).
+A step that dies mid-way re-runs on resume, so tool calls are at least once; a tool with a side
+effect deduplicates on ``ctx.idempotency_key``, built from what the checkpoint holds (never
+LangGraph's ``run_id``, new on resume). Amended requests carry the keys of the calls that acted
+(Q2); a message sent again after its run acted gets that run's answer (S5).
 """
 
 from __future__ import annotations
@@ -44,14 +41,7 @@ def latest_human_message_id(messages: Sequence[BaseMessage]) -> str:
 def idempotency_key(
     *, thread_id: str, message_id: str, task_no: str, tool: str, clarification_round: int
 ) -> str:
-    """The key of one tool call: ``"tw1-"`` and 28 hex digits, the same for the same parts.
-
-    Example:
-        >>> idempotency_key(
-        ...     thread_id="t1", message_id="m1", task_no="1", tool="x", clarification_round=0
-        ... )[:8]
-        'tw1-31ca'
-    """
+    """The key of one tool call: ``"tw1-"`` and 28 hex digits, the same for the same parts."""
     parts = [KEY_VERSION, thread_id, message_id, task_no, tool, clarification_round]
     digest = hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode("utf-8")).hexdigest()
     return f"{KEY_VERSION}-{digest[:28]}"
@@ -85,11 +75,7 @@ def stored_messages(values: Mapping[str, Any] | None) -> Sequence[BaseMessage]:
 
 
 def carries_ids(checked: Any) -> bool:
-    """Whether every message of a message input carries its own id (a re-send may).
-
-    Only then is the thread's state read to tell a re-sent message from a new one
-    (:func:`is_resend`); a message without an id is new by construction.
-    """
+    """Whether every message of a message input carries its own id (a re-send may)."""
     messages = _input_messages(checked)
     return bool(messages) and all(getattr(message, "id", None) for message in messages)
 
@@ -103,12 +89,10 @@ def _input_messages(checked: Any) -> Sequence[Any]:
 def is_resend(checked: Any, stored: Sequence[BaseMessage]) -> bool:
     """Whether a message input only repeats messages the thread already holds (Q6, S5).
 
-    A re-sent message (same id, same text) starts no new run, so tools with side
-    effects do not act twice; its run is finished or its stored output returned.
+    A re-sent message (same id, same text) starts no new run: tools with side effects act once.
 
     Raises:
-        InvalidRequestError: A message has a stored id but other text (nothing is
-            written, X5).
+        InvalidRequestError: A message has a stored id but other text (nothing is written, X5).
     """
     messages = _input_messages(checked)
     if not messages or not stored:
@@ -129,8 +113,7 @@ def is_resend(checked: Any, stored: Sequence[BaseMessage]) -> bool:
 def repeats_the_last_question(checked: Any, stored: Sequence[BaseMessage]) -> bool:
     """Whether a message input is one human message with the text of the last stored one.
 
-    On a thread whose run stopped mid-way (a failed step, a crash), that message is
-    the stopped run's retry (Q5, S5): the person saw no answer and sent it again.
+    On a thread whose run stopped mid-way, that is the stopped run's retry (Q5, S5).
     """
     messages = _input_messages(checked)
     if len(messages) != 1 or not isinstance(messages[0], HumanMessage):
@@ -150,8 +133,7 @@ SENT_AGAIN = {
     "pl": "Na tę wiadomość już odpowiedziano, a to, o co prosiła, zostało wtedy wykonane; "
     "oto ta sama odpowiedź. Nic nie wykonano po raz drugi.",
 }
-"""What a person is shown, by language, when a message repeats the thread's last one
-and its run acted: the run's answer again, nothing done twice (S5, Q6)."""
+"""What a person is shown, by language, when a repeat's run acted: its answer again (S5, Q6)."""
 
 SENT_AGAIN_LOG = (
     "a message repeats the last one of thread %r, whose run acted (keys %s): answered "
@@ -161,18 +143,11 @@ SENT_AGAIN_LOG = (
 
 @dataclass(frozen=True)
 class SentAgain:
-    """A message that repeats the thread's last one after its run acted (S5, Q6).
+    """A message repeating the thread's last one after its run acted (S5, Q6): its answer again."""
 
-    It starts no run: the thread answers with that run's answer again, and the stream
-    says so (:meth:`event`).
-    """
-
-    keys: tuple[str, ...]
-    """The keys of the calls of tools that acted in the run (Q6)."""
-    tools: tuple[str, ...]
-    """Those tools' names, in the order they acted."""
-    user_lang: str = "en"
-    """The run's language, for the phrase."""
+    keys: tuple[str, ...]  # The keys of the calls of tools that acted in the run (Q6).
+    tools: tuple[str, ...]  # Those tools' names, in the order they acted.
+    user_lang: str = "en"  # The run's language, for the phrase.
 
     def event(self) -> SentAgainEvent:
         """The custom stream event that says so (``"type": "sent_again"``, a ``phrase``)."""
@@ -185,21 +160,12 @@ class SentAgain:
 
 
 def text_digest(text: str) -> str:
-    """A digest of a message's text, stripped: what the state keeps of it (X4).
-
-    Example:
-        >>> text_digest(" Friday ") == text_digest("Friday")
-        True
-    """
+    """A digest of a message's text, stripped: what the state keeps of it (X4)."""
     return hashlib.sha256(text.strip().encode("utf-8")).hexdigest()[:32]
 
 
 def acted_on(state: Mapping[str, Any], entries: Sequence[LedgerEntry]) -> dict[str, Any]:
-    """The update naming the human message a tool acted on, when one of ``entries`` acted.
-
-    ``{"acted_on": digest}`` of the run's latest human message, when an entry names a
-    call's key (a tool with ``side_effects`` ran, S5, Q6); else ``{}``, nothing written.
-    """
+    """``{"acted_on": digest}`` of the latest human message if an entry has a key, else ``{}``."""
     if not any(entry.key for entry in entries):
         return {}
     messages: Sequence[BaseMessage] = state.get("messages") or ()
@@ -211,8 +177,7 @@ def acted_on(state: Mapping[str, Any], entries: Sequence[LedgerEntry]) -> dict[s
 def may_repeat(checked: Any, values: Mapping[str, Any]) -> bool:
     """Whether one message has the text a tool that acts last acted on (a cheap test).
 
-    ``values`` may be a checkpoint's channel values: ``acted_on`` is kept whole there.
-    :func:`sent_again` decides, from the whole state.
+    ``values`` may be a checkpoint's channel values; :func:`sent_again` decides from the state.
     """
     messages = _input_messages(checked)
     stored = values.get("acted_on")
@@ -220,11 +185,7 @@ def may_repeat(checked: Any, values: Mapping[str, Any]) -> bool:
 
 
 def acting_entries(values: Mapping[str, Any]) -> list[LedgerEntry]:
-    """The ledger entries of the thread's last run about a call of a tool that acted (Q6).
-
-    Each names its call's key: a result of a tool with ``side_effects``, an effect an
-    amended request kept, or a refused result of such a tool after it ran.
-    """
+    """The ledger entries of the thread's last run about a call of a tool that acted (Q6)."""
     ledger = values.get("ledger") or ()
     return [entry for entry in ledger if isinstance(entry, LedgerEntry) and entry.key]
 
@@ -239,12 +200,9 @@ def answered(values: Mapping[str, Any]) -> bool:
 def sent_again(checked: Any, values: Mapping[str, Any], thread: str = "") -> SentAgain | None:
     """What a message is when it repeats the last one of a thread whose run acted (S5, Q6).
 
-    Call it for a thread where nothing waits and no run stopped mid-way. One human
-    message with the text of the thread's last one, answered by a run in which a tool
-    with side effects ran, is the same request sent again (the person unsure it went
-    through): asked anew it would act twice, under a new key. ``None`` for any other
-    message, and for a repeat whose run did not act or gave no answer (abandoned, Q5):
-    that is asked anew.
+    Call it for a thread where nothing waits and no run stopped mid-way. Asked anew, the person's
+    repeat would act twice under a new key. ``None`` for any other message, and for a repeat whose
+    run did not act or gave no answer (Q5): that is asked anew.
     """
     if not answered(values) or not repeats_the_last_question(checked, stored_messages(values)):
         return None
@@ -262,8 +220,8 @@ def sent_again(checked: Any, values: Mapping[str, Any], thread: str = "") -> Sen
 def custom_chunk(data: Any, stream_mode: Any, *, subgraphs: bool, version: str) -> Any | None:
     """``data`` as LangGraph's stream yields a custom event, or ``None`` if not streamed.
 
-    The shapes ``Pregel.stream`` gives: ``v2`` parts, ``(ns, mode, data)``, ``(mode,
-    data)``, ``(ns, data)`` or the data alone, as the stream mode is a list or not.
+    Any shape ``Pregel.stream`` gives: ``v2`` parts, ``(ns, mode, data)``, ``(mode, data)``,
+    ``(ns, data)`` or the data alone.
     """
     modes = [stream_mode] if isinstance(stream_mode, str) else list(stream_mode or ())
     if "custom" not in modes:
@@ -289,8 +247,7 @@ def one_human_message(checked: Any) -> bool:
 def repeated_while_paused(checked: Any, values: Mapping[str, Any]) -> bool:
     """Whether a message repeats the paused run's question instead of answering its pause (S5).
 
-    Run as a new turn it would act twice; it continues the paused run instead. A
-    message that reads as the reply (Q2) stays the reply.
+    Run as a new turn it would act twice, so it continues the paused run; a reply stays one (Q2).
     """
     pause = pause_of(values)
     if pause is None or awaiting(pause) == "nobody":
@@ -309,11 +266,8 @@ def repeated_while_paused(checked: Any, values: Mapping[str, Any]) -> bool:
 def acted_calls(state: Mapping[str, Any]) -> tuple[ActedCall, ...]:
     """The calls of tools that act whose effect stands for the current request (Q6, S5).
 
-    Read from the run's state alone: the calls carried from the request this one
-    amends (``message.amends``), less those a call of this run replaced, then this
-    run's own calls, from their ledger entries (a ``key``) and the context buffer.
-    A call kept without being made again (its tool takes no amendments) stays the
-    carried one.
+    From the run's state alone: the calls carried from the amended request less those replaced in
+    this run, then this run's own calls; one kept without being made again stays the carried one.
     """
     message = state.get("message")
     carried: tuple[ActedCall, ...] = tuple(message.amends) if message is not None else ()
@@ -344,9 +298,7 @@ def acted_calls(state: Mapping[str, Any]) -> tuple[ActedCall, ...]:
 def earlier_call(state: Mapping[str, Any], task_no: str, tool: str) -> ActedCall | None:
     """The call of ``tool`` that a call of it on ``task_no`` replaces, in an amended request.
 
-    One of the amended request's calls of the same tool (``message.amends``) not yet
-    replaced or kept in this run, the one on the same task number first; ``None`` when
-    the message amends nothing or the tool did not act for the request it amends.
+    The same task number first; ``None`` when nothing is amended or the tool did not act for it.
     """
     message = state.get("message")
     if message is None or not message.amends:

@@ -75,8 +75,7 @@ def allowlisted(
 ) -> BaseCheckpointSaver[Any]:
     """``saver`` reading exactly ``allowlist`` (and LangGraph's safe types) without warnings.
 
-    In permissive mode ``with_allowlist`` still allows and warns for every type; the
-    copy made here allows the listed types explicitly, as strict mode does.
+    Permissive ``with_allowlist`` allows and warns for every type; this copy allows them explicitly.
     """
     serde = saver.serde
     if (
@@ -102,11 +101,7 @@ def allowlisted(
 _EXPLICIT_SERDES: weakref.WeakKeyDictionary[
     Any, dict[frozenset[tuple[str, ...]], tuple[dict[str, Any], Any]]
 ] = weakref.WeakKeyDictionary()
-"""Per serializer and allowlist, its explicit copy and the fields it was copied from.
-
-Made once (every run and state read asks for it) and again only when the
-serializer's fields change; it lives as long as the serializer.
-"""
+"""Per serializer and allowlist, its explicit copy and the fields it was copied from (made once)."""
 
 
 class AllowlistedCheckpoints(abc.ABC):  # noqa: B024 - Pregel's metaclass is ABCMeta
@@ -128,11 +123,7 @@ _SAME_WITHOUT_WRITES = (LastValue, BinaryOperatorAggregate, DeltaChannel)
 
 
 class LazyFreshState(Mapping[str, Any]):
-    """The state a conditional edge's route reads, each channel read when first asked for.
-
-    A channel the step wrote is copied and reduced only when its key is asked for;
-    others are read in place.
-    """
+    """The state a conditional edge's route reads, each written channel reduced when first asked."""
 
     __slots__ = ("_channels", "_select", "_values", "_written")
 
@@ -182,11 +173,7 @@ def lean_fresh_read(
     mapper: Callable[[Any], Any] | None = None,
     fresh: bool = True,
 ) -> Any:
-    """LangGraph's fresh state read for a conditional edge, reading only the keys the route asks.
-
-    LangGraph's own copies and reduces every channel (S2); this returns a
-    :class:`LazyFreshState` with the same values. Other reads go to LangGraph's.
-    """
+    """LangGraph's fresh state read for a conditional edge, reading only the keys asked for (S2)."""
     read = config[CONF][CONFIG_KEY_READ]
     args = read.args if isinstance(read, functools.partial) else ()
     if not fresh or isinstance(select, str) or mapper is not None or len(args) != 4:
@@ -204,7 +191,7 @@ def lean_fresh_read(
 def lean_branch_reads(graph: Any) -> int:
     """Give every conditional edge of ``graph`` :func:`lean_fresh_read`; how many got it.
 
-    Select and mapper stay LangGraph's; 0 when LangGraph no longer builds edges so.
+    0 when LangGraph no longer builds its edges so.
     """
     count = 0
     for node in graph.nodes.values():

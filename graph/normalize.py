@@ -40,8 +40,7 @@ PER_MESSAGE_RESETS: tuple[tuple[str, Any], ...] = (
     ("pause", None),
     ("clarification_rounds", 0),
 )
-"""State a new message starts without: the keys and their empty values (``Overwrite``
-for channels with a reducer)."""
+"""State a new message starts without: the keys and their empty values (``Overwrite``: reducers)."""
 
 
 def split_conversation(
@@ -49,8 +48,7 @@ def split_conversation(
 ) -> tuple[str, list[AnyMessage]]:
     """The question (the last human message) and the bounded history before it (A1, X1).
 
-    The checks are :func:`toolweave.graph.validation.question_of`, which the graph
-    already ran on the input before it was stored (X5).
+    :func:`toolweave.graph.validation.question_of` checked the input before it was stored (X5).
     """
     question = question_of(messages, limits)
     history = list(messages[:-1])[-limits.history_messages :] if limits.history_messages else []
@@ -80,9 +78,7 @@ def offer_tools(
 ) -> tuple[list[str], list[LedgerEntry]]:
     """A2: the tools that pass T3 and T4 for this request, and a ledger entry per refusal.
 
-    ``open_tools``: names of ``tools`` that pass both gates whenever the request has
-    no system filter (:func:`~toolweave.tools.eligibility.open_without_filter`),
-    computed once per graph; they are offered without being asked again.
+    ``open_tools`` pass both gates without a system filter (once per graph): not asked again.
     """
     offered: list[str] = []
     refused: list[LedgerEntry] = []
@@ -106,10 +102,7 @@ def offer_tools(
 
 
 def refused_by_eligibility(refusals: Sequence[LedgerEntry]) -> list[str]:
-    """The tools whose ``is_eligible`` refused, of gate ledger entries (T4).
-
-    A system gate's refusal (T3) is the request's own filter, not news to its sender.
-    """
+    """The tools whose ``is_eligible`` refused (T4); a system filter's refusal (T3) is no news."""
     return [
         entry.tool
         for entry in refusals
@@ -126,8 +119,7 @@ GateCheck = Callable[[GraphState, Runtime[RunContext] | None], dict[str, Any]]
 def make_gate_check(deps: Dependencies) -> GateCheck:
     """T4 on every run: the gates again on a run that resumes the message with a reply.
 
-    A run on a clarification reply brings its own user data (the run context is never
-    stored): a tool it refuses, the asking one included, gets a ``refused`` entry and a
+    The reply's run brings its own user data: a tool it refuses gets a ``refused`` entry and a
     ``gates`` event and does not run.
     """
     tools = domain_tools(deps)

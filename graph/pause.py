@@ -57,10 +57,9 @@ def check_resume_for(interrupt_value: Any, resume: Any, limits: Limits) -> None:
 
 
 MESSAGE_RESUME = "message"
-"""The ``type`` of a resume value that is the person's next message, not a reply:
-``{"type": "message", "content": "..."}``. The graph reads it as it reads a message
-sent on the thread (Q2): a reply, an amended request, a new question or a cancel. For
-servers that hold a new run behind an open interrupt until it is resumed."""
+"""The ``type`` of a resume value that is the person's next message, read as one sent (Q2).
+
+``{"type": "message", "content": "..."}``, for servers holding a new run behind an interrupt."""
 
 
 def is_message_resume(value: Any) -> bool:
@@ -69,11 +68,7 @@ def is_message_resume(value: Any) -> bool:
 
 
 def apply_resume(pause: Pause, value: Any, ask: Ask) -> dict[str, Any]:
-    """The state update once ``value`` answers ``pause`` (Q2, W3).
-
-    A message resume only adds the message; the entry reads it next
-    (:func:`toolweave.graph.walk.message_waits`).
-    """
+    """The state update once ``value`` answers ``pause`` (Q2, W3); a message resume only adds it."""
     match pause:
         case Clarification() if is_message_resume(value):
             return {"messages": [HumanMessage(content=reply_text(value))]}
@@ -98,11 +93,7 @@ def apply_message(pause: Pause, text: str) -> dict[str, Any]:
 
 
 def _pending(state: Mapping[str, Any]) -> Pause:
-    """The pending pause; for a thread paused before the ``pause`` key existed, its question.
-
-    Read-side migration: the old ``clarification`` key's question belongs to the first
-    queued tool of the stopped task.
-    """
+    """The pending pause; on a thread paused before the ``pause`` key, the old key's question."""
     pause = state.get("pause")
     if isinstance(pause, Pause):
         return pause
@@ -140,10 +131,7 @@ def make_ask_user(deps: Dependencies) -> Runnable[Any, Any]:
 
 
 def make_take_reply(deps: Dependencies) -> Runnable[Any, Any]:
-    """Build the ``take_reply`` node: the next message on the thread answers the pause (Q2).
-
-    The gates are checked again with the run's user data (T4, :func:`with_gates_again`).
-    """
+    """Build the ``take_reply`` node: the next message answers the pause, gates again (Q2, T4)."""
     check = make_gate_check(deps)
 
     def take_reply(state: GraphState, runtime: Runtime[RunContext]) -> dict[str, Any]:

@@ -62,9 +62,7 @@ def not_run_below(
 ) -> tuple[set[str], list[LedgerEntry]]:
     """S5: the offered tools, less those that ran on a subtask of the task this round.
 
-    A tool that ran on a descendant (forced or routed) is not routed again on its
-    ancestors, so its effect happens once; a consumer (B2, B4) still may, since it
-    builds on its subtasks' results. Forcing (F1) does not pass through here.
+    So an effect happens once; a consumer (B2, B4) still may run, building on its subtasks' results.
     """
     if not node.children:
         return offered, []
@@ -92,11 +90,7 @@ def routing_candidates(deps: Dependencies, offered: set[str]) -> list[AnyTool]:
 
 
 def search_language(deps: Dependencies, offered: set[str]) -> str | None:
-    """D9: the documents' language when the routing call should also give search words.
-
-    Only where the domain's default retrieval runs beside the routed tools (A5): its
-    search then uses them; the domain's ``default_language`` is taken as its documents'.
-    """
+    """D9: the documents' language, when the default retrieval runs beside the routed tools (A5)."""
     retrieval = deps.domain.default_retrieval_tool
     return deps.domain.default_language if retrieval is not None and retrieval in offered else None
 
@@ -106,9 +100,7 @@ def routed_activation(
 ) -> tuple[list[AnyTool], set[str], list[LedgerEntry]]:
     """T5 + A5: the routing call's verdicts as the guards left them, plus the default retrieval.
 
-    ``outcome``: the guards' (:func:`~toolweave.graph.candidates.guard`). Also returns
-    the tools in doubt (A9): finished-answer tools whose answer joins the context,
-    and tools that may not stop the run with a question (Q1).
+    Also returns the tools in doubt (A9, Q1), from the guards' ``outcome``.
     """
     retrieval = deps.domain.default_retrieval_tool
     activation = outcome.activation
@@ -143,11 +135,7 @@ def routed_activation(
 
 
 def held_back(entries: list[LedgerEntry]) -> tuple[list[str], list[str]]:
-    """What the ``routed`` event names besides the tools that run, from the task's entries.
-
-    The forced tools the gates refused (F4), then the routed tools that act and are
-    held back on a verdict in doubt (A9), each once, in the order decided.
-    """
+    """What the ``routed`` event names besides the tools that run: F4 refusals, then A9 holds."""
     refused = [e.tool for e in entries if e.kind is LedgerKind.FORCED and e.verdict == REFUSED]
     held = [name for e in entries if e.verdict == ACTING_IN_DOUBT for name in e.tools]
     return list(dict.fromkeys(t for t in refused if t)), list(dict.fromkeys(held))
@@ -165,11 +153,8 @@ def abstain(
 ) -> tuple[set[str], list[LedgerEntry]]:
     """T5: a routed tool whose P(yes) is below the domain's ``routing_threshold`` does not run.
 
-    The last of the routing's rules, after the guards, so that a calibration can
-    replay thresholds over one run's routed tools and their P(yes).
-
-    A verdict without a P(yes) (no log-probabilities) and a domain without a
-    threshold keep today's yes/no.
+    Last of the routing's rules, so a calibration can replay thresholds; no P(yes) or no threshold
+    keeps the yes.
     """
     if threshold is None:
         return routed, []

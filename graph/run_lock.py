@@ -1,10 +1,8 @@
 """One run at a time per thread, in one process and across processes (S5, Q5, Q6).
 
-Overlapping runs on one thread would run tools with side effects twice, so a
-top-level run waits (at most ``Limits.thread_wait_s``, then ``ThreadBusyError``)
-for the thread's earlier run: a lock per thread on the compiled graph, plus a
-PostgreSQL advisory lock when the checkpointer is shared (:mod:`database_lock`).
-A nested run does not wait for itself. SQLite files are not locked across processes.
+Overlapping runs on one thread would run tools with side effects twice, so a top-level run waits (at
+most ``Limits.thread_wait_s``, then ``ThreadBusyError``) for the thread's earlier run; across
+processes through PostgreSQL (:mod:`database_lock`), not SQLite files. Nested runs do not wait.
 """
 
 from __future__ import annotations
@@ -44,11 +42,7 @@ class _Lock:
 
 
 class ThreadLocks:
-    """The locks of the threads a compiled graph (and every copy of it) runs.
-
-    A graph holds one table and hands it to its copies (``with_config``, the
-    server's), so they share it; a lock lives while a run holds or waits for it.
-    """
+    """The locks of the threads a compiled graph and its copies share; each lives while in use."""
 
     def __init__(self) -> None:
         """An empty table."""
@@ -75,8 +69,7 @@ def thread_key(saver: object, configurable: Mapping[str, Any]) -> Key | None:
 def _release(entry: _Lock, token: Token[frozenset[Key]]) -> None:
     """Release the lock, then forget the key in this context.
 
-    The lock goes first: a run closed from another context (an abandoned stream
-    finalised later) cannot reset the context variable, and must not keep the lock.
+    The lock goes first: a run closed from another context cannot reset the context variable.
     """
     entry.lock.release()
     with suppress(ValueError):
@@ -152,10 +145,7 @@ async def _acquire(hold: _Hold) -> None:
 async def aholding(
     locks: ThreadLocks, key: Key | None, wait_s: float, saver: object = None
 ) -> AsyncIterator[None]:
-    """Hold ``key``'s thread for an async run, waiting without blocking the event loop.
-
-    With a PostgreSQL ``saver``, in its database too; it raises what :func:`holding` does.
-    """
+    """Hold ``key``'s thread for an async run, not blocking the loop; raises as :func:`holding`."""
     hold = _hold(locks, key, wait_s)
     if hold is None:
         yield

@@ -1,9 +1,8 @@
 """Read a thread's stored state without the graph that wrote it (``toolweave explain``).
 
-Several channels are ``DeltaChannel`` channels, stored as their
-writes rather than as whole values, so a checkpoint's ``channel_values`` alone
-is not the state. A graph over :class:`GraphState` (with no real nodes)
-reconstructs it through LangGraph's own reader.
+Several channels are ``DeltaChannel`` channels, stored as their writes rather than as whole values,
+so a checkpoint's ``channel_values`` alone is not the state. A graph over :class:`GraphState` (with
+no real nodes) reconstructs it through LangGraph's own reader.
 """
 
 from __future__ import annotations

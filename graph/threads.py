@@ -1,8 +1,7 @@
 """A thread's status, replies to paused threads and interrupted runs (X1, Q2, Q5).
 
-LangGraph runs a resume on an unknown thread from the start and ignores one with
-nothing pending: :func:`reply` checks first. A run stopped between steps is
-reported as ``interrupted_mid_run``, finished or abandoned, never dropped silently.
+LangGraph runs a resume on an unknown thread from the start and ignores one with nothing pending:
+:func:`reply` checks first. A run stopped between steps is finished or abandoned, never dropped.
 """
 
 from __future__ import annotations
@@ -213,8 +212,7 @@ async def aresume_interrupted(
 def abandon_updates(status: ThreadStatus) -> list[list[StateUpdate]]:
     """The state updates that abandon an interrupted run (Q5), for ``bulk_update_state``.
 
-    The entry is written as the due node, so history shows where the run stopped; a
-    second superstep to ``END`` clears the pending tasks.
+    Written as the due node, so history shows where the run stopped; a second superstep clears it.
     """
     failed = {"error": status.error} if status.error else {}
     entry = LedgerEntry(

@@ -1,11 +1,8 @@
 """Calling a tool from the graph: any tool kind, the right method, its failure contained.
 
-Generic: nothing here knows which kind of pause (if any) a result leads to.
-:func:`tool_call` picks the tool's method (plain, with prior context B2, with the
-user's reply Q2/B3) in its sync and async form; :func:`tool_steps` is one call as
-``execute`` makes it: the request extracted if needed (T7), validated (T6), the
-tool's budget (D7), its context (P1-P3, Q6), and a failure turned into "no result"
-(R7).
+Nothing here knows which pause a result leads to. :func:`tool_steps` is one call as ``execute``
+makes it: request extracted (T7) and validated (T6), budget (D7), context (P1-P3, Q6), and a failure
+turned into "no result" (R7).
 """
 
 from __future__ import annotations
@@ -87,8 +84,7 @@ KEPT_EFFECT = {
     "pl": "Wykonano to przed zmianą prośby i nie wykonano ponownie: {said} "
     "Zmiana prośby tego nie zmienia.",
 }
-"""What the answer is given for a tool that acted before the request was amended and is
-not called again (S5, Q6), by language; ``{said}`` is its earlier result, read (R10)."""
+"""The answer's note on an effect kept from before an amendment (S5, Q6); ``{said}``: its result."""
 KEPT_EFFECT_UNSAID = {
     "en": "Something was done before the request was amended ({tool}), and not done again. "
     "The amendment does not change it.",
@@ -110,8 +106,7 @@ class Outcome:
     llm_calls: int = 0
     deep_calls: int = 0
     request: dict[str, Any] | None = None
-    read: bool = False
-    """The result's text is already read for the answer (R10): taken as it is."""
+    read: bool = False  # The result's text is already read for the answer (R10): taken as it is.
 
 
 def tool_call(
@@ -121,10 +116,9 @@ def tool_call(
     buffer: Mapping[str, list[PromptAndContext]],
     reply: str | None,
 ) -> Call[ToolResult | None]:
-    """The right method of ``tool``, in its sync and async form.
+    """The right method of ``tool`` (plain, B2 context, Q2/B3 reply), sync and async.
 
-    Plain, with prior context (B2), or with the user's reply (Q2, B3). Pass the
-    result through :func:`checked_result`.
+    Pass the result through :func:`checked_result`.
     """
 
     def snapshot() -> dict[str, list[PromptAndContext]]:  # copied only for a consumer
@@ -155,10 +149,8 @@ def tool_call(
 def result_reader(tool: AnyTool, user_lang: str) -> Callable[[str], str]:
     """How the tool's result reads in the answer: its ``result_text`` (R10).
 
-    For a tool that acts (``side_effects``) a raising ``result_text`` falls back to
-    the default reading, logged as an error: raising would drop the step's writes
-    and every retry would call the tool, and act, again (S5, Q4). Any other tool's
-    ``result_text`` raises out of the run, as a bug.
+    For a tool that acts a raising ``result_text`` falls back to the default reading, logged:
+    raising would drop the step's writes and each retry would act again (S5, Q4). Else: a bug.
     """
     reads = partial(tool.result_text, user_lang=user_lang)
     if not tool.side_effects:
@@ -287,9 +279,8 @@ def acting_entry(
 ) -> LedgerEntry:
     """The ledger entry of a call, with its key when the tool acted (Q6, L1).
 
-    A result of a tool that acts names the call's ``key``, and the keys of the calls
-    it replaces in an amended request (``amends``): so an amendment of this request
-    finds it (:func:`~toolweave.graph.idempotency.acted_calls`).
+    With the keys of the calls it replaces (``amends``), so an amendment of this request finds it
+    (:func:`~toolweave.graph.idempotency.acted_calls`).
     """
     if not tool.side_effects or called.kind is not LedgerKind.TOOL_RESULT:
         return called
@@ -313,9 +304,8 @@ def kept_effect_text(tool: AnyTool, earlier: ActedCall, user_lang: str) -> str:
 def kept_effect(node: TaskNode, tool: AnyTool, earlier: ActedCall, user_lang: str) -> Outcome:
     """S5, Q6: a tool that acted for the amended request, not called again: its result stands.
 
-    The tool does not take amendments (``takes_amendments``), so calling it would act a
-    second time. Its earlier result, read (R10), reaches the answer as guaranteed
-    context saying it was done before the amendment and not changed by it.
+    Calling a tool that takes no amendments would act twice; its earlier result joins the answer's
+    guaranteed context, saying it was done before the amendment.
     """
     text = kept_effect_text(tool, earlier, user_lang)
     kept = LedgerEntry(  # a result on the task (S5: ran here), under the earlier key
@@ -340,11 +330,7 @@ def _with_inputs(
     reply: str | None,
     outcome: Outcome,
 ) -> tuple[BaseModel, Outcome | None]:
-    """The request with its required inputs (T13), or the outcome of a call not made.
-
-    The user's reply fills an input the graph asked for (Q2); an input still
-    missing is asked for or declined (:func:`_unfilled`).
-    """
+    """The request with its required inputs (T13; a reply fills one, Q2), or a call not made."""
     missing = missing_inputs(tool, request)
     if not missing or asks_itself(tool):
         return request, None
@@ -438,10 +424,7 @@ def _unfilled(
     missing: list[str],
     outcome: Outcome,
 ) -> Outcome:
-    """T13: ask for an unfilled required input (Q1) when the tool or domain says so, else decline.
-
-    Declining is no result (R1), with a ledger line naming the inputs.
-    """
+    """T13: ask for an unfilled required input if the tool or domain says so (Q1), else decline."""
     if graph_asks(tool, domain_asks=deps.domain.ask_for_missing_inputs):
         question, offered = input_question(tool, request, state["message"].user_lang)
         outcome.result = ToolResult.clarification(tool.name, question, offered)

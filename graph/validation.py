@@ -1,7 +1,6 @@
 """Every input checked before LangGraph writes any of it (X1, X5).
 
-LangGraph stores a run's input before the first node runs, so a check in a node is
-too late: :func:`validate_input` checks a whole run input without touching a thread.
+LangGraph stores a run's input before the first node runs, so a check in a node is too late.
 """
 
 from __future__ import annotations
@@ -107,11 +106,7 @@ _ROLES = {
 
 @functools.cache
 def input_keys() -> tuple[str, ...]:
-    """The keys a run input may have: those of :class:`InputState`, nothing else.
-
-    Resolved once: ``get_type_hints`` evaluates every annotation (about 0.1 ms),
-    and every run's input is checked against these keys.
-    """
+    """The keys a run input may have: those of :class:`InputState`, resolved once."""
     return tuple(get_type_hints(InputState))
 
 
@@ -141,9 +136,8 @@ class _Budget:
 def check_data(value: Any, what: str, *, limit: int = MAX_DATA_CHARS) -> Any:
     """``value`` as plain JSON-like data (lists and dicts), or :class:`InvalidRequestError`.
 
-    Accepted: ``None``, booleans, integers within 64 bits, finite floats, valid
-    Unicode texts, and lists/tuples and mappings with text keys of these, nested at
-    most :data:`MAX_DATA_DEPTH` levels and within ``limit`` characters in all.
+    ``None``, booleans, 64-bit integers, finite floats, valid Unicode texts, and lists/tuples and
+    text-keyed mappings of these, :data:`MAX_DATA_DEPTH` deep and ``limit`` characters at most.
     """
     return _data(value, what, 0, _Budget(what, limit))
 
@@ -339,8 +333,7 @@ def context_keys() -> tuple[str, ...]:
 def check_context(context: Any) -> None:
     """A run's ``context=`` is one LangGraph can make a :class:`RunContext` of (T4, N3, X5).
 
-    LangGraph would fail with a bare ``TypeError``; this names the keys there are and
-    the nearest to a misspelt one. ``user_data`` must be a mapping or ``None``.
+    LangGraph would raise a bare ``TypeError``; this names the keys and the nearest to a typo.
 
     Raises:
         InvalidContextError: Before anything is stored.
@@ -375,8 +368,7 @@ def _unknown_context_keys(unknown: Sequence[Any], known: Sequence[str]) -> str:
 def check_config(*configs: Mapping[str, Any] | None) -> None:
     """No run context in a config: LangGraph reads it only from ``context=`` (N3, X5).
 
-    LangChain would move a ``"context"`` key into ``configurable`` and the run would go
-    on without the person's data.
+    LangChain would move it into ``configurable``: the run would go on without the person's data.
 
     Raises:
         InvalidContextError: Before anything is stored.
@@ -440,9 +432,8 @@ def validate_input(value: Any, limits: Limits | None = None) -> Any:
         LangChain messages and ``user_data`` to plain data.
 
     Raises:
-        InvalidRequestError: With a message fit for the user. Whether a resume
-            value fits the thread's pending question is checked by the graph,
-            which reads the thread.
+        InvalidRequestError: With a message fit for the user. Whether a resume value fits the
+            thread's pending question is checked by the graph, which reads the thread.
     """
     limits = limits or Limits()
     if value is None:

@@ -36,8 +36,7 @@ NEXT_PHASES: dict[str, tuple[Phase | Entry, ...]] = {
     "execute": ("execute", "ask_user", *_AFTER_TASK_CLOSED),
     "deep_fallback": ("answer", "coordinate", "decide_conditional", "route"),
 }
-"""Where each node can go next: the path map of its conditional edges, so the edges
-Studio draws (the walk decides among them; a phase not listed here fails the run)."""
+"""Where each node can go next: its conditional edges' path map (a phase not listed fails)."""
 
 
 @dataclass(frozen=True)
@@ -51,13 +50,12 @@ class Step:
 def next_step(state: Mapping[str, Any]) -> Step:
     """The next phase of the run.
 
-    Depth first from the root: a task is coordinated (A3), then its unfinished
-    subtasks run in list order, each to completion (S2; a conditional one is
-    decided first, K3), then the task is routed (A5) and its tools run one per
-    step (A6). A pending pause that is unanswered (an open clarification
-    question, client-tool calls without results, W3) pauses the walk where it is,
-    in ``ask_user`` (Q1, Q7, S3); a terminal result anywhere ends it (S3). When
-    the root is closed, deep fallback gets its one turn (D7), then the answer (A7).
+    Depth first from the root: a task is coordinated (A3), then its unfinished subtasks run in list
+    order, each to completion (S2; a conditional one is decided first, K3), then the task is routed
+    (A5) and its tools run one per step (A6). A pending pause that is unanswered (an open
+    clarification question, client-tool calls without results, W3) pauses the walk where it is, in
+    ``ask_user`` (Q1, Q7, S3); a terminal result anywhere ends it (S3). When the root is closed,
+    deep fallback gets its one turn (D7), then the answer (A7).
     """
     tasks: Mapping[str, TaskNode] = state.get("tasks") or {}
     pause = pause_of(state)

@@ -1,24 +1,9 @@
-"""Rules of what an answer may say, for every assistant (R9, A7).
+"""Rules of what an answer may say, for every assistant (R9, A7, Q8).
 
-The answer node applies them around the answer call:
-
-- :func:`uncovered_subject`: a question the context cannot speak to gets "no
-  information" and no call;
-- :func:`cites_only` and :func:`quoted_citations`: an answer of citation markers
-  alone ("[3]") becomes the passages it cites;
-- :func:`echoes_prompt`: an answer that writes back the answer prompt is no answer;
-- :func:`repeats_itself`: nor is one that loops ("szabad szabad szabad ...");
-- :func:`without_placeholders`: a line that is a code placeholder alone ("null") is
-  dropped;
-- :func:`repeats_clarification`: an answer that asks again the clarification question
-  the person just answered is no answer (Q8);
-- :func:`says_only_the_question`: nor is one that only asks, or says back the
-  person's own question (R9);
-- :func:`says_yes_and_no_more`: nor is a yes (or a no) that says the question back
-  and nothing else, when the library's own reading quotes what the context says;
-- :func:`misses_the_figure`: nor is one that gives no figure to a question asking
-  *when* or *how much*, where the library's own reading quotes a sentence that gives
-  it (R9).
+The answer node applies them around the answer call: an uncovered question gets "no information"
+and no call; an answer of markers alone becomes the passages it cites; an answer that echoes the
+prompt, loops, asks the clarification again, only asks or says the question back, or misses the
+figure the library's own reading quotes is no answer; placeholder lines are dropped.
 """
 
 from __future__ import annotations
@@ -42,21 +27,11 @@ from toolweave.tools import text as kit
 def uncovered_subject(request: AnswerRequest) -> str | None:
     """What the question asks about that the context cannot speak to, else ``None`` (R9).
 
-    "Van fodrász a kórházban?" over a context that never names a hairdresser (in a
-    sentence or a page title), or "Who is the head of the plastic surgery
-    department?" over pages that name Surgery and never "plastic", with no guaranteed
-    context: no sentence can answer (:func:`~toolweave.llm.offline_reading.uncovered_subject`).
-    A model asked anyway says "Igen, a kórházban van fodrász." (the 1.5B model did) or
-    names the head of Surgery, so no assistant is asked.
-
-    Only over stored pages' sentences: a tool's own data ("kardiológia: 3 free beds"
-    for "Van szabad ágy a kardiológián?", no sentence number) answers in the tool's
-    words, maybe in another language, so the assistant reads it.
-
-    A question of several parts (S6) is not covered only when no part is: each part
-    (a subtask's prompt over its own documents, else each question the message joins,
-    :func:`~toolweave.llm.offline_reading.question_parts`) is judged on its own, so
-    one part the context lacks never takes the other's answer away.
+    No sentence can answer (:func:`~toolweave.llm.offline_reading.uncovered_subject`) and a model
+    asked anyway invents one, so no assistant is asked. Only over stored pages' sentences: a tool's
+    own data answers in its own words. A question of several parts (S6) is uncovered only when every
+    part is (:func:`~toolweave.llm.offline_reading.question_parts`), so a part the context lacks
+    never takes the other's answer away.
     """
     if any(text.strip() for text in request.guaranteed):
         return None
@@ -79,9 +54,7 @@ READING_SENTENCES = 4
 def reading_quotes(request: AnswerRequest) -> UniqueTextDocument | None:
     """The first passage the offline reading quotes to answer the question, else ``None``.
 
-    The library's own reading of the context (:mod:`~toolweave.llm.offline_answer`,
-    no model call): a sentence of a stored page that answers the question, with
-    nothing the question asks about left unnamed (:func:`uncovered_subject`). The
+    A stored page's sentence answering it with nothing left unnamed (:func:`uncovered_subject`); the
     deep fallback asks no gatekeeper when it finds one (A10, D1).
     """
     if uncovered_subject(request) is not None:
@@ -93,14 +66,9 @@ def reading_quotes(request: AnswerRequest) -> UniqueTextDocument | None:
 def misses_the_figure(answer: str, request: AnswerRequest) -> bool:
     """Whether ``answer`` gives no figure that its question asks for and the context holds.
 
-    A question asking *when*, *how much*, *how many* or for a number
-    (:func:`~toolweave.llm.offline_reading.asks_for_quantity`) is answered by a figure:
-    a time, a day, an amount, a count. An answer without one, where the offline
-    reading (:func:`reading_quotes`) quotes a sentence of a stored page that has one,
-    has told something else about the subject (a small model answered "how much is
-    the allowance?" with when it is paid). Any figure in the answer, or a reading that
-    quotes none, leaves the answer as written: whether its figure is the right one is
-    the citation check's to say (:func:`~toolweave.llm.citations.verify`).
+    A *when* / *how much* / *how many* question is answered by a figure; an answer without one,
+    where :func:`reading_quotes` quotes a sentence with one, told something else. Whether a figure
+    given is the right one is :func:`~toolweave.llm.citations.verify`'s to say.
     """
     question = request.question
     if not offline_reading.asks_for_quantity(question):
@@ -115,10 +83,7 @@ def misses_the_figure(answer: str, request: AnswerRequest) -> bool:
 def uncovered_words(request: AnswerRequest) -> tuple[str, ...]:
     """The folded words of what the question asks about that no passage names (R9).
 
-    :func:`~toolweave.llm.offline_reading.uncovered_subject` over the passages alone,
-    guaranteed context or not ("szegedi" in "Mikor lehet látogatni a betegeket a
-    szegedi kórházban?" over one hospital's pages, a deep search's reading beside them):
-    a sentence restating it speaks of what the sources do not cover
+    A sentence restating them speaks of what the sources do not cover
     (:func:`~toolweave.llm.citations.verify`). Only over stored pages' sentences.
     """
     docs = request.documents
@@ -134,24 +99,15 @@ def _passages(docs: Sequence[UniqueTextDocument]) -> tuple[tuple[str, str], ...]
 
 @functools.lru_cache(maxsize=16)
 def _uncovered(question: str, passages: tuple[tuple[str, str], ...]) -> str | None:
-    """:func:`~toolweave.llm.offline_reading.uncovered_subject`, once per question and context.
-
-    The answer node asks it of one question and context twice, before the answer call
-    (:func:`uncovered_subject`) and in the check of its sentences (:func:`uncovered_words`),
-    and a constrained answer's stream a third time (PF1).
-    """
+    """The offline reading's uncovered subject, cached: asked up to three times per answer (PF1)."""
     return offline_reading.uncovered_subject(question, passages)
 
 
 def repeats_clarification(answer: str, request: AnswerRequest) -> str | None:
     """The clarification question ``answer`` asks again, else ``None`` (Q8).
 
-    After the person answered "Which branch do you mean?", an answer that asks it
-    again is no answer: the 1.5B model answered with the clarification question, word
-    for word, in every such case of the hospital's set. The answer repeats it when it
-    is that question, or when one of its own questions (a sentence ending in "?")
-    holds a question of it word for word, or every key word of one ("Could you tell
-    me which branch you mean?").
+    After the person answered it, asking it again (word for word, or every key word of it in one of
+    the answer's questions) is no answer; small models do.
     """
     own = [_folded_words(s) for s in kit.split_sentences(answer) if s.rstrip().endswith("?")]
     whole = _folded_words(answer)
@@ -185,12 +141,8 @@ def _holds_run(said: list[str], asked: list[str]) -> bool:
 def says_only_the_question(answer: str, question: str) -> bool:
     """Whether ``answer`` only asks, or says ``question`` back: no sentence tells anything.
 
-    A small model may answer with the question itself, or with a question of its own
-    made of the question's words; either is no answer, whatever passage it cites. A
-    sentence tells something unless it asks (ends in "?") or says the question back:
-    it holds every content word of the question and no other, no figure (a number,
-    time, phone number, address) the question does not hold, and does not open with
-    a yes or a no.
+    A sentence tells something unless it ends in "?" or holds every content word of the question and
+    no other, no figure the question lacks, and opens with no yes or no.
     """
     sentences = _sentences(answer)
     return bool(sentences) and not _tells_beyond(sentences, question)
@@ -199,12 +151,9 @@ def says_only_the_question(answer: str, question: str) -> bool:
 def says_yes_and_no_more(answer: str, request: AnswerRequest) -> bool:
     """Whether ``answer`` is a yes or a no and the question said back, where the context says more.
 
-    "Yes, the clinic is open on Tuesday." to "Is the clinic open on Tuesday?" tells the
-    person nothing they can check: not the hours, not the passage's words. When the
-    offline reading (:func:`~toolweave.llm.offline_answer.answer_lines`) quotes the
-    context for the question, it is the better answer: what the sources say, which
-    answers the yes or no too. An answer that adds any word, figure or name of its own
-    stands.
+    Such an answer gives nothing to check; the offline reading's quote
+    (:func:`~toolweave.llm.offline_answer.answer_lines`) answers the yes or no too. An answer adding
+    any word, figure or name of its own stands.
     """
     sentences = _sentences(answer)
     opened = [s for s in sentences if _opens_with_yes_or_no(s)]
@@ -260,14 +209,9 @@ ECHO_LABEL = re.compile(r"^\s*(guaranteed context\b[^:\n]*|context)\s*:", re.I |
 def echoes_prompt(answer: str, request: AnswerRequest) -> bool:
     """Whether ``answer`` copies the answer prompt's layout instead of answering.
 
-    A small model may write back its prompt: the 0.5B model answered "When can I
-    visit a patient in surgery?" with "Guaranteed context: (none)", "Context:" and
-    all eight passages ("[1] Visiting hours, p. 1: On the Surgery ward …"). An answer
-    echoes when a line begins with a section of the prompt ("Context:") or it holds
-    a passage's own label (``[1] Visiting hours, p. 1: ``,
-    :func:`~toolweave.llm.chat_messages.passage_label`), with or without its number
-    when it names a page ("Kardiológiai vizsgálatok, p. 1: A Holter-készüléket …",
-    the 0.5B model again; a bare "Kardiológia: " may be how an answer begins).
+    A line beginning with a section of the prompt ("Context:"), or a passage's own label
+    (:func:`~toolweave.llm.chat_messages.passage_label`), with or without its number when it names a
+    page (a bare "Name: " may be how an answer begins).
     """
     if ECHO_LABEL.search(answer):
         return True
@@ -281,8 +225,7 @@ def echoes_prompt(answer: str, request: AnswerRequest) -> bool:
 def quoted_citations(answer: str, request: AnswerRequest) -> str:
     """What an answer of markers alone ("[3]") cites, quoted, each passage with its marker.
 
-    A marker that names no context passage quotes nothing; when none does, the answer
-    says the sources do not cover the question.
+    When no marker names a context passage, the answer says the sources do not cover the question.
     """
     cited = cited_documents(answer, request.documents)
     number = {id(doc): n for n, doc in enumerate(request.documents, start=1)}
@@ -291,11 +234,7 @@ def quoted_citations(answer: str, request: AnswerRequest) -> str:
 
 
 def cites_only(answer: str) -> bool:
-    """Whether ``answer`` is citation markers and nothing else ("[3]"): no answer in words.
-
-    The 1.5B model answered "Which phone number do I call to book a CT scan?" with
-    "[3]" alone: it picked the passage and wrote nothing of it.
-    """
+    """Whether ``answer`` is citation markers and nothing else ("[3]"): no answer in words."""
     return bool(CITATION.search(answer)) and not any(
         ch.isalnum() for ch in CITATION.sub("", answer)
     )
@@ -304,11 +243,8 @@ def cites_only(answer: str) -> bool:
 def repeats_itself(answer: str) -> bool:
     """Whether ``answer`` is a loop: its tail, written three times or more (X3).
 
-    The chat-model assistant closes such a stream as soon as it repeats
-    (:func:`~toolweave.llm.structured.looping_reply`) and marks the answer with
-    :data:`~toolweave.llm.chat_model.CUT_MARK`; an assistant that streams none is
-    read the same way. What a loop said before it began to repeat is not kept either:
-    a small model that loops has lost its thread.
+    Streams are closed once they repeat (:func:`~toolweave.llm.structured.looping_reply`, marked
+    :data:`~toolweave.llm.chat_model.CUT_MARK`). What a loop said first is not kept either.
     """
     return looping_reply(answer.removesuffix(CUT_MARK))
 
@@ -318,10 +254,5 @@ PLACEHOLDER_LINE = re.compile(r"^[ \t]*(?:null|none|nil|undefined)[ \t]*(?:\n|$)
 
 
 def without_placeholders(answer: str) -> str:
-    """``answer`` without its lines that are a code placeholder alone ("null").
-
-    The 1.5B model answered "I would like a callback from the radiology department."
-    with a line "null" above the callback tool's text: the routing reply's word for
-    no, written as an answer. No person reads "null" as anything.
-    """
+    """``answer`` without its lines that are a code placeholder alone ("null")."""
     return PLACEHOLDER_LINE.sub("", answer)

@@ -43,11 +43,7 @@ def dialogue(history: Sequence[BaseMessage], window: int) -> list[BaseMessage]:
 
 
 def passage_source(doc: UniqueTextDocument) -> str:
-    """How a context passage names its document: ``name, p. 3``.
-
-    ``name`` alone without a page or for a one-page document (R6: what the model reads
-    is what it may copy into the answer, and "p. 1" of one page tells nobody anything).
-    """
+    """How a context passage names its document: ``name, p. 3``; ``name`` for one page (R6)."""
     source = doc.document_name or doc.document_id
     return source if doc.page is None or doc.page_count == 1 else f"{source}, p. {doc.page}"
 
@@ -63,12 +59,7 @@ def format_context(documents: Sequence[UniqueTextDocument]) -> str:
 
 
 def part_lines(parts: Sequence[AnswerPart], documents: Sequence[UniqueTextDocument]) -> list[str]:
-    """Each part of a split question with where its facts are (S6).
-
-    ``When is the library open on Sunday? (passages [1], [2])``, ``How much is the
-    annual membership? (guaranteed context: The annual membership costs 30 euros.)``;
-    the passages numbered as :func:`format_context` numbers ``documents``.
-    """
+    """Each part of a split question with where its facts are (S6), numbered as the context."""
     number = {doc.key: n for n, doc in enumerate(documents, start=1)}
     lines: list[str] = []
     for part in parts:
@@ -96,11 +87,7 @@ def cached_tools_block(
 def verdicts(
     tools: Sequence[AnyTool], offered: Sequence[AnyTool], reply: Any
 ) -> list[tuple[Any, RoutingVerdict]]:
-    """Each tool's (reply entry or ``None``, verdict), in the order of ``tools`` (T5).
-
-    A tool's entry is the reply field of its position among ``offered``, found by
-    identity in one pass (no per-tool scan: quadratic at 1000 tools).
-    """
+    """Each tool's (reply entry or ``None``, verdict), in the order of ``tools`` (T5); one pass."""
     position = {id(tool): i for i, tool in enumerate(offered)}
     pairs: list[tuple[Any, RoutingVerdict]] = []
     for tool in tools:

@@ -94,10 +94,7 @@ CUT_MARK = " […]"
 
 
 def _whole_or_completed(streamed: Streamed, schema: type[BaseModel]) -> BaseModel | None:
-    """The streamed constrained reply; cut at the limit or looping, its completed sentences.
-
-    ``None`` when the whole reply does not validate, or a cut one completed none.
-    """
+    """The streamed constrained reply, or (cut or looping) its completed sentences, or ``None``."""
     try:
         return schema.model_validate_json(streamed.raw.text)
     except ValidationError:
@@ -128,10 +125,7 @@ def _api_key(model: BaseChatModel) -> str | None:
 
 
 def with_request_timeout(model: BaseChatModel, timeout: float | None) -> BaseChatModel:
-    """``model`` sending ``timeout`` with every request (OpenAI-compatible clients only).
-
-    The per-request option wins over the client's fixed timeout.
-    """
+    """``model`` sending ``timeout`` with every request (OpenAI-compatible clients only)."""
     if timeout is None or not retries.is_openai_compatible(model):
         return model
     extra = dict(getattr(model, "model_kwargs", None) or {})
@@ -141,19 +135,16 @@ def with_request_timeout(model: BaseChatModel, timeout: float | None) -> BaseCha
 
 
 DECISION_TEMPERATURE = 0.0
-"""Sampling temperature of the calls that decide (routing, extraction, decomposition,
-normalization, the gatekeeper): the same question gets the same routing."""
+"""Sampling temperature of the deciding calls: the same question gets the same routing."""
 
 FIXED_TEMPERATURE_MODELS = ("o1", "o3", "o4", "gpt-5")
-"""Name prefixes of OpenAI reasoning models that accept no temperature but their own
-(``gpt-5-chat`` does accept one): decisions keep the model's setting there."""
+"""Name prefixes of OpenAI reasoning models accepting no temperature (``gpt-5-chat`` does)."""
 
 
 def with_temperature(model: BaseChatModel, temperature: float | None) -> BaseChatModel:
     """``model`` sampling at ``temperature``, when it has that setting and accepts it.
 
-    A chat model without a ``temperature`` field, ``temperature=None``, or an OpenAI
-    reasoning model (:data:`FIXED_TEMPERATURE_MODELS`) is returned as it is.
+    Else (no ``temperature`` field, ``None``, :data:`FIXED_TEMPERATURE_MODELS`) ``model`` as it is.
     """
     if temperature is None or "temperature" not in type(model).model_fields:
         return model
@@ -172,8 +163,8 @@ NULL_WORDS = frozenset({"null", "none", "n/a"})
 def gatekeeper_verdict(reply: GatekeeperReply, question: str) -> ContextVerdict:
     """An insufficient gatekeeper reply as a verdict: its pieces and their rewrites (D1, D8).
 
-    Blanks, repeats and the piece itself are dropped from its rewrites (searching it
-    again finds no new word); a reply naming no piece makes the question the piece.
+    Blanks, repeats and the piece itself leave the rewrites (no new word to search); a reply naming
+    no piece makes the question the piece.
     """
     missing: dict[str, tuple[str, ...]] = {}
     for piece in reply.missing:
@@ -265,33 +256,29 @@ class ChatModelAssistant(LlmAssistant):
                 ``with_structured_output``. Turn the client's own retries off
                 (``max_retries=0`` on ``ChatOpenAI``): toolweave retries.
             max_retries: Retries of a call after transient failures (attempts = 1 + this).
-            timeout: Seconds one request may take: sent with every request of an
-                OpenAI-compatible model, and the bound of every async call;
-                ``None`` keeps the model's own timeout.
+            timeout: Seconds one request may take: sent with every request of an OpenAI-compatible
+                model, and the bound of every async call; ``None`` keeps the model's own timeout.
             retry_after_cap: Longest wait a ``Retry-After`` header is honoured for.
             label: What answers, in words for people; defaults to the model's class and name.
             fuse_routing: Route and extract in one structured call (3-call target).
             history_window: Earlier messages seen by normalization and the answer.
             initial_backoff: Seconds before the first retry; doubled after each.
             max_backoff: Longest backoff wait.
-            require_finish_reason: Treat a reply without a finish reason as cut off
-                (retried, never returned); default: on for OpenAI-compatible models,
-                which always send one.
+            require_finish_reason: Treat a reply without a finish reason as cut off (retried, never
+                returned); default: on for OpenAI-compatible models, which always send one.
             structured_cache_size: Structured-output runnables kept built (LRU).
             answer_tokens: ``max_tokens`` of the answer call (OpenAI-compatible
                 models), like every structured call has one; an answer that stops
                 there ends in :data:`CUT_MARK`. ``None``: the model's own limit.
-            decision_temperature: Sampling temperature of every structured call
-                (routing, extraction, decomposition, normalization, gatekeeper), so
-                that one question is routed the same way each time; the answer keeps
-                the model's own temperature. ``None``: the model's own for all calls.
-                Applied to models with a ``temperature`` setting, except OpenAI
-                reasoning models (:data:`FIXED_TEMPERATURE_MODELS`).
-            routing_logprobs: Alternatives per token the routing call asks an
-                OpenAI-compatible model's log-probabilities for, which give each
-                verdict its P(yes) (``RoutingVerdict.confidence``); a server that
-                rejects them is asked without from then on. ``None``: never asked
-                (yes/no only).
+            decision_temperature: Sampling temperature of every structured call (routing,
+                extraction, decomposition, normalization, gatekeeper), so that one question is
+                routed the same way each time; the answer keeps the model's own temperature.
+                ``None``: the model's own for all calls. Applied to models with a ``temperature``
+                setting, except OpenAI reasoning models (:data:`FIXED_TEMPERATURE_MODELS`).
+            routing_logprobs: Alternatives per token the routing call asks an OpenAI-compatible
+                model's log-probabilities for, which give each verdict its P(yes)
+                (``RoutingVerdict.confidence``); a server that rejects them is asked without from
+                then on. ``None``: never asked (yes/no only).
             cite_sentences: Ask for the answer as sentences, each with the ids of the
                 passages it rests on, in one structured call whose schema allows only
                 the context's ids (R9); the answer node checks and streams them.
@@ -365,8 +352,7 @@ class ChatModelAssistant(LlmAssistant):
     def _routing(self, schema: Schema, system: str, human: str, what: str) -> Steps[Any]:
         """A routing call: a reply cut at the token limit keeps its best fit (T5, X2).
 
-        A reply comes back as ``(reply, P(yes) by tool name)``; the P(yes) are read
-        from the log-probabilities where the server gave them (else none).
+        Returns ``(reply, P(yes) by tool name)``, the P(yes) read from any log-probabilities.
         """
         keys = routing_keys(schema)
         reply = yield from self._structured(
@@ -424,8 +410,8 @@ class ChatModelAssistant(LlmAssistant):
     ) -> Steps[dict[str, ExtractedRequest]]:
         """Constrained extraction into ``tool.request_model`` (T7); ``None`` when it fails.
 
-        Text values the user did not write (placeholders, guesses, the instruction's
-        examples) are ``None`` (:func:`~toolweave.llm.offline_extract.ground_request`).
+        Values the user did not write are ``None``
+        (:func:`~toolweave.llm.offline_extract.ground_request`).
         """
         if not tool.request_model.model_fields:
             return {tool.name: {}}
@@ -448,10 +434,7 @@ class ChatModelAssistant(LlmAssistant):
     def extract_decompositions_steps(
         self, task_prompt: str, schemas: Sequence[DecompositionSchema]
     ) -> Steps[Decompositions]:
-        """ONE structured call filling every coordinator's decomposition schema (C1, M2).
-
-        As in extraction, only values written in the task prompt count (T7).
-        """
+        """ONE structured call filling every coordinator's decomposition schema (C1, M2, T7)."""
         if not schemas:
             return Decompositions(values={}, llm_calls=0)
         system = prompts.decomposition_system(coordinators=decomposition_block(schemas))
@@ -481,10 +464,9 @@ class ChatModelAssistant(LlmAssistant):
     ) -> Steps[Activation]:
         """Route and extract in ONE structured call when ``fuse_routing`` (T5 + T7).
 
-        A subtask whose execution text carries its parent's context (M3) is routed and
-        extracted in two steps (M2). A yes whose whole request is made up reads as no (T7)
-        unless the tool can ask (Q1). With ``search_language`` the call also returns search
-        words in that language (D9).
+        A subtask whose execution text carries its parent's context (M3) takes two steps (M2). A yes
+        whose whole request is made up reads as no (T7) unless the tool can ask (Q1).
+        ``search_language`` asks for search words too (D9).
         """
         if not self.fuse_routing or execution_text != task_prompt:
             return (
@@ -593,10 +575,8 @@ class ChatModelAssistant(LlmAssistant):
     def _cited_answer_steps(self, request: AnswerRequest) -> Steps[AIMessage | None]:
         """The constrained answer (R9): sentences citing only ids the context holds.
 
-        One structured call, kept out of the messages stream; ``None`` when its reply
-        never validates. The sentences come back as text with markers, marked
-        :data:`~toolweave.llm.port.UNSTREAMED`: the answer node checks them and
-        streams those it keeps (P2).
+        One structured call, not streamed; ``None`` if it never validates. The text is marked
+        :data:`~toolweave.llm.port.UNSTREAMED`: the answer node streams what it keeps (P2).
         """
         schema = citation_schema(len(request.documents))
         messages = self._answer_messages(request, cited=True)
@@ -622,8 +602,7 @@ class ChatModelAssistant(LlmAssistant):
     ) -> Steps[AIMessage | None]:
         """The constrained answer streamed, its kept sentences shown as they complete (P2).
 
-        Only in ``json_schema`` mode; a cut or looping reply keeps its completed sentences.
-        ``None`` (the unstreamed call answers) for another mode, a rejection or an invalid reply.
+        ``json_schema`` mode only; ``None`` (the unstreamed call answers) otherwise or when invalid.
         """
         output = self.structured
         if not output.openai_compatible or output.mode != "json_schema":
@@ -652,9 +631,8 @@ class ChatModelAssistant(LlmAssistant):
     def answer_steps(self, request: AnswerRequest) -> Steps[AIMessage]:
         """The answer: constrained citing (:attr:`cite_sentences`), else one streamed call.
 
-        The streamed call is tagged :data:`ANSWER_TAG` (A7). A broken stream is retried,
-        never kept; a looping or cut one ends in :data:`CUT_MARK` (X3) for the answer node
-        to replace. An invalid constrained reply falls back to the streamed call.
+        Tagged :data:`ANSWER_TAG` (A7). A broken stream is retried, never kept; a looping or cut one
+        ends in :data:`CUT_MARK` (X3); an invalid constrained reply falls back to the streamed call.
         """
         if self.cite_sentences and request.documents:
             cited = yield from self._cited_answer_steps(request)
@@ -724,10 +702,7 @@ def _unfilled(
 
 
 def fused_guidance(extraction_prompt: str) -> str:
-    """The caller's extraction prompt as the fused routing call adds it ("" for the default).
-
-    The fused prompt already says what the default extraction prompt says (A10 wire).
-    """
+    """The caller's extraction prompt as the fused routing call adds it ("" if the default)."""
     if extraction_prompt == prompts.EXTRACTION_SYSTEM_PROMPT:
         return ""
     return prompts.fill_extraction_prompt(

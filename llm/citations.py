@@ -48,9 +48,8 @@ class Checked:
 def citation_schema(count: int) -> type[BaseModel]:
     """The answer reply for ``count`` passages: ``{"sentences": [{"text", "sources"}]}``.
 
-    ``sources`` is a list of the ids ``1..count`` (an ``enum`` in the JSON schema), so a
-    model that honours the schema (llama.cpp's and OpenAI's ``json_schema``) cannot
-    cite a passage the context does not hold.
+    ``sources`` is an ``enum`` of ``1..count``: a model honouring the schema cannot cite a passage
+    the context does not hold.
     """
     ids: Any = Literal[tuple(range(1, count + 1))]
     sentence = create_model(
@@ -67,9 +66,7 @@ def citation_schema(count: int) -> type[BaseModel]:
 def reply_claims(reply: BaseModel, documents: Sequence[UniqueTextDocument] = ()) -> list[Claim]:
     """The claims of a constrained reply (:func:`citation_schema`), blank sentences left out.
 
-    A sentence that begins with a passage's label (a small model copies it) loses it;
-    a sentence said again word for word (case and spacing aside) is left out: it
-    tells nothing the first did not.
+    A copied passage label is cut off; a sentence said again word for word is left out.
     """
     labels = sorted({f"{passage_source(d)}: " for d in documents}, key=len, reverse=True)
     claims: list[Claim] = []
@@ -100,8 +97,7 @@ _SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:!?…])")
 def claims_of(answer: str, count: int) -> list[Claim]:
     """The sentences of an answer with ``[n]`` markers, each with the ids it cites.
 
-    A marker after a sentence's end (``"Open 8-16. [1]"``) belongs to that sentence;
-    ids outside ``1..count`` are dropped; the markers leave the text.
+    A marker after a sentence's end belongs to it; ids outside ``1..count`` are dropped.
     """
     claims: list[Claim] = []
     moved = _MARKERS_AFTER_END.sub(lambda m: f" {m.group(2).strip()}{m.group(1)} ", answer)
@@ -144,9 +140,8 @@ def _digits(text: str) -> str:
 def checkable(sentence: str) -> list[str]:
     """The tokens of ``sentence`` a source must hold for it to be supported.
 
-    E-mail addresses and URLs, phone numbers (``"tel:"`` + their digits), clock times
-    (``"time:14:00"``), other numbers (``"num:3"``) and capitalised words that do not
-    begin the sentence (``"name:Central"``).
+    E-mail addresses and URLs, phone numbers (``"tel:"``), clock times (``"time:14:00"``), other
+    numbers (``"num:3"``) and capitalised words not opening the sentence (``"name:Central"``).
     """
     tokens = [f"addr:{m[0].rstrip('.,;')}" for m in _EMAIL_OR_URL.finditer(sentence)]
     rest = _EMAIL_OR_URL.sub(" ", sentence)
@@ -217,11 +212,7 @@ def _backing(tokens: Sequence[str], words: Sequence[str], sources: Sequence[_Sou
 
 
 def supports(sentence: str, texts: Sequence[str]) -> bool:
-    """Whether ``texts`` (the cited sources, together) support ``sentence``.
-
-    Every checkable token (:func:`checkable`) is in one of them; a sentence without
-    any shares at least half its content words with them, or has none (a connective).
-    """
+    """Whether cited ``texts`` hold the sentence's checkable tokens, or half its content words."""
     words = [kit.fold(w) for w in content_words(sentence)]
     return _backing(checkable(sentence), words, [_read(t) for t in texts])
 
@@ -229,9 +220,8 @@ def supports(sentence: str, texts: Sequence[str]) -> bool:
 def held_by(text: str, passage: str, *, names: bool = True) -> str:
     """The sentences of ``text`` whose figures ``passage`` holds, joined (D3, R9).
 
-    For a page reading, which becomes citable context: a small model asked about a page
-    that does not say writes figures of its own. A sentence with no figure is kept;
-    across languages (``names=False``) names are not held to the page.
+    A small model asked about a page that does not say writes figures of its own; across languages
+    (``names=False``) names are not held to the page.
     """
     source = _read(passage)
     kept = [
@@ -260,12 +250,8 @@ class _Wanted:
 def supporting_sentences(sentence: str, texts: Sequence[str]) -> list[str]:
     """The sentences of ``texts`` (passages) that support ``sentence``, as a person checks it.
 
-    The passage sentence that supports it alone (:func:`supports`: all its checkable
-    tokens, or half its content words; the one sharing most content words among
-    several, the first among equals); when none does, the one holding most of its
-    tokens, then the ones holding most of the tokens still missing, until no sentence
-    adds one (its figures spread over several sentences). In passage order; none when
-    the passages have no sentence.
+    The one that supports it alone (:func:`supports`; most shared words first), else greedily those
+    holding most of its still missing tokens. In passage order.
     """
     found = [c for text in texts for c in kit.split_sentences(text)]
     if len(found) < 2:  # nothing to choose from (a one-sentence passage: the usual case)
@@ -291,11 +277,7 @@ QUOTE_GAP = " … "
 def supporting_quotes(
     sentence: str, cited: Sequence[UniqueTextDocument], documents: Sequence[str]
 ) -> tuple[str, ...]:
-    """Per id of ``documents``, what its ``cited`` passages say that supports ``sentence``.
-
-    Its :func:`supporting_sentences`, joined by :data:`QUOTE_GAP`: what the answer's
-    source list quotes (R9).
-    """
+    """Per id of ``documents``, its ``cited`` passages' :func:`supporting_sentences` (R9)."""
     return tuple(
         QUOTE_GAP.join(
             supporting_sentences(sentence, [d.text for d in cited if d.document_id == document])
@@ -365,9 +347,7 @@ def _check(claim: Claim, against: _Against) -> Checked:
 def _standing(known: Sequence[Checked]) -> dict[tuple[str, tuple[int, ...]], Checked]:
     """The results of ``known`` that hold whatever the rest of the answer cites.
 
-    A claim that cites a passage, or states nothing, is checked against its own
-    citations alone; a claim citing nothing that states something is not reused (its
-    check needs the passages the whole answer rests on).
+    A claim citing nothing that states something is not reused: it is checked on all the passages.
     """
     return {
         (c.claim.text, c.claim.cited): c
@@ -388,10 +368,9 @@ def verify(
 ) -> list[Checked]:
     """Each claim checked against what it cites, with the guaranteed context (R5, R9).
 
-    A claim citing nothing rests on ``implicit`` (else, with ``lenient``, every passage;
-    else the guaranteed context). A claim restating an ``uncovered`` word is not
-    supported unless the guaranteed context holds it. ``known`` results are reused for
-    claims of the same text and citations.
+    A claim citing nothing rests on ``implicit`` (else, ``lenient``, every passage; else the
+    guaranteed context); one restating an ``uncovered`` word is not supported unless the guaranteed
+    context holds it. ``known`` results are reused.
     """
     texts = [source_text(d) for d in documents]
     held = [_read(t) for t in guaranteed]
@@ -412,11 +391,8 @@ def precision_recall(
 ) -> tuple[float | None, float | None]:
     """Citation precision and recall of one answer (``None`` where nothing is counted).
 
-    Precision: cited (sentence, passage) pairs whose passage supports the sentence,
-    alone or, for a sentence whose figures come from several passages, with the other
-    passages it cites, holding one of them; over all cited pairs. Recall: of the
-    sentences some context passage supports, those that cite one such passage.
-    Connectives count in neither.
+    Precision: cited (sentence, passage) pairs whose passage supports the sentence (alone or with
+    its other citations); recall: of the supported sentences, those citing a supporting passage.
     """
     texts = [source_text(d) for d in documents]
     pairs = good = backed = found = 0

@@ -1,8 +1,7 @@
 """The constrained answer streamed sentence by sentence while the model writes (R9, P2).
 
-Only what the whole answer will keep is shown: :class:`ItemReader` reads each
-sentence object when it is complete, :class:`SentenceGate` checks it as the answer
-node would and passes the kept text on; each sentence is checked once (:data:`CHECKED`).
+Only what the whole answer will keep is shown: :class:`ItemReader` reads each completed sentence
+object, :class:`SentenceGate` checks it as the answer node would, once (:data:`CHECKED`).
 """
 
 from __future__ import annotations
@@ -38,9 +37,7 @@ SHOWN = "toolweave_shown"
 """``response_metadata`` key of a constrained answer: the text its stream already showed."""
 
 CHECKED = "toolweave_checked"
-"""``response_metadata`` key of a streamed constrained answer: the sentences its stream
-checked (:class:`~toolweave.llm.citations.Checked`), so that the answer node checks
-each sentence once (``verify(..., known=...)``)."""
+"""``response_metadata`` key of the sentences a stream checked: the node checks each once."""
 
 _ITEM_DEPTH = 3
 """Nesting of a sentence object: the reply's object, its ``sentences`` list, the item."""
@@ -49,9 +46,8 @@ _ITEM_DEPTH = 3
 class ItemReader:
     """Reads the sentence objects of a streamed constrained reply as each one completes.
 
-    ``feed`` takes the next piece of JSON text and returns the objects closed in it:
-    a ``{`` opened at depth 3 (inside the ``sentences`` list) and its ``}``; strings
-    and escapes are followed, so braces inside a sentence's text do not count.
+    ``feed`` returns the objects closed in the next piece of JSON: a ``{`` at depth 3 and its ``}``;
+    braces inside strings do not count.
     """
 
     def __init__(self) -> None:
@@ -106,8 +102,7 @@ def _parsed(text: str) -> dict[str, Any] | None:
 class SentenceGate:
     """Checks each completed sentence object and says what to show of it now (R9, P2).
 
-    Built by :func:`gate_for`: ``clean`` is the answer node's rule for a placeholder
-    line, ``foreign`` the question's words no passage names.
+    From :func:`gate_for`: ``clean`` drops placeholder lines; ``foreign``: unnamed question words.
     """
 
     request: AnswerRequest
@@ -230,11 +225,7 @@ class _Run:
             yield word
 
     def nothing_shown(self) -> list[str]:
-        """``[""]`` when the stream showed no word: the shown message needs one chunk.
-
-        Without a chunk the passthrough model would raise as for an empty stream and the
-        call would be asked again.
-        """
+        """``[""]`` when no word was shown: an empty stream would raise and be asked again."""
         return [] if self.gate.shown else [""]
 
     def result(self, shown: AIMessage) -> Streamed:
@@ -255,11 +246,9 @@ def cited_stream(
 ) -> Call[Streamed]:
     """The call streaming ``llm``'s constrained reply, its kept sentences shown as they come.
 
-    Each attempt (a retry calls it again) has a new gate and a new shown message:
-    listeners see the sentences of a retry after those of a stream that broke off.
-    A stream without a finish reason raises :class:`LlmBrokenReplyError` (retried);
-    ``stop`` closes a looping one (X3). The JSON itself is kept out of the messages
-    stream (``call_config``).
+    Each attempt has a new gate and shown message; a stream without a finish reason raises
+    :class:`LlmBrokenReplyError` (retried); ``stop`` closes a looping one (X3); the JSON stays out
+    of the messages stream.
     """
     config = call_config("cited_answer")
 

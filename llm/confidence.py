@@ -92,9 +92,8 @@ def _skip(text: str, at: int) -> int:
 def routing_confidences(message: Any, keys: Sequence[str]) -> dict[str, float]:
     """P(yes) of each of ``keys`` (the candidates' names) in a routing reply's tokens.
 
-    Empty when the reply carries no log-probabilities or its tokens hold no JSON
-    object (a function-calling reply's arguments have none); a key whose
-    positions tell nothing is left out.
+    Empty when the reply carries no log-probabilities or its tokens hold no JSON object (a
+    function-calling reply's arguments have none); a key whose positions tell nothing is left out.
     """
     tokens = token_logprobs(message)
     lengths = [len(str(t["token"])) for t in tokens]

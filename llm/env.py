@@ -36,8 +36,7 @@ MAX_RETRIES_LIMIT = 20
 """More retries than this are refused: every wait stays bounded."""
 ENV_ANSWER_TEMPERATURE = "TOOLWEAVE_ANSWER_TEMPERATURE"
 DEFAULT_ANSWER_TEMPERATURE = 0.0
-"""The default assistant's answers are reproducible: the same context, the same answer.
-Deciding calls sample at 0 whatever the model (``ChatModelAssistant.decision_temperature``)."""
+"""The default assistant's answers are reproducible: the same context, the same answer."""
 SERVER_TEMPERATURE = "server"
 """The value of ``TOOLWEAVE_ANSWER_TEMPERATURE`` that keeps the server's own default."""
 

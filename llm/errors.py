@@ -20,9 +20,8 @@ class LlmError(ToolweaveError):
 class LlmUnavailableError(LlmError):
     """The model kept failing with transient errors.
 
-    Connection errors, timeouts, 5xx, rate limits, a reply that is not JSON, a
-    stream cut off mid-way. Raised after the bounded retries are spent; the run
-    can be retried later.
+    Connection errors, timeouts, 5xx, rate limits, a reply that is not JSON, a stream cut off
+    mid-way. Raised after the bounded retries are spent; the run can be retried later.
     """
 
 

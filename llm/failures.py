@@ -1,13 +1,8 @@
 """What a failed model call means: transient, rejected or neither (X2, X5).
 
-- transient: connection errors, timeouts, HTTP 408/409/425/429/5xx, a body that
-  is not JSON, a stream cut off mid-way (no finish reason): worth repeating
-  (:mod:`toolweave.llm.retries` does, with backoff);
-- rejections: other 4xx (bad key, no permission, bad request): never repeated;
-- anything else (a bug, a length stop) propagates unchanged.
-
-Exceptions are matched by status code and class name, so that no provider
-package has to be importable.
+Transient (connection, timeout, HTTP 408/409/425/429/5xx, non-JSON body, cut stream): repeated by
+:mod:`toolweave.llm.retries`; other 4xx: never repeated; anything else propagates. Matched by status
+code and class name, so that no provider package has to be importable.
 """
 
 from __future__ import annotations
@@ -21,21 +16,10 @@ from toolweave.llm.errors import LlmBrokenReplyError, RunDeadlineError
 from toolweave.state.secrets import redact
 
 _TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
-_TRANSIENT_NAMES = frozenset(
-    {
-        # openai / anthropic SDKs, httpx, requests: matched by name so that no
-        # provider package has to be importable.
-        "APIConnectionError",
-        "APITimeoutError",
-        "RateLimitError",
-        "InternalServerError",
-        "ServiceUnavailableError",
-        "OverloadedError",
-        "TransportError",
-        "TimeoutException",
-        "Timeout",
-    }
-)
+_TRANSIENT_NAMES = frozenset({  # openai / anthropic SDKs, httpx, requests: matched by name
+    "APIConnectionError", "APITimeoutError", "RateLimitError", "InternalServerError",
+    "ServiceUnavailableError", "OverloadedError", "TransportError", "TimeoutException", "Timeout",
+})  # fmt: skip
 _LENGTH_NAMES = frozenset({"LengthFinishReasonError"})
 _EMPTY_STREAM = ("No generation chunks were returned", "No generations found in stream")
 """LangChain's ValueErrors when a stream ended before its first chunk."""
@@ -85,8 +69,7 @@ def _raised_in(exc: BaseException) -> str:
 def unreadable_reply(exc: BaseException) -> LlmBrokenReplyError | None:
     """The typed error for a reply the model client could not read, else ``None`` (X2).
 
-    An HTTP 200 with an error body makes the client fail deep inside; such an error
-    raised by the client's own code says what the endpoint did.
+    An HTTP 200 with an error body makes the client fail deep inside its own code.
     """
     if isinstance(exc, ValueError) and str(exc).startswith(_EMPTY_STREAM):
         error = LlmBrokenReplyError(NOT_A_COMPLETION.format(detail=EMPTY_STREAM_DETAIL))
@@ -119,12 +102,9 @@ def is_transient(exc: BaseException) -> bool:
 class Failure(enum.Enum):
     """What a failed attempt means for the next one."""
 
-    TRANSIENT = "transient"
-    """Retry after a wait."""
-    REJECTED = "rejected"
-    """The endpoint refused the request (4xx): do not repeat it."""
-    OTHER = "other"
-    """Not the endpoint's doing (a bug, a length stop): propagate unchanged."""
+    TRANSIENT = "transient"  # Retry after a wait.
+    REJECTED = "rejected"  # The endpoint refused the request (4xx): do not repeat it.
+    OTHER = "other"  # Not the endpoint's doing (a bug, a length stop): propagate unchanged.
 
 
 def classify(exc: BaseException) -> Failure:

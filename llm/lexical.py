@@ -1,7 +1,7 @@
 """Lexical matching for the offline assistant: content words, word matching, language.
 
-On top of the text kit (:mod:`toolweave.tools.text`) it adds the words routing
-questions are made of, "same word" matching (:func:`related`) and weekdays.
+Adds to the text kit (:mod:`toolweave.tools.text`) routing's content words, "same word" matching
+(:func:`related`) and weekdays.
 """
 
 from __future__ import annotations
@@ -47,30 +47,19 @@ GENERIC_WORDS = _wordset(
     kettő két három négy öt hat hét tíz száz sok kevés több legtöbb kevesebb elég létezik
     történik ajánl ajánlj javasol"""
 )
-"""Words that say how, when, how much or who, not what about: common adjectives, verbs of
-getting and wanting, indefinite and person words, times and numbers (English and
-Hungarian). One of them alone is no evidence for a tool ("free" does not make "How many
-free beds ...?" an appointment question); two of them, or one beside a subject word, are."""
+"""Words saying how, when, how much or who, not what about (English and Hungarian).
+
+One alone is no evidence for a tool; two of them, or one beside a subject word, are."""
 ANSWER_WORDS = _wordset("yes no igen nem tak nie")
-"""Words that answer a yes-or-no question when an answer opens with them (English,
-Hungarian, Polish)."""
+"""Words that answer a yes-or-no question when an answer opens with them."""
 QUESTION_WORDS = _wordset(
     """what when where which who whom why how whose mi mit mikor hol hová honnan hogyan
     milyen melyik ki kik kit miért mennyi hány"""
 )
 FOLLOWUP_OPENERS = (
-    "and what about",
-    "what about",
-    "how about",
-    "and",
-    "also",
-    "és mi a helyzet",
-    "mi a helyzet",
-    "és mi van",
-    "és",
-    "meg",
-    "illetve",
-)
+    "and what about", "what about", "how about", "and", "also", "és mi a helyzet", "mi a helyzet",
+    "és mi van", "és", "meg", "illetve",
+)  # fmt: skip
 
 # -- Polish: the same kinds of words as above, kept apart ---------------------------------
 
@@ -96,8 +85,7 @@ GENERIC_WORDS_PL = _wordset(
     zawsze nigdy naprawdę obecnie teraz jeden jedna jedno dwa dwie trzy cztery pięć sześć
     siedem dziesięć sto wiele dużo mało więcej najwięcej mniej wystarczy"""
 )
-"""Polish words that say how, when, how much or who, not what about (see
-:data:`GENERIC_WORDS`), in their frequent inflected forms."""
+"""Polish :data:`GENERIC_WORDS`, in their frequent inflected forms."""
 QUESTION_WORDS_PL = _wordset(
     """co czego czym kto kogo komu kiedy gdzie dokąd skąd jak jaki jaka jakie jakiego
     jakiej jakim jakich który która które którego której których ile ilu dlaczego czemu
@@ -131,10 +119,7 @@ def content_words(text: str) -> list[str]:
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """The word's stem: the kit's Hungarian Snowball stem, then its English one (both folded).
-
-    The question's language is not known yet, so both are tried. Numbers stay as they are.
-    """
+    """The word's Hungarian, then English Snowball stem (folded): the language is not known yet."""
     token = word.casefold()
     if token.isdigit():
         return token
@@ -143,30 +128,23 @@ def stem(word: str) -> str:
 
 
 MIN_STEM = 4
-"""Shorter stems are no evidence by themselves: the two stemmers in turn cut short words
-to a few letters that unrelated words share ("vér" and "verset" both end as "ver",
-"open" and "opera" as "op"). Two words with only a shorter stem in common match when
-one is the other's whole form plus an ending that one stemmer removes ("nap",
-"napot"; "day", "days")."""
+"""Shorter stems are no evidence alone: two stemmers in turn cut unrelated words alike.
+
+Two words sharing only a shorter stem match when one is the other plus an ending one stemmer
+removes ("day", "days")."""
 SHORT_STEM = 3
-"""Letters a stem shorter than :data:`MIN_STEM` needs to join two longer words of one
-language ("egyek"/"egyen"); "op" (Hungarian for "open" and "opera") joins nothing."""
+"""Letters a stem shorter than :data:`MIN_STEM` needs to join two longer words of one language."""
 
 
 @lru_cache(maxsize=1 << 18)
 def related(a: str, b: str) -> bool:
     """Whether two words look like forms of one word.
 
-    Same stem (:func:`stem`, or the kit's stem in one language for both words:
-    ``"parked"``/``"parking"`` in English), or a long common prefix of their stems:
-    one stem begins the other, or they differ only after more than :data:`MIN_STEM`
-    letters, in the last letter of the shorter (``"kápolna"`` is no form of
-    ``"kapott"``: ``kapoln``/``kapot`` share four letters).
-    A stem shorter than :data:`MIN_STEM` letters counts only when the shorter word,
-    whole, begins the longer one and is their stem in one language, or is itself
-    :data:`MIN_STEM` letters or more (``"bank"``/``"bankot"``), or when both words are
-    longer than :data:`MIN_STEM` letters and one language's stem of both, the same, has
-    :data:`SHORT_STEM` letters or more (``"egyek"``/``"egyen"``).
+    Same stem (:func:`stem`, or one language's for both), or one stem begins the other, or they
+    differ only in the shorter's last letter after over :data:`MIN_STEM` letters. A shorter stem
+    counts only when the shorter word begins the longer and is their stem in one language (or is
+    :data:`MIN_STEM` letters long), or when both words' one-language stem has :data:`SHORT_STEM`
+    letters or more.
     """
     sa, sb = stem(a), stem(b)
     single = set(kit.stems(a.casefold())) & set(kit.stems(b.casefold()))
@@ -200,12 +178,10 @@ COMPOUND_ENDING = 3
 
 
 def compound_tail(part: str, whole: str) -> bool:
-    """Whether ``whole`` is a compound that ends in a form of ``part``.
+    """Whether ``whole`` is a compound (written as one word) that ends in a form of ``part``.
 
-    The stem of ``part`` (:data:`COMPOUND_STEM` letters or more) stands after at least
-    :data:`COMPOUND_HEAD` letters of ``whole``, followed by at most
-    :data:`COMPOUND_ENDING` letters: "vezeti" and "osztályvezető", "kezelés" and
-    "dialíziskezelés" (Hungarian and Polish write compounds as one word).
+    ``part``'s stem (:data:`COMPOUND_STEM`+ letters) stands after :data:`COMPOUND_HEAD`+ letters of
+    ``whole``, followed by at most :data:`COMPOUND_ENDING` letters.
     """
     if len(whole) < len(part) + COMPOUND_HEAD - COMPOUND_ENDING or len(part) < COMPOUND_STEM:
         return False
@@ -226,11 +202,7 @@ def matches(a: str, b: str) -> bool:
 
 
 def one_typo_apart(a: str, b: str) -> bool:
-    """Whether ``a`` and ``b`` differ by one insertion, deletion, substitution or swap.
-
-    The optimal-string-alignment distance of rapidfuzz (imported here, on the first
-    routing, so that start-up does not pay for it).
-    """
+    """Whether ``a`` and ``b`` are one edit or swap apart (rapidfuzz, imported on first use)."""
     from rapidfuzz.distance import OSA
 
     return OSA.distance(a, b, score_cutoff=1) <= 1
@@ -238,11 +210,7 @@ def one_typo_apart(a: str, b: str) -> bool:
 
 @lru_cache(maxsize=1 << 18)
 def word_matches(a: str, b: str) -> bool:
-    """Routing's and reading's word match: :func:`matches`, or one typo apart.
-
-    One typo (:func:`one_typo_apart`) only between words of five letters or more
-    ("cardiolgy", "cardiology"), and never between numbers.
-    """
+    """Routing's and reading's word match: :func:`matches`, or one typo apart (5+ letters)."""
     if matches(a, b):
         return True
     fa, fb = fold(a), fold(b)
@@ -270,11 +238,7 @@ MONTH_WORDS = {"may": 5, "maj": 5}
 
 @lru_cache(maxsize=65536)
 def month(word: str) -> int | None:
-    """1 (January) to 12 when ``word`` is a month's name in English, Hungarian or Polish.
-
-    An inflected form counts ("listopadzie", "novemberben"); a short beginning only
-    with a short ending ("maja", not a longer word that begins so).
-    """
+    """1 (January) to 12 when ``word`` is a month's name or its inflected form (en, hu, pl)."""
     token = fold(word)
     if token in MONTH_WORDS:
         return MONTH_WORDS[token]
@@ -298,8 +262,7 @@ def weekday(word: str) -> int | None:
 def detect_language(text: str, default: str = "en") -> str:
     """``"hu"``, ``"en"`` or ``"pl"``, whichever the detector leans to; else ``default``.
 
-    The detector is :func:`toolweave.tools.language.detect_language`, the one the
-    platform checks a model's language tag with (T10).
+    The detector is :func:`toolweave.tools.language.detect_language`, which checks tags (T10).
     """
     return guess_language(text).leaning(default)
 

@@ -1,8 +1,7 @@
 """The next message while a clarification waits: reply, amended request, new question, cancel.
 
-Only a reply is fed to the tool. The rules hold in any domain: cancel and correction
-words are a language's, and a new question is told by its form and by naming
-nothing of what was asked.
+Only a reply is fed to the tool. The rules hold in any domain: cancel and correction words are a
+language's, and a new question is told by its form and by naming nothing of what was asked.
 """
 
 from __future__ import annotations
@@ -61,8 +60,7 @@ LEAD_INS = frozenset(
 """Words a correction may open with before its marker ("No, sorry, I meant…")."""
 
 MAX_EXTRA_WORDS = 1
-"""A correction that names an offered choice and at most this many other words ("I meant
-the Riverside one") answers the question; more words amend the request."""
+"""Other words a correction naming an offered choice may hold and still answer; more amend."""
 
 MIN_QUESTION_WORDS = 4
 """A new question has at least this many words; a short reply ("the Central one?") is a reply."""
@@ -101,8 +99,7 @@ ORDINALS: dict[str, tuple[dict[int, str], tuple[str, ...]]] = {
         _PL_ENDINGS,  # stems: drugi, druga, drugą, drugiego; ostatni, ostatnią ...
     ),
 }  # fmt: skip
-"""Each language's ordinal words by the number they pick (:data:`LAST`: the last), and
-the endings its forms take: English's whole words, Hungarian's cases, Polish's stems."""
+"""Each language's ordinal words by the number they pick (:data:`LAST`), and their endings."""
 
 ORDINAL_WORDS: dict[str, int] = {
     fold(form + ending): number
@@ -123,8 +120,7 @@ CHOICE_FILLERS = frozenset(
               "tę", "tą", "tego", "opcja", "opcję", "opcji", "numer", "poproszę", "wybieram",
               "biorę", "wezmę", "chcę", "tak", "niech", "będzie")
 )  # fmt: skip
-"""Words a pick may carry besides its number or ordinal ("the second one, please",
-"a másodikat kérem", "poproszę tę drugą"), in each language the text kit knows."""
+"""Words a pick may carry besides its number or ordinal, in each language the text kit knows."""
 
 _NUMBERED = re.compile(r"(\d+)(?:st|nd|rd|th)?")
 
@@ -138,9 +134,8 @@ def _picked(word: str) -> int | None:
 def choice_number(message: str, choices: Sequence[str]) -> int | None:
     """The offered choice a message picks by its place (1-based), or ``None``.
 
-    Its number ("2", "2.", "option 2") or its ordinal in English, Hungarian or Polish
-    ("the second one", "a másodikat", "drugą", "the last"), alone or with the words a
-    pick carries (:data:`CHOICE_FILLERS`); a message saying more is no pick by place.
+    Its number or ordinal in a language the text kit knows, alone or with :data:`CHOICE_FILLERS`; a
+    message saying more is no pick by place.
 
     Examples:
         >>> choice_number("the second one", ["Mon", "Tue", "Wed"])
@@ -222,10 +217,9 @@ def asks_a_question(message: str) -> bool:
 def next_message_kind(message: str, question: str, choices: Sequence[str]) -> NextMessageKind:
     """What ``message`` does to the open ``question`` (with its offered ``choices``).
 
-    A cancel drops the question; a correction ("Sorry, I meant…", "Actually, …") that
-    asks more than an offered choice amends the request; a message that names what
-    was asked is a reply; a question of its own is a new question; anything else is
-    a reply the tool reads.
+    A cancel drops the question; a correction ("Sorry, I meant…", "Actually, …") that asks more than
+    an offered choice amends the request; a message that names what was asked is a reply; a question
+    of its own is a new question; anything else is a reply the tool reads.
 
     Examples:
         >>> next_message_kind("Central", "Which branch?", ["Central", "Riverside"])

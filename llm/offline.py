@@ -1,9 +1,8 @@
 """``OfflineAssistant``: a deterministic LLM port without any model (Hungarian and English).
 
-Lexical routing, rule-based extraction, extractive answers, so the library runs with
-no API key; it is not meant to match an LLM. Each concern is one module behind one
-interface (``offline_followup``, ``offline_routing``, ``offline_extract``,
-``offline_answer``, ``offline_reading``).
+Lexical routing, rule-based extraction, extractive answers, so the library runs with no API key; it
+is not meant to match an LLM. Each concern is one module behind one interface (``offline_followup``,
+``offline_routing``, ``offline_extract``, ``offline_answer``, ``offline_reading``).
 """
 
 from __future__ import annotations
@@ -125,9 +124,8 @@ class OfflineAssistant(LlmAssistant):
     def answer(self, request: AnswerRequest) -> AIMessage:
         """Quote the context sentences that answer the question, each part of it (A7, S6).
 
-        A split question is answered part by part; clarification replies are part of the
-        question (Q8). With nothing to quote the answer says the sources do not cover it.
-        :meth:`answer_sources` names the quoted documents (R9).
+        Clarification replies are part of the question (Q8); with nothing to quote the answer says
+        the sources do not cover it (R9).
         """
         lines = [text for text, _ in answer_lines(request, self.max_sentences)]
         if not lines:
@@ -145,10 +143,9 @@ class OfflineAssistant(LlmAssistant):
         return list(dict.fromkeys([*quoted, *picked]))
 
     def read_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
-        """The passage's sentences holding at least half the question's words, or ``None``.
+        """The passage's sentences holding at least half the question's words, or ``None`` (D3).
 
-        A sentence is read with its headings (title and section); a question asking
-        *when* or *how much* takes only sentences with a figure (see ``offline_reading``).
+        Read with their headings; a *when* or *how much* question takes sentences with a figure.
         """
         return offline_reading.read(question, passage, max_sentences=self.max_sentences)
 
@@ -157,8 +154,8 @@ class OfflineAssistant(LlmAssistant):
     ) -> ContextVerdict:
         """Sufficient when the context contains enough of the question's words (D1).
 
-        A *when* or *how much* question also needs a sentence about it with a figure, else
-        the question is the missing piece; otherwise each missing word is a piece (D8).
+        A *when* / *how much* question needs a sentence with a figure, else it is the missing piece;
+        else each missing word is a piece (D8).
         """
         wanted = [w for w in content_words(question) if w not in GREETINGS]
         if not wanted:

@@ -1,8 +1,6 @@
-"""The offline model's answers: the context sentences that answer a question, each part of it.
+"""The offline model's answers (A7, S6, Q8, R9): :func:`answer_lines`.
 
-:func:`answer_lines` is the interface (A7, S6, Q8, R9): the lines an offline answer
-quotes, each with the document it quotes; the sentences are picked by the reading
-rules of :mod:`~toolweave.llm.offline_reading`.
+The sentences are picked by the reading rules of :mod:`~toolweave.llm.offline_reading`.
 """
 
 from __future__ import annotations
@@ -20,13 +18,10 @@ def answer_lines(
 ) -> list[tuple[str, UniqueTextDocument | None]]:
     """The answer's lines, each with the document it quotes (``None``: a guaranteed text).
 
-    Without parts: the guaranteed texts, then the sentences answering the question
-    with its clarification replies (Q8), or, when none does, the question alone
-    (a reply in other words than the context's). With parts (S6): per part, its guaranteed
-    texts and the sentences of its own documents answering its prompt (of the whole
-    context when its own answer nothing); then the guaranteed texts of no part (a
-    deep search's answers). When no part finds anything, the whole question is read
-    from the whole context.
+    The guaranteed texts, then the sentences answering the question with its replies (Q8), or the
+    question alone. With parts (S6): per part, its guaranteed texts and its own documents' sentences
+    (else the whole context's); then the guaranteed texts of no part; if no part finds anything, the
+    whole question over the whole context.
     """
     whole = AnswerPart(request.question, request.documents, request.guaranteed)
     replies = "" if request.parts else request.replies
@@ -56,13 +51,7 @@ def answer_lines(
 def _read(
     question: str, documents: Sequence[UniqueTextDocument], max_sentences: int, replies: str = ""
 ) -> list[offline_reading.Candidate[UniqueTextDocument]]:
-    """The sentences answering ``question`` and each question it joins (S6), in that order.
-
-    "When is the library open on Sunday and how much is the annual membership?":
-    the whole question's sentences (the Sunday hours), then those of each of its
-    questions not quoted yet (the membership fee). ``replies``, the person's
-    clarification replies, belong to each (Q8).
-    """
+    """The sentences answering ``question``, then each question it joins (S6); ``replies``: Q8."""
     picked = _pick(f"{question} {replies}".strip(), documents, max_sentences)
     clauses = offline_reading.question_parts(question)
     if len(clauses) < 2:

@@ -1,10 +1,9 @@
 """Offline request extraction: fill a tool's request model from text without an LLM (T7).
 
-Per field: enum members and known values found in the text, numbers, dates and
-weekdays, ``cues`` for a bool, ``after_cues`` for a name, the whole text for a
-``user_text`` field; a plain field named for a thing is left unfilled so the tool
-declines or asks (T13). The hints are described in docs/concepts/tools.md; the schema
-a model sees leaves them out.
+Per field: enum members and known values found in the text, numbers, dates and weekdays, ``cues``
+for a bool, ``after_cues`` for a name, the whole text for a ``user_text`` field; a plain field named
+for a thing is left unfilled so the tool declines or asks (T13). The hints are described in
+docs/concepts/tools.md; the schema a model sees leaves them out.
 """
 
 from __future__ import annotations
@@ -95,17 +94,15 @@ def _wanted(choice: Any) -> list[str]:
 
 
 NAME_ENDING = 2
-"""Letters a name's word may change at its end when inflected ("kardiológia" ->
-"kardiológián", "Marfarin" -> "Marfarint")."""
+"""Letters a name's word may change at its end when inflected."""
 
 
 def written(name_word: str, text_word: str) -> bool:
     """Whether ``text_word`` writes ``name_word``: folded, the same or inflected.
 
-    Inflected: the text word begins with the name's word, or with all of it but its
-    last :data:`NAME_ENDING` letters when at least :data:`~toolweave.llm.lexical.MIN_STEM`
-    are left. Stricter than :func:`~toolweave.llm.lexical.matches`, whose shared
-    stems would read "contrast" as "Contramal" or "Controloc".
+    Inflected: it begins with the name's word, or with all but its last :data:`NAME_ENDING` letters
+    when :data:`~toolweave.llm.lexical.MIN_STEM` are left; stricter than
+    :func:`~toolweave.llm.lexical.matches`, whose shared stems would read one name as another.
     """
     name, text = fold(name_word), fold(text_word)
     if text.startswith(name):
@@ -117,9 +114,7 @@ def written(name_word: str, text_word: str) -> bool:
 def written_whole(label: str, text_words: list[str]) -> bool:
     """Whether ``label``'s words stand in the text as written: in full, in order, together.
 
-    How a name without a content word is found ("A&E" is the words "a" and "e"):
-    read word by word, every Hungarian sentence with the article "a" and a word
-    beginning with "e" would name it ("Milyen számon érem el a bőrgyógyászatot?").
+    For a name without a content word: read word by word, its one-letter words would be everywhere.
     """
     wanted = [fold(w) for w in words(label)]
     folded = [fold(t) for t in text_words]
@@ -132,10 +127,8 @@ def written_whole(label: str, text_words: list[str]) -> bool:
 def _present(choice: Any, text_words: list[str]) -> bool:
     """Whether every content word of ``choice`` appears (in some form) in the text.
 
-    A closed set's member (``Literal``, enum) matches any form of its words
-    (:func:`~toolweave.llm.lexical.matches`); a known value or an example, which is
-    a name, only when written (:func:`written`), and a name with no content word
-    only as a whole (:func:`written_whole`).
+    A closed set's member matches any form (:func:`~toolweave.llm.lexical.matches`); a known value
+    or example, a name, only as written (:func:`written`, :func:`written_whole`).
     """
     wanted = _wanted(choice)
     if isinstance(choice, enum.Enum | bool):
@@ -148,8 +141,7 @@ def _present(choice: Any, text_words: list[str]) -> bool:
 def _mentioned(choices: list[Any], text_words: list[str]) -> list[Any]:
     """The found choices in order of mention; one whose words another's include is dropped.
 
-    So ``"Enap"`` gives way to ``"Enap-HL"`` when the text names the latter, and
-    two spellings of one name (``"ibuprofen"``, ``"ibuprofén"``) count once.
+    So a name gives way to a longer one the text names, and two spellings of a name count once.
     """
     kept: list[tuple[Any, frozenset[str]]] = []
     for choice in sorted(choices, key=lambda c: -len(_wanted(c))):
@@ -166,10 +158,9 @@ def _mentioned(choices: list[Any], text_words: list[str]) -> list[Any]:
 
 
 def _after_cue(text: str, cues: list[Any], max_words: int) -> str | None:
-    """The words written right after the first cue word (a name after a title), or ``None``.
+    """The words right after the first cue word (a name after a title), or ``None``.
 
-    Punctuation and stopwords end the words; when the first one is capitalised,
-    so must the rest be (``"dr. Kovács Anna holnap"`` → ``"Kovács Anna"``).
+    Punctuation and stopwords end them; after a capitalised first word, so does a lowercase one.
     """
     wanted = {fold(str(cue)).rstrip(".") for cue in cues}
     tokens = list(_TOKEN.finditer(text))
@@ -247,10 +238,7 @@ def _field_value(
 
 
 def extract_request(text: str, model: type[BaseModel]) -> dict[str, Any] | None:
-    """Fill ``model``'s fields from ``text``; ``None`` when the result does not validate.
-
-    A field nothing fills gets its default (``None`` when it has none).
-    """
+    """Fill ``model``'s fields from ``text``, defaults elsewhere; ``None`` if invalid."""
     numbers = _numbers(text)
     values: dict[str, Any] = {}
     only = len(model.model_fields) == 1
@@ -273,19 +261,9 @@ PLACEHOLDERS = frozenset(
 )
 """Strings a model writes for "nothing": they mean ``None`` (T7)."""
 _MONTHS = (
-    ("jan",),
-    ("feb",),
-    ("mar",),
-    ("apr",),
-    ("may", "maj"),
-    ("jun",),
-    ("jul",),
-    ("aug",),
-    ("sep", "szep"),
-    ("oct", "okt"),
-    ("nov",),
-    ("dec",),
-)
+    ("jan",), ("feb",), ("mar",), ("apr",), ("may", "maj"), ("jun",), ("jul",), ("aug",),
+    ("sep", "szep"), ("oct", "okt"), ("nov",), ("dec",),
+)  # fmt: skip
 """Folded prefixes of the month names in English and Hungarian (a date's grounding)."""
 
 
@@ -300,16 +278,11 @@ def _date_grounded(value: str, text: str) -> bool:
 def grounded(value: str, text: str, *, named_thing: bool = False) -> bool:
     """Whether an extracted ``value`` is written in ``text`` (T7).
 
-    Case, accents and inflection are allowed for (:func:`~toolweave.llm.lexical.matches`,
-    so ``"ibuprofen"`` is in ``"ibuprofénnel"``); every content word of the value
-    must be there (a number as a number: ``"10:00"`` is in ``"10 órakor"``; a value
-    with no content word, as written: :func:`written_whole`), and a
-    value of five digits or more may be written with other spaces and signs (a
-    phone number). A placeholder (:data:`PLACEHOLDERS`) never is; an ISO date is
-    when the text gives its day and month. With ``named_thing`` (a field of known
-    values: a name, a department), a value that reads as a question (a question
-    word, a question mark) or runs longer than :data:`MAX_NAME_WORDS` is the
-    question copied, not a name found in it.
+    Every content word must be there in some form (:func:`~toolweave.llm.lexical.matches`), a number
+    as a number, a value without content words as written (:func:`written_whole`), five digits or
+    more with any spacing (a phone). A placeholder (:data:`PLACEHOLDERS`) never is; an ISO date is
+    when the text gives its day and month. With ``named_thing``, a value that reads as a question or
+    runs over :data:`MAX_NAME_WORDS` words is the question copied, not a name found in it.
     """
     folded = fold(value).strip()
     if folded in PLACEHOLDERS:
@@ -338,8 +311,7 @@ def grounded(value: str, text: str, *, named_thing: bool = False) -> bool:
 def ground_request(values: dict[str, Any] | None, model: type[BaseModel], text: str) -> Any:
     """``values`` with every text value that ``text`` does not hold made ``None`` (T7, C1).
 
-    Placeholders, guesses and the instruction's examples do not count. Closed sets,
-    numbers and flags pass as they are.
+    Closed sets, numbers and flags pass as they are.
     """
     if not values:
         return values
@@ -366,9 +338,8 @@ def ground_request(values: dict[str, Any] | None, model: type[BaseModel], text: 
 def states_input(values: dict[str, Any] | None, model: type[BaseModel], text: str) -> bool:
     """Whether a grounded request states one of its tool's inputs as ``text`` writes it (T5, T7).
 
-    Counted: a non-empty text value (for a field of known values, one naming a known
-    value) or a number the text writes. Not counted: an enum member or a flag, which a
-    model picks from the schema for any question.
+    A text value (naming a known value, for such a field) or a number counts; an enum member or a
+    flag, which a model picks from the schema for any question, does not.
     """
     numbers = {float(n.replace(",", ".")) for n in _NUMBER.findall(text)}
     for name, info in model.model_fields.items():

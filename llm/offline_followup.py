@@ -1,9 +1,8 @@
 """The offline model's follow-up rules: a follow-up made a standalone question (A1, T10).
 
-Without a model: what a follow-up changes ("and on Friday?", "and the sauna?")
-takes the place of its counterpart in the earlier question; the language is the
-detector's. :func:`normalize_offline` is the interface; :func:`resolved_by_rules`
-tells the graph whether the rules resolved a message completely.
+What a follow-up changes takes the place of its counterpart in the earlier question; the language is
+the detector's. :func:`normalize_offline` is the interface; :func:`resolved_by_rules` tells the
+graph whether the rules resolved a message completely.
 """
 
 from __future__ import annotations
@@ -56,39 +55,11 @@ def _is_subject(word: str) -> bool:
     )
 
 
-POINTING_WORDS = frozenset(
-    [
-        "it",
-        "its",
-        "they",
-        "their",
-        "them",
-        "there",
-        "that",
-        "this",
-        "those",
-        "these",
-        "he",
-        "she",
-        "his",
-        "her",
-        "him",
-        "ott",
-        "oda",
-        "onnan",
-        "annak",
-        "ennek",
-        "erre",
-        "arra",
-        "ezt",
-        "azt",
-        "ők",
-        "neki",
-        "nála",
-        "előtte",
-        "utána",
-    ]
-)
+POINTING_WORDS = frozenset([
+    "it", "its", "they", "their", "them", "there", "that", "this", "those", "these", "he", "she",
+    "his", "her", "him", "ott", "oda", "onnan", "annak", "ennek", "erre", "arra", "ezt", "azt",
+    "ők", "neki", "nála", "előtte", "utána",
+])  # fmt: skip
 """Words of a follow-up that point back at the earlier question's subject."""
 _SAME_WORD = MappingProxyType({"az": "a", "an": "a"})
 """Function words that are one word in two spellings (the article before a vowel)."""
@@ -114,11 +85,8 @@ def _is_name(tokens: list[str], at: int) -> bool:
 def _counterpart(text: str, new: str, body: list[str]) -> str | None:
     """The word of ``text`` that ``new`` takes the place of in a follow-up, if any.
 
-    A day replaces the day, a number the number. Another word replaces the word
-    of ``text`` in the same place: one with the same ending (``cardiology`` for
-    ``neurology``), else one next to the same function word (``the gym`` for
-    ``the sauna``, ``ibuprofen with`` for ``paracetamol with``, ``a kardiológián``
-    for ``a sebészeten``), else, for a name, the earlier question's name.
+    A day replaces the day, a number the number; another word the word with the same ending, else
+    next to the same function word, else, for a name, the earlier question's name.
     """
     candidates = content_words(text)
     day = weekday(new)
@@ -169,18 +137,13 @@ def _add_day(text: str, phrase: str) -> str:
 def resolve_followup(message: str, previous: str | None) -> str:
     """Turn a follow-up into a standalone question using the previous question (A1).
 
-    What the follow-up changes replaces its :func:`_counterpart` in the previous
-    question (``"and on Friday?"``), and a day it adds goes in; other words are appended.
+    Its words replace their :func:`_counterpart`, a day it adds goes in; other words are appended.
     """
     return _resolve(message, previous)[0]
 
 
 def _resolve(message: str, previous: str | None) -> tuple[str, bool]:
-    """:func:`resolve_followup`, and whether the rules resolved the message completely.
-
-    Not complete: words had to be appended, or a message with words pointing back
-    (``it``, ``ott``) was left as it is.
-    """
+    """:func:`resolve_followup`, and whether complete: nothing appended, nothing pointing back."""
     if previous is None:
         return message, True
     body, opened = _strip_opener(message)
@@ -227,11 +190,7 @@ def _previous_question(message: str, history: Sequence[BaseMessage]) -> str | No
 
 
 def resolved_by_rules(message: str, history: Sequence[BaseMessage]) -> bool:
-    """Whether the offline rules turn ``message`` into a standalone question completely.
-
-    Where they do, they beat a small model (``bench/followups.py``); the model is asked
-    only for the rest.
-    """
+    """Whether the offline rules resolve ``message`` completely: they beat a small model there."""
     previous = _previous_question(message, history)
     return _resolve(message, previous)[1]
 
@@ -241,8 +200,7 @@ def normalize_offline(
 ) -> Normalized:
     """Normalization without a model: language by the detector, follow-ups by rules (A1, T10).
 
-    The chat-model assistant reads a first message this way too: it has nothing to
-    rewrite, so a model call would buy nothing (A10).
+    The chat-model assistant reads a first message so too: a model call would buy nothing (A10).
     """
     previous = _previous_question(message, history)
     question = resolve_followup(message, previous)

@@ -1,13 +1,8 @@
 """Reading heuristics of the offline model: the gatekeeper (D1) and per-page reading (D3).
 
-Sentences, headings and words are the text kit's (:mod:`toolweave.tools.text`).
-
-Lexical stand-ins for what a model does:
-
-- a question asking *when*, *how much*, *how many* or for a number or fee is
-  answered precisely only by a sentence about it that holds a figure;
-- a sentence under a heading is read with that heading and the document's
-  title (a list item under "## Visiting hours" is about visiting hours).
+Lexical stand-ins for what a model does, over the text kit's sentences and headings
+(:mod:`toolweave.tools.text`): a *when* / *how much* / *how many* question is answered only by a
+sentence about it holding a figure; a sentence is read with its headings and the page's title.
 """
 
 from __future__ import annotations
@@ -75,11 +70,7 @@ def has_figure(text: str) -> bool:
 
 
 def enough(found: float, wanted: float, *, titled: bool) -> bool:
-    """Whether ``found`` of ``wanted`` key words answer a question.
-
-    More than half, or half on a page whose title or heading names one of them
-    (the page is about the subject).
-    """
+    """Whether ``found`` of ``wanted`` key words answer: over half, or half under a naming title."""
     return found > 0 and (found * 2 > wanted or (found * 2 == wanted and titled))
 
 
@@ -119,12 +110,7 @@ def passage_sentences(passage: str) -> list[ReadSentence]:
 
 
 def read(question: str, passage: str, *, max_sentences: int) -> str | None:
-    """The passage's sentences answering ``question``, or ``None``.
-
-    A sentence answers when it (with its headings) holds more than half the
-    question's content words, or half and its headings name one of them
-    (:func:`enough`); for a quantity question it must also hold a figure.
-    """
+    """The passage's sentences answering ``question`` (:func:`enough`), or ``None``."""
     wanted = wanted_words(question)
     if not wanted:
         return None
@@ -147,9 +133,6 @@ def lacks_figure(question: str, passages: Iterable[Sequence[str]]) -> bool:
     Args:
         question: The user's question.
         passages: Runs of consecutive sentences (one page's hits, one guaranteed text).
-
-    A sentence with a figure answers when it, read with the sentence before it
-    (which may name what "it" or "her" is), holds at least half the question's words.
     """
     if not asks_for_quantity(question):
         return False
@@ -167,24 +150,11 @@ def lacks_figure(question: str, passages: Iterable[Sequence[str]]) -> bool:
 
 SourceT = TypeVar("SourceT")
 
-ANSWER_FILLERS = frozenset(
-    {
-        "find",
-        "much",
-        "many",
-        "long",
-        "mennyibe",
-        "kerul",
-        "kerulne",
-        "hanykor",
-        "hanyadik",
-        "meddig",
-        "mettol",
-    }
-)
-"""Folded question words that ask *how* rather than *about what* ("how much", "how long",
-"where can I find", "mennyibe kerül", "hánykor", "hányadik", "meddig"): not key words of
-an answer."""
+ANSWER_FILLERS = frozenset({
+    "find", "much", "many", "long", "mennyibe", "kerul", "kerulne", "hanykor", "hanyadik", "meddig",
+    "mettol",
+})  # fmt: skip
+"""Folded question words that ask *how* rather than *about what*: not key words of an answer."""
 
 
 def _weighted(wanted: Sequence[str], weight: dict[str, int], have: Sequence[str]) -> int:
@@ -204,8 +174,7 @@ KEEP_SHARE = 0.75
 FIGURE_BONUS = 0.5
 """What the figure a question asks for adds to a sentence's score (:func:`figure_weight`)."""
 CONTEXT_WEIGHT = 0.5
-"""What a key word counts for in a sentence's score when only its page's title (or, for a
-name, the sentence before it) holds it."""
+"""A key word's score in a sentence when only its page's title (or sentence before) holds it."""
 TIME_CUES = (
     "mikor", "hanykor", "meddig", "mettol", "nyitva",
     "when", "hours", "open",
@@ -223,8 +192,7 @@ NUMBER_WORDS = frozenset(
 
 
 COUNT_CUES = frozenset({"many", "hany"})
-"""Folded question words asking *how many* ("how many beds", "hány ágyas"); "hánykor"
-(at what time) is not one."""
+"""Folded question words asking *how many* (not "hánykor", at what time)."""
 PHONE = re.compile(r"\+?\d[\d ]{6,}\d")
 """A phone number: seven or more digits, spaces between them allowed."""
 ORDINAL = re.compile(r"\b\d+(?:st|nd|rd|th\b|\.(?=\s+\w))", re.IGNORECASE)
@@ -237,11 +205,7 @@ def asks_for_count(question: str) -> bool:
 
 
 def has_count(text: str) -> bool:
-    """Whether ``text`` gives a count: a number that is no clock time or phone number.
-
-    A number word counts too: "two visitors", "3 munkanapon belül"; not "15:00-18:00",
-    "+36 1 555 0180" or the ordinal "4. emelet".
-    """
+    """Whether ``text`` gives a count: a number or number word, no clock time, phone or ordinal."""
     bare = ORDINAL.sub(" ", PHONE.sub(" ", CLOCK.sub(" ", text)))
     counted = NUMBER_WORDS - {"egy"}  # "egy" is the Hungarian article as often as "one"
     return has_figure(bare) or any(fold(w) in counted for w in kit.words(text))
@@ -255,9 +219,8 @@ def asks_for_time(question: str) -> bool:
 def figure_weight(text: str, *, time: bool) -> float:
     """How well ``text`` gives the figure a *when* or *how much* question asks for, 0 to 1.
 
-    A digit or a number word gives a figure; for a *when* question (``time``) a clock
-    time (``9:30``) or a weekday gives it fully, any other figure ("within 2 working
-    days") half, and a phone number none: it says whom to call, not when.
+    For *when* (``time``) a clock time or weekday gives it fully, another figure half, and a phone
+    number none: it says whom to call, not when.
     """
     if time:
         text = PHONE_NUMBER.sub(" ", text)
@@ -297,14 +260,7 @@ def anaphoric(text: str) -> bool:
 
 
 def antecedent_of(text: str, earlier: Sequence[str | None]) -> str:
-    """The sentence a pronoun-led ``text`` is about, or ``""``.
-
-    It is the nearest of ``earlier`` (nearest first; ``None`` for one the context
-    does not hold) that opens with no pronoun.
-
-    "Her phone number and e-mail address…" two sentences after "The patient rights
-    representative of the hospital is dr. Fehér Ilona." is about the representative.
-    """
+    """What a pronoun-led ``text`` is about: the nearest of ``earlier`` without one, or ``""``."""
     if not anaphoric(text):
         return ""
     for sentence in earlier[:ANTECEDENT_REACH]:
@@ -321,12 +277,7 @@ EXISTENCE = re.compile(
 
 
 def existence_subject(question: str) -> str | None:
-    """The thing an existence question asks about ("posta" in "Van posta a kórházban?").
-
-    A sentence that does not name it (nor its page's title) does not answer: the
-    smoking rule "A kórház teljes területén tilos a dohányzás" says nothing about a
-    post office on the hospital's grounds.
-    """
+    """The thing an existence question asks about; a sentence not naming it does not answer."""
     found = EXISTENCE.match(question)
     if found is None:
         return None
@@ -335,13 +286,7 @@ def existence_subject(question: str) -> str | None:
 
 
 def unnamed_subject(question: str, texts: Iterable[str]) -> str | None:
-    """The subject of an existence question that none of ``texts`` names, else ``None``.
-
-    ``texts``: what the answer may draw on (the context's sentences and their pages'
-    titles). "Van fodrász a kórházban?" over a context that never says "fodrász" is
-    not covered, whatever else the context holds: no sentence of it can say there is
-    one, or that there is none (R9, A7).
-    """
+    """The subject of an existence question that none of ``texts`` names, else ``None`` (R9, A7)."""
     subject = existence_subject(question)
     if subject is None:
         return None
@@ -354,14 +299,9 @@ def unnamed_subject(question: str, texts: Iterable[str]) -> str | None:
 def uncovered_subject(question: str, passages: Sequence[tuple[str, str]]) -> str | None:
     """What the question asks about that ``passages`` cannot speak to, else ``None`` (R9).
 
-    ``passages``: the context as ``(page title, sentence)`` pairs. Two cases, the
-    offline reading's own (:func:`answering`):
-
-    - an existence question whose subject no passage names
-      (:func:`unnamed_subject`): "Van fodrász a kórházban?";
-    - a question about a kind of a named thing the context never qualifies so
-      (:func:`qualified_subject`): "Who is the head of the plastic surgery
-      department?" over pages that name Surgery and never "plastic".
+    ``passages``: ``(page title, sentence)`` pairs. An existence question's unnamed subject
+    (:func:`unnamed_subject`) or a kind of a named thing the context never qualifies so
+    (:func:`qualified_subject`).
     """
     subject = unnamed_subject(question, (t for pair in passages for t in pair))
     if subject is not None:
@@ -378,45 +318,14 @@ def uncovered_subject(question: str, passages: Sequence[tuple[str, str]]) -> str
 def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[Candidate[SourceT]]:
     """The candidates that answer ``question``, best first (A7); none when none does (R9).
 
-    With none, the answer says the context does not cover the question.
-
-    The question's key words are its content words (greetings and the *how*
-    words of :data:`ANSWER_FILLERS` dropped; a capitalised name counts twice).
-
-    - A sentence answers when it holds a key word itself and, with the names the
-      sentence before it holds (whom "her" means), and, when it opens with a
-      pronoun, with every key word of its :func:`antecedent_of` (whom the
-      pronoun means: "Her e-mail address is…"), more than half of the key
-      words, or exactly half on a page whose title holds one (:func:`enough`);
-      so a sentence matching only a word every page shares ("kórház") never
-      answers a question about a swimming pool. A title that only repeats the
-      sentence's word allows the half only when the context's documents use every
-      key word the sentence lacks (it may say it otherwise: "do not eat" for
-      "fasting"); a key word no document of a context of several holds
-      (:func:`_unseen`: "Can I bring my dog…") is a subject the sources do not
-      cover: then a sentence answers only when it holds a :func:`distinctive`
-      key word, one few of the context's documents hold, not only words many
-      pages share ("Mikor van nyitva a kórházi kápolna?" is not answered by the
-      pharmacy's opening hours because both say "kórházi" and "nyitva").
-      When the question asks *when* or *how much* and the sentence gives
-      such a figure, every word of the sentence before counts (it names what the
-      figure is about).
-    - An existence question ("Is there a gym…?", "Van posta…?") is answered only
-      by a sentence naming what it asks about, or on a page whose title does
-      (:func:`existence_subject`).
-    - A *how many* question is answered only by a sentence giving a count
-      (:func:`has_count`), not by a clock time, a phone number or an ordinal.
-    - Its score: the key words it holds, plus :data:`CONTEXT_WEIGHT` for each
-      further one that only its page's title holds (the page is about it) or the
-      sentence before it: a name, a word of the antecedent of its pronoun, or,
-      when the sentence gives the asked figure,
-      any word of a sentence before that gives no figure of its own ("The copy is
-      ready within 3 working days" after "Copies of medical records can be
-      requested…"); plus :data:`FIGURE_BONUS` times :func:`figure_weight` for a
-      *when* or *how much* question (a clock time answers *when* best).
-
-    Sentences below :data:`KEEP_SHARE` of the best are dropped; ties go to a page
-    whose title names the subject, then to the retrieval order.
+    Key words: the content words (:data:`ANSWER_FILLERS` out, a capitalised name twice). A sentence
+    answers when it holds a key word and, with the sentence before it (a name, a pronoun's
+    :func:`antecedent_of`) and its page's title, enough of them (:func:`enough`); a key word no
+    document holds (:func:`_unseen`) leaves only :func:`distinctive` words to answer with. An
+    existence question needs its subject named (:func:`existence_subject`), a *how many* one a count
+    (:func:`has_count`). The score adds :data:`CONTEXT_WEIGHT` per word only the title or the
+    sentence before holds and :data:`FIGURE_BONUS` times :func:`figure_weight`; sentences below
+    :data:`KEEP_SHARE` of the best are dropped, ties going to a naming title, then retrieval order.
     """
     reading = _Reading.of(question, candidates)
     if reading is None:
@@ -530,12 +439,8 @@ class _Reading:
     def _needed(self, rest: list[str], given: list[str]) -> int:
         """The key words' weight a sentence is measured against, or 0 when it cannot answer.
 
-        A generic key word (:func:`~toolweave.llm.lexical.is_generic`: "see" in "When
-        does cardiology see patients?") counts when the sentence says it and is not
-        missed when it does not; but a sentence that says only generic key words of a
-        question that has others answers nothing ("year" alone, for a question about
-        days off this year). ``given``: key words the sentence lacks that the sentence
-        before it or its page's title give.
+        A generic key word counts when said and is not missed when not; generic words alone answer
+        nothing. ``given``: key words the sentence before or the title give.
         """
         said = [w for w in self.wanted if w not in rest or w in given]
         if all(is_generic(w) for w in said) and not all(is_generic(w) for w in self.wanted):
@@ -575,12 +480,7 @@ class _Reading:
 
 
 def as_context_writes(wanted: Sequence[str], candidates: Sequence[Candidate[SourceT]]) -> list[str]:
-    """The key words, each mistyped one as the context writes it ("cardiolgy" -> "cardiology").
-
-    A key word that matches no word of the context's sentences and titles takes the
-    place of the context's word one typo away from it (:func:`word_matches`: five
-    letters or more), as routing reads a task's words.
-    """
+    """The key words, each mistyped one as the context writes it (:func:`word_matches`)."""
     have: dict[str, None] = {}
     for candidate in candidates:
         have.update(dict.fromkeys(content_words(f"{candidate.title} {candidate.text}")))
@@ -595,10 +495,7 @@ def as_context_writes(wanted: Sequence[str], candidates: Sequence[Candidate[Sour
 def _held_by(
     wanted: Sequence[str], candidates: Sequence[Candidate[SourceT]]
 ) -> tuple[int, dict[str, int]]:
-    """How many documents the context has, and how many of them hold each key word.
-
-    A document is the candidates of one page title; its title's words count.
-    """
+    """How many documents (page titles) the context has, and how many hold each key word."""
     documents: dict[str, list[str]] = {}
     for candidate in candidates:
         words = documents.setdefault(candidate.title, content_words(candidate.title))
@@ -610,11 +507,8 @@ def _held_by(
 def _unseen(documents: int, held: dict[str, int]) -> set[str]:
     """The key words no document of a context of several documents holds (title or text).
 
-    A context of one document is what a tool or search found about the question's
-    subject; a key word it lacks may be its way of saying it ("vezeti" for
-    "osztályvezető"), so none counts as unseen there. Nor does a generic word
-    (:func:`~toolweave.llm.lexical.is_generic`: "do" in "what do I do?"): it says
-    how, not what about.
+    One document is what a search found about the subject (its words may differ); a generic word
+    (:func:`~toolweave.llm.lexical.is_generic`) says how, not what about: neither is unseen.
     """
     if documents < 2:
         return set()
@@ -624,11 +518,8 @@ def _unseen(documents: int, held: dict[str, int]) -> set[str]:
 def missing_subject(documents: int, unseen: set[str]) -> set[str]:
     """The unseen key words that name a subject the context lacks.
 
-    Only in a context of :data:`MIN_DOCUMENTS_APART` documents or more: fewer tell no
-    common word from a distinctive one. A word that cannot name a subject is left
-    out: a weekday or a number asks for a detail ("on Friday", "a 4-year-old"), and a
-    word asking for a phone for the number ("Hívni szeretném…", "call"); a generic
-    word ("see" in "When does cardiology see patients?") is never unseen (:func:`_unseen`).
+    Only with :data:`MIN_DOCUMENTS_APART` documents or more (fewer tell no common word from a
+    distinctive one); a weekday, number or phone word asks for a detail, not a subject.
     """
     if documents < MIN_DOCUMENTS_APART:
         return set()
@@ -638,16 +529,10 @@ def missing_subject(documents: int, unseen: set[str]) -> set[str]:
 def qualified_subject(question: str, lacking: set[str], names: set[str]) -> bool:
     """Whether the question asks about a kind of a named thing that no context document names.
 
-    A missing key word (:func:`missing_subject`) right before a word the context
-    writes as a name (capitalised inside a sentence, ``names``) qualifies that name:
-    "plastic surgery" over a context that says "Surgery" and never "plastic" asks
-    about a department the sources do not have, and "The head of Surgery is dr. Szabó
-    András." does not answer it. Then no sentence answers. A missing word before a
-    common noun is left alone: "cserepes virágot", "fél óra" say in other words what
-    the context may say ("növény", "30 perc"). So is a lowercase word before a word the
-    question itself capitalises: a qualifier is written as the name it is part of
-    ("plastic surgery", "Plastic Surgery"), and "Kiedy wypada Wszystkich Świętych?"
-    asks when the named day falls, not about a kind of it.
+    A missing key word (:func:`missing_subject`) right before a word the context writes as a name
+    (``names``) qualifies it, and then no sentence answers. Before a common noun it may be other
+    words for what the context says, and a lowercase word before a word the question capitalises is
+    not a qualifier (one is written as part of the name).
     """
     if not lacking:
         return False
@@ -670,11 +555,7 @@ def context_names(candidates: Sequence[Candidate[SourceT]]) -> set[str]:
 
 
 def distinctive(documents: int, count: int) -> bool:
-    """Whether a key word held by ``count`` of the context's documents tells them apart.
-
-    It is when at most a third of them (at least one) hold it: "gym" on the one
-    page about the gym, not "hospital" or "open", which many pages share.
-    """
+    """Whether a key word held by ``count`` of the documents tells them apart (at most a third)."""
     return 0 < count <= max(1, documents // 3)
 
 
@@ -687,8 +568,7 @@ def page_runs(texts: Iterable[tuple[str, int | None, str]]) -> list[list[str]]:
 
 
 PART_JOINERS = frozenset({"and", "also", "plus", "es", "illetve", "valamint", "meg"})
-"""Folded conjunctions that may join two questions in one message ("…, and how much…?",
-"…, és mennyibe…?"): function words of the language, not of any domain."""
+"""Folded conjunctions that may join two questions in one message (language, not domain)."""
 AUXILIARIES = frozenset({"is", "are", "do", "does", "can", "could", "will", "should", "may"})
 """Folded English verbs a yes/no question opens with ("…, and can I renew it online?")."""
 _QUESTION_OPENERS = frozenset(fold(w) for w in QUESTION_WORDS)
@@ -708,8 +588,7 @@ def _opens_question(word: str) -> bool:
 def _clause_cuts(sentence: str) -> list[tuple[int, int]]:
     """Where a new question begins inside ``sentence``: (end of the one before, its start).
 
-    A new question begins at a question word or verb right after a joiner
-    (:data:`PART_JOINERS`) or a comma, the joiner and comma belonging to neither.
+    At a question word or verb after a joiner (:data:`PART_JOINERS`) or comma (in neither).
     """
     tokens = list(_TOKEN.finditer(sentence))
     cuts: list[tuple[int, int]] = []
@@ -729,13 +608,8 @@ def _clause_cuts(sentence: str) -> list[tuple[int, int]]:
 def question_parts(question: str) -> list[str]:
     """The questions one message asks, each on its own (S6); ``[question]`` when one.
 
-    A message asks two questions where a conjunction ("and", "és", …) or a comma is
-    followed by a question word or a question's verb ("When is the library open on
-    Sunday and how much is the annual membership?"), or where a sentence ending in a
-    question mark is followed by another. A piece naming no subject of its own
-    ("…, and how much?", "…, mi a számuk?") or with a word pointing back ("…, and
-    what is her phone number?") stays with the piece before it: it asks about the
-    same thing.
+    A joiner or comma before a question word or verb, or a question mark before a sentence, starts
+    another; a piece naming no subject of its own or pointing back stays with the one before.
     """
     pieces: list[str] = []
     for sentence in re.split(r"(?<=\?)\s+", question.strip()):
@@ -752,12 +626,7 @@ def question_parts(question: str) -> list[str]:
 
 
 def _own_words(piece: str) -> bool:
-    """Whether ``piece`` names a subject itself: a key word that can name one.
-
-    Not a *how* word (:data:`ANSWER_FILLERS`), nor a word asking for a detail of
-    what the piece before named: a weekday, a number, a word asking for a phone
-    ("mi a számuk?"), a generic word (as :func:`missing_subject` reads them).
-    """
+    """Whether ``piece`` names a subject itself (as :func:`missing_subject` reads key words)."""
     return any(
         fold(w) not in ANSWER_FILLERS
         and weekday(w) is None

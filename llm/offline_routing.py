@@ -1,10 +1,9 @@
 """The offline model's router: lexical scores per tool and a calibrated decision rule (T5).
 
-A task word hits a tool when it matches a word of the tool's texts, weighted down
-when many candidates share it; :class:`RoutingRule` runs the tools whose score and
-coverage clear thresholds fitted on ``bench/data`` (docs/concepts/offline-model.md,
-docs/routing-decisions.md). Vocabularies and word matches are cached, so routing
-time grows with the number of tools only.
+A task word hits a tool when it matches a word of the tool's texts, weighted down when many
+candidates share it; :class:`RoutingRule` runs the tools whose score and coverage clear thresholds
+fitted on ``bench/data`` (docs/concepts/offline-model.md, docs/routing-decisions.md). Vocabularies
+and word matches are cached, so routing time grows with the number of tools only.
 """
 
 from __future__ import annotations
@@ -36,10 +35,7 @@ _MIN_LETTERS = 3
 
 @dataclass(frozen=True, kw_only=True)
 class RoutingRule:
-    """Thresholds of the offline routing decision (fitted; see the module docstring).
-
-    Each is named when given: ``OfflineAssistant(routing=RoutingRule(min_extra=1.0))``.
-    """
+    """Thresholds of the offline routing decision (fitted; see the module docstring)."""
 
     min_score: float = 0.7
     """Least score a tool needs (one word only this tool has scores 1)."""
@@ -63,8 +59,7 @@ class RoutingRule:
     """... and at least this."""
     terminal_coverage: float = 0.5
     """Least coverage of a tool whose result ends the run (A9): its declared intent
-    (routing question, examples) must explain this share of the task, not one shared
-    word ..."""
+    (routing question, examples) must explain this share of the task, not one shared word ..."""
     terminal_own: float = 0.8
     """... or it must score this from words no other candidate has."""
     near: float = 0.9
@@ -72,8 +67,7 @@ class RoutingRule:
     near ties the best-ranked candidate (T12) is routed first."""
     clause_share: float = 0.7
     """A further tool whose own subject words are in a clause of the task no routed tool
-    matched ("... and tell me if it will rain there") needs only this share of
-    ``min_extra``."""
+    matched ("... and tell me if it will rain there") needs only this share of ``min_extra``."""
 
 
 @dataclass(frozen=True)
@@ -102,17 +96,13 @@ def _vocabulary_of(text: str, fields: str) -> dict[str, float]:
 
 
 FIELD_SHARE = 0.5
-"""How much a word of a request field (name, example, known value) counts against
-one of the routing question or description: a field's values are what the tool
-takes, not what it is about."""
+"""A request field's word's weight against the routing question's: what it takes, not is about."""
 
 
 def vocabulary(tool: AnyTool) -> dict[str, float]:
-    """The content words of a tool's routing question, description and request fields.
+    """The content words of a tool's routing question, description and request fields, with counts.
 
-    Each word with how often the tool's texts use it (a tool whose every text says
-    "weather" is more about weather than one that says it once); request-field
-    words count :data:`FIELD_SHARE`.
+    Request-field words count :data:`FIELD_SHARE`.
     """
     fields: list[str] = []
     for name, info in tool.request_model.model_fields.items():
@@ -181,10 +171,7 @@ def resemblance(words: Sequence[str], text: str) -> float:
 
 
 def closer_to_not_for(task_prompt: str, tool: AnyTool) -> bool:
-    """A9: whether the task resembles a ``not_for`` question of the tool most.
-
-    More than the tool's routing question and each of its ``routing_examples``.
-    """
+    """A9: whether the task resembles a ``not_for`` question of the tool most."""
     if not tool.not_for:
         return False
     words = task_words(task_prompt)
@@ -196,9 +183,7 @@ def closer_to_not_for(task_prompt: str, tool: AnyTool) -> bool:
 def only_not_for_words(task_prompt: str, tool: AnyTool, found: ToolScore) -> bool:
     """A9: whether the tool's evidence is one subject word that its ``not_for`` questions have.
 
-    A word shared by its ``routing_examples`` and ``not_for`` is the domain's own warning
-    that the word does not tell them apart, so alone it is no evidence for a finished
-    answer. Two subject words are more than one.
+    A word its examples and ``not_for`` share is the domain's warning that it tells them not apart.
     """
     if not tool.not_for or not found.hits:
         return False
@@ -210,27 +195,18 @@ def only_not_for_words(task_prompt: str, tool: AnyTool, found: ToolScore) -> boo
 
 
 TERMINAL_WORDS = 2
-"""Subject words (not generic) that are evidence for a finished answer whatever its
-``not_for`` questions share with them (A9)."""
+"""Subject words that are evidence for a finished answer whatever ``not_for`` shares (A9)."""
 
 
 def needs_intent(tool: AnyTool) -> bool:
-    """A9: whether a yes for the tool needs more evidence than a context tool's.
-
-    Its result can end the run (``returns_answer``, R3, R4), or running it acts
-    outside the run (``side_effects``: it books, records, sends), whatever its
-    result: a wrong yes then cannot be undone by a better answer.
-    """
+    """A9: whether a yes needs more evidence: it ends the run (R3, R4) or acts outside it."""
     return tool.returns_answer or tool.side_effects
 
 
 def held_back(
     task_prompt: str, tools: Sequence[AnyTool], scores: dict[str, ToolScore], rule: RoutingRule
 ) -> set[str]:
-    """A9: the tools that end the run or act (:func:`needs_intent`) the rule does not route.
-
-    Those without :func:`declared_intent` behind them.
-    """
+    """A9: the tools that end the run or act (:func:`needs_intent`) with no declared intent."""
     return {
         tool.name
         for tool in tools
@@ -250,10 +226,8 @@ def declared_intent(
 ) -> bool:
     """A9: whether the task is what the tool declares it is for, on more than one shared word.
 
-    A tool that stops the run (a finished answer, Q1) needs its declared intent to
-    explain ``rule.terminal_coverage`` of the task, or a word no other candidate has,
-    and the task not closer to a ``not_for`` question. ``margin=False`` drops the
-    unique-word case: a question back needs the task to be about the tool.
+    It must explain ``rule.terminal_coverage`` of the task, or hold a word no other candidate has
+    (not with ``margin=False``), and not be closer to a ``not_for`` question.
     """
     found = scores.get(tool.name)
     if found is None or not found.hits or not has_evidence(found):
@@ -312,11 +286,7 @@ def score_tools(task_prompt: str, tools: Sequence[AnyTool]) -> dict[str, ToolSco
 
 
 def _saturate(uses: float, length: float, average: float) -> float:
-    """BM25's term-frequency factor with a small ``k1``.
-
-    Near 1: a little more for a word the tool uses often, a little less for a tool
-    with a long vocabulary.
-    """
+    """BM25's term-frequency factor with a small ``k1`` (near 1)."""
     if not uses:
         return 0.0
     norm = 1 - BM25_B + BM25_B * (length / average if average else 1.0)
@@ -333,8 +303,7 @@ def decide(
 ) -> set[str]:
     """The tools the rule routes (see :class:`RoutingRule`); never those ``held`` back.
 
-    Each further tool needs ``min_extra`` score of words no routed tool matched, unless
-    it is a twin (``tie``); equal scores keep the rank order (T12).
+    Each further tool needs ``min_extra`` of new words unless a twin (``tie``); ties keep rank, T12.
     """
     ranked = sorted(
         ((name, s) for name, s in scores.items() if name not in held), key=lambda i: -i[1].score
@@ -388,8 +357,7 @@ def has_evidence(found: ToolScore) -> bool:
 
 
 TWIN_WORDS = 2
-"""Twins share at least this many words: one shared word ("csomagom") does not make two
-tools indistinguishable, the candidates' rank breaks the tie."""
+"""Words twins share at least: one shared word makes no twins, the rank breaks the tie."""
 GENERIC_EVIDENCE = 2
 """How many generic words a tool must share with the task when it shares no other."""
 
@@ -405,8 +373,8 @@ def ranking_winner(
 ) -> str | None:
     """The pre-filter ranking's clear winner (T12), when the rule routed nothing.
 
-    It runs when it clears ``rule.margin_score`` and ``rule.margin`` times the second,
-    is not a held-back terminal tool (A9), and shares an evidence word with the task.
+    It clears ``rule.margin_score`` and ``rule.margin`` times the second, is not held back (A9), and
+    shares an evidence word with the task.
     """
     words = " ".join(task_words(task_prompt))  # a greeting's stopwords are no evidence
     routable = tuple(sorted((t for t in tools if t.executable_instruction), key=lambda t: t.name))
@@ -436,8 +404,7 @@ class Decision(NamedTuple):
     scores: dict[str, ToolScore]
     """Each routable candidate's :class:`ToolScore`."""
     held: set[str]
-    """Tools that end the run or act that the rule does not route: no declared intent
-    behind them (A9)."""
+    """Tools that end the run or act, not routed: no declared intent behind them (A9)."""
     abstain: bool
     """The task is no request (a pasted error message, a definitional question)."""
     winner: str | None
@@ -454,9 +421,7 @@ def offline_decision(
 ) -> Decision:
     """The offline rule's routing of ``task_prompt`` over ``tools`` (T5, T12, A9).
 
-    The offline model's verdicts, and the evidence A9 asks of a model's lone
-    finished-answer yes: one rule, written once. ``scores``: the tools'
-    :func:`score_tools` for the task, when they are at hand.
+    Also the evidence A9 asks of a model's lone finished-answer yes: one rule, written once.
     """
     scores = score_tools(task_prompt, tools) if scores is None else scores
     held = held_back(task_prompt, tools, scores, rule)
@@ -469,11 +434,7 @@ def offline_decision(
 
 
 class RoutingEvidence:
-    """The offline rule's evidence for one task over its candidates: read once per routing.
-
-    The one interface through which the route node's guards (T5, A8, A9, Q1) weigh a
-    model's verdicts; scores are computed once, when first asked for.
-    """
+    """The offline rule's evidence for one task over its candidates, read once (T5, A8, A9, Q1)."""
 
     def __init__(
         self, task_prompt: str, tools: Sequence[AnyTool], rule: RoutingRule | None = None
@@ -502,11 +463,7 @@ class RoutingEvidence:
         return declared_intent(self.task_prompt, tool, self.scores, self.rule, margin=margin)
 
     def names_its_action(self, tool: AnyTool) -> bool:
-        """Whether a content word of the task is a word of the tool's name or routing question.
-
-        What a tool does is said there; its examples add the arguments of the act too
-        ("Tuesday" in "Book a study room for Tuesday."), which request nothing (A9, Q6).
-        """
+        """Whether a word of the task is a word of the tool's name or routing question (A9, Q6)."""
         action = task_words(f"{tool.name.replace('_', ' ')} {tool.executable_instruction or ''}")
         said = task_words(self.task_prompt)
         return any(word_matches(word, own) for word in said for own in action)
@@ -536,11 +493,7 @@ class RoutingEvidence:
 
 
 def shares_a_word(task_prompt: str, tool: AnyTool) -> bool:
-    """Whether a content word of the task matches one of the tool's whole text (T12, A8).
-
-    The index matches stem prefixes across stemmers, which pairs unrelated words; a
-    score is evidence only with a real word match.
-    """
+    """Whether a task word truly matches the tool's text (stem prefixes pair unrelated words)."""
     said = task_words(task_prompt)
     return bool(said) and any(word_matches(w, t) for w in said for t in _text_words(tool))
 

@@ -1,9 +1,8 @@
 """Stream text that is already known through LangChain's chat-model callbacks.
 
-LangGraph's ``stream_mode="messages"`` carries tokens of chat models called inside
-a node. The offline model, test doubles and tools that answer themselves (R4)
-produce text without a real model; passing it through this tiny chat model makes
-their tokens reach clients exactly like an LLM's (P2).
+LangGraph's ``stream_mode="messages"`` carries tokens of chat models called inside a node. The
+offline model, test doubles and tools that answer themselves (R4) produce text without a real model;
+passing it through this tiny chat model makes their tokens reach clients exactly like an LLM's (P2).
 """
 
 from __future__ import annotations
@@ -44,9 +43,8 @@ def split_for_streaming(text: str) -> list[str]:
 class PassthroughChatModel(BaseChatModel):
     """A chat model that "generates" the chunks it is given.
 
-    ``invoke(messages, chunks=iterable)`` streams ``chunks``; without them it
-    streams the last message's text. It holds no per-call state, so one
-    instance serves every run.
+    ``invoke(messages, chunks=iterable)`` streams ``chunks``; without them it streams the last
+    message's text. It holds no per-call state, so one instance serves every run.
     """
 
     @property

@@ -79,12 +79,7 @@ class Activation:
 
 @dataclass(frozen=True)
 class DecompositionSchema:
-    """What one coordinator asks the model to fill from a task prompt (C1, M2).
-
-    A coordinator that decides from a structured extraction (seed 001 §6.1)
-    declares its ``model`` and ``instruction``; the coordinator phase asks the
-    port to fill them from the task prompt alone.
-    """
+    """What one coordinator asks the model to fill from a task prompt alone (C1, M2)."""
 
     name: str
     """The coordinator's name: the key of its value in :class:`Decompositions`."""
@@ -136,8 +131,7 @@ class ContextVerdict:
 class AnswerPart:
     """One part of a question a coordinator split into subtasks, with its own results (S6).
 
-    The answer addresses each part: its prompt is answered from its documents and
-    guaranteed texts, so a question split in two gets both facts back.
+    The answer addresses each part from its own documents: a question split in two gets both facts.
     """
 
     prompt: str
@@ -190,18 +184,14 @@ class AnswerRequest:
     def replies(self) -> str:
         """The person's clarification replies in force, in order, one space apart (Q8).
 
-        A tool that asked again was not answered by the reply before ("fogászat", a
-        department it does not know): of one asker's replies only the last counts.
+        Of one asker's replies only the last counts: it asked again as the one before failed.
         """
         last = {(c.asker or str(n)): c for n, c in enumerate(self.clarifications)}
         return " ".join(c.reply.strip() for c in last.values() if c.reply.strip())
 
     @property
     def asked(self) -> str:
-        """The question with the person's clarification replies after it (Q8).
-
-        "When is the branch open?" answered "Central" asks about the Central branch.
-        """
+        """The question with the person's clarification replies after it (Q8)."""
         return " ".join(t for t in (self.question.strip(), self.replies) if t)
 
 
@@ -209,8 +199,7 @@ CITATION = re.compile(r"\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")
 """A citation marker of an answer: ``[4]``, ``[1, 3]``."""
 
 UNSTREAMED = "toolweave_unstreamed"
-"""``response_metadata`` key of an answer no listener has seen yet (the constrained,
-hidden citation call, R9): the answer node streams its verified sentences (P2)."""
+"""``response_metadata`` key of an answer not streamed yet (R9): the node streams it (P2)."""
 
 
 def cited_documents(
@@ -259,10 +248,10 @@ def _steps_of(method: Callable[Concatenate[Any, P], T]) -> Callable[Concatenate[
 class LlmAssistant(ABC):
     """The language-model port of the orchestrator (``ILlmAssistant``).
 
-    Every method has three forms: sync, async (``a``-prefixed) and steps (``_steps``).
-    Override the sync methods (and native async twins where there are), or the steps
-    methods (as :class:`~toolweave.llm.chat_model.ChatModelAssistant` does). An
-    assistant is shared by concurrent runs: keep no per-request state on it.
+    Every method has a sync, an async (``a``-prefixed) and a steps (``_steps``) form: override the
+    sync methods (and native async twins), or the steps methods
+    (:class:`~toolweave.llm.chat_model.ChatModelAssistant`). Shared by concurrent runs: keep no
+    per-request state on it.
     """
 
     label: str = "LLM"
@@ -298,8 +287,8 @@ class LlmAssistant(ABC):
     ) -> dict[str, ExtractedRequest]:
         """Constrained extraction of ``tool``'s request (T7), keyed by the tool's name.
 
-        ``system_prompt`` may hold ``{tasks}`` and ``{instruction}``; they are
-        replaced by ``tasks`` (``None`` → empty) and the tool's ``instruction``.
+        ``system_prompt`` may hold ``{tasks}`` and ``{instruction}``, replaced by ``tasks`` and the
+        tool's ``instruction``.
         """
 
     def route_and_extract(
@@ -307,9 +296,8 @@ class LlmAssistant(ABC):
     ) -> Activation:
         """Route, then extract the routed tools' requests.
 
-        The default spends one routing call plus one extraction per routed tool
-        that has fields (none with :attr:`local_extraction`); implementations that
-        can fuse both into one structured call override it (the 3-call target).
+        The default spends one routing call plus one extraction per routed tool with fields;
+        assistants that fuse both into one structured call override it (the 3-call target).
         """
         return drive(self.route_then_extract(task_prompt, execution_text, tools, extraction_prompt))
 
@@ -318,10 +306,8 @@ class LlmAssistant(ABC):
     ) -> Decompositions:
         """Fill the coordinators' decomposition schemas from ``task_prompt`` alone (C1, M2).
 
-        One extraction for all the coordinators of a task phase. The default
-        fills them without a model, like the offline model
-        (:func:`extract_decompositions_offline`); model-backed assistants
-        override it with one structured call.
+        One extraction per task phase; the default fills them without a model
+        (:func:`extract_decompositions_offline`), model-backed assistants in one structured call.
         """
         return extract_decompositions_offline(task_prompt, schemas)
 
@@ -334,18 +320,15 @@ class LlmAssistant(ABC):
     def read_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
         """Answer ``question`` from ``passage`` alone, or ``None`` if it does not say (D3, D5).
 
-        The per-page reading of the search tools. The default cannot read.
+        The default cannot read.
         """
         return None
 
     def answer_sources(self, request: AnswerRequest, answer: str) -> list[UniqueTextDocument]:
         """The documents of ``request.documents`` that ``answer`` used, in answer order (R9).
 
-        The default reads the citation markers the answer prompt asks for: ``[2]``,
-        ``[1, 3]``, the 1-based numbers of the documents as
-        :func:`~toolweave.llm.chat_messages.format_context` numbers them. An answer
-        citing nothing used nothing. An assistant that knows what it quoted (the
-        offline model) overrides it.
+        The default reads the ``[n]`` markers (1-based, as
+        :func:`~toolweave.llm.chat_messages.format_context` numbers them); no marker, nothing used.
         """
         return cited_documents(answer, request.documents)
 
@@ -353,10 +336,8 @@ class LlmAssistant(ABC):
     def answer(self, request: AnswerRequest) -> AIMessage:
         """Generate the final answer, streaming its tokens through a LangChain chat model.
 
-        Called inside a graph node, so the tokens reach ``stream_mode="messages"`` (P2).
-        Return the message as streamed (same id): the graph appends it to ``messages``,
-        and LangGraph sends a message with a new id to listeners once more.
-        Implementations without a model stream through
+        Called inside a graph node, so the tokens reach ``stream_mode="messages"`` (P2). Return the
+        message as streamed (same id); implementations without a model stream through
         :func:`toolweave.llm.passthrough.stream_message`.
         """
 
@@ -393,11 +374,7 @@ class LlmAssistant(ABC):
         extraction_prompt: str,
         search_language: str | None = None,
     ) -> Steps[Activation]:
-        """:meth:`route_and_extract` as steps.
-
-        An assistant's own :meth:`route_and_extract` is called through it; else route, then
-        extract. ``search_language`` asks for search words (D9); the default gives none.
-        """
+        """Steps of :meth:`route_and_extract`; ``search_language`` asks for search words (D9)."""
         if self._brings("route_and_extract") or self._brings("aroute_and_extract"):
             pair = call(
                 self.route_and_extract,

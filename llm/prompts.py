@@ -37,8 +37,7 @@ TERMINAL_RULE = """\
 A tool marked "ends the conversation" gives the user its own finished answer and
 nothing else runs: say yes to it only when the task clearly is what it is for
 (not a question that merely shares a word with it), and say why."""
-"""Added to :data:`ROUTING_RULES` only when a candidate ends the run (A9): a rule
-about a mark no tool carries is characters sent for nothing (A10)."""
+"""Added to :data:`ROUTING_RULES` only when a candidate ends the run (A9; else waste, A10)."""
 
 ROUTING_PROMPT = """\
 Decide which tools must run for the user's task.
@@ -125,16 +124,9 @@ questions again.
 """Added to :data:`ANSWER_PROMPT` after a clarification round (Q8)."""
 
 _LANGUAGES = {
-    "hu": "Hungarian",
-    "en": "English",
-    "de": "German",
-    "fr": "French",
-    "es": "Spanish",
-    "it": "Italian",
-    "pl": "Polish",
-    "ro": "Romanian",
-    "sk": "Slovak",
-}
+    "hu": "Hungarian", "en": "English", "de": "German", "fr": "French", "es": "Spanish",
+    "it": "Italian", "pl": "Polish", "ro": "Romanian", "sk": "Slovak",
+}  # fmt: skip
 
 NO_CONTEXT = "(none)"
 """What an empty context section says."""
@@ -158,8 +150,7 @@ CLOSEST_PAGES = {
     "hu": "A legközelebbi oldalak, amelyeket találtam: {pages}",
     "pl": "Najbliższe strony, które znalazłem: {pages}",
 }
-"""After a "no information" answer whose sentences the check dropped (R9): the pages
-they cited, for the person to read; by user language."""
+"""After a "no information" answer whose sentences were dropped: the pages they cited (R9)."""
 
 
 def closest_pages(lang: str, pages: Sequence[str]) -> str:
@@ -212,8 +203,7 @@ def fused_routing_system(
 def fill_extraction_prompt(prompt: str, *, tasks: str | None, instruction: str) -> str:
     """Replace ``{tasks}`` and ``{instruction}`` in a caller's extraction prompt (T7).
 
-    Plain replacement, not ``str.format``: other braces in ``prompt`` stay as they
-    are, and a prompt without a placeholder simply ignores its value.
+    Plain replacement, not ``str.format``: other braces stay as they are.
     """
     return prompt.replace("{tasks}", tasks or "").replace("{instruction}", instruction)
 
@@ -235,9 +225,8 @@ def answer_system(
 ) -> str:
     """The final answer's instructions, appended to the domain's system prompt (A7).
 
-    ``parts`` (S6) and ``exchanges`` (Q8) add their sections when there are several /
-    any; ``cited`` asks for the constrained citation reply (R9); ``failing`` lists an
-    earlier answer's unsupported sentences (R9).
+    ``parts`` (S6) and ``exchanges`` (Q8) add their sections; ``cited`` asks for the citation reply,
+    ``failing`` lists an earlier answer's unsupported sentences (R9).
     """
     sections = [
         ANSWER_PROMPT.format(
@@ -312,8 +301,7 @@ answer it, return answer=null. Quote facts exactly (times, numbers, names); do
 not add anything the passage does not say."""
 """The deep search's page reading (D3, D8): a full sentence, so a find keeps its subject.
 
-A bare fragment ("7:00-11:30") joins the answer's context as guaranteed text
-without saying what it is the time of, and the answer step passes it over.
+A bare fragment joins the context without saying what it is about; the answer passes it over.
 """
 
 

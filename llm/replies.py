@@ -116,8 +116,8 @@ def _unquoted(raw: str) -> str:
 def cut_gatekeeper_reply(text: str) -> GatekeeperReply | None:
     """What a gatekeeper reply cut at the token limit said before the cut (D1, D8, X2).
 
-    A small model may loop in a piece's rewrites: the verdict and every whole piece are
-    kept, with their first rewrites; ``None`` when it had not said the context falls short.
+    A small model may loop in a piece's rewrites: the verdict and each whole piece are kept with
+    their first rewrites; ``None`` when it had not said the context falls short.
     """
     verdict = CUT_SUFFICIENT.search(text)
     if verdict is None or verdict.group(1) != "false":
@@ -135,11 +135,7 @@ def cut_gatekeeper_reply(text: str) -> GatekeeperReply | None:
 
 
 def _strip(schema: Any, *, keep_descriptions: bool) -> None:
-    """Drop titles (and, unless kept, descriptions) from a JSON schema, in place.
-
-    Property names are never touched: only the ``title``/``description`` keywords
-    of (sub)schemas.
-    """
+    """Drop titles (and, unless kept, descriptions) from a JSON schema in place (not properties)."""
     if isinstance(schema, list):
         for item in schema:
             _strip(item, keep_descriptions=keep_descriptions)
@@ -160,10 +156,7 @@ def _strip(schema: Any, *, keep_descriptions: bool) -> None:
 
 
 def _null_in_defs(schema: dict[str, Any]) -> None:
-    """Say "or null" once per entry definition, not once per candidate, in place (T5, A10).
-
-    The same schema, about 30 characters fewer per candidate; routing schemas only.
-    """
+    """Say "or null" once per entry definition, not per candidate, in place (T5, A10)."""
     defs = schema.get("$defs", {})
     for key, sub in schema.get("properties", {}).items():
         options = sub.get("anyOf") if isinstance(sub, dict) else None
@@ -182,11 +175,7 @@ _NULL = {"type": "null"}
 
 
 def _nullable_type(schema: dict[str, Any]) -> dict[str, Any]:
-    """An "object or null" ``anyOf`` as one object schema of ``"type": ["object", "null"]``.
-
-    The same schema, shorter: the function-calling form inlines every entry, so its
-    "or null" is said once per candidate (T5, A10).
-    """
+    """An "object or null" ``anyOf`` as one ``"type": ["object", "null"]`` schema (T5, A10)."""
     options = schema.get("anyOf")
     if not (isinstance(options, list) and len(options) == 2 and options[1] == _NULL):
         return schema
@@ -201,11 +190,7 @@ class _CompactRouting(BaseModel):
 
     @classmethod
     def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        """The schema without titles or model docstrings; fields keep their descriptions.
-
-        Computed once per model and arguments (LangChain asks for it on every call,
-        for the bound tool and for tracing metadata); each caller gets its own copy.
-        """
+        """The schema without titles or model docstrings, computed once; each caller gets a copy."""
         key = (args, tuple(sorted(kwargs.items())))
         texts = _SCHEMA_TEXT.setdefault(cls, {})
         text = texts.get(key)
@@ -227,8 +212,7 @@ class _CompactRouting(BaseModel):
 _SCHEMA_TEXT: weakref.WeakKeyDictionary[type[BaseModel], dict[Any, str]] = (
     weakref.WeakKeyDictionary()
 )
-"""JSON text of each routing model's compact schema by ``model_json_schema`` arguments; an
-entry goes when its model does (the routing-model cache bounds how many live)."""
+"""JSON text of each routing model's compact schema by arguments; it goes when its model does."""
 
 
 BEST_FIT = "best_fit"
@@ -247,11 +231,7 @@ MAX_EXAMPLES = 3
 
 
 def shown_examples(texts: Sequence[str]) -> list[str]:
-    """Up to :data:`MAX_EXAMPLES` of ``texts``, taken in turn from each language they are in.
-
-    So examples declared in two languages reach the prompt in both; within a language
-    the declared order stands.
-    """
+    """Up to :data:`MAX_EXAMPLES` of ``texts``, in turn from each language, declared order kept."""
     by_lang: dict[str, list[str]] = {}
     for text in texts:
         by_lang.setdefault(detect_language(text).leaning(""), []).append(text)
@@ -260,8 +240,7 @@ def shown_examples(texts: Sequence[str]) -> list[str]:
 
 
 Fused = bool | frozenset[str]
-"""Whose request form a routing reply carries: every tool's (``True``), none
-(``False``), or the named tools' (:func:`fused_forms`)."""
+"""Whose request form a routing reply carries: all (``True``), none, or those named."""
 
 
 def routing_schema(
@@ -269,10 +248,8 @@ def routing_schema(
 ) -> type[BaseModel]:
     """A model with one field per tool (aliased to the tool's name) for one structured call.
 
-    Built once per set of tools: candidate sets repeat from request to request.
-    The routing questions and instructions are in the prompt, not repeated in the schema.
-    With ``search`` (and no candidate named :data:`SEARCH`) a last field asks for
-    words to search the documents with (D9).
+    Built once per tool set (sets repeat); routing questions are in the prompt, not the schema. With
+    ``search`` (and no candidate named :data:`SEARCH`) a last field asks for search words (D9).
     """
     return _routing_schema(tuple(tools), fused, search)
 
@@ -301,8 +278,7 @@ CUT_BEST_FIT = re.compile(r'\A\s*\{\s*"best_fit"\s*:\s*"([^"\\]*)"')
 def cut_routing_reply(keys: Sequence[str], text: str) -> SimpleNamespace | None:
     """What a routing reply cut at the token limit said before the cut (T5, X2), or ``None``.
 
-    ``best_fit`` is asked first, so a reason that looped to the limit has named it; it is
-    kept when it is one of ``keys``, every verdict reads as no and ``cut`` says so.
+    ``best_fit`` is asked first, so it is kept when one of ``keys``; every verdict reads as no.
     """
     found = CUT_BEST_FIT.match(text)
     if found is None or found.group(1) not in keys:
@@ -335,11 +311,7 @@ def routing_keys(schema: ComposedSchema | type[BaseModel]) -> tuple[str, ...]:
 def routing_reply(
     tools: Sequence[AnyTool], *, fused: Fused, search: bool = False
 ) -> ComposedSchema | type[BaseModel]:
-    """:func:`routing_schema` as the chat model's calls use it: composed per candidate set.
-
-    Falls back to the pydantic model when two request models' definitions share a
-    name (the composed ``$defs`` would clash).
-    """
+    """:func:`routing_schema` composed per candidate set (the pydantic model if ``$defs`` clash)."""
     entries = tuple(_entry(tool, fused) for tool in tools)
     defs: dict[str, Any] = {}
     for entry in dict.fromkeys(entries):
@@ -355,10 +327,8 @@ def routing_reply(
 class ComposedSchema:
     """A routing reply schema of one candidate set, assembled from per-shape parts.
 
-    Quacks like the pydantic model :func:`routing_schema` would build for the same
-    tools where the structured call needs it (``model_json_schema``, ``model_validate``,
-    ``model_validate_json``): the same JSON schema, and a reply whose ``tool_<i>``
-    attributes are the validated entries.
+    Quacks like the pydantic model :func:`routing_schema` builds (``model_json_schema``,
+    ``model_validate``, ``model_validate_json``): the same JSON schema, ``tool_<i>`` entries.
     """
 
     title: str
@@ -463,22 +433,19 @@ def _entry(tool: AnyTool, fused: Fused) -> type[BaseModel]:
 
 
 SMALL_FORM_CHARS = 500
-"""A request form (its JSON schema) this short rides in every fused routing call.
+"""A request form this short rides in every fused routing call (A10 wire).
 
-A longer one rides only with the best-ranked candidate: sent with every question, it
-would cost more than the call of its own that fills it on the rare question its tool
-runs for (an extraction call's prompt alone is about 1,500 characters). A10 wire."""
+A longer one rides only with the best-ranked candidate: sent every time, it would cost more than
+its own call on the rare question its tool runs for."""
 
 
 def fused_forms(ranked: Sequence[AnyTool], task: str) -> frozenset[str]:
     """The tools whose request form the fused routing call carries (A10, T7).
 
-    ``ranked``: the candidates, best ranked first (T12). Every form no longer than
-    :data:`SMALL_FORM_CHARS`; a longer one only for the best-ranked offered candidate,
-    and only when ``task`` states one of its inputs as the offline extraction reads it
-    (a form the text fills nothing of comes back all null, T7). A tool that says yes
-    without its form carried has it filled by a call of its own when it runs, as a
-    subtask's tools do (M2).
+    Any no longer than :data:`SMALL_FORM_CHARS`; a longer one only for the best-ranked
+    candidate (``ranked``, T12), and only when ``task`` states one of its inputs as the
+    offline extraction reads it (else it comes back all null, T7). Another yes has its
+    form filled by its own call when it runs (M2).
     """
     offered = [tool for tool in ranked if tool.executable_instruction]
     return frozenset(
@@ -509,11 +476,7 @@ def _form_chars(request_model: type[BaseModel]) -> int:
 
 @functools.lru_cache(maxsize=1024)
 def _parts(entry: type[BaseModel]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """One entry's schema pieces, built once from a one-field routing model holding it.
-
-    The compact and the strict schema (their ``$defs`` and the field's reference) and
-    the function-calling schema (references inlined).
-    """
+    """One entry's compact, strict and function-calling schema pieces, built once."""
     from openai.lib._parsing._completions import type_to_response_format_param
 
     nullable: Any = entry | None  # required, and null for no (T5)
@@ -548,10 +511,9 @@ def _decision(request_model: type[BaseModel]) -> type[BaseModel]:
 
 
 def offered_tools(tools: Sequence[AnyTool]) -> list[AnyTool]:
-    """Tools the routing model is asked about: those with a routing question, unique by name.
+    """The tools the routing model is asked about, unique, in name order (T5, T12).
 
-    In name order, so the same candidates give the same prompt (a server's prompt cache
-    reuses it) and no tool gains by being listed first (T5, T12).
+    So the same candidates give the same prompt (cached) and no tool gains by coming first.
     """
     seen: dict[str, AnyTool] = {}
     for tool in tools:
@@ -563,10 +525,8 @@ def offered_tools(tools: Sequence[AnyTool]) -> list[AnyTool]:
 def tools_block(tools: Sequence[AnyTool], *, with_instruction: bool | Collection[str]) -> str:
     """The prompt's tool list: name and routing question, and when fused the instruction.
 
-    A question that starts with the name is not prefixed by it again; terminal tools
-    say so, with their examples (A9); an instruction line only for a tool with fields
-    and an instruction that does not repeat its question (with a collection of names:
-    only for those tools, the ones whose form the call carries).
+    Terminal tools say so, with their examples (A9); an instruction line only for a tool with fields
+    whose instruction does not repeat its question (and, given names, only for those).
     """
     lines: list[str] = []
     for tool in tools:
@@ -592,10 +552,7 @@ def tools_block(tools: Sequence[AnyTool], *, with_instruction: bool | Collection
 
 
 def decomposition_schema(schemas: Sequence[DecompositionSchema]) -> type[BaseModel]:
-    """One reply model for the coordinators' decomposition call: a field per coordinator.
-
-    Each field is aliased to the coordinator's name and holds its schema (C1, M2).
-    """
+    """The reply model of the coordinators' decomposition call: a field per coordinator (C1, M2)."""
     return _decomposition_schema(tuple((s.name, s.model) for s in schemas))
 
 

@@ -84,10 +84,8 @@ class LlmRetryPolicy:
 class ModelCall(Generic[T]):
     """The call of ``runnable`` with ``model_input``: :meth:`invocation` or :meth:`streamed`.
 
-    ``timeout`` bounds the whole call on the async path (the sync path relies on
-    the client). ``request_timeout``: the runnable takes a per-request ``timeout``
-    (OpenAI-compatible clients), so near the run's deadline it gets the time left
-    and a sync call in flight ends there too.
+    ``timeout`` bounds the whole async call; with ``request_timeout`` (OpenAI-compatible clients) a
+    call near the run's deadline gets the time left, so a sync call in flight ends there too.
     """
 
     runnable: Runnable[Any, T]
@@ -118,12 +116,10 @@ class ModelCall(Generic[T]):
         return self.runnable.bind(timeout=max(left, 0.01))
 
     def streamed(self, stop: Callable[[str], bool] | None = None) -> Call[Any]:
-        """:meth:`invocation` of a streamed reply, which the run's deadline bounds as a whole (X5).
+        """A streamed reply's :meth:`invocation`, bounded as a whole by the run's deadline (X5).
 
-        A request timeout bounds each read, not the stream, so the chunks are read one by one
-        and the stream closed at the deadline (:class:`RunDeadlineError`), or when ``stop``
-        says it loops (finish reason :data:`REPEATING`, X3). Without a deadline it stays an
-        ``invoke`` watched by :class:`_LoopWatch`.
+        A request timeout bounds each read, not the stream: chunks are read one by one, the stream
+        closed at the deadline (:class:`RunDeadlineError`) or when ``stop`` says it loops (X3).
         """
         reading = _StreamReading(self, stop)
         return Call(reading.sync, reading.asynchronous)
@@ -203,10 +199,7 @@ class _Repeated(Exception):
 
 
 class _LoopWatch(BaseCallbackHandler):
-    """Watches one call's streamed tokens and stops the stream once ``stop`` says so (X3).
-
-    One per call; :class:`_Repeated` raised from the stream loop closes the connection.
-    """
+    """Watches one call's streamed tokens and stops the stream once ``stop`` says so (X3)."""
 
     raise_error = True
     run_inline = True
@@ -316,11 +309,7 @@ def finish_reason(message: Any) -> str | None:
 
 
 def is_openai_compatible(model: BaseChatModel) -> bool:
-    """Whether ``model`` is LangChain's OpenAI client (or a subclass: Azure, DeepSeek, …).
-
-    For those the wire is known: finish reasons, per-call timeout and ``max_tokens``, and
-    the three structured-output modes.
-    """
+    """Whether ``model`` is LangChain's OpenAI client or a subclass: its wire is known."""
     return any(cls.__name__ == "BaseChatOpenAI" for cls in type(model).__mro__)
 
 

@@ -1,8 +1,7 @@
 """Validated structured output of a chat model: modes with fallback, cached runnables (X2).
 
-An unsupported mode falls back to the next one; a reply cut at the token limit is
-asked once more with more tokens (not when it was prose or a loop); a reply that
-does not validate is asked once more; after that the result is ``None``.
+An unsupported mode falls back to the next; a reply cut at the token limit (not prose, not a loop)
+or one that does not validate is asked once more; after that the result is ``None``.
 """
 
 from __future__ import annotations
@@ -57,10 +56,7 @@ LOOP_REPEATS = 3
 
 
 def prose_reply(text: str) -> bool:
-    """Whether a reply cut at the token limit is prose: no JSON object was begun.
-
-    More tokens would only buy more prose, slowly.
-    """
+    """Whether a reply cut at the token limit is prose (no JSON begun): more tokens buy prose."""
     head = text.strip()
     return len(head) >= PROSE_CHARS and "{" not in head
 
@@ -68,8 +64,7 @@ def prose_reply(text: str) -> bool:
 def looping_reply(text: str) -> bool:
     """Whether a reply cut at the token limit was repeating itself: a loop, not a long reply.
 
-    Its last :data:`LOOP_CHARS` characters occur :data:`LOOP_REPEATS` times or more; more
-    tokens would only loop longer. A streamed answer is asked after each chunk.
+    Its last :data:`LOOP_CHARS` characters occur :data:`LOOP_REPEATS` times or more.
     """
     body = text.rstrip()
     if len(body) < LOOP_CHARS * LOOP_REPEATS:
@@ -106,16 +101,11 @@ NO_STRUCTURED_OUTPUT = (
 
 @dataclass(frozen=True)
 class Bound:
-    """One structured-output runnable, built once and reused.
-
-    :attr:`llm` is the network call; :attr:`parse` reads its message inline (LangChain's
-    async parsers would use a worker thread).
-    """
+    """One structured-output runnable, built once; :attr:`parse` reads inline (no worker thread)."""
 
     llm: Runnable[Any, Any]
     parse: Callable[[Any], Any] | None
-    """``None`` when the model's structured runnable cannot be split: ``llm`` then
-    returns the ``include_raw`` dict itself."""
+    """``None`` when the runnable cannot be split: ``llm`` returns the ``include_raw`` dict."""
     preamble: SystemMessage | None
     """For ``json_mode``: the schema, described in a system message."""
 
@@ -146,10 +136,8 @@ class Bound:
 class StructuredOutput:
     """Structured calls of one chat model: runnables cached (LRU), the mode remembered.
 
-    On an OpenAI-compatible model the modes are tried in :data:`MODES` order: a
-    400-class reply naming ``response_format`` (or ``tools``) moves to the next
-    mode for this call and every later one. Other models use their own default
-    mode. Safe to share between threads and runs.
+    On an OpenAI-compatible model the modes are tried in :data:`MODES` order, a 400-class reply
+    naming ``response_format`` (or ``tools``) moving to the next. Safe to share between threads.
     """
 
     def __init__(
@@ -157,8 +145,7 @@ class StructuredOutput:
     ) -> None:
         """Serve structured calls of ``model``, keeping ``cache_size`` bound runnables.
 
-        ``top_logprobs``: alternatives per token that a scored call asks an
-        OpenAI-compatible model for (``logprobs=True``); ``None``: never asked.
+        ``top_logprobs``: alternatives per token a scored call asks for; ``None``: never asked.
         """
         self.model = model
         self.openai_compatible = is_openai_compatible(model)
@@ -180,9 +167,7 @@ class StructuredOutput:
     def fallback(self, mode: Mode | None, error: LlmRequestError) -> Mode | None:
         """The mode to repeat a call in after ``error``, or ``None`` when it is no mode issue.
 
-        A server that rejects ``mode`` itself makes every later call use the next
-        mode; one that rejects only this schema in it ("invalid schema", say a
-        construct its ``json_schema`` support lacks) moves this call alone.
+        A rejected mode moves every later call to the next; a rejected schema only this call.
         """
         if mode is None or error.status_code not in _MODE_REJECTION_STATUS:
             return None
@@ -218,11 +203,7 @@ class StructuredOutput:
     def bound(
         self, schema: Schema, mode: Mode | None, max_tokens: int | None, logprobs: int | None = None
     ) -> Bound:
-        """The cached runnable for ``schema`` in ``mode`` with ``max_tokens`` (and ``logprobs``).
-
-        A :class:`ComposedSchema` is bound as its JSON schema: a new candidate set costs a
-        few dict copies, no pydantic model.
-        """
+        """The cached runnable for ``schema`` in ``mode`` with ``max_tokens`` (and ``logprobs``)."""
         key = (schema, mode, max_tokens, logprobs)
         with self._lock:
             found = self._cache.get(key)
@@ -307,11 +288,9 @@ def _validated(parsed: Any, schema: Any, problem: str, length: bool) -> tuple[An
 
 
 def _openai_response_format(schema: type[BaseModel]) -> dict[str, Any] | None:
-    """The ``json_schema`` response format the openai SDK makes of ``schema``, made once.
+    """The openai SDK's strict ``json_schema`` format of ``schema``, made once, not per request.
 
-    Given the pydantic class, the SDK converts it to a strict JSON schema on every
-    request; given this dict (the same conversion), it sends it as is. ``None`` if
-    the SDK's converter is not where it is expected.
+    ``None`` if the SDK's converter is not where it is expected.
     """
     try:
         from openai.lib._parsing._completions import type_to_response_format_param
@@ -321,60 +300,20 @@ def _openai_response_format(schema: type[BaseModel]) -> dict[str, Any] | None:
     return dict(converted) if isinstance(converted, dict) else None
 
 
-SCHEMA_KEYWORDS = frozenset(
-    {
-        "type",
-        "properties",
-        "required",
-        "additionalProperties",
-        "items",
-        "prefixItems",
-        "anyOf",
-        "oneOf",
-        "allOf",
-        "not",
-        "enum",
-        "const",
-        "$ref",
-        "$defs",
-        "definitions",
-        "description",
-        "examples",
-        "format",
-        "pattern",
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "multipleOf",
-        "minLength",
-        "maxLength",
-        "minItems",
-        "maxItems",
-        "uniqueItems",
-        "minProperties",
-        "maxProperties",
-        "patternProperties",
-        "propertyNames",
-    }
-)
-"""JSON Schema keys sent to the model: what constrains the reply or describes a field.
-
-Everything else is dropped from a ``json_schema`` response format (A10 wire): ``title``
-(the property or ``$defs`` name already says it), ``default`` (strict mode requires
-every field, so a default is never taken) and keys that are no JSON Schema keyword,
-such as the offline extractor's ``known_values`` hints from ``json_schema_extra``.
-"""
+SCHEMA_KEYWORDS = frozenset({
+    "type", "properties", "required", "additionalProperties", "items", "prefixItems", "anyOf",
+    "oneOf", "allOf", "not", "enum", "const", "$ref", "$defs", "definitions", "description",
+    "examples", "format", "pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+    "multipleOf", "minLength", "maxLength", "minItems", "maxItems", "uniqueItems", "minProperties",
+    "maxProperties", "patternProperties", "propertyNames",
+})  # fmt: skip
+"""JSON Schema keys sent (A10 wire): ``title``, ``default`` (strict mode) and hints are dropped."""
 _NAMED = frozenset({"properties", "$defs", "definitions", "patternProperties"})
 """Keys whose value maps names to schemas (the names are not keywords)."""
 
 
 def wire_schema(schema: Any) -> Any:
-    """``schema`` as sent: only :data:`SCHEMA_KEYWORDS`, identical ``$defs`` entries once.
-
-    Neither rule changes what a reply may be nor what a field's description says;
-    both only shorten the request body.
-    """
+    """``schema`` as sent: only :data:`SCHEMA_KEYWORDS`, identical ``$defs`` once (same meaning)."""
     kept = _keywords_only(schema)
     return _shared_defs(kept) if isinstance(kept, dict) else kept
 
@@ -458,10 +397,7 @@ def _json_content_parser(schema: Any) -> Callable[[Any], Any]:
 
 
 def _parser_call(parse: Runnable[Any, Any]) -> Callable[[Any], Any]:
-    """How a reply is read by ``parse``: an output parser's ``parse_result`` directly.
-
-    ``invoke`` would wrap pure CPU work in a traced child run on every call.
-    """
+    """How a reply is read: ``parse_result`` directly (``invoke`` would trace a child run)."""
     if not isinstance(parse, BaseLLMOutputParser):
         return parse.invoke
     parser = parse
@@ -475,11 +411,7 @@ def _parser_call(parse: Runnable[Any, Any]) -> Callable[[Any], Any]:
 
 
 def _schema_converted_once(llm: Runnable[Any, Any]) -> Runnable[Any, Any]:
-    """``llm`` with its tracing schema (``ls_structured_output_format``) converted now.
-
-    LangChain converts a pydantic schema to JSON schema for that metadata on every
-    call; an OpenAI tool dict passes through as is, so the work is done once here.
-    """
+    """``llm`` with its tracing schema (``ls_structured_output_format``) converted once."""
     kwargs = getattr(llm, "kwargs", None)
     fmt = kwargs.get("ls_structured_output_format") if isinstance(kwargs, dict) else None
     if not isinstance(fmt, dict) or isinstance(fmt.get("schema"), dict | None):
@@ -511,10 +443,9 @@ def structured_steps(
 ) -> Steps[Any]:
     """The steps of one structured call; ``None`` when the reply never validates.
 
-    Attempts are bounded (mode fallbacks, one retry of a length stop with twice the
-    tokens, one of an invalid reply), each retrying transient failures. ``salvage``
-    reads a cut reply when no asking is left; ``scored`` asks for log-probabilities
-    (dropped for good if the server rejects them).
+    Attempts are bounded (mode fallbacks, one length retry with twice the tokens, one invalid-reply
+    retry), each retrying transient failures. ``salvage`` reads a cut reply when no asking is left;
+    ``scored`` asks for log-probabilities.
     """
     budget = 0
     if output.openai_compatible:
@@ -623,11 +554,7 @@ def _attempt_steps(
 def _cut_reply(
     text: str, what: str, budget: int, *, retried: bool, salvage: Callable[[str], Any] | None
 ) -> tuple[bool, Any]:
-    """A reply cut at the token limit: whether to ask again, else the call's value.
-
-    ``(True, None)``: ask again with twice the tokens; ``(False, value)``: read as no,
-    or what ``salvage`` reads of it.
-    """
+    """A reply cut at the token limit: ``(True, None)`` to ask again, else ``(False, value)``."""
     if prose_reply(text):
         logger.warning("%s: reply was prose, not JSON, up to %d tokens; read as no", what, budget)
         return False, None

@@ -354,3 +354,19 @@ def test_S5_Q6_an_effect_the_amended_request_does_not_reach_is_still_said_in_the
     said = [text for text in answered[-1] if text.startswith("Done before the request")]
     assert len(said) == 1
     assert "HD-1" in said[0]
+
+
+def test_L1_Q6_explain_shows_what_was_done_before_the_amendment_under_its_own_heading() -> None:
+    """Not under "gates:": the acting calls an amendment carries have no task of the new tree."""
+    from toolweave.cli.render import ledger_tree
+    from toolweave.run_ledger import explain
+
+    ticket = OpenTicket()
+    graph = _graph(ticket, split=False)
+    config = _config("amend-explain")
+    assert _asked(_ask(graph, config, QUESTION))
+    _ask(graph, config, AMENDED)
+    lines = ledger_tree(explain(graph.get_state(config).values), offered=[])
+    heading = lines.index("before the amendment:")
+    assert "open_ticket" in lines[heading + 1]
+    assert lines.index("gates:") > heading

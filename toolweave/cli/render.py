@@ -615,11 +615,15 @@ def ledger_tree(
         lines.append(f"question: {question}")
     groups: dict[str, list[LedgerEntry]] = {}
     general: list[LedgerEntry] = []
+    before: list[LedgerEntry] = []  # what the request this message amends did (Q2, Q6)
     for entry in ledger:
-        if entry.task_no is None:
-            general.append(entry)
-        else:
+        if entry.task_no is not None:
             groups.setdefault(entry.task_no, []).append(entry)
+        else:
+            (before if entry.kind is LedgerKind.CLARIFICATION else general).append(entry)
+    if before:
+        lines.append("before the amendment:")
+        lines.extend(f"{INDENT}{ledger_line(entry)}" for entry in before)
     lines += ["gates:", f"{INDENT}offered: {', '.join(offered) if offered else 'no tool'}"]
     lines.extend(f"{INDENT}{ledger_line(entry)}" for entry in general)
     for task_no in sorted(groups, key=_order):

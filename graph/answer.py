@@ -65,6 +65,7 @@ from toolweave.state.task import (
     TaskNode,
     TaskStatus,
     execution_text,
+    tool_of_key,
 )
 from toolweave.state.tree import nested
 from toolweave.tools.effects import call, perform
@@ -73,7 +74,7 @@ from toolweave.tools.registry import ToolRegistry
 
 def answer_system_prompt(base: str, activated: Sequence[str], registry: ToolRegistry) -> str:
     """The domain prompt plus the supplements of the tools that ran, once each (T8)."""
-    names = dict.fromkeys(key.rpartition(":")[2] for key in activated)
+    names = dict.fromkeys(tool_of_key(key) for key in activated)
     tools = [tool for name in names if (tool := registry.get(name)) is not None]
     supplements = [tool.system_prompt_supplement for tool in tools if tool.system_prompt_supplement]
     return "\n\n".join([base, *supplements])
@@ -493,7 +494,7 @@ def standing_effects(state: GraphState, deps: Dependencies) -> list[str]:
     The amended request routed elsewhere; what the tools did stands, and the answer says so.
     """
     message = state["message"]
-    ran = {entry.split(":", 1)[-1] for entry in state["activated"]}
+    ran = {tool_of_key(key) for key in state["activated"]}
     tools = ((call, deps.registry.get(call.tool)) for call in message.amends)
     return [
         kept_effect_text(tool, call, message.user_lang)

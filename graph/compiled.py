@@ -257,7 +257,7 @@ class ToolweaveGraph(
 
     def _before(self, checked: Any, snapshot: StateSnapshot) -> ThreadStatus | None:
         """Check a resume against its question (Q2, X5); for a message, Q5's finish-or-abandon."""
-        thread = str((snapshot.config.get("configurable") or {}).get("thread_id"))
+        thread = _thread_of(snapshot.config)
         status = status_of(snapshot, thread)
         if not isinstance(checked, Command):
             return status if status.kind is ThreadStatusKind.INTERRUPTED_MID_RUN else None

@@ -35,7 +35,6 @@ from toolweave.llm.confidence import routing_confidences
 from toolweave.llm.errors import LlmRequestError
 from toolweave.llm.offline_extract import (
     INVENTED_INPUT,
-    extract_request,
     ground_request,
     invented_required,
 )
@@ -66,6 +65,7 @@ from toolweave.llm.replies import (
     fills_something,
     fused_forms,
     offered_tools,
+    offline_request,
     routing_keys,
     routing_reply,
     search_words,
@@ -691,14 +691,14 @@ def _unfilled(
     The form was not carried; a call of its own would come back all null, so the
     offline extraction's request stands for it, with no call.
     """
-    return {
-        tool.name: extract_request(task, tool.request_model) or {}
-        for tool, verdict in zip(tools, kept, strict=True)
-        if verdict.run
-        and tool.name not in forms
-        and tool.request_model.model_fields
-        and not fills_something(task, tool.request_model)
-    }
+    unfilled: dict[str, ExtractedRequest] = {}
+    for tool, verdict in zip(tools, kept, strict=True):
+        if not verdict.run or tool.name in forms or not tool.request_model.model_fields:
+            continue
+        values = offline_request(task, tool)
+        if not fills_something(values, tool.request_model):
+            unfilled[tool.name] = values
+    return unfilled
 
 
 def fused_guidance(extraction_prompt: str) -> str:

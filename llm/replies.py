@@ -14,7 +14,7 @@ import itertools
 import json
 import re
 import weakref
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Annotated, Any, Literal
@@ -454,14 +454,18 @@ def fused_forms(ranked: Sequence[AnyTool], task: str) -> frozenset[str]:
         if tool.request_model.model_fields
         and (
             _form_chars(tool.request_model) <= SMALL_FORM_CHARS
-            or (at == 0 and fills_something(task, tool.request_model))
+            or (at == 0 and fills_something(offline_request(task, tool), tool.request_model))
         )
     )
 
 
-def fills_something(task: str, request_model: type[BaseModel]) -> bool:
-    """Whether the offline extraction fills a field of ``request_model`` from ``task``."""
-    values = extract_request(task, request_model) or {}
+def offline_request(task: str, tool: AnyTool) -> dict[str, Any]:
+    """``tool``'s request as the offline extraction reads it from ``task`` (T7)."""
+    return extract_request(task, tool.request_model) or {}
+
+
+def fills_something(values: Mapping[str, Any], request_model: type[BaseModel]) -> bool:
+    """Whether ``values`` (the offline extraction's) fill a field of ``request_model``."""
     return any(
         values.get(info.alias or name) not in (None, "", [], info.default)
         for name, info in request_model.model_fields.items()

@@ -108,6 +108,11 @@ def completion_key(task_no: str, tool_name: str) -> str:
     return f"{task_no}:{tool_name}"
 
 
+def tool_of_key(key: str) -> str:
+    """The tool name of a :func:`completion_key` (``"1.2:search"`` -> ``"search"``)."""
+    return key.rpartition(":")[2]
+
+
 def execution_text(task: TaskInfo) -> str:
     """A tool's execution text (M3): the prompt context, the marker, the task prompt."""
     if task.prompt_context is None:

@@ -156,8 +156,11 @@ def rows(
     wire: Wire | None = None,
     answers: Path | None = None,
     ids: frozenset[str] = frozenset(),
+    deep_calls: int | None = None,
 ) -> list[str]:
     """One row per half of ``domain``'s golden file, answered by ``assistant``.
+
+    ``deep_calls``: the graph's ``Limits.deep_fallback_llm_calls`` (D7); ``None``: its default.
 
     ``answers``: a JSON-lines file each case's question, answer and facts are added to.
     """
@@ -173,6 +176,8 @@ def rows(
         if not chosen:
             continue
         limits = Limits(run_deadline_s=3600.0)
+        if deep_calls is not None:
+            limits = Limits(run_deadline_s=3600.0, deep_fallback_llm_calls=deep_calls)
         wire.restart()
         report = evaluate(
             dom, tools, chosen, assistant=assistant, limits=limits, progress=wire.case_done
@@ -289,6 +294,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="the model answers in free text with [n] markers (cite_sentences=False, R9)",
     )
+    parser.add_argument(
+        "--deep-calls", type=int, help="Limits.deep_fallback_llm_calls (D7); default: the graph's"
+    )
     args = parser.parse_args(argv)
     args.anchor = args.anchor or args.anchor_only
     halves = (args.half,) if args.half else SPLITS
@@ -333,7 +341,17 @@ def _table(args: argparse.Namespace, halves: Sequence[str], wire: Wire) -> list[
             offline = Wire(None, blank=wire.proxy is not None)
             counted = offline if isinstance(assistant, OfflineAssistant) else wire
             ids = frozenset(i.strip() for i in args.ids.split(",") if i.strip())
-            lines += rows(domain, assistant, sample, args.seed, halves, counted, args.answers, ids)
+            lines += rows(
+                domain,
+                assistant,
+                sample,
+                args.seed,
+                halves,
+                counted,
+                args.answers,
+                ids,
+                deep_calls=args.deep_calls,
+            )
     if args.anchor:
         for domain in DOMAINS:
             lines += anchor_rows(domain, args.sample, args.seed, args.timeout, halves, wire)

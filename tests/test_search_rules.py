@@ -20,6 +20,7 @@ from toolweave.tools.search import (
     NeighborPageSearchTool,
     RetrievalTool,
 )
+from toolweave.tools.search.page_reading import UNREAD_CHARS
 
 QUESTION = "When does the dialysis centre open?"
 
@@ -126,7 +127,7 @@ def test_D5_without_a_limit_the_candidate_pages_are_read_until_one_answers(make_
     assert len(reads) == len(set(reads)) <= search.page_limit
 
 
-def test_D5_a_search_hitting_more_pages_than_the_limit_reads_none_and_returns_best_sentences(
+def test_D5_D9_a_search_hitting_more_pages_than_the_limit_reads_none_and_returns_best_passages(
     make_store,
 ):
     assistant = Recording(read=reader)
@@ -140,7 +141,11 @@ def test_D5_a_search_hitting_more_pages_than_the_limit_reads_none_and_returns_be
     best = search.store.search(QUESTION, limit=search.keyword_limit)[: search.best_sentences]
     assert best
     uncounted = [d.model_copy(update={"page_count": None}) for d in result.documents]
-    assert uncounted == best  # the best sentences, each with its document's page count (R9)
+    keys = {d.key for d in uncounted}
+    assert {d.key for d in best} <= keys  # the best sentences, unread ...
+    assert len(keys) > len(best)  # ... widened to their passages (D9)
+    assert sum(len(d.text) for d in uncounted) <= UNREAD_CHARS
+    assert all(d.page_count is not None for d in result.documents)  # R9
 
 
 def test_D5_under_the_limit_pages_are_still_read(make_store):

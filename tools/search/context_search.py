@@ -15,8 +15,8 @@ from toolweave.tools.base import EmptyRequest, PriorContext, ToolCallContext
 from toolweave.tools.consumers import ContextConsumerTool
 from toolweave.tools.search.novelty import Known
 from toolweave.tools.search.page_graph import PageRef
-from toolweave.tools.search.page_reading import read_pages, subtask_question
-from toolweave.tools.search.protocol import PageGraphStore, with_page_counts
+from toolweave.tools.search.page_reading import read_pages, subtask_question, unread
+from toolweave.tools.search.protocol import PageGraphStore
 from toolweave.tools.search.retrieval import name_tool
 from toolweave.tools.search.retrievers import retrieved_pages
 from toolweave.tools.search.rewrites import CorpusWordsCache, search_phrasings
@@ -149,7 +149,7 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
             # D5: too many pages to read (or no model): the best sentences, unread
             reason = "no model to read with" if ctx.llm is None else f"{len(candidates)} > {limit}"
             ctx.progress("TOO_MANY_PAGES" if ctx.llm is not None else "NOT_READ", detail=reason)
-            best = with_page_counts(self.store, hits[: self.best_sentences])  # R9
+            best = unread(self.store, hits[: self.best_sentences], known)  # R9, D9
             if not best:
                 return None
             ctx.progress("FOUND", detail=str(len(best)))  # a number: phrases say it in words
@@ -167,5 +167,7 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
             known=known,
             echoes=True,
         )
+        if not found and ctx.llm.exhausted:  # D7: the budget is spent, the passages stay
+            found = unread(self.store, hits[: self.best_sentences], known)
         ctx.progress("FOUND", detail=str(len(found)))
         return ToolResult.as_guaranteed_context(self.name, found) if found else None

@@ -13,7 +13,13 @@ from toolweave.tools.base import EmptyRequest, PriorContext, ToolCallContext
 from toolweave.tools.consumers import ContextConsumerTool
 from toolweave.tools.search.novelty import Known
 from toolweave.tools.search.page_graph import PageRef
-from toolweave.tools.search.page_reading import open_heading, read_pages, subtask_question
+from toolweave.tools.search.page_reading import (
+    matching_sentences,
+    open_heading,
+    read_pages,
+    subtask_question,
+    unread,
+)
 from toolweave.tools.search.protocol import DocumentStore
 from toolweave.tools.search.retrieval import name_tool
 from toolweave.tools.search.rewrites import search_phrasings
@@ -97,5 +103,9 @@ class NeighborPageSearchTool(ContextConsumerTool[EmptyRequest]):
         found = read_pages(
             ctx, self.store, pages, question, enough=self.enough, phrasings=phrasings, known=known
         )
+        if not found and (ctx.llm is None or ctx.llm.exhausted):  # D7: unread, the page's words
+            refs = [ref for ref, _ in pages]
+            hits = matching_sentences(self.store, refs, [question, *phrasings])
+            found = unread(self.store, hits, known)
         ctx.progress("FOUND", detail=str(len(found)))  # a number: phrases say it in words (P4)
         return ToolResult.as_guaranteed_context(self.name, found) if found else None

@@ -14,12 +14,16 @@ from toolweave.tools.base import ToolCallContext
 from toolweave.tools.language import detect_language
 from toolweave.tools.search.novelty import Known
 from toolweave.tools.search.page_graph import PageRef
-from toolweave.tools.search.protocol import DocumentStore
+from toolweave.tools.search.passages import passages
+from toolweave.tools.search.protocol import DocumentStore, with_page_counts
 from toolweave.tools.search.rewrites import best_question
 from toolweave.tools.search.text import content_words, sections, word_terms, words
 
 READ_SCORE = 1.0
 """``sentence_score`` of an answer read from a page: above any keyword hit."""
+UNREAD_CHARS = 1_200
+"""Most characters of unread passages one deep search returns (D7, D9): the page's own
+sentences, which the answer step reads and cites (R9), when the model may not read a page."""
 
 
 def subtask_question(ctx: ToolCallContext) -> str:
@@ -54,6 +58,39 @@ def page_passage(store: DocumentStore, ref: PageRef, *, continues: str = "") -> 
 
 def _terms(text: str) -> set[str]:
     return {term for word in words(text) for term in word_terms(word)}
+
+
+def unread(
+    store: DocumentStore, hits: Sequence[UniqueTextDocument], known: Known
+) -> list[UniqueTextDocument]:
+    """The new ones of ``hits`` (best first) widened to passages, unread (D5, D7, D9).
+
+    What a deep search returns when the model may not read: no model, the D5 limit, or
+    the deep-fallback budget spent (D7). A passage the context holds is no find (D8).
+    """
+    fresh = known.new(hits)
+    found = passages(fresh, store.page_sentences, max_chars=UNREAD_CHARS)
+    return with_page_counts(store, known.new(found))
+
+
+def matching_sentences(
+    store: DocumentStore, pages: Sequence[PageRef], wording: Sequence[str]
+) -> list[UniqueTextDocument]:
+    """The sentences of ``pages`` sharing a content word with ``wording``, most shared first."""
+    wanted = {term for text in wording for w in content_words(text) for term in word_terms(w)}
+    scored: list[tuple[int, int, UniqueTextDocument]] = []
+    for rank, ref in enumerate(pages):
+        info = store.document(ref.document_id)
+        name = info.name if info is not None and info.name else ref.document_id
+        for sentence in store.page_sentences(ref.document_id, ref.page):
+            shared = len(wanted & _terms(sentence.text))
+            if shared:
+                update = {"sentence_score": float(shared), "document_name": name}
+                if info is not None:
+                    update["document_url"] = info.url
+                scored.append((-shared, rank, sentence.model_copy(update=update)))
+    scored.sort(key=lambda item: item[:2])
+    return [sentence for _, _, sentence in scored]
 
 
 def grounded(answer: str, passage: str, question: str, user_lang: str) -> bool:

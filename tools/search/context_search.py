@@ -129,6 +129,17 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
         """Answer the subtask's question with what the context does not hold yet (D3, D5, D8)."""
         return self.search(ctx, Known.of_prior(prior_context))
 
+    def unread_reason(self, ctx: ToolCallContext, candidates: int) -> tuple[str, str] | None:
+        """Why no candidate page may be read (a progress key and detail), or ``None``."""
+        limit = self.max_brute_force_page_count
+        if ctx.llm is None:
+            return "NOT_READ", "no model to read with"
+        if ctx.llm.exhausted:
+            return "BUDGET_SPENT", f"0/{candidates} pages read"
+        if limit is not None and candidates > limit:
+            return "TOO_MANY_PAGES", f"{candidates} > {limit}"
+        return None
+
     def search(self, ctx: ToolCallContext, known: Known) -> ToolResult | None:
         """The search for the subtask's piece by its rewrites and phrasings (D8); D5 bounds it."""
         question = subtask_question(ctx)
@@ -145,11 +156,10 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
                 return None
             candidates = self.store.page_refs()
             ctx.progress("SCANNING_DOMAIN", detail=f"{len(candidates)} pages")
-        elif (limit is not None and len(candidates) > limit) or ctx.llm is None:
-            # D5: too many pages to read (or no model): the best sentences, unread
-            reason = "no model to read with" if ctx.llm is None else f"{len(candidates)} > {limit}"
-            ctx.progress("TOO_MANY_PAGES" if ctx.llm is not None else "NOT_READ", detail=reason)
-            best = unread(self.store, hits[: self.best_sentences], known)  # R9, D9
+        elif (why := self.unread_reason(ctx, len(candidates))) is not None:
+            ctx.progress(*why)  # D5, D7: no page is read; the best passages, unread (D9)
+            wording = search_phrasings(ctx, question) or (question,)  # D8: the new words
+            best = unread(self.store, hits[: self.best_sentences], known, wording)  # R9
             if not best:
                 return None
             ctx.progress("FOUND", detail=str(len(best)))  # a number: phrases say it in words
@@ -167,7 +177,5 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
             known=known,
             echoes=True,
         )
-        if not found and ctx.llm.exhausted:  # D7: the budget is spent, the passages stay
-            found = unread(self.store, hits[: self.best_sentences], known)
         ctx.progress("FOUND", detail=str(len(found)))
         return ToolResult.as_guaranteed_context(self.name, found) if found else None

@@ -100,12 +100,21 @@ class NeighborPageSearchTool(ContextConsumerTool[EmptyRequest]):
         ctx.progress("CANDIDATE_PAGES", detail=str(len(pages)))
         phrasings = search_phrasings(ctx, question)
         known = Known.of_prior(prior_context)  # D8: a page read back into the context is no find
-        found = read_pages(
-            ctx, self.store, pages, question, enough=self.enough, phrasings=phrasings, known=known
-        )
-        if not found and (ctx.llm is None or ctx.llm.exhausted):  # D7: unread, the page's words
+        if ctx.llm is None or ctx.llm.exhausted:  # D7: no page may be read, its words are
             refs = [ref for ref, _ in pages]
-            hits = matching_sentences(self.store, refs, [question, *phrasings])
-            found = unread(self.store, hits, known)
+            wording = phrasings or (question,)  # D8: the rewrites' words, else the piece's
+            found = unread(
+                self.store, matching_sentences(self.store, refs, wording), known, wording
+            )
+        else:
+            found = read_pages(
+                ctx,
+                self.store,
+                pages,
+                question,
+                enough=self.enough,
+                phrasings=phrasings,
+                known=known,
+            )
         ctx.progress("FOUND", detail=str(len(found)))  # a number: phrases say it in words (P4)
         return ToolResult.as_guaranteed_context(self.name, found) if found else None

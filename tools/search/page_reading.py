@@ -60,15 +60,26 @@ def _terms(text: str) -> set[str]:
     return {term for word in words(text) for term in word_terms(word)}
 
 
+def _content_terms(wording: Sequence[str]) -> set[str]:
+    return {term for text in wording for w in content_words(text) for term in word_terms(w)}
+
+
 def unread(
-    store: DocumentStore, hits: Sequence[UniqueTextDocument], known: Known
+    store: DocumentStore,
+    hits: Sequence[UniqueTextDocument],
+    known: Known,
+    wording: Sequence[str],
 ) -> list[UniqueTextDocument]:
     """The new ones of ``hits`` (best first) widened to passages, unread (D5, D7, D9).
 
     What a deep search returns when the model may not read: no model, the D5 limit, or
-    the deep-fallback budget spent (D7). A passage the context holds is no find (D8).
+    the deep-fallback budget spent (D7). Since no model judged it, a hit counts only when
+    it says a content word of ``wording`` (the piece's rewrites, else the piece) that the
+    context lacks: a ranking by meaning always has a nearest sentence, and a hit on words the
+    context holds already is what the first retrieval found (D8).
     """
-    fresh = known.new(hits)
+    wanted = _content_terms([word for text in wording for word in known.lacking(text)])
+    fresh = [hit for hit in known.new(hits) if wanted & _terms(hit.text)]
     found = passages(fresh, store.page_sentences, max_chars=UNREAD_CHARS)
     return with_page_counts(store, known.new(found))
 
@@ -77,7 +88,7 @@ def matching_sentences(
     store: DocumentStore, pages: Sequence[PageRef], wording: Sequence[str]
 ) -> list[UniqueTextDocument]:
     """The sentences of ``pages`` sharing a content word with ``wording``, most shared first."""
-    wanted = {term for text in wording for w in content_words(text) for term in word_terms(w)}
+    wanted = _content_terms(wording)
     scored: list[tuple[int, int, UniqueTextDocument]] = []
     for rank, ref in enumerate(pages):
         info = store.document(ref.document_id)

@@ -6,6 +6,7 @@ page under its document's title (and its section's heading when it continues one
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from toolweave.state.documents import UniqueTextDocument
@@ -21,6 +22,9 @@ from toolweave.tools.search.text import content_words, sections, word_terms, wor
 
 READ_SCORE = 1.0
 """``sentence_score`` of an answer read from a page: above any keyword hit."""
+FIGURE = re.compile(r"\d+")
+SUPPORT_CHARS = 600
+"""Most characters of the page's own sentences that stand for one read answer (R9)."""
 UNREAD_CHARS = 1_200
 """Most characters of unread passages one deep search returns (D7, D9): the page's own
 sentences, which the answer step reads and cites (R9), when the model may not read a page."""
@@ -104,6 +108,50 @@ def matching_sentences(
     return [sentence for _, _, sentence in scored]
 
 
+def _support_score(sentence: str, figures: set[str], terms: set[str]) -> tuple[int, int]:
+    """The answer's figures and content words a sentence says."""
+    return len(figures & set(FIGURE.findall(sentence))), len(terms & _terms(sentence))
+
+
+def supporting_sentences(
+    store: DocumentStore, read: UniqueTextDocument
+) -> list[UniqueTextDocument]:
+    """The page's own sentences a read answer rests on, in place of the answer (R9, D3).
+
+    A small model's reading is often a fragment ("7:00-15:00") that no longer says whose
+    hours they are; the page's sentence does, and the answer step can cite it. A
+    sentence must say each of the answer's figures it is chosen for, or, for an answer
+    without figures, at least half of its content words. ``[read]`` when none does (a
+    page in another language, say).
+    """
+    assert read.page is not None
+    figures = set(FIGURE.findall(read.text))
+    terms = _terms(" ".join(content_words(read.text)))
+    page = store.page_sentences(read.document_id, read.page)
+    scored = [(_support_score(s.text, figures, terms), s) for s in page]
+    if figures:
+        chosen = [s for (shared, _), s in scored if shared]
+        chosen.sort(key=lambda s: _support_score(s.text, figures, terms), reverse=True)
+    else:
+        need = max(1, (len(terms) + 1) // 2)
+        best = max(scored, key=lambda item: item[0][1], default=None)
+        chosen = [best[1]] if best is not None and best[0][1] >= need else []
+    if not chosen:
+        return [read]
+    hits = [
+        s.model_copy(
+            update={
+                "sentence_score": read.sentence_score,
+                "document_name": read.document_name,
+                "document_url": read.document_url,
+            }
+        )
+        for s in chosen[:3]
+    ]
+    found = passages(hits, store.page_sentences, max_chars=SUPPORT_CHARS)
+    return [d.model_copy(update={"page_count": read.page_count}) for d in found]
+
+
 def grounded(answer: str, passage: str, question: str, user_lang: str) -> bool:
     """Whether an answer adds to its question what its page says: a word or number of it (D8).
 
@@ -146,12 +194,13 @@ def read_pages(
             ``enough``), never one that is another piece's find.
 
     Returns:
-        One document per page that answered (sentence number 0).
+        For each page that answered, the page's sentences its answer rests on (R9), or
+        the answer itself (sentence number 0) when no sentence of the page says it.
     """
-    found: list[UniqueTextDocument] = []
-    repeated: list[UniqueTextDocument] = []
+    found: list[list[UniqueTextDocument]] = []  # per page that answered
+    repeated: list[list[UniqueTextDocument]] = []
     if ctx.llm is None:
-        return found
+        return []
     for index, (ref, continues) in enumerate(pages, start=1):
         if ctx.llm.exhausted:
             ctx.progress("BUDGET_SPENT", detail=f"{index - 1}/{len(pages)} pages read")
@@ -183,10 +232,11 @@ def read_pages(
         if known is not None and known.holds(read):
             ctx.progress("NOTHING_NEW", detail=at)
             if not known.repeats(read):  # another piece's find is not even an echo
-                repeated.append(read)
+                repeated.append(supporting_sentences(store, read))
             continue
         ctx.progress("ANSWER_IN_PAGE", detail=at)
-        found.append(read)
+        found.append(supporting_sentences(store, read))
         if len(found) >= enough:
             break
-    return found or (repeated[:enough] if echoes else [])
+    kept = found or (repeated[:enough] if echoes else [])
+    return [doc for page in kept for doc in page]

@@ -14,7 +14,7 @@ from collections.abc import (
     Sequence,
 )
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from enum import Enum
 from typing import Any, ClassVar, Final, Generic, Protocol, TypeVar
 
@@ -68,20 +68,13 @@ RequestT = TypeVar("RequestT", bound=BaseModel)
 T = TypeVar("T")
 
 MISSING_EXECUTE = "{cls} must implement {method}() or its async twin a{method}()"
-
-
-def overrides(obj: object, method: str, base: type) -> bool:
-    """Whether ``obj``'s class defines ``method`` itself rather than inheriting ``base``'s."""
-    return getattr(type(obj), method, None) is not getattr(base, method, None)
+_LIBRARY_DEFAULTS = (__name__, "toolweave.tools.consumers")  # modules of the async defaults
 
 
 def run_blocking(coro: Coroutine[Any, Any, T]) -> T:
-    """Run an async tool method to completion from sync code (``invoke``).
+    """Run an async tool method to completion from sync code, context variables kept.
 
-    In a thread without a running event loop the coroutine gets a loop of its own;
-    inside one (a notebook cell calling ``invoke``) it runs on a fresh loop in a
-    helper thread. Context variables go with it either way, so progress and the
-    answer stream still reach the run's listeners.
+    Inside a running loop (a notebook cell calling ``invoke``) on a fresh loop in a thread.
     """
     try:
         asyncio.get_running_loop()
@@ -92,6 +85,19 @@ def run_blocking(coro: Coroutine[Any, Any, T]) -> T:
         return pool.submit(context.run, asyncio.run, coro).result()
 
 
+def run_async_twin(tool: object, method: str, *args: Any) -> ToolResult | None:
+    """A sync ``method`` of a tool that implements only its async twin ``a<method>``.
+
+    Raises:
+        NotImplementedError: The twin is the library's default too: neither is implemented.
+    """
+    twin = f"a{method}"
+    if getattr(type(tool), twin).__module__ in _LIBRARY_DEFAULTS:
+        raise NotImplementedError(MISSING_EXECUTE.format(cls=type(tool).__name__, method=method))
+    result: ToolResult | None = run_blocking(getattr(tool, twin)(*args))
+    return result
+
+
 AnswerStreamer = Callable[[Iterable[str]], str]
 """Streams answer chunks to the client (R4) and returns the whole text."""
 
@@ -100,61 +106,38 @@ AsyncAnswerStreamer = Callable[[AsyncIterable[str] | Iterable[str]], Awaitable[s
 """Async :data:`AnswerStreamer`: streams (async) chunks to the client and returns the text."""
 
 
-def _no_stream(chunks: Iterable[str]) -> str:
-    return "".join(chunks)
-
-
 async def _no_astream(chunks: AsyncIterable[str] | Iterable[str]) -> str:
     if isinstance(chunks, AsyncIterable):
         return "".join([piece async for piece in chunks])
     return "".join(chunks)
 
 
-@dataclass(frozen=True)
-class ToolCallContext:
-    """Everything one execution of a tool receives besides its request (T9).
+@dataclass(frozen=True, kw_only=True)
+class CallContext:
+    """What every tool call receives besides its input (T9, Q6), made fresh for each call.
 
-    Made fresh for every call, so that tools, which are shared singletons,
-    keep nothing per request (T11).
+    Tools are shared singletons: they keep nothing per request (T11).
     """
 
-    task: TaskInfo
-    """The task the tool runs on."""
-    text: str
-    """The execution text (M3): prompt context, marker, task prompt."""
-    systems: tuple[str, ...] = ()
-    """The request's system filter (T3)."""
-    user_lang: str = "en"
-    """The user's language, decided once per message (T10)."""
-    important_words: tuple[str, ...] = ()
-    """Key words of the question (A1)."""
-    search_words: str = ""
-    """Words the routing call gave for searching the documents, in their language (D9):
-    a search tool may search with them beside :attr:`text`; ``""``: none."""
-    user_data: Mapping[str, Any] | None = None
-    """The request's user data (T4)."""
-    progress: ProgressEmitter = field(default_factory=lambda: ProgressEmitter("tool"))
-    """Null-safe progress emitter (P1-P3)."""
-    stream_answer: AnswerStreamer = _no_stream
-    """Streams a finished answer to the client; return ``as_answered`` after it (R4)."""
-    astream_answer: AsyncAnswerStreamer = _no_astream
-    """Async :attr:`stream_answer` for ``aexecute``: takes an async iterable of chunks too."""
-    llm: PassageReader | None = None
-    """The run's model for tools that read text with it (search tools), counted and capped (D7)."""
     idempotency_key: str = ""
     """Q6: the same for every re-execution of this call (same thread, message, task, tool
-    and clarification round), different for any other call; dedupe side effects on it."""
+    and clarification round), different for any other call; dedupe side effects on it.
+    ``""``: a direct call outside a graph, no key."""
+    user_lang: str = "en"
+    """The user's language, decided once per message (T10)."""
+    systems: tuple[str, ...] = ()
+    """The request's system filter (T3)."""
+    user_data: Mapping[str, Any] | None = None
+    """The request's user data (T4): never log it, nor put it in an output beyond what the
+    answer needs (X4)."""
+    progress: ProgressEmitter = field(default_factory=lambda: ProgressEmitter("tool"))
+    """Null-safe progress emitter (P1-P3)."""
     amends: tuple[str, ...] = ()
     """Q2, Q6: for a tool that takes amendments (``takes_amendments``), called again for a
     request the person amended while a question waited ("Sorry, I meant ..."): the keys of
     the earlier calls whose effect this call replaces, oldest first (the call of the
     request it amends last). Update or cancel that effect instead of acting anew; ``()``:
     the call replaces none."""
-
-    @property
-    def task_no(self) -> str:
-        """The id of the task the tool runs on."""
-        return self.task.task_no
 
     @property
     def effect_key(self) -> str:
@@ -165,6 +148,33 @@ class ToolCallContext:
         that upserts its record on it keeps one effect per request.
         """
         return self.amends[0] if self.amends else self.idempotency_key
+
+
+@dataclass(frozen=True)
+class ToolCallContext(CallContext):
+    """Everything one execution of a chatbot tool receives besides its request (T9)."""
+
+    task: TaskInfo
+    """The task the tool runs on."""
+    text: str
+    """The execution text (M3): prompt context, marker, task prompt."""
+    _: KW_ONLY
+    important_words: tuple[str, ...] = ()
+    """Key words of the question (A1)."""
+    search_words: str = ""
+    """Words the routing call gave for searching the documents, in their language (D9):
+    a search tool may search with them beside :attr:`text`; ``""``: none."""
+    stream_answer: AnswerStreamer = "".join
+    """Streams a finished answer to the client; return ``as_answered`` after it (R4)."""
+    astream_answer: AsyncAnswerStreamer = _no_astream
+    """Async :attr:`stream_answer` for ``aexecute``: takes an async iterable of chunks too."""
+    llm: PassageReader | None = None
+    """The run's model for tools that read text with it (search tools), counted and capped (D7)."""
+
+    @property
+    def task_no(self) -> str:
+        """The id of the task the tool runs on."""
+        return self.task.task_no
 
 
 class ChatbotTool(Generic[RequestT]):
@@ -242,9 +252,7 @@ class ChatbotTool(Generic[RequestT]):
         Implement this, :meth:`aexecute`, or both. A tool with only :meth:`aexecute`
         also runs under a sync ``invoke`` (its coroutine is run to completion).
         """
-        if overrides(self, "aexecute", ChatbotTool):
-            return run_blocking(self.aexecute(request, ctx))
-        raise NotImplementedError(MISSING_EXECUTE.format(cls=type(self).__name__, method="execute"))
+        return run_async_twin(self, "execute", request, ctx)
 
     async def aexecute(self, request: RequestT, ctx: ToolCallContext) -> ToolResult | None:
         """Async :meth:`execute`, awaited under ``ainvoke``/``astream``.

@@ -9,31 +9,21 @@ async twin runs its coroutine to completion.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from toolweave.state.results import ToolResult
 from toolweave.tools.base import (
-    MISSING_EXECUTE,
     ChatbotTool,
     PriorContext,
     RequestT,
     ToolCallContext,
-    overrides,
-    run_blocking,
+    run_async_twin,
 )
 
 CONSUMER_PLAIN_EXECUTE = (
     "{name} is a ContextConsumerTool: the orchestrator calls execute_with_prior_context(), "
     "never execute() (B2)"
 )
-
-
-def _run_async_twin(tool: object, method: str, owner: type, *args: Any) -> ToolResult | None:
-    """A sync ``method`` of a tool that implements only its async twin ``a<method>``."""
-    if not overrides(tool, f"a{method}", owner):
-        raise NotImplementedError(MISSING_EXECUTE.format(cls=type(tool).__name__, method=method))
-    result: ToolResult | None = run_blocking(getattr(tool, f"a{method}")(*args))
-    return result
 
 
 class ContextConsumerTool(ChatbotTool[RequestT]):
@@ -55,9 +45,7 @@ class ContextConsumerTool(ChatbotTool[RequestT]):
         self, request: RequestT, ctx: ToolCallContext, prior_context: PriorContext
     ) -> ToolResult | None:
         """Run with a snapshot of the buffer keyed ``"task_no:tool_name"`` (B2)."""
-        return _run_async_twin(
-            self, "execute_with_prior_context", ContextConsumerTool, request, ctx, prior_context
-        )
+        return run_async_twin(self, "execute_with_prior_context", request, ctx, prior_context)
 
     async def aexecute_with_prior_context(
         self, request: RequestT, ctx: ToolCallContext, prior_context: PriorContext
@@ -77,9 +65,7 @@ class ClarifiableTool(ChatbotTool[RequestT]):
         self, request: RequestT, ctx: ToolCallContext, reply: str
     ) -> ToolResult | None:
         """Continue after the user answered the clarification question (Q2)."""
-        return _run_async_twin(
-            self, "execute_with_clarification", ClarifiableTool, request, ctx, reply
-        )
+        return run_async_twin(self, "execute_with_clarification", request, ctx, reply)
 
     async def aexecute_with_clarification(
         self, request: RequestT, ctx: ToolCallContext, reply: str
@@ -95,15 +81,8 @@ class ClarifiableContextConsumerTool(ContextConsumerTool[RequestT]):
         self, request: RequestT, ctx: ToolCallContext, reply: str, prior_context: PriorContext
     ) -> ToolResult | None:
         """Continue after the user's reply, with the prior context again (B3)."""
-        return _run_async_twin(
-            self,
-            "execute_with_clarification_and_prior_context",
-            ClarifiableContextConsumerTool,
-            request,
-            ctx,
-            reply,
-            prior_context,
-        )
+        method = "execute_with_clarification_and_prior_context"
+        return run_async_twin(self, method, request, ctx, reply, prior_context)
 
     async def aexecute_with_clarification_and_prior_context(
         self, request: RequestT, ctx: ToolCallContext, reply: str, prior_context: PriorContext

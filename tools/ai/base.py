@@ -29,20 +29,19 @@ once per class, at registration (:func:`context_parameter`); a tool written with
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import functools
 import inspect
 import json
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from importlib import resources
 from typing import Any, ClassVar, Literal, TypeVar
 
 from toolweave.state.errors import ConfigurationError
+from toolweave.tools.base import CallContext
 from toolweave.tools.effects import Call
-from toolweave.tools.progress import ProgressEmitter
 from toolweave.tools.text import readable
 
 
@@ -111,44 +110,17 @@ class AiTool:
         return f"<{type(self).__name__}>"
 
 
-@dataclass(frozen=True)
-class AiToolContext:
+@dataclass(frozen=True, kw_only=True)
+class AiToolContext(CallContext):
     """What one server-side call of an AI system tool receives besides its input (W2, Q6).
 
-    Made fresh for every call, so that tools, which are shared singletons, keep
-    nothing per request. The part of a chatbot tool's ``ToolCallContext`` that is
-    about the call itself; a direct call outside a graph gets :data:`NO_CONTEXT`.
+    The part of a chatbot tool's ``ToolCallContext`` that is about the call itself
+    (``amends`` for a tool defined with ``builder.takes_amendments()``); a direct call
+    outside a graph gets :data:`NO_CONTEXT`.
     """
 
-    idempotency_key: str = ""
-    """Q6: the key a chatbot tool gets for the same call (thread, message, task, tool,
-    clarification round): the same when the call is made again (a crash before its step
-    was saved, the run resumed, the message re-sent with its id), different for any other
-    call. Dedupe side effects on it; ``""``: a direct call, no key."""
     task_no: str = ""
     """The id of the task the tool runs on."""
-    user_lang: str = "en"
-    """The user's language, decided once per message (T10)."""
-    systems: tuple[str, ...] = ()
-    """The request's system filter (T3)."""
-    user_data: Mapping[str, Any] | None = None
-    """The request's user data (T4): never log it, nor put it in the tool's output
-    beyond what the answer needs (X4)."""
-    progress: ProgressEmitter = dataclasses.field(default_factory=lambda: ProgressEmitter("tool"))
-    """Null-safe progress emitter (P1-P3)."""
-    amends: tuple[str, ...] = ()
-    """Q2, Q6: for a tool defined with ``builder.takes_amendments()``, called again for a
-    request the person amended while a question waited: the keys of the earlier calls
-    whose effect this call replaces, oldest first (as ``ToolCallContext.amends``)."""
-
-    @property
-    def effect_key(self) -> str:
-        """The key of the effect this call makes or changes (Q6).
-
-        The first of :attr:`amends`, else :attr:`idempotency_key`, as
-        ``ToolCallContext.effect_key``.
-        """
-        return self.amends[0] if self.amends else self.idempotency_key
 
 
 NO_CONTEXT = AiToolContext()

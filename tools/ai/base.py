@@ -1,29 +1,10 @@
 """AI system tools (SPEC §14, seed 002): ``AiTool``, its builder and its checked definition (W1).
 
-An AI system tool is defined by a developer through a builder, exactly as in the
-seed's Java API::
-
-    class ExampleAiTool(AiTool):
-        def define(self, builder: AiToolBuilder) -> None:
-            builder.id("example-tool").name("example-tool-name").user_description(
-                "shown to people"
-            ).ai_description("shown to the model").input_json_schema(SCHEMA).scope(
-                AiToolScope.SERVER
-            )
-
-        def execute(self, input: str) -> str:
-            return json.dumps(json.loads(input)["exampleParam"] + " answered")
-
-``define`` is called once, when the tool is registered; the builder's fields are
-checked then (required fields, a JSON Schema that parses and is a valid schema)
-and frozen into an :class:`AiToolDefinition`.
-
-A tool that acts takes the call's context as a second parameter,
-``execute(self, input, ctx: AiToolContext = NO_CONTEXT)``: its
-``ctx.idempotency_key`` is the key a chatbot tool gets for the same call (Q6), so
-it can make its effect once. Whether ``execute`` (and ``aexecute``) take it is read
-once per class, at registration (:func:`context_parameter`); a tool written with
-``execute(self, input)`` runs as before.
+A developer fills an :class:`AiToolBuilder` in ``define``, as in the seed's Java API;
+``define`` runs once, at registration, and its fields are checked and frozen into an
+:class:`AiToolDefinition`. A tool that acts takes the call's context after ``input``
+(``execute(self, input, ctx: AiToolContext = NO_CONTEXT)``) for its idempotency key
+(Q6); a guide with examples: ``docs/concepts/ai-tools.md``.
 """
 
 from __future__ import annotations
@@ -141,13 +122,11 @@ def context_parameter(cls: type[AiTool], method: str) -> ContextParameter:
     Raises:
         AiToolDefinitionError: The method requires more than ``input`` and the context.
     """
-    function: Callable[..., Any] = getattr(cls, method)
-    return _parameter_of(function, cls.__qualname__, method)
+    return _parameter_of(getattr(cls, method), cls.__qualname__, method)
 
 
 @functools.cache
 def _parameter_of(function: Callable[..., Any], label: str, method: str) -> ContextParameter:
-    """:func:`context_parameter` of one function, read once."""
     parameters = list(inspect.signature(function).parameters.values())[1:]
     kinds = inspect.Parameter
     positional = [

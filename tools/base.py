@@ -29,8 +29,7 @@ from toolweave.tools.text import readable
 class PassageReader(Protocol):
     """A tool's counted handle on the run's model (``ctx.llm``), implemented by the LLM port.
 
-    Declared here, below the port, so tools depend on this protocol and never on
-    the ``toolweave.llm`` layer above them.
+    Declared here so that tools never depend on the ``toolweave.llm`` layer above them.
     """
 
     @property
@@ -257,20 +256,17 @@ class ChatbotTool(Generic[RequestT]):
     async def aexecute(self, request: RequestT, ctx: ToolCallContext) -> ToolResult | None:
         """Async :meth:`execute`, awaited under ``ainvoke``/``astream``.
 
-        The default runs :meth:`execute` in a worker thread (context variables
-        kept); override it for a tool that does I/O, so that many concurrent runs
-        wait on it without holding a thread each.
+        The default runs :meth:`execute` in a worker thread; override it for a tool that
+        does I/O, so that concurrent runs wait on it without holding a thread each.
         """
         return await asyncio.to_thread(self.execute, request, ctx)
 
     def result_text(self, text: str, *, user_lang: str) -> str:
         """How a result of this tool reads in the answer (R10); the context buffer keeps it raw.
 
-        Applied to the texts of the tool's context documents, guaranteed context and
-        finished answer before they reach the answering step. The default writes a
-        JSON object or list out as one ``"Field: value"`` line per field
-        (:func:`toolweave.tools.text.readable`) and keeps any other text as it is;
-        override it to say what a result means, in the user's language.
+        The default writes a JSON object or list out as one ``"Field: value"`` line per
+        field (:func:`toolweave.tools.text.readable`), other text as it is; override it
+        to say what a result means, in the user's language.
         """
         return readable(text)
 

@@ -1,10 +1,7 @@
-"""JSON Schema → pydantic model, written once (T6, W2, W6).
+"""JSON Schema → pydantic model, one mapping for the adapters and the AI tools (T6, W2, W6).
 
-Used for both the adapters' request models and the AI tools' extraction models, so a
-schema means the same thing in both: ``enum``/``const`` → ``Literal``, unions, typed
-arrays, nested objects, local ``$ref`` (recursive → ``dict[str, Any]``), required vs
-defaulted fields. ``partial=True`` makes every field optional (T6). An unknown part
-becomes ``Any``; the JSON Schema check (W2) still applies the whole schema.
+``enum``/``const`` → ``Literal``, unions, typed arrays, nested objects, local ``$ref``
+(recursive → ``dict[str, Any]``); an unknown part becomes ``Any`` (the W2 check still applies).
 """
 
 from __future__ import annotations

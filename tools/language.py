@@ -64,14 +64,10 @@ POLISH_WORDS = (
 """Polish words that say nothing about the topic, none of them a Hungarian or English one."""
 
 WEEKDAY_PREFIXES = (
-    ("monday", "hetfo"),
-    ("tuesday", "kedd"),
-    ("wednesday", "szerd"),
-    ("thursday", "thurs", "csutortok"),
-    ("friday", "pentek"),
-    ("saturday", "szombat"),
+    ("monday", "hetfo"), ("tuesday", "kedd"), ("wednesday", "szerd"),
+    ("thursday", "thurs", "csutortok"), ("friday", "pentek"), ("saturday", "szombat"),
     ("sunday", "vasarnap"),
-)
+)  # fmt: skip
 """Folded prefixes of each weekday's names, Monday first; the last one is Hungarian."""
 WEEKDAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
@@ -88,11 +84,8 @@ class LanguageGuess:
 
     lang: str | None
     hungarian: int
-    """Points for Hungarian."""
     english: int
-    """Points for English."""
     polish: int = 0
-    """Points for Polish."""
 
     @property
     def points(self) -> dict[str, int]:

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 
 from toolweave.state.errors import ConfigurationError
 from toolweave.tools.base import CallContext
-from toolweave.tools.effects import Call
+from toolweave.tools.effects import Call, blocking
 from toolweave.tools.text import readable
 
 
@@ -64,26 +64,23 @@ class AiTool:
     def execute(self, input: str) -> str:
         """Run the tool on the model's JSON ``input``; return text the model can read (W2).
 
-        An override may take the call's context after ``input``,
-        ``execute(self, input, ctx: AiToolContext = NO_CONTEXT)``, for the call's
-        idempotency key (Q6) and user data (T4); the graph passes it then.
+        An override may take the call's context after ``input``, ``execute(self, input,
+        ctx: AiToolContext = NO_CONTEXT)``, for its idempotency key (Q6) and user data (T4).
         """
         raise NotImplementedError(f"{type(self).__name__} must implement execute()")
 
     async def aexecute(self, input: str) -> str:
         """Async :meth:`execute`; the default runs the sync one in a worker thread.
 
-        An override may take the call's context as :meth:`execute` does; with the
-        default, an ``execute`` that takes it gets it in the worker thread too.
+        An override may take the call's context as :meth:`execute` does.
         """
         return await asyncio.to_thread(self.execute, input)
 
     def result_text(self, output: str, *, user_lang: str) -> str:
         """How an output of :meth:`execute` (or of the client's run) reads in the answer (R10).
 
-        The default writes a JSON object or list out as one ``"Field: value"`` line
-        per field (:func:`toolweave.tools.text.readable`); override it to say what the
-        result means (the slots found, the form filled), in ``user_lang``.
+        As ``ChatbotTool.result_text``: JSON as ``"Field: value"`` lines; override it to say
+        what the result means, in ``user_lang``.
         """
         return readable(output)
 
@@ -167,15 +164,13 @@ def _bound(tool: AiTool, method: str, input: str, ctx: AiToolContext) -> Callabl
 def execution(tool: AiTool, input: str, ctx: AiToolContext = NO_CONTEXT) -> Call[str]:
     """The effect of running ``tool`` on ``input``: :meth:`~AiTool.execute` or its async twin.
 
-    ``ctx``: the call's context (Q6), passed to a method that takes it
-    (:func:`context_parameter`). A tool whose ``aexecute`` is the default runs its
-    ``execute`` in a worker thread, with the context too.
+    ``ctx`` (Q6) goes to a method that takes it; with the default ``aexecute``, ``execute``
+    runs in a worker thread.
     """
     run = _bound(tool, "execute", input, ctx)
     if type(tool).aexecute is AiTool.aexecute:
-        return Call(run, lambda: asyncio.to_thread(run))
-    arun = _bound(tool, "aexecute", input, ctx)
-    return Call(run, arun)
+        return blocking(run)
+    return Call(run, _bound(tool, "aexecute", input, ctx))
 
 
 ToolT = TypeVar("ToolT", bound=type[AiTool])
@@ -232,18 +227,14 @@ class AiToolBuilder:
     def side_effects(self, value: bool = True) -> AiToolBuilder:
         """The tool changes something outside the run (it books, records, sends; optional).
 
-        In orchestration it is then a chatbot tool with ``side_effects``: never run on
-        a yes in doubt (A9). Its ``execute`` should take the call's context and dedupe
-        on its key (Q6).
+        Then never run on a yes in doubt (A9); its ``execute`` should dedupe on ``ctx``'s key (Q6).
         """
         return self._set("side_effects", value)
 
     def takes_amendments(self, value: bool = True) -> AiToolBuilder:
         """A tool that acts updates or cancels its earlier effect for an amended request.
 
-        In orchestration it is then a chatbot tool with ``takes_amendments``: called
-        again for a request amended while a question waited, with ``ctx.amends`` (Q2,
-        Q6); without it the amended request does not call it again (S5).
+        Called again for it with ``ctx.amends`` (Q2, Q6); without this, it is not (S5).
         """
         return self._set("takes_amendments", value)
 
@@ -284,13 +275,9 @@ class AiToolDefinition:
 
     def runs_in_client(self, announced: frozenset[str]) -> bool:
         """W3: whether a run whose client announced ``announced`` runs the tool there."""
-        match self.scope:
-            case AiToolScope.SERVER:
-                return False
-            case AiToolScope.CLIENT:
-                return True
-            case AiToolScope.ALL:
-                return self.id in announced
+        return self.scope is AiToolScope.CLIENT or (
+            self.scope is AiToolScope.ALL and self.id in announced
+        )
 
     def client_script_source(self) -> str | None:
         """The text of the tool's client script, or ``None`` when it has none."""

@@ -151,7 +151,7 @@ class CallContext:
 
 @dataclass(frozen=True)
 class ToolCallContext(CallContext):
-    """Everything one execution of a chatbot tool receives besides its request (T9)."""
+    """Everything one execution of a tool receives besides its request (T9)."""
 
     task: TaskInfo
     """The task the tool runs on."""

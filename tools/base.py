@@ -201,10 +201,8 @@ class ChatbotTool(Generic[RequestT]):
     description: ClassVar[str] = ""
     """A sentence for people (``toolweave tools``) and for lexical routing offline."""
     required_inputs: ClassVar[tuple[str, ...]] = ()
-    """Request fields the tool cannot run without (T13): while one is unfilled the graph
-    does not call a plain tool; it declines (R1, the ledger naming them) or asks for it
-    (Q1, ``ask_for_missing_inputs``). A clarifiable tool is called and handles the gap.
-    Adapted tools fill it from their schema (:mod:`toolweave.tools.required`)."""
+    """Request fields the tool cannot run without (T13): while one is unfilled a plain tool
+    is not called; the graph declines (R1) or asks for it (Q1, ``ask_for_missing_inputs``)."""
     ask_for_missing_inputs: ClassVar[bool] = False
     """Ask the user for an unfilled required input instead of declining (T13, Q1);
     ``Domain.ask_for_missing_inputs`` says so for every tool of a domain."""
@@ -225,17 +223,13 @@ class ChatbotTool(Generic[RequestT]):
     """Questions that look like the tool's but are not for it (A9): a terminal tool, or
     one that acts, is not taken for a task closer to one of them than to its own examples."""
     side_effects: ClassVar[bool] = False
-    """True when running the tool changes something outside the run (it books, records
-    or sends: Q6's idempotency key is for it). Its routed yes is then taken only on the
-    evidence a finished answer needs (A9: its declared intent or a word only it has,
-    not its ``not_for`` questions), whatever its result kind, and a yes in doubt does
-    not run it at all: nothing is done on a verdict that is not clear."""
+    """True when running the tool changes something outside the run (it books, records or
+    sends; Q6's key is for it): its routed yes is taken only on the evidence a finished
+    answer needs (A9), and a yes in doubt does not run it at all."""
     takes_amendments: ClassVar[bool] = False
-    """For a tool that acts: True when, called again for an amended request (Q2: "Sorry,
-    I meant ..." while a question waits), it updates or cancels its earlier effect itself,
-    reading ``ctx.amends`` (or upserting on ``ctx.effect_key``). False (the default): the
-    amended request does not call it again; its earlier result stands and reaches the
-    answer marked as done before the amendment and not changed by it (S5, Q6)."""
+    """For a tool that acts: True when, called again for an amended request (Q2: "Sorry, I
+    meant ..."), it updates or cancels its earlier effect itself (``ctx.amends``,
+    ``ctx.effect_key``). False: it is not called again; its earlier result stands (S5, Q6)."""
 
     def is_eligible(self, user_data: Mapping[str, Any] | None) -> bool:
         """Non-LLM gate run before routing (T4); default ``True``."""
@@ -248,8 +242,7 @@ class ChatbotTool(Generic[RequestT]):
     def execute(self, request: RequestT, ctx: ToolCallContext) -> ToolResult | None:
         """Run the tool (T9); ``None`` means "not mine" (R1).
 
-        Implement this, :meth:`aexecute`, or both. A tool with only :meth:`aexecute`
-        also runs under a sync ``invoke`` (its coroutine is run to completion).
+        Implement this, :meth:`aexecute`, or both (only :meth:`aexecute` runs under ``invoke`` too).
         """
         return run_async_twin(self, "execute", request, ctx)
 

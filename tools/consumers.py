@@ -1,9 +1,7 @@
 """Tools that consume the context buffer or ask the user (B2, B3, Q1).
 
-Each method has an async twin with an ``a`` prefix, awaited under
-``ainvoke``/``astream``. Implement either or both: the async default runs the sync
-method in a worker thread, and a sync call of a tool that implements only the
-async twin runs its coroutine to completion.
+Each method has an async twin (``a`` prefix): implement either or both; the async default
+runs the sync method in a worker thread, the sync default runs the async twin's coroutine.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """The language detector for short chat messages: Hungarian, English or Polish (T10).
 
-Evidence is topic-neutral: one language's stop words, cue words, weekdays and
-letters (a capitalised word after the first may be a name, so it counts less). A
-verdict is *confident* with :data:`MIN_EVIDENCE` points and twice the others', or for
-one greeting; normalization trusts only a confident verdict over the model's tag.
+Evidence is topic-neutral (stop words, cue words, weekdays, letters); a verdict needs
+:data:`MIN_EVIDENCE` points and twice the others', or one greeting.
 """
 
 from __future__ import annotations

@@ -110,7 +110,3 @@ class ToolRegistry(KeyedRegistry[AnyTool]):
     def qualified_name(self, tool: AnyTool) -> str:
         """The prefixed name under which :meth:`get` finds ``tool`` (``"<domain>.<name>"``)."""
         return qualified_name(tool.domain, tool.name)
-
-    def names(self) -> list[str]:
-        """Registered names, in registration order."""
-        return list(self._tools)

@@ -1,8 +1,4 @@
-"""The text kit: tokenising, folding, stemming (Hungarian, English, Polish), sentence splitting.
-
-One definition of word, stem, sentence and stop word for keyword search and the offline
-model; a domain passes its own words as configuration.
-"""
+"""The text kit: tokenising, folding, stemming (Hungarian, English, Polish), sentence splitting."""
 
 from __future__ import annotations
 
@@ -157,11 +153,8 @@ def _stemmers() -> dict[str, _Stemmer]:
     # Snowball stemmers keep state while stemming: one set per thread
     found = cast("dict[str, _Stemmer] | None", getattr(_local, "stemmers", None))
     if found is None:
-        found = {
-            "hu": cast(_Stemmer, snowballstemmer.stemmer("hungarian")),
-            "en": cast(_Stemmer, snowballstemmer.stemmer("english")),
-            "pl": cast(_Stemmer, snowballstemmer.stemmer("polish")),
-        }
+        names = {"hu": "hungarian", "en": "english", "pl": "polish"}
+        found = {code: cast(_Stemmer, snowballstemmer.stemmer(n)) for code, n in names.items()}
         _local.stemmers = found
     return found
 

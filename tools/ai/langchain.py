@@ -121,26 +121,18 @@ class AiLangChainTool(BaseTool):
         ProgressEmitter(self.name, writer)("ERROR", type(exc).__name__)
         return TOOL_FAILED.format(name=self.name, error=type(exc).__name__)
 
-    def _reply_without_running(
-        self, kwargs: dict[str, Any]
-    ) -> tuple[str, str | None, AiToolContext]:
-        """The input text, the reply when the tool does not run here (W2, W3), its context."""
+    def _steps(self, kwargs: dict[str, Any]) -> Steps[str]:
+        """The reply when the tool does not run here (W2, W3), else its output or failure (R7)."""
         call_id = kwargs.pop(_CALL_ID, None)
         kwargs.pop("run_manager", None)
         text = json.dumps(kwargs, ensure_ascii=False)
-        ctx = call_context(self.registered.definition.id, call_id)
-        check = check_input(self.registered.definition, text)
+        definition = self.registered.definition
+        ctx = call_context(definition.id, call_id)
+        check = check_input(definition, text)
         if not check.ok:
-            return text, INVALID_INPUT.format(error=check.error, name=self.name), ctx
-        if self.registered.definition.runs_in_client(_announced()):
-            return text, self._client(text, call_id), ctx
-        return text, None, ctx
-
-    def _steps(self, kwargs: dict[str, Any]) -> Steps[str]:
-        """The reply when the tool does not run here, else its output or its failure (R7)."""
-        text, reply, ctx = self._reply_without_running(kwargs)
-        if reply is not None:
-            return reply
+            return INVALID_INPUT.format(error=check.error, name=self.name)
+        if definition.runs_in_client(_announced()):
+            return self._client(text, call_id)
         try:
             return (yield from perform(execution(self.registered.tool, text, ctx)))
         except Exception as exc:  # R7: contained, reported to the model and the stream

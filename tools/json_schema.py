@@ -14,12 +14,8 @@ from typing import Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 _SCALARS: Mapping[str, Any] = {
-    "string": str,
-    "integer": int,
-    "number": float,
-    "boolean": bool,
-    "null": type(None),
-}
+    "string": str, "integer": int, "number": float, "boolean": bool, "null": type(None)
+}  # fmt: skip
 _LITERAL_VALUES = (str, int, bool, type(None))
 DATE_FORMATS = frozenset({"date", "date-time"})
 """String formats a field keeps in the schema sent, and grounding checks (T7)."""

@@ -187,12 +187,8 @@ class CandidateIndex:
         for terms in query_words(prompt):
             if ignore and any(term in ignore for term in terms):
                 continue
-            found = [postings for term in terms if (postings := self._postings.get(term))]
-            if not found:
-                continue
-            # a word counts once per tool, with its best-scoring term
-            best = {doc: value for doc, value in found[0].items() if value > 0.0}
-            for postings in found[1:]:
+            best: dict[int, float] = {}  # a word counts once per tool, with its best term
+            for postings in (self._postings.get(term, {}) for term in terms):
                 for doc, value in postings.items():
                     if value > best.get(doc, 0.0):
                         best[doc] = value

@@ -19,10 +19,8 @@ from toolweave.tools.base import ChatbotTool
 from toolweave.tools.consumers import ClarifiableContextConsumerTool, ClarifiableTool
 
 ASK_FOR_INPUT = {
-    "en": "Which {field}?",
-    "hu": "Kérem, adja meg: {field}.",
-    "pl": "Proszę podać: {field}.",
-}
+    "en": "Which {field}?", "hu": "Kérem, adja meg: {field}.", "pl": "Proszę podać: {field}."
+}  # fmt: skip
 """The question for the first unfilled required input (Q1), by language."""
 
 

@@ -118,13 +118,9 @@ STOPWORDS = STOPWORDS_EN | STOPWORDS_HU | STOPWORDS_PL | PARTICLES_HU | PRONOUNS
 """What the offline model drops from a question before matching it (every stop word, and
 the particles written apart: "el" in "Milyen számon érem el…")."""
 QUERY_STOPWORDS = (
-    FUNCTION_WORDS_EN
-    | FUNCTION_WORDS_HU
-    | FUNCTION_WORDS_PL
-    | PARTICLES_HU
-    | PRONOUNS
-    | PRONOUNS_PL
-)
+    FUNCTION_WORDS_EN | FUNCTION_WORDS_HU | FUNCTION_WORDS_PL
+    | PARTICLES_HU | PRONOUNS | PRONOUNS_PL
+)  # fmt: skip
 """Dropped from queries and tool texts: function words, particles, pronouns (a domain adds more)."""
 
 _local = threading.local()

@@ -132,19 +132,16 @@ class CallContext:
     progress: ProgressEmitter = field(default_factory=lambda: ProgressEmitter("tool"))
     """Null-safe progress emitter (P1-P3)."""
     amends: tuple[str, ...] = ()
-    """Q2, Q6: for a tool that takes amendments (``takes_amendments``), called again for a
-    request the person amended while a question waited ("Sorry, I meant ..."): the keys of
-    the earlier calls whose effect this call replaces, oldest first (the call of the
-    request it amends last). Update or cancel that effect instead of acting anew; ``()``:
-    the call replaces none."""
+    """Q2, Q6: for a tool that takes amendments, called again for an amended request ("Sorry,
+    I meant ..."): the keys of the earlier calls whose effect this call replaces, oldest
+    first. Update or cancel that effect instead of acting anew; ``()``: it replaces none."""
 
     @property
     def effect_key(self) -> str:
         """The key of the effect this call makes or changes (Q6): the first call's key.
 
-        The first of :attr:`amends` when the call replaces earlier ones, else
-        :attr:`idempotency_key`: the same across a request's amendments, so a tool
-        that upserts its record on it keeps one effect per request.
+        The first of :attr:`amends`, else :attr:`idempotency_key`: the same across a
+        request's amendments, so a tool upserting on it keeps one effect per request.
         """
         return self.amends[0] if self.amends else self.idempotency_key
 

@@ -152,9 +152,8 @@ def progress_text(tool_name: str, event: str) -> str:
 class ProgressEmitter:
     """Sends a tool's progress events to LangGraph's custom stream (P2).
 
-    To ``writer``, else the run's sink, else nowhere; a failing listener never fails the
-    tool (P3). Texts are redacted (X4); ``say`` gives the phrase for people (P4). One
-    emitter per tool call (T11).
+    To ``writer``, else the run's sink; a failing listener never fails the tool (P3). Texts
+    are redacted (X4); ``say`` gives the phrase for people (P4). One per tool call (T11).
     """
 
     __slots__ = ("_say", "_task_no", "_tool_name", "_writer")

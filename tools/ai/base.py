@@ -242,11 +242,6 @@ class AiToolBuilder:
         """The client script's path, relative to the tool's package (as :func:`ai_tool_script`)."""
         return self._set("client_script", path)
 
-    # camelCase aliases, so the seed's chain reads the same in Python
-    userDescription = user_description
-    aiDescription = ai_description
-    inputJsonSchema = input_json_schema
-
     def fields(self) -> dict[str, Any]:
         """What was set so far (a copy)."""
         return dict(self._fields)

@@ -113,10 +113,7 @@ async def _no_astream(chunks: AsyncIterable[str] | Iterable[str]) -> str:
 
 @dataclass(frozen=True, kw_only=True)
 class CallContext:
-    """What every tool call receives besides its input (T9, Q6), made fresh for each call.
-
-    Tools are shared singletons: they keep nothing per request (T11).
-    """
+    """What every tool call receives besides its input (T9, Q6), made fresh for each (T11)."""
 
     idempotency_key: str = ""
     """Q6: the same for every re-execution of this call (same thread, message, task, tool

@@ -27,8 +27,7 @@ CONSUMER_PLAIN_EXECUTE = (
 class ContextConsumerTool(ChatbotTool[RequestT]):
     """A tool that builds its result from earlier results (``IContextConsumerTool``).
 
-    The orchestrator always calls :meth:`execute_with_prior_context` (or its
-    async twin) with a snapshot copy of the context buffer (B2).
+    The orchestrator calls :meth:`execute_with_prior_context` with a copy of the buffer (B2).
     """
 
     def execute(self, request: RequestT, ctx: ToolCallContext) -> NoReturn:
@@ -55,8 +54,7 @@ class ContextConsumerTool(ChatbotTool[RequestT]):
 class ClarifiableTool(ChatbotTool[RequestT]):
     """A tool that may answer with a question for the user, ``ToolResult.clarification`` (Q1).
 
-    When the user replies, the same tool continues through
-    :meth:`execute_with_clarification` (Q2).
+    When the user replies, the same tool continues in :meth:`execute_with_clarification` (Q2).
     """
 
     def execute_with_clarification(

@@ -22,11 +22,7 @@ EntryT = TypeVar("EntryT")
 
 
 class KeyedRegistry(Generic[EntryT]):
-    """What the tool registries share: entries by key, in registration order.
-
-    A subclass fills ``_tools`` and may widen :meth:`get`; indexing, ``in``, iteration
-    and ``len`` follow from them.
-    """
+    """What the tool registries share: entries by key (``_tools``), in registration order."""
 
     _tools: dict[str, EntryT]
 
@@ -79,10 +75,8 @@ class ToolRegistry(KeyedRegistry[AnyTool]):
         """Add ``tool``; a tool already under the same name is replaced with a warning (T1).
 
         Raises:
-            ConfigurationError: The tool's ``name`` is missing or not lower_snake_case,
-                the tool under that name came from another outside name (T14), or
-                its declaration would be silently ignored (``required_inputs`` naming
-                no field, a misspelt attribute: :func:`check_declaration`).
+            ConfigurationError: The ``name`` is missing or not lower_snake_case, the tool under
+                it came from another outside name (T14), or :func:`check_declaration` refuses it.
         """
         name = check_tool_name(getattr(tool, "name", None), type(tool).__qualname__)
         check_declaration(tool)

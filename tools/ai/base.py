@@ -179,8 +179,7 @@ ToolT = TypeVar("ToolT", bound=type[AiTool])
 def ai_tool_script(path: str) -> Callable[[ToolT], ToolT]:
     """Class decorator naming the tool's client script (the seed's ``@AiToolComponentScript``).
 
-    ``path`` is relative to the package of the tool's module and ships as package
-    data, e.g. ``@ai_tool_script("js/example-tool.js")``.
+    ``path``: package data of the tool module's package, e.g. ``"js/example-tool.js"``.
     """
 
     def decorate(cls: ToolT) -> ToolT:

@@ -91,7 +91,7 @@ def run_async_twin(tool: object, method: str, *args: Any) -> ToolResult | None:
         NotImplementedError: The twin is the library's default too: neither is implemented.
     """
     twin = f"a{method}"
-    if getattr(type(tool), twin).__module__ in _LIBRARY_DEFAULTS:
+    if getattr(getattr(type(tool), twin), "__module__", None) in _LIBRARY_DEFAULTS:
         raise NotImplementedError(MISSING_EXECUTE.format(cls=type(tool).__name__, method=method))
     result: ToolResult | None = run_blocking(getattr(tool, twin)(*args))
     return result

@@ -80,9 +80,7 @@ class _Builder:
             identifier = field_identifier(prop_name, taken)
             fields[identifier] = self._field(prop_name, identifier, prop, annotation, needed)
         config = ConfigDict(populate_by_name=True, extra="ignore")
-        doc = schema.get("description")
-        model = create_model(name, __config__=config, __doc__=doc, **fields)
-        return model
+        return create_model(name, __config__=config, __doc__=schema.get("description"), **fields)
 
     def _field(
         self,

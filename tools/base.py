@@ -64,28 +64,16 @@ class EmptyRequest(BaseModel):
 
 
 RequestT = TypeVar("RequestT", bound=BaseModel)
-T = TypeVar("T")
 
 MISSING_EXECUTE = "{cls} must implement {method}() or its async twin a{method}()"
 _LIBRARY_DEFAULTS = (__name__, "toolweave.tools.consumers")  # modules of the async defaults
 
 
-def run_blocking(coro: Coroutine[Any, Any, T]) -> T:
-    """Run an async tool method to completion from sync code, context variables kept.
-
-    Inside a running loop (a notebook cell calling ``invoke``) on a fresh loop in a thread.
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    context = contextvars.copy_context()
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(context.run, asyncio.run, coro).result()
-
-
 def run_async_twin(tool: object, method: str, *args: Any) -> ToolResult | None:
     """A sync ``method`` of a tool that implements only its async twin ``a<method>``.
+
+    The coroutine runs to completion with context variables kept; inside a running loop
+    (a notebook cell calling ``invoke``), on a fresh loop in a helper thread.
 
     Raises:
         NotImplementedError: The twin is the library's default too: neither is implemented.
@@ -93,8 +81,13 @@ def run_async_twin(tool: object, method: str, *args: Any) -> ToolResult | None:
     twin = f"a{method}"
     if getattr(getattr(type(tool), twin), "__module__", None) in _LIBRARY_DEFAULTS:
         raise NotImplementedError(MISSING_EXECUTE.format(cls=type(tool).__name__, method=method))
-    result: ToolResult | None = run_blocking(getattr(tool, twin)(*args))
-    return result
+    coro: Coroutine[Any, Any, ToolResult | None] = getattr(tool, twin)(*args)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(contextvars.copy_context().run, asyncio.run, coro).result()
 
 
 AnswerStreamer = Callable[[Iterable[str]], str]

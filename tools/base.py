@@ -14,7 +14,7 @@ from collections.abc import (
     Sequence,
 )
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from enum import Enum
 from typing import Any, ClassVar, Final, Generic, Protocol, TypeVar
 
@@ -29,8 +29,7 @@ from toolweave.tools.text import readable
 class PassageReader(Protocol):
     """A tool's counted handle on the run's model (``ctx.llm``), implemented by the LLM port.
 
-    Declared here, below the port, so tools depend on this protocol and never on
-    the ``toolweave.llm`` layer above them.
+    Declared here so that tools never depend on the ``toolweave.llm`` layer above them.
     """
 
     @property
@@ -65,31 +64,30 @@ class EmptyRequest(BaseModel):
 
 
 RequestT = TypeVar("RequestT", bound=BaseModel)
-T = TypeVar("T")
 
 MISSING_EXECUTE = "{cls} must implement {method}() or its async twin a{method}()"
+_LIBRARY_DEFAULTS = (__name__, "toolweave.tools.consumers")  # modules of the async defaults
 
 
-def overrides(obj: object, method: str, base: type) -> bool:
-    """Whether ``obj``'s class defines ``method`` itself rather than inheriting ``base``'s."""
-    return getattr(type(obj), method, None) is not getattr(base, method, None)
+def run_async_twin(tool: object, method: str, *args: Any) -> ToolResult | None:
+    """A sync ``method`` of a tool that implements only its async twin ``a<method>``.
 
+    The coroutine runs to completion with context variables kept; inside a running loop
+    (a notebook cell calling ``invoke``), on a fresh loop in a helper thread.
 
-def run_blocking(coro: Coroutine[Any, Any, T]) -> T:
-    """Run an async tool method to completion from sync code (``invoke``).
-
-    In a thread without a running event loop the coroutine gets a loop of its own;
-    inside one (a notebook cell calling ``invoke``) it runs on a fresh loop in a
-    helper thread. Context variables go with it either way, so progress and the
-    answer stream still reach the run's listeners.
+    Raises:
+        NotImplementedError: The twin is the library's default too: neither is implemented.
     """
+    twin = f"a{method}"
+    if getattr(getattr(type(tool), twin), "__module__", None) in _LIBRARY_DEFAULTS:
+        raise NotImplementedError(MISSING_EXECUTE.format(cls=type(tool).__name__, method=method))
+    coro: Coroutine[Any, Any, ToolResult | None] = getattr(tool, twin)(*args)
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(coro)
-    context = contextvars.copy_context()
     with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(context.run, asyncio.run, coro).result()
+        return pool.submit(contextvars.copy_context().run, asyncio.run, coro).result()
 
 
 AnswerStreamer = Callable[[Iterable[str]], str]
@@ -100,71 +98,69 @@ AsyncAnswerStreamer = Callable[[AsyncIterable[str] | Iterable[str]], Awaitable[s
 """Async :data:`AnswerStreamer`: streams (async) chunks to the client and returns the text."""
 
 
-def _no_stream(chunks: Iterable[str]) -> str:
-    return "".join(chunks)
-
-
 async def _no_astream(chunks: AsyncIterable[str] | Iterable[str]) -> str:
     if isinstance(chunks, AsyncIterable):
         return "".join([piece async for piece in chunks])
     return "".join(chunks)
 
 
-@dataclass(frozen=True)
-class ToolCallContext:
-    """Everything one execution of a tool receives besides its request (T9).
+@dataclass(frozen=True, kw_only=True)
+class CallContext:
+    """What every tool call receives besides its input (T9, Q6), made fresh for each (T11)."""
 
-    Made fresh for every call, so that tools, which are shared singletons,
-    keep nothing per request (T11).
-    """
-
-    task: TaskInfo
-    """The task the tool runs on."""
-    text: str
-    """The execution text (M3): prompt context, marker, task prompt."""
-    systems: tuple[str, ...] = ()
-    """The request's system filter (T3)."""
-    user_lang: str = "en"
-    """The user's language, decided once per message (T10)."""
-    important_words: tuple[str, ...] = ()
-    """Key words of the question (A1)."""
-    search_words: str = ""
-    """Words the routing call gave for searching the documents, in their language (D9):
-    a search tool may search with them beside :attr:`text`; ``""``: none."""
-    user_data: Mapping[str, Any] | None = None
-    """The request's user data (T4)."""
-    progress: ProgressEmitter = field(default_factory=lambda: ProgressEmitter("tool"))
-    """Null-safe progress emitter (P1-P3)."""
-    stream_answer: AnswerStreamer = _no_stream
-    """Streams a finished answer to the client; return ``as_answered`` after it (R4)."""
-    astream_answer: AsyncAnswerStreamer = _no_astream
-    """Async :attr:`stream_answer` for ``aexecute``: takes an async iterable of chunks too."""
-    llm: PassageReader | None = None
-    """The run's model for tools that read text with it (search tools), counted and capped (D7)."""
     idempotency_key: str = ""
     """Q6: the same for every re-execution of this call (same thread, message, task, tool
-    and clarification round), different for any other call; dedupe side effects on it."""
+    and clarification round), different for any other call; dedupe side effects on it.
+    ``""``: a direct call outside a graph, no key."""
+    user_lang: str = "en"
+    """The user's language, decided once per message (T10)."""
+    systems: tuple[str, ...] = ()
+    """The request's system filter (T3)."""
+    user_data: Mapping[str, Any] | None = None
+    """The request's user data (T4): never log it, nor put it in an output beyond what the
+    answer needs (X4)."""
+    progress: ProgressEmitter = field(default_factory=lambda: ProgressEmitter("tool"))
+    """Null-safe progress emitter (P1-P3)."""
     amends: tuple[str, ...] = ()
-    """Q2, Q6: for a tool that takes amendments (``takes_amendments``), called again for a
-    request the person amended while a question waited ("Sorry, I meant ..."): the keys of
-    the earlier calls whose effect this call replaces, oldest first (the call of the
-    request it amends last). Update or cancel that effect instead of acting anew; ``()``:
-    the call replaces none."""
-
-    @property
-    def task_no(self) -> str:
-        """The id of the task the tool runs on."""
-        return self.task.task_no
+    """Q2, Q6: for a tool that takes amendments, called again for an amended request ("Sorry,
+    I meant ..."): the keys of the earlier calls whose effect this call replaces, oldest
+    first. Update or cancel that effect instead of acting anew; ``()``: it replaces none."""
 
     @property
     def effect_key(self) -> str:
         """The key of the effect this call makes or changes (Q6): the first call's key.
 
-        The first of :attr:`amends` when the call replaces earlier ones, else
-        :attr:`idempotency_key`: the same across a request's amendments, so a tool
-        that upserts its record on it keeps one effect per request.
+        The first of :attr:`amends`, else :attr:`idempotency_key`: the same across a
+        request's amendments, so a tool upserting on it keeps one effect per request.
         """
         return self.amends[0] if self.amends else self.idempotency_key
+
+
+@dataclass(frozen=True)
+class ToolCallContext(CallContext):
+    """Everything one execution of a tool receives besides its request (T9)."""
+
+    task: TaskInfo
+    """The task the tool runs on."""
+    text: str
+    """The execution text (M3): prompt context, marker, task prompt."""
+    _: KW_ONLY
+    important_words: tuple[str, ...] = ()
+    """Key words of the question (A1)."""
+    search_words: str = ""
+    """Words the routing call gave for searching the documents, in their language (D9):
+    a search tool may search with them beside :attr:`text`; ``""``: none."""
+    stream_answer: AnswerStreamer = "".join
+    """Streams a finished answer to the client; return ``as_answered`` after it (R4)."""
+    astream_answer: AsyncAnswerStreamer = _no_astream
+    """Async :attr:`stream_answer` for ``aexecute``: takes an async iterable of chunks too."""
+    llm: PassageReader | None = None
+    """The run's model for tools that read text with it (search tools), counted and capped (D7)."""
+
+    @property
+    def task_no(self) -> str:
+        """The id of the task the tool runs on."""
+        return self.task.task_no
 
 
 class ChatbotTool(Generic[RequestT]):
@@ -192,10 +188,8 @@ class ChatbotTool(Generic[RequestT]):
     description: ClassVar[str] = ""
     """A sentence for people (``toolweave tools``) and for lexical routing offline."""
     required_inputs: ClassVar[tuple[str, ...]] = ()
-    """Request fields the tool cannot run without (T13): while one is unfilled the graph
-    does not call a plain tool; it declines (R1, the ledger naming them) or asks for it
-    (Q1, ``ask_for_missing_inputs``). A clarifiable tool is called and handles the gap.
-    Adapted tools fill it from their schema (:mod:`toolweave.tools.required`)."""
+    """Request fields the tool cannot run without (T13): while one is unfilled a plain tool
+    is not called; the graph declines (R1) or asks for it (Q1, ``ask_for_missing_inputs``)."""
     ask_for_missing_inputs: ClassVar[bool] = False
     """Ask the user for an unfilled required input instead of declining (T13, Q1);
     ``Domain.ask_for_missing_inputs`` says so for every tool of a domain."""
@@ -216,17 +210,13 @@ class ChatbotTool(Generic[RequestT]):
     """Questions that look like the tool's but are not for it (A9): a terminal tool, or
     one that acts, is not taken for a task closer to one of them than to its own examples."""
     side_effects: ClassVar[bool] = False
-    """True when running the tool changes something outside the run (it books, records
-    or sends: Q6's idempotency key is for it). Its routed yes is then taken only on the
-    evidence a finished answer needs (A9: its declared intent or a word only it has,
-    not its ``not_for`` questions), whatever its result kind, and a yes in doubt does
-    not run it at all: nothing is done on a verdict that is not clear."""
+    """True when running the tool changes something outside the run (it books, records or
+    sends; Q6's key is for it): its routed yes is taken only on the evidence a finished
+    answer needs (A9), and a yes in doubt does not run it at all."""
     takes_amendments: ClassVar[bool] = False
-    """For a tool that acts: True when, called again for an amended request (Q2: "Sorry,
-    I meant ..." while a question waits), it updates or cancels its earlier effect itself,
-    reading ``ctx.amends`` (or upserting on ``ctx.effect_key``). False (the default): the
-    amended request does not call it again; its earlier result stands and reaches the
-    answer marked as done before the amendment and not changed by it (S5, Q6)."""
+    """For a tool that acts: True when, called again for an amended request (Q2: "Sorry, I
+    meant ..."), it updates or cancels its earlier effect itself (``ctx.amends``,
+    ``ctx.effect_key``). False: it is not called again; its earlier result stands (S5, Q6)."""
 
     def is_eligible(self, user_data: Mapping[str, Any] | None) -> bool:
         """Non-LLM gate run before routing (T4); default ``True``."""
@@ -239,30 +229,24 @@ class ChatbotTool(Generic[RequestT]):
     def execute(self, request: RequestT, ctx: ToolCallContext) -> ToolResult | None:
         """Run the tool (T9); ``None`` means "not mine" (R1).
 
-        Implement this, :meth:`aexecute`, or both. A tool with only :meth:`aexecute`
-        also runs under a sync ``invoke`` (its coroutine is run to completion).
+        Implement this, :meth:`aexecute`, or both (only :meth:`aexecute` runs under ``invoke`` too).
         """
-        if overrides(self, "aexecute", ChatbotTool):
-            return run_blocking(self.aexecute(request, ctx))
-        raise NotImplementedError(MISSING_EXECUTE.format(cls=type(self).__name__, method="execute"))
+        return run_async_twin(self, "execute", request, ctx)
 
     async def aexecute(self, request: RequestT, ctx: ToolCallContext) -> ToolResult | None:
         """Async :meth:`execute`, awaited under ``ainvoke``/``astream``.
 
-        The default runs :meth:`execute` in a worker thread (context variables
-        kept); override it for a tool that does I/O, so that many concurrent runs
-        wait on it without holding a thread each.
+        The default runs :meth:`execute` in a worker thread; override it for a tool that
+        does I/O, so that concurrent runs wait on it without holding a thread each.
         """
         return await asyncio.to_thread(self.execute, request, ctx)
 
     def result_text(self, text: str, *, user_lang: str) -> str:
         """How a result of this tool reads in the answer (R10); the context buffer keeps it raw.
 
-        Applied to the texts of the tool's context documents, guaranteed context and
-        finished answer before they reach the answering step. The default writes a
-        JSON object or list out as one ``"Field: value"`` line per field
-        (:func:`toolweave.tools.text.readable`) and keeps any other text as it is;
-        override it to say what a result means, in the user's language.
+        The default writes a JSON object or list out as one ``"Field: value"`` line per
+        field (:func:`toolweave.tools.text.readable`), other text as it is; override it
+        to say what a result means, in the user's language.
         """
         return readable(text)
 

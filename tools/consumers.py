@@ -1,25 +1,21 @@
 """Tools that consume the context buffer or ask the user (B2, B3, Q1).
 
-Each method has an async twin with an ``a`` prefix, awaited under
-``ainvoke``/``astream``. Implement either or both: the async default runs the sync
-method in a worker thread, and a sync call of a tool that implements only the
-async twin runs its coroutine to completion.
+Each method has an async twin (``a`` prefix): implement either or both; the async default
+runs the sync method in a worker thread, the sync default runs the async twin's coroutine.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from toolweave.state.results import ToolResult
 from toolweave.tools.base import (
-    MISSING_EXECUTE,
     ChatbotTool,
     PriorContext,
     RequestT,
     ToolCallContext,
-    overrides,
-    run_blocking,
+    run_async_twin,
 )
 
 CONSUMER_PLAIN_EXECUTE = (
@@ -28,19 +24,10 @@ CONSUMER_PLAIN_EXECUTE = (
 )
 
 
-def _run_async_twin(tool: object, method: str, owner: type, *args: Any) -> ToolResult | None:
-    """A sync ``method`` of a tool that implements only its async twin ``a<method>``."""
-    if not overrides(tool, f"a{method}", owner):
-        raise NotImplementedError(MISSING_EXECUTE.format(cls=type(tool).__name__, method=method))
-    result: ToolResult | None = run_blocking(getattr(tool, f"a{method}")(*args))
-    return result
-
-
 class ContextConsumerTool(ChatbotTool[RequestT]):
     """A tool that builds its result from earlier results (``IContextConsumerTool``).
 
-    The orchestrator always calls :meth:`execute_with_prior_context` (or its
-    async twin) with a snapshot copy of the context buffer (B2).
+    The orchestrator calls :meth:`execute_with_prior_context` with a copy of the buffer (B2).
     """
 
     def execute(self, request: RequestT, ctx: ToolCallContext) -> NoReturn:
@@ -55,9 +42,7 @@ class ContextConsumerTool(ChatbotTool[RequestT]):
         self, request: RequestT, ctx: ToolCallContext, prior_context: PriorContext
     ) -> ToolResult | None:
         """Run with a snapshot of the buffer keyed ``"task_no:tool_name"`` (B2)."""
-        return _run_async_twin(
-            self, "execute_with_prior_context", ContextConsumerTool, request, ctx, prior_context
-        )
+        return run_async_twin(self, "execute_with_prior_context", request, ctx, prior_context)
 
     async def aexecute_with_prior_context(
         self, request: RequestT, ctx: ToolCallContext, prior_context: PriorContext
@@ -69,17 +54,14 @@ class ContextConsumerTool(ChatbotTool[RequestT]):
 class ClarifiableTool(ChatbotTool[RequestT]):
     """A tool that may answer with a question for the user, ``ToolResult.clarification`` (Q1).
 
-    When the user replies, the same tool continues through
-    :meth:`execute_with_clarification` (Q2).
+    When the user replies, the same tool continues in :meth:`execute_with_clarification` (Q2).
     """
 
     def execute_with_clarification(
         self, request: RequestT, ctx: ToolCallContext, reply: str
     ) -> ToolResult | None:
         """Continue after the user answered the clarification question (Q2)."""
-        return _run_async_twin(
-            self, "execute_with_clarification", ClarifiableTool, request, ctx, reply
-        )
+        return run_async_twin(self, "execute_with_clarification", request, ctx, reply)
 
     async def aexecute_with_clarification(
         self, request: RequestT, ctx: ToolCallContext, reply: str
@@ -95,15 +77,8 @@ class ClarifiableContextConsumerTool(ContextConsumerTool[RequestT]):
         self, request: RequestT, ctx: ToolCallContext, reply: str, prior_context: PriorContext
     ) -> ToolResult | None:
         """Continue after the user's reply, with the prior context again (B3)."""
-        return _run_async_twin(
-            self,
-            "execute_with_clarification_and_prior_context",
-            ClarifiableContextConsumerTool,
-            request,
-            ctx,
-            reply,
-            prior_context,
-        )
+        method = "execute_with_clarification_and_prior_context"
+        return run_async_twin(self, method, request, ctx, reply, prior_context)
 
     async def aexecute_with_clarification_and_prior_context(
         self, request: RequestT, ctx: ToolCallContext, reply: str, prior_context: PriorContext

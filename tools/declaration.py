@@ -1,8 +1,4 @@
-"""A tool's declaration checked when it is registered (N1, T13): no silent misspelling.
-
-``required_inputs`` naming no field, or a misspelt attribute (``side_effect``) that would
-leave the library's default in place, is a ConfigurationError naming what to write.
-"""
+"""A tool's declaration checked when it is registered (N1, T13): no silent misspelling."""
 
 from __future__ import annotations
 
@@ -23,11 +19,10 @@ def check_declaration(tool: ChatbotTool[Any]) -> None:
     """Refuse a tool whose ``required_inputs`` or attribute names would be silently ignored.
 
     Raises:
-        ConfigurationError: ``request_model`` is no pydantic model or has a field
-            without a default (never valid for a question that omits it), ``required_inputs``
-            names no field of it, a class attribute of the tool's own is a
-            near-spelling of one the library reads (and is not that one), or a method
-            the library calls (``execute``…) cannot take the arguments it is given.
+        ConfigurationError: ``request_model`` is no pydantic model or has a field without a
+            default, ``required_inputs`` names no field of it, an attribute of the tool's own
+            is a near-spelling of one the library reads (``side_effect``), or a method the
+            library calls (``execute``…) cannot take the arguments it is given.
     """
     _check_request_model(tool)
     _check_required_inputs(tool)

@@ -23,9 +23,8 @@ DeepFallbackFactory = Callable[[str | None], AnyTool | None]
 class WithheldKind:
     """A kind of question the domain never answers from generation alone (A7).
 
-    When ``applies`` holds for the question and no tool gave a finished answer
-    (R3, R4), the run answers ``texts`` (by language, ``"en"`` as fallback)
-    instead of a generated answer: a medical yes or no, say, that no drug tool stands behind.
+    When ``applies`` holds and no tool gave a finished answer (R3, R4), the run answers
+    ``texts`` (by language, ``"en"`` as fallback) instead of a generated answer.
     """
 
     name: str
@@ -58,14 +57,10 @@ class Domain:
     deep_fallback: DeepFallbackFactory | None = None
     """Returns the deep-search coordinator for a prompt type, or ``None`` (D2)."""
     always_offered: frozenset[str] = field(default_factory=frozenset)
-    """Tools the candidate pre-filter always offers to the routing call, whatever their
-    rank (T12); they still have to pass the gates (T2-T4)."""
+    """Tools the pre-filter always offers, whatever their rank (T12); gates still apply."""
     routing_embeddings: Embeddings | Literal["auto"] | None = "auto"
     """LangChain embeddings the pre-filter fuses with its keyword ranking (T12); ``"auto"``:
-    the bundled static model when the ``embeddings`` extra is installed, else keywords
-    only; ``None``: keywords only. Tool texts are embedded once per graph (on the first
-    task over the cap), each task prompt once."""
-
+    the bundled static model when the ``embeddings`` extra is installed; ``None``: keywords."""
     progress_messages: ProgressMessages = field(default_factory=dict)
     """Phrases for people of the tools' progress events (P4), keyed ``"EVENT"`` or
     ``"tool:EVENT"``, by language; a tool's own ``progress_messages`` win."""

@@ -1,9 +1,7 @@
 """Effects: a step generator's requests to the outside world, typed, and their two drivers.
 
-Logic is written once, as steps that yield a :class:`Call` or :class:`Sleep`;
-:func:`drive` runs them sync, :func:`adrive` async, and steps compose by
-``yield from`` so one driver runs everything. :func:`perform` gives a call its
-declared result type. It sits in the tools layer so every layer above can import it.
+Logic is written once, as steps that yield a :class:`Call` or :class:`Sleep` and compose
+by ``yield from``; :func:`drive` runs them sync, :func:`adrive` async.
 """
 
 from __future__ import annotations
@@ -45,10 +43,7 @@ Steps: TypeAlias = Generator[Effect, object, R]
 
 
 def perform(effect: Call[T]) -> Steps[T]:
-    """Yield ``effect`` and return its result, typed as the call declares.
-
-    The drivers send back exactly what the call returned, so the narrowing is sound.
-    """
+    """Yield ``effect`` and return its result, typed as the call declares (the drivers send it)."""
     result = yield effect
     return cast(T, result)
 
@@ -72,8 +67,7 @@ def call(
 def blocking(work: Callable[[], T]) -> Call[T]:
     """A call with no async form: the async driver runs ``work`` in a worker thread.
 
-    For sync-only work that may block (I/O without an async client); context
-    variables go with it, so progress events and streamed tokens still arrive.
+    For sync-only work that may block; context variables (progress, streamed tokens) go with it.
     """
     return Call(work, lambda: asyncio.to_thread(work))
 

@@ -60,14 +60,8 @@ def check_systems(systems: Sequence[str], tools: Iterable[AnyTool]) -> None:
 
 
 def system_allows(eligible: EligibleSystem, systems: Sequence[str]) -> bool:
-    """T3: the system gate.
-
-    ``None`` only without a filter; ``ALL`` always; a name or set of names
-    without a filter or when the filter holds one of them.
-    """
-    if eligible is ALL:
-        return True
-    if not systems:
+    """T3: ``None`` passes only without a filter, ``ALL`` always, names also when one is in it."""
+    if eligible is ALL or not systems:
         return True
     if eligible is None:
         return False
@@ -83,11 +77,7 @@ def check_gates(
     user_data: Mapping[str, Any] | None,
     excluded: frozenset[str] = frozenset(),
 ) -> GateVerdict:
-    """Run T2, T3 and T4 for one tool, cheapest first.
-
-    An ``is_eligible`` that raises counts as not eligible: the error is logged
-    and the tool is refused, never the run.
-    """
+    """Run T2, T3 and T4 for one tool, cheapest first; an ``is_eligible`` that raises refuses it."""
     if tool.name in excluded:
         return GateVerdict(False, "excluded", f"excluded by domain {domain!r}")
     if tool.domain is not None and tool.domain != domain:
@@ -117,11 +107,9 @@ def _describe(eligible: EligibleSystem) -> str:
 
 
 def open_without_filter(tool: AnyTool) -> bool:
-    """Whether T3 and T4 pass ``tool`` for any request without a system filter.
+    """Whether T3 and T4 pass ``tool`` for any request without a system filter, once per tool.
 
-    True when it keeps the default ``is_eligible`` (always eligible): with no system
-    filter the system gate passes every tool, so :func:`check_gates` can only say
-    "passed" for it. The graph works this out once per tool, not once per request.
+    True when it keeps the default ``is_eligible``: without a filter the system gate passes all.
     """
     method = getattr(tool, "is_eligible", None)
     return getattr(method, "__func__", None) is ChatbotTool.is_eligible

@@ -1,9 +1,6 @@
 """T12: semantic recall for the candidate pre-filter, vectorised, tool vectors cached on disk.
 
-With the ``embeddings`` extra, ``Domain.routing_embeddings="auto"`` gets
-:class:`StaticEmbeddings` fused with the keyword ranking; without it, keywords alone.
-Tool vectors are cached as ``tool-vectors-<key>.npy``; a cache that fails only costs
-the embedding.
+A cache (``tool-vectors-<key>.npy``) that fails only costs the embedding.
 """
 
 from __future__ import annotations
@@ -60,11 +57,9 @@ def numpy_module() -> Any:
 
 @contextlib.contextmanager
 def _root_logging_kept() -> Iterator[None]:
-    """Undo what an import does to the root logger (N1: the host application's logging).
+    """Undo what an import does to the root logger, the application's (N1).
 
-    ``wordllama`` calls ``logging.basicConfig(level=logging.INFO)`` when imported, which
-    would give an application that embeds toolweave a stderr handler and INFO lines of
-    every library; a library leaves the root logger as the application set it.
+    ``wordllama`` calls ``logging.basicConfig(level=logging.INFO)`` when imported.
     """
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
@@ -153,10 +148,7 @@ def unit_rows(rows: Any) -> Matrix:
 
 
 def static_query(text: str) -> str:
-    """What the static model embeds of a prompt: its content words (stopwords dropped).
-
-    A word-averaging model would average polite filler in as much as the telling words.
-    """
+    """What the static model embeds of a prompt: its content words (no filler averaged in)."""
     return " ".join(content_words(text))
 
 

@@ -1,10 +1,7 @@
-"""JSON Schema → pydantic model, written once (T6, W2, W6).
+"""JSON Schema → pydantic model, one mapping for the adapters and the AI tools (T6, W2, W6).
 
-Used for both the adapters' request models and the AI tools' extraction models, so a
-schema means the same thing in both: ``enum``/``const`` → ``Literal``, unions, typed
-arrays, nested objects, local ``$ref`` (recursive → ``dict[str, Any]``), required vs
-defaulted fields. ``partial=True`` makes every field optional (T6). An unknown part
-becomes ``Any``; the JSON Schema check (W2) still applies the whole schema.
+``enum``/``const`` → ``Literal``, unions, typed arrays, nested objects, local ``$ref``
+(recursive → ``dict[str, Any]``); an unknown part becomes ``Any`` (the W2 check still applies).
 """
 
 from __future__ import annotations
@@ -17,12 +14,8 @@ from typing import Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 _SCALARS: Mapping[str, Any] = {
-    "string": str,
-    "integer": int,
-    "number": float,
-    "boolean": bool,
-    "null": type(None),
-}
+    "string": str, "integer": int, "number": float, "boolean": bool, "null": type(None)
+}  # fmt: skip
 _LITERAL_VALUES = (str, int, bool, type(None))
 DATE_FORMATS = frozenset({"date", "date-time"})
 """String formats a field keeps in the schema sent, and grounding checks (T7)."""
@@ -31,17 +24,16 @@ DATE_FORMATS = frozenset({"date", "date-time"})
 def model_from_schema(
     name: str, schema: Mapping[str, Any], *, partial: bool = False
 ) -> type[BaseModel]:
-    """The pydantic model of an object schema (its ``properties``).
+    """The pydantic model of an object schema (its ``properties``; none: no fields).
 
     Args:
         name: The model's class name (nested models are named after it and their field).
-        schema: A JSON Schema of an object; a schema without ``properties`` gives a
-            model without fields.
+        schema: A JSON Schema of an object.
         partial: Every field optional with default ``None``, at every depth (T6).
 
     Returns:
-        A model that validates by the schema's property names (aliases where a name
-        is not a Python identifier; ``populate_by_name`` accepts both).
+        A model that validates by the schema's property names (aliases where a name is
+        not a Python identifier).
     """
     return _Builder(schema, partial=partial).model(name, schema)
 
@@ -88,9 +80,7 @@ class _Builder:
             identifier = field_identifier(prop_name, taken)
             fields[identifier] = self._field(prop_name, identifier, prop, annotation, needed)
         config = ConfigDict(populate_by_name=True, extra="ignore")
-        doc = schema.get("description")
-        model = create_model(name, __config__=config, __doc__=doc, **fields)
-        return model
+        return create_model(name, __config__=config, __doc__=schema.get("description"), **fields)
 
     def _field(
         self,

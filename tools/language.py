@@ -1,9 +1,7 @@
 """The language detector for short chat messages: Hungarian, English or Polish (T10).
 
-Evidence is topic-neutral: one language's stop words, cue words, weekdays and
-letters (a capitalised word after the first may be a name, so it counts less). A
-verdict is *confident* with :data:`MIN_EVIDENCE` points and twice the others', or for
-one greeting; normalization trusts only a confident verdict over the model's tag.
+Evidence is topic-neutral (stop words, cue words, weekdays, letters); a verdict needs
+:data:`MIN_EVIDENCE` points and twice the others', or one greeting.
 """
 
 from __future__ import annotations
@@ -64,14 +62,10 @@ POLISH_WORDS = (
 """Polish words that say nothing about the topic, none of them a Hungarian or English one."""
 
 WEEKDAY_PREFIXES = (
-    ("monday", "hetfo"),
-    ("tuesday", "kedd"),
-    ("wednesday", "szerd"),
-    ("thursday", "thurs", "csutortok"),
-    ("friday", "pentek"),
-    ("saturday", "szombat"),
+    ("monday", "hetfo"), ("tuesday", "kedd"), ("wednesday", "szerd"),
+    ("thursday", "thurs", "csutortok"), ("friday", "pentek"), ("saturday", "szombat"),
     ("sunday", "vasarnap"),
-)
+)  # fmt: skip
 """Folded prefixes of each weekday's names, Monday first; the last one is Hungarian."""
 WEEKDAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
@@ -88,11 +82,8 @@ class LanguageGuess:
 
     lang: str | None
     hungarian: int
-    """Points for Hungarian."""
     english: int
-    """Points for English."""
     polish: int = 0
-    """Points for Polish."""
 
     @property
     def points(self) -> dict[str, int]:

@@ -1,8 +1,7 @@
 """Plugins: installed packages that provide components (W5, the seed's ``workflow-components``).
 
-An entry point in the group ``toolweave.plugins`` names a :class:`Plugin` (or a
-callable returning one). Discovery is explicit and ordered; a component registered
-twice keeps the last one loaded, with a warning (T1).
+An entry point of ``toolweave.plugins`` names a :class:`Plugin` or a callable returning one;
+discovery is explicit and ordered, and the last component loaded under a name wins (T1).
 """
 
 from __future__ import annotations

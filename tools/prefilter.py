@@ -1,9 +1,7 @@
 """T12: the candidate pre-filter, which keeps the routing call small over thousands of tools.
 
-Above ``Limits.max_routing_candidates``, candidates are ranked against the task
-prompt (never its context, M2) by BM25 over each tool's texts, fused with embeddings
-when present, and only the best are offered, plus ``Domain.always_offered``. Forced
-tools (F1) never come here. The index is built once per graph.
+Above ``Limits.max_routing_candidates``, candidates are ranked against the task prompt (M2)
+by BM25, fused with embeddings when present; the best and ``Domain.always_offered`` stay.
 """
 
 from __future__ import annotations
@@ -118,9 +116,8 @@ class CandidateIndex:
 
     Args:
         tools: The tools to index (the domain's routable tools).
-        embeddings: Optional LangChain embeddings, or ``"auto"`` for the bundled
-            static model when the ``embeddings`` extra is installed; tool texts are
-            embedded once, on the first ranking, and each ranked prompt once per request.
+        embeddings: LangChain embeddings, or ``"auto"`` for the bundled static model when
+            installed; tool texts are embedded on the first ranking.
     """
 
     def __init__(
@@ -190,12 +187,8 @@ class CandidateIndex:
         for terms in query_words(prompt):
             if ignore and any(term in ignore for term in terms):
                 continue
-            found = [postings for term in terms if (postings := self._postings.get(term))]
-            if not found:
-                continue
-            # a word counts once per tool, with its best-scoring term
-            best = {doc: value for doc, value in found[0].items() if value > 0.0}
-            for postings in found[1:]:
+            best: dict[int, float] = {}  # a word counts once per tool, with its best term
+            for postings in (self._postings.get(term, {}) for term in terms):
                 for doc, value in postings.items():
                     if value > best.get(doc, 0.0):
                         best[doc] = value

@@ -1,8 +1,4 @@
-"""The null-safe progress emitter (P1-P3), its phrases for people (P4) and the run's sink (X6).
-
-Events go to the run scope's sink with the run's secrets redacted (X4); each carries
-its code for programs and a ``phrase`` for people.
-"""
+"""The null-safe progress emitter (P1-P3), its phrases for people (P4) and the run's sink (X6)."""
 
 from __future__ import annotations
 
@@ -22,95 +18,60 @@ logger = logging.getLogger(__name__)
 StreamWriter = Callable[[Any], None]
 
 ProgressMessages = Mapping[str, Mapping[str, str]]
-"""Phrases for progress events (P4): key → language → phrase.
+"""Phrases for progress events (P4): key → language → phrase, ``{detail}`` for the detail.
 
-The key is the event (``"FETCHING_DATA"``) or, in a domain's messages, the tool and
-the event (``"department_info:FETCHING_DATA"``, which wins). A phrase may hold
-``{detail}`` for the event's detail. A language the entry lacks falls back to
-``"en"``, then to the entry's first phrase.
+The key is the event (``"FETCHING_DATA"``) or ``"tool:EVENT"`` (which wins); a language
+the entry lacks falls back to ``"en"``, then to the entry's first phrase.
 """
 
 PhraseFn = Callable[[str, str | None], str]
 """The phrase of ``(event, detail)`` for one tool call, in the user's language."""
 
+# fmt: off
 LIBRARY_MESSAGES: ProgressMessages = {
-    "SEARCHING": {
-        "en": "Searching the documents",
-        "hu": "Keresés a dokumentumokban",
-        "pl": "Szukam w dokumentach",
-    },
-    "SEARCHING_FOR": {
-        "en": "Searching the documents for “{detail}”",
-        "hu": "Keresés a dokumentumokban: „{detail}”",
-        "pl": "Szukam w dokumentach: „{detail}”",
-    },
-    "FOUND": {
-        "en": "Passages found: {detail}",
-        "hu": "Talált szövegrészek: {detail}",
-        "pl": "Znalezione fragmenty: {detail}",
-    },
-    "CANDIDATE_PAGES": {
-        "en": "Pages that may say it: {detail}",
-        "hu": "Lehetséges oldalak: {detail}",
-        "pl": "Możliwe strony: {detail}",
-    },
-    "SCANNING_DOMAIN": {
-        "en": "Looking through every page",
-        "hu": "Minden oldalt átnézek",
-        "pl": "Przeglądam wszystkie strony",
-    },
-    "READING_PAGE": {
-        "en": "Reading “{name}” ({n}/{total})",
-        "hu": "Olvasom: „{name}” ({n}/{total})",
-        "pl": "Czytam: „{name}” ({n}/{total})",
-    },
-    "NOTHING_NEW": {
-        "en": "“{name}” ({n}/{total}): nothing new there",
-        "hu": "„{name}” ({n}/{total}): nincs benne új",
-        "pl": "„{name}” ({n}/{total}): nic nowego",
-    },
-    "NOT_IN_PAGE": {
-        "en": "“{name}” ({n}/{total}): no answer there",
-        "hu": "„{name}” ({n}/{total}): nincs benne válasz",
-        "pl": "„{name}” ({n}/{total}): brak odpowiedzi",
-    },
-    "ANSWER_IN_PAGE": {
-        "en": "“{name}” ({n}/{total}): found an answer",
-        "hu": "„{name}” ({n}/{total}): van benne válasz",
-        "pl": "„{name}” ({n}/{total}): jest odpowiedź",
-    },
-    "BUDGET_SPENT": {
-        "en": "Stopped reading: the reading budget is spent",
-        "hu": "Abbahagytam az olvasást: elfogyott a keret",
-        "pl": "Koniec czytania: limit wyczerpany",
-    },
-    "NOT_FOUND": {
-        "en": "No page is about it",
-        "hu": "Nem találtam róla oldalt",
-        "pl": "Brak strony na ten temat",
-    },
-    "TOO_MANY_PAGES": {
-        "en": "Too many pages to read: taking the best sentences",
-        "hu": "Túl sok oldal: a legjobb mondatokat veszem",
-        "pl": "Za dużo stron: biorę najlepsze zdania",
-    },
-    "NOT_READ": {
-        "en": "Taking the best sentences, without reading the pages",
-        "hu": "A legjobb mondatokat veszem, az oldalak elolvasása nélkül",
-        "pl": "Biorę najlepsze zdania, bez czytania stron",
-    },
-    "ERROR": {
-        "en": "A step did not work; answering from what was found",
-        "hu": "Egy lépés nem sikerült; a megtalált adatokból válaszolok",
-        "pl": "Jeden krok się nie powiódł; odpowiedź opiera się na tym, co znaleziono",
-    },
+    "SEARCHING": {"en": "Searching the documents", "hu": "Keresés a dokumentumokban",
+                  "pl": "Szukam w dokumentach"},
+    "SEARCHING_FOR": {"en": "Searching the documents for “{detail}”",
+                      "hu": "Keresés a dokumentumokban: „{detail}”",
+                      "pl": "Szukam w dokumentach: „{detail}”"},
+    "FOUND": {"en": "Passages found: {detail}", "hu": "Talált szövegrészek: {detail}",
+              "pl": "Znalezione fragmenty: {detail}"},
+    "CANDIDATE_PAGES": {"en": "Pages that may say it: {detail}",
+                        "hu": "Lehetséges oldalak: {detail}", "pl": "Możliwe strony: {detail}"},
+    "SCANNING_DOMAIN": {"en": "Looking through every page", "hu": "Minden oldalt átnézek",
+                        "pl": "Przeglądam wszystkie strony"},
+    "READING_PAGE": {"en": "Reading “{name}” ({n}/{total})",
+                     "hu": "Olvasom: „{name}” ({n}/{total})",
+                     "pl": "Czytam: „{name}” ({n}/{total})"},
+    "NOTHING_NEW": {"en": "“{name}” ({n}/{total}): nothing new there",
+                    "hu": "„{name}” ({n}/{total}): nincs benne új",
+                    "pl": "„{name}” ({n}/{total}): nic nowego"},
+    "NOT_IN_PAGE": {"en": "“{name}” ({n}/{total}): no answer there",
+                    "hu": "„{name}” ({n}/{total}): nincs benne válasz",
+                    "pl": "„{name}” ({n}/{total}): brak odpowiedzi"},
+    "ANSWER_IN_PAGE": {"en": "“{name}” ({n}/{total}): found an answer",
+                       "hu": "„{name}” ({n}/{total}): van benne válasz",
+                       "pl": "„{name}” ({n}/{total}): jest odpowiedź"},
+    "BUDGET_SPENT": {"en": "Stopped reading: the reading budget is spent",
+                     "hu": "Abbahagytam az olvasást: elfogyott a keret",
+                     "pl": "Koniec czytania: limit wyczerpany"},
+    "NOT_FOUND": {"en": "No page is about it", "hu": "Nem találtam róla oldalt",
+                  "pl": "Brak strony na ten temat"},
+    "TOO_MANY_PAGES": {"en": "Too many pages to read: taking the best sentences",
+                       "hu": "Túl sok oldal: a legjobb mondatokat veszem",
+                       "pl": "Za dużo stron: biorę najlepsze zdania"},
+    "NOT_READ": {"en": "Taking the best sentences, without reading the pages",
+                 "hu": "A legjobb mondatokat veszem, az oldalak elolvasása nélkül",
+                 "pl": "Biorę najlepsze zdania, bez czytania stron"},
+    "ERROR": {"en": "A step did not work; answering from what was found",
+              "hu": "Egy lépés nem sikerült; a megtalált adatokból válaszolok",
+              "pl": "Jeden krok się nie powiódł; odpowiedź opiera się na tym, co znaleziono"},
 }
-"""The library's own phrases, after the tool's and the domain's: its search tools'
-events (the default retrieval, the deep searches: what was found, the pages read and
-what came of each, an answer, nothing new, D8, or no answer) and a failed step (the
-detail of an ``ERROR`` is an exception's class name: for developers, not people).
-Each says what it counts ("Passages found: 11", never "Found: 11") and names the page
-it reads, in every language the library speaks (:data:`PHRASE_LANGUAGES`)."""
+# fmt: on
+"""The library's own phrases, after the tool's and the domain's: its search tools' events
+(what was found, each page read and what came of it, D8) and a failed step (``ERROR``'s
+detail is an exception's class name). Each says what it counts ("Passages found: 11") and
+names the page it reads, in every language of :data:`PHRASE_LANGUAGES`."""
 
 PHRASE_LANGUAGES = ("en", "hu", "pl")
 """The languages of :data:`LIBRARY_MESSAGES` (any other gets English)."""
@@ -118,15 +79,11 @@ PHRASE_LANGUAGES = ("en", "hu", "pl")
 PAGE_DETAIL = re.compile(
     r"(?P<n>\d+)/(?P<total>\d+): (?P<name>.+?)(?: \(p\. (?P<page>\d+)\))?", re.DOTALL
 )
-"""A page read's detail, ``"3/6: Study rooms"``, or ``"3/6: Study rooms (p. 2)"`` for a page
-of a document of several: a phrase may say its parts, ``{n}``, ``{total}`` and ``{name}``
-(the document's name, with its page in the phrase's language when the detail has one:
-:data:`PAGE_LABELS`)."""
+"""A page read's detail, ``"3/6: Study rooms"`` or ``"3/6: Study rooms (p. 2)"``: a phrase may
+say its parts, ``{n}``, ``{total}`` and ``{name}`` (with the page, :data:`PAGE_LABELS`)."""
 
 PAGE_LABELS = {"en": "p. {pages}", "hu": "{pages}. oldal", "pl": "s. {pages}"}
-"""How a page number is said in each language: in a page read's line (``{name}`` of a
-page of a document of several, so two pages of one document are two lines a person tells
-apart) and in the CLI's sources."""
+"""How a page number is said in each language: in a page read's line and the CLI's sources."""
 
 _PLACEHOLDER = re.compile(r"\{(detail|n|total|name)\}")
 
@@ -142,10 +99,8 @@ def progress_phrase(
 ) -> str:
     """The phrase for people of one progress event (P4), from the first catalog that has it.
 
-    ``catalogs`` are the tool's, the domain's, ... (``None`` skipped); ``{detail}`` in a
-    phrase is replaced by ``detail``, and ``{n}``, ``{total}``, ``{name}`` by the parts of
-    a page read's detail (:data:`PAGE_DETAIL`). A phrase whose parts the detail does
-    not have is passed over, as one the catalog lacks.
+    ``catalogs``: the tool's, the domain's, ... (``None`` skipped); a phrase whose
+    placeholders the detail cannot fill (:func:`fill_phrase`) is passed over.
     """
     for catalog in (*catalogs, LIBRARY_MESSAGES):
         for key in (f"{tool}:{event}", event):
@@ -161,9 +116,8 @@ def progress_phrase(
 def fill_phrase(phrase: str, detail: str | None, lang: str = "en") -> str | None:
     """``phrase`` with its placeholders filled from ``detail``, or ``None`` if it cannot be.
 
-    ``{detail}`` is the detail as it is (nothing when there is none); ``{n}``,
-    ``{total}`` and ``{name}`` need a page read's detail (:data:`PAGE_DETAIL`), whose
-    page, if it has one, ``{name}`` says in ``lang``.
+    ``{detail}`` is the detail as it is; ``{n}``, ``{total}`` and ``{name}`` (its page
+    said in ``lang``) need a page read's detail (:data:`PAGE_DETAIL`).
     """
     read = PAGE_DETAIL.fullmatch(detail or "")
     parts = {k: v for k, v in (read.groupdict() if read else {}).items() if v is not None}
@@ -182,10 +136,7 @@ def phrases_for(tool: str, lang: str, *catalogs: ProgressMessages | None) -> Phr
 
 
 def stream_sink(event: Any) -> None:
-    """Write ``event`` to the custom stream of the LangGraph task running now (P2).
-
-    A no-op outside a LangGraph run; the graph makes it its runs' progress sink.
-    """
+    """Write ``event`` to the custom stream of the LangGraph task running now (P2), if any."""
     try:
         writer = get_stream_writer()
     except (RuntimeError, KeyError):  # not inside a LangGraph run
@@ -201,9 +152,8 @@ def progress_text(tool_name: str, event: str) -> str:
 class ProgressEmitter:
     """Sends a tool's progress events to LangGraph's custom stream (P2).
 
-    To ``writer``, else the run's sink, else nowhere; a failing listener never fails the
-    tool (P3). Texts are redacted (X4); ``say`` gives the phrase for people (P4). One
-    emitter per tool call (T11).
+    To ``writer``, else the run's sink; a failing listener never fails the tool (P3). Texts
+    are redacted (X4); ``say`` gives the phrase for people (P4). One per tool call (T11).
     """
 
     __slots__ = ("_say", "_task_no", "_tool_name", "_writer")

@@ -22,12 +22,7 @@ EntryT = TypeVar("EntryT")
 
 
 class KeyedRegistry(Generic[EntryT]):
-    """What the tool registries share: entries by key, in registration order.
-
-    A subclass fills ``_tools`` in its ``register`` and may widen :meth:`get`
-    (``ToolRegistry`` accepts domain-prefixed names); indexing, ``in``, iteration
-    and ``len`` follow from them.
-    """
+    """What the tool registries share: entries by key (``_tools``), in registration order."""
 
     _tools: dict[str, EntryT]
 
@@ -66,11 +61,9 @@ def _shown(tool: AnyTool) -> str:
 class ToolRegistry(KeyedRegistry[AnyTool]):
     """Tools by name; the last one registered under a name wins (T1).
 
-    Names must be lower_snake_case (:mod:`toolweave.state.names`); registering
-    anything else raises :class:`~toolweave.ConfigurationError` naming the tool.
-    Lookup accepts the plain name and the domain-prefixed ``"<domain>.<name>"``,
-    where the prefix must be the tool's own domain (F3). A registry is built
-    once and shared; it holds no per-request data.
+    Names must be lower_snake_case, else :class:`~toolweave.ConfigurationError`; lookup
+    takes the plain name or ``"<domain>.<name>"`` with the tool's own domain (F3). Built
+    once and shared, a registry holds no per-request data.
     """
 
     def __init__(self, tools: Iterable[AnyTool] = ()) -> None:
@@ -82,10 +75,8 @@ class ToolRegistry(KeyedRegistry[AnyTool]):
         """Add ``tool``; a tool already under the same name is replaced with a warning (T1).
 
         Raises:
-            ConfigurationError: The tool's ``name`` is missing or not lower_snake_case,
-                the tool under that name came from another outside name (T14), or
-                its declaration would be silently ignored (``required_inputs`` naming
-                no field, a misspelt attribute: :func:`check_declaration`).
+            ConfigurationError: The ``name`` is missing or not lower_snake_case, the tool under
+                it came from another outside name (T14), or :func:`check_declaration` refuses it.
         """
         name = check_tool_name(getattr(tool, "name", None), type(tool).__qualname__)
         check_declaration(tool)
@@ -101,9 +92,8 @@ class ToolRegistry(KeyedRegistry[AnyTool]):
     def get(self, name: str) -> AnyTool | None:
         """The tool for a plain or domain-prefixed name (F3), or ``None``.
 
-        ``"<domain>.<name>"`` finds the tool called ``<name>`` only when its
-        ``domain`` is exactly ``<domain>`` (everything before the last dot); a
-        domain-less tool is found by its plain name only.
+        ``"<domain>.<name>"`` finds ``<name>`` only when its ``domain`` is exactly
+        ``<domain>`` (all before the last dot); a domain-less tool by its plain name only.
         """
         domain, plain = split_qualified_name(name)
         tool = self._tools.get(plain)
@@ -114,7 +104,3 @@ class ToolRegistry(KeyedRegistry[AnyTool]):
     def qualified_name(self, tool: AnyTool) -> str:
         """The prefixed name under which :meth:`get` finds ``tool`` (``"<domain>.<name>"``)."""
         return qualified_name(tool.domain, tool.name)
-
-    def names(self) -> list[str]:
-        """Registered names, in registration order."""
-        return list(self._tools)

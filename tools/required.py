@@ -1,12 +1,8 @@
 """Required inputs (T13): a tool runs only with them filled; otherwise it declines or asks.
 
-A tool lists the request fields it cannot run without in ``required_inputs``
-(adapted tools fill it from their schema). The graph checks them after
-extraction: while one is unfilled a plain tool is not called (no result, R1, the
-ledger naming the inputs), or, when the tool or the domain sets
-``ask_for_missing_inputs``, the user is asked for the first one (Q1) with its
-``Literal``/enum values or its examples as choices, and the reply fills it (Q2).
-A clarifiable tool is called as it is and handles the gap itself.
+While one is unfilled after extraction a plain tool is not called (R1, the ledger naming
+them), or, with ``ask_for_missing_inputs``, the user is asked for the first one (Q1) and
+the reply fills it (Q2); a clarifiable tool is called as it is and handles the gap itself.
 """
 
 from __future__ import annotations
@@ -23,10 +19,8 @@ from toolweave.tools.base import ChatbotTool
 from toolweave.tools.consumers import ClarifiableContextConsumerTool, ClarifiableTool
 
 ASK_FOR_INPUT = {
-    "en": "Which {field}?",
-    "hu": "Kérem, adja meg: {field}.",
-    "pl": "Proszę podać: {field}.",
-}
+    "en": "Which {field}?", "hu": "Kérem, adja meg: {field}.", "pl": "Proszę podać: {field}."
+}  # fmt: skip
 """The question for the first unfilled required input (Q1), by language."""
 
 
@@ -60,11 +54,7 @@ def missing_inputs(tool: ChatbotTool[Any], request: BaseModel) -> list[str]:
 
 
 def graph_asks(tool: ChatbotTool[Any], *, domain_asks: bool) -> bool:
-    """Whether the graph asks the user for the tool's unfilled required input (Q1).
-
-    ``domain_asks``: the domain's ``ask_for_missing_inputs``; the tool's own flag
-    says it for one tool.
-    """
+    """Whether the graph asks for an unfilled input: the domain's flag or the tool's (Q1)."""
     return domain_asks or tool.ask_for_missing_inputs
 
 
@@ -74,11 +64,7 @@ def asks_itself(tool: ChatbotTool[Any]) -> bool:
 
 
 def missing_from(tool: ChatbotTool[Any], request: Mapping[str, Any] | None) -> list[str]:
-    """The required inputs an extracted request (as a mapping) leaves unfilled (T13).
-
-    A request that does not validate names none here: the tool call reports it
-    (T6) with the validation error.
-    """
+    """The required inputs an extracted request leaves unfilled (T13); none when invalid (T6)."""
     if not tool.required_inputs:
         return []
     try:
@@ -112,9 +98,8 @@ def input_question(
 def with_reply(tool: ChatbotTool[Any], request: BaseModel, reply: str) -> BaseModel:
     """``request`` with the user's reply as its first unfilled required input (Q2).
 
-    A reply that matches a choice but for its case takes the choice's spelling; one
-    the field does not take leaves the request as it was (the question is asked
-    again, within the clarification round limit).
+    A choice's spelling wins over the reply's case; a reply the field does not take
+    leaves the request as it was (the question is asked again).
     """
     missing = _missing(tool, request)
     if not missing:

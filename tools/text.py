@@ -1,8 +1,4 @@
-"""The text kit: tokenising, folding, stemming (Hungarian, English, Polish), sentence splitting.
-
-One definition of word, stem, sentence and stop word for keyword search and the offline
-model; a domain passes its own words as configuration.
-"""
+"""The text kit: tokenising, folding, stemming (Hungarian, English, Polish), sentence splitting."""
 
 from __future__ import annotations
 
@@ -122,13 +118,9 @@ STOPWORDS = STOPWORDS_EN | STOPWORDS_HU | STOPWORDS_PL | PARTICLES_HU | PRONOUNS
 """What the offline model drops from a question before matching it (every stop word, and
 the particles written apart: "el" in "Milyen számon érem el…")."""
 QUERY_STOPWORDS = (
-    FUNCTION_WORDS_EN
-    | FUNCTION_WORDS_HU
-    | FUNCTION_WORDS_PL
-    | PARTICLES_HU
-    | PRONOUNS
-    | PRONOUNS_PL
-)
+    FUNCTION_WORDS_EN | FUNCTION_WORDS_HU | FUNCTION_WORDS_PL
+    | PARTICLES_HU | PRONOUNS | PRONOUNS_PL
+)  # fmt: skip
 """Dropped from queries and tool texts: function words, particles, pronouns (a domain adds more)."""
 
 _local = threading.local()
@@ -157,11 +149,8 @@ def _stemmers() -> dict[str, _Stemmer]:
     # Snowball stemmers keep state while stemming: one set per thread
     found = cast("dict[str, _Stemmer] | None", getattr(_local, "stemmers", None))
     if found is None:
-        found = {
-            "hu": cast(_Stemmer, snowballstemmer.stemmer("hungarian")),
-            "en": cast(_Stemmer, snowballstemmer.stemmer("english")),
-            "pl": cast(_Stemmer, snowballstemmer.stemmer("polish")),
-        }
+        names = {"hu": "hungarian", "en": "english", "pl": "polish"}
+        found = {code: cast(_Stemmer, snowballstemmer.stemmer(n)) for code, n in names.items()}
         _local.stemmers = found
     return found
 

@@ -1,48 +1,28 @@
 """AI system tools (SPEC §14, seed 002): ``AiTool``, its builder and its checked definition (W1).
 
-An AI system tool is defined by a developer through a builder, exactly as in the
-seed's Java API::
-
-    class ExampleAiTool(AiTool):
-        def define(self, builder: AiToolBuilder) -> None:
-            builder.id("example-tool").name("example-tool-name").user_description(
-                "shown to people"
-            ).ai_description("shown to the model").input_json_schema(SCHEMA).scope(
-                AiToolScope.SERVER
-            )
-
-        def execute(self, input: str) -> str:
-            return json.dumps(json.loads(input)["exampleParam"] + " answered")
-
-``define`` is called once, when the tool is registered; the builder's fields are
-checked then (required fields, a JSON Schema that parses and is a valid schema)
-and frozen into an :class:`AiToolDefinition`.
-
-A tool that acts takes the call's context as a second parameter,
-``execute(self, input, ctx: AiToolContext = NO_CONTEXT)``: its
-``ctx.idempotency_key`` is the key a chatbot tool gets for the same call (Q6), so
-it can make its effect once. Whether ``execute`` (and ``aexecute``) take it is read
-once per class, at registration (:func:`context_parameter`); a tool written with
-``execute(self, input)`` runs as before.
+A developer fills an :class:`AiToolBuilder` in ``define``, as in the seed's Java API;
+``define`` runs once, at registration, and its fields are checked and frozen into an
+:class:`AiToolDefinition`. A tool that acts takes the call's context after ``input``
+(``execute(self, input, ctx: AiToolContext = NO_CONTEXT)``) for its idempotency key
+(Q6); a guide with examples: ``docs/concepts/ai-tools.md``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import functools
 import inspect
 import json
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from importlib import resources
 from typing import Any, ClassVar, Literal, TypeVar
 
 from toolweave.state.errors import ConfigurationError
-from toolweave.tools.effects import Call
-from toolweave.tools.progress import ProgressEmitter
+from toolweave.tools.base import CallContext
+from toolweave.tools.effects import Call, blocking
 from toolweave.tools.text import readable
 
 
@@ -84,26 +64,23 @@ class AiTool:
     def execute(self, input: str) -> str:
         """Run the tool on the model's JSON ``input``; return text the model can read (W2).
 
-        An override may take the call's context after ``input``,
-        ``execute(self, input, ctx: AiToolContext = NO_CONTEXT)``, for the call's
-        idempotency key (Q6) and user data (T4); the graph passes it then.
+        An override may take the call's context after ``input``, ``execute(self, input,
+        ctx: AiToolContext = NO_CONTEXT)``, for its idempotency key (Q6) and user data (T4).
         """
         raise NotImplementedError(f"{type(self).__name__} must implement execute()")
 
     async def aexecute(self, input: str) -> str:
         """Async :meth:`execute`; the default runs the sync one in a worker thread.
 
-        An override may take the call's context as :meth:`execute` does; with the
-        default, an ``execute`` that takes it gets it in the worker thread too.
+        An override may take the call's context as :meth:`execute` does.
         """
         return await asyncio.to_thread(self.execute, input)
 
     def result_text(self, output: str, *, user_lang: str) -> str:
         """How an output of :meth:`execute` (or of the client's run) reads in the answer (R10).
 
-        The default writes a JSON object or list out as one ``"Field: value"`` line
-        per field (:func:`toolweave.tools.text.readable`); override it to say what the
-        result means (the slots found, the form filled), in ``user_lang``.
+        As ``ChatbotTool.result_text``: JSON as ``"Field: value"`` lines; override it to say
+        what the result means, in ``user_lang``.
         """
         return readable(output)
 
@@ -111,44 +88,17 @@ class AiTool:
         return f"<{type(self).__name__}>"
 
 
-@dataclass(frozen=True)
-class AiToolContext:
+@dataclass(frozen=True, kw_only=True)
+class AiToolContext(CallContext):
     """What one server-side call of an AI system tool receives besides its input (W2, Q6).
 
-    Made fresh for every call, so that tools, which are shared singletons, keep
-    nothing per request. The part of a chatbot tool's ``ToolCallContext`` that is
-    about the call itself; a direct call outside a graph gets :data:`NO_CONTEXT`.
+    The part of a chatbot tool's ``ToolCallContext`` that is about the call itself
+    (``amends`` for a tool defined with ``builder.takes_amendments()``); a direct call
+    outside a graph gets :data:`NO_CONTEXT`.
     """
 
-    idempotency_key: str = ""
-    """Q6: the key a chatbot tool gets for the same call (thread, message, task, tool,
-    clarification round): the same when the call is made again (a crash before its step
-    was saved, the run resumed, the message re-sent with its id), different for any other
-    call. Dedupe side effects on it; ``""``: a direct call, no key."""
     task_no: str = ""
     """The id of the task the tool runs on."""
-    user_lang: str = "en"
-    """The user's language, decided once per message (T10)."""
-    systems: tuple[str, ...] = ()
-    """The request's system filter (T3)."""
-    user_data: Mapping[str, Any] | None = None
-    """The request's user data (T4): never log it, nor put it in the tool's output
-    beyond what the answer needs (X4)."""
-    progress: ProgressEmitter = dataclasses.field(default_factory=lambda: ProgressEmitter("tool"))
-    """Null-safe progress emitter (P1-P3)."""
-    amends: tuple[str, ...] = ()
-    """Q2, Q6: for a tool defined with ``builder.takes_amendments()``, called again for a
-    request the person amended while a question waited: the keys of the earlier calls
-    whose effect this call replaces, oldest first (as ``ToolCallContext.amends``)."""
-
-    @property
-    def effect_key(self) -> str:
-        """The key of the effect this call makes or changes (Q6).
-
-        The first of :attr:`amends`, else :attr:`idempotency_key`, as
-        ``ToolCallContext.effect_key``.
-        """
-        return self.amends[0] if self.amends else self.idempotency_key
 
 
 NO_CONTEXT = AiToolContext()
@@ -169,13 +119,11 @@ def context_parameter(cls: type[AiTool], method: str) -> ContextParameter:
     Raises:
         AiToolDefinitionError: The method requires more than ``input`` and the context.
     """
-    function: Callable[..., Any] = getattr(cls, method)
-    return _parameter_of(function, cls.__qualname__, method)
+    return _parameter_of(getattr(cls, method), cls.__qualname__, method)
 
 
 @functools.cache
 def _parameter_of(function: Callable[..., Any], label: str, method: str) -> ContextParameter:
-    """:func:`context_parameter` of one function, read once."""
     parameters = list(inspect.signature(function).parameters.values())[1:]
     kinds = inspect.Parameter
     positional = [
@@ -216,15 +164,13 @@ def _bound(tool: AiTool, method: str, input: str, ctx: AiToolContext) -> Callabl
 def execution(tool: AiTool, input: str, ctx: AiToolContext = NO_CONTEXT) -> Call[str]:
     """The effect of running ``tool`` on ``input``: :meth:`~AiTool.execute` or its async twin.
 
-    ``ctx``: the call's context (Q6), passed to a method that takes it
-    (:func:`context_parameter`). A tool whose ``aexecute`` is the default runs its
-    ``execute`` in a worker thread, with the context too.
+    ``ctx`` (Q6) goes to a method that takes it; with the default ``aexecute``, ``execute``
+    runs in a worker thread.
     """
     run = _bound(tool, "execute", input, ctx)
     if type(tool).aexecute is AiTool.aexecute:
-        return Call(run, lambda: asyncio.to_thread(run))
-    arun = _bound(tool, "aexecute", input, ctx)
-    return Call(run, arun)
+        return blocking(run)
+    return Call(run, _bound(tool, "aexecute", input, ctx))
 
 
 ToolT = TypeVar("ToolT", bound=type[AiTool])
@@ -233,8 +179,7 @@ ToolT = TypeVar("ToolT", bound=type[AiTool])
 def ai_tool_script(path: str) -> Callable[[ToolT], ToolT]:
     """Class decorator naming the tool's client script (the seed's ``@AiToolComponentScript``).
 
-    ``path`` is relative to the package of the tool's module and ships as package
-    data, e.g. ``@ai_tool_script("js/example-tool.js")``.
+    ``path``: package data of the tool module's package, e.g. ``"js/example-tool.js"``.
     """
 
     def decorate(cls: ToolT) -> ToolT:
@@ -281,29 +226,20 @@ class AiToolBuilder:
     def side_effects(self, value: bool = True) -> AiToolBuilder:
         """The tool changes something outside the run (it books, records, sends; optional).
 
-        In orchestration it is then a chatbot tool with ``side_effects``: never run on
-        a yes in doubt (A9). Its ``execute`` should take the call's context and dedupe
-        on its key (Q6).
+        Then never run on a yes in doubt (A9); its ``execute`` should dedupe on ``ctx``'s key (Q6).
         """
         return self._set("side_effects", value)
 
     def takes_amendments(self, value: bool = True) -> AiToolBuilder:
         """A tool that acts updates or cancels its earlier effect for an amended request.
 
-        In orchestration it is then a chatbot tool with ``takes_amendments``: called
-        again for a request amended while a question waited, with ``ctx.amends`` (Q2,
-        Q6); without it the amended request does not call it again (S5).
+        Called again for it with ``ctx.amends`` (Q2, Q6); without this, it is not (S5).
         """
         return self._set("takes_amendments", value)
 
     def client_script(self, path: str | None) -> AiToolBuilder:
         """The client script's path, relative to the tool's package (as :func:`ai_tool_script`)."""
         return self._set("client_script", path)
-
-    # camelCase aliases, so the seed's chain reads the same in Python
-    userDescription = user_description
-    aiDescription = ai_description
-    inputJsonSchema = input_json_schema
 
     def fields(self) -> dict[str, Any]:
         """What was set so far (a copy)."""
@@ -333,13 +269,9 @@ class AiToolDefinition:
 
     def runs_in_client(self, announced: frozenset[str]) -> bool:
         """W3: whether a run whose client announced ``announced`` runs the tool there."""
-        match self.scope:
-            case AiToolScope.SERVER:
-                return False
-            case AiToolScope.CLIENT:
-                return True
-            case AiToolScope.ALL:
-                return self.id in announced
+        return self.scope is AiToolScope.CLIENT or (
+            self.scope is AiToolScope.ALL and self.id in announced
+        )
 
     def client_script_source(self) -> str | None:
         """The text of the tool's client script, or ``None`` when it has none."""

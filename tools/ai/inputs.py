@@ -1,14 +1,7 @@
-"""The input of an AI system tool: checking the model's JSON against the tool's schema (W2).
+"""The input of an AI system tool (W2): the model's JSON checked against the tool's schema.
 
-Input that does not parse or does not validate never reaches ``execute``: the
-model gets :attr:`InputCheck.error` back, a sentence naming the field and what
-was expected, and may try again (the caller bounds the attempts).
-
-:func:`request_model` builds the pydantic model that orchestration fills by
-constrained decoding (W6 a) from the tool's JSON Schema, with the one mapping
-of :mod:`toolweave.tools.json_schema` (enums, unions, arrays and nested objects
-keep their types): every field optional at every depth, so a partial extraction
-still reaches the schema check, which then says what is missing.
+Input that fails never reaches ``execute``: the model gets :attr:`InputCheck.error`, naming
+the field and what was expected, and may try again (the caller bounds the attempts).
 """
 
 from __future__ import annotations
@@ -49,17 +42,14 @@ class InputCheck:
         return self.error is None
 
 
-def _where(error: jsonschema.exceptions.ValidationError) -> str:
-    path = ".".join(str(part) for part in error.absolute_path)
-    return f"field {path!r}" if path else "the input"
-
-
 def _problem(error: jsonschema.exceptions.ValidationError) -> str:
-    if error.validator == "required" and isinstance(error.validator_value, list):
-        return f"{_where(error)}: {error.message}"
+    """One validation error, for the model: where, what, and the field's description."""
+    path = ".".join(str(part) for part in error.absolute_path)
     expected = error.schema.get("description") if isinstance(error.schema, dict) else None
+    if error.validator == "required" and isinstance(error.validator_value, list):
+        expected = None  # the description is the object's, not the missing field's
     hint = f" (expected: {expected})" if expected else ""
-    return f"{_where(error)}: {error.message}{hint}"
+    return f"{f'field {path!r}' if path else 'the input'}: {error.message}{hint}"
 
 
 def check_input(definition: AiToolDefinition, text: str) -> InputCheck:
@@ -87,11 +77,24 @@ def _validator(schema_text: str) -> Any:
     return jsonschema.validators.validator_for(schema)(schema)
 
 
+def class_name(tool_id: str, suffix: str) -> str:
+    """A class name made of a tool id's words (``fill-form`` -> ``FillForm<suffix>``)."""
+    return "".join(p.capitalize() for p in re.split(r"\W+|_", tool_id) if p) + suffix
+
+
+def _object_properties(schema: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The ``properties`` of an object schema; ``None`` for any other schema."""
+    if schema is None or schema.get("type", "object") != "object":
+        return None
+    properties = schema.get("properties")
+    return properties if isinstance(properties, dict) else None
+
+
 def request_model(definition: AiToolDefinition) -> type[BaseModel]:
     """A pydantic model of the tool's object schema, every field optional (W6 a).
 
-    A schema that is not an object with properties gives a model with one
-    optional ``input`` field holding the whole value.
+    Built with :mod:`toolweave.tools.json_schema`, for constrained decoding; a schema that
+    is not an object with properties gives one optional ``input`` field holding the value.
     """
     return _request_model(definition.id, definition.input_json_schema)
 
@@ -99,26 +102,15 @@ def request_model(definition: AiToolDefinition) -> type[BaseModel]:
 @functools.lru_cache(maxsize=256)
 def _request_model(tool_id: str, schema_text: str | None) -> type[BaseModel]:
     schema = json.loads(schema_text) if schema_text else None
-    model_name = "".join(p.capitalize() for p in re.split(r"\W+|_", tool_id) if p) + "Input"
+    model_name = class_name(tool_id, "Input")
     config = ConfigDict(populate_by_name=True)
     if schema is None:
         return create_model(model_name, __config__=config)
-    properties = schema.get("properties") if schema.get("type", "object") == "object" else None
-    fields: dict[str, Any] = {}
-    if not isinstance(properties, dict):
-        value = annotation_of(schema, name=model_name + "Value", partial=True)
-        fields["input"] = (value | None, Field(default=None, description=schema.get("description")))
-        return create_model(model_name, __config__=config, **fields)
-    return model_from_schema(model_name, schema, partial=True)
-
-
-def _wraps_whole_value(schema_text: str | None) -> bool:
-    schema = json.loads(schema_text) if schema_text else None
-    if schema is None:
-        return False
-    return not (
-        schema.get("type", "object") == "object" and isinstance(schema.get("properties"), dict)
-    )
+    if _object_properties(schema) is not None:
+        return model_from_schema(model_name, schema, partial=True)
+    value = annotation_of(schema, name=model_name + "Value", partial=True)
+    field = Field(default=None, description=schema.get("description"))
+    return create_model(model_name, __config__=config, input=(value | None, field))
 
 
 def input_text(definition: AiToolDefinition, request: BaseModel | dict[str, Any] | None) -> str:
@@ -127,6 +119,6 @@ def input_text(definition: AiToolDefinition, request: BaseModel | dict[str, Any]
         data: Any = request.model_dump(mode="json", by_alias=True, exclude_none=True)
     else:
         data = {k: v for k, v in (request or {}).items() if v is not None}
-    if _wraps_whole_value(definition.input_json_schema):
-        data = data.get("input") if isinstance(data, dict) else data
+    if definition.schema is not None and _object_properties(definition.schema) is None:
+        data = data.get("input") if isinstance(data, dict) else data  # the whole value
     return json.dumps(data, ensure_ascii=False)

@@ -1,20 +1,9 @@
 """AI system tools as LangChain tools, for native tool calling (W6 b).
 
-:func:`as_langchain_tools` turns registered AI tools into ``BaseTool`` objects
-whose ``args_schema`` is the tool's JSON Schema, so any chat model
-(``bind_tools``) or ``create_agent`` can call them by function calling. Input
-that does not validate comes back to the model as an error message to correct
-(W2). A tool that runs in the client (W3) pauses the agent inside the tool with
-the same interrupt as orchestration (LangChain's headless-tool pattern): the
-value is ``{"type": "client_tool_calls", ..., "calls": [one call]}``, the call id
-being the model's tool-call id, and the resume value
-``{"type": "client_tool_results", "results": [...]}``.
-
-A tool that takes the call's context (``execute(self, input, ctx)``,
-:class:`~toolweave.tools.ai.base.AiToolContext`) gets an idempotency key made of
-the thread id and the model's tool-call id (Q6): the agent's tool step run again
-after a crash carries the same tool call, so the same key; another call, another
-key. Called without a tool-call id (``tool.invoke({...})``), it gets none.
+``args_schema`` is the tool's JSON Schema; input that does not validate goes back to the
+model to correct (W2). A tool that runs in the client (W3) pauses the agent with the
+orchestration's interrupt (``client_tool_calls``, one call, the model's tool-call id), and
+a tool that takes the call's context gets a key of the thread and that id (Q6).
 """
 
 from __future__ import annotations
@@ -36,6 +25,7 @@ from toolweave.state.pauses import ClientCalls
 from toolweave.tools.ai.base import NO_CONTEXT, AiToolContext, AiToolScope, execution
 from toolweave.tools.ai.inputs import check_input
 from toolweave.tools.ai.registry import AiToolRegistry, RegisteredAiTool
+from toolweave.tools.effects import Steps, adrive, drive, perform
 from toolweave.tools.progress import ProgressEmitter
 
 logger = logging.getLogger(__name__)
@@ -131,40 +121,29 @@ class AiLangChainTool(BaseTool):
         ProgressEmitter(self.name, writer)("ERROR", type(exc).__name__)
         return TOOL_FAILED.format(name=self.name, error=type(exc).__name__)
 
-    def _reply_without_running(
-        self, kwargs: dict[str, Any]
-    ) -> tuple[str, str | None, AiToolContext]:
-        """The input text, the reply when the tool does not run here (W2, W3), its context."""
+    def _steps(self, kwargs: dict[str, Any]) -> Steps[str]:
+        """The reply when the tool does not run here (W2, W3), else its output or failure (R7)."""
         call_id = kwargs.pop(_CALL_ID, None)
         kwargs.pop("run_manager", None)
         text = json.dumps(kwargs, ensure_ascii=False)
-        ctx = call_context(self.registered.definition.id, call_id)
-        check = check_input(self.registered.definition, text)
+        definition = self.registered.definition
+        ctx = call_context(definition.id, call_id)
+        check = check_input(definition, text)
         if not check.ok:
-            return text, INVALID_INPUT.format(error=check.error, name=self.name), ctx
-        if self.registered.definition.runs_in_client(_announced()):
-            return text, self._client(text, call_id), ctx
-        return text, None, ctx
+            return INVALID_INPUT.format(error=check.error, name=self.name)
+        if definition.runs_in_client(_announced()):
+            return self._client(text, call_id)
+        try:
+            return (yield from perform(execution(self.registered.tool, text, ctx)))
+        except Exception as exc:  # R7: contained, reported to the model and the stream
+            logger.warning("AI tool %s raised", self.name, exc_info=True)
+            return self._failed(exc)
 
     def _run(self, *args: Any, **kwargs: Any) -> str:
-        text, reply, ctx = self._reply_without_running(kwargs)
-        if reply is not None:
-            return reply
-        try:
-            return execution(self.registered.tool, text, ctx).call()
-        except Exception as exc:  # R7: contained, reported to the model and the stream
-            logger.warning("AI tool %s raised", self.name, exc_info=True)
-            return self._failed(exc)
+        return drive(self._steps(kwargs))
 
     async def _arun(self, *args: Any, **kwargs: Any) -> str:
-        text, reply, ctx = self._reply_without_running(kwargs)
-        if reply is not None:
-            return reply
-        try:
-            return await execution(self.registered.tool, text, ctx).acall()
-        except Exception as exc:  # R7: contained, reported to the model and the stream
-            logger.warning("AI tool %s raised", self.name, exc_info=True)
-            return self._failed(exc)
+        return await adrive(self._steps(kwargs))
 
 
 def _args_schema(entry: RegisteredAiTool) -> dict[str, Any]:

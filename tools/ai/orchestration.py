@@ -1,16 +1,11 @@
 """An AI system tool taking part in orchestration like a chatbot tool (W6 a).
 
-:func:`as_chatbot_tool` wraps a registered AI tool in a :class:`ChatbotTool`
-subclass: its routing question comes from ``ai_description``, its request model
-from ``input_json_schema`` (filled by constrained decoding in the same batched
-routing call, T7), and its string result becomes context. The graph's
-``execute`` node recognises :class:`AiChatbotTool` and applies the scope (W3) and
-the input check (W2) itself, so :meth:`AiChatbotTool.execute` is never called.
+Routed by its ``ai_description``, its request extracted from ``input_json_schema`` (T7);
+the graph's ``execute`` node applies the scope (W3) and the input check (W2) itself.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
@@ -19,7 +14,7 @@ from pydantic import BaseModel
 from toolweave.state.names import to_tool_name
 from toolweave.state.results import ToolResult
 from toolweave.tools.ai.base import AiTool, AiToolDefinition
-from toolweave.tools.ai.inputs import request_model
+from toolweave.tools.ai.inputs import class_name, request_model
 from toolweave.tools.ai.prompts import EXTRACTION_INSTRUCTION
 from toolweave.tools.ai.registry import AiToolRegistry, RegisteredAiTool
 from toolweave.tools.base import ChatbotTool, ToolCallContext
@@ -41,10 +36,6 @@ class AiChatbotTool(ChatbotTool[BaseModel]):
     def result_text(self, text: str, *, user_lang: str) -> str:
         """The AI tool's own reading of its output (:meth:`AiTool.result_text`, R10)."""
         return self.ai_tool.result_text(text, user_lang=user_lang)
-
-
-def _class_name(tool_id: str) -> str:
-    return "".join(p.capitalize() for p in re.split(r"\W+|_", tool_id) if p) + "ChatbotTool"
 
 
 def as_chatbot_tool(
@@ -71,7 +62,7 @@ def as_chatbot_tool(
         "ai_tool": tool.tool,
         "definition": definition,
     }
-    cls = type(_class_name(definition.id), (AiChatbotTool,), attributes)
+    cls = type(class_name(definition.id, "ChatbotTool"), (AiChatbotTool,), attributes)
     instance: AiChatbotTool = cls()
     return instance
 
@@ -91,9 +82,5 @@ def ai_definitions(tools: Iterable[Any]) -> list[AiToolDefinition]:
 
 def client_scripts(tools: Iterable[Any]) -> dict[str, str]:
     """The client scripts of the AI tools among ``tools``, by tool id, for a page to load (W4)."""
-    scripts: dict[str, str] = {}
-    for definition in ai_definitions(tools):
-        source = definition.client_script_source()
-        if source is not None:
-            scripts[definition.id] = source
-    return scripts
+    found = ((each.id, each.client_script_source()) for each in ai_definitions(tools))
+    return {tool_id: source for tool_id, source in found if source is not None}

@@ -5,10 +5,7 @@ from __future__ import annotations
 EXTRACTION_INSTRUCTION = (
     "Fill the input of {id} from the text, as its description says: {ai_description}"
 )
-"""The extraction instruction of an AI tool's request (T7).
-
-Placeholders: ``id``, ``ai_description``.
-"""
+"""An AI tool request's extraction instruction (T7); placeholders ``id``, ``ai_description``."""
 
 INPUT_RETRY_PROMPT = """
 Your previous input for this tool was rejected: {error}

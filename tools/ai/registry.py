@@ -35,9 +35,8 @@ class RegisteredAiTool:
 class AiToolRegistry(KeyedRegistry[RegisteredAiTool]):
     """AI system tools by id; ``define`` runs once, at registration (W1).
 
-    The last tool registered under an id wins, with a warning naming both (T1); an
-    id that maps to the tool name of another id is refused, naming both (T14).
-    A registry is built once and shared; it holds no per-request data.
+    The last tool registered under an id wins, with a warning (T1); an id that maps to
+    another id's tool name is refused (T14). Built once and shared: no per-request data.
     """
 
     def __init__(self, tools: Iterable[AiTool] = ()) -> None:

@@ -193,30 +193,29 @@ def _scored(verdict: RoutingVerdict, scores: Mapping[str, float]) -> RoutingVerd
 
 def _driven(
     steps: Callable[Concatenate[ChatModelAssistant, P], Steps[T]],
-) -> Callable[Concatenate[ChatModelAssistant, P], T]:
-    """The sync method of ``steps``: driven with the API key redacted (X4, X6)."""
+) -> tuple[
+    Callable[Concatenate[ChatModelAssistant, P], T],
+    Callable[Concatenate[ChatModelAssistant, P], Coroutine[Any, Any, T]],
+]:
+    """The sync and async methods of ``steps``, driven with the API key redacted (X4, X6).
+
+    The async one runs over the chat model's ``ainvoke`` (tokens still stream).
+    """
+    name = steps.__name__.removesuffix("_steps")
 
     def method(self: ChatModelAssistant, /, *args: P.args, **kwargs: P.kwargs) -> T:
         with with_secrets(self._secrets):
             return drive(steps(self, *args, **kwargs))
 
-    method.__name__ = method.__qualname__ = steps.__name__.removesuffix("_steps")
-    method.__doc__ = f":meth:`{steps.__name__}`, sync."
-    return method
-
-
-def _adriven(
-    steps: Callable[Concatenate[ChatModelAssistant, P], Steps[T]],
-) -> Callable[Concatenate[ChatModelAssistant, P], Coroutine[Any, Any, T]]:
-    """The async method of ``steps``, over the chat model's ``ainvoke`` (tokens still stream)."""
-
-    async def method(self: ChatModelAssistant, /, *args: P.args, **kwargs: P.kwargs) -> T:
+    async def amethod(self: ChatModelAssistant, /, *args: P.args, **kwargs: P.kwargs) -> T:
         with with_secrets(self._secrets):
             return await adrive(steps(self, *args, **kwargs))
 
-    method.__name__ = method.__qualname__ = "a" + steps.__name__.removesuffix("_steps")
-    method.__doc__ = f":meth:`{steps.__name__}`, async."
-    return method
+    method.__name__ = method.__qualname__ = name
+    amethod.__name__ = amethod.__qualname__ = f"a{name}"
+    method.__doc__ = f":meth:`{steps.__name__}`, sync."
+    amethod.__doc__ = f":meth:`{steps.__name__}`, async."
+    return method, amethod
 
 
 class ChatModelAssistant(LlmAssistant):
@@ -665,22 +664,14 @@ class ChatModelAssistant(LlmAssistant):
 
     # -- the sync and async methods: the steps above, driven -----------------------------
 
-    normalize = _driven(normalize_steps)
-    anormalize = _adriven(normalize_steps)
-    route = _driven(route_steps)
-    aroute = _adriven(route_steps)
-    generate_tool_request = _driven(generate_tool_request_steps)
-    agenerate_tool_request = _adriven(generate_tool_request_steps)
-    route_and_extract = _driven(route_and_extract_steps)
-    aroute_and_extract = _adriven(route_and_extract_steps)
-    extract_decompositions = _driven(extract_decompositions_steps)
-    aextract_decompositions = _adriven(extract_decompositions_steps)
-    judge_context = _driven(judge_context_steps)
-    ajudge_context = _adriven(judge_context_steps)
-    read_passage = _driven(read_passage_steps)
-    aread_passage = _adriven(read_passage_steps)
-    answer = _driven(answer_steps)
-    aanswer = _adriven(answer_steps)
+    normalize, anormalize = _driven(normalize_steps)
+    route, aroute = _driven(route_steps)
+    generate_tool_request, agenerate_tool_request = _driven(generate_tool_request_steps)
+    route_and_extract, aroute_and_extract = _driven(route_and_extract_steps)
+    extract_decompositions, aextract_decompositions = _driven(extract_decompositions_steps)
+    judge_context, ajudge_context = _driven(judge_context_steps)
+    read_passage, aread_passage = _driven(read_passage_steps)
+    answer, aanswer = _driven(answer_steps)
 
 
 def _unfilled(

@@ -452,22 +452,12 @@ def structured_steps(
         # a composed schema is hashable and has ``model_json_schema``: all the budget reads
         budget = max_tokens if max_tokens is not None else token_budget(cast(Any, schema))
     accept = require_finish_reason(what) if output.openai_compatible else None
-    length_retried = False
-    invalid_retried = False
+    asked = _Asked(output, schema, messages, policy, what, accept)
+    length_retried = invalid_retried = False
     moved: Mode | None = None
     while True:
-        mode = moved or output.mode
-        attempt = yield from _attempt_steps(
-            output,
-            schema,
-            messages,
-            mode,
-            budget,
-            policy=policy,
-            what=what,
-            accept=accept,
-            logprobs=None if scored is None else output.top_logprobs,
-        )
+        logprobs = None if scored is None else output.top_logprobs
+        attempt = yield from asked.attempt(moved or output.mode, budget, logprobs)
         if attempt.moved is not None:
             moved = attempt.moved
             continue
@@ -509,46 +499,48 @@ class _Attempt:
     """The reply as the model gave it (for its log-probabilities)."""
 
 
-def _attempt_steps(
-    output: StructuredOutput,
-    schema: Schema,
-    messages: Sequence[BaseMessage],
-    mode: Mode | None,
-    budget: int,
-    *,
-    policy: LlmRetryPolicy,
-    what: str,
-    accept: Any,
-    logprobs: int | None = None,
-) -> Steps[_Attempt]:
-    """One call in ``mode`` (its transient failures retried per ``policy``), read."""
-    bound = output.bound(schema, mode, budget if output.openai_compatible else None, logprobs)
-    step: Call[Any] = ModelCall(
-        bound.llm,
-        bound.messages(messages),
-        call_config(what),
-        policy.timeout,
-        request_timeout=output.openai_compatible,
-    ).invocation()
-    try:
-        out = yield from retrying(step, policy=policy, what=what, accept=accept)
-        parsed, problem, length = bound.read(out, schema)
-        return _Attempt(parsed, problem, length, _reply_text(out) if length else "", raw=out)
-    except LlmRequestError as exc:
-        if logprobs is not None and output.refuse_logprobs(exc):
-            return _Attempt(moved=mode)  # the same mode again, without logprobs
-        moved = output.fallback(mode, exc)
-        if moved is None:
-            raise
-        return _Attempt(moved=moved)
-    except (ValidationError, OutputParserException) as exc:
-        # Some clients parse inside the call (openai's ``parse`` for json_schema).
-        return _Attempt(problem=type(exc).__name__)
-    except Exception as exc:
-        if not is_length_stop(exc):
-            raise
-        text = _reply_text(getattr(exc, "completion", None))
-        return _Attempt(problem="stopped at the token limit", length=True, text=text)
+@dataclass(frozen=True)
+class _Asked:
+    """What every attempt of one structured call sends, and how it is accepted."""
+
+    output: StructuredOutput
+    schema: Schema
+    messages: Sequence[BaseMessage]
+    policy: LlmRetryPolicy
+    what: str
+    accept: Callable[[Any], None] | None
+
+    def attempt(self, mode: Mode | None, budget: int, logprobs: int | None) -> Steps[_Attempt]:
+        """One call in ``mode`` (its transient failures retried per the policy), read."""
+        output, what = self.output, self.what
+        tokens = budget if output.openai_compatible else None
+        bound = output.bound(self.schema, mode, tokens, logprobs)
+        step: Call[Any] = ModelCall(
+            bound.llm,
+            bound.messages(self.messages),
+            call_config(what),
+            self.policy.timeout,
+            request_timeout=output.openai_compatible,
+        ).invocation()
+        try:
+            out = yield from retrying(step, policy=self.policy, what=what, accept=self.accept)
+            parsed, problem, length = bound.read(out, self.schema)
+            return _Attempt(parsed, problem, length, _reply_text(out) if length else "", raw=out)
+        except LlmRequestError as exc:
+            if logprobs is not None and output.refuse_logprobs(exc):
+                return _Attempt(moved=mode)  # the same mode again, without logprobs
+            moved = output.fallback(mode, exc)
+            if moved is None:
+                raise
+            return _Attempt(moved=moved)
+        except (ValidationError, OutputParserException) as exc:
+            # Some clients parse inside the call (openai's ``parse`` for json_schema).
+            return _Attempt(problem=type(exc).__name__)
+        except Exception as exc:
+            if not is_length_stop(exc):
+                raise
+            text = _reply_text(getattr(exc, "completion", None))
+            return _Attempt(problem="stopped at the token limit", length=True, text=text)
 
 
 def _cut_reply(

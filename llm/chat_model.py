@@ -1,7 +1,6 @@
 """``ChatModelAssistant``: the LLM port over any LangChain chat model (T5, T7, A1, D1, X2).
 
-Every port call is written once, as steps (:mod:`toolweave.tools.effects`), run sync
-or async by the node's driver.
+Every port call is written once, as steps (:mod:`toolweave.tools.effects`), run sync or async.
 """
 
 from __future__ import annotations
@@ -110,9 +109,14 @@ def _whole_or_completed(streamed: Streamed, schema: type[BaseModel]) -> BaseMode
     return streamed.gate.reply
 
 
-def _describe(model: BaseChatModel) -> str:
+def _model_name(model: BaseChatModel) -> str | None:
     name = getattr(model, "model_name", None) or getattr(model, "model", None)
-    return f"{type(model).__name__} ({name})" if isinstance(name, str) else type(model).__name__
+    return name if isinstance(name, str) else None
+
+
+def _describe(model: BaseChatModel) -> str:
+    name = _model_name(model)
+    return type(model).__name__ if name is None else f"{type(model).__name__} ({name})"
 
 
 def _api_key(model: BaseChatModel) -> str | None:
@@ -142,14 +146,10 @@ FIXED_TEMPERATURE_MODELS = ("o1", "o3", "o4", "gpt-5")
 
 
 def with_temperature(model: BaseChatModel, temperature: float | None) -> BaseChatModel:
-    """``model`` sampling at ``temperature``, when it has that setting and accepts it.
-
-    Else (no ``temperature`` field, ``None``, :data:`FIXED_TEMPERATURE_MODELS`) ``model`` as it is.
-    """
+    """``model`` sampling at ``temperature`` when it has that setting and accepts it, else as is."""
     if temperature is None or "temperature" not in type(model).model_fields:
         return model
-    name = getattr(model, "model_name", None) or getattr(model, "model", None)
-    folded = name.lower() if isinstance(name, str) else ""
+    folded = (_model_name(model) or "").lower()
     if folded.startswith(FIXED_TEMPERATURE_MODELS) and not folded.startswith("gpt-5-chat"):
         return model
     copied: BaseChatModel = model.model_copy(update={"temperature": temperature})
@@ -161,10 +161,9 @@ NULL_WORDS = frozenset({"null", "none", "n/a"})
 
 
 def gatekeeper_verdict(reply: GatekeeperReply, question: str) -> ContextVerdict:
-    """An insufficient gatekeeper reply as a verdict: its pieces and their rewrites (D1, D8).
+    """An insufficient gatekeeper reply as a verdict: its pieces and new rewrites (D1, D8).
 
-    Blanks, repeats and the piece itself leave the rewrites (no new word to search); a reply naming
-    no piece makes the question the piece.
+    A reply naming no piece makes the question the piece.
     """
     missing: dict[str, tuple[str, ...]] = {}
     for piece in reply.missing:
@@ -197,10 +196,7 @@ def _driven(
     Callable[Concatenate[ChatModelAssistant, P], T],
     Callable[Concatenate[ChatModelAssistant, P], Coroutine[Any, Any, T]],
 ]:
-    """The sync and async methods of ``steps``, driven with the API key redacted (X4, X6).
-
-    The async one runs over the chat model's ``ainvoke`` (tokens still stream).
-    """
+    """The sync and async methods of ``steps``, driven with the API key redacted (X4, X6)."""
     name = steps.__name__.removesuffix("_steps")
 
     def method(self: ChatModelAssistant, /, *args: P.args, **kwargs: P.kwargs) -> T:
@@ -349,10 +345,7 @@ class ChatModelAssistant(LlmAssistant):
         )
 
     def _routing(self, schema: Schema, system: str, human: str, what: str) -> Steps[Any]:
-        """A routing call: a reply cut at the token limit keeps its best fit (T5, X2).
-
-        Returns ``(reply, P(yes) by tool name)``, the P(yes) read from any log-probabilities.
-        """
+        """A routing call: ``(reply, P(yes) by tool)``; a cut reply keeps its best fit (T5, X2)."""
         keys = routing_keys(schema)
         reply = yield from self._structured(
             schema,
@@ -407,11 +400,7 @@ class ChatModelAssistant(LlmAssistant):
     def generate_tool_request_steps(
         self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
     ) -> Steps[dict[str, ExtractedRequest]]:
-        """Constrained extraction into ``tool.request_model`` (T7); ``None`` when it fails.
-
-        Values the user did not write are ``None``
-        (:func:`~toolweave.llm.offline_extract.ground_request`).
-        """
+        """Constrained extraction into ``tool.request_model`` (T7), values not written ``None``."""
         if not tool.request_model.model_fields:
             return {tool.name: {}}
         system = prompts.fill_extraction_prompt(
@@ -463,9 +452,8 @@ class ChatModelAssistant(LlmAssistant):
     ) -> Steps[Activation]:
         """Route and extract in ONE structured call when ``fuse_routing`` (T5 + T7).
 
-        A subtask whose execution text carries its parent's context (M3) takes two steps (M2). A yes
-        whose whole request is made up reads as no (T7) unless the tool can ask (Q1).
-        ``search_language`` asks for search words too (D9).
+        A subtask with its parent's context (M3) takes two steps (M2); a yes whose whole request is
+        made up reads as no (T7) unless the tool can ask (Q1); ``search_language``: D9.
         """
         if not self.fuse_routing or execution_text != task_prompt:
             return (
@@ -572,11 +560,7 @@ class ChatModelAssistant(LlmAssistant):
         ]
 
     def _cited_answer_steps(self, request: AnswerRequest) -> Steps[AIMessage | None]:
-        """The constrained answer (R9): sentences citing only ids the context holds.
-
-        One structured call, not streamed; ``None`` if it never validates. The text is marked
-        :data:`~toolweave.llm.port.UNSTREAMED`: the answer node streams what it keeps (P2).
-        """
+        """The constrained answer (R9), marked :data:`UNSTREAMED` (P2); ``None`` if never valid."""
         schema = citation_schema(len(request.documents))
         messages = self._answer_messages(request, cited=True)
         streamed = yield from self._streamed_cited_steps(request, schema, messages)
@@ -599,10 +583,7 @@ class ChatModelAssistant(LlmAssistant):
     def _streamed_cited_steps(
         self, request: AnswerRequest, schema: type[BaseModel], messages: list[BaseMessage]
     ) -> Steps[AIMessage | None]:
-        """The constrained answer streamed, its kept sentences shown as they complete (P2).
-
-        ``json_schema`` mode only; ``None`` (the unstreamed call answers) otherwise or when invalid.
-        """
+        """The constrained answer streamed (``json_schema``), kept sentences shown as they come."""
         output = self.structured
         if not output.openai_compatible or output.mode != "json_schema":
             return None
@@ -628,10 +609,9 @@ class ChatModelAssistant(LlmAssistant):
         return AIMessage(content=text, id=streamed.shown.id, response_metadata=meta)
 
     def answer_steps(self, request: AnswerRequest) -> Steps[AIMessage]:
-        """The answer: constrained citing (:attr:`cite_sentences`), else one streamed call.
+        """The answer: constrained citing (:attr:`cite_sentences`), else one streamed call (A7).
 
-        Tagged :data:`ANSWER_TAG` (A7). A broken stream is retried, never kept; a looping or cut one
-        ends in :data:`CUT_MARK` (X3); an invalid constrained reply falls back to the streamed call.
+        A broken stream is retried, never kept; a looping or cut one ends in :data:`CUT_MARK` (X3).
         """
         if self.cite_sentences and request.documents:
             cited = yield from self._cited_answer_steps(request)
@@ -677,11 +657,7 @@ class ChatModelAssistant(LlmAssistant):
 def _unfilled(
     tools: Tools, kept: Sequence[RoutingVerdict], forms: frozenset[str], task: str
 ) -> dict[str, ExtractedRequest]:
-    """A10, T7: the requests of yeses whose long form the task fills nothing of.
-
-    The form was not carried; a call of its own would come back all null, so the
-    offline extraction's request stands for it, with no call.
-    """
+    """A10, T7: the offline requests of yeses whose uncarried form the task fills nothing of."""
     unfilled: dict[str, ExtractedRequest] = {}
     for tool, verdict in zip(tools, kept, strict=True):
         if not verdict.run or tool.name in forms or not tool.request_model.model_fields:

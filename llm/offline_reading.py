@@ -1,8 +1,7 @@
 """Reading heuristics of the offline model: the gatekeeper (D1) and per-page reading (D3).
 
-Lexical stand-ins for what a model does, over the text kit's sentences and headings
-(:mod:`toolweave.tools.text`): a *when* / *how much* / *how many* question is answered only by a
-sentence about it holding a figure; a sentence is read with its headings and the page's title.
+A *when* / *how much* question is answered only by a sentence holding a figure; a sentence is read
+with its headings and its page's title.
 """
 
 from __future__ import annotations
@@ -128,12 +127,7 @@ def read(question: str, passage: str, *, max_sentences: int) -> str | None:
 
 
 def lacks_figure(question: str, passages: Iterable[Sequence[str]]) -> bool:
-    """True for a quantity question that no relevant context sentence answers with a figure.
-
-    Args:
-        question: The user's question.
-        passages: Runs of consecutive sentences (one page's hits, one guaranteed text).
-    """
+    """Whether no run of ``passages`` (a page's hits, a guaranteed text) gives the figure asked."""
     if not asks_for_quantity(question):
         return False
     wanted = wanted_words(question)
@@ -217,10 +211,9 @@ def asks_for_time(question: str) -> bool:
 
 
 def figure_weight(text: str, *, time: bool) -> float:
-    """How well ``text`` gives the figure a *when* or *how much* question asks for, 0 to 1.
+    """How well ``text`` gives the figure a *when* (``time``) or *how much* question asks, 0-1.
 
-    For *when* (``time``) a clock time or weekday gives it fully, another figure half, and a phone
-    number none: it says whom to call, not when.
+    For *when* a clock time or weekday gives it fully, another figure half, a phone number none.
     """
     if time:
         text = PHONE_NUMBER.sub(" ", text)
@@ -240,11 +233,9 @@ class Candidate(Generic[SourceT]):
     title: str = ""
     retrieval_score: float = 0.0
     before: str = ""
-    """The sentence just before it on its page, if the context holds it (it may name
-    whom "her" or "it" means)."""
+    """The sentence before it on its page, if in the context (it may name whom "her" means)."""
     antecedent: str = ""
-    """When it opens with a pronoun ("Her phone number is…"), the nearest sentence
-    before it on its page, in the context, that does not (:func:`antecedent_of`)."""
+    """For a pronoun-led sentence, what the pronoun stands for (:func:`antecedent_of`)."""
 
 
 ANAPHORS = frozenset({"her", "his", "its", "their", "she", "he", "it", "they", "this", "these"})
@@ -297,11 +288,10 @@ def unnamed_subject(question: str, texts: Iterable[str]) -> str | None:
 
 
 def uncovered_subject(question: str, passages: Sequence[tuple[str, str]]) -> str | None:
-    """What the question asks about that ``passages`` cannot speak to, else ``None`` (R9).
+    """What the question asks about that ``(title, sentence)`` passages cannot speak to (R9).
 
-    ``passages``: ``(page title, sentence)`` pairs. An existence question's unnamed subject
-    (:func:`unnamed_subject`) or a kind of a named thing the context never qualifies so
-    (:func:`qualified_subject`).
+    An unnamed existence subject (:func:`unnamed_subject`) or an unqualified kind
+    (:func:`qualified_subject`); else ``None``.
     """
     subject = unnamed_subject(question, (t for pair in passages for t in pair))
     if subject is not None:
@@ -318,14 +308,8 @@ def uncovered_subject(question: str, passages: Sequence[tuple[str, str]]) -> str
 def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[Candidate[SourceT]]:
     """The candidates that answer ``question``, best first (A7); none when none does (R9).
 
-    Key words: the content words (:data:`ANSWER_FILLERS` out, a capitalised name twice). A sentence
-    answers when it holds a key word and, with the sentence before it (a name, a pronoun's
-    :func:`antecedent_of`) and its page's title, enough of them (:func:`enough`); a key word no
-    document holds (:func:`_unseen`) leaves only :func:`distinctive` words to answer with. An
-    existence question needs its subject named (:func:`existence_subject`), a *how many* one a count
-    (:func:`has_count`). The score adds :data:`CONTEXT_WEIGHT` per word only the title or the
-    sentence before holds and :data:`FIGURE_BONUS` times :func:`figure_weight`; sentences below
-    :data:`KEEP_SHARE` of the best are dropped, ties going to a naming title, then retrieval order.
+    A sentence answers with enough key words (:func:`enough`) of its own, the sentence before and
+    its title (:meth:`_Reading.scored`); those under :data:`KEEP_SHARE` of the best are dropped.
     """
     reading = _Reading.of(question, candidates)
     if reading is None:
@@ -437,10 +421,9 @@ class _Reading:
         return not self.count or has_count(candidate.text)
 
     def _needed(self, rest: list[str], given: list[str]) -> int:
-        """The key words' weight a sentence is measured against, or 0 when it cannot answer.
+        """The key words' weight a sentence is measured against (generic ones only when said).
 
-        A generic key word counts when said and is not missed when not; generic words alone answer
-        nothing. ``given``: key words the sentence before or the title give.
+        0: generic words alone answer nothing. ``given``: key words from the sentence before, title.
         """
         said = [w for w in self.wanted if w not in rest or w in given]
         if all(is_generic(w) for w in said) and not all(is_generic(w) for w in self.wanted):
@@ -505,21 +488,16 @@ def _held_by(
 
 
 def _unseen(documents: int, held: dict[str, int]) -> set[str]:
-    """The key words no document of a context of several documents holds (title or text).
-
-    One document is what a search found about the subject (its words may differ); a generic word
-    (:func:`~toolweave.llm.lexical.is_generic`) says how, not what about: neither is unseen.
-    """
+    """The non-generic key words no document of a context of several holds (title or text)."""
     if documents < 2:
         return set()
     return {w for w, count in held.items() if not count and not is_generic(w)}
 
 
 def missing_subject(documents: int, unseen: set[str]) -> set[str]:
-    """The unseen key words that name a subject the context lacks.
+    """The unseen key words naming a subject the context lacks (no weekday, number, phone word).
 
-    Only with :data:`MIN_DOCUMENTS_APART` documents or more (fewer tell no common word from a
-    distinctive one); a weekday, number or phone word asks for a detail, not a subject.
+    Only with :data:`MIN_DOCUMENTS_APART` documents or more: fewer tell no common word apart.
     """
     if documents < MIN_DOCUMENTS_APART:
         return set()
@@ -527,12 +505,9 @@ def missing_subject(documents: int, unseen: set[str]) -> set[str]:
 
 
 def qualified_subject(question: str, lacking: set[str], names: set[str]) -> bool:
-    """Whether the question asks about a kind of a named thing that no context document names.
+    """Whether a ``lacking`` key word qualifies a word the context writes as a name (``names``).
 
-    A missing key word (:func:`missing_subject`) right before a word the context writes as a name
-    (``names``) qualifies it, and then no sentence answers. Before a common noun it may be other
-    words for what the context says, and a lowercase word before a word the question capitalises is
-    not a qualifier (one is written as part of the name).
+    Then no sentence answers; a lowercase word before a capitalised one is part of the name.
     """
     if not lacking:
         return False
@@ -586,10 +561,7 @@ def _opens_question(word: str) -> bool:
 
 
 def _clause_cuts(sentence: str) -> list[tuple[int, int]]:
-    """Where a new question begins inside ``sentence``: (end of the one before, its start).
-
-    At a question word or verb after a joiner (:data:`PART_JOINERS`) or comma (in neither).
-    """
+    """Where a question starts after a joiner or comma in ``sentence``: (end before, start)."""
     tokens = list(_TOKEN.finditer(sentence))
     cuts: list[tuple[int, int]] = []
     for at, token in enumerate(tokens[1:], start=1):
@@ -608,8 +580,7 @@ def _clause_cuts(sentence: str) -> list[tuple[int, int]]:
 def question_parts(question: str) -> list[str]:
     """The questions one message asks, each on its own (S6); ``[question]`` when one.
 
-    A joiner or comma before a question word or verb, or a question mark before a sentence, starts
-    another; a piece naming no subject of its own or pointing back stays with the one before.
+    A piece naming no subject of its own, or pointing back, stays with the one before.
     """
     pieces: list[str] = []
     for sentence in re.split(r"(?<=\?)\s+", question.strip()):

@@ -161,10 +161,7 @@ NULL_WORDS = frozenset({"null", "none", "n/a"})
 
 
 def gatekeeper_verdict(reply: GatekeeperReply, question: str) -> ContextVerdict:
-    """An insufficient gatekeeper reply as a verdict: its pieces and new rewrites (D1, D8).
-
-    A reply naming no piece makes the question the piece.
-    """
+    """An insufficient gatekeeper reply as a verdict (no piece: the question) (D1, D8)."""
     missing: dict[str, tuple[str, ...]] = {}
     for piece in reply.missing:
         asked = piece.question.strip()
@@ -247,9 +244,8 @@ class ChatModelAssistant(LlmAssistant):
         """Wrap ``model``.
 
         Args:
-            model: Any LangChain chat model; structured calls use its
-                ``with_structured_output``. Turn the client's own retries off
-                (``max_retries=0`` on ``ChatOpenAI``): toolweave retries.
+            model: Any LangChain chat model with ``with_structured_output``. Turn the client's own
+                retries off (``max_retries=0`` on ``ChatOpenAI``): toolweave retries.
             max_retries: Retries of a call after transient failures (attempts = 1 + this).
             timeout: Seconds one request may take: sent with every request of an OpenAI-compatible
                 model, and the bound of every async call; ``None`` keeps the model's own timeout.
@@ -262,23 +258,17 @@ class ChatModelAssistant(LlmAssistant):
             require_finish_reason: Treat a reply without a finish reason as cut off (retried, never
                 returned); default: on for OpenAI-compatible models, which always send one.
             structured_cache_size: Structured-output runnables kept built (LRU).
-            answer_tokens: ``max_tokens`` of the answer call (OpenAI-compatible
-                models), like every structured call has one; an answer that stops
-                there ends in :data:`CUT_MARK`. ``None``: the model's own limit.
-            decision_temperature: Sampling temperature of every structured call (routing,
-                extraction, decomposition, normalization, gatekeeper), so that one question is
-                routed the same way each time; the answer keeps the model's own temperature.
-                ``None``: the model's own for all calls. Applied to models with a ``temperature``
-                setting, except OpenAI reasoning models (:data:`FIXED_TEMPERATURE_MODELS`).
-            routing_logprobs: Alternatives per token the routing call asks an OpenAI-compatible
-                model's log-probabilities for, which give each verdict its P(yes)
-                (``RoutingVerdict.confidence``); a server that rejects them is asked without from
-                then on. ``None``: never asked (yes/no only).
-            cite_sentences: Ask for the answer as sentences, each with the ids of the
-                passages it rests on, in one structured call whose schema allows only
-                the context's ids (R9); the answer node checks and streams them.
-                ``False``: free text with ``[n]`` markers (a model without structured
-                output). Default: on for OpenAI-compatible models (``json_schema``).
+            answer_tokens: ``max_tokens`` of the answer call (OpenAI-compatible models); an answer
+                that stops there ends in :data:`CUT_MARK`. ``None``: the model's own limit.
+            decision_temperature: Sampling temperature of every structured call, so one question
+                is routed the same way each time (the answer keeps the model's own). ``None``: the
+                model's own; not on OpenAI reasoning models (:data:`FIXED_TEMPERATURE_MODELS`).
+            routing_logprobs: Alternatives per token whose log-probabilities the routing call asks
+                of an OpenAI-compatible model, giving each verdict its P(yes); a server rejecting
+                them is asked without from then on. ``None``: never asked (yes/no only).
+            cite_sentences: Ask for the answer as sentences, each with the ids of the passages it
+                rests on, in one structured call allowing only the context's ids (R9). ``False``:
+                free text with ``[n]`` markers. Default: on for OpenAI-compatible models.
         """
         self.model = model
         self.policy = retries.LlmRetryPolicy(

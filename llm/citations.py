@@ -1,7 +1,6 @@
 """Verified citations (R9): each sentence of an answer, the passages it rests on, and a check.
 
-A sentence is supported when its checkable tokens (:func:`checkable`) are in the
-sources it cites, folded; one with none must share half its content words with them.
+Supported: its checkable tokens are in its sources, or, with none, half its content words.
 """
 
 from __future__ import annotations
@@ -46,11 +45,7 @@ class Checked:
 
 @functools.lru_cache(maxsize=64)
 def citation_schema(count: int) -> type[BaseModel]:
-    """The answer reply for ``count`` passages: ``{"sentences": [{"text", "sources"}]}``.
-
-    ``sources`` is an ``enum`` of ``1..count``: a model honouring the schema cannot cite a passage
-    the context does not hold.
-    """
+    """The answer reply for ``count`` passages; ``sources`` can name only ids ``1..count``."""
     ids: Any = Literal[tuple(range(1, count + 1))]
     sentence = create_model(
         "CitedSentence",
@@ -64,10 +59,7 @@ def citation_schema(count: int) -> type[BaseModel]:
 
 
 def reply_claims(reply: BaseModel, documents: Sequence[UniqueTextDocument] = ()) -> list[Claim]:
-    """The claims of a constrained reply (:func:`citation_schema`), blank sentences left out.
-
-    A copied passage label is cut off; a sentence said again word for word is left out.
-    """
+    """The claims of a constrained reply: no blanks, copied labels or repeated sentences."""
     labels = sorted({f"{passage_source(d)}: " for d in documents}, key=len, reverse=True)
     claims: list[Claim] = []
     said: set[str] = set()
@@ -95,10 +87,7 @@ _SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:!?…])")
 
 
 def claims_of(answer: str, count: int) -> list[Claim]:
-    """The sentences of an answer with ``[n]`` markers, each with the ids it cites.
-
-    A marker after a sentence's end belongs to it; ids outside ``1..count`` are dropped.
-    """
+    """The sentences of an answer with ``[n]`` markers, each with its ids in ``1..count``."""
     claims: list[Claim] = []
     moved = _MARKERS_AFTER_END.sub(lambda m: f" {m.group(2).strip()}{m.group(1)} ", answer)
     for line_no, line in enumerate(moved.splitlines()):
@@ -140,8 +129,8 @@ def _digits(text: str) -> str:
 def checkable(sentence: str) -> list[str]:
     """The tokens of ``sentence`` a source must hold for it to be supported.
 
-    E-mail addresses and URLs, phone numbers (``"tel:"``), clock times (``"time:14:00"``), other
-    numbers (``"num:3"``) and capitalised words not opening the sentence (``"name:Central"``).
+    Addresses and URLs, phones (``"tel:"``), times (``"time:14:00"``), numbers (``"num:3"``) and
+    capitalised words not opening the sentence (``"name:Central"``).
     """
     tokens = [f"addr:{m[0].rstrip('.,;')}" for m in _EMAIL_OR_URL.finditer(sentence)]
     rest = _EMAIL_OR_URL.sub(" ", sentence)
@@ -218,11 +207,7 @@ def supports(sentence: str, texts: Sequence[str]) -> bool:
 
 
 def held_by(text: str, passage: str, *, names: bool = True) -> str:
-    """The sentences of ``text`` whose figures ``passage`` holds, joined (D3, R9).
-
-    A small model asked about a page that does not say writes figures of its own; across languages
-    (``names=False``) names are not held to the page.
-    """
+    """The sentences of ``text`` whose figures ``passage`` holds, joined; names if ``names``."""
     source = _read(passage)
     kept = [
         sentence
@@ -248,10 +233,9 @@ class _Wanted:
 
 
 def supporting_sentences(sentence: str, texts: Sequence[str]) -> list[str]:
-    """The sentences of ``texts`` (passages) that support ``sentence``, as a person checks it.
+    """The sentences of ``texts`` that support ``sentence``, in passage order.
 
-    The one that supports it alone (:func:`supports`; most shared words first), else greedily those
-    holding most of its still missing tokens. In passage order.
+    The one that supports it alone, else greedily those holding most of its missing tokens.
     """
     found = [c for text in texts for c in kit.split_sentences(text)]
     if len(found) < 2:  # nothing to choose from (a one-sentence passage: the usual case)
@@ -345,10 +329,7 @@ def _check(claim: Claim, against: _Against) -> Checked:
 
 
 def _standing(known: Sequence[Checked]) -> dict[tuple[str, tuple[int, ...]], Checked]:
-    """The results of ``known`` that hold whatever the rest of the answer cites.
-
-    A claim citing nothing that states something is not reused: it is checked on all the passages.
-    """
+    """The results of ``known`` that hold whatever the rest of the answer cites."""
     return {
         (c.claim.text, c.claim.cited): c
         for c in known
@@ -368,9 +349,8 @@ def verify(
 ) -> list[Checked]:
     """Each claim checked against what it cites, with the guaranteed context (R5, R9).
 
-    A claim citing nothing rests on ``implicit`` (else, ``lenient``, every passage; else the
-    guaranteed context); one restating an ``uncovered`` word is not supported unless the guaranteed
-    context holds it. ``known`` results are reused.
+    A claim citing nothing rests on ``implicit`` (``lenient``: every passage); one restating an
+    ``uncovered`` word the guaranteed context lacks is not supported; ``known`` results are reused.
     """
     texts = [source_text(d) for d in documents]
     held = [_read(t) for t in guaranteed]
@@ -389,11 +369,7 @@ def verify(
 def precision_recall(
     claims: Sequence[Claim], documents: Sequence[UniqueTextDocument]
 ) -> tuple[float | None, float | None]:
-    """Citation precision and recall of one answer (``None`` where nothing is counted).
-
-    Precision: cited (sentence, passage) pairs whose passage supports the sentence (alone or with
-    its other citations); recall: of the supported sentences, those citing a supporting passage.
-    """
+    """Citation precision and recall of one answer (``None`` where nothing is counted)."""
     texts = [source_text(d) for d in documents]
     pairs = good = backed = found = 0
     for claim in (c for c in claims if says_something(c.text)):

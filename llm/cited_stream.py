@@ -1,7 +1,6 @@
 """The constrained answer streamed sentence by sentence while the model writes (R9, P2).
 
-Only what the whole answer will keep is shown: :class:`ItemReader` reads each completed sentence
-object, :class:`SentenceGate` checks it as the answer node would, once (:data:`CHECKED`).
+Only what the whole answer will keep is shown, each sentence checked once (:data:`CHECKED`).
 """
 
 from __future__ import annotations
@@ -44,11 +43,7 @@ _ITEM_DEPTH = 3
 
 
 class ItemReader:
-    """Reads the sentence objects of a streamed constrained reply as each one completes.
-
-    ``feed`` returns the objects closed in the next piece of JSON: a ``{`` at depth 3 and its ``}``;
-    braces inside strings do not count.
-    """
+    """Reads the sentence objects of a streamed constrained reply as each one completes."""
 
     def __init__(self) -> None:
         """Start before the reply's first character."""
@@ -100,10 +95,7 @@ def _parsed(text: str) -> dict[str, Any] | None:
 
 @dataclass
 class SentenceGate:
-    """Checks each completed sentence object and says what to show of it now (R9, P2).
-
-    From :func:`gate_for`: ``clean`` drops placeholder lines; ``foreign``: unnamed question words.
-    """
+    """Checks each completed sentence object and says what to show of it now (R9, P2)."""
 
     request: AnswerRequest
     schema: type[BaseModel]
@@ -246,9 +238,8 @@ def cited_stream(
 ) -> Call[Streamed]:
     """The call streaming ``llm``'s constrained reply, its kept sentences shown as they come.
 
-    Each attempt has a new gate and shown message; a stream without a finish reason raises
-    :class:`LlmBrokenReplyError` (retried); ``stop`` closes a looping one (X3); the JSON stays out
-    of the messages stream.
+    A stream without a finish reason raises :class:`LlmBrokenReplyError` (retried); ``stop`` closes
+    a looping one (X3).
     """
     config = call_config("cited_answer")
 

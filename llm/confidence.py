@@ -1,8 +1,6 @@
 """P(yes) per tool from the log-probabilities of a routing reply's tokens (T5).
 
-At each deciding position (the candidate's value: ``{`` or ``null``; its ``run``:
-``true`` or ``false``), P(yes) = p(yes) / (p(yes) + p(no)) over ``top_logprobs``; a
-tool's confidence is the product over its positions.
+At each deciding position, p(yes) / (p(yes) + p(no)); a tool's P(yes) is their product.
 """
 
 from __future__ import annotations
@@ -19,11 +17,7 @@ RUN = "run"
 
 
 def token_logprobs(message: Any) -> list[Mapping[str, Any]]:
-    """The ``logprobs.content`` list of a chat model's reply (``[]`` when it has none).
-
-    ``message`` is an ``AIMessage`` (``response_metadata["logprobs"]``) or a
-    structured call's ``include_raw`` dict holding one under ``"raw"``.
-    """
+    """The ``logprobs.content`` of a reply or ``include_raw`` dict (``[]`` when it has none)."""
     if isinstance(message, dict):
         message = message.get("raw")
     metadata = getattr(message, "response_metadata", None) or {}
@@ -45,11 +39,7 @@ def _squeezed(text: str) -> str:
 def position_yes(
     tokens: Sequence[Mapping[str, Any]], starts: Sequence[int], at: int
 ) -> float | None:
-    """P(yes) of the value that begins at character ``at`` of the tokens' text.
-
-    The token holding that character and its alternatives are read past the part
-    of the token before ``at`` (``":`` of a token ``": true``).
-    """
+    """P(yes) of the value that begins at character ``at`` of the tokens' text."""
     index = bisect.bisect_right(starts, at) - 1
     token = tokens[index]
     before = _squeezed(str(token["token"])[: at - starts[index]])
@@ -90,11 +80,7 @@ def _skip(text: str, at: int) -> int:
 
 
 def routing_confidences(message: Any, keys: Sequence[str]) -> dict[str, float]:
-    """P(yes) of each of ``keys`` (the candidates' names) in a routing reply's tokens.
-
-    Empty when the reply carries no log-probabilities or its tokens hold no JSON object (a
-    function-calling reply's arguments have none); a key whose positions tell nothing is left out.
-    """
+    """P(yes) of each of ``keys`` in a routing reply's tokens; empty without log-probabilities."""
     tokens = token_logprobs(message)
     lengths = [len(str(t["token"])) for t in tokens]
     starts = list(_starts(lengths))

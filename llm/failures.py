@@ -1,8 +1,6 @@
 """What a failed model call means: transient, rejected or neither (X2, X5).
 
-Transient (connection, timeout, HTTP 408/409/425/429/5xx, non-JSON body, cut stream): repeated by
-:mod:`toolweave.llm.retries`; other 4xx: never repeated; anything else propagates. Matched by status
-code and class name, so that no provider package has to be importable.
+Matched by status code and class name, so that no provider package has to be importable.
 """
 
 from __future__ import annotations
@@ -67,10 +65,7 @@ def _raised_in(exc: BaseException) -> str:
 
 
 def unreadable_reply(exc: BaseException) -> LlmBrokenReplyError | None:
-    """The typed error for a reply the model client could not read, else ``None`` (X2).
-
-    An HTTP 200 with an error body makes the client fail deep inside its own code.
-    """
+    """The typed error for a reply the client cannot read (a 200 error body), or ``None``."""
     if isinstance(exc, ValueError) and str(exc).startswith(_EMPTY_STREAM):
         error = LlmBrokenReplyError(NOT_A_COMPLETION.format(detail=EMPTY_STREAM_DETAIL))
         error.__cause__ = exc

@@ -1,8 +1,7 @@
 """The offline model's follow-up rules: a follow-up made a standalone question (A1, T10).
 
-What a follow-up changes takes the place of its counterpart in the earlier question; the language is
-the detector's. :func:`normalize_offline` is the interface; :func:`resolved_by_rules` tells the
-graph whether the rules resolved a message completely.
+:func:`normalize_offline` is the interface; :func:`resolved_by_rules` tells the graph whether
+the rules resolved a message completely.
 """
 
 from __future__ import annotations
@@ -85,8 +84,7 @@ def _is_name(tokens: list[str], at: int) -> bool:
 def _counterpart(text: str, new: str, body: list[str]) -> str | None:
     """The word of ``text`` that ``new`` takes the place of in a follow-up, if any.
 
-    A day replaces the day, a number the number; another word the word with the same ending, else
-    next to the same function word, else, for a name, the earlier question's name.
+    A day for a day, a number for a number, else the same ending, function word neighbour or name.
     """
     candidates = content_words(text)
     day = weekday(new)
@@ -135,10 +133,7 @@ def _add_day(text: str, phrase: str) -> str:
 
 
 def resolve_followup(message: str, previous: str | None) -> str:
-    """Turn a follow-up into a standalone question using the previous question (A1).
-
-    Its words replace their :func:`_counterpart`, a day it adds goes in; other words are appended.
-    """
+    """Turn a follow-up into a standalone question using the previous question (A1)."""
     return _resolve(message, previous)[0]
 
 
@@ -176,10 +171,7 @@ def _resolve(message: str, previous: str | None) -> tuple[str, bool]:
 
 
 def _previous_question(message: str, history: Sequence[BaseMessage]) -> str | None:
-    """The earlier question ``message`` follows, each earlier message resolved in turn (A1).
-
-    ``history`` may end with ``message`` itself (the graph's messages); it does not count.
-    """
+    """The earlier question ``message`` follows (``history`` may end with it), resolved (A1)."""
     asked = [m.text for m in history if isinstance(m, HumanMessage)]
     if asked and asked[-1].strip() == message.strip():
         asked.pop()
@@ -198,10 +190,7 @@ def resolved_by_rules(message: str, history: Sequence[BaseMessage]) -> bool:
 def normalize_offline(
     message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
 ) -> Normalized:
-    """Normalization without a model: language by the detector, follow-ups by rules (A1, T10).
-
-    The chat-model assistant reads a first message so too: a model call would buy nothing (A10).
-    """
+    """Normalization without a model: language by the detector, follow-ups by rules (A1, T10)."""
     previous = _previous_question(message, history)
     question = resolve_followup(message, previous)
     lang = detect_language(message, default="")

@@ -1,9 +1,7 @@
 """The offline model's router: lexical scores per tool and a calibrated decision rule (T5).
 
 A task word hits a tool when it matches a word of the tool's texts, weighted down when many
-candidates share it; :class:`RoutingRule` runs the tools whose score and coverage clear thresholds
-fitted on ``bench/data`` (docs/concepts/offline-model.md, docs/routing-decisions.md). Vocabularies
-and word matches are cached, so routing time grows with the number of tools only.
+candidates share it; :class:`RoutingRule`'s thresholds are fitted on ``bench/data``.
 """
 
 from __future__ import annotations
@@ -42,32 +40,25 @@ class RoutingRule:
     relative: float = 0.3
     """Least share of the best tool's score."""
     min_extra: float = 1.3
-    """Least score a second (third, ...) tool must add from task words the tools routed
-    before it did not match, unless it is a *twin* (``tie``)."""
+    """Least score a further tool must add from words the tools before it lacked (but a twin)."""
     min_coverage: float = 0.1
     """Least share of the task's word weight the tool explains."""
     max_tools: int = 2
     """Most tools routed for one task."""
     tie: float = 0.98
-    """A tool matching exactly the words of a routed one, with at least this share of its
-    score, is its twin and runs too (the words cannot tell the two apart, so the rule
-    does not pick one by list order; above 1: never)."""
+    """Least share of a routed tool's score with which a tool of exactly its words runs too."""
     margin: float = 2.0
-    """When no tool passes, the pre-filter's best-ranked tool (T12) runs if its BM25 score
-    is this many times the second one's (a clear winner) ..."""
+    """When no tool passes, the best-ranked (T12) runs if its BM25 is this times the second's ..."""
     margin_score: float = 0.4
     """... and at least this."""
     terminal_coverage: float = 0.5
-    """Least coverage of a tool whose result ends the run (A9): its declared intent
-    (routing question, examples) must explain this share of the task, not one shared word ..."""
+    """Least share of the task a tool ending the run (A9) explains by its declared intent ..."""
     terminal_own: float = 0.8
     """... or it must score this from words no other candidate has."""
     near: float = 0.9
-    """A passing tool with at least this share of the best score is a near tie; of the
-    near ties the best-ranked candidate (T12) is routed first."""
+    """Share of the best score making a near tie; of those the best-ranked (T12) goes first."""
     clause_share: float = 0.7
-    """A further tool whose own subject words are in a clause of the task no routed tool
-    matched ("... and tell me if it will rain there") needs only this share of ``min_extra``."""
+    """Share of ``min_extra`` that suffices from a clause of the task no routed tool matched."""
 
 
 @dataclass(frozen=True)
@@ -100,10 +91,7 @@ FIELD_SHARE = 0.5
 
 
 def vocabulary(tool: AnyTool) -> dict[str, float]:
-    """The content words of a tool's routing question, description and request fields, with counts.
-
-    Request-field words count :data:`FIELD_SHARE`.
-    """
+    """The words of a tool's routing question, description and request fields (those halved)."""
     fields: list[str] = []
     for name, info in tool.request_model.model_fields.items():
         fields.append(name.replace("_", " "))
@@ -181,10 +169,7 @@ def closer_to_not_for(task_prompt: str, tool: AnyTool) -> bool:
 
 
 def only_not_for_words(task_prompt: str, tool: AnyTool, found: ToolScore) -> bool:
-    """A9: whether the tool's evidence is one subject word that its ``not_for`` questions have.
-
-    A word its examples and ``not_for`` share is the domain's warning that it tells them not apart.
-    """
+    """A9: whether the tool's evidence is one subject word that its ``not_for`` questions have."""
     if not tool.not_for or not found.hits:
         return False
     subject = {word for word in found.hits if not is_generic(word)}
@@ -226,8 +211,7 @@ def declared_intent(
 ) -> bool:
     """A9: whether the task is what the tool declares it is for, on more than one shared word.
 
-    It must explain ``rule.terminal_coverage`` of the task, or hold a word no other candidate has
-    (not with ``margin=False``), and not be closer to a ``not_for`` question.
+    It explains ``rule.terminal_coverage`` or (``margin``) holds a word of its own, not ``not_for``.
     """
     found = scores.get(tool.name)
     if found is None or not found.hits or not has_evidence(found):
@@ -301,10 +285,7 @@ BM25_B = 0.75
 def decide(
     scores: dict[str, ToolScore], rule: RoutingRule, held: Collection[str] = frozenset()
 ) -> set[str]:
-    """The tools the rule routes (see :class:`RoutingRule`); never those ``held`` back.
-
-    Each further tool needs ``min_extra`` of new words unless a twin (``tie``); ties keep rank, T12.
-    """
+    """The tools the rule routes (see :class:`RoutingRule`); never those ``held`` back."""
     ranked = sorted(
         ((name, s) for name, s in scores.items() if name not in held), key=lambda i: -i[1].score
     )
@@ -371,11 +352,7 @@ def _index(tools: tuple[AnyTool, ...]) -> CandidateIndex:
 def ranking_winner(
     task_prompt: str, tools: Sequence[AnyTool], rule: RoutingRule, held: Collection[str]
 ) -> str | None:
-    """The pre-filter ranking's clear winner (T12), when the rule routed nothing.
-
-    It clears ``rule.margin_score`` and ``rule.margin`` times the second, is not held back (A9), and
-    shares an evidence word with the task.
-    """
+    """The pre-filter ranking's clear winner (T12) when the rule routed nothing, with evidence."""
     words = " ".join(task_words(task_prompt))  # a greeting's stopwords are no evidence
     routable = tuple(sorted((t for t in tools if t.executable_instruction), key=lambda t: t.name))
     scores = _index(routable).scores(words, [t.name for t in routable]) if words else {}
@@ -419,10 +396,7 @@ def offline_decision(
     rule: RoutingRule,
     scores: dict[str, ToolScore] | None = None,
 ) -> Decision:
-    """The offline rule's routing of ``task_prompt`` over ``tools`` (T5, T12, A9).
-
-    Also the evidence A9 asks of a model's lone finished-answer yes: one rule, written once.
-    """
+    """The offline rule's routing of ``task_prompt`` over ``tools`` (T5, T12, A9)."""
     scores = score_tools(task_prompt, tools) if scores is None else scores
     held = held_back(task_prompt, tools, scores, rule)
     abstain = not_a_request(task_prompt)

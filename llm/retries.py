@@ -1,9 +1,4 @@
-"""Bounded retries and deadlines of one model call, as steps (X2, X5).
-
-A transient failure is repeated with backoff (or ``Retry-After``, capped) a bounded
-number of times, then :class:`LlmUnavailableError`; a rejected request raises
-:class:`LlmRequestError` at once; no attempt or wait passes the run's deadline.
-"""
+"""Bounded retries and deadlines of one model call, as steps (X2, X5)."""
 
 from __future__ import annotations
 
@@ -84,8 +79,7 @@ class LlmRetryPolicy:
 class ModelCall(Generic[T]):
     """The call of ``runnable`` with ``model_input``: :meth:`invocation` or :meth:`streamed`.
 
-    ``timeout`` bounds the whole async call; with ``request_timeout`` (OpenAI-compatible clients) a
-    call near the run's deadline gets the time left, so a sync call in flight ends there too.
+    ``timeout`` bounds the async call; ``request_timeout``: the run's time left bounds a request.
     """
 
     runnable: Runnable[Any, T]
@@ -118,8 +112,7 @@ class ModelCall(Generic[T]):
     def streamed(self, stop: Callable[[str], bool] | None = None) -> Call[Any]:
         """A streamed reply's :meth:`invocation`, bounded as a whole by the run's deadline (X5).
 
-        A request timeout bounds each read, not the stream: chunks are read one by one, the stream
-        closed at the deadline (:class:`RunDeadlineError`) or when ``stop`` says it loops (X3).
+        Chunks are read one by one, the stream closed at the deadline or when ``stop`` says (X3).
         """
         reading = _StreamReading(self, stop)
         return Call(reading.sync, reading.asynchronous)
@@ -235,10 +228,7 @@ def _stopped(reply: Any) -> Any:
 def retrying(
     step: Call[T], *, policy: LlmRetryPolicy, what: str, accept: Callable[[T], None] | None = None
 ) -> Steps[T]:
-    """One call with bounded retries of transient failures.
-
-    ``accept`` inspects a result and raises :class:`LlmBrokenReplyError` for one
-    that must not be used (a cut stream); that counts as a transient failure.
+    """One call with bounded retries of transient failures (and of results ``accept`` refuses).
 
     Raises:
         LlmUnavailableError: transient failures outlasted the retries.

@@ -1,8 +1,4 @@
-"""Validated structured output of a chat model: modes with fallback, cached runnables (X2).
-
-An unsupported mode falls back to the next; a reply cut at the token limit (not prose, not a loop)
-or one that does not validate is asked once more; after that the result is ``None``.
-"""
+"""Validated structured output of a chat model: modes with fallback, cached runnables (X2)."""
 
 from __future__ import annotations
 
@@ -62,10 +58,7 @@ def prose_reply(text: str) -> bool:
 
 
 def looping_reply(text: str) -> bool:
-    """Whether a reply cut at the token limit was repeating itself: a loop, not a long reply.
-
-    Its last :data:`LOOP_CHARS` characters occur :data:`LOOP_REPEATS` times or more.
-    """
+    """Whether a cut reply was repeating itself: its tail occurs :data:`LOOP_REPEATS` times."""
     body = text.rstrip()
     if len(body) < LOOP_CHARS * LOOP_REPEATS:
         return False
@@ -136,17 +129,14 @@ class Bound:
 class StructuredOutput:
     """Structured calls of one chat model: runnables cached (LRU), the mode remembered.
 
-    On an OpenAI-compatible model the modes are tried in :data:`MODES` order, a 400-class reply
-    naming ``response_format`` (or ``tools``) moving to the next. Safe to share between threads.
+    Modes are tried in :data:`MODES` order, a 400-class reply naming one moving to the next.
+    Safe to share between threads.
     """
 
     def __init__(
         self, model: BaseChatModel, *, cache_size: int = 256, top_logprobs: int | None = None
     ) -> None:
-        """Serve structured calls of ``model``, keeping ``cache_size`` bound runnables.
-
-        ``top_logprobs``: alternatives per token a scored call asks for; ``None``: never asked.
-        """
+        """Serve ``model``; ``top_logprobs``: alternatives per token a scored call asks for."""
         self.model = model
         self.openai_compatible = is_openai_compatible(model)
         self.top_logprobs = top_logprobs if self.openai_compatible else None
@@ -165,10 +155,7 @@ class StructuredOutput:
         return self._modes[self._mode_at]
 
     def fallback(self, mode: Mode | None, error: LlmRequestError) -> Mode | None:
-        """The mode to repeat a call in after ``error``, or ``None`` when it is no mode issue.
-
-        A rejected mode moves every later call to the next; a rejected schema only this call.
-        """
+        """The mode to repeat a call in after ``error`` (for later calls too), or ``None``."""
         if mode is None or error.status_code not in _MODE_REJECTION_STATUS:
             return None
         text = str(error).lower()
@@ -288,10 +275,7 @@ def _validated(parsed: Any, schema: Any, problem: str, length: bool) -> tuple[An
 
 
 def _openai_response_format(schema: type[BaseModel]) -> dict[str, Any] | None:
-    """The openai SDK's strict ``json_schema`` format of ``schema``, made once, not per request.
-
-    ``None`` if the SDK's converter is not where it is expected.
-    """
+    """The openai SDK's strict ``json_schema`` format of ``schema`` (``None``: no converter)."""
     try:
         from openai.lib._parsing._completions import type_to_response_format_param
     except ImportError:  # pragma: no cover - another openai layout: keep the class
@@ -443,9 +427,8 @@ def structured_steps(
 ) -> Steps[Any]:
     """The steps of one structured call; ``None`` when the reply never validates.
 
-    Attempts are bounded (mode fallbacks, one length retry with twice the tokens, one invalid-reply
-    retry), each retrying transient failures. ``salvage`` reads a cut reply when no asking is left;
-    ``scored`` asks for log-probabilities.
+    Attempts are bounded: mode fallbacks, one length retry (twice the tokens), one invalid-reply
+    retry. ``salvage`` reads a cut reply; ``scored`` asks for log-probabilities.
     """
     budget = 0
     if output.openai_compatible:

@@ -151,10 +151,6 @@ ANSWER_FILLERS = frozenset({
 """Folded question words that ask *how* rather than *about what*: not key words of an answer."""
 
 
-def _weighted(wanted: Sequence[str], weight: dict[str, int], have: Sequence[str]) -> int:
-    return sum(weight[w] for w in wanted if any(matches(w, h) for h in have))
-
-
 def _names(question: str) -> set[str]:
     """Capitalised words of ``question`` after its first word (names: "Hofstadter")."""
     tokens = kit.TOKEN.findall(question)
@@ -331,58 +327,37 @@ Scored = tuple[float, bool, int, "Candidate[SourceT]"]
 """A candidate that answers: its score, whether its title holds a key word, its place."""
 
 
-@dataclass(frozen=True)
 class _Reading:
     """What :func:`answering` reads off the question and the context, once."""
 
-    wanted: list[str]
-    names: set[str]
-    weight: dict[str, int]
-    total: int
-    quantity: bool
-    time: bool
-    count: bool
-    phone: bool
-    subject: str | None
-    documents: int
-    held: dict[str, int]
-    unseen: set[str]
-    lacking: set[str]
+    def __init__(
+        self, question: str, candidates: Sequence[Candidate[SourceT]], wanted: list[str]
+    ) -> None:
+        self.wanted = as_context_writes(wanted, candidates)
+        self.names = _names(question)
+        self.weight = {w: 2 if w in self.names else 1 for w in self.wanted}
+        self.total = sum(self.weight.values())
+        self.quantity = asks_for_quantity(question)
+        self.time = asks_for_time(question)
+        self.count = asks_for_count(question)
+        self.phone = asks_for_phone(question)
+        self.subject = existence_subject(question)
+        self.documents, self.held = _held_by(self.wanted, candidates)
+        self.unseen = _unseen(self.documents, self.held)
+        self.lacking = missing_subject(self.documents, self.unseen)
+        self.qualified = qualified_subject(question, self.lacking, context_names(candidates))
 
     @classmethod
     def of(cls, question: str, candidates: Sequence[Candidate[SourceT]]) -> _Reading | None:
         """The question's reading; ``None`` when nothing of the context can answer it."""
         wanted = [w for w in wanted_words(question) if fold(w) not in ANSWER_FILLERS]
-        if not wanted:
-            return None
-        wanted = as_context_writes(wanted, candidates)
-        names = _names(question)
-        weight = {w: 2 if w in names else 1 for w in wanted}
-        documents, held = _held_by(wanted, candidates)
-        unseen = _unseen(documents, held)
-        lacking = missing_subject(documents, unseen)
-        if qualified_subject(question, lacking, context_names(candidates)):
-            return None
-        return cls(
-            wanted=wanted,
-            names=names,
-            weight=weight,
-            total=sum(weight.values()),
-            quantity=asks_for_quantity(question),
-            time=asks_for_time(question),
-            count=asks_for_count(question),
-            phone=asks_for_phone(question),
-            subject=existence_subject(question),
-            documents=documents,
-            held=held,
-            unseen=unseen,
-            lacking=lacking,
-        )
+        reading = cls(question, candidates, wanted) if wanted else None
+        return None if reading is None or reading.qualified else reading
 
     def _own(self, candidate: Candidate[SourceT], text_words: list[str]) -> tuple[int, list[str]]:
         """The key words' weight the sentence holds, and the key words it lacks."""
-        own = _weighted(self.wanted, self.weight, text_words)
         rest = [w for w in self.wanted if not any(matches(w, h) for h in text_words)]
+        own = sum(self.weight[w] for w in self.wanted if w not in rest)
         if self.phone and PHONE_NUMBER.search(candidate.text):  # the number asked for is here
             own += sum(self.weight[w] for w in rest if phone_cue(w))
             rest = [w for w in rest if not phone_cue(w)]

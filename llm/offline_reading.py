@@ -10,7 +10,7 @@ import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from toolweave.llm.lexical import (
     GREETINGS,
@@ -331,7 +331,7 @@ class _Reading:
     """What :func:`answering` reads off the question and the context, once."""
 
     def __init__(
-        self, question: str, candidates: Sequence[Candidate[SourceT]], wanted: list[str]
+        self, question: str, candidates: Sequence[Candidate[Any]], wanted: list[str]
     ) -> None:
         self.wanted = as_context_writes(wanted, candidates)
         self.names = _names(question)

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from toolweave.llm.chat_messages import passage_source
 from toolweave.llm.lexical import content_words, matches
-from toolweave.llm.port import CITATION
+from toolweave.llm.port import CITATION, cited_ids
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.tools import text as kit
 
@@ -92,7 +92,7 @@ def claims_of(answer: str, count: int) -> list[Claim]:
     moved = _MARKERS_AFTER_END.sub(lambda m: f" {m.group(2).strip()}{m.group(1)} ", answer)
     for line_no, line in enumerate(moved.splitlines()):
         for sentence in kit.line_sentences(kit.strip_markup(line)):
-            ids = [int(n) for m in CITATION.finditer(sentence) for n in re.split(r"[,;]", m[1])]
+            ids = cited_ids(sentence)
             text = _SPACE_BEFORE_PUNCT.sub(r"\1", CITATION.sub("", sentence)).strip()
             if any(ch.isalnum() for ch in text):
                 cited = tuple(dict.fromkeys(i for i in ids if 1 <= i <= count))

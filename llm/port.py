@@ -202,17 +202,17 @@ UNSTREAMED = "toolweave_unstreamed"
 """``response_metadata`` key of an answer not streamed yet (R9): the node streams it (P2)."""
 
 
+def cited_ids(text: str) -> list[int]:
+    """The numbers the citation markers of ``text`` give, in order (1-based)."""
+    return [int(n) for marker in CITATION.finditer(text) for n in re.split(r"[,;]", marker[1])]
+
+
 def cited_documents(
     answer: str, documents: Sequence[UniqueTextDocument]
 ) -> list[UniqueTextDocument]:
     """The documents ``answer`` cites by number (1-based), in the order first cited (R9)."""
-    cited: dict[int, UniqueTextDocument] = {}
-    for marker in CITATION.finditer(answer):
-        for number in re.split(r"[,;]", marker.group(1)):
-            index = int(number) - 1
-            if 0 <= index < len(documents):
-                cited.setdefault(index, documents[index])
-    return list(cited.values())
+    cited = dict.fromkeys(n - 1 for n in cited_ids(answer) if 0 < n <= len(documents))
+    return [documents[index] for index in cited]
 
 
 def _async_twin(

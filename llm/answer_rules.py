@@ -19,11 +19,7 @@ from toolweave.tools import text as kit
 
 
 def uncovered_subject(request: AnswerRequest) -> str | None:
-    """What the question asks about that the context cannot speak to, else ``None`` (R9).
-
-    Then no assistant is asked (a model would invent an answer). Only over stored pages' sentences;
-    a question of several parts (S6) only when every part is uncovered.
-    """
+    """What the question asks that no stored passage speaks to (every part, S6), or ``None``."""
     if any(text.strip() for text in request.guaranteed):
         return None
     if any(d.sentence_number is None for d in request.documents):
@@ -119,10 +115,7 @@ def says_only_the_question(answer: str, question: str) -> bool:
 
 
 def says_yes_and_no_more(answer: str, request: AnswerRequest) -> bool:
-    """Whether ``answer`` is a yes or a no and the question said back, where the context says more.
-
-    The offline reading's quote answers that too; an answer adding anything of its own stands.
-    """
+    """Whether ``answer`` is a bare yes or no and the question back, where the context says more."""
     sentences = _sentences(answer)
     opened = [s for s in sentences if _opens_with_yes_or_no(s)]
     if not opened or any(s.rstrip().endswith("?") for s in opened):

@@ -51,10 +51,7 @@ class LlmBudget:
         return self.held(answer, passage)
 
     def held(self, answer: str | None, passage: str) -> str | None:
-        """The reading's sentences whose figures the page holds (D3, R9), or ``None``.
-
-        A made-up figure must not become citable context: it ends the page reading.
-        """
+        """The reading's sentences whose figures the page holds; a made-up one ends reading (D3)."""
         if not answer:
             return answer
         same = detect_language(passage).lang in (None, self.user_lang)

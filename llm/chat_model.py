@@ -1,7 +1,4 @@
-"""``ChatModelAssistant``: the LLM port over any LangChain chat model (T5, T7, A1, D1, X2).
-
-Every port call is written once, as steps (:mod:`toolweave.tools.effects`), run sync or async.
-"""
+"""``ChatModelAssistant``: the LLM port over any LangChain chat model, each call as steps."""
 
 from __future__ import annotations
 
@@ -440,11 +437,7 @@ class ChatModelAssistant(LlmAssistant):
         extraction_prompt: str,
         search_language: str | None = None,
     ) -> Steps[Activation]:
-        """Route and extract in ONE structured call when ``fuse_routing`` (T5 + T7).
-
-        A subtask with its parent's context (M3) takes two steps (M2); a yes whose whole request is
-        made up reads as no (T7) unless the tool can ask (Q1); ``search_language``: D9.
-        """
+        """Route and extract in ONE structured call when ``fuse_routing`` (T5, T7, M2, Q1, D9)."""
         if not self.fuse_routing or execution_text != task_prompt:
             return (
                 yield from self.route_then_extract(
@@ -599,10 +592,7 @@ class ChatModelAssistant(LlmAssistant):
         return AIMessage(content=text, id=streamed.shown.id, response_metadata=meta)
 
     def answer_steps(self, request: AnswerRequest) -> Steps[AIMessage]:
-        """The answer: constrained citing (:attr:`cite_sentences`), else one streamed call (A7).
-
-        A broken stream is retried, never kept; a looping or cut one ends in :data:`CUT_MARK` (X3).
-        """
+        """The answer: constrained citing (:attr:`cite_sentences`), else streamed text (A7, X3)."""
         if self.cite_sentences and request.documents:
             cited = yield from self._cited_answer_steps(request)
             if cited is not None:

@@ -1,7 +1,4 @@
-"""Verified citations (R9): each sentence of an answer, the passages it rests on, and a check.
-
-Supported: its checkable tokens are in its sources, or, with none, half its content words.
-"""
+"""Verified citations (R9): each sentence of an answer, the passages it rests on, and a check."""
 
 from __future__ import annotations
 
@@ -233,10 +230,7 @@ class _Wanted:
 
 
 def supporting_sentences(sentence: str, texts: Sequence[str]) -> list[str]:
-    """The sentences of ``texts`` that support ``sentence``, in passage order.
-
-    The one that supports it alone, else greedily those holding most of its missing tokens.
-    """
+    """The sentences of ``texts`` that support ``sentence`` together, in passage order."""
     found = [c for text in texts for c in kit.split_sentences(text)]
     if len(found) < 2:  # nothing to choose from (a one-sentence passage: the usual case)
         return found

@@ -1,7 +1,4 @@
-"""The constrained answer streamed sentence by sentence while the model writes (R9, P2).
-
-Only what the whole answer will keep is shown, each sentence checked once (:data:`CHECKED`).
-"""
+"""The constrained answer streamed sentence by sentence while the model writes (R9, P2)."""
 
 from __future__ import annotations
 
@@ -236,11 +233,7 @@ def cited_stream(
     timeout: float | None = None,
     stop: Callable[[str], bool] | None = None,
 ) -> Call[Streamed]:
-    """The call streaming ``llm``'s constrained reply, its kept sentences shown as they come.
-
-    A stream without a finish reason raises :class:`LlmBrokenReplyError` (retried); ``stop`` closes
-    a looping one (X3).
-    """
+    """The call streaming ``llm``'s constrained reply, its kept sentences shown as they come."""
     config = call_config("cited_answer")
 
     def sync() -> Streamed:

@@ -1,7 +1,4 @@
-"""P(yes) per tool from the log-probabilities of a routing reply's tokens (T5).
-
-At each deciding position, p(yes) / (p(yes) + p(no)); a tool's P(yes) is their product.
-"""
+"""P(yes) per tool from the log-probabilities of a routing reply's tokens (T5)."""
 
 from __future__ import annotations
 

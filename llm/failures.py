@@ -1,7 +1,4 @@
-"""What a failed model call means: transient, rejected or neither (X2, X5).
-
-Matched by status code and class name, so that no provider package has to be importable.
-"""
+"""What a failed model call means (transient, rejected or neither), by status and class name."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""The next message while a clarification waits: reply, amended request, new question, cancel.
-
-Only a reply is fed to the tool; the cue words are a language's, never a domain's.
-"""
+"""The next message while a clarification waits: reply, amended request, new question, cancel."""
 
 from __future__ import annotations
 

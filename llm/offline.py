@@ -1,8 +1,4 @@
-"""``OfflineAssistant``: a deterministic LLM port without any model (T5, T7, A1, D1).
-
-Each concern is one module behind one interface (``offline_followup``, ``offline_routing``,
-``offline_extract``, ``offline_answer``, ``offline_reading``).
-"""
+"""``OfflineAssistant``: a deterministic LLM port without any model, one module per concern."""
 
 from __future__ import annotations
 

@@ -13,10 +13,7 @@ from toolweave.tools import text as kit
 def answer_lines(
     request: AnswerRequest, max_sentences: int
 ) -> list[tuple[str, UniqueTextDocument | None]]:
-    """The answer's lines, each with the document it quotes (``None``: a guaranteed text).
-
-    With parts (S6), each part from its own documents first; replies (Q8) join the question.
-    """
+    """The answer's lines, each with the document it quotes (``None``: guaranteed; S6, Q8)."""
     whole = AnswerPart(request.question, request.documents, request.guaranteed)
     replies = "" if request.parts else request.replies
     lines: list[tuple[str, UniqueTextDocument | None]] = []

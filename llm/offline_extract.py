@@ -1,7 +1,6 @@
 """Offline request extraction: fill a tool's request model from text without an LLM (T7).
 
-The hints (``cues``, ``after_cues``, ``user_text``) are in docs/concepts/tools.md; a plain field
-named for a thing is left unfilled, so the tool declines or asks (T13).
+A plain field named for a thing is left unfilled, so the tool declines or asks (T13).
 """
 
 from __future__ import annotations
@@ -96,10 +95,7 @@ NAME_ENDING = 2
 
 
 def written(name_word: str, text_word: str) -> bool:
-    """Whether ``text_word`` writes ``name_word``: folded, the same or inflected at its end.
-
-    Stricter than :func:`~toolweave.llm.lexical.matches`, which would read one name as another.
-    """
+    """Whether ``text_word`` writes ``name_word``: folded, the same or inflected at its end only."""
     name, text = fold(name_word), fold(text_word)
     if text.startswith(name):
         return True
@@ -313,10 +309,7 @@ def ground_request(values: dict[str, Any] | None, model: type[BaseModel], text: 
 
 
 def states_input(values: dict[str, Any] | None, model: type[BaseModel], text: str) -> bool:
-    """Whether a grounded request states one of its tool's inputs as ``text`` writes it (T5, T7).
-
-    A text value or a number counts; an enum member or a flag, picked for any question, does not.
-    """
+    """Whether a grounded request states a text or number input of its tool as ``text`` does."""
     numbers = {float(n.replace(",", ".")) for n in _NUMBER.findall(text)}
     for name, info in model.model_fields.items():
         value = (values or {}).get(info.alias or name)

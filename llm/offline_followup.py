@@ -1,8 +1,4 @@
-"""The offline model's follow-up rules: a follow-up made a standalone question (A1, T10).
-
-:func:`normalize_offline` is the interface; :func:`resolved_by_rules` tells the graph whether
-the rules resolved a message completely.
-"""
+"""The offline model's follow-up rules: a follow-up made a standalone question (A1, T10)."""
 
 from __future__ import annotations
 
@@ -82,10 +78,7 @@ def _is_name(tokens: list[str], at: int) -> bool:
 
 
 def _counterpart(text: str, new: str, body: list[str]) -> str | None:
-    """The word of ``text`` that ``new`` takes the place of in a follow-up, if any.
-
-    A day for a day, a number for a number, else the same ending, function word neighbour or name.
-    """
+    """The word of ``text`` that ``new`` takes the place of: a day, number, ending or neighbour."""
     candidates = content_words(text)
     day = weekday(new)
     if day is not None:

@@ -1,8 +1,4 @@
-"""Reading heuristics of the offline model: the gatekeeper (D1) and per-page reading (D3).
-
-A *when* / *how much* question is answered only by a sentence holding a figure; a sentence is read
-with its headings and its page's title.
-"""
+"""Reading heuristics of the offline model: the gatekeeper (D1) and per-page reading (D3)."""
 
 from __future__ import annotations
 
@@ -207,10 +203,7 @@ def asks_for_time(question: str) -> bool:
 
 
 def figure_weight(text: str, *, time: bool) -> float:
-    """How well ``text`` gives the figure a *when* (``time``) or *how much* question asks, 0-1.
-
-    For *when* a clock time or weekday gives it fully, another figure half, a phone number none.
-    """
+    """How well ``text`` gives the figure a *when* (``time``: a clock or day) or *how much* asks."""
     if time:
         text = PHONE_NUMBER.sub(" ", text)
     clock = bool(CLOCK.search(text)) or any(weekday(w) is not None for w in kit.words(text))
@@ -284,11 +277,7 @@ def unnamed_subject(question: str, texts: Iterable[str]) -> str | None:
 
 
 def uncovered_subject(question: str, passages: Sequence[tuple[str, str]]) -> str | None:
-    """What the question asks about that ``(title, sentence)`` passages cannot speak to (R9).
-
-    An unnamed existence subject (:func:`unnamed_subject`) or an unqualified kind
-    (:func:`qualified_subject`); else ``None``.
-    """
+    """What the question asks about that ``(title, sentence)`` passages cannot speak to (R9)."""
     subject = unnamed_subject(question, (t for pair in passages for t in pair))
     if subject is not None:
         return subject
@@ -396,10 +385,7 @@ class _Reading:
         return not self.count or has_count(candidate.text)
 
     def _needed(self, rest: list[str], given: list[str]) -> int:
-        """The key words' weight a sentence is measured against (generic ones only when said).
-
-        0: generic words alone answer nothing. ``given``: key words from the sentence before, title.
-        """
+        """The key words' weight a sentence is measured against; 0: only generic words said."""
         said = [w for w in self.wanted if w not in rest or w in given]
         if all(is_generic(w) for w in said) and not all(is_generic(w) for w in self.wanted):
             return 0
@@ -470,20 +456,14 @@ def _unseen(documents: int, held: dict[str, int]) -> set[str]:
 
 
 def missing_subject(documents: int, unseen: set[str]) -> set[str]:
-    """The unseen key words naming a subject the context lacks (no weekday, number, phone word).
-
-    Only with :data:`MIN_DOCUMENTS_APART` documents or more: fewer tell no common word apart.
-    """
+    """The unseen key words naming a subject the context lacks, with enough documents to tell."""
     if documents < MIN_DOCUMENTS_APART:
         return set()
     return {w for w in unseen if weekday(w) is None and not w.isdigit() and not phone_cue(w)}
 
 
 def qualified_subject(question: str, lacking: set[str], names: set[str]) -> bool:
-    """Whether a ``lacking`` key word qualifies a word the context writes as a name (``names``).
-
-    Then no sentence answers; a lowercase word before a capitalised one is part of the name.
-    """
+    """Whether a ``lacking`` key word qualifies a word the context writes as a name (``names``)."""
     if not lacking:
         return False
     tokens: list[str] = kit.TOKEN.findall(question)
@@ -553,10 +533,7 @@ def _clause_cuts(sentence: str) -> list[tuple[int, int]]:
 
 
 def question_parts(question: str) -> list[str]:
-    """The questions one message asks, each on its own (S6); ``[question]`` when one.
-
-    A piece naming no subject of its own, or pointing back, stays with the one before.
-    """
+    """The questions one message asks, each on its own (S6); ``[question]`` when one."""
     pieces: list[str] = []
     for sentence in re.split(r"(?<=\?)\s+", question.strip()):
         cuts = _clause_cuts(sentence)

@@ -1,7 +1,6 @@
 """The offline model's router: lexical scores per tool and a calibrated decision rule (T5).
 
-A task word hits a tool when it matches a word of the tool's texts, weighted down when many
-candidates share it; :class:`RoutingRule`'s thresholds are fitted on ``bench/data``.
+:class:`RoutingRule`'s thresholds are fitted on ``bench/data``.
 """
 
 from __future__ import annotations
@@ -209,10 +208,7 @@ def declared_intent(
     *,
     margin: bool = True,
 ) -> bool:
-    """A9: whether the task is what the tool declares it is for, on more than one shared word.
-
-    It explains ``rule.terminal_coverage`` or (``margin``) holds a word of its own, not ``not_for``.
-    """
+    """A9: whether the task is what the tool declares it is for, on more than one shared word."""
     found = scores.get(tool.name)
     if found is None or not found.hits or not has_evidence(found):
         return False

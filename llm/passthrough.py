@@ -1,8 +1,4 @@
-"""Stream text that is already known through LangChain's chat-model callbacks (P2).
-
-Text made without a real model (the offline model, test doubles, tools that answer, R4) passes
-through this tiny chat model, so its tokens reach ``stream_mode="messages"`` like an LLM's.
-"""
+"""Stream text made without a model through a chat model's callbacks, as an LLM's tokens (P2)."""
 
 from __future__ import annotations
 
@@ -107,10 +103,7 @@ _PASSTHROUGH = PassthroughChatModel()
 
 
 def stream_message(chunks: Iterable[str] | str, *, run_name: str = "answer") -> AIMessage:
-    """Stream ``chunks`` to ``stream_mode="messages"`` listeners; return the whole message.
-
-    The message keeps the id its chunks were streamed under, so it is not sent twice.
-    """
+    """Stream ``chunks`` to ``stream_mode="messages"``; the whole message keeps the stream's id."""
     if not _anyone_listening():
         return AIMessage(content="".join(chunks), id=f"lc_run--{uuid.uuid4()}")
     config: RunnableConfig = {"tags": [ANSWER_TAG], "run_name": run_name}

@@ -1,7 +1,4 @@
-"""Every prompt the chat-model assistant sends, as named ``str.format`` templates.
-
-User text never goes into a system prompt: it is sent as the human message.
-"""
+"""Every prompt the chat-model assistant sends, as named ``str.format`` templates."""
 
 from __future__ import annotations
 
@@ -215,10 +212,7 @@ def answer_system(
     cited: bool = False,
     failing: Sequence[str] = (),
 ) -> str:
-    """The final answer's instructions, appended to the domain's system prompt (A7).
-
-    ``parts`` (S6), ``exchanges`` (Q8) and ``failing`` (R9) add sections; ``cited``: R9's reply.
-    """
+    """The final answer's instructions after the domain's system prompt (A7, S6, Q8, R9)."""
     sections = [
         ANSWER_PROMPT.format(
             language=language,

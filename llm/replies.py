@@ -1,7 +1,6 @@
 """Pydantic models of the chat-model assistant's structured replies (A1, T5, T7, D1).
 
-A routing reply has one field per candidate, aliased to the tool's name (T5, T7). A model's
-docstring becomes the JSON schema's description: these carry no spec ids (comments do).
+A model's docstring becomes the JSON schema's description: these carry no spec ids.
 """
 
 from __future__ import annotations
@@ -239,10 +238,7 @@ Fused = bool | frozenset[str]
 def routing_schema(
     tools: Sequence[AnyTool], *, fused: Fused, search: bool = False
 ) -> type[BaseModel]:
-    """A model with one field per tool (aliased to its name), built once per tool set.
-
-    With ``search`` (and no candidate named :data:`SEARCH`) a last field asks for search words (D9).
-    """
+    """A model with one field per tool (aliased to its name), built once per tool set (D9)."""
     return _routing_schema(tuple(tools), fused, search)
 
 
@@ -314,10 +310,7 @@ def routing_reply(
 
 @dataclass(frozen=True)
 class ComposedSchema:
-    """A routing reply schema of one candidate set, assembled from per-shape parts.
-
-    Quacks like the model of :func:`routing_schema`: the same JSON schema, ``tool_<i>`` entries.
-    """
+    """A routing reply schema of one candidate set, as :func:`routing_schema`'s, from parts."""
 
     title: str
     keys: tuple[str, ...]
@@ -422,11 +415,7 @@ SMALL_FORM_CHARS = 500
 
 
 def fused_forms(ranked: Sequence[AnyTool], task: str) -> frozenset[str]:
-    """The tools whose request form the fused routing call carries (A10, T7).
-
-    A short one always; a long one only for the best-ranked candidate, when the offline extraction
-    reads an input of it in ``task`` (else it would come back all null).
-    """
+    """The tools whose request form the fused routing call carries: short ones, a paying long."""
     offered = [tool for tool in ranked if tool.executable_instruction]
     return frozenset(
         tool.name

@@ -77,10 +77,7 @@ class LlmRetryPolicy:
 
 @dataclass(frozen=True)
 class ModelCall(Generic[T]):
-    """The call of ``runnable`` with ``model_input``: :meth:`invocation` or :meth:`streamed`.
-
-    ``timeout`` bounds the async call; ``request_timeout``: the run's time left bounds a request.
-    """
+    """The call of ``runnable`` with ``model_input``, bounded by ``timeout`` and the deadline."""
 
     runnable: Runnable[Any, T]
     model_input: Any
@@ -110,10 +107,7 @@ class ModelCall(Generic[T]):
         return self.runnable.bind(timeout=max(left, 0.01))
 
     def streamed(self, stop: Callable[[str], bool] | None = None) -> Call[Any]:
-        """A streamed reply's :meth:`invocation`, bounded as a whole by the run's deadline (X5).
-
-        Chunks are read one by one, the stream closed at the deadline or when ``stop`` says (X3).
-        """
+        """A streamed reply's :meth:`invocation`, closed at the deadline (X5) or a loop (X3)."""
         reading = _StreamReading(self, stop)
         return Call(reading.sync, reading.asynchronous)
 

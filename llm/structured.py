@@ -127,11 +127,7 @@ class Bound:
 
 
 class StructuredOutput:
-    """Structured calls of one chat model: runnables cached (LRU), the mode remembered.
-
-    Modes are tried in :data:`MODES` order, a 400-class reply naming one moving to the next.
-    Safe to share between threads.
-    """
+    """Structured calls of one chat model, thread-safe: runnables cached (LRU), the mode kept."""
 
     def __init__(
         self, model: BaseChatModel, *, cache_size: int = 256, top_logprobs: int | None = None
@@ -427,8 +423,7 @@ def structured_steps(
 ) -> Steps[Any]:
     """The steps of one structured call; ``None`` when the reply never validates.
 
-    Attempts are bounded: mode fallbacks, one length retry (twice the tokens), one invalid-reply
-    retry. ``salvage`` reads a cut reply; ``scored`` asks for log-probabilities.
+    Attempts are bounded; ``salvage`` reads a cut reply, ``scored`` asks for log-probabilities.
     """
     budget = 0
     if output.openai_compatible:

@@ -78,10 +78,8 @@ from toolweave.tools.registry import AnyTool
 T = TypeVar("T")
 P = ParamSpec("P")
 logger = logging.getLogger(__name__)
-
 HISTORY_WINDOW = 6
 """Earlier messages a follow-up is resolved against and the answer sees (A1)."""
-
 _LANG = re.compile(r"^[a-z]{2,3}$")
 ANSWER_TOKENS = 1024
 """The answer call's default ``max_tokens`` (OpenAI-compatible models): a few paragraphs."""
@@ -137,7 +135,6 @@ def with_request_timeout(model: BaseChatModel, timeout: float | None) -> BaseCha
 
 DECISION_TEMPERATURE = 0.0
 """Sampling temperature of the deciding calls: the same question gets the same routing."""
-
 FIXED_TEMPERATURE_MODELS = ("o1", "o3", "o4", "gpt-5")
 """Name prefixes of OpenAI reasoning models accepting no temperature (``gpt-5-chat`` does)."""
 

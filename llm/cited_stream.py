@@ -31,10 +31,8 @@ from toolweave.tools.effects import Call
 
 SHOWN = "toolweave_shown"
 """``response_metadata`` key of a constrained answer: the text its stream already showed."""
-
 CHECKED = "toolweave_checked"
 """``response_metadata`` key of the sentences a stream checked: the node checks each once."""
-
 _ITEM_DEPTH = 3
 """Nesting of a sentence object: the reply's object, its ``sentences`` list, the item."""
 

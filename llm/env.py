@@ -24,7 +24,6 @@ from toolweave.llm.port import LlmAssistant
 from toolweave.state.errors import ConfigurationError
 
 logger = logging.getLogger(__name__)
-
 DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_TIMEOUT = 60.0
 """Seconds one model request may take before it fails (and is retried): no node hangs."""

@@ -57,7 +57,6 @@ LEAD_INS = frozenset(
 
 MAX_EXTRA_WORDS = 1
 """Other words a correction naming an offered choice may hold and still answer; more amend."""
-
 MIN_QUESTION_WORDS = 4
 """A new question has at least this many words; a short reply ("the Central one?") is a reply."""
 
@@ -74,7 +73,6 @@ def _folded_words(texts: Sequence[str]) -> set[str]:
 
 LAST = -1
 """The number :data:`ORDINALS` gives "last": the last offered choice."""
-
 _PL_ENDINGS = ("y", "a", "e", "ą", "ego", "ej", "ym", "emu", "i", "ia", "ie", "ią", "iego",
                "iej", "im", "iemu")  # fmt: skip
 ORDINALS: dict[str, tuple[dict[int, str], tuple[str, ...]]] = {

@@ -23,10 +23,8 @@ Stop: TypeAlias = list[str] | None
 SyncRun: TypeAlias = CallbackManagerForLLMRun | None
 AsyncRun: TypeAlias = AsyncCallbackManagerForLLMRun | None
 """The parts of a LangChain chat model's ``_generate``/``_stream`` signatures."""
-
 ANSWER_TAG = "toolweave:answer"
 """Tag on every streamed final answer, so clients can pick answer tokens out."""
-
 _PIECES = re.compile(r"\S+\s*|\s+")
 
 

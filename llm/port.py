@@ -19,10 +19,8 @@ from toolweave.tools.registry import AnyTool
 
 P = ParamSpec("P")
 T = TypeVar("T")
-
 Tools: TypeAlias = Sequence[AnyTool]
 """The candidate tools of one call."""
-
 ExtractedRequest = dict[str, Any] | None
 """A tool's request as extracted from text, before validation into ``request_model``."""
 
@@ -197,7 +195,6 @@ class AnswerRequest:
 
 CITATION = re.compile(r"\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")
 """A citation marker of an answer: ``[4]``, ``[1, 3]``."""
-
 UNSTREAMED = "toolweave_unstreamed"
 """``response_metadata`` key of an answer not streamed yet (R9): the node streams it (P2)."""
 

@@ -205,8 +205,6 @@ _SCHEMA_TEXT: weakref.WeakKeyDictionary[type[BaseModel], dict[Any, str]] = (
     weakref.WeakKeyDictionary()
 )
 """JSON text of each routing model's compact schema by arguments; it goes when its model does."""
-
-
 BEST_FIT = "best_fit"
 """The routing reply's field naming the candidate that fits best (T5, asked first)."""
 NO_BEST_FIT = "none"

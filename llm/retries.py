@@ -35,7 +35,6 @@ from toolweave.state.run_scope import aclosed_at_end, closed_at_end
 from toolweave.tools.effects import Call, Steps, perform, sleep
 
 logger = logging.getLogger(__name__)
-
 T = TypeVar("T")
 
 

@@ -37,16 +37,12 @@ from toolweave.llm.token_budget import token_budget
 from toolweave.tools.effects import Call, Steps
 
 logger = logging.getLogger(__name__)
-
 Schema = type[BaseModel] | ComposedSchema
 """What a structured call fills: a pydantic model, or a routing schema composed per call."""
-
 PROSE_CHARS = 80
 """Characters of a cut reply with no ``{`` in them that make it prose, not a cut object."""
-
 LOOP_CHARS = 60
 """Length of a cut reply's tail that, written :data:`LOOP_REPEATS` times, makes it a loop."""
-
 LOOP_REPEATS = 3
 """How often a cut reply's tail must occur in it for the reply to be a loop."""
 

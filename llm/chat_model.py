@@ -265,6 +265,7 @@ class ChatModelAssistant(LlmAssistant):
                 free text with ``[n]`` markers. Default: on for OpenAI-compatible models.
         """
         self.model = model
+        openai = retries.is_openai_compatible(model)
         self.policy = retries.LlmRetryPolicy(
             max_retries=max_retries,
             initial_backoff=initial_backoff,
@@ -276,21 +277,17 @@ class ChatModelAssistant(LlmAssistant):
         self.fuse_routing = fuse_routing
         self.history_window = history_window
         self.require_finish_reason = (
-            retries.is_openai_compatible(model)
-            if require_finish_reason is None
-            else require_finish_reason
+            openai if require_finish_reason is None else require_finish_reason
         )
         key = _api_key(model)
         self._secrets = frozenset(() if key is None else (key,))
         self._calling = with_request_timeout(model, timeout)
         self.answer_tokens = answer_tokens
         self._answering = self._calling
-        if answer_tokens is not None and retries.is_openai_compatible(model):
+        if answer_tokens is not None and openai:
             self._answering = self._calling.model_copy(update={"max_tokens": answer_tokens})
         self.decision_temperature = decision_temperature
-        self.cite_sentences = (
-            retries.is_openai_compatible(model) if cite_sentences is None else cite_sentences
-        )
+        self.cite_sentences = openai if cite_sentences is None else cite_sentences
         self.structured = StructuredOutput(
             with_temperature(self._calling, decision_temperature),
             cache_size=structured_cache_size,
@@ -607,15 +604,13 @@ class ChatModelAssistant(LlmAssistant):
         accept = retries.require_finish_reason("answer") if self.require_finish_reason else None
         reply = yield from retries.retrying(step, policy=self.policy, what="answer", accept=accept)
         text = reply.text
-        match retries.finish_reason(reply):  # marked, never passed off as whole
-            case "length":
-                logger.warning(
-                    "answer: the model stopped at its token limit (%s)", self.answer_tokens
-                )
-                text = text.rstrip() + CUT_MARK
-            case retries.REPEATING:
-                logger.warning("answer: the model repeated itself; its stream was closed (X3)")
-                text = text.rstrip() + CUT_MARK
+        cut = {
+            "length": f"stopped at its token limit ({self.answer_tokens})",
+            retries.REPEATING: "repeated itself; its stream was closed (X3)",
+        }.get(retries.finish_reason(reply) or "")
+        if cut is not None:  # marked, never passed off as whole
+            logger.warning("answer: the model %s", cut)
+            text = text.rstrip() + CUT_MARK
         logger.debug("answer: %d characters", len(text))
         return AIMessage(content=text, id=reply.id)
 

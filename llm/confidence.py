@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
@@ -79,8 +80,7 @@ def _skip(text: str, at: int) -> int:
 def routing_confidences(message: Any, keys: Sequence[str]) -> dict[str, float]:
     """P(yes) of each of ``keys`` in a routing reply's tokens; empty without log-probabilities."""
     tokens = token_logprobs(message)
-    lengths = [len(str(t["token"])) for t in tokens]
-    starts = list(_starts(lengths))
+    starts = list(itertools.accumulate((len(str(t["token"])) for t in tokens), initial=0))[:-1]
     text = "".join(str(t["token"]) for t in tokens)
     opened = text.find("{")
     if opened < 0:
@@ -102,11 +102,3 @@ def routing_confidences(message: Any, keys: Sequence[str]) -> dict[str, float]:
     except (ValueError, IndexError):  # a cut or malformed reply: what was read before it
         return found
     return found
-
-
-def _starts(lengths: Sequence[int]) -> Iterator[int]:
-    """Each token's first character offset, from the tokens' lengths."""
-    offset = 0
-    for length in lengths:
-        yield offset
-        offset += length

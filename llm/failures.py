@@ -124,21 +124,23 @@ def retry_after(exc: BaseException) -> float | None:
     headers = getattr(getattr(exc, "response", None), "headers", None)
     if headers is None:
         return None
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        try:
-            return max(float(millis) / 1000.0, 0.0)
-        except ValueError:
-            pass
+    millis = _seconds(headers.get("retry-after-ms"), 1000.0)
     value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
+    if millis is not None or value is None:
+        return millis
+    seconds = _seconds(value, 1.0)
+    if seconds is not None:
+        return seconds
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
     return max(when.timestamp() - time.time(), 0.0)
+
+
+def _seconds(value: str | None, per_second: float) -> float | None:
+    """``value`` as seconds (never below 0), or ``None`` when it is no number."""
+    try:
+        return None if value is None else max(float(value) / per_second, 0.0)
+    except ValueError:
+        return None

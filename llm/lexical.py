@@ -202,19 +202,13 @@ def word_matches(a: str, b: str) -> bool:
 
 
 MONTH_PREFIXES = (
-    ("januar", "stycz"),
-    ("februar", "luty", "lutego", "lutym"),
-    ("march", "marcius", "marzec", "marca", "marcu"),
-    ("april", "kwiet", "kwieci"),
-    ("majus", "maja", "maju"),
-    ("june", "junius", "czerw"),
-    ("july", "julius", "lipiec", "lipca", "lipcu"),
-    ("august", "augusz", "sierp"),
-    ("septemb", "szeptemb", "wrzes"),
-    ("octob", "oktob", "pazdziern"),
-    ("novemb", "listopad"),
-    ("decemb", "grudz", "grudn"),
-)
+    ("januar", "stycz"), ("februar", "luty", "lutego", "lutym"),
+    ("march", "marcius", "marzec", "marca", "marcu"), ("april", "kwiet", "kwieci"),
+    ("majus", "maja", "maju"), ("june", "junius", "czerw"),
+    ("july", "julius", "lipiec", "lipca", "lipcu"), ("august", "augusz", "sierp"),
+    ("septemb", "szeptemb", "wrzes"), ("octob", "oktob", "pazdziern"),
+    ("novemb", "listopad"), ("decemb", "grudz", "grudn"),
+)  # fmt: skip
 """Folded beginnings of the months' names in English, Hungarian and Polish, January first."""
 MONTH_WORDS = {"may": 5, "maj": 5}
 """Month names too short to be the beginning of a longer word."""

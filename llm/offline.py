@@ -28,15 +28,12 @@ from toolweave.state.documents import UniqueTextDocument
 from toolweave.tools.registry import AnyTool
 
 OFFLINE_LABEL = "offline model (no LLM: lexical routing, extractive answers)"
-_TEXTS = {
-    "en": {"missing": "What is known about {word}?"},
-    "hu": {"missing": "Mit tudunk erről: {word}?"},
-    "pl": {"missing": "Co wiadomo o: {word}?"},
+_MISSING = {
+    "en": "What is known about {word}?",
+    "hu": "Mit tudunk erről: {word}?",
+    "pl": "Co wiadomo o: {word}?",
 }
-
-
-def _texts(lang: str) -> dict[str, str]:
-    return _TEXTS.get(lang, _TEXTS["en"])
+"""The gatekeeper's missing piece for a word the context lacks, by the question's language."""
 
 
 class OfflineAssistant(LlmAssistant):
@@ -148,7 +145,7 @@ class OfflineAssistant(LlmAssistant):
             if offline_reading.lacks_figure(question, [*([g] for g in guaranteed), *runs]):
                 return ContextVerdict(sufficient=False, missing=(question,))
             return ContextVerdict(sufficient=True)
-        template = _texts(detect_language(question))["missing"]
+        template = _MISSING.get(detect_language(question), _MISSING["en"])
         pieces = [template.format(word=w) for w in uncovered]
         # D8: each piece is searched by the question's words together (one word alone
         # reads any sentence that has it); the search adds the documents' words near them

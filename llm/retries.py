@@ -273,12 +273,9 @@ def _after_failure(
     return wait
 
 
-def call_config(what: str, *, stream: bool = False) -> RunnableConfig:
-    """Run name and tags of one call; non-answer calls are kept out of the messages stream."""
-    tags = [f"toolweave:{what}"]
-    if not stream:
-        tags.append(TAG_NOSTREAM)
-    return {"run_name": what, "tags": tags}
+def call_config(what: str) -> RunnableConfig:
+    """Run name and tags of one call, kept out of the messages stream (only the answer streams)."""
+    return {"run_name": what, "tags": [f"toolweave:{what}", TAG_NOSTREAM]}
 
 
 def finish_reason(message: Any) -> str | None:

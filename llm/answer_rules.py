@@ -10,7 +10,7 @@ from toolweave.llm import offline_reading, prompts
 from toolweave.llm.chat_messages import passage_label, passage_source
 from toolweave.llm.chat_model import CUT_MARK
 from toolweave.llm.citations import checkable
-from toolweave.llm.lexical import ANSWER_WORDS, content_words, fold, matches
+from toolweave.llm.lexical import ANSWER_WORDS, content_words, fold, holds_run, matches
 from toolweave.llm.offline_answer import answer_lines
 from toolweave.llm.port import CITATION, AnswerRequest, cited_documents
 from toolweave.llm.structured import looping_reply
@@ -86,7 +86,7 @@ def repeats_clarification(answer: str, request: AnswerRequest) -> str | None:
             asked = _folded_words(sentence)
             keys = {fold(w) for w in content_words(sentence)}
             if whole == asked or any(
-                _holds_run(said, asked) or (keys and keys <= set(said)) for said in own
+                holds_run(said, asked) or (keys and keys <= set(said)) for said in own
             ):
                 return exchange.question
     return None
@@ -100,12 +100,6 @@ def _questions(text: str) -> list[str]:
     """The sentences of ``text`` that ask (end in "?"); all of it when none does."""
     asking = [s for s in kit.split_sentences(text) if s.rstrip().endswith("?")]
     return asking or [text]
-
-
-def _holds_run(said: list[str], asked: list[str]) -> bool:
-    """Whether ``asked`` occurs in ``said`` as a run of consecutive words."""
-    size = len(asked)
-    return size > 0 and any(said[i : i + size] == asked for i in range(len(said) - size + 1))
 
 
 def says_only_the_question(answer: str, question: str) -> bool:

@@ -281,24 +281,6 @@ def _restates(sentence: str, words: Sequence[str]) -> bool:
     return any(matches(w, f) for w in said for f in words)
 
 
-def _uncited(
-    claim: Claim,
-    pool: Sequence[int],
-    texts: Sequence[str],
-    guaranteed: Sequence[str],
-    lenient: bool,
-) -> Checked:
-    """A claim citing no passage, checked against ``pool``: a quote, or what supports it."""
-    quoted = _quoted(claim.text, pool, texts)
-    if quoted:
-        return Checked(claim, quoted, True)
-    if lenient and not checkable(claim.text):  # an assistant that never cites, no figure
-        return Checked(claim, (), True)
-    found = tuple(i for i in pool if supports(claim.text, [texts[i - 1]]))
-    ok = bool(found) or (bool(guaranteed) and supports(claim.text, guaranteed))
-    return Checked(claim, found, ok)
-
-
 @dataclass(frozen=True)
 class _Against:
     """What every claim of one answer is checked against (built once by :func:`verify`)."""
@@ -309,17 +291,27 @@ class _Against:
     pool: tuple[int, ...]
     lenient: bool
 
+    def check(self, claim: Claim) -> Checked:
+        """The check of one claim (:func:`verify`)."""
+        if not says_something(claim.text):  # a connective rests on nothing
+            return Checked(claim, claim.cited, True)
+        if _restates(claim.text, self.foreign):
+            return Checked(claim, claim.cited, False)
+        if claim.cited:
+            cited = [self.texts[i - 1] for i in claim.cited]
+            return Checked(claim, claim.cited, supports(claim.text, [*cited, *self.guaranteed]))
+        return self._uncited(claim)
 
-def _check(claim: Claim, against: _Against) -> Checked:
-    """The check of one claim (:func:`verify`)."""
-    if not says_something(claim.text):  # a connective rests on nothing
-        return Checked(claim, claim.cited, True)
-    if _restates(claim.text, against.foreign):
-        return Checked(claim, claim.cited, False)
-    if claim.cited:
-        cited = [against.texts[i - 1] for i in claim.cited]
-        return Checked(claim, claim.cited, supports(claim.text, [*cited, *against.guaranteed]))
-    return _uncited(claim, against.pool, against.texts, against.guaranteed, against.lenient)
+    def _uncited(self, claim: Claim) -> Checked:
+        """A claim citing no passage, checked against the pool: a quote, or what supports it."""
+        quoted = _quoted(claim.text, self.pool, self.texts)
+        if quoted:
+            return Checked(claim, quoted, True)
+        if self.lenient and not checkable(claim.text):  # an assistant that never cites, no figure
+            return Checked(claim, (), True)
+        found = tuple(i for i in self.pool if supports(claim.text, [self.texts[i - 1]]))
+        ok = bool(found) or (bool(self.guaranteed) and supports(claim.text, self.guaranteed))
+        return Checked(claim, found, ok)
 
 
 def _standing(known: Sequence[Checked]) -> dict[tuple[str, tuple[int, ...]], Checked]:
@@ -356,7 +348,7 @@ def verify(
     out: list[Checked] = []
     for claim in claims:
         seen = done.get((claim.text, claim.cited))
-        out.append(_check(claim, against) if seen is None else replace(seen, claim=claim))
+        out.append(against.check(claim) if seen is None else replace(seen, claim=claim))
     return out
 
 

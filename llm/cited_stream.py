@@ -17,6 +17,7 @@ from toolweave.llm.citations import (
     Checked,
     Claim,
     claims_of,
+    joined,
     marked_text,
     reply_claims,
     says_something,
@@ -140,12 +141,10 @@ class SentenceGate:
 
     def _release(self) -> str:
         """The waiting claims' text, each after its separator (as the answer joins them)."""
-        out = ""
-        for claim in self._pending:
-            if self._last_line is not None:
-                out += "\n" if claim.line != self._last_line else " "
-            out += claim.text
-            self._last_line = claim.line
+        line = self._pending[0].line
+        out = "" if self._last_line is None else ("\n" if line != self._last_line else " ")
+        out += joined(self._pending)
+        self._last_line = self._pending[-1].line
         self._pending.clear()
         self.shown += out
         return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 
 from toolweave.tools import text as kit
@@ -95,6 +96,12 @@ QUESTION_WORDS |= QUESTION_WORDS_PL
 def is_generic(word: str) -> bool:
     """Whether ``word`` is a form of one of :data:`GENERIC_WORDS` (same folded stem)."""
     return fold(word) in _GENERIC_FOLDED or stem(word) in _GENERIC_STEMS
+
+
+def holds_run(said: Sequence[str], run: Sequence[str]) -> bool:
+    """Whether ``run`` (not empty) occurs in ``said`` as consecutive items."""
+    size = len(run)
+    return size > 0 and any(said[i : i + size] == run for i in range(len(said) - size + 1))
 
 
 def is_stopword(word: str) -> bool:

@@ -20,6 +20,7 @@ from toolweave.llm.lexical import (
     QUESTION_WORDS,
     content_words,
     fold,
+    holds_run,
     matches,
     weekday,
     words,
@@ -105,12 +106,7 @@ def written(name_word: str, text_word: str) -> bool:
 
 def written_whole(label: str, text_words: list[str]) -> bool:
     """Whether ``label``'s words stand in the text in full, in order, together."""
-    wanted = [fold(w) for w in words(label)]
-    folded = [fold(t) for t in text_words]
-    span = len(wanted)
-    return bool(wanted) and any(
-        folded[start : start + span] == wanted for start in range(len(folded) - span + 1)
-    )
+    return holds_run([fold(t) for t in text_words], [fold(w) for w in words(label)])
 
 
 def _present(choice: Any, text_words: list[str]) -> bool:
@@ -201,9 +197,7 @@ def _field_value(
         return [found] if is_list and found is not None else found
     if core in (int, float):
         number = next(numbers, None)
-        if number is None:
-            return None
-        return [number] if is_list else number
+        return [number] if is_list and number is not None else number
     named_day = any(part in fold(name) for part in _DAY_NAMES)
     if core is dt.date or (core is str and named_day):
         value = _day_value(core, text, text_words)

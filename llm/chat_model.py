@@ -466,14 +466,9 @@ class ChatModelAssistant(LlmAssistant):
                 kept[-1] = replace(verdict, run=False, reason=INVENTED_INPUT)  # T7
                 del requests[tool.name]
         requests.update(_unfilled(tools, kept, forms, task_prompt))
-        words = search_words(reply)
-        formless = frozenset(tool.name for tool in offered if tool.request_model.model_fields)
+        formless = frozenset(t.name for t in offered if t.request_model.model_fields) - forms
         return Activation(
-            verdicts=tuple(kept),
-            requests=requests,
-            llm_calls=1,
-            search_words=words,
-            formless=formless - forms,
+            tuple(kept), requests, llm_calls=1, search_words=search_words(reply), formless=formless
         )
 
     # -- gatekeeper (D1) and page reading (D3) -------------------------------------------

@@ -1,16 +1,6 @@
 """Build the default assistant from explicit values or the environment (read once, here).
 
-Environment variables (explicit arguments win):
-
-============================  =====================================================
-``OPENAI_API_KEY``            key of the OpenAI-compatible endpoint; none: offline
-``OPENAI_BASE_URL``           endpoint (also ``OPENAI_API_BASE``): vLLM, Ollama, …
-``TOOLWEAVE_MODEL``           model name (default ``gpt-4o-mini``)
-``TOOLWEAVE_LLM_TIMEOUT``     seconds one model request may take (default 60)
-``TOOLWEAVE_LLM_MAX_RETRIES`` retries after a transient failure (default 2)
-``TOOLWEAVE_ANSWER_TEMPERATURE`` sampling temperature of the answer (default 0;
-                              ``server``: the server's own)
-============================  =====================================================
+The variables are listed in :func:`default_assistant` and docs/guides/models.md.
 """
 
 from __future__ import annotations

@@ -72,11 +72,6 @@ def _neighbours(tokens: list[str], at: int) -> tuple[str | None, str | None]:
     return before, _function_word(tokens[at + 1] if at + 1 < len(tokens) else None)
 
 
-def _is_name(tokens: list[str], at: int) -> bool:
-    """Whether ``tokens[at]`` is capitalised inside its sentence (a name, not a first word)."""
-    return at > 0 and tokens[at][:1].isupper()
-
-
 def _counterpart(text: str, new: str, body: list[str]) -> str | None:
     """The word of ``text`` that ``new`` takes the place of: a day, number, ending or neighbour."""
     candidates = content_words(text)
@@ -112,9 +107,7 @@ def _in_same_place(text: str, body: list[str], at: int) -> str | None:
         if (before is not None and left == before) or (after is not None and right == after):
             return token
     if body[at][:1].isupper():  # a name takes the place of a name
-        return next(
-            (t for i, t in enumerate(tokens) if _is_subject(t) and _is_name(tokens, i)), None
-        )
+        return next((t for t in tokens[1:] if _is_subject(t) and t[:1].isupper()), None)
     return None
 
 

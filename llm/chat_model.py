@@ -208,9 +208,8 @@ def _driven(
 class ChatModelAssistant(LlmAssistant):
     """The LLM port over any LangChain chat model.
 
-    Calls are retried on transient errors (X2), structured replies get a schema-derived
-    ``max_tokens`` and fall back across output modes, every method has a native async
-    twin, and no per-request state is kept, so one instance serves concurrent runs.
+    Calls are retried (X2), structured replies get a schema-derived ``max_tokens`` and fall back
+    across output modes; no per-request state is kept, so one instance serves concurrent runs.
     """
 
     normalizes_first_message: ClassVar[bool] = False

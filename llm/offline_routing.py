@@ -39,25 +39,32 @@ class RoutingRule:
     relative: float = 0.3
     """Least share of the best tool's score."""
     min_extra: float = 1.3
-    """Least score a further tool must add from words the tools before it lacked (but a twin)."""
+    """Least score a second (third, ...) tool must add from task words the tools routed
+    before it did not match, unless it is a *twin* (``tie``)."""
     min_coverage: float = 0.1
     """Least share of the task's word weight the tool explains."""
     max_tools: int = 2
     """Most tools routed for one task."""
     tie: float = 0.98
-    """Least share of a routed tool's score with which a tool of exactly its words runs too."""
+    """A tool matching exactly the words of a routed one, with at least this share of its
+    score, is its twin and runs too (the words cannot tell the two apart, so the rule
+    does not pick one by list order; above 1: never)."""
     margin: float = 2.0
-    """When no tool passes, the best-ranked (T12) runs if its BM25 is this times the second's ..."""
+    """When no tool passes, the pre-filter's best-ranked tool (T12) runs if its BM25 score
+    is this many times the second one's (a clear winner) ..."""
     margin_score: float = 0.4
     """... and at least this."""
     terminal_coverage: float = 0.5
-    """Least share of the task a tool ending the run (A9) explains by its declared intent ..."""
+    """Least coverage of a tool whose result ends the run (A9): its declared intent
+    (routing question, examples) must explain this share of the task, not one shared word ..."""
     terminal_own: float = 0.8
     """... or it must score this from words no other candidate has."""
     near: float = 0.9
-    """Share of the best score making a near tie; of those the best-ranked (T12) goes first."""
+    """A passing tool with at least this share of the best score is a near tie; of the
+    near ties the best-ranked candidate (T12) is routed first."""
     clause_share: float = 0.7
-    """Share of ``min_extra`` that suffices from a clause of the task no routed tool matched."""
+    """A further tool whose own subject words are in a clause of the task no routed tool
+    matched ("... and tell me if it will rain there") needs only this share of ``min_extra``."""
 
 
 @dataclass(frozen=True)

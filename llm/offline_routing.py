@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -219,10 +220,7 @@ def declared_intent(
     found = scores.get(tool.name)
     if found is None or not found.hits or not has_evidence(found):
         return False
-    shared: dict[str, int] = {}
-    for each in scores.values():
-        for word in each.hits:
-            shared[word] = shared.get(word, 0) + 1
+    shared = Counter(word for each in scores.values() for word in each.hits)
     own = sum(
         w
         for word, w in zip(found.hits, found.weights, strict=True)
@@ -249,10 +247,8 @@ def score_tools(task_prompt: str, tools: Sequence[AnyTool]) -> dict[str, ToolSco
         hits[tool.name] = tuple(w for w in query if counts[w])
         uses[tool.name] = counts
     n = len(routable)
-    shared = dict.fromkeys(query, 0)
-    for found in hits.values():
-        for word in found:
-            shared[word] += 1
+    shared = Counter(dict.fromkeys(query, 0))
+    shared.update(word for found in hits.values() for word in found)
     lengths = [sum(vocab.values()) for vocab in vocabularies]
     average = sum(lengths) / n if n else 0.0
     length_of = {tool.name: length for tool, length in zip(routable, lengths, strict=True)}

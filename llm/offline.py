@@ -8,7 +8,7 @@ from typing import ClassVar
 from langchain_core.messages import AIMessage, BaseMessage
 
 from toolweave.llm import offline_reading, prompts
-from toolweave.llm.lexical import GREETINGS, content_words, detect_language, matches
+from toolweave.llm.lexical import content_words, detect_language, matches
 from toolweave.llm.offline_answer import answer_lines
 from toolweave.llm.offline_extract import extract_request
 from toolweave.llm.offline_followup import normalize_offline as normalize_offline
@@ -112,10 +112,8 @@ class OfflineAssistant(LlmAssistant):
 
     def answer(self, request: AnswerRequest) -> AIMessage:
         """Quote the context sentences that answer the question, each part of it (A7, S6, Q8)."""
-        lines = [text for text, _ in answer_lines(request, self.max_sentences)]
-        if not lines:
-            return stream_message(prompts.no_information_answer(request.user_lang))
-        return stream_message("\n".join(lines))
+        lines = "\n".join(text for text, _ in answer_lines(request, self.max_sentences))
+        return stream_message(lines or prompts.no_information_answer(request.user_lang))
 
     def answer_sources(self, request: AnswerRequest, answer: str) -> list[UniqueTextDocument]:
         """The documents of the sentences :meth:`answer` quoted, in answer order (R9)."""
@@ -132,7 +130,7 @@ class OfflineAssistant(LlmAssistant):
         self, question: str, documents: Sequence[UniqueTextDocument], guaranteed: Sequence[str]
     ) -> ContextVerdict:
         """Sufficient when the context contains enough of the question's words (D1, D8)."""
-        wanted = [w for w in content_words(question) if w not in GREETINGS]
+        wanted = offline_reading.wanted_words(question)
         if not wanted:
             return ContextVerdict(sufficient=True)
         have = content_words(" ".join([*guaranteed, *(d.text for d in documents)]))

@@ -40,18 +40,22 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class LlmRetryPolicy:
-    """How often, how patiently and how long a model call is tried (X2, X5)."""
+    """How often, how patiently and how long a model call is tried (X2, X5).
+
+    Attributes:
+        max_retries: Retries after the first attempt (``max_retries + 1`` attempts at most).
+        initial_backoff: Seconds before the first retry; doubled each time, with jitter.
+        max_backoff: Upper bound of one backoff wait.
+        retry_after_cap: Longest wait a ``Retry-After`` header can ask for; longer
+            requests wait this long.
+        timeout: Seconds one request may take; ``None`` leaves it to the chat model's client.
+    """
 
     max_retries: int = 2
-    """Retries after the first attempt (``max_retries + 1`` attempts at most)."""
     initial_backoff: float = 0.5
-    """Seconds before the first retry; doubled each time, with jitter."""
     max_backoff: float = 8.0
-    """Upper bound of one backoff wait."""
     retry_after_cap: float = 30.0
-    """Longest wait a ``Retry-After`` header can ask for; longer requests wait this long."""
     timeout: float | None = None
-    """Seconds one request may take; ``None`` leaves it to the chat model's client."""
 
     def __post_init__(self) -> None:
         if self.max_retries < 0:

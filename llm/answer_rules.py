@@ -109,7 +109,7 @@ def says_only_the_question(answer: str, question: str) -> bool:
 
 
 def says_yes_and_no_more(answer: str, request: AnswerRequest) -> bool:
-    """Whether ``answer`` is a bare yes or no and the question back, where the context says more."""
+    """Whether ``answer`` is only a yes or no and the question, where the context says more."""
     sentences = _sentences(answer)
     opened = [s for s in sentences if _opens_with_yes_or_no(s)]
     if not opened or any(s.rstrip().endswith("?") for s in opened):

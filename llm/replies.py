@@ -368,7 +368,7 @@ class ComposedSchema:
         return {"name": self.title, "description": "", "parameters": parameters}
 
     def model_validate(self, data: Any) -> Any:
-        """The reply: ``tool_<i>`` the ``i``-th entry (``None``: no), ``best_fit`` lenient."""
+        """The reply: ``tool_<i>`` is the ``i``-th entry (``None``: no); ``best_fit`` lenient."""
         if not isinstance(data, dict):
             raise ValidationError.from_exception_data(
                 self.title, [{"type": "dict_type", "loc": (), "input": data}]
@@ -413,7 +413,7 @@ SMALL_FORM_CHARS = 500
 
 
 def fused_forms(ranked: Sequence[AnyTool], task: str) -> frozenset[str]:
-    """The tools whose request form the fused routing call carries: short ones, a paying long."""
+    """The tools whose form the fused routing call carries: short ones, and a long one that pays."""
     offered = [tool for tool in ranked if tool.executable_instruction]
     return frozenset(
         tool.name

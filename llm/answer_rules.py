@@ -1,10 +1,4 @@
-"""Rules of what an answer may say, for every assistant (R9, A7, Q8).
-
-The answer node applies them around the answer call: an uncovered question gets "no information"
-and no call; an answer of markers alone becomes the passages it cites; an answer that echoes the
-prompt, loops, asks the clarification again, only asks or says the question back, or misses the
-figure the library's own reading quotes is no answer; placeholder lines are dropped.
-"""
+"""Rules of what an answer may say, for every assistant (R9, A7, Q8), applied by the answer node."""
 
 from __future__ import annotations
 
@@ -16,7 +10,7 @@ from toolweave.llm import offline_reading, prompts
 from toolweave.llm.chat_messages import passage_label, passage_source
 from toolweave.llm.chat_model import CUT_MARK
 from toolweave.llm.citations import checkable
-from toolweave.llm.lexical import ANSWER_WORDS, content_words, fold, matches
+from toolweave.llm.lexical import ANSWER_WORDS, content_words, fold, holds_run, matches
 from toolweave.llm.offline_answer import answer_lines
 from toolweave.llm.port import CITATION, AnswerRequest, cited_documents
 from toolweave.llm.structured import looping_reply
@@ -25,14 +19,7 @@ from toolweave.tools import text as kit
 
 
 def uncovered_subject(request: AnswerRequest) -> str | None:
-    """What the question asks about that the context cannot speak to, else ``None`` (R9).
-
-    No sentence can answer (:func:`~toolweave.llm.offline_reading.uncovered_subject`) and a model
-    asked anyway invents one, so no assistant is asked. Only over stored pages' sentences: a tool's
-    own data answers in its own words. A question of several parts (S6) is uncovered only when every
-    part is (:func:`~toolweave.llm.offline_reading.question_parts`), so a part the context lacks
-    never takes the other's answer away.
-    """
+    """What the question asks that no stored passage speaks to (every part, S6), or ``None``."""
     if any(text.strip() for text in request.guaranteed):
         return None
     if any(d.sentence_number is None for d in request.documents):
@@ -52,11 +39,7 @@ READING_SENTENCES = 4
 
 
 def reading_quotes(request: AnswerRequest) -> UniqueTextDocument | None:
-    """The first passage the offline reading quotes to answer the question, else ``None``.
-
-    A stored page's sentence answering it with nothing left unnamed (:func:`uncovered_subject`); the
-    deep fallback asks no gatekeeper when it finds one (A10, D1).
-    """
+    """The first passage the offline reading quotes to answer the question, else ``None``."""
     if uncovered_subject(request) is not None:
         return None
     lines = answer_lines(request, READING_SENTENCES)
@@ -64,12 +47,7 @@ def reading_quotes(request: AnswerRequest) -> UniqueTextDocument | None:
 
 
 def misses_the_figure(answer: str, request: AnswerRequest) -> bool:
-    """Whether ``answer`` gives no figure that its question asks for and the context holds.
-
-    A *when* / *how much* / *how many* question is answered by a figure; an answer without one,
-    where :func:`reading_quotes` quotes a sentence with one, told something else. Whether a figure
-    given is the right one is :func:`~toolweave.llm.citations.verify`'s to say.
-    """
+    """Whether ``answer`` gives no figure its question asks for where the reading quotes one."""
     question = request.question
     if not offline_reading.asks_for_quantity(question):
         return False
@@ -81,11 +59,7 @@ def misses_the_figure(answer: str, request: AnswerRequest) -> bool:
 
 
 def uncovered_words(request: AnswerRequest) -> tuple[str, ...]:
-    """The folded words of what the question asks about that no passage names (R9).
-
-    A sentence restating them speaks of what the sources do not cover
-    (:func:`~toolweave.llm.citations.verify`). Only over stored pages' sentences.
-    """
+    """The folded words of what the question asks about that no stored passage names (R9)."""
     docs = request.documents
     if not docs or any(d.sentence_number is None for d in docs):
         return ()
@@ -104,11 +78,7 @@ def _uncovered(question: str, passages: tuple[tuple[str, str], ...]) -> str | No
 
 
 def repeats_clarification(answer: str, request: AnswerRequest) -> str | None:
-    """The clarification question ``answer`` asks again, else ``None`` (Q8).
-
-    After the person answered it, asking it again (word for word, or every key word of it in one of
-    the answer's questions) is no answer; small models do.
-    """
+    """The clarification question ``answer`` asks again, word for word or by its key words (Q8)."""
     own = [_folded_words(s) for s in kit.split_sentences(answer) if s.rstrip().endswith("?")]
     whole = _folded_words(answer)
     for exchange in request.clarifications:
@@ -116,7 +86,7 @@ def repeats_clarification(answer: str, request: AnswerRequest) -> str | None:
             asked = _folded_words(sentence)
             keys = {fold(w) for w in content_words(sentence)}
             if whole == asked or any(
-                _holds_run(said, asked) or (keys and keys <= set(said)) for said in own
+                holds_run(said, asked) or (keys and keys <= set(said)) for said in own
             ):
                 return exchange.question
     return None
@@ -132,29 +102,14 @@ def _questions(text: str) -> list[str]:
     return asking or [text]
 
 
-def _holds_run(said: list[str], asked: list[str]) -> bool:
-    """Whether ``asked`` occurs in ``said`` as a run of consecutive words."""
-    size = len(asked)
-    return size > 0 and any(said[i : i + size] == asked for i in range(len(said) - size + 1))
-
-
 def says_only_the_question(answer: str, question: str) -> bool:
-    """Whether ``answer`` only asks, or says ``question`` back: no sentence tells anything.
-
-    A sentence tells something unless it ends in "?" or holds every content word of the question and
-    no other, no figure the question lacks, and opens with no yes or no.
-    """
+    """Whether ``answer`` only asks, or says ``question`` back: no sentence tells anything."""
     sentences = _sentences(answer)
     return bool(sentences) and not _tells_beyond(sentences, question)
 
 
 def says_yes_and_no_more(answer: str, request: AnswerRequest) -> bool:
-    """Whether ``answer`` is a yes or a no and the question said back, where the context says more.
-
-    Such an answer gives nothing to check; the offline reading's quote
-    (:func:`~toolweave.llm.offline_answer.answer_lines`) answers the yes or no too. An answer adding
-    any word, figure or name of its own stands.
-    """
+    """Whether ``answer`` is only a yes or no and the question, where the context says more."""
     sentences = _sentences(answer)
     opened = [s for s in sentences if _opens_with_yes_or_no(s)]
     if not opened or any(s.rstrip().endswith("?") for s in opened):
@@ -207,12 +162,7 @@ ECHO_LABEL = re.compile(r"^\s*(guaranteed context\b[^:\n]*|context)\s*:", re.I |
 
 
 def echoes_prompt(answer: str, request: AnswerRequest) -> bool:
-    """Whether ``answer`` copies the answer prompt's layout instead of answering.
-
-    A line beginning with a section of the prompt ("Context:"), or a passage's own label
-    (:func:`~toolweave.llm.chat_messages.passage_label`), with or without its number when it names a
-    page (a bare "Name: " may be how an answer begins).
-    """
+    """Whether ``answer`` copies the prompt's layout: a section's label or a passage's."""
     if ECHO_LABEL.search(answer):
         return True
     return any(
@@ -223,10 +173,7 @@ def echoes_prompt(answer: str, request: AnswerRequest) -> bool:
 
 
 def quoted_citations(answer: str, request: AnswerRequest) -> str:
-    """What an answer of markers alone ("[3]") cites, quoted, each passage with its marker.
-
-    When no marker names a context passage, the answer says the sources do not cover the question.
-    """
+    """What an answer of markers alone ("[3]") cites, quoted, each passage with its marker."""
     cited = cited_documents(answer, request.documents)
     number = {id(doc): n for n, doc in enumerate(request.documents, start=1)}
     lines = [f"{doc.text.strip()} [{number[id(doc)]}]" for doc in cited if doc.text.strip()]
@@ -241,11 +188,7 @@ def cites_only(answer: str) -> bool:
 
 
 def repeats_itself(answer: str) -> bool:
-    """Whether ``answer`` is a loop: its tail, written three times or more (X3).
-
-    Streams are closed once they repeat (:func:`~toolweave.llm.structured.looping_reply`, marked
-    :data:`~toolweave.llm.chat_model.CUT_MARK`). What a loop said first is not kept either.
-    """
+    """Whether ``answer`` is a loop: its tail, written three times or more (X3)."""
     return looping_reply(answer.removesuffix(CUT_MARK))
 
 

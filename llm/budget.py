@@ -15,11 +15,7 @@ logger = logging.getLogger(__name__)
 
 
 class LlmBudget:
-    """A tool's handle on the run's model: counts every call, refuses past its limit.
-
-    Fresh per tool call; ``execute`` adds :attr:`spent` to the run's ``llm_calls`` (and
-    to the deep-fallback cap, D7).
-    """
+    """A tool's handle on the run's model: counts every call, refuses past its limit (D7)."""
 
     __slots__ = ("assistant", "invented", "limit", "spent", "user_lang")
 
@@ -39,10 +35,7 @@ class LlmBudget:
         return self.invented or (self.limit is not None and self.spent >= self.limit)
 
     def read_passage(self, question: str, passage: str) -> str | None:
-        """Per-page reading (``LlmAssistant.read_passage``); ``None`` once the budget is spent.
-
-        What the page does not hold is dropped (:meth:`held`).
-        """
+        """Per-page reading, what the page does not hold dropped; ``None`` once spent."""
         if self.exhausted:
             return None
         self.spent += 1
@@ -58,11 +51,7 @@ class LlmBudget:
         return self.held(answer, passage)
 
     def held(self, answer: str | None, passage: str) -> str | None:
-        """The reading's sentences whose figures the page holds (D3, R9), or ``None``.
-
-        A reading becomes citable context, so a figure the model made up must not reach it;
-        such a reading ends the page reading (:attr:`invented`).
-        """
+        """The reading's sentences whose figures the page holds; a made-up one ends reading (D3)."""
         if not answer:
             return answer
         same = detect_language(passage).lang in (None, self.user_lang)

@@ -1,8 +1,4 @@
-"""What a chat model is sent: the dialogue, the context passages, the tool list (A1, T5).
-
-Shared by every call of :class:`~toolweave.llm.chat_model.ChatModelAssistant`;
-and what its routing reply says about each tool.
-"""
+"""What a chat model is sent: the dialogue, the context passages, the tool list (A1, T5)."""
 
 from __future__ import annotations
 

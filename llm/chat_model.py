@@ -1,8 +1,4 @@
-"""``ChatModelAssistant``: the LLM port over any LangChain chat model (T5, T7, A1, D1, X2).
-
-Every port call is written once, as steps (:mod:`toolweave.tools.effects`), run sync
-or async by the node's driver.
-"""
+"""``ChatModelAssistant``: the LLM port over any LangChain chat model, each call as steps."""
 
 from __future__ import annotations
 
@@ -82,10 +78,8 @@ from toolweave.tools.registry import AnyTool
 T = TypeVar("T")
 P = ParamSpec("P")
 logger = logging.getLogger(__name__)
-
 HISTORY_WINDOW = 6
 """Earlier messages a follow-up is resolved against and the answer sees (A1)."""
-
 _LANG = re.compile(r"^[a-z]{2,3}$")
 ANSWER_TOKENS = 1024
 """The answer call's default ``max_tokens`` (OpenAI-compatible models): a few paragraphs."""
@@ -110,9 +104,14 @@ def _whole_or_completed(streamed: Streamed, schema: type[BaseModel]) -> BaseMode
     return streamed.gate.reply
 
 
-def _describe(model: BaseChatModel) -> str:
+def _model_name(model: BaseChatModel) -> str | None:
     name = getattr(model, "model_name", None) or getattr(model, "model", None)
-    return f"{type(model).__name__} ({name})" if isinstance(name, str) else type(model).__name__
+    return name if isinstance(name, str) else None
+
+
+def _describe(model: BaseChatModel) -> str:
+    name = _model_name(model)
+    return type(model).__name__ if name is None else f"{type(model).__name__} ({name})"
 
 
 def _api_key(model: BaseChatModel) -> str | None:
@@ -136,20 +135,15 @@ def with_request_timeout(model: BaseChatModel, timeout: float | None) -> BaseCha
 
 DECISION_TEMPERATURE = 0.0
 """Sampling temperature of the deciding calls: the same question gets the same routing."""
-
 FIXED_TEMPERATURE_MODELS = ("o1", "o3", "o4", "gpt-5")
 """Name prefixes of OpenAI reasoning models accepting no temperature (``gpt-5-chat`` does)."""
 
 
 def with_temperature(model: BaseChatModel, temperature: float | None) -> BaseChatModel:
-    """``model`` sampling at ``temperature``, when it has that setting and accepts it.
-
-    Else (no ``temperature`` field, ``None``, :data:`FIXED_TEMPERATURE_MODELS`) ``model`` as it is.
-    """
+    """``model`` sampling at ``temperature`` when it has that setting and accepts it, else as is."""
     if temperature is None or "temperature" not in type(model).model_fields:
         return model
-    name = getattr(model, "model_name", None) or getattr(model, "model", None)
-    folded = name.lower() if isinstance(name, str) else ""
+    folded = (_model_name(model) or "").lower()
     if folded.startswith(FIXED_TEMPERATURE_MODELS) and not folded.startswith("gpt-5-chat"):
         return model
     copied: BaseChatModel = model.model_copy(update={"temperature": temperature})
@@ -161,11 +155,7 @@ NULL_WORDS = frozenset({"null", "none", "n/a"})
 
 
 def gatekeeper_verdict(reply: GatekeeperReply, question: str) -> ContextVerdict:
-    """An insufficient gatekeeper reply as a verdict: its pieces and their rewrites (D1, D8).
-
-    Blanks, repeats and the piece itself leave the rewrites (no new word to search); a reply naming
-    no piece makes the question the piece.
-    """
+    """An insufficient gatekeeper reply as a verdict (no piece: the question) (D1, D8)."""
     missing: dict[str, tuple[str, ...]] = {}
     for piece in reply.missing:
         asked = piece.question.strip()
@@ -193,38 +183,33 @@ def _scored(verdict: RoutingVerdict, scores: Mapping[str, float]) -> RoutingVerd
 
 def _driven(
     steps: Callable[Concatenate[ChatModelAssistant, P], Steps[T]],
-) -> Callable[Concatenate[ChatModelAssistant, P], T]:
-    """The sync method of ``steps``: driven with the API key redacted (X4, X6)."""
+) -> tuple[
+    Callable[Concatenate[ChatModelAssistant, P], T],
+    Callable[Concatenate[ChatModelAssistant, P], Coroutine[Any, Any, T]],
+]:
+    """The sync and async methods of ``steps``, driven with the API key redacted (X4, X6)."""
+    name = steps.__name__.removesuffix("_steps")
 
     def method(self: ChatModelAssistant, /, *args: P.args, **kwargs: P.kwargs) -> T:
         with with_secrets(self._secrets):
             return drive(steps(self, *args, **kwargs))
 
-    method.__name__ = method.__qualname__ = steps.__name__.removesuffix("_steps")
-    method.__doc__ = f":meth:`{steps.__name__}`, sync."
-    return method
-
-
-def _adriven(
-    steps: Callable[Concatenate[ChatModelAssistant, P], Steps[T]],
-) -> Callable[Concatenate[ChatModelAssistant, P], Coroutine[Any, Any, T]]:
-    """The async method of ``steps``, over the chat model's ``ainvoke`` (tokens still stream)."""
-
-    async def method(self: ChatModelAssistant, /, *args: P.args, **kwargs: P.kwargs) -> T:
+    async def amethod(self: ChatModelAssistant, /, *args: P.args, **kwargs: P.kwargs) -> T:
         with with_secrets(self._secrets):
             return await adrive(steps(self, *args, **kwargs))
 
-    method.__name__ = method.__qualname__ = "a" + steps.__name__.removesuffix("_steps")
-    method.__doc__ = f":meth:`{steps.__name__}`, async."
-    return method
+    method.__name__ = method.__qualname__ = name
+    amethod.__name__ = amethod.__qualname__ = f"a{name}"
+    method.__doc__ = f":meth:`{steps.__name__}`, sync."
+    amethod.__doc__ = f":meth:`{steps.__name__}`, async."
+    return method, amethod
 
 
 class ChatModelAssistant(LlmAssistant):
     """The LLM port over any LangChain chat model.
 
-    Calls are retried on transient errors (X2), structured replies get a schema-derived
-    ``max_tokens`` and fall back across output modes, every method has a native async
-    twin, and no per-request state is kept, so one instance serves concurrent runs.
+    Calls are retried (X2), structured replies get a schema-derived ``max_tokens`` and fall back
+    across output modes; no per-request state is kept, so one instance serves concurrent runs.
     """
 
     normalizes_first_message: ClassVar[bool] = False
@@ -252,9 +237,8 @@ class ChatModelAssistant(LlmAssistant):
         """Wrap ``model``.
 
         Args:
-            model: Any LangChain chat model; structured calls use its
-                ``with_structured_output``. Turn the client's own retries off
-                (``max_retries=0`` on ``ChatOpenAI``): toolweave retries.
+            model: Any LangChain chat model with ``with_structured_output``. Turn the client's own
+                retries off (``max_retries=0`` on ``ChatOpenAI``): toolweave retries.
             max_retries: Retries of a call after transient failures (attempts = 1 + this).
             timeout: Seconds one request may take: sent with every request of an OpenAI-compatible
                 model, and the bound of every async call; ``None`` keeps the model's own timeout.
@@ -267,25 +251,20 @@ class ChatModelAssistant(LlmAssistant):
             require_finish_reason: Treat a reply without a finish reason as cut off (retried, never
                 returned); default: on for OpenAI-compatible models, which always send one.
             structured_cache_size: Structured-output runnables kept built (LRU).
-            answer_tokens: ``max_tokens`` of the answer call (OpenAI-compatible
-                models), like every structured call has one; an answer that stops
-                there ends in :data:`CUT_MARK`. ``None``: the model's own limit.
-            decision_temperature: Sampling temperature of every structured call (routing,
-                extraction, decomposition, normalization, gatekeeper), so that one question is
-                routed the same way each time; the answer keeps the model's own temperature.
-                ``None``: the model's own for all calls. Applied to models with a ``temperature``
-                setting, except OpenAI reasoning models (:data:`FIXED_TEMPERATURE_MODELS`).
-            routing_logprobs: Alternatives per token the routing call asks an OpenAI-compatible
-                model's log-probabilities for, which give each verdict its P(yes)
-                (``RoutingVerdict.confidence``); a server that rejects them is asked without from
-                then on. ``None``: never asked (yes/no only).
-            cite_sentences: Ask for the answer as sentences, each with the ids of the
-                passages it rests on, in one structured call whose schema allows only
-                the context's ids (R9); the answer node checks and streams them.
-                ``False``: free text with ``[n]`` markers (a model without structured
-                output). Default: on for OpenAI-compatible models (``json_schema``).
+            answer_tokens: ``max_tokens`` of the answer call (OpenAI-compatible models); an answer
+                that stops there ends in :data:`CUT_MARK`. ``None``: the model's own limit.
+            decision_temperature: Sampling temperature of every structured call, so one question
+                is routed the same way each time (the answer keeps the model's own). ``None``: the
+                model's own; not on OpenAI reasoning models (:data:`FIXED_TEMPERATURE_MODELS`).
+            routing_logprobs: Alternatives per token whose log-probabilities the routing call asks
+                of an OpenAI-compatible model, giving each verdict its P(yes); a server rejecting
+                them is asked without from then on. ``None``: never asked (yes/no only).
+            cite_sentences: Ask for the answer as sentences, each with the ids of the passages it
+                rests on, in one structured call allowing only the context's ids (R9). ``False``:
+                free text with ``[n]`` markers. Default: on for OpenAI-compatible models.
         """
         self.model = model
+        openai = retries.is_openai_compatible(model)
         self.policy = retries.LlmRetryPolicy(
             max_retries=max_retries,
             initial_backoff=initial_backoff,
@@ -297,21 +276,17 @@ class ChatModelAssistant(LlmAssistant):
         self.fuse_routing = fuse_routing
         self.history_window = history_window
         self.require_finish_reason = (
-            retries.is_openai_compatible(model)
-            if require_finish_reason is None
-            else require_finish_reason
+            openai if require_finish_reason is None else require_finish_reason
         )
         key = _api_key(model)
         self._secrets = frozenset(() if key is None else (key,))
         self._calling = with_request_timeout(model, timeout)
         self.answer_tokens = answer_tokens
         self._answering = self._calling
-        if answer_tokens is not None and retries.is_openai_compatible(model):
+        if answer_tokens is not None and openai:
             self._answering = self._calling.model_copy(update={"max_tokens": answer_tokens})
         self.decision_temperature = decision_temperature
-        self.cite_sentences = (
-            retries.is_openai_compatible(model) if cite_sentences is None else cite_sentences
-        )
+        self.cite_sentences = openai if cite_sentences is None else cite_sentences
         self.structured = StructuredOutput(
             with_temperature(self._calling, decision_temperature),
             cache_size=structured_cache_size,
@@ -350,10 +325,7 @@ class ChatModelAssistant(LlmAssistant):
         )
 
     def _routing(self, schema: Schema, system: str, human: str, what: str) -> Steps[Any]:
-        """A routing call: a reply cut at the token limit keeps its best fit (T5, X2).
-
-        Returns ``(reply, P(yes) by tool name)``, the P(yes) read from any log-probabilities.
-        """
+        """A routing call: ``(reply, P(yes) by tool)``; a cut reply keeps its best fit (T5, X2)."""
         keys = routing_keys(schema)
         reply = yield from self._structured(
             schema,
@@ -408,11 +380,7 @@ class ChatModelAssistant(LlmAssistant):
     def generate_tool_request_steps(
         self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
     ) -> Steps[dict[str, ExtractedRequest]]:
-        """Constrained extraction into ``tool.request_model`` (T7); ``None`` when it fails.
-
-        Values the user did not write are ``None``
-        (:func:`~toolweave.llm.offline_extract.ground_request`).
-        """
+        """Constrained extraction into ``tool.request_model`` (T7), values not written ``None``."""
         if not tool.request_model.model_fields:
             return {tool.name: {}}
         system = prompts.fill_extraction_prompt(
@@ -462,12 +430,7 @@ class ChatModelAssistant(LlmAssistant):
         extraction_prompt: str,
         search_language: str | None = None,
     ) -> Steps[Activation]:
-        """Route and extract in ONE structured call when ``fuse_routing`` (T5 + T7).
-
-        A subtask whose execution text carries its parent's context (M3) takes two steps (M2). A yes
-        whose whole request is made up reads as no (T7) unless the tool can ask (Q1).
-        ``search_language`` asks for search words too (D9).
-        """
+        """Route and extract in ONE structured call when ``fuse_routing`` (T5, T7, M2, Q1, D9)."""
         if not self.fuse_routing or execution_text != task_prompt:
             return (
                 yield from self.route_then_extract(
@@ -502,14 +465,9 @@ class ChatModelAssistant(LlmAssistant):
                 kept[-1] = replace(verdict, run=False, reason=INVENTED_INPUT)  # T7
                 del requests[tool.name]
         requests.update(_unfilled(tools, kept, forms, task_prompt))
-        words = search_words(reply)
-        formless = frozenset(tool.name for tool in offered if tool.request_model.model_fields)
+        formless = frozenset(t.name for t in offered if t.request_model.model_fields) - forms
         return Activation(
-            verdicts=tuple(kept),
-            requests=requests,
-            llm_calls=1,
-            search_words=words,
-            formless=formless - forms,
+            tuple(kept), requests, llm_calls=1, search_words=search_words(reply), formless=formless
         )
 
     # -- gatekeeper (D1) and page reading (D3) -------------------------------------------
@@ -573,11 +531,7 @@ class ChatModelAssistant(LlmAssistant):
         ]
 
     def _cited_answer_steps(self, request: AnswerRequest) -> Steps[AIMessage | None]:
-        """The constrained answer (R9): sentences citing only ids the context holds.
-
-        One structured call, not streamed; ``None`` if it never validates. The text is marked
-        :data:`~toolweave.llm.port.UNSTREAMED`: the answer node streams what it keeps (P2).
-        """
+        """The constrained answer (R9), marked :data:`UNSTREAMED` (P2); ``None`` if never valid."""
         schema = citation_schema(len(request.documents))
         messages = self._answer_messages(request, cited=True)
         streamed = yield from self._streamed_cited_steps(request, schema, messages)
@@ -600,10 +554,7 @@ class ChatModelAssistant(LlmAssistant):
     def _streamed_cited_steps(
         self, request: AnswerRequest, schema: type[BaseModel], messages: list[BaseMessage]
     ) -> Steps[AIMessage | None]:
-        """The constrained answer streamed, its kept sentences shown as they complete (P2).
-
-        ``json_schema`` mode only; ``None`` (the unstreamed call answers) otherwise or when invalid.
-        """
+        """The constrained answer streamed (``json_schema``), kept sentences shown as they come."""
         output = self.structured
         if not output.openai_compatible or output.mode != "json_schema":
             return None
@@ -629,11 +580,7 @@ class ChatModelAssistant(LlmAssistant):
         return AIMessage(content=text, id=streamed.shown.id, response_metadata=meta)
 
     def answer_steps(self, request: AnswerRequest) -> Steps[AIMessage]:
-        """The answer: constrained citing (:attr:`cite_sentences`), else one streamed call.
-
-        Tagged :data:`ANSWER_TAG` (A7). A broken stream is retried, never kept; a looping or cut one
-        ends in :data:`CUT_MARK` (X3); an invalid constrained reply falls back to the streamed call.
-        """
+        """The answer: constrained citing (:attr:`cite_sentences`), else streamed text (A7, X3)."""
         if self.cite_sentences and request.documents:
             cited = yield from self._cited_answer_steps(request)
             if cited is not None:
@@ -651,46 +598,32 @@ class ChatModelAssistant(LlmAssistant):
         accept = retries.require_finish_reason("answer") if self.require_finish_reason else None
         reply = yield from retries.retrying(step, policy=self.policy, what="answer", accept=accept)
         text = reply.text
-        match retries.finish_reason(reply):  # marked, never passed off as whole
-            case "length":
-                logger.warning(
-                    "answer: the model stopped at its token limit (%s)", self.answer_tokens
-                )
-                text = text.rstrip() + CUT_MARK
-            case retries.REPEATING:
-                logger.warning("answer: the model repeated itself; its stream was closed (X3)")
-                text = text.rstrip() + CUT_MARK
+        cut = {
+            "length": f"stopped at its token limit ({self.answer_tokens})",
+            retries.REPEATING: "repeated itself; its stream was closed (X3)",
+        }.get(retries.finish_reason(reply) or "")
+        if cut is not None:  # marked, never passed off as whole
+            logger.warning("answer: the model %s", cut)
+            text = text.rstrip() + CUT_MARK
         logger.debug("answer: %d characters", len(text))
         return AIMessage(content=text, id=reply.id)
 
     # -- the sync and async methods: the steps above, driven -----------------------------
 
-    normalize = _driven(normalize_steps)
-    anormalize = _adriven(normalize_steps)
-    route = _driven(route_steps)
-    aroute = _adriven(route_steps)
-    generate_tool_request = _driven(generate_tool_request_steps)
-    agenerate_tool_request = _adriven(generate_tool_request_steps)
-    route_and_extract = _driven(route_and_extract_steps)
-    aroute_and_extract = _adriven(route_and_extract_steps)
-    extract_decompositions = _driven(extract_decompositions_steps)
-    aextract_decompositions = _adriven(extract_decompositions_steps)
-    judge_context = _driven(judge_context_steps)
-    ajudge_context = _adriven(judge_context_steps)
-    read_passage = _driven(read_passage_steps)
-    aread_passage = _adriven(read_passage_steps)
-    answer = _driven(answer_steps)
-    aanswer = _adriven(answer_steps)
+    normalize, anormalize = _driven(normalize_steps)
+    route, aroute = _driven(route_steps)
+    generate_tool_request, agenerate_tool_request = _driven(generate_tool_request_steps)
+    route_and_extract, aroute_and_extract = _driven(route_and_extract_steps)
+    extract_decompositions, aextract_decompositions = _driven(extract_decompositions_steps)
+    judge_context, ajudge_context = _driven(judge_context_steps)
+    read_passage, aread_passage = _driven(read_passage_steps)
+    answer, aanswer = _driven(answer_steps)
 
 
 def _unfilled(
     tools: Tools, kept: Sequence[RoutingVerdict], forms: frozenset[str], task: str
 ) -> dict[str, ExtractedRequest]:
-    """A10, T7: the requests of yeses whose long form the task fills nothing of.
-
-    The form was not carried; a call of its own would come back all null, so the
-    offline extraction's request stands for it, with no call.
-    """
+    """A10, T7: the offline requests of yeses whose uncarried form the task fills nothing of."""
     unfilled: dict[str, ExtractedRequest] = {}
     for tool, verdict in zip(tools, kept, strict=True):
         if not verdict.run or tool.name in forms or not tool.request_model.model_fields:

@@ -1,8 +1,4 @@
-"""Verified citations (R9): each sentence of an answer, the passages it rests on, and a check.
-
-A sentence is supported when its checkable tokens (:func:`checkable`) are in the
-sources it cites, folded; one with none must share half its content words with them.
-"""
+"""Verified citations (R9): each sentence of an answer, the passages it rests on, and a check."""
 
 from __future__ import annotations
 
@@ -16,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from toolweave.llm.chat_messages import passage_source
 from toolweave.llm.lexical import content_words, matches
-from toolweave.llm.port import CITATION
+from toolweave.llm.port import CITATION, cited_ids
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.tools import text as kit
 
@@ -46,11 +42,7 @@ class Checked:
 
 @functools.lru_cache(maxsize=64)
 def citation_schema(count: int) -> type[BaseModel]:
-    """The answer reply for ``count`` passages: ``{"sentences": [{"text", "sources"}]}``.
-
-    ``sources`` is an ``enum`` of ``1..count``: a model honouring the schema cannot cite a passage
-    the context does not hold.
-    """
+    """The answer reply for ``count`` passages; ``sources`` can name only ids ``1..count``."""
     ids: Any = Literal[tuple(range(1, count + 1))]
     sentence = create_model(
         "CitedSentence",
@@ -64,10 +56,7 @@ def citation_schema(count: int) -> type[BaseModel]:
 
 
 def reply_claims(reply: BaseModel, documents: Sequence[UniqueTextDocument] = ()) -> list[Claim]:
-    """The claims of a constrained reply (:func:`citation_schema`), blank sentences left out.
-
-    A copied passage label is cut off; a sentence said again word for word is left out.
-    """
+    """The claims of a constrained reply: no blanks, copied labels or repeated sentences."""
     labels = sorted({f"{passage_source(d)}: " for d in documents}, key=len, reverse=True)
     claims: list[Claim] = []
     said: set[str] = set()
@@ -95,15 +84,12 @@ _SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:!?…])")
 
 
 def claims_of(answer: str, count: int) -> list[Claim]:
-    """The sentences of an answer with ``[n]`` markers, each with the ids it cites.
-
-    A marker after a sentence's end belongs to it; ids outside ``1..count`` are dropped.
-    """
+    """The sentences of an answer with ``[n]`` markers, each with its ids in ``1..count``."""
     claims: list[Claim] = []
     moved = _MARKERS_AFTER_END.sub(lambda m: f" {m.group(2).strip()}{m.group(1)} ", answer)
     for line_no, line in enumerate(moved.splitlines()):
         for sentence in kit.line_sentences(kit.strip_markup(line)):
-            ids = [int(n) for m in CITATION.finditer(sentence) for n in re.split(r"[,;]", m[1])]
+            ids = cited_ids(sentence)
             text = _SPACE_BEFORE_PUNCT.sub(r"\1", CITATION.sub("", sentence)).strip()
             if any(ch.isalnum() for ch in text):
                 cited = tuple(dict.fromkeys(i for i in ids if 1 <= i <= count))
@@ -140,8 +126,8 @@ def _digits(text: str) -> str:
 def checkable(sentence: str) -> list[str]:
     """The tokens of ``sentence`` a source must hold for it to be supported.
 
-    E-mail addresses and URLs, phone numbers (``"tel:"``), clock times (``"time:14:00"``), other
-    numbers (``"num:3"``) and capitalised words not opening the sentence (``"name:Central"``).
+    Addresses and URLs, phones (``"tel:"``), times (``"time:14:00"``), numbers (``"num:3"``) and
+    capitalised words not opening the sentence (``"name:Central"``).
     """
     tokens = [f"addr:{m[0].rstrip('.,;')}" for m in _EMAIL_OR_URL.finditer(sentence)]
     rest = _EMAIL_OR_URL.sub(" ", sentence)
@@ -218,11 +204,7 @@ def supports(sentence: str, texts: Sequence[str]) -> bool:
 
 
 def held_by(text: str, passage: str, *, names: bool = True) -> str:
-    """The sentences of ``text`` whose figures ``passage`` holds, joined (D3, R9).
-
-    A small model asked about a page that does not say writes figures of its own; across languages
-    (``names=False``) names are not held to the page.
-    """
+    """The sentences of ``text`` whose figures ``passage`` holds, joined; names if ``names``."""
     source = _read(passage)
     kept = [
         sentence
@@ -248,11 +230,7 @@ class _Wanted:
 
 
 def supporting_sentences(sentence: str, texts: Sequence[str]) -> list[str]:
-    """The sentences of ``texts`` (passages) that support ``sentence``, as a person checks it.
-
-    The one that supports it alone (:func:`supports`; most shared words first), else greedily those
-    holding most of its still missing tokens. In passage order.
-    """
+    """The sentences of ``texts`` that support ``sentence`` together, in passage order."""
     found = [c for text in texts for c in kit.split_sentences(text)]
     if len(found) < 2:  # nothing to choose from (a one-sentence passage: the usual case)
         return found
@@ -303,24 +281,6 @@ def _restates(sentence: str, words: Sequence[str]) -> bool:
     return any(matches(w, f) for w in said for f in words)
 
 
-def _uncited(
-    claim: Claim,
-    pool: Sequence[int],
-    texts: Sequence[str],
-    guaranteed: Sequence[str],
-    lenient: bool,
-) -> Checked:
-    """A claim citing no passage, checked against ``pool``: a quote, or what supports it."""
-    quoted = _quoted(claim.text, pool, texts)
-    if quoted:
-        return Checked(claim, quoted, True)
-    if lenient and not checkable(claim.text):  # an assistant that never cites, no figure
-        return Checked(claim, (), True)
-    found = tuple(i for i in pool if supports(claim.text, [texts[i - 1]]))
-    ok = bool(found) or (bool(guaranteed) and supports(claim.text, guaranteed))
-    return Checked(claim, found, ok)
-
-
 @dataclass(frozen=True)
 class _Against:
     """What every claim of one answer is checked against (built once by :func:`verify`)."""
@@ -331,24 +291,31 @@ class _Against:
     pool: tuple[int, ...]
     lenient: bool
 
+    def check(self, claim: Claim) -> Checked:
+        """The check of one claim (:func:`verify`)."""
+        if not says_something(claim.text):  # a connective rests on nothing
+            return Checked(claim, claim.cited, True)
+        if _restates(claim.text, self.foreign):
+            return Checked(claim, claim.cited, False)
+        if claim.cited:
+            cited = [self.texts[i - 1] for i in claim.cited]
+            return Checked(claim, claim.cited, supports(claim.text, [*cited, *self.guaranteed]))
+        return self._uncited(claim)
 
-def _check(claim: Claim, against: _Against) -> Checked:
-    """The check of one claim (:func:`verify`)."""
-    if not says_something(claim.text):  # a connective rests on nothing
-        return Checked(claim, claim.cited, True)
-    if _restates(claim.text, against.foreign):
-        return Checked(claim, claim.cited, False)
-    if claim.cited:
-        cited = [against.texts[i - 1] for i in claim.cited]
-        return Checked(claim, claim.cited, supports(claim.text, [*cited, *against.guaranteed]))
-    return _uncited(claim, against.pool, against.texts, against.guaranteed, against.lenient)
+    def _uncited(self, claim: Claim) -> Checked:
+        """A claim citing no passage, checked against the pool: a quote, or what supports it."""
+        quoted = _quoted(claim.text, self.pool, self.texts)
+        if quoted:
+            return Checked(claim, quoted, True)
+        if self.lenient and not checkable(claim.text):  # an assistant that never cites, no figure
+            return Checked(claim, (), True)
+        found = tuple(i for i in self.pool if supports(claim.text, [self.texts[i - 1]]))
+        ok = bool(found) or (bool(self.guaranteed) and supports(claim.text, self.guaranteed))
+        return Checked(claim, found, ok)
 
 
 def _standing(known: Sequence[Checked]) -> dict[tuple[str, tuple[int, ...]], Checked]:
-    """The results of ``known`` that hold whatever the rest of the answer cites.
-
-    A claim citing nothing that states something is not reused: it is checked on all the passages.
-    """
+    """The results of ``known`` that hold whatever the rest of the answer cites."""
     return {
         (c.claim.text, c.claim.cited): c
         for c in known
@@ -368,9 +335,8 @@ def verify(
 ) -> list[Checked]:
     """Each claim checked against what it cites, with the guaranteed context (R5, R9).
 
-    A claim citing nothing rests on ``implicit`` (else, ``lenient``, every passage; else the
-    guaranteed context); one restating an ``uncovered`` word is not supported unless the guaranteed
-    context holds it. ``known`` results are reused.
+    A claim citing nothing rests on ``implicit`` (``lenient``: every passage); one restating an
+    ``uncovered`` word the guaranteed context lacks is not supported; ``known`` results are reused.
     """
     texts = [source_text(d) for d in documents]
     held = [_read(t) for t in guaranteed]
@@ -382,18 +348,14 @@ def verify(
     out: list[Checked] = []
     for claim in claims:
         seen = done.get((claim.text, claim.cited))
-        out.append(_check(claim, against) if seen is None else replace(seen, claim=claim))
+        out.append(against.check(claim) if seen is None else replace(seen, claim=claim))
     return out
 
 
 def precision_recall(
     claims: Sequence[Claim], documents: Sequence[UniqueTextDocument]
 ) -> tuple[float | None, float | None]:
-    """Citation precision and recall of one answer (``None`` where nothing is counted).
-
-    Precision: cited (sentence, passage) pairs whose passage supports the sentence (alone or with
-    its other citations); recall: of the supported sentences, those citing a supporting passage.
-    """
+    """Citation precision and recall of one answer (``None`` where nothing is counted)."""
     texts = [source_text(d) for d in documents]
     pairs = good = backed = found = 0
     for claim in (c for c in claims if says_something(c.text)):

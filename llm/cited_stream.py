@@ -1,8 +1,4 @@
-"""The constrained answer streamed sentence by sentence while the model writes (R9, P2).
-
-Only what the whole answer will keep is shown: :class:`ItemReader` reads each completed sentence
-object, :class:`SentenceGate` checks it as the answer node would, once (:data:`CHECKED`).
-"""
+"""The constrained answer streamed sentence by sentence while the model writes (R9, P2)."""
 
 from __future__ import annotations
 
@@ -21,6 +17,7 @@ from toolweave.llm.citations import (
     Checked,
     Claim,
     claims_of,
+    joined,
     marked_text,
     reply_claims,
     says_something,
@@ -35,20 +32,14 @@ from toolweave.tools.effects import Call
 
 SHOWN = "toolweave_shown"
 """``response_metadata`` key of a constrained answer: the text its stream already showed."""
-
 CHECKED = "toolweave_checked"
 """``response_metadata`` key of the sentences a stream checked: the node checks each once."""
-
 _ITEM_DEPTH = 3
 """Nesting of a sentence object: the reply's object, its ``sentences`` list, the item."""
 
 
 class ItemReader:
-    """Reads the sentence objects of a streamed constrained reply as each one completes.
-
-    ``feed`` returns the objects closed in the next piece of JSON: a ``{`` at depth 3 and its ``}``;
-    braces inside strings do not count.
-    """
+    """Reads the sentence objects of a streamed constrained reply as each one completes."""
 
     def __init__(self) -> None:
         """Start before the reply's first character."""
@@ -100,10 +91,7 @@ def _parsed(text: str) -> dict[str, Any] | None:
 
 @dataclass
 class SentenceGate:
-    """Checks each completed sentence object and says what to show of it now (R9, P2).
-
-    From :func:`gate_for`: ``clean`` drops placeholder lines; ``foreign``: unnamed question words.
-    """
+    """Checks each completed sentence object and says what to show of it now (R9, P2)."""
 
     request: AnswerRequest
     schema: type[BaseModel]
@@ -153,12 +141,10 @@ class SentenceGate:
 
     def _release(self) -> str:
         """The waiting claims' text, each after its separator (as the answer joins them)."""
-        out = ""
-        for claim in self._pending:
-            if self._last_line is not None:
-                out += "\n" if claim.line != self._last_line else " "
-            out += claim.text
-            self._last_line = claim.line
+        line = self._pending[0].line
+        out = "" if self._last_line is None else ("\n" if line != self._last_line else " ")
+        out += joined(self._pending)
+        self._last_line = self._pending[-1].line
         self._pending.clear()
         self.shown += out
         return out
@@ -244,12 +230,7 @@ def cited_stream(
     timeout: float | None = None,
     stop: Callable[[str], bool] | None = None,
 ) -> Call[Streamed]:
-    """The call streaming ``llm``'s constrained reply, its kept sentences shown as they come.
-
-    Each attempt has a new gate and shown message; a stream without a finish reason raises
-    :class:`LlmBrokenReplyError` (retried); ``stop`` closes a looping one (X3); the JSON stays out
-    of the messages stream.
-    """
+    """The call streaming ``llm``'s constrained reply, its kept sentences shown as they come."""
     config = call_config("cited_answer")
 
     def sync() -> Streamed:

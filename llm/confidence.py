@@ -1,13 +1,9 @@
-"""P(yes) per tool from the log-probabilities of a routing reply's tokens (T5).
-
-At each deciding position (the candidate's value: ``{`` or ``null``; its ``run``:
-``true`` or ``false``), P(yes) = p(yes) / (p(yes) + p(no)) over ``top_logprobs``; a
-tool's confidence is the product over its positions.
-"""
+"""P(yes) per tool from the log-probabilities of a routing reply's tokens (T5)."""
 
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
@@ -19,11 +15,7 @@ RUN = "run"
 
 
 def token_logprobs(message: Any) -> list[Mapping[str, Any]]:
-    """The ``logprobs.content`` list of a chat model's reply (``[]`` when it has none).
-
-    ``message`` is an ``AIMessage`` (``response_metadata["logprobs"]``) or a
-    structured call's ``include_raw`` dict holding one under ``"raw"``.
-    """
+    """The ``logprobs.content`` of a reply or ``include_raw`` dict (``[]`` when it has none)."""
     if isinstance(message, dict):
         message = message.get("raw")
     metadata = getattr(message, "response_metadata", None) or {}
@@ -45,11 +37,7 @@ def _squeezed(text: str) -> str:
 def position_yes(
     tokens: Sequence[Mapping[str, Any]], starts: Sequence[int], at: int
 ) -> float | None:
-    """P(yes) of the value that begins at character ``at`` of the tokens' text.
-
-    The token holding that character and its alternatives are read past the part
-    of the token before ``at`` (``":`` of a token ``": true``).
-    """
+    """P(yes) of the value that begins at character ``at`` of the tokens' text."""
     index = bisect.bisect_right(starts, at) - 1
     token = tokens[index]
     before = _squeezed(str(token["token"])[: at - starts[index]])
@@ -90,14 +78,9 @@ def _skip(text: str, at: int) -> int:
 
 
 def routing_confidences(message: Any, keys: Sequence[str]) -> dict[str, float]:
-    """P(yes) of each of ``keys`` (the candidates' names) in a routing reply's tokens.
-
-    Empty when the reply carries no log-probabilities or its tokens hold no JSON object (a
-    function-calling reply's arguments have none); a key whose positions tell nothing is left out.
-    """
+    """P(yes) of each of ``keys`` in a routing reply's tokens; empty without log-probabilities."""
     tokens = token_logprobs(message)
-    lengths = [len(str(t["token"])) for t in tokens]
-    starts = list(_starts(lengths))
+    starts = list(itertools.accumulate((len(str(t["token"])) for t in tokens), initial=0))[:-1]
     text = "".join(str(t["token"]) for t in tokens)
     opened = text.find("{")
     if opened < 0:
@@ -119,11 +102,3 @@ def routing_confidences(message: Any, keys: Sequence[str]) -> dict[str, float]:
     except (ValueError, IndexError):  # a cut or malformed reply: what was read before it
         return found
     return found
-
-
-def _starts(lengths: Sequence[int]) -> Iterator[int]:
-    """Each token's first character offset, from the tokens' lengths."""
-    offset = 0
-    for length in lengths:
-        yield offset
-        offset += length

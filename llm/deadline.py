@@ -1,8 +1,4 @@
-"""The overall deadline of one graph run (X5), seen by every model call inside it.
-
-Retry waits and requests are cut to the time left; outside a graph run there is no
-deadline. Every function here only reads.
-"""
+"""The overall deadline of one graph run (X5), seen by every model call inside it."""
 
 from __future__ import annotations
 

@@ -1,16 +1,6 @@
 """Build the default assistant from explicit values or the environment (read once, here).
 
-Environment variables (explicit arguments win):
-
-============================  =====================================================
-``OPENAI_API_KEY``            key of the OpenAI-compatible endpoint; none: offline
-``OPENAI_BASE_URL``           endpoint (also ``OPENAI_API_BASE``): vLLM, Ollama, …
-``TOOLWEAVE_MODEL``           model name (default ``gpt-4o-mini``)
-``TOOLWEAVE_LLM_TIMEOUT``     seconds one model request may take (default 60)
-``TOOLWEAVE_LLM_MAX_RETRIES`` retries after a transient failure (default 2)
-``TOOLWEAVE_ANSWER_TEMPERATURE`` sampling temperature of the answer (default 0;
-                              ``server``: the server's own)
-============================  =====================================================
+The variables are listed in :func:`default_assistant` and docs/guides/models.md.
 """
 
 from __future__ import annotations
@@ -24,7 +14,6 @@ from toolweave.llm.port import LlmAssistant
 from toolweave.state.errors import ConfigurationError
 
 logger = logging.getLogger(__name__)
-
 DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_TIMEOUT = 60.0
 """Seconds one model request may take before it fails (and is retried): no node hangs."""
@@ -51,13 +40,21 @@ def _value(explicit: str | None, env: Mapping[str, str], *names: str) -> str | N
     return None
 
 
-def _number(raw: object, parse: Callable[[str], float], valid: Callable[[float], bool]) -> float:
-    """``raw`` read by ``parse`` when ``valid`` accepts it, else NaN (the caller refuses it)."""
+def _number(
+    raw: object, parse: Callable[[str], float], valid: Callable[[float], bool], rule: str
+) -> float:
+    """``raw`` read by ``parse`` when ``valid`` accepts it (NaN fails it too), else an error."""
     try:
         value = parse(str(raw))
     except ValueError:
-        return math.nan
-    return value if valid(value) else math.nan
+        value = math.nan
+    if math.isnan(value) or not valid(value):
+        raise ConfigurationError(f"{rule}, got {raw!r}")
+    return value
+
+
+def _raw(explicit: object, env: Mapping[str, str], name: str) -> object:
+    return explicit if explicit is not None else _value(None, env, name)
 
 
 def llm_timeout(explicit: float | None, env: Mapping[str, str]) -> float:
@@ -66,15 +63,11 @@ def llm_timeout(explicit: float | None, env: Mapping[str, str]) -> float:
     Raises:
         ConfigurationError: the value is not a positive number of seconds.
     """
-    raw: object = explicit if explicit is not None else _value(None, env, ENV_TIMEOUT)
+    raw = _raw(explicit, env, ENV_TIMEOUT)
     if raw is None:
         return DEFAULT_TIMEOUT
-    seconds = _number(raw, float, lambda s: math.isfinite(s) and s > 0)
-    if math.isnan(seconds):
-        raise ConfigurationError(
-            f"{ENV_TIMEOUT} / timeout must be a positive number of seconds, got {raw!r}"
-        )
-    return seconds
+    rule = f"{ENV_TIMEOUT} / timeout must be a positive number of seconds"
+    return _number(raw, float, lambda s: math.isfinite(s) and s > 0, rule)
 
 
 def llm_max_retries(explicit: int | None, env: Mapping[str, str]) -> int:
@@ -83,16 +76,11 @@ def llm_max_retries(explicit: int | None, env: Mapping[str, str]) -> int:
     Raises:
         ConfigurationError: the value is not a whole number from 0 to 20.
     """
-    raw: object = explicit if explicit is not None else _value(None, env, ENV_MAX_RETRIES)
+    raw = _raw(explicit, env, ENV_MAX_RETRIES)
     if raw is None:
         return DEFAULT_MAX_RETRIES
-    count = _number(raw, int, lambda n: 0 <= n <= MAX_RETRIES_LIMIT)
-    if math.isnan(count):
-        raise ConfigurationError(
-            f"{ENV_MAX_RETRIES} / max_retries must be a whole number from 0 to "
-            f"{MAX_RETRIES_LIMIT}, got {raw!r}"
-        )
-    return int(count)
+    rule = f"{ENV_MAX_RETRIES} / max_retries must be a whole number from 0 to {MAX_RETRIES_LIMIT}"
+    return int(_number(raw, int, lambda n: 0 <= n <= MAX_RETRIES_LIMIT, rule))
 
 
 def llm_answer_temperature(explicit: float | str | None, env: Mapping[str, str]) -> float | None:
@@ -101,18 +89,16 @@ def llm_answer_temperature(explicit: float | str | None, env: Mapping[str, str])
     Raises:
         ConfigurationError: the value is neither ``"server"`` nor a number from 0 to 2.
     """
-    raw: object = explicit if explicit is not None else _value(None, env, ENV_ANSWER_TEMPERATURE)
+    raw = _raw(explicit, env, ENV_ANSWER_TEMPERATURE)
     if raw is None:
         return DEFAULT_ANSWER_TEMPERATURE
     if str(raw).strip().lower() == SERVER_TEMPERATURE:
         return None
-    value = _number(raw, float, lambda t: 0 <= t <= 2)  # NaN fails the comparison too
-    if math.isnan(value):
-        raise ConfigurationError(
-            f"{ENV_ANSWER_TEMPERATURE} / answer_temperature must be a number from 0 to 2 or "
-            f"{SERVER_TEMPERATURE!r}, got {raw!r}"
-        )
-    return value
+    rule = (
+        f"{ENV_ANSWER_TEMPERATURE} / answer_temperature must be a number from 0 to 2 or "
+        f"{SERVER_TEMPERATURE!r}"
+    )
+    return _number(raw, float, lambda t: 0 <= t <= 2, rule)
 
 
 def default_assistant(

@@ -9,8 +9,7 @@ from toolweave.state.secrets import redact
 class LlmError(ToolweaveError):
     """Base class of the errors an :class:`~toolweave.llm.port.LlmAssistant` raises.
 
-    The message is redacted (:func:`toolweave.state.secrets.redact`) when the
-    error is made, so an endpoint that echoes the API key cannot leak it.
+    The message is redacted when the error is made: an endpoint echoing the API key cannot leak it.
     """
 
     def __init__(self, message: str) -> None:
@@ -28,8 +27,7 @@ class LlmUnavailableError(LlmError):
 class LlmBrokenReplyError(LlmUnavailableError):
     """One reply was broken: a stream without a finish reason, a body that is not JSON.
 
-    Retried like a transient failure; the cause of the :class:`LlmUnavailableError`
-    raised when the retries are spent.
+    Retried like a transient failure; the cause of the :class:`LlmUnavailableError` at the end.
     """
 
 
@@ -48,8 +46,7 @@ class LlmRequestError(LlmError):
 class RunDeadlineError(LlmError):
     """The run's overall deadline (``Limits.run_deadline_s``) passed before it finished.
 
-    The run stops before its next model call (or instead of waiting for a retry
-    it has no time for); the thread keeps its last completed step.
+    The run stops before its next model call or retry; the thread keeps its last completed step.
     """
 
 

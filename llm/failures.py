@@ -1,9 +1,4 @@
-"""What a failed model call means: transient, rejected or neither (X2, X5).
-
-Transient (connection, timeout, HTTP 408/409/425/429/5xx, non-JSON body, cut stream): repeated by
-:mod:`toolweave.llm.retries`; other 4xx: never repeated; anything else propagates. Matched by status
-code and class name, so that no provider package has to be importable.
-"""
+"""What a failed model call means (transient, rejected or neither), by status and class name."""
 
 from __future__ import annotations
 
@@ -67,10 +62,7 @@ def _raised_in(exc: BaseException) -> str:
 
 
 def unreadable_reply(exc: BaseException) -> LlmBrokenReplyError | None:
-    """The typed error for a reply the model client could not read, else ``None`` (X2).
-
-    An HTTP 200 with an error body makes the client fail deep inside its own code.
-    """
+    """The typed error for a reply the client cannot read (a 200 error body), or ``None``."""
     if isinstance(exc, ValueError) and str(exc).startswith(_EMPTY_STREAM):
         error = LlmBrokenReplyError(NOT_A_COMPLETION.format(detail=EMPTY_STREAM_DETAIL))
         error.__cause__ = exc
@@ -132,21 +124,23 @@ def retry_after(exc: BaseException) -> float | None:
     headers = getattr(getattr(exc, "response", None), "headers", None)
     if headers is None:
         return None
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        try:
-            return max(float(millis) / 1000.0, 0.0)
-        except ValueError:
-            pass
+    millis = _seconds(headers.get("retry-after-ms"), 1000.0)
     value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
+    if millis is not None or value is None:
+        return millis
+    seconds = _seconds(value, 1.0)
+    if seconds is not None:
+        return seconds
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
     return max(when.timestamp() - time.time(), 0.0)
+
+
+def _seconds(value: str | None, per_second: float) -> float | None:
+    """``value`` as seconds (never below 0), or ``None`` when it is no number."""
+    try:
+        return None if value is None else max(float(value) / per_second, 0.0)
+    except ValueError:
+        return None

@@ -1,11 +1,8 @@
-"""Lexical matching for the offline assistant: content words, word matching, language.
-
-Adds to the text kit (:mod:`toolweave.tools.text`) routing's content words, "same word" matching
-(:func:`related`) and weekdays.
-"""
+"""Lexical matching for the offline assistant: content words, word matching, language."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 
 from toolweave.tools import text as kit
@@ -47,9 +44,7 @@ GENERIC_WORDS = _wordset(
     kettő két három négy öt hat hét tíz száz sok kevés több legtöbb kevesebb elég létezik
     történik ajánl ajánlj javasol"""
 )
-"""Words saying how, when, how much or who, not what about (English and Hungarian).
-
-One alone is no evidence for a tool; two of them, or one beside a subject word, are."""
+"""Words saying how, when, how much or who, not what about: one alone is no evidence."""
 ANSWER_WORDS = _wordset("yes no igen nem tak nie")
 """Words that answer a yes-or-no question when an answer opens with them."""
 QUESTION_WORDS = _wordset(
@@ -103,6 +98,12 @@ def is_generic(word: str) -> bool:
     return fold(word) in _GENERIC_FOLDED or stem(word) in _GENERIC_STEMS
 
 
+def holds_run(said: Sequence[str], run: Sequence[str]) -> bool:
+    """Whether ``run`` (not empty) occurs in ``said`` as consecutive items."""
+    size = len(run)
+    return size > 0 and any(said[i : i + size] == run for i in range(len(said) - size + 1))
+
+
 def is_stopword(word: str) -> bool:
     """Whether ``word`` is one of the text kit's stop words (English or Hungarian)."""
     return word.lower() in kit.STOPWORDS
@@ -128,10 +129,7 @@ def stem(word: str) -> str:
 
 
 MIN_STEM = 4
-"""Shorter stems are no evidence alone: two stemmers in turn cut unrelated words alike.
-
-Two words sharing only a shorter stem match when one is the other plus an ending one stemmer
-removes ("day", "days")."""
+"""Shorter stems are no evidence alone: two stemmers in turn cut unrelated words alike."""
 SHORT_STEM = 3
 """Letters a stem shorter than :data:`MIN_STEM` needs to join two longer words of one language."""
 
@@ -140,11 +138,8 @@ SHORT_STEM = 3
 def related(a: str, b: str) -> bool:
     """Whether two words look like forms of one word.
 
-    Same stem (:func:`stem`, or one language's for both), or one stem begins the other, or they
-    differ only in the shorter's last letter after over :data:`MIN_STEM` letters. A shorter stem
-    counts only when the shorter word begins the longer and is their stem in one language (or is
-    :data:`MIN_STEM` letters long), or when both words' one-language stem has :data:`SHORT_STEM`
-    letters or more.
+    Same stem (:func:`stem`, or one language's for both), one stem beginning the other, or one
+    letter apart after over :data:`MIN_STEM` letters; shorter shared stems count only guarded.
     """
     sa, sb = stem(a), stem(b)
     single = set(kit.stems(a.casefold())) & set(kit.stems(b.casefold()))
@@ -178,11 +173,7 @@ COMPOUND_ENDING = 3
 
 
 def compound_tail(part: str, whole: str) -> bool:
-    """Whether ``whole`` is a compound (written as one word) that ends in a form of ``part``.
-
-    ``part``'s stem (:data:`COMPOUND_STEM`+ letters) stands after :data:`COMPOUND_HEAD`+ letters of
-    ``whole``, followed by at most :data:`COMPOUND_ENDING` letters.
-    """
+    """Whether ``whole`` is a compound (written as one word) that ends in a form of ``part``."""
     if len(whole) < len(part) + COMPOUND_HEAD - COMPOUND_ENDING or len(part) < COMPOUND_STEM:
         return False
     core, folded = stem(part), fold(whole)
@@ -218,19 +209,13 @@ def word_matches(a: str, b: str) -> bool:
 
 
 MONTH_PREFIXES = (
-    ("januar", "stycz"),
-    ("februar", "luty", "lutego", "lutym"),
-    ("march", "marcius", "marzec", "marca", "marcu"),
-    ("april", "kwiet", "kwieci"),
-    ("majus", "maja", "maju"),
-    ("june", "junius", "czerw"),
-    ("july", "julius", "lipiec", "lipca", "lipcu"),
-    ("august", "augusz", "sierp"),
-    ("septemb", "szeptemb", "wrzes"),
-    ("octob", "oktob", "pazdziern"),
-    ("novemb", "listopad"),
-    ("decemb", "grudz", "grudn"),
-)
+    ("januar", "stycz"), ("februar", "luty", "lutego", "lutym"),
+    ("march", "marcius", "marzec", "marca", "marcu"), ("april", "kwiet", "kwieci"),
+    ("majus", "maja", "maju"), ("june", "junius", "czerw"),
+    ("july", "julius", "lipiec", "lipca", "lipcu"), ("august", "augusz", "sierp"),
+    ("septemb", "szeptemb", "wrzes"), ("octob", "oktob", "pazdziern"),
+    ("novemb", "listopad"), ("decemb", "grudz", "grudn"),
+)  # fmt: skip
 """Folded beginnings of the months' names in English, Hungarian and Polish, January first."""
 MONTH_WORDS = {"may": 5, "maj": 5}
 """Month names too short to be the beginning of a longer word."""
@@ -260,10 +245,7 @@ def weekday(word: str) -> int | None:
 
 
 def detect_language(text: str, default: str = "en") -> str:
-    """``"hu"``, ``"en"`` or ``"pl"``, whichever the detector leans to; else ``default``.
-
-    The detector is :func:`toolweave.tools.language.detect_language`, which checks tags (T10).
-    """
+    """``"hu"``, ``"en"`` or ``"pl"``, whichever the detector leans to; else ``default``."""
     return guess_language(text).leaning(default)
 
 

@@ -1,8 +1,4 @@
-"""The next message while a clarification waits: reply, amended request, new question, cancel.
-
-Only a reply is fed to the tool. The rules hold in any domain: cancel and correction words are a
-language's, and a new question is told by its form and by naming nothing of what was asked.
-"""
+"""The next message while a clarification waits: reply, amended request, new question, cancel."""
 
 from __future__ import annotations
 
@@ -61,7 +57,6 @@ LEAD_INS = frozenset(
 
 MAX_EXTRA_WORDS = 1
 """Other words a correction naming an offered choice may hold and still answer; more amend."""
-
 MIN_QUESTION_WORDS = 4
 """A new question has at least this many words; a short reply ("the Central one?") is a reply."""
 
@@ -78,7 +73,6 @@ def _folded_words(texts: Sequence[str]) -> set[str]:
 
 LAST = -1
 """The number :data:`ORDINALS` gives "last": the last offered choice."""
-
 _PL_ENDINGS = ("y", "a", "e", "ą", "ego", "ej", "ym", "emu", "i", "ia", "ie", "ią", "iego",
                "iej", "im", "iemu")  # fmt: skip
 ORDINALS: dict[str, tuple[dict[int, str], tuple[str, ...]]] = {
@@ -132,14 +126,9 @@ def _picked(word: str) -> int | None:
 
 
 def choice_number(message: str, choices: Sequence[str]) -> int | None:
-    """The offered choice a message picks by its place (1-based), or ``None``.
-
-    Its number or ordinal in a language the text kit knows, alone or with :data:`CHOICE_FILLERS`; a
-    message saying more is no pick by place.
+    """The offered choice a message picks by its number or ordinal alone (1-based), or ``None``.
 
     Examples:
-        >>> choice_number("the second one", ["Mon", "Tue", "Wed"])
-        2
         >>> choice_number("az utolsót kérem", ["Mon", "Tue", "Wed"])
         3
         >>> choice_number("second floor", ["Mon", "Tue"]) is None
@@ -173,14 +162,7 @@ def _marker(folded: Sequence[str], start: int) -> tuple[int, int] | None:
 
 
 def correction(message: str) -> str | None:
-    """What a correcting message asks instead, its lead-in and marker dropped; else ``None``.
-
-    Examples:
-        >>> correction("Sorry, I meant the closing time on Sunday.")
-        'the closing time on Sunday.'
-        >>> correction("How much is the annual membership?") is None
-        True
-    """
+    """What a correcting message asks instead, its lead-in and marker dropped; else ``None``."""
     tokens = list(TOKEN.finditer(message))
     folded = [fold(t.group()) for t in tokens]
     start = next((i for i, w in enumerate(folded) if w not in LEAD_INS), len(folded))
@@ -217,9 +199,8 @@ def asks_a_question(message: str) -> bool:
 def next_message_kind(message: str, question: str, choices: Sequence[str]) -> NextMessageKind:
     """What ``message`` does to the open ``question`` (with its offered ``choices``).
 
-    A cancel drops the question; a correction ("Sorry, I meant…", "Actually, …") that asks more than
-    an offered choice amends the request; a message that names what was asked is a reply; a question
-    of its own is a new question; anything else is a reply the tool reads.
+    A correction asking more than an offered choice amends the request; a message naming what was
+    asked is a reply; a question of its own is a new question; anything else is a reply.
 
     Examples:
         >>> next_message_kind("Central", "Which branch?", ["Central", "Riverside"])

@@ -1,9 +1,4 @@
-"""``OfflineAssistant``: a deterministic LLM port without any model (Hungarian and English).
-
-Lexical routing, rule-based extraction, extractive answers, so the library runs with no API key; it
-is not meant to match an LLM. Each concern is one module behind one interface (``offline_followup``,
-``offline_routing``, ``offline_extract``, ``offline_answer``, ``offline_reading``).
-"""
+"""``OfflineAssistant``: a deterministic LLM port without any model, one module per concern."""
 
 from __future__ import annotations
 
@@ -13,7 +8,7 @@ from typing import ClassVar
 from langchain_core.messages import AIMessage, BaseMessage
 
 from toolweave.llm import offline_reading, prompts
-from toolweave.llm.lexical import GREETINGS, content_words, detect_language, matches
+from toolweave.llm.lexical import content_words, detect_language, matches
 from toolweave.llm.offline_answer import answer_lines
 from toolweave.llm.offline_extract import extract_request
 from toolweave.llm.offline_followup import normalize_offline as normalize_offline
@@ -33,15 +28,12 @@ from toolweave.state.documents import UniqueTextDocument
 from toolweave.tools.registry import AnyTool
 
 OFFLINE_LABEL = "offline model (no LLM: lexical routing, extractive answers)"
-_TEXTS = {
-    "en": {"missing": "What is known about {word}?"},
-    "hu": {"missing": "Mit tudunk erről: {word}?"},
-    "pl": {"missing": "Co wiadomo o: {word}?"},
+_MISSING = {
+    "en": "What is known about {word}?",
+    "hu": "Mit tudunk erről: {word}?",
+    "pl": "Co wiadomo o: {word}?",
 }
-
-
-def _texts(lang: str) -> dict[str, str]:
-    return _TEXTS.get(lang, _TEXTS["en"])
+"""The gatekeeper's missing piece for a word the context lacks, by the question's language."""
 
 
 class OfflineAssistant(LlmAssistant):
@@ -89,10 +81,7 @@ class OfflineAssistant(LlmAssistant):
         )
 
     def route(self, task_prompt: str, tools: Sequence[AnyTool]) -> list[RoutingVerdict]:
-        """A tool runs when the task's words match its routing question and description.
-
-        See :class:`~toolweave.llm.offline_routing.RoutingRule`.
-        """
+        """A tool runs when the task's words match its texts (:class:`RoutingRule`)."""
         scores, held, abstain, winner, routed = offline_decision(task_prompt, tools, self.routing)
         verdicts: list[RoutingVerdict] = []
         for tool in tools:
@@ -122,42 +111,26 @@ class OfflineAssistant(LlmAssistant):
         return {tool.name: extract_request(user_prompt, tool.request_model)}
 
     def answer(self, request: AnswerRequest) -> AIMessage:
-        """Quote the context sentences that answer the question, each part of it (A7, S6).
-
-        Clarification replies are part of the question (Q8); with nothing to quote the answer says
-        the sources do not cover it (R9).
-        """
-        lines = [text for text, _ in answer_lines(request, self.max_sentences)]
-        if not lines:
-            return stream_message(prompts.no_information_answer(request.user_lang))
-        return stream_message("\n".join(lines))
+        """Quote the context sentences that answer the question, each part of it (A7, S6, Q8)."""
+        lines = "\n".join(text for text, _ in answer_lines(request, self.max_sentences))
+        return stream_message(lines or prompts.no_information_answer(request.user_lang))
 
     def answer_sources(self, request: AnswerRequest, answer: str) -> list[UniqueTextDocument]:
-        """The documents of the sentences :meth:`answer` quoted, in answer order (R9).
-
-        A guaranteed text that is a context sentence word for word quotes that sentence.
-        """
+        """The documents of the sentences :meth:`answer` quoted, in answer order (R9)."""
         guaranteed = {t.strip() for t in request.guaranteed}
         quoted = [d for d in request.documents if d.text.strip() in guaranteed]
         picked = [doc for _, doc in answer_lines(request, self.max_sentences) if doc is not None]
         return list(dict.fromkeys([*quoted, *picked]))
 
     def read_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
-        """The passage's sentences holding at least half the question's words, or ``None`` (D3).
-
-        Read with their headings; a *when* or *how much* question takes sentences with a figure.
-        """
+        """The passage's sentences holding at least half the question's words, or ``None`` (D3)."""
         return offline_reading.read(question, passage, max_sentences=self.max_sentences)
 
     def judge_context(
         self, question: str, documents: Sequence[UniqueTextDocument], guaranteed: Sequence[str]
     ) -> ContextVerdict:
-        """Sufficient when the context contains enough of the question's words (D1).
-
-        A *when* / *how much* question needs a sentence with a figure, else it is the missing piece;
-        else each missing word is a piece (D8).
-        """
-        wanted = [w for w in content_words(question) if w not in GREETINGS]
+        """Sufficient when the context contains enough of the question's words (D1, D8)."""
+        wanted = offline_reading.wanted_words(question)
         if not wanted:
             return ContextVerdict(sufficient=True)
         have = content_words(" ".join([*guaranteed, *(d.text for d in documents)]))
@@ -170,7 +143,7 @@ class OfflineAssistant(LlmAssistant):
             if offline_reading.lacks_figure(question, [*([g] for g in guaranteed), *runs]):
                 return ContextVerdict(sufficient=False, missing=(question,))
             return ContextVerdict(sufficient=True)
-        template = _texts(detect_language(question))["missing"]
+        template = _MISSING.get(detect_language(question), _MISSING["en"])
         pieces = [template.format(word=w) for w in uncovered]
         # D8: each piece is searched by the question's words together (one word alone
         # reads any sentence that has it); the search adds the documents' words near them

@@ -1,7 +1,4 @@
-"""The offline model's answers (A7, S6, Q8, R9): :func:`answer_lines`.
-
-The sentences are picked by the reading rules of :mod:`~toolweave.llm.offline_reading`.
-"""
+"""The offline model's answers (A7, S6, Q8, R9): :func:`answer_lines`."""
 
 from __future__ import annotations
 
@@ -16,13 +13,7 @@ from toolweave.tools import text as kit
 def answer_lines(
     request: AnswerRequest, max_sentences: int
 ) -> list[tuple[str, UniqueTextDocument | None]]:
-    """The answer's lines, each with the document it quotes (``None``: a guaranteed text).
-
-    The guaranteed texts, then the sentences answering the question with its replies (Q8), or the
-    question alone. With parts (S6): per part, its guaranteed texts and its own documents' sentences
-    (else the whole context's); then the guaranteed texts of no part; if no part finds anything, the
-    whole question over the whole context.
-    """
+    """The answer's lines, each with the document it quotes (``None``: guaranteed; S6, Q8)."""
     whole = AnswerPart(request.question, request.documents, request.guaranteed)
     replies = "" if request.parts else request.replies
     lines: list[tuple[str, UniqueTextDocument | None]] = []

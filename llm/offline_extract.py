@@ -1,9 +1,6 @@
 """Offline request extraction: fill a tool's request model from text without an LLM (T7).
 
-Per field: enum members and known values found in the text, numbers, dates and weekdays, ``cues``
-for a bool, ``after_cues`` for a name, the whole text for a ``user_text`` field; a plain field named
-for a thing is left unfilled so the tool declines or asks (T13). The hints are described in
-docs/concepts/tools.md; the schema a model sees leaves them out.
+A plain field named for a thing is left unfilled, so the tool declines or asks (T13).
 """
 
 from __future__ import annotations
@@ -23,6 +20,7 @@ from toolweave.llm.lexical import (
     QUESTION_WORDS,
     content_words,
     fold,
+    holds_run,
     matches,
     weekday,
     words,
@@ -98,12 +96,7 @@ NAME_ENDING = 2
 
 
 def written(name_word: str, text_word: str) -> bool:
-    """Whether ``text_word`` writes ``name_word``: folded, the same or inflected.
-
-    Inflected: it begins with the name's word, or with all but its last :data:`NAME_ENDING` letters
-    when :data:`~toolweave.llm.lexical.MIN_STEM` are left; stricter than
-    :func:`~toolweave.llm.lexical.matches`, whose shared stems would read one name as another.
-    """
+    """Whether ``text_word`` writes ``name_word``: folded, the same or inflected at its end only."""
     name, text = fold(name_word), fold(text_word)
     if text.startswith(name):
         return True
@@ -112,24 +105,12 @@ def written(name_word: str, text_word: str) -> bool:
 
 
 def written_whole(label: str, text_words: list[str]) -> bool:
-    """Whether ``label``'s words stand in the text as written: in full, in order, together.
-
-    For a name without a content word: read word by word, its one-letter words would be everywhere.
-    """
-    wanted = [fold(w) for w in words(label)]
-    folded = [fold(t) for t in text_words]
-    span = len(wanted)
-    return bool(wanted) and any(
-        folded[start : start + span] == wanted for start in range(len(folded) - span + 1)
-    )
+    """Whether ``label``'s words stand in the text in full, in order, together."""
+    return holds_run([fold(t) for t in text_words], [fold(w) for w in words(label)])
 
 
 def _present(choice: Any, text_words: list[str]) -> bool:
-    """Whether every content word of ``choice`` appears (in some form) in the text.
-
-    A closed set's member matches any form (:func:`~toolweave.llm.lexical.matches`); a known value
-    or example, a name, only as written (:func:`written`, :func:`written_whole`).
-    """
+    """Whether every word of ``choice`` is in the text (a member in any form, a name as written)."""
     wanted = _wanted(choice)
     if isinstance(choice, enum.Enum | bool):
         return bool(wanted) and all(any(matches(w, t) for t in text_words) for w in wanted)
@@ -139,10 +120,7 @@ def _present(choice: Any, text_words: list[str]) -> bool:
 
 
 def _mentioned(choices: list[Any], text_words: list[str]) -> list[Any]:
-    """The found choices in order of mention; one whose words another's include is dropped.
-
-    So a name gives way to a longer one the text names, and two spellings of a name count once.
-    """
+    """The found choices in order of mention; one whose words another's include is dropped."""
     kept: list[tuple[Any, frozenset[str]]] = []
     for choice in sorted(choices, key=lambda c: -len(_wanted(c))):
         own = frozenset(fold(w) for w in _wanted(choice))
@@ -158,10 +136,7 @@ def _mentioned(choices: list[Any], text_words: list[str]) -> list[Any]:
 
 
 def _after_cue(text: str, cues: list[Any], max_words: int) -> str | None:
-    """The words right after the first cue word (a name after a title), or ``None``.
-
-    Punctuation and stopwords end them; after a capitalised first word, so does a lowercase one.
-    """
+    """The words right after the first cue word (a name after a title), or ``None``."""
     wanted = {fold(str(cue)).rstrip(".") for cue in cues}
     tokens = list(_TOKEN.finditer(text))
     for i, token in enumerate(tokens):
@@ -222,9 +197,7 @@ def _field_value(
         return [found] if is_list and found is not None else found
     if core in (int, float):
         number = next(numbers, None)
-        if number is None:
-            return None
-        return [number] if is_list else number
+        return [number] if is_list and number is not None else number
     named_day = any(part in fold(name) for part in _DAY_NAMES)
     if core is dt.date or (core is str and named_day):
         value = _day_value(core, text, text_words)
@@ -278,11 +251,8 @@ def _date_grounded(value: str, text: str) -> bool:
 def grounded(value: str, text: str, *, named_thing: bool = False) -> bool:
     """Whether an extracted ``value`` is written in ``text`` (T7).
 
-    Every content word must be there in some form (:func:`~toolweave.llm.lexical.matches`), a number
-    as a number, a value without content words as written (:func:`written_whole`), five digits or
-    more with any spacing (a phone). A placeholder (:data:`PLACEHOLDERS`) never is; an ISO date is
-    when the text gives its day and month. With ``named_thing``, a value that reads as a question or
-    runs over :data:`MAX_NAME_WORDS` words is the question copied, not a name found in it.
+    Every content word in some form, a number as a number, a phone in any spacing, an ISO date by
+    its day and month; never a placeholder. A ``named_thing`` is no question and no long text.
     """
     folded = fold(value).strip()
     if folded in PLACEHOLDERS:
@@ -309,10 +279,7 @@ def grounded(value: str, text: str, *, named_thing: bool = False) -> bool:
 
 
 def ground_request(values: dict[str, Any] | None, model: type[BaseModel], text: str) -> Any:
-    """``values`` with every text value that ``text`` does not hold made ``None`` (T7, C1).
-
-    Closed sets, numbers and flags pass as they are.
-    """
+    """``values`` with every text value that ``text`` does not hold made ``None`` (T7, C1)."""
     if not values:
         return values
     out = dict(values)
@@ -336,11 +303,7 @@ def ground_request(values: dict[str, Any] | None, model: type[BaseModel], text: 
 
 
 def states_input(values: dict[str, Any] | None, model: type[BaseModel], text: str) -> bool:
-    """Whether a grounded request states one of its tool's inputs as ``text`` writes it (T5, T7).
-
-    A text value (naming a known value, for such a field) or a number counts; an enum member or a
-    flag, which a model picks from the schema for any question, does not.
-    """
+    """Whether a grounded request states a text or number input of its tool as ``text`` does."""
     numbers = {float(n.replace(",", ".")) for n in _NUMBER.findall(text)}
     for name, info in model.model_fields.items():
         value = (values or {}).get(info.alias or name)

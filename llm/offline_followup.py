@@ -1,9 +1,4 @@
-"""The offline model's follow-up rules: a follow-up made a standalone question (A1, T10).
-
-What a follow-up changes takes the place of its counterpart in the earlier question; the language is
-the detector's. :func:`normalize_offline` is the interface; :func:`resolved_by_rules` tells the
-graph whether the rules resolved a message completely.
-"""
+"""The offline model's follow-up rules: a follow-up made a standalone question (A1, T10)."""
 
 from __future__ import annotations
 
@@ -77,17 +72,8 @@ def _neighbours(tokens: list[str], at: int) -> tuple[str | None, str | None]:
     return before, _function_word(tokens[at + 1] if at + 1 < len(tokens) else None)
 
 
-def _is_name(tokens: list[str], at: int) -> bool:
-    """Whether ``tokens[at]`` is capitalised inside its sentence (a name, not a first word)."""
-    return at > 0 and tokens[at][:1].isupper()
-
-
 def _counterpart(text: str, new: str, body: list[str]) -> str | None:
-    """The word of ``text`` that ``new`` takes the place of in a follow-up, if any.
-
-    A day replaces the day, a number the number; another word the word with the same ending, else
-    next to the same function word, else, for a name, the earlier question's name.
-    """
+    """The word of ``text`` that ``new`` takes the place of: a day, number, ending or neighbour."""
     candidates = content_words(text)
     day = weekday(new)
     if day is not None:
@@ -121,9 +107,7 @@ def _in_same_place(text: str, body: list[str], at: int) -> str | None:
         if (before is not None and left == before) or (after is not None and right == after):
             return token
     if body[at][:1].isupper():  # a name takes the place of a name
-        return next(
-            (t for i, t in enumerate(tokens) if _is_subject(t) and _is_name(tokens, i)), None
-        )
+        return next((t for t in tokens[1:] if _is_subject(t) and t[:1].isupper()), None)
     return None
 
 
@@ -135,10 +119,7 @@ def _add_day(text: str, phrase: str) -> str:
 
 
 def resolve_followup(message: str, previous: str | None) -> str:
-    """Turn a follow-up into a standalone question using the previous question (A1).
-
-    Its words replace their :func:`_counterpart`, a day it adds goes in; other words are appended.
-    """
+    """Turn a follow-up into a standalone question using the previous question (A1)."""
     return _resolve(message, previous)[0]
 
 
@@ -176,10 +157,7 @@ def _resolve(message: str, previous: str | None) -> tuple[str, bool]:
 
 
 def _previous_question(message: str, history: Sequence[BaseMessage]) -> str | None:
-    """The earlier question ``message`` follows, each earlier message resolved in turn (A1).
-
-    ``history`` may end with ``message`` itself (the graph's messages); it does not count.
-    """
+    """The earlier question ``message`` follows (``history`` may end with it), resolved (A1)."""
     asked = [m.text for m in history if isinstance(m, HumanMessage)]
     if asked and asked[-1].strip() == message.strip():
         asked.pop()
@@ -198,10 +176,7 @@ def resolved_by_rules(message: str, history: Sequence[BaseMessage]) -> bool:
 def normalize_offline(
     message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
 ) -> Normalized:
-    """Normalization without a model: language by the detector, follow-ups by rules (A1, T10).
-
-    The chat-model assistant reads a first message so too: a model call would buy nothing (A10).
-    """
+    """Normalization without a model: language by the detector, follow-ups by rules (A1, T10)."""
     previous = _previous_question(message, history)
     question = resolve_followup(message, previous)
     lang = detect_language(message, default="")

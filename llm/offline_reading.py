@@ -1,9 +1,4 @@
-"""Reading heuristics of the offline model: the gatekeeper (D1) and per-page reading (D3).
-
-Lexical stand-ins for what a model does, over the text kit's sentences and headings
-(:mod:`toolweave.tools.text`): a *when* / *how much* / *how many* question is answered only by a
-sentence about it holding a figure; a sentence is read with its headings and the page's title.
-"""
+"""Reading heuristics of the offline model: the gatekeeper (D1) and per-page reading (D3)."""
 
 from __future__ import annotations
 
@@ -11,7 +6,7 @@ import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from toolweave.llm.lexical import (
     GREETINGS,
@@ -128,12 +123,7 @@ def read(question: str, passage: str, *, max_sentences: int) -> str | None:
 
 
 def lacks_figure(question: str, passages: Iterable[Sequence[str]]) -> bool:
-    """True for a quantity question that no relevant context sentence answers with a figure.
-
-    Args:
-        question: The user's question.
-        passages: Runs of consecutive sentences (one page's hits, one guaranteed text).
-    """
+    """Whether no run of ``passages`` (a page's hits, a guaranteed text) gives the figure asked."""
     if not asks_for_quantity(question):
         return False
     wanted = wanted_words(question)
@@ -155,10 +145,6 @@ ANSWER_FILLERS = frozenset({
     "mettol",
 })  # fmt: skip
 """Folded question words that ask *how* rather than *about what*: not key words of an answer."""
-
-
-def _weighted(wanted: Sequence[str], weight: dict[str, int], have: Sequence[str]) -> int:
-    return sum(weight[w] for w in wanted if any(matches(w, h) for h in have))
 
 
 def _names(question: str) -> set[str]:
@@ -217,11 +203,7 @@ def asks_for_time(question: str) -> bool:
 
 
 def figure_weight(text: str, *, time: bool) -> float:
-    """How well ``text`` gives the figure a *when* or *how much* question asks for, 0 to 1.
-
-    For *when* (``time``) a clock time or weekday gives it fully, another figure half, and a phone
-    number none: it says whom to call, not when.
-    """
+    """How well ``text`` gives the figure a *when* (``time``: a clock or day) or *how much* asks."""
     if time:
         text = PHONE_NUMBER.sub(" ", text)
     clock = bool(CLOCK.search(text)) or any(weekday(w) is not None for w in kit.words(text))
@@ -240,11 +222,9 @@ class Candidate(Generic[SourceT]):
     title: str = ""
     retrieval_score: float = 0.0
     before: str = ""
-    """The sentence just before it on its page, if the context holds it (it may name
-    whom "her" or "it" means)."""
+    """The sentence before it on its page, if in the context (it may name whom "her" means)."""
     antecedent: str = ""
-    """When it opens with a pronoun ("Her phone number is…"), the nearest sentence
-    before it on its page, in the context, that does not (:func:`antecedent_of`)."""
+    """For a pronoun-led sentence, what the pronoun stands for (:func:`antecedent_of`)."""
 
 
 ANAPHORS = frozenset({"her", "his", "its", "their", "she", "he", "it", "they", "this", "these"})
@@ -297,12 +277,7 @@ def unnamed_subject(question: str, texts: Iterable[str]) -> str | None:
 
 
 def uncovered_subject(question: str, passages: Sequence[tuple[str, str]]) -> str | None:
-    """What the question asks about that ``passages`` cannot speak to, else ``None`` (R9).
-
-    ``passages``: ``(page title, sentence)`` pairs. An existence question's unnamed subject
-    (:func:`unnamed_subject`) or a kind of a named thing the context never qualifies so
-    (:func:`qualified_subject`).
-    """
+    """What the question asks about that ``(title, sentence)`` passages cannot speak to (R9)."""
     subject = unnamed_subject(question, (t for pair in passages for t in pair))
     if subject is not None:
         return subject
@@ -318,14 +293,8 @@ def uncovered_subject(question: str, passages: Sequence[tuple[str, str]]) -> str
 def answering(question: str, candidates: Sequence[Candidate[SourceT]]) -> list[Candidate[SourceT]]:
     """The candidates that answer ``question``, best first (A7); none when none does (R9).
 
-    Key words: the content words (:data:`ANSWER_FILLERS` out, a capitalised name twice). A sentence
-    answers when it holds a key word and, with the sentence before it (a name, a pronoun's
-    :func:`antecedent_of`) and its page's title, enough of them (:func:`enough`); a key word no
-    document holds (:func:`_unseen`) leaves only :func:`distinctive` words to answer with. An
-    existence question needs its subject named (:func:`existence_subject`), a *how many* one a count
-    (:func:`has_count`). The score adds :data:`CONTEXT_WEIGHT` per word only the title or the
-    sentence before holds and :data:`FIGURE_BONUS` times :func:`figure_weight`; sentences below
-    :data:`KEEP_SHARE` of the best are dropped, ties going to a naming title, then retrieval order.
+    A sentence answers with enough key words (:func:`enough`) of its own, the sentence before and
+    its title (:meth:`_Reading.scored`); those under :data:`KEEP_SHARE` of the best are dropped.
     """
     reading = _Reading.of(question, candidates)
     if reading is None:
@@ -347,58 +316,37 @@ Scored = tuple[float, bool, int, "Candidate[SourceT]"]
 """A candidate that answers: its score, whether its title holds a key word, its place."""
 
 
-@dataclass(frozen=True)
 class _Reading:
     """What :func:`answering` reads off the question and the context, once."""
 
-    wanted: list[str]
-    names: set[str]
-    weight: dict[str, int]
-    total: int
-    quantity: bool
-    time: bool
-    count: bool
-    phone: bool
-    subject: str | None
-    documents: int
-    held: dict[str, int]
-    unseen: set[str]
-    lacking: set[str]
+    def __init__(
+        self, question: str, candidates: Sequence[Candidate[Any]], wanted: list[str]
+    ) -> None:
+        self.wanted = as_context_writes(wanted, candidates)
+        self.names = _names(question)
+        self.weight = {w: 2 if w in self.names else 1 for w in self.wanted}
+        self.total = sum(self.weight.values())
+        self.quantity = asks_for_quantity(question)
+        self.time = asks_for_time(question)
+        self.count = asks_for_count(question)
+        self.phone = asks_for_phone(question)
+        self.subject = existence_subject(question)
+        self.documents, self.held = _held_by(self.wanted, candidates)
+        self.unseen = _unseen(self.documents, self.held)
+        self.lacking = missing_subject(self.documents, self.unseen)
+        self.qualified = qualified_subject(question, self.lacking, context_names(candidates))
 
     @classmethod
     def of(cls, question: str, candidates: Sequence[Candidate[SourceT]]) -> _Reading | None:
         """The question's reading; ``None`` when nothing of the context can answer it."""
         wanted = [w for w in wanted_words(question) if fold(w) not in ANSWER_FILLERS]
-        if not wanted:
-            return None
-        wanted = as_context_writes(wanted, candidates)
-        names = _names(question)
-        weight = {w: 2 if w in names else 1 for w in wanted}
-        documents, held = _held_by(wanted, candidates)
-        unseen = _unseen(documents, held)
-        lacking = missing_subject(documents, unseen)
-        if qualified_subject(question, lacking, context_names(candidates)):
-            return None
-        return cls(
-            wanted=wanted,
-            names=names,
-            weight=weight,
-            total=sum(weight.values()),
-            quantity=asks_for_quantity(question),
-            time=asks_for_time(question),
-            count=asks_for_count(question),
-            phone=asks_for_phone(question),
-            subject=existence_subject(question),
-            documents=documents,
-            held=held,
-            unseen=unseen,
-            lacking=lacking,
-        )
+        reading = cls(question, candidates, wanted) if wanted else None
+        return None if reading is None or reading.qualified else reading
 
     def _own(self, candidate: Candidate[SourceT], text_words: list[str]) -> tuple[int, list[str]]:
         """The key words' weight the sentence holds, and the key words it lacks."""
-        own = _weighted(self.wanted, self.weight, text_words)
         rest = [w for w in self.wanted if not any(matches(w, h) for h in text_words)]
+        own = sum(self.weight[w] for w in self.wanted if w not in rest)
         if self.phone and PHONE_NUMBER.search(candidate.text):  # the number asked for is here
             own += sum(self.weight[w] for w in rest if phone_cue(w))
             rest = [w for w in rest if not phone_cue(w)]
@@ -437,11 +385,7 @@ class _Reading:
         return not self.count or has_count(candidate.text)
 
     def _needed(self, rest: list[str], given: list[str]) -> int:
-        """The key words' weight a sentence is measured against, or 0 when it cannot answer.
-
-        A generic key word counts when said and is not missed when not; generic words alone answer
-        nothing. ``given``: key words the sentence before or the title give.
-        """
+        """The key words' weight a sentence is measured against; 0: only generic words said."""
         said = [w for w in self.wanted if w not in rest or w in given]
         if all(is_generic(w) for w in said) and not all(is_generic(w) for w in self.wanted):
             return 0
@@ -505,35 +449,21 @@ def _held_by(
 
 
 def _unseen(documents: int, held: dict[str, int]) -> set[str]:
-    """The key words no document of a context of several documents holds (title or text).
-
-    One document is what a search found about the subject (its words may differ); a generic word
-    (:func:`~toolweave.llm.lexical.is_generic`) says how, not what about: neither is unseen.
-    """
+    """The non-generic key words no document of a context of several holds (title or text)."""
     if documents < 2:
         return set()
     return {w for w, count in held.items() if not count and not is_generic(w)}
 
 
 def missing_subject(documents: int, unseen: set[str]) -> set[str]:
-    """The unseen key words that name a subject the context lacks.
-
-    Only with :data:`MIN_DOCUMENTS_APART` documents or more (fewer tell no common word from a
-    distinctive one); a weekday, number or phone word asks for a detail, not a subject.
-    """
+    """The unseen key words naming a subject the context lacks, with enough documents to tell."""
     if documents < MIN_DOCUMENTS_APART:
         return set()
     return {w for w in unseen if weekday(w) is None and not w.isdigit() and not phone_cue(w)}
 
 
 def qualified_subject(question: str, lacking: set[str], names: set[str]) -> bool:
-    """Whether the question asks about a kind of a named thing that no context document names.
-
-    A missing key word (:func:`missing_subject`) right before a word the context writes as a name
-    (``names``) qualifies it, and then no sentence answers. Before a common noun it may be other
-    words for what the context says, and a lowercase word before a word the question capitalises is
-    not a qualifier (one is written as part of the name).
-    """
+    """Whether a ``lacking`` key word qualifies a word the context writes as a name (``names``)."""
     if not lacking:
         return False
     tokens: list[str] = kit.TOKEN.findall(question)
@@ -586,10 +516,7 @@ def _opens_question(word: str) -> bool:
 
 
 def _clause_cuts(sentence: str) -> list[tuple[int, int]]:
-    """Where a new question begins inside ``sentence``: (end of the one before, its start).
-
-    At a question word or verb after a joiner (:data:`PART_JOINERS`) or comma (in neither).
-    """
+    """Where a question starts after a joiner or comma in ``sentence``: (end before, start)."""
     tokens = list(_TOKEN.finditer(sentence))
     cuts: list[tuple[int, int]] = []
     for at, token in enumerate(tokens[1:], start=1):
@@ -606,11 +533,7 @@ def _clause_cuts(sentence: str) -> list[tuple[int, int]]:
 
 
 def question_parts(question: str) -> list[str]:
-    """The questions one message asks, each on its own (S6); ``[question]`` when one.
-
-    A joiner or comma before a question word or verb, or a question mark before a sentence, starts
-    another; a piece naming no subject of its own or pointing back stays with the one before.
-    """
+    """The questions one message asks, each on its own (S6); ``[question]`` when one."""
     pieces: list[str] = []
     for sentence in re.split(r"(?<=\?)\s+", question.strip()):
         cuts = _clause_cuts(sentence)

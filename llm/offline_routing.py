@@ -1,15 +1,13 @@
 """The offline model's router: lexical scores per tool and a calibrated decision rule (T5).
 
-A task word hits a tool when it matches a word of the tool's texts, weighted down when many
-candidates share it; :class:`RoutingRule` runs the tools whose score and coverage clear thresholds
-fitted on ``bench/data`` (docs/concepts/offline-model.md, docs/routing-decisions.md). Vocabularies
-and word matches are cached, so routing time grows with the number of tools only.
+:class:`RoutingRule`'s thresholds are fitted on ``bench/data``.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -100,10 +98,7 @@ FIELD_SHARE = 0.5
 
 
 def vocabulary(tool: AnyTool) -> dict[str, float]:
-    """The content words of a tool's routing question, description and request fields, with counts.
-
-    Request-field words count :data:`FIELD_SHARE`.
-    """
+    """The words of a tool's routing question, description and request fields (those halved)."""
     fields: list[str] = []
     for name, info in tool.request_model.model_fields.items():
         fields.append(name.replace("_", " "))
@@ -181,10 +176,7 @@ def closer_to_not_for(task_prompt: str, tool: AnyTool) -> bool:
 
 
 def only_not_for_words(task_prompt: str, tool: AnyTool, found: ToolScore) -> bool:
-    """A9: whether the tool's evidence is one subject word that its ``not_for`` questions have.
-
-    A word its examples and ``not_for`` share is the domain's warning that it tells them not apart.
-    """
+    """A9: whether the tool's evidence is one subject word that its ``not_for`` questions have."""
     if not tool.not_for or not found.hits:
         return False
     subject = {word for word in found.hits if not is_generic(word)}
@@ -224,18 +216,11 @@ def declared_intent(
     *,
     margin: bool = True,
 ) -> bool:
-    """A9: whether the task is what the tool declares it is for, on more than one shared word.
-
-    It must explain ``rule.terminal_coverage`` of the task, or hold a word no other candidate has
-    (not with ``margin=False``), and not be closer to a ``not_for`` question.
-    """
+    """A9: whether the task is what the tool declares it is for, on more than one shared word."""
     found = scores.get(tool.name)
     if found is None or not found.hits or not has_evidence(found):
         return False
-    shared: dict[str, int] = {}
-    for each in scores.values():
-        for word in each.hits:
-            shared[word] = shared.get(word, 0) + 1
+    shared = Counter(word for each in scores.values() for word in each.hits)
     own = sum(
         w
         for word, w in zip(found.hits, found.weights, strict=True)
@@ -262,10 +247,8 @@ def score_tools(task_prompt: str, tools: Sequence[AnyTool]) -> dict[str, ToolSco
         hits[tool.name] = tuple(w for w in query if counts[w])
         uses[tool.name] = counts
     n = len(routable)
-    shared = dict.fromkeys(query, 0)
-    for found in hits.values():
-        for word in found:
-            shared[word] += 1
+    shared = Counter(dict.fromkeys(query, 0))
+    shared.update(word for found in hits.values() for word in found)
     lengths = [sum(vocab.values()) for vocab in vocabularies]
     average = sum(lengths) / n if n else 0.0
     length_of = {tool.name: length for tool, length in zip(routable, lengths, strict=True)}
@@ -301,10 +284,7 @@ BM25_B = 0.75
 def decide(
     scores: dict[str, ToolScore], rule: RoutingRule, held: Collection[str] = frozenset()
 ) -> set[str]:
-    """The tools the rule routes (see :class:`RoutingRule`); never those ``held`` back.
-
-    Each further tool needs ``min_extra`` of new words unless a twin (``tie``); ties keep rank, T12.
-    """
+    """The tools the rule routes (see :class:`RoutingRule`); never those ``held`` back."""
     ranked = sorted(
         ((name, s) for name, s in scores.items() if name not in held), key=lambda i: -i[1].score
     )
@@ -371,11 +351,7 @@ def _index(tools: tuple[AnyTool, ...]) -> CandidateIndex:
 def ranking_winner(
     task_prompt: str, tools: Sequence[AnyTool], rule: RoutingRule, held: Collection[str]
 ) -> str | None:
-    """The pre-filter ranking's clear winner (T12), when the rule routed nothing.
-
-    It clears ``rule.margin_score`` and ``rule.margin`` times the second, is not held back (A9), and
-    shares an evidence word with the task.
-    """
+    """The pre-filter ranking's clear winner (T12) when the rule routed nothing, with evidence."""
     words = " ".join(task_words(task_prompt))  # a greeting's stopwords are no evidence
     routable = tuple(sorted((t for t in tools if t.executable_instruction), key=lambda t: t.name))
     scores = _index(routable).scores(words, [t.name for t in routable]) if words else {}
@@ -419,10 +395,7 @@ def offline_decision(
     rule: RoutingRule,
     scores: dict[str, ToolScore] | None = None,
 ) -> Decision:
-    """The offline rule's routing of ``task_prompt`` over ``tools`` (T5, T12, A9).
-
-    Also the evidence A9 asks of a model's lone finished-answer yes: one rule, written once.
-    """
+    """The offline rule's routing of ``task_prompt`` over ``tools`` (T5, T12, A9)."""
     scores = score_tools(task_prompt, tools) if scores is None else scores
     held = held_back(task_prompt, tools, scores, rule)
     abstain = not_a_request(task_prompt)

@@ -1,9 +1,4 @@
-"""Stream text that is already known through LangChain's chat-model callbacks.
-
-LangGraph's ``stream_mode="messages"`` carries tokens of chat models called inside a node. The
-offline model, test doubles and tools that answer themselves (R4) produce text without a real model;
-passing it through this tiny chat model makes their tokens reach clients exactly like an LLM's (P2).
-"""
+"""Stream text made without a model through a chat model's callbacks, as an LLM's tokens (P2)."""
 
 from __future__ import annotations
 
@@ -28,10 +23,8 @@ Stop: TypeAlias = list[str] | None
 SyncRun: TypeAlias = CallbackManagerForLLMRun | None
 AsyncRun: TypeAlias = AsyncCallbackManagerForLLMRun | None
 """The parts of a LangChain chat model's ``_generate``/``_stream`` signatures."""
-
 ANSWER_TAG = "toolweave:answer"
 """Tag on every streamed final answer, so clients can pick answer tokens out."""
-
 _PIECES = re.compile(r"\S+\s*|\s+")
 
 
@@ -41,11 +34,7 @@ def split_for_streaming(text: str) -> list[str]:
 
 
 class PassthroughChatModel(BaseChatModel):
-    """A chat model that "generates" the chunks it is given.
-
-    ``invoke(messages, chunks=iterable)`` streams ``chunks``; without them it streams the last
-    message's text. It holds no per-call state, so one instance serves every run.
-    """
+    """A stateless chat model "generating" the ``chunks`` it is given, else the last message."""
 
     @property
     def _llm_type(self) -> str:
@@ -100,11 +89,7 @@ class PassthroughChatModel(BaseChatModel):
 
 
 def _anyone_listening() -> bool:
-    """Whether the current run has callback handlers (messages stream, tracing, events).
-
-    Without any, nobody sees the tokens and the chat-model machinery is skipped; the
-    config is read as it is (``ensure_config`` copies it: PF1).
-    """
+    """Whether the current run has callback handlers: else no one sees tokens (PF1)."""
     callbacks = (var_child_runnable_config.get() or {}).get("callbacks")
     if isinstance(callbacks, BaseCallbackManager):
         return bool(callbacks.handlers)
@@ -116,12 +101,7 @@ _PASSTHROUGH = PassthroughChatModel()
 
 
 def stream_message(chunks: Iterable[str] | str, *, run_name: str = "answer") -> AIMessage:
-    """Stream ``chunks`` to ``stream_mode="messages"`` listeners; return the whole message.
-
-    The message keeps the id its chunks were streamed under, so a graph that
-    stores it in ``messages`` does not send it to listeners a second time.
-    Outside a graph run it simply joins the chunks.
-    """
+    """Stream ``chunks`` to ``stream_mode="messages"``; the whole message keeps the stream's id."""
     if not _anyone_listening():
         return AIMessage(content="".join(chunks), id=f"lc_run--{uuid.uuid4()}")
     config: RunnableConfig = {"tags": [ANSWER_TAG], "run_name": run_name}

@@ -19,10 +19,8 @@ from toolweave.tools.registry import AnyTool
 
 P = ParamSpec("P")
 T = TypeVar("T")
-
 Tools: TypeAlias = Sequence[AnyTool]
 """The candidate tools of one call."""
-
 ExtractedRequest = dict[str, Any] | None
 """A tool's request as extracted from text, before validation into ``request_model``."""
 
@@ -65,12 +63,10 @@ class Activation:
     llm_calls: int = 1
     """How many model calls the activation spent (the benchmark reports it)."""
     search_words: str = ""
-    """Words for the documents' search that the routing call gave, in the documents'
-    language (D9); ``""``: none asked or given."""
+    """Search words the routing call gave, in the documents' language (D9); ``""``: none."""
     formless: frozenset[str] = frozenset()
-    """Tools asked in a fused call without their request form (A10: a long form rides
-    with the best-ranked candidate only); a yes is filled when the tool runs, and the
-    route's guards read its inputs from the text."""
+    """Tools asked in a fused call without their request form (A10: a long form rides with the
+    best-ranked candidate only); a yes is filled when the tool runs."""
 
     def routed(self) -> list[str]:
         """Names of the tools the model said yes to, in the order given."""
@@ -118,8 +114,7 @@ class ContextVerdict:
     rewrites: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
     """Per missing piece, 1-3 phrasings of it in the documents' words and language (D8).
 
-    The deep search looks a piece up by these, not by the question's words again;
-    a piece without any is searched by words derived from the documents.
+    The deep search looks a piece up by these; one without any by words from the documents.
     """
 
     def phrasings(self, piece: str) -> tuple[str, ...]:
@@ -129,10 +124,7 @@ class ContextVerdict:
 
 @dataclass(frozen=True)
 class AnswerPart:
-    """One part of a question a coordinator split into subtasks, with its own results (S6).
-
-    The answer addresses each part from its own documents: a question split in two gets both facts.
-    """
+    """One part of a question a coordinator split into subtasks, with its own results (S6)."""
 
     prompt: str
     """The subtask's own prompt (``task_prompt``), e.g. "How much is the annual fee?"."""
@@ -151,8 +143,7 @@ class ClarificationExchange:
     reply: str
     """What the person replied, e.g. "Central" (a choice's number read as that choice)."""
     asker: str = ""
-    """Who asked, as ``"task_no:tool_name"``; ``""`` when not known. A tool that asks
-    again was not answered by the reply before: only its last reply is in force."""
+    """Who asked, as ``"task_no:tool_name"`` (``""``: not known); only its last reply counts."""
 
 
 @dataclass(frozen=True)
@@ -168,24 +159,17 @@ class AnswerRequest:
     guaranteed: Sequence[str]
     """Guaranteed context texts; never dropped (R5, M6)."""
     history: Sequence[BaseMessage] = ()
-    """Earlier turns of the conversation, before this request's question (never the
-    clarification exchanges of this request: they are in :attr:`clarifications`)."""
+    """Earlier turns before this question (not its clarifications: :attr:`clarifications`)."""
     parts: Sequence[AnswerPart] = ()
-    """The parts of a question a coordinator split into subtasks, in task order (S6);
-    empty when no coordinator split it. The answer addresses every part."""
+    """The parts of a question a coordinator split into subtasks, in order (S6), each answered."""
     clarifications: Sequence[ClarificationExchange] = ()
-    """The clarification questions asked in this request and the person's replies, in
-    order (Q8): part of the request; the answer never asks them again."""
+    """This request's clarification questions and replies, in order (Q8): never asked again."""
     failing: Sequence[str] = ()
-    """Sentences of an earlier answer to this request that the passages they cited do
-    not support (R9): the answer is asked once more, naming them."""
+    """Sentences of an earlier answer its cited passages do not support (R9): asked once more."""
 
     @property
     def replies(self) -> str:
-        """The person's clarification replies in force, in order, one space apart (Q8).
-
-        Of one asker's replies only the last counts: it asked again as the one before failed.
-        """
+        """The person's clarification replies in force (each asker's last), in order (Q8)."""
         last = {(c.asker or str(n)): c for n, c in enumerate(self.clarifications)}
         return " ".join(c.reply.strip() for c in last.values() if c.reply.strip())
 
@@ -197,22 +181,21 @@ class AnswerRequest:
 
 CITATION = re.compile(r"\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")
 """A citation marker of an answer: ``[4]``, ``[1, 3]``."""
-
 UNSTREAMED = "toolweave_unstreamed"
 """``response_metadata`` key of an answer not streamed yet (R9): the node streams it (P2)."""
+
+
+def cited_ids(text: str) -> list[int]:
+    """The numbers the citation markers of ``text`` give, in order (1-based)."""
+    return [int(n) for marker in CITATION.finditer(text) for n in re.split(r"[,;]", marker[1])]
 
 
 def cited_documents(
     answer: str, documents: Sequence[UniqueTextDocument]
 ) -> list[UniqueTextDocument]:
     """The documents ``answer`` cites by number (1-based), in the order first cited (R9)."""
-    cited: dict[int, UniqueTextDocument] = {}
-    for marker in CITATION.finditer(answer):
-        for number in re.split(r"[,;]", marker.group(1)):
-            index = int(number) - 1
-            if 0 <= index < len(documents):
-                cited.setdefault(index, documents[index])
-    return list(cited.values())
+    cited = dict.fromkeys(n - 1 for n in cited_ids(answer) if 0 < n <= len(documents))
+    return [documents[index] for index in cited]
 
 
 def _async_twin(
@@ -249,23 +232,18 @@ class LlmAssistant(ABC):
     """The language-model port of the orchestrator (``ILlmAssistant``).
 
     Every method has a sync, an async (``a``-prefixed) and a steps (``_steps``) form: override the
-    sync methods (and native async twins), or the steps methods
-    (:class:`~toolweave.llm.chat_model.ChatModelAssistant`). Shared by concurrent runs: keep no
-    per-request state on it.
+    sync methods (and native async twins), or the steps methods. Keep no per-request state on it.
     """
 
     label: str = "LLM"
     """What answers, in words for people (the CLI prints it)."""
     local_extraction: ClassVar[bool] = False
-    """True when extraction costs no model call of its own (the offline model, test
-    doubles): an activation then counts as one call, like a fused model call."""
+    """True when extraction costs no model call of its own: an activation counts as one call."""
     inline_async: ClassVar[bool] = False
-    """True when the sync methods are quick and CPU-only: the default async twins
-    then run them inline, with no worker thread."""
+    """True when the sync methods are quick and CPU-only: the async twins run them inline."""
     normalizes_first_message: ClassVar[bool] = True
-    """False: the graph reads a message with the offline rules whenever they suffice (a
-    first message, which has nothing to resolve; a follow-up the rules resolve), and
-    sends only the rest to :meth:`normalize` (A10, A1)."""
+    """False: the graph reads a message with the offline rules whenever they suffice, and sends
+    only the rest to :meth:`normalize` (A10, A1)."""
 
     def scores_routing(self) -> bool:
         """Whether routing verdicts come with a P(yes) (``RoutingVerdict.confidence``)."""
@@ -287,8 +265,7 @@ class LlmAssistant(ABC):
     ) -> dict[str, ExtractedRequest]:
         """Constrained extraction of ``tool``'s request (T7), keyed by the tool's name.
 
-        ``system_prompt`` may hold ``{tasks}`` and ``{instruction}``, replaced by ``tasks`` and the
-        tool's ``instruction``.
+        ``system_prompt`` may hold ``{tasks}`` and ``{instruction}`` (the tool's) to be filled.
         """
 
     def route_and_extract(
@@ -296,8 +273,7 @@ class LlmAssistant(ABC):
     ) -> Activation:
         """Route, then extract the routed tools' requests.
 
-        The default spends one routing call plus one extraction per routed tool with fields;
-        assistants that fuse both into one structured call override it (the 3-call target).
+        Assistants that fuse both into one structured call override it (the 3-call target).
         """
         return drive(self.route_then_extract(task_prompt, execution_text, tools, extraction_prompt))
 
@@ -306,8 +282,7 @@ class LlmAssistant(ABC):
     ) -> Decompositions:
         """Fill the coordinators' decomposition schemas from ``task_prompt`` alone (C1, M2).
 
-        One extraction per task phase; the default fills them without a model
-        (:func:`extract_decompositions_offline`), model-backed assistants in one structured call.
+        The default fills them without a model (:func:`extract_decompositions_offline`).
         """
         return extract_decompositions_offline(task_prompt, schemas)
 
@@ -318,17 +293,13 @@ class LlmAssistant(ABC):
         return ContextVerdict(sufficient=True)
 
     def read_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
-        """Answer ``question`` from ``passage`` alone, or ``None`` if it does not say (D3, D5).
-
-        The default cannot read.
-        """
+        """Answer ``question`` from ``passage`` alone, or ``None`` (D3, D5); the default cannot."""
         return None
 
     def answer_sources(self, request: AnswerRequest, answer: str) -> list[UniqueTextDocument]:
         """The documents of ``request.documents`` that ``answer`` used, in answer order (R9).
 
-        The default reads the ``[n]`` markers (1-based, as
-        :func:`~toolweave.llm.chat_messages.format_context` numbers them); no marker, nothing used.
+        The default reads the ``[n]`` markers (1-based); no marker, nothing used.
         """
         return cited_documents(answer, request.documents)
 
@@ -336,9 +307,8 @@ class LlmAssistant(ABC):
     def answer(self, request: AnswerRequest) -> AIMessage:
         """Generate the final answer, streaming its tokens through a LangChain chat model.
 
-        Called inside a graph node, so the tokens reach ``stream_mode="messages"`` (P2). Return the
-        message as streamed (same id); implementations without a model stream through
-        :func:`toolweave.llm.passthrough.stream_message`.
+        Called inside a graph node, so the tokens reach ``stream_mode="messages"`` (P2); return the
+        message as streamed (same id), e.g. by :func:`toolweave.llm.passthrough.stream_message`.
         """
 
     # -- async twins: the graph's steps await these under ainvoke/astream ---------------

@@ -1,8 +1,4 @@
-"""Every prompt the chat-model assistant sends, as named ``str.format`` templates.
-
-Each template has exactly the placeholders its filler below passes (a test checks
-it). User text never goes into a system prompt: it is sent as the human message.
-"""
+"""Every prompt the chat-model assistant sends, as named ``str.format`` templates."""
 
 from __future__ import annotations
 
@@ -184,11 +180,7 @@ def fused_routing_system(
     terminal: bool = False,
     search_language: str | None = None,
 ) -> str:
-    """The fused routing-and-extraction system prompt (T5 + T7); ``terminal`` as above.
-
-    ``search_language``: the documents' language code when the reply asks for
-    search words (D9, :data:`SEARCH_RULE`).
-    """
+    """The fused routing-and-extraction prompt (T5 + T7); ``search_language``: D9."""
     search = (
         ""
         if search_language is None
@@ -201,10 +193,7 @@ def fused_routing_system(
 
 
 def fill_extraction_prompt(prompt: str, *, tasks: str | None, instruction: str) -> str:
-    """Replace ``{tasks}`` and ``{instruction}`` in a caller's extraction prompt (T7).
-
-    Plain replacement, not ``str.format``: other braces stay as they are.
-    """
+    """Replace ``{tasks}`` and ``{instruction}`` in an extraction prompt, other braces kept."""
     return prompt.replace("{tasks}", tasks or "").replace("{instruction}", instruction)
 
 
@@ -223,11 +212,7 @@ def answer_system(
     cited: bool = False,
     failing: Sequence[str] = (),
 ) -> str:
-    """The final answer's instructions, appended to the domain's system prompt (A7).
-
-    ``parts`` (S6) and ``exchanges`` (Q8) add their sections; ``cited`` asks for the citation reply,
-    ``failing`` lists an earlier answer's unsupported sentences (R9).
-    """
+    """The final answer's instructions after the domain's system prompt (A7, S6, Q8, R9)."""
     sections = [
         ANSWER_PROMPT.format(
             language=language,
@@ -285,10 +270,7 @@ CONTEXT_LANGUAGE = "the language the context is written in"
 
 
 def gatekeeper_search_system(*, context: str, documents_language: str = "") -> str:
-    """The gatekeeper's system prompt (D1) asking for each piece's rewrites (D8).
-
-    ``documents_language`` by name (``"English"``); empty: the context's language.
-    """
+    """The gatekeeper's system prompt (D1) asking for each piece's rewrites (D8)."""
     return GATEKEEPER_SEARCH_PROMPT.format(
         context=context or NO_CONTEXT, documents_language=documents_language or CONTEXT_LANGUAGE
     )
@@ -299,10 +281,7 @@ Answer the user's question from the passage below alone, in {language}, in one
 full sentence that names what the facts are about. If the passage does not
 answer it, return answer=null. Quote facts exactly (times, numbers, names); do
 not add anything the passage does not say."""
-"""The deep search's page reading (D3, D8): a full sentence, so a find keeps its subject.
-
-A bare fragment joins the context without saying what it is about; the answer passes it over.
-"""
+"""The deep search's page reading (D3, D8): a full sentence, so a find keeps its subject."""
 
 
 def read_page_system(*, language: str, passage: str) -> str:

@@ -1,10 +1,6 @@
 """Pydantic models of the chat-model assistant's structured replies (A1, T5, T7, D1).
 
-One routing schema field per candidate, aliased to the tool's name, so ONE call
-answers every routing question (T5) and, fused, carries each request (T7);
-:class:`ComposedSchema` assembles it per candidate set from parts built once per
-tool shape. A model's docstring becomes the JSON schema's description, so these
-docstrings are written for the model and carry no spec ids (those are in comments).
+A model's docstring becomes the JSON schema's description: these carry no spec ids.
 """
 
 from __future__ import annotations
@@ -114,11 +110,7 @@ def _unquoted(raw: str) -> str:
 
 
 def cut_gatekeeper_reply(text: str) -> GatekeeperReply | None:
-    """What a gatekeeper reply cut at the token limit said before the cut (D1, D8, X2).
-
-    A small model may loop in a piece's rewrites: the verdict and each whole piece are kept with
-    their first rewrites; ``None`` when it had not said the context falls short.
-    """
+    """What a gatekeeper reply cut at the token limit said: its whole pieces (D1, D8, X2)."""
     verdict = CUT_SUFFICIENT.search(text)
     if verdict is None or verdict.group(1) != "false":
         return None
@@ -213,8 +205,6 @@ _SCHEMA_TEXT: weakref.WeakKeyDictionary[type[BaseModel], dict[Any, str]] = (
     weakref.WeakKeyDictionary()
 )
 """JSON text of each routing model's compact schema by arguments; it goes when its model does."""
-
-
 BEST_FIT = "best_fit"
 """The routing reply's field naming the candidate that fits best (T5, asked first)."""
 NO_BEST_FIT = "none"
@@ -246,11 +236,7 @@ Fused = bool | frozenset[str]
 def routing_schema(
     tools: Sequence[AnyTool], *, fused: Fused, search: bool = False
 ) -> type[BaseModel]:
-    """A model with one field per tool (aliased to the tool's name) for one structured call.
-
-    Built once per tool set (sets repeat); routing questions are in the prompt, not the schema. With
-    ``search`` (and no candidate named :data:`SEARCH`) a last field asks for search words (D9).
-    """
+    """A model with one field per tool (aliased to its name), built once per tool set (D9)."""
     return _routing_schema(tuple(tools), fused, search)
 
 
@@ -276,10 +262,7 @@ CUT_BEST_FIT = re.compile(r'\A\s*\{\s*"best_fit"\s*:\s*"([^"\\]*)"')
 
 
 def cut_routing_reply(keys: Sequence[str], text: str) -> SimpleNamespace | None:
-    """What a routing reply cut at the token limit said before the cut (T5, X2), or ``None``.
-
-    ``best_fit`` is asked first, so it is kept when one of ``keys``; every verdict reads as no.
-    """
+    """What a routing reply cut at the token limit said: its ``best_fit``, all no (T5, X2)."""
     found = CUT_BEST_FIT.match(text)
     if found is None or found.group(1) not in keys:
         return None
@@ -325,11 +308,7 @@ def routing_reply(
 
 @dataclass(frozen=True)
 class ComposedSchema:
-    """A routing reply schema of one candidate set, assembled from per-shape parts.
-
-    Quacks like the pydantic model :func:`routing_schema` builds (``model_json_schema``,
-    ``model_validate``, ``model_validate_json``): the same JSON schema, ``tool_<i>`` entries.
-    """
+    """A routing reply schema of one candidate set, as :func:`routing_schema`'s, from parts."""
 
     title: str
     keys: tuple[str, ...]
@@ -389,10 +368,7 @@ class ComposedSchema:
         return {"name": self.title, "description": "", "parameters": parameters}
 
     def model_validate(self, data: Any) -> Any:
-        """The reply: ``tool_<i>`` = the ``i``-th candidate's entry, validated (``None``: no).
-
-        ``best_fit`` is read tolerantly: missing or not a candidate's name is ``"none"``.
-        """
+        """The reply: ``tool_<i>`` is the ``i``-th entry (``None``: no); ``best_fit`` lenient."""
         if not isinstance(data, dict):
             raise ValidationError.from_exception_data(
                 self.title, [{"type": "dict_type", "loc": (), "input": data}]
@@ -433,20 +409,11 @@ def _entry(tool: AnyTool, fused: Fused) -> type[BaseModel]:
 
 
 SMALL_FORM_CHARS = 500
-"""A request form this short rides in every fused routing call (A10 wire).
-
-A longer one rides only with the best-ranked candidate: sent every time, it would cost more than
-its own call on the rare question its tool runs for."""
+"""A request form this short rides in every fused routing call; a longer one only when it pays."""
 
 
 def fused_forms(ranked: Sequence[AnyTool], task: str) -> frozenset[str]:
-    """The tools whose request form the fused routing call carries (A10, T7).
-
-    Any no longer than :data:`SMALL_FORM_CHARS`; a longer one only for the best-ranked
-    candidate (``ranked``, T12), and only when ``task`` states one of its inputs as the
-    offline extraction reads it (else it comes back all null, T7). Another yes has its
-    form filled by its own call when it runs (M2).
-    """
+    """The tools whose form the fused routing call carries: short ones, and a long one that pays."""
     offered = [tool for tool in ranked if tool.executable_instruction]
     return frozenset(
         tool.name
@@ -515,10 +482,7 @@ def _decision(request_model: type[BaseModel]) -> type[BaseModel]:
 
 
 def offered_tools(tools: Sequence[AnyTool]) -> list[AnyTool]:
-    """The tools the routing model is asked about, unique, in name order (T5, T12).
-
-    So the same candidates give the same prompt (cached) and no tool gains by coming first.
-    """
+    """The tools the routing model is asked about, unique, in name order (T5, T12: no rank bias)."""
     seen: dict[str, AnyTool] = {}
     for tool in tools:
         if tool.executable_instruction and tool.name not in seen:
@@ -527,11 +491,7 @@ def offered_tools(tools: Sequence[AnyTool]) -> list[AnyTool]:
 
 
 def tools_block(tools: Sequence[AnyTool], *, with_instruction: bool | Collection[str]) -> str:
-    """The prompt's tool list: name and routing question, and when fused the instruction.
-
-    Terminal tools say so, with their examples (A9); an instruction line only for a tool with fields
-    whose instruction does not repeat its question (and, given names, only for those).
-    """
+    """The prompt's tool list: name, routing question, examples and, when fused, the instruction."""
     lines: list[str] = []
     for tool in tools:
         question = tool.executable_instruction or ""

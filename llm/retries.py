@@ -1,9 +1,4 @@
-"""Bounded retries and deadlines of one model call, as steps (X2, X5).
-
-A transient failure is repeated with backoff (or ``Retry-After``, capped) a bounded
-number of times, then :class:`LlmUnavailableError`; a rejected request raises
-:class:`LlmRequestError` at once; no attempt or wait passes the run's deadline.
-"""
+"""Bounded retries and deadlines of one model call, as steps (X2, X5)."""
 
 from __future__ import annotations
 
@@ -40,7 +35,6 @@ from toolweave.state.run_scope import aclosed_at_end, closed_at_end
 from toolweave.tools.effects import Call, Steps, perform, sleep
 
 logger = logging.getLogger(__name__)
-
 T = TypeVar("T")
 
 
@@ -82,11 +76,7 @@ class LlmRetryPolicy:
 
 @dataclass(frozen=True)
 class ModelCall(Generic[T]):
-    """The call of ``runnable`` with ``model_input``: :meth:`invocation` or :meth:`streamed`.
-
-    ``timeout`` bounds the whole async call; with ``request_timeout`` (OpenAI-compatible clients) a
-    call near the run's deadline gets the time left, so a sync call in flight ends there too.
-    """
+    """The call of ``runnable`` with ``model_input``, bounded by ``timeout`` and the deadline."""
 
     runnable: Runnable[Any, T]
     model_input: Any
@@ -116,11 +106,7 @@ class ModelCall(Generic[T]):
         return self.runnable.bind(timeout=max(left, 0.01))
 
     def streamed(self, stop: Callable[[str], bool] | None = None) -> Call[Any]:
-        """A streamed reply's :meth:`invocation`, bounded as a whole by the run's deadline (X5).
-
-        A request timeout bounds each read, not the stream: chunks are read one by one, the stream
-        closed at the deadline (:class:`RunDeadlineError`) or when ``stop`` says it loops (X3).
-        """
+        """A streamed reply's :meth:`invocation`, closed at the deadline (X5) or a loop (X3)."""
         reading = _StreamReading(self, stop)
         return Call(reading.sync, reading.asynchronous)
 
@@ -235,10 +221,7 @@ def _stopped(reply: Any) -> Any:
 def retrying(
     step: Call[T], *, policy: LlmRetryPolicy, what: str, accept: Callable[[T], None] | None = None
 ) -> Steps[T]:
-    """One call with bounded retries of transient failures.
-
-    ``accept`` inspects a result and raises :class:`LlmBrokenReplyError` for one
-    that must not be used (a cut stream); that counts as a transient failure.
+    """One call with bounded retries of transient failures (and of results ``accept`` refuses).
 
     Raises:
         LlmUnavailableError: transient failures outlasted the retries.
@@ -290,12 +273,9 @@ def _after_failure(
     return wait
 
 
-def call_config(what: str, *, stream: bool = False) -> RunnableConfig:
-    """Run name and tags of one call; non-answer calls are kept out of the messages stream."""
-    tags = [f"toolweave:{what}"]
-    if not stream:
-        tags.append(TAG_NOSTREAM)
-    return {"run_name": what, "tags": tags}
+def call_config(what: str) -> RunnableConfig:
+    """Run name and tags of one call, kept out of the messages stream (only the answer streams)."""
+    return {"run_name": what, "tags": [f"toolweave:{what}", TAG_NOSTREAM]}
 
 
 def finish_reason(message: Any) -> str | None:

@@ -1,8 +1,4 @@
-"""Validated structured output of a chat model: modes with fallback, cached runnables (X2).
-
-An unsupported mode falls back to the next; a reply cut at the token limit (not prose, not a loop)
-or one that does not validate is asked once more; after that the result is ``None``.
-"""
+"""Validated structured output of a chat model: modes with fallback, cached runnables (X2)."""
 
 from __future__ import annotations
 
@@ -41,16 +37,12 @@ from toolweave.llm.token_budget import token_budget
 from toolweave.tools.effects import Call, Steps
 
 logger = logging.getLogger(__name__)
-
 Schema = type[BaseModel] | ComposedSchema
 """What a structured call fills: a pydantic model, or a routing schema composed per call."""
-
 PROSE_CHARS = 80
 """Characters of a cut reply with no ``{`` in them that make it prose, not a cut object."""
-
 LOOP_CHARS = 60
 """Length of a cut reply's tail that, written :data:`LOOP_REPEATS` times, makes it a loop."""
-
 LOOP_REPEATS = 3
 """How often a cut reply's tail must occur in it for the reply to be a loop."""
 
@@ -62,10 +54,7 @@ def prose_reply(text: str) -> bool:
 
 
 def looping_reply(text: str) -> bool:
-    """Whether a reply cut at the token limit was repeating itself: a loop, not a long reply.
-
-    Its last :data:`LOOP_CHARS` characters occur :data:`LOOP_REPEATS` times or more.
-    """
+    """Whether a cut reply was repeating itself: its tail occurs :data:`LOOP_REPEATS` times."""
     body = text.rstrip()
     if len(body) < LOOP_CHARS * LOOP_REPEATS:
         return False
@@ -134,19 +123,12 @@ class Bound:
 
 
 class StructuredOutput:
-    """Structured calls of one chat model: runnables cached (LRU), the mode remembered.
-
-    On an OpenAI-compatible model the modes are tried in :data:`MODES` order, a 400-class reply
-    naming ``response_format`` (or ``tools``) moving to the next. Safe to share between threads.
-    """
+    """Structured calls of one chat model, thread-safe: runnables cached (LRU), the mode kept."""
 
     def __init__(
         self, model: BaseChatModel, *, cache_size: int = 256, top_logprobs: int | None = None
     ) -> None:
-        """Serve structured calls of ``model``, keeping ``cache_size`` bound runnables.
-
-        ``top_logprobs``: alternatives per token a scored call asks for; ``None``: never asked.
-        """
+        """Serve ``model``; ``top_logprobs``: alternatives per token a scored call asks for."""
         self.model = model
         self.openai_compatible = is_openai_compatible(model)
         self.top_logprobs = top_logprobs if self.openai_compatible else None
@@ -165,10 +147,7 @@ class StructuredOutput:
         return self._modes[self._mode_at]
 
     def fallback(self, mode: Mode | None, error: LlmRequestError) -> Mode | None:
-        """The mode to repeat a call in after ``error``, or ``None`` when it is no mode issue.
-
-        A rejected mode moves every later call to the next; a rejected schema only this call.
-        """
+        """The mode to repeat a call in after ``error`` (for later calls too), or ``None``."""
         if mode is None or error.status_code not in _MODE_REJECTION_STATUS:
             return None
         text = str(error).lower()
@@ -288,10 +267,7 @@ def _validated(parsed: Any, schema: Any, problem: str, length: bool) -> tuple[An
 
 
 def _openai_response_format(schema: type[BaseModel]) -> dict[str, Any] | None:
-    """The openai SDK's strict ``json_schema`` format of ``schema``, made once, not per request.
-
-    ``None`` if the SDK's converter is not where it is expected.
-    """
+    """The openai SDK's strict ``json_schema`` format of ``schema`` (``None``: no converter)."""
     try:
         from openai.lib._parsing._completions import type_to_response_format_param
     except ImportError:  # pragma: no cover - another openai layout: keep the class
@@ -443,31 +419,19 @@ def structured_steps(
 ) -> Steps[Any]:
     """The steps of one structured call; ``None`` when the reply never validates.
 
-    Attempts are bounded (mode fallbacks, one length retry with twice the tokens, one invalid-reply
-    retry), each retrying transient failures. ``salvage`` reads a cut reply when no asking is left;
-    ``scored`` asks for log-probabilities.
+    Attempts are bounded; ``salvage`` reads a cut reply, ``scored`` asks for log-probabilities.
     """
     budget = 0
     if output.openai_compatible:
         # a composed schema is hashable and has ``model_json_schema``: all the budget reads
         budget = max_tokens if max_tokens is not None else token_budget(cast(Any, schema))
     accept = require_finish_reason(what) if output.openai_compatible else None
-    length_retried = False
-    invalid_retried = False
+    asked = _Asked(output, schema, messages, policy, what, accept)
+    length_retried = invalid_retried = False
     moved: Mode | None = None
     while True:
-        mode = moved or output.mode
-        attempt = yield from _attempt_steps(
-            output,
-            schema,
-            messages,
-            mode,
-            budget,
-            policy=policy,
-            what=what,
-            accept=accept,
-            logprobs=None if scored is None else output.top_logprobs,
-        )
+        logprobs = None if scored is None else output.top_logprobs
+        attempt = yield from asked.attempt(moved or output.mode, budget, logprobs)
         if attempt.moved is not None:
             moved = attempt.moved
             continue
@@ -509,46 +473,48 @@ class _Attempt:
     """The reply as the model gave it (for its log-probabilities)."""
 
 
-def _attempt_steps(
-    output: StructuredOutput,
-    schema: Schema,
-    messages: Sequence[BaseMessage],
-    mode: Mode | None,
-    budget: int,
-    *,
-    policy: LlmRetryPolicy,
-    what: str,
-    accept: Any,
-    logprobs: int | None = None,
-) -> Steps[_Attempt]:
-    """One call in ``mode`` (its transient failures retried per ``policy``), read."""
-    bound = output.bound(schema, mode, budget if output.openai_compatible else None, logprobs)
-    step: Call[Any] = ModelCall(
-        bound.llm,
-        bound.messages(messages),
-        call_config(what),
-        policy.timeout,
-        request_timeout=output.openai_compatible,
-    ).invocation()
-    try:
-        out = yield from retrying(step, policy=policy, what=what, accept=accept)
-        parsed, problem, length = bound.read(out, schema)
-        return _Attempt(parsed, problem, length, _reply_text(out) if length else "", raw=out)
-    except LlmRequestError as exc:
-        if logprobs is not None and output.refuse_logprobs(exc):
-            return _Attempt(moved=mode)  # the same mode again, without logprobs
-        moved = output.fallback(mode, exc)
-        if moved is None:
-            raise
-        return _Attempt(moved=moved)
-    except (ValidationError, OutputParserException) as exc:
-        # Some clients parse inside the call (openai's ``parse`` for json_schema).
-        return _Attempt(problem=type(exc).__name__)
-    except Exception as exc:
-        if not is_length_stop(exc):
-            raise
-        text = _reply_text(getattr(exc, "completion", None))
-        return _Attempt(problem="stopped at the token limit", length=True, text=text)
+@dataclass(frozen=True)
+class _Asked:
+    """What every attempt of one structured call sends, and how it is accepted."""
+
+    output: StructuredOutput
+    schema: Schema
+    messages: Sequence[BaseMessage]
+    policy: LlmRetryPolicy
+    what: str
+    accept: Callable[[Any], None] | None
+
+    def attempt(self, mode: Mode | None, budget: int, logprobs: int | None) -> Steps[_Attempt]:
+        """One call in ``mode`` (its transient failures retried per the policy), read."""
+        output, what = self.output, self.what
+        tokens = budget if output.openai_compatible else None
+        bound = output.bound(self.schema, mode, tokens, logprobs)
+        step: Call[Any] = ModelCall(
+            bound.llm,
+            bound.messages(self.messages),
+            call_config(what),
+            self.policy.timeout,
+            request_timeout=output.openai_compatible,
+        ).invocation()
+        try:
+            out = yield from retrying(step, policy=self.policy, what=what, accept=self.accept)
+            parsed, problem, length = bound.read(out, self.schema)
+            return _Attempt(parsed, problem, length, _reply_text(out) if length else "", raw=out)
+        except LlmRequestError as exc:
+            if logprobs is not None and output.refuse_logprobs(exc):
+                return _Attempt(moved=mode)  # the same mode again, without logprobs
+            moved = output.fallback(mode, exc)
+            if moved is None:
+                raise
+            return _Attempt(moved=moved)
+        except (ValidationError, OutputParserException) as exc:
+            # Some clients parse inside the call (openai's ``parse`` for json_schema).
+            return _Attempt(problem=type(exc).__name__)
+        except Exception as exc:
+            if not is_length_stop(exc):
+                raise
+            text = _reply_text(getattr(exc, "completion", None))
+            return _Attempt(problem="stopped at the token limit", length=True, text=text)
 
 
 def _cut_reply(

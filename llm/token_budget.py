@@ -13,10 +13,7 @@ MAX_STRUCTURED_TOKENS = 8192
 
 @functools.lru_cache(maxsize=512)
 def token_budget(schema: type[BaseModel]) -> int:
-    """``max_tokens`` for a reply that fills ``schema`` (cached per schema).
-
-    Generous for its fields, bounded so a model looping inside a JSON string stops.
-    """
+    """``max_tokens`` for a reply filling ``schema``: generous, but a loop in a string stops."""
     spec = schema.model_json_schema()
     need = _tokens(spec, spec.get("$defs", {}), depth=0)
     return max(MIN_STRUCTURED_TOKENS, min(MAX_STRUCTURED_TOKENS, 64 + need * 2))

@@ -285,13 +285,13 @@ def test_R9_P2_each_streamed_sentence_is_checked_once_with_the_same_result(
     from toolweave.llm import citations
 
     checks: Counter[str] = Counter()
-    real = citations._check
+    real = citations._Against.check
 
-    def spy(claim: citations.Claim, against: Any) -> citations.Checked:
+    def spy(against: Any, claim: citations.Claim) -> citations.Checked:
         checks[claim.text] += 1
-        return real(claim, against)
+        return real(against, claim)
 
-    monkeypatch.setattr(citations, "_check", spy)
+    monkeypatch.setattr(citations._Against, "check", spy)
     reply = _sentences(
         ("Parking costs 900 Ft an hour.", [3]),  # unsupported: checked, never shown
         ("The pharmacy opens at 8:00.", [1]),

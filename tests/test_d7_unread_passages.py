@@ -140,3 +140,11 @@ def test_R9_D3_a_read_answer_no_sentence_says_stays_the_answer(
         "Relatives are welcome during visiting time in the afternoons."
     ]
     assert result.documents[0].sentence_number == 0
+
+
+def test_D7_D8_with_its_budget_spent_a_page_saying_one_word_of_a_piece_is_no_find(
+    make_store: StoreFactory,
+) -> None:
+    search = ContextSearchTool("context_search", None, ward_store(make_store))
+    ctx = ctx_for(Reader(), limit=0, rewrites=("visiting kindergarten",))
+    assert search.execute(EmptyRequest(), ctx) is None  # no page says 'kindergarten'

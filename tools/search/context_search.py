@@ -159,7 +159,8 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
         elif (why := self.unread_reason(ctx, len(candidates))) is not None:
             ctx.progress(*why)  # D5, D7: no page is read; the best passages, unread (D9)
             wording = search_phrasings(ctx, question) or (question,)  # D8: the new words
-            best = unread(self.store, hits[: self.best_sentences], known, wording)  # R9
+            spent = why[0] == "BUDGET_SPENT"  # a deep search meant to read: whole pieces only
+            best = unread(self.store, hits[: self.best_sentences], known, wording, whole=spent)
             if not best:
                 return None
             ctx.progress("FOUND", detail=str(len(best)))  # a number: phrases say it in words

@@ -103,9 +103,8 @@ class NeighborPageSearchTool(ContextConsumerTool[EmptyRequest]):
         if ctx.llm is None or ctx.llm.exhausted:  # D7: no page may be read, its words are
             refs = [ref for ref, _ in pages]
             wording = phrasings or (question,)  # D8: the rewrites' words, else the piece's
-            found = unread(
-                self.store, matching_sentences(self.store, refs, wording), known, wording
-            )
+            hits = matching_sentences(self.store, refs, wording)
+            found = unread(self.store, hits, known, wording, whole=ctx.llm is not None)
         else:
             found = read_pages(
                 ctx,

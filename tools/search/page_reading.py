@@ -68,22 +68,54 @@ def _content_terms(wording: Sequence[str]) -> set[str]:
     return {term for text in wording for w in content_words(text) for term in word_terms(w)}
 
 
+Words = list[tuple[str, ...]]  # each word as its terms (word_terms)
+
+
+def _says_all(terms: set[str], words: Words) -> bool:
+    return all(any(t in terms for t in word) for word in words)
+
+
+def _says_any(terms: set[str], words: Words) -> bool:
+    return any(any(t in terms for t in word) for word in words)
+
+
+def _page_terms(store: DocumentStore, hit: UniqueTextDocument) -> set[str]:
+    if hit.page is None:
+        return _terms(hit.text)
+    return _terms(" ".join(s.text for s in store.page_sentences(hit.document_id, hit.page)))
+
+
 def unread(
     store: DocumentStore,
     hits: Sequence[UniqueTextDocument],
     known: Known,
     wording: Sequence[str],
+    *,
+    whole: bool,
 ) -> list[UniqueTextDocument]:
     """The new ones of ``hits`` (best first) widened to passages, unread (D5, D7, D9).
 
     What a deep search returns when the model may not read: no model, the D5 limit, or
     the deep-fallback budget spent (D7). Since no model judged it, a hit counts only when
-    it says a content word of ``wording`` (the piece's rewrites, else the piece) that the
-    context lacks: a ranking by meaning always has a nearest sentence, and a hit on words the
-    context holds already is what the first retrieval found (D8).
+    it says a content word the context lacks of one of ``wording`` (the piece's rewrites,
+    else the piece), and, when ``whole``, its page says every such word of that wording:
+    a ranking by meaning always has a nearest sentence, a page sharing one word of a
+    piece is seldom about it, and a hit on words the context holds is what the first
+    retrieval found (D8).
     """
-    wanted = _content_terms([word for text in wording for word in known.lacking(text)])
-    fresh = [hit for hit in known.new(hits) if wanted & _terms(hit.text)]
+    lacking = [words for text in wording if (words := [word_terms(w) for w in known.lacking(text)])]
+    pages: dict[tuple[str, int | None], set[str]] = {}
+    fresh = []
+    for hit in known.new(hits):
+        where = (hit.document_id, hit.page)
+        if whole and where not in pages:
+            pages[where] = _page_terms(store, hit)
+        said = _terms(hit.text)
+        if any(
+            _says_any(said, words) and (not whole or _says_all(pages[where], words))
+            for words in lacking
+        ):
+            fresh.append(hit)
     found = passages(fresh, store.page_sentences, max_chars=UNREAD_CHARS)
     return with_page_counts(store, known.new(found))
 

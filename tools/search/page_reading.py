@@ -180,7 +180,7 @@ def supporting_sentences(
         )
         for s in chosen[:3]
     ]
-    found = passages(hits, store.page_sentences, max_chars=SUPPORT_CHARS)
+    found = passages(hits, store.page_sentences, max_chars=SUPPORT_CHARS, neighbours=0)
     return [d.model_copy(update={"page_count": read.page_count}) for d in found]
 
 

@@ -290,3 +290,43 @@ def test_S5_Q6_an_agent_tool_under_ainvoke_says_what_was_done_and_acts_once() ->
     [text] = [m.text for m in out["messages"] if isinstance(m, ToolMessage)]
     assert len(counter.effects) == 1
     assert text.startswith("Tally is now 1.")
+
+
+class CutOnce:
+    """A streamed answer whose first stream is cut mid-way (``LlmUnavailableError``, X5)."""
+
+    def __init__(self) -> None:
+        self.streams = 0
+
+    def __call__(self, request: Any) -> Any:
+        self.streams += 1
+        cut = self.streams == 1
+
+        def chunks() -> Any:
+            yield "The tally "
+            if cut:
+                raise LlmUnavailableError("the stream was cut")
+            yield "is counted."
+
+        return chunks()
+
+
+@pytest.mark.parametrize("checkpointed", [True, False], ids=["checkpointer", "no_checkpointer"])
+def test_S5_Q6_an_answer_stream_cut_after_an_effect_then_streamed_again_acts_once(
+    checkpointed: bool,
+) -> None:
+    """With a thread the second stream finishes the run; without one the first is read offline."""
+    counter = CountUp()
+    assistant = FunctionAssistant(route=lambda text, tools: [counter.name], answer=CutOnce())
+    saver = InMemorySaver() if checkpointed else None
+    graph = build_graph("tally", [counter], assistant=assistant, checkpointer=saver)
+    message = {"messages": [("human", QUESTION)]}
+    config = _config("stream-cut")
+    modes = ["messages", "values"]
+    if checkpointed:
+        with pytest.raises(LlmUnavailableError):
+            list(graph.stream(message, config, stream_mode=modes))
+    *_, (_, state) = graph.stream(message, config, stream_mode=modes)
+    assert len(counter.effects) == 1
+    expected = "The tally is counted." if checkpointed else "Tally is now 1."
+    assert state["answer"] == expected

@@ -352,8 +352,9 @@ class ToolweaveGraph(
         thread_config = _thread_config(self, config)
         if thread_config is None:
             return {}
-        thread = {"configurable": {"thread_id": _thread_of(thread_config), "checkpoint_ns": ""}}
-        history = cast("RunnableConfig", {**thread_config, **thread})
+        configurable = dict(thread_config.get("configurable") or {})
+        configurable.pop("checkpoint_id", None)  # the whole thread, the run's checkpointer kept
+        history = cast("RunnableConfig", {**thread_config, "configurable": configurable})
         stored = yield from perform(
             Call(
                 lambda: [s.values for s in self.get_state_history(history)],

@@ -34,6 +34,7 @@ from toolweave import (
     build_graph,
     reply,
 )
+from toolweave.graph.langgraph_private import CHECKPOINTER_CONFIG_KEY
 from toolweave.persistence import open_checkpointer
 from toolweave.testing import FunctionAssistant
 
@@ -169,3 +170,18 @@ def test_S5_Q6_resuming_an_earlier_pause_again_does_not_act_again() -> None:
     [kept] = _kept(graph, config)
     assert kept.key == slot.bookings[0]  # the reply's message id, so its key, is the same (Q6)
     assert "Booked for Friday, B-1." in out["answer"]
+
+
+def test_S5_Q6_a_replay_on_a_graph_given_its_checkpointer_by_the_run_does_not_act_again() -> None:
+    """As ``langgraph dev`` and Studio run it: the checkpointer comes with each run's config."""
+    counter = CountUp()
+    assistant = FunctionAssistant(route=lambda text, tools: [counter.name])
+    graph = build_graph("tally", [counter], assistant=assistant)
+    saver = InMemorySaver()
+    config = {"configurable": {"thread_id": "platform", CHECKPOINTER_CONFIG_KEY: saver}}
+    graph.invoke({"messages": [("human", QUESTION)]}, config)
+    target = _before(graph, config).config["configurable"]
+    replay = {"configurable": {**target, CHECKPOINTER_CONFIG_KEY: saver}}
+    out = graph.invoke(None, replay)
+    assert len(counter.effects) == 1
+    assert out["answer"] == "Tally is now 1."

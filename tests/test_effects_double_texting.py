@@ -119,3 +119,22 @@ def test_Q6_rollback_of_a_message_sent_with_its_own_id_repeats_the_call_under_it
     keys = [line.split()[0] for line in _effects(effects_file, "(rollback, client-message-1).")]
     assert made == 2  # the tool is called again: a tool that dedupes on the key acts once
     assert len(set(keys)) == 1
+
+
+def test_S5_Q6_a_replay_from_before_the_effect_through_the_server_does_not_act_again(
+    server: DevServer, effects_file: Path
+) -> None:
+    """Studio's time travel over the API: a run from an earlier checkpoint, input ``None``."""
+    from langgraph_sdk import get_sync_client
+
+    client = get_sync_client(url=server.url, api_key=None)
+    question = "Please count one up on the tally (replay)."
+    thread = client.threads.create()["thread_id"]
+    message = {"messages": [{"role": "human", "content": question}]}
+    client.runs.wait(thread, GRAPH, input=message)
+    history = client.threads.get_history(thread, limit=50)
+    before = next(state for state in history if state["next"] == ["execute"])
+    checkpoint_id = before["checkpoint"]["checkpoint_id"]
+    client.runs.wait(thread, GRAPH, input=None, checkpoint_id=checkpoint_id)
+    assert len(_effects(effects_file, question)) == 1
+    assert client.threads.get_state(thread)["values"]["answer"] == "Counted one up."

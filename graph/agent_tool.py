@@ -30,6 +30,17 @@ ThreadPolicy = Literal["fresh", "agent"]
 
 ASK_AGAIN = "\nCall the tool again with the whole question, the chosen answer included."
 """What a ``thread="fresh"`` tool adds to a question: its next call is a new conversation."""
+ASK_AGAIN_AFTER_EFFECT = (
+    "\nAlready done before this question, and done a second time if asked for again: {done}"
+    "\nCall the tool again with the rest of the question and the chosen answer, leaving out "
+    "what was already done."
+)
+""":data:`ASK_AGAIN` when a tool acted before the question (S5): what not to ask for again."""
+FRESH_AFTER_EFFECT_LOG = (
+    "as_agent_tool(thread='fresh'): %s acted, then the run asked back; the next call is a new "
+    "conversation, so a question asked again whole acts again. Use thread='agent' (with a "
+    "checkpointer) for tools that act: the next call then continues the run (S5, Q6)"
+)
 AGENT_TOOL_NAME = "ask_toolweave"
 """The agent tool's default name."""
 AGENT_TOOL_DESCRIPTION = "Answers the user's question from the application's documents and tools."
@@ -133,8 +144,22 @@ def _result(state: Mapping[str, Any], thread: ThreadPolicy) -> tuple[str, list[d
     text = answer_with_sources(state)
     pause = first_pause(state.get(INTERRUPT))
     if thread == "fresh" and pause is not None and pause["type"] == "clarification":
-        text += ASK_AGAIN  # a fresh call cannot continue this run: the whole question
+        text += _ask_again(state)  # a fresh call cannot continue this run: the whole question
     return text, sources
+
+
+def _ask_again(state: Mapping[str, Any]) -> str:
+    """What a fresh-thread tool adds to a question: ask again whole, less what was done (S5).
+
+    The next call is a new conversation: a tool that acted before the question would act
+    again for a question asked again whole. Said to the agent, and logged (``thread="agent"``).
+    """
+    done = [call.result.strip() or call.tool.replace("_", " ") for call in acted_calls(state)]
+    if not done:
+        return ASK_AGAIN
+    tools = ", ".join(dict.fromkeys(call.tool for call in acted_calls(state)))
+    logger.warning(FRESH_AFTER_EFFECT_LOG, tools)
+    return ASK_AGAIN_AFTER_EFFECT.format(done=" ".join(done))
 
 
 def _run(

@@ -33,6 +33,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from toolweave import (
     AgentCoordinator,
     ChatbotTool,
+    ClarifiableTool,
     EmptyRequest,
     LedgerKind,
     LlmUnavailableError,
@@ -330,3 +331,83 @@ def test_S5_Q6_an_answer_stream_cut_after_an_effect_then_streamed_again_acts_onc
     assert len(counter.effects) == 1
     expected = "The tally is counted." if checkpointed else "Tally is now 1."
     assert state["answer"] == expected
+
+
+# --- (c'): an agent tool whose run acted, then asks back ------------------------------------
+
+
+class AskDay(ClarifiableTool[EmptyRequest]):
+    """Asks which day after the counting (a later tool on the same task), then answers with it."""
+
+    name = "ask_day"
+    domain = "tally"
+    priority = 100
+    executable_instruction = None
+
+    def execute(self, request: EmptyRequest, ctx: ToolCallContext) -> ToolResult:
+        return ToolResult.clarification(self.name, "Which day?", ["Monday", "Friday"])
+
+    def execute_with_clarification(
+        self, request: EmptyRequest, ctx: ToolCallContext, reply: str
+    ) -> ToolResult:
+        return ToolResult.as_guaranteed_context(self.name, f"For {reply}.")
+
+
+class CountThenAsk(ChatbotTool[EmptyRequest], AgentCoordinator):
+    """Forces the counting, then the question, on the request (F1)."""
+
+    name = "count_then_ask"
+    domain = "tally"
+    executable_instruction = None
+
+    def decompose_into_subtasks(self, task: TaskInfo) -> TaskInfo:
+        if task.task_no == "1":
+            task.required_tool_names = ["count_up", "ask_day"]
+        return task
+
+
+def _asking_graph(counter: CountUp) -> Any:
+    tools = [CountThenAsk(), counter, AskDay()]
+    return build_graph("tally", tools, assistant=FunctionAssistant(), checkpointer=InMemorySaver())
+
+
+def _asking_agent(graph: Any, thread: Any, second: str) -> Any:
+    calls = [
+        AIMessage(content="", tool_calls=[{"name": "ask", "args": {"question": q}, "id": f"c{n}"}])
+        for n, q in enumerate([QUESTION, second])
+    ]
+    model = _ToolModel(messages=iter([*calls, AIMessage(content="Done.")]))
+    tool = as_agent_tool(graph, name="ask", thread=thread)
+    return create_agent(model, [tool], checkpointer=InMemorySaver())
+
+
+@pytest.mark.parametrize("second", ["2", f"{QUESTION} On Friday."], ids=["pick", "whole"])
+def test_S5_Q6_an_agent_tool_on_the_agents_thread_continues_the_run_that_acted_and_asked(
+    second: str,
+) -> None:
+    """thread="agent": the next call answers the paused run; the tool acted once (already safe)."""
+    counter = CountUp()
+    agent = _asking_agent(_asking_graph(counter), "agent", second)
+    out = agent.invoke({"messages": [HumanMessage(QUESTION)]}, _config("agent-asks"))
+    texts = [m.text for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert len(counter.effects) == 1
+    assert "Tally is now 1." in texts[-1]
+
+
+def test_S5_a_fresh_agent_tool_whose_run_acted_then_asked_says_what_not_to_ask_again(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """thread="fresh": the next call is a new conversation, so asked again whole, it acts again.
+
+    The library cannot continue it; the tool's text says what was done and to leave it out,
+    and a warning says to use thread="agent" for tools that act.
+    """
+    counter = CountUp()
+    tool = as_agent_tool(_asking_graph(counter), name="ask")
+    with caplog.at_level(logging.WARNING):
+        text = tool.invoke({"question": QUESTION})
+    assert "Which day?" in text
+    assert "Already done before this question" in text
+    assert "Tally is now 1." in text
+    assert "leaving out what was already done" in text
+    assert any("thread='agent'" in record.getMessage() for record in caplog.records)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from durable import target_for, thread_id
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from test_effects_retries import QUESTION, CountUp
@@ -59,7 +60,7 @@ def _kept(graph: Any, config: dict[str, Any]) -> list[Any]:
     return [e for e in ledger if e.kind is LedgerKind.TOOL_RESULT and e.key]
 
 
-@pytest.mark.parametrize("saver", ["memory", "sqlite"])
+@pytest.mark.parametrize("saver", ["memory", "sqlite", "postgres"])
 def test_S5_Q6_replaying_an_earlier_checkpoint_does_not_act_again(
     saver: str, tmp_path: Path
 ) -> None:
@@ -67,11 +68,11 @@ def test_S5_Q6_replaying_an_earlier_checkpoint_does_not_act_again(
         checkpointer = (
             InMemorySaver()
             if saver == "memory"
-            else stack.enter_context(open_checkpointer(tmp_path / "t.db"))
+            else stack.enter_context(open_checkpointer(target_for(saver, tmp_path)))
         )
         counter = CountUp()
         graph = _graph(counter, checkpointer)
-        config = _config(f"replay-{saver}")
+        config = _config(thread_id(f"replay-{saver}"))
         first = graph.invoke({"messages": [("human", QUESTION)]}, config)
         [key] = counter.effects
         out = graph.invoke(None, _before(graph, config).config)  # Studio's replay

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
@@ -43,7 +44,7 @@ from toolweave.llm.citations import (
     verify,
 )
 from toolweave.llm.cited_stream import CHECKED, SHOWN
-from toolweave.llm.errors import LlmUnavailableError
+from toolweave.llm.errors import LlmUnavailableError, RunDeadlineError
 from toolweave.llm.offline import OfflineAssistant
 from toolweave.llm.passthrough import astream_message, split_for_streaming, stream_message
 from toolweave.llm.port import (
@@ -446,16 +447,18 @@ def _no_information(lang: str, closest: Sequence[Source]) -> str:
 
 
 def _first_answer(
-    assistant: LlmAssistant, request: AnswerRequest, *, read_on_failure: bool
+    ask: Callable[[], LlmAssistant], request: AnswerRequest, *, read_on_failure: bool
 ) -> Steps[tuple[AIMessage, LlmAssistant, str]]:
     """The model's answer, its reader and a ledger reason's tail (empty when the model answered).
 
-    ``read_on_failure``: a tool acted and no checkpointer keeps the run, so a failure would make the
-    caller's retry act again (S5, Q6); the offline reading answers from the same context instead.
+    ``ask`` gives the run's assistant (checking the run's deadline, X5). ``read_on_failure``: a
+    tool acted and no checkpointer keeps the run, so a failure would make the caller's retry act
+    again (S5, Q6); the offline reading answers from the same context instead.
     """
     try:
+        assistant = ask()
         return (yield from assistant.answer_steps(request)), assistant, ""
-    except LlmUnavailableError as exc:
+    except (LlmUnavailableError, RunDeadlineError) as exc:  # the reading needs no model call
         if not read_on_failure:
             raise  # X2: a thread keeps the run; sent again, it is finished, no tool acting again
         logger.error("the answering model failed after a tool acted (S5, Q6)", exc_info=True)
@@ -465,7 +468,7 @@ def _first_answer(
 
 
 def _generated_answer(
-    assistant: LlmAssistant,
+    ask: Callable[[], LlmAssistant],
     request: AnswerRequest,
     always: Sequence[UniqueTextDocument],
     tree: Any,
@@ -476,10 +479,10 @@ def _generated_answer(
     reason = (
         f"from {len(request.documents)} documents, {len(request.guaranteed)} guaranteed contexts"
     )
-    generated, reader, failed = yield from _first_answer(
-        assistant, request, read_on_failure=read_on_failure
+    generated, assistant, failed = yield from _first_answer(
+        ask, request, read_on_failure=read_on_failure
     )
-    reply, calls = _reply(generated, request, reader, reason + failed), 1
+    reply, calls = _reply(generated, request, assistant, reason + failed), 1
     if not reply.says_something and not reply.streamed and _tried(reply) and not failed:
         if reading_quotes(request) is not None:  # A10: a supported answer with no call
             reader = OfflineAssistant()
@@ -598,12 +601,10 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
             text = prompts.no_information_answer(request.user_lang)
             reason = NOT_COVERED_REASON.format(subject=subject)
             return _unsourced_answer(text, tree, verdict="not_covered", reason=reason)
-        assistant = assistant_for(deps, runtime)
+        ask = partial(assistant_for, deps, runtime)
         always = [doc for saved in state["guaranteed"] for doc in saved.documents]
         read = unfinishable_after_effect(state)
-        return (
-            yield from _generated_answer(assistant, request, always, tree, read_on_failure=read)
-        )
+        return (yield from _generated_answer(ask, request, always, tree, read_on_failure=read))
 
     def answer_with_sources(
         state: GraphState, runtime: Runtime[RunContext]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any, ClassVar
 
 import pytest
@@ -43,6 +44,7 @@ from toolweave import (
     build_graph,
 )
 from toolweave.adapters.langchain import answer_chain, as_agent_tool
+from toolweave.llm import deadline
 from toolweave.testing import FunctionAssistant
 
 QUESTION = "Please count one up on the tally."
@@ -411,3 +413,27 @@ def test_S5_a_fresh_agent_tool_whose_run_acted_then_asked_says_what_not_to_ask_a
     assert "Tally is now 1." in text
     assert "leaving out what was already done" in text
     assert any("thread='agent'" in record.getMessage() for record in caplog.records)
+
+
+class SlowCount(CountUp):
+    """Counts, taking longer than the run's deadline leaves."""
+
+    def execute(self, request: EmptyRequest, ctx: ToolCallContext) -> ToolResult:
+        time.sleep(0.3)
+        return super().execute(request, ctx)
+
+
+def test_S5_X5_without_a_checkpointer_a_deadline_passed_after_an_effect_is_read_offline() -> None:
+    """The deadline stops the answer's model call; the reading needs none and says what was done."""
+
+    def answer(request: Any) -> str:
+        deadline.check("the answer")  # what every model call does first (X5)
+        return "\n".join(request.guaranteed)
+
+    counter = SlowCount()
+    assistant = FunctionAssistant(route=lambda text, tools: [counter.name], answer=answer)
+    graph = build_graph("tally", [counter], assistant=assistant, run_deadline_s=0.2)
+    out = graph.invoke({"messages": [("human", QUESTION)]})
+    assert "Tally is now 1." in out["answer"]
+    [entry] = [e for e in out["ledger"] if e.kind is LedgerKind.ANSWER]
+    assert "RunDeadlineError" in entry.reason

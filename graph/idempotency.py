@@ -307,8 +307,8 @@ def repeated_while_paused(checked: Any, values: Mapping[str, Any]) -> bool:
 def recorded_effects(stored: Iterable[Mapping[str, Any]]) -> dict[str, ActedCall]:
     """The calls of tools that acted that a thread's checkpoints record, by key (S5, Q6).
 
-    ``stored``: the channel values of each checkpoint. A call refused after it ran (R7) has a key
-    and no result; it acted all the same.
+    ``stored``: the state of each checkpoint (its history, every branch). A call refused after it
+    ran (R7) has a key and no result; it acted all the same.
     """
     found: dict[str, ActedCall] = {}
     for values in stored:

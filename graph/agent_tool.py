@@ -6,6 +6,7 @@ its choices numbered, and with ``thread="agent"`` the agent's next call continue
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
@@ -16,16 +17,30 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.config import get_stream_writer
 from pydantic import BaseModel, Field
 
+from toolweave.graph.idempotency import acted_calls, acting_entries
 from toolweave.graph.langgraph_private import INTERRUPT
 from toolweave.state.documents import as_sentences, as_sources
 from toolweave.state.errors import ConfigurationError
 from toolweave.state.pauses import agent_tool_text, first_pause
+
+logger = logging.getLogger(__name__)
 
 ThreadPolicy = Literal["fresh", "agent"]
 """How :func:`as_agent_tool` picks the toolweave thread of a call."""
 
 ASK_AGAIN = "\nCall the tool again with the whole question, the chosen answer included."
 """What a ``thread="fresh"`` tool adds to a question: its next call is a new conversation."""
+ASK_AGAIN_AFTER_EFFECT = (
+    "\nAlready done before this question, and done a second time if asked for again: {done}"
+    "\nCall the tool again with the rest of the question and the chosen answer, leaving out "
+    "what was already done."
+)
+""":data:`ASK_AGAIN` when a tool acted before the question (S5): what not to ask for again."""
+FRESH_AFTER_EFFECT_LOG = (
+    "as_agent_tool(thread='fresh'): %s acted, then the run asked back; the next call is a new "
+    "conversation, so a question asked again whole acts again. Use thread='agent' (with a "
+    "checkpointer) for tools that act: the next call then continues the run (S5, Q6)"
+)
 AGENT_TOOL_NAME = "ask_toolweave"
 """The agent tool's default name."""
 AGENT_TOOL_DESCRIPTION = "Answers the user's question from the application's documents and tools."
@@ -33,6 +48,16 @@ AGENT_TOOL_DESCRIPTION = "Answers the user's question from the application's doc
 
 _MODES: list[str] = ["custom", "values"]
 """What :func:`as_agent_tool` streams from the inner run: progress to forward, the state."""
+
+ACTED_THEN_FAILED = (
+    "{done}\n\nThis was done, and the answer could not be written ({error}). Do not ask "
+    "for it again: calling this tool again with the same request would do it a second time."
+)
+"""The tool's text when its run failed after a tool acted (S5, Q6): what was done, no retry."""
+ACTED_THEN_FAILED_LOG = (
+    "the agent tool's run failed after %s acted: answered with what was done, not raised, "
+    "so that no retry of the call acts again (S5, Q6)"
+)
 
 
 def _parent_writer() -> Callable[[Any], None]:
@@ -95,14 +120,84 @@ def _inputs(
     }
 
 
+def contained_failure(state: Mapping[str, Any], error: Exception) -> str | None:
+    """The tool's text for a run that raised ``error`` after a tool acted, else ``None``.
+
+    Raising would let a retry (``ToolRetryMiddleware``, the agent's model calling again) start a
+    new run, on a fresh thread a new conversation, and the tool would act again (S5, Q6).
+    """
+    acted = acting_entries(state)
+    if not acted:
+        return None
+    calls = acted_calls(state)
+    done = [call.result.strip() or call.tool.replace("_", " ") for call in calls]
+    if not done:  # a call refused after it ran: no result, still done
+        done = [entry.tool or "" for entry in acted]
+    tools = ", ".join(dict.fromkeys(entry.tool or "" for entry in acted))
+    logger.error(ACTED_THEN_FAILED_LOG, tools, exc_info=error)
+    return ACTED_THEN_FAILED.format(done="\n".join(done), error=type(error).__name__)
+
+
 def _result(state: Mapping[str, Any], thread: ThreadPolicy) -> tuple[str, list[dict[str, Any]]]:
     """The tool's content (the answer with its sources) and artifact (the sources, R9)."""
     sources = [s.model_dump(mode="json") for s in as_sources(state.get("sources"))]
     text = answer_with_sources(state)
     pause = first_pause(state.get(INTERRUPT))
     if thread == "fresh" and pause is not None and pause["type"] == "clarification":
-        text += ASK_AGAIN  # a fresh call cannot continue this run: the whole question
+        text += _ask_again(state)  # a fresh call cannot continue this run: the whole question
     return text, sources
+
+
+def _ask_again(state: Mapping[str, Any]) -> str:
+    """What a fresh-thread tool adds to a question: ask again whole, less what was done (S5).
+
+    The next call is a new conversation: a tool that acted before the question would act
+    again for a question asked again whole. Said to the agent, and logged (``thread="agent"``).
+    """
+    done = [call.result.strip() or call.tool.replace("_", " ") for call in acted_calls(state)]
+    if not done:
+        return ASK_AGAIN
+    tools = ", ".join(dict.fromkeys(call.tool for call in acted_calls(state)))
+    logger.warning(FRESH_AFTER_EFFECT_LOG, tools)
+    return ASK_AGAIN_AFTER_EFFECT.format(done=" ".join(done))
+
+
+def _run(
+    graph: Runnable[Any, Any], run_input: Any, run_config: RunnableConfig, thread: ThreadPolicy
+) -> tuple[str, list[dict[str, Any]]]:
+    """One call of the agent tool: the inner run streamed, its progress forwarded (P3)."""
+    forward = _parent_writer()
+    state: Mapping[str, Any] = {}
+    try:
+        for mode, chunk in graph.stream(run_input, run_config, stream_mode=_MODES):
+            if mode == "custom":
+                forward(chunk)
+            else:
+                state = chunk
+    except Exception as exc:  # S5: contained only once a tool acted; else raised
+        if (text := contained_failure(state, exc)) is None:
+            raise
+        return text, []
+    return _result(state, thread)
+
+
+async def _arun(
+    graph: Runnable[Any, Any], run_input: Any, run_config: RunnableConfig, thread: ThreadPolicy
+) -> tuple[str, list[dict[str, Any]]]:
+    """Async :func:`_run`."""
+    forward = _parent_writer()
+    state: Mapping[str, Any] = {}
+    try:
+        async for mode, chunk in graph.astream(run_input, run_config, stream_mode=_MODES):
+            if mode == "custom":
+                forward(chunk)
+            else:
+                state = chunk
+    except Exception as exc:  # S5: contained only once a tool acted; else raised
+        if (text := contained_failure(state, exc)) is None:
+            raise
+        return text, []
+    return _result(state, thread)
 
 
 def as_agent_tool(
@@ -135,26 +230,12 @@ def as_agent_tool(
         )
 
     def ask(question: str, config: RunnableConfig) -> tuple[str, list[dict[str, Any]]]:
-        forward = _parent_writer()
-        state: Mapping[str, Any] = {}
         run_input, run_config = _inputs(question, config, thread, name)
-        for mode, chunk in graph.stream(run_input, run_config, stream_mode=_MODES):
-            if mode == "custom":
-                forward(chunk)
-            else:
-                state = chunk
-        return _result(state, thread)
+        return _run(graph, run_input, run_config, thread)
 
     async def aask(question: str, config: RunnableConfig) -> tuple[str, list[dict[str, Any]]]:
-        forward = _parent_writer()
-        state: Mapping[str, Any] = {}
         run_input, run_config = _inputs(question, config, thread, name)
-        async for mode, chunk in graph.astream(run_input, run_config, stream_mode=_MODES):
-            if mode == "custom":
-                forward(chunk)
-            else:
-                state = chunk
-        return _result(state, thread)
+        return await _arun(graph, run_input, run_config, thread)
 
     return StructuredTool.from_function(
         func=ask,

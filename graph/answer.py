@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
@@ -13,6 +15,7 @@ from langgraph.runtime import Runtime
 from toolweave.coordinators.deep_search import DeepSearchCoordinator
 from toolweave.graph.clarify import exchange_of
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
+from toolweave.graph.idempotency import unfinishable_after_effect
 from toolweave.graph.nodes import Steps, make_node
 from toolweave.graph.tool_call import kept_effect_text
 from toolweave.llm import prompts
@@ -41,6 +44,7 @@ from toolweave.llm.citations import (
     verify,
 )
 from toolweave.llm.cited_stream import CHECKED, SHOWN
+from toolweave.llm.errors import LlmUnavailableError, RunDeadlineError
 from toolweave.llm.offline import OfflineAssistant
 from toolweave.llm.passthrough import astream_message, split_for_streaming, stream_message
 from toolweave.llm.port import (
@@ -70,6 +74,8 @@ from toolweave.state.task import (
 from toolweave.state.tree import nested
 from toolweave.tools.effects import call, perform
 from toolweave.tools.registry import ToolRegistry
+
+logger = logging.getLogger(__name__)
 
 
 def answer_system_prompt(base: str, activated: Sequence[str], registry: ToolRegistry) -> str:
@@ -252,6 +258,12 @@ READ_INSTEAD_REASON = (
     "a passage for the question: its answer, not a second call (R9, A10)"
 )
 """Ledger reason's tail when the reading answered instead of asking the model once more."""
+READ_AFTER_EFFECT_REASON = (
+    "; the answering model failed ({error}) after a tool acted, in a run no checkpointer "
+    "keeps: the offline reading's answer from the same context, since a retry of the request "
+    "would act again (S5, Q6)"
+)
+"""Ledger reason's tail when the model failed after an effect in a run nothing can finish."""
 
 
 DROPPED_REASON = "; dropped, not supported by the passages it cited (R9): {dropped}"
@@ -434,16 +446,44 @@ def _no_information(lang: str, closest: Sequence[Source]) -> str:
     return f"{text}\n{prompts.closest_pages(lang, pages)}" if pages else text
 
 
+def _first_answer(
+    ask: Callable[[], LlmAssistant], request: AnswerRequest, *, read_on_failure: bool
+) -> Steps[tuple[AIMessage, LlmAssistant, str]]:
+    """The model's answer, its reader and a ledger reason's tail (empty when the model answered).
+
+    ``ask`` gives the run's assistant (checking the run's deadline, X5). ``read_on_failure``: a
+    tool acted and no checkpointer keeps the run, so a failure would make the caller's retry act
+    again (S5, Q6); the offline reading answers from the same context instead.
+    """
+    try:
+        assistant = ask()
+        return (yield from assistant.answer_steps(request)), assistant, ""
+    except (LlmUnavailableError, RunDeadlineError) as exc:  # the reading needs no model call
+        if not read_on_failure:
+            raise  # X2: a thread keeps the run; sent again, it is finished, no tool acting again
+        logger.error("the answering model failed after a tool acted (S5, Q6)", exc_info=True)
+        reader = OfflineAssistant()
+        why = READ_AFTER_EFFECT_REASON.format(error=type(exc).__name__)
+        return AIMessage(content=reader.answer(request).text), reader, why
+
+
 def _generated_answer(
-    assistant: LlmAssistant, request: AnswerRequest, always: Sequence[UniqueTextDocument], tree: Any
+    ask: Callable[[], LlmAssistant],
+    request: AnswerRequest,
+    always: Sequence[UniqueTextDocument],
+    tree: Any,
+    *,
+    read_on_failure: bool = False,
 ) -> Steps[dict[str, Any]]:
     """Generate, check each sentence, ask once more if none holds, keep the supported (R9)."""
     reason = (
         f"from {len(request.documents)} documents, {len(request.guaranteed)} guaranteed contexts"
     )
-    generated = yield from assistant.answer_steps(request)
-    reply, calls = _reply(generated, request, assistant, reason), 1
-    if not reply.says_something and not reply.streamed and _tried(reply):
+    generated, assistant, failed = yield from _first_answer(
+        ask, request, read_on_failure=read_on_failure
+    )
+    reply, calls = _reply(generated, request, assistant, reason + failed), 1
+    if not reply.says_something and not reply.streamed and _tried(reply) and not failed:
         if reading_quotes(request) is not None:  # A10: a supported answer with no call
             reader = OfflineAssistant()
             read = AIMessage(content=reader.answer(request).text, id=generated.id)
@@ -561,9 +601,10 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
             text = prompts.no_information_answer(request.user_lang)
             reason = NOT_COVERED_REASON.format(subject=subject)
             return _unsourced_answer(text, tree, verdict="not_covered", reason=reason)
-        assistant = assistant_for(deps, runtime)
+        ask = partial(assistant_for, deps, runtime)
         always = [doc for saved in state["guaranteed"] for doc in saved.documents]
-        return (yield from _generated_answer(assistant, request, always, tree))
+        read = unfinishable_after_effect(state)
+        return (yield from _generated_answer(ask, request, always, tree, read_on_failure=read))
 
     def answer_with_sources(
         state: GraphState, runtime: Runtime[RunContext]

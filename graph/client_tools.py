@@ -20,8 +20,8 @@ from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
 from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
-from toolweave.graph.idempotency import earlier_call, tool_call_key
-from toolweave.graph.tool_call import acting_entry, amended_keys, kept_effect
+from toolweave.graph.idempotency import earlier_call, recorded_call, tool_call_key
+from toolweave.graph.tool_call import acting_entry, amended_keys, kept_effect, replayed_effect
 from toolweave.graph.tool_call import entry as _entry
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.client_calls import ClientToolCall, ClientToolResultError, parse_results
@@ -272,6 +272,9 @@ def ai_tool_steps(
     if earlier is not None and not tool.takes_amendments:  # S5, Q6: its effect stands
         kept = kept_effect(node, tool, earlier, state["message"].user_lang)
         return AiOutcome(result=kept.result, ledger=kept.ledger, read=True)
+    if tool.side_effects and (done := recorded_call(tool_call_key(state, node.task_no, tool.name))):
+        kept = replayed_effect(node, tool, done)  # S5, Q6: a replay does not act again
+        return AiOutcome(result=kept.result, ledger=kept.ledger, read=kept.read)
     outcome = AiOutcome()
     announced = announced_tools(state, runtime)
     definition = tool.definition

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import replace
 from typing import Any, Literal, assert_never, cast
 
 from langchain_core.runnables import RunnableConfig
@@ -29,8 +30,10 @@ from toolweave.graph.idempotency import (
     is_resend,
     may_repeat,
     one_human_message,
+    recorded_effects,
     repeated_while_paused,
     repeats_the_last_question,
+    say_what_acted,
     sent_again,
     stored_messages,
 )
@@ -58,7 +61,7 @@ from toolweave.graph.threads import (
 )
 from toolweave.graph.validation import check_config, check_context, input_keys, validate_input
 from toolweave.state.errors import InvalidRequestError, NothingPendingError, UnknownThreadError
-from toolweave.state.graph_state import GraphState, InputState, OutputState
+from toolweave.state.graph_state import ActedCall, GraphState, InputState, OutputState
 from toolweave.state.run_scope import Deadline, RunScope, aiterate_in, iterate_in
 from toolweave.state.secrets import secret_values, secrets_of
 from toolweave.state.serde import checkpoint_allowlist
@@ -132,6 +135,18 @@ def _finishing(config: RunnableConfig) -> RunnableConfig:
     metadata = {k: v for k, v in (config.get("metadata") or {}).items() if k != "run_id"}
     kept = {k: v for k, v in config.items() if k != "run_id"}
     return cast("RunnableConfig", {**kept, "metadata": metadata})
+
+
+def _continues_a_checkpoint(value: Any, config: RunnableConfig | None) -> bool:
+    """Whether a run continues a stored checkpoint: ``None`` as input, or a resume naming one.
+
+    LangGraph then runs again the steps after that checkpoint (a replay, a fork, Studio's time
+    travel): their tool calls have the keys of calls the thread may record as done (S5, Q6).
+    """
+    if _nested(config):
+        return False
+    named = bool((config or {}).get("configurable", {}).get("checkpoint_id"))
+    return value is None or (isinstance(value, Command) and named)
 
 
 def _nested(config: RunnableConfig | None) -> bool:
@@ -317,7 +332,39 @@ class ToolweaveGraph(
                 read = thread_config or _thread_config(self, config)
                 saved = None if read is None else (yield from self._saved(read))
             data.append(_stored_user_data(snapshot, saved))
-        return checked, self._run_scope(data, marked, kwargs.get("context")), again
+        scope = self._run_scope(data, marked, kwargs.get("context"))
+        return checked, (yield from self._with_recorded(scope, input, config)), again
+
+    def _with_recorded(
+        self, scope: RunScope, value: Any, config: RunnableConfig | None
+    ) -> Steps[RunScope]:
+        """``scope``, for a run continuing a stored checkpoint with the calls it must not make."""
+        if not _continues_a_checkpoint(value, config):
+            return scope
+        return replace(scope, recorded=(yield from self._recorded(config)))  # S5, Q6
+
+    def _recorded(self, config: RunnableConfig | None) -> Steps[dict[str, ActedCall]]:
+        """The calls of tools that acted that the thread's checkpoints record, by key (S5, Q6).
+
+        Read for a run continued from a stored checkpoint (LangGraph replays the steps after it),
+        from every checkpoint of the thread: the ledger is the last run's, forks branch.
+        """
+        thread_config = _thread_config(self, config)
+        if thread_config is None:
+            return {}
+        configurable = dict(thread_config.get("configurable") or {})
+        configurable.pop("checkpoint_id", None)  # the whole thread, the run's checkpointer kept
+        history = cast("RunnableConfig", {**thread_config, "configurable": configurable})
+        stored = yield from perform(
+            Call(
+                lambda: [s.values for s in self.get_state_history(history)],
+                lambda: self._ahistory(history),
+            )
+        )
+        return recorded_effects(stored)
+
+    async def _ahistory(self, config: RunnableConfig) -> list[dict[str, Any]]:
+        return [snapshot.values async for snapshot in self.aget_state_history(config)]
 
     def _resent(
         self, checked: Any, config: RunnableConfig, saved: CheckpointTuple
@@ -384,7 +431,12 @@ class ToolweaveGraph(
             checked, scope, again = drive(self._prepare(input, config, kwargs))
             if again is not None and (notice := self._notice(again, kwargs)) is not None:
                 yield notice
-            yield from iterate_in(scope, super().stream(checked, config, **kwargs))
+            try:
+                yield from iterate_in(scope, super().stream(checked, config, **kwargs))
+            except Exception as exc:  # S5: said, and raised on
+                if key is None:  # no checkpointer keeps the run: a retry would act again
+                    say_what_acted(exc, scope.acted)
+                raise
 
     async def astream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
@@ -396,8 +448,13 @@ class ToolweaveGraph(
             checked, scope, again = await adrive(self._prepare(input, config, kwargs))
             if again is not None and (notice := self._notice(again, kwargs)) is not None:
                 yield notice
-            async for chunk in aiterate_in(scope, super().astream(checked, config, **kwargs)):
-                yield chunk
+            try:
+                async for chunk in aiterate_in(scope, super().astream(checked, config, **kwargs)):
+                    yield chunk
+            except Exception as exc:  # S5: said, and raised on
+                if key is None:  # no checkpointer keeps the run: a retry would act again
+                    say_what_acted(exc, scope.acted)
+                raise
 
     def _notice(self, again: SentAgain, kwargs: Mapping[str, Any]) -> Any | None:
         """The custom stream chunk saying a message was sent again (S5, Q6), if streamed."""

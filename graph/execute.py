@@ -16,7 +16,7 @@ from toolweave.graph.clarify import not_asked, pause_for_clarification, reply_fo
 from toolweave.graph.client_tools import ai_tool_steps
 from toolweave.graph.context import Dependencies, RunContext
 from toolweave.graph.deep_fallback import found_new_entries
-from toolweave.graph.idempotency import acted_on
+from toolweave.graph.idempotency import acted_on, note_acted
 from toolweave.graph.nodes import Steps, make_node
 from toolweave.graph.tool_call import Outcome, entry, progress_for, result_reader, tool_steps
 from toolweave.graph.walk import current_task_no
@@ -179,6 +179,7 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
             return {"ledger": outcome.ledger, "llm_calls": outcome.llm_calls, **extra}
         update: dict[str, Any] = {"ledger": outcome.ledger, **extra, "llm_calls": outcome.llm_calls}
         update.update(acted_on(state, outcome.ledger))  # S5, Q6: a repeat of it acts no more
+        note_acted(outcome.ledger)  # S5: a later failure of a run nothing keeps says so
         if outcome.deep_calls:
             update["deep_fallback_calls"] = outcome.deep_calls
         if isinstance(state.get("pause"), Clarification):  # the reply reached its tool (Q2)

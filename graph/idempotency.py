@@ -11,19 +11,21 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.config import get_config
 
+from toolweave.graph.langgraph_private import checkpointer_of
 from toolweave.llm.next_message import next_message_kind
 from toolweave.state.errors import InvalidRequestError
 from toolweave.state.events import EVENT_VERSION, SentAgainEvent
 from toolweave.state.graph_state import ActedCall
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.pauses import Clarification, awaiting, pause_of
+from toolweave.state.run_scope import current_scope
 from toolweave.state.task import completion_key
 
 logger = logging.getLogger(__name__)
@@ -190,6 +192,45 @@ def acting_entries(values: Mapping[str, Any]) -> list[LedgerEntry]:
     return [entry for entry in ledger if isinstance(entry, LedgerEntry) and entry.key]
 
 
+def unfinishable_after_effect(state: Mapping[str, Any]) -> bool:
+    """Whether a tool acted in this run and no checkpointer keeps it (S5, Q6).
+
+    Such a run, stopped by a failure, can never be finished: the caller's retry is a new request,
+    and the tool acts again. Call it inside a graph node (it reads the run's config).
+    """
+    if not acting_entries(state):
+        return False
+    return checkpointer_of(get_config().get("configurable") or {}) is None
+
+
+NOT_FINISHABLE = (
+    "toolweave: {calls} acted before this error, and the graph has no checkpointer: the run "
+    "cannot be finished, and running the same input again acts again (S5, Q6). Do not retry "
+    "it blindly: build the graph with a checkpointer and run it with a thread_id (the same "
+    "message sent again then finishes the run), or make the tool dedupe on ctx.idempotency_key."
+)
+"""The note on an error of a run that acted and that no checkpointer keeps (S5, Q6)."""
+
+
+def note_acted(entries: Sequence[LedgerEntry]) -> None:
+    """Record in the run's scope the calls among ``entries`` that acted (their keys, S5)."""
+    scope = current_scope()
+    if scope is not None:
+        scope.acted.extend(f"{entry.tool} (key {entry.key})" for entry in entries if entry.key)
+
+
+def say_what_acted(error: BaseException, acted: Sequence[str]) -> None:
+    """Note on ``error`` (and log) the calls that acted in a run no checkpointer keeps (S5, Q6).
+
+    The error keeps its type, so a caller's ``except`` still matches; its traceback says it.
+    """
+    if not acted:
+        return
+    note = NOT_FINISHABLE.format(calls=", ".join(dict.fromkeys(acted)))
+    error.add_note(note)
+    logger.error(note)
+
+
 def answered(values: Mapping[str, Any]) -> bool:
     """Whether the thread's last run ended with its answer (not abandoned mid-way, Q5)."""
     ledger = values.get("ledger") or ()
@@ -258,6 +299,48 @@ def repeated_while_paused(checked: Any, values: Mapping[str, Any]) -> bool:
         return True  # the client's tool results answer it, never a message
     text = _input_messages(checked)[0].text
     return next_message_kind(text, pause.question, pause.choices) in NEW_TURN_KINDS
+
+
+# --- a replayed or forked checkpoint (S5, Q6) ----------------------------------------------
+
+
+def recorded_effects(stored: Iterable[Mapping[str, Any]]) -> dict[str, ActedCall]:
+    """The calls of tools that acted that a thread's checkpoints record, by key (S5, Q6).
+
+    ``stored``: the state of each checkpoint (its history, every branch). A call refused after it
+    ran (R7) has a key and no result; it acted all the same.
+    """
+    found: dict[str, ActedCall] = {}
+    for values in stored:
+        for made in acted_calls(values):
+            if made.result or made.key not in found:
+                found[made.key] = made
+        for entry in acting_entries(values):
+            call = ActedCall(
+                tool=entry.tool or "",
+                task_no=entry.task_no or "",
+                key=entry.key,
+                amends=entry.amends,
+            )
+            found.setdefault(entry.key, call)
+    return found
+
+
+def recorded_call(key: str) -> ActedCall | None:
+    """The call made under ``key`` that the thread's checkpoints record, in a replayed run (S5)."""
+    scope = current_scope()
+    return None if scope is None else scope.recorded.get(key)
+
+
+def replay_reply_id(messages: Sequence[BaseMessage], clarification_round: int, reply: str) -> str:
+    """The id of a reply given by ``Command(resume=...)``: the same when that resume is replayed.
+
+    The key of the call the reply reaches is built from it (Q6), so Studio answering a stored
+    pause again gets the keys of the first answer, not new ones.
+    """
+    parts = [latest_human_message_id(messages), clarification_round, reply.strip()]
+    digest = hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode("utf-8")).hexdigest()
+    return f"reply-{digest[:24]}"
 
 
 # --- an amended request (Q2, Q6, S5) -----------------------------------------------------

@@ -17,6 +17,7 @@ from langgraph.types import interrupt
 from toolweave.graph.clarify import cancelled, replied
 from toolweave.graph.client_tools import receive_results
 from toolweave.graph.context import Dependencies, Limits, RunContext
+from toolweave.graph.idempotency import replay_reply_id
 from toolweave.graph.nodes import make_pure_node
 from toolweave.graph.normalize import GateCheck, make_gate_check, split_conversation
 from toolweave.graph.validation import check_reply, reply_text
@@ -101,6 +102,22 @@ def _pending(state: Mapping[str, Any]) -> Pause:
     return Clarification(task_no=node.task_no, tool=node.queue[0], question="")
 
 
+def with_reply_id(update: dict[str, Any], state: GraphState) -> dict[str, Any]:
+    """``update`` whose reply message has an id of its own, the same when the resume is replayed.
+
+    A replay of the resume (Studio answering the stored pause again) then gives the calls the reply
+    reaches the keys of the first answer (Q6), which record that they acted (S5).
+    """
+    rounds = int(state.get("clarification_rounds") or 0)
+    messages = [
+        message.model_copy(update={"id": replay_reply_id(state["messages"], rounds, message.text)})
+        if isinstance(message, HumanMessage) and not message.id
+        else message
+        for message in update.get("messages") or ()
+    ]
+    return {**update, "messages": messages} if messages else update
+
+
 def with_gates_again(
     update: dict[str, Any], state: GraphState, runtime: Runtime[RunContext], check: GateCheck
 ) -> dict[str, Any]:
@@ -125,7 +142,7 @@ def make_ask_user(deps: Dependencies) -> Runnable[Any, Any]:
         update = apply_resume(pause, value, interrupt)
         if not isinstance(pause, Clarification) or is_message_resume(value):
             return update
-        return with_gates_again(update, state, runtime, check)
+        return with_gates_again(with_reply_id(update, state), state, runtime, check)
 
     return make_pure_node("ask_user", ask_user)
 

@@ -19,7 +19,7 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, ValidationError
 
 from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
-from toolweave.graph.idempotency import earlier_call, tool_call_key
+from toolweave.graph.idempotency import earlier_call, recorded_call, tool_call_key
 from toolweave.llm.budget import LlmBudget
 from toolweave.llm.passthrough import astream_message, stream_message
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
@@ -70,6 +70,12 @@ NOT_CLARIFIABLE = (
     "ClarifiableContextConsumerTool) and implement execute_with_clarification, or return "
     "None or another result"
 )
+REPLAYED = (
+    "acted under this key in a checkpoint of this thread (a replayed or forked run, or a "
+    "stored pause answered again): not called again; its stored result is used (S5, Q6)"
+)
+DONE_ALREADY = "Done already ({tool}), and not done again."
+"""A replayed call's result when the stored call gave no text (a refused result, R7)."""
 AMENDS = "amends the call with key {key} (Q2, Q6)"
 NOT_RUN_AGAIN = (
     "acted for the request this message amends (key {key}) and does not take amendments "
@@ -212,8 +218,8 @@ def tool_steps(
     if tool is None:
         return Outcome(ledger=[entry(node, name, LedgerKind.TOOL_SKIPPED, "skipped", UNREGISTERED)])
     earlier = earlier_call(state, node.task_no, name) if tool.side_effects else None
-    if earlier is not None and not tool.takes_amendments:
-        return kept_effect(node, tool, earlier, state["message"].user_lang)
+    if (kept := _not_made_again(state, node, tool, earlier)) is not None:
+        return kept
     outcome = Outcome(request=node.requests.get(name))
     request = yield from _request_steps(deps, runtime, node, tool, text, outcome)
     if request is None:
@@ -269,6 +275,21 @@ def tool_steps(
     return outcome
 
 
+def _not_made_again(
+    state: GraphState, node: TaskNode, tool: AnyTool, earlier: ActedCall | None
+) -> Outcome | None:
+    """The outcome of a call of a tool that acts which is not made (again), else ``None`` (S5, Q6).
+
+    One the amended request made (``earlier``) when the tool takes no amendments; one a checkpoint
+    of the thread records under the call's key (a replayed or forked run).
+    """
+    if earlier is not None and not tool.takes_amendments:
+        return kept_effect(node, tool, earlier, state["message"].user_lang)
+    if tool.side_effects and (done := recorded_call(tool_call_key(state, node.task_no, tool.name))):
+        return replayed_effect(node, tool, done)
+    return None
+
+
 def amended_keys(earlier: ActedCall | None) -> tuple[str, ...]:
     """``ctx.amends`` of a call that replaces ``earlier``: its chain, then its key (Q6)."""
     return () if earlier is None else (*earlier.amends, earlier.key)
@@ -319,6 +340,26 @@ def kept_effect(node: TaskNode, tool: AnyTool, earlier: ActedCall, user_lang: st
     )
     result = ToolResult.as_guaranteed_context(tool.name, text)
     return Outcome(result=result, ledger=[kept], read=True)
+
+
+def replayed_effect(node: TaskNode, tool: AnyTool, done: ActedCall) -> Outcome:
+    """S5, Q6: a call the thread's checkpoints record under its key, in a replay: not made again.
+
+    LangGraph runs the steps after a replayed (or forked) checkpoint again; the stored result
+    stands for the call, read as the tool's result (R10).
+    """
+    kept = LedgerEntry(
+        kind=LedgerKind.TOOL_RESULT,
+        task_no=node.task_no,
+        tool=tool.name,
+        verdict=KEPT,
+        reason=REPLAYED,
+        key=done.key,
+        amends=done.amends,
+    )
+    text = done.result or DONE_ALREADY.format(tool=tool.name.replace("_", " "))
+    result = ToolResult.as_guaranteed_context(tool.name, text)
+    return Outcome(result=result, ledger=[kept], read=not done.result)
 
 
 def _with_inputs(

@@ -20,7 +20,12 @@ from collections.abc import (
 )
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from toolweave.state.graph_state import ActedCall
 
 T = TypeVar("T")
 S = TypeVar("S")
@@ -60,6 +65,10 @@ class RunScope:
     deadline: Deadline | None = None
     secrets: frozenset[str] = frozenset()  # redacted from errors, log lines and events (X4)
     progress: ProgressSink | None = None
+    acted: list[str] = field(default_factory=list, repr=False, compare=False)
+    """The calls of tools that acted in the run, ``"tool (key ...)"``: said when it fails (S5)."""
+    recorded: Mapping[str, ActedCall] = field(default_factory=dict, repr=False, compare=False)
+    """Calls the thread's checkpoints record as done, by key: a replay does not make them (S5)."""
     pattern: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -74,7 +83,9 @@ class RunScope:
         deadline = self.deadline
         if outer.deadline is not None and (deadline is None or outer.deadline.at < deadline.at):
             deadline = outer.deadline
-        return RunScope(deadline, self.secrets | outer.secrets, self.progress or outer.progress)
+        progress = self.progress or outer.progress
+        secrets = self.secrets | outer.secrets
+        return RunScope(deadline, secrets, progress, self.acted, self.recorded)
 
 
 _SCOPE: contextvars.ContextVar[RunScope | None] = contextvars.ContextVar(

@@ -7,7 +7,9 @@ other way, :func:`as_agent_tool` wraps a compiled graph (``graph.as_tool()``).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, ClassVar, cast, get_origin, get_type_hints
 
@@ -19,6 +21,7 @@ from pydantic.fields import FieldInfo
 
 from toolweave.graph.agent_tool import answer_with_sources as answer_with_sources
 from toolweave.graph.agent_tool import as_agent_tool as as_agent_tool
+from toolweave.graph.idempotency import idempotency_key
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.errors import ConfigurationError, ToolFailedError
 from toolweave.state.names import to_tool_name
@@ -242,6 +245,44 @@ def result_text(result: ToolResult | None) -> str:
             return result.context_text() or NO_RESULT
 
 
+_TOOL_CALL_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "toolweave_tool_call_id", default=None
+)
+"""The agent's tool call id of the exported tool's call being run (Q6)."""
+
+
+class _KeyedTool(StructuredTool):
+    """A ``StructuredTool`` whose function can read the agent's tool call id (Q6)."""
+
+    def run(self, tool_input: Any, *args: Any, **kwargs: Any) -> Any:
+        """``StructuredTool.run`` with the tool call id where :func:`_call_key` reads it."""
+        token = _TOOL_CALL_ID.set(kwargs.get("tool_call_id"))
+        try:
+            return super().run(tool_input, *args, **kwargs)
+        finally:
+            _TOOL_CALL_ID.reset(token)
+
+    async def arun(self, tool_input: Any, *args: Any, **kwargs: Any) -> Any:
+        """Async :meth:`run`."""
+        token = _TOOL_CALL_ID.set(kwargs.get("tool_call_id"))
+        try:
+            return await super().arun(tool_input, *args, **kwargs)
+        finally:
+            _TOOL_CALL_ID.reset(token)
+
+
+def _call_key(tool: str) -> str:
+    """The idempotency key of one call of an exported tool (Q6).
+
+    From the agent's tool call id: the same when that call is retried (``ToolRetryMiddleware``),
+    another for another call. A call with no tool call id (``tool.invoke({...})``) is its own.
+    """
+    call_id = _TOOL_CALL_ID.get() or f"direct-{uuid.uuid4().hex}"
+    return idempotency_key(
+        thread_id="", message_id=call_id, task_no=ROOT_TASK_NO, tool=tool, clarification_round=0
+    )
+
+
 def to_langchain_tool(
     tool: ChatbotTool[Any], *, description: str | None = None, user_lang: str = "en"
 ) -> BaseTool:
@@ -254,7 +295,10 @@ def to_langchain_tool(
     def context(request: BaseModel) -> ToolCallContext:
         text = request.model_dump_json(exclude_none=True)
         return ToolCallContext(
-            task=TaskInfo(task_no=ROOT_TASK_NO, task_prompt=text), text=text, user_lang=user_lang
+            task=TaskInfo(task_no=ROOT_TASK_NO, task_prompt=text),
+            text=text,
+            user_lang=user_lang,
+            idempotency_key=_call_key(tool.name),  # Q6: a deduping tool dedupes per call
         )
 
     def run(**kwargs: Any) -> tuple[str, list[dict[str, Any]]]:
@@ -267,7 +311,7 @@ def to_langchain_tool(
         docs = [] if result is None else [d.model_dump() for d in result.documents]
         return result_text(result), docs
 
-    return StructuredTool.from_function(
+    return _KeyedTool.from_function(
         func=run,
         name=tool.name,
         description=description or tool.description or tool.executable_instruction or tool.name,

@@ -2,11 +2,16 @@
  * AiTools: the page's registry of client-side AI system tool implementations (W4).
  *
  *   AiTools.register("example-tool", {
- *     execute(input) {            // input: the JSON text the model produced
+ *     execute(input, context) {   // input: the JSON text the model produced
  *       const args = JSON.parse(input);
  *       return "done";            // a string, any JSON-able value, or a Promise of one
  *     }
  *   });
+ *
+ * `context.callId` is the server's id of the call: a tool with an effect outside the
+ * page dedupes on it. A call that finished is not run again in the same tab: after a
+ * reload before its result reached the server, `runCall` answers with the stored
+ * result (sessionStorage), so the page does not act twice (S5, Q6).
  *
  * `PW.AiTools` is the same object (the seed's spelling). The chat page announces
  * `AiTools.ids()` in each run's input (`client_tools`) and answers the server's
@@ -22,6 +27,31 @@
 
   const registry = new Map();
   const failures = new Map(); // tool id -> why its script failed (W7)
+  const DONE_KEY = "toolweave:client-results"; // sessionStorage: outputs by call id (S5, Q6)
+  const MAX_DONE = 50; // the latest calls kept; an older one is long answered
+
+  function doneOutputs() {
+    try {
+      const stored = JSON.parse(global.sessionStorage.getItem(DONE_KEY) || "{}");
+      return stored && typeof stored === "object" ? stored : {};
+    } catch (_) {
+      return {}; // no storage (a private window, a blocked cookie policy): runs as before
+    }
+  }
+
+  function rememberOutput(callId, output) {
+    if (!callId) return;
+    try {
+      const done = doneOutputs();
+      delete done[callId]; // re-added last: the oldest go first
+      done[callId] = output;
+      const ids = Object.keys(done);
+      for (const id of ids.slice(0, Math.max(0, ids.length - MAX_DONE))) delete done[id];
+      global.sessionStorage.setItem(DONE_KEY, JSON.stringify(done));
+    } catch (_) {
+      // no storage: a reload before the result is sent runs the call again
+    }
+  }
   let loading = true; // until settle(): errors of tool scripts count as their failure
 
   // A tool script that does not parse (or throws outside its guard) fails alone:
@@ -106,11 +136,16 @@
     /**
      * Run one call of a `client_tool_calls` pause: {call_id, tool_id, input}.
      * Resolves (never rejects) to {call_id, output} or {call_id, error}; a call
-     * that takes longer than `timeoutMs` resolves to an error result.
+     * that takes longer than `timeoutMs` resolves to an error result. A call this tab
+     * already finished is not run again: its stored output is the result (S5, Q6).
      */
     async runCall(call, timeoutMs) {
       const callId = call && typeof call.call_id === "string" ? call.call_id : "";
       const toolId = call && call.tool_id;
+      const done = doneOutputs();
+      if (callId && Object.prototype.hasOwnProperty.call(done, callId)) {
+        return { call_id: callId, output: done[callId] };
+      }
       const implementation = registry.get(toolId);
       if (!implementation) {
         return {
@@ -131,8 +166,12 @@
         );
       });
       const ran = Promise.resolve()
-        .then(() => implementation.execute(call.input))
-        .then((value) => ({ call_id: callId, output: asOutputText(value) }))
+        .then(() => implementation.execute(call.input, { callId: callId }))
+        .then((value) => {
+          const output = asOutputText(value);
+          rememberOutput(callId, output); // even past the time limit: it was done
+          return { call_id: callId, output: output };
+        })
         .catch((err) => ({
           call_id: callId,
           error: 'the client tool "' + toolId + '" failed: ' + describeError(err),

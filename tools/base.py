@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextvars
 from collections.abc import (
     AsyncIterable,
     Awaitable,
@@ -13,7 +12,6 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar, Final, Generic, Protocol, TypeVar
@@ -23,6 +21,7 @@ from pydantic import BaseModel
 from toolweave.state.results import ToolResult
 from toolweave.state.task import PromptAndContext, TaskInfo
 from toolweave.tools.progress import ProgressEmitter, ProgressMessages
+from toolweave.tools.sync_loop import run_on_sync_loop
 from toolweave.tools.text import readable
 
 
@@ -78,18 +77,14 @@ def overrides(obj: object, method: str, base: type) -> bool:
 def run_blocking(coro: Coroutine[Any, Any, T]) -> T:
     """Run an async tool method to completion from sync code (``invoke``).
 
-    In a thread without a running event loop the coroutine gets a loop of its own;
-    inside one (a notebook cell calling ``invoke``) it runs on a fresh loop in a
-    helper thread. Context variables go with it either way, so progress and the
-    answer stream still reach the run's listeners.
+    The coroutine runs on the one event loop the process keeps for sync callers
+    (:mod:`toolweave.tools.sync_loop`), the same for every call, so a client the tool
+    keeps across calls (bound to the loop it first ran on) still works on the next
+    ``invoke``; this holds inside a running loop too (a notebook cell calling
+    ``invoke``). Context variables go with it, so progress and the answer stream still
+    reach the run's listeners.
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    context = contextvars.copy_context()
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(context.run, asyncio.run, coro).result()
+    return run_on_sync_loop(coro)
 
 
 AnswerStreamer = Callable[[Iterable[str]], str]

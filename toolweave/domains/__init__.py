@@ -215,7 +215,10 @@ def load_domain(
     loader, where = installed.domains[key]
     logger.info("loading domain %r from plugin %s", key, where)
     try:
-        bundle = loader()
+        from toolweave.domains.documents import loading_from
+
+        with loading_from(data_dir, database_url):  # N1: the loader's ingested_store
+            bundle = loader()
     except Exception as exc:  # a broken plugin is a configuration error, not a crash
         raise ConfigurationError(
             f"domain plugin {key!r} ({where}) failed to load: {type(exc).__name__}: {exc}"

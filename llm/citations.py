@@ -314,6 +314,8 @@ def _uncited(
     quoted = _quoted(claim.text, pool, texts)
     if quoted:
         return Checked(claim, quoted, True)
+    if _quoted(claim.text, range(1, len(guaranteed) + 1), guaranteed):  # R5: its own source
+        return Checked(claim, (), True)
     if lenient and not checkable(claim.text):  # an assistant that never cites, no figure
         return Checked(claim, (), True)
     found = tuple(i for i in pool if supports(claim.text, [texts[i - 1]]))

@@ -219,3 +219,61 @@ def test_N1_a_plugins_ingested_store_reads_the_database_the_cli_ingested_into(
     code, out, err = run(capsys, "ask", "--domain", "permits", question)
     assert code == 0, err
     assert "45 euros" in out
+
+
+# --- a coordinator of one's own: a forced and a conditional subtask (F1, K1-K4) ---
+
+
+def test_K3_the_coordinator_runs_the_inspection_part_only_for_a_permit_that_has_one(
+    graph: Any,
+) -> None:
+    """The fee subtask is forced; the inspection subtask runs when the fee names such a permit."""
+    events = [
+        chunk
+        for chunk in graph.stream(
+            {
+                "messages": [
+                    ("human", "How much is a building permit and does it need an inspection?")
+                ]
+            },
+            stream_mode="custom",
+        )
+    ]
+    decisions = [e["decision"] for e in events if e["type"] == "conditional"]
+    assert decisions == ["run"]
+    out = ask(graph, "How much is a building permit and does it need an inspection?")
+    assert out["activated"][:2] == ["1.1:permit_fees", "1.2:inspection_rules"]
+    assert "320 euros" in out["answer"]
+    assert "foundations are laid" in out["answer"]
+    fence = [
+        e["decision"]
+        for e in graph.stream(
+            {
+                "messages": [
+                    ("human", "What does a fence permit cost and does it need an inspection?")
+                ]
+            },
+            stream_mode="custom",
+        )
+        if e["type"] == "conditional"
+    ]
+    assert fence == ["skip"]
+
+
+def test_R9_R5_a_sentence_of_the_guaranteed_context_cites_no_passage_that_shares_a_number(
+    graph: Any,
+) -> None:
+    """A sentence the guaranteed context says word for word rests on it, not on a passage.
+
+    Before, "The works of a building permit are inspected 2 times: ..." (the inspection
+    tool's guaranteed context) was cited [1], the fee table's passage, because that
+    passage holds a "2" ("2 euros for every square metre"): the page showed a citation
+    whose quote says nothing of inspections.
+    """
+    out = ask(graph, "How much is a building permit and does it need an inspection?")
+    by_text = {s.text: s for s in out["answer_sentences"]}
+    inspected = next(t for t in by_text if t.startswith("The works of a building permit"))
+    assert by_text[inspected].sources == ()
+    assert by_text[inspected].supported
+    fee = next(t for t in by_text if t.startswith("A building permit costs 320 euros"))
+    assert by_text[fee].documents == ("fees-building",)  # a quoted passage is still cited

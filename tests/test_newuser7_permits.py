@@ -277,3 +277,47 @@ def test_R9_R5_a_sentence_of_the_guaranteed_context_cites_no_passage_that_shares
     assert by_text[inspected].supported
     fee = next(t for t in by_text if t.startswith("A building permit costs 320 euros"))
     assert by_text[fee].documents == ("fees-building",)  # a quoted passage is still cited
+
+
+# --- the CLIENT tool on the command line (W3) ---
+
+
+@pytest.fixture
+def ingested(installed: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """The pages ingested as the guide's step 2 says, into the default data directory."""
+    code, _, err = run(capsys, "ingest", str(PAGES), "--domain", DOCS)
+    assert code == 0, err
+    return installed
+
+
+FILL = "Please fill in the permit application form for a fence at 5 Elm Road."
+
+
+def test_W3_toolweave_ask_verbose_says_a_routed_client_tool_is_not_run_there(
+    ingested: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-v`` names the CLIENT tool routed but never run by the CLI, and where it runs.
+
+    Before, the routed line named ``fill_permit_form`` and nothing more: the answer was
+    "no information" after a deep search, and only ``toolweave explain`` of a thread
+    ``ask`` had not kept said it was skipped.
+    """
+    code, out, err = run(capsys, "-v", "ask", "--domain", "permits", FILL)
+    assert code == 0, err
+    routed = next(line for line in out.splitlines() if " routed: " in line)
+    assert "fill_permit_form" in routed
+    assert "not run here: fill_permit_form" in routed
+    assert "W3" in routed
+    code, out, err = run(capsys, "-v", "ask", "--domain", "permits", "How much is a fence permit?")
+    assert "not run here" not in out  # a question no client tool is routed for
+
+
+def test_W3_toolweave_tools_marks_a_client_tool(
+    ingested: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The ``TRAITS`` column says ``client`` for a tool only a client runs, nothing else."""
+    code, out, err = run(capsys, "tools", "--domain", "permits")
+    assert code == 0, err
+    rows = {line.split()[0]: line for line in out.splitlines()[1:] if line.strip()}
+    assert " client " in rows["fill_permit_form"]
+    assert "client" not in rows["permit_fees"]

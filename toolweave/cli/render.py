@@ -16,6 +16,7 @@ from toolweave.state.documents import AnswerSentence, Source, as_sentences, as_s
 from toolweave.state.events import StreamEvent, is_stream_event
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import ROOT_TASK_NO
+from toolweave.tools.ai.base import AiToolScope
 from toolweave.tools.base import Systems
 from toolweave.tools.consumers import (
     ClarifiableContextConsumerTool,
@@ -460,20 +461,40 @@ def broken_plugin_lines(broken: Mapping[str, str], *, verbose: bool = False) -> 
 
 
 def tool_traits(tool: AnyTool) -> str:
-    """What a domain's writer checks first, in words: ``gated``, ``answers``, ``asks``, ``effects``.
+    """What a domain's writer checks first, in words: ``gated``, ``answers``, ``asks``, ...
 
     ``gated``: its own ``is_eligible`` (T4: a person it refuses never sees it);
     ``answers``: it may end the run with a finished answer (R3, A9); ``asks``: it may
-    pause with a clarification (Q1); ``effects``: it declares side effects (S5). ``-``
-    for none.
+    pause with a clarification (Q1); ``effects``: it declares side effects (S5);
+    ``client``: it runs only in a client that announces it (W3), never in ``toolweave
+    ask``. ``-`` for none.
     """
     traits = [
         ("gated", not open_without_filter(tool)),
         ("answers", bool(getattr(tool, "returns_answer", False))),
         ("asks", _may_ask(tool)),
         ("effects", bool(getattr(tool, "side_effects", False))),
+        ("client", client_only(tool)),
     ]
     return ",".join(name for name, holds in traits if holds) or "-"
+
+
+def client_only(tool: AnyTool) -> bool:
+    """An AI system tool of scope ``CLIENT``: it runs only where a client announced it (W3)."""
+    definition = getattr(tool, "definition", None)
+    return getattr(definition, "scope", None) is AiToolScope.CLIENT
+
+
+NOT_RUN_HERE = "not run here: {tools} (runs only in a client that announces it, W3: the chat page)"
+"""``toolweave ask`` announces no client tools, so a routed CLIENT tool is skipped there."""
+
+
+def client_note(event: object, client_tools: frozenset[str]) -> str:
+    """The ``-v`` note for a ``routed`` event naming CLIENT tools, which this CLI never runs."""
+    if not isinstance(event, Mapping) or event.get("type") != "routed":
+        return ""
+    skipped = [name for name in event.get("tools") or [] if name in client_tools]
+    return "; " + NOT_RUN_HERE.format(tools=", ".join(skipped)) if skipped else ""
 
 
 def _may_ask(tool: AnyTool) -> bool:

@@ -8,6 +8,7 @@ import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -16,6 +17,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
 
+from toolweave.cli import render
 from toolweave.cli.render import PageReads, person_line, progress_line
 from toolweave.graph.builder import build_graph, create_state_graph
 from toolweave.graph.context import Limits, RunContext
@@ -261,6 +263,7 @@ class Session:
         ``user_data`` goes in the runtime context, never checkpointed, redacted (T4, N3, X4).
         """
         self.verbose = verbose
+        self.client_tools = frozenset(t.name for t in tools if render.client_only(t))  # W3
         self.lang = domain.default_language
         self.domain_name = domain.name
         self.assistant = default_assistant()
@@ -336,6 +339,11 @@ class Session:
         )
         return self._run(run_input, config, out)
 
+    def _verbose_line(self, event: object) -> str | None:
+        """The ``-v`` line of an event; a routed CLIENT tool is named as not run here (W3)."""
+        line = progress_line(event)
+        return None if line is None else line + render.client_note(event, self.client_tools)
+
     def _run(self, run_input: Any, config: RunnableConfig, out: TextIO | None) -> Turn:
         turn = Turn(values={})
         tokens: list[str] = []
@@ -344,7 +352,8 @@ class Session:
         pages = PageReads()  # one line per page a search reads (P4)
 
         def show(events: list[object]) -> None:
-            lines = [progress_line(e) if self.verbose else person_line(e, lang) for e in events]
+            line = self._verbose_line if self.verbose else partial(person_line, lang=lang)
+            lines = [line(e) for e in events]
             _print_lines(lines, shown, out, after_tokens=bool(tokens))
 
         printed = 0  # characters of the streamed answer printed so far

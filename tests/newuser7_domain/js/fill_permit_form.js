@@ -1,8 +1,12 @@
 AiTools.register("fill_permit_form", {
   execute(input) {
     const args = JSON.parse(input);
-    document.querySelector("#permit-type").value = args.permit_type || "";
+    const kind = args.permit_type || "";
+    document.querySelector("#permit-type").value = kind;
     document.querySelector("#permit-address").value = args.address || "";
-    return JSON.stringify({ filled: true, permit_type: args.permit_type || null });
+    if (!kind) return "The permit form is open: choose the kind of permit in it.";
+    const where = args.address ? ", " + args.address : "";
+    return "The permit form is filled in: " + kind + " permit" + where +
+      ". Check it and press Send the application.";
   },
 });

@@ -321,3 +321,43 @@ def test_W3_toolweave_tools_marks_a_client_tool(
     rows = {line.split()[0]: line for line in out.splitlines()[1:] if line.strip()}
     assert " client " in rows["fill_permit_form"]
     assert "client" not in rows["permit_fees"]
+
+
+# --- a slow model on the command line (X5) ---
+
+
+def test_X5_a_model_retry_shows_the_person_a_line_while_the_run_waits(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Without ``-v``, each retry of a model call is one line for the person, not the error.
+
+    Before, ``toolweave ask`` logged errors only: with a slow model a request timed out
+    after 60 s and was asked again, and the person saw no line for minutes (measured on
+    the shared 1.5B model: "Split the question into 2 parts", then 60 s of nothing).
+    """
+    import io
+    import logging
+
+    from toolweave.cli.session import retries_shown
+    from toolweave.llm import retries
+    from toolweave.llm.failures import Failure
+
+    out = io.StringIO()
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)  # what `toolweave ask` sets without -v
+    try:
+        with retries_shown(out, "en"):
+            retries._after_failure(  # what a timed-out call does before its retry
+                TimeoutError("Request timed out."),
+                Failure.TRANSIENT,
+                0,
+                retries.LlmRetryPolicy(max_retries=2, initial_backoff=0.0),
+                "cited_answer",
+            )
+    finally:
+        root.setLevel(level)
+    assert out.getvalue() == "· The model did not answer; trying again\n"
+    assert "timed out" not in capsys.readouterr().err  # the error's text stays with -v
+    assert retries.logger.propagate
+    assert retries.logger.level == logging.NOTSET  # the command's setting is undone

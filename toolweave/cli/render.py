@@ -231,6 +231,7 @@ CLI_TEXTS: dict[str, dict[str, str]] = {
         "adjusted": "Adjusted the question",
         "one_more_step": "One more step is needed",
         "looking_further": "Looking further: the first pages did not say it all",
+        "model_retry": "The model did not answer; trying again",
     },
     "hu": {
         "assistant": "a válaszokat adja: {label}",
@@ -249,6 +250,7 @@ CLI_TEXTS: dict[str, dict[str, str]] = {
         "adjusted": "Pontosítottam a kérdést",
         "one_more_step": "Még egy lépés kell",
         "looking_further": "Tovább keresek: az első oldalak nem mondtak el mindent",
+        "model_retry": "A modell nem válaszolt; újra próbálom",
     },
     "pl": {
         "assistant": "odpowiedzi podaje: {label}",
@@ -267,6 +269,7 @@ CLI_TEXTS: dict[str, dict[str, str]] = {
         "adjusted": "Pytanie doprecyzowane",
         "one_more_step": "Potrzebny jeszcze jeden krok",
         "looking_further": "Szukam dalej: pierwsze strony nie powiedziały wszystkiego",
+        "model_retry": "Model nie odpowiedział; próbuję ponownie",
     },
 }
 """The command line's own lines for people, in the user's language (English else)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import sqlite3
@@ -29,6 +30,7 @@ from toolweave.llm.env import default_assistant, llm_timeout
 from toolweave.llm.offline import OfflineAssistant
 from toolweave.llm.passthrough import ANSWER_TAG
 from toolweave.llm.port import CITATION
+from toolweave.llm.retries import logger as retry_logger
 from toolweave.pauses import cli_prompt, first_pause
 from toolweave.persistence import SQLITE_SYNCHRONOUS_ENV, open_checkpointer
 from toolweave.state.documents import as_sentences
@@ -360,17 +362,18 @@ class Session:
         parts: Iterator[Any] = self.graph.stream(
             run_input, config, context=self.context, stream_mode=["custom", "messages"]
         )
-        for mode, data in parts:  # (mode, data) pairs: several modes were asked for
-            if mode == "custom":
-                turn.events.append(data)
-                show(pages.feed(data))
-            elif mode == "messages":
-                chunk, metadata = data
-                if isinstance(chunk, AIMessageChunk) and ANSWER_TAG in metadata.get("tags", ()):
-                    show(pages.flush())
-                    tokens.append(chunk.text)
-                    if out is not None:
-                        printed = _print_tokens(tokens, printed, out)
+        with retries_shown(None if self.verbose else out, lang):  # X5: a slow model
+            for mode, data in parts:  # (mode, data) pairs: several modes were asked for
+                if mode == "custom":
+                    turn.events.append(data)
+                    show(pages.feed(data))
+                elif mode == "messages":
+                    chunk, metadata = data
+                    if isinstance(chunk, AIMessageChunk) and ANSWER_TAG in metadata.get("tags", ()):
+                        show(pages.flush())
+                        tokens.append(chunk.text)
+                        if out is not None:
+                            printed = _print_tokens(tokens, printed, out)
         show(pages.flush())
         snapshot = self.graph.get_state(config)
         turn.values = dict(snapshot.values)
@@ -384,3 +387,40 @@ class Session:
         if out is not None:
             _print_end(turn, printed, out)
         return turn
+
+
+class _RetryLine(logging.Handler):
+    """Prints, for the person waiting, that the model did not answer and is asked again."""
+
+    def __init__(self, out: TextIO, lang: str) -> None:
+        super().__init__(logging.WARNING)
+        self.out, self.lang = out, lang
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """One line per retry; what failed stays with the developer (``-v``, X4)."""
+        print(f"{render.BULLET} {render.cli_text('model_retry', self.lang)}", file=self.out)
+        self.out.flush()
+
+
+@contextmanager
+def retries_shown(out: TextIO | None, lang: str) -> Iterator[None]:
+    """While a run streams to ``out``: a line for the person each time the model is retried.
+
+    The command line logs errors only without ``-v``, so a model that timed out and was
+    asked again left the person a minute or more without a line. Only the retry's fact
+    is shown, never the error's text; with ``-v`` (``out=None`` here) the warning itself is.
+    """
+    if out is None:
+        yield
+        return
+    handler = _RetryLine(out, lang)
+    level, propagate = retry_logger.level, retry_logger.propagate
+    retry_logger.addHandler(handler)
+    retry_logger.setLevel(logging.WARNING)
+    retry_logger.propagate = False  # not the developer's stderr line too
+    try:
+        yield
+    finally:
+        retry_logger.removeHandler(handler)
+        retry_logger.setLevel(level)
+        retry_logger.propagate = propagate

@@ -361,3 +361,23 @@ def test_X5_a_model_retry_shows_the_person_a_line_while_the_run_waits(
     assert "timed out" not in capsys.readouterr().err  # the error's text stays with -v
     assert retries.logger.propagate
     assert retries.logger.level == logging.NOTSET  # the command's setting is undone
+
+
+def test_L1_toolweave_ask_verbose_names_the_candidates_the_routing_declined_and_why(
+    ingested: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-v`` says what the routing said of each tool it did not choose.
+
+    Before, a question that reached the wrong tool showed only "routed: permits_search":
+    what was said of the right one was in the ledger only, and ``toolweave explain`` has
+    no thread to read after a one-off ``toolweave ask``.
+    """
+    question = "When is the permits office open on Friday?"
+    code, out, err = run(capsys, "-v", "ask", "--domain", "permits", question)
+    assert code == 0, err
+    declined = [line for line in out.splitlines() if " declined: " in line]
+    assert len(declined) == 1, out
+    assert declined[0].startswith("· 1 declined: permit_fees (")  # with what was said of it
+    assert "fill_permit_form (" in declined[0]
+    code, out, err = run(capsys, "ask", "--domain", "permits", question)
+    assert "declined" not in out  # the person's view stays as it was

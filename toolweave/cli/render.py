@@ -207,6 +207,21 @@ def routed_text(event: Mapping[str, Any]) -> str:
     return text
 
 
+def declined_lines(entries: Sequence[LedgerEntry]) -> list[str]:
+    """``-v``: per task, the candidates the routing declined and what it said of each (A5, L1).
+
+    ``"· 1 declined: permit_fees (no, P(yes) 0.31); fill_form (no)"``: a question that
+    reached the wrong tool shows what was said of the right one without ``toolweave
+    explain``, which has no thread to read for a one-off ``toolweave ask``.
+    """
+    return [
+        f"{BULLET} {entry.task_no} declined: "
+        + "; ".join(f"{tool} ({why})" for tool, why in entry.details.items())
+        for entry in entries
+        if entry.kind is LedgerKind.ROUTING and entry.verdict == "declined" and entry.details
+    ]
+
+
 SOURCE_TEXTS: dict[str, dict[str, str]] = {
     lang: {"heading": heading, "page": PAGE_LABELS[lang]}
     for lang, heading in (("en", "Sources:"), ("hu", "Források:"), ("pl", "Źródła:"))

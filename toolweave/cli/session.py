@@ -235,6 +235,12 @@ def _print_end(turn: Turn, printed: int, out: TextIO) -> None:
         print(answer, file=out, flush=True)  # a finished answer nobody streamed (R3)
 
 
+def _print_declined(turn: Turn, before: int, out: TextIO) -> None:
+    """``-v``: the run's declined candidates per task (its ledger entries after ``before``)."""
+    for line in render.declined_lines(list(turn.values.get("ledger") or [])[before:]):
+        print(line, file=out, flush=True)
+
+
 @dataclass
 class Turn:
     """The outcome of one message on a thread."""
@@ -359,6 +365,7 @@ class Session:
             _print_lines(lines, shown, out, after_tokens=bool(tokens))
 
         printed = 0  # characters of the streamed answer printed so far
+        before = len(self.graph.get_state(config).values.get("ledger") or [])
         parts: Iterator[Any] = self.graph.stream(
             run_input, config, context=self.context, stream_mode=["custom", "messages"]
         )
@@ -386,6 +393,8 @@ class Session:
             )
         if out is not None:
             _print_end(turn, printed, out)
+            if self.verbose:  # A5, L1: what the routing said no to, and why
+                _print_declined(turn, before, out)
         return turn
 
 

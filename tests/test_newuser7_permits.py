@@ -381,3 +381,41 @@ def test_L1_toolweave_ask_verbose_names_the_candidates_the_routing_declined_and_
     assert "fill_permit_form (" in declined[0]
     code, out, err = run(capsys, "ask", "--domain", "permits", question)
     assert "declined" not in out  # the person's view stays as it was
+
+
+def test_K3_a_skipped_conditional_subtask_leaves_the_parents_routing_as_documented(
+    graph: Any,
+) -> None:
+    """``SKIP`` skips the subtask only: the parent is routed on the whole question after it.
+
+    The coordinators page says so (a new user expected the skipped subtask's tool to stay
+    out of the run); the fence's "needs no inspection" comes from the parent's routing.
+    """
+    out = ask(graph, "What does a fence permit cost and does it need an inspection?")
+    assert out["activated"][0] == "1.1:permit_fees"
+    assert not any(a.startswith("1.2:") for a in out["activated"])  # skipped (K3)
+    assert "1:inspection_rules" in out["activated"]  # routed on the parent
+    assert "A fence permit needs no inspection." in out["answer"]
+
+
+# --- the notebook (sync entry points, a cell that shows the graph) ---
+
+
+def test_N1_the_graph_shows_itself_in_a_notebook_without_the_network(
+    graph: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cell ending in ``graph`` gets Mermaid text, never a PNG fetched from a web service.
+
+    Before, Jupyter's display called LangGraph's ``draw_mermaid_png()``, which asks
+    mermaid.ink: offline the cell waited, then failed with a ``ValueError``.
+    """
+    from langchain_core.runnables.graph import Graph
+
+    def no_network(*args: Any, **kwargs: Any) -> bytes:
+        raise AssertionError("draw_mermaid_png() calls a web service")
+
+    monkeypatch.setattr(Graph, "draw_mermaid_png", no_network)
+    shown = graph._repr_mimebundle_()
+    assert "image/png" not in shown
+    assert shown["text/markdown"].startswith("```mermaid\n")
+    assert "route" in shown["text/markdown"]

@@ -56,13 +56,19 @@ def run_on_sync_loop(coro: Coroutine[Any, Any, T]) -> T:
         with ThreadPoolExecutor(max_workers=1) as pool:
             return pool.submit(context.run, asyncio.run, coro).result()
     done: Future[T] = Future()
+    started: list[asyncio.Task[T]] = []
 
     def start() -> None:
         task = context.run(loop.create_task, coro)  # the task runs in the caller's context
+        started.append(task)
         task.add_done_callback(lambda t: _settle(t, done))
 
     loop.call_soon_threadsafe(start)
-    return done.result()
+    try:
+        return done.result()
+    except BaseException:  # the caller gave up (Ctrl-C): the coroutine does not run on alone
+        loop.call_soon_threadsafe(lambda: [task.cancel() for task in started])
+        raise
 
 
 def _settle(task: asyncio.Task[T], done: Future[T]) -> None:

@@ -419,3 +419,18 @@ def test_N1_the_graph_shows_itself_in_a_notebook_without_the_network(
     assert "image/png" not in shown
     assert shown["text/markdown"].startswith("```mermaid\n")
     assert "route" in shown["text/markdown"]
+
+
+def test_R4_a_streamed_answer_ending_in_a_line_break_is_followed_by_no_blank_line(
+    ingested: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The status tool streams whole lines ("...\\n"); the CLI ends the answer once.
+
+    Before, the answer's last streamed line break was followed by another one: a blank
+    line under every streamed answer whose chunks end their lines.
+    """
+    applicant = '{"applicant_id": "A-1001"}'
+    question = "What is the status of my application?"
+    code, out, err = run(capsys, "ask", "--domain", "permits", "--user-data", applicant, question)
+    assert code == 0, err
+    assert out.endswith("A decision is expected by 20 January.\n"), repr(out[-80:])

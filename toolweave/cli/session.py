@@ -227,7 +227,9 @@ def _print_end(turn: Turn, printed: int, out: TextIO) -> None:
             print(file=out, flush=True)
         return
     if printed and answer.startswith(shown):
-        print(answer[len(shown) :].rstrip(), file=out, flush=True)  # "" ends the line
+        rest = answer[len(shown) :].rstrip()
+        if rest or not visible(turn.streamed)[:printed].endswith("\n"):  # a line to end
+            print(rest, file=out, flush=True)  # "" ends the line
     elif printed:  # a loop, a stream that broke off: the reader is told which text counts
         dropped = any(not s.supported for s in as_sentences(turn.values.get("answer_sentences")))
         print("\n" + (LEFT_OUT if dropped else NOT_KEPT) + "\n" + answer, file=out, flush=True)

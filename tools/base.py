@@ -235,7 +235,9 @@ class ChatbotTool(Generic[RequestT]):
         """Run the tool (T9); ``None`` means "not mine" (R1).
 
         Implement this, :meth:`aexecute`, or both. A tool with only :meth:`aexecute`
-        also runs under a sync ``invoke`` (its coroutine is run to completion).
+        also runs under a sync ``invoke``: its coroutine runs to completion on the one
+        event loop the process keeps for sync callers, so a client it keeps across
+        calls stays usable (:mod:`toolweave.tools.sync_loop`).
         """
         if overrides(self, "aexecute", ChatbotTool):
             return run_blocking(self.aexecute(request, ctx))

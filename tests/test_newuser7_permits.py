@@ -209,8 +209,12 @@ def test_N1_a_plugins_ingested_store_reads_the_database_the_cli_ingested_into(
     store.clear()  # a collection of this test's own, emptied first
     store.close()
     monkeypatch.setattr("newuser7_domain.office.DOCS", collection)
-    code, _, err = run(capsys, "ingest", str(PAGES), "--domain", collection, "--database-url", url)
+    code, out, err = run(
+        capsys, "ingest", str(PAGES), "--domain", collection, "--database-url", url
+    )
     assert code == 0, err
+    assert f'ask: toolweave ask --database-url URL --domain {collection} "..."' in out
+    assert url not in out  # the URL's password is never printed
     question = "How much does a fence permit cost?"
     code, out, err = run(capsys, "ask", "--database-url", url, "--domain", "permits", question)
     assert code == 0, err
@@ -434,3 +438,26 @@ def test_R4_a_streamed_answer_ending_in_a_line_break_is_followed_by_no_blank_lin
     code, out, err = run(capsys, "ask", "--domain", "permits", "--user-data", applicant, question)
     assert code == 0, err
     assert out.endswith("A decision is expected by 20 January.\n"), repr(out[-80:])
+
+
+def test_N1_ingests_ask_hint_names_the_data_dir_it_was_given(
+    installed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The ``ask:`` line after ``ingest --data-dir D`` is a command that finds the pages.
+
+    Before, it read ``toolweave ask --domain NAME "..."``, which looked in the default data
+    directory and answered "unknown domain" (and so after ``--database-url URL``).
+    """
+    elsewhere = tmp_path / "other data"
+    code, out, err = run(
+        capsys, "ingest", str(PAGES), "--domain", "permits-x", "--data-dir", str(elsewhere)
+    )
+    assert code == 0, err
+    hint = next(line for line in out.splitlines() if line.startswith("ask: "))
+    import shlex
+
+    argv = shlex.split(hint.removeprefix("ask: toolweave "))
+    argv[-1] = "How much does a fence permit cost?"
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    assert "45 euros" in out

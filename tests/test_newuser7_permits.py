@@ -23,6 +23,10 @@ from newuser7_domain.office import DOCS, PAGES, office_domain
 from newuser7_domain.plugin import plugin
 
 from toolweave import (
+    AiTool,
+    AiToolBuilder,
+    AiToolRegistry,
+    AiToolScope,
     ChatbotTool,
     Domain,
     EmptyRequest,
@@ -30,6 +34,8 @@ from toolweave import (
     SqliteDocumentStore,
     ToolCallContext,
     ToolResult,
+    as_chatbot_tools,
+    as_langchain_tools,
     build_graph,
     ingest,
 )
@@ -461,3 +467,42 @@ def test_N1_ingests_ask_hint_names_the_data_dir_it_was_given(
     code, out, err = run(capsys, *argv)
     assert code == 0, err
     assert "45 euros" in out
+
+
+class InspectionSlots(AiTool):
+    """A SERVER AI tool written async-first: ``aexecute`` only, as the AI tools page allows."""
+
+    def define(self, builder: AiToolBuilder) -> None:
+        (
+            builder.id("inspection_slots")
+            .name("Inspection slots")
+            .user_description("The free inspection slots of a day.")
+            .ai_description("true when the user asks for free inspection slots")
+            .input_json_schema(
+                '{"type": "object", "properties": '
+                '{"day": {"type": "string", "enum": ["tuesday", "thursday"]}}}'
+            )
+            .scope(AiToolScope.SERVER)
+        )
+
+    async def aexecute(self, input: str) -> str:
+        await asyncio.sleep(0)
+        return "Free inspection slots on Tuesday: 9:00 and 10:30."
+
+
+def test_T9_W6_an_async_only_ai_tool_answers_under_a_sync_invoke_and_by_function_calling() -> None:
+    """An AI system tool with only ``aexecute`` runs under ``invoke`` as under ``ainvoke``.
+
+    Before, the sync path called the default ``execute``: "Slots must implement
+    execute()", a warning, and "I found no information" (R7), while ``ainvoke`` answered.
+    """
+    registry = AiToolRegistry()
+    registry.register(InspectionSlots())
+    graph = build_graph(Domain(name="permits"), as_chatbot_tools(registry, domain="permits"))
+    question = {"messages": [("human", "Which free inspection slots are there on tuesday?")]}
+    out = graph.invoke(question)
+    assert out["activated"] == ["1:inspection_slots"]
+    assert out["answer"] == "Free inspection slots on Tuesday: 9:00 and 10:30."
+    assert asyncio.run(graph.ainvoke(question))["answer"] == out["answer"]
+    (tool,) = as_langchain_tools(registry)
+    assert tool.invoke({"day": "tuesday"}) == out["answer"]  # by function calling, sync

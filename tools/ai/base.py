@@ -43,6 +43,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 from toolweave.state.errors import ConfigurationError
 from toolweave.tools.effects import Call
 from toolweave.tools.progress import ProgressEmitter
+from toolweave.tools.sync_loop import run_on_sync_loop
 from toolweave.tools.text import readable
 
 
@@ -218,12 +219,16 @@ def execution(tool: AiTool, input: str, ctx: AiToolContext = NO_CONTEXT) -> Call
 
     ``ctx``: the call's context (Q6), passed to a method that takes it
     (:func:`context_parameter`). A tool whose ``aexecute`` is the default runs its
-    ``execute`` in a worker thread, with the context too.
+    ``execute`` in a worker thread, with the context too; one with only ``aexecute``
+    runs it under a sync ``invoke`` on the loop kept for sync callers
+    (:mod:`toolweave.tools.sync_loop`).
     """
     run = _bound(tool, "execute", input, ctx)
     if type(tool).aexecute is AiTool.aexecute:
         return Call(run, lambda: asyncio.to_thread(run))
     arun = _bound(tool, "aexecute", input, ctx)
+    if type(tool).execute is AiTool.execute:  # async-only: a sync run awaits it too (T9)
+        return Call(lambda: run_on_sync_loop(arun()), arun)
     return Call(run, arun)
 
 

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from cli_support import OFFLINE_UNSET, run
 from durable import postgres_url
+from langchain_core.tools import tool
 from newuser7_domain.office import DOCS, PAGES, office_domain
 from newuser7_domain.plugin import plugin
 
@@ -39,6 +40,7 @@ from toolweave import (
     build_graph,
     ingest,
 )
+from toolweave.adapters.langchain import from_langchain_tool
 
 ROOT = Path(__file__).resolve().parents[1]
 APPLICANT = RunContext(user_data={"applicant_id": "A-1001"})
@@ -506,3 +508,29 @@ def test_T9_W6_an_async_only_ai_tool_answers_under_a_sync_invoke_and_by_function
     assert asyncio.run(graph.ainvoke(question))["answer"] == out["answer"]
     (tool,) = as_langchain_tools(registry)
     assert tool.invoke({"day": "tuesday"}) == out["answer"]  # by function calling, sync
+
+
+def test_T9_T14_an_async_langchain_tool_keeping_a_client_works_on_every_sync_invoke() -> None:
+    """An async-only LangChain (or MCP) tool gets the sync callers' loop too, not a new one.
+
+    Before, the adapter ran it with ``asyncio.run``: a client it kept failed from the
+    second ``invoke`` on, and a notebook cell (a running loop) could not run it at all.
+    """
+    client = LoopBoundClient()
+
+    @tool
+    async def counter_hours(office: Literal["permits", "records"]) -> str:
+        """When the counter of an office of the town hall is open."""
+        return f"{office}: {await client.get()}"
+
+    graph = build_graph(
+        Domain(name="permits"), [from_langchain_tool(counter_hours, domain="permits")]
+    )
+    question = "When is the permits counter open?"
+
+    async def cell() -> dict[str, Any]:
+        return ask(graph, question)  # sync, while this loop runs
+
+    for out in (ask(graph, question), ask(graph, question), asyncio.run(cell())):
+        assert out["activated"] == ["1:counter_hours"]
+        assert out["answer"] == "permits: The counter is open from 8:30."

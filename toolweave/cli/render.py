@@ -210,7 +210,7 @@ def routed_text(event: Mapping[str, Any]) -> str:
 def declined_lines(entries: Sequence[LedgerEntry]) -> list[str]:
     """``-v``: per task, the candidates the routing declined and what it said of each (A5, L1).
 
-    ``"· 1 declined: permit_fees (no, P(yes) 0.31); fill_form (no)"``: a question that
+    ``"· 1 declined: opening_hours (no, P(yes) 0.31); fill_form (no)"``: a question that
     reached the wrong tool shows what was said of the right one without ``toolweave
     explain``, which has no thread to read for a one-off ``toolweave ask``.
     """

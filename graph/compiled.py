@@ -23,6 +23,7 @@ from pydantic import BaseModel
 
 from toolweave.graph.agent_tool import AGENT_TOOL_DESCRIPTION, AGENT_TOOL_NAME, as_agent_tool
 from toolweave.graph.context import Limits, RunContext
+from toolweave.graph.display import MermaidDisplay
 from toolweave.graph.idempotency import (
     SentAgain,
     carries_ids,
@@ -177,7 +178,9 @@ def _stored_user_data(snapshot: StateSnapshot | None, saved: CheckpointTuple | N
 
 
 class ToolweaveGraph(
-    AllowlistedCheckpoints, CompiledStateGraph[GraphState, RunContext, InputState, OutputState]
+    MermaidDisplay,
+    AllowlistedCheckpoints,
+    CompiledStateGraph[GraphState, RunContext, InputState, OutputState],
 ):
     """The orchestration graph: LangGraph's compiled graph with its input checked first."""
 

@@ -307,6 +307,9 @@ class _Against:
         quoted = _quoted(claim.text, self.pool, self.texts)
         if quoted:
             return Checked(claim, quoted, True)
+        guaranteed = self.guaranteed
+        if _quoted(claim.text, range(1, len(guaranteed) + 1), guaranteed):  # R5: its own source
+            return Checked(claim, (), True)
         if self.lenient and not checkable(claim.text):  # an assistant that never cites, no figure
             return Checked(claim, (), True)
         found = tuple(i for i in self.pool if supports(claim.text, [self.texts[i - 1]]))

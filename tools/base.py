@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextvars
 from collections.abc import (
     AsyncIterable,
     Awaitable,
@@ -13,7 +12,6 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import KW_ONLY, dataclass, field
 from enum import Enum
 from typing import Any, ClassVar, Final, Generic, Protocol, TypeVar
@@ -23,6 +21,7 @@ from pydantic import BaseModel
 from toolweave.state.results import ToolResult
 from toolweave.state.task import PromptAndContext, TaskInfo
 from toolweave.tools.progress import ProgressEmitter, ProgressMessages
+from toolweave.tools.sync_loop import run_on_sync_loop
 from toolweave.tools.text import readable
 
 
@@ -64,6 +63,7 @@ class EmptyRequest(BaseModel):
 
 
 RequestT = TypeVar("RequestT", bound=BaseModel)
+ResultT = TypeVar("ResultT")
 
 MISSING_EXECUTE = "{cls} must implement {method}() or its async twin a{method}()"
 _LIBRARY_DEFAULTS = (__name__, "toolweave.tools.consumers")  # modules of the async defaults
@@ -72,8 +72,10 @@ _LIBRARY_DEFAULTS = (__name__, "toolweave.tools.consumers")  # modules of the as
 def run_async_twin(tool: object, method: str, *args: Any) -> ToolResult | None:
     """A sync ``method`` of a tool that implements only its async twin ``a<method>``.
 
-    The coroutine runs to completion with context variables kept; inside a running loop
-    (a notebook cell calling ``invoke``), on a fresh loop in a helper thread.
+    The coroutine runs to completion, context variables kept, on the one event loop the
+    process keeps for sync callers (:mod:`toolweave.tools.sync_loop`), so a client the
+    tool keeps across calls (bound to the loop it first ran on) works on the next
+    ``invoke``, inside a running loop too (a notebook cell calling ``invoke``).
 
     Raises:
         NotImplementedError: The twin is the library's default too: neither is implemented.
@@ -82,12 +84,12 @@ def run_async_twin(tool: object, method: str, *args: Any) -> ToolResult | None:
     if getattr(getattr(type(tool), twin), "__module__", None) in _LIBRARY_DEFAULTS:
         raise NotImplementedError(MISSING_EXECUTE.format(cls=type(tool).__name__, method=method))
     coro: Coroutine[Any, Any, ToolResult | None] = getattr(tool, twin)(*args)
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(contextvars.copy_context().run, asyncio.run, coro).result()
+    return run_on_sync_loop(coro)
+
+
+def run_blocking(coro: Coroutine[Any, Any, ResultT]) -> ResultT:
+    """Run an async method to completion from sync code (``invoke``), on the sync callers' loop."""
+    return run_on_sync_loop(coro)
 
 
 AnswerStreamer = Callable[[Iterable[str]], str]
@@ -229,7 +231,10 @@ class ChatbotTool(Generic[RequestT]):
     def execute(self, request: RequestT, ctx: ToolCallContext) -> ToolResult | None:
         """Run the tool (T9); ``None`` means "not mine" (R1).
 
-        Implement this, :meth:`aexecute`, or both (only :meth:`aexecute` runs under ``invoke`` too).
+        Implement this, :meth:`aexecute`, or both. A tool with only :meth:`aexecute`
+        also runs under a sync ``invoke``: its coroutine runs to completion on the one
+        event loop the process keeps for sync callers, so a client it keeps across
+        calls stays usable (:mod:`toolweave.tools.sync_loop`).
         """
         return run_async_twin(self, "execute", request, ctx)
 

@@ -23,6 +23,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 from toolweave.state.errors import ConfigurationError
 from toolweave.tools.base import CallContext
 from toolweave.tools.effects import Call, blocking
+from toolweave.tools.sync_loop import run_on_sync_loop
 from toolweave.tools.text import readable
 
 
@@ -165,12 +166,16 @@ def execution(tool: AiTool, input: str, ctx: AiToolContext = NO_CONTEXT) -> Call
     """The effect of running ``tool`` on ``input``: :meth:`~AiTool.execute` or its async twin.
 
     ``ctx`` (Q6) goes to a method that takes it; with the default ``aexecute``, ``execute``
-    runs in a worker thread.
+    runs in a worker thread; with only ``aexecute``, a sync run awaits it on the loop kept
+    for sync callers (:mod:`toolweave.tools.sync_loop`).
     """
     run = _bound(tool, "execute", input, ctx)
     if type(tool).aexecute is AiTool.aexecute:
         return blocking(run)
-    return Call(run, _bound(tool, "aexecute", input, ctx))
+    arun = _bound(tool, "aexecute", input, ctx)
+    if type(tool).execute is AiTool.execute:  # async-only: a sync run awaits it too (T9)
+        return Call(lambda: run_on_sync_loop(arun()), arun)
+    return Call(run, arun)
 
 
 ToolT = TypeVar("ToolT", bound=type[AiTool])

@@ -6,7 +6,6 @@ other way, :func:`as_agent_tool` wraps a compiled graph (``graph.as_tool()``).
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import json
 import uuid
@@ -28,7 +27,7 @@ from toolweave.state.names import to_tool_name
 from toolweave.state.pauses import CLARIFICATION_NEEDED
 from toolweave.state.results import ResultMode, ToolResult
 from toolweave.state.task import ROOT_TASK_NO, TaskInfo
-from toolweave.tools.base import ChatbotTool, EligibleSystem, ToolCallContext
+from toolweave.tools.base import ChatbotTool, EligibleSystem, ToolCallContext, run_blocking
 from toolweave.tools.consumers import ContextConsumerTool
 from toolweave.tools.json_schema import model_from_schema
 from toolweave.tools.required import missing_inputs, required_inputs
@@ -140,8 +139,8 @@ class LangChainChatbotTool(ChatbotTool[BaseModel]):
     def _run(self, request: BaseModel) -> ToolResult | None:
         arguments = self._arguments(request)
         try:
-            if is_async_only(self.wrapped):  # MCP tools, async @tool: a private event loop
-                value = asyncio.run(self.wrapped.ainvoke(arguments))
+            if is_async_only(self.wrapped):  # MCP tools, async @tool: the sync callers' loop
+                value = run_blocking(self.wrapped.ainvoke(arguments))
             else:
                 value = self.wrapped.invoke(arguments)
         except (ToolException, ValidationError) as exc:

@@ -13,11 +13,15 @@ on stderr with its reason), 2 for bad input (a missing path, a bad domain name).
 from __future__ import annotations
 
 import argparse
+import os
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from toolweave.cli import progress
+
+DATABASE_URL_ENV = "TOOLWEAVE_DATABASE_URL"  # where ingest stores without --database-url
 
 if TYPE_CHECKING:
     from toolweave.tools.search.ingest import IngestReport
@@ -47,8 +51,12 @@ def add_parser(commands: Any, *, parents: list[argparse.ArgumentParser]) -> None
     parser.add_argument("--domain", required=True, help="the domain the documents are for")
 
 
-def report_lines(report: IngestReport, store_path: str) -> list[str]:
-    """The summary printed on stdout after an ingestion."""
+def report_lines(report: IngestReport, store_path: str, where: str = "") -> list[str]:
+    """The summary printed on stdout after an ingestion.
+
+    ``where``: the options the ``ask`` hint needs to find the documents again (N1): the
+    ``--data-dir`` or ``--database-url`` this command was given, not from the environment.
+    """
     lines = [
         f"ingested {len(report.ingested)} document(s), {report.pages} page(s), "
         f"{report.sentences} sentence(s) into domain {report.domain} "
@@ -58,7 +66,7 @@ def report_lines(report: IngestReport, store_path: str) -> list[str]:
     if report.skipped:
         lines.append(f"skipped {len(report.skipped)} file(s) (see stderr)")
     if report.ingested:
-        lines.append(f'ask: toolweave ask --domain {report.domain} "..."')
+        lines.append(f'ask: toolweave ask{where} --domain {report.domain} "..."')
     return lines
 
 
@@ -89,9 +97,23 @@ def cmd_ingest(args: argparse.Namespace, out: TextIO) -> int:
         where = str(path) if report.ingested or path.exists() else "(nothing stored)"
     for skipped in report.skipped:
         print(f"toolweave: skipped {skipped.path}: {skipped.reason}", file=sys.stderr)
-    for line in report_lines(report, where):
+    for line in report_lines(report, where, _options_to_find_it(args, url)):
         print(line, file=out)
     return EXIT_PARTIAL if report.skipped else 0
+
+
+def _options_to_find_it(args: argparse.Namespace, url: str | None) -> str:
+    """The options a later ``toolweave ask`` needs to read what this command stored (N1).
+
+    None when the environment gives them (the URL is never printed: ``URL`` stands for it).
+    """
+    from toolweave.domains.documents import is_postgres_url
+
+    if url is not None and is_postgres_url(url):
+        given = url != os.environ.get(DATABASE_URL_ENV, "").strip()
+        return " --database-url URL" if given else ""
+    data_dir = getattr(args, "data_dir", None)
+    return f" --data-dir {shlex.quote(str(data_dir))}" if data_dir else ""
 
 
 def _ingest_sqlite(paths: list[str], path: Path, domain: str) -> IngestReport:

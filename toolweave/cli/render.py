@@ -16,6 +16,7 @@ from toolweave.state.documents import AnswerSentence, Source, as_sentences, as_s
 from toolweave.state.events import StreamEvent, is_stream_event
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import ROOT_TASK_NO
+from toolweave.tools.ai.base import AiToolScope
 from toolweave.tools.base import Systems
 from toolweave.tools.consumers import (
     ClarifiableContextConsumerTool,
@@ -206,6 +207,21 @@ def routed_text(event: Mapping[str, Any]) -> str:
     return text
 
 
+def declined_lines(entries: Sequence[LedgerEntry]) -> list[str]:
+    """``-v``: per task, the candidates the routing declined and what it said of each (A5, L1).
+
+    ``"· 1 declined: opening_hours (no, P(yes) 0.31); fill_form (no)"``: a question that
+    reached the wrong tool shows what was said of the right one without ``toolweave
+    explain``, which has no thread to read for a one-off ``toolweave ask``.
+    """
+    return [
+        f"{BULLET} {entry.task_no} declined: "
+        + "; ".join(f"{tool} ({why})" for tool, why in entry.details.items())
+        for entry in entries
+        if entry.kind is LedgerKind.ROUTING and entry.verdict == "declined" and entry.details
+    ]
+
+
 SOURCE_TEXTS: dict[str, dict[str, str]] = {
     lang: {"heading": heading, "page": PAGE_LABELS[lang]}
     for lang, heading in (("en", "Sources:"), ("hu", "Források:"), ("pl", "Źródła:"))
@@ -230,6 +246,7 @@ CLI_TEXTS: dict[str, dict[str, str]] = {
         "adjusted": "Adjusted the question",
         "one_more_step": "One more step is needed",
         "looking_further": "Looking further: the first pages did not say it all",
+        "model_retry": "The model did not answer; trying again",
     },
     "hu": {
         "assistant": "a válaszokat adja: {label}",
@@ -248,6 +265,7 @@ CLI_TEXTS: dict[str, dict[str, str]] = {
         "adjusted": "Pontosítottam a kérdést",
         "one_more_step": "Még egy lépés kell",
         "looking_further": "Tovább keresek: az első oldalak nem mondtak el mindent",
+        "model_retry": "A modell nem válaszolt; újra próbálom",
     },
     "pl": {
         "assistant": "odpowiedzi podaje: {label}",
@@ -266,6 +284,7 @@ CLI_TEXTS: dict[str, dict[str, str]] = {
         "adjusted": "Pytanie doprecyzowane",
         "one_more_step": "Potrzebny jeszcze jeden krok",
         "looking_further": "Szukam dalej: pierwsze strony nie powiedziały wszystkiego",
+        "model_retry": "Model nie odpowiedział; próbuję ponownie",
     },
 }
 """The command line's own lines for people, in the user's language (English else)."""
@@ -460,20 +479,40 @@ def broken_plugin_lines(broken: Mapping[str, str], *, verbose: bool = False) -> 
 
 
 def tool_traits(tool: AnyTool) -> str:
-    """What a domain's writer checks first, in words: ``gated``, ``answers``, ``asks``, ``effects``.
+    """What a domain's writer checks first, in words: ``gated``, ``answers``, ``asks``, ...
 
     ``gated``: its own ``is_eligible`` (T4: a person it refuses never sees it);
     ``answers``: it may end the run with a finished answer (R3, A9); ``asks``: it may
-    pause with a clarification (Q1); ``effects``: it declares side effects (S5). ``-``
-    for none.
+    pause with a clarification (Q1); ``effects``: it declares side effects (S5);
+    ``client``: it runs only in a client that announces it (W3), never in ``toolweave
+    ask``. ``-`` for none.
     """
     traits = [
         ("gated", not open_without_filter(tool)),
         ("answers", bool(getattr(tool, "returns_answer", False))),
         ("asks", _may_ask(tool)),
         ("effects", bool(getattr(tool, "side_effects", False))),
+        ("client", client_only(tool)),
     ]
     return ",".join(name for name, holds in traits if holds) or "-"
+
+
+def client_only(tool: AnyTool) -> bool:
+    """An AI system tool of scope ``CLIENT``: it runs only where a client announced it (W3)."""
+    definition = getattr(tool, "definition", None)
+    return getattr(definition, "scope", None) is AiToolScope.CLIENT
+
+
+NOT_RUN_HERE = "not run here: {tools} (runs only in a client that announces it, W3: the chat page)"
+"""``toolweave ask`` announces no client tools, so a routed CLIENT tool is skipped there."""
+
+
+def client_note(event: object, client_tools: frozenset[str]) -> str:
+    """The ``-v`` note for a ``routed`` event naming CLIENT tools, which this CLI never runs."""
+    if not isinstance(event, Mapping) or event.get("type") != "routed":
+        return ""
+    skipped = [name for name in event.get("tools") or [] if name in client_tools]
+    return "; " + NOT_RUN_HERE.format(tools=", ".join(skipped)) if skipped else ""
 
 
 def _may_ask(tool: AnyTool) -> bool:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -16,6 +18,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command
 
+from toolweave.cli import render
 from toolweave.cli.render import PageReads, person_line, progress_line
 from toolweave.graph.builder import build_graph, create_state_graph
 from toolweave.graph.context import Limits, RunContext
@@ -27,6 +30,7 @@ from toolweave.llm.env import default_assistant, llm_timeout
 from toolweave.llm.offline import OfflineAssistant
 from toolweave.llm.passthrough import ANSWER_TAG
 from toolweave.llm.port import CITATION
+from toolweave.llm.retries import logger as retry_logger
 from toolweave.pauses import cli_prompt, first_pause
 from toolweave.persistence import SQLITE_SYNCHRONOUS_ENV, open_checkpointer
 from toolweave.state.documents import as_sentences
@@ -223,12 +227,20 @@ def _print_end(turn: Turn, printed: int, out: TextIO) -> None:
             print(file=out, flush=True)
         return
     if printed and answer.startswith(shown):
-        print(answer[len(shown) :].rstrip(), file=out, flush=True)  # "" ends the line
+        rest = answer[len(shown) :].rstrip()
+        if rest or not visible(turn.streamed)[:printed].endswith("\n"):  # a line to end
+            print(rest, file=out, flush=True)  # "" ends the line
     elif printed:  # a loop, a stream that broke off: the reader is told which text counts
         dropped = any(not s.supported for s in as_sentences(turn.values.get("answer_sentences")))
         print("\n" + (LEFT_OUT if dropped else NOT_KEPT) + "\n" + answer, file=out, flush=True)
     elif answer:
         print(answer, file=out, flush=True)  # a finished answer nobody streamed (R3)
+
+
+def _print_declined(turn: Turn, before: int, out: TextIO) -> None:
+    """``-v``: the run's declined candidates per task (its ledger entries after ``before``)."""
+    for line in render.declined_lines(list(turn.values.get("ledger") or [])[before:]):
+        print(line, file=out, flush=True)
 
 
 @dataclass
@@ -261,6 +273,7 @@ class Session:
         ``user_data`` goes in the runtime context, never checkpointed, redacted (T4, N3, X4).
         """
         self.verbose = verbose
+        self.client_tools = frozenset(t.name for t in tools if render.client_only(t))  # W3
         self.lang = domain.default_language
         self.domain_name = domain.name
         self.assistant = default_assistant()
@@ -336,6 +349,11 @@ class Session:
         )
         return self._run(run_input, config, out)
 
+    def _verbose_line(self, event: object) -> str | None:
+        """The ``-v`` line of an event; a routed CLIENT tool is named as not run here (W3)."""
+        line = progress_line(event)
+        return None if line is None else line + render.client_note(event, self.client_tools)
+
     def _run(self, run_input: Any, config: RunnableConfig, out: TextIO | None) -> Turn:
         turn = Turn(values={})
         tokens: list[str] = []
@@ -344,24 +362,27 @@ class Session:
         pages = PageReads()  # one line per page a search reads (P4)
 
         def show(events: list[object]) -> None:
-            lines = [progress_line(e) if self.verbose else person_line(e, lang) for e in events]
+            line = self._verbose_line if self.verbose else partial(person_line, lang=lang)
+            lines = [line(e) for e in events]
             _print_lines(lines, shown, out, after_tokens=bool(tokens))
 
         printed = 0  # characters of the streamed answer printed so far
+        before = len(self.graph.get_state(config).values.get("ledger") or [])
         parts: Iterator[Any] = self.graph.stream(
             run_input, config, context=self.context, stream_mode=["custom", "messages"]
         )
-        for mode, data in parts:  # (mode, data) pairs: several modes were asked for
-            if mode == "custom":
-                turn.events.append(data)
-                show(pages.feed(data))
-            elif mode == "messages":
-                chunk, metadata = data
-                if isinstance(chunk, AIMessageChunk) and ANSWER_TAG in metadata.get("tags", ()):
-                    show(pages.flush())
-                    tokens.append(chunk.text)
-                    if out is not None:
-                        printed = _print_tokens(tokens, printed, out)
+        with retries_shown(None if self.verbose else out, lang):  # X5: a slow model
+            for mode, data in parts:  # (mode, data) pairs: several modes were asked for
+                if mode == "custom":
+                    turn.events.append(data)
+                    show(pages.feed(data))
+                elif mode == "messages":
+                    chunk, metadata = data
+                    if isinstance(chunk, AIMessageChunk) and ANSWER_TAG in metadata.get("tags", ()):
+                        show(pages.flush())
+                        tokens.append(chunk.text)
+                        if out is not None:
+                            printed = _print_tokens(tokens, printed, out)
         show(pages.flush())
         snapshot = self.graph.get_state(config)
         turn.values = dict(snapshot.values)
@@ -374,4 +395,43 @@ class Session:
             )
         if out is not None:
             _print_end(turn, printed, out)
+            if self.verbose:  # A5, L1: what the routing said no to, and why
+                _print_declined(turn, before, out)
         return turn
+
+
+class _RetryLine(logging.Handler):
+    """Prints, for the person waiting, that the model did not answer and is asked again."""
+
+    def __init__(self, out: TextIO, lang: str) -> None:
+        super().__init__(logging.WARNING)
+        self.out, self.lang = out, lang
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """One line per retry; what failed stays with the developer (``-v``, X4)."""
+        print(f"{render.BULLET} {render.cli_text('model_retry', self.lang)}", file=self.out)
+        self.out.flush()
+
+
+@contextmanager
+def retries_shown(out: TextIO | None, lang: str) -> Iterator[None]:
+    """While a run streams to ``out``: a line for the person each time the model is retried.
+
+    The command line logs errors only without ``-v``, so a model that timed out and was
+    asked again left the person a minute or more without a line. Only the retry's fact
+    is shown, never the error's text; with ``-v`` (``out=None`` here) the warning itself is.
+    """
+    if out is None:
+        yield
+        return
+    handler = _RetryLine(out, lang)
+    level, propagate = retry_logger.level, retry_logger.propagate
+    retry_logger.addHandler(handler)
+    retry_logger.setLevel(logging.WARNING)
+    retry_logger.propagate = False  # not the developer's stderr line too
+    try:
+        yield
+    finally:
+        retry_logger.removeHandler(handler)
+        retry_logger.setLevel(level)
+        retry_logger.propagate = propagate

@@ -215,7 +215,10 @@ def load_domain(
     loader, where = installed.domains[key]
     logger.info("loading domain %r from plugin %s", key, where)
     try:
-        bundle = loader()
+        from toolweave.domains.documents import loading_from
+
+        with loading_from(data_dir, database_url):  # N1: the loader's ingested_store
+            bundle = loader()
     except Exception as exc:  # a broken plugin is a configuration error, not a crash
         raise ConfigurationError(
             f"domain plugin {key!r} ({where}) failed to load: {type(exc).__name__}: {exc}"
@@ -235,11 +238,14 @@ def ingested_store(
     A plugin's loader gives it to :func:`~toolweave.documents_domain` with its own tools:
     ``documents_domain("bikes", ingested_store("bikes-docs"), tools=[...])`` after
     ``toolweave ingest pages/ --domain bikes-docs`` (a plugin's own domain name cannot be
-    ingested into). :func:`toolweave.domains.documents.ingested_store` has the details.
+    ingested into). In a loader it looks where the command loading the domain was told
+    (``--data-dir``, ``--database-url``), else ``TOOLWEAVE_DATA_DIR`` and
+    ``TOOLWEAVE_DATABASE_URL``; :func:`toolweave.domains.documents.ingested_store` has
+    the details.
 
     Raises:
-        UnknownDomainError: Nothing was ingested under ``name``; the message names the
-            file looked for and the command that fills it.
+        UnknownDomainError: Nothing was ingested under ``name``; the message names where
+            it looked and the command that fills it.
     """
     from toolweave.domains.documents import ingested_store as opened
 

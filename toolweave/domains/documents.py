@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
 from toolweave.coordinators.deep_search import DeepSearchCoordinator
-from toolweave.persistence import POSTGRES_SCHEMES
+from toolweave.persistence import POSTGRES_SCHEMES, mask_url
 from toolweave.state.errors import (
     ConfigurationError,
     DatabaseUnavailableError,
@@ -37,6 +39,11 @@ if TYPE_CHECKING:
 DOCUMENTS_FOLDER = "documents"  # in the data directory: one SQLite store per domain
 MAX_BRUTE_FORCE_PAGE_COUNT = 50  # D5: no domain scan, at most 50 pages read
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+DATABASE_URL_ENV = "TOOLWEAVE_DATABASE_URL"  # where `toolweave ingest` stores without an option
+_LOADING_FROM: ContextVar[tuple[str | os.PathLike[str] | None, str | None]] = ContextVar(
+    "toolweave_loading_from", default=(None, None)
+)
+"""The data directory and database ``load_domain`` was given, while a plugin's loader runs."""
 NO_DEEP_SEARCH = frozenset({"smalltalk"})  # prompt types that get no deep search (D2)
 
 
@@ -248,10 +255,13 @@ def ingested_store(
 
     Args:
         name: The ``--domain`` the documents were ingested under.
-        data_dir: Where ``toolweave ingest`` put them; default: the CLI's data
-            directory (``TOOLWEAVE_DATA_DIR``, else the user data directory).
+        data_dir: Where ``toolweave ingest`` put them; default: in a plugin's loader, the
+            one ``load_domain`` was given (``--data-dir``), else the CLI's data directory
+            (``TOOLWEAVE_DATA_DIR``, else the user data directory).
         database_url: A ``postgresql://`` URL the documents were ingested into
-            (``toolweave ingest --database-url``), looked up before the data directory.
+            (``toolweave ingest --database-url``), looked up before the data directory;
+            default: in a plugin's loader, the one ``load_domain`` was given, else
+            ``TOOLWEAVE_DATABASE_URL``, as ``toolweave ingest`` takes it.
         stopwords: Words nearly every page holds, dropped from queries (the stores'
             ``stopwords``: a domain's own, such as its name).
 
@@ -262,15 +272,44 @@ def ingested_store(
         UnknownDomainError: Nothing was ingested under ``name`` there; the message names
             the file looked for and the command that fills it.
     """
+    loading_dir, loading_url = _LOADING_FROM.get()
+    data_dir = data_dir if data_dir is not None else loading_dir
+    database_url = database_url or loading_url or os.environ.get(DATABASE_URL_ENV) or None
     store = _found_store(validate_domain_name(name), data_dir, database_url, stopwords)
     if store is None:
-        where = documents_path(name, data_dir)
-        raise UnknownDomainError(
-            f"no documents were ingested for domain {name!r} (looked for {where}): run "
-            f"`toolweave ingest PATH... --domain {name}` first, with the same data directory "
-            "(TOOLWEAVE_DATA_DIR) the domain is loaded with"
-        )
+        raise UnknownDomainError(_nothing_ingested(name, data_dir, database_url))
     return store
+
+
+def _nothing_ingested(
+    name: str, data_dir: str | os.PathLike[str] | None, database_url: str | None
+) -> str:
+    """What :func:`ingested_store` says when it found nothing: where it looked, what to run."""
+    where = str(documents_path(name, data_dir))
+    if database_url and is_postgres_url(database_url):
+        where = f"collection {name!r} of the database {mask_url(database_url)}, then {where}"
+    return (
+        f"no documents were ingested for domain {name!r} (looked for {where}): run "
+        f"`toolweave ingest PATH... --domain {name}` first, into the same data directory "
+        f"(TOOLWEAVE_DATA_DIR, --data-dir) or database ({DATABASE_URL_ENV}, --database-url) "
+        "the domain is loaded with"
+    )
+
+
+@contextmanager
+def loading_from(
+    data_dir: str | os.PathLike[str] | None, database_url: str | None
+) -> Iterator[None]:
+    """While a plugin's loader runs: :func:`ingested_store` looks where ``load_domain`` was told.
+
+    So ``toolweave ask --data-dir D --database-url URL`` reaches the loader's
+    ``ingested_store(NAME)`` without the loader knowing either option (N1).
+    """
+    token = _LOADING_FROM.set((data_dir, database_url))
+    try:
+        yield
+    finally:
+        _LOADING_FROM.reset(token)
 
 
 def load_documents_domain(

@@ -1,0 +1,81 @@
+"""One event loop for the async tool methods a sync run calls (``invoke``, T9).
+
+A tool written async-first keeps what its calls share (an ``httpx.AsyncClient``, a
+connection pool) on ``self``; such a client is bound to the event loop it first ran on.
+A fresh loop per call (``asyncio.run``) closed that loop after the first ``invoke``, so
+every later call failed with "Event loop is closed", which R7 turned into "no result".
+Sync callers therefore share one long-lived loop, run by a daemon thread of its own: the
+same loop for every call of the process (a new one after a fork).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import os
+import threading
+from collections.abc import Coroutine
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+_LOCK = threading.Lock()
+_LOOP: tuple[int, asyncio.AbstractEventLoop, threading.Thread] | None = None
+
+
+def sync_loop() -> asyncio.AbstractEventLoop:
+    """The process's loop for sync callers, started on first use (again after a fork)."""
+    return _running()[0]
+
+
+def _running() -> tuple[asyncio.AbstractEventLoop, threading.Thread]:
+    """The loop and its thread, made once per process."""
+    global _LOOP
+    with _LOCK:
+        if _LOOP is None or _LOOP[0] != os.getpid() or not _LOOP[2].is_alive():
+            loop = asyncio.new_event_loop()
+            thread = threading.Thread(
+                target=loop.run_forever, name="toolweave-sync-loop", daemon=True
+            )
+            thread.start()
+            _LOOP = (os.getpid(), loop, thread)
+        return _LOOP[1], _LOOP[2]
+
+
+def run_on_sync_loop(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` to completion on :func:`sync_loop`, with the caller's context variables.
+
+    The caller blocks until it is done. Called from that loop's own thread (a tool that
+    runs another graph with ``invoke``), it runs on a fresh loop in a helper thread
+    instead, since waiting there for the shared loop would wait for ever.
+    """
+    loop, owner = _running()
+    context = contextvars.copy_context()
+    if threading.current_thread() is owner:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(context.run, asyncio.run, coro).result()
+    done: Future[T] = Future()
+    started: list[asyncio.Task[T]] = []
+
+    def start() -> None:
+        task = context.run(loop.create_task, coro)  # the task runs in the caller's context
+        started.append(task)
+        task.add_done_callback(lambda t: _settle(t, done))
+
+    loop.call_soon_threadsafe(start)
+    try:
+        return done.result()
+    except BaseException:  # the caller gave up (Ctrl-C): the coroutine does not run on alone
+        loop.call_soon_threadsafe(lambda: [task.cancel() for task in started])
+        raise
+
+
+def _settle(task: asyncio.Task[T], done: Future[T]) -> None:
+    """Hand a finished task's result, error or cancellation to the waiting caller."""
+    if task.cancelled():
+        done.cancel()
+    elif (error := task.exception()) is not None:
+        done.set_exception(error)
+    else:
+        done.set_result(task.result())

@@ -16,9 +16,8 @@ from toolweave.tools.consumers import ContextConsumerTool
 class DeepSearchCoordinator(ContextConsumerTool[EmptyRequest], AgentCoordinator):
     """Configure one per domain: ``Domain(deep_fallback=lambda prompt_type: coordinator)``.
 
-    Subclass it (or instantiate it with the names) and set :attr:`search_tool` to
-    the domain's ``ContextSearchTool`` and, optionally, :attr:`neighbor_search_tool`
-    to its ``NeighborPageSearchTool``.
+    Set :attr:`search_tool` to the domain's ``ContextSearchTool`` and, optionally,
+    :attr:`neighbor_search_tool` to its ``NeighborPageSearchTool``.
     """
 
     name: ClassVar[str] = "deep_search"

@@ -1,7 +1,4 @@
-"""The coordinator phase of one task as a pure function over ``TaskInfo`` (C1-C5, K2, M1, S1).
-
-No LangGraph state here: the ``coordinate`` node flattens the outcome into the task map.
-"""
+"""The coordinator phase of one task as a pure function over ``TaskInfo`` (C1-C5, K2, M1, S1)."""
 
 from __future__ import annotations
 
@@ -106,11 +103,7 @@ def coordinator_phase(
     llm: LlmAssistant | None = None,
     **at: Unpack[PhaseLimits],
 ) -> Steps[PhaseOutcome]:
-    """Run ``coordinators`` on ``task`` one after another (C2, C3) and stamp the result.
-
-    New subtasks are told apart by value (K2), numbered at once (C6) and owned; schemas are
-    filled from the task prompt alone (M2), again only after a coordinator changed it (C4).
-    """
+    """Run ``coordinators`` on ``task`` in turn (C2-C4); new subtasks numbered, owned (K2, C6)."""
     outcome = PhaseOutcome(task=task)
     owner_of: dict[str, str] = {}
     filled = _Filled()

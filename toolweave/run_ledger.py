@@ -1,10 +1,4 @@
-"""``explain``: the run ledger of a thread, or why one tool did (not) run (L1).
-
->>> from toolweave import explain
->>> out = graph.invoke({"messages": [("human", "Saturday?")]}, config)   # doctest: +SKIP
->>> explain(out, tool="opening_hours")                                  # doctest: +SKIP
-[LedgerEntry(kind=<LedgerKind.GATE: 'gate'>, tool='opening_hours', verdict='refused: system', ...)]
-"""
+"""``explain``: the run ledger of a thread, or why one tool did (not) run (L1)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""LangChain tools in and out, and toolweave itself as an agent's tool.
-
-:func:`from_langchain_tool` adapts a LangChain tool, :func:`to_langchain_tool` goes the
-other way, :func:`as_agent_tool` wraps a compiled graph (``graph.as_tool()``).
-"""
+"""LangChain tools in (:func:`from_langchain_tool`) and out, and a graph as an agent's tool."""
 
 from __future__ import annotations
 
@@ -27,6 +23,7 @@ from toolweave.state.results import ResultMode, ToolResult
 from toolweave.state.task import ROOT_TASK_NO, TaskInfo
 from toolweave.tools.base import ChatbotTool, EligibleSystem, ToolCallContext
 from toolweave.tools.consumers import ContextConsumerTool
+from toolweave.tools.effects import Call, Steps, adrive, drive, perform
 from toolweave.tools.json_schema import model_from_schema
 from toolweave.tools.required import missing_inputs, required_inputs
 
@@ -82,11 +79,7 @@ def optional_request_model(
 
 
 def documents_of(tool_name: str, value: Any) -> list[UniqueTextDocument]:
-    """A LangChain tool's return value as context documents (R2).
-
-    ``Document``s keep their ``document_id``/``id``/``source`` and ``page`` metadata;
-    any other value becomes one document with its text (JSON for structured values).
-    """
+    """A LangChain tool's value as context (R2): ``Document``s with their metadata, else text."""
     if isinstance(value, Document):
         value = [value]
     if isinstance(value, Sequence) and value and all(isinstance(v, Document) for v in value):
@@ -130,41 +123,33 @@ class LangChainChatbotTool(ChatbotTool[BaseModel]):
     def _arguments(self, request: BaseModel) -> dict[str, Any]:
         return request.model_dump(exclude_none=True, by_alias=True)
 
-    def _failed(self, exc: Exception) -> ToolFailedError:
-        """T13: an error the tool reports (``ToolException``, its arguments refused) is R7."""
-        return ToolFailedError(f"{self.wrapped.name}: {type(exc).__name__}: {exc}"[:500])
-
-    def _run(self, request: BaseModel) -> ToolResult | None:
+    def _steps(self, request: BaseModel, ctx: ToolCallContext) -> Steps[ToolResult | None]:
+        """The call, written once: its value is context (R2), a reported error R7 (T13)."""
+        if missing_inputs(self, request):
+            return None
+        ctx.progress("CALLING")
         arguments = self._arguments(request)
+        tool = self.wrapped
         try:
-            if is_async_only(self.wrapped):  # MCP tools, async @tool: a private event loop
-                value = asyncio.run(self.wrapped.ainvoke(arguments))
-            else:
-                value = self.wrapped.invoke(arguments)
+            value = yield from perform(
+                Call(lambda: _invoke(tool, arguments), lambda: tool.ainvoke(arguments))
+            )
         except (ToolException, ValidationError) as exc:
-            raise self._failed(exc) from exc
-        return ToolResult.as_context(self.name, documents_of(self.name, value))
-
-    async def _arun(self, request: BaseModel) -> ToolResult | None:
-        try:
-            value = await self.wrapped.ainvoke(self._arguments(request))
-        except (ToolException, ValidationError) as exc:
-            raise self._failed(exc) from exc
+            raise ToolFailedError(f"{tool.name}: {type(exc).__name__}: {exc}"[:500]) from exc
         return ToolResult.as_context(self.name, documents_of(self.name, value))
 
     def execute(self, request: BaseModel, ctx: ToolCallContext) -> ToolResult | None:
         """Call the LangChain tool: its value is context (R2), a failure R7, no input R1."""
-        if missing_inputs(self, request):
-            return None
-        ctx.progress("CALLING")
-        return self._run(request)
+        return drive(self._steps(request, ctx))
 
     async def aexecute(self, request: BaseModel, ctx: ToolCallContext) -> ToolResult | None:
         """Async :meth:`execute` over the LangChain tool's ``ainvoke``."""
-        if missing_inputs(self, request):
-            return None
-        ctx.progress("CALLING")
-        return await self._arun(request)
+        return await adrive(self._steps(request, ctx))
+
+
+def _invoke(tool: BaseTool, arguments: dict[str, Any]) -> Any:
+    """The sync call; an async-only tool (MCP tools, async ``@tool``) in a private event loop."""
+    return asyncio.run(tool.ainvoke(arguments)) if is_async_only(tool) else tool.invoke(arguments)
 
 
 def from_langchain_tool(
@@ -245,10 +230,9 @@ def result_text(result: ToolResult | None) -> str:
 def to_langchain_tool(
     tool: ChatbotTool[Any], *, description: str | None = None, user_lang: str = "en"
 ) -> BaseTool:
-    """A LangChain tool that runs a ChatbotTool outside the graph, for other agents.
+    """A LangChain tool that runs a ChatbotTool on a one-task tree, for other agents (B2).
 
-    The tool runs on a one-task tree whose prompt is the request as JSON (a consumer with
-    an empty prior context, B2); it returns the text (content) and documents (artifact).
+    It returns the result's text (content) and documents (artifact).
     """
 
     def context(request: BaseModel) -> ToolCallContext:
@@ -277,11 +261,7 @@ def to_langchain_tool(
 
 
 def with_values_stream(graph: Runnable[Any, Any]) -> Runnable[Any, Any]:
-    """The graph streaming whole states (``stream_mode="values"``) instead of node updates.
-
-    In a streamed LCEL chain the next step then gets the final state, not the last node's
-    update; answer tokens still arrive as events tagged ``toolweave:answer``.
-    """
+    """The graph streaming whole states (``stream_mode="values"``), for LCEL chains (P2)."""
     copy = getattr(graph, "copy", None)
     if copy is None:
         raise ConfigurationError("with_values_stream() takes a compiled graph")

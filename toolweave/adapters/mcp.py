@@ -1,9 +1,4 @@
-"""The tools of MCP servers as toolweave tools, through langchain-mcp-adapters.
-
-Install ``toolweave[mcp]``. Each MCP tool becomes a ChatbotTool of the domain you name
-(description → routing question, input schema → request model, text → context);
-the gates apply as for any tool.
-"""
+"""The tools of MCP servers as toolweave tools, via langchain-mcp-adapters (``toolweave[mcp]``)."""
 
 from __future__ import annotations
 

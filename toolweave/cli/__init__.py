@@ -1,8 +1,4 @@
-"""The ``toolweave`` command line: ask, chat, list tools and domains, explain a thread.
-
-Commands, options, the data directory and exit codes (X1: 2 on bad input, 130 on Ctrl-C)
-are in docs/guides/cli.md; a thread whose run stopped mid-way is finished first (Q5).
-"""
+"""The ``toolweave`` command line (docs/guides/cli.md): exit 2 on bad input, 130 on Ctrl-C (X1)."""
 
 from __future__ import annotations
 
@@ -365,11 +361,7 @@ def _print_outcome(
     domain: str,
     user_data: bool = False,
 ) -> None:
-    """After a streamed turn: its question and how to reply (N2, N3), or its sources.
-
-    The hint names the domain (a thread does not remember it) and ``--user-data`` when the
-    question came with some (never stored, so given again; never printed, §16).
-    """
+    """After a streamed turn: its question and how to reply (N2, N3), or its sources."""
     from toolweave.cli import render
     from toolweave.state.graph_state import message_of
 
@@ -496,11 +488,7 @@ START_UP_IMPORTS: dict[str, tuple[str, ...]] = {
 
 
 def _start_up(command: str) -> None:
-    """Import what ``command`` needs with the garbage collector off, then ``gc.freeze`` it.
-
-    The import makes about a million objects, none garbage, that the collector would walk
-    again and again; only on a process's first call (a caller's collector is its own).
-    """
+    """Import what ``command`` needs with the collector off, then ``gc.freeze`` it (no garbage)."""
     modules = START_UP_IMPORTS.get(command, ())
     if not modules or all(name in sys.modules for name in modules) or not gc.isenabled():
         return
@@ -621,11 +609,7 @@ def _without_class_names(text: str, exc: BaseException) -> str:
 
 
 def _error_lines(exc: BaseException, *, verbose: bool) -> list[str]:
-    """What the command line prints for one of toolweave's errors (X1, X2).
-
-    One line in words; with ``-v`` the library's message and each cause's class, but the
-    text only of toolweave's model errors (a client's may echo the API key, X4).
-    """
+    """One line in words (X1, X2); ``-v`` adds each cause's class and a model error's text (X4)."""
     from toolweave.llm.errors import LlmError
 
     text = " ".join(str(exc).split())

@@ -1,7 +1,4 @@
-"""Client-tool calls the run waits for (W3): the pause's payload and the resume's results.
-
-A malformed resume value is refused whole (X5); the wire format is in docs/concepts/ai-tools.md.
-"""
+"""Client-tool calls the run waits for (W3); a malformed resume value is refused whole (X5)."""
 
 from __future__ import annotations
 
@@ -38,14 +35,10 @@ class ClientToolCall(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    call_id: str
-    """Unique per call; the result names it."""
-    tool_id: str
-    """The AI tool's id, the key of the client's implementation (W4)."""
-    name: str
-    """The tool's display name."""
-    input: str
-    """The JSON text the implementation's ``execute(input)`` receives (W2: already valid)."""
+    call_id: str  # unique per call; the result names it
+    tool_id: str  # the AI tool's id, the key of the client's implementation (W4)
+    name: str  # the tool's display name
+    input: str  # the JSON text the implementation's ``execute(input)`` receives (W2: already valid)
 
     def payload(self) -> ClientToolCallPayload:
         """The call as it appears in the interrupt value."""
@@ -82,8 +75,8 @@ def parse_results(value: Any, pending: ClientCalls) -> dict[str, ClientToolOutco
     """The results of a resume value for the open calls of ``pending``, checked whole (X5).
 
     Raises:
-        ClientToolResultError: The value is malformed, names no open call, answers one
-            twice, or a result has not exactly one of ``output`` and ``error``.
+        ClientToolResultError: Malformed, an unknown or twice-answered call, or not exactly
+            one of ``output`` and ``error``.
     """
     open_ids = {call.call_id for call in pending.open_calls}
     parsed: dict[str, ClientToolOutcome] = {}

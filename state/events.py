@@ -35,10 +35,7 @@ class ToolProgressEvent(TypedDict):
 
 
 class RoutedEvent(TypedDict):
-    """The ``route`` node decided which tools run on a task (A5, A6), and which it held back.
-
-    Tool names only, never the user data nor what a gate found missing in it (X4).
-    """
+    """The ``route`` node decided which tools run on a task (A5, A6); tool names only (X4)."""
 
     type: Literal["routed"]
     version: int
@@ -52,10 +49,7 @@ class RoutedEvent(TypedDict):
 
 
 class CoordinatedEvent(TypedDict):
-    """The coordinators of a task ran (A3, C2); ``subtasks`` are the ones they created.
-
-    ``changed`` names those of ``coordinators`` whose call changed the task (C5).
-    """
+    """The coordinators of a task ran (A3, C2): ``changed`` it (C5), created ``subtasks``."""
 
     type: Literal["coordinated"]
     version: int
@@ -95,10 +89,7 @@ class DeepFallbackEvent(TypedDict):
 
 
 class GatesEvent(TypedDict):
-    """Eligibility gates held tools back from this message (T4): not offered, not run.
-
-    Tool names only: never the user data, nor what a gate found missing in it (X4).
-    """
+    """Eligibility gates held tools back from this message (T4): tool names only (X4)."""
 
     type: Literal["gates"]
     version: int
@@ -110,11 +101,7 @@ class GatesEvent(TypedDict):
 
 
 class SentAgainEvent(TypedDict):
-    """The message repeats the thread's last one after its run acted (S5, Q6): no new run.
-
-    The thread answers with that run's answer again; ``phrase`` says so in the run's
-    language. Tool names only (X4).
-    """
+    """The message repeats the last one after its run acted (S5, Q6): no new run."""
 
     type: Literal["sent_again"]
     version: int

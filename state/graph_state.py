@@ -1,7 +1,4 @@
-"""The typed LangGraph state: input ⊂ state → output, reducers in ``Annotated``.
-
-``TypedDict`` is ``typing_extensions``': pydantic on 3.11 builds no schema from ``typing``'s.
-"""
+"""The typed LangGraph state (input ⊂ state → output), ``typing_extensions`` TypedDicts."""
 
 from __future__ import annotations
 
@@ -103,25 +100,15 @@ MESSAGES_CHANNEL: DeltaChannel[Any] = StateDeltaChannel(add_all_messages)
 
 
 class ActedCall(BaseModel):
-    """A call of a tool that acts (``side_effects``) whose effect stands for a request (Q6).
-
-    An amended request (Q2) carries those of the request it amends, so that the same
-    tool, routed again, replaces its effect instead of adding a second one (S5).
-    """
+    """A call of a tool that acts whose effect stands for a request (Q6), kept on amending (S5)."""
 
     model_config = ConfigDict(frozen=True)
 
-    tool: str
-    """The tool that acted."""
-    task_no: str
-    """The task it acted on, in the amended request's task tree."""
-    key: str
-    """The call's idempotency key (Q6)."""
-    amends: tuple[str, ...] = ()
-    """The keys of the earlier calls this one replaced (earlier amendments), oldest first."""
-    result: str = ""
-    """The call's result as the tool gave it (the context buffer's text, B1), read through
-    the tool's ``result_text`` (R10) when it reaches an answer."""
+    tool: str  # the tool that acted
+    task_no: str  # the task it acted on, in the amended request's task tree
+    key: str  # the call's idempotency key (Q6)
+    amends: tuple[str, ...] = ()  # keys of the earlier calls it replaced, oldest first
+    result: str = ""  # its result as the tool gave it (B1), read through ``result_text`` (R10)
 
 
 class MessageFacts(BaseModel):
@@ -135,9 +122,7 @@ class MessageFacts(BaseModel):
     prompt_type: str | None = None  # A1, D2
     offered: list[str] = Field(default_factory=list)  # tools that passed every gate (A2)
     coordinators: list[str] = Field(default_factory=list)  # the offered ones, by priority (C2)
-    amends: tuple[ActedCall, ...] = ()
-    """When the message amends the request a question waited on (Q2): the calls of tools
-    that act whose effect stands for that request (Q6, S5); else ``()``."""
+    amends: tuple[ActedCall, ...] = ()  # the acted calls of the request it amends (Q2, Q6, S5)
 
 
 def message_of(values: Mapping[str, Any] | None) -> MessageFacts | None:

@@ -1,8 +1,4 @@
-"""Pauses: every way a run waits for someone, as one typed union (SPEC Q7).
-
-One versioned ``TypedDict`` payload per kind, told apart by ``"type"``; consumers ``match``
-with ``assert_never`` so a new kind fails type-checking until handled.
-"""
+"""Pauses (Q7): every way a run waits for someone, as one typed union of versioned payloads."""
 
 from __future__ import annotations
 

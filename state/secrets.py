@@ -1,8 +1,6 @@
 """Secret redaction for error messages, log lines and progress events (X4, X6).
 
-Secrets: the model's API key and ``user_data`` values marked by name or ``secret_keys``
-(docs/concepts/guarantees.md). :class:`RedactingFilter` sits on a handler of the
-``toolweave`` logger (a logger's own filters do not see its children's records).
+Secrets: the model's API key and ``user_data`` values marked by name or ``secret_keys``.
 """
 
 from __future__ import annotations
@@ -96,8 +94,7 @@ def redact(text: str) -> str:
 class RedactingFilter(logging.Filter):
     """A logging filter that redacts the current run's secrets; never drops a record.
 
-    toolweave's own loggers use it already; add it to an application handler
-    (``handler.addFilter(RedactingFilter())``) to redact that handler's records too.
+    toolweave's loggers use it already; ``handler.addFilter(RedactingFilter())`` for yours.
     """
 
     def filter(self, record: logging.LogRecord) -> bool:

@@ -1,16 +1,10 @@
 """The Python side of client tools (W4): implementations by tool id, and a driver for runs.
 
-A notebook, a test or a desktop app answers a run's client-tool calls the way
-the web page does (``AiTools.register("example-tool", {execute(input) {...}})``)::
+A notebook, a test or a desktop app answers client-tool calls as the web page does::
 
     client = ClientToolRegistry()
     client.register("example-tool", lambda input: json.dumps("done"))
     result = run_with_client_tools(graph, {"messages": [("human", "...")]}, config, client)
-
-The driver announces the registry's ids (``client_tools``), answers every
-``client_tool_calls`` pause with the registered callables (sync or async) and stops at
-the answer or at a pause it does not answer; :func:`run_remote_with_client_tools` does
-the same against a LangGraph server.
 """
 
 from __future__ import annotations
@@ -274,11 +268,7 @@ def run_remote_with_client_tools(
 
 
 def pending_client_calls(graph: Pregel[Any, Any, Any, Any], config: RunnableConfig) -> Any:
-    """The open client-tool payload of a thread (W3), or ``None`` when it waits for none.
-
-    Raises:
-        UnknownThreadError: Nothing is stored under the thread.
-    """
+    """The open client-tool payload of a thread (W3), or ``None``; an unknown thread raises."""
     if graph.checkpointer is None:
         raise InvalidRequestError("reading a thread needs a graph compiled with a checkpointer")
     thread = thread_id_of(config)

@@ -1,9 +1,4 @@
-"""Checkpointers for durable threads: in memory, SQLite or PostgreSQL, chosen at one edge (Q3).
-
-:func:`open_checkpointer` takes a target (else ``TOOLWEAVE_DATABASE_URL``): nothing →
-in memory; ``postgresql://`` → ``PostgresSaver`` over a pool; a path or
-``sqlite:///`` → ``SqliteSaver`` in WAL mode. Passwords never appear in messages.
-"""
+"""Checkpointers for durable threads (Q3): in memory, SQLite or PostgreSQL; passwords masked."""
 
 from __future__ import annotations
 
@@ -98,11 +93,7 @@ def mask_url(url: str) -> str:
 def resolve_target(
     target: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] = os.environ
 ) -> Target:
-    """Decide where checkpoints go: ``target`` if given, else ``TOOLWEAVE_DATABASE_URL``.
-
-    Raises:
-        ConfigurationError: The target is empty or has an unknown URL scheme.
-    """
+    """Where checkpoints go: ``target``, else ``TOOLWEAVE_DATABASE_URL``."""
     if target is None:
         target = env.get(DATABASE_URL_ENV, "").strip() or None
         if target is None:
@@ -134,11 +125,7 @@ def _sqlite_path(location: str) -> str:
 def resolve_synchronous(
     value: str | None = None, *, env: Mapping[str, str] = os.environ
 ) -> SqliteSynchronous:
-    """SQLite's ``synchronous``: ``value``, else ``TOOLWEAVE_SQLITE_SYNCHRONOUS``, else ``NORMAL``.
-
-    Raises:
-        ConfigurationError: The level is not OFF, NORMAL, FULL or EXTRA.
-    """
+    """SQLite's ``synchronous``: ``value``, else the environment's, else ``NORMAL``."""
     text = (value if value is not None else env.get(SQLITE_SYNCHRONOUS_ENV, "")).strip().upper()
     if text and text not in SQLITE_SYNCHRONOUS_LEVELS:
         raise ConfigurationError(
@@ -150,12 +137,7 @@ def resolve_synchronous(
 def require_reachable(
     target: str | os.PathLike[str] | None, *, connect_timeout: float = CONNECT_TIMEOUT_S
 ) -> None:
-    """Raise :class:`DatabaseUnavailableError` (URL masked) when a Postgres ``target`` is down.
-
-    Raises:
-        ConfigurationError: The target is empty or has an unknown scheme.
-        DatabaseUnavailableError: The Postgres server cannot be reached.
-    """
+    """Raise :class:`DatabaseUnavailableError` (URL masked) when a Postgres ``target`` is down."""
     resolved = resolve_target(target, env={})
     if resolved.kind != "postgres":
         return

@@ -1,12 +1,7 @@
 """Test doubles for code built on toolweave.
 
-- :class:`FunctionAssistant`: an LLM port driven by plain or async functions (like
-  pydantic-ai's ``FunctionModel``): each step is an optional callable with a
-  sensible default, so a test states only what it cares about.
-- :class:`ScriptedChatModel`: a LangChain chat model that replays scripted replies
-  (text, structured answers, exceptions) and records every call, for testing
-  :class:`~toolweave.llm.chat_model.ChatModelAssistant` without a network; its
-  async path is native (no worker thread).
+:class:`FunctionAssistant` is an LLM port of plain or async functions; :class:`ScriptedChatModel`
+a chat model that replays scripted replies and records every call, without a network.
 """
 
 from __future__ import annotations
@@ -261,19 +256,14 @@ ScriptItem = str | dict[str, Any] | AIMessage | BaseException
 class ScriptedChatModel(BaseChatModel):
     """A chat model that replays ``script`` in order and records calls in :attr:`calls`.
 
-    A ``dict`` reply becomes a call of the bound tool, which is how
-    ``with_structured_output`` reads it; an exception is raised. An exhausted
-    script raises ``AssertionError``. Text replies stream word by word. Replies
-    carry ``finish_reason`` (``"stop"`` / ``"tool_calls"``) like a real API's; script
-    an ``AIMessage`` without one to imitate a cut stream. ``latency`` seconds pass
-    before each reply (``asyncio.sleep`` on the async path, which is native).
+    A ``dict`` reply becomes a call of the bound tool (``with_structured_output``), an
+    exception is raised, an exhausted script raises ``AssertionError``; text streams word
+    by word with a ``finish_reason`` (script an ``AIMessage`` without one for a cut stream).
 
     Example:
         >>> model = ScriptedChatModel(script=["Hello!"])
         >>> model.invoke("hi").text
         'Hello!'
-        >>> len(model.calls)
-        1
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)

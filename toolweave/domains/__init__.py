@@ -1,7 +1,5 @@
-"""Domain lookup: the domains installed plugins provide, and ingested document domains.
+"""Domain lookup: the domains installed plugins provide (W5, T1), and ingested ones.
 
-A plugin (W5) maps domain names to callables returning ``(Domain, tools)``; ingested
-documents are domains too. The last plugin loaded wins a name, with a warning (T1).
 With several domains nothing picks one silently (N2): :func:`default_domain` raises.
 """
 
@@ -111,11 +109,7 @@ def available_domains(
 def hidden_documents(
     *, data_dir: str | os.PathLike[str] | None = None, database_url: str | None = None
 ) -> list[str]:
-    """Names under which documents were ingested that an installed plugin's domain hides (N1).
-
-    :func:`load_domain` takes the plugin for such a name, so its ingested documents are
-    never read; a plugin installed after the ingest is how a name gets both.
-    """
+    """Names under which ingested documents are hidden by a plugin's domain of that name (N1)."""
     from toolweave.domains.documents import ingested_domains
 
     ingested = ingested_domains(data_dir, database_url=database_url)
@@ -177,11 +171,9 @@ def load_domain(
     """The domain called ``name`` and its tools, with its calibrated routing threshold (T5).
 
     Args:
-        name: A domain an installed plugin provides, or one whose documents were ingested
-            (``toolweave ingest --domain NAME``); ``None``: :func:`default_domain`.
+        name: A plugin's domain or an ingested one; ``None``: :func:`default_domain`.
         data_dir: Where ingested documents live; default: the CLI's data directory.
-        database_url: A ``postgresql://`` URL whose document tables hold the ingested
-            domains instead (``toolweave ingest --database-url``); other URLs are ignored.
+        database_url: A ``postgresql://`` URL holding the ingested domains instead.
 
     Returns:
         ``(domain, tools)``, ready for :func:`toolweave.build_graph`.
@@ -191,7 +183,7 @@ def load_domain(
         DomainNotChosenError: ``name`` is ``None`` and there are several (N2).
         UnknownDomainError: No domain has that name; the message lists the known ones.
         ConfigurationError: A plugin failed to load or returned something else, or the
-            calibrated routing file (:mod:`toolweave.domains.calibration`) is malformed.
+            calibrated routing file is malformed.
     """
     installed = _installed()
     key = _default_of(installed, data_dir, database_url) if name is None else name.strip()
@@ -230,17 +222,7 @@ def ingested_store(
     database_url: str | None = None,
     stopwords: Iterable[str] = (),
 ) -> PageGraphStore:
-    """The documents ``toolweave ingest PATH... --domain NAME`` stored, to build on (N1).
-
-    A plugin's loader gives it to :func:`~toolweave.documents_domain` with its own tools:
-    ``documents_domain("bikes", ingested_store("bikes-docs"), tools=[...])`` after
-    ``toolweave ingest pages/ --domain bikes-docs`` (a plugin's own domain name cannot be
-    ingested into). :func:`toolweave.domains.documents.ingested_store` has the details.
-
-    Raises:
-        UnknownDomainError: Nothing was ingested under ``name``; the message names the
-            file looked for and the command that fills it.
-    """
+    """Lazy alias of :func:`toolweave.domains.documents.ingested_store` (which see)."""
     from toolweave.domains.documents import ingested_store as opened
 
     return opened(name, data_dir=data_dir, database_url=database_url, stopwords=stopwords)
@@ -257,12 +239,7 @@ def _calibrated(bundle: DomainBundle) -> DomainBundle:
 
 
 def golden_file(name: str | None = None) -> Path | None:
-    """The golden file the plugin of domain ``name`` (``None``: the default) ships, or ``None``.
-
-    Raises:
-        NoDomainInstalledError: ``name`` is ``None`` and there is no domain at all.
-        DomainNotChosenError: ``name`` is ``None`` and there are several (N2).
-    """
+    """The golden file the plugin of domain ``name`` (``None``: the default, N2) ships, if any."""
     installed = _installed()
     key = _default_of(installed, None, None) if name is None else name.strip()
     path = installed.golden_files.get(key)

@@ -1,8 +1,4 @@
-"""Domains made of ingested documents: ``toolweave ingest PATH... --domain NAME``.
-
-Documents live in ``<data dir>/documents/<NAME>.sqlite`` or a PostgreSQL collection;
-the domain gets ``<name>_search`` (D9) and ``<name>_deep_search`` (D5).
-"""
+"""Domains of ingested documents (``toolweave ingest PATH... --domain NAME``)."""
 
 from __future__ import annotations
 
@@ -70,12 +66,7 @@ def is_postgres_url(url: str | None) -> bool:
 def postgres_store(
     database_url: str, domain: str, *, stopwords: Iterable[str] = ()
 ) -> PostgresDocumentStore:
-    """The PostgreSQL document store of ``domain`` (its collection) in ``database_url``.
-
-    Raises:
-        ConfigurationError: The ``postgres`` extra is not installed.
-        DatabaseUnavailableError: The database cannot be reached (the URL stays out).
-    """
+    """The PostgreSQL document store of ``domain`` (its collection); errors keep the URL out."""
     from toolweave.tools.search.postgres_store import PostgresDocumentStore
 
     return PostgresDocumentStore(
@@ -153,22 +144,15 @@ def documents_domain(
     Args:
         name: The domain's name.
         store: Its documents.
-        tools: Your own tools, registered after the built-in ones (a tool of the same
-            name replaces the built-in one, T1); each of domain ``name`` or ``None``.
-        system_prompt: The base system prompt of the final answer (T8); default
-            :data:`~toolweave.tools.domain.DEFAULT_SYSTEM_PROMPT`.
-        default_language: The language assumed when normalization cannot tell (T10);
-            default ``"en"``.
-        max_brute_force_page_count: D5 limit of the context search (``None``
-            allows the whole-domain scan; fine for a few hundred pages).
-        embeddings: D9: ``None`` keeps the store's own model; any LangChain ``Embeddings``
-            (or ``"auto"``) ranks by meaning with it, embedding what lacks its vectors.
+        tools: Your own tools, after the built-in ones (T1); of domain ``name`` or ``None``.
+        system_prompt: The answer's base system prompt (T8); default ``DEFAULT_SYSTEM_PROMPT``.
+        default_language: The language assumed when normalization cannot tell (T10); ``"en"``.
+        max_brute_force_page_count: D5 limit of the context search (``None``: whole-domain scan).
+        embeddings: D9: ``None`` keeps the store's model, else LangChain ``Embeddings``/``"auto"``.
 
     Returns:
-        ``(domain, tools)``, each tool named with the domain (``-`` becomes ``_``):
-        ``<name>_search`` (default retrieval), ``<name>_deep_search`` (the deep-search
-        coordinator), ``<name>_neighbor_search`` and ``<name>_context_search``, then
-        ``tools``. Any other field of the domain: ``dataclasses.replace(domain, ...)``.
+        ``(domain, tools)``: ``<name>_search`` (default retrieval), ``<name>_deep_search``,
+        ``<name>_neighbor_search``, ``<name>_context_search`` (``-`` as ``_``), then ``tools``.
 
     Raises:
         ConfigurationError: One of ``tools`` belongs to another domain.
@@ -237,30 +221,17 @@ def ingested_store(
 ) -> PageGraphStore:
     """The documents ``toolweave ingest PATH... --domain NAME`` stored, to build on (N1).
 
-    A domain package that adds its own tools to documents ingested from the command line
-    gives this store to :func:`documents_domain` in its plugin's loader. The documents
-    keep a name of their own (``toolweave ingest`` refuses a plugin's domain name, whose
-    plugin would never read them)::
-
-        def load():  # toolweave ingest pages/ --domain bikes-docs
-            store = ingested_store("bikes-docs")
-            return documents_domain("bikes", store, tools=[BookRepair()])
+    A plugin's loader gives it to :func:`documents_domain` with its own tools, e.g.
+    ``documents_domain("bikes", ingested_store("bikes-docs"), tools=[BookRepair()])``.
 
     Args:
         name: The ``--domain`` the documents were ingested under.
-        data_dir: Where ``toolweave ingest`` put them; default: the CLI's data
-            directory (``TOOLWEAVE_DATA_DIR``, else the user data directory).
-        database_url: A ``postgresql://`` URL the documents were ingested into
-            (``toolweave ingest --database-url``), looked up before the data directory.
-        stopwords: Words nearly every page holds, dropped from queries (the stores'
-            ``stopwords``: a domain's own, such as its name).
-
-    Returns:
-        The store, opened where the command line left it.
+        data_dir: Where ``toolweave ingest`` put them; default: the CLI's data directory.
+        database_url: A ``postgresql://`` URL they were ingested into, looked up first.
+        stopwords: Words nearly every page holds, dropped from queries.
 
     Raises:
-        UnknownDomainError: Nothing was ingested under ``name`` there; the message names
-            the file looked for and the command that fills it.
+        UnknownDomainError: Nothing was ingested under ``name``; the message says what to run.
     """
     store = _found_store(validate_domain_name(name), data_dir, database_url, stopwords)
     if store is None:
@@ -276,12 +247,6 @@ def ingested_store(
 def load_documents_domain(
     name: str, data_dir: str | os.PathLike[str] | None = None, *, database_url: str | None = None
 ) -> tuple[Domain, list[ChatbotTool[Any]]] | None:
-    """The ingested domain ``name``, or ``None`` when nothing was ingested for it.
-
-    Args:
-        name: The domain (a collection in PostgreSQL, a file name in SQLite).
-        data_dir: Where the SQLite stores live; default: the CLI's data directory.
-        database_url: A ``postgresql://`` URL, looked in first (other URLs are ignored).
-    """
+    """The ingested domain ``name`` (PostgreSQL looked in first), or ``None`` when there is none."""
     store = _found_store(name, data_dir, database_url)
     return None if store is None else documents_domain(name, store)

@@ -22,7 +22,7 @@ from toolweave.llm.port import (
 )
 from toolweave.state.task import TaskInfo, execution_text
 from toolweave.state.tree import flat_copy
-from toolweave.tools.effects import Steps, adrive, drive
+from toolweave.tools.effects import Steps
 from toolweave.tools.registry import AnyTool
 
 logger = logging.getLogger(__name__)
@@ -72,28 +72,6 @@ def decomposition_steps(llm: LlmAssistant | None, call: DecompositionCall) -> St
     if llm is None:
         return extract_decompositions_offline(call.task_prompt, call.schemas)
     return (yield from llm.extract_decompositions_steps(call.task_prompt, call.schemas))
-
-
-def run_coordinator_phase(
-    task: TaskInfo,
-    coordinators: Tools,
-    *,
-    llm: LlmAssistant | None = None,
-    **at: Unpack[PhaseLimits],
-) -> PhaseOutcome:
-    """:func:`coordinator_phase` with sync extraction calls; ``llm=None`` fills them offline."""
-    return drive(coordinator_phase(task, coordinators, llm=llm, **at))
-
-
-async def arun_coordinator_phase(
-    task: TaskInfo,
-    coordinators: Tools,
-    *,
-    llm: LlmAssistant | None = None,
-    **at: Unpack[PhaseLimits],
-) -> PhaseOutcome:
-    """Async :func:`run_coordinator_phase`: the extraction calls are awaited."""
-    return await adrive(coordinator_phase(task, coordinators, llm=llm, **at))
 
 
 def coordinator_phase(

@@ -111,27 +111,16 @@ class SentAgainEvent(TypedDict):
 
 
 StreamEvent = (
-    ToolProgressEvent
-    | RoutedEvent
-    | GatesEvent
-    | CoordinatedEvent
-    | ConditionalEvent
-    | GatekeeperEvent
-    | DeepFallbackEvent
-    | SentAgainEvent
-)
+    ToolProgressEvent | RoutedEvent | GatesEvent | CoordinatedEvent | ConditionalEvent
+    | GatekeeperEvent | DeepFallbackEvent | SentAgainEvent
+)  # fmt: skip
 """Any event toolweave writes to the custom stream; narrow it on ``event["type"]``."""
 
 EVENT_TYPES: Final[Mapping[str, type[Any]]] = {
-    "tool_progress": ToolProgressEvent,
-    "routed": RoutedEvent,
-    "gates": GatesEvent,
-    "coordinated": CoordinatedEvent,
-    "conditional": ConditionalEvent,
-    "gatekeeper": GatekeeperEvent,
-    "deep_fallback": DeepFallbackEvent,
-    "sent_again": SentAgainEvent,
-}
+    "tool_progress": ToolProgressEvent, "routed": RoutedEvent, "gates": GatesEvent,
+    "coordinated": CoordinatedEvent, "conditional": ConditionalEvent,
+    "gatekeeper": GatekeeperEvent, "deep_fallback": DeepFallbackEvent, "sent_again": SentAgainEvent,
+}  # fmt: skip
 """Each ``"type"`` value and the ``TypedDict`` of its events."""
 
 
@@ -144,45 +133,28 @@ def tool_progress_event(
     tool: str, event: str, *, task_no: str | None, detail: str | None, text: str, phrase: str
 ) -> ToolProgressEvent:
     """A :class:`ToolProgressEvent`."""
-    return {
-        "type": "tool_progress",
-        "version": EVENT_VERSION,
-        "tool": tool,
-        "event": event,
-        "task_no": task_no,
-        "detail": detail,
-        "text": text,
-        "phrase": phrase,
-    }
+    return ToolProgressEvent(
+        type="tool_progress", version=EVENT_VERSION, tool=tool, event=event, task_no=task_no,
+        detail=detail, text=text, phrase=phrase,
+    )  # fmt: skip
 
 
 def routed_event(
-    task_no: str,
-    tools: Sequence[str],
-    *,
-    refused: Sequence[str] = (),
-    held: Sequence[str] = (),
+    task_no: str, tools: Sequence[str], *, refused: Sequence[str] = (), held: Sequence[str] = ()
 ) -> RoutedEvent:
     """A :class:`RoutedEvent`: ``refused`` by the gates though forced (F4), ``held`` (A9)."""
-    return {
-        "type": "routed",
-        "version": EVENT_VERSION,
-        "task_no": task_no,
-        "tools": list(tools),
-        "refused": list(refused),
-        "held": list(held),
-    }
+    return RoutedEvent(
+        type="routed", version=EVENT_VERSION, task_no=task_no, tools=list(tools),
+        refused=list(refused), held=list(held),
+    )  # fmt: skip
 
 
 def gates_event(task_no: str, refused: Sequence[str], *, rechecked: bool) -> GatesEvent:
     """A :class:`GatesEvent`."""
-    return {
-        "type": "gates",
-        "version": EVENT_VERSION,
-        "task_no": task_no,
-        "refused": list(refused),
-        "rechecked": rechecked,
-    }
+    return GatesEvent(
+        type="gates", version=EVENT_VERSION, task_no=task_no, refused=list(refused),
+        rechecked=rechecked,
+    )  # fmt: skip
 
 
 def coordinated_event(
@@ -193,42 +165,29 @@ def coordinated_event(
     changed: Sequence[str] = (),
 ) -> CoordinatedEvent:
     """A :class:`CoordinatedEvent`."""
-    return {
-        "type": "coordinated",
-        "version": EVENT_VERSION,
-        "task_no": task_no,
-        "coordinators": list(coordinators),
-        "changed": list(changed),
-        "subtasks": list(subtasks),
-    }
+    return CoordinatedEvent(
+        type="coordinated", version=EVENT_VERSION, task_no=task_no,
+        coordinators=list(coordinators), changed=list(changed), subtasks=list(subtasks),
+    )  # fmt: skip
 
 
 def conditional_event(task_no: str, decision: str) -> ConditionalEvent:
     """A :class:`ConditionalEvent`."""
-    return {
-        "type": "conditional",
-        "version": EVENT_VERSION,
-        "task_no": task_no,
-        "decision": decision,
-    }
+    return ConditionalEvent(
+        type="conditional", version=EVENT_VERSION, task_no=task_no, decision=decision
+    )
 
 
 def gatekeeper_event(task_no: str, sufficient: bool, missing: Sequence[str]) -> GatekeeperEvent:
     """A :class:`GatekeeperEvent`."""
-    return {
-        "type": "gatekeeper",
-        "version": EVENT_VERSION,
-        "task_no": task_no,
-        "sufficient": sufficient,
-        "missing": list(missing),
-    }
+    return GatekeeperEvent(
+        type="gatekeeper", version=EVENT_VERSION, task_no=task_no, sufficient=sufficient,
+        missing=list(missing),
+    )  # fmt: skip
 
 
 def deep_fallback_event(task_no: str, subtasks: Mapping[str, str]) -> DeepFallbackEvent:
     """A :class:`DeepFallbackEvent`."""
-    return {
-        "type": "deep_fallback",
-        "version": EVENT_VERSION,
-        "task_no": task_no,
-        "subtasks": dict(subtasks),
-    }
+    return DeepFallbackEvent(
+        type="deep_fallback", version=EVENT_VERSION, task_no=task_no, subtasks=dict(subtasks)
+    )

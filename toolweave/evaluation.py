@@ -29,9 +29,10 @@ from toolweave.llm.citations import checkable, source_text, supports
 from toolweave.llm.lexical import content_words, month
 from toolweave.llm.port import LlmAssistant
 from toolweave.pauses import eval_label
+from toolweave.run_ledger import as_ledger
 from toolweave.state.documents import Source, UniqueTextDocument, as_sources
 from toolweave.state.errors import InvalidRequestError, ToolweaveError
-from toolweave.state.ledger import LedgerEntry, LedgerKind
+from toolweave.state.ledger import LedgerKind
 from toolweave.state.pauses import pause_of, payload_of
 from toolweave.state.serde import checkpoint_serde
 from toolweave.state.task import ROOT_TASK_NO
@@ -137,36 +138,30 @@ def unbacked_sources(values: Mapping[str, Any], answer: str) -> list[str]:
     ]
 
 
+def _saved(values: Mapping[str, Any], *, terminal_only: bool = False) -> list[Any]:
+    """The guaranteed contexts and the context buffer's entries (or its terminal's)."""
+    buffer = values.get("context_buffer") or {}
+    groups = [buffer.get(values.get("terminal") or "", ())] if terminal_only else buffer.values()
+    return [*(values.get("guaranteed") or ()), *(e for entries in groups for e in entries or ())]
+
+
 def context_documents(
     values: Mapping[str, Any], *, terminal_only: bool = False
 ) -> list[UniqueTextDocument]:
     """The run's passages: documents, guaranteed contexts, context buffer (or its terminal's)."""
     found: list[Any] = [*(values.get("documents") or ())]
-    for saved in values.get("guaranteed") or ():
+    for saved in _saved(values, terminal_only=terminal_only):
         found.extend(getattr(saved, "documents", ()) or ())
-    buffer = values.get("context_buffer") or {}
-    groups = [buffer.get(values.get("terminal") or "", ())] if terminal_only else buffer.values()
-    for entries in groups:
-        for saved in entries or ():
-            found.extend(getattr(saved, "documents", ()) or ())
     return [
         raw if isinstance(raw, UniqueTextDocument) else UniqueTextDocument.model_validate(raw)
         for raw in found
     ]
 
 
-def _context_texts(values: Mapping[str, Any]) -> list[str]:
-    """The guaranteed contexts' and the context buffer's own texts (a tool's computed reply)."""
-    entries = [*(values.get("guaranteed") or ())]
-    for saved in (values.get("context_buffer") or {}).values():
-        entries.extend(saved or ())
-    return [text for entry in entries if (text := getattr(entry, "context", None))]
-
-
 def invented_sentences(values: Mapping[str, Any]) -> list[str]:
     """The kept answer's sentences with a checkable token no passage or context text holds (R9)."""
     texts = [source_text(doc) for doc in context_documents(values)]
-    texts += _context_texts(values)
+    texts += [text for entry in _saved(values) if (text := getattr(entry, "context", None))]
     out = []
     for raw in values.get("answer_sentences") or ():
         text, kept = _sentence_fields(raw)
@@ -199,8 +194,7 @@ class CitationFigures:
 def citation_figures(ledger: Iterable[Any]) -> CitationFigures | None:
     """The root task's last generated answer's citation figures; ``None``: no such answer."""
     found = None
-    for raw in ledger:
-        entry = raw if isinstance(raw, LedgerEntry) else LedgerEntry.model_validate(raw)
+    for entry in as_ledger(ledger):
         details = entry.details
         if entry.kind != LedgerKind.ANSWER or entry.task_no != ROOT_TASK_NO:
             continue
@@ -515,8 +509,7 @@ def next_message_read(before: Mapping[str, Any], after: Mapping[str, Any]) -> st
 def routed_confidence(ledger: Iterable[Any]) -> dict[str, float]:
     """P(yes) of each tool the root task's routing said yes to (its ``routed`` entries)."""
     found: dict[str, float] = {}
-    for raw in ledger:
-        entry = raw if isinstance(raw, LedgerEntry) else LedgerEntry.model_validate(raw)
+    for entry in as_ledger(ledger):
         routed = entry.kind == LedgerKind.ROUTING and entry.verdict == "routed"
         if routed and entry.task_no == ROOT_TASK_NO and entry.tool and entry.confidence is not None:
             found[entry.tool] = entry.confidence

@@ -14,7 +14,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeAlias, TypeVar
+from typing import Any, ClassVar, TypeAlias, TypeVar, cast
 
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
@@ -362,11 +362,8 @@ class ScriptedChatModel(BaseChatModel):
     def _stream(
         self, messages: Messages, stop: Stop = None, run_manager: SyncRun = None, **kwargs: Any
     ) -> Iterator[ChatGenerationChunk]:
-        taken = self._take(messages, run_manager, kwargs)
-        if self.latency:
-            time.sleep(self.latency)
-        message = self._reply(*taken)
-        for chunk in self._chunks(message):
+        result = self._generate(messages, stop, run_manager, **kwargs)
+        for chunk in self._chunks(cast(AIMessage, result.generations[0].message)):
             if run_manager is not None and chunk.text:
                 run_manager.on_llm_new_token(chunk.text, chunk=chunk)
             yield chunk
@@ -374,11 +371,8 @@ class ScriptedChatModel(BaseChatModel):
     async def _astream(
         self, messages: Messages, stop: Stop = None, run_manager: AsyncRun = None, **kwargs: Any
     ) -> AsyncIterator[ChatGenerationChunk]:
-        taken = self._take(messages, run_manager, kwargs)
-        if self.latency:
-            await asyncio.sleep(self.latency)
-        message = self._reply(*taken)
-        for chunk in self._chunks(message):
+        result = await self._agenerate(messages, stop, run_manager, **kwargs)
+        for chunk in self._chunks(cast(AIMessage, result.generations[0].message)):
             if run_manager is not None and chunk.text:
                 await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
             yield chunk

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, assert_never
+from typing import Any, TypeGuard, assert_never
 
 from toolweave.coordinators.base import is_coordinator
 from toolweave.llm.port import CITATION
-from toolweave.state.documents import AnswerSentence, Source, as_sentences, as_sources
+from toolweave.state.documents import AnswerSentence, Source, as_sentences, as_sources, shortened
 from toolweave.state.events import StreamEvent, is_stream_event
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import ROOT_TASK_NO
@@ -63,25 +63,21 @@ def person_line(event: object, lang: str = "en") -> str | None:
         return f"{BULLET} {cli_text(key, lang, count=str(len(event.get('subtasks') or [])))}"
     if kind != "tool_progress":
         return None
-    detail = event.get("detail")
-    text = progress_phrase(
-        str(event.get("tool")),
-        str(event.get("event")),
-        detail if isinstance(detail, str) else None,
-        lang,
+    tool, name, detail = str(event.get("tool")), str(event.get("event")), event.get("detail")
+    return (
+        f"{BULLET} {progress_phrase(tool, name, detail if isinstance(detail, str) else None, lang)}"
     )
-    return f"{BULLET} {text}"
 
 
+READING = frozenset({"READING_PAGE"})
 PAGE_OUTCOMES = frozenset({"ANSWER_IN_PAGE", "NOTHING_NEW", "NOT_IN_PAGE"})
 
 
-def _tool_event(event: object, names: frozenset[str] | str) -> bool:
-    wanted = {names} if isinstance(names, str) else names
+def _tool_event(event: object, names: frozenset[str]) -> TypeGuard[Mapping[str, Any]]:
     return (
         isinstance(event, Mapping)
         and event.get("type") == "tool_progress"
-        and event.get("event") in wanted
+        and event.get("event") in names
     )
 
 
@@ -98,13 +94,11 @@ class PageReads:
     def feed(self, event: object) -> list[object]:
         """The events to show now, in order, for ``event`` just arrived."""
         held, self._held = self._held, None
-        if _tool_event(event, "READING_PAGE") and isinstance(event, Mapping):
+        if _tool_event(event, READING):
             self._held = event
             return [] if held is None else [held]
-        if held is None:
+        if held is None or (_tool_event(event, PAGE_OUTCOMES) and _same_page(held, event)):
             return [event]
-        if isinstance(event, Mapping) and _tool_event(event, PAGE_OUTCOMES):
-            return [event] if _same_page(held, event) else [held, event]
         return [held, event]
 
     def flush(self) -> list[object]:
@@ -115,11 +109,8 @@ class PageReads:
 
 def _event_text(event: StreamEvent) -> str | None:
     if event["type"] == "tool_progress":  # P4: the phrase for people, never the code
-        phrase = event.get("phrase")
-        detail = event.get("detail")
-        return phrase or progress_phrase(
-            str(event.get("tool")), str(event.get("event")), detail, "en"
-        )
+        tool, name = str(event.get("tool")), str(event.get("event"))
+        return event.get("phrase") or progress_phrase(tool, name, event.get("detail"), "en")
     if event["type"] == "routed":
         return routed_text(event)
     if event["type"] == "gates":  # T4: what the gates held back, never why (X4)
@@ -315,11 +306,6 @@ def question_lines(question: str, choices: Sequence[str]) -> list[str]:
     return [question, *(f"{INDENT}{no}. {choice}" for no, choice in enumerate(choices, start=1))]
 
 
-def _shorten(text: str | None, width: int) -> str:
-    flat = " ".join((text or "").split())
-    return flat if len(flat) <= width else flat[: width - 1].rstrip() + "…"
-
-
 def eligible_label(tool: AnyTool) -> str:
     """``None``, ``ALL`` or the system names a tool is eligible for (T3)."""
     eligible = tool.eligible_system
@@ -349,7 +335,7 @@ ONLY_FORCED = "(no routing question: runs only when forced)"
 
 def when_it_runs(tool: AnyTool, default_retrieval: str | None, width: int = 60) -> str:
     """When ``tool`` runs, in words: its phase (A3, C2), its routing question, or forcing."""
-    question = _shorten(tool.executable_instruction, width) if tool.executable_instruction else ""
+    question = shortened(tool.executable_instruction, width) if tool.executable_instruction else ""
     if is_coordinator(tool):
         phase = COORDINATOR_PHASE if tool.decomposes else OUTSIDE_THE_PHASE
         return f"{phase} + routed: {question}" if question else phase

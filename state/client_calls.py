@@ -56,15 +56,12 @@ class ClientToolOutcome(BaseModel):
 
 
 def _results_list(value: Any) -> Sequence[Any]:
+    must = "a client-tool resume value must"
     if not isinstance(value, Mapping):
-        raise ClientToolResultError(
-            f"a client-tool resume value must be an object with type {CLIENT_TOOL_RESULTS!r}"
-        )
+        raise ClientToolResultError(f"{must} be an object with type {CLIENT_TOOL_RESULTS!r}")
     if value.get("type") != CLIENT_TOOL_RESULTS:
-        raise ClientToolResultError(
-            f"a client-tool resume value must have type {CLIENT_TOOL_RESULTS!r}, "
-            f"not {value.get('type')!r}"
-        )
+        kind = value.get("type")
+        raise ClientToolResultError(f"{must} have type {CLIENT_TOOL_RESULTS!r}, not {kind!r}")
     results = value.get("results")
     if not isinstance(results, list) or not results:
         raise ClientToolResultError("'results' must be a non-empty list")
@@ -92,18 +89,12 @@ def parse_results(value: Any, pending: ClientCalls) -> dict[str, ClientToolOutco
         if call_id in parsed:
             raise ClientToolResultError(f"results[{i}]: call {call_id!r} is answered twice")
         output, error = item.get("output"), item.get("error")
+        text, where = output if output is not None else error, f"results[{i}] (call {call_id!r})"
         if (output is None) == (error is None):
-            raise ClientToolResultError(
-                f"results[{i}] (call {call_id!r}) must have exactly one of 'output' and 'error'"
-            )
-        text = output if output is not None else error
+            raise ClientToolResultError(f"{where} must have exactly one of 'output' and 'error'")
         if not isinstance(text, str):
-            raise ClientToolResultError(
-                f"results[{i}] (call {call_id!r}): 'output'/'error' must be text"
-            )
+            raise ClientToolResultError(f"{where}: 'output'/'error' must be text")
         if len(text) > MAX_RESULT_CHARS:
-            raise ClientToolResultError(
-                f"results[{i}] (call {call_id!r}) is longer than {MAX_RESULT_CHARS} characters"
-            )
+            raise ClientToolResultError(f"{where} is longer than {MAX_RESULT_CHARS} characters")
         parsed[call_id] = ClientToolOutcome(call_id=call_id, output=output, error=error)
     return parsed

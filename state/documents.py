@@ -112,15 +112,11 @@ def complete_identities(
     clashes = {key: len(found) for key, found in texts.items() if len(found) > 1}
     if not clashes:
         return documents
-    for (document_id, page, sentence), count in clashes.items():
-        if sentence is not None:
+    for (document_id, page, no), count in clashes.items():
+        if no is not None:
             raise ConflictingDocumentsError(
                 CONFLICTING_TEXTS.format(
-                    tool=tool_name,
-                    count=count,
-                    document_id=document_id,
-                    page=page,
-                    sentence=sentence,
+                    tool=tool_name, count=count, document_id=document_id, page=page, sentence=no
                 )
             )
     return _numbered(documents, set(clashes))

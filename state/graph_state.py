@@ -18,21 +18,7 @@ from toolweave.state.pauses import Pause
 from toolweave.state.task import PromptAndContext, TaskInfo, TaskNode
 
 
-def merge_tasks(left: Mapping[str, TaskNode], right: Mapping[str, TaskNode]) -> dict[str, TaskNode]:
-    """Reducer for the flat task map: a node's update replaces only the tasks it names."""
-    return {**left, **right}
-
-
-def merge_buffer(
-    left: Mapping[str, list[PromptAndContext]], right: Mapping[str, list[PromptAndContext]]
-) -> dict[str, list[PromptAndContext]]:
-    """Reducer for the context buffer: entries under the same key are appended (B1)."""
-    return merge_all_buffers(dict(left), [dict(right)])  # type: ignore[no-any-return]
-
-
-# Batch reducers: the pairwise reducer folded over a step's writes, copying the value once.
-
-
+# Batch reducers: a step's writes folded at once, copying the value once.
 def append_all(value: list[Any], writes: Sequence[list[Any]]) -> list[Any]:
     """Batch reducer: the lists written in one step, appended in order."""
     merged = list(value)
@@ -42,7 +28,7 @@ def append_all(value: list[Any], writes: Sequence[list[Any]]) -> list[Any]:
 
 
 def merge_all_tasks(value: dict[str, TaskNode], writes: Sequence[dict[str, TaskNode]]) -> Any:
-    """Batch reducer of :func:`merge_tasks`."""
+    """Batch reducer of the flat task map: a write replaces only the tasks it names."""
     merged = dict(value)
     for write in writes:
         merged.update(write)
@@ -50,7 +36,7 @@ def merge_all_tasks(value: dict[str, TaskNode], writes: Sequence[dict[str, TaskN
 
 
 def merge_all_buffers(value: dict[str, Any], writes: Sequence[dict[str, Any]]) -> Any:
-    """Batch reducer of :func:`merge_buffer`."""
+    """Batch reducer of the context buffer: entries under one key are appended (B1)."""
     merged = dict(value)
     for write in writes:
         for key, entries in write.items():

@@ -676,15 +676,19 @@ class EvalReport:
 
     def summary(self) -> dict[str, Any]:
         """The headline numbers as a JSON-ready dict."""
+        tools = {
+            s.tool: {
+                "precision": s.precision,
+                "recall": s.recall,
+                **{key: value for key, value in asdict(s).items() if key != "tool"},
+            }
+            for s in self.tool_scores()
+        }
         return {
-            "assistant": self.assistant,
-            "cases": self.count,
-            "exact_set_accuracy": self.accuracy,
-            "no_route_rate": self.no_route_rate,
-            "over_route_rate": self.over_route_rate,
+            "assistant": self.assistant, "cases": self.count, "exact_set_accuracy": self.accuracy,
+            "no_route_rate": self.no_route_rate, "over_route_rate": self.over_route_rate,
             "wrong_finished_answer_rate": self.wrong_finished_rate,
-            "answer_facts_accuracy": self.facts_accuracy,
-            "sources_accuracy": self.sources_accuracy,
+            "answer_facts_accuracy": self.facts_accuracy, "sources_accuracy": self.sources_accuracy,
             "unanswerable_accuracy": self.unanswerable_accuracy,
             "clarification_rate": self.clarification_rate,
             "next_message_accuracy": self.next_message_accuracy,
@@ -693,22 +697,12 @@ class EvalReport:
             "citation_precision": self.citation_precision,
             "invented_fact_answers": self.invented_answers,
             "splits": {name: part.count for name, part in self.splits().items()},
-            "errors": self.errors,
-            "crashes": self.crashes,
+            "errors": self.errors, "crashes": self.crashes,
             "llm_calls_per_case": self._per_case(lambda r: r.llm_calls),
             "model_calls_per_case": self._per_case(lambda r: r.model_calls),
             "model_chars_per_case": self._per_case(lambda r: r.model_chars),
-            "latency_p50_s": self.latency(0.5),
-            "latency_p95_s": self.latency(0.95),
-            "tools": {
-                s.tool: {
-                    "precision": s.precision,
-                    "recall": s.recall,
-                    **{key: value for key, value in asdict(s).items() if key != "tool"},
-                }
-                for s in self.tool_scores()
-            },
-        }
+            "latency_p50_s": self.latency(0.5), "latency_p95_s": self.latency(0.95), "tools": tools,
+        }  # fmt: skip
 
     def as_json(self) -> dict[str, Any]:
         """Summary and per-case results."""

@@ -53,67 +53,42 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description="Tool orchestration for RAG chatbots on LangGraph.")
     parser.add_argument("-v", "--verbose", action="store_true", help=VERBOSE_HELP)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    domain = _Parser(add_help=False)
-    domain.add_argument(
-        "--domain",
-        default=os.environ.get(DOMAIN_ENV, "").strip() or None,
+    domain, store, request = (_Parser(add_help=False) for _ in range(3))
+    # fmt: off
+    domain.add_argument("--domain", default=os.environ.get(DOMAIN_ENV, "").strip() or None,
         help=f"domain to use (default: ${DOMAIN_ENV}, else the only one installed; with "
-        "several and none named, the command lists them and exits with 2)",
-    )
-    store = _Parser(add_help=False)
+        "several and none named, the command lists them and exits with 2)")
     store.add_argument(
-        "--data-dir", help="where threads and documents are stored (default: user data dir)"
-    )
-    store.add_argument(
-        "--database-url",
-        metavar="URL",
+        "--data-dir", help="where threads and documents are stored (default: user data dir)")
+    store.add_argument("--database-url", metavar="URL",
         default=os.environ.get(DATABASE_URL_ENV, "").strip() or None,
         help="database of threads, and with postgresql:// of ingested documents too "
-        f"(default: ${DATABASE_URL_ENV}, else SQLite under the data dir)",
-    )
-    request = _Parser(add_help=False)
-    request.add_argument(
-        "--system",
-        action="append",
-        default=[],
-        metavar="S",
-        help="system filter of the request; repeat for several",
-    )
+        f"(default: ${DATABASE_URL_ENV}, else SQLite under the data dir)")
+    request.add_argument("--system", action="append", default=[], metavar="S",
+        help="system filter of the request; repeat for several")
     request.add_argument("--thread", metavar="ID", help="conversation to continue or start")
-    request.add_argument(
-        "--user-data",
-        metavar="JSON",
+    request.add_argument("--user-data", metavar="JSON",
         help="the person's data for the tools' gates and the tools (T4, N3): a JSON object "
         '(\'{"member_id": "..."}\') or @FILE holding one; never stored with the thread '
-        "nor logged (X4), so give it again with a reply",
-    )
-    request.add_argument(
-        "--run-timeout",
-        type=float,
-        metavar="S",
+        "nor logged (X4), so give it again with a reply")
+    request.add_argument("--run-timeout", type=float, metavar="S",
         help="seconds one message may take in all, every model call and retry included "
-        "(default ten request timeouts: 600 s); past it the run stops and --thread finishes it",
-    )
+        "(default ten request timeouts: 600 s); past it the run stops and --thread finishes it")
     ask = commands.add_parser("ask", parents=[domain, store, request], help="answer one question")
-    ask.add_argument(
-        "message",
-        nargs="?",
+    ask.add_argument("message", nargs="?",
         help='the question ("-" reads it from standard input); may be left out with --thread '
-        "to finish a run that stopped mid-way",
-    )
+        "to finish a run that stopped mid-way")
     ask.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     commands.add_parser(
-        "chat", parents=[domain, store, request], help="interactive conversation on a thread"
-    )
+        "chat", parents=[domain, store, request], help="interactive conversation on a thread")
     commands.add_parser("tools", parents=[domain, store], help="list the domain's tools")
     commands.add_parser("domains", parents=[store], help="list the available domains")
     explain = commands.add_parser(
-        "explain", parents=[store], help="why each tool did or did not run on a thread"
-    )
+        "explain", parents=[store], help="why each tool did or did not run on a thread")
     explain.add_argument("thread", metavar="THREAD", help="the thread id")
     explain.add_argument(
-        "--tool", metavar="NAME", help="only the entries about this tool: why it did (not) run"
-    )
+        "--tool", metavar="NAME", help="only the entries about this tool: why it did (not) run")
+    # fmt: on
     cli_ingest.add_parser(commands, parents=[store])
     cli_eval.add_parser(commands, parents=[domain, store])
     for command in commands.choices.values():  # also after the command: `toolweave ask -v`

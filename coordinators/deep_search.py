@@ -42,15 +42,10 @@ class DeepSearchCoordinator(ContextConsumerTool[EmptyRequest], AgentCoordinator)
         for piece in missing:
             words = list((rewrites or {}).get(piece, ()))
             subtasks += [
-                TaskInfo(
-                    task_no="",
-                    task_prompt=piece,
-                    important_words=words,
-                    required_tool_names=[tool],
-                    conditional=conditional,
-                )
+                TaskInfo(task_no="", task_prompt=piece, important_words=words,
+                         required_tool_names=[tool], conditional=conditional)
                 for tool, conditional in steps
-            ]
+            ]  # fmt: skip
         return subtasks
 
     def decide_conditional_subtask(

@@ -262,20 +262,14 @@ def parse_case(record: Any, where: str) -> GoldenCase:
     split, asks = _split_and_clarification(record, where)
     tools = sorted(expected - {NONE})
     return GoldenCase(
-        id=str(record.get("id") or where),
-        question=question,
-        expected_tools=expected - {NONE},
-        systems=_strings(record.get("systems"), "systems", where),
-        user_data=user_data,
-        history=_strings(record.get("history"), "history", where),
-        expected_facts=facts,
+        id=str(record.get("id") or where), question=question, expected_tools=expected - {NONE},
+        systems=_strings(record.get("systems"), "systems", where), user_data=user_data,
+        history=_strings(record.get("history"), "history", where), expected_facts=facts,
         expects_no_information=no_information,
         category=category or ("+".join(tools) if tools else "documents"),
-        lang=lang if isinstance(lang, str) else None,
-        split=split,
-        expects_clarification=asks,
+        lang=lang if isinstance(lang, str) else None, split=split, expects_clarification=asks,
         expected_next=_expected_next(record, where),
-    )
+    )  # fmt: skip
 
 
 def _expected_next(record: Mapping[str, Any], where: str) -> str | None:
@@ -467,16 +461,9 @@ def run_case(graph: Any, case: GoldenCase, *, retrieval_tool: str | None) -> Cas
         return result
     finally:
         result.seconds = time.perf_counter() - started
-    routed = next(  # the root's first routing; deep fallback may route it again
-        (
-            event.get("tools") or []
-            for event in events
-            if isinstance(event, Mapping)
-            and event.get("type") == "routed"
-            and event.get("task_no") == ROOT_TASK_NO
-        ),
-        [],
-    )
+    routings = [e for e in events if isinstance(e, Mapping) and e.get("type") == "routed"]
+    # the root's first routing; deep fallback may route it again
+    routed = next((e.get("tools") or [] for e in routings if e.get("task_no") == ROOT_TASK_NO), [])
     result.routed = frozenset(str(tool) for tool in routed) - {retrieval_tool or ""}
     result.answer = str(values.get("answer") or "")
     result.sources = tuple(as_sources(values.get("sources")))
@@ -719,12 +706,9 @@ def evaluate(
     progress: Callable[[int, CaseResult], None] | None = None,
 ) -> EvalReport:
     """Run every case through a fresh graph over ``domain``; a toolweave error is a miss."""
+    checkpointer = InMemorySaver(serde=checkpoint_serde())
     graph = build_graph(
-        domain,
-        tools,
-        assistant=assistant,
-        limits=limits,
-        checkpointer=InMemorySaver(serde=checkpoint_serde()),
+        domain, tools, assistant=assistant, limits=limits, checkpointer=checkpointer
     )
     report = EvalReport(assistant=assistant.label)
     for done, case in enumerate(cases, start=1):

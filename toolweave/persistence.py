@@ -168,13 +168,10 @@ def _pool_options(pool_class: Any, name: str) -> dict[str, Any]:
     from psycopg.rows import dict_row
 
     return {
-        "kwargs": {**CONNECTION_KWARGS, "row_factory": dict_row},
-        "min_size": 1,
-        "max_size": POOL_MAX_SIZE,
-        "open": False,
-        "check": pool_class.check_connection,
+        "kwargs": {**CONNECTION_KWARGS, "row_factory": dict_row}, "min_size": 1,
+        "max_size": POOL_MAX_SIZE, "open": False, "check": pool_class.check_connection,
         "name": name,
-    }
+    }  # fmt: skip
 
 
 def _resolved(

@@ -65,16 +65,11 @@ def optional_request_model(
     for field_name, info in schema.model_fields.items():
         richer = declared.get(field_name, info)
         extra = richer.json_schema_extra if isinstance(richer.json_schema_extra, dict) else None
-        fields[field_name] = (
-            (Any if info.annotation is None else info.annotation) | None,
-            Field(
-                default=None,
-                alias=info.alias,
-                description=info.description or richer.description,
-                examples=richer.examples or info.examples,
-                json_schema_extra=extra,
-            ),
-        )
+        field = Field(
+            default=None, alias=info.alias, description=info.description or richer.description,
+            examples=richer.examples or info.examples, json_schema_extra=extra,
+        )  # fmt: skip
+        fields[field_name] = ((Any if info.annotation is None else info.annotation) | None, field)
     return create_model(model_name, **fields)
 
 
@@ -88,16 +83,12 @@ def documents_of(tool_name: str, value: Any) -> list[UniqueTextDocument]:
             meta = doc.metadata
             doc_id = meta.get("document_id") or doc.id or meta.get("source") or f"{tool_name}#{n}"
             page = meta.get("page")
-            docs.append(
-                UniqueTextDocument(
-                    document_id=str(doc_id),
-                    document_name=str(meta.get("title") or meta.get("source") or tool_name),
-                    document_url=meta.get("url"),
-                    page=page if isinstance(page, int) else None,
-                    sentence_number=n,
-                    text=doc.page_content,
-                )
-            )
+            name = str(meta.get("title") or meta.get("source") or tool_name)
+            docs.append(UniqueTextDocument(
+                document_id=str(doc_id), document_name=name, document_url=meta.get("url"),
+                page=page if isinstance(page, int) else None, sentence_number=n,
+                text=doc.page_content,
+            ))  # fmt: skip
         return docs
     if (  # content blocks {"type": "text", "text": ...} (MCP and chat-model content)
         isinstance(value, Sequence)
@@ -192,24 +183,16 @@ def from_langchain_tool(
             f"tool {tool.name!r}: pydantic v1 argument schemas are not supported"
         )
     request_model = optional_request_model(tool_name, schema, tool)
+    question = routing_question or ROUTING_QUESTION.format(name=tool_name, description=description)
+    # our copy reports errors by raising, never as content (T13: MCP error results)
+    wrapped = tool.model_copy(update={"handle_tool_error": False, "handle_validation_error": False})
     attributes: dict[str, Any] = {
-        "name": tool_name,
-        "source_name": None if name else tool.name,  # T14: a name given is the tool's own
-        "domain": domain,
-        "eligible_system": eligible_system,
-        "priority": priority,
-        "request_model": request_model,
-        "required_inputs": required_inputs(schema, request_model),
-        "ask_for_missing_inputs": ask_for_missing_inputs,
-        "instruction": instruction,
-        "executable_instruction": routing_question
-        or ROUTING_QUESTION.format(name=tool_name, description=description),
-        "description": description,
-        # our copy reports errors by raising, never as content (T13: MCP error results)
-        "wrapped": tool.model_copy(
-            update={"handle_tool_error": False, "handle_validation_error": False}
-        ),
-    }
+        "name": tool_name, "source_name": None if name else tool.name,  # T14: name= is its own
+        "domain": domain, "eligible_system": eligible_system, "priority": priority,
+        "request_model": request_model, "required_inputs": required_inputs(schema, request_model),
+        "ask_for_missing_inputs": ask_for_missing_inputs, "instruction": instruction,
+        "executable_instruction": question, "description": description, "wrapped": wrapped,
+    }  # fmt: skip
     cls = type(f"LangChainTool_{tool_name}", (LangChainChatbotTool,), attributes)
     return cast(ChatbotTool[BaseModel], cls())
 
@@ -252,12 +235,10 @@ def to_langchain_tool(
         return result_text(result), docs
 
     return StructuredTool.from_function(
-        func=run,
-        name=tool.name,
+        func=run, name=tool.name, args_schema=tool.request_model,
         description=description or tool.description or tool.executable_instruction or tool.name,
-        args_schema=tool.request_model,
         response_format="content_and_artifact",
-    )
+    )  # fmt: skip
 
 
 def with_values_stream(graph: Runnable[Any, Any]) -> Runnable[Any, Any]:

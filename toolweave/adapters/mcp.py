@@ -60,14 +60,12 @@ async def aload_mcp_tools(
     tools = await client.get_tools()
     return [
         from_langchain_tool(
-            tool,
-            domain=options.get("domain"),
-            eligible_system=options.get("eligible_system"),
+            tool, domain=options.get("domain"), eligible_system=options.get("eligible_system"),
             priority=options.get("priority", 100),
             ask_for_missing_inputs=options.get("ask_for_missing_inputs", False),
         )
         for tool in tools
-    ]
+    ]  # fmt: skip
 
 
 def load_mcp_tools(

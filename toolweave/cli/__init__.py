@@ -216,14 +216,10 @@ def _session(
     from toolweave.persistence import data_dir
 
     return Session(
-        domain,
-        tools,
-        data_dir=data_dir(args.data_dir) if persistent else None,
-        database_url=args.database_url,
-        verbose=args.verbose,
-        run_timeout=_run_timeout(args),
+        domain, tools, data_dir=data_dir(args.data_dir) if persistent else None,
+        database_url=args.database_url, verbose=args.verbose, run_timeout=_run_timeout(args),
         user_data=user_data,
-    )
+    )  # fmt: skip
 
 
 def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
@@ -256,24 +252,19 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
             assert turn is not None  # no message: only the interrupted run
             _keep_if_paused(session, turn, thread_id, args, persistent)
             values = turn.values
+            earlier = None if finished is None else {
+                "answer": finished.values.get("answer"),
+                "pending_question": finished.pending_question,
+                "pending_choices": finished.pending_choices,
+            }  # fmt: skip
             payload = {
-                "answer": values.get("answer"),
-                "sources": _source_rows(values),
+                "answer": values.get("answer"), "sources": _source_rows(values),
                 "sentences": _sentence_rows(values),
                 "activated": list(values.get("activated") or []),
-                "llm_calls": values.get("llm_calls", 0),
-                "thread_id": thread_id,
-                "assistant": session.assistant.label,
-                "pending_question": turn.pending_question,
-                "pending_choices": turn.pending_choices,
-                "finished_interrupted_run": None
-                if finished is None
-                else {
-                    "answer": finished.values.get("answer"),
-                    "pending_question": finished.pending_question,
-                    "pending_choices": finished.pending_choices,
-                },
-            }
+                "llm_calls": values.get("llm_calls", 0), "thread_id": thread_id,
+                "assistant": session.assistant.label, "pending_question": turn.pending_question,
+                "pending_choices": turn.pending_choices, "finished_interrupted_run": earlier,
+            }  # fmt: skip
             print(json.dumps(payload, ensure_ascii=False, indent=2), file=out)
             return 0
         lang = _language(message, domain.default_language)
@@ -297,12 +288,8 @@ def _keep_if_paused(
     from toolweave.cli.session import keep_thread
     from toolweave.persistence import data_dir
 
-    keep_thread(
-        session.checkpointer,
-        thread_id,
-        data_dir=data_dir(args.data_dir),
-        database_url=args.database_url,
-    )
+    directory = data_dir(args.data_dir)
+    keep_thread(session.checkpointer, thread_id, data_dir=directory, database_url=args.database_url)
 
 
 def _interrupted(session: Session, thread_id: str) -> bool:

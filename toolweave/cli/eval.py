@@ -226,11 +226,7 @@ def _calibrate(args: argparse.Namespace, domain: str, report: EvalReport, out: T
         print(line, file=out)
     best = best_threshold(rows)
     about = {"model": report.assistant, "cases": report.count, "split": "dev"}
-    path = store_threshold(
-        domain,
-        best.threshold,
-        about=about,
-        path=Path(args.routing_file) if args.routing_file else None,
-    )
+    where = Path(args.routing_file) if args.routing_file else None
+    path = store_threshold(domain, best.threshold, about=about, path=where)
     print(f"routing threshold for {domain}: {best.threshold} (stored in {path})", file=out)
     return 0

@@ -397,17 +397,10 @@ def tools_table(
     """
     header = ("NAME", "DOMAIN", "SYSTEM", "PRIORITY", "KIND", "TRAITS", "ROUTING QUESTION")
     rows = [header] + [
-        (
-            tool.name,
-            tool.domain or "any",
-            eligible_label(tool),
-            str(tool.priority),
-            tool_kind(tool),
-            tool_traits(tool),
-            when_it_runs(tool, default_retrieval, question_width),
-        )
+        (tool.name, tool.domain or "any", eligible_label(tool), str(tool.priority), tool_kind(tool),
+         tool_traits(tool), when_it_runs(tool, default_retrieval, question_width))
         for tool in tools
-    ]
+    ]  # fmt: skip
     widths = [max(len(row[i]) for row in rows) for i in range(len(header) - 1)]
     return [
         "  ".join([*(cell.ljust(w) for cell, w in zip(row, widths, strict=False)), row[-1]])

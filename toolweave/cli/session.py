@@ -264,13 +264,9 @@ class Session:
         self.checkpointer = self._closer.enter_context(open_checkpointer(target, env=_sqlite_env()))
         try:
             self.graph = build_graph(
-                domain,
-                tools,
-                assistant=self.assistant,
-                checkpointer=self.checkpointer,
-                limits=Limits(run_deadline_s=deadline),
-                name=domain.name,
-            )
+                domain, tools, assistant=self.assistant, checkpointer=self.checkpointer,
+                limits=Limits(run_deadline_s=deadline), name=domain.name,
+            )  # fmt: skip
         except BaseException:
             self._closer.close()
             raise

@@ -164,23 +164,19 @@ def documents_domain(
     coordinator = _deep_search(prefix, name)
     retrieval = f"{prefix}_search"
     domain = Domain(
-        name=name,
-        system_prompt=DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt,
-        default_retrieval_tool=retrieval,
+        name=name, system_prompt=DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt,
+        default_retrieval_tool=retrieval, default_language=default_language or "en",
         description=f"Documents ingested with `toolweave ingest --domain {name}`.",
-        default_language=default_language or "en",
         deep_fallback=lambda prompt_type: None if prompt_type in NO_DEEP_SEARCH else coordinator,
+    )  # fmt: skip
+    context_search = ContextSearchTool(
+        coordinator.search_tool, name, store, max_brute_force_page_count=max_brute_force_page_count
     )
     built: list[ChatbotTool[Any]] = [
         RetrievalTool(retrieval, name, store),
         coordinator,
         NeighborPageSearchTool(coordinator.neighbor_search_tool or "", name, store),
-        ContextSearchTool(
-            coordinator.search_tool,
-            name,
-            store,
-            max_brute_force_page_count=max_brute_force_page_count,
-        ),
+        context_search,
     ]
     return domain, [*built, *extra]
 

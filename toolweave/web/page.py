@@ -170,14 +170,12 @@ def render_page(
 ) -> str:
     """The page's HTML with its config, title and panel filled in; bad ``user_data``: X5 error."""
     config = {
-        "assistantId": page.assistant_id,
-        "apiUrl": api_url,
-        "clientToolTimeoutMs": round(page.client_tool_timeout_s * 1000),
-        "title": page.title,
+        "assistantId": page.assistant_id, "apiUrl": api_url,
+        "clientToolTimeoutMs": round(page.client_tool_timeout_s * 1000), "title": page.title,
         "pageUrl": base,
         "clientTools": {s.tool_id: s.title or s.tool_id for s in page.client_scripts},
         "lang": page.lang,
-    }
+    }  # fmt: skip
     if user_data:
         config["userData"] = parse_user_data(user_data)
     block = f'<script type="application/json" id="toolweave-config">{_json_for_html(config)}'
@@ -223,10 +221,9 @@ def _headers(page: ChatPage) -> dict[str, str]:
     connect = f" {page.api_url}" if page.api_url else ""
     return {
         "Content-Security-Policy": CONTENT_SECURITY_POLICY.format(connect=connect),
-        "X-Content-Type-Options": "nosniff",
-        "Referrer-Policy": "same-origin",
+        "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin",
         "Cache-Control": "no-cache",
-    }
+    }  # fmt: skip
 
 
 def chat_routes(page: ChatPage, *, path: str = "/chat") -> list[BaseRoute]:

@@ -207,8 +207,7 @@ def run_with_client_tools(
     """Invoke ``graph`` and answer its client-tool pauses until it ends or asks something else.
 
     Args:
-        graph: A compiled graph with a checkpointer (a toolweave graph, or an
-            agent whose AI tools come from :func:`toolweave.tools.ai.langchain.as_langchain_tools`).
+        graph: A compiled graph with a checkpointer (toolweave's, or an agent's with AI tools).
         input: The run input; ``client_tools`` is added from ``client`` when absent.
         config: The run config (with a ``thread_id``).
         client: The implementations.

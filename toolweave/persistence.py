@@ -195,17 +195,15 @@ def open_checkpointer(
     connect_timeout: float = CONNECT_TIMEOUT_S,
     sqlite_synchronous: SqliteSynchronous | None = None,
 ) -> Iterator[BaseCheckpointSaver[Any]]:
-    """A checkpointer for ``target`` (see the module docs), closed on exit.
+    """A checkpointer for ``target``, closed on exit.
 
     Args:
-        target: A ``postgresql://`` URL, a ``sqlite:///`` URL or path, or ``None``
-            for ``TOOLWEAVE_DATABASE_URL`` (unset: in memory).
-        env: The environment read when ``target`` is ``None``; read once, here.
+        target: A ``postgresql://`` URL, a ``sqlite:///`` URL or path, or ``None`` for
+            ``TOOLWEAVE_DATABASE_URL`` (unset: in memory).
+        env: The environment read when ``target`` is ``None``.
         connect_timeout: Seconds to wait for the first Postgres connection.
-        sqlite_synchronous: SQLite's ``PRAGMA synchronous`` (``None``:
-            ``TOOLWEAVE_SQLITE_SYNCHRONOUS`` from ``env``, else ``NORMAL``: in WAL mode a
-            crashed process loses nothing, a power cut may drop the last commits; ``FULL``
-            syncs every commit, about 2x slower).
+        sqlite_synchronous: SQLite's ``PRAGMA synchronous`` (``None``: the environment's, else
+            ``NORMAL``: a crash loses nothing, a power cut may drop the last commits).
 
     Yields:
         A ready ``BaseCheckpointSaver`` with toolweave's serializer.

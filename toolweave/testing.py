@@ -82,19 +82,12 @@ def context_answer(request: AnswerRequest) -> str:
 class FunctionAssistant(port.LlmAssistant):
     """An :class:`~toolweave.llm.port.LlmAssistant` whose steps are plain or async functions.
 
-    Every argument is optional and may be plain or ``async`` (awaited natively under
-    ``ainvoke``, run to completion under ``invoke``):
-
-    - ``normalize(message, history)``: a ``Normalized`` or the question; default as is.
-    - ``route(task_text, tools)``: tool names to activate; default none.
-    - ``extract(task_text, tool)``: the request dict or ``None`` (default).
-    - ``read(question, passage)``: one page's answer or ``None`` (default).
-    - ``judge(question, documents, guaranteed)``: bool or ``ContextVerdict``; default sufficient.
-    - ``answer(request)``: the answer text, streamed; default the context texts joined.
-    - ``decompose(task_prompt, schema)``: a coordinator's schema as a dict or ``None``;
-      default the offline extraction.
-
-    It keeps no state; count calls in your own callables.
+    Every argument is optional, plain or ``async`` (awaited natively under ``ainvoke``):
+    ``normalize(message, history)`` (a ``Normalized`` or the question; default as is),
+    ``route(task_text, tools)`` (tool names; default none), ``extract(task_text, tool)``,
+    ``read(question, passage)`` (default ``None``), ``judge(question, documents, guaranteed)``
+    (default sufficient), ``answer(request)`` (streamed; default the context texts) and
+    ``decompose(task_prompt, schema)`` (default the offline extraction). It keeps no state.
 
     Example:
         >>> assistant = FunctionAssistant(route=lambda text, tools: ["opening_hours"])

@@ -157,19 +157,15 @@ def from_langchain_tool(
     """A ChatbotTool that runs a LangChain tool.
 
     Args:
-        tool: A ``BaseTool``, e.g. a function decorated with ``@tool`` or a tool of an
-            MCP server loaded by langchain-mcp-adapters.
-        name: The toolweave name; defaults to :func:`~toolweave.to_tool_name` of the
-            tool's name (T1, T14).
+        tool: A ``BaseTool``, e.g. a ``@tool`` function or an MCP server's tool.
+        name: The toolweave name; default :func:`~toolweave.to_tool_name` of its name (T1, T14).
         domain: Where it may run (T2); ``None``: every domain.
         eligible_system: The system filter (T3).
         routing_question: Overrides the routing question built from the description (T5).
         instruction: Field-filling instruction for extraction (T7).
         priority: Execution order on a task (A6).
-        ask_for_missing_inputs: While an argument the tool requires is unfilled
-            (T13), ask the user for it (Q1), offering its ``Literal`` or enum values,
-            else its examples, as choices; by default (or unless the domain says
-            so) the tool declines: no result (R1), the ledger naming the inputs.
+        ask_for_missing_inputs: Ask the user (Q1) for an unfilled required argument (T13),
+            offering its ``Literal``/enum values or examples; else the tool declines (R1).
 
     Returns:
         A ChatbotTool whose request has the tool's arguments, each optional (T6), and whose

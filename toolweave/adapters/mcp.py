@@ -37,16 +37,13 @@ async def aload_mcp_tools(
     """Connect to MCP servers and return their tools as ChatbotTools.
 
     Args:
-        connections: Server name → connection, as langchain-mcp-adapters takes it:
-            ``{"transport": "stdio", "command": "python", "args": ["server.py"]}`` or
+        connections: Server name → connection, as langchain-mcp-adapters takes it, e.g.
             ``{"transport": "streamable_http", "url": "http://127.0.0.1:8000/mcp"}``.
-        **options: ``domain``, ``eligible_system``, ``prefix_server_name``, ``priority``,
-            ``ask_for_missing_inputs`` (see :class:`McpToolOptions`).
+        **options: See :class:`McpToolOptions`.
 
     Returns:
-        One ChatbotTool per MCP tool, in the servers' order. Each call opens its own
-        MCP session, so the tools are safe to share between concurrent runs (T11).
-        A tool is called only with its required arguments filled, and an MCP error
+        One ChatbotTool per MCP tool, in the servers' order; each call opens its own MCP
+        session (T11), runs only with its required arguments filled, and an MCP error
         result is a failure (R7), never context (T13).
     """
     try:

@@ -127,15 +127,6 @@ def _sentence_rows(values: dict[str, Any]) -> list[dict[str, Any]]:
     return [s.model_dump(mode="json", include={"text", "sources", "quotes"}) for s in said]
 
 
-def _source_lines(values: dict[str, Any]) -> list[str]:
-    from toolweave.cli import render
-    from toolweave.state.graph_state import message_of
-
-    message = message_of(values)
-    lang = message.user_lang if message else "en"
-    return render.source_lines(values.get("sources"), lang, values.get("answer_sentences"))
-
-
 def _load(args: argparse.Namespace) -> Any:
     """The domain and its tools; a ``--system`` no tool names is a usage error (exit 2)."""
     from toolweave.domains import load_domain
@@ -327,15 +318,15 @@ def _print_outcome(
     from toolweave.cli import render
     from toolweave.state.graph_state import message_of
 
-    if turn.pending_question is not None:
-        _print(render.question_lines(turn.pending_question, turn.pending_choices), out)
-        message = message_of(turn.values)
-        lang = message.user_lang if message else None
-        more = " --user-data '...'" if user_data else ""
-        hint = render.cli_text(reply_hint, lang, thread=thread_id, domain=domain, more=more)
-        print(hint, file=out)
+    values = turn.values
+    lang = message.user_lang if (message := message_of(values)) else None
+    if turn.pending_question is None:
+        sources, sentences = values.get("sources"), values.get("answer_sentences")
+        _print(render.source_lines(sources, lang or "en", sentences), out)
         return
-    _print(_source_lines(turn.values), out)
+    _print(render.question_lines(turn.pending_question, turn.pending_choices), out)
+    more = " --user-data '...'" if user_data else ""
+    print(render.cli_text(reply_hint, lang, thread=thread_id, domain=domain, more=more), file=out)
 
 
 def _assistant_line(session: Session, lang: str) -> str:

@@ -10,8 +10,10 @@ import os
 from dataclasses import dataclass, field, replace
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from toolweave.domains.documents import ingested_domains, load_documents_domain
+from toolweave.domains.documents import ingested_store as ingested_store
 from toolweave.state.errors import ConfigurationError, UnknownDomainError
 from toolweave.tools.domain import Domain
 from toolweave.tools.plugins import (
@@ -22,11 +24,6 @@ from toolweave.tools.plugins import (
     load_plugin,
 )
 from toolweave.tools.registry import AnyTool
-
-if TYPE_CHECKING:
-    from collections.abc import Iterable
-
-    from toolweave.tools.search.protocol import PageGraphStore
 
 logger = logging.getLogger(__name__)
 
@@ -110,8 +107,6 @@ def hidden_documents(
     *, data_dir: str | os.PathLike[str] | None = None, database_url: str | None = None
 ) -> list[str]:
     """Names under which ingested documents are hidden by a plugin's domain of that name (N1)."""
-    from toolweave.domains.documents import ingested_domains
-
     ingested = ingested_domains(data_dir, database_url=database_url)
     return sorted(set(_installed().domains) & set(ingested))
 
@@ -119,8 +114,6 @@ def hidden_documents(
 def _names(
     installed: _Installed, data_dir: str | os.PathLike[str] | None, database_url: str | None
 ) -> list[str]:
-    from toolweave.domains.documents import ingested_domains
-
     return sorted({*installed.domains, *ingested_domains(data_dir, database_url=database_url)})
 
 
@@ -191,8 +184,6 @@ def load_domain(
         if key in installed.broken:
             raise installed.broken[key]
         if _NAME_CHARS.issuperset(key):
-            from toolweave.domains.documents import load_documents_domain
-
             ingested = load_documents_domain(key, data_dir, database_url=database_url)
             if ingested is not None:
                 return _calibrated(ingested)
@@ -213,19 +204,6 @@ def load_domain(
             f"domain plugin {key!r} ({where}) failed to load: {type(exc).__name__}: {exc}"
         ) from exc
     return _calibrated(_validated(key, bundle))
-
-
-def ingested_store(
-    name: str,
-    *,
-    data_dir: str | os.PathLike[str] | None = None,
-    database_url: str | None = None,
-    stopwords: Iterable[str] = (),
-) -> PageGraphStore:
-    """Lazy alias of :func:`toolweave.domains.documents.ingested_store` (which see)."""
-    from toolweave.domains.documents import ingested_store as opened
-
-    return opened(name, data_dir=data_dir, database_url=database_url, stopwords=stopwords)
 
 
 def _calibrated(bundle: DomainBundle) -> DomainBundle:

@@ -1,8 +1,6 @@
-"""Evaluation against a golden file, through the real graph (``toolweave eval``).
+"""Evaluation against a golden file through the real graph (``toolweave eval``).
 
-The golden file's keys and what is scored are in docs/guides/evaluation.md. The
-routed set of a case is what the route node first queued on the root task (after
-A8), without the default retrieval tool; subtasks and deep fallback are not scored.
+Scored: docs/guides/evaluation.md; the routed set is the root's first routing, retrieval aside.
 """
 
 from __future__ import annotations
@@ -43,13 +41,10 @@ from toolweave.tools.search.text import fold
 logger = logging.getLogger(__name__)
 
 NONE = "none"
-KNOWN_KEYS = frozenset(
-    {
-        "id", "question", "expected_tools", "systems", "user_data", "history",
-        "expected_words", "expected_facts", "category", "lang", "split",
-        "expected_clarification", "expected_next",
-    }
-)  # fmt: skip
+KNOWN_KEYS = frozenset({
+    "id", "question", "expected_tools", "systems", "user_data", "history", "expected_words",
+    "expected_facts", "category", "lang", "split", "expected_clarification", "expected_next",
+})  # fmt: skip
 NEXT_KINDS = {"replied": "reply", "amended": "amended", "closed": "new_question",
               "cancelled": "cancel"}  # fmt: skip
 """The open question's ledger verdict (Q2) -> what the next message was read as."""

@@ -1,7 +1,4 @@
-"""``toolweave eval``: routing evaluation with ``toolweave ask``'s model on a golden file.
-
-Options and the file format are in docs/guides/evaluation.md.
-"""
+"""``toolweave eval``: a golden file with ``toolweave ask``'s model (docs/guides/evaluation.md)."""
 
 from __future__ import annotations
 

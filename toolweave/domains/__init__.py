@@ -1,18 +1,14 @@
-"""Domain lookup: the domains installed plugins provide (W5, T1), and ingested ones.
-
-With several domains nothing picks one silently (N2): :func:`default_domain` raises.
-"""
+"""Domain lookup: plugins' domains (W5, T1) and ingested ones; none picked silently (N2)."""
 
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass, field, replace
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from toolweave.domains.documents import ingested_domains, load_documents_domain
+from toolweave.domains.documents import DataDir, ingested_domains, load_documents_domain
 from toolweave.domains.documents import ingested_store as ingested_store
 from toolweave.state.errors import ConfigurationError, UnknownDomainError
 from toolweave.tools.domain import Domain
@@ -96,30 +92,22 @@ def broken_plugins() -> dict[str, str]:
     return {name: str(exc) for name, exc in _installed().broken.items()}
 
 
-def available_domains(
-    *, data_dir: str | os.PathLike[str] | None = None, database_url: str | None = None
-) -> list[str]:
+def available_domains(*, data_dir: DataDir = None, database_url: str | None = None) -> list[str]:
     """Names of every domain :func:`load_domain` accepts: plugins' and ingested ones, sorted."""
     return _names(_installed(), data_dir, database_url)
 
 
-def hidden_documents(
-    *, data_dir: str | os.PathLike[str] | None = None, database_url: str | None = None
-) -> list[str]:
+def hidden_documents(*, data_dir: DataDir = None, database_url: str | None = None) -> list[str]:
     """Names under which ingested documents are hidden by a plugin's domain of that name (N1)."""
     ingested = ingested_domains(data_dir, database_url=database_url)
     return sorted(set(_installed().domains) & set(ingested))
 
 
-def _names(
-    installed: _Installed, data_dir: str | os.PathLike[str] | None, database_url: str | None
-) -> list[str]:
+def _names(installed: _Installed, data_dir: DataDir, database_url: str | None) -> list[str]:
     return sorted({*installed.domains, *ingested_domains(data_dir, database_url=database_url)})
 
 
-def _default_of(
-    installed: _Installed, data_dir: str | os.PathLike[str] | None, database_url: str | None
-) -> str:
+def _default_of(installed: _Installed, data_dir: DataDir, database_url: str | None) -> str:
     """The only domain there is (N2), else an error that says what to do."""
     names = _names(installed, data_dir, database_url)
     if len(names) == 1:
@@ -134,9 +122,7 @@ def _default_of(
     raise NoDomainInstalledError(f"no domain is installed: {NO_DOMAIN_HINT}")
 
 
-def default_domain(
-    *, data_dir: str | os.PathLike[str] | None = None, database_url: str | None = None
-) -> str:
+def default_domain(*, data_dir: DataDir = None, database_url: str | None = None) -> str:
     """The domain used when none is named: the only one, plugin or ingested (N2).
 
     Raises:
@@ -156,10 +142,7 @@ def _validated(name: str, bundle: Any) -> DomainBundle:
 
 
 def load_domain(
-    name: str | None = None,
-    *,
-    data_dir: str | os.PathLike[str] | None = None,
-    database_url: str | None = None,
+    name: str | None = None, *, data_dir: DataDir = None, database_url: str | None = None
 ) -> DomainBundle:
     """The domain called ``name`` and its tools, with its calibrated routing threshold (T5).
 

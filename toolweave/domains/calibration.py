@@ -1,7 +1,6 @@
 """The routing threshold a user calibrated (T5), kept in a file they can commit.
 
-``toolweave eval --calibrate-routing`` writes it; it wins over the package's value, and
-``build_graph(..., routing_threshold=...)`` over both.
+``toolweave eval --calibrate-routing`` writes it; ``build_graph(routing_threshold=)`` wins.
 """
 
 from __future__ import annotations

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 DOCUMENTS_FOLDER = "documents"  # in the data directory: one SQLite store per domain
 MAX_BRUTE_FORCE_PAGE_COUNT = 50  # D5: no domain scan, at most 50 pages read
+DataDir = str | os.PathLike[str] | None  # the data directory (None: the CLI's)
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 NO_DEEP_SEARCH = frozenset({"smalltalk"})  # prompt types that get no deep search (D2)
 
@@ -46,7 +47,7 @@ def validate_domain_name(name: str) -> str:
     return cleaned
 
 
-def documents_path(domain: str, data_dir: str | os.PathLike[str] | None = None) -> Path:
+def documents_path(domain: str, data_dir: DataDir = None) -> Path:
     """Where a domain's ingested documents are stored."""
     from toolweave.persistence import data_dir as resolve
 
@@ -74,9 +75,7 @@ def postgres_store(
     )
 
 
-def ingested_domains(
-    data_dir: str | os.PathLike[str] | None = None, *, database_url: str | None = None
-) -> list[str]:
+def ingested_domains(data_dir: DataDir = None, *, database_url: str | None = None) -> list[str]:
     """Names of the domains with ingested documents (data directory, PostgreSQL), sorted."""
     found: set[str] = set()
     if database_url is not None and is_postgres_url(database_url):
@@ -193,10 +192,7 @@ def _use_embeddings(store: PageGraphStore, embeddings: EmbeddingsOption) -> None
 
 
 def _found_store(
-    name: str,
-    data_dir: str | os.PathLike[str] | None,
-    database_url: str | None,
-    stopwords: Iterable[str] = (),
+    name: str, data_dir: DataDir, database_url: str | None, stopwords: Iterable[str] = ()
 ) -> PageGraphStore | None:
     """The store ``toolweave ingest --domain NAME`` filled, or ``None`` when it filled none."""
     if database_url is not None and is_postgres_url(database_url):
@@ -211,7 +207,7 @@ def _found_store(
 def ingested_store(
     name: str,
     *,
-    data_dir: str | os.PathLike[str] | None = None,
+    data_dir: DataDir = None,
     database_url: str | None = None,
     stopwords: Iterable[str] = (),
 ) -> PageGraphStore:
@@ -241,7 +237,7 @@ def ingested_store(
 
 
 def load_documents_domain(
-    name: str, data_dir: str | os.PathLike[str] | None = None, *, database_url: str | None = None
+    name: str, data_dir: DataDir = None, *, database_url: str | None = None
 ) -> tuple[Domain, list[ChatbotTool[Any]]] | None:
     """The ingested domain ``name`` (PostgreSQL looked in first), or ``None`` when there is none."""
     store = _found_store(name, data_dir, database_url)

@@ -86,9 +86,7 @@ def error_text(error: BaseException, *hidden: str) -> str:
 def redact(text: str) -> str:
     """``text`` with every secret of the current run replaced by :data:`REDACTED`."""
     pattern = secret_pattern()
-    if pattern is None or not text:
-        return text
-    return pattern.sub(REDACTED, text)
+    return text if pattern is None or not text else pattern.sub(REDACTED, text)
 
 
 class RedactingFilter(logging.Filter):

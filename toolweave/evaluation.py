@@ -361,9 +361,7 @@ class CaseResult:
         """Whether every listed source backs the answer (R9; "no information" lists none)."""
         if self.paused or self.error is not None or not self.answer:
             return None
-        if says_no_information(self.answer):
-            return not self.sources
-        return not self.unbacked
+        return not self.sources if says_no_information(self.answer) else not self.unbacked
 
     @property
     def clarification_ok(self) -> bool:
@@ -755,28 +753,25 @@ def report_table(report: EvalReport) -> list[str]:
     return lines + split_table(report) + _parts_table("category", category, report.categories())
 
 
-SPLIT_COLUMNS = (
-    "tools exact", "facts found", "unanswerable handled", "clarification as expected",
-    "next message right", "sources right", "sentences supported", "citation precision",
-    "sentences dropped", "invented facts",
-)  # fmt: skip
-_CELLS: dict[str, Callable[[EvalReport], str]] = {
+_SPLIT_CELLS: dict[str, Callable[[EvalReport], str]] = {
     "tools exact": lambda p: percent(p.accuracy),
-    "exact-set accuracy": lambda p: percent(p.accuracy),
     "facts found": lambda p: percent(p.facts_accuracy),
-    "answer facts": lambda p: percent(p.facts_accuracy),
     "unanswerable handled": lambda p: percent(p.unanswerable_accuracy),
     "clarification as expected": lambda p: percent(p.clarification_rate),
     "next message right": lambda p: percent(p.next_message_accuracy),
     "sources right": lambda p: percent(p.sources_accuracy),
-    "sources": lambda p: percent(p.sources_accuracy),
     "sentences supported": lambda p: percent(p.sentences_supported),
     "citation precision": lambda p: percent(p.citation_precision),
     "sentences dropped": lambda p: str(p.sentences_dropped),
     "invented facts": lambda p: str(p.invented_answers),
+}
+SPLIT_COLUMNS = tuple(_SPLIT_CELLS)  # the split table's columns, in order
+_CELLS: dict[str, Callable[[EvalReport], str]] = {
+    **_SPLIT_CELLS, "exact-set accuracy": _SPLIT_CELLS["tools exact"],
+    "answer facts": _SPLIT_CELLS["facts found"], "sources": _SPLIT_CELLS["sources right"],
     "wrong finished answer": lambda p: percent(p.wrong_finished_rate),
     "crashes": lambda p: str(p.crashes),
-}
+}  # fmt: skip
 """Each table column's cell of one part of a report."""
 
 

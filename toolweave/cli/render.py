@@ -313,18 +313,14 @@ def eligible_label(tool: AnyTool) -> str:
         return "None"
     if isinstance(eligible, Systems):
         return str(eligible.value)
-    if isinstance(eligible, str):
-        return eligible
-    return ",".join(sorted(eligible))
+    return eligible if isinstance(eligible, str) else ",".join(sorted(eligible))
 
 
 def tool_kind(tool: AnyTool) -> str:
     """``coordinator``, ``consumer`` or ``tool``."""
     if is_coordinator(tool):
         return "coordinator"
-    if isinstance(tool, ContextConsumerTool):
-        return "consumer"
-    return "tool"
+    return "consumer" if isinstance(tool, ContextConsumerTool) else "tool"
 
 
 COORDINATOR_PHASE = "(coordinator: runs before routing on every task, C2)"

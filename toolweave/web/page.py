@@ -134,11 +134,6 @@ def _json_for_html(value: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def _base(request: Request, path: str) -> str:
-    """The page's own path, under whatever prefix the server mounts it at."""
-    return str(request.scope.get("root_path", "")).rstrip("/") + path
-
-
 @cache
 def _template() -> str:
     return (STATIC_DIR / "chat.html").read_text(encoding="utf-8")
@@ -197,12 +192,8 @@ def render_page(
     )
 
 
-def _script_url(base: str, tool_id: str) -> str:
-    return f"{base}/tools/{quote(tool_id, safe='')}.js"
-
-
 def _script_tag(base: str, tool_id: str) -> str:
-    src, tool = escape(_script_url(base, tool_id)), escape(tool_id)
+    src, tool = escape(f"{base}/tools/{quote(tool_id, safe='')}.js"), escape(tool_id)
     return f'\n  <script src="{src}" data-tool="{tool}" defer></script>'
 
 
@@ -238,9 +229,9 @@ def chat_routes(page: ChatPage, *, path: str = "/chat") -> list[BaseRoute]:
     scripts = {script.tool_id: tool_script(script) for script in page.client_scripts}
 
     async def chat(request: Request) -> Response:
-        api_url = page.api_url or str(request.scope.get("root_path", "")).rstrip("/")
+        root = str(request.scope.get("root_path", "")).rstrip("/")  # under the server's mount
         data = None if page.user_data is None else page.user_data(request)
-        html = render_page(page, base=_base(request, path), api_url=api_url, user_data=data)
+        html = render_page(page, base=root + path, api_url=page.api_url or root, user_data=data)
         private = {**headers, "Cache-Control": "no-store"} if data else headers
         return HTMLResponse(html, headers=private)
 

@@ -306,13 +306,7 @@ def _print_finish(session: Session, thread_id: str, default_lang: str, out: Text
 
 
 def _print_outcome(
-    turn: Turn,
-    reply_hint: str,
-    thread_id: str,
-    out: TextIO,
-    *,
-    domain: str,
-    user_data: bool = False,
+    turn: Turn, hint: str, thread_id: str, out: TextIO, *, domain: str, user_data: bool = False
 ) -> None:
     """After a streamed turn: its question and how to reply (N2, N3), or its sources."""
     from toolweave.cli import render
@@ -326,7 +320,7 @@ def _print_outcome(
         return
     _print(render.question_lines(turn.pending_question, turn.pending_choices), out)
     more = " --user-data '...'" if user_data else ""
-    print(render.cli_text(reply_hint, lang, thread=thread_id, domain=domain, more=more), file=out)
+    print(render.cli_text(hint, lang, thread=thread_id, domain=domain, more=more), file=out)
 
 
 def _assistant_line(session: Session, lang: str) -> str:

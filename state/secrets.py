@@ -51,11 +51,8 @@ def _texts(value: Any) -> Iterator[str]:
         yield value
     elif isinstance(value, int | float) and not isinstance(value, bool):
         yield str(value)
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from _texts(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
+    elif isinstance(value, Mapping | list | tuple):
+        for item in value.values() if isinstance(value, Mapping) else value:
             yield from _texts(item)
 
 

@@ -340,8 +340,7 @@ class ScriptedChatModel(BaseChatModel):
         taken = self._take(messages, run_manager, kwargs)
         if self.latency:
             time.sleep(self.latency)
-        message = self._reply(*taken)
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return ChatResult(generations=[ChatGeneration(message=self._reply(*taken))])
 
     async def _agenerate(
         self, messages: Messages, stop: Stop = None, run_manager: AsyncRun = None, **kwargs: Any
@@ -349,8 +348,7 @@ class ScriptedChatModel(BaseChatModel):
         taken = self._take(messages, run_manager, kwargs)
         if self.latency:
             await asyncio.sleep(self.latency)
-        message = self._reply(*taken)
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return ChatResult(generations=[ChatGeneration(message=self._reply(*taken))])
 
     def _stream(
         self, messages: Messages, stop: Stop = None, run_manager: SyncRun = None, **kwargs: Any

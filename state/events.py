@@ -11,6 +11,7 @@ from typing import Any, Final, Literal, NotRequired, TypeGuard
 
 from typing_extensions import TypedDict
 
+Names = Sequence[str]  # tool, coordinator or subtask names, in order
 EVENT_VERSION: Final = 1
 """The version of the streaming contract these types describe."""
 
@@ -140,7 +141,7 @@ def tool_progress_event(
 
 
 def routed_event(
-    task_no: str, tools: Sequence[str], *, refused: Sequence[str] = (), held: Sequence[str] = ()
+    task_no: str, tools: Names, *, refused: Names = (), held: Names = ()
 ) -> RoutedEvent:
     """A :class:`RoutedEvent`: ``refused`` by the gates though forced (F4), ``held`` (A9)."""
     return RoutedEvent(
@@ -158,11 +159,7 @@ def gates_event(task_no: str, refused: Sequence[str], *, rechecked: bool) -> Gat
 
 
 def coordinated_event(
-    task_no: str,
-    coordinators: Sequence[str],
-    subtasks: Sequence[str],
-    *,
-    changed: Sequence[str] = (),
+    task_no: str, coordinators: Names, subtasks: Names, *, changed: Names = ()
 ) -> CoordinatedEvent:
     """A :class:`CoordinatedEvent`."""
     return CoordinatedEvent(

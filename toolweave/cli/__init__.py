@@ -112,21 +112,6 @@ def _print(lines: Sequence[str], out: TextIO) -> None:
         print(line, file=out)
 
 
-def _source_rows(values: dict[str, Any]) -> list[dict[str, Any]]:
-    """The answer's sources as stored in the state (R9), as JSON data."""
-    from toolweave.state.documents import as_sources
-
-    return [source.model_dump(mode="json") for source in as_sources(values.get("sources"))]
-
-
-def _sentence_rows(values: dict[str, Any]) -> list[dict[str, Any]]:
-    """The answer's kept sentences with their sources' 1-based numbers and quotes (R9), as JSON."""
-    from toolweave.state.documents import as_sentences
-
-    said = [s for s in as_sentences(values.get("answer_sentences")) if s.supported]
-    return [s.model_dump(mode="json", include={"text", "sources", "quotes"}) for s in said]
-
-
 def _load(args: argparse.Namespace) -> Any:
     """The domain and its tools; a ``--system`` no tool names is a usage error (exit 2)."""
     from toolweave.domains import load_domain
@@ -216,6 +201,7 @@ def _session(
 def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
     """``toolweave ask``: answer one question (a one-off run that asks back is kept, Q2)."""
     from toolweave.cli.session import validate_message
+    from toolweave.state.documents import as_sentences, as_sources
     from toolweave.state.errors import InvalidRequestError
 
     message = sys.stdin.read() if args.message == "-" else args.message
@@ -243,14 +229,19 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
             assert turn is not None  # no message: only the interrupted run
             _keep_if_paused(session, turn, thread_id, args, persistent)
             values = turn.values
+            said = [s for s in as_sentences(values.get("answer_sentences")) if s.supported]
+            sentences = [
+                s.model_dump(mode="json", include={"text", "sources", "quotes"}) for s in said
+            ]
             earlier = None if finished is None else {
                 "answer": finished.values.get("answer"),
                 "pending_question": finished.pending_question,
                 "pending_choices": finished.pending_choices,
             }  # fmt: skip
             payload = {
-                "answer": values.get("answer"), "sources": _source_rows(values),
-                "sentences": _sentence_rows(values),
+                "answer": values.get("answer"),
+                "sources": [s.model_dump(mode="json") for s in as_sources(values.get("sources"))],
+                "sentences": sentences,
                 "activated": list(values.get("activated") or []),
                 "llm_calls": values.get("llm_calls", 0), "thread_id": thread_id,
                 "assistant": session.assistant.label, "pending_question": turn.pending_question,

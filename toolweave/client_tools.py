@@ -252,12 +252,8 @@ def run_remote_with_client_tools(
     )
     for _ in range(max_rounds):
         thread = sdk_client.threads.get(thread_id)
-        pending = [
-            i
-            for found in (thread.get("interrupts") or {}).values()
-            for i in found
-            if is_client_tool_request(i.get("value"))
-        ]
+        found = [i for group in (thread.get("interrupts") or {}).values() for i in group]
+        pending = [i for i in found if is_client_tool_request(i.get("value"))]
         if not pending:
             return result
         values = [client.answer(i["value"]) for i in pending]

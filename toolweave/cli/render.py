@@ -293,10 +293,8 @@ def _quoted(quote: str, said: Sequence[AnswerSentence]) -> str:
 def answer_lines(values: Mapping[str, Any], lang: str = "en") -> list[str]:
     """The answer as a person reads it (R9): its sentences, then its sources, numbered."""
     said = [s for s in as_sentences(values.get("answer_sentences")) if s.supported]
-    if said:
-        body = [s.marked() for s in said]
-    else:
-        body = [CITATION.sub("", str(values.get("answer") or "")).strip()]
+    text = CITATION.sub("", str(values.get("answer") or "")).strip()  # a finished answer as is
+    body = [s.marked() for s in said] or [text]
     sources = values.get("sources")
     return body + [line for line in source_lines(sources, lang, said) if "“" not in line]
 

@@ -69,12 +69,7 @@ def _results_list(value: Any) -> Sequence[Any]:
 
 
 def parse_results(value: Any, pending: ClientCalls) -> dict[str, ClientToolOutcome]:
-    """The results of a resume value for the open calls of ``pending``, checked whole (X5).
-
-    Raises:
-        ClientToolResultError: Malformed, an unknown or twice-answered call, or not exactly
-            one of ``output`` and ``error``.
-    """
+    """The results of a resume value for ``pending``'s open calls, checked whole (X5)."""
     open_ids = {call.call_id for call in pending.open_calls}
     parsed: dict[str, ClientToolOutcome] = {}
     for i, item in enumerate(_results_list(value)):

@@ -101,10 +101,7 @@ def complete_identities(
     """The documents of one result, each different text under its own identity (R11).
 
     Different texts without ``sentence_number`` are numbered in order from the first free
-    number; ``documents`` itself comes back when nothing needs completing.
-
-    Raises:
-        ConflictingDocumentsError: Different texts under one full identity.
+    number (``documents`` itself when none need it); with one: :class:`ConflictingDocumentsError`.
     """
     texts: dict[DocumentKey, set[str]] = {}
     for doc in documents:
@@ -248,13 +245,7 @@ def message_metadata(
     sentences: Iterable[AnswerSentence | Mapping[str, Any]],
     documents: Iterable[UniqueTextDocument | Mapping[str, Any]],
 ) -> dict[str, Any]:
-    """What an answer's message carries of its sources (R9), as JSON data (§16: nothing more).
-
-    Args:
-        sources: The answer's sources (the state's ``sources``).
-        sentences: Its checked sentences (the state's ``answer_sentences``).
-        documents: The context documents of the run (the state's ``documents``).
-    """
+    """What an answer's message carries of its sources, sentences and documents (R9), as JSON."""
     listed = as_sources(sources)
     said = [s for s in as_sentences(sentences) if s.supported]
     meta: dict[str, Any] = {MESSAGE_SOURCES_KEY: [s.model_dump(mode="json") for s in listed]}

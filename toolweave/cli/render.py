@@ -28,15 +28,7 @@ INDENT = "  "
 
 
 def progress_line(event: object) -> str | None:
-    """One ``-v`` line for a custom stream event, or ``None`` to show nothing.
-
-    Args:
-        event: One of toolweave's :data:`~toolweave.state.events.StreamEvent` types, or
-            anything a custom node wrote (shown by its ``"type"`` when it has one).
-
-    Returns:
-        E.g. ``"· 1 Az osztály adatait nézem"`` (P4) or ``"· 1.2 skipped (conditional)"``.
-    """
+    """One ``-v`` line for a stream event (``"· 1.2 skipped (conditional)"``), or ``None``."""
     if not isinstance(event, Mapping):
         return None
     kind = event.get("type")
@@ -259,11 +251,7 @@ def source_lines(
     lang: str = "en",
     sentences: Iterable[AnswerSentence | Mapping[str, Any]] | None = None,
 ) -> list[str]:
-    """The heading in ``lang`` and one line per source of the answer (R9): name, pages, url.
-
-    With the answer's ``sentences`` each source is numbered as :func:`answer_lines` numbers
-    it, followed by its supporting sentences unless they only repeat the answer.
-    """
+    """The heading in ``lang``, a line per source (R9), numbered and quoted with ``sentences``."""
     texts = SOURCE_TEXTS.get(lang, SOURCE_TEXTS["en"])
     said = [s for s in as_sentences(sentences) if s.supported]
     listed = as_sources(sources)
@@ -382,13 +370,7 @@ def _may_ask(tool: AnyTool) -> bool:
 def tools_table(
     tools: Iterable[AnyTool], *, default_retrieval: str | None = None, question_width: int = 60
 ) -> list[str]:
-    """A fixed-width table of tools: name, domain, system, priority, kind, traits, when it runs.
-
-    Args:
-        tools: The tools, in the order to list them.
-        default_retrieval: The domain's default retrieval tool, labelled as such (A5).
-        question_width: Routing questions longer than this are shortened with "…".
-    """
+    """A fixed-width table of ``tools``: name, domain, system, priority, kind, traits, when run."""
     header = ("NAME", "DOMAIN", "SYSTEM", "PRIORITY", "KIND", "TRAITS", "ROUTING QUESTION")
     rows = [header] + [
         (tool.name, tool.domain or "any", eligible_label(tool), str(tool.priority), tool_kind(tool),
@@ -485,14 +467,7 @@ def ledger_tree(
     question: str | None = None,
     answer: str | None = None,
 ) -> list[str]:
-    """The ledger of a run as a tree (L1): entries grouped by task, tasks indented by depth.
-
-    Args:
-        ledger: The run's entries, in order.
-        offered: Tools that passed every gate for the message (A2).
-        question: The standalone question the run answered.
-        answer: The final answer, if the run finished.
-    """
+    """A run's ledger as a tree (L1): the gates, then entries by task, indented by depth."""
     lines: list[str] = []
     if question is not None:
         lines.append(f"question: {question}")

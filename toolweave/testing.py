@@ -155,13 +155,10 @@ class FunctionAssistant(port.LlmAssistant):
     def _verdicts(chosen: Iterable[str], tools: Tools) -> list[port.RoutingVerdict]:
         names = set(chosen)
         return [
-            port.RoutingVerdict(
-                tool=tool.name,
-                run=tool.name in names and bool(tool.executable_instruction),
-                reason="chosen by route()" if tool.name in names else "",
-            )
-            for tool in tools
-        ]
+            port.RoutingVerdict(tool=t.name, run=t.name in names and bool(t.executable_instruction),
+                                reason="chosen by route()" if t.name in names else "")
+            for t in tools
+        ]  # fmt: skip
 
     def generate_tool_request(
         self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
@@ -250,12 +247,11 @@ class ScriptedChatModel(BaseChatModel):
     """A chat model that replays ``script`` in order and records calls in :attr:`calls`.
 
     A ``dict`` reply becomes a call of the bound tool (``with_structured_output``), an
-    exception is raised, an exhausted script raises ``AssertionError``; text streams word
-    by word with a ``finish_reason`` (script an ``AIMessage`` without one for a cut stream).
+    exception is raised, so is ``AssertionError`` once the script is exhausted; text streams
+    word by word with a ``finish_reason`` (script an ``AIMessage`` without one to cut it).
 
     Example:
-        >>> model = ScriptedChatModel(script=["Hello!"])
-        >>> model.invoke("hi").text
+        >>> ScriptedChatModel(script=["Hello!"]).invoke("hi").text
         'Hello!'
     """
 
@@ -325,13 +321,12 @@ class ScriptedChatModel(BaseChatModel):
             chunk = AIMessageChunk(content="", tool_call_chunks=calls, response_metadata=meta)
             return [ChatGenerationChunk(message=chunk)]
         pieces = split_for_streaming(message.text) or [""]
+        ends = {len(pieces) - 1: meta}
         return [
             ChatGenerationChunk(
-                message=AIMessageChunk(
-                    content=piece, response_metadata=meta if i == len(pieces) - 1 else {}
-                )
+                message=AIMessageChunk(content=p, response_metadata=ends.get(i, {}))
             )
-            for i, piece in enumerate(pieces)
+            for i, p in enumerate(pieces)
         ]
 
     def _generate(

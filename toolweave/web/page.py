@@ -227,6 +227,7 @@ def chat_routes(page: ChatPage, *, path: str = "/chat") -> list[BaseRoute]:
         raise ConfigurationError(f"the chat page path must start and not end with '/': {path!r}")
     headers = _headers(page)
     scripts = {script.tool_id: tool_script(script) for script in page.client_scripts}
+    static = StaticFiles(directory=STATIC_DIR, follow_symlink=False)
 
     async def chat(request: Request) -> Response:
         root = str(request.scope.get("root_path", "")).rstrip("/")  # under the server's mount
@@ -257,11 +258,7 @@ def chat_routes(page: ChatPage, *, path: str = "/chat") -> list[BaseRoute]:
         Route(path, chat, methods=["GET"], name="toolweave-chat"),
         Route(f"{path}/tools/failed", failed, methods=["POST"], name="toolweave-chat-failed"),
         Route(f"{path}/tools/{{tool_id}}.js", tool, methods=["GET"], name="toolweave-chat-tool"),
-        Mount(
-            f"{path}/static",
-            app=StaticFiles(directory=STATIC_DIR, follow_symlink=False),
-            name="toolweave-chat-static",
-        ),
+        Mount(f"{path}/static", app=static, name="toolweave-chat-static"),
     ]
 
 

@@ -52,16 +52,14 @@ class DeepSearchCoordinator(ContextConsumerTool[EmptyRequest], AgentCoordinator)
         self, parent_task: TaskInfo, next_subtask: TaskInfo, completed_so_far: CompletedSoFar
     ) -> SubtaskDecision:
         """K3: skip the full search when the neighbor search found something new for the piece."""
-        for key, entries in completed_so_far.items():
-            if not key.endswith(f":{self.neighbor_search_tool}"):
-                continue
-            for entry in entries:
-                if (
-                    extract_coordinator_task(entry.prompt) == next_subtask.task_prompt
-                    and entry.context.strip()
-                ):
-                    return SubtaskDecision.SKIP
-        return SubtaskDecision.RUN
+        suffix, piece = f":{self.neighbor_search_tool}", next_subtask.task_prompt
+        neighbours = [
+            e for key, got in completed_so_far.items() if key.endswith(suffix) for e in got
+        ]
+        found = any(
+            e.context.strip() for e in neighbours if extract_coordinator_task(e.prompt) == piece
+        )
+        return SubtaskDecision.SKIP if found else SubtaskDecision.RUN
 
     def execute_with_prior_context(
         self, request: EmptyRequest, ctx: ToolCallContext, prior_context: PriorContext

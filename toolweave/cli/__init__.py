@@ -500,9 +500,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if args.verbose:
             raise
-        print(
-            redact(f"{PROG}: error: {_unexpected(exc)} (run with -v for details)"), file=sys.stderr
-        )
+        print(redact(f"{PROG}: error: {_unexpected(exc)}{DETAILS_HINT}"), file=sys.stderr)
         return EXIT_FAILED
 
 

@@ -111,14 +111,10 @@ def _event_text(event: StreamEvent) -> str | None:
         return f"not offered{again}: {refused} (is_eligible refused the user data, T4)"
     if event["type"] == "coordinated":
         subtasks = event.get("subtasks") or []
-        # only coordinators that changed the task are news (C5); those that ran and left
-        # it alone show in `toolweave explain` (events without "changed" predate the key)
+        # only a change is news (C5), the rest is in `explain`; no "changed": an older event
         changed = event.get("changed", event.get("coordinators") if subtasks else []) or []
-        if not changed:
-            return None
-        return f"coordinated by {', '.join(changed)}" + (
-            f" → subtasks {', '.join(subtasks)}" if subtasks else ""
-        )
+        more = f" → subtasks {', '.join(subtasks)}" if subtasks else ""
+        return f"coordinated by {', '.join(changed)}{more}" if changed else None
     if event["type"] == "conditional":
         verb = "skipped" if event.get("decision") == "skip" else "runs"
         return f"{verb} (conditional)"

@@ -82,8 +82,7 @@ class ClientToolRegistry:
         call_id = str(call.get("call_id"))
         fn = self._fns.get(str(call.get("tool_id")))
         if fn is None:
-            error = NO_IMPLEMENTATION.format(tool=call.get("tool_id"))
-            return {"call_id": call_id, "error": error}
+            return {"call_id": call_id, "error": NO_IMPLEMENTATION.format(tool=call.get("tool_id"))}
         text = str(call.get("input", ""))
         try:
             output = yield from perform(

@@ -194,12 +194,9 @@ def citation_figures(ledger: Iterable[Any]) -> CitationFigures | None:
         if entry.kind != LedgerKind.ANSWER or entry.task_no != ROOT_TASK_NO:
             continue
         if "sentences" in details and "supported" in details:
-            precision = details.get("citation_precision", "-")
-            found = CitationFigures(
-                sentences=int(details["sentences"]),
-                supported=int(details["supported"]),
-                precision=None if precision == "-" else float(precision),
-            )
+            rate = details.get("citation_precision", "-")
+            precision = None if rate == "-" else float(rate)
+            found = CitationFigures(int(details["sentences"]), int(details["supported"]), precision)
     return found
 
 

@@ -31,9 +31,8 @@ class ProgressBar(progress.ProgressBar):
 
 def add_parser(commands: Any, *, parents: list[argparse.ArgumentParser]) -> None:
     """Register ``ingest`` on the subcommands (``parents``: ``--data-dir``, ``--database-url``)."""
-    parser = commands.add_parser(
-        "ingest", parents=parents, help="read .txt/.md/.html/.pdf files into a domain"
-    )
+    what = "read .txt/.md/.html/.pdf files into a domain"
+    parser = commands.add_parser("ingest", parents=parents, help=what)
     parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (recursive)")
     parser.add_argument("--domain", required=True, help="the domain the documents are for")
 

@@ -47,9 +47,7 @@ MaybeAwaitable: TypeAlias = T | Awaitable[T]
 NormalizeFn = Callable[[str, Sequence[BaseMessage]], "MaybeAwaitable[Normalized | str]"]
 RouteFn = Callable[[str, Sequence[AnyTool]], MaybeAwaitable[Iterable[str]]]
 ExtractFn = Callable[[str, AnyTool], MaybeAwaitable[ExtractedRequest]]
-JudgeFn = Callable[
-    [str, Sequence[UniqueTextDocument], Sequence[str]], "MaybeAwaitable[bool | ContextVerdict]"
-]
+JudgeFn = Callable[[str, Documents, Texts], "MaybeAwaitable[bool | ContextVerdict]"]
 ReadFn = Callable[[str, str], MaybeAwaitable[str | None]]
 """``read(question, passage)`` → the passage's answer or ``None`` (D3)."""
 AnswerFn = Callable[[AnswerRequest], MaybeAwaitable[str]]

@@ -22,7 +22,6 @@ class ToolProgressEvent(TypedDict):
     type: Literal["tool_progress"]
     version: int
     tool: str
-    """The tool's name."""
     event: str
     """The tool's event name, upper case by convention (``"FETCHING_DATA"``, ``"ERROR"``)."""
     task_no: str | None

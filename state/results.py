@@ -88,9 +88,7 @@ class ToolResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     tool_name: str
-    """The tool that produced the result."""
     mode: ResultMode
-    """Which of the result modes this is."""
     documents: tuple[UniqueTextDocument, ...] = ()
     """Context documents (CONTEXT, GUARANTEED_CONTEXT); a finished answer's own sources
     (ANSWER, ANSWERED: what the answer lists, R9)."""

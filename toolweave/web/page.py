@@ -54,9 +54,7 @@ class ClientScript:
     """The browser implementation of one AI system tool (W4): ``AiTools.register(tool_id, ...)``."""
 
     tool_id: str
-    """The id of the tool the script registers."""
     source: str
-    """The script's text."""
     label: str = ""
     """Where the script came from (a file name), shown in a comment of its served file."""
     title: str = ""

@@ -381,21 +381,25 @@ def tools_table(
 
 
 LEDGER_LABELS: dict[LedgerKind, str] = {
-    LedgerKind.GATE: "{tool}: {verdict}", LedgerKind.ROUTING: "{tool}: {verdict}",
-    LedgerKind.PREFILTER: "pre-filter: {verdict}", LedgerKind.FORCED: "{tool}: {verdict}",
+    LedgerKind.GATE: "{tool}: {verdict}",
+    LedgerKind.ROUTING: "{tool}: {verdict}",
+    LedgerKind.PREFILTER: "pre-filter: {verdict}",
+    LedgerKind.FORCED: "{tool}: {verdict}",
     LedgerKind.FORCED_UNKNOWN: "{tool}: unknown forced name, {verdict}",
     LedgerKind.COORDINATOR_RUN: "coordinator {tool}: ran, {verdict}",
     LedgerKind.COORDINATOR_ERROR: "coordinator {tool}: error, {verdict}",
     LedgerKind.CONDITIONAL: "conditional: {verdict} (owner: {tool})",
     LedgerKind.SUBTASK_REFUSED: "subtask {verdict}",
     LedgerKind.TOOL_RESULT: "{tool}: ran, result {verdict}",
-    LedgerKind.TOOL_ERROR: "{tool}: {verdict}", LedgerKind.TOOL_SKIPPED: "{tool}: {verdict}",
-    LedgerKind.GATEKEEPER: "gatekeeper: {verdict}", LedgerKind.NORMALIZED: "normalized ({verdict})",
+    LedgerKind.TOOL_ERROR: "{tool}: {verdict}",
+    LedgerKind.TOOL_SKIPPED: "{tool}: {verdict}",
+    LedgerKind.GATEKEEPER: "gatekeeper: {verdict}",
     LedgerKind.DEEP_FALLBACK: "deep fallback: {verdict}",
     LedgerKind.CLARIFICATION: "clarification {tool}: {verdict}",
+    LedgerKind.NORMALIZED: "normalized ({verdict})",
     LedgerKind.RUN_ABANDONED: "interrupted run: {verdict}",
     LedgerKind.DEDUPLICATED: "{tool}: documents seen before, {verdict}",
-}  # fmt: skip
+}
 
 
 KEPT_FROM_RUNNING = "conditional: {verdict}, the subtask that would run {tool}"

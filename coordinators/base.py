@@ -27,9 +27,8 @@ class SubtaskDecision(StrEnum):
 class AgentCoordinator:
     """Mixin for a ``ChatbotTool`` that splits tasks into subtasks (``IAgentCoordinator``).
 
-    A coordinator is a tool as well: subclass ``ChatbotTool`` (or a consumer)
-    *and* this mixin. It runs in the coordinator phase of every task it is a
-    candidate for, in ascending ``priority`` (C2), at most once per task (C3).
+    Subclass ``ChatbotTool`` (or a consumer) *and* this mixin; it runs in the coordinator
+    phase of every task it is a candidate for, by ascending ``priority`` (C2), once (C3).
     """
 
     decomposes: ClassVar[bool] = True
@@ -60,9 +59,8 @@ class DecomposingCoordinator(AgentCoordinator, Generic[D]):
     """A coordinator that decides from a structured extraction by the model (seed 001 §6.1).
 
     Declare ``decomposition_model`` and ``decomposition_instruction`` and implement
-    :meth:`decompose_from`; the engine fills the model from the task prompt alone (M2;
-    one call for all such coordinators of a task, none offline). A failed extraction
-    rolls back like a raising coordinator (C4).
+    :meth:`decompose_from`; the engine fills the model from the task prompt alone (M2).
+    A failed extraction rolls back like a raising coordinator (C4).
     """
 
     decomposition_model: type[D]
@@ -78,19 +76,11 @@ class DecomposingCoordinator(AgentCoordinator, Generic[D]):
         )
 
     def may_apply(self, task_prompt: str) -> bool:
-        """Whether ``task_prompt`` can concern this coordinator: decided before any model call.
-
-        No schema is filled for a coordinator that may not apply, and no call is made when
-        none may (A10). Override with a cheap test such as :meth:`hints_found`.
-        """
+        """Whether ``task_prompt`` can concern this coordinator, before any model call (A10)."""
         return True
 
     def hints_found(self, task_prompt: str) -> bool:
-        """Whether the text holds one of the schema's hints, as the offline extraction finds them.
-
-        The hints are the fields' ``known_values``, ``cues`` and ``after_cues``; a
-        schema without any gives ``True``.
-        """
+        """Whether the text holds one of the schema's ``known_values``/``cues`` (none: ``True``)."""
         model = self.decomposition_model
         if not any(hinted(info.json_schema_extra) for info in model.model_fields.values()):
             return True
@@ -110,11 +100,7 @@ class DecomposingCoordinator(AgentCoordinator, Generic[D]):
         return self.decompose_from(task, self.decomposition_model.model_validate(filled))
 
     def decompose_from(self, task: TaskInfo, decomposition: D) -> TaskInfo:
-        """Return ``task`` unchanged if irrelevant, else mutate and return it (C1).
-
-        ``decomposition`` is the model's filling of :attr:`decomposition_model`
-        from ``task.task_prompt``; the rules of :meth:`decompose_into_subtasks` apply.
-        """
+        """Return ``task`` unchanged if irrelevant, else mutate and return it (C1, M2)."""
         return task
 
 

@@ -16,9 +16,8 @@ from toolweave.tools.consumers import ContextConsumerTool
 class DeepSearchCoordinator(ContextConsumerTool[EmptyRequest], AgentCoordinator):
     """Configure one per domain: ``Domain(deep_fallback=lambda prompt_type: coordinator)``.
 
-    Subclass it (or instantiate it with the names) and set :attr:`search_tool` to
-    the domain's ``ContextSearchTool`` and, optionally, :attr:`neighbor_search_tool`
-    to its ``NeighborPageSearchTool``.
+    Set :attr:`search_tool` to the domain's ``ContextSearchTool`` and, optionally,
+    :attr:`neighbor_search_tool` to its ``NeighborPageSearchTool``.
     """
 
     name: ClassVar[str] = "deep_search"
@@ -43,31 +42,24 @@ class DeepSearchCoordinator(ContextConsumerTool[EmptyRequest], AgentCoordinator)
         for piece in missing:
             words = list((rewrites or {}).get(piece, ()))
             subtasks += [
-                TaskInfo(
-                    task_no="",
-                    task_prompt=piece,
-                    important_words=words,
-                    required_tool_names=[tool],
-                    conditional=conditional,
-                )
+                TaskInfo(task_no="", task_prompt=piece, important_words=words,
+                         required_tool_names=[tool], conditional=conditional)
                 for tool, conditional in steps
-            ]
+            ]  # fmt: skip
         return subtasks
 
     def decide_conditional_subtask(
         self, parent_task: TaskInfo, next_subtask: TaskInfo, completed_so_far: CompletedSoFar
     ) -> SubtaskDecision:
         """K3: skip the full search when the neighbor search found something new for the piece."""
-        for key, entries in completed_so_far.items():
-            if not key.endswith(f":{self.neighbor_search_tool}"):
-                continue
-            for entry in entries:
-                if (
-                    extract_coordinator_task(entry.prompt) == next_subtask.task_prompt
-                    and entry.context.strip()
-                ):
-                    return SubtaskDecision.SKIP
-        return SubtaskDecision.RUN
+        suffix, piece = f":{self.neighbor_search_tool}", next_subtask.task_prompt
+        neighbours = [
+            e for key, got in completed_so_far.items() if key.endswith(suffix) for e in got
+        ]
+        found = any(
+            e.context.strip() for e in neighbours if extract_coordinator_task(e.prompt) == piece
+        )
+        return SubtaskDecision.SKIP if found else SubtaskDecision.RUN
 
     def execute_with_prior_context(
         self, request: EmptyRequest, ctx: ToolCallContext, prior_context: PriorContext

@@ -1,12 +1,9 @@
-"""The coordinator phase of one task as a pure function over ``TaskInfo`` (C1-C5, K2, M1, S1).
-
-No LangGraph state here: the ``coordinate`` node flattens the outcome into the task map.
-"""
+"""The coordinator phase of one task as a pure function over ``TaskInfo`` (C1-C5, K2, M1, S1)."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +22,7 @@ from toolweave.llm.port import (
 )
 from toolweave.state.task import TaskInfo, execution_text
 from toolweave.state.tree import flat_copy
-from toolweave.tools.effects import Steps, adrive, drive
+from toolweave.tools.effects import Steps
 from toolweave.tools.registry import AnyTool
 
 logger = logging.getLogger(__name__)
@@ -77,28 +74,6 @@ def decomposition_steps(llm: LlmAssistant | None, call: DecompositionCall) -> St
     return (yield from llm.extract_decompositions_steps(call.task_prompt, call.schemas))
 
 
-def run_coordinator_phase(
-    task: TaskInfo,
-    coordinators: Tools,
-    *,
-    llm: LlmAssistant | None = None,
-    **at: Unpack[PhaseLimits],
-) -> PhaseOutcome:
-    """:func:`coordinator_phase` with sync extraction calls; ``llm=None`` fills them offline."""
-    return drive(coordinator_phase(task, coordinators, llm=llm, **at))
-
-
-async def arun_coordinator_phase(
-    task: TaskInfo,
-    coordinators: Tools,
-    *,
-    llm: LlmAssistant | None = None,
-    **at: Unpack[PhaseLimits],
-) -> PhaseOutcome:
-    """Async :func:`run_coordinator_phase`: the extraction calls are awaited."""
-    return await adrive(coordinator_phase(task, coordinators, llm=llm, **at))
-
-
 def coordinator_phase(
     task: TaskInfo,
     coordinators: Tools,
@@ -106,13 +81,9 @@ def coordinator_phase(
     llm: LlmAssistant | None = None,
     **at: Unpack[PhaseLimits],
 ) -> Steps[PhaseOutcome]:
-    """Run ``coordinators`` on ``task`` one after another (C2, C3) and stamp the result.
-
-    New subtasks are told apart by value (K2), numbered at once (C6) and owned; schemas are
-    filled from the task prompt alone (M2), again only after a coordinator changed it (C4).
-    """
+    """Run ``coordinators`` on ``task`` in turn (C2-C4); new subtasks numbered, owned (K2, C6)."""
     outcome = PhaseOutcome(task=task)
-    owner_of: dict[str, str] = {}
+    owners: dict[str, str] = {}
     filled = _Filled()
     pending = [c for c in coordinators if c.name not in task.applied_coordinator_names]
     for index, coordinator in enumerate(pending):
@@ -130,20 +101,16 @@ def coordinator_phase(
             decomposition = filled.value(coordinator)
             if isinstance(decomposition, BaseModel):
                 outcome.decompositions[coordinator.name] = decomposition.model_dump(mode="json")
-        _run_one(coordinator, outcome, owner_of, decomposition)
+        _run_one(coordinator, outcome, owners, decomposition)
     if outcome.ran:
         applied = list(dict.fromkeys([*outcome.task.applied_coordinator_names, *outcome.ran]))
         outcome.task.applied_coordinator_names = applied
-        _stamp_new_subtasks(outcome, owner_of, applied, at["depth"], at["max_depth"], at["room"])
+        _stamp_new_subtasks(outcome, owners, applied, at)
     return outcome
 
 
 def _fill_steps(
-    llm: LlmAssistant | None,
-    outcome: PhaseOutcome,
-    filled: _Filled,
-    later: Sequence[Any],
-    name: str,
+    llm: LlmAssistant | None, outcome: PhaseOutcome, filled: _Filled, later: Tools, name: str
 ) -> Steps[None]:
     """One extraction for ``later``'s applying decomposing coordinators; a failure is kept (C4)."""
     prompt = outcome.task.task_prompt
@@ -217,22 +184,19 @@ _Decomposition = BaseModel | _Failed
 
 
 def _run_one(
-    coordinator: AnyTool,
-    outcome: PhaseOutcome,
-    owner_of: dict[str, str],
-    decomposition: _Decomposition | None,
+    coordinator: AnyTool, outcome: PhaseOutcome, owners: dict[str, str], got: _Decomposition | None
 ) -> None:
     if not isinstance(coordinator, AgentCoordinator):
         return
     outcome.ran.append(coordinator.name)
-    if isinstance(decomposition, _Failed):  # C4: nothing to decompose from; task untouched
-        outcome.errors[coordinator.name] = decomposition.error
+    if isinstance(got, _Failed):  # C4: nothing to decompose from; task untouched
+        outcome.errors[coordinator.name] = got.error
         return
     before = outcome.task.model_copy(deep=True)
     known = _values(outcome.task)
     try:
-        if isinstance(coordinator, DecomposingCoordinator) and decomposition is not None:
-            result: object = coordinator.decompose_from(outcome.task, decomposition)
+        if isinstance(coordinator, DecomposingCoordinator) and got is not None:
+            result: object = coordinator.decompose_from(outcome.task, got)
         else:
             result = coordinator.decompose_into_subtasks(outcome.task)
     except GraphBubbleUp:
@@ -253,10 +217,10 @@ def _run_one(
         outcome.changed.append(coordinator.name)
     new = _number_new_subtasks(result, known)
     present = {sub.task_no for _, sub in _subtasks(result)}
-    for no in [no for no in owner_of if no not in present]:
-        del owner_of[no]
+    for no in [no for no in owners if no not in present]:
+        del owners[no]
     for no in new:
-        owner_of[no] = coordinator.name
+        owners[no] = coordinator.name
 
 
 def _number_new_subtasks(task: TaskInfo, known: dict[str, TaskInfo]) -> list[str]:
@@ -285,20 +249,16 @@ def _number_new_subtasks(task: TaskInfo, known: dict[str, TaskInfo]) -> list[str
 
 
 def _stamp_new_subtasks(
-    outcome: PhaseOutcome,
-    owner_of: dict[str, str],
-    applied: list[str],
-    depth: int,
-    max_depth: int,
-    room: int,
+    outcome: PhaseOutcome, owners: dict[str, str], applied: list[str], at: PhaseLimits
 ) -> None:
     """Own (K2), contextualise (M1), stamp (C5) and limit (S1) the new subtasks."""
+    max_depth, room = at["max_depth"], at["room"]
 
     def visit(parent: TaskInfo, level: int) -> None:
         nonlocal room
         kept: list[TaskInfo] = []
         for sub in parent.sub_tasks:
-            owner = owner_of.get(sub.task_no)
+            owner = owners.get(sub.task_no)
             if owner is None:
                 kept.append(sub)
                 visit(sub, level + 1)
@@ -320,7 +280,7 @@ def _stamp_new_subtasks(
             visit(sub, level + 1)
         parent.sub_tasks = kept
 
-    visit(outcome.task, depth)
+    visit(outcome.task, at["depth"])
 
 
 def _unique_no(proposed: str, parent_no: str, index: int, used: set[str]) -> str:

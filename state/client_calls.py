@@ -1,7 +1,4 @@
-"""Client-tool calls the run waits for (W3): the pause's payload and the resume's results.
-
-A malformed resume value is refused whole (X5); the wire format is in docs/concepts/ai-tools.md.
-"""
+"""Client-tool calls the run waits for (W3); a malformed resume value is refused whole (X5)."""
 
 from __future__ import annotations
 
@@ -38,14 +35,10 @@ class ClientToolCall(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    call_id: str
-    """Unique per call; the result names it."""
-    tool_id: str
-    """The AI tool's id, the key of the client's implementation (W4)."""
-    name: str
-    """The tool's display name."""
-    input: str
-    """The JSON text the implementation's ``execute(input)`` receives (W2: already valid)."""
+    call_id: str  # unique per call; the result names it
+    tool_id: str  # the AI tool's id, the key of the client's implementation (W4)
+    name: str  # the tool's display name
+    input: str  # the JSON text the implementation's ``execute(input)`` receives (W2: already valid)
 
     def payload(self) -> ClientToolCallPayload:
         """The call as it appears in the interrupt value."""
@@ -63,15 +56,12 @@ class ClientToolOutcome(BaseModel):
 
 
 def _results_list(value: Any) -> Sequence[Any]:
+    must = "a client-tool resume value must"
     if not isinstance(value, Mapping):
-        raise ClientToolResultError(
-            f"a client-tool resume value must be an object with type {CLIENT_TOOL_RESULTS!r}"
-        )
+        raise ClientToolResultError(f"{must} be an object with type {CLIENT_TOOL_RESULTS!r}")
     if value.get("type") != CLIENT_TOOL_RESULTS:
-        raise ClientToolResultError(
-            f"a client-tool resume value must have type {CLIENT_TOOL_RESULTS!r}, "
-            f"not {value.get('type')!r}"
-        )
+        kind = value.get("type")
+        raise ClientToolResultError(f"{must} have type {CLIENT_TOOL_RESULTS!r}, not {kind!r}")
     results = value.get("results")
     if not isinstance(results, list) or not results:
         raise ClientToolResultError("'results' must be a non-empty list")
@@ -79,12 +69,7 @@ def _results_list(value: Any) -> Sequence[Any]:
 
 
 def parse_results(value: Any, pending: ClientCalls) -> dict[str, ClientToolOutcome]:
-    """The results of a resume value for the open calls of ``pending``, checked whole (X5).
-
-    Raises:
-        ClientToolResultError: The value is malformed, names no open call, answers one
-            twice, or a result has not exactly one of ``output`` and ``error``.
-    """
+    """The results of a resume value for ``pending``'s open calls, checked whole (X5)."""
     open_ids = {call.call_id for call in pending.open_calls}
     parsed: dict[str, ClientToolOutcome] = {}
     for i, item in enumerate(_results_list(value)):
@@ -99,18 +84,12 @@ def parse_results(value: Any, pending: ClientCalls) -> dict[str, ClientToolOutco
         if call_id in parsed:
             raise ClientToolResultError(f"results[{i}]: call {call_id!r} is answered twice")
         output, error = item.get("output"), item.get("error")
+        text, where = output if output is not None else error, f"results[{i}] (call {call_id!r})"
         if (output is None) == (error is None):
-            raise ClientToolResultError(
-                f"results[{i}] (call {call_id!r}) must have exactly one of 'output' and 'error'"
-            )
-        text = output if output is not None else error
+            raise ClientToolResultError(f"{where} must have exactly one of 'output' and 'error'")
         if not isinstance(text, str):
-            raise ClientToolResultError(
-                f"results[{i}] (call {call_id!r}): 'output'/'error' must be text"
-            )
+            raise ClientToolResultError(f"{where}: 'output'/'error' must be text")
         if len(text) > MAX_RESULT_CHARS:
-            raise ClientToolResultError(
-                f"results[{i}] (call {call_id!r}) is longer than {MAX_RESULT_CHARS} characters"
-            )
+            raise ClientToolResultError(f"{where} is longer than {MAX_RESULT_CHARS} characters")
         parsed[call_id] = ClientToolOutcome(call_id=call_id, output=output, error=error)
     return parsed

@@ -24,12 +24,9 @@ CONFLICTING_TEXTS = (
 class UniqueTextDocument(BaseModel):
     """One sentence (or passage) of a source document.
 
-    Identity is ``(document_id, page, sentence_number)`` (R6): the same sentence
-    (same identity, same text) found by two tools appears once in the final
-    context, with the higher score. Nothing a tool returns is dropped silently
-    (R11): several documents of one result under one identity with different
-    texts are numbered in order (:func:`complete_identities`), and what R6 removes
-    is counted in the run's ledger.
+    Identity is ``(document_id, page, sentence_number)`` (R6): the same sentence found by two
+    tools appears once, with the higher score; different texts under one identity are
+    numbered in order (R11, :func:`complete_identities`).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -59,11 +56,7 @@ class UniqueTextDocument(BaseModel):
 
 
 def _as_document(doc: UniqueTextDocument | Mapping[str, Any]) -> UniqueTextDocument:
-    """A document, also from the plain dict a state reader may hand the reducer.
-
-    The LangGraph server's state read outside strict msgpack mode replays writes as
-    dicts; without this it fails once a thread has documents.
-    """
+    """A document, also from the plain dict a state reader may hand the reducer."""
     return doc if isinstance(doc, UniqueTextDocument) else UniqueTextDocument.model_validate(doc)
 
 
@@ -71,11 +64,7 @@ def merge_documents(
     left: Iterable[UniqueTextDocument | Mapping[str, Any]],
     right: Iterable[UniqueTextDocument | Mapping[str, Any]],
 ) -> list[UniqueTextDocument]:
-    """Merge two document lists by R6 identity, keeping the higher score.
-
-    A different text under a seen identity is another sentence and is kept (R11);
-    first-seen order is kept so the final context is stable.
-    """
+    """Merge two document lists by R6 identity: the higher score, first-seen order (R11)."""
     merged: dict[DocumentKey | SentenceKey, UniqueTextDocument] = {}
     for doc in map(_as_document, (*left, *right)):
         key: DocumentKey | SentenceKey = (doc.document_id, doc.page, doc.sentence_number)
@@ -92,11 +81,7 @@ def repeated(
     present: Iterable[UniqueTextDocument | Mapping[str, Any]],
     incoming: Iterable[UniqueTextDocument],
 ) -> int:
-    """How many of ``incoming`` :func:`merge_documents` removes after ``present`` (R11).
-
-    A document is removed when the same sentence (same identity, same text) is
-    already in ``present`` or earlier in ``incoming``; the ledger counts it.
-    """
+    """How many of ``incoming`` :func:`merge_documents` removes after ``present`` (R11)."""
     seen: set[SentenceKey] = {
         (d.document_id, d.page, d.sentence_number, d.text) for d in map(_as_document, present)
     }
@@ -115,14 +100,8 @@ def complete_identities(
 ) -> Sequence[UniqueTextDocument]:
     """The documents of one result, each different text under its own identity (R11).
 
-    Same identity, same text: one sentence seen twice, left as is (R6). Different texts
-    without ``sentence_number``: numbered in order of first appearance from the first
-    free number, so the same result gets the same identities every run. Different texts
-    with a ``sentence_number``: :class:`ConflictingDocumentsError`. Returns
-    ``documents`` itself when nothing needs completing.
-
-    Raises:
-        ConflictingDocumentsError: Different texts under one full identity.
+    Different texts without ``sentence_number`` are numbered in order from the first free
+    number (``documents`` itself when none need it); with one: :class:`ConflictingDocumentsError`.
     """
     texts: dict[DocumentKey, set[str]] = {}
     for doc in documents:
@@ -130,15 +109,11 @@ def complete_identities(
     clashes = {key: len(found) for key, found in texts.items() if len(found) > 1}
     if not clashes:
         return documents
-    for (document_id, page, sentence), count in clashes.items():
-        if sentence is not None:
+    for (document_id, page, no), count in clashes.items():
+        if no is not None:
             raise ConflictingDocumentsError(
                 CONFLICTING_TEXTS.format(
-                    tool=tool_name,
-                    count=count,
-                    document_id=document_id,
-                    page=page,
-                    sentence=sentence,
+                    tool=tool_name, count=count, document_id=document_id, page=page, sentence=no
                 )
             )
     return _numbered(documents, set(clashes))
@@ -171,31 +146,12 @@ def _numbered(
     return completed
 
 
+# Keys of an answer message's ``response_metadata`` (R9, docs/guides/answers.md): its own
+# sources, its kept citing sentences with their quotes, its uncited sources' first passages.
 MESSAGE_SOURCES_KEY = "toolweave_sources"
-"""Key in an answer message's ``response_metadata`` of that answer's sources (R9).
-
-Each answer's message carries its own sources (``Source.model_dump(mode="json")``
-dicts), so a surface reading a thread's messages shows them per turn; the state's
-``sources`` holds the last answer's only. With them, under :data:`MESSAGE_SENTENCES_KEY`
-and :data:`MESSAGE_SNIPPETS_KEY`, what the sources are quoted with
-(:func:`message_metadata`).
-"""
 MESSAGE_SENTENCES_KEY = "toolweave_sentences"
-"""Key in an answer message's ``response_metadata`` of the answer's sentences (R9).
-
-The sentences the answer kept, when one cites a source: each its ``text``, its
-``sources`` (positions in the message's sources) and ``quotes`` (the sentence of each
-source that supports it); absent when none cites one, as in a message written before.
-"""
 MESSAGE_SNIPPETS_KEY = "toolweave_snippets"
-"""Key in an answer message's ``response_metadata`` of its uncited sources' passages (R9).
-
-``{document_id: text}``: for each source no sentence of the answer cites (a finished
-answer's), the first passage of it the run retrieved, at most :data:`SNIPPET_CHARS`.
-"""
-SNIPPET_CHARS = 180
-"""Characters of an uncited source's first passage a surface shows (the chat page's
-``SNIPPET_CHARS``): what an answer's message keeps of it."""
+SNIPPET_CHARS = 180  # of an uncited source's first passage (the chat page's SNIPPET_CHARS)
 
 
 class Source(BaseModel):
@@ -217,11 +173,7 @@ class Source(BaseModel):
 
     @property
     def cited_pages(self) -> tuple[int, ...]:
-        """The pages a surface cites (R9): :attr:`pages`, none for a one-page document.
-
-        "p. 1" of a document that has one page tells a person nothing; a page of a
-        document of several, or of one whose page count is not known, is cited.
-        """
+        """The pages a surface cites (R9): :attr:`pages`, none for a one-page document."""
         return () if self.page_count == 1 else self.pages
 
 
@@ -293,19 +245,7 @@ def message_metadata(
     sentences: Iterable[AnswerSentence | Mapping[str, Any]],
     documents: Iterable[UniqueTextDocument | Mapping[str, Any]],
 ) -> dict[str, Any]:
-    """What an answer's message carries of its sources (R9), compactly, as JSON data.
-
-    So that a surface shows an earlier turn's sources as it showed them when it was the
-    current one: the sources (:data:`MESSAGE_SOURCES_KEY`), the kept sentences that
-    cite them with their quotes (:data:`MESSAGE_SENTENCES_KEY`), and the first passage
-    of each source none cites (:data:`MESSAGE_SNIPPETS_KEY`), from the run's
-    ``documents``. Nothing the state of that turn did not hold (§16).
-
-    Args:
-        sources: The answer's sources (the state's ``sources``).
-        sentences: Its checked sentences (the state's ``answer_sentences``).
-        documents: The context documents of the run (the state's ``documents``).
-    """
+    """What an answer's message carries of its sources, sentences and documents (R9), as JSON."""
     listed = as_sources(sources)
     said = [s for s in as_sentences(sentences) if s.supported]
     meta: dict[str, Any] = {MESSAGE_SOURCES_KEY: [s.model_dump(mode="json") for s in listed]}

@@ -25,11 +25,7 @@ class InvalidRequestError(ToolweaveError, ValueError):
 
 
 class InvalidContextError(InvalidRequestError, TypeError):
-    """The run's context (``graph.invoke(..., context=...)``) is not a :class:`RunContext`.
-
-    An unknown key, a ``user_data`` that is no mapping, or a context in the config would
-    run without the person's data; raised before anything is stored (T4, N3, X5).
-    """
+    """The run's context (``context=``) is not a :class:`RunContext` (T4, N3, X5)."""
 
 
 class UnknownDomainError(ToolweaveError, LookupError):
@@ -69,13 +65,9 @@ class ConflictingDocumentsError(InvalidToolResultError, ConfigurationError):
 
 
 class NotClarifiableError(InvalidToolResultError):
-    """A tool returned a clarification request (Q1) but cannot take the user's reply.
+    """A tool that is no ``ClarifiableTool`` returned a clarification request (Q1, Q2).
 
-    Only a ``ClarifiableTool`` (or ``ClarifiableContextConsumerTool``) has the method
-    the reply reaches (Q2); a plain ``ChatbotTool``'s question would never be answered.
-    A tool bug, raised out of the run like any refused result, except for a tool that
-    acts (``side_effects``): its call is no result, logged as an error (S5, R7). The
-    message says what to change.
+    A tool bug, raised out of the run; for a tool that acts, its call is no result (S5, R7).
     """
 
 

@@ -11,6 +11,7 @@ from typing import Any, Final, Literal, NotRequired, TypeGuard
 
 from typing_extensions import TypedDict
 
+Names = Sequence[str]  # tool, coordinator or subtask names, in order
 EVENT_VERSION: Final = 1
 """The version of the streaming contract these types describe."""
 
@@ -21,7 +22,6 @@ class ToolProgressEvent(TypedDict):
     type: Literal["tool_progress"]
     version: int
     tool: str
-    """The tool's name."""
     event: str
     """The tool's event name, upper case by convention (``"FETCHING_DATA"``, ``"ERROR"``)."""
     task_no: str | None
@@ -35,10 +35,7 @@ class ToolProgressEvent(TypedDict):
 
 
 class RoutedEvent(TypedDict):
-    """The ``route`` node decided which tools run on a task (A5, A6), and which it held back.
-
-    Tool names only, never the user data nor what a gate found missing in it (X4).
-    """
+    """The ``route`` node decided which tools run on a task (A5, A6); tool names only (X4)."""
 
     type: Literal["routed"]
     version: int
@@ -52,10 +49,7 @@ class RoutedEvent(TypedDict):
 
 
 class CoordinatedEvent(TypedDict):
-    """The coordinators of a task ran (A3, C2); ``subtasks`` are the ones they created.
-
-    ``changed`` names those of ``coordinators`` whose call changed the task (C5).
-    """
+    """The coordinators of a task ran (A3, C2): ``changed`` it (C5), created ``subtasks``."""
 
     type: Literal["coordinated"]
     version: int
@@ -95,10 +89,7 @@ class DeepFallbackEvent(TypedDict):
 
 
 class GatesEvent(TypedDict):
-    """Eligibility gates held tools back from this message (T4): not offered, not run.
-
-    Tool names only: never the user data, nor what a gate found missing in it (X4).
-    """
+    """Eligibility gates held tools back from this message (T4): tool names only (X4)."""
 
     type: Literal["gates"]
     version: int
@@ -110,11 +101,7 @@ class GatesEvent(TypedDict):
 
 
 class SentAgainEvent(TypedDict):
-    """The message repeats the thread's last one after its run acted (S5, Q6): no new run.
-
-    The thread answers with that run's answer again; ``phrase`` says so in the run's
-    language. Tool names only (X4).
-    """
+    """The message repeats the last one after its run acted (S5, Q6): no new run."""
 
     type: Literal["sent_again"]
     version: int
@@ -124,27 +111,16 @@ class SentAgainEvent(TypedDict):
 
 
 StreamEvent = (
-    ToolProgressEvent
-    | RoutedEvent
-    | GatesEvent
-    | CoordinatedEvent
-    | ConditionalEvent
-    | GatekeeperEvent
-    | DeepFallbackEvent
-    | SentAgainEvent
-)
+    ToolProgressEvent | RoutedEvent | GatesEvent | CoordinatedEvent | ConditionalEvent
+    | GatekeeperEvent | DeepFallbackEvent | SentAgainEvent
+)  # fmt: skip
 """Any event toolweave writes to the custom stream; narrow it on ``event["type"]``."""
 
 EVENT_TYPES: Final[Mapping[str, type[Any]]] = {
-    "tool_progress": ToolProgressEvent,
-    "routed": RoutedEvent,
-    "gates": GatesEvent,
-    "coordinated": CoordinatedEvent,
-    "conditional": ConditionalEvent,
-    "gatekeeper": GatekeeperEvent,
-    "deep_fallback": DeepFallbackEvent,
-    "sent_again": SentAgainEvent,
-}
+    "tool_progress": ToolProgressEvent, "routed": RoutedEvent, "gates": GatesEvent,
+    "coordinated": CoordinatedEvent, "conditional": ConditionalEvent,
+    "gatekeeper": GatekeeperEvent, "deep_fallback": DeepFallbackEvent, "sent_again": SentAgainEvent,
+}  # fmt: skip
 """Each ``"type"`` value and the ``TypedDict`` of its events."""
 
 
@@ -157,91 +133,57 @@ def tool_progress_event(
     tool: str, event: str, *, task_no: str | None, detail: str | None, text: str, phrase: str
 ) -> ToolProgressEvent:
     """A :class:`ToolProgressEvent`."""
-    return {
-        "type": "tool_progress",
-        "version": EVENT_VERSION,
-        "tool": tool,
-        "event": event,
-        "task_no": task_no,
-        "detail": detail,
-        "text": text,
-        "phrase": phrase,
-    }
+    return ToolProgressEvent(
+        type="tool_progress", version=EVENT_VERSION, tool=tool, event=event, task_no=task_no,
+        detail=detail, text=text, phrase=phrase,
+    )  # fmt: skip
 
 
 def routed_event(
-    task_no: str,
-    tools: Sequence[str],
-    *,
-    refused: Sequence[str] = (),
-    held: Sequence[str] = (),
+    task_no: str, tools: Names, *, refused: Names = (), held: Names = ()
 ) -> RoutedEvent:
     """A :class:`RoutedEvent`: ``refused`` by the gates though forced (F4), ``held`` (A9)."""
-    return {
-        "type": "routed",
-        "version": EVENT_VERSION,
-        "task_no": task_no,
-        "tools": list(tools),
-        "refused": list(refused),
-        "held": list(held),
-    }
+    return RoutedEvent(
+        type="routed", version=EVENT_VERSION, task_no=task_no, tools=list(tools),
+        refused=list(refused), held=list(held),
+    )  # fmt: skip
 
 
 def gates_event(task_no: str, refused: Sequence[str], *, rechecked: bool) -> GatesEvent:
     """A :class:`GatesEvent`."""
-    return {
-        "type": "gates",
-        "version": EVENT_VERSION,
-        "task_no": task_no,
-        "refused": list(refused),
-        "rechecked": rechecked,
-    }
+    return GatesEvent(
+        type="gates", version=EVENT_VERSION, task_no=task_no, refused=list(refused),
+        rechecked=rechecked,
+    )  # fmt: skip
 
 
 def coordinated_event(
-    task_no: str,
-    coordinators: Sequence[str],
-    subtasks: Sequence[str],
-    *,
-    changed: Sequence[str] = (),
+    task_no: str, coordinators: Names, subtasks: Names, *, changed: Names = ()
 ) -> CoordinatedEvent:
     """A :class:`CoordinatedEvent`."""
-    return {
-        "type": "coordinated",
-        "version": EVENT_VERSION,
-        "task_no": task_no,
-        "coordinators": list(coordinators),
-        "changed": list(changed),
-        "subtasks": list(subtasks),
-    }
+    return CoordinatedEvent(
+        type="coordinated", version=EVENT_VERSION, task_no=task_no,
+        coordinators=list(coordinators), changed=list(changed), subtasks=list(subtasks),
+    )  # fmt: skip
 
 
 def conditional_event(task_no: str, decision: str) -> ConditionalEvent:
     """A :class:`ConditionalEvent`."""
-    return {
-        "type": "conditional",
-        "version": EVENT_VERSION,
-        "task_no": task_no,
-        "decision": decision,
-    }
+    return ConditionalEvent(
+        type="conditional", version=EVENT_VERSION, task_no=task_no, decision=decision
+    )
 
 
 def gatekeeper_event(task_no: str, sufficient: bool, missing: Sequence[str]) -> GatekeeperEvent:
     """A :class:`GatekeeperEvent`."""
-    return {
-        "type": "gatekeeper",
-        "version": EVENT_VERSION,
-        "task_no": task_no,
-        "sufficient": sufficient,
-        "missing": list(missing),
-    }
+    return GatekeeperEvent(
+        type="gatekeeper", version=EVENT_VERSION, task_no=task_no, sufficient=sufficient,
+        missing=list(missing),
+    )  # fmt: skip
 
 
 def deep_fallback_event(task_no: str, subtasks: Mapping[str, str]) -> DeepFallbackEvent:
     """A :class:`DeepFallbackEvent`."""
-    return {
-        "type": "deep_fallback",
-        "version": EVENT_VERSION,
-        "task_no": task_no,
-        "subtasks": dict(subtasks),
-    }
+    return DeepFallbackEvent(
+        type="deep_fallback", version=EVENT_VERSION, task_no=task_no, subtasks=dict(subtasks)
+    )

@@ -1,7 +1,4 @@
-"""The typed LangGraph state: input ⊂ state → output, reducers in ``Annotated``.
-
-``TypedDict`` is ``typing_extensions``': pydantic on 3.11 builds no schema from ``typing``'s.
-"""
+"""The typed LangGraph state (input ⊂ state → output), ``typing_extensions`` TypedDicts."""
 
 from __future__ import annotations
 
@@ -21,21 +18,7 @@ from toolweave.state.pauses import Pause
 from toolweave.state.task import PromptAndContext, TaskInfo, TaskNode
 
 
-def merge_tasks(left: Mapping[str, TaskNode], right: Mapping[str, TaskNode]) -> dict[str, TaskNode]:
-    """Reducer for the flat task map: a node's update replaces only the tasks it names."""
-    return {**left, **right}
-
-
-def merge_buffer(
-    left: Mapping[str, list[PromptAndContext]], right: Mapping[str, list[PromptAndContext]]
-) -> dict[str, list[PromptAndContext]]:
-    """Reducer for the context buffer: entries under the same key are appended (B1)."""
-    return merge_all_buffers(dict(left), [dict(right)])  # type: ignore[no-any-return]
-
-
-# Batch reducers: the pairwise reducer folded over a step's writes, copying the value once.
-
-
+# Batch reducers: a step's writes folded at once, copying the value once.
 def append_all(value: list[Any], writes: Sequence[list[Any]]) -> list[Any]:
     """Batch reducer: the lists written in one step, appended in order."""
     merged = list(value)
@@ -45,7 +28,7 @@ def append_all(value: list[Any], writes: Sequence[list[Any]]) -> list[Any]:
 
 
 def merge_all_tasks(value: dict[str, TaskNode], writes: Sequence[dict[str, TaskNode]]) -> Any:
-    """Batch reducer of :func:`merge_tasks`."""
+    """Batch reducer of the flat task map: a write replaces only the tasks it names."""
     merged = dict(value)
     for write in writes:
         merged.update(write)
@@ -53,7 +36,7 @@ def merge_all_tasks(value: dict[str, TaskNode], writes: Sequence[dict[str, TaskN
 
 
 def merge_all_buffers(value: dict[str, Any], writes: Sequence[dict[str, Any]]) -> Any:
-    """Batch reducer of :func:`merge_buffer`."""
+    """Batch reducer of the context buffer: entries under one key are appended (B1)."""
     merged = dict(value)
     for write in writes:
         for key, entries in write.items():
@@ -103,25 +86,15 @@ MESSAGES_CHANNEL: DeltaChannel[Any] = StateDeltaChannel(add_all_messages)
 
 
 class ActedCall(BaseModel):
-    """A call of a tool that acts (``side_effects``) whose effect stands for a request (Q6).
-
-    An amended request (Q2) carries those of the request it amends, so that the same
-    tool, routed again, replaces its effect instead of adding a second one (S5).
-    """
+    """A call of a tool that acts whose effect stands for a request (Q6), kept on amending (S5)."""
 
     model_config = ConfigDict(frozen=True)
 
-    tool: str
-    """The tool that acted."""
-    task_no: str
-    """The task it acted on, in the amended request's task tree."""
-    key: str
-    """The call's idempotency key (Q6)."""
-    amends: tuple[str, ...] = ()
-    """The keys of the earlier calls this one replaced (earlier amendments), oldest first."""
-    result: str = ""
-    """The call's result as the tool gave it (the context buffer's text, B1), read through
-    the tool's ``result_text`` (R10) when it reaches an answer."""
+    tool: str  # the tool that acted
+    task_no: str  # the task it acted on, in the amended request's task tree
+    key: str  # the call's idempotency key (Q6)
+    amends: tuple[str, ...] = ()  # keys of the earlier calls it replaced, oldest first
+    result: str = ""  # its result as the tool gave it (B1), read through ``result_text`` (R10)
 
 
 class MessageFacts(BaseModel):
@@ -135,9 +108,7 @@ class MessageFacts(BaseModel):
     prompt_type: str | None = None  # A1, D2
     offered: list[str] = Field(default_factory=list)  # tools that passed every gate (A2)
     coordinators: list[str] = Field(default_factory=list)  # the offered ones, by priority (C2)
-    amends: tuple[ActedCall, ...] = ()
-    """When the message amends the request a question waited on (Q2): the calls of tools
-    that act whose effect stands for that request (Q6, S5); else ``()``."""
+    amends: tuple[ActedCall, ...] = ()  # the acted calls of the request it amends (Q2, Q6, S5)
 
 
 def message_of(values: Mapping[str, Any] | None) -> MessageFacts | None:

@@ -1,8 +1,4 @@
-"""The run ledger (L1): every decision that shaped a run, in order.
-
-Every entry that concerns a tool names it in a field, ``tool`` or ``tools``, so
-"why did tool X (not) run?" is a query (:func:`entries_about`), not text reading.
-"""
+"""The run ledger (L1): every decision that shaped a run, each naming its tool(s) in a field."""
 
 from __future__ import annotations
 
@@ -90,14 +86,7 @@ RAN_KINDS = frozenset({LedgerKind.TOOL_RESULT, LedgerKind.TOOL_ERROR, LedgerKind
 
 
 def tools_run_below(ledger: Iterable[LedgerEntry], task_no: str) -> dict[str, str]:
-    """S5: each tool called on a descendant of ``task_no`` this round, and where it first ran.
-
-    Read from the ledger (L1), so it holds from a checkpoint alone, also after a crash.
-
-    >>> entry = LedgerEntry(kind=LedgerKind.TOOL_RESULT, task_no="1.1", tool="renew")
-    >>> tools_run_below([entry], "1")
-    {'renew': '1.1'}
-    """
+    """S5: each tool called below ``task_no`` this round, and where it first ran (L1)."""
     prefix = f"{task_no}."
     ran: dict[str, str] = {}
     for entry in ledger:

@@ -28,11 +28,7 @@ def is_tool_name(name: object) -> TypeGuard[str]:
 
 
 def check_tool_name(name: object, owner: str) -> str:
-    """Return ``name`` if it is a valid tool name (``owner`` carries it, for the message).
-
-    Raises:
-        ConfigurationError: ``name`` is missing, not a string, or not lower_snake_case.
-    """
+    """Return ``name`` if it is a valid tool name, else a ConfigurationError naming ``owner``."""
     if not is_tool_name(name):
         hint = ""
         if isinstance(name, str):
@@ -45,8 +41,7 @@ def check_tool_name(name: object, owner: str) -> str:
 def to_tool_name(text: str) -> str:
     """The tool name (T1) of a name from outside: the one mapping every adapter uses (T14).
 
-    ``example-tool`` → ``example_tool``, ``getWeather`` → ``get_weather``; map a whole
-    catalogue with :func:`tool_names`, which refuses two names mapping to one.
+    ``example-tool`` → ``example_tool``, ``getWeather`` → ``get_weather``.
 
     Raises:
         ConfigurationError: ``text`` has no letter to start a name with.
@@ -59,11 +54,7 @@ def to_tool_name(text: str) -> str:
 
 
 def check_same_source(name: str, first: str, second: str) -> None:
-    """T14: two tools under one tool name must come from the same outside name (then T1).
-
-    Raises:
-        ConfigurationError: ``first`` and ``second`` differ, naming both.
-    """
+    """T14: two tools under one tool name must come from the same outside name, else raise."""
     if first != second:
         raise ConfigurationError(NAME_CLASH.format(first=first, second=second, name=name))
 

@@ -1,8 +1,4 @@
-"""Pauses: every way a run waits for someone, as one typed union (SPEC Q7).
-
-One versioned ``TypedDict`` payload per kind, told apart by ``"type"``; consumers ``match``
-with ``assert_never`` so a new kind fails type-checking until handled.
-"""
+"""Pauses (Q7): every way a run waits for someone, as one typed union of versioned payloads."""
 
 from __future__ import annotations
 
@@ -76,13 +72,10 @@ class Clarification(BaseModel):
 
     def payload(self) -> ClarificationPayload:
         """The documented, JSON-serialisable interrupt value (Q1)."""
-        return {
-            "type": "clarification",
-            "question": self.question,
-            "choices": list(self.choices),
-            "tool": self.tool,
-            "task_no": self.task_no,
-        }
+        return ClarificationPayload(
+            type="clarification", question=self.question, choices=list(self.choices),
+            tool=self.tool, task_no=self.task_no,
+        )  # fmt: skip
 
 
 class ClientCalls(BaseModel):
@@ -112,12 +105,10 @@ class ClientCalls(BaseModel):
 
     def payload(self, error: str | None = None) -> ClientToolCallsPayload:
         """The documented interrupt value, listing the open calls (W3)."""
-        value: ClientToolCallsPayload = {
-            "type": "client_tool_calls",
-            "version": PAUSE_VERSION,
-            "task_no": self.task_no,
-            "calls": [call.payload() for call in self.open_calls],
-        }
+        calls = [call.payload() for call in self.open_calls]
+        value = ClientToolCallsPayload(
+            type="client_tool_calls", version=PAUSE_VERSION, task_no=self.task_no, calls=calls
+        )
         if error is not None:
             value["error"] = error
         return value

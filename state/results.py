@@ -80,15 +80,15 @@ def require_result(tool_name: str, value: object) -> ToolResult | None:
 class ToolResult(BaseModel):
     """The outcome of one tool execution (``None`` instead of a result means R1).
 
-    Build it with the class methods: they also give every document its identity (R11).
+    Build it with the class methods: they give every document its identity (R11), and raise
+    ``InvalidToolResultError`` for bad arguments (a tool bug, never R7) and
+    ``ConflictingDocumentsError`` for different texts under one full identity.
     """
 
     model_config = ConfigDict(frozen=True)
 
     tool_name: str
-    """The tool that produced the result."""
     mode: ResultMode
-    """Which of the result modes this is."""
     documents: tuple[UniqueTextDocument, ...] = ()
     """Context documents (CONTEXT, GUARANTEED_CONTEXT); a finished answer's own sources
     (ANSWER, ANSWERED: what the answer lists, R9)."""
@@ -99,13 +99,7 @@ class ToolResult(BaseModel):
 
     @classmethod
     def as_context(cls, tool_name: str, documents: Sequence[UniqueTextDocument]) -> ToolResult:
-        """R2: documents that join the RAG context, each with its own identity (R6, R11).
-
-        Raises:
-            InvalidToolResultError: Bad arguments (a bug in the tool; never R7's "no result").
-            ConflictingDocumentsError: Different texts under one identity that already
-                has a ``sentence_number`` (R11); names the tool.
-        """
+        """R2: documents that join the RAG context, each with its own identity (R6, R11)."""
         _check_name("as_context", tool_name)
         if isinstance(documents, str | bytes) or not isinstance(documents, Sequence):
             raise _bad("as_context", "documents must be a list of UniqueTextDocument")
@@ -121,10 +115,6 @@ class ToolResult(BaseModel):
             tool_name: The tool's name (``self.name``).
             text: The answer.
             sources: The documents the answer comes from, listed as its sources (R9).
-
-        Raises:
-            InvalidToolResultError: Bad arguments (a bug in the tool; never R7's "no result").
-            ConflictingDocumentsError: Different texts under one full identity (R11).
         """
         return _build(
             "as_answer", tool_name, ResultMode.ANSWER, text=text, documents=tuple(sources)
@@ -137,10 +127,6 @@ class ToolResult(BaseModel):
         Args:
             tool_name: The tool's name (``self.name``).
             sources: The documents the streamed answer comes from (R9); none by default.
-
-        Raises:
-            InvalidToolResultError: Bad arguments (a bug in the tool; never R7's "no result").
-            ConflictingDocumentsError: Different texts under one full identity (R11).
         """
         return _build("as_answered", tool_name, ResultMode.ANSWERED, documents=tuple(sources))
 
@@ -148,12 +134,7 @@ class ToolResult(BaseModel):
     def as_guaranteed_context(
         cls, tool_name: str, content: str | Sequence[UniqueTextDocument]
     ) -> ToolResult:
-        """R5: context that always reaches the final answer (text or documents).
-
-        Raises:
-            InvalidToolResultError: Bad arguments (a bug in the tool; never R7's "no result").
-            ConflictingDocumentsError: Different texts under one full identity (R11).
-        """
+        """R5: context that always reaches the final answer (text or documents)."""
         method = "as_guaranteed_context"
         _check_name(method, tool_name)
         mode = ResultMode.GUARANTEED_CONTEXT
@@ -167,11 +148,7 @@ class ToolResult(BaseModel):
     def clarification(
         cls, tool_name: str, question: str, choices: Sequence[str] = ()
     ) -> ToolResult:
-        """Q1: ask the user a question before the tool can act (from a ``ClarifiableTool``).
-
-        Raises:
-            InvalidToolResultError: Bad arguments (a bug in the tool; never R7's "no result").
-        """
+        """Q1: ask the user a question before the tool can act (from a ``ClarifiableTool``)."""
         method = "clarification"
         _check_name(method, tool_name)
         if not isinstance(question, str) or not question.strip():

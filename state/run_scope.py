@@ -1,8 +1,4 @@
-"""The per-run scope (X6): one run's deadline, secret values and progress sink.
-
-Held in a context variable, never process-wide; a generator must not set one across a
-``yield``, hence :func:`iterate_in` / :func:`aiterate_in`.
-"""
+"""The per-run scope (X6): one run's deadline, secrets and progress sink, in a context variable."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
 """Secret redaction for error messages, log lines and progress events (X4, X6).
 
-Secrets: the model's API key and ``user_data`` values marked by name or ``secret_keys``
-(docs/concepts/guarantees.md). :class:`RedactingFilter` sits on a handler of the
-``toolweave`` logger (a logger's own filters do not see its children's records).
+Secrets: the model's API key and ``user_data`` values marked by name or ``secret_keys``.
 """
 
 from __future__ import annotations
@@ -53,11 +51,8 @@ def _texts(value: Any) -> Iterator[str]:
         yield value
     elif isinstance(value, int | float) and not isinstance(value, bool):
         yield str(value)
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from _texts(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
+    elif isinstance(value, Mapping | list | tuple):
+        for item in value.values() if isinstance(value, Mapping) else value:
             yield from _texts(item)
 
 
@@ -88,16 +83,13 @@ def error_text(error: BaseException, *hidden: str) -> str:
 def redact(text: str) -> str:
     """``text`` with every secret of the current run replaced by :data:`REDACTED`."""
     pattern = secret_pattern()
-    if pattern is None or not text:
-        return text
-    return pattern.sub(REDACTED, text)
+    return text if pattern is None or not text else pattern.sub(REDACTED, text)
 
 
 class RedactingFilter(logging.Filter):
     """A logging filter that redacts the current run's secrets; never drops a record.
 
-    toolweave's own loggers use it already; add it to an application handler
-    (``handler.addFilter(RedactingFilter())``) to redact that handler's records too.
+    toolweave's loggers use it already; ``handler.addFilter(RedactingFilter())`` for yours.
     """
 
     def filter(self, record: logging.LogRecord) -> bool:

@@ -56,41 +56,31 @@ class PromptAndContext(BaseModel):
 class TaskStatus(StrEnum):
     """Where a task is in its life (the per-task phase marker of the walk)."""
 
-    PENDING = "pending"
-    """Not yet coordinated."""
-    COORDINATED = "coordinated"
-    """Coordinator phase done; subtasks (if any) are next, then routing."""
-    ROUTED = "routed"
-    """Activation decided; ``queue`` holds the tools still to run."""
-    CLOSED = "closed"
-    """Every activated tool ran, or a terminal result ended it."""
-    SKIPPED = "skipped"
-    """A conditional subtask its owner decided to skip (K3)."""
+    PENDING = "pending"  # not yet coordinated
+    COORDINATED = "coordinated"  # coordinator phase done; subtasks (if any) are next, then routing
+    ROUTED = "routed"  # activation decided; ``queue`` holds the tools still to run
+    CLOSED = "closed"  # every activated tool ran, or a terminal result ended it
+    SKIPPED = "skipped"  # a conditional subtask its owner decided to skip (K3)
 
 
 class TaskNode(BaseModel):
     """One task as stored in the graph state's flat ``tasks`` map."""
 
-    task: TaskInfo
-    """The task's own fields; ``task.sub_tasks`` is always empty here."""
-    parent: str | None = None
-    """``task_no`` of the parent, ``None`` for the root."""
+    task: TaskInfo  # the task's own fields; ``task.sub_tasks`` is always empty here
+    parent: str | None = None  # ``task_no`` of the parent, ``None`` for the root
+    # ``task_no`` of the subtasks, in processing order (S2)
     children: list[str] = Field(default_factory=list)
-    """``task_no`` of the subtasks, in processing order (S2)."""
-    depth: int = 0
-    """Levels below the root (the root is 0)."""
-    status: TaskStatus = TaskStatus.PENDING
-    """Phase marker of the walk."""
-    decided: bool = False
-    """For conditional subtasks: the owner's decision has been taken (K3)."""
+    depth: int = 0  # levels below the root (the root is 0)
+    status: TaskStatus = TaskStatus.PENDING  # phase marker of the walk
+    decided: bool = False  # for conditional subtasks: the owner's decision has been taken (K3)
+    # tools activated on the task and not yet run, in ascending priority (A6)
     queue: list[str] = Field(default_factory=list)
-    """Tools activated on the task and not yet run, in ascending priority (A6)."""
+    # requests extracted while routing (fused call), keyed by tool name (T7)
     requests: dict[str, dict[str, Any] | None] = Field(default_factory=dict)
-    """Requests extracted while routing (fused call), keyed by tool name (T7)."""
+    # tools whose yes was in doubt (A9): they run after the retrieval, as context only
     as_context: list[str] = Field(default_factory=list)
-    """Tools whose yes was in doubt (A9): they run after the retrieval, as context only."""
+    # words the routing call gave for searching the documents, in their language (D9)
     search_words: str = ""
-    """Words the routing call gave for searching the documents, in their language (D9)."""
 
     @property
     def task_no(self) -> str:

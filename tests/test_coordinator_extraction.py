@@ -17,17 +17,14 @@ from support import ScriptedCoordinator, ask, graph_of, make_tool
 
 from toolweave import TaskInfo
 from toolweave.coordinators.base import DecomposingCoordinator
-from toolweave.coordinators.phase import (
-    NO_DECOMPOSITION,
-    arun_coordinator_phase,
-    run_coordinator_phase,
-)
+from toolweave.coordinators.phase import NO_DECOMPOSITION, coordinator_phase
 from toolweave.llm.chat_model import ChatModelAssistant
 from toolweave.llm.errors import LlmUnavailableError, RunDeadlineError
 from toolweave.llm.offline import OfflineAssistant
 from toolweave.llm.port import DecompositionSchema
 from toolweave.testing import FunctionAssistant, ScriptedChatModel
 from toolweave.tools.base import ChatbotTool, EmptyRequest
+from toolweave.tools.effects import adrive, drive
 
 CITIES = ["Budapest", "Szeged", "Pécs"]
 
@@ -84,7 +81,7 @@ class PersonFinder(ChatbotTool[EmptyRequest], DecomposingCoordinator[PersonPlan]
 
 
 def phase(task: TaskInfo, coordinators: list[Any], llm: Any = None) -> Any:
-    return run_coordinator_phase(task, coordinators, depth=0, max_depth=3, room=10, llm=llm)
+    return drive(coordinator_phase(task, coordinators, depth=0, max_depth=3, room=10, llm=llm))
 
 
 def scripted(*script: Any) -> tuple[ChatModelAssistant, ScriptedChatModel]:
@@ -271,9 +268,8 @@ def test_X5_run_deadline_during_the_extraction_ends_the_run():
 def test_C1_async_phase_awaits_the_native_async_extraction():
     llm, model = scripted({"splitter": {"cities": ["Szeged", "Pécs"]}})
     task = TaskInfo(task_no="1", task_prompt="Szeged, Pécs")
-    outcome = asyncio.run(
-        arun_coordinator_phase(task, [CitySplitter()], depth=0, max_depth=3, room=10, llm=llm)
-    )
+    steps = coordinator_phase(task, [CitySplitter()], depth=0, max_depth=3, room=10, llm=llm)
+    outcome = asyncio.run(adrive(steps))
     assert [s.task_prompt for s in outcome.task.sub_tasks] == [
         "weather in Szeged",
         "weather in Pécs",

@@ -7,8 +7,13 @@ from typing import Any
 from support import Calls, ScriptedCoordinator, ask, graph_of, make_tool
 
 from toolweave import SubtaskDecision, TaskInfo, ToolResult
-from toolweave.coordinators.phase import run_coordinator_phase
+from toolweave.coordinators.phase import PhaseOutcome, coordinator_phase
 from toolweave.testing import FunctionAssistant
+from toolweave.tools.effects import drive
+
+
+def run_coordinator_phase(task: TaskInfo, coordinators: list[Any], **at: Any) -> PhaseOutcome:
+    return drive(coordinator_phase(task, coordinators, **at))
 
 
 def sub(prompt: str, *tools: str, conditional: bool = False, no: str = "") -> TaskInfo:
@@ -79,8 +84,6 @@ def test_C5_applied_names_are_stamped_on_task_and_every_new_subtask():
 
 
 def test_C3_applied_coordinator_never_reruns_while_a_new_one_runs_on_task_and_descendant():
-    from toolweave.coordinators.phase import run_coordinator_phase
-
     log: list[str] = []
     outer = ScriptedCoordinator("outer", lambda t: t, calls=log, priority=1)
     late = ScriptedCoordinator("late", lambda t: t, calls=log, priority=2)

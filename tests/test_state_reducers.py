@@ -14,10 +14,16 @@ from toolweave.state.graph_state import (
     merge_all_buffers,
     merge_all_documents,
     merge_all_tasks,
-    merge_buffer,
-    merge_tasks,
 )
 from toolweave.state.task import PromptAndContext, TaskInfo, TaskNode
+
+
+def merge_tasks(left: dict[str, TaskNode], right: dict[str, TaskNode]) -> dict[str, TaskNode]:
+    return {**left, **right}
+
+
+def merge_buffer(left: dict[str, list[Any]], right: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    return {**left, **{key: [*left.get(key, []), *entries] for key, entries in right.items()}}
 
 
 def _doc(doc_id: str, score: float, sentence: int = 1) -> UniqueTextDocument:

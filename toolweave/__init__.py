@@ -1,9 +1,7 @@
 """toolweave: tool orchestration for RAG chatbots on LangGraph.
 
-Tools declare where they may run, when (a routing question), what they need (a
-pydantic request model) and what they return; coordinators split tasks into
-subtask trees; one LangGraph ``StateGraph`` runs it all. Start with
-:func:`build_graph`.
+Tools declare where, when and with what they run; coordinators split tasks into subtask
+trees; one LangGraph ``StateGraph`` runs it all. Start with :func:`build_graph`.
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """The Python side of client tools (W4): implementations by tool id, and a driver for runs.
 
-A notebook, a test or a desktop app answers a run's client-tool calls the way
-the web page does (``AiTools.register("example-tool", {execute(input) {...}})``)::
+A notebook, a test or a desktop app answers client-tool calls as the web page does::
 
     client = ClientToolRegistry()
     client.register("example-tool", lambda input: json.dumps("done"))
     result = run_with_client_tools(graph, {"messages": [("human", "...")]}, config, client)
-
-The driver announces the registry's ids (``client_tools``), answers every
-``client_tool_calls`` pause with the registered callables (sync or async) and stops at
-the answer or at a pause it does not answer; :func:`run_remote_with_client_tools` does
-the same against a LangGraph server.
 """
 
 from __future__ import annotations
@@ -88,8 +82,7 @@ class ClientToolRegistry:
         call_id = str(call.get("call_id"))
         fn = self._fns.get(str(call.get("tool_id")))
         if fn is None:
-            error = NO_IMPLEMENTATION.format(tool=call.get("tool_id"))
-            return {"call_id": call_id, "error": error}
+            return {"call_id": call_id, "error": NO_IMPLEMENTATION.format(tool=call.get("tool_id"))}
         text = str(call.get("input", ""))
         try:
             output = yield from perform(
@@ -213,8 +206,7 @@ def run_with_client_tools(
     """Invoke ``graph`` and answer its client-tool pauses until it ends or asks something else.
 
     Args:
-        graph: A compiled graph with a checkpointer (a toolweave graph, or an
-            agent whose AI tools come from :func:`toolweave.tools.ai.langchain.as_langchain_tools`).
+        graph: A compiled graph with a checkpointer (toolweave's, or an agent's with AI tools).
         input: The run input; ``client_tools`` is added from ``client`` when absent.
         config: The run config (with a ``thread_id``).
         client: The implementations.
@@ -259,12 +251,8 @@ def run_remote_with_client_tools(
     )
     for _ in range(max_rounds):
         thread = sdk_client.threads.get(thread_id)
-        pending = [
-            i
-            for found in (thread.get("interrupts") or {}).values()
-            for i in found
-            if is_client_tool_request(i.get("value"))
-        ]
+        found = [i for group in (thread.get("interrupts") or {}).values() for i in group]
+        pending = [i for i in found if is_client_tool_request(i.get("value"))]
         if not pending:
             return result
         values = [client.answer(i["value"]) for i in pending]
@@ -274,11 +262,7 @@ def run_remote_with_client_tools(
 
 
 def pending_client_calls(graph: Pregel[Any, Any, Any, Any], config: RunnableConfig) -> Any:
-    """The open client-tool payload of a thread (W3), or ``None`` when it waits for none.
-
-    Raises:
-        UnknownThreadError: Nothing is stored under the thread.
-    """
+    """The open client-tool payload of a thread (W3), or ``None``; an unknown thread raises."""
     if graph.checkpointer is None:
         raise InvalidRequestError("reading a thread needs a graph compiled with a checkpointer")
     thread = thread_id_of(config)

@@ -1,8 +1,6 @@
-"""Evaluation against a golden file, through the real graph (``toolweave eval``).
+"""Evaluation against a golden file through the real graph (``toolweave eval``).
 
-The golden file's keys and what is scored are in docs/guides/evaluation.md. The
-routed set of a case is what the route node first queued on the root task (after
-A8), without the default retrieval tool; subtasks and deep fallback are not scored.
+Scored: docs/guides/evaluation.md; the routed set is the root's first routing, retrieval aside.
 """
 
 from __future__ import annotations
@@ -29,9 +27,10 @@ from toolweave.llm.citations import checkable, source_text, supports
 from toolweave.llm.lexical import content_words, month
 from toolweave.llm.port import LlmAssistant
 from toolweave.pauses import eval_label
+from toolweave.run_ledger import as_ledger
 from toolweave.state.documents import Source, UniqueTextDocument, as_sources
 from toolweave.state.errors import InvalidRequestError, ToolweaveError
-from toolweave.state.ledger import LedgerEntry, LedgerKind
+from toolweave.state.ledger import LedgerKind
 from toolweave.state.pauses import pause_of, payload_of
 from toolweave.state.serde import checkpoint_serde
 from toolweave.state.task import ROOT_TASK_NO
@@ -42,13 +41,10 @@ from toolweave.tools.search.text import fold
 logger = logging.getLogger(__name__)
 
 NONE = "none"
-KNOWN_KEYS = frozenset(
-    {
-        "id", "question", "expected_tools", "systems", "user_data", "history",
-        "expected_words", "expected_facts", "category", "lang", "split",
-        "expected_clarification", "expected_next",
-    }
-)  # fmt: skip
+KNOWN_KEYS = frozenset({
+    "id", "question", "expected_tools", "systems", "user_data", "history", "expected_words",
+    "expected_facts", "category", "lang", "split", "expected_clarification", "expected_next",
+})  # fmt: skip
 NEXT_KINDS = {"replied": "reply", "amended": "amended", "closed": "new_question",
               "cancelled": "cancel"}  # fmt: skip
 """The open question's ledger verdict (Q2) -> what the next message was read as."""
@@ -137,36 +133,30 @@ def unbacked_sources(values: Mapping[str, Any], answer: str) -> list[str]:
     ]
 
 
+def _saved(values: Mapping[str, Any], *, terminal_only: bool = False) -> list[Any]:
+    """The guaranteed contexts and the context buffer's entries (or its terminal's)."""
+    buffer = values.get("context_buffer") or {}
+    groups = [buffer.get(values.get("terminal") or "", ())] if terminal_only else buffer.values()
+    return [*(values.get("guaranteed") or ()), *(e for entries in groups for e in entries or ())]
+
+
 def context_documents(
     values: Mapping[str, Any], *, terminal_only: bool = False
 ) -> list[UniqueTextDocument]:
     """The run's passages: documents, guaranteed contexts, context buffer (or its terminal's)."""
     found: list[Any] = [*(values.get("documents") or ())]
-    for saved in values.get("guaranteed") or ():
+    for saved in _saved(values, terminal_only=terminal_only):
         found.extend(getattr(saved, "documents", ()) or ())
-    buffer = values.get("context_buffer") or {}
-    groups = [buffer.get(values.get("terminal") or "", ())] if terminal_only else buffer.values()
-    for entries in groups:
-        for saved in entries or ():
-            found.extend(getattr(saved, "documents", ()) or ())
     return [
         raw if isinstance(raw, UniqueTextDocument) else UniqueTextDocument.model_validate(raw)
         for raw in found
     ]
 
 
-def _context_texts(values: Mapping[str, Any]) -> list[str]:
-    """The guaranteed contexts' and the context buffer's own texts (a tool's computed reply)."""
-    entries = [*(values.get("guaranteed") or ())]
-    for saved in (values.get("context_buffer") or {}).values():
-        entries.extend(saved or ())
-    return [text for entry in entries if (text := getattr(entry, "context", None))]
-
-
 def invented_sentences(values: Mapping[str, Any]) -> list[str]:
     """The kept answer's sentences with a checkable token no passage or context text holds (R9)."""
     texts = [source_text(doc) for doc in context_documents(values)]
-    texts += _context_texts(values)
+    texts += [text for entry in _saved(values) if (text := getattr(entry, "context", None))]
     out = []
     for raw in values.get("answer_sentences") or ():
         text, kept = _sentence_fields(raw)
@@ -199,18 +189,14 @@ class CitationFigures:
 def citation_figures(ledger: Iterable[Any]) -> CitationFigures | None:
     """The root task's last generated answer's citation figures; ``None``: no such answer."""
     found = None
-    for raw in ledger:
-        entry = raw if isinstance(raw, LedgerEntry) else LedgerEntry.model_validate(raw)
+    for entry in as_ledger(ledger):
         details = entry.details
         if entry.kind != LedgerKind.ANSWER or entry.task_no != ROOT_TASK_NO:
             continue
         if "sentences" in details and "supported" in details:
-            precision = details.get("citation_precision", "-")
-            found = CitationFigures(
-                sentences=int(details["sentences"]),
-                supported=int(details["supported"]),
-                precision=None if precision == "-" else float(precision),
-            )
+            rate = details.get("citation_precision", "-")
+            precision = None if rate == "-" else float(rate)
+            found = CitationFigures(int(details["sentences"]), int(details["supported"]), precision)
     return found
 
 
@@ -268,20 +254,14 @@ def parse_case(record: Any, where: str) -> GoldenCase:
     split, asks = _split_and_clarification(record, where)
     tools = sorted(expected - {NONE})
     return GoldenCase(
-        id=str(record.get("id") or where),
-        question=question,
-        expected_tools=expected - {NONE},
-        systems=_strings(record.get("systems"), "systems", where),
-        user_data=user_data,
-        history=_strings(record.get("history"), "history", where),
-        expected_facts=facts,
+        id=str(record.get("id") or where), question=question, expected_tools=expected - {NONE},
+        systems=_strings(record.get("systems"), "systems", where), user_data=user_data,
+        history=_strings(record.get("history"), "history", where), expected_facts=facts,
         expects_no_information=no_information,
         category=category or ("+".join(tools) if tools else "documents"),
-        lang=lang if isinstance(lang, str) else None,
-        split=split,
-        expects_clarification=asks,
+        lang=lang if isinstance(lang, str) else None, split=split, expects_clarification=asks,
         expected_next=_expected_next(record, where),
-    )
+    )  # fmt: skip
 
 
 def _expected_next(record: Mapping[str, Any], where: str) -> str | None:
@@ -378,9 +358,7 @@ class CaseResult:
         """Whether every listed source backs the answer (R9; "no information" lists none)."""
         if self.paused or self.error is not None or not self.answer:
             return None
-        if says_no_information(self.answer):
-            return not self.sources
-        return not self.unbacked
+        return not self.sources if says_no_information(self.answer) else not self.unbacked
 
     @property
     def clarification_ok(self) -> bool:
@@ -473,16 +451,9 @@ def run_case(graph: Any, case: GoldenCase, *, retrieval_tool: str | None) -> Cas
         return result
     finally:
         result.seconds = time.perf_counter() - started
-    routed = next(  # the root's first routing; deep fallback may route it again
-        (
-            event.get("tools") or []
-            for event in events
-            if isinstance(event, Mapping)
-            and event.get("type") == "routed"
-            and event.get("task_no") == ROOT_TASK_NO
-        ),
-        [],
-    )
+    routings = [e for e in events if isinstance(e, Mapping) and e.get("type") == "routed"]
+    # the root's first routing; deep fallback may route it again
+    routed = next((e.get("tools") or [] for e in routings if e.get("task_no") == ROOT_TASK_NO), [])
     result.routed = frozenset(str(tool) for tool in routed) - {retrieval_tool or ""}
     result.answer = str(values.get("answer") or "")
     result.sources = tuple(as_sources(values.get("sources")))
@@ -515,8 +486,7 @@ def next_message_read(before: Mapping[str, Any], after: Mapping[str, Any]) -> st
 def routed_confidence(ledger: Iterable[Any]) -> dict[str, float]:
     """P(yes) of each tool the root task's routing said yes to (its ``routed`` entries)."""
     found: dict[str, float] = {}
-    for raw in ledger:
-        entry = raw if isinstance(raw, LedgerEntry) else LedgerEntry.model_validate(raw)
+    for entry in as_ledger(ledger):
         routed = entry.kind == LedgerKind.ROUTING and entry.verdict == "routed"
         if routed and entry.task_no == ROOT_TASK_NO and entry.tool and entry.confidence is not None:
             found[entry.tool] = entry.confidence
@@ -683,15 +653,19 @@ class EvalReport:
 
     def summary(self) -> dict[str, Any]:
         """The headline numbers as a JSON-ready dict."""
+        tools = {
+            s.tool: {
+                "precision": s.precision,
+                "recall": s.recall,
+                **{key: value for key, value in asdict(s).items() if key != "tool"},
+            }
+            for s in self.tool_scores()
+        }
         return {
-            "assistant": self.assistant,
-            "cases": self.count,
-            "exact_set_accuracy": self.accuracy,
-            "no_route_rate": self.no_route_rate,
-            "over_route_rate": self.over_route_rate,
+            "assistant": self.assistant, "cases": self.count, "exact_set_accuracy": self.accuracy,
+            "no_route_rate": self.no_route_rate, "over_route_rate": self.over_route_rate,
             "wrong_finished_answer_rate": self.wrong_finished_rate,
-            "answer_facts_accuracy": self.facts_accuracy,
-            "sources_accuracy": self.sources_accuracy,
+            "answer_facts_accuracy": self.facts_accuracy, "sources_accuracy": self.sources_accuracy,
             "unanswerable_accuracy": self.unanswerable_accuracy,
             "clarification_rate": self.clarification_rate,
             "next_message_accuracy": self.next_message_accuracy,
@@ -700,22 +674,12 @@ class EvalReport:
             "citation_precision": self.citation_precision,
             "invented_fact_answers": self.invented_answers,
             "splits": {name: part.count for name, part in self.splits().items()},
-            "errors": self.errors,
-            "crashes": self.crashes,
+            "errors": self.errors, "crashes": self.crashes,
             "llm_calls_per_case": self._per_case(lambda r: r.llm_calls),
             "model_calls_per_case": self._per_case(lambda r: r.model_calls),
             "model_chars_per_case": self._per_case(lambda r: r.model_chars),
-            "latency_p50_s": self.latency(0.5),
-            "latency_p95_s": self.latency(0.95),
-            "tools": {
-                s.tool: {
-                    "precision": s.precision,
-                    "recall": s.recall,
-                    **{key: value for key, value in asdict(s).items() if key != "tool"},
-                }
-                for s in self.tool_scores()
-            },
-        }
+            "latency_p50_s": self.latency(0.5), "latency_p95_s": self.latency(0.95), "tools": tools,
+        }  # fmt: skip
 
     def as_json(self) -> dict[str, Any]:
         """Summary and per-case results."""
@@ -732,12 +696,9 @@ def evaluate(
     progress: Callable[[int, CaseResult], None] | None = None,
 ) -> EvalReport:
     """Run every case through a fresh graph over ``domain``; a toolweave error is a miss."""
+    checkpointer = InMemorySaver(serde=checkpoint_serde())
     graph = build_graph(
-        domain,
-        tools,
-        assistant=assistant,
-        limits=limits,
-        checkpointer=InMemorySaver(serde=checkpoint_serde()),
+        domain, tools, assistant=assistant, limits=limits, checkpointer=checkpointer
     )
     report = EvalReport(assistant=assistant.label)
     for done, case in enumerate(cases, start=1):
@@ -789,28 +750,25 @@ def report_table(report: EvalReport) -> list[str]:
     return lines + split_table(report) + _parts_table("category", category, report.categories())
 
 
-SPLIT_COLUMNS = (
-    "tools exact", "facts found", "unanswerable handled", "clarification as expected",
-    "next message right", "sources right", "sentences supported", "citation precision",
-    "sentences dropped", "invented facts",
-)  # fmt: skip
-_CELLS: dict[str, Callable[[EvalReport], str]] = {
+_SPLIT_CELLS: dict[str, Callable[[EvalReport], str]] = {
     "tools exact": lambda p: percent(p.accuracy),
-    "exact-set accuracy": lambda p: percent(p.accuracy),
     "facts found": lambda p: percent(p.facts_accuracy),
-    "answer facts": lambda p: percent(p.facts_accuracy),
     "unanswerable handled": lambda p: percent(p.unanswerable_accuracy),
     "clarification as expected": lambda p: percent(p.clarification_rate),
     "next message right": lambda p: percent(p.next_message_accuracy),
     "sources right": lambda p: percent(p.sources_accuracy),
-    "sources": lambda p: percent(p.sources_accuracy),
     "sentences supported": lambda p: percent(p.sentences_supported),
     "citation precision": lambda p: percent(p.citation_precision),
     "sentences dropped": lambda p: str(p.sentences_dropped),
     "invented facts": lambda p: str(p.invented_answers),
+}
+SPLIT_COLUMNS = tuple(_SPLIT_CELLS)  # the split table's columns, in order
+_CELLS: dict[str, Callable[[EvalReport], str]] = {
+    **_SPLIT_CELLS, "exact-set accuracy": _SPLIT_CELLS["tools exact"],
+    "answer facts": _SPLIT_CELLS["facts found"], "sources": _SPLIT_CELLS["sources right"],
     "wrong finished answer": lambda p: percent(p.wrong_finished_rate),
     "crashes": lambda p: str(p.crashes),
-}
+}  # fmt: skip
 """Each table column's cell of one part of a report."""
 
 

@@ -1,8 +1,4 @@
-"""How each of the library's front ends handles each pause kind (SPEC Q7).
-
-One function per front end, each a ``match`` + ``assert_never`` over the payload's
-``"type"``, so a new kind fails type-checking until handled everywhere.
-"""
+"""How each front end handles each pause kind (Q7): a ``match`` + ``assert_never`` each."""
 
 from __future__ import annotations
 
@@ -19,10 +15,7 @@ PageHandling = Literal["question", "client_tools"]
 
 
 def cli_prompt(payload: PausePayload) -> tuple[str, list[str]]:
-    """The command line's question for a paused run, and the choices to number (Q2).
-
-    For a pause a reply cannot answer, the "question" says what the run waits for.
-    """
+    """The command line's question for a paused run and its choices (Q2), or what it waits for."""
     match payload["type"]:
         case "clarification":
             return payload["question"], list(payload["choices"])

@@ -1,9 +1,4 @@
-"""Checkpointers for durable threads: in memory, SQLite or PostgreSQL, chosen at one edge (Q3).
-
-:func:`open_checkpointer` takes a target (else ``TOOLWEAVE_DATABASE_URL``): nothing →
-in memory; ``postgresql://`` → ``PostgresSaver`` over a pool; a path or
-``sqlite:///`` → ``SqliteSaver`` in WAL mode. Passwords never appear in messages.
-"""
+"""Checkpointers for durable threads (Q3): in memory, SQLite or PostgreSQL; passwords masked."""
 
 from __future__ import annotations
 
@@ -49,6 +44,7 @@ DOWN = "cannot connect to the database {url} (--database-url): {error}"
 
 
 Kind = Literal["memory", "sqlite", "postgres"]
+Location = str | os.PathLike[str] | None  # a URL or path; None: the environment's
 
 
 @dataclass(frozen=True)
@@ -95,14 +91,8 @@ def mask_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
-def resolve_target(
-    target: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] = os.environ
-) -> Target:
-    """Decide where checkpoints go: ``target`` if given, else ``TOOLWEAVE_DATABASE_URL``.
-
-    Raises:
-        ConfigurationError: The target is empty or has an unknown URL scheme.
-    """
+def resolve_target(target: Location = None, *, env: Mapping[str, str] = os.environ) -> Target:
+    """Where checkpoints go: ``target``, else ``TOOLWEAVE_DATABASE_URL``."""
     if target is None:
         target = env.get(DATABASE_URL_ENV, "").strip() or None
         if target is None:
@@ -134,11 +124,7 @@ def _sqlite_path(location: str) -> str:
 def resolve_synchronous(
     value: str | None = None, *, env: Mapping[str, str] = os.environ
 ) -> SqliteSynchronous:
-    """SQLite's ``synchronous``: ``value``, else ``TOOLWEAVE_SQLITE_SYNCHRONOUS``, else ``NORMAL``.
-
-    Raises:
-        ConfigurationError: The level is not OFF, NORMAL, FULL or EXTRA.
-    """
+    """SQLite's ``synchronous``: ``value``, else the environment's, else ``NORMAL``."""
     text = (value if value is not None else env.get(SQLITE_SYNCHRONOUS_ENV, "")).strip().upper()
     if text and text not in SQLITE_SYNCHRONOUS_LEVELS:
         raise ConfigurationError(
@@ -147,15 +133,8 @@ def resolve_synchronous(
     return text or DEFAULT_SQLITE_SYNCHRONOUS
 
 
-def require_reachable(
-    target: str | os.PathLike[str] | None, *, connect_timeout: float = CONNECT_TIMEOUT_S
-) -> None:
-    """Raise :class:`DatabaseUnavailableError` (URL masked) when a Postgres ``target`` is down.
-
-    Raises:
-        ConfigurationError: The target is empty or has an unknown scheme.
-        DatabaseUnavailableError: The Postgres server cannot be reached.
-    """
+def require_reachable(target: Location, *, connect_timeout: float = CONNECT_TIMEOUT_S) -> None:
+    """Raise :class:`DatabaseUnavailableError` (URL masked) when a Postgres ``target`` is down."""
     resolved = resolve_target(target, env={})
     if resolved.kind != "postgres":
         return
@@ -181,29 +160,22 @@ def _seconds(timeout: float) -> int:
     return max(2, round(timeout))
 
 
-def _pool_options(pool_class: Any, name: str) -> dict[str, Any]:
-    """What the sync and the async pool share: connection settings, size, health check."""
+def _pool(pool_class: Any, target: Target, name: str) -> Any:
+    """A closed pool of ``pool_class``, sync or async: connection settings, size, health check."""
     from psycopg.rows import dict_row
 
-    return {
-        "kwargs": {**CONNECTION_KWARGS, "row_factory": dict_row},
-        "min_size": 1,
-        "max_size": POOL_MAX_SIZE,
-        "open": False,
-        "check": pool_class.check_connection,
-        "name": name,
-    }
+    return pool_class(
+        target.location, kwargs={**CONNECTION_KWARGS, "row_factory": dict_row}, min_size=1,
+        max_size=POOL_MAX_SIZE, open=False, check=pool_class.check_connection, name=name,
+    )  # fmt: skip
 
 
 def _resolved(
-    target: str | os.PathLike[str] | None,
-    env: Mapping[str, str],
-    sqlite_synchronous: SqliteSynchronous | None,
-    flavour: str,
+    target: Location, env: Mapping[str, str], level: SqliteSynchronous | None, flavour: str
 ) -> tuple[Target, SqliteSynchronous]:
     """The target and the SQLite ``synchronous`` level both openers start from (logged)."""
     resolved = resolve_target(target, env=env)
-    synchronous = resolve_synchronous(sqlite_synchronous, env=env)
+    synchronous = resolve_synchronous(level, env=env)
     logger.debug("checkpoints in %s%s", resolved.describe(), flavour)
     return resolved, synchronous
 
@@ -216,17 +188,15 @@ def open_checkpointer(
     connect_timeout: float = CONNECT_TIMEOUT_S,
     sqlite_synchronous: SqliteSynchronous | None = None,
 ) -> Iterator[BaseCheckpointSaver[Any]]:
-    """A checkpointer for ``target`` (see the module docs), closed on exit.
+    """A checkpointer for ``target``, closed on exit.
 
     Args:
-        target: A ``postgresql://`` URL, a ``sqlite:///`` URL or path, or ``None``
-            for ``TOOLWEAVE_DATABASE_URL`` (unset: in memory).
-        env: The environment read when ``target`` is ``None``; read once, here.
+        target: A ``postgresql://`` URL, a ``sqlite:///`` URL or path, or ``None`` for
+            ``TOOLWEAVE_DATABASE_URL`` (unset: in memory).
+        env: The environment read when ``target`` is ``None``.
         connect_timeout: Seconds to wait for the first Postgres connection.
-        sqlite_synchronous: SQLite's ``PRAGMA synchronous`` (``None``:
-            ``TOOLWEAVE_SQLITE_SYNCHRONOUS`` from ``env``, else ``NORMAL``: in WAL mode a
-            crashed process loses nothing, a power cut may drop the last commits; ``FULL``
-            syncs every commit, about 2x slower).
+        sqlite_synchronous: SQLite's ``PRAGMA synchronous`` (``None``: the environment's, else
+            ``NORMAL``: a crash loses nothing, a power cut may drop the last commits).
 
     Yields:
         A ready ``BaseCheckpointSaver`` with toolweave's serializer.
@@ -262,9 +232,7 @@ def _postgres_saver(target: Target, timeout: float) -> Iterator[BaseCheckpointSa
     from langgraph.checkpoint.postgres import PostgresSaver
     from psycopg_pool import ConnectionPool, PoolTimeout
 
-    pool: ConnectionPool[Any] = ConnectionPool(
-        target.location, **_pool_options(ConnectionPool, "toolweave-checkpoints")
-    )
+    pool: ConnectionPool[Any] = _pool(ConnectionPool, target, "toolweave-checkpoints")
     try:
         # a plain connection first: a refused login fails with its reason, not a pool timeout
         psycopg.Connection.connect(target.location, connect_timeout=_seconds(timeout)).close()
@@ -316,8 +284,8 @@ async def _async_postgres_saver(
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
     from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-    pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
-        target.location, **_pool_options(AsyncConnectionPool, "toolweave-checkpoints-async")
+    pool: AsyncConnectionPool[Any] = _pool(
+        AsyncConnectionPool, target, "toolweave-checkpoints-async"
     )
     try:
         probe = await psycopg.AsyncConnection.connect(

@@ -1,10 +1,4 @@
-"""``explain``: the run ledger of a thread, or why one tool did (not) run (L1).
-
->>> from toolweave import explain
->>> out = graph.invoke({"messages": [("human", "Saturday?")]}, config)   # doctest: +SKIP
->>> explain(out, tool="opening_hours")                                  # doctest: +SKIP
-[LedgerEntry(kind=<LedgerKind.GATE: 'gate'>, tool='opening_hours', verdict='refused: system', ...)]
-"""
+"""``explain``: the run ledger of a thread, or why one tool did (not) run (L1)."""
 
 from __future__ import annotations
 
@@ -60,15 +54,11 @@ def explain(
     """The ledger of a thread's latest run (L1), or the entries about one tool.
 
     Args:
-        source: A compiled graph with a checkpointer (then ``thread`` names the
-            thread), a ``StateSnapshot`` (``graph.get_state(config)``), or the
-            state values a run returned (``graph.invoke(...)``).
+        source: A compiled graph with a checkpointer (then ``thread`` names the thread), a
+            ``StateSnapshot``, or the state values a run returned.
         thread: The thread id, or a config naming it; only with a graph.
-        tool: A tool's name: only the entries that concern it, each narrowed to
-            it (its gate, routing and forcing verdicts, its result or error, the
-            skipped or refused subtasks that would have run it), which answers
-            "why did this tool (not) run?". An empty list: nothing in the run
-            concerned it (not registered, or not in the domain).
+        tool: A tool's name: only the entries that concern it, each narrowed to it, which
+            answers "why did this tool (not) run?"; empty: nothing in the run concerned it.
 
     Returns:
         The entries in the order the run made them.

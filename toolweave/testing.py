@@ -1,12 +1,7 @@
 """Test doubles for code built on toolweave.
 
-- :class:`FunctionAssistant`: an LLM port driven by plain or async functions (like
-  pydantic-ai's ``FunctionModel``): each step is an optional callable with a
-  sensible default, so a test states only what it cares about.
-- :class:`ScriptedChatModel`: a LangChain chat model that replays scripted replies
-  (text, structured answers, exceptions) and records every call, for testing
-  :class:`~toolweave.llm.chat_model.ChatModelAssistant` without a network; its
-  async path is native (no worker thread).
+:class:`FunctionAssistant` is an LLM port of plain or async functions; :class:`ScriptedChatModel`
+a chat model that replays scripted replies and records every call, without a network.
 """
 
 from __future__ import annotations
@@ -19,7 +14,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeAlias, TypeVar
+from typing import Any, ClassVar, TypeAlias, TypeVar, cast
 
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
@@ -52,9 +47,7 @@ MaybeAwaitable: TypeAlias = T | Awaitable[T]
 NormalizeFn = Callable[[str, Sequence[BaseMessage]], "MaybeAwaitable[Normalized | str]"]
 RouteFn = Callable[[str, Sequence[AnyTool]], MaybeAwaitable[Iterable[str]]]
 ExtractFn = Callable[[str, AnyTool], MaybeAwaitable[ExtractedRequest]]
-JudgeFn = Callable[
-    [str, Sequence[UniqueTextDocument], Sequence[str]], "MaybeAwaitable[bool | ContextVerdict]"
-]
+JudgeFn = Callable[[str, Documents, Texts], "MaybeAwaitable[bool | ContextVerdict]"]
 ReadFn = Callable[[str, str], MaybeAwaitable[str | None]]
 """``read(question, passage)`` → the passage's answer or ``None`` (D3)."""
 AnswerFn = Callable[[AnswerRequest], MaybeAwaitable[str]]
@@ -87,19 +80,12 @@ def context_answer(request: AnswerRequest) -> str:
 class FunctionAssistant(port.LlmAssistant):
     """An :class:`~toolweave.llm.port.LlmAssistant` whose steps are plain or async functions.
 
-    Every argument is optional and may be plain or ``async`` (awaited natively under
-    ``ainvoke``, run to completion under ``invoke``):
-
-    - ``normalize(message, history)``: a ``Normalized`` or the question; default as is.
-    - ``route(task_text, tools)``: tool names to activate; default none.
-    - ``extract(task_text, tool)``: the request dict or ``None`` (default).
-    - ``read(question, passage)``: one page's answer or ``None`` (default).
-    - ``judge(question, documents, guaranteed)``: bool or ``ContextVerdict``; default sufficient.
-    - ``answer(request)``: the answer text, streamed; default the context texts joined.
-    - ``decompose(task_prompt, schema)``: a coordinator's schema as a dict or ``None``;
-      default the offline extraction.
-
-    It keeps no state; count calls in your own callables.
+    Every argument is optional, plain or ``async`` (awaited natively under ``ainvoke``):
+    ``normalize(message, history)`` (a ``Normalized`` or the question; default as is),
+    ``route(task_text, tools)`` (tool names; default none), ``extract(task_text, tool)``,
+    ``read(question, passage)`` (default ``None``), ``judge(question, documents, guaranteed)``
+    (default sufficient), ``answer(request)`` (streamed; default the context texts) and
+    ``decompose(task_prompt, schema)`` (default the offline extraction). It keeps no state.
 
     Example:
         >>> assistant = FunctionAssistant(route=lambda text, tools: ["opening_hours"])
@@ -167,13 +153,10 @@ class FunctionAssistant(port.LlmAssistant):
     def _verdicts(chosen: Iterable[str], tools: Tools) -> list[port.RoutingVerdict]:
         names = set(chosen)
         return [
-            port.RoutingVerdict(
-                tool=tool.name,
-                run=tool.name in names and bool(tool.executable_instruction),
-                reason="chosen by route()" if tool.name in names else "",
-            )
-            for tool in tools
-        ]
+            port.RoutingVerdict(tool=t.name, run=t.name in names and bool(t.executable_instruction),
+                                reason="chosen by route()" if t.name in names else "")
+            for t in tools
+        ]  # fmt: skip
 
     def generate_tool_request(
         self, user_prompt: str, system_prompt: str, tasks: str | None, tool: AnyTool
@@ -261,19 +244,13 @@ ScriptItem = str | dict[str, Any] | AIMessage | BaseException
 class ScriptedChatModel(BaseChatModel):
     """A chat model that replays ``script`` in order and records calls in :attr:`calls`.
 
-    A ``dict`` reply becomes a call of the bound tool, which is how
-    ``with_structured_output`` reads it; an exception is raised. An exhausted
-    script raises ``AssertionError``. Text replies stream word by word. Replies
-    carry ``finish_reason`` (``"stop"`` / ``"tool_calls"``) like a real API's; script
-    an ``AIMessage`` without one to imitate a cut stream. ``latency`` seconds pass
-    before each reply (``asyncio.sleep`` on the async path, which is native).
+    A ``dict`` reply becomes a call of the bound tool (``with_structured_output``), an
+    exception is raised, so is ``AssertionError`` once the script is exhausted; text streams
+    word by word with a ``finish_reason`` (script an ``AIMessage`` without one to cut it).
 
     Example:
-        >>> model = ScriptedChatModel(script=["Hello!"])
-        >>> model.invoke("hi").text
+        >>> ScriptedChatModel(script=["Hello!"]).invoke("hi").text
         'Hello!'
-        >>> len(model.calls)
-        1
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -342,13 +319,12 @@ class ScriptedChatModel(BaseChatModel):
             chunk = AIMessageChunk(content="", tool_call_chunks=calls, response_metadata=meta)
             return [ChatGenerationChunk(message=chunk)]
         pieces = split_for_streaming(message.text) or [""]
+        ends = {len(pieces) - 1: meta}
         return [
             ChatGenerationChunk(
-                message=AIMessageChunk(
-                    content=piece, response_metadata=meta if i == len(pieces) - 1 else {}
-                )
+                message=AIMessageChunk(content=p, response_metadata=ends.get(i, {}))
             )
-            for i, piece in enumerate(pieces)
+            for i, p in enumerate(pieces)
         ]
 
     def _generate(
@@ -357,8 +333,7 @@ class ScriptedChatModel(BaseChatModel):
         taken = self._take(messages, run_manager, kwargs)
         if self.latency:
             time.sleep(self.latency)
-        message = self._reply(*taken)
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return ChatResult(generations=[ChatGeneration(message=self._reply(*taken))])
 
     async def _agenerate(
         self, messages: Messages, stop: Stop = None, run_manager: AsyncRun = None, **kwargs: Any
@@ -366,17 +341,13 @@ class ScriptedChatModel(BaseChatModel):
         taken = self._take(messages, run_manager, kwargs)
         if self.latency:
             await asyncio.sleep(self.latency)
-        message = self._reply(*taken)
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return ChatResult(generations=[ChatGeneration(message=self._reply(*taken))])
 
     def _stream(
         self, messages: Messages, stop: Stop = None, run_manager: SyncRun = None, **kwargs: Any
     ) -> Iterator[ChatGenerationChunk]:
-        taken = self._take(messages, run_manager, kwargs)
-        if self.latency:
-            time.sleep(self.latency)
-        message = self._reply(*taken)
-        for chunk in self._chunks(message):
+        result = self._generate(messages, stop, run_manager, **kwargs)
+        for chunk in self._chunks(cast(AIMessage, result.generations[0].message)):
             if run_manager is not None and chunk.text:
                 run_manager.on_llm_new_token(chunk.text, chunk=chunk)
             yield chunk
@@ -384,11 +355,8 @@ class ScriptedChatModel(BaseChatModel):
     async def _astream(
         self, messages: Messages, stop: Stop = None, run_manager: AsyncRun = None, **kwargs: Any
     ) -> AsyncIterator[ChatGenerationChunk]:
-        taken = self._take(messages, run_manager, kwargs)
-        if self.latency:
-            await asyncio.sleep(self.latency)
-        message = self._reply(*taken)
-        for chunk in self._chunks(message):
+        result = await self._agenerate(messages, stop, run_manager, **kwargs)
+        for chunk in self._chunks(cast(AIMessage, result.generations[0].message)):
             if run_manager is not None and chunk.text:
                 await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
             yield chunk

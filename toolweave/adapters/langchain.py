@@ -1,8 +1,4 @@
-"""LangChain tools in and out, and toolweave itself as an agent's tool.
-
-:func:`from_langchain_tool` adapts a LangChain tool, :func:`to_langchain_tool` goes the
-other way, :func:`as_agent_tool` wraps a compiled graph (``graph.as_tool()``).
-"""
+"""LangChain tools in (:func:`from_langchain_tool`) and out, and a graph as an agent's tool."""
 
 from __future__ import annotations
 
@@ -29,6 +25,7 @@ from toolweave.state.results import ResultMode, ToolResult
 from toolweave.state.task import ROOT_TASK_NO, TaskInfo
 from toolweave.tools.base import ChatbotTool, EligibleSystem, ToolCallContext, run_blocking
 from toolweave.tools.consumers import ContextConsumerTool
+from toolweave.tools.effects import Call, Steps, adrive, drive, perform
 from toolweave.tools.json_schema import model_from_schema
 from toolweave.tools.required import missing_inputs, required_inputs
 
@@ -70,25 +67,16 @@ def optional_request_model(
     for field_name, info in schema.model_fields.items():
         richer = declared.get(field_name, info)
         extra = richer.json_schema_extra if isinstance(richer.json_schema_extra, dict) else None
-        fields[field_name] = (
-            (Any if info.annotation is None else info.annotation) | None,
-            Field(
-                default=None,
-                alias=info.alias,
-                description=info.description or richer.description,
-                examples=richer.examples or info.examples,
-                json_schema_extra=extra,
-            ),
-        )
+        field = Field(
+            default=None, alias=info.alias, description=info.description or richer.description,
+            examples=richer.examples or info.examples, json_schema_extra=extra,
+        )  # fmt: skip
+        fields[field_name] = ((Any if info.annotation is None else info.annotation) | None, field)
     return create_model(model_name, **fields)
 
 
 def documents_of(tool_name: str, value: Any) -> list[UniqueTextDocument]:
-    """A LangChain tool's return value as context documents (R2).
-
-    ``Document``s keep their ``document_id``/``id``/``source`` and ``page`` metadata;
-    any other value becomes one document with its text (JSON for structured values).
-    """
+    """A LangChain tool's value as context (R2): ``Document``s with their metadata, else text."""
     if isinstance(value, Document):
         value = [value]
     if isinstance(value, Sequence) and value and all(isinstance(v, Document) for v in value):
@@ -97,16 +85,12 @@ def documents_of(tool_name: str, value: Any) -> list[UniqueTextDocument]:
             meta = doc.metadata
             doc_id = meta.get("document_id") or doc.id or meta.get("source") or f"{tool_name}#{n}"
             page = meta.get("page")
-            docs.append(
-                UniqueTextDocument(
-                    document_id=str(doc_id),
-                    document_name=str(meta.get("title") or meta.get("source") or tool_name),
-                    document_url=meta.get("url"),
-                    page=page if isinstance(page, int) else None,
-                    sentence_number=n,
-                    text=doc.page_content,
-                )
-            )
+            name = str(meta.get("title") or meta.get("source") or tool_name)
+            docs.append(UniqueTextDocument(
+                document_id=str(doc_id), document_name=name, document_url=meta.get("url"),
+                page=page if isinstance(page, int) else None, sentence_number=n,
+                text=doc.page_content,
+            ))  # fmt: skip
         return docs
     if (  # content blocks {"type": "text", "text": ...} (MCP and chat-model content)
         isinstance(value, Sequence)
@@ -132,41 +116,33 @@ class LangChainChatbotTool(ChatbotTool[BaseModel]):
     def _arguments(self, request: BaseModel) -> dict[str, Any]:
         return request.model_dump(exclude_none=True, by_alias=True)
 
-    def _failed(self, exc: Exception) -> ToolFailedError:
-        """T13: an error the tool reports (``ToolException``, its arguments refused) is R7."""
-        return ToolFailedError(f"{self.wrapped.name}: {type(exc).__name__}: {exc}"[:500])
-
-    def _run(self, request: BaseModel) -> ToolResult | None:
+    def _steps(self, request: BaseModel, ctx: ToolCallContext) -> Steps[ToolResult | None]:
+        """The call, written once: its value is context (R2), a reported error R7 (T13)."""
+        if missing_inputs(self, request):
+            return None
+        ctx.progress("CALLING")
         arguments = self._arguments(request)
+        tool = self.wrapped
         try:
-            if is_async_only(self.wrapped):  # MCP tools, async @tool: the sync callers' loop
-                value = run_blocking(self.wrapped.ainvoke(arguments))
-            else:
-                value = self.wrapped.invoke(arguments)
+            value = yield from perform(
+                Call(lambda: _invoke(tool, arguments), lambda: tool.ainvoke(arguments))
+            )
         except (ToolException, ValidationError) as exc:
-            raise self._failed(exc) from exc
-        return ToolResult.as_context(self.name, documents_of(self.name, value))
-
-    async def _arun(self, request: BaseModel) -> ToolResult | None:
-        try:
-            value = await self.wrapped.ainvoke(self._arguments(request))
-        except (ToolException, ValidationError) as exc:
-            raise self._failed(exc) from exc
+            raise ToolFailedError(f"{tool.name}: {type(exc).__name__}: {exc}"[:500]) from exc
         return ToolResult.as_context(self.name, documents_of(self.name, value))
 
     def execute(self, request: BaseModel, ctx: ToolCallContext) -> ToolResult | None:
         """Call the LangChain tool: its value is context (R2), a failure R7, no input R1."""
-        if missing_inputs(self, request):
-            return None
-        ctx.progress("CALLING")
-        return self._run(request)
+        return drive(self._steps(request, ctx))
 
     async def aexecute(self, request: BaseModel, ctx: ToolCallContext) -> ToolResult | None:
         """Async :meth:`execute` over the LangChain tool's ``ainvoke``."""
-        if missing_inputs(self, request):
-            return None
-        ctx.progress("CALLING")
-        return await self._arun(request)
+        return await adrive(self._steps(request, ctx))
+
+
+def _invoke(tool: BaseTool, arguments: dict[str, Any]) -> Any:
+    """The sync call; an async-only tool (MCP tools, async ``@tool``) on the sync callers' loop."""
+    return run_blocking(tool.ainvoke(arguments)) if is_async_only(tool) else tool.invoke(arguments)
 
 
 def from_langchain_tool(
@@ -183,19 +159,15 @@ def from_langchain_tool(
     """A ChatbotTool that runs a LangChain tool.
 
     Args:
-        tool: A ``BaseTool``, e.g. a function decorated with ``@tool`` or a tool of an
-            MCP server loaded by langchain-mcp-adapters.
-        name: The toolweave name; defaults to :func:`~toolweave.to_tool_name` of the
-            tool's name (T1, T14).
+        tool: A ``BaseTool``, e.g. a ``@tool`` function or an MCP server's tool.
+        name: The toolweave name; default :func:`~toolweave.to_tool_name` of its name (T1, T14).
         domain: Where it may run (T2); ``None``: every domain.
         eligible_system: The system filter (T3).
         routing_question: Overrides the routing question built from the description (T5).
         instruction: Field-filling instruction for extraction (T7).
         priority: Execution order on a task (A6).
-        ask_for_missing_inputs: While an argument the tool requires is unfilled
-            (T13), ask the user for it (Q1), offering its ``Literal`` or enum values,
-            else its examples, as choices; by default (or unless the domain says
-            so) the tool declines: no result (R1), the ledger naming the inputs.
+        ask_for_missing_inputs: Ask the user (Q1) for an unfilled required argument (T13),
+            offering its ``Literal``/enum values or examples; else the tool declines (R1).
 
     Returns:
         A ChatbotTool whose request has the tool's arguments, each optional (T6), and whose
@@ -209,24 +181,16 @@ def from_langchain_tool(
             f"tool {tool.name!r}: pydantic v1 argument schemas are not supported"
         )
     request_model = optional_request_model(tool_name, schema, tool)
+    question = routing_question or ROUTING_QUESTION.format(name=tool_name, description=description)
+    # our copy reports errors by raising, never as content (T13: MCP error results)
+    wrapped = tool.model_copy(update={"handle_tool_error": False, "handle_validation_error": False})
     attributes: dict[str, Any] = {
-        "name": tool_name,
-        "source_name": None if name else tool.name,  # T14: a name given is the tool's own
-        "domain": domain,
-        "eligible_system": eligible_system,
-        "priority": priority,
-        "request_model": request_model,
-        "required_inputs": required_inputs(schema, request_model),
-        "ask_for_missing_inputs": ask_for_missing_inputs,
-        "instruction": instruction,
-        "executable_instruction": routing_question
-        or ROUTING_QUESTION.format(name=tool_name, description=description),
-        "description": description,
-        # our copy reports errors by raising, never as content (T13: MCP error results)
-        "wrapped": tool.model_copy(
-            update={"handle_tool_error": False, "handle_validation_error": False}
-        ),
-    }
+        "name": tool_name, "source_name": None if name else tool.name,  # T14: name= is its own
+        "domain": domain, "eligible_system": eligible_system, "priority": priority,
+        "request_model": request_model, "required_inputs": required_inputs(schema, request_model),
+        "ask_for_missing_inputs": ask_for_missing_inputs, "instruction": instruction,
+        "executable_instruction": question, "description": description, "wrapped": wrapped,
+    }  # fmt: skip
     cls = type(f"LangChainTool_{tool_name}", (LangChainChatbotTool,), attributes)
     return cast(ChatbotTool[BaseModel], cls())
 
@@ -285,10 +249,9 @@ def _call_key(tool: str) -> str:
 def to_langchain_tool(
     tool: ChatbotTool[Any], *, description: str | None = None, user_lang: str = "en"
 ) -> BaseTool:
-    """A LangChain tool that runs a ChatbotTool outside the graph, for other agents.
+    """A LangChain tool that runs a ChatbotTool on a one-task tree, for other agents (B2).
 
-    The tool runs on a one-task tree whose prompt is the request as JSON (a consumer with
-    an empty prior context, B2); it returns the text (content) and documents (artifact).
+    It returns the result's text (content) and documents (artifact).
     """
 
     def context(request: BaseModel) -> ToolCallContext:
@@ -311,20 +274,14 @@ def to_langchain_tool(
         return result_text(result), docs
 
     return _KeyedTool.from_function(
-        func=run,
-        name=tool.name,
+        func=run, name=tool.name, args_schema=tool.request_model,
         description=description or tool.description or tool.executable_instruction or tool.name,
-        args_schema=tool.request_model,
         response_format="content_and_artifact",
-    )
+    )  # fmt: skip
 
 
 def with_values_stream(graph: Runnable[Any, Any]) -> Runnable[Any, Any]:
-    """The graph streaming whole states (``stream_mode="values"``) instead of node updates.
-
-    In a streamed LCEL chain the next step then gets the final state, not the last node's
-    update; answer tokens still arrive as events tagged ``toolweave:answer``.
-    """
+    """The graph streaming whole states (``stream_mode="values"``), for LCEL chains (P2)."""
     copy = getattr(graph, "copy", None)
     if copy is None:
         raise ConfigurationError("with_values_stream() takes a compiled graph")

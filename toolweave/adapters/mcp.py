@@ -1,9 +1,4 @@
-"""The tools of MCP servers as toolweave tools, through langchain-mcp-adapters.
-
-Install ``toolweave[mcp]``. Each MCP tool becomes a ChatbotTool of the domain you name
-(description → routing question, input schema → request model, text → context);
-the gates apply as for any tool.
-"""
+"""The tools of MCP servers as toolweave tools, via langchain-mcp-adapters (``toolweave[mcp]``)."""
 
 from __future__ import annotations
 
@@ -42,16 +37,13 @@ async def aload_mcp_tools(
     """Connect to MCP servers and return their tools as ChatbotTools.
 
     Args:
-        connections: Server name → connection, as langchain-mcp-adapters takes it:
-            ``{"transport": "stdio", "command": "python", "args": ["server.py"]}`` or
+        connections: Server name → connection, as langchain-mcp-adapters takes it, e.g.
             ``{"transport": "streamable_http", "url": "http://127.0.0.1:8000/mcp"}``.
-        **options: ``domain``, ``eligible_system``, ``prefix_server_name``, ``priority``,
-            ``ask_for_missing_inputs`` (see :class:`McpToolOptions`).
+        **options: See :class:`McpToolOptions`.
 
     Returns:
-        One ChatbotTool per MCP tool, in the servers' order. Each call opens its own
-        MCP session, so the tools are safe to share between concurrent runs (T11).
-        A tool is called only with its required arguments filled, and an MCP error
+        One ChatbotTool per MCP tool, in the servers' order; each call opens its own MCP
+        session (T11), runs only with its required arguments filled, and an MCP error
         result is a failure (R7), never context (T13).
     """
     try:
@@ -65,14 +57,12 @@ async def aload_mcp_tools(
     tools = await client.get_tools()
     return [
         from_langchain_tool(
-            tool,
-            domain=options.get("domain"),
-            eligible_system=options.get("eligible_system"),
+            tool, domain=options.get("domain"), eligible_system=options.get("eligible_system"),
             priority=options.get("priority", 100),
             ask_for_missing_inputs=options.get("ask_for_missing_inputs", False),
         )
         for tool in tools
-    ]
+    ]  # fmt: skip
 
 
 def load_mcp_tools(

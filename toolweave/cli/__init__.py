@@ -1,8 +1,4 @@
-"""The ``toolweave`` command line: ask, chat, list tools and domains, explain a thread.
-
-Commands, options, the data directory and exit codes (X1: 2 on bad input, 130 on Ctrl-C)
-are in docs/guides/cli.md; a thread whose run stopped mid-way is finished first (Q5).
-"""
+"""The ``toolweave`` command line (docs/guides/cli.md): exit 2 on bad input, 130 on Ctrl-C (X1)."""
 
 from __future__ import annotations
 
@@ -57,67 +53,42 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description="Tool orchestration for RAG chatbots on LangGraph.")
     parser.add_argument("-v", "--verbose", action="store_true", help=VERBOSE_HELP)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    domain = _Parser(add_help=False)
-    domain.add_argument(
-        "--domain",
-        default=os.environ.get(DOMAIN_ENV, "").strip() or None,
+    domain, store, request = (_Parser(add_help=False) for _ in range(3))
+    # fmt: off
+    domain.add_argument("--domain", default=os.environ.get(DOMAIN_ENV, "").strip() or None,
         help=f"domain to use (default: ${DOMAIN_ENV}, else the only one installed; with "
-        "several and none named, the command lists them and exits with 2)",
-    )
-    store = _Parser(add_help=False)
+        "several and none named, the command lists them and exits with 2)")
     store.add_argument(
-        "--data-dir", help="where threads and documents are stored (default: user data dir)"
-    )
-    store.add_argument(
-        "--database-url",
-        metavar="URL",
+        "--data-dir", help="where threads and documents are stored (default: user data dir)")
+    store.add_argument("--database-url", metavar="URL",
         default=os.environ.get(DATABASE_URL_ENV, "").strip() or None,
         help="database of threads, and with postgresql:// of ingested documents too "
-        f"(default: ${DATABASE_URL_ENV}, else SQLite under the data dir)",
-    )
-    request = _Parser(add_help=False)
-    request.add_argument(
-        "--system",
-        action="append",
-        default=[],
-        metavar="S",
-        help="system filter of the request; repeat for several",
-    )
+        f"(default: ${DATABASE_URL_ENV}, else SQLite under the data dir)")
+    request.add_argument("--system", action="append", default=[], metavar="S",
+        help="system filter of the request; repeat for several")
     request.add_argument("--thread", metavar="ID", help="conversation to continue or start")
-    request.add_argument(
-        "--user-data",
-        metavar="JSON",
+    request.add_argument("--user-data", metavar="JSON",
         help="the person's data for the tools' gates and the tools (T4, N3): a JSON object "
         '(\'{"member_id": "..."}\') or @FILE holding one; never stored with the thread '
-        "nor logged (X4), so give it again with a reply",
-    )
-    request.add_argument(
-        "--run-timeout",
-        type=float,
-        metavar="S",
+        "nor logged (X4), so give it again with a reply")
+    request.add_argument("--run-timeout", type=float, metavar="S",
         help="seconds one message may take in all, every model call and retry included "
-        "(default ten request timeouts: 600 s); past it the run stops and --thread finishes it",
-    )
+        "(default ten request timeouts: 600 s); past it the run stops and --thread finishes it")
     ask = commands.add_parser("ask", parents=[domain, store, request], help="answer one question")
-    ask.add_argument(
-        "message",
-        nargs="?",
+    ask.add_argument("message", nargs="?",
         help='the question ("-" reads it from standard input); may be left out with --thread '
-        "to finish a run that stopped mid-way",
-    )
+        "to finish a run that stopped mid-way")
     ask.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     commands.add_parser(
-        "chat", parents=[domain, store, request], help="interactive conversation on a thread"
-    )
+        "chat", parents=[domain, store, request], help="interactive conversation on a thread")
     commands.add_parser("tools", parents=[domain, store], help="list the domain's tools")
     commands.add_parser("domains", parents=[store], help="list the available domains")
     explain = commands.add_parser(
-        "explain", parents=[store], help="why each tool did or did not run on a thread"
-    )
+        "explain", parents=[store], help="why each tool did or did not run on a thread")
     explain.add_argument("thread", metavar="THREAD", help="the thread id")
     explain.add_argument(
-        "--tool", metavar="NAME", help="only the entries about this tool: why it did (not) run"
-    )
+        "--tool", metavar="NAME", help="only the entries about this tool: why it did (not) run")
+    # fmt: on
     cli_ingest.add_parser(commands, parents=[store])
     cli_eval.add_parser(commands, parents=[domain, store])
     for command in commands.choices.values():  # also after the command: `toolweave ask -v`
@@ -139,30 +110,6 @@ def _run_timeout(args: argparse.Namespace) -> float | None:
 def _print(lines: Sequence[str], out: TextIO) -> None:
     for line in lines:
         print(line, file=out)
-
-
-def _source_rows(values: dict[str, Any]) -> list[dict[str, Any]]:
-    """The answer's sources as stored in the state (R9), as JSON data."""
-    from toolweave.state.documents import as_sources
-
-    return [source.model_dump(mode="json") for source in as_sources(values.get("sources"))]
-
-
-def _sentence_rows(values: dict[str, Any]) -> list[dict[str, Any]]:
-    """The answer's kept sentences with their sources' 1-based numbers and quotes (R9), as JSON."""
-    from toolweave.state.documents import as_sentences
-
-    said = [s for s in as_sentences(values.get("answer_sentences")) if s.supported]
-    return [s.model_dump(mode="json", include={"text", "sources", "quotes"}) for s in said]
-
-
-def _source_lines(values: dict[str, Any]) -> list[str]:
-    from toolweave.cli import render
-    from toolweave.state.graph_state import message_of
-
-    message = message_of(values)
-    lang = message.user_lang if message else "en"
-    return render.source_lines(values.get("sources"), lang, values.get("answer_sentences"))
 
 
 def _load(args: argparse.Namespace) -> Any:
@@ -245,19 +192,16 @@ def _session(
     from toolweave.persistence import data_dir
 
     return Session(
-        domain,
-        tools,
-        data_dir=data_dir(args.data_dir) if persistent else None,
-        database_url=args.database_url,
-        verbose=args.verbose,
-        run_timeout=_run_timeout(args),
+        domain, tools, data_dir=data_dir(args.data_dir) if persistent else None,
+        database_url=args.database_url, verbose=args.verbose, run_timeout=_run_timeout(args),
         user_data=user_data,
-    )
+    )  # fmt: skip
 
 
 def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
     """``toolweave ask``: answer one question (a one-off run that asks back is kept, Q2)."""
     from toolweave.cli.session import validate_message
+    from toolweave.state.documents import as_sentences, as_sources
     from toolweave.state.errors import InvalidRequestError
 
     message = sys.stdin.read() if args.message == "-" else args.message
@@ -285,24 +229,24 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
             assert turn is not None  # no message: only the interrupted run
             _keep_if_paused(session, turn, thread_id, args, persistent)
             values = turn.values
+            said = [s for s in as_sentences(values.get("answer_sentences")) if s.supported]
+            sentences = [
+                s.model_dump(mode="json", include={"text", "sources", "quotes"}) for s in said
+            ]
+            earlier = None if finished is None else {
+                "answer": finished.values.get("answer"),
+                "pending_question": finished.pending_question,
+                "pending_choices": finished.pending_choices,
+            }  # fmt: skip
             payload = {
                 "answer": values.get("answer"),
-                "sources": _source_rows(values),
-                "sentences": _sentence_rows(values),
+                "sources": [s.model_dump(mode="json") for s in as_sources(values.get("sources"))],
+                "sentences": sentences,
                 "activated": list(values.get("activated") or []),
-                "llm_calls": values.get("llm_calls", 0),
-                "thread_id": thread_id,
-                "assistant": session.assistant.label,
-                "pending_question": turn.pending_question,
-                "pending_choices": turn.pending_choices,
-                "finished_interrupted_run": None
-                if finished is None
-                else {
-                    "answer": finished.values.get("answer"),
-                    "pending_question": finished.pending_question,
-                    "pending_choices": finished.pending_choices,
-                },
-            }
+                "llm_calls": values.get("llm_calls", 0), "thread_id": thread_id,
+                "assistant": session.assistant.label, "pending_question": turn.pending_question,
+                "pending_choices": turn.pending_choices, "finished_interrupted_run": earlier,
+            }  # fmt: skip
             print(json.dumps(payload, ensure_ascii=False, indent=2), file=out)
             return 0
         lang = _language(message, domain.default_language)
@@ -326,12 +270,8 @@ def _keep_if_paused(
     from toolweave.cli.session import keep_thread
     from toolweave.persistence import data_dir
 
-    keep_thread(
-        session.checkpointer,
-        thread_id,
-        data_dir=data_dir(args.data_dir),
-        database_url=args.database_url,
-    )
+    directory = data_dir(args.data_dir)
+    keep_thread(session.checkpointer, thread_id, data_dir=directory, database_url=args.database_url)
 
 
 def _interrupted(session: Session, thread_id: str) -> bool:
@@ -357,31 +297,21 @@ def _print_finish(session: Session, thread_id: str, default_lang: str, out: Text
 
 
 def _print_outcome(
-    turn: Turn,
-    reply_hint: str,
-    thread_id: str,
-    out: TextIO,
-    *,
-    domain: str,
-    user_data: bool = False,
+    turn: Turn, hint: str, thread_id: str, out: TextIO, *, domain: str, user_data: bool = False
 ) -> None:
-    """After a streamed turn: its question and how to reply (N2, N3), or its sources.
-
-    The hint names the domain (a thread does not remember it) and ``--user-data`` when the
-    question came with some (never stored, so given again; never printed, §16).
-    """
+    """After a streamed turn: its question and how to reply (N2, N3), or its sources."""
     from toolweave.cli import render
     from toolweave.state.graph_state import message_of
 
-    if turn.pending_question is not None:
-        _print(render.question_lines(turn.pending_question, turn.pending_choices), out)
-        message = message_of(turn.values)
-        lang = message.user_lang if message else None
-        more = " --user-data '...'" if user_data else ""
-        hint = render.cli_text(reply_hint, lang, thread=thread_id, domain=domain, more=more)
-        print(hint, file=out)
+    values = turn.values
+    lang = message.user_lang if (message := message_of(values)) else None
+    if turn.pending_question is None:
+        sources, sentences = values.get("sources"), values.get("answer_sentences")
+        _print(render.source_lines(sources, lang or "en", sentences), out)
         return
-    _print(_source_lines(turn.values), out)
+    _print(render.question_lines(turn.pending_question, turn.pending_choices), out)
+    more = " --user-data '...'" if user_data else ""
+    print(render.cli_text(hint, lang, thread=thread_id, domain=domain, more=more), file=out)
 
 
 def _assistant_line(session: Session, lang: str) -> str:
@@ -496,11 +426,7 @@ START_UP_IMPORTS: dict[str, tuple[str, ...]] = {
 
 
 def _start_up(command: str) -> None:
-    """Import what ``command`` needs with the garbage collector off, then ``gc.freeze`` it.
-
-    The import makes about a million objects, none garbage, that the collector would walk
-    again and again; only on a process's first call (a caller's collector is its own).
-    """
+    """Import what ``command`` needs with the collector off, then ``gc.freeze`` it (no garbage)."""
     modules = START_UP_IMPORTS.get(command, ())
     if not modules or all(name in sys.modules for name in modules) or not gc.isenabled():
         return
@@ -574,9 +500,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if args.verbose:
             raise
-        print(
-            redact(f"{PROG}: error: {_unexpected(exc)} (run with -v for details)"), file=sys.stderr
-        )
+        print(redact(f"{PROG}: error: {_unexpected(exc)}{DETAILS_HINT}"), file=sys.stderr)
         return EXIT_FAILED
 
 
@@ -621,11 +545,7 @@ def _without_class_names(text: str, exc: BaseException) -> str:
 
 
 def _error_lines(exc: BaseException, *, verbose: bool) -> list[str]:
-    """What the command line prints for one of toolweave's errors (X1, X2).
-
-    One line in words; with ``-v`` the library's message and each cause's class, but the
-    text only of toolweave's model errors (a client's may echo the API key, X4).
-    """
+    """One line in words (X1, X2); ``-v`` adds each cause's class and a model error's text (X4)."""
     from toolweave.llm.errors import LlmError
 
     text = " ".join(str(exc).split())

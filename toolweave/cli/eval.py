@@ -1,7 +1,4 @@
-"""``toolweave eval``: routing evaluation with ``toolweave ask``'s model on a golden file.
-
-Options and the file format are in docs/guides/evaluation.md.
-"""
+"""``toolweave eval``: a golden file with ``toolweave ask``'s model (docs/guides/evaluation.md)."""
 
 from __future__ import annotations
 
@@ -34,66 +31,36 @@ def add_parser(commands: Any, *, parents: list[argparse.ArgumentParser]) -> None
     parser = commands.add_parser(
         "eval", parents=parents, help="measure routing on a golden file with the configured model"
     )
-    parser.add_argument(
-        "golden", nargs="?", help="golden JSONL file (default: the domain's bundled one)"
-    )
-    parser.add_argument("--json-out", metavar="PATH", help="write the full report as JSON")
-    parser.add_argument(
-        "--min-accuracy",
-        type=float,
-        metavar="X",
-        help="exit 1 when exact-set accuracy is below X (0-1, e.g. 0.85)",
-    )
-    parser.add_argument("--sample", type=int, metavar="N", help="run a random sample of N cases")
-    parser.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
-    parser.add_argument(
-        "--split",
-        choices=("all", "dev", "heldout"),
-        default="all",
+    add = parser.add_argument
+    # fmt: off
+    add("golden", nargs="?", help="golden JSONL file (default: the domain's bundled one)")
+    add("--json-out", metavar="PATH", help="write the full report as JSON")
+    add("--min-accuracy", type=float, metavar="X",
+        help="exit 1 when exact-set accuracy is below X (0-1, e.g. 0.85)")
+    add("--sample", type=int, metavar="N", help="run a random sample of N cases")
+    add("--seed", type=int, default=0, help="seed of --sample (default 0)")
+    add("--split", choices=("all", "dev", "heldout"), default="all",
         help='run one half of the golden file (its lines\' "split"; none means dev); '
-        "the table shows every half run, side by side (default: all)",
-    )
-    parser.add_argument(
-        "--failures",
-        action="store_true",
-        help="list the cases that missed (routing, facts, clarification, sources) after the table",
-    )
-    parser.add_argument(
-        "--timeout",
-        type=float,
-        metavar="S",
-        help="seconds one model request may take (default 60; raise it for a slow local model)",
-    )
-    parser.add_argument(
-        "--run-timeout",
-        type=float,
-        metavar="S",
+        "the table shows every half run, side by side (default: all)")
+    add("--failures", action="store_true",
+        help="list the cases that missed (routing, facts, clarification, sources) after the table")
+    add("--timeout", type=float, metavar="S",
+        help="seconds one model request may take (default 60; raise it for a slow local model)")
+    add("--run-timeout", type=float, metavar="S",
         help="seconds one question may take in all, every model call and retry included "
-        "(default ten request timeouts); past it the case is an error",
-    )
-    parser.add_argument(
-        "--calibrate-routing",
-        action="store_true",
+        "(default ten request timeouts); past it the case is an error")
+    add("--calibrate-routing", action="store_true",
         help="sweep routing thresholds over the dev half with the model's log-probabilities, "
-        "print the table, store the best in the routing file (exit 3 without logprobs)",
-    )
-    parser.add_argument(
-        "--routing-file",
-        metavar="PATH",
+        "print the table, store the best in the routing file (exit 3 without logprobs)")
+    add("--routing-file", metavar="PATH",
         help="where --calibrate-routing stores the threshold (default: $TOOLWEAVE_ROUTING_FILE, "
-        "else ./toolweave-routing.json, which load_domain reads)",
-    )
-    parser.add_argument(
-        "--no-routing-confidence",
-        action="store_true",
-        help="route on the model's yes/no alone, without log-probabilities (to compare)",
-    )
-    parser.add_argument(
-        "--no-deep-fallback",
-        action="store_true",
+        "else ./toolweave-routing.json, which load_domain reads)")
+    add("--no-routing-confidence", action="store_true",
+        help="route on the model's yes/no alone, without log-probabilities (to compare)")
+    add("--no-deep-fallback", action="store_true",
         help="skip the domain's deep search (fewer model calls on a slow model; routing is "
-        "scored the same, answers may lack what only the deep search finds)",
-    )
+        "scored the same, answers may lack what only the deep search finds)")
+    # fmt: on
 
 
 def _write_json(path: Path, report: EvalReport) -> None:
@@ -256,11 +223,7 @@ def _calibrate(args: argparse.Namespace, domain: str, report: EvalReport, out: T
         print(line, file=out)
     best = best_threshold(rows)
     about = {"model": report.assistant, "cases": report.count, "split": "dev"}
-    path = store_threshold(
-        domain,
-        best.threshold,
-        about=about,
-        path=Path(args.routing_file) if args.routing_file else None,
-    )
+    where = Path(args.routing_file) if args.routing_file else None
+    path = store_threshold(domain, best.threshold, about=about, path=where)
     print(f"routing threshold for {domain}: {best.threshold} (stored in {path})", file=out)
     return 0

@@ -1,13 +1,7 @@
 """``toolweave ingest PATH... --domain NAME``: read documents into a domain's store.
 
-Files (.txt, .md, .html, .pdf) and folders (recursively) go into
-``<data dir>/documents/NAME.sqlite``, or with a ``postgresql://`` ``--database-url``
-(or ``TOOLWEAVE_DATABASE_URL``) into that database, collection ``NAME``;
-``toolweave ask --domain NAME`` (with the same database) then answers from them,
-with deep fallback. Re-ingesting a changed file replaces it. An ingestion that
-stores nothing creates no domain (no empty store is left behind). Exit
-codes: 0 when every file was ingested, 1 when some were skipped (each reported
-on stderr with its reason), 2 for bad input (a missing path, a bad domain name).
+Exit codes: 0 when every file was ingested, 1 when some were skipped (each on stderr),
+2 for bad input; docs/guides/cli.md has the rest.
 """
 
 from __future__ import annotations
@@ -40,13 +34,9 @@ class ProgressBar(progress.ProgressBar):
 
 
 def add_parser(commands: Any, *, parents: list[argparse.ArgumentParser]) -> None:
-    """Register ``ingest`` on the CLI's subcommands.
-
-    ``parents`` brings ``--data-dir`` and ``--database-url``.
-    """
-    parser = commands.add_parser(
-        "ingest", parents=parents, help="read .txt/.md/.html/.pdf files into a domain"
-    )
+    """Register ``ingest`` on the subcommands (``parents``: ``--data-dir``, ``--database-url``)."""
+    what = "read .txt/.md/.html/.pdf files into a domain"
+    parser = commands.add_parser("ingest", parents=parents, help=what)
     parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (recursive)")
     parser.add_argument("--domain", required=True, help="the domain the documents are for")
 

@@ -1,9 +1,7 @@
 """The command line's one progress bar (``ingest``, ``eval``), standard library only.
 
-Hand-written on purpose (see docs/dependencies.md): rich would draw it, but having
-rich installed makes every ``import langgraph.graph`` load rich's console, progress,
-syntax and table modules (httpx's command-line module imports them when it can),
-about 0.1 s of CPU on each start of ``toolweave ask``, for a one-line bar.
+Not rich: installed, it makes every ``import langgraph.graph`` load its modules (about
+0.1 s per ``toolweave ask``); see docs/dependencies.md.
 """
 
 from __future__ import annotations
@@ -16,11 +14,7 @@ REDRAW_SECONDS = 0.1
 
 
 class ProgressBar:
-    """A carriage-return progress bar on a terminal; silent when the stream is not a TTY.
-
-    Pipes and files get nothing (the command's report says what happened), so the
-    output a script reads is the same with and without a terminal.
-    """
+    """A carriage-return progress bar on a terminal; silent when the stream is not a TTY."""
 
     def __init__(self, stream: TextIO, *, label: str, width: int = BAR_WIDTH) -> None:
         self.stream = stream

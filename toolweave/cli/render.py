@@ -1,18 +1,14 @@
-"""Text rendering for the ``toolweave`` command line: progress, sources, tools, ledgers.
-
-Pure functions from library objects to lines of text, so that they are easy to test
-and the command module stays about control flow.
-"""
+"""Text for the ``toolweave`` command line: pure functions from library objects to lines."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, assert_never
+from typing import Any, TypeGuard, assert_never
 
 from toolweave.coordinators.base import is_coordinator
 from toolweave.llm.port import CITATION
-from toolweave.state.documents import AnswerSentence, Source, as_sentences, as_sources
+from toolweave.state.documents import AnswerSentence, Source, as_sentences, as_sources, shortened
 from toolweave.state.events import StreamEvent, is_stream_event
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import ROOT_TASK_NO
@@ -33,20 +29,7 @@ INDENT = "  "
 
 
 def progress_line(event: object) -> str | None:
-    """One line for a custom stream event of the graph, or ``None`` to show nothing.
-
-    Args:
-        event: What arrived on ``stream_mode="custom"``: one of toolweave's
-            :data:`~toolweave.state.events.StreamEvent` types (``tool_progress``,
-            ``routed``, ``gates``, ``coordinated``, ``conditional``, ``gatekeeper``,
-            ``deep_fallback``), or anything a custom node wrote, shown by its
-            ``"type"`` when it has one.
-
-    Returns:
-        E.g. ``"· 1 Az osztály adatait nézem"`` (a tool's progress as the event's phrase
-        in the user's language, P4; the code ``TOOL_PROGRESS:...`` is for programs) or
-        ``"· 1.2 skipped (conditional)"``.
-    """
+    """One ``-v`` line for a stream event (``"· 1.2 skipped (conditional)"``), or ``None``."""
     if not isinstance(event, Mapping):
         return None
     kind = event.get("type")
@@ -55,16 +38,7 @@ def progress_line(event: object) -> str | None:
 
 
 def person_line(event: object, lang: str = "en") -> str | None:
-    """The line a person asking sees for a stream event (P4), or ``None`` to show nothing.
-
-    Only what is meant for people, as the chat page shows it: a tool's progress as
-    its phrase in the user's language, any custom event that carries a ``"phrase"``,
-    and in ``lang`` that the question was split (a coordinator changed the task, C5),
-    that one more step runs (a conditional subtask, K3) or that the search goes on
-    (the gatekeeper found the context short, D1). No task number, tool name or
-    verdict: those are :func:`progress_line`'s, shown with ``--verbose``, and
-    ``toolweave explain``'s. E.g. ``"· Az osztály adatait nézem"``.
-    """
+    """The line a person sees for a stream event (P4, C5, K3, D1), or ``None``: no task numbers."""
     if not isinstance(event, Mapping):
         return None
     phrase = event.get("phrase")
@@ -82,26 +56,21 @@ def person_line(event: object, lang: str = "en") -> str | None:
         return f"{BULLET} {cli_text(key, lang, count=str(len(event.get('subtasks') or [])))}"
     if kind != "tool_progress":
         return None
-    detail = event.get("detail")
-    text = progress_phrase(
-        str(event.get("tool")),
-        str(event.get("event")),
-        detail if isinstance(detail, str) else None,
-        lang,
+    tool, name, detail = str(event.get("tool")), str(event.get("event")), event.get("detail")
+    return (
+        f"{BULLET} {progress_phrase(tool, name, detail if isinstance(detail, str) else None, lang)}"
     )
-    return f"{BULLET} {text}"
 
 
+READING = frozenset({"READING_PAGE"})
 PAGE_OUTCOMES = frozenset({"ANSWER_IN_PAGE", "NOTHING_NEW", "NOT_IN_PAGE"})
-"""A page read's outcome events: each names the page it read and what came of it."""
 
 
-def _tool_event(event: object, names: frozenset[str] | str) -> bool:
-    wanted = {names} if isinstance(names, str) else names
+def _tool_event(event: object, names: frozenset[str]) -> TypeGuard[Mapping[str, Any]]:
     return (
         isinstance(event, Mapping)
         and event.get("type") == "tool_progress"
-        and event.get("event") in wanted
+        and event.get("event") in names
     )
 
 
@@ -110,29 +79,19 @@ def _same_page(reading: Mapping[str, Any], outcome: Mapping[str, Any]) -> bool:
 
 
 class PageReads:
-    """One progress line per page a search reads (P4): the page, and what came of it.
-
-    A search says ``READING_PAGE`` before it reads a page and what came of it after:
-    ``ANSWER_IN_PAGE``, ``NOTHING_NEW`` (D8) or ``NOT_IN_PAGE``. Fed the
-    stream's events in order, this holds a page's reading until the next event: an
-    outcome of the same page replaces it (its phrase names the page), anything else
-    lets it through first. The stream keeps every event; only the lines are fewer.
-    """
+    """One progress line per page a search reads (P4): ``READING_PAGE`` held until its outcome."""
 
     def __init__(self) -> None:
-        """Hold nothing yet."""
         self._held: Mapping[str, Any] | None = None
 
     def feed(self, event: object) -> list[object]:
         """The events to show now, in order, for ``event`` just arrived."""
         held, self._held = self._held, None
-        if _tool_event(event, "READING_PAGE") and isinstance(event, Mapping):
+        if _tool_event(event, READING):
             self._held = event
             return [] if held is None else [held]
-        if held is None:
+        if held is None or (_tool_event(event, PAGE_OUTCOMES) and _same_page(held, event)):
             return [event]
-        if isinstance(event, Mapping) and _tool_event(event, PAGE_OUTCOMES):
-            return [event] if _same_page(held, event) else [held, event]
         return [held, event]
 
     def flush(self) -> list[object]:
@@ -143,11 +102,8 @@ class PageReads:
 
 def _event_text(event: StreamEvent) -> str | None:
     if event["type"] == "tool_progress":  # P4: the phrase for people, never the code
-        phrase = event.get("phrase")
-        detail = event.get("detail")
-        return phrase or progress_phrase(
-            str(event.get("tool")), str(event.get("event")), detail, "en"
-        )
+        tool, name = str(event.get("tool")), str(event.get("event"))
+        return event.get("phrase") or progress_phrase(tool, name, event.get("detail"), "en")
     if event["type"] == "routed":
         return routed_text(event)
     if event["type"] == "gates":  # T4: what the gates held back, never why (X4)
@@ -156,14 +112,10 @@ def _event_text(event: StreamEvent) -> str | None:
         return f"not offered{again}: {refused} (is_eligible refused the user data, T4)"
     if event["type"] == "coordinated":
         subtasks = event.get("subtasks") or []
-        # only coordinators that changed the task are news (C5); those that ran and left
-        # it alone show in `toolweave explain` (events without "changed" predate the key)
+        # only a change is news (C5), the rest is in `explain`; no "changed": an older event
         changed = event.get("changed", event.get("coordinators") if subtasks else []) or []
-        if not changed:
-            return None
-        return f"coordinated by {', '.join(changed)}" + (
-            f" → subtasks {', '.join(subtasks)}" if subtasks else ""
-        )
+        more = f" → subtasks {', '.join(subtasks)}" if subtasks else ""
+        return f"coordinated by {', '.join(changed)}{more}" if changed else None
     if event["type"] == "conditional":
         verb = "skipped" if event.get("decision") == "skip" else "runs"
         return f"{verb} (conditional)"
@@ -181,20 +133,11 @@ def _event_text(event: StreamEvent) -> str | None:
 
 
 FORCED_REFUSED = "not run: {tools} (forced, but held back by the gates, F4)"
-"""Forced tools the gates refused: the task chose them, the gates did not let them run."""
 HELD_IN_DOUBT = "not run: {tools} (routed, but {it} acts and the verdict is in doubt, A9)"
-"""Routed tools that act, held back because the routing verdict is in doubt."""
 
 
 def routed_text(event: Mapping[str, Any]) -> str:
-    """The ``-v`` line of a ``routed`` event: what runs, and what was held back and why.
-
-    ``"routed: no tool; not run: renew (forced, but held back by the gates, F4)"``: a
-    task that forced a tool its gate refused does not read as if routing chose
-    nothing (F4); a tool that acts and was routed on a verdict in doubt is named as
-    held back (A9). Tool names only (X4). An event written before ``refused`` and
-    ``held`` existed reads as before.
-    """
+    """The ``-v`` line of a ``routed`` event: what runs, what was held back and why (F4, A9)."""
     tools = event.get("tools") or []
     text = f"routed: {', '.join(tools) if tools else 'no tool'}"
     refused = list(event.get("refused") or [])
@@ -297,11 +240,7 @@ def cli_text(key: str, lang: str | None, **values: str) -> str:
 
 
 def source_quotes(sentences: Sequence[AnswerSentence], number: int) -> list[str]:
-    """What source ``number`` says for the answer, once each, in answer order (R9).
-
-    The sentences of it that the check found supporting the answer's sentences
-    citing it, read from each sentence's ``quotes`` (a state written before them has none).
-    """
+    """What source ``number`` says for the answer, once each, in answer order (R9)."""
     quotes = [
         s.quotes[s.sources.index(number)]
         for s in sentences
@@ -315,12 +254,7 @@ def _same_words(one: str, other: str) -> bool:
 
 
 def _quoting(said: Sequence[AnswerSentence]) -> bool:
-    """Whether the source list quotes its sources: it shows more than the answer did.
-
-    When the sentences rest on different sources (the quotes tell which says what) or
-    a source words a sentence otherwise than the answer (the person checks it there);
-    not when every sentence is its one source's sentence, word for word.
-    """
+    """Whether the source list quotes: the sources differ per sentence, or word it otherwise."""
     if len({s.sources for s in said}) > 1:
         return True
     pairs = [(s.text, q) for s in said for q in s.quotes]
@@ -332,16 +266,7 @@ def source_lines(
     lang: str = "en",
     sentences: Iterable[AnswerSentence | Mapping[str, Any]] | None = None,
 ) -> list[str]:
-    """The heading in ``lang`` and one line per source of the answer (R9): name, pages, url.
-
-    ``sources`` is the state's ``sources`` field, shown as it is (never re-derived).
-    No sources, no lines (an answer that no document backs lists nothing rather
-    than an empty heading): ``- Visiting rules, p. 2, 5 — https://...``. With the
-    answer's ``sentences`` (the state's ``answer_sentences``) each source is numbered
-    as :func:`answer_lines` numbers it (``[1] Visiting rules, p. 2``) and followed by
-    its sentences that support the answer (:func:`source_quotes`), unless they only
-    repeat it (:func:`_quoting`); one the answer said word for word is shortened.
-    """
+    """The heading in ``lang``, a line per source (R9), numbered and quoted with ``sentences``."""
     texts = SOURCE_TEXTS.get(lang, SOURCE_TEXTS["en"])
     said = [s for s in as_sentences(sentences) if s.supported]
     listed = as_sources(sources)
@@ -358,49 +283,28 @@ def source_lines(
     return lines if len(lines) > 1 else []
 
 
-ECHO_WIDTH = 48
-"""Characters of a quote that is an answer sentence word for word (the reader saw it whole)."""
+ECHO_WIDTH = 48  # a quote an answer sentence said word for word is cut to this
 
 
 def _quoted(quote: str, said: Sequence[AnswerSentence]) -> str:
-    """``quote`` as the source list shows it: shortened when the answer said it word for word.
-
-    The person read it whole in the answer just above; its beginning tells which
-    sentence the source backs without printing the answer twice.
-    """
+    """``quote`` shortened when the answer, printed just above, said it word for word."""
     if len(quote) <= ECHO_WIDTH or not any(_same_words(quote, s.text) for s in said):
         return quote
     return quote[: ECHO_WIDTH + 1].rsplit(None, 1)[0].rstrip(",;:(") + " …"
 
 
 def answer_lines(values: Mapping[str, Any], lang: str = "en") -> list[str]:
-    """The answer as a person reads it (R9): its sentences, then its sources, numbered.
-
-    Each sentence ends with the numbers of its sources in the list below it; no raw
-    marker of the model reaches these lines. A finished answer (R3, R4) or "no
-    information" is its text as it is.
-    """
+    """The answer as a person reads it (R9): its sentences, then its sources, numbered."""
     said = [s for s in as_sentences(values.get("answer_sentences")) if s.supported]
-    if said:
-        body = [s.marked() for s in said]
-    else:
-        body = [CITATION.sub("", str(values.get("answer") or "")).strip()]
+    text = CITATION.sub("", str(values.get("answer") or "")).strip()  # a finished answer as is
+    body = [s.marked() for s in said] or [text]
     sources = values.get("sources")
     return body + [line for line in source_lines(sources, lang, said) if "“" not in line]
 
 
 def question_lines(question: str, choices: Sequence[str]) -> list[str]:
-    """A clarification question and its choices, numbered: a reply may be the number.
-
-    The graph reads a reply that is a choice's number as that choice (Q2), so the
-    numbers are always offered, whether or not the question's wording mentions them.
-    """
+    """A clarification question and its choices, numbered: a reply may be the number (Q2)."""
     return [question, *(f"{INDENT}{no}. {choice}" for no, choice in enumerate(choices, start=1))]
-
-
-def _shorten(text: str | None, width: int) -> str:
-    flat = " ".join((text or "").split())
-    return flat if len(flat) <= width else flat[: width - 1].rstrip() + "…"
 
 
 def eligible_label(tool: AnyTool) -> str:
@@ -410,36 +314,25 @@ def eligible_label(tool: AnyTool) -> str:
         return "None"
     if isinstance(eligible, Systems):
         return str(eligible.value)
-    if isinstance(eligible, str):
-        return eligible
-    return ",".join(sorted(eligible))
+    return eligible if isinstance(eligible, str) else ",".join(sorted(eligible))
 
 
 def tool_kind(tool: AnyTool) -> str:
     """``coordinator``, ``consumer`` or ``tool``."""
     if is_coordinator(tool):
         return "coordinator"
-    if isinstance(tool, ContextConsumerTool):
-        return "consumer"
-    return "tool"
+    return "consumer" if isinstance(tool, ContextConsumerTool) else "tool"
 
 
 COORDINATOR_PHASE = "(coordinator: runs before routing on every task, C2)"
-"""A coordinator of the coordinator phase (A3): it runs whether or not it is routed."""
 OUTSIDE_THE_PHASE = "(coordinator outside the phase: runs when deep fallback plans it, D2)"
-"""A coordinator with ``decomposes = False``, such as the deep-search coordinator."""
 DEFAULT_RETRIEVAL = "(default retrieval: runs beside routed tools)"
 ONLY_FORCED = "(no routing question: runs only when forced)"
 
 
 def when_it_runs(tool: AnyTool, default_retrieval: str | None, width: int = 60) -> str:
-    """When ``tool`` runs, in words: its phase, its routing question, or that only forcing does.
-
-    A coordinator of the coordinator phase runs before routing on every task it is a
-    candidate for (A3, C2), then, if it has a routing question, may be routed too
-    (``"(coordinator: ...) + routed: drug_check: true when ..."``).
-    """
-    question = _shorten(tool.executable_instruction, width) if tool.executable_instruction else ""
+    """When ``tool`` runs, in words: its phase (A3, C2), its routing question, or forcing."""
+    question = shortened(tool.executable_instruction, width) if tool.executable_instruction else ""
     if is_coordinator(tool):
         phase = COORDINATOR_PHASE if tool.decomposes else OUTSIDE_THE_PHASE
         return f"{phase} + routed: {question}" if question else phase
@@ -453,7 +346,6 @@ HIDDEN_DOCUMENTS = (
     "ingest them again under another name (toolweave ingest DIR --domain {name}-docs) and "
     "build the plugin's domain on them with toolweave.domains.ingested_store('{name}-docs')"
 )
-"""``toolweave domains``' line for a name both a plugin and an ingest use (N1)."""
 
 
 def hidden_documents_lines(names: Sequence[str]) -> list[str]:
@@ -462,12 +354,7 @@ def hidden_documents_lines(names: Sequence[str]) -> list[str]:
 
 
 def broken_plugin_lines(broken: Mapping[str, str], *, verbose: bool = False) -> list[str]:
-    """``toolweave domains``' lines about plugins that failed to load, and where it looked.
-
-    A domain package that is installed but not listed either failed to load (named
-    here, with why) or is not in this Python's entry points (``verbose`` names the
-    group and the interpreter whose environment was searched).
-    """
+    """``toolweave domains``' lines about plugins that failed to load, and where it looked."""
     lines = [f"{why}; its domains are not listed" for why in broken.values()]
     if verbose:
         lines.append(
@@ -524,29 +411,13 @@ def _may_ask(tool: AnyTool) -> bool:
 def tools_table(
     tools: Iterable[AnyTool], *, default_retrieval: str | None = None, question_width: int = 60
 ) -> list[str]:
-    """A fixed-width table of tools: name, domain, system, priority, kind, traits, when it runs.
-
-    The last column is the routing question (T5), or what runs the tool without one:
-    the coordinator phase (C2), deep fallback (D2), the default retrieval (A5), forcing (F1).
-
-    Args:
-        tools: The tools, in the order to list them.
-        default_retrieval: The domain's default retrieval tool, labelled as such (A5).
-        question_width: Routing questions longer than this are shortened with "…".
-    """
+    """A fixed-width table of ``tools``: name, domain, system, priority, kind, traits, when run."""
     header = ("NAME", "DOMAIN", "SYSTEM", "PRIORITY", "KIND", "TRAITS", "ROUTING QUESTION")
     rows = [header] + [
-        (
-            tool.name,
-            tool.domain or "any",
-            eligible_label(tool),
-            str(tool.priority),
-            tool_kind(tool),
-            tool_traits(tool),
-            when_it_runs(tool, default_retrieval, question_width),
-        )
+        (tool.name, tool.domain or "any", eligible_label(tool), str(tool.priority), tool_kind(tool),
+         tool_traits(tool), when_it_runs(tool, default_retrieval, question_width))
         for tool in tools
-    ]
+    ]  # fmt: skip
     widths = [max(len(row[i]) for row in rows) for i in range(len(header) - 1)]
     return [
         "  ".join([*(cell.ljust(w) for cell, w in zip(row, widths, strict=False)), row[-1]])
@@ -604,8 +475,7 @@ def _citation_figures(details: Mapping[str, str]) -> str:
     )
 
 
-TOOLS_SHOWN = 8
-"""Tools a summary line names before "and N more"."""
+TOOLS_SHOWN = 8  # tools a summary line names before "and N more"
 
 
 def _named_tools(entry: LedgerEntry) -> str:
@@ -638,17 +508,7 @@ def ledger_tree(
     question: str | None = None,
     answer: str | None = None,
 ) -> list[str]:
-    """The ledger of a run as a tree: entries grouped by task, tasks indented by depth.
-
-    Args:
-        ledger: The run's entries, in order.
-        offered: Tools that passed every gate for the message (A2).
-        question: The standalone question the run answered.
-        answer: The final answer, if the run finished.
-
-    Returns:
-        Lines such as ``"1"``, ``"  department_info: routed — ..."``, ``"  1.1"``.
-    """
+    """A run's ledger as a tree (L1): the gates, then entries by task, indented by depth."""
     lines: list[str] = []
     if question is not None:
         lines.append(f"question: {question}")

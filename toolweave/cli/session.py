@@ -106,11 +106,7 @@ KEEP_HINT = (  # a one-off question's thread is not stored
 def _stored(
     directory: Path, thread_id: str, database_url: str | None = None
 ) -> Iterator[tuple[BaseCheckpointSaver[Any], str]]:
-    """The thread store opened read-only, and the validated thread id.
-
-    Raises:
-        UnknownThreadError: No store, or nothing stored under ``thread_id``.
-    """
+    """The thread store opened read-only and the validated id; else :class:`UnknownThreadError`."""
     thread_id = validate_thread_id(thread_id)
     path = directory / DB_NAME
     where = "" if database_url else f" ({path})"
@@ -143,11 +139,7 @@ def _stored(
 
 
 def read_thread(directory: Path, thread_id: str, database_url: str | None = None) -> dict[str, Any]:
-    """The state of a stored thread's latest checkpoint, read-only.
-
-    Raises:
-        UnknownThreadError: Nothing is stored under ``thread_id``.
-    """
+    """A stored thread's latest state, read-only; else :class:`UnknownThreadError`."""
     with _stored(directory, thread_id, database_url) as (saver, thread):
         found = stored_values(saver, _config(thread))
     assert found is not None  # _stored found the checkpoint
@@ -268,10 +260,7 @@ class Session:
         run_timeout: float | None = None,
         user_data: Mapping[str, Any] | None = None,
     ) -> None:
-        """Build the assistant (from the environment) and the graph; ``data_dir=None``: in memory.
-
-        ``user_data`` goes in the runtime context, never checkpointed, redacted (T4, N3, X4).
-        """
+        """Build the assistant (from the environment) and the graph; ``data_dir=None``: memory."""
         self.verbose = verbose
         self.client_tools = frozenset(t.name for t in tools if render.client_only(t))  # W3
         self.lang = domain.default_language
@@ -288,13 +277,9 @@ class Session:
         self.checkpointer = self._closer.enter_context(open_checkpointer(target, env=_sqlite_env()))
         try:
             self.graph = build_graph(
-                domain,
-                tools,
-                assistant=self.assistant,
-                checkpointer=self.checkpointer,
-                limits=Limits(run_deadline_s=deadline),
-                name=domain.name,
-            )
+                domain, tools, assistant=self.assistant, checkpointer=self.checkpointer,
+                limits=Limits(run_deadline_s=deadline), name=domain.name,
+            )  # fmt: skip
         except BaseException:
             self._closer.close()
             raise
@@ -331,11 +316,7 @@ class Session:
         systems: Sequence[str] = (),
         out: TextIO | None = None,
     ) -> Turn:
-        """Answer ``message`` on ``thread_id``; with ``out``, stream progress and tokens to it.
-
-        An open question takes it as the thread's next message (Q2); other pauses resume
-        with it; a run that stopped mid-way is finished first (Q5).
-        """
+        """Answer ``message`` on ``thread_id`` (Q2: an open question takes it); ``out``: stream."""
         config = _config(validate_thread_id(thread_id))
         self.lang = detect_language(message).lang or self.lang
         pending = self.graph.get_state(config).interrupts

@@ -1,19 +1,15 @@
-"""Domain lookup: the domains installed plugins provide, and ingested document domains.
-
-A plugin (W5) maps domain names to callables returning ``(Domain, tools)``; ingested
-documents are domains too. The last plugin loaded wins a name, with a warning (T1).
-With several domains nothing picks one silently (N2): :func:`default_domain` raises.
-"""
+"""Domain lookup: plugins' domains (W5, T1) and ingested ones; none picked silently (N2)."""
 
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass, field, replace
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from toolweave.domains.documents import DataDir, ingested_domains, load_documents_domain
+from toolweave.domains.documents import ingested_store as ingested_store
 from toolweave.state.errors import ConfigurationError, UnknownDomainError
 from toolweave.tools.domain import Domain
 from toolweave.tools.plugins import (
@@ -24,11 +20,6 @@ from toolweave.tools.plugins import (
     load_plugin,
 )
 from toolweave.tools.registry import AnyTool
-
-if TYPE_CHECKING:
-    from collections.abc import Iterable
-
-    from toolweave.tools.search.protocol import PageGraphStore
 
 logger = logging.getLogger(__name__)
 
@@ -101,38 +92,22 @@ def broken_plugins() -> dict[str, str]:
     return {name: str(exc) for name, exc in _installed().broken.items()}
 
 
-def available_domains(
-    *, data_dir: str | os.PathLike[str] | None = None, database_url: str | None = None
-) -> list[str]:
+def available_domains(*, data_dir: DataDir = None, database_url: str | None = None) -> list[str]:
     """Names of every domain :func:`load_domain` accepts: plugins' and ingested ones, sorted."""
     return _names(_installed(), data_dir, database_url)
 
 
-def hidden_documents(
-    *, data_dir: str | os.PathLike[str] | None = None, database_url: str | None = None
-) -> list[str]:
-    """Names under which documents were ingested that an installed plugin's domain hides (N1).
-
-    :func:`load_domain` takes the plugin for such a name, so its ingested documents are
-    never read; a plugin installed after the ingest is how a name gets both.
-    """
-    from toolweave.domains.documents import ingested_domains
-
+def hidden_documents(*, data_dir: DataDir = None, database_url: str | None = None) -> list[str]:
+    """Names under which ingested documents are hidden by a plugin's domain of that name (N1)."""
     ingested = ingested_domains(data_dir, database_url=database_url)
     return sorted(set(_installed().domains) & set(ingested))
 
 
-def _names(
-    installed: _Installed, data_dir: str | os.PathLike[str] | None, database_url: str | None
-) -> list[str]:
-    from toolweave.domains.documents import ingested_domains
-
+def _names(installed: _Installed, data_dir: DataDir, database_url: str | None) -> list[str]:
     return sorted({*installed.domains, *ingested_domains(data_dir, database_url=database_url)})
 
 
-def _default_of(
-    installed: _Installed, data_dir: str | os.PathLike[str] | None, database_url: str | None
-) -> str:
+def _default_of(installed: _Installed, data_dir: DataDir, database_url: str | None) -> str:
     """The only domain there is (N2), else an error that says what to do."""
     names = _names(installed, data_dir, database_url)
     if len(names) == 1:
@@ -147,9 +122,7 @@ def _default_of(
     raise NoDomainInstalledError(f"no domain is installed: {NO_DOMAIN_HINT}")
 
 
-def default_domain(
-    *, data_dir: str | os.PathLike[str] | None = None, database_url: str | None = None
-) -> str:
+def default_domain(*, data_dir: DataDir = None, database_url: str | None = None) -> str:
     """The domain used when none is named: the only one, plugin or ingested (N2).
 
     Raises:
@@ -169,19 +142,14 @@ def _validated(name: str, bundle: Any) -> DomainBundle:
 
 
 def load_domain(
-    name: str | None = None,
-    *,
-    data_dir: str | os.PathLike[str] | None = None,
-    database_url: str | None = None,
+    name: str | None = None, *, data_dir: DataDir = None, database_url: str | None = None
 ) -> DomainBundle:
     """The domain called ``name`` and its tools, with its calibrated routing threshold (T5).
 
     Args:
-        name: A domain an installed plugin provides, or one whose documents were ingested
-            (``toolweave ingest --domain NAME``); ``None``: :func:`default_domain`.
+        name: A plugin's domain or an ingested one; ``None``: :func:`default_domain`.
         data_dir: Where ingested documents live; default: the CLI's data directory.
-        database_url: A ``postgresql://`` URL whose document tables hold the ingested
-            domains instead (``toolweave ingest --database-url``); other URLs are ignored.
+        database_url: A ``postgresql://`` URL holding the ingested domains instead.
 
     Returns:
         ``(domain, tools)``, ready for :func:`toolweave.build_graph`.
@@ -191,7 +159,7 @@ def load_domain(
         DomainNotChosenError: ``name`` is ``None`` and there are several (N2).
         UnknownDomainError: No domain has that name; the message lists the known ones.
         ConfigurationError: A plugin failed to load or returned something else, or the
-            calibrated routing file (:mod:`toolweave.domains.calibration`) is malformed.
+            calibrated routing file is malformed.
     """
     installed = _installed()
     key = _default_of(installed, data_dir, database_url) if name is None else name.strip()
@@ -199,8 +167,6 @@ def load_domain(
         if key in installed.broken:
             raise installed.broken[key]
         if _NAME_CHARS.issuperset(key):
-            from toolweave.domains.documents import load_documents_domain
-
             ingested = load_documents_domain(key, data_dir, database_url=database_url)
             if ingested is not None:
                 return _calibrated(ingested)
@@ -226,32 +192,6 @@ def load_domain(
     return _calibrated(_validated(key, bundle))
 
 
-def ingested_store(
-    name: str,
-    *,
-    data_dir: str | os.PathLike[str] | None = None,
-    database_url: str | None = None,
-    stopwords: Iterable[str] = (),
-) -> PageGraphStore:
-    """The documents ``toolweave ingest PATH... --domain NAME`` stored, to build on (N1).
-
-    A plugin's loader gives it to :func:`~toolweave.documents_domain` with its own tools:
-    ``documents_domain("bikes", ingested_store("bikes-docs"), tools=[...])`` after
-    ``toolweave ingest pages/ --domain bikes-docs`` (a plugin's own domain name cannot be
-    ingested into). In a loader it looks where the command loading the domain was told
-    (``--data-dir``, ``--database-url``), else ``TOOLWEAVE_DATA_DIR`` and
-    ``TOOLWEAVE_DATABASE_URL``; :func:`toolweave.domains.documents.ingested_store` has
-    the details.
-
-    Raises:
-        UnknownDomainError: Nothing was ingested under ``name``; the message names where
-            it looked and the command that fills it.
-    """
-    from toolweave.domains.documents import ingested_store as opened
-
-    return opened(name, data_dir=data_dir, database_url=database_url, stopwords=stopwords)
-
-
 def _calibrated(bundle: DomainBundle) -> DomainBundle:
     """The bundle with the routing threshold the user calibrated, if any (T5)."""
     from toolweave.domains.calibration import stored_threshold
@@ -263,12 +203,7 @@ def _calibrated(bundle: DomainBundle) -> DomainBundle:
 
 
 def golden_file(name: str | None = None) -> Path | None:
-    """The golden file the plugin of domain ``name`` (``None``: the default) ships, or ``None``.
-
-    Raises:
-        NoDomainInstalledError: ``name`` is ``None`` and there is no domain at all.
-        DomainNotChosenError: ``name`` is ``None`` and there are several (N2).
-    """
+    """The golden file the plugin of domain ``name`` (``None``: the default, N2) ships, if any."""
     installed = _installed()
     key = _default_of(installed, None, None) if name is None else name.strip()
     path = installed.golden_files.get(key)

@@ -1,8 +1,6 @@
-"""The routing threshold a user calibrated, kept in a file they can commit (T5).
+"""The routing threshold a user calibrated (T5), kept in a file they can commit.
 
-``toolweave eval --calibrate-routing`` writes ``toolweave-routing.json`` (or
-``TOOLWEAVE_ROUTING_FILE``); it wins over the package's value, and
-``build_graph(..., routing_threshold=...)`` over both.
+``toolweave eval --calibrate-routing`` writes it; ``build_graph(routing_threshold=)`` wins.
 """
 
 from __future__ import annotations
@@ -37,11 +35,7 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 def stored_threshold(domain: str, path: Path | None = None) -> float | None:
-    """The threshold stored for ``domain``, or ``None`` (no file, or none for it).
-
-    Raises:
-        ConfigurationError: The file is no JSON object, or the value no number in 0-1.
-    """
+    """The threshold stored for ``domain``, or ``None``; a malformed file raises."""
     where = path or routing_file()
     entry = _read(where).get(domain)
     value = entry.get("routing_threshold") if isinstance(entry, dict) else None

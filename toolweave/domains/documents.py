@@ -1,8 +1,4 @@
-"""Domains made of ingested documents: ``toolweave ingest PATH... --domain NAME``.
-
-Documents live in ``<data dir>/documents/<NAME>.sqlite`` or a PostgreSQL collection;
-the domain gets ``<name>_search`` (D9) and ``<name>_deep_search`` (D5).
-"""
+"""Domains of ingested documents (``toolweave ingest PATH... --domain NAME``)."""
 
 from __future__ import annotations
 
@@ -38,6 +34,7 @@ if TYPE_CHECKING:
 
 DOCUMENTS_FOLDER = "documents"  # in the data directory: one SQLite store per domain
 MAX_BRUTE_FORCE_PAGE_COUNT = 50  # D5: no domain scan, at most 50 pages read
+DataDir = str | os.PathLike[str] | None  # the data directory (None: the CLI's)
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 DATABASE_URL_ENV = "TOOLWEAVE_DATABASE_URL"  # where `toolweave ingest` stores without an option
 _LOADING_FROM: ContextVar[tuple[str | os.PathLike[str] | None, str | None]] = ContextVar(
@@ -57,7 +54,7 @@ def validate_domain_name(name: str) -> str:
     return cleaned
 
 
-def documents_path(domain: str, data_dir: str | os.PathLike[str] | None = None) -> Path:
+def documents_path(domain: str, data_dir: DataDir = None) -> Path:
     """Where a domain's ingested documents are stored."""
     from toolweave.persistence import data_dir as resolve
 
@@ -77,12 +74,7 @@ def is_postgres_url(url: str | None) -> bool:
 def postgres_store(
     database_url: str, domain: str, *, stopwords: Iterable[str] = ()
 ) -> PostgresDocumentStore:
-    """The PostgreSQL document store of ``domain`` (its collection) in ``database_url``.
-
-    Raises:
-        ConfigurationError: The ``postgres`` extra is not installed.
-        DatabaseUnavailableError: The database cannot be reached (the URL stays out).
-    """
+    """The PostgreSQL document store of ``domain`` (its collection); errors keep the URL out."""
     from toolweave.tools.search.postgres_store import PostgresDocumentStore
 
     return PostgresDocumentStore(
@@ -90,9 +82,7 @@ def postgres_store(
     )
 
 
-def ingested_domains(
-    data_dir: str | os.PathLike[str] | None = None, *, database_url: str | None = None
-) -> list[str]:
+def ingested_domains(data_dir: DataDir = None, *, database_url: str | None = None) -> list[str]:
     """Names of the domains with ingested documents (data directory, PostgreSQL), sorted."""
     found: set[str] = set()
     if database_url is not None and is_postgres_url(database_url):
@@ -160,22 +150,15 @@ def documents_domain(
     Args:
         name: The domain's name.
         store: Its documents.
-        tools: Your own tools, registered after the built-in ones (a tool of the same
-            name replaces the built-in one, T1); each of domain ``name`` or ``None``.
-        system_prompt: The base system prompt of the final answer (T8); default
-            :data:`~toolweave.tools.domain.DEFAULT_SYSTEM_PROMPT`.
-        default_language: The language assumed when normalization cannot tell (T10);
-            default ``"en"``.
-        max_brute_force_page_count: D5 limit of the context search (``None``
-            allows the whole-domain scan; fine for a few hundred pages).
-        embeddings: D9: ``None`` keeps the store's own model; any LangChain ``Embeddings``
-            (or ``"auto"``) ranks by meaning with it, embedding what lacks its vectors.
+        tools: Your own tools, after the built-in ones (T1); of domain ``name`` or ``None``.
+        system_prompt: The answer's base system prompt (T8); default ``DEFAULT_SYSTEM_PROMPT``.
+        default_language: The language assumed when normalization cannot tell (T10); ``"en"``.
+        max_brute_force_page_count: D5 limit of the context search (``None``: whole-domain scan).
+        embeddings: D9: ``None`` keeps the store's model, else LangChain ``Embeddings``/``"auto"``.
 
     Returns:
-        ``(domain, tools)``, each tool named with the domain (``-`` becomes ``_``):
-        ``<name>_search`` (default retrieval), ``<name>_deep_search`` (the deep-search
-        coordinator), ``<name>_neighbor_search`` and ``<name>_context_search``, then
-        ``tools``. Any other field of the domain: ``dataclasses.replace(domain, ...)``.
+        ``(domain, tools)``: ``<name>_search`` (default retrieval), ``<name>_deep_search``,
+        ``<name>_neighbor_search``, ``<name>_context_search`` (``-`` as ``_``), then ``tools``.
 
     Raises:
         ConfigurationError: One of ``tools`` belongs to another domain.
@@ -187,23 +170,19 @@ def documents_domain(
     coordinator = _deep_search(prefix, name)
     retrieval = f"{prefix}_search"
     domain = Domain(
-        name=name,
-        system_prompt=DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt,
-        default_retrieval_tool=retrieval,
+        name=name, system_prompt=DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt,
+        default_retrieval_tool=retrieval, default_language=default_language or "en",
         description=f"Documents ingested with `toolweave ingest --domain {name}`.",
-        default_language=default_language or "en",
         deep_fallback=lambda prompt_type: None if prompt_type in NO_DEEP_SEARCH else coordinator,
+    )  # fmt: skip
+    context_search = ContextSearchTool(
+        coordinator.search_tool, name, store, max_brute_force_page_count=max_brute_force_page_count
     )
     built: list[ChatbotTool[Any]] = [
         RetrievalTool(retrieval, name, store),
         coordinator,
         NeighborPageSearchTool(coordinator.neighbor_search_tool or "", name, store),
-        ContextSearchTool(
-            coordinator.search_tool,
-            name,
-            store,
-            max_brute_force_page_count=max_brute_force_page_count,
-        ),
+        context_search,
     ]
     return domain, [*built, *extra]
 
@@ -220,10 +199,7 @@ def _use_embeddings(store: PageGraphStore, embeddings: EmbeddingsOption) -> None
 
 
 def _found_store(
-    name: str,
-    data_dir: str | os.PathLike[str] | None,
-    database_url: str | None,
-    stopwords: Iterable[str] = (),
+    name: str, data_dir: DataDir, database_url: str | None, stopwords: Iterable[str] = ()
 ) -> PageGraphStore | None:
     """The store ``toolweave ingest --domain NAME`` filled, or ``None`` when it filled none."""
     if database_url is not None and is_postgres_url(database_url):
@@ -238,20 +214,14 @@ def _found_store(
 def ingested_store(
     name: str,
     *,
-    data_dir: str | os.PathLike[str] | None = None,
+    data_dir: DataDir = None,
     database_url: str | None = None,
     stopwords: Iterable[str] = (),
 ) -> PageGraphStore:
     """The documents ``toolweave ingest PATH... --domain NAME`` stored, to build on (N1).
 
-    A domain package that adds its own tools to documents ingested from the command line
-    gives this store to :func:`documents_domain` in its plugin's loader. The documents
-    keep a name of their own (``toolweave ingest`` refuses a plugin's domain name, whose
-    plugin would never read them)::
-
-        def load():  # toolweave ingest pages/ --domain bikes-docs
-            store = ingested_store("bikes-docs")
-            return documents_domain("bikes", store, tools=[BookRepair()])
+    A plugin's loader gives it to :func:`documents_domain` with its own tools, e.g.
+    ``documents_domain("bikes", ingested_store("bikes-docs"), tools=[BookRepair()])``.
 
     Args:
         name: The ``--domain`` the documents were ingested under.
@@ -269,8 +239,7 @@ def ingested_store(
         The store, opened where the command line left it.
 
     Raises:
-        UnknownDomainError: Nothing was ingested under ``name`` there; the message names
-            the file looked for and the command that fills it.
+        UnknownDomainError: Nothing was ingested under ``name``; the message says what to run.
     """
     loading_dir, loading_url = _LOADING_FROM.get()
     data_dir = data_dir if data_dir is not None else loading_dir
@@ -313,14 +282,8 @@ def loading_from(
 
 
 def load_documents_domain(
-    name: str, data_dir: str | os.PathLike[str] | None = None, *, database_url: str | None = None
+    name: str, data_dir: DataDir = None, *, database_url: str | None = None
 ) -> tuple[Domain, list[ChatbotTool[Any]]] | None:
-    """The ingested domain ``name``, or ``None`` when nothing was ingested for it.
-
-    Args:
-        name: The domain (a collection in PostgreSQL, a file name in SQLite).
-        data_dir: Where the SQLite stores live; default: the CLI's data directory.
-        database_url: A ``postgresql://`` URL, looked in first (other URLs are ignored).
-    """
+    """The ingested domain ``name`` (PostgreSQL looked in first), or ``None`` when there is none."""
     store = _found_store(name, data_dir, database_url)
     return None if store is None else documents_domain(name, store)

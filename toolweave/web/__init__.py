@@ -1,7 +1,6 @@
-"""The web chat page, served by the LangGraph server itself (``langgraph.json`` ``http.app``).
+"""The web chat page for the LangGraph server (``langgraph.json`` ``http.app``), on Starlette.
 
-Needs Starlette (it comes with the LangGraph server); nothing else in toolweave imports
-it. :func:`create_app` or :func:`chat_routes` put the page in front of any graph.
+:func:`create_app` or :func:`chat_routes` put the page in front of any graph.
 """
 
 from toolweave.web.page import ChatPage as ChatPage

@@ -1,8 +1,4 @@
-"""The chat page as Starlette routes: the HTML, its static files and the tools' client scripts.
-
-A client script that fails to load disables only its tool; the page reports it to
-``POST <path>/tools/failed`` (W7).
-"""
+"""The chat page as Starlette routes: the HTML, its static files, the tools' client scripts (W7)."""
 
 from __future__ import annotations
 
@@ -55,15 +51,10 @@ DEFAULT_CLIENT_TOOL_TIMEOUT_S = 30.0
 
 @dataclass(frozen=True)
 class ClientScript:
-    """The browser implementation of one AI system tool (W4): JavaScript source.
-
-    The script calls ``AiTools.register(tool_id, {execute(input) {...}})``.
-    """
+    """The browser implementation of one AI system tool (W4): ``AiTools.register(tool_id, ...)``."""
 
     tool_id: str
-    """The id of the tool the script registers."""
     source: str
-    """The script's text."""
     label: str = ""
     """Where the script came from (a file name), shown in a comment of its served file."""
     title: str = ""
@@ -72,11 +63,7 @@ class ClientScript:
 
     @classmethod
     def from_file(cls, tool_id: str, path: Path) -> ClientScript:
-        """The script in ``path``.
-
-        Raises:
-            ConfigurationError: The file does not exist or cannot be read as UTF-8.
-        """
+        """The script in ``path``; a missing or non-UTF-8 file is a ConfigurationError."""
         try:
             source = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
@@ -87,11 +74,7 @@ class ClientScript:
 
 
 def client_scripts_for(tools: Iterable[object]) -> list[ClientScript]:
-    """The client scripts of the AI system tools among a domain's ``tools`` (W4).
-
-    The page loads each from ``<path>/tools/<id>.js`` (W7); tools without a script
-    (SERVER scope) are left out.
-    """
+    """The client scripts of the AI system tools among ``tools`` (W4; SERVER scope: none)."""
     titles = {definition.id: definition.name for definition in ai_definitions(tools)}
     return [
         ClientScript(tool_id, source, title=titles.get(tool_id, ""))
@@ -104,30 +87,20 @@ class ChatPage:
     """What one chat page shows and talks to.
 
     Attributes:
-        assistant_id: The graph id of ``langgraph.json`` (or an assistant id) the
-            page runs; a ``?assistant=`` query parameter overrides it.
+        assistant_id: The graph id of ``langgraph.json`` (or an assistant id) the page runs;
+            a ``?assistant=`` query parameter overrides it.
         title: The page title and heading.
-        panel_html: Trusted HTML shown beside the chat (e.g. a form that client
-            tools fill); a ``<form data-chat-template="...{field}...">`` in it sends
-            the template, filled from the form's named fields, as a chat message.
+        panel_html: Trusted HTML shown beside the chat; a form in it with
+            ``data-chat-template="...{field}..."`` sends the template, filled, as a message.
         client_scripts: The client implementations the page loads.
-        client_tool_timeout_s: How long the page waits for one client tool call
-            before it answers the server with an error result.
-        api_url: Where the LangGraph API is; empty means the server that serves
-            the page (the same address, under the same mount prefix).
-        lang: The domain's language (e.g. ``Domain.default_language``): the page's own
-            strings (buttons, notes, banners) are in the browser's language
-            (``navigator.languages``) when there is a table for it, else in this one,
-            else in English; ``<html lang>`` says which. Empty: the browser's, else English.
-        strings: More string tables, by language then key (see ``static/strings.json``
-            for the keys): a language toolweave has none for, or other words for some
-            keys; a key a table lacks is taken from English.
-        user_data: The person's data for the gates and tools (T4, N3), from the page's
-            request (e.g. its session): ``lambda request: {"member_id": ...}``, or
-            ``None`` for none. The page sends it, with the panel's fields marked
-            ``data-user-data``, as every run's context: never checkpointed, redacted
-            from toolweave's logs and progress events (X4); the page that carries it
-            is never cached (``Cache-Control: no-store``).
+        client_tool_timeout_s: How long the page waits for one client tool call.
+        api_url: Where the LangGraph API is; empty: the server that serves the page.
+        lang: The domain's language: the page's own strings are in the browser's language
+            when toolweave has them, else in this one, else in English.
+        strings: More string tables, by language then key (keys: ``static/strings.json``).
+        user_data: ``lambda request: {...}`` giving the person's data for the gates and tools
+            (T4, N3), sent as every run's context: never checkpointed, redacted (X4), the page
+            never cached; ``None`` for none.
     """
 
     assistant_id: str
@@ -159,11 +132,6 @@ def _json_for_html(value: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def _base(request: Request, path: str) -> str:
-    """The page's own path, under whatever prefix the server mounts it at."""
-    return str(request.scope.get("root_path", "")).rstrip("/") + path
-
-
 @cache
 def _template() -> str:
     return (STATIC_DIR / "chat.html").read_text(encoding="utf-8")
@@ -193,20 +161,14 @@ def string_of(tables: Mapping[str, Mapping[str, str]], lang: str, key: str) -> s
 def render_page(
     page: ChatPage, *, base: str, api_url: str, user_data: Mapping[str, Any] | None = None
 ) -> str:
-    """The page's HTML with its config, title and panel filled in (assets under ``<base>/static``).
-
-    Raises:
-        InvalidRequestError: ``user_data`` is not plain JSON-like data (X5).
-    """
+    """The page's HTML with its config, title and panel filled in; bad ``user_data``: X5 error."""
     config = {
-        "assistantId": page.assistant_id,
-        "apiUrl": api_url,
-        "clientToolTimeoutMs": round(page.client_tool_timeout_s * 1000),
-        "title": page.title,
+        "assistantId": page.assistant_id, "apiUrl": api_url,
+        "clientToolTimeoutMs": round(page.client_tool_timeout_s * 1000), "title": page.title,
         "pageUrl": base,
         "clientTools": {s.tool_id: s.title or s.tool_id for s in page.client_scripts},
         "lang": page.lang,
-    }
+    }  # fmt: skip
     if user_data:
         config["userData"] = parse_user_data(user_data)
     block = f'<script type="application/json" id="toolweave-config">{_json_for_html(config)}'
@@ -228,22 +190,13 @@ def render_page(
     )
 
 
-def _script_url(base: str, tool_id: str) -> str:
-    return f"{base}/tools/{quote(tool_id, safe='')}.js"
-
-
 def _script_tag(base: str, tool_id: str) -> str:
-    src, tool = escape(_script_url(base, tool_id)), escape(tool_id)
+    src, tool = escape(f"{base}/tools/{quote(tool_id, safe='')}.js"), escape(tool_id)
     return f'\n  <script src="{src}" data-tool="{tool}" defer></script>'
 
 
 def tool_script(script: ClientScript) -> str:
-    """One tool's client script as the page loads it: on its own, in a guarded scope (W7).
-
-    A script that throws while it runs is reported to ``AiTools.failed``; one that
-    does not even parse fails alone, since each is its own file. Either way only
-    its tool is disabled, and the page reports it (``AiTools.settle``).
-    """
+    """One tool's client script in a guarded scope of its own file (W7)."""
     label = json.dumps(script.tool_id)
     origin = script.label.replace("*/", "* /")
     return (
@@ -257,28 +210,27 @@ def _headers(page: ChatPage) -> dict[str, str]:
     connect = f" {page.api_url}" if page.api_url else ""
     return {
         "Content-Security-Policy": CONTENT_SECURITY_POLICY.format(connect=connect),
-        "X-Content-Type-Options": "nosniff",
-        "Referrer-Policy": "same-origin",
+        "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin",
         "Cache-Control": "no-cache",
-    }
+    }  # fmt: skip
 
 
 def chat_routes(page: ChatPage, *, path: str = "/chat") -> list[BaseRoute]:
     """The page's routes, to add to any Starlette or FastAPI app.
 
-    ``GET <path>`` is the page, ``<path>/static/...`` its files,
-    ``GET <path>/tools/<id>.js`` the client script of each of ``page.client_scripts``
-    (W7) and ``POST <path>/tools/failed`` where the page reports one that failed.
+    ``GET <path>`` is the page, ``<path>/static/...`` its files, ``GET <path>/tools/<id>.js``
+    each client script and ``POST <path>/tools/failed`` where the page reports one that failed (W7).
     """
     if not path.startswith("/") or path.endswith("/"):
         raise ConfigurationError(f"the chat page path must start and not end with '/': {path!r}")
     headers = _headers(page)
     scripts = {script.tool_id: tool_script(script) for script in page.client_scripts}
+    static = StaticFiles(directory=STATIC_DIR, follow_symlink=False)
 
     async def chat(request: Request) -> Response:
-        api_url = page.api_url or str(request.scope.get("root_path", "")).rstrip("/")
+        root = str(request.scope.get("root_path", "")).rstrip("/")  # under the server's mount
         data = None if page.user_data is None else page.user_data(request)
-        html = render_page(page, base=_base(request, path), api_url=api_url, user_data=data)
+        html = render_page(page, base=root + path, api_url=page.api_url or root, user_data=data)
         private = {**headers, "Cache-Control": "no-store"} if data else headers
         return HTMLResponse(html, headers=private)
 
@@ -304,11 +256,7 @@ def chat_routes(page: ChatPage, *, path: str = "/chat") -> list[BaseRoute]:
         Route(path, chat, methods=["GET"], name="toolweave-chat"),
         Route(f"{path}/tools/failed", failed, methods=["POST"], name="toolweave-chat-failed"),
         Route(f"{path}/tools/{{tool_id}}.js", tool, methods=["GET"], name="toolweave-chat-tool"),
-        Mount(
-            f"{path}/static",
-            app=StaticFiles(directory=STATIC_DIR, follow_symlink=False),
-            name="toolweave-chat-static",
-        ),
+        Mount(f"{path}/static", app=static, name="toolweave-chat-static"),
     ]
 
 
@@ -316,8 +264,6 @@ def create_app(page: ChatPage, *, path: str = "/chat") -> Starlette:
     """A Starlette app serving ``page`` at ``path``, for ``langgraph.json``'s ``http.app``.
 
     Example:
-        ``langgraph.json``: ``"http": {"app": "my_pkg.web:app"}`` with
-        ``app = create_app(ChatPage(assistant_id="my_graph"))`` in ``my_pkg/web.py``;
-        ``langgraph dev`` then serves the API and the page at one address.
+        ``"http": {"app": "my_pkg.web:app"}`` with ``app = create_app(ChatPage(assistant_id="g"))``.
     """
     return Starlette(routes=chat_routes(page, path=path))

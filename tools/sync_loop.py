@@ -12,16 +12,30 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import os
 import threading
 from collections.abc import Coroutine
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-_LOCK = threading.Lock()
-_LOOP: tuple[int, asyncio.AbstractEventLoop, threading.Thread] | None = None
+
+@dataclass
+class _Loop:
+    """The sync callers' loop of one process and the thread running it (X6: no global)."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    loop: asyncio.AbstractEventLoop | None = None
+    thread: threading.Thread | None = None
+
+
+@functools.cache
+def _of_process(pid: int) -> _Loop:
+    """One holder per process id, so a forked child starts its own loop."""
+    return _Loop()
 
 
 def sync_loop() -> asyncio.AbstractEventLoop:
@@ -30,17 +44,16 @@ def sync_loop() -> asyncio.AbstractEventLoop:
 
 
 def _running() -> tuple[asyncio.AbstractEventLoop, threading.Thread]:
-    """The loop and its thread, made once per process."""
-    global _LOOP
-    with _LOCK:
-        if _LOOP is None or _LOOP[0] != os.getpid() or not _LOOP[2].is_alive():
-            loop = asyncio.new_event_loop()
-            thread = threading.Thread(
-                target=loop.run_forever, name="toolweave-sync-loop", daemon=True
+    """The loop and its thread, made once per process (again if its thread died)."""
+    held = _of_process(os.getpid())
+    with held.lock:
+        if held.loop is None or held.thread is None or not held.thread.is_alive():
+            held.loop = asyncio.new_event_loop()
+            held.thread = threading.Thread(
+                target=held.loop.run_forever, name="toolweave-sync-loop", daemon=True
             )
-            thread.start()
-            _LOOP = (os.getpid(), loop, thread)
-        return _LOOP[1], _LOOP[2]
+            held.thread.start()
+        return held.loop, held.thread
 
 
 def run_on_sync_loop(coro: Coroutine[Any, Any, T]) -> T:

@@ -156,7 +156,8 @@ def supporting_sentences(
     without figures, at least half of its content words. ``[read]`` when none does (a
     page in another language, say).
     """
-    assert read.page is not None
+    if read.page is None:
+        return [read]
     figures = set(FIGURE.findall(read.text))
     terms = _terms(" ".join(content_words(read.text)))
     page = store.page_sentences(read.document_id, read.page)

@@ -47,7 +47,7 @@ GENERIC_WORDS = _wordset(
 """Words saying how, when, how much or who, not what about: one alone is no evidence."""
 ANSWER_WORDS = _wordset("yes no igen nem tak nie")
 """Words that answer a yes-or-no question when an answer opens with them."""
-QUESTION_WORDS = _wordset(
+QUESTION_WORDS = kit.QUESTION_FORMS_HU | _wordset(
     """what when where which who whom why how whose mi mit mikor hol hová honnan hogyan
     milyen melyik ki kik kit miért mennyi hány"""
 )

@@ -69,8 +69,22 @@ STOPWORDS_EN = FUNCTION_WORDS_EN | _wordset(
     yourself himself herself itself ourselves themselves"""
 )
 """English stop words: the function words, pronouns, greetings and polite verbs."""
-STOPWORDS_HU = FUNCTION_WORDS_HU | _wordset(
-    """abban ahogy ahol aki akkor alatt amely amelyik ami amikor annak arra arról azaz azok
+QUESTION_FORMS_HU = _wordset(
+    """hánytól hányig hánykor hányra hányat hányba hányban hányból hánynak hányhoz hánnyal
+    hányért hányszor hányadik hányadikán hányas mennyit mennyibe mennyiben mennyiből
+    mennyire mennyitől mennyihez mennyinek mennyivel mennyiért melyiket melyikre melyikbe
+    melyikben melyikből melyiktől melyikhez melyiknek melyikkel melyikért melyiken
+    milyenek milyenre milyenbe milyenben milyenből milyentől milyenhez milyennek milyennel
+    mikorra mikortól mikorig meddig mettől mióta mitől mire mivel miből miről miben minek
+    mihez kinek kivel kitől kihez kiről kiben kiből kiért kiket kié hova"""
+)
+"""Hungarian question words with their case endings ("hánytól", "mennyibe", "melyikben"):
+a question word still, whatever ending it takes: it says how the person asks, never what about."""
+STOPWORDS_HU = (
+    FUNCTION_WORDS_HU
+    | QUESTION_FORMS_HU
+    | _wordset(
+        """abban ahogy ahol aki akkor alatt amely amelyik ami amikor annak arra arról azaz azok
     azzal csak ebben egyéb előtt ennek erre erről ezek ezzel felé helló helyzet honnan hová
     hány hányan ill illetve jó jönni jönnöm jövök kik kérdés kérem kérlek köszi köszönöm
     között legyen lenne lesz megyek mehetek mellett mennem menni mennyi mert mik mind minden
@@ -78,6 +92,7 @@ STOPWORDS_HU = FUNCTION_WORDS_HU | _wordset(
     szeretne szeretnék szeretném szerint szia ti tud tudna tudok tudom után vagyok vajon
     valami van-e vele velem volt ő ők maga magam magad magunk magatok maguk magát magamat
     magadat magunkat magukat magammal magaddal magával magunkkal magukkal magamnak magának"""
+    )
 )
 """Hungarian stop words: the function words, pronouns, greetings and polite verbs."""
 GREETINGS_EN = _wordset("hello hi hey thanks thank")

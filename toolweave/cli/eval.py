@@ -130,7 +130,15 @@ def _failure_reasons(result: CaseResult) -> list[str]:
             )
     if result.sources_ok is False:
         reasons.append("a listed source backs nothing the answer says")
-    return reasons
+    return reasons + _next_message_reasons(result)
+
+
+def _next_message_reasons(result: CaseResult) -> list[str]:
+    """How a next-message case was read when not as it says (Q2); none otherwise."""
+    if result.next_ok is not False or result.error is not None:
+        return []
+    read = result.next_kind or "nothing (the history left no question open)"
+    return [f"next message expected {result.case.expected_next}, read as {read}"]
 
 
 def _print_failures(report: EvalReport, out: TextIO) -> None:

@@ -148,3 +148,21 @@ def test_D7_D8_with_its_budget_spent_a_page_saying_one_word_of_a_piece_is_no_fin
     search = ContextSearchTool("context_search", None, ward_store(make_store))
     ctx = ctx_for(Reader(), limit=0, rewrites=("visiting kindergarten",))
     assert search.execute(EmptyRequest(), ctx) is None  # no page says 'kindergarten'
+
+
+def test_R9_D3_a_read_time_picks_the_sentence_with_that_time_not_one_sharing_its_hour(
+    make_store: StoreFactory,
+) -> None:
+    store = make_store()
+    store.add_document(
+        "office",
+        ["# Office\nPlease arrive by 7:30. The office is open from 7:00 to 15:00."],
+        name="Office",
+        lang="en",
+    )
+    reader = Reader(reply="7:00 to 15:00")
+    reader.read_passage = lambda question, passage, *, user_lang: "7:00 to 15:00"  # type: ignore[method-assign]
+    search = ContextSearchTool("context_search", None, store)
+    result = search.execute(EmptyRequest(), ctx_for(reader, limit=None, rewrites=("office open",)))
+    assert result is not None
+    assert [d.text for d in result.documents] == ["The office is open from 7:00 to 15:00."]

@@ -65,7 +65,6 @@ from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import (
     ROOT_TASK_NO,
-    PromptAndContext,
     TaskNode,
     TaskStatus,
     execution_text,
@@ -86,21 +85,8 @@ def answer_system_prompt(base: str, activated: Sequence[str], registry: ToolRegi
     return "\n\n".join([base, *supplements])
 
 
-def guaranteed_texts(entries: Sequence[PromptAndContext]) -> list[str]:
-    """R5: every guaranteed context, one per result (completion key), in walk order.
-
-    Never deduplicated by text (two subtasks may both answer "Left"); ``prompt`` keeps the execution
-    text of the subtask each answers.
-    """
-    return [entry.context for entry in entries]
-
-
 def user_parts(state: GraphState, registry: ToolRegistry) -> list[TaskNode]:
-    """The root's subtasks that split the person's question: its parts (S6).
-
-    A part is a root subtask a domain coordinator created (K2), not skipped (K3). The deep search's
-    subtasks look for missing pieces (D3) and are no parts: they are told apart by their owner.
-    """
+    """The root's unskipped subtasks a domain coordinator made: the question's parts (S6, D3)."""
     tasks = state["tasks"]
     root = tasks.get(ROOT_TASK_NO)
     if root is None:
@@ -127,11 +113,7 @@ def _subtree(tasks: dict[str, TaskNode], node: TaskNode) -> list[TaskNode]:
 
 
 def answer_part(state: GraphState, node: TaskNode) -> AnswerPart:
-    """One part of the question: the subtask's prompt and its (and its subtasks') results (S6).
-
-    Its documents are the context documents its tools returned (S4, R6, R10); its guaranteed texts,
-    those given on its execution text (M6).
-    """
+    """One part of the question: the subtask's prompt and its (and its subtasks') results (S6)."""
     below = _subtree(state["tasks"], node)
     numbers = {n.task_no for n in below}
     texts = {execution_text(n.task) for n in below}
@@ -162,11 +144,7 @@ def _held(
 def clarification_turn(
     messages: Sequence[AnyMessage], rounds: int
 ) -> tuple[list[AnyMessage], list[ClarificationExchange]]:
-    """The messages before this request's question, and its clarification exchanges (Q8).
-
-    The exchanges are part of the request, so the answer's history ends before the question, never
-    on the question just answered. A reply that is the number of an offered choice is that choice.
-    """
+    """The messages before this request's question, and its clarification exchanges (Q8)."""
     end = len(messages) - 1  # the question, or the last reply
     exchanges: list[ClarificationExchange] = []
     while rounds > len(exchanges) and end >= 2:
@@ -190,13 +168,11 @@ NOT_COVERED_REASON = (
 )
 """Ledger reason of an answer that says the sources do not cover the question."""
 
-
 ECHO_REASON = (
     "; the answer copied the prompt's context block: the offline reading's answer from "
     "the same context replaces it (R9)"
 )
 """Ledger reason's tail when an answer that echoed the prompt was replaced."""
-
 
 LOOP_REASON = (
     "; the answer repeated itself and its stream was stopped: the offline reading's "
@@ -204,14 +180,11 @@ LOOP_REASON = (
 )
 """Ledger reason's tail when an answer that looped was replaced."""
 
-
 QUOTED_REASON = "; the answer was citation markers only: it quotes the cited passages (R9)"
 """Ledger reason's tail when an answer of markers alone was replaced by what they cite."""
 
-
 PLACEHOLDER_REASON = "; a line of the answer was a code placeholder alone (null): dropped (R9)"
 """Ledger reason's tail when placeholder lines were dropped from an answer."""
-
 
 REASKED_REASON = (
     "; the answer asked again the clarification question the person had just answered: "
@@ -219,12 +192,10 @@ REASKED_REASON = (
 )
 """Ledger reason's tail when an answer that repeated the clarification question was replaced."""
 
-
 EMPTY_REASON = (
     "; the answer said nothing: the offline reading's answer from the same context replaces it (R9)"
 )
 """Ledger reason's tail when an answer with no words (after its placeholders) was replaced."""
-
 
 QUESTION_ONLY_REASON = (
     "; the answer only asked, or said back the question: the offline reading's answer "
@@ -232,13 +203,11 @@ QUESTION_ONLY_REASON = (
 )
 """Ledger reason's tail when an answer that told nothing but the question was replaced."""
 
-
 BARE_YES_REASON = (
     "; the answer was a yes or a no and the question said back: the offline reading's "
     "answer from the same context, which says what the sources say, replaces it (R9)"
 )
 """Ledger reason's tail when a bare yes or no was replaced by what the context says."""
-
 
 NO_FIGURE_REASON = (
     "; the question asks when or how much and the answer gave no figure, which a passage "
@@ -246,12 +215,10 @@ NO_FIGURE_REASON = (
 )
 """Ledger reason's tail when an answer without the figure its question asks for was replaced."""
 
-
 RETRIED_REASON = (
     "; no sentence was supported by the passages it cited: asked once more, naming them (R9)"
 )
 """Ledger reason's tail when the answer was asked once more."""
-
 
 READ_INSTEAD_REASON = (
     "; no sentence was supported by the passages it cited, and the offline reading quotes "
@@ -265,10 +232,8 @@ READ_AFTER_EFFECT_REASON = (
 )
 """Ledger reason's tail when the model failed after an effect in a run nothing can finish."""
 
-
 DROPPED_REASON = "; dropped, not supported by the passages it cited (R9): {dropped}"
 """Ledger reason's tail naming the sentences left out of the answer."""
-
 
 UNSUPPORTED_REASON = (
     "; no sentence was supported by the passages it cited (R9): {failing}; "
@@ -299,10 +264,7 @@ def _no_answer(text: str, request: AnswerRequest) -> str | None:
 def _with_sources(
     update: dict[str, Any], documents: Sequence[UniqueTextDocument]
 ) -> dict[str, Any]:
-    """``update`` with its answer message carrying the answer's ``sources`` as data (R9).
-
-    Every answer goes through it: each turn's message keeps its sources (:func:`message_metadata`).
-    """
+    """``update`` with its answer message carrying the answer's ``sources`` as data (R9)."""
     meta = message_metadata(update["sources"], update.get("answer_sentences", ()), documents)
     messages = [
         m.model_copy(update={"response_metadata": {**m.response_metadata, **meta}})
@@ -313,17 +275,33 @@ def _with_sources(
 
 def _unsourced_answer(text: str, tree: Any, *, verdict: str, reason: str) -> dict[str, Any]:
     """The update of an answer no assistant wrote and no document backs: no sources."""
-    entry = LedgerEntry(
-        kind=LedgerKind.ANSWER, task_no=ROOT_TASK_NO, verdict=verdict, reason=reason
-    )
+    return _answer_update(text, tree, AIMessage(content=text), _entry(verdict, reason))
+
+
+def _answer_update(
+    text: str,
+    tree: Any,
+    message: AIMessage,
+    entry: LedgerEntry,
+    sources: Sequence[Source] = (),
+    sentences: Sequence[AnswerSentence] = (),
+) -> dict[str, Any]:
+    """The state update of an answer: its text, sources, sentences, message and entry (R9)."""
     return {
         "answer": text,
-        "sources": [],
-        "answer_sentences": [],
+        "sources": list(sources),
+        "answer_sentences": list(sentences),
         "task": tree,
-        "messages": [AIMessage(content=text)],
+        "messages": [message],
         "ledger": [entry],
     }
+
+
+def _entry(verdict: str, reason: str, **fields: Any) -> LedgerEntry:
+    """The answer's ledger entry (L1)."""
+    return LedgerEntry(
+        kind=LedgerKind.ANSWER, task_no=ROOT_TASK_NO, verdict=verdict, reason=reason, **fields
+    )
 
 
 @dataclass(frozen=True)
@@ -420,11 +398,7 @@ def _sentences(
 
 
 def _shown(reply: _Reply, text: str, chunks: Sequence[str]) -> Steps[AIMessage]:
-    """The answer's message: streamed now, sentence by sentence, what nobody saw yet (P2).
-
-    A constrained answer already streamed its kept sentences
-    (:data:`~toolweave.llm.cited_stream.SHOWN`); when the answer's rules changed those, it is anew.
-    """
+    """The answer's message: streamed now, sentence by sentence, what nobody saw yet (P2)."""
     if reply.streamed:
         return AIMessage(content=text, id=reply.message.id)
     shown = str(reply.message.response_metadata.get(SHOWN) or "")
@@ -437,10 +411,7 @@ def _shown(reply: _Reply, text: str, chunks: Sequence[str]) -> Steps[AIMessage]:
 
 
 def _no_information(lang: str, closest: Sequence[Source]) -> str:
-    """The "no information" answer, naming the pages the dropped sentences cited (R9).
-
-    Not its ``sources`` (it rests on none): where the person may read further.
-    """
+    """The "no information" answer, naming the pages the dropped sentences cited (R9)."""
     text = prompts.no_information_answer(lang)
     pages = [f"{s.name} ({s.url})" if s.url else s.name for s in closest]
     return f"{text}\n{prompts.closest_pages(lang, pages)}" if pages else text
@@ -451,9 +422,8 @@ def _first_answer(
 ) -> Steps[tuple[AIMessage, LlmAssistant, str]]:
     """The model's answer, its reader and a ledger reason's tail (empty when the model answered).
 
-    ``ask`` gives the run's assistant (checking the run's deadline, X5). ``read_on_failure``: a
-    tool acted and no checkpointer keeps the run, so a failure would make the caller's retry act
-    again (S5, Q6); the offline reading answers from the same context instead.
+    ``read_on_failure``: a tool acted and no checkpointer keeps the run (S5, Q6), so the offline
+    reading answers if the model fails.
     """
     try:
         assistant = ask()
@@ -509,18 +479,8 @@ def _generated_answer(
         why = reply.reason + (DROPPED_REASON.format(dropped=" | ".join(dropped)) if dropped else "")
         verdict, chunks = "generated", split_for_streaming(text)
     message = yield from _shown(reply, text, chunks)
-    entry = LedgerEntry(
-        kind=LedgerKind.ANSWER, task_no=ROOT_TASK_NO, verdict=verdict, reason=why, details=details
-    )
-    return {
-        "answer": text,
-        "sources": sources,
-        "answer_sentences": sentences,
-        "task": tree,
-        "messages": [message],
-        "ledger": [entry],
-        "llm_calls": calls,
-    }
+    entry = _entry(verdict, why, details=details)
+    return {**_answer_update(text, tree, message, entry, sources, sentences), "llm_calls": calls}
 
 
 def _tried(reply: _Reply) -> bool:
@@ -529,10 +489,7 @@ def _tried(reply: _Reply) -> bool:
 
 
 def standing_effects(state: GraphState, deps: Dependencies) -> list[str]:
-    """S5, Q6: earlier effects of the amended request that this run did not call or keep.
-
-    The amended request routed elsewhere; what the tools did stands, and the answer says so.
-    """
+    """S5, Q6: earlier effects of the amended request that this run did not call: they stand."""
     message = state["message"]
     ran = {tool_of_key(key) for key in state["activated"]}
     tools = ((call, deps.registry.get(call.tool)) for call in message.amends)
@@ -555,7 +512,10 @@ def answer_request(state: GraphState, deps: Dependencies) -> AnswerRequest:
             deps.domain.system_prompt, state["activated"], deps.registry
         ),
         documents=state["documents"],
-        guaranteed=[*guaranteed_texts(state["guaranteed"]), *standing_effects(state, deps)],
+        guaranteed=[  # R5: one per result, in walk order, never deduplicated by text
+            *(saved.context for saved in state["guaranteed"]),
+            *standing_effects(state, deps),
+        ],
         history=earlier[-window:] if window else [],
         parts=[answer_part(state, node) for node in user_parts(state, deps.registry)],
         clarifications=exchanges,
@@ -573,22 +533,11 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
             text = state.get("answer") or ""
             message = AIMessage(content=text, id=state.get("answer_id"))
             by_tool = state["terminal"] in (state.get("activated") or ())
-            entry = LedgerEntry(
-                kind=LedgerKind.ANSWER,
-                task_no=ROOT_TASK_NO,
-                tool=(state["terminal"] or "").rpartition(":")[2],
-                verdict="terminal",
-                reason=TERMINAL_REASON if by_tool else ENDED_ON_QUESTION_REASON,
-            )
+            why = TERMINAL_REASON if by_tool else ENDED_ON_QUESTION_REASON
+            entry = _entry("terminal", why, tool=(state["terminal"] or "").rpartition(":")[2])
             own = (state.get("context_buffer") or {}).get(state["terminal"] or "") or []
-            return {
-                "answer": text,
-                "sources": sources_of(doc for saved in own for doc in saved.documents),
-                "answer_sentences": [],
-                "task": tree,
-                "messages": [message],
-                "ledger": [entry],
-            }
+            sources = sources_of(doc for saved in own for doc in saved.documents)
+            return _answer_update(text, tree, message, entry, sources)
         withheld = deps.domain.withheld_answer(  # A7: never a generated answer to this kind
             state["message"].question, state["message"].user_lang
         )

@@ -56,10 +56,7 @@ def offer_candidates(
     candidates: Sequence[AnyTool],
     ignore: Collection[str] = frozenset(),
 ) -> tuple[list[AnyTool], list[LedgerEntry]]:
-    """T12: the candidates the routing call sees, best ranked first, by the task prompt (M2).
-
-    ``ignore``: the index terms of the domain's own words (:attr:`DomainWords.terms`).
-    """
+    """T12: the candidates the routing call sees, best ranked first, by the task prompt (M2)."""
     result = prefilter(
         deps.candidate_index,
         node.task.task_prompt,
@@ -121,12 +118,7 @@ def terminal_verdict(
     candidates: Sequence[AnyTool],
     routed: Collection[str],
 ) -> tuple[str, set[str], str] | None:
-    """A8: ``(verdict, tools not to run, why)`` when a terminal yes is unclear, else ``None``.
-
-    A finished answer ends the run, so a wrong yes is costly: several terminal yeses or most
-    candidates routed is a routing failure; one routed with others runs alone only with a
-    :data:`TERMINAL_MARGIN`; one alone needs :func:`yes_doubt`'s evidence (A9).
-    """
+    """A8: ``(verdict, tools not to run, why)`` when a terminal yes is unclear, else ``None``."""
     terminal = {t.name for t in candidates if t.name in routed and t.returns_answer}
     if not terminal:
         return None
@@ -167,11 +159,7 @@ def no_choice(routed: Collection[str], candidates: Sequence[AnyTool]) -> bool:
 
 
 def own_score(scores: Mapping[str, float], evidence: RoutingEvidence, tool: AnyTool) -> float:
-    """The tool's keyword score for the task, counted only when a word of the task is its.
-
-    The index's stem prefixes can match a task to a tool sharing no word with it
-    (:meth:`~toolweave.llm.offline_routing.RoutingEvidence.shares_a_word`).
-    """
+    """The tool's keyword score for the task, counted only when a word of the task is its."""
     return scores.get(tool.name, 0.0) if evidence.shares_a_word(tool) else 0.0
 
 
@@ -184,7 +172,6 @@ def yes_doubt(
 ) -> tuple[str, str] | None:
     """A9: ``(verdict, why)`` when a yes lacks the evidence a tool that ends the run or acts needs.
 
-    ``None`` when the evidence is there; the same rule for ``returns_answer`` and ``side_effects``.
     ``routed``: the tools the routing keeps (others routed beside it are no rivals).
     """
     name = tool.name
@@ -237,12 +224,7 @@ class HasStopwords(Protocol):
 
 @dataclass(frozen=True)
 class DomainWords:
-    """The domain's own words, no evidence for any tool: its name and its store's stop words.
-
-    A word nearly every question of the domain holds matches every tool that says it and tells no
-    tool from another: it leaves the keyword evidence (:attr:`terms`), the pre-filter's ranking
-    (T12) and the offline rule's evidence behind A8, A9 and Q1 (:meth:`strip`).
-    """
+    """The domain's own words, no evidence for any tool: its name and its store's stop words."""
 
     words: tuple[str, ...] = ()
 
@@ -289,10 +271,7 @@ def guard_terminal(
     candidates: Sequence[AnyTool],
     routed: set[str],
 ) -> tuple[set[str], set[str], list[LedgerEntry]]:
-    """A8: the routed tools that run, those whose finished answer joins the context (A9).
-
-    And a ledger entry when a terminal yes was unclear; one in doubt that acts does not run at all.
-    """
+    """A8: the routed tools that run, those whose finished answer joins the context (A9)."""
     found = terminal_verdict(scores, evidence, candidates, routed)
     if found is None:
         return routed, set(), []
@@ -323,11 +302,7 @@ ACTING_NOT_RUN = "routed, not run: it acts, and the verdict is in doubt"
 def acting_in_doubt(
     node: TaskNode, candidates: Sequence[AnyTool], doubted: Mapping[str, str]
 ) -> tuple[set[str], list[LedgerEntry]]:
-    """A9: of the tools whose yes is in doubt (``doubted``: name -> why), those that act.
-
-    An effect done on a doubt cannot be taken back, so they do not run, whatever their result kind.
-    Returns them and one ledger entry naming them with their why.
-    """
+    """A9: of the tools whose yes is in doubt (name -> why), those that act: they do not run."""
     acting = {t.name: doubted[t.name] for t in candidates if t.name in doubted and t.side_effects}
     if not acting:
         return set(), []
@@ -367,10 +342,7 @@ def _acting_doubt(
     candidates: Sequence[AnyTool],
     routed: Collection[str],
 ) -> tuple[str, str] | None:
-    """A9 with Q6: :func:`yes_doubt` for a tool that acts, and a word of what it does.
-
-    A word only its examples have is an argument of the act, not a request for it.
-    """
+    """A9 with Q6: :func:`yes_doubt` for a tool that acts, and a word of what it does."""
     found = yes_doubt(scores, evidence, tool, candidates, routed)
     if found is not None or evidence.declared_intent(tool, margin=False):
         return found
@@ -413,12 +385,7 @@ def asking_in_doubt(
     candidates: Sequence[AnyTool],
     routed: Collection[str],
 ) -> tuple[set[str], list[LedgerEntry]]:
-    """Q1 with A9: the routed tools that may ask the user, but on a verdict in doubt.
-
-    A question back stops the run as a finished answer does, so it asks for the same evidence
-    (:func:`asking_doubt`); finished answers are :func:`guard_terminal`'s. A tool in doubt still
-    runs after the retrieval (A5) and its findings join the context; only its question is not asked.
-    """
+    """Q1 with A9: the routed tools that may ask the user, but on a verdict in doubt."""
     domain_asks = deps.domain.ask_for_missing_inputs
     details: dict[str, str] = {}
     for tool in candidates:  # a finished answer's evidence is A8's (guard_terminal)
@@ -453,7 +420,7 @@ def asking_doubt(
     """Why a tool that may ask is in doubt for the task (``evidence``'s prompt), or ``None``."""
     if no_choice(routed, candidates):
         return f"{len(routed)} of {len(candidates)} candidates routed"
-    own = scores.get(tool.name, 0.0) if evidence.shares_a_word(tool) else 0.0
+    own = own_score(scores, evidence, tool)
     best_other = max((scores.get(t.name, 0.0) for t in candidates if t is not tool), default=0.0)
     if own == 0:
         return "the task shares no word with it"
@@ -473,12 +440,7 @@ def best_fit_yes(
     candidates: Sequence[AnyTool],
     activation: Activation,
 ) -> tuple[Activation, list[LedgerEntry]]:
-    """T5: the model's best fit as its yes, when it said yes to no candidate, on evidence.
-
-    A small model given a cheap no may write it for every candidate after naming the right tool, or
-    name a tool unrelated to the task: the best fit runs only when its keyword score is above zero
-    and at least :data:`BEST_FIT_SHARE` of the best; its request is extracted from the text (T7).
-    """
+    """T5: the model's best fit as its yes, when it said yes to none, on keyword evidence (T7)."""
     verdicts = activation.verdicts
     best = next((v.tool for v in verdicts if v.best), None)
     if best is None or any(v.run for v in verdicts):
@@ -516,9 +478,7 @@ def without_missing_inputs(
 ) -> tuple[Activation, list[LedgerEntry]]:
     """T13 at routing: a yes whose request leaves a required input unfilled is a no.
 
-    Such a tool would decline when called, so it is not queued. A tool that asks for what is missing
-    (Q1) keeps its yes, as does one whose request was not extracted yet; an input the model left out
-    but the text states is filled from the text (T7).
+    A tool that asks for what is missing (Q1) keeps its yes; one the text states is filled (T7).
     """
     domain_asks = deps.domain.ask_for_missing_inputs
     yes = {v.tool for v in activation.verdicts if v.run}
@@ -568,12 +528,7 @@ def resolve_yeses(
     verdicts: Sequence[RoutingVerdict],
     evidence: RoutingEvidence | None = None,
 ) -> tuple[set[str], list[LedgerEntry]]:
-    """T5: a model's several yeses, resolved by confidence, the candidate it named best, rank.
-
-    Only with a best fit named or a P(yes) on every yes: the surest runs, and each other yes only
-    when the words it matches beyond the kept tools weigh
-    :attr:`~toolweave.llm.offline_routing.RoutingRule.min_extra`, so near duplicates do not all run.
-    """
+    """T5: a model's several yeses, resolved by confidence, the candidate it named best, rank."""
     yes = [v.tool for v in verdicts if v.run]
     best = [v.tool for v in verdicts if v.best and v.run]
     sure = {v.tool: v.confidence for v in verdicts if v.run and v.confidence is not None}
@@ -611,12 +566,7 @@ def without_unbacked_yeses(
     *,
     scores: Mapping[str, float],
 ) -> tuple[Activation, list[LedgerEntry]]:
-    """T5 with T7: a context tool's yes with nothing in the task behind it is a no.
-
-    Nothing behind it: a zero keyword score and a request stating none of its inputs
-    (:func:`~toolweave.llm.offline_extract.states_input`). A small model says yes to the tool it
-    names best for a task no tool fits; the retrieval answers instead. Finished answers are A8's.
-    """
+    """T5 with T7: a context tool's yes with no keyword score and no stated input is a no."""
     requests = activation.requests
     details: dict[str, str] = {}
     for verdict in activation.verdicts:
@@ -663,12 +613,7 @@ def guard(
     activation: Activation,
     words: DomainWords = NO_DOMAIN_WORDS,
 ) -> GuardOutcome:
-    """The route node's guards on one routing call's verdicts, in this order (N1: ``words`` out).
-
-    :func:`best_fit_yes` (T5), :func:`without_missing_inputs` (T13), :func:`without_unbacked_yeses`
-    (T5 with T7), :func:`resolve_yeses` (T5), :func:`guard_terminal` (A8, A9), :func:`guard_acting`
-    (A9) and :func:`asking_in_doubt` (Q1 with A9).
-    """
+    """The route node's guards on one routing call's verdicts, in order (N1: ``words`` out)."""
     prompt = node.task.task_prompt
     scores = keyword_evidence(deps.candidate_index, prompt, candidates, words.terms)
     evidence = RoutingEvidence(words.strip(prompt), candidates)

@@ -20,8 +20,8 @@ from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
 from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
-from toolweave.graph.idempotency import earlier_call, recorded_call, tool_call_key
-from toolweave.graph.tool_call import acting_entry, amended_keys, kept_effect, replayed_effect
+from toolweave.graph.idempotency import earlier_call, tool_call_key
+from toolweave.graph.tool_call import acting_entry, amended_keys, not_made_again
 from toolweave.graph.tool_call import entry as _entry
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.client_calls import ClientToolCall, ClientToolResultError, parse_results
@@ -214,11 +214,7 @@ def call_context(
     tool: AiChatbotTool,
     progress: ProgressEmitter,
 ) -> AiToolContext:
-    """The context of one server-side call of an AI tool (W2, Q6).
-
-    Its key is a chatbot tool's for the call (:func:`~toolweave.graph.idempotency.tool_call_key`):
-    the same when the step reruns.
-    """
+    """The context of one server-side call of an AI tool (W2), keyed as a chatbot tool's (Q6)."""
     return AiToolContext(
         idempotency_key=tool_call_key(state, node.task_no, tool.name),
         task_no=node.task_no,
@@ -269,11 +265,7 @@ def ai_tool_steps(
     if received is not None:
         return received
     earlier = earlier_call(state, node.task_no, tool.name) if tool.side_effects else None
-    if earlier is not None and not tool.takes_amendments:  # S5, Q6: its effect stands
-        kept = kept_effect(node, tool, earlier, state["message"].user_lang)
-        return AiOutcome(result=kept.result, ledger=kept.ledger, read=True)
-    if tool.side_effects and (done := recorded_call(tool_call_key(state, node.task_no, tool.name))):
-        kept = replayed_effect(node, tool, done)  # S5, Q6: a replay does not act again
+    if (kept := not_made_again(state, node, tool, earlier)) is not None:  # S5, Q6
         return AiOutcome(result=kept.result, ledger=kept.ledger, read=kept.read)
     outcome = AiOutcome()
     announced = announced_tools(state, runtime)
@@ -297,10 +289,7 @@ def ai_tool_steps(
 def receive_results(
     pending: ClientCalls, first: Any, ask: Callable[[ClientToolCallsPayload], Any]
 ) -> ClientCalls:
-    """Merge resume values into ``pending`` until every call has a result (W3, X5).
-
-    A malformed value or unknown id is refused whole and asked again; a partial answer is kept.
-    """
+    """Merge resume values into ``pending`` until every call has a result; a bad one asks again."""
     value = first
     while True:
         try:

@@ -122,10 +122,7 @@ def tool_call(
     buffer: Mapping[str, list[PromptAndContext]],
     reply: str | None,
 ) -> Call[ToolResult | None]:
-    """The right method of ``tool`` (plain, B2 context, Q2/B3 reply), sync and async.
-
-    Pass the result through :func:`checked_result`.
-    """
+    """The right method of ``tool`` (plain, B2 context, Q2/B3 reply), sync and async."""
 
     def snapshot() -> dict[str, list[PromptAndContext]]:  # copied only for a consumer
         return {key: list(entries) for key, entries in buffer.items()}
@@ -153,10 +150,9 @@ def tool_call(
 
 
 def result_reader(tool: AnyTool, user_lang: str) -> Callable[[str], str]:
-    """How the tool's result reads in the answer: its ``result_text`` (R10).
+    """How the tool's result reads in the answer: its ``result_text`` (R10), contained if it acts.
 
-    For a tool that acts a raising ``result_text`` falls back to the default reading, logged:
-    raising would drop the step's writes and each retry would act again (S5, Q4). Else: a bug.
+    Raising would drop the step's writes, and each retry would act again (S5, Q4).
     """
     reads = partial(tool.result_text, user_lang=user_lang)
     if not tool.side_effects:
@@ -210,15 +206,12 @@ def tool_steps(
     text: str,
     reply: str | None,
 ) -> Steps[Outcome]:
-    """Extract the request if needed, call the tool, and contain its failure (R7).
-
-    ``reply`` is the user's reply to the tool's question (Q2), if it waits for the tool.
-    """
+    """Extract the request if needed, call the tool (given ``reply``, Q2), contain failure (R7)."""
     tool = deps.registry.get(name)
     if tool is None:
         return Outcome(ledger=[entry(node, name, LedgerKind.TOOL_SKIPPED, "skipped", UNREGISTERED)])
     earlier = earlier_call(state, node.task_no, name) if tool.side_effects else None
-    if (kept := _not_made_again(state, node, tool, earlier)) is not None:
+    if (kept := not_made_again(state, node, tool, earlier)) is not None:
         return kept
     outcome = Outcome(request=node.requests.get(name))
     request = yield from _request_steps(deps, runtime, node, tool, text, outcome)
@@ -275,18 +268,20 @@ def tool_steps(
     return outcome
 
 
-def _not_made_again(
+def not_made_again(
     state: GraphState, node: TaskNode, tool: AnyTool, earlier: ActedCall | None
 ) -> Outcome | None:
     """The outcome of a call of a tool that acts which is not made (again), else ``None`` (S5, Q6).
 
     One the amended request made (``earlier``) when the tool takes no amendments; one a checkpoint
-    of the thread records under the call's key (a replayed or forked run).
+    of the thread records under the call's key (LangGraph runs a replayed or forked run's steps
+    again): its stored result stands, read as the tool's result (R10).
     """
     if earlier is not None and not tool.takes_amendments:
         return kept_effect(node, tool, earlier, state["message"].user_lang)
     if tool.side_effects and (done := recorded_call(tool_call_key(state, node.task_no, tool.name))):
-        return replayed_effect(node, tool, done)
+        text = done.result or DONE_ALREADY.format(tool=tool.name.replace("_", " "))
+        return _standing(node, tool, done, REPLAYED, text, read=not done.result)
     return None
 
 
@@ -298,11 +293,7 @@ def amended_keys(earlier: ActedCall | None) -> tuple[str, ...]:
 def acting_entry(
     called: LedgerEntry, tool: AnyTool, key: str, amends: tuple[str, ...]
 ) -> LedgerEntry:
-    """The ledger entry of a call, with its key when the tool acted (Q6, L1).
-
-    With the keys of the calls it replaces (``amends``), so an amendment of this request finds it
-    (:func:`~toolweave.graph.idempotency.acted_calls`).
-    """
+    """The ledger entry of a call, with its key and the keys it replaces if the tool acted (Q6)."""
     if not tool.side_effects or called.kind is not LedgerKind.TOOL_RESULT:
         return called
     if called.verdict == NO_RESULT:
@@ -323,43 +314,19 @@ def kept_effect_text(tool: AnyTool, earlier: ActedCall, user_lang: str) -> str:
 
 
 def kept_effect(node: TaskNode, tool: AnyTool, earlier: ActedCall, user_lang: str) -> Outcome:
-    """S5, Q6: a tool that acted for the amended request, not called again: its result stands.
-
-    Calling a tool that takes no amendments would act twice; its earlier result joins the answer's
-    guaranteed context, saying it was done before the amendment.
-    """
+    """S5, Q6: a tool that acted for the amended request, not called again: its result stands."""
     text = kept_effect_text(tool, earlier, user_lang)
-    kept = LedgerEntry(  # a result on the task (S5: ran here), under the earlier key
-        kind=LedgerKind.TOOL_RESULT,
-        task_no=node.task_no,
-        tool=tool.name,
-        verdict=KEPT,
-        reason=NOT_RUN_AGAIN.format(key=earlier.key),
-        key=earlier.key,
-        amends=earlier.amends,
-    )
+    return _standing(node, tool, earlier, NOT_RUN_AGAIN.format(key=earlier.key), text, read=True)
+
+
+def _standing(
+    node: TaskNode, tool: AnyTool, call: ActedCall, reason: str, text: str, *, read: bool
+) -> Outcome:
+    """A call not made, its earlier ``call``'s result standing: a result on the task, its key."""
+    amends = call.amends
+    kept = entry(node, tool.name, LedgerKind.TOOL_RESULT, KEPT, reason, key=call.key, amends=amends)
     result = ToolResult.as_guaranteed_context(tool.name, text)
-    return Outcome(result=result, ledger=[kept], read=True)
-
-
-def replayed_effect(node: TaskNode, tool: AnyTool, done: ActedCall) -> Outcome:
-    """S5, Q6: a call the thread's checkpoints record under its key, in a replay: not made again.
-
-    LangGraph runs the steps after a replayed (or forked) checkpoint again; the stored result
-    stands for the call, read as the tool's result (R10).
-    """
-    kept = LedgerEntry(
-        kind=LedgerKind.TOOL_RESULT,
-        task_no=node.task_no,
-        tool=tool.name,
-        verdict=KEPT,
-        reason=REPLAYED,
-        key=done.key,
-        amends=done.amends,
-    )
-    text = done.result or DONE_ALREADY.format(tool=tool.name.replace("_", " "))
-    result = ToolResult.as_guaranteed_context(tool.name, text)
-    return Outcome(result=result, ledger=[kept], read=not done.result)
+    return Outcome(result=result, ledger=[kept], read=read)
 
 
 def _with_inputs(
@@ -497,6 +464,10 @@ def _budget(
     )
 
 
-def entry(node: TaskNode, tool: str, kind: LedgerKind, verdict: str, reason: str) -> LedgerEntry:
+def entry(
+    node: TaskNode, tool: str, kind: LedgerKind, verdict: str, reason: str, **fields: Any
+) -> LedgerEntry:
     """A ledger entry about ``tool`` on ``node``'s task (L1)."""
-    return LedgerEntry(kind=kind, task_no=node.task_no, tool=tool, verdict=verdict, reason=reason)
+    return LedgerEntry(
+        kind=kind, task_no=node.task_no, tool=tool, verdict=verdict, reason=reason, **fields
+    )

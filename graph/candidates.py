@@ -476,10 +476,7 @@ def best_fit_yes(
 def without_missing_inputs(
     deps: Dependencies, node: TaskNode, candidates: Sequence[AnyTool], activation: Activation
 ) -> tuple[Activation, list[LedgerEntry]]:
-    """T13 at routing: a yes whose request leaves a required input unfilled is a no.
-
-    A tool that asks for what is missing (Q1) keeps its yes; one the text states is filled (T7).
-    """
+    """T13 at routing: a yes whose request leaves a required input unfilled is a no."""
     domain_asks = deps.domain.ask_for_missing_inputs
     yes = {v.tool for v in activation.verdicts if v.run}
     requests = dict(activation.requests)

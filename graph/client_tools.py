@@ -21,8 +21,8 @@ from pydantic import ValidationError
 
 from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
 from toolweave.graph.idempotency import earlier_call, tool_call_key
+from toolweave.graph.nodes import entry
 from toolweave.graph.tool_call import acting_entry, amended_keys, not_made_again
-from toolweave.graph.tool_call import entry as _entry
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.client_calls import ClientToolCall, ClientToolResultError, parse_results
 from toolweave.state.documents import UniqueTextDocument
@@ -118,7 +118,7 @@ def _checked_input(
             return check
         error = check.error or ""
         reason = INPUT_REJECTED.format(attempt=attempt, limit=limit, error=error)
-        outcome.ledger.append(_entry(node, tool.name, LedgerKind.TOOL_SKIPPED, "skipped", reason))
+        outcome.ledger.append(entry(node, tool.name, LedgerKind.TOOL_SKIPPED, "skipped", reason))
         if not has_fields:
             break
         prompt = EXTRACTION_SYSTEM_PROMPT + INPUT_RETRY_PROMPT.format(error=error)
@@ -144,11 +144,11 @@ def _consume(
     if received.error is not None:
         progress("ERROR", "client")
         reason = CLIENT_ERROR.format(error=received.error[:300])
-        outcome.ledger.append(_entry(node, tool.name, LedgerKind.TOOL_ERROR, "failed", reason))
+        outcome.ledger.append(entry(node, tool.name, LedgerKind.TOOL_ERROR, "failed", reason))
         return outcome
     outcome.result = _context(tool, received.output or "", call.call_id)
     reason = f"ran in the client (call {call.call_id})"
-    outcome.ledger.append(_entry(node, tool.name, LedgerKind.TOOL_RESULT, "context", reason))
+    outcome.ledger.append(entry(node, tool.name, LedgerKind.TOOL_RESULT, "context", reason))
     return outcome
 
 
@@ -202,7 +202,7 @@ def _pause_for_client(
     }
     ids = ", ".join(call.call_id for call in calls)
     reason = f"paused for the client: {len(calls)} call(s) {ids} (W3)"
-    outcome.ledger.append(_entry(node, tool.name, LedgerKind.TOOL_RESULT, "client", reason))
+    outcome.ledger.append(entry(node, tool.name, LedgerKind.TOOL_RESULT, "client", reason))
     outcome.pause = True
     return outcome
 
@@ -238,15 +238,15 @@ def _run_here(
         logger.warning("AI tool %s raised on task %s", tool.name, node.task_no, exc_info=True)
         progress("ERROR", type(exc).__name__)
         reason = RAISED.format(error=type(exc).__name__)
-        outcome.ledger.append(_entry(node, tool.name, LedgerKind.TOOL_ERROR, "failed", reason))
+        outcome.ledger.append(entry(node, tool.name, LedgerKind.TOOL_ERROR, "failed", reason))
         return outcome
     if not isinstance(output, str):
         progress("ERROR", type(output).__name__)
         reason = NOT_TEXT.format(kind=type(output).__name__)
-        outcome.ledger.append(_entry(node, tool.name, LedgerKind.TOOL_ERROR, "failed", reason))
+        outcome.ledger.append(entry(node, tool.name, LedgerKind.TOOL_ERROR, "failed", reason))
         return outcome
     outcome.result = _context(tool, output)
-    ran = _entry(node, tool.name, LedgerKind.TOOL_RESULT, "context", "ran on the server")
+    ran = entry(node, tool.name, LedgerKind.TOOL_RESULT, "context", "ran on the server")
     outcome.ledger.append(acting_entry(ran, tool, ctx.idempotency_key, ctx.amends))
     return outcome
 
@@ -273,7 +273,7 @@ def ai_tool_steps(
     in_client = definition.runs_in_client(announced)
     if in_client and definition.scope is AiToolScope.CLIENT and definition.id not in announced:
         outcome.ledger.append(
-            _entry(node, tool.name, LedgerKind.TOOL_SKIPPED, "skipped", NOT_ANNOUNCED)
+            entry(node, tool.name, LedgerKind.TOOL_SKIPPED, "skipped", NOT_ANNOUNCED)
         )
         return outcome
     check = yield from _checked_input(deps, runtime, node, tool, text, outcome)

@@ -103,10 +103,7 @@ def _thread_config(
 
 
 def may_have_pending_tasks(saved: CheckpointTuple) -> bool:
-    """Whether a stored checkpoint may have steps left to run, paused questions aside.
-
-    One read: a trigger channel holds a version its node has not seen (``get_state`` confirms).
-    """
+    """Whether a stored checkpoint may have steps left to run, paused questions aside."""
     if any(write[1] == INTERRUPT for write in saved.pending_writes or ()):
         return False
     checkpoint = saved.checkpoint
@@ -129,21 +126,14 @@ def _thread_of(config: RunnableConfig) -> str:
 
 
 def _finishing(config: RunnableConfig) -> RunnableConfig:
-    """The config that finishes (or abandons) an interrupted run, without the caller's run id.
-
-    LangGraph reads a matching ``metadata["run_id"]`` as a re-entry and would drop the new message.
-    """
+    """The config that finishes an interrupted run, without a run id (LangGraph: a re-entry)."""
     metadata = {k: v for k, v in (config.get("metadata") or {}).items() if k != "run_id"}
     kept = {k: v for k, v in config.items() if k != "run_id"}
     return cast("RunnableConfig", {**kept, "metadata": metadata})
 
 
 def _continues_a_checkpoint(value: Any, config: RunnableConfig | None) -> bool:
-    """Whether a run continues a stored checkpoint: ``None`` as input, or a resume naming one.
-
-    LangGraph then runs again the steps after that checkpoint (a replay, a fork, Studio's time
-    travel): their tool calls have the keys of calls the thread may record as done (S5, Q6).
-    """
+    """Whether a run continues a stored checkpoint: ``None`` as input, or a resume naming one."""
     if _nested(config):
         return False
     named = bool((config or {}).get("configurable", {}).get("checkpoint_id"))
@@ -155,10 +145,7 @@ def _nested(config: RunnableConfig | None) -> bool:
 
 
 def _run_user_data(checked: Any, context: Any) -> tuple[list[Any], frozenset[str], bool]:
-    """The ``user_data`` a run brings, its secret keys, and whether the thread's is the run's.
-
-    From the run context and the input; when neither brings any, what the thread stored.
-    """
+    """The ``user_data`` a run brings, its secret keys, and whether the thread's is the run's."""
     if isinstance(context, Mapping):  # the LangGraph server passes the context as a dict
         data, marked = context.get("user_data"), context.get("secret_keys")
     else:

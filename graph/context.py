@@ -133,8 +133,6 @@ def user_data_for(
 def assistant_for(deps: Dependencies, runtime: Runtime[RunContext] | None) -> LlmAssistant:
     """The run's assistant: the runtime context's when given, else the builder's.
 
-    Every node asks before its model calls, so the run's deadline is checked here (X5).
-
     Raises:
         RunDeadlineError: the run's deadline has passed.
     """

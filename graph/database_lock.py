@@ -45,10 +45,7 @@ Busy = Callable[[], Exception]
 
 @dataclass(frozen=True)
 class Settings:
-    """How the checkpointer connects: psycopg's ``conninfo`` and ``connect()`` arguments.
-
-    Either may be a callable (a pool's, called for each connection, maybe async).
-    """
+    """How the checkpointer connects: psycopg's ``conninfo`` and ``connect()`` arguments."""
 
     conninfo: Any
     kwargs: Any
@@ -145,8 +142,6 @@ def _took(conn: Connection[Any], key: int) -> bool:
 @contextmanager
 def holding_in_database(saver: object, thread: str, until: float, busy: Busy) -> Iterator[None]:
     """Hold ``thread`` in the checkpointer's PostgreSQL database for a sync run.
-
-    A no-op for a checkpointer that is not psycopg-backed.
 
     Raises:
         Exception: ``busy()``'s error, when another process's run still holds the

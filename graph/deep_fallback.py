@@ -16,7 +16,7 @@ from langgraph.runtime import Runtime
 from toolweave.coordinators.deep_search import DeepSearchCoordinator
 from toolweave.graph.answer import answer_request
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
-from toolweave.graph.nodes import Steps, make_node
+from toolweave.graph.nodes import Steps, entry, make_node
 from toolweave.llm.answer_rules import reading_quotes
 from toolweave.llm.offline import OfflineAssistant
 from toolweave.state.documents import UniqueTextDocument
@@ -107,10 +107,7 @@ def plan_deep_search(
     missing: tuple[str, ...],
     rewrites: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[dict[str, TaskNode], list[LedgerEntry]]:
-    """The new subtasks of the root (numbered, owned, contextualised) and the root, reopened.
-
-    ``rewrites`` are the gatekeeper's phrasings of each piece (D8), which its search subtasks carry.
-    """
+    """The root's new subtasks (numbered, owned, with ``rewrites``, D8) and the root, reopened."""
     tasks = state["tasks"]
     root = tasks[ROOT_TASK_NO]
     planned = coordinator.plan_subtasks(root.task, missing, rewrites)
@@ -126,16 +123,9 @@ def plan_deep_search(
     for index, sub in enumerate(planned, start=len(root.children) + 1):
         task_no = f"{ROOT_TASK_NO}.{index}"
         if len(nodes) >= room:
-            entries.append(
-                LedgerEntry(
-                    kind=LedgerKind.SUBTASK_REFUSED,
-                    task_no=task_no,
-                    tool=coordinator.name,
-                    verdict="refused",
-                    reason="count limit",
-                    tools=tuple(sub.required_tool_names),
-                )
-            )
+            tools = tuple(sub.required_tool_names)
+            why, kind = "count limit", LedgerKind.SUBTASK_REFUSED
+            entries.append(entry(task_no, coordinator.name, kind, "refused", why, tools=tools))
             continue
         info = sub.model_copy(
             update={
@@ -184,9 +174,7 @@ def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
                 reason = NOT_OFFERED.format(name=tool.name)
             update["ledger"] = [_entry("not run", reason)]
             return update
-        # A7, A10: the answer node gives a withheld kind its text whatever the context
-        # holds; judging and deepening that context would be calls (and, for a
-        # described emergency, seconds) spent for nothing
+        # A7, A10: a withheld kind's answer is its text, whatever the context holds
         withheld = deps.domain.withheld_answer(
             state["message"].question, state["message"].user_lang
         )
@@ -283,9 +271,7 @@ def _planned(
 
 
 def _gate(verdict: str, reason: str) -> LedgerEntry:
-    return LedgerEntry(
-        kind=LedgerKind.GATEKEEPER, task_no=ROOT_TASK_NO, verdict=verdict, reason=reason
-    )
+    return entry(ROOT_TASK_NO, None, LedgerKind.GATEKEEPER, verdict, reason)
 
 
 FOUND_NEW = "found new"
@@ -313,11 +299,7 @@ def _searched(tasks: Mapping[str, TaskNode], numbers: Sequence[str]) -> tuple[st
 
 
 def found_new_entries(state: GraphState, owner: str, task_no: str) -> list[LedgerEntry]:
-    """D8, L1: per missing piece, what its deep searches found that the first retrieval had not.
-
-    For the round's deep-search coordinator on the root: one entry per piece, ``"found new"`` or
-    ``"nothing new"``.
-    """
+    """D8, L1: per missing piece, what its deep searches found that the first retrieval had not."""
     if owner != state.get("deep_fallback_owner") or task_no != ROOT_TASK_NO:
         return []
     tasks, buffer = state["tasks"], state["context_buffer"]
@@ -336,21 +318,15 @@ def found_new_entries(state: GraphState, owner: str, task_no: str) -> list[Ledge
         new = known.new(found)
         pages = list(dict.fromkeys(_label(d) for d in new))
         reason = f"{piece}: {len(pages)} new page(s) the first retrieval had not"
+        reason = f"{reason}: {', '.join(pages)}" if pages else reason
+        verdict = FOUND_NEW if new else NOTHING_NEW
+        details = {_label(d): d.text[:SNIPPET] for d in new}
+        tools, kind = _searched(tasks, numbers), LedgerKind.DEEP_FALLBACK
         entries.append(
-            LedgerEntry(
-                kind=LedgerKind.DEEP_FALLBACK,
-                task_no=numbers[0],
-                tool=owner,
-                verdict=FOUND_NEW if new else NOTHING_NEW,
-                reason=f"{reason}: {', '.join(pages)}" if pages else reason,
-                details={_label(d): d.text[:SNIPPET] for d in new},
-                tools=_searched(tasks, numbers),
-            )
+            entry(numbers[0], owner, kind, verdict, reason, details=details, tools=tools)
         )
     return entries
 
 
 def _entry(verdict: str, reason: str) -> LedgerEntry:
-    return LedgerEntry(
-        kind=LedgerKind.DEEP_FALLBACK, task_no=ROOT_TASK_NO, verdict=verdict, reason=reason
-    )
+    return entry(ROOT_TASK_NO, None, LedgerKind.DEEP_FALLBACK, verdict, reason)

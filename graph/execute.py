@@ -17,8 +17,8 @@ from toolweave.graph.client_tools import ai_tool_steps
 from toolweave.graph.context import Dependencies, RunContext
 from toolweave.graph.deep_fallback import found_new_entries
 from toolweave.graph.idempotency import acted_on, note_acted
-from toolweave.graph.nodes import Steps, make_node
-from toolweave.graph.tool_call import Outcome, entry, progress_for, result_reader, tool_steps
+from toolweave.graph.nodes import Steps, entry, make_node
+from toolweave.graph.tool_call import Outcome, progress_for, result_reader, tool_steps
 from toolweave.graph.walk import current_task_no
 from toolweave.state.documents import UniqueTextDocument, repeated
 from toolweave.state.graph_state import GraphState
@@ -52,12 +52,7 @@ def record_result(
     in_doubt: bool = False,
     present: Iterable[UniqueTextDocument | Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The state update of a finished tool result (B1, R1-R5, R10, A9, R11).
-
-    The buffer keeps the result as given (consumers read its data); the answer gets it read through
-    ``reads`` (``result_text``), never raw JSON (R10). ``in_doubt`` (A9): a finished answer joins
-    the context instead. ``present``: the context's documents, so R6's removals are counted (R11).
-    """
+    """The state update of a finished tool result (B1, R1-R5, R10, A9, R11)."""
     update = _update(key, text, outcome, reads, in_doubt=in_doubt)
     documents = update.get("documents")
     if documents and (removed := repeated(present, documents)):
@@ -144,11 +139,7 @@ def not_run_after(node: TaskNode, rest: list[str]) -> list[LedgerEntry]:
 
 
 def held_back(state: GraphState, node: TaskNode, name: str, rest: list[str]) -> dict[str, Any]:
-    """T4: the update when the next queued tool is no longer offered: it does not run.
-
-    A run resumed on a reply checks the gates again
-    (:func:`~toolweave.graph.normalize.make_gate_check`); its question, if it asked, is closed.
-    """
+    """T4: the update when the next queued tool is no longer offered: it does not run."""
     closed = node.model_copy(
         update={"queue": rest, "status": TaskStatus.ROUTED if rest else TaskStatus.CLOSED}
     )

@@ -222,10 +222,7 @@ def answered(values: Mapping[str, Any]) -> bool:
 
 
 def sent_again(checked: Any, values: Mapping[str, Any], thread: str = "") -> SentAgain | None:
-    """A repeat of the last message of a finished thread whose run acted and answered (S5, Q6).
-
-    ``None`` for any other message: it is asked anew.
-    """
+    """A repeat of the last message of a finished thread whose run acted and answered (S5, Q6)."""
     if not answered(values) or not repeats_the_last_question(checked, stored_messages(values)):
         return None
     acted = acting_entries(values)
@@ -278,10 +275,7 @@ def repeated_while_paused(checked: Any, values: Mapping[str, Any]) -> bool:
 
 
 def recorded_effects(stored: Iterable[Mapping[str, Any]]) -> dict[str, ActedCall]:
-    """The calls of tools that acted that checkpoints' states record, by key (S5, Q6).
-
-    A call refused after it ran (R7) has a key and no result; it acted all the same.
-    """
+    """The calls of tools that acted that checkpoints' states record, by key (S5, Q6)."""
     found: dict[str, ActedCall] = {}
     for values in stored:
         for made in acted_calls(values):

@@ -46,10 +46,7 @@ PER_MESSAGE_RESETS: tuple[tuple[str, Any], ...] = (
 def split_conversation(
     messages: Sequence[AnyMessage], limits: Limits
 ) -> tuple[str, list[AnyMessage]]:
-    """The question (the last human message) and the bounded history before it (A1, X1).
-
-    :func:`toolweave.graph.validation.question_of` checked the input before it was stored (X5).
-    """
+    """The question (the last human message) and the bounded history before it (A1, X1)."""
     question = question_of(messages, limits)
     history = list(messages[:-1])[-limits.history_messages :] if limits.history_messages else []
     return question, history
@@ -76,10 +73,7 @@ def offer_tools(
     user_data: Mapping[str, Any] | None,
     open_tools: Collection[str] = frozenset(),
 ) -> tuple[list[str], list[LedgerEntry]]:
-    """A2: the tools that pass T3 and T4 for this request, and a ledger entry per refusal.
-
-    ``open_tools`` pass both gates without a system filter (once per graph): not asked again.
-    """
+    """A2: the tools that pass T3 and T4 for this request, and a ledger entry per refusal."""
     offered: list[str] = []
     refused: list[LedgerEntry] = []
     for tool in tools:
@@ -117,11 +111,7 @@ GateCheck = Callable[[GraphState, Runtime[RunContext] | None], dict[str, Any]]
 
 
 def make_gate_check(deps: Dependencies) -> GateCheck:
-    """T4 on every run: the gates again on a run that resumes the message with a reply.
-
-    The reply's run brings its own user data: a tool it refuses gets a ``refused`` entry and a
-    ``gates`` event and does not run.
-    """
+    """T4 on every run: the gates again on a run that resumes the message with a reply."""
     tools = domain_tools(deps)
     open_tools = frozenset(tool.name for tool in tools if open_without_filter(tool))
 

@@ -103,11 +103,7 @@ def _pending(state: Mapping[str, Any]) -> Pause:
 
 
 def with_reply_id(update: dict[str, Any], state: GraphState) -> dict[str, Any]:
-    """``update`` whose reply message has an id of its own, the same when the resume is replayed.
-
-    A replay of the resume (Studio answering the stored pause again) then gives the calls the reply
-    reaches the keys of the first answer (Q6), which record that they acted (S5).
-    """
+    """``update`` whose reply message has an id of its own, the same when the resume is replayed."""
     rounds = int(state.get("clarification_rounds") or 0)
     messages = [
         message.model_copy(update={"id": replay_reply_id(state["messages"], rounds, message.text)})
@@ -133,10 +129,7 @@ def make_ask_user(deps: Dependencies) -> Runnable[Any, Any]:
     check = make_gate_check(deps)
 
     def ask_user(state: GraphState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-        """Interrupt with the payload; on resume, apply the value to the pause.
-
-        A clarification reply checks the gates again (T4); client results are taken as sent (W3).
-        """
+        """Interrupt with the payload; on resume, apply the value to the pause."""
         pause = _pending(state)
         value = interrupt(payload_of(pause))
         update = apply_resume(pause, value, interrupt)

@@ -15,8 +15,7 @@ from toolweave.graph.candidates import (
     offer_candidates,
 )
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
-from toolweave.graph.nodes import Steps, make_node
-from toolweave.graph.tool_call import entry
+from toolweave.graph.nodes import Steps, entry, make_node
 from toolweave.graph.walk import current_task_no
 from toolweave.llm.port import Activation, RoutingVerdict
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT

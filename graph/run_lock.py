@@ -67,11 +67,8 @@ def thread_key(saver: object, configurable: Mapping[str, Any]) -> Key | None:
 
 
 def _release(entry: _Lock, token: Token[frozenset[Key]]) -> None:
-    """Release the lock, then forget the key in this context.
-
-    The lock goes first: a run closed from another context cannot reset the context variable.
-    """
-    entry.lock.release()
+    """Release the lock, then forget the key in this context."""
+    entry.lock.release()  # first: a run closed from another context cannot reset the variable
     with suppress(ValueError):
         _HELD.reset(token)
 
@@ -112,9 +109,6 @@ def holding(
     locks: ThreadLocks, key: Key | None, wait_s: float, saver: object = None
 ) -> Iterator[None]:
     """Hold ``key``'s thread for a sync run (no-op for ``None`` or a nested run).
-
-    With a PostgreSQL ``saver`` the run also holds the thread in its database,
-    within the same ``wait_s`` (:mod:`toolweave.graph.database_lock`).
 
     Raises:
         ThreadBusyError: The thread's earlier run did not end within ``wait_s``.

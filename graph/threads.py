@@ -210,10 +210,7 @@ async def aresume_interrupted(
 
 
 def abandon_updates(status: ThreadStatus) -> list[list[StateUpdate]]:
-    """The state updates that abandon an interrupted run (Q5), for ``bulk_update_state``.
-
-    Written as the due node, so history shows where the run stopped; a second superstep clears it.
-    """
+    """The state updates that abandon an interrupted run (Q5), for ``bulk_update_state``."""
     failed = {"error": status.error} if status.error else {}
     entry = LedgerEntry(
         kind=LedgerKind.RUN_ABANDONED,

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
 from toolweave.graph.idempotency import earlier_call, recorded_call, tool_call_key
+from toolweave.graph.nodes import entry
 from toolweave.llm.budget import LlmBudget
 from toolweave.llm.passthrough import astream_message, stream_message
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
@@ -150,10 +151,7 @@ def tool_call(
 
 
 def result_reader(tool: AnyTool, user_lang: str) -> Callable[[str], str]:
-    """How the tool's result reads in the answer: its ``result_text`` (R10), contained if it acts.
-
-    Raising would drop the step's writes, and each retry would act again (S5, Q4).
-    """
+    """How the tool's result reads in the answer: ``result_text`` (R10), contained if it acts."""
     reads = partial(tool.result_text, user_lang=user_lang)
     if not tool.side_effects:
         return reads
@@ -461,13 +459,4 @@ def _budget(
         limit = max(0, deps.limits.deep_fallback_llm_calls - spent)
     return LlmBudget(
         assistant_for(deps, runtime), limit=limit, user_lang=state["message"].user_lang
-    )
-
-
-def entry(
-    node: TaskNode, tool: str, kind: LedgerKind, verdict: str, reason: str, **fields: Any
-) -> LedgerEntry:
-    """A ledger entry about ``tool`` on ``node``'s task (L1)."""
-    return LedgerEntry(
-        kind=kind, task_no=node.task_no, tool=tool, verdict=verdict, reason=reason, **fields
     )

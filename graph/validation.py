@@ -134,11 +134,7 @@ class _Budget:
 
 
 def check_data(value: Any, what: str, *, limit: int = MAX_DATA_CHARS) -> Any:
-    """``value`` as plain JSON-like data (lists and dicts), or :class:`InvalidRequestError`.
-
-    ``None``, booleans, 64-bit integers, finite floats, valid Unicode texts, and lists/tuples and
-    text-keyed mappings of these, :data:`MAX_DATA_DEPTH` deep and ``limit`` characters at most.
-    """
+    """``value`` as plain JSON-like data (lists and dicts), or :class:`InvalidRequestError`."""
     return _data(value, what, 0, _Budget(what, limit))
 
 
@@ -333,8 +329,6 @@ def context_keys() -> tuple[str, ...]:
 def check_context(context: Any) -> None:
     """A run's ``context=`` is one LangGraph can make a :class:`RunContext` of (T4, N3, X5).
 
-    LangGraph would raise a bare ``TypeError``; this names the keys and the nearest to a typo.
-
     Raises:
         InvalidContextError: Before anything is stored.
     """
@@ -367,8 +361,6 @@ def _unknown_context_keys(unknown: Sequence[Any], known: Sequence[str]) -> str:
 
 def check_config(*configs: Mapping[str, Any] | None) -> None:
     """No run context in a config: LangGraph reads it only from ``context=`` (N3, X5).
-
-    LangChain would move it into ``configurable``: the run would go on without the person's data.
 
     Raises:
         InvalidContextError: Before anything is stored.

@@ -16,7 +16,7 @@ from toolweave.coordinators.deep_search import DeepSearchCoordinator
 from toolweave.graph.clarify import exchange_of
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.idempotency import unfinishable_after_effect
-from toolweave.graph.nodes import Steps, make_node
+from toolweave.graph.nodes import Steps, entry, make_node
 from toolweave.graph.tool_call import kept_effect_text
 from toolweave.llm import prompts
 from toolweave.llm.answer_rules import (
@@ -166,80 +166,65 @@ NOT_COVERED_REASON = (
     "the context cannot speak to what the question asks about ({subject}), and no "
     "guaranteed context answers it (R9); no LLM call"
 )
-"""Ledger reason of an answer that says the sources do not cover the question."""
 
 ECHO_REASON = (
     "; the answer copied the prompt's context block: the offline reading's answer from "
     "the same context replaces it (R9)"
 )
-"""Ledger reason's tail when an answer that echoed the prompt was replaced."""
 
 LOOP_REASON = (
     "; the answer repeated itself and its stream was stopped: the offline reading's "
     "answer from the same context replaces it (X3, R9)"
 )
-"""Ledger reason's tail when an answer that looped was replaced."""
 
 QUOTED_REASON = "; the answer was citation markers only: it quotes the cited passages (R9)"
-"""Ledger reason's tail when an answer of markers alone was replaced by what they cite."""
 
 PLACEHOLDER_REASON = "; a line of the answer was a code placeholder alone (null): dropped (R9)"
-"""Ledger reason's tail when placeholder lines were dropped from an answer."""
 
 REASKED_REASON = (
     "; the answer asked again the clarification question the person had just answered: "
     "the offline reading's answer from the same context replaces it (Q8, R9)"
 )
-"""Ledger reason's tail when an answer that repeated the clarification question was replaced."""
 
 EMPTY_REASON = (
     "; the answer said nothing: the offline reading's answer from the same context replaces it (R9)"
 )
-"""Ledger reason's tail when an answer with no words (after its placeholders) was replaced."""
 
 QUESTION_ONLY_REASON = (
     "; the answer only asked, or said back the question: the offline reading's answer "
     "from the same context replaces it (R9)"
 )
-"""Ledger reason's tail when an answer that told nothing but the question was replaced."""
 
 BARE_YES_REASON = (
     "; the answer was a yes or a no and the question said back: the offline reading's "
     "answer from the same context, which says what the sources say, replaces it (R9)"
 )
-"""Ledger reason's tail when a bare yes or no was replaced by what the context says."""
 
 NO_FIGURE_REASON = (
     "; the question asks when or how much and the answer gave no figure, which a passage "
     "gives: the offline reading's answer from the same context replaces it (R9)"
 )
-"""Ledger reason's tail when an answer without the figure its question asks for was replaced."""
 
 RETRIED_REASON = (
     "; no sentence was supported by the passages it cited: asked once more, naming them (R9)"
 )
-"""Ledger reason's tail when the answer was asked once more."""
 
 READ_INSTEAD_REASON = (
     "; no sentence was supported by the passages it cited, and the offline reading quotes "
     "a passage for the question: its answer, not a second call (R9, A10)"
 )
-"""Ledger reason's tail when the reading answered instead of asking the model once more."""
 READ_AFTER_EFFECT_REASON = (
     "; the answering model failed ({error}) after a tool acted, in a run no checkpointer "
     "keeps: the offline reading's answer from the same context, since a retry of the request "
     "would act again (S5, Q6)"
 )
-"""Ledger reason's tail when the model failed after an effect in a run nothing can finish."""
 
 DROPPED_REASON = "; dropped, not supported by the passages it cited (R9): {dropped}"
-"""Ledger reason's tail naming the sentences left out of the answer."""
 
 UNSUPPORTED_REASON = (
     "; no sentence was supported by the passages it cited (R9): {failing}; "
     "the answer says the sources do not cover the question"
 )
-"""Ledger reason's tail when no sentence of the answer held."""
 
 
 def _no_answer(text: str, request: AnswerRequest) -> str | None:
@@ -297,11 +282,9 @@ def _answer_update(
     }
 
 
-def _entry(verdict: str, reason: str, **fields: Any) -> LedgerEntry:
+def _entry(verdict: str, reason: str, tool: str | None = None, **fields: Any) -> LedgerEntry:
     """The answer's ledger entry (L1)."""
-    return LedgerEntry(
-        kind=LedgerKind.ANSWER, task_no=ROOT_TASK_NO, verdict=verdict, reason=reason, **fields
-    )
+    return entry(ROOT_TASK_NO, tool, LedgerKind.ANSWER, verdict, reason, **fields)
 
 
 @dataclass(frozen=True)
@@ -479,8 +462,8 @@ def _generated_answer(
         why = reply.reason + (DROPPED_REASON.format(dropped=" | ".join(dropped)) if dropped else "")
         verdict, chunks = "generated", split_for_streaming(text)
     message = yield from _shown(reply, text, chunks)
-    entry = _entry(verdict, why, details=details)
-    return {**_answer_update(text, tree, message, entry, sources, sentences), "llm_calls": calls}
+    said = _entry(verdict, why, details=details)
+    return {**_answer_update(text, tree, message, said, sources, sentences), "llm_calls": calls}
 
 
 def _tried(reply: _Reply) -> bool:
@@ -534,10 +517,10 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
             message = AIMessage(content=text, id=state.get("answer_id"))
             by_tool = state["terminal"] in (state.get("activated") or ())
             why = TERMINAL_REASON if by_tool else ENDED_ON_QUESTION_REASON
-            entry = _entry("terminal", why, tool=(state["terminal"] or "").rpartition(":")[2])
+            said = _entry("terminal", why, tool=(state["terminal"] or "").rpartition(":")[2])
             own = (state.get("context_buffer") or {}).get(state["terminal"] or "") or []
             sources = sources_of(doc for saved in own for doc in saved.documents)
-            return _answer_update(text, tree, message, entry, sources)
+            return _answer_update(text, tree, message, said, sources)
         withheld = deps.domain.withheld_answer(  # A7: never a generated answer to this kind
             state["message"].question, state["message"].user_lang
         )

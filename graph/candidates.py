@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
 from toolweave.graph.context import Dependencies
+from toolweave.graph.nodes import entry
 from toolweave.llm.lexical import matches
 from toolweave.llm.offline_extract import extract_request, states_input
 from toolweave.llm.offline_routing import RoutingEvidence
@@ -88,18 +89,13 @@ def offer_candidates(
             details[ranked.tool] = f"pinned: {place}"
         elif ranked.score > 0 and ranked.rank <= cap + LEDGER_DROPPED:
             details[ranked.tool] = f"dropped: {place}"
-    entry = LedgerEntry(
-        kind=LedgerKind.PREFILTER,
-        task_no=node.task_no,
-        verdict=f"kept {len(result.offered)} of {total}",
-        reason=(
-            f"{total:,} candidates, more than {cap}: offered the best {cap} by the task "
-            f"prompt and {len(result.pinned)} pinned; the others unnamed here rank below "
-            f"{cap + LEDGER_DROPPED} or share no word with the prompt"
-        ),
-        details=details,
+    why = (
+        f"{total:,} candidates, more than {cap}: offered the best {cap} by the task "
+        f"prompt and {len(result.pinned)} pinned; the others unnamed here rank below "
+        f"{cap + LEDGER_DROPPED} or share no word with the prompt"
     )
-    return offered, [entry]
+    verdict = f"kept {len(result.offered)} of {total}"
+    return offered, [entry(node, None, LedgerKind.PREFILTER, verdict, why, details=details)]
 
 
 def keyword_evidence(
@@ -291,8 +287,8 @@ def guard_terminal(
     else:
         fallback = "the others run"
     reason = f"{why}: {fallback} (A8)"
-    entry = _routing_entry(node, verdict, reason, dropped, "routed, not run (A8)")
-    return routed - dropped, set(), [entry]
+    said = _routing_entry(node, verdict, reason, dropped, "routed, not run (A8)")
+    return routed - dropped, set(), [said]
 
 
 ACTING_IN_DOUBT = "a9_acting_in_doubt"
@@ -356,14 +352,9 @@ def _routing_entry(
     node: TaskNode, verdict: str, reason: str, tools: set[str], line: str
 ) -> LedgerEntry:
     """A routing ledger entry naming ``tools``, each with the same ``line`` (L1)."""
-    return LedgerEntry(
-        kind=LedgerKind.ROUTING,
-        task_no=node.task_no,
-        verdict=verdict,
-        reason=reason,
-        details=dict.fromkeys(sorted(tools), line),
-        tools=tuple(sorted(tools)),
-    )
+    names = sorted(tools)
+    details = dict.fromkeys(names, line)
+    return entry(node, None, LedgerKind.ROUTING, verdict, reason, details=details, tools=(*names,))
 
 
 ASKING_IN_DOUBT = "q1_asking_in_doubt"
@@ -399,15 +390,10 @@ def asking_in_doubt(
                 details[tool.name] = f"{why}: {NOT_ASKED}"
     if not details:
         return set(), []
-    entry = LedgerEntry(
-        kind=LedgerKind.ROUTING,
-        task_no=node.task_no,
-        verdict=ASKING_IN_DOUBT,
-        reason="routed on evidence in doubt; it may not stop the run with a question (Q1, A9)",
-        details=details,
-        tools=tuple(sorted(details)),
-    )
-    return set(details), [entry]
+    why = "routed on evidence in doubt; it may not stop the run with a question (Q1, A9)"
+    tools = tuple(sorted(details))
+    said = entry(node, None, LedgerKind.ROUTING, ASKING_IN_DOUBT, why, details=details, tools=tools)
+    return set(details), [said]
 
 
 def asking_doubt(
@@ -451,26 +437,21 @@ def best_fit_yes(
     top = max((scores.get(t.name, 0.0) for t in candidates), default=0.0)
     score = scores.get(best, 0.0)
     backed = score > 0 and score >= BEST_FIT_SHARE * top
-    entry = LedgerEntry(
-        kind=LedgerKind.ROUTING,
-        task_no=node.task_no,
-        tool=best,
-        verdict=BEST_FIT_RUNS if backed else BEST_FIT_UNBACKED,
-        reason=(
-            f"no yes, but named the best fit; keyword score {score:.2f} of the best "
-            f"{top:.2f}: " + ("runs (T5)" if backed else "not backed by the task's words (T5)")
-        ),
+    why = f"no yes, but named the best fit; keyword score {score:.2f} of the best {top:.2f}: " + (
+        "runs (T5)" if backed else "not backed by the task's words (T5)"
+    )
+    said = entry(
+        node, best, LedgerKind.ROUTING, BEST_FIT_RUNS if backed else BEST_FIT_UNBACKED, why
     )
     if not backed:
-        return activation, [entry]
+        return activation, [said]
     requests = dict(activation.requests)
     if tool.request_model.model_fields:
         requests[best] = extract_request(execution_text(node.task), tool.request_model)
     kept = tuple(
-        replace(v, run=True, reason=entry.reason, best=True) if v.tool == best else v
-        for v in verdicts
+        replace(v, run=True, reason=why, best=True) if v.tool == best else v for v in verdicts
     )
-    return replace(activation, verdicts=kept, requests=requests), [entry]
+    return replace(activation, verdicts=kept, requests=requests), [said]
 
 
 def without_missing_inputs(
@@ -511,10 +492,7 @@ def read_as_no(
     )
     left = {name: value for name, value in activation.requests.items() if name not in details}
     entries = [
-        LedgerEntry(
-            kind=LedgerKind.ROUTING, task_no=node.task_no, tool=name, verdict=verdict, reason=reason
-        )
-        for name, reason in sorted(details.items())
+        entry(node, name, LedgerKind.ROUTING, verdict, why) for name, why in sorted(details.items())
     ]
     return replace(activation, verdicts=kept, requests=left), entries
 
@@ -545,15 +523,12 @@ def resolve_yeses(
     dropped = sorted(set(yes) - set(kept))
     if not dropped:
         return set(kept), []
-    entry = LedgerEntry(
-        kind=LedgerKind.ROUTING,
-        task_no=node.task_no,
-        verdict=NEAR_DUPLICATES,
-        reason=f"{len(yes)} yeses; kept {', '.join(kept)} (surest, named best or ranked "
-        "first, or justified by words of their own)",
-        details={name: "routed, not run: no evidence of its own (T5)" for name in dropped},
+    why = (
+        f"{len(yes)} yeses; kept {', '.join(kept)} (surest, named best or ranked "
+        "first, or justified by words of their own)"
     )
-    return set(kept), [entry]
+    details = dict.fromkeys(dropped, "routed, not run: no evidence of its own (T5)")
+    return set(kept), [entry(node, None, LedgerKind.ROUTING, NEAR_DUPLICATES, why, details=details)]
 
 
 def without_unbacked_yeses(

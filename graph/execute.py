@@ -57,14 +57,9 @@ def record_result(
     documents = update.get("documents")
     if documents and (removed := repeated(present, documents)):
         tool = outcome.result.tool_name if outcome.result is not None else None
-        counted = LedgerEntry(
-            kind=LedgerKind.DEDUPLICATED,
-            task_no=key.rpartition(":")[0],
-            tool=tool,
-            verdict=f"{removed} removed",
-            reason=DEDUPLICATED.format(removed=removed, total=len(documents)),
-            count=removed,
-        )
+        why = DEDUPLICATED.format(removed=removed, total=len(documents))
+        kind, task_no = LedgerKind.DEDUPLICATED, key.rpartition(":")[0]
+        counted = entry(task_no, tool, kind, f"{removed} removed", why, count=removed)
         update["ledger"] = [*outcome.ledger, counted]
     return update
 

@@ -13,7 +13,7 @@ from langgraph.types import Overwrite
 from toolweave.coordinators.base import AgentCoordinator
 from toolweave.graph.clarify import amended_calls, closed_by_new_turn
 from toolweave.graph.context import Dependencies, Limits, RunContext, assistant_for, user_data_for
-from toolweave.graph.nodes import Steps, make_node
+from toolweave.graph.nodes import Steps, entry, make_node
 from toolweave.graph.normalized import check_normalized
 from toolweave.graph.validation import question_of
 from toolweave.llm.offline import normalize_offline, resolved_by_rules
@@ -84,23 +84,17 @@ def offer_tools(
         if verdict.passed:
             offered.append(tool.name)
         else:
-            refused.append(
-                LedgerEntry(
-                    kind=LedgerKind.GATE,
-                    tool=tool.name,
-                    verdict=f"refused: {verdict.gate}",
-                    reason=verdict.reason,
-                )
-            )
+            gate = f"refused: {verdict.gate}"
+            refused.append(entry(None, tool.name, LedgerKind.GATE, gate, verdict.reason))
     return offered, refused
 
 
 def refused_by_eligibility(refusals: Sequence[LedgerEntry]) -> list[str]:
     """The tools whose ``is_eligible`` refused (T4); a system filter's refusal (T3) is no news."""
     return [
-        entry.tool
-        for entry in refusals
-        if entry.tool is not None and entry.verdict == REFUSED_ELIGIBILITY
+        refusal.tool
+        for refusal in refusals
+        if refusal.tool is not None and refusal.verdict == REFUSED_ELIGIBILITY
     ]
 
 
@@ -126,9 +120,9 @@ def make_gate_check(deps: Dependencies) -> GateCheck:
             return {}
         before = set(message.offered)
         entries = [
-            entry.model_copy(update={"reason": RECHECKED.format(reason=entry.reason)})
-            for entry in refusals
-            if entry.tool in before
+            refusal.model_copy(update={"reason": RECHECKED.format(reason=refusal.reason)})
+            for refusal in refusals
+            if refusal.tool in before
         ]
         refused = refused_by_eligibility(entries)
         if refused and runtime is not None:
@@ -182,14 +176,8 @@ def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
                 prompt_type=norm.prompt_type,
             )
         )
-        entry = LedgerEntry(
-            kind=LedgerKind.NORMALIZED,
-            task_no=ROOT_TASK_NO,
-            verdict=norm.user_lang,
-            reason="; ".join(
-                [f"question: {norm.question!r}", *notes, f"offered {len(offered)} tools"]
-            ),
-        )
+        why = "; ".join([f"question: {norm.question!r}", *notes, f"offered {len(offered)} tools"])
+        said = entry(ROOT_TASK_NO, None, LedgerKind.NORMALIZED, norm.user_lang, why)
         update: dict[str, Any] = {
             "message": MessageFacts(
                 question=norm.question,
@@ -201,7 +189,7 @@ def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
                 amends=amends,
             ),
             "tasks": Overwrite({ROOT_TASK_NO: root}),
-            "ledger": Overwrite([*closed, entry, *refusals]),
+            "ledger": Overwrite([*closed, said, *refusals]),
             "llm_calls": Overwrite(calls),
             "deep_fallback_done": deps.domain.deep_fallback is None,
         }

@@ -279,9 +279,8 @@ def parse_systems(value: Any) -> list[str]:
     """The request's system filter (T3) as a list of texts."""
     if value is None:
         return []
-    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
-        raise InvalidRequestError(BAD_SYSTEMS.format(kind=type(value).__name__))
-    if len(value) > MAX_SYSTEMS or not all(isinstance(item, str) for item in value):
+    listed = isinstance(value, Sequence) and not isinstance(value, str | bytes)
+    if not listed or len(value) > MAX_SYSTEMS or not all(isinstance(i, str) for i in value):
         raise InvalidRequestError(BAD_SYSTEMS.format(kind=type(value).__name__))
     return [check_text(item, "'systems'") for item in value]
 
@@ -307,17 +306,15 @@ def parse_message_input(value: Any, limits: Limits) -> dict[str, Any]:
         )
     if "messages" not in value:
         raise InvalidRequestError(NO_MESSAGES)
-    checked: dict[str, Any] = {}
-    for key, item in value.items():
-        if key == "messages":
-            checked[key] = parse_messages(item, limits)
-        elif key == "systems":
-            checked[key] = parse_systems(item)
-        elif key == "user_data":
-            checked[key] = parse_user_data(item)
-        else:  # keys added to InputState later: at least storable
-            checked[key] = check_data(item, repr(key))
-    return checked
+    parsers: dict[str, Callable[[Any], Any]] = {
+        "messages": lambda item: parse_messages(item, limits),
+        "systems": parse_systems,
+        "user_data": parse_user_data,
+    }
+    return {  # a key added to InputState later: at least storable
+        key: parsers[key](item) if key in parsers else check_data(item, repr(key))
+        for key, item in value.items()
+    }
 
 
 @functools.cache
@@ -340,7 +337,9 @@ def check_context(context: Any) -> None:
     elif isinstance(context, Mapping):
         unknown = [key for key in context if key not in known]
         if unknown:
-            raise InvalidContextError(_unknown_context_keys(unknown, known))
+            keys, hint = ", ".join(map(repr, unknown)), did_you_mean(unknown, known)
+            error = UNKNOWN_CONTEXT_KEYS.format(keys=keys, hint=hint, known=", ".join(known))
+            raise InvalidContextError(error)
         user_data = context.get("user_data")
     else:
         raise InvalidContextError(
@@ -348,15 +347,6 @@ def check_context(context: Any) -> None:
         )
     if user_data is not None and not isinstance(user_data, Mapping):
         raise InvalidContextError(BAD_CONTEXT_USER_DATA.format(kind=type(user_data).__name__))
-
-
-def _unknown_context_keys(unknown: Sequence[Any], known: Sequence[str]) -> str:
-    """The message of :data:`UNKNOWN_CONTEXT_KEYS`, with the nearest known key of each."""
-    return UNKNOWN_CONTEXT_KEYS.format(
-        keys=", ".join(map(repr, unknown)),
-        hint=did_you_mean(unknown, known),
-        known=", ".join(known),
-    )
 
 
 def check_config(*configs: Mapping[str, Any] | None) -> None:

@@ -1,10 +1,6 @@
 """What the routing call of a task is offered (T12) and which of its yes-verdicts are taken (A8).
 
-Both run in the ``route`` node around its one routing call (T5), never for forced activation (F1);
-the why of each rule is on ``docs/routing-decisions.md``. T12 (:func:`offer_candidates`) offers a
-task with too many candidates the best ranked plus ``Domain.always_offered``. The guards
-(:func:`guard`) run in the order its docstring gives, reading the evidence once per routing. N1:
-the domain's own words (:func:`domain_words`) are no evidence anywhere here.
+The why of each rule is on ``docs/routing-decisions.md``; the domain's own words are no evidence.
 """
 
 from __future__ import annotations
@@ -27,6 +23,11 @@ from toolweave.tools.prefilter import CandidateIndex, ordinal, prefilter, query_
 from toolweave.tools.registry import AnyTool
 from toolweave.tools.required import asks_itself, graph_asks, missing_from
 from toolweave.tools.text import fold
+
+Scores = Mapping[str, float]
+"""Each candidate's keyword (BM25) score for the task prompt."""
+Tools = Sequence[AnyTool]
+Names = Collection[str]
 
 LEDGER_DROPPED = 100
 """Dropped candidates the pre-filter's ledger entry names (the best ranked, with a score)."""
@@ -52,10 +53,7 @@ MANY_ROUTED = 3
 
 
 def offer_candidates(
-    deps: Dependencies,
-    node: TaskNode,
-    candidates: Sequence[AnyTool],
-    ignore: Collection[str] = frozenset(),
+    deps: Dependencies, node: TaskNode, candidates: Tools, ignore: Collection[str] = frozenset()
 ) -> tuple[list[AnyTool], list[LedgerEntry]]:
     """T12: the candidates the routing call sees, best ranked first, by the task prompt (M2)."""
     result = prefilter(
@@ -99,20 +97,14 @@ def offer_candidates(
 
 
 def keyword_evidence(
-    index: CandidateIndex,
-    prompt: str,
-    candidates: Sequence[AnyTool],
-    ignore: Collection[str] = frozenset(),
+    index: CandidateIndex, prompt: str, candidates: Tools, ignore: Collection[str] = frozenset()
 ) -> dict[str, float]:
     """Each candidate's keyword (BM25) score for ``prompt``, without the ``ignore`` terms (N1)."""
     return index.scores(prompt, [tool.name for tool in candidates], ignore=ignore)
 
 
 def terminal_verdict(
-    scores: Mapping[str, float],
-    evidence: RoutingEvidence,
-    candidates: Sequence[AnyTool],
-    routed: Collection[str],
+    scores: Scores, evidence: RoutingEvidence, candidates: Tools, routed: Names
 ) -> tuple[str, set[str], str] | None:
     """A8: ``(verdict, tools not to run, why)`` when a terminal yes is unclear, else ``None``."""
     terminal = {t.name for t in candidates if t.name in routed and t.returns_answer}
@@ -160,11 +152,7 @@ def own_score(scores: Mapping[str, float], evidence: RoutingEvidence, tool: AnyT
 
 
 def yes_doubt(
-    scores: Mapping[str, float],
-    evidence: RoutingEvidence,
-    tool: AnyTool,
-    candidates: Sequence[AnyTool],
-    routed: Collection[str],
+    scores: Scores, evidence: RoutingEvidence, tool: AnyTool, candidates: Tools, routed: Names
 ) -> tuple[str, str] | None:
     """A9: ``(verdict, why)`` when a yes lacks the evidence a tool that ends the run or acts needs.
 
@@ -261,11 +249,7 @@ def domain_words(deps: Dependencies) -> DomainWords:
 
 
 def guard_terminal(
-    scores: Mapping[str, float],
-    evidence: RoutingEvidence,
-    node: TaskNode,
-    candidates: Sequence[AnyTool],
-    routed: set[str],
+    scores: Scores, evidence: RoutingEvidence, node: TaskNode, candidates: Tools, routed: set[str]
 ) -> tuple[set[str], set[str], list[LedgerEntry]]:
     """A8: the routed tools that run, those whose finished answer joins the context (A9)."""
     found = terminal_verdict(scores, evidence, candidates, routed)
@@ -296,7 +280,7 @@ ACTING_NOT_RUN = "routed, not run: it acts, and the verdict is in doubt"
 
 
 def acting_in_doubt(
-    node: TaskNode, candidates: Sequence[AnyTool], doubted: Mapping[str, str]
+    node: TaskNode, candidates: Tools, doubted: Mapping[str, str]
 ) -> tuple[set[str], list[LedgerEntry]]:
     """A9: of the tools whose yes is in doubt (name -> why), those that act: they do not run."""
     acting = {t.name: doubted[t.name] for t in candidates if t.name in doubted and t.side_effects}
@@ -307,11 +291,7 @@ def acting_in_doubt(
 
 
 def guard_acting(
-    scores: Mapping[str, float],
-    evidence: RoutingEvidence,
-    node: TaskNode,
-    candidates: Sequence[AnyTool],
-    routed: set[str],
+    scores: Scores, evidence: RoutingEvidence, node: TaskNode, candidates: Tools, routed: set[str]
 ) -> tuple[set[str], list[LedgerEntry]]:
     """A9: the routed tools that run, less the tools that act and give context on a yes in doubt."""
     failure = f"{len(routed)} of {len(candidates)} candidates routed"
@@ -332,11 +312,7 @@ def guard_acting(
 
 
 def _acting_doubt(
-    scores: Mapping[str, float],
-    evidence: RoutingEvidence,
-    tool: AnyTool,
-    candidates: Sequence[AnyTool],
-    routed: Collection[str],
+    scores: Scores, evidence: RoutingEvidence, tool: AnyTool, candidates: Tools, routed: Names
 ) -> tuple[str, str] | None:
     """A9 with Q6: :func:`yes_doubt` for a tool that acts, and a word of what it does."""
     found = yes_doubt(scores, evidence, tool, candidates, routed)
@@ -370,11 +346,11 @@ def can_ask(tool: AnyTool, *, domain_asks: bool) -> bool:
 
 def asking_in_doubt(
     deps: Dependencies,
-    scores: Mapping[str, float],
+    scores: Scores,
     evidence: RoutingEvidence,
     node: TaskNode,
-    candidates: Sequence[AnyTool],
-    routed: Collection[str],
+    candidates: Tools,
+    routed: Names,
 ) -> tuple[set[str], list[LedgerEntry]]:
     """Q1 with A9: the routed tools that may ask the user, but on a verdict in doubt."""
     domain_asks = deps.domain.ask_for_missing_inputs
@@ -397,11 +373,7 @@ def asking_in_doubt(
 
 
 def asking_doubt(
-    scores: Mapping[str, float],
-    evidence: RoutingEvidence,
-    tool: AnyTool,
-    candidates: Sequence[AnyTool],
-    routed: Collection[str],
+    scores: Scores, evidence: RoutingEvidence, tool: AnyTool, candidates: Tools, routed: Names
 ) -> str | None:
     """Why a tool that may ask is in doubt for the task (``evidence``'s prompt), or ``None``."""
     if no_choice(routed, candidates):
@@ -421,10 +393,7 @@ def asking_doubt(
 
 
 def best_fit_yes(
-    scores: Mapping[str, float],
-    node: TaskNode,
-    candidates: Sequence[AnyTool],
-    activation: Activation,
+    scores: Scores, node: TaskNode, candidates: Tools, activation: Activation
 ) -> tuple[Activation, list[LedgerEntry]]:
     """T5: the model's best fit as its yes, when it said yes to none, on keyword evidence (T7)."""
     verdicts = activation.verdicts
@@ -455,7 +424,7 @@ def best_fit_yes(
 
 
 def without_missing_inputs(
-    deps: Dependencies, node: TaskNode, candidates: Sequence[AnyTool], activation: Activation
+    deps: Dependencies, node: TaskNode, candidates: Tools, activation: Activation
 ) -> tuple[Activation, list[LedgerEntry]]:
     """T13 at routing: a yes whose request leaves a required input unfilled is a no."""
     domain_asks = deps.domain.ask_for_missing_inputs
@@ -499,7 +468,7 @@ def read_as_no(
 
 def resolve_yeses(
     node: TaskNode,
-    candidates: Sequence[AnyTool],
+    candidates: Tools,
     verdicts: Sequence[RoutingVerdict],
     evidence: RoutingEvidence | None = None,
 ) -> tuple[set[str], list[LedgerEntry]]:
@@ -532,11 +501,7 @@ def resolve_yeses(
 
 
 def without_unbacked_yeses(
-    node: TaskNode,
-    candidates: Sequence[AnyTool],
-    activation: Activation,
-    *,
-    scores: Mapping[str, float],
+    node: TaskNode, candidates: Tools, activation: Activation, *, scores: Scores
 ) -> tuple[Activation, list[LedgerEntry]]:
     """T5 with T7: a context tool's yes with no keyword score and no stated input is a no."""
     requests = activation.requests
@@ -581,7 +546,7 @@ class GuardOutcome:
 def guard(
     deps: Dependencies,
     node: TaskNode,
-    candidates: Sequence[AnyTool],
+    candidates: Tools,
     activation: Activation,
     words: DomainWords = NO_DOMAIN_WORDS,
 ) -> GuardOutcome:

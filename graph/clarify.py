@@ -1,8 +1,4 @@
-"""The clarification pause (Q1-Q2): opening the question, taking the reply.
-
-A reply arrives as ``Command(resume=reply)`` or as the next message on the thread (``take_reply``);
-both leave it on the open question for the same tool's clarification method.
-"""
+"""The clarification pause (Q1-Q2): opening the question, taking the reply."""
 
 from __future__ import annotations
 

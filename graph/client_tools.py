@@ -1,10 +1,4 @@
-"""AI system tools in the graph: scope (W3), the input check (W2) and the client-tool pause.
-
-A ``SERVER`` tool (or ``ALL`` unimplemented by the client) runs here, contained (R7), keyed as a
-chatbot tool (Q6); a ``CLIENT`` one opens the ``ClientCalls`` pause, or is skipped with a ledger
-entry when no client implements it. An invalid input is extracted again with the error, at most
-``Limits.ai_input_attempts`` times.
-"""
+"""AI system tools in the graph: scope (W3), the input check (W2) and the client-tool pause."""
 
 from __future__ import annotations
 

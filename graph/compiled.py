@@ -1,9 +1,4 @@
-"""The compiled graph :func:`toolweave.build_graph` returns: input checked before it is stored.
-
-:class:`ToolweaveGraph` wraps ``stream``/``astream``, every entry point: input and resume values are
-validated before LangGraph stores them (X1, X5), a stopped run is finished or abandoned first (Q5),
-repeats are answered once and runs on one thread take turns (S5, Q6), each in its scope (X6).
-"""
+"""The compiled graph :func:`toolweave.build_graph` returns: input checked before it is stored."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""What the graph's nodes depend on: the assistant, the tools, the domain and the limits.
-
-Dependencies arrive through :func:`toolweave.graph.builder.build_graph` (closed over
-by the nodes) and, per run, through LangGraph's runtime context. None of it is
-ever put in the graph state, so none of it is checkpointed.
-"""
+"""What the graph's nodes depend on: the assistant, the tools, the domain and the limits (T11)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
 """One run at a time per thread across processes that share a PostgreSQL checkpointer (S5, Q6).
 
-``pg_try_advisory_xact_lock`` on a connection of its own (pooled ones could run out), polled every
-:data:`POLL_S`, in a transaction writing nothing, rolled back at the run's end; transaction-level so
-it holds through PgBouncer's transaction pooling.
+A transaction-level advisory lock on a connection of its own: it holds through PgBouncer.
 """
 
 from __future__ import annotations

@@ -1,9 +1,4 @@
-"""The ``deep_fallback`` node: the gatekeeper (D1) and the deep-search plan (D2, D3, D7).
-
-Once per message, after the root closed without a terminal answer: the gatekeeper judges the context
-and, if short, the domain's deep-search coordinator is planned. A withheld kind (A7) is answered
-unjudged. Calls that cannot pay are skipped by domain-neutral rules named in the ledger (A10, D8).
-"""
+"""The ``deep_fallback`` node: the gatekeeper (D1) and the deep-search plan (D2, D3, D7, A10)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""The ``execute`` node: one tool per step (A6, R1-R8, B1-B3, T9, P1-P3, Q1-Q2, W3).
-
-The node decides what a call leads to; the call itself is in :mod:`~toolweave.graph.tool_call`,
-:mod:`~toolweave.graph.client_tools` (AI tools) and :mod:`~toolweave.graph.clarify`.
-"""
+"""The ``execute`` node: one tool per step (A6, R1-R8, B1-B3, T9, P1-P3, Q1-Q2, W3)."""
 
 from __future__ import annotations
 

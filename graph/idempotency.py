@@ -1,10 +1,4 @@
-"""Q6: the stable idempotency key of one tool call.
-
-A step that dies mid-way re-runs on resume, so tool calls are at least once; a tool with a side
-effect deduplicates on ``ctx.idempotency_key``, built from what the checkpoint holds (never
-LangGraph's ``run_id``, new on resume). Amended requests carry the keys of the calls that acted
-(Q2); a message sent again after its run acted gets that run's answer (S5).
-"""
+"""Q6: the stable idempotency key of one tool call; what repeats and amendments keep (S5, Q2)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""One node, two bodies: a sync one for ``invoke`` and a native async one for ``ainvoke``.
-
-A node's logic is written once, as steps (:mod:`toolweave.tools.effects`), so under
-``ainvoke`` a node never uses LangGraph's thread pool unless an effect chooses to.
-"""
+"""One node, two bodies: a sync one for ``invoke`` and a native async one for ``ainvoke``."""
 
 from __future__ import annotations
 

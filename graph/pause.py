@@ -1,7 +1,6 @@
 """The one interrupting node, ``ask_user``, and every pause kind's resume (Q1, Q2, Q7, W3, X5).
 
-``ask_user`` only interrupts and applies the resume value: LangGraph re-runs an
-interrupted node from its first line, so no work sits before the interrupt (Q4).
+LangGraph re-runs an interrupted node from its first line: no work sits before the interrupt (Q4).
 """
 
 from __future__ import annotations

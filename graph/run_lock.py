@@ -1,9 +1,4 @@
-"""One run at a time per thread, in one process and across processes (S5, Q5, Q6).
-
-Overlapping runs on one thread would run tools with side effects twice, so a top-level run waits (at
-most ``Limits.thread_wait_s``, then ``ThreadBusyError``) for the thread's earlier run; across
-processes through PostgreSQL (:mod:`database_lock`), not SQLite files. Nested runs do not wait.
-"""
+"""One run at a time per thread, in one process and across processes (S5, Q5, Q6)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""A thread's status, replies to paused threads and interrupted runs (X1, Q2, Q5).
-
-LangGraph runs a resume on an unknown thread from the start and ignores one with nothing pending:
-:func:`reply` checks first. A run stopped between steps is finished or abandoned, never dropped.
-"""
+"""A thread's status, replies to paused threads and interrupted runs (X1, Q2, Q5)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""Calling a tool from the graph: any tool kind, the right method, its failure contained.
-
-Nothing here knows which pause a result leads to. :func:`tool_steps` is one call as ``execute``
-makes it: request extracted (T7) and validated (T6), budget (D7), context (P1-P3, Q6), and a failure
-turned into "no result" (R7).
-"""
+"""Calling a tool from the graph: any tool kind, the right method, its failure contained (R7)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""Every input checked before LangGraph writes any of it (X1, X5).
-
-LangGraph stores a run's input before the first node runs, so a check in a node is too late.
-"""
+"""Every input checked before LangGraph writes any of it (X1, X5): a node's check is too late."""
 
 from __future__ import annotations
 

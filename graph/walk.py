@@ -1,8 +1,4 @@
-"""The walk over the task tree as one pure function (S2, S3, A3-A7).
-
-``next_step`` names the phase that comes next and its task; it is every node's
-conditional edge, so every ordering rule lives here. It imports nothing from LangGraph.
-"""
+"""The walk over the task tree as one pure function (S2, S3, A3-A7): every ordering rule."""
 
 from __future__ import annotations
 

@@ -264,13 +264,8 @@ def guard_terminal(
         reason = f"{why}: retrieval answers, with its text in the context (A9)"
         line = "runs, its answer joins the context (A9)"
         return routed, dropped, [_routing_entry(node, verdict, reason, dropped, line)]
-    if dropped == routed:
-        fallback = "retrieval answers instead"
-    elif verdict == OTHERS_DROPPED:
-        fallback = "it runs alone"
-    else:
-        fallback = "the others run"
-    reason = f"{why}: {fallback} (A8)"
+    fallback = "it runs alone" if verdict == OTHERS_DROPPED else "the others run"
+    reason = f"{why}: {'retrieval answers instead' if dropped == routed else fallback} (A8)"
     said = _routing_entry(node, verdict, reason, dropped, "routed, not run (A8)")
     return routed - dropped, set(), [said]
 

@@ -20,18 +20,12 @@ from toolweave.state.results import ToolResult
 from toolweave.state.task import TaskNode, TaskStatus, completion_key
 
 CLARIFICATION_LIMIT = {
-    "en": (
-        "I still need more information to answer, but I have asked too many questions "
-        "already. Please ask again with the details included. (Last question: {question})"
-    ),
-    "hu": (
-        "A válaszhoz még több információ kellene, de már túl sok kérdést tettem fel. "
-        "Kérem, tegye fel újra a kérdést a részletekkel együtt. (Utolsó kérdés: {question})"
-    ),
-    "pl": (
-        "Do odpowiedzi potrzeba jeszcze więcej informacji, ale padło już zbyt wiele pytań. "
-        "Proszę zadać pytanie ponownie, podając szczegóły. (Ostatnie pytanie: {question})"
-    ),
+    "en": "I still need more information to answer, but I have asked too many questions "
+    "already. Please ask again with the details included. (Last question: {question})",
+    "hu": "A válaszhoz még több információ kellene, de már túl sok kérdést tettem fel. "
+    "Kérem, tegye fel újra a kérdést a részletekkel együtt. (Utolsó kérdés: {question})",
+    "pl": "Do odpowiedzi potrzeba jeszcze więcej informacji, ale padło już zbyt wiele pytań. "
+    "Proszę zadać pytanie ponownie, podając szczegóły. (Ostatnie pytanie: {question})",
 }
 """What a run ends with when the clarification rounds are used up (Q2), by language."""
 

@@ -58,13 +58,8 @@ class Limits:
     """Extractions of an AI tool's input per step when it does not validate (W2)."""
 
     def __post_init__(self) -> None:
-        for name in (
-            "max_depth",
-            "max_tasks",
-            "max_tools_per_task",
-            "max_message_chars",
-            "max_routing_candidates",
-        ):
+        counts = ("max_depth", "max_tasks", "max_tools_per_task", "max_message_chars")
+        for name in (*counts, "max_routing_candidates"):
             if getattr(self, name) < 1:
                 raise ValueError(f"Limits.{name} must be at least 1")
         if not self.thread_wait_s > 0:

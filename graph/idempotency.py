@@ -13,6 +13,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.config import get_config
 
 from toolweave.graph.langgraph_private import checkpointer_of
+from toolweave.graph.walk import NEW_TURN
 from toolweave.llm.next_message import next_message_kind
 from toolweave.state.errors import InvalidRequestError
 from toolweave.state.events import EVENT_VERSION, SentAgainEvent
@@ -242,10 +243,6 @@ def custom_chunk(data: Any, stream_mode: Any, *, subgraphs: bool, version: str) 
     return ((), data) if subgraphs else data
 
 
-NEW_TURN_KINDS = ("new_question", "amended")
-"""Next-message kinds that would start a new turn on a thread waiting on a question (Q2)."""
-
-
 def one_human_message(checked: Any) -> bool:
     """Whether a message input is one human message (a reply, or the question re-sent)."""
     messages = _input_messages(checked)
@@ -262,7 +259,7 @@ def repeated_while_paused(checked: Any, values: Mapping[str, Any]) -> bool:
     if not isinstance(pause, Clarification):
         return True  # the client's tool results answer it, never a message
     text = _input_messages(checked)[0].text
-    return next_message_kind(text, pause.question, pause.choices) in NEW_TURN_KINDS
+    return next_message_kind(text, pause.question, pause.choices) in NEW_TURN
 
 
 # --- a replayed or forked checkpoint (S5, Q6) ----------------------------------------------

@@ -8,7 +8,7 @@ import time
 import weakref
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager, suppress
-from contextvars import ContextVar, Token
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,13 +61,6 @@ def thread_key(saver: object, configurable: Mapping[str, Any]) -> Key | None:
     return (id(saver), str(thread_id))
 
 
-def _release(entry: _Lock, token: Token[frozenset[Key]]) -> None:
-    """Release the lock, then forget the key in this context."""
-    entry.lock.release()  # first: a run closed from another context cannot reset the variable
-    with suppress(ValueError):
-        _HELD.reset(token)
-
-
 @dataclass(frozen=True)
 class _Hold:
     """What a run waits for and holds: its thread's lock, by when, and the error past it."""
@@ -96,7 +89,9 @@ def _kept(entry: _Lock, key: Key) -> Iterator[None]:
     try:
         yield
     finally:
-        _release(entry, token)
+        entry.lock.release()  # first: a run closed from another context cannot reset the variable
+        with suppress(ValueError):
+            _HELD.reset(token)
 
 
 @contextmanager

@@ -331,7 +331,10 @@ def _with_inputs(
     reply: str | None,
     outcome: Outcome,
 ) -> tuple[BaseModel, Outcome | None]:
-    """The request with its required inputs (T13; a reply fills one, Q2), or a call not made."""
+    """The request with its required inputs (T13; a reply fills one, Q2), or a call not made.
+
+    Not made: the tool or domain asks for an unfilled input (Q1), else the call is declined.
+    """
     missing = missing_inputs(tool, request)
     if not missing or asks_itself(tool):
         return request, None
@@ -339,9 +342,18 @@ def _with_inputs(
         request = with_reply(tool, request, reply)
         outcome.request = request.model_dump(exclude_none=True, by_alias=True)
         missing = missing_inputs(tool, request)
-    if missing:
-        return request, _unfilled(deps, state, node, tool, request, missing, outcome)
-    return request, None
+    if not missing:
+        return request, None
+    names = ", ".join(missing)
+    if graph_asks(tool, domain_asks=deps.domain.ask_for_missing_inputs):
+        question, offered = input_question(tool, request, state["message"].user_lang)
+        outcome.result = ToolResult.clarification(tool.name, question, offered)
+        asked = MISSING_INPUTS_ASKED.format(names=names)
+        outcome.ledger.append(entry(node, tool.name, LedgerKind.CLARIFICATION, "asked", asked))
+    else:
+        declined = MISSING_INPUTS.format(names=names)
+        outcome.ledger.append(entry(node, tool.name, LedgerKind.TOOL_SKIPPED, "declined", declined))
+    return request, outcome
 
 
 def _request_steps(
@@ -414,27 +426,6 @@ def _called(node: TaskNode, name: str, result: ToolResult | None, reply: str | N
         kind, verdict = LedgerKind.CLARIFICATION, "asked"
     reason = "" if reply is None else "continued with the user's reply"
     return entry(node, name, kind, verdict, reason)
-
-
-def _unfilled(
-    deps: Dependencies,
-    state: GraphState,
-    node: TaskNode,
-    tool: AnyTool,
-    request: BaseModel,
-    missing: list[str],
-    outcome: Outcome,
-) -> Outcome:
-    """T13: ask for an unfilled required input if the tool or domain says so (Q1), else decline."""
-    if graph_asks(tool, domain_asks=deps.domain.ask_for_missing_inputs):
-        question, offered = input_question(tool, request, state["message"].user_lang)
-        outcome.result = ToolResult.clarification(tool.name, question, offered)
-        reason = MISSING_INPUTS_ASKED.format(names=", ".join(missing))
-        outcome.ledger.append(entry(node, tool.name, LedgerKind.CLARIFICATION, "asked", reason))
-        return outcome
-    reason = MISSING_INPUTS.format(names=", ".join(missing))
-    outcome.ledger.append(entry(node, tool.name, LedgerKind.TOOL_SKIPPED, "declined", reason))
-    return outcome
 
 
 def _spent(outcome: Outcome, budget: LlmBudget) -> None:

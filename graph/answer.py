@@ -18,31 +18,8 @@ from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.idempotency import unfinishable_after_effect
 from toolweave.graph.nodes import Steps, entry, make_node
 from toolweave.graph.tool_call import kept_effect_text
-from toolweave.llm import prompts
-from toolweave.llm.answer_rules import (
-    cites_only,
-    echoes_prompt,
-    misses_the_figure,
-    quoted_citations,
-    reading_quotes,
-    repeats_clarification,
-    repeats_itself,
-    says_only_the_question,
-    says_yes_and_no_more,
-    uncovered_subject,
-    uncovered_words,
-    without_placeholders,
-)
-from toolweave.llm.citations import (
-    Checked,
-    checkable,
-    claims_of,
-    joined,
-    precision_recall,
-    says_something,
-    supporting_quotes,
-    verify,
-)
+from toolweave.llm import answer_rules as rules
+from toolweave.llm import citations, prompts
 from toolweave.llm.cited_stream import CHECKED, SHOWN
 from toolweave.llm.errors import LlmUnavailableError, RunDeadlineError
 from toolweave.llm.offline import OfflineAssistant
@@ -229,19 +206,19 @@ UNSUPPORTED_REASON = (
 
 def _no_answer(text: str, request: AnswerRequest) -> str | None:
     """Why a generated ``text`` is no answer (the ledger reason's tail), or ``None``."""
-    if echoes_prompt(text, request):
+    if rules.echoes_prompt(text, request):
         return ECHO_REASON
-    if repeats_itself(text):
+    if rules.repeats_itself(text):
         return LOOP_REASON
     if not text.strip():
         return EMPTY_REASON
-    if repeats_clarification(text, request) is not None:
+    if rules.repeats_clarification(text, request) is not None:
         return REASKED_REASON
-    if says_only_the_question(text, request.question):
+    if rules.says_only_the_question(text, request.question):
         return QUESTION_ONLY_REASON
-    if misses_the_figure(text, request):
+    if rules.misses_the_figure(text, request):
         return NO_FIGURE_REASON
-    if says_yes_and_no_more(text, request):
+    if rules.says_yes_and_no_more(text, request):
         return BARE_YES_REASON
     return None
 
@@ -292,7 +269,7 @@ class _Reply:
     """One generated answer after the rules of what an answer may say, and its check."""
 
     message: AIMessage
-    checked: list[Checked]
+    checked: list[citations.Checked]
     reason: str
     streamed: bool
     """Whether listeners saw it; else the node streams what it keeps (constrained, R9, P2)."""
@@ -303,14 +280,14 @@ class _Reply:
         return tuple(c.claim.text for c in self.checked if not c.supported)
 
     @property
-    def kept(self) -> list[Checked]:
+    def kept(self) -> list[citations.Checked]:
         """The supported sentences."""
         return [c for c in self.checked if c.supported]
 
     @property
     def says_something(self) -> bool:
         """Whether a supported sentence states something (more than a connective)."""
-        return any(says_something(c.claim.text) for c in self.kept)
+        return any(citations.says_something(c.claim.text) for c in self.kept)
 
 
 def _reply(
@@ -320,27 +297,27 @@ def _reply(
     streamed = not generated.response_metadata.get(UNSTREAMED)
     reader: LlmAssistant = assistant
     meta = generated.response_metadata  # what a constrained stream showed (P2)
-    if (kept := without_placeholders(generated.text)) != generated.text:  # "null"
+    if (kept := rules.without_placeholders(generated.text)) != generated.text:  # "null"
         generated = AIMessage(content=kept, id=generated.id, response_metadata=meta)
         reason += PLACEHOLDER_REASON
-    if cites_only(generated.text):  # R9: "[3]" is no answer; what it cites is
-        quoted = quoted_citations(generated.text, request)
+    if rules.cites_only(generated.text):  # R9: "[3]" is no answer; what it cites is
+        quoted = rules.quoted_citations(generated.text, request)
         generated = AIMessage(content=quoted, id=generated.id, response_metadata=meta)
         reason += QUOTED_REASON
     elif why := _no_answer(generated.text, request):
         reader = OfflineAssistant()  # nor is the prompt written back, nor a loop (X3)
         generated = AIMessage(content=reader.answer(request).text, id=generated.id)
         reason, streamed = reason + why, True
-    claims = claims_of(generated.text, len(request.documents))
+    claims = citations.claims_of(generated.text, len(request.documents))
     numbered = list(enumerate(request.documents, start=1))
     first = {doc.key: number for number, doc in reversed(numbered)}  # R6 keys are unique
     used = reader.answer_sources(request, generated.text)
     implicit = tuple(dict.fromkeys(first[d.key] for d in used if d.key in first))
     lenient = streamed and not any(c.cited for c in claims)  # an assistant that never cites
     documents, guaranteed = request.documents, request.guaranteed
-    foreign = uncovered_words(request)  # the question's subject no passage names
+    foreign = rules.uncovered_words(request)  # the question's subject no passage names
     known = meta.get(CHECKED) or ()  # a streamed answer's sentences were checked as they came
-    checked = verify(
+    checked = citations.verify(
         claims, documents, guaranteed, implicit, lenient=lenient, uncovered=foreign, known=known
     )
     return _Reply(generated, checked, reason, streamed)
@@ -349,7 +326,7 @@ def _reply(
 def _ledger_details(reply: _Reply, request: AnswerRequest) -> dict[str, str]:
     """The answer's citation figures for the ledger (R9): sentences, supported, P and R."""
     claims = [replace(c.claim, cited=c.sources) for c in reply.checked]
-    precision, recall = precision_recall(claims, request.documents)
+    precision, recall = citations.precision_recall(claims, request.documents)
     return {
         "sentences": str(len(reply.checked)),
         "supported": str(len(reply.kept)),
@@ -374,7 +351,7 @@ def _sentences(
                 sources=tuple(position[i] for i in kept),
                 documents=ids,
                 supported=checked.supported,
-                quotes=supporting_quotes(checked.claim.text, cited, kept),
+                quotes=citations.supporting_quotes(checked.claim.text, cited, kept),
             )
         )
     return out
@@ -405,8 +382,7 @@ def _first_answer(
 ) -> Steps[tuple[AIMessage, LlmAssistant, str]]:
     """The model's answer, its reader and a ledger reason's tail (empty when the model answered).
 
-    ``read_on_failure``: a tool acted and no checkpointer keeps the run (S5, Q6), so the offline
-    reading answers if the model fails.
+    ``read_on_failure``: a tool acted in a run nothing keeps (S5): the offline reading answers.
     """
     try:
         assistant = ask()
@@ -437,7 +413,7 @@ def _generated_answer(
     )
     reply, calls = _reply(generated, request, assistant, reason + failed), 1
     if not reply.says_something and not reply.streamed and _tried(reply) and not failed:
-        if reading_quotes(request) is not None:  # A10: a supported answer with no call
+        if rules.reading_quotes(request) is not None:  # A10: a supported answer with no call
             reader = OfflineAssistant()
             read = AIMessage(content=reader.answer(request).text, id=generated.id)
             reply = _reply(read, request, reader, reply.reason + READ_INSTEAD_REASON)
@@ -454,7 +430,7 @@ def _generated_answer(
         chunks = [text]
     else:
         kept = [c.claim for c in reply.kept]
-        text = joined(kept)
+        text = citations.joined(kept)
         cited = [request.documents[i - 1] for c in reply.kept for i in c.sources]
         sources = sources_of([*always, *cited])
         sentences = _sentences(reply, request, sources)
@@ -468,7 +444,9 @@ def _generated_answer(
 
 def _tried(reply: _Reply) -> bool:
     """Whether an unsupported sentence stated a fact: cited a passage or held a token (R9)."""
-    return any(c.claim.cited or checkable(c.claim.text) for c in reply.checked if not c.supported)
+    return any(
+        c.claim.cited or citations.checkable(c.claim.text) for c in reply.checked if not c.supported
+    )
 
 
 def standing_effects(state: GraphState, deps: Dependencies) -> list[str]:
@@ -528,7 +506,7 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
             kind, text = withheld
             return _unsourced_answer(text, tree, verdict="withheld", reason=kind)
         request = answer_request(state, deps)
-        subject = uncovered_subject(request)
+        subject = rules.uncovered_subject(request)
         if subject is not None:
             text = prompts.no_information_answer(request.user_lang)
             reason = NOT_COVERED_REASON.format(subject=subject)

@@ -154,10 +154,7 @@ def own_score(scores: Mapping[str, float], evidence: RoutingEvidence, tool: AnyT
 def yes_doubt(
     scores: Scores, evidence: RoutingEvidence, tool: AnyTool, candidates: Tools, routed: Names
 ) -> tuple[str, str] | None:
-    """A9: ``(verdict, why)`` when a yes lacks the evidence a tool that ends the run or acts needs.
-
-    ``routed``: the tools the routing keeps (others routed beside it are no rivals).
-    """
+    """A9: ``(verdict, why)`` when a yes lacks the evidence a run-ending or acting tool needs."""
     name = tool.name
     kind = "a finished answer" if tool.returns_answer else "it acts"
     asked = "a finished answer" if tool.returns_answer else "a tool that acts"
@@ -235,8 +232,6 @@ class DomainWords:
 
 
 _WORD = re.compile(r"\w+")
-NO_DOMAIN_WORDS = DomainWords()
-"""No domain words: every word of the task is evidence."""
 
 
 def domain_words(deps: Dependencies) -> DomainWords:
@@ -543,7 +538,7 @@ def guard(
     node: TaskNode,
     candidates: Tools,
     activation: Activation,
-    words: DomainWords = NO_DOMAIN_WORDS,
+    words: DomainWords,
 ) -> GuardOutcome:
     """The route node's guards on one routing call's verdicts, in order (N1: ``words`` out)."""
     prompt = node.task.task_prompt

@@ -74,8 +74,7 @@ def _context(tool: AiChatbotTool, text: str, call_id: str | None = None) -> Tool
         document_name=definition.name,
         text=text,
     )
-    # R10: what the user asked an AI tool for (slots found, a form filled) always reaches
-    # the answer, read through the tool's result_text (graph/execute.py)
+    # R10: what an AI tool found always reaches the answer, read through its result_text
     return ToolResult.as_guaranteed_context(tool.name, [doc])
 
 

@@ -157,9 +157,9 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
         text = execution_text(node.task)
         tool = deps.registry.get(name)
         outcome, extra, paused = yield from call_tool(deps, state, runtime, node, name, text)
-        if paused:  # W3: the client runs the AI tool
-            return {"ledger": outcome.ledger, "llm_calls": outcome.llm_calls, **extra}
         update: dict[str, Any] = {"ledger": outcome.ledger, **extra, "llm_calls": outcome.llm_calls}
+        if paused:  # W3: the client runs the AI tool
+            return update
         update.update(acted_on(state, outcome.ledger))  # S5, Q6: a repeat of it acts no more
         note_acted(outcome.ledger)  # S5: a later failure of a run nothing keeps says so
         if outcome.deep_calls:

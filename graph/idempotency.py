@@ -115,8 +115,6 @@ def repeats_the_last_question(checked: Any, stored: Sequence[BaseMessage]) -> bo
     return last is not None and last.text.strip() == _input_messages(checked)[0].text.strip()
 
 
-# --- a message sent again after its run acted (S5, Q6) ------------------------------------
-
 SENT_AGAIN = {
     "en": "This message was answered already, and what it asked for was done then; "
     "here is that answer again. Nothing was done a second time.",
@@ -262,9 +260,6 @@ def repeated_while_paused(checked: Any, values: Mapping[str, Any]) -> bool:
     return next_message_kind(text, pause.question, pause.choices) in NEW_TURN
 
 
-# --- a replayed or forked checkpoint (S5, Q6) ----------------------------------------------
-
-
 def recorded_effects(stored: Iterable[Mapping[str, Any]]) -> dict[str, ActedCall]:
     """The calls of tools that acted that checkpoints' states record, by key (S5, Q6)."""
     found: dict[str, ActedCall] = {}
@@ -294,9 +289,6 @@ def replay_reply_id(messages: Sequence[BaseMessage], clarification_round: int, r
     parts = [latest_human_message_id(messages), clarification_round, reply.strip()]
     digest = hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode("utf-8")).hexdigest()
     return f"reply-{digest[:24]}"
-
-
-# --- an amended request (Q2, Q6, S5) -----------------------------------------------------
 
 
 def acted_calls(state: Mapping[str, Any]) -> tuple[ActedCall, ...]:

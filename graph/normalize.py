@@ -193,8 +193,7 @@ def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
             "llm_calls": Overwrite(calls),
             "deep_fallback_done": deps.domain.deep_fallback is None,
         }
-        # the previous message's results: cleared, but only where there are any
-        # (a new thread has none, and every channel written costs checkpoint work)
+        # the previous message's results cleared where there are any (a write costs work)
         for key, empty in PER_MESSAGE_RESETS:
             if state.get(key):
                 update[key] = empty

@@ -24,6 +24,7 @@ from toolweave.state.graph_state import ActedCall, GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.results import ResultMode, ToolResult, require_result
 from toolweave.state.task import PromptAndContext, TaskNode
+from toolweave.tools import required
 from toolweave.tools.base import ToolCallContext
 from toolweave.tools.consumers import (
     ClarifiableContextConsumerTool,
@@ -33,13 +34,6 @@ from toolweave.tools.consumers import (
 from toolweave.tools.effects import Call, Steps, perform
 from toolweave.tools.progress import ProgressEmitter, phrases_for
 from toolweave.tools.registry import AnyTool
-from toolweave.tools.required import (
-    asks_itself,
-    graph_asks,
-    input_question,
-    missing_inputs,
-    with_reply,
-)
 from toolweave.tools.text import readable
 
 logger = logging.getLogger(__name__)
@@ -165,9 +159,7 @@ def checked_result(tool: AnyTool, result: ToolResult | None) -> ToolResult | Non
     """``result``, unless it is a clarification request from a tool that cannot take the reply.
 
     Raises:
-        NotClarifiableError: The tool returned a clarification request (Q1) and is no
-            ``ClarifiableTool``: a tool bug, loud (R7's explicit errors); for a tool
-            that acts the caller contains it as no result, logged as an error (S5).
+        NotClarifiableError: A tool bug, loud (R7); the caller contains it for a tool that acts.
     """
     if not isinstance(result, ToolResult) or result.mode is not ResultMode.CLARIFICATION:
         return result
@@ -239,8 +231,7 @@ def tool_steps(
     except InvalidToolResultError as exc:  # a bad result is the tool's bug: loud...
         if not tool.side_effects:
             raise
-        # ...unless the tool acts: raising drops the step's writes, so every retry of
-        # the run would call it, and act, again (S5, Q4); contained, logged as an error
+        # ...unless it acts: raising drops the step's writes, and each retry acts again (S5, Q4)
         logger.error(ACTED_REFUSED, name, node.task_no, exc_info=True)
         refused = _contained(outcome, budget, node, name, exc, progress)
         acted = refused.ledger[-1].model_copy(update={"key": ctx.idempotency_key})
@@ -266,9 +257,7 @@ def not_made_again(
 ) -> Outcome | None:
     """The outcome of a call of a tool that acts which is not made (again), else ``None`` (S5, Q6).
 
-    One the amended request made (``earlier``) when the tool takes no amendments; one a checkpoint
-    of the thread records under the call's key (LangGraph runs a replayed or forked run's steps
-    again): its stored result stands, read as the tool's result (R10).
+    One ``earlier`` made when the tool takes no amendments, or one the thread's checkpoints record.
     """
     if earlier is not None and not tool.takes_amendments:
         return kept_effect(node, tool, earlier, state["message"].user_lang)
@@ -335,18 +324,18 @@ def _with_inputs(
 
     Not made: the tool or domain asks for an unfilled input (Q1), else the call is declined.
     """
-    missing = missing_inputs(tool, request)
-    if not missing or asks_itself(tool):
+    missing = required.missing_inputs(tool, request)
+    if not missing or required.asks_itself(tool):
         return request, None
     if reply is not None:  # Q2: the user's reply is the input the graph asked for
-        request = with_reply(tool, request, reply)
+        request = required.with_reply(tool, request, reply)
         outcome.request = request.model_dump(exclude_none=True, by_alias=True)
-        missing = missing_inputs(tool, request)
+        missing = required.missing_inputs(tool, request)
     if not missing:
         return request, None
     names = ", ".join(missing)
-    if graph_asks(tool, domain_asks=deps.domain.ask_for_missing_inputs):
-        question, offered = input_question(tool, request, state["message"].user_lang)
+    if required.graph_asks(tool, domain_asks=deps.domain.ask_for_missing_inputs):
+        question, offered = required.input_question(tool, request, state["message"].user_lang)
         outcome.result = ToolResult.clarification(tool.name, question, offered)
         asked = MISSING_INPUTS_ASKED.format(names=names)
         outcome.ledger.append(entry(node, tool.name, LedgerKind.CLARIFICATION, "asked", asked))

@@ -40,13 +40,7 @@ from toolweave.state.documents import (
 )
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
-from toolweave.state.task import (
-    ROOT_TASK_NO,
-    TaskNode,
-    TaskStatus,
-    execution_text,
-    tool_of_key,
-)
+from toolweave.state.task import ROOT_TASK_NO, TaskNode, TaskStatus, execution_text, tool_of_key
 from toolweave.state.tree import nested
 from toolweave.tools.effects import call, perform
 from toolweave.tools.registry import ToolRegistry

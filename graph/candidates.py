@@ -128,15 +128,13 @@ def terminal_verdict(
     best_other = max(scores.get(tool, 0.0) for tool in routed if tool != name)
     if own > TERMINAL_MARGIN * best_other:
         why = (
-            f"{name} (a finished answer) routed with others; it matches the task "
-            f"prompt clearly best (score {own:.2f} > {TERMINAL_MARGIN:g} x "
-            f"{best_other:.2f})"
+            f"{name} (a finished answer) routed with others; it matches the task prompt clearly "
+            f"best (score {own:.2f} > {TERMINAL_MARGIN:g} x {best_other:.2f})"
         )
         return OTHERS_DROPPED, set(routed) - {name}, why
     why = (
-        f"{name} (a finished answer) routed with others that match the task prompt "
-        f"about as well (score {own:.2f}, not {TERMINAL_MARGIN:g} x "
-        f"{best_other:.2f})"
+        f"{name} (a finished answer) routed with others that match the task prompt about as "
+        f"well (score {own:.2f}, not {TERMINAL_MARGIN:g} x {best_other:.2f})"
     )
     return TERMINAL_DROPPED, {name}, why
 

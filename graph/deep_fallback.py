@@ -21,7 +21,6 @@ from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import (
     ROOT_TASK_NO,
     PromptAndContext,
-    TaskInfo,
     TaskNode,
     TaskStatus,
     execution_text,
@@ -86,15 +85,6 @@ def neighbours_known(
     return len(pages)
 
 
-def _without_neighbours(planned: list[TaskInfo], neighbour: str | None) -> list[TaskInfo]:
-    """The plan with no neighbour search: every full search unconditional (D3, K3)."""
-    return [
-        sub.model_copy(update={"conditional": False})
-        for sub in planned
-        if neighbour not in sub.required_tool_names
-    ]
-
-
 def plan_deep_search(
     deps: Dependencies,
     state: GraphState,
@@ -109,7 +99,9 @@ def plan_deep_search(
     entries: list[LedgerEntry] = []
     pages = neighbours_known(deps.registry, coordinator, state)
     if pages is not None:
-        planned = _without_neighbours(planned, coordinator.neighbor_search_tool)
+        neighbour = coordinator.neighbor_search_tool  # D3, K3: every full search unconditional
+        full = [sub for sub in planned if neighbour not in sub.required_tool_names]
+        planned = [sub.model_copy(update={"conditional": False}) for sub in full]
         skip = _entry(SKIPPED, NEIGHBOURS_KNOWN.format(pages=pages))
         entries.append(skip.model_copy(update={"tool": coordinator.neighbor_search_tool}))
     room = deps.limits.max_tasks - len(tasks)
@@ -142,14 +134,6 @@ def plan_deep_search(
         }
     )
     return nodes, entries
-
-
-def planned_tools(nodes: dict[str, TaskNode]) -> tuple[str, ...]:
-    """The tools the planned deep-search subtasks are forced to run, once each (L1)."""
-    forced = (
-        t for no, n in nodes.items() if no != ROOT_TASK_NO for t in n.task.required_tool_names
-    )
-    return tuple(dict.fromkeys(forced))
 
 
 def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
@@ -253,10 +237,9 @@ def _planned(
     """The update that plans the deep search of ``missing`` (D3); ``_planned``: for the event."""
     nodes, refused = plan_deep_search(deps, state, tool, missing, rewrites)
     planned = {no: node.task.task_prompt for no, node in nodes.items() if no != ROOT_TASK_NO}
-    plan = _entry("planned", f"{len(planned)} subtask(s) by {tool.name}")
-    plan = plan.model_copy(
-        update={"tool": tool.name, "details": planned, "tools": planned_tools(nodes)}
-    )
+    forced = tuple(dict.fromkeys(t for no in planned for t in nodes[no].task.required_tool_names))
+    why, kind = f"{len(planned)} subtask(s) by {tool.name}", LedgerKind.DEEP_FALLBACK
+    plan = entry(ROOT_TASK_NO, tool.name, kind, "planned", why, details=planned, tools=forced)
     return {
         "tasks": nodes,
         "deep_fallback_owner": tool.name,

@@ -18,7 +18,7 @@ from toolweave.graph.tool_call import Outcome, progress_for, result_reader, tool
 from toolweave.graph.walk import current_task_no
 from toolweave.state.documents import UniqueTextDocument, repeated
 from toolweave.state.graph_state import GraphState
-from toolweave.state.ledger import LedgerEntry, LedgerKind
+from toolweave.state.ledger import LedgerKind
 from toolweave.state.pauses import Clarification
 from toolweave.state.results import ResultMode
 from toolweave.state.task import (
@@ -124,11 +124,6 @@ def call_tool(
     return outcome, {}, False
 
 
-def not_run_after(node: TaskNode, rest: list[str]) -> list[LedgerEntry]:
-    """R8: the ledger entries of the tools queued after a finished answer (L1)."""
-    return [entry(node, n, LedgerKind.TOOL_SKIPPED, "not run", AFTER_TERMINAL) for n in rest]
-
-
 def held_back(state: GraphState, node: TaskNode, name: str, rest: list[str]) -> dict[str, Any]:
     """T4: the update when the next queued tool is no longer offered: it does not run."""
     closed = node.model_copy(
@@ -182,7 +177,9 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
         joined = in_doubt and result is not None and result.mode is ResultMode.ANSWER
         terminal = result is not None and result.is_terminal and not joined
         if terminal:  # R8: the tools after it do not run (L1)
-            update["ledger"] = [*outcome.ledger, *not_run_after(node, rest)]
+            skip = LedgerKind.TOOL_SKIPPED
+            after = [entry(node, n, skip, "not run", AFTER_TERMINAL) for n in rest]
+            update["ledger"] = [*outcome.ledger, *after]
         closed = not rest or terminal
         status = TaskStatus.CLOSED if closed else TaskStatus.ROUTED
         update["tasks"] = {node.task_no: node.model_copy(update={"queue": rest, "status": status})}

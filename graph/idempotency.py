@@ -81,8 +81,7 @@ def carries_ids(checked: Any) -> bool:
 
 def _input_messages(checked: Any) -> Sequence[Any]:
     """The messages of a checked message input; none for another input."""
-    messages = checked.get("messages") if isinstance(checked, Mapping) else None
-    return messages if isinstance(messages, Sequence) else ()
+    return stored_messages(checked if isinstance(checked, Mapping) else None)
 
 
 def is_resend(checked: Any, stored: Sequence[BaseMessage]) -> bool:

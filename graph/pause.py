@@ -57,9 +57,7 @@ def check_resume_for(interrupt_value: Any, resume: Any, limits: Limits) -> None:
 
 
 MESSAGE_RESUME = "message"
-"""The ``type`` of a resume value that is the person's next message, read as one sent (Q2).
-
-``{"type": "message", "content": "..."}``, for servers holding a new run behind an interrupt."""
+"""The ``type`` of a resume value that is the person's next message, read as one sent (Q2)."""
 
 
 def is_message_resume(value: Any) -> bool:

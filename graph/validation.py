@@ -61,9 +61,8 @@ COMMAND_ONLY_RESUME = (
     "would write to the thread unchecked"
 )
 UNKNOWN_CONTEXT_KEYS = (
-    "unknown run context key(s) {keys}{hint}: the run context takes {known} "
-    "(toolweave.RunContext); pass e.g. context={{'user_data': {{...}}}} or "
-    "context=RunContext(user_data={{...}})"
+    "unknown run context key(s) {keys}{hint}: the run context takes {known} (toolweave.RunContext)"
+    "; pass e.g. context={{'user_data': {{...}}}} or context=RunContext(user_data={{...}})"
 )
 BAD_CONTEXT = (
     "the run context must be a toolweave.RunContext or a mapping of its fields ({known}), "
@@ -74,9 +73,8 @@ BAD_CONTEXT_USER_DATA = (
     "(e.g. {{'user_id': '...'}}) or None, not {kind}"
 )
 CONTEXT_IN_CONFIG = (
-    "the run context is in the config (config['context']), where LangGraph never reads it: "
-    "pass it beside the config, graph.invoke(input, config, context=RunContext(...)) "
-    "or context={...}"
+    "the run context is in the config (config['context']), where LangGraph never reads it: pass "
+    "it beside the config, graph.invoke(input, config, context=RunContext(...)) or context={...}"
 )
 MAX_INPUT_MESSAGES = 500
 """Messages accepted in one input (a client that re-sends the whole conversation)."""

@@ -121,11 +121,7 @@ def _inputs(
 
 
 def contained_failure(state: Mapping[str, Any], error: Exception) -> str | None:
-    """The tool's text for a run that raised ``error`` after a tool acted, else ``None``.
-
-    Raising would let a retry (``ToolRetryMiddleware``, the agent's model calling again) start a
-    new run, on a fresh thread a new conversation, and the tool would act again (S5, Q6).
-    """
+    """The tool's text for a run that raised after a tool acted (a retry would act again, S5)."""
     acted = acting_entries(state)
     if not acted:
         return None
@@ -149,15 +145,12 @@ def _result(state: Mapping[str, Any], thread: ThreadPolicy) -> tuple[str, list[d
 
 
 def _ask_again(state: Mapping[str, Any]) -> str:
-    """What a fresh-thread tool adds to a question: ask again whole, less what was done (S5).
-
-    The next call is a new conversation: a tool that acted before the question would act
-    again for a question asked again whole. Said to the agent, and logged (``thread="agent"``).
-    """
-    done = [call.result.strip() or call.tool.replace("_", " ") for call in acted_calls(state)]
+    """What a fresh-thread tool adds to a question: ask again whole, less what was done (S5)."""
+    calls = acted_calls(state)
+    done = [call.result.strip() or call.tool.replace("_", " ") for call in calls]
     if not done:
         return ASK_AGAIN
-    tools = ", ".join(dict.fromkeys(call.tool for call in acted_calls(state)))
+    tools = ", ".join(dict.fromkeys(call.tool for call in calls))
     logger.warning(FRESH_AFTER_EFFECT_LOG, tools)
     return ASK_AGAIN_AFTER_EFFECT.format(done=" ".join(done))
 

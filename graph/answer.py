@@ -16,33 +16,10 @@ from toolweave.coordinators.deep_search import DeepSearchCoordinator
 from toolweave.graph.clarify import exchange_of
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.idempotency import unfinishable_after_effect
-from toolweave.graph.nodes import Steps, make_node
+from toolweave.graph.nodes import Steps, entry, make_node
 from toolweave.graph.tool_call import kept_effect_text
-from toolweave.llm import prompts
-from toolweave.llm.answer_rules import (
-    cites_only,
-    echoes_prompt,
-    misses_the_figure,
-    quoted_citations,
-    reading_quotes,
-    repeats_clarification,
-    repeats_itself,
-    says_only_the_question,
-    says_yes_and_no_more,
-    uncovered_subject,
-    uncovered_words,
-    without_placeholders,
-)
-from toolweave.llm.citations import (
-    Checked,
-    checkable,
-    claims_of,
-    joined,
-    precision_recall,
-    says_something,
-    supporting_quotes,
-    verify,
-)
+from toolweave.llm import answer_rules as rules
+from toolweave.llm import citations, prompts
 from toolweave.llm.cited_stream import CHECKED, SHOWN
 from toolweave.llm.errors import LlmUnavailableError, RunDeadlineError
 from toolweave.llm.offline import OfflineAssistant
@@ -63,14 +40,7 @@ from toolweave.state.documents import (
 )
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
-from toolweave.state.task import (
-    ROOT_TASK_NO,
-    PromptAndContext,
-    TaskNode,
-    TaskStatus,
-    execution_text,
-    tool_of_key,
-)
+from toolweave.state.task import ROOT_TASK_NO, TaskNode, TaskStatus, execution_text, tool_of_key
 from toolweave.state.tree import nested
 from toolweave.tools.effects import call, perform
 from toolweave.tools.registry import ToolRegistry
@@ -86,21 +56,8 @@ def answer_system_prompt(base: str, activated: Sequence[str], registry: ToolRegi
     return "\n\n".join([base, *supplements])
 
 
-def guaranteed_texts(entries: Sequence[PromptAndContext]) -> list[str]:
-    """R5: every guaranteed context, one per result (completion key), in walk order.
-
-    Never deduplicated by text (two subtasks may both answer "Left"); ``prompt`` keeps the execution
-    text of the subtask each answers.
-    """
-    return [entry.context for entry in entries]
-
-
 def user_parts(state: GraphState, registry: ToolRegistry) -> list[TaskNode]:
-    """The root's subtasks that split the person's question: its parts (S6).
-
-    A part is a root subtask a domain coordinator created (K2), not skipped (K3). The deep search's
-    subtasks look for missing pieces (D3) and are no parts: they are told apart by their owner.
-    """
+    """The root's unskipped subtasks a domain coordinator made: the question's parts (S6, D3)."""
     tasks = state["tasks"]
     root = tasks.get(ROOT_TASK_NO)
     if root is None:
@@ -127,11 +84,7 @@ def _subtree(tasks: dict[str, TaskNode], node: TaskNode) -> list[TaskNode]:
 
 
 def answer_part(state: GraphState, node: TaskNode) -> AnswerPart:
-    """One part of the question: the subtask's prompt and its (and its subtasks') results (S6).
-
-    Its documents are the context documents its tools returned (S4, R6, R10); its guaranteed texts,
-    those given on its execution text (M6).
-    """
+    """One part of the question: the subtask's prompt and its (and its subtasks') results (S6)."""
     below = _subtree(state["tasks"], node)
     numbers = {n.task_no for n in below}
     texts = {execution_text(n.task) for n in below}
@@ -162,11 +115,7 @@ def _held(
 def clarification_turn(
     messages: Sequence[AnyMessage], rounds: int
 ) -> tuple[list[AnyMessage], list[ClarificationExchange]]:
-    """The messages before this request's question, and its clarification exchanges (Q8).
-
-    The exchanges are part of the request, so the answer's history ends before the question, never
-    on the question just answered. A reply that is the number of an offered choice is that choice.
-    """
+    """The messages before this request's question, and its clarification exchanges (Q8)."""
     end = len(messages) - 1  # the question, or the last reply
     exchanges: list[ClarificationExchange] = []
     while rounds > len(exchanges) and end >= 2:
@@ -188,110 +137,82 @@ NOT_COVERED_REASON = (
     "the context cannot speak to what the question asks about ({subject}), and no "
     "guaranteed context answers it (R9); no LLM call"
 )
-"""Ledger reason of an answer that says the sources do not cover the question."""
-
 
 ECHO_REASON = (
     "; the answer copied the prompt's context block: the offline reading's answer from "
     "the same context replaces it (R9)"
 )
-"""Ledger reason's tail when an answer that echoed the prompt was replaced."""
-
 
 LOOP_REASON = (
     "; the answer repeated itself and its stream was stopped: the offline reading's "
     "answer from the same context replaces it (X3, R9)"
 )
-"""Ledger reason's tail when an answer that looped was replaced."""
-
 
 QUOTED_REASON = "; the answer was citation markers only: it quotes the cited passages (R9)"
-"""Ledger reason's tail when an answer of markers alone was replaced by what they cite."""
-
 
 PLACEHOLDER_REASON = "; a line of the answer was a code placeholder alone (null): dropped (R9)"
-"""Ledger reason's tail when placeholder lines were dropped from an answer."""
-
 
 REASKED_REASON = (
     "; the answer asked again the clarification question the person had just answered: "
     "the offline reading's answer from the same context replaces it (Q8, R9)"
 )
-"""Ledger reason's tail when an answer that repeated the clarification question was replaced."""
-
 
 EMPTY_REASON = (
     "; the answer said nothing: the offline reading's answer from the same context replaces it (R9)"
 )
-"""Ledger reason's tail when an answer with no words (after its placeholders) was replaced."""
-
 
 QUESTION_ONLY_REASON = (
     "; the answer only asked, or said back the question: the offline reading's answer "
     "from the same context replaces it (R9)"
 )
-"""Ledger reason's tail when an answer that told nothing but the question was replaced."""
-
 
 BARE_YES_REASON = (
     "; the answer was a yes or a no and the question said back: the offline reading's "
     "answer from the same context, which says what the sources say, replaces it (R9)"
 )
-"""Ledger reason's tail when a bare yes or no was replaced by what the context says."""
-
 
 NO_FIGURE_REASON = (
     "; the question asks when or how much and the answer gave no figure, which a passage "
     "gives: the offline reading's answer from the same context replaces it (R9)"
 )
-"""Ledger reason's tail when an answer without the figure its question asks for was replaced."""
-
 
 RETRIED_REASON = (
     "; no sentence was supported by the passages it cited: asked once more, naming them (R9)"
 )
-"""Ledger reason's tail when the answer was asked once more."""
-
 
 READ_INSTEAD_REASON = (
     "; no sentence was supported by the passages it cited, and the offline reading quotes "
     "a passage for the question: its answer, not a second call (R9, A10)"
 )
-"""Ledger reason's tail when the reading answered instead of asking the model once more."""
 READ_AFTER_EFFECT_REASON = (
     "; the answering model failed ({error}) after a tool acted, in a run no checkpointer "
     "keeps: the offline reading's answer from the same context, since a retry of the request "
     "would act again (S5, Q6)"
 )
-"""Ledger reason's tail when the model failed after an effect in a run nothing can finish."""
-
 
 DROPPED_REASON = "; dropped, not supported by the passages it cited (R9): {dropped}"
-"""Ledger reason's tail naming the sentences left out of the answer."""
-
 
 UNSUPPORTED_REASON = (
     "; no sentence was supported by the passages it cited (R9): {failing}; "
     "the answer says the sources do not cover the question"
 )
-"""Ledger reason's tail when no sentence of the answer held."""
 
 
 def _no_answer(text: str, request: AnswerRequest) -> str | None:
     """Why a generated ``text`` is no answer (the ledger reason's tail), or ``None``."""
-    if echoes_prompt(text, request):
+    if rules.echoes_prompt(text, request):
         return ECHO_REASON
-    if repeats_itself(text):
+    if rules.repeats_itself(text):
         return LOOP_REASON
     if not text.strip():
         return EMPTY_REASON
-    if repeats_clarification(text, request) is not None:
+    if rules.repeats_clarification(text, request) is not None:
         return REASKED_REASON
-    if says_only_the_question(text, request.question):
+    if rules.says_only_the_question(text, request.question):
         return QUESTION_ONLY_REASON
-    if misses_the_figure(text, request):
+    if rules.misses_the_figure(text, request):
         return NO_FIGURE_REASON
-    if says_yes_and_no_more(text, request):
+    if rules.says_yes_and_no_more(text, request):
         return BARE_YES_REASON
     return None
 
@@ -299,10 +220,7 @@ def _no_answer(text: str, request: AnswerRequest) -> str | None:
 def _with_sources(
     update: dict[str, Any], documents: Sequence[UniqueTextDocument]
 ) -> dict[str, Any]:
-    """``update`` with its answer message carrying the answer's ``sources`` as data (R9).
-
-    Every answer goes through it: each turn's message keeps its sources (:func:`message_metadata`).
-    """
+    """``update`` with its answer message carrying the answer's ``sources`` as data (R9)."""
     meta = message_metadata(update["sources"], update.get("answer_sentences", ()), documents)
     messages = [
         m.model_copy(update={"response_metadata": {**m.response_metadata, **meta}})
@@ -313,17 +231,31 @@ def _with_sources(
 
 def _unsourced_answer(text: str, tree: Any, *, verdict: str, reason: str) -> dict[str, Any]:
     """The update of an answer no assistant wrote and no document backs: no sources."""
-    entry = LedgerEntry(
-        kind=LedgerKind.ANSWER, task_no=ROOT_TASK_NO, verdict=verdict, reason=reason
-    )
+    return _answer_update(text, tree, AIMessage(content=text), _entry(verdict, reason))
+
+
+def _answer_update(
+    text: str,
+    tree: Any,
+    message: AIMessage,
+    entry: LedgerEntry,
+    sources: Sequence[Source] = (),
+    sentences: Sequence[AnswerSentence] = (),
+) -> dict[str, Any]:
+    """The state update of an answer: its text, sources, sentences, message and entry (R9)."""
     return {
         "answer": text,
-        "sources": [],
-        "answer_sentences": [],
+        "sources": list(sources),
+        "answer_sentences": list(sentences),
         "task": tree,
-        "messages": [AIMessage(content=text)],
+        "messages": [message],
         "ledger": [entry],
     }
+
+
+def _entry(verdict: str, reason: str, tool: str | None = None, **fields: Any) -> LedgerEntry:
+    """The answer's ledger entry (L1)."""
+    return entry(ROOT_TASK_NO, tool, LedgerKind.ANSWER, verdict, reason, **fields)
 
 
 @dataclass(frozen=True)
@@ -331,7 +263,7 @@ class _Reply:
     """One generated answer after the rules of what an answer may say, and its check."""
 
     message: AIMessage
-    checked: list[Checked]
+    checked: list[citations.Checked]
     reason: str
     streamed: bool
     """Whether listeners saw it; else the node streams what it keeps (constrained, R9, P2)."""
@@ -342,14 +274,14 @@ class _Reply:
         return tuple(c.claim.text for c in self.checked if not c.supported)
 
     @property
-    def kept(self) -> list[Checked]:
+    def kept(self) -> list[citations.Checked]:
         """The supported sentences."""
         return [c for c in self.checked if c.supported]
 
     @property
     def says_something(self) -> bool:
         """Whether a supported sentence states something (more than a connective)."""
-        return any(says_something(c.claim.text) for c in self.kept)
+        return any(citations.says_something(c.claim.text) for c in self.kept)
 
 
 def _reply(
@@ -359,27 +291,27 @@ def _reply(
     streamed = not generated.response_metadata.get(UNSTREAMED)
     reader: LlmAssistant = assistant
     meta = generated.response_metadata  # what a constrained stream showed (P2)
-    if (kept := without_placeholders(generated.text)) != generated.text:  # "null"
+    if (kept := rules.without_placeholders(generated.text)) != generated.text:  # "null"
         generated = AIMessage(content=kept, id=generated.id, response_metadata=meta)
         reason += PLACEHOLDER_REASON
-    if cites_only(generated.text):  # R9: "[3]" is no answer; what it cites is
-        quoted = quoted_citations(generated.text, request)
+    if rules.cites_only(generated.text):  # R9: "[3]" is no answer; what it cites is
+        quoted = rules.quoted_citations(generated.text, request)
         generated = AIMessage(content=quoted, id=generated.id, response_metadata=meta)
         reason += QUOTED_REASON
     elif why := _no_answer(generated.text, request):
         reader = OfflineAssistant()  # nor is the prompt written back, nor a loop (X3)
         generated = AIMessage(content=reader.answer(request).text, id=generated.id)
         reason, streamed = reason + why, True
-    claims = claims_of(generated.text, len(request.documents))
+    claims = citations.claims_of(generated.text, len(request.documents))
     numbered = list(enumerate(request.documents, start=1))
     first = {doc.key: number for number, doc in reversed(numbered)}  # R6 keys are unique
     used = reader.answer_sources(request, generated.text)
     implicit = tuple(dict.fromkeys(first[d.key] for d in used if d.key in first))
     lenient = streamed and not any(c.cited for c in claims)  # an assistant that never cites
     documents, guaranteed = request.documents, request.guaranteed
-    foreign = uncovered_words(request)  # the question's subject no passage names
+    foreign = rules.uncovered_words(request)  # the question's subject no passage names
     known = meta.get(CHECKED) or ()  # a streamed answer's sentences were checked as they came
-    checked = verify(
+    checked = citations.verify(
         claims, documents, guaranteed, implicit, lenient=lenient, uncovered=foreign, known=known
     )
     return _Reply(generated, checked, reason, streamed)
@@ -388,7 +320,7 @@ def _reply(
 def _ledger_details(reply: _Reply, request: AnswerRequest) -> dict[str, str]:
     """The answer's citation figures for the ledger (R9): sentences, supported, P and R."""
     claims = [replace(c.claim, cited=c.sources) for c in reply.checked]
-    precision, recall = precision_recall(claims, request.documents)
+    precision, recall = citations.precision_recall(claims, request.documents)
     return {
         "sentences": str(len(reply.checked)),
         "supported": str(len(reply.kept)),
@@ -413,18 +345,14 @@ def _sentences(
                 sources=tuple(position[i] for i in kept),
                 documents=ids,
                 supported=checked.supported,
-                quotes=supporting_quotes(checked.claim.text, cited, kept),
+                quotes=citations.supporting_quotes(checked.claim.text, cited, kept),
             )
         )
     return out
 
 
 def _shown(reply: _Reply, text: str, chunks: Sequence[str]) -> Steps[AIMessage]:
-    """The answer's message: streamed now, sentence by sentence, what nobody saw yet (P2).
-
-    A constrained answer already streamed its kept sentences
-    (:data:`~toolweave.llm.cited_stream.SHOWN`); when the answer's rules changed those, it is anew.
-    """
+    """The answer's message: streamed now, sentence by sentence, what nobody saw yet (P2)."""
     if reply.streamed:
         return AIMessage(content=text, id=reply.message.id)
     shown = str(reply.message.response_metadata.get(SHOWN) or "")
@@ -437,10 +365,7 @@ def _shown(reply: _Reply, text: str, chunks: Sequence[str]) -> Steps[AIMessage]:
 
 
 def _no_information(lang: str, closest: Sequence[Source]) -> str:
-    """The "no information" answer, naming the pages the dropped sentences cited (R9).
-
-    Not its ``sources`` (it rests on none): where the person may read further.
-    """
+    """The "no information" answer, naming the pages the dropped sentences cited (R9)."""
     text = prompts.no_information_answer(lang)
     pages = [f"{s.name} ({s.url})" if s.url else s.name for s in closest]
     return f"{text}\n{prompts.closest_pages(lang, pages)}" if pages else text
@@ -451,9 +376,7 @@ def _first_answer(
 ) -> Steps[tuple[AIMessage, LlmAssistant, str]]:
     """The model's answer, its reader and a ledger reason's tail (empty when the model answered).
 
-    ``ask`` gives the run's assistant (checking the run's deadline, X5). ``read_on_failure``: a
-    tool acted and no checkpointer keeps the run, so a failure would make the caller's retry act
-    again (S5, Q6); the offline reading answers from the same context instead.
+    ``read_on_failure``: a tool acted in a run nothing keeps (S5): the offline reading answers.
     """
     try:
         assistant = ask()
@@ -484,7 +407,7 @@ def _generated_answer(
     )
     reply, calls = _reply(generated, request, assistant, reason + failed), 1
     if not reply.says_something and not reply.streamed and _tried(reply) and not failed:
-        if reading_quotes(request) is not None:  # A10: a supported answer with no call
+        if rules.reading_quotes(request) is not None:  # A10: a supported answer with no call
             reader = OfflineAssistant()
             read = AIMessage(content=reader.answer(request).text, id=generated.id)
             reply = _reply(read, request, reader, reply.reason + READ_INSTEAD_REASON)
@@ -501,7 +424,7 @@ def _generated_answer(
         chunks = [text]
     else:
         kept = [c.claim for c in reply.kept]
-        text = joined(kept)
+        text = citations.joined(kept)
         cited = [request.documents[i - 1] for c in reply.kept for i in c.sources]
         sources = sources_of([*always, *cited])
         sentences = _sentences(reply, request, sources)
@@ -509,30 +432,19 @@ def _generated_answer(
         why = reply.reason + (DROPPED_REASON.format(dropped=" | ".join(dropped)) if dropped else "")
         verdict, chunks = "generated", split_for_streaming(text)
     message = yield from _shown(reply, text, chunks)
-    entry = LedgerEntry(
-        kind=LedgerKind.ANSWER, task_no=ROOT_TASK_NO, verdict=verdict, reason=why, details=details
-    )
-    return {
-        "answer": text,
-        "sources": sources,
-        "answer_sentences": sentences,
-        "task": tree,
-        "messages": [message],
-        "ledger": [entry],
-        "llm_calls": calls,
-    }
+    said = _entry(verdict, why, details=details)
+    return {**_answer_update(text, tree, message, said, sources, sentences), "llm_calls": calls}
 
 
 def _tried(reply: _Reply) -> bool:
     """Whether an unsupported sentence stated a fact: cited a passage or held a token (R9)."""
-    return any(c.claim.cited or checkable(c.claim.text) for c in reply.checked if not c.supported)
+    return any(
+        c.claim.cited or citations.checkable(c.claim.text) for c in reply.checked if not c.supported
+    )
 
 
 def standing_effects(state: GraphState, deps: Dependencies) -> list[str]:
-    """S5, Q6: earlier effects of the amended request that this run did not call or keep.
-
-    The amended request routed elsewhere; what the tools did stands, and the answer says so.
-    """
+    """S5, Q6: earlier effects of the amended request that this run did not call: they stand."""
     message = state["message"]
     ran = {tool_of_key(key) for key in state["activated"]}
     tools = ((call, deps.registry.get(call.tool)) for call in message.amends)
@@ -555,7 +467,10 @@ def answer_request(state: GraphState, deps: Dependencies) -> AnswerRequest:
             deps.domain.system_prompt, state["activated"], deps.registry
         ),
         documents=state["documents"],
-        guaranteed=[*guaranteed_texts(state["guaranteed"]), *standing_effects(state, deps)],
+        guaranteed=[  # R5: one per result, in walk order, never deduplicated by text
+            *(saved.context for saved in state["guaranteed"]),
+            *standing_effects(state, deps),
+        ],
         history=earlier[-window:] if window else [],
         parts=[answer_part(state, node) for node in user_parts(state, deps.registry)],
         clarifications=exchanges,
@@ -573,22 +488,11 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
             text = state.get("answer") or ""
             message = AIMessage(content=text, id=state.get("answer_id"))
             by_tool = state["terminal"] in (state.get("activated") or ())
-            entry = LedgerEntry(
-                kind=LedgerKind.ANSWER,
-                task_no=ROOT_TASK_NO,
-                tool=(state["terminal"] or "").rpartition(":")[2],
-                verdict="terminal",
-                reason=TERMINAL_REASON if by_tool else ENDED_ON_QUESTION_REASON,
-            )
+            why = TERMINAL_REASON if by_tool else ENDED_ON_QUESTION_REASON
+            said = _entry("terminal", why, tool=(state["terminal"] or "").rpartition(":")[2])
             own = (state.get("context_buffer") or {}).get(state["terminal"] or "") or []
-            return {
-                "answer": text,
-                "sources": sources_of(doc for saved in own for doc in saved.documents),
-                "answer_sentences": [],
-                "task": tree,
-                "messages": [message],
-                "ledger": [entry],
-            }
+            sources = sources_of(doc for saved in own for doc in saved.documents)
+            return _answer_update(text, tree, message, said, sources)
         withheld = deps.domain.withheld_answer(  # A7: never a generated answer to this kind
             state["message"].question, state["message"].user_lang
         )
@@ -596,7 +500,7 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
             kind, text = withheld
             return _unsourced_answer(text, tree, verdict="withheld", reason=kind)
         request = answer_request(state, deps)
-        subject = uncovered_subject(request)
+        subject = rules.uncovered_subject(request)
         if subject is not None:
             text = prompts.no_information_answer(request.user_lang)
             reason = NOT_COVERED_REASON.format(subject=subject)

@@ -47,10 +47,8 @@ def check_domain_tools(domain: Domain, registry: ToolRegistry) -> None:
     """The domain's default retrieval tool is a registered tool; the domain's name is no typo.
 
     Raises:
-        ConfigurationError: The default retrieval tool is not registered (a typo would switch the
-            retrieval off without a word), the message listing the registered tools; or every tool
-            given is of another domain whose name is a near-spelling of this one's (T2: none would
-            ever run). Tools of a domain with another name altogether are kept, never offered (T2).
+        ConfigurationError: The default retrieval tool is not registered, or every tool is of a
+            domain whose name is a near-spelling of this one's (T2: none would ever run).
     """
     _check_domain_spelling(domain, registry)
     name = domain.default_retrieval_tool
@@ -116,8 +114,7 @@ def create_state_graph(
         "ask_user": make_ask_user(deps),
         "deep_fallback": make_deep_fallback(deps),
     }
-    # S2: LangGraph routes on the state its reducers made of the node's update; the
-    # route is untraced, as LangGraph's own edges are (a run per step otherwise)
+    # S2: routes on the post-reducer state, untraced as LangGraph's own edges (no run per step)
     route = RunnableCallable(next_phase, name="next_phase", trace=False)
     for name, node in nodes.items():
         graph.add_node(name, node)

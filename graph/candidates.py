@@ -1,10 +1,6 @@
 """What the routing call of a task is offered (T12) and which of its yes-verdicts are taken (A8).
 
-Both run in the ``route`` node around its one routing call (T5), never for forced activation (F1);
-the why of each rule is on ``docs/routing-decisions.md``. T12 (:func:`offer_candidates`) offers a
-task with too many candidates the best ranked plus ``Domain.always_offered``. The guards
-(:func:`guard`) run in the order its docstring gives, reading the evidence once per routing. N1:
-the domain's own words (:func:`domain_words`) are no evidence anywhere here.
+The why of each rule is on ``docs/routing-decisions.md``; the domain's own words are no evidence.
 """
 
 from __future__ import annotations
@@ -16,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
 from toolweave.graph.context import Dependencies
+from toolweave.graph.nodes import entry
 from toolweave.llm.lexical import matches
 from toolweave.llm.offline_extract import extract_request, states_input
 from toolweave.llm.offline_routing import RoutingEvidence
@@ -26,6 +23,11 @@ from toolweave.tools.prefilter import CandidateIndex, ordinal, prefilter, query_
 from toolweave.tools.registry import AnyTool
 from toolweave.tools.required import asks_itself, graph_asks, missing_from
 from toolweave.tools.text import fold
+
+Scores = Mapping[str, float]
+"""Each candidate's keyword (BM25) score for the task prompt."""
+Tools = Sequence[AnyTool]
+Names = Collection[str]
 
 LEDGER_DROPPED = 100
 """Dropped candidates the pre-filter's ledger entry names (the best ranked, with a score)."""
@@ -51,15 +53,9 @@ MANY_ROUTED = 3
 
 
 def offer_candidates(
-    deps: Dependencies,
-    node: TaskNode,
-    candidates: Sequence[AnyTool],
-    ignore: Collection[str] = frozenset(),
+    deps: Dependencies, node: TaskNode, candidates: Tools, ignore: Collection[str] = frozenset()
 ) -> tuple[list[AnyTool], list[LedgerEntry]]:
-    """T12: the candidates the routing call sees, best ranked first, by the task prompt (M2).
-
-    ``ignore``: the index terms of the domain's own words (:attr:`DomainWords.terms`).
-    """
+    """T12: the candidates the routing call sees, best ranked first, by the task prompt (M2)."""
     result = prefilter(
         deps.candidate_index,
         node.task.task_prompt,
@@ -91,42 +87,26 @@ def offer_candidates(
             details[ranked.tool] = f"pinned: {place}"
         elif ranked.score > 0 and ranked.rank <= cap + LEDGER_DROPPED:
             details[ranked.tool] = f"dropped: {place}"
-    entry = LedgerEntry(
-        kind=LedgerKind.PREFILTER,
-        task_no=node.task_no,
-        verdict=f"kept {len(result.offered)} of {total}",
-        reason=(
-            f"{total:,} candidates, more than {cap}: offered the best {cap} by the task "
-            f"prompt and {len(result.pinned)} pinned; the others unnamed here rank below "
-            f"{cap + LEDGER_DROPPED} or share no word with the prompt"
-        ),
-        details=details,
+    why = (
+        f"{total:,} candidates, more than {cap}: offered the best {cap} by the task "
+        f"prompt and {len(result.pinned)} pinned; the others unnamed here rank below "
+        f"{cap + LEDGER_DROPPED} or share no word with the prompt"
     )
-    return offered, [entry]
+    verdict = f"kept {len(result.offered)} of {total}"
+    return offered, [entry(node, None, LedgerKind.PREFILTER, verdict, why, details=details)]
 
 
 def keyword_evidence(
-    index: CandidateIndex,
-    prompt: str,
-    candidates: Sequence[AnyTool],
-    ignore: Collection[str] = frozenset(),
+    index: CandidateIndex, prompt: str, candidates: Tools, ignore: Collection[str] = frozenset()
 ) -> dict[str, float]:
     """Each candidate's keyword (BM25) score for ``prompt``, without the ``ignore`` terms (N1)."""
     return index.scores(prompt, [tool.name for tool in candidates], ignore=ignore)
 
 
 def terminal_verdict(
-    scores: Mapping[str, float],
-    evidence: RoutingEvidence,
-    candidates: Sequence[AnyTool],
-    routed: Collection[str],
+    scores: Scores, evidence: RoutingEvidence, candidates: Tools, routed: Names
 ) -> tuple[str, set[str], str] | None:
-    """A8: ``(verdict, tools not to run, why)`` when a terminal yes is unclear, else ``None``.
-
-    A finished answer ends the run, so a wrong yes is costly: several terminal yeses or most
-    candidates routed is a routing failure; one routed with others runs alone only with a
-    :data:`TERMINAL_MARGIN`; one alone needs :func:`yes_doubt`'s evidence (A9).
-    """
+    """A8: ``(verdict, tools not to run, why)`` when a terminal yes is unclear, else ``None``."""
     terminal = {t.name for t in candidates if t.name in routed and t.returns_answer}
     if not terminal:
         return None
@@ -148,15 +128,13 @@ def terminal_verdict(
     best_other = max(scores.get(tool, 0.0) for tool in routed if tool != name)
     if own > TERMINAL_MARGIN * best_other:
         why = (
-            f"{name} (a finished answer) routed with others; it matches the task "
-            f"prompt clearly best (score {own:.2f} > {TERMINAL_MARGIN:g} x "
-            f"{best_other:.2f})"
+            f"{name} (a finished answer) routed with others; it matches the task prompt clearly "
+            f"best (score {own:.2f} > {TERMINAL_MARGIN:g} x {best_other:.2f})"
         )
         return OTHERS_DROPPED, set(routed) - {name}, why
     why = (
-        f"{name} (a finished answer) routed with others that match the task prompt "
-        f"about as well (score {own:.2f}, not {TERMINAL_MARGIN:g} x "
-        f"{best_other:.2f})"
+        f"{name} (a finished answer) routed with others that match the task prompt about as "
+        f"well (score {own:.2f}, not {TERMINAL_MARGIN:g} x {best_other:.2f})"
     )
     return TERMINAL_DROPPED, {name}, why
 
@@ -167,26 +145,14 @@ def no_choice(routed: Collection[str], candidates: Sequence[AnyTool]) -> bool:
 
 
 def own_score(scores: Mapping[str, float], evidence: RoutingEvidence, tool: AnyTool) -> float:
-    """The tool's keyword score for the task, counted only when a word of the task is its.
-
-    The index's stem prefixes can match a task to a tool sharing no word with it
-    (:meth:`~toolweave.llm.offline_routing.RoutingEvidence.shares_a_word`).
-    """
+    """The tool's keyword score for the task, counted only when a word of the task is its."""
     return scores.get(tool.name, 0.0) if evidence.shares_a_word(tool) else 0.0
 
 
 def yes_doubt(
-    scores: Mapping[str, float],
-    evidence: RoutingEvidence,
-    tool: AnyTool,
-    candidates: Sequence[AnyTool],
-    routed: Collection[str],
+    scores: Scores, evidence: RoutingEvidence, tool: AnyTool, candidates: Tools, routed: Names
 ) -> tuple[str, str] | None:
-    """A9: ``(verdict, why)`` when a yes lacks the evidence a tool that ends the run or acts needs.
-
-    ``None`` when the evidence is there; the same rule for ``returns_answer`` and ``side_effects``.
-    ``routed``: the tools the routing keeps (others routed beside it are no rivals).
-    """
+    """A9: ``(verdict, why)`` when a yes lacks the evidence a run-ending or acting tool needs."""
     name = tool.name
     kind = "a finished answer" if tool.returns_answer else "it acts"
     asked = "a finished answer" if tool.returns_answer else "a tool that acts"
@@ -237,12 +203,7 @@ class HasStopwords(Protocol):
 
 @dataclass(frozen=True)
 class DomainWords:
-    """The domain's own words, no evidence for any tool: its name and its store's stop words.
-
-    A word nearly every question of the domain holds matches every tool that says it and tells no
-    tool from another: it leaves the keyword evidence (:attr:`terms`), the pre-filter's ranking
-    (T12) and the offline rule's evidence behind A8, A9 and Q1 (:meth:`strip`).
-    """
+    """The domain's own words, no evidence for any tool: its name and its store's stop words."""
 
     words: tuple[str, ...] = ()
 
@@ -269,8 +230,6 @@ class DomainWords:
 
 
 _WORD = re.compile(r"\w+")
-NO_DOMAIN_WORDS = DomainWords()
-"""No domain words: every word of the task is evidence."""
 
 
 def domain_words(deps: Dependencies) -> DomainWords:
@@ -283,16 +242,9 @@ def domain_words(deps: Dependencies) -> DomainWords:
 
 
 def guard_terminal(
-    scores: Mapping[str, float],
-    evidence: RoutingEvidence,
-    node: TaskNode,
-    candidates: Sequence[AnyTool],
-    routed: set[str],
+    scores: Scores, evidence: RoutingEvidence, node: TaskNode, candidates: Tools, routed: set[str]
 ) -> tuple[set[str], set[str], list[LedgerEntry]]:
-    """A8: the routed tools that run, those whose finished answer joins the context (A9).
-
-    And a ledger entry when a terminal yes was unclear; one in doubt that acts does not run at all.
-    """
+    """A8: the routed tools that run, those whose finished answer joins the context (A9)."""
     found = terminal_verdict(scores, evidence, candidates, routed)
     if found is None:
         return routed, set(), []
@@ -305,15 +257,10 @@ def guard_terminal(
         reason = f"{why}: retrieval answers, with its text in the context (A9)"
         line = "runs, its answer joins the context (A9)"
         return routed, dropped, [_routing_entry(node, verdict, reason, dropped, line)]
-    if dropped == routed:
-        fallback = "retrieval answers instead"
-    elif verdict == OTHERS_DROPPED:
-        fallback = "it runs alone"
-    else:
-        fallback = "the others run"
-    reason = f"{why}: {fallback} (A8)"
-    entry = _routing_entry(node, verdict, reason, dropped, "routed, not run (A8)")
-    return routed - dropped, set(), [entry]
+    fallback = "it runs alone" if verdict == OTHERS_DROPPED else "the others run"
+    reason = f"{why}: {'retrieval answers instead' if dropped == routed else fallback} (A8)"
+    said = _routing_entry(node, verdict, reason, dropped, "routed, not run (A8)")
+    return routed - dropped, set(), [said]
 
 
 ACTING_IN_DOUBT = "a9_acting_in_doubt"
@@ -321,13 +268,9 @@ ACTING_NOT_RUN = "routed, not run: it acts, and the verdict is in doubt"
 
 
 def acting_in_doubt(
-    node: TaskNode, candidates: Sequence[AnyTool], doubted: Mapping[str, str]
+    node: TaskNode, candidates: Tools, doubted: Mapping[str, str]
 ) -> tuple[set[str], list[LedgerEntry]]:
-    """A9: of the tools whose yes is in doubt (``doubted``: name -> why), those that act.
-
-    An effect done on a doubt cannot be taken back, so they do not run, whatever their result kind.
-    Returns them and one ledger entry naming them with their why.
-    """
+    """A9: of the tools whose yes is in doubt (name -> why), those that act: they do not run."""
     acting = {t.name: doubted[t.name] for t in candidates if t.name in doubted and t.side_effects}
     if not acting:
         return set(), []
@@ -336,11 +279,7 @@ def acting_in_doubt(
 
 
 def guard_acting(
-    scores: Mapping[str, float],
-    evidence: RoutingEvidence,
-    node: TaskNode,
-    candidates: Sequence[AnyTool],
-    routed: set[str],
+    scores: Scores, evidence: RoutingEvidence, node: TaskNode, candidates: Tools, routed: set[str]
 ) -> tuple[set[str], list[LedgerEntry]]:
     """A9: the routed tools that run, less the tools that act and give context on a yes in doubt."""
     failure = f"{len(routed)} of {len(candidates)} candidates routed"
@@ -361,16 +300,9 @@ def guard_acting(
 
 
 def _acting_doubt(
-    scores: Mapping[str, float],
-    evidence: RoutingEvidence,
-    tool: AnyTool,
-    candidates: Sequence[AnyTool],
-    routed: Collection[str],
+    scores: Scores, evidence: RoutingEvidence, tool: AnyTool, candidates: Tools, routed: Names
 ) -> tuple[str, str] | None:
-    """A9 with Q6: :func:`yes_doubt` for a tool that acts, and a word of what it does.
-
-    A word only its examples have is an argument of the act, not a request for it.
-    """
+    """A9 with Q6: :func:`yes_doubt` for a tool that acts, and a word of what it does."""
     found = yes_doubt(scores, evidence, tool, candidates, routed)
     if found is not None or evidence.declared_intent(tool, margin=False):
         return found
@@ -384,14 +316,9 @@ def _routing_entry(
     node: TaskNode, verdict: str, reason: str, tools: set[str], line: str
 ) -> LedgerEntry:
     """A routing ledger entry naming ``tools``, each with the same ``line`` (L1)."""
-    return LedgerEntry(
-        kind=LedgerKind.ROUTING,
-        task_no=node.task_no,
-        verdict=verdict,
-        reason=reason,
-        details=dict.fromkeys(sorted(tools), line),
-        tools=tuple(sorted(tools)),
-    )
+    names = sorted(tools)
+    details = dict.fromkeys(names, line)
+    return entry(node, None, LedgerKind.ROUTING, verdict, reason, details=details, tools=(*names,))
 
 
 ASKING_IN_DOUBT = "q1_asking_in_doubt"
@@ -407,18 +334,13 @@ def can_ask(tool: AnyTool, *, domain_asks: bool) -> bool:
 
 def asking_in_doubt(
     deps: Dependencies,
-    scores: Mapping[str, float],
+    scores: Scores,
     evidence: RoutingEvidence,
     node: TaskNode,
-    candidates: Sequence[AnyTool],
-    routed: Collection[str],
+    candidates: Tools,
+    routed: Names,
 ) -> tuple[set[str], list[LedgerEntry]]:
-    """Q1 with A9: the routed tools that may ask the user, but on a verdict in doubt.
-
-    A question back stops the run as a finished answer does, so it asks for the same evidence
-    (:func:`asking_doubt`); finished answers are :func:`guard_terminal`'s. A tool in doubt still
-    runs after the retrieval (A5) and its findings join the context; only its question is not asked.
-    """
+    """Q1 with A9: the routed tools that may ask the user, but on a verdict in doubt."""
     domain_asks = deps.domain.ask_for_missing_inputs
     details: dict[str, str] = {}
     for tool in candidates:  # a finished answer's evidence is A8's (guard_terminal)
@@ -432,28 +354,19 @@ def asking_in_doubt(
                 details[tool.name] = f"{why}: {NOT_ASKED}"
     if not details:
         return set(), []
-    entry = LedgerEntry(
-        kind=LedgerKind.ROUTING,
-        task_no=node.task_no,
-        verdict=ASKING_IN_DOUBT,
-        reason="routed on evidence in doubt; it may not stop the run with a question (Q1, A9)",
-        details=details,
-        tools=tuple(sorted(details)),
-    )
-    return set(details), [entry]
+    why = "routed on evidence in doubt; it may not stop the run with a question (Q1, A9)"
+    tools = tuple(sorted(details))
+    said = entry(node, None, LedgerKind.ROUTING, ASKING_IN_DOUBT, why, details=details, tools=tools)
+    return set(details), [said]
 
 
 def asking_doubt(
-    scores: Mapping[str, float],
-    evidence: RoutingEvidence,
-    tool: AnyTool,
-    candidates: Sequence[AnyTool],
-    routed: Collection[str],
+    scores: Scores, evidence: RoutingEvidence, tool: AnyTool, candidates: Tools, routed: Names
 ) -> str | None:
     """Why a tool that may ask is in doubt for the task (``evidence``'s prompt), or ``None``."""
     if no_choice(routed, candidates):
         return f"{len(routed)} of {len(candidates)} candidates routed"
-    own = scores.get(tool.name, 0.0) if evidence.shares_a_word(tool) else 0.0
+    own = own_score(scores, evidence, tool)
     best_other = max((scores.get(t.name, 0.0) for t in candidates if t is not tool), default=0.0)
     if own == 0:
         return "the task shares no word with it"
@@ -468,17 +381,9 @@ def asking_doubt(
 
 
 def best_fit_yes(
-    scores: Mapping[str, float],
-    node: TaskNode,
-    candidates: Sequence[AnyTool],
-    activation: Activation,
+    scores: Scores, node: TaskNode, candidates: Tools, activation: Activation
 ) -> tuple[Activation, list[LedgerEntry]]:
-    """T5: the model's best fit as its yes, when it said yes to no candidate, on evidence.
-
-    A small model given a cheap no may write it for every candidate after naming the right tool, or
-    name a tool unrelated to the task: the best fit runs only when its keyword score is above zero
-    and at least :data:`BEST_FIT_SHARE` of the best; its request is extracted from the text (T7).
-    """
+    """T5: the model's best fit as its yes, when it said yes to none, on keyword evidence (T7)."""
     verdicts = activation.verdicts
     best = next((v.tool for v in verdicts if v.best), None)
     if best is None or any(v.run for v in verdicts):
@@ -489,37 +394,27 @@ def best_fit_yes(
     top = max((scores.get(t.name, 0.0) for t in candidates), default=0.0)
     score = scores.get(best, 0.0)
     backed = score > 0 and score >= BEST_FIT_SHARE * top
-    entry = LedgerEntry(
-        kind=LedgerKind.ROUTING,
-        task_no=node.task_no,
-        tool=best,
-        verdict=BEST_FIT_RUNS if backed else BEST_FIT_UNBACKED,
-        reason=(
-            f"no yes, but named the best fit; keyword score {score:.2f} of the best "
-            f"{top:.2f}: " + ("runs (T5)" if backed else "not backed by the task's words (T5)")
-        ),
+    why = f"no yes, but named the best fit; keyword score {score:.2f} of the best {top:.2f}: " + (
+        "runs (T5)" if backed else "not backed by the task's words (T5)"
+    )
+    said = entry(
+        node, best, LedgerKind.ROUTING, BEST_FIT_RUNS if backed else BEST_FIT_UNBACKED, why
     )
     if not backed:
-        return activation, [entry]
+        return activation, [said]
     requests = dict(activation.requests)
     if tool.request_model.model_fields:
         requests[best] = extract_request(execution_text(node.task), tool.request_model)
     kept = tuple(
-        replace(v, run=True, reason=entry.reason, best=True) if v.tool == best else v
-        for v in verdicts
+        replace(v, run=True, reason=why, best=True) if v.tool == best else v for v in verdicts
     )
-    return replace(activation, verdicts=kept, requests=requests), [entry]
+    return replace(activation, verdicts=kept, requests=requests), [said]
 
 
 def without_missing_inputs(
-    deps: Dependencies, node: TaskNode, candidates: Sequence[AnyTool], activation: Activation
+    deps: Dependencies, node: TaskNode, candidates: Tools, activation: Activation
 ) -> tuple[Activation, list[LedgerEntry]]:
-    """T13 at routing: a yes whose request leaves a required input unfilled is a no.
-
-    Such a tool would decline when called, so it is not queued. A tool that asks for what is missing
-    (Q1) keeps its yes, as does one whose request was not extracted yet; an input the model left out
-    but the text states is filled from the text (T7).
-    """
+    """T13 at routing: a yes whose request leaves a required input unfilled is a no."""
     domain_asks = deps.domain.ask_for_missing_inputs
     yes = {v.tool for v in activation.verdicts if v.run}
     requests = dict(activation.requests)
@@ -554,26 +449,18 @@ def read_as_no(
     )
     left = {name: value for name, value in activation.requests.items() if name not in details}
     entries = [
-        LedgerEntry(
-            kind=LedgerKind.ROUTING, task_no=node.task_no, tool=name, verdict=verdict, reason=reason
-        )
-        for name, reason in sorted(details.items())
+        entry(node, name, LedgerKind.ROUTING, verdict, why) for name, why in sorted(details.items())
     ]
     return replace(activation, verdicts=kept, requests=left), entries
 
 
 def resolve_yeses(
     node: TaskNode,
-    candidates: Sequence[AnyTool],
+    candidates: Tools,
     verdicts: Sequence[RoutingVerdict],
     evidence: RoutingEvidence | None = None,
 ) -> tuple[set[str], list[LedgerEntry]]:
-    """T5: a model's several yeses, resolved by confidence, the candidate it named best, rank.
-
-    Only with a best fit named or a P(yes) on every yes: the surest runs, and each other yes only
-    when the words it matches beyond the kept tools weigh
-    :attr:`~toolweave.llm.offline_routing.RoutingRule.min_extra`, so near duplicates do not all run.
-    """
+    """T5: a model's several yeses, resolved by confidence, the candidate it named best, rank."""
     yes = [v.tool for v in verdicts if v.run]
     best = [v.tool for v in verdicts if v.best and v.run]
     sure = {v.tool: v.confidence for v in verdicts if v.run and v.confidence is not None}
@@ -593,30 +480,18 @@ def resolve_yeses(
     dropped = sorted(set(yes) - set(kept))
     if not dropped:
         return set(kept), []
-    entry = LedgerEntry(
-        kind=LedgerKind.ROUTING,
-        task_no=node.task_no,
-        verdict=NEAR_DUPLICATES,
-        reason=f"{len(yes)} yeses; kept {', '.join(kept)} (surest, named best or ranked "
-        "first, or justified by words of their own)",
-        details={name: "routed, not run: no evidence of its own (T5)" for name in dropped},
+    why = (
+        f"{len(yes)} yeses; kept {', '.join(kept)} (surest, named best or ranked "
+        "first, or justified by words of their own)"
     )
-    return set(kept), [entry]
+    details = dict.fromkeys(dropped, "routed, not run: no evidence of its own (T5)")
+    return set(kept), [entry(node, None, LedgerKind.ROUTING, NEAR_DUPLICATES, why, details=details)]
 
 
 def without_unbacked_yeses(
-    node: TaskNode,
-    candidates: Sequence[AnyTool],
-    activation: Activation,
-    *,
-    scores: Mapping[str, float],
+    node: TaskNode, candidates: Tools, activation: Activation, *, scores: Scores
 ) -> tuple[Activation, list[LedgerEntry]]:
-    """T5 with T7: a context tool's yes with nothing in the task behind it is a no.
-
-    Nothing behind it: a zero keyword score and a request stating none of its inputs
-    (:func:`~toolweave.llm.offline_extract.states_input`). A small model says yes to the tool it
-    names best for a task no tool fits; the retrieval answers instead. Finished answers are A8's.
-    """
+    """T5 with T7: a context tool's yes with no keyword score and no stated input is a no."""
     requests = activation.requests
     details: dict[str, str] = {}
     for verdict in activation.verdicts:
@@ -659,16 +534,11 @@ class GuardOutcome:
 def guard(
     deps: Dependencies,
     node: TaskNode,
-    candidates: Sequence[AnyTool],
+    candidates: Tools,
     activation: Activation,
-    words: DomainWords = NO_DOMAIN_WORDS,
+    words: DomainWords,
 ) -> GuardOutcome:
-    """The route node's guards on one routing call's verdicts, in this order (N1: ``words`` out).
-
-    :func:`best_fit_yes` (T5), :func:`without_missing_inputs` (T13), :func:`without_unbacked_yeses`
-    (T5 with T7), :func:`resolve_yeses` (T5), :func:`guard_terminal` (A8, A9), :func:`guard_acting`
-    (A9) and :func:`asking_in_doubt` (Q1 with A9).
-    """
+    """The route node's guards on one routing call's verdicts, in order (N1: ``words`` out)."""
     prompt = node.task.task_prompt
     scores = keyword_evidence(deps.candidate_index, prompt, candidates, words.terms)
     evidence = RoutingEvidence(words.strip(prompt), candidates)

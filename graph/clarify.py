@@ -1,8 +1,4 @@
-"""The clarification pause (Q1-Q2): opening the question, taking the reply.
-
-A reply arrives as ``Command(resume=reply)`` or as the next message on the thread (``take_reply``);
-both leave it on the open question for the same tool's clarification method.
-"""
+"""The clarification pause (Q1-Q2): opening the question, taking the reply."""
 
 from __future__ import annotations
 
@@ -13,6 +9,7 @@ from langchain_core.messages import AIMessage
 
 from toolweave.graph.context import Dependencies
 from toolweave.graph.idempotency import acted_calls
+from toolweave.graph.nodes import entry
 from toolweave.graph.tool_call import Outcome
 from toolweave.llm.next_message import answers_the_question, choice_number, correction
 from toolweave.llm.port import ClarificationExchange
@@ -23,18 +20,12 @@ from toolweave.state.results import ToolResult
 from toolweave.state.task import TaskNode, TaskStatus, completion_key
 
 CLARIFICATION_LIMIT = {
-    "en": (
-        "I still need more information to answer, but I have asked too many questions "
-        "already. Please ask again with the details included. (Last question: {question})"
-    ),
-    "hu": (
-        "A válaszhoz még több információ kellene, de már túl sok kérdést tettem fel. "
-        "Kérem, tegye fel újra a kérdést a részletekkel együtt. (Utolsó kérdés: {question})"
-    ),
-    "pl": (
-        "Do odpowiedzi potrzeba jeszcze więcej informacji, ale padło już zbyt wiele pytań. "
-        "Proszę zadać pytanie ponownie, podając szczegóły. (Ostatnie pytanie: {question})"
-    ),
+    "en": "I still need more information to answer, but I have asked too many questions "
+    "already. Please ask again with the details included. (Last question: {question})",
+    "hu": "A válaszhoz még több információ kellene, de már túl sok kérdést tettem fel. "
+    "Kérem, tegye fel újra a kérdést a részletekkel együtt. (Utolsó kérdés: {question})",
+    "pl": "Do odpowiedzi potrzeba jeszcze więcej informacji, ale padło już zbyt wiele pytań. "
+    "Proszę zadać pytanie ponownie, podając szczegóły. (Ostatnie pytanie: {question})",
 }
 """What a run ends with when the clarification rounds are used up (Q2), by language."""
 
@@ -62,11 +53,7 @@ CLOSED_REASON = (
 
 
 def resolve_choice(reply: str, choices: Sequence[str]) -> str:
-    """A reply that picks an offered choice by its place becomes that choice.
-
-    By :func:`~toolweave.llm.next_message.choice_number`, after a correction's marker too; so the
-    tool, history and later follow-ups (A1) see the pick, not a bare number.
-    """
+    """A reply that picks an offered choice by its place (after a correction's marker too) is it."""
     number = choice_number(reply, choices)
     if number is None:  # "Sorry, I meant the second one"
         number = choice_number(correction(reply) or "", choices)
@@ -76,19 +63,13 @@ def resolve_choice(reply: str, choices: Sequence[str]) -> str:
 def replied(pending: Clarification, text: str, reason: str) -> dict[str, Any]:
     """The state update that leaves the user's reply on the open question (Q2)."""
     reply = resolve_choice(text, pending.choices)
-    entry = _about(pending, "replied", reason)
-    return {"pause": pending.model_copy(update={"reply": reply}), "ledger": [entry]}
+    said = _about(pending, "replied", reason)
+    return {"pause": pending.model_copy(update={"reply": reply}), "ledger": [said]}
 
 
 def _about(pending: Clarification, verdict: str, reason: str) -> LedgerEntry:
     """A clarification ledger entry about the open question (L1)."""
-    return LedgerEntry(
-        kind=LedgerKind.CLARIFICATION,
-        task_no=pending.task_no,
-        tool=pending.tool,
-        verdict=verdict,
-        reason=reason,
-    )
+    return entry(pending.task_no, pending.tool, LedgerKind.CLARIFICATION, verdict, reason)
 
 
 PAUSE_KEY = "toolweave_clarification"
@@ -96,11 +77,7 @@ PAUSE_KEY = "toolweave_clarification"
 
 
 def clarification_message(question: Clarification) -> AIMessage:
-    """The message of a clarification question, with who asked and the choices (Q2, Q8).
-
-    So the answer reads a numbered reply as its choice and tells a superseded question
-    (:func:`exchange_of`).
-    """
+    """The message of a clarification question, with who asked and the choices (Q2, Q8)."""
     asker = completion_key(question.task_no, question.tool)
     extra = {PAUSE_KEY: {"asker": asker, "choices": list(question.choices)}}
     return AIMessage(content=question.question, additional_kwargs=extra)
@@ -134,13 +111,8 @@ NOT_ASKED = (
 
 def not_asked(node: TaskNode, name: str, result: ToolResult) -> LedgerEntry:
     """Q1 with A9: the ledger line of a question not asked, the tool's yes being in doubt (R1)."""
-    return LedgerEntry(
-        kind=LedgerKind.CLARIFICATION,
-        task_no=node.task_no,
-        tool=name,
-        verdict="not asked",
-        reason=NOT_ASKED.format(question=result.text or ""),
-    )
+    reason = NOT_ASKED.format(question=result.text or "")
+    return entry(node, name, LedgerKind.CLARIFICATION, "not asked", reason)
 
 
 def pause_for_clarification(
@@ -170,12 +142,12 @@ def pause_for_clarification(
 
 def cancelled(pending: Clarification, message: str, user_lang: str) -> dict[str, Any]:
     """The state update when the person drops the open question: the run ends (Q2)."""
-    entry = _about(pending, "cancelled", CANCELLED_REASON.format(message=message))
+    said = _about(pending, "cancelled", CANCELLED_REASON.format(message=message))
     return {
         "pause": None,
         "answer": CANCELLED.get(user_lang, CANCELLED["en"]),
         "terminal": completion_key(pending.task_no, pending.tool),
-        "ledger": [entry],
+        "ledger": [said],
     }
 
 
@@ -190,11 +162,7 @@ def _amendment(pending: object, message: str) -> str | None:
 
 
 def amended_calls(state: GraphState, message: str) -> tuple[ActedCall, ...]:
-    """The calls of tools that act a message carries into its turn when it amends (Q2, Q6).
-
-    Read before the new turn resets the state (:func:`~toolweave.graph.idempotency.acted_calls`);
-    ``()`` for a reply, a new question or a cancel.
-    """
+    """The calls of tools that act a message carries into its turn when it amends (Q2, Q6)."""
     if _amendment(state.get("pause"), message) is None:
         return ()
     return acted_calls(state)
@@ -203,11 +171,7 @@ def amended_calls(state: GraphState, message: str) -> tuple[ActedCall, ...]:
 def closed_by_new_turn(
     pending: object, message: str, acted: Sequence[ActedCall] = ()
 ) -> tuple[str, list[LedgerEntry]]:
-    """The question of the new turn and the ledger entries of the open question it closed (Q2).
-
-    A new question stands as it is (``closed``); an amended one loses its marker and is read against
-    the request it corrects (``amended``), with an entry per ``acted`` call (Q6).
-    """
+    """The question of the new turn and the ledger entries of the open question it closed (Q2)."""
     if not isinstance(pending, Clarification) or pending.reply is not None:
         return message, []
     body = _amendment(pending, message)
@@ -220,11 +184,7 @@ def closed_by_new_turn(
 
 def _acted_before(call: ActedCall) -> LedgerEntry:
     """The ledger entry of a call an amended request carries (no task: the tree is new)."""
-    return LedgerEntry(
-        kind=LedgerKind.CLARIFICATION,
-        tool=call.tool,
-        verdict="acted before the amendment",
-        reason=ACTED_BEFORE.format(key=call.key, task_no=call.task_no),
-        key=call.key,
-        amends=call.amends,
-    )
+    reason = ACTED_BEFORE.format(key=call.key, task_no=call.task_no)
+    verdict = "acted before the amendment"
+    kind = LedgerKind.CLARIFICATION
+    return entry(None, call.tool, kind, verdict, reason, key=call.key, amends=call.amends)

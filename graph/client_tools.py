@@ -1,10 +1,4 @@
-"""AI system tools in the graph: scope (W3), the input check (W2) and the client-tool pause.
-
-A ``SERVER`` tool (or ``ALL`` unimplemented by the client) runs here, contained (R7), keyed as a
-chatbot tool (Q6); a ``CLIENT`` one opens the ``ClientCalls`` pause, or is skipped with a ledger
-entry when no client implements it. An invalid input is extracted again with the error, at most
-``Limits.ai_input_attempts`` times.
-"""
+"""AI system tools in the graph: scope (W3), the input check (W2) and the client-tool pause."""
 
 from __future__ import annotations
 
@@ -20,9 +14,9 @@ from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
 from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
-from toolweave.graph.idempotency import earlier_call, recorded_call, tool_call_key
-from toolweave.graph.tool_call import acting_entry, amended_keys, kept_effect, replayed_effect
-from toolweave.graph.tool_call import entry as _entry
+from toolweave.graph.idempotency import earlier_call, tool_call_key
+from toolweave.graph.nodes import entry
+from toolweave.graph.tool_call import acting_entry, amended_keys, not_made_again
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.client_calls import ClientToolCall, ClientToolResultError, parse_results
 from toolweave.state.documents import UniqueTextDocument
@@ -80,8 +74,7 @@ def _context(tool: AiChatbotTool, text: str, call_id: str | None = None) -> Tool
         document_name=definition.name,
         text=text,
     )
-    # R10: what the user asked an AI tool for (slots found, a form filled) always reaches
-    # the answer, read through the tool's result_text (graph/execute.py)
+    # R10: what an AI tool found always reaches the answer, read through its result_text
     return ToolResult.as_guaranteed_context(tool.name, [doc])
 
 
@@ -118,7 +111,7 @@ def _checked_input(
             return check
         error = check.error or ""
         reason = INPUT_REJECTED.format(attempt=attempt, limit=limit, error=error)
-        outcome.ledger.append(_entry(node, tool.name, LedgerKind.TOOL_SKIPPED, "skipped", reason))
+        outcome.ledger.append(entry(node, tool.name, LedgerKind.TOOL_SKIPPED, "skipped", reason))
         if not has_fields:
             break
         prompt = EXTRACTION_SYSTEM_PROMPT + INPUT_RETRY_PROMPT.format(error=error)
@@ -144,11 +137,11 @@ def _consume(
     if received.error is not None:
         progress("ERROR", "client")
         reason = CLIENT_ERROR.format(error=received.error[:300])
-        outcome.ledger.append(_entry(node, tool.name, LedgerKind.TOOL_ERROR, "failed", reason))
+        outcome.ledger.append(entry(node, tool.name, LedgerKind.TOOL_ERROR, "failed", reason))
         return outcome
     outcome.result = _context(tool, received.output or "", call.call_id)
     reason = f"ran in the client (call {call.call_id})"
-    outcome.ledger.append(_entry(node, tool.name, LedgerKind.TOOL_RESULT, "context", reason))
+    outcome.ledger.append(entry(node, tool.name, LedgerKind.TOOL_RESULT, "context", reason))
     return outcome
 
 
@@ -202,7 +195,7 @@ def _pause_for_client(
     }
     ids = ", ".join(call.call_id for call in calls)
     reason = f"paused for the client: {len(calls)} call(s) {ids} (W3)"
-    outcome.ledger.append(_entry(node, tool.name, LedgerKind.TOOL_RESULT, "client", reason))
+    outcome.ledger.append(entry(node, tool.name, LedgerKind.TOOL_RESULT, "client", reason))
     outcome.pause = True
     return outcome
 
@@ -214,11 +207,7 @@ def call_context(
     tool: AiChatbotTool,
     progress: ProgressEmitter,
 ) -> AiToolContext:
-    """The context of one server-side call of an AI tool (W2, Q6).
-
-    Its key is a chatbot tool's for the call (:func:`~toolweave.graph.idempotency.tool_call_key`):
-    the same when the step reruns.
-    """
+    """The context of one server-side call of an AI tool (W2), keyed as a chatbot tool's (Q6)."""
     return AiToolContext(
         idempotency_key=tool_call_key(state, node.task_no, tool.name),
         task_no=node.task_no,
@@ -242,15 +231,15 @@ def _run_here(
         logger.warning("AI tool %s raised on task %s", tool.name, node.task_no, exc_info=True)
         progress("ERROR", type(exc).__name__)
         reason = RAISED.format(error=type(exc).__name__)
-        outcome.ledger.append(_entry(node, tool.name, LedgerKind.TOOL_ERROR, "failed", reason))
+        outcome.ledger.append(entry(node, tool.name, LedgerKind.TOOL_ERROR, "failed", reason))
         return outcome
     if not isinstance(output, str):
         progress("ERROR", type(output).__name__)
         reason = NOT_TEXT.format(kind=type(output).__name__)
-        outcome.ledger.append(_entry(node, tool.name, LedgerKind.TOOL_ERROR, "failed", reason))
+        outcome.ledger.append(entry(node, tool.name, LedgerKind.TOOL_ERROR, "failed", reason))
         return outcome
     outcome.result = _context(tool, output)
-    ran = _entry(node, tool.name, LedgerKind.TOOL_RESULT, "context", "ran on the server")
+    ran = entry(node, tool.name, LedgerKind.TOOL_RESULT, "context", "ran on the server")
     outcome.ledger.append(acting_entry(ran, tool, ctx.idempotency_key, ctx.amends))
     return outcome
 
@@ -269,11 +258,7 @@ def ai_tool_steps(
     if received is not None:
         return received
     earlier = earlier_call(state, node.task_no, tool.name) if tool.side_effects else None
-    if earlier is not None and not tool.takes_amendments:  # S5, Q6: its effect stands
-        kept = kept_effect(node, tool, earlier, state["message"].user_lang)
-        return AiOutcome(result=kept.result, ledger=kept.ledger, read=True)
-    if tool.side_effects and (done := recorded_call(tool_call_key(state, node.task_no, tool.name))):
-        kept = replayed_effect(node, tool, done)  # S5, Q6: a replay does not act again
+    if (kept := not_made_again(state, node, tool, earlier)) is not None:  # S5, Q6
         return AiOutcome(result=kept.result, ledger=kept.ledger, read=kept.read)
     outcome = AiOutcome()
     announced = announced_tools(state, runtime)
@@ -281,7 +266,7 @@ def ai_tool_steps(
     in_client = definition.runs_in_client(announced)
     if in_client and definition.scope is AiToolScope.CLIENT and definition.id not in announced:
         outcome.ledger.append(
-            _entry(node, tool.name, LedgerKind.TOOL_SKIPPED, "skipped", NOT_ANNOUNCED)
+            entry(node, tool.name, LedgerKind.TOOL_SKIPPED, "skipped", NOT_ANNOUNCED)
         )
         return outcome
     check = yield from _checked_input(deps, runtime, node, tool, text, outcome)
@@ -297,10 +282,7 @@ def ai_tool_steps(
 def receive_results(
     pending: ClientCalls, first: Any, ask: Callable[[ClientToolCallsPayload], Any]
 ) -> ClientCalls:
-    """Merge resume values into ``pending`` until every call has a result (W3, X5).
-
-    A malformed value or unknown id is refused whole and asked again; a partial answer is kept.
-    """
+    """Merge resume values into ``pending`` until every call has a result; a bad one asks again."""
     value = first
     while True:
         try:

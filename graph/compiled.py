@@ -1,9 +1,4 @@
-"""The compiled graph :func:`toolweave.build_graph` returns: input checked before it is stored.
-
-:class:`ToolweaveGraph` wraps ``stream``/``astream``, every entry point: input and resume values are
-validated before LangGraph stores them (X1, X5), a stopped run is finished or abandoned first (Q5),
-repeats are answered once and runs on one thread take turns (S5, Q6), each in its scope (X6).
-"""
+"""The compiled graph :func:`toolweave.build_graph` returns: input checked before it is stored."""
 
 from __future__ import annotations
 
@@ -90,23 +85,25 @@ def _thread_config(
     graph: CompiledStateGraph[Any, Any, Any, Any], config: RunnableConfig | None
 ) -> RunnableConfig | None:
     """The run's config merged with the graph's for a top-level run's thread, else ``None``."""
-    configurable = {
-        **(graph.config or {}).get("configurable", {}),
-        **(config or {}).get("configurable", {}),
-    }
+    configurable = _configurable(graph, config)
     saver = checkpointer_of(configurable, graph.checkpointer)
     if not isinstance(saver, BaseCheckpointSaver) or not configurable.get("thread_id"):
         return None
-    if configurable.get("checkpoint_ns"):
-        return None
-    return merge_configs(graph.config, config)
+    return None if configurable.get("checkpoint_ns") else merge_configs(graph.config, config)
+
+
+def _configurable(
+    graph: CompiledStateGraph[Any, Any, Any, Any], config: RunnableConfig | None
+) -> dict[str, Any]:
+    """The graph's ``configurable`` updated with the run's."""
+    return {
+        **(graph.config or {}).get("configurable", {}),
+        **(config or {}).get("configurable", {}),
+    }
 
 
 def may_have_pending_tasks(saved: CheckpointTuple) -> bool:
-    """Whether a stored checkpoint may have steps left to run, paused questions aside.
-
-    One read: a trigger channel holds a version its node has not seen (``get_state`` confirms).
-    """
+    """Whether a stored checkpoint may have steps left to run, paused questions aside."""
     if any(write[1] == INTERRUPT for write in saved.pending_writes or ()):
         return False
     checkpoint = saved.checkpoint
@@ -129,21 +126,14 @@ def _thread_of(config: RunnableConfig) -> str:
 
 
 def _finishing(config: RunnableConfig) -> RunnableConfig:
-    """The config that finishes (or abandons) an interrupted run, without the caller's run id.
-
-    LangGraph reads a matching ``metadata["run_id"]`` as a re-entry and would drop the new message.
-    """
+    """The config that finishes an interrupted run, without a run id (LangGraph: a re-entry)."""
     metadata = {k: v for k, v in (config.get("metadata") or {}).items() if k != "run_id"}
     kept = {k: v for k, v in config.items() if k != "run_id"}
     return cast("RunnableConfig", {**kept, "metadata": metadata})
 
 
 def _continues_a_checkpoint(value: Any, config: RunnableConfig | None) -> bool:
-    """Whether a run continues a stored checkpoint: ``None`` as input, or a resume naming one.
-
-    LangGraph then runs again the steps after that checkpoint (a replay, a fork, Studio's time
-    travel): their tool calls have the keys of calls the thread may record as done (S5, Q6).
-    """
+    """Whether a run continues a stored checkpoint: ``None`` as input, or a resume naming one."""
     if _nested(config):
         return False
     named = bool((config or {}).get("configurable", {}).get("checkpoint_id"))
@@ -155,10 +145,7 @@ def _nested(config: RunnableConfig | None) -> bool:
 
 
 def _run_user_data(checked: Any, context: Any) -> tuple[list[Any], frozenset[str], bool]:
-    """The ``user_data`` a run brings, its secret keys, and whether the thread's is the run's.
-
-    From the run context and the input; when neither brings any, what the thread stored.
-    """
+    """The ``user_data`` a run brings, its secret keys, and whether the thread's is the run's."""
     if isinstance(context, Mapping):  # the LangGraph server passes the context as a dict
         data, marked = context.get("user_data"), context.get("secret_keys")
     else:
@@ -207,10 +194,7 @@ class ToolweaveGraph(
         """
         allowlist = {*(kwargs.pop(SERDE_ALLOWLIST, None) or ()), *_state_types()}
         super().__init__(**kwargs)
-        # LangGraph's copy() (with_config, the server's copies) drops the msgpack
-        # allowlist compile() computed; strict mode (LANGGRAPH_STRICT_MSGPACK=true)
-        # then reads toolweave's state models back as dicts. Keep it, with every
-        # type the state can hold (toolweave.state.serde).
+        # copy() drops compile()'s msgpack allowlist; strict mode would read the state as dicts
         set_serde_allowlist(self, allowlist)
         self.input_limits = input_limits or Limits()
         self.interrupted_runs: InterruptedRuns = interrupted_runs
@@ -296,10 +280,7 @@ class ToolweaveGraph(
     def _prepare(
         self, input: Any, config: RunnableConfig | None, kwargs: dict[str, Any]
     ) -> Steps[tuple[Any, RunScope, SentAgain | None]]:
-        """The checked input and the run's scope, after Q5's finish-or-abandon.
-
-        And what says a message was sent again after its run acted (S5, Q6); then no input.
-        """
+        """The checked input, the run's scope, and a repeat after its run acted (S5), Q5 first."""
         self._check_run_context(config, kwargs)
         checked = self._checked_input(input, config)
         if checked is None and not _nested(config):
@@ -310,9 +291,7 @@ class ToolweaveGraph(
         again: SentAgain | None = None
         read_once = False
         if thread_config is not None:
-            # The state is read before a resume (it must fit the pending question) and
-            # before a message only when a run may have stopped mid-way: one checkpoint
-            # read decides, and serves the stored user_data below too.
+            # one checkpoint read decides whether the state is read, and gives the user_data
             read_once = not isinstance(checked, Command)
             if read_once:
                 saved = yield from self._saved(thread_config)
@@ -347,11 +326,7 @@ class ToolweaveGraph(
         return replace(scope, recorded=(yield from self._recorded(config)))  # S5, Q6
 
     def _recorded(self, config: RunnableConfig | None) -> Steps[dict[str, ActedCall]]:
-        """The calls of tools that acted that the thread's checkpoints record, by key (S5, Q6).
-
-        Read for a run continued from a stored checkpoint (LangGraph replays the steps after it),
-        from every checkpoint of the thread: the ledger is the last run's, forks branch.
-        """
+        """The calls of tools that acted that all the thread's checkpoints record, by key (S5)."""
         thread_config = _thread_config(self, config)
         if thread_config is None:
             return {}
@@ -372,11 +347,7 @@ class ToolweaveGraph(
     def _resent(
         self, checked: Any, config: RunnableConfig, saved: CheckpointTuple
     ) -> Steps[tuple[Any, StateSnapshot | None, SentAgain | None]]:
-        """``None`` for a message that repeats one of its run: it continues that run (Q6, S5).
-
-        The state is read only when it can matter, and returned for reuse; a repeat of a finished
-        run that acted is answered with that run's answer (:func:`sent_again`).
-        """
+        """``None`` for a message repeating one of its run (continued), and the state read (S5)."""
         paused = any(write[1] == INTERRUPT for write in saved.pending_writes or ())
         again = not paused and self._may_be_sent_again(checked, saved)
         if not again and not carries_ids(checked) and not (paused and one_human_message(checked)):
@@ -392,10 +363,7 @@ class ToolweaveGraph(
         return checked, snapshot, None
 
     def _may_be_sent_again(self, checked: Any, saved: CheckpointTuple) -> bool:
-        """Whether one message may repeat the last one of a finished run that acted (S5, Q6).
-
-        A cheap test on the checkpoint already read (:func:`may_repeat`), no step left to run (Q5).
-        """
+        """Whether one message may repeat the last one of a finished run that acted (S5, Q6)."""
         if not one_human_message(checked) or may_have_pending_tasks(saved):
             return False
         return may_repeat(checked, saved.checkpoint.get("channel_values", {}))
@@ -423,11 +391,7 @@ class ToolweaveGraph(
     def stream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> Iterator[Any]:
-        """LangGraph's ``stream``, after the input checks (X5) and Q5's finish-or-abandon.
-
-        The run goes on in its own scope (X6): deadline, secrets, progress
-        (:mod:`toolweave.state.run_scope`).
-        """
+        """LangGraph's ``stream``, after the input checks (X5) and Q5's finish-or-abandon (X6)."""
         key, saver = self._run_key(config)
         wait = self.input_limits.thread_wait_s
         with holding(self.run_locks, key, wait, saver):  # one run per thread (S5)
@@ -470,10 +434,7 @@ class ToolweaveGraph(
 
     def _run_key(self, config: RunnableConfig | None) -> tuple[Key | None, object]:
         """The thread a run holds, and its checkpointer (:mod:`toolweave.graph.run_lock`)."""
-        configurable = {
-            **(self.config or {}).get("configurable", {}),
-            **(config or {}).get("configurable", {}),
-        }
+        configurable = _configurable(self, config)
         saver = checkpointer_of(configurable, self.checkpointer)
         if not isinstance(saver, BaseCheckpointSaver):
             return None, None

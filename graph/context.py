@@ -1,9 +1,4 @@
-"""What the graph's nodes depend on: the assistant, the tools, the domain and the limits.
-
-Dependencies arrive through :func:`toolweave.graph.builder.build_graph` (closed over
-by the nodes) and, per run, through LangGraph's runtime context. None of it is
-ever put in the graph state, so none of it is checkpointed.
-"""
+"""What the graph's nodes depend on: the assistant, the tools, the domain and the limits (T11)."""
 
 from __future__ import annotations
 
@@ -63,13 +58,8 @@ class Limits:
     """Extractions of an AI tool's input per step when it does not validate (W2)."""
 
     def __post_init__(self) -> None:
-        for name in (
-            "max_depth",
-            "max_tasks",
-            "max_tools_per_task",
-            "max_message_chars",
-            "max_routing_candidates",
-        ):
+        counts = ("max_depth", "max_tasks", "max_tools_per_task", "max_message_chars")
+        for name in (*counts, "max_routing_candidates"):
             if getattr(self, name) < 1:
                 raise ValueError(f"Limits.{name} must be at least 1")
         if not self.thread_wait_s > 0:
@@ -132,8 +122,6 @@ def user_data_for(
 
 def assistant_for(deps: Dependencies, runtime: Runtime[RunContext] | None) -> LlmAssistant:
     """The run's assistant: the runtime context's when given, else the builder's.
-
-    Every node asks before its model calls, so the run's deadline is checked here (X5).
 
     Raises:
         RunDeadlineError: the run's deadline has passed.

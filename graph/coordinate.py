@@ -12,7 +12,7 @@ from langgraph.runtime import Runtime
 from toolweave.coordinators.base import DecomposingCoordinator
 from toolweave.coordinators.phase import PhaseOutcome, coordinator_phase
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
-from toolweave.graph.nodes import Steps, make_node
+from toolweave.graph.nodes import Steps, entry, make_node
 from toolweave.graph.walk import current_task_no
 from toolweave.state.events import coordinated_event
 from toolweave.state.graph_state import GraphState
@@ -50,15 +50,8 @@ def phase_ledger(task_no: str, outcome: PhaseOutcome) -> list[LedgerEntry]:
     entries: list[LedgerEntry] = []
     for name in outcome.ran:
         if name in outcome.errors:
-            entries.append(
-                LedgerEntry(
-                    kind=LedgerKind.COORDINATOR_ERROR,
-                    task_no=task_no,
-                    tool=name,
-                    verdict="rolled back",
-                    reason=outcome.errors[name],
-                )
-            )
+            error = outcome.errors[name]
+            entries.append(entry(task_no, name, LedgerKind.COORDINATOR_ERROR, "rolled back", error))
             continue
         created = [no for no, owner in outcome.created.items() if owner == name]
         verdict = "changed" if name in outcome.changed else "no change"
@@ -72,27 +65,12 @@ def phase_ledger(task_no: str, outcome: PhaseOutcome) -> list[LedgerEntry]:
         if details:
             reasons.append("from " + ", ".join(f"{k}={v}" for k, v in details.items()))
         reason = "; ".join(reasons)
-        entries.append(
-            LedgerEntry(
-                kind=LedgerKind.COORDINATOR_RUN,
-                task_no=task_no,
-                tool=name,
-                verdict=verdict,
-                reason=reason,
-                details=details,
-            )
-        )
+        ran = entry(task_no, name, LedgerKind.COORDINATOR_RUN, verdict, reason, details=details)
+        entries.append(ran)
     for no, why in outcome.refused.items():
-        entries.append(
-            LedgerEntry(
-                kind=LedgerKind.SUBTASK_REFUSED,
-                task_no=no,
-                tool=outcome.refused_by.get(no),
-                verdict="refused",
-                reason=why,
-                tools=tuple(outcome.refused_tools.get(no, ())),
-            )
-        )
+        tools = tuple(outcome.refused_tools.get(no, ()))
+        by = outcome.refused_by.get(no)
+        entries.append(entry(no, by, LedgerKind.SUBTASK_REFUSED, "refused", why, tools=tools))
     return entries
 
 

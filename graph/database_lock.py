@@ -1,8 +1,6 @@
 """One run at a time per thread across processes that share a PostgreSQL checkpointer (S5, Q6).
 
-``pg_try_advisory_xact_lock`` on a connection of its own (pooled ones could run out), polled every
-:data:`POLL_S`, in a transaction writing nothing, rolled back at the run's end; transaction-level so
-it holds through PgBouncer's transaction pooling.
+A transaction-level advisory lock on a connection of its own: it holds through PgBouncer.
 """
 
 from __future__ import annotations
@@ -45,10 +43,7 @@ Busy = Callable[[], Exception]
 
 @dataclass(frozen=True)
 class Settings:
-    """How the checkpointer connects: psycopg's ``conninfo`` and ``connect()`` arguments.
-
-    Either may be a callable (a pool's, called for each connection, maybe async).
-    """
+    """How the checkpointer connects: psycopg's ``conninfo`` and ``connect()`` arguments."""
 
     conninfo: Any
     kwargs: Any
@@ -145,8 +140,6 @@ def _took(conn: Connection[Any], key: int) -> bool:
 @contextmanager
 def holding_in_database(saver: object, thread: str, until: float, busy: Busy) -> Iterator[None]:
     """Hold ``thread`` in the checkpointer's PostgreSQL database for a sync run.
-
-    A no-op for a checkpointer that is not psycopg-backed.
 
     Raises:
         Exception: ``busy()``'s error, when another process's run still holds the

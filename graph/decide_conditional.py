@@ -12,12 +12,12 @@ from langgraph.runtime import Runtime
 
 from toolweave.coordinators.base import AgentCoordinator, SubtaskDecision
 from toolweave.graph.context import Dependencies, RunContext
-from toolweave.graph.nodes import make_pure_node
+from toolweave.graph.nodes import entry, make_pure_node
 from toolweave.graph.route import routing_candidates
 from toolweave.graph.walk import current_task_no
 from toolweave.state.events import conditional_event
 from toolweave.state.graph_state import GraphState
-from toolweave.state.ledger import LedgerEntry, LedgerKind
+from toolweave.state.ledger import LedgerKind
 from toolweave.state.task import PromptAndContext, TaskNode, TaskStatus
 
 logger = logging.getLogger(__name__)
@@ -47,11 +47,7 @@ def _in_any_subtree(task_no: str, roots: Sequence[str]) -> bool:
 
 
 def _would_run(deps: Dependencies, subtask: TaskNode, offered: set[str]) -> tuple[str, ...]:
-    """The tools the subtask runs unless it is skipped (L1).
-
-    Its forced tools, else its routing candidates and the default retrieval, which
-    its routing would choose among.
-    """
+    """The tools the subtask runs unless skipped: forced, else candidates and retrieval (L1)."""
     if subtask.task.required_tool_names:
         return tuple(subtask.task.required_tool_names)
     names = [tool.name for tool in routing_candidates(deps, offered)]
@@ -87,14 +83,10 @@ def make_decide_conditional(deps: Dependencies) -> Runnable[Any, Any]:
         status = TaskStatus.SKIPPED if decision is SubtaskDecision.SKIP else subtask.status
         updated = subtask.model_copy(update={"decided": True, "status": status})
         runtime.stream_writer(conditional_event(subtask.task_no, decision.value))
-        entry = LedgerEntry(
-            kind=LedgerKind.CONDITIONAL,
-            task_no=subtask.task_no,
-            tool=owner_name,
-            verdict=decision.value,
-            reason=reason,
-            tools=_would_run(deps, subtask, set(state["message"].offered)),
+        tools = _would_run(deps, subtask, set(state["message"].offered))
+        said = entry(
+            subtask, owner_name, LedgerKind.CONDITIONAL, decision.value, reason, tools=tools
         )
-        return {"tasks": {subtask.task_no: updated}, "ledger": [entry]}
+        return {"tasks": {subtask.task_no: updated}, "ledger": [said]}
 
     return make_pure_node("decide_conditional", decide_conditional)

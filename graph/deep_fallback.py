@@ -1,9 +1,4 @@
-"""The ``deep_fallback`` node: the gatekeeper (D1) and the deep-search plan (D2, D3, D7).
-
-Once per message, after the root closed without a terminal answer: the gatekeeper judges the context
-and, if short, the domain's deep-search coordinator is planned. A withheld kind (A7) is answered
-unjudged. Calls that cannot pay are skipped by domain-neutral rules named in the ledger (A10, D8).
-"""
+"""The ``deep_fallback`` node: the gatekeeper (D1) and the deep-search plan (D2, D3, D7, A10)."""
 
 from __future__ import annotations
 
@@ -16,7 +11,7 @@ from langgraph.runtime import Runtime
 from toolweave.coordinators.deep_search import DeepSearchCoordinator
 from toolweave.graph.answer import answer_request
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
-from toolweave.graph.nodes import Steps, make_node
+from toolweave.graph.nodes import Steps, entry, make_node
 from toolweave.llm.answer_rules import reading_quotes
 from toolweave.llm.offline import OfflineAssistant
 from toolweave.state.documents import UniqueTextDocument
@@ -26,7 +21,6 @@ from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import (
     ROOT_TASK_NO,
     PromptAndContext,
-    TaskInfo,
     TaskNode,
     TaskStatus,
     execution_text,
@@ -91,15 +85,6 @@ def neighbours_known(
     return len(pages)
 
 
-def _without_neighbours(planned: list[TaskInfo], neighbour: str | None) -> list[TaskInfo]:
-    """The plan with no neighbour search: every full search unconditional (D3, K3)."""
-    return [
-        sub.model_copy(update={"conditional": False})
-        for sub in planned
-        if neighbour not in sub.required_tool_names
-    ]
-
-
 def plan_deep_search(
     deps: Dependencies,
     state: GraphState,
@@ -107,17 +92,16 @@ def plan_deep_search(
     missing: tuple[str, ...],
     rewrites: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[dict[str, TaskNode], list[LedgerEntry]]:
-    """The new subtasks of the root (numbered, owned, contextualised) and the root, reopened.
-
-    ``rewrites`` are the gatekeeper's phrasings of each piece (D8), which its search subtasks carry.
-    """
+    """The root's new subtasks (numbered, owned, with ``rewrites``, D8) and the root, reopened."""
     tasks = state["tasks"]
     root = tasks[ROOT_TASK_NO]
     planned = coordinator.plan_subtasks(root.task, missing, rewrites)
     entries: list[LedgerEntry] = []
     pages = neighbours_known(deps.registry, coordinator, state)
     if pages is not None:
-        planned = _without_neighbours(planned, coordinator.neighbor_search_tool)
+        neighbour = coordinator.neighbor_search_tool  # D3, K3: every full search unconditional
+        full = [sub for sub in planned if neighbour not in sub.required_tool_names]
+        planned = [sub.model_copy(update={"conditional": False}) for sub in full]
         skip = _entry(SKIPPED, NEIGHBOURS_KNOWN.format(pages=pages))
         entries.append(skip.model_copy(update={"tool": coordinator.neighbor_search_tool}))
     room = deps.limits.max_tasks - len(tasks)
@@ -126,16 +110,9 @@ def plan_deep_search(
     for index, sub in enumerate(planned, start=len(root.children) + 1):
         task_no = f"{ROOT_TASK_NO}.{index}"
         if len(nodes) >= room:
-            entries.append(
-                LedgerEntry(
-                    kind=LedgerKind.SUBTASK_REFUSED,
-                    task_no=task_no,
-                    tool=coordinator.name,
-                    verdict="refused",
-                    reason="count limit",
-                    tools=tuple(sub.required_tool_names),
-                )
-            )
+            tools = tuple(sub.required_tool_names)
+            why, kind = "count limit", LedgerKind.SUBTASK_REFUSED
+            entries.append(entry(task_no, coordinator.name, kind, "refused", why, tools=tools))
             continue
         info = sub.model_copy(
             update={
@@ -159,14 +136,6 @@ def plan_deep_search(
     return nodes, entries
 
 
-def planned_tools(nodes: dict[str, TaskNode]) -> tuple[str, ...]:
-    """The tools the planned deep-search subtasks are forced to run, once each (L1)."""
-    forced = (
-        t for no, n in nodes.items() if no != ROOT_TASK_NO for t in n.task.required_tool_names
-    )
-    return tuple(dict.fromkeys(forced))
-
-
 def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``deep_fallback`` node over ``deps``."""
 
@@ -184,9 +153,7 @@ def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
                 reason = NOT_OFFERED.format(name=tool.name)
             update["ledger"] = [_entry("not run", reason)]
             return update
-        # A7, A10: the answer node gives a withheld kind its text whatever the context
-        # holds; judging and deepening that context would be calls (and, for a
-        # described emergency, seconds) spent for nothing
+        # A7, A10: a withheld kind's answer is its text, whatever the context holds
         withheld = deps.domain.withheld_answer(
             state["message"].question, state["message"].user_lang
         )
@@ -270,10 +237,9 @@ def _planned(
     """The update that plans the deep search of ``missing`` (D3); ``_planned``: for the event."""
     nodes, refused = plan_deep_search(deps, state, tool, missing, rewrites)
     planned = {no: node.task.task_prompt for no, node in nodes.items() if no != ROOT_TASK_NO}
-    plan = _entry("planned", f"{len(planned)} subtask(s) by {tool.name}")
-    plan = plan.model_copy(
-        update={"tool": tool.name, "details": planned, "tools": planned_tools(nodes)}
-    )
+    forced = tuple(dict.fromkeys(t for no in planned for t in nodes[no].task.required_tool_names))
+    why, kind = f"{len(planned)} subtask(s) by {tool.name}", LedgerKind.DEEP_FALLBACK
+    plan = entry(ROOT_TASK_NO, tool.name, kind, "planned", why, details=planned, tools=forced)
     return {
         "tasks": nodes,
         "deep_fallback_owner": tool.name,
@@ -283,9 +249,7 @@ def _planned(
 
 
 def _gate(verdict: str, reason: str) -> LedgerEntry:
-    return LedgerEntry(
-        kind=LedgerKind.GATEKEEPER, task_no=ROOT_TASK_NO, verdict=verdict, reason=reason
-    )
+    return entry(ROOT_TASK_NO, None, LedgerKind.GATEKEEPER, verdict, reason)
 
 
 FOUND_NEW = "found new"
@@ -313,11 +277,7 @@ def _searched(tasks: Mapping[str, TaskNode], numbers: Sequence[str]) -> tuple[st
 
 
 def found_new_entries(state: GraphState, owner: str, task_no: str) -> list[LedgerEntry]:
-    """D8, L1: per missing piece, what its deep searches found that the first retrieval had not.
-
-    For the round's deep-search coordinator on the root: one entry per piece, ``"found new"`` or
-    ``"nothing new"``.
-    """
+    """D8, L1: per missing piece, what its deep searches found that the first retrieval had not."""
     if owner != state.get("deep_fallback_owner") or task_no != ROOT_TASK_NO:
         return []
     tasks, buffer = state["tasks"], state["context_buffer"]
@@ -336,21 +296,15 @@ def found_new_entries(state: GraphState, owner: str, task_no: str) -> list[Ledge
         new = known.new(found)
         pages = list(dict.fromkeys(_label(d) for d in new))
         reason = f"{piece}: {len(pages)} new page(s) the first retrieval had not"
+        reason = f"{reason}: {', '.join(pages)}" if pages else reason
+        verdict = FOUND_NEW if new else NOTHING_NEW
+        details = {_label(d): d.text[:SNIPPET] for d in new}
+        tools, kind = _searched(tasks, numbers), LedgerKind.DEEP_FALLBACK
         entries.append(
-            LedgerEntry(
-                kind=LedgerKind.DEEP_FALLBACK,
-                task_no=numbers[0],
-                tool=owner,
-                verdict=FOUND_NEW if new else NOTHING_NEW,
-                reason=f"{reason}: {', '.join(pages)}" if pages else reason,
-                details={_label(d): d.text[:SNIPPET] for d in new},
-                tools=_searched(tasks, numbers),
-            )
+            entry(numbers[0], owner, kind, verdict, reason, details=details, tools=tools)
         )
     return entries
 
 
 def _entry(verdict: str, reason: str) -> LedgerEntry:
-    return LedgerEntry(
-        kind=LedgerKind.DEEP_FALLBACK, task_no=ROOT_TASK_NO, verdict=verdict, reason=reason
-    )
+    return entry(ROOT_TASK_NO, None, LedgerKind.DEEP_FALLBACK, verdict, reason)

@@ -1,10 +1,6 @@
 """How the compiled graph shows itself in a notebook: offline, as Mermaid text (N1).
 
-LangGraph's compiled graph answers Jupyter's rich display with a PNG that
-``draw_mermaid_png()`` fetches from a web service (mermaid.ink): a cell ending in
-``graph`` waited on the network and failed with a ``ValueError`` where there is none,
-though everything else in toolweave runs offline. The graph shows itself as Mermaid
-in Markdown instead (JupyterLab and VS Code draw it), with its ``repr`` as plain text.
+LangGraph's own display fetches a PNG from a web service; this one needs no network.
 """
 
 from __future__ import annotations

@@ -1,8 +1,4 @@
-"""The ``execute`` node: one tool per step (A6, R1-R8, B1-B3, T9, P1-P3, Q1-Q2, W3).
-
-The node decides what a call leads to; the call itself is in :mod:`~toolweave.graph.tool_call`,
-:mod:`~toolweave.graph.client_tools` (AI tools) and :mod:`~toolweave.graph.clarify`.
-"""
+"""The ``execute`` node: one tool per step (A6, R1-R8, B1-B3, T9, P1-P3, Q1-Q2, W3)."""
 
 from __future__ import annotations
 
@@ -17,12 +13,12 @@ from toolweave.graph.client_tools import ai_tool_steps
 from toolweave.graph.context import Dependencies, RunContext
 from toolweave.graph.deep_fallback import found_new_entries
 from toolweave.graph.idempotency import acted_on, note_acted
-from toolweave.graph.nodes import Steps, make_node
-from toolweave.graph.tool_call import Outcome, entry, progress_for, result_reader, tool_steps
+from toolweave.graph.nodes import Steps, entry, make_node
+from toolweave.graph.tool_call import Outcome, progress_for, result_reader, tool_steps
 from toolweave.graph.walk import current_task_no
 from toolweave.state.documents import UniqueTextDocument, repeated
 from toolweave.state.graph_state import GraphState
-from toolweave.state.ledger import LedgerEntry, LedgerKind
+from toolweave.state.ledger import LedgerKind
 from toolweave.state.pauses import Clarification
 from toolweave.state.results import ResultMode
 from toolweave.state.task import (
@@ -52,24 +48,14 @@ def record_result(
     in_doubt: bool = False,
     present: Iterable[UniqueTextDocument | Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The state update of a finished tool result (B1, R1-R5, R10, A9, R11).
-
-    The buffer keeps the result as given (consumers read its data); the answer gets it read through
-    ``reads`` (``result_text``), never raw JSON (R10). ``in_doubt`` (A9): a finished answer joins
-    the context instead. ``present``: the context's documents, so R6's removals are counted (R11).
-    """
+    """The state update of a finished tool result (B1, R1-R5, R10, A9, R11)."""
     update = _update(key, text, outcome, reads, in_doubt=in_doubt)
     documents = update.get("documents")
     if documents and (removed := repeated(present, documents)):
         tool = outcome.result.tool_name if outcome.result is not None else None
-        counted = LedgerEntry(
-            kind=LedgerKind.DEDUPLICATED,
-            task_no=key.rpartition(":")[0],
-            tool=tool,
-            verdict=f"{removed} removed",
-            reason=DEDUPLICATED.format(removed=removed, total=len(documents)),
-            count=removed,
-        )
+        why = DEDUPLICATED.format(removed=removed, total=len(documents))
+        kind, task_no = LedgerKind.DEDUPLICATED, key.rpartition(":")[0]
+        counted = entry(task_no, tool, kind, f"{removed} removed", why, count=removed)
         update["ledger"] = [*outcome.ledger, counted]
     return update
 
@@ -138,17 +124,8 @@ def call_tool(
     return outcome, {}, False
 
 
-def not_run_after(node: TaskNode, rest: list[str]) -> list[LedgerEntry]:
-    """R8: the ledger entries of the tools queued after a finished answer (L1)."""
-    return [entry(node, n, LedgerKind.TOOL_SKIPPED, "not run", AFTER_TERMINAL) for n in rest]
-
-
 def held_back(state: GraphState, node: TaskNode, name: str, rest: list[str]) -> dict[str, Any]:
-    """T4: the update when the next queued tool is no longer offered: it does not run.
-
-    A run resumed on a reply checks the gates again
-    (:func:`~toolweave.graph.normalize.make_gate_check`); its question, if it asked, is closed.
-    """
+    """T4: the update when the next queued tool is no longer offered: it does not run."""
     closed = node.model_copy(
         update={"queue": rest, "status": TaskStatus.ROUTED if rest else TaskStatus.CLOSED}
     )
@@ -175,9 +152,9 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
         text = execution_text(node.task)
         tool = deps.registry.get(name)
         outcome, extra, paused = yield from call_tool(deps, state, runtime, node, name, text)
-        if paused:  # W3: the client runs the AI tool
-            return {"ledger": outcome.ledger, "llm_calls": outcome.llm_calls, **extra}
         update: dict[str, Any] = {"ledger": outcome.ledger, **extra, "llm_calls": outcome.llm_calls}
+        if paused:  # W3: the client runs the AI tool
+            return update
         update.update(acted_on(state, outcome.ledger))  # S5, Q6: a repeat of it acts no more
         note_acted(outcome.ledger)  # S5: a later failure of a run nothing keeps says so
         if outcome.deep_calls:
@@ -200,7 +177,9 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
         joined = in_doubt and result is not None and result.mode is ResultMode.ANSWER
         terminal = result is not None and result.is_terminal and not joined
         if terminal:  # R8: the tools after it do not run (L1)
-            update["ledger"] = [*outcome.ledger, *not_run_after(node, rest)]
+            skip = LedgerKind.TOOL_SKIPPED
+            after = [entry(node, n, skip, "not run", AFTER_TERMINAL) for n in rest]
+            update["ledger"] = [*outcome.ledger, *after]
         closed = not rest or terminal
         status = TaskStatus.CLOSED if closed else TaskStatus.ROUTED
         update["tasks"] = {node.task_no: node.model_copy(update={"queue": rest, "status": status})}

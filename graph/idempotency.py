@@ -1,10 +1,4 @@
-"""Q6: the stable idempotency key of one tool call.
-
-A step that dies mid-way re-runs on resume, so tool calls are at least once; a tool with a side
-effect deduplicates on ``ctx.idempotency_key``, built from what the checkpoint holds (never
-LangGraph's ``run_id``, new on resume). Amended requests carry the keys of the calls that acted
-(Q2); a message sent again after its run acted gets that run's answer (S5).
-"""
+"""Q6: the stable idempotency key of one tool call; what repeats and amendments keep (S5, Q2)."""
 
 from __future__ import annotations
 
@@ -19,6 +13,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.config import get_config
 
 from toolweave.graph.langgraph_private import checkpointer_of
+from toolweave.graph.walk import NEW_TURN
 from toolweave.llm.next_message import next_message_kind
 from toolweave.state.errors import InvalidRequestError
 from toolweave.state.events import EVENT_VERSION, SentAgainEvent
@@ -34,10 +29,15 @@ KEY_VERSION = "tw1"
 """Bumped if the derivation ever changes, so old and new keys never collide."""
 
 
+def _last_human(messages: Sequence[Any]) -> HumanMessage | None:
+    """The last human message of ``messages``, if any."""
+    return next((m for m in reversed(messages) if isinstance(m, HumanMessage)), None)
+
+
 def latest_human_message_id(messages: Sequence[BaseMessage]) -> str:
     """The id of the last human message (the run's or round's message), or ``""``."""
-    humans = (message for message in reversed(messages) if isinstance(message, HumanMessage))
-    return next((message.id or "" for message in humans), "")
+    last = _last_human(messages)
+    return "" if last is None else last.id or ""
 
 
 def idempotency_key(
@@ -50,10 +50,7 @@ def idempotency_key(
 
 
 def tool_call_key(state: Mapping[str, Any], task_no: str, tool: str) -> str:
-    """The idempotency key of ``tool`` on ``task_no`` in the run ``state`` belongs to (Q6).
-
-    Call it inside a graph node (it reads the thread id from the run's config).
-    """
+    """The idempotency key of ``tool`` on ``task_no`` in ``state``'s run, inside a node (Q6)."""
     configurable = get_config().get("configurable") or {}
     return idempotency_key(
         thread_id=str(configurable.get("thread_id") or ""),
@@ -84,14 +81,11 @@ def carries_ids(checked: Any) -> bool:
 
 def _input_messages(checked: Any) -> Sequence[Any]:
     """The messages of a checked message input; none for another input."""
-    messages = checked.get("messages") if isinstance(checked, Mapping) else None
-    return messages if isinstance(messages, Sequence) else ()
+    return stored_messages(checked if isinstance(checked, Mapping) else None)
 
 
 def is_resend(checked: Any, stored: Sequence[BaseMessage]) -> bool:
-    """Whether a message input only repeats messages the thread already holds (Q6, S5).
-
-    A re-sent message (same id, same text) starts no new run: tools with side effects act once.
+    """Whether a message input only repeats messages (same ids, same texts) the thread holds (S5).
 
     Raises:
         InvalidRequestError: A message has a stored id but other text (nothing is written, X5).
@@ -113,19 +107,12 @@ def is_resend(checked: Any, stored: Sequence[BaseMessage]) -> bool:
 
 
 def repeats_the_last_question(checked: Any, stored: Sequence[BaseMessage]) -> bool:
-    """Whether a message input is one human message with the text of the last stored one.
-
-    On a thread whose run stopped mid-way, that is the stopped run's retry (Q5, S5).
-    """
-    messages = _input_messages(checked)
-    if len(messages) != 1 or not isinstance(messages[0], HumanMessage):
+    """Whether a message input is one human message with the text of the last stored one (S5)."""
+    if not one_human_message(checked):
         return False
-    humans = (message for message in reversed(stored) if isinstance(message, HumanMessage))
-    last = next(humans, None)
-    return last is not None and last.text.strip() == messages[0].text.strip()
+    last = _last_human(stored)
+    return last is not None and last.text.strip() == _input_messages(checked)[0].text.strip()
 
-
-# --- a message sent again after its run acted (S5, Q6) ------------------------------------
 
 SENT_AGAIN = {
     "en": "This message was answered already, and what it asked for was done then; "
@@ -168,19 +155,14 @@ def text_digest(text: str) -> str:
 
 def acted_on(state: Mapping[str, Any], entries: Sequence[LedgerEntry]) -> dict[str, Any]:
     """``{"acted_on": digest}`` of the latest human message if an entry has a key, else ``{}``."""
-    if not any(entry.key for entry in entries):
+    last = _last_human(state.get("messages") or ())
+    if last is None or not any(entry.key for entry in entries):
         return {}
-    messages: Sequence[BaseMessage] = state.get("messages") or ()
-    humans = (message for message in reversed(messages) if isinstance(message, HumanMessage))
-    last = next(humans, None)
-    return {} if last is None else {"acted_on": text_digest(last.text)}
+    return {"acted_on": text_digest(last.text)}
 
 
 def may_repeat(checked: Any, values: Mapping[str, Any]) -> bool:
-    """Whether one message has the text a tool that acts last acted on (a cheap test).
-
-    ``values`` may be a checkpoint's channel values; :func:`sent_again` decides from the state.
-    """
+    """Whether one message has the text a tool that acts last acted on (a cheap test, S5)."""
     messages = _input_messages(checked)
     stored = values.get("acted_on")
     return bool(stored) and len(messages) == 1 and text_digest(messages[0].text) == stored
@@ -193,11 +175,7 @@ def acting_entries(values: Mapping[str, Any]) -> list[LedgerEntry]:
 
 
 def unfinishable_after_effect(state: Mapping[str, Any]) -> bool:
-    """Whether a tool acted in this run and no checkpointer keeps it (S5, Q6).
-
-    Such a run, stopped by a failure, can never be finished: the caller's retry is a new request,
-    and the tool acts again. Call it inside a graph node (it reads the run's config).
-    """
+    """Whether a tool acted in this run and no checkpointer keeps it: a retry acts again (S5)."""
     if not acting_entries(state):
         return False
     return checkpointer_of(get_config().get("configurable") or {}) is None
@@ -220,10 +198,7 @@ def note_acted(entries: Sequence[LedgerEntry]) -> None:
 
 
 def say_what_acted(error: BaseException, acted: Sequence[str]) -> None:
-    """Note on ``error`` (and log) the calls that acted in a run no checkpointer keeps (S5, Q6).
-
-    The error keeps its type, so a caller's ``except`` still matches; its traceback says it.
-    """
+    """Note on ``error`` (and log) the calls that acted in a run no checkpointer keeps (S5, Q6)."""
     if not acted:
         return
     note = NOT_FINISHABLE.format(calls=", ".join(dict.fromkeys(acted)))
@@ -239,12 +214,7 @@ def answered(values: Mapping[str, Any]) -> bool:
 
 
 def sent_again(checked: Any, values: Mapping[str, Any], thread: str = "") -> SentAgain | None:
-    """What a message is when it repeats the last one of a thread whose run acted (S5, Q6).
-
-    Call it for a thread where nothing waits and no run stopped mid-way. Asked anew, the person's
-    repeat would act twice under a new key. ``None`` for any other message, and for a repeat whose
-    run did not act or gave no answer (Q5): that is asked anew.
-    """
+    """A repeat of the last message of a finished thread whose run acted and answered (S5, Q6)."""
     if not answered(values) or not repeats_the_last_question(checked, stored_messages(values)):
         return None
     acted = acting_entries(values)
@@ -259,24 +229,15 @@ def sent_again(checked: Any, values: Mapping[str, Any], thread: str = "") -> Sen
 
 
 def custom_chunk(data: Any, stream_mode: Any, *, subgraphs: bool, version: str) -> Any | None:
-    """``data`` as LangGraph's stream yields a custom event, or ``None`` if not streamed.
-
-    Any shape ``Pregel.stream`` gives: ``v2`` parts, ``(ns, mode, data)``, ``(mode, data)``,
-    ``(ns, data)`` or the data alone.
-    """
+    """``data`` as LangGraph's stream yields a custom event (any shape), or ``None`` if not."""
     modes = [stream_mode] if isinstance(stream_mode, str) else list(stream_mode or ())
     if "custom" not in modes:
         return None
     if version == "v2":
         return {"type": "custom", "ns": (), "data": data}
-    several = not isinstance(stream_mode, str)
-    if several:
+    if not isinstance(stream_mode, str):
         return ((), "custom", data) if subgraphs else ("custom", data)
     return ((), data) if subgraphs else data
-
-
-NEW_TURN_KINDS = ("new_question", "amended")
-"""Next-message kinds that would start a new turn on a thread waiting on a question (Q2)."""
 
 
 def one_human_message(checked: Any) -> bool:
@@ -286,10 +247,7 @@ def one_human_message(checked: Any) -> bool:
 
 
 def repeated_while_paused(checked: Any, values: Mapping[str, Any]) -> bool:
-    """Whether a message repeats the paused run's question instead of answering its pause (S5).
-
-    Run as a new turn it would act twice, so it continues the paused run; a reply stays one (Q2).
-    """
+    """Whether a message repeats the paused run's question instead of answering its pause (S5)."""
     pause = pause_of(values)
     if pause is None or awaiting(pause) == "nobody":
         return False
@@ -298,32 +256,25 @@ def repeated_while_paused(checked: Any, values: Mapping[str, Any]) -> bool:
     if not isinstance(pause, Clarification):
         return True  # the client's tool results answer it, never a message
     text = _input_messages(checked)[0].text
-    return next_message_kind(text, pause.question, pause.choices) in NEW_TURN_KINDS
-
-
-# --- a replayed or forked checkpoint (S5, Q6) ----------------------------------------------
+    return next_message_kind(text, pause.question, pause.choices) in NEW_TURN
 
 
 def recorded_effects(stored: Iterable[Mapping[str, Any]]) -> dict[str, ActedCall]:
-    """The calls of tools that acted that a thread's checkpoints record, by key (S5, Q6).
-
-    ``stored``: the state of each checkpoint (its history, every branch). A call refused after it
-    ran (R7) has a key and no result; it acted all the same.
-    """
+    """The calls of tools that acted that checkpoints' states record, by key (S5, Q6)."""
     found: dict[str, ActedCall] = {}
     for values in stored:
         for made in acted_calls(values):
             if made.result or made.key not in found:
                 found[made.key] = made
         for entry in acting_entries(values):
-            call = ActedCall(
-                tool=entry.tool or "",
-                task_no=entry.task_no or "",
-                key=entry.key,
-                amends=entry.amends,
-            )
-            found.setdefault(entry.key, call)
+            found.setdefault(entry.key, _call_of(entry))
     return found
+
+
+def _call_of(entry: LedgerEntry, result: str = "") -> ActedCall:
+    """The call a ledger entry with a key records."""
+    tool, task_no = entry.tool or "", entry.task_no or ""
+    return ActedCall(tool=tool, task_no=task_no, key=entry.key, amends=entry.amends, result=result)
 
 
 def recorded_call(key: str) -> ActedCall | None:
@@ -333,25 +284,14 @@ def recorded_call(key: str) -> ActedCall | None:
 
 
 def replay_reply_id(messages: Sequence[BaseMessage], clarification_round: int, reply: str) -> str:
-    """The id of a reply given by ``Command(resume=...)``: the same when that resume is replayed.
-
-    The key of the call the reply reaches is built from it (Q6), so Studio answering a stored
-    pause again gets the keys of the first answer, not new ones.
-    """
+    """The id of a reply given by ``Command(resume=...)``: the same when that resume is replayed."""
     parts = [latest_human_message_id(messages), clarification_round, reply.strip()]
     digest = hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode("utf-8")).hexdigest()
     return f"reply-{digest[:24]}"
 
 
-# --- an amended request (Q2, Q6, S5) -----------------------------------------------------
-
-
 def acted_calls(state: Mapping[str, Any]) -> tuple[ActedCall, ...]:
-    """The calls of tools that act whose effect stands for the current request (Q6, S5).
-
-    From the run's state alone: the calls carried from the amended request less those replaced in
-    this run, then this run's own calls; one kept without being made again stays the carried one.
-    """
+    """The calls of tools that act whose effect stands: carried, not replaced, then this run's."""
     message = state.get("message")
     carried: tuple[ActedCall, ...] = tuple(message.amends) if message is not None else ()
     carried_keys = {call.key for call in carried}  # a kept call's entry names its carried key
@@ -366,23 +306,14 @@ def acted_calls(state: Mapping[str, Any]) -> tuple[ActedCall, ...]:
     buffer: Mapping[str, Sequence[Any]] = state.get("context_buffer") or {}
     for entry in made:
         results = buffer.get(completion_key(entry.task_no or "", entry.tool or ""))
-        text = str(getattr(results[-1], "context", "")) if results else ""
-        call = ActedCall(
-            tool=entry.tool or "",
-            task_no=entry.task_no or "",
-            key=entry.key,
-            amends=entry.amends,
-            result=text,
+        standing.append(
+            _call_of(entry, str(getattr(results[-1], "context", "")) if results else "")
         )
-        standing.append(call)
     return tuple(standing)
 
 
 def earlier_call(state: Mapping[str, Any], task_no: str, tool: str) -> ActedCall | None:
-    """The call of ``tool`` that a call of it on ``task_no`` replaces, in an amended request.
-
-    The same task number first; ``None`` when nothing is amended or the tool did not act for it.
-    """
+    """The call of ``tool`` (on ``task_no`` first) that this call replaces in an amended request."""
     message = state.get("message")
     if message is None or not message.amends:
         return None

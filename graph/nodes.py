@@ -1,8 +1,4 @@
-"""One node, two bodies: a sync one for ``invoke`` and a native async one for ``ainvoke``.
-
-A node's logic is written once, as steps (:mod:`toolweave.tools.effects`), so under
-``ainvoke`` a node never uses LangGraph's thread pool unless an effect chooses to.
-"""
+"""One node, two bodies: a sync one for ``invoke`` and a native async one for ``ainvoke``."""
 
 from __future__ import annotations
 
@@ -16,6 +12,8 @@ from toolweave.graph.context import RunContext
 from toolweave.graph.langgraph_private import RunnableCallable
 from toolweave.graph.tracing import label_run
 from toolweave.state.graph_state import GraphState
+from toolweave.state.ledger import LedgerEntry, LedgerKind
+from toolweave.state.task import TaskNode
 from toolweave.tools.effects import Steps as Steps
 from toolweave.tools.effects import adrive, drive
 
@@ -28,11 +26,7 @@ _COUNTERS = ("llm_calls", "deep_fallback_calls")
 
 
 def without_idle_counters(update: R) -> R:
-    """``update`` without counter writes of 0 (PF1: every channel written costs a step work).
-
-    The sum is the same; a write of 0 would still be applied, versioned and
-    checkpointed. An ``Overwrite`` (a reset) is kept.
-    """
+    """``update`` without counter writes of 0 (PF1: every channel written costs a step work)."""
     if not isinstance(update, dict) or not any(update.get(key) == 0 for key in _COUNTERS):
         return update
     kept = {k: v for k, v in update.items() if not (k in _COUNTERS and type(v) is int and v == 0)}
@@ -66,3 +60,18 @@ def make_pure_node(
         return body(state, runtime)
 
     return make_node(name, step)
+
+
+def entry(
+    at: TaskNode | str | None,
+    tool: str | None,
+    kind: LedgerKind,
+    verdict: str,
+    reason: str,
+    **fields: Any,
+) -> LedgerEntry:
+    """A ledger entry about ``tool`` on a task (its node or its number, L1)."""
+    task_no = at.task_no if isinstance(at, TaskNode) else at
+    return LedgerEntry(
+        kind=kind, task_no=task_no, tool=tool, verdict=verdict, reason=reason, **fields
+    )

@@ -13,7 +13,7 @@ from langgraph.types import Overwrite
 from toolweave.coordinators.base import AgentCoordinator
 from toolweave.graph.clarify import amended_calls, closed_by_new_turn
 from toolweave.graph.context import Dependencies, Limits, RunContext, assistant_for, user_data_for
-from toolweave.graph.nodes import Steps, make_node
+from toolweave.graph.nodes import Steps, entry, make_node
 from toolweave.graph.normalized import check_normalized
 from toolweave.graph.validation import question_of
 from toolweave.llm.offline import normalize_offline, resolved_by_rules
@@ -46,10 +46,7 @@ PER_MESSAGE_RESETS: tuple[tuple[str, Any], ...] = (
 def split_conversation(
     messages: Sequence[AnyMessage], limits: Limits
 ) -> tuple[str, list[AnyMessage]]:
-    """The question (the last human message) and the bounded history before it (A1, X1).
-
-    :func:`toolweave.graph.validation.question_of` checked the input before it was stored (X5).
-    """
+    """The question (the last human message) and the bounded history before it (A1, X1)."""
     question = question_of(messages, limits)
     history = list(messages[:-1])[-limits.history_messages :] if limits.history_messages else []
     return question, history
@@ -76,10 +73,7 @@ def offer_tools(
     user_data: Mapping[str, Any] | None,
     open_tools: Collection[str] = frozenset(),
 ) -> tuple[list[str], list[LedgerEntry]]:
-    """A2: the tools that pass T3 and T4 for this request, and a ledger entry per refusal.
-
-    ``open_tools`` pass both gates without a system filter (once per graph): not asked again.
-    """
+    """A2: the tools that pass T3 and T4 for this request, and a ledger entry per refusal."""
     offered: list[str] = []
     refused: list[LedgerEntry] = []
     for tool in tools:
@@ -90,23 +84,17 @@ def offer_tools(
         if verdict.passed:
             offered.append(tool.name)
         else:
-            refused.append(
-                LedgerEntry(
-                    kind=LedgerKind.GATE,
-                    tool=tool.name,
-                    verdict=f"refused: {verdict.gate}",
-                    reason=verdict.reason,
-                )
-            )
+            gate = f"refused: {verdict.gate}"
+            refused.append(entry(None, tool.name, LedgerKind.GATE, gate, verdict.reason))
     return offered, refused
 
 
 def refused_by_eligibility(refusals: Sequence[LedgerEntry]) -> list[str]:
     """The tools whose ``is_eligible`` refused (T4); a system filter's refusal (T3) is no news."""
     return [
-        entry.tool
-        for entry in refusals
-        if entry.tool is not None and entry.verdict == REFUSED_ELIGIBILITY
+        refusal.tool
+        for refusal in refusals
+        if refusal.tool is not None and refusal.verdict == REFUSED_ELIGIBILITY
     ]
 
 
@@ -117,11 +105,7 @@ GateCheck = Callable[[GraphState, Runtime[RunContext] | None], dict[str, Any]]
 
 
 def make_gate_check(deps: Dependencies) -> GateCheck:
-    """T4 on every run: the gates again on a run that resumes the message with a reply.
-
-    The reply's run brings its own user data: a tool it refuses gets a ``refused`` entry and a
-    ``gates`` event and does not run.
-    """
+    """T4 on every run: the gates again on a run that resumes the message with a reply."""
     tools = domain_tools(deps)
     open_tools = frozenset(tool.name for tool in tools if open_without_filter(tool))
 
@@ -136,9 +120,9 @@ def make_gate_check(deps: Dependencies) -> GateCheck:
             return {}
         before = set(message.offered)
         entries = [
-            entry.model_copy(update={"reason": RECHECKED.format(reason=entry.reason)})
-            for entry in refusals
-            if entry.tool in before
+            refusal.model_copy(update={"reason": RECHECKED.format(reason=refusal.reason)})
+            for refusal in refusals
+            if refusal.tool in before
         ]
         refused = refused_by_eligibility(entries)
         if refused and runtime is not None:
@@ -192,14 +176,8 @@ def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
                 prompt_type=norm.prompt_type,
             )
         )
-        entry = LedgerEntry(
-            kind=LedgerKind.NORMALIZED,
-            task_no=ROOT_TASK_NO,
-            verdict=norm.user_lang,
-            reason="; ".join(
-                [f"question: {norm.question!r}", *notes, f"offered {len(offered)} tools"]
-            ),
-        )
+        why = "; ".join([f"question: {norm.question!r}", *notes, f"offered {len(offered)} tools"])
+        said = entry(ROOT_TASK_NO, None, LedgerKind.NORMALIZED, norm.user_lang, why)
         update: dict[str, Any] = {
             "message": MessageFacts(
                 question=norm.question,
@@ -211,12 +189,11 @@ def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
                 amends=amends,
             ),
             "tasks": Overwrite({ROOT_TASK_NO: root}),
-            "ledger": Overwrite([*closed, entry, *refusals]),
+            "ledger": Overwrite([*closed, said, *refusals]),
             "llm_calls": Overwrite(calls),
             "deep_fallback_done": deps.domain.deep_fallback is None,
         }
-        # the previous message's results: cleared, but only where there are any
-        # (a new thread has none, and every channel written costs checkpoint work)
+        # the previous message's results cleared where there are any (a write costs work)
         for key, empty in PER_MESSAGE_RESETS:
             if state.get(key):
                 update[key] = empty

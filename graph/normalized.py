@@ -1,9 +1,4 @@
-"""Checks on the model's normalization of a message (A1, T10), before the root task is made.
-
-A first question is kept as written; a follow-up's rewrite that drops a content word
-of the message, or adds one written nowhere in the conversation, gives way to the
-offline rewrite; a confident language detector overrides the model's language tag.
-"""
+"""Checks on the model's normalization of a message (A1, T10), before the root task is made."""
 
 from __future__ import annotations
 

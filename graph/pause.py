@@ -1,7 +1,6 @@
 """The one interrupting node, ``ask_user``, and every pause kind's resume (Q1, Q2, Q7, W3, X5).
 
-``ask_user`` only interrupts and applies the resume value: LangGraph re-runs an
-interrupted node from its first line, so no work sits before the interrupt (Q4).
+LangGraph re-runs an interrupted node from its first line: no work sits before the interrupt (Q4).
 """
 
 from __future__ import annotations
@@ -58,9 +57,7 @@ def check_resume_for(interrupt_value: Any, resume: Any, limits: Limits) -> None:
 
 
 MESSAGE_RESUME = "message"
-"""The ``type`` of a resume value that is the person's next message, read as one sent (Q2).
-
-``{"type": "message", "content": "..."}``, for servers holding a new run behind an interrupt."""
+"""The ``type`` of a resume value that is the person's next message, read as one sent (Q2)."""
 
 
 def is_message_resume(value: Any) -> bool:
@@ -103,11 +100,7 @@ def _pending(state: Mapping[str, Any]) -> Pause:
 
 
 def with_reply_id(update: dict[str, Any], state: GraphState) -> dict[str, Any]:
-    """``update`` whose reply message has an id of its own, the same when the resume is replayed.
-
-    A replay of the resume (Studio answering the stored pause again) then gives the calls the reply
-    reaches the keys of the first answer (Q6), which record that they acted (S5).
-    """
+    """``update`` whose reply message has an id of its own, the same when the resume is replayed."""
     rounds = int(state.get("clarification_rounds") or 0)
     messages = [
         message.model_copy(update={"id": replay_reply_id(state["messages"], rounds, message.text)})
@@ -133,10 +126,7 @@ def make_ask_user(deps: Dependencies) -> Runnable[Any, Any]:
     check = make_gate_check(deps)
 
     def ask_user(state: GraphState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-        """Interrupt with the payload; on resume, apply the value to the pause.
-
-        A clarification reply checks the gates again (T4); client results are taken as sent (W3).
-        """
+        """Interrupt with the payload; on resume, apply the value to the pause."""
         pause = _pending(state)
         value = interrupt(payload_of(pause))
         update = apply_resume(pause, value, interrupt)

@@ -15,7 +15,7 @@ from toolweave.graph.candidates import (
     offer_candidates,
 )
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
-from toolweave.graph.nodes import Steps, make_node
+from toolweave.graph.nodes import Steps, entry, make_node
 from toolweave.graph.walk import current_task_no
 from toolweave.llm.port import Activation, RoutingVerdict
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
@@ -46,13 +46,13 @@ def forced_activation(
     for name in node.task.required_tool_names:
         tool = deps.registry.get(name)
         if tool is None:
-            entries.append(_entry(LedgerKind.FORCED_UNKNOWN, node, name, "skipped", "unknown tool"))
+            entries.append(entry(node, name, LedgerKind.FORCED_UNKNOWN, "skipped", "unknown tool"))
         elif tool.name not in offered:
             entries.append(
-                _entry(LedgerKind.FORCED, node, tool.name, REFUSED, "did not pass the gates (F4)")
+                entry(node, tool.name, LedgerKind.FORCED, REFUSED, "did not pass the gates (F4)")
             )
         elif tool not in tools:
-            entries.append(_entry(LedgerKind.FORCED, node, tool.name, "forced", f"as {name!r}"))
+            entries.append(entry(node, tool.name, LedgerKind.FORCED, "forced", f"as {name!r}"))
             tools.append(tool)
     return tools, entries
 
@@ -60,10 +60,7 @@ def forced_activation(
 def not_run_below(
     deps: Dependencies, state: GraphState, node: TaskNode, offered: set[str]
 ) -> tuple[set[str], list[LedgerEntry]]:
-    """S5: the offered tools, less those that ran on a subtask of the task this round.
-
-    So an effect happens once; a consumer (B2, B4) still may run, building on its subtasks' results.
-    """
+    """S5: the offered tools, less those (but consumers, B2) that ran on a subtask this round."""
     if not node.children:
         return offered, []
     ran = tools_run_below(state["ledger"], node.task_no)
@@ -73,7 +70,7 @@ def not_run_below(
         if name in offered and not isinstance(deps.registry.get(name), ContextConsumerTool)
     }
     entries = [
-        _entry(LedgerKind.TOOL_SKIPPED, node, n, "ran below", RAN_BELOW.format(task_no=ran[n]))
+        entry(node, n, LedgerKind.TOOL_SKIPPED, "ran below", RAN_BELOW.format(task_no=ran[n]))
         for n in sorted(again)
     ]
     return offered - again, entries
@@ -98,14 +95,11 @@ def search_language(deps: Dependencies, offered: set[str]) -> str | None:
 def routed_activation(
     deps: Dependencies, node: TaskNode, offered: set[str], outcome: GuardOutcome
 ) -> tuple[list[AnyTool], set[str], list[LedgerEntry]]:
-    """T5 + A5: the routing call's verdicts as the guards left them, plus the default retrieval.
-
-    Also returns the tools in doubt (A9, Q1), from the guards' ``outcome``.
-    """
+    """T5 + A5: the guarded verdicts' tools, the tools in doubt (A9, Q1) and the retrieval."""
     retrieval = deps.domain.default_retrieval_tool
     activation = outcome.activation
     entries = [
-        _entry(LedgerKind.ROUTING, node, v.tool, "routed", _said(v), v.confidence)
+        entry(node, v.tool, LedgerKind.ROUTING, "routed", _said(v), confidence=v.confidence)
         for v in activation.verdicts
         if v.run
     ]
@@ -130,7 +124,7 @@ def routed_activation(
         tools.append(deps.registry[retrieval])
         words = activation.search_words
         said = f"default retrieval, also searching {words!r} (D9)" if words else "default retrieval"
-        entries.append(_entry(LedgerKind.ROUTING, node, retrieval, "default", said))
+        entries.append(entry(node, retrieval, LedgerKind.ROUTING, "default", said))
     return tools, outcome.in_doubt, entries
 
 
@@ -151,11 +145,7 @@ def _said(verdict: RoutingVerdict) -> str:
 def abstain(
     threshold: float | None, node: TaskNode, activation: Activation, routed: set[str]
 ) -> tuple[set[str], list[LedgerEntry]]:
-    """T5: a routed tool whose P(yes) is below the domain's ``routing_threshold`` does not run.
-
-    Last of the routing's rules, so a calibration can replay thresholds; no P(yes) or no threshold
-    keeps the yes.
-    """
+    """T5: a routed tool whose P(yes) is below the domain's ``routing_threshold`` does not run."""
     if threshold is None:
         return routed, []
     low = {
@@ -164,28 +154,12 @@ def abstain(
         if v.tool in routed and v.confidence is not None and v.confidence < threshold
     }
     entries = [
-        _entry(LedgerKind.ROUTING, node, name, ABSTAINED, ABSTAIN.format(p=p, t=threshold), p)
-        for name, p in sorted(low.items())
+        entry(
+            node, n, LedgerKind.ROUTING, ABSTAINED, ABSTAIN.format(p=p, t=threshold), confidence=p
+        )
+        for n, p in sorted(low.items())
     ]
     return routed - set(low), entries
-
-
-def _entry(
-    kind: LedgerKind,
-    node: TaskNode,
-    tool: str,
-    verdict: str,
-    reason: str,
-    confidence: float | None = None,
-) -> LedgerEntry:
-    return LedgerEntry(
-        kind=kind,
-        task_no=node.task_no,
-        tool=tool,
-        verdict=verdict,
-        reason=reason,
-        confidence=confidence,
-    )
 
 
 def make_route(deps: Dependencies) -> Runnable[Any, Any]:
@@ -229,7 +203,7 @@ def make_route(deps: Dependencies) -> Runnable[Any, Any]:
         ordered = sorted(tools, key=lambda tool: (tool.name in in_doubt, tool.priority))
         cap = deps.limits.max_tools_per_task
         entries += [
-            _entry(LedgerKind.TOOL_SKIPPED, node, t.name, "dropped", TOOL_CAP.format(cap=cap))
+            entry(node, t.name, LedgerKind.TOOL_SKIPPED, "dropped", TOOL_CAP.format(cap=cap))
             for t in ordered[cap:]
         ]
         queue = [tool.name for tool in ordered[:cap]]

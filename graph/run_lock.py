@@ -1,9 +1,4 @@
-"""One run at a time per thread, in one process and across processes (S5, Q5, Q6).
-
-Overlapping runs on one thread would run tools with side effects twice, so a top-level run waits (at
-most ``Limits.thread_wait_s``, then ``ThreadBusyError``) for the thread's earlier run; across
-processes through PostgreSQL (:mod:`database_lock`), not SQLite files. Nested runs do not wait.
-"""
+"""One run at a time per thread, in one process and across processes (S5, Q5, Q6)."""
 
 from __future__ import annotations
 
@@ -13,7 +8,7 @@ import time
 import weakref
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager, suppress
-from contextvars import ContextVar, Token
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,16 +61,6 @@ def thread_key(saver: object, configurable: Mapping[str, Any]) -> Key | None:
     return (id(saver), str(thread_id))
 
 
-def _release(entry: _Lock, token: Token[frozenset[Key]]) -> None:
-    """Release the lock, then forget the key in this context.
-
-    The lock goes first: a run closed from another context cannot reset the context variable.
-    """
-    entry.lock.release()
-    with suppress(ValueError):
-        _HELD.reset(token)
-
-
 @dataclass(frozen=True)
 class _Hold:
     """What a run waits for and holds: its thread's lock, by when, and the error past it."""
@@ -104,7 +89,9 @@ def _kept(entry: _Lock, key: Key) -> Iterator[None]:
     try:
         yield
     finally:
-        _release(entry, token)
+        entry.lock.release()  # first: a run closed from another context cannot reset the variable
+        with suppress(ValueError):
+            _HELD.reset(token)
 
 
 @contextmanager
@@ -112,9 +99,6 @@ def holding(
     locks: ThreadLocks, key: Key | None, wait_s: float, saver: object = None
 ) -> Iterator[None]:
     """Hold ``key``'s thread for a sync run (no-op for ``None`` or a nested run).
-
-    With a PostgreSQL ``saver`` the run also holds the thread in its database,
-    within the same ``wait_s`` (:mod:`toolweave.graph.database_lock`).
 
     Raises:
         ThreadBusyError: The thread's earlier run did not end within ``wait_s``.

@@ -1,8 +1,6 @@
 """Read a thread's stored state without the graph that wrote it (``toolweave explain``).
 
-Several channels are ``DeltaChannel`` channels, stored as their writes rather than as whole values,
-so a checkpoint's ``channel_values`` alone is not the state. A graph over :class:`GraphState` (with
-no real nodes) reconstructs it through LangGraph's own reader.
+Delta channels store their writes, so LangGraph's own reader rebuilds the state.
 """
 
 from __future__ import annotations

@@ -1,8 +1,4 @@
-"""A thread's status, replies to paused threads and interrupted runs (X1, Q2, Q5).
-
-LangGraph runs a resume on an unknown thread from the start and ignores one with nothing pending:
-:func:`reply` checks first. A run stopped between steps is finished or abandoned, never dropped.
-"""
+"""A thread's status, replies to paused threads and interrupted runs (X1, Q2, Q5)."""
 
 from __future__ import annotations
 
@@ -210,10 +206,7 @@ async def aresume_interrupted(
 
 
 def abandon_updates(status: ThreadStatus) -> list[list[StateUpdate]]:
-    """The state updates that abandon an interrupted run (Q5), for ``bulk_update_state``.
-
-    Written as the due node, so history shows where the run stopped; a second superstep clears it.
-    """
+    """The state updates that abandon an interrupted run (Q5), for ``bulk_update_state``."""
     failed = {"error": status.error} if status.error else {}
     entry = LedgerEntry(
         kind=LedgerKind.RUN_ABANDONED,

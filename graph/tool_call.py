@@ -1,9 +1,4 @@
-"""Calling a tool from the graph: any tool kind, the right method, its failure contained.
-
-Nothing here knows which pause a result leads to. :func:`tool_steps` is one call as ``execute``
-makes it: request extracted (T7) and validated (T6), budget (D7), context (P1-P3, Q6), and a failure
-turned into "no result" (R7).
-"""
+"""Calling a tool from the graph: any tool kind, the right method, its failure contained (R7)."""
 
 from __future__ import annotations
 
@@ -20,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
 from toolweave.graph.idempotency import earlier_call, recorded_call, tool_call_key
+from toolweave.graph.nodes import entry
 from toolweave.llm.budget import LlmBudget
 from toolweave.llm.passthrough import astream_message, stream_message
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
@@ -28,6 +24,7 @@ from toolweave.state.graph_state import ActedCall, GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.results import ResultMode, ToolResult, require_result
 from toolweave.state.task import PromptAndContext, TaskNode
+from toolweave.tools import required
 from toolweave.tools.base import ToolCallContext
 from toolweave.tools.consumers import (
     ClarifiableContextConsumerTool,
@@ -37,13 +34,6 @@ from toolweave.tools.consumers import (
 from toolweave.tools.effects import Call, Steps, perform
 from toolweave.tools.progress import ProgressEmitter, phrases_for
 from toolweave.tools.registry import AnyTool
-from toolweave.tools.required import (
-    asks_itself,
-    graph_asks,
-    input_question,
-    missing_inputs,
-    with_reply,
-)
 from toolweave.tools.text import readable
 
 logger = logging.getLogger(__name__)
@@ -122,10 +112,7 @@ def tool_call(
     buffer: Mapping[str, list[PromptAndContext]],
     reply: str | None,
 ) -> Call[ToolResult | None]:
-    """The right method of ``tool`` (plain, B2 context, Q2/B3 reply), sync and async.
-
-    Pass the result through :func:`checked_result`.
-    """
+    """The right method of ``tool`` (plain, B2 context, Q2/B3 reply), sync and async."""
 
     def snapshot() -> dict[str, list[PromptAndContext]]:  # copied only for a consumer
         return {key: list(entries) for key, entries in buffer.items()}
@@ -153,11 +140,7 @@ def tool_call(
 
 
 def result_reader(tool: AnyTool, user_lang: str) -> Callable[[str], str]:
-    """How the tool's result reads in the answer: its ``result_text`` (R10).
-
-    For a tool that acts a raising ``result_text`` falls back to the default reading, logged:
-    raising would drop the step's writes and each retry would act again (S5, Q4). Else: a bug.
-    """
+    """How the tool's result reads in the answer: ``result_text`` (R10), contained if it acts."""
     reads = partial(tool.result_text, user_lang=user_lang)
     if not tool.side_effects:
         return reads
@@ -176,9 +159,7 @@ def checked_result(tool: AnyTool, result: ToolResult | None) -> ToolResult | Non
     """``result``, unless it is a clarification request from a tool that cannot take the reply.
 
     Raises:
-        NotClarifiableError: The tool returned a clarification request (Q1) and is no
-            ``ClarifiableTool``: a tool bug, loud (R7's explicit errors); for a tool
-            that acts the caller contains it as no result, logged as an error (S5).
+        NotClarifiableError: A tool bug, loud (R7); the caller contains it for a tool that acts.
     """
     if not isinstance(result, ToolResult) or result.mode is not ResultMode.CLARIFICATION:
         return result
@@ -210,15 +191,12 @@ def tool_steps(
     text: str,
     reply: str | None,
 ) -> Steps[Outcome]:
-    """Extract the request if needed, call the tool, and contain its failure (R7).
-
-    ``reply`` is the user's reply to the tool's question (Q2), if it waits for the tool.
-    """
+    """Extract the request if needed, call the tool (given ``reply``, Q2), contain failure (R7)."""
     tool = deps.registry.get(name)
     if tool is None:
         return Outcome(ledger=[entry(node, name, LedgerKind.TOOL_SKIPPED, "skipped", UNREGISTERED)])
     earlier = earlier_call(state, node.task_no, name) if tool.side_effects else None
-    if (kept := _not_made_again(state, node, tool, earlier)) is not None:
+    if (kept := not_made_again(state, node, tool, earlier)) is not None:
         return kept
     outcome = Outcome(request=node.requests.get(name))
     request = yield from _request_steps(deps, runtime, node, tool, text, outcome)
@@ -253,8 +231,7 @@ def tool_steps(
     except InvalidToolResultError as exc:  # a bad result is the tool's bug: loud...
         if not tool.side_effects:
             raise
-        # ...unless the tool acts: raising drops the step's writes, so every retry of
-        # the run would call it, and act, again (S5, Q4); contained, logged as an error
+        # ...unless it acts: raising drops the step's writes, and each retry acts again (S5, Q4)
         logger.error(ACTED_REFUSED, name, node.task_no, exc_info=True)
         refused = _contained(outcome, budget, node, name, exc, progress)
         acted = refused.ledger[-1].model_copy(update={"key": ctx.idempotency_key})
@@ -275,18 +252,18 @@ def tool_steps(
     return outcome
 
 
-def _not_made_again(
+def not_made_again(
     state: GraphState, node: TaskNode, tool: AnyTool, earlier: ActedCall | None
 ) -> Outcome | None:
     """The outcome of a call of a tool that acts which is not made (again), else ``None`` (S5, Q6).
 
-    One the amended request made (``earlier``) when the tool takes no amendments; one a checkpoint
-    of the thread records under the call's key (a replayed or forked run).
+    One ``earlier`` made when the tool takes no amendments, or one the thread's checkpoints record.
     """
     if earlier is not None and not tool.takes_amendments:
         return kept_effect(node, tool, earlier, state["message"].user_lang)
     if tool.side_effects and (done := recorded_call(tool_call_key(state, node.task_no, tool.name))):
-        return replayed_effect(node, tool, done)
+        text = done.result or DONE_ALREADY.format(tool=tool.name.replace("_", " "))
+        return _standing(node, tool, done, REPLAYED, text, read=not done.result)
     return None
 
 
@@ -298,11 +275,7 @@ def amended_keys(earlier: ActedCall | None) -> tuple[str, ...]:
 def acting_entry(
     called: LedgerEntry, tool: AnyTool, key: str, amends: tuple[str, ...]
 ) -> LedgerEntry:
-    """The ledger entry of a call, with its key when the tool acted (Q6, L1).
-
-    With the keys of the calls it replaces (``amends``), so an amendment of this request finds it
-    (:func:`~toolweave.graph.idempotency.acted_calls`).
-    """
+    """The ledger entry of a call, with its key and the keys it replaces if the tool acted (Q6)."""
     if not tool.side_effects or called.kind is not LedgerKind.TOOL_RESULT:
         return called
     if called.verdict == NO_RESULT:
@@ -323,43 +296,19 @@ def kept_effect_text(tool: AnyTool, earlier: ActedCall, user_lang: str) -> str:
 
 
 def kept_effect(node: TaskNode, tool: AnyTool, earlier: ActedCall, user_lang: str) -> Outcome:
-    """S5, Q6: a tool that acted for the amended request, not called again: its result stands.
-
-    Calling a tool that takes no amendments would act twice; its earlier result joins the answer's
-    guaranteed context, saying it was done before the amendment.
-    """
+    """S5, Q6: a tool that acted for the amended request, not called again: its result stands."""
     text = kept_effect_text(tool, earlier, user_lang)
-    kept = LedgerEntry(  # a result on the task (S5: ran here), under the earlier key
-        kind=LedgerKind.TOOL_RESULT,
-        task_no=node.task_no,
-        tool=tool.name,
-        verdict=KEPT,
-        reason=NOT_RUN_AGAIN.format(key=earlier.key),
-        key=earlier.key,
-        amends=earlier.amends,
-    )
+    return _standing(node, tool, earlier, NOT_RUN_AGAIN.format(key=earlier.key), text, read=True)
+
+
+def _standing(
+    node: TaskNode, tool: AnyTool, call: ActedCall, reason: str, text: str, *, read: bool
+) -> Outcome:
+    """A call not made, its earlier ``call``'s result standing: a result on the task, its key."""
+    amends = call.amends
+    kept = entry(node, tool.name, LedgerKind.TOOL_RESULT, KEPT, reason, key=call.key, amends=amends)
     result = ToolResult.as_guaranteed_context(tool.name, text)
-    return Outcome(result=result, ledger=[kept], read=True)
-
-
-def replayed_effect(node: TaskNode, tool: AnyTool, done: ActedCall) -> Outcome:
-    """S5, Q6: a call the thread's checkpoints record under its key, in a replay: not made again.
-
-    LangGraph runs the steps after a replayed (or forked) checkpoint again; the stored result
-    stands for the call, read as the tool's result (R10).
-    """
-    kept = LedgerEntry(
-        kind=LedgerKind.TOOL_RESULT,
-        task_no=node.task_no,
-        tool=tool.name,
-        verdict=KEPT,
-        reason=REPLAYED,
-        key=done.key,
-        amends=done.amends,
-    )
-    text = done.result or DONE_ALREADY.format(tool=tool.name.replace("_", " "))
-    result = ToolResult.as_guaranteed_context(tool.name, text)
-    return Outcome(result=result, ledger=[kept], read=not done.result)
+    return Outcome(result=result, ledger=[kept], read=read)
 
 
 def _with_inputs(
@@ -371,17 +320,29 @@ def _with_inputs(
     reply: str | None,
     outcome: Outcome,
 ) -> tuple[BaseModel, Outcome | None]:
-    """The request with its required inputs (T13; a reply fills one, Q2), or a call not made."""
-    missing = missing_inputs(tool, request)
-    if not missing or asks_itself(tool):
+    """The request with its required inputs (T13; a reply fills one, Q2), or a call not made.
+
+    Not made: the tool or domain asks for an unfilled input (Q1), else the call is declined.
+    """
+    missing = required.missing_inputs(tool, request)
+    if not missing or required.asks_itself(tool):
         return request, None
     if reply is not None:  # Q2: the user's reply is the input the graph asked for
-        request = with_reply(tool, request, reply)
+        request = required.with_reply(tool, request, reply)
         outcome.request = request.model_dump(exclude_none=True, by_alias=True)
-        missing = missing_inputs(tool, request)
-    if missing:
-        return request, _unfilled(deps, state, node, tool, request, missing, outcome)
-    return request, None
+        missing = required.missing_inputs(tool, request)
+    if not missing:
+        return request, None
+    names = ", ".join(missing)
+    if required.graph_asks(tool, domain_asks=deps.domain.ask_for_missing_inputs):
+        question, offered = required.input_question(tool, request, state["message"].user_lang)
+        outcome.result = ToolResult.clarification(tool.name, question, offered)
+        asked = MISSING_INPUTS_ASKED.format(names=names)
+        outcome.ledger.append(entry(node, tool.name, LedgerKind.CLARIFICATION, "asked", asked))
+    else:
+        declined = MISSING_INPUTS.format(names=names)
+        outcome.ledger.append(entry(node, tool.name, LedgerKind.TOOL_SKIPPED, "declined", declined))
+    return request, outcome
 
 
 def _request_steps(
@@ -456,27 +417,6 @@ def _called(node: TaskNode, name: str, result: ToolResult | None, reply: str | N
     return entry(node, name, kind, verdict, reason)
 
 
-def _unfilled(
-    deps: Dependencies,
-    state: GraphState,
-    node: TaskNode,
-    tool: AnyTool,
-    request: BaseModel,
-    missing: list[str],
-    outcome: Outcome,
-) -> Outcome:
-    """T13: ask for an unfilled required input if the tool or domain says so (Q1), else decline."""
-    if graph_asks(tool, domain_asks=deps.domain.ask_for_missing_inputs):
-        question, offered = input_question(tool, request, state["message"].user_lang)
-        outcome.result = ToolResult.clarification(tool.name, question, offered)
-        reason = MISSING_INPUTS_ASKED.format(names=", ".join(missing))
-        outcome.ledger.append(entry(node, tool.name, LedgerKind.CLARIFICATION, "asked", reason))
-        return outcome
-    reason = MISSING_INPUTS.format(names=", ".join(missing))
-    outcome.ledger.append(entry(node, tool.name, LedgerKind.TOOL_SKIPPED, "declined", reason))
-    return outcome
-
-
 def _spent(outcome: Outcome, budget: LlmBudget) -> None:
     """The model calls the tool spent, on the run's count and on the deep cap (D7)."""
     outcome.llm_calls += budget.spent
@@ -495,8 +435,3 @@ def _budget(
     return LlmBudget(
         assistant_for(deps, runtime), limit=limit, user_lang=state["message"].user_lang
     )
-
-
-def entry(node: TaskNode, tool: str, kind: LedgerKind, verdict: str, reason: str) -> LedgerEntry:
-    """A ledger entry about ``tool`` on ``node``'s task (L1)."""
-    return LedgerEntry(kind=kind, task_no=node.task_no, tool=tool, verdict=verdict, reason=reason)

@@ -1,7 +1,4 @@
-"""LangSmith traces that read like the ledger: every phase run named "<phase> <task>".
-
-With tracing off there is no run tree and this costs one context-variable lookup.
-"""
+"""LangSmith traces that read like the ledger: every phase run named "<phase> <task>"."""
 
 from __future__ import annotations
 

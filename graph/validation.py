@@ -1,7 +1,4 @@
-"""Every input checked before LangGraph writes any of it (X1, X5).
-
-LangGraph stores a run's input before the first node runs, so a check in a node is too late.
-"""
+"""Every input checked before LangGraph writes any of it (X1, X5): a node's check is too late."""
 
 from __future__ import annotations
 
@@ -64,9 +61,8 @@ COMMAND_ONLY_RESUME = (
     "would write to the thread unchecked"
 )
 UNKNOWN_CONTEXT_KEYS = (
-    "unknown run context key(s) {keys}{hint}: the run context takes {known} "
-    "(toolweave.RunContext); pass e.g. context={{'user_data': {{...}}}} or "
-    "context=RunContext(user_data={{...}})"
+    "unknown run context key(s) {keys}{hint}: the run context takes {known} (toolweave.RunContext)"
+    "; pass e.g. context={{'user_data': {{...}}}} or context=RunContext(user_data={{...}})"
 )
 BAD_CONTEXT = (
     "the run context must be a toolweave.RunContext or a mapping of its fields ({known}), "
@@ -77,9 +73,8 @@ BAD_CONTEXT_USER_DATA = (
     "(e.g. {{'user_id': '...'}}) or None, not {kind}"
 )
 CONTEXT_IN_CONFIG = (
-    "the run context is in the config (config['context']), where LangGraph never reads it: "
-    "pass it beside the config, graph.invoke(input, config, context=RunContext(...)) "
-    "or context={...}"
+    "the run context is in the config (config['context']), where LangGraph never reads it: pass "
+    "it beside the config, graph.invoke(input, config, context=RunContext(...)) or context={...}"
 )
 MAX_INPUT_MESSAGES = 500
 """Messages accepted in one input (a client that re-sends the whole conversation)."""
@@ -134,11 +129,7 @@ class _Budget:
 
 
 def check_data(value: Any, what: str, *, limit: int = MAX_DATA_CHARS) -> Any:
-    """``value`` as plain JSON-like data (lists and dicts), or :class:`InvalidRequestError`.
-
-    ``None``, booleans, 64-bit integers, finite floats, valid Unicode texts, and lists/tuples and
-    text-keyed mappings of these, :data:`MAX_DATA_DEPTH` deep and ``limit`` characters at most.
-    """
+    """``value`` as plain JSON-like data (lists and dicts), or :class:`InvalidRequestError`."""
     return _data(value, what, 0, _Budget(what, limit))
 
 
@@ -283,9 +274,8 @@ def parse_systems(value: Any) -> list[str]:
     """The request's system filter (T3) as a list of texts."""
     if value is None:
         return []
-    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
-        raise InvalidRequestError(BAD_SYSTEMS.format(kind=type(value).__name__))
-    if len(value) > MAX_SYSTEMS or not all(isinstance(item, str) for item in value):
+    listed = isinstance(value, Sequence) and not isinstance(value, str | bytes)
+    if not listed or len(value) > MAX_SYSTEMS or not all(isinstance(i, str) for i in value):
         raise InvalidRequestError(BAD_SYSTEMS.format(kind=type(value).__name__))
     return [check_text(item, "'systems'") for item in value]
 
@@ -311,17 +301,15 @@ def parse_message_input(value: Any, limits: Limits) -> dict[str, Any]:
         )
     if "messages" not in value:
         raise InvalidRequestError(NO_MESSAGES)
-    checked: dict[str, Any] = {}
-    for key, item in value.items():
-        if key == "messages":
-            checked[key] = parse_messages(item, limits)
-        elif key == "systems":
-            checked[key] = parse_systems(item)
-        elif key == "user_data":
-            checked[key] = parse_user_data(item)
-        else:  # keys added to InputState later: at least storable
-            checked[key] = check_data(item, repr(key))
-    return checked
+    parsers: dict[str, Callable[[Any], Any]] = {
+        "messages": lambda item: parse_messages(item, limits),
+        "systems": parse_systems,
+        "user_data": parse_user_data,
+    }
+    return {  # a key added to InputState later: at least storable
+        key: parsers[key](item) if key in parsers else check_data(item, repr(key))
+        for key, item in value.items()
+    }
 
 
 @functools.cache
@@ -332,8 +320,6 @@ def context_keys() -> tuple[str, ...]:
 
 def check_context(context: Any) -> None:
     """A run's ``context=`` is one LangGraph can make a :class:`RunContext` of (T4, N3, X5).
-
-    LangGraph would raise a bare ``TypeError``; this names the keys and the nearest to a typo.
 
     Raises:
         InvalidContextError: Before anything is stored.
@@ -346,7 +332,9 @@ def check_context(context: Any) -> None:
     elif isinstance(context, Mapping):
         unknown = [key for key in context if key not in known]
         if unknown:
-            raise InvalidContextError(_unknown_context_keys(unknown, known))
+            keys, hint = ", ".join(map(repr, unknown)), did_you_mean(unknown, known)
+            error = UNKNOWN_CONTEXT_KEYS.format(keys=keys, hint=hint, known=", ".join(known))
+            raise InvalidContextError(error)
         user_data = context.get("user_data")
     else:
         raise InvalidContextError(
@@ -356,19 +344,8 @@ def check_context(context: Any) -> None:
         raise InvalidContextError(BAD_CONTEXT_USER_DATA.format(kind=type(user_data).__name__))
 
 
-def _unknown_context_keys(unknown: Sequence[Any], known: Sequence[str]) -> str:
-    """The message of :data:`UNKNOWN_CONTEXT_KEYS`, with the nearest known key of each."""
-    return UNKNOWN_CONTEXT_KEYS.format(
-        keys=", ".join(map(repr, unknown)),
-        hint=did_you_mean(unknown, known),
-        known=", ".join(known),
-    )
-
-
 def check_config(*configs: Mapping[str, Any] | None) -> None:
     """No run context in a config: LangGraph reads it only from ``context=`` (N3, X5).
-
-    LangChain would move it into ``configurable``: the run would go on without the person's data.
 
     Raises:
         InvalidContextError: Before anything is stored.

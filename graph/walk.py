@@ -1,8 +1,4 @@
-"""The walk over the task tree as one pure function (S2, S3, A3-A7).
-
-``next_step`` names the phase that comes next and its task; it is every node's
-conditional edge, so every ordering rule lives here. It imports nothing from LangGraph.
-"""
+"""The walk over the task tree as one pure function (S2, S3, A3-A7): every ordering rule."""
 
 from __future__ import annotations
 
@@ -83,10 +79,7 @@ def next_step(state: Mapping[str, Any]) -> Step:
 
 
 def next_phase(state: Mapping[str, Any]) -> Phase | Entry:
-    """The route function of every phase node's conditional edges: the phase the walk names.
-
-    A message resume that reached a waiting question enters as a new message does.
-    """
+    """The route function of every phase node's conditional edges: the phase the walk names."""
     if message_waits(state):
         return route_entry(state)
     return next_step(state).phase
@@ -110,11 +103,7 @@ def _first_open_child(tasks: Mapping[str, TaskNode], node: TaskNode) -> TaskNode
 
 
 def route_entry(state: Mapping[str, Any]) -> Entry:
-    """Where a new message enters: a reply to an open question (Q2) or a new question (A1).
-
-    A new or amended question starts a new turn and closes the open question; a reply
-    or a cancel goes to ``take_reply``.
-    """
+    """Where a new message enters: a reply to an open question (Q2) or a new question (A1)."""
     pause = pause_of(state)
     if pause is None or awaiting(pause) != "reply":
         return "normalize"

@@ -166,3 +166,21 @@ def test_R9_D3_a_read_time_picks_the_sentence_with_that_time_not_one_sharing_its
     result = search.execute(EmptyRequest(), ctx_for(reader, limit=None, rewrites=("office open",)))
     assert result is not None
     assert [d.text for d in result.documents] == ["The office is open from 7:00 to 15:00."]
+
+
+def test_R9_D3_a_read_amount_with_a_thousands_space_is_one_figure(
+    make_store: StoreFactory,
+) -> None:
+    store = make_store()
+    store.add_document(
+        "fees",
+        ["# Fees\nA single room costs 14 000 Ft a night. A parent's bed costs 6 000 Ft a night."],
+        name="Fees",
+        lang="en",
+    )
+    reader = Reader()
+    reader.read_passage = lambda question, passage, *, user_lang: "14 000 Ft a night"  # type: ignore[method-assign]
+    search = ContextSearchTool("context_search", None, store)
+    result = search.execute(EmptyRequest(), ctx_for(reader, limit=None, rewrites=("room fee",)))
+    assert result is not None
+    assert [d.text for d in result.documents] == ["A single room costs 14 000 Ft a night."]

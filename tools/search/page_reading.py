@@ -22,7 +22,7 @@ from toolweave.tools.search.text import content_words, sections, word_terms, wor
 
 READ_SCORE = 1.0
 """``sentence_score`` of an answer read from a page: above any keyword hit."""
-FIGURE = re.compile(r"\d+(?:[:.,]\d+)*")  # "7:00", "14 000" is two, "1.5" one
+FIGURE = re.compile(r"\d+(?:[ \u00a0]\d{3})*(?:[:.,]\d+)*")  # "7:00", "14 000", "1.5": one each
 SUPPORT_CHARS = 600
 """Most characters of the page's own sentences that stand for one read answer (R9)."""
 UNREAD_CHARS = 1_200

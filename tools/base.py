@@ -63,7 +63,6 @@ class EmptyRequest(BaseModel):
 
 
 RequestT = TypeVar("RequestT", bound=BaseModel)
-ResultT = TypeVar("ResultT")
 
 MISSING_EXECUTE = "{cls} must implement {method}() or its async twin a{method}()"
 _LIBRARY_DEFAULTS = (__name__, "toolweave.tools.consumers")  # modules of the async defaults
@@ -84,11 +83,6 @@ def run_async_twin(tool: object, method: str, *args: Any) -> ToolResult | None:
     if getattr(getattr(type(tool), twin), "__module__", None) in _LIBRARY_DEFAULTS:
         raise NotImplementedError(MISSING_EXECUTE.format(cls=type(tool).__name__, method=method))
     coro: Coroutine[Any, Any, ToolResult | None] = getattr(tool, twin)(*args)
-    return run_on_sync_loop(coro)
-
-
-def run_blocking(coro: Coroutine[Any, Any, ResultT]) -> ResultT:
-    """Run an async method to completion from sync code (``invoke``), on the sync callers' loop."""
     return run_on_sync_loop(coro)
 
 

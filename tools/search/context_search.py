@@ -15,7 +15,12 @@ from toolweave.tools.base import EmptyRequest, PriorContext, ToolCallContext
 from toolweave.tools.consumers import ContextConsumerTool
 from toolweave.tools.search.novelty import Known
 from toolweave.tools.search.page_graph import PageRef
-from toolweave.tools.search.page_reading import read_pages, subtask_question, unread
+from toolweave.tools.search.page_reading import (
+    read_pages,
+    subtask_question,
+    unread,
+    unread_wording,
+)
 from toolweave.tools.search.protocol import PageGraphStore
 from toolweave.tools.search.retrieval import name_tool
 from toolweave.tools.search.retrievers import retrieved_pages
@@ -148,6 +153,7 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
             question, self.corpus_words.lookups(ctx, self.store, question)
         )
         hits = known.new(hits)
+        phrasings = search_phrasings(ctx, question)  # D8: the gatekeeper's rewrites
         ctx.progress("CANDIDATE_PAGES", detail=str(len(candidates)))
         limit = self.max_brute_force_page_count
         if not candidates:
@@ -158,7 +164,7 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
             ctx.progress("SCANNING_DOMAIN", detail=f"{len(candidates)} pages")
         elif (why := self.unread_reason(ctx, len(candidates))) is not None:
             ctx.progress(*why)  # D5, D7: no page is read; the best passages, unread (D9)
-            wording = search_phrasings(ctx, question) or (question,)  # D8: the new words
+            wording = unread_wording(question, phrasings)
             spent = why[0] == "BUDGET_SPENT"  # a deep search meant to read: whole pieces only
             best = unread(self.store, hits[: self.best_sentences], known, wording, whole=spent)
             if not best:
@@ -174,7 +180,7 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
             pages,
             question,
             enough=self.enough,
-            phrasings=search_phrasings(ctx, question),
+            phrasings=phrasings,
             known=known,
             echoes=True,
         )

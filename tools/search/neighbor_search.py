@@ -19,6 +19,7 @@ from toolweave.tools.search.page_reading import (
     read_pages,
     subtask_question,
     unread,
+    unread_wording,
 )
 from toolweave.tools.search.protocol import DocumentStore
 from toolweave.tools.search.retrieval import name_tool
@@ -102,7 +103,7 @@ class NeighborPageSearchTool(ContextConsumerTool[EmptyRequest]):
         known = Known.of_prior(prior_context)  # D8: a page read back into the context is no find
         if ctx.llm is None or ctx.llm.exhausted:  # D7: no page may be read, its words are
             refs = [ref for ref, _ in pages]
-            wording = phrasings or (question,)  # D8: the rewrites' words, else the piece's
+            wording = unread_wording(question, phrasings)
             hits = matching_sentences(self.store, refs, wording)
             found = unread(self.store, hits, known, wording, whole=ctx.llm is not None)
         else:

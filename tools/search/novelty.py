@@ -12,7 +12,8 @@ from toolweave.tools.search.text import content_words, split_sentences, word_ter
 SentenceKey = tuple[str, int | None, int]  # document_id, page, sentence_number
 
 
-def _terms(text: str) -> set[str]:
+def content_terms(text: str) -> set[str]:
+    """The terms (word_terms) of the content words of ``text``."""
     return {term for word in content_words(text) for term in word_terms(word)}
 
 
@@ -31,7 +32,7 @@ class Known:
         sentences = frozenset(
             (d.document_id, d.page, d.sentence_number) for d in docs if d.sentence_number
         )
-        known = (frozenset(_terms(text)) for text in [*(d.text for d in docs), *texts])
+        known = (frozenset(content_terms(text)) for text in [*(d.text for d in docs), *texts])
         passages = frozenset(
             (d.document_id, d.page, d.text.strip()) for d in docs if not d.sentence_number
         )

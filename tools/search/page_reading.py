@@ -13,7 +13,7 @@ from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.marker import extract_coordinator_task
 from toolweave.tools.base import ToolCallContext
 from toolweave.tools.language import detect_language
-from toolweave.tools.search.novelty import Known
+from toolweave.tools.search.novelty import Known, content_terms
 from toolweave.tools.search.page_graph import PageRef
 from toolweave.tools.search.passages import passages
 from toolweave.tools.search.protocol import DocumentStore, with_page_counts
@@ -64,10 +64,6 @@ def _terms(text: str) -> set[str]:
     return {term for word in words(text) for term in word_terms(word)}
 
 
-def _content_terms(wording: Sequence[str]) -> set[str]:
-    return {term for text in wording for w in content_words(text) for term in word_terms(w)}
-
-
 Words = list[tuple[str, ...]]  # each word as its terms (word_terms)
 
 
@@ -83,6 +79,11 @@ def _page_terms(store: DocumentStore, hit: UniqueTextDocument) -> set[str]:
     if hit.page is None:
         return _terms(hit.text)
     return _terms(" ".join(s.text for s in store.page_sentences(hit.document_id, hit.page)))
+
+
+def unread_wording(question: str, phrasings: Sequence[str]) -> Sequence[str]:
+    """What an unread hit must say (D8): the piece's rewrites, else the piece itself."""
+    return phrasings or (question,)
 
 
 def unread(
@@ -124,7 +125,7 @@ def matching_sentences(
     store: DocumentStore, pages: Sequence[PageRef], wording: Sequence[str]
 ) -> list[UniqueTextDocument]:
     """The sentences of ``pages`` sharing a content word with ``wording``, most shared first."""
-    wanted = _content_terms(wording)
+    wanted = set().union(*(content_terms(text) for text in wording))
     scored: list[tuple[int, int, UniqueTextDocument]] = []
     for rank, ref in enumerate(pages):
         info = store.document(ref.document_id)
@@ -159,16 +160,15 @@ def supporting_sentences(
     if read.page is None:
         return [read]
     figures = set(FIGURE.findall(read.text))
-    terms = _terms(" ".join(content_words(read.text)))
+    terms = content_terms(read.text)
     page = store.page_sentences(read.document_id, read.page)
     scored = [(_support_score(s.text, figures, terms), s) for s in page]
+    scored.sort(key=lambda item: item[0], reverse=True)  # stable: page order among equals
     if figures:
         chosen = [s for (shared, _), s in scored if shared]
-        chosen.sort(key=lambda s: _support_score(s.text, figures, terms), reverse=True)
     else:
         need = max(1, (len(terms) + 1) // 2)
-        best = max(scored, key=lambda item: item[0][1], default=None)
-        chosen = [best[1]] if best is not None and best[0][1] >= need else []
+        chosen = [s for (_, said), s in scored[:1] if said >= need]
     if not chosen:
         return [read]
     hits = [

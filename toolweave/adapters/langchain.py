@@ -23,11 +23,12 @@ from toolweave.state.names import to_tool_name
 from toolweave.state.pauses import CLARIFICATION_NEEDED
 from toolweave.state.results import ResultMode, ToolResult
 from toolweave.state.task import ROOT_TASK_NO, TaskInfo
-from toolweave.tools.base import ChatbotTool, EligibleSystem, ToolCallContext, run_blocking
+from toolweave.tools.base import ChatbotTool, EligibleSystem, ToolCallContext
 from toolweave.tools.consumers import ContextConsumerTool
 from toolweave.tools.effects import Call, Steps, adrive, drive, perform
 from toolweave.tools.json_schema import model_from_schema
 from toolweave.tools.required import missing_inputs, required_inputs
+from toolweave.tools.sync_loop import run_on_sync_loop
 
 ROUTING_QUESTION = "{name}: true when the user asks for what this tool does: {description}"
 """Routing question of an adapted LangChain tool when none is given (T5)."""
@@ -142,7 +143,9 @@ class LangChainChatbotTool(ChatbotTool[BaseModel]):
 
 def _invoke(tool: BaseTool, arguments: dict[str, Any]) -> Any:
     """The sync call; an async-only tool (MCP tools, async ``@tool``) on the sync callers' loop."""
-    return run_blocking(tool.ainvoke(arguments)) if is_async_only(tool) else tool.invoke(arguments)
+    return (
+        run_on_sync_loop(tool.ainvoke(arguments)) if is_async_only(tool) else tool.invoke(arguments)
+    )
 
 
 def from_langchain_tool(

@@ -22,6 +22,8 @@ from toolweave.tools.search.page_reading import UNREAD_CHARS
 
 PIECE = "When can relatives come in?"
 REWRITE = "visiting hours"
+UNSAID = "visiting schedule"
+"""A rewrite the page says only in part ('schedule' is on no page): the page must be read."""
 
 
 def ward_store(make: StoreFactory) -> Store:
@@ -120,7 +122,7 @@ def test_R9_D3_a_page_read_gives_the_pages_sentences_its_answer_rests_on(
 ) -> None:
     reader = Reader(reply="15:00 to 17:00")  # a small model's fragment: whose hours?
     search = ContextSearchTool("context_search", None, ward_store(make_store))
-    result = search.execute(EmptyRequest(), ctx_for(reader, limit=None))
+    result = search.execute(EmptyRequest(), ctx_for(reader, limit=None, rewrites=(UNSAID,)))
     assert reader.reads >= 1
     assert result is not None
     texts = [d.text for d in result.documents]
@@ -134,7 +136,7 @@ def test_R9_D3_a_read_answer_no_sentence_says_stays_the_answer(
 ) -> None:
     reader = Reader(reply="Relatives are welcome during visiting time in the afternoons.")
     search = ContextSearchTool("context_search", None, ward_store(make_store))
-    result = search.execute(EmptyRequest(), ctx_for(reader, limit=None))
+    result = search.execute(EmptyRequest(), ctx_for(reader, limit=None, rewrites=(UNSAID,)))
     assert result is not None
     assert [d.text for d in result.documents] == [
         "Relatives are welcome during visiting time in the afternoons."
@@ -163,7 +165,8 @@ def test_R9_D3_a_read_time_picks_the_sentence_with_that_time_not_one_sharing_its
     reader = Reader(reply="7:00 to 15:00")
     reader.read_passage = lambda question, passage, *, user_lang: "7:00 to 15:00"  # type: ignore[method-assign]
     search = ContextSearchTool("context_search", None, store)
-    result = search.execute(EmptyRequest(), ctx_for(reader, limit=None, rewrites=("office open",)))
+    ctx = ctx_for(reader, limit=None, rewrites=("office schedule",))
+    result = search.execute(EmptyRequest(), ctx)
     assert result is not None
     assert [d.text for d in result.documents] == ["The office is open from 7:00 to 15:00."]
 
@@ -184,3 +187,33 @@ def test_R9_D3_a_read_amount_with_a_thousands_space_is_one_figure(
     result = search.execute(EmptyRequest(), ctx_for(reader, limit=None, rewrites=("room fee",)))
     assert result is not None
     assert [d.text for d in result.documents] == ["A single room costs 14 000 Ft a night."]
+
+
+def test_A10_D7_a_piece_its_pages_passages_say_whole_is_answered_unread_without_a_call(
+    make_store: StoreFactory,
+) -> None:
+    reader = Reader(reply="15:00 to 17:00")
+    search = ContextSearchTool("context_search", None, ward_store(make_store))
+    result = search.execute(EmptyRequest(), ctx_for(reader, limit=None))  # budget left
+    assert reader.reads == 0  # the page says every word of "visiting hours": nothing to read
+    assert result is not None
+    assert any("Visiting hours are every day" in d.text for d in result.documents)
+
+
+def test_A10_D7_the_neighbour_search_reads_only_when_the_passages_say_nothing_whole(
+    make_store: StoreFactory,
+) -> None:
+    store = ward_store(make_store)
+    neighbours = NeighborPageSearchTool("neighbor_search", None, store)
+    context = prior((1, 1, "The ward is on the second floor."))
+    reader = Reader(reply="Visiting hours are every day from 15:00 to 17:00.")
+    said = neighbours.execute_with_prior_context(
+        EmptyRequest(), ctx_for(reader, limit=None), context
+    )
+    assert reader.reads == 0
+    assert said is not None
+    unsaid = neighbours.execute_with_prior_context(
+        EmptyRequest(), ctx_for(reader, limit=None, rewrites=(UNSAID,)), context
+    )
+    assert reader.reads >= 1  # 'schedule' is on no page: the page is read
+    assert unsaid is not None

@@ -145,6 +145,33 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
             return "TOO_MANY_PAGES", f"{candidates} > {limit}"
         return None
 
+    def unread_first(
+        self,
+        ctx: ToolCallContext,
+        question: str,
+        phrasings: Sequence[str],
+        hits: Sequence[UniqueTextDocument],
+        known: Known,
+        candidates: int,
+    ) -> tuple[bool, ToolResult | None]:
+        """The pages' own passages for the piece, when they settle it without a read (A10, D7).
+
+        A model call is made only where the passages cannot answer: the hits' passages are
+        taken unread when their pages say every lacking word of one rewrite; no model, the
+        D5 limit or a spent budget returns what the passages give, found or not. Returns
+        whether the search is settled, and its result.
+        """
+        why = self.unread_reason(ctx, candidates)
+        if why is not None:
+            ctx.progress(*why)  # D5, D7: no page is read; the best passages, unread (D9)
+        wording = unread_wording(question, phrasings)
+        whole = why is None or why[0] == "BUDGET_SPENT"  # meant to read: whole pieces only
+        best = unread(self.store, hits[: self.best_sentences], known, wording, whole=whole)
+        if best:
+            ctx.progress("FOUND", detail=str(len(best)))  # a number: phrases say it in words
+            return True, ToolResult.as_guaranteed_context(self.name, best)
+        return why is not None, None
+
     def search(self, ctx: ToolCallContext, known: Known) -> ToolResult | None:
         """The search for the subtask's piece by its rewrites and phrasings (D8); D5 bounds it."""
         question = subtask_question(ctx)
@@ -162,16 +189,12 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
                 return None
             candidates = self.store.page_refs()
             ctx.progress("SCANNING_DOMAIN", detail=f"{len(candidates)} pages")
-        elif (why := self.unread_reason(ctx, len(candidates))) is not None:
-            ctx.progress(*why)  # D5, D7: no page is read; the best passages, unread (D9)
-            wording = unread_wording(question, phrasings)
-            spent = why[0] == "BUDGET_SPENT"  # a deep search meant to read: whole pieces only
-            best = unread(self.store, hits[: self.best_sentences], known, wording, whole=spent)
-            if not best:
-                return None
-            ctx.progress("FOUND", detail=str(len(best)))  # a number: phrases say it in words
-            return ToolResult.as_guaranteed_context(self.name, best)
         else:
+            answered, found_unread = self.unread_first(
+                ctx, question, phrasings, hits, known, len(candidates)
+            )
+            if answered:
+                return found_unread
             candidates = candidates[: self.page_limit]
         pages = [(ref, "") for ref in candidates]
         found = read_pages(

@@ -101,12 +101,12 @@ class NeighborPageSearchTool(ContextConsumerTool[EmptyRequest]):
         ctx.progress("CANDIDATE_PAGES", detail=str(len(pages)))
         phrasings = search_phrasings(ctx, question)
         known = Known.of_prior(prior_context)  # D8: a page read back into the context is no find
-        if ctx.llm is None or ctx.llm.exhausted:  # D7: no page may be read, its words are
-            refs = [ref for ref, _ in pages]
-            wording = unread_wording(question, phrasings)
-            hits = matching_sentences(self.store, refs, wording)
-            found = unread(self.store, hits, known, wording, whole=ctx.llm is not None)
-        else:
+        refs = [ref for ref, _ in pages]
+        wording = unread_wording(question, phrasings)
+        hits = matching_sentences(self.store, refs, wording)
+        # A10, D7: the pages' own passages first; a page is read only when they say nothing
+        found = unread(self.store, hits, known, wording, whole=ctx.llm is not None)
+        if not found and ctx.llm is not None and not ctx.llm.exhausted:
             found = read_pages(
                 ctx,
                 self.store,

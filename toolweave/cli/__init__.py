@@ -122,13 +122,8 @@ def _load(args: argparse.Namespace) -> Any:
     return bundle
 
 
-JSON_KINDS: dict[type | tuple[type, ...], str] = {
-    list: "an array",
-    str: "a string",
-    bool: "a boolean",  # before the numbers: a bool is an int
-    (int, float): "a number",
-}
-"""What ``json.loads`` gave, in JSON's words, for the error about ``--user-data``."""
+JSON_KINDS = {list: "an array", str: "a string", bool: "a boolean", int: "a number"}
+"""What ``json.loads`` gave (a float: a number), in JSON's words, for ``--user-data``'s error."""
 USER_DATA_EXAMPLE = '--user-data \'{"member_id": "..."}\' or --user-data @FILE'
 
 
@@ -164,7 +159,7 @@ def _user_data(args: argparse.Namespace) -> dict[str, Any] | None:
             f"--user-data is not valid JSON ({exc.msg} at {where}); give {USER_DATA_EXAMPLE}"
         ) from None
     if not isinstance(value, dict):
-        kind = next((name for t, name in JSON_KINDS.items() if isinstance(value, t)), "null")
+        kind = "null" if value is None else JSON_KINDS.get(type(value), "a number")
         raise InvalidRequestError(
             f"--user-data must be a JSON object, not {kind}; give {USER_DATA_EXAMPLE}"
         )
@@ -380,7 +375,7 @@ def cmd_domains(args: argparse.Namespace, out: TextIO) -> int:
 
     where = {"data_dir": args.data_dir, "database_url": args.database_url}
     _print(available_domains(**where), out)
-    hidden = render.hidden_documents_lines(hidden_documents(**where))
+    hidden = [render.HIDDEN_DOCUMENTS.format(name=name) for name in hidden_documents(**where)]
     for line in [*render.broken_plugin_lines(broken_plugins(), verbose=args.verbose), *hidden]:
         print(f"{PROG}: {line}", file=sys.stderr)
     return 0

@@ -140,11 +140,9 @@ def routed_text(event: Mapping[str, Any]) -> str:
     """The ``-v`` line of a ``routed`` event: what runs, what was held back and why (F4, A9)."""
     tools = event.get("tools") or []
     text = f"routed: {', '.join(tools) if tools else 'no tool'}"
-    refused = list(event.get("refused") or [])
-    held = list(event.get("held") or [])
-    if refused:
+    if refused := list(event.get("refused") or []):
         text += "; " + FORCED_REFUSED.format(tools=", ".join(refused))
-    if held:
+    if held := list(event.get("held") or []):
         it = "it" if len(held) == 1 else "each"
         text += "; " + HELD_IN_DOUBT.format(tools=", ".join(held), it=it)
     return text
@@ -346,11 +344,6 @@ HIDDEN_DOCUMENTS = (
     "ingest them again under another name (toolweave ingest DIR --domain {name}-docs) and "
     "build the plugin's domain on them with toolweave.domains.ingested_store('{name}-docs')"
 )
-
-
-def hidden_documents_lines(names: Sequence[str]) -> list[str]:
-    """One :data:`HIDDEN_DOCUMENTS` line per name a plugin and ingested documents share."""
-    return [HIDDEN_DOCUMENTS.format(name=name) for name in names]
 
 
 def broken_plugin_lines(broken: Mapping[str, str], *, verbose: bool = False) -> list[str]:

@@ -98,15 +98,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _run_timeout(args: argparse.Namespace) -> float | None:
-    """``--run-timeout``, checked (``None``: the session's default)."""
-    from toolweave.state.errors import InvalidRequestError
-
-    if args.run_timeout is not None and not args.run_timeout > 0:
-        raise InvalidRequestError("--run-timeout must be positive")
-    return args.run_timeout  # type: ignore[no-any-return]
-
-
 def _print(lines: Sequence[str], out: TextIO) -> None:
     for line in lines:
         print(line, file=out)
@@ -167,9 +158,6 @@ def _user_data(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 NO_MESSAGE = "give a message (or --thread ID of a thread whose run stopped mid-way)"
-REPLY_HINT = "reply_hint"
-CHAT_REPLY_HINT = "chat_reply_hint"
-"""Keys of :data:`toolweave.cli.render.CLI_TEXTS`: how to reply to a question, by language."""
 
 
 def _language(text: str | None, default: str) -> str:
@@ -185,10 +173,13 @@ def _session(
     """The session of ``ask`` and ``chat``: stored under the data directory when ``persistent``."""
     from toolweave.cli.session import Session
     from toolweave.persistence import data_dir
+    from toolweave.state.errors import InvalidRequestError
 
+    if args.run_timeout is not None and not args.run_timeout > 0:
+        raise InvalidRequestError("--run-timeout must be positive")
     return Session(
         domain, tools, data_dir=data_dir(args.data_dir) if persistent else None,
-        database_url=args.database_url, verbose=args.verbose, run_timeout=_run_timeout(args),
+        database_url=args.database_url, verbose=args.verbose, run_timeout=args.run_timeout,
         user_data=user_data,
     )  # fmt: skip
 
@@ -216,11 +207,9 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
             raise InvalidRequestError(NO_MESSAGE)
         if args.json:
             finished = session.finish_interrupted(thread_id=thread_id) if interrupted else None
-            turn = (
-                session.turn(message, thread_id=thread_id, systems=args.system)
-                if message is not None
-                else finished
-            )
+            turn = finished
+            if message is not None:
+                turn = session.turn(message, thread_id=thread_id, systems=args.system)
             assert turn is not None  # no message: only the interrupted run
             _keep_if_paused(session, turn, thread_id, args, persistent)
             values = turn.values
@@ -252,7 +241,7 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
             turn = session.turn(message, thread_id=thread_id, systems=args.system, out=out)
             _keep_if_paused(session, turn, thread_id, args, persistent)
             gave = getattr(args, "user_data", None) is not None
-            _print_outcome(turn, REPLY_HINT, thread_id, out, domain=domain.name, user_data=gave)
+            _print_outcome(turn, "reply_hint", thread_id, out, domain=domain.name, user_data=gave)
     return 0
 
 
@@ -281,14 +270,10 @@ def _print_finish(session: Session, thread_id: str, default_lang: str, out: Text
 
     question = session.status(thread_id).question
     lang = _language(question, default_lang)
-    line = (
-        cli_text("finishing", lang, thread=thread_id, question=f'"{question}"')
-        if question
-        else cli_text("finishing_unknown", lang, thread=thread_id)
-    )
-    print(line, file=out)
+    key = "finishing" if question else "finishing_unknown"  # the latter names no question
+    print(cli_text(key, lang, thread=thread_id, question=f'"{question}"'), file=out)
     turn = session.finish_interrupted(thread_id=thread_id, out=out)
-    _print_outcome(turn, REPLY_HINT, thread_id, out, domain=session.domain_name)
+    _print_outcome(turn, "reply_hint", thread_id, out, domain=session.domain_name)
 
 
 def _print_outcome(
@@ -353,7 +338,7 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
                 print(f"{PROG}: error: {exc}", file=sys.stderr)
                 continue
             turn = session.turn(line, thread_id=thread_id, systems=args.system, out=out)
-            _print_outcome(turn, CHAT_REPLY_HINT, thread_id, out, domain=session.domain_name)
+            _print_outcome(turn, "chat_reply_hint", thread_id, out, domain=session.domain_name)
 
 
 def cmd_tools(args: argparse.Namespace, out: TextIO) -> int:

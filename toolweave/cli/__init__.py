@@ -369,17 +369,15 @@ def cmd_domains(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
     """``toolweave explain THREAD``: the latest run's ledger as a tree (L1)."""
     from toolweave.cli import render
-    from toolweave.cli.session import read_thread, read_thread_status
+    from toolweave.cli.session import read_thread
     from toolweave.persistence import data_dir
     from toolweave.run_ledger import explain
     from toolweave.state.graph_state import message_of
 
-    directory = data_dir(args.data_dir)
-    values = read_thread(directory, args.thread, args.database_url)
+    values, status = read_thread(data_dir(args.data_dir), args.thread, args.database_url)
     if args.tool is not None:
         _print(render.tool_lines(args.thread, args.tool, explain(values, tool=args.tool)), out)
         return 0
-    status = read_thread_status(directory, args.thread, args.database_url)
     print(f"thread {args.thread} (latest message)", file=out)
     print(f"status: {status.describe}", file=out)
     tree = render.ledger_tree(

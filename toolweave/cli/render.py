@@ -359,13 +359,9 @@ def broken_plugin_lines(broken: Mapping[str, str], *, verbose: bool = False) -> 
 
 
 def tool_traits(tool: AnyTool) -> str:
-    """What a domain's writer checks first, in words: ``gated``, ``answers``, ``asks``, ...
+    """``gated`` (T4), ``answers`` (R3), ``asks`` (Q1), ``effects`` (S5), ``client`` (W3) or ``-``.
 
-    ``gated``: its own ``is_eligible`` (T4: a person it refuses never sees it);
-    ``answers``: it may end the run with a finished answer (R3, A9); ``asks``: it may
-    pause with a clarification (Q1); ``effects``: it declares side effects (S5);
-    ``client``: it runs only in a client that announces it (W3), never in ``toolweave
-    ask``. ``-`` for none.
+    What each means: docs/guides/cli.md (``toolweave tools``).
     """
     traits = [
         ("gated", not open_without_filter(tool)),

@@ -14,7 +14,7 @@ REDRAW_SECONDS = 0.1
 
 
 class ProgressBar:
-    """A carriage-return bar on a terminal (``ingesting [####....] 3/10 a.pdf``); silent off one."""
+    """A bar on a terminal (``ingesting [####....] 3/10 a.pdf``); silent when it is no TTY."""
 
     def __init__(self, stream: TextIO, *, label: str = "ingesting", width: int = BAR_WIDTH) -> None:
         self.stream = stream

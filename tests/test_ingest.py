@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from toolweave.cli import main
-from toolweave.cli.ingest import ProgressBar
+from toolweave.cli.progress import ProgressBar
 from toolweave.tools.search import SqliteDocumentStore, ingest, read_document
 from toolweave.tools.search.readers import ReadError
 

@@ -28,7 +28,7 @@ from toolweave.llm.lexical import content_words, month
 from toolweave.llm.port import LlmAssistant
 from toolweave.pauses import eval_label
 from toolweave.run_ledger import as_ledger
-from toolweave.state.documents import Source, UniqueTextDocument, as_sources
+from toolweave.state.documents import Source, UniqueTextDocument, as_sentences, as_sources
 from toolweave.state.errors import InvalidRequestError, ToolweaveError
 from toolweave.state.ledger import LedgerKind
 from toolweave.state.pauses import pause_of, payload_of
@@ -157,19 +157,11 @@ def invented_sentences(values: Mapping[str, Any]) -> list[str]:
     """The kept answer's sentences with a checkable token no passage or context text holds (R9)."""
     texts = [source_text(doc) for doc in context_documents(values)]
     texts += [text for entry in _saved(values) if (text := getattr(entry, "context", None))]
-    out = []
-    for raw in values.get("answer_sentences") or ():
-        text, kept = _sentence_fields(raw)
-        if kept and checkable(text) and not supports(text, texts):
-            out.append(text)
-    return out
-
-
-def _sentence_fields(raw: Any) -> tuple[str, bool]:
-    """An answer sentence's text and whether it was kept, from a model or its dict."""
-    if isinstance(raw, Mapping):
-        return str(raw.get("text") or ""), bool(raw.get("supported"))
-    return str(getattr(raw, "text", "")), bool(getattr(raw, "supported", False))
+    return [
+        s.text
+        for s in as_sentences(values.get("answer_sentences"))
+        if s.supported and checkable(s.text) and not supports(s.text, texts)
+    ]
 
 
 @dataclass(frozen=True)

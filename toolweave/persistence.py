@@ -141,9 +141,7 @@ def require_reachable(target: Location, *, connect_timeout: float = CONNECT_TIME
     import psycopg
 
     try:
-        psycopg.Connection.connect(
-            resolved.location, connect_timeout=_seconds(connect_timeout)
-        ).close()
+        _probe(resolved, connect_timeout)
     except psycopg.Error as exc:
         raise _unreachable(resolved, exc, DOWN) from None
 
@@ -155,9 +153,11 @@ def _unreachable(
     return DatabaseUnavailableError(template.format(url=target.describe(), error=text))
 
 
-def _seconds(timeout: float) -> int:
-    """The ``connect_timeout`` libpq takes: whole seconds, at least 2 (it treats 1 as 2)."""
-    return max(2, round(timeout))
+def _probe(target: Target, timeout: float) -> None:
+    """Connect once and close: a refused login fails with its reason (libpq: 2 s at least)."""
+    import psycopg
+
+    psycopg.Connection.connect(target.location, connect_timeout=max(2, round(timeout))).close()
 
 
 def _pool(pool_class: Any, target: Target, name: str) -> Any:
@@ -234,8 +234,7 @@ def _postgres_saver(target: Target, timeout: float) -> Iterator[BaseCheckpointSa
 
     pool: ConnectionPool[Any] = _pool(ConnectionPool, target, "toolweave-checkpoints")
     try:
-        # a plain connection first: a refused login fails with its reason, not a pool timeout
-        psycopg.Connection.connect(target.location, connect_timeout=_seconds(timeout)).close()
+        _probe(target, timeout)  # a plain connection first: its reason, not a pool timeout
         pool.open(wait=True, timeout=timeout)
         saver = PostgresSaver(pool, serde=checkpoint_serde())
         saver.setup()  # idempotent: creates or migrates the tables
@@ -289,7 +288,7 @@ async def _async_postgres_saver(
     )
     try:
         probe = await psycopg.AsyncConnection.connect(
-            target.location, connect_timeout=_seconds(timeout)
+            target.location, connect_timeout=max(2, round(timeout))
         )
         await probe.close()
         await pool.open(wait=True, timeout=timeout)

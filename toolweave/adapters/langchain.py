@@ -257,18 +257,15 @@ def to_langchain_tool(
     It returns the result's text (content) and documents (artifact).
     """
 
-    def context(request: BaseModel) -> ToolCallContext:
+    def run(**kwargs: Any) -> tuple[str, list[dict[str, Any]]]:
+        request = tool.request_model.model_validate(kwargs)
         text = request.model_dump_json(exclude_none=True)
-        return ToolCallContext(
+        ctx = ToolCallContext(
             task=TaskInfo(task_no=ROOT_TASK_NO, task_prompt=text),
             text=text,
             user_lang=user_lang,
             idempotency_key=_call_key(tool.name),  # Q6: a deduping tool dedupes per call
         )
-
-    def run(**kwargs: Any) -> tuple[str, list[dict[str, Any]]]:
-        request = tool.request_model.model_validate(kwargs)
-        ctx = context(request)
         if isinstance(tool, ContextConsumerTool):
             result = tool.execute_with_prior_context(request, ctx, {})
         else:

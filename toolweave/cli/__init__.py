@@ -98,15 +98,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _run_timeout(args: argparse.Namespace) -> float | None:
-    """``--run-timeout``, checked (``None``: the session's default)."""
-    from toolweave.state.errors import InvalidRequestError
-
-    if args.run_timeout is not None and not args.run_timeout > 0:
-        raise InvalidRequestError("--run-timeout must be positive")
-    return args.run_timeout  # type: ignore[no-any-return]
-
-
 def _print(lines: Sequence[str], out: TextIO) -> None:
     for line in lines:
         print(line, file=out)
@@ -122,13 +113,8 @@ def _load(args: argparse.Namespace) -> Any:
     return bundle
 
 
-JSON_KINDS: dict[type | tuple[type, ...], str] = {
-    list: "an array",
-    str: "a string",
-    bool: "a boolean",  # before the numbers: a bool is an int
-    (int, float): "a number",
-}
-"""What ``json.loads`` gave, in JSON's words, for the error about ``--user-data``."""
+JSON_KINDS = {list: "an array", str: "a string", bool: "a boolean", int: "a number"}
+"""What ``json.loads`` gave (a float: a number), in JSON's words, for ``--user-data``'s error."""
 USER_DATA_EXAMPLE = '--user-data \'{"member_id": "..."}\' or --user-data @FILE'
 
 
@@ -164,7 +150,7 @@ def _user_data(args: argparse.Namespace) -> dict[str, Any] | None:
             f"--user-data is not valid JSON ({exc.msg} at {where}); give {USER_DATA_EXAMPLE}"
         ) from None
     if not isinstance(value, dict):
-        kind = next((name for t, name in JSON_KINDS.items() if isinstance(value, t)), "null")
+        kind = "null" if value is None else JSON_KINDS.get(type(value), "a number")
         raise InvalidRequestError(
             f"--user-data must be a JSON object, not {kind}; give {USER_DATA_EXAMPLE}"
         )
@@ -172,9 +158,6 @@ def _user_data(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 NO_MESSAGE = "give a message (or --thread ID of a thread whose run stopped mid-way)"
-REPLY_HINT = "reply_hint"
-CHAT_REPLY_HINT = "chat_reply_hint"
-"""Keys of :data:`toolweave.cli.render.CLI_TEXTS`: how to reply to a question, by language."""
 
 
 def _language(text: str | None, default: str) -> str:
@@ -190,10 +173,13 @@ def _session(
     """The session of ``ask`` and ``chat``: stored under the data directory when ``persistent``."""
     from toolweave.cli.session import Session
     from toolweave.persistence import data_dir
+    from toolweave.state.errors import InvalidRequestError
 
+    if args.run_timeout is not None and not args.run_timeout > 0:
+        raise InvalidRequestError("--run-timeout must be positive")
     return Session(
         domain, tools, data_dir=data_dir(args.data_dir) if persistent else None,
-        database_url=args.database_url, verbose=args.verbose, run_timeout=_run_timeout(args),
+        database_url=args.database_url, verbose=args.verbose, run_timeout=args.run_timeout,
         user_data=user_data,
     )  # fmt: skip
 
@@ -221,11 +207,9 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
             raise InvalidRequestError(NO_MESSAGE)
         if args.json:
             finished = session.finish_interrupted(thread_id=thread_id) if interrupted else None
-            turn = (
-                session.turn(message, thread_id=thread_id, systems=args.system)
-                if message is not None
-                else finished
-            )
+            turn = finished
+            if message is not None:
+                turn = session.turn(message, thread_id=thread_id, systems=args.system)
             assert turn is not None  # no message: only the interrupted run
             _keep_if_paused(session, turn, thread_id, args, persistent)
             values = turn.values
@@ -257,7 +241,7 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
             turn = session.turn(message, thread_id=thread_id, systems=args.system, out=out)
             _keep_if_paused(session, turn, thread_id, args, persistent)
             gave = getattr(args, "user_data", None) is not None
-            _print_outcome(turn, REPLY_HINT, thread_id, out, domain=domain.name, user_data=gave)
+            _print_outcome(turn, "reply_hint", thread_id, out, domain=domain.name, user_data=gave)
     return 0
 
 
@@ -286,14 +270,10 @@ def _print_finish(session: Session, thread_id: str, default_lang: str, out: Text
 
     question = session.status(thread_id).question
     lang = _language(question, default_lang)
-    line = (
-        cli_text("finishing", lang, thread=thread_id, question=f'"{question}"')
-        if question
-        else cli_text("finishing_unknown", lang, thread=thread_id)
-    )
-    print(line, file=out)
+    key = "finishing" if question else "finishing_unknown"  # the latter names no question
+    print(cli_text(key, lang, thread=thread_id, question=f'"{question}"'), file=out)
     turn = session.finish_interrupted(thread_id=thread_id, out=out)
-    _print_outcome(turn, REPLY_HINT, thread_id, out, domain=session.domain_name)
+    _print_outcome(turn, "reply_hint", thread_id, out, domain=session.domain_name)
 
 
 def _print_outcome(
@@ -358,7 +338,7 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
                 print(f"{PROG}: error: {exc}", file=sys.stderr)
                 continue
             turn = session.turn(line, thread_id=thread_id, systems=args.system, out=out)
-            _print_outcome(turn, CHAT_REPLY_HINT, thread_id, out, domain=session.domain_name)
+            _print_outcome(turn, "chat_reply_hint", thread_id, out, domain=session.domain_name)
 
 
 def cmd_tools(args: argparse.Namespace, out: TextIO) -> int:
@@ -380,7 +360,7 @@ def cmd_domains(args: argparse.Namespace, out: TextIO) -> int:
 
     where = {"data_dir": args.data_dir, "database_url": args.database_url}
     _print(available_domains(**where), out)
-    hidden = render.hidden_documents_lines(hidden_documents(**where))
+    hidden = [render.HIDDEN_DOCUMENTS.format(name=name) for name in hidden_documents(**where)]
     for line in [*render.broken_plugin_lines(broken_plugins(), verbose=args.verbose), *hidden]:
         print(f"{PROG}: {line}", file=sys.stderr)
     return 0
@@ -389,17 +369,15 @@ def cmd_domains(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
     """``toolweave explain THREAD``: the latest run's ledger as a tree (L1)."""
     from toolweave.cli import render
-    from toolweave.cli.session import read_thread, read_thread_status
+    from toolweave.cli.session import read_thread
     from toolweave.persistence import data_dir
     from toolweave.run_ledger import explain
     from toolweave.state.graph_state import message_of
 
-    directory = data_dir(args.data_dir)
-    values = read_thread(directory, args.thread, args.database_url)
+    values, status = read_thread(data_dir(args.data_dir), args.thread, args.database_url)
     if args.tool is not None:
         _print(render.tool_lines(args.thread, args.tool, explain(values, tool=args.tool)), out)
         return 0
-    status = read_thread_status(directory, args.thread, args.database_url)
     print(f"thread {args.thread} (latest message)", file=out)
     print(f"status: {status.describe}", file=out)
     tree = render.ledger_tree(

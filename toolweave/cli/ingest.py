@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from toolweave.cli import progress
+from toolweave.cli.progress import ProgressBar
 
 DATABASE_URL_ENV = "TOOLWEAVE_DATABASE_URL"  # where ingest stores without --database-url
 
@@ -24,13 +24,6 @@ if TYPE_CHECKING:
 # module without LangGraph; cmd_ingest imports the rest when it runs
 
 EXIT_PARTIAL = 1
-
-
-class ProgressBar(progress.ProgressBar):
-    """The ingest bar on a terminal: ``ingesting [####....] 3/10 report.pdf``."""
-
-    def __init__(self, stream: TextIO, *, label: str = "ingesting") -> None:
-        super().__init__(stream, label=label)
 
 
 def add_parser(commands: Any, *, parents: list[argparse.ArgumentParser]) -> None:

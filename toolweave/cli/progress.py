@@ -14,9 +14,9 @@ REDRAW_SECONDS = 0.1
 
 
 class ProgressBar:
-    """A carriage-return progress bar on a terminal; silent when the stream is not a TTY."""
+    """A bar on a terminal (``ingesting [####....] 3/10 a.pdf``); silent when it is no TTY."""
 
-    def __init__(self, stream: TextIO, *, label: str, width: int = BAR_WIDTH) -> None:
+    def __init__(self, stream: TextIO, *, label: str = "ingesting", width: int = BAR_WIDTH) -> None:
         self.stream = stream
         self.label = label
         self.width = width

@@ -140,11 +140,9 @@ def routed_text(event: Mapping[str, Any]) -> str:
     """The ``-v`` line of a ``routed`` event: what runs, what was held back and why (F4, A9)."""
     tools = event.get("tools") or []
     text = f"routed: {', '.join(tools) if tools else 'no tool'}"
-    refused = list(event.get("refused") or [])
-    held = list(event.get("held") or [])
-    if refused:
+    if refused := list(event.get("refused") or []):
         text += "; " + FORCED_REFUSED.format(tools=", ".join(refused))
-    if held:
+    if held := list(event.get("held") or []):
         it = "it" if len(held) == 1 else "each"
         text += "; " + HELD_IN_DOUBT.format(tools=", ".join(held), it=it)
     return text
@@ -348,11 +346,6 @@ HIDDEN_DOCUMENTS = (
 )
 
 
-def hidden_documents_lines(names: Sequence[str]) -> list[str]:
-    """One :data:`HIDDEN_DOCUMENTS` line per name a plugin and ingested documents share."""
-    return [HIDDEN_DOCUMENTS.format(name=name) for name in names]
-
-
 def broken_plugin_lines(broken: Mapping[str, str], *, verbose: bool = False) -> list[str]:
     """``toolweave domains``' lines about plugins that failed to load, and where it looked."""
     lines = [f"{why}; its domains are not listed" for why in broken.values()]
@@ -366,13 +359,9 @@ def broken_plugin_lines(broken: Mapping[str, str], *, verbose: bool = False) -> 
 
 
 def tool_traits(tool: AnyTool) -> str:
-    """What a domain's writer checks first, in words: ``gated``, ``answers``, ``asks``, ...
+    """``gated`` (T4), ``answers`` (R3), ``asks`` (Q1), ``effects`` (S5), ``client`` (W3) or ``-``.
 
-    ``gated``: its own ``is_eligible`` (T4: a person it refuses never sees it);
-    ``answers``: it may end the run with a finished answer (R3, A9); ``asks``: it may
-    pause with a clarification (Q1); ``effects``: it declares side effects (S5);
-    ``client``: it runs only in a client that announces it (W3), never in ``toolweave
-    ask``. ``-`` for none.
+    What each means: docs/guides/cli.md (``toolweave tools``).
     """
     traits = [
         ("gated", not open_without_filter(tool)),

@@ -23,7 +23,6 @@ from toolweave.cli.render import PageReads, person_line, progress_line
 from toolweave.graph.builder import build_graph, create_state_graph
 from toolweave.graph.context import Limits, RunContext
 from toolweave.graph.idempotency import repeats_the_last_question, stored_messages
-from toolweave.graph.stored_state import stored_values
 from toolweave.graph.threads import ThreadStatus, require_interrupted, status_of, thread_status
 from toolweave.graph.validation import question_of
 from toolweave.llm.env import default_assistant, llm_timeout
@@ -138,22 +137,14 @@ def _stored(
         conn.close()
 
 
-def read_thread(directory: Path, thread_id: str, database_url: str | None = None) -> dict[str, Any]:
-    """A stored thread's latest state, read-only; else :class:`UnknownThreadError`."""
-    with _stored(directory, thread_id, database_url) as (saver, thread):
-        found = stored_values(saver, _config(thread))
-    assert found is not None  # _stored found the checkpoint
-    return found
-
-
-def read_thread_status(
+def read_thread(
     directory: Path, thread_id: str, database_url: str | None = None
-) -> ThreadStatus:
-    """A stored thread's status (Q5), read-only: any domain's graph wiring reads it."""
+) -> tuple[dict[str, Any], ThreadStatus]:
+    """A stored thread's latest state and status (Q5), read-only: any domain's wiring reads it."""
     with _stored(directory, thread_id, database_url) as (saver, thread):
         reader = create_state_graph(Domain(name="reader"), [], assistant=OfflineAssistant())
-        graph = reader.compile(checkpointer=saver)
-        return status_of(graph.get_state(_config(thread)), thread)
+        snapshot = reader.compile(checkpointer=saver).get_state(_config(thread))
+        return dict(snapshot.values), status_of(snapshot, thread)
 
 
 RUN_TIMEOUT_REQUESTS = 10  # X5: a message's deadline in request timeouts (~2-12 calls, retries)

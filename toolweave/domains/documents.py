@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
 from toolweave.coordinators.deep_search import DeepSearchCoordinator
-from toolweave.persistence import POSTGRES_SCHEMES, mask_url
+from toolweave.persistence import DATABASE_URL_ENV, POSTGRES_SCHEMES, mask_url
 from toolweave.state.errors import (
     ConfigurationError,
     DatabaseUnavailableError,
@@ -36,7 +36,6 @@ DOCUMENTS_FOLDER = "documents"  # in the data directory: one SQLite store per do
 MAX_BRUTE_FORCE_PAGE_COUNT = 50  # D5: no domain scan, at most 50 pages read
 DataDir = str | os.PathLike[str] | None  # the data directory (None: the CLI's)
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
-DATABASE_URL_ENV = "TOOLWEAVE_DATABASE_URL"  # where `toolweave ingest` stores without an option
 _LOADING_FROM: ContextVar[tuple[str | os.PathLike[str] | None, str | None]] = ContextVar(
     "toolweave_loading_from", default=(None, None)
 )

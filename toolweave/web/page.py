@@ -145,19 +145,6 @@ def _builtin_strings() -> dict[str, dict[str, str]]:
     return tables
 
 
-def page_strings(page: ChatPage) -> dict[str, dict[str, str]]:
-    """The page's own strings by language: toolweave's tables, then ``page.strings`` over them."""
-    tables = {lang: dict(table) for lang, table in _builtin_strings().items()}
-    for lang, table in page.strings.items():
-        tables.setdefault(lang, {}).update(table)
-    return tables
-
-
-def string_of(tables: Mapping[str, Mapping[str, str]], lang: str, key: str) -> str:
-    """One string in ``lang``, else in English (every key has an English one)."""
-    return tables.get(lang, {}).get(key) or tables[FALLBACK_LANG][key]
-
-
 def render_page(
     page: ChatPage, *, base: str, api_url: str, user_data: Mapping[str, Any] | None = None
 ) -> str:
@@ -175,13 +162,15 @@ def render_page(
     # how the page answers each pause kind (Q7): "question" or "client_tools"
     kinds = _json_for_html(page_pauses())
     pauses = f'<script type="application/json" id="toolweave-pauses">{kinds}'
-    tables = page_strings(page)
+    tables = {lang: dict(table) for lang, table in _builtin_strings().items()}
+    for key, table in page.strings.items():  # the page's own strings over toolweave's
+        tables.setdefault(key, {}).update(table)
     strings = f'<script type="application/json" id="toolweave-strings">{_json_for_html(tables)}'
     lang = page.lang if page.lang in tables else FALLBACK_LANG  # until the script picks one
     return (
         _template()
         .replace(CONFIG_SLOT, block + "</script>" + pauses + "</script>" + strings + "</script>")
-        .replace(NOSCRIPT_SLOT, escape(string_of(tables, lang, "noscript")))
+        .replace(NOSCRIPT_SLOT, escape(tables[lang].get("noscript") or tables["en"]["noscript"]))
         .replace(TITLE_SLOT, escape(page.title))
         .replace(PANEL_SLOT, page.panel_html)
         .replace(TOOLS_SLOT, "".join(_script_tag(base, s.tool_id) for s in page.client_scripts))
@@ -206,15 +195,6 @@ def tool_script(script: ClientScript) -> str:
     )
 
 
-def _headers(page: ChatPage) -> dict[str, str]:
-    connect = f" {page.api_url}" if page.api_url else ""
-    return {
-        "Content-Security-Policy": CONTENT_SECURITY_POLICY.format(connect=connect),
-        "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin",
-        "Cache-Control": "no-cache",
-    }  # fmt: skip
-
-
 def chat_routes(page: ChatPage, *, path: str = "/chat") -> list[BaseRoute]:
     """The page's routes, to add to any Starlette or FastAPI app.
 
@@ -223,7 +203,12 @@ def chat_routes(page: ChatPage, *, path: str = "/chat") -> list[BaseRoute]:
     """
     if not path.startswith("/") or path.endswith("/"):
         raise ConfigurationError(f"the chat page path must start and not end with '/': {path!r}")
-    headers = _headers(page)
+    connect = f" {page.api_url}" if page.api_url else ""
+    headers = {
+        "Content-Security-Policy": CONTENT_SECURITY_POLICY.format(connect=connect),
+        "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin",
+        "Cache-Control": "no-cache",
+    }  # fmt: skip
     scripts = {script.tool_id: tool_script(script) for script in page.client_scripts}
     static = StaticFiles(directory=STATIC_DIR, follow_symlink=False)
 

@@ -548,7 +548,9 @@ def test_Q2_chat_shows_the_department_question_takes_the_reply_and_continues(cap
     assert lines[asked + 1 : asked + 1 + choices] == [
         f"  {no}. {name}" for no, name in enumerate(DEPARTMENTS_HU, start=1)
     ]
-    assert lines[asked + 1 + choices] == "(a következő üzenete lesz a válasz)"  # as asked: hu
+    # Q2, Q8: the reply, or a new question (answered as one), in the language asked: hu
+    hint = "(válaszoljon rá, vagy kérdezzen mást: az új kérdésre új választ kap)"
+    assert lines[asked + 1 + choices] == hint
     answered = next(i for i, line in enumerate(lines) if CARDIOLOGY_HOURS_HU in line)
     assert answered > asked
     assert lines.count("Források:") == 1  # only the answered turn lists sources

@@ -63,7 +63,8 @@ def test_cli_shows_the_gatekeeper_and_the_deep_search_steps(capsys):  # type: ig
     assert main(["ask", "--verbose", DEEP_EXAMPLES[2].question]) == 0  # the developer's view
     out = capsys.readouterr().out
     assert "· 1 gatekeeper: context insufficient; missing: Mennyibe kerül" in out
-    assert "· 1 deep search planned: 1.1 'Mennyibe kerül az egyágyas kórterem?'" in out
+    # P4: the piece named once, with the subtasks that search for it
+    assert "· 1 deep search planned: 'Mennyibe kerül az egyágyas kórterem?' (1.1, 1.2)" in out
     assert "· 1.1 „Dialízis Központ, 1. oldal” (2/2): " in out  # P4: each page read and its outcome
     assert "· 1.2 runs (conditional)" in out
     assert "· 1.2 „Térítési díjak” (2/8): " in out

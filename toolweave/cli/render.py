@@ -124,8 +124,10 @@ def _event_text(event: StreamEvent) -> str | None:
         verdict = "context sufficient" if event.get("sufficient") else "context insufficient"
         return f"gatekeeper: {verdict}" + (f"; missing: {'; '.join(missing)}" if missing else "")
     if event["type"] == "deep_fallback":
-        planned = event.get("subtasks") or {}
-        steps = ", ".join(f"{no} {prompt!r}" for no, prompt in planned.items())
+        pieces: dict[str, list[str]] = {}  # a piece's neighbour and full search: one name
+        for no, prompt in (event.get("subtasks") or {}).items():
+            pieces.setdefault(prompt, []).append(no)
+        steps = "; ".join(f"{prompt!r} ({', '.join(nos)})" for prompt, nos in pieces.items())
         return f"deep search planned: {steps or 'nothing'}"
     if event["type"] == "sent_again":  # S5, Q6: answered already, nothing done again
         return event.get("phrase") or "sent again: its answer again, nothing done twice"
@@ -176,7 +178,7 @@ CLI_TEXTS: dict[str, dict[str, str]] = {
         "offline": "answers come from the offline model (no LLM: lexical routing, extractive "
         "answers)",
         "reply_hint": '(reply with: toolweave ask --thread {thread} --domain {domain}{more} "...")',
-        "chat_reply_hint": "(your next message is the reply)",
+        "chat_reply_hint": "(reply to it, or ask something else: a new question gets its answer)",
         "finishing": "(thread {thread}: finishing the run that stopped mid-way: {question})",
         "finishing_unknown": "(thread {thread}: finishing the run that stopped mid-way)",
         "chat_thread": "conversation {thread} (continue it with: toolweave ask --thread {thread} "
@@ -195,7 +197,7 @@ CLI_TEXTS: dict[str, dict[str, str]] = {
         "eszközválasztás, a dokumentumokból kiemelt válaszok)",
         "reply_hint": "(válaszoljon így: toolweave ask --thread {thread} --domain {domain}"
         '{more} "...")',
-        "chat_reply_hint": "(a következő üzenete lesz a válasz)",
+        "chat_reply_hint": "(válaszoljon rá, vagy kérdezzen mást: az új kérdésre új választ kap)",
         "finishing": "({thread} beszélgetés: befejezem a félbemaradt választ erre: {question})",
         "finishing_unknown": "({thread} beszélgetés: befejezem a félbemaradt választ)",
         "chat_thread": "beszélgetés: {thread} (folytatás: toolweave ask --thread {thread} "
@@ -214,7 +216,7 @@ CLI_TEXTS: dict[str, dict[str, str]] = {
         "odpowiedzi wyjęte z dokumentów)",
         "reply_hint": "(odpowiedz tak: toolweave ask --thread {thread} --domain {domain}"
         '{more} "...")',
-        "chat_reply_hint": "(następna wiadomość będzie odpowiedzią)",
+        "chat_reply_hint": "(odpowiedz albo zapytaj o coś innego: nowe pytanie dostanie odpowiedź)",
         "finishing": "(rozmowa {thread}: kończę przerwaną odpowiedź na: {question})",
         "finishing_unknown": "(rozmowa {thread}: kończę przerwaną odpowiedź)",
         "chat_thread": "rozmowa: {thread} (dalej: toolweave ask --thread {thread} "

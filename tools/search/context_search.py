@@ -44,16 +44,14 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
         name: The tool's unique name (T1).
         domain: Its domain, or ``None`` for every domain (T2).
         store: The store to search (e.g. ``SqliteDocumentStore``).
-        max_brute_force_page_count: D5 limit; ``None`` (default, or the class
-            attribute of a subclass) allows the whole-domain scan.
+        max_brute_force_page_count: D5 limit; ``None`` allows the whole-domain scan.
         page_limit: Candidate pages read at most per search.
         keyword_limit: Sentences the keyword search fetches to find candidate pages.
         graph_seeds: Best keyword pages whose graph links join the candidates.
         graph_links: Links followed per seed page.
         best_sentences: Sentences returned when D5 skips the reading.
         enough: Pages that must answer before the reading stops.
-        retrievers: LangChain retrievers proposing more candidate pages (see
-            :mod:`toolweave.tools.search.retrievers`).
+        retrievers: LangChain retrievers proposing more candidate pages.
     """
 
     priority = 400
@@ -96,10 +94,7 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
     def candidate_pages(
         self, question: str, phrasings: Sequence[str] = ()
     ) -> tuple[list[PageRef], list[UniqueTextDocument]]:
-        """Candidate pages (keyword hits, retriever pages, graph links) and the keyword hits.
-
-        Each of ``phrasings`` (D8) is searched too, first; the wordings' hits take turns.
-        """
+        """Candidate pages (keyword hits, retriever pages, graph links) and the keyword hits."""
         queries = [*phrasings, question]
         found = [self.store.search(query, limit=self.keyword_limit) for query in queries]
         hits = interleave(found)

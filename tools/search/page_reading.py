@@ -1,8 +1,4 @@
-"""Per-page LLM reading shared by the deep-search tools (D3, D5, D6).
-
-One model call per page, capped on deep-fallback subtasks (D7); the passage is the
-page under its document's title (and its section's heading when it continues one).
-"""
+"""Per-page LLM reading shared by the deep-search tools (D3, D5, D6): one call per page (D7)."""
 
 from __future__ import annotations
 
@@ -20,14 +16,10 @@ from toolweave.tools.search.protocol import DocumentStore, with_page_counts
 from toolweave.tools.search.rewrites import best_question
 from toolweave.tools.search.text import content_words, sections, word_terms, words
 
-READ_SCORE = 1.0
-"""``sentence_score`` of an answer read from a page: above any keyword hit."""
+READ_SCORE = 1.0  # sentence_score of an answer read from a page: above any keyword hit
 FIGURE = re.compile(r"\d+(?:[ \u00a0]\d{3})*(?:[:.,]\d+)*")  # "7:00", "14 000", "1.5": one each
-SUPPORT_CHARS = 600
-"""Most characters of the page's own sentences that stand for one read answer (R9)."""
-UNREAD_CHARS = 1_200
-"""Most characters of unread passages one deep search returns (D7, D9): the page's own
-sentences, which the answer step reads and cites (R9), when the model may not read a page."""
+SUPPORT_CHARS = 600  # most characters of the page's own sentences standing for one answer
+UNREAD_CHARS = 1_200  # most characters of unread passages one deep search returns (D7, D9)
 
 
 def subtask_question(ctx: ToolCallContext) -> str:
@@ -42,10 +34,9 @@ def open_heading(text: str) -> str:
 
 
 def page_passage(store: DocumentStore, ref: PageRef, *, continues: str = "") -> str | None:
-    """The text the model reads for one page: ``# title``, an open heading, the page.
+    """The text the model reads for one page: ``# title``, the heading it ``continues``, the page.
 
-    ``continues`` is the heading of the section the page continues, dropped when the page
-    opens with its own. ``None`` when the page does not exist or is empty.
+    ``None`` when the page does not exist or is empty.
     """
     text = store.page(ref.document_id, ref.page)
     if text is None or not text.strip():
@@ -96,13 +87,8 @@ def unread(
 ) -> list[UniqueTextDocument]:
     """The new ones of ``hits`` (best first) widened to passages, unread (D5, D7, D9).
 
-    What a deep search returns when the model may not read: no model, the D5 limit, or
-    the deep-fallback budget spent (D7). Since no model judged it, a hit counts only when
-    it says a content word the context lacks of one of ``wording`` (the piece's rewrites,
-    else the piece), and, when ``whole``, its page says every such word of that wording:
-    a ranking by meaning always has a nearest sentence, a page sharing one word of a
-    piece is seldom about it, and a hit on words the context holds is what the first
-    retrieval found (D8).
+    A hit counts only when it says a content word of one of ``wording`` the context lacks
+    and, when ``whole``, its page says every such word of that wording (D8).
     """
     lacking = [words for text in wording if (words := [word_terms(w) for w in known.lacking(text)])]
     pages: dict[tuple[str, int | None], set[str]] = {}
@@ -151,11 +137,8 @@ def supporting_sentences(
 ) -> list[UniqueTextDocument]:
     """The page's own sentences a read answer rests on, in place of the answer (R9, D3).
 
-    A small model's reading is often a fragment ("7:00-15:00") that no longer says whose
-    hours they are; the page's sentence does, and the answer step can cite it. A
-    sentence must say each of the answer's figures it is chosen for, or, for an answer
-    without figures, at least half of its content words. ``[read]`` when none does (a
-    page in another language, say).
+    A sentence must say an answer's figure, or (no figures) half its content words;
+    ``[read]`` when none does.
     """
     if read.page is None:
         return [read]
@@ -186,11 +169,9 @@ def supporting_sentences(
 
 
 def grounded(answer: str, passage: str, question: str, user_lang: str) -> bool:
-    """Whether an answer adds to its question what its page says: a word or number of it (D8).
+    """Whether an answer adds to its question a word or number its page says (D8).
 
-    A small model may write the question back, or answer from the question alone; either
-    is no find. The word check is made only when the page is in the user's language (a
-    translation shares only names and figures).
+    The word check is made only when the page is in the user's language.
     """
     asked = _terms(question)
     added = [w for w in content_words(answer) if not any(t in asked for t in word_terms(w))]
@@ -223,12 +204,10 @@ def read_pages(
         enough: Pages that must answer before the reading stops.
         phrasings: Other wordings of ``question`` (D8); the closest to a page is added.
         known: What the context holds (D8); an answer that only repeats it does not count.
-        echoes: With no new answer, return those that repeat the context (at most
-            ``enough``), never one that is another piece's find.
+        echoes: With no new answer, return up to ``enough`` that repeat the context.
 
     Returns:
-        For each page that answered, the page's sentences its answer rests on (R9), or
-        the answer itself (sentence number 0) when no sentence of the page says it.
+        Per page that answered, the sentences its answer rests on (R9), else the answer.
     """
     found: list[list[UniqueTextDocument]] = []  # per page that answered
     repeated: list[list[UniqueTextDocument]] = []

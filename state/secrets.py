@@ -1,7 +1,4 @@
-"""Secret redaction for error messages, log lines and progress events (X4, X6).
-
-Secrets: the model's API key and ``user_data`` values marked by name or ``secret_keys``.
-"""
+"""Secret redaction for error messages, log lines and progress events (X4, X6)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""Tools that consume the context buffer or ask the user (B2, B3, Q1).
-
-Each method has an async twin (``a`` prefix): implement either or both; the async default
-runs the sync method in a worker thread, the sync default runs the async twin's coroutine.
-"""
+"""Tools that consume the context buffer or ask the user (B2, B3, Q1); each has an async twin."""
 
 from __future__ import annotations
 

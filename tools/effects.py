@@ -1,8 +1,4 @@
-"""Effects: a step generator's requests to the outside world, typed, and their two drivers.
-
-Logic is written once, as steps that yield a :class:`Call` or :class:`Sleep` and compose
-by ``yield from``; :func:`drive` runs them sync, :func:`adrive` async.
-"""
+"""Effects: steps yield a :class:`Call` or :class:`Sleep`; :func:`drive`/:func:`adrive` run them."""
 
 from __future__ import annotations
 

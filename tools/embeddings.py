@@ -1,7 +1,4 @@
-"""T12: semantic recall for the candidate pre-filter, vectorised, tool vectors cached on disk.
-
-A cache (``tool-vectors-<key>.npy``) that fails only costs the embedding.
-"""
+"""T12: semantic recall for the candidate pre-filter, vectorised, tool vectors cached on disk."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""JSON Schema → pydantic model, one mapping for the adapters and the AI tools (T6, W2, W6).
-
-``enum``/``const`` → ``Literal``, unions, typed arrays, nested objects, local ``$ref``
-(recursive → ``dict[str, Any]``); an unknown part becomes ``Any`` (the W2 check still applies).
-"""
+"""JSON Schema → pydantic model, one mapping for the adapters and the AI tools (T6, W2, W6)."""
 
 from __future__ import annotations
 

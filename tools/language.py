@@ -1,8 +1,4 @@
-"""The language detector for short chat messages: Hungarian, English or Polish (T10).
-
-Evidence is topic-neutral (stop words, cue words, weekdays, letters); a verdict needs
-:data:`MIN_EVIDENCE` points and twice the others', or one greeting.
-"""
+"""The language detector for short chat messages: Hungarian, English or Polish (T10)."""
 
 from __future__ import annotations
 

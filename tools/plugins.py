@@ -1,8 +1,4 @@
-"""Plugins: installed packages that provide components (W5, the seed's ``workflow-components``).
-
-An entry point of ``toolweave.plugins`` names a :class:`Plugin` or a callable returning one;
-discovery is explicit and ordered, and the last component loaded under a name wins (T1).
-"""
+"""Plugins: installed packages that provide components (W5, the seed's ``workflow-components``)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""T12: the candidate pre-filter, which keeps the routing call small over thousands of tools.
-
-Above ``Limits.max_routing_candidates``, candidates are ranked against the task prompt (M2)
-by BM25, fused with embeddings when present; the best and ``Domain.always_offered`` stay.
-"""
+"""T12: the candidate pre-filter (BM25, fused with embeddings) keeping the routing call small."""
 
 from __future__ import annotations
 

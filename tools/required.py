@@ -1,9 +1,4 @@
-"""Required inputs (T13): a tool runs only with them filled; otherwise it declines or asks.
-
-While one is unfilled after extraction a plain tool is not called (R1, the ledger naming
-them), or, with ``ask_for_missing_inputs``, the user is asked for the first one (Q1) and
-the reply fills it (Q2); a clarifiable tool is called as it is and handles the gap itself.
-"""
+"""Required inputs (T13): a tool runs only with them filled; otherwise it declines or asks."""
 
 from __future__ import annotations
 

@@ -1,11 +1,7 @@
 """One event loop for the async tool methods a sync run calls (``invoke``, T9).
 
-A tool written async-first keeps what its calls share (an ``httpx.AsyncClient``, a
-connection pool) on ``self``; such a client is bound to the event loop it first ran on.
-A fresh loop per call (``asyncio.run``) closed that loop after the first ``invoke``, so
-every later call failed with "Event loop is closed", which R7 turned into "no result".
-Sync callers therefore share one long-lived loop, run by a daemon thread of its own: the
-same loop for every call of the process (a new one after a fork).
+A client bound to the loop it first ran on (an ``httpx.AsyncClient``) stays usable: every
+sync call of the process shares one long-lived loop, run by a daemon thread.
 """
 
 from __future__ import annotations

@@ -1,8 +1,4 @@
-"""AI system tools (SPEC §14, seed 002): ``AiTool``, its builder and checked definition (W1).
-
-``define`` fills an :class:`AiToolBuilder` once, at registration; a guide with examples:
-``docs/concepts/ai-tools.md``.
-"""
+"""AI system tools (SPEC §14, seed 002): ``AiTool``, its builder and checked definition (W1)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""The input of an AI system tool (W2): the model's JSON checked against the tool's schema.
-
-Input that fails never reaches ``execute``: the model gets :attr:`InputCheck.error`, naming
-the field and what was expected, and may try again (the caller bounds the attempts).
-"""
+"""The input of an AI system tool (W2): the model's JSON checked against the tool's schema."""
 
 from __future__ import annotations
 

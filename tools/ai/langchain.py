@@ -1,10 +1,4 @@
-"""AI system tools as LangChain tools, for native tool calling (W6 b).
-
-``args_schema`` is the tool's JSON Schema; input that does not validate goes back to the
-model to correct (W2). A tool that runs in the client (W3) pauses the agent with the
-orchestration's interrupt (``client_tool_calls``, one call, the model's tool-call id), and
-a tool that takes the call's context gets a key of the thread and that id (Q6).
-"""
+"""AI system tools as LangChain tools, for native tool calling (W6 b; W2, W3, Q6)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""An AI system tool taking part in orchestration like a chatbot tool (W6 a).
-
-Routed by its ``ai_description``, its request extracted from ``input_json_schema`` (T7);
-the graph's ``execute`` node applies the scope (W3) and the input check (W2) itself.
-"""
+"""An AI system tool taking part in orchestration like a chatbot tool (W6 a)."""
 
 from __future__ import annotations
 

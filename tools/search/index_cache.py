@@ -1,7 +1,4 @@
-"""An on-disk cache of indexed document sets, keyed by the data's and indexing code's hash.
-
-A cache that fails only costs the rebuild.
-"""
+"""An on-disk cache of indexed document sets, keyed by the data's and indexing code's hash."""
 
 from __future__ import annotations
 

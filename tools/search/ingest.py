@@ -1,7 +1,4 @@
-"""Ingestion: files and folders into a document store, reporting what was skipped and why.
-
-A file is one document (id: its path); a refused batch is retried one document at a time.
-"""
+"""Ingestion: files and folders into a document store, reporting what was skipped and why."""
 
 from __future__ import annotations
 

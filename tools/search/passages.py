@@ -1,7 +1,4 @@
-"""D9: search hits widened to passages (a sentence with its neighbours), within a budget.
-
-Each sentence stays its own document (R6, R9); a passage that does not fit shrinks to its hit.
-"""
+"""D9: search hits widened to passages (a sentence with its neighbours), within a budget."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""``PostgresDocumentStore``: documents in PostgreSQL, for large corpora and several processes.
-
-Each sentence's ``tsvector`` holds PostgreSQL's stems and toolweave's folded stems, so
-a query without accents still matches; results are re-ranked as the SQLite store's.
-Collections (one per domain) share the tables. Install ``toolweave[postgres]``.
-"""
+"""``PostgresDocumentStore``: documents in PostgreSQL (``toolweave[postgres]``), by collection."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""What retrieval needs from a document store: the ``DocumentStore`` protocol and its records.
-
-Documents have 1-based pages split into sentences; queries answer sentences (R6).
-"""
+"""What retrieval needs from a document store: the ``DocumentStore`` protocol and its records."""
 
 from __future__ import annotations
 

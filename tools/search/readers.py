@@ -1,8 +1,4 @@
-"""File readers for ingestion: .txt, .md, .html and .pdf into a :class:`SourceDocument`.
-
-Readers take bytes, so package resources and files take one path. Page breaks: form
-feed, ``<!-- page -->``, the PDF's pages; markdown may have front matter.
-"""
+"""File readers for ingestion: .txt, .md, .html and .pdf into a :class:`SourceDocument`."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""Search phrasings of a missing piece: the model's rewrites, and words of the documents (D8).
-
-A word no document uses is replaced by the nearest corpus word (embeddings, else trigrams).
-"""
+"""Search phrasings of a missing piece: the model's rewrites, and words of the documents (D8)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""The search both SQL document stores share, over a small SQL-dialect seam.
-
-A subclass supplies :class:`SqlDialect`, ``_fetch``, ``_candidates``, ``_rare_terms``
-and ``_pages_with_term``, and its own writing and life cycle.
-"""
+"""The search both SQL document stores share, over a small SQL-dialect seam."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""SQL of :class:`~toolweave.tools.search.store.SqliteDocumentStore`: schema, queries, row prep.
-
-Sentences live in a table and, stemmed, in an FTS5 index keyed by sentence id;
-``sentence_vocab`` gives each term's sentence count (the page graph's rare terms).
-"""
+"""SQL of :class:`~toolweave.tools.search.store.SqliteDocumentStore`: schema, queries, row prep."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""D9: sentence vectors for retrieval by meaning, and the fusion of two rankings.
-
-A sentence is embedded with its neighbours (:func:`passage_texts`) so it keeps its
-subject; rankings are fused by reciprocal rank (:func:`fuse`, the usual ``RRF_K`` =
-60, equal weights: nothing tuned on one corpus).
-"""
+"""D9: sentence vectors for retrieval by meaning, and the reciprocal rank fusion of rankings."""
 
 from __future__ import annotations
 

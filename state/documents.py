@@ -22,12 +22,7 @@ CONFLICTING_TEXTS = (
 
 
 class UniqueTextDocument(BaseModel):
-    """One sentence (or passage) of a source document.
-
-    Identity is ``(document_id, page, sentence_number)`` (R6): the same sentence found by two
-    tools appears once, with the higher score; different texts under one identity are
-    numbered in order (R11, :func:`complete_identities`).
-    """
+    """One sentence (or passage) of a source document; identity ``key`` (R6, R11)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -100,8 +95,7 @@ def complete_identities(
 ) -> Sequence[UniqueTextDocument]:
     """The documents of one result, each different text under its own identity (R11).
 
-    Different texts without ``sentence_number`` are numbered in order from the first free
-    number (``documents`` itself when none need it); with one: :class:`ConflictingDocumentsError`.
+    Unnumbered clashes are numbered in order; numbered ones: :class:`ConflictingDocumentsError`.
     """
     texts: dict[DocumentKey, set[str]] = {}
     for doc in documents:

@@ -80,9 +80,7 @@ def require_result(tool_name: str, value: object) -> ToolResult | None:
 class ToolResult(BaseModel):
     """The outcome of one tool execution (``None`` instead of a result means R1).
 
-    Build it with the class methods: they give every document its identity (R11), and raise
-    ``InvalidToolResultError`` for bad arguments (a tool bug, never R7) and
-    ``ConflictingDocumentsError`` for different texts under one full identity.
+    Build it with the class methods: they give every document its identity (R11).
     """
 
     model_config = ConfigDict(frozen=True)

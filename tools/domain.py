@@ -23,8 +23,7 @@ DeepFallbackFactory = Callable[[str | None], AnyTool | None]
 class WithheldKind:
     """A kind of question the domain never answers from generation alone (A7).
 
-    When ``applies`` holds and no tool gave a finished answer (R3, R4), the run answers
-    ``texts`` (by language, ``"en"`` as fallback) instead of a generated answer.
+    When ``applies`` holds and no tool answered (R3, R4), ``texts`` (by language) is the answer.
     """
 
     name: str

@@ -61,18 +61,12 @@ def call(
 
 
 def blocking(work: Callable[[], T]) -> Call[T]:
-    """A call with no async form: the async driver runs ``work`` in a worker thread.
-
-    For sync-only work that may block; context variables (progress, streamed tokens) go with it.
-    """
+    """A call with no async form: the async driver runs ``work`` in a worker thread."""
     return Call(work, lambda: asyncio.to_thread(work))
 
 
 def drive(steps: Steps[R]) -> R:
-    """Run ``steps`` to the end: each call's sync form, ``time.sleep`` for a sleep.
-
-    :func:`adrive`'s loop over :func:`_run`, which never suspends: one ``send`` ends it.
-    """
+    """Run ``steps`` to the end: each call's sync form, ``time.sleep`` for a sleep."""
     try:
         _driven(steps, _run).send(None)
     except StopIteration as stop:

@@ -54,10 +54,7 @@ def numpy_module() -> Any:
 
 @contextlib.contextmanager
 def _root_logging_kept() -> Iterator[None]:
-    """Undo what an import does to the root logger, the application's (N1).
-
-    ``wordllama`` calls ``logging.basicConfig(level=logging.INFO)`` when imported.
-    """
+    """Undo what an import does to the root logger (N1): ``wordllama`` calls ``basicConfig``."""
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
     try:

@@ -134,10 +134,7 @@ def progress_text(tool_name: str, event: str) -> str:
 
 
 class ProgressEmitter:
-    """Sends a tool's progress events to ``writer``, else the run's sink (P2).
-
-    A failing listener never fails the tool (P3); texts are redacted (X4).
-    """
+    """Sends a tool's progress events, redacted (X4), to ``writer`` or the run's sink (P2, P3)."""
 
     __slots__ = ("_say", "_task_no", "_tool_name", "_writer")
 

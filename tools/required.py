@@ -93,8 +93,7 @@ def input_question(
 def with_reply(tool: ChatbotTool[Any], request: BaseModel, reply: str) -> BaseModel:
     """``request`` with the user's reply as its first unfilled required input (Q2).
 
-    A choice's spelling wins over the reply's case; a reply the field does not take
-    leaves the request as it was (the question is asked again).
+    A reply the field does not take leaves the request as it was (asked again).
     """
     missing = _missing(tool, request)
     if not missing:

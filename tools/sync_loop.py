@@ -55,9 +55,7 @@ def _running() -> tuple[asyncio.AbstractEventLoop, threading.Thread]:
 def run_on_sync_loop(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` to completion on :func:`sync_loop`, with the caller's context variables.
 
-    The caller blocks until it is done. Called from that loop's own thread (a tool that
-    runs another graph with ``invoke``), it runs on a fresh loop in a helper thread
-    instead, since waiting there for the shared loop would wait for ever.
+    From that loop's own thread, it runs on a fresh loop in a helper thread instead.
     """
     loop, owner = _running()
     context = contextvars.copy_context()

@@ -234,10 +234,7 @@ def strip_markup(raw_line: str) -> str:
 
 
 def sections(text: str) -> list[tuple[str, str]]:
-    """Split page text into ``(heading, sentence)`` pairs; each line starts a sentence.
-
-    A markdown heading line heads the sentences after it; HTML comments are skipped.
-    """
+    """Split page text into ``(heading, sentence)`` pairs; each line starts a sentence."""
     pairs: list[tuple[str, str]] = []
     current = ""
     for raw in text.splitlines():
@@ -257,10 +254,7 @@ def split_sentences(text: str) -> list[str]:
 
 
 def readable(text: str) -> str:
-    """A structured result (a JSON object or list) as text a reader can use (R10).
-
-    One line per non-empty field, ``"Free slots: 9:00, 9:30"``; what is not JSON passes.
-    """
+    """A JSON object or list as ``"Field: value"`` lines (R10); what is not JSON passes."""
     stripped = text.strip()
     if stripped[:1] not in ("{", "["):
         return text

@@ -43,9 +43,7 @@ class AiToolDefinitionError(ConfigurationError):
 class AiTool:
     """An AI system tool (``AiTool``): implement :meth:`define` and :meth:`execute`.
 
-    Instances are singletons shared by concurrent runs: keep per-request data in
-    the arguments, never on ``self``. A tool whose scope lets it run in the client
-    names its client script with :func:`ai_tool_script` (or ``builder.client_script``).
+    Instances are singletons shared by concurrent runs: no per-request data on ``self``.
     """
 
     client_script: ClassVar[str | None] = None
@@ -76,10 +74,7 @@ class AiTool:
 
 @dataclass(frozen=True, kw_only=True)
 class AiToolContext(CallContext):
-    """What one server-side call of an AI system tool receives besides its input (W2, Q6).
-
-    A direct call outside a graph gets :data:`NO_CONTEXT`.
-    """
+    """What one server-side call of an AI tool receives besides its input (W2, Q6)."""
 
     task_no: str = ""
     """The id of the task the tool runs on."""
@@ -153,10 +148,7 @@ ToolT = TypeVar("ToolT", bound=type[AiTool])
 
 
 def ai_tool_script(path: str) -> Callable[[ToolT], ToolT]:
-    """Class decorator naming the tool's client script (``@AiToolComponentScript``).
-
-    ``path``: package data of the tool module's package, e.g. ``"js/example-tool.js"``.
-    """
+    """Class decorator naming the tool's client script (``@AiToolComponentScript``)."""
 
     def decorate(cls: ToolT) -> ToolT:
         cls.client_script = path

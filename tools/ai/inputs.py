@@ -89,8 +89,7 @@ def _object_properties(schema: dict[str, Any] | None) -> dict[str, Any] | None:
 def request_model(definition: AiToolDefinition) -> type[BaseModel]:
     """A pydantic model of the tool's object schema, every field optional (W6 a).
 
-    Built with :mod:`toolweave.tools.json_schema`, for constrained decoding; a schema that
-    is not an object with properties gives one optional ``input`` field holding the value.
+    Another schema gives one optional ``input`` field holding the value.
     """
     return _request_model(definition.id, definition.input_json_schema)
 

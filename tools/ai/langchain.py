@@ -32,10 +32,7 @@ _CALL_ID = "__toolweave_call_id"
 
 
 def call_context(tool_id: str, call_id: str | None) -> AiToolContext:
-    """The context of one native tool call (Q6): its key from the thread and the call id.
-
-    :data:`~toolweave.tools.ai.base.NO_CONTEXT` when the call has no tool-call id.
-    """
+    """The context of one native tool call (Q6): keyed by the thread and call id."""
     if not call_id:
         return NO_CONTEXT
     try:

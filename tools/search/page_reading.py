@@ -34,10 +34,7 @@ def open_heading(text: str) -> str:
 
 
 def page_passage(store: DocumentStore, ref: PageRef, *, continues: str = "") -> str | None:
-    """The text the model reads for one page: ``# title``, the heading it ``continues``, the page.
-
-    ``None`` when the page does not exist or is empty.
-    """
+    """The text the model reads for one page (``None``: no such page, or empty)."""
     text = store.page(ref.document_id, ref.page)
     if text is None or not text.strip():
         return None
@@ -169,10 +166,7 @@ def supporting_sentences(
 
 
 def grounded(answer: str, passage: str, question: str, user_lang: str) -> bool:
-    """Whether an answer adds to its question a word or number its page says (D8).
-
-    The word check is made only when the page is in the user's language.
-    """
+    """Whether an answer adds to its question a word or number its page says (D8)."""
     asked = _terms(question)
     added = [w for w in content_words(answer) if not any(t in asked for t in word_terms(w))]
     if not added:

@@ -309,10 +309,7 @@ class PostgresDocumentStore(SqlDocumentStore):
         return deleted > 0, Counter(t for (terms,) in rows for t in set(terms.split()))
 
     def _count_terms(self, conn: Connection[Any], delta: Counter[str]) -> None:
-        """Apply sentence-count changes to the term table; drop terms no sentence holds.
-
-        Rows are touched in term order, so concurrent writers never deadlock.
-        """
+        """Apply sentence-count changes in term order (no deadlock); drop unheld terms."""
         changes = sorted((term, n) for term, n in delta.items() if n)
         if not changes:
             return

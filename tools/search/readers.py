@@ -59,10 +59,7 @@ def read_text(data: bytes, *, document_id: str, name: str, url: str | None) -> S
 
 
 def read_markdown(data: bytes, *, document_id: str, name: str, url: str | None) -> SourceDocument:
-    """Markdown with an optional front matter; ``<!-- page -->`` lines or form feeds break pages.
-
-    The title is the front matter's ``title``, else the first ``# `` heading, else ``name``.
-    """
+    """Markdown with an optional front matter; ``<!-- page -->`` lines or form feeds break pages."""
     text = decode(data)
     meta: dict[str, str] = {}
     match = _FRONT_MATTER.match(text)

@@ -30,11 +30,7 @@ def _trigrams(word: str) -> frozenset[str]:
 
 
 class CorpusWords:
-    """The words of a store's documents, and the nearest of them to a word they lack.
-
-    A corpus word is offered only when the asked word is at least as near to it as any
-    corpus word of another stem is (mutual neighbours; no threshold).
-    """
+    """The words of a store's documents, and the nearest of them (mutual neighbours) to another."""
 
     def __init__(self, counts: Counter[str]) -> None:
         self.words = tuple(word for word, _ in counts.most_common())
@@ -92,10 +88,7 @@ class CorpusWords:
         ]
 
     def phrasings(self, piece: str) -> tuple[str, ...]:
-        """The piece in the corpus's words: a word no document uses replaced by its :meth:`nearest`.
-
-        None when the corpus has every word or no word is near.
-        """
+        """The piece with each word no document uses replaced by its :meth:`nearest` (or none)."""
         words_ = [w for w in content_words(piece) if not w.isdigit()]
         absent = {w: self.nearest(w) for w in words_ if not self.has(w)}
         if not any(absent.values()):

@@ -282,10 +282,7 @@ class SqlDocumentStore(PageGraphStore):
     def fused_search(
         self, query: str, *, limit: int = 8, lang: str | None = None, document_ids: Ids = None
     ) -> list[UniqueTextDocument]:
-        """Keyword and semantic rankings fused by reciprocal rank (D9); no model: :meth:`search`.
-
-        A top keyword hit holding every query word returns the keyword ranking as is.
-        """
+        """Keyword and semantic rankings fused by reciprocal rank (D9); no model: :meth:`search`."""
         if self._embeddings is None:
             return self.search(query, limit=limit, lang=lang, document_ids=document_ids)
         pool = max(limit, 1) * FUSION_POOL
@@ -299,10 +296,7 @@ class SqlDocumentStore(PageGraphStore):
     def search(
         self, query: str, *, limit: int = 8, lang: str | None = None, document_ids: Ids = None
     ) -> list[UniqueTextDocument]:
-        """Keyword search at sentence level: the database's ranking, re-ranked by coverage.
-
-        ``sentence_score`` in ``[0, 1)`` mixes both; any query text is safe (bound parameters).
-        """
+        """Keyword search at sentence level: the database's ranking, re-ranked by coverage."""
         return [doc for doc, _ in self._keyword_hits(query, limit, lang, document_ids)]
 
     def _keyword_hits(

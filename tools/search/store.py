@@ -27,10 +27,7 @@ def normalise_score(bm25: float) -> float:
 class SqliteDocumentStore(SqlDocumentStore):
     """The embedded default store: SQLite with an FTS5 index of stemmed sentences.
 
-    ``path`` is a file or ``":memory:"``; one locked connection serves all threads.
-    ``stopwords`` are a domain's own words to drop from queries. ``embeddings`` (D9):
-    ``"auto"`` (the bundled model when installed), ``None`` (keywords only) or any
-    LangChain ``Embeddings``; vectors are stored beside the sentences.
+    ``path`` is a file or ``":memory:"``; ``stopwords`` and ``embeddings`` (D9) as Postgres's.
     """
 
     page_terms_sql = sql.PAGE_TERMS  # the terms live in the FTS5 table
@@ -73,10 +70,7 @@ class SqliteDocumentStore(SqlDocumentStore):
             self._conn.execute("COMMIT")
 
     def add_documents(self, documents: Iterable[SourceDocument]) -> int:
-        """Add or replace several documents in one transaction (all or none); returns the sentences.
-
-        Batching many documents per call is the fast path for bulk loads.
-        """
+        """Add or replace several documents in one transaction (all or none); the sentence count."""
         prepared = [(doc, sql.sentence_rows(doc)) for doc in documents]
         model = "" if self._embeddings is None else vectors.model_id(self._embeddings)
         embedded = [

@@ -51,14 +51,15 @@ FUNCTION_WORDS_HU = _wordset(
 """Hungarian articles, conjunctions, question words: no query is about them."""
 PARTICLES_HU = _wordset("ban ben el en fel hoz igen le nál nél ön")
 """Hungarian verb prefixes and suffixes written apart ("le kell mondani", "kórház ban")."""
-PRONOUNS = _wordset(
-    """he him his she her hers its we us our they them their you your myself yourself
-    himself herself itself ourselves themselves
-    ő ők maga magam magad magunk magatok maguk magát magamat magadat magunkat magukat
+PRONOUNS_HU = _wordset(
+    """ő ők maga magam magad magunk magatok maguk magát magamat magadat magunkat magukat
     magammal magaddal magával magunkkal magukkal magamnak magának"""
+)  # the Hungarian stemmer cuts "magammal" and "magát" to "mag" (a seed, a core)
+PRONOUNS = PRONOUNS_HU | _wordset(
+    """he him his she her hers its we us our they them their you your myself yourself
+    himself herself itself ourselves themselves"""
 )
-"""Personal and reflexive pronouns (English and Hungarian): no query is about them, and
-the Hungarian stemmer cuts "magammal" and "magát" to "mag" (a seed, a core)."""
+"""Personal and reflexive pronouns (English and Hungarian): no query is about them."""
 STOPWORDS_EN = FUNCTION_WORDS_EN | _wordset(
     """about above after again all also am any as because been before being below between
     both but by could did doing down during each few from further get had has have having
@@ -90,9 +91,9 @@ STOPWORDS_HU = (
     között legyen lenne lesz megyek mehetek mellett mennem menni mennyi mert mik mind minden
     mint miért már más még napot neked nekem neki nekünk nincsenek pedig rendben rá se sem
     szeretne szeretnék szeretném szerint szia ti tud tudna tudok tudom után vagyok vajon
-    valami van-e vele velem volt ő ők maga magam magad magunk magatok maguk magát magamat
-    magadat magunkat magukat magammal magaddal magával magunkkal magukkal magamnak magának"""
+    valami van-e vele velem volt"""
     )
+    | PRONOUNS_HU
 )
 """Hungarian stop words: the function words, pronouns, greetings and polite verbs."""
 GREETINGS_EN = _wordset("hello hi hey thanks thank")

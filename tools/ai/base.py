@@ -86,7 +86,6 @@ NO_CONTEXT = AiToolContext()
 ContextParameter = Literal["none", "positional", "keyword"]  # how execute takes the context
 
 
-@functools.cache
 def context_parameter(cls: type[AiTool], method: str) -> ContextParameter:
     """How ``cls``'s ``method`` (``"execute"`` or ``"aexecute"``) takes an :class:`AiToolContext`.
 
@@ -96,7 +95,12 @@ def context_parameter(cls: type[AiTool], method: str) -> ContextParameter:
     Raises:
         AiToolDefinitionError: The method requires more than ``input`` and the context.
     """
-    parameters = list(inspect.signature(getattr(cls, method)).parameters.values())[1:]
+    return _parameter_of(getattr(cls, method), cls.__qualname__, method)
+
+
+@functools.cache
+def _parameter_of(function: Callable[..., Any], label: str, method: str) -> ContextParameter:
+    parameters = list(inspect.signature(function).parameters.values())[1:]
     kinds = inspect.Parameter
     positional = [
         p for p in parameters if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)
@@ -109,7 +113,7 @@ def context_parameter(cls: type[AiTool], method: str) -> ContextParameter:
     if len(required) > 2 or any(p.kind is kinds.KEYWORD_ONLY and p.name != "ctx" for p in required):
         names = ", ".join(p.name for p in required)
         raise AiToolDefinitionError(
-            cls.__qualname__,
+            label,
             method,
             f"requires ({names}); it may take only the input and, after it, the call's "
             "context: define it as (self, input) or (self, input, ctx=NO_CONTEXT)",

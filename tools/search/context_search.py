@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from itertools import zip_longest
 from types import EllipsisType
@@ -11,7 +10,7 @@ from langchain_core.retrievers import BaseRetriever
 
 from toolweave.state.documents import DocumentKey, UniqueTextDocument
 from toolweave.state.results import ToolResult
-from toolweave.tools.base import EmptyRequest, PriorContext, ToolCallContext
+from toolweave.tools.base import ChatbotTool, EmptyRequest, PriorContext, ToolCallContext
 from toolweave.tools.consumers import ContextConsumerTool
 from toolweave.tools.search.novelty import Known
 from toolweave.tools.search.page_graph import PageRef
@@ -117,11 +116,7 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
         """Answer the subtask's question from the domain, knowing no context (D3, D5)."""
         return self.search(ctx, Known())
 
-    async def aexecute(  # type: ignore[override]
-        self, request: EmptyRequest, ctx: ToolCallContext
-    ) -> ToolResult | None:
-        """Async :meth:`execute`, in a worker thread."""
-        return await asyncio.to_thread(self.execute, request, ctx)
+    aexecute = ChatbotTool.aexecute  # type: ignore[assignment]  # execute, in a worker thread
 
     def execute_with_prior_context(
         self, request: EmptyRequest, ctx: ToolCallContext, prior_context: PriorContext

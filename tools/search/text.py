@@ -38,12 +38,6 @@ def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def any_of(expressions: list[str]) -> str | None:
-    """The OR of FTS5 expressions (each an OR of terms), duplicates removed; ``None`` if empty."""
-    parts = dict.fromkeys(part for e in expressions for part in e.split(" OR ") if part)
-    return " OR ".join(parts) if parts else None
-
-
 def all_of(expressions: list[str]) -> str | None:
     """The AND of FTS5 expressions, each parenthesised; ``None`` if empty."""
     return " AND ".join(f"({e})" for e in expressions) if expressions else None
@@ -80,7 +74,9 @@ class Query:
 
     def expression(self) -> str | None:
         """An FTS5 ``MATCH`` expression (an OR of quoted terms: no user syntax), or ``None``."""
-        return any_of([word.expression() for word in self.words])
+        terms = (term for word in self.words for term in word.expression().split(" OR "))
+        parts = dict.fromkeys(term for term in terms if term)
+        return " OR ".join(parts) if parts else None
 
     def coverage(self, terms: str, context: str = "") -> float:
         """Share of the query words found in a sentence (``terms``), or half in its ``context``."""

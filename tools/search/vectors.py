@@ -132,18 +132,13 @@ def fuse(rankings: Sequence[Sequence[K]]) -> list[tuple[K, float]]:
     return sorted(scores.items(), key=lambda pair: pair[1], reverse=True)
 
 
-def fused_score(score: float, rankings: int = 2) -> float:
-    """A fused score mapped to ``(0, 1]``: 1 for a sentence first in every ranking."""
-    return score / (rankings / (RRF_K + 1))
-
-
 def fused_documents(
     first: Sequence[UniqueTextDocument], second: Sequence[UniqueTextDocument], limit: int
 ) -> list[UniqueTextDocument]:
-    """Two rankings of sentences fused (:func:`fuse`, :func:`fused_score`), at most ``limit``."""
+    """Two rankings of sentences fused (:func:`fuse`), at most ``limit``; scores in ``(0, 1]``."""
     by_key = {doc.key: doc for doc in (*second, *first)}
     fused = fuse([[doc.key for doc in first], [doc.key for doc in second]])
     return [
-        by_key[key].model_copy(update={"sentence_score": fused_score(score)})
+        by_key[key].model_copy(update={"sentence_score": score / (2 / (RRF_K + 1))})
         for key, score in fused[: max(limit, 0)]
     ]

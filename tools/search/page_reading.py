@@ -52,17 +52,6 @@ def _terms(text: str) -> set[str]:
     return {term for word in words(text) for term in word_terms(word)}
 
 
-Words = list[tuple[str, ...]]  # each word as its terms (word_terms)
-
-
-def _says_all(terms: set[str], words: Words) -> bool:
-    return all(any(t in terms for t in word) for word in words)
-
-
-def _says_any(terms: set[str], words: Words) -> bool:
-    return any(any(t in terms for t in word) for word in words)
-
-
 def _page_terms(store: DocumentStore, hit: UniqueTextDocument) -> set[str]:
     if hit.page is None:
         return _terms(hit.text)
@@ -96,7 +85,8 @@ def unread(
             pages[where] = _page_terms(store, hit)
         said = _terms(hit.text)
         if any(
-            _says_any(said, words) and (not whole or _says_all(pages[where], words))
+            any(said.intersection(word) for word in words)
+            and (not whole or all(pages[where].intersection(word) for word in words))
             for words in lacking
         ):
             fresh.append(hit)

@@ -151,12 +151,6 @@ def _quote_lexeme(term: str) -> str:
     return "'" + term.replace("'", "''").replace("\\", "\\\\") + "'"
 
 
-def _configs(lang: str | None) -> tuple[str, ...]:
-    """The text-search configurations of a document: its language's, else Hungarian and English."""
-    config = TEXT_SEARCH_CONFIG.get(lang or "")
-    return (config,) if config else ("hungarian", "english")
-
-
 class PostgresDocumentStore(SqlDocumentStore):
     """A :class:`~toolweave.tools.search.protocol.PageGraphStore` in PostgreSQL.
 
@@ -229,7 +223,8 @@ class PostgresDocumentStore(SqlDocumentStore):
         for doc in documents:
             rows = sentence_rows(doc)
             embedded = self._sentence_vectors([(r[0], r[2]) for r in rows])
-            configs = _configs(doc.lang)
+            config = TEXT_SEARCH_CONFIG.get(doc.lang or "")  # else Hungarian and English
+            configs = (config,) if config else ("hungarian", "english")
             names = {f"cfg{n}": name for n, name in enumerate(configs, start=1)}
             with self._pool.connection() as conn, conn.transaction():
                 _, removed = self._delete_rows(conn, doc.document_id)

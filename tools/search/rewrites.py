@@ -110,12 +110,6 @@ class CorpusWords:
         return tuple(dict.fromkeys(found))
 
 
-def _stamp(store: PageGraphStore) -> tuple[int, int]:
-    """What changes when documents are added or removed: pages, and sentences if known."""
-    size = len(store) if isinstance(store, Sized) else 0
-    return store.page_count(), size
-
-
 def build_corpus_words(store: PageGraphStore) -> CorpusWords:
     """The words of every page of ``store`` (function words and numbers left out)."""
     counts: Counter[str] = Counter()
@@ -138,7 +132,7 @@ class CorpusWordsCache:
 
     def words_of(self, store: PageGraphStore) -> CorpusWords:
         """The store's corpus words, from the cache when its content is unchanged."""
-        stamp = _stamp(store)
+        stamp = store.page_count(), len(store) if isinstance(store, Sized) else 0  # its content
         with self._lock:
             cached = self._built.get(store)
         if cached is not None and cached[0] == stamp:
@@ -148,17 +142,13 @@ class CorpusWordsCache:
             self._built[store] = (stamp, built)
         return built
 
-    def derived_phrasings(self, store: DocumentStore, piece: str) -> tuple[str, ...]:
-        """Phrasings of ``piece`` in the documents' own words (D8); none for an unlistable store."""
-        if not isinstance(store, PageGraphStore):
-            return ()
-        return self.words_of(store).phrasings(piece)
-
     def lookups(self, ctx: ToolCallContext, store: DocumentStore, piece: str) -> tuple[str, ...]:
         """What a deep search looks ``piece`` up by besides itself: rewrites, then derived (D8)."""
         given = search_phrasings(ctx, piece)
-        texts = given or (piece,)
-        derived = [found for text in texts for found in self.derived_phrasings(store, text)]
+        derived: list[str] = []
+        if isinstance(store, PageGraphStore):  # in the documents' own words
+            corpus = self.words_of(store)
+            derived = [found for text in given or (piece,) for found in corpus.phrasings(text)]
         return tuple(p for p in dict.fromkeys([*given, *derived]) if p != piece)
 
 

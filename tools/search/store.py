@@ -18,12 +18,6 @@ from toolweave.tools.search.text import Query, stopword_set
 CONTEXT_WEIGHT = 0.3  # BM25 weight of a sentence's title and heading against its own
 
 
-def normalise_score(bm25: float) -> float:
-    """Map an FTS5 ``bm25()`` value (lower is better) to ``(0, 1)``, higher is better."""
-    relevance = max(-bm25, 0.0)
-    return relevance / (1.0 + relevance)
-
-
 class SqliteDocumentStore(SqlDocumentStore):
     """The embedded default store: SQLite with an FTS5 index of stemmed sentences.
 
@@ -116,7 +110,8 @@ class SqliteDocumentStore(SqlDocumentStore):
             conn.executemany(sql.INSERT_VECTOR, [(*row[:3], model, row[3]) for row in rows])
 
     def _relevance(self, rank: float) -> float:
-        return normalise_score(rank)
+        relevance = max(-rank, 0.0)  # FTS5's bm25(): lower is better
+        return relevance / (1.0 + relevance)
 
     def _rare_terms(self, terms: list[str]) -> list[tuple[str, int]]:
         counted: list[tuple[int, str]] = []

@@ -88,8 +88,7 @@ class ToolResult(BaseModel):
     tool_name: str
     mode: ResultMode
     documents: tuple[UniqueTextDocument, ...] = ()
-    """Context documents (CONTEXT, GUARANTEED_CONTEXT); a finished answer's own sources
-    (ANSWER, ANSWERED: what the answer lists, R9)."""
+    """Context documents (R2, R5), or a finished answer's own sources (R3, R4, R9)."""
     text: str | None = None
     """Answer text (ANSWER), guaranteed text (GUARANTEED_CONTEXT) or question (CLARIFICATION)."""
     choices: tuple[str, ...] = ()

@@ -66,9 +66,7 @@ _LIBRARY_DEFAULTS = (__name__, "toolweave.tools.consumers")  # modules of the as
 
 
 def run_async_twin(tool: object, method: str, *args: Any) -> ToolResult | None:
-    """A sync ``method`` of a tool that implements only its async twin ``a<method>``.
-
-    The coroutine runs on the process's loop for sync callers (:mod:`toolweave.tools.sync_loop`).
+    """A sync ``method`` of a tool that implements only its async twin, on the sync loop.
 
     Raises:
         NotImplementedError: The twin is the library's default too: neither is implemented.

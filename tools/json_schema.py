@@ -20,16 +20,9 @@ DATE_FORMATS = frozenset({"date", "date-time"})
 def model_from_schema(
     name: str, schema: Mapping[str, Any], *, partial: bool = False
 ) -> type[BaseModel]:
-    """The pydantic model of an object schema (its ``properties``; none: no fields).
+    """The pydantic model of an object schema, by its property names (aliases where needed).
 
-    Args:
-        name: The model's class name (nested models are named after it and their field).
-        schema: A JSON Schema of an object.
-        partial: Every field optional with default ``None``, at every depth (T6).
-
-    Returns:
-        A model that validates by the schema's property names (aliases where a name is
-        not a Python identifier).
+    ``partial``: every field optional with default ``None``, at every depth (T6).
     """
     return _Builder(schema, partial=partial).model(name, schema)
 

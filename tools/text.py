@@ -106,10 +106,8 @@ FUNCTION_WORDS_PL = _wordset(
     który których którym którą lub między na nie niż o od oraz po pod przed przez przy są
     się to tego tym u w we więc z za ze że żeby"""
 )
-"""Polish prepositions, conjunctions, question words, "jest"/"są", "nie" and "się": no
-query is about them. Not here, since they are content words in English or Hungarian:
-"ale" (but; ale), "bez" (without; elder), "tej" (this; milk), "ten" (this; ten),
-"pan" (sir; pan), "go" (him; go), "one" (they; one), "tu" (here; tű), "nad" (above; nád)."""
+"""Polish function words, "jest"/"są", "nie", "się": no query is about them (not "ale", "bez",
+"tej", "ten", "pan", "go", "one", "tu", "nad": content words in English or Hungarian)."""
 PRONOUNS_PL = _wordset(
     """ja ty on ona ono my wy oni mnie mi mną ciebie cię ci tobą jego jej ich im nim niej
     nich nas nam nami was wam wami siebie sobie sobą mój moja moje mojego mojej moim moją
@@ -126,13 +124,11 @@ STOPWORDS_PL = (
         te też ta tu tylko również cześć witam"""
     )
 )
-"""Polish stop words: the function words, pronouns, greetings and polite and modal verbs
-(none that is a content word in English or Hungarian: "ma", has, is Hungarian "today")."""
+"""Polish stop words: function words, pronouns, greetings, polite and modal verbs (not "ma")."""
 GREETINGS_PL = _wordset("cześć witam dziękuję dzięki")
 """Polish greetings and thanks (stop words too)."""
 STOPWORDS = STOPWORDS_EN | STOPWORDS_HU | STOPWORDS_PL | PARTICLES_HU | PRONOUNS
-"""What the offline model drops from a question before matching it (every stop word, and
-the particles written apart: "el" in "Milyen számon érem el…")."""
+"""What the offline model drops from a question: every stop word, and particles ("el")."""
 QUERY_STOPWORDS = (
     FUNCTION_WORDS_EN | FUNCTION_WORDS_HU | FUNCTION_WORDS_PL
     | PARTICLES_HU | PRONOUNS | PRONOUNS_PL

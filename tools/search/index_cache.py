@@ -98,20 +98,14 @@ def cached_store(
     stopwords: Iterable[str] = (),
     embeddings: vectors.EmbeddingsOption = "auto",
 ) -> SqliteDocumentStore:
-    """An in-memory store holding ``documents``, loaded from the disk cache when it is current.
-
-    Sentence vectors (D9) are cached with the index; the key also hashes the model's id.
+    """A new in-memory store of ``documents`` (and their vectors, D9), from the cache if current.
 
     Args:
         documents: The documents to index.
-        name: The document set's name (file names: ``<name>-<key>.sqlite``); older
-            caches of the same name are removed when a new one is written.
+        name: The document set's name (``<name>-<key>.sqlite``; older caches are removed).
         cache_dir: The cache folder; ``None`` indexes in memory without a cache.
         stopwords: The store's extra query stop words (not part of the index).
         embeddings: The store's embedding model (see ``SqliteDocumentStore``).
-
-    Returns:
-        A new in-memory store (the caller owns it).
     """
     model = vectors.resolve_option(embeddings)
     if cache_dir is not None:

@@ -178,12 +178,12 @@ def read_pages(
     known: Known | None = None,
     echoes: bool = False,
 ) -> list[UniqueTextDocument]:
-    """Read pages with the model, in order, until ``enough`` of them answered.
+    """Read ``(page, heading it continues)`` pairs with ``ctx.llm`` until ``enough`` answered (D7).
 
     Args:
-        ctx: The tool call; ``ctx.llm`` reads (and counts, and caps, D7).
+        ctx: The tool call.
         store: The store holding the pages.
-        pages: ``(page, heading it continues)`` pairs, loaded one at a time.
+        pages: The pages, loaded one at a time.
         question: What to answer.
         enough: Pages that must answer before the reading stops.
         phrasings: Other wordings of ``question`` (D8); the closest to a page is added.

@@ -159,17 +159,12 @@ class PostgresDocumentStore(SqlDocumentStore):
         collection: Which collection (one per domain) this store reads and writes.
         pool: A ``psycopg_pool.ConnectionPool`` to share; the store then never closes it.
         max_connections: Size of the pool the store opens for ``conninfo``.
-        timeout: Seconds to wait for the first connection before
-            :class:`~toolweave.state.errors.DatabaseUnavailableError`.
+        timeout: Seconds to wait for the first connection (else ``DatabaseUnavailableError``).
         stopwords: A domain's own words to drop from queries (added to the kit's).
-        embeddings: D9: ``"auto"`` (default) embeds every sentence added with the bundled
-            static model when the ``embeddings`` extra is installed; ``None`` keeps
-            keywords only; any LangChain ``Embeddings`` is used instead. The vectors
-            are stored beside the sentences (``toolweave_sentence_vectors``, float32
-            bytes, one row per sentence and model) and ranked in process.
+        embeddings: D9: ``"auto"`` (default: the bundled static model when the ``embeddings``
+            extra is installed), ``None`` (keywords only) or any LangChain ``Embeddings``.
 
-    The tables are created on first use. A store is safe to share between threads and
-    concurrent runs (each call takes a connection from the pool).
+    The tables are created on first use; a store is safe to share between threads.
     """
 
     dialect = SqlDialect(table_prefix="toolweave_", collections=True, marker="%s")

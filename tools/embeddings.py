@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from langchain_core.embeddings import Embeddings
 
 from toolweave.state.errors import ToolweaveError
-from toolweave.tools.search.text import content_words
+from toolweave.tools.text import content_words
 
 if TYPE_CHECKING:
     import numpy as np

@@ -184,6 +184,13 @@ def stems(word: str, lang: str | None = None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(s for s in (stem(word, code) for code in langs) if s))
 
 
+def content_words(text: str, stopwords: frozenset[str] = QUERY_STOPWORDS) -> list[str]:
+    """The distinct case-folded words of ``text`` without ``stopwords``, unless none is left."""
+    found = list(dict.fromkeys(words(text)))
+    content = [w for w in found if w not in stopwords and fold(w) not in stopwords]
+    return content or found
+
+
 def line_sentences(line: str) -> list[str]:
     """The sentences of one line: neither an abbreviation nor a run of initials ends one."""
     found: list[str] = []

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolweave.tools import text as text_kit
+from toolweave.tools.embeddings import resolve
 from toolweave.tools.search import sqlite_sql, text, vectors
 from toolweave.tools.search.protocol import SourceDocument
 from toolweave.tools.search.store import SqliteDocumentStore
@@ -44,7 +45,7 @@ def index_key(
     documents: Sequence[SourceDocument], embeddings: vectors.EmbeddingsOption = "auto"
 ) -> str:
     """The hash naming the cache of ``documents`` (data, indexing code, embedding model id)."""
-    resolved = vectors.resolve_option(embeddings)
+    resolved = resolve(embeddings)
     model = "" if resolved is None else vectors.model_id(resolved)
     digest = hashlib.sha256(_code_fingerprint())
     digest.update(model.encode("utf-8") + b"\x00model")
@@ -107,7 +108,7 @@ def cached_store(
         stopwords: The store's extra query stop words (not part of the index).
         embeddings: The store's embedding model (see ``SqliteDocumentStore``).
     """
-    model = vectors.resolve_option(embeddings)
+    model = resolve(embeddings)
     if cache_dir is not None:
         path = cache_path(cache_dir, name, index_key(documents, model))
         loaded = _load(path, stopwords, model)

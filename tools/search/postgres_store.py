@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from toolweave.state.errors import ConfigurationError, DatabaseUnavailableError
+from toolweave.tools.embeddings import resolve
 from toolweave.tools.search import vectors
 from toolweave.tools.search.page_graph import RARE_TERM_MAX_SENTENCES, RARE_TERMS_PER_PAGE
 from toolweave.tools.search.protocol import SourceDocument
@@ -183,7 +184,7 @@ class PostgresDocumentStore(SqlDocumentStore):
     ) -> None:
         self.stopwords = tuple(stopwords)  # the domain's own (routing honours them too)
         self._stopwords = stopword_set(self.stopwords)
-        self._embeddings = vectors.resolve_option(embeddings)
+        self._embeddings = resolve(embeddings)
         if (conninfo is None) == (pool is None):
             raise ConfigurationError("PostgresDocumentStore takes a conninfo or a pool, not both")
         try:

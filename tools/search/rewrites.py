@@ -9,6 +9,7 @@ from collections.abc import Sequence, Sized
 from functools import cached_property
 from typing import Any
 
+from toolweave.tools import embeddings
 from toolweave.tools.base import ToolCallContext
 from toolweave.tools.search.protocol import DocumentStore, PageGraphStore
 from toolweave.tools.search.text import STOPWORDS, content_words, fold, word_terms, words
@@ -47,8 +48,6 @@ class CorpusWords:
     @cached_property
     def _vectors(self) -> Any:
         """Unit vectors of the corpus words (static model), or ``None`` without the extra."""
-        from toolweave.tools import embeddings  # here: it imports this package
-
         if not self.words or not embeddings.extra_installed():
             return None
         return embeddings.StaticEmbeddings(cache_dir=None).matrix(list(self.words))
@@ -65,8 +64,6 @@ class CorpusWords:
             if isinstance(word, int):
                 row = vectors[word]
             else:
-                from toolweave.tools import embeddings  # here: it imports this package
-
                 row = embeddings.StaticEmbeddings(cache_dir=None).matrix([word])[0]
             found: list[float] = (vectors @ row).tolist()
             return found

@@ -9,6 +9,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from toolweave.state.documents import UniqueTextDocument
+from toolweave.tools.embeddings import numpy_module, query_vector, resolve
 from toolweave.tools.search import vectors
 from toolweave.tools.search.page_graph import PageLink, PageRef, followed_terms, link_pages
 from toolweave.tools.search.protocol import DocumentInfo, PageGraphStore
@@ -192,7 +193,7 @@ class SqlDocumentStore(PageGraphStore):
 
     def use_embeddings(self, embeddings: vectors.EmbeddingsOption) -> None:
         """Search by meaning with ``embeddings`` (``None``: off), embedding what lacks a vector."""
-        self._embeddings = vectors.resolve_option(embeddings)
+        self._embeddings = resolve(embeddings)
         self._vector_cache = None
         self.embed_missing()
 
@@ -241,7 +242,7 @@ class SqlDocumentStore(PageGraphStore):
         """The mask of ``keys`` a language or document filter allows, or ``None`` (all)."""
         if lang is None and document_ids is None:
             return None
-        np = vectors.numpy_module()
+        np = numpy_module()
         if lang is None:
             wanted = set(document_ids or ())
             return np.fromiter((key[0] in wanted for key in keys), dtype=bool, count=len(keys))
@@ -268,11 +269,11 @@ class SqlDocumentStore(PageGraphStore):
         keys, matrix = loaded
         if not keys:
             return []
-        vector = vectors.question_vector(self._embeddings, query)  # type: ignore[arg-type]
+        vector = query_vector(self._embeddings, query)  # type: ignore[arg-type]
         allowed = self._allowed(keys, lang, document_ids)
         top = vectors.cosine_top(matrix, vector, limit, allowed)
         found = self._sentences_by_key([keys[i] for i in top])
-        scores = vectors.numpy_module().einsum("ij,j->i", matrix[top], vector) if top else []
+        scores = numpy_module().einsum("ij,j->i", matrix[top], vector) if top else []
         return [
             _sentence(found[keys[i]], max(float(score), 0.0))
             for i, score in zip(top, scores, strict=True)

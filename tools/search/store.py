@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from toolweave.tools.embeddings import resolve
 from toolweave.tools.search import sqlite_sql as sql
 from toolweave.tools.search import vectors
 from toolweave.tools.search.page_graph import RARE_TERM_MAX_SENTENCES, RARE_TERMS_PER_PAGE
@@ -33,7 +34,7 @@ class SqliteDocumentStore(SqlDocumentStore):
         stopwords: Iterable[str] = (),
         embeddings: vectors.EmbeddingsOption = "auto",
     ) -> None:
-        self._embeddings = vectors.resolve_option(embeddings)
+        self._embeddings = resolve(embeddings)
         self._writes = 0
         self._path = str(path)
         self._extra_stopwords = tuple(stopwords)

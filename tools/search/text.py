@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from toolweave.tools.text import QUERY_STOPWORDS, stem, stems
+from toolweave.tools.text import content_words as content_words
 from toolweave.tools.text import fold as fold
 from toolweave.tools.text import sections as sections
 from toolweave.tools.text import split_sentences as split_sentences
@@ -97,13 +98,6 @@ def parse_query(text: str, stopwords: frozenset[str] = STOPWORDS) -> Query:
         kept = prefix if len(prefix) >= MIN_PREFIX else None
         query_words.append(QueryWord(frozenset(word_terms(word)), kept, word))
     return Query(tuple(query_words))
-
-
-def content_words(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
-    """The distinct case-folded words of ``text`` without ``stopwords``, unless none is left."""
-    found = list(dict.fromkeys(words(text)))
-    content = [w for w in found if w not in stopwords and fold(w) not in stopwords]
-    return content or found
 
 
 def match_expression(text: str) -> str | None:

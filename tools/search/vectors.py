@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from langchain_core.embeddings import Embeddings
 
+from toolweave.tools.embeddings import StaticEmbeddings, numpy_module, unit_rows
+
 if TYPE_CHECKING:
     from toolweave.state.documents import UniqueTextDocument
     from toolweave.tools.embeddings import Matrix
@@ -25,13 +27,6 @@ VECTOR_DTYPE = "<f4"
 EmbeddingsOption = Embeddings | Literal["auto"] | None
 """A store's ``embeddings``: ``"auto"`` (the bundled static model when the ``embeddings``
 extra is installed, else none), ``None`` (keywords only) or any LangChain ``Embeddings``."""
-
-
-def resolve_option(embeddings: EmbeddingsOption) -> Embeddings | None:
-    """The model an ``embeddings`` option stands for (``"auto"`` resolved)."""
-    from toolweave.tools.embeddings import resolve
-
-    return resolve(embeddings)
 
 
 def model_id(embeddings: Embeddings) -> str:
@@ -55,8 +50,6 @@ def passage_texts(sentences: Sequence[tuple[int, str]]) -> list[str]:
 
 def embed_passages(embeddings: Embeddings, texts: Sequence[str]) -> Matrix:
     """Unit vectors of ``texts`` (float32 rows), in batches of :data:`EMBED_BATCH`."""
-    from toolweave.tools.embeddings import StaticEmbeddings
-
     np = numpy_module()
     if not texts:
         empty: Matrix = np.zeros((0, 0), dtype=np.float32)
@@ -69,20 +62,6 @@ def embed_passages(embeddings: Embeddings, texts: Sequence[str]) -> Matrix:
         for start in range(0, len(texts), EMBED_BATCH)
     ]
     return unit_rows([row for part in parts for row in part])
-
-
-def numpy_module() -> Any:
-    """numpy, or the typed error saying how to install the ``embeddings`` extra."""
-    from toolweave.tools.embeddings import numpy_module as load
-
-    return load()
-
-
-def unit_rows(rows: Any) -> Matrix:
-    """``rows`` as a float32 matrix of unit rows (loaded with the embeddings module)."""
-    from toolweave.tools.embeddings import unit_rows as unit
-
-    return unit(rows)
 
 
 def to_bytes(matrix: Matrix) -> list[bytes]:
@@ -99,13 +78,6 @@ def from_bytes(values: Sequence[bytes]) -> Matrix:
     flat = np.frombuffer(b"".join(bytes(v) for v in values), dtype=VECTOR_DTYPE)
     matrix: Matrix = flat.reshape(len(values), -1).astype(np.float32)
     return matrix
-
-
-def question_vector(embeddings: Embeddings, question: str) -> Matrix:
-    """The unit vector of a question (the static model embeds its content words)."""
-    from toolweave.tools.embeddings import query_vector
-
-    return query_vector(embeddings, question)
 
 
 def cosine_top(matrix: Matrix, query: Matrix, count: int, allowed: Any = None) -> list[int]:

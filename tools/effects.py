@@ -18,10 +18,8 @@ P = ParamSpec("P")
 class Call(Generic[T_co]):
     """Call a port or tool method: its sync form and its async form, same result type."""
 
-    call: Callable[[], T_co]
-    """The sync form, used under ``invoke``/``stream``."""
-    acall: Callable[[], Awaitable[T_co]]
-    """The async form, awaited under ``ainvoke``/``astream``."""
+    call: Callable[[], T_co]  # the sync form, used under ``invoke``/``stream``
+    acall: Callable[[], Awaitable[T_co]]  # the async form, awaited under ``ainvoke``/``astream``
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,8 +19,7 @@ class GateVerdict:
     """Whether a tool may activate for a request, and if not, which gate refused it."""
 
     passed: bool
-    gate: str = ""
-    """``"domain"``, ``"system"``, ``"eligibility"`` or ``"excluded"`` when refused."""
+    gate: str = ""  # ``"domain"``, ``"system"``, ``"eligibility"`` or ``"excluded"`` when refused
     reason: str = ""
 
 

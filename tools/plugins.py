@@ -45,8 +45,7 @@ class DiscoveredPlugin:
     """A plugin and where it came from."""
 
     plugin: Plugin
-    entry_point: str
-    """``name = value`` of the entry point."""
+    entry_point: str  # ``name = value`` of the entry point
     distribution: str | None
 
 

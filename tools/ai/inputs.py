@@ -25,12 +25,9 @@ MAX_PROBLEMS = 3
 class InputCheck:
     """The outcome of checking one input: the parsed value, or an error for the model."""
 
-    text: str
-    """The input as given."""
-    value: Any = None
-    """The parsed JSON when it is valid."""
-    error: str | None = None
-    """What is wrong, for the model (``None`` when the input is valid)."""
+    text: str  # the input as given
+    value: Any = None  # the parsed JSON when it is valid
+    error: str | None = None  # what is wrong, for the model (``None`` when the input is valid)
 
     @property
     def ok(self) -> bool:

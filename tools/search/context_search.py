@@ -14,12 +14,7 @@ from toolweave.tools.base import ChatbotTool, EmptyRequest, PriorContext, ToolCa
 from toolweave.tools.consumers import ContextConsumerTool
 from toolweave.tools.search.novelty import Known
 from toolweave.tools.search.page_graph import PageRef
-from toolweave.tools.search.page_reading import (
-    read_pages,
-    subtask_question,
-    unread,
-    unread_wording,
-)
+from toolweave.tools.search.page_reading import read_pages, subtask_question, unread, unread_wording
 from toolweave.tools.search.protocol import PageGraphStore
 from toolweave.tools.search.retrieval import name_tool
 from toolweave.tools.search.retrievers import retrieved_pages

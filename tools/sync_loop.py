@@ -34,13 +34,8 @@ def _of_process(pid: int) -> _Loop:
     return _Loop()
 
 
-def sync_loop() -> asyncio.AbstractEventLoop:
-    """The process's loop for sync callers, started on first use (again after a fork)."""
-    return _running()[0]
-
-
 def _running() -> tuple[asyncio.AbstractEventLoop, threading.Thread]:
-    """The loop and its thread, made once per process (again if its thread died)."""
+    """The sync callers' loop and its thread, made once per process (again if its thread died)."""
     held = _of_process(os.getpid())
     with held.lock:
         if held.loop is None or held.thread is None or not held.thread.is_alive():
@@ -53,7 +48,7 @@ def _running() -> tuple[asyncio.AbstractEventLoop, threading.Thread]:
 
 
 def run_on_sync_loop(coro: Coroutine[Any, Any, T]) -> T:
-    """Run ``coro`` to completion on :func:`sync_loop`, with the caller's context variables.
+    """Run ``coro`` to completion on the process's sync loop, with the caller's context variables.
 
     From that loop's own thread, it runs on a fresh loop in a helper thread instead.
     """

@@ -11,7 +11,7 @@ from toolweave.tools.base import ToolCallContext
 from toolweave.tools.language import detect_language
 from toolweave.tools.search.novelty import Known, content_terms
 from toolweave.tools.search.page_graph import PageRef
-from toolweave.tools.search.passages import passages
+from toolweave.tools.search.passages import passages, under
 from toolweave.tools.search.protocol import DocumentStore, with_page_counts
 from toolweave.tools.search.rewrites import best_question
 from toolweave.tools.search.text import content_words, sections, word_terms, words
@@ -141,16 +141,7 @@ def supporting_sentences(
         chosen = [s for (_, said), s in scored[:1] if said >= need]
     if not chosen:
         return [read]
-    hits = [
-        s.model_copy(
-            update={
-                "sentence_score": read.sentence_score,
-                "document_name": read.document_name,
-                "document_url": read.document_url,
-            }
-        )
-        for s in chosen[:3]
-    ]
+    hits = [under(s, read, read.sentence_score) for s in chosen[:3]]
     found = passages(hits, store.page_sentences, max_chars=SUPPORT_CHARS, neighbours=0)
     return [d.model_copy(update={"page_count": read.page_count}) for d in found]
 

@@ -22,7 +22,8 @@ CONTEXT_WEIGHT = 0.3  # BM25 weight of a sentence's title and heading against it
 class SqliteDocumentStore(SqlDocumentStore):
     """The embedded default store: SQLite with an FTS5 index of stemmed sentences.
 
-    ``path`` is a file or ``":memory:"``; ``stopwords`` and ``embeddings`` (D9) as Postgres's.
+    ``path`` is a file or ``":memory:"``; ``stopwords``: a domain's own words dropped from
+    queries; ``embeddings`` (D9): ``"auto"`` (the bundled model), ``None`` or any ``Embeddings``.
     """
 
     page_terms_sql = sql.PAGE_TERMS  # the terms live in the FTS5 table

@@ -190,10 +190,7 @@ class CandidateIndex:
     ) -> dict[str, float]:
         """The keyword (BM25) score of each named tool for ``prompt``; 0 for unknown names."""
         keyword = self.keyword_scores(prompt, ignore=ignore)
-        return {
-            name: keyword.get(self._position[name], 0.0) if name in self._position else 0.0
-            for name in names
-        }
+        return {name: keyword.get(self._position.get(name, -1), 0.0) for name in names}
 
     def rank(
         self,
@@ -228,9 +225,9 @@ class CandidateIndex:
             hits = sorted(
                 (d for d in keyword if self._names[d] in given), key=lambda d: (-keyword[d], d)
             )
-            hit_names = [self._names[doc] for doc in hits]
-            hit_set = set(hit_names)
-            names = hit_names + [n for n in candidates if n not in hit_set]
+            names = [self._names[doc] for doc in hits]
+            found = set(names)
+            names += [n for n in candidates if n not in found]
             score = keyword
         count = len(names) if limit is None else min(limit, len(names))
         extra = set(include)

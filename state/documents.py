@@ -22,12 +22,7 @@ CONFLICTING_TEXTS = (
 
 
 class UniqueTextDocument(BaseModel):
-    """One sentence (or passage) of a source document.
-
-    Identity is ``(document_id, page, sentence_number)`` (R6): the same sentence found by two
-    tools appears once, with the higher score; different texts under one identity are
-    numbered in order (R11, :func:`complete_identities`).
-    """
+    """One sentence (or passage) of a source document; identity ``key`` (R6, R11)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -46,8 +41,7 @@ class UniqueTextDocument(BaseModel):
     sentence_score: float = Field(default=0.0)
     """Relevance score given by the tool that found it; higher is better."""
     page_count: int | None = None
-    """How many pages its document has, when the tool knows (a store does): a document
-    of one page is cited without a page number (R9). Not part of the identity."""
+    """How many pages its document has, when known (R9: one page, no page cited); no identity."""
 
     @property
     def key(self) -> DocumentKey:
@@ -100,8 +94,7 @@ def complete_identities(
 ) -> Sequence[UniqueTextDocument]:
     """The documents of one result, each different text under its own identity (R11).
 
-    Different texts without ``sentence_number`` are numbered in order from the first free
-    number (``documents`` itself when none need it); with one: :class:`ConflictingDocumentsError`.
+    Unnumbered clashes are numbered in order; numbered ones: :class:`ConflictingDocumentsError`.
     """
     texts: dict[DocumentKey, set[str]] = {}
     for doc in documents:
@@ -168,8 +161,7 @@ class Source(BaseModel):
     url: str | None = None
     """Where a person can open it, if anywhere."""
     page_count: int | None = None
-    """How many pages the document has, when the tool that found it knew (``None``:
-    not known, as in a state written before it was kept)."""
+    """How many pages the document has, when the tool that found it knew (else ``None``)."""
 
     @property
     def cited_pages(self) -> tuple[int, ...]:
@@ -191,8 +183,7 @@ class AnswerSentence(BaseModel):
     supported: bool = True
     """Whether those passages hold what it says; an unsupported one is not in the answer."""
     quotes: tuple[str, ...] = ()
-    """For each of its ``sources``, in order, the sentence of that source that supports it:
-    what a person checking the source reads (empty for a state written before it)."""
+    """For each of its ``sources``, in order, the sentence of that source that supports it."""
 
     def marked(self) -> str:
         """The sentence with its sources' numbers, as a surface shows it: ``"Open 8-16. [1]"``."""

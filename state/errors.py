@@ -65,10 +65,7 @@ class ConflictingDocumentsError(InvalidToolResultError, ConfigurationError):
 
 
 class NotClarifiableError(InvalidToolResultError):
-    """A tool that is no ``ClarifiableTool`` returned a clarification request (Q1, Q2).
-
-    A tool bug, raised out of the run; for a tool that acts, its call is no result (S5, R7).
-    """
+    """A tool that is no ``ClarifiableTool`` returned a clarification request (Q1, Q2; a bug)."""
 
 
 USER_ERRORS = (

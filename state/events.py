@@ -1,7 +1,6 @@
 """The streaming contract: the events toolweave writes to ``stream_mode="custom"`` (P1-P3).
 
-One ``TypedDict`` per kind, told apart by ``"type"``, each with ``"version": 1``; within a
-version keys are only added. Answer tokens arrive on ``stream_mode="messages"``.
+One versioned ``TypedDict`` per kind, told apart by ``"type"``; keys are only ever added.
 """
 
 from __future__ import annotations

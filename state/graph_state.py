@@ -181,6 +181,4 @@ class GraphState(InputState, OutputState):
     clarification_rounds: int
     """Clarification questions asked for this message so far (Q2 limit)."""
     acted_on: str | None
-    """A digest of the human message a tool that acts (``side_effects``) last acted on
-    (S5, Q6), never its text (X4): a message with that text, sent again, is checked
-    for a repeat of the run that acted (``toolweave.graph.idempotency.sent_again``)."""
+    """A digest (X4) of the message a tool that acts last acted on: sent again, checked (S5)."""

@@ -58,11 +58,9 @@ class LedgerEntry(BaseModel):
     confidence: float | None = None
     """A routing verdict's P(yes), from the model's log-probabilities (T5); ``None``: none."""
     key: str = ""
-    """The idempotency key (Q6) of the call of a tool that acts (``side_effects``) the
-    entry is about: its result, or its effect that an amended request keeps; ``""``: none."""
+    """The idempotency key (Q6) of the call of a tool that acts the entry is about, or ``""``."""
     amends: tuple[str, ...] = ()
-    """The keys of the earlier calls of the same tool that the entry's call replaces, for
-    a request amended while a question waited (Q2, Q6), oldest first; ``()``: none."""
+    """The keys of the earlier calls the entry's call replaces (Q2, Q6), oldest first."""
 
     def concerns(self, tool: str) -> bool:
         """Whether the entry is about ``tool`` (named in ``tool`` or ``tools``)."""

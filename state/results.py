@@ -80,9 +80,7 @@ def require_result(tool_name: str, value: object) -> ToolResult | None:
 class ToolResult(BaseModel):
     """The outcome of one tool execution (``None`` instead of a result means R1).
 
-    Build it with the class methods: they give every document its identity (R11), and raise
-    ``InvalidToolResultError`` for bad arguments (a tool bug, never R7) and
-    ``ConflictingDocumentsError`` for different texts under one full identity.
+    Build it with the class methods: they give every document its identity (R11).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -90,8 +88,7 @@ class ToolResult(BaseModel):
     tool_name: str
     mode: ResultMode
     documents: tuple[UniqueTextDocument, ...] = ()
-    """Context documents (CONTEXT, GUARANTEED_CONTEXT); a finished answer's own sources
-    (ANSWER, ANSWERED: what the answer lists, R9)."""
+    """Context documents (R2, R5), or a finished answer's own sources (R3, R4, R9)."""
     text: str | None = None
     """Answer text (ANSWER), guaranteed text (GUARANTEED_CONTEXT) or question (CLARIFICATION)."""
     choices: tuple[str, ...] = ()

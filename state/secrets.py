@@ -1,7 +1,4 @@
-"""Secret redaction for error messages, log lines and progress events (X4, X6).
-
-Secrets: the model's API key and ``user_data`` values marked by name or ``secret_keys``.
-"""
+"""Secret redaction for error messages, log lines and progress events (X4, X6)."""
 
 from __future__ import annotations
 
@@ -87,10 +84,7 @@ def redact(text: str) -> str:
 
 
 class RedactingFilter(logging.Filter):
-    """A logging filter that redacts the current run's secrets; never drops a record.
-
-    toolweave's loggers use it already; ``handler.addFilter(RedactingFilter())`` for yours.
-    """
+    """A logging filter that redacts the current run's secrets; never drops a record."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         """Redact ``record``'s message, arguments and traceback in place, and keep it."""

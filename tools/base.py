@@ -26,10 +26,7 @@ from toolweave.tools.text import readable
 
 
 class PassageReader(Protocol):
-    """A tool's counted handle on the run's model (``ctx.llm``), implemented by the LLM port.
-
-    Declared here so that tools never depend on the ``toolweave.llm`` layer above them.
-    """
+    """A tool's counted handle on the run's model (``ctx.llm``), implemented by the LLM port."""
 
     @property
     def exhausted(self) -> bool:
@@ -69,12 +66,7 @@ _LIBRARY_DEFAULTS = (__name__, "toolweave.tools.consumers")  # modules of the as
 
 
 def run_async_twin(tool: object, method: str, *args: Any) -> ToolResult | None:
-    """A sync ``method`` of a tool that implements only its async twin ``a<method>``.
-
-    The coroutine runs to completion, context variables kept, on the one event loop the
-    process keeps for sync callers (:mod:`toolweave.tools.sync_loop`), so a client the
-    tool keeps across calls (bound to the loop it first ran on) works on the next
-    ``invoke``, inside a running loop too (a notebook cell calling ``invoke``).
+    """A sync ``method`` of a tool that implements only its async twin, on the sync loop.
 
     Raises:
         NotImplementedError: The twin is the library's default too: neither is implemented.
@@ -105,30 +97,23 @@ class CallContext:
     """What every tool call receives besides its input (T9, Q6), made fresh for each (T11)."""
 
     idempotency_key: str = ""
-    """Q6: the same for every re-execution of this call (same thread, message, task, tool
-    and clarification round), different for any other call; dedupe side effects on it.
-    ``""``: a direct call outside a graph, no key."""
+    """Q6: the same for every re-execution of this call, different for any other call;
+    dedupe side effects on it. ``""``: a direct call outside a graph."""
     user_lang: str = "en"
     """The user's language, decided once per message (T10)."""
     systems: tuple[str, ...] = ()
     """The request's system filter (T3)."""
     user_data: Mapping[str, Any] | None = None
-    """The request's user data (T4): never log it, nor put it in an output beyond what the
-    answer needs (X4)."""
+    """The request's user data (T4): never log it (X4)."""
     progress: ProgressEmitter = field(default_factory=lambda: ProgressEmitter("tool"))
     """Null-safe progress emitter (P1-P3)."""
     amends: tuple[str, ...] = ()
-    """Q2, Q6: for a tool that takes amendments, called again for an amended request ("Sorry,
-    I meant ..."): the keys of the earlier calls whose effect this call replaces, oldest
-    first. Update or cancel that effect instead of acting anew; ``()``: it replaces none."""
+    """Q2, Q6: the keys of the earlier calls whose effect this call replaces, oldest first
+    (an amended request); update or cancel that effect instead of acting anew."""
 
     @property
     def effect_key(self) -> str:
-        """The key of the effect this call makes or changes (Q6): the first call's key.
-
-        The first of :attr:`amends`, else :attr:`idempotency_key`: the same across a
-        request's amendments, so a tool upserting on it keeps one effect per request.
-        """
+        """The key of the effect this call makes or changes (Q6): the first call's key."""
         return self.amends[0] if self.amends else self.idempotency_key
 
 
@@ -144,14 +129,13 @@ class ToolCallContext(CallContext):
     important_words: tuple[str, ...] = ()
     """Key words of the question (A1)."""
     search_words: str = ""
-    """Words the routing call gave for searching the documents, in their language (D9):
-    a search tool may search with them beside :attr:`text`; ``""``: none."""
+    """Words the routing call gave for searching the documents (D9); ``""``: none."""
     stream_answer: AnswerStreamer = "".join
     """Streams a finished answer to the client; return ``as_answered`` after it (R4)."""
     astream_answer: AsyncAnswerStreamer = _no_astream
-    """Async :attr:`stream_answer` for ``aexecute``: takes an async iterable of chunks too."""
+    """Async :attr:`stream_answer` for ``aexecute``."""
     llm: PassageReader | None = None
-    """The run's model for tools that read text with it (search tools), counted and capped (D7)."""
+    """The run's model for tools that read text with it, counted and capped (D7)."""
 
     @property
     def task_no(self) -> str:
@@ -160,11 +144,9 @@ class ToolCallContext(CallContext):
 
 
 class ChatbotTool(Generic[RequestT]):
-    """A pluggable tool (``IChatbotTool<R>``).
+    """A pluggable tool (``IChatbotTool<R>``): set the class attributes, implement :meth:`execute`.
 
-    Subclass it, set the class attributes and implement :meth:`execute`.
-    Instances are long-lived singletons shared by concurrent runs (T11): keep
-    per-request data in the arguments, never on ``self``.
+    Instances are singletons shared by concurrent runs (T11): no per-request data on ``self``.
     """
 
     name: ClassVar[str]
@@ -184,35 +166,26 @@ class ChatbotTool(Generic[RequestT]):
     description: ClassVar[str] = ""
     """A sentence for people (``toolweave tools``) and for lexical routing offline."""
     required_inputs: ClassVar[tuple[str, ...]] = ()
-    """Request fields the tool cannot run without (T13): while one is unfilled a plain tool
-    is not called; the graph declines (R1) or asks for it (Q1, ``ask_for_missing_inputs``)."""
+    """Request fields the tool cannot run without (T13): unfilled, it is not called (R1, Q1)."""
     ask_for_missing_inputs: ClassVar[bool] = False
-    """Ask the user for an unfilled required input instead of declining (T13, Q1);
-    ``Domain.ask_for_missing_inputs`` says so for every tool of a domain."""
+    """Ask the user for an unfilled required input instead of declining (T13, Q1)."""
     source_name: ClassVar[str | None] = None
     """The outside name an adapted tool came from (T14); ``None``: the tool's own ``name``."""
     system_prompt_supplement: ClassVar[str | None] = None
     """Appended to the final answer's system prompt when the tool ran (T8)."""
     returns_answer: ClassVar[bool] = False
-    """True when the tool's result may be a finished answer (R3/R4): a routed yes for it is
-    then taken only when the routing verdict is clear (A8, ``graph/candidates.py``)."""
+    """True when the tool's result may be a finished answer (R3/R4); routed on clear yes (A8)."""
     progress_messages: ClassVar[ProgressMessages | None] = None
-    """Phrases for people of the tool's progress events, by event and language (P4);
-    the domain's messages and then the event name in plain words stand in."""
+    """Phrases for people of the tool's progress events, by event and language (P4)."""
     routing_examples: ClassVar[tuple[str, ...]] = ()
-    """A few questions the tool is for: its declared intent (A9). Offline routing counts
-    their words as the tool's; a model reads them beside the routing question."""
+    """A few questions the tool is for: its declared intent (A9)."""
     not_for: ClassVar[tuple[str, ...]] = ()
-    """Questions that look like the tool's but are not for it (A9): a terminal tool, or
-    one that acts, is not taken for a task closer to one of them than to its own examples."""
+    """Questions that look like the tool's but are not for it (A9)."""
     side_effects: ClassVar[bool] = False
-    """True when running the tool changes something outside the run (it books, records or
-    sends; Q6's key is for it): its routed yes is taken only on the evidence a finished
-    answer needs (A9), and a yes in doubt does not run it at all."""
+    """True when running the tool changes something outside the run (A9, Q6)."""
     takes_amendments: ClassVar[bool] = False
-    """For a tool that acts: True when, called again for an amended request (Q2: "Sorry, I
-    meant ..."), it updates or cancels its earlier effect itself (``ctx.amends``,
-    ``ctx.effect_key``). False: it is not called again; its earlier result stands (S5, Q6)."""
+    """True: called again for an amended request, it updates its effect (``ctx.amends``, Q2);
+    False: its earlier result stands (S5, Q6)."""
 
     def is_eligible(self, user_data: Mapping[str, Any] | None) -> bool:
         """Non-LLM gate run before routing (T4); default ``True``."""
@@ -223,30 +196,15 @@ class ChatbotTool(Generic[RequestT]):
         return self.request_model.model_json_schema()
 
     def execute(self, request: RequestT, ctx: ToolCallContext) -> ToolResult | None:
-        """Run the tool (T9); ``None`` means "not mine" (R1).
-
-        Implement this, :meth:`aexecute`, or both. A tool with only :meth:`aexecute`
-        also runs under a sync ``invoke``: its coroutine runs to completion on the one
-        event loop the process keeps for sync callers, so a client it keeps across
-        calls stays usable (:mod:`toolweave.tools.sync_loop`).
-        """
+        """Run the tool (T9); ``None`` means "not mine" (R1). Implement it or :meth:`aexecute`."""
         return run_async_twin(self, "execute", request, ctx)
 
     async def aexecute(self, request: RequestT, ctx: ToolCallContext) -> ToolResult | None:
-        """Async :meth:`execute`, awaited under ``ainvoke``/``astream``.
-
-        The default runs :meth:`execute` in a worker thread; override it for a tool that
-        does I/O, so that concurrent runs wait on it without holding a thread each.
-        """
+        """Async :meth:`execute`; the default runs :meth:`execute` in a worker thread."""
         return await asyncio.to_thread(self.execute, request, ctx)
 
     def result_text(self, text: str, *, user_lang: str) -> str:
-        """How a result of this tool reads in the answer (R10); the context buffer keeps it raw.
-
-        The default writes a JSON object or list out as one ``"Field: value"`` line per
-        field (:func:`toolweave.tools.text.readable`), other text as it is; override it
-        to say what a result means, in the user's language.
-        """
+        """How a result reads in the answer (R10): JSON as ``"Field: value"`` lines by default."""
         return readable(text)
 
     def __repr__(self) -> str:

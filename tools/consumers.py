@@ -1,8 +1,4 @@
-"""Tools that consume the context buffer or ask the user (B2, B3, Q1).
-
-Each method has an async twin (``a`` prefix): implement either or both; the async default
-runs the sync method in a worker thread, the sync default runs the async twin's coroutine.
-"""
+"""Tools that consume the context buffer or ask the user (B2, B3, Q1); each has an async twin."""
 
 from __future__ import annotations
 
@@ -25,10 +21,7 @@ CONSUMER_PLAIN_EXECUTE = (
 
 
 class ContextConsumerTool(ChatbotTool[RequestT]):
-    """A tool that builds its result from earlier results (``IContextConsumerTool``).
-
-    The orchestrator calls :meth:`execute_with_prior_context` with a copy of the buffer (B2).
-    """
+    """A tool that builds its result from earlier results (``IContextConsumerTool``, B2)."""
 
     def execute(self, request: RequestT, ctx: ToolCallContext) -> NoReturn:
         """Not supported for consumers (B2)."""
@@ -52,10 +45,7 @@ class ContextConsumerTool(ChatbotTool[RequestT]):
 
 
 class ClarifiableTool(ChatbotTool[RequestT]):
-    """A tool that may answer with a question for the user, ``ToolResult.clarification`` (Q1).
-
-    When the user replies, the same tool continues in :meth:`execute_with_clarification` (Q2).
-    """
+    """A tool that may answer with a question for the user (Q1) and continue on the reply (Q2)."""
 
     def execute_with_clarification(
         self, request: RequestT, ctx: ToolCallContext, reply: str

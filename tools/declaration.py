@@ -19,10 +19,8 @@ def check_declaration(tool: ChatbotTool[Any]) -> None:
     """Refuse a tool whose ``required_inputs`` or attribute names would be silently ignored.
 
     Raises:
-        ConfigurationError: ``request_model`` is no pydantic model or has a field without a
-            default, ``required_inputs`` names no field of it, an attribute of the tool's own
-            is a near-spelling of one the library reads (``side_effect``), or a method the
-            library calls (``execute``…) cannot take the arguments it is given.
+        ConfigurationError: A bad ``request_model`` or ``required_inputs``, a misspelt
+            attribute (``side_effect``) or a method that cannot take its arguments.
     """
     _check_request_model(tool)
     _check_required_inputs(tool)

@@ -23,8 +23,7 @@ DeepFallbackFactory = Callable[[str | None], AnyTool | None]
 class WithheldKind:
     """A kind of question the domain never answers from generation alone (A7).
 
-    When ``applies`` holds and no tool gave a finished answer (R3, R4), the run answers
-    ``texts`` (by language, ``"en"`` as fallback) instead of a generated answer.
+    When ``applies`` holds and no tool answered (R3, R4), ``texts`` (by language) is the answer.
     """
 
     name: str
@@ -52,24 +51,19 @@ class Domain:
     description: str = ""
     """One line for people (``toolweave tools``, Studio)."""
     ask_for_missing_inputs: bool = False
-    """Tools of this domain ask the user for an unfilled required input instead of
-    declining (T13, Q1; ``ChatbotTool.ask_for_missing_inputs`` says so per tool)."""
+    """Tools of this domain ask the user for an unfilled required input (T13, Q1)."""
     deep_fallback: DeepFallbackFactory | None = None
     """Returns the deep-search coordinator for a prompt type, or ``None`` (D2)."""
     always_offered: frozenset[str] = field(default_factory=frozenset)
     """Tools the pre-filter always offers, whatever their rank (T12); gates still apply."""
     routing_embeddings: Embeddings | Literal["auto"] | None = "auto"
-    """LangChain embeddings the pre-filter fuses with its keyword ranking (T12); ``"auto"``:
-    the bundled static model when the ``embeddings`` extra is installed; ``None``: keywords."""
+    """Embeddings the pre-filter fuses with its keywords (T12); ``"auto"``: the bundled model."""
     progress_messages: ProgressMessages = field(default_factory=dict)
-    """Phrases for people of the tools' progress events (P4), keyed ``"EVENT"`` or
-    ``"tool:EVENT"``, by language; a tool's own ``progress_messages`` win."""
+    """Phrases for people of the tools' progress events (P4); a tool's own win."""
 
     routing_threshold: float | None = None
-    """The least P(yes) a routed tool needs to run, where the model gives log-probabilities
-    (T5); below it the tool does not run and the retrieval answers. ``None``: yes/no only.
-    ``toolweave eval --calibrate-routing`` picks one on a golden file's dev half and stores
-    it (``toolweave.domains.calibration``)."""
+    """The least P(yes) a routed tool needs to run, from log-probabilities (T5); ``None``:
+    yes/no only. ``toolweave eval --calibrate-routing`` picks one."""
 
     withheld: Sequence[WithheldKind] = ()
     """Kinds of question never answered by the model alone (A7): the declared text instead."""

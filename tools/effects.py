@@ -1,8 +1,4 @@
-"""Effects: a step generator's requests to the outside world, typed, and their two drivers.
-
-Logic is written once, as steps that yield a :class:`Call` or :class:`Sleep` and compose
-by ``yield from``; :func:`drive` runs them sync, :func:`adrive` async.
-"""
+"""Effects: steps yield a :class:`Call` or :class:`Sleep`; :func:`drive`/:func:`adrive` run them."""
 
 from __future__ import annotations
 
@@ -22,10 +18,8 @@ P = ParamSpec("P")
 class Call(Generic[T_co]):
     """Call a port or tool method: its sync form and its async form, same result type."""
 
-    call: Callable[[], T_co]
-    """The sync form, used under ``invoke``/``stream``."""
-    acall: Callable[[], Awaitable[T_co]]
-    """The async form, awaited under ``ainvoke``/``astream``."""
+    call: Callable[[], T_co]  # the sync form, used under ``invoke``/``stream``
+    acall: Callable[[], Awaitable[T_co]]  # the async form, awaited under ``ainvoke``/``astream``
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,18 +59,12 @@ def call(
 
 
 def blocking(work: Callable[[], T]) -> Call[T]:
-    """A call with no async form: the async driver runs ``work`` in a worker thread.
-
-    For sync-only work that may block; context variables (progress, streamed tokens) go with it.
-    """
+    """A call with no async form: the async driver runs ``work`` in a worker thread."""
     return Call(work, lambda: asyncio.to_thread(work))
 
 
 def drive(steps: Steps[R]) -> R:
-    """Run ``steps`` to the end: each call's sync form, ``time.sleep`` for a sleep.
-
-    :func:`adrive`'s loop over :func:`_run`, which never suspends: one ``send`` ends it.
-    """
+    """Run ``steps`` to the end: each call's sync form, ``time.sleep`` for a sleep."""
     try:
         _driven(steps, _run).send(None)
     except StopIteration as stop:

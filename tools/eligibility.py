@@ -19,8 +19,7 @@ class GateVerdict:
     """Whether a tool may activate for a request, and if not, which gate refused it."""
 
     passed: bool
-    gate: str = ""
-    """``"domain"``, ``"system"``, ``"eligibility"`` or ``"excluded"`` when refused."""
+    gate: str = ""  # ``"domain"``, ``"system"``, ``"eligibility"`` or ``"excluded"`` when refused
     reason: str = ""
 
 
@@ -107,9 +106,6 @@ def _describe(eligible: EligibleSystem) -> str:
 
 
 def open_without_filter(tool: AnyTool) -> bool:
-    """Whether T3 and T4 pass ``tool`` for any request without a system filter, once per tool.
-
-    True when it keeps the default ``is_eligible``: without a filter the system gate passes all.
-    """
+    """Whether T3 and T4 pass ``tool`` for any request without a system filter, once per tool."""
     method = getattr(tool, "is_eligible", None)
     return getattr(method, "__func__", None) is ChatbotTool.is_eligible

@@ -1,7 +1,4 @@
-"""T12: semantic recall for the candidate pre-filter, vectorised, tool vectors cached on disk.
-
-A cache (``tool-vectors-<key>.npy``) that fails only costs the embedding.
-"""
+"""T12: semantic recall for the candidate pre-filter, vectorised, tool vectors cached on disk."""
 
 from __future__ import annotations
 
@@ -18,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from langchain_core.embeddings import Embeddings
 
 from toolweave.state.errors import ToolweaveError
-from toolweave.tools.search.text import content_words
+from toolweave.tools.text import content_words
 
 if TYPE_CHECKING:
     import numpy as np
@@ -57,10 +54,7 @@ def numpy_module() -> Any:
 
 @contextlib.contextmanager
 def _root_logging_kept() -> Iterator[None]:
-    """Undo what an import does to the root logger, the application's (N1).
-
-    ``wordllama`` calls ``logging.basicConfig(level=logging.INFO)`` when imported.
-    """
+    """Undo what an import does to the root logger (N1): ``wordllama`` calls ``basicConfig``."""
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
     try:

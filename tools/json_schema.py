@@ -1,8 +1,4 @@
-"""JSON Schema → pydantic model, one mapping for the adapters and the AI tools (T6, W2, W6).
-
-``enum``/``const`` → ``Literal``, unions, typed arrays, nested objects, local ``$ref``
-(recursive → ``dict[str, Any]``); an unknown part becomes ``Any`` (the W2 check still applies).
-"""
+"""JSON Schema → pydantic model, one mapping for the adapters and the AI tools (T6, W2, W6)."""
 
 from __future__ import annotations
 
@@ -24,16 +20,9 @@ DATE_FORMATS = frozenset({"date", "date-time"})
 def model_from_schema(
     name: str, schema: Mapping[str, Any], *, partial: bool = False
 ) -> type[BaseModel]:
-    """The pydantic model of an object schema (its ``properties``; none: no fields).
+    """The pydantic model of an object schema, by its property names (aliases where needed).
 
-    Args:
-        name: The model's class name (nested models are named after it and their field).
-        schema: A JSON Schema of an object.
-        partial: Every field optional with default ``None``, at every depth (T6).
-
-    Returns:
-        A model that validates by the schema's property names (aliases where a name is
-        not a Python identifier).
+    ``partial``: every field optional with default ``None``, at every depth (T6).
     """
     return _Builder(schema, partial=partial).model(name, schema)
 

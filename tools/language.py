@@ -1,8 +1,4 @@
-"""The language detector for short chat messages: Hungarian, English or Polish (T10).
-
-Evidence is topic-neutral (stop words, cue words, weekdays, letters); a verdict needs
-:data:`MIN_EVIDENCE` points and twice the others', or one greeting.
-"""
+"""The language detector for short chat messages: Hungarian, English or Polish (T10)."""
 
 from __future__ import annotations
 
@@ -48,9 +44,8 @@ POLISH_CUES = frozenset(
 )  # fmt: skip
 """Polish words that tell the language but are no Polish stop words (weekdays, "trwa")."""
 POLISH_SHARED = frozenset({"co", "o", "u", "na", "ta", "ty"})
-"""Polish stop words that are also written in English or Hungarian text, so tell nothing:
-"Co." (a company), "o'clock", "u." (Hungarian for street), "N/A", "ty" (thank you).
-"mi", "te", "a", "i", "do", "to" are left out as the other lists' words already."""
+"""Polish stop words written in English or Hungarian text too ("Co.", "o'clock", "u.", "N/A",
+"ty"), so they tell nothing."""
 
 HUNGARIAN_WORDS = (STOPWORDS_HU - STOPWORDS_EN) | HUNGARIAN_CUES
 """Hungarian words that say nothing about the topic (all but "is" no English words)."""

@@ -1,8 +1,4 @@
-"""Plugins: installed packages that provide components (W5, the seed's ``workflow-components``).
-
-An entry point of ``toolweave.plugins`` names a :class:`Plugin` or a callable returning one;
-discovery is explicit and ordered, and the last component loaded under a name wins (T1).
-"""
+"""Plugins: installed packages that provide components (W5, the seed's ``workflow-components``)."""
 
 from __future__ import annotations
 
@@ -49,8 +45,7 @@ class DiscoveredPlugin:
     """A plugin and where it came from."""
 
     plugin: Plugin
-    entry_point: str
-    """``name = value`` of the entry point."""
+    entry_point: str  # ``name = value`` of the entry point
     distribution: str | None
 
 

@@ -1,8 +1,4 @@
-"""T12: the candidate pre-filter, which keeps the routing call small over thousands of tools.
-
-Above ``Limits.max_routing_candidates``, candidates are ranked against the task prompt (M2)
-by BM25, fused with embeddings when present; the best and ``Domain.always_offered`` stay.
-"""
+"""T12: the candidate pre-filter (BM25, fused with embeddings) keeping the routing call small."""
 
 from __future__ import annotations
 
@@ -25,24 +21,18 @@ from toolweave.tools.search.text import STOPWORDS, content_words, fold, word_ter
 BM25_K1 = 1.2
 BM25_B = 0.75
 RRF_K = 60  # reciprocal rank fusion: score = sum(weight / (RRF_K + rank))
-COSINE_WEIGHT = 3.0
-"""The cosine ranking's weight in the fusion (the keyword ranking's is 1), chosen on the
-calibration half of ``bench.recall``: the few words a question shares with its tool mostly
-point at other tools."""
+COSINE_WEIGHT = 3.0  # the cosine ranking's weight in the fusion (keywords: 1), bench.recall
 NAME_WEIGHT = 2  # a word of the tool's name counts this many times
 PREFIX = 6
 MIN_PREFIX = 4
-MIN_STEM = 3
-"""Fewest letters of a stem term other than the word itself: Snowball's Hungarian stemmer
-cuts "óránként" to "or" and the English "need" to "ne", which matched "or" and "nem"."""
+MIN_STEM = 3  # fewest letters of a stem term other than the word itself ("need" -> "ne")
 _NAME_SPLIT = re.compile(r"[_\-.]+")
 _BOILERPLATE = re.compile(
     r"\b(?:use this tool (?:to|for|when|if)|this tool (?:can be used to|lets you|allows you to"
     r"|is used to|will)|true when the user (?:asks for what this tool does|asks about|asks for"
     r"|wants to|wants|asks)|answers questions about|useful for)\b:?",
     re.IGNORECASE,
-)
-"""Phrasing of tool texts in general that says nothing about the tool (dropped before embedding)."""
+)  # phrasing of tool texts in general that says nothing about the tool
 
 if TYPE_CHECKING:
     from toolweave.tools.embeddings import Matrix
@@ -116,8 +106,7 @@ class CandidateIndex:
 
     Args:
         tools: The tools to index (the domain's routable tools).
-        embeddings: LangChain embeddings, or ``"auto"`` for the bundled static model when
-            installed; tool texts are embedded on the first ranking.
+        embeddings: LangChain embeddings, or ``"auto"`` for the bundled model when installed.
     """
 
     def __init__(
@@ -201,10 +190,7 @@ class CandidateIndex:
     ) -> dict[str, float]:
         """The keyword (BM25) score of each named tool for ``prompt``; 0 for unknown names."""
         keyword = self.keyword_scores(prompt, ignore=ignore)
-        return {
-            name: keyword.get(self._position[name], 0.0) if name in self._position else 0.0
-            for name in names
-        }
+        return {name: keyword.get(self._position.get(name, -1), 0.0) for name in names}
 
     def rank(
         self,
@@ -239,9 +225,9 @@ class CandidateIndex:
             hits = sorted(
                 (d for d in keyword if self._names[d] in given), key=lambda d: (-keyword[d], d)
             )
-            hit_names = [self._names[doc] for doc in hits]
-            hit_set = set(hit_names)
-            names = hit_names + [n for n in candidates if n not in hit_set]
+            names = [self._names[doc] for doc in hits]
+            found = set(names)
+            names += [n for n in candidates if n not in found]
             score = keyword
         count = len(names) if limit is None else min(limit, len(names))
         extra = set(include)
@@ -300,10 +286,7 @@ def prefilter(
     detail: int = 0,
     ignore: Collection[str] = frozenset(),
 ) -> Prefiltered:
-    """T12: the best ``cap`` candidates for the task prompt (M2) plus the pinned ones.
-
-    With at most ``cap`` candidates all are offered; ``detail`` more are ranked for the ledger.
-    """
+    """T12: the best ``cap`` candidates for the task prompt (M2), pinned ones, ``detail`` more."""
     if len(candidates) <= cap:
         return Prefiltered(list(candidates), [], frozenset(), len(candidates))
     names = [tool.name for tool in candidates]

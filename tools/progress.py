@@ -18,11 +18,7 @@ logger = logging.getLogger(__name__)
 StreamWriter = Callable[[Any], None]
 
 ProgressMessages = Mapping[str, Mapping[str, str]]
-"""Phrases for progress events (P4): key → language → phrase, ``{detail}`` for the detail.
-
-The key is the event (``"FETCHING_DATA"``) or ``"tool:EVENT"`` (which wins); a language
-the entry lacks falls back to ``"en"``, then to the entry's first phrase.
-"""
+"""Phrases for progress events (P4): ``EVENT`` or ``"tool:EVENT"`` → language → phrase."""
 
 PhraseFn = Callable[[str, str | None], str]
 """The phrase of ``(event, detail)`` for one tool call, in the user's language."""
@@ -68,10 +64,7 @@ LIBRARY_MESSAGES: ProgressMessages = {
               "pl": "Jeden krok się nie powiódł; odpowiedź opiera się na tym, co znaleziono"},
 }
 # fmt: on
-"""The library's own phrases, after the tool's and the domain's: its search tools' events
-(what was found, each page read and what came of it, D8) and a failed step (``ERROR``'s
-detail is an exception's class name). Each says what it counts ("Passages found: 11") and
-names the page it reads, in every language of :data:`PHRASE_LANGUAGES`."""
+"""The library's own phrases (search tools' events, ``ERROR``), after the tool's and domain's."""
 
 PHRASE_LANGUAGES = ("en", "hu", "pl")
 """The languages of :data:`LIBRARY_MESSAGES` (any other gets English)."""
@@ -79,8 +72,7 @@ PHRASE_LANGUAGES = ("en", "hu", "pl")
 PAGE_DETAIL = re.compile(
     r"(?P<n>\d+)/(?P<total>\d+): (?P<name>.+?)(?: \(p\. (?P<page>\d+)\))?", re.DOTALL
 )
-"""A page read's detail, ``"3/6: Study rooms"`` or ``"3/6: Study rooms (p. 2)"``: a phrase may
-say its parts, ``{n}``, ``{total}`` and ``{name}`` (with the page, :data:`PAGE_LABELS`)."""
+"""A page read's detail, ``"3/6: Study rooms (p. 2)"``: ``{n}``, ``{total}``, ``{name}``."""
 
 PAGE_LABELS = {"en": "p. {pages}", "hu": "{pages}. oldal", "pl": "s. {pages}"}
 """How a page number is said in each language: in a page read's line and the CLI's sources."""
@@ -97,11 +89,7 @@ def plain_words(event: str) -> str:
 def progress_phrase(
     tool: str, event: str, detail: str | None, lang: str, *catalogs: ProgressMessages | None
 ) -> str:
-    """The phrase for people of one progress event (P4), from the first catalog that has it.
-
-    ``catalogs``: the tool's, the domain's, ... (``None`` skipped); a phrase whose
-    placeholders the detail cannot fill (:func:`fill_phrase`) is passed over.
-    """
+    """The phrase for people of one progress event (P4), from the first catalog that fills it."""
     for catalog in (*catalogs, LIBRARY_MESSAGES):
         for key in (f"{tool}:{event}", event):
             phrases = (catalog or {}).get(key)
@@ -114,11 +102,7 @@ def progress_phrase(
 
 
 def fill_phrase(phrase: str, detail: str | None, lang: str = "en") -> str | None:
-    """``phrase`` with its placeholders filled from ``detail``, or ``None`` if it cannot be.
-
-    ``{detail}`` is the detail as it is; ``{n}``, ``{total}`` and ``{name}`` (its page
-    said in ``lang``) need a page read's detail (:data:`PAGE_DETAIL`).
-    """
+    """``phrase`` with its placeholders filled from ``detail``, or ``None`` if it cannot be."""
     read = PAGE_DETAIL.fullmatch(detail or "")
     parts = {k: v for k, v in (read.groupdict() if read else {}).items() if v is not None}
     if "page" in parts:
@@ -150,11 +134,7 @@ def progress_text(tool_name: str, event: str) -> str:
 
 
 class ProgressEmitter:
-    """Sends a tool's progress events to LangGraph's custom stream (P2).
-
-    To ``writer``, else the run's sink; a failing listener never fails the tool (P3). Texts
-    are redacted (X4); ``say`` gives the phrase for people (P4). One per tool call (T11).
-    """
+    """Sends a tool's progress events, redacted (X4), to ``writer`` or the run's sink (P2, P3)."""
 
     __slots__ = ("_say", "_task_no", "_tool_name", "_writer")
 

@@ -61,9 +61,7 @@ def _shown(tool: AnyTool) -> str:
 class ToolRegistry(KeyedRegistry[AnyTool]):
     """Tools by name; the last one registered under a name wins (T1).
 
-    Names must be lower_snake_case, else :class:`~toolweave.ConfigurationError`; lookup
-    takes the plain name or ``"<domain>.<name>"`` with the tool's own domain (F3). Built
-    once and shared, a registry holds no per-request data.
+    Lookup takes the plain name or ``"<domain>.<name>"`` (F3); no per-request data.
     """
 
     def __init__(self, tools: Iterable[AnyTool] = ()) -> None:
@@ -90,11 +88,7 @@ class ToolRegistry(KeyedRegistry[AnyTool]):
         return tool
 
     def get(self, name: str) -> AnyTool | None:
-        """The tool for a plain or domain-prefixed name (F3), or ``None``.
-
-        ``"<domain>.<name>"`` finds ``<name>`` only when its ``domain`` is exactly
-        ``<domain>`` (all before the last dot); a domain-less tool by its plain name only.
-        """
+        """The tool for a plain or ``"<domain>.<name>"`` name (F3), or ``None``."""
         domain, plain = split_qualified_name(name)
         tool = self._tools.get(plain)
         if tool is None or (domain is not None and tool.domain != domain):

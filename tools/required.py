@@ -1,9 +1,4 @@
-"""Required inputs (T13): a tool runs only with them filled; otherwise it declines or asks.
-
-While one is unfilled after extraction a plain tool is not called (R1, the ledger naming
-them), or, with ``ask_for_missing_inputs``, the user is asked for the first one (Q1) and
-the reply fills it (Q2); a clarifiable tool is called as it is and handles the gap itself.
-"""
+"""Required inputs (T13): a tool runs only with them filled; otherwise it declines or asks."""
 
 from __future__ import annotations
 
@@ -98,8 +93,7 @@ def input_question(
 def with_reply(tool: ChatbotTool[Any], request: BaseModel, reply: str) -> BaseModel:
     """``request`` with the user's reply as its first unfilled required input (Q2).
 
-    A choice's spelling wins over the reply's case; a reply the field does not take
-    leaves the request as it was (the question is asked again).
+    A reply the field does not take leaves the request as it was (asked again).
     """
     missing = _missing(tool, request)
     if not missing:

@@ -1,11 +1,7 @@
 """One event loop for the async tool methods a sync run calls (``invoke``, T9).
 
-A tool written async-first keeps what its calls share (an ``httpx.AsyncClient``, a
-connection pool) on ``self``; such a client is bound to the event loop it first ran on.
-A fresh loop per call (``asyncio.run``) closed that loop after the first ``invoke``, so
-every later call failed with "Event loop is closed", which R7 turned into "no result".
-Sync callers therefore share one long-lived loop, run by a daemon thread of its own: the
-same loop for every call of the process (a new one after a fork).
+A client bound to the loop it first ran on (an ``httpx.AsyncClient``) stays usable: every
+sync call of the process shares one long-lived loop, run by a daemon thread.
 """
 
 from __future__ import annotations
@@ -38,13 +34,8 @@ def _of_process(pid: int) -> _Loop:
     return _Loop()
 
 
-def sync_loop() -> asyncio.AbstractEventLoop:
-    """The process's loop for sync callers, started on first use (again after a fork)."""
-    return _running()[0]
-
-
 def _running() -> tuple[asyncio.AbstractEventLoop, threading.Thread]:
-    """The loop and its thread, made once per process (again if its thread died)."""
+    """The sync callers' loop and its thread, made once per process (again if its thread died)."""
     held = _of_process(os.getpid())
     with held.lock:
         if held.loop is None or held.thread is None or not held.thread.is_alive():
@@ -57,11 +48,9 @@ def _running() -> tuple[asyncio.AbstractEventLoop, threading.Thread]:
 
 
 def run_on_sync_loop(coro: Coroutine[Any, Any, T]) -> T:
-    """Run ``coro`` to completion on :func:`sync_loop`, with the caller's context variables.
+    """Run ``coro`` to completion on the process's sync loop, with the caller's context variables.
 
-    The caller blocks until it is done. Called from that loop's own thread (a tool that
-    runs another graph with ``invoke``), it runs on a fresh loop in a helper thread
-    instead, since waiting there for the shared loop would wait for ever.
+    From that loop's own thread, it runs on a fresh loop in a helper thread instead.
     """
     loop, owner = _running()
     context = contextvars.copy_context()

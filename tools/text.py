@@ -51,14 +51,15 @@ FUNCTION_WORDS_HU = _wordset(
 """Hungarian articles, conjunctions, question words: no query is about them."""
 PARTICLES_HU = _wordset("ban ben el en fel hoz igen le nál nél ön")
 """Hungarian verb prefixes and suffixes written apart ("le kell mondani", "kórház ban")."""
-PRONOUNS = _wordset(
-    """he him his she her hers its we us our they them their you your myself yourself
-    himself herself itself ourselves themselves
-    ő ők maga magam magad magunk magatok maguk magát magamat magadat magunkat magukat
+PRONOUNS_HU = _wordset(
+    """ő ők maga magam magad magunk magatok maguk magát magamat magadat magunkat magukat
     magammal magaddal magával magunkkal magukkal magamnak magának"""
+)  # the Hungarian stemmer cuts "magammal" and "magát" to "mag" (a seed, a core)
+PRONOUNS = PRONOUNS_HU | _wordset(
+    """he him his she her hers its we us our they them their you your myself yourself
+    himself herself itself ourselves themselves"""
 )
-"""Personal and reflexive pronouns (English and Hungarian): no query is about them, and
-the Hungarian stemmer cuts "magammal" and "magát" to "mag" (a seed, a core)."""
+"""Personal and reflexive pronouns (English and Hungarian): no query is about them."""
 STOPWORDS_EN = FUNCTION_WORDS_EN | _wordset(
     """about above after again all also am any as because been before being below between
     both but by could did doing down during each few from further get had has have having
@@ -90,9 +91,9 @@ STOPWORDS_HU = (
     között legyen lenne lesz megyek mehetek mellett mennem menni mennyi mert mik mind minden
     mint miért már más még napot neked nekem neki nekünk nincsenek pedig rendben rá se sem
     szeretne szeretnék szeretném szerint szia ti tud tudna tudok tudom után vagyok vajon
-    valami van-e vele velem volt ő ők maga magam magad magunk magatok maguk magát magamat
-    magadat magunkat magukat magammal magaddal magával magunkkal magukkal magamnak magának"""
+    valami van-e vele velem volt"""
     )
+    | PRONOUNS_HU
 )
 """Hungarian stop words: the function words, pronouns, greetings and polite verbs."""
 GREETINGS_EN = _wordset("hello hi hey thanks thank")
@@ -105,10 +106,8 @@ FUNCTION_WORDS_PL = _wordset(
     który których którym którą lub między na nie niż o od oraz po pod przed przez przy są
     się to tego tym u w we więc z za ze że żeby"""
 )
-"""Polish prepositions, conjunctions, question words, "jest"/"są", "nie" and "się": no
-query is about them. Not here, since they are content words in English or Hungarian:
-"ale" (but; ale), "bez" (without; elder), "tej" (this; milk), "ten" (this; ten),
-"pan" (sir; pan), "go" (him; go), "one" (they; one), "tu" (here; tű), "nad" (above; nád)."""
+"""Polish function words, "jest"/"są", "nie", "się": no query is about them (not "ale", "bez",
+"tej", "ten", "pan", "go", "one", "tu", "nad": content words in English or Hungarian)."""
 PRONOUNS_PL = _wordset(
     """ja ty on ona ono my wy oni mnie mi mną ciebie cię ci tobą jego jej ich im nim niej
     nich nas nam nami was wam wami siebie sobie sobą mój moja moje mojego mojej moim moją
@@ -125,13 +124,11 @@ STOPWORDS_PL = (
         te też ta tu tylko również cześć witam"""
     )
 )
-"""Polish stop words: the function words, pronouns, greetings and polite and modal verbs
-(none that is a content word in English or Hungarian: "ma", has, is Hungarian "today")."""
+"""Polish stop words: function words, pronouns, greetings, polite and modal verbs (not "ma")."""
 GREETINGS_PL = _wordset("cześć witam dziękuję dzięki")
 """Polish greetings and thanks (stop words too)."""
 STOPWORDS = STOPWORDS_EN | STOPWORDS_HU | STOPWORDS_PL | PARTICLES_HU | PRONOUNS
-"""What the offline model drops from a question before matching it (every stop word, and
-the particles written apart: "el" in "Milyen számon érem el…")."""
+"""What the offline model drops from a question: every stop word, and particles ("el")."""
 QUERY_STOPWORDS = (
     FUNCTION_WORDS_EN | FUNCTION_WORDS_HU | FUNCTION_WORDS_PL
     | PARTICLES_HU | PRONOUNS | PRONOUNS_PL
@@ -187,6 +184,13 @@ def stems(word: str, lang: str | None = None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(s for s in (stem(word, code) for code in langs) if s))
 
 
+def content_words(text: str, stopwords: frozenset[str] = QUERY_STOPWORDS) -> list[str]:
+    """The distinct case-folded words of ``text`` without ``stopwords``, unless none is left."""
+    found = list(dict.fromkeys(words(text)))
+    content = [w for w in found if w not in stopwords and fold(w) not in stopwords]
+    return content or found
+
+
 def line_sentences(line: str) -> list[str]:
     """The sentences of one line: neither an abbreviation nor a run of initials ends one."""
     found: list[str] = []
@@ -234,10 +238,7 @@ def strip_markup(raw_line: str) -> str:
 
 
 def sections(text: str) -> list[tuple[str, str]]:
-    """Split page text into ``(heading, sentence)`` pairs; each line starts a sentence.
-
-    A markdown heading line heads the sentences after it; HTML comments are skipped.
-    """
+    """Split page text into ``(heading, sentence)`` pairs; each line starts a sentence."""
     pairs: list[tuple[str, str]] = []
     current = ""
     for raw in text.splitlines():
@@ -257,10 +258,7 @@ def split_sentences(text: str) -> list[str]:
 
 
 def readable(text: str) -> str:
-    """A structured result (a JSON object or list) as text a reader can use (R10).
-
-    One line per non-empty field, ``"Free slots: 9:00, 9:30"``; what is not JSON passes.
-    """
+    """A JSON object or list as ``"Field: value"`` lines (R10); what is not JSON passes."""
     stripped = text.strip()
     if stripped[:1] not in ("{", "["):
         return text

@@ -1,11 +1,4 @@
-"""AI system tools (SPEC §14, seed 002): ``AiTool``, its builder and its checked definition (W1).
-
-A developer fills an :class:`AiToolBuilder` in ``define``, as in the seed's Java API;
-``define`` runs once, at registration, and its fields are checked and frozen into an
-:class:`AiToolDefinition`. A tool that acts takes the call's context after ``input``
-(``execute(self, input, ctx: AiToolContext = NO_CONTEXT)``) for its idempotency key
-(Q6); a guide with examples: ``docs/concepts/ai-tools.md``.
-"""
+"""AI system tools (SPEC §14, seed 002): ``AiTool``, its builder and checked definition (W1)."""
 
 from __future__ import annotations
 
@@ -50,9 +43,7 @@ class AiToolDefinitionError(ConfigurationError):
 class AiTool:
     """An AI system tool (``AiTool``): implement :meth:`define` and :meth:`execute`.
 
-    Instances are singletons shared by concurrent runs: keep per-request data in
-    the arguments, never on ``self``. A tool whose scope lets it run in the client
-    names its client script with :func:`ai_tool_script` (or ``builder.client_script``).
+    Instances are singletons shared by concurrent runs: no per-request data on ``self``.
     """
 
     client_script: ClassVar[str | None] = None
@@ -65,24 +56,16 @@ class AiTool:
     def execute(self, input: str) -> str:
         """Run the tool on the model's JSON ``input``; return text the model can read (W2).
 
-        An override may take the call's context after ``input``, ``execute(self, input,
-        ctx: AiToolContext = NO_CONTEXT)``, for its idempotency key (Q6) and user data (T4).
+        An override may take ``ctx: AiToolContext = NO_CONTEXT`` after ``input`` (Q6, T4).
         """
         raise NotImplementedError(f"{type(self).__name__} must implement execute()")
 
     async def aexecute(self, input: str) -> str:
-        """Async :meth:`execute`; the default runs the sync one in a worker thread.
-
-        An override may take the call's context as :meth:`execute` does.
-        """
+        """Async :meth:`execute` (may take ``ctx`` too); the default runs it in a worker thread."""
         return await asyncio.to_thread(self.execute, input)
 
     def result_text(self, output: str, *, user_lang: str) -> str:
-        """How an output of :meth:`execute` (or of the client's run) reads in the answer (R10).
-
-        As ``ChatbotTool.result_text``: JSON as ``"Field: value"`` lines; override it to say
-        what the result means, in ``user_lang``.
-        """
+        """How an output reads in the answer (R10): JSON as ``"Field: value"`` lines by default."""
         return readable(output)
 
     def __repr__(self) -> str:
@@ -91,12 +74,7 @@ class AiTool:
 
 @dataclass(frozen=True, kw_only=True)
 class AiToolContext(CallContext):
-    """What one server-side call of an AI system tool receives besides its input (W2, Q6).
-
-    The part of a chatbot tool's ``ToolCallContext`` that is about the call itself
-    (``amends`` for a tool defined with ``builder.takes_amendments()``); a direct call
-    outside a graph gets :data:`NO_CONTEXT`.
-    """
+    """What one server-side call of an AI tool receives besides its input (W2, Q6)."""
 
     task_no: str = ""
     """The id of the task the tool runs on."""
@@ -105,16 +83,13 @@ class AiToolContext(CallContext):
 NO_CONTEXT = AiToolContext()
 """The context of a call made outside a graph: no key, no task, no user data."""
 
-ContextParameter = Literal["none", "positional", "keyword"]
-"""How a tool's ``execute`` or ``aexecute`` takes the call's context: not at all, as
-the parameter after ``input``, or as the keyword-only ``ctx``."""
+ContextParameter = Literal["none", "positional", "keyword"]  # how execute takes the context
 
 
 def context_parameter(cls: type[AiTool], method: str) -> ContextParameter:
     """How ``cls``'s ``method`` (``"execute"`` or ``"aexecute"``) takes an :class:`AiToolContext`.
 
-    Read once per class (at registration, :func:`define_tool`): a second positional
-    parameter after ``input`` (or ``*args``) takes it positionally, a keyword-only
+    A second positional parameter (or ``*args``) takes it positionally, a keyword-only
     ``ctx`` (or ``**kwargs``) by keyword; ``execute(self, input)`` takes none.
 
     Raises:
@@ -163,12 +138,7 @@ def _bound(tool: AiTool, method: str, input: str, ctx: AiToolContext) -> Callabl
 
 
 def execution(tool: AiTool, input: str, ctx: AiToolContext = NO_CONTEXT) -> Call[str]:
-    """The effect of running ``tool`` on ``input``: :meth:`~AiTool.execute` or its async twin.
-
-    ``ctx`` (Q6) goes to a method that takes it; with the default ``aexecute``, ``execute``
-    runs in a worker thread; with only ``aexecute``, a sync run awaits it on the loop kept
-    for sync callers (:mod:`toolweave.tools.sync_loop`).
-    """
+    """The effect of running ``tool`` on ``input`` (``ctx`` to a method that takes it, Q6)."""
     run = _bound(tool, "execute", input, ctx)
     if type(tool).aexecute is AiTool.aexecute:
         return blocking(run)
@@ -182,10 +152,7 @@ ToolT = TypeVar("ToolT", bound=type[AiTool])
 
 
 def ai_tool_script(path: str) -> Callable[[ToolT], ToolT]:
-    """Class decorator naming the tool's client script (the seed's ``@AiToolComponentScript``).
-
-    ``path``: package data of the tool module's package, e.g. ``"js/example-tool.js"``.
-    """
+    """Class decorator naming the tool's client script (``@AiToolComponentScript``)."""
 
     def decorate(cls: ToolT) -> ToolT:
         cls.client_script = path
@@ -229,17 +196,11 @@ class AiToolBuilder:
         return self._set("scope", value)
 
     def side_effects(self, value: bool = True) -> AiToolBuilder:
-        """The tool changes something outside the run (it books, records, sends; optional).
-
-        Then never run on a yes in doubt (A9); its ``execute`` should dedupe on ``ctx``'s key (Q6).
-        """
+        """The tool changes something outside the run (A9); dedupe on ``ctx``'s key (Q6)."""
         return self._set("side_effects", value)
 
     def takes_amendments(self, value: bool = True) -> AiToolBuilder:
-        """A tool that acts updates or cancels its earlier effect for an amended request.
-
-        Called again for it with ``ctx.amends`` (Q2, Q6); without this, it is not (S5).
-        """
+        """Called again with ``ctx.amends`` for an amended request (Q2, Q6); else not (S5)."""
         return self._set("takes_amendments", value)
 
     def client_script(self, path: str | None) -> AiToolBuilder:
@@ -292,9 +253,7 @@ def define_tool(tool: AiTool) -> AiToolDefinition:
     """Call ``tool.define`` once and check what it set (W1).
 
     Raises:
-        AiToolDefinitionError: A required field is missing or empty, the scope is
-            not an :class:`AiToolScope`, or the schema is not JSON or not a valid
-            JSON Schema; the message names the tool and the field.
+        AiToolDefinitionError: A field is missing or invalid; names the tool and the field.
     """
     builder = AiToolBuilder()
     label = type(tool).__qualname__

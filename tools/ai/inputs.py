@@ -1,8 +1,4 @@
-"""The input of an AI system tool (W2): the model's JSON checked against the tool's schema.
-
-Input that fails never reaches ``execute``: the model gets :attr:`InputCheck.error`, naming
-the field and what was expected, and may try again (the caller bounds the attempts).
-"""
+"""The input of an AI system tool (W2): the model's JSON checked against the tool's schema."""
 
 from __future__ import annotations
 
@@ -29,12 +25,9 @@ MAX_PROBLEMS = 3
 class InputCheck:
     """The outcome of checking one input: the parsed value, or an error for the model."""
 
-    text: str
-    """The input as given."""
-    value: Any = None
-    """The parsed JSON when it is valid."""
-    error: str | None = None
-    """What is wrong, for the model (``None`` when the input is valid)."""
+    text: str  # the input as given
+    value: Any = None  # the parsed JSON when it is valid
+    error: str | None = None  # what is wrong, for the model (``None`` when the input is valid)
 
     @property
     def ok(self) -> bool:
@@ -93,8 +86,7 @@ def _object_properties(schema: dict[str, Any] | None) -> dict[str, Any] | None:
 def request_model(definition: AiToolDefinition) -> type[BaseModel]:
     """A pydantic model of the tool's object schema, every field optional (W6 a).
 
-    Built with :mod:`toolweave.tools.json_schema`, for constrained decoding; a schema that
-    is not an object with properties gives one optional ``input`` field holding the value.
+    Another schema gives one optional ``input`` field holding the value.
     """
     return _request_model(definition.id, definition.input_json_schema)
 

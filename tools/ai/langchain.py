@@ -1,10 +1,4 @@
-"""AI system tools as LangChain tools, for native tool calling (W6 b).
-
-``args_schema`` is the tool's JSON Schema; input that does not validate goes back to the
-model to correct (W2). A tool that runs in the client (W3) pauses the agent with the
-orchestration's interrupt (``client_tool_calls``, one call, the model's tool-call id), and
-a tool that takes the call's context gets a key of the thread and that id (Q6).
-"""
+"""AI system tools as LangChain tools, for native tool calling (W6 b; W2, W3, Q6)."""
 
 from __future__ import annotations
 
@@ -38,10 +32,7 @@ _CALL_ID = "__toolweave_call_id"
 
 
 def call_context(tool_id: str, call_id: str | None) -> AiToolContext:
-    """The context of one native tool call (Q6): its key from the thread and the call id.
-
-    :data:`~toolweave.tools.ai.base.NO_CONTEXT` when the call has no tool-call id.
-    """
+    """The context of one native tool call (Q6): keyed by the thread and call id."""
     if not call_id:
         return NO_CONTEXT
     try:

@@ -1,8 +1,4 @@
-"""An AI system tool taking part in orchestration like a chatbot tool (W6 a).
-
-Routed by its ``ai_description``, its request extracted from ``input_json_schema`` (T7);
-the graph's ``execute`` node applies the scope (W3) and the input check (W2) itself.
-"""
+"""An AI system tool taking part in orchestration like a chatbot tool (W6 a)."""
 
 from __future__ import annotations
 
@@ -24,10 +20,8 @@ from toolweave.tools.required import required_inputs
 class AiChatbotTool(ChatbotTool[BaseModel]):
     """A chatbot-tool face of an AI system tool; made by :func:`as_chatbot_tool`."""
 
-    ai_tool: ClassVar[AiTool]
-    """The AI tool singleton."""
-    definition: ClassVar[AiToolDefinition]
-    """Its checked definition."""
+    ai_tool: ClassVar[AiTool]  # the AI tool singleton
+    definition: ClassVar[AiToolDefinition]  # its checked definition
 
     def execute(self, request: BaseModel, ctx: ToolCallContext) -> ToolResult | None:
         """Not used: the graph runs AI tools itself (scope W3, input check W2)."""

@@ -35,8 +35,7 @@ class RegisteredAiTool:
 class AiToolRegistry(KeyedRegistry[RegisteredAiTool]):
     """AI system tools by id; ``define`` runs once, at registration (W1).
 
-    The last tool registered under an id wins, with a warning (T1); an id that maps to
-    another id's tool name is refused (T14). Built once and shared: no per-request data.
+    The last tool registered under an id wins, with a warning (T1); T14 clashes are refused.
     """
 
     def __init__(self, tools: Iterable[AiTool] = ()) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from itertools import zip_longest
 from types import EllipsisType
@@ -11,16 +10,11 @@ from langchain_core.retrievers import BaseRetriever
 
 from toolweave.state.documents import DocumentKey, UniqueTextDocument
 from toolweave.state.results import ToolResult
-from toolweave.tools.base import EmptyRequest, PriorContext, ToolCallContext
+from toolweave.tools.base import ChatbotTool, EmptyRequest, PriorContext, ToolCallContext
 from toolweave.tools.consumers import ContextConsumerTool
 from toolweave.tools.search.novelty import Known
 from toolweave.tools.search.page_graph import PageRef
-from toolweave.tools.search.page_reading import (
-    read_pages,
-    subtask_question,
-    unread,
-    unread_wording,
-)
+from toolweave.tools.search.page_reading import read_pages, subtask_question, unread, unread_wording
 from toolweave.tools.search.protocol import PageGraphStore
 from toolweave.tools.search.retrieval import name_tool
 from toolweave.tools.search.retrievers import retrieved_pages
@@ -44,16 +38,14 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
         name: The tool's unique name (T1).
         domain: Its domain, or ``None`` for every domain (T2).
         store: The store to search (e.g. ``SqliteDocumentStore``).
-        max_brute_force_page_count: D5 limit; ``None`` (default, or the class
-            attribute of a subclass) allows the whole-domain scan.
+        max_brute_force_page_count: D5 limit; ``None`` allows the whole-domain scan.
         page_limit: Candidate pages read at most per search.
         keyword_limit: Sentences the keyword search fetches to find candidate pages.
         graph_seeds: Best keyword pages whose graph links join the candidates.
         graph_links: Links followed per seed page.
         best_sentences: Sentences returned when D5 skips the reading.
         enough: Pages that must answer before the reading stops.
-        retrievers: LangChain retrievers proposing more candidate pages (see
-            :mod:`toolweave.tools.search.retrievers`).
+        retrievers: LangChain retrievers proposing more candidate pages.
     """
 
     priority = 400
@@ -96,10 +88,7 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
     def candidate_pages(
         self, question: str, phrasings: Sequence[str] = ()
     ) -> tuple[list[PageRef], list[UniqueTextDocument]]:
-        """Candidate pages (keyword hits, retriever pages, graph links) and the keyword hits.
-
-        Each of ``phrasings`` (D8) is searched too, first; the wordings' hits take turns.
-        """
+        """Candidate pages (keyword hits, retriever pages, graph links) and the keyword hits."""
         queries = [*phrasings, question]
         found = [self.store.search(query, limit=self.keyword_limit) for query in queries]
         hits = interleave(found)
@@ -122,11 +111,7 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
         """Answer the subtask's question from the domain, knowing no context (D3, D5)."""
         return self.search(ctx, Known())
 
-    async def aexecute(  # type: ignore[override]
-        self, request: EmptyRequest, ctx: ToolCallContext
-    ) -> ToolResult | None:
-        """Async :meth:`execute`, in a worker thread."""
-        return await asyncio.to_thread(self.execute, request, ctx)
+    aexecute = ChatbotTool.aexecute  # type: ignore[assignment]  # execute, in a worker thread
 
     def execute_with_prior_context(
         self, request: EmptyRequest, ctx: ToolCallContext, prior_context: PriorContext

@@ -1,7 +1,4 @@
-"""An on-disk cache of indexed document sets, keyed by the data's and indexing code's hash.
-
-A cache that fails only costs the rebuild.
-"""
+"""An on-disk cache of indexed document sets, keyed by the data's and indexing code's hash."""
 
 from __future__ import annotations
 
@@ -16,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolweave.tools import text as text_kit
+from toolweave.tools.embeddings import resolve
 from toolweave.tools.search import sqlite_sql, text, vectors
 from toolweave.tools.search.protocol import SourceDocument
 from toolweave.tools.search.store import SqliteDocumentStore
@@ -47,7 +45,7 @@ def index_key(
     documents: Sequence[SourceDocument], embeddings: vectors.EmbeddingsOption = "auto"
 ) -> str:
     """The hash naming the cache of ``documents`` (data, indexing code, embedding model id)."""
-    resolved = vectors.resolve_option(embeddings)
+    resolved = resolve(embeddings)
     model = "" if resolved is None else vectors.model_id(resolved)
     digest = hashlib.sha256(_code_fingerprint())
     digest.update(model.encode("utf-8") + b"\x00model")
@@ -101,22 +99,16 @@ def cached_store(
     stopwords: Iterable[str] = (),
     embeddings: vectors.EmbeddingsOption = "auto",
 ) -> SqliteDocumentStore:
-    """An in-memory store holding ``documents``, loaded from the disk cache when it is current.
-
-    Sentence vectors (D9) are cached with the index; the key also hashes the model's id.
+    """A new in-memory store of ``documents`` (and their vectors, D9), from the cache if current.
 
     Args:
         documents: The documents to index.
-        name: The document set's name (file names: ``<name>-<key>.sqlite``); older
-            caches of the same name are removed when a new one is written.
+        name: The document set's name (``<name>-<key>.sqlite``; older caches are removed).
         cache_dir: The cache folder; ``None`` indexes in memory without a cache.
         stopwords: The store's extra query stop words (not part of the index).
         embeddings: The store's embedding model (see ``SqliteDocumentStore``).
-
-    Returns:
-        A new in-memory store (the caller owns it).
     """
-    model = vectors.resolve_option(embeddings)
+    model = resolve(embeddings)
     if cache_dir is not None:
         path = cache_path(cache_dir, name, index_key(documents, model))
         loaded = _load(path, stopwords, model)

@@ -1,7 +1,4 @@
-"""Ingestion: files and folders into a document store, reporting what was skipped and why.
-
-A file is one document (id: its path); a refused batch is retried one document at a time.
-"""
+"""Ingestion: files and folders into a document store, reporting what was skipped and why."""
 
 from __future__ import annotations
 
@@ -134,10 +131,8 @@ def ingest(
 
     Args:
         paths: Files (.txt, .md, .html, .pdf) and folders (searched recursively).
-        store: Where the documents go; a document already there (same resolved
-            path) is replaced whole.
-        domain: The domain the documents are for (kept in the report; the CLI
-            keeps one store per domain).
+        store: Where the documents go; one already there (same path) is replaced whole.
+        domain: The domain the documents are for (kept in the report).
         progress: Called after each file with ``(done, total, file name)``.
 
     Returns:

@@ -1,7 +1,4 @@
-"""``NeighborPageSearchTool``: the cheap step of deep fallback (SPEC D3, D4, D6).
-
-It reads only the pages next to those in the context: an answer often goes on over a page break.
-"""
+"""``NeighborPageSearchTool``: the cheap step of deep fallback, next pages (SPEC D3, D4, D6)."""
 
 from __future__ import annotations
 

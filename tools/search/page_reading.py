@@ -1,8 +1,4 @@
-"""Per-page LLM reading shared by the deep-search tools (D3, D5, D6).
-
-One model call per page, capped on deep-fallback subtasks (D7); the passage is the
-page under its document's title (and its section's heading when it continues one).
-"""
+"""Per-page LLM reading shared by the deep-search tools (D3, D5, D6): one call per page (D7)."""
 
 from __future__ import annotations
 
@@ -15,19 +11,15 @@ from toolweave.tools.base import ToolCallContext
 from toolweave.tools.language import detect_language
 from toolweave.tools.search.novelty import Known, content_terms
 from toolweave.tools.search.page_graph import PageRef
-from toolweave.tools.search.passages import passages
+from toolweave.tools.search.passages import passages, under
 from toolweave.tools.search.protocol import DocumentStore, with_page_counts
 from toolweave.tools.search.rewrites import best_question
 from toolweave.tools.search.text import content_words, sections, word_terms, words
 
-READ_SCORE = 1.0
-"""``sentence_score`` of an answer read from a page: above any keyword hit."""
+READ_SCORE = 1.0  # sentence_score of an answer read from a page: above any keyword hit
 FIGURE = re.compile(r"\d+(?:[ \u00a0]\d{3})*(?:[:.,]\d+)*")  # "7:00", "14 000", "1.5": one each
-SUPPORT_CHARS = 600
-"""Most characters of the page's own sentences that stand for one read answer (R9)."""
-UNREAD_CHARS = 1_200
-"""Most characters of unread passages one deep search returns (D7, D9): the page's own
-sentences, which the answer step reads and cites (R9), when the model may not read a page."""
+SUPPORT_CHARS = 600  # most characters of the page's own sentences standing for one answer
+UNREAD_CHARS = 1_200  # most characters of unread passages one deep search returns (D7, D9)
 
 
 def subtask_question(ctx: ToolCallContext) -> str:
@@ -42,11 +34,7 @@ def open_heading(text: str) -> str:
 
 
 def page_passage(store: DocumentStore, ref: PageRef, *, continues: str = "") -> str | None:
-    """The text the model reads for one page: ``# title``, an open heading, the page.
-
-    ``continues`` is the heading of the section the page continues, dropped when the page
-    opens with its own. ``None`` when the page does not exist or is empty.
-    """
+    """The text the model reads for one page (``None``: no such page, or empty)."""
     text = store.page(ref.document_id, ref.page)
     if text is None or not text.strip():
         return None
@@ -62,17 +50,6 @@ def page_passage(store: DocumentStore, ref: PageRef, *, continues: str = "") -> 
 
 def _terms(text: str) -> set[str]:
     return {term for word in words(text) for term in word_terms(word)}
-
-
-Words = list[tuple[str, ...]]  # each word as its terms (word_terms)
-
-
-def _says_all(terms: set[str], words: Words) -> bool:
-    return all(any(t in terms for t in word) for word in words)
-
-
-def _says_any(terms: set[str], words: Words) -> bool:
-    return any(any(t in terms for t in word) for word in words)
 
 
 def _page_terms(store: DocumentStore, hit: UniqueTextDocument) -> set[str]:
@@ -96,13 +73,8 @@ def unread(
 ) -> list[UniqueTextDocument]:
     """The new ones of ``hits`` (best first) widened to passages, unread (D5, D7, D9).
 
-    What a deep search returns when the model may not read: no model, the D5 limit, or
-    the deep-fallback budget spent (D7). Since no model judged it, a hit counts only when
-    it says a content word the context lacks of one of ``wording`` (the piece's rewrites,
-    else the piece), and, when ``whole``, its page says every such word of that wording:
-    a ranking by meaning always has a nearest sentence, a page sharing one word of a
-    piece is seldom about it, and a hit on words the context holds is what the first
-    retrieval found (D8).
+    A hit counts only when it says a content word of one of ``wording`` the context lacks
+    and, when ``whole``, its page says every such word of that wording (D8).
     """
     lacking = [words for text in wording if (words := [word_terms(w) for w in known.lacking(text)])]
     pages: dict[tuple[str, int | None], set[str]] = {}
@@ -113,7 +85,8 @@ def unread(
             pages[where] = _page_terms(store, hit)
         said = _terms(hit.text)
         if any(
-            _says_any(said, words) and (not whole or _says_all(pages[where], words))
+            any(said.intersection(word) for word in words)
+            and (not whole or all(pages[where].intersection(word) for word in words))
             for words in lacking
         ):
             fresh.append(hit)
@@ -151,11 +124,8 @@ def supporting_sentences(
 ) -> list[UniqueTextDocument]:
     """The page's own sentences a read answer rests on, in place of the answer (R9, D3).
 
-    A small model's reading is often a fragment ("7:00-15:00") that no longer says whose
-    hours they are; the page's sentence does, and the answer step can cite it. A
-    sentence must say each of the answer's figures it is chosen for, or, for an answer
-    without figures, at least half of its content words. ``[read]`` when none does (a
-    page in another language, say).
+    A sentence must say an answer's figure, or (no figures) half its content words;
+    ``[read]`` when none does.
     """
     if read.page is None:
         return [read]
@@ -171,27 +141,13 @@ def supporting_sentences(
         chosen = [s for (_, said), s in scored[:1] if said >= need]
     if not chosen:
         return [read]
-    hits = [
-        s.model_copy(
-            update={
-                "sentence_score": read.sentence_score,
-                "document_name": read.document_name,
-                "document_url": read.document_url,
-            }
-        )
-        for s in chosen[:3]
-    ]
+    hits = [under(s, read, read.sentence_score) for s in chosen[:3]]
     found = passages(hits, store.page_sentences, max_chars=SUPPORT_CHARS, neighbours=0)
     return [d.model_copy(update={"page_count": read.page_count}) for d in found]
 
 
 def grounded(answer: str, passage: str, question: str, user_lang: str) -> bool:
-    """Whether an answer adds to its question what its page says: a word or number of it (D8).
-
-    A small model may write the question back, or answer from the question alone; either
-    is no find. The word check is made only when the page is in the user's language (a
-    translation shares only names and figures).
-    """
+    """Whether an answer adds to its question a word or number its page says (D8)."""
     asked = _terms(question)
     added = [w for w in content_words(answer) if not any(t in asked for t in word_terms(w))]
     if not added:
@@ -213,22 +169,20 @@ def read_pages(
     known: Known | None = None,
     echoes: bool = False,
 ) -> list[UniqueTextDocument]:
-    """Read pages with the model, in order, until ``enough`` of them answered.
+    """Read ``(page, heading it continues)`` pairs with ``ctx.llm`` until ``enough`` answered (D7).
 
     Args:
-        ctx: The tool call; ``ctx.llm`` reads (and counts, and caps, D7).
+        ctx: The tool call.
         store: The store holding the pages.
-        pages: ``(page, heading it continues)`` pairs, loaded one at a time.
+        pages: The pages, loaded one at a time.
         question: What to answer.
         enough: Pages that must answer before the reading stops.
         phrasings: Other wordings of ``question`` (D8); the closest to a page is added.
         known: What the context holds (D8); an answer that only repeats it does not count.
-        echoes: With no new answer, return those that repeat the context (at most
-            ``enough``), never one that is another piece's find.
+        echoes: With no new answer, return up to ``enough`` that repeat the context.
 
     Returns:
-        For each page that answered, the page's sentences its answer rests on (R9), or
-        the answer itself (sentence number 0) when no sentence of the page says it.
+        Per page that answered, the sentences its answer rests on (R9), else the answer.
     """
     found: list[list[UniqueTextDocument]] = []  # per page that answered
     repeated: list[list[UniqueTextDocument]] = []

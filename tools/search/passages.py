@@ -1,7 +1,4 @@
-"""D9: search hits widened to passages (a sentence with its neighbours), within a budget.
-
-Each sentence stays its own document (R6, R9); a passage that does not fit shrinks to its hit.
-"""
+"""D9: search hits widened to passages (a sentence with its neighbours), within a budget."""
 
 from __future__ import annotations
 
@@ -43,6 +40,12 @@ class _Picked:
         self.rank[hit.key] = min(self.rank[hit.key], rank)
 
 
+def under(doc: UniqueTextDocument, hit: UniqueTextDocument, score: float) -> UniqueTextDocument:
+    """``doc`` (a store's sentence) scored ``score``, under ``hit``'s document name and address."""
+    named = {"document_name": hit.document_name, "document_url": hit.document_url}
+    return doc.model_copy(update={"sentence_score": score, **named})
+
+
 def _around(
     hit: UniqueTextDocument, page: Sequence[UniqueTextDocument], neighbours: int
 ) -> list[UniqueTextDocument]:
@@ -52,18 +55,7 @@ def _around(
         return [hit]
     low, high = max(0, at - neighbours), min(len(page), at + neighbours + 1)
     score = hit.sentence_score * NEIGHBOUR_SHARE
-    return [
-        hit
-        if i == at
-        else page[i].model_copy(
-            update={
-                "sentence_score": score,
-                "document_name": hit.document_name,
-                "document_url": hit.document_url,
-            }
-        )
-        for i in range(low, high)
-    ]
+    return [hit if i == at else under(page[i], hit, score) for i in range(low, high)]
 
 
 def _ordered(picked: _Picked) -> list[UniqueTextDocument]:

@@ -1,9 +1,4 @@
-"""``PostgresDocumentStore``: documents in PostgreSQL, for large corpora and several processes.
-
-Each sentence's ``tsvector`` holds PostgreSQL's stems and toolweave's folded stems, so
-a query without accents still matches; results are re-ranked as the SQLite store's.
-Collections (one per domain) share the tables. Install ``toolweave[postgres]``.
-"""
+"""``PostgresDocumentStore``: documents in PostgreSQL (``toolweave[postgres]``), by collection."""
 
 from __future__ import annotations
 
@@ -12,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from toolweave.state.errors import ConfigurationError, DatabaseUnavailableError
+from toolweave.tools.embeddings import resolve
 from toolweave.tools.search import vectors
 from toolweave.tools.search.page_graph import RARE_TERM_MAX_SENTENCES, RARE_TERMS_PER_PAGE
 from toolweave.tools.search.protocol import SourceDocument
@@ -156,12 +152,6 @@ def _quote_lexeme(term: str) -> str:
     return "'" + term.replace("'", "''").replace("\\", "\\\\") + "'"
 
 
-def _configs(lang: str | None) -> tuple[str, ...]:
-    """The text-search configurations of a document: its language's, else Hungarian and English."""
-    config = TEXT_SEARCH_CONFIG.get(lang or "")
-    return (config,) if config else ("hungarian", "english")
-
-
 class PostgresDocumentStore(SqlDocumentStore):
     """A :class:`~toolweave.tools.search.protocol.PageGraphStore` in PostgreSQL.
 
@@ -170,17 +160,12 @@ class PostgresDocumentStore(SqlDocumentStore):
         collection: Which collection (one per domain) this store reads and writes.
         pool: A ``psycopg_pool.ConnectionPool`` to share; the store then never closes it.
         max_connections: Size of the pool the store opens for ``conninfo``.
-        timeout: Seconds to wait for the first connection before
-            :class:`~toolweave.state.errors.DatabaseUnavailableError`.
+        timeout: Seconds to wait for the first connection (else ``DatabaseUnavailableError``).
         stopwords: A domain's own words to drop from queries (added to the kit's).
-        embeddings: D9: ``"auto"`` (default) embeds every sentence added with the bundled
-            static model when the ``embeddings`` extra is installed; ``None`` keeps
-            keywords only; any LangChain ``Embeddings`` is used instead. The vectors
-            are stored beside the sentences (``toolweave_sentence_vectors``, float32
-            bytes, one row per sentence and model) and ranked in process.
+        embeddings: D9: ``"auto"`` (default: the bundled static model when the ``embeddings``
+            extra is installed), ``None`` (keywords only) or any LangChain ``Embeddings``.
 
-    The tables are created on first use. A store is safe to share between threads and
-    concurrent runs (each call takes a connection from the pool).
+    The tables are created on first use; a store is safe to share between threads.
     """
 
     dialect = SqlDialect(table_prefix="toolweave_", collections=True, marker="%s")
@@ -199,7 +184,7 @@ class PostgresDocumentStore(SqlDocumentStore):
     ) -> None:
         self.stopwords = tuple(stopwords)  # the domain's own (routing honours them too)
         self._stopwords = stopword_set(self.stopwords)
-        self._embeddings = vectors.resolve_option(embeddings)
+        self._embeddings = resolve(embeddings)
         if (conninfo is None) == (pool is None):
             raise ConfigurationError("PostgresDocumentStore takes a conninfo or a pool, not both")
         try:
@@ -234,7 +219,8 @@ class PostgresDocumentStore(SqlDocumentStore):
         for doc in documents:
             rows = sentence_rows(doc)
             embedded = self._sentence_vectors([(r[0], r[2]) for r in rows])
-            configs = _configs(doc.lang)
+            config = TEXT_SEARCH_CONFIG.get(doc.lang or "")  # else Hungarian and English
+            configs = (config,) if config else ("hungarian", "english")
             names = {f"cfg{n}": name for n, name in enumerate(configs, start=1)}
             with self._pool.connection() as conn, conn.transaction():
                 _, removed = self._delete_rows(conn, doc.document_id)
@@ -314,10 +300,7 @@ class PostgresDocumentStore(SqlDocumentStore):
         return deleted > 0, Counter(t for (terms,) in rows for t in set(terms.split()))
 
     def _count_terms(self, conn: Connection[Any], delta: Counter[str]) -> None:
-        """Apply sentence-count changes to the term table; drop terms no sentence holds.
-
-        Rows are touched in term order, so concurrent writers never deadlock.
-        """
+        """Apply sentence-count changes in term order (no deadlock); drop unheld terms."""
         changes = sorted((term, n) for term, n in delta.items() if n)
         if not changes:
             return

@@ -1,7 +1,4 @@
-"""What retrieval needs from a document store: the ``DocumentStore`` protocol and its records.
-
-Documents have 1-based pages split into sentences; queries answer sentences (R6).
-"""
+"""What retrieval needs from a document store: the ``DocumentStore`` protocol and its records."""
 
 from __future__ import annotations
 
@@ -116,12 +113,7 @@ class PageGraphStore(DocumentStore, Protocol):
 def with_page_counts(
     store: DocumentStore, documents: Sequence[UniqueTextDocument]
 ) -> list[UniqueTextDocument]:
-    """``documents``, each with its document's page count as ``store`` knows it (R9).
-
-    A source is then cited with its page only when its document has several (a
-    one-page document's "p. 1" tells a person nothing). One lookup per document; a
-    document the store does not know is left as it is.
-    """
+    """``documents``, each with its document's page count as ``store`` knows it (R9)."""
     counts: dict[str, int | None] = {}
     counted: list[UniqueTextDocument] = []
     for doc in documents:

@@ -1,8 +1,4 @@
-"""File readers for ingestion: .txt, .md, .html and .pdf into a :class:`SourceDocument`.
-
-Readers take bytes, so package resources and files take one path. Page breaks: form
-feed, ``<!-- page -->``, the PDF's pages; markdown may have front matter.
-"""
+"""File readers for ingestion: .txt, .md, .html and .pdf into a :class:`SourceDocument`."""
 
 from __future__ import annotations
 
@@ -42,7 +38,7 @@ def decode(data: bytes) -> str:
 
 
 def _document(
-    pages: list[str], *, document_id: str, name: str, url: str | None, lang: str | None
+    pages: list[str], document_id: str, name: str, url: str | None, lang: str | None = None
 ) -> SourceDocument:
     cleaned = tuple(page.strip() for page in pages)
     if not any(cleaned):
@@ -59,14 +55,11 @@ def _title_line(text: str) -> str | None:
 def read_text(data: bytes, *, document_id: str, name: str, url: str | None) -> SourceDocument:
     """A plain text file: form feeds separate pages."""
     text = decode(data)
-    return _document(text.split("\f"), document_id=document_id, name=name, url=url, lang=None)
+    return _document(text.split("\f"), document_id, name, url)
 
 
 def read_markdown(data: bytes, *, document_id: str, name: str, url: str | None) -> SourceDocument:
-    """Markdown with an optional front matter; ``<!-- page -->`` lines or form feeds break pages.
-
-    The title is the front matter's ``title``, else the first ``# `` heading, else ``name``.
-    """
+    """Markdown with an optional front matter; ``<!-- page -->`` lines or form feeds break pages."""
     text = decode(data)
     meta: dict[str, str] = {}
     match = _FRONT_MATTER.match(text)
@@ -77,13 +70,8 @@ def read_markdown(data: bytes, *, document_id: str, name: str, url: str | None) 
                 meta[key.strip().lower()] = value.strip()
         text = text[match.end() :]
     pages = [page for page in _PAGE_SPLIT.split(text) if page.strip()]
-    return _document(
-        pages,
-        document_id=document_id,
-        name=meta.get("title") or _title_line(text) or name,
-        url=meta.get("url") or url,
-        lang=meta.get("lang") or None,
-    )
+    title = meta.get("title") or _title_line(text) or name
+    return _document(pages, document_id, title, meta.get("url") or url, meta.get("lang") or None)
 
 
 class _HtmlText(HTMLParser):
@@ -139,9 +127,7 @@ def read_html(data: bytes, *, document_id: str, name: str, url: str | None) -> S
     parser.feed(decode(data))
     parser.close()
     title = " ".join(parser.title.split())
-    return _document(
-        parser.texts(), document_id=document_id, name=title or name, url=url, lang=None
-    )
+    return _document(parser.texts(), document_id, title or name, url)
 
 
 def read_pdf(data: bytes, *, document_id: str, name: str, url: str | None) -> SourceDocument:
@@ -161,7 +147,7 @@ def read_pdf(data: bytes, *, document_id: str, name: str, url: str | None) -> So
         raise ReadError(f"broken PDF ({type(exc).__name__})") from exc
     if not any(page.strip() for page in pages):
         raise ReadError("no text in the PDF (scanned pages need OCR first)")
-    return _document(pages, document_id=document_id, name=title or name, url=url, lang=None)
+    return _document(pages, document_id, title or name, url)
 
 
 Reader = Callable[..., SourceDocument]

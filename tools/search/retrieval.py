@@ -34,9 +34,8 @@ def retrieve(
         lang: Only documents in this language, when given.
         max_chars: Most characters of sentence text returned.
         neighbours: Sentences either side of each hit (same page); 0 returns the hits.
-        also: More words to search with, e.g. the routing call's words for the thing in
-            the documents' language (D9): their hits are fused with the question's by
-            reciprocal rank, and up to half ``limit`` more hits are widened.
+        also: More words to search with (D9), fused with the question's; up to half
+            ``limit`` more hits are widened.
     """
     search = getattr(store, "fused_search", None) or store.search
     hits: list[UniqueTextDocument] = search(question, limit=limit, lang=lang)

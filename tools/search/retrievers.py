@@ -1,8 +1,4 @@
-"""LangChain retrievers as an extra page-search strategy of :class:`ContextSearchTool`.
-
-A retriever's documents name their page in ``metadata["document_id"]`` and
-``metadata["page"]`` (1-based), as :func:`page_documents` writes them.
-"""
+"""LangChain retrievers as an extra page-search strategy of :class:`ContextSearchTool`."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""Search phrasings of a missing piece: the model's rewrites, and words of the documents (D8).
-
-A word no document uses is replaced by the nearest corpus word (embeddings, else trigrams).
-"""
+"""Search phrasings of a missing piece: the model's rewrites, and words of the documents (D8)."""
 
 from __future__ import annotations
 
@@ -12,6 +9,7 @@ from collections.abc import Sequence, Sized
 from functools import cached_property
 from typing import Any
 
+from toolweave.tools import embeddings
 from toolweave.tools.base import ToolCallContext
 from toolweave.tools.search.protocol import DocumentStore, PageGraphStore
 from toolweave.tools.search.text import STOPWORDS, content_words, fold, word_terms, words
@@ -33,11 +31,7 @@ def _trigrams(word: str) -> frozenset[str]:
 
 
 class CorpusWords:
-    """The words of a store's documents, and the nearest of them to a word they lack.
-
-    A corpus word is offered only when the asked word is at least as near to it as any
-    corpus word of another stem is (mutual neighbours; no threshold).
-    """
+    """The words of a store's documents, and the nearest of them (mutual neighbours) to another."""
 
     def __init__(self, counts: Counter[str]) -> None:
         self.words = tuple(word for word, _ in counts.most_common())
@@ -54,8 +48,6 @@ class CorpusWords:
     @cached_property
     def _vectors(self) -> Any:
         """Unit vectors of the corpus words (static model), or ``None`` without the extra."""
-        from toolweave.tools import embeddings  # here: it imports this package
-
         if not self.words or not embeddings.extra_installed():
             return None
         return embeddings.StaticEmbeddings(cache_dir=None).matrix(list(self.words))
@@ -72,8 +64,6 @@ class CorpusWords:
             if isinstance(word, int):
                 row = vectors[word]
             else:
-                from toolweave.tools import embeddings  # here: it imports this package
-
                 row = embeddings.StaticEmbeddings(cache_dir=None).matrix([word])[0]
             found: list[float] = (vectors @ row).tolist()
             return found
@@ -95,10 +85,7 @@ class CorpusWords:
         ]
 
     def phrasings(self, piece: str) -> tuple[str, ...]:
-        """The piece in the corpus's words: a word no document uses replaced by its :meth:`nearest`.
-
-        None when the corpus has every word or no word is near.
-        """
+        """The piece with each word no document uses replaced by its :meth:`nearest` (or none)."""
         words_ = [w for w in content_words(piece) if not w.isdigit()]
         absent = {w: self.nearest(w) for w in words_ if not self.has(w)}
         if not any(absent.values()):
@@ -118,12 +105,6 @@ class CorpusWords:
             if replaced and len(distinct) >= MIN_PHRASING:
                 found.append(" ".join(distinct))
         return tuple(dict.fromkeys(found))
-
-
-def _stamp(store: PageGraphStore) -> tuple[int, int]:
-    """What changes when documents are added or removed: pages, and sentences if known."""
-    size = len(store) if isinstance(store, Sized) else 0
-    return store.page_count(), size
 
 
 def build_corpus_words(store: PageGraphStore) -> CorpusWords:
@@ -148,7 +129,7 @@ class CorpusWordsCache:
 
     def words_of(self, store: PageGraphStore) -> CorpusWords:
         """The store's corpus words, from the cache when its content is unchanged."""
-        stamp = _stamp(store)
+        stamp = store.page_count(), len(store) if isinstance(store, Sized) else 0  # its content
         with self._lock:
             cached = self._built.get(store)
         if cached is not None and cached[0] == stamp:
@@ -158,17 +139,13 @@ class CorpusWordsCache:
             self._built[store] = (stamp, built)
         return built
 
-    def derived_phrasings(self, store: DocumentStore, piece: str) -> tuple[str, ...]:
-        """Phrasings of ``piece`` in the documents' own words (D8); none for an unlistable store."""
-        if not isinstance(store, PageGraphStore):
-            return ()
-        return self.words_of(store).phrasings(piece)
-
     def lookups(self, ctx: ToolCallContext, store: DocumentStore, piece: str) -> tuple[str, ...]:
         """What a deep search looks ``piece`` up by besides itself: rewrites, then derived (D8)."""
         given = search_phrasings(ctx, piece)
-        texts = given or (piece,)
-        derived = [found for text in texts for found in self.derived_phrasings(store, text)]
+        derived: list[str] = []
+        if isinstance(store, PageGraphStore):  # in the documents' own words
+            corpus = self.words_of(store)
+            derived = [found for text in given or (piece,) for found in corpus.phrasings(text)]
         return tuple(p for p in dict.fromkeys([*given, *derived]) if p != piece)
 
 

@@ -1,8 +1,4 @@
-"""The search both SQL document stores share, over a small SQL-dialect seam.
-
-A subclass supplies :class:`SqlDialect`, ``_fetch``, ``_candidates``, ``_rare_terms``
-and ``_pages_with_term``, and its own writing and life cycle.
-"""
+"""The search both SQL document stores share, over a small SQL-dialect seam."""
 
 from __future__ import annotations
 
@@ -13,6 +9,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from toolweave.state.documents import UniqueTextDocument
+from toolweave.tools.embeddings import numpy_module, query_vector, resolve
 from toolweave.tools.search import vectors
 from toolweave.tools.search.page_graph import PageLink, PageRef, followed_terms, link_pages
 from toolweave.tools.search.protocol import DocumentInfo, PageGraphStore
@@ -196,7 +193,7 @@ class SqlDocumentStore(PageGraphStore):
 
     def use_embeddings(self, embeddings: vectors.EmbeddingsOption) -> None:
         """Search by meaning with ``embeddings`` (``None``: off), embedding what lacks a vector."""
-        self._embeddings = vectors.resolve_option(embeddings)
+        self._embeddings = resolve(embeddings)
         self._vector_cache = None
         self.embed_missing()
 
@@ -245,7 +242,7 @@ class SqlDocumentStore(PageGraphStore):
         """The mask of ``keys`` a language or document filter allows, or ``None`` (all)."""
         if lang is None and document_ids is None:
             return None
-        np = vectors.numpy_module()
+        np = numpy_module()
         if lang is None:
             wanted = set(document_ids or ())
             return np.fromiter((key[0] in wanted for key in keys), dtype=bool, count=len(keys))
@@ -272,11 +269,11 @@ class SqlDocumentStore(PageGraphStore):
         keys, matrix = loaded
         if not keys:
             return []
-        vector = vectors.question_vector(self._embeddings, query)  # type: ignore[arg-type]
+        vector = query_vector(self._embeddings, query)  # type: ignore[arg-type]
         allowed = self._allowed(keys, lang, document_ids)
         top = vectors.cosine_top(matrix, vector, limit, allowed)
         found = self._sentences_by_key([keys[i] for i in top])
-        scores = vectors.numpy_module().einsum("ij,j->i", matrix[top], vector) if top else []
+        scores = numpy_module().einsum("ij,j->i", matrix[top], vector) if top else []
         return [
             _sentence(found[keys[i]], max(float(score), 0.0))
             for i, score in zip(top, scores, strict=True)
@@ -286,10 +283,7 @@ class SqlDocumentStore(PageGraphStore):
     def fused_search(
         self, query: str, *, limit: int = 8, lang: str | None = None, document_ids: Ids = None
     ) -> list[UniqueTextDocument]:
-        """Keyword and semantic rankings fused by reciprocal rank (D9); no model: :meth:`search`.
-
-        A top keyword hit holding every query word returns the keyword ranking as is.
-        """
+        """Keyword and semantic rankings fused by reciprocal rank (D9); no model: :meth:`search`."""
         if self._embeddings is None:
             return self.search(query, limit=limit, lang=lang, document_ids=document_ids)
         pool = max(limit, 1) * FUSION_POOL
@@ -303,10 +297,7 @@ class SqlDocumentStore(PageGraphStore):
     def search(
         self, query: str, *, limit: int = 8, lang: str | None = None, document_ids: Ids = None
     ) -> list[UniqueTextDocument]:
-        """Keyword search at sentence level: the database's ranking, re-ranked by coverage.
-
-        ``sentence_score`` in ``[0, 1)`` mixes both; any query text is safe (bound parameters).
-        """
+        """Keyword search at sentence level: the database's ranking, re-ranked by coverage."""
         return [doc for doc, _ in self._keyword_hits(query, limit, lang, document_ids)]
 
     def _keyword_hits(

@@ -1,8 +1,4 @@
-"""SQL of :class:`~toolweave.tools.search.store.SqliteDocumentStore`: schema, queries, row prep.
-
-Sentences live in a table and, stemmed, in an FTS5 index keyed by sentence id;
-``sentence_vocab`` gives each term's sentence count (the page graph's rare terms).
-"""
+"""SQL of :class:`~toolweave.tools.search.store.SqliteDocumentStore`: schema, queries, row prep."""
 
 from __future__ import annotations
 
@@ -90,11 +86,7 @@ def insert_documents(
     first_id: int,
     vectors: Sequence[tuple[str, list[bytes] | None]] = (),
 ) -> int:
-    """Add or replace documents inside the open transaction; returns the next free sentence id.
-
-    A document id given twice keeps its last version; ``vectors`` are ``(model, one vector
-    per sentence or None)`` per document of ``prepared`` (D9).
-    """
+    """Add or replace documents (the last of an id) in the open transaction; the next free id."""
     latest = {doc.document_id: (doc, rows) for doc, rows in prepared}
     embedded = [
         (doc.document_id, page_no, number, model, value)

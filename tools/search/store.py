@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from toolweave.tools.embeddings import resolve
 from toolweave.tools.search import sqlite_sql as sql
 from toolweave.tools.search import vectors
 from toolweave.tools.search.page_graph import RARE_TERM_MAX_SENTENCES, RARE_TERMS_PER_PAGE
@@ -18,19 +19,11 @@ from toolweave.tools.search.text import Query, stopword_set
 CONTEXT_WEIGHT = 0.3  # BM25 weight of a sentence's title and heading against its own
 
 
-def normalise_score(bm25: float) -> float:
-    """Map an FTS5 ``bm25()`` value (lower is better) to ``(0, 1)``, higher is better."""
-    relevance = max(-bm25, 0.0)
-    return relevance / (1.0 + relevance)
-
-
 class SqliteDocumentStore(SqlDocumentStore):
     """The embedded default store: SQLite with an FTS5 index of stemmed sentences.
 
-    ``path`` is a file or ``":memory:"``; one locked connection serves all threads.
-    ``stopwords`` are a domain's own words to drop from queries. ``embeddings`` (D9):
-    ``"auto"`` (the bundled model when installed), ``None`` (keywords only) or any
-    LangChain ``Embeddings``; vectors are stored beside the sentences.
+    ``path`` is a file or ``":memory:"``; ``stopwords``: a domain's own words dropped from
+    queries; ``embeddings`` (D9): ``"auto"`` (the bundled model), ``None`` or any ``Embeddings``.
     """
 
     page_terms_sql = sql.PAGE_TERMS  # the terms live in the FTS5 table
@@ -42,7 +35,7 @@ class SqliteDocumentStore(SqlDocumentStore):
         stopwords: Iterable[str] = (),
         embeddings: vectors.EmbeddingsOption = "auto",
     ) -> None:
-        self._embeddings = vectors.resolve_option(embeddings)
+        self._embeddings = resolve(embeddings)
         self._writes = 0
         self._path = str(path)
         self._extra_stopwords = tuple(stopwords)
@@ -73,10 +66,7 @@ class SqliteDocumentStore(SqlDocumentStore):
             self._conn.execute("COMMIT")
 
     def add_documents(self, documents: Iterable[SourceDocument]) -> int:
-        """Add or replace several documents in one transaction (all or none); returns the sentences.
-
-        Batching many documents per call is the fast path for bulk loads.
-        """
+        """Add or replace several documents in one transaction (all or none); the sentence count."""
         prepared = [(doc, sql.sentence_rows(doc)) for doc in documents]
         model = "" if self._embeddings is None else vectors.model_id(self._embeddings)
         embedded = [
@@ -122,7 +112,8 @@ class SqliteDocumentStore(SqlDocumentStore):
             conn.executemany(sql.INSERT_VECTOR, [(*row[:3], model, row[3]) for row in rows])
 
     def _relevance(self, rank: float) -> float:
-        return normalise_score(rank)
+        relevance = max(-rank, 0.0)  # FTS5's bm25(): lower is better
+        return relevance / (1.0 + relevance)
 
     def _rare_terms(self, terms: list[str]) -> list[tuple[str, int]]:
         counted: list[tuple[int, str]] = []

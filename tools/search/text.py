@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from toolweave.tools.text import QUERY_STOPWORDS, stem, stems
+from toolweave.tools.text import content_words as content_words
 from toolweave.tools.text import fold as fold
 from toolweave.tools.text import sections as sections
 from toolweave.tools.text import split_sentences as split_sentences
@@ -36,12 +37,6 @@ def stopword_set(extra: Iterable[str] = ()) -> frozenset[str]:
 
 def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
-
-
-def any_of(expressions: list[str]) -> str | None:
-    """The OR of FTS5 expressions (each an OR of terms), duplicates removed; ``None`` if empty."""
-    parts = dict.fromkeys(part for e in expressions for part in e.split(" OR ") if part)
-    return " OR ".join(parts) if parts else None
 
 
 def all_of(expressions: list[str]) -> str | None:
@@ -80,7 +75,9 @@ class Query:
 
     def expression(self) -> str | None:
         """An FTS5 ``MATCH`` expression (an OR of quoted terms: no user syntax), or ``None``."""
-        return any_of([word.expression() for word in self.words])
+        terms = (term for word in self.words for term in word.expression().split(" OR "))
+        parts = dict.fromkeys(term for term in terms if term)
+        return " OR ".join(parts) if parts else None
 
     def coverage(self, terms: str, context: str = "") -> float:
         """Share of the query words found in a sentence (``terms``), or half in its ``context``."""
@@ -101,13 +98,6 @@ def parse_query(text: str, stopwords: frozenset[str] = STOPWORDS) -> Query:
         kept = prefix if len(prefix) >= MIN_PREFIX else None
         query_words.append(QueryWord(frozenset(word_terms(word)), kept, word))
     return Query(tuple(query_words))
-
-
-def content_words(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
-    """The distinct case-folded words of ``text`` without ``stopwords``, unless none is left."""
-    found = list(dict.fromkeys(words(text)))
-    content = [w for w in found if w not in stopwords and fold(w) not in stopwords]
-    return content or found
 
 
 def match_expression(text: str) -> str | None:

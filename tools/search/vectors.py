@@ -1,9 +1,4 @@
-"""D9: sentence vectors for retrieval by meaning, and the fusion of two rankings.
-
-A sentence is embedded with its neighbours (:func:`passage_texts`) so it keeps its
-subject; rankings are fused by reciprocal rank (:func:`fuse`, the usual ``RRF_K`` =
-60, equal weights: nothing tuned on one corpus).
-"""
+"""D9: sentence vectors for retrieval by meaning, and the reciprocal rank fusion of rankings."""
 
 from __future__ import annotations
 
@@ -11,6 +6,8 @@ from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from langchain_core.embeddings import Embeddings
+
+from toolweave.tools.embeddings import StaticEmbeddings, numpy_module, unit_rows
 
 if TYPE_CHECKING:
     from toolweave.state.documents import UniqueTextDocument
@@ -30,13 +27,6 @@ VECTOR_DTYPE = "<f4"
 EmbeddingsOption = Embeddings | Literal["auto"] | None
 """A store's ``embeddings``: ``"auto"`` (the bundled static model when the ``embeddings``
 extra is installed, else none), ``None`` (keywords only) or any LangChain ``Embeddings``."""
-
-
-def resolve_option(embeddings: EmbeddingsOption) -> Embeddings | None:
-    """The model an ``embeddings`` option stands for (``"auto"`` resolved)."""
-    from toolweave.tools.embeddings import resolve
-
-    return resolve(embeddings)
 
 
 def model_id(embeddings: Embeddings) -> str:
@@ -60,8 +50,6 @@ def passage_texts(sentences: Sequence[tuple[int, str]]) -> list[str]:
 
 def embed_passages(embeddings: Embeddings, texts: Sequence[str]) -> Matrix:
     """Unit vectors of ``texts`` (float32 rows), in batches of :data:`EMBED_BATCH`."""
-    from toolweave.tools.embeddings import StaticEmbeddings
-
     np = numpy_module()
     if not texts:
         empty: Matrix = np.zeros((0, 0), dtype=np.float32)
@@ -74,20 +62,6 @@ def embed_passages(embeddings: Embeddings, texts: Sequence[str]) -> Matrix:
         for start in range(0, len(texts), EMBED_BATCH)
     ]
     return unit_rows([row for part in parts for row in part])
-
-
-def numpy_module() -> Any:
-    """numpy, or the typed error saying how to install the ``embeddings`` extra."""
-    from toolweave.tools.embeddings import numpy_module as load
-
-    return load()
-
-
-def unit_rows(rows: Any) -> Matrix:
-    """``rows`` as a float32 matrix of unit rows (loaded with the embeddings module)."""
-    from toolweave.tools.embeddings import unit_rows as unit
-
-    return unit(rows)
 
 
 def to_bytes(matrix: Matrix) -> list[bytes]:
@@ -104,13 +78,6 @@ def from_bytes(values: Sequence[bytes]) -> Matrix:
     flat = np.frombuffer(b"".join(bytes(v) for v in values), dtype=VECTOR_DTYPE)
     matrix: Matrix = flat.reshape(len(values), -1).astype(np.float32)
     return matrix
-
-
-def question_vector(embeddings: Embeddings, question: str) -> Matrix:
-    """The unit vector of a question (the static model embeds its content words)."""
-    from toolweave.tools.embeddings import query_vector
-
-    return query_vector(embeddings, question)
 
 
 def cosine_top(matrix: Matrix, query: Matrix, count: int, allowed: Any = None) -> list[int]:
@@ -137,18 +104,13 @@ def fuse(rankings: Sequence[Sequence[K]]) -> list[tuple[K, float]]:
     return sorted(scores.items(), key=lambda pair: pair[1], reverse=True)
 
 
-def fused_score(score: float, rankings: int = 2) -> float:
-    """A fused score mapped to ``(0, 1]``: 1 for a sentence first in every ranking."""
-    return score / (rankings / (RRF_K + 1))
-
-
 def fused_documents(
     first: Sequence[UniqueTextDocument], second: Sequence[UniqueTextDocument], limit: int
 ) -> list[UniqueTextDocument]:
-    """Two rankings of sentences fused (:func:`fuse`, :func:`fused_score`), at most ``limit``."""
+    """Two rankings of sentences fused (:func:`fuse`), at most ``limit``; scores in ``(0, 1]``."""
     by_key = {doc.key: doc for doc in (*second, *first)}
     fused = fuse([[doc.key for doc in first], [doc.key for doc in second]])
     return [
-        by_key[key].model_copy(update={"sentence_score": fused_score(score)})
+        by_key[key].model_copy(update={"sentence_score": score / (2 / (RRF_K + 1))})
         for key, score in fused[: max(limit, 0)]
     ]

@@ -19,9 +19,11 @@ def _wordset(text: str) -> frozenset[str]:
 ROUTING_STOPWORDS = _wordset(
     """true false user users asks ask asking question questions tool answer answers whether
     wants information info about mentions mention message text request requests
-    igaz hamis felhasználó kérdez kérdezi kérdése eszköz információ"""
+    igaz hamis felhasználó kérdez kérdezi kérdése eszköz információ
+    prawda fałsz użytkownik użytkownika pyta pytanie pytania narzędzie odpowiedź
+    informacja informacje informacji"""
 )
-"""Words of routing questions that say nothing about the subject."""
+"""Words of routing questions that say nothing about the subject (en, hu, pl)."""
 GREETINGS = kit.GREETINGS_EN | kit.GREETINGS_HU | kit.GREETINGS_PL
 GENERIC_WORDS = _wordset(
     """free new old good bad best better big small large little long short high low full
@@ -42,29 +44,8 @@ GENERIC_WORDS = _wordset(
     minden semmi dolog dolgot ember emberek mód fajta rész idő időt ideje idén év hónap hét
     ma holnap tegnap ma este reggel délután éjjel éjszaka megint újra mindig soha tényleg jelenleg
     kettő két három négy öt hat hét tíz száz sok kevés több legtöbb kevesebb elég létezik
-    történik ajánl ajánlj javasol"""
-)
-"""Words saying how, when, how much or who, not what about: one alone is no evidence."""
-ANSWER_WORDS = _wordset("yes no igen nem tak nie")
-"""Words that answer a yes-or-no question when an answer opens with them."""
-QUESTION_WORDS = kit.QUESTION_FORMS_HU | _wordset(
-    """what when where which who whom why how whose mi mit mikor hol hová honnan hogyan
-    milyen melyik ki kik kit miért mennyi hány"""
-)
-FOLLOWUP_OPENERS = (
-    "and what about", "what about", "how about", "and", "also", "és mi a helyzet", "mi a helyzet",
-    "és mi van", "és", "meg", "illetve",
-)  # fmt: skip
-
-# -- Polish: the same kinds of words as above, kept apart ---------------------------------
-
-ROUTING_STOPWORDS_PL = _wordset(
-    """prawda fałsz użytkownik użytkownika pyta pytanie pytania narzędzie odpowiedź
-    informacja informacje informacji"""
-)
-"""Polish words of routing questions that say nothing about the subject."""
-GENERIC_WORDS_PL = _wordset(
-    """nowy nowa nowe nowego nowej nowym stary stara stare dobry dobra dobre dobrze zły
+    történik ajánl ajánlj javasol
+    nowy nowa nowe nowego nowej nowym stary stara stare dobry dobra dobre dobrze zły
     duży duża duże mały mała małe długi długo krótki wysoki niski pełny następny następna
     następne ostatni ostatnia ostatnie pierwszy pierwsza pierwsze drugi druga drugie
     trzeci inny inna inne innego taki taka takie sam sama samo różny prawdziwy pewny
@@ -80,16 +61,22 @@ GENERIC_WORDS_PL = _wordset(
     zawsze nigdy naprawdę obecnie teraz jeden jedna jedno dwa dwie trzy cztery pięć sześć
     siedem dziesięć sto wiele dużo mało więcej najwięcej mniej wystarczy"""
 )
-"""Polish :data:`GENERIC_WORDS`, in their frequent inflected forms."""
-QUESTION_WORDS_PL = _wordset(
-    """co czego czym kto kogo komu kiedy gdzie dokąd skąd jak jaki jaka jakie jakiego
+"""Words saying how, when, how much or who, not what about: one alone is no evidence."""
+ANSWER_WORDS = _wordset("yes no igen nem tak nie")
+"""Words that answer a yes-or-no question when an answer opens with them."""
+QUESTION_WORDS = kit.QUESTION_FORMS_HU | _wordset(
+    """what when where which who whom why how whose mi mit mikor hol hová honnan hogyan
+    milyen melyik ki kik kit miért mennyi hány
+    co czego czym kto kogo komu kiedy gdzie dokąd skąd jak jaki jaka jakie jakiego
     jakiej jakim jakich który która które którego której których ile ilu dlaczego czemu
     czyj czyja czyje"""
 )
-"""Polish question words."""
-ROUTING_STOPWORDS |= ROUTING_STOPWORDS_PL
-GENERIC_WORDS |= GENERIC_WORDS_PL
-QUESTION_WORDS |= QUESTION_WORDS_PL
+FOLLOWUP_OPENERS = (
+    "and what about", "what about", "how about", "and", "also", "és mi a helyzet", "mi a helyzet",
+    "és mi van", "és", "meg", "illetve",
+)  # fmt: skip
+QUESTION_OPENERS = frozenset(fold(w) for w in QUESTION_WORDS)
+"""The question words, folded: a message opening with one asks something."""
 
 
 @lru_cache(maxsize=65536)
@@ -192,20 +179,19 @@ def matches(a: str, b: str) -> bool:
     return related(a, b)
 
 
-def one_typo_apart(a: str, b: str) -> bool:
-    """Whether ``a`` and ``b`` are one edit or swap apart (rapidfuzz, imported on first use)."""
-    from rapidfuzz.distance import OSA
-
-    return OSA.distance(a, b, score_cutoff=1) <= 1
-
-
 @lru_cache(maxsize=1 << 18)
 def word_matches(a: str, b: str) -> bool:
     """Routing's and reading's word match: :func:`matches`, or one typo apart (5+ letters)."""
     if matches(a, b):
         return True
+    from rapidfuzz.distance import OSA  # imported on first use
+
     fa, fb = fold(a), fold(b)
-    return min(len(fa), len(fb)) >= 5 and not fa.isdigit() and one_typo_apart(fa, fb)
+    return (
+        min(len(fa), len(fb)) >= 5
+        and not fa.isdigit()
+        and OSA.distance(fa, fb, score_cutoff=1) <= 1
+    )
 
 
 MONTH_PREFIXES = (

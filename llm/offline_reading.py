@@ -10,7 +10,7 @@ from typing import Any, Generic, TypeVar
 
 from toolweave.llm.lexical import (
     GREETINGS,
-    QUESTION_WORDS,
+    QUESTION_OPENERS,
     content_words,
     fold,
     is_generic,
@@ -501,8 +501,7 @@ PART_JOINERS = frozenset({"and", "also", "plus", "es", "illetve", "valamint", "m
 """Folded conjunctions that may join two questions in one message (language, not domain)."""
 AUXILIARIES = frozenset({"is", "are", "do", "does", "can", "could", "will", "should", "may"})
 """Folded English verbs a yes/no question opens with ("…, and can I renew it online?")."""
-_QUESTION_OPENERS = frozenset(fold(w) for w in QUESTION_WORDS)
-_OPENER_STEMS = tuple(sorted(q for q in _QUESTION_OPENERS if len(q) >= 4))
+_OPENER_STEMS = tuple(sorted(q for q in QUESTION_OPENERS if len(q) >= 4))
 """The question words a longer word may open with ("mennyibe"): one ``startswith`` call."""
 _TOKEN = re.compile(r"\w+|,", re.UNICODE)
 
@@ -510,7 +509,7 @@ _TOKEN = re.compile(r"\w+|,", re.UNICODE)
 def _opens_question(word: str) -> bool:
     """Whether ``word`` opens a question: a question word ("mennyibe" too) or an auxiliary."""
     folded = fold(word)
-    if folded in _QUESTION_OPENERS or folded in AUXILIARIES:
+    if folded in QUESTION_OPENERS or folded in AUXILIARIES:
         return True
     return folded.startswith(_OPENER_STEMS)
 

@@ -303,25 +303,12 @@ class ChatModelAssistant(LlmAssistant):
         return self._secrets
 
     def _structured(
-        self,
-        schema: Schema,
-        system: str,
-        human: str,
-        what: str,
-        salvage: Callable[[str], Any] | None = None,
-        max_tokens: int | None = None,
-        scored: Callable[[Any, Any], Any] | None = None,
+        self, schema: Schema, system: str, human: str, what: str, **options: Any
     ) -> Steps[Any]:
+        """:func:`structured_steps` of ``system`` and ``human`` (``options``: its keywords)."""
         messages = [SystemMessage(content=system), HumanMessage(content=human)]
         return structured_steps(
-            self.structured,
-            schema,
-            messages,
-            policy=self.policy,
-            what=what,
-            salvage=salvage,
-            max_tokens=max_tokens,
-            scored=scored,
+            self.structured, schema, messages, policy=self.policy, what=what, **options
         )
 
     def _routing(self, schema: Schema, system: str, human: str, what: str) -> Steps[Any]:

@@ -105,10 +105,8 @@ class Bound:
         length = finish_reason(out) == "length"
         try:
             parsed = self.parse(out)
-        except _PARSE_ERRORS as exc:
-            return None, type(exc).__name__, length
         except Exception as exc:
-            if type(exc).__name__ not in _REFUSAL_NAMES:
+            if not isinstance(exc, _PARSE_ERRORS) and type(exc).__name__ not in _REFUSAL_NAMES:
                 raise
             return None, type(exc).__name__, length
         return _validated(parsed, schema, "no structured reply", length)
@@ -170,10 +168,9 @@ class StructuredOutput:
 
     def refuse_logprobs(self, error: LlmRequestError) -> bool:
         """Whether ``error`` is the server rejecting log-probabilities: then never asked again."""
-        text = str(error).lower()
         if self.top_logprobs is None or error.status_code not in _MODE_REJECTION_STATUS:
             return False
-        if "logprob" not in text:
+        if "logprob" not in str(error).lower():
             return False
         self.top_logprobs = None
         logger.warning("structured output: the server rejects logprobs; routing is yes/no only")
@@ -267,11 +264,9 @@ def _validated(parsed: Any, schema: Any, problem: str, length: bool) -> tuple[An
 
 
 def _openai_response_format(schema: type[BaseModel]) -> dict[str, Any] | None:
-    """The openai SDK's strict ``json_schema`` format of ``schema`` (``None``: no converter)."""
-    try:
-        from openai.lib._parsing._completions import type_to_response_format_param
-    except ImportError:  # pragma: no cover - another openai layout: keep the class
-        return None
+    """The openai SDK's strict ``json_schema`` format of ``schema`` (``None``: not a dict)."""
+    from openai.lib._parsing._completions import type_to_response_format_param
+
     converted = type_to_response_format_param(schema)
     return dict(converted) if isinstance(converted, dict) else None
 
@@ -305,11 +300,8 @@ def _keywords_only(node: Any) -> Any:
         if key in _NAMED and isinstance(value, dict):
             out[key] = {name: _keywords_only(sub) for name, sub in value.items()}
         elif key in SCHEMA_KEYWORDS:
-            out[key] = (
-                value
-                if key in ("enum", "const", "examples", "required")
-                else (_keywords_only(value))
-            )
+            verbatim = key in ("enum", "const", "examples", "required")
+            out[key] = value if verbatim else _keywords_only(value)
     return out
 
 

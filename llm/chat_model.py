@@ -29,11 +29,7 @@ from toolweave.llm.citations import citation_schema, marked_text, reply_claims
 from toolweave.llm.cited_stream import CHECKED, SHOWN, Streamed, cited_stream, gate_for
 from toolweave.llm.confidence import routing_confidences
 from toolweave.llm.errors import LlmRequestError
-from toolweave.llm.offline_extract import (
-    INVENTED_INPUT,
-    ground_request,
-    invented_required,
-)
+from toolweave.llm.offline_extract import INVENTED_INPUT, ground_request, invented_required
 from toolweave.llm.passthrough import ANSWER_TAG
 from toolweave.llm.port import (
     UNSTREAMED,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -141,11 +142,7 @@ def related(a: str, b: str) -> bool:
             return True  # two inflected forms of one short stem: "egyek"/"egyen" (eszik)
     if compound_tail(a, b) or compound_tail(b, a):
         return True
-    common = 0
-    for x, y in zip(sa, sb, strict=False):
-        if x != y:
-            break
-        common += 1
+    common = len(os.path.commonprefix([sa, sb]))  # noqa: RUF071 - letters, not paths
     if common == min(len(sa), len(sb)):  # one stem begins the other
         return common >= MIN_STEM
     return common > MIN_STEM and common >= min(len(sa), len(sb)) - 1  # one letter differs

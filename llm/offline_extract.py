@@ -168,11 +168,8 @@ def _day_value(core: Any, text: str, text_words: list[str]) -> Any:
         return iso.group()
     if core is dt.date:
         return None
-    for word in text_words:
-        day = weekday(word)
-        if day is not None:
-            return WEEKDAYS_EN[day].capitalize()
-    return None
+    day = next((d for word in text_words if (d := weekday(word)) is not None), None)
+    return None if day is None else WEEKDAYS_EN[day].capitalize()
 
 
 def _field_value(

@@ -90,10 +90,7 @@ def _counterpart(text: str, new: str, body: list[str]) -> str | None:
 def _same_ending(word: str, new: str) -> bool:
     """``word`` and ``new`` end in the same four letters or more (``-ology``, ``-ológián``)."""
     a, b = fold(word), fold(new)
-    common = 0
-    while common < min(len(a), len(b)) and a[-1 - common] == b[-1 - common]:
-        common += 1
-    return common >= 4
+    return min(len(a), len(b)) >= 4 and a[-4:] == b[-4:]
 
 
 def _in_same_place(text: str, body: list[str], at: int) -> str | None:

@@ -91,10 +91,7 @@ def passage_sentences(passage: str) -> list[ReadSentence]:
         heading = kit.heading(raw)
         if heading is not None:
             level, text = heading
-            if level == 1:
-                title, section = text, ""
-            else:
-                section = text
+            title, section = (text, "") if level == 1 else (title, text)
             continue
         line = kit.strip_markup(raw)
         if not line:
@@ -270,10 +267,8 @@ def unnamed_subject(question: str, texts: Iterable[str]) -> str | None:
     subject = existence_subject(question)
     if subject is None:
         return None
-    for text in texts:
-        if any(matches(subject, word) for word in content_words(text)):
-            return None
-    return subject
+    named = any(matches(subject, word) for text in texts for word in content_words(text))
+    return None if named else subject
 
 
 def uncovered_subject(question: str, passages: Sequence[tuple[str, str]]) -> str | None:
@@ -521,12 +516,10 @@ def _clause_cuts(sentence: str) -> list[tuple[int, int]]:
     for at, token in enumerate(tokens[1:], start=1):
         if not _opens_question(token.group()):
             continue
-        first = at
-        if first > 0 and fold(tokens[first - 1].group()) in PART_JOINERS:
-            first -= 1
+        first = at - (fold(tokens[at - 1].group()) in PART_JOINERS)
         if first > 0 and tokens[first - 1].group() == ",":
             first -= 1
-        if first < at and first > 0:
+        if 0 < first < at:
             cuts.append((tokens[first].start(), token.start()))
     return cuts
 

@@ -415,11 +415,8 @@ class ChatModelAssistant(LlmAssistant):
     ) -> Steps[Activation]:
         """Route and extract in ONE structured call when ``fuse_routing`` (T5, T7, M2, Q1, D9)."""
         if not self.fuse_routing or execution_text != task_prompt:
-            return (
-                yield from self.route_then_extract(
-                    task_prompt, execution_text, tools, extraction_prompt
-                )
-            )
+            steps = self.route_then_extract(task_prompt, execution_text, tools, extraction_prompt)
+            return (yield from steps)
         offered = offered_tools(tools)
         if not offered:
             none = tuple(verdict for _, verdict in verdicts(tools, offered, None))

@@ -215,18 +215,10 @@ def held_by(text: str, passage: str, *, names: bool = True) -> str:
     return " ".join(kept)
 
 
-@dataclass(frozen=True)
-class _Wanted:
-    """What a quote of the sources must show of one answer sentence."""
-
-    tokens: list[str]
-    words: list[str]
-
-    def score(self, read: _Source, missing: Sequence[str]) -> tuple[bool, int, int]:
-        """How well one passage sentence shows it: holds all ``missing``, how many, words."""
-        held = sum(read.holds(t) for t in missing)
-        shared = sum(read.has_word(w) for w in self.words)
-        return (_backing(missing, self.words, [read]), held, shared)
+def _shows(read: _Source, missing: Sequence[str], words: Sequence[str]) -> tuple[bool, int, int]:
+    """How well a passage sentence shows an answer's: holds all ``missing``, how many, words."""
+    held = sum(read.holds(t) for t in missing)
+    return (_backing(missing, words, [read]), held, sum(read.has_word(w) for w in words))
 
 
 def supporting_sentences(sentence: str, texts: Sequence[str]) -> list[str]:
@@ -234,12 +226,12 @@ def supporting_sentences(sentence: str, texts: Sequence[str]) -> list[str]:
     found = [c for text in texts for c in kit.split_sentences(text)]
     if len(found) < 2:  # nothing to choose from (a one-sentence passage: the usual case)
         return found
-    wanted = _Wanted(checkable(sentence), [kit.fold(w) for w in content_words(sentence)])
+    words = [kit.fold(w) for w in content_words(sentence)]
     reads = [_read(c) for c in found]
     picked: list[int] = []
-    missing = wanted.tokens
+    missing = checkable(sentence)
     while reads and (not picked or missing):
-        scores = [wanted.score(r, missing) for r in reads]
+        scores = [_shows(r, missing, words) for r in reads]
         best = max(range(len(reads)), key=lambda i: (scores[i], -i))
         if picked and scores[best][1] == 0:  # nothing more to show
             break

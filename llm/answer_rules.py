@@ -11,7 +11,7 @@ from toolweave.llm.chat_messages import passage_label, passage_source
 from toolweave.llm.chat_model import CUT_MARK
 from toolweave.llm.citations import checkable
 from toolweave.llm.lexical import ANSWER_WORDS, content_words, fold, holds_run, matches
-from toolweave.llm.offline_answer import answer_lines
+from toolweave.llm.offline_reading import answer_lines
 from toolweave.llm.port import CITATION, AnswerRequest, cited_documents
 from toolweave.llm.structured import looping_reply
 from toolweave.state.documents import UniqueTextDocument

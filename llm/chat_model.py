@@ -15,7 +15,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, SecretStr, ValidationError
 
-from toolweave.llm import prompts, retries
+from toolweave.llm import prompts, retries, structured
 from toolweave.llm.chat_messages import (
     cached_tools_block,
     dialogue,
@@ -63,7 +63,6 @@ from toolweave.llm.replies import (
     search_words,
 )
 from toolweave.llm.structured import Schema, StructuredOutput, looping_reply, structured_steps
-from toolweave.llm.token_budget import token_budget
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.run_scope import with_secrets
 from toolweave.tools.consumers import ClarifiableContextConsumerTool, ClarifiableTool
@@ -469,7 +468,7 @@ class ChatModelAssistant(LlmAssistant):
             question,
             "gatekeeper",
             salvage=cut_gatekeeper_reply,
-            max_tokens=token_budget(GatekeeperBudget),
+            max_tokens=structured.token_budget(GatekeeperBudget),
         )
         if reply is None or reply.sufficient:
             return ContextVerdict(sufficient=True)

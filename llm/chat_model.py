@@ -371,13 +371,8 @@ class ChatModelAssistant(LlmAssistant):
         reply: BaseModel | None = yield from self._structured(
             tool.request_model, system, user_prompt, "extraction"
         )
-        if reply is None:
-            return {tool.name: None}
-        return {
-            tool.name: ground_request(
-                reply.model_dump(mode="json"), tool.request_model, user_prompt
-            )
-        }
+        dumped = None if reply is None else reply.model_dump(mode="json")
+        return {tool.name: ground_request(dumped, tool.request_model, user_prompt)}
 
     # -- coordinators' decomposition (C1, M2) ---------------------------------------------
 
@@ -394,11 +389,8 @@ class ChatModelAssistant(LlmAssistant):
         values: dict[str, dict[str, Any] | None] = {}
         for i, schema in enumerate(schemas):
             filled = None if reply is None else getattr(reply, f"coordinator_{i}")
-            values[schema.name] = (
-                None
-                if filled is None
-                else ground_request(filled.model_dump(mode="json"), schema.model, task_prompt)
-            )
+            dumped = None if filled is None else filled.model_dump(mode="json")
+            values[schema.name] = ground_request(dumped, schema.model, task_prompt)
         return Decompositions(values=values, llm_calls=1)
 
     # -- fused activation (T5 + T7) -------------------------------------------------------

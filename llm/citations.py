@@ -340,11 +340,8 @@ def verify(
     pool = tuple(implicit) or (every if lenient else ())
     against = _Against(texts, guaranteed, foreign, pool, lenient)
     done = _standing(known)
-    out: list[Checked] = []
-    for claim in claims:
-        seen = done.get((claim.text, claim.cited))
-        out.append(against.check(claim) if seen is None else replace(seen, claim=claim))
-    return out
+    found = ((claim, done.get((claim.text, claim.cited))) for claim in claims)
+    return [against.check(c) if seen is None else replace(seen, claim=c) for c, seen in found]
 
 
 def precision_recall(

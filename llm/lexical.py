@@ -99,11 +99,8 @@ def is_stopword(word: str) -> bool:
 
 def content_words(text: str) -> list[str]:
     """Words that carry meaning: no stopwords of either language; numbers kept; unique."""
-    seen: dict[str, None] = {}
-    for word in words(text):
-        if word.isdigit() or (len(word) > 1 and not is_stopword(word)):
-            seen.setdefault(word, None)
-    return list(seen)
+    kept = (w for w in words(text) if w.isdigit() or (len(w) > 1 and not is_stopword(w)))
+    return list(dict.fromkeys(kept))
 
 
 @lru_cache(maxsize=65536)

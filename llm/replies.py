@@ -492,6 +492,7 @@ def offered_tools(tools: Sequence[AnyTool]) -> list[AnyTool]:
 
 def tools_block(tools: Sequence[AnyTool], *, with_instruction: bool | Collection[str]) -> str:
     """The prompt's tool list: name, routing question, examples and, when fused, the instruction."""
+    fillers = () if isinstance(with_instruction, bool) else with_instruction
     lines: list[str] = []
     for tool in tools:
         question = tool.executable_instruction or ""
@@ -505,11 +506,7 @@ def tools_block(tools: Sequence[AnyTool], *, with_instruction: bool | Collection
         if tool.not_for:
             lines.append(f"  not for: {' | '.join(shown_examples(tool.not_for))}")
         own = tool.instruction and not (asked.strip() and asked.strip() in tool.instruction)
-        fills = (
-            with_instruction
-            if isinstance(with_instruction, bool)
-            else (tool.name in with_instruction)
-        )
+        fills = with_instruction is True or tool.name in fillers
         if fills and tool.request_model.model_fields and own:
             lines.append(f"  fill: {tool.instruction}")
     return "\n".join(lines)

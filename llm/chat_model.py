@@ -124,8 +124,7 @@ def with_request_timeout(model: BaseChatModel, timeout: float | None) -> BaseCha
         return model
     extra = dict(getattr(model, "model_kwargs", None) or {})
     extra["timeout"] = timeout
-    copied: BaseChatModel = model.model_copy(update={"model_kwargs": extra})
-    return copied
+    return model.model_copy(update={"model_kwargs": extra})
 
 
 DECISION_TEMPERATURE = 0.0
@@ -141,8 +140,7 @@ def with_temperature(model: BaseChatModel, temperature: float | None) -> BaseCha
     folded = (_model_name(model) or "").lower()
     if folded.startswith(FIXED_TEMPERATURE_MODELS) and not folded.startswith("gpt-5-chat"):
         return model
-    copied: BaseChatModel = model.model_copy(update={"temperature": temperature})
-    return copied
+    return model.model_copy(update={"temperature": temperature})
 
 
 NULL_WORDS = frozenset({"null", "none", "n/a"})

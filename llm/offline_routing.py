@@ -112,9 +112,8 @@ def vocabulary(tool: AnyTool) -> dict[str, float]:
 
 
 def _bucket(word: str) -> str:
-    folded = fold(word)
     day = weekday(word)
-    return f"#day{day}" if day is not None else folded[:2]
+    return f"#day{day}" if day is not None else fold(word)[:2]
 
 
 def _matching(

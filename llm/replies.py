@@ -253,8 +253,7 @@ def _routing_schema(tools: tuple[AnyTool, ...], fused: Fused, search: bool) -> t
             Field("", alias=SEARCH, description=_SEARCH_PROPERTY["description"]),
         )
     name = "ToolActivation" if fused is not False else "ToolRouting"
-    model: type[BaseModel] = create_model(name, __base__=_CompactRouting, **fields)
-    return model
+    return create_model(name, __base__=_CompactRouting, **fields)
 
 
 CUT_BEST_FIT = re.compile(r'\A\s*\{\s*"best_fit"\s*:\s*"([^"\\]*)"')
@@ -473,12 +472,11 @@ def _parts(entry: type[BaseModel]) -> tuple[dict[str, Any], dict[str, Any], dict
 def _decision(request_model: type[BaseModel]) -> type[BaseModel]:
     """A verdict with a request; one per request model, so tools sharing it share one schema."""
     request: Any = request_model | None
-    model: type[BaseModel] = create_model(
+    return create_model(
         f"{request_model.__name__}Decision",
         __base__=ToolVerdict,
         request=(request, Field(default=None)),
     )
-    return model
 
 
 def offered_tools(tools: Sequence[AnyTool]) -> list[AnyTool]:
@@ -522,8 +520,7 @@ def _decomposition_schema(named: tuple[tuple[str, type[BaseModel]], ...]) -> typ
     fields: dict[str, Any] = {
         f"coordinator_{i}": (model, Field(alias=name)) for i, (name, model) in enumerate(named)
     }
-    model: type[BaseModel] = create_model("Decomposition", __base__=_CompactRouting, **fields)
-    return model
+    return create_model("Decomposition", __base__=_CompactRouting, **fields)
 
 
 def decomposition_block(schemas: Sequence[DecompositionSchema]) -> str:

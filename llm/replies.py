@@ -356,14 +356,8 @@ class ComposedSchema:
 
     def function(self) -> dict[str, Any]:
         """The function-calling definition (as LangChain makes it: references inlined)."""
-        last, after = self._last()
-        properties = (
-            {BEST_FIT: self._best_fit()}
-            | {key: _parts(entry)[2] for key, entry in zip(self.keys, self.entries, strict=True)}
-            | last
-        )
-        required = [BEST_FIT, *self.keys, *after]
-        parameters = {"properties": properties, "required": required, "type": "object"}
+        parameters = self._compose(2, {})
+        del parameters["$defs"], parameters["title"]  # the inlined pieces refer to none
         return {"name": self.title, "description": "", "parameters": parameters}
 
     def model_validate(self, data: Any) -> Any:
@@ -464,7 +458,7 @@ def _parts(entry: type[BaseModel]) -> tuple[dict[str, Any], dict[str, Any], dict
     return (
         {"$defs": compact.get("$defs", {}), "ref": compact["properties"]["k"]},
         {"$defs": strict.get("$defs", {}), "ref": strict["properties"]["k"]},
-        inlined,
+        {"$defs": {}, "ref": inlined},
     )
 
 

@@ -473,15 +473,12 @@ def structured_steps(
             length_retried = True
             budget *= 2
             continue
+        problem = attempt.problem
         if invalid_retried:
-            logger.warning(
-                "%s: structured reply did not validate again (%s)", what, attempt.problem
-            )
+            logger.warning("%s: structured reply did not validate again (%s)", what, problem)
             return None
         invalid_retried = True
-        logger.warning(
-            "%s: structured reply did not validate (%s), asking again", what, attempt.problem
-        )
+        logger.warning("%s: structured reply did not validate (%s), asking again", what, problem)
 
 
 @dataclass

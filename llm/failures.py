@@ -99,9 +99,7 @@ def classify(exc: BaseException) -> Failure:
     if is_transient(exc):
         return Failure.TRANSIENT
     code = status_code(exc)
-    if code is not None and 400 <= code < 500:
-        return Failure.REJECTED
-    return Failure.OTHER
+    return Failure.REJECTED if code is not None and 400 <= code < 500 else Failure.OTHER
 
 
 def describe(exc: BaseException) -> str:

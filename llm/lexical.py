@@ -168,9 +168,7 @@ def compound_tail(part: str, whole: str) -> bool:
 def matches(a: str, b: str) -> bool:
     """:func:`related`, or the same weekday in either language (``"friday"``/``"péntek"``)."""
     day = weekday(a)
-    if day is not None and day == weekday(b):
-        return True
-    return related(a, b)
+    return (day is not None and day == weekday(b)) or related(a, b)
 
 
 @lru_cache(maxsize=1 << 18)
@@ -218,10 +216,9 @@ def month(word: str) -> int | None:
 def weekday(word: str) -> int | None:
     """0 (Monday) to 6 (Sunday) when ``word`` is a weekday name in English or Hungarian."""
     token = fold(word)
-    for index, prefixes in enumerate(WEEKDAY_PREFIXES):
-        if any(token.startswith(p) for p in prefixes):
-            return index
-    return None
+    return next(
+        (i for i, prefixes in enumerate(WEEKDAY_PREFIXES) if token.startswith(prefixes)), None
+    )
 
 
 def detect_language(text: str, default: str = "en") -> str:

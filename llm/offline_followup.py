@@ -148,9 +148,7 @@ def _resolve(message: str, previous: str | None) -> tuple[str, bool]:
             result = _add_day(result, f"{tokens[at - 1]} {written}" if before else written)
         else:
             extra.append(written)
-    if extra:
-        return f"{result.rstrip()} {' '.join(extra)}", False
-    return result, True
+    return (f"{result.rstrip()} {' '.join(extra)}", False) if extra else (result, True)
 
 
 def _previous_question(message: str, history: Sequence[BaseMessage]) -> str | None:

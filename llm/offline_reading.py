@@ -242,10 +242,7 @@ def antecedent_of(text: str, earlier: Sequence[str | None]) -> str:
     """What a pronoun-led ``text`` is about: the nearest of ``earlier`` without one, or ``""``."""
     if not anaphoric(text):
         return ""
-    for sentence in earlier[:ANTECEDENT_REACH]:
-        if sentence and not anaphoric(sentence):
-            return sentence
-    return ""
+    return next((s for s in earlier[:ANTECEDENT_REACH] if s and not anaphoric(s)), "")
 
 
 EXISTENCE = re.compile(
@@ -506,9 +503,7 @@ _TOKEN = re.compile(r"\w+|,", re.UNICODE)
 def _opens_question(word: str) -> bool:
     """Whether ``word`` opens a question: a question word ("mennyibe" too) or an auxiliary."""
     folded = fold(word)
-    if folded in QUESTION_OPENERS or folded in AUXILIARIES:
-        return True
-    return folded.startswith(_OPENER_STEMS)
+    return folded in QUESTION_OPENERS or folded in AUXILIARIES or folded.startswith(_OPENER_STEMS)
 
 
 def _clause_cuts(sentence: str) -> list[tuple[int, int]]:

@@ -91,9 +91,7 @@ def prose_reply(text: str) -> bool:
 def looping_reply(text: str) -> bool:
     """Whether a cut reply was repeating itself: its tail occurs :data:`LOOP_REPEATS` times."""
     body = text.rstrip()
-    if len(body) < LOOP_CHARS * LOOP_REPEATS:
-        return False
-    return body.count(body[-LOOP_CHARS:]) >= LOOP_REPEATS
+    return len(body) >= LOOP_CHARS * LOOP_REPEATS and body.count(body[-LOOP_CHARS:]) >= LOOP_REPEATS
 
 
 def _reply_text(out: Any) -> str:

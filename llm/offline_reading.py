@@ -369,11 +369,9 @@ class _Reading:
         ]
         return [*from_before, *from_antecedent], from_antecedent
 
-    def _answers(
-        self, candidate: Candidate[SourceT], rest: list[str], from_before: list[str]
-    ) -> bool:
-        """The sentence says the missing subject, and a count when one is asked (R9)."""
-        said = [w for w in self.wanted if w not in rest or w in from_before]
+    def _answers(self, candidate: Candidate[SourceT], rest: list[str], given: list[str]) -> bool:
+        """The sentence says the missing subject (or ``given`` it), and a count when asked (R9)."""
+        said = [w for w in self.wanted if w not in rest or w in given]
         if self.lacking and not any(distinctive(self.documents, self.held[w]) for w in said):
             return False  # the context's common words, not its missing subject
         return not self.count or has_count(candidate.text)
@@ -419,9 +417,7 @@ class _Reading:
 
 def as_context_writes(wanted: Sequence[str], candidates: Sequence[Candidate[SourceT]]) -> list[str]:
     """The key words, each mistyped one as the context writes it (:func:`word_matches`)."""
-    have: dict[str, None] = {}
-    for candidate in candidates:
-        have.update(dict.fromkeys(content_words(f"{candidate.title} {candidate.text}")))
+    have = dict.fromkeys(w for c in candidates for w in content_words(f"{c.title} {c.text}"))
     found: list[str] = []
     for word in wanted:
         if not any(matches(word, h) for h in have):
@@ -471,11 +467,8 @@ def qualified_subject(question: str, lacking: set[str], names: set[str]) -> bool
 
 def context_names(candidates: Sequence[Candidate[SourceT]]) -> set[str]:
     """Folded words the context's sentences write capitalised after their first word."""
-    found: set[str] = set()
-    for candidate in candidates:
-        tokens = kit.TOKEN.findall(candidate.text)
-        found.update(fold(t) for t in tokens[1:] if t[:1].isupper() and len(t) > 2)
-    return found
+    later = (kit.TOKEN.findall(candidate.text)[1:] for candidate in candidates)
+    return {fold(t) for tokens in later for t in tokens if t[:1].isupper() and len(t) > 2}
 
 
 def distinctive(documents: int, count: int) -> bool:

@@ -98,8 +98,7 @@ def _folded_words(text: str) -> list[str]:
 
 def _questions(text: str) -> list[str]:
     """The sentences of ``text`` that ask (end in "?"); all of it when none does."""
-    asking = [s for s in kit.split_sentences(text) if s.rstrip().endswith("?")]
-    return asking or [text]
+    return [s for s in kit.split_sentences(text) if s.rstrip().endswith("?")] or [text]
 
 
 def says_only_the_question(answer: str, question: str) -> bool:

@@ -154,8 +154,7 @@ def gatekeeper_verdict(reply: GatekeeperReply, question: str) -> ContextVerdict:
         asked = piece.question.strip()
         if not asked or asked in missing:
             continue
-        rewrites = dict.fromkeys(s.strip() for s in piece.search)
-        kept = [s for s in rewrites if s and s != asked]
+        kept = [s for s in dict.fromkeys(x.strip() for x in piece.search) if s and s != asked]
         missing[asked] = tuple(kept[:REWRITES_PER_PIECE])
     return ContextVerdict(
         sufficient=False,

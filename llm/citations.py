@@ -193,8 +193,7 @@ def _backing(tokens: Sequence[str], words: Sequence[str], sources: Sequence[_Sou
     """Whether ``sources`` hold every token, or, with none, at least half the words."""
     if tokens:
         return all(any(s.holds(t) for s in sources) for t in tokens)
-    shared = sum(any(s.has_word(w) for s in sources) for w in words)
-    return 2 * shared >= len(words)
+    return 2 * sum(any(s.has_word(w) for s in sources) for w in words) >= len(words)
 
 
 def supports(sentence: str, texts: Sequence[str]) -> bool:
@@ -269,8 +268,7 @@ def _quoted(sentence: str, pool: Sequence[int], texts: Sequence[str]) -> tuple[i
 
 def _restates(sentence: str, words: Sequence[str]) -> bool:
     """Whether ``sentence`` has a form of one of ``words`` (folded)."""
-    said = [kit.fold(w) for w in content_words(sentence)]
-    return any(matches(w, f) for w in said for f in words)
+    return any(matches(w, f) for w in map(kit.fold, content_words(sentence)) for f in words)
 
 
 @dataclass(frozen=True)
@@ -336,8 +334,7 @@ def verify(
     texts = [source_text(d) for d in documents]
     held = [_read(t) for t in guaranteed]
     foreign = [w for w in uncovered if not any(s.has_word(w) for s in held)]
-    every = tuple(range(1, len(documents) + 1))
-    pool = tuple(implicit) or (every if lenient else ())
+    pool = tuple(implicit) or (tuple(range(1, len(documents) + 1)) if lenient else ())
     against = _Against(texts, guaranteed, foreign, pool, lenient)
     done = _standing(known)
     found = ((claim, done.get((claim.text, claim.cited))) for claim in claims)

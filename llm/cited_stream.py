@@ -239,8 +239,7 @@ def cited_stream(
 
     async def read() -> Streamed:
         run = _Run(gate(), stop)
-        chunks = llm.astream(list(messages), config=config)
-        shown = await astream_message(run.awords(chunks))
+        shown = await astream_message(run.awords(llm.astream(list(messages), config=config)))
         return run.result(shown)
 
     async def asynchronous() -> Streamed:

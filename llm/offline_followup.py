@@ -164,8 +164,7 @@ def _previous_question(message: str, history: Sequence[BaseMessage]) -> str | No
 
 def resolved_by_rules(message: str, history: Sequence[BaseMessage]) -> bool:
     """Whether the offline rules resolve ``message`` completely: they beat a small model there."""
-    previous = _previous_question(message, history)
-    return _resolve(message, previous)[1]
+    return _resolve(message, _previous_question(message, history))[1]
 
 
 def normalize_offline(

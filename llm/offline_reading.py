@@ -148,8 +148,7 @@ ANSWER_FILLERS = frozenset({
 
 def _names(question: str) -> set[str]:
     """Capitalised words of ``question`` after its first word (names: "Hofstadter")."""
-    tokens = kit.TOKEN.findall(question)
-    return {t.casefold() for t in tokens[1:] if t[:1].isupper()}
+    return {t.casefold() for t in kit.TOKEN.findall(question)[1:] if t[:1].isupper()}
 
 
 MIN_DOCUMENTS_APART = 3

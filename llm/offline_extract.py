@@ -163,7 +163,7 @@ def _day_value(core: Any, text: str, text_words: list[str]) -> Any:
         return iso.group()
     if core is dt.date:
         return None
-    day = next((d for word in text_words if (d := weekday(word)) is not None), None)
+    day = next((weekday(w) for w in text_words if weekday(w) is not None), None)
     return None if day is None else WEEKDAYS_EN[day].capitalize()
 
 

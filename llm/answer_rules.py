@@ -11,7 +11,7 @@ from toolweave.llm.chat_messages import passage_label, passage_source
 from toolweave.llm.chat_model import CUT_MARK
 from toolweave.llm.citations import checkable
 from toolweave.llm.lexical import ANSWER_WORDS, content_words, fold, holds_run, matches
-from toolweave.llm.offline_answer import answer_lines
+from toolweave.llm.offline_reading import answer_lines
 from toolweave.llm.port import CITATION, AnswerRequest, cited_documents
 from toolweave.llm.structured import looping_reply
 from toolweave.state.documents import UniqueTextDocument
@@ -98,8 +98,7 @@ def _folded_words(text: str) -> list[str]:
 
 def _questions(text: str) -> list[str]:
     """The sentences of ``text`` that ask (end in "?"); all of it when none does."""
-    asking = [s for s in kit.split_sentences(text) if s.rstrip().endswith("?")]
-    return asking or [text]
+    return [s for s in kit.split_sentences(text) if s.rstrip().endswith("?")] or [text]
 
 
 def says_only_the_question(answer: str, question: str) -> bool:
@@ -111,7 +110,7 @@ def says_only_the_question(answer: str, question: str) -> bool:
 def says_yes_and_no_more(answer: str, request: AnswerRequest) -> bool:
     """Whether ``answer`` is only a yes or no and the question, where the context says more."""
     sentences = _sentences(answer)
-    opened = [s for s in sentences if _opens_with_yes_or_no(s)]
+    opened = [s for s in sentences if fold((kit.words(s) or [""])[0]) in ANSWER_WORDS]
     if not opened or any(s.rstrip().endswith("?") for s in opened):
         return False
     rest = [_after_first_word(s) if s in opened else s for s in sentences]
@@ -130,11 +129,6 @@ def _tells_beyond(sentences: Sequence[str], question: str) -> bool:
     asked = [fold(w) for w in content_words(question)]
     figures = {fold(t) for t in checkable(question)}
     return any(_tells(s, asked, figures) for s in sentences)
-
-
-def _opens_with_yes_or_no(sentence: str) -> bool:
-    said = kit.words(sentence)
-    return bool(said) and fold(said[0]) in ANSWER_WORDS
 
 
 def _after_first_word(sentence: str) -> str:

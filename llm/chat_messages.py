@@ -6,7 +6,7 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, get_buffer_string
 
 from toolweave.llm.port import AnswerPart, ClarificationExchange, RoutingVerdict
 from toolweave.llm.replies import BEST_FIT, tools_block
@@ -21,11 +21,7 @@ _CUT = "the reply was cut at the token limit before this verdict (no)"
 
 def format_history(history: Sequence[BaseMessage], window: int) -> str:
     """The last ``window`` user/assistant turns as ``User: …`` / ``Assistant: …`` lines."""
-    lines: list[str] = []
-    for message in dialogue(history, window):
-        who = "User" if isinstance(message, HumanMessage) else "Assistant"
-        lines.append(f"{who}: {message.text}")
-    return "\n".join(lines)
+    return get_buffer_string(dialogue(history, window), human_prefix="User", ai_prefix="Assistant")
 
 
 def dialogue(history: Sequence[BaseMessage], window: int) -> list[BaseMessage]:

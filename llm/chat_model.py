@@ -15,7 +15,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, SecretStr, ValidationError
 
-from toolweave.llm import prompts, retries
+from toolweave.llm import prompts, retries, structured
 from toolweave.llm.chat_messages import (
     cached_tools_block,
     dialogue,
@@ -29,11 +29,7 @@ from toolweave.llm.citations import citation_schema, marked_text, reply_claims
 from toolweave.llm.cited_stream import CHECKED, SHOWN, Streamed, cited_stream, gate_for
 from toolweave.llm.confidence import routing_confidences
 from toolweave.llm.errors import LlmRequestError
-from toolweave.llm.offline_extract import (
-    INVENTED_INPUT,
-    ground_request,
-    invented_required,
-)
+from toolweave.llm.offline_extract import INVENTED_INPUT, ground_request, invented_required
 from toolweave.llm.passthrough import ANSWER_TAG
 from toolweave.llm.port import (
     UNSTREAMED,
@@ -67,7 +63,6 @@ from toolweave.llm.replies import (
     search_words,
 )
 from toolweave.llm.structured import Schema, StructuredOutput, looping_reply, structured_steps
-from toolweave.llm.token_budget import token_budget
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.run_scope import with_secrets
 from toolweave.tools.consumers import ClarifiableContextConsumerTool, ClarifiableTool
@@ -129,8 +124,7 @@ def with_request_timeout(model: BaseChatModel, timeout: float | None) -> BaseCha
         return model
     extra = dict(getattr(model, "model_kwargs", None) or {})
     extra["timeout"] = timeout
-    copied: BaseChatModel = model.model_copy(update={"model_kwargs": extra})
-    return copied
+    return model.model_copy(update={"model_kwargs": extra})
 
 
 DECISION_TEMPERATURE = 0.0
@@ -146,8 +140,7 @@ def with_temperature(model: BaseChatModel, temperature: float | None) -> BaseCha
     folded = (_model_name(model) or "").lower()
     if folded.startswith(FIXED_TEMPERATURE_MODELS) and not folded.startswith("gpt-5-chat"):
         return model
-    copied: BaseChatModel = model.model_copy(update={"temperature": temperature})
-    return copied
+    return model.model_copy(update={"temperature": temperature})
 
 
 NULL_WORDS = frozenset({"null", "none", "n/a"})
@@ -161,8 +154,7 @@ def gatekeeper_verdict(reply: GatekeeperReply, question: str) -> ContextVerdict:
         asked = piece.question.strip()
         if not asked or asked in missing:
             continue
-        rewrites = dict.fromkeys(s.strip() for s in piece.search)
-        kept = [s for s in rewrites if s and s != asked]
+        kept = [s for s in dict.fromkeys(x.strip() for x in piece.search) if s and s != asked]
         missing[asked] = tuple(kept[:REWRITES_PER_PIECE])
     return ContextVerdict(
         sufficient=False,
@@ -303,25 +295,12 @@ class ChatModelAssistant(LlmAssistant):
         return self._secrets
 
     def _structured(
-        self,
-        schema: Schema,
-        system: str,
-        human: str,
-        what: str,
-        salvage: Callable[[str], Any] | None = None,
-        max_tokens: int | None = None,
-        scored: Callable[[Any, Any], Any] | None = None,
+        self, schema: Schema, system: str, human: str, what: str, **options: Any
     ) -> Steps[Any]:
+        """:func:`structured_steps` of ``system`` and ``human`` (``options``: its keywords)."""
         messages = [SystemMessage(content=system), HumanMessage(content=human)]
         return structured_steps(
-            self.structured,
-            schema,
-            messages,
-            policy=self.policy,
-            what=what,
-            salvage=salvage,
-            max_tokens=max_tokens,
-            scored=scored,
+            self.structured, schema, messages, policy=self.policy, what=what, **options
         )
 
     def _routing(self, schema: Schema, system: str, human: str, what: str) -> Steps[Any]:
@@ -389,13 +368,8 @@ class ChatModelAssistant(LlmAssistant):
         reply: BaseModel | None = yield from self._structured(
             tool.request_model, system, user_prompt, "extraction"
         )
-        if reply is None:
-            return {tool.name: None}
-        return {
-            tool.name: ground_request(
-                reply.model_dump(mode="json"), tool.request_model, user_prompt
-            )
-        }
+        dumped = None if reply is None else reply.model_dump(mode="json")
+        return {tool.name: ground_request(dumped, tool.request_model, user_prompt)}
 
     # -- coordinators' decomposition (C1, M2) ---------------------------------------------
 
@@ -412,11 +386,8 @@ class ChatModelAssistant(LlmAssistant):
         values: dict[str, dict[str, Any] | None] = {}
         for i, schema in enumerate(schemas):
             filled = None if reply is None else getattr(reply, f"coordinator_{i}")
-            values[schema.name] = (
-                None
-                if filled is None
-                else ground_request(filled.model_dump(mode="json"), schema.model, task_prompt)
-            )
+            dumped = None if filled is None else filled.model_dump(mode="json")
+            values[schema.name] = ground_request(dumped, schema.model, task_prompt)
         return Decompositions(values=values, llm_calls=1)
 
     # -- fused activation (T5 + T7) -------------------------------------------------------
@@ -432,11 +403,8 @@ class ChatModelAssistant(LlmAssistant):
     ) -> Steps[Activation]:
         """Route and extract in ONE structured call when ``fuse_routing`` (T5, T7, M2, Q1, D9)."""
         if not self.fuse_routing or execution_text != task_prompt:
-            return (
-                yield from self.route_then_extract(
-                    task_prompt, execution_text, tools, extraction_prompt
-                )
-            )
+            steps = self.route_then_extract(task_prompt, execution_text, tools, extraction_prompt)
+            return (yield from steps)
         offered = offered_tools(tools)
         if not offered:
             none = tuple(verdict for _, verdict in verdicts(tools, offered, None))
@@ -489,7 +457,7 @@ class ChatModelAssistant(LlmAssistant):
             question,
             "gatekeeper",
             salvage=cut_gatekeeper_reply,
-            max_tokens=token_budget(GatekeeperBudget),
+            max_tokens=structured.token_budget(GatekeeperBudget),
         )
         if reply is None or reply.sufficient:
             return ContextVerdict(sufficient=True)

@@ -193,8 +193,7 @@ def _backing(tokens: Sequence[str], words: Sequence[str], sources: Sequence[_Sou
     """Whether ``sources`` hold every token, or, with none, at least half the words."""
     if tokens:
         return all(any(s.holds(t) for s in sources) for t in tokens)
-    shared = sum(any(s.has_word(w) for s in sources) for w in words)
-    return 2 * shared >= len(words)
+    return 2 * sum(any(s.has_word(w) for s in sources) for w in words) >= len(words)
 
 
 def supports(sentence: str, texts: Sequence[str]) -> bool:
@@ -215,18 +214,10 @@ def held_by(text: str, passage: str, *, names: bool = True) -> str:
     return " ".join(kept)
 
 
-@dataclass(frozen=True)
-class _Wanted:
-    """What a quote of the sources must show of one answer sentence."""
-
-    tokens: list[str]
-    words: list[str]
-
-    def score(self, read: _Source, missing: Sequence[str]) -> tuple[bool, int, int]:
-        """How well one passage sentence shows it: holds all ``missing``, how many, words."""
-        held = sum(read.holds(t) for t in missing)
-        shared = sum(read.has_word(w) for w in self.words)
-        return (_backing(missing, self.words, [read]), held, shared)
+def _shows(read: _Source, missing: Sequence[str], words: Sequence[str]) -> tuple[bool, int, int]:
+    """How well a passage sentence shows an answer's: holds all ``missing``, how many, words."""
+    held = sum(read.holds(t) for t in missing)
+    return (_backing(missing, words, [read]), held, sum(read.has_word(w) for w in words))
 
 
 def supporting_sentences(sentence: str, texts: Sequence[str]) -> list[str]:
@@ -234,12 +225,12 @@ def supporting_sentences(sentence: str, texts: Sequence[str]) -> list[str]:
     found = [c for text in texts for c in kit.split_sentences(text)]
     if len(found) < 2:  # nothing to choose from (a one-sentence passage: the usual case)
         return found
-    wanted = _Wanted(checkable(sentence), [kit.fold(w) for w in content_words(sentence)])
+    words = [kit.fold(w) for w in content_words(sentence)]
     reads = [_read(c) for c in found]
     picked: list[int] = []
-    missing = wanted.tokens
+    missing = checkable(sentence)
     while reads and (not picked or missing):
-        scores = [wanted.score(r, missing) for r in reads]
+        scores = [_shows(r, missing, words) for r in reads]
         best = max(range(len(reads)), key=lambda i: (scores[i], -i))
         if picked and scores[best][1] == 0:  # nothing more to show
             break
@@ -277,8 +268,7 @@ def _quoted(sentence: str, pool: Sequence[int], texts: Sequence[str]) -> tuple[i
 
 def _restates(sentence: str, words: Sequence[str]) -> bool:
     """Whether ``sentence`` has a form of one of ``words`` (folded)."""
-    said = [kit.fold(w) for w in content_words(sentence)]
-    return any(matches(w, f) for w in said for f in words)
+    return any(matches(w, f) for w in map(kit.fold, content_words(sentence)) for f in words)
 
 
 @dataclass(frozen=True)
@@ -344,15 +334,11 @@ def verify(
     texts = [source_text(d) for d in documents]
     held = [_read(t) for t in guaranteed]
     foreign = [w for w in uncovered if not any(s.has_word(w) for s in held)]
-    every = tuple(range(1, len(documents) + 1))
-    pool = tuple(implicit) or (every if lenient else ())
+    pool = tuple(implicit) or (tuple(range(1, len(documents) + 1)) if lenient else ())
     against = _Against(texts, guaranteed, foreign, pool, lenient)
     done = _standing(known)
-    out: list[Checked] = []
-    for claim in claims:
-        seen = done.get((claim.text, claim.cited))
-        out.append(against.check(claim) if seen is None else replace(seen, claim=claim))
-    return out
+    found = ((claim, done.get((claim.text, claim.cited))) for claim in claims)
+    return [against.check(c) if seen is None else replace(seen, claim=c) for c, seen in found]
 
 
 def precision_recall(

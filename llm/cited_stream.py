@@ -26,7 +26,7 @@ from toolweave.llm.citations import (
 from toolweave.llm.errors import LlmBrokenReplyError
 from toolweave.llm.passthrough import astream_message, split_for_streaming, stream_message
 from toolweave.llm.port import AnswerRequest
-from toolweave.llm.retries import REPEATING, call_config, finish_reason
+from toolweave.llm.retries import call_config, finish_reason, stopped
 from toolweave.state.run_scope import aclosed_at_end, closed_at_end
 from toolweave.tools.effects import Call
 
@@ -184,8 +184,7 @@ class _Run:
         for item in self.reader.feed(str(getattr(chunk, "text", "") or "")):
             words += split_for_streaming(self.gate.add(item))
         if self.stop is not None and self.stop(str(getattr(self.raw, "text", ""))):
-            meta = {**self.raw.response_metadata, "finish_reason": REPEATING}
-            self.raw = self.raw.model_copy(update={"response_metadata": meta})
+            self.raw = stopped(self.raw)
             return words, True
         deadline.check("the end of the cited answer's stream")
         return words, False
@@ -240,8 +239,7 @@ def cited_stream(
 
     async def read() -> Streamed:
         run = _Run(gate(), stop)
-        chunks = llm.astream(list(messages), config=config)
-        shown = await astream_message(run.awords(chunks))
+        shown = await astream_message(run.awords(llm.astream(list(messages), config=config)))
         return run.result(shown)
 
     async def asynchronous() -> Streamed:

@@ -34,9 +34,7 @@ def _squeezed(text: str) -> str:
     return "".join(text.split())
 
 
-def position_yes(
-    tokens: Sequence[Mapping[str, Any]], starts: Sequence[int], at: int
-) -> float | None:
+def position_yes(tokens: Sequence[Mapping[str, Any]], starts: list[int], at: int) -> float | None:
     """P(yes) of the value that begins at character ``at`` of the tokens' text."""
     index = bisect.bisect_right(starts, at) - 1
     token = tokens[index]

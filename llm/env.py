@@ -31,13 +31,7 @@ SERVER_TEMPERATURE = "server"
 
 
 def _value(explicit: str | None, env: Mapping[str, str], *names: str) -> str | None:
-    if explicit:
-        return explicit
-    for name in names:
-        value = env.get(name, "").strip()
-        if value:
-            return value
-    return None
+    return explicit or next((value for name in names if (value := env.get(name, "").strip())), None)
 
 
 def _number(

@@ -46,13 +46,6 @@ def is_length_stop(exc: BaseException) -> bool:
     return any(cls.__name__ in _LENGTH_NAMES for cls in type(exc).__mro__)
 
 
-def is_broken_reply(exc: BaseException) -> bool:
-    """A reply that cannot be read: a body that is not JSON, a stream that broke off."""
-    if isinstance(exc, LlmBrokenReplyError | json.JSONDecodeError):
-        return True
-    return isinstance(exc, ValueError) and str(exc).startswith(_EMPTY_STREAM)
-
-
 def _raised_in(exc: BaseException) -> str:
     """The module of the innermost frame ``exc`` was raised in ("" when unknown)."""
     tb = exc.__traceback__
@@ -83,7 +76,9 @@ def is_transient(exc: BaseException) -> bool:
     """Whether repeating the call may succeed: connection, timeout, 5xx, rate limit, bad body."""
     if isinstance(exc, RunDeadlineError):
         return False
-    if isinstance(exc, ConnectionError | TimeoutError) or is_broken_reply(exc):
+    if isinstance(exc, ConnectionError | TimeoutError | LlmBrokenReplyError | json.JSONDecodeError):
+        return True  # a broken reply too: a body that is not JSON, a stream that broke off
+    if isinstance(exc, ValueError) and str(exc).startswith(_EMPTY_STREAM):
         return True
     code = status_code(exc)
     if code is not None:
@@ -104,9 +99,7 @@ def classify(exc: BaseException) -> Failure:
     if is_transient(exc):
         return Failure.TRANSIENT
     code = status_code(exc)
-    if code is not None and 400 <= code < 500:
-        return Failure.REJECTED
-    return Failure.OTHER
+    return Failure.REJECTED if code is not None and 400 <= code < 500 else Failure.OTHER
 
 
 def describe(exc: BaseException) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -19,9 +20,11 @@ def _wordset(text: str) -> frozenset[str]:
 ROUTING_STOPWORDS = _wordset(
     """true false user users asks ask asking question questions tool answer answers whether
     wants information info about mentions mention message text request requests
-    igaz hamis felhasználó kérdez kérdezi kérdése eszköz információ"""
+    igaz hamis felhasználó kérdez kérdezi kérdése eszköz információ
+    prawda fałsz użytkownik użytkownika pyta pytanie pytania narzędzie odpowiedź
+    informacja informacje informacji"""
 )
-"""Words of routing questions that say nothing about the subject."""
+"""Words of routing questions that say nothing about the subject (en, hu, pl)."""
 GREETINGS = kit.GREETINGS_EN | kit.GREETINGS_HU | kit.GREETINGS_PL
 GENERIC_WORDS = _wordset(
     """free new old good bad best better big small large little long short high low full
@@ -42,29 +45,8 @@ GENERIC_WORDS = _wordset(
     minden semmi dolog dolgot ember emberek mód fajta rész idő időt ideje idén év hónap hét
     ma holnap tegnap ma este reggel délután éjjel éjszaka megint újra mindig soha tényleg jelenleg
     kettő két három négy öt hat hét tíz száz sok kevés több legtöbb kevesebb elég létezik
-    történik ajánl ajánlj javasol"""
-)
-"""Words saying how, when, how much or who, not what about: one alone is no evidence."""
-ANSWER_WORDS = _wordset("yes no igen nem tak nie")
-"""Words that answer a yes-or-no question when an answer opens with them."""
-QUESTION_WORDS = kit.QUESTION_FORMS_HU | _wordset(
-    """what when where which who whom why how whose mi mit mikor hol hová honnan hogyan
-    milyen melyik ki kik kit miért mennyi hány"""
-)
-FOLLOWUP_OPENERS = (
-    "and what about", "what about", "how about", "and", "also", "és mi a helyzet", "mi a helyzet",
-    "és mi van", "és", "meg", "illetve",
-)  # fmt: skip
-
-# -- Polish: the same kinds of words as above, kept apart ---------------------------------
-
-ROUTING_STOPWORDS_PL = _wordset(
-    """prawda fałsz użytkownik użytkownika pyta pytanie pytania narzędzie odpowiedź
-    informacja informacje informacji"""
-)
-"""Polish words of routing questions that say nothing about the subject."""
-GENERIC_WORDS_PL = _wordset(
-    """nowy nowa nowe nowego nowej nowym stary stara stare dobry dobra dobre dobrze zły
+    történik ajánl ajánlj javasol
+    nowy nowa nowe nowego nowej nowym stary stara stare dobry dobra dobre dobrze zły
     duży duża duże mały mała małe długi długo krótki wysoki niski pełny następny następna
     następne ostatni ostatnia ostatnie pierwszy pierwsza pierwsze drugi druga drugie
     trzeci inny inna inne innego taki taka takie sam sama samo różny prawdziwy pewny
@@ -80,16 +62,22 @@ GENERIC_WORDS_PL = _wordset(
     zawsze nigdy naprawdę obecnie teraz jeden jedna jedno dwa dwie trzy cztery pięć sześć
     siedem dziesięć sto wiele dużo mało więcej najwięcej mniej wystarczy"""
 )
-"""Polish :data:`GENERIC_WORDS`, in their frequent inflected forms."""
-QUESTION_WORDS_PL = _wordset(
-    """co czego czym kto kogo komu kiedy gdzie dokąd skąd jak jaki jaka jakie jakiego
+"""Words saying how, when, how much or who, not what about: one alone is no evidence."""
+ANSWER_WORDS = _wordset("yes no igen nem tak nie")
+"""Words that answer a yes-or-no question when an answer opens with them."""
+QUESTION_WORDS = kit.QUESTION_FORMS_HU | _wordset(
+    """what when where which who whom why how whose mi mit mikor hol hová honnan hogyan
+    milyen melyik ki kik kit miért mennyi hány
+    co czego czym kto kogo komu kiedy gdzie dokąd skąd jak jaki jaka jakie jakiego
     jakiej jakim jakich który która które którego której których ile ilu dlaczego czemu
     czyj czyja czyje"""
 )
-"""Polish question words."""
-ROUTING_STOPWORDS |= ROUTING_STOPWORDS_PL
-GENERIC_WORDS |= GENERIC_WORDS_PL
-QUESTION_WORDS |= QUESTION_WORDS_PL
+FOLLOWUP_OPENERS = (
+    "and what about", "what about", "how about", "and", "also", "és mi a helyzet", "mi a helyzet",
+    "és mi van", "és", "meg", "illetve",
+)  # fmt: skip
+QUESTION_OPENERS = frozenset(fold(w) for w in QUESTION_WORDS)
+"""The question words, folded: a message opening with one asks something."""
 
 
 @lru_cache(maxsize=65536)
@@ -111,11 +99,8 @@ def is_stopword(word: str) -> bool:
 
 def content_words(text: str) -> list[str]:
     """Words that carry meaning: no stopwords of either language; numbers kept; unique."""
-    seen: dict[str, None] = {}
-    for word in words(text):
-        if word.isdigit() or (len(word) > 1 and not is_stopword(word)):
-            seen.setdefault(word, None)
-    return list(seen)
+    kept = (w for w in words(text) if w.isdigit() or (len(w) > 1 and not is_stopword(w)))
+    return list(dict.fromkeys(kept))
 
 
 @lru_cache(maxsize=65536)
@@ -154,11 +139,7 @@ def related(a: str, b: str) -> bool:
             return True  # two inflected forms of one short stem: "egyek"/"egyen" (eszik)
     if compound_tail(a, b) or compound_tail(b, a):
         return True
-    common = 0
-    for x, y in zip(sa, sb, strict=False):
-        if x != y:
-            break
-        common += 1
+    common = len(os.path.commonprefix([sa, sb]))  # noqa: RUF071 - letters, not paths
     if common == min(len(sa), len(sb)):  # one stem begins the other
         return common >= MIN_STEM
     return common > MIN_STEM and common >= min(len(sa), len(sb)) - 1  # one letter differs
@@ -187,16 +168,7 @@ def compound_tail(part: str, whole: str) -> bool:
 def matches(a: str, b: str) -> bool:
     """:func:`related`, or the same weekday in either language (``"friday"``/``"péntek"``)."""
     day = weekday(a)
-    if day is not None and day == weekday(b):
-        return True
-    return related(a, b)
-
-
-def one_typo_apart(a: str, b: str) -> bool:
-    """Whether ``a`` and ``b`` are one edit or swap apart (rapidfuzz, imported on first use)."""
-    from rapidfuzz.distance import OSA
-
-    return OSA.distance(a, b, score_cutoff=1) <= 1
+    return (day is not None and day == weekday(b)) or related(a, b)
 
 
 @lru_cache(maxsize=1 << 18)
@@ -204,8 +176,14 @@ def word_matches(a: str, b: str) -> bool:
     """Routing's and reading's word match: :func:`matches`, or one typo apart (5+ letters)."""
     if matches(a, b):
         return True
+    from rapidfuzz.distance import OSA  # imported on first use
+
     fa, fb = fold(a), fold(b)
-    return min(len(fa), len(fb)) >= 5 and not fa.isdigit() and one_typo_apart(fa, fb)
+    return (
+        min(len(fa), len(fb)) >= 5
+        and not fa.isdigit()
+        and OSA.distance(fa, fb, score_cutoff=1) <= 1
+    )
 
 
 MONTH_PREFIXES = (
@@ -238,10 +216,9 @@ def month(word: str) -> int | None:
 def weekday(word: str) -> int | None:
     """0 (Monday) to 6 (Sunday) when ``word`` is a weekday name in English or Hungarian."""
     token = fold(word)
-    for index, prefixes in enumerate(WEEKDAY_PREFIXES):
-        if any(token.startswith(p) for p in prefixes):
-            return index
-    return None
+    return next(
+        (i for i, prefixes in enumerate(WEEKDAY_PREFIXES) if token.startswith(prefixes)), None
+    )
 
 
 def detect_language(text: str, default: str = "en") -> str:

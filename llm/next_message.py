@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
-from toolweave.llm.lexical import QUESTION_WORDS, content_words
+from toolweave.llm.lexical import QUESTION_OPENERS, content_words
 from toolweave.tools.text import GREETINGS_EN, GREETINGS_HU, GREETINGS_PL, TOKEN, fold, words
 
 NextMessageKind = Literal["reply", "amended", "new_question", "cancel"]
@@ -28,9 +28,6 @@ POLITE = frozenset(
               "kérem", "proszę")
 )  # fmt: skip
 """Words a cancel may carry besides its phrase ("never mind, thanks", "nieważne, dzięki")."""
-
-QUESTION_OPENERS = frozenset(fold(w) for w in QUESTION_WORDS)
-"""The question words, folded: a message opening with one asks something."""
 
 CORRECTION_PHRASES = tuple(
     tuple(fold(phrase).split())

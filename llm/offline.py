@@ -9,11 +9,11 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from toolweave.llm import offline_reading, prompts
 from toolweave.llm.lexical import content_words, detect_language, matches
-from toolweave.llm.offline_answer import answer_lines
 from toolweave.llm.offline_extract import extract_request
 from toolweave.llm.offline_followup import normalize_offline as normalize_offline
 from toolweave.llm.offline_followup import resolve_followup as resolve_followup
 from toolweave.llm.offline_followup import resolved_by_rules as resolved_by_rules
+from toolweave.llm.offline_reading import answer_lines
 from toolweave.llm.offline_routing import RoutingRule, offline_decision
 from toolweave.llm.passthrough import stream_message
 from toolweave.llm.port import (

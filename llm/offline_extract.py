@@ -157,22 +157,14 @@ def _after_cue(text: str, cues: list[Any], max_words: int) -> str | None:
     return None
 
 
-def _numbers(text: str) -> Iterator[str]:
-    without_dates = _ISO_DATE.sub(" ", text)
-    yield from (m.group().replace(",", ".") for m in _NUMBER.finditer(without_dates))
-
-
 def _day_value(core: Any, text: str, text_words: list[str]) -> Any:
     iso = _ISO_DATE.search(text)
     if iso:
         return iso.group()
     if core is dt.date:
         return None
-    for word in text_words:
-        day = weekday(word)
-        if day is not None:
-            return WEEKDAYS_EN[day].capitalize()
-    return None
+    day = next((weekday(w) for w in text_words if weekday(w) is not None), None)
+    return None if day is None else WEEKDAYS_EN[day].capitalize()
 
 
 def _field_value(
@@ -212,7 +204,7 @@ def _field_value(
 
 def extract_request(text: str, model: type[BaseModel]) -> dict[str, Any] | None:
     """Fill ``model``'s fields from ``text``, defaults elsewhere; ``None`` if invalid."""
-    numbers = _numbers(text)
+    numbers = (m.group().replace(",", ".") for m in _NUMBER.finditer(_ISO_DATE.sub(" ", text)))
     values: dict[str, Any] = {}
     only = len(model.model_fields) == 1
     for name, info in model.model_fields.items():

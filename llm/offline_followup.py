@@ -90,10 +90,7 @@ def _counterpart(text: str, new: str, body: list[str]) -> str | None:
 def _same_ending(word: str, new: str) -> bool:
     """``word`` and ``new`` end in the same four letters or more (``-ology``, ``-ológián``)."""
     a, b = fold(word), fold(new)
-    common = 0
-    while common < min(len(a), len(b)) and a[-1 - common] == b[-1 - common]:
-        common += 1
-    return common >= 4
+    return min(len(a), len(b)) >= 4 and a[-4:] == b[-4:]
 
 
 def _in_same_place(text: str, body: list[str], at: int) -> str | None:
@@ -151,9 +148,7 @@ def _resolve(message: str, previous: str | None) -> tuple[str, bool]:
             result = _add_day(result, f"{tokens[at - 1]} {written}" if before else written)
         else:
             extra.append(written)
-    if extra:
-        return f"{result.rstrip()} {' '.join(extra)}", False
-    return result, True
+    return (f"{result.rstrip()} {' '.join(extra)}", False) if extra else (result, True)
 
 
 def _previous_question(message: str, history: Sequence[BaseMessage]) -> str | None:
@@ -169,8 +164,7 @@ def _previous_question(message: str, history: Sequence[BaseMessage]) -> str | No
 
 def resolved_by_rules(message: str, history: Sequence[BaseMessage]) -> bool:
     """Whether the offline rules resolve ``message`` completely: they beat a small model there."""
-    previous = _previous_question(message, history)
-    return _resolve(message, previous)[1]
+    return _resolve(message, _previous_question(message, history))[1]
 
 
 def normalize_offline(

@@ -1,4 +1,4 @@
-"""Reading heuristics of the offline model: the gatekeeper (D1) and per-page reading (D3)."""
+"""Reading heuristics of the offline model: the gatekeeper (D1), page reading (D3), answers (A7)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any, Generic, TypeVar
 
 from toolweave.llm.lexical import (
     GREETINGS,
-    QUESTION_WORDS,
+    QUESTION_OPENERS,
     content_words,
     fold,
     is_generic,
@@ -20,6 +20,8 @@ from toolweave.llm.lexical import (
     weekday,
     word_matches,
 )
+from toolweave.llm.port import AnswerPart, AnswerRequest
+from toolweave.state.documents import UniqueTextDocument
 from toolweave.tools import text as kit
 
 QUANTITY_CUES = (
@@ -91,10 +93,7 @@ def passage_sentences(passage: str) -> list[ReadSentence]:
         heading = kit.heading(raw)
         if heading is not None:
             level, text = heading
-            if level == 1:
-                title, section = text, ""
-            else:
-                section = text
+            title, section = (text, "") if level == 1 else (title, text)
             continue
         line = kit.strip_markup(raw)
         if not line:
@@ -149,8 +148,7 @@ ANSWER_FILLERS = frozenset({
 
 def _names(question: str) -> set[str]:
     """Capitalised words of ``question`` after its first word (names: "Hofstadter")."""
-    tokens = kit.TOKEN.findall(question)
-    return {t.casefold() for t in tokens[1:] if t[:1].isupper()}
+    return {t.casefold() for t in kit.TOKEN.findall(question)[1:] if t[:1].isupper()}
 
 
 MIN_DOCUMENTS_APART = 3
@@ -243,10 +241,7 @@ def antecedent_of(text: str, earlier: Sequence[str | None]) -> str:
     """What a pronoun-led ``text`` is about: the nearest of ``earlier`` without one, or ``""``."""
     if not anaphoric(text):
         return ""
-    for sentence in earlier[:ANTECEDENT_REACH]:
-        if sentence and not anaphoric(sentence):
-            return sentence
-    return ""
+    return next((s for s in earlier[:ANTECEDENT_REACH] if s and not anaphoric(s)), "")
 
 
 EXISTENCE = re.compile(
@@ -270,10 +265,8 @@ def unnamed_subject(question: str, texts: Iterable[str]) -> str | None:
     subject = existence_subject(question)
     if subject is None:
         return None
-    for text in texts:
-        if any(matches(subject, word) for word in content_words(text)):
-            return None
-    return subject
+    named = any(matches(subject, word) for text in texts for word in content_words(text))
+    return None if named else subject
 
 
 def uncovered_subject(question: str, passages: Sequence[tuple[str, str]]) -> str | None:
@@ -375,11 +368,9 @@ class _Reading:
         ]
         return [*from_before, *from_antecedent], from_antecedent
 
-    def _answers(
-        self, candidate: Candidate[SourceT], rest: list[str], from_before: list[str]
-    ) -> bool:
-        """The sentence says the missing subject, and a count when one is asked (R9)."""
-        said = [w for w in self.wanted if w not in rest or w in from_before]
+    def _answers(self, candidate: Candidate[SourceT], rest: list[str], given: list[str]) -> bool:
+        """The sentence says the missing subject (or ``given`` it), and a count when asked (R9)."""
+        said = [w for w in self.wanted if w not in rest or w in given]
         if self.lacking and not any(distinctive(self.documents, self.held[w]) for w in said):
             return False  # the context's common words, not its missing subject
         return not self.count or has_count(candidate.text)
@@ -425,9 +416,7 @@ class _Reading:
 
 def as_context_writes(wanted: Sequence[str], candidates: Sequence[Candidate[SourceT]]) -> list[str]:
     """The key words, each mistyped one as the context writes it (:func:`word_matches`)."""
-    have: dict[str, None] = {}
-    for candidate in candidates:
-        have.update(dict.fromkeys(content_words(f"{candidate.title} {candidate.text}")))
+    have = dict.fromkeys(w for c in candidates for w in content_words(f"{c.title} {c.text}"))
     found: list[str] = []
     for word in wanted:
         if not any(matches(word, h) for h in have):
@@ -477,11 +466,8 @@ def qualified_subject(question: str, lacking: set[str], names: set[str]) -> bool
 
 def context_names(candidates: Sequence[Candidate[SourceT]]) -> set[str]:
     """Folded words the context's sentences write capitalised after their first word."""
-    found: set[str] = set()
-    for candidate in candidates:
-        tokens = kit.TOKEN.findall(candidate.text)
-        found.update(fold(t) for t in tokens[1:] if t[:1].isupper() and len(t) > 2)
-    return found
+    later = (kit.TOKEN.findall(candidate.text)[1:] for candidate in candidates)
+    return {fold(t) for tokens in later for t in tokens if t[:1].isupper() and len(t) > 2}
 
 
 def distinctive(documents: int, count: int) -> bool:
@@ -501,8 +487,7 @@ PART_JOINERS = frozenset({"and", "also", "plus", "es", "illetve", "valamint", "m
 """Folded conjunctions that may join two questions in one message (language, not domain)."""
 AUXILIARIES = frozenset({"is", "are", "do", "does", "can", "could", "will", "should", "may"})
 """Folded English verbs a yes/no question opens with ("…, and can I renew it online?")."""
-_QUESTION_OPENERS = frozenset(fold(w) for w in QUESTION_WORDS)
-_OPENER_STEMS = tuple(sorted(q for q in _QUESTION_OPENERS if len(q) >= 4))
+_OPENER_STEMS = tuple(sorted(q for q in QUESTION_OPENERS if len(q) >= 4))
 """The question words a longer word may open with ("mennyibe"): one ``startswith`` call."""
 _TOKEN = re.compile(r"\w+|,", re.UNICODE)
 
@@ -510,9 +495,7 @@ _TOKEN = re.compile(r"\w+|,", re.UNICODE)
 def _opens_question(word: str) -> bool:
     """Whether ``word`` opens a question: a question word ("mennyibe" too) or an auxiliary."""
     folded = fold(word)
-    if folded in _QUESTION_OPENERS or folded in AUXILIARIES:
-        return True
-    return folded.startswith(_OPENER_STEMS)
+    return folded in QUESTION_OPENERS or folded in AUXILIARIES or folded.startswith(_OPENER_STEMS)
 
 
 def _clause_cuts(sentence: str) -> list[tuple[int, int]]:
@@ -522,12 +505,10 @@ def _clause_cuts(sentence: str) -> list[tuple[int, int]]:
     for at, token in enumerate(tokens[1:], start=1):
         if not _opens_question(token.group()):
             continue
-        first = at
-        if first > 0 and fold(tokens[first - 1].group()) in PART_JOINERS:
-            first -= 1
+        first = at - (fold(tokens[at - 1].group()) in PART_JOINERS)
         if first > 0 and tokens[first - 1].group() == ",":
             first -= 1
-        if first < at and first > 0:
+        if 0 < first < at:
             cuts.append((tokens[first].start(), token.start()))
     return cuts
 
@@ -569,3 +550,86 @@ POINTING_BACK = ANAPHORS | frozenset(
 def _points_back(piece: str) -> bool:
     """Whether ``piece`` points at something named before it ("her", "it", "ott")."""
     return any(fold(w) in POINTING_BACK for w in kit.words(piece))
+
+
+def answer_lines(
+    request: AnswerRequest, max_sentences: int
+) -> list[tuple[str, UniqueTextDocument | None]]:
+    """The answer's lines, each with the document it quotes (``None``: guaranteed; S6, Q8)."""
+    whole = AnswerPart(request.question, request.documents, request.guaranteed)
+    replies = "" if request.parts else request.replies
+    lines: list[tuple[str, UniqueTextDocument | None]] = []
+    for part in request.parts or (whole,):
+        lines += [(text.strip(), None) for text in part.guaranteed if text.strip()]
+        picked = _read(part.prompt, part.documents, max_sentences, replies)
+        if not picked and not part.guaranteed:
+            picked = _read(part.prompt, request.documents, max_sentences, replies)
+        lines += [(c.text, c.source) for c in picked]
+    if request.parts and not lines:
+        picked = _read(request.question, request.documents, max_sentences, request.replies)
+        lines = [(c.text, c.source) for c in picked]
+    if not request.parts and replies and not any(doc for _, doc in lines):
+        # the replies in words the context does not use ("Cardiology" for a page
+        # that says "Kardiológia"): the tool understood them; read the question alone
+        lines += [
+            (c.text, c.source) for c in _read(request.question, request.documents, max_sentences)
+        ]
+    lines += [(text.strip(), None) for text in request.guaranteed if text.strip()]
+    kept: dict[str, UniqueTextDocument | None] = {}
+    for text, doc in lines:  # each line once, where it first comes
+        kept.setdefault(text, doc)
+    return list(kept.items())
+
+
+def _read(
+    question: str, documents: Sequence[UniqueTextDocument], max_sentences: int, replies: str = ""
+) -> list[Candidate[UniqueTextDocument]]:
+    """The sentences answering ``question``, then each question it joins (S6); ``replies``: Q8."""
+    picked = _pick(f"{question} {replies}".strip(), documents, max_sentences)
+    clauses = question_parts(question)
+    if len(clauses) < 2:
+        return picked
+    seen = {(id(c.source), c.text) for c in picked}
+    for clause in clauses:
+        for candidate in _pick(f"{clause} {replies}".strip(), documents, max_sentences):
+            if (id(candidate.source), candidate.text) not in seen:
+                seen.add((id(candidate.source), candidate.text))
+                picked.append(candidate)
+    return picked
+
+
+def _pick(
+    question: str, documents: Sequence[UniqueTextDocument], max_sentences: int
+) -> list[Candidate[UniqueTextDocument]]:
+    """The sentences that answer ``question``, in context order (none when none does)."""
+    by_number = {
+        (d.document_id, d.page, d.sentence_number): d.text.strip()
+        for d in documents
+        if d.sentence_number
+    }
+    candidates: list[Candidate[UniqueTextDocument]] = []
+    for doc in documents:
+        if doc.sentence_number:
+            earlier = [
+                by_number.get((doc.document_id, doc.page, doc.sentence_number - back))
+                for back in range(1, ANTECEDENT_REACH + 1)
+            ]
+            runs: list[tuple[Sequence[str | None], str]] = [(earlier, doc.text.strip())]
+        else:
+            sentences = kit.split_sentences(doc.text)
+            runs = [(sentences[:i][::-1], s) for i, s in enumerate(sentences)]
+        for before, sentence in runs:
+            if sentence:
+                candidates.append(
+                    Candidate(
+                        doc,
+                        sentence,
+                        doc.document_name,
+                        doc.sentence_score,
+                        (before[0] or "") if before else "",
+                        antecedent_of(sentence, before),
+                    )
+                )
+    best = answering(question, candidates)[:max_sentences]
+    order = {id(c): i for i, c in enumerate(candidates)}
+    return sorted(best, key=lambda c: order[id(c)])

@@ -112,24 +112,16 @@ def vocabulary(tool: AnyTool) -> dict[str, float]:
 
 
 def _bucket(word: str) -> str:
-    folded = fold(word)
     day = weekday(word)
-    return f"#day{day}" if day is not None else folded[:2]
+    return f"#day{day}" if day is not None else fold(word)[:2]
 
 
-def _matching(
-    query: Sequence[str], vocabularies: Sequence[dict[str, float]]
-) -> dict[str, set[str]]:
+def _matching(query: Sequence[str], vocabs: Sequence[dict[str, float]]) -> dict[str, set[str]]:
     """For each task word, the vocabulary words (of any tool) it matches."""
     buckets: dict[str, set[str]] = {}
-    for vocab in vocabularies:
-        for word in vocab:
-            buckets.setdefault(_bucket(word), set()).add(word)
-    found: dict[str, set[str]] = {}
-    for word in query:
-        candidates = buckets.get(_bucket(word), set())
-        found[word] = {v for v in candidates if word_matches(word, v)}
-    return found
+    for word in (w for vocab in vocabs for w in vocab):
+        buckets.setdefault(_bucket(word), set()).add(word)
+    return {w: {v for v in buckets.get(_bucket(w), set()) if word_matches(w, v)} for w in query}
 
 
 CLAUSE = re.compile(

@@ -355,11 +355,8 @@ class LlmAssistant(ABC):
                 extraction_prompt=extraction_prompt,
             )
             return (yield from perform(pair))
-        return (
-            yield from self.route_then_extract(
-                task_prompt, execution_text, tools, extraction_prompt
-            )
-        )
+        steps = self.route_then_extract(task_prompt, execution_text, tools, extraction_prompt)
+        return (yield from steps)
 
     extract_decompositions_steps = _steps_of(extract_decompositions)
     judge_context_steps = _steps_of(judge_context)

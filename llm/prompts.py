@@ -181,11 +181,8 @@ def fused_routing_system(
     search_language: str | None = None,
 ) -> str:
     """The fused routing-and-extraction prompt (T5 + T7); ``search_language``: D9."""
-    search = (
-        ""
-        if search_language is None
-        else SEARCH_RULE.format(language=language_name(search_language))
-    )
+    language = None if search_language is None else language_name(search_language)
+    search = "" if language is None else SEARCH_RULE.format(language=language)
     text = FUSED_ROUTING_PROMPT.format(
         rules=_rules(terminal), tools=tools, search=search, extraction_guidance=extraction_guidance
     )

@@ -253,8 +253,7 @@ def _routing_schema(tools: tuple[AnyTool, ...], fused: Fused, search: bool) -> t
             Field("", alias=SEARCH, description=_SEARCH_PROPERTY["description"]),
         )
     name = "ToolActivation" if fused is not False else "ToolRouting"
-    model: type[BaseModel] = create_model(name, __base__=_CompactRouting, **fields)
-    return model
+    return create_model(name, __base__=_CompactRouting, **fields)
 
 
 CUT_BEST_FIT = re.compile(r'\A\s*\{\s*"best_fit"\s*:\s*"([^"\\]*)"')
@@ -357,14 +356,8 @@ class ComposedSchema:
 
     def function(self) -> dict[str, Any]:
         """The function-calling definition (as LangChain makes it: references inlined)."""
-        last, after = self._last()
-        properties = (
-            {BEST_FIT: self._best_fit()}
-            | {key: _parts(entry)[2] for key, entry in zip(self.keys, self.entries, strict=True)}
-            | last
-        )
-        required = [BEST_FIT, *self.keys, *after]
-        parameters = {"properties": properties, "required": required, "type": "object"}
+        parameters = self._compose(2, {})
+        del parameters["$defs"], parameters["title"]  # the inlined pieces refer to none
         return {"name": self.title, "description": "", "parameters": parameters}
 
     def model_validate(self, data: Any) -> Any:
@@ -465,7 +458,7 @@ def _parts(entry: type[BaseModel]) -> tuple[dict[str, Any], dict[str, Any], dict
     return (
         {"$defs": compact.get("$defs", {}), "ref": compact["properties"]["k"]},
         {"$defs": strict.get("$defs", {}), "ref": strict["properties"]["k"]},
-        inlined,
+        {"$defs": {}, "ref": inlined},
     )
 
 
@@ -473,12 +466,11 @@ def _parts(entry: type[BaseModel]) -> tuple[dict[str, Any], dict[str, Any], dict
 def _decision(request_model: type[BaseModel]) -> type[BaseModel]:
     """A verdict with a request; one per request model, so tools sharing it share one schema."""
     request: Any = request_model | None
-    model: type[BaseModel] = create_model(
+    return create_model(
         f"{request_model.__name__}Decision",
         __base__=ToolVerdict,
         request=(request, Field(default=None)),
     )
-    return model
 
 
 def offered_tools(tools: Sequence[AnyTool]) -> list[AnyTool]:
@@ -492,6 +484,7 @@ def offered_tools(tools: Sequence[AnyTool]) -> list[AnyTool]:
 
 def tools_block(tools: Sequence[AnyTool], *, with_instruction: bool | Collection[str]) -> str:
     """The prompt's tool list: name, routing question, examples and, when fused, the instruction."""
+    fillers = () if isinstance(with_instruction, bool) else with_instruction
     lines: list[str] = []
     for tool in tools:
         question = tool.executable_instruction or ""
@@ -505,11 +498,7 @@ def tools_block(tools: Sequence[AnyTool], *, with_instruction: bool | Collection
         if tool.not_for:
             lines.append(f"  not for: {' | '.join(shown_examples(tool.not_for))}")
         own = tool.instruction and not (asked.strip() and asked.strip() in tool.instruction)
-        fills = (
-            with_instruction
-            if isinstance(with_instruction, bool)
-            else (tool.name in with_instruction)
-        )
+        fills = with_instruction is True or tool.name in fillers
         if fills and tool.request_model.model_fields and own:
             lines.append(f"  fill: {tool.instruction}")
     return "\n".join(lines)
@@ -525,8 +514,7 @@ def _decomposition_schema(named: tuple[tuple[str, type[BaseModel]], ...]) -> typ
     fields: dict[str, Any] = {
         f"coordinator_{i}": (model, Field(alias=name)) for i, (name, model) in enumerate(named)
     }
-    model: type[BaseModel] = create_model("Decomposition", __base__=_CompactRouting, **fields)
-    return model
+    return create_model("Decomposition", __base__=_CompactRouting, **fields)
 
 
 def decomposition_block(schemas: Sequence[DecompositionSchema]) -> str:

@@ -122,7 +122,7 @@ class _StreamReading:
         """The reply with ``chunk`` added, and whether the stream ends here (X3, X5)."""
         reply = chunk if reply is None else reply + chunk
         if self.stop is not None and self.stop(getattr(reply, "text", "")):
-            return _stopped(reply), True
+            return stopped(reply), True
         deadline.check("the end of a streamed reply")
         return reply, False
 
@@ -210,7 +210,7 @@ class _LoopWatch(BaseCallbackHandler):
         )
 
 
-def _stopped(reply: Any) -> Any:
+def stopped(reply: Any) -> Any:
     """``reply`` with :data:`REPEATING` as its finish reason (a message; else as it is)."""
     meta = getattr(reply, "response_metadata", None)
     if not isinstance(meta, dict) or not hasattr(reply, "model_copy"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import threading
@@ -33,7 +34,6 @@ from toolweave.llm.retries import (
     require_finish_reason,
     retrying,
 )
-from toolweave.llm.token_budget import token_budget
 from toolweave.tools.effects import Call, Steps
 
 logger = logging.getLogger(__name__)
@@ -47,6 +47,41 @@ LOOP_REPEATS = 3
 """How often a cut reply's tail must occur in it for the reply to be a loop."""
 
 
+MIN_STRUCTURED_TOKENS = 128
+MAX_STRUCTURED_TOKENS = 8192
+
+
+@functools.lru_cache(maxsize=512)
+def token_budget(schema: type[BaseModel]) -> int:
+    """``max_tokens`` for a reply filling ``schema``: generous, but a loop in a string stops."""
+    spec = schema.model_json_schema()
+    need = _tokens(spec, spec.get("$defs", {}), depth=0)
+    return max(MIN_STRUCTURED_TOKENS, min(MAX_STRUCTURED_TOKENS, 64 + need * 2))
+
+
+def _tokens(node: Any, defs: dict[str, Any], depth: int) -> int:
+    if not isinstance(node, dict) or depth > 8:
+        return 8
+    if "$ref" in node:
+        return _tokens(defs.get(str(node["$ref"]).rsplit("/", 1)[-1]), defs, depth + 1)
+    for key in ("anyOf", "oneOf", "allOf"):
+        if key in node:
+            return max((_tokens(option, defs, depth + 1) for option in node[key]), default=8)
+    if "enum" in node or "const" in node:
+        return 8
+    kind = node.get("type")
+    if kind == "object":
+        props = node.get("properties") or {}
+        return 4 + sum(6 + _tokens(value, defs, depth + 1) for value in props.values())
+    if kind == "array":
+        items = int(node.get("maxItems") or 6)
+        return 4 + min(items, 8) * _tokens(node.get("items"), defs, depth + 1)
+    if kind == "string":
+        limit = node.get("maxLength")
+        return int(limit) // 3 + 4 if isinstance(limit, int) else 60
+    return 6
+
+
 def prose_reply(text: str) -> bool:
     """Whether a reply cut at the token limit is prose (no JSON begun): more tokens buy prose."""
     head = text.strip()
@@ -56,9 +91,7 @@ def prose_reply(text: str) -> bool:
 def looping_reply(text: str) -> bool:
     """Whether a cut reply was repeating itself: its tail occurs :data:`LOOP_REPEATS` times."""
     body = text.rstrip()
-    if len(body) < LOOP_CHARS * LOOP_REPEATS:
-        return False
-    return body.count(body[-LOOP_CHARS:]) >= LOOP_REPEATS
+    return len(body) >= LOOP_CHARS * LOOP_REPEATS and body.count(body[-LOOP_CHARS:]) >= LOOP_REPEATS
 
 
 def _reply_text(out: Any) -> str:
@@ -105,10 +138,8 @@ class Bound:
         length = finish_reason(out) == "length"
         try:
             parsed = self.parse(out)
-        except _PARSE_ERRORS as exc:
-            return None, type(exc).__name__, length
         except Exception as exc:
-            if type(exc).__name__ not in _REFUSAL_NAMES:
+            if not isinstance(exc, _PARSE_ERRORS) and type(exc).__name__ not in _REFUSAL_NAMES:
                 raise
             return None, type(exc).__name__, length
         return _validated(parsed, schema, "no structured reply", length)
@@ -170,10 +201,9 @@ class StructuredOutput:
 
     def refuse_logprobs(self, error: LlmRequestError) -> bool:
         """Whether ``error`` is the server rejecting log-probabilities: then never asked again."""
-        text = str(error).lower()
         if self.top_logprobs is None or error.status_code not in _MODE_REJECTION_STATUS:
             return False
-        if "logprob" not in text:
+        if "logprob" not in str(error).lower():
             return False
         self.top_logprobs = None
         logger.warning("structured output: the server rejects logprobs; routing is yes/no only")
@@ -267,11 +297,9 @@ def _validated(parsed: Any, schema: Any, problem: str, length: bool) -> tuple[An
 
 
 def _openai_response_format(schema: type[BaseModel]) -> dict[str, Any] | None:
-    """The openai SDK's strict ``json_schema`` format of ``schema`` (``None``: no converter)."""
-    try:
-        from openai.lib._parsing._completions import type_to_response_format_param
-    except ImportError:  # pragma: no cover - another openai layout: keep the class
-        return None
+    """The openai SDK's strict ``json_schema`` format of ``schema`` (``None``: not a dict)."""
+    from openai.lib._parsing._completions import type_to_response_format_param
+
     converted = type_to_response_format_param(schema)
     return dict(converted) if isinstance(converted, dict) else None
 
@@ -305,11 +333,8 @@ def _keywords_only(node: Any) -> Any:
         if key in _NAMED and isinstance(value, dict):
             out[key] = {name: _keywords_only(sub) for name, sub in value.items()}
         elif key in SCHEMA_KEYWORDS:
-            out[key] = (
-                value
-                if key in ("enum", "const", "examples", "required")
-                else (_keywords_only(value))
-            )
+            verbatim = key in ("enum", "const", "examples", "required")
+            out[key] = value if verbatim else _keywords_only(value)
     return out
 
 
@@ -446,15 +471,12 @@ def structured_steps(
             length_retried = True
             budget *= 2
             continue
+        problem = attempt.problem
         if invalid_retried:
-            logger.warning(
-                "%s: structured reply did not validate again (%s)", what, attempt.problem
-            )
+            logger.warning("%s: structured reply did not validate again (%s)", what, problem)
             return None
         invalid_retried = True
-        logger.warning(
-            "%s: structured reply did not validate (%s), asking again", what, attempt.problem
-        )
+        logger.warning("%s: structured reply did not validate (%s), asking again", what, problem)
 
 
 @dataclass

@@ -375,7 +375,7 @@ def test_D8_rewrites_are_capped_and_the_reply_budget_bounds_them_without_sending
     from langchain_core.utils.function_calling import convert_to_openai_tool
 
     from toolweave.llm.replies import GatekeeperBudget, GatekeeperReply
-    from toolweave.llm.token_budget import token_budget
+    from toolweave.llm.structured import token_budget
 
     many = [f"wording {n}" for n in range(5)]
     model = ScriptedChatModel(

@@ -26,7 +26,7 @@ from toolweave.llm.port import AnswerRequest
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.llm.replies import NormalizedReply, PassageReply, routing_schema
 from toolweave.llm.retries import LlmRetryPolicy
-from toolweave.llm.token_budget import MAX_STRUCTURED_TOKENS, MIN_STRUCTURED_TOKENS, token_budget
+from toolweave.llm.structured import MAX_STRUCTURED_TOKENS, MIN_STRUCTURED_TOKENS, token_budget
 from toolweave.testing import ScriptedChatModel
 from toolweave.tools.base import ChatbotTool
 

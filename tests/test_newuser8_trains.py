@@ -92,6 +92,9 @@ def graph(store: SqliteDocumentStore) -> Any:
 
 def refunds(path: Path) -> list[tuple[str, str]]:
     """The refunds the back office made: (call key, ticket)."""
+    from newuser8_domain.trains import database
+
+    database().close()  # the back office's tables, made on first use
     with sqlite3.connect(path) as db:
         return db.execute("SELECT key, ticket FROM refunds").fetchall()
 
@@ -190,3 +193,108 @@ def test_Q1_T13_a_field_without_a_title_is_asked_for_by_its_name() -> None:
     config = {"configurable": {"thread_id": "p"}}
     graph.invoke("Where is my parcel?", config)
     assert (pending_clarification(graph, config) or {})["question"] == "Which parcel id?"
+
+
+# --- S5, Q6: the refund acts once ----------------------------------------------------
+
+
+def test_S5_refund_acts_once_across_clarification_a_retried_invoke_and_a_resume(
+    store: Any, backoffice: Path
+) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from toolweave import NothingPendingError, resume_interrupted
+
+    graph = build_graph(*kolej_domain(store), checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "refund"}}
+    graph.invoke("Chcę zwrócić bilet.", config)
+    assert "numer biletu" in (pending_clarification(graph, config) or {})["question"]
+    assert refunds(backoffice) == []  # asking acts on nothing
+    out = reply(graph, config, "KP-482913")
+    assert out["answer"].startswith("Zleciłem zwrot za bilet KP-482913")
+    again = graph.invoke({"messages": [("human", "KP-482913")]}, config)  # a retried send
+    assert again["answer"] == out["answer"]
+    with pytest.raises(NothingPendingError, match="its last run finished"):
+        resume_interrupted(graph, config)  # nothing stopped mid-way: a typed no
+    graph.invoke(None, config)  # a client's blind retry of the last run
+    assert [ticket for _, ticket in refunds(backoffice)] == ["KP-482913"]
+
+
+WORKER = textwrap.dedent(
+    """
+    import os, sys
+    sys.path.insert(0, {tests!r})
+    from newuser8_domain import trains
+    from toolweave import SqliteDocumentStore, build_graph, ingest
+    from toolweave.persistence import open_checkpointer
+
+    if sys.argv[2] == "crash":  # the process dies after the effect, before the step is saved
+        effect = trains.TicketRefund.refund
+        def refund_then_die(self, number, ctx):
+            effect(self, number, ctx)
+            os._exit(3)
+        trains.TicketRefund.refund = refund_then_die
+    store = SqliteDocumentStore(":memory:", stopwords=trains.STOPWORDS)
+    ingest([str(trains.PAGES)], store, domain=trains.DOCS)
+    with open_checkpointer({threads!r}) as saver:
+        graph = build_graph(*trains.kolej_domain(store), checkpointer=saver)
+        config = {{"configurable": {{"thread_id": "t"}}}}
+        out = graph.invoke({{"messages": [("human", sys.argv[1])]}}, config)
+        print(out.get("answer") or out["__interrupt__"][0].value["question"])
+    """
+)
+
+
+def in_new_process(
+    tmp_path: Path, message: str, mode: str = "plain"
+) -> subprocess.CompletedProcess[str]:
+    """``message`` on thread ``t`` in a new Python process over one SQLite checkpointer."""
+    script = tmp_path / "worker.py"
+    threads = str(tmp_path / "threads.sqlite")
+    script.write_text(WORKER.format(tests=str(ROOT / "tests"), threads=threads))
+    env = {k: v for k, v in os.environ.items() if k not in OFFLINE_UNSET}
+    return subprocess.run(
+        [sys.executable, str(script), message, mode],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_S5_Q3_Q6_refund_acts_once_when_the_reply_comes_in_new_processes(
+    tmp_path: Path, backoffice: Path
+) -> None:
+    asked = in_new_process(tmp_path, "Chcę zwrócić bilet.")
+    assert "Podaj numer biletu" in asked.stdout, asked.stderr
+    done = in_new_process(tmp_path, "KP-482913")
+    assert "Zleciłem zwrot za bilet KP-482913" in done.stdout, done.stderr
+    again = in_new_process(tmp_path, "KP-482913")  # the person unsure it went through
+    assert "Zleciłem zwrot za bilet KP-482913" in again.stdout, again.stderr
+    assert [ticket for _, ticket in refunds(backoffice)] == ["KP-482913"]
+
+
+def test_Q6_S5_refund_killed_after_its_effect_is_made_once_on_resume_in_a_new_process(
+    tmp_path: Path, backoffice: Path
+) -> None:
+    in_new_process(tmp_path, "Chcę zwrócić bilet.")
+    crashed = in_new_process(tmp_path, "KP-482913", mode="crash")
+    assert crashed.returncode == 3, crashed.stderr
+    first = refunds(backoffice)
+    assert len(first) == 1
+    resumed = in_new_process(tmp_path, "KP-482913")  # the same reply again finishes the run
+    assert "KP-482913" in resumed.stdout, resumed.stderr
+    assert refunds(backoffice) == first  # called again with the same key: one refund (Q6)
+
+
+def test_X1_a_resume_sent_twice_to_the_langgraph_server_reads_what_to_do() -> None:
+    serde = pytest.importorskip("langgraph_api.serde")
+    from toolweave import NothingPendingError, UnknownThreadError
+
+    for error in (
+        NothingPendingError("thread 't' is not waiting for a reply: send a new message"),
+        UnknownThreadError("no conversation is stored under thread 't'"),
+    ):
+        shown = serde.default(error)  # what the server sends its client for a failed run
+        assert shown == {"error": type(error).__name__, "message": str(error)}

@@ -298,3 +298,104 @@ def test_X1_a_resume_sent_twice_to_the_langgraph_server_reads_what_to_do() -> No
     ):
         shown = serde.default(error)  # what the server sends its client for a failed run
         assert shown == {"error": type(error).__name__, "message": str(error)}
+
+
+# --- what the round drove as documented ---------------------------------------------
+
+
+def test_R3_lost_property_is_a_finished_answer_and_not_on_a_question_about_the_office(
+    graph: Any,
+) -> None:
+    out = graph.invoke("Zgubiłem parasol w pociągu, czy ktoś go znalazł?")
+    assert out["activated"] == ["1:rzeczy_znalezione"]
+    assert out["answer"].startswith("Mamy: czarny parasol")
+    office = graph.invoke("Jak długo przechowujecie znalezione rzeczy?")
+    assert "1:rzeczy_znalezione" not in office["activated"]
+    assert "90 dni" in office["answer"]
+
+
+def test_T4_Q6_the_bike_place_is_for_ticket_holders_and_reserved_once(
+    graph: Any, backoffice: Path
+) -> None:
+    question = "Zarezerwuj mi miejsce na rower w pociągu 3103."
+    nobody = graph.invoke(question)
+    assert "1:rezerwacja_roweru" not in nobody["activated"]  # not offered (T4)
+    out = graph.invoke(question, context=TRAVELLER)
+    assert out["activated"] == ["1:rezerwacja_roweru"]
+    assert "KP 3103" in out["answer"]
+    with sqlite3.connect(backoffice) as db:
+        assert db.execute("SELECT train, ticket FROM bikes").fetchall() == [("3103", "KP-482913")]
+
+
+def test_S6_the_planner_splits_a_two_part_question_and_the_answer_has_both_facts(
+    graph: Any,
+) -> None:
+    out = graph.invoke("Kiedy jedzie pociąg z Krakowa do Rzeszowa i ile kosztuje przewóz roweru?")
+    assert out["activated"][0] == "1.1:rozklad_jazdy"
+    assert "7:05" in out["answer"]  # the timetable part
+    assert "7 złotych" in out["answer"]  # the documents' part
+
+
+def test_D1_D6_a_short_context_is_read_further_in_the_operators_pages(store: Any) -> None:
+
+    verdicts = iter([ContextVerdict(sufficient=False, missing=("termin zwrotu",))])
+    assistant = FunctionAssistant(
+        judge=lambda q, docs, g: next(verdicts, True),
+        read=lambda q, page: "najpóźniej 60 dni" if "60 dni" in page else None,
+    )
+    graph = build_graph(*kolej_domain(store), assistant=assistant)
+    chunks = list(graph.stream("Do kiedy trzeba oddać bilet?", stream_mode=["custom", "values"]))
+    kinds = [chunk["type"] for mode, chunk in chunks if mode == "custom"]
+    assert "60 dni" in chunks[-1][1]["answer"]  # the page the search read
+    assert "gatekeeper" in kinds
+    assert "deep_fallback" in kinds
+
+
+def test_P4_R4_the_stream_carries_polish_progress_and_ainvoke_answers_the_same(
+    graph: Any,
+) -> None:
+    import asyncio
+
+    question = "Kiedy jedzie pociąg z Krakowa do Tarnowa?"
+    phrases = [
+        chunk.get("phrase")
+        for mode, chunk in graph.stream(question, stream_mode=["custom", "messages"])
+        if mode == "custom" and chunk.get("type") == "tool_progress"
+    ]
+    assert "Sprawdzam rozkład jazdy" in phrases
+    assert "Szukam w dokumentach" in phrases
+    out = asyncio.run(graph.ainvoke(question))
+    assert out["answer"] == graph.invoke(question)["answer"]
+
+
+def test_N1_N3_the_cli_asks_reserves_with_user_data_and_refunds_once(
+    installed: Path, capsys: pytest.CaptureFixture[str], backoffice: Path
+) -> None:
+    code, out, err = run(capsys, "ingest", str(PAGES), "--domain", DOCS)
+    assert code == 0, err
+    code, out, err = run(capsys, "ask", "--domain", "kolej", "Chcę zwrócić bilet.")
+    assert code == 0, err
+    assert "Podaj numer biletu" in out
+    thread = out.split("--thread ", 1)[1].split()[0]
+    for _ in range(2):  # the reply, then the same reply again
+        code, out, err = run(capsys, "ask", "--thread", thread, "--domain", "kolej", "KP-482913")
+        assert code == 0, err
+        assert "Zleciłem zwrot za bilet KP-482913" in out
+    assert len(refunds(backoffice)) == 1
+    data = '{"numer_biletu": "KP-482913"}'
+    code, out, err = run(
+        capsys, "ask", "-v", "--domain", "kolej", "--user-data", data,
+        "Zarezerwuj mi miejsce na rower w pociągu 3105.",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "routed: rezerwacja_roweru" in out + err
+    assert "KP-482913" not in err  # the user data is not logged (X4)
+
+
+def test_R2_T6_a_timetable_filtered_by_the_asked_day_says_the_day_and_reaches_the_answer(
+    graph: Any,
+) -> None:
+    out = graph.invoke("Kiedy jedzie pociąg z Krakowa do Tarnowa w niedzielę?")
+    assert "8:40" in out["answer"]
+    assert "6:10" not in out["answer"]  # the weekday-only train is filtered out by the request
+    assert "w niedziele" in out["answer"]  # the tool says the day: the offline reading needs it

@@ -37,7 +37,7 @@ DOMAIN = "kolej"
 DOCS = "kolej-docs"  # `toolweave ingest pages/ --domain kolej-docs`
 PAGES = Path(__file__).with_name("pages")
 SITE = "https://koleje-podgorskie.example.pl"
-STOPWORDS = ["koleje", "kolei", "podgórskie", "podgórskich"]
+STOPWORDS = ["koleje", "kolei", "podgórskie", "podgórskich", "pociąg"]  # words every question holds
 
 Station = Literal["Kraków", "Tarnów", "Rzeszów", "Nowy Sącz"]
 Day = Literal["dzień roboczy", "sobota", "niedziela"]
@@ -52,6 +52,9 @@ TIMETABLE: list[tuple[str, str, str, str, str, tuple[str, ...]]] = [
     ("3201", "Kraków", "7:05", "Rzeszów", "9:12", ("dzień roboczy", "sobota", "niedziela")),
     ("3301", "Tarnów", "10:30", "Nowy Sącz", "12:41", ("sobota", "niedziela")),
 ]
+
+DAY_WORDS = {"dzień roboczy": "w dni robocze", "sobota": "w soboty", "niedziela": "w niedziele"}
+"""The day said in each line: the offline answer quotes a line only if it says the day."""
 
 FOUND_ITEMS = {
     "parasol": "czarny parasol, znaleziony 2 grudnia w pociągu KP 3103",
@@ -130,8 +133,9 @@ class Timetable(ChatbotTool[TimetableRequest]):
         if request.skad is None and request.dokad is None:
             return None
         ctx.progress("FETCHING_DATA")
+        when = f" ({DAY_WORDS[request.dzien]})" if request.dzien else ""
         lines = [
-            f"Pociąg KP {train}: odjazd ze stacji {start} o {leaves}, "
+            f"Pociąg KP {train}{when}: odjazd ze stacji {start} o {leaves}, "
             f"przyjazd do stacji {end} o {arrives}."
             for train, start, leaves, end, arrives, days in TIMETABLE
             if request.skad in (None, start)

@@ -399,3 +399,28 @@ def test_R2_T6_a_timetable_filtered_by_the_asked_day_says_the_day_and_reaches_th
     assert "8:40" in out["answer"]
     assert "6:10" not in out["answer"]  # the weekday-only train is filtered out by the request
     assert "w niedziele" in out["answer"]  # the tool says the day: the offline reading needs it
+
+
+def test_G1_eval_failures_over_both_halves_lists_the_development_misses_only(
+    installed: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, _, err = run(capsys, "ingest", str(PAGES), "--domain", DOCS)
+    assert code == 0, err
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(
+        '{"id": "d1", "split": "dev", "question": "Ile kosztuje przewóz roweru?", '
+        '"expected_tools": [], "expected_facts": ["99 złotych"]}\n'
+        '{"id": "h1", "split": "heldout", "question": "Ile kosztuje bilet dobowy?", '
+        '"expected_tools": [], "expected_facts": ["99 złotych"]}\n',
+        encoding="utf-8",
+    )
+    code, out, err = run(capsys, "eval", str(golden), "--domain", "kolej", "--failures")
+    assert code == 0, err
+    assert "- d1: " in out
+    assert "h1" not in out  # a held-out miss is not shown to the person tuning (G1)
+    assert "1 held-out case(s) missed, not listed" in out
+    code, out, err = run(
+        capsys, "eval", str(golden), "--domain", "kolej", "--failures", "--split", "heldout"
+    )
+    assert code == 0, err
+    assert "- h1: " in out

@@ -91,7 +91,7 @@ def input_question(
 ) -> tuple[str, list[str]]:
     """The question for the first unfilled required input, and its choices (Q1).
 
-    The field is named by its ``title`` (``Field(title="train number")``), the words a
+    The field is named by its ``title`` (``Field(title="order number")``), the words a
     person reads; without one, by its name with spaces for underscores.
     """
     name, info = _missing(tool, request)[0]

@@ -182,7 +182,11 @@ class TicketRefund(ClarifiableTool[RefundRequest]):
         "biletu, oddać bilet, refund my ticket)."
     )
     routing_examples = ("Proszę o zwrot biletu KP-123456.", "Chcę zwrócić bilet.")
-    not_for = ("Do kiedy można złożyć wniosek o zwrot biletu?", "Ile wynosi odstępne?")
+    not_for = (
+        "Do kiedy można złożyć wniosek o zwrot biletu?",
+        "Ile wynosi odstępne?",
+        "Ile trwa zwrot pieniędzy za bilet?",
+    )
 
     def execute(self, request: RefundRequest, ctx: ToolCallContext) -> ToolResult | None:
         """Refunds the ticket the question names, or asks for its number."""

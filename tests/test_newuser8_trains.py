@@ -399,6 +399,8 @@ def test_R2_T6_a_timetable_filtered_by_the_asked_day_says_the_day_and_reaches_th
     assert "8:40" in out["answer"]
     assert "6:10" not in out["answer"]  # the weekday-only train is filtered out by the request
     assert "w niedziele" in out["answer"]  # the tool says the day: the offline reading needs it
+    none = graph.invoke("Kiedy jedzie pociąg z Rzeszowa do Krakowa?")
+    assert "Nie ma bezpośredniego pociągu ze stacji Rzeszów do stacji Kraków" in none["answer"]
 
 
 def test_G1_eval_failures_over_both_halves_lists_the_development_misses_only(

@@ -143,7 +143,8 @@ class Timetable(ChatbotTool[TimetableRequest]):
             and (request.dzien is None or request.dzien in days)
         ]
         if not lines:
-            lines = ["Nie ma bezpośredniego pociągu Kolei Podgórskich na tej trasie."]
+            route = f" ze stacji {request.skad or '?'} do stacji {request.dokad or '?'}"
+            lines = [f"Nie ma bezpośredniego pociągu{route}{when}."]  # the asked values said
         return ToolResult.as_context(
             self.name,
             [

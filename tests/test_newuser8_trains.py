@@ -426,3 +426,21 @@ def test_G1_eval_failures_over_both_halves_lists_the_development_misses_only(
     )
     assert code == 0, err
     assert "- h1: " in out
+
+
+def test_N3_chats_continue_hint_names_user_data_when_the_chat_was_given_some(
+    installed: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    code, _, err = run(capsys, "ingest", str(PAGES), "--domain", DOCS)
+    assert code == 0, err
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    data = '{"numer_biletu": "KP-482913"}'
+    code, out, err = run(capsys, "chat", "--domain", "kolej", "--user-data", data)
+    assert code == 0, err
+    assert "--domain kolej --user-data '...' \"...\")" in out  # the option, never the data
+    assert "KP-482913" not in out + err
+    code, out, err = run(capsys, "chat", "--domain", "kolej")
+    assert code == 0, err
+    assert '--domain kolej "...")' in out  # without user data, no option to repeat

@@ -444,3 +444,37 @@ def test_N3_chats_continue_hint_names_user_data_when_the_chat_was_given_some(
     code, out, err = run(capsys, "chat", "--domain", "kolej")
     assert code == 0, err
     assert '--domain kolej "...")' in out  # without user data, no option to repeat
+
+
+def test_S5_Q6_X1_refund_acts_once_through_langgraph_dev(
+    installed: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    backoffice: Path,
+) -> None:
+    from dev_server import langgraph_dev
+    from langgraph_sdk import get_sync_client
+
+    code, _, err = run(capsys, "ingest", str(PAGES), "--domain", DOCS)
+    assert code == 0, err
+    monkeypatch.setenv("PYTHONPATH", str(ROOT / "tests"))  # the server imports the domain
+    graph_file = ROOT / "tests" / "newuser8_domain" / "graph.py"
+    config = {"dependencies": [str(ROOT)], "graphs": {"kolej": f"{graph_file}:graph"}}
+    workdir = tmp_path / "server"
+    workdir.mkdir()
+    with langgraph_dev(workdir, config) as server:
+        client = get_sync_client(url=server.url)
+        thread = client.threads.create()["thread_id"]
+        asked = client.runs.wait(
+            thread, "kolej", input={"messages": [("human", "Chcę zwrócić bilet.")]}
+        )
+        assert "Podaj numer biletu" in str(asked["__interrupt__"])
+        done = client.runs.wait(thread, "kolej", command={"resume": "KP-482913"})
+        assert done["answer"].startswith("Zleciłem zwrot za bilet KP-482913")
+        with pytest.raises(Exception, match="is not waiting for a reply") as resent:
+            client.runs.wait(thread, "kolej", command={"resume": "KP-482913"})  # a retried resume
+        assert "internal error" not in str(resent.value)
+        again = client.runs.wait(thread, "kolej", input={"messages": [("human", "KP-482913")]})
+        assert again["answer"] == done["answer"]
+    assert [ticket for _, ticket in refunds(backoffice)] == ["KP-482913"]

@@ -478,3 +478,27 @@ def test_S5_Q6_X1_refund_acts_once_through_langgraph_dev(
         again = client.runs.wait(thread, "kolej", input={"messages": [("human", "KP-482913")]})
         assert again["answer"] == done["answer"]
     assert [ticket for _, ticket in refunds(backoffice)] == ["KP-482913"]
+
+
+def test_N1_a_notebooks_cells_invoke_inside_the_running_loop_await_ainvoke_and_astream(
+    graph: Any,
+) -> None:
+    import asyncio
+
+    async def cells() -> tuple[str, str, list[str]]:  # a kernel's loop runs while cells run
+        timetable = graph.invoke("Kiedy jedzie pociąg z Krakowa do Tarnowa w niedzielę?")
+        lost = await graph.ainvoke("Zgubiłam telefon w pociągu z Tarnowa.")
+        tokens = [
+            chunk[0].content
+            async for mode, chunk in graph.astream(
+                "Ile kosztuje przewóz roweru?", stream_mode=["custom", "messages"]
+            )
+            if mode == "messages" and "toolweave:answer" in (chunk[1].get("tags") or [])
+        ]
+        return timetable["answer"], lost["answer"], tokens
+
+    timetable, lost, tokens = asyncio.run(cells())
+    assert "8:40" in timetable
+    assert lost.startswith("Mamy: telefon w czerwonym etui")
+    assert "".join(tokens).strip().startswith("Przewóz roweru kosztuje 7 złotych")
+    assert "_repr_mimebundle_" in dir(graph)  # a cell ending in `graph` shows it offline

@@ -167,8 +167,29 @@ def _day_value(core: Any, text: str, text_words: list[str]) -> Any:
     return None if day is None else WEEKDAYS_EN[day].capitalize()
 
 
+def _pick(choices: list[Any], info: FieldInfo, text: str, taken: set[str]) -> Any:
+    """One value of a closed set: the one after the field's cue, else the first named.
+
+    Of two fields over the same values ("from" and "to" of one list of places), the
+    later one takes a value the earlier did not; none when the text names no other.
+    """
+    cues = _extra(info).get("after_cues")
+    if isinstance(cues, list | tuple) and cues:
+        after = _after_cue(text, list(cues), MAX_NAME_WORDS)
+        cued = [c for c in choices if after is not None and _present(c, words(after))]
+        if cued:
+            return cued[0]
+    ordered = _mentioned(choices, words(text))
+    return next((c for c in ordered if _label(c) not in taken), None)
+
+
 def _field_value(
-    name: str, info: FieldInfo, text: str, numbers: Iterator[str], only: bool = False
+    name: str,
+    info: FieldInfo,
+    text: str,
+    numbers: Iterator[str],
+    only: bool = False,
+    taken: set[str] | None = None,
 ) -> Any:
     core, is_list = _unwrap(info.annotation)
     text_words = words(text)
@@ -178,10 +199,13 @@ def _field_value(
         cued = isinstance(cues, list | tuple) and any(_present(c, text_words) for c in cues)
         return True if choices or cued else None
     if choices:
-        if is_list:
-            choices = _mentioned(choices, text_words)
-        values = [c.value if isinstance(c, enum.Enum) else c for c in choices]
-        return values if is_list else values[0]
+        if not is_list:
+            choice = _pick(choices, info, text, set() if taken is None else taken)
+            return choice.value if isinstance(choice, enum.Enum) else choice
+        values = [
+            c.value if isinstance(c, enum.Enum) else c for c in _mentioned(choices, text_words)
+        ]
+        return values
     cues = _extra(info).get("after_cues")
     if core is str and isinstance(cues, list | tuple) and cues:
         limit = _extra(info).get("max_words", _AFTER_CUE_WORDS)
@@ -207,8 +231,11 @@ def extract_request(text: str, model: type[BaseModel]) -> dict[str, Any] | None:
     numbers = (m.group().replace(",", ".") for m in _NUMBER.finditer(_ISO_DATE.sub(" ", text)))
     values: dict[str, Any] = {}
     only = len(model.model_fields) == 1
+    taken: set[str] = set()
     for name, info in model.model_fields.items():
-        value = _field_value(name, info, text, numbers, only)
+        value = _field_value(name, info, text, numbers, only, taken)
+        if isinstance(value, str | enum.Enum):
+            taken.add(_label(value))
         if value is not None or info.is_required():
             values[info.alias or name] = value
     try:

@@ -32,12 +32,20 @@ class UnknownDomainError(ToolweaveError, LookupError):
     """No domain of that name is known."""
 
 
-class UnknownThreadError(ToolweaveError, LookupError):
-    """No conversation is stored under that thread id."""
+class UnknownThreadError(ToolweaveError, LookupError, ValueError):
+    """No conversation is stored under that thread id.
+
+    Also a ``ValueError``, as :class:`NothingPendingError`: the LangGraph server shows the
+    message of a bad-input error to its client, where a plain ``LookupError`` reads
+    "An internal error occurred" (X1).
+    """
 
 
-class NothingPendingError(ToolweaveError, LookupError):
-    """A reply was sent to a thread that is not waiting for one (Q2)."""
+class NothingPendingError(ToolweaveError, LookupError, ValueError):
+    """A reply was sent to a thread that is not waiting for one (Q2).
+
+    Also a ``ValueError``, so that the LangGraph server's client reads what to do (X1).
+    """
 
 
 class ThreadBusyError(ToolweaveError, RuntimeError):

@@ -84,10 +84,15 @@ def choices(info: FieldInfo) -> list[str]:
 def input_question(
     tool: ChatbotTool[Any], request: BaseModel, user_lang: str
 ) -> tuple[str, list[str]]:
-    """The question for the first unfilled required input, and its choices (Q1)."""
+    """The question for the first unfilled required input, and its choices (Q1).
+
+    The field is named by its ``title`` (``Field(title="order number")``), the words a
+    person reads; without one, by its name with spaces for underscores.
+    """
     name, info = _missing(tool, request)[0]
     template = ASK_FOR_INPUT.get(user_lang, ASK_FOR_INPUT["en"])
-    return template.format(field=(info.alias or name).replace("_", " ")), choices(info)
+    label = info.title or (info.alias or name).replace("_", " ")
+    return template.format(field=label), choices(info)
 
 
 def with_reply(tool: ChatbotTool[Any], request: BaseModel, reply: str) -> BaseModel:

@@ -318,7 +318,9 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
     lang = domain.default_language  # nothing asked yet: the domain's language
     with _session(args, domain, tools, user_data, persistent=True) as session:
         print(_assistant_line(session, lang), file=out)
-        print(cli_text("chat_thread", lang, thread=thread_id, domain=domain.name), file=out)
+        more = " --user-data '...'" if user_data else ""  # never the data itself (X4)
+        hint = cli_text("chat_thread", lang, thread=thread_id, domain=domain.name, more=more)
+        print(hint, file=out)
         print(cli_text("chat_leave", lang), file=out)
         if _interrupted(session, thread_id):
             _print_finish(session, thread_id, lang, out)

@@ -43,7 +43,8 @@ def add_parser(commands: Any, *, parents: list[argparse.ArgumentParser]) -> None
         help='run one half of the golden file (its lines\' "split"; none means dev); '
         "the table shows every half run, side by side (default: all)")
     add("--failures", action="store_true",
-        help="list the cases that missed (routing, facts, clarification, sources) after the table")
+        help="list the cases that missed (routing, facts, clarification, sources) after the "
+        "table; over both halves, the held-out misses are counted, not listed")
     add("--timeout", type=float, metavar="S",
         help="seconds one model request may take (default 60; raise it for a slow local model)")
     add("--run-timeout", type=float, metavar="S",
@@ -141,17 +142,34 @@ def _next_message_reasons(result: CaseResult) -> list[str]:
     return [f"next message expected {result.case.expected_next}, read as {read}"]
 
 
-def _print_failures(report: EvalReport, out: TextIO) -> None:
-    """Every case that missed anything the table counts, and what it missed."""
+HELDOUT_NOT_LISTED = (
+    "- {count} held-out case(s) missed, not listed: no change is made for a held-out "
+    "question (G1); `--split heldout --failures` lists them"
+)
+"""What ``--failures`` says of the held-out misses of a run over both halves."""
+
+
+def _print_failures(report: EvalReport, out: TextIO, split: str = "all") -> None:
+    """Every case that missed anything the table counts, and what it missed.
+
+    Over both halves, the held-out misses are counted, not listed: the development
+    half's failures are the ones to work from (G1); ``--split heldout`` lists them.
+    """
     print("", file=out)
+    hidden = 0
     for result in report.results:
         reasons = _failure_reasons(result)
         if not reasons:
+            continue
+        if split == "all" and result.case.split == "heldout":
+            hidden += 1
             continue
         answer = " ".join(result.answer.split())
         shown = answer if len(answer) <= ANSWER_SHOWN else answer[: ANSWER_SHOWN - 1] + "…"
         said = f"; answer: {shown!r}" if result.facts_ok is False else ""
         print(f"- {result.case.id}: {result.case.question!r}: {'; '.join(reasons)}{said}", file=out)
+    if hidden:
+        print(HELDOUT_NOT_LISTED.format(count=hidden), file=out)
 
 
 def _assistant(args: argparse.Namespace, assistant: LlmAssistant) -> LlmAssistant | None:
@@ -202,7 +220,7 @@ def cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     for line in report_table(report):
         print(line, file=out)
     if args.failures:
-        _print_failures(report, out)
+        _print_failures(report, out, args.split)
     if args.json_out:
         _write_json(Path(args.json_out), report)
     if args.calibrate_routing:

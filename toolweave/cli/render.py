@@ -182,7 +182,7 @@ CLI_TEXTS: dict[str, dict[str, str]] = {
         "finishing": "(thread {thread}: finishing the run that stopped mid-way: {question})",
         "finishing_unknown": "(thread {thread}: finishing the run that stopped mid-way)",
         "chat_thread": "conversation {thread} (continue it with: toolweave ask --thread {thread} "
-        '--domain {domain} "...")',
+        '--domain {domain}{more} "...")',
         "chat_leave": 'type "exit" or press Ctrl-D to leave',
         "prompt": "you> ",
         "split": "Split the question into {count} parts",
@@ -201,7 +201,7 @@ CLI_TEXTS: dict[str, dict[str, str]] = {
         "finishing": "({thread} beszélgetés: befejezem a félbemaradt választ erre: {question})",
         "finishing_unknown": "({thread} beszélgetés: befejezem a félbemaradt választ)",
         "chat_thread": "beszélgetés: {thread} (folytatás: toolweave ask --thread {thread} "
-        '--domain {domain} "...")',
+        '--domain {domain}{more} "...")',
         "chat_leave": 'kilépés: "exit" vagy Ctrl-D',
         "prompt": "ön> ",
         "split": "A kérdést {count} részre bontottam",
@@ -220,7 +220,7 @@ CLI_TEXTS: dict[str, dict[str, str]] = {
         "finishing": "(rozmowa {thread}: kończę przerwaną odpowiedź na: {question})",
         "finishing_unknown": "(rozmowa {thread}: kończę przerwaną odpowiedź)",
         "chat_thread": "rozmowa: {thread} (dalej: toolweave ask --thread {thread} "
-        '--domain {domain} "...")',
+        '--domain {domain}{more} "...")',
         "chat_leave": 'wyjście: "exit" lub Ctrl-D',
         "prompt": "ty> ",
         "split": "Pytanie podzielone na {count} części",

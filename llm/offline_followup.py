@@ -20,6 +20,7 @@ from toolweave.llm.lexical import (
     weekday,
     words,
 )
+from toolweave.llm.next_message import is_cancel
 from toolweave.llm.port import Normalized
 from toolweave.tools import text as kit
 
@@ -171,14 +172,15 @@ def normalize_offline(
     message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
 ) -> Normalized:
     """Normalization without a model: language by the detector, follow-ups by rules (A1, T10)."""
-    previous = _previous_question(message, history)
+    cancel = is_cancel(message)  # "never mind" alone follows up nothing: it asks nothing
+    previous = None if cancel else _previous_question(message, history)
     question = resolve_followup(message, previous)
     lang = detect_language(message, default="")
     if not lang:
         lang = detect_language(previous or "", default=default_lang)
     important = [w for w in content_words(question) if w not in GREETINGS]
     greeting = any(w in GREETINGS for w in words(message))
-    prompt_type = "smalltalk" if greeting and not important else "factual"
+    prompt_type = "smalltalk" if cancel or (greeting and not important) else "factual"
     return Normalized(
         question=question, user_lang=lang, important_words=tuple(important), prompt_type=prompt_type
     )

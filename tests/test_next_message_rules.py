@@ -313,3 +313,21 @@ def test_Q2_a_message_sent_as_a_resume_is_read_as_the_next_message(message: str,
     humans = [m.text for m in out["messages"] if m.type == "human"]
     assert humans == ["When are you open?", message]
     assert not graph.get_state(config).interrupts
+
+
+@pytest.mark.parametrize("cancel", ["never mind", "mégsem", "nieważne"])
+def test_A1_D2_a_cancel_with_nothing_pending_follows_up_nothing_and_is_small_talk(
+    cancel: str,
+) -> None:
+    history = [HumanMessage("When is the Central branch open on Sunday?")]
+    normalized = normalize_offline(cancel, [*history, HumanMessage(cancel)])
+    assert normalized.question == cancel  # not the earlier question with the word appended
+    assert normalized.prompt_type == "smalltalk"  # D2: no deep search for it
+
+
+def test_A1_a_short_follow_up_still_takes_the_earlier_question() -> None:
+    history = [HumanMessage("When is the Central branch open on Sunday?")]
+    normalized = normalize_offline("and Riverside?", [*history, HumanMessage("and Riverside?")])
+    assert "Riverside" in normalized.question
+    assert "open" in normalized.question
+    assert normalized.prompt_type == "factual"

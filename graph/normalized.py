@@ -13,16 +13,15 @@ from toolweave.llm.port import Normalized
 from toolweave.tools.language import detect_language
 
 
-def keeps_own_words(message: str, rewrite: str) -> bool:
-    """Whether ``rewrite`` holds every content word of ``message`` (in some form)."""
+def rewrite_fault(message: str, history: Sequence[AnyMessage], rewrite: str) -> str | None:
+    """What ``rewrite`` does wrong (A1): drops a content word of ``message``, or adds one unsaid."""
     written = words(rewrite)
-    return all(any(matches(w, r) for r in written) for w in content_words(message))
-
-
-def adds_no_words(message: str, history: Sequence[AnyMessage], rewrite: str) -> bool:
-    """Whether every content word of ``rewrite`` is written in ``message`` or ``history``."""
+    if not all(any(matches(w, r) for r in written) for w in content_words(message)):
+        return "drops the message's own words"
     said = words(" ".join([message, *(m.text for m in history)]))
-    return all(any(matches(w, s) or matches(s, w) for s in said) for w in content_words(rewrite))
+    if not all(any(matches(w, s) or matches(s, w) for s in said) for w in content_words(rewrite)):
+        return "adds words nobody wrote"
+    return None
 
 
 def check_normalized(
@@ -33,13 +32,9 @@ def check_normalized(
     if not history and norm.question != message:
         notes.append(f"first turn kept as written, not {norm.question!r} (A1)")
         norm = replace(norm, question=message)
-    elif history and not keeps_own_words(message, norm.question):
+    elif history and (fault := rewrite_fault(message, history, norm.question)) is not None:
         offline = normalize_offline(message, history, default_lang=norm.user_lang).question
-        notes.append(f"rewrite {norm.question!r} drops the message's own words: {offline!r} (A1)")
-        norm = replace(norm, question=offline)
-    elif history and not adds_no_words(message, history, norm.question):
-        offline = normalize_offline(message, history, default_lang=norm.user_lang).question
-        notes.append(f"rewrite {norm.question!r} adds words nobody wrote: {offline!r} (A1)")
+        notes.append(f"rewrite {norm.question!r} {fault}: {offline!r} (A1)")
         norm = replace(norm, question=offline)
     guess = detect_language(message)
     if guess.lang is not None and guess.lang != norm.user_lang:

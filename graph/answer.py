@@ -138,42 +138,25 @@ NOT_COVERED_REASON = (
     "guaranteed context answers it (R9); no LLM call"
 )
 
-ECHO_REASON = (
-    "; the answer copied the prompt's context block: the offline reading's answer from "
-    "the same context replaces it (R9)"
-)
-
-LOOP_REASON = (
-    "; the answer repeated itself and its stream was stopped: the offline reading's "
-    "answer from the same context replaces it (X3, R9)"
-)
-
+READ_REASON = "the offline reading's answer from the same context replaces it"
+"""How the rejected answers below end (R9)."""
+ECHO_REASON = f"; the answer copied the prompt's context block: {READ_REASON} (R9)"
+LOOP_REASON = f"; the answer repeated itself and its stream was stopped: {READ_REASON} (X3, R9)"
 QUOTED_REASON = "; the answer was citation markers only: it quotes the cited passages (R9)"
-
 PLACEHOLDER_REASON = "; a line of the answer was a code placeholder alone (null): dropped (R9)"
-
 REASKED_REASON = (
     "; the answer asked again the clarification question the person had just answered: "
-    "the offline reading's answer from the same context replaces it (Q8, R9)"
+    f"{READ_REASON} (Q8, R9)"
 )
-
-EMPTY_REASON = (
-    "; the answer said nothing: the offline reading's answer from the same context replaces it (R9)"
-)
-
-QUESTION_ONLY_REASON = (
-    "; the answer only asked, or said back the question: the offline reading's answer "
-    "from the same context replaces it (R9)"
-)
-
+EMPTY_REASON = f"; the answer said nothing: {READ_REASON} (R9)"
+QUESTION_ONLY_REASON = f"; the answer only asked, or said back the question: {READ_REASON} (R9)"
 BARE_YES_REASON = (
     "; the answer was a yes or a no and the question said back: the offline reading's "
     "answer from the same context, which says what the sources say, replaces it (R9)"
 )
-
 NO_FIGURE_REASON = (
     "; the question asks when or how much and the answer gave no figure, which a passage "
-    "gives: the offline reading's answer from the same context replaces it (R9)"
+    f"gives: {READ_REASON} (R9)"
 )
 
 RETRIED_REASON = (

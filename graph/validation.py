@@ -312,12 +312,6 @@ def parse_message_input(value: Any, limits: Limits) -> dict[str, Any]:
     }
 
 
-@functools.cache
-def context_keys() -> tuple[str, ...]:
-    """The keys a run context may have: the fields of :class:`RunContext`, nothing else."""
-    return tuple(field.name for field in dataclasses.fields(RunContext))
-
-
 def check_context(context: Any) -> None:
     """A run's ``context=`` is one LangGraph can make a :class:`RunContext` of (T4, N3, X5).
 
@@ -326,7 +320,7 @@ def check_context(context: Any) -> None:
     """
     if context is None:
         return
-    known = context_keys()
+    known = tuple(field.name for field in dataclasses.fields(RunContext))  # nothing else
     if isinstance(context, RunContext):
         user_data = context.user_data
     elif isinstance(context, Mapping):

@@ -74,18 +74,9 @@ def user_parts(state: GraphState, registry: ToolRegistry) -> list[TaskNode]:
     return parts
 
 
-def _subtree(tasks: dict[str, TaskNode], node: TaskNode) -> list[TaskNode]:
-    """``node`` and every task below it."""
-    found = [node]
-    for child in node.children:
-        if child in tasks:
-            found += _subtree(tasks, tasks[child])
-    return found
-
-
 def answer_part(state: GraphState, node: TaskNode) -> AnswerPart:
     """One part of the question: the subtask's prompt and its (and its subtasks') results (S6)."""
-    below = _subtree(state["tasks"], node)
+    below = [n for no, n in state["tasks"].items() if f"{no}.".startswith(f"{node.task_no}.")]
     numbers = {n.task_no for n in below}
     texts = {execution_text(n.task) for n in below}
     buffer = state.get("context_buffer") or {}
@@ -200,21 +191,9 @@ def _no_answer(text: str, request: AnswerRequest) -> str | None:
     return None
 
 
-def _with_sources(
-    update: dict[str, Any], documents: Sequence[UniqueTextDocument]
-) -> dict[str, Any]:
-    """``update`` with its answer message carrying the answer's ``sources`` as data (R9)."""
-    meta = message_metadata(update["sources"], update.get("answer_sentences", ()), documents)
-    messages = [
-        m.model_copy(update={"response_metadata": {**m.response_metadata, **meta}})
-        for m in update["messages"]
-    ]
-    return {**update, "messages": messages}
-
-
 def _unsourced_answer(text: str, tree: Any, *, verdict: str, reason: str) -> dict[str, Any]:
     """The update of an answer no assistant wrote and no document backs: no sources."""
-    return _answer_update(text, tree, AIMessage(content=text), _entry(verdict, reason))
+    return _answer_update(text, tree, AIMessage(content=text), _entry(verdict, reason), ())
 
 
 def _answer_update(
@@ -222,16 +201,19 @@ def _answer_update(
     tree: Any,
     message: AIMessage,
     entry: LedgerEntry,
+    documents: Sequence[UniqueTextDocument],
     sources: Sequence[Source] = (),
     sentences: Sequence[AnswerSentence] = (),
 ) -> dict[str, Any]:
-    """The state update of an answer: its text, sources, sentences, message and entry (R9)."""
+    """The state update of an answer; its message carries its ``sources`` as data (R9)."""
+    meta = message_metadata(sources, sentences, documents)
+    shown = message.model_copy(update={"response_metadata": {**message.response_metadata, **meta}})
     return {
         "answer": text,
         "sources": list(sources),
         "answer_sentences": list(sentences),
         "task": tree,
-        "messages": [message],
+        "messages": [shown],
         "ledger": [entry],
     }
 
@@ -416,7 +398,8 @@ def _generated_answer(
         verdict, chunks = "generated", split_for_streaming(text)
     message = yield from _shown(reply, text, chunks)
     said = _entry(verdict, why, details=details)
-    return {**_answer_update(text, tree, message, said, sources, sentences), "llm_calls": calls}
+    update = _answer_update(text, tree, message, said, request.documents, sources, sentences)
+    return {**update, "llm_calls": calls}
 
 
 def _tried(reply: _Reply) -> bool:
@@ -475,7 +458,7 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
             said = _entry("terminal", why, tool=(state["terminal"] or "").rpartition(":")[2])
             own = (state.get("context_buffer") or {}).get(state["terminal"] or "") or []
             sources = sources_of(doc for saved in own for doc in saved.documents)
-            return _answer_update(text, tree, message, said, sources)
+            return _answer_update(text, tree, message, said, state["documents"], sources)
         withheld = deps.domain.withheld_answer(  # A7: never a generated answer to this kind
             state["message"].question, state["message"].user_lang
         )
@@ -493,10 +476,4 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
         read = unfinishable_after_effect(state)
         return (yield from _generated_answer(ask, request, always, tree, read_on_failure=read))
 
-    def answer_with_sources(
-        state: GraphState, runtime: Runtime[RunContext]
-    ) -> Steps[dict[str, Any]]:
-        """The answer's update, its message carrying its own sources (R9)."""
-        return _with_sources((yield from answer(state, runtime)), state["documents"])
-
-    return make_node("answer", answer_with_sources)
+    return make_node("answer", answer)

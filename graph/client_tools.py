@@ -16,12 +16,12 @@ from pydantic import ValidationError
 from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
 from toolweave.graph.idempotency import earlier_call, tool_call_key
 from toolweave.graph.nodes import entry
-from toolweave.graph.tool_call import acting_entry, amended_keys, not_made_again
+from toolweave.graph.tool_call import Outcome, acting_entry, amended_keys, not_made_again
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.client_calls import ClientToolCall, ClientToolResultError, parse_results
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.graph_state import GraphState
-from toolweave.state.ledger import LedgerEntry, LedgerKind
+from toolweave.state.ledger import LedgerKind
 from toolweave.state.pauses import ClientCalls, ClientToolCallsPayload
 from toolweave.state.results import ToolResult
 from toolweave.state.task import TaskNode
@@ -42,19 +42,13 @@ NOT_TEXT = "returned {kind}, not text; treated as no result (W2)"
 
 
 @dataclass
-class AiOutcome:
+class AiOutcome(Outcome):
     """What one ``execute`` step of an AI tool produced."""
 
-    result: ToolResult | None = None
-    ledger: list[LedgerEntry] = field(default_factory=list)
-    llm_calls: int = 0
-    request: dict[str, Any] | None = None
     update: dict[str, Any] = field(default_factory=dict)
     """Extra state writes: the opened or consumed client calls (the ``pause`` key)."""
     pause: bool = False
     """True when the step opened client calls: the tool stays at the head of the queue."""
-    read: bool = False
-    """The result's text is already read for the answer (R10): taken as it is."""
 
 
 def announced_tools(
@@ -87,7 +81,6 @@ def _checked_input(
     outcome: AiOutcome,
 ) -> Steps[InputCheck | None]:
     """The tool's input, checked (W2); re-extracted with the error, within the limit."""
-    definition = tool.definition
     has_fields = bool(tool.request_model.model_fields)
     request = node.requests.get(tool.name)
     extracted = tool.name in node.requests
@@ -101,12 +94,7 @@ def _checked_input(
             outcome.llm_calls += 1
         extracted = False
         outcome.request = request
-        try:
-            model = tool.request_model.model_validate(dict(request or {}))
-        except ValidationError as exc:
-            check = InputCheck(text=str(request), error=f"the input has wrong types: {exc}")
-        else:
-            check = check_input(definition, input_text(definition, model))
+        check = _input_check(tool, request)
         if check.ok:
             return check
         error = check.error or ""
@@ -116,6 +104,15 @@ def _checked_input(
             break
         prompt = EXTRACTION_SYSTEM_PROMPT + INPUT_RETRY_PROMPT.format(error=error)
     return None
+
+
+def _input_check(tool: AiChatbotTool, request: Mapping[str, Any] | None) -> InputCheck:
+    """The tool's input from ``request``, checked (W2); wrong types fail the check too."""
+    try:
+        model = tool.request_model.model_validate(dict(request or {}))
+    except ValidationError as exc:
+        return InputCheck(text=str(request), error=f"the input has wrong types: {exc}")
+    return check_input(tool.definition, input_text(tool.definition, model))
 
 
 def _consume(
@@ -158,11 +155,7 @@ def _open_calls(
             break
         if tool.request_model.model_fields and name not in node.requests:
             break
-        try:
-            model = tool.request_model.model_validate(dict(node.requests.get(name) or {}))
-        except ValidationError:
-            break
-        check = check_input(tool.definition, input_text(tool.definition, model))
+        check = _input_check(tool, node.requests.get(name))
         if not check.ok:
             break
         calls.append(_call(tool.definition, check))

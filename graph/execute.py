@@ -117,8 +117,7 @@ def call_tool(
     if isinstance(tool, AiChatbotTool):
         progress = progress_for(deps, state, runtime, node, tool)
         ai = yield from ai_tool_steps(deps, state, runtime, node, tool, text, progress)
-        outcome = Outcome(result=ai.result, ledger=ai.ledger, llm_calls=ai.llm_calls, read=ai.read)
-        return outcome, ai.update, ai.pause
+        return ai, ai.update, ai.pause
     reply = reply_for(state, name)
     outcome = yield from tool_steps(deps, state, runtime, node, name, text, reply)
     return outcome, {}, False

@@ -6,7 +6,6 @@ import dataclasses
 import logging
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph.errors import GraphBubbleUp
@@ -41,16 +40,6 @@ RAISED = "raised {error}; treated as no result (R7)"
 NOT_TEXT = "returned {kind}, not text; treated as no result (W2)"
 
 
-@dataclass
-class AiOutcome(Outcome):
-    """What one ``execute`` step of an AI tool produced."""
-
-    update: dict[str, Any] = field(default_factory=dict)
-    """Extra state writes: the opened or consumed client calls (the ``pause`` key)."""
-    pause: bool = False
-    """True when the step opened client calls: the tool stays at the head of the queue."""
-
-
 def announced_tools(
     state: Mapping[str, Any], runtime: Runtime[RunContext] | None
 ) -> frozenset[str]:
@@ -78,7 +67,7 @@ def _checked_input(
     node: TaskNode,
     tool: AiChatbotTool,
     text: str,
-    outcome: AiOutcome,
+    outcome: Outcome,
 ) -> Steps[InputCheck | None]:
     """The tool's input, checked (W2); re-extracted with the error, within the limit."""
     has_fields = bool(tool.request_model.model_fields)
@@ -117,7 +106,7 @@ def _input_check(tool: AiChatbotTool, request: Mapping[str, Any] | None) -> Inpu
 
 def _consume(
     state: GraphState, node: TaskNode, tool: AiChatbotTool, progress: ProgressEmitter
-) -> AiOutcome | None:
+) -> Outcome | None:
     """The client's result for the tool's open call, recorded once (W3)."""
     batch = state.get("pause")
     if not isinstance(batch, ClientCalls) or batch.task_no != node.task_no or batch.waiting:
@@ -127,7 +116,7 @@ def _consume(
         return None
     consumed = (*batch.consumed, call.call_id)
     done = all(c.call_id in consumed for c in batch.calls)
-    outcome = AiOutcome(
+    outcome = Outcome(
         update={"pause": None if done else batch.model_copy(update={"consumed": consumed})}
     )
     received = batch.results[call.call_id]
@@ -177,8 +166,8 @@ def _pause_for_client(
     tool: AiChatbotTool,
     check: InputCheck,
     announced: frozenset[str],
-    outcome: AiOutcome,
-) -> AiOutcome:
+    outcome: Outcome,
+) -> Outcome:
     """W3: open the client-tool pause for the tool and the client tools queued after it."""
     calls = _open_calls(deps, node, _call(tool.definition, check), announced)
     requests = {**node.requests, tool.name: outcome.request}
@@ -212,8 +201,8 @@ def call_context(
 
 
 def _run_here(
-    node: TaskNode, tool: AiChatbotTool, check: InputCheck, outcome: AiOutcome, ctx: AiToolContext
-) -> Steps[AiOutcome]:
+    node: TaskNode, tool: AiChatbotTool, check: InputCheck, outcome: Outcome, ctx: AiToolContext
+) -> Steps[Outcome]:
     """The tool's ``execute(input[, ctx])`` on the server, its failure contained (R7)."""
     progress = ctx.progress
     try:
@@ -245,15 +234,15 @@ def ai_tool_steps(
     tool: AiChatbotTool,
     text: str,
     progress: ProgressEmitter,
-) -> Steps[AiOutcome]:
+) -> Steps[Outcome]:
     """One ``execute`` step of an AI tool (W2, W3): its model and tool calls are effects."""
     received = _consume(state, node, tool, progress)
     if received is not None:
         return received
     earlier = earlier_call(state, node.task_no, tool.name) if tool.side_effects else None
     if (kept := not_made_again(state, node, tool, earlier)) is not None:  # S5, Q6
-        return AiOutcome(result=kept.result, ledger=kept.ledger, read=kept.read)
-    outcome = AiOutcome()
+        return kept
+    outcome = Outcome()
     announced = announced_tools(state, runtime)
     definition = tool.definition
     in_client = definition.runs_in_client(announced)

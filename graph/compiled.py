@@ -18,7 +18,6 @@ from pydantic import BaseModel
 
 from toolweave.graph.agent_tool import AGENT_TOOL_DESCRIPTION, AGENT_TOOL_NAME, as_agent_tool
 from toolweave.graph.context import Limits, RunContext
-from toolweave.graph.display import MermaidDisplay
 from toolweave.graph.idempotency import (
     SentAgain,
     carries_ids,
@@ -162,6 +161,18 @@ def _stored_user_data(snapshot: StateSnapshot | None, saved: CheckpointTuple | N
     if snapshot is not None:
         return snapshot.values.get("user_data")
     return None if saved is None else saved.checkpoint["channel_values"].get("user_data")
+
+
+class MermaidDisplay:
+    """A mixin for a LangGraph graph: Jupyter's display, offline, as Mermaid text (N1).
+
+    LangGraph's own display fetches a PNG from a web service; this one needs no network.
+    """
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        """The graph as Mermaid in Markdown, and its ``repr`` (no PNG, no web service)."""
+        diagram = self.get_graph().draw_mermaid()  # type: ignore[attr-defined]
+        return {"text/plain": repr(self), "text/markdown": f"```mermaid\n{diagram}\n```"}
 
 
 class ToolweaveGraph(

@@ -306,13 +306,6 @@ ASKING_IN_DOUBT = "q1_asking_in_doubt"
 NOT_ASKED = "runs after the retrieval; a question back to the user becomes no result (Q1, A9)"
 
 
-def can_ask(tool: AnyTool, *, domain_asks: bool) -> bool:
-    """Whether the tool may stop the run with a question (Q1): clarifiable, or graph-asked (T13)."""
-    return asks_itself(tool) or (
-        bool(tool.required_inputs) and graph_asks(tool, domain_asks=domain_asks)
-    )
-
-
 def asking_in_doubt(
     deps: Dependencies,
     scores: Scores,
@@ -322,14 +315,13 @@ def asking_in_doubt(
     routed: Names,
 ) -> tuple[set[str], list[LedgerEntry]]:
     """Q1 with A9: the routed tools that may ask the user, but on a verdict in doubt."""
-    domain_asks = deps.domain.ask_for_missing_inputs
+    asks = deps.domain.ask_for_missing_inputs
     details: dict[str, str] = {}
     for tool in candidates:  # a finished answer's evidence is A8's (guard_terminal)
-        if (
-            tool.name in routed
-            and not tool.returns_answer
-            and can_ask(tool, domain_asks=domain_asks)
-        ):
+        if tool.name not in routed or tool.returns_answer:
+            continue
+        # Q1: it may stop the run with a question: clarifiable, or graph-asked (T13)
+        if asks_itself(tool) or (tool.required_inputs and graph_asks(tool, domain_asks=asks)):
             why = asking_doubt(scores, evidence, tool, candidates, routed)
             if why is not None:
                 details[tool.name] = f"{why}: {NOT_ASKED}"

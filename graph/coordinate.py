@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.runnables import Runnable
@@ -136,12 +136,8 @@ def completed_siblings(
     return {
         key: list(entries)
         for key, entries in buffer.items()
-        if _in_any_subtree(key.rpartition(":")[0], finished)
+        if any(f"{key.rpartition(':')[0]}.".startswith(f"{root}.") for root in finished)
     }
-
-
-def _in_any_subtree(task_no: str, roots: Sequence[str]) -> bool:
-    return any(task_no == root or task_no.startswith(f"{root}.") for root in roots)
 
 
 def _would_run(deps: Dependencies, subtask: TaskNode, offered: set[str]) -> tuple[str, ...]:

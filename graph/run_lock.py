@@ -314,14 +314,6 @@ def holding(
         yield
 
 
-async def _acquire(hold: _Hold) -> None:
-    """Take the hold's lock without blocking the event loop, by its deadline."""
-    while not hold.entry.lock.acquire(blocking=False):
-        if time.monotonic() >= hold.until:
-            raise hold.busy()
-        await asyncio.sleep(POLL_S)
-
-
 @asynccontextmanager
 async def aholding(
     locks: ThreadLocks, key: Key | None, wait_s: float, saver: object = None
@@ -331,7 +323,10 @@ async def aholding(
     if hold is None:
         yield
         return
-    await _acquire(hold)
+    while not hold.entry.lock.acquire(blocking=False):  # by its deadline, the loop free
+        if time.monotonic() >= hold.until:
+            raise hold.busy()
+        await asyncio.sleep(POLL_S)
     with _kept(hold.entry, hold.key):
         async with aholding_in_database(saver, hold.key[1], hold.until, hold.busy):
             yield

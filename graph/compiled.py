@@ -278,14 +278,11 @@ class ToolweaveGraph(
             raise UnknownThreadError(NO_THREAD.format(thread=thread))
         if not snapshot.interrupts:
             raise NothingPendingError(NOT_WAITING.format(thread=thread, why=WHY[status.kind.value]))
-        resume, limits = checked.resume, self.input_limits
+        resume: Any = checked.resume  # one value, or one per interrupt id
         by_id = {interrupt.id: interrupt.value for interrupt in snapshot.interrupts}
-        if isinstance(resume, Mapping) and resume and all(key in by_id for key in resume):
-            for key, value in resume.items():
-                check_resume_for(by_id[key], value, limits)
-        else:
-            for value in by_id.values():
-                check_resume_for(value, resume, limits)
+        keyed = isinstance(resume, Mapping) and resume and all(key in by_id for key in resume)
+        for key, value in resume.items() if keyed else ((key, resume) for key in by_id):
+            check_resume_for(by_id[key], value, self.input_limits)
         return None
 
     def _prepare(

@@ -19,7 +19,6 @@ from pydantic import BaseModel
 from toolweave.graph.agent_tool import AGENT_TOOL_DESCRIPTION, AGENT_TOOL_NAME, as_agent_tool
 from toolweave.graph.context import Limits, RunContext
 from toolweave.graph.idempotency import (
-    SentAgain,
     carries_ids,
     custom_chunk,
     is_resend,
@@ -56,6 +55,7 @@ from toolweave.graph.threads import (
 )
 from toolweave.graph.validation import check_config, check_context, input_keys, validate_input
 from toolweave.state.errors import InvalidRequestError, NothingPendingError, UnknownThreadError
+from toolweave.state.events import SentAgainEvent
 from toolweave.state.graph_state import ActedCall, GraphState, InputState, OutputState
 from toolweave.state.run_scope import Deadline, RunScope, aiterate_in, iterate_in
 from toolweave.state.secrets import secret_values, secrets_of
@@ -287,7 +287,7 @@ class ToolweaveGraph(
 
     def _prepare(
         self, input: Any, config: RunnableConfig | None, kwargs: dict[str, Any]
-    ) -> Steps[tuple[Any, RunScope, SentAgain | None]]:
+    ) -> Steps[tuple[Any, RunScope, SentAgainEvent | None]]:
         """The checked input, the run's scope, and a repeat after its run acted (S5), Q5 first."""
         self._check_run_context(config, kwargs)
         checked = self._checked_input(input, config)
@@ -296,7 +296,7 @@ class ToolweaveGraph(
         thread_config = None if checked is None else _thread_config(self, config)
         saved: CheckpointTuple | None = None
         snapshot: StateSnapshot | None = None
-        again: SentAgain | None = None
+        again: SentAgainEvent | None = None
         read_once = False
         if thread_config is not None:
             # one checkpoint read decides whether the state is read, and gives the user_data
@@ -354,7 +354,7 @@ class ToolweaveGraph(
 
     def _resent(
         self, checked: Any, config: RunnableConfig, saved: CheckpointTuple
-    ) -> Steps[tuple[Any, StateSnapshot | None, SentAgain | None]]:
+    ) -> Steps[tuple[Any, StateSnapshot | None, SentAgainEvent | None]]:
         """``None`` for a message repeating one of its run (continued), and the state read (S5)."""
         paused = any(write[1] == INTERRUPT for write in saved.pending_writes or ())
         again = not paused and self._may_be_sent_again(checked, saved)
@@ -431,10 +431,10 @@ class ToolweaveGraph(
                     say_what_acted(exc, scope.acted)
                 raise
 
-    def _notice(self, again: SentAgain, kwargs: Mapping[str, Any]) -> Any | None:
+    def _notice(self, again: SentAgainEvent, kwargs: Mapping[str, Any]) -> Any | None:
         """The custom stream chunk saying a message was sent again (S5, Q6), if streamed."""
         return custom_chunk(
-            again.event(),
+            again,
             kwargs.get("stream_mode") or self.stream_mode,
             subgraphs=bool(kwargs.get("subgraphs")),
             version=str(kwargs.get("version") or "v1"),

@@ -258,14 +258,11 @@ class ToolweaveGraph(
             value = {key: item for key, item in value.items() if key in known}
         return validate_input(value, self.input_limits)
 
-    def _saver(self, config: RunnableConfig) -> BaseCheckpointSaver[Any]:
-        """The run's checkpointer, reading with the graph's msgpack allowlist (strict mode)."""
-        saver = checkpointer_of(config.get("configurable") or {}, self.checkpointer)
-        assert isinstance(saver, BaseCheckpointSaver)
-        return allowlisted(saver, serde_allowlist(self) or ())
-
     def _saved(self, config: RunnableConfig) -> Steps[CheckpointTuple | None]:
-        saver = self._saver(config)
+        """The latest checkpoint, read with the graph's msgpack allowlist (strict mode)."""
+        found = checkpointer_of(config.get("configurable") or {}, self.checkpointer)
+        assert isinstance(found, BaseCheckpointSaver)
+        saver = allowlisted(found, serde_allowlist(self) or ())
         return perform(call(saver.get_tuple, saver.aget_tuple, config))
 
     def _before(self, checked: Any, snapshot: StateSnapshot) -> ThreadStatus | None:

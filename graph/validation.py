@@ -182,10 +182,8 @@ def question_of(messages: Sequence[AnyMessage], limits: Limits) -> str:
     question = check_text(last.text, "the message").strip()
     if not question:
         raise InvalidRequestError(EMPTY_QUESTION)
-    if len(question) > limits.max_message_chars:
-        raise InvalidRequestError(
-            TOO_LONG.format(length=len(question), limit=limits.max_message_chars)
-        )
+    if len(question) > (limit := limits.max_message_chars):
+        raise InvalidRequestError(TOO_LONG.format(length=len(question), limit=limit))
     return question
 
 

@@ -37,7 +37,7 @@ if __package__ in (None, ""):  # run as a file: make ``bench`` importable
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
-from toolweave.graph.normalized import check_normalized
+from toolweave.graph.normalize import check_normalized
 from toolweave.llm.lexical import detect_language, matches, words
 from toolweave.llm.offline import OfflineAssistant, normalize_offline, resolved_by_rules
 from toolweave.llm.port import LlmAssistant

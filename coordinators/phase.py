@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,27 +51,12 @@ class PhaseOutcome:
     not_applicable: list[str] = field(default_factory=list)  # may_apply said no (A10)
 
 
-@dataclass(frozen=True)
-class DecompositionCall:
-    """One extraction the phase asks for: fill these coordinators' schemas from ``task_prompt``."""
-
-    task_prompt: str
-    schemas: tuple[DecompositionSchema, ...]
-
-
 class PhaseLimits(TypedDict):
     """Where the phase's task stands in the tree, and how much more the tree may take (S1)."""
 
     depth: int  # the task's level below the root
     max_depth: int  # the deepest level a subtask may have
     room: int  # how many more tasks the tree may take
-
-
-def decomposition_steps(llm: LlmAssistant | None, call: DecompositionCall) -> Steps[Decompositions]:
-    """One decomposition call: the port's extraction steps (C1, M2); ``llm=None``: offline."""
-    if llm is None:
-        return extract_decompositions_offline(call.task_prompt, call.schemas)
-    return (yield from llm.extract_decompositions_steps(call.task_prompt, call.schemas))
 
 
 def coordinator_phase(
@@ -115,18 +100,19 @@ def _fill_steps(
     """One extraction for ``later``'s applying decomposing coordinators; a failure is kept (C4)."""
     prompt = outcome.task.task_prompt
     applying = [c for c in later if isinstance(c, DecomposingCoordinator) and c.may_apply(prompt)]
-    call = DecompositionCall(
-        task_prompt=prompt, schemas=tuple(c.decomposition_schema() for c in applying)
-    )
-    try:
-        reply = yield from decomposition_steps(llm, call)
+    schemas = tuple(c.decomposition_schema() for c in applying)
+    try:  # one call through the port (C1, M2); with no model, offline
+        if llm is None:
+            reply = extract_decompositions_offline(prompt, schemas)
+        else:
+            reply = yield from llm.extract_decompositions_steps(prompt, schemas)
     except (GraphBubbleUp, RunDeadlineError):
         raise
     except Exception as exc:  # C4: a failing extraction rolls back like a raise
         logger.warning("decomposition for %s failed", name, exc_info=True)
-        filled.keep(call, _Failed(f"{type(exc).__name__}: {exc}"))
+        filled.keep(prompt, schemas, _Failed(f"{type(exc).__name__}: {exc}"))
     else:
-        filled.keep(call, reply)
+        filled.keep(prompt, schemas, reply)
         outcome.llm_calls += reply.llm_calls
 
 
@@ -154,10 +140,12 @@ class _Filled:
     def covers(self, name: str, task_prompt: str) -> bool:
         return name in self.values and self.values[name][0] == task_prompt
 
-    def keep(self, call: DecompositionCall, reply: Decompositions | _Failed) -> None:
-        for schema in call.schemas:
+    def keep(
+        self, prompt: str, schemas: Sequence[DecompositionSchema], reply: Decompositions | _Failed
+    ) -> None:
+        for schema in schemas:
             got = reply if isinstance(reply, _Failed) else reply.values.get(schema.name)
-            self.values[schema.name] = (call.task_prompt, got)
+            self.values[schema.name] = (prompt, got)
 
     def value(self, coordinator: DecomposingCoordinator[Any]) -> _Decomposition:
         """The validated decomposition, or why there is none."""

@@ -74,18 +74,9 @@ def user_parts(state: GraphState, registry: ToolRegistry) -> list[TaskNode]:
     return parts
 
 
-def _subtree(tasks: dict[str, TaskNode], node: TaskNode) -> list[TaskNode]:
-    """``node`` and every task below it."""
-    found = [node]
-    for child in node.children:
-        if child in tasks:
-            found += _subtree(tasks, tasks[child])
-    return found
-
-
 def answer_part(state: GraphState, node: TaskNode) -> AnswerPart:
     """One part of the question: the subtask's prompt and its (and its subtasks') results (S6)."""
-    below = _subtree(state["tasks"], node)
+    below = [n for no, n in state["tasks"].items() if f"{no}.".startswith(f"{node.task_no}.")]
     numbers = {n.task_no for n in below}
     texts = {execution_text(n.task) for n in below}
     buffer = state.get("context_buffer") or {}
@@ -138,42 +129,25 @@ NOT_COVERED_REASON = (
     "guaranteed context answers it (R9); no LLM call"
 )
 
-ECHO_REASON = (
-    "; the answer copied the prompt's context block: the offline reading's answer from "
-    "the same context replaces it (R9)"
-)
-
-LOOP_REASON = (
-    "; the answer repeated itself and its stream was stopped: the offline reading's "
-    "answer from the same context replaces it (X3, R9)"
-)
-
+READ_REASON = "the offline reading's answer from the same context replaces it"
+"""How the rejected answers below end (R9)."""
+ECHO_REASON = f"; the answer copied the prompt's context block: {READ_REASON} (R9)"
+LOOP_REASON = f"; the answer repeated itself and its stream was stopped: {READ_REASON} (X3, R9)"
 QUOTED_REASON = "; the answer was citation markers only: it quotes the cited passages (R9)"
-
 PLACEHOLDER_REASON = "; a line of the answer was a code placeholder alone (null): dropped (R9)"
-
 REASKED_REASON = (
     "; the answer asked again the clarification question the person had just answered: "
-    "the offline reading's answer from the same context replaces it (Q8, R9)"
+    f"{READ_REASON} (Q8, R9)"
 )
-
-EMPTY_REASON = (
-    "; the answer said nothing: the offline reading's answer from the same context replaces it (R9)"
-)
-
-QUESTION_ONLY_REASON = (
-    "; the answer only asked, or said back the question: the offline reading's answer "
-    "from the same context replaces it (R9)"
-)
-
+EMPTY_REASON = f"; the answer said nothing: {READ_REASON} (R9)"
+QUESTION_ONLY_REASON = f"; the answer only asked, or said back the question: {READ_REASON} (R9)"
 BARE_YES_REASON = (
     "; the answer was a yes or a no and the question said back: the offline reading's "
     "answer from the same context, which says what the sources say, replaces it (R9)"
 )
-
 NO_FIGURE_REASON = (
     "; the question asks when or how much and the answer gave no figure, which a passage "
-    "gives: the offline reading's answer from the same context replaces it (R9)"
+    f"gives: {READ_REASON} (R9)"
 )
 
 RETRIED_REASON = (
@@ -217,21 +191,9 @@ def _no_answer(text: str, request: AnswerRequest) -> str | None:
     return None
 
 
-def _with_sources(
-    update: dict[str, Any], documents: Sequence[UniqueTextDocument]
-) -> dict[str, Any]:
-    """``update`` with its answer message carrying the answer's ``sources`` as data (R9)."""
-    meta = message_metadata(update["sources"], update.get("answer_sentences", ()), documents)
-    messages = [
-        m.model_copy(update={"response_metadata": {**m.response_metadata, **meta}})
-        for m in update["messages"]
-    ]
-    return {**update, "messages": messages}
-
-
 def _unsourced_answer(text: str, tree: Any, *, verdict: str, reason: str) -> dict[str, Any]:
     """The update of an answer no assistant wrote and no document backs: no sources."""
-    return _answer_update(text, tree, AIMessage(content=text), _entry(verdict, reason))
+    return _answer_update(text, tree, AIMessage(content=text), _entry(verdict, reason), ())
 
 
 def _answer_update(
@@ -239,16 +201,19 @@ def _answer_update(
     tree: Any,
     message: AIMessage,
     entry: LedgerEntry,
+    documents: Sequence[UniqueTextDocument],
     sources: Sequence[Source] = (),
     sentences: Sequence[AnswerSentence] = (),
 ) -> dict[str, Any]:
-    """The state update of an answer: its text, sources, sentences, message and entry (R9)."""
+    """The state update of an answer; its message carries its ``sources`` as data (R9)."""
+    meta = message_metadata(sources, sentences, documents)
+    shown = message.model_copy(update={"response_metadata": {**message.response_metadata, **meta}})
     return {
         "answer": text,
         "sources": list(sources),
         "answer_sentences": list(sentences),
         "task": tree,
-        "messages": [message],
+        "messages": [shown],
         "ledger": [entry],
     }
 
@@ -433,7 +398,8 @@ def _generated_answer(
         verdict, chunks = "generated", split_for_streaming(text)
     message = yield from _shown(reply, text, chunks)
     said = _entry(verdict, why, details=details)
-    return {**_answer_update(text, tree, message, said, sources, sentences), "llm_calls": calls}
+    update = _answer_update(text, tree, message, said, request.documents, sources, sentences)
+    return {**update, "llm_calls": calls}
 
 
 def _tried(reply: _Reply) -> bool:
@@ -492,7 +458,7 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
             said = _entry("terminal", why, tool=(state["terminal"] or "").rpartition(":")[2])
             own = (state.get("context_buffer") or {}).get(state["terminal"] or "") or []
             sources = sources_of(doc for saved in own for doc in saved.documents)
-            return _answer_update(text, tree, message, said, sources)
+            return _answer_update(text, tree, message, said, state["documents"], sources)
         withheld = deps.domain.withheld_answer(  # A7: never a generated answer to this kind
             state["message"].question, state["message"].user_lang
         )
@@ -510,10 +476,4 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
         read = unfinishable_after_effect(state)
         return (yield from _generated_answer(ask, request, always, tree, read_on_failure=read))
 
-    def answer_with_sources(
-        state: GraphState, runtime: Runtime[RunContext]
-    ) -> Steps[dict[str, Any]]:
-        """The answer's update, its message carrying its own sources (R9)."""
-        return _with_sources((yield from answer(state, runtime)), state["documents"])
-
-    return make_node("answer", answer_with_sources)
+    return make_node("answer", answer)

@@ -13,8 +13,7 @@ from langgraph.graph import END, START, StateGraph
 from toolweave.graph.answer import make_answer
 from toolweave.graph.compiled import InterruptedRuns, ToolweaveGraph
 from toolweave.graph.context import Dependencies, Limits, RunContext
-from toolweave.graph.coordinate import make_coordinate
-from toolweave.graph.decide_conditional import make_decide_conditional
+from toolweave.graph.coordinate import make_coordinate, make_decide_conditional
 from toolweave.graph.deep_fallback import make_deep_fallback
 from toolweave.graph.execute import make_execute
 from toolweave.graph.langgraph_private import RunnableCallable, lean_branch_reads

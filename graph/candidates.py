@@ -9,7 +9,6 @@ import functools
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol, runtime_checkable
 
 from toolweave.graph.context import Dependencies
 from toolweave.graph.nodes import entry
@@ -183,24 +182,6 @@ def yes_doubt(
     return None
 
 
-@functools.lru_cache(maxsize=64)
-def domain_terms(name: str, stopwords: tuple[str, ...] = ()) -> frozenset[str]:
-    """The index terms of a domain's name and ``stopwords``, no routing evidence (A8, T12)."""
-    return frozenset(
-        term for text in (name, *stopwords) for terms in query_words(text) for term in terms
-    )
-
-
-@runtime_checkable
-class HasStopwords(Protocol):
-    """A document store that names the domain's own stop words (``stopwords=``)."""
-
-    @property
-    def stopwords(self) -> Collection[str]:
-        """Words nearly every document of the domain holds ("hospital")."""
-        ...
-
-
 @dataclass(frozen=True)
 class DomainWords:
     """The domain's own words, no evidence for any tool: its name and its store's stop words."""
@@ -209,9 +190,10 @@ class DomainWords:
 
     @functools.cached_property
     def terms(self) -> frozenset[str]:
-        """Their index terms (:func:`domain_terms`), for :class:`CandidateIndex` ``ignore``."""
-        name, *stopwords = self.words or ("",)
-        return domain_terms(name, tuple(stopwords))
+        """Their index terms, for :class:`CandidateIndex` ``ignore`` (A8, T12)."""
+        return frozenset(
+            term for text in self.words for terms in query_words(text) for term in terms
+        )
 
     @functools.cached_property
     def _folded(self) -> tuple[str, ...]:
@@ -236,8 +218,7 @@ def domain_words(deps: Dependencies) -> DomainWords:
     """The domain's name and the stop words of its default retrieval tool's store (N1)."""
     retrieval = deps.domain.default_retrieval_tool
     tool = deps.registry.get(retrieval) if retrieval is not None else None
-    store = getattr(tool, "store", None)
-    stopwords = tuple(store.stopwords) if isinstance(store, HasStopwords) else ()
+    stopwords = getattr(getattr(tool, "store", None), "stopwords", None) or ()
     return DomainWords((deps.domain.name, *stopwords))
 
 
@@ -325,13 +306,6 @@ ASKING_IN_DOUBT = "q1_asking_in_doubt"
 NOT_ASKED = "runs after the retrieval; a question back to the user becomes no result (Q1, A9)"
 
 
-def can_ask(tool: AnyTool, *, domain_asks: bool) -> bool:
-    """Whether the tool may stop the run with a question (Q1): clarifiable, or graph-asked (T13)."""
-    return asks_itself(tool) or (
-        bool(tool.required_inputs) and graph_asks(tool, domain_asks=domain_asks)
-    )
-
-
 def asking_in_doubt(
     deps: Dependencies,
     scores: Scores,
@@ -341,14 +315,13 @@ def asking_in_doubt(
     routed: Names,
 ) -> tuple[set[str], list[LedgerEntry]]:
     """Q1 with A9: the routed tools that may ask the user, but on a verdict in doubt."""
-    domain_asks = deps.domain.ask_for_missing_inputs
+    asks = deps.domain.ask_for_missing_inputs
     details: dict[str, str] = {}
     for tool in candidates:  # a finished answer's evidence is A8's (guard_terminal)
-        if (
-            tool.name in routed
-            and not tool.returns_answer
-            and can_ask(tool, domain_asks=domain_asks)
-        ):
+        if tool.name not in routed or tool.returns_answer:
+            continue
+        # Q1: it may stop the run with a question: clarifiable, or graph-asked (T13)
+        if asks_itself(tool) or (tool.required_inputs and graph_asks(tool, domain_asks=asks)):
             why = asking_doubt(scores, evidence, tool, candidates, routed)
             if why is not None:
                 details[tool.name] = f"{why}: {NOT_ASKED}"
@@ -397,9 +370,8 @@ def best_fit_yes(
     why = f"no yes, but named the best fit; keyword score {score:.2f} of the best {top:.2f}: " + (
         "runs (T5)" if backed else "not backed by the task's words (T5)"
     )
-    said = entry(
-        node, best, LedgerKind.ROUTING, BEST_FIT_RUNS if backed else BEST_FIT_UNBACKED, why
-    )
+    verdict = BEST_FIT_RUNS if backed else BEST_FIT_UNBACKED
+    said = entry(node, best, LedgerKind.ROUTING, verdict, why)
     if not backed:
         return activation, [said]
     requests = dict(activation.requests)
@@ -498,17 +470,12 @@ def without_unbacked_yeses(
         tool = next((t for t in candidates if t.name == verdict.tool), None)
         if not verdict.run or tool is None or tool.returns_answer:
             continue
-        request = requests.get(tool.name)
-        if not tool.request_model.model_fields:
-            continue
-        if request is None and tool.name not in activation.formless:
-            continue  # extracted when it runs (M2, an assistant that routes only)
+        request, model = requests.get(tool.name), tool.request_model
+        if not model.model_fields or (request is None and tool.name not in activation.formless):
+            continue  # no request: extracted when it runs (M2, an assistant that routes only)
         text = execution_text(node.task)
-        model = tool.request_model
         stated = (request is not None and states_input(request, model, text)) or states_input(
-            extract_request(text, model),
-            model,
-            text,  # as the text writes it
+            extract_request(text, model), model, text
         )
         if not stated and scores.get(tool.name, 0.0) <= 0:
             details[tool.name] = NOTHING_BEHIND_YES

@@ -6,7 +6,6 @@ import dataclasses
 import logging
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph.errors import GraphBubbleUp
@@ -16,12 +15,12 @@ from pydantic import ValidationError
 from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
 from toolweave.graph.idempotency import earlier_call, tool_call_key
 from toolweave.graph.nodes import entry
-from toolweave.graph.tool_call import acting_entry, amended_keys, not_made_again
+from toolweave.graph.tool_call import Outcome, acting_entry, amended_keys, not_made_again
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.client_calls import ClientToolCall, ClientToolResultError, parse_results
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.graph_state import GraphState
-from toolweave.state.ledger import LedgerEntry, LedgerKind
+from toolweave.state.ledger import LedgerKind
 from toolweave.state.pauses import ClientCalls, ClientToolCallsPayload
 from toolweave.state.results import ToolResult
 from toolweave.state.task import TaskNode
@@ -39,22 +38,6 @@ INPUT_REJECTED = "input rejected (attempt {attempt} of {limit}): {error}"
 CLIENT_ERROR = "the client reported an error: {error}"
 RAISED = "raised {error}; treated as no result (R7)"
 NOT_TEXT = "returned {kind}, not text; treated as no result (W2)"
-
-
-@dataclass
-class AiOutcome:
-    """What one ``execute`` step of an AI tool produced."""
-
-    result: ToolResult | None = None
-    ledger: list[LedgerEntry] = field(default_factory=list)
-    llm_calls: int = 0
-    request: dict[str, Any] | None = None
-    update: dict[str, Any] = field(default_factory=dict)
-    """Extra state writes: the opened or consumed client calls (the ``pause`` key)."""
-    pause: bool = False
-    """True when the step opened client calls: the tool stays at the head of the queue."""
-    read: bool = False
-    """The result's text is already read for the answer (R10): taken as it is."""
 
 
 def announced_tools(
@@ -84,10 +67,9 @@ def _checked_input(
     node: TaskNode,
     tool: AiChatbotTool,
     text: str,
-    outcome: AiOutcome,
+    outcome: Outcome,
 ) -> Steps[InputCheck | None]:
     """The tool's input, checked (W2); re-extracted with the error, within the limit."""
-    definition = tool.definition
     has_fields = bool(tool.request_model.model_fields)
     request = node.requests.get(tool.name)
     extracted = tool.name in node.requests
@@ -101,12 +83,7 @@ def _checked_input(
             outcome.llm_calls += 1
         extracted = False
         outcome.request = request
-        try:
-            model = tool.request_model.model_validate(dict(request or {}))
-        except ValidationError as exc:
-            check = InputCheck(text=str(request), error=f"the input has wrong types: {exc}")
-        else:
-            check = check_input(definition, input_text(definition, model))
+        check = _input_check(tool, request)
         if check.ok:
             return check
         error = check.error or ""
@@ -118,9 +95,18 @@ def _checked_input(
     return None
 
 
+def _input_check(tool: AiChatbotTool, request: Mapping[str, Any] | None) -> InputCheck:
+    """The tool's input from ``request``, checked (W2); wrong types fail the check too."""
+    try:
+        model = tool.request_model.model_validate(dict(request or {}))
+    except ValidationError as exc:
+        return InputCheck(text=str(request), error=f"the input has wrong types: {exc}")
+    return check_input(tool.definition, input_text(tool.definition, model))
+
+
 def _consume(
     state: GraphState, node: TaskNode, tool: AiChatbotTool, progress: ProgressEmitter
-) -> AiOutcome | None:
+) -> Outcome | None:
     """The client's result for the tool's open call, recorded once (W3)."""
     batch = state.get("pause")
     if not isinstance(batch, ClientCalls) or batch.task_no != node.task_no or batch.waiting:
@@ -130,7 +116,7 @@ def _consume(
         return None
     consumed = (*batch.consumed, call.call_id)
     done = all(c.call_id in consumed for c in batch.calls)
-    outcome = AiOutcome(
+    outcome = Outcome(
         update={"pause": None if done else batch.model_copy(update={"consumed": consumed})}
     )
     received = batch.results[call.call_id]
@@ -158,11 +144,7 @@ def _open_calls(
             break
         if tool.request_model.model_fields and name not in node.requests:
             break
-        try:
-            model = tool.request_model.model_validate(dict(node.requests.get(name) or {}))
-        except ValidationError:
-            break
-        check = check_input(tool.definition, input_text(tool.definition, model))
+        check = _input_check(tool, node.requests.get(name))
         if not check.ok:
             break
         calls.append(_call(tool.definition, check))
@@ -184,8 +166,8 @@ def _pause_for_client(
     tool: AiChatbotTool,
     check: InputCheck,
     announced: frozenset[str],
-    outcome: AiOutcome,
-) -> AiOutcome:
+    outcome: Outcome,
+) -> Outcome:
     """W3: open the client-tool pause for the tool and the client tools queued after it."""
     calls = _open_calls(deps, node, _call(tool.definition, check), announced)
     requests = {**node.requests, tool.name: outcome.request}
@@ -219,8 +201,8 @@ def call_context(
 
 
 def _run_here(
-    node: TaskNode, tool: AiChatbotTool, check: InputCheck, outcome: AiOutcome, ctx: AiToolContext
-) -> Steps[AiOutcome]:
+    node: TaskNode, tool: AiChatbotTool, check: InputCheck, outcome: Outcome, ctx: AiToolContext
+) -> Steps[Outcome]:
     """The tool's ``execute(input[, ctx])`` on the server, its failure contained (R7)."""
     progress = ctx.progress
     try:
@@ -252,15 +234,15 @@ def ai_tool_steps(
     tool: AiChatbotTool,
     text: str,
     progress: ProgressEmitter,
-) -> Steps[AiOutcome]:
+) -> Steps[Outcome]:
     """One ``execute`` step of an AI tool (W2, W3): its model and tool calls are effects."""
     received = _consume(state, node, tool, progress)
     if received is not None:
         return received
     earlier = earlier_call(state, node.task_no, tool.name) if tool.side_effects else None
     if (kept := not_made_again(state, node, tool, earlier)) is not None:  # S5, Q6
-        return AiOutcome(result=kept.result, ledger=kept.ledger, read=kept.read)
-    outcome = AiOutcome()
+        return kept
+    outcome = Outcome()
     announced = announced_tools(state, runtime)
     definition = tool.definition
     in_client = definition.runs_in_client(announced)

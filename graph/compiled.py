@@ -18,9 +18,7 @@ from pydantic import BaseModel
 
 from toolweave.graph.agent_tool import AGENT_TOOL_DESCRIPTION, AGENT_TOOL_NAME, as_agent_tool
 from toolweave.graph.context import Limits, RunContext
-from toolweave.graph.display import MermaidDisplay
 from toolweave.graph.idempotency import (
-    SentAgain,
     carries_ids,
     custom_chunk,
     is_resend,
@@ -57,6 +55,7 @@ from toolweave.graph.threads import (
 )
 from toolweave.graph.validation import check_config, check_context, input_keys, validate_input
 from toolweave.state.errors import InvalidRequestError, NothingPendingError, UnknownThreadError
+from toolweave.state.events import SentAgainEvent
 from toolweave.state.graph_state import ActedCall, GraphState, InputState, OutputState
 from toolweave.state.run_scope import Deadline, RunScope, aiterate_in, iterate_in
 from toolweave.state.secrets import secret_values, secrets_of
@@ -164,6 +163,18 @@ def _stored_user_data(snapshot: StateSnapshot | None, saved: CheckpointTuple | N
     return None if saved is None else saved.checkpoint["channel_values"].get("user_data")
 
 
+class MermaidDisplay:
+    """A mixin for a LangGraph graph: Jupyter's display, offline, as Mermaid text (N1).
+
+    LangGraph's own display fetches a PNG from a web service; this one needs no network.
+    """
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        """The graph as Mermaid in Markdown, and its ``repr`` (no PNG, no web service)."""
+        diagram = self.get_graph().draw_mermaid()  # type: ignore[attr-defined]
+        return {"text/plain": repr(self), "text/markdown": f"```mermaid\n{diagram}\n```"}
+
+
 class ToolweaveGraph(
     MermaidDisplay,
     AllowlistedCheckpoints,
@@ -247,14 +258,11 @@ class ToolweaveGraph(
             value = {key: item for key, item in value.items() if key in known}
         return validate_input(value, self.input_limits)
 
-    def _saver(self, config: RunnableConfig) -> BaseCheckpointSaver[Any]:
-        """The run's checkpointer, reading with the graph's msgpack allowlist (strict mode)."""
-        saver = checkpointer_of(config.get("configurable") or {}, self.checkpointer)
-        assert isinstance(saver, BaseCheckpointSaver)
-        return allowlisted(saver, serde_allowlist(self) or ())
-
     def _saved(self, config: RunnableConfig) -> Steps[CheckpointTuple | None]:
-        saver = self._saver(config)
+        """The latest checkpoint, read with the graph's msgpack allowlist (strict mode)."""
+        found = checkpointer_of(config.get("configurable") or {}, self.checkpointer)
+        assert isinstance(found, BaseCheckpointSaver)
+        saver = allowlisted(found, serde_allowlist(self) or ())
         return perform(call(saver.get_tuple, saver.aget_tuple, config))
 
     def _before(self, checked: Any, snapshot: StateSnapshot) -> ThreadStatus | None:
@@ -267,19 +275,16 @@ class ToolweaveGraph(
             raise UnknownThreadError(NO_THREAD.format(thread=thread))
         if not snapshot.interrupts:
             raise NothingPendingError(NOT_WAITING.format(thread=thread, why=WHY[status.kind.value]))
-        resume, limits = checked.resume, self.input_limits
+        resume: Any = checked.resume  # one value, or one per interrupt id
         by_id = {interrupt.id: interrupt.value for interrupt in snapshot.interrupts}
-        if isinstance(resume, Mapping) and resume and all(key in by_id for key in resume):
-            for key, value in resume.items():
-                check_resume_for(by_id[key], value, limits)
-        else:
-            for value in by_id.values():
-                check_resume_for(value, resume, limits)
+        keyed = isinstance(resume, Mapping) and resume and all(key in by_id for key in resume)
+        for key, value in resume.items() if keyed else ((key, resume) for key in by_id):
+            check_resume_for(by_id[key], value, self.input_limits)
         return None
 
     def _prepare(
         self, input: Any, config: RunnableConfig | None, kwargs: dict[str, Any]
-    ) -> Steps[tuple[Any, RunScope, SentAgain | None]]:
+    ) -> Steps[tuple[Any, RunScope, SentAgainEvent | None]]:
         """The checked input, the run's scope, and a repeat after its run acted (S5), Q5 first."""
         self._check_run_context(config, kwargs)
         checked = self._checked_input(input, config)
@@ -288,7 +293,7 @@ class ToolweaveGraph(
         thread_config = None if checked is None else _thread_config(self, config)
         saved: CheckpointTuple | None = None
         snapshot: StateSnapshot | None = None
-        again: SentAgain | None = None
+        again: SentAgainEvent | None = None
         read_once = False
         if thread_config is not None:
             # one checkpoint read decides whether the state is read, and gives the user_data
@@ -346,7 +351,7 @@ class ToolweaveGraph(
 
     def _resent(
         self, checked: Any, config: RunnableConfig, saved: CheckpointTuple
-    ) -> Steps[tuple[Any, StateSnapshot | None, SentAgain | None]]:
+    ) -> Steps[tuple[Any, StateSnapshot | None, SentAgainEvent | None]]:
         """``None`` for a message repeating one of its run (continued), and the state read (S5)."""
         paused = any(write[1] == INTERRUPT for write in saved.pending_writes or ())
         again = not paused and self._may_be_sent_again(checked, saved)
@@ -423,10 +428,10 @@ class ToolweaveGraph(
                     say_what_acted(exc, scope.acted)
                 raise
 
-    def _notice(self, again: SentAgain, kwargs: Mapping[str, Any]) -> Any | None:
+    def _notice(self, again: SentAgainEvent, kwargs: Mapping[str, Any]) -> Any | None:
         """The custom stream chunk saying a message was sent again (S5, Q6), if streamed."""
         return custom_chunk(
-            again.event(),
+            again,
             kwargs.get("stream_mode") or self.stream_mode,
             subgraphs=bool(kwargs.get("subgraphs")),
             version=str(kwargs.get("version") or "v1"),

@@ -173,13 +173,9 @@ def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
         update.update(llm_calls=1, deep_fallback_calls=1)
         missing = verdict.missing[: deps.limits.deep_fallback_pieces]
         rewrites = {piece: verdict.phrasings(piece) for piece in missing}
-        gate = _gate(
-            "sufficient" if verdict.sufficient else "insufficient", "; ".join(missing)
-        ).model_copy(
-            update={
-                "details": {piece: " | ".join(found) for piece, found in rewrites.items() if found}
-            }
-        )
+        judged = "sufficient" if verdict.sufficient else "insufficient"
+        details = {piece: " | ".join(found) for piece, found in rewrites.items() if found}
+        gate = _gate(judged, "; ".join(missing), details=details)
         runtime.stream_writer(gatekeeper_event(ROOT_TASK_NO, verdict.sufficient, missing))
         if verdict.sufficient or not missing:
             update["ledger"] = [gate]
@@ -248,8 +244,8 @@ def _planned(
     }
 
 
-def _gate(verdict: str, reason: str) -> LedgerEntry:
-    return entry(ROOT_TASK_NO, None, LedgerKind.GATEKEEPER, verdict, reason)
+def _gate(verdict: str, reason: str, **fields: Any) -> LedgerEntry:
+    return entry(ROOT_TASK_NO, None, LedgerKind.GATEKEEPER, verdict, reason, **fields)
 
 
 FOUND_NEW = "found new"

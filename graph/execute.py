@@ -111,17 +111,13 @@ def call_tool(
     node: TaskNode,
     name: str,
     text: str,
-) -> Steps[tuple[Outcome, dict[str, Any], bool]]:
-    """The queued tool's call: its outcome, state update and whether the run pauses (W2, W3, Q2)."""
+) -> Steps[Outcome]:
+    """The queued tool's call: its outcome, a client tool's pause among its writes (W2, W3, Q2)."""
     tool = deps.registry.get(name)
     if isinstance(tool, AiChatbotTool):
         progress = progress_for(deps, state, runtime, node, tool)
-        ai = yield from ai_tool_steps(deps, state, runtime, node, tool, text, progress)
-        outcome = Outcome(result=ai.result, ledger=ai.ledger, llm_calls=ai.llm_calls, read=ai.read)
-        return outcome, ai.update, ai.pause
-    reply = reply_for(state, name)
-    outcome = yield from tool_steps(deps, state, runtime, node, name, text, reply)
-    return outcome, {}, False
+        return (yield from ai_tool_steps(deps, state, runtime, node, tool, text, progress))
+    return (yield from tool_steps(deps, state, runtime, node, name, text, reply_for(state, name)))
 
 
 def held_back(state: GraphState, node: TaskNode, name: str, rest: list[str]) -> dict[str, Any]:
@@ -151,9 +147,9 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
         key = completion_key(node.task_no, name)
         text = execution_text(node.task)
         tool = deps.registry.get(name)
-        outcome, extra, paused = yield from call_tool(deps, state, runtime, node, name, text)
-        update: dict[str, Any] = {"ledger": outcome.ledger, **extra, "llm_calls": outcome.llm_calls}
-        if paused:  # W3: the client runs the AI tool
+        outcome = yield from call_tool(deps, state, runtime, node, name, text)
+        update = {"ledger": outcome.ledger, **outcome.update, "llm_calls": outcome.llm_calls}
+        if outcome.pause:  # W3: the client runs the AI tool
             return update
         update.update(acted_on(state, outcome.ledger))  # S5, Q6: a repeat of it acts no more
         note_acted(outcome.ledger)  # S5: a later failure of a run nothing keeps says so

@@ -6,7 +6,6 @@ import hashlib
 import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -130,24 +129,6 @@ SENT_AGAIN_LOG = (
 )
 
 
-@dataclass(frozen=True)
-class SentAgain:
-    """A message repeating the thread's last one after its run acted (S5, Q6): its answer again."""
-
-    keys: tuple[str, ...]  # The keys of the calls of tools that acted in the run (Q6).
-    tools: tuple[str, ...]  # Those tools' names, in the order they acted.
-    user_lang: str = "en"  # The run's language, for the phrase.
-
-    def event(self) -> SentAgainEvent:
-        """The custom stream event that says so (``"type": "sent_again"``, a ``phrase``)."""
-        return {
-            "type": "sent_again",
-            "version": EVENT_VERSION,
-            "tools": list(self.tools),
-            "phrase": SENT_AGAIN.get(self.user_lang, SENT_AGAIN["en"]),
-        }
-
-
 def text_digest(text: str) -> str:
     """A digest of a message's text, stripped: what the state keeps of it (X4)."""
     return hashlib.sha256(text.strip().encode("utf-8")).hexdigest()[:32]
@@ -213,19 +194,23 @@ def answered(values: Mapping[str, Any]) -> bool:
     return bool(values.get("answer")) and not abandoned
 
 
-def sent_again(checked: Any, values: Mapping[str, Any], thread: str = "") -> SentAgain | None:
-    """A repeat of the last message of a finished thread whose run acted and answered (S5, Q6)."""
+def sent_again(checked: Any, values: Mapping[str, Any], thread: str = "") -> SentAgainEvent | None:
+    """The event of a repeat of a finished thread's last message, its run acted (S5, Q6)."""
     if not answered(values) or not repeats_the_last_question(checked, stored_messages(values)):
         return None
     acted = acting_entries(values)
     if not acted:
         return None
-    keys = tuple(dict.fromkeys(entry.key for entry in acted))
-    tools = tuple(dict.fromkeys(entry.tool or "" for entry in acted))
-    message = values.get("message")
-    lang = str(getattr(message, "user_lang", "") or "en")
-    logger.info(SENT_AGAIN_LOG, thread, ", ".join(keys))
-    return SentAgain(keys=keys, tools=tools, user_lang=lang)
+    logger.info(SENT_AGAIN_LOG, thread, ", ".join(dict.fromkeys(entry.key for entry in acted)))
+    lang = str(getattr(values.get("message"), "user_lang", "") or "en")  # the run's, for the phrase
+    return {
+        "type": "sent_again",
+        "version": EVENT_VERSION,
+        "tools": list(
+            dict.fromkeys(entry.tool or "" for entry in acted)
+        ),  # in the order they acted
+        "phrase": SENT_AGAIN.get(lang, SENT_AGAIN["en"]),
+    }
 
 
 def custom_chunk(data: Any, stream_mode: Any, *, subgraphs: bool, version: str) -> Any | None:

@@ -1,8 +1,9 @@
-"""The ``normalize`` node: one per user message (A1, A2, T10, X1)."""
+"""The ``normalize`` node: one per user message, the model's rewrite checked (A1, A2, T10, X1)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.messages import AnyMessage
@@ -14,14 +15,16 @@ from toolweave.coordinators.base import AgentCoordinator
 from toolweave.graph.clarify import amended_calls, closed_by_new_turn
 from toolweave.graph.context import Dependencies, Limits, RunContext, assistant_for, user_data_for
 from toolweave.graph.nodes import Steps, entry, make_node
-from toolweave.graph.normalized import check_normalized
 from toolweave.graph.validation import question_of
+from toolweave.llm.lexical import content_words, matches, words
 from toolweave.llm.offline import normalize_offline, resolved_by_rules
+from toolweave.llm.port import Normalized
 from toolweave.state.events import gates_event
 from toolweave.state.graph_state import GraphState, MessageFacts
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import ROOT_TASK_NO, TaskInfo, TaskNode
 from toolweave.tools.eligibility import check_gates, open_without_filter
+from toolweave.tools.language import detect_language
 from toolweave.tools.registry import AnyTool
 
 PER_MESSAGE_RESETS: tuple[tuple[str, Any], ...] = (
@@ -41,6 +44,36 @@ PER_MESSAGE_RESETS: tuple[tuple[str, Any], ...] = (
     ("clarification_rounds", 0),
 )
 """State a new message starts without: the keys and their empty values (``Overwrite``: reducers)."""
+
+
+def rewrite_fault(message: str, history: Sequence[AnyMessage], rewrite: str) -> str | None:
+    """What ``rewrite`` does wrong (A1): drops a content word of ``message``, or adds one unsaid."""
+    written = words(rewrite)
+    if not all(any(matches(w, r) for r in written) for w in content_words(message)):
+        return "drops the message's own words"
+    said = words(" ".join([message, *(m.text for m in history)]))
+    if not all(any(matches(w, s) or matches(s, w) for s in said) for w in content_words(rewrite)):
+        return "adds words nobody wrote"
+    return None
+
+
+def check_normalized(
+    message: str, history: Sequence[AnyMessage], norm: Normalized
+) -> tuple[Normalized, list[str]]:
+    """The normalization with A1 and T10 applied, and a note per change for the ledger."""
+    notes: list[str] = []
+    if not history and norm.question != message:
+        notes.append(f"first turn kept as written, not {norm.question!r} (A1)")
+        norm = replace(norm, question=message)
+    elif history and (fault := rewrite_fault(message, history, norm.question)) is not None:
+        offline = normalize_offline(message, history, default_lang=norm.user_lang).question
+        notes.append(f"rewrite {norm.question!r} {fault}: {offline!r} (A1)")
+        norm = replace(norm, question=offline)
+    guess = detect_language(message)
+    if guess.lang is not None and guess.lang != norm.user_lang:
+        notes.append(f"language {guess.lang} by the detector, not the model's {norm.user_lang}")
+        norm = replace(norm, user_lang=guess.lang)
+    return norm, notes
 
 
 def split_conversation(

@@ -107,16 +107,9 @@ def routed_activation(
     best = next((v.tool for v in activation.verdicts if v.best), None)
     if declined:
         named = f"; the model named {best} the best fit" if best in declined else ""
-        entries.append(
-            LedgerEntry(
-                kind=LedgerKind.ROUTING,
-                task_no=node.task_no,
-                verdict="declined",
-                reason=f"{len(declined)} candidate(s) declined{named}",
-                details=declined,
-                tools=tuple(declined),
-            )
-        )
+        why = f"{len(declined)} candidate(s) declined{named}"
+        kind, names = LedgerKind.ROUTING, tuple(declined)
+        entries.append(entry(node, None, kind, "declined", why, details=declined, tools=names))
     routed, abstained = abstain(deps.domain.routing_threshold, node, activation, outcome.routed)
     entries = outcome.screened + entries + outcome.resolved + abstained  # T5: abstention last
     tools = [tool for tool in deps.registry if tool.name in routed]  # registry order (A6)

@@ -14,10 +14,6 @@ from langgraph.graph import START, StateGraph
 from toolweave.state.graph_state import GraphState
 
 
-def _nothing(state: GraphState) -> dict[str, Any]:
-    return {}
-
-
 def stored_values(
     checkpointer: BaseCheckpointSaver[Any], config: RunnableConfig
 ) -> dict[str, Any] | None:
@@ -25,6 +21,6 @@ def stored_values(
     if checkpointer.get_tuple(config) is None:
         return None
     reader = StateGraph(GraphState)
-    reader.add_node("read", _nothing)
+    reader.add_node("read", lambda state: {})
     reader.add_edge(START, "read")
     return dict(reader.compile(checkpointer=checkpointer).get_state(config).values)

@@ -103,6 +103,8 @@ class Outcome:
     deep_calls: int = 0
     request: dict[str, Any] | None = None
     read: bool = False  # The result's text is already read for the answer (R10): taken as it is.
+    update: dict[str, Any] = field(default_factory=dict)  # more writes: client calls (W3)
+    pause: bool = False  # it opened client calls: the tool stays at the head of the queue (W3)
 
 
 def tool_call(

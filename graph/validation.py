@@ -182,10 +182,8 @@ def question_of(messages: Sequence[AnyMessage], limits: Limits) -> str:
     question = check_text(last.text, "the message").strip()
     if not question:
         raise InvalidRequestError(EMPTY_QUESTION)
-    if len(question) > limits.max_message_chars:
-        raise InvalidRequestError(
-            TOO_LONG.format(length=len(question), limit=limits.max_message_chars)
-        )
+    if len(question) > (limit := limits.max_message_chars):
+        raise InvalidRequestError(TOO_LONG.format(length=len(question), limit=limit))
     return question
 
 
@@ -312,12 +310,6 @@ def parse_message_input(value: Any, limits: Limits) -> dict[str, Any]:
     }
 
 
-@functools.cache
-def context_keys() -> tuple[str, ...]:
-    """The keys a run context may have: the fields of :class:`RunContext`, nothing else."""
-    return tuple(field.name for field in dataclasses.fields(RunContext))
-
-
 def check_context(context: Any) -> None:
     """A run's ``context=`` is one LangGraph can make a :class:`RunContext` of (T4, N3, X5).
 
@@ -326,7 +318,7 @@ def check_context(context: Any) -> None:
     """
     if context is None:
         return
-    known = context_keys()
+    known = tuple(field.name for field in dataclasses.fields(RunContext))  # nothing else
     if isinstance(context, RunContext):
         user_data = context.user_data
     elif isinstance(context, Mapping):

@@ -373,14 +373,14 @@ def test_R9_a_sentence_with_no_figure_from_a_non_citing_assistant_claims_no_sour
 def test_R9_the_answer_steps_trace_carries_its_sentences(monkeypatch: pytest.MonkeyPatch) -> None:
     from types import SimpleNamespace
 
-    from toolweave.graph import tracing
+    from toolweave.graph import nodes
     from toolweave.state.documents import AnswerSentence, Source
 
     run = SimpleNamespace(name="answer", tags=[], metadata={})
-    monkeypatch.setattr(tracing, "get_current_run_tree", lambda: run)
+    monkeypatch.setattr(nodes, "get_current_run_tree", lambda: run)
     said = AnswerSentence(text="Open at 8.", sources=(1,), documents=("a",), supported=True)
     update = {"sources": [Source(document_id="a", name="A")], "answer_sentences": [said]}
-    tracing.label_run("answer", {"tasks": {}}, update)
+    nodes.label_run("answer", {"tasks": {}}, update)
     assert run.metadata["sentences"] == [{"text": "Open at 8.", "sources": [1], "supported": True}]
 
 

@@ -25,7 +25,7 @@ from langchain_core.messages import HumanMessage
 from thread_lock_worker import QUESTION, OpenTicket, make_graph
 
 from toolweave import ConfigurationError, DatabaseUnavailableError, ThreadBusyError
-from toolweave.graph.database_lock import holding_in_database
+from toolweave.graph.run_lock import holding_in_database
 from toolweave.persistence import open_async_checkpointer, open_checkpointer
 from toolweave.state.serde import checkpoint_serde
 

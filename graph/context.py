@@ -38,11 +38,14 @@ class Limits:
     """Earlier messages that normalization sees (A1)."""
     max_clarification_rounds: int = 3
     """Clarification questions in a row before the run ends with a message (Q2)."""
-    deep_fallback_llm_calls: int = 6
+    deep_fallback_llm_calls: int = 1
     """LLM calls deep fallback may spend per root task: gatekeeper and page reading (D7).
 
-    The gatekeeper, a neighbour step (two pages) and three candidate pages: each read is seconds on
-    a small local model, and a page the documents do not hold is read for nothing (D8)."""
+    By default the gatekeeper alone: the pieces it names are searched with its rewrites and
+    the pages' own passages are returned unread. With the small local model a page read
+    cost seconds and found no more than the passages on the development halves (see the
+    benchmarks); raise it (e.g. to 6) for a model whose reading pays. An assistant whose
+    calls cost nothing (``LlmAssistant.free_calls``, the offline model) is not capped."""
     deep_fallback_pieces: int = 3
     """Missing pieces the deep search looks for, at most (each costs up to two subtasks)."""
     run_deadline_s: float | None = None

@@ -422,7 +422,7 @@ def _called(node: TaskNode, name: str, result: ToolResult | None, reply: str | N
 def _spent(outcome: Outcome, budget: LlmBudget) -> None:
     """The model calls the tool spent, on the run's count and on the deep cap (D7)."""
     outcome.llm_calls += budget.spent
-    outcome.deep_calls = budget.spent if budget.limit is not None else 0
+    outcome.deep_calls = budget.spent if budget.deep else 0
 
 
 def _budget(
@@ -431,9 +431,9 @@ def _budget(
     """The model calls the tool may spend: capped on deep-fallback subtasks (D7), else free."""
     owner = state.get("deep_fallback_owner")
     limit = None
-    if owner is not None and node.task.owner_coordinator_name == owner:
+    assistant = assistant_for(deps, runtime)
+    deep = owner is not None and node.task.owner_coordinator_name == owner
+    if deep and not assistant.free_calls:  # in-process reads cost nothing: page limits bound them
         spent = state.get("deep_fallback_calls") or 0
         limit = max(0, deps.limits.deep_fallback_llm_calls - spent)
-    return LlmBudget(
-        assistant_for(deps, runtime), limit=limit, user_lang=state["message"].user_lang
-    )
+    return LlmBudget(assistant, limit=limit, user_lang=state["message"].user_lang, deep=deep)

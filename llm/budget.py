@@ -17,12 +17,16 @@ logger = logging.getLogger(__name__)
 class LlmBudget:
     """A tool's handle on the run's model: counts every call, refuses past its limit (D7)."""
 
-    __slots__ = ("assistant", "invented", "limit", "spent", "user_lang")
+    __slots__ = ("assistant", "deep", "invented", "limit", "spent", "user_lang")
 
-    def __init__(self, assistant: LlmAssistant, *, limit: int | None, user_lang: str) -> None:
+    def __init__(
+        self, assistant: LlmAssistant, *, limit: int | None, user_lang: str, deep: bool = False
+    ) -> None:
         self.assistant = assistant
         self.limit = limit
         """Calls allowed; ``None`` for no cap."""
+        self.deep = deep
+        """The calls are deep fallback's: counted on the run's deep total (D7)."""
         self.spent = 0
         """Calls made through this budget."""
         self.user_lang = user_lang

@@ -47,6 +47,7 @@ class OfflineAssistant(LlmAssistant):
 
     local_extraction: ClassVar[bool] = True
     inline_async: ClassVar[bool] = True
+    free_calls: ClassVar[bool] = True
     """CPU only and quick: the async twins run the sync methods inline (no worker thread)."""
 
     def __init__(

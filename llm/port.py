@@ -241,6 +241,9 @@ class LlmAssistant(ABC):
     """True when extraction costs no model call of its own: an activation counts as one call."""
     inline_async: ClassVar[bool] = False
     """True when the sync methods are quick and CPU-only: the async twins run them inline."""
+    free_calls: ClassVar[bool] = False
+    """True when a call costs no model time (in-process rules, like the offline model): the
+    deep-fallback cap (D7, ``Limits.deep_fallback_llm_calls``) does not count its page reads."""
     normalizes_first_message: ClassVar[bool] = True
     """False: the graph reads a message with the offline rules whenever they suffice, and sends
     only the rest to :meth:`normalize` (A10, A1)."""

@@ -101,7 +101,8 @@ def graph_over(store: SqliteDocumentStore, assistant: Any, *, limit: int = 2) ->
         NeighborPageSearchTool("neighbor_search", "guide", store),
         ContextSearchTool("context_search", "guide", store),
     ]
-    return build_graph(domain, tools, assistant=assistant)
+    # a model whose page reads pay: the default cap is the gatekeeper alone (D7)
+    return build_graph(domain, tools, assistant=assistant, deep_fallback_llm_calls=6)
 
 
 def ask(graph: Any, text: str) -> dict[str, Any]:
@@ -338,7 +339,8 @@ def test_D8_words_of_the_documents_find_the_page_when_the_gatekeeper_gave_no_rew
         read=reader,
         answer=lambda r: " | ".join(r.guaranteed) or "no information",
     )
-    out = ask(build_graph(domain, tools, assistant=assistant), question)
+    graph = build_graph(domain, tools, assistant=assistant, deep_fallback_llm_calls=6)  # reads
+    out = ask(graph, question)
     assert "garage" in out["answer"]  # no page shares a word with the question: no scan (D5)
     assert set(asked) == {question}  # the derived words found the page; the piece read it
     found = next(e for e in out["ledger"] if e.kind == "deep_fallback" and e.verdict == "found new")

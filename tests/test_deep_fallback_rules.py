@@ -51,7 +51,20 @@ def judge(missing: tuple[str, ...]) -> Any:
     return verdict
 
 
-def graph_with(missing: tuple[str, ...], calls: list[str], *, reads: int = 1, **limits: Any):
+class FreeAssistant(FunctionAssistant):
+    """A double whose calls cost nothing, like the offline model's (``free_calls``)."""
+
+    free_calls = True
+
+
+def graph_with(
+    missing: tuple[str, ...],
+    calls: list[str],
+    *,
+    reads: int = 1,
+    assistant_type: type[FunctionAssistant] = FunctionAssistant,
+    **limits: Any,
+):
     deep = DeepSearchCoordinator()
     domain = Domain(
         name="test",
@@ -64,9 +77,10 @@ def graph_with(missing: tuple[str, ...], calls: list[str], *, reads: int = 1, **
         searching("context_search", calls, reads=reads),
         deep,
     ]
-    assistant = FunctionAssistant(
+    assistant = assistant_type(
         judge=judge(missing), read=reader, answer=lambda r: " | ".join(r.guaranteed)
     )
+    limits.setdefault("deep_fallback_llm_calls", 6)  # a model whose page reads pay (D7)
     return build_graph(domain, tools, assistant=assistant, **limits)
 
 
@@ -117,15 +131,28 @@ def test_D3_full_search_runs_when_neighbor_found_nothing():
     }
 
 
-def test_D7_D8_by_default_a_deep_round_spends_at_most_six_calls() -> None:
-    """The gatekeeper and five page reads: a question no page answers reads no more."""
+def test_D7_by_default_a_deep_round_spends_the_gatekeeper_call_alone() -> None:
+    """The default cap: the gatekeeper; its pieces are searched, the passages given unread."""
     from toolweave import Limits
 
     calls: list[str] = []
     missing = ("When does the cafeteria open?", "What about parking?", "Is there wifi?")
-    out = ask(graph_with(missing, calls, reads=3), "q")
-    assert Limits().deep_fallback_llm_calls == 6
-    assert out["deep_fallback_calls"] == 6  # 1 gatekeeper + 5 page readings, then refused
+    default = Limits().deep_fallback_llm_calls
+    out = ask(graph_with(missing, calls, reads=3, deep_fallback_llm_calls=default), "q")
+    assert default == 1
+    assert out["deep_fallback_calls"] == 1  # the gatekeeper; no page read
+    assert calls  # the pieces were still searched
+
+
+def test_D7_an_assistant_whose_calls_cost_nothing_reads_past_the_cap() -> None:
+    """``LlmAssistant.free_calls`` (the offline model): page reads are counted, not capped."""
+    calls: list[str] = []
+    missing = ("When does the cafeteria open?", "What about parking?", "Is there wifi?")
+    graph = graph_with(
+        missing, calls, reads=3, assistant_type=FreeAssistant, deep_fallback_llm_calls=1
+    )
+    out = ask(graph, "q")
+    assert out["deep_fallback_calls"] > 1  # the gatekeeper and the page reads, all counted
 
 
 def test_D7_one_deep_round_and_the_llm_call_cap_is_never_exceeded():

@@ -66,7 +66,8 @@ def test_N1_D3_the_deep_search_forces_the_domain_named_searches(tmp_path: Path) 
     )
     # no passage gives a price, so the gatekeeper is asked (A10)
     asked = "How much do the reading rooms on the first floor cost today?"
-    out = ask(build_graph(domain, tools, assistant=assistant), asked)
+    graph = build_graph(domain, tools, assistant=assistant, deep_fallback_llm_calls=6)  # reads (D7)
+    out = ask(graph, asked)
     forced = [e.tool for e in out["ledger"] if e.kind == "forced" and e.task_no == "1.1"]
     # the two pages are both in the context, so the neighbour search (named for the
     # domain) is skipped and the full search runs at once (A10, D6)

@@ -82,8 +82,9 @@ def test_P4_toolweave_ask_shows_one_line_per_page_read(capsys: pytest.CaptureFix
     assert "· 1.2 „Dialízis Központ, 2. oldal” (3/8): nincs benne válasz" in out
     assert "Olvasom:" not in out  # every page read says what came of it
     pages = [line for line in out.splitlines() if "/8)" in line]
-    assert len(pages) == 3  # three pages read, one line each
-    assert "Abbahagytam az olvasást: elfogyott a keret" in out  # D7: the cap ends the reading
+    assert len(pages) == len(set(pages)) >= 3  # each page read, one line each
+    # D7: the offline model's reads cost no model call (free_calls): no cap ends them
+    assert "Abbahagytam az olvasást: elfogyott a keret" not in out
     assert "Talált szövegrészek: " in out  # what was found, not "Találat: 18"
     assert "Találat:" not in out
 

@@ -168,7 +168,38 @@ def compound_tail(part: str, whole: str) -> bool:
 def matches(a: str, b: str) -> bool:
     """:func:`related`, or the same weekday in either language (``"friday"``/``"péntek"``)."""
     day = weekday(a)
-    return (day is not None and day == weekday(b)) or related(a, b)
+    return (day is not None and day == weekday(b)) or related(a, b) or polish_forms(a, b)
+
+
+@lru_cache(maxsize=1 << 18)
+def polish_forms(a: str, b: str) -> bool:
+    """Whether two words are forms of one Polish word: the same core (Polish stemming).
+
+    Cores (:func:`~toolweave.tools.text.polish_core`) of :data:`MIN_STEM` letters or more
+    suffice. A shorter core ("ulga"/"ulgę", "nowy"/"nowego", "pies"/"psa") needs one of the two
+    words to show it is Polish: :func:`_polish_mark`.
+    """
+    core = kit.polish_core(a.casefold())
+    if not core or core != kit.polish_core(b.casefold()):
+        return False
+    return len(core) >= MIN_STEM or any(_polish_mark(w, core) for w in (a, b))
+
+
+POLISH_LONG_ENDINGS = frozenset(e for e in kit.POLISH_ENDINGS if len(e) > 1)
+"""Polish endings of two letters or more ("nowego", "psem"): "data"/"date" do not join."""
+
+
+def _polish_mark(word: str, core: str) -> bool:
+    """Whether ``word`` shows it is a Polish form of ``core``.
+
+    Its core is not where it begins (a fleeting *e* or alternating vowel: "pies" of "ps"), or, for
+    a core of :data:`SHORT_STEM` letters, it has a Polish letter or a Polish ending of two letters.
+    """
+    folded = fold(word)
+    if not folded.startswith(core):
+        return True
+    polish = any(ch in kit.POLISH_LETTERS for ch in word.casefold())
+    return len(core) >= SHORT_STEM and (polish or folded[len(core) :] in POLISH_LONG_ENDINGS)
 
 
 @lru_cache(maxsize=1 << 18)

@@ -22,6 +22,7 @@ from toolweave.llm.lexical import (
     fold,
     holds_run,
     matches,
+    polish_forms,
     weekday,
     words,
 )
@@ -96,9 +97,12 @@ NAME_ENDING = 2
 
 
 def written(name_word: str, text_word: str) -> bool:
-    """Whether ``text_word`` writes ``name_word``: folded, the same or inflected at its end only."""
+    """Whether ``text_word`` writes ``name_word``: folded, the same or inflected at its end only.
+
+    A Polish name's word in another case counts too ("Nowy" in "do Nowego", :func:`polish_forms`).
+    """
     name, text = fold(name_word), fold(text_word)
-    if text.startswith(name):
+    if text.startswith(name) or polish_forms(name_word, text_word):
         return True
     kept = name[: max(MIN_STEM, len(name) - NAME_ENDING)]
     return len(kept) < len(name) and text.startswith(kept)

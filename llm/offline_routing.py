@@ -111,17 +111,24 @@ def vocabulary(tool: AnyTool) -> dict[str, float]:
     return _vocabulary_of(text, "\n".join(fields))
 
 
-def _bucket(word: str) -> str:
+def _buckets(word: str) -> set[str]:
+    """Where a word's matches are: its first two letters, or its Polish core's ("pies", "psa")."""
     day = weekday(word)
-    return f"#day{day}" if day is not None else fold(word)[:2]
+    if day is not None:
+        return {f"#day{day}"}
+    return {fold(word)[:2], kit.polish_core(word.casefold())[:2]} - {""}
 
 
 def _matching(query: Sequence[str], vocabs: Sequence[dict[str, float]]) -> dict[str, set[str]]:
     """For each task word, the vocabulary words (of any tool) it matches."""
     buckets: dict[str, set[str]] = {}
     for word in (w for vocab in vocabs for w in vocab):
-        buckets.setdefault(_bucket(word), set()).add(word)
-    return {w: {v for v in buckets.get(_bucket(w), set()) if word_matches(w, v)} for w in query}
+        for key in _buckets(word):
+            buckets.setdefault(key, set()).add(word)
+    return {
+        w: {v for key in _buckets(w) for v in buckets.get(key, ()) if word_matches(w, v)}
+        for w in query
+    }
 
 
 CLAUSE = re.compile(

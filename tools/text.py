@@ -184,6 +184,39 @@ def stems(word: str, lang: str | None = None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(s for s in (stem(word, code) for code in langs) if s))
 
 
+POLISH_ENDINGS = tuple(
+    sorted(
+        _wordset("ami ach ego emu ymi imi ych ich owi om ów ie ej ym im em ą ę a e i o u y"),
+        key=len,
+        reverse=True,
+    )
+)
+"""Polish case endings, cut from a short word the Polish stemmer leaves whole ("psa")."""
+POLISH_LETTERS = frozenset("ąćęłńóśźż")
+"""Letters only Polish of the kit's languages writes: a word with one is a Polish word."""
+MIN_POLISH_CORE = 2
+"""Letters a Polish core keeps at least (:func:`polish_core`): "ps" of "psa" and "pies"."""
+_FLEETING_E = re.compile(r"(?<=[^aeiouyąęó])i?e(?=[^aeiouyąęó]$)")
+_POLISH_ALTERNATIONS = str.maketrans("ąó", "ęo")  # "pieniądze"/"pieniędzy", "stół"/"stołu"
+
+
+@lru_cache(maxsize=65536)
+def polish_core(word: str) -> str:
+    """The folded core every Polish form of one case-folded ``word`` shares.
+
+    The Polish Snowball stem, with *ą* read as *ę* and *ó* as *o* (vowels that alternate in a
+    stem: "pieniądze"/"pieniędzy"). A short word the stemmer leaves whole loses one of
+    :data:`POLISH_ENDINGS` ("psa"), or, ending in a consonant, the fleeting *e* before it
+    ("pies", "wniosek"). A core shorter than :data:`MIN_POLISH_CORE` is empty.
+    """
+    core = _stemmers()["pl"].stemWord(word)
+    if core == word:
+        ending = next((e for e in POLISH_ENDINGS if word.endswith(e)), "")
+        core = word[: len(word) - len(ending)] if ending else _FLEETING_E.sub("", word)
+    core = fold(core.translate(_POLISH_ALTERNATIONS))
+    return core if len(core) >= MIN_POLISH_CORE else ""
+
+
 def content_words(text: str, stopwords: frozenset[str] = QUERY_STOPWORDS) -> list[str]:
     """The distinct case-folded words of ``text`` without ``stopwords``, unless none is left."""
     found = list(dict.fromkeys(words(text)))

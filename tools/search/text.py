@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from toolweave.tools.text import QUERY_STOPWORDS, stem, stems
+from toolweave.tools.text import QUERY_STOPWORDS, polish_core, stem, stems
 from toolweave.tools.text import content_words as content_words
 from toolweave.tools.text import fold as fold
 from toolweave.tools.text import sections as sections
@@ -15,13 +15,20 @@ from toolweave.tools.text import words as words
 
 PREFIX_LENGTH = 6  # most characters of the prefix term a query word adds
 MIN_PREFIX = 4
+MIN_CORE_TERM = 3  # a two-letter core ("ps" of "pies") would join unrelated short words
 STOPWORDS = QUERY_STOPWORDS  # a domain passes its own as the store's ``stopwords``
 
 
 @lru_cache(maxsize=65536)
 def word_terms(word: str, lang: str | None = None) -> tuple[str, ...]:
-    """Index terms of one case-folded word: its folded form and stems (in ``lang``, else all)."""
-    return tuple(dict.fromkeys(t for t in (fold(word), *stems(word, lang)) if t))
+    """Index terms of one case-folded word: its folded form and stems (in ``lang``, else all).
+
+    Polish stemming adds the word's Polish core (:func:`~toolweave.tools.text.polish_core`) of
+    :data:`MIN_CORE_TERM` letters or more: "pieniądze" and "pieniędzy" share "pieniedz".
+    """
+    core = polish_core(word) if lang in (None, "pl") else ""
+    kept = core if len(core) >= MIN_CORE_TERM else ""
+    return tuple(dict.fromkeys(t for t in (fold(word), *stems(word, lang), kept) if t))
 
 
 def index_terms(text: str, lang: str | None = None) -> str:

@@ -123,6 +123,4 @@ def build_store(path: str = ":memory:") -> SqliteDocumentStore:
 
 
 def load(store: SqliteDocumentStore | None = None):  # type: ignore[no-untyped-def]
-    return documents_domain(
-        "notely", store or build_store(), tools=[PlanLimits(), ResetPassword()]
-    )
+    return documents_domain("notely", store or build_store(), tools=[PlanLimits(), ResetPassword()])

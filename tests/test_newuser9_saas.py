@@ -204,11 +204,11 @@ def test_X1_the_domain_answers_in_a_chain_a_stream_ainvoke_and_a_thread() -> Non
 
 
 def test_N2_an_unknown_domain_says_how_to_add_it(tmp_path: Path) -> None:
-    """``--domain notely`` before its package is installed names the two ways to add it."""
+    """``--domain notes-app`` before its package is installed names the two ways to add it."""
     with pytest.raises(UnknownDomainError) as raised:
-        load_domain("notely", data_dir=tmp_path)
+        load_domain("notes-app", data_dir=tmp_path)
     message = str(raised.value)
-    assert "toolweave ingest PATH --domain notely" in message
+    assert "toolweave ingest PATH --domain notes-app" in message
     assert "toolweave.plugins" in message
 
 

@@ -45,10 +45,16 @@ class HashingEmbeddings(Embeddings):
         return self._vector(text)
 
 
-PLAN_LIMITS = {
-    "free": ["The Free plan: up to 100 notes, 1 GB of attachments, sharing with 5 people."],
-    "plus": ["The Plus plan: unlimited notes, 20 GB of attachments, 4 dollars a month."],
-    "team": ["The Team plan: unlimited notes, sharing with 50 people, 8 dollars per person."],
+PLAN_LIMITS = {  # each line says "includes": the word people ask with (offline answers, A7)
+    "free": [
+        "The Free plan includes up to 100 notes, 1 GB of attachments and sharing with 5 people."
+    ],
+    "plus": [
+        "The Plus plan includes unlimited notes and 20 GB of attachments, for 4 dollars a month."
+    ],
+    "team": [
+        "The Team plan includes unlimited notes and sharing with 50 people, 8 dollars a person."
+    ],
 }
 
 
@@ -79,7 +85,12 @@ class PlanLimits(ChatbotTool[PlanRequest]):
         return ToolResult.as_context(
             self.name,
             [
-                UniqueTextDocument(document_id="plans-table", sentence_number=n, text=line)
+                UniqueTextDocument(
+                    document_id="plans-table",
+                    document_name="Plans table",
+                    sentence_number=n,
+                    text=line,
+                )
                 for n, line in enumerate(lines, start=1)
             ],
         )
@@ -123,4 +134,9 @@ def build_store(path: str = ":memory:") -> SqliteDocumentStore:
 
 
 def load(store: SqliteDocumentStore | None = None):  # type: ignore[no-untyped-def]
-    return documents_domain("notely", store or build_store(), tools=[PlanLimits(), ResetPassword()])
+    return documents_domain(
+        "notely",
+        store or build_store(),
+        tools=[PlanLimits(), ResetPassword()],
+        embeddings=HashingEmbeddings(),  # a store `toolweave ingest` filled is switched to it
+    )

@@ -274,3 +274,20 @@ def test_R3_a_tool_returning_text_is_told_which_result_to_return() -> None:
     graph = build_graph(domain, [*tools, _ReturnsText()])
     with pytest.raises(InvalidToolResultError, match=r"ToolResult\.as_answer\(self\.name, text\)"):
         graph.invoke("How do I export my notes?")
+
+
+def test_T1_a_tool_class_given_for_a_tool_is_refused_saying_to_instantiate_it() -> None:
+    """``build_graph(domain, [..., PlanLimits])`` built, and the plan tool never ran (T1)."""
+    domain, tools = load()
+    with pytest.raises(ConfigurationError, match=r"register an instance, PlanLimits\(\)"):
+        build_graph(domain, [*tools[:-2], notely.PlanLimits])  # type: ignore[list-item]
+
+
+def test_T1_tools_that_are_not_a_list_are_refused_saying_what_to_pass() -> None:
+    """One tool, or the domain and the tools swapped, read "'X' object is not iterable"."""
+    domain, tools = load()
+    what = r"build_graph\(domain, \[tool, \.\.\.\]\)"
+    with pytest.raises(ConfigurationError, match=what):
+        build_graph(domain, notely.PlanLimits())  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match=what):
+        build_graph(tools, domain)  # type: ignore[arg-type]

@@ -26,6 +26,8 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda
+from langchain_core.tracers.base import BaseTracer
+from langchain_core.tracers.schemas import Run
 from langgraph.checkpoint.memory import InMemorySaver
 from newuser9_domain import notely
 from newuser9_domain.notely import PAGES, HashingEmbeddings, load
@@ -291,3 +293,42 @@ def test_T1_tools_that_are_not_a_list_are_refused_saying_what_to_pass() -> None:
         build_graph(domain, notely.PlanLimits())  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match=what):
         build_graph(tools, domain)  # type: ignore[arg-type]
+
+
+class _Collecting(BaseTracer):
+    """A LangSmith-free tracer: keeps the finished root runs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.roots: list[Run] = []
+
+    def _persist_run(self, run: Run) -> None:
+        self.roots.append(run)
+
+
+def _phase_runs(run: Run) -> list[Run]:
+    return [child for child in run.child_runs if "toolweave" in (child.tags or [])]
+
+
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
+def test_L1_a_tracer_of_ones_own_reads_the_phase_runs_like_the_ledger(mode: str) -> None:
+    """A ``BaseTracer`` in ``callbacks`` saw "route", "execute", "execute": no task, no tools.
+
+    The docs promise runs named "<phase> <task>" with the step's ledger as metadata; only
+    LangSmith's run tree was renamed, so a tracer of one's own (Phoenix, a file logger) read
+    LangGraph's node names.
+    """
+    domain, tools = load()
+    graph = build_graph(domain, tools)
+    tracer = _Collecting()
+    config: Any = {"callbacks": [tracer]}
+    question = "How much does the Plus plan cost?"
+    if mode == "invoke":
+        graph.invoke(question, config)
+    else:
+        asyncio.run(graph.ainvoke(question, config))
+    phases = _phase_runs(tracer.roots[0])
+    assert [run.name for run in phases][:3] == ["normalize 1", "route 1", "execute 1"]
+    route = next(run for run in phases if run.name == "route 1")
+    assert route.metadata["phase"] == "route"
+    assert "plan_limits" in route.metadata["tools"]

@@ -87,7 +87,7 @@ def _parent_context() -> RunContext | None:
         user_data = context.get("user_data")
     else:
         user_data = getattr(context, "user_data", None)
-    return RunContext(user_data=user_data) if isinstance(user_data, Mapping) else None
+    return None if user_data is None else RunContext(user_data=user_data)  # checked by the run
 
 
 class AgentQuestion(BaseModel):

@@ -37,6 +37,7 @@ from toolweave import (
     ChatbotTool,
     ConfigurationError,
     Domain,
+    InvalidContextError,
     InvalidToolResultError,
     RunContext,
     SqliteDocumentStore,
@@ -332,3 +333,26 @@ def test_L1_a_tracer_of_ones_own_reads_the_phase_runs_like_the_ledger(mode: str)
     route = next(run for run in phases if run.name == "route 1")
     assert route.metadata["phase"] == "route"
     assert "plan_limits" in route.metadata["tools"]
+
+
+@dataclass
+class _ModelContext:
+    """An agent context whose user data is an object, not a mapping."""
+
+    user_data: BaseModel
+
+
+def test_X5_an_agents_user_data_that_is_no_mapping_is_refused_saying_what_it_must_be() -> None:
+    """User data of the wrong type is refused with the run context's message, not dropped."""
+
+    class Account(BaseModel):
+        account_id: str = "N-1001"
+
+    agent = _support_agent()
+    with pytest.raises(InvalidContextError, match="must be a mapping"):
+        agent.invoke(
+            {"messages": [("human", "reset my password")]},
+            {"configurable": {"thread_id": "agent-5"}},
+            context=_ModelContext(user_data=Account()),
+        )
+    assert notely.RESETS == {}

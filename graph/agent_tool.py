@@ -15,8 +15,10 @@ from langchain_core.messages import HumanMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.config import get_stream_writer
+from langgraph.runtime import get_runtime
 from pydantic import BaseModel, Field
 
+from toolweave.graph.context import RunContext
 from toolweave.graph.idempotency import acted_calls, acting_entries
 from toolweave.graph.langgraph_private import INTERRUPT
 from toolweave.state.documents import as_sentences, as_sources
@@ -66,6 +68,26 @@ def _parent_writer() -> Callable[[Any], None]:
         return get_stream_writer()
     except (RuntimeError, KeyError):  # not inside a LangGraph run
         return lambda _chunk: None
+
+
+def _parent_context() -> RunContext | None:
+    """The calling agent's run context for the inner run (T4, X4), or ``None``.
+
+    A :class:`RunContext` passes as it is; any other context with ``user_data`` (an attribute
+    or a key, e.g. the agent's own ``context_schema``) passes its user data, never stored.
+    """
+    try:
+        runtime = get_runtime()
+    except RuntimeError:  # not inside a LangGraph run: a direct tool call
+        return None
+    context = getattr(runtime, "context", None)
+    if isinstance(context, RunContext):
+        return context
+    if isinstance(context, Mapping):
+        user_data = context.get("user_data")
+    else:
+        user_data = getattr(context, "user_data", None)
+    return None if user_data is None else RunContext(user_data=user_data)  # checked by the run
 
 
 class AgentQuestion(BaseModel):
@@ -162,7 +184,9 @@ def _run(
     forward = _parent_writer()
     state: Mapping[str, Any] = {}
     try:
-        for mode, chunk in graph.stream(run_input, run_config, stream_mode=_MODES):
+        for mode, chunk in graph.stream(
+            run_input, run_config, stream_mode=_MODES, context=_parent_context()
+        ):
             if mode == "custom":
                 forward(chunk)
             else:
@@ -181,7 +205,9 @@ async def _arun(
     forward = _parent_writer()
     state: Mapping[str, Any] = {}
     try:
-        async for mode, chunk in graph.astream(run_input, run_config, stream_mode=_MODES):
+        async for mode, chunk in graph.astream(
+            run_input, run_config, stream_mode=_MODES, context=_parent_context()
+        ):
             if mode == "custom":
                 forward(chunk)
             else:
@@ -215,7 +241,9 @@ def as_agent_tool(
         A tool that takes ``question`` and returns the answer with its sources; the answer's sources
         (R9) are the tool message's artifact. Its progress events and answer tokens reach the
         agent's stream (``stream_mode=["custom", "messages"]`` with ``subgraphs=True``), and the
-        agent's ``tool_call_id`` is handled by LangChain's tool machinery.
+        agent's ``tool_call_id`` is handled by LangChain's tool machinery. The agent's run context
+        reaches the inner run: ``agent.invoke(..., context=RunContext(user_data=...))`` (or a
+        context of the agent's own schema with a ``user_data`` field) opens the gates (T4).
     """
     if thread == "agent" and getattr(graph, "checkpointer", None) is None:
         raise ConfigurationError(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import logging
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
@@ -28,6 +29,8 @@ from toolweave.state.secrets import secrets_of
 from toolweave.tools.domain import Domain
 from toolweave.tools.registry import AnyTool, ToolRegistry
 
+logger = logging.getLogger(__name__)
+
 UNKNOWN_DOMAIN_TOOL = (
     "domain {domain!r}: {field} names {name!r}, which is no registered tool; registered: {known}"
 )
@@ -37,6 +40,15 @@ NO_TOOL_OF_DOMAIN = (
     "domain {domain!r}: none of the {count} tool(s) given may run in it, they are of "
     "domain {theirs} (T2): did you mean {close!r}? Build the graph for the domain the "
     "tools name, or give them domain = None to run in every domain"
+)
+NO_DOMAIN_NAME = (
+    "the graph's domain has no name ({name!r}): a tool with a domain runs only in the domain "
+    'it names (T2), so none of them would ever run; build it as build_graph("support", tools) '
+    'or Domain(name="support"), the name your tools\' `domain` says'
+)
+SOME_TOOLS_MISSPELLED = (
+    "domain %r: tool(s) %s are of domain %r, a near-spelling of it, and will never run in it "
+    "(T2); if that is a misspelling, correct the tools' `domain`"
 )
 DOMAIN_SPELLING_CUTOFF = 0.8
 """difflib ratio from which a tool's domain name is a misspelling of the graph's (T2)."""
@@ -49,6 +61,8 @@ def check_domain_tools(domain: Domain, registry: ToolRegistry) -> None:
         ConfigurationError: The default retrieval tool is not registered, or every tool is of a
             domain whose name is a near-spelling of this one's (T2: none would ever run).
     """
+    if not domain.name.strip():
+        raise ConfigurationError(NO_DOMAIN_NAME.format(name=domain.name))
     _check_domain_spelling(domain, registry)
     name = domain.default_retrieval_tool
     if name is not None and registry.get(name) is None:
@@ -64,6 +78,7 @@ def _check_domain_spelling(domain: Domain, registry: ToolRegistry) -> None:
     """Every tool is of another domain, one whose name is a near-spelling of this one's."""
     theirs = sorted({tool.domain for tool in registry if tool.domain is not None})
     if not theirs or domain.name in theirs or any(tool.domain is None for tool in registry):
+        _warn_misspelled(domain, registry, theirs)
         return
     close = difflib.get_close_matches(domain.name, theirs, n=1, cutoff=DOMAIN_SPELLING_CUTOFF)
     if close:
@@ -75,6 +90,14 @@ def _check_domain_spelling(domain: Domain, registry: ToolRegistry) -> None:
                 close=close[0],
             )
         )
+
+
+def _warn_misspelled(domain: Domain, registry: ToolRegistry, theirs: list[str]) -> None:
+    """Log the tools of a domain whose name is a near-spelling of the graph's (T2)."""
+    others = [name for name in theirs if name != domain.name]
+    for close in difflib.get_close_matches(domain.name, others, cutoff=DOMAIN_SPELLING_CUTOFF):
+        names = ", ".join(repr(tool.name) for tool in registry if tool.domain == close)
+        logger.warning(SOME_TOOLS_MISSPELLED, domain.name, names, close)
 
 
 def create_state_graph(

@@ -1,6 +1,7 @@
 """One node, two bodies (sync for ``invoke``, native async for ``ainvoke``), traced like the ledger.
 
-Every phase run is named "<phase> <task>" in LangSmith, with the step's ledger as metadata.
+Every phase run is named "<phase> <task>" in LangSmith and in any LangChain tracer, with the
+step's ledger as metadata.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, cast
 
 from langchain_core.runnables import Runnable
+from langchain_core.tracers.base import BaseTracer
+from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langsmith.run_helpers import get_current_run_tree
 
@@ -54,35 +57,65 @@ def _ledger_of(update: Any) -> list[LedgerEntry]:
 
 
 def label_run(phase: str, state: Mapping[str, Any], update: Any) -> None:
-    """Name the current node run "<phase> <task>" and add the step's ledger as metadata."""
-    run = get_current_run_tree()
-    if run is None:
+    """Name the current node run "<phase> <task>" and add the step's ledger as metadata.
+
+    The run is LangSmith's run tree when tracing is on, and the run of every LangChain tracer
+    (``BaseTracer``) in the run's callbacks, so a tracer of one's own reads the same (L1).
+    """
+    runs = _traced_runs()
+    if not runs:
         return
     task_no = ROOT_TASK_NO if phase in _PER_MESSAGE else current_task_no(state)
+    name = f"{phase} {task_no}"
+    metadata = _run_metadata(phase, task_no, update)
+    for run in runs:
+        run.name = name
+        if TRACE_TAG not in (run.tags or []):
+            run.tags = [*(run.tags or []), TRACE_TAG]
+        if run.metadata is None:  # a tracer's run keeps its metadata under ``extra``
+            run.extra = {**(run.extra or {}), "metadata": {}}
+        run.metadata.update(metadata)
+
+
+def _traced_runs() -> list[Any]:
+    """The current node's runs: LangSmith's run tree and each callback tracer's run."""
+    runs: list[Any] = []
+    tree = get_current_run_tree()
+    if tree is not None:
+        runs.append(tree)
+    try:
+        manager = get_config().get("callbacks")
+    except RuntimeError:  # outside a LangGraph run
+        return runs
+    run_id = getattr(manager, "parent_run_id", None)
+    for handler in getattr(manager, "handlers", ()):
+        if isinstance(handler, BaseTracer) and run_id is not None:
+            run = handler.run_map.get(str(run_id))
+            if run is not None and run is not tree:
+                runs.append(run)
+    return runs
+
+
+def _run_metadata(phase: str, task_no: str, update: Any) -> dict[str, Any]:
+    """The node run's metadata: phase, task, the tools and verdicts of its ledger (L1, R9)."""
     entries = _ledger_of(update)
     tools = list(dict.fromkeys(name for e in entries for name in (e.tool, *e.tools) if name))
-    run.name = f"{phase} {task_no}"
-    if TRACE_TAG not in (run.tags or []):
-        run.tags = [*(run.tags or []), TRACE_TAG]
-    run.metadata.update(
-        {
-            "phase": phase,
-            "task_no": task_no,
-            "tools": tools,
-            "verdicts": [
-                {"kind": str(e.kind), "tool": e.tool, "verdict": e.verdict} for e in entries
-            ],
-        }
-    )
+    metadata: dict[str, Any] = {
+        "phase": phase,
+        "task_no": task_no,
+        "tools": tools,
+        "verdicts": [{"kind": str(e.kind), "tool": e.tool, "verdict": e.verdict} for e in entries],
+    }
     if isinstance(update, Mapping) and update.get("sources") is not None:  # R9: the answer's
-        run.metadata["sources"] = [
+        metadata["sources"] = [
             {"document_id": s.document_id, "name": s.name, "pages": list(s.pages), "url": s.url}
             for s in as_sources(update["sources"])
         ]
-        run.metadata["sentences"] = [  # R9: each sentence, its sources and its check
+        metadata["sentences"] = [  # R9: each sentence, its sources and its check
             {"text": s.text, "sources": list(s.sources), "supported": s.supported}
             for s in as_sentences(update.get("answer_sentences"))
         ]
+    return metadata
 
 
 def make_node(name: str, step: StepFunction[R]) -> Runnable[Any, Any]:

@@ -38,7 +38,12 @@ SIGNATURES = {
     "as_guaranteed_context": "tool_name, content",
     "clarification": "tool_name, question, choices=()",
 }
-NOT_A_RESULT = "tool {tool!r} returned {kind}, not a ToolResult or None"
+NOT_A_RESULT = (
+    "tool {tool!r} returned {kind}, not a ToolResult or None: return "
+    "ToolResult.as_answer(self.name, text) for a finished answer, "
+    "ToolResult.as_context(self.name, documents) for context, or None when the question is "
+    "not the tool's (R1-R5)"
+)
 
 
 def _bad(method: str, problem: str) -> InvalidToolResultError:

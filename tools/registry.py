@@ -6,6 +6,7 @@ import logging
 from collections.abc import Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
+from toolweave.state.errors import ConfigurationError
 from toolweave.state.names import (
     check_same_source,
     check_tool_name,
@@ -19,6 +20,22 @@ logger = logging.getLogger(__name__)
 
 AnyTool = ChatbotTool[Any]
 EntryT = TypeVar("EntryT")
+
+NOT_A_TOOL_LIST = (
+    "the tools must be a list of tool instances, not {kind}: build_graph(domain, [tool, ...]), "
+    "the domain first (T1)"
+)
+A_TOOL_CLASS = (
+    "{cls} is a tool class, not a tool: register an instance, {cls}() (tools are long-lived "
+    "instances shared by every run, T1)"
+)
+
+
+def _tool_list(tools: object) -> Iterable[object]:
+    """``tools`` as an iterable of tools, or a :class:`ConfigurationError` saying what to pass."""
+    if isinstance(tools, (str, bytes, ChatbotTool)) or not isinstance(tools, Iterable):
+        raise ConfigurationError(NOT_A_TOOL_LIST.format(kind=type(tools).__name__))
+    return tools
 
 
 class KeyedRegistry(Generic[EntryT]):
@@ -65,17 +82,26 @@ class ToolRegistry(KeyedRegistry[AnyTool]):
     """
 
     def __init__(self, tools: Iterable[AnyTool] = ()) -> None:
+        """Register ``tools`` in order.
+
+        Raises:
+            ConfigurationError: ``tools`` is not a list of tools (one tool, a domain), or
+                :meth:`register` refuses one of them.
+        """
         self._tools: dict[str, AnyTool] = {}
-        for tool in tools:
-            self.register(tool)
+        for tool in _tool_list(tools):
+            self.register(tool)  # type: ignore[arg-type]  # register checks what it is
 
     def register(self, tool: AnyTool) -> AnyTool:
         """Add ``tool``; a tool already under the same name is replaced with a warning (T1).
 
         Raises:
-            ConfigurationError: The ``name`` is missing or not lower_snake_case, the tool under
-                it came from another outside name (T14), or :func:`check_declaration` refuses it.
+            ConfigurationError: ``tool`` is a class, not an instance; the ``name`` is missing or
+                not lower_snake_case, the tool under it came from another outside name (T14),
+                or :func:`check_declaration` refuses it.
         """
+        if isinstance(tool, type):
+            raise ConfigurationError(A_TOOL_CLASS.format(cls=tool.__qualname__))
         name = check_tool_name(getattr(tool, "name", None), type(tool).__qualname__)
         check_declaration(tool)
         previous = self._tools.get(name)

@@ -32,6 +32,13 @@ NO_DOMAIN_HINT = (
     "package, e.g. one of the repository's examples: `pip install -e examples/<name>`"
 )
 
+ADD_DOMAIN_HINT = (
+    "To add {name!r}: `toolweave ingest PATH --domain {name}` for documents, or install the "
+    "package whose `toolweave.plugins` entry point is named {name!r} (`pip install -e DIR`, "
+    "into the environment this command runs in)"
+)
+"""What an unknown domain's error adds (N2): the two ways a domain of that name comes to be."""
+
 
 class NoDomainInstalledError(UnknownDomainError):
     """No plugin provides a domain and no documents were ingested (the message says what to do)."""
@@ -177,7 +184,10 @@ def load_domain(
             )
         known = ", ".join(names) or "none"
         broken = "".join(f"; plugin {n!r} failed to load" for n in installed.broken)
-        raise UnknownDomainError(f"unknown domain {name!r}; known domains: {known}{broken}")
+        raise UnknownDomainError(
+            f"unknown domain {name!r}; known domains: {known}{broken}. "
+            + ADD_DOMAIN_HINT.format(name=key)
+        )
     loader, where = installed.domains[key]
     logger.info("loading domain %r from plugin %s", key, where)
     try:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from langchain_core.messages import HumanMessage
@@ -23,6 +23,7 @@ from toolweave.graph.idempotency import acted_calls, acting_entries
 from toolweave.graph.langgraph_private import INTERRUPT
 from toolweave.state.documents import as_sentences, as_sources
 from toolweave.state.errors import ConfigurationError
+from toolweave.state.graph_state import ActedCall
 from toolweave.state.pauses import agent_tool_text, first_pause
 
 logger = logging.getLogger(__name__)
@@ -147,13 +148,17 @@ def contained_failure(state: Mapping[str, Any], error: Exception) -> str | None:
     acted = acting_entries(state)
     if not acted:
         return None
-    calls = acted_calls(state)
-    done = [call.result.strip() or call.tool.replace("_", " ") for call in calls]
+    done = _done(acted_calls(state))
     if not done:  # a call refused after it ran: no result, still done
         done = [entry.tool or "" for entry in acted]
     tools = ", ".join(dict.fromkeys(entry.tool or "" for entry in acted))
     logger.error(ACTED_THEN_FAILED_LOG, tools, exc_info=error)
     return ACTED_THEN_FAILED.format(done="\n".join(done), error=type(error).__name__)
+
+
+def _done(calls: Sequence[ActedCall]) -> list[str]:
+    """What each acting call did, in words: its result, else its tool's name (S5)."""
+    return [call.result.strip() or call.tool.replace("_", " ") for call in calls]
 
 
 def _result(state: Mapping[str, Any], thread: ThreadPolicy) -> tuple[str, list[dict[str, Any]]]:
@@ -169,7 +174,7 @@ def _result(state: Mapping[str, Any], thread: ThreadPolicy) -> tuple[str, list[d
 def _ask_again(state: Mapping[str, Any]) -> str:
     """What a fresh-thread tool adds to a question: ask again whole, less what was done (S5)."""
     calls = acted_calls(state)
-    done = [call.result.strip() or call.tool.replace("_", " ") for call in calls]
+    done = _done(calls)
     if not done:
         return ASK_AGAIN
     tools = ", ".join(dict.fromkeys(call.tool for call in calls))

@@ -75,13 +75,15 @@ def check_domain_tools(domain: Domain, registry: ToolRegistry) -> None:
 
 
 def _check_domain_spelling(domain: Domain, registry: ToolRegistry) -> None:
-    """Every tool is of another domain, one whose name is a near-spelling of this one's."""
-    theirs = sorted({tool.domain for tool in registry if tool.domain is not None})
-    if not theirs or domain.name in theirs or any(tool.domain is None for tool in registry):
-        _warn_misspelled(domain, registry, theirs)
+    """Tools of a domain whose name is a near-spelling of this one's (T2).
+
+    Refused when no tool would run in the graph at all, logged when only some would not.
+    """
+    theirs = sorted({tool.domain for tool in registry if tool.domain is not None} - {domain.name})
+    close = difflib.get_close_matches(domain.name, theirs, cutoff=DOMAIN_SPELLING_CUTOFF)
+    if not close:
         return
-    close = difflib.get_close_matches(domain.name, theirs, n=1, cutoff=DOMAIN_SPELLING_CUTOFF)
-    if close:
+    if all(tool.domain is not None and tool.domain != domain.name for tool in registry):
         raise ConfigurationError(
             NO_TOOL_OF_DOMAIN.format(
                 domain=domain.name,
@@ -90,14 +92,9 @@ def _check_domain_spelling(domain: Domain, registry: ToolRegistry) -> None:
                 close=close[0],
             )
         )
-
-
-def _warn_misspelled(domain: Domain, registry: ToolRegistry, theirs: list[str]) -> None:
-    """Log the tools of a domain whose name is a near-spelling of the graph's (T2)."""
-    others = [name for name in theirs if name != domain.name]
-    for close in difflib.get_close_matches(domain.name, others, cutoff=DOMAIN_SPELLING_CUTOFF):
-        names = ", ".join(repr(tool.name) for tool in registry if tool.domain == close)
-        logger.warning(SOME_TOOLS_MISSPELLED, domain.name, names, close)
+    for name in close:
+        tools = ", ".join(repr(tool.name) for tool in registry if tool.domain == name)
+        logger.warning(SOME_TOOLS_MISSPELLED, domain.name, tools, name)
 
 
 def create_state_graph(

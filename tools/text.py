@@ -130,10 +130,11 @@ GREETINGS_PL = _wordset("cześć witam dziękuję dzięki")
 STOPWORDS = STOPWORDS_EN | STOPWORDS_HU | STOPWORDS_PL | PARTICLES_HU | PRONOUNS
 """What the offline model drops from a question: every stop word, and particles ("el")."""
 QUERY_STOPWORDS = (
-    FUNCTION_WORDS_EN | FUNCTION_WORDS_HU | FUNCTION_WORDS_PL
+    FUNCTION_WORDS_EN | FUNCTION_WORDS_HU | QUESTION_FORMS_HU | FUNCTION_WORDS_PL
     | PARTICLES_HU | PRONOUNS | PRONOUNS_PL
 )  # fmt: skip
-"""Dropped from queries and tool texts: function words, particles, pronouns (a domain adds more)."""
+"""Dropped from queries and tool texts: function words (question words in any case form, as
+"kihez", "kogo"), particles, pronouns (a domain adds more)."""
 
 _local = threading.local()
 
@@ -215,6 +216,40 @@ def polish_core(word: str) -> str:
         core = word[: len(word) - len(ending)] if ending else _FLEETING_E.sub("", word)
     core = fold(core.translate(_POLISH_ALTERNATIONS))
     return core if len(core) >= MIN_POLISH_CORE else ""
+
+
+HUNGARIAN_VERB_MARKS = ("hat", "het", "j", "n")
+"""What the Snowball stemmer leaves on a Hungarian verb: the potential "-hat/-het" ("can ..."),
+the imperative "-j" and the infinitive's "-n" ("parkolhat", "parkolj", "parkoln")."""
+HUNGARIAN_NOUN_MARKS = ("ás", "és")
+"""The suffix that makes a noun of a Hungarian verb ("parkolás" of "parkol")."""
+MIN_HUNGARIAN_BASE = 3
+"""Letters the verb under a mark keeps at least ("fordul" of "fordulhat"; not "le" of "lehet")."""
+_CONSONANT_END = re.compile(r"[^aeiouáéíóöőúüű]$")
+
+
+@lru_cache(maxsize=65536)
+def hungarian_base(word: str) -> str:
+    """The folded verb one case-folded Hungarian ``word`` is a form of, or ``""``.
+
+    Questions ask what one *can* do ("Hol parkolhatok?"); pages tell one to do it
+    ("parkoljon"), name the doing ("Parkolás") or say it ("parkolni lehet"). The Snowball
+    stemmer leaves each its own stem; this is the verb under all of them ("parkol"): the
+    stem without one of :data:`HUNGARIAN_VERB_MARKS` (a mark of one letter only after a
+    consonant, "-n" only of an infinitive) or of :data:`HUNGARIAN_NOUN_MARKS`, when at
+    least :data:`MIN_HUNGARIAN_BASE` letters stay ("lehet" and "mehet" keep their stems).
+    """
+    stemmed = _stemmers()["hu"].stemWord(word)
+    for mark in (*HUNGARIAN_VERB_MARKS, *HUNGARIAN_NOUN_MARKS):
+        base = stemmed.removesuffix(mark)
+        if base == stemmed or len(base) < MIN_HUNGARIAN_BASE:
+            continue
+        if len(mark) == 1 and not _CONSONANT_END.search(base):
+            continue
+        if mark == "n" and not word.endswith("ni"):
+            continue
+        return fold(base)
+    return ""
 
 
 def content_words(text: str, stopwords: frozenset[str] = QUERY_STOPWORDS) -> list[str]:

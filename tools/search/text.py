@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from toolweave.tools.text import QUERY_STOPWORDS, polish_core, stem, stems
+from toolweave.tools.text import QUERY_STOPWORDS, hungarian_base, polish_core, stem, stems
 from toolweave.tools.text import content_words as content_words
 from toolweave.tools.text import fold as fold
 from toolweave.tools.text import sections as sections
@@ -25,10 +25,13 @@ def word_terms(word: str, lang: str | None = None) -> tuple[str, ...]:
 
     Polish stemming adds the word's Polish core (:func:`~toolweave.tools.text.polish_core`) of
     :data:`MIN_CORE_TERM` letters or more: "pieniądze" and "pieniędzy" share "pieniedz".
+    Hungarian stemming adds the verb under a potential form
+    (:func:`~toolweave.tools.text.hungarian_base`): "parkolhatok" and "parkolni" share "parkol".
     """
     core = polish_core(word) if lang in (None, "pl") else ""
     kept = core if len(core) >= MIN_CORE_TERM else ""
-    return tuple(dict.fromkeys(t for t in (fold(word), *stems(word, lang), kept) if t))
+    base = hungarian_base(word) if lang in (None, "hu") else ""
+    return tuple(dict.fromkeys(t for t in (fold(word), *stems(word, lang), kept, base) if t))
 
 
 def index_terms(text: str, lang: str | None = None) -> str:

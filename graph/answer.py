@@ -279,7 +279,7 @@ def _reply(
     checked = citations.verify(
         claims, documents, guaranteed, implicit, lenient=lenient, uncovered=foreign, known=known
     )
-    return _Reply(generated, checked, reason, streamed)
+    return _Reply(generated, rules.without_strays(checked, request), reason, streamed)
 
 
 def _ledger_details(reply: _Reply, request: AnswerRequest) -> dict[str, str]:

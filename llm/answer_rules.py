@@ -5,12 +5,13 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from toolweave.llm import offline_reading, prompts
 from toolweave.llm.chat_messages import passage_label, passage_source
 from toolweave.llm.chat_model import CUT_MARK
-from toolweave.llm.citations import checkable
-from toolweave.llm.lexical import ANSWER_WORDS, content_words, fold, holds_run, matches
+from toolweave.llm.citations import Checked, checkable, says_something
+from toolweave.llm.lexical import ANSWER_WORDS, content_words, fold, holds_run, matches, weekday
 from toolweave.llm.offline_reading import answer_lines
 from toolweave.llm.port import CITATION, AnswerRequest, cited_documents
 from toolweave.llm.structured import looping_reply
@@ -75,6 +76,77 @@ def _passages(docs: Sequence[UniqueTextDocument]) -> tuple[tuple[str, str], ...]
 def _uncovered(question: str, passages: tuple[tuple[str, str], ...]) -> str | None:
     """The offline reading's uncovered subject, cached: asked up to three times per answer (PF1)."""
     return offline_reading.uncovered_subject(question, passages)
+
+
+def asked_subject(question: str) -> tuple[str, ...]:
+    """The question's content words that name what it is about (a weekday only says when)."""
+    return tuple(w for w in content_words(question) if not w.isdigit() and weekday(w) is None)
+
+
+def _figures(sentence: str) -> bool:
+    """Whether ``sentence`` states a figure: a time, number, phone or address (not a name)."""
+    return any(not token.startswith("name:") for token in checkable(sentence))
+
+
+def _names_subject(text: str, subject: Sequence[str]) -> bool:
+    return any(matches(asked, word) for word in content_words(text) for asked in subject)
+
+
+def strays(
+    text: str, sources: Sequence[int], request: AnswerRequest, subject: Sequence[str]
+) -> bool:
+    """Whether a sentence may give a figure about another subject than the one asked (R9).
+
+    It states a figure, and neither ``text`` nor a passage of ``sources`` (1-based, with its
+    page's name) says a word of the question's ``subject`` (:func:`asked_subject`).
+    """
+    if not subject or not _figures(text) or _names_subject(text, subject):
+        return False
+    docs = request.documents
+    cited = [docs[i - 1] for i in sources if 0 < i <= len(docs)]
+    around = [d for c in cited for d in _run_of(c, docs)]
+    return not any(_names_subject(f"{passage_source(d)} {d.text}", subject) for d in around)
+
+
+def _run_of(
+    doc: UniqueTextDocument, docs: Sequence[UniqueTextDocument]
+) -> list[UniqueTextDocument]:
+    """``doc`` with the context's sentences next to it on its page, without a gap (its heading)."""
+    if doc.sentence_number is None:
+        return [doc]
+    mine = {
+        d.sentence_number: d
+        for d in docs
+        if (d.document_id, d.page) == (doc.document_id, doc.page) and d.sentence_number is not None
+    }
+    run, at = [doc], doc.sentence_number
+    for step in (-1, 1):
+        n = at + step
+        while n in mine:
+            run.append(mine[n])
+            n += step
+    return run
+
+
+def without_strays(checked: Sequence[Checked], request: AnswerRequest) -> list[Checked]:
+    """``checked`` with each stray figure dropped where the answer also says what was asked (R9).
+
+    A supported sentence that :func:`strays` is not kept when another kept sentence names the
+    question's subject and the stray cites none of the passages such sentences cite: it gives
+    the figure of something else ("the representative's hours on Tuesday" for "is the
+    surgery open on Tuesday?"). Alone, or resting on a passage an on-subject sentence cites
+    (its next sentence, "It is on the 2nd floor"), it stays.
+    """
+    subject = asked_subject(request.question)
+    kept = [c for c in checked if c.supported and says_something(c.claim.text)]
+    stray = {id(c) for c in kept if strays(c.claim.text, c.sources, request, subject)}
+    anchors = {i for c in kept if id(c) not in stray for i in c.sources}
+    if not stray or len(stray) == len(kept):
+        return list(checked)
+    return [
+        replace(c, supported=False) if id(c) in stray and not anchors & set(c.sources) else c
+        for c in checked
+    ]
 
 
 def repeats_clarification(answer: str, request: AnswerRequest) -> str | None:

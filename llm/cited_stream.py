@@ -97,6 +97,10 @@ class SentenceGate:
     schema: type[BaseModel]
     clean: Callable[[str], str]
     foreign: Sequence[str]
+    strays: Callable[[Claim], bool] = lambda _: False
+    """Whether a sentence may give another subject's figure: the answer node decides it, with
+    the whole answer (:func:`~toolweave.llm.answer_rules.without_strays`), so nothing more is
+    shown before it has."""
     items: list[dict[str, Any]] = field(default_factory=list)
     reply: BaseModel | None = None
     """The completed items so far, validated (``None`` before the first or after a bad one)."""
@@ -136,6 +140,9 @@ class SentenceGate:
         self.checked.append(checked)
         if not checked.supported:
             return ""
+        if states and self.strays(claim):
+            self._open = False
+            return ""
         self._pending.append(claim)
         return self._release() if states else ""
 
@@ -154,8 +161,17 @@ def gate_for(request: AnswerRequest, schema: type[BaseModel]) -> SentenceGate:
     """The gate of one constrained answer, with the answer node's rules (R9)."""
     from toolweave.llm import answer_rules  # it imports the chat model, which imports this
 
+    subject = answer_rules.asked_subject(request.question)
+
+    def strays(claim: Claim) -> bool:
+        return answer_rules.strays(claim.text, claim.cited, request, subject)
+
     return SentenceGate(
-        request, schema, answer_rules.without_placeholders, answer_rules.uncovered_words(request)
+        request,
+        schema,
+        answer_rules.without_placeholders,
+        answer_rules.uncovered_words(request),
+        strays,
     )
 
 

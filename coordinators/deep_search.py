@@ -9,7 +9,7 @@ from toolweave.coordinators.base import AgentCoordinator, CompletedSoFar, Subtas
 from toolweave.state.marker import extract_coordinator_task
 from toolweave.state.results import ToolResult
 from toolweave.state.task import TaskInfo
-from toolweave.tools.base import EmptyRequest, PriorContext, ToolCallContext
+from toolweave.tools.base import ALL, EligibleSystem, EmptyRequest, PriorContext, ToolCallContext
 from toolweave.tools.consumers import ContextConsumerTool
 
 
@@ -23,6 +23,7 @@ class DeepSearchCoordinator(ContextConsumerTool[EmptyRequest], AgentCoordinator)
     name: ClassVar[str] = "deep_search"
     executable_instruction: ClassVar[str | None] = None
     decomposes: ClassVar[bool] = False
+    eligible_system: ClassVar[EligibleSystem] = ALL  # T3: the documents, whatever the filter
     search_tool: ClassVar[str] = "context_search"
     """The full search, forced on the conditional subtask of every missing piece (D3)."""
     neighbor_search_tool: ClassVar[str | None] = "neighbor_search"

@@ -154,6 +154,16 @@ def test_T3_invoice_approval_runs_only_where_the_system_filter_allows(
     assert _verdicts(elsewhere, "invoice_approval") == ["refused: system"]
 
 
+def test_T3_A5_the_documents_answer_under_a_system_filter_that_skips_a_tool(
+    pomoc: tuple[Domain, list[ChatbotTool[Any]]],
+) -> None:
+    """The document tools of ``documents_domain`` are ``ALL``: a filter never hides the pages."""
+    out = _ask(_graph(pomoc), "Kto akceptuje fakturę na 12 000 zł netto?", systems=["hr"])
+    assert _verdicts(out, "invoice_approval") == ["refused: system"]
+    assert "pomoc_search" in {key.split(":")[-1] for key in out["activated"]}
+    assert "dyrektor finansowy" in out["answer"]
+
+
 def test_Q1_it_account_help_asks_which_account_then_streams_the_steps(
     pomoc: tuple[Domain, list[ChatbotTool[Any]]],
 ) -> None:

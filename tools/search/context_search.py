@@ -10,7 +10,7 @@ from langchain_core.retrievers import BaseRetriever
 
 from toolweave.state.documents import DocumentKey, UniqueTextDocument
 from toolweave.state.results import ToolResult
-from toolweave.tools.base import ChatbotTool, EmptyRequest, PriorContext, ToolCallContext
+from toolweave.tools.base import ALL, ChatbotTool, EmptyRequest, PriorContext, ToolCallContext
 from toolweave.tools.consumers import ContextConsumerTool
 from toolweave.tools.search.novelty import Known
 from toolweave.tools.search.page_graph import PageRef
@@ -49,6 +49,7 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
     """
 
     priority = 400
+    eligible_system = ALL  # T3: the documents answer whatever the system filter
     executable_instruction = None
     description = (
         "Deep search: reads the domain's pages with the model to answer a missing piece "

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.results import ToolResult
-from toolweave.tools.base import EmptyRequest, PriorContext, ToolCallContext
+from toolweave.tools.base import ALL, EmptyRequest, PriorContext, ToolCallContext
 from toolweave.tools.consumers import ContextConsumerTool
 from toolweave.tools.search.novelty import Known
 from toolweave.tools.search.page_graph import PageRef
@@ -47,6 +47,7 @@ class NeighborPageSearchTool(ContextConsumerTool[EmptyRequest]):
     """
 
     priority = 300
+    eligible_system = ALL  # T3: the documents answer whatever the system filter
     executable_instruction = None
     description = (
         "Neighbor page search: reads the pages next to those already in the context "

@@ -6,7 +6,7 @@ from typing import Any
 
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.results import ToolResult
-from toolweave.tools.base import ChatbotTool, EmptyRequest, ToolCallContext
+from toolweave.tools.base import ALL, ChatbotTool, EmptyRequest, ToolCallContext
 from toolweave.tools.search import vectors
 from toolweave.tools.search.passages import NEIGHBOURS, passages
 from toolweave.tools.search.protocol import DocumentStore, with_page_counts
@@ -68,6 +68,7 @@ class RetrievalTool(ChatbotTool[EmptyRequest]):
     """
 
     priority = 500
+    eligible_system = ALL  # T3: the documents answer whatever the system filter
     request_model = EmptyRequest
     executable_instruction = None
     description = (

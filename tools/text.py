@@ -305,19 +305,43 @@ def strip_markup(raw_line: str) -> str:
     return _MARKUP.sub("", raw_line).strip()
 
 
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
+
+
 def sections(text: str) -> list[tuple[str, str]]:
-    """Split page text into ``(heading, sentence)`` pairs; each line starts a sentence."""
+    """Split page text into ``(heading, sentence)`` pairs; each line starts a sentence.
+
+    A list item under a section heading says what it says of the heading's subject
+    ("## Single room" / "- 14,000 Ft a night"): its first sentence begins with the heading
+    ("Single room: 14,000 Ft a night"), unless it names every word of it or begins with a
+    label of its own ("Deposit: 5,000 Ft"). A page's title (``#``) is not repeated: the
+    passage's label names the page.
+    """
     pairs: list[tuple[str, str]] = []
-    current = ""
+    current, subject = "", ""
     for raw in text.splitlines():
         line = strip_markup(raw)
         if not line or line.startswith("<!--"):
             continue
-        if heading(raw) is not None:
-            current = line
+        if (found := heading(raw)) is not None:
+            current, subject = line, line if found[0] > 1 else ""
             continue
-        pairs += [(current, sentence) for sentence in line_sentences(line)]
+        found_sentences = line_sentences(line)
+        listed = found_sentences and _LIST_ITEM.match(raw)
+        if subject and listed and not _names_all(found_sentences[0], subject):
+            found_sentences[0] = f"{subject.rstrip(':')}: {found_sentences[0]}"
+        pairs += [(current, sentence) for sentence in found_sentences]
     return pairs
+
+
+_OWN_LABEL = re.compile(r"^[^:\d]{1,60}:\s")  # "Deposit: 5,000 Ft" names its own subject
+
+
+def _names_all(sentence: str, subject: str) -> bool:
+    if _OWN_LABEL.match(sentence):
+        return True
+    said = {fold(w) for w in words(sentence)}
+    return all(fold(w) in said for w in content_words(subject))
 
 
 def split_sentences(text: str) -> list[str]:

@@ -97,11 +97,12 @@ def strays(
 ) -> bool:
     """Whether a sentence may give a figure about another subject than the one asked (R9).
 
-    It states a figure, and neither ``text`` nor a passage of ``sources`` (1-based, with its
-    page's name) says a word of the question's ``subject`` (:func:`asked_subject`).
+    It states a figure and rests on passages (``sources``, 1-based; none: the guaranteed
+    context, always relevant), and neither ``text`` nor those passages (with their page's
+    name) say a word of the question's ``subject`` (:func:`asked_subject`).
     """
-    if not subject or not _figures(text) or _names_subject(text, subject):
-        return False
+    if not subject or not sources or not _figures(text) or _names_subject(text, subject):
+        return False  # resting on no passage: the guaranteed context, always relevant (R5)
     docs = request.documents
     cited = [docs[i - 1] for i in sources if 0 < i <= len(docs)]
     around = [d for c in cited for d in _run_of(c, docs)]

@@ -99,7 +99,7 @@ def passage_sentences(passage: str) -> list[ReadSentence]:
         if not line:
             continue
         context = tuple(content_words(f"{title} {section}"))
-        found.extend(ReadSentence(s, context) for s in kit.line_sentences(line))
+        found.extend(ReadSentence(s, context) for s in kit.sentences_under(raw, section))
     return found
 
 

@@ -58,18 +58,19 @@ def test_cli_shows_the_gatekeeper_and_the_deep_search_steps(capsys):  # type: ig
     out = capsys.readouterr().out
     assert "gatekeeper" not in out  # P4: a person sees the phrases only
     assert "· Tovább keresek: az első oldalak nem mondtak el mindent" in out  # D1, in words
-    assert "· „Térítési díjak” (2/8): nincs benne új" in out  # P4: a page read, in words
-    assert "14 000 Ft éjszakánként" in out
+    assert "· „Térítési díjak” (1/8): van benne válasz" in out  # P4: a page read, in words
+    assert "6 000 Ft éjszakánként" in out
     assert main(["ask", "--verbose", DEEP_EXAMPLES[2].question]) == 0  # the developer's view
     out = capsys.readouterr().out
-    assert "· 1 gatekeeper: context insufficient; missing: Mennyibe kerül" in out
+    assert "· 1 gatekeeper: context insufficient; missing: Mennyi a térítési díj" in out
     # P4: the piece named once, with the subtasks that search for it
-    assert "· 1 deep search planned: 'Mennyibe kerül az egyágyas kórterem?' (1.1, 1.2)" in out
-    assert "· 1.1 „Dialízis Központ, 1. oldal” (2/2): " in out  # P4: each page read and its outcome
+    piece = DEEP_EXAMPLES[2].question
+    assert f"· 1 deep search planned: '{piece}' (1.1, 1.2)" in out
+    assert "· 1.1 „Kényelmi szolgáltatások, 1. oldal” (1/1): " in out  # P4: each page read
     assert "· 1.2 runs (conditional)" in out
-    assert "· 1.2 „Térítési díjak” (2/8): " in out
+    assert "· 1.2 „Térítési díjak” (1/8): " in out
     assert "TOOL_PROGRESS" not in out
-    assert "14 000 Ft éjszakánként" in out
+    assert "6 000 Ft éjszakánként" in out
 
 
 def test_korhaz_tools_stays_fast():

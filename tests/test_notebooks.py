@@ -74,7 +74,7 @@ EXPECTED = {
     "04_deep_fallback.ipynb": (
         "1.1:korhaz_neighbor_search",  # the cheap step answered (D6)
         "1.2:korhaz_context_search",  # the conditional full search ran for the fee (D3)
-        "14 000 Ft",
+        "6 000 Ft",
         "| gatekeeper |",  # the ledger as a table
         "['sufficient']",
     ),

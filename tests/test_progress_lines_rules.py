@@ -69,17 +69,19 @@ def test_P4_a_reading_is_never_dropped_for_another_pages_or_tasks_outcome() -> N
     ]
 
 
-FEES = "Mennyibe kerül az egyágyas kórterem?"
-"""The korhaz deep example whose full search reads a page that adds nothing new."""
+READS = "Mennyibe kerül az éjszakázás a beteg mellett?"
+"""A korhaz question whose deep search reads page after page, none of which says it offline."""
+FEES = "Mennyi a térítési díj, ha a hozzátartozóm bent alszik?"
+"""The korhaz deep example whose full search reads the fee page (the answer)."""
 
 
 @pytest.mark.usefixtures("offline_cli")
 def test_P4_toolweave_ask_shows_one_line_per_page_read(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["ask", "--domain", "korhaz", "-v", FEES]) == 0
+    assert main(["ask", "--domain", "korhaz", "-v", READS]) == 0
     out = capsys.readouterr().out
-    assert "· 1.2 „Térítési díjak” (2/8): nincs benne új" in out  # the page, what came of it
-    assert "Olvasom: „Térítési díjak” (2/8)" not in out  # ... in one line, not two
-    assert "· 1.2 „Dialízis Központ, 2. oldal” (3/8): nincs benne válasz" in out
+    assert "· 1.2 „Térítési díjak” (4/8): nincs benne válasz" in out  # the page, what came of it
+    assert "Olvasom: „Térítési díjak” (4/8)" not in out  # ... in one line, not two
+    assert "· 1.2 „Szülészet” (3/8): nincs benne válasz" in out
     assert "Olvasom:" not in out  # every page read says what came of it
     pages = [line for line in out.splitlines() if "/8)" in line]
     assert len(pages) == len(set(pages)) >= 3  # each page read, one line each
@@ -112,11 +114,11 @@ def test_P4_the_chat_page_shows_one_line_per_page_read(
 
     open_page(page, f"{server_url}/chat")
     ask(page, FEES)
-    wait_answer(page, "14 000 Ft")
+    wait_answer(page, "6 000 Ft")
     check_state(page, request, "page-reads")
     lines = page.locator(".msg.bot .progress li").all_inner_texts()
-    assert "„Térítési díjak” (2/8): nincs benne új" in lines
+    assert "„Térítési díjak” (1/8): van benne válasz" in lines
     assert not [line for line in lines if line.startswith("Olvasom:")]  # each replaced
-    assert len([line for line in lines if "(2/8)" in line]) == 1
+    assert len([line for line in lines if "(1/8)" in line]) == 1
     (deeper,) = [line for line in lines if line.startswith("Alaposabban keresek:")]
-    assert deeper.count("“Mennyibe kerül az egyágyas kórterem?”") == 1  # each phrasing once
+    assert deeper.count(f"“{FEES}”") == 1  # each phrasing once

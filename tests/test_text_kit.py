@@ -37,10 +37,10 @@ def test_one_sentence_rule_for_search_and_offline_reading():
         "# Doctors\n## Cardiology\n1. A főorvos dr. Kovács Péter. Az osztály a 2. emeleten van.\n"
         "- Mr. Smith arrived. Did he?"
     )
-    expected = [
-        "A főorvos dr. Kovács Péter.",
+    expected = [  # D9: a list item under a section heading begins with it
+        "Cardiology: A főorvos dr. Kovács Péter.",
         "Az osztály a 2. emeleten van.",
-        "Mr. Smith arrived.",
+        "Cardiology: Mr. Smith arrived.",
         "Did he?",
     ]
     assert kit.split_sentences(passage) == expected

@@ -326,12 +326,21 @@ def sections(text: str) -> list[tuple[str, str]]:
         if (found := heading(raw)) is not None:
             current, subject = line, line if found[0] > 1 else ""
             continue
-        found_sentences = line_sentences(line)
-        listed = found_sentences and _LIST_ITEM.match(raw)
-        if subject and listed and not _names_all(found_sentences[0], subject):
-            found_sentences[0] = f"{subject.rstrip(':')}: {found_sentences[0]}"
-        pairs += [(current, sentence) for sentence in found_sentences]
+        pairs += [(current, sentence) for sentence in sentences_under(raw, subject)]
     return pairs
+
+
+def sentences_under(raw_line: str, subject: str) -> list[str]:
+    """The sentences of one raw line under a section heading ``subject`` (``""``: none).
+
+    A list item's first sentence begins with ``subject`` unless it names every word of it
+    or has a label of its own (:func:`sections`).
+    """
+    found = line_sentences(strip_markup(raw_line))
+    listed = found and _LIST_ITEM.match(raw_line)
+    if subject and listed and not _names_all(found[0], subject):
+        found[0] = f"{subject.rstrip(':')}: {found[0]}"
+    return found
 
 
 _OWN_LABEL = re.compile(r"^[^:\d]{1,60}:\s")  # "Deposit: 5,000 Ft" names its own subject

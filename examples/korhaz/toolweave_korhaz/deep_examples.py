@@ -38,10 +38,10 @@ DEEP_EXAMPLES: list[DeepExample] = [
         ("hétfő, szerda és péntek 7:00-11:30", "kedd, csütörtök és szombat 12:30-17:00"),
     ),
     DeepExample(
-        "Mennyibe kerül az egyágyas kórterem?",
+        "Mennyi a térítési díj, ha a hozzátartozóm bent alszik?",
         "insufficient",
         ("1:korhaz_search", "1.2:korhaz_context_search"),
-        ("14 000 Ft éjszakánként",),
+        ("6 000 Ft éjszakánként",),
     ),
 ]
 """The three deep-fallback examples: sufficient, neighbour page, full search."""

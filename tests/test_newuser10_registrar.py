@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Annotated, Any, TypedDict
 
 import pytest
@@ -29,6 +30,7 @@ from tests.newuser10_domain.parent import (
     triage,
 )
 from toolweave import (
+    InvalidContextError,
     InvalidRequestError,
     RunContext,
     ToolCallContext,
@@ -319,3 +321,55 @@ def test_T3_T4_R9_gates_and_sources_through_the_parent(make: str) -> None:
         (e.tool, e.verdict) for e in explain(parent, config("gate1")) if e.kind.value == "gate"
     ]
     assert refused == [("view_grades", "refused: eligibility")]
+
+
+@dataclass
+class AppContext:
+    """A parent graph's own run context: the person's data beside fields of its own."""
+
+    user_data: dict[str, Any] = field(default_factory=dict)
+    campus: str = "main"
+    assistant: str = "the registrar's front desk"  # a field of the same name, not toolweave's
+
+
+@pytest.mark.parametrize("given", ["dataclass", "dict"])
+def test_T4_X4_a_parent_graphs_own_context_schema_gives_its_user_data_to_the_gates(
+    given: str,
+) -> None:
+    """Fixed: a parent with a context_schema of its own failed every run with AttributeError."""
+    domain, tools, _ = reg.registrar_domain()
+    builder = StateGraph(RegistrarState, context_schema=AppContext)
+    builder.add_node("triage", triage)
+    builder.add_node("registrar", build_graph(domain, tools))
+    builder.add_edge(START, "triage")
+    builder.add_edge("triage", "registrar")
+    builder.add_edge("registrar", END)
+    parent = builder.compile(checkpointer=InMemorySaver())
+    data = {"student_id": "S100", "status": "enrolled"}
+    context: Any = AppContext(user_data=data) if given == "dataclass" else {"user_data": data}
+    out = parent.invoke(
+        {"messages": [("human", "What are my grades?")]}, config("ctx"), context=context
+    )
+    assert out["answer"].startswith("COMP101 Introduction to Programming: 72")
+    assert "S100" not in str(parent.get_state(config("ctx")).values)  # never stored (X4)
+    out = parent.invoke(
+        {"messages": [("human", "What are my grades?")]}, config("ctx2"), context=AppContext()
+    )
+    assert "72" not in out["answer"]  # no student: the gate holds (T4)
+
+
+def test_X5_a_parent_context_whose_user_data_is_no_mapping_is_refused_saying_what_it_must_be() -> (
+    None
+):
+    domain, tools, _ = reg.registrar_domain()
+    builder = StateGraph(RegistrarState, context_schema=AppContext)
+    builder.add_node("registrar", build_graph(domain, tools))
+    builder.add_edge(START, "registrar")
+    builder.add_edge("registrar", END)
+    parent = builder.compile()
+    with pytest.raises(InvalidContextError, match=r"\(AppContext\) must be a mapping") as raised:
+        parent.invoke(
+            {"messages": [("human", "What are my grades?")]},
+            context=AppContext(user_data="S100"),  # type: ignore[arg-type]
+        )  # type: ignore[arg-type]
+    print(raised.value)

@@ -78,6 +78,12 @@ NO_INPUT = (
     "the input is None, which only continues a stored thread's run, and there is none "
     "({where}); send a message such as {{'messages': [('human', '...')]}}"
 )
+NESTED_NO_MESSAGES = (
+    "toolweave's graph is a node of a graph whose state has no 'messages': as a node it reads "
+    "its parent's 'messages' (and 'systems', 'user_data'); give the parent's state a 'messages' "
+    "key (Annotated[list[AnyMessage], add_messages]), or call the graph from a node of your own "
+    "with {'messages': [('human', question)]}"
+)
 _FINISH_KWARGS = ("context", "durability")
 """Run options the finishing of an interrupted run shares with the new message's run."""
 
@@ -303,7 +309,9 @@ class ToolweaveGraph(
         if _nested(config) and isinstance(value, Mapping):
             known = input_keys()  # a subgraph gets its parent's state: take what is ours
             value = {key: item for key, item in value.items() if key in known}
-            if isinstance(messages := value.get("messages"), list):
+            if "messages" not in value:
+                raise InvalidRequestError(NESTED_NO_MESSAGES)
+            if isinstance(messages := value["messages"], list):
                 value["messages"] = up_to_the_question(messages)
         return validate_input(value, self.input_limits)
 

@@ -373,3 +373,22 @@ def test_X5_a_parent_context_whose_user_data_is_no_mapping_is_refused_saying_wha
             context=AppContext(user_data="S100"),  # type: ignore[arg-type]
         )  # type: ignore[arg-type]
     print(raised.value)
+
+
+class QuestionOnly(TypedDict, total=False):
+    """A parent's state with a question of its own and no messages."""
+
+    question: str
+    answer: str
+
+
+def test_X1_a_parent_state_without_messages_is_told_how_to_give_the_question() -> None:
+    domain, tools, _ = reg.registrar_domain()
+    builder = StateGraph(QuestionOnly)
+    builder.add_node("registrar", build_graph(domain, tools))
+    builder.add_edge(START, "registrar")
+    builder.add_edge("registrar", END)
+    with pytest.raises(InvalidRequestError, match="a node of a graph whose state has no") as raised:
+        builder.compile().invoke({"question": "When is the MATH120 exam?"})
+    print(raised.value)
+    assert "call the graph from a node of your own" in str(raised.value)

@@ -35,9 +35,11 @@ from toolweave import (
     RunContext,
     ToolCallContext,
     ToolResult,
+    anext_input,
     build_graph,
     checkpoint_serde,
     explain,
+    next_input,
     pending_clarification,
     thread_status,
 )
@@ -392,3 +394,49 @@ def test_X1_a_parent_state_without_messages_is_told_how_to_give_the_question() -
         builder.compile().invoke({"question": "When is the MATH120 exam?"})
     print(raised.value)
     assert "call the graph from a node of your own" in str(raised.value)
+
+
+@EMBEDDINGS
+@pytest.mark.parametrize(
+    ("text", "said", "verdict"),
+    [
+        ("Modern European History", "enrolled on HIST210 Modern European History", "replied"),
+        ("How much does a resit exam cost?", "A resit examination costs 45 pounds", "closed"),
+        ("never mind", "I have dropped that question", "cancelled"),
+    ],
+)
+def test_Q2_the_next_message_on_the_parent_thread_reaches_the_waiting_question(
+    make: str, text: str, said: str, verdict: str
+) -> None:
+    """Fixed: a new input on the parent thread started over and the question was lost.
+
+    ``next_input`` makes the person's next message a message resume while a question waits,
+    so the paused run reads it as a reply, a new question or a cancel.
+    """
+    parent, table = registrar(make=make)
+    cfg = config("next")
+    parent.invoke({"messages": [("human", "I want to enrol on a course.")]}, cfg, context=STUDENT)
+    out = parent.invoke(next_input(parent, cfg, text), cfg, context=STUDENT)
+    print(text, "->", out["reply_text"])
+    assert said in out["reply_text"]
+    kinds = [e.verdict for e in explain(parent, cfg) if e.kind.value == "clarification"]
+    assert kinds[-1] == verdict
+    assert table.acted == (1 if verdict == "replied" else 0)
+    after = next_input(parent, cfg, "What are my grades?")  # nothing waits: a new message
+    assert after["messages"][0].content == "What are my grades?"
+
+
+def test_Q2_anext_input_under_ainvoke() -> None:
+    parent, table = registrar()
+    cfg = config("anext")
+
+    async def chat() -> Any:
+        await parent.ainvoke(
+            {"messages": [("human", "I want to enrol on a course.")]}, cfg, context=STUDENT
+        )
+        step = await anext_input(parent, cfg, "the third one")
+        return await parent.ainvoke(step, cfg, context=STUDENT)
+
+    out = asyncio.run(chat())
+    assert "HIST210 Modern European History (enrolment E-1)" in out["reply_text"]
+    assert table.acted == 1

@@ -20,10 +20,12 @@ from pydantic import BaseModel
 from toolweave.graph.agent_tool import AGENT_TOOL_DESCRIPTION, AGENT_TOOL_NAME, as_agent_tool
 from toolweave.graph.context import Limits, RunContext
 from toolweave.graph.idempotency import (
+    answered_already,
     carries_ids,
     custom_chunk,
     is_resend,
     may_repeat,
+    mode_chunk,
     one_human_message,
     recorded_effects,
     repeated_while_paused,
@@ -149,6 +151,27 @@ def nested_namespaces(saved: Iterable[CheckpointTuple]) -> list[str]:
     return list(
         dict.fromkeys(ns for ns, cp in found if ns and "ledger" in cp.get("channel_versions", {}))
     )
+
+
+LISTING_ATTEMPTS = 3
+"""Listings of a thread's checkpoints tried while the parent saves its own (InMemorySaver)."""
+
+
+def listed_namespaces(saver: BaseCheckpointSaver[Any], thread: str) -> list[str]:
+    """:func:`nested_namespaces` of ``thread``, listed again if a save changed it meanwhile.
+
+    The parent's run saves its previous step in the background (durability ``"async"``)
+    while its toolweave node lists the thread; an in-memory saver's listing then fails with
+    "dictionary changed size during iteration". What was saved before the node started is
+    listed either way.
+    """
+    for attempt in range(LISTING_ATTEMPTS):
+        try:
+            return nested_namespaces(saver.list({"configurable": {"thread_id": thread}}))
+        except RuntimeError:
+            if attempt == LISTING_ATTEMPTS - 1:
+                raise
+    return []  # pragma: no cover - the loop returns or raises
 
 
 def nested_config(saver: BaseCheckpointSaver[Any], thread: str, namespace: str) -> RunnableConfig:
@@ -428,8 +451,7 @@ class ToolweaveGraph(
         return recorded_effects(stored)
 
     def _nested_states(self, saver: BaseCheckpointSaver[Any], thread: str) -> list[dict[str, Any]]:
-        listed = saver.list({"configurable": {"thread_id": thread}})
-        namespaces = nested_namespaces(listed)
+        namespaces = listed_namespaces(saver, thread)
         return [self.get_state(nested_config(saver, thread, ns)).values for ns in namespaces]
 
     async def _anested_states(
@@ -492,6 +514,9 @@ class ToolweaveGraph(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> Iterator[Any]:
         """LangGraph's ``stream``, after the input checks (X5) and Q5's finish-or-abandon (X6)."""
+        if (answered := self._answered(input, config, kwargs)) is not None:
+            yield from answered  # a nested turn answered already: no run (S5, Q6)
+            return
         key, saver = self._run_key(config)
         wait = self.input_limits.thread_wait_s
         with holding(self.run_locks, key, wait, saver):  # one run per thread (S5)
@@ -509,6 +534,10 @@ class ToolweaveGraph(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
         """LangGraph's ``astream``, after the input checks (X5) and Q5's finish-or-abandon (X6)."""
+        if (answered := self._answered(input, config, kwargs)) is not None:
+            for chunk in answered:  # a nested turn answered already: no run (S5, Q6)
+                yield chunk
+            return
         key, saver = self._run_key(config)
         wait = self.input_limits.thread_wait_s
         async with aholding(self.run_locks, key, wait, saver):  # one run a thread (S5)
@@ -522,6 +551,25 @@ class ToolweaveGraph(
                 if key is None:  # no checkpointer keeps the run: a retry would act again
                     say_what_acted(exc, scope.acted)
                 raise
+
+    def _answered(
+        self, input: Any, config: RunnableConfig | None, kwargs: Mapping[str, Any]
+    ) -> list[Any] | None:
+        """The chunks of a nested run whose turn the parent's messages answer, else ``None``."""
+        messages = input.get("messages") if isinstance(input, Mapping) else None
+        if not _nested(_inherited(config)) or not isinstance(messages, list):
+            return None
+        output = answered_already(messages)
+        if output is None:
+            return None
+        chunk = mode_chunk(
+            "values",
+            output,
+            kwargs.get("stream_mode") or self.stream_mode,
+            subgraphs=bool(kwargs.get("subgraphs")),
+            version=str(kwargs.get("version") or "v1"),
+        )
+        return [] if chunk is None else [chunk]
 
     def _notice(self, again: SentAgainEvent, kwargs: Mapping[str, Any]) -> Any | None:
         """The custom stream chunk saying a message was sent again (S5, Q6), if streamed."""

@@ -116,6 +116,8 @@ def test_S5_Q6_the_same_message_sent_again_on_the_parent_thread_enrols_once(
         out = run(parent, asked, cfg, asynchronous=asynchronous, context=STUDENT)
         assert out["reply_text"].endswith("COMP101 Introduction to Programming (enrolment E-1).")
     assert table.rows() == [("S100", "COMP101", 1)]
+    if make == "subgraph_node":  # the answer is not added again to the parent's messages
+        assert [m.type for m in out["messages"]] == ["human", "ai"]
     assert len(table.keys) == 1
 
 
@@ -439,4 +441,81 @@ def test_Q2_anext_input_under_ainvoke() -> None:
 
     out = asyncio.run(chat())
     assert "HIST210 Modern European History (enrolment E-1)" in out["reply_text"]
+    assert table.acted == 1
+
+
+@EMBEDDINGS
+@MODES
+def test_S5_Q6_the_question_sent_again_after_its_clarification_round_enrols_once(
+    make: str, asynchronous: bool
+) -> None:
+    """Fixed: the reply, last human message of the parent's thread, was taken for a question.
+
+    The first question (same id) sent again after the round that enrolled: the parent's
+    ``add_messages`` puts it back in place, so the conversation ends with the answer.
+    """
+    parent, table = registrar(make=make)
+    cfg = config("round-again")
+    asked = {"messages": [HumanMessage("I want to enrol on a course.", id="m1")]}
+    run(parent, asked, cfg, asynchronous=asynchronous, context=STUDENT)
+    run(parent, Command(resume="2"), cfg, asynchronous=asynchronous, context=STUDENT)
+    out = run(parent, asked, cfg, asynchronous=asynchronous, context=STUDENT)
+    if "__interrupt__" in out:  # called in a node: the node passes the question alone
+        out = run(parent, Command(resume="2"), cfg, asynchronous=asynchronous, context=STUDENT)
+    print(out["reply_text"])
+    assert out["reply_text"].endswith("MATH120 Linear Algebra (enrolment E-1).")
+    assert table.rows() == [("S100", "MATH120", 1)]
+    assert len(table.keys) == 1
+
+
+def test_S5_the_answered_turn_is_not_run_again_when_the_parent_adds_its_own_reply() -> None:
+    """The parent's post-processing adds its reply to the messages; the same state runs again."""
+    domain, tools, table = reg.registrar_domain()
+
+    def post_with_a_message(state: RegistrarState) -> dict[str, Any]:
+        return {"messages": [AIMessage(f"[{state['category']}] {state['answer']}")]}
+
+    builder = StateGraph(RegistrarState)
+    builder.add_node("triage", triage)
+    builder.add_node("registrar", build_graph(domain, tools))
+    builder.add_node("post_process", post_with_a_message)
+    builder.add_edge(START, "triage")
+    builder.add_edge("triage", "registrar")
+    builder.add_edge("registrar", "post_process")
+    builder.add_edge("post_process", END)
+    parent = builder.compile(checkpointer=InMemorySaver(serde=checkpoint_serde()))
+    cfg = config("own-reply")
+    asked = {"messages": [HumanMessage("Please enrol me on COMP101.", id="m1")]}
+    for _ in range(2):
+        out = parent.invoke(asked, cfg, context=STUDENT)
+    print([(m.type, m.text) for m in out["messages"]])
+    ours = [m for m in out["messages"] if "toolweave_sources" in m.response_metadata]
+    assert len(ours) == 1  # toolweave's answer is not added again (the parent's reply is)
+    assert out["answer"].startswith("You are enrolled on COMP101")
+    assert [source.name for source in out["sources"]] == []
+    assert len(table.keys) == 1
+
+
+class SavingMeanwhile(InMemorySaver):
+    """An in-memory saver whose first listing meets a save made meanwhile (as under load)."""
+
+    listings = 0
+
+    def list(self, *args: Any, **kwargs: Any) -> Any:
+        SavingMeanwhile.listings += 1
+        if SavingMeanwhile.listings == 1:
+            raise RuntimeError("dictionary changed size during iteration")
+        return super().list(*args, **kwargs)
+
+
+def test_S5_a_listing_that_meets_the_parents_own_save_is_made_again() -> None:
+    """Fixed: under load, the parent's background save broke the node's lookup (a failed run)."""
+    domain, tools, table = reg.registrar_domain()
+    SavingMeanwhile.listings = 0
+    parent = as_subgraph_node(build_graph(domain, tools), SavingMeanwhile(serde=checkpoint_serde()))
+    out = parent.invoke(
+        {"messages": [("human", "Please enrol me on COMP101.")]}, config("race"), context=STUDENT
+    )
+    assert out["answer"].startswith("You are enrolled on COMP101")
+    assert SavingMeanwhile.listings == 2
     assert table.acted == 1

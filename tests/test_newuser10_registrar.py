@@ -43,6 +43,7 @@ from toolweave import (
     pending_clarification,
     thread_status,
 )
+from toolweave.llm.offline_followup import resolve_followup
 from toolweave.testing import FunctionAssistant
 
 STUDENT = RunContext(user_data={"student_id": "S100", "status": "enrolled"})
@@ -519,3 +520,46 @@ def test_S5_a_listing_that_meets_the_parents_own_save_is_made_again() -> None:
     assert out["answer"].startswith("You are enrolled on COMP101")
     assert SavingMeanwhile.listings == 2
     assert table.acted == 1
+
+
+# ---- A1: what the person's next message is read as, with a tool that acts ----
+
+
+@pytest.mark.parametrize(
+    ("message", "previous", "standalone"),
+    [
+        ("I want to enrol on a course.", "Please enrol me on COMP101.", None),
+        ("I would like to book a room.", "Book room A for Friday.", None),
+        ("the second one", "Please enrol me on COMP101.", None),
+        ("On Friday?", "When is the gym open on Saturday?", "When is the gym open on Friday?"),
+        ("Cardiology, please.", "When are consultation hours?", None),
+    ],
+)
+def test_A1_a_sentence_of_its_own_or_a_pick_of_nothing_is_no_follow_up(
+    message: str, previous: str, standalone: str | None
+) -> None:
+    """Fixed: a request of few content words was the earlier request with a word added."""
+    resolved = resolve_followup(message, previous)
+    if message.startswith("Cardiology"):  # a fragment still follows up
+        assert resolved == "When are consultation hours? Cardiology"
+    else:
+        assert resolved == (standalone or message)
+
+
+@EMBEDDINGS
+def test_A1_S5_a_new_request_after_an_enrolment_asks_instead_of_enrolling_again(make: str) -> None:
+    """Fixed: "I want to enrol on a course." after an enrolment enrolled on the same course again.
+
+    And the reply sent a second time, when nothing waits any more, enrolled once more.
+    """
+    parent, table = registrar(make=make)
+    cfg = config("follow")
+    for text in ("Please enrol me on COMP101.", "I want to enrol on a course."):
+        out = parent.invoke(next_input(parent, cfg, text), cfg, context=STUDENT)
+    assert out["__interrupt__"][0].value["question"] == "Which course would you like to enrol on?"
+    out = parent.invoke(next_input(parent, cfg, "the second one"), cfg, context=STUDENT)
+    assert out["reply_text"].endswith("MATH120 Linear Algebra (enrolment E-2).")
+    out = parent.invoke(next_input(parent, cfg, "the second one"), cfg, context=STUDENT)  # again
+    print(out["reply_text"])
+    assert "enrolled" not in out["reply_text"]
+    assert table.rows() == [("S100", "COMP101", 1), ("S100", "MATH120", 2)]

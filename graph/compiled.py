@@ -258,7 +258,7 @@ class ToolweaveGraph(
         interrupted_runs: InterruptedRuns = "finish",
         build_secrets: frozenset[str] = frozenset(),
         run_locks: ThreadLocks | None = None,
-        acts: bool = False,
+        acts: bool | None = None,
         **kwargs: Any,
     ) -> None:
         """Take LangGraph's compiled-graph fields plus toolweave's settings.
@@ -273,7 +273,7 @@ class ToolweaveGraph(
                 of: one run at a time per thread (:mod:`toolweave.graph.run_lock`).
             acts: Whether a tool of the graph acts (``side_effects``): a nested run
                 (a parent graph's node) then looks up the calls the thread's earlier
-                runs of it made (S5, Q6).
+                runs of it made (S5, Q6). ``None`` (not known): it looks them up.
             **kwargs: ``CompiledStateGraph``'s fields.
         """
         allowlist = {*(kwargs.pop(SERDE_ALLOWLIST, None) or ()), *_state_types()}
@@ -294,7 +294,7 @@ class ToolweaveGraph(
         limits: Limits | None = None,
         interrupted_runs: InterruptedRuns = "finish",
         build_secrets: frozenset[str] = frozenset(),
-        acts: bool = False,
+        acts: bool | None = None,
     ) -> ToolweaveGraph:
         """The checked version of a graph compiled from :func:`create_state_graph`."""
         return cls(
@@ -407,7 +407,7 @@ class ToolweaveGraph(
         self, scope: RunScope, value: Any, config: RunnableConfig | None
     ) -> Steps[RunScope]:
         """``scope``, for a run continuing a stored checkpoint with the calls it must not make."""
-        if _nested(config) and self.acts:  # a parent graph's node: its thread's earlier runs
+        if _nested(config) and self.acts is not False:  # a parent's node: the thread's runs
             return replace(scope, recorded=(yield from self._nested_recorded(config)))
         if not _continues_a_checkpoint(value, config):
             return scope

@@ -259,6 +259,7 @@ class ToolweaveGraph(
         build_secrets: frozenset[str] = frozenset(),
         run_locks: ThreadLocks | None = None,
         acts: bool | None = None,
+        domain: str | None = None,
         **kwargs: Any,
     ) -> None:
         """Take LangGraph's compiled-graph fields plus toolweave's settings.
@@ -274,6 +275,8 @@ class ToolweaveGraph(
             acts: Whether a tool of the graph acts (``side_effects``): a nested run
                 (a parent graph's node) then looks up the calls the thread's earlier
                 runs of it made (S5, Q6). ``None`` (not known): it looks them up.
+            domain: The domain's name, which its answer messages carry: nested, an answer
+                of another domain's graph does not answer its question (S5).
             **kwargs: ``CompiledStateGraph``'s fields.
         """
         allowlist = {*(kwargs.pop(SERDE_ALLOWLIST, None) or ()), *_state_types()}
@@ -285,6 +288,7 @@ class ToolweaveGraph(
         self.build_secrets = build_secrets
         self.run_locks = run_locks or ThreadLocks()
         self.acts = acts
+        self.domain = domain
 
     @classmethod
     def of(
@@ -295,6 +299,7 @@ class ToolweaveGraph(
         interrupted_runs: InterruptedRuns = "finish",
         build_secrets: frozenset[str] = frozenset(),
         acts: bool | None = None,
+        domain: str | None = None,
     ) -> ToolweaveGraph:
         """The checked version of a graph compiled from :func:`create_state_graph`."""
         return cls(
@@ -302,6 +307,7 @@ class ToolweaveGraph(
             interrupted_runs=interrupted_runs,
             build_secrets=build_secrets,
             acts=acts,
+            domain=domain,
             **copy_fields(compiled),
         )
 
@@ -559,7 +565,7 @@ class ToolweaveGraph(
         messages = input.get("messages") if isinstance(input, Mapping) else None
         if not _nested(_inherited(config)) or not isinstance(messages, list):
             return None
-        output = answered_already(messages)
+        output = answered_already(messages, self.domain)
         if output is None:
             return None
         chunk = mode_chunk(

@@ -14,7 +14,7 @@ from langgraph.config import get_config
 from toolweave.graph.langgraph_private import checkpointer_of
 from toolweave.graph.walk import NEW_TURN
 from toolweave.llm.next_message import next_message_kind
-from toolweave.state.documents import MESSAGE_SOURCES_KEY, as_sources
+from toolweave.state.documents import MESSAGE_DOMAIN_KEY, MESSAGE_SOURCES_KEY, as_sources
 from toolweave.state.errors import InvalidRequestError
 from toolweave.state.events import EVENT_VERSION, SentAgainEvent
 from toolweave.state.graph_state import ActedCall
@@ -233,19 +233,22 @@ def mode_chunk(
     return ((), data) if subgraphs else data
 
 
-def answered_already(messages: Sequence[Any]) -> dict[str, Any] | None:
+def answered_already(messages: Sequence[Any], domain: str | None = None) -> dict[str, Any] | None:
     """The output of a nested run whose question the conversation answers already (S5, Q6).
 
     A parent graph hands a toolweave node its whole conversation; when toolweave's answer
     follows the last human message (the message was sent again and the parent's
     ``add_messages`` put it back in place, or the same state was run again), that turn is
-    answered: its answer and sources, from the answer's message, instead of a new run.
+    answered: its answer and sources, from the answer's message, instead of a new run. An
+    answer of another domain's graph (``domain``: this graph's, if known) answers nothing here.
     """
     last = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
     answers = [
         m
         for m in messages[last + 1 :]
-        if isinstance(m, AIMessage) and MESSAGE_SOURCES_KEY in m.response_metadata
+        if isinstance(m, AIMessage)
+        and MESSAGE_SOURCES_KEY in m.response_metadata
+        and m.response_metadata.get(MESSAGE_DOMAIN_KEY, domain) in (domain, None)
     ]
     if last < 0 or not answers:
         return None

@@ -30,6 +30,8 @@ from tests.newuser10_domain.parent import (
     triage,
 )
 from toolweave import (
+    ChatbotTool,
+    EmptyRequest,
     InvalidContextError,
     InvalidRequestError,
     RunContext,
@@ -563,3 +565,34 @@ def test_A1_S5_a_new_request_after_an_enrolment_asks_instead_of_enrolling_again(
     print(out["reply_text"])
     assert "enrolled" not in out["reply_text"]
     assert table.rows() == [("S100", "COMP101", 1), ("S100", "MATH120", 2)]
+
+
+class ShuttleTimes(ChatbotTool[EmptyRequest]):
+    """A second domain's tool: the campus shuttle."""
+
+    name = "shuttle_times"
+    domain = "campus"
+    returns_answer = True
+    executable_instruction = "shuttle_times: true when the user asks about the campus shuttle."
+    routing_examples = ("When does the campus shuttle run?",)
+
+    def execute(self, request: EmptyRequest, ctx: ToolCallContext) -> ToolResult | None:
+        return ToolResult.as_answer(self.name, "The campus shuttle runs every 20 minutes.")
+
+
+def test_S5_a_second_domains_node_on_the_same_question_is_not_answered_by_the_first() -> None:
+    """Two toolweave nodes in a row: the second is not "answered already" by the first's answer."""
+    domain, tools, _ = reg.registrar_domain()
+    builder = StateGraph(RegistrarState)
+    builder.add_node("registrar", build_graph(domain, tools))
+    builder.add_node("campus", build_graph("campus", [ShuttleTimes()]))
+    builder.add_edge(START, "registrar")
+    builder.add_edge("registrar", "campus")
+    builder.add_edge("campus", END)
+    parent = builder.compile(checkpointer=InMemorySaver(serde=checkpoint_serde()))
+    out = parent.invoke(
+        {"messages": [("human", "When does the campus shuttle run?")]}, config("two")
+    )
+    assert out["answer"] == "The campus shuttle runs every 20 minutes."
+    domains = [m.response_metadata.get("toolweave_domain") for m in out["messages"][1:]]
+    assert domains == ["registrar", "campus"]

@@ -59,8 +59,8 @@ POINTING_WORDS = frozenset([
 """Words of a follow-up that point back at the earlier question's subject."""
 MAX_FRAGMENT_TOKENS = 4
 """The most words a follow-up without an opener has ("On Friday?", "Cardiology, please."):
-a longer message of few content words is a sentence of its own ("I want to enrol on a
-course."), never the earlier question with a word added (A1, S5: a tool that acted on the
+a longer message of few content words is a sentence of its own ("I would like to book a
+room."), never the earlier question with a word added (A1, S5: a tool that acted on the
 earlier question would act on it again)."""
 _SAME_WORD = MappingProxyType({"az": "a", "an": "a"})
 """Function words that are one word in two spellings (the article before a vowel)."""

@@ -143,13 +143,17 @@ def up_to_the_question(messages: list[Any]) -> list[Any]:
 
 
 def nested_namespaces(saved: Iterable[CheckpointTuple]) -> list[str]:
-    """The namespaces of a thread's checkpoints that nested runs of a toolweave graph made."""
+    """The namespaces of a thread's nested toolweave runs in which a tool acted (S5, Q6).
+
+    A run in which a tool acted holds the ``acted_on`` channel from that step on: only
+    those runs' states are read.
+    """
     found = (
         (str(one.config["configurable"].get("checkpoint_ns") or ""), one.checkpoint)
         for one in saved
     )
     return list(
-        dict.fromkeys(ns for ns, cp in found if ns and "ledger" in cp.get("channel_versions", {}))
+        dict.fromkeys(ns for ns, cp in found if ns and "acted_on" in cp.get("channel_values", {}))
     )
 
 

@@ -18,7 +18,7 @@ from langgraph.config import get_stream_writer
 from langgraph.runtime import get_runtime
 from pydantic import BaseModel, Field
 
-from toolweave.graph.context import RunContext
+from toolweave.graph.context import RunContext, run_context
 from toolweave.graph.idempotency import acted_calls, acting_entries
 from toolweave.graph.langgraph_private import INTERRUPT
 from toolweave.state.documents import as_sentences, as_sources
@@ -81,14 +81,7 @@ def _parent_context() -> RunContext | None:
         runtime = get_runtime()
     except RuntimeError:  # not inside a LangGraph run: a direct tool call
         return None
-    context = getattr(runtime, "context", None)
-    if isinstance(context, RunContext):
-        return context
-    if isinstance(context, Mapping):
-        user_data = context.get("user_data")
-    else:
-        user_data = getattr(context, "user_data", None)
-    return None if user_data is None else RunContext(user_data=user_data)  # checked by the run
+    return run_context(runtime)
 
 
 class AgentQuestion(BaseModel):

@@ -32,6 +32,7 @@ from toolweave.llm.port import (
     LlmAssistant,
 )
 from toolweave.state.documents import (
+    MESSAGE_DOMAIN_KEY,
     AnswerSentence,
     Source,
     UniqueTextDocument,
@@ -476,4 +477,24 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
         read = unfinishable_after_effect(state)
         return (yield from _generated_answer(ask, request, always, tree, read_on_failure=read))
 
-    return make_node("answer", answer)
+    def answer_of_the_domain(
+        state: GraphState, runtime: Runtime[RunContext]
+    ) -> Steps[dict[str, Any]]:
+        """:func:`answer`, its message naming the domain that answered (S5, nested runs)."""
+        update = yield from answer(state, runtime)
+        return with_domain(update, deps.domain.name)
+
+    return make_node("answer", answer_of_the_domain)
+
+
+def with_domain(update: dict[str, Any], domain: str) -> dict[str, Any]:
+    """``update`` whose answer message names ``domain`` in its metadata (R9's keys beside it)."""
+
+    def stamp(message: Any) -> Any:
+        if not isinstance(message, AIMessage):
+            return message
+        meta = {**message.response_metadata, MESSAGE_DOMAIN_KEY: domain}
+        return message.model_copy(update={"response_metadata": meta})
+
+    stamped = [stamp(message) for message in update.get("messages") or ()]
+    return {**update, "messages": stamped} if stamped else update

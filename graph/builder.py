@@ -191,7 +191,8 @@ def build_graph(
         from toolweave.llm.env import default_assistant
 
         assistant = default_assistant()
-    graph = create_state_graph(domain, tools, assistant=assistant, limits=resolved)
+    registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
+    graph = create_state_graph(domain, registry, assistant=assistant, limits=resolved)
     langgraph_compiled = graph.compile(checkpointer=checkpointer, name=name)
     # PF1: the route reads the post-reducer state copying only the channels a step wrote
     lean_branch_reads(langgraph_compiled)
@@ -200,5 +201,7 @@ def build_graph(
         limits=resolved,
         interrupted_runs=interrupted_runs,
         build_secrets=secrets_of(assistant),  # its API key, in every run's scope (X4, X6)
+        acts=any(getattr(tool, "side_effects", False) for tool in registry),  # S5, Q6 nested
+        domain=domain if isinstance(domain, str) else domain.name,
     )
     return compiled.with_config(recursion_limit=resolved.recursion_limit)

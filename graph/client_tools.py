@@ -12,7 +12,13 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
-from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
+from toolweave.graph.context import (
+    Dependencies,
+    RunContext,
+    assistant_for,
+    run_context,
+    user_data_for,
+)
 from toolweave.graph.idempotency import earlier_call, tool_call_key
 from toolweave.graph.nodes import entry
 from toolweave.graph.tool_call import Outcome, acting_entry, amended_keys, not_made_again
@@ -44,7 +50,7 @@ def announced_tools(
     state: Mapping[str, Any], runtime: Runtime[RunContext] | None
 ) -> frozenset[str]:
     """The tool ids the run's client implements: the runtime context's, else the input's."""
-    context = None if runtime is None else runtime.context
+    context = run_context(runtime)
     if context is not None and context.client_tools is not None:
         return frozenset(context.client_tools)
     return frozenset(state.get("client_tools") or ())

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any, Literal, assert_never, cast
 
+from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import merge_configs
+from langchain_core.runnables.config import merge_configs, var_child_runnable_config
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.constants import START
@@ -19,10 +20,12 @@ from pydantic import BaseModel
 from toolweave.graph.agent_tool import AGENT_TOOL_DESCRIPTION, AGENT_TOOL_NAME, as_agent_tool
 from toolweave.graph.context import Limits, RunContext
 from toolweave.graph.idempotency import (
+    answered_already,
     carries_ids,
     custom_chunk,
     is_resend,
     may_repeat,
+    mode_chunk,
     one_human_message,
     recorded_effects,
     repeated_while_paused,
@@ -32,6 +35,7 @@ from toolweave.graph.idempotency import (
     stored_messages,
 )
 from toolweave.graph.langgraph_private import (
+    CHECKPOINTER_CONFIG_KEY,
     INTERRUPT,
     SERDE_ALLOWLIST,
     AllowlistedCheckpoints,
@@ -75,6 +79,12 @@ InterruptedRuns = Literal["finish", "abandon"]
 NO_INPUT = (
     "the input is None, which only continues a stored thread's run, and there is none "
     "({where}); send a message such as {{'messages': [('human', '...')]}}"
+)
+NESTED_NO_MESSAGES = (
+    "toolweave's graph is a node of a graph whose state has no 'messages': as a node it reads "
+    "its parent's 'messages' (and 'systems', 'user_data'); give the parent's state a 'messages' "
+    "key (Annotated[list[AnyMessage], add_messages]), or call the graph from a node of your own "
+    "with {'messages': [('human', question)]}"
 )
 _FINISH_KWARGS = ("context", "durability")
 """Run options the finishing of an interrupted run shares with the new message's run."""
@@ -120,6 +130,64 @@ def may_have_pending_tasks(saved: CheckpointTuple) -> bool:
     return False
 
 
+def up_to_the_question(messages: list[Any]) -> list[Any]:
+    """A parent's messages up to its last human one: the question of a nested run (S5).
+
+    What follows it is the parent's (a note of its own, or the answer it already has to a
+    message sent again, which its ``add_messages`` put back in place), not the question.
+    """
+    last = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
+    if last < 0 or not all(isinstance(m, BaseMessage) for m in messages[last + 1 :]):
+        return messages
+    return messages[: last + 1]
+
+
+def nested_namespaces(saved: Iterable[CheckpointTuple]) -> list[str]:
+    """The namespaces of a thread's nested toolweave runs in which a tool acted (S5, Q6).
+
+    A run in which a tool acted holds the ``acted_on`` channel from that step on: only
+    those runs' states are read.
+    """
+    found = (
+        (str(one.config["configurable"].get("checkpoint_ns") or ""), one.checkpoint)
+        for one in saved
+    )
+    return list(
+        dict.fromkeys(ns for ns, cp in found if ns and "acted_on" in cp.get("channel_values", {}))
+    )
+
+
+LISTING_ATTEMPTS = 3
+"""Listings of a thread's checkpoints tried while the parent saves its own (InMemorySaver)."""
+
+
+def listed_namespaces(saver: BaseCheckpointSaver[Any], thread: str) -> list[str]:
+    """:func:`nested_namespaces` of ``thread``, listed again if a save changed it meanwhile.
+
+    The parent's run saves its previous step in the background (durability ``"async"``)
+    while its toolweave node lists the thread; an in-memory saver's listing then fails with
+    "dictionary changed size during iteration". What was saved before the node started is
+    listed either way.
+    """
+    for attempt in range(LISTING_ATTEMPTS):
+        try:
+            return nested_namespaces(saver.list({"configurable": {"thread_id": thread}}))
+        except RuntimeError:
+            if attempt == LISTING_ATTEMPTS - 1:
+                raise
+    return []  # pragma: no cover - the loop returns or raises
+
+
+def nested_config(saver: BaseCheckpointSaver[Any], thread: str, namespace: str) -> RunnableConfig:
+    """The config that reads the state of a nested run in ``namespace`` of ``thread``."""
+    configurable = {
+        "thread_id": thread,
+        "checkpoint_ns": namespace,
+        CHECKPOINTER_CONFIG_KEY: saver,  # read here, not looked up as one of its subgraphs
+    }
+    return cast("RunnableConfig", {"configurable": configurable})
+
+
 def _thread_of(config: RunnableConfig) -> str:
     return str((config.get("configurable") or {}).get("thread_id") or "")
 
@@ -137,6 +205,11 @@ def _continues_a_checkpoint(value: Any, config: RunnableConfig | None) -> bool:
         return False
     named = bool((config or {}).get("configurable", {}).get("checkpoint_id"))
     return value is None or (isinstance(value, Command) and named)
+
+
+def _inherited(config: RunnableConfig | None) -> RunnableConfig | None:
+    """``config``, or inside a node called without one, the node's (as LangGraph reads it)."""
+    return var_child_runnable_config.get() if config is None else config
 
 
 def _nested(config: RunnableConfig | None) -> bool:
@@ -189,6 +262,8 @@ class ToolweaveGraph(
         interrupted_runs: InterruptedRuns = "finish",
         build_secrets: frozenset[str] = frozenset(),
         run_locks: ThreadLocks | None = None,
+        acts: bool | None = None,
+        domain: str | None = None,
         **kwargs: Any,
     ) -> None:
         """Take LangGraph's compiled-graph fields plus toolweave's settings.
@@ -201,6 +276,11 @@ class ToolweaveGraph(
                 assistant's API key): in every run's scope (X4, X6).
             run_locks: The locks of its threads, shared with the graph it is a copy
                 of: one run at a time per thread (:mod:`toolweave.graph.run_lock`).
+            acts: Whether a tool of the graph acts (``side_effects``): a nested run
+                (a parent graph's node) then looks up the calls the thread's earlier
+                runs of it made (S5, Q6). ``None`` (not known): it looks them up.
+            domain: The domain's name, which its answer messages carry: nested, an answer
+                of another domain's graph does not answer its question (S5).
             **kwargs: ``CompiledStateGraph``'s fields.
         """
         allowlist = {*(kwargs.pop(SERDE_ALLOWLIST, None) or ()), *_state_types()}
@@ -211,6 +291,8 @@ class ToolweaveGraph(
         self.interrupted_runs: InterruptedRuns = interrupted_runs
         self.build_secrets = build_secrets
         self.run_locks = run_locks or ThreadLocks()
+        self.acts = acts
+        self.domain = domain
 
     @classmethod
     def of(
@@ -220,12 +302,16 @@ class ToolweaveGraph(
         limits: Limits | None = None,
         interrupted_runs: InterruptedRuns = "finish",
         build_secrets: frozenset[str] = frozenset(),
+        acts: bool | None = None,
+        domain: str | None = None,
     ) -> ToolweaveGraph:
         """The checked version of a graph compiled from :func:`create_state_graph`."""
         return cls(
             input_limits=limits,
             interrupted_runs=interrupted_runs,
             build_secrets=build_secrets,
+            acts=acts,
+            domain=domain,
             **copy_fields(compiled),
         )
 
@@ -256,6 +342,10 @@ class ToolweaveGraph(
         if _nested(config) and isinstance(value, Mapping):
             known = input_keys()  # a subgraph gets its parent's state: take what is ours
             value = {key: item for key, item in value.items() if key in known}
+            if "messages" not in value:
+                raise InvalidRequestError(NESTED_NO_MESSAGES)
+            if isinstance(messages := value["messages"], list):
+                value["messages"] = up_to_the_question(messages)
         return validate_input(value, self.input_limits)
 
     def _saved(self, config: RunnableConfig) -> Steps[CheckpointTuple | None]:
@@ -286,6 +376,7 @@ class ToolweaveGraph(
         self, input: Any, config: RunnableConfig | None, kwargs: dict[str, Any]
     ) -> Steps[tuple[Any, RunScope, SentAgainEvent | None]]:
         """The checked input, the run's scope, and a repeat after its run acted (S5), Q5 first."""
+        config = _inherited(config)
         self._check_run_context(config, kwargs)
         checked = self._checked_input(input, config)
         if checked is None and not _nested(config):
@@ -326,6 +417,8 @@ class ToolweaveGraph(
         self, scope: RunScope, value: Any, config: RunnableConfig | None
     ) -> Steps[RunScope]:
         """``scope``, for a run continuing a stored checkpoint with the calls it must not make."""
+        if _nested(config) and self.acts is not False:  # a parent's node: the thread's runs
+            return replace(scope, recorded=(yield from self._nested_recorded(config)))
         if not _continues_a_checkpoint(value, config):
             return scope
         return replace(scope, recorded=(yield from self._recorded(config)))  # S5, Q6
@@ -345,6 +438,40 @@ class ToolweaveGraph(
             )
         )
         return recorded_effects(stored)
+
+    def _nested_recorded(self, config: RunnableConfig | None) -> Steps[dict[str, ActedCall]]:
+        """The calls that acted that this graph's runs nested in the thread recorded (S5, Q6).
+
+        A parent graph's node starts a fresh run of this graph for each of its own runs, in
+        a namespace of its own: the same message sent again, or a run retried after a crash,
+        finds the earlier run's call under the same key there, and it is not made again.
+        """
+        configurable = (config or {}).get("configurable") or {}
+        found = checkpointer_of(configurable, self.checkpointer)
+        thread = configurable.get("thread_id")
+        if not isinstance(found, BaseCheckpointSaver) or not thread:
+            return {}
+        saver = allowlisted(found, serde_allowlist(self) or ())
+        stored = yield from perform(
+            Call(
+                lambda: self._nested_states(saver, str(thread)),
+                lambda: self._anested_states(saver, str(thread)),
+            )
+        )
+        return recorded_effects(stored)
+
+    def _nested_states(self, saver: BaseCheckpointSaver[Any], thread: str) -> list[dict[str, Any]]:
+        namespaces = listed_namespaces(saver, thread)
+        return [self.get_state(nested_config(saver, thread, ns)).values for ns in namespaces]
+
+    async def _anested_states(
+        self, saver: BaseCheckpointSaver[Any], thread: str
+    ) -> list[dict[str, Any]]:
+        listed = [saved async for saved in saver.alist({"configurable": {"thread_id": thread}})]
+        namespaces = nested_namespaces(listed)
+        return [
+            (await self.aget_state(nested_config(saver, thread, ns))).values for ns in namespaces
+        ]
 
     async def _ahistory(self, config: RunnableConfig) -> list[dict[str, Any]]:
         return [snapshot.values async for snapshot in self.aget_state_history(config)]
@@ -397,6 +524,9 @@ class ToolweaveGraph(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> Iterator[Any]:
         """LangGraph's ``stream``, after the input checks (X5) and Q5's finish-or-abandon (X6)."""
+        if (answered := self._answered(input, config, kwargs)) is not None:
+            yield from answered  # a nested turn answered already: no run (S5, Q6)
+            return
         key, saver = self._run_key(config)
         wait = self.input_limits.thread_wait_s
         with holding(self.run_locks, key, wait, saver):  # one run per thread (S5)
@@ -414,6 +544,10 @@ class ToolweaveGraph(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
         """LangGraph's ``astream``, after the input checks (X5) and Q5's finish-or-abandon (X6)."""
+        if (answered := self._answered(input, config, kwargs)) is not None:
+            for chunk in answered:  # a nested turn answered already: no run (S5, Q6)
+                yield chunk
+            return
         key, saver = self._run_key(config)
         wait = self.input_limits.thread_wait_s
         async with aholding(self.run_locks, key, wait, saver):  # one run a thread (S5)
@@ -427,6 +561,25 @@ class ToolweaveGraph(
                 if key is None:  # no checkpointer keeps the run: a retry would act again
                     say_what_acted(exc, scope.acted)
                 raise
+
+    def _answered(
+        self, input: Any, config: RunnableConfig | None, kwargs: Mapping[str, Any]
+    ) -> list[Any] | None:
+        """The chunks of a nested run whose turn the parent's messages answer, else ``None``."""
+        messages = input.get("messages") if isinstance(input, Mapping) else None
+        if not _nested(_inherited(config)) or not isinstance(messages, list):
+            return None
+        output = answered_already(messages, self.domain)
+        if output is None:
+            return None
+        chunk = mode_chunk(
+            "values",
+            output,
+            kwargs.get("stream_mode") or self.stream_mode,
+            subgraphs=bool(kwargs.get("subgraphs")),
+            version=str(kwargs.get("version") or "v1"),
+        )
+        return [] if chunk is None else [chunk]
 
     def _notice(self, again: SentAgainEvent, kwargs: Mapping[str, Any]) -> Any | None:
         """The custom stream chunk saying a message was sent again (S5, Q6), if streamed."""

@@ -11,6 +11,7 @@ from langgraph.runtime import Runtime
 
 from toolweave.llm import deadline
 from toolweave.llm.port import LlmAssistant
+from toolweave.state.errors import InvalidContextError
 from toolweave.tools.domain import Domain
 from toolweave.tools.prefilter import CandidateIndex
 from toolweave.tools.registry import ToolRegistry
@@ -113,11 +114,46 @@ class RunContext:
     """Ids of the AI tools the client implements (W3); wins over the input's ``client_tools``."""
 
 
+NOT_A_MAPPING = (
+    "the run context's 'user_data' ({owner}) must be a mapping of the person's data "
+    "(e.g. {{'user_id': '...'}}) or None, not {kind}"
+)
+
+
+def as_run_context(context: Any) -> RunContext | None:
+    """A run context as toolweave reads it (T4, X4): a :class:`RunContext` as it is.
+
+    Any other context (a parent graph's or an agent's own ``context_schema``, or a dict)
+    gives its ``user_data`` (an attribute or a key) and nothing else: its other fields are
+    its owner's, whatever their names.
+
+    Raises:
+        InvalidContextError: its ``user_data`` is not a mapping.
+    """
+    if context is None or isinstance(context, RunContext):
+        return context
+    if isinstance(context, Mapping):
+        user_data = context.get("user_data")
+    else:
+        user_data = getattr(context, "user_data", None)
+    if user_data is None:
+        return None
+    if not isinstance(user_data, Mapping):
+        kind, owner = type(user_data).__name__, type(context).__name__
+        raise InvalidContextError(NOT_A_MAPPING.format(owner=owner, kind=kind))
+    return RunContext(user_data=user_data)
+
+
+def run_context(runtime: Runtime[Any] | None) -> RunContext | None:
+    """The run's context as a :class:`RunContext` (:func:`as_run_context`), or ``None``."""
+    return None if runtime is None else as_run_context(runtime.context)
+
+
 def user_data_for(
     state: Mapping[str, Any], runtime: Runtime[RunContext] | None
 ) -> Mapping[str, Any] | None:
     """The run's user data: the runtime context's when given, else the input's (T4, X4)."""
-    context = None if runtime is None else runtime.context
+    context = run_context(runtime)
     if context is not None and context.user_data is not None:
         return context.user_data
     return state.get("user_data")
@@ -130,7 +166,7 @@ def assistant_for(deps: Dependencies, runtime: Runtime[RunContext] | None) -> Ll
         RunDeadlineError: the run's deadline has passed.
     """
     deadline.check("the next step")
-    context = None if runtime is None else runtime.context
+    context = run_context(runtime)
     if context is not None and context.assistant is not None:
         return context.assistant
     return deps.assistant

@@ -8,12 +8,13 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.config import get_config
 
 from toolweave.graph.langgraph_private import checkpointer_of
 from toolweave.graph.walk import NEW_TURN
 from toolweave.llm.next_message import next_message_kind
+from toolweave.state.documents import MESSAGE_DOMAIN_KEY, MESSAGE_SOURCES_KEY, as_sources
 from toolweave.state.errors import InvalidRequestError
 from toolweave.state.events import EVENT_VERSION, SentAgainEvent
 from toolweave.state.graph_state import ActedCall
@@ -215,14 +216,44 @@ def sent_again(checked: Any, values: Mapping[str, Any], thread: str = "") -> Sen
 
 def custom_chunk(data: Any, stream_mode: Any, *, subgraphs: bool, version: str) -> Any | None:
     """``data`` as LangGraph's stream yields a custom event (any shape), or ``None`` if not."""
+    return mode_chunk("custom", data, stream_mode, subgraphs=subgraphs, version=version)
+
+
+def mode_chunk(
+    mode: str, data: Any, stream_mode: Any, *, subgraphs: bool, version: str
+) -> Any | None:
+    """``data`` as LangGraph's stream yields a chunk of ``mode``, or ``None`` if not streamed."""
     modes = [stream_mode] if isinstance(stream_mode, str) else list(stream_mode or ())
-    if "custom" not in modes:
+    if mode not in modes:
         return None
     if version == "v2":
-        return {"type": "custom", "ns": (), "data": data}
+        return {"type": mode, "ns": (), "data": data}
     if not isinstance(stream_mode, str):
-        return ((), "custom", data) if subgraphs else ("custom", data)
+        return ((), mode, data) if subgraphs else (mode, data)
     return ((), data) if subgraphs else data
+
+
+def answered_already(messages: Sequence[Any], domain: str | None = None) -> dict[str, Any] | None:
+    """The output of a nested run whose question the conversation answers already (S5, Q6).
+
+    A parent graph hands a toolweave node its whole conversation; when toolweave's answer
+    follows the last human message (the message was sent again and the parent's
+    ``add_messages`` put it back in place, or the same state was run again), that turn is
+    answered: its answer and sources, from the answer's message, instead of a new run. An
+    answer of another domain's graph (``domain``: this graph's, if known) answers nothing here.
+    """
+    last = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
+    answers = [
+        m
+        for m in messages[last + 1 :]
+        if isinstance(m, AIMessage)
+        and MESSAGE_SOURCES_KEY in m.response_metadata
+        and m.response_metadata.get(MESSAGE_DOMAIN_KEY, domain) in (domain, None)
+    ]
+    if last < 0 or not answers:
+        return None
+    sources = as_sources(answers[-1].response_metadata[MESSAGE_SOURCES_KEY])
+    return {"messages": list(messages), "answer": answers[-1].text, "sources": sources}
 
 
 def one_human_message(checked: Any) -> bool:

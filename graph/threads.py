@@ -6,12 +6,14 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END
 from langgraph.pregel import Pregel
 from langgraph.types import Command, StateSnapshot, StateUpdate
 
 from toolweave.graph.langgraph_private import checkpointer_of
+from toolweave.graph.pause import MESSAGE_RESUME
 from toolweave.graph.validation import reply_text
 from toolweave.state.errors import InvalidRequestError, NothingPendingError, UnknownThreadError
 from toolweave.state.graph_state import message_of
@@ -162,6 +164,34 @@ async def athread_status(graph: CompiledGraph, thread: RunnableConfig | str) -> 
     config = _config(thread)
     thread_id = _checked(graph, config)
     return status_of(await graph.aget_state(config), thread_id)
+
+
+def next_input(graph: CompiledGraph, thread: RunnableConfig | str, message: str) -> Any:
+    """What to invoke ``graph`` with for the person's next message on a thread (Q2).
+
+    While a toolweave question waits, a message resume
+    (``Command(resume={"type": "message", "content": message})``): the paused run reads it as
+    a reply, an amended request, a new question or a cancel. Otherwise the message as a new
+    input. Use it for a graph of your own with toolweave's graph as a node: a new input on a
+    thread whose node waits starts the parent over, and LangGraph drops the waiting question.
+
+    Args:
+        graph: Any compiled graph with a checkpointer (yours, or toolweave's).
+        thread: The run config naming the thread, or the thread id.
+        message: What the person wrote.
+    """
+    return _next_input(thread_status(graph, thread), message)
+
+
+async def anext_input(graph: CompiledGraph, thread: RunnableConfig | str, message: str) -> Any:
+    """Async :func:`next_input` (for async checkpointers)."""
+    return _next_input(await athread_status(graph, thread), message)
+
+
+def _next_input(status: ThreadStatus, message: str) -> Any:
+    if status.pending_question is not None:
+        return Command(resume={"type": MESSAGE_RESUME, "content": message})
+    return {"messages": [HumanMessage(message)]}
 
 
 def require_interrupted(status: ThreadStatus) -> ThreadStatus:

@@ -140,6 +140,21 @@ def choice_number(message: str, choices: Sequence[str]) -> int | None:
     return number if 1 <= number <= len(choices) else None
 
 
+def picks_by_ordinal(message: str) -> bool:
+    """Whether a message is an ordinal pick alone ("the second one", "az utolsót"), no digit.
+
+    With no choices offered it points at none: it is no follow-up of an earlier question
+    (A1), whose tool would run again on the earlier question with the pick added.
+    """
+    if any(word.isdigit() for word in words(message)):
+        return False  # "2" may take the place of an earlier number ("floor 3" -> "floor 2")
+    return choice_number(message, [""] * MAX_PICK) is not None
+
+
+MAX_PICK = 99
+"""The largest place :func:`picks_by_ordinal` reads a pick of."""
+
+
 def names_what_was_asked(message: str, question: str, choices: Sequence[str]) -> bool:
     """The message holds a word of the open question or of an offered choice, or its number."""
     if choice_number(message, choices) is not None:

@@ -20,7 +20,7 @@ from toolweave.llm.lexical import (
     weekday,
     words,
 )
-from toolweave.llm.next_message import is_cancel
+from toolweave.llm.next_message import is_cancel, picks_by_ordinal
 from toolweave.llm.port import Normalized
 from toolweave.tools import text as kit
 
@@ -57,6 +57,11 @@ POINTING_WORDS = frozenset([
     "ők", "neki", "nála", "előtte", "utána",
 ])  # fmt: skip
 """Words of a follow-up that point back at the earlier question's subject."""
+MAX_FRAGMENT_TOKENS = 4
+"""The most words a follow-up without an opener has ("On Friday?", "Cardiology, please."):
+a longer message of few content words is a sentence of its own ("I would like to book a
+room."), never the earlier question with a word added (A1, S5: a tool that acted on the
+earlier question would act on it again)."""
 _SAME_WORD = MappingProxyType({"az": "a", "an": "a"})
 """Function words that are one word in two spellings (the article before a vowel)."""
 
@@ -123,14 +128,15 @@ def resolve_followup(message: str, previous: str | None) -> str:
 
 def _resolve(message: str, previous: str | None) -> tuple[str, bool]:
     """:func:`resolve_followup`, and whether complete: nothing appended, nothing pointing back."""
-    if previous is None:
+    if previous is None or picks_by_ordinal(message):  # a pick of no offered choice (S5)
         return message, True
     body, opened = _strip_opener(message)
     new = content_words(body)
     asks = any(w in QUESTION_WORDS for w in words(body))
     tokens: list[str] = kit.TOKEN.findall(body)
     pointing = any(t.casefold() in POINTING_WORDS for t in tokens)
-    if not (opened or (len(new) <= 2 and not asks)) or not new:
+    fragment = len(new) <= 2 and not asks and len(tokens) <= MAX_FRAGMENT_TOKENS
+    if not (opened or fragment) or not new:
         return (message, not pointing) if new or not opened else (previous, True)
     if asks and len(new) >= 2 and not pointing:
         return body, True  # its own question, pointing back at nothing: it stands alone

@@ -144,6 +144,7 @@ def _numbered(
 MESSAGE_SOURCES_KEY = "toolweave_sources"
 MESSAGE_SENTENCES_KEY = "toolweave_sentences"
 MESSAGE_SNIPPETS_KEY = "toolweave_snippets"
+MESSAGE_DOMAIN_KEY = "toolweave_domain"  # the domain whose graph answered (S5, nested runs)
 SNIPPET_CHARS = 180  # of an uncited source's first passage (the chat page's SNIPPET_CHARS)
 
 

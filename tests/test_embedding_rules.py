@@ -2,12 +2,14 @@
 
 Real components: an LCEL chain from ``ChatPromptTemplate``, ``create_agent`` with a
 tool-calling scripted reply, the offline model over the hospital domain. The page
-``docs/guides/embedding.md`` shows the five ways to embed the graph; each cites a test.
+``docs/guides/embedding.md`` shows the six ways to embed the graph; each cites a test.
 """
 
 from __future__ import annotations
 
 import re
+import sys
+import types
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -148,14 +150,21 @@ def test_Q2_the_agent_resumes_the_question_by_number_or_text(reply: str) -> None
     assert "1:department_info" in state.values["activated"]  # the paused run went on
 
 
-# --- the page: five ways, each backed by a test ---------------------------------------
+# --- the page: six ways, each backed by a test ---------------------------------------
 
 
-WAYS = ("invoke", "LCEL chain", "agent tool", "Studio", "notebook")
+WAYS = (
+    "invoke",
+    "LCEL chain",
+    "agent tool",
+    "A node of your own LangGraph graph",
+    "Studio",
+    "notebook",
+)
 CITED = re.compile(r"`(tests/test_\w+\.py)::(test_\w+)")
 
 
-def test_embedding_page_shows_five_ways_each_backed_by_a_test_that_exists() -> None:
+def test_embedding_page_shows_six_ways_each_backed_by_a_test_that_exists() -> None:
     page = PAGE.read_text(encoding="utf-8")
     sections = re.split(r"^## ", page, flags=re.M)[1:]
     assert [s.splitlines()[0] for s in sections][: len(WAYS)] == [
@@ -174,7 +183,11 @@ def test_embedding_page_python_runs_offline(monkeypatch) -> None:
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     page = PAGE.read_text(encoding="utf-8")
     blocks = [b for b in re.findall(r"```python\n(.*?)```", page, re.DOTALL) if "agent" not in b]
-    namespace: dict[str, Any] = {"__name__": "embedding_page"}
+    module = types.ModuleType("embedding_page")  # a module: LangGraph reads a state's hints
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    namespace: dict[str, Any] = module.__dict__
     exec(compile("\n".join(blocks), str(PAGE), "exec"), namespace)
     assert HOURS in namespace["out"]["answer"]
     assert HOURS in namespace["chain"].invoke({"question": CARDIOLOGY})
+    assert namespace["done"]["reply_text"].startswith("[hospital] ")  # the parent graph's
+    assert HOURS in namespace["done"]["reply_text"]

@@ -19,6 +19,14 @@ NOT_A_SOURCE = (
 )
 
 
+NO_LEDGER = (
+    "the state of thread {thread!r} has no 'ledger': is it a graph of your own with toolweave's "
+    "graph as a node? Declare `ledger: list[LedgerEntry]` in its state (or return the toolweave "
+    "run's 'ledger' from the node that calls it) and explain(graph, thread) reads it; while the "
+    "node waits on a question, its own state is read"
+)
+
+
 def as_ledger(entries: Iterable[Any]) -> list[LedgerEntry]:
     """Ledger entries as stored in a checkpoint (models, or dicts once downgraded)."""
     return [e if isinstance(e, LedgerEntry) else LedgerEntry.model_validate(e) for e in entries]
@@ -43,9 +51,26 @@ def _values(source: Any, thread: str | RunnableConfig | None) -> Mapping[str, An
         raise InvalidRequestError(NOT_A_SOURCE.format(kind=type(source).__name__))
     config = _config(thread)
     snapshot = get_state(config)
+    thread_id = config["configurable"]["thread_id"]
     if not snapshot.values and snapshot.created_at is None:
-        raise UnknownThreadError(NO_THREAD.format(thread=config["configurable"]["thread_id"]))
-    return snapshot.values  # type: ignore[no-any-return]
+        raise UnknownThreadError(NO_THREAD.format(thread=thread_id))
+    if "ledger" in snapshot.values:
+        return snapshot.values  # type: ignore[no-any-return]
+    nested = _nested_values(get_state(config, subgraphs=True))
+    if nested is None:
+        raise InvalidRequestError(NO_LEDGER.format(thread=thread_id))
+    return nested
+
+
+def _nested_values(snapshot: StateSnapshot) -> Mapping[str, Any] | None:
+    """The values of the first node's state that has a ledger: a paused toolweave node (L1)."""
+    for task in snapshot.tasks:
+        if isinstance(task.state, StateSnapshot):
+            if "ledger" in task.state.values:
+                return task.state.values
+            if (deeper := _nested_values(task.state)) is not None:
+                return deeper
+    return None
 
 
 def explain(

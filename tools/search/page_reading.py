@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import zip_longest
 
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.marker import extract_coordinator_task
@@ -19,6 +20,7 @@ from toolweave.tools.search.text import content_words, sections, word_terms, wor
 READ_SCORE = 1.0  # sentence_score of an answer read from a page: above any keyword hit
 FIGURE = re.compile(r"\d+(?:[ \u00a0]\d{3})*(?:[:.,]\d+)*")  # "7:00", "14 000", "1.5": one each
 SUPPORT_CHARS = 600  # most characters of the page's own sentences standing for one answer
+MEANING_LIMIT = 8  # nearest sentences by meaning a wording is looked up by: retrieval's limit
 UNREAD_CHARS = 1_200  # most characters of unread passages one deep search returns (D7, D9)
 
 
@@ -91,6 +93,27 @@ def unread(
         ):
             fresh.append(hit)
     found = passages(fresh, store.page_sentences, max_chars=UNREAD_CHARS)
+    return with_page_counts(store, known.new(found))
+
+
+def by_meaning(
+    store: DocumentStore, wording: Sequence[str], known: Known, *, limit: int = MEANING_LIMIT
+) -> list[UniqueTextDocument]:
+    """The sentences nearest a wording by meaning that the context lacks, as passages (D8, D9).
+
+    For a deep search whose words found nothing new: of each wording's ``limit`` nearest
+    sentences (as many as the first retrieval takes hits), those the context does not
+    hold, widened to passages within :data:`UNREAD_CHARS`. A wording the context holds
+    every word of is not looked up; a lookup that reaches only the context's own
+    sentences finds nothing (a ranking by meaning always has a nearest sentence, so it
+    never goes further down). ``[]`` when the store ranks by keywords alone.
+    """
+    semantic = getattr(store, "semantic_search", None)
+    if semantic is None or getattr(store, "embeddings", None) is None:
+        return []
+    ranked = [known.new(semantic(text, limit=limit)) for text in wording if known.lacking(text)]
+    fresh = {doc.key: doc for row in zip_longest(*ranked) for doc in row if doc is not None}
+    found = passages(list(fresh.values()), store.page_sentences, max_chars=UNREAD_CHARS)
     return with_page_counts(store, known.new(found))
 
 

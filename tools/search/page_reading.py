@@ -99,22 +99,25 @@ def unread(
 def by_meaning(
     store: DocumentStore, wording: Sequence[str], known: Known, *, limit: int = MEANING_LIMIT
 ) -> list[UniqueTextDocument]:
-    """The sentences nearest a wording by meaning that the context lacks, as passages (D8, D9).
+    """The sentences nearest a wording by meaning that the context lacks, each alone (D8, D9).
 
     For a deep search whose words found nothing new: of each wording's ``limit`` nearest
     sentences (as many as the first retrieval takes hits), those the context does not
-    hold, widened to passages within :data:`UNREAD_CHARS`. A wording the context holds
-    every word of is not looked up; a lookup that reaches only the context's own
-    sentences finds nothing (a ranking by meaning always has a nearest sentence, so it
-    never goes further down). ``[]`` when the store ranks by keywords alone.
+    hold, within :data:`UNREAD_CHARS`. A wording the context holds every word of is not
+    looked up; a lookup that reaches only the context's own sentences finds nothing (a
+    ranking by meaning always has a nearest sentence, so it never goes further down).
+    Lone sentences, not passages: no word judged them, so they cost the answer little.
+    ``[]`` when the store ranks by keywords alone.
     """
     semantic = getattr(store, "semantic_search", None)
     if semantic is None or getattr(store, "embeddings", None) is None:
         return []
     ranked = [known.new(semantic(text, limit=limit)) for text in wording if known.lacking(text)]
     fresh = {doc.key: doc for row in zip_longest(*ranked) for doc in row if doc is not None}
-    found = passages(list(fresh.values()), store.page_sentences, max_chars=UNREAD_CHARS)
-    return with_page_counts(store, known.new(found))
+    found = passages(
+        list(fresh.values()), store.page_sentences, max_chars=UNREAD_CHARS, neighbours=0
+    )
+    return with_page_counts(store, found)
 
 
 def matching_sentences(

@@ -14,13 +14,14 @@ from toolweave.tools.search.novelty import Known, content_terms
 from toolweave.tools.search.page_graph import PageRef
 from toolweave.tools.search.passages import passages, under
 from toolweave.tools.search.protocol import DocumentStore, with_page_counts
+from toolweave.tools.search.retrieval import DEFAULT_LIMIT
 from toolweave.tools.search.rewrites import best_question
 from toolweave.tools.search.text import content_words, sections, word_terms, words
 
 READ_SCORE = 1.0  # sentence_score of an answer read from a page: above any keyword hit
 FIGURE = re.compile(r"\d+(?:[ \u00a0]\d{3})*(?:[:.,]\d+)*")  # "7:00", "14 000", "1.5": one each
 SUPPORT_CHARS = 600  # most characters of the page's own sentences standing for one answer
-MEANING_LIMIT = 8  # nearest sentences by meaning a wording is looked up by: retrieval's limit
+MEANING_LIMIT = DEFAULT_LIMIT  # nearest sentences by meaning a wording is looked up by (D8)
 UNREAD_CHARS = 1_200  # most characters of unread passages one deep search returns (D7, D9)
 
 

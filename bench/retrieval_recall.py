@@ -38,6 +38,11 @@ Usage (from the repository root)::
     python -m bench.retrieval_recall
     python -m bench.retrieval_recall --deep                        # offline, held-out
     python -m bench.retrieval_recall --deep --model --misses-only  # the model, on the misses
+    python -m bench.retrieval_recall --deep-only --deep-half dev --hide-fact-pages  # stress
+
+``--hide-fact-pages`` (a development stress of the deep fallback): the first retrieval
+never sees the pages that hold a question's expected facts (the deep-search tools search
+the whole store), so every fact in the answer step's context came from deep fallback.
 """
 
 from __future__ import annotations
@@ -371,6 +376,52 @@ def deep_run(graph: Any, case: Case, proxy: Any) -> DeepRun:
     )
 
 
+class HiddenPages:
+    """A store whose searches never return the pages in :attr:`hidden` (the other calls pass).
+
+    The development stress of the deep fallback (``--hide-fact-pages``): the first retrieval
+    is given this view of the store, with each question's fact pages hidden, so every fact
+    must come from the deep fallback, whose tools search the whole store.
+    """
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.hidden: set[tuple[str, int | None]] = set()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    def _shown(self, search: Any, query: str, **options: Any) -> list[UniqueTextDocument]:
+        limit = int(options.pop("limit", 8))
+        found = search(query, limit=limit + 8 * len(self.hidden) + 8, **options)
+        return [d for d in found if (d.document_id, d.page) not in self.hidden][:limit]
+
+    def search(self, query: str, **options: Any) -> list[UniqueTextDocument]:
+        """The store's keyword search without the hidden pages."""
+        return self._shown(self.store.search, query, **options)
+
+    def fused_search(self, query: str, **options: Any) -> list[UniqueTextDocument]:
+        """The store's fused search without the hidden pages."""
+        return self._shown(self.store.fused_search, query, **options)
+
+    def page_sentences(self, document_id: str, page: int) -> list[UniqueTextDocument]:
+        """A page's sentences; none for a hidden page."""
+        if (document_id, page) in self.hidden:
+            return []
+        found: list[UniqueTextDocument] = self.store.page_sentences(document_id, page)
+        return found
+
+
+def fact_pages(store: Any, case: Case) -> set[tuple[str, int | None]]:
+    """The pages whose text holds one of ``case``'s expected facts."""
+    pages: set[tuple[str, int | None]] = set()
+    for ref in store.page_refs():
+        text = _squeezed(store.page(ref.document_id, ref.page) or "")
+        if any(_squeezed(fact) in text for fact in case.facts):
+            pages.add((ref.document_id, ref.page))
+    return pages
+
+
 def first_misses(corpus: Corpus, chosen: Sequence[Case]) -> list[Case]:
     """The questions whose facts the domain's default retrieval does not bring (no model)."""
     from toolweave.domains import load_domain
@@ -393,10 +444,13 @@ def deep_table(
     verbose: bool,
     half: str = "heldout",
     deep_calls: int | None = None,
+    hide_fact_pages: bool = False,
 ) -> tuple[object, ...]:
     """One row: the questions of ``corpus``'s ``half`` through the graph, with deep fallback.
 
     ``deep_calls``: the graph's ``Limits.deep_fallback_llm_calls`` (D7); ``None``: its default.
+    ``hide_fact_pages``: the first retrieval never sees a question's fact pages (a stress of
+    the deep fallback; a question whose facts are on no page is left out).
     """
     from langgraph.checkpoint.memory import InMemorySaver
 
@@ -416,6 +470,11 @@ def deep_table(
         else OfflineAssistant()
     )
     domain, tools = load_domain(DOMAIN_NAMES[corpus.name])
+    hiding: HiddenPages | None = None
+    if hide_fact_pages:
+        tool: Any = next(t for t in tools if t.name == domain.default_retrieval_tool)
+        hiding = tool.store = HiddenPages(tool.store)
+        chosen = [c for c in chosen if fact_pages(hiding.store, c)]
     graph = build_graph(
         domain,
         tools,
@@ -427,6 +486,8 @@ def deep_table(
     )
     runs: list[DeepRun] = []
     for case in chosen:
+        if hiding is not None:
+            hiding.hidden = fact_pages(hiding.store, case)
         runs.append(deep_run(graph, case, proxy))
         if verbose:  # as each question ends: a slow model's run can be read as it goes
             run = runs[-1]
@@ -442,7 +503,9 @@ def deep_table(
     label = "offline" if not model else getattr(assistant, "label", "model")
     return (
         f"{corpus.name}, {half}",
-        label + (" (first misses only)" if misses_only else ""),
+        label
+        + (" (first misses only)" if misses_only else "")
+        + (" (fact pages hidden from the first retrieval)" if hide_fact_pages else ""),
         len(runs),
         f"{sum(r.first for r in runs)}/{len(runs)}",
         f"{sum(r.after for r in runs)}/{len(runs)}",
@@ -468,6 +531,11 @@ def main(argv: list[str] | None = None) -> int:
         choices=("heldout", "dev"),
         default="heldout",
         help="the half the deep-fallback table runs (the figures are the held-out half's)",
+    )
+    parser.add_argument(
+        "--hide-fact-pages",
+        action="store_true",
+        help="stress: the first retrieval never sees the fact's pages (use with --deep-half dev)",
     )
     parser.add_argument(
         "--deep-calls",
@@ -512,6 +580,7 @@ def deep_rows(args: argparse.Namespace) -> list[tuple[object, ...]]:
                 verbose=args.verbose,
                 half=args.deep_half,
                 deep_calls=args.deep_calls,
+                hide_fact_pages=args.hide_fact_pages,
             )
             for corpus in corpora()
         ]

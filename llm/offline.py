@@ -141,7 +141,11 @@ class OfflineAssistant(LlmAssistant):
         if 1 - len(uncovered) / len(wanted) >= self.coverage:
             ordered = sorted(documents, key=lambda d: d.sentence_number or 0)
             runs = offline_reading.page_runs((d.document_id, d.page, d.text) for d in ordered)
-            if offline_reading.lacks_figure(question, [*([g] for g in guaranteed), *runs]):
+            texts = [*([g] for g in guaranteed), *runs]
+            # D1, D8: words spread over pages on other subjects do not answer; one page must
+            # say the covered share, and a "when"/"how much" question a figure about it
+            on_one_page = offline_reading.most_said(wanted, texts) >= self.coverage * len(wanted)
+            if not on_one_page or offline_reading.lacks_figure(question, texts):
                 return ContextVerdict(sufficient=False, missing=(question,))
             return ContextVerdict(sufficient=True)
         template = _MISSING.get(detect_language(question), _MISSING["en"])

@@ -121,6 +121,11 @@ def read(question: str, passage: str, *, max_sentences: int) -> str | None:
     return " ".join(picked[:max_sentences]) or None
 
 
+def most_said(wanted: Sequence[str], passages: Iterable[Sequence[str]]) -> int:
+    """The most of the ``wanted`` words one run of ``passages`` (a page's hits, a text) says."""
+    return max((hits(wanted, content_words(" ".join(p))) for p in passages), default=0)
+
+
 def lacks_figure(question: str, passages: Iterable[Sequence[str]]) -> bool:
     """Whether no run of ``passages`` (a page's hits, a guaranteed text) gives the figure asked."""
     if not asks_for_quantity(question):

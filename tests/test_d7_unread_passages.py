@@ -149,7 +149,10 @@ def test_D7_D8_with_its_budget_spent_a_page_saying_one_word_of_a_piece_is_no_fin
 ) -> None:
     search = ContextSearchTool("context_search", None, ward_store(make_store))
     ctx = ctx_for(Reader(), limit=0, rewrites=("visiting kindergarten",))
-    assert search.execute(EmptyRequest(), ctx) is None  # no page says 'kindergarten'
+    result = search.execute(EmptyRequest(), ctx)  # no page says 'kindergarten'
+    # no find, guaranteed to reach the answer; where the store ranks by meaning (the bundled
+    # model), at most the nearest sentences come back as plain context (D8, D9)
+    assert result is None or result.mode.value == "context"
 
 
 def test_R9_D3_a_read_time_picks_the_sentence_with_that_time_not_one_sharing_its_hour(

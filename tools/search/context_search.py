@@ -14,7 +14,13 @@ from toolweave.tools.base import ALL, ChatbotTool, EmptyRequest, PriorContext, T
 from toolweave.tools.consumers import ContextConsumerTool
 from toolweave.tools.search.novelty import Known
 from toolweave.tools.search.page_graph import PageRef
-from toolweave.tools.search.page_reading import read_pages, subtask_question, unread, unread_wording
+from toolweave.tools.search.page_reading import (
+    by_meaning,
+    read_pages,
+    subtask_question,
+    unread,
+    unread_wording,
+)
 from toolweave.tools.search.protocol import PageGraphStore
 from toolweave.tools.search.retrieval import name_tool
 from toolweave.tools.search.retrievers import retrieved_pages
@@ -172,15 +178,17 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
         if not candidates:
             if limit is not None:  # D5: never scan the whole domain
                 ctx.progress("NOT_FOUND", detail="no candidate page; domain scan disabled")
-                return None
+                return self.nearest(ctx, question, phrasings, known)
             candidates = self.store.page_refs()
             ctx.progress("SCANNING_DOMAIN", detail=f"{len(candidates)} pages")
         else:
             answered, found_unread = self.unread_first(
                 ctx, question, phrasings, hits, known, len(candidates)
             )
-            if answered:
+            if found_unread is not None:
                 return found_unread
+            if answered:
+                return self.nearest(ctx, question, phrasings, known)
             candidates = candidates[: self.page_limit]
         pages = [(ref, "") for ref in candidates]
         found = read_pages(
@@ -193,5 +201,19 @@ class ContextSearchTool(ContextConsumerTool[EmptyRequest]):
             known=known,
             echoes=True,
         )
-        ctx.progress("FOUND", detail=str(len(found)))
-        return ToolResult.as_guaranteed_context(self.name, found) if found else None
+        if found:
+            ctx.progress("FOUND", detail=str(len(found)))
+            return ToolResult.as_guaranteed_context(self.name, found)
+        return self.nearest(ctx, question, phrasings, known)
+
+    def nearest(
+        self, ctx: ToolCallContext, question: str, phrasings: Sequence[str], known: Known
+    ) -> ToolResult | None:
+        """When words found nothing new: the sentences nearest the piece by meaning (D8, D9).
+
+        They join the answer's context as plain context, not guaranteed: no model and no
+        word judged them, so the answer step uses them only if they answer.
+        """
+        near = by_meaning(self.store, unread_wording(question, phrasings), known)
+        ctx.progress("FOUND", detail=str(len(near)))  # a number: phrases say it in words (P4)
+        return ToolResult.as_context(self.name, near) if near else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import zip_longest
 
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.marker import extract_coordinator_task
@@ -13,12 +14,14 @@ from toolweave.tools.search.novelty import Known, content_terms
 from toolweave.tools.search.page_graph import PageRef
 from toolweave.tools.search.passages import passages, under
 from toolweave.tools.search.protocol import DocumentStore, with_page_counts
+from toolweave.tools.search.retrieval import DEFAULT_LIMIT
 from toolweave.tools.search.rewrites import best_question
 from toolweave.tools.search.text import content_words, sections, word_terms, words
 
 READ_SCORE = 1.0  # sentence_score of an answer read from a page: above any keyword hit
 FIGURE = re.compile(r"\d+(?:[ \u00a0]\d{3})*(?:[:.,]\d+)*")  # "7:00", "14 000", "1.5": one each
 SUPPORT_CHARS = 600  # most characters of the page's own sentences standing for one answer
+MEANING_LIMIT = DEFAULT_LIMIT  # nearest sentences by meaning a wording is looked up by (D8)
 UNREAD_CHARS = 1_200  # most characters of unread passages one deep search returns (D7, D9)
 
 
@@ -92,6 +95,30 @@ def unread(
             fresh.append(hit)
     found = passages(fresh, store.page_sentences, max_chars=UNREAD_CHARS)
     return with_page_counts(store, known.new(found))
+
+
+def by_meaning(
+    store: DocumentStore, wording: Sequence[str], known: Known, *, limit: int = MEANING_LIMIT
+) -> list[UniqueTextDocument]:
+    """The sentences nearest a wording by meaning that the context lacks, each alone (D8, D9).
+
+    For a deep search whose words found nothing new: of each wording's ``limit`` nearest
+    sentences (as many as the first retrieval takes hits), those the context does not
+    hold, within :data:`UNREAD_CHARS`. A wording the context holds every word of is not
+    looked up; a lookup that reaches only the context's own sentences finds nothing (a
+    ranking by meaning always has a nearest sentence, so it never goes further down).
+    Lone sentences, not passages: no word judged them, so they cost the answer little.
+    ``[]`` when the store ranks by keywords alone.
+    """
+    semantic = getattr(store, "semantic_search", None)
+    if semantic is None or getattr(store, "embeddings", None) is None:
+        return []
+    ranked = [known.new(semantic(text, limit=limit)) for text in wording if known.lacking(text)]
+    fresh = {doc.key: doc for row in zip_longest(*ranked) for doc in row if doc is not None}
+    found = passages(
+        list(fresh.values()), store.page_sentences, max_chars=UNREAD_CHARS, neighbours=0
+    )
+    return with_page_counts(store, found)
 
 
 def matching_sentences(

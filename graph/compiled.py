@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any, Literal, assert_never, cast
 
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import merge_configs, var_child_runnable_config
 from langchain_core.tools import BaseTool
@@ -24,6 +24,7 @@ from toolweave.graph.idempotency import (
     carries_ids,
     custom_chunk,
     is_resend,
+    last_human_index,
     may_repeat,
     mode_chunk,
     one_human_message,
@@ -136,7 +137,7 @@ def up_to_the_question(messages: list[Any]) -> list[Any]:
     What follows it is the parent's (a note of its own, or the answer it already has to a
     message sent again, which its ``add_messages`` put back in place), not the question.
     """
-    last = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
+    last = last_human_index(messages)
     if last < 0 or not all(isinstance(m, BaseMessage) for m in messages[last + 1 :]):
         return messages
     return messages[: last + 1]

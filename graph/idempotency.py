@@ -233,6 +233,11 @@ def mode_chunk(
     return ((), data) if subgraphs else data
 
 
+def last_human_index(messages: Sequence[Any]) -> int:
+    """The index of the last human message of ``messages`` (``-1``: none)."""
+    return max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
+
+
 def answered_already(messages: Sequence[Any], domain: str | None = None) -> dict[str, Any] | None:
     """The output of a nested run whose question the conversation answers already (S5, Q6).
 
@@ -242,7 +247,7 @@ def answered_already(messages: Sequence[Any], domain: str | None = None) -> dict
     answered: its answer and sources, from the answer's message, instead of a new run. An
     answer of another domain's graph (``domain``: this graph's, if known) answers nothing here.
     """
-    last = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1)
+    last = last_human_index(messages)
     answers = [
         m
         for m in messages[last + 1 :]

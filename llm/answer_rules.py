@@ -80,7 +80,8 @@ def _uncovered(question: str, passages: tuple[tuple[str, str], ...]) -> str | No
 
 def asked_subject(question: str) -> tuple[str, ...]:
     """The question's content words that name what it is about (a weekday only says when)."""
-    return tuple(w for w in content_words(question) if not w.isdigit() and weekday(w) is None)
+    wanted = offline_reading.wanted_words(question)
+    return tuple(w for w in wanted if not w.isdigit() and weekday(w) is None)
 
 
 def _figures(sentence: str) -> bool:

@@ -60,6 +60,12 @@ PRONOUNS = PRONOUNS_HU | _wordset(
     himself herself itself ourselves themselves"""
 )
 """Personal and reflexive pronouns (English and Hungarian): no query is about them."""
+HEDGES = _wordset(
+    """exactly precisely actually really currently perhaps maybe possibly pontosan
+    tényleg esetleg egyébként dokładnie właściwie naprawdę"""
+)
+"""Hedges and intensifiers ("where exactly", "pontosan hol"): how the person asks, never what
+about, so no sentence of the answer need say them."""
 STOPWORDS_EN = FUNCTION_WORDS_EN | _wordset(
     """about above after again all also am any as because been before being below between
     both but by could did doing down during each few from further get had has have having
@@ -127,11 +133,11 @@ STOPWORDS_PL = (
 """Polish stop words: function words, pronouns, greetings, polite and modal verbs (not "ma")."""
 GREETINGS_PL = _wordset("cześć witam dziękuję dzięki")
 """Polish greetings and thanks (stop words too)."""
-STOPWORDS = STOPWORDS_EN | STOPWORDS_HU | STOPWORDS_PL | PARTICLES_HU | PRONOUNS
+STOPWORDS = STOPWORDS_EN | STOPWORDS_HU | STOPWORDS_PL | PARTICLES_HU | PRONOUNS | HEDGES
 """What the offline model drops from a question: every stop word, and particles ("el")."""
 QUERY_STOPWORDS = (
     FUNCTION_WORDS_EN | FUNCTION_WORDS_HU | QUESTION_FORMS_HU | FUNCTION_WORDS_PL
-    | PARTICLES_HU | PRONOUNS | PRONOUNS_PL
+    | PARTICLES_HU | PRONOUNS | PRONOUNS_PL | HEDGES
 )  # fmt: skip
 """Dropped from queries and tool texts: function words (question words in any case form, as
 "kihez", "kogo"), particles, pronouns (a domain adds more)."""

@@ -225,6 +225,8 @@ def _tells(sentence: str, asked: Sequence[str], figures: set[str]) -> bool:
     return new or not all(any(matches(w, a) for w in own) for a in asked)
 
 
+ECHOED = 40
+"""Characters of a passage's text that, after its ``[n]`` as the context numbers it, are an echo."""
 ECHO_LABEL = re.compile(r"^\s*(guaranteed context\b[^:\n]*|context)\s*:", re.I | re.M)
 """A line of an answer that begins as the answer prompt's own sections do."""
 
@@ -235,8 +237,10 @@ def echoes_prompt(answer: str, request: AnswerRequest) -> bool:
         return True
     return any(
         passage_label(n, doc) in answer
+        or f"[{n}] {doc.text.strip()[:ECHOED]}" in answer  # a context line, as numbered
         or (doc.page is not None and f"{passage_source(doc)}: " in answer)
         for n, doc in enumerate(request.documents, 1)
+        if doc.text.strip()
     )
 
 

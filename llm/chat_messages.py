@@ -46,8 +46,20 @@ def passage_label(number: int, doc: UniqueTextDocument) -> str:
 
 
 def format_context(documents: Sequence[UniqueTextDocument]) -> str:
-    """Numbered context passages: ``[n] name, p. 3: text``."""
-    return "\n".join(passage_label(n, doc) + doc.text for n, doc in enumerate(documents, start=1))
+    """Numbered context passages, ``[n] text``, under a ``name, p. 3:`` line per run of a source.
+
+    The source is named once for consecutive passages of one page, not on every line: the
+    same labels, a tenth of an answer call's characters fewer (A10, PF1).
+    """
+    lines: list[str] = []
+    last: str | None = None
+    for n, doc in enumerate(documents, start=1):
+        source = passage_source(doc)
+        if source != last:
+            lines.append(f"{source}:")
+            last = source
+        lines.append(f"[{n}] {doc.text}")
+    return "\n".join(lines)
 
 
 def part_lines(parts: Sequence[AnswerPart], documents: Sequence[UniqueTextDocument]) -> list[str]:

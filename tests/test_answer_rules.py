@@ -255,7 +255,7 @@ def test_R9_a_chat_model_citing_one_of_six_passages_lists_that_one() -> None:
     request = AnswerRequest("When does cardiology see patients?", "en", "", six, ())
     answer = assistant.answer(request).text
     sent = "\n".join(str(m.content) for m in model.calls[0].messages)
-    assert "[4] page4" in sent  # the model sees numbered passages
+    assert "page4, p. 1:\n[4] Fact number 4." in sent  # the model sees numbered passages
     assert assistant.answer_sources(request, answer) == [six[3]]
 
 

@@ -114,9 +114,12 @@ def test_R6_the_models_context_labels_a_one_page_documents_passage_without_a_pag
 
     lines = format_context([doc("Pool", 1, 1), doc("Library", 2, 2), doc("Hall", 1, None)])
     assert lines.splitlines() == [
-        "[1] Pool: Open at nine.",
-        "[2] Library, p. 2: Open at nine.",
-        "[3] Hall, p. 1: Open at nine.",  # a page count not known: the page is named
+        "Pool:",
+        "[1] Open at nine.",
+        "Library, p. 2:",
+        "[2] Open at nine.",
+        "Hall, p. 1:",  # a page count not known: the page is named
+        "[3] Open at nine.",
     ]
 
 

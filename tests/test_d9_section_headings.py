@@ -60,3 +60,33 @@ def test_R9_D9_an_answer_from_a_list_item_says_whose_figure_it_is() -> None:
     out = graph.invoke({"messages": [HumanMessage("How much is a single room?")]})
     assert "Single room: 14,000 Ft a night" in out["answer"]
     assert "6,000" not in out["answer"]
+
+
+TIMETABLE = [
+    "# Ferry\n\nThe ferry runs all year.\n\n## Crossing times\n\nThere are two crossings a day:\n",
+    "- morning boat: Monday to Friday 7:00\n- 17:30 on Saturdays\n\nEach trip takes an hour.\n",
+    "## Tickets\n\n- 12 euros one way\n",
+]
+
+
+def test_D9_a_section_goes_on_over_a_page_break() -> None:
+    from toolweave.tools.text import page_sections
+
+    second, third = page_sections(TIMETABLE)[1:]
+    assert second == [
+        ("Crossing times", "morning boat: Monday to Friday 7:00"),  # a label of its own
+        ("Crossing times", "Crossing times: 17:30 on Saturdays"),
+        ("Crossing times", "Each trip takes an hour."),
+    ]
+    assert third == [("Tickets", "Tickets: 12 euros one way")]
+    # one page alone still begins in no section
+    assert sections(TIMETABLE[1])[1] == ("", "17:30 on Saturdays")
+
+
+def test_D9_the_search_finds_a_continued_sections_item_by_its_heading() -> None:
+    store = SqliteDocumentStore(embeddings=None)
+    store.add_document("ferry", TIMETABLE, name="Ferry", lang="en")
+    page_two = [d.text for d in store.page_sentences("ferry", 2)]
+    assert "Crossing times: 17:30 on Saturdays" in page_two
+    found = store.search("crossing times", limit=5)
+    assert any(d.page == 2 and d.text.startswith("morning boat") for d in found)

@@ -6,6 +6,7 @@ import json
 import re
 import threading
 import unicodedata
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Protocol, cast
 
@@ -314,17 +315,40 @@ def strip_markup(raw_line: str) -> str:
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
 
 
-def sections(text: str) -> list[tuple[str, str]]:
+Section = tuple[str, str]
+"""The open section of a page: its heading line, and the subject its list items carry."""
+
+
+def sections(text: str, *, opened: Section = ("", "")) -> list[tuple[str, str]]:
     """Split page text into ``(heading, sentence)`` pairs; each line starts a sentence.
 
     A list item under a section heading says what it says of the heading's subject
     ("## Single room" / "- 14,000 Ft a night"): its first sentence begins with the heading
     ("Single room: 14,000 Ft a night"), unless it names every word of it or begins with a
     label of its own ("Deposit: 5,000 Ft"). A page's title (``#``) is not repeated: the
-    passage's label names the page.
+    passage's label names the page. ``opened``: the section the page begins in (a section
+    the previous page left open, :func:`page_sections`).
     """
+    return _sections(text, opened)[0]
+
+
+def page_sections(pages: Sequence[str]) -> list[list[tuple[str, str]]]:
+    """:func:`sections` of each page of one document; a page break does not end a section.
+
+    A list that goes on over a page break stays under its heading: the next page's lines
+    before its first heading belong to the section the previous page left open.
+    """
+    found: list[list[tuple[str, str]]] = []
+    opened: Section = ("", "")
+    for text in pages:
+        pairs, opened = _sections(text, opened)
+        found.append(pairs)
+    return found
+
+
+def _sections(text: str, opened: Section) -> tuple[list[tuple[str, str]], Section]:
     pairs: list[tuple[str, str]] = []
-    current, subject = "", ""
+    current, subject = opened
     for raw in text.splitlines():
         line = strip_markup(raw)
         if not line or line.startswith("<!--"):
@@ -333,7 +357,7 @@ def sections(text: str) -> list[tuple[str, str]]:
             current, subject = line, line if found[0] > 1 else ""
             continue
         pairs += [(current, sentence) for sentence in sentences_under(raw, subject)]
-    return pairs
+    return pairs, (current, subject)
 
 
 def sentences_under(raw_line: str, subject: str) -> list[str]:

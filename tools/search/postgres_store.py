@@ -19,7 +19,7 @@ from toolweave.tools.search.sql_store import (
     VectorRow,
 )
 from toolweave.tools.search.sqlite_sql import COMMON_WORD_SENTENCES, sentence_rows
-from toolweave.tools.search.text import Query, QueryWord, sections, stopword_set
+from toolweave.tools.search.text import Query, QueryWord, page_sections, stopword_set
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -408,7 +408,7 @@ class PostgresDocumentStore(SqlDocumentStore):
 def _headings(doc: SourceDocument) -> dict[tuple[int, int], str]:
     """``(page, sentence number)`` → the document title and section heading of the sentence."""
     headings: dict[tuple[int, int], str] = {}
-    for page_no, text in enumerate(doc.pages, start=1):
-        for number, (heading, _sentence) in enumerate(sections(text), start=1):
+    for page_no, found in enumerate(page_sections(doc.pages), start=1):
+        for number, (heading, _sentence) in enumerate(found, start=1):
             headings[(page_no, number)] = f"{doc.name} {heading}".strip()
     return headings

@@ -6,7 +6,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 
 from toolweave.tools.search.protocol import SourceDocument
-from toolweave.tools.search.text import Query, all_of, index_terms, sections
+from toolweave.tools.search.text import Query, all_of, index_terms, page_sections
 
 LARGE_STORE_SENTENCES = 20_000  # a larger store narrows the candidates of multi-word queries
 COMMON_WORD_SENTENCES = 3_000
@@ -71,8 +71,8 @@ def sentence_rows(doc: SourceDocument) -> list[SentenceRow]:
     """The sentences of a document with their index terms (pure Python, outside the lock)."""
     rows: list[SentenceRow] = []
     contexts: dict[str, str] = {}
-    for page_no, text in enumerate(doc.pages, start=1):
-        for number, (heading, sentence) in enumerate(sections(text), start=1):
+    for page_no, found in enumerate(page_sections(doc.pages), start=1):
+        for number, (heading, sentence) in enumerate(found, start=1):
             context = contexts.get(heading)
             if context is None:
                 context = contexts[heading] = index_terms(f"{doc.name} {heading}", doc.lang)

@@ -9,6 +9,7 @@ from functools import lru_cache
 from toolweave.tools.text import QUERY_STOPWORDS, hungarian_base, polish_core, stem, stems
 from toolweave.tools.text import content_words as content_words
 from toolweave.tools.text import fold as fold
+from toolweave.tools.text import page_sections as page_sections
 from toolweave.tools.text import sections as sections
 from toolweave.tools.text import split_sentences as split_sentences
 from toolweave.tools.text import words as words

@@ -241,3 +241,25 @@ def test_S5_Q6_the_turn_key_ignores_ids_and_follows_the_conversation() -> None:
     assert key(HumanMessage(QUESTION, id="b")) == first
     later = key(HumanMessage(QUESTION), AIMessage("Tally is now 1."), HumanMessage(QUESTION))
     assert later != first
+
+
+def test_S5_Q6_an_ai_tool_that_acts_is_journaled_too() -> None:
+    """A server-side AI system tool (W2) that acts: a rolled-back turn does not run it again."""
+    from test_amended_request_effects import FileRequest
+
+    from toolweave import AiToolRegistry, as_chatbot_tools
+
+    tool = FileRequest(amendable=True)
+    registry = AiToolRegistry()
+    registry.register(tool)
+    [filed] = as_chatbot_tools(registry, domain="desk")
+    saver, store = InMemorySaver(), InMemoryStore()
+    assistant = FunctionAssistant(route=lambda text, tools: [filed.name])
+    graph = build_graph("desk", [filed], assistant=assistant, checkpointer=saver, store=store)
+    first = graph.invoke(_ask("Please file a request for a new chair."), _config("ai-tool"))
+    saver.delete_thread("ai-tool")
+    second = graph.invoke(_ask("Please file a request for a new chair."), _config("ai-tool"))
+    assert len(tool.contexts) == 1
+    assert second["answer"] == first["answer"]
+    [kept] = _journaled(second)
+    assert kept.key == tool.contexts[0].idempotency_key

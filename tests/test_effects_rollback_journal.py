@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar, TypedDict
 
 import pytest
+from langchain_core.messages import AnyMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
 from langgraph.store.base import Op, PutOp, Result
 from langgraph.store.memory import InMemoryStore
 from test_effects_retries import QUESTION, CountUp
@@ -42,6 +45,13 @@ from toolweave.graph.tool_call import JOURNALED
 from toolweave.testing import FunctionAssistant
 
 OTHER = "What is on the tally now?"
+
+
+class Parent(TypedDict, total=False):
+    """A parent graph's state: its conversation and the answer."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    answer: str
 
 
 def _route(text: str, tools: Any) -> list[str]:
@@ -263,3 +273,19 @@ def test_S5_Q6_an_ai_tool_that_acts_is_journaled_too() -> None:
     assert second["answer"] == first["answer"]
     [kept] = _journaled(second)
     assert kept.key == tool.contexts[0].idempotency_key
+
+
+def test_S5_Q6_a_node_of_a_parent_graph_with_a_store_does_not_act_again() -> None:
+    """The graph as a parent's node: the parent's store and thread; its checkpoints deleted."""
+    counter, saver, store = CountUp(), InMemorySaver(), InMemoryStore()
+    builder = StateGraph(Parent)
+    assistant = FunctionAssistant(route=_route)
+    builder.add_node("tally", build_graph("tally", [counter], assistant=assistant))
+    builder.add_edge(START, "tally")
+    builder.add_edge("tally", END)
+    parent = builder.compile(checkpointer=saver, store=store)
+    first = parent.invoke(_ask(QUESTION), _config("parent"))
+    saver.delete_thread("parent")
+    second = parent.invoke(_ask(QUESTION), _config("parent"))
+    assert len(counter.effects) == 1
+    assert second["answer"] == first["answer"] == "Tally is now 1."

@@ -199,6 +199,7 @@ def test_S5_Q6_the_journal_keeps_no_text_and_no_secret() -> None:
     assert "M-2299-4411" not in dumped
     assert "count one up" not in dumped.lower()
     assert item.value["done"] is True
+    assert "Booked for" in item.value["result"]  # the result, its secret redacted
 
 
 def test_S5_Q6_a_thread_keeps_a_bounded_journal(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -54,7 +54,7 @@ JOURNAL_ENTRIES_PER_THREAD = 32
 
 @dataclass(frozen=True, slots=True)
 class JournalEntry:
-    """A call the journal holds: its key, and its result once it returned (``None``: in doubt)."""
+    """A call the journal holds (its key, its result) and whether it returned (if not: in doubt)."""
 
     call: ActedCall
     done: bool

@@ -30,13 +30,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.config import get_config
-from langgraph.store.base import BaseStore
+from langgraph.store.base import BaseStore, Item
 
 from toolweave.state.graph_state import ActedCall
 from toolweave.state.secrets import redact
@@ -86,7 +87,13 @@ class Journal:
         yield from self._put(value)
 
     def _put(self, value: dict[str, Any]) -> Steps[None]:
-        value = {"version": JOURNAL_VERSION, "tool": self.tool, "task_no": self.task_no, **value}
+        value = {
+            "version": JOURNAL_VERSION,
+            "tool": self.tool,
+            "task_no": self.task_no,
+            "at": time.time(),  # the order of entries (a store's own times may tie: seconds)
+            **value,
+        }
         store, ns, item = self.store, self.namespace, self.item
         if store.supports_ttl:
             ttl = JOURNAL_TTL_MINUTES
@@ -101,9 +108,15 @@ class Journal:
         found = yield from perform(call(store.search, store.asearch, ns, limit=listed))
         if len(found) <= JOURNAL_ENTRIES_PER_THREAD:
             return
-        newest_first = sorted(found, key=lambda item: item.updated_at, reverse=True)
+        newest_first = sorted(found, key=_written_at, reverse=True)
         for old in newest_first[JOURNAL_ENTRIES_PER_THREAD:]:
             yield from perform(call(store.delete, store.adelete, ns, old.key))
+
+
+def _written_at(item: Item) -> float:
+    """When an entry was last written (``0`` for a value without the time)."""
+    at = item.value.get("at")
+    return float(at) if isinstance(at, int | float) else 0.0
 
 
 def _entry_of(value: Mapping[str, Any]) -> JournalEntry | None:

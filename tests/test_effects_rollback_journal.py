@@ -13,6 +13,7 @@ result; a new turn with the same text acts again; without a store nothing change
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Iterable
 from typing import Annotated, Any, ClassVar, TypedDict
 
@@ -23,6 +24,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.store.base import Op, PutOp, Result
 from langgraph.store.memory import InMemoryStore
+from langgraph.store.sqlite import SqliteStore
 from test_effects_retries import QUESTION, CountUp
 
 from toolweave import (
@@ -194,7 +196,16 @@ def test_S5_Q6_the_journal_keeps_no_text_and_no_secret() -> None:
     graph.invoke(_ask(QUESTION), _config("secret"), context=context)
     [item] = store.search(journal_namespace("secret"))
     assert item.namespace == (JOURNAL_ROOT, "secret")
-    assert set(item.value) == {"version", "tool", "task_no", "key", "amends", "done", "result"}
+    assert set(item.value) == {
+        "version",
+        "tool",
+        "task_no",
+        "at",
+        "key",
+        "amends",
+        "done",
+        "result",
+    }
     dumped = repr(item.value)
     assert "M-2299-4411" not in dumped
     assert "count one up" not in dumped.lower()
@@ -202,9 +213,11 @@ def test_S5_Q6_the_journal_keeps_no_text_and_no_secret() -> None:
     assert "Booked for" in item.value["result"]  # the result, its secret redacted
 
 
-def test_S5_Q6_a_thread_keeps_a_bounded_journal(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_S5_Q6_a_thread_keeps_a_bounded_journal(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The newest entries stay, also in a store whose times tie (SQLite's: seconds)."""
     monkeypatch.setattr(effect_journal, "JOURNAL_ENTRIES_PER_THREAD", 2)
-    counter, store = CountUp(), InMemoryStore()
+    counter, store = CountUp(), InMemoryStore() if kind == "memory" else _sqlite_store()
     graph = _graph(counter, InMemorySaver(), store)
     for turn in range(4):
         graph.invoke(_ask(f"{QUESTION} Turn {turn}."), _config("bounded.thread"))
@@ -212,6 +225,23 @@ def test_S5_Q6_a_thread_keeps_a_bounded_journal(monkeypatch: pytest.MonkeyPatch)
     kept = store.search(journal_namespace("bounded.thread"))
     assert len(kept) == 2  # the newest two
     assert {item.value["key"] for item in kept} == set(counter.effects[2:])
+
+
+def _sqlite_store() -> SqliteStore:
+    """A real store that takes TTLs (in memory, SQLite)."""
+    store = SqliteStore(sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None))
+    store.setup()
+    return store
+
+
+def test_S5_Q6_a_rolled_back_turn_acts_once_over_a_store_with_ttls() -> None:
+    counter, saver, store = CountUp(), InMemorySaver(), _sqlite_store()
+    graph = _graph(counter, saver, store)
+    graph.invoke(_ask(QUESTION), _config("sqlite"))
+    saver.delete_thread("sqlite")
+    out = graph.invoke(_ask(QUESTION), _config("sqlite"))
+    assert len(counter.effects) == 1
+    assert out["answer"] == "Tally is now 1."
 
 
 class TtlStore(InMemoryStore):

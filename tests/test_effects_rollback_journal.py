@@ -13,11 +13,13 @@ result; a new turn with the same text acts again; without a store nothing change
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 from collections.abc import Iterable
 from typing import Annotated, Any, ClassVar, TypedDict
 
 import pytest
+from durable import postgres_url, thread_id
 from langchain_core.messages import AnyMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
@@ -234,14 +236,27 @@ def _sqlite_store() -> SqliteStore:
     return store
 
 
-def test_S5_Q6_a_rolled_back_turn_acts_once_over_a_store_with_ttls() -> None:
-    counter, saver, store = CountUp(), InMemorySaver(), _sqlite_store()
-    graph = _graph(counter, saver, store)
-    graph.invoke(_ask(QUESTION), _config("sqlite"))
-    saver.delete_thread("sqlite")
-    out = graph.invoke(_ask(QUESTION), _config("sqlite"))
-    assert len(counter.effects) == 1
-    assert out["answer"] == "Tally is now 1."
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_S5_Q6_a_rolled_back_turn_acts_once_over_a_store_with_ttls(kind: str) -> None:
+    """Real stores that take TTLs: SQLite in memory, and the test PostgreSQL (the platform's)."""
+    with contextlib.ExitStack() as stack:
+        if kind == "sqlite":
+            store: Any = _sqlite_store()
+        else:
+            from langgraph.store.postgres import PostgresStore
+
+            store = stack.enter_context(PostgresStore.from_conn_string(postgres_url()))
+            store.setup()
+        assert store.supports_ttl
+        counter, saver, thread = CountUp(), InMemorySaver(), thread_id(f"ttl-{kind}")
+        graph = _graph(counter, saver, store)
+        graph.invoke(_ask(QUESTION), _config(thread))
+        saver.delete_thread(thread)
+        out = graph.invoke(_ask(QUESTION), _config(thread))
+        assert len(counter.effects) == 1
+        assert out["answer"] == "Tally is now 1."
+        [item] = store.search(journal_namespace(thread))
+        assert item.value["key"] == counter.effects[0]
 
 
 class TtlStore(InMemoryStore):

@@ -10,6 +10,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
+from langgraph.store.base import BaseStore
 
 from toolweave.graph.answer import make_answer
 from toolweave.graph.compiled import InterruptedRuns, ToolweaveGraph
@@ -152,6 +153,7 @@ def build_graph(
     *,
     assistant: LlmAssistant | None = None,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
+    store: BaseStore | None = None,
     limits: Limits | None = None,
     name: str = "toolweave",
     interrupted_runs: InterruptedRuns = "finish",
@@ -167,6 +169,10 @@ def build_graph(
             the offline model when no key is configured.
         checkpointer: Where runs are checkpointed; ``None`` leaves it to the caller
             (LangGraph Studio and ``langgraph dev`` bring their own).
+        store: The LangGraph store the runs may use (``runtime.store``); ``None`` leaves
+            it to the caller (a LangGraph server brings its own). Where a run has one, a
+            tool that acts is journaled there, so a turn whose checkpoints were deleted
+            (the server's ``rollback`` double texting) does not act twice (S5, Q6).
         limits: Bounds of every loop (X3).
         **limit_overrides: Single fields of ``limits`` to change, e.g. ``max_depth=2``.
         name: The graph's name in traces and Studio.
@@ -193,7 +199,7 @@ def build_graph(
         assistant = default_assistant()
     registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
     graph = create_state_graph(domain, registry, assistant=assistant, limits=resolved)
-    langgraph_compiled = graph.compile(checkpointer=checkpointer, name=name)
+    langgraph_compiled = graph.compile(checkpointer=checkpointer, store=store, name=name)
     # PF1: the route reads the post-reducer state copying only the channels a step wrote
     lean_branch_reads(langgraph_compiled)
     compiled = ToolweaveGraph.of(

@@ -19,9 +19,18 @@ from toolweave.graph.context import (
     run_context,
     user_data_for,
 )
+from toolweave.graph.effect_journal import Journal, read_journal
 from toolweave.graph.idempotency import earlier_call, tool_call_key
 from toolweave.graph.nodes import entry
-from toolweave.graph.tool_call import Outcome, acting_entry, amended_keys, not_made_again
+from toolweave.graph.tool_call import (
+    Outcome,
+    acting_entry,
+    amended_keys,
+    journal_done,
+    journal_of,
+    journaled,
+    not_made_again,
+)
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.client_calls import ClientToolCall, ClientToolResultError, parse_results
 from toolweave.state.documents import UniqueTextDocument
@@ -207,10 +216,17 @@ def call_context(
 
 
 def _run_here(
-    node: TaskNode, tool: AiChatbotTool, check: InputCheck, outcome: Outcome, ctx: AiToolContext
+    node: TaskNode,
+    tool: AiChatbotTool,
+    check: InputCheck,
+    outcome: Outcome,
+    ctx: AiToolContext,
+    journal: Journal | None,
 ) -> Steps[Outcome]:
-    """The tool's ``execute(input[, ctx])`` on the server, its failure contained (R7)."""
+    """The tool's ``execute(input[, ctx])`` on the server (journaled, S5, Q6), failure contained."""
     progress = ctx.progress
+    if journal is not None:
+        yield from journal.started(ctx.idempotency_key, ctx.amends)
     try:
         output = yield from perform(execution(tool.ai_tool, check.text, ctx))
     except GraphBubbleUp:
@@ -229,6 +245,7 @@ def _run_here(
     outcome.result = _context(tool, output)
     ran = entry(node, tool.name, LedgerKind.TOOL_RESULT, "context", "ran on the server")
     outcome.ledger.append(acting_entry(ran, tool, ctx.idempotency_key, ctx.amends))
+    yield from journal_done(journal, outcome.ledger[-1], output)
     return outcome
 
 
@@ -257,14 +274,19 @@ def ai_tool_steps(
             entry(node, tool.name, LedgerKind.TOOL_SKIPPED, "skipped", NOT_ANNOUNCED)
         )
         return outcome
+    journal = None if in_client else journal_of(deps, state, runtime, node, tool, None)
+    found = yield from read_journal(journal)
+    if found is not None and found.done:  # S5, Q6: an earlier run of this turn ran it
+        return journaled(node, tool, found.call)
     check = yield from _checked_input(deps, runtime, node, tool, text, outcome)
     if check is None:
         return outcome
     if in_client:
         return _pause_for_client(deps, node, tool, check, announced, outcome)
     ctx = call_context(state, runtime, node, tool, progress)
-    ctx = dataclasses.replace(ctx, amends=amended_keys(earlier))
-    return (yield from _run_here(node, tool, check, outcome, ctx))
+    key = ctx.idempotency_key if found is None else found.call.key  # in doubt: its first key
+    ctx = dataclasses.replace(ctx, amends=amended_keys(earlier), idempotency_key=key)
+    return (yield from _run_here(node, tool, check, outcome, ctx, journal))
 
 
 def receive_results(

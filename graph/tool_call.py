@@ -14,6 +14,7 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, ValidationError
 
 from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
+from toolweave.graph.effect_journal import Journal, journal_for, read_journal
 from toolweave.graph.idempotency import earlier_call, recorded_call, tool_call_key
 from toolweave.graph.nodes import entry
 from toolweave.llm.budget import LlmBudget
@@ -63,6 +64,11 @@ NOT_CLARIFIABLE = (
 REPLAYED = (
     "acted under this key in a checkpoint of this thread (a replayed or forked run, or a "
     "stored pause answered again): not called again; its stored result is used (S5, Q6)"
+)
+JOURNALED = (
+    "acted for this turn's message in an earlier run of this thread whose checkpoints are "
+    "gone (a run the server rolled back, or a thread whose checkpoints were deleted), as "
+    "the run's store records: not called again; the recorded result is used (S5, Q6)"
 )
 DONE_ALREADY = "Done already ({tool}), and not done again."
 """A replayed call's result when the stored call gave no text (a refused result, R7)."""
@@ -200,6 +206,10 @@ def tool_steps(
     earlier = earlier_call(state, node.task_no, name) if tool.side_effects else None
     if (kept := not_made_again(state, node, tool, earlier)) is not None:
         return kept
+    journal = journal_of(deps, state, runtime, node, tool, reply)
+    found = yield from read_journal(journal)
+    if found is not None and found.done:  # S5, Q6: an earlier run of this turn made it
+        return journaled(node, tool, found.call)
     outcome = Outcome(request=node.requests.get(name))
     request = yield from _request_steps(deps, runtime, node, tool, text, outcome)
     if request is None:
@@ -207,6 +217,34 @@ def tool_steps(
     request, unfilled = _with_inputs(deps, state, node, tool, request, reply, outcome)
     if unfilled is not None:
         return unfilled
+    key = tool_call_key(state, node.task_no, name) if found is None else found.call.key
+    made = _Made(tool, request, reply, key, amended_keys(earlier), journal)
+    return (yield from _call_steps(deps, state, runtime, node, text, made, outcome))
+
+
+@dataclass(frozen=True)
+class _Made:
+    """One call to make: the tool, its request and reply, its key and amended keys, its journal."""
+
+    tool: AnyTool
+    request: BaseModel
+    reply: str | None
+    key: str  # Q6: this run's, or the key of the earlier attempt the journal holds (in doubt)
+    amends: tuple[str, ...]
+    journal: Journal | None
+
+
+def _call_steps(
+    deps: Dependencies,
+    state: GraphState,
+    runtime: Runtime[RunContext],
+    node: TaskNode,
+    text: str,
+    made: _Made,
+    outcome: Outcome,
+) -> Steps[Outcome]:
+    """Call the tool (its journal told first, then its result, S5, Q6), failure contained (R7)."""
+    tool, name, journal = made.tool, made.tool.name, made.journal
     streamed = _StreamedAnswer(name)
     progress = progress_for(deps, state, runtime, node, tool)
     budget = _budget(deps, state, runtime, node)
@@ -222,11 +260,14 @@ def tool_steps(
         stream_answer=streamed.stream,
         astream_answer=streamed.astream,
         llm=budget,
-        idempotency_key=tool_call_key(state, node.task_no, name),
-        amends=amended_keys(earlier),
+        idempotency_key=made.key,
+        amends=made.amends,
     )
+    if journal is not None:
+        yield from journal.started(ctx.idempotency_key, ctx.amends)
+    buffer = state["context_buffer"]
     try:
-        raw = yield from perform(tool_call(tool, request, ctx, state["context_buffer"], reply))
+        raw = yield from perform(tool_call(tool, made.request, ctx, buffer, made.reply))
         result = require_result(name, checked_result(tool, raw))
     except GraphBubbleUp:
         raise
@@ -238,6 +279,7 @@ def tool_steps(
         refused = _contained(outcome, budget, node, name, exc, progress)
         acted = refused.ledger[-1].model_copy(update={"key": ctx.idempotency_key})
         refused.ledger[-1] = acted  # it ran: its call's key, as a result's (S5, Q6)
+        yield from journal_done(journal, acted, "")
         return refused
     except ToolFailedError as exc:  # T13, R7: a failure the tool reported; one line
         debug = logger.isEnabledFor(logging.DEBUG)
@@ -249,9 +291,37 @@ def tool_steps(
     outcome.result = result
     _spent(outcome, budget)
     outcome.streamed = streamed.joined()
-    called = _called(node, name, outcome.result, reply)
+    called = _called(node, name, outcome.result, made.reply)
     outcome.ledger.append(acting_entry(called, tool, ctx.idempotency_key, ctx.amends))
+    said = "" if result is None else result.context_text()
+    yield from journal_done(journal, outcome.ledger[-1], said)
     return outcome
+
+
+def journal_of(
+    deps: Dependencies,
+    state: GraphState,
+    runtime: Runtime[RunContext] | None,
+    node: TaskNode,
+    tool: AnyTool,
+    reply: str | None,
+) -> Journal | None:
+    """The journal of a call of a tool that acts, where the run has a store (S5, Q6)."""
+    if not tool.side_effects or runtime is None:
+        return None
+    return journal_for(runtime.store, deps.domain.name, state, node.task_no, tool.name, reply)
+
+
+def journal_done(journal: Journal | None, called: LedgerEntry, result: str) -> Steps[None]:
+    """Record in ``journal`` a call whose ledger entry says it acted (it has a key, Q6)."""
+    if journal is not None and called.key:
+        yield from journal.done(called.key, called.amends, result)
+
+
+def journaled(node: TaskNode, tool: AnyTool, done: ActedCall) -> Outcome:
+    """S5, Q6: a call an earlier run of this turn made, which the thread no longer records."""
+    text = done.result or DONE_ALREADY.format(tool=tool.name.replace("_", " "))
+    return _standing(node, tool, done, JOURNALED, text, read=not done.result)
 
 
 def not_made_again(

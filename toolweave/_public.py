@@ -163,6 +163,7 @@ from toolweave.domains import load_domain as load_domain
 from toolweave.domains.documents import documents_domain as documents_domain
 from toolweave.tools.search import (
     DocumentStore as DocumentStore,
+    MultilingualE5Embeddings as MultilingualE5Embeddings,
     PostgresDocumentStore as PostgresDocumentStore,
     SqliteDocumentStore as SqliteDocumentStore,
     ingest as ingest,

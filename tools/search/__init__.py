@@ -2,6 +2,9 @@
 
 from toolweave.tools.search.context_search import ContextSearchTool as ContextSearchTool
 from toolweave.tools.search.ingest import ingest as ingest
+from toolweave.tools.search.multilingual import (
+    MultilingualE5Embeddings as MultilingualE5Embeddings,
+)
 from toolweave.tools.search.neighbor_search import NeighborPageSearchTool as NeighborPageSearchTool
 from toolweave.tools.search.page_graph import PageRef as PageRef
 from toolweave.tools.search.postgres_store import PostgresDocumentStore as PostgresDocumentStore

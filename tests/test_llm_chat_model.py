@@ -224,7 +224,7 @@ def test_D1_gatekeeper_reports_missing_pieces():
     verdict_ = llm.judge_context("Visiting hours on Friday?", [doc], ["Ward 3."])
     assert not verdict_.sufficient
     assert verdict_.missing == ("Friday visiting hours?",)
-    assert "[1] Guide, p. 2: Monday: 14-18." in model.calls[0].system
+    assert "Guide, p. 2:\n[1] Monday: 14-18." in model.calls[0].system
     assert "Ward 3." in model.calls[0].system
 
 
@@ -249,7 +249,7 @@ def test_answer_prompt_has_numbered_context_guaranteed_language_and_history():
     call = model.calls[0]
     assert call.system.startswith("You are the hospital's assistant.")
     assert "Hungarian" in call.system
-    assert "[1] Látogatás: Hétfő: 14-18." in call.system
+    assert "Látogatás:\n[1] Hétfő: 14-18." in call.system
     assert "A kardiológia a 3. emeleten van." in call.system
     assert [m.type for m in call.messages] == ["system", "human", "ai", "human"]
     assert ANSWER_TAG in call.tags

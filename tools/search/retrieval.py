@@ -12,7 +12,7 @@ from toolweave.tools.search.passages import NEIGHBOURS, passages
 from toolweave.tools.search.protocol import DocumentStore, with_page_counts
 
 DEFAULT_LIMIT = 8  # hits (best sentences) widened to passages
-DEFAULT_MAX_CHARS = 4_000  # D9: room, within 8,000 characters, for labels and other context
+DEFAULT_MAX_CHARS = 2_400  # D9, A10: the answer and gatekeeper calls carry it; 8,000 a question
 
 
 def retrieve(

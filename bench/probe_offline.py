@@ -47,7 +47,10 @@ def _line(result: CaseResult) -> str:
     answer = " ".join(result.answer.split())[:300]
     wanted = "none" if case.expects_no_information else " | ".join(case.expected_facts)
     routed = ",".join(sorted(result.routed)) or "-"
-    return f"{mark} {case.id} [{case.category}] {case.question}\n    want: {wanted}; routed: {routed}\n    got: {answer}"
+    return (
+        f"{mark} {case.id} [{case.category}] {case.question}\n"
+        f"    want: {wanted}; routed: {routed}\n    got: {answer}"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -61,7 +64,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         unanswerable = [r for r in results if r.case.expects_no_information]
         found = sum(bool(r.facts_ok) for r in answerable)
         handled = sum(bool(r.facts_ok) for r in unanswerable)
-        print(f"## {domain}: facts {found}/{len(answerable)}, unanswerable {handled}/{len(unanswerable)}")
+        tally = f"facts {found}/{len(answerable)}, unanswerable {handled}/{len(unanswerable)}"
+        print(f"## {domain}: {tally}")
         for result in results:
             if not (args.misses and result.facts_ok):
                 print(_line(result))

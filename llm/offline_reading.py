@@ -146,9 +146,10 @@ SourceT = TypeVar("SourceT")
 
 ANSWER_FILLERS = frozenset({
     "find", "much", "many", "long", "mennyibe", "kerul", "kerulne", "hanykor", "hanyadik", "meddig",
-    "mettol",
+    "mettol", "ideig",
 })  # fmt: skip
-"""Folded question words that ask *how* rather than *about what*: not key words of an answer."""
+"""Folded question words that ask *how* rather than *about what*: not key words of an answer
+("mennyi ideig", how long: "ideig" is the "long")."""
 
 
 def _names(question: str) -> set[str]:

@@ -157,8 +157,6 @@ def _names(question: str) -> set[str]:
     return {t.casefold() for t in kit.TOKEN.findall(question)[1:] if t[:1].isupper()}
 
 
-KNOWN_WORDS = 2
-"""Key words the context holds that a sentence must say for the rest to be circumstances."""
 MIN_DOCUMENTS_APART = 3
 """Documents a context needs before a word few of them hold tells them apart."""
 KEEP_SHARE = 0.75
@@ -336,7 +334,6 @@ class _Reading:
         self.unseen = _unseen(self.documents, self.held)
         self.lacking = missing_subject(self.documents, self.unseen)
         self.qualified = qualified_subject(question, self.lacking, context_names(candidates))
-        self.known = [w for w in self.wanted if w not in self.unseen and not is_generic(w)]
 
     @classmethod
     def of(cls, question: str, candidates: Sequence[Candidate[SourceT]]) -> _Reading | None:
@@ -377,29 +374,11 @@ class _Reading:
         ]
         return [*from_before, *from_antecedent], from_antecedent
 
-    def circumstances(self, rest: list[str]) -> list[str]:
-        """The key words no document holds, when the sentence says all the others itself.
-
-        "How much if my car stands in the garage all day?": the context holds "garage" and
-        "day", and a sentence saying both answers; "car" and "stands" tell the asker's
-        situation, not a subject the context lacks. One word the context holds is not
-        enough to tell what the question is about ("Can I eat in the library?"): at least
-        :data:`KNOWN_WORDS`, one of them :func:`distinctive` (words most pages hold, as a
-        company's "employees", do not say what the question is about; R9).
-        """
-        if len(self.known) < KNOWN_WORDS or any(w in rest for w in self.known):
-            return []
-        if not any(distinctive(self.documents, self.held[w]) for w in self.known):
-            return []
-        return [w for w in rest if w in self.unseen]
-
     def _answers(self, candidate: Candidate[SourceT], rest: list[str], given: list[str]) -> bool:
         """The sentence says the missing subject (or ``given`` it), and a count when asked (R9)."""
         said = [w for w in self.wanted if w not in rest or w in given]
-        situation = self.lacking.issubset(self.circumstances(rest))
-        if self.lacking and not situation:
-            if not any(distinctive(self.documents, self.held[w]) for w in said):
-                return False  # the context's common words, not its missing subject
+        if self.lacking and not any(distinctive(self.documents, self.held[w]) for w in said):
+            return False  # the context's common words, not its missing subject
         return not self.count or has_count(candidate.text)
 
     def _needed(self, rest: list[str], given: list[str]) -> int:
@@ -427,8 +406,7 @@ class _Reading:
         titled = hits(self.wanted, title_words) > 0
         half = bool(from_title) or (titled and self.unseen.isdisjoint(rest))
         needed = self._needed(rest, [*from_before, *from_title])
-        needed -= sum(self.weight[w] for w in self.circumstances(rest))
-        if needed < 1 or not enough(with_before, needed, titled=half):
+        if not needed or not enough(with_before, needed, titled=half):
             return None
         if not self._answers(candidate, rest, from_before):
             return None

@@ -74,3 +74,21 @@ def test_A7_mennyi_ideig_asks_how_long_not_about_a_time_word() -> None:
     assert "90 percig" in _answer("Mennyi ideig tart egy edzés?", CLUB_HU, "hu")
     # a subject no page names is still missed
     assert says_no_information(_answer("Mennyi ideig tart egy verseny?", CLUB_HU, "hu"))
+
+
+CLUB_LEAVE = [
+    _doc("Urlop trenera", 1, "Za udział w zawodach przysługują 3 dni wolne od zajęć."),
+    _doc("Basen", 1, "Basen jest otwarty od 6:00 do 22:00."),
+    _doc("Siłownia", 1, "Siłownia ma 40 stanowisk."),
+]
+
+
+def test_A7_a_month_says_when_and_an_indefinite_pronoun_nothing() -> None:
+    assert "jakieś" not in content_words("czy dostanę jakieś wolne")
+    # "w lipcu" (in July) says when, as "tomorrow" does: the page need not name July
+    question = "Jadę na zawody w lipcu, czy dostanę jakieś wolne?"
+    assert "3 dni wolne" in _answer(question, CLUB_LEAVE, "pl")
+    # what the question is about still has to be on the page
+    assert says_no_information(
+        _answer("Jadę na obóz w lipcu, czy dostanę jakieś wolne?", CLUB_LEAVE, "pl")
+    )

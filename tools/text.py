@@ -125,12 +125,14 @@ STOPWORDS_PL = (
     | PRONOUNS_PL
     | _wordset(
         """bardzo być był była było będzie chcę chciałbym chciałabym chcemy co coś czego
-        czym dlaczego dokąd dziękuję dzięki gdyby już jeszcze jestem jesteś mam mamy można
+        czym dlaczego dokąd dziękuję dzięki gdyby jakiś jakaś jakieś jakiegoś jakiejś jakimś
+        jakichś już jeszcze jestem jesteś mam mamy można
         mogę może możesz muszę musi nad pani państwo potrzebuję proszę skąd tak także tam
         te też ta tu tylko również cześć witam"""
     )
 )
-"""Polish stop words: function words, pronouns, greetings, polite and modal verbs (not "ma")."""
+"""Polish stop words: function words, pronouns ("jakieś", some), greetings, polite and modal
+verbs (not "ma")."""
 GREETINGS_PL = _wordset("cześć witam dziękuję dzięki")
 """Polish greetings and thanks (stop words too)."""
 STOPWORDS = STOPWORDS_EN | STOPWORDS_HU | STOPWORDS_PL | PARTICLES_HU | PRONOUNS | HEDGES

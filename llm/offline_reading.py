@@ -386,8 +386,12 @@ class _Reading:
         said = [w for w in self.wanted if w not in rest or w in given]
         if all(is_generic(w) for w in said) and not all(is_generic(w) for w in self.wanted):
             return 0
-        missed = [w for w in rest if w not in given and says_how(w)]
+        missed = [w for w in rest if w not in given and (says_how(w) or self._common(w))]
         return max(self.total - sum(self.weight[w] for w in missed), 1)
+
+    def _common(self, word: str) -> bool:
+        """Whether most of the context's documents hold ``word``: it tells no sentence apart."""
+        return self.documents >= MIN_DOCUMENTS_APART and self.held[word] * 2 > self.documents
 
     def scored(self, position: int, candidate: Candidate[SourceT]) -> Scored[SourceT] | None:
         """The candidate's score when it answers the question, else ``None``."""

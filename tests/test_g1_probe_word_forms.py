@@ -92,3 +92,21 @@ def test_A7_a_month_says_when_and_an_indefinite_pronoun_nothing() -> None:
     assert says_no_information(
         _answer("Jadę na obóz w lipcu, czy dostanę jakieś wolne?", CLUB_LEAVE, "pl")
     )
+
+
+CLUB_EN = [
+    _doc(
+        "Pool", 1, "Glass bottles are not allowed in the pool area because of the risk of injury."
+    ),
+    _doc("Gym", 1, "Members may use the gym from 6:00."),
+    _doc("Sauna", 1, "Members must shower before the sauna."),
+]
+
+
+def test_A7_a_word_most_pages_hold_is_not_missed_by_the_sentence() -> None:
+    # "members" is on most pages: it tells no sentence apart, so the pool's rule answers
+    # though it does not say it ("carry" is said by no page: it does not stop the answer)
+    answer = _answer("Could I carry glass bottles for members?", CLUB_EN)
+    assert "Glass bottles are not allowed" in answer
+    # the common word alone answers nothing: "wine" is not on the pool's page
+    assert says_no_information(_answer("Could I carry wine for members?", CLUB_EN))

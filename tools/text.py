@@ -157,7 +157,7 @@ type them without it as they type accents ("rozlacza" for "rozłącza")."""
 
 
 def fold(text: str) -> str:
-    """Case-fold ``text`` and strip its diacritics and strokes (``Kórház``, ``Łąka``: ``laka``)."""
+    """Case-fold ``text``, strip its accents and strokes (``Kórház``: ``korhaz``, ``ł``: ``l``)."""
     if text.isascii():  # no diacritics, and NFKD leaves ASCII as it is
         return text.lower()
     decomposed = unicodedata.normalize("NFKD", text.casefold().translate(STROKED_LETTERS))

@@ -82,8 +82,14 @@ QUESTION_OPENERS = frozenset(fold(w) for w in QUESTION_WORDS)
 
 @lru_cache(maxsize=65536)
 def is_generic(word: str) -> bool:
-    """Whether ``word`` is a form of one of :data:`GENERIC_WORDS` (same folded stem)."""
-    return fold(word) in _GENERIC_FOLDED or stem(word) in _GENERIC_STEMS
+    """Whether ``word`` is a form of one of :data:`GENERIC_WORDS`.
+
+    The same folded stem, or a Polish form of one (:func:`polish_forms`: "robi" of "robić").
+    """
+    if fold(word) in _GENERIC_FOLDED or stem(word) in _GENERIC_STEMS:
+        return True
+    alike = _GENERIC_CORES.get(kit.polish_core(word.casefold()), ())
+    return any(polish_forms(word, generic) for generic in alike)
 
 
 def holds_run(said: Sequence[str], run: Sequence[str]) -> bool:
@@ -93,8 +99,13 @@ def holds_run(said: Sequence[str], run: Sequence[str]) -> bool:
 
 
 def is_stopword(word: str) -> bool:
-    """Whether ``word`` is one of the text kit's stop words (English or Hungarian)."""
-    return word.lower() in kit.STOPWORDS
+    """Whether ``word`` is one of the text kit's stop words, also typed without its accents.
+
+    "sie" is "się", "hany" is "hány": a word of plain letters is a stop word when a stop word
+    folds to it (a word written with its accents is read as written).
+    """
+    token = word.lower()
+    return token in kit.STOPWORDS or (token.isascii() and token in _FOLDED_STOPWORDS)
 
 
 def content_words(text: str) -> list[str]:
@@ -137,12 +148,26 @@ def related(a: str, b: str) -> bool:
             return True
         if max(map(len, single), default=0) >= SHORT_STEM and min(len(a), len(b)) > MIN_STEM:
             return True  # two inflected forms of one short stem: "egyek"/"egyen" (eszik)
-    if compound_tail(a, b) or compound_tail(b, a):
+    if compound_tail(a, b) or compound_tail(b, a) or one_verb(a, b):
         return True
     common = len(os.path.commonprefix([sa, sb]))  # noqa: RUF071 - letters, not paths
     if common == min(len(sa), len(sb)):  # one stem begins the other
         return common >= MIN_STEM
     return common > MIN_STEM and common >= min(len(sa), len(sb)) - 1  # one letter differs
+
+
+def one_verb(a: str, b: str) -> bool:
+    """Whether two Hungarian words are forms of one verb of :data:`MIN_STEM` letters or more.
+
+    "kiválthatja" (can fill) and "kiváltani" (to fill), "parkolás" and "parkolni": the verb
+    under each (:func:`~toolweave.tools.text.hungarian_base`, else the word's own stem).
+    """
+    ta, tb = a.casefold(), b.casefold()
+    base_a, base_b = kit.hungarian_base(ta), kit.hungarian_base(tb)
+    if not (base_a or base_b):
+        return False
+    verb_a, verb_b = base_a or kit.stem(ta, "hu"), base_b or kit.stem(tb, "hu")
+    return verb_a == verb_b and len(verb_a) >= MIN_STEM
 
 
 COMPOUND_STEM = 5
@@ -257,5 +282,18 @@ def detect_language(text: str, default: str = "en") -> str:
     return guess_language(text).leaning(default)
 
 
+_FOLDED_STOPWORDS = frozenset(fold(w) for w in kit.STOPWORDS)
 _GENERIC_FOLDED = frozenset(fold(w) for w in GENERIC_WORDS)
 _GENERIC_STEMS = frozenset(stem(w) for w in GENERIC_WORDS if len(stem(w)) >= MIN_STEM)
+
+
+def _by_polish_core(given: frozenset[str]) -> dict[str, tuple[str, ...]]:
+    """``given``'s words under their Polish cores (:func:`~toolweave.tools.text.polish_core`)."""
+    found: dict[str, tuple[str, ...]] = {}
+    for word in sorted(given):
+        if core := kit.polish_core(word):
+            found[core] = (*found.get(core, ()), word)
+    return found
+
+
+_GENERIC_CORES = _by_polish_core(GENERIC_WORDS)

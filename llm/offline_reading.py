@@ -146,9 +146,10 @@ SourceT = TypeVar("SourceT")
 
 ANSWER_FILLERS = frozenset({
     "find", "much", "many", "long", "mennyibe", "kerul", "kerulne", "hanykor", "hanyadik", "meddig",
-    "mettol",
+    "mettol", "ideig",
 })  # fmt: skip
-"""Folded question words that ask *how* rather than *about what*: not key words of an answer."""
+"""Folded question words that ask *how* rather than *about what*: not key words of an answer
+("mennyi ideig", how long: "ideig" is the "long")."""
 
 
 def _names(question: str) -> set[str]:
@@ -385,8 +386,12 @@ class _Reading:
         said = [w for w in self.wanted if w not in rest or w in given]
         if all(is_generic(w) for w in said) and not all(is_generic(w) for w in self.wanted):
             return 0
-        missed = [w for w in rest if w not in given and is_generic(w)]
+        missed = [w for w in rest if w not in given and (says_how(w) or self._common(w))]
         return max(self.total - sum(self.weight[w] for w in missed), 1)
+
+    def _common(self, word: str) -> bool:
+        """Whether most of the context's documents hold ``word``: it tells no sentence apart."""
+        return self.documents >= MIN_DOCUMENTS_APART and self.held[word] * 2 > self.documents
 
     def scored(self, position: int, candidate: Candidate[SourceT]) -> Scored[SourceT] | None:
         """The candidate's score when it answers the question, else ``None``."""
@@ -446,7 +451,7 @@ def _unseen(documents: int, held: dict[str, int]) -> set[str]:
     """The non-generic key words no document of a context of several holds (title or text)."""
     if documents < 2:
         return set()
-    return {w for w, count in held.items() if not count and not is_generic(w)}
+    return {w for w, count in held.items() if not count and not says_how(w)}
 
 
 def missing_subject(documents: int, unseen: set[str]) -> set[str]:
@@ -454,6 +459,15 @@ def missing_subject(documents: int, unseen: set[str]) -> set[str]:
     if documents < MIN_DOCUMENTS_APART:
         return set()
     return {w for w in unseen if weekday(w) is None and not w.isdigit() and not phone_cue(w)}
+
+
+def says_how(word: str) -> bool:
+    """Whether ``word`` says how or when, not what about: generic, or a month's name.
+
+    "I marry in June, do I get days off?": a page on days off for a wedding answers
+    without naming June, as it answers "…tomorrow?" without naming tomorrow.
+    """
+    return is_generic(word) or month(word) is not None
 
 
 def qualified_subject(question: str, lacking: set[str], names: set[str]) -> bool:

@@ -126,12 +126,14 @@ STOPWORDS_PL = (
     | PRONOUNS_PL
     | _wordset(
         """bardzo być był była było będzie chcę chciałbym chciałabym chcemy co coś czego
-        czym dlaczego dokąd dziękuję dzięki gdyby już jeszcze jestem jesteś mam mamy można
+        czym dlaczego dokąd dziękuję dzięki gdyby jakiś jakaś jakieś jakiegoś jakiejś jakimś
+        jakichś już jeszcze jestem jesteś mam mamy można
         mogę może możesz muszę musi nad pani państwo potrzebuję proszę skąd tak także tam
         te też ta tu tylko również cześć witam"""
     )
 )
-"""Polish stop words: function words, pronouns, greetings, polite and modal verbs (not "ma")."""
+"""Polish stop words: function words, pronouns ("jakieś", some), greetings, polite and modal
+verbs (not "ma")."""
 GREETINGS_PL = _wordset("cześć witam dziękuję dzięki")
 """Polish greetings and thanks (stop words too)."""
 STOPWORDS = STOPWORDS_EN | STOPWORDS_HU | STOPWORDS_PL | PARTICLES_HU | PRONOUNS | HEDGES
@@ -150,11 +152,16 @@ class _Stemmer(Protocol):
     def stemWord(self, word: str) -> str: ...
 
 
+STROKED_LETTERS = str.maketrans({"ł": "l", "đ": "d", "ø": "o", "ħ": "h"})
+"""Letters whose mark is a stroke, not an accent: Unicode does not decompose them, yet people
+type them without it as they type accents ("rozlacza" for "rozłącza")."""
+
+
 def fold(text: str) -> str:
-    """Case-fold ``text`` and strip its diacritics (``Kórház`` -> ``korhaz``)."""
+    """Case-fold ``text``, strip its accents and strokes (``Kórház``: ``korhaz``, ``ł``: ``l``)."""
     if text.isascii():  # no diacritics, and NFKD leaves ASCII as it is
         return text.lower()
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    decomposed = unicodedata.normalize("NFKD", text.casefold().translate(STROKED_LETTERS))
     if decomposed.isascii():
         return decomposed
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
@@ -233,6 +240,8 @@ HUNGARIAN_NOUN_MARKS = ("ás", "és")
 MIN_HUNGARIAN_BASE = 3
 """Letters the verb under a mark keeps at least ("fordul" of "fordulhat"; not "le" of "lehet")."""
 _CONSONANT_END = re.compile(r"[^aeiouáéíóöőúüű]$")
+_LINKING_VOWEL = re.compile(r"(?<=[^aeiouáéíóöőúüű]{2})[ae]$")
+"""The vowel an infinitive puts after two consonants ("kiválta-ni", "küld-e-ni"): not the verb's."""
 
 
 @lru_cache(maxsize=65536)
@@ -249,11 +258,11 @@ def hungarian_base(word: str) -> str:
     stemmed = _stemmers()["hu"].stemWord(word)
     for mark in (*HUNGARIAN_VERB_MARKS, *HUNGARIAN_NOUN_MARKS):
         base = stemmed.removesuffix(mark)
+        if mark == "n":  # "kiváltani": the infinitive's linking vowel goes with it
+            base = _LINKING_VOWEL.sub("", base) if word.endswith("ni") else stemmed
         if base == stemmed or len(base) < MIN_HUNGARIAN_BASE:
             continue
         if len(mark) == 1 and not _CONSONANT_END.search(base):
-            continue
-        if mark == "n" and not word.endswith("ni"):
             continue
         return fold(base)
     return ""

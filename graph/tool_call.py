@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
 from toolweave.graph.effect_journal import Journal, journal_for, read_journal
+from toolweave.graph.exchanges import replies_to
 from toolweave.graph.idempotency import earlier_call, recorded_call, tool_call_key
 from toolweave.graph.nodes import entry
 from toolweave.llm.budget import LlmBudget
@@ -262,6 +263,7 @@ def _call_steps(
         llm=budget,
         idempotency_key=made.key,
         amends=made.amends,
+        replies=_replies(state, node, name, made.reply),
     )
     if journal is not None:
         yield from journal.started(ctx.idempotency_key, ctx.amends)
@@ -296,6 +298,14 @@ def _call_steps(
     said = "" if result is None else result.context_text()
     yield from journal_done(journal, outcome.ledger[-1], said)
     return outcome
+
+
+def _replies(state: GraphState, node: TaskNode, name: str, reply: str | None) -> tuple[str, ...]:
+    """``ctx.replies``: this request's replies to the tool's questions on the task (Q2)."""
+    if reply is None:
+        return ()
+    rounds = int(state.get("clarification_rounds") or 0)
+    return replies_to(state["messages"], rounds, node.task_no, name, reply)
 
 
 def journal_of(

@@ -296,7 +296,8 @@ def _call_steps(
     called = _called(node, name, outcome.result, made.reply)
     outcome.ledger.append(acting_entry(called, tool, ctx.idempotency_key, ctx.amends))
     said = "" if result is None else result.context_text()
-    yield from journal_done(journal, outcome.ledger[-1], said)
+    finished = result is not None and result.mode is ResultMode.ANSWER
+    yield from journal_done(journal, outcome.ledger[-1], said, finished=finished)
     return outcome
 
 
@@ -322,16 +323,21 @@ def journal_of(
     return journal_for(runtime.store, deps.domain.name, state, node.task_no, tool.name, reply)
 
 
-def journal_done(journal: Journal | None, called: LedgerEntry, result: str) -> Steps[None]:
+def journal_done(
+    journal: Journal | None, called: LedgerEntry, result: str, *, finished: bool = False
+) -> Steps[None]:
     """Record in ``journal`` a call whose ledger entry says it acted (it has a key, Q6)."""
     if journal is not None and called.key:
-        yield from journal.done(called.key, called.amends, result)
+        yield from journal.done(called.key, called.amends, result, finished=finished)
 
 
 def journaled(node: TaskNode, tool: AnyTool, done: ActedCall) -> Outcome:
     """S5, Q6: a call an earlier run of this turn made, which the thread no longer records."""
     text = done.result or DONE_ALREADY.format(tool=tool.name.replace("_", " "))
-    return _standing(node, tool, done, JOURNALED, text, read=not done.result)
+    standing = _standing(node, tool, done, JOURNALED, text, read=not done.result)
+    if done.finished and done.result:  # R3: a finished answer stands as the answer again
+        standing.result = ToolResult.as_answer(tool.name, done.result)
+    return standing
 
 
 def not_made_again(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -33,6 +34,7 @@ DOMAIN = "waste"
 DOCS = "waste-docs"
 STOPWORDS = ["waste"]
 BOOKINGS_DB = "WASTE_BOOKINGS_DB"
+CONFIRM_DELAY = "WASTE_CONFIRM_S"  # seconds the confirmation e-mail takes after booking
 SITE = "https://waste.example-city.de/en"
 
 District = Literal["Altstadt", "Nordend", "Südhafen"]
@@ -41,15 +43,31 @@ DISTRICTS: tuple[str, ...] = ("Altstadt", "Nordend", "Südhafen")
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
 
 CALENDAR: dict[str, dict[str, str]] = {
-    "Altstadt": {"residual": "every Monday", "paper": "every second Wednesday",
-                 "organic": "every Thursday", "yellow": "every second Friday"},
-    "Nordend": {"residual": "every Tuesday", "paper": "every fourth Monday",
-                "organic": "every Friday", "yellow": "every second Thursday"},
-    "Südhafen": {"residual": "every Wednesday", "paper": "every second Tuesday",
-                 "organic": "every Monday", "yellow": "every second Wednesday"},
+    "Altstadt": {
+        "residual": "every Monday",
+        "paper": "every second Wednesday",
+        "organic": "every Thursday",
+        "yellow": "every second Friday",
+    },
+    "Nordend": {
+        "residual": "every Tuesday",
+        "paper": "every fourth Monday",
+        "organic": "every Friday",
+        "yellow": "every second Thursday",
+    },
+    "Südhafen": {
+        "residual": "every Wednesday",
+        "paper": "every second Tuesday",
+        "organic": "every Monday",
+        "yellow": "every second Wednesday",
+    },
 }
-BIN_NAMES = {"paper": "paper bin (Papiertonne)", "yellow": "yellow bin (Gelbe Tonne)",
-             "organic": "organic waste bin (Biotonne)", "residual": "residual waste bin (Restmüll)"}
+BIN_NAMES = {
+    "paper": "paper bin (Papiertonne)",
+    "yellow": "yellow bin (Gelbe Tonne)",
+    "organic": "organic waste bin (Biotonne)",
+    "residual": "residual waste bin (Restmüll)",
+}
 BIN_ITEMS = {
     "paper": "newspapers, cardboard boxes, paper bags, egg cartons",
     "yellow": "yoghurt pots, plastic bottles, tins, drink cartons, plastic film",
@@ -88,8 +106,9 @@ def _named(text: str, names: tuple[str, ...]) -> str | None:
 
 def _doc(doc_id: str, name: str, url: str, lines: list[str]) -> list[UniqueTextDocument]:
     return [
-        UniqueTextDocument(document_id=doc_id, document_name=name, document_url=url,
-                           sentence_number=n, text=line)
+        UniqueTextDocument(
+            document_id=doc_id, document_name=name, document_url=url, sentence_number=n, text=line
+        )
         for n, line in enumerate(lines, start=1)
     ]
 
@@ -140,24 +159,40 @@ class BookBulkyPickup(ClarifiableTool[PickupRequest]):
         day = request.day or _named(text, WEEKDAYS)
         return self._book_or_ask(district, day, ctx)
 
-    def _book_or_ask(self, district: str | None, day: str | None, ctx: ToolCallContext) -> ToolResult:
+    def _book_or_ask(
+        self, district: str | None, day: str | None, ctx: ToolCallContext
+    ) -> ToolResult:
         if district is None:
-            return ToolResult.clarification(self.name, "Which district do you live in?", list(DISTRICTS))
+            return ToolResult.clarification(
+                self.name, "Which district do you live in?", list(DISTRICTS)
+            )
         if day is None:
-            return ToolResult.clarification(self.name, "Which weekday should we come?", list(WEEKDAYS[:5]))
+            return ToolResult.clarification(
+                self.name, "Which weekday should we come?", list(WEEKDAYS[:5])
+            )
+        booked = self._book(district, day, ctx)
+        time.sleep(float(os.environ.get(CONFIRM_DELAY) or 0))  # sends the confirmation e-mail
+        return booked
+
+    def _book(self, district: str, day: str, ctx: ToolCallContext) -> ToolResult:
         resident = str((ctx.user_data or {}).get("resident_id", ""))
         with _connect() as db:  # one transaction: count the call, book once per key
             db.execute("INSERT INTO calls VALUES (?, ?, ?)", (ctx.idempotency_key, district, day))
-            row = db.execute("SELECT number FROM bookings WHERE key = ?", (ctx.idempotency_key,)).fetchone()
+            row = db.execute(
+                "SELECT number FROM bookings WHERE key = ?", (ctx.idempotency_key,)
+            ).fetchone()
             if row is None:
                 number = 1 + db.execute("SELECT COUNT(*) FROM bookings").fetchone()[0]
-                db.execute("INSERT INTO bookings VALUES (?, ?, ?, ?, ?)",
-                           (ctx.idempotency_key, number, district, day, resident))
+                db.execute(
+                    "INSERT INTO bookings VALUES (?, ?, ?, ?, ?)",
+                    (ctx.idempotency_key, number, district, day, resident),
+                )
             else:
                 number = row[0]
         return ToolResult.as_answer(
-            self.name, f"Bulky waste pick-up SP-{number} is booked in {district} on {day}. "
-            "Put the items at the kerb by 6:00."
+            self.name,
+            f"Bulky waste pick-up SP-{number} is booked in {district} on {day}. "
+            "Put the items at the kerb by 6:00.",
         )
 
 
@@ -171,7 +206,9 @@ class BinGuide(ChatbotTool[BinRequest]):
     name = "bin_guide"
     domain = DOMAIN
     description = "What goes in the paper, yellow, organic or residual bin."
-    executable_instruction = "bin_guide: true when the user asks what goes in a bin or which bin an item goes in."
+    executable_instruction = (
+        "bin_guide: true when the user asks what goes in a bin or which bin an item goes in."
+    )
     routing_examples = ("What goes in the yellow bin?", "What can I put in the paper bin?")
     request_model = BinRequest
     instruction = "Fill bin with the bin named: paper, yellow, organic or residual."
@@ -180,7 +217,9 @@ class BinGuide(ChatbotTool[BinRequest]):
         if request.bin is None:
             return None
         line = f"The {BIN_NAMES[request.bin]} takes {BIN_ITEMS[request.bin]}."
-        return ToolResult.as_context(self.name, _doc("bin-guide", "Bin guide", f"{SITE}/which-bin", [line]))
+        return ToolResult.as_context(
+            self.name, _doc("bin-guide", "Bin guide", f"{SITE}/which-bin", [line])
+        )
 
 
 class DistrictRequest(BaseModel):
@@ -197,7 +236,10 @@ class CollectionDays(ChatbotTool[DistrictRequest]):
     executable_instruction = (
         "collection_days: true when the user asks when a bin is collected or emptied (Abholung)."
     )
-    routing_examples = ("When is my paper bin collected?", "When is the yellow bin emptied in Altstadt?")
+    routing_examples = (
+        "When is my paper bin collected?",
+        "When is the yellow bin emptied in Altstadt?",
+    )
     request_model = DistrictRequest
 
     def execute(self, request: DistrictRequest, ctx: ToolCallContext) -> ToolResult | None:
@@ -205,9 +247,12 @@ class CollectionDays(ChatbotTool[DistrictRequest]):
         if district not in CALENDAR:
             return None
         bins = [request.bin] if request.bin else list(BIN_NAMES)
-        lines = [f"In {district} the {BIN_NAMES[b]} is collected {CALENDAR[district][b]}." for b in bins]
-        return ToolResult.as_guaranteed_context(self.name, _doc(
-            "calendar", "Collection calendar", f"{SITE}/collection-calendar", lines))
+        lines = [
+            f"In {district} the {BIN_NAMES[b]} is collected {CALENDAR[district][b]}." for b in bins
+        ]
+        return ToolResult.as_guaranteed_context(
+            self.name, _doc("calendar", "Collection calendar", f"{SITE}/collection-calendar", lines)
+        )
 
 
 class ExtraBinFee(ChatbotTool[BinRequest]):
@@ -217,15 +262,21 @@ class ExtraBinFee(ChatbotTool[BinRequest]):
     domain = DOMAIN
     returns_answer = True
     description = "The yearly price of an extra paper, organic or residual bin."
-    executable_instruction = "extra_bin_fee: true when the user asks how much an extra or second bin costs."
+    executable_instruction = (
+        "extra_bin_fee: true when the user asks how much an extra or second bin costs."
+    )
     routing_examples = ("How much is an extra bin?", "What does a second paper bin cost?")
     not_for = ("How much is the basic waste fee?",)
     request_model = BinRequest
 
     def execute(self, request: BinRequest, ctx: ToolCallContext) -> ToolResult | None:
         bins = [request.bin] if request.bin in EXTRA_BIN_FEES else list(EXTRA_BIN_FEES)
-        text = " ".join(f"An extra {BIN_NAMES[b]} costs {EXTRA_BIN_FEES[b]} euros a year." for b in bins)
-        return ToolResult.as_answer(self.name, text, sources=_doc("fees", "Waste fees", f"{SITE}/fees", [text]))
+        text = " ".join(
+            f"An extra {BIN_NAMES[b]} costs {EXTRA_BIN_FEES[b]} euros a year." for b in bins
+        )
+        return ToolResult.as_answer(
+            self.name, text, sources=_doc("fees", "Waste fees", f"{SITE}/fees", [text])
+        )
 
 
 class HazardousDropoff(ChatbotTool[EmptyRequest]):
@@ -249,8 +300,14 @@ class HazardousDropoff(ChatbotTool[EmptyRequest]):
     def execute(self, request: EmptyRequest, ctx: ToolCallContext) -> ToolResult | None:
         ctx.stream_answer(self.STEPS)
         return ToolResult.as_answered(
-            self.name, sources=_doc("hazardous", "Hazardous waste drop-off", f"{SITE}/hazardous-waste",
-                                    ["".join(self.STEPS)]))
+            self.name,
+            sources=_doc(
+                "hazardous",
+                "Hazardous waste drop-off",
+                f"{SITE}/hazardous-waste",
+                ["".join(self.STEPS)],
+            ),
+        )
 
 
 class TwoPartHelper(ChatbotTool[EmptyRequest], AgentCoordinator):
@@ -268,16 +325,29 @@ class TwoPartHelper(ChatbotTool[EmptyRequest], AgentCoordinator):
             return task
         first, second = prompt.split(" and ", 1)
         task.sub_tasks = [
-            TaskInfo(task_no="", task_prompt=first.strip().rstrip("?") + "?",
-                     required_tool_names=["collection_days"]),
-            TaskInfo(task_no="", task_prompt=second.strip()[0].upper() + second.strip()[1:],
-                     required_tool_names=["extra_bin_fee"]),
+            TaskInfo(
+                task_no="",
+                task_prompt=first.strip().rstrip("?") + "?",
+                required_tool_names=["collection_days"],
+            ),
+            TaskInfo(
+                task_no="",
+                task_prompt=second.strip()[0].upper() + second.strip()[1:],
+                required_tool_names=["extra_bin_fee"],
+            ),
         ]
         return task
 
 
 def waste_tools() -> list[ChatbotTool[Any]]:
-    return [BookBulkyPickup(), BinGuide(), CollectionDays(), ExtraBinFee(), HazardousDropoff(), TwoPartHelper()]
+    return [
+        BookBulkyPickup(),
+        BinGuide(),
+        CollectionDays(),
+        ExtraBinFee(),
+        HazardousDropoff(),
+        TwoPartHelper(),
+    ]
 
 
 def waste_domain(store: DocumentStore) -> tuple[Domain, list[ChatbotTool[Any]]]:

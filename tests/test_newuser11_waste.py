@@ -17,6 +17,7 @@ is in ``docs/guides/new-user-notes.md`` ("An eleventh domain").
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -201,7 +202,16 @@ def test_N1_Q2_the_cli_reply_hint_names_the_data_directory_it_was_given(
     assert "booked in Nordend on Friday" in out
     code, out, err = run(capsys, "chat", *where, "--domain", "waste")
     assert f"--data-dir {installed}" in out.splitlines()[1]
-    assert [(d, day) for d, day, _ in bookings(booking_db)[0]] == [("Nordend", "Friday")]
+    booking = "Please book a bulky waste pick-up in Altstadt on Thursday."
+    for _ in range(2):  # the same message sent twice on one thread (S5)
+        code, out, err = run(
+            capsys, "ask", "--thread", "bk", *where, "--domain", "waste", *me, booking
+        )
+        assert code == 0, err
+    assert "Nothing was done a second time" in out
+    rows, calls = bookings(booking_db)
+    assert [(d, day) for d, day, _ in rows] == [("Nordend", "Friday"), ("Altstadt", "Thursday")]
+    assert len(calls) == 2
 
 
 # --- What worked first time: the result kinds, the gate, the pages -----------------------
@@ -301,7 +311,7 @@ def test_S5_Q6_a_process_killed_after_booking_is_retried_and_books_once(
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, Path]]:
     """``langgraph dev`` over the package's own ``langgraph.json``; the bookings it makes."""
     from dev_server import langgraph_dev
 
@@ -314,7 +324,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
     assert ingested.returncode == 0, ingested.stderr
     booked = data / "bookings.sqlite"
     graph_file = DOMAIN_DIR / "graph.py"
-    config = {"dependencies": [str(ROOT)], "graphs": {"waste": f"{graph_file}:graph"}}
+    config = json.loads((DOMAIN_DIR / "langgraph.json").read_text())  # the package's own
+    config.update(dependencies=[str(ROOT)], graphs={"waste": f"{graph_file}:graph"})
     workdir = tmp_path_factory.mktemp("served")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PYTHONPATH", str(ROOT / "tests"))  # the server imports the domain
@@ -322,25 +333,29 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
         patch.setenv(BOOKINGS_DB, str(booked))
         patch.setenv(CONFIRM_DELAY, "2")  # the confirmation e-mail: the run goes on after booking
         with langgraph_dev(workdir, config) as server:
-            yield server.url, booked
+            yield server.url, booked, server.log_path
 
 
 SERVED_CONTEXT = {"user_data": {"resident_id": "R-9"}}
 
 
-def _booked_on(path: Path, day: str) -> tuple[int, list[str]]:
+def _booked_on(path: Path, district: str, day: str) -> tuple[int, list[str]]:
+    """The bookings of ``district`` on ``day``, and the key of each call for them."""
     if not path.exists():
         return 0, []
     rows, _calls = bookings(path)
     with sqlite3.connect(path) as db:
-        keys = [k for (k,) in db.execute("SELECT key FROM calls WHERE day = ?", (day,))]
-    return sum(1 for _, d, _ in rows if d == day), keys
+        query = "SELECT key FROM calls WHERE district = ? AND day = ?"
+        keys = [k for (k,) in db.execute(query, (district, day))]
+    return sum(1 for d, when, _ in rows if (d, when) == (district, day)), keys
 
 
-def test_Q1_Q2_a_clarification_answered_over_the_api_books_once(served: tuple[str, Path]) -> None:
+def test_Q1_Q2_a_clarification_answered_over_the_api_books_once(
+    served: tuple[str, Path, Path],
+) -> None:
     from langgraph_sdk import get_sync_client
 
-    url, booked = served
+    url, booked, _ = served
     client = get_sync_client(url=url, api_key=None)
     thread_id = client.threads.create()["thread_id"]
     message = {"messages": [{"role": "human", "content": SOFA}]}
@@ -352,7 +367,7 @@ def test_Q1_Q2_a_clarification_answered_over_the_api_books_once(served: tuple[st
         thread_id, "waste", command={"resume": "Saturday"}, context=SERVED_CONTEXT
     )
     assert "booked in Südhafen on Saturday" in done["answer"]
-    assert _booked_on(booked, "Saturday")[0] == 1
+    assert _booked_on(booked, "Südhafen", "Saturday")[0] == 1
 
 
 @pytest.mark.parametrize(
@@ -365,18 +380,18 @@ def test_Q1_Q2_a_clarification_answered_over_the_api_books_once(served: tuple[st
     ],
 )
 def test_S5_Q6_the_same_booking_double_texted_books_once_with_each_strategy(
-    served: tuple[str, Path], strategy: str, day: str
+    served: tuple[str, Path, Path], strategy: str, day: str
 ) -> None:
     from langgraph_sdk import get_sync_client
 
-    url, booked = served
+    url, booked, _ = served
     client = get_sync_client(url=url, api_key=None)
     thread_id = client.threads.create()["thread_id"]
     text = f"Please book a bulky waste pick-up in Nordend on {day}."
     message = {"messages": [{"role": "human", "content": text}]}
     first = client.runs.create(thread_id, "waste", input=message, context=SERVED_CONTEXT)
     deadline = time.monotonic() + 60
-    while not _booked_on(booked, day)[1]:  # the first run booked; its e-mail still goes
+    while not _booked_on(booked, "Nordend", day)[1]:  # the first run booked; its e-mail still goes
         assert time.monotonic() < deadline, "the first run never booked"
         time.sleep(0.1)
     if strategy == "reject":
@@ -397,7 +412,7 @@ def test_S5_Q6_the_same_booking_double_texted_books_once_with_each_strategy(
         client.runs.join(thread_id, first["run_id"])
     state = client.threads.get_state(thread_id)["values"]
     assert f"booked in Nordend on {day}" in state["answer"]
-    rows, keys = _booked_on(booked, day)
+    rows, keys = _booked_on(booked, "Nordend", day)
     assert rows == 1
     assert len(set(keys)) == 1  # every call under the first call's key (Q6)
     # enqueue, reject: one call; interrupt, rollback stop the call in its e-mail: made again
@@ -405,11 +420,11 @@ def test_S5_Q6_the_same_booking_double_texted_books_once_with_each_strategy(
 
 
 def test_S5_Q6_a_replay_and_a_fork_from_before_the_booking_do_not_book_again(
-    served: tuple[str, Path],
+    served: tuple[str, Path, Path],
 ) -> None:
     from langgraph_sdk import get_sync_client
 
-    url, booked = served
+    url, booked, _ = served
     client = get_sync_client(url=url, api_key=None)
     thread_id = client.threads.create()["thread_id"]
     text = "Please book a bulky waste pick-up in Südhafen on Friday."
@@ -425,29 +440,32 @@ def test_S5_Q6_a_replay_and_a_fork_from_before_the_booking_do_not_book_again(
         thread_id, "waste", input=None, checkpoint=fork["checkpoint"], context=SERVED_CONTEXT
     )
     assert replayed["answer"] == forked["answer"] == first["answer"]
-    rows, keys = _booked_on(booked, "Friday")
+    # the package's langgraph.json lists the state types: the server's own read of the fork
+    # (threads.update_state) logs no "Deserializing unregistered type" (deployment.md)
+    assert "unregistered type" not in served[2].read_text(errors="replace")
+    rows, keys = _booked_on(booked, "Südhafen", "Friday")
     assert rows == 1
     assert len(keys) == 1
 
 
 def test_Q5_S5_a_run_cancelled_after_booking_then_sent_again_books_once(
-    served: tuple[str, Path],
+    served: tuple[str, Path, Path],
 ) -> None:
     from langgraph_sdk import get_sync_client
 
-    url, booked = served
+    url, booked, _ = served
     client = get_sync_client(url=url, api_key=None)
     thread_id = client.threads.create()["thread_id"]
     text = "Please book a bulky waste pick-up in Altstadt on Tuesday."
     message = {"messages": [{"role": "human", "content": text}]}
     run_ = client.runs.create(thread_id, "waste", input=message, context=SERVED_CONTEXT)
     deadline = time.monotonic() + 60
-    while not _booked_on(booked, "Tuesday")[1]:
+    while not _booked_on(booked, "Altstadt", "Tuesday")[1]:
         assert time.monotonic() < deadline, "the run never booked"
         time.sleep(0.1)
     client.runs.cancel(thread_id, run_["run_id"], wait=True)
     done = client.runs.wait(thread_id, "waste", input=message, context=SERVED_CONTEXT)
     assert "booked in Altstadt on Tuesday" in done["answer"]
-    rows, keys = _booked_on(booked, "Tuesday")
+    rows, keys = _booked_on(booked, "Altstadt", "Tuesday")
     assert rows == 1
     assert len(set(keys)) == 1

@@ -40,6 +40,7 @@ SITE = "https://waste.example-city.de/en"
 District = Literal["Altstadt", "Nordend", "Südhafen"]
 Bin = Literal["paper", "yellow", "organic", "residual"]
 DISTRICTS: tuple[str, ...] = ("Altstadt", "Nordend", "Südhafen")
+BOOKING_WORDS = ("book", "order", "arrange", "schedule", "abholen", "bestellen", "anmelden")
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
 
 CALENDAR: dict[str, dict[str, str]] = {
@@ -147,6 +148,8 @@ class BookBulkyPickup(ClarifiableTool[PickupRequest]):
 
     def execute(self, request: PickupRequest, ctx: ToolCallContext) -> ToolResult | None:
         text = ctx.task.task_prompt or ctx.text
+        if not any(word in text.casefold() for word in BOOKING_WORDS):
+            return None  # about pick-ups, not asking for one: the documents answer (R1)
         district = request.district or _named(text, DISTRICTS)
         day = request.day or _named(text, WEEKDAYS)
         return self._book_or_ask(district, day, ctx)

@@ -426,7 +426,9 @@ def with_finished_part(state: GraphState, deps: Dependencies) -> GraphState | No
     """
     key = state.get("terminal") or ""
     own = (state.get("context_buffer") or {}).get(key) or []
-    if not own or state.get("answer_id") or key not in (state.get("activated") or ()):
+    if not own or state.get("answer_id") or not state.get("answer"):
+        return None  # nothing finished, or a streamed answer (R4): already shown
+    if key not in (state.get("activated") or ()):  # the run ended on a question, not a tool
         return None
     parts = user_parts(state, deps.registry)
     task_no = key.rpartition(":")[0]

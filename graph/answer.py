@@ -6,15 +6,15 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+from langchain_core.messages import AIMessage, AnyMessage
 from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 
 from toolweave.coordinators.deep_search import DeepSearchCoordinator
-from toolweave.graph.clarify import exchange_of
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
+from toolweave.graph.exchanges import exchanges_of
 from toolweave.graph.idempotency import unfinishable_after_effect
 from toolweave.graph.nodes import Steps, entry, make_node
 from toolweave.graph.tool_call import kept_effect_text
@@ -108,14 +108,7 @@ def clarification_turn(
     messages: Sequence[AnyMessage], rounds: int
 ) -> tuple[list[AnyMessage], list[ClarificationExchange]]:
     """The messages before this request's question, and its clarification exchanges (Q8)."""
-    end = len(messages) - 1  # the question, or the last reply
-    exchanges: list[ClarificationExchange] = []
-    while rounds > len(exchanges) and end >= 2:
-        asked, reply = messages[end - 1], messages[end]
-        if not (isinstance(asked, AIMessage) and isinstance(reply, HumanMessage)):
-            break
-        exchanges.insert(0, exchange_of(asked, reply.text))
-        end -= 2
+    end, exchanges = exchanges_of(messages, rounds)
     return list(messages[:end]), exchanges
 
 
@@ -422,6 +415,32 @@ def standing_effects(state: GraphState, deps: Dependencies) -> list[str]:
     ]
 
 
+def with_finished_part(state: GraphState, deps: Dependencies) -> GraphState | None:
+    """S3, S6, R5: the state to answer from when a part's finished answer ended the walk.
+
+    A finished answer (R3, not streamed) of one part of a split question, after another
+    part gave results (documents or guaranteed context), ends the walk (S3) but not the
+    other parts: its text becomes its part's guaranteed context, so the answer addresses
+    every part (S6) and what the other parts guaranteed reaches it (R5). ``None``: the
+    finished answer is the answer.
+    """
+    key = state.get("terminal") or ""
+    own = (state.get("context_buffer") or {}).get(key) or []
+    if not own or state.get("answer_id") or not state.get("answer"):
+        return None  # nothing finished, or a streamed answer (R4): already shown
+    if key not in (state.get("activated") or ()):  # the run ended on a question, not a tool
+        return None
+    parts = user_parts(state, deps.registry)
+    task_no = key.rpartition(":")[0]
+    mine = [p for p in parts if f"{task_no}.".startswith(f"{p.task_no}.")]
+    others = [answer_part(state, p) for p in parts if p not in mine]
+    if not mine or not any(part.documents or part.guaranteed for part in others):
+        return None
+    finished = own[-1].model_copy(update={"context": state.get("answer") or own[-1].context})
+    guaranteed = [*state["guaranteed"], finished]
+    return cast(GraphState, {**state, "guaranteed": guaranteed, "terminal": None})
+
+
 def answer_request(state: GraphState, deps: Dependencies) -> AnswerRequest:
     """What the answer is made from: context, parts, clarifications, history (A7, T8, S6, Q8)."""
     rounds = state.get("clarification_rounds") or 0
@@ -451,7 +470,10 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
         """Finish the run: a terminal result ends it (R3, R4), else the model answers (A7)."""
         tasks = state["tasks"]
         tree = nested(tasks, ROOT_TASK_NO) if ROOT_TASK_NO in tasks else None
-        if state.get("terminal"):
+        finished_part = with_finished_part(state, deps)
+        if finished_part is not None:  # S3, S6, R5: the other parts are answered too
+            state = finished_part
+        elif state.get("terminal"):
             text = state.get("answer") or ""
             message = AIMessage(content=text, id=state.get("answer_id"))
             by_tool = state["terminal"] in (state.get("activated") or ())

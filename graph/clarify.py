@@ -5,14 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage
-
 from toolweave.graph.context import Dependencies
+from toolweave.graph.exchanges import clarification_message, resolve_choice
 from toolweave.graph.idempotency import acted_calls
 from toolweave.graph.nodes import entry
 from toolweave.graph.tool_call import Outcome
-from toolweave.llm.next_message import answers_the_question, choice_number, correction
-from toolweave.llm.port import ClarificationExchange
+from toolweave.llm.next_message import answers_the_question, correction
 from toolweave.state.graph_state import ActedCall, GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.pauses import Clarification
@@ -52,14 +50,6 @@ CLOSED_REASON = (
 )
 
 
-def resolve_choice(reply: str, choices: Sequence[str]) -> str:
-    """A reply that picks an offered choice by its place (after a correction's marker too) is it."""
-    number = choice_number(reply, choices)
-    if number is None:  # "Sorry, I meant the second one"
-        number = choice_number(correction(reply) or "", choices)
-    return reply if number is None else choices[number - 1]
-
-
 def replied(pending: Clarification, text: str, reason: str) -> dict[str, Any]:
     """The state update that leaves the user's reply on the open question (Q2)."""
     reply = resolve_choice(text, pending.choices)
@@ -70,29 +60,6 @@ def replied(pending: Clarification, text: str, reason: str) -> dict[str, Any]:
 def _about(pending: Clarification, verdict: str, reason: str) -> LedgerEntry:
     """A clarification ledger entry about the open question (L1)."""
     return entry(pending.task_no, pending.tool, LedgerKind.CLARIFICATION, verdict, reason)
-
-
-PAUSE_KEY = "toolweave_clarification"
-"""Where a clarification question's AI message keeps who asked and the choices (Q8)."""
-
-
-def clarification_message(question: Clarification) -> AIMessage:
-    """The message of a clarification question, with who asked and the choices (Q2, Q8)."""
-    asker = completion_key(question.task_no, question.tool)
-    extra = {PAUSE_KEY: {"asker": asker, "choices": list(question.choices)}}
-    return AIMessage(content=question.question, additional_kwargs=extra)
-
-
-def exchange_of(asked: AIMessage, reply: str) -> ClarificationExchange:
-    """The exchange of a clarification message and its reply, a choice's number resolved."""
-    tagged = asked.additional_kwargs.get(PAUSE_KEY)
-    facts = tagged if isinstance(tagged, dict) else {}
-    choices = [str(c) for c in facts.get("choices") or ()]
-    return ClarificationExchange(
-        question=asked.text,
-        reply=resolve_choice(reply, choices),
-        asker=str(facts.get("asker") or ""),
-    )
 
 
 def reply_for(state: GraphState, tool: str) -> str | None:

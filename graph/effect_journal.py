@@ -81,9 +81,15 @@ class Journal:
         yield from self._put({"key": key, "amends": list(amends), "done": False, "result": ""})
         yield from self._prune()
 
-    def done(self, key: str, amends: tuple[str, ...], result: str) -> Steps[None]:
-        """Record that the call under ``key`` returned ``result`` (its secrets redacted)."""
+    def done(
+        self, key: str, amends: tuple[str, ...], result: str, *, finished: bool = False
+    ) -> Steps[None]:
+        """Record that the call under ``key`` returned ``result`` (its secrets redacted).
+
+        ``finished``: the result was a finished answer (R3), which a later run uses as one.
+        """
         value = {"key": key, "amends": list(amends), "done": True, "result": redact(result)}
+        value["finished"] = finished
         yield from self._put(value)
 
     def _put(self, value: dict[str, Any]) -> Steps[None]:
@@ -129,6 +135,7 @@ def _entry_of(value: Mapping[str, Any]) -> JournalEntry | None:
         key=str(value["key"]),
         amends=tuple(str(key) for key in value.get("amends") or ()),
         result=str(value.get("result") or ""),
+        finished=bool(value.get("finished")),
     )
     return JournalEntry(call=acted, done=bool(value.get("done")))
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
 from toolweave.graph.effect_journal import Journal, journal_for, read_journal
+from toolweave.graph.exchanges import replies_to
 from toolweave.graph.idempotency import earlier_call, recorded_call, tool_call_key
 from toolweave.graph.nodes import entry
 from toolweave.llm.budget import LlmBudget
@@ -262,6 +263,7 @@ def _call_steps(
         llm=budget,
         idempotency_key=made.key,
         amends=made.amends,
+        replies=_replies(state, node, name, made.reply),
     )
     if journal is not None:
         yield from journal.started(ctx.idempotency_key, ctx.amends)
@@ -294,8 +296,17 @@ def _call_steps(
     called = _called(node, name, outcome.result, made.reply)
     outcome.ledger.append(acting_entry(called, tool, ctx.idempotency_key, ctx.amends))
     said = "" if result is None else result.context_text()
-    yield from journal_done(journal, outcome.ledger[-1], said)
+    finished = result is not None and result.mode is ResultMode.ANSWER
+    yield from journal_done(journal, outcome.ledger[-1], said, finished=finished)
     return outcome
+
+
+def _replies(state: GraphState, node: TaskNode, name: str, reply: str | None) -> tuple[str, ...]:
+    """``ctx.replies``: this request's replies to the tool's questions on the task (Q2)."""
+    if reply is None:
+        return ()
+    rounds = int(state.get("clarification_rounds") or 0)
+    return replies_to(state["messages"], rounds, node.task_no, name, reply)
 
 
 def journal_of(
@@ -312,16 +323,21 @@ def journal_of(
     return journal_for(runtime.store, deps.domain.name, state, node.task_no, tool.name, reply)
 
 
-def journal_done(journal: Journal | None, called: LedgerEntry, result: str) -> Steps[None]:
+def journal_done(
+    journal: Journal | None, called: LedgerEntry, result: str, *, finished: bool = False
+) -> Steps[None]:
     """Record in ``journal`` a call whose ledger entry says it acted (it has a key, Q6)."""
     if journal is not None and called.key:
-        yield from journal.done(called.key, called.amends, result)
+        yield from journal.done(called.key, called.amends, result, finished=finished)
 
 
 def journaled(node: TaskNode, tool: AnyTool, done: ActedCall) -> Outcome:
     """S5, Q6: a call an earlier run of this turn made, which the thread no longer records."""
     text = done.result or DONE_ALREADY.format(tool=tool.name.replace("_", " "))
-    return _standing(node, tool, done, JOURNALED, text, read=not done.result)
+    standing = _standing(node, tool, done, JOURNALED, text, read=not done.result)
+    if done.finished and done.result:  # R3: a finished answer stands as the answer again
+        standing.result = ToolResult.as_answer(tool.name, done.result)
+    return standing
 
 
 def not_made_again(

@@ -95,6 +95,7 @@ class ActedCall(BaseModel):
     key: str  # the call's idempotency key (Q6)
     amends: tuple[str, ...] = ()  # keys of the earlier calls it replaced, oldest first
     result: str = ""  # its result as the tool gave it (B1), read through ``result_text`` (R10)
+    finished: bool = False  # the result was a finished answer (R3): it stands as one (S5)
 
 
 class MessageFacts(BaseModel):

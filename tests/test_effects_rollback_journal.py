@@ -207,6 +207,7 @@ def test_S5_Q6_the_journal_keeps_no_text_and_no_secret() -> None:
         "amends",
         "done",
         "result",
+        "finished",
     }
     dumped = repr(item.value)
     assert "M-2299-4411" not in dumped

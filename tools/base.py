@@ -136,6 +136,11 @@ class ToolCallContext(CallContext):
     """Async :attr:`stream_answer` for ``aexecute``."""
     llm: PassageReader | None = None
     """The run's model for tools that read text with it, counted and capped (D7)."""
+    replies: tuple[str, ...] = ()
+    """Q2: in ``execute_with_clarification``, the person's replies to this tool's questions
+    on this task in this request, oldest first; the last is the method's ``reply``. A tool
+    that asks more than once ("Which district?", then "Which day?") reads the earlier
+    answers here. ``()`` in ``execute``."""
 
     @property
     def task_no(self) -> str:

@@ -8,6 +8,7 @@ import importlib
 import json
 import logging
 import os
+import shlex
 import sys
 import uuid
 from collections.abc import Iterator, Sequence
@@ -236,12 +237,15 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
         lang = _language(message, domain.default_language)
         print(_assistant_line(session, lang), file=out)
         if interrupted:
-            _print_finish(session, thread_id, domain.default_language, out)
+            _print_finish(session, thread_id, domain.default_language, out, _place(args))
         if message is not None:
             turn = session.turn(message, thread_id=thread_id, systems=args.system, out=out)
             _keep_if_paused(session, turn, thread_id, args, persistent)
             gave = getattr(args, "user_data", None) is not None
-            _print_outcome(turn, "reply_hint", thread_id, out, domain=domain.name, user_data=gave)
+            _print_outcome(
+                turn, "reply_hint", thread_id, out, domain=domain.name, user_data=gave,
+                place=_place(args),
+            )  # fmt: skip
     return 0
 
 
@@ -264,7 +268,20 @@ def _interrupted(session: Session, thread_id: str) -> bool:
     return session.status(thread_id).kind is ThreadStatusKind.INTERRUPTED_MID_RUN
 
 
-def _print_finish(session: Session, thread_id: str, default_lang: str, out: TextIO) -> None:
+def _place(args: argparse.Namespace) -> str:
+    """The options that found this command's threads, for the reply hint (N1, Q2).
+
+    ``--data-dir`` as given, ``--database-url URL`` (never the URL itself, X4); ``""``
+    when the environment or the default place gives them.
+    """
+    data_dir = getattr(args, "data_dir", None)
+    place = f" --data-dir {shlex.quote(str(data_dir))}" if data_dir else ""
+    return place + (" --database-url URL" if getattr(args, "database_url", None) else "")
+
+
+def _print_finish(
+    session: Session, thread_id: str, default_lang: str, out: TextIO, place: str = ""
+) -> None:
     """Q5: finish the interrupted run on the thread and show its answer (or its question)."""
     from toolweave.cli.render import cli_text
 
@@ -273,11 +290,18 @@ def _print_finish(session: Session, thread_id: str, default_lang: str, out: Text
     key = "finishing" if question else "finishing_unknown"  # the latter names no question
     print(cli_text(key, lang, thread=thread_id, question=f'"{question}"'), file=out)
     turn = session.finish_interrupted(thread_id=thread_id, out=out)
-    _print_outcome(turn, "reply_hint", thread_id, out, domain=session.domain_name)
+    _print_outcome(turn, "reply_hint", thread_id, out, domain=session.domain_name, place=place)
 
 
 def _print_outcome(
-    turn: Turn, hint: str, thread_id: str, out: TextIO, *, domain: str, user_data: bool = False
+    turn: Turn,
+    hint: str,
+    thread_id: str,
+    out: TextIO,
+    *,
+    domain: str,
+    user_data: bool = False,
+    place: str = "",
 ) -> None:
     """After a streamed turn: its question and how to reply (N2, N3), or its sources."""
     from toolweave.cli import render
@@ -290,7 +314,7 @@ def _print_outcome(
         _print(render.source_lines(sources, lang or "en", sentences), out)
         return
     _print(render.question_lines(turn.pending_question, turn.pending_choices), out)
-    more = " --user-data '...'" if user_data else ""
+    more = place + (" --user-data '...'" if user_data else "")
     print(render.cli_text(hint, lang, thread=thread_id, domain=domain, more=more), file=out)
 
 
@@ -318,12 +342,12 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
     lang = domain.default_language  # nothing asked yet: the domain's language
     with _session(args, domain, tools, user_data, persistent=True) as session:
         print(_assistant_line(session, lang), file=out)
-        more = " --user-data '...'" if user_data else ""  # never the data itself (X4)
+        more = _place(args) + (" --user-data '...'" if user_data else "")  # never the data (X4)
         hint = cli_text("chat_thread", lang, thread=thread_id, domain=domain.name, more=more)
         print(hint, file=out)
         print(cli_text("chat_leave", lang), file=out)
         if _interrupted(session, thread_id):
-            _print_finish(session, thread_id, lang, out)
+            _print_finish(session, thread_id, lang, out, _place(args))
         while True:
             try:
                 line = input(cli_text("prompt", lang))

@@ -1,0 +1,1 @@
+"""A municipal waste-collection service (a neutral test domain, not shipped)."""

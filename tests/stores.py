@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from durable import postgres_url
@@ -12,7 +13,7 @@ from toolweave.tools.search import SqliteDocumentStore
 from toolweave.tools.search.postgres_store import PostgresDocumentStore
 
 Store = SqliteDocumentStore | PostgresDocumentStore
-StoreFactory = Callable[[], Store]
+StoreFactory = Callable[..., Store]
 
 STORE_KINDS = [
     pytest.param("sqlite", id="sqlite"),
@@ -21,16 +22,18 @@ STORE_KINDS = [
 
 
 def store_factory(kind: str) -> Iterator[StoreFactory]:
-    """Yield a factory of empty stores of ``kind``; Postgres collections are dropped after."""
+    """Yield a factory of empty stores of ``kind`` (given the store's options); Postgres
+    collections are dropped after."""
     made: list[Store] = []
     url = postgres_url() if kind == "postgres" else ""
 
-    def make() -> Store:
+    def make(**options: Any) -> Store:  # options: the store's own, e.g. embeddings=
         store: Store
         if kind == "sqlite":
-            store = SqliteDocumentStore()
+            store = SqliteDocumentStore(**options)
         else:
-            store = PostgresDocumentStore(url, collection=f"test-{uuid.uuid4().hex[:12]}")
+            collection = f"test-{uuid.uuid4().hex[:12]}"
+            store = PostgresDocumentStore(url, collection=collection, **options)
         made.append(store)
         return store
 

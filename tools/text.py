@@ -328,17 +328,16 @@ Section = tuple[str, str]
 """The open section of a page: its heading line, and the subject its list items carry."""
 
 
-def sections(text: str, *, opened: Section = ("", "")) -> list[tuple[str, str]]:
+def sections(text: str) -> list[tuple[str, str]]:
     """Split page text into ``(heading, sentence)`` pairs; each line starts a sentence.
 
     A list item under a section heading says what it says of the heading's subject
     ("## Single room" / "- 14,000 Ft a night"): its first sentence begins with the heading
     ("Single room: 14,000 Ft a night"), unless it names every word of it or begins with a
     label of its own ("Deposit: 5,000 Ft"). A page's title (``#``) is not repeated: the
-    passage's label names the page. ``opened``: the section the page begins in (a section
-    the previous page left open, :func:`page_sections`).
+    passage's label names the page (a page of a document: :func:`page_sections`).
     """
-    return _sections(text, opened)[0]
+    return _sections(text, ("", ""))[0]
 
 
 def page_sections(pages: Sequence[str]) -> list[list[tuple[str, str]]]:

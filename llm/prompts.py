@@ -82,10 +82,7 @@ ANSWER_PROMPT = """\
 Answer the user's question from the context below, in {language}.
 Use only the context; when it does not contain the answer, say so briefly.
 Be concise. {citing}
-
-Guaranteed context (always relevant):
 {guaranteed}
-
 Context:
 {context}"""
 
@@ -126,6 +123,9 @@ _LANGUAGES = {
 
 NO_CONTEXT = "(none)"
 """What an empty context section says."""
+
+GUARANTEED_SECTION = "\nGuaranteed context (always relevant):\n{guaranteed}\n"
+"""The guaranteed context's section of :data:`ANSWER_PROMPT`; left out when it is empty (A10)."""
 
 
 NO_INFORMATION_ANSWERS = {
@@ -214,7 +214,7 @@ def answer_system(
         ANSWER_PROMPT.format(
             language=language,
             context=context or NO_CONTEXT,
-            guaranteed=guaranteed or NO_CONTEXT,
+            guaranteed=GUARANTEED_SECTION.format(guaranteed=guaranteed) if guaranteed else "",
             citing=CITE_SENTENCES if cited else CITE_MARKERS,
         )
     ]

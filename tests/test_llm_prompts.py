@@ -75,3 +75,12 @@ def test_T7_prompt_without_placeholder_ignores_value_and_keeps_other_braces():
 def test_language_name_knows_hungarian_and_falls_back_to_the_code():
     assert prompts.language_name("hu") == "Hungarian"
     assert "xx" in prompts.language_name("xx")
+
+
+def test_A10_answer_prompt_leaves_out_an_empty_guaranteed_section() -> None:
+    """A10: an answer call sends no header for guaranteed context it does not have."""
+    empty = prompts.answer_system(language="English", context="[1] Open 8:00-16:00.", guaranteed="")
+    held = prompts.answer_system(language="English", context="[1] x", guaranteed="Card 1234.")
+    assert "Guaranteed context" not in empty
+    assert empty.endswith("Context:\n[1] Open 8:00-16:00.")
+    assert "Guaranteed context (always relevant):\nCard 1234.\n\nContext:\n[1] x" in held

@@ -99,7 +99,8 @@ def message_chars(body: Any) -> int:
 
 DUMP_VARIABLE = "TOOLWEAVE_BENCH_PROXY_DUMP"
 """A JSONL file to which every chat-completion request is appended (kind, characters,
-body), for reading where the characters go; unset, nothing is written."""
+body), each followed by its reply (kind ``reply``), for reading where the characters go;
+unset, nothing is written."""
 
 
 def _dump(kind: str, chars: int, body: Any) -> None:
@@ -107,6 +108,19 @@ def _dump(kind: str, chars: int, body: Any) -> None:
     if path:
         with open(path, "a", encoding="utf-8") as out:
             out.write(json.dumps({"kind": kind, "chars": chars, "body": body}) + "\n")
+
+
+def _dump_reply(path: str, data: bytes) -> None:
+    """A chat completion's reply, appended after its request when dumping (kind ``reply``)."""
+    if os.environ.get(DUMP_VARIABLE) and path.split("?")[0].rstrip("/").endswith(
+        "/chat/completions"
+    ):
+        text = data.decode("utf-8", errors="replace")
+        try:
+            body: Any = json.loads(text)
+        except ValueError:  # streamed: the raw event lines
+            body = text
+        _dump("reply", len(text), body)
 
 
 @dataclass
@@ -249,12 +263,15 @@ class CountingProxy:
                     self.send_header("Connection", "close")
                     self.close_connection = True
                 self.end_headers()
+                seen: list[bytes] = []
                 try:
                     while data := response.read1(CHUNK):
                         self.wfile.write(data)
                         self.wfile.flush()
+                        seen.append(data)
                 except OSError:  # either side went away: nothing left to pass on
                     self.close_connection = True
+                _dump_reply(self.path, b"".join(seen))
 
             def _fail(self, exc: OSError) -> None:
                 payload = json.dumps(

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import http.client
 import json
+from pathlib import Path
 from urllib.parse import urlsplit
 
+import pytest
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
-from bench.http_proxy import CountingProxy, message_chars
+from bench.http_proxy import DUMP_VARIABLE, CountingProxy, message_chars
 from tests.fake_openai import FakeOpenAI
 
 
@@ -118,3 +120,18 @@ def test_A10_proxy_counts_other_paths_apart_and_answers_502_without_upstream() -
         assert proxy.counts().calls == 1
     assert message_chars({"messages": [{"content": [{"type": "text", "text": "abcd"}]}]}) == 4
     assert message_chars("not a body") == 0
+
+
+def test_A10_proxy_dump_writes_each_request_then_its_reply(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dump = tmp_path / "calls.jsonl"
+    monkeypatch.setenv(DUMP_VARIABLE, str(dump))
+    body = {"model": "m", "messages": [{"role": "user", "content": "hello"}]}
+    with FakeOpenAI(["first reply"]) as server, CountingProxy(server.base_url) as proxy:
+        _, replied, _ = _post(proxy.base_url, body)
+    lines = [json.loads(line) for line in dump.read_text(encoding="utf-8").splitlines()]
+    assert [line["kind"] for line in lines] == ["plain", "reply"]
+    assert lines[0]["body"] == body
+    assert lines[1]["body"] == json.loads(replied)
+    assert lines[1]["chars"] == len(replied.decode())

@@ -26,7 +26,7 @@ from toolweave.tools.progress import ProgressEmitter
 from toolweave.tools.search import SqliteDocumentStore, ingest, vectors
 from toolweave.tools.search.passages import passages
 from toolweave.tools.search.postgres_store import PostgresDocumentStore
-from toolweave.tools.search.retrieval import RetrievalTool, retrieve
+from toolweave.tools.search.retrieval import RetrievalTool, retrieve, widened
 from toolweave.tools.search.sql_store import SqlDocumentStore
 
 QUESTION = "When do they pick up the rubbish?"
@@ -230,6 +230,30 @@ def test_D9_adjacent_hits_merge_into_one_passage_in_page_order() -> None:
     by_number = {d.sentence_number: d.sentence_score for d in found}
     assert by_number[4] == 0.8  # hits keep their own scores
     assert by_number[6] == 0.9
+
+
+def test_D9_only_the_better_half_of_the_hits_get_their_neighbours() -> None:
+    """A10, D9: a low-ranked hit comes alone; its neighbours would cost every call."""
+    page = [_sentence(1, n, f"S{n}.", 0.0) for n in range(1, 41)]
+    hits = [page[n].model_copy(update={"sentence_score": 1 - n / 100}) for n in (4, 14, 24, 34)]
+    found = passages(hits, lambda _d, _p: page, max_chars=1_000, widened=widened(hits))
+    assert widened(hits) == 2
+    assert [d.sentence_number for d in found] == [4, 5, 6, 14, 15, 16, 25, 35]
+    every = passages(hits, lambda _d, _p: page, max_chars=1_000)
+    assert len(every) == 3 * len(hits)
+
+
+def test_D9_retrieval_widens_the_better_half_of_its_hits(make_store: Factory) -> None:
+    store = make_store(embeddings=None)
+    store.add_document("a", ["Alpha one. Ferries sail at noon daily. Alpha three."], name="A")
+    store.add_document("b", ["Beta one. Ferries are blue. Beta three."], name="B")
+    found = texts(retrieve(store, "ferries sail noon", limit=2))
+    assert found == [
+        "Alpha one.",
+        "Ferries sail at noon daily.",
+        "Alpha three.",
+        "Ferries are blue.",
+    ]
 
 
 def test_D9_fusion_is_reciprocal_rank_of_keywords_and_meaning(make_store: Factory) -> None:

@@ -87,16 +87,23 @@ def passages(
     *,
     max_chars: int,
     neighbours: int = NEIGHBOURS,
+    widened: int | None = None,
 ) -> list[UniqueTextDocument]:
-    """``hits`` (best first) widened by ``neighbours`` sentences, at most ``max_chars`` of text."""
+    """``hits`` (best first) widened by ``neighbours`` sentences, at most ``max_chars`` of text.
+
+    Only the best ``widened`` hits get their neighbours (``None``: every hit); the rest
+    are lone sentences.
+    """
     picked = _Picked(budget=max_chars)
     pages: dict[tuple[str, int], Sequence[UniqueTextDocument]] = {}
+    widen = len(hits) if widened is None else widened
     for rank, hit in enumerate(hits):
         if hit.key in picked.chosen:
             picked.promote(rank, hit)
             continue
         around = [hit]
-        if neighbours > 0 and hit.page is not None and hit.sentence_number is not None:
+        near = neighbours > 0 and rank < widen
+        if near and hit.page is not None and hit.sentence_number is not None:
             where = (hit.document_id, hit.page)
             if where not in pages:
                 pages[where] = page_sentences(*where)

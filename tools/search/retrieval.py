@@ -27,6 +27,8 @@ def retrieve(
 ) -> list[UniqueTextDocument]:
     """The default retrieval of ``question``: the store's fused ranking, hits widened to passages.
 
+    The better half of the hits is widened by ``neighbours`` sentences; the rest stay lone.
+
     Args:
         store: The documents.
         question: The text to search with.
@@ -42,8 +44,20 @@ def retrieve(
     if also.strip():
         more: list[UniqueTextDocument] = search(also, limit=limit, lang=lang)
         hits = vectors.fused_documents(hits, more, limit + limit // 2)
-    found = passages(hits, store.page_sentences, max_chars=max_chars, neighbours=neighbours)
+    widen = widened(hits)
+    found = passages(
+        hits, store.page_sentences, max_chars=max_chars, neighbours=neighbours, widened=widen
+    )
     return with_page_counts(store, found)  # R9: "p. N" only for a document of several
+
+
+def widened(hits: list[UniqueTextDocument]) -> int:
+    """How many of ``hits`` (best first) get their neighbours: the better half (A10, D9).
+
+    A low-ranked hit's neighbours rarely hold the asked fact and cost every call that
+    reads the context; the hit itself stays, alone.
+    """
+    return (len(hits) + 1) // 2
 
 
 def name_tool(tool: Any, name: str, domain: str | None) -> None:

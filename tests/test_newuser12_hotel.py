@@ -346,6 +346,35 @@ def test_N1_T4_Q2_the_cli_says_when_a_reply_did_not_reach_the_tool_that_asked(
     assert "did not reach" not in out  # only a refused reply says so
 
 
+# --- Fixed: pages ingested again from another folder were stored twice (N1) ---------------
+
+
+def test_N1_ingest_replace_drops_the_pages_the_paths_no_longer_hold(
+    installed: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import shutil
+
+    where = ["--data-dir", str(installed)]
+    copy = tmp_path / "checkout" / "pages"
+    shutil.copytree(PAGES, copy)
+    for pages in (PAGES, copy):  # the same pages from two folders: stored twice
+        assert run(capsys, "ingest", str(pages), "--domain", DOCS, *where)[0] == 0
+    store_file = installed / "documents" / f"{DOCS}.sqlite"
+    assert len(SqliteDocumentStore(store_file, embeddings=None)) == 10
+    (copy / "cancellation.md").unlink()  # a page deleted since
+    code, out, err = run(capsys, "ingest", str(copy), "--domain", DOCS, *where, "--replace")
+    assert code == 0, err
+    assert "removed 6 document(s) the paths no longer hold" in out
+    kept = SqliteDocumentStore(store_file, embeddings=None)
+    assert sorted(Path(ref.document_id).name for ref in kept.page_refs()) == [
+        "breakfast-and-pets.md", "late-checkout.md", "parking.md", "pool-and-spa.md",
+        "pool-and-spa.md",
+    ]  # fmt: skip
+    report = ingest([str(tmp_path / "missing")], kept, domain=DOCS, replace=True)
+    assert report.removed == []  # nothing ingested: nothing dropped
+    assert len(kept) == 4
+
+
 # --- The golden file (G1) -----------------------------------------------------------------
 
 

@@ -346,6 +346,27 @@ def test_N1_T4_Q2_the_cli_says_when_a_reply_did_not_reach_the_tool_that_asked(
     assert "did not reach" not in out  # only a refused reply says so
 
 
+# --- Fixed: "what time" made "time" the question's subject (D1, D8, R9) -------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("What time is the karaoke night?", "I found no information"),
+        ("What time does the sauna close?", "closes at 21:30"),
+        ("What time does the airport shuttle leave?", "from 4:30 to 0:30"),
+        ("What time is check-out?", "Check-out is at 11:00"),
+    ],
+)
+def test_D1_D8_R9_what_time_asks_when_and_is_no_piece_to_search_for(
+    store: SqliteDocumentStore, question: str, answer: str
+) -> None:
+    out = build_graph(*hotel_domain(store)).invoke(question)
+    assert out["answer"].startswith(answer) or answer in out["answer"]
+    pieces = [str(e.details) + e.reason for e in out["ledger"] if e.kind.value == "gatekeeper"]
+    assert "about time?" not in " ".join(pieces)  # never "What is known about time?"
+
+
 # --- Fixed: pages ingested again from another folder were stored twice (N1) ---------------
 
 

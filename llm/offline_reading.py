@@ -32,15 +32,31 @@ QUANTITY_CUES = (
 """Folded word prefixes that ask for a time, amount, count, price or number."""
 
 
+WHEN_PHRASES = frozenset({("what", "time"), ("which", "time"), ("what", "day"), ("which", "day")})
+"""English question phrases asking *when* ("What time is the karaoke night?", "Which day is
+the market?"): their noun says how the person asks, never what about (Q2's question forms)."""
+
+
+def when_phrase_words(question: str) -> frozenset[str]:
+    """The nouns of :data:`WHEN_PHRASES` in ``question`` that appear nowhere else in it."""
+    tokens = kit.words(question)
+    in_phrase = [b for a, b in itertools.pairwise(tokens) if (a, b) in WHEN_PHRASES]
+    return frozenset(w for w in in_phrase if tokens.count(w) == in_phrase.count(w))
+
+
 def wanted_words(question: str) -> list[str]:
-    """The question's content words (greetings dropped)."""
-    return [w for w in content_words(question) if w not in GREETINGS]
+    """The question's content words (greetings and the noun of "what time" dropped)."""
+    asked = when_phrase_words(question)
+    return [w for w in content_words(question) if w not in GREETINGS and w not in asked]
 
 
 def asks_for_quantity(question: str) -> bool:
     """Whether the question asks for a time, amount, count, price or number."""
     # every word, stop words included: question words are stop words
-    return any(fold(word).startswith(QUANTITY_CUES) for word in kit.words(question))
+    words = kit.words(question)
+    return any(fold(word).startswith(QUANTITY_CUES) for word in words) or bool(
+        when_phrase_words(question)
+    )
 
 
 PHONE_NUMBER = re.compile(r"(?:\+|\b06)\d?[\d \-/]{6,}\d")
@@ -202,8 +218,11 @@ def has_count(text: str) -> bool:
 
 
 def asks_for_time(question: str) -> bool:
-    """Whether the question asks *when* (a time of day, a day, opening hours)."""
-    return any(fold(word).startswith(TIME_CUES) for word in kit.words(question))
+    """Whether the question asks *when* (a time of day, a day, opening hours, "what time")."""
+    words = kit.words(question)
+    return any(fold(word).startswith(TIME_CUES) for word in words) or bool(
+        when_phrase_words(question)
+    )
 
 
 def figure_weight(text: str, *, time: bool) -> float:

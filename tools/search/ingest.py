@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from toolweave.state.errors import ConfigurationError
 from toolweave.tools.search.protocol import DocumentStore, SourceDocument
 from toolweave.tools.search.readers import READERS, ReadError, read_document
 
@@ -33,6 +34,7 @@ class IngestReport:
     domain: str | None = None
     ingested: list[str] = field(default_factory=list)  # paths stored, in order
     skipped: list[Skipped] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)  # ids dropped by ``replace=True``
     pages: int = 0
     sentences: int = 0
     seconds: float = 0.0
@@ -120,12 +122,33 @@ def store_batch(
         report.pages += len(doc.pages)
 
 
+def remove_unseen(store: DocumentStore, files: Sequence[Path], report: IngestReport) -> None:
+    """Drop the store's documents that none of ``files`` is (``ingest(..., replace=True)``).
+
+    A file that was found but could not be read keeps its earlier version; nothing is
+    dropped when nothing was ingested (a mistyped path would empty the store).
+    """
+    page_refs = getattr(store, "page_refs", None)
+    if page_refs is None:
+        raise ConfigurationError(
+            f"replace=True needs a store that lists its pages (page_refs); "
+            f"{type(store).__name__} does not: remove old documents with remove_document"
+        )
+    if not report.ingested:
+        return
+    seen = {str(path) for path in files}
+    for document_id in dict.fromkeys(ref.document_id for ref in page_refs()):
+        if document_id not in seen and store.remove_document(document_id):
+            report.removed.append(document_id)
+
+
 def ingest(
     paths: Iterable[str | Path],
     store: DocumentStore,
     *,
     domain: str | None = None,
     progress: Progress | None = None,
+    replace: bool = False,
 ) -> IngestReport:
     """Read files and folders into ``store``.
 
@@ -134,9 +157,13 @@ def ingest(
         store: Where the documents go; one already there (same path) is replaced whole.
         domain: The domain the documents are for (kept in the report).
         progress: Called after each file with ``(done, total, file name)``.
+        replace: Also drop the store's documents none of ``paths`` holds now (a page
+            deleted, renamed, or ingested before from another folder): the store then
+            holds these files only. Nothing is dropped when nothing was ingested.
 
     Returns:
-        The report: stored paths, skipped files with reasons, page and sentence counts.
+        The report: stored paths, skipped files with reasons, dropped document ids, page
+        and sentence counts.
     """
     started = time.perf_counter()
     report = IngestReport(domain=domain)
@@ -144,6 +171,8 @@ def ingest(
     report.skipped += missing
     for batch in _batches(files, report, progress):
         store_batch(store, batch, report)
+    if replace:
+        remove_unseen(store, files, report)
     optimize = getattr(store, "optimize", None)
     if optimize is not None and report.pages >= OPTIMIZE_AFTER_PAGES:
         optimize()

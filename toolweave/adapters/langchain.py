@@ -8,8 +8,9 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, ClassVar, cast, get_origin, get_type_hints
 
+from langchain_core.callbacks.manager import adispatch_custom_event, dispatch_custom_event
 from langchain_core.documents import Document
-from langchain_core.runnables import Runnable, RunnableLambda
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
@@ -32,6 +33,9 @@ from toolweave.tools.sync_loop import run_on_sync_loop
 
 ROUTING_QUESTION = "{name}: true when the user asks for what this tool does: {description}"
 """Routing question of an adapted LangChain tool when none is given (T5)."""
+
+STREAM_EVENT_NAME = "toolweave"
+"""The name of :func:`answer_chain`'s ``on_custom_event`` events in ``astream_events`` (P2)."""
 
 NO_RESULT = "The tool found nothing for this request."
 """What :func:`to_langchain_tool` returns for a tool that answered "not mine" (R1)."""
@@ -289,6 +293,31 @@ def with_values_stream(graph: Runnable[Any, Any]) -> Runnable[Any, Any]:
 
 
 def answer_chain(graph: Runnable[Any, Any]) -> Runnable[str, str]:
-    """``question → answer text`` over the graph, streamable through ``astream_events``."""
-    to_answer: Runnable[Any, str] = RunnableLambda(lambda state: str(state.get("answer") or ""))
-    return cast(Runnable[str, str], with_values_stream(graph) | to_answer)
+    """``question → answer text`` over the graph, streamable through ``astream_events``.
+
+    Under ``astream_events`` the answer's tokens arrive as ``on_chat_model_stream`` and
+    each of the run's stream events (P1, P2: tool progress, routing, gates, ...) as an
+    ``on_custom_event`` named :data:`STREAM_EVENT_NAME` whose ``data`` is the event dict.
+    """
+    stream = with_values_stream(graph)
+
+    def answer(question: Any, config: RunnableConfig) -> str:
+        state: Mapping[str, Any] = {}
+        for mode, chunk in stream.stream(question, config, stream_mode=["custom", "values"]):
+            if mode == "custom":
+                dispatch_custom_event(STREAM_EVENT_NAME, chunk, config=config)
+            elif isinstance(chunk, Mapping):
+                state = chunk
+        return str(state.get("answer") or "")
+
+    async def aanswer(question: Any, config: RunnableConfig) -> str:
+        state: Mapping[str, Any] = {}
+        modes = ["custom", "values"]
+        async for mode, chunk in stream.astream(question, config, stream_mode=modes):
+            if mode == "custom":
+                await adispatch_custom_event(STREAM_EVENT_NAME, chunk, config=config)
+            elif isinstance(chunk, Mapping):
+                state = chunk
+        return str(state.get("answer") or "")
+
+    return cast(Runnable[str, str], RunnableLambda(answer, afunc=aanswer, name="answer_chain"))

@@ -312,10 +312,24 @@ def _print_outcome(
     if turn.pending_question is None:
         sources, sentences = values.get("sources"), values.get("answer_sentences")
         _print(render.source_lines(sources, lang or "en", sentences), out)
+        _print_refused_on_reply(turn, lang, out)
         return
     _print(render.question_lines(turn.pending_question, turn.pending_choices), out)
+    _print_refused_on_reply(turn, lang, out)
     more = place + (" --user-data '...'" if user_data else "")
     print(render.cli_text(hint, lang, thread=thread_id, domain=domain, more=more), file=out)
+
+
+def _print_refused_on_reply(turn: Turn, lang: str | None, out: TextIO) -> None:
+    """A reply whose tool's gate refused it (T4): say so, and that the data is never stored.
+
+    The person at the command line gave (or forgot) ``--user-data``; without this line the
+    tool that asked silently did not go on and the documents answered instead.
+    """
+    from toolweave.cli import render
+
+    if tools := render.refused_on_reply(turn.events):
+        print(render.cli_text("reply_refused", lang, tools=", ".join(tools)), file=out)
 
 
 def _assistant_line(session: Session, lang: str) -> str:

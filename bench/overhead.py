@@ -967,6 +967,115 @@ def node_rows(requests: int, warmup: int) -> list[list[Any]]:
     ]
 
 
+CHAT_NODES_HEADERS = (
+    "graph|node|body CPU ms (no checkpointer)|of it in the model call|the node's own CPU ms"
+    "|body CPU ms (InMemorySaver)|of it in the model call|the node's own CPU ms"
+)
+
+
+def _node_split(graph: Any, run: Any, requests: int, warmup: int) -> dict[str, tuple[float, float]]:
+    """Per node: body CPU ms a request, and the part spent inside ``BaseChatModel.invoke``.
+
+    ``time.thread_time()`` on the thread that runs the node (LangGraph runs one task inline);
+    the model calls are attributed to the node running them.
+    """
+    import collections
+
+    from langchain_core.language_models.chat_models import BaseChatModel
+
+    spent: collections.Counter[str] = collections.Counter()
+    in_model: collections.Counter[str] = collections.Counter()
+    running: list[str] = [""]
+
+    def timed(func: Any, name: str) -> Any:
+        def body(*args: Any, **kwargs: Any) -> Any:
+            running[0], start = name, time.thread_time()
+            try:
+                return func(*args, **kwargs)
+            finally:
+                spent[name] += time.thread_time() - start
+
+        return body
+
+    for name, node in graph.nodes.items():
+        if getattr(node.bound, "func", None) is not None:
+            node.bound.func = timed(node.bound.func, name)
+    invoke = BaseChatModel.invoke
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        start = time.thread_time()
+        try:
+            return invoke(self, *args, **kwargs)
+        finally:
+            in_model[running[0]] += time.thread_time() - start
+
+    with _patched([(BaseChatModel, "invoke", counted)]):
+        for _ in range(warmup):
+            run()
+        spent.clear()
+        in_model.clear()
+        for _ in range(requests):
+            run()
+    return {
+        name: (ms * 1000.0 / requests, in_model[name] * 1000.0 / requests)
+        for name, ms in spent.items()
+    }
+
+
+def chat_node_rows(requests: int, warmup: int) -> list[list[Any]]:
+    """Each node of the chat-model request (10 tools): toolweave's and create_agent's.
+
+    The same graphs as the PF1 table's chat-model columns; each node body's CPU, the
+    model calls inside it (both sides call the same fake chat model) and the rest: the
+    node's own Python, what the 1.0x create_agent target compares besides LangGraph's loop.
+    """
+    from langchain.agents import create_agent
+
+    tools = make_noop_tools(10)
+    target = tool_name(5)
+    text = single_tool_text(target)
+    per_kind: list[dict[str, dict[str, tuple[float, float]]]] = []
+    for kind in PF1_SAVERS:
+        tw_model, agent_model = ScriptedChatModel(), ScriptedChatModel()
+        assistant = ChatModelAssistant(tw_model, fuse_routing=True, max_retries=0)
+        graph = build_graph(DOMAIN, tools, assistant=assistant, checkpointer=_saver(kind))
+        agent = create_agent(agent_model, agent_tools(10), checkpointer=_saver(kind))
+        script = chat_script(tools, target, text, fused=True)
+        per_kind.append(
+            {
+                "toolweave": _node_split(
+                    graph,
+                    functools.partial(_scripted_run, graph, tw_model, script, text),
+                    requests,
+                    warmup,
+                ),
+                "create_agent": _node_split(
+                    agent,
+                    functools.partial(
+                        _scripted_run, agent, agent_model, agent_script(target), text
+                    ),
+                    requests,
+                    warmup,
+                ),
+            }
+        )
+    rows: list[list[Any]] = []
+    for side, nodes in (("toolweave", PHASES), ("create_agent", ("model", "tools"))):
+        totals = [[0.0, 0.0], [0.0, 0.0]]
+        for name in nodes:
+            cells: list[Any] = [side, name]
+            for i, found in enumerate(per_kind):
+                body, model = found[side].get(name, (0.0, 0.0))
+                totals[i][0] += body
+                totals[i][1] += model
+                cells += [body, model, body - model]
+            rows.append(cells)
+        rows.append(
+            [side, "(all)", *(v for body, model in totals for v in (body, model, body - model))]
+        )
+    return rows
+
+
 PF1_NOTE = (
     "\nCPU ms = median `time.process_time()` per request (every thread, so LangGraph's "
     "checkpoint threads count), the four graphs interleaved request by request in one "
@@ -1042,6 +1151,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(markdown_table(PARTS_HEADERS.split("|"), rows))
         print()
         print(markdown_table(FLOOR_HEADERS.split("|"), floor_rows(ratio_requests, warmup)))
+        print()
+        chat = chat_node_rows(ratio_requests, warmup)
+        print(markdown_table(CHAT_NODES_HEADERS.split("|"), chat))
         return
     if args.pf1:
         print(markdown_table(PF1_HEADERS.split("|"), pf1_rows(args.tools, requests, warmup)))

@@ -24,6 +24,7 @@ from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import ROOT_TASK_NO, TaskNode
 from toolweave.tools.effects import Steps as Steps
 from toolweave.tools.effects import adrive, drive
+from toolweave.tools.memo import remembered
 
 R = TypeVar("R")
 
@@ -122,12 +123,14 @@ def make_node(name: str, step: StepFunction[R]) -> Runnable[Any, Any]:
     """A LangGraph node whose sync and async bodies both run ``step``."""
 
     def sync_body(state: GraphState, runtime: Runtime[RunContext]) -> R:
-        update = without_idle_counters(drive(step(state, runtime)))
+        with remembered():  # PF1: a step's pure text functions run once per text (X6: dropped)
+            update = without_idle_counters(drive(step(state, runtime)))
         label_run(name, state, update)
         return update
 
     async def async_body(state: GraphState, runtime: Runtime[RunContext]) -> R:
-        update = without_idle_counters(await adrive(step(state, runtime)))
+        with remembered():
+            update = without_idle_counters(await adrive(step(state, runtime)))
         label_run(name, state, update)
         return update
 

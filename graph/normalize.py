@@ -223,7 +223,8 @@ def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
             ),
             "tasks": Overwrite({ROOT_TASK_NO: root}),
             "ledger": Overwrite([*closed, said, *refusals]),
-            "llm_calls": Overwrite(calls),
+            # a stored count is reset; a new thread's 0 is not (PF1: an Overwrite packs slowly)
+            "llm_calls": Overwrite(calls) if state.get("llm_calls") else calls,
             "deep_fallback_done": deps.domain.deep_fallback is None,
         }
         # the previous message's results cleared where there are any (a write costs work)

@@ -15,6 +15,7 @@ from toolweave.llm.lexical import content_words, matches
 from toolweave.llm.port import CITATION, cited_ids
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.tools import text as kit
+from toolweave.tools.memo import per_step
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,7 @@ def _digits(text: str) -> str:
     return "".join(ch for ch in text if ch.isdigit())
 
 
+@per_step
 def checkable(sentence: str) -> list[str]:
     """The tokens of ``sentence`` a source must hold for it to be supported.
 
@@ -172,6 +174,7 @@ class _Source:
         return word in self.words or any(matches(word, w) for w in self.words)
 
 
+@per_step
 def _read(text: str) -> _Source:
     spaced = _THOUSANDS.sub("", text)
     times = frozenset(f"{int(m[1])}:{m[2]}" for m in _TIME.finditer(spaced))

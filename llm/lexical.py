@@ -9,6 +9,7 @@ from functools import lru_cache
 from toolweave.tools import text as kit
 from toolweave.tools.language import WEEKDAY_PREFIXES
 from toolweave.tools.language import detect_language as guess_language
+from toolweave.tools.memo import per_step
 from toolweave.tools.text import fold as fold
 from toolweave.tools.text import words as words
 
@@ -108,6 +109,7 @@ def is_stopword(word: str) -> bool:
     return token in kit.STOPWORDS or (token.isascii() and token in _FOLDED_STOPWORDS)
 
 
+@per_step
 def content_words(text: str) -> list[str]:
     """Words that carry meaning: no stopwords of either language; numbers kept; unique."""
     kept = (w for w in words(text) if w.isdigit() or (len(w) > 1 and not is_stopword(w)))

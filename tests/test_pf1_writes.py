@@ -35,3 +35,34 @@ def test_PF1_a_step_without_a_model_call_writes_no_llm_calls_and_the_total_is_un
     assert "llm_calls" not in by_node["execute"]
     written = [u.get("llm_calls", 0) for u in by_node.values()]
     assert final["llm_calls"] == sum(getattr(w, "value", w) for w in written)
+
+
+def _turn(graph, config, text):
+    chunks = list(
+        graph.stream({"messages": [HumanMessage(text)]}, config, stream_mode=["updates", "values"])
+    )
+    updates = [
+        (node, update)
+        for mode, chunk in chunks
+        if mode == "updates"
+        for node, update in chunk.items()
+    ]
+    return updates, [chunk for mode, chunk in chunks if mode == "values"][-1]
+
+
+def test_PF1_a_new_thread_count_is_not_reset_a_stored_count_is():
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    graph = graph_of([make_tool("alpha")], checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "counted"}}
+    counts = []
+    for turn in range(3):
+        updates, final = _turn(graph, config, "alpha?")
+        normalized = dict(updates)["normalize"].get("llm_calls")
+        # nothing stored to reset on a new thread: no Overwrite; a stored count is reset
+        assert isinstance(normalized, Overwrite) == (turn > 0)
+        written = [u.get("llm_calls", 0) for _, u in updates]
+        assert final["llm_calls"] == sum(getattr(w, "value", w) for w in written)
+        counts.append(final["llm_calls"])
+    assert counts[0] > 0
+    assert counts == [counts[0]] * 3  # each turn counts its own calls, never the thread's sum

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from toolweave.tools.memo import per_step
 from toolweave.tools.text import (
     GREETINGS_EN,
     GREETINGS_HU,
@@ -134,6 +135,7 @@ def _verdict(points: dict[str, int], needed: int) -> str | None:
     return None
 
 
+@per_step
 def detect_language(text: str) -> LanguageGuess:
     """Guess whether ``text`` is Hungarian, English or Polish (see the module docstring)."""
     found = words(text)

@@ -12,6 +12,8 @@ from typing import Protocol, cast
 
 import snowballstemmer
 
+from toolweave.tools.memo import per_step
+
 TOKEN = re.compile(r"[^\W_]+")
 """A word: a run of letters and digits (for surface forms; :func:`words` case-folds them)."""
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?=[\"'„(«]?[A-ZÁÉÍÓÖŐÚÜŰĆŁŃŚŹŻ0-9])")
@@ -328,6 +330,7 @@ Section = tuple[str, str]
 """The open section of a page: its heading line, and the subject its list items carry."""
 
 
+@per_step
 def sections(text: str) -> list[tuple[str, str]]:
     """Split page text into ``(heading, sentence)`` pairs; each line starts a sentence.
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -126,17 +126,54 @@ def most_said(wanted: Sequence[str], passages: Iterable[Sequence[str]]) -> int:
     return max((hits(wanted, content_words(" ".join(p))) for p in passages), default=0)
 
 
-def lacks_figure(question: str, passages: Iterable[Sequence[str]]) -> bool:
-    """Whether no run of ``passages`` (a page's hits, a guaranteed text) gives the figure asked."""
-    if not asks_for_quantity(question):
+EMAIL_CUES = ("mail", "email")
+"""Folded word prefixes asking for an e-mail address ("e-mail", "mailem", "e-mail-cím")."""
+EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+"""An e-mail address."""
+
+
+def asks_for_email(question: str) -> bool:
+    """Whether the question asks for an e-mail address (a word of it opens as "mail" does)."""
+    return any(fold(word).startswith(EMAIL_CUES) for word in kit.words(question))
+
+
+def says_email(text: str) -> bool:
+    """Whether ``text`` holds an e-mail address."""
+    return EMAIL.search(text) is not None
+
+
+def asked_kind(question: str) -> Callable[[str], bool] | None:
+    """The test of a sentence giving the kind of fact ``question`` asks for, or ``None`` (D1).
+
+    An e-mail address for an e-mail; a figure for a time, amount, count, price or number
+    (:func:`asks_for_quantity`); ``None`` for a question asking for no such kind.
+    """
+    if asks_for_email(question):
+        return says_email
+    if asks_for_quantity(question):
+        return has_figure
+    return None
+
+
+def lacks_asked_kind(question: str, passages: Iterable[Sequence[str]]) -> bool:
+    """Whether no run of ``passages`` (a page's hits, a text) gives the kind of fact asked.
+
+    The sentence that gives it (:func:`asked_kind`) must, with the sentence before it and
+    what a pronoun opening it stands for (:func:`antecedent_of`), say half the question's
+    words at least.
+    """
+    gives = asked_kind(question)
+    if gives is None:
         return False
     wanted = wanted_words(question)
     for passage in passages:
         sentences = [s for text in passage for s in kit.line_sentences(text)]
         for index, sentence in enumerate(sentences):
-            if not has_figure(sentence):
+            if not gives(sentence):
                 continue
-            window = " ".join(sentences[max(0, index - 1) : index + 1])
+            before = sentences[max(0, index - 1) : index]
+            named = antecedent_of(sentence, sentences[:index][::-1])
+            window = " ".join([*before, sentence, named])
             if hits(wanted, content_words(window)) * 2 >= len(wanted):
                 return False
     return True

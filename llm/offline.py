@@ -143,9 +143,9 @@ class OfflineAssistant(LlmAssistant):
             runs = offline_reading.page_runs((d.document_id, d.page, d.text) for d in ordered)
             texts = [*([g] for g in guaranteed), *runs]
             # D1, D8: words spread over pages on other subjects do not answer; one page must
-            # say the covered share, and a question asking for a kind of fact ("when", "how
-            # much", an e-mail) that kind about it
-            on_one_page = offline_reading.most_said(wanted, texts) >= self.coverage * len(wanted)
+            # say the covered share of the words and of the subject words, and a question
+            # asking for a kind of fact ("when", "how much", an e-mail) that kind about it
+            on_one_page = offline_reading.one_page_says(question, texts, self.coverage)
             if not on_one_page or offline_reading.lacks_asked_kind(question, texts):
                 return ContextVerdict(sufficient=False, missing=(question,))
             return ContextVerdict(sufficient=True)

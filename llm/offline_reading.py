@@ -121,9 +121,37 @@ def read(question: str, passage: str, *, max_sentences: int) -> str | None:
     return " ".join(picked[:max_sentences]) or None
 
 
-def most_said(wanted: Sequence[str], passages: Iterable[Sequence[str]]) -> int:
-    """The most of the ``wanted`` words one run of ``passages`` (a page's hits, a text) says."""
-    return max((hits(wanted, content_words(" ".join(p))) for p in passages), default=0)
+def one_page_says(question: str, passages: Iterable[Sequence[str]], share: float) -> bool:
+    """Whether one run of ``passages`` (a page's hits, a text) says ``share`` of the question.
+
+    ``share`` of its words, and as much of its subject words (:func:`subject_words`): a page
+    that says only how or when the question asks ("free", "days") or the kind of fact it
+    asks for ("cost") does not speak to what it asks about.
+    """
+    shares = (wanted_words(question), subject_words(question))
+    for passage in passages:
+        said = content_words(" ".join(passage))
+        if all(hits(words, said) >= share * len(words) for words in shares):
+            return True
+    return False
+
+
+def subject_words(question: str) -> list[str]:
+    """The question's words naming what it asks about; all its words when none is left (D1, D8).
+
+    Not a word saying how or when (:func:`says_how`: "free", "days", "tart"): one alone is no
+    evidence; nor, in a question asking for a kind of fact (:func:`asked_kind`), a word naming
+    that kind (:func:`kind_cue`: "cost", "phone", "e-mail").
+    """
+    wanted = wanted_words(question)
+    kind = asked_kind(question) is not None
+    subject = [w for w in wanted if not says_how(w) and not (kind and kind_cue(w))]
+    return subject or wanted
+
+
+def kind_cue(word: str) -> bool:
+    """Whether ``word`` names a kind of fact: an amount, price, number, phone or e-mail."""
+    return fold(word).startswith((*QUANTITY_CUES, *EMAIL_CUES)) or phone_cue(word)
 
 
 EMAIL_CUES = ("mail", "email")
@@ -160,12 +188,12 @@ def lacks_asked_kind(question: str, passages: Iterable[Sequence[str]]) -> bool:
 
     The sentence that gives it (:func:`asked_kind`) must, with the sentence before it and
     what a pronoun opening it stands for (:func:`antecedent_of`), say half the question's
-    words at least.
+    words and half its subject words (:func:`subject_words`) at least.
     """
     gives = asked_kind(question)
     if gives is None:
         return False
-    wanted = wanted_words(question)
+    shares = (wanted_words(question), subject_words(question))
     for passage in passages:
         sentences = [s for text in passage for s in kit.line_sentences(text)]
         for index, sentence in enumerate(sentences):
@@ -173,8 +201,8 @@ def lacks_asked_kind(question: str, passages: Iterable[Sequence[str]]) -> bool:
                 continue
             before = sentences[max(0, index - 1) : index]
             named = antecedent_of(sentence, sentences[:index][::-1])
-            window = " ".join([*before, sentence, named])
-            if hits(wanted, content_words(window)) * 2 >= len(wanted):
+            window = content_words(" ".join([*before, sentence, named]))
+            if all(hits(words, window) * 2 >= len(words) for words in shares):
                 return False
     return True
 

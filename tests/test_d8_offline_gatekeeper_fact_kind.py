@@ -9,7 +9,7 @@ deep search then runs instead of the answer quoting a sentence that only names t
 from __future__ import annotations
 
 from toolweave.llm.offline import OfflineAssistant
-from toolweave.llm.offline_reading import asked_kind, asks_for_email
+from toolweave.llm.offline_reading import asked_kind, asks_for_email, subject_words, wanted_words
 from toolweave.state.documents import UniqueTextDocument
 
 EMAIL_QUESTION = "What is the e-mail address of the lending desk?"
@@ -67,3 +67,32 @@ def test_D8_offline_gatekeeper_reads_whom_a_pronoun_opening_the_address_sentence
     assert OfflineAssistant().judge_context(question, run, []).sufficient
     run[2] = page("help", 3, "The e-mail address is kovacs@library.example.")  # whose?
     assert not OfflineAssistant().judge_context(question, run, []).sufficient
+
+
+def test_D8_offline_gatekeeper_a_page_saying_only_how_words_does_not_speak_to_the_subject() -> None:
+    question = "Is a new locker free?"  # "new" and "free" say how; "locker" is the subject
+    how_only = [page("welcome", 1, "New members get a free welcome pack.")]
+    verdict = OfflineAssistant().judge_context(question, how_only, [])
+    assert not verdict.sufficient
+    assert verdict.missing == (question,)
+    on_subject = [page("lockers", 1, "Lockers are free for members.")]
+    assert OfflineAssistant().judge_context(question, on_subject, []).sufficient
+
+
+def test_D8_offline_gatekeeper_the_figure_must_sit_by_the_subject_not_the_kind_word() -> None:
+    question = "What does a sauna ticket cost for students?"
+    apart = [
+        page("sauna", 1, "Students can use the sauna on weekdays."),
+        page("tickets", 1, "A ticket costs 5 euros."),  # "ticket" and "cost": half the words
+    ]
+    verdict = OfflineAssistant().judge_context(question, apart, [])
+    assert not verdict.sufficient  # the price is a ticket's, not said of the sauna
+    together = [page("sauna", 1, "A sauna ticket costs 5 euros for students.")]
+    assert OfflineAssistant().judge_context(question, together, []).sufficient
+
+
+def test_D8_the_subject_words_leave_out_how_words_and_the_kind_asked() -> None:
+    question = "What does a sauna ticket cost for students?"
+    assert subject_words(question) == ["sauna", "ticket", "students"]
+    assert "free" not in subject_words("Is a new locker free?")
+    assert subject_words("Is it free?") == wanted_words("Is it free?")  # none left: all words

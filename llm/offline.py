@@ -139,9 +139,7 @@ class OfflineAssistant(LlmAssistant):
             return ContextVerdict(sufficient=False, missing=(question,))
         uncovered = [w for w in wanted if not any(matches(w, h) for h in have)]
         if 1 - len(uncovered) / len(wanted) >= self.coverage:
-            ordered = sorted(documents, key=lambda d: d.sentence_number or 0)
-            runs = offline_reading.page_runs((d.document_id, d.page, d.text) for d in ordered)
-            texts = [*([g] for g in guaranteed), *runs]
+            texts = offline_reading.context_runs(documents, guaranteed)
             # D1, D8: words spread over pages on other subjects do not answer; one page must
             # say the covered share of the words and of the subject words, and a question
             # asking for a kind of fact ("when", "how much", an e-mail) that kind about it

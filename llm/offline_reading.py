@@ -121,6 +121,17 @@ def read(question: str, passage: str, *, max_sentences: int) -> str | None:
     return " ".join(picked[:max_sentences]) or None
 
 
+def context_runs(
+    documents: Iterable[UniqueTextDocument], guaranteed: Iterable[str]
+) -> list[list[str]]:
+    """The context as the offline gatekeeper reads it, in runs (D1).
+
+    Each guaranteed text alone, then each page's passages in their order on the page.
+    """
+    ordered = sorted(documents, key=lambda d: d.sentence_number or 0)
+    return [[g] for g in guaranteed] + page_runs((d.document_id, d.page, d.text) for d in ordered)
+
+
 def one_page_says(question: str, passages: Iterable[Sequence[str]], share: float) -> bool:
     """Whether one run of ``passages`` (a page's hits, a text) says ``share`` of the question.
 

@@ -185,13 +185,22 @@ def asked_kind(question: str) -> Callable[[str], bool] | None:
     """The test of a sentence giving the kind of fact ``question`` asks for, or ``None`` (D1).
 
     An e-mail address for an e-mail; a figure for a time, amount, count, price or number
-    (:func:`asks_for_quantity`); ``None`` for a question asking for no such kind.
+    (:func:`asks_for_quantity`), but no ordinal for an amount or count ("10. dnia", "4th
+    floor" place something in a row; they answer *when*, or a phone's "number", only);
+    ``None`` for a question asking for no such kind.
     """
     if asks_for_email(question):
         return says_email
-    if asks_for_quantity(question):
+    if not asks_for_quantity(question):
+        return None
+    if asks_for_time(question) or asks_for_phone(question):
         return has_figure
-    return None
+    return has_amount
+
+
+def has_amount(text: str) -> bool:
+    """Whether ``text`` holds a figure that is not an ordinal ("4th", "10. dnia")."""
+    return has_figure(ORDINAL.sub(" ", text))
 
 
 def lacks_asked_kind(question: str, passages: Iterable[Sequence[str]]) -> bool:

@@ -96,3 +96,17 @@ def test_D8_the_subject_words_leave_out_how_words_and_the_kind_asked() -> None:
     assert subject_words(question) == ["sauna", "ticket", "students"]
     assert "free" not in subject_words("Is a new locker free?")
     assert subject_words("Is it free?") == wanted_words("Is it free?")  # none left: all words
+
+
+def test_D8_offline_gatekeeper_an_ordinal_is_no_amount_for_a_how_many_question() -> None:
+    question = "How many lockers are on the pool floor?"
+    placed = [page("pool", 1, "Lockers are on the 2nd floor by the pool.")]  # which floor
+    assert not OfflineAssistant().judge_context(question, placed, []).sufficient
+    counted = [page("pool", 1, "There are 40 lockers on the pool floor.")]
+    assert OfflineAssistant().judge_context(question, counted, []).sufficient
+    # an ordinal answers "when" ("by the 10th"), and "ile" asks an amount in Polish too
+    due = [page("cards", 1, "The sports card can be ordered until the 10th of each month.")]
+    assert OfflineAssistant().judge_context("When can I order the sports card?", due, []).sufficient
+    polish = [page("parking", 1, "Miejsce parkingowe rezerwuje się do 10. dnia miesiąca.")]
+    verdict = OfflineAssistant().judge_context("Ile miejsc jest na parkingu?", polish, [])
+    assert not verdict.sufficient

@@ -14,6 +14,7 @@ from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.nodes import Steps, entry, make_node
 from toolweave.llm.answer_rules import reading_quotes
 from toolweave.llm.offline import OfflineAssistant
+from toolweave.llm.offline_reading import context_runs, lacks_asked_kind
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.events import deep_fallback_event, gatekeeper_event
 from toolweave.state.graph_state import GraphState
@@ -58,8 +59,15 @@ NEIGHBOURS_KNOWN = (
 def covering_text(
     question: str, documents: Sequence[UniqueTextDocument], guaranteed: Sequence[str]
 ) -> str | None:
-    """Which context text holds every content word of ``question``, if one does (A10, D1)."""
+    """Which context text holds every content word of ``question``, if one does (A10, D1).
+
+    ``None`` too when the question asks for a kind of fact (a figure, an e-mail address) that
+    no sentence of the context gives near its words (the offline gatekeeper's test): a
+    search could still add it.
+    """
     if not Known.of(documents, guaranteed).covers(question):
+        return None
+    if lacks_asked_kind(question, context_runs(documents, guaranteed)):
         return None
     for doc in documents:
         if Known.of([doc]).covers(question):

@@ -139,13 +139,12 @@ class OfflineAssistant(LlmAssistant):
             return ContextVerdict(sufficient=False, missing=(question,))
         uncovered = [w for w in wanted if not any(matches(w, h) for h in have)]
         if 1 - len(uncovered) / len(wanted) >= self.coverage:
-            ordered = sorted(documents, key=lambda d: d.sentence_number or 0)
-            runs = offline_reading.page_runs((d.document_id, d.page, d.text) for d in ordered)
-            texts = [*([g] for g in guaranteed), *runs]
+            texts = offline_reading.context_runs(documents, guaranteed)
             # D1, D8: words spread over pages on other subjects do not answer; one page must
-            # say the covered share, and a "when"/"how much" question a figure about it
-            on_one_page = offline_reading.most_said(wanted, texts) >= self.coverage * len(wanted)
-            if not on_one_page or offline_reading.lacks_figure(question, texts):
+            # say the covered share of the words and of the subject words, and a question
+            # asking for a kind of fact ("when", "how much", an e-mail) that kind about it
+            on_one_page = offline_reading.one_page_says(question, texts, self.coverage)
+            if not on_one_page or offline_reading.lacks_asked_kind(question, texts):
                 return ContextVerdict(sufficient=False, missing=(question,))
             return ContextVerdict(sufficient=True)
         template = _MISSING.get(detect_language(question), _MISSING["en"])

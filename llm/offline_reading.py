@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -137,23 +137,108 @@ def read(question: str, passage: str, *, max_sentences: int) -> str | None:
     return " ".join(picked[:max_sentences]) or None
 
 
-def most_said(wanted: Sequence[str], passages: Iterable[Sequence[str]]) -> int:
-    """The most of the ``wanted`` words one run of ``passages`` (a page's hits, a text) says."""
-    return max((hits(wanted, content_words(" ".join(p))) for p in passages), default=0)
+def context_runs(
+    documents: Iterable[UniqueTextDocument], guaranteed: Iterable[str]
+) -> list[list[str]]:
+    """The context as the offline gatekeeper reads it, in runs (D1).
+
+    Each guaranteed text alone, then each page's passages in their order on the page.
+    """
+    ordered = sorted(documents, key=lambda d: d.sentence_number or 0)
+    return [[g] for g in guaranteed] + page_runs((d.document_id, d.page, d.text) for d in ordered)
 
 
-def lacks_figure(question: str, passages: Iterable[Sequence[str]]) -> bool:
-    """Whether no run of ``passages`` (a page's hits, a guaranteed text) gives the figure asked."""
-    if not asks_for_quantity(question):
-        return False
+def one_page_says(question: str, passages: Iterable[Sequence[str]], share: float) -> bool:
+    """Whether one run of ``passages`` (a page's hits, a text) says ``share`` of the question.
+
+    ``share`` of its words, and as much of its subject words (:func:`subject_words`): a page
+    that says only how or when the question asks ("free", "days") or the kind of fact it
+    asks for ("cost") does not speak to what it asks about.
+    """
+    shares = (wanted_words(question), subject_words(question))
+    for passage in passages:
+        said = content_words(" ".join(passage))
+        if all(hits(words, said) >= share * len(words) for words in shares):
+            return True
+    return False
+
+
+def subject_words(question: str) -> list[str]:
+    """The question's words naming what it asks about; all its words when none is left (D1, D8).
+
+    Not a word saying how or when (:func:`says_how`: "free", "days", "tart"): one alone is no
+    evidence; nor, in a question asking for a kind of fact (:func:`asked_kind`), a word naming
+    that kind (:func:`kind_cue`: "cost", "phone", "e-mail").
+    """
     wanted = wanted_words(question)
+    kind = asked_kind(question) is not None
+    subject = [w for w in wanted if not says_how(w) and not (kind and kind_cue(w))]
+    return subject or wanted
+
+
+def kind_cue(word: str) -> bool:
+    """Whether ``word`` names a kind of fact: an amount, price, number, phone or e-mail."""
+    return fold(word).startswith((*QUANTITY_CUES, *EMAIL_CUES)) or phone_cue(word)
+
+
+EMAIL_CUES = ("mail", "email")
+"""Folded word prefixes asking for an e-mail address ("e-mail", "mailem", "e-mail-cím")."""
+EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+"""An e-mail address."""
+
+
+def asks_for_email(question: str) -> bool:
+    """Whether the question asks for an e-mail address (a word of it opens as "mail" does)."""
+    return any(fold(word).startswith(EMAIL_CUES) for word in kit.words(question))
+
+
+def says_email(text: str) -> bool:
+    """Whether ``text`` holds an e-mail address."""
+    return EMAIL.search(text) is not None
+
+
+def asked_kind(question: str) -> Callable[[str], bool] | None:
+    """The test of a sentence giving the kind of fact ``question`` asks for, or ``None`` (D1).
+
+    An e-mail address for an e-mail; a figure for a time, amount, count, price or number
+    (:func:`asks_for_quantity`), but no ordinal for an amount or count ("10. dnia", "4th
+    floor" place something in a row; they answer *when*, or a phone's "number", only);
+    ``None`` for a question asking for no such kind.
+    """
+    if asks_for_email(question):
+        return says_email
+    if not asks_for_quantity(question):
+        return None
+    if asks_for_time(question) or asks_for_phone(question):
+        return has_figure
+    return has_amount
+
+
+def has_amount(text: str) -> bool:
+    """Whether ``text`` holds a figure that is not an ordinal ("4th", "10. dnia")."""
+    return has_figure(ORDINAL.sub(" ", text))
+
+
+def lacks_asked_kind(question: str, passages: Iterable[Sequence[str]]) -> bool:
+    """Whether no run of ``passages`` (a page's hits, a text) gives the kind of fact asked.
+
+    The sentence that gives it (:func:`asked_kind`) must, with the sentence before it and
+    what a pronoun opening it stands for (:func:`antecedent_of`), say half the question's
+    words and half its subject words (:func:`subject_words`) at least.
+    """
+    gives = asked_kind(question)
+    if gives is None:
+        return False
+    shares = (wanted_words(question), subject_words(question))
     for passage in passages:
         sentences = [s for text in passage for s in kit.line_sentences(text)]
         for index, sentence in enumerate(sentences):
-            if not has_figure(sentence):
+            if not gives(sentence):
                 continue
-            window = " ".join(sentences[max(0, index - 1) : index + 1])
-            if hits(wanted, content_words(window)) * 2 >= len(wanted):
+            before = sentences[max(0, index - 1) : index]
+            named = antecedent_of(sentence, sentences[:index][::-1])
+            window = content_words(" ".join([*before, sentence, named]))
+            if all(hits(words, window) * 2 >= len(words) for words in shares):
                 return False
     return True
 

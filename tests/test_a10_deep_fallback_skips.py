@@ -1,7 +1,8 @@
 """A10, D1, D6, D8: deep fallback makes no call that cannot pay, by rules for any domain.
 
 - No gatekeeper call when one text of the context holds every content word of the
-  question (A10, D1): nothing a search could add a word of; nor when the offline reading
+  question, and the context the kind of fact it asks for (a figure, an e-mail address)
+  near them (A10, D1): nothing a search could add a word of; nor when the offline reading
   quotes a passage that answers, the offline gatekeeper finds the context sufficient, and
   no stored page uses a question word the context lacks.
 - No neighbour search when every page next to the context's pages says nothing the
@@ -108,6 +109,26 @@ def test_A10_D1_covering_text_reads_stems_and_guaranteed_texts_and_ignores_stop_
     )
     assert covering_text("Where do visitors park at night?", [passage], []) is None
     assert covering_text("Where do visitors park?", [], []) is None
+
+
+def test_A10_D1_a_passage_with_every_word_but_not_the_kind_of_fact_asked_skips_no_gatekeeper():
+    """ "What does parking cost?" over a passage naming parking costs without one: a search
+    could still add the price, so the gatekeeper is asked (as for an e-mail address)."""
+
+    def guide_page(text: str) -> UniqueTextDocument:
+        return UniqueTextDocument(document_id="d", document_name="Guide", page=3, text=text)
+
+    question = "What does parking cost?"
+    assert covering_text(question, [guide_page("Parking costs are shown at the gate.")], []) is None
+    priced = guide_page("Parking costs 2 euros an hour.")
+    assert covering_text(question, [priced], []) == "the passage 'Guide p. 3'"
+    email = "What is the e-mail address of the desk?"
+    assert (
+        covering_text(email, [guide_page("The desk e-mail address is on the next page.")], [])
+        is None
+    )
+    given = guide_page("The desk e-mail address is desk@centre.example.")
+    assert covering_text(email, [given], []) == "the passage 'Guide p. 3'"
 
 
 # -- A10, D6, D8: no neighbour search whose pages the context already holds ----------------

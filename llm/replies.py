@@ -51,12 +51,36 @@ class PassageReply(BaseModel):  # D3
     answer: str | None = Field(description="The answer from the passage, or null if it has none.")
 
 
+REWRITES_PER_PIECE = 3
+"""Rewrites of a missing piece kept (D8): the prompt asks for 1-3."""
+PIECE_CHARS = 150
+"""Most characters of a missing piece's question (bounded in the schema sent, not checked)."""
+REWRITE_CHARS = 80
+"""Most characters of one rewrite of a missing piece (bounded in the schema sent, not checked)."""
+PIECES = 3
+"""Most missing pieces a gatekeeper reply lists (bounded in the schema sent, not checked)."""
+
+
+def _bound(chars: int) -> dict[str, Any]:
+    """A string's length bound as the schema sends it (A10), not checked on the reply.
+
+    A ``pattern``, which strict servers accept and llama.cpp's grammar enforces, so a model
+    repeating itself stops there rather than at the token limit; a reply from a server that
+    does not enforce it is read.
+    """
+    return {"pattern": f"^.{{0,{chars}}}$"}
+
+
 class MissingPiece(BaseModel):  # D1, D8
     """One piece of information the context lacks."""
 
-    question: str = Field(description="The missing information as one short question.")
-    search: list[str] = Field(
-        description="1-3 rewrites of the question in the documents' language and words."
+    question: str = Field(
+        description="The missing information as one short question.",
+        json_schema_extra=_bound(PIECE_CHARS),
+    )
+    search: list[Annotated[str, Field(json_schema_extra=_bound(REWRITE_CHARS))]] = Field(
+        description="1-3 rewrites of the question in the documents' language and words.",
+        json_schema_extra={"maxItems": REWRITES_PER_PIECE},
     )
 
 
@@ -64,7 +88,10 @@ class GatekeeperReply(BaseModel):  # D1, D8
     """Whether the context answers the question."""
 
     sufficient: bool = Field(description="True when the context answers the question precisely.")
-    missing: list[MissingPiece] = Field(description="The missing pieces (empty when sufficient).")
+    missing: list[MissingPiece] = Field(
+        description="The missing pieces (empty when sufficient).",
+        json_schema_extra={"maxItems": PIECES},
+    )
 
     @field_validator("missing", mode="before")
     @classmethod
@@ -75,24 +102,23 @@ class GatekeeperReply(BaseModel):  # D1, D8
         return [{"question": v, "search": []} if isinstance(v, str) else v for v in value]
 
 
-REWRITES_PER_PIECE = 3
-"""Rewrites of a missing piece kept (D8): the prompt asks for 1-3."""
-
-
 class _BoundedPiece(BaseModel):  # the token budget's view of a piece: never sent
-    question: str = Field(max_length=150)
-    search: list[Annotated[str, Field(max_length=80)]] = Field(max_length=REWRITES_PER_PIECE)
+    question: str = Field(max_length=PIECE_CHARS)
+    search: list[Annotated[str, Field(max_length=REWRITE_CHARS)]] = Field(
+        max_length=REWRITES_PER_PIECE
+    )
 
 
 class GatekeeperBudget(BaseModel):
     """The gatekeeper reply's shape with its lists bounded, for its token budget only.
 
-    The schema sent has no length bounds (the strict subset servers accept), so
-    the budget is estimated from this twin: three pieces of three short rewrites.
+    The schema sent bounds by ``pattern`` and ``maxItems`` (the strict subset servers
+    accept), which the budget does not read, so it is estimated from this twin: three
+    pieces of three short rewrites.
     """
 
     sufficient: bool
-    missing: list[_BoundedPiece] = Field(max_length=3)
+    missing: list[_BoundedPiece] = Field(max_length=PIECES)
 
 
 _STRING = r'"((?:[^"\\]|\\.)*)"'
@@ -221,7 +247,7 @@ whole reply and loses its verdicts (:func:`cut_routing_reply`)."""
 _SEARCH_PROPERTY: dict[str, Any] = {
     "type": "string",
     "description": "Words a page of the documents would use for what the user asks.",
-    "pattern": f"^.{{0,{SEARCH_CHARS}}}$",
+    **_bound(SEARCH_CHARS),
 }
 MAX_EXAMPLES = 3
 """Example questions per tool (and "not for" ones) the routing prompt shows."""
@@ -261,7 +287,7 @@ def _routing_schema(tools: tuple[AnyTool, ...], fused: Fused, search: bool) -> t
                 "",
                 alias=SEARCH,
                 description=_SEARCH_PROPERTY["description"],
-                json_schema_extra={"pattern": _SEARCH_PROPERTY["pattern"]},  # sent, not checked
+                json_schema_extra=_bound(SEARCH_CHARS),
             ),
         )
     name = "ToolActivation" if fused is not False else "ToolRouting"

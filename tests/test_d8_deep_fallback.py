@@ -373,7 +373,7 @@ def test_D8_offline_a_question_the_documents_do_not_cover_stays_unanswered():
     assert out["answer"] == prompts.no_information_answer("en")
 
 
-def test_D8_rewrites_are_capped_and_the_reply_budget_bounds_them_without_sending_bounds():
+def test_D8_rewrites_are_capped_and_the_reply_budget_bounds_them_in_the_strict_subset():
     from langchain_core.utils.function_calling import convert_to_openai_tool
 
     from toolweave.llm.replies import GatekeeperBudget, GatekeeperReply
@@ -387,8 +387,10 @@ def test_D8_rewrites_are_capped_and_the_reply_budget_bounds_them_without_sending
         QUESTION, [UniqueTextDocument(document_id="d", text="Members may borrow books.")], []
     )
     assert verdict.phrasings(PIECE) == tuple(many[:3])
-    assert "maxItems" not in str(convert_to_openai_tool(GatekeeperReply))
-    assert token_budget(GatekeeperBudget) < token_budget(GatekeeperReply) / 2
+    sent = str(convert_to_openai_tool(GatekeeperReply))
+    assert "maxItems" in sent  # A10: the strict subset's bounds (pattern, maxItems) are sent
+    assert "maxLength" not in sent  # not in the strict subset: the budget's twin only
+    assert token_budget(GatekeeperBudget) < token_budget(GatekeeperReply)
 
 
 def test_D8_X2_a_gatekeeper_reply_looping_in_its_rewrites_keeps_its_pieces():

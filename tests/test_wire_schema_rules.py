@@ -226,3 +226,24 @@ def test_A10_a_long_form_the_task_fills_nothing_of_rides_with_no_candidate(fake_
     assert '"hall"' not in body
     assert '"room"' not in body
     assert activation.formless == frozenset({"booking", "hold"})
+
+
+def test_A10_gatekeeper_schema_bounds_its_lists_and_strings_and_reads_a_longer_reply(
+    fake_openai, llm
+):
+    """A10: the grammar stops a repeating gatekeeper at the bounds, not at the token limit."""
+    from toolweave.llm.replies import PIECE_CHARS, PIECES, REWRITE_CHARS, REWRITES_PER_PIECE
+    from toolweave.state.documents import UniqueTextDocument
+
+    long_piece = {"question": "Mikor? " * 60, "search": ["szó " * 40] * 5}
+    fake_openai.script({"sufficient": False, "missing": [long_piece] * 4})
+    context = [UniqueTextDocument(document_id="d", text="Parking is free.")]
+    verdict = llm.judge_context("When does it open?", context, [])
+    assert not verdict.sufficient  # a longer reply (a server that does not enforce) is read
+    (request,) = fake_openai.requests
+    schema = request["response_format"]["json_schema"]["schema"]
+    piece = schema["$defs"]["MissingPiece"]["properties"]
+    assert schema["properties"]["missing"]["maxItems"] == PIECES
+    assert piece["question"]["pattern"] == f"^.{{0,{PIECE_CHARS}}}$"
+    assert piece["search"]["maxItems"] == REWRITES_PER_PIECE
+    assert piece["search"]["items"]["pattern"] == f"^.{{0,{REWRITE_CHARS}}}$"

@@ -941,20 +941,7 @@ def node_rows(requests: int, warmup: int) -> list[list[Any]]:
             DOMAIN, make_noop_tools(10), assistant=named_in_text(), checkpointer=_saver(kind)
         )
         spent: collections.Counter[str] = collections.Counter()
-
-        def timed(func: Any, name: str, spent: Any = spent) -> Any:
-            def body(*args: Any, **kwargs: Any) -> Any:
-                start = time.thread_time()
-                try:
-                    return func(*args, **kwargs)
-                finally:
-                    spent[name] += time.thread_time() - start
-
-            return body
-
-        for name, node in graph.nodes.items():
-            if getattr(node.bound, "func", None) is not None:
-                node.bound.func = timed(node.bound.func, name)
+        _time_nodes(graph, spent)
         for _ in range(warmup):
             graph.invoke(inputs, fresh_config())
         spent.clear()
@@ -965,6 +952,29 @@ def node_rows(requests: int, warmup: int) -> list[list[Any]]:
         [name, per_kind[0].get(name, 0.0), per_kind[1].get(name, 0.0), role]
         for name, role in NODE_ROLES.items()
     ]
+
+
+def _time_nodes(graph: Any, spent: Any, running: list[str] | None = None) -> None:
+    """Wrap each node's sync body: its ``time.thread_time()`` adds to ``spent[name]``.
+
+    ``running[0]``, when given, names the node running (to attribute the calls inside it).
+    """
+
+    def timed(func: Any, name: str) -> Any:
+        def body(*args: Any, **kwargs: Any) -> Any:
+            if running is not None:
+                running[0] = name
+            start = time.thread_time()
+            try:
+                return func(*args, **kwargs)
+            finally:
+                spent[name] += time.thread_time() - start
+
+        return body
+
+    for name, node in graph.nodes.items():
+        if getattr(node.bound, "func", None) is not None:
+            node.bound.func = timed(node.bound.func, name)
 
 
 CHAT_NODES_HEADERS = (
@@ -986,20 +996,7 @@ def _node_split(graph: Any, run: Any, requests: int, warmup: int) -> dict[str, t
     spent: collections.Counter[str] = collections.Counter()
     in_model: collections.Counter[str] = collections.Counter()
     running: list[str] = [""]
-
-    def timed(func: Any, name: str) -> Any:
-        def body(*args: Any, **kwargs: Any) -> Any:
-            running[0], start = name, time.thread_time()
-            try:
-                return func(*args, **kwargs)
-            finally:
-                spent[name] += time.thread_time() - start
-
-        return body
-
-    for name, node in graph.nodes.items():
-        if getattr(node.bound, "func", None) is not None:
-            node.bound.func = timed(node.bound.func, name)
+    _time_nodes(graph, spent, running)
     invoke = BaseChatModel.invoke
 
     def counted(self: Any, *args: Any, **kwargs: Any) -> Any:

@@ -50,13 +50,14 @@ def wanted_words(question: str) -> list[str]:
     return [w for w in content_words(question) if w not in GREETINGS and w not in asked]
 
 
+def opens_with(question: str, cues: tuple[str, ...]) -> bool:
+    """Whether a word of ``question`` (stop words included: question words are) opens as a cue."""
+    return any(fold(word).startswith(cues) for word in kit.words(question))
+
+
 def asks_for_quantity(question: str) -> bool:
     """Whether the question asks for a time, amount, count, price or number."""
-    # every word, stop words included: question words are stop words
-    words = kit.words(question)
-    return any(fold(word).startswith(QUANTITY_CUES) for word in words) or bool(
-        when_phrase_words(question)
-    )
+    return opens_with(question, QUANTITY_CUES) or bool(when_phrase_words(question))
 
 
 PHONE_NUMBER = re.compile(r"(?:\+|\b06)\d?[\d \-/]{6,}\d")
@@ -189,7 +190,7 @@ EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 def asks_for_email(question: str) -> bool:
     """Whether the question asks for an e-mail address (a word of it opens as "mail" does)."""
-    return any(fold(word).startswith(EMAIL_CUES) for word in kit.words(question))
+    return opens_with(question, EMAIL_CUES)
 
 
 def says_email(text: str) -> bool:
@@ -304,10 +305,7 @@ def has_count(text: str) -> bool:
 
 def asks_for_time(question: str) -> bool:
     """Whether the question asks *when* (a time of day, a day, opening hours, "what time")."""
-    words = kit.words(question)
-    return any(fold(word).startswith(TIME_CUES) for word in words) or bool(
-        when_phrase_words(question)
-    )
+    return opens_with(question, TIME_CUES) or bool(when_phrase_words(question))
 
 
 def figure_weight(text: str, *, time: bool) -> float:

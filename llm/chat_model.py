@@ -46,7 +46,6 @@ from toolweave.llm.port import (
 )
 from toolweave.llm.replies import (
     REWRITES_PER_PIECE,
-    GatekeeperBudget,
     GatekeeperReply,
     NormalizedReply,
     PassageReply,
@@ -457,7 +456,7 @@ class ChatModelAssistant(LlmAssistant):
             question,
             "gatekeeper",
             salvage=cut_gatekeeper_reply,
-            max_tokens=structured.token_budget(GatekeeperBudget),
+            max_tokens=structured.token_budget(GatekeeperReply),
         )
         if reply is None or reply.sufficient:
             return ContextVerdict(sufficient=True)

@@ -33,6 +33,22 @@ class NormalizedReply(BaseModel):  # A1, T10
     prompt_type: Literal["factual", "procedural", "smalltalk", "other"]
 
 
+def _bound(chars: int) -> dict[str, Any]:
+    """A string's length bound as the schema sends it (A10), not checked on the reply.
+
+    A ``pattern``, which strict servers accept and llama.cpp's grammar enforces, so a model
+    repeating itself stops there rather than at the token limit; a reply from a server that
+    does not enforce it is read.
+    """
+    return {"pattern": f"^.{{0,{chars}}}$"}
+
+
+REASON_CHARS = 120
+"""Most characters of a routing verdict's reason (T5, A10): the prompt asks for a few
+words; bounded in the schema sent (a ``pattern``), so a model repeating itself in a reason
+stops there instead of at the token limit, which cuts the whole routing reply."""
+
+
 class ToolVerdict(BaseModel):  # T5; the prompt explains both fields once for all tools
     """One tool's routing answer.
 
@@ -41,7 +57,7 @@ class ToolVerdict(BaseModel):  # T5; the prompt explains both fields once for al
     writes a few tokens per candidate that does not fit, not a sentence).
     """
 
-    reason: str
+    reason: str = Field(json_schema_extra=_bound(REASON_CHARS))
     run: bool
 
 
@@ -59,16 +75,6 @@ REWRITE_CHARS = 80
 """Most characters of one rewrite of a missing piece (bounded in the schema sent, not checked)."""
 PIECES = 3
 """Most missing pieces a gatekeeper reply lists (bounded in the schema sent, not checked)."""
-
-
-def _bound(chars: int) -> dict[str, Any]:
-    """A string's length bound as the schema sends it (A10), not checked on the reply.
-
-    A ``pattern``, which strict servers accept and llama.cpp's grammar enforces, so a model
-    repeating itself stops there rather than at the token limit; a reply from a server that
-    does not enforce it is read.
-    """
-    return {"pattern": f"^.{{0,{chars}}}$"}
 
 
 class MissingPiece(BaseModel):  # D1, D8
@@ -100,25 +106,6 @@ class GatekeeperReply(BaseModel):  # D1, D8
         if not isinstance(value, list):
             return value
         return [{"question": v, "search": []} if isinstance(v, str) else v for v in value]
-
-
-class _BoundedPiece(BaseModel):  # the token budget's view of a piece: never sent
-    question: str = Field(max_length=PIECE_CHARS)
-    search: list[Annotated[str, Field(max_length=REWRITE_CHARS)]] = Field(
-        max_length=REWRITES_PER_PIECE
-    )
-
-
-class GatekeeperBudget(BaseModel):
-    """The gatekeeper reply's shape with its lists bounded, for its token budget only.
-
-    The schema sent bounds by ``pattern`` and ``maxItems`` (the strict subset servers
-    accept), which the budget does not read, so it is estimated from this twin: three
-    pieces of three short rewrites.
-    """
-
-    sufficient: bool
-    missing: list[_BoundedPiece] = Field(max_length=PIECES)
 
 
 _STRING = r'"((?:[^"\\]|\\.)*)"'

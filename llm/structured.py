@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -77,9 +78,22 @@ def _tokens(node: Any, defs: dict[str, Any], depth: int) -> int:
         items = int(node.get("maxItems") or 6)
         return 4 + min(items, 8) * _tokens(node.get("items"), defs, depth + 1)
     if kind == "string":
-        limit = node.get("maxLength")
-        return int(limit) // 3 + 4 if isinstance(limit, int) else 60
+        limit = _string_limit(node)
+        return limit // 3 + 4 if limit is not None else 60
     return 6
+
+
+_PATTERN_BOUND = re.compile(r"\^\.\{0,(\d+)\}\$")
+"""A length bound written as a ``pattern`` (``^.{0,N}$``), the strict subset's way (A10)."""
+
+
+def _string_limit(node: dict[str, Any]) -> int | None:
+    """A string's most characters: ``maxLength`` or a ``^.{0,N}$`` pattern; ``None``: unbounded."""
+    limit = node.get("maxLength")
+    if isinstance(limit, int):
+        return limit
+    found = _PATTERN_BOUND.fullmatch(str(node.get("pattern", "")))
+    return int(found.group(1)) if found else None
 
 
 def prose_reply(text: str) -> bool:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage
+from pydantic import BaseModel
 
 from toolweave import ContextVerdict, Domain, OfflineAssistant, build_graph
 from toolweave.coordinators.deep_search import DeepSearchCoordinator
@@ -373,10 +374,20 @@ def test_D8_offline_a_question_the_documents_do_not_cover_stays_unanswered():
     assert out["answer"] == prompts.no_information_answer("en")
 
 
+class _UnboundedPiece(BaseModel):
+    question: str
+    search: list[str]
+
+
+class _UnboundedGatekeeperReply(BaseModel):
+    sufficient: bool
+    missing: list[_UnboundedPiece]
+
+
 def test_D8_rewrites_are_capped_and_the_reply_budget_bounds_them_in_the_strict_subset():
     from langchain_core.utils.function_calling import convert_to_openai_tool
 
-    from toolweave.llm.replies import GatekeeperBudget, GatekeeperReply
+    from toolweave.llm.replies import GatekeeperReply
     from toolweave.llm.structured import token_budget
 
     many = [f"wording {n}" for n in range(5)]
@@ -389,8 +400,8 @@ def test_D8_rewrites_are_capped_and_the_reply_budget_bounds_them_in_the_strict_s
     assert verdict.phrasings(PIECE) == tuple(many[:3])
     sent = str(convert_to_openai_tool(GatekeeperReply))
     assert "maxItems" in sent  # A10: the strict subset's bounds (pattern, maxItems) are sent
-    assert "maxLength" not in sent  # not in the strict subset: the budget's twin only
-    assert token_budget(GatekeeperBudget) < token_budget(GatekeeperReply)
+    assert "maxLength" not in sent  # not in the strict subset
+    assert token_budget(GatekeeperReply) < token_budget(_UnboundedGatekeeperReply)
 
 
 def test_D8_X2_a_gatekeeper_reply_looping_in_its_rewrites_keeps_its_pieces():

@@ -7,7 +7,7 @@ server receives it.
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pytest
 from pydantic import BaseModel, Field
@@ -247,3 +247,57 @@ def test_A10_gatekeeper_schema_bounds_its_lists_and_strings_and_reads_a_longer_r
     assert piece["question"]["pattern"] == f"^.{{0,{PIECE_CHARS}}}$"
     assert piece["search"]["maxItems"] == REWRITES_PER_PIECE
     assert piece["search"]["items"]["pattern"] == f"^.{{0,{REWRITE_CHARS}}}$"
+
+
+def test_A10_T5_routing_reasons_are_bounded_in_the_schema_sent_and_a_longer_one_is_read(
+    fake_openai, llm
+):
+    """A10: a model repeating itself in a reason stops at the bound, not the token limit."""
+    from toolweave.llm.replies import REASON_CHARS, ToolVerdict
+
+    fake_openai.script(
+        {
+            "best_fit": "hold",
+            "booking": None,
+            "hold": {"reason": "asks " * 100, "run": True, "request": {"room": None, "day": None}},
+        }
+    )
+    activation = llm.route_and_extract(
+        "Hold a room",
+        "Hold a room",
+        [Booking(), Hold()],
+        extraction_prompt=EXTRACTION_SYSTEM_PROMPT,
+    )
+    assert activation.routed() == ["hold"]  # a server that does not enforce it: read
+    (request,) = fake_openai.requests
+    schema = request["response_format"]["json_schema"]["schema"]
+    reasons = [
+        option["properties"]["reason"]
+        for node in schema["$defs"].values()
+        for option in node.get("anyOf", [node])
+        if "reason" in option.get("properties", {})
+    ]
+    assert reasons  # the verdict with a request (the two tools' forms are one $defs entry)
+    bounded = {"pattern": f"^.{{0,{REASON_CHARS}}}$", "type": "string"}
+    assert all(reason == bounded for reason in reasons)
+    plain = ToolVerdict.model_json_schema()["properties"]["reason"]  # a verdict with no form
+    assert plain["pattern"] == bounded["pattern"]
+
+
+def test_A10_the_token_budget_reads_a_pattern_bound_as_a_string_length():
+    from toolweave.llm.structured import token_budget
+
+    class Free(BaseModel):
+        text: list[str] = Field(json_schema_extra={"maxItems": 20})
+
+    class Bounded(BaseModel):
+        text: list[Annotated[str, Field(json_schema_extra={"pattern": "^.{0,30}$"})]] = Field(
+            json_schema_extra={"maxItems": 20}
+        )
+
+    class Long(BaseModel):
+        text: list[Annotated[str, Field(json_schema_extra={"pattern": "^.{0,600}$"})]] = Field(
+            json_schema_extra={"maxItems": 20}
+        )
+
+    assert token_budget(Bounded) < token_budget(Free) < token_budget(Long)

@@ -231,11 +231,9 @@ SEARCH_CHARS = 160
 servers accept and llama.cpp's grammar enforces), so a model that repeats itself in
 the reply's last field stops there instead of at the token limit, which cuts the
 whole reply and loses its verdicts (:func:`cut_routing_reply`)."""
-_SEARCH_PROPERTY: dict[str, Any] = {
-    "type": "string",
-    "description": "Words a page of the documents would use for what the user asks.",
-    **_bound(SEARCH_CHARS),
-}
+_SEARCH_DESCRIPTION = "Words a page of the documents would use for what the user asks."
+_SEARCH_PROPERTY: dict[str, Any] = {"type": "string", **_bound(SEARCH_CHARS)}
+"""The search field as sent: no description, the prompt's search rule says it once (A10)."""
 MAX_EXAMPLES = 3
 """Example questions per tool (and "not for" ones) the routing prompt shows."""
 
@@ -273,7 +271,7 @@ def _routing_schema(tools: tuple[AnyTool, ...], fused: Fused, search: bool) -> t
             Field(
                 "",
                 alias=SEARCH,
-                description=_SEARCH_PROPERTY["description"],
+                description=_SEARCH_DESCRIPTION,
                 json_schema_extra=_bound(SEARCH_CHARS),
             ),
         )

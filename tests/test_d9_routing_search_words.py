@@ -158,6 +158,7 @@ def test_D9_the_search_field_is_bounded_in_the_schema_sent_and_not_checked_on_re
     composed = routing_reply([Taxi()], fused=True, search=True)
     sent = composed.function()["parameters"]["properties"][SEARCH]
     assert sent["pattern"] == pattern
+    assert "description" not in sent  # A10: the prompt's search rule says it, once
     assert (
         routing_schema([Taxi()], fused=True, search=True).model_json_schema()["properties"][SEARCH][
             "pattern"

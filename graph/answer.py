@@ -283,6 +283,7 @@ def _ledger_details(reply: _Reply, request: AnswerRequest) -> dict[str, str]:
     return {
         "sentences": str(len(reply.checked)),
         "supported": str(len(reply.kept)),
+        "recited": str(sum(c.recited for c in reply.checked)),
         "citation_precision": "-" if precision is None else f"{precision:.2f}",
         "citation_recall": "-" if recall is None else f"{recall:.2f}",
     }

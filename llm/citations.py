@@ -36,6 +36,8 @@ class Checked:
     sources: tuple[int, ...]
     """Its cited ids; for a sentence citing nothing, the passages found to support it."""
     supported: bool
+    recited: bool = False
+    """Supported by other passages than the ones it cited, now its :attr:`sources` (R9)."""
 
 
 # -- the constrained reply (a citation outside the context cannot be written) ----------
@@ -192,6 +194,10 @@ def source_text(doc: UniqueTextDocument) -> str:
     return f"{doc.document_name or ''}\n{doc.text}"
 
 
+_DISTINCT = ("addr:", "tel:")
+"""Checkable tokens that name one thing (an address, a phone number), in any language."""
+
+
 def _backing(tokens: Sequence[str], words: Sequence[str], sources: Sequence[_Source]) -> bool:
     """Whether ``sources`` hold every token, or, with none, at least half the words."""
     if tokens:
@@ -279,6 +285,8 @@ class _Against:
     """What every claim of one answer is checked against (built once by :func:`verify`)."""
 
     texts: list[str]
+    document_ids: list[str]
+    """Each passage's document id, in the order of :attr:`texts`."""
     guaranteed: Sequence[str]
     foreign: list[str]
     pool: tuple[int, ...]
@@ -292,8 +300,34 @@ class _Against:
             return Checked(claim, claim.cited, False)
         if claim.cited:
             cited = [self.texts[i - 1] for i in claim.cited]
-            return Checked(claim, claim.cited, supports(claim.text, [*cited, *self.guaranteed]))
+            if supports(claim.text, [*cited, *self.guaranteed]):
+                return Checked(claim, claim.cited, True)
+            return self._recited(claim)
         return self._uncited(claim)
+
+    def _recited(self, claim: Claim) -> Checked:
+        """A claim its cited passages do not support, tied to the passages that say it.
+
+        Only a claim with figures or names (:func:`checkable`), and only to a passage of a
+        document it cited that holds every one of them and half its content words (an
+        address or phone number alone is enough: a passage in another language): the fact
+        is on the page the model cited, one sentence off, so the sentence keeps its fact
+        with the right source (R9); a figure from another document stays unsupported.
+        """
+        tokens = checkable(claim.text)
+        if not tokens:
+            return Checked(claim, claim.cited, False)
+        cited_documents = {self.document_ids[i - 1] for i in claim.cited}
+        words = [] if any(t.startswith(_DISTINCT) for t in tokens) else content_words(claim.text)
+        folded = [kit.fold(w) for w in words]
+        found = tuple(
+            i
+            for i, text in enumerate(self.texts, start=1)
+            if self.document_ids[i - 1] in cited_documents
+            and supports(claim.text, [text])
+            and (not folded or _backing((), folded, [_read(text)]))
+        )
+        return Checked(claim, found or claim.cited, bool(found), recited=bool(found))
 
     def _uncited(self, claim: Claim) -> Checked:
         """A claim citing no passage, checked against the pool: a quote, or what supports it."""
@@ -338,7 +372,8 @@ def verify(
     held = [_read(t) for t in guaranteed]
     foreign = [w for w in uncovered if not any(s.has_word(w) for s in held)]
     pool = tuple(implicit) or (tuple(range(1, len(documents) + 1)) if lenient else ())
-    against = _Against(texts, guaranteed, foreign, pool, lenient)
+    document_ids = [d.document_id for d in documents]
+    against = _Against(texts, document_ids, guaranteed, foreign, pool, lenient)
     done = _standing(known)
     found = ((claim, done.get((claim.text, claim.cited))) for claim in claims)
     return [against.check(c) if seen is None else replace(seen, claim=c) for c, seen in found]

@@ -522,3 +522,34 @@ def test_R9_a_sentence_said_again_word_for_word_is_said_once() -> None:
     out = ask(_graph(ConstrainedAssistant(reply)), "Pharmacy hours and parking price?")
     assert out["answer"] == "The pharmacy opens at 8:00 on weekdays.\nParking costs 500 Ft an hour."
     assert len(out["answer_sentences"]) == 2
+
+
+RIGHTS = [
+    doc("rights", "The patient rights representative is dr. Fehér Ilona.", sentence=1),
+    doc("rights", "Her e-mail address is rights@hospital.example.", sentence=2),
+    doc("pharmacy", "The pharmacy opens at 8:00 on weekdays."),
+]
+
+
+def _rights_graph(reply: dict[str, Any]) -> Any:
+    tool = make_tool("search", result=lambda n, ctx: ToolResult.as_context(n, RIGHTS))
+    return graph_of([tool], assistant=ConstrainedAssistant(reply))
+
+
+def test_R9_a_sentence_citing_the_wrong_sentence_of_its_document_is_tied_to_the_right_one() -> None:
+    said = "The representative's e-mail address is rights@hospital.example."
+    out = ask(_rights_graph(_sentences((said, [1]))), "What is the representative's e-mail?")
+    assert out["answer"] == said  # the fact is kept, not dropped
+    (sentence,) = out["answer_sentences"]
+    assert (sentence.sources, sentence.supported) == ((1,), True)
+    assert sentence.quotes == (RIGHTS[1].text,)  # the sentence of the page that says it
+    entry = _answer_entry(out)
+    assert (entry.details["supported"], entry.details["recited"]) == ("1", "1")
+    assert entry.details["citation_precision"] == "1.00"  # of the sources the person sees
+
+
+def test_R9_a_figure_from_another_document_is_not_recited_to_it() -> None:
+    said = "The representative opens the pharmacy at 8:00 on weekdays."  # its words and time
+    out = ask(_rights_graph(_sentences((said, [1]))), "When is the representative there?")
+    assert out["answer"] != said
+    assert _answer_entry(out).details["recited"] == "0"

@@ -19,6 +19,7 @@ from toolweave.graph.exchanges import replies_to
 from toolweave.graph.idempotency import earlier_call, recorded_call, tool_call_key
 from toolweave.graph.nodes import entry
 from toolweave.llm.budget import LlmBudget
+from toolweave.llm.offline_extract import extract_request
 from toolweave.llm.passthrough import astream_message, stream_message
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.errors import InvalidToolResultError, NotClarifiableError, ToolFailedError
@@ -416,7 +417,7 @@ def _with_inputs(
     if not missing or required.asks_itself(tool):
         return request, None
     if reply is not None:  # Q2: the user's reply is the input the graph asked for
-        request = required.with_reply(tool, request, reply)
+        request = required.with_reply(tool, request, reply, read=extract_request)
         outcome.request = request.model_dump(exclude_none=True, by_alias=True)
         missing = required.missing_inputs(tool, request)
     if not missing:

@@ -20,7 +20,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from newuser13_domain.claims import ClaimStore, claims_domain, claims_store_from_pages
 
-from toolweave import DocumentStore, RunContext, build_graph
+from toolweave import DocumentStore, RunContext, build_graph, reply
 
 HOLDER = RunContext(user_data={"customer_id": "C-1001"})
 FULL = "I want to file a claim for water damage on policy HS-204518 on 2026-12-01."
@@ -62,3 +62,59 @@ def test_S5_Q6_the_same_message_retyped_after_its_claim_was_filed_files_no_secon
     assert again["answer"] == first["answer"]
     assert claims.claims() == [("HS-204518", "2026-12-01", "water")]
     assert len(claims.calls()) == 1  # not called again: the sent-again rule, no new run
+
+
+# --- Fixed: what a new user's request model met first --------------------------------------
+
+ASK = "I want to file a claim for water damage."
+
+
+def test_T6_T13_a_policy_number_of_a_set_form_and_a_written_date_are_filled_offline(
+    store: DocumentStore,
+) -> None:
+    claims = ClaimStore()
+    graph = build_graph(*claims_domain(store, claims), checkpointer=InMemorySaver())
+    said = "Please file a claim: storm damage, policy hs-777888, on 30 November 2026."
+    out = graph.invoke(human(said), thread("filled"), context=HOLDER)
+    assert "__interrupt__" not in out  # nothing asked: the text said all three
+    assert claims.claims() == [("HS-777888", "2026-11-30", "storm")]
+    assert out["answer"].startswith("Claim CL-0001 filed: storm damage on 2026-11-30")
+
+
+def test_A9_a_number_the_request_states_does_not_put_the_acting_tools_intent_in_doubt(
+    store: DocumentStore,
+) -> None:
+    claims = ClaimStore()
+    graph = build_graph(*claims_domain(store, claims), checkpointer=InMemorySaver())
+    said = "Please file a claim: storm damage, policy HS-777888, on 2026-11-30."
+    out = graph.invoke(human(said), thread("numbers"), context=HOLDER)
+    assert out["activated"] == ["1:file_claim"]
+    assert not [e for e in out["ledger"] if e.tool == "file_claim" and "A9" in str(e.details)]
+    assert len(claims.claims()) == 1
+
+
+def test_Q1_a_field_of_a_set_form_shows_its_example_and_offers_no_example_as_a_choice(
+    store: DocumentStore,
+) -> None:
+    claims = ClaimStore()
+    graph = build_graph(*claims_domain(store, claims), checkpointer=InMemorySaver())
+    paused = graph.invoke(human(ASK), thread("asked"), context=HOLDER)
+    asked = paused["__interrupt__"][0].value
+    assert asked["question"] == "Which policy number (for example HS-204518)?"
+    assert asked["choices"] == []  # "1" must never file a claim on the docs' example policy
+    assert claims.calls() == []
+
+
+def test_Q2_a_reply_that_writes_the_date_out_fills_the_date_and_the_claim_is_filed_once(
+    store: DocumentStore,
+) -> None:
+    claims = ClaimStore()
+    graph = build_graph(*claims_domain(store, claims), checkpointer=InMemorySaver())
+    config = thread("replied")
+    graph.invoke(human(ASK), config, context=HOLDER)
+    asked = reply(graph, config, "It is HS-555123.", context=HOLDER)
+    assert asked["__interrupt__"][0].value["question"] == "Which date of loss?"
+    done = reply(graph, config, "on the 3rd of December 2026", context=HOLDER)
+    assert done["answer"].startswith("Claim CL-0001 filed: water damage on 2026-12-03")
+    assert claims.claims() == [("HS-555123", "2026-12-03", "water")]
+    assert len(claims.calls()) == 1

@@ -20,7 +20,15 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from newuser13_domain.claims import ClaimStore, claims_domain, claims_store_from_pages
 
-from toolweave import DocumentStore, RunContext, build_graph, reply
+from toolweave import (
+    DocumentStore,
+    RunContext,
+    ThreadStatusKind,
+    build_graph,
+    reply,
+    resume_interrupted,
+    thread_status,
+)
 
 HOLDER = RunContext(user_data={"customer_id": "C-1001"})
 FULL = "I want to file a claim for water damage on policy HS-204518 on 2026-12-01."
@@ -62,6 +70,45 @@ def test_S5_Q6_the_same_message_retyped_after_its_claim_was_filed_files_no_secon
     assert again["answer"] == first["answer"]
     assert claims.claims() == [("HS-204518", "2026-12-01", "water")]
     assert len(claims.calls()) == 1  # not called again: the sent-again rule, no new run
+
+
+@pytest.mark.parametrize("stop_at", ["tool_progress", "answer_message"])
+def test_Q5_S5_a_stream_the_client_stops_reading_after_the_claim_is_finished_not_filed_again(
+    store: DocumentStore, stop_at: str
+) -> None:
+    claims = ClaimStore()
+    graph = build_graph(*claims_domain(store, claims), checkpointer=InMemorySaver())
+    config = thread(f"cut-{stop_at}")
+    for mode, data in graph.stream(
+        human(FULL), config, context=HOLDER, stream_mode=["custom", "messages"]
+    ):  # a web client that disconnects: the stream is closed mid-run
+        if mode == "custom" and data.get("type") == "tool_progress" and stop_at == "tool_progress":
+            break
+        if mode == "messages" and stop_at == "answer_message":
+            break
+    assert len(claims.calls()) == 1  # the claim was filed before the client went
+    status = thread_status(graph, config)
+    assert status.kind is ThreadStatusKind.INTERRUPTED_MID_RUN  # not "finished" (Q5)
+    again = graph.invoke(human(FULL), config, context=HOLDER)  # the client sends it again
+    assert again["answer"].startswith("Claim CL-0001 filed: water damage on 2026-12-01")
+    assert len(claims.calls()) == 1
+    assert len(claims.claims()) == 1
+    assert thread_status(graph, config).kind is ThreadStatusKind.FINISHED
+
+
+def test_Q5_S5_resume_interrupted_finishes_a_cut_stream_without_filing_again(
+    store: DocumentStore,
+) -> None:
+    claims = ClaimStore()
+    graph = build_graph(*claims_domain(store, claims), checkpointer=InMemorySaver())
+    config = thread("cut-resume")
+    for data in graph.stream(human(FULL), config, context=HOLDER, stream_mode="custom"):
+        if data.get("type") == "tool_progress":
+            break
+    out = resume_interrupted(graph, config, context=HOLDER)
+    assert out["answer"].startswith("Claim CL-0001 filed")
+    assert [m.type for m in out["messages"]] == ["human", "ai"]
+    assert len(claims.calls()) == 1
 
 
 # --- Fixed: what a new user's request model met first --------------------------------------

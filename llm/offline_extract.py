@@ -65,7 +65,8 @@ def _choices(core: Any, info: FieldInfo) -> list[Any]:
     known = _extra(info).get("known_values")
     if isinstance(known, list | tuple):
         found.extend(known)
-    found.extend(info.examples or [])
+    if field_pattern(info) is None:  # a set form's examples show the form, never a value
+        found.extend(info.examples or [])
     return found
 
 
@@ -101,9 +102,12 @@ NAME_ENDING = 2
 def written(name_word: str, text_word: str) -> bool:
     """Whether ``text_word`` writes ``name_word``: folded, the same or inflected at its end only.
 
-    A Polish name's word in another case counts too ("Nowy" in "do Nowego", :func:`polish_forms`).
+    A Polish name's word in another case counts too ("Nowy" in "do Nowego", :func:`polish_forms`);
+    a word with a digit counts only as written.
     """
     name, text = fold(name_word), fold(text_word)
+    if any(c.isdigit() for c in name):
+        return text == name  # a number is never inflected: 204519 does not write 204518
     if text.startswith(name) or polish_forms(name_word, text_word):
         return True
     kept = name[: max(MIN_STEM, len(name) - NAME_ENDING)]

@@ -165,3 +165,31 @@ def test_Q2_a_reply_that_writes_the_date_out_fills_the_date_and_the_claim_is_fil
     assert done["answer"].startswith("Claim CL-0001 filed: water damage on 2026-12-03")
     assert claims.claims() == [("HS-555123", "2026-12-03", "water")]
     assert len(claims.calls()) == 1
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Please file a claim for fire damage on policy HS-204519 on 2026-12-02.",
+        "Please file a claim for fire damage on policy hs-204519 on 2026-12-02.",
+    ],
+)
+def test_T6_a_policy_number_one_digit_from_the_fields_example_is_taken_as_written(
+    store: DocumentStore, said: str
+) -> None:
+    claims = ClaimStore()
+    graph = build_graph(*claims_domain(store, claims), checkpointer=InMemorySaver())
+    graph.invoke(human(said), thread("near"), context=HOLDER)
+    assert claims.claims() == [("HS-204519", "2026-12-02", "fire")]  # never the example's
+
+
+def test_Q2_a_reply_one_digit_from_the_example_files_on_the_policy_the_person_wrote(
+    store: DocumentStore,
+) -> None:
+    claims = ClaimStore()
+    graph = build_graph(*claims_domain(store, claims), checkpointer=InMemorySaver())
+    config = thread("near-reply")
+    graph.invoke(human("Please file a claim for fire damage."), config, context=HOLDER)
+    reply(graph, config, "hs-204519", context=HOLDER)
+    reply(graph, config, "2 December 2026", context=HOLDER)
+    assert claims.claims() == [("HS-204519", "2026-12-02", "fire")]

@@ -151,14 +151,12 @@ class ExcessCalculator(ChatbotTool[ExcessRequest]):
     name = "excess_calculator"
     domain = DOMAIN
     description = "Says the excess a policyholder pays on a claim for a kind of damage."
-    executable_instruction = (
-        "excess_calculator: true when the user asks how much excess they pay on a claim."
-    )
+    executable_instruction = "excess_calculator: true when the user asks how much excess they pay."
     routing_examples = (
-        "What excess do I pay for a water claim?",
-        "How much is the excess on a storm claim?",
+        "What excess do I pay for water damage?",
+        "How much is the excess for storm damage?",
     )
-    not_for = ("What is an excess?",)
+    not_for = ("What is an excess?", "I want to file a claim for water damage.")
     returns_answer = True
     request_model = ExcessRequest
 

@@ -13,6 +13,7 @@ domain").
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 import pytest
@@ -193,3 +194,26 @@ def test_Q2_a_reply_one_digit_from_the_example_files_on_the_policy_the_person_wr
     reply(graph, config, "hs-204519", context=HOLDER)
     reply(graph, config, "2 December 2026", context=HOLDER)
     assert claims.claims() == [("HS-204519", "2026-12-02", "fire")]
+
+
+def test_R7_S5_a_filing_that_raised_says_it_was_not_done_and_the_retry_files_once(
+    store: DocumentStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    claims = ClaimStore()
+    filed = claims.file
+
+    def locked(key: str, policy: str, day: str, kind: str) -> int:
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(claims, "file", locked)
+    graph = build_graph(*claims_domain(store, claims), checkpointer=InMemorySaver())
+    failed = graph.invoke(human(FULL), thread("locked"), context=HOLDER)
+    assert failed["answer"].startswith(
+        "This was not done: file claim failed (OperationalError). Please ask again."
+    )
+    assert "locked" not in failed["answer"]  # the error's type only, never its message (X4)
+    assert "file_claim" not in str(failed["activated"])  # no result all the same (R7)
+    monkeypatch.setattr(claims, "file", filed)
+    again = graph.invoke(human(FULL), thread("locked"), context=HOLDER)  # the person retries
+    assert again["answer"].startswith("Claim CL-0001 filed")
+    assert len(claims.claims()) == 1

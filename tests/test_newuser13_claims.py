@@ -217,3 +217,46 @@ def test_R7_S5_a_filing_that_raised_says_it_was_not_done_and_the_retry_files_onc
     again = graph.invoke(human(FULL), thread("locked"), context=HOLDER)  # the person retries
     assert again["answer"].startswith("Claim CL-0001 filed")
     assert len(claims.claims()) == 1
+
+
+# --- What worked as the docs said ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "fact"),
+    [
+        ("Is damage from a burst pipe covered?", "burst pipe"),
+        ("What is the claims desk phone number?", "0800 414 2020"),
+        ("What excess do I pay for an escape of water claim?", "450 pounds"),
+    ],
+)
+def test_N1_R2_R3_the_pages_and_the_calculator_answer_the_policyholders_questions(
+    store: DocumentStore, question: str, fact: str
+) -> None:
+    out = build_graph(*claims_domain(store)).invoke(question)
+    assert fact in out["answer"]
+
+
+def test_T4_a_person_without_a_policyholder_id_files_nothing(store: DocumentStore) -> None:
+    claims = ClaimStore()
+    graph = build_graph(*claims_domain(store, claims), checkpointer=InMemorySaver())
+    out = graph.invoke(human(FULL), thread("stranger"))
+    assert "file_claim" not in str(out["activated"])
+    assert claims.calls() == []
+
+
+def test_S6_S3_F1_the_two_part_question_files_once_and_answers_the_deadline_too(
+    store: DocumentStore,
+) -> None:
+    claims = ClaimStore()
+    graph = build_graph(*claims_domain(store, claims), checkpointer=InMemorySaver())
+    config = thread("two-parts")
+    ask = "File a claim for storm damage and tell me the deadline for the receipts."
+    paused = graph.invoke(human(ask), config, context=HOLDER)
+    assert paused["__interrupt__"][0].value["task_no"] == "1.2"  # the finished answer last (S3)
+    reply(graph, config, "HS-777888", context=HOLDER)
+    done = reply(graph, config, "30 November 2026", context=HOLDER)
+    assert "within 60 days of filing the claim" in done["answer"]
+    assert "Claim CL-0001 filed: storm damage on 2026-11-30" in done["answer"]
+    assert done["activated"] == ["1.1:claims_search", "1.2:file_claim"]
+    assert len(claims.calls()) == 1

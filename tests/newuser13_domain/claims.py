@@ -204,13 +204,13 @@ class ClaimHelper(ChatbotTool[EmptyRequest], AgentCoordinator):
         if task.task_no != "1" or "file" not in text or "deadline" not in text:
             return task
         first, _, _ = task.task_prompt.partition(" and ")
-        task.sub_tasks = [
-            TaskInfo(task_no="", task_prompt=first, required_tool_names=["file_claim"]),
+        task.sub_tasks = [  # the finished answer last: it ends the walk (S3)
             TaskInfo(
                 task_no="",
                 task_prompt="What are the claim deadlines?",
                 required_tool_names=[f"{DOMAIN}_search"],
             ),
+            TaskInfo(task_no="", task_prompt=first, required_tool_names=["file_claim"]),
         ]
         return task
 

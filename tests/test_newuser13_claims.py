@@ -13,13 +13,23 @@ domain").
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import OFFLINE_UNSET, run
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
-from newuser13_domain.claims import ClaimStore, claims_domain, claims_store_from_pages
+from newuser13_domain.claims import (
+    DOCS,
+    PAGES,
+    ClaimStore,
+    claims_domain,
+    claims_store_from_pages,
+)
+from newuser13_domain.plugin import GOLDEN, plugin
 
 from toolweave import (
     DocumentStore,
@@ -260,3 +270,66 @@ def test_S6_S3_F1_the_two_part_question_files_once_and_answers_the_deadline_too(
     assert "Claim CL-0001 filed: storm damage on 2026-11-30" in done["answer"]
     assert done["activated"] == ["1.1:claims_search", "1.2:file_claim"]
     assert len(claims.calls()) == 1
+
+
+# --- The CLI: ask, a retyped reply, eval (N1, S5, G1) ---------------------------------------
+
+
+class FakeEntryPoint:
+    """The claims desk's entry point (``toolweave.plugins``), as if its package were installed."""
+
+    name = "claims"
+    value = "newuser13_domain.plugin:plugin"
+
+    def load(self) -> Any:
+        return plugin
+
+
+@pytest.fixture
+def installed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """The claims desk's plugin installed alone, the offline model, a claims file; its data dir."""
+    import toolweave.domains as domains
+
+    for name in (*OFFLINE_UNSET, "TOOLWEAVE_MODEL", "TOOLWEAVE_DOMAIN", "TOOLWEAVE_DATA_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CLAIMS_DB", str(tmp_path / "claims.sqlite"))
+    monkeypatch.setattr(domains, "entry_points", lambda *, group: [FakeEntryPoint()])
+    return tmp_path / "data"
+
+
+def test_N1_S5_the_cli_asks_twice_files_once_and_a_retyped_reply_files_nothing_more(
+    installed: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    where = ["--data-dir", str(installed)]
+    assert run(capsys, "ingest", str(PAGES), "--domain", DOCS, *where)[0] == 0
+    me = ["--user-data", '{"customer_id": "C-7"}']
+    ask = ["ask", "--thread", "cli", *where, "--domain", "claims", *me]
+    code, out, err = run(capsys, *ask, "I want to file a claim for water damage.")
+    assert code == 0, err
+    assert "Which policy number (for example HS-204518)?" in out
+    assert "  1. HS-204518" not in out  # no example offered as a choice
+    assert "Which date of loss?" in run(capsys, *ask, "HS-555123")[1]
+    code, out, err = run(capsys, *ask, "3 December 2026")
+    assert "Claim CL-0001 filed: water damage on 2026-12-03, policy HS-555123." in out
+    code, out, err = run(capsys, *ask, "3 december 2026.")  # typed again, unsure it went
+    assert "Nothing was done a second time." in out
+    assert ClaimStore(str(tmp_path / "claims.sqlite")).claims() == [
+        ("HS-555123", "2026-12-03", "water")
+    ]
+
+
+def test_G1_toolweave_eval_scores_the_claims_desks_development_half(
+    installed: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    where = ["--data-dir", str(installed)]
+    assert run(capsys, "ingest", str(PAGES), "--domain", DOCS, *where)[0] == 0
+    report = tmp_path / "report.json"
+    code, out, err = run(
+        capsys, "eval", "--domain", "claims", *where, "--split", "dev",
+        "--json-out", str(report), "--min-accuracy", "1.0",
+    )  # fmt: skip
+    assert code == 0, out + err
+    assert f"golden file: {GOLDEN} (6 cases)" in out
+    summary = json.loads(report.read_text())["summary"]
+    assert summary["exact_set_accuracy"] == 1.0
+    assert summary["clarification_rate"] == 1.0

@@ -14,7 +14,13 @@ from toolweave.graph.context import Dependencies, RunContext
 from toolweave.graph.deep_fallback import found_new_entries
 from toolweave.graph.idempotency import acted_on, note_acted
 from toolweave.graph.nodes import Steps, entry, make_node
-from toolweave.graph.tool_call import Outcome, progress_for, result_reader, tool_steps
+from toolweave.graph.tool_call import (
+    FAILED_EFFECT,
+    Outcome,
+    progress_for,
+    result_reader,
+    tool_steps,
+)
 from toolweave.graph.walk import current_task_no
 from toolweave.state.documents import UniqueTextDocument, repeated
 from toolweave.state.graph_state import GraphState
@@ -120,6 +126,22 @@ def call_tool(
     return (yield from tool_steps(deps, state, runtime, node, name, text, reply_for(state, name)))
 
 
+def failed_effect(tool: Any, outcome: Outcome, text: str, lang: str) -> dict[str, Any]:
+    """R7, S5: a tool that acts and raised tells the answer it was not done (no activation).
+
+    Its call gave no result, so the run answers from the rest; without this note the
+    person read the documents' answer (or "no information") to a request to act, and
+    nothing said it failed. Only the error's type is said (X4).
+    """
+    if tool is None or not tool.side_effects or outcome.result is not None:
+        return {}
+    if not outcome.failed or any(e.key for e in outcome.ledger):  # a refused result acted
+        return {}
+    said = FAILED_EFFECT.get(lang, FAILED_EFFECT["en"])
+    note = said.format(tool=tool.name.replace("_", " "), error=outcome.failed)
+    return {"guaranteed": [PromptAndContext(prompt=text, context=note)]}
+
+
 def held_back(state: GraphState, node: TaskNode, name: str, rest: list[str]) -> dict[str, Any]:
     """T4: the update when the next queued tool is no longer offered: it does not run."""
     closed = node.model_copy(
@@ -163,9 +185,11 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
                 return {**update, **pause_for_clarification(state, deps, node, name, outcome)}
             update["ledger"] = [*outcome.ledger, not_asked(node, name, result)]  # Q1 with A9
             result = None
+        lang = state["message"].user_lang
         if result is not None:  # R1/R7: no result is as if the tool had not been activated
             update["activated"] = [key]
-        lang = state["message"].user_lang
+        else:
+            update.update(failed_effect(tool, outcome, text, lang))
         reads = readable if tool is None or outcome.read else result_reader(tool, lang)
         in_doubt = name in node.as_context  # A9: its finished answer joins the context
         present = state.get("documents") or ()

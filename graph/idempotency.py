@@ -111,7 +111,25 @@ def repeats_the_last_question(checked: Any, stored: Sequence[BaseMessage]) -> bo
     if not one_human_message(checked):
         return False
     last = _last_human(stored)
-    return last is not None and last.text.strip() == _input_messages(checked)[0].text.strip()
+    return last is not None and same_words(last.text, _input_messages(checked)[0].text)
+
+
+SENTENCE_END = ".!?…。"
+"""What a message may end with or not and still be the same message (S5)."""
+
+
+def message_form(text: str) -> str:
+    """``text`` as a person tells two messages apart: by its words, not how they were typed.
+
+    Letter case, runs of spaces and the closing punctuation do not make another message
+    ("Please file a claim." and "please file a claim" are one request sent twice, S5).
+    """
+    return " ".join(text.split()).casefold().rstrip(SENTENCE_END + " ")
+
+
+def same_words(one: str, other: str) -> bool:
+    """Whether two messages' texts are the same message typed again (S5, Q6)."""
+    return message_form(one) == message_form(other)
 
 
 SENT_AGAIN = {
@@ -131,7 +149,12 @@ SENT_AGAIN_LOG = (
 
 
 def text_digest(text: str) -> str:
-    """A digest of a message's text, stripped: what the state keeps of it (X4)."""
+    """A digest of a message's :func:`message_form`: what the state keeps of it (X4)."""
+    return hashlib.sha256(message_form(text).encode("utf-8")).hexdigest()[:32]
+
+
+def _stripped_digest(text: str) -> str:
+    """The digest states stored before :func:`message_form` (a thread acted on before)."""
     return hashlib.sha256(text.strip().encode("utf-8")).hexdigest()[:32]
 
 
@@ -147,7 +170,9 @@ def may_repeat(checked: Any, values: Mapping[str, Any]) -> bool:
     """Whether one message has the text a tool that acts last acted on (a cheap test, S5)."""
     messages = _input_messages(checked)
     stored = values.get("acted_on")
-    return bool(stored) and len(messages) == 1 and text_digest(messages[0].text) == stored
+    if not stored or len(messages) != 1:
+        return False
+    return stored in (text_digest(messages[0].text), _stripped_digest(messages[0].text))
 
 
 def acting_entries(values: Mapping[str, Any]) -> list[LedgerEntry]:

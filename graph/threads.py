@@ -116,6 +116,20 @@ def _config(thread: RunnableConfig | str) -> RunnableConfig:
     return {"configurable": {"thread_id": thread}} if isinstance(thread, str) else thread
 
 
+def cut_after_its_writes(snapshot: StateSnapshot) -> bool:
+    """Whether a run stopped after a step's writes were saved but before its checkpoint (Q5).
+
+    A stream its reader closes (``break``, a web client gone) ends the run there: LangGraph
+    keeps the finished step's writes, shows no ``next`` step, and the run never reached
+    the steps after it (the answer). Its tasks still hold their results; a finished run's
+    snapshot has no tasks left.
+    """
+    return bool(snapshot.tasks) and all(
+        task.error is None and not task.interrupts and task.result is not None
+        for task in snapshot.tasks
+    )
+
+
 def status_of(snapshot: StateSnapshot, thread_id: str) -> ThreadStatus:
     """The status a thread's latest snapshot shows (Q5)."""
     if not snapshot.values and snapshot.created_at is None:
@@ -124,7 +138,7 @@ def status_of(snapshot: StateSnapshot, thread_id: str) -> ThreadStatus:
     error = next((str(task.error) for task in snapshot.tasks if task.error is not None), None)
     if values:
         kind = ThreadStatusKind.WAITING_FOR_REPLY
-    elif snapshot.next:
+    elif snapshot.next or cut_after_its_writes(snapshot):
         kind = ThreadStatusKind.INTERRUPTED_MID_RUN
     else:
         kind = ThreadStatusKind.FINISHED

@@ -19,6 +19,7 @@ from toolweave.graph.exchanges import replies_to
 from toolweave.graph.idempotency import earlier_call, recorded_call, tool_call_key
 from toolweave.graph.nodes import entry
 from toolweave.llm.budget import LlmBudget
+from toolweave.llm.offline_extract import extract_request
 from toolweave.llm.passthrough import astream_message, stream_message
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.errors import InvalidToolResultError, NotClarifiableError, ToolFailedError
@@ -88,6 +89,12 @@ KEPT_EFFECT = {
     "Zmiana prośby tego nie zmienia.",
 }
 """The answer's note on an effect kept from before an amendment (S5, Q6); ``{said}``: its result."""
+FAILED_EFFECT = {
+    "en": "This was not done: {tool} failed ({error}). Please ask again.",
+    "hu": "Ez nem történt meg: a(z) {tool} lépés nem sikerült ({error}). Kérem, kérje újra.",
+    "pl": "Tego nie wykonano: krok {tool} się nie powiódł ({error}). Proszę poprosić ponownie.",
+}
+"""The answer's note on a tool that acts and raised (R7, S5): not done, so asked again it acts."""
 KEPT_EFFECT_UNSAID = {
     "en": "Something was done before the request was amended ({tool}), and not done again. "
     "The amendment does not change it.",
@@ -112,6 +119,7 @@ class Outcome:
     read: bool = False  # The result's text is already read for the answer (R10): taken as it is.
     update: dict[str, Any] = field(default_factory=dict)  # more writes: client calls (W3)
     pause: bool = False  # it opened client calls: the tool stays at the head of the queue (W3)
+    failed: str = ""  # the type of the error the call raised (R7): never its message (X4)
 
 
 def tool_call(
@@ -416,7 +424,7 @@ def _with_inputs(
     if not missing or required.asks_itself(tool):
         return request, None
     if reply is not None:  # Q2: the user's reply is the input the graph asked for
-        request = required.with_reply(tool, request, reply)
+        request = required.with_reply(tool, request, reply, read=extract_request)
         outcome.request = request.model_dump(exclude_none=True, by_alias=True)
         missing = required.missing_inputs(tool, request)
     if not missing:
@@ -492,6 +500,7 @@ def _contained(
     reason = TOOL_FAILED if failed else TOOL_RAISED.format(error=type(exc).__name__)
     progress("ERROR", type(exc).__name__)
     outcome.ledger.append(entry(node, name, LedgerKind.TOOL_ERROR, "failed", reason))
+    outcome.failed = type(exc).__name__
     return outcome
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
+import re
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -268,6 +270,45 @@ def month(word: str) -> int | None:
             if token.startswith(prefix) and (len(prefix) >= 5 or len(token) <= len(prefix) + 2):
                 return number
     return None
+
+
+_DATES = (
+    (re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})"), "ymd"),
+    (re.compile(r"(\d{4})\.\s*(\d{1,2})\.\s*(\d{1,2})"), "ymd"),
+    (re.compile(r"(\d{1,2})\.\s*(\d{1,2})\.\s*(\d{4})"), "dmy"),
+    (re.compile(r"(\d{1,2})(?:st|nd|rd|th)?\.?\s+(?:of\s+)?([^\W\d_]+),?\s+(\d{4})"), "dMy"),
+    (re.compile(r"(\d{4})\.?\s+([^\W\d_]+)\s+(\d{1,2})"), "yMd"),
+    (re.compile(r"([^\W\d_]+)\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})"), "Mdy"),
+)
+"""How a text writes a date: ``2027-05-28``, ``2027. 05. 28.``, ``28.05.2027``, ``28 maja 2027``,
+``3rd of December 2026``, ``May 28, 2027`` (a month by name in English, Hungarian or Polish)."""
+
+
+def _written_dates(text: str) -> list[tuple[int, dt.date]]:
+    """Every calendar date ``text`` writes, with where it starts (forms: :data:`_DATES`)."""
+    found: list[tuple[int, dt.date]] = []
+    for pattern, order in _DATES:
+        for match in pattern.finditer(text):
+            parts = dict(zip(order, match.groups(), strict=True))
+            named = parts.get("M")
+            number = month(named) if named is not None else int(parts["m"])
+            try:
+                day = dt.date(int(parts["y"]), number or 0, int(parts["d"]))
+            except ValueError:
+                continue  # no month, or no such day
+            found.append((match.start(), day))
+    return found
+
+
+def dates_in(text: str) -> set[tuple[int, int, int]]:
+    """The calendar dates ``text`` writes, as ``(year, month, day)``."""
+    return {(day.year, day.month, day.day) for _, day in _written_dates(text)}
+
+
+def first_date(text: str) -> dt.date | None:
+    """The first calendar date ``text`` writes (any form of :data:`_DATES`), or ``None``."""
+    found = sorted(_written_dates(text), key=lambda item: item[0])
+    return found[0][1] if found else None
 
 
 @lru_cache(maxsize=65536)

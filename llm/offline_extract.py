@@ -19,6 +19,7 @@ from toolweave.llm.lexical import (
     MIN_STEM,
     QUESTION_WORDS,
     content_words,
+    first_date,
     fold,
     holds_run,
     matches,
@@ -28,6 +29,7 @@ from toolweave.llm.lexical import (
 )
 from toolweave.tools.json_schema import DATE_FORMATS
 from toolweave.tools.language import WEEKDAYS_EN
+from toolweave.tools.required import field_pattern
 
 _ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _NUMBER = re.compile(r"(?<![\d-])\d+(?:[.,]\d+)?(?![\d-])")
@@ -63,7 +65,8 @@ def _choices(core: Any, info: FieldInfo) -> list[Any]:
     known = _extra(info).get("known_values")
     if isinstance(known, list | tuple):
         found.extend(known)
-    found.extend(info.examples or [])
+    if field_pattern(info) is None:  # a set form's examples show the form, never a value
+        found.extend(info.examples or [])
     return found
 
 
@@ -99,9 +102,12 @@ NAME_ENDING = 2
 def written(name_word: str, text_word: str) -> bool:
     """Whether ``text_word`` writes ``name_word``: folded, the same or inflected at its end only.
 
-    A Polish name's word in another case counts too ("Nowy" in "do Nowego", :func:`polish_forms`).
+    A Polish name's word in another case counts too ("Nowy" in "do Nowego", :func:`polish_forms`);
+    a word with a digit counts only as written.
     """
     name, text = fold(name_word), fold(text_word)
+    if any(c.isdigit() for c in name):
+        return text == name  # a number is never inflected: 204519 does not write 204518
     if text.startswith(name) or polish_forms(name_word, text_word):
         return True
     kept = name[: max(MIN_STEM, len(name) - NAME_ENDING)]
@@ -165,10 +171,30 @@ def _day_value(core: Any, text: str, text_words: list[str]) -> Any:
     iso = _ISO_DATE.search(text)
     if iso:
         return iso.group()
-    if core is dt.date:
-        return None
+    if core is dt.date:  # a date written out: "3 December 2026", "03.12.2026" (T6)
+        written_date = first_date(text)
+        return None if written_date is None else written_date.isoformat()
     day = next((weekday(w) for w in text_words if weekday(w) is not None), None)
     return None if day is None else WEEKDAYS_EN[day].capitalize()
+
+
+def _patterned(pattern: str, text: str) -> str | None:
+    """The first word of ``text`` the field's ``pattern`` takes whole ("HS-204518"), or ``None``.
+
+    The pattern's anchors are dropped to search the text; a value written in another letter
+    case ("hs-204518") counts when its upper or lower case matches the pattern whole.
+    """
+    inner = pattern.removeprefix("^").removesuffix("$").removeprefix(r"\A").removesuffix(r"\Z")
+    try:
+        found = re.compile(rf"(?<![\w-])(?:{inner})(?![\w-])", re.IGNORECASE).finditer(text)
+        whole = re.compile(pattern)
+    except re.error:
+        return None
+    for match in found:
+        for value in (match.group(), match.group().upper(), match.group().lower()):
+            if whole.fullmatch(value):
+                return value
+    return None
 
 
 def _pick(choices: list[Any], info: FieldInfo, text: str, taken: set[str]) -> Any:
@@ -210,6 +236,9 @@ def _field_value(
             c.value if isinstance(c, enum.Enum) else c for c in _mentioned(choices, text_words)
         ]
         return values
+    pattern = field_pattern(info) if core is str and not is_list else None
+    if pattern is not None:
+        return _patterned(pattern, text)  # an identifier of a set form: as the text writes it
     cues = _extra(info).get("after_cues")
     if core is str and isinstance(cues, list | tuple) and cues:
         limit = _extra(info).get("max_words", _AFTER_CUE_WORDS)

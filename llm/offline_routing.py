@@ -156,6 +156,15 @@ def task_words(task_prompt: str) -> list[str]:
     ]
 
 
+def is_value(word: str) -> bool:
+    """Whether a task word is a value the request states (a date, a number, an identifier).
+
+    A number no tool's words hold says *which* (a policy number, a day, an amount), not
+    *what about*: it takes nothing from a tool's share of the task (A9's coverage).
+    """
+    return any(c.isdigit() for c in word)
+
+
 def resemblance(words: Sequence[str], text: str) -> float:
     """The share of ``words`` (a task's, :func:`task_words`) that match a word of ``text``."""
     if not words:
@@ -253,7 +262,7 @@ def score_tools(task_prompt: str, tools: Sequence[AnyTool]) -> dict[str, ToolSco
     length_of = {tool.name: length for tool, length in zip(routable, lengths, strict=True)}
     norm = math.log(1 + n) if n else 1.0
     weight = {w: (math.log(1 + n / k) / norm if k else 1.0) for w, k in shared.items()}
-    total = sum(weight.values()) or 1.0
+    total = sum(v for w, v in weight.items() if shared[w] or not is_value(w)) or 1.0
     terminal = {tool.name: tool.returns_answer for tool in routable}
     clause = clause_of_words(task_prompt)
     scores: dict[str, ToolScore] = {}

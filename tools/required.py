@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 import types
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
@@ -13,10 +13,16 @@ from pydantic.fields import FieldInfo
 from toolweave.tools.base import ChatbotTool
 from toolweave.tools.consumers import ClarifiableContextConsumerTool, ClarifiableTool
 
+ReplyReader = Callable[[str, type[BaseModel]], Mapping[str, Any] | None]
+"""Fills a request model from a reply's text (the offline extraction), ``None`` if invalid."""
+
 ASK_FOR_INPUT = {
     "en": "Which {field}?", "hu": "Kérem, adja meg: {field}.", "pl": "Proszę podać: {field}."
 }  # fmt: skip
 """The question for the first unfilled required input (Q1), by language."""
+FOR_EXAMPLE = {"en": " (for example {example})", "hu": " (például {example})",
+               "pl": " (na przykład {example})"}  # fmt: skip
+"""What the question adds for a field of a set form (a ``pattern``): its first example."""
 
 
 def required_inputs(
@@ -69,8 +75,17 @@ def missing_from(tool: ChatbotTool[Any], request: Mapping[str, Any] | None) -> l
     return missing_inputs(tool, model)
 
 
+def field_pattern(info: FieldInfo) -> str | None:
+    """The regular expression a ``str`` field's values must match (``Field(pattern=...)``)."""
+    return next((p for p in (getattr(m, "pattern", None) for m in info.metadata) if p), None)
+
+
 def choices(info: FieldInfo) -> list[str]:
-    """Values to offer for a field: its ``Literal``/enum members, else its examples."""
+    """Values to offer for a field: its ``Literal``/enum members, else its examples.
+
+    A field of a set form (a ``pattern``: a policy or order number) offers none: its
+    examples show the form, and the person's own value is never one of them.
+    """
     annotation = info.annotation
     if get_origin(annotation) in (Union, types.UnionType):
         annotation = next((a for a in get_args(annotation) if a is not type(None)), annotation)
@@ -78,6 +93,8 @@ def choices(info: FieldInfo) -> list[str]:
         return [str(a) for a in get_args(annotation)]
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         return [str(member.value) for member in annotation]
+    if field_pattern(info) is not None:
+        return []
     return [str(example) for example in info.examples or ()]
 
 
@@ -92,13 +109,22 @@ def input_question(
     name, info = _missing(tool, request)[0]
     template = ASK_FOR_INPUT.get(user_lang, ASK_FOR_INPUT["en"])
     label = info.title or (info.alias or name).replace("_", " ")
-    return template.format(field=label), choices(info)
+    question = template.format(field=label)
+    if field_pattern(info) is not None and info.examples:
+        example = FOR_EXAMPLE.get(user_lang, FOR_EXAMPLE["en"]).format(example=info.examples[0])
+        question = question.removesuffix(".").removesuffix("?") + example + question[-1]
+    return question, choices(info)
 
 
-def with_reply(tool: ChatbotTool[Any], request: BaseModel, reply: str) -> BaseModel:
+def with_reply(
+    tool: ChatbotTool[Any], request: BaseModel, reply: str, read: ReplyReader | None = None
+) -> BaseModel:
     """``request`` with the user's reply as its first unfilled required input (Q2).
 
-    A reply the field does not take leaves the request as it was (asked again).
+    A reply the field does not take whole ("on 3 December 2026" for a date, "it is
+    HS-204518" for a policy number) is read by ``read`` (the request model filled from the
+    reply's text), which may fill every unfilled input it says; a reply that fills none
+    leaves the request as it was (asked again).
     """
     missing = _missing(tool, request)
     if not missing:
@@ -108,5 +134,13 @@ def with_reply(tool: ChatbotTool[Any], request: BaseModel, reply: str) -> BaseMo
     data = request.model_dump(exclude_none=True, by_alias=True)
     try:
         return type(request).model_validate({**data, info.alias or name: value})
+    except ValidationError:
+        pass
+    said = (read(reply, type(request)) if read is not None else None) or {}
+    filled = {
+        key: said[key] for key in (i.alias or n for n, i in missing) if not _unfilled(said.get(key))
+    }
+    try:
+        return type(request).model_validate({**data, **filled})
     except ValidationError:
         return request

@@ -24,7 +24,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from toolweave.graph.builder import build_graph
 from toolweave.graph.context import Limits
 from toolweave.llm.citations import checkable, source_text, supports
-from toolweave.llm.lexical import content_words, month
+from toolweave.llm.lexical import content_words, dates_in
 from toolweave.llm.port import LlmAssistant
 from toolweave.pauses import eval_label
 from toolweave.run_ledger import as_ledger
@@ -67,28 +67,6 @@ def _squeezed(text: str) -> str:
 
 ISO_DATE = re.compile(r"\A(\d{4})-(\d{2})-(\d{2})\Z")
 """A fact that is a calendar date as tools write it: ``2027-05-28``."""
-_DATES = (
-    (re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})"), "ymd"),
-    (re.compile(r"(\d{4})\.\s*(\d{1,2})\.\s*(\d{1,2})"), "ymd"),
-    (re.compile(r"(\d{1,2})\.\s*(\d{1,2})\.\s*(\d{4})"), "dmy"),
-    (re.compile(r"(\d{1,2})\.?\s+([^\W\d_]+)\s+(\d{4})"), "dMy"),
-    (re.compile(r"(\d{4})\.?\s+([^\W\d_]+)\s+(\d{1,2})"), "yMd"),
-    (re.compile(r"([^\W\d_]+)\s+(\d{1,2}),?\s+(\d{4})"), "Mdy"),
-)
-"""How answers write a date: ``2027. 05. 28.``, ``28.05.2027``, ``28 maja 2027``, ``May 28``..."""
-
-
-def dates_in(text: str) -> set[tuple[int, int, int]]:
-    """The calendar dates ``text`` writes, as ``(year, month, day)`` (forms: :data:`_DATES`)."""
-    found: set[tuple[int, int, int]] = set()
-    for pattern, order in _DATES:
-        for match in pattern.finditer(text):
-            parts = dict(zip(order, match.groups(), strict=True))
-            named = parts.get("M")
-            number = month(named) if named is not None else int(parts["m"])
-            if number is not None:
-                found.add((int(parts["y"]), number, int(parts["d"])))
-    return found
 
 
 def holds_fact(answer: str, fact: str) -> bool:

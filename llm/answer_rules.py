@@ -17,6 +17,7 @@ from toolweave.llm.port import CITATION, AnswerRequest, cited_documents
 from toolweave.llm.structured import looping_reply
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.tools import text as kit
+from toolweave.tools.language import detect_language
 
 
 def uncovered_subject(request: AnswerRequest) -> str | None:
@@ -110,10 +111,36 @@ def strays(
     return not any(_names_subject(f"{passage_source(d)} {d.text}", subject) for d in around)
 
 
+def borrows_figure(
+    text: str, sources: Sequence[int], request: AnswerRequest, subject: Sequence[str]
+) -> bool:
+    """Whether a sentence says the asked subject's words with another subject's figure (R9).
+
+    It states a figure, rests on passages (``sources``, 1-based), and restates a word of the
+    question's ``subject`` (:func:`asked_subject`) while those passages (with their page's
+    name and the context's sentences above them on the page, its heading) name none, the
+    passages written in the user's language (the answer's): "Premia roczna wynosi 120 zł
+    miesięcznie." citing only "Pakiet rodzinny kosztuje 120 zł miesięcznie", the figure
+    held, the subject not. Over pages in another language the words cannot be compared
+    (a short sentence's own language is no sure guess: "120 zł" reads as Polish): it stands.
+    """
+    if not subject or not sources or not _figures(text) or not _names_subject(text, subject):
+        return False
+    docs = request.documents
+    cited = [docs[i - 1] for i in sources if 0 < i <= len(docs)]
+    said = " ".join(f"{passage_source(d)} {d.text}" for c in cited for d in _run_of(c, docs, (-1,)))
+    if detect_language(said).lang != request.user_lang:  # the answer's language is the user's
+        return False
+    return not _names_subject(said, subject)
+
+
 def _run_of(
-    doc: UniqueTextDocument, docs: Sequence[UniqueTextDocument]
+    doc: UniqueTextDocument, docs: Sequence[UniqueTextDocument], steps: Sequence[int] = (-1, 1)
 ) -> list[UniqueTextDocument]:
-    """``doc`` with the context's sentences next to it on its page, without a gap (its heading)."""
+    """``doc`` with the context's sentences next to it on its page, without a gap (its heading).
+
+    ``steps``: ``(-1,)`` for the sentences above it only.
+    """
     if doc.sentence_number is None:
         return [doc]
     mine = {
@@ -122,7 +149,7 @@ def _run_of(
         if (d.document_id, d.page) == (doc.document_id, doc.page) and d.sentence_number is not None
     }
     run, at = [doc], doc.sentence_number
-    for step in (-1, 1):
+    for step in steps:
         n = at + step
         while n in mine:
             run.append(mine[n])
@@ -137,9 +164,16 @@ def without_strays(checked: Sequence[Checked], request: AnswerRequest) -> list[C
     question's subject and the stray cites none of the passages such sentences cite: it gives
     the figure of something else ("the representative's hours on Tuesday" for "is the
     surgery open on Tuesday?"). Alone, or resting on a passage an on-subject sentence cites
-    (its next sentence, "It is on the 2nd floor"), it stays.
+    (its next sentence, "It is on the 2nd floor"), it stays. A sentence that
+    :func:`borrows_figure` is not supported, alone or not.
     """
     subject = asked_subject(request.question)
+    checked = [
+        replace(c, supported=False)
+        if c.supported and borrows_figure(c.claim.text, c.sources, request, subject)
+        else c
+        for c in checked
+    ]
     kept = [c for c in checked if c.supported and says_something(c.claim.text)]
     stray = {id(c) for c in kept if strays(c.claim.text, c.sources, request, subject)}
     anchors = {i for c in kept if id(c) not in stray for i in c.sources}

@@ -163,8 +163,10 @@ def gate_for(request: AnswerRequest, schema: type[BaseModel]) -> SentenceGate:
 
     subject = answer_rules.asked_subject(request.question)
 
-    def strays(claim: Claim) -> bool:
-        return answer_rules.strays(claim.text, claim.cited, request, subject)
+    def strays(claim: Claim) -> bool:  # the node decides these with the whole answer
+        return answer_rules.strays(
+            claim.text, claim.cited, request, subject
+        ) or answer_rules.borrows_figure(claim.text, claim.cited, request, subject)
 
     return SentenceGate(
         request,

@@ -553,3 +553,44 @@ def test_R9_a_figure_from_another_document_is_not_recited_to_it() -> None:
     out = ask(_rights_graph(_sentences((said, [1]))), "When is the representative there?")
     assert out["answer"] != said
     assert _answer_entry(out).details["recited"] == "0"
+
+
+BENEFITS = [
+    doc("benefits", "The family package costs 120 EUR a month and covers the spouse.", sentence=4),
+    doc("benefits", "The language course is refunded up to 2000 EUR.", sentence=5),
+    doc("travel", "The daily allowance for a trip in the country is 45 EUR."),
+]
+
+
+def _benefits_graph(*replies: dict[str, Any]) -> tuple[Any, ConstrainedAssistant]:
+    tool = make_tool("search", result=lambda n, ctx: ToolResult.as_context(n, BENEFITS))
+    assistant = ConstrainedAssistant(*replies)
+    return graph_of([tool], assistant=assistant), assistant
+
+
+def test_R9_a_figure_said_of_the_asked_subject_from_another_subjects_passage_is_dropped() -> None:
+    """The 1.5B model answered "Ile wynosi premia roczna?" (no page has it) with "Premia roczna
+    wynosi 120 zł miesięcznie.", citing the family package's price: the figure is held,
+    the subject is not, and the sentence stood alone, so no stray rule dropped it."""
+    borrowed = _sentences(("The annual bonus is 120 EUR a month.", [1]))
+    graph, assistant = _benefits_graph(borrowed, borrowed)
+    out = ask(graph, "How much is the annual bonus?")
+    assert out["answer"].startswith(no_information_answer("en"))
+    assert out["sources"] == []
+    assert len(assistant.model.calls) == 2  # dropped, asked once more, dropped
+
+
+def test_R9_a_figure_said_of_the_asked_subject_by_its_passage_stands() -> None:
+    right = _sentences(("The family package costs 120 EUR a month.", [1]))
+    graph, _ = _benefits_graph(right)
+    out = ask(graph, "How much is the family package?")
+    assert out["answer"] == "The family package costs 120 EUR a month."
+
+
+def test_R9_a_figure_over_a_passage_in_another_language_is_not_judged_by_its_words() -> None:
+    pages = [doc("benefity", "Pakiet rodzinny kosztuje 120 zł miesięcznie i obejmuje małżonka.")]
+    tool = make_tool("search", result=lambda n, ctx: ToolResult.as_context(n, pages))
+    said = "The family package costs 120 zł a month."
+    assistant = ConstrainedAssistant(_sentences((said, [1])))
+    out = ask(graph_of([tool], assistant=assistant), "How much is the family package?")
+    assert out["answer"] == said  # the words cannot be compared across languages: it stands

@@ -308,14 +308,15 @@ class _Against:
     def _recited(self, claim: Claim) -> Checked:
         """A claim its cited passages do not support, tied to the passages that say it.
 
-        Only a claim with figures or names (:func:`checkable`), and only to a passage of a
-        document it cited that holds every one of them and half its content words (an
+        Only a claim with figures or names (:func:`checkable`) that shares a word with a
+        passage it cited (the model pointed at its subject, not at random), and only to a
+        passage of a document it cited that holds every one of them and half its content words (an
         address or phone number alone is enough: a passage in another language): the fact
         is on the page the model cited, one sentence off, so the sentence keeps its fact
         with the right source (R9); a figure from another document stays unsupported.
         """
         tokens = checkable(claim.text)
-        if not tokens:
+        if not tokens or not self._points_at(claim):
             return Checked(claim, claim.cited, False)
         cited_documents = {self.document_ids[i - 1] for i in claim.cited}
         words = [] if any(t.startswith(_DISTINCT) for t in tokens) else content_words(claim.text)
@@ -328,6 +329,12 @@ class _Against:
             and (not folded or _backing((), folded, [_read(text)]))
         )
         return Checked(claim, found or claim.cited, bool(found), recited=bool(found))
+
+    def _points_at(self, claim: Claim) -> bool:
+        """Whether a passage ``claim`` cites has one of its content words (not a figure)."""
+        words = [kit.fold(w) for w in content_words(claim.text) if not w.isdigit()]
+        cited = [_read(self.texts[i - 1].partition("\n")[2]) for i in claim.cited]
+        return any(source.has_word(w) for w in words for source in cited)
 
     def _uncited(self, claim: Claim) -> Checked:
         """A claim citing no passage, checked against the pool: a quote, or what supports it."""

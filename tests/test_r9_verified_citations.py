@@ -528,6 +528,7 @@ RIGHTS = [
     doc("rights", "The patient rights representative is dr. Fehér Ilona.", sentence=1),
     doc("rights", "Her e-mail address is rights@hospital.example.", sentence=2),
     doc("pharmacy", "The pharmacy opens at 8:00 on weekdays."),
+    doc("rights", "Complaints are answered within a month.", sentence=3),
 ]
 
 
@@ -594,3 +595,13 @@ def test_R9_a_figure_over_a_passage_in_another_language_is_not_judged_by_its_wor
     assistant = ConstrainedAssistant(_sentences((said, [1])))
     out = ask(graph_of([tool], assistant=assistant), "How much is the family package?")
     assert out["answer"] == said  # the words cannot be compared across languages: it stands
+
+
+def test_R9_a_sentence_citing_a_passage_that_shares_no_word_with_it_is_not_recited() -> None:
+    """The 1.5B model answered "Czy firma ma przedszkole?" (no page has one) with the language
+    course's refund, citing an unrelated sentence of the same page: a citation at random,
+    not one sentence off; recited, an answer to another question would have stood."""
+    said = "The representative's e-mail is rights@hospital.example."
+    out = ask(_rights_graph(_sentences((said, [4]))), "What is the representative's e-mail?")
+    assert out["answer"] != said  # dropped (the offline reading's quote answers instead)
+    assert _answer_entry(out).details["recited"] == "0"

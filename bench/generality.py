@@ -191,7 +191,11 @@ def rows(
 
 
 def _dump(path: Path, domain: str, half: str, report: Any) -> None:
-    """Add each case's question, answer and expected facts to ``path`` (JSON lines)."""
+    """Add each case's question, answer, expected facts and tools to ``path`` (JSON lines).
+
+    The tools (expected, routed, exact) and whether the sources were right are there to
+    count a half's misses by kind without reading its questions (held out: counts only).
+    """
     with path.open("a", encoding="utf-8") as out:
         for result in report.results:
             case = result.case
@@ -203,6 +207,10 @@ def _dump(path: Path, domain: str, half: str, report: Any) -> None:
                 "answer": result.answer,
                 "facts": list(case.expected_facts),
                 "facts_ok": result.facts_ok,
+                "expected_tools": sorted(case.expected_tools),
+                "routed": sorted(result.routed),
+                "tools_exact": result.exact,
+                "sources_ok": result.sources_ok,
             }
             out.write(json.dumps(line, ensure_ascii=False) + "\n")
 

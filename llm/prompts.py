@@ -124,15 +124,8 @@ _LANGUAGES = {
 NO_CONTEXT = "(none)"
 """What an empty context section says."""
 
-GUARANTEED_SECTION = (
-    "\nGuaranteed context (always relevant; where it answers, answer from it; a sentence it "
-    "says cites no passage number):\n{guaranteed}\n"
-)
-"""The guaranteed context's section of :data:`ANSWER_PROMPT`; left out when it is empty (A10).
-
-It has no passage numbers, so a model told to cite each sentence took a numbered passage's
-general rule over it (R5: the user's own balance lost to the yearly allowance, dev p003,
-1.5B): the section says how a sentence from it cites."""
+GUARANTEED_SECTION = "\nGuaranteed context (always relevant):\n{guaranteed}\n"
+"""The guaranteed context's section of :data:`ANSWER_PROMPT`; left out when it is empty (A10)."""
 
 
 NO_INFORMATION_ANSWERS = {

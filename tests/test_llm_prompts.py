@@ -83,5 +83,4 @@ def test_A10_answer_prompt_leaves_out_an_empty_guaranteed_section() -> None:
     held = prompts.answer_system(language="English", context="[1] x", guaranteed="Card 1234.")
     assert "Guaranteed context" not in empty
     assert empty.endswith("Context:\n[1] Open 8:00-16:00.")
-    assert "\nCard 1234.\n\nContext:\n[1] x" in held
-    assert "Guaranteed context (always relevant; where it answers, answer from it; " in held
+    assert "Guaranteed context (always relevant):\nCard 1234.\n\nContext:\n[1] x" in held

@@ -310,10 +310,10 @@ class _Against:
 
         Only a claim with figures or names (:func:`checkable`) that shares a word with a
         passage it cited (the model pointed at its subject, not at random), and only to a
-        passage of a document it cited that holds every one of them and half its content words (an
-        address or phone number alone is enough: a passage in another language): the fact
-        is on the page the model cited, one sentence off, so the sentence keeps its fact
-        with the right source (R9); a figure from another document stays unsupported.
+        passage of a document it cited that holds every one of them and half its content
+        words (an address or phone number alone is enough: a passage in another language):
+        the fact is on the page the model cited, one sentence off, so the sentence keeps its
+        fact with the right source (R9); a figure from another document stays unsupported.
         """
         tokens = checkable(claim.text)
         if not tokens or not self._points_at(claim):
@@ -333,7 +333,8 @@ class _Against:
     def _points_at(self, claim: Claim) -> bool:
         """Whether a passage ``claim`` cites has one of its content words (not a figure)."""
         words = [kit.fold(w) for w in content_words(claim.text) if not w.isdigit()]
-        cited = [_read(self.texts[i - 1].partition("\n")[2]) for i in claim.cited]
+        bodies = (self.texts[i - 1].partition("\n")[2] for i in claim.cited)  # no page name
+        cited = [_read(body) for body in bodies]
         return any(source.has_word(w) for w in words for source in cited)
 
     def _uncited(self, claim: Claim) -> Checked:

@@ -285,8 +285,8 @@ class _Against:
     """What every claim of one answer is checked against (built once by :func:`verify`)."""
 
     texts: list[str]
-    document_ids: list[str]
-    """Each passage's document id, in the order of :attr:`texts`."""
+    documents: Sequence[UniqueTextDocument]
+    """The passages whose :func:`source_text` :attr:`texts` are, in that order."""
     guaranteed: Sequence[str]
     foreign: list[str]
     pool: tuple[int, ...]
@@ -318,13 +318,13 @@ class _Against:
         tokens = checkable(claim.text)
         if not tokens or not self._points_at(claim):
             return Checked(claim, claim.cited, False)
-        cited_documents = {self.document_ids[i - 1] for i in claim.cited}
+        cited_documents = {self.documents[i - 1].document_id for i in claim.cited}
         words = [] if any(t.startswith(_DISTINCT) for t in tokens) else content_words(claim.text)
         folded = [kit.fold(w) for w in words]
         found = tuple(
             i
             for i, text in enumerate(self.texts, start=1)
-            if self.document_ids[i - 1] in cited_documents
+            if self.documents[i - 1].document_id in cited_documents
             and supports(claim.text, [text])
             and (not folded or _backing((), folded, [_read(text)]))
         )
@@ -333,8 +333,7 @@ class _Against:
     def _points_at(self, claim: Claim) -> bool:
         """Whether a passage ``claim`` cites has one of its content words (not a figure)."""
         words = [kit.fold(w) for w in content_words(claim.text) if not w.isdigit()]
-        bodies = (self.texts[i - 1].partition("\n")[2] for i in claim.cited)  # no page name
-        cited = [_read(body) for body in bodies]
+        cited = [_read(self.documents[i - 1].text) for i in claim.cited]  # not its page name
         return any(source.has_word(w) for w in words for source in cited)
 
     def _uncited(self, claim: Claim) -> Checked:
@@ -380,8 +379,7 @@ def verify(
     held = [_read(t) for t in guaranteed]
     foreign = [w for w in uncovered if not any(s.has_word(w) for s in held)]
     pool = tuple(implicit) or (tuple(range(1, len(documents) + 1)) if lenient else ())
-    document_ids = [d.document_id for d in documents]
-    against = _Against(texts, document_ids, guaranteed, foreign, pool, lenient)
+    against = _Against(texts, documents, guaranteed, foreign, pool, lenient)
     done = _standing(known)
     found = ((claim, done.get((claim.text, claim.cited))) for claim in claims)
     return [against.check(c) if seen is None else replace(seen, claim=c) for c, seen in found]

@@ -186,3 +186,45 @@ def test_A10_D6_the_neighbour_search_runs_when_a_neighbour_page_says_something_n
     plan = next(e for e in out["ledger"] if e.verdict == "planned")
     assert plan.tools == ("neighbor_search", "context_search")
     assert any(e.kind == "conditional" for e in out["ledger"])  # the full search waits (K3)
+
+
+# -- A10, D8: no gatekeeper for a one-part question whose rewrite was already searched -----
+
+ON_THE_NETWORK = "Can my guests stay on the network after check-out?"
+"""One part, found by its own words (two passages), answered by neither."""
+
+
+def _house_run(words: str, *script: Any) -> tuple[dict[str, Any], Any]:
+    from tests.test_d9_routing_search_words import ask as ask_house
+    from tests.test_d9_routing_search_words import graph_with, routing
+    from toolweave.testing import ScriptedChatModel
+
+    model = ScriptedChatModel(script=[routing(words), *script])
+    return ask_house(graph_with(model), ON_THE_NETWORK), model
+
+
+def _gatekeeper_calls(model: Any) -> int:
+    return sum(call.system.startswith("You check whether the context") for call in model.calls)
+
+
+def test_A10_D8_no_gatekeeper_call_when_the_first_retrieval_searched_the_models_rewrite():
+    """The routing call rewrote the one-part question; the retrieval searched those words."""
+    words = "wireless network guests check-out"
+    out, model = _house_run(words, "I have no information.")
+    assert _gatekeeper_calls(model) == 0
+    assert len(model.calls) == 2  # routing, answer (A10)
+    gate = _gate(out)
+    assert gate.verdict == "sufficient"
+    assert gate.reason.startswith("not asked (A10, D8)")
+    assert words in gate.reason  # explain names the words that were searched
+    assert out["deep_fallback_calls"] == 0
+    assert not [e for e in out["ledger"] if e.kind == "deep_fallback"]
+
+
+def test_A10_D8_the_gatekeeper_is_asked_when_the_routing_call_gave_no_rewrite():
+    """Without the model's own words, only the gatekeeper can say what to search anew."""
+    out, model = _house_run("", {"sufficient": True, "missing": []}, "I have no information.")
+    assert _gatekeeper_calls(model) == 1
+    assert len(model.calls) == 3
+    assert _gate(out).reason == ""  # asked: its own verdict, no skip reason
+    assert out["deep_fallback_calls"] == 1

@@ -45,15 +45,20 @@ def passage_label(number: int, doc: UniqueTextDocument) -> str:
     return f"[{number}] {passage_source(doc)}: "
 
 
-def format_context(documents: Sequence[UniqueTextDocument]) -> str:
+GUARANTEED_HEADING = "Guaranteed context (always relevant):"
+"""The source line above the guaranteed texts when they are numbered passages (R5, R9)."""
+
+
+def format_context(documents: Sequence[UniqueTextDocument], *, start: int = 1) -> str:
     """Numbered context passages, ``[n] text``, under a ``name, p. 3:`` line per run of a source.
 
     The source is named once for consecutive passages of one page, not on every line: the
-    same labels, a tenth of an answer call's characters fewer (A10, PF1).
+    same labels, a tenth of an answer call's characters fewer (A10, PF1). ``start``: the
+    first passage's number (after the guaranteed texts: :func:`cited_context`).
     """
     lines: list[str] = []
     last: str | None = None
-    for n, doc in enumerate(documents, start=1):
+    for n, doc in enumerate(documents, start=start):
         source = passage_source(doc)
         if source != last:
             lines.append(f"{source}:")
@@ -62,9 +67,23 @@ def format_context(documents: Sequence[UniqueTextDocument]) -> str:
     return "\n".join(lines)
 
 
-def part_lines(parts: Sequence[AnswerPart], documents: Sequence[UniqueTextDocument]) -> list[str]:
+def cited_context(guaranteed: Sequence[str], documents: Sequence[UniqueTextDocument]) -> str:
+    """The context of a citing answer: the guaranteed texts first, numbered like passages.
+
+    A fact only a tool's own result gives (the person's leave balance beside the policy's
+    yearly days) is then a passage the model can name; unnumbered, a small model answered
+    from the numbered passages instead (R5, R9). Citing one needs no check: it is its source.
+    """
+    lines = [f"[{n}] {text}" for n, text in enumerate(guaranteed, start=1)]
+    head = [GUARANTEED_HEADING, *lines] if lines else []
+    return "\n".join([*head, format_context(documents, start=len(lines) + 1)]).strip()
+
+
+def part_lines(
+    parts: Sequence[AnswerPart], documents: Sequence[UniqueTextDocument], *, start: int = 1
+) -> list[str]:
     """Each part of a split question with where its facts are (S6), numbered as the context."""
-    number = {doc.key: n for n, doc in enumerate(documents, start=1)}
+    number = {doc.key: n for n, doc in enumerate(documents, start=start)}
     lines: list[str] = []
     for part in parts:
         where = [f"[{number[d.key]}]" for d in part.documents if d.key in number]

@@ -18,6 +18,7 @@ from pydantic import BaseModel, SecretStr, ValidationError
 from toolweave.llm import prompts, retries, structured
 from toolweave.llm.chat_messages import (
     cached_tools_block,
+    cited_context,
     dialogue,
     format_context,
     format_exchanges,
@@ -480,12 +481,13 @@ class ChatModelAssistant(LlmAssistant):
 
     def _answer_messages(self, request: AnswerRequest, *, cited: bool) -> list[BaseMessage]:
         """The answer call's messages: instructions, the dialogue, the question (A7, Q8)."""
-        guaranteed = "\n".join(t.strip() for t in request.guaranteed if t.strip())
+        own, documents = request.guaranteed_texts, request.documents
+        first = request.first_cited if cited else 1  # R5, R9: a cited answer numbers its own
         instructions = prompts.answer_system(
             language=prompts.language_name(request.user_lang),
-            context=format_context(request.documents),
-            guaranteed=guaranteed,
-            parts=part_lines(request.parts, request.documents),  # S6
+            context=cited_context(own, documents) if cited else format_context(documents),
+            guaranteed="" if cited else "\n".join(own),
+            parts=part_lines(request.parts, documents, start=first),  # S6
             exchanges=format_exchanges(request.clarifications),  # Q8
             cited=cited,
             failing=request.failing,  # R9: asked once more
@@ -499,7 +501,7 @@ class ChatModelAssistant(LlmAssistant):
 
     def _cited_answer_steps(self, request: AnswerRequest) -> Steps[AIMessage | None]:
         """The constrained answer (R9), marked :data:`UNSTREAMED` (P2); ``None`` if never valid."""
-        schema = citation_schema(len(request.documents))
+        schema = citation_schema(request.first_cited - 1 + len(request.documents))
         messages = self._answer_messages(request, cited=True)
         streamed = yield from self._streamed_cited_steps(request, schema, messages)
         if streamed is not None:
@@ -514,7 +516,7 @@ class ChatModelAssistant(LlmAssistant):
         )
         if reply is None:
             return None
-        text = marked_text(reply_claims(reply, request.documents))
+        text = marked_text(reply_claims(reply, request.documents, first=request.first_cited))
         meta = {UNSTREAMED: True}
         return AIMessage(content=text, id=f"lc_run--{uuid.uuid4()}", response_metadata=meta)
 
@@ -542,7 +544,7 @@ class ChatModelAssistant(LlmAssistant):
         reply = _whole_or_completed(streamed, schema)
         if reply is None:
             return None
-        text = marked_text(reply_claims(reply, request.documents))
+        text = marked_text(reply_claims(reply, request.documents, first=request.first_cited))
         meta = {UNSTREAMED: True, SHOWN: streamed.shown.text, CHECKED: tuple(streamed.gate.checked)}
         return AIMessage(content=text, id=streamed.shown.id, response_metadata=meta)
 

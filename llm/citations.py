@@ -58,8 +58,15 @@ def citation_schema(count: int) -> type[BaseModel]:
     )
 
 
-def reply_claims(reply: BaseModel, documents: Sequence[UniqueTextDocument] = ()) -> list[Claim]:
-    """The claims of a constrained reply: no blanks, copied labels or repeated sentences."""
+def reply_claims(
+    reply: BaseModel, documents: Sequence[UniqueTextDocument] = (), *, first: int = 1
+) -> list[Claim]:
+    """The claims of a constrained reply: no blanks, copied labels or repeated sentences.
+
+    ``first``: the number the first document had in the prompt; the numbers below it were
+    guaranteed texts (:func:`~toolweave.llm.chat_messages.cited_context`), which a claim
+    needs not cite (R5), so they are left out and the rest count from 1 again.
+    """
     labels = sorted({f"{passage_source(d)}: " for d in documents}, key=len, reverse=True)
     claims: list[Claim] = []
     said: set[str] = set()
@@ -69,7 +76,8 @@ def reply_claims(reply: BaseModel, documents: Sequence[UniqueTextDocument] = ())
         folded = " ".join(kit.fold(text).split())
         if text and folded not in said:
             said.add(folded)
-            claims.append(Claim(text, tuple(dict.fromkeys(sentence.sources)), n))
+            cited = (number - first + 1 for number in sentence.sources if number >= first)
+            claims.append(Claim(text, tuple(dict.fromkeys(cited)), n))
     return claims
 
 

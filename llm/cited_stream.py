@@ -21,6 +21,7 @@ from toolweave.llm.citations import (
     marked_text,
     reply_claims,
     says_something,
+    supports,
     verify,
 )
 from toolweave.llm.errors import LlmBrokenReplyError
@@ -121,7 +122,8 @@ class SentenceGate:
             self._open, self.reply = False, None
             return ""
         documents = self.request.documents
-        text = self.clean(marked_text(reply_claims(self.reply, documents)))
+        first = self.request.first_cited
+        text = self.clean(marked_text(reply_claims(self.reply, documents, first=first)))
         claims = claims_of(text, len(documents))
         new, self._judged = claims[self._judged :], len(claims)
         return "".join(self._judge(claim) for claim in new) if self._open else ""
@@ -131,7 +133,9 @@ class SentenceGate:
         if not self._open:
             return ""
         states = says_something(claim.text)
-        if states and not claim.cited:  # its check needs the whole answer's passages
+        own = self.request.guaranteed_texts  # R5: a guaranteed text needs no citation
+        if states and not claim.cited and not supports(claim.text, own):
+            # its check needs the whole answer's passages
             self._open = False
             return ""
         request = self.request

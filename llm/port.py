@@ -168,6 +168,16 @@ class AnswerRequest:
     """Sentences of an earlier answer its cited passages do not support (R9): asked once more."""
 
     @property
+    def guaranteed_texts(self) -> list[str]:
+        """The guaranteed context texts that say something, stripped, in order (R5)."""
+        return [text.strip() for text in self.guaranteed if text.strip()]
+
+    @property
+    def first_cited(self) -> int:
+        """The first document's number in a citing answer's context: after the guaranteed texts."""
+        return len(self.guaranteed_texts) + 1
+
+    @property
     def replies(self) -> str:
         """The person's clarification replies in force (each asker's last), in order (Q8)."""
         last = {(c.asker or str(n)): c for n, c in enumerate(self.clarifications)}

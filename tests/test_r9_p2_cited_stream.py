@@ -329,3 +329,34 @@ def test_R9_P2_a_reply_whose_stream_shows_nothing_is_answered_once_not_asked_aga
             # a passage for the question, so no second call is made (R9, A10)
             assert len(assistant.model.formats) == 1
             _same_result(final, _unstreamed(reply, reply))
+
+
+def test_R5_R9_P2_a_streamed_answer_reads_guaranteed_numbers_as_the_whole_reply_does() -> None:
+    """[1] is the tool's guaranteed text, [2] the first document: both stream as they come.
+
+    A sentence citing only a guaranteed text cites no document, yet its own source backs
+    it (R5): the gate shows it at once instead of waiting for the whole answer.
+    """
+    from tests.test_r9_verified_citations import _balance_graph
+
+    reply = _sentences(
+        ("Ann Lee has 3 on-demand days left.", [1]),
+        ("On-demand leave is told by 9:00.", [2]),
+        ("Ask HR for more.", []),  # the model writes on after both were shown
+    )
+    assistant = StreamingAssistant((reply, "stop"))
+    assistant._route = lambda text, tools: ["search", "balance"]
+    log = assistant.model.log
+    config = {"callbacks": [AnswerTokens(log)]}
+    graph, inputs = _balance_graph(assistant), {"messages": [HumanMessage("Days left?")]}
+    events = list(graph.stream(inputs, config, stream_mode=["messages", "values"]))
+    final = [data for mode, data in events if mode == "values"][-1]
+    shown = "".join(str(token) for who, token in log if who == "answer")
+    last_chunk = max(i for i, (who, _) in enumerate(log) if who == "model")
+    early = "".join(str(t) for i, (who, t) in enumerate(log) if who == "answer" and i < last_chunk)
+    assert "Ann Lee has 3 on-demand days left.\nOn-demand leave is told by 9:00." in early
+    assert shown.startswith(early)
+    own, policy = final["answer_sentences"][:2]
+    assert (own.sources, own.documents, own.supported) == ((), (), True)
+    assert (policy.sources, policy.documents, policy.supported) == ((1,), ("leave",), True)
+    assert [s.document_id for s in final["sources"]] == ["leave"]

@@ -411,12 +411,13 @@ def test_R9_a_sentence_about_what_no_passage_names_is_dropped() -> None:
     reading = make_tool(
         "reader", result=lambda n, ctx: ToolResult.as_guaranteed_context(n, "Nothing more.")
     )
-    wrong = _sentences(("The head of plastic surgery is dr. Smith.", [1]))
+    # [1] is the reading (guaranteed texts come first, numbered, R5): the page is [2]
+    wrong = _sentences(("The head of plastic surgery is dr. Smith.", [2]))
     assistant = ConstrainedAssistant(wrong, wrong, route=("search", "reader"))
     out = ask(graph_of([search, reading], assistant=assistant), "Who heads plastic surgery?")
     assert out["answer"].startswith(no_information_answer("en") + "\nThe closest pages")
     assert len(assistant.model.calls) == 2  # asked, dropped, asked once more, dropped
-    right = _sentences(("The head of Surgery is dr. Smith.", [1]))
+    right = _sentences(("The head of Surgery is dr. Smith.", [2]))
     assistant = ConstrainedAssistant(right, route=("search", "reader"))
     out = ask(graph_of([search, reading], assistant=assistant), "Who heads surgery?")
     assert out["answer"] == "The head of Surgery is dr. Smith."
@@ -605,3 +606,49 @@ def test_R9_a_sentence_citing_a_passage_that_shares_no_word_with_it_is_not_recit
     out = ask(_rights_graph(_sentences((said, [4]))), "What is the representative's e-mail?")
     assert out["answer"] != said  # dropped (the offline reading's quote answers instead)
     assert _answer_entry(out).details["recited"] == "0"
+
+
+# -- R5, R9: a tool's guaranteed text is a numbered passage the answer can cite -----------
+
+BALANCE = "Leave balance (Ann Lee): 3 of 4 on-demand days left."
+POLICY = doc("leave", "An employee may take 4 on-demand days of leave a year, told by 9:00.")
+
+
+def _balance_graph(assistant: Any) -> Any:
+    search = make_tool("search", result=lambda n, ctx: ToolResult.as_context(n, [POLICY]))
+    balance = make_tool(
+        "balance", result=lambda n, ctx: ToolResult.as_guaranteed_context(n, BALANCE)
+    )
+    return graph_of([search, balance], assistant=assistant)
+
+
+def test_R5_R9_guaranteed_texts_are_numbered_passages_before_the_documents() -> None:
+    """A small model answered the policy's 4 days, not the tool's 3: only passages had numbers."""
+    reply = _sentences(("Ann Lee has 3 on-demand days left.", [1]))
+    assistant = ConstrainedAssistant(reply, route=("search", "balance"))
+    out = ask(_balance_graph(assistant), "How many on-demand days do I have left?")
+    (call,) = assistant.model.calls
+    system = call.messages[0].text
+    assert f"Guaranteed context (always relevant):\n[1] {BALANCE}\n" in system
+    assert "[2] An employee may take 4 on-demand days" in system  # documents after it
+    assert '"enum": [1, 2]' in json.dumps(call.tools)  # both can be cited
+    assert out["answer"] == "Ann Lee has 3 on-demand days left."
+    (sentence,) = out["answer_sentences"]
+    assert (sentence.sources, sentence.documents, sentence.supported) == ((), (), True)
+    assert out["sources"] == []  # a guaranteed text is its own source, not a document
+
+
+def test_R5_R9_a_document_cited_after_the_guaranteed_texts_keeps_its_own_source() -> None:
+    reply = _sentences(("An employee may take 4 on-demand days a year.", [2]))
+    assistant = ConstrainedAssistant(reply, route=("search", "balance"))
+    out = ask(_balance_graph(assistant), "How many on-demand days a year are there?")
+    (sentence,) = out["answer_sentences"]
+    assert (sentence.sources, sentence.documents, sentence.supported) == ((1,), ("leave",), True)
+    assert [s.document_id for s in out["sources"]] == ["leave"]
+
+
+def test_R5_R9_a_figure_cited_to_the_guaranteed_text_that_it_does_not_hold_is_dropped() -> None:
+    reply = _sentences(("Ann Lee has 5 on-demand days left.", [1]))
+    assistant = ConstrainedAssistant(reply, reply, route=("search", "balance"))
+    out = ask(_balance_graph(assistant), "How many on-demand days do I have left?")
+    assert "5 on-demand days" not in out["answer"]

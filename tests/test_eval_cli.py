@@ -316,6 +316,8 @@ def test_G1_eval_split_option_runs_one_half(tmp_path, offline, capsys):
         "The day off is May 28, 2027.",
         "Dzień wolny: 28.05.2027.",
         "Free on 2027-05-28.",
+        "Boże Ciało jest w 2027 roku w dniu 28 maja.",  # the year apart from day and month
+        "A szabadnap május 28-án van.",  # the year left out, as the question gave it
     ],
 )
 def test_G1_eval_a_date_fact_is_held_by_the_same_date_written_another_way(answer: str):
@@ -325,7 +327,14 @@ def test_G1_eval_a_date_fact_is_held_by_the_same_date_written_another_way(answer
 
 
 @pytest.mark.parametrize(
-    "answer", ["Wolny jest 27 maja 2027.", "Free on 28 May 2026.", "Day 28, month 5."]
+    "answer",
+    [
+        "Wolny jest 27 maja 2027.",
+        "Free on 28 May 2026.",
+        "Day 28, month 5.",
+        "In 2026 it fell on 28 May.",  # another year named apart
+        "Wolny jest 28 czerwca.",
+    ],
 )
 def test_G1_eval_another_date_does_not_hold_a_date_fact(answer: str):
     from toolweave.evaluation import holds_fact

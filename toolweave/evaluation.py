@@ -24,7 +24,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from toolweave.graph.builder import build_graph
 from toolweave.graph.context import Limits
 from toolweave.llm.citations import checkable, source_text, supports
-from toolweave.llm.lexical import content_words, dates_in
+from toolweave.llm.lexical import content_words, dates_in, month
 from toolweave.llm.port import LlmAssistant
 from toolweave.pauses import eval_label
 from toolweave.run_ledger import as_ledger
@@ -69,14 +69,45 @@ ISO_DATE = re.compile(r"\A(\d{4})-(\d{2})-(\d{2})\Z")
 """A fact that is a calendar date as tools write it: ``2027-05-28``."""
 
 
+YEAR = re.compile(r"\b\d{4}\b")
+
+
 def holds_fact(answer: str, fact: str) -> bool:
-    """Whether ``answer`` contains ``fact`` (folded), or, for an ISO date, that date in any form."""
+    """Whether ``answer`` contains ``fact`` (folded), or, for an ISO date, that date in any form.
+
+    A date's year may stand apart from its day and month ("w 2027 roku w dniu 27 maja") or
+    be left out, as the question gave it; an answer naming another year does not hold it.
+    """
     if not fact.strip():
         return False
     if _squeezed(fact) in _squeezed(answer):
         return True
     iso = ISO_DATE.match(fact.strip())
-    return iso is not None and tuple(int(g) for g in iso.groups()) in dates_in(answer)
+    if iso is None:
+        return False
+    year, month_number, day = (int(g) for g in iso.groups())
+    if (year, month_number, day) in dates_in(answer):
+        return True
+    years = {int(y) for y in YEAR.findall(answer)}
+    return years <= {year} and (month_number, day) in _day_months(answer)
+
+
+def _day_months(text: str) -> set[tuple[int, int]]:
+    """The ``(month, day)`` pairs ``text`` writes as a day beside a month's name, either order.
+
+    ``27 maja``, ``május 27-án``, ``May 27``: a number of one or two digits next to a word
+    :func:`~toolweave.llm.lexical.month` reads.
+    """
+    words = re.findall(r"[^\W_]+", text)
+    pairs: set[tuple[int, int]] = set()
+    for n, word in enumerate(words):
+        if not (word.isdigit() and len(word) <= 2 and 1 <= int(word) <= 31):
+            continue
+        for near in words[max(0, n - 1) : n] + words[n + 1 : n + 2]:
+            number = None if near.isdigit() else month(near)
+            if number is not None:
+                pairs.add((number, int(word)))
+    return pairs
 
 
 def says_no_information(answer: str) -> bool:

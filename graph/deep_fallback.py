@@ -24,7 +24,6 @@ from toolweave.state.task import (
     PromptAndContext,
     TaskNode,
     TaskStatus,
-    completion_key,
     execution_text,
 )
 from toolweave.tools.effects import blocking, perform
@@ -50,11 +49,6 @@ READ = (
     "not asked (A10, D1): the offline reading of the context answers the question "
     "from {where}, the offline gatekeeper finds it sufficient, and no stored page uses a "
     "question word the context lacks"
-)
-REWRITE_SEARCHED = (
-    "not asked (A10, D8): the question is one part, and its first retrieval already "
-    "searched the model's own rewrite of it ({words!r}); the one piece a gatekeeper could "
-    "name is that question, whose new words were searched"
 )
 NEIGHBOURS_KNOWN = (
     "no neighbour search: {pages} page(s) next to the context's pages, none saying "
@@ -206,9 +200,6 @@ def _not_asked(
     state: GraphState, deps: Dependencies, coordinator: DeepSearchCoordinator
 ) -> str | None:
     """Why the gatekeeper is not asked (the ledger reason), or ``None`` to ask it (A10, D1)."""
-    searched = rewrite_searched(state, deps)
-    if searched:
-        return REWRITE_SEARCHED.format(words=searched)
     question, documents = state["message"].question, state["documents"]
     guaranteed = [g.context for g in state["guaranteed"]]
     where = covering_text(question, documents, guaranteed)
@@ -224,22 +215,6 @@ def _not_asked(
     if searchable_words(deps.registry, coordinator, lacking):
         return None
     return READ.format(where=f"the passage {_label(quoted)!r}")
-
-
-def rewrite_searched(state: GraphState, deps: Dependencies) -> str:
-    """The model's rewrite the first retrieval searched for a one-part question, else ``""``.
-
-    A question no coordinator split has one missing piece at most: the question itself, and
-    the routing call already rewrote it in the documents' words, which the default retrieval
-    searched (D9). A gatekeeper's rewrite of it is that search again (A10, D8).
-    """
-    root = state["tasks"][ROOT_TASK_NO]
-    retrieval = deps.domain.default_retrieval_tool
-    if root.children or retrieval is None:
-        return ""
-    if completion_key(ROOT_TASK_NO, retrieval) not in state["context_buffer"]:
-        return ""
-    return root.search_words.strip()
 
 
 def searchable_words(

@@ -92,7 +92,9 @@ def test_D9_the_questions_own_words_do_not_reach_the_passage():
 
 
 def test_D9_routing_words_reach_the_default_retrieval_at_no_extra_call():
-    model = ScriptedChatModel(script=[routing(WORDS), "Use the Visitors network."])
+    model = ScriptedChatModel(
+        script=[routing(WORDS), {"sufficient": True, "missing": []}, "Use the Visitors network."]
+    )
     out = ask(graph_with(model), QUESTION)
     assert WIFI in [doc.text for doc in out["documents"]]
     routed_call = model.calls[0]
@@ -100,7 +102,7 @@ def test_D9_routing_words_reach_the_default_retrieval_at_no_extra_call():
     assert list(schema["properties"])[-1] == SEARCH  # asked last: the verdicts come first
     assert SEARCH in schema["required"]
     assert "in English" in routed_call.system  # the documents' language (the domain's)
-    assert len(model.calls) == 2  # routing, answer: no call of the words' own (A10, D8)
+    assert len(model.calls) == 3  # routing, gatekeeper, answer: no call of the words' own
     default = next(
         e for e in out["ledger"] if e.kind == LedgerKind.ROUTING and e.verdict == "default"
     )

@@ -9,6 +9,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, get_buffer_string
 
 from toolweave.llm.port import AnswerPart, ClarificationExchange, RoutingVerdict
+from toolweave.llm.prompts import GUARANTEED_PASSAGES
 from toolweave.llm.replies import BEST_FIT, tools_block
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.tools.registry import AnyTool
@@ -45,10 +46,6 @@ def passage_label(number: int, doc: UniqueTextDocument) -> str:
     return f"[{number}] {passage_source(doc)}: "
 
 
-GUARANTEED_HEADING = "Guaranteed context (always relevant):"
-"""The source line above the guaranteed texts when they are numbered passages (R5, R9)."""
-
-
 def format_context(documents: Sequence[UniqueTextDocument], *, start: int = 1) -> str:
     """Numbered context passages, ``[n] text``, under a ``name, p. 3:`` line per run of a source.
 
@@ -75,7 +72,7 @@ def cited_context(guaranteed: Sequence[str], documents: Sequence[UniqueTextDocum
     from the numbered passages instead (R5, R9). Citing one needs no check: it is its source.
     """
     lines = [f"[{n}] {text}" for n, text in enumerate(guaranteed, start=1)]
-    head = [GUARANTEED_HEADING, *lines] if lines else []
+    head = [GUARANTEED_PASSAGES, *lines] if lines else []
     return "\n".join([*head, format_context(documents, start=len(lines) + 1)]).strip()
 
 

@@ -124,6 +124,13 @@ _LANGUAGES = {
 NO_CONTEXT = "(none)"
 """What an empty context section says."""
 
+GUARANTEED_PASSAGES = "Found for this question:"
+"""The source line above the guaranteed texts when a citing answer numbers them (R5, R9).
+
+It heads a tool's result for this person, a deep search's reading and a finished part of
+a split question alike; "Your own data:" would misname the last two.
+"""
+
 GUARANTEED_SECTION = "\nGuaranteed context (always relevant):\n{guaranteed}\n"
 """The guaranteed context's section of :data:`ANSWER_PROMPT`; left out when it is empty (A10)."""
 

@@ -629,7 +629,7 @@ def test_R5_R9_guaranteed_texts_are_numbered_passages_before_the_documents() -> 
     out = ask(_balance_graph(assistant), "How many on-demand days do I have left?")
     (call,) = assistant.model.calls
     system = call.messages[0].text
-    assert f"Guaranteed context (always relevant):\n[1] {BALANCE}\n" in system
+    assert f"Found for this question:\n[1] {BALANCE}\n" in system
     assert "[2] An employee may take 4 on-demand days" in system  # documents after it
     assert '"enum": [1, 2]' in json.dumps(call.tools)  # both can be cited
     assert out["answer"] == "Ann Lee has 3 on-demand days left."

@@ -68,8 +68,8 @@ def cited_context(guaranteed: Sequence[str], documents: Sequence[UniqueTextDocum
     """The context of a citing answer: the guaranteed texts first, numbered like passages.
 
     A fact only a tool's own result gives (the person's leave balance beside the policy's
-    yearly days) is then a passage the model can name; unnumbered, a small model answered
-    from the numbered passages instead (R5, R9). Citing one needs no check: it is its source.
+    yearly days) is then a passage the model can cite, and a sentence resting on it is
+    checked and streamed like any other (R5, R9): against the guaranteed texts, its source.
     """
     lines = [f"[{n}] {text}" for n, text in enumerate(guaranteed, start=1)]
     head = [GUARANTEED_PASSAGES, *lines] if lines else []

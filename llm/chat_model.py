@@ -501,7 +501,7 @@ class ChatModelAssistant(LlmAssistant):
 
     def _cited_answer_steps(self, request: AnswerRequest) -> Steps[AIMessage | None]:
         """The constrained answer (R9), marked :data:`UNSTREAMED` (P2); ``None`` if never valid."""
-        schema = citation_schema(request.first_cited - 1 + len(request.documents))
+        schema = citation_schema(len(request.guaranteed_texts) + len(request.documents))
         messages = self._answer_messages(request, cited=True)
         streamed = yield from self._streamed_cited_steps(request, schema, messages)
         if streamed is not None:

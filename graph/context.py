@@ -9,6 +9,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from toolweave.graph.calls_in_flight import CallsInFlight
 from toolweave.llm import deadline
 from toolweave.llm.port import LlmAssistant
 from toolweave.state.errors import InvalidContextError
@@ -86,6 +87,8 @@ class Dependencies:
     registry: ToolRegistry
     assistant: LlmAssistant
     limits: Limits = field(default_factory=Limits)
+    calls_in_flight: CallsInFlight = field(default_factory=CallsInFlight, compare=False)
+    """The calls of tools that act, finished when a run is cancelled mid-call (S5, Q6)."""
 
     @cached_property
     def candidate_index(self) -> CandidateIndex:

@@ -277,7 +277,11 @@ def _call_steps(
         yield from journal.started(ctx.idempotency_key, ctx.amends)
     buffer = state["context_buffer"]
     try:
-        raw = yield from perform(tool_call(tool, made.request, ctx, buffer, made.reply))
+        made_call = tool_call(tool, made.request, ctx, buffer, made.reply)
+        if tool.side_effects:  # a run cancelled mid-call does not cut it (S5, Q6)
+            wait_s = deps.limits.thread_wait_s
+            made_call = deps.calls_in_flight.finished(name, made.key, made_call, wait_s=wait_s)
+        raw = yield from perform(made_call)
         result = require_result(name, checked_result(tool, raw))
     except GraphBubbleUp:
         raise

@@ -336,3 +336,42 @@ def test_A10_T7_a_formless_yes_the_text_fills_nothing_of_needs_no_call_of_its_ow
     assert "1:spaces" in out["activated"]  # its words back the yes (T5)
     assert len(model.calls) == 2  # routing and the answer: no extraction call
     assert "Reserved: None." in model.calls[-1].system
+
+
+class StationRequest(BaseModel):
+    station: str | None = Field(default=None, description="The hospital station")
+
+
+class StationInfo(ChatbotTool[StationRequest]):
+    name = "station_info"
+    request_model = StationRequest
+    executable_instruction = "station_info: true when the user asks where a Station is."
+
+    def execute(self, request: StationRequest, ctx: Any) -> Any:
+        from toolweave.state.results import ToolResult
+
+        return ToolResult.as_guaranteed_context(self.name, "Ground floor.")
+
+
+def test_T5_T12_a_compound_word_backs_the_best_fit_that_names_its_head():
+    """German "Kinderstation" is a "Station": one word, the head at its end."""
+    from toolweave.graph.builder import build_graph
+
+    reply = {"best_fit": "station_info", "parking": None, "station_info": None}
+    model = ScriptedChatModel(script=[reply, "Ground floor."])
+    assistant = ChatModelAssistant(model, fuse_routing=True, max_retries=0)
+    graph = build_graph("demo", [tool("parking"), StationInfo()], assistant=assistant)
+    out = graph.invoke({"messages": [HumanMessage("Wo finde ich die Kinderstation?")]})
+    assert "1:station_info" in out["activated"]
+    assert any(e.verdict == "t5_best_fit_runs" for e in out["ledger"])
+
+
+def test_T12_only_a_head_word_of_its_own_ends_a_compound():
+    from toolweave.tools.prefilter import CandidateIndex
+
+    index = CandidateIndex([tool("password_reset"), StationInfo()])
+    names = ["password_reset", "station_info"]
+    assert index.scores("Kinderstation", names)["station_info"] > 0  # the head: Station
+    assert index.scores("Wasserstationen", names)["station_info"] > 0  # inflected too
+    assert index.scores("keyword", names)["password_reset"] == 0  # "word": too short a head
+    assert index.scores("exstation", names)["station_info"] == 0  # "ex": a prefix, no word

@@ -26,6 +26,8 @@ NAME_WEIGHT = 2  # a word of the tool's name counts this many times
 PREFIX = 6
 MIN_PREFIX = 4
 MIN_STEM = 3  # fewest letters of a stem term other than the word itself ("need" -> "ne")
+MIN_HEAD = 5  # fewest letters of a compound's head word (below it, endings and suffixes)
+MIN_MODIFIER = 3  # fewest letters before a compound's head (below it, a prefix)
 _NAME_SPLIT = re.compile(r"[_\-.]+")
 _BOILERPLATE = re.compile(
     r"\b(?:use this tool (?:to|for|when|if)|this tool (?:can be used to|lets you|allows you to"
@@ -85,6 +87,26 @@ def _terms_of_word(word: str) -> tuple[str, ...]:
 def _indexed_words(text: str) -> list[str]:
     """A tool text's words as the index counts them: every use, the query's stop words out."""
     return [w for w in words(text) if w not in STOPWORDS and fold(w) not in STOPWORDS]
+
+
+def compound_heads(terms: Sequence[str], vocabulary: Collection[str]) -> tuple[str, ...]:
+    """Index terms that end a query word's terms as a compound's head word (T5, T12).
+
+    Languages that write compounds as one word (Hungarian, German, Dutch, the Nordic
+    languages) name a kind of a thing by its head at the end: a question's
+    "gyerekosztály" (children's ward) is an "osztály" (ward) a tool's text names. The
+    longest such ending of each term that the index knows, of at least
+    :data:`MIN_HEAD` letters after at least :data:`MIN_MODIFIER` others, is the head.
+    """
+    heads: list[str] = []
+    for term in terms:
+        if term.startswith("~"):  # a prefix term: no word of its own
+            continue
+        last = len(term) - MIN_HEAD
+        head = next((term[i:] for i in range(MIN_MODIFIER, last + 1) if term[i:] in vocabulary), "")
+        if head and head not in heads and head not in terms:
+            heads.append(head)
+    return tuple(heads)
 
 
 def query_words(text: str) -> list[tuple[str, ...]]:
@@ -177,6 +199,7 @@ class CandidateIndex:
             if ignore and any(term in ignore for term in terms):
                 continue
             best: dict[int, float] = {}  # a word counts once per tool, with its best term
+            terms = (*terms, *compound_heads(terms, self._postings))
             for postings in (self._postings.get(term, {}) for term in terms):
                 for doc, value in postings.items():
                     if value > best.get(doc, 0.0):

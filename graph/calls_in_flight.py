@@ -28,6 +28,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import TypeVar, cast
 
+from toolweave.state.errors import CallStillRunningError
 from toolweave.tools.effects import Call
 
 T = TypeVar("T")
@@ -37,6 +38,10 @@ logger = logging.getLogger(__name__)
 KEPT_CALLS = 256
 """Calls whose task a graph keeps at most (the oldest go first): a re-run comes soon."""
 
+STILL_RUNNING = (
+    "{tool}: its call from a cancelled run of this request is still running after {s:g} s; "
+    "send the same message again later for its result (or raise Limits.thread_wait_s)"
+)
 FAILED_UNREAD = (
     "tool %s: its call, cut off by its run's cancellation, then raised %s; "
     "the run's re-run will make it again under the same key (Q6)"
@@ -72,7 +77,10 @@ class CallsInFlight:
             if earlier is not None and earlier.done():  # perhaps of another loop: read it
                 return cast(T, earlier.result())
             if earlier is not None:
-                return cast(T, await asyncio.wait_for(asyncio.shield(earlier), wait_s))
+                try:
+                    return cast(T, await asyncio.wait_for(asyncio.shield(earlier), wait_s))
+                except TimeoutError as exc:
+                    raise CallStillRunningError(STILL_RUNNING.format(tool=tool, s=wait_s)) from exc
             task = self._started(key, made.acall)
             try:
                 return cast(T, await asyncio.shield(task))

@@ -16,6 +16,7 @@ from toolweave.graph.idempotency import acted_on, note_acted
 from toolweave.graph.nodes import Steps, entry, make_node
 from toolweave.graph.tool_call import (
     FAILED_EFFECT,
+    STILL_RUNNING_EFFECT,
     Outcome,
     progress_for,
     result_reader,
@@ -23,6 +24,7 @@ from toolweave.graph.tool_call import (
 )
 from toolweave.graph.walk import current_task_no
 from toolweave.state.documents import UniqueTextDocument, repeated
+from toolweave.state.errors import CallStillRunningError
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerKind
 from toolweave.state.pauses import Clarification
@@ -137,7 +139,10 @@ def failed_effect(tool: Any, outcome: Outcome, text: str, lang: str) -> dict[str
         return {}
     if not outcome.failed or any(e.key for e in outcome.ledger):  # a refused result acted
         return {}
-    said = FAILED_EFFECT.get(lang, FAILED_EFFECT["en"])
+    notes = (
+        STILL_RUNNING_EFFECT if outcome.failed == CallStillRunningError.__name__ else FAILED_EFFECT
+    )
+    said = notes.get(lang, notes["en"])
     note = said.format(tool=tool.name.replace("_", " "), error=outcome.failed)
     return {"guaranteed": [PromptAndContext(prompt=text, context=note)]}
 

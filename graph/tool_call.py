@@ -95,6 +95,15 @@ FAILED_EFFECT = {
     "pl": "Tego nie wykonano: krok {tool} się nie powiódł ({error}). Proszę poprosić ponownie.",
 }
 """The answer's note on a tool that acts and raised (R7, S5): not done, so asked again it acts."""
+STILL_RUNNING_EFFECT = {
+    "en": "This is still being done: {tool} has not finished yet. "
+    "Please send the same message again in a moment for its result.",
+    "hu": "Ez még folyamatban van: a(z) {tool} lépés még nem fejeződött be. "
+    "Kérem, küldje el ugyanezt az üzenetet egy kis idő múlva az eredményéért.",
+    "pl": "To jest jeszcze w toku: krok {tool} jeszcze się nie zakończył. "
+    "Proszę za chwilę wysłać tę samą wiadomość ponownie, aby poznać wynik.",
+}
+"""The note when a cancelled run's call of a tool that acts is still running (S5, Q6)."""
 KEPT_EFFECT_UNSAID = {
     "en": "Something was done before the request was amended ({tool}), and not done again. "
     "The amendment does not change it.",

@@ -68,6 +68,14 @@ class ToolFailedError(ToolweaveError, RuntimeError):
     """A tool reported that it failed (an MCP error result, an adapter's error; T13): R7."""
 
 
+class CallStillRunningError(ToolFailedError):
+    """A cancelled run's call of a tool that acts was still running when its re-run stopped waiting.
+
+    The call goes on (S5, Q6): sending the same message again a little later takes its
+    result; raise ``Limits.thread_wait_s`` to wait longer.
+    """
+
+
 class ConflictingDocumentsError(InvalidToolResultError, ConfigurationError):
     """A tool's result holds different texts under one full identity (R6, R11): refused."""
 

@@ -13,9 +13,10 @@ run's cancellation: it finishes, and the graph keeps its outcome under the call'
 The re-run of the same call waits for it (at most ``Limits.thread_wait_s``) and takes
 its result instead of calling again. A call that raised, or one still running on an
 event loop that is gone, is made again under its key (Q6: at least once, one key). The
-outcomes live in the compiled graph's memory (the last :data:`KEPT_CALLS`): a re-run in
-another process relies on the journal of the run's store and on the key
-(:mod:`toolweave.graph.effect_journal`).
+outcomes live in the compiled graph's memory (the last :data:`KEPT_CALLS`); where the
+run has a store, a call that ends after its run was cancelled also records its result
+in the journal (:mod:`toolweave.graph.effect_journal`), where a re-run in another
+process finds it.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from toolweave.state.errors import CallStillRunningError
 from toolweave.tools.effects import Call
@@ -42,6 +43,10 @@ STILL_RUNNING = (
     "{tool}: its call from a cancelled run of this request is still running after {s:g} s; "
     "send the same message again later for its result (or raise Limits.thread_wait_s)"
 )
+NOT_RECORDED = (
+    "tool %s: the result of its call, ended after its run was cancelled, was not recorded "
+    "in the journal (%s); a re-run in another process makes the call again (Q6)"
+)
 FAILED_UNREAD = (
     "tool %s: its call, cut off by its run's cancellation, then raised %s; "
     "the run's re-run will make it again under the same key (Q6)"
@@ -56,14 +61,25 @@ class CallsInFlight:
         self._kept = kept
         self._tasks: OrderedDict[str, asyncio.Task[object]] = OrderedDict()
         self._lock = threading.Lock()
+        self._telling: set[asyncio.Future[None]] = set()
 
-    def finished(self, tool: str, key: str, made: Call[T], *, wait_s: float) -> Call[T]:
+    def finished(
+        self,
+        tool: str,
+        key: str,
+        made: Call[T],
+        *,
+        wait_s: float,
+        after_cut: Callable[[T], Awaitable[None]] | None = None,
+    ) -> Call[T]:
         """``made`` (the call of ``tool`` under ``key``) as a call a cancelled run does not cut.
 
         Its async form runs the call as a task and awaits it shielded; a call under ``key``
         that an earlier, cancelled run started is awaited (at most ``wait_s``) or, once
         finished, its result taken, instead of calling the tool again. The sync form takes
-        a finished earlier call's result, or calls.
+        a finished earlier call's result, or calls. ``after_cut`` is given the result of a
+        call that ends after its run was cancelled (to record it where other processes
+        look: the journal).
         """
 
         def sync() -> T:
@@ -85,7 +101,7 @@ class CallsInFlight:
             try:
                 return cast(T, await asyncio.shield(task))
             except asyncio.CancelledError:  # the run is gone; the call goes on
-                task.add_done_callback(functools.partial(_read_failure, tool))
+                task.add_done_callback(functools.partial(self._ended_after_cut, tool, after_cut))
                 raise
 
         return Call(sync, asynchronous)
@@ -104,6 +120,28 @@ class CallsInFlight:
             return None
         return task if task.get_loop() is running else None
 
+    def _ended_after_cut(
+        self,
+        tool: str,
+        after_cut: Callable[[Any], Awaitable[None]] | None,
+        task: asyncio.Task[object],
+    ) -> None:
+        """A call whose run was cancelled ended: log a failure, or pass on its result."""
+        if task.cancelled():
+            return
+        if (error := task.exception()) is not None:
+            logger.warning(FAILED_UNREAD, tool, type(error).__name__)
+            return
+        if after_cut is not None:
+            told = asyncio.ensure_future(after_cut(task.result()))
+            self._telling.add(told)  # a strong reference until it is done
+            told.add_done_callback(functools.partial(self._told, tool))
+
+    def _told(self, tool: str, told: asyncio.Future[None]) -> None:
+        self._telling.discard(told)
+        if not told.cancelled() and (error := told.exception()) is not None:
+            logger.warning(NOT_RECORDED, tool, type(error).__name__)
+
     def _started(self, key: str, acall: Callable[[], Awaitable[object]]) -> asyncio.Task[object]:
         """Start the call as a task of its own, kept under ``key``."""
 
@@ -117,12 +155,3 @@ class CallsInFlight:
             while len(self._tasks) > self._kept:
                 self._tasks.popitem(last=False)
         return task
-
-
-def _read_failure(tool: str, task: asyncio.Task[object]) -> None:
-    """Log what a call whose run was cancelled raised: no run is left to report it."""
-    if task.cancelled():
-        return
-    error = task.exception()
-    if error is not None:
-        logger.warning(FAILED_UNREAD, tool, type(error).__name__)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -34,7 +34,7 @@ from toolweave.tools.consumers import (
     ClarifiableTool,
     ContextConsumerTool,
 )
-from toolweave.tools.effects import Call, Steps, perform
+from toolweave.tools.effects import Call, Steps, adrive, perform
 from toolweave.tools.progress import ProgressEmitter, phrases_for
 from toolweave.tools.registry import AnyTool
 from toolweave.tools.text import readable
@@ -289,7 +289,10 @@ def _call_steps(
         made_call = tool_call(tool, made.request, ctx, buffer, made.reply)
         if tool.side_effects:  # a run cancelled mid-call does not cut it (S5, Q6)
             wait_s = deps.limits.thread_wait_s
-            made_call = deps.calls_in_flight.finished(name, made.key, made_call, wait_s=wait_s)
+            record = _journal_later(journal, tool, ctx.idempotency_key, ctx.amends)
+            made_call = deps.calls_in_flight.finished(
+                name, made.key, made_call, wait_s=wait_s, after_cut=record
+            )
         raw = yield from perform(made_call)
         result = require_result(name, checked_result(tool, raw))
     except GraphBubbleUp:
@@ -320,6 +323,29 @@ def _call_steps(
     finished = result is not None and result.mode is ResultMode.ANSWER
     yield from journal_done(journal, outcome.ledger[-1], said, finished=finished)
     return outcome
+
+
+def _journal_later(
+    journal: Journal | None, tool: AnyTool, key: str, amends: tuple[str, ...]
+) -> Callable[[ToolResult | None], Awaitable[None]] | None:
+    """How a call that ends after its run was cancelled is recorded in ``journal`` (S5, Q6).
+
+    As :func:`_call_steps` records a returned call: its result's text, whether it is a
+    finished answer; a refused result as no result.
+    """
+    if journal is None:
+        return None
+
+    async def record(raw: ToolResult | None) -> None:
+        try:
+            result = require_result(tool.name, checked_result(tool, raw))
+        except InvalidToolResultError:
+            result = None
+        said = "" if result is None else result.context_text()
+        finished = result is not None and result.mode is ResultMode.ANSWER
+        await adrive(journal.done(key, amends, said, finished=finished))
+
+    return record
 
 
 def _replies(state: GraphState, node: TaskNode, name: str, reply: str | None) -> tuple[str, ...]:

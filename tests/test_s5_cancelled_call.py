@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.memory import InMemoryStore
 
 from toolweave import (
     ChatbotTool,
@@ -214,3 +215,31 @@ def test_S5_the_graph_keeps_the_last_calls_only() -> None:
         return again
 
     assert asyncio.run(scenario()) == ["new", "k3"]  # k1 was dropped; k3's result is kept
+
+
+def test_S5_Q6_a_cut_call_finished_later_is_journaled_for_a_rerun_in_another_process() -> None:
+    """The journal (the run's store) hears of the call's end: another worker's re-run uses it.
+
+    A second graph built over the same checkpointer and store stands for another server
+    process (a double-texted run landing on another worker): it knows nothing of the
+    first graph's calls in flight, only what the store holds.
+    """
+    ticket = AwaitingTicket()
+    assistant = FunctionAssistant(route=lambda text, tools: [ticket.name])
+    saver, store = InMemorySaver(), InMemoryStore()
+    first, other = (
+        build_graph("desk", [ticket], assistant=assistant, checkpointer=saver, store=store)
+        for _ in range(2)
+    )
+    config = _config("cut-other-process")
+
+    async def scenario() -> dict[str, Any]:
+        await _cut(first, ticket, config, "cancelled")
+        assert ticket.replied is not None
+        ticket.replied.set()
+        await asyncio.sleep(0.1)  # the call ends; its result reaches the journal
+        return dict(await other.ainvoke(_asked(), config))
+
+    out = asyncio.run(scenario())
+    assert len(ticket.tickets) == 1
+    assert "Ticket HD-1 opened." in out["answer"]

@@ -23,6 +23,7 @@ from toolweave.tools import text as kit
 from toolweave.tools.language import (
     ENGLISH_WORDS,
     HUNGARIAN_WORDS,
+    OTHER_LANGUAGE_WORDS,
     POLISH_WORDS,
     detect_language,
 )
@@ -223,3 +224,25 @@ def test_R9_a_polish_question_beside_the_fact_gets_it_or_a_polish_no_information
     assert answer == no_information_answer("pl") or "jest bezpłatne" in answer
     if out["sources"]:
         assert source_lines(out["sources"], "pl")[0] == "Źródła:"
+
+
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [
+        ("Bitte buchen Sie mir einen Termin für einen Reisepass.", "de"),  # "ü": no Hungarian
+        ("Gibt es im Rathaus ein Schwimmbad?", "de"),  # "im": no Polish
+        ("Wie lange ist ein Reisepass gültig?", "de"),
+        ("Où est le service de cardiologie?", "fr"),  # "é": no Hungarian
+        ("¿Dónde está la cardiología?", "es"),
+    ],
+)
+def test_T10_a_message_in_a_language_without_a_kit_is_that_language(text: str, lang: str) -> None:
+    """Not Hungarian or Polish for a shared accent or word: its own code, texts in English."""
+    assert detect_language(text).lang == lang
+
+
+def test_T10_other_languages_function_words_are_no_kits_stop_words() -> None:
+    kits = HUNGARIAN_WORDS | ENGLISH_WORDS | POLISH_WORDS
+    for code, listed in OTHER_LANGUAGE_WORDS.items():
+        assert not listed & kits, code
+    assert "im" not in OTHER_LANGUAGE_WORDS["de"]  # a Polish word too: no German evidence

@@ -1,9 +1,16 @@
-"""The language detector for short chat messages: Hungarian, English or Polish (T10)."""
+"""The language detector for short chat messages: Hungarian, English or Polish (T10).
+
+A message mostly in another language (German, French, Spanish, Italian, Dutch,
+Portuguese: their most frequent function words) is that language, not Hungarian or
+Polish for a shared accent or a word like "im": its code (``"de"``...) reaches the
+prompts ("answer in German") and a domain's own phrases, and the library's own texts
+fall back to English.
+"""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from toolweave.tools.memo import per_step
 from toolweave.tools.text import (
@@ -44,6 +51,24 @@ POLISH_CUES = frozenset(
     }
 )  # fmt: skip
 """Polish words that tell the language but are no Polish stop words (weekdays, "trwa")."""
+_OTHER_LANGUAGES = {
+    "de": "der die das den dem des ein eine einen einem einer und ist sind nicht mit für "
+    "auf ich sie wir ihr mir mich mein meine meinen wie wann wo was warum wer bitte gibt es "
+    "auch noch nach bei aus zum zur vom kann können muss habe haben hat wird werden ins "
+    "über schon oder aber dass sich möchte möchten brauche",
+    "fr": "le la les un une des du et est sont pas avec pour sur je vous nous mon ma mes "
+    "comment quand où quoi pourquoi qui peux dois ai avez au aux ce cette dans il elle "
+    "mais ou voudrais",
+    "es": "el la los las un una unos y es son con para por sobre yo usted nosotros mi mis "
+    "cómo cuándo dónde qué quién puedo tengo hay del al este esta pero quiero necesito",
+    "it": "il lo la gli le un una è sono non con per su io lei noi mio mia come quando "
+    "dove cosa perché chi posso ho del della al ma vorrei",
+    "nl": "de het een en zijn niet met voor op ik wij mijn hoe wanneer waar wat waarom "
+    "wie kan moet heb hebben er van naar bij wil",
+    "pt": "os as um uma é são não com para por sobre eu você nós meu minha como quando "
+    "onde que porque quem posso tenho há do da no na quero",
+}  # fmt: skip
+
 POLISH_SHARED = frozenset({"co", "o", "u", "na", "ta", "ty"})
 """Polish stop words written in English or Hungarian text too ("Co.", "o'clock", "u.", "N/A",
 "ty"), so they tell nothing."""
@@ -56,6 +81,18 @@ POLISH_WORDS = (
     STOPWORDS_PL - STOPWORDS_EN - STOPWORDS_HU - HUNGARIAN_CUES - ENGLISH_CUES - POLISH_SHARED
 ) | POLISH_CUES
 """Polish words that say nothing about the topic, none of them a Hungarian or English one."""
+
+OTHER_LANGUAGE_WORDS = {
+    code: frozenset(listed.split())
+    - STOPWORDS_EN
+    - STOPWORDS_HU
+    - STOPWORDS_PL
+    - HUNGARIAN_WORDS
+    - ENGLISH_WORDS
+    - POLISH_WORDS
+    for code, listed in _OTHER_LANGUAGES.items()
+}
+"""Per language without a kit of its own, its function words that no kit's stop words share."""
 
 WEEKDAY_PREFIXES = (
     ("monday", "hetfo"), ("tuesday", "kedd"), ("wednesday", "szerd"),
@@ -80,11 +117,13 @@ class LanguageGuess:
     hungarian: int
     english: int
     polish: int = 0
+    others: tuple[tuple[str, int], ...] = ()
+    """Points of the languages without a kit of their own (``("de", 3)``), those above 0."""
 
     @property
     def points(self) -> dict[str, int]:
         """Points per language code."""
-        return {"hu": self.hungarian, "en": self.english, "pl": self.polish}
+        return {"hu": self.hungarian, "en": self.english, "pl": self.polish, **dict(self.others)}
 
     def leaning(self, default: str) -> str:
         """The language with the most points, however few; ``default`` on a tie."""
@@ -142,5 +181,10 @@ def detect_language(text: str) -> LanguageGuess:
     hungarian, english, polish = _points(found, text)
     greeting = len(found) == 1 and found[0] in GREETINGS_EN | GREETINGS_HU | GREETINGS_PL
     needed = 1 if greeting else MIN_EVIDENCE
-    guess = LanguageGuess(None, hungarian, english, polish)
-    return LanguageGuess(_verdict(guess.points, needed), hungarian, english, polish)
+    others = tuple(
+        (code, points)
+        for code, listed in OTHER_LANGUAGE_WORDS.items()
+        if (points := sum(1 for w in found if w in listed))
+    )
+    guess = LanguageGuess(None, hungarian, english, polish, others)
+    return replace(guess, lang=_verdict(guess.points, needed))

@@ -241,6 +241,18 @@ def test_T10_a_message_in_a_language_without_a_kit_is_that_language(text: str, l
     assert detect_language(text).lang == lang
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "How much does a ticket to the Musée du Louvre cost?",  # French in a name: English
+        "Is the Haus der Kunst open on Sunday?",
+        "Can I take the bus to the Puerta del Sol from the station?",
+    ],
+)
+def test_T10_a_foreign_name_in_an_english_question_keeps_it_english(text: str) -> None:
+    assert detect_language(text).lang == "en"
+
+
 def test_T10_other_languages_function_words_are_no_kits_stop_words() -> None:
     kits = HUNGARIAN_WORDS | ENGLISH_WORDS | POLISH_WORDS
     for code, listed in OTHER_LANGUAGE_WORDS.items():

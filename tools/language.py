@@ -187,4 +187,7 @@ def detect_language(text: str) -> LanguageGuess:
         if (points := sum(1 for w in found if w in listed))
     )
     guess = LanguageGuess(None, hungarian, english, polish, others)
-    return replace(guess, lang=_verdict(guess.points, needed))
+    other = _verdict(guess.points, needed)  # another language only where it dominates all
+    if other not in OTHER_LANGUAGE_WORDS:  # a kit's language as before: "Rue de la Paix"
+        other = _verdict(LanguageGuess(None, hungarian, english, polish).points, needed)
+    return replace(guess, lang=other)

@@ -324,11 +324,12 @@ def _shown(reply: _Reply, text: str, chunks: Sequence[str]) -> Steps[AIMessage]:
     return AIMessage(content=text, id=rest.id)
 
 
-def _no_information(lang: str, closest: Sequence[Source]) -> str:
+def _no_information(request: AnswerRequest, closest: Sequence[Source]) -> str:
     """The "no information" answer, naming the pages the dropped sentences cited (R9)."""
-    text = prompts.no_information_answer(lang)
+    lang, texts = request.user_lang, request.texts
+    text = prompts.no_information_answer(lang, texts)
     pages = [f"{s.name} ({s.url})" if s.url else s.name for s in closest]
-    return f"{text}\n{prompts.closest_pages(lang, pages)}" if pages else text
+    return f"{text}\n{prompts.closest_pages(lang, pages, texts)}" if pages else text
 
 
 def _first_answer(
@@ -378,7 +379,7 @@ def _generated_answer(
     if not reply.says_something:  # R9: nothing holds; "no information" rests on no source
         closest = sources_of([request.documents[i - 1] for c in reply.checked for i in c.sources])
         details["closest"] = "; ".join(s.name for s in closest)
-        text = _no_information(request.user_lang, closest)
+        text = _no_information(request, closest)
         why = reply.reason + UNSUPPORTED_REASON.format(failing=" | ".join(reply.failing))
         verdict, sources, sentences = "unsupported", [], []
         chunks = [text]
@@ -410,7 +411,7 @@ def standing_effects(state: GraphState, deps: Dependencies) -> list[str]:
     ran = {tool_of_key(key) for key in state["activated"]}
     tools = ((call, deps.registry.get(call.tool)) for call in message.amends)
     return [
-        kept_effect_text(tool, call, message.user_lang)
+        kept_effect_text(tool, call, message.user_lang, deps.domain.texts)
         for call, tool in tools
         if tool is not None and call.tool not in ran
     ]
@@ -461,6 +462,7 @@ def answer_request(state: GraphState, deps: Dependencies) -> AnswerRequest:
         history=earlier[-window:] if window else [],
         parts=[answer_part(state, node) for node in user_parts(state, deps.registry)],
         clarifications=exchanges,
+        texts=deps.domain.texts,
     )
 
 
@@ -492,7 +494,7 @@ def make_answer(deps: Dependencies) -> Runnable[Any, Any]:
         request = answer_request(state, deps)
         subject = rules.uncovered_subject(request)
         if subject is not None:
-            text = prompts.no_information_answer(request.user_lang)
+            text = prompts.no_information_answer(request.user_lang, request.texts)
             reason = NOT_COVERED_REASON.format(subject=subject)
             return _unsourced_answer(text, tree, verdict="not_covered", reason=reason)
         ask = partial(assistant_for, deps, runtime)

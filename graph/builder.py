@@ -209,5 +209,6 @@ def build_graph(
         build_secrets=secrets_of(assistant),  # its API key, in every run's scope (X4, X6)
         acts=any(getattr(tool, "side_effects", False) for tool in registry),  # S5, Q6 nested
         domain=domain if isinstance(domain, str) else domain.name,
+        texts=None if isinstance(domain, str) else domain.texts,
     )
     return compiled.with_config(recursion_limit=resolved.recursion_limit)

@@ -16,23 +16,7 @@ from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.pauses import Clarification
 from toolweave.state.results import ToolResult
 from toolweave.state.task import TaskNode, TaskStatus, completion_key
-
-CLARIFICATION_LIMIT = {
-    "en": "I still need more information to answer, but I have asked too many questions "
-    "already. Please ask again with the details included. (Last question: {question})",
-    "hu": "A válaszhoz még több információ kellene, de már túl sok kérdést tettem fel. "
-    "Kérem, tegye fel újra a kérdést a részletekkel együtt. (Utolsó kérdés: {question})",
-    "pl": "Do odpowiedzi potrzeba jeszcze więcej informacji, ale padło już zbyt wiele pytań. "
-    "Proszę zadać pytanie ponownie, podając szczegóły. (Ostatnie pytanie: {question})",
-}
-"""What a run ends with when the clarification rounds are used up (Q2), by language."""
-
-CANCELLED = {
-    "en": "All right, I have dropped that question. What else can I help you with?",
-    "hu": "Rendben, ezt a kérdést elengedtem. Miben segíthetek még?",
-    "pl": "Dobrze, pomijam to pytanie. W czym jeszcze mogę pomóc?",
-}
-"""What a run ends with when the person drops the open question ("never mind"), by language."""
+from toolweave.tools.texts import Texts, text_for
 
 CANCELLED_REASON = "the person dropped the question ({message!r}); the run ends here (Q2)"
 AMENDED_REASON = (
@@ -91,8 +75,8 @@ def pause_for_clarification(
     rounds = state.get("clarification_rounds") or 0
     key = completion_key(node.task_no, name)
     if rounds >= deps.limits.max_clarification_rounds:
-        template = CLARIFICATION_LIMIT.get(state["message"].user_lang, CLARIFICATION_LIMIT["en"])
-        text = template.format(question=result.text or "")
+        lang, texts = state["message"].user_lang, deps.domain.texts
+        text = text_for("clarification_limit", lang, texts, question=result.text or "")
         closed = node.model_copy(update={"queue": [], "status": TaskStatus.CLOSED})
         return {"tasks": {node.task_no: closed}, "answer": text, "terminal": key}
     question = Clarification(
@@ -107,12 +91,14 @@ def pause_for_clarification(
     }
 
 
-def cancelled(pending: Clarification, message: str, user_lang: str) -> dict[str, Any]:
+def cancelled(
+    pending: Clarification, message: str, user_lang: str, texts: Texts | None = None
+) -> dict[str, Any]:
     """The state update when the person drops the open question: the run ends (Q2)."""
     said = _about(pending, "cancelled", CANCELLED_REASON.format(message=message))
     return {
         "pause": None,
-        "answer": CANCELLED.get(user_lang, CANCELLED["en"]),
+        "answer": text_for("cancelled", user_lang, texts),
         "terminal": completion_key(pending.task_no, pending.tool),
         "ledger": [said],
     }

@@ -263,7 +263,7 @@ def ai_tool_steps(
     if received is not None:
         return received
     earlier = earlier_call(state, node.task_no, tool.name) if tool.side_effects else None
-    if (kept := not_made_again(state, node, tool, earlier)) is not None:  # S5, Q6
+    if (kept := not_made_again(state, node, tool, earlier, deps.domain.texts)) is not None:
         return kept
     outcome = Outcome()
     announced = announced_tools(state, runtime)

@@ -67,6 +67,7 @@ from toolweave.state.secrets import secret_values, secrets_of
 from toolweave.state.serde import checkpoint_allowlist
 from toolweave.tools.effects import Call, Steps, adrive, call, drive, perform
 from toolweave.tools.progress import stream_sink
+from toolweave.tools.texts import Texts
 
 
 @functools.cache
@@ -265,6 +266,7 @@ class ToolweaveGraph(
         run_locks: ThreadLocks | None = None,
         acts: bool | None = None,
         domain: str | None = None,
+        texts: Texts | None = None,
         **kwargs: Any,
     ) -> None:
         """Take LangGraph's compiled-graph fields plus toolweave's settings.
@@ -282,6 +284,8 @@ class ToolweaveGraph(
                 runs of it made (S5, Q6). ``None`` (not known): it looks them up.
             domain: The domain's name, which its answer messages carry: nested, an answer
                 of another domain's graph does not answer its question (S5).
+            texts: The domain's own sentences for people (``Domain.texts``): what a
+                repeat of a message whose run acted is told (S5).
             **kwargs: ``CompiledStateGraph``'s fields.
         """
         allowlist = {*(kwargs.pop(SERDE_ALLOWLIST, None) or ()), *_state_types()}
@@ -294,6 +298,7 @@ class ToolweaveGraph(
         self.run_locks = run_locks or ThreadLocks()
         self.acts = acts
         self.domain = domain
+        self.texts = texts
 
     @classmethod
     def of(
@@ -305,6 +310,7 @@ class ToolweaveGraph(
         build_secrets: frozenset[str] = frozenset(),
         acts: bool | None = None,
         domain: str | None = None,
+        texts: Texts | None = None,
     ) -> ToolweaveGraph:
         """The checked version of a graph compiled from :func:`create_state_graph`."""
         return cls(
@@ -313,6 +319,7 @@ class ToolweaveGraph(
             build_secrets=build_secrets,
             acts=acts,
             domain=domain,
+            texts=texts,
             **copy_fields(compiled),
         )
 
@@ -487,7 +494,10 @@ class ToolweaveGraph(
             return checked, None, None
         snapshot = yield from self._snapshot(config)
         values = snapshot.values
-        if again and (repeat := sent_again(checked, values, _thread_of(config))) is not None:
+        if (
+            again
+            and (repeat := sent_again(checked, values, _thread_of(config), self.texts)) is not None
+        ):
             return None, snapshot, repeat
         if is_resend(checked, stored_messages(values)):
             return None, snapshot, None

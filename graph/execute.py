@@ -15,8 +15,6 @@ from toolweave.graph.deep_fallback import found_new_entries
 from toolweave.graph.idempotency import acted_on, note_acted
 from toolweave.graph.nodes import Steps, entry, make_node
 from toolweave.graph.tool_call import (
-    FAILED_EFFECT,
-    STILL_RUNNING_EFFECT,
     Outcome,
     progress_for,
     result_reader,
@@ -38,6 +36,7 @@ from toolweave.state.task import (
 )
 from toolweave.tools.ai.orchestration import AiChatbotTool
 from toolweave.tools.text import readable
+from toolweave.tools.texts import Texts, text_for
 
 AFTER_TERMINAL = "an earlier tool's finished answer ended the task (R8)"
 GATE_REFUSED = (
@@ -128,7 +127,9 @@ def call_tool(
     return (yield from tool_steps(deps, state, runtime, node, name, text, reply_for(state, name)))
 
 
-def failed_effect(tool: Any, outcome: Outcome, text: str, lang: str) -> dict[str, Any]:
+def failed_effect(
+    tool: Any, outcome: Outcome, text: str, lang: str, texts: Texts | None = None
+) -> dict[str, Any]:
     """R7, S5: a tool that acts and raised tells the answer it was not done (no activation).
 
     Its call gave no result, so the run answers from the rest; without this note the
@@ -139,11 +140,8 @@ def failed_effect(tool: Any, outcome: Outcome, text: str, lang: str) -> dict[str
         return {}
     if not outcome.failed or any(e.key for e in outcome.ledger):  # a refused result acted
         return {}
-    notes = (
-        STILL_RUNNING_EFFECT if outcome.failed == CallStillRunningError.__name__ else FAILED_EFFECT
-    )
-    said = notes.get(lang, notes["en"])
-    note = said.format(tool=tool.name.replace("_", " "), error=outcome.failed)
+    key = "still_running" if outcome.failed == CallStillRunningError.__name__ else "failed_effect"
+    note = text_for(key, lang, texts, tool=tool.name.replace("_", " "), error=outcome.failed)
     return {"guaranteed": [PromptAndContext(prompt=text, context=note)]}
 
 
@@ -194,7 +192,7 @@ def make_execute(deps: Dependencies) -> Runnable[Any, Any]:
         if result is not None:  # R1/R7: no result is as if the tool had not been activated
             update["activated"] = [key]
         else:
-            update.update(failed_effect(tool, outcome, text, lang))
+            update.update(failed_effect(tool, outcome, text, lang, deps.domain.texts))
         reads = readable if tool is None or outcome.read else result_reader(tool, lang)
         in_doubt = name in node.as_context  # A9: its finished answer joins the context
         present = state.get("documents") or ()

@@ -22,6 +22,7 @@ from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.pauses import Clarification, awaiting, pause_of
 from toolweave.state.run_scope import current_scope
 from toolweave.state.task import completion_key
+from toolweave.tools.texts import Texts, text_for
 
 logger = logging.getLogger(__name__)
 
@@ -132,16 +133,6 @@ def same_words(one: str, other: str) -> bool:
     return message_form(one) == message_form(other)
 
 
-SENT_AGAIN = {
-    "en": "This message was answered already, and what it asked for was done then; "
-    "here is that answer again. Nothing was done a second time.",
-    "hu": "Erre az üzenetre már válaszoltam, és amit kért, akkor megtörtént; "
-    "itt van újra az akkori válasz. Semmi sem történt meg másodszor.",
-    "pl": "Na tę wiadomość już odpowiedziano, a to, o co prosiła, zostało wtedy wykonane; "
-    "oto ta sama odpowiedź. Nic nie wykonano po raz drugi.",
-}
-"""What a person is shown, by language, when a repeat's run acted: its answer again (S5, Q6)."""
-
 SENT_AGAIN_LOG = (
     "a message repeats the last one of thread %r, whose run acted (keys %s): answered "
     "with that run's answer, no new run (S5, Q6)"
@@ -220,7 +211,9 @@ def answered(values: Mapping[str, Any]) -> bool:
     return bool(values.get("answer")) and not abandoned
 
 
-def sent_again(checked: Any, values: Mapping[str, Any], thread: str = "") -> SentAgainEvent | None:
+def sent_again(
+    checked: Any, values: Mapping[str, Any], thread: str = "", texts: Texts | None = None
+) -> SentAgainEvent | None:
     """The event of a repeat of a finished thread's last message, its run acted (S5, Q6)."""
     if not answered(values) or not repeats_the_last_question(checked, stored_messages(values)):
         return None
@@ -235,7 +228,7 @@ def sent_again(checked: Any, values: Mapping[str, Any], thread: str = "") -> Sen
         "tools": list(
             dict.fromkeys(entry.tool or "" for entry in acted)
         ),  # in the order they acted
-        "phrase": SENT_AGAIN.get(lang, SENT_AGAIN["en"]),
+        "phrase": text_for("sent_again", lang, texts),
     }
 
 

@@ -148,7 +148,7 @@ def make_take_reply(deps: Dependencies) -> Runnable[Any, Any]:
         if isinstance(pending, Clarification) and message_kind(state, pending) == "cancel":
             message = state.get("message")
             lang = message.user_lang if message is not None else deps.domain.default_language
-            return cancelled(pending, text, lang)
+            return cancelled(pending, text, lang, deps.domain.texts)
         return with_gates_again(apply_message(pending, text), state, runtime, check)
 
     return make_pure_node("take_reply", take_reply)

@@ -38,6 +38,7 @@ from toolweave.tools.effects import Call, Steps, adrive, perform
 from toolweave.tools.progress import ProgressEmitter, phrases_for
 from toolweave.tools.registry import AnyTool
 from toolweave.tools.text import readable
+from toolweave.tools.texts import Texts, text_for
 
 logger = logging.getLogger(__name__)
 
@@ -80,39 +81,6 @@ NOT_RUN_AGAIN = (
     "(takes_amendments is False): not called again; its earlier result stands and the "
     "answer says so (S5, Q6)"
 )
-KEPT_EFFECT = {
-    "en": "Done before the request was amended, and not done again: {said} "
-    "The amendment does not change this.",
-    "hu": "Ez a kérés módosítása előtt már megtörtént, és nem történt meg újra: {said} "
-    "A módosítás ezen nem változtat.",
-    "pl": "Wykonano to przed zmianą prośby i nie wykonano ponownie: {said} "
-    "Zmiana prośby tego nie zmienia.",
-}
-"""The answer's note on an effect kept from before an amendment (S5, Q6); ``{said}``: its result."""
-FAILED_EFFECT = {
-    "en": "This was not done: {tool} failed ({error}). Please ask again.",
-    "hu": "Ez nem történt meg: a(z) {tool} lépés nem sikerült ({error}). Kérem, kérje újra.",
-    "pl": "Tego nie wykonano: krok {tool} się nie powiódł ({error}). Proszę poprosić ponownie.",
-}
-"""The answer's note on a tool that acts and raised (R7, S5): not done, so asked again it acts."""
-STILL_RUNNING_EFFECT = {
-    "en": "This is still being done: {tool} has not finished yet. "
-    "Please send the same message again in a moment for its result.",
-    "hu": "Ez még folyamatban van: a(z) {tool} lépés még nem fejeződött be. "
-    "Kérem, küldje el ugyanezt az üzenetet egy kis idő múlva az eredményéért.",
-    "pl": "To jest jeszcze w toku: krok {tool} jeszcze się nie zakończył. "
-    "Proszę za chwilę wysłać tę samą wiadomość ponownie, aby poznać wynik.",
-}
-"""The note when a cancelled run's call of a tool that acts is still running (S5, Q6)."""
-KEPT_EFFECT_UNSAID = {
-    "en": "Something was done before the request was amended ({tool}), and not done again. "
-    "The amendment does not change it.",
-    "hu": "A kérés módosítása előtt már történt valami ({tool}), és nem történt meg újra. "
-    "A módosítás ezen nem változtat.",
-    "pl": "Przed zmianą prośby coś już wykonano ({tool}) i nie wykonano ponownie. "
-    "Zmiana prośby tego nie zmienia.",
-}
-""":data:`KEPT_EFFECT` for an earlier result with no text (a tool that streamed its answer)."""
 
 
 @dataclass
@@ -222,7 +190,7 @@ def tool_steps(
     if tool is None:
         return Outcome(ledger=[entry(node, name, LedgerKind.TOOL_SKIPPED, "skipped", UNREGISTERED)])
     earlier = earlier_call(state, node.task_no, name) if tool.side_effects else None
-    if (kept := not_made_again(state, node, tool, earlier)) is not None:
+    if (kept := not_made_again(state, node, tool, earlier, deps.domain.texts)) is not None:
         return kept
     journal = journal_of(deps, state, runtime, node, tool, reply)
     found = yield from read_journal(journal)
@@ -388,14 +356,18 @@ def journaled(node: TaskNode, tool: AnyTool, done: ActedCall) -> Outcome:
 
 
 def not_made_again(
-    state: GraphState, node: TaskNode, tool: AnyTool, earlier: ActedCall | None
+    state: GraphState,
+    node: TaskNode,
+    tool: AnyTool,
+    earlier: ActedCall | None,
+    texts: Texts | None = None,
 ) -> Outcome | None:
     """The outcome of a call of a tool that acts which is not made (again), else ``None`` (S5, Q6).
 
     One ``earlier`` made when the tool takes no amendments, or one the thread's checkpoints record.
     """
     if earlier is not None and not tool.takes_amendments:
-        return kept_effect(node, tool, earlier, state["message"].user_lang)
+        return kept_effect(node, tool, earlier, state["message"].user_lang, texts)
     if tool.side_effects and (done := recorded_call(tool_call_key(state, node.task_no, tool.name))):
         text = done.result or DONE_ALREADY.format(tool=tool.name.replace("_", " "))
         return _standing(node, tool, done, REPLAYED, text, read=not done.result)
@@ -421,18 +393,21 @@ def acting_entry(
     return called.model_copy(update={"key": key, "amends": amends, "reason": reason})
 
 
-def kept_effect_text(tool: AnyTool, earlier: ActedCall, user_lang: str) -> str:
+def kept_effect_text(
+    tool: AnyTool, earlier: ActedCall, user_lang: str, texts: Texts | None = None
+) -> str:
     """What the answer is told of ``earlier``, a call whose effect stands (S5, Q6, R10)."""
     said = result_reader(tool, user_lang)(earlier.result).strip() if earlier.result else ""
     if said:
-        return KEPT_EFFECT.get(user_lang, KEPT_EFFECT["en"]).format(said=said)
-    unsaid = KEPT_EFFECT_UNSAID.get(user_lang, KEPT_EFFECT_UNSAID["en"])
-    return unsaid.format(tool=tool.name.replace("_", " "))
+        return text_for("kept_effect", user_lang, texts, said=said)
+    return text_for("kept_effect_unsaid", user_lang, texts, tool=tool.name.replace("_", " "))
 
 
-def kept_effect(node: TaskNode, tool: AnyTool, earlier: ActedCall, user_lang: str) -> Outcome:
+def kept_effect(
+    node: TaskNode, tool: AnyTool, earlier: ActedCall, user_lang: str, texts: Texts | None = None
+) -> Outcome:
     """S5, Q6: a tool that acted for the amended request, not called again: its result stands."""
-    text = kept_effect_text(tool, earlier, user_lang)
+    text = kept_effect_text(tool, earlier, user_lang, texts)
     return _standing(node, tool, earlier, NOT_RUN_AGAIN.format(key=earlier.key), text, read=True)
 
 
@@ -470,7 +445,9 @@ def _with_inputs(
         return request, None
     names = ", ".join(missing)
     if required.graph_asks(tool, domain_asks=deps.domain.ask_for_missing_inputs):
-        question, offered = required.input_question(tool, request, state["message"].user_lang)
+        question, offered = required.input_question(
+            tool, request, state["message"].user_lang, deps.domain.texts
+        )
         outcome.result = ToolResult.clarification(tool.name, question, offered)
         asked = MISSING_INPUTS_ASKED.format(names=names)
         outcome.ledger.append(entry(node, tool.name, LedgerKind.CLARIFICATION, "asked", asked))

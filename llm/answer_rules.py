@@ -283,7 +283,7 @@ def quoted_citations(answer: str, request: AnswerRequest) -> str:
     cited = cited_documents(answer, request.documents)
     number = {id(doc): n for n, doc in enumerate(request.documents, start=1)}
     lines = [f"{doc.text.strip()} [{number[id(doc)]}]" for doc in cited if doc.text.strip()]
-    return "\n".join(lines) or prompts.no_information_answer(request.user_lang)
+    return "\n".join(lines) or prompts.no_information_answer(request.user_lang, request.texts)
 
 
 def cites_only(answer: str) -> bool:

@@ -114,7 +114,9 @@ class OfflineAssistant(LlmAssistant):
     def answer(self, request: AnswerRequest) -> AIMessage:
         """Quote the context sentences that answer the question, each part of it (A7, S6, Q8)."""
         lines = "\n".join(text for text, _ in answer_lines(request, self.max_sentences))
-        return stream_message(lines or prompts.no_information_answer(request.user_lang))
+        return stream_message(
+            lines or prompts.no_information_answer(request.user_lang, request.texts)
+        )
 
     def answer_sources(self, request: AnswerRequest, answer: str) -> list[UniqueTextDocument]:
         """The documents of the sentences :meth:`answer` quoted, in answer order (R9)."""

@@ -16,6 +16,7 @@ from toolweave.llm.offline_extract import extract_request
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.tools.effects import Steps, adrive, call, drive, perform
 from toolweave.tools.registry import AnyTool
+from toolweave.tools.texts import Texts
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -166,6 +167,9 @@ class AnswerRequest:
     """This request's clarification questions and replies, in order (Q8): never asked again."""
     failing: Sequence[str] = ()
     """Sentences of an earlier answer its cited passages do not support (R9): asked once more."""
+    texts: Texts = field(default_factory=dict)
+    """The domain's own sentences for people (``Domain.texts``): "no information" in its
+    languages (:func:`toolweave.llm.prompts.no_information_answer`)."""
 
     @property
     def guaranteed_texts(self) -> list[str]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from toolweave.tools.texts import Texts, text_for
+
 NORMALIZE_PROMPT = """\
 You prepare a chatbot user's message for a retrieval and tool pipeline.
 Return:
@@ -135,30 +137,14 @@ GUARANTEED_SECTION = "\nGuaranteed context (always relevant):\n{guaranteed}\n"
 """The guaranteed context's section of :data:`ANSWER_PROMPT`; left out when it is empty (A10)."""
 
 
-NO_INFORMATION_ANSWERS = {
-    "en": "I found no information about this in the available sources.",
-    "hu": "Nem találtam erről információt az elérhető forrásokban.",
-    "pl": "Nie znaleziono informacji na ten temat w dostępnych źródłach.",
-}
-"""The answer that says the sources do not cover the question, by user language."""
+def no_information_answer(lang: str, texts: Texts | None = None) -> str:
+    """The answer that says the sources do not cover the question, in ``lang`` (A7, R9)."""
+    return text_for("no_information", lang, texts)
 
 
-def no_information_answer(lang: str) -> str:
-    """:data:`NO_INFORMATION_ANSWERS` in ``lang``, English when it has none."""
-    return NO_INFORMATION_ANSWERS.get(lang, NO_INFORMATION_ANSWERS["en"])
-
-
-CLOSEST_PAGES = {
-    "en": "The closest pages I found: {pages}",
-    "hu": "A legközelebbi oldalak, amelyeket találtam: {pages}",
-    "pl": "Najbliższe strony, które znalazłem: {pages}",
-}
-"""After a "no information" answer whose sentences were dropped: the pages they cited (R9)."""
-
-
-def closest_pages(lang: str, pages: Sequence[str]) -> str:
-    """:data:`CLOSEST_PAGES` in ``lang`` (English when it has none), ``pages`` joined."""
-    return CLOSEST_PAGES.get(lang, CLOSEST_PAGES["en"]).format(pages="; ".join(pages))
+def closest_pages(lang: str, pages: Sequence[str], texts: Texts | None = None) -> str:
+    """After a "no information" answer whose sentences were dropped: the pages they cited (R9)."""
+    return text_for("closest_pages", lang, texts, pages="; ".join(pages))
 
 
 def language_name(code: str) -> str:

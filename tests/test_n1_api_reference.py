@@ -28,7 +28,7 @@ def _kind(value: object) -> str:
         return "exception" if issubclass(value, BaseException) else "class"
     if inspect.isfunction(value) or inspect.isbuiltin(value):
         return "function"
-    if isinstance(value, str | int | float | bool) or type(value).__module__.startswith(
+    if isinstance(value, str | int | float | bool | dict) or type(value).__module__.startswith(
         "toolweave"
     ):
         return "constant"

@@ -10,6 +10,7 @@ from langchain_core.embeddings import Embeddings
 
 from toolweave.tools.progress import ProgressMessages
 from toolweave.tools.registry import AnyTool
+from toolweave.tools.texts import Texts, check_texts
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a helpful assistant. Answer the user's question precisely from the context. "
@@ -67,6 +68,16 @@ class Domain:
 
     withheld: Sequence[WithheldKind] = ()
     """Kinds of question never answered by the model alone (A7): the declared text instead."""
+
+    texts: Texts = field(default_factory=dict)
+    """The library's own sentences for people in more languages, or worded the domain's way
+    (P4, T10): key of :data:`toolweave.LIBRARY_TEXTS` → language → text. A language
+    neither has falls back to English; an unknown key or placeholder raises
+    :class:`~toolweave.ConfigurationError` here."""
+
+    def __post_init__(self) -> None:
+        """Check :attr:`texts` now, not when a run first says one of them."""
+        check_texts(self.texts, owner=f"Domain {self.name!r}")
 
     def withheld_answer(self, question: str, lang: str) -> tuple[str, str] | None:
         """``(kind, text)`` of the first :attr:`withheld` kind ``question`` is of, or ``None``."""

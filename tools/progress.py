@@ -12,6 +12,7 @@ from langgraph.config import get_stream_writer
 from toolweave.state.events import tool_progress_event
 from toolweave.state.run_scope import progress_sink
 from toolweave.state.secrets import redact
+from toolweave.tools.texts import text_for
 
 logger = logging.getLogger(__name__)
 
@@ -74,9 +75,6 @@ PAGE_DETAIL = re.compile(
 )
 """A page read's detail, ``"3/6: Study rooms (p. 2)"``: ``{n}``, ``{total}``, ``{name}``."""
 
-PAGE_LABELS = {"en": "p. {pages}", "hu": "{pages}. oldal", "pl": "s. {pages}"}
-"""How a page number is said in each language: in a page read's line and the CLI's sources."""
-
 _PLACEHOLDER = re.compile(r"\{(detail|n|total|name)\}")
 
 
@@ -106,7 +104,7 @@ def fill_phrase(phrase: str, detail: str | None, lang: str = "en") -> str | None
     read = PAGE_DETAIL.fullmatch(detail or "")
     parts = {k: v for k, v in (read.groupdict() if read else {}).items() if v is not None}
     if "page" in parts:
-        label = PAGE_LABELS.get(lang, PAGE_LABELS["en"]).format(pages=parts.pop("page"))
+        label = text_for("page", lang, pages=parts.pop("page"))
         parts["name"] = f"{parts['name']}, {label}"
     values = {"detail": detail or "", **parts}
     if any(key not in values for key in _PLACEHOLDER.findall(phrase)):

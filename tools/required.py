@@ -12,17 +12,10 @@ from pydantic.fields import FieldInfo
 
 from toolweave.tools.base import ChatbotTool
 from toolweave.tools.consumers import ClarifiableContextConsumerTool, ClarifiableTool
+from toolweave.tools.texts import Texts, text_for
 
 ReplyReader = Callable[[str, type[BaseModel]], Mapping[str, Any] | None]
 """Fills a request model from a reply's text (the offline extraction), ``None`` if invalid."""
-
-ASK_FOR_INPUT = {
-    "en": "Which {field}?", "hu": "Kérem, adja meg: {field}.", "pl": "Proszę podać: {field}."
-}  # fmt: skip
-"""The question for the first unfilled required input (Q1), by language."""
-FOR_EXAMPLE = {"en": " (for example {example})", "hu": " (például {example})",
-               "pl": " (na przykład {example})"}  # fmt: skip
-"""What the question adds for a field of a set form (a ``pattern``): its first example."""
 
 
 def required_inputs(
@@ -99,7 +92,7 @@ def choices(info: FieldInfo) -> list[str]:
 
 
 def input_question(
-    tool: ChatbotTool[Any], request: BaseModel, user_lang: str
+    tool: ChatbotTool[Any], request: BaseModel, user_lang: str, texts: Texts | None = None
 ) -> tuple[str, list[str]]:
     """The question for the first unfilled required input, and its choices (Q1).
 
@@ -107,11 +100,10 @@ def input_question(
     person reads; without one, by its name with spaces for underscores.
     """
     name, info = _missing(tool, request)[0]
-    template = ASK_FOR_INPUT.get(user_lang, ASK_FOR_INPUT["en"])
     label = info.title or (info.alias or name).replace("_", " ")
-    question = template.format(field=label)
+    question = text_for("ask_for_input", user_lang, texts, field=label)
     if field_pattern(info) is not None and info.examples:
-        example = FOR_EXAMPLE.get(user_lang, FOR_EXAMPLE["en"]).format(example=info.examples[0])
+        example = text_for("for_example", user_lang, texts, example=str(info.examples[0]))
         question = question.removesuffix(".").removesuffix("?") + example + question[-1]
     return question, choices(info)
 

@@ -142,6 +142,11 @@ from toolweave.tools.progress import (
     tool_progress_emitter as tool_progress_emitter,
 )
 from toolweave.tools.registry import ToolRegistry as ToolRegistry
+from toolweave.tools.texts import (
+    LIBRARY_TEXTS as LIBRARY_TEXTS,
+    Texts as Texts,
+    text_for as text_for,
+)
 from toolweave.tools.ai.base import (
     AiTool as AiTool,
     AiToolBuilder as AiToolBuilder,

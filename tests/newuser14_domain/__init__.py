@@ -78,6 +78,20 @@ PROGRESS_MESSAGES = {
     "LOOKING_UP": {"de": "Ich schaue die Unterlagen nach"},
 }
 
+TEXTS = {  # the library's own sentences in German (Domain.texts, LIBRARY_TEXTS keys)
+    "no_information": {"de": "Dazu habe ich in den verfügbaren Quellen nichts gefunden."},
+    "closest_pages": {"de": "Die nächsten Seiten, die ich gefunden habe: {pages}"},
+    "sources": {"de": "Quellen:"},
+    "page": {"de": "S. {pages}"},
+    "offline": {"de": "Antworten gibt das Offline-Modell (ohne LLM)"},
+    "assistant": {"de": "Antworten gibt {label}"},
+    "reply_hint": {
+        "de": '(antworten Sie mit: toolweave ask --thread {thread} --domain {domain}{more} "...")'
+    },
+    "ask_for_input": {"de": "Welche {field}?"},
+    "sent_again": {"de": "Diese Nachricht wurde schon beantwortet; nichts wurde zweimal getan."},
+}
+
 
 def buergeramt_domain_and_tools():  # type: ignore[no-untyped-def]
     import dataclasses
@@ -85,7 +99,12 @@ def buergeramt_domain_and_tools():  # type: ignore[no-untyped-def]
     store = SqliteDocumentStore(":memory:", stopwords=STOPWORDS)
     ingest([str(DATA)], store, domain=DOMAIN)
     domain, tools = documents_domain(
-        DOMAIN, store, tools=own_tools(), system_prompt=SYSTEM_PROMPT, default_language="de"
+        DOMAIN,
+        store,
+        tools=own_tools(),
+        system_prompt=SYSTEM_PROMPT,
+        default_language="de",
+        texts=TEXTS,
     )
     domain = dataclasses.replace(domain, progress_messages=PROGRESS_MESSAGES)
     return domain, tools

@@ -20,6 +20,7 @@ from toolweave.cli import ingest as cli_ingest
 
 if TYPE_CHECKING:
     from toolweave.cli.session import Session, Turn
+    from toolweave.tools.texts import Texts
 
 # Only the standard library above (and the eval and ingest parsers): ``--help`` and usage
 # errors answer without loading LangGraph; each command imports what it needs when it runs.
@@ -244,7 +245,7 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
             gave = getattr(args, "user_data", None) is not None
             _print_outcome(
                 turn, "reply_hint", thread_id, out, domain=domain.name, user_data=gave,
-                place=_place(args),
+                place=_place(args), texts=domain.texts,
             )  # fmt: skip
     return 0
 
@@ -288,9 +289,13 @@ def _print_finish(
     question = session.status(thread_id).question
     lang = _language(question, default_lang)
     key = "finishing" if question else "finishing_unknown"  # the latter names no question
-    print(cli_text(key, lang, thread=thread_id, question=f'"{question}"'), file=out)
+    said = cli_text(key, lang, session.texts, thread=thread_id, question=f'"{question}"')
+    print(said, file=out)
     turn = session.finish_interrupted(thread_id=thread_id, out=out)
-    _print_outcome(turn, "reply_hint", thread_id, out, domain=session.domain_name, place=place)
+    _print_outcome(
+        turn, "reply_hint", thread_id, out, domain=session.domain_name, place=place,
+        texts=session.texts,
+    )  # fmt: skip
 
 
 def _print_outcome(
@@ -302,6 +307,7 @@ def _print_outcome(
     domain: str,
     user_data: bool = False,
     place: str = "",
+    texts: Texts | None = None,
 ) -> None:
     """After a streamed turn: its question and how to reply (N2, N3), or its sources."""
     from toolweave.cli import render
@@ -311,16 +317,19 @@ def _print_outcome(
     lang = message.user_lang if (message := message_of(values)) else None
     if turn.pending_question is None:
         sources, sentences = values.get("sources"), values.get("answer_sentences")
-        _print(render.source_lines(sources, lang or "en", sentences), out)
-        _print_refused_on_reply(turn, lang, out)
+        _print(render.source_lines(sources, lang or "en", sentences, texts), out)
+        _print_refused_on_reply(turn, lang, out, texts)
         return
     _print(render.question_lines(turn.pending_question, turn.pending_choices), out)
-    _print_refused_on_reply(turn, lang, out)
+    _print_refused_on_reply(turn, lang, out, texts)
     more = place + (" --user-data '...'" if user_data else "")
-    print(render.cli_text(hint, lang, thread=thread_id, domain=domain, more=more), file=out)
+    said = render.cli_text(hint, lang, texts, thread=thread_id, domain=domain, more=more)
+    print(said, file=out)
 
 
-def _print_refused_on_reply(turn: Turn, lang: str | None, out: TextIO) -> None:
+def _print_refused_on_reply(
+    turn: Turn, lang: str | None, out: TextIO, texts: Texts | None = None
+) -> None:
     """A reply whose tool's gate refused it (T4): say so, and that the data is never stored.
 
     The person at the command line gave (or forgot) ``--user-data``; without this line the
@@ -329,7 +338,7 @@ def _print_refused_on_reply(turn: Turn, lang: str | None, out: TextIO) -> None:
     from toolweave.cli import render
 
     if tools := render.refused_on_reply(turn.events):
-        print(render.cli_text("reply_refused", lang, tools=", ".join(tools)), file=out)
+        print(render.cli_text("reply_refused", lang, texts, tools=", ".join(tools)), file=out)
 
 
 def _assistant_line(session: Session, lang: str) -> str:
@@ -338,10 +347,10 @@ def _assistant_line(session: Session, lang: str) -> str:
     from toolweave.llm.offline import OfflineAssistant
 
     if isinstance(session.assistant, OfflineAssistant):
-        return cli_text("offline", lang)
+        return cli_text("offline", lang, session.texts)
     label = session.assistant.label
     article = "the " if label[:1].islower() and lang == "en" else ""
-    return cli_text("assistant", lang, label=article + label)
+    return cli_text("assistant", lang, session.texts, label=article + label)
 
 
 def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
@@ -357,14 +366,16 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
     with _session(args, domain, tools, user_data, persistent=True) as session:
         print(_assistant_line(session, lang), file=out)
         more = _place(args) + (" --user-data '...'" if user_data else "")  # never the data (X4)
-        hint = cli_text("chat_thread", lang, thread=thread_id, domain=domain.name, more=more)
+        hint = cli_text(
+            "chat_thread", lang, domain.texts, thread=thread_id, domain=domain.name, more=more
+        )
         print(hint, file=out)
-        print(cli_text("chat_leave", lang), file=out)
+        print(cli_text("chat_leave", lang, domain.texts), file=out)
         if _interrupted(session, thread_id):
             _print_finish(session, thread_id, lang, out, _place(args))
         while True:
             try:
-                line = input(cli_text("prompt", lang))
+                line = input(cli_text("prompt", lang, domain.texts))
             except EOFError:
                 print(file=out)
                 return 0
@@ -378,7 +389,10 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
                 print(f"{PROG}: error: {exc}", file=sys.stderr)
                 continue
             turn = session.turn(line, thread_id=thread_id, systems=args.system, out=out)
-            _print_outcome(turn, "chat_reply_hint", thread_id, out, domain=session.domain_name)
+            _print_outcome(
+                turn, "chat_reply_hint", thread_id, out, domain=session.domain_name,
+                texts=session.texts,
+            )  # fmt: skip
 
 
 def cmd_tools(args: argparse.Namespace, out: TextIO) -> int:

@@ -21,8 +21,9 @@ from toolweave.tools.consumers import (
 )
 from toolweave.tools.eligibility import open_without_filter
 from toolweave.tools.plugins import PLUGIN_GROUP
-from toolweave.tools.progress import PAGE_LABELS, progress_phrase
+from toolweave.tools.progress import progress_phrase
 from toolweave.tools.registry import AnyTool
+from toolweave.tools.texts import Texts, text_for
 
 BULLET = "·"
 INDENT = "  "
@@ -37,7 +38,7 @@ def progress_line(event: object) -> str | None:
     return None if text is None else f"{BULLET} {event.get('task_no') or ROOT_TASK_NO} {text}"
 
 
-def person_line(event: object, lang: str = "en") -> str | None:
+def person_line(event: object, lang: str = "en", texts: Texts | None = None) -> str | None:
     """The line a person sees for a stream event (P4, C5, K3, D1), or ``None``: no task numbers."""
     if not isinstance(event, Mapping):
         return None
@@ -53,7 +54,8 @@ def person_line(event: object, lang: str = "en") -> str | None:
     elif kind == "gatekeeper" and event.get("sufficient") is False:
         key = "looking_further"
     if key is not None:
-        return f"{BULLET} {cli_text(key, lang, count=str(len(event.get('subtasks') or [])))}"
+        count = str(len(event.get("subtasks") or []))
+        return f"{BULLET} {cli_text(key, lang, texts, count=count)}"
     if kind != "tool_progress":
         return None
     tool, name, detail = str(event.get("tool")), str(event.get("event")), event.get("detail")
@@ -179,87 +181,12 @@ def declined_lines(entries: Sequence[LedgerEntry]) -> list[str]:
     ]
 
 
-SOURCE_TEXTS: dict[str, dict[str, str]] = {
-    lang: {"heading": heading, "page": PAGE_LABELS[lang]}
-    for lang, heading in (("en", "Sources:"), ("hu", "Források:"), ("pl", "Źródła:"))
-}
-"""The sources block in the user's language (``user_lang`` of the state; English else)."""
+def cli_text(key: str, lang: str | None, texts: Texts | None = None, **values: str) -> str:
+    """The command line's line ``key`` of :data:`~toolweave.LIBRARY_TEXTS` in ``lang``.
 
-
-CLI_TEXTS: dict[str, dict[str, str]] = {
-    "en": {
-        "assistant": "answers come from {label}",
-        "offline": "answers come from the offline model (no LLM: lexical routing, extractive "
-        "answers)",
-        "reply_hint": '(reply with: toolweave ask --thread {thread} --domain {domain}{more} "...")',
-        "chat_reply_hint": "(reply to it, or ask something else: a new question gets its answer)",
-        "finishing": "(thread {thread}: finishing the run that stopped mid-way: {question})",
-        "finishing_unknown": "(thread {thread}: finishing the run that stopped mid-way)",
-        "chat_thread": "conversation {thread} (continue it with: toolweave ask --thread {thread} "
-        '--domain {domain}{more} "...")',
-        "chat_leave": 'type "exit" or press Ctrl-D to leave',
-        "prompt": "you> ",
-        "split": "Split the question into {count} parts",
-        "adjusted": "Adjusted the question",
-        "one_more_step": "One more step is needed",
-        "looking_further": "Looking further: the first pages did not say it all",
-        "model_retry": "The model did not answer; trying again",
-        "reply_refused": "(the reply did not reach {tools}, which asked: its gate refused "
-        "the user data this reply came with (T4). --user-data is never stored: give it with every "
-        "reply, then ask again)",
-    },
-    "hu": {
-        "assistant": "a válaszokat adja: {label}",
-        "offline": "a válaszokat az offline modell adja (nincs LLM: szavak szerinti "
-        "eszközválasztás, a dokumentumokból kiemelt válaszok)",
-        "reply_hint": "(válaszoljon így: toolweave ask --thread {thread} --domain {domain}"
-        '{more} "...")',
-        "chat_reply_hint": "(válaszoljon rá, vagy kérdezzen mást: az új kérdésre új választ kap)",
-        "finishing": "({thread} beszélgetés: befejezem a félbemaradt választ erre: {question})",
-        "finishing_unknown": "({thread} beszélgetés: befejezem a félbemaradt választ)",
-        "chat_thread": "beszélgetés: {thread} (folytatás: toolweave ask --thread {thread} "
-        '--domain {domain}{more} "...")',
-        "chat_leave": 'kilépés: "exit" vagy Ctrl-D',
-        "prompt": "ön> ",
-        "split": "A kérdést {count} részre bontottam",
-        "adjusted": "Pontosítottam a kérdést",
-        "one_more_step": "Még egy lépés kell",
-        "looking_further": "Tovább keresek: az első oldalak nem mondtak el mindent",
-        "model_retry": "A modell nem válaszolt; újra próbálom",
-        "reply_refused": "(a válasz nem jutott el ide: {tools}, pedig ez kérdezett: a "
-        "kapuja nem fogadta el a válasz felhasználói adatait (T4). A --user-data nincs "
-        "tárolva: adja meg minden válasszal, és kérdezzen újra)",
-    },
-    "pl": {
-        "assistant": "odpowiedzi podaje: {label}",
-        "offline": "odpowiedzi podaje model offline (bez LLM: wybór narzędzi po słowach, "
-        "odpowiedzi wyjęte z dokumentów)",
-        "reply_hint": "(odpowiedz tak: toolweave ask --thread {thread} --domain {domain}"
-        '{more} "...")',
-        "chat_reply_hint": "(odpowiedz albo zapytaj o coś innego: nowe pytanie dostanie odpowiedź)",
-        "finishing": "(rozmowa {thread}: kończę przerwaną odpowiedź na: {question})",
-        "finishing_unknown": "(rozmowa {thread}: kończę przerwaną odpowiedź)",
-        "chat_thread": "rozmowa: {thread} (dalej: toolweave ask --thread {thread} "
-        '--domain {domain}{more} "...")',
-        "chat_leave": 'wyjście: "exit" lub Ctrl-D',
-        "prompt": "ty> ",
-        "split": "Pytanie podzielone na {count} części",
-        "adjusted": "Pytanie doprecyzowane",
-        "one_more_step": "Potrzebny jeszcze jeden krok",
-        "looking_further": "Szukam dalej: pierwsze strony nie powiedziały wszystkiego",
-        "model_retry": "Model nie odpowiedział; próbuję ponownie",
-        "reply_refused": "(odpowiedź nie dotarła do {tools}, które pytało: bramka odrzuciła dane "
-        "użytkownika tej odpowiedzi (T4). --user-data nie jest zapisywane: podaj je z "
-        "każdą odpowiedzią i zapytaj ponownie)",
-    },
-}
-"""The command line's own lines for people, in the user's language (English else)."""
-
-
-def cli_text(key: str, lang: str | None, **values: str) -> str:
-    """One of :data:`CLI_TEXTS` in ``lang`` (English when the language has none)."""
-    texts = CLI_TEXTS.get(lang or "en", CLI_TEXTS["en"])
-    return (texts.get(key) or CLI_TEXTS["en"][key]).format(**values)
+    ``texts``: the domain's own (``Domain.texts``), before the library's; English else.
+    """
+    return text_for(key, lang, texts, **values)
 
 
 def source_quotes(sentences: Sequence[AnswerSentence], number: int) -> list[str]:
@@ -288,16 +215,19 @@ def source_lines(
     sources: Iterable[Source | Mapping[str, Any]] | None,
     lang: str = "en",
     sentences: Iterable[AnswerSentence | Mapping[str, Any]] | None = None,
+    texts: Texts | None = None,
 ) -> list[str]:
-    """The heading in ``lang``, a line per source (R9), numbered and quoted with ``sentences``."""
-    texts = SOURCE_TEXTS.get(lang, SOURCE_TEXTS["en"])
+    """The heading in ``lang``, a line per source (R9), numbered and quoted with ``sentences``.
+
+    ``texts``: the domain's own words for the heading and a page (``Domain.texts``).
+    """
     said = [s for s in as_sentences(sentences) if s.supported]
     listed = as_sources(sources)
     quote = _quoting(said)
-    lines = [texts["heading"]]
+    lines = [text_for("sources", lang, texts)]
     for number, source in enumerate(listed, start=1):
         pages = ", ".join(map(str, source.cited_pages))
-        page = ", " + texts["page"].format(pages=pages) if pages else ""
+        page = ", " + text_for("page", lang, texts, pages=pages) if pages else ""
         url = f" — {source.url}" if source.url else ""
         mark = f"[{number}]" if said else "-"
         lines.append(f"{INDENT}{mark} {source.name}{page}{url}")
@@ -316,13 +246,15 @@ def _quoted(quote: str, said: Sequence[AnswerSentence]) -> str:
     return quote[: ECHO_WIDTH + 1].rsplit(None, 1)[0].rstrip(",;:(") + " …"
 
 
-def answer_lines(values: Mapping[str, Any], lang: str = "en") -> list[str]:
+def answer_lines(
+    values: Mapping[str, Any], lang: str = "en", texts: Texts | None = None
+) -> list[str]:
     """The answer as a person reads it (R9): its sentences, then its sources, numbered."""
     said = [s for s in as_sentences(values.get("answer_sentences")) if s.supported]
     text = CITATION.sub("", str(values.get("answer") or "")).strip()  # a finished answer as is
     body = [s.marked() for s in said] or [text]
     sources = values.get("sources")
-    return body + [line for line in source_lines(sources, lang, said) if "“" not in line]
+    return body + [line for line in source_lines(sources, lang, said, texts) if "“" not in line]
 
 
 def question_lines(question: str, choices: Sequence[str]) -> list[str]:

@@ -39,6 +39,7 @@ from toolweave.state.serde import checkpoint_serde
 from toolweave.tools.domain import Domain
 from toolweave.tools.language import detect_language
 from toolweave.tools.registry import AnyTool
+from toolweave.tools.texts import Texts
 
 DB_NAME = "toolweave.db"  # the thread store inside the data directory
 MAX_THREAD_ID = 128
@@ -256,6 +257,7 @@ class Session:
         self.client_tools = frozenset(t.name for t in tools if render.client_only(t))  # W3
         self.lang = domain.default_language
         self.domain_name = domain.name
+        self.texts = domain.texts
         self.assistant = default_assistant()
         self.context = (
             None
@@ -334,7 +336,11 @@ class Session:
         pages = PageReads()  # one line per page a search reads (P4)
 
         def show(events: list[object]) -> None:
-            line = self._verbose_line if self.verbose else partial(person_line, lang=lang)
+            line = (
+                self._verbose_line
+                if self.verbose
+                else partial(person_line, lang=lang, texts=self.texts)
+            )
             lines = [line(e) for e in events]
             _print_lines(lines, shown, out, after_tokens=bool(tokens))
 
@@ -343,7 +349,7 @@ class Session:
         parts: Iterator[Any] = self.graph.stream(
             run_input, config, context=self.context, stream_mode=["custom", "messages"]
         )
-        with retries_shown(None if self.verbose else out, lang):  # X5: a slow model
+        with retries_shown(None if self.verbose else out, lang, self.texts):  # X5: a slow model
             for mode, data in parts:  # (mode, data) pairs: several modes were asked for
                 if mode == "custom":
                     turn.events.append(data)
@@ -375,18 +381,21 @@ class Session:
 class _RetryLine(logging.Handler):
     """Prints, for the person waiting, that the model did not answer and is asked again."""
 
-    def __init__(self, out: TextIO, lang: str) -> None:
+    def __init__(self, out: TextIO, lang: str, texts: Texts | None = None) -> None:
         super().__init__(logging.WARNING)
-        self.out, self.lang = out, lang
+        self.out, self.lang, self.texts = out, lang, texts
 
     def emit(self, record: logging.LogRecord) -> None:
         """One line per retry; what failed stays with the developer (``-v``, X4)."""
-        print(f"{render.BULLET} {render.cli_text('model_retry', self.lang)}", file=self.out)
+        print(
+            f"{render.BULLET} {render.cli_text('model_retry', self.lang, self.texts)}",
+            file=self.out,
+        )
         self.out.flush()
 
 
 @contextmanager
-def retries_shown(out: TextIO | None, lang: str) -> Iterator[None]:
+def retries_shown(out: TextIO | None, lang: str, texts: Texts | None = None) -> Iterator[None]:
     """While a run streams to ``out``: a line for the person each time the model is retried.
 
     The command line logs errors only without ``-v``, so a model that timed out and was
@@ -396,7 +405,7 @@ def retries_shown(out: TextIO | None, lang: str) -> Iterator[None]:
     if out is None:
         yield
         return
-    handler = _RetryLine(out, lang)
+    handler = _RetryLine(out, lang, texts)
     level, propagate = retry_logger.level, retry_logger.propagate
     retry_logger.addHandler(handler)
     retry_logger.setLevel(logging.WARNING)

@@ -29,6 +29,7 @@ from toolweave.tools.search.protocol import PageGraphStore
 from toolweave.tools.search.retrieval import RetrievalTool
 from toolweave.tools.search.store import SqliteDocumentStore
 from toolweave.tools.search.vectors import EmbeddingsOption
+from toolweave.tools.texts import Texts
 
 if TYPE_CHECKING:
     from toolweave.tools.search.postgres_store import PostgresDocumentStore
@@ -149,6 +150,7 @@ def documents_domain(
     default_language: str | None = None,
     max_brute_force_page_count: int | None = MAX_BRUTE_FORCE_PAGE_COUNT,
     embeddings: EmbeddingsOption = None,
+    texts: Texts | None = None,
 ) -> tuple[Domain, list[ChatbotTool[Any]]]:
     """A domain over a store of ingested documents, with retrieval and deep fallback.
 
@@ -160,13 +162,16 @@ def documents_domain(
         default_language: The language assumed when normalization cannot tell (T10); ``"en"``.
         max_brute_force_page_count: D5 limit of the context search (``None``: whole-domain scan).
         embeddings: D9: ``None`` keeps the store's model, else LangChain ``Embeddings``/``"auto"``.
+        texts: The library's sentences for people in the domain's own language or words
+            (``Domain.texts``: key of :data:`~toolweave.LIBRARY_TEXTS` → language → text).
 
     Returns:
         ``(domain, tools)``: ``<name>_search`` (default retrieval), ``<name>_deep_search``,
         ``<name>_neighbor_search``, ``<name>_context_search`` (``-`` as ``_``), then ``tools``.
 
     Raises:
-        ConfigurationError: One of ``tools`` belongs to another domain.
+        ConfigurationError: One of ``tools`` belongs to another domain, or ``texts``
+            names a sentence the library does not say.
     """
     if embeddings is not None:
         _use_embeddings(store, embeddings)
@@ -179,6 +184,7 @@ def documents_domain(
         default_retrieval_tool=retrieval, default_language=default_language or "en",
         description=f"Documents ingested with `toolweave ingest --domain {name}`.",
         deep_fallback=lambda prompt_type: None if prompt_type in NO_DEEP_SEARCH else coordinator,
+        texts=texts or {},
     )  # fmt: skip
     context_search = ContextSearchTool(
         coordinator.search_tool, name, store, max_brute_force_page_count=max_brute_force_page_count

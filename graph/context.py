@@ -47,7 +47,9 @@ class Limits:
     the pages' own passages are returned unread. With the small local model a page read
     cost seconds and found no more than the passages on the development halves (see the
     benchmarks); raise it (e.g. to 6) for a model whose reading pays. An assistant whose
-    calls cost nothing (``LlmAssistant.free_calls``, the offline model) is not capped."""
+    calls cost nothing (``LlmAssistant.free_calls``, the offline model) is not capped.
+    ``0``: no model call at all; the lexical gatekeeper of the offline model judges the
+    context instead and its pieces are searched without page reads."""
     deep_fallback_pieces: int = 3
     """Missing pieces the deep search looks for, at most (each costs up to two subtasks)."""
     run_deadline_s: float | None = None
@@ -67,6 +69,8 @@ class Limits:
         for name in (*counts, "max_routing_candidates"):
             if getattr(self, name) < 1:
                 raise ValueError(f"Limits.{name} must be at least 1")
+        if self.deep_fallback_llm_calls < 0:
+            raise ValueError("Limits.deep_fallback_llm_calls must be 0 or more")
         if not self.thread_wait_s > 0:
             raise ValueError("Limits.thread_wait_s must be positive")
         if self.run_deadline_s is not None and not self.run_deadline_s > 0:

@@ -15,6 +15,7 @@ from toolweave.graph.nodes import Steps, entry, make_node
 from toolweave.llm.answer_rules import reading_quotes
 from toolweave.llm.offline import OfflineAssistant
 from toolweave.llm.offline_reading import context_runs, lacks_asked_kind
+from toolweave.llm.port import LlmAssistant
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.events import deep_fallback_event, gatekeeper_event
 from toolweave.state.graph_state import GraphState
@@ -49,6 +50,9 @@ READ = (
     "not asked (A10, D1): the offline reading of the context answers the question "
     "from {where}, the offline gatekeeper finds it sufficient, and no stored page uses a "
     "question word the context lacks"
+)
+JUDGED_LEXICALLY = (
+    "judged by the lexical gatekeeper (no model call): Limits.deep_fallback_llm_calls is 0 (D7)"
 )
 NEIGHBOURS_KNOWN = (
     "no neighbour search: {pages} page(s) next to the context's pages, none saying "
@@ -176,14 +180,17 @@ def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
             update["ledger"] = [_gate("sufficient", skipped)]
             runtime.stream_writer(gatekeeper_event(ROOT_TASK_NO, True, ()))
             return update
-        assistant = assistant_for(deps, runtime)
-        verdict = yield from assistant.judge_context_steps(question, documents, guaranteed)
-        update.update(llm_calls=1, deep_fallback_calls=1)
+        judge = _gatekeeper(deps, runtime)
+        verdict = yield from judge.judge_context_steps(question, documents, guaranteed)
+        lexical = judge.free_calls and not assistant_for(deps, runtime).free_calls
+        if not lexical:
+            update.update(llm_calls=1, deep_fallback_calls=1)
         missing = verdict.missing[: deps.limits.deep_fallback_pieces]
         rewrites = {piece: verdict.phrasings(piece) for piece in missing}
         judged = "sufficient" if verdict.sufficient else "insufficient"
         details = {piece: " | ".join(found) for piece, found in rewrites.items() if found}
-        gate = _gate(judged, "; ".join(missing), details=details)
+        reason = "; ".join([*missing, *([JUDGED_LEXICALLY] if lexical else [])])
+        gate = _gate(judged, reason, details=details)
         runtime.stream_writer(gatekeeper_event(ROOT_TASK_NO, verdict.sufficient, missing))
         if verdict.sufficient or not missing:
             update["ledger"] = [gate]
@@ -194,6 +201,19 @@ def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
         return update
 
     return make_node("deep_fallback", deep_fallback)
+
+
+def _gatekeeper(deps: Dependencies, runtime: Runtime[RunContext]) -> LlmAssistant:
+    """Who judges the context (D1): the run's model, or the lexical judge when the cap is 0 (D7).
+
+    ``Limits.deep_fallback_llm_calls=0`` allows deep fallback no model call; the offline
+    gatekeeper then judges (free, in-process) and names the question's words the context
+    lacks as its pieces, searched by the store's own words and meaning (D8).
+    """
+    assistant = assistant_for(deps, runtime)
+    if assistant.free_calls or deps.limits.deep_fallback_llm_calls > 0:
+        return assistant
+    return OfflineAssistant()
 
 
 def _not_asked(

@@ -61,6 +61,12 @@ class Limits:
     in another over the same PostgreSQL checkpointer (runs on one thread take turns, S5);
     past it the run is refused with ``ThreadBusyError`` before anything is stored.
     Bounds a wait on a run that hangs or a stream left open."""
+    acting_call_lease_s: float = 30.0
+    """Seconds since its last heartbeat that a call of a tool that acts, recorded in the
+    run's store by another process and not ended, is taken to be still running there
+    (S5, Q6): a re-run waits for it (``thread_wait_s``) rather than act again. The process
+    making the call beats every third of it; a call whose heartbeat is older (its process
+    gone: a crash) is made again under its key (at least once, one key)."""
     ai_input_attempts: int = 2
     """Extractions of an AI tool's input per step when it does not validate (W2)."""
 
@@ -73,6 +79,8 @@ class Limits:
             raise ValueError("Limits.deep_fallback_llm_calls must be 0 or more")
         if not self.thread_wait_s > 0:
             raise ValueError("Limits.thread_wait_s must be positive")
+        if not self.acting_call_lease_s > 0:
+            raise ValueError("Limits.acting_call_lease_s must be positive")
         if self.run_deadline_s is not None and not self.run_deadline_s > 0:
             raise ValueError("Limits.run_deadline_s must be positive (or None)")
 

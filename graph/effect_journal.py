@@ -14,7 +14,14 @@ clarification round and the reply it gets. After the call it records the result.
 run that reaches the same call finds the entry:
 
 - with a result: the call is not made again; the recorded result is used (the ledger says so);
-- without one (the call was cut off: a crash, a run cancelled mid-call): in doubt, the call
+- without one, started by another process whose heartbeat is younger than
+  ``Limits.acting_call_lease_s`` and not ended: the call is still running there (a
+  double-texted run on another worker); the re-run waits for its result (at most
+  ``Limits.thread_wait_s``, polling the store) and takes it, or says it is still being
+  done; it does not call again. While a call runs, its process rewrites the entry every
+  third of the lease (:func:`beating`), so a call that runs long is not taken for dead;
+- without one otherwise (the call was cut off: a crash, a run cancelled mid-call, its
+  process gone so its heartbeat stopped, or it ended without a result): in doubt, the call
   is made again under the first attempt's key, so a tool that dedupes on
   ``ctx.idempotency_key`` acts once (Q6: at least once, one key).
 
@@ -28,12 +35,18 @@ without a thread id, nothing is recorded and nothing changes.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import json
+import logging
+import os
+import threading
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.messages import HumanMessage
 from langgraph.config import get_config
@@ -41,7 +54,11 @@ from langgraph.store.base import BaseStore, Item
 
 from toolweave.state.graph_state import ActedCall
 from toolweave.state.secrets import redact
-from toolweave.tools.effects import Steps, call, perform
+from toolweave.tools.effects import Call, Steps, adrive, call, drive, perform
+
+T = TypeVar("T")
+
+logger = logging.getLogger(__name__)
 
 JOURNAL_ROOT = "toolweave_effects"
 """The first label of every journal namespace: ``(JOURNAL_ROOT, <thread id>)``."""
@@ -51,6 +68,17 @@ JOURNAL_TTL_MINUTES = 7 * 24 * 60.0
 """How long an entry is kept where the store supports TTLs (a week; rollbacks come at once)."""
 JOURNAL_ENTRIES_PER_THREAD = 32
 """Entries a thread keeps at most; past it the oldest are deleted (stores without TTLs too)."""
+POLL_FIRST_S = 0.1
+"""The first pause of a re-run polling the journal for a call running elsewhere; it doubles..."""
+POLL_MAX_S = 2.0
+"""...up to this."""
+
+_BOOT = uuid.uuid4().hex[:12]
+
+
+def this_process() -> str:
+    """Who records a call as started: this process (its id and a nonce; a fork is another)."""
+    return f"{os.getpid()}:{_BOOT}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +87,22 @@ class JournalEntry:
 
     call: ActedCall
     done: bool
+    ended: bool = False
+    """The call returned or raised without a result to record (nothing runs any more)."""
+    by: str = ""
+    """The process that recorded the call as started (:func:`this_process`)."""
+    at: float = 0.0
+    """When the entry was last written (``time.time()``)."""
+
+    def running_elsewhere(self, lease_s: float) -> bool:
+        """Whether the call may still be running in another process: started there, not ended.
+
+        Past ``lease_s`` seconds its process is presumed gone (a crash): the call is not
+        waited for. A call this process started and no longer runs is not running.
+        """
+        if self.done or self.ended or not self.by or self.by == this_process():
+            return False
+        return time.time() - self.at < lease_s
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +122,18 @@ class Journal:
 
     def started(self, key: str, amends: tuple[str, ...]) -> Steps[None]:
         """Record that the call is being made under ``key`` (before the tool is called)."""
-        yield from self._put({"key": key, "amends": list(amends), "done": False, "result": ""})
+        yield from self.running(key, amends)
         yield from self._prune()
+
+    def running(self, key: str, amends: tuple[str, ...]) -> Steps[None]:
+        """Record that this process is making the call under ``key``, now (its heartbeat)."""
+        value = {"key": key, "amends": list(amends), "done": False, "result": ""}
+        yield from self._put({**value, "by": this_process()})
+
+    def ended(self, key: str, amends: tuple[str, ...]) -> Steps[None]:
+        """Record that the call under ``key`` ended without a result (it raised, R7)."""
+        value = {"key": key, "amends": list(amends), "done": False, "result": ""}
+        yield from self._put({**value, "ended": True})
 
     def done(
         self, key: str, amends: tuple[str, ...], result: str, *, finished: bool = False
@@ -137,7 +191,91 @@ def _entry_of(value: Mapping[str, Any]) -> JournalEntry | None:
         result=str(value.get("result") or ""),
         finished=bool(value.get("finished")),
     )
-    return JournalEntry(call=acted, done=bool(value.get("done")))
+    at = value.get("at")
+    return JournalEntry(
+        call=acted,
+        done=bool(value.get("done")),
+        ended=bool(value.get("ended")),
+        by=str(value.get("by") or ""),
+        at=float(at) if isinstance(at, int | float) else 0.0,
+    )
+
+
+HEARTBEAT_FAILED = (
+    "the journal's heartbeat of a call of %s failed; a re-run in another process may "
+    "take the call for dead once Limits.acting_call_lease_s has passed, and make it again (Q6)"
+)
+
+
+def beating(
+    journal: Journal, key: str, amends: tuple[str, ...], made: Call[T], *, every_s: float
+) -> Call[T]:
+    """``made`` with its journal entry rewritten every ``every_s`` seconds while it runs (S5).
+
+    The beat stops (and is waited for) before the call's result is returned, so the
+    entry's "done" is never overwritten by a late beat. A beat that fails is logged and
+    the call goes on; only its heartbeat stops.
+    """
+
+    def sync() -> T:
+        stop = threading.Event()
+
+        def beat() -> None:
+            while not stop.wait(every_s):
+                try:
+                    drive(journal.running(key, amends))
+                except Exception:  # the store's own errors: logged, the call goes on
+                    logger.warning(HEARTBEAT_FAILED, journal.tool, exc_info=True)
+                    return
+
+        beats = threading.Thread(target=beat, name=f"toolweave-heartbeat-{key}", daemon=True)
+        beats.start()
+        try:
+            return made.call()
+        finally:
+            stop.set()
+            beats.join()
+
+    async def asynchronous() -> T:
+        async def beat() -> None:
+            while True:
+                await asyncio.sleep(every_s)
+                try:
+                    await adrive(journal.running(key, amends))
+                except Exception:  # the store's own errors: logged, the call goes on
+                    logger.warning(HEARTBEAT_FAILED, journal.tool, exc_info=True)
+                    return
+
+        beats = asyncio.ensure_future(beat())
+        try:
+            return await made.acall()
+        finally:
+            beats.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await beats
+
+    return Call(sync, asynchronous)
+
+
+async def _apause(seconds: float) -> None:
+    await asyncio.sleep(seconds)
+
+
+def wait_elsewhere(
+    journal: Journal, found: JournalEntry, *, wait_s: float, lease_s: float
+) -> Steps[JournalEntry]:
+    """Poll ``journal`` while its call runs in another process: its latest entry (S5, Q6).
+
+    Returns once the entry says the call ended (done or not), once the call is past its
+    lease, or after ``wait_s`` seconds of pauses, whichever comes first.
+    """
+    waited, pause = 0.0, POLL_FIRST_S
+    while found.running_elsewhere(lease_s) and waited < wait_s:
+        step = min(pause, wait_s - waited)
+        yield from perform(call(time.sleep, _apause, step))
+        waited, pause = waited + step, min(2 * pause, POLL_MAX_S)
+        found = (yield from journal.read()) or found
+    return found
 
 
 def journal_namespace(thread_id: str) -> tuple[str, str]:

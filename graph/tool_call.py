@@ -14,7 +14,14 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, ValidationError
 
 from toolweave.graph.context import Dependencies, RunContext, assistant_for, user_data_for
-from toolweave.graph.effect_journal import Journal, journal_for, read_journal
+from toolweave.graph.effect_journal import (
+    Journal,
+    JournalEntry,
+    beating,
+    journal_for,
+    read_journal,
+    wait_elsewhere,
+)
 from toolweave.graph.exchanges import replies_to
 from toolweave.graph.idempotency import earlier_call, recorded_call, tool_call_key
 from toolweave.graph.nodes import entry
@@ -22,7 +29,12 @@ from toolweave.llm.budget import LlmBudget
 from toolweave.llm.offline_extract import extract_request
 from toolweave.llm.passthrough import astream_message, stream_message
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
-from toolweave.state.errors import InvalidToolResultError, NotClarifiableError, ToolFailedError
+from toolweave.state.errors import (
+    CallStillRunningError,
+    InvalidToolResultError,
+    NotClarifiableError,
+    ToolFailedError,
+)
 from toolweave.state.graph_state import ActedCall, GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.results import ResultMode, ToolResult, require_result
@@ -76,6 +88,11 @@ JOURNALED = (
 DONE_ALREADY = "Done already ({tool}), and not done again."
 """A replayed call's result when the stored call gave no text (a refused result, R7)."""
 AMENDS = "amends the call with key {key} (Q2, Q6)"
+RUNNING_ELSEWHERE = (
+    "{tool}: its call for this request, started by another process, has not ended after "
+    "{s:g} s of waiting; not made again here (S5, Q6): send the same message again later "
+    "for its result (or raise Limits.thread_wait_s)"
+)
 NOT_RUN_AGAIN = (
     "acted for the request this message amends (key {key}) and does not take amendments "
     "(takes_amendments is False): not called again; its earlier result stands and the "
@@ -193,9 +210,11 @@ def tool_steps(
     if (kept := not_made_again(state, node, tool, earlier, deps.domain.texts)) is not None:
         return kept
     journal = journal_of(deps, state, runtime, node, tool, reply)
-    found = yield from read_journal(journal)
+    found = yield from journal_entry(deps, journal)
     if found is not None and found.done:  # S5, Q6: an earlier run of this turn made it
         return journaled(node, tool, found.call)
+    if found is not None and found.running_elsewhere(deps.limits.acting_call_lease_s):
+        return running_elsewhere(node, tool.name, deps.limits.thread_wait_s)
     outcome = Outcome(request=node.requests.get(name))
     request = yield from _request_steps(deps, runtime, node, tool, text, outcome)
     if request is None:
@@ -256,6 +275,7 @@ def _call_steps(
     try:
         made_call = tool_call(tool, made.request, ctx, buffer, made.reply)
         if tool.side_effects:  # a run cancelled mid-call does not cut it (S5, Q6)
+            made_call = _heartbeat(deps, journal, ctx, made_call)
             wait_s = deps.limits.thread_wait_s
             record = _journal_later(journal, tool, ctx.idempotency_key, ctx.amends)
             made_call = deps.calls_in_flight.finished(
@@ -278,9 +298,12 @@ def _call_steps(
     except ToolFailedError as exc:  # T13, R7: a failure the tool reported; one line
         debug = logger.isEnabledFor(logging.DEBUG)
         logger.warning("tool %s failed on task %s: %s", name, node.task_no, exc, exc_info=debug)
+        if not isinstance(exc, CallStillRunningError):  # that call goes on: not ended
+            yield from journal_ended(journal, tool, made.key, made.amends)
         return _contained(outcome, budget, node, name, exc, progress)
     except Exception as exc:  # R7: a failing tool is "no result"; the run goes on
         logger.warning("tool %s raised on task %s", name, node.task_no, exc_info=True)
+        yield from journal_ended(journal, tool, made.key, made.amends)
         return _contained(outcome, budget, node, name, exc, progress)
     outcome.result = result
     _spent(outcome, budget)
@@ -324,6 +347,38 @@ def _replies(state: GraphState, node: TaskNode, name: str, reply: str | None) ->
     return replies_to(state["messages"], rounds, node.task_no, name, reply)
 
 
+def _heartbeat(
+    deps: Dependencies, journal: Journal | None, ctx: ToolCallContext, made_call: Call[Any]
+) -> Call[Any]:
+    """The call, telling the journal it runs while it does (S5, Q6); as it is without one."""
+    if journal is None:
+        return made_call
+    every_s = deps.limits.acting_call_lease_s / 3
+    return beating(journal, ctx.idempotency_key, ctx.amends, made_call, every_s=every_s)
+
+
+def journal_entry(deps: Dependencies, journal: Journal | None) -> Steps[JournalEntry | None]:
+    """The journal's entry of the call, waited on while another process runs it (S5, Q6)."""
+    found = yield from read_journal(journal)
+    lease_s = deps.limits.acting_call_lease_s
+    if journal is None or found is None or not found.running_elsewhere(lease_s):
+        return found
+    wait_s = deps.limits.thread_wait_s
+    return (yield from wait_elsewhere(journal, found, wait_s=wait_s, lease_s=lease_s))
+
+
+def running_elsewhere(node: TaskNode, name: str, waited_s: float) -> Outcome:
+    """S5, Q6, R7: the call still runs in another process after the wait: not made here.
+
+    No result, so the answer says it is still being done (``still_running``), not that it
+    failed: it may well be done.
+    """
+    error = CallStillRunningError(RUNNING_ELSEWHERE.format(tool=name, s=waited_s))
+    logger.warning("%s", error)
+    failed = entry(node, name, LedgerKind.TOOL_ERROR, "failed", str(error))
+    return Outcome(ledger=[failed], failed=CallStillRunningError.__name__)
+
+
 def journal_of(
     deps: Dependencies,
     state: GraphState,
@@ -336,6 +391,14 @@ def journal_of(
     if not tool.side_effects or runtime is None:
         return None
     return journal_for(runtime.store, deps.domain.name, state, node.task_no, tool.name, reply)
+
+
+def journal_ended(
+    journal: Journal | None, tool: AnyTool, key: str, amends: tuple[str, ...]
+) -> Steps[None]:
+    """Record in ``journal`` that the call raised: nothing runs, a re-run calls again (Q6)."""
+    if journal is not None and tool.side_effects:
+        yield from journal.ended(key, amends)
 
 
 def journal_done(

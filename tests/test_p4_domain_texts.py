@@ -104,3 +104,24 @@ def test_P4_cli_lines_take_the_domains_words() -> None:
     assert source_lines(rows, "de")[0] == "Sources:"  # no texts: the library's English
     split = {"type": "coordinated", "task_no": "1", "changed": True, "subtasks": ["1.1", "1.2"]}
     assert person_line(split, "de", GERMAN) == "· Die Frage hat 2 Teile"
+
+
+def test_P4_eval_counts_the_domains_own_no_information_text_as_no_information() -> None:
+    """``toolweave eval`` scored "Dazu habe ich nichts gefunden." as a wrong answer."""
+    from toolweave.evaluation import GoldenCase, run_case
+
+    domain = Domain(name="amt", default_language="de", texts=GERMAN)
+    silent = FunctionAssistant(answer=lambda request: "")
+    graph = build_graph(domain, [], assistant=silent, checkpointer=InMemorySaver())
+    case = GoldenCase(
+        id="n1",
+        question="Gibt es ein Schwimmbad?",
+        expected_tools=frozenset(),
+        expects_no_information=True,
+    )
+    result = run_case(graph, case, retrieval_tool=None)
+    assert result.answer == "Dazu habe ich nichts gefunden."
+    assert result.facts_ok is True
+    english = build_graph(Domain(name="amt"), [], assistant=silent, checkpointer=InMemorySaver())
+    plain = run_case(english, case, retrieval_tool=None)
+    assert plain.facts_ok is True  # the library's own English text, as before

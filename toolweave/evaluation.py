@@ -111,10 +111,14 @@ def _day_months(text: str) -> set[tuple[int, int]]:
     return pairs
 
 
-def says_no_information(answer: str) -> bool:
-    """Whether ``answer`` says the sources do not cover the question."""
+def says_no_information(answer: str, own: Iterable[str] = ()) -> bool:
+    """Whether ``answer`` says the sources do not cover the question.
+
+    ``own``: the domain's own "no information" texts (``Domain.texts``, P4), in any language.
+    """
     folded = " ".join(fold(answer).split())
-    return any(phrase in folded for phrase in NO_INFORMATION)
+    phrases = [*NO_INFORMATION, *(" ".join(fold(text).split()) for text in own if text.strip())]
+    return any(phrase in folded for phrase in phrases)
 
 
 BACKING_WORDS = 3
@@ -340,6 +344,7 @@ class CaseResult:
     confidence: dict[str, float] = field(default_factory=dict)  # T5: P(yes) of routed tools
     citations: CitationFigures | None = None  # R9; None: no generated answer
     invented: tuple[str, ...] = ()  # kept sentences stating a fact no passage holds
+    no_information: tuple[str, ...] = ()  # the domain's own "no information" texts (P4)
 
     @property
     def exact(self) -> bool:
@@ -350,7 +355,7 @@ class CaseResult:
     def facts_ok(self) -> bool | None:
         """Whether the answer holds every expected fact (or says "no information"); else None."""
         if self.case.expects_no_information:
-            return not self.paused and says_no_information(self.answer)
+            return not self.paused and says_no_information(self.answer, self.no_information)
         if not self.case.expected_facts:
             return None
         return not self.paused and all(holds_fact(self.answer, f) for f in self.case.expected_facts)
@@ -360,7 +365,9 @@ class CaseResult:
         """Whether every listed source backs the answer (R9; "no information" lists none)."""
         if self.paused or self.error is not None or not self.answer:
             return None
-        return not self.sources if says_no_information(self.answer) else not self.unbacked
+        if says_no_information(self.answer, self.no_information):
+            return not self.sources
+        return not self.unbacked
 
     @property
     def clarification_ok(self) -> bool:
@@ -428,7 +435,10 @@ def run_case(graph: Any, case: GoldenCase, *, retrieval_tool: str | None) -> Cas
         "configurable": {"thread_id": f"eval-{uuid.uuid4().hex}"},
         "callbacks": [traffic],
     }
-    result = CaseResult(case=case)
+    own_texts = getattr(graph, "texts", None) or {}
+    result = CaseResult(
+        case=case, no_information=tuple(own_texts.get("no_information", {}).values())
+    )
     started = time.perf_counter()
     try:
         carried: list[Any] = []  # a turn the history left waiting on a reply goes on (Q2)

@@ -277,7 +277,7 @@ def ai_tool_steps(
     journal = None if in_client else journal_of(deps, state, runtime, node, tool, None)
     found = yield from read_journal(journal)
     if found is not None and found.done:  # S5, Q6: an earlier run of this turn ran it
-        return journaled(node, tool, found.call)
+        return journaled(node, tool, found.call, state["message"].user_lang, deps.domain.texts)
     check = yield from _checked_input(deps, runtime, node, tool, text, outcome)
     if check is None:
         return outcome

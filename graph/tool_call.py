@@ -85,8 +85,6 @@ JOURNALED = (
     "gone (a run the server rolled back, or a thread whose checkpoints were deleted), as "
     "the run's store records: not called again; the recorded result is used (S5, Q6)"
 )
-DONE_ALREADY = "Done already ({tool}), and not done again."
-"""A replayed call's result when the stored call gave no text (a refused result, R7)."""
 AMENDS = "amends the call with key {key} (Q2, Q6)"
 RUNNING_ELSEWHERE = (
     "{tool}: its call for this request, started by another process, has not ended after "
@@ -212,7 +210,7 @@ def tool_steps(
     journal = journal_of(deps, state, runtime, node, tool, reply)
     found = yield from journal_entry(deps, journal)
     if found is not None and found.done:  # S5, Q6: an earlier run of this turn made it
-        return journaled(node, tool, found.call)
+        return journaled(node, tool, found.call, state["message"].user_lang, deps.domain.texts)
     if found is not None and found.running_elsewhere(deps.limits.acting_call_lease_s):
         return running_elsewhere(node, tool.name, deps.limits.thread_wait_s)
     outcome = Outcome(request=node.requests.get(name))
@@ -409,9 +407,16 @@ def journal_done(
         yield from journal.done(called.key, called.amends, result, finished=finished)
 
 
-def journaled(node: TaskNode, tool: AnyTool, done: ActedCall) -> Outcome:
+def done_already(tool: AnyTool, done: ActedCall, lang: str, texts: Texts | None) -> str:
+    """What a call made in an earlier run said: its result, else that it was done (R7, S5)."""
+    return done.result or text_for("done_already", lang, texts, tool=tool.name.replace("_", " "))
+
+
+def journaled(
+    node: TaskNode, tool: AnyTool, done: ActedCall, lang: str, texts: Texts | None = None
+) -> Outcome:
     """S5, Q6: a call an earlier run of this turn made, which the thread no longer records."""
-    text = done.result or DONE_ALREADY.format(tool=tool.name.replace("_", " "))
+    text = done_already(tool, done, lang, texts)
     standing = _standing(node, tool, done, JOURNALED, text, read=not done.result)
     if done.finished and done.result:  # R3: a finished answer stands as the answer again
         standing.result = ToolResult.as_answer(tool.name, done.result)
@@ -432,7 +437,7 @@ def not_made_again(
     if earlier is not None and not tool.takes_amendments:
         return kept_effect(node, tool, earlier, state["message"].user_lang, texts)
     if tool.side_effects and (done := recorded_call(tool_call_key(state, node.task_no, tool.name))):
-        text = done.result or DONE_ALREADY.format(tool=tool.name.replace("_", " "))
+        text = done_already(tool, done, state["message"].user_lang, texts)
         return _standing(node, tool, done, REPLAYED, text, read=not done.result)
     return None
 

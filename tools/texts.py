@@ -92,6 +92,11 @@ LIBRARY_TEXTS: Texts = {
         "pl": "Tego nie wykonano: krok {tool} się nie powiódł ({error}). "
         "Proszę poprosić ponownie.",
     },
+    "done_already": {  # an action kept from an earlier run whose result had no text
+        "en": "Done already ({tool}), and not done again.",
+        "hu": "Ez már megtörtént ({tool}), és nem történt meg újra.",
+        "pl": "Już wykonano ({tool}) i nie wykonano ponownie.",
+    },
     "still_running": {  # a cancelled run's call of a tool that acts has not ended yet
         "en": "This is still being done: {tool} has not finished yet. "
         "Please send the same message again in a moment for its result.",

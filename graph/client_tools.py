@@ -273,6 +273,7 @@ def ai_tool_steps(
         outcome.ledger.append(
             entry(node, tool.name, LedgerKind.TOOL_SKIPPED, "skipped", NOT_ANNOUNCED)
         )
+        outcome.not_here = True
         return outcome
     journal = None if in_client else journal_of(deps, state, runtime, node, tool, None)
     found = yield from read_journal(journal)

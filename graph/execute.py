@@ -130,12 +130,16 @@ def call_tool(
 def failed_effect(
     tool: Any, outcome: Outcome, text: str, lang: str, texts: Texts | None = None
 ) -> dict[str, Any]:
-    """R7, S5: a tool that acts and raised tells the answer it was not done (no activation).
+    """R7, S5, W3: a tool that acts and raised tells the answer it was not done (no activation).
 
     Its call gave no result, so the run answers from the rest; without this note the
     person read the documents' answer (or "no information") to a request to act, and
-    nothing said it failed. Only the error's type is said (X4).
+    nothing said it failed. Only the error's type is said (X4). So does a tool that runs
+    only in the chat page, routed where no page runs it (the command line, an API call).
     """
+    if isinstance(tool, AiChatbotTool) and outcome.not_here:  # W1: its name for people
+        note = text_for("client_only", lang, texts, tool=tool.definition.name)
+        return {"guaranteed": [PromptAndContext(prompt=text, context=note)]}
     if tool is None or not tool.side_effects or outcome.result is not None:
         return {}
     if not outcome.failed or any(e.key for e in outcome.ledger):  # a refused result acted

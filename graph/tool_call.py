@@ -112,6 +112,7 @@ class Outcome:
     update: dict[str, Any] = field(default_factory=dict)  # more writes: client calls (W3)
     pause: bool = False  # it opened client calls: the tool stays at the head of the queue (W3)
     failed: str = ""  # the type of the error the call raised (R7): never its message (X4)
+    not_here: bool = False  # a CLIENT tool with no client to run it (W3): not done here
 
 
 def tool_call(

@@ -97,6 +97,11 @@ LIBRARY_TEXTS: Texts = {
         "hu": "Ez már megtörtént ({tool}), és nem történt meg újra.",
         "pl": "Już wykonano ({tool}) i nie wykonano ponownie.",
     },
+    "client_only": {  # a tool that runs only in the chat page, asked where there is none (W3)
+        "en": "This can only be done in the chat page ({tool}); it was not done here.",
+        "hu": "Ez csak a csevegőoldalon végezhető el ({tool}); itt nem történt meg.",
+        "pl": "To można zrobić tylko na stronie czatu ({tool}); tutaj tego nie zrobiono.",
+    },
     "still_running": {  # a cancelled run's call of a tool that acts has not ended yet
         "en": "This is still being done: {tool} has not finished yet. "
         "Please send the same message again in a moment for its result.",

@@ -74,6 +74,14 @@ POLL_MAX_S = 2.0
 """...up to this."""
 
 _BOOT = uuid.uuid4().hex[:12]
+_MAKING: set[tuple[tuple[str, ...], str]] = set()
+"""The journal items (namespace, item) of the calls this process is making now, of any graph.
+
+Process state by nature, like a lock table: a graph's own :class:`CallsInFlight` knows
+only its calls, and two graphs of one process (a server building one per run, two
+workers' graphs in one test) share a store, so a re-run must know whether a call this
+process recorded as started still runs here or died with its run (a crash in a test)."""
+_MAKING_LOCK = threading.Lock()
 
 
 def this_process() -> str:
@@ -93,15 +101,20 @@ class JournalEntry:
     """The process that recorded the call as started (:func:`this_process`)."""
     at: float = 0.0
     """When the entry was last written (``time.time()``)."""
+    here: bool = False
+    """This process is making the call now (in any of its graphs)."""
 
-    def running_elsewhere(self, lease_s: float) -> bool:
-        """Whether the call may still be running in another process: started there, not ended.
+    def still_running(self, lease_s: float) -> bool:
+        """Whether the call may still be running (not in this run): started, not ended.
 
-        Past ``lease_s`` seconds its process is presumed gone (a crash): the call is not
-        waited for. A call this process started and no longer runs is not running.
+        A call this process recorded runs exactly while it is making it; one another
+        process recorded runs while its heartbeat is younger than ``lease_s`` (past it,
+        its process is presumed gone: a crash).
         """
-        if self.done or self.ended or not self.by or self.by == this_process():
+        if self.done or self.ended or not self.by:
             return False
+        if self.by == this_process():
+            return self.here
         return time.time() - self.at < lease_s
 
 
@@ -118,7 +131,11 @@ class Journal:
     def read(self) -> Steps[JournalEntry | None]:
         """The entry of this call, if an earlier run of the thread recorded it."""
         found = yield from perform(call(self.store.get, self.store.aget, self.namespace, self.item))
-        return None if found is None else _entry_of(found.value)
+        if found is None:
+            return None
+        with _MAKING_LOCK:
+            here = (self.namespace, self.item) in _MAKING
+        return _entry_of(found.value, here=here)
 
     def started(self, key: str, amends: tuple[str, ...]) -> Steps[None]:
         """Record that the call is being made under ``key`` (before the tool is called)."""
@@ -179,7 +196,7 @@ def _written_at(item: Item) -> float:
     return float(at) if isinstance(at, int | float) else 0.0
 
 
-def _entry_of(value: Mapping[str, Any]) -> JournalEntry | None:
+def _entry_of(value: Mapping[str, Any], *, here: bool = False) -> JournalEntry | None:
     """The entry a stored value holds; ``None`` for another version's value."""
     if value.get("version") != JOURNAL_VERSION or not value.get("key"):
         return None
@@ -198,6 +215,7 @@ def _entry_of(value: Mapping[str, Any]) -> JournalEntry | None:
         ended=bool(value.get("ended")),
         by=str(value.get("by") or ""),
         at=float(at) if isinstance(at, int | float) else 0.0,
+        here=here,
     )
 
 
@@ -214,8 +232,10 @@ def beating(
 
     The beat stops (and is waited for) before the call's result is returned, so the
     entry's "done" is never overwritten by a late beat. A beat that fails is logged and
-    the call goes on; only its heartbeat stops.
+    the call goes on; only its heartbeat stops. While it runs, this process's other graphs
+    know it is being made (:attr:`JournalEntry.here`).
     """
+    making = (journal.namespace, journal.item)
 
     def sync() -> T:
         stop = threading.Event()
@@ -229,12 +249,14 @@ def beating(
                     return
 
         beats = threading.Thread(target=beat, name=f"toolweave-heartbeat-{key}", daemon=True)
+        _making(making, True)
         beats.start()
         try:
             return made.call()
         finally:
             stop.set()
             beats.join()
+            _making(making, False)
 
     async def asynchronous() -> T:
         async def beat() -> None:
@@ -246,6 +268,7 @@ def beating(
                     logger.warning(HEARTBEAT_FAILED, journal.tool, exc_info=True)
                     return
 
+        _making(making, True)
         beats = asyncio.ensure_future(beat())
         try:
             return await made.acall()
@@ -253,8 +276,18 @@ def beating(
             beats.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await beats
+            _making(making, False)
 
     return Call(sync, asynchronous)
+
+
+def _making(item: tuple[tuple[str, ...], str], now: bool) -> None:
+    """Note that this process starts (``now``) or stops making the call of journal ``item``."""
+    with _MAKING_LOCK:
+        if now:
+            _MAKING.add(item)
+        else:
+            _MAKING.discard(item)
 
 
 async def _apause(seconds: float) -> None:
@@ -270,7 +303,7 @@ def wait_elsewhere(
     lease, or after ``wait_s`` seconds of pauses, whichever comes first.
     """
     waited, pause = 0.0, POLL_FIRST_S
-    while found.running_elsewhere(lease_s) and waited < wait_s:
+    while found.still_running(lease_s) and waited < wait_s:
         step = min(pause, wait_s - waited)
         yield from perform(call(time.sleep, _apause, step))
         waited, pause = waited + step, min(2 * pause, POLL_MAX_S)

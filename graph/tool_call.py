@@ -87,7 +87,7 @@ JOURNALED = (
 )
 AMENDS = "amends the call with key {key} (Q2, Q6)"
 RUNNING_ELSEWHERE = (
-    "{tool}: its call for this request, started by another process, has not ended after "
+    "{tool}: its call for this request, started by another run, has not ended after "
     "{s:g} s of waiting; not made again here (S5, Q6): send the same message again later "
     "for its result (or raise Limits.thread_wait_s)"
 )
@@ -212,8 +212,8 @@ def tool_steps(
     found = yield from journal_entry(deps, journal)
     if found is not None and found.done:  # S5, Q6: an earlier run of this turn made it
         return journaled(node, tool, found.call, state["message"].user_lang, deps.domain.texts)
-    if found is not None and found.running_elsewhere(deps.limits.acting_call_lease_s):
-        return running_elsewhere(node, tool.name, deps.limits.thread_wait_s)
+    if found is not None and found.still_running(deps.limits.acting_call_lease_s):
+        return still_running(node, tool.name, deps.limits.thread_wait_s)
     outcome = Outcome(request=node.requests.get(name))
     request = yield from _request_steps(deps, runtime, node, tool, text, outcome)
     if request is None:
@@ -360,14 +360,14 @@ def journal_entry(deps: Dependencies, journal: Journal | None) -> Steps[JournalE
     """The journal's entry of the call, waited on while another process runs it (S5, Q6)."""
     found = yield from read_journal(journal)
     lease_s = deps.limits.acting_call_lease_s
-    if journal is None or found is None or not found.running_elsewhere(lease_s):
+    if journal is None or found is None or not found.still_running(lease_s):
         return found
     wait_s = deps.limits.thread_wait_s
     return (yield from wait_elsewhere(journal, found, wait_s=wait_s, lease_s=lease_s))
 
 
-def running_elsewhere(node: TaskNode, name: str, waited_s: float) -> Outcome:
-    """S5, Q6, R7: the call still runs in another process after the wait: not made here.
+def still_running(node: TaskNode, name: str, waited_s: float) -> Outcome:
+    """S5, Q6, R7: the call still runs in another process or graph after the wait: not made.
 
     No result, so the answer says it is still being done (``still_running``), not that it
     failed: it may well be done.

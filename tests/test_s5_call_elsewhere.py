@@ -217,3 +217,53 @@ def test_S5_a_running_call_beats_in_the_journal_and_no_late_beat_undoes_its_end(
     ended = drive(journal.read())
     assert ended is not None
     assert ended.done
+
+
+class SlowTicket(Ticket):
+    """Opens the ticket, then awaits the helpdesk's reply (async)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sent = asyncio.Event()
+        self.replied = asyncio.Event()
+
+    async def aexecute(self, request: EmptyRequest, ctx: ToolCallContext) -> ToolResult:
+        self.tickets.append(ctx.idempotency_key)
+        self.sent.set()
+        await self.replied.wait()
+        return ToolResult.as_guaranteed_context(self.name, f"Ticket HD-{len(self.tickets)} opened.")
+
+
+def test_S5_Q6_two_graphs_of_one_process_over_one_store_make_the_call_once() -> None:
+    """Two workers' graphs in one process (found by the fifteenth new user): one ticket.
+
+    Each graph knows only its own calls in flight; the journal says the call is being
+    made in this process, so the second graph's run waits for it and takes its result.
+    """
+    ticket = SlowTicket()
+    store, saver = InMemoryStore(), InMemorySaver()
+    first, second = (
+        build_graph(
+            "desk",
+            [ticket],
+            assistant=FunctionAssistant(route=lambda text, tools: [ticket.name]),
+            checkpointer=saver,
+            store=store,
+            limits=Limits(thread_wait_s=10),
+        )
+        for _ in range(2)
+    )
+    config = {"configurable": {"thread_id": THREAD}}
+    asked = {"messages": [("human", QUESTION)]}
+
+    async def scenario() -> list[dict[str, Any]]:
+        running = asyncio.ensure_future(first.ainvoke(asked, config))
+        await asyncio.wait_for(ticket.sent.wait(), 10)
+        again = asyncio.ensure_future(second.ainvoke(asked, config))
+        await asyncio.sleep(0.3)  # the second run reaches the call while it is being made
+        ticket.replied.set()
+        return [dict(out) for out in await asyncio.gather(running, again)]
+
+    outs = asyncio.run(scenario())
+    assert len(ticket.tickets) == 1
+    assert all("Ticket HD-1 opened." in out["answer"] for out in outs)

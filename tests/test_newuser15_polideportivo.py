@@ -298,14 +298,6 @@ def test_S5_Q6_c_a_run_cancelled_mid_call_then_sent_again_books_once(backend: Ba
     assert out["answer"] == CONFIRMADA
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="S5/Q6: two graphs built over one InMemorySaver and one InMemoryStore (two "
-    "workers) given the same message while worker 1's booking is in flight: worker 2 "
-    "calls reservar_pista again under the SAME idempotency key (tw1-...), the backend "
-    "gets 2 bookings and answers R-1 and R-2; the same with HumanMessage ids; guarantees.md "
-    "says a re-run elsewhere that finds the journal entry started and beating waits for it",
-)
 def test_S5_Q6_d_two_workers_over_one_checkpointer_and_store_book_once(backend: Backend) -> None:
     backend.delay_s = 1.0
     saver, store = InMemorySaver(), InMemoryStore()

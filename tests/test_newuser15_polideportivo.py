@@ -160,13 +160,6 @@ def test_T10_P4_no_information_is_the_domains_spanish_sentence() -> None:
     assert out["answer"] == es("no_information")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="T10: a Spanish message holding 'de' and an accented letter is detected as "
-    'Hungarian (ledger: "language hu by the detector, not the model\'s es"), so the '
-    "library answers in Hungarian ('Nem találtam erről információt…') although "
-    "deep-fallback.md says a message mostly in Spanish function words is Spanish",
-)
 def test_T10_a_spanish_question_with_de_and_an_accent_is_spanish() -> None:
     for q in ("¿Cuál es el horario de las pistas?", "Quiero reservar una pista de pádel."):
         out = graph().invoke(ask(q), cfg("t"))

@@ -258,3 +258,20 @@ def test_T10_other_languages_function_words_are_no_kits_stop_words() -> None:
     for code, listed in OTHER_LANGUAGE_WORDS.items():
         assert not listed & kits, code
     assert "im" not in OTHER_LANGUAGE_WORDS["de"]  # a Polish word too: no German evidence
+
+
+@pytest.mark.parametrize(
+    ("message", "lang"),
+    [
+        ("Quiero reservar una pista de pádel.", "es"),  # "de" and "á": Hungarian too
+        ("¿Cuál es el horario de las pistas?", "es"),
+        ("Où est la salle de réunion?", "fr"),
+        ("Mikor van nyitva a gyógyszertár és a büfé?", "hu"),  # a kit's language as before
+        ("Rue de la Paix", None),
+    ],
+)
+def test_T10_a_word_or_accent_another_language_writes_too_is_no_kit_evidence(
+    message: str, lang: str | None
+) -> None:
+    """Found by the fifteenth new user: Spanish with "de" and "pádel" was read as Hungarian."""
+    assert detect_language(message).lang == lang

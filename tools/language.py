@@ -93,6 +93,8 @@ OTHER_LANGUAGE_WORDS = {
     for code, listed in _OTHER_LANGUAGES.items()
 }
 """Per language without a kit of its own, its function words that no kit's stop words share."""
+_OTHER_WRITTEN = {code: frozenset(listed.split()) for code, listed in _OTHER_LANGUAGES.items()}
+"""Per language without a kit of its own, all its listed function words, kit words too."""
 
 WEEKDAY_PREFIXES = (
     ("monday", "hetfo"), ("tuesday", "kedd"), ("wednesday", "szerd"),
@@ -152,13 +154,15 @@ def _polish(found: list[str], written: list[str]) -> int:
     return points + 2 * sum(1 for t in written if _POLISH_ONLY.search(t))
 
 
-def _points(found: list[str], text: str) -> tuple[int, int, int]:
+def _points(found: list[str], text: str, *, accents: bool = True) -> tuple[int, int, int]:
+    """The kit languages' points; ``accents=False``: letters other languages write too
+    (``á é ó ü``) count for none (only ``ő ű`` and Polish letters do)."""
     written = _written(text)
     hungarian = _hungarian(found, written)
     english = sum(1 for w in found if w in ENGLISH_WORDS or w in WEEKDAYS_EN)
     polish = _polish(found, written) + (1 if _POLISH_ONLY.search(text) else 0)
-    shared = _SHARED_ACCENT.search(text) is not None
-    if _ACCENTED.search(text) or (shared and not polish):
+    shared = accents and _SHARED_ACCENT.search(text) is not None
+    if (accents and _ACCENTED.search(text)) or (shared and not polish):
         hungarian += 1
     if shared and polish:
         polish += 1  # "próbny" beside other Polish evidence
@@ -174,6 +178,22 @@ def _verdict(points: dict[str, int], needed: int) -> str | None:
     return None
 
 
+def _beside_others(
+    found: list[str], text: str, others: tuple[tuple[str, int], ...]
+) -> dict[str, int]:
+    """Every language's points, where another language has evidence, without what it shares.
+
+    A word that language writes too ("de": Hungarian "but", Spanish "of") and an accent it
+    writes too ("pádel") are then evidence for no kit language: "Quiero reservar una pista
+    de pádel." is Spanish, not Hungarian for its "de" and "á".
+    """
+    if not others:
+        return dict(LanguageGuess(None, *_points(found, text)).points)
+    theirs = frozenset().union(*(_OTHER_WRITTEN[code] for code, _ in others))
+    own = [word for word in found if word not in theirs]
+    return dict(LanguageGuess(None, *_points(own, text, accents=False), others).points)
+
+
 @per_step
 def detect_language(text: str) -> LanguageGuess:
     """Guess whether ``text`` is Hungarian, English or Polish (see the module docstring)."""
@@ -187,7 +207,7 @@ def detect_language(text: str) -> LanguageGuess:
         if (points := sum(1 for w in found if w in listed))
     )
     guess = LanguageGuess(None, hungarian, english, polish, others)
-    other = _verdict(guess.points, needed)  # another language only where it dominates all
+    other = _verdict(_beside_others(found, text, others), needed)  # where it dominates all
     if other not in OTHER_LANGUAGE_WORDS:  # a kit's language as before: "Rue de la Paix"
         other = _verdict(LanguageGuess(None, hungarian, english, polish).points, needed)
     return replace(guess, lang=other)

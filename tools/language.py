@@ -156,7 +156,8 @@ def _polish(found: list[str], written: list[str]) -> int:
 
 def _points(found: list[str], text: str, *, accents: bool = True) -> tuple[int, int, int]:
     """The kit languages' points; ``accents=False``: letters other languages write too
-    (``á é ó ü``) count for none (only ``ő ű`` and Polish letters do)."""
+    (``á é ó ü``) count for none (only ``ő ű`` and Polish letters do).
+    """
     written = _written(text)
     hungarian = _hungarian(found, written)
     english = sum(1 for w in found if w in ENGLISH_WORDS or w in WEEKDAYS_EN)

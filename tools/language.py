@@ -155,8 +155,10 @@ def _polish(found: list[str], written: list[str]) -> int:
 
 
 def _points(found: list[str], text: str, *, accents: bool = True) -> tuple[int, int, int]:
-    """The kit languages' points; ``accents=False``: letters other languages write too
-    (``á é ó ü``) count for none (only ``ő ű`` and Polish letters do).
+    """The kit languages' points.
+
+    ``accents=False``: letters other languages write too (``á é ó ü``) count for none;
+    only ``ő ű`` and the Polish letters do.
     """
     written = _written(text)
     hungarian = _hungarian(found, written)

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -74,14 +75,6 @@ POLL_MAX_S = 2.0
 """...up to this."""
 
 _BOOT = uuid.uuid4().hex[:12]
-_MAKING: set[tuple[tuple[str, ...], str]] = set()
-"""The journal items (namespace, item) of the calls this process is making now, of any graph.
-
-Process state by nature, like a lock table: a graph's own :class:`CallsInFlight` knows
-only its calls, and two graphs of one process (a server building one per run, two
-workers' graphs in one test) share a store, so a re-run must know whether a call this
-process recorded as started still runs here or died with its run (a crash in a test)."""
-_MAKING_LOCK = threading.Lock()
 
 
 def this_process() -> str:
@@ -101,20 +94,16 @@ class JournalEntry:
     """The process that recorded the call as started (:func:`this_process`)."""
     at: float = 0.0
     """When the entry was last written (``time.time()``)."""
-    here: bool = False
-    """This process is making the call now (in any of its graphs)."""
 
     def still_running(self, lease_s: float) -> bool:
-        """Whether the call may still be running (not in this run): started, not ended.
+        """Whether the call may still be running (in another run): started, not ended.
 
-        A call this process recorded runs exactly while it is making it; one another
-        process recorded runs while its heartbeat is younger than ``lease_s`` (past it,
-        its process is presumed gone: a crash).
+        It runs while its heartbeat is younger than ``lease_s``, in this process (another
+        graph, a cancelled run's call) or another; past it, the process making it is
+        presumed gone (a crash). A call that raised recorded that it ended.
         """
         if self.done or self.ended or not self.by:
             return False
-        if self.by == this_process():
-            return self.here
         return time.time() - self.at < lease_s
 
 
@@ -131,11 +120,7 @@ class Journal:
     def read(self) -> Steps[JournalEntry | None]:
         """The entry of this call, if an earlier run of the thread recorded it."""
         found = yield from perform(call(self.store.get, self.store.aget, self.namespace, self.item))
-        if found is None:
-            return None
-        with _MAKING_LOCK:
-            here = (self.namespace, self.item) in _MAKING
-        return _entry_of(found.value, here=here)
+        return None if found is None else _entry_of(found.value)
 
     def started(self, key: str, amends: tuple[str, ...]) -> Steps[None]:
         """Record that the call is being made under ``key`` (before the tool is called)."""
@@ -196,7 +181,7 @@ def _written_at(item: Item) -> float:
     return float(at) if isinstance(at, int | float) else 0.0
 
 
-def _entry_of(value: Mapping[str, Any], *, here: bool = False) -> JournalEntry | None:
+def _entry_of(value: Mapping[str, Any]) -> JournalEntry | None:
     """The entry a stored value holds; ``None`` for another version's value."""
     if value.get("version") != JOURNAL_VERSION or not value.get("key"):
         return None
@@ -215,7 +200,6 @@ def _entry_of(value: Mapping[str, Any], *, here: bool = False) -> JournalEntry |
         ended=bool(value.get("ended")),
         by=str(value.get("by") or ""),
         at=float(at) if isinstance(at, int | float) else 0.0,
-        here=here,
     )
 
 
@@ -232,62 +216,85 @@ def beating(
 
     The beat stops (and is waited for) before the call's result is returned, so the
     entry's "done" is never overwritten by a late beat. A beat that fails is logged and
-    the call goes on; only its heartbeat stops. While it runs, this process's other graphs
-    know it is being made (:attr:`JournalEntry.here`).
+    the call goes on; only its heartbeat stops. A call that raises (anything: a crash a
+    test simulates too) records that it ended, so a re-run makes it again at once (Q6).
     """
-    making = (journal.namespace, journal.item)
+    beat = _Beat(journal, key, amends, every_s)
+    return Call(functools.partial(beat.sync, made), functools.partial(beat.asynchronous, made))
 
-    def sync() -> T:
+
+@dataclass(frozen=True, slots=True)
+class _Beat:
+    """The heartbeat of one call in the journal (:func:`beating`)."""
+
+    journal: Journal
+    key: str
+    amends: tuple[str, ...]
+    every_s: float
+
+    def _once(self) -> bool:
+        """Beat once; ``False`` when the store failed (logged: the heartbeat stops)."""
+        try:
+            drive(self.journal.running(self.key, self.amends))
+        except Exception:  # the store's own errors: logged, the call goes on
+            logger.warning(HEARTBEAT_FAILED, self.journal.tool, exc_info=True)
+            return False
+        return True
+
+    async def _aonce(self) -> bool:
+        try:
+            await adrive(self.journal.running(self.key, self.amends))
+        except Exception:  # the store's own errors: logged, the call goes on
+            logger.warning(HEARTBEAT_FAILED, self.journal.tool, exc_info=True)
+            return False
+        return True
+
+    def sync(self, made: Call[T]) -> T:
+        """Make the call in this thread, beating from another."""
         stop = threading.Event()
 
         def beat() -> None:
-            while not stop.wait(every_s):
-                try:
-                    drive(journal.running(key, amends))
-                except Exception:  # the store's own errors: logged, the call goes on
-                    logger.warning(HEARTBEAT_FAILED, journal.tool, exc_info=True)
-                    return
+            while not stop.wait(self.every_s) and self._once():
+                pass
 
-        beats = threading.Thread(target=beat, name=f"toolweave-heartbeat-{key}", daemon=True)
-        _making(making, True)
+        beats = threading.Thread(target=beat, name=f"toolweave-heartbeat-{self.key}", daemon=True)
         beats.start()
         try:
             return made.call()
+        except BaseException:
+            stop.set()
+            beats.join()
+            drive(self.journal.ended(self.key, self.amends))
+            raise
         finally:
             stop.set()
             beats.join()
-            _making(making, False)
 
-    async def asynchronous() -> T:
+    async def asynchronous(self, made: Call[T]) -> T:
+        """Await the call, beating from a task of the same loop."""
+
         async def beat() -> None:
             while True:
-                await asyncio.sleep(every_s)
-                try:
-                    await adrive(journal.running(key, amends))
-                except Exception:  # the store's own errors: logged, the call goes on
-                    logger.warning(HEARTBEAT_FAILED, journal.tool, exc_info=True)
+                await asyncio.sleep(self.every_s)
+                if not await self._aonce():
                     return
 
-        _making(making, True)
         beats = asyncio.ensure_future(beat())
         try:
             return await made.acall()
+        except BaseException:
+            await _stopped(beats)
+            await adrive(self.journal.ended(self.key, self.amends))
+            raise
         finally:
-            beats.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await beats
-            _making(making, False)
-
-    return Call(sync, asynchronous)
+            await _stopped(beats)
 
 
-def _making(item: tuple[tuple[str, ...], str], now: bool) -> None:
-    """Note that this process starts (``now``) or stops making the call of journal ``item``."""
-    with _MAKING_LOCK:
-        if now:
-            _MAKING.add(item)
-        else:
-            _MAKING.discard(item)
+async def _stopped(beats: asyncio.Future[None]) -> None:
+    """Stop a heartbeat task and wait for it, so no beat comes after what follows."""
+    beats.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await beats
 
 
 async def _apause(seconds: float) -> None:

@@ -41,10 +41,8 @@ import functools
 import hashlib
 import json
 import logging
-import os
 import threading
 import time
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -74,13 +72,6 @@ POLL_FIRST_S = 0.1
 POLL_MAX_S = 2.0
 """...up to this."""
 
-_BOOT = uuid.uuid4().hex[:12]
-
-
-def this_process() -> str:
-    """Who records a call as started: this process (its id and a nonce; a fork is another)."""
-    return f"{os.getpid()}:{_BOOT}"
-
 
 @dataclass(frozen=True, slots=True)
 class JournalEntry:
@@ -90,8 +81,8 @@ class JournalEntry:
     done: bool
     ended: bool = False
     """The call returned or raised without a result to record (nothing runs any more)."""
-    by: str = ""
-    """The process that recorded the call as started (:func:`this_process`)."""
+    beats: bool = False
+    """The entry is kept fresh while the call runs (:func:`beating`); older entries are not."""
     at: float = 0.0
     """When the entry was last written (``time.time()``)."""
 
@@ -102,7 +93,7 @@ class JournalEntry:
         graph, a cancelled run's call) or another; past it, the process making it is
         presumed gone (a crash). A call that raised recorded that it ended.
         """
-        if self.done or self.ended or not self.by:
+        if self.done or self.ended or not self.beats:
             return False
         return time.time() - self.at < lease_s
 
@@ -128,9 +119,9 @@ class Journal:
         yield from self._prune()
 
     def running(self, key: str, amends: tuple[str, ...]) -> Steps[None]:
-        """Record that this process is making the call under ``key``, now (its heartbeat)."""
+        """Record that the call under ``key`` is being made, now (its heartbeat)."""
         value = {"key": key, "amends": list(amends), "done": False, "result": ""}
-        yield from self._put({**value, "by": this_process()})
+        yield from self._put({**value, "beats": True})
 
     def ended(self, key: str, amends: tuple[str, ...]) -> Steps[None]:
         """Record that the call under ``key`` ended without a result (it raised, R7)."""
@@ -198,7 +189,7 @@ def _entry_of(value: Mapping[str, Any]) -> JournalEntry | None:
         call=acted,
         done=bool(value.get("done")),
         ended=bool(value.get("ended")),
-        by=str(value.get("by") or ""),
+        beats=bool(value.get("beats")),
         at=float(at) if isinstance(at, int | float) else 0.0,
     )
 

@@ -297,22 +297,24 @@ def _call_steps(
     except ToolFailedError as exc:  # T13, R7: a failure the tool reported; one line
         debug = logger.isEnabledFor(logging.DEBUG)
         logger.warning("tool %s failed on task %s: %s", name, node.task_no, exc, exc_info=debug)
-        if not isinstance(exc, CallStillRunningError):  # that call goes on: not ended
-            yield from journal_ended(journal, tool, made.key, made.amends)
         return _contained(outcome, budget, node, name, exc, progress)
     except Exception as exc:  # R7: a failing tool is "no result"; the run goes on
         logger.warning("tool %s raised on task %s", name, node.task_no, exc_info=True)
-        yield from journal_ended(journal, tool, made.key, made.amends)
         return _contained(outcome, budget, node, name, exc, progress)
     outcome.result = result
     _spent(outcome, budget)
     outcome.streamed = streamed.joined()
     called = _called(node, name, outcome.result, made.reply)
     outcome.ledger.append(acting_entry(called, tool, ctx.idempotency_key, ctx.amends))
-    said = "" if result is None else result.context_text()
-    finished = result is not None and result.mode is ResultMode.ANSWER
+    said, finished = _journaled_text(result)
     yield from journal_done(journal, outcome.ledger[-1], said, finished=finished)
     return outcome
+
+
+def _journaled_text(result: ToolResult | None) -> tuple[str, bool]:
+    """What the journal keeps of a returned call: its text, and whether it is a finished answer."""
+    said = "" if result is None else result.context_text()
+    return said, result is not None and result.mode is ResultMode.ANSWER
 
 
 def _journal_later(
@@ -331,8 +333,7 @@ def _journal_later(
             result = require_result(tool.name, checked_result(tool, raw))
         except InvalidToolResultError:
             result = None
-        said = "" if result is None else result.context_text()
-        finished = result is not None and result.mode is ResultMode.ANSWER
+        said, finished = _journaled_text(result)
         await adrive(journal.done(key, amends, said, finished=finished))
 
     return record
@@ -390,14 +391,6 @@ def journal_of(
     if not tool.side_effects or runtime is None:
         return None
     return journal_for(runtime.store, deps.domain.name, state, node.task_no, tool.name, reply)
-
-
-def journal_ended(
-    journal: Journal | None, tool: AnyTool, key: str, amends: tuple[str, ...]
-) -> Steps[None]:
-    """Record in ``journal`` that the call raised: nothing runs, a re-run calls again (Q6)."""
-    if journal is not None and tool.side_effects:
-        yield from journal.ended(key, amends)
 
 
 def journal_done(

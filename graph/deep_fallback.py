@@ -180,9 +180,10 @@ def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
             update["ledger"] = [_gate("sufficient", skipped)]
             runtime.stream_writer(gatekeeper_event(ROOT_TASK_NO, True, ()))
             return update
-        judge = _gatekeeper(deps, runtime)
+        assistant = assistant_for(deps, runtime)
+        judge = _gatekeeper(deps, assistant)
         verdict = yield from judge.judge_context_steps(question, documents, guaranteed)
-        lexical = judge.free_calls and not assistant_for(deps, runtime).free_calls
+        lexical = judge is not assistant
         if not lexical:
             update.update(llm_calls=1, deep_fallback_calls=1)
         missing = verdict.missing[: deps.limits.deep_fallback_pieces]
@@ -203,14 +204,13 @@ def make_deep_fallback(deps: Dependencies) -> Runnable[Any, Any]:
     return make_node("deep_fallback", deep_fallback)
 
 
-def _gatekeeper(deps: Dependencies, runtime: Runtime[RunContext]) -> LlmAssistant:
+def _gatekeeper(deps: Dependencies, assistant: LlmAssistant) -> LlmAssistant:
     """Who judges the context (D1): the run's model, or the lexical judge when the cap is 0 (D7).
 
     ``Limits.deep_fallback_llm_calls=0`` allows deep fallback no model call; the offline
     gatekeeper then judges (free, in-process) and names the question's words the context
     lacks as its pieces, searched by the store's own words and meaning (D8).
     """
-    assistant = assistant_for(deps, runtime)
     if assistant.free_calls or deps.limits.deep_fallback_llm_calls > 0:
         return assistant
     return OfflineAssistant()

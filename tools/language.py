@@ -190,8 +190,6 @@ def _beside_others(
     writes too ("pádel") are then evidence for no kit language: "Quiero reservar una pista
     de pádel." is Spanish, not Hungarian for its "de" and "á".
     """
-    if not others:
-        return dict(LanguageGuess(None, *_points(found, text)).points)
     theirs = frozenset().union(*(_OTHER_WRITTEN[code] for code, _ in others))
     own = [word for word in found if word not in theirs]
     return dict(LanguageGuess(None, *_points(own, text, accents=False), others).points)
@@ -210,7 +208,9 @@ def detect_language(text: str) -> LanguageGuess:
         if (points := sum(1 for w in found if w in listed))
     )
     guess = LanguageGuess(None, hungarian, english, polish, others)
+    kit = _verdict(LanguageGuess(None, hungarian, english, polish).points, needed)
+    if not others:
+        return replace(guess, lang=kit)
     other = _verdict(_beside_others(found, text, others), needed)  # where it dominates all
-    if other not in OTHER_LANGUAGE_WORDS:  # a kit's language as before: "Rue de la Paix"
-        other = _verdict(LanguageGuess(None, hungarian, english, polish).points, needed)
-    return replace(guess, lang=other)
+    # else a kit's language as before: "Rue de la Paix"
+    return replace(guess, lang=other if other in OTHER_LANGUAGE_WORDS else kit)

@@ -463,6 +463,7 @@ def answer_request(state: GraphState, deps: Dependencies) -> AnswerRequest:
         parts=[answer_part(state, node) for node in user_parts(state, deps.registry)],
         clarifications=exchanges,
         texts=deps.domain.texts,
+        domain_words=deps.domain_words,
     )
 
 

@@ -5,23 +5,20 @@ The why of each rule is on ``docs/routing-decisions.md``; the domain's own words
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from toolweave.graph.context import Dependencies
 from toolweave.graph.nodes import entry
-from toolweave.llm.lexical import matches
+from toolweave.llm.domain_words import DomainWords
 from toolweave.llm.offline_extract import extract_request, states_input
 from toolweave.llm.offline_routing import RoutingEvidence
 from toolweave.llm.port import Activation, RoutingVerdict
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import TaskNode, execution_text
-from toolweave.tools.prefilter import CandidateIndex, ordinal, prefilter, query_words
+from toolweave.tools.prefilter import CandidateIndex, ordinal, prefilter
 from toolweave.tools.registry import AnyTool
 from toolweave.tools.required import asks_itself, graph_asks, missing_from
-from toolweave.tools.text import fold
 
 Scores = Mapping[str, float]
 """Each candidate's keyword (BM25) score for the task prompt."""
@@ -180,46 +177,6 @@ def yes_doubt(
         )
         return TERMINAL_AS_CONTEXT, why
     return None
-
-
-@dataclass(frozen=True)
-class DomainWords:
-    """The domain's own words, no evidence for any tool: its name and its store's stop words."""
-
-    words: tuple[str, ...] = ()
-
-    @functools.cached_property
-    def terms(self) -> frozenset[str]:
-        """Their index terms, for :class:`CandidateIndex` ``ignore`` (A8, T12)."""
-        return frozenset(
-            term for text in self.words for terms in query_words(text) for term in terms
-        )
-
-    @functools.cached_property
-    def _folded(self) -> tuple[str, ...]:
-        return tuple(fold(word) for text in self.words for word in _WORD.findall(text))
-
-    def strip(self, text: str) -> str:
-        """``text`` without the domain's own words (each a form of one of :attr:`words`)."""
-        if not self._folded:
-            return text
-
-        def keep(found: re.Match[str]) -> str:
-            word = found.group()
-            return "" if any(matches(fold(word), own) for own in self._folded) else word
-
-        return _WORD.sub(keep, text)
-
-
-_WORD = re.compile(r"\w+")
-
-
-def domain_words(deps: Dependencies) -> DomainWords:
-    """The domain's name and the stop words of its default retrieval tool's store (N1)."""
-    retrieval = deps.domain.default_retrieval_tool
-    tool = deps.registry.get(retrieval) if retrieval is not None else None
-    stopwords = getattr(getattr(tool, "store", None), "stopwords", None) or ()
-    return DomainWords((deps.domain.name, *stopwords))
 
 
 def guard_terminal(
@@ -508,7 +465,7 @@ def guard(
     """The route node's guards on one routing call's verdicts, in order (N1: ``words`` out)."""
     prompt = node.task.task_prompt
     scores = keyword_evidence(deps.candidate_index, prompt, candidates, words.terms)
-    evidence = RoutingEvidence(words.strip(prompt), candidates)
+    evidence = RoutingEvidence(words.without(prompt), candidates)
     activation, chosen = best_fit_yes(scores, node, candidates, activation)
     activation, unfilled = without_missing_inputs(deps, node, candidates, activation)
     activation, unbacked = without_unbacked_yeses(node, candidates, activation, scores=scores)

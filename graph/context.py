@@ -11,6 +11,7 @@ from langgraph.runtime import Runtime
 
 from toolweave.graph.calls_in_flight import CallsInFlight
 from toolweave.llm import deadline
+from toolweave.llm.domain_words import DomainWords
 from toolweave.llm.port import LlmAssistant
 from toolweave.state.errors import InvalidContextError
 from toolweave.tools.domain import Domain
@@ -108,6 +109,14 @@ class Dependencies:
         routable = [tool for tool in self.registry if tool.executable_instruction]
         return CandidateIndex(routable, self.domain.routing_embeddings)
 
+    @cached_property
+    def domain_words(self) -> DomainWords:
+        """The domain's name and its default retrieval store's stop words (N1, T12)."""
+        retrieval = self.domain.default_retrieval_tool
+        tool = self.registry.get(retrieval) if retrieval is not None else None
+        stopwords = getattr(getattr(tool, "store", None), "stopwords", None) or ()
+        return DomainWords((self.domain.name,), stopwords=tuple(stopwords))
+
 
 @dataclass
 class RunContext:
@@ -182,6 +191,7 @@ def assistant_for(deps: Dependencies, runtime: Runtime[RunContext] | None) -> Ll
     """
     deadline.check("the next step")
     context = run_context(runtime)
+    chosen = deps.assistant
     if context is not None and context.assistant is not None:
-        return context.assistant
-    return deps.assistant
+        chosen = context.assistant
+    return chosen.for_domain(deps.domain_words)

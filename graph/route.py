@@ -10,7 +10,6 @@ from langgraph.runtime import Runtime
 from toolweave.graph.candidates import (
     ACTING_IN_DOUBT,
     GuardOutcome,
-    domain_words,
     guard,
     offer_candidates,
 )
@@ -158,7 +157,7 @@ def abstain(
 def make_route(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``route`` node over ``deps``."""
     deps.candidate_index  # noqa: B018 - T12/A8: built once, here, not by the first request
-    words = domain_words(deps)  # the domain's name and store stop words: no evidence (N1)
+    words = deps.domain_words  # the domain's name and store stop words: no evidence (N1)
 
     def route(state: GraphState, runtime: Runtime[RunContext]) -> Steps[dict[str, Any]]:
         """Decide which tools run on the task, in ascending priority (A5, A6)."""

@@ -26,9 +26,10 @@ def uncovered_subject(request: AnswerRequest) -> str | None:
         return None
     if any(d.sentence_number is None for d in request.documents):
         return None  # a tool's own data, not a page's sentence: it may say it its own way
-    asked = [(p.prompt, p.documents or request.documents) for p in request.parts]
+    own = request.domain_words.asked  # N1: the domain's own words are no subject
+    asked = [(own(p.prompt), p.documents or request.documents) for p in request.parts]
     if not asked:
-        clauses = offline_reading.question_parts(request.question)
+        clauses = offline_reading.question_parts(own(request.question))
         asked = [(clause, request.documents) for clause in clauses]
     subjects = [_uncovered(question, _passages(docs)) for question, docs in asked]
     if any(subject is None for subject in subjects):

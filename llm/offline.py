@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import ClassVar
 
 from langchain_core.messages import AIMessage, BaseMessage
 
 from toolweave.llm import offline_reading, prompts
+from toolweave.llm.domain_words import DomainWords
 from toolweave.llm.lexical import content_words, detect_language, matches
 from toolweave.llm.offline_extract import extract_request
 from toolweave.llm.offline_followup import normalize_offline as normalize_offline
@@ -72,6 +74,15 @@ class OfflineAssistant(LlmAssistant):
         self.max_sentences = max_sentences
         self.coverage = coverage
         self.history_window = history_window
+        self.domain_words = DomainWords()
+
+    def for_domain(self, words: DomainWords) -> OfflineAssistant:
+        """A copy that drops the domain's own ``words`` from what it routes and reads (N1)."""
+        if words == self.domain_words:
+            return self
+        adapted = copy.copy(self)
+        adapted.domain_words = words
+        return adapted
 
     def normalize(
         self, message: str, history: Sequence[BaseMessage], *, default_lang: str = "en"
@@ -83,7 +94,8 @@ class OfflineAssistant(LlmAssistant):
 
     def route(self, task_prompt: str, tools: Sequence[AnyTool]) -> list[RoutingVerdict]:
         """A tool runs when the task's words match its texts (:class:`RoutingRule`)."""
-        scores, held, abstain, winner, routed = offline_decision(task_prompt, tools, self.routing)
+        asked = self.domain_words.not_evidence(task_prompt)  # N1, T12: no evidence
+        scores, held, abstain, winner, routed = offline_decision(asked, tools, self.routing)
         verdicts: list[RoutingVerdict] = []
         for tool in tools:
             found = scores.get(tool.name)
@@ -127,12 +139,14 @@ class OfflineAssistant(LlmAssistant):
 
     def read_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
         """The passage's sentences holding at least half the question's words, or ``None`` (D3)."""
-        return offline_reading.read(question, passage, max_sentences=self.max_sentences)
+        asked = self.domain_words.asked(question)
+        return offline_reading.read(asked, passage, max_sentences=self.max_sentences)
 
     def judge_context(
         self, question: str, documents: Sequence[UniqueTextDocument], guaranteed: Sequence[str]
     ) -> ContextVerdict:
         """Sufficient when the context contains enough of the question's words (D1, D8)."""
+        question = self.domain_words.asked(question)
         wanted = offline_reading.wanted_words(question)
         if not wanted:
             return ContextVerdict(sufficient=True)

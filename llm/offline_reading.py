@@ -677,24 +677,24 @@ def answer_lines(
     request: AnswerRequest, max_sentences: int
 ) -> list[tuple[str, UniqueTextDocument | None]]:
     """The answer's lines, each with the document it quotes (``None``: guaranteed; S6, Q8)."""
-    whole = AnswerPart(request.question, request.documents, request.guaranteed)
+    asked = request.domain_words.asked  # N1: the domain's own words are not looked for
+    question = asked(request.question)
+    whole = AnswerPart(question, request.documents, request.guaranteed)
     replies = "" if request.parts else request.replies
     lines: list[tuple[str, UniqueTextDocument | None]] = []
     for part in request.parts or (whole,):
         lines += [(text.strip(), None) for text in part.guaranteed if text.strip()]
-        picked = _read(part.prompt, part.documents, max_sentences, replies)
+        picked = _read(asked(part.prompt), part.documents, max_sentences, replies)
         if not picked and not part.guaranteed:
-            picked = _read(part.prompt, request.documents, max_sentences, replies)
+            picked = _read(asked(part.prompt), request.documents, max_sentences, replies)
         lines += [(c.text, c.source) for c in picked]
     if request.parts and not lines:
-        picked = _read(request.question, request.documents, max_sentences, request.replies)
+        picked = _read(question, request.documents, max_sentences, request.replies)
         lines = [(c.text, c.source) for c in picked]
     if not request.parts and replies and not any(doc for _, doc in lines):
         # the replies in words the context does not use ("Cardiology" for a page
         # that says "Kardiológia"): the tool understood them; read the question alone
-        lines += [
-            (c.text, c.source) for c in _read(request.question, request.documents, max_sentences)
-        ]
+        lines += [(c.text, c.source) for c in _read(question, request.documents, max_sentences)]
     lines += [(text.strip(), None) for text in request.guaranteed if text.strip()]
     kept: dict[str, UniqueTextDocument | None] = {}
     for text, doc in lines:  # each line once, where it first comes

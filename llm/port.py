@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Concatenate, ParamSpec, TypeAlias, TypeVar, ca
 from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import BaseModel
 
+from toolweave.llm.domain_words import DomainWords
 from toolweave.llm.offline_extract import extract_request
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.tools.effects import Steps, adrive, call, drive, perform
@@ -170,6 +171,9 @@ class AnswerRequest:
     texts: Texts = field(default_factory=dict)
     """The domain's own sentences for people (``Domain.texts``): "no information" in its
     languages (:func:`toolweave.llm.prompts.no_information_answer`)."""
+    domain_words: DomainWords = field(default_factory=DomainWords)
+    """The domain's own words (its name, its store's stop words): rules that read the context
+    for the question do not look for them (N1, T12)."""
 
     @property
     def guaranteed_texts(self) -> list[str]:
@@ -261,6 +265,14 @@ class LlmAssistant(ABC):
     normalizes_first_message: ClassVar[bool] = True
     """False: the graph reads a message with the offline rules whenever they suffice, and sends
     only the rest to :meth:`normalize` (A10, A1)."""
+
+    def for_domain(self, words: DomainWords) -> LlmAssistant:
+        """This assistant for a domain whose own ``words`` are no evidence (N1, T12).
+
+        A model reads them in context and returns itself; rules that weigh words (the offline
+        model) drop them from what they read.
+        """
+        return self
 
     def scores_routing(self) -> bool:
         """Whether routing verdicts come with a P(yes) (``RoutingVerdict.confidence``)."""

@@ -186,3 +186,14 @@ def test_T12_N1_the_stores_stop_words_do_not_rank_the_candidates() -> None:
     own = DomainWords(("citylib", "library")).terms
     honoured = prefilter(index, question, tools, cap=1, ignore=own)
     assert [t.name for t in honoured.offered] == ["room_booking"]
+
+
+def test_N1_a_store_stop_word_is_dropped_as_written_the_domain_name_in_any_form() -> None:
+    own = DomainWords(("polideportivo",), stopwords=("que", "tienen"))
+    kept = own.without("¿Tienen queja del Polideportivo o de los polideportivos que abren?")
+    assert "queja" in kept  # "que" is a stop word, not a stem: "queja" is asked for
+    assert "Tienen" not in kept
+    assert " que " not in kept
+    assert "Polideportivo" not in kept
+    assert "polideportivos" not in kept
+    assert own.asked("¿Que tienen?") == "¿Que tienen?"  # nothing else left: the text as it is

@@ -2,7 +2,8 @@
 
 Polideportivo Municipal de Villaejemplo: six Spanish pages, a court booking that acts
 through a real HTTP server on 127.0.0.1 (which does not dedupe on the key), a price and
-the court hours. The xfail tests name what did not work as the docs say.
+the court hours. Its two xfail tests pass since the sixteenth round (N1: the store's
+stop words reach the offline routing and reading).
 """
 
 from __future__ import annotations
@@ -142,13 +143,6 @@ def test_R2_horarios_context_reaches_the_answer() -> None:
     assert "Los domingos las pistas cierran a las 14:00." in out["answer"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="offline answer drops the horarios tool's own context line: for '¿Cuál es el "
-    "horario de las pistas del pabellón?' horarios ran (context 'Las pistas del pabellón "
-    "se pueden usar de 9:00 a 21:00.'), the gatekeeper said sufficient, and the answer is "
-    "no_information",
-)
 def test_R2_horarios_line_for_the_pavilion_is_answered() -> None:
     out = graph().invoke(ask("¿Cuál es el horario de las pistas del pabellón?"), cfg("t"))
     assert "1:horarios" in out["activated"]
@@ -396,13 +390,6 @@ def test_G1_cli_eval_reads_the_golden_file_and_its_halves(
     assert backend.bookings == []  # the booking cases stop at the clarification
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="offline routing counts a word the domain named as its store's stopwords=: with "
-    "'tiene'/'tienen' in STOPWORDS and a tarifas example '¿Qué precio tiene la pista…?', "
-    "'¿Tienen sauna?' is routed to tarifas (ledger: 'matched: tienen (score 0.97, coverage "
-    "48%)'); deep-fallback.md (Languages) says to name such words as the store's stopwords",
-)
 def test_T12_a_store_stop_word_is_no_routing_evidence() -> None:
     domain, tools = polideportivo_domain_and_tools()
 

@@ -42,6 +42,7 @@ from toolweave.graph.threads import (
 )
 from toolweave.graph.validation import validate_input as validate_input
 from toolweave.llm.chat_model import ChatModelAssistant as ChatModelAssistant
+from toolweave.llm.domain_words import DomainWords as DomainWords
 from toolweave.llm.env import default_assistant as default_assistant
 from toolweave.llm.errors import (
     LlmBrokenReplyError as LlmBrokenReplyError,

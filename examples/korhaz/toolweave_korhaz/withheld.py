@@ -24,8 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from toolweave import OfflineAssistant
-from toolweave.graph.candidates import DomainWords
+from toolweave import DomainWords, OfflineAssistant
 from toolweave.tools.base import ChatbotTool
 from toolweave.tools.domain import WithheldKind
 from toolweave_korhaz.callbacks import CallbackRequestTool
@@ -66,12 +65,11 @@ def routed_alone(tool_name: str) -> Callable[[str], bool]:
         DoctorFinderCoordinator(),
         CallbackRequestTool(),
     )
-    rule = OfflineAssistant()
-    own = DomainWords((DOMAIN_NAME, *STOPWORDS))  # no evidence, as routing drops them (N1)
+    own = DomainWords((DOMAIN_NAME,), stopwords=tuple(STOPWORDS))  # no evidence (N1)
+    rule = OfflineAssistant().for_domain(own)
 
     def applies(question: str) -> bool:
-        said = own.strip(question)
-        routed = {verdict.tool for verdict in rule.route(said, tools) if verdict.run}
+        routed = {verdict.tool for verdict in rule.route(question, tools) if verdict.run}
         return routed == {tool_name}
 
     return applies

@@ -220,8 +220,8 @@ def _not_asked(
     state: GraphState, deps: Dependencies, coordinator: DeepSearchCoordinator
 ) -> str | None:
     """Why the gatekeeper is not asked (the ledger reason), or ``None`` to ask it (A10, D1)."""
-    question = deps.domain_words.asked(state["message"].question)  # N1: not looked for
-    documents, guaranteed = state["documents"], [g.context for g in state["guaranteed"]]
+    question, documents = state["message"].question, state["documents"]
+    guaranteed = [g.context for g in state["guaranteed"]]
     where = covering_text(question, documents, guaranteed)
     if where is not None:
         return COVERED.format(where=where)

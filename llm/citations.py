@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from toolweave.llm.chat_messages import passage_source
-from toolweave.llm.lexical import content_words, matches
+from toolweave.llm.lexical import content_words, matches, weekday
 from toolweave.llm.port import CITATION, cited_ids
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.tools import text as kit
@@ -138,8 +138,9 @@ def _digits(text: str) -> str:
 def checkable(sentence: str) -> list[str]:
     """The tokens of ``sentence`` a source must hold for it to be supported.
 
-    Addresses and URLs, phones (``"tel:"``), times (``"time:14:00"``), numbers (``"num:3"``) and
-    capitalised words not opening the sentence (``"name:Central"``).
+    Addresses and URLs, phones (``"tel:"``), times (``"time:14:00"``), numbers (``"num:3"``),
+    weekdays in any language (``"day:0"``, Monday) and capitalised words not opening the
+    sentence (``"name:Central"``).
     """
     tokens = [f"addr:{m[0].rstrip('.,;')}" for m in _EMAIL_OR_URL.finditer(sentence)]
     rest = _EMAIL_OR_URL.sub(" ", sentence)
@@ -150,11 +151,17 @@ def checkable(sentence: str) -> list[str]:
     rest = _THOUSANDS.sub("", rest)
     tokens += [f"time:{int(m[1])}:{m[2]}" for m in _TIME.finditer(rest)]
     tokens += [f"num:{int(n)}" for n in _NUMBER.findall(_TIME.sub(" ", rest))]
+    tokens += [f"day:{day}" for day in _days(rest)]
     for line in rest.splitlines():
         for part in kit.line_sentences(line):
-            words = _WORD.findall(part)
+            words = [w for w in _WORD.findall(part) if weekday(w) is None]
             tokens += [f"name:{w}" for w in words[1:] if w[0].isupper() and len(w) > 1]
     return list(dict.fromkeys(tokens))
+
+
+def _days(text: str) -> list[int]:
+    """The weekdays ``text`` names (0 Monday to 6 Sunday), in any language the kit knows."""
+    return [day for w in _WORD.findall(text) if (day := weekday(w)) is not None]
 
 
 @dataclass(frozen=True)
@@ -166,9 +173,12 @@ class _Source:
     times: frozenset[str]
     numbers: frozenset[int]
     words: frozenset[str]
+    days: frozenset[int]
 
     def holds(self, token: str) -> bool:
         kind, _, value = token.partition(":")
+        if kind == "day":  # a weekday it names, or within a span it names ("Mon-Thu"), or none
+            return not self.days or min(self.days) <= int(value) <= max(self.days)
         if kind == "addr":
             return kit.fold(value) in self.folded
         if kind == "tel":
@@ -194,6 +204,7 @@ def _read(text: str) -> _Source:
         times=times,
         numbers=frozenset(int(n) for n in _NUMBER.findall(spaced)),
         words=frozenset(kit.fold(w) for w in _WORD.findall(text)),
+        days=frozenset(_days(text)),
     )
 
 

@@ -56,7 +56,7 @@ class DomainWords:
         return _WORD.sub(lambda found: "" if self.own(found.group()) else found.group(), text)
 
     def asked(self, text: str) -> str:
-        """``text`` without the store's stop words (what a reading looks for), or ``text``.
+        """``text`` without the store's stop words (what routing and reading weigh), or ``text``.
 
         The domain's name stays: a passage that names it says more of what was asked. When no
         other word is left, ``text`` as it is.
@@ -65,8 +65,3 @@ class DomainWords:
             return text
         kept = _WORD.sub(lambda m: "" if fold(m.group()) in self._exact else m.group(), text)
         return kept if _WORD.search(kept) else text
-
-    def not_evidence(self, text: str) -> str:
-        """``text`` without the domain's own words (routing evidence), or ``text``."""
-        stripped = self.without(text)
-        return stripped if _WORD.search(stripped) else text

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from toolweave.tools import text as kit
-from toolweave.tools.language import WEEKDAY_PREFIXES
+from toolweave.tools.language import NOT_WEEKDAYS, WEEKDAY_PREFIXES
 from toolweave.tools.language import detect_language as guess_language
 from toolweave.tools.memo import per_step
 from toolweave.tools.text import fold as fold
@@ -154,10 +154,31 @@ def related(a: str, b: str) -> bool:
             return True  # two inflected forms of one short stem: "egyek"/"egyen" (eszik)
     if compound_tail(a, b) or compound_tail(b, a) or one_verb(a, b):
         return True
+    if dropped_vowel(fold(a), fold(b)) or dropped_vowel(fold(b), fold(a)):
+        return True
     common = len(os.path.commonprefix([sa, sb]))  # noqa: RUF071 - letters, not paths
     if common == min(len(sa), len(sb)):  # one stem begins the other
         return common >= MIN_STEM
     return common > MIN_STEM and common >= min(len(sa), len(sb)) - 1  # one letter differs
+
+
+_VOWELS = frozenset("aeiouy")
+UNSTABLE_AT = 5
+"""Letters before a stem's unstable vowel at least, so short words never join this way."""
+
+
+def dropped_vowel(a: str, b: str) -> bool:
+    """Whether folded ``b`` is a form of ``a`` whose stem drops a vowel of ``a`` (Hungarian).
+
+    "dohányoz|ni" and "dohányz|ás", "kórterem" and "kórtermek": the words part at a vowel
+    of ``a`` past :data:`UNSTABLE_AT` letters, and without it ``a`` goes on as ``b`` does
+    (its next letter, a consonant, is ``b``'s).
+    """
+    at = len(os.path.commonprefix([a, b]))  # noqa: RUF071 - letters, not paths
+    if at < UNSTABLE_AT or at >= len(a) - 1 or a[at] not in _VOWELS:
+        return False
+    rest = a[:at] + a[at + 1 :]
+    return len(os.path.commonprefix([rest, b])) > at  # noqa: RUF071 - letters, not paths
 
 
 def one_verb(a: str, b: str) -> bool:
@@ -313,8 +334,10 @@ def first_date(text: str) -> dt.date | None:
 
 @lru_cache(maxsize=65536)
 def weekday(word: str) -> int | None:
-    """0 (Monday) to 6 (Sunday) when ``word`` is a weekday name in English or Hungarian."""
+    """0 (Monday) to 6 (Sunday) when ``word`` is a weekday name in English, Polish or Hungarian."""
     token = fold(word)
+    if token.startswith(NOT_WEEKDAYS):
+        return None
     return next(
         (i for i, prefixes in enumerate(WEEKDAY_PREFIXES) if token.startswith(prefixes)), None
     )

@@ -94,7 +94,7 @@ class OfflineAssistant(LlmAssistant):
 
     def route(self, task_prompt: str, tools: Sequence[AnyTool]) -> list[RoutingVerdict]:
         """A tool runs when the task's words match its texts (:class:`RoutingRule`)."""
-        asked = self.domain_words.not_evidence(task_prompt)  # N1, T12: no evidence
+        asked = self.domain_words.asked(task_prompt)  # N1, T12: stop words are no evidence
         scores, held, abstain, winner, routed = offline_decision(asked, tools, self.routing)
         verdicts: list[RoutingVerdict] = []
         for tool in tools:
@@ -139,14 +139,12 @@ class OfflineAssistant(LlmAssistant):
 
     def read_passage(self, question: str, passage: str, *, user_lang: str) -> str | None:
         """The passage's sentences holding at least half the question's words, or ``None`` (D3)."""
-        asked = self.domain_words.asked(question)
-        return offline_reading.read(asked, passage, max_sentences=self.max_sentences)
+        return offline_reading.read(question, passage, max_sentences=self.max_sentences)
 
     def judge_context(
         self, question: str, documents: Sequence[UniqueTextDocument], guaranteed: Sequence[str]
     ) -> ContextVerdict:
         """Sufficient when the context contains enough of the question's words (D1, D8)."""
-        question = self.domain_words.asked(question)
         wanted = offline_reading.wanted_words(question)
         if not wanted:
             return ContextVerdict(sufficient=True)

@@ -339,6 +339,9 @@ def ground_request(values: dict[str, Any] | None, model: type[BaseModel], text: 
         key = info.alias or name
         value = out.get(key)
         core, is_list = _unwrap(info.annotation)
+        if isinstance(value, str) and _is_closed_set(core):
+            out[key] = said_weekday(value, _choices(core, info), text)
+            continue
         if value is None or core not in (str, dt.date):
             continue
         named = bool(_extra(info).get("known_values"))
@@ -352,6 +355,20 @@ def ground_request(values: dict[str, Any] | None, model: type[BaseModel], text: 
         elif isinstance(value, str) and not grounded(value, text, named_thing=named):
             out[key] = None
     return out
+
+
+def said_weekday(value: str, members: list[Any], text: str) -> Any:
+    """A weekday ``value`` of a closed set as ``text`` says it (T7); any other value as it is.
+
+    When the text names other weekdays and not this one, the model misread it: the one
+    member the text names, or ``None`` (``"sunday"`` for "hétfőn" is ``"monday"``).
+    """
+    day = weekday(value)
+    said = {weekday(w) for w in words(text)} - {None}
+    if day is None or not said or day in said:
+        return value
+    named = [m for m in members if isinstance(m, str) and weekday(m) in said]
+    return named[0] if len(said) == 1 and len(named) == 1 else None
 
 
 def states_input(values: dict[str, Any] | None, model: type[BaseModel], text: str) -> bool:

@@ -97,11 +97,20 @@ _OTHER_WRITTEN = {code: frozenset(listed.split()) for code, listed in _OTHER_LAN
 """Per language without a kit of its own, all its listed function words, kit words too."""
 
 WEEKDAY_PREFIXES = (
-    ("monday", "hetfo"), ("tuesday", "kedd"), ("wednesday", "szerd"),
-    ("thursday", "thurs", "csutortok"), ("friday", "pentek"), ("saturday", "szombat"),
-    ("sunday", "vasarnap"),
-)  # fmt: skip
-"""Folded prefixes of each weekday's names, Monday first; the last one is Hungarian."""
+    ("monday", "poniedzial", "hetfo"),
+    ("tuesday", "wtorek", "wtorku", "wtorki", "kedd"),
+    ("wednesday", "sroda", "srode", "srody", "srodzie", "szerd"),
+    ("thursday", "thurs", "czwartek", "czwartku", "czwartki", "csutortok"),
+    ("friday", "piatek", "piatku", "piatki", "pentek"),
+    ("saturday", "sobot", "szombat"),
+    ("sunday", "niedziel", "vasarnap"),
+)
+"""Folded prefixes of each weekday's names (English, Polish, Hungarian), Monday first; the
+last one is Hungarian. Polish forms are listed whole where a stem begins another word
+("środek", "piąty", "czwarty", "wtórny").
+"""
+NOT_WEEKDAYS = ("srodek",)
+"""Folded words a weekday's prefix begins that name no day ("środek", a means)."""
 WEEKDAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 _HUNGARIAN_DAYS = tuple(prefixes[-1] for prefixes in WEEKDAY_PREFIXES)

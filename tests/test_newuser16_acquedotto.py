@@ -517,6 +517,42 @@ def test_W5_the_cli_asks_the_domain_through_its_entry_point(
 # --- found by this round --------------------------------------------------------------------
 
 
+def test_S5_Q2_the_same_reply_sent_twice_at_once_waits_and_reads_the_finished_run(
+    backend: Backend, store: SqliteDocumentStore
+) -> None:
+    """A double click on the reply: the second waits for the first's run (a slow POST).
+
+    Before, ``reply`` read the thread while the first reply's run was still in its POST, saw
+    a step not saved yet and said "its last run stopped mid-way (finish it with
+    toolweave.resume_interrupted)": advice to finish a run that was still going.
+    """
+    graph = graph_for(backend, store)
+    config = thread("double-click")
+    ask(graph, "Vorrei comunicare l'autolettura del contatore: 1234.", config)
+    backend.delay = 1.0
+    outcomes: list[Any] = []
+
+    def send() -> None:
+        try:
+            outcomes.append(reply(graph, config, "AC-123456", context=CUSTOMER)["answer"])
+        except NothingPendingError as error:
+            outcomes.append(error)
+
+    first = threading.Thread(target=send)
+    first.start()
+    time.sleep(0.4)  # the first reply's POST is in flight
+    send()
+    first.join(timeout=60)
+    answers = [o for o in outcomes if isinstance(o, str)]
+    refused = [o for o in outcomes if isinstance(o, NothingPendingError)]
+    assert len(answers) == 1
+    assert answers[0].startswith("Autolettura registrata")
+    assert [str(e) for e in refused] == [
+        "thread 'double-click' is not waiting for a reply: its last run finished"
+    ]
+    assert len(backend.posts) == 1
+
+
 class TimesOut(Autolettura):
     """The reading tool with a short client timeout: the server finishes what it gave up on."""
 

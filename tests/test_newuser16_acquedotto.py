@@ -510,6 +510,7 @@ def test_W5_the_cli_asks_the_domain_through_its_entry_point(
     lines = asked.stdout.splitlines()
     assert lines[0] == TEXTS["offline"]["it"]
     assert "· Controllo le interruzioni programmate" in lines
+    assert "· Cerco nelle pagine dell'acquedotto" in lines  # the domain's P4 phrases
     assert "12 dicembre" in asked.stdout
     assert "Fonti:" in lines
 

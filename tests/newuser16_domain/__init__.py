@@ -138,7 +138,19 @@ STOPWORDS = (
     "chi",
 )
 
-PROGRESS_MESSAGES: dict[str, dict[str, str]] = {}
+# the library's search tools' progress phrases, in Italian (P4: streaming.md, not `texts=`)
+PROGRESS_MESSAGES: dict[str, dict[str, str]] = {
+    "SEARCHING": {"it": "Cerco nelle pagine dell'acquedotto"},
+    "SEARCHING_FOR": {"it": "Cerco nelle pagine: {detail}"},
+    "FOUND": {"it": "Passaggi trovati: {detail}"},
+    "CANDIDATE_PAGES": {"it": "Pagine che potrebbero dirlo: {detail}"},
+    "READING_PAGE": {"it": "Leggo {name} ({n}/{total})"},
+    "ANSWER_IN_PAGE": {"it": "{name} ({n}/{total}): c'è la risposta"},
+    "NOTHING_NEW": {"it": "{name} ({n}/{total}): niente di nuovo"},
+    "NOT_IN_PAGE": {"it": "{name} ({n}/{total}): la risposta non c'è"},
+    "NOT_FOUND": {"it": "Nessuna pagina ne parla"},
+    "ERROR": {"it": "Qualcosa non ha funzionato"},
+}
 
 
 def ai_tools() -> AiToolRegistry:

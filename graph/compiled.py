@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any, Literal, assert_never, cast
 
@@ -600,6 +601,17 @@ class ToolweaveGraph(
             subgraphs=bool(kwargs.get("subgraphs")),
             version=str(kwargs.get("version") or "v1"),
         )
+
+    @contextmanager
+    def holding_thread(self, config: RunnableConfig | None) -> Iterator[None]:
+        """Hold the config's thread as a run does: wait for its run in flight first (S5, Q2).
+
+        ``reply`` reads the thread's status inside it, so a reply sent while another reply's
+        run still goes reads that run's outcome, not a step it has not saved yet.
+        """
+        key, saver = self._run_key(config)
+        with holding(self.run_locks, key, self.input_limits.thread_wait_s, saver):
+            yield
 
     def _run_key(self, config: RunnableConfig | None) -> tuple[Key | None, object]:
         """The thread a run holds, and its checkpointer (:mod:`toolweave.graph.run_lock`)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -306,15 +307,19 @@ def reply(graph: CompiledGraph, config: RunnableConfig, text: Any, **kwargs: Any
 
     Raises:
         UnknownThreadError: Nothing is stored under the thread.
-        NothingPendingError: The thread is not waiting for a reply.
+        NothingPendingError: The thread is not waiting for a reply (read after the thread's
+            run in flight, such as the same reply sent a moment before, has ended).
         InvalidRequestError: The reply is empty.
+        ThreadBusyError: The thread's run in flight did not end within ``thread_wait_s``.
     """
     answer = reply_text(text)
-    status = thread_status(graph, config)
-    if status.kind is ThreadStatusKind.NEW:
-        raise UnknownThreadError(NO_THREAD.format(thread=status.thread_id))
-    if status.pending_question is not None:
-        return graph.invoke(Command(resume=answer), config, **kwargs)
+    holding = getattr(graph, "holding_thread", None)  # a ToolweaveGraph's runs take turns (S5)
+    with nullcontext() if holding is None else holding(config):
+        status = thread_status(graph, config)
+        if status.kind is ThreadStatusKind.NEW:
+            raise UnknownThreadError(NO_THREAD.format(thread=status.thread_id))
+        if status.pending_question is not None:
+            return graph.invoke(Command(resume=answer), config, **kwargs)
     if status.kind is ThreadStatusKind.WAITING_FOR_REPLY:  # on the client's tool results
         raise NothingPendingError(NOTHING_PENDING.format(thread=status.thread_id))
     why = WHY[status.kind.value]  # a stopped run is finished, not replied to again

@@ -319,28 +319,15 @@ def _print_outcome(
     if turn.pending_question is None:
         sources, sentences = values.get("sources"), values.get("answer_sentences")
         _print(render.source_lines(sources, lang or "en", sentences, texts), out)
-        _print_refused_on_reply(turn, lang, out, texts)
-        return
-    _print(render.question_lines(turn.pending_question, turn.pending_choices), out)
-    _print_refused_on_reply(turn, lang, out, texts)
-    more = place + (" --user-data '...'" if user_data else "")
-    said = text_for(hint, lang, texts, thread=thread_id, domain=domain, more=more)
-    print(said, file=out)
-
-
-def _print_refused_on_reply(
-    turn: Turn, lang: str | None, out: TextIO, texts: Texts | None = None
-) -> None:
-    """A reply whose tool's gate refused it (T4): say so, and that the data is never stored.
-
-    The person at the command line gave (or forgot) ``--user-data``; without this line the
-    tool that asked silently did not go on and the documents answered instead.
-    """
-    from toolweave.cli import render
-    from toolweave.tools.texts import text_for
-
+    else:
+        _print(render.question_lines(turn.pending_question, turn.pending_choices), out)
+    # T4: a reply whose tool's gate refused its user data (given or forgotten) is said to be
+    # refused; else the tool that asked silently did not go on and the documents answered
     if tools := render.refused_on_reply(turn.events):
         print(text_for("reply_refused", lang, texts, tools=", ".join(tools)), file=out)
+    if turn.pending_question is not None:
+        more = place + (" --user-data '...'" if user_data else "")
+        print(text_for(hint, lang, texts, thread=thread_id, domain=domain, more=more), file=out)
 
 
 def _assistant_line(session: Session, lang: str) -> str:

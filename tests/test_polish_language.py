@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from support import ask
 
 from toolweave import LIBRARY_TEXTS, OfflineAssistant, build_graph
-from toolweave.cli.render import cli_text, source_lines
+from toolweave.cli.render import source_lines
 from toolweave.domains.documents import documents_domain
 from toolweave.evaluation import says_no_information
 from toolweave.llm import lexical
@@ -29,6 +29,7 @@ from toolweave.tools.language import (
 )
 from toolweave.tools.search import SqliteDocumentStore
 from toolweave.tools.search import text as search_text
+from toolweave.tools.texts import text_for
 
 POLISH = [
     "Jaki jest numer wewnętrzny do działu kadr?",  # "do" is English too
@@ -196,7 +197,7 @@ def test_R9_the_librarys_own_texts_have_polish_and_english_for_the_rest() -> Non
     assert no_information_answer("pl").startswith("Nie znaleziono informacji")
     assert no_information_answer("xx") == no_information_answer("en")
     assert all({"en", "hu", "pl"} <= set(by_lang) for by_lang in LIBRARY_TEXTS.values())
-    assert cli_text("offline", "pl").startswith("odpowiedzi podaje model offline")
+    assert text_for("offline", "pl").startswith("odpowiedzi podaje model offline")
     assert source_lines([{"document_id": "a", "name": "A", "pages": [1]}], "xx")[0] == "Sources:"
 
 

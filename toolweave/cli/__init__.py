@@ -284,12 +284,12 @@ def _print_finish(
     session: Session, thread_id: str, default_lang: str, out: TextIO, place: str = ""
 ) -> None:
     """Q5: finish the interrupted run on the thread and show its answer (or its question)."""
-    from toolweave.cli.render import cli_text
+    from toolweave.tools.texts import text_for
 
     question = session.status(thread_id).question
     lang = _language(question, default_lang)
     key = "finishing" if question else "finishing_unknown"  # the latter names no question
-    said = cli_text(key, lang, session.texts, thread=thread_id, question=f'"{question}"')
+    said = text_for(key, lang, session.texts, thread=thread_id, question=f'"{question}"')
     print(said, file=out)
     turn = session.finish_interrupted(thread_id=thread_id, out=out)
     _print_outcome(
@@ -312,52 +312,41 @@ def _print_outcome(
     """After a streamed turn: its question and how to reply (N2, N3), or its sources."""
     from toolweave.cli import render
     from toolweave.state.graph_state import message_of
+    from toolweave.tools.texts import text_for
 
     values = turn.values
     lang = message.user_lang if (message := message_of(values)) else None
     if turn.pending_question is None:
         sources, sentences = values.get("sources"), values.get("answer_sentences")
         _print(render.source_lines(sources, lang or "en", sentences, texts), out)
-        _print_refused_on_reply(turn, lang, out, texts)
-        return
-    _print(render.question_lines(turn.pending_question, turn.pending_choices), out)
-    _print_refused_on_reply(turn, lang, out, texts)
-    more = place + (" --user-data '...'" if user_data else "")
-    said = render.cli_text(hint, lang, texts, thread=thread_id, domain=domain, more=more)
-    print(said, file=out)
-
-
-def _print_refused_on_reply(
-    turn: Turn, lang: str | None, out: TextIO, texts: Texts | None = None
-) -> None:
-    """A reply whose tool's gate refused it (T4): say so, and that the data is never stored.
-
-    The person at the command line gave (or forgot) ``--user-data``; without this line the
-    tool that asked silently did not go on and the documents answered instead.
-    """
-    from toolweave.cli import render
-
+    else:
+        _print(render.question_lines(turn.pending_question, turn.pending_choices), out)
+    # T4: a reply whose tool's gate refused its user data (given or forgotten) is said to be
+    # refused; else the tool that asked silently did not go on and the documents answered
     if tools := render.refused_on_reply(turn.events):
-        print(render.cli_text("reply_refused", lang, texts, tools=", ".join(tools)), file=out)
+        print(text_for("reply_refused", lang, texts, tools=", ".join(tools)), file=out)
+    if turn.pending_question is not None:
+        more = place + (" --user-data '...'" if user_data else "")
+        print(text_for(hint, lang, texts, thread=thread_id, domain=domain, more=more), file=out)
 
 
 def _assistant_line(session: Session, lang: str) -> str:
     """The first line: which model answers, in the question's language."""
-    from toolweave.cli.render import cli_text
     from toolweave.llm.offline import OfflineAssistant
+    from toolweave.tools.texts import text_for
 
     if isinstance(session.assistant, OfflineAssistant):
-        return cli_text("offline", lang, session.texts)
+        return text_for("offline", lang, session.texts)
     label = session.assistant.label
     article = "the " if label[:1].islower() and lang == "en" else ""
-    return cli_text("assistant", lang, session.texts, label=article + label)
+    return text_for("assistant", lang, session.texts, label=article + label)
 
 
 def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
     """``toolweave chat``: a conversation on one persisted thread until EOF or ``exit``."""
-    from toolweave.cli.render import cli_text
     from toolweave.cli.session import validate_message
     from toolweave.state.errors import InvalidRequestError
+    from toolweave.tools.texts import text_for
 
     thread_id = args.thread or uuid.uuid4().hex
     user_data = _user_data(args)
@@ -366,16 +355,16 @@ def cmd_chat(args: argparse.Namespace, out: TextIO) -> int:
     with _session(args, domain, tools, user_data, persistent=True) as session:
         print(_assistant_line(session, lang), file=out)
         more = _place(args) + (" --user-data '...'" if user_data else "")  # never the data (X4)
-        hint = cli_text(
+        hint = text_for(
             "chat_thread", lang, domain.texts, thread=thread_id, domain=domain.name, more=more
         )
         print(hint, file=out)
-        print(cli_text("chat_leave", lang, domain.texts), file=out)
+        print(text_for("chat_leave", lang, domain.texts), file=out)
         if _interrupted(session, thread_id):
             _print_finish(session, thread_id, lang, out, _place(args))
         while True:
             try:
-                line = input(cli_text("prompt", lang, domain.texts))
+                line = input(text_for("prompt", lang, domain.texts))
             except EOFError:
                 print(file=out)
                 return 0

@@ -55,7 +55,7 @@ def person_line(event: object, lang: str = "en", texts: Texts | None = None) -> 
         key = "looking_further"
     if key is not None:
         count = str(len(event.get("subtasks") or []))
-        return f"{BULLET} {cli_text(key, lang, texts, count=count)}"
+        return f"{BULLET} {text_for(key, lang, texts, count=count)}"
     if kind != "tool_progress":
         return None
     tool, name, detail = str(event.get("tool")), str(event.get("event")), event.get("detail")
@@ -179,14 +179,6 @@ def declined_lines(entries: Sequence[LedgerEntry]) -> list[str]:
         for entry in entries
         if entry.kind is LedgerKind.ROUTING and entry.verdict == "declined" and entry.details
     ]
-
-
-def cli_text(key: str, lang: str | None, texts: Texts | None = None, **values: str) -> str:
-    """The command line's line ``key`` of :data:`~toolweave.LIBRARY_TEXTS` in ``lang``.
-
-    ``texts``: the domain's own (``Domain.texts``), before the library's; English else.
-    """
-    return text_for(key, lang, texts, **values)
 
 
 def source_quotes(sentences: Sequence[AnswerSentence], number: int) -> list[str]:

@@ -39,7 +39,7 @@ from toolweave.state.serde import checkpoint_serde
 from toolweave.tools.domain import Domain
 from toolweave.tools.language import detect_language
 from toolweave.tools.registry import AnyTool
-from toolweave.tools.texts import Texts
+from toolweave.tools.texts import Texts, text_for
 
 DB_NAME = "toolweave.db"  # the thread store inside the data directory
 MAX_THREAD_ID = 128
@@ -388,7 +388,7 @@ class _RetryLine(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         """One line per retry; what failed stays with the developer (``-v``, X4)."""
         print(
-            f"{render.BULLET} {render.cli_text('model_retry', self.lang, self.texts)}",
+            f"{render.BULLET} {text_for('model_retry', self.lang, self.texts)}",
             file=self.out,
         )
         self.out.flush()

@@ -41,6 +41,24 @@ def latest_human_message_id(messages: Sequence[BaseMessage]) -> str:
     return "" if last is None else last.id or ""
 
 
+def request_message_id(messages: Sequence[BaseMessage]) -> str:
+    """The id of the message whose request the run serves (S5, Q6).
+
+    The last human message's, or when the human messages right before it have its words, the
+    first of them's: a request sent again after its call failed is retried under its first
+    key, so a service that dedupes on the key acts once even if the failed call went through.
+    """
+    humans = [m for m in messages if isinstance(m, HumanMessage)]
+    if not humans:
+        return ""
+    first = humans[-1]
+    for earlier in reversed(humans[:-1]):
+        if not same_words(earlier.text, first.text):
+            break
+        first = earlier
+    return first.id or ""
+
+
 def idempotency_key(
     *, thread_id: str, message_id: str, task_no: str, tool: str, clarification_round: int
 ) -> str:
@@ -55,7 +73,7 @@ def tool_call_key(state: Mapping[str, Any], task_no: str, tool: str) -> str:
     configurable = get_config().get("configurable") or {}
     return idempotency_key(
         thread_id=str(configurable.get("thread_id") or ""),
-        message_id=latest_human_message_id(state.get("messages") or ()),
+        message_id=request_message_id(state.get("messages") or ()),
         task_no=task_no,
         tool=tool,
         clarification_round=int(state.get("clarification_rounds") or 0),

@@ -568,13 +568,6 @@ class TimesOut(Autolettura):
             return self._answer(request, json.loads(response.read()))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Gap (S5, Q6, R7): a POST that timed out on the client but went through on the "
-    "server reads as 'not done, please ask again'; the same message asked again is a new "
-    "request with a new idempotency key, so even a server that dedupes on the key records "
-    "the reading twice",
-)
 def test_S5_Q6_the_reading_asked_again_after_a_timed_out_post_keeps_its_key(
     backend: Backend, store: SqliteDocumentStore
 ) -> None:

@@ -310,3 +310,39 @@ def test_S5_offline_model_renews_once_on_a_split_question():
     graph.invoke(_input())
     assert len(effects.performed()) == 1
     assert [no for no, _ in effects.attempts] == ["1.1"]
+
+
+class RenewsThenTimesOut(RenewMembership):
+    """The renewal goes through, then the caller gives up waiting once (a client timeout)."""
+
+    timed_out = False
+
+    def execute(self, request: Any, ctx: ToolCallContext) -> ToolResult:
+        self.effects.renew(ctx.idempotency_key, ctx.task_no)
+        if not self.timed_out:
+            self.timed_out = True
+            raise TimeoutError("the membership service did not answer in time")
+        return ToolResult.as_guaranteed_context(self.name, "The membership is renewed for a year.")
+
+
+def test_S5_Q6_a_request_sent_again_after_its_call_failed_is_retried_under_its_first_key():
+    effects = Effects()
+    graph = build_graph(
+        "library",
+        [RenewsThenTimesOut(effects)],
+        assistant=FunctionAssistant(route=_route),
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "timed-out"}}
+    ask = {"messages": [HumanMessage("Please renew my membership.")], "user_data": MEMBER}
+    first = graph.invoke(ask, config)
+    assert "not done" in first["answer"]  # R7: the failure is said; asking again is advised
+    again = {"messages": [HumanMessage("please renew my membership")], "user_data": MEMBER}
+    graph.invoke(again, config)  # the same request typed again
+    other = {"messages": [HumanMessage("Renew my membership for my son.")], "user_data": MEMBER}
+    graph.invoke(other, config)  # another request: a key of its own
+    keys = [key for _, key in effects.attempts]
+    assert len(keys) == 3
+    assert keys[0] == keys[1]  # the retry: a service deduping on the key renews once
+    assert keys[2] != keys[0]
+    assert len(effects.performed()) == 2

@@ -144,9 +144,27 @@ def failed_effect(
         return {}
     if not outcome.failed or any(e.key for e in outcome.ledger):  # a refused result acted
         return {}
-    key = "still_running" if outcome.failed == CallStillRunningError.__name__ else "failed_effect"
-    note = text_for(key, lang, texts, tool=tool.name.replace("_", " "), error=outcome.failed)
+    name, key = tool.name.replace("_", " "), _failure_text(outcome.failed)
+    note = text_for(key, lang, texts, tool=name, error=outcome.failed)
     return {"guaranteed": [PromptAndContext(prompt=text, context=note)]}
+
+
+UNSURE_ERRORS = frozenset(
+    {"RemoteDisconnected", "ConnectionResetError", "IncompleteRead", "RemoteProtocolError"}
+)
+"""Errors (by type name) of a request cut off after it was sent: it may have been done."""
+
+
+def _failure_text(error: str) -> str:
+    """The catalog key of a failed acting call's note by its error's type name (R7, S5).
+
+    A call still running elsewhere is being done; one that got no answer (a timeout other
+    than the connection's, a connection cut mid-request) may have been done; else it failed.
+    """
+    if error == CallStillRunningError.__name__:
+        return "still_running"
+    waited = "Timeout" in error and "Connect" not in error
+    return "unsure_effect" if waited or error in UNSURE_ERRORS else "failed_effect"
 
 
 def held_back(state: GraphState, node: TaskNode, name: str, rest: list[str]) -> dict[str, Any]:

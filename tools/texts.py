@@ -92,6 +92,15 @@ LIBRARY_TEXTS: Texts = {
         "pl": "Tego nie wykonano: krok {tool} się nie powiódł ({error}). "
         "Proszę poprosić ponownie.",
     },
+    "unsure_effect": {  # a tool that acts got no answer in time: maybe done (R7, S5, Q6)
+        "en": "This may or may not have been done: {tool} got no answer ({error}). Ask again "
+        "with the same words: the retry is sent as the same request, not a new one.",
+        "hu": "Nem biztos, hogy ez megtörtént: a(z) {tool} lépés nem kapott választ ({error}). "
+        "Kérje újra ugyanazokkal a szavakkal: az ismétlés ugyanaz a kérés lesz, nem új.",
+        "pl": "Nie wiadomo, czy to wykonano: krok {tool} nie dostał odpowiedzi ({error}). "
+        "Proszę poprosić ponownie tymi samymi słowami: ponowienie będzie tą samą prośbą, "
+        "nie nową.",
+    },
     "done_already": {  # an action kept from an earlier run whose result had no text
         "en": "Done already ({tool}), and not done again.",
         "hu": "Ez már megtörtént ({tool}), és nem történt meg újra.",

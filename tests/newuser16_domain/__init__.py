@@ -59,6 +59,10 @@ TEXTS: dict[str, dict[str, str]] = {
     "failed_effect": {
         "it": "Questo non è stato fatto: {tool} non è riuscito ({error}). Riprovi, per favore."
     },
+    "unsure_effect": {
+        "it": "Non so se questo è stato fatto: {tool} non ha ricevuto risposta ({error}). "
+        "Lo chieda di nuovo con le stesse parole: sarà la stessa richiesta, non una nuova."
+    },
     "done_already": {"it": "Già fatto ({tool}), e non rifatto."},
     "client_only": {
         "it": "Questo si può fare solo nella pagina della chat ({tool}); qui non è stato fatto."

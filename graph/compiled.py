@@ -613,6 +613,11 @@ class ToolweaveGraph(
         with holding(self.run_locks, key, self.input_limits.thread_wait_s, saver):
             yield
 
+    def thread_running(self, config: RunnableConfig) -> bool:
+        """Whether a run of this process (this graph or a copy) holds the config's thread (Q5)."""
+        key, _ = self._run_key(config)
+        return key is not None and self.run_locks.busy(key)
+
     def _run_key(self, config: RunnableConfig | None) -> tuple[Key | None, object]:
         """The thread a run holds, and its checkpointer (:mod:`toolweave.graph.run_lock`)."""
         configurable = _configurable(self, config)

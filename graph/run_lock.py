@@ -241,6 +241,14 @@ class ThreadLocks:
         self._guard = threading.Lock()
         self._locks: weakref.WeakValueDictionary[Key, _Lock] = weakref.WeakValueDictionary()
 
+    def busy(self, key: Key) -> bool:
+        """Whether a run of this process holds ``key``'s thread now (not the caller's own hold)."""
+        if key in _HELD.get():
+            return False
+        with self._guard:
+            found = self._locks.get(key)
+        return found is not None and found.lock.locked()
+
     def of(self, key: Key) -> _Lock:
         """The lock of ``key``'s thread, made on first use."""
         with self._guard:

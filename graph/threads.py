@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
@@ -42,6 +42,7 @@ WHY = {
     "interrupted_mid_run": (
         "its last run stopped mid-way (finish it with toolweave.resume_interrupted)"
     ),
+    "running": "a run is going on it now (wait for it to end)",
 }
 ABANDONED_REASON = "the run stopped before {next} and was abandoned; it will not be finished"
 
@@ -58,6 +59,8 @@ class ThreadStatusKind(StrEnum):
     :attr:`ThreadStatus.pause` for which."""
     INTERRUPTED_MID_RUN = "interrupted_mid_run"
     """The run stopped between steps (a crash, a killed process, a failed step)."""
+    RUNNING = "running"
+    """A run of this process is going on the thread now (its steps are not all saved)."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,8 @@ class ThreadStatus:
             case ThreadStatusKind.INTERRUPTED_MID_RUN:
                 line = f"interrupted mid-run; next: {', '.join(self.next)}"
                 return f"{line} (failed: {self.error})" if self.error else line
+            case ThreadStatusKind.RUNNING:
+                return "running now"
 
     @property
     def pause(self) -> PausePayload | None:
@@ -171,14 +176,30 @@ def thread_status(graph: CompiledGraph, thread: RunnableConfig | str) -> ThreadS
     """
     config = _config(thread)
     thread_id = _checked(graph, config)
-    return status_of(graph.get_state(config), thread_id)
+    return _running(graph, config, status_of(graph.get_state(config), thread_id))
 
 
 async def athread_status(graph: CompiledGraph, thread: RunnableConfig | str) -> ThreadStatus:
     """Async :func:`thread_status` (for async checkpointers)."""
     config = _config(thread)
     thread_id = _checked(graph, config)
-    return status_of(await graph.aget_state(config), thread_id)
+    return _running(graph, config, status_of(await graph.aget_state(config), thread_id))
+
+
+@runtime_checkable
+class _KnowsItsRuns(Protocol):
+    def thread_running(self, config: RunnableConfig) -> bool: ...
+
+
+def _running(graph: CompiledGraph, config: RunnableConfig, status: ThreadStatus) -> ThreadStatus:
+    """``status``, or ``running`` while a run of this process holds the thread (Q5, S5).
+
+    The checkpoints of a run in flight look like a run cut mid-way (or like the last one's
+    end before its first step is saved): only the run's lock tells them apart.
+    """
+    if isinstance(graph, _KnowsItsRuns) and graph.thread_running(config):
+        return replace(status, kind=ThreadStatusKind.RUNNING)
+    return status
 
 
 def next_input(graph: CompiledGraph, thread: RunnableConfig | str, message: str) -> Any:

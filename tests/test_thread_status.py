@@ -16,6 +16,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +114,39 @@ def test_Q5_status_of_new_waiting_and_finished_threads(graph):
     assert finished.kind is ThreadStatusKind.FINISHED
     assert finished.next == ()
     assert finished.pending_question is None
+
+
+class SlowAnswer(OfflineAssistant):
+    """The offline model, answering only once the test lets it."""
+
+    def __init__(self, go: threading.Event, started: threading.Event) -> None:
+        super().__init__()
+        self.go, self.started = go, started
+
+    def answer(self, *args: Any, **kwargs: Any) -> Any:
+        self.started.set()
+        assert self.go.wait(30)
+        return super().answer(*args, **kwargs)
+
+
+def test_Q5_a_run_in_flight_is_running_not_interrupted_and_cannot_be_resumed(graph):
+    go, started = threading.Event(), threading.Event()
+    slow = RunContext(assistant=SlowAnswer(go, started))
+    run = threading.Thread(
+        target=lambda: graph.invoke(_ask(CARDIOLOGY.question), _config("busy"), context=slow)
+    )
+    run.start()
+    try:
+        assert started.wait(30)
+        status = thread_status(graph, "busy")
+        assert status.kind is ThreadStatusKind.RUNNING
+        assert status.describe == "running now"
+        with pytest.raises(NothingPendingError, match="a run is going on it now"):
+            resume_interrupted(graph, "busy")
+    finally:
+        go.set()
+        run.join(30)
+    assert thread_status(graph, "busy").kind is ThreadStatusKind.FINISHED
 
 
 def test_Q5_crash_mid_run_shows_interrupted_and_resume_finishes_it(graph, tools):

@@ -9,7 +9,7 @@ import datetime as dt
 import enum
 import re
 import types
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
@@ -167,6 +167,22 @@ def _after_cue(text: str, cues: list[Any], max_words: int) -> str | None:
     return None
 
 
+CUED_NUMBER_WORDS = 4
+"""Words after a number field's cue its number may come in ("segna 1234", "is now 1234")."""
+
+
+def _cued_number(text: str, cues: Sequence[Any]) -> str | None:
+    """The first number within :data:`CUED_NUMBER_WORDS` words after a cue word, or ``None``."""
+    wanted = {fold(str(cue)).rstrip(".") for cue in cues}
+    for token in _TOKEN.finditer(text):
+        if fold(token.group()) in wanted:
+            near = " ".join(text[token.end() :].split()[:CUED_NUMBER_WORDS])
+            found = _NUMBER.search(_ISO_DATE.sub(" ", near))
+            if found is not None:
+                return found.group().replace(",", ".")
+    return None
+
+
 def _day_value(core: Any, text: str, text_words: list[str]) -> Any:
     iso = _ISO_DATE.search(text)
     if iso:
@@ -244,8 +260,9 @@ def _field_value(
         limit = _extra(info).get("max_words", _AFTER_CUE_WORDS)
         found = _after_cue(text, list(cues), limit if isinstance(limit, int) else _AFTER_CUE_WORDS)
         return [found] if is_list and found is not None else found
-    if core in (int, float):
-        number = next(numbers, None)
+    if core in (int, float):  # the number after a cue ("segna 1234"), else the next one
+        after = _cued_number(text, cues) if isinstance(cues, list | tuple) and cues else None
+        number = after if after is not None else next(numbers, None)
         return [number] if is_list and number is not None else number
     named_day = any(part in fold(name) for part in _DAY_NAMES)
     if core is dt.date or (core is str and named_day):

@@ -1,4 +1,4 @@
-"""Weekdays as facts (R9, T7) and word forms (T12): the same day in any kit language.
+"""Weekdays as facts (R9, T7), numbers by their cue (T6), word forms (T12), in any domain.
 
 A small model wrote "Kardiológia rendelési ideje hétfőn: nincs rendelés" (Monday) citing a
 passage about Sunday, after filling ``day="sunday"`` for "hétfőn": both are caught here by
@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from toolweave.llm.citations import checkable, supports
 from toolweave.llm.lexical import related, weekday
-from toolweave.llm.offline_extract import ground_request
+from toolweave.llm.offline_extract import extract_request, ground_request
 
 Day = Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 
@@ -65,3 +65,15 @@ def test_T12_hungarian_stems_that_drop_a_vowel_are_one_word() -> None:
     assert related("kórterem", "kórtermek")
     assert not related("interest", "intrest")  # a vowel dropped where no stem parts
     assert not related("bokor", "bokrok")  # too short to tell from chance
+
+
+class ReadingRequest(BaseModel):
+    """A number field with a cue, as a meter reading's."""
+
+    reading: int | None = Field(default=None, json_schema_extra={"after_cues": ["shows"]})
+
+
+def test_T6_a_number_field_takes_the_number_after_its_cue_not_the_first() -> None:
+    text = "Up to 80 cubic metres are billed at the low rate; my meter shows 1234 today."
+    assert extract_request(text, ReadingRequest) == {"reading": 1234}
+    assert extract_request("987", ReadingRequest) == {"reading": 987}  # a bare reply

@@ -117,6 +117,11 @@ class Dependencies:
         stopwords = getattr(getattr(tool, "store", None), "stopwords", None) or ()
         return DomainWords((self.domain.name,), stopwords=tuple(stopwords))
 
+    @cached_property
+    def domain_assistant(self) -> LlmAssistant:
+        """The builder's assistant for this domain (:meth:`LlmAssistant.for_domain`), made once."""
+        return self.assistant.for_domain(self.domain_words)
+
 
 @dataclass
 class RunContext:
@@ -191,7 +196,6 @@ def assistant_for(deps: Dependencies, runtime: Runtime[RunContext] | None) -> Ll
     """
     deadline.check("the next step")
     context = run_context(runtime)
-    chosen = deps.assistant
     if context is not None and context.assistant is not None:
-        chosen = context.assistant
-    return chosen.for_domain(deps.domain_words)
+        return context.assistant.for_domain(deps.domain_words)
+    return deps.domain_assistant

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
@@ -188,7 +188,11 @@ async def athread_status(graph: CompiledGraph, thread: RunnableConfig | str) -> 
 
 @runtime_checkable
 class _KnowsItsRuns(Protocol):
+    """A graph whose runs take turns on a thread (a ``ToolweaveGraph``, S5)."""
+
     def thread_running(self, config: RunnableConfig) -> bool: ...
+
+    def holding_thread(self, config: RunnableConfig) -> AbstractContextManager[None]: ...
 
 
 def _running(graph: CompiledGraph, config: RunnableConfig, status: ThreadStatus) -> ThreadStatus:
@@ -334,8 +338,10 @@ def reply(graph: CompiledGraph, config: RunnableConfig, text: Any, **kwargs: Any
         ThreadBusyError: The thread's run in flight did not end within ``thread_wait_s``.
     """
     answer = reply_text(text)
-    holding = getattr(graph, "holding_thread", None)  # a ToolweaveGraph's runs take turns (S5)
-    with nullcontext() if holding is None else holding(config):
+    turn: AbstractContextManager[None] = nullcontext()
+    if isinstance(graph, _KnowsItsRuns):  # a ToolweaveGraph's runs take turns (S5)
+        turn = graph.holding_thread(config)
+    with turn:
         status = thread_status(graph, config)
         if status.kind is ThreadStatusKind.NEW:
             raise UnknownThreadError(NO_THREAD.format(thread=status.thread_id))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from toolweave.llm.lexical import matches
@@ -53,7 +54,7 @@ class DomainWords:
         """``text`` without the domain's own words."""
         if not self._forms_of and not self._exact:
             return text
-        return _WORD.sub(lambda found: "" if self.own(found.group()) else found.group(), text)
+        return _dropping(text, self.own)
 
     def asked(self, text: str) -> str:
         """``text`` without the store's stop words (what routing and reading weigh), or ``text``.
@@ -63,5 +64,10 @@ class DomainWords:
         """
         if not self._exact:
             return text
-        kept = _WORD.sub(lambda m: "" if fold(m.group()) in self._exact else m.group(), text)
+        kept = _dropping(text, lambda word: fold(word) in self._exact)
         return kept if _WORD.search(kept) else text
+
+
+def _dropping(text: str, drop: Callable[[str], bool]) -> str:
+    """``text`` without the words ``drop`` says to drop, all else as it is."""
+    return _WORD.sub(lambda found: "" if drop(found.group()) else found.group(), text)

@@ -357,7 +357,8 @@ def ground_request(values: dict[str, Any] | None, model: type[BaseModel], text: 
         value = out.get(key)
         core, is_list = _unwrap(info.annotation)
         if isinstance(value, str) and _is_closed_set(core):
-            out[key] = said_weekday(value, _choices(core, info), text)
+            if weekday(value) is not None:
+                out[key] = said_weekday(value, _choices(core, info), text)
             continue
         if value is None or core not in (str, dt.date):
             continue

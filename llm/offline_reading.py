@@ -684,9 +684,10 @@ def answer_lines(
     lines: list[tuple[str, UniqueTextDocument | None]] = []
     for part in request.parts or (whole,):
         lines += [(text.strip(), None) for text in part.guaranteed if text.strip()]
-        picked = _read(asked(part.prompt), part.documents, max_sentences, replies)
+        prompt = asked(part.prompt)
+        picked = _read(prompt, part.documents, max_sentences, replies)
         if not picked and not part.guaranteed:
-            picked = _read(asked(part.prompt), request.documents, max_sentences, replies)
+            picked = _read(prompt, request.documents, max_sentences, replies)
         lines += [(c.text, c.source) for c in picked]
     if request.parts and not lines:
         picked = _read(question, request.documents, max_sentences, request.replies)

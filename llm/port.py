@@ -172,8 +172,8 @@ class AnswerRequest:
     """The domain's own sentences for people (``Domain.texts``): "no information" in its
     languages (:func:`toolweave.llm.prompts.no_information_answer`)."""
     domain_words: DomainWords = field(default_factory=DomainWords)
-    """The domain's own words (its name, its store's stop words): rules that read the context
-    for the question do not look for them (N1, T12)."""
+    """The domain's own words: rules that read the context for the question do not look for
+    its store's stop words (:meth:`DomainWords.asked`; N1, T12)."""
 
     @property
     def guaranteed_texts(self) -> list[str]:

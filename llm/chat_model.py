@@ -435,7 +435,11 @@ class ChatModelAssistant(LlmAssistant):
         requests.update(_unfilled(tools, kept, forms, task_prompt))
         formless = frozenset(t.name for t in offered if t.request_model.model_fields) - forms
         return Activation(
-            tuple(kept), requests, llm_calls=1, search_words=search_words(reply), formless=formless
+            tuple(kept),
+            requests,
+            llm_calls=1,
+            search_words=search_words(reply, question=task_prompt, prompt=system),
+            formless=formless,
         )
 
     # -- gatekeeper (D1) and page reading (D3) -------------------------------------------

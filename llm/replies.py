@@ -18,10 +18,12 @@ from typing import Annotated, Any, Literal
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, Field, ValidationError, create_model, field_validator
 
-from toolweave.llm.offline_extract import OFFLINE_HINTS, extract_request
+from toolweave.llm.lexical import is_stopword
+from toolweave.llm.offline_extract import OFFLINE_HINTS, PLACEHOLDERS, extract_request
 from toolweave.llm.port import DecompositionSchema
 from toolweave.tools.language import detect_language
 from toolweave.tools.registry import AnyTool
+from toolweave.tools.text import TOKEN, fold, words
 
 
 class NormalizedReply(BaseModel):  # A1, T10
@@ -296,10 +298,39 @@ def cut_routing_reply(keys: Sequence[str], text: str) -> SimpleNamespace | None:
     )
 
 
-def search_words(reply: Any) -> str:
-    """The routing reply's search words (D9), at most :data:`SEARCH_WORDS` of them; ``""``: none."""
-    words = getattr(reply, "search_words", "")
-    return " ".join(words.split()[:SEARCH_WORDS]) if isinstance(words, str) else ""
+ECHO_WORDS = 3
+"""Words from which a run of the search field copied from the routing prompt is an echo (D9)."""
+_SEGMENT = re.compile(r"[|;?!\n]+|\.\s")
+"""Where the search field's runs end: the separators and sentence ends a model writes."""
+
+
+def search_words(reply: Any, *, question: str = "", prompt: str = "") -> str:
+    """The routing reply's search words (D9) that add to ``question``; ``""``: none.
+
+    At most :data:`SEARCH_WORDS` of them, each once. A placeholder ("null"), a word the
+    question has, a stop word, a figure, and a run of :data:`ECHO_WORDS` or more words
+    copied from the routing ``prompt`` (a tool's line or example) add nothing the
+    question's own search lacks: the question is searched anyway with its own figures,
+    another figure is invented and finds another subject's passage, and an echo finds
+    the tool's subject, not the user's.
+    """
+    text = getattr(reply, "search_words", "")
+    if not isinstance(text, str):
+        return ""
+    asked = {fold(word) for word in words(question)}
+    echoed = f" {' '.join(fold(word) for word in words(prompt))} "
+    kept: dict[str, str] = {}
+    for run in _SEGMENT.split(text):
+        surface = TOKEN.findall(run)
+        said = [fold(word) for word in surface]
+        copied = len(said) >= ECHO_WORDS and f" {' '.join(said)} " in echoed
+        if copied or fold(run.strip()) in PLACEHOLDERS:
+            continue
+        for word, key in zip(surface, said, strict=True):
+            if key in asked or any(ch.isdigit() for ch in key) or is_stopword(word) or key in kept:
+                continue
+            kept[key] = word
+    return " ".join(list(kept.values())[:SEARCH_WORDS])
 
 
 def routing_keys(schema: ComposedSchema | type[BaseModel]) -> tuple[str, ...]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from langchain_core.messages import HumanMessage
 
 from toolweave import ChatbotTool, Domain, EmptyRequest, ToolResult, build_graph
@@ -32,6 +33,7 @@ from toolweave.tools.search import SqliteDocumentStore
 from toolweave.tools.search.retrieval import retrieve
 
 QUESTION = "How do I get online with my laptop here?"
+DISTINCT = [f"word{a}{b}" for a in "abcdefgh" for b in "klmno"]  # 40 words, no figure
 WIFI = "Guests join the wireless network Visitors with the code printed on their room card."
 WORDS = "wireless network Visitors code guests wifi"
 
@@ -127,7 +129,7 @@ def test_D9_a_domain_without_default_retrieval_is_not_asked_for_search_words():
     ask(graph, "Please order a taxi.")
     schema = model.calls[0].tools[0]["function"]["parameters"]
     assert SEARCH not in schema["properties"]
-    assert "in search write" not in model.calls[0].system
+    assert "in search:" not in model.calls[0].system
 
 
 def test_D9_search_words_are_capped_and_a_tool_named_search_keeps_its_key():
@@ -138,9 +140,9 @@ def test_D9_search_words_are_capped_and_a_tool_named_search_keeps_its_key():
     schema = routing_reply([Search()], fused=True, search=True)
     assert schema.function()["parameters"]["required"] == ["best_fit", "search"]  # the tool's
     reply = routing_reply([Taxi()], fused=True, search=True).model_validate(
-        {"best_fit": "none", "taxi_order": None, SEARCH: " ".join(["w"] * 40)}
+        {"best_fit": "none", "taxi_order": None, SEARCH: " ".join(DISTINCT)}
     )
-    assert len(search_words(reply).split()) == SEARCH_WORDS
+    assert search_words(reply).split() == DISTINCT[:SEARCH_WORDS]
 
 
 def test_D9_the_offline_model_gives_no_search_words_and_retrieves_as_before():
@@ -167,4 +169,48 @@ def test_D9_the_search_field_is_bounded_in_the_schema_sent_and_not_checked_on_re
     )
     looping = " ".join(["szó"] * 200)  # a server that does not enforce it: read, capped
     reply = composed.model_validate({"best_fit": "taxi_order", "taxi_order": None, SEARCH: looping})
-    assert search_words(reply) == " ".join(["szó"] * SEARCH_WORDS)
+    assert search_words(reply) == "szó"  # read, each word once
+
+
+PROMPT = "- taxi_order: true when the user wants a taxi ordered to the house at night."
+
+
+def words_of(text: str, question: str = QUESTION) -> str:
+    reply = routing_reply([Taxi()], fused=True, search=True).model_validate(routing(text))
+    return search_words(reply, question=question, prompt=PROMPT)
+
+
+def test_D9_search_words_drop_what_the_question_already_searches():
+    assert words_of("How do I get online | wireless network here") == "wireless network"
+    assert words_of("get online with my laptop") == ""  # the question again: nothing added
+    assert words_of("null") == ""  # a model's "nothing" is no word to search
+
+
+def test_D9_search_words_drop_a_run_copied_from_the_routing_prompt():
+    """An echo of a tool's line finds the tool's subject, not the user's."""
+    assert words_of("taxi ordered to the house | guest wifi") == "guest wifi"
+    assert words_of("taxi | guest wifi") == "taxi guest wifi"  # a word is no echo; a run is
+
+
+def test_D9_search_words_drop_figures_the_model_wrote():
+    """'8 000 zł' for a question of 80,000: an invented figure finds another passage."""
+    said = words_of("Kto akceptuje fakturę na 8 000 zł", "Who approves an invoice of 80,000 PLN?")
+    assert said == "akceptuje fakturę zł"  # "Kto" is a stop word
+
+
+def test_D9_the_second_search_holds_the_question_so_an_off_subject_word_cannot_lead(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """The words widen the question's search; alone, a wrong word's page would rank first."""
+    store = town_hall()
+    searched: list[str] = []
+    name = "fused_search" if hasattr(store, "fused_search") else "search"
+    original = getattr(store, name)
+
+    def recorded(text: str, **kwargs: Any) -> Any:
+        searched.append(text)
+        return original(text, **kwargs)
+
+    monkeypatch.setattr(store, name, recorded)
+    retrieve(store, "When is breakfast served?", also="museum bakery")
+    assert searched == ["When is breakfast served?", "When is breakfast served? museum bakery"]

@@ -36,13 +36,13 @@ def retrieve(
         lang: Only documents in this language, when given.
         max_chars: Most characters of sentence text returned.
         neighbours: Sentences either side of each hit (same page); 0 returns the hits.
-        also: More words to search with (D9), fused with the question's; up to half
-            ``limit`` more hits are widened.
+        also: More words to search with (D9): the question with them is a second
+            search, fused with the question's; up to half ``limit`` more hits are widened.
     """
     search = getattr(store, "fused_search", None) or store.search
     hits: list[UniqueTextDocument] = search(question, limit=limit, lang=lang)
-    if also.strip():
-        more: list[UniqueTextDocument] = search(also, limit=limit, lang=lang)
+    if also.strip():  # the question with the words: an off-subject word cannot lead alone
+        more: list[UniqueTextDocument] = search(f"{question} {also}", limit=limit, lang=lang)
         hits = vectors.fused_documents(hits, more, limit + limit // 2)
     widen = widened(hits)
     found = passages(

@@ -24,17 +24,15 @@ Earlier turns of the conversation (oldest first; may be empty):
 {history}"""
 
 ROUTING_RULES = """\
-First name in best_fit the tool below that fits the task best, or "none" when
-none fits (a greeting, small talk, a pasted error, a question about something
-else). Then answer each tool's question: null for no; for yes, run true and a
-reason saying in a few words what in the task asks for it. Say yes to a second
-tool only when the task also asks what the first cannot do; near-duplicates do
-not both run."""
+In best_fit name the tool that fits the task best, or "none" when none fits (a
+greeting, small talk, a pasted error, another subject). Then answer each tool's
+question: null for no; for yes, run true and a reason: what in the task asks for
+it. A second yes only when the task also asks what the first cannot do."""
 
 TERMINAL_RULE = """\
-A tool marked "ends the conversation" gives the user its own finished answer and
-nothing else runs: say yes to it only when the task clearly is what it is for
-(not a question that merely shares a word with it), and say why."""
+A tool marked "ends the conversation" answers alone:
+say yes to it only when the task clearly is what it is for (not when it merely
+shares a word with it), and say why."""
 """Added to :data:`ROUTING_RULES` only when a candidate ends the run (A9; else waste, A10)."""
 
 ROUTING_PROMPT = """\
@@ -57,10 +55,9 @@ Tools:
 {extraction_guidance}"""
 
 SEARCH_RULE = """
-Last, in search write the words a page of the documents would use for what the
-user asks, in {language}: the name a page would give the thing or the situation
-the user describes, and words of the answer's subject; not the user's question
-words, at most 10 words.
+Last, in search: up to 10 words in {language} that a page of the documents would
+use for what the user asks (its name for the thing or the situation), not the
+user's own words.
 """
 """Added to :data:`FUSED_ROUTING_PROMPT` when the routing reply asks for search words (D9)."""
 

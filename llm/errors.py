@@ -31,6 +31,17 @@ class LlmBrokenReplyError(LlmUnavailableError):
     """
 
 
+class LlmOffSchemaError(LlmUnavailableError):
+    """The server refused the model's reply as off the schema it was asked to follow.
+
+    llama.cpp answers HTTP 500 "The model produced output that does not match the expected
+    ... format" when its grammar and the reply part ways. Not retried as an outage: at
+    temperature 0 the same request gives the same reply. A structured call reads it as a
+    reply that did not validate (asked once more, then "no" / ``None``, X2); elsewhere it
+    ends the call like :class:`LlmUnavailableError`.
+    """
+
+
 class LlmRequestError(LlmError):
     """The model endpoint rejected the request (authentication, permission, other 4xx).
 

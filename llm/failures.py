@@ -5,6 +5,7 @@ from __future__ import annotations
 import email.utils
 import enum
 import json
+import re
 import time
 
 from toolweave.llm.errors import LlmBrokenReplyError, RunDeadlineError
@@ -70,6 +71,19 @@ def unreadable_reply(exc: BaseException) -> LlmBrokenReplyError | None:
         error = LlmBrokenReplyError(NOT_A_COMPLETION.format(detail=describe(exc)))
     error.__cause__ = exc
     return error
+
+
+_OFF_SCHEMA = re.compile(r"\boutput\b.{0,80}\b(?:does not|doesn't|did not) match\b", re.I | re.S)
+"""A server's words for a reply its grammar or schema check refused (llama.cpp's HTTP 500)."""
+
+
+def off_schema(exc: BaseException) -> bool:
+    """Whether ``exc`` is a server error saying the model's output missed the asked format."""
+    code = status_code(exc)
+    if code is None or code < 500:
+        return False
+    text = getattr(exc, "message", None)
+    return bool(_OFF_SCHEMA.search(text if isinstance(text, str) else str(exc)))
 
 
 def is_transient(exc: BaseException) -> bool:

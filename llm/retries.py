@@ -19,6 +19,7 @@ from langgraph.constants import TAG_NOSTREAM
 from toolweave.llm import deadline
 from toolweave.llm.errors import (
     LlmBrokenReplyError,
+    LlmOffSchemaError,
     LlmRequestError,
     LlmUnavailableError,
     RunDeadlineError,
@@ -27,6 +28,7 @@ from toolweave.llm.failures import (
     Failure,
     classify,
     describe,
+    off_schema,
     retry_after,
     status_code,
     unreadable_reply,
@@ -224,6 +226,7 @@ def retrying(
     """One call with bounded retries of transient failures (and of results ``accept`` refuses).
 
     Raises:
+        LlmOffSchemaError: the server refused the reply as off its schema (not retried).
         LlmUnavailableError: transient failures outlasted the retries.
         LlmRequestError: the endpoint rejected the request (4xx other than 408/409/425/429).
         RunDeadlineError: the run's deadline passed, or a retry would wait past it.
@@ -238,6 +241,8 @@ def retrying(
             return result
         except Exception as raised:
             exc: Exception = unreadable_reply(raised) or raised
+            if off_schema(exc):  # the same request would get the same reply (temperature 0)
+                raise LlmOffSchemaError(f"{what}: {describe(exc)}") from exc
             kind = classify(exc)
             if kind is Failure.OTHER:
                 raise

@@ -23,7 +23,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ValidationError
 
 from toolweave.llm import prompts
-from toolweave.llm.errors import LlmRequestError, LlmUnsupportedError
+from toolweave.llm.errors import LlmOffSchemaError, LlmRequestError, LlmUnsupportedError
 from toolweave.llm.failures import is_length_stop
 from toolweave.llm.replies import ComposedSchema
 from toolweave.llm.retries import (
@@ -543,8 +543,9 @@ class _Asked:
             if moved is None:
                 raise
             return _Attempt(moved=moved)
-        except (ValidationError, OutputParserException) as exc:
-            # Some clients parse inside the call (openai's ``parse`` for json_schema).
+        except (ValidationError, OutputParserException, LlmOffSchemaError) as exc:
+            # Some clients parse inside the call (openai's ``parse`` for json_schema); some
+            # servers check the reply against the schema themselves (X2).
             return _Attempt(problem=type(exc).__name__)
         except Exception as exc:
             if not is_length_stop(exc):

@@ -398,6 +398,42 @@ def test_X2_structured_outage_is_still_an_error_not_a_no():
         assert len(server.requests) == 2
 
 
+OFF_SCHEMA = "The model produced output that does not match the expected peg-native format"
+"""llama.cpp's HTTP 500 when its grammar and the model's reply part ways."""
+
+
+def test_X2_a_reply_the_server_finds_off_schema_is_asked_once_more_then_no():
+    """Not an outage retried to the end: the same request gives the same reply."""
+    with FakeOpenAI() as server:
+        assistant = make(server)
+        from fake_openai import FakeError
+
+        server.script(FakeError(500, OFF_SCHEMA), FakeError(500, OFF_SCHEMA))
+        verdicts = assistant.route("Parking?", [Parking()])
+        assert not any(v.run for v in verdicts)  # read as "no", the run goes on
+        assert len(server.requests) == 2  # asked once more, as an invalid reply is
+
+
+def test_X2_a_reply_off_schema_then_a_valid_one_is_used():
+    with FakeOpenAI() as server:
+        assistant = make(server)
+        assistant.policy = LlmRetryPolicy(max_retries=0, initial_backoff=0, timeout=2.0)
+        from fake_openai import FakeError
+
+        server.script(FakeError(500, OFF_SCHEMA), {"parking": {"reason": "parking", "run": True}})
+        assert [v.run for v in assistant.route("Parking?", [Parking()])] == [True]
+
+
+def test_X2_a_server_error_of_another_kind_is_still_an_outage():
+    with FakeOpenAI() as server:
+        assistant = make(server)
+        from fake_openai import FakeError
+
+        server.script(FakeError(500, "slot unavailable"), FakeError(500, "slot unavailable"))
+        with pytest.raises(LlmUnavailableError):
+            assistant.route("Parking?", [Parking()])
+
+
 def test_issue9_no_json_schema_is_generated_per_call_once_bound(monkeypatch):
     from pydantic.json_schema import GenerateJsonSchema
 

@@ -49,7 +49,16 @@ from toolweave.graph.langgraph_private import (
     triggered_node,
 )
 from toolweave.graph.pause import check_resume_for
-from toolweave.graph.run_lock import Key, ThreadLocks, aholding, holding, thread_key
+from toolweave.graph.run_lock import (
+    Key,
+    ThreadLocks,
+    aheld_in_database,
+    aholding,
+    held_by_caller,
+    held_in_database,
+    holding,
+    thread_key,
+)
 from toolweave.graph.threads import (
     NO_THREAD,
     NOT_WAITING,
@@ -617,6 +626,22 @@ class ToolweaveGraph(
         """Whether a run of this process (this graph or a copy) holds the config's thread (Q5)."""
         key, _ = self._run_key(config)
         return key is not None and self.run_locks.busy(key)
+
+    def thread_running_elsewhere(self, config: RunnableConfig) -> bool:
+        """Whether a run of another process (or graph) holds the config's thread (Q5).
+
+        Told by the checkpointer's database (PostgreSQL's advisory lock); ``False`` for
+        another checkpointer, or when the caller itself holds the thread.
+        """
+        key, saver = self._run_key(config)
+        return key is not None and not held_by_caller(key) and held_in_database(saver, key[1])
+
+    async def athread_running_elsewhere(self, config: RunnableConfig) -> bool:
+        """Async :meth:`thread_running_elsewhere`."""
+        key, saver = self._run_key(config)
+        if key is None or held_by_caller(key):
+            return False
+        return await aheld_in_database(saver, key[1])
 
     def _run_key(self, config: RunnableConfig | None) -> tuple[Key | None, object]:
         """The thread a run holds, and its checkpointer (:mod:`toolweave.graph.run_lock`)."""

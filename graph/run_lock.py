@@ -224,6 +224,54 @@ async def aholding_in_database(
         await conn.close()
 
 
+def held_by_caller(key: Key) -> bool:
+    """Whether the caller runs inside a hold of ``key``'s thread (its own run, ``reply``)."""
+    return key in _HELD.get()
+
+
+def held_in_database(saver: object, thread: str) -> bool:
+    """Whether a run elsewhere holds ``thread`` in the checkpointer's PostgreSQL database (Q5).
+
+    One try of the thread's advisory lock on a connection of its own, let go at once;
+    ``False`` for a checkpointer that is not PostgreSQL.
+
+    Raises:
+        DatabaseUnavailableError: The database cannot be reached.
+    """
+    settings = settings_of(saver)
+    if settings is None:
+        return False
+    import psycopg
+
+    conninfo, kwargs = _sync_connect_args(settings)
+    key, password = lock_key(thread), _password(conninfo, kwargs)
+    with _database_errors(thread, password):
+        conn = psycopg.Connection.connect(conninfo, **kwargs)
+        try:
+            return not _took(conn, key)
+        finally:
+            conn.rollback()  # a lock this try took goes at once
+            conn.close()
+
+
+async def aheld_in_database(saver: object, thread: str) -> bool:
+    """Async :func:`held_in_database` (never blocks the loop)."""
+    settings = settings_of(saver)
+    if settings is None:
+        return False
+    import psycopg
+
+    conninfo, kwargs = await _async_connect_args(settings)
+    key, password = lock_key(thread), _password(conninfo, kwargs)
+    with _database_errors(thread, password):
+        conn = await psycopg.AsyncConnection.connect(conninfo, **kwargs)
+        try:
+            return not await _atook(conn, key)
+        finally:
+            await conn.rollback()
+            await conn.close()
+
+
 class _Lock:
     """A thread's lock; a class of its own so the table can hold it weakly."""
 

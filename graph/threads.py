@@ -5,7 +5,7 @@ from __future__ import annotations
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
@@ -60,7 +60,8 @@ class ThreadStatusKind(StrEnum):
     INTERRUPTED_MID_RUN = "interrupted_mid_run"
     """The run stopped between steps (a crash, a killed process, a failed step)."""
     RUNNING = "running"
-    """A run of this process is going on the thread now (its steps are not all saved)."""
+    """A run is going on the thread now (its steps are not all saved): one of this
+    process, or, over a PostgreSQL checkpointer, of another process."""
 
 
 @dataclass(frozen=True)
@@ -176,14 +177,20 @@ def thread_status(graph: CompiledGraph, thread: RunnableConfig | str) -> ThreadS
     """
     config = _config(thread)
     thread_id = _checked(graph, config)
-    return _running(graph, config, status_of(graph.get_state(config), thread_id))
+    status = _running(graph, config, status_of(graph.get_state(config), thread_id))
+    if _maybe_elsewhere(graph, status) and graph.thread_running_elsewhere(config):
+        return replace(status, kind=ThreadStatusKind.RUNNING)
+    return status
 
 
 async def athread_status(graph: CompiledGraph, thread: RunnableConfig | str) -> ThreadStatus:
     """Async :func:`thread_status` (for async checkpointers)."""
     config = _config(thread)
     thread_id = _checked(graph, config)
-    return _running(graph, config, status_of(await graph.aget_state(config), thread_id))
+    status = _running(graph, config, status_of(await graph.aget_state(config), thread_id))
+    if _maybe_elsewhere(graph, status) and await graph.athread_running_elsewhere(config):
+        return replace(status, kind=ThreadStatusKind.RUNNING)
+    return status
 
 
 @runtime_checkable
@@ -191,6 +198,10 @@ class _KnowsItsRuns(Protocol):
     """A graph whose runs take turns on a thread (a ``ToolweaveGraph``, S5)."""
 
     def thread_running(self, config: RunnableConfig) -> bool: ...
+
+    def thread_running_elsewhere(self, config: RunnableConfig) -> bool: ...
+
+    async def athread_running_elsewhere(self, config: RunnableConfig) -> bool: ...
 
     def holding_thread(self, config: RunnableConfig) -> AbstractContextManager[None]: ...
 
@@ -204,6 +215,14 @@ def _running(graph: CompiledGraph, config: RunnableConfig, status: ThreadStatus)
     if isinstance(graph, _KnowsItsRuns) and graph.thread_running(config):
         return replace(status, kind=ThreadStatusKind.RUNNING)
     return status
+
+
+def _maybe_elsewhere(graph: CompiledGraph, status: ThreadStatus) -> TypeGuard[_KnowsItsRuns]:
+    """Whether ``status`` may be a run of another process in flight, for the database to tell.
+
+    Its checkpoints look like a run cut mid-way; asked only then (a database round trip).
+    """
+    return status.kind is ThreadStatusKind.INTERRUPTED_MID_RUN and isinstance(graph, _KnowsItsRuns)
 
 
 def next_input(graph: CompiledGraph, thread: RunnableConfig | str, message: str) -> Any:

@@ -267,3 +267,50 @@ def test_S5_Q6_the_ticket_tool_of_the_worker_acts_on_every_call(tmp_path: Path) 
             graph.invoke({"messages": [HumanMessage(QUESTION, id="same")]}, config)
     assert len(_effects(effects)) == 2
     assert OpenTicket.side_effects
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_Q5_a_run_of_another_process_in_flight_is_running_not_interrupted(
+    tmp_path: Path, mode: str
+) -> None:
+    """Its checkpoints look like a run cut mid-way; the database lock tells them apart.
+
+    Two graphs built apart share no in-process lock, as two processes do; the second
+    asks the thread's status while the first's run is inside its tool.
+    """
+    from toolweave import ThreadStatusKind, athread_status, thread_status
+
+    effects = tmp_path / "effects.txt"
+    thread = thread_id(f"status-{mode}")
+    config = {"configurable": {"thread_id": thread}}
+    message = {"messages": [HumanMessage(QUESTION, id="client-msg-1")]}
+
+    async def status_of(graph: Any) -> ThreadStatusKind:
+        if mode == "async":
+            return (await athread_status(graph, thread)).kind
+        return thread_status(graph, thread).kind
+
+    async def scenario() -> tuple[ThreadStatusKind, ThreadStatusKind]:
+        async with open_async_checkpointer(postgres_url(), env={}) as saver:
+            runner, asker = (make_graph(saver, effects, 1.5, LONG_WAIT_S) for _ in range(2))
+            first = asyncio.create_task(runner.ainvoke(message, config))
+            while not _effects(effects):
+                await asyncio.sleep(0.02)
+            during = await status_of(asker)
+            await first
+            return during, await status_of(asker)
+
+    if mode == "async":
+        during, after = asyncio.run(scenario())
+    else:
+        with open_checkpointer(postgres_url(), env={}) as saver:
+            runner, asker = (make_graph(saver, effects, 1.5, LONG_WAIT_S) for _ in range(2))
+            run = threading.Thread(target=lambda: runner.invoke(message, config))
+            run.start()
+            _wait_for_effect(effects)
+            during = asyncio.run(status_of(asker))
+            run.join(timeout=60)
+            after = asyncio.run(status_of(asker))
+    assert during is ThreadStatusKind.RUNNING
+    assert after is ThreadStatusKind.FINISHED

@@ -37,8 +37,9 @@ CORRECTION_PHRASES = tuple(
         "i meant", "i mean", "what i meant", "i wanted to ask", "correction", "úgy értem",
         "gondoltam", "mármint", "akartam kérdezni", "chodziło mi", "chodzi mi o",
         "miałem na myśli", "miałam na myśli", "chciałem zapytać", "chciałam zapytać",
-        "poprawka", "instead", "inkább", "zamiast", "je voulais dire", "je veux dire",
-        "je voulais demander", "en fait", "au lieu de",
+        "poprawka", "instead", "inkább", "zamiast", "en fait je voulais dire",
+        "en fait je veux dire", "je voulais dire", "je veux dire", "je voulais demander",
+        "en fait", "au lieu de",
     )
 )  # fmt: skip
 """Words that correct the request wherever they stand ("Sorry, I meant…", "…-ra gondoltam")."""

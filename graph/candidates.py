@@ -224,7 +224,7 @@ def guard_acting(
     many = no_choice(routed, candidates)
     doubted: dict[str, str] = {}
     for tool in candidates:
-        if tool.name not in routed or tool.returns_answer or not tool.side_effects:
+        if tool.name not in routed or not tool.side_effects:  # whatever its result kind
             continue
         found = (
             (TERMINAL_DROPPED, failure)

@@ -221,6 +221,8 @@ def tool_steps(
     request, unfilled = _with_inputs(deps, state, node, tool, request, reply, outcome)
     if unfilled is not None:
         return unfilled
+    if reply is not None and _graph_asked(deps, tool, node.requests.get(name)):
+        reply = None  # T13, Q1: the reply was the input the graph asked for, not the tool's
     key = tool_call_key(state, node.task_no, name) if found is None else found.call.key
     made = _Made(tool, request, reply, key, amended_keys(earlier), journal)
     return (yield from _call_steps(deps, state, runtime, node, text, made, outcome))
@@ -497,7 +499,8 @@ def _with_inputs(
     Not made: the tool or domain asks for an unfilled input (Q1), else the call is declined.
     """
     missing = required.missing_inputs(tool, request)
-    if not missing or required.asks_itself(tool):
+    domain_asks = deps.domain.ask_for_missing_inputs
+    if not missing or required.fills_gap_itself(tool, domain_asks=domain_asks):
         return request, None
     if reply is not None:  # Q2: the user's reply is the input the graph asked for
         request = required.with_reply(tool, request, reply, read=extract_request)
@@ -506,7 +509,7 @@ def _with_inputs(
     if not missing:
         return request, None
     names = ", ".join(missing)
-    if required.graph_asks(tool, domain_asks=deps.domain.ask_for_missing_inputs):
+    if required.graph_asks(tool, domain_asks=domain_asks):
         question, offered = required.input_question(
             tool, request, state["message"].user_lang, deps.domain.texts
         )
@@ -517,6 +520,20 @@ def _with_inputs(
         declined = MISSING_INPUTS.format(names=names)
         outcome.ledger.append(entry(node, tool.name, LedgerKind.TOOL_SKIPPED, "declined", declined))
     return request, outcome
+
+
+def _graph_asked(deps: Dependencies, tool: AnyTool, earlier: Mapping[str, Any] | None) -> bool:
+    """T13, Q1: whether the round's reply answered the graph's question for a required input.
+
+    A clarifiable tool whose inputs the graph asks for (its or the domain's
+    ``ask_for_missing_inputs``) is called with ``execute`` once the reply fills them: it
+    asked nothing itself, so no ``execute_with_clarification`` takes that reply.
+    """
+    if not required.asks_itself(tool) or required.fills_gap_itself(
+        tool, domain_asks=deps.domain.ask_for_missing_inputs
+    ):
+        return False
+    return bool(required.missing_from(tool, dict(earlier or {})))
 
 
 def _request_steps(

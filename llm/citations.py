@@ -91,7 +91,9 @@ def marked_text(claims: Sequence[Claim]) -> str:
 # -- markers ---------------------------------------------------------------------------
 
 _MARKERS_AFTER_END = re.compile(rf"([.!?…])[ \t]*((?:{CITATION.pattern}[ \t]*)+)")
-_SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:!?…])")
+_MARKER_AND_SPACE = re.compile(rf"[ \t]*{CITATION.pattern}")
+"""A citation marker with the spaces before it: removed, it leaves no space before a full
+stop ("open [1]." reads "open."), and the text's own spaces stay (French "fait : prendre")."""
 
 
 def claims_of(answer: str, count: int) -> list[Claim]:
@@ -101,7 +103,7 @@ def claims_of(answer: str, count: int) -> list[Claim]:
     for line_no, line in enumerate(moved.splitlines()):
         for sentence in kit.line_sentences(kit.strip_markup(line)):
             ids = cited_ids(sentence)
-            text = _SPACE_BEFORE_PUNCT.sub(r"\1", CITATION.sub("", sentence)).strip()
+            text = _MARKER_AND_SPACE.sub("", sentence).strip()
             if any(ch.isalnum() for ch in text):
                 cited = tuple(dict.fromkeys(i for i in ids if 1 <= i <= count))
                 claims.append(Claim(text, cited, line_no))

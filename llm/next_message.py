@@ -17,15 +17,17 @@ CANCEL_PHRASES = frozenset(
     for phrase in (
         "never mind", "nevermind", "forget it", "cancel", "skip it", "skip", "no thanks",
         "stop", "mindegy", "hagyjuk", "felejtsd el", "mégsem", "nem kell", "nieważne",
-        "nie ważne", "anuluj", "zapomnij", "nie trzeba", "pomiń",
+        "nie ważne", "anuluj", "zapomnij", "nie trzeba", "pomiń", "laissez tomber",
+        "laisse tomber", "peu importe", "tant pis", "annuler", "annulez", "oubliez",
+        "oubliez ça", "non merci", "pas la peine",
     )
 )  # fmt: skip
-"""Whole messages that drop the question, in each language the text kit knows."""
+"""Whole messages that drop the question, in each language the text kit knows, and French."""
 
 POLITE = frozenset(
     fold(w)
     for w in (*GREETINGS_EN, *GREETINGS_HU, *GREETINGS_PL, "please", "you", "ok", "okay",
-              "kérem", "proszę")
+              "kérem", "proszę", "merci", "svp", "s", "il", "vous", "plaît", "bonjour")
 )  # fmt: skip
 """Words a cancel may carry besides its phrase ("never mind, thanks", "nieważne, dzięki")."""
 
@@ -35,20 +37,23 @@ CORRECTION_PHRASES = tuple(
         "i meant", "i mean", "what i meant", "i wanted to ask", "correction", "úgy értem",
         "gondoltam", "mármint", "akartam kérdezni", "chodziło mi", "chodzi mi o",
         "miałem na myśli", "miałam na myśli", "chciałem zapytać", "chciałam zapytać",
-        "poprawka", "instead", "inkább", "zamiast",
+        "poprawka", "instead", "inkább", "zamiast", "en fait je voulais dire",
+        "en fait je veux dire", "je voulais dire", "je veux dire", "je voulais demander",
+        "en fait", "au lieu de",
     )
 )  # fmt: skip
 """Words that correct the request wherever they stand ("Sorry, I meant…", "…-ra gondoltam")."""
 
 CORRECTION_OPENERS = frozenset(
     fold(w) for w in ("actually", "rather", "valójában", "helyesebben", "pontosabban",
-                      "właściwie", "raczej")
+                      "właściwie", "raczej", "plutôt", "finalement")
 )  # fmt: skip
 """Words that correct the request when the message opens with them ("Actually, …")."""
 
 LEAD_INS = frozenset(
     fold(w) for w in (*POLITE, "sorry", "no", "oh", "oops", "nem", "bocsánat", "elnézést",
-                      "pardon", "jaj", "nie", "przepraszam", "sorki")
+                      "pardon", "jaj", "nie", "przepraszam", "sorki", "désolé", "désolée",
+                      "non", "oups")
 )  # fmt: skip
 """Words a correction may open with before its marker ("No, sorry, I meant…")."""
 
@@ -89,6 +94,12 @@ ORDINALS: dict[str, tuple[dict[int, str], tuple[str, ...]]] = {
          8: "ósm", 9: "dziewiąt", 10: "dziesiąt", LAST: "ostatn"},
         _PL_ENDINGS,  # stems: drugi, druga, drugą, drugiego; ostatni, ostatnią ...
     ),
+    "fr": (
+        {1: "premier première", 2: "deuxième second seconde", 3: "troisième",
+         4: "quatrième", 5: "cinquième", 6: "sixième", 7: "septième", 8: "huitième",
+         9: "neuvième", 10: "dixième", LAST: "dernier dernière"},
+        ("",),  # le deuxième, la dernière
+    ),
 }  # fmt: skip
 """Each language's ordinal words by the number they pick (:data:`LAST`), and their endings."""
 
@@ -109,9 +120,12 @@ CHOICE_FILLERS = frozenset(
               "kérem", "kérném", "kérek", "szeretném", "választom", "opció", "opciót",
               "lehetőség", "lehetőséget", "szám", "számú", "igen", "akkor", "ten", "ta", "to",
               "tę", "tą", "tego", "opcja", "opcję", "opcji", "numer", "poproszę", "wybieram",
-              "biorę", "wezmę", "chcę", "tak", "niech", "będzie")
+              "biorę", "wezmę", "chcę", "tak", "niech", "będzie", "le", "la", "l", "celui",
+              "celle", "ci", "là", "je", "prends", "choisis", "veux", "voudrais", "numéro",
+              "oui", "alors")
 )  # fmt: skip
-"""Words a pick may carry besides its number or ordinal, in each language the text kit knows."""
+"""Words a pick may carry besides its number or ordinal, in each language the text kit knows
+and French."""
 
 _NUMBERED = re.compile(r"(\d+)(?:st|nd|rd|th)?")
 

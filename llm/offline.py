@@ -34,6 +34,7 @@ _MISSING = {
     "en": "What is known about {word}?",
     "hu": "Mit tudunk erről: {word}?",
     "pl": "Co wiadomo o: {word}?",
+    "fr": "Que sait-on de : {word} ?",
 }
 """The gatekeeper's missing piece for a word the context lacks, by the question's language."""
 
@@ -144,8 +145,13 @@ class OfflineAssistant(LlmAssistant):
     def judge_context(
         self, question: str, documents: Sequence[UniqueTextDocument], guaranteed: Sequence[str]
     ) -> ContextVerdict:
-        """Sufficient when the context contains enough of the question's words (D1, D8)."""
-        wanted = offline_reading.wanted_words(question)
+        """Sufficient when the context contains enough of the question's words (D1, D8).
+
+        The store's stop words are no word the context must hold, nor a missing piece
+        (N1, D1: "What is known about quels?" for a French question).
+        """
+        asked = self.domain_words.asked(question)
+        wanted = offline_reading.wanted_words(asked)
         if not wanted:
             return ContextVerdict(sufficient=True)
         have = content_words(" ".join([*guaranteed, *(d.text for d in documents)]))
@@ -157,7 +163,7 @@ class OfflineAssistant(LlmAssistant):
             # D1, D8: words spread over pages on other subjects do not answer; one page must
             # say the covered share of the words and of the subject words, and a question
             # asking for a kind of fact ("when", "how much", an e-mail) that kind about it
-            on_one_page = offline_reading.one_page_says(question, texts, self.coverage)
+            on_one_page = offline_reading.one_page_says(asked, texts, self.coverage)
             if not on_one_page or offline_reading.lacks_asked_kind(question, texts):
                 return ContextVerdict(sufficient=False, missing=(question,))
             return ContextVerdict(sufficient=True)

@@ -174,13 +174,35 @@ def resemblance(words: Sequence[str], text: str) -> float:
 
 
 def closer_to_not_for(task_prompt: str, tool: AnyTool) -> bool:
-    """A9: whether the task resembles a ``not_for`` question of the tool most."""
+    """A9: whether the task resembles a ``not_for`` question of the tool most.
+
+    For a tool that acts, a tie is enough when a word of the task is the ``not_for``
+    question's and none of its own texts': such a task leans to what it is not for ("How
+    much is boarding for a cat?" beside "Book boarding for my cat for 3 nights." and "How
+    much is boarding?": "much"), and it never acts on a lean. "I want to book a court."
+    beside "How much is it to book a court?" has no such word and still books.
+    """
     if not tool.not_for:
         return False
     words = task_words(task_prompt)
-    against = max(resemblance(words, text) for text in tool.not_for)
-    own = [tool.executable_instruction or "", *tool.routing_examples]
-    return against > max(resemblance(words, text) for text in own)
+    near = {text: resemblance(words, text) for text in tool.not_for}
+    against = max(near.values())
+    texts = [tool.executable_instruction or "", *tool.routing_examples]
+    own = max(resemblance(words, text) for text in texts)
+    if against != own or not tool.side_effects or against == 0:
+        return against > own
+    closest = [text for text, share in near.items() if share == against]
+    return leans_to(words, closest, texts)
+
+
+def leans_to(words: Sequence[str], questions: Sequence[str], own: Sequence[str]) -> bool:
+    """A9: whether a task word is a word of ``questions`` and of none of the ``own`` texts."""
+    theirs = [w for text in questions for w in task_words(text)]
+    mine = [w for text in own for w in task_words(text)]
+    return any(
+        any(word_matches(word, t) for t in theirs) and not any(word_matches(word, m) for m in mine)
+        for word in words
+    )
 
 
 def only_not_for_words(task_prompt: str, tool: AnyTool, found: ToolScore) -> bool:

@@ -57,6 +57,15 @@ def asks_itself(tool: ChatbotTool[Any]) -> bool:
     return isinstance(tool, ClarifiableTool | ClarifiableContextConsumerTool)
 
 
+def fills_gap_itself(tool: ChatbotTool[Any], *, domain_asks: bool) -> bool:
+    """Whether the tool is called with a required input unfilled (T13, Q1).
+
+    A clarifiable tool is, unless it or the domain asks for missing inputs: then the graph
+    asks for them first, as for any tool, and calls it with them filled.
+    """
+    return asks_itself(tool) and not graph_asks(tool, domain_asks=domain_asks)
+
+
 def missing_from(tool: ChatbotTool[Any], request: Mapping[str, Any] | None) -> list[str]:
     """The required inputs an extracted request leaves unfilled (T13); none when invalid (T6)."""
     if not tool.required_inputs:

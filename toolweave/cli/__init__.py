@@ -88,6 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     explain = commands.add_parser(
         "explain", parents=[store], help="why each tool did or did not run on a thread")
     explain.add_argument("thread", metavar="THREAD", help="the thread id")
+    explain.add_argument("--domain", help="accepted as the reply hint writes it (N2); a "
+        "thread is read whatever its domain")
     explain.add_argument(
         "--tool", metavar="NAME", help="only the entries about this tool: why it did (not) run")
     # fmt: on

@@ -217,9 +217,18 @@ def acting_in_doubt(
 
 
 def guard_acting(
-    scores: Scores, evidence: RoutingEvidence, node: TaskNode, candidates: Tools, routed: set[str]
+    scores: Scores,
+    evidence: RoutingEvidence,
+    node: TaskNode,
+    candidates: Tools,
+    routed: set[str],
+    refused: Tools = (),
 ) -> tuple[set[str], list[LedgerEntry]]:
-    """A9: the routed tools that run, less the tools that act and give context on a yes in doubt."""
+    """A9: the routed tools that run, less the tools that act and give context on a yes in doubt.
+
+    ``refused``: the domain's tools the gates refused for this request (T4), never offered;
+    a tool that acts does not act in the place of one of them that fits the task better.
+    """
     failure = f"{len(routed)} of {len(candidates)} candidates routed"
     many = no_choice(routed, candidates)
     doubted: dict[str, str] = {}
@@ -229,12 +238,30 @@ def guard_acting(
         found = (
             (TERMINAL_DROPPED, failure)
             if many
-            else _acting_doubt(scores, evidence, tool, candidates, routed)
+            else _in_the_place_of(evidence, tool, refused)
+            or _acting_doubt(scores, evidence, tool, candidates, routed)
         )
         if found is not None:
             doubted[tool.name] = found[1]
     acting, held = acting_in_doubt(node, candidates, doubted)
     return routed - acting, held
+
+
+IN_THE_PLACE_OF = "{tool} (it acts): {other}, which this request may not use, fits the task better"
+
+
+def _in_the_place_of(
+    evidence: RoutingEvidence, tool: AnyTool, refused: Tools
+) -> tuple[str, str] | None:
+    """A9, T4: a doubt when a tool the gates refused fits the task better than ``tool``.
+
+    The model never saw the refused tool (T4), so it said yes to the nearest one it saw:
+    "Book boarding for my cat" without a client's data must not book an appointment.
+    """
+    other = evidence.fits_better(tool, refused)
+    if other is None:
+        return None
+    return TERMINAL_AS_CONTEXT, IN_THE_PLACE_OF.format(tool=tool.name, other=other.name)
 
 
 def _acting_doubt(
@@ -461,8 +488,12 @@ def guard(
     candidates: Tools,
     activation: Activation,
     words: DomainWords,
+    refused: Tools = (),
 ) -> GuardOutcome:
-    """The route node's guards on one routing call's verdicts, in order (N1: ``words`` out)."""
+    """The route node's guards on one routing call's verdicts, in order (N1: ``words`` out).
+
+    ``refused``: the domain's routable tools the gates refused for this request (T4, A9).
+    """
     prompt = node.task.task_prompt
     scores = keyword_evidence(deps.candidate_index, prompt, candidates, words.terms)
     evidence = RoutingEvidence(words.without(prompt), candidates)
@@ -472,7 +503,7 @@ def guard(
     plain = RoutingEvidence(prompt, candidates)  # T5 weighs the domain's words too
     routed, resolved = resolve_yeses(node, candidates, activation.verdicts, plain)
     routed, in_doubt, guarded = guard_terminal(scores, evidence, node, candidates, routed)
-    routed, held = guard_acting(scores, evidence, node, candidates, routed)
+    routed, held = guard_acting(scores, evidence, node, candidates, routed, refused)
     asking, unsure = asking_in_doubt(deps, scores, evidence, node, candidates, routed)
     return GuardOutcome(
         activation=activation,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from langchain_core.runnables import Runnable
@@ -15,6 +16,7 @@ from toolweave.graph.candidates import (
 )
 from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.nodes import Steps, entry, make_node
+from toolweave.graph.normalize import domain_tools
 from toolweave.graph.walk import current_task_no
 from toolweave.llm.port import Activation, RoutingVerdict
 from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
@@ -82,6 +84,16 @@ def routing_candidates(deps: Dependencies, offered: set[str]) -> list[AnyTool]:
         tool
         for tool in deps.registry
         if tool.name in offered and tool.executable_instruction and tool.name != retrieval
+    ]
+
+
+def refused_candidates(deps: Dependencies, offered: Collection[str]) -> list[AnyTool]:
+    """T4, A9: the domain's tools with a routing question that the gates refused (not offered)."""
+    retrieval = deps.domain.default_retrieval_tool
+    return [
+        tool
+        for tool in domain_tools(deps)
+        if tool.name not in offered and tool.executable_instruction and tool.name != retrieval
     ]
 
 
@@ -185,7 +197,8 @@ def make_route(deps: Dependencies) -> Runnable[Any, Any]:
                     extraction_prompt=EXTRACTION_SYSTEM_PROMPT,
                     search_language=search_language(deps, offered),
                 )
-            outcome = guard(deps, node, candidates, activation, words)  # T5, T13, A8, A9, Q1
+            gated = refused_candidates(deps, state["message"].offered)
+            outcome = guard(deps, node, candidates, activation, words, gated)  # T5-Q1
             tools, in_doubt, entries = routed_activation(deps, node, offered, outcome)
             entries = ran_below + prefiltered + entries
             requests = dict(outcome.activation.requests)

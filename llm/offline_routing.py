@@ -471,6 +471,16 @@ class RoutingEvidence:
         said = task_words(self.task_prompt)
         return any(word_matches(word, own) for word in said for own in action)
 
+    def fits_better(self, tool: AnyTool, others: Sequence[AnyTool]) -> AnyTool | None:
+        """The first of ``others`` whose texts resemble the task more than ``tool``'s (A9, T4).
+
+        A tool's texts: its routing question and examples, read together
+        (:func:`resemblance`); ``None`` when none of ``others`` resembles it more.
+        """
+        words = task_words(self.task_prompt)
+        own = resemblance(words, _declared_text(tool))
+        return next((o for o in others if resemblance(words, _declared_text(o)) > own), None)
+
     def against_not_for(self, tool: AnyTool) -> str | None:
         """A9: why the tool's ``not_for`` questions speak against it for the task, or ``None``."""
         if not tool.not_for:
@@ -493,6 +503,12 @@ class RoutingEvidence:
         found = self.scores.get(name)
         pairs = zip(found.hits, found.weights, strict=True) if found else iter(())
         return sum(w for word, w in pairs if word not in covered) >= self.rule.min_extra
+
+
+def _declared_text(tool: AnyTool) -> str:
+    """What a tool declares it is for: its name, routing question and examples, as one text."""
+    examples = " ".join(tool.routing_examples)
+    return f"{tool.name.replace('_', ' ')} {tool.executable_instruction or ''} {examples}"
 
 
 def shares_a_word(task_prompt: str, tool: AnyTool) -> bool:

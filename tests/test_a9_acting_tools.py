@@ -246,3 +246,51 @@ def test_A9_a_yes_with_no_word_behind_it_runs_a_tool_that_acts_only_without_exam
     plain = OpenTicket()  # no examples: the model's reason is all there is, and stands
     _ask(plain, question, routed=True)
     assert len(plain.opened) == 1
+
+
+class _Booking(ChatbotTool[EmptyRequest]):
+    """A tool that acts: it books, and records each booking."""
+
+    domain = "desk"
+    side_effects: ClassVar[bool] = True
+    booked: ClassVar[list[str]] = []
+
+    def execute(self, request: EmptyRequest, ctx: ToolCallContext) -> ToolResult:
+        self.booked.append(self.name)
+        return ToolResult.as_guaranteed_context(self.name, f"Booked by {self.name}.")
+
+
+class BookAppointment(_Booking):
+    name = "book_appointment"
+    executable_instruction = "book_appointment: true when the user wants to book an appointment"
+    routing_examples = ("Book an appointment for Friday.",)
+
+
+class BookBoarding(_Booking):
+    name = "book_boarding"
+    executable_instruction = (
+        "book_boarding: true when the user wants to book boarding for a pet, for some nights"
+    )
+    routing_examples = ("Book boarding for my dog for two nights.",)
+
+    def is_eligible(self, user_data: Any) -> bool:
+        return bool(user_data and user_data.get("client"))
+
+
+def test_A9_T4_a_tool_that_acts_never_acts_in_the_place_of_a_refused_tool_that_fits_better():
+    """The model never sees the refused tool (T4); it says yes to the nearest it sees.
+
+    "Book boarding for my cat" without a client's data must not book an appointment; with
+    the data, the boarding tool runs, and the appointment tool's own requests still book.
+    """
+    _Booking.booked = []
+    tools = [BookAppointment(), BookBoarding()]
+    route = FunctionAssistant(route=lambda text, offered: ["book_appointment"])
+    graph = build_graph("desk", tools, assistant=route)
+    out = graph.invoke({"messages": [HumanMessage("Book boarding for my cat for 3 nights.")]})
+    assert _Booking.booked == []  # not booked in the place of the refused boarding
+    (held,) = [e for e in out["ledger"] if e.verdict == ACTING_IN_DOUBT]
+    assert "book_boarding, which this request may not use, fits the task better" in held.reason
+    appointment = graph.invoke({"messages": [HumanMessage("Book an appointment for Monday.")]})
+    assert _Booking.booked == ["book_appointment"]
+    assert "Booked by book_appointment." in appointment["answer"]

@@ -245,8 +245,8 @@ and list in missing the pieces of information the context lacks, each as a
 short standalone question in the user's language.
 For each piece also give search: 1-3 other wordings of it in {documents_language},
 as a document on the subject would word it (its terms for the thing, not the
-user's words); for "Can I bring my dog?": ["pets allowed in the building",
-"animal policy"].
+user's words). In English, for "Can I bring my dog?", they would be ["pets allowed
+in the building", "animal policy"]; write yours in {documents_language}.
 
 Context:
 {context}"""

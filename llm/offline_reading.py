@@ -254,6 +254,15 @@ ANSWER_FILLERS = frozenset({
 ("mennyi ideig", how long: "ideig" is the "long")."""
 
 
+def asks_how(word: str) -> bool:
+    """Whether a question's ``word`` asks *how* (much, long), not *about what* (A10, D1).
+
+    Where the reading quotes a passage of the asked kind (a price for "mennyibe kerül"),
+    no search adds such a word: the gatekeeper is not asked for it.
+    """
+    return fold(word) in ANSWER_FILLERS
+
+
 def _names(question: str) -> set[str]:
     """Capitalised words of ``question`` after its first word (names: "Hofstadter")."""
     return {t.casefold() for t in kit.TOKEN.findall(question)[1:] if t[:1].isupper()}

@@ -86,6 +86,19 @@ def test_A10_D1_no_gatekeeper_call_when_the_reading_answers_and_no_page_uses_a_l
     assert "offline reading of the context answers" in _gate(out).reason
 
 
+def test_A10_D1_a_word_that_asks_how_much_is_no_piece_a_search_could_add():
+    """The reading quotes the fee; "much" only asks for it, though another page says "much"."""
+    store = guide()
+    store.add_document(
+        "noise", ["# Noise\nToo much noise disturbs the readers."], name="Noise", lang="en"
+    )
+    assistant = Counting(judge=_insufficient("anything"), read=lexical_reader([]))
+    out = ask(graph_over(store, assistant, limit=1), "How much are items charged per day?")
+    assert "much" not in " ".join(d.text for d in out["documents"])
+    assert assistant.judged == 0
+    assert "offline reading of the context answers" in _gate(out).reason
+
+
 def test_A10_D1_the_gatekeeper_is_asked_when_a_how_much_question_has_no_price_about_it():
     """The reading quotes the borrowing rule, but "how much" wants a price no passage gives."""
     from toolweave.llm.answer_rules import reading_quotes

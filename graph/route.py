@@ -89,7 +89,9 @@ def routing_candidates(deps: Dependencies, offered: set[str]) -> list[AnyTool]:
 
 def refused_candidates(deps: Dependencies, offered: Collection[str]) -> list[AnyTool]:
     """T4, A9: the domain's tools with a routing question that the gates refused (not offered)."""
-    retrieval = deps.domain.default_retrieval_tool
+    retrieval, offered = deps.domain.default_retrieval_tool, frozenset(offered)
+    if len(offered) == len(deps.registry):  # PF1: nothing refused, nothing to walk
+        return []
     return [
         tool
         for tool in domain_tools(deps)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from typing import Any
 
 from langchain_core.runnables import Runnable
@@ -87,16 +86,14 @@ def routing_candidates(deps: Dependencies, offered: set[str]) -> list[AnyTool]:
     ]
 
 
-def refused_candidates(deps: Dependencies, offered: Collection[str]) -> list[AnyTool]:
-    """T4, A9: the domain's tools with a routing question that the gates refused (not offered)."""
-    retrieval, offered = deps.domain.default_retrieval_tool, frozenset(offered)
-    if len(offered) == len(deps.registry):  # PF1: nothing refused, nothing to walk
-        return []
-    return [
-        tool
-        for tool in domain_tools(deps)
-        if tool.name not in offered and tool.executable_instruction and tool.name != retrieval
-    ]
+def gated_candidates(deps: Dependencies) -> list[AnyTool]:
+    """T4, A9: the domain's tools with a routing question, the default retrieval aside.
+
+    Those a request's gates refuse (not offered) are the ones A9's guard weighs the routed
+    tools that act against; read once, when the node is built (PF1).
+    """
+    retrieval = deps.domain.default_retrieval_tool
+    return [t for t in domain_tools(deps) if t.executable_instruction and t.name != retrieval]
 
 
 def search_language(deps: Dependencies, offered: set[str]) -> str | None:
@@ -172,11 +169,13 @@ def make_route(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``route`` node over ``deps``."""
     deps.candidate_index  # noqa: B018 - T12/A8: built once, here, not by the first request
     words = deps.domain_words  # the domain's name and store stop words: no evidence (N1)
+    routable = gated_candidates(deps)
 
     def route(state: GraphState, runtime: Runtime[RunContext]) -> Steps[dict[str, Any]]:
         """Decide which tools run on the task, in ascending priority (A5, A6)."""
         node = state["tasks"][current_task_no(state)]
-        offered = set(state["message"].offered)
+        given = frozenset(state["message"].offered)  # T4: the gates' verdicts, kept as given
+        offered = set(given)
         requests: dict[str, dict[str, Any] | None] = {}
         calls = 0
         in_doubt: set[str] = set()
@@ -199,7 +198,7 @@ def make_route(deps: Dependencies) -> Runnable[Any, Any]:
                     extraction_prompt=EXTRACTION_SYSTEM_PROMPT,
                     search_language=search_language(deps, offered),
                 )
-            gated = refused_candidates(deps, state["message"].offered)
+            gated = [tool for tool in routable if tool.name not in given]  # T4, A9
             outcome = guard(deps, node, candidates, activation, words, gated)  # T5-Q1
             tools, in_doubt, entries = routed_activation(deps, node, offered, outcome)
             entries = ran_below + prefiltered + entries

@@ -257,8 +257,9 @@ ANSWER_FILLERS = frozenset({
 def asks_how(word: str) -> bool:
     """Whether a question's ``word`` asks *how* (much, long), not *about what* (A10, D1).
 
-    Where the reading quotes a passage of the asked kind (a price for "mennyibe kerül"),
-    no search adds such a word: the gatekeeper is not asked for it.
+    No key word of an answer; nor, where the reading quotes a passage of the asked kind
+    (a price for "mennyibe kerül"), a piece a search could add: the gatekeeper is not
+    asked for it.
     """
     return fold(word) in ANSWER_FILLERS
 
@@ -391,7 +392,7 @@ def uncovered_subject(question: str, passages: Sequence[tuple[str, str]]) -> str
     subject = unnamed_subject(question, (t for pair in passages for t in pair))
     if subject is not None:
         return subject
-    wanted = [w for w in wanted_words(question) if fold(w) not in ANSWER_FILLERS]
+    wanted = [w for w in wanted_words(question) if not asks_how(w)]
     candidates = [Candidate(source=None, text=text, title=title) for title, text in passages]
     documents, held = _held_by(wanted, candidates)
     lacking = missing_subject(documents, _unseen(documents, held))
@@ -449,7 +450,7 @@ class _Reading:
     @classmethod
     def of(cls, question: str, candidates: Sequence[Candidate[SourceT]]) -> _Reading | None:
         """The question's reading; ``None`` when nothing of the context can answer it."""
-        wanted = [w for w in wanted_words(question) if fold(w) not in ANSWER_FILLERS]
+        wanted = [w for w in wanted_words(question) if not asks_how(w)]
         reading = cls(question, candidates, wanted) if wanted else None
         return None if reading is None or reading.qualified else reading
 
@@ -662,7 +663,7 @@ def question_parts(question: str) -> list[str]:
 def _own_words(piece: str) -> bool:
     """Whether ``piece`` names a subject itself (as :func:`missing_subject` reads key words)."""
     return any(
-        fold(w) not in ANSWER_FILLERS
+        not asks_how(w)
         and weekday(w) is None
         and not w.isdigit()
         and not phone_cue(w)

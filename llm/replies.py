@@ -304,6 +304,15 @@ _SEGMENT = re.compile(r"[|;?!\n]+|\.\s")
 """Where the search field's runs end: the separators and sentence ends a model writes."""
 
 
+@functools.lru_cache(maxsize=64)
+def _folded_words(prompt: str) -> str:
+    """``prompt``'s folded words, space-separated and padded, read once per prompt (PF1).
+
+    A routing prompt holds the domain's tool lines and rules only, never a user's text.
+    """
+    return f" {' '.join(fold(word) for word in words(prompt))} "
+
+
 def search_words(reply: Any, *, question: str = "", prompt: str = "") -> str:
     """The routing reply's search words (D9) that add to ``question``; ``""``: none.
 
@@ -318,7 +327,7 @@ def search_words(reply: Any, *, question: str = "", prompt: str = "") -> str:
     if not isinstance(text, str):
         return ""
     asked = {fold(word) for word in words(question)}
-    echoed = f" {' '.join(fold(word) for word in words(prompt))} "
+    echoed = _folded_words(prompt)
     kept: dict[str, str] = {}
     for run in _SEGMENT.split(text):
         surface = TOKEN.findall(run)

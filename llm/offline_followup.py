@@ -137,6 +137,8 @@ def _resolve(message: str, previous: str | None) -> tuple[str, bool]:
     pointing = any(t.casefold() in POINTING_WORDS for t in tokens)
     fragment = len(new) <= 2 and not asks and len(tokens) <= MAX_FRAGMENT_TOKENS
     if not (opened or fragment) or not new:
+        if opened and not new and asks and pointing:  # "and where is it?"
+            return _asked_about(message, previous), False
         return (message, not pointing) if new or not opened else (previous, True)
     if asks and len(new) >= 2 and not pointing:
         return body, True  # its own question, pointing back at nothing: it stands alone
@@ -155,7 +157,25 @@ def _resolve(message: str, previous: str | None) -> tuple[str, bool]:
             result = _add_day(result, f"{tokens[at - 1]} {written}" if before else written)
         else:
             extra.append(written)
+    if extra and pointing:
+        return _asked_about(message, result), False
     return (f"{result.rstrip()} {' '.join(extra)}", False) if extra else (result, True)
+
+
+def _asked_about(message: str, previous: str) -> str:
+    """``message`` as asked, then the subject of ``previous`` its pointing word stands for (A1).
+
+    "Do I need to fast before it?" after "When is blood taken in the lab?" asks something new
+    about the earlier subject: "Do I need to fast before it? (blood taken lab)". The earlier
+    question put first with the new words after it was answered as the earlier question.
+    """
+    said = content_words(message)
+    subject = [
+        token
+        for token in kit.TOKEN.findall(previous)
+        if _is_subject(token) and not any(matches(token.casefold(), w) for w in said)
+    ]
+    return f"{message.strip()} ({' '.join(dict.fromkeys(subject))})" if subject else message
 
 
 def _previous_question(message: str, history: Sequence[BaseMessage]) -> str | None:

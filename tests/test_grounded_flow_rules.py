@@ -372,6 +372,28 @@ def test_A1_offline_follow_up_replaces_the_subject_or_day_instead_of_appending(
     assert resolve_followup(follow_up, previous) == standalone
 
 
+@pytest.mark.parametrize(
+    ("previous", "follow_up", "standalone"),
+    [
+        (
+            "Mikor van vérvétel a laborban?",
+            "És kell éheznem előtte?",
+            "És kell éheznem előtte? (vérvétel laborban)",
+        ),
+        (
+            "When is the pharmacy open on Sunday?",
+            "and where is it?",
+            "and where is it? (pharmacy open)",
+        ),
+    ],
+)
+def test_A1_a_follow_up_asking_something_new_about_the_earlier_subject_is_asked_first(
+    previous: str, follow_up: str, standalone: str
+) -> None:
+    """Fixed: the earlier question came first, the new words after it, and was answered again."""
+    assert resolve_followup(follow_up, previous) == standalone
+
+
 def test_A1_a_day_after_a_visiting_hours_question_keeps_visiting_hours():
     graph = build_graph(
         korhaz_domain(),

@@ -43,22 +43,33 @@ READING_SENTENCES = 4
 
 def reading_quotes(request: AnswerRequest) -> UniqueTextDocument | None:
     """The first passage the offline reading quotes to answer the question, else ``None``."""
+    return next(iter(_quoted(request)), None)
+
+
+def _quoted(request: AnswerRequest) -> list[UniqueTextDocument]:
+    """The page sentences the offline reading quotes to answer the question, in its order."""
     if uncovered_subject(request) is not None:
-        return None
+        return []
     lines = answer_lines(request, READING_SENTENCES)
-    return next((doc for _, doc in lines if doc is not None and doc.sentence_number), None)
+    return [doc for _, doc in lines if doc is not None and doc.sentence_number]
 
 
 def misses_the_figure(answer: str, request: AnswerRequest) -> bool:
-    """Whether ``answer`` gives no figure its question asks for where the reading quotes one."""
+    """Whether ``answer`` gives no figure its question asks for where the reading quotes one.
+
+    The reading's first sentence, or a later one that names what the question is about
+    ("Egyágyas kórterem: 14 000 Ft" after "Az egyágyas kórterem díját a Térítési díjak
+    tájékoztató tartalmazza." for what a single room costs).
+    """
     question = request.question
     if not offline_reading.asks_for_quantity(question):
         return False
     time = offline_reading.asks_for_time(question)
     if offline_reading.figure_weight(CITATION.sub("", answer), time=time) > 0:
         return False
-    quoted = reading_quotes(request)
-    return quoted is not None and offline_reading.figure_weight(quoted.text, time=time) > 0
+    quoted, subject = _quoted(request), asked_subject(question)
+    figures = [d for n, d in enumerate(quoted) if n == 0 or _names_subject(d.text, subject)]
+    return any(offline_reading.figure_weight(d.text, time=time) > 0 for d in figures)
 
 
 def uncovered_words(request: AnswerRequest) -> tuple[str, ...]:

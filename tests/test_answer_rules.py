@@ -563,6 +563,24 @@ def test_R9_an_answer_without_the_figure_its_question_asks_for_is_replaced_by_th
     assert out["answer"] == "Parking costs 500 Ft."
 
 
+def test_R9_a_figure_the_reading_quotes_after_its_first_sentence_is_not_missed() -> None:
+    """Fixed (dev k088): the price was the reading's third sentence, the answer named a leaflet."""
+    from toolweave.llm.answer_rules import misses_the_figure
+
+    rooms = [
+        doc("rooms", "A single room can be asked for at extra cost, with its own bathroom."),
+        doc("rooms", "The fee for a single room is in the fees leaflet.", sentence=2),
+        doc("fees", "Single room: 14 000 Ft a night, breakfast included."),
+        doc("house", "Quiet hours in the wards are 22:00-6:00."),
+    ]
+    asked = AnswerRequest("How much does a single room cost?", "en", "", rooms, ())
+    assert misses_the_figure("The fee for a single room is in the fees leaflet [2].", asked)
+    assert not misses_the_figure("A single room costs 14 000 Ft a night [3].", asked)
+    # a figure about something else the question does not name is no figure it misses
+    other = AnswerRequest("How much does a single room cost?", "en", "", [*rooms[:2], rooms[3]], ())
+    assert not misses_the_figure("The fee for a single room is in the fees leaflet [2].", other)
+
+
 @pytest.mark.parametrize(
     ("answer", "question"),
     [

@@ -305,6 +305,13 @@ def test_C1_relevant_task_is_mutated_in_place_and_a_claimed_one_is_left_alone():
     assert "dr. Kovács Anna" in doctor.sub_tasks[0].task_prompt  # the directory's spelling
 
 
+def test_C1_a_directory_name_in_the_text_beats_the_models_spelling_of_it():
+    """Fixed (dev k070): "Anna Doktornő" (title as surname) for "kovács anna doktornő"."""
+    task = TaskInfo(task_no="1", task_prompt="hol rendel kovács anna doktornő?")
+    DoctorFinderCoordinator().decompose_from(task, DoctorDecomposition(doctor_name="Anna Doktornő"))
+    assert "dr. Kovács Anna" in task.sub_tasks[0].task_prompt
+
+
 def test_C1_irrelevant_question_on_the_graph_runs_no_coordinator_subtasks():
     graph = build_graph(korhaz_domain(), korhaz_tools(), assistant=FunctionAssistant())
     out = _ask(graph, "Hol lehet parkolni a kórháznál?")

@@ -159,7 +159,7 @@ def _doctor(text: str, named: str | None) -> str | None:
     if not pointed:
         return None
     model = (named or "").strip()
-    close = model and _same(model, pointed) and len(words(model)) <= len(words(pointed)) + 1
+    close = model and all(_same(word, pointed) for word in words(model))
     return (model if close else pointed)[:MAX_NAME_CHARS]
 
 
@@ -316,8 +316,9 @@ class DoctorFinderCoordinator(
         The task is claimed only for a doctor the text itself points to (C1): a
         name after a title or one the directory knows (the schema's hints). The
         model's name is kept when it is that name written out (``"kovács anna"``
-        for ``"Kovács Anna"``); a weekday, a department or the question it puts
-        there leaves the task to routing.
+        for ``"Kovács Anna"``), not when it has a word the name lacks (``"Anna
+        Doktornő"``: the title taken for a surname); a weekday, a department or the
+        question it puts there leaves the task to routing.
         """
         written = _doctor(task.task_prompt, decomposition.doctor_name)
         if _claimed(task) or not written:

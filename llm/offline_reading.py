@@ -248,10 +248,13 @@ SourceT = TypeVar("SourceT")
 
 ANSWER_FILLERS = frozenset({
     "find", "much", "many", "long", "mennyibe", "kerul", "kerulne", "hanykor", "hanyadik", "meddig",
-    "mettol", "ideig",
+    "mettol", "ideig", "tart", "tartanak", "cost", "costs", "take", "takes",
+    "kosztuje", "kosztuja", "trwa", "trwaja",
 })  # fmt: skip
 """Folded question words that ask *how* rather than *about what*: not key words of an answer
-("mennyi ideig", how long: "ideig" is the "long")."""
+("mennyi ideig", how long: "ideig" is the "long"), nor the verbs of what a price or a time
+span is ("kerül", "tart", "costs", "takes", "kosztuje", "trwa"), which a page giving the
+figure seldom repeats ("A látogatási idő 15:00-17:00" for "meddig tart")."""
 
 
 def asks_how(word: str) -> bool:

@@ -99,6 +99,21 @@ def test_A10_D1_a_word_that_asks_how_much_is_no_piece_a_search_could_add():
     assert "offline reading of the context answers" in _gate(out).reason
 
 
+def test_A10_D1_the_verb_of_a_time_span_is_no_piece_a_search_could_add():
+    """Fixed (dev k010, "meddig tart"): the reading quotes the span; "take" only asks for it."""
+    store = guide()
+    store.add_document(
+        "trips", ["# Trips\nThe bus trip to the lake takes an hour."], name="Trips", lang="en"
+    )
+    store.add_document("laptops", ["# Laptops\nA laptop is lent for 14 days."], name="Laptops")
+    assistant = Counting(judge=_insufficient("anything"), read=lexical_reader([]))
+    question = "How long does it take to get a laptop lent?"
+    out = ask(graph_over(store, assistant, limit=1), question)
+    assert [d.text for d in out["documents"]] == ["A laptop is lent for 14 days."]
+    assert assistant.judged == 0
+    assert "offline reading of the context answers" in _gate(out).reason
+
+
 def test_A10_D1_the_gatekeeper_is_asked_when_a_how_much_question_has_no_price_about_it():
     """The reading quotes the borrowing rule, but "how much" wants a price no passage gives."""
     from toolweave.llm.answer_rules import reading_quotes

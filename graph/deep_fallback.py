@@ -14,7 +14,7 @@ from toolweave.graph.context import Dependencies, RunContext, assistant_for
 from toolweave.graph.nodes import Steps, entry, make_node
 from toolweave.llm.answer_rules import reading_quotes
 from toolweave.llm.offline import OfflineAssistant
-from toolweave.llm.offline_reading import asks_how, context_runs, lacks_asked_kind
+from toolweave.llm.offline_reading import adds_no_piece, context_runs, lacks_asked_kind
 from toolweave.llm.port import LlmAssistant
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.events import deep_fallback_event, gatekeeper_event
@@ -231,7 +231,7 @@ def _not_asked(
         or not OfflineAssistant().judge_context(question, documents, guaranteed).sufficient
     ):
         return None
-    lacking = [w for w in Known.of(documents, guaranteed).lacking(question) if not asks_how(w)]
+    lacking = [w for w in Known.of(documents, guaranteed).lacking(question) if not adds_no_piece(w)]
     if searchable_words(deps.registry, coordinator, lacking):
         return None
     return READ.format(where=f"the passage {_label(quoted)!r}")

@@ -248,13 +248,16 @@ SourceT = TypeVar("SourceT")
 
 ANSWER_FILLERS = frozenset({
     "find", "much", "many", "long", "mennyibe", "kerul", "kerulne", "hanykor", "hanyadik", "meddig",
-    "mettol", "ideig", "tart", "tartanak", "cost", "costs", "take", "takes",
-    "kosztuje", "kosztuja", "trwa", "trwaja",
+    "mettol", "ideig",
 })  # fmt: skip
 """Folded question words that ask *how* rather than *about what*: not key words of an answer
-("mennyi ideig", how long: "ideig" is the "long"), nor the verbs of what a price or a time
-span is ("kerül", "tart", "costs", "takes", "kosztuje", "trwa"), which a page giving the
-figure seldom repeats ("A látogatási idő 15:00-17:00" for "meddig tart")."""
+("mennyi ideig", how long: "ideig" is the "long")."""
+FIGURE_VERBS = frozenset({
+    "tart", "tartanak", "cost", "costs", "take", "takes", "kosztuje", "kosztuja", "trwa", "trwaja",
+})  # fmt: skip
+"""Folded verbs a price or a time span is asked with ("meddig tart", "how much does it cost"):
+a key word of an answer where a page says it, but a page giving the figure seldom does ("A
+látogatási idő 15:00-17:00"), so no piece a search could add (:func:`adds_no_piece`)."""
 
 
 def asks_how(word: str) -> bool:
@@ -265,6 +268,15 @@ def asks_how(word: str) -> bool:
     asked for it.
     """
     return fold(word) in ANSWER_FILLERS
+
+
+def adds_no_piece(word: str) -> bool:
+    """Whether a question's ``word`` the context lacks is no piece a search could add (A10, D1).
+
+    It asks how (:func:`asks_how`), or it is the verb a price or a time span is asked with
+    (:data:`FIGURE_VERBS`), where the reading quotes a passage of the asked kind.
+    """
+    return asks_how(word) or fold(word) in FIGURE_VERBS
 
 
 def _names(question: str) -> set[str]:

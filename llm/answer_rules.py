@@ -109,13 +109,15 @@ def _names_subject(text: str, subject: Sequence[str]) -> bool:
 def strays(
     text: str, sources: Sequence[int], request: AnswerRequest, subject: Sequence[str]
 ) -> bool:
-    """Whether a sentence may give a figure about another subject than the one asked (R9).
+    """Whether a sentence may be about another subject than the one asked (R9).
 
-    It states a figure and rests on passages (``sources``, 1-based; none: the guaranteed
-    context, always relevant), and neither ``text`` nor those passages (with their page's
-    name) say a word of the question's ``subject`` (:func:`asked_subject`).
+    It rests on passages (``sources``, 1-based; none: the guaranteed context, always
+    relevant), and neither ``text`` nor those passages (with their page's name and their
+    neighbours in the context) say a word of the question's ``subject``
+    (:func:`asked_subject`): a figure of something else, or a page's other sentences
+    ("Every patient has the right to health care." beside the CT booking number).
     """
-    if not subject or not sources or not _figures(text) or _names_subject(text, subject):
+    if not subject or not sources or _names_subject(text, subject):
         return False  # resting on no passage: the guaranteed context, always relevant (R5)
     docs = request.documents
     cited = [docs[i - 1] for i in sources if 0 < i <= len(docs)]

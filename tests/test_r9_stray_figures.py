@@ -1,4 +1,4 @@
-"""R9, P2: a figure about another subject than the one asked is not kept beside the answer.
+"""R9, P2: a sentence about another subject than the one asked is not kept beside the answer.
 
 Issue 38: small models answer "is the surgery open on Tuesday?" with the surgery's hours *and*
 another office's Tuesday hours; each sentence is supported by the passage it cites, so the
@@ -96,3 +96,16 @@ def test_R9_a_next_sentence_on_the_passage_of_an_on_subject_one_is_kept() -> Non
 def test_R9_a_weekday_is_not_what_a_question_is_about() -> None:
     assert answer_rules.asked_subject(QUESTION) == ("surgery", "clinic", "open")
     assert answer_rules.asked_subject("Hétfőn mikor van rendelés?") == ("rendelés",)
+
+
+def test_R9_a_sentence_of_another_page_naming_nothing_asked_is_dropped_beside_the_answer() -> None:
+    """Fixed (dev k134): the CT booking number came after four sentences on patients' rights."""
+    rights = doc("Patient rights", "Every patient has the right to respect for their dignity.")
+    tool = make_tool("search", result=lambda n, ctx: ToolResult.as_context(n, [*CONTEXT, rights]))
+    said = (rights.text, [4])
+    graph = graph_of([tool], assistant=ConstrainedAssistant(_reply(said, ASKED)))
+    out = graph.invoke({"messages": [HumanMessage(QUESTION)]}, {})
+    assert out["answer"] == ASKED[0]
+    assert [s.supported for s in out["answer_sentences"]] == [False, True]
+    alone = graph_of([tool], assistant=ConstrainedAssistant(_reply(said)))
+    assert alone.invoke({"messages": [HumanMessage(QUESTION)]}, {})["answer"] == rights.text

@@ -2,7 +2,7 @@
 
 Issue 38: small models answer "is the surgery open on Tuesday?" with the surgery's hours *and*
 another office's Tuesday hours; each sentence is supported by the passage it cites, so the
-citation check alone keeps both. A sentence that states a figure is dropped when neither it
+citation check alone keeps both. A sentence (a figure or not) is dropped when neither it
 nor the passages it cites say a word of what the question asks about (a weekday says when,
 not what), while another kept sentence does and cites other passages. Alone, or resting on a
 passage an on-subject sentence cites, it stays. The same on the streamed path (nothing of it

@@ -20,12 +20,14 @@ from toolweave.llm.lexical import (
     fold,
     is_generic,
     is_stopword,
+    month,
     weekday,
 )
 from toolweave.llm.lexical import word_matches as word_matches
 from toolweave.tools import text as kit
 from toolweave.tools.prefilter import CandidateIndex, tool_text
 from toolweave.tools.registry import AnyTool
+from toolweave.tools.required import choices
 
 _MIN_LETTERS = 3
 """Shorter task words (Hungarian verb prefixes "le", "fel"; "ok") route nothing."""
@@ -156,13 +158,26 @@ def task_words(task_prompt: str) -> list[str]:
     ]
 
 
-def is_value(word: str) -> bool:
+def is_value(word: str, stated: Collection[str] = frozenset()) -> bool:
     """Whether a task word is a value the request states (a date, a number, an identifier).
 
     A number no tool's words hold says *which* (a policy number, a day, an amount), not
-    *what about*: it takes nothing from a tool's share of the task (A9's coverage).
+    *what about*: it takes nothing from a tool's share of the task (A9's coverage). So does
+    a month's name (a date written out) and a word of a value a candidate's request field
+    offers (``stated``: its ``Literal``/enum members, :func:`field_values`).
     """
-    return any(c.isdigit() for c in word)
+    return any(c.isdigit() for c in word) or month(word) is not None or fold(word) in stated
+
+
+def field_values(tools: Sequence[AnyTool]) -> frozenset[str]:
+    """The folded words of the closed values the tools' request fields take (A9, T6)."""
+    return frozenset(
+        fold(word)
+        for tool in tools
+        for info in tool.request_model.model_fields.values()
+        for value in choices(info)
+        for word in kit.words(value)
+    )
 
 
 def resemblance(words: Sequence[str], text: str) -> float:
@@ -284,7 +299,8 @@ def score_tools(task_prompt: str, tools: Sequence[AnyTool]) -> dict[str, ToolSco
     length_of = {tool.name: length for tool, length in zip(routable, lengths, strict=True)}
     norm = math.log(1 + n) if n else 1.0
     weight = {w: (math.log(1 + n / k) / norm if k else 1.0) for w, k in shared.items()}
-    total = sum(v for w, v in weight.items() if shared[w] or not is_value(w)) or 1.0
+    stated = field_values(routable)
+    total = sum(v for w, v in weight.items() if shared[w] or not is_value(w, stated)) or 1.0
     terminal = {tool.name: tool.returns_answer for tool in routable}
     clause = clause_of_words(task_prompt)
     scores: dict[str, ToolScore] = {}

@@ -20,7 +20,7 @@ SYSTEM_PROMPT = (
 
 
 def rental_store(path: str | Path = ":memory:") -> SqliteDocumentStore:
-    store = SqliteDocumentStore(path, stopwords=["car", "cars", "rental"], embeddings=None)
+    store = SqliteDocumentStore(path, embeddings=None)
     ingest([PAGES], store, domain=DOMAIN)
     return store
 

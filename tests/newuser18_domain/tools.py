@@ -137,11 +137,11 @@ class CancelReservation(ClarifiableTool[EmptyRequest]):
     name = "cancel_reservation"
     domain = DOMAIN
     priority = 20
-    description = "Cancels one of the customer's car reservations."
+    description = "Cancels one of the customer's bookings."
     executable_instruction = (
-        "cancel_reservation: true when the user asks to cancel their car reservation."
+        "cancel_reservation: true when the user asks to cancel a booking they made."
     )
-    routing_examples = ("Please cancel my reservation.", "Cancel my booking, please.")
+    routing_examples = ("Please cancel my booking.", "Cancel what I booked, please.")
     not_for = (
         "Can I cancel a reservation for free?",
         "How much does a late cancellation cost?",

@@ -169,6 +169,17 @@ def is_value(word: str, stated: Collection[str] = frozenset()) -> bool:
     return any(c.isdigit() for c in word) or month(word) is not None or fold(word) in stated
 
 
+def names_action(tool: AnyTool, hits: Sequence[str]) -> bool:
+    """Whether one of ``hits`` is a word of the tool's name or routing question (A9).
+
+    Only a task that names the act has the values it states (:func:`is_value`) left out of
+    its share: "Reserve a compact car at the Airport" is the request, "Thursday with Dr
+    Dubois" alone names no act and is weighed whole.
+    """
+    action = task_words(f"{tool.name.replace('_', ' ')} {tool.executable_instruction or ''}")
+    return any(word_matches(word, own) for word in hits for own in action)
+
+
 def field_values(tools: Sequence[AnyTool]) -> frozenset[str]:
     """The folded words of the closed values the tools' request fields take (A9, T6)."""
     return frozenset(
@@ -299,9 +310,11 @@ def score_tools(task_prompt: str, tools: Sequence[AnyTool]) -> dict[str, ToolSco
     length_of = {tool.name: length for tool, length in zip(routable, lengths, strict=True)}
     norm = math.log(1 + n) if n else 1.0
     weight = {w: (math.log(1 + n / k) / norm if k else 1.0) for w, k in shared.items()}
+    total = sum(v for w, v in weight.items() if shared[w] or not is_value(w)) or 1.0
     stated = field_values(routable)
-    total = sum(v for w, v in weight.items() if shared[w] or not is_value(w, stated)) or 1.0
+    lean = sum(v for w, v in weight.items() if shared[w] or not is_value(w, stated)) or 1.0
     terminal = {tool.name: tool.returns_answer for tool in routable}
+    by_name = {tool.name: tool for tool in routable}
     clause = clause_of_words(task_prompt)
     scores: dict[str, ToolScore] = {}
     for name, found in hits.items():
@@ -310,7 +323,8 @@ def score_tools(task_prompt: str, tools: Sequence[AnyTool]) -> dict[str, ToolSco
         )
         score = sum(weights)
         where = tuple(clause.get(w, 0) for w in found)
-        scores[name] = ToolScore(found, weights, score, score / total, terminal[name], where)
+        share = score / (lean if names_action(by_name[name], found) else total)
+        scores[name] = ToolScore(found, weights, score, share, terminal[name], where)
     return scores
 
 

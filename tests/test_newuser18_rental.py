@@ -103,3 +103,238 @@ def test_A9_S5_a_reservation_that_states_everything_reserves_once(backend: Backe
     assert out["answer"].startswith("Reserved: R-101, a compact car at the Airport branch")
     assert "from 2027-03-12 to 2027-03-15" in out["answer"]
     assert len(backend.reservations) == 1
+
+
+def test_Q1_X3_a_tool_with_four_required_inputs_is_asked_for_each_and_acts_once(
+    backend: Backend,
+) -> None:
+    graph = desk()  # Limits.max_clarification_rounds is 3: a round that filled one is free
+    ask(graph, "t1", "I want to reserve a car.")
+    assert question_of(graph, "t1") == "Which branch?"
+    for reply_text, next_question in [
+        ("Airport", "Which pick-up date?"),
+        ("12 March 2027", "Which return date?"),
+        ("15 March 2027", "Which car class?"),
+    ]:
+        ask(graph, "t1", reply_text)
+        assert question_of(graph, "t1") == next_question
+    out = ask(graph, "t1", "compact")
+    assert out["answer"] == (
+        "Reserved: R-101, a compact car at the Airport branch from 2027-03-12 to 2027-03-15."
+    )
+    again = reply_or_message(graph, "t1", "compact")  # the last reply sent twice
+    assert "R-101" in again["answer"]
+    assert len(backend.reservations) == 1
+    assert len(backend.posts) == 1
+
+
+def test_X3_replies_that_fill_nothing_are_still_bounded(backend: Backend) -> None:
+    graph = desk()
+    ask(graph, "t1", "I want to reserve a car.")
+    for _ in range(5):
+        out = ask(graph, "t1", "no idea")
+        if question_of(graph, "t1") is None:
+            break
+    assert question_of(graph, "t1") is None
+    assert "asked too many questions" in out["answer"]
+    assert backend.posts == []
+
+
+def test_Q2_T6_a_date_reply_fills_the_date_asked_not_an_earlier_one(backend: Backend) -> None:
+    graph = desk()
+    ask(graph, "t1", "Please reserve a van at the City branch from 18 May 2027.")
+    assert question_of(graph, "t1") == "Which return date?"
+    out = ask(graph, "t1", "20 May 2027")
+    assert out["answer"] == (
+        "Reserved: R-101, a van car at the City branch from 2027-05-18 to 2027-05-20."
+    )
+
+
+def reply_or_message(graph: Any, thread: str, text: str) -> dict[str, Any]:
+    return ask(graph, thread, text)
+
+
+# --- a reservation is made once, whatever way it is sent twice (S5, Q6) ---------------------
+
+
+def test_S5_a_reservation_sent_again_retyped_is_made_once(backend: Backend) -> None:
+    graph = desk()
+    first = ask(graph, "t1", RESERVE)
+    again = ask(graph, "t1", RESERVE.lower().removesuffix("."))
+    assert "R-101" in first["answer"]
+    assert "R-101" in again["answer"]
+    assert len(backend.reservations) == 1
+
+
+def test_S5_two_concurrent_runs_on_one_thread_reserve_once(backend: Backend) -> None:
+    backend.post_delay = 0.5
+    graph = desk()
+    message = HumanMessage(RESERVE, id="m-1")
+    outs: list[dict[str, Any]] = []
+
+    def run() -> None:
+        outs.append(graph.invoke({"messages": [message]}, cfg("t1"), context=CUSTOMER))
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(outs) == 2
+    assert all("R-101" in out["answer"] for out in outs)
+    assert len(backend.reservations) == 1
+
+
+def test_S5_Q6_a_reservation_asked_again_after_a_timeout_keeps_its_key(backend: Backend) -> None:
+    graph = desk()
+    backend.fail_after_post = True  # the reservation is made, the answer is a 504
+    first = ask(graph, "t1", RESERVE)
+    assert "R-101" not in first["answer"]
+    backend.fail_after_post = False
+    again = ask(graph, "t1", RESERVE)  # as the answer told the customer to
+    assert "R-101" in again["answer"]
+    assert len({post["key"] for post in backend.posts}) == 1
+    assert len(backend.reservations) == 1
+
+
+def test_S5_Q2_a_resumed_clarification_answered_twice_reserves_once(backend: Backend) -> None:
+    graph = desk()
+    ask(graph, "t1", "Please reserve a compact car at the Airport branch from 12 March 2027.")
+    assert question_of(graph, "t1") == "Which return date?"
+    first = reply(graph, cfg("t1"), "15 March 2027", context=CUSTOMER)
+    second = ask(graph, "t1", "15 March 2027")  # the reply sent again as a message
+    assert "R-101" in first["answer"]
+    assert "R-102" not in second.get("answer", "")
+    assert len(backend.reservations) == 1
+
+
+def test_T4_without_a_customer_id_nothing_is_reserved_nor_asked(backend: Backend) -> None:
+    graph = desk()
+    out = ask(graph, "t1", RESERVE, context=None)
+    assert question_of(graph, "t1") is None
+    assert "reserve_car" not in str(out["activated"])
+    assert backend.posts == []
+
+
+def test_T4_R3_an_under_21_customer_is_told_and_nothing_is_reserved(backend: Backend) -> None:
+    graph = desk()
+    young = RunContext(user_data={"customer_id": "CU-2002", "age": 19})
+    out = ask(graph, "t1", RESERVE, context=young)
+    assert out["answer"] == "Drivers under 21 cannot rent a car from us; nothing was reserved."
+    assert backend.posts == []
+
+
+# --- a question that mentions a reservation reserves nothing (A9) ---------------------------
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How much is the deposit for a reservation?",
+        "Can I cancel a reservation for free?",
+        "Is it possible to reserve a car for a young driver?",
+        "What happens if I reserve a car and arrive late?",
+        "Do I need to reserve a car in advance?",
+    ],
+)
+def test_A9_a_question_that_mentions_a_reservation_never_reserves_nor_cancels(
+    backend: Backend, question: str
+) -> None:
+    graph = desk()
+    ask(
+        graph,
+        "t1",
+        "Please reserve a compact car at the Airport branch from 1 May 2027 to 3 May 2027.",
+    )
+    ask(graph, "t1", "Please reserve a van at the Station branch from 4 June 2027 to 6 June 2027.")
+    out = ask(graph, "t2", question)
+    assert question_of(graph, "t2") is None
+    assert not any(n in str(out["activated"]) for n in ("reserve_car", "cancel_reservation"))
+    assert len(backend.posts) == 2
+
+
+def test_A9_the_deposit_question_is_answered_from_the_deposit_page(backend: Backend) -> None:
+    out = ask(desk(), "t1", "How much is the deposit for a reservation?")
+    assert "only at pick-up, never when you reserve" in out["answer"]
+
+
+# --- cancelling asks which reservation (Q1, Q2, S5) -----------------------------------------
+
+
+def test_Q1_cancelling_with_two_reservations_asks_which_and_cancels_the_one_chosen(
+    backend: Backend,
+) -> None:
+    graph = desk()
+    ask(
+        graph,
+        "a",
+        "Please reserve a compact car at the Airport branch from 1 May 2027 to 3 May 2027.",
+    )
+    ask(graph, "b", "Please reserve a van at the Station branch from 4 June 2027 to 6 June 2027.")
+    ask(graph, "t1", "Please cancel my reservation.")
+    pending = pending_clarification(graph, cfg("t1"))
+    assert pending is not None
+    assert pending["question"] == "Which reservation should I cancel?"
+    assert [c.split(":")[0] for c in pending["choices"]] == ["R-101", "R-102"]
+    out = reply(graph, cfg("t1"), "2", context=CUSTOMER)
+    assert out["answer"].startswith("Cancelled: R-102")
+    ask(graph, "t1", "2")  # the reply sent again
+    cancels = [p for p in backend.posts if p["path"].endswith("/cancel")]
+    assert [p["path"] for p in cancels] == ["/reservations/R-102/cancel"]
+    assert backend.reservations["R-101"]["status"] == "active"
+
+
+def test_Q1_cancelling_the_only_reservation_asks_nothing(backend: Backend) -> None:
+    graph = desk()
+    ask(graph, "a", RESERVE)
+    out = ask(graph, "t1", "Please cancel my reservation.")
+    assert out["answer"].startswith("Cancelled: R-101")
+    assert backend.reservations["R-101"]["status"] == "cancelled"
+
+
+# --- English follow-ups (A1) ------------------------------------------------------------------
+
+
+def test_A1_and_for_a_week_quotes_the_same_class_for_seven_days(backend: Backend) -> None:
+    graph = desk()
+    assert ask(graph, "t1", "How much is a compact car for 3 days?")["answer"] == (
+        "A compact car for 3 days costs 147.00 EUR (49 EUR a day)."
+    )
+    out = ask(graph, "t1", "and for a week?")
+    assert out["answer"] == (
+        "A compact car for 7 days costs 308.70 EUR (49 EUR a day, 10% weekly discount)."
+    )
+    assert ask(graph, "t1", "and an SUV?")["answer"].startswith("A SUV car for 7 days")
+
+
+def test_A1_a_phrase_takes_the_place_of_the_one_its_function_word_opens() -> None:
+    from toolweave.llm.offline_followup import resolve_followup
+
+    assert resolve_followup("and for a week?", "How much is a compact car for 3 days?") == (
+        "How much is a compact car for a week?"
+    )
+    assert resolve_followup(
+        "and at the City branch?", "Is parking free at the Airport branch?"
+    ) == ("Is parking free at the City branch?")
+
+
+def test_A1_Q2_make_it_friday_instead_keeps_the_request_and_reserves_nothing_new(
+    backend: Backend,
+) -> None:
+    graph = desk()
+    ask(graph, "t1", "I want to reserve a compact car at the City branch from 12 March 2027.")
+    assert question_of(graph, "t1") == "Which return date?"
+    out = ask(graph, "t1", "Make it Friday instead.")
+    normalized = [e for e in out["ledger"] if e.kind == "normalized"]
+    assert "Make branch" not in normalized[-1].reason  # "Make" is no branch's name
+    assert "City" in normalized[-1].reason
+    assert question_of(graph, "t1") == "Which pick-up date?"  # Friday of which week?
+    assert backend.posts == []
+
+
+def test_S5_make_it_friday_after_a_reservation_reserves_nothing_more(backend: Backend) -> None:
+    graph = desk()
+    ask(graph, "t1", RESERVE)
+    ask(graph, "t1", "Make it Friday instead.")
+    ask(graph, "t1", "Make it 19 March 2027 instead.")
+    assert len(backend.posts) == 1

@@ -27,7 +27,8 @@ CarClass = Literal["economy", "compact", "SUV", "van"]
 DAILY_RATE = {"economy": 39, "compact": 49, "SUV": 79, "van": 89}
 WEEKLY_DISCOUNT = 0.10  # seven days or more
 HOURS = {
-    "Airport": "The Airport branch (Terminal 2, arrivals hall) is open every day from 6:00 to 23:00.",
+    "Airport": "The Airport branch (Terminal 2, arrivals hall) is open every day "
+    "from 6:00 to 23:00.",
     "City": "The City branch (14 Harbour Street) is open Monday to Friday from 8:00 to 18:00 "
     "and on Saturday from 9:00 to 13:00; it is closed on Sunday.",
     "Station": "The Station branch (platform 1, Central Station) is open Monday to Saturday "
@@ -82,6 +83,7 @@ class ReserveCar(ChatbotTool[ReserveRequest]):
         "How much is the deposit for a reservation?",
         "Can I cancel a reservation for free?",
         "How much does it cost to rent a car?",
+        "Do I need to reserve in advance?",
     )
     returns_answer = True
     side_effects = True
@@ -115,14 +117,16 @@ class ReserveCar(ChatbotTool[ReserveRequest]):
 
     @staticmethod
     def refusal(request: ReserveRequest, user: dict[str, Any]) -> str | None:
-        assert request.pickup and request.return_date
-        if request.return_date <= request.pickup:
+        if not request.pickup or not request.return_date or request.return_date <= request.pickup:
             return "The return date must be after the pick-up date; nothing was reserved."
         age = int(user.get("age", 30))
         if age < 21:
             return "Drivers under 21 cannot rent a car from us; nothing was reserved."
         if age < 25 and request.car_class in ("SUV", "van"):
-            return "Drivers aged 21 to 24 may rent economy and compact cars only; nothing was reserved."
+            return (
+                "Drivers aged 21 to 24 may rent economy and compact cars only; "
+                "nothing was reserved."
+            )
         return None
 
 
@@ -240,9 +244,10 @@ class HoursRequest(BaseModel):
 class BranchHours(ChatbotTool[HoursRequest]):
     name = "branch_hours"
     domain = DOMAIN
-    description = "Opening hours and address of the Airport, City and Station branches."
+    description = "Opening hours and address of each of our branches."
     executable_instruction = (
-        "branch_hours: true when the user asks when a branch is open (opening hours) or where it is."
+        "branch_hours: true when the user asks when a branch is open (opening hours) "
+        "or where it is."
     )
     routing_examples = ("When is the branch open?", "What are your opening hours?")
     request_model = HoursRequest

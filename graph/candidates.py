@@ -12,7 +12,7 @@ from toolweave.graph.context import Dependencies
 from toolweave.graph.nodes import entry
 from toolweave.llm.domain_words import DomainWords
 from toolweave.llm.offline_extract import extract_request, states_input
-from toolweave.llm.offline_routing import RoutingEvidence
+from toolweave.llm.offline_routing import RoutingEvidence, asks_whether_to
 from toolweave.llm.port import Activation, RoutingVerdict
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import TaskNode, execution_text
@@ -239,12 +239,23 @@ def guard_acting(
             (TERMINAL_DROPPED, failure)
             if many
             else _in_the_place_of(evidence, tool, refused)
+            or _advice_asked(evidence, tool)
             or _acting_doubt(scores, evidence, tool, candidates, routed)
         )
         if found is not None:
             doubted[tool.name] = found[1]
     acting, held = acting_in_doubt(node, candidates, doubted)
     return routed - acting, held
+
+
+ADVICE = "{tool} (it acts): the task asks whether to do it, not for it to be done"
+
+
+def _advice_asked(evidence: RoutingEvidence, tool: AnyTool) -> tuple[str, str] | None:
+    """A9: a doubt when the task asks advice about the act ("Should I reserve ...?")."""
+    if not asks_whether_to(evidence.task_prompt):
+        return None
+    return TERMINAL_AS_CONTEXT, ADVICE.format(tool=tool.name)
 
 
 IN_THE_PLACE_OF = "{tool} (it acts): {other}, which this request may not use, fits the task better"

@@ -567,6 +567,23 @@ DEFINITION = re.compile(
 """A definitional question ("What is a mortgage?", "Mit jelent ..."): general knowledge."""
 
 
+ADVICE_QUESTION = re.compile(
+    r"^\W*(?:(?:should|must|shall)\s+(?:i|we)"
+    r"|(?:do|does)\s+(?:i|we|one)\s+(?:really\s+)?(?:need|have)\s+to"
+    r"|is\s+it\s+(?:necessary|required|mandatory|compulsory|worth)"
+    r"|czy\s+(?:muszę|musimy|trzeba|należy|powinienem|powinnam)"
+    r"|dois-je|faut-il|muss\s+ich|sollte\s+ich|kell-e)\b",
+    re.IGNORECASE,
+)
+"""A question whether the person should do something ("Should I book ...?", "Do I need to
+renew ...?", "Czy trzeba ...?"): it asks advice about an act, never for it (A9)."""
+
+
+def asks_whether_to(task_prompt: str) -> bool:
+    """A9: whether the task asks if the person should or must do something (advice, no act)."""
+    return ADVICE_QUESTION.match(task_prompt) is not None
+
+
 def not_a_request(task_prompt: str) -> bool:
     """Abstention: small talk (a greeting and one word more), a pasted error, a definition."""
     said = kit.words(task_prompt)

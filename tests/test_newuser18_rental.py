@@ -338,3 +338,53 @@ def test_S5_make_it_friday_after_a_reservation_reserves_nothing_more(backend: Ba
     ask(graph, "t1", "Make it Friday instead.")
     ask(graph, "t1", "Make it 19 March 2027 instead.")
     assert len(backend.posts) == 1
+
+
+# --- a question whether to act is advice, not a request (A9) ---------------------------------
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Should I reserve a car before I travel?",
+        "Do I have to reserve a car for the airport?",
+        "Should I cancel my reservation if my flight is late?",
+    ],
+)
+def test_A9_a_question_whether_to_act_reserves_and_cancels_nothing(
+    backend: Backend, question: str
+) -> None:
+    graph = desk()
+    ask(graph, "a", RESERVE)
+    out = ask(graph, "t1", question)
+    assert question_of(graph, "t1") is None
+    assert not any(n in str(out["activated"]) for n in ("reserve_car", "cancel_reservation"))
+    assert len(backend.posts) == 1
+
+
+def test_A9_a_models_yes_to_a_question_whether_to_act_does_not_act() -> None:
+    from toolweave import ChatbotTool, Domain, EmptyRequest, ToolCallContext, ToolResult
+    from toolweave.testing import FunctionAssistant
+
+    booked: list[str] = []
+
+    class BookTable(ChatbotTool[EmptyRequest]):
+        name = "book_table"
+        side_effects = True
+        returns_answer = True
+        executable_instruction = "book_table: true when the user asks to book a table."
+        routing_examples = ("Please book a table for two.",)
+
+        def execute(self, request: EmptyRequest, ctx: ToolCallContext) -> ToolResult:
+            booked.append(ctx.idempotency_key)
+            return ToolResult.as_answer(self.name, "Booked.")
+
+    assistant = FunctionAssistant(route=lambda text, tools: ["book_table"])
+    graph = build_graph(Domain(name="bistro"), [BookTable()], assistant=assistant)
+    out = graph.invoke({"messages": [("human", "Do I need to book a table on Sundays?")]})
+    assert booked == []
+    assert any(e.verdict == "a9_acting_in_doubt" for e in out["ledger"])
+    assert graph.invoke({"messages": [("human", "Please book a table for two.")]})["answer"] == (
+        "Booked."
+    )
+    assert len(booked) == 1

@@ -388,3 +388,54 @@ def test_A9_a_models_yes_to_a_question_whether_to_act_does_not_act() -> None:
         "Booked."
     )
     assert len(booked) == 1
+
+
+# --- gaps left (strict xfail) ---------------------------------------------------------------
+
+
+def _desk_with(replacement: Any) -> Any:
+    domain, tools = rental_domain_and_tools(STORE)
+    tools = [replacement if t.name == replacement.name else t for t in tools]
+    return build_graph(domain, tools, checkpointer=InMemorySaver())
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Gap (A8, T5): 'reserve' and 'reservation' share a stem, so a cancel tool worded "
+    "'cancel their car reservation' is the reservation's twin for 'I want to reserve a car.': "
+    "both are routed, A8 runs neither and the documents answer. Worked around in the domain: "
+    "the cancel tool says 'booking'.",
+)
+def test_A8_a_cancel_tool_worded_with_reservation_does_not_hide_the_reservation(
+    backend: Backend,
+) -> None:
+    from newuser18_domain.tools import CancelReservation
+
+    class Worded(CancelReservation):
+        description = "Cancels one of the customer's car reservations."
+        executable_instruction = (
+            "cancel_reservation: true when the user asks to cancel their car reservation."
+        )
+        routing_examples = ("Please cancel my reservation.", "Cancel my booking, please.")
+
+    graph = _desk_with(Worded())
+    ask(graph, "t1", "I want to reserve a car.")
+    assert question_of(graph, "t1") == "Which branch?"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Gap (T5, A9): a context tool whose description names the branches ('Airport, City "
+    "and Station') wins the near tie over the act ('of the near ties a context tool first'), "
+    "and 'reserve' alone weighs less than min_extra: the hours answer a reservation. Worked "
+    "around in the domain: the description names no branch.",
+)
+def test_T5_a_context_tool_naming_the_branches_does_not_take_a_reservation(
+    backend: Backend,
+) -> None:
+    class Named(BranchHours):
+        description = "Opening hours and address of the Airport, City and Station branches."
+
+    graph = _desk_with(Named())
+    ask(graph, "t1", "Please reserve a van at the City branch from 18 May 2027.")
+    assert question_of(graph, "t1") == "Which return date?"

@@ -230,6 +230,16 @@ def _previous_question(message: str, history: Sequence[BaseMessage]) -> str | No
     return previous
 
 
+def borrows_from_earlier(message: str, history: Sequence[BaseMessage]) -> bool:
+    """Whether the rules make ``message`` a follow-up that takes words of an earlier question.
+
+    "and an SUV?" after "Please reserve a compact car ..." is that question again with
+    "SUV": the act ("reserve") is the earlier question's word, not the person's (A1, A9).
+    """
+    previous = _previous_question(message, history)
+    return previous is not None and resolve_followup(message, previous) != message
+
+
 def resolved_by_rules(message: str, history: Sequence[BaseMessage]) -> bool:
     """Whether the offline rules resolve ``message`` completely: they beat a small model there."""
     return _resolve(message, _previous_question(message, history))[1]

@@ -439,3 +439,33 @@ def test_T5_a_context_tool_naming_the_branches_does_not_take_a_reservation(
     graph = _desk_with(Named())
     ask(graph, "t1", "Please reserve a van at the City branch from 18 May 2027.")
     assert question_of(graph, "t1") == "Which return date?"
+
+
+# --- a follow-up of a reservation is no second reservation (A1, A9, S5) --------------------
+
+
+@pytest.mark.parametrize("follow_up", ["and for a week?", "and an SUV?", "and at the City branch?"])
+def test_A9_S5_a_follow_up_of_a_reservation_reserves_nothing_more(
+    backend: Backend, follow_up: str
+) -> None:
+    graph = desk()
+    ask(graph, "t1", RESERVE)
+    out = ask(graph, "t1", follow_up)
+    assert question_of(graph, "t1") is None  # no "Which car class?" whose reply reserves
+    assert "reserve_car" not in str(out["activated"])
+    doubted = [e for e in out["ledger"] if e.verdict == "a9_acting_in_doubt"]
+    assert doubted
+    assert "borrows" in doubted[0].reason + str(doubted[0].details)
+    assert len(backend.posts) == 1
+
+
+def test_A9_S5_asking_for_the_act_again_in_ones_own_words_acts(backend: Backend) -> None:
+    graph = desk()
+    ask(graph, "t1", RESERVE)
+    out = ask(
+        graph,
+        "t1",
+        "Reserve an SUV too, at the Airport branch from 12 March 2027 to 15 March 2027.",
+    )
+    assert out["answer"].startswith("Reserved: R-102, a SUV car")
+    assert len(backend.reservations) == 2

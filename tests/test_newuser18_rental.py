@@ -469,3 +469,17 @@ def test_A9_S5_asking_for_the_act_again_in_ones_own_words_acts(backend: Backend)
     )
     assert out["answer"].startswith("Reserved: R-102, a SUV car")
     assert len(backend.reservations) == 2
+
+
+def test_S5_a_reservation_sent_by_ainvoke_then_again_by_invoke_is_made_once(
+    backend: Backend,
+) -> None:
+    import asyncio
+
+    graph = desk()
+    message = {"messages": [HumanMessage(RESERVE)]}
+    first = asyncio.run(graph.ainvoke(message, cfg("t1"), context=CUSTOMER))
+    again = ask(graph, "t1", RESERVE)
+    assert "R-101" in first["answer"]
+    assert "R-101" in again["answer"]
+    assert len(backend.posts) == 1

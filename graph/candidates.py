@@ -12,7 +12,7 @@ from toolweave.graph.context import Dependencies
 from toolweave.graph.nodes import entry
 from toolweave.llm.domain_words import DomainWords
 from toolweave.llm.offline_extract import extract_request, states_input
-from toolweave.llm.offline_routing import RoutingEvidence, asks_whether_to
+from toolweave.llm.offline_routing import RoutingEvidence
 from toolweave.llm.port import Activation, RoutingVerdict
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import TaskNode, execution_text
@@ -258,7 +258,7 @@ ADVICE = "{tool} (it acts): the task asks whether to do it, not for it to be don
 
 def _advice_asked(evidence: RoutingEvidence, tool: AnyTool) -> tuple[str, str] | None:
     """A9: a doubt when the task asks advice about the act ("Should I reserve ...?")."""
-    if not asks_whether_to(evidence.task_prompt):
+    if not evidence.asks_whether_to():
         return None
     return TERMINAL_AS_CONTEXT, ADVICE.format(tool=tool.name)
 

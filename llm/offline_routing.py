@@ -83,6 +83,8 @@ class ToolScore:
     """The tool's result ends the run (``returns_answer``)."""
     clauses: tuple[int, ...] = ()
     """The clause of the task each hit is in (:func:`clause_of_words`)."""
+    named: bool = False
+    """The task names every word of the tool's name ("reserve a car": ``reserve_car``)."""
 
 
 @lru_cache(maxsize=8192)
@@ -178,6 +180,12 @@ def names_action(tool: AnyTool, hits: Sequence[str]) -> bool:
     """
     action = task_words(f"{tool.name.replace('_', ' ')} {tool.executable_instruction or ''}")
     return any(word_matches(word, own) for word in hits for own in action)
+
+
+def names_whole(tool: AnyTool, query: Sequence[str]) -> bool:
+    """Whether every word of the tool's name is matched by a word of the task (T5 twins)."""
+    own = task_words(tool.name.replace("_", " "))
+    return bool(own) and all(any(word_matches(w, n) for w in query) for n in own)
 
 
 def field_values(tools: Sequence[AnyTool]) -> frozenset[str]:
@@ -323,8 +331,10 @@ def score_tools(task_prompt: str, tools: Sequence[AnyTool]) -> dict[str, ToolSco
         )
         score = sum(weights)
         where = tuple(clause.get(w, 0) for w in found)
-        share = score / (lean if names_action(by_name[name], found) else total)
-        scores[name] = ToolScore(found, weights, score, share, terminal[name], where)
+        tool = by_name[name]
+        share = score / (lean if names_action(tool, found) else total)
+        named = names_whole(tool, query)
+        scores[name] = ToolScore(found, weights, score, share, terminal[name], where, named)
     return scores
 
 
@@ -376,7 +386,9 @@ def decide(
         ]
         extra = sum(w for _, w, _ in own)
         twin = len(found.hits) >= TWIN_WORDS and any(
-            found.hits == scores[other].hits and found.score >= rule.tie * scores[other].score
+            found.hits == scores[other].hits
+            and found.score >= rule.tie * scores[other].score
+            and (found.named or not scores[other].named)  # the task names one of them
             for other in routed
         )
         clause = extra >= rule.clause_share * rule.min_extra and any(
@@ -494,6 +506,10 @@ class RoutingEvidence:
     def declared_intent(self, tool: AnyTool, *, margin: bool = True) -> bool:
         """Whether the task is what the tool declares it is for (:func:`declared_intent`)."""
         return declared_intent(self.task_prompt, tool, self.scores, self.rule, margin=margin)
+
+    def asks_whether_to(self) -> bool:
+        """Whether the task asks if the person should do something (:func:`asks_whether_to`)."""
+        return asks_whether_to(self.task_prompt)
 
     def names_its_action(self, tool: AnyTool) -> bool:
         """Whether a word of the task is a word of the tool's name or routing question (A9, Q6)."""

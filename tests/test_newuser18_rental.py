@@ -399,14 +399,7 @@ def _desk_with(replacement: Any) -> Any:
     return build_graph(domain, tools, checkpointer=InMemorySaver())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Gap (A8, T5): 'reserve' and 'reservation' share a stem, so a cancel tool worded "
-    "'cancel their car reservation' is the reservation's twin for 'I want to reserve a car.': "
-    "both are routed, A8 runs neither and the documents answer. Worked around in the domain: "
-    "the cancel tool says 'booking'.",
-)
-def test_A8_a_cancel_tool_worded_with_reservation_does_not_hide_the_reservation(
+def test_T5_A8_of_two_twin_tools_the_one_whose_name_the_task_names_is_routed(
     backend: Backend,
 ) -> None:
     from newuser18_domain.tools import CancelReservation
@@ -418,9 +411,14 @@ def test_A8_a_cancel_tool_worded_with_reservation_does_not_hide_the_reservation(
         )
         routing_examples = ("Please cancel my reservation.", "Cancel my booking, please.")
 
+    # "reserve" and "reservation" share a stem and both tools have "car": twins by their
+    # words, but the task names all of reserve_car's name and not cancel_reservation's
     graph = _desk_with(Worded())
     ask(graph, "t1", "I want to reserve a car.")
     assert question_of(graph, "t1") == "Which branch?"
+    ask(graph, "t2", RESERVE)
+    out = ask(graph, "t3", "Please cancel my car reservation.")
+    assert out["answer"].startswith("Cancelled: R-101")
 
 
 @pytest.mark.xfail(

@@ -584,7 +584,7 @@ DEFINITION = re.compile(
 
 
 ADVICE_QUESTION = re.compile(
-    r"^\W*(?:(?:should|must|shall)\s+(?:i|we)"
+    r"^\W*(?:(?:should|must)\s+(?:i|we)"
     r"|(?:do|does)\s+(?:i|we|one)\s+(?:really\s+)?(?:need|have)\s+to"
     r"|is\s+it\s+(?:necessary|required|mandatory|compulsory|worth)"
     r"|czy\s+(?:muszę|musimy|trzeba|należy|powinienem|powinnam)"

@@ -481,3 +481,25 @@ def test_S5_a_reservation_sent_by_ainvoke_then_again_by_invoke_is_made_once(
     assert "R-101" in first["answer"]
     assert "R-101" in again["answer"]
     assert len(backend.posts) == 1
+
+
+def test_A9_what_reads_as_a_question_whether_to_act() -> None:
+    from toolweave.llm.offline_routing import asks_whether_to
+
+    for advice in (
+        "Should I reserve a car before I travel?",
+        "Do I need to book a table on Sundays?",
+        "Do we have to renew the loan?",
+        "Is it necessary to reserve in advance?",
+        "Czy trzeba rezerwować miejsce na rower?",
+        "Faut-il réserver ?",
+    ):
+        assert asks_whether_to(advice), advice
+    for request in (
+        "Please reserve a compact car at the Airport branch.",
+        "I need to reserve a car for Friday.",
+        "Can you book a table for two?",
+        "Shall we book the table for 8?",
+        "Chcę zarezerwować miejsce na rower.",
+    ):
+        assert not asks_whether_to(request), request

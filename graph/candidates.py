@@ -223,8 +223,12 @@ def guard_acting(
     candidates: Tools,
     routed: set[str],
     refused: Tools = (),
+    said: str = "",
 ) -> tuple[set[str], list[LedgerEntry]]:
     """A9: the routed tools that run, less the tools that act and give context on a yes in doubt.
+
+    ``said``: the person's own words when the task borrows an earlier question's (A1); a
+    tool that acts must be named in them.
 
     ``refused``: the domain's tools the gates refused for this request (T4), never offered;
     a tool that acts does not act in the place of one of them that fits the task better.
@@ -239,12 +243,41 @@ def guard_acting(
             (TERMINAL_DROPPED, failure)
             if many
             else _in_the_place_of(evidence, tool, refused)
+            or _advice_asked(evidence, tool)
+            or _borrowed_act(tool, said)
             or _acting_doubt(scores, evidence, tool, candidates, routed)
         )
         if found is not None:
             doubted[tool.name] = found[1]
     acting, held = acting_in_doubt(node, candidates, doubted)
     return routed - acting, held
+
+
+ADVICE = "{tool} (it acts): the task asks whether to do it, not for it to be done"
+
+
+def _advice_asked(evidence: RoutingEvidence, tool: AnyTool) -> tuple[str, str] | None:
+    """A9: a doubt when the task asks advice about the act ("Should I reserve ...?")."""
+    if not evidence.asks_whether_to():
+        return None
+    return TERMINAL_AS_CONTEXT, ADVICE.format(tool=tool.name)
+
+
+BORROWED = (
+    "{tool} (it acts): the act is named only by the earlier question this follow-up "
+    "borrows from ({said!r}), never by the person now (A1, S5)"
+)
+
+
+def _borrowed_act(tool: AnyTool, said: str) -> tuple[str, str] | None:
+    """A9, S5: a doubt when a follow-up's own words name nothing of what the tool does.
+
+    "and an SUV?" after a reservation is no second reservation: acting again needs the
+    person to ask for the act ("Reserve an SUV too."), as the first time.
+    """
+    if not said or RoutingEvidence(said, [tool]).names_its_action(tool):
+        return None
+    return TERMINAL_AS_CONTEXT, BORROWED.format(tool=tool.name, said=said)
 
 
 IN_THE_PLACE_OF = "{tool} (it acts): {other}, which this request may not use, fits the task better"
@@ -489,10 +522,12 @@ def guard(
     activation: Activation,
     words: DomainWords,
     refused: Tools = (),
+    said: str = "",
 ) -> GuardOutcome:
     """The route node's guards on one routing call's verdicts, in order (N1: ``words`` out).
 
-    ``refused``: the domain's routable tools the gates refused for this request (T4, A9).
+    ``refused``: the domain's routable tools the gates refused for this request (T4, A9);
+    ``said``: the person's words when the task borrows an earlier question's (A1, A9).
     """
     prompt = node.task.task_prompt
     scores = keyword_evidence(deps.candidate_index, prompt, candidates, words.terms)
@@ -503,7 +538,7 @@ def guard(
     plain = RoutingEvidence(prompt, candidates)  # T5 weighs the domain's words too
     routed, resolved = resolve_yeses(node, candidates, activation.verdicts, plain)
     routed, in_doubt, guarded = guard_terminal(scores, evidence, node, candidates, routed)
-    routed, held = guard_acting(scores, evidence, node, candidates, routed, refused)
+    routed, held = guard_acting(scores, evidence, node, candidates, routed, refused, said)
     asking, unsure = asking_in_doubt(deps, scores, evidence, node, candidates, routed)
     return GuardOutcome(
         activation=activation,

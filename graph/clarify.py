@@ -69,12 +69,18 @@ def not_asked(node: TaskNode, name: str, result: ToolResult) -> LedgerEntry:
 def pause_for_clarification(
     state: GraphState, deps: Dependencies, node: TaskNode, name: str, outcome: Outcome
 ) -> dict[str, Any]:
-    """Q1: keep the tool at the head of the queue and open the question, within the limit."""
+    """Q1: keep the tool at the head of the queue and open the question, within the limit.
+
+    A question after a reply that filled a required input the graph asked for is not
+    counted (X3 holds: such rounds are bounded by the tool's required inputs), so a tool
+    with more required inputs than the limit is asked for each of them.
+    """
     result = outcome.result
     assert result is not None
     rounds = state.get("clarification_rounds") or 0
+    counted = 0 if outcome.filled else 1
     key = completion_key(node.task_no, name)
-    if rounds >= deps.limits.max_clarification_rounds:
+    if counted and rounds >= deps.limits.max_clarification_rounds:
         lang, texts = state["message"].user_lang, deps.domain.texts
         text = text_for("clarification_limit", lang, texts, question=result.text or "")
         closed = node.model_copy(update={"queue": [], "status": TaskStatus.CLOSED})
@@ -86,7 +92,7 @@ def pause_for_clarification(
     return {
         "tasks": {node.task_no: node.model_copy(update={"requests": requests})},
         "pause": question,
-        "clarification_rounds": rounds + 1,
+        "clarification_rounds": rounds + counted,
         "messages": [clarification_message(question)],
     }
 

@@ -18,6 +18,7 @@ from toolweave.graph.nodes import Steps, entry, make_node
 from toolweave.graph.validation import question_of
 from toolweave.llm.lexical import content_words, matches, words
 from toolweave.llm.offline import normalize_offline, resolved_by_rules
+from toolweave.llm.offline_followup import borrows_from_earlier
 from toolweave.llm.port import Normalized
 from toolweave.state.events import gates_event
 from toolweave.state.graph_state import GraphState, MessageFacts
@@ -172,6 +173,17 @@ def make_gate_check(deps: Dependencies) -> GateCheck:
     return check
 
 
+def _own_words(message: str, question: str, history: Sequence[AnyMessage]) -> str:
+    """The person's message when it is a follow-up borrowing an earlier question's words (A1).
+
+    Empty for a message that stands alone and for an amended request (Q2: it continues the
+    request it corrects). A tool that acts must be named in these words to act (A9, S5).
+    """
+    if question != message or not borrows_from_earlier(message, history):
+        return ""
+    return message
+
+
 def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
     """Build the ``normalize`` node over ``deps``."""
     tools = domain_tools(deps)
@@ -220,6 +232,7 @@ def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
                 offered=offered,
                 coordinators=[c.name for c in coordinators if c.name in allowed],
                 amends=amends,
+                follow_up=_own_words(message, question, history),
             ),
             "tasks": Overwrite({ROOT_TASK_NO: root}),
             "ledger": Overwrite([*closed, said, *refusals]),

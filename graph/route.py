@@ -22,7 +22,7 @@ from toolweave.llm.prompts import EXTRACTION_SYSTEM_PROMPT
 from toolweave.state.events import routed_event
 from toolweave.state.graph_state import GraphState
 from toolweave.state.ledger import LedgerEntry, LedgerKind, tools_run_below
-from toolweave.state.task import TaskNode, TaskStatus, execution_text
+from toolweave.state.task import ROOT_TASK_NO, TaskNode, TaskStatus, execution_text
 from toolweave.tools.consumers import ContextConsumerTool
 from toolweave.tools.registry import AnyTool
 
@@ -199,7 +199,8 @@ def make_route(deps: Dependencies) -> Runnable[Any, Any]:
                     search_language=search_language(deps, offered),
                 )
             gated = [tool for tool in routable if tool.name not in given]  # T4, A9
-            outcome = guard(deps, node, candidates, activation, words, gated)  # T5-Q1
+            said = state["message"].follow_up if node.task.task_no == ROOT_TASK_NO else ""
+            outcome = guard(deps, node, candidates, activation, words, gated, said)  # T5-Q1
             tools, in_doubt, entries = routed_activation(deps, node, offered, outcome)
             entries = ran_below + prefiltered + entries
             requests = dict(outcome.activation.requests)

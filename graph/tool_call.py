@@ -113,6 +113,7 @@ class Outcome:
     pause: bool = False  # it opened client calls: the tool stays at the head of the queue (W3)
     failed: str = ""  # the type of the error the call raised (R7): never its message (X4)
     not_here: bool = False  # a CLIENT tool with no client to run it (W3): not done here
+    filled: bool = False  # the reply filled a required input the graph asked for (Q1, X3)
 
 
 def tool_call(
@@ -505,7 +506,8 @@ def _with_inputs(
     if reply is not None:  # Q2: the user's reply is the input the graph asked for
         request = required.with_reply(tool, request, reply, read=extract_request)
         outcome.request = request.model_dump(exclude_none=True, by_alias=True)
-        missing = required.missing_inputs(tool, request)
+        before, missing = len(missing), required.missing_inputs(tool, request)
+        outcome.filled = len(missing) < before
     if not missing:
         return request, None
     names = ", ".join(missing)

@@ -321,6 +321,11 @@ def _written_dates(text: str) -> list[tuple[int, dt.date]]:
     return found
 
 
+def written_dates(text: str) -> list[tuple[int, dt.date]]:
+    """Every calendar date ``text`` writes, with where it starts, in the order written."""
+    return sorted(_written_dates(text), key=lambda item: item[0])
+
+
 def dates_in(text: str) -> set[tuple[int, int, int]]:
     """The calendar dates ``text`` writes, as ``(year, month, day)``."""
     return {(day.year, day.month, day.day) for _, day in _written_dates(text)}

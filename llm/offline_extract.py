@@ -19,13 +19,13 @@ from toolweave.llm.lexical import (
     MIN_STEM,
     QUESTION_WORDS,
     content_words,
-    first_date,
     fold,
     holds_run,
     matches,
     polish_forms,
     weekday,
     words,
+    written_dates,
 )
 from toolweave.tools.json_schema import DATE_FORMATS
 from toolweave.tools.language import WEEKDAYS_EN
@@ -183,13 +183,36 @@ def _cued_number(text: str, cues: Sequence[Any]) -> str | None:
     return None
 
 
-def _day_value(core: Any, text: str, text_words: list[str]) -> Any:
+CUED_DATE_WORDS = 2
+"""Words that may stand between a date field's cue and its date ("from the 12 March 2027")."""
+
+
+def _date_value(info: FieldInfo, text: str, taken: set[str]) -> str | None:
+    """A date field's date (T6): the one right after its cue, else the first not taken.
+
+    Of two date fields (a rental's pick-up and return), the later one takes a date the
+    earlier did not, and ``after_cues`` ("from", "to") say which is which.
+    """
+    dates = [(at, day.isoformat()) for at, day in written_dates(text)]
+    cues = _extra(info).get("after_cues")
+    wanted = {fold(str(cue)) for cue in cues} if isinstance(cues, list | tuple) else set()
+    for token in _TOKEN.finditer(text):
+        if fold(token.group()) not in wanted:
+            continue
+        for at, day in dates:
+            if at >= token.end() and len(text[token.end() : at].split()) <= CUED_DATE_WORDS:
+                return day
+    return next((day for _, day in dates if day not in taken), None)
+
+
+def _day_value(
+    core: Any, text: str, text_words: list[str], info: FieldInfo, taken: set[str]
+) -> Any:
+    if core is dt.date:  # a date written out: "3 December 2026", "03.12.2026" (T6)
+        return _date_value(info, text, taken)
     iso = _ISO_DATE.search(text)
     if iso:
         return iso.group()
-    if core is dt.date:  # a date written out: "3 December 2026", "03.12.2026" (T6)
-        written_date = first_date(text)
-        return None if written_date is None else written_date.isoformat()
     day = next((weekday(w) for w in text_words if weekday(w) is not None), None)
     return None if day is None else WEEKDAYS_EN[day].capitalize()
 
@@ -266,7 +289,7 @@ def _field_value(
         return [number] if is_list and number is not None else number
     named_day = any(part in fold(name) for part in _DAY_NAMES)
     if core is dt.date or (core is str and named_day):
-        value = _day_value(core, text, text_words)
+        value = _day_value(core, text, text_words, info, set() if taken is None else taken)
         return [value] if is_list and value is not None else value
     plain = core is str and not is_list and not _choices(core, info) and not cues
     said = fold(f"{name} {info.description or ''}")

@@ -109,9 +109,48 @@ def _in_same_place(text: str, body: list[str], at: int) -> str | None:
         left, right = _neighbours(tokens, i)
         if (before is not None and left == before) or (after is not None and right == after):
             return token
-    if body[at][:1].isupper():  # a name takes the place of a name
+    if body[at][:1].isupper() and not _points_next(body, at):  # a name takes a name's place
         return next((t for t in tokens[1:] if _is_subject(t) and t[:1].isupper()), None)
     return None
+
+
+def _phrase(tokens: Sequence[str], start: int) -> tuple[int, int] | None:
+    """``tokens[start:end]``: a function word, then function words or numbers, then a subject."""
+    for end in range(start + 1, len(tokens)):
+        token = tokens[end]
+        if _is_subject(token) and weekday(token) is None:
+            return start, end + 1
+        if not (is_stopword(token) or token.isdigit()):
+            return None
+    return None
+
+
+def _same_opening_phrase(previous: str, tokens: list[str]) -> str:
+    """``previous`` with the phrase a follow-up opens with in the place of the one it matches.
+
+    "for a week" after "How much is a compact car for 3 days?" takes the place of "for 3
+    days" (the phrase the same function word opens), not of "compact" (A1).
+    """
+    if not tokens or not is_stopword(tokens[0]):
+        return previous
+    new = _phrase(tokens, 0)
+    earlier: list[str] = kit.TOKEN.findall(previous)
+    at = next((i for i, t in enumerate(earlier) if t.casefold() == tokens[0].casefold()), None)
+    old = None if new is None or at is None else _phrase(earlier, at)
+    if new is None or old is None:
+        return previous
+    pattern = r"\W+".join(re.escape(t) for t in earlier[old[0] : old[1]])
+    replacement = " ".join(tokens[new[0] : new[1]])
+    return re.sub(pattern, lambda _: replacement, previous, count=1)
+
+
+def _points_next(tokens: list[str], at: int) -> bool:
+    """Whether a pointing word follows ``tokens[at]``: "Make it Friday", "Move them" (A1).
+
+    A word before "it" acts on what was asked: a verb capitalised as a sentence's first
+    word, never a name that takes the place of one in the earlier question.
+    """
+    return at + 1 < len(tokens) and tokens[at + 1].casefold() in POINTING_WORDS
 
 
 def _add_day(text: str, phrase: str) -> str:
@@ -143,7 +182,7 @@ def _resolve(message: str, previous: str | None) -> tuple[str, bool]:
     if asks and len(new) >= 2 and not pointing:
         return body, True  # its own question, pointing back at nothing: it stands alone
     surface = {w.casefold(): w for w in tokens}
-    result, extra = previous, []
+    result, extra = _same_opening_phrase(previous, tokens), []
     for word in new:
         if any(matches(word, old) for old in content_words(result)):
             continue
@@ -154,7 +193,9 @@ def _resolve(message: str, previous: str | None) -> tuple[str, bool]:
         elif weekday(word) is not None:
             at = next(i for i, t in enumerate(tokens) if t.casefold() == word)
             before, _ = _neighbours(tokens, at)
-            result = _add_day(result, f"{tokens[at - 1]} {written}" if before else written)
+            pointing_before = before is not None and before in POINTING_WORDS
+            phrase = f"{tokens[at - 1]} {written}" if before and not pointing_before else written
+            result = _add_day(result, phrase)
         else:
             extra.append(written)
     if extra and pointing:
@@ -187,6 +228,16 @@ def _previous_question(message: str, history: Sequence[BaseMessage]) -> str | No
     for text in asked:
         previous = resolve_followup(text, previous)
     return previous
+
+
+def borrows_from_earlier(message: str, history: Sequence[BaseMessage]) -> bool:
+    """Whether the rules make ``message`` a follow-up that takes words of an earlier question.
+
+    "and an SUV?" after "Please reserve a compact car ..." is that question again with
+    "SUV": the act ("reserve") is the earlier question's word, not the person's (A1, A9).
+    """
+    previous = _previous_question(message, history)
+    return previous is not None and resolve_followup(message, previous) != message
 
 
 def resolved_by_rules(message: str, history: Sequence[BaseMessage]) -> bool:

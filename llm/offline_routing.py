@@ -20,12 +20,14 @@ from toolweave.llm.lexical import (
     fold,
     is_generic,
     is_stopword,
+    month,
     weekday,
 )
 from toolweave.llm.lexical import word_matches as word_matches
 from toolweave.tools import text as kit
 from toolweave.tools.prefilter import CandidateIndex, tool_text
 from toolweave.tools.registry import AnyTool
+from toolweave.tools.required import choices
 
 _MIN_LETTERS = 3
 """Shorter task words (Hungarian verb prefixes "le", "fel"; "ok") route nothing."""
@@ -81,6 +83,8 @@ class ToolScore:
     """The tool's result ends the run (``returns_answer``)."""
     clauses: tuple[int, ...] = ()
     """The clause of the task each hit is in (:func:`clause_of_words`)."""
+    named: bool = False
+    """The task names every word of the tool's name ("reserve a car": ``reserve_car``)."""
 
 
 @lru_cache(maxsize=8192)
@@ -156,13 +160,43 @@ def task_words(task_prompt: str) -> list[str]:
     ]
 
 
-def is_value(word: str) -> bool:
+def is_value(word: str, stated: Collection[str] = frozenset()) -> bool:
     """Whether a task word is a value the request states (a date, a number, an identifier).
 
     A number no tool's words hold says *which* (a policy number, a day, an amount), not
-    *what about*: it takes nothing from a tool's share of the task (A9's coverage).
+    *what about*: it takes nothing from a tool's share of the task (A9's coverage). So does
+    a month's name (a date written out) and a word of a value a candidate's request field
+    offers (``stated``: its ``Literal``/enum members, :func:`field_values`).
     """
-    return any(c.isdigit() for c in word)
+    return any(c.isdigit() for c in word) or month(word) is not None or fold(word) in stated
+
+
+def names_action(tool: AnyTool, hits: Sequence[str]) -> bool:
+    """Whether one of ``hits`` is a word of the tool's name or routing question (A9).
+
+    Only a task that names the act has the values it states (:func:`is_value`) left out of
+    its share: "Reserve a compact car at the Airport" is the request, "Thursday with Dr
+    Dubois" alone names no act and is weighed whole.
+    """
+    action = task_words(f"{tool.name.replace('_', ' ')} {tool.executable_instruction or ''}")
+    return any(word_matches(word, own) for word in hits for own in action)
+
+
+def names_whole(tool: AnyTool, query: Sequence[str]) -> bool:
+    """Whether every word of the tool's name is matched by a word of the task (T5 twins)."""
+    own = task_words(tool.name.replace("_", " "))
+    return bool(own) and all(any(word_matches(w, n) for w in query) for n in own)
+
+
+def field_values(tools: Sequence[AnyTool]) -> frozenset[str]:
+    """The folded words of the closed values the tools' request fields take (A9, T6)."""
+    return frozenset(
+        fold(word)
+        for tool in tools
+        for info in tool.request_model.model_fields.values()
+        for value in choices(info)
+        for word in kit.words(value)
+    )
 
 
 def resemblance(words: Sequence[str], text: str) -> float:
@@ -285,7 +319,10 @@ def score_tools(task_prompt: str, tools: Sequence[AnyTool]) -> dict[str, ToolSco
     norm = math.log(1 + n) if n else 1.0
     weight = {w: (math.log(1 + n / k) / norm if k else 1.0) for w, k in shared.items()}
     total = sum(v for w, v in weight.items() if shared[w] or not is_value(w)) or 1.0
+    stated = field_values(routable)
+    lean = sum(v for w, v in weight.items() if shared[w] or not is_value(w, stated)) or 1.0
     terminal = {tool.name: tool.returns_answer for tool in routable}
+    by_name = {tool.name: tool for tool in routable}
     clause = clause_of_words(task_prompt)
     scores: dict[str, ToolScore] = {}
     for name, found in hits.items():
@@ -294,7 +331,10 @@ def score_tools(task_prompt: str, tools: Sequence[AnyTool]) -> dict[str, ToolSco
         )
         score = sum(weights)
         where = tuple(clause.get(w, 0) for w in found)
-        scores[name] = ToolScore(found, weights, score, score / total, terminal[name], where)
+        tool = by_name[name]
+        share = score / (lean if names_action(tool, found) else total)
+        named = names_whole(tool, query)
+        scores[name] = ToolScore(found, weights, score, share, terminal[name], where, named)
     return scores
 
 
@@ -346,7 +386,9 @@ def decide(
         ]
         extra = sum(w for _, w, _ in own)
         twin = len(found.hits) >= TWIN_WORDS and any(
-            found.hits == scores[other].hits and found.score >= rule.tie * scores[other].score
+            found.hits == scores[other].hits
+            and found.score >= rule.tie * scores[other].score
+            and (found.named or not scores[other].named)  # the task names one of them
             for other in routed
         )
         clause = extra >= rule.clause_share * rule.min_extra and any(
@@ -465,6 +507,10 @@ class RoutingEvidence:
         """Whether the task is what the tool declares it is for (:func:`declared_intent`)."""
         return declared_intent(self.task_prompt, tool, self.scores, self.rule, margin=margin)
 
+    def asks_whether_to(self) -> bool:
+        """Whether the task asks if the person should do something (:func:`asks_whether_to`)."""
+        return asks_whether_to(self.task_prompt)
+
     def names_its_action(self, tool: AnyTool) -> bool:
         """Whether a word of the task is a word of the tool's name or routing question (A9, Q6)."""
         action = task_words(f"{tool.name.replace('_', ' ')} {tool.executable_instruction or ''}")
@@ -535,6 +581,23 @@ DEFINITION = re.compile(
     re.IGNORECASE,
 )
 """A definitional question ("What is a mortgage?", "Mit jelent ..."): general knowledge."""
+
+
+ADVICE_QUESTION = re.compile(
+    r"^\W*(?:(?:should|must)\s+(?:i|we)"
+    r"|(?:do|does)\s+(?:i|we|one)\s+(?:really\s+)?(?:need|have)\s+to"
+    r"|is\s+it\s+(?:necessary|required|mandatory|compulsory|worth)"
+    r"|czy\s+(?:muszę|musimy|trzeba|należy|powinienem|powinnam)"
+    r"|dois-je|faut-il|muss\s+ich|sollte\s+ich|kell-e)\b",
+    re.IGNORECASE,
+)
+"""A question whether the person should do something ("Should I book ...?", "Do I need to
+renew ...?", "Czy trzeba ...?"): it asks advice about an act, never for it (A9)."""
+
+
+def asks_whether_to(task_prompt: str) -> bool:
+    """A9: whether the task asks if the person should or must do something (advice, no act)."""
+    return ADVICE_QUESTION.match(task_prompt) is not None
 
 
 def not_a_request(task_prompt: str) -> bool:

@@ -110,6 +110,7 @@ class MessageFacts(BaseModel):
     offered: list[str] = Field(default_factory=list)  # tools that passed every gate (A2)
     coordinators: list[str] = Field(default_factory=list)  # the offered ones, by priority (C2)
     amends: tuple[ActedCall, ...] = ()  # the acted calls of the request it amends (Q2, Q6, S5)
+    follow_up: str = ""  # the person's words when the question borrows an earlier one's (A1, A9)
 
 
 def message_of(values: Mapping[str, Any] | None) -> MessageFacts | None:

@@ -7,7 +7,7 @@ import types
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
 from toolweave.tools.base import ChatbotTool
@@ -100,6 +100,16 @@ def choices(info: FieldInfo) -> list[str]:
     return [str(example) for example in info.examples or ()]
 
 
+def _unfilled_part(model: type[BaseModel], missing: list[tuple[str, FieldInfo]]) -> type[BaseModel]:
+    """A model of ``model``'s unfilled fields only: a reply is read for what is still asked.
+
+    "15 March 2027" asked for a return date fills the return date, not the pick-up date a
+    reader of the whole model would give the first date to (T6, Q2).
+    """
+    fields: dict[str, Any] = {name: (info.annotation, info) for name, info in missing}
+    return create_model(f"{model.__name__}Unfilled", **fields)
+
+
 def input_question(
     tool: ChatbotTool[Any], request: BaseModel, user_lang: str, texts: Texts | None = None
 ) -> tuple[str, list[str]]:
@@ -137,7 +147,7 @@ def with_reply(
         return type(request).model_validate({**data, info.alias or name: value})
     except ValidationError:
         pass
-    said = (read(reply, type(request)) if read is not None else None) or {}
+    said = (read(reply, _unfilled_part(type(request), missing)) if read is not None else None) or {}
     filled = {
         key: said[key] for key in (i.alias or n for n, i in missing) if not _unfilled(said.get(key))
     }

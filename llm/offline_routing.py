@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import NamedTuple
 
+from pydantic import BaseModel
+
 from toolweave.llm.lexical import (
     GREETINGS,
     ROUTING_STOPWORDS,
@@ -190,10 +192,15 @@ def names_whole(tool: AnyTool, query: Sequence[str]) -> bool:
 
 def field_values(tools: Sequence[AnyTool]) -> frozenset[str]:
     """The folded words of the closed values the tools' request fields take (A9, T6)."""
+    return frozenset().union(*(_model_values(tool.request_model) for tool in tools))
+
+
+@lru_cache(maxsize=8192)
+def _model_values(model: type[BaseModel]) -> frozenset[str]:
+    """:func:`field_values` of one request model, read once (PF1: asked on every routing)."""
     return frozenset(
         fold(word)
-        for tool in tools
-        for info in tool.request_model.model_fields.values()
+        for info in model.model_fields.values()
         for value in choices(info)
         for word in kit.words(value)
     )

@@ -180,8 +180,14 @@ def names_action(tool: AnyTool, hits: Sequence[str]) -> bool:
     its share: "Reserve a compact car at the Airport" is the request, "Thursday with Dr
     Dubois" alone names no act and is weighed whole.
     """
-    action = task_words(f"{tool.name.replace('_', ' ')} {tool.executable_instruction or ''}")
+    action = _action_words(tool.name, tool.executable_instruction or "")
     return any(word_matches(word, own) for word in hits for own in action)
+
+
+@lru_cache(maxsize=8192)
+def _action_words(name: str, instruction: str) -> tuple[str, ...]:
+    """The words of a tool's name and routing question, read once per tool (PF1)."""
+    return tuple(task_words(f"{name.replace('_', ' ')} {instruction}"))
 
 
 def names_whole(tool: AnyTool, query: Sequence[str]) -> bool:
@@ -520,9 +526,7 @@ class RoutingEvidence:
 
     def names_its_action(self, tool: AnyTool) -> bool:
         """Whether a word of the task is a word of the tool's name or routing question (A9, Q6)."""
-        action = task_words(f"{tool.name.replace('_', ' ')} {tool.executable_instruction or ''}")
-        said = task_words(self.task_prompt)
-        return any(word_matches(word, own) for word in said for own in action)
+        return names_action(tool, task_words(self.task_prompt))
 
     def fits_better(self, tool: AnyTool, others: Sequence[AnyTool]) -> AnyTool | None:
         """The first of ``others`` whose texts resemble the task more than ``tool``'s (A9, T4).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 import types
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, Union, get_args, get_origin
@@ -100,13 +101,16 @@ def choices(info: FieldInfo) -> list[str]:
     return [str(example) for example in info.examples or ()]
 
 
-def _unfilled_part(model: type[BaseModel], missing: list[tuple[str, FieldInfo]]) -> type[BaseModel]:
-    """A model of ``model``'s unfilled fields only: a reply is read for what is still asked.
+@functools.lru_cache(maxsize=1024)
+def _unfilled_part(model: type[BaseModel], names: tuple[str, ...]) -> type[BaseModel]:
+    """A model of ``model``'s fields ``names`` only: a reply is read for what is still asked.
 
     "15 March 2027" asked for a return date fills the return date, not the pick-up date a
-    reader of the whole model would give the first date to (T6, Q2).
+    reader of the whole model would give the first date to (T6, Q2). Built once per model
+    and set of unfilled fields (a pydantic model is costly to build).
     """
-    fields: dict[str, Any] = {name: (info.annotation, info) for name, info in missing}
+    infos = model.model_fields
+    fields: dict[str, Any] = {name: (infos[name].annotation, infos[name]) for name in names}
     return create_model(f"{model.__name__}Unfilled", **fields)
 
 
@@ -147,7 +151,8 @@ def with_reply(
         return type(request).model_validate({**data, info.alias or name: value})
     except ValidationError:
         pass
-    said = (read(reply, _unfilled_part(type(request), missing)) if read is not None else None) or {}
+    part = _unfilled_part(type(request), tuple(name for name, _ in missing))
+    said = (read(reply, part) if read is not None else None) or {}
     filled = {
         key: said[key] for key in (i.alias or n for n, i in missing) if not _unfilled(said.get(key))
     }

@@ -77,8 +77,11 @@ QUESTION_WORDS = kit.QUESTION_FORMS_HU | _wordset(
 )
 FOLLOWUP_OPENERS = (
     "and what about", "what about", "how about", "and", "also", "és mi a helyzet", "mi a helyzet",
-    "és mi van", "és", "meg", "illetve",
+    "és mi van", "és", "meg", "illetve", "a co z", "a jak z", "oraz",
 )  # fmt: skip
+QUESTION_CONJUNCTIONS = frozenset(["a", "i"])
+"""Polish "and", an opener only before a question word ("A gdzie?"): elsewhere "a" is the
+English or Hungarian article and "i" the English pronoun."""
 QUESTION_OPENERS = frozenset(fold(w) for w in QUESTION_WORDS)
 """The question words, folded: a message opening with one asks something."""
 

@@ -11,16 +11,19 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from toolweave.llm.lexical import (
     FOLLOWUP_OPENERS,
     GREETINGS,
+    QUESTION_CONJUNCTIONS,
     QUESTION_WORDS,
     content_words,
     detect_language,
     fold,
+    is_generic,
     is_stopword,
     matches,
     weekday,
     words,
 )
 from toolweave.llm.next_message import is_cancel, picks_by_ordinal
+from toolweave.llm.offline_reading import FIGURE_VERBS
 from toolweave.llm.port import Normalized
 from toolweave.tools import text as kit
 
@@ -33,6 +36,10 @@ def _strip_opener(message: str) -> tuple[str, bool]:
         key = fold(opener)
         if folded == key or folded.startswith(key + " ") or folded.startswith(key + ","):
             return stripped[len(key) :].lstrip(" ,"), True
+    first, _, rest = stripped.partition(" ")
+    then = words(rest)[:1]
+    if fold(first) in QUESTION_CONJUNCTIONS and then and then[0] in QUESTION_WORDS:
+        return rest, True  # "A gdzie to jest?": the Polish "and" before a question word
     return stripped, False
 
 
@@ -54,7 +61,8 @@ def _is_subject(word: str) -> bool:
 POINTING_WORDS = frozenset([
     "it", "its", "they", "their", "them", "there", "that", "this", "those", "these", "he", "she",
     "his", "her", "him", "ott", "oda", "onnan", "annak", "ennek", "erre", "arra", "ezt", "azt",
-    "ők", "neki", "nála", "előtte", "utána",
+    "ők", "neki", "nála", "előtte", "utána", "tam", "tego", "tym", "jego", "jej", "nim", "niej",
+    "niego",
 ])  # fmt: skip
 """Words of a follow-up that point back at the earlier question's subject."""
 MAX_FRAGMENT_TOKENS = 4
@@ -176,11 +184,24 @@ def _resolve(message: str, previous: str | None) -> tuple[str, bool]:
     pointing = any(t.casefold() in POINTING_WORDS for t in tokens)
     fragment = len(new) <= 2 and not asks and len(tokens) <= MAX_FRAGMENT_TOKENS
     if not (opened or fragment) or not new:
-        if opened and not new and asks and pointing:  # "and where is it?"
+        if opened and not new and asks:  # "and where is it?", "és hol van?"
             return _asked_about(message, previous), False
         return (message, not pointing) if new or not opened else (previous, True)
     if asks and len(new) >= 2 and not pointing:
         return body, True  # its own question, pointing back at nothing: it stands alone
+    if asks and not pointing and not _asked_words(body) <= _asked_words(previous):
+        return _asked_about(message, previous), False  # "És hányadik emeleten van?"
+    result, extra = _merged(previous, tokens, new)
+    if extra and pointing:
+        return _asked_about(message, result), False
+    return (f"{result.rstrip()} {' '.join(extra)}", False) if extra else (result, True)
+
+
+def _merged(previous: str, tokens: list[str], new: list[str]) -> tuple[str, list[str]]:
+    """``previous`` with a follow-up's new words put in, and those that found no place (A1).
+
+    A new word takes the place of its counterpart, a day is added; the rest are returned.
+    """
     surface = {w.casefold(): w for w in tokens}
     result, extra = _same_opening_phrase(previous, tokens), []
     for word in new:
@@ -198,9 +219,11 @@ def _resolve(message: str, previous: str | None) -> tuple[str, bool]:
             result = _add_day(result, phrase)
         else:
             extra.append(written)
-    if extra and pointing:
-        return _asked_about(message, result), False
-    return (f"{result.rstrip()} {' '.join(extra)}", False) if extra else (result, True)
+    return result, extra
+
+
+def _asked_words(text: str) -> set[str]:
+    return {w for w in words(text) if w in QUESTION_WORDS}
 
 
 def _asked_about(message: str, previous: str) -> str:
@@ -214,7 +237,10 @@ def _asked_about(message: str, previous: str) -> str:
     subject = [
         token
         for token in kit.TOKEN.findall(previous)
-        if _is_subject(token) and not any(matches(token.casefold(), w) for w in said)
+        if _is_subject(token)
+        and fold(token) not in FIGURE_VERBS  # how it is asked ("kosztuje"), not about what
+        and not is_generic(token)
+        and not any(matches(token.casefold(), w) for w in said)
     ]
     return f"{message.strip()} ({' '.join(dict.fromkeys(subject))})" if subject else message
 

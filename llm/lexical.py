@@ -334,12 +334,6 @@ def dates_in(text: str) -> set[tuple[int, int, int]]:
     return {(day.year, day.month, day.day) for _, day in _written_dates(text)}
 
 
-def first_date(text: str) -> dt.date | None:
-    """The first calendar date ``text`` writes (any form of :data:`_DATES`), or ``None``."""
-    found = sorted(_written_dates(text), key=lambda item: item[0])
-    return found[0][1] if found else None
-
-
 @lru_cache(maxsize=65536)
 def weekday(word: str) -> int | None:
     """0 (Monday) to 6 (Sunday) when ``word`` is a weekday name in English, Polish or Hungarian."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 import sqlite3
 import subprocess
@@ -11,13 +12,28 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import START, StateGraph
 from support import ScriptedCoordinator, ask, doc, graph_of, make_tool
 
 from toolweave import LedgerEntry, PromptAndContext, TaskInfo, ToolResult, UniqueTextDocument
-from toolweave.graph.stored_state import stored_values
+from toolweave.state.graph_state import GraphState
 from toolweave.state.serde import checkpoint_allowlist, checkpoint_serde
 from toolweave.state.task import TaskNode
+
+
+def stored_values(
+    checkpointer: BaseCheckpointSaver[Any], config: RunnableConfig
+) -> dict[str, Any] | None:
+    """The state values of the checkpoint ``config`` names (``None``: none), without the graph."""
+    if checkpointer.get_tuple(config) is None:
+        return None
+    reader = StateGraph(GraphState)
+    reader.add_node("read", lambda state: {})
+    reader.add_edge(START, "read")
+    return dict(reader.compile(checkpointer=checkpointer).get_state(config).values)
 
 
 def _run_tree(path: Path) -> dict[str, Any]:
@@ -75,17 +91,20 @@ def test_state_loads_in_a_fresh_process(tmp_path: Path):
     path = tmp_path / "cp.db"
     _run_tree(path)
     script = textwrap.dedent(f"""
+        from __future__ import annotations
         import sqlite3
         from langgraph.checkpoint.sqlite import SqliteSaver
-        from toolweave.graph.stored_state import stored_values
+        from langgraph.graph import START, StateGraph
+        from toolweave.state.graph_state import GraphState
         from toolweave.state.serde import checkpoint_serde
         from toolweave.state.task import TaskInfo, TaskNode
+        {{READER}}
         saver = SqliteSaver(sqlite3.connect({str(path)!r}), serde=checkpoint_serde())
         v = stored_values(saver, {{"configurable": {{"thread_id": "rt"}}}})
         assert isinstance(v["tasks"]["1.1"], TaskNode), type(v["tasks"]["1.1"])
         assert isinstance(v["task"], TaskInfo)
         print(v["task"].sub_tasks[0].owner_coordinator_name, v["activated"])
-    """)
+    """).replace("{READER}", inspect.getsource(stored_values))
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
     )

@@ -137,6 +137,11 @@ def borrows_figure(
     miesięcznie." citing only "Pakiet rodzinny kosztuje 120 zł miesięcznie", the figure
     held, the subject not. Over pages in another language the words cannot be compared
     (a short sentence's own language is no sure guess: "120 zł" reads as Polish): it stands.
+    So does a sentence whose passages share a word of the subject, unless it says a subject
+    word no passage of the context names (:func:`_unseen_subject`: "Premia roczna wynosi
+    2 000 zł rocznie" citing a language course's "2 000 zł rocznie") and its passages hold
+    none of the names the question asks about ("Wszystkich Świętych wypada …": the holiday
+    named, the verb "wypada" written nowhere, it stands).
     """
     if not subject or not sources or not _figures(text) or not _names_subject(text, subject):
         return False
@@ -145,7 +150,40 @@ def borrows_figure(
     said = " ".join(f"{passage_source(d)} {d.text}" for c in cited for d in _run_of(c, docs, (-1,)))
     if detect_language(said).lang != request.user_lang:  # the answer's language is the user's
         return False
-    return not _names_subject(said, subject)
+    if not _names_subject(said, subject):
+        return True
+    unseen = _unseen_subject(request.question, _passages(docs)) if _on_pages(request) else ()
+    names = _names(request.question)
+    return _names_subject(text, unseen) and not (names and _names_subject(said, names))
+
+
+def _on_pages(request: AnswerRequest) -> bool:
+    """Whether the context is page sentences only: a tool's own data says things its own way."""
+    return not any(t.strip() for t in request.guaranteed) and all(
+        d.sentence_number is not None for d in request.documents
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _unseen_subject(question: str, passages: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    """The question's subject words no passage of the context (title or text) names (R9).
+
+    "premia" of "Ile wynosi premia roczna?" over pages that never say it: a sentence that
+    says it with a figure took the figure from something else, even where its passage
+    shares another of the question's words ("rocznie").
+    """
+    said = [w for title, text in passages for w in content_words(f"{title} {text}")]
+    return tuple(
+        w
+        for w in asked_subject(question)
+        if not offline_reading.says_how(w) and not any(matches(w, h) for h in said)
+    )
+
+
+def _names(question: str) -> tuple[str, ...]:
+    """The question's words written capitalised after its first word: the names it asks about."""
+    tokens: list[str] = kit.TOKEN.findall(question)
+    return tuple(fold(t) for t in tokens[1:] if t[:1].isupper())
 
 
 def _run_of(

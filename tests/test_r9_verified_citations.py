@@ -582,6 +582,35 @@ def test_R9_a_figure_said_of_the_asked_subject_from_another_subjects_passage_is_
     assert len(assistant.model.calls) == 2  # dropped, asked once more, dropped
 
 
+def test_R9_a_figure_for_a_subject_no_passage_names_is_dropped_though_a_word_is_shared() -> None:
+    """The 1.5B model answered "Ile wynosi premia roczna?" with "Premia roczna wynosi 2 000 zł
+    rocznie", citing the language course's "2 000 zł rocznie": the passage shares "rocznie"
+    with the question, so the borrowed figure stood. No passage of the context says "bonus"."""
+    pages = [
+        *BENEFITS,
+        doc("benefits", "The annual language course refund is 2000 EUR.", sentence=6),
+    ]
+    tool = make_tool("search", result=lambda n, ctx: ToolResult.as_context(n, pages))
+    borrowed = _sentences(("The annual bonus is 2000 EUR.", [4]))
+    assistant = ConstrainedAssistant(borrowed, borrowed)
+    out = ask(graph_of([tool], assistant=assistant), "How much is the annual bonus?")
+    assert out["answer"].startswith(no_information_answer("en"))
+    assert len(assistant.model.calls) == 2  # dropped, asked once more, dropped
+
+
+def test_R9_a_figure_for_a_named_subject_its_passage_holds_stands_with_an_unseen_verb() -> None:
+    """ "When does All Saints fall?": "fall" is written nowhere, the holiday its passage names."""
+    pages = [
+        doc("holidays", "1 November 2027 (Monday): All Saints' Day."),
+        doc("holidays", "11 November 2027 (Thursday): Independence Day.", sentence=2),
+    ]
+    tool = make_tool("search", result=lambda n, ctx: ToolResult.as_context(n, pages))
+    said = "All Saints' Day falls on 1 November 2027."
+    assistant = ConstrainedAssistant(_sentences((said, [1])))
+    out = ask(graph_of([tool], assistant=assistant), "When does All Saints' Day fall?")
+    assert out["answer"] == said
+
+
 def test_R9_a_figure_said_of_the_asked_subject_by_its_passage_stands() -> None:
     right = _sentences(("The family package costs 120 EUR a month.", [1]))
     graph, _ = _benefits_graph(right)

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from toolweave.llm import offline_reading, prompts
+from toolweave.llm import lexical, offline_reading, prompts
 from toolweave.llm.chat_messages import passage_label, passage_source
 from toolweave.llm.chat_model import CUT_MARK
 from toolweave.llm.citations import Checked, checkable, says_something
@@ -64,12 +64,27 @@ def misses_the_figure(answer: str, request: AnswerRequest) -> bool:
     question = request.question
     if not offline_reading.asks_for_quantity(question):
         return False
-    time = offline_reading.asks_for_time(question)
-    if offline_reading.figure_weight(CITATION.sub("", answer), time=time) > 0:
-        return False
+    time, said = offline_reading.asks_for_time(question), CITATION.sub("", answer)
+    if offline_reading.figure_weight(said, time=time) > 0:
+        return time and _drops_the_date(said, request)
     quoted, subject = _quoted(request), asked_subject(question)
     figures = [d for n, d in enumerate(quoted) if n == 0 or _names_subject(d.text, subject)]
     return any(offline_reading.figure_weight(d.text, time=time) > 0 for d in figures)
+
+
+def _drops_the_date(said: str, request: AnswerRequest) -> bool:
+    """Whether a *when* answer gives a day or a year, no date, where the reading quotes one.
+
+    "Wszystkich Świętych wypada w poniedziałek 2027." for "2027-11-01 (poniedziałek):
+    Wszystkich Świętych": a weekday and a year are a figure, not the date that was asked. An
+    answer with a clock time, a month's name or a date of its own stands.
+    """
+    if offline_reading.CLOCK.search(said) or lexical.dates_in(said):
+        return False
+    if any(lexical.month(word) is not None for word in kit.words(said)):
+        return False
+    quoted = _quoted(request)
+    return bool(quoted) and bool(lexical.dates_in(quoted[0].text))
 
 
 def uncovered_words(request: AnswerRequest) -> tuple[str, ...]:

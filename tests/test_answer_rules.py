@@ -581,6 +581,30 @@ def test_R9_a_figure_the_reading_quotes_after_its_first_sentence_is_not_missed()
     assert not misses_the_figure("The fee for a single room is in the fees leaflet [2].", other)
 
 
+def test_R9_a_when_answer_with_a_day_and_no_date_misses_the_date_the_reading_quotes() -> None:
+    """Fixed (dev p019): "Wszystkich Świętych wypada w poniedziałek 2027." for a page giving
+    "2027-11-01 (poniedziałek)": a weekday and a year counted as the figure asked for."""
+    from toolweave.llm.answer_rules import misses_the_figure
+
+    holidays = [
+        doc("holidays", "2027-11-01 (Monday): All Saints' Day, a day off."),
+        doc("holidays", "2027-11-11 (Thursday): Independence Day.", sentence=2),
+        doc("office", "The reception is open 8:00-17:00."),
+    ]
+    asked = AnswerRequest("When is All Saints' Day?", "en", "", holidays, ())
+    assert misses_the_figure("All Saints' Day falls on a Monday in 2027 [1].", asked)
+    for dated in (
+        "All Saints' Day is on 1 November 2027 [1].",
+        "All Saints' Day is on November 1 [1].",
+        "All Saints' Day is on 2027-11-01, a Monday [1].",
+    ):
+        assert not misses_the_figure(dated, asked)
+    # a page with no date: a weekday answers a *when*
+    hours = [doc("office", "The reception is open on Monday.")]
+    asked = AnswerRequest("When is the reception open?", "en", "", hours, ())
+    assert not misses_the_figure("The reception is open on Monday [1].", asked)
+
+
 @pytest.mark.parametrize(
     ("answer", "question"),
     [

@@ -21,7 +21,7 @@ from langgraph.types import Command
 from toolweave.cli import render
 from toolweave.cli.render import PageReads, person_line, progress_line
 from toolweave.graph.builder import build_graph, create_state_graph
-from toolweave.graph.context import Limits, RunContext
+from toolweave.graph.context import Limits, RunContext, own_language_of
 from toolweave.graph.idempotency import repeats_the_last_question, stored_messages
 from toolweave.graph.threads import ThreadStatus, require_interrupted, status_of, thread_status
 from toolweave.graph.validation import question_of
@@ -256,6 +256,7 @@ class Session:
         self.verbose = verbose
         self.client_tools = frozenset(t.name for t in tools if render.client_only(t))  # W3
         self.lang = domain.default_language
+        self.own = own_language_of(domain, tools)  # T10: the domain's language, no kit's
         self.domain_name = domain.name
         self.texts = domain.texts
         self.assistant = default_assistant()
@@ -311,7 +312,7 @@ class Session:
     ) -> Turn:
         """Answer ``message`` on ``thread_id`` (Q2: an open question takes it); ``out``: stream."""
         config = _config(validate_thread_id(thread_id))
-        self.lang = detect_language(message).lang or self.lang
+        self.lang = detect_language(message, self.own).lang or self.lang
         pending = self.graph.get_state(config).interrupts
         asked = all(
             is_pause_payload(i.value) and i.value["type"] == "clarification" for i in pending

@@ -360,3 +360,28 @@ def test_N2_Q1_toolweave_ask_asks_for_the_plan_and_the_reply_changes_it(tmp_path
     assert "--thread cli1 --domain telemar" in asked.stdout
     done = _cli(tmp_path, *me, "--thread", "cli1", "Plus")
     assert "alterado para o plano Plus" in done.stdout, done.stdout + done.stderr
+
+
+def test_P4_an_english_question_reads_the_search_lines_in_english_not_the_domains_language(
+    graph: Any,
+) -> None:
+    # the domain gives its search phrases in Portuguese only; the library has them in English
+    phrases: list[str] = []
+    for mode, data in graph.stream(
+        {"messages": [("human", "What does the Max plan cost?")]},
+        _config("p4"),
+        stream_mode=["custom"],
+    ):
+        if data.get("type") == "tool_progress":
+            phrases.append(data["phrase"])
+    assert "Searching the documents" in phrases, phrases
+    assert not [p for p in phrases if p.startswith("A procurar")]
+
+
+def test_P4_general_the_persons_language_in_any_catalog_comes_before_another_language() -> None:
+    from toolweave.tools.progress import progress_phrase
+
+    domain = {"FOUND": {"xx": "Found-xx: {detail}"}, "OWN": {"xx": "Own-xx"}}
+    assert progress_phrase("search", "FOUND", "3", "xx", domain) == "Found-xx: 3"
+    assert progress_phrase("search", "FOUND", "3", "hu", domain).startswith("Talált")
+    assert progress_phrase("search", "OWN", None, "en", domain) == "Own-xx"  # no other has it

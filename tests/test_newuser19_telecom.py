@@ -26,7 +26,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from newuser19_domain import BACKEND, STOPWORDS, telemar_domain_and_tools
 from newuser19_domain.tools import MudarTarifario
 
-from toolweave import RunContext, build_graph, pending_clarification, reply
+from toolweave import NothingPendingError, RunContext, build_graph, pending_clarification, reply
 from toolweave.tools.language import detect_language, own_language
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -367,7 +367,7 @@ def test_P4_an_english_question_reads_the_search_lines_in_english_not_the_domain
 ) -> None:
     # the domain gives its search phrases in Portuguese only; the library has them in English
     phrases: list[str] = []
-    for mode, data in graph.stream(
+    for _mode, data in graph.stream(
         {"messages": [("human", "What does the Max plan cost?")]},
         _config("p4"),
         stream_mode=["custom"],
@@ -385,3 +385,65 @@ def test_P4_general_the_persons_language_in_any_catalog_comes_before_another_lan
     assert progress_phrase("search", "FOUND", "3", "xx", domain) == "Found-xx: 3"
     assert progress_phrase("search", "FOUND", "3", "hu", domain).startswith("Talált")
     assert progress_phrase("search", "OWN", None, "en", domain) == "Own-xx"  # no other has it
+
+
+def test_S5_two_concurrent_invokes_without_message_ids_change_the_plan_once(
+    graph: Any, backend: Any
+) -> None:
+    backend.delay = 0.3
+    workers = [
+        threading.Thread(target=_ask, args=(graph, "Quero mudar para o plano Max.", "c2"))
+        for _ in range(2)
+    ]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert [c.plan for c in backend.changes] == ["Max"]
+
+
+def test_Q1_S5_the_same_reply_sent_twice_at_once_changes_the_plan_once(
+    graph: Any, backend: Any
+) -> None:
+    _ask(graph, "Quero mudar de plano.", thread="q3")
+    backend.delay = 0.3
+    errors: list[BaseException] = []
+
+    def answer() -> None:
+        try:
+            reply(graph, _config("q3"), "Plus", context=CUSTOMER)
+        except NothingPendingError as error:  # the second may be told nothing waits
+            errors.append(error)
+
+    workers = [threading.Thread(target=answer) for _ in range(2)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert [c.plan for c in backend.changes] == ["Plus"]
+    assert len(backend.calls) == 1
+    assert len(errors) <= 1
+
+
+def test_Q6_S5_a_crash_right_after_the_change_is_finished_under_the_same_key(
+    graph: Any, backend: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolweave import resume_interrupted
+
+    real = backend.change_plan
+    crashed: list[str] = []
+
+    def change_then_die(key: str, customer: str, plan: str) -> Any:
+        done = real(key, customer, plan)
+        if not crashed:
+            crashed.append(key)
+            raise KeyboardInterrupt  # the process "dies" after the effect, before the step
+        return done
+
+    monkeypatch.setattr(backend, "change_plan", change_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        _ask(graph, "Quero mudar para o plano Plus.", thread="crash")
+    out = resume_interrupted(graph, _config("crash"), context=CUSTOMER)
+    assert "plano Plus" in out["answer"]
+    assert backend.calls == [crashed[0], crashed[0]]  # at least once, one key (Q6)
+    assert [c.plan for c in backend.changes] == ["Plus"]

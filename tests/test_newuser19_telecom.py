@@ -447,3 +447,32 @@ def test_Q6_S5_a_crash_right_after_the_change_is_finished_under_the_same_key(
     assert "plano Plus" in out["answer"]
     assert backend.calls == [crashed[0], crashed[0]]  # at least once, one key (Q6)
     assert [c.plan for c in backend.changes] == ["Plus"]
+
+
+@pytest.mark.parametrize(
+    ("follow_up", "resolved"),
+    [
+        ("E o Plus?", "Quanto custa o plano Plus?"),
+        ("e o plano Base?", "Quanto custa o plano Base?"),
+    ],
+)
+def test_A1_a_name_in_a_follow_up_takes_the_place_of_the_earlier_name(
+    graph: Any, follow_up: str, resolved: str
+) -> None:
+    _ask(graph, "Quanto custa o plano Max?", thread=follow_up, context=None)
+    out = _ask(graph, follow_up, thread=follow_up, context=None)
+    normalized = next(e for e in out["ledger"] if e.kind.value == "normalized")
+    assert f"question: {resolved!r}" in normalized.reason
+    assert "19,99" in out["answer"] if "Plus" in resolved else "9,99" in out["answer"]
+
+
+def test_A1_general_a_capitalised_word_after_the_first_takes_a_names_place() -> None:
+    from toolweave.llm.offline_followup import resolve_followup
+
+    # the name after a function word: "Sud" takes the place of "Nord", not of "ward"
+    assert resolve_followup("So the Sud?", "When does the ward Nord open?") == (
+        "When does the ward Sud open?"
+    )
+    assert resolve_followup("And the Plus?", "How much is the Max plan?") == (
+        "How much is the Plus plan?"
+    )

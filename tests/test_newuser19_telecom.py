@@ -476,3 +476,54 @@ def test_A1_general_a_capitalised_word_after_the_first_takes_a_names_place() -> 
     assert resolve_followup("And the Plus?", "How much is the Max plan?") == (
         "How much is the Plus plan?"
     )
+
+
+@pytest.mark.parametrize("after", ["Desculpe, queria dizer o Plus.", "Afinal quero o Plus."])
+def test_S5_Q2_a_correction_after_the_change_changes_nothing_more(
+    graph: Any, backend: Any, after: str
+) -> None:
+    _ask(graph, "Quero mudar para o plano Max.", thread=after)
+    _ask(graph, after, thread=after)
+    assert [c.plan for c in backend.changes] == ["Max"]
+
+
+@pytest.mark.parametrize("message", ["Esqueça, obrigado.", "o último"])
+def test_Q2_S5_a_message_the_plan_question_cannot_use_changes_no_plan(
+    graph: Any, backend: Any, message: str
+) -> None:
+    _ask(graph, "Quero mudar de plano.", thread=message)
+    _ask(graph, message, thread=message)
+    assert backend.changes == []
+
+
+@pytest.mark.parametrize(
+    "question", ["Quanto custa o Max?", "O Max inclui roaming?", "What does Max include?"]
+)
+def test_Q2_A9_S5_a_question_about_a_choice_while_the_plan_is_asked_changes_no_plan(
+    graph: Any, backend: Any, question: str
+) -> None:
+    _ask(graph, "Quero mudar de plano.", thread=question)
+    out = _ask(graph, question, thread=question)
+    closed = [e for e in out["ledger"] if e.kind.value == "clarification"]
+    assert [e.verdict for e in closed] == ["closed"]
+    assert backend.changes == []
+
+
+@pytest.mark.parametrize("answer", ["Max?", "Max, por favor", "3"])
+def test_Q2_a_choice_alone_still_replies_and_changes_the_plan_once(
+    graph: Any, backend: Any, answer: str
+) -> None:
+    _ask(graph, "Quero mudar de plano.", thread=answer)
+    _ask(graph, answer, thread=answer)
+    assert [c.plan for c in backend.changes] == ["Max"]
+
+
+def test_Q2_general_a_question_that_says_more_than_the_choice_is_a_new_question() -> None:
+    from toolweave.llm.next_message import next_message_kind
+
+    choices = ["Central", "Riverside"]
+    assert next_message_kind("How late is Central open?", "Which branch?", choices) == (
+        "new_question"
+    )
+    assert next_message_kind("The Central one?", "Which branch?", choices) == "reply"
+    assert next_message_kind("Central", "Which branch?", choices) == "reply"

@@ -114,12 +114,13 @@ class Dependencies:
     def domain_words(self) -> DomainWords:
         """The domain's name and its default retrieval store's stop words (N1, T12)."""
         stopwords = store_stopwords(self.domain, self.registry)
-        return DomainWords((self.domain.name,), stopwords=stopwords)
+        language = own_language(self.domain.default_language, stopwords)
+        return DomainWords((self.domain.name,), stopwords=stopwords, language=language)
 
     @cached_property
     def own_language(self) -> OwnLanguage | None:
         """The domain's language when no kit knows it, with its stop words as evidence (T10)."""
-        return own_language_of(self.domain, self.registry)
+        return self.domain_words.language
 
     @cached_property
     def domain_assistant(self) -> LlmAssistant:

@@ -527,3 +527,30 @@ def test_Q2_general_a_question_that_says_more_than_the_choice_is_a_new_question(
     )
     assert next_message_kind("The Central one?", "Which branch?", choices) == "reply"
     assert next_message_kind("Central", "Which branch?", choices) == "reply"
+
+
+def test_D1_T10_the_deep_search_pieces_of_a_portuguese_question_are_no_kit_languages(
+    graph: Any,
+) -> None:
+    details: list[str] = []
+    for _mode, data in graph.stream(
+        {"messages": [("human", "Vou de férias a Espanha, o roaming é pago?")]},
+        _config("d1"),
+        stream_mode=["custom"],
+    ):
+        if data.get("type") == "tool_progress" and data["event"] == "SEARCHING_FOR":
+            details.append(data["phrase"])
+    assert details, "the gatekeeper found the context short: the deep search ran"
+    assert all(p.startswith("A procurar nos documentos: ") for p in details), details
+    assert not [p for p in details if "What is known" in p or "Mit tudunk" in p]
+
+
+def test_D1_T10_general_a_piece_in_a_language_no_kit_knows_is_the_word_alone() -> None:
+    from toolweave.llm.offline import missing_template
+
+    own = own_language("xx", ["ka", "lo", "mi", "te"])
+    assert missing_template("mi lo ka vendo te?", own) == "{word}"
+    assert missing_template("What is the price of the plan?", own).startswith("What is known")
+    assert missing_template("Que sait-on du prix ?", own_language("fr", ["du"])).startswith(
+        "Que sait-on"
+    )

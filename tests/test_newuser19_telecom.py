@@ -554,3 +554,15 @@ def test_D1_T10_general_a_piece_in_a_language_no_kit_knows_is_the_word_alone() -
     assert missing_template("Que sait-on du prix ?", own_language("fr", ["du"])).startswith(
         "Que sait-on"
     )
+
+
+def test_T4_Q2_a_reply_without_user_data_names_the_tool_that_asked_only(tmp_path: Path) -> None:
+    asked = _cli(
+        tmp_path, "--user-data", '{"cliente_id": "C-7"}', "--thread", "r1", "Quero mudar de plano."
+    )
+    assert "Qual plano?" in asked.stdout, asked.stdout + asked.stderr
+    done = _cli(tmp_path, "--thread", "r1", "Max")  # the reply, without --user-data
+    refused = [line for line in done.stdout.splitlines() if "não chegou a" in line]
+    assert refused, done.stdout
+    assert "mudar_tarifario" in refused[0]
+    assert "fatura_atual" not in refused[0]  # gated too, but it asked nothing

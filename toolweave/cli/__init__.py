@@ -325,7 +325,7 @@ def _print_outcome(
         _print(render.question_lines(turn.pending_question, turn.pending_choices), out)
     # T4: a reply whose tool's gate refused its user data (given or forgotten) is said to be
     # refused; else the tool that asked silently did not go on and the documents answered
-    if tools := render.refused_on_reply(turn.events):
+    if tools := render.refused_on_reply(turn.events, turn.asked_by):
         print(text_for("reply_refused", lang, texts, tools=", ".join(tools)), file=out)
     if turn.pending_question is not None:
         more = place + (" --user-data '...'" if user_data else "")

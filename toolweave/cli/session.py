@@ -236,6 +236,16 @@ class Turn:
     pending_question: str | None = None  # the question the run paused on
     pending_choices: list[str] = field(default_factory=list)  # a reply may be a number (Q2)
     events: list[Any] = field(default_factory=list)  # the run's custom stream events
+    asked_by: tuple[str, ...] = ()  # the tools whose question this message answered (Q2)
+
+
+def _asking_tools(pending: Sequence[Any]) -> tuple[str, ...]:
+    """The tools whose clarification questions ``pending`` interrupts hold (Q2, T4)."""
+    return tuple(
+        str(i.value.get("tool"))
+        for i in pending
+        if is_pause_payload(i.value) and i.value["type"] == "clarification" and i.value.get("tool")
+    )
 
 
 class Session:
@@ -322,7 +332,9 @@ class Session:
             if pending and not asked
             else {"messages": [HumanMessage(content=message)], "systems": list(systems)}
         )
-        return self._run(run_input, config, out)
+        turn = self._run(run_input, config, out)
+        turn.asked_by = _asking_tools(pending)
+        return turn
 
     def _verbose_line(self, event: object) -> str | None:
         """The ``-v`` line of an event; a routed CLIENT tool is named as not run here (W3)."""

@@ -302,7 +302,7 @@ def _acting_doubt(
 ) -> tuple[str, str] | None:
     """A9 with Q6: :func:`yes_doubt` for a tool that acts, and a word of what it does."""
     found = yes_doubt(scores, evidence, tool, candidates, routed)
-    if found is not None or evidence.declared_intent(tool, margin=False):
+    if found is not None:
         return found
     if not tool.routing_examples or evidence.names_its_action(tool):
         return None  # with no examples declared, the model's yes for a paraphrase stands
@@ -538,7 +538,8 @@ def guard(
     plain = RoutingEvidence(prompt, candidates)  # T5 weighs the domain's words too
     routed, resolved = resolve_yeses(node, candidates, activation.verdicts, plain)
     routed, in_doubt, guarded = guard_terminal(scores, evidence, node, candidates, routed)
-    routed, held = guard_acting(scores, evidence, node, candidates, routed, refused, said)
+    own = " ".join(words.without(said).split())  # N1: the domain's stop words name no act
+    routed, held = guard_acting(scores, evidence, node, candidates, routed, refused, own)
     asking, unsure = asking_in_doubt(deps, scores, evidence, node, candidates, routed)
     return GuardOutcome(
         activation=activation,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -15,6 +15,7 @@ from toolweave.llm.domain_words import DomainWords
 from toolweave.llm.port import LlmAssistant
 from toolweave.state.errors import InvalidContextError
 from toolweave.tools.domain import Domain
+from toolweave.tools.language import OwnLanguage, own_language
 from toolweave.tools.prefilter import CandidateIndex
 from toolweave.tools.registry import ToolRegistry
 
@@ -112,10 +113,14 @@ class Dependencies:
     @cached_property
     def domain_words(self) -> DomainWords:
         """The domain's name and its default retrieval store's stop words (N1, T12)."""
-        retrieval = self.domain.default_retrieval_tool
-        tool = self.registry.get(retrieval) if retrieval is not None else None
-        stopwords = getattr(getattr(tool, "store", None), "stopwords", None) or ()
-        return DomainWords((self.domain.name,), stopwords=tuple(stopwords))
+        stopwords = store_stopwords(self.domain, self.registry)
+        language = own_language(self.domain.default_language, stopwords)
+        return DomainWords((self.domain.name,), stopwords=stopwords, language=language)
+
+    @cached_property
+    def own_language(self) -> OwnLanguage | None:
+        """The domain's language when no kit knows it, with its stop words as evidence (T10)."""
+        return self.domain_words.language
 
     @cached_property
     def domain_assistant(self) -> LlmAssistant:
@@ -199,3 +204,15 @@ def assistant_for(deps: Dependencies, runtime: Runtime[RunContext] | None) -> Ll
     if context is not None and context.assistant is not None:
         return context.assistant.for_domain(deps.domain_words)
     return deps.domain_assistant
+
+
+def store_stopwords(domain: Domain, tools: Iterable[Any]) -> tuple[str, ...]:
+    """The stop words of the store of the domain's default retrieval tool (N1), or none."""
+    retrieval = domain.default_retrieval_tool
+    tool = next((t for t in tools if retrieval is not None and t.name == retrieval), None)
+    return tuple(getattr(getattr(tool, "store", None), "stopwords", None) or ())
+
+
+def own_language_of(domain: Domain, tools: Iterable[Any]) -> OwnLanguage | None:
+    """The domain's language when no kit knows it, its store's stop words its evidence (T10)."""
+    return own_language(domain.default_language, store_stopwords(domain, tools))

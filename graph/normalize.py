@@ -25,8 +25,9 @@ from toolweave.state.graph_state import GraphState, MessageFacts
 from toolweave.state.ledger import LedgerEntry, LedgerKind
 from toolweave.state.task import ROOT_TASK_NO, TaskInfo, TaskNode
 from toolweave.tools.eligibility import check_gates, open_without_filter
-from toolweave.tools.language import detect_language
+from toolweave.tools.language import MIN_EVIDENCE, LanguageGuess, OwnLanguage, detect_language
 from toolweave.tools.registry import AnyTool
+from toolweave.tools.text import LANGUAGES
 
 PER_MESSAGE_RESETS: tuple[tuple[str, Any], ...] = (
     ("context_buffer", Overwrite({})),
@@ -59,7 +60,7 @@ def rewrite_fault(message: str, history: Sequence[AnyMessage], rewrite: str) -> 
 
 
 def check_normalized(
-    message: str, history: Sequence[AnyMessage], norm: Normalized
+    message: str, history: Sequence[AnyMessage], norm: Normalized, own: OwnLanguage | None = None
 ) -> tuple[Normalized, list[str]]:
     """The normalization with A1 and T10 applied, and a note per change for the ledger."""
     notes: list[str] = []
@@ -70,11 +71,23 @@ def check_normalized(
         offline = normalize_offline(message, history, default_lang=norm.user_lang).question
         notes.append(f"rewrite {norm.question!r} {fault}: {offline!r} (A1)")
         norm = replace(norm, question=offline)
-    guess = detect_language(message)
-    if guess.lang is not None and guess.lang != norm.user_lang:
-        notes.append(f"language {guess.lang} by the detector, not the model's {norm.user_lang}")
-        norm = replace(norm, user_lang=guess.lang)
+    guess = detect_language(message, own)
+    lang = guess.lang or _weak_kit_guess(guess, norm.user_lang, own)
+    if lang is not None and lang != norm.user_lang:
+        notes.append(f"language {lang} by the detector, not the model's {norm.user_lang}")
+        norm = replace(norm, user_lang=lang)
     return norm, notes
+
+
+def _weak_kit_guess(guess: LanguageGuess, said: str, own: OwnLanguage | None) -> str | None:
+    """The domain's own language where ``said`` is a kit language on too little evidence (T10).
+
+    A domain whose language no kit knows keeps it for a message the detector cannot place,
+    rather than a kit language one accent or one shared word leaned to ("Perdi o telemóvel").
+    """
+    if own is None or said not in LANGUAGES or guess.points.get(said, 0) >= MIN_EVIDENCE:
+        return None
+    return own.lang
 
 
 def split_conversation(
@@ -205,7 +218,7 @@ def make_normalize(deps: Dependencies) -> Runnable[Any, Any]:
             norm = yield from assistant.normalize_steps(question, history, default_lang=lang)
         else:  # A10, A1: a first message, or a follow-up the rules resolve: no model call
             norm, calls = normalize_offline(question, history, default_lang=lang), 0
-        norm, notes = check_normalized(question, history, norm)  # A1, T10
+        norm, notes = check_normalized(question, history, norm, deps.own_language)  # A1, T10
         offered, refusals = offer_tools(
             deps, tools, state.get("systems") or [], user_data_for(state, runtime), open_tools
         )

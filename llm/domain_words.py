@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from toolweave.llm.lexical import matches
+from toolweave.tools.language import OwnLanguage
 from toolweave.tools.prefilter import query_words
 from toolweave.tools.text import fold
 
@@ -30,6 +31,8 @@ class DomainWords:
     """The domain's name and other words of which every form is the domain's."""
     stopwords: tuple[str, ...] = ()
     """Words dropped as they are (``"que"``, not ``"queja"``): the store's ``stopwords``."""
+    language: OwnLanguage | None = None
+    """The domain's language when no kit knows it, the stop words its evidence (T10)."""
 
     @functools.cached_property
     def terms(self) -> frozenset[str]:

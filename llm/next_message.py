@@ -243,6 +243,21 @@ def next_message_kind(message: str, question: str, choices: Sequence[str]) -> Ne
     body = correction(message)
     if body and not answers_the_question(body, question, choices):
         return "amended"
-    if names_what_was_asked(message, question, choices):
+    if names_what_was_asked(message, question, choices) and not asks_more(
+        message, question, choices
+    ):
         return "reply"
     return "new_question" if asks_a_question(message) else "reply"
+
+
+def asks_more(message: str, question: str, choices: Sequence[str]) -> bool:
+    """A question of its own that says more than the open question and its choices (Q2).
+
+    "How much does the Max cost?" or "What does Max include?" while "Which plan?" waits asks
+    about a choice, it does not pick it: a tool that acts must not act on it (A9, S5). A
+    pick by number or ordinal, and a question made only of the choice and the question's
+    own words ("The Central one?"), still reply.
+    """
+    if not asks_a_question(message) or choice_number(message, choices) is not None:
+        return False
+    return bool(_folded_words([message]) - _folded_words([question, *choices]))

@@ -27,6 +27,8 @@ from toolweave.llm.port import (
     RoutingVerdict,
 )
 from toolweave.state.documents import UniqueTextDocument
+from toolweave.tools.language import OwnLanguage
+from toolweave.tools.language import detect_language as guess_language
 from toolweave.tools.registry import AnyTool
 
 OFFLINE_LABEL = "offline model (no LLM: lexical routing, extractive answers)"
@@ -37,6 +39,18 @@ _MISSING = {
     "fr": "Que sait-on de : {word} ?",
 }
 """The gatekeeper's missing piece for a word the context lacks, by the question's language."""
+
+
+def missing_template(question: str, own: OwnLanguage | None = None) -> str:
+    """The missing piece's form for ``question`` (D1, T10).
+
+    A question in the domain's own language (``own``, one no kit knows) gets its piece in
+    that language if the library has one, else the word alone ("tarifários"), never a
+    kit language's sentence ("What is known about tarifários?", "Mit tudunk erről: vou?").
+    """
+    if own is not None and guess_language(question, own).lang in (None, own.lang):
+        return _MISSING.get(own.lang, "{word}")
+    return _MISSING.get(detect_language(question), _MISSING["en"])
 
 
 class OfflineAssistant(LlmAssistant):
@@ -167,7 +181,7 @@ class OfflineAssistant(LlmAssistant):
             if not on_one_page or offline_reading.lacks_asked_kind(question, texts):
                 return ContextVerdict(sufficient=False, missing=(question,))
             return ContextVerdict(sufficient=True)
-        template = _MISSING.get(detect_language(question), _MISSING["en"])
+        template = missing_template(question, self.domain_words.language)
         pieces = [template.format(word=w) for w in uncovered]
         # D8: each piece is searched by the question's words together (one word alone
         # reads any sentence that has it); the search adds the documents' words near them

@@ -108,9 +108,17 @@ def _same_ending(word: str, new: str) -> bool:
 
 
 def _in_same_place(text: str, body: list[str], at: int) -> str | None:
-    """The subject word of ``text`` beside the function word ``body[at]`` has, or its name."""
+    """The subject word of ``text`` beside the function word ``body[at]`` has, or its name.
+
+    A word capitalised after the first is a name: it takes the place of the earlier
+    question's name first ("E o Plus?" after "Quanto custa o plano Max?" asks about the Plus
+    plan, not "o Plus Max"), then of the word beside the same function word.
+    """
     before, after = _neighbours(body, at)
     tokens: list[str] = kit.TOKEN.findall(text)
+    name = next((t for t in tokens[1:] if _is_subject(t) and t[:1].isupper()), None)
+    if at > 0 and body[at][:1].isupper() and name is not None:
+        return name
     for i, token in enumerate(tokens):
         if not _is_subject(token):
             continue
@@ -118,7 +126,7 @@ def _in_same_place(text: str, body: list[str], at: int) -> str | None:
         if (before is not None and left == before) or (after is not None and right == after):
             return token
     if body[at][:1].isupper() and not _points_next(body, at):  # a name takes a name's place
-        return next((t for t in tokens[1:] if _is_subject(t) and t[:1].isupper()), None)
+        return name
     return None
 
 

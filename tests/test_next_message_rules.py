@@ -80,7 +80,10 @@ def _turns(graph: Any, *messages: str, thread: str) -> dict[str, Any]:
         ("Central", "reply"),
         ("2", "reply"),
         ("the Riverside one, please", "reply"),
-        ("Which is closer, the Central branch?", "reply"),  # names a choice
+        # names a choice, but asks something of its own ("closer"): no pick (Q2, A9, S5;
+        # the nineteenth round: "Quanto custa o Max?" picked the plan it asked about)
+        ("Which is closer, the Central branch?", "new_question"),
+        ("The Central branch?", "reply"),  # the choice and the question's word alone
         ("How much is the annual membership?", "new_question"),
         ("Mennyibe kerül az éves tagság?", "new_question"),
         ("Ile kosztuje roczna karta?", "new_question"),

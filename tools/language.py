@@ -10,6 +10,7 @@ fall back to English.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from toolweave.tools.memo import per_step
@@ -17,6 +18,7 @@ from toolweave.tools.text import (
     GREETINGS_EN,
     GREETINGS_HU,
     GREETINGS_PL,
+    LANGUAGES,
     STOPWORDS_EN,
     STOPWORDS_HU,
     STOPWORDS_PL,
@@ -191,35 +193,72 @@ def _verdict(points: dict[str, int], needed: int) -> str | None:
 
 
 def _beside_others(
-    found: list[str], text: str, others: tuple[tuple[str, int], ...]
+    found: list[str], text: str, others: tuple[tuple[str, int], ...], own: OwnLanguage | None
 ) -> dict[str, int]:
     """Every language's points, where another language has evidence, without what it shares.
 
     A word that language writes too ("de": Hungarian "but", Spanish "of") and an accent it
     writes too ("pádel") are then evidence for no kit language: "Quiero reservar una pista
-    de pádel." is Spanish, not Hungarian for its "de" and "á".
+    de pádel." is Spanish, not Hungarian for its "de" and "á". The domain's own language
+    writes its function words (``own``) too.
     """
-    theirs = frozenset().union(*(_OTHER_WRITTEN[code] for code, _ in others))
-    own = [word for word in found if word not in theirs]
-    return dict(LanguageGuess(None, *_points(own, text, accents=False), others).points)
+    theirs = frozenset().union(
+        *(_OTHER_WRITTEN.get(code, frozenset()) for code, _ in others),
+        own.words if own is not None and own.lang in dict(others) else frozenset(),
+    )
+    own_found = [word for word in found if word not in theirs]
+    return dict(LanguageGuess(None, *_points(own_found, text, accents=False), others).points)
+
+
+@dataclass(frozen=True)
+class OwnLanguage:
+    """A domain's language that no kit knows, and the function words the domain names for it.
+
+    A domain writes its language's function words as its store's ``stopwords=`` (the guide
+    asks it to); the detector takes them as evidence for that language (T10, N1), as it
+    takes :data:`OTHER_LANGUAGE_WORDS`, so a message mostly in them is the domain's
+    language, not a kit language for a shared word ("a", "de") or an accent.
+    """
+
+    lang: str
+    words: frozenset[str]
+
+
+def own_language(default_language: str, stopwords: Iterable[str]) -> OwnLanguage | None:
+    """The domain's :class:`OwnLanguage`, or ``None`` for a kit language or no stop words."""
+    if default_language in LANGUAGES:
+        return None
+    named = frozenset(word.lower() for text in stopwords for word in TOKEN.findall(text))
+    return OwnLanguage(default_language, named) if named else None
+
+
+def _other_points(found: list[str], own: OwnLanguage | None) -> tuple[tuple[str, int], ...]:
+    """The points of each language without a kit, the domain's own one with its words."""
+    listed = dict(OTHER_LANGUAGE_WORDS)
+    if own is not None:
+        listed[own.lang] = listed.get(own.lang, frozenset()) | own.words
+    return tuple(
+        (code, points)
+        for code, words_of in listed.items()
+        if (points := sum(1 for w in found if w in words_of))
+    )
 
 
 @per_step
-def detect_language(text: str) -> LanguageGuess:
-    """Guess whether ``text`` is Hungarian, English or Polish (see the module docstring)."""
+def detect_language(text: str, own: OwnLanguage | None = None) -> LanguageGuess:
+    """Guess whether ``text`` is Hungarian, English or Polish (see the module docstring).
+
+    ``own``: the domain's language the kit does not know, with its function words.
+    """
     found = words(text)
     hungarian, english, polish = _points(found, text)
     greeting = len(found) == 1 and found[0] in GREETINGS_EN | GREETINGS_HU | GREETINGS_PL
     needed = 1 if greeting else MIN_EVIDENCE
-    others = tuple(
-        (code, points)
-        for code, listed in OTHER_LANGUAGE_WORDS.items()
-        if (points := sum(1 for w in found if w in listed))
-    )
+    others = _other_points(found, own)
     guess = LanguageGuess(None, hungarian, english, polish, others)
     kit = _verdict(LanguageGuess(None, hungarian, english, polish).points, needed)
     if not others:
         return replace(guess, lang=kit)
-    other = _verdict(_beside_others(found, text, others), needed)  # where it dominates all
+    other = _verdict(_beside_others(found, text, others, own), needed)  # where it dominates all
     # else a kit's language as before: "Rue de la Paix"
-    return replace(guess, lang=other if other in OTHER_LANGUAGE_WORDS else kit)
+    return replace(guess, lang=other if other in dict(others) else kit)

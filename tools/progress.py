@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langgraph.config import get_stream_writer
@@ -87,16 +87,31 @@ def plain_words(event: str) -> str:
 def progress_phrase(
     tool: str, event: str, detail: str | None, lang: str, *catalogs: ProgressMessages | None
 ) -> str:
-    """The phrase for people of one progress event (P4), from the first catalog that fills it."""
-    for catalog in (*catalogs, LIBRARY_MESSAGES):
-        for key in (f"{tool}:{event}", event):
-            phrases = (catalog or {}).get(key)
+    """The phrase for people of one progress event (P4), from the first catalog that fills it.
+
+    The tool's and the domain's catalogs come first, unless neither says the event in the
+    person's language and the library does: then the library's phrase, as the library's
+    sentences are looked up (``text_for``), so a domain that gives its search phrases in its
+    own language only still shows an English question's search lines in English.
+    """
+    keys = (f"{tool}:{event}", event)
+    own = [catalog for catalog in catalogs if catalog]
+    if not _speaks(own, keys, lang) and _speaks([LIBRARY_MESSAGES], keys, lang):
+        own = []
+    for catalog in (*own, LIBRARY_MESSAGES):
+        for key in keys:
+            phrases = catalog.get(key)
             if phrases:
                 phrase = phrases.get(lang) or phrases.get("en") or next(iter(phrases.values()))
                 filled = fill_phrase(phrase, detail, lang)
                 if filled is not None:
                     return filled
     return plain_words(event) + (f" ({detail})" if detail else "")
+
+
+def _speaks(catalogs: Sequence[ProgressMessages], keys: Sequence[str], lang: str) -> bool:
+    """Whether one of ``catalogs`` says one of ``keys`` in ``lang`` (P4)."""
+    return any(lang in (catalog.get(key) or {}) for catalog in catalogs for key in keys)
 
 
 def fill_phrase(phrase: str, detail: str | None, lang: str = "en") -> str | None:

@@ -164,11 +164,11 @@ def _user_data(args: argparse.Namespace) -> dict[str, Any] | None:
 NO_MESSAGE = "give a message (or --thread ID of a thread whose run stopped mid-way)"
 
 
-def _language(text: str | None, default: str) -> str:
+def _language(text: str | None, default: str, own: Any = None) -> str:
     """The language of ``text`` as the graph's detector guesses it, else ``default``."""
     from toolweave.tools.language import detect_language
 
-    return (detect_language(text).lang if text else None) or default
+    return (detect_language(text, own).lang if text else None) or default
 
 
 def _session(
@@ -237,7 +237,7 @@ def cmd_ask(args: argparse.Namespace, out: TextIO) -> int:
             }  # fmt: skip
             print(json.dumps(payload, ensure_ascii=False, indent=2), file=out)
             return 0
-        lang = _language(message, domain.default_language)
+        lang = _language(message, domain.default_language, session.own)
         print(_assistant_line(session, lang), file=out)
         if interrupted:
             _print_finish(session, thread_id, domain.default_language, out, _place(args))
@@ -289,7 +289,7 @@ def _print_finish(
     from toolweave.tools.texts import text_for
 
     question = session.status(thread_id).question
-    lang = _language(question, default_lang)
+    lang = _language(question, default_lang, session.own)
     key = "finishing" if question else "finishing_unknown"  # the latter names no question
     said = text_for(key, lang, session.texts, thread=thread_id, question=f'"{question}"')
     print(said, file=out)
@@ -325,7 +325,7 @@ def _print_outcome(
         _print(render.question_lines(turn.pending_question, turn.pending_choices), out)
     # T4: a reply whose tool's gate refused its user data (given or forgotten) is said to be
     # refused; else the tool that asked silently did not go on and the documents answered
-    if tools := render.refused_on_reply(turn.events):
+    if tools := render.refused_on_reply(turn.events, turn.asked_by):
         print(text_for("reply_refused", lang, texts, tools=", ".join(tools)), file=out)
     if turn.pending_question is not None:
         more = place + (" --user-data '...'" if user_data else "")

@@ -136,10 +136,11 @@ def _event_text(event: StreamEvent) -> str | None:
     assert_never(event)
 
 
-def refused_on_reply(events: Iterable[object]) -> list[str]:
+def refused_on_reply(events: Iterable[object], asked_by: Sequence[str] = ()) -> list[str]:
     """The tools a reply did not reach because their gates refused its user data (T4, Q2).
 
-    Names only (X4): a ``gates`` event the run that took the reply sent, ``rechecked``.
+    Names only (X4): a ``gates`` event the run that took the reply sent, ``rechecked``; of
+    them, those that asked (``asked_by``) when one did, not every gated tool of the domain.
     """
     refused = [
         str(tool)
@@ -147,7 +148,8 @@ def refused_on_reply(events: Iterable[object]) -> list[str]:
         if isinstance(event, Mapping) and event.get("type") == "gates" and event.get("rechecked")
         for tool in event.get("refused") or []
     ]
-    return list(dict.fromkeys(refused))
+    named = list(dict.fromkeys(refused))
+    return [tool for tool in named if tool in asked_by] or named
 
 
 FORCED_REFUSED = "not run: {tools} (forced, but held back by the gates, F4)"

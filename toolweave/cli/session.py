@@ -21,7 +21,7 @@ from langgraph.types import Command
 from toolweave.cli import render
 from toolweave.cli.render import PageReads, person_line, progress_line
 from toolweave.graph.builder import build_graph, create_state_graph
-from toolweave.graph.context import Limits, RunContext
+from toolweave.graph.context import Limits, RunContext, own_language_of
 from toolweave.graph.idempotency import repeats_the_last_question, stored_messages
 from toolweave.graph.threads import ThreadStatus, require_interrupted, status_of, thread_status
 from toolweave.graph.validation import question_of
@@ -236,6 +236,16 @@ class Turn:
     pending_question: str | None = None  # the question the run paused on
     pending_choices: list[str] = field(default_factory=list)  # a reply may be a number (Q2)
     events: list[Any] = field(default_factory=list)  # the run's custom stream events
+    asked_by: tuple[str, ...] = ()  # the tools whose question this message answered (Q2)
+
+
+def _asking_tools(pending: Sequence[Any]) -> tuple[str, ...]:
+    """The tools whose clarification questions ``pending`` interrupts hold (Q2, T4)."""
+    return tuple(
+        str(i.value.get("tool"))
+        for i in pending
+        if is_pause_payload(i.value) and i.value["type"] == "clarification" and i.value.get("tool")
+    )
 
 
 class Session:
@@ -256,6 +266,7 @@ class Session:
         self.verbose = verbose
         self.client_tools = frozenset(t.name for t in tools if render.client_only(t))  # W3
         self.lang = domain.default_language
+        self.own = own_language_of(domain, tools)  # T10: the domain's language, no kit's
         self.domain_name = domain.name
         self.texts = domain.texts
         self.assistant = default_assistant()
@@ -311,7 +322,7 @@ class Session:
     ) -> Turn:
         """Answer ``message`` on ``thread_id`` (Q2: an open question takes it); ``out``: stream."""
         config = _config(validate_thread_id(thread_id))
-        self.lang = detect_language(message).lang or self.lang
+        self.lang = detect_language(message, self.own).lang or self.lang
         pending = self.graph.get_state(config).interrupts
         asked = all(
             is_pause_payload(i.value) and i.value["type"] == "clarification" for i in pending
@@ -321,7 +332,9 @@ class Session:
             if pending and not asked
             else {"messages": [HumanMessage(content=message)], "systems": list(systems)}
         )
-        return self._run(run_input, config, out)
+        turn = self._run(run_input, config, out)
+        turn.asked_by = _asking_tools(pending)
+        return turn
 
     def _verbose_line(self, event: object) -> str | None:
         """The ``-v`` line of an event; a routed CLIENT tool is named as not run here (W3)."""

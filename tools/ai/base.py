@@ -203,6 +203,14 @@ class AiToolBuilder:
         """Called again with ``ctx.amends`` for an amended request (Q2, Q6); else not (S5)."""
         return self._set("takes_amendments", value)
 
+    def routing_examples(self, *texts: str) -> AiToolBuilder:
+        """Requests the tool is for, as a chatbot tool's ``routing_examples`` (A9, W6)."""
+        return self._set("routing_examples", texts)
+
+    def not_for(self, *texts: str) -> AiToolBuilder:
+        """Questions that share its words and are not for it, as ``not_for`` (A9, W6)."""
+        return self._set("not_for", texts)
+
     def client_script(self, path: str | None) -> AiToolBuilder:
         """The client script's path, relative to the tool's package (as :func:`ai_tool_script`)."""
         return self._set("client_script", path)
@@ -232,6 +240,10 @@ class AiToolDefinition:
     """Running it changes something outside the run (``builder.side_effects()``, A9, Q6)."""
     takes_amendments: bool = False
     """It replaces its earlier effect for an amended request (``builder.takes_amendments()``)."""
+    routing_examples: tuple[str, ...] = ()
+    """Requests it is for (``builder.routing_examples(...)``): a yes it acts on is explained (A9)."""
+    not_for: tuple[str, ...] = ()
+    """Questions that share its words and are not for it (``builder.not_for(...)``, A9)."""
 
     def runs_in_client(self, announced: frozenset[str]) -> bool:
         """W3: whether a run whose client announced ``announced`` runs the tool there."""
@@ -295,7 +307,17 @@ def define_tool(tool: AiTool) -> AiToolDefinition:
         package=package,
         side_effects=_flag(shown, fields, "side_effects"),
         takes_amendments=_flag(shown, fields, "takes_amendments"),
+        routing_examples=_texts(shown, fields, "routing_examples"),
+        not_for=_texts(shown, fields, "not_for"),
     )
+
+
+def _texts(shown: str, fields: dict[str, Any], field: str) -> tuple[str, ...]:
+    """A list-of-texts field of the builder (empty when not set), each a non-empty string."""
+    values = fields.get(field, ())
+    if not all(isinstance(v, str) and v.strip() for v in values):
+        raise AiToolDefinitionError(shown, field, f"must be non-empty strings, not {values!r}")
+    return tuple(v.strip() for v in values)
 
 
 def _flag(shown: str, fields: dict[str, Any], field: str) -> bool:

@@ -53,6 +53,8 @@ def as_chatbot_tool(
         "description": definition.user_description,
         "side_effects": definition.side_effects,  # A9: never on a yes in doubt; R7, Q6
         "takes_amendments": definition.takes_amendments,  # Q2, Q6: ctx.amends, else kept
+        "routing_examples": definition.routing_examples,  # A9: what explains a yes to act
+        "not_for": definition.not_for,  # A9: what speaks against it
         "ai_tool": tool.tool,
         "definition": definition,
     }

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -42,10 +41,9 @@ STORE = university_store()
 
 
 @pytest.fixture(autouse=True)
-def fresh_diary() -> Iterator[None]:
+def fresh_diary() -> None:
     DIARY.calls.clear()
     DIARY.appointments.clear()
-    yield
 
 
 def desk(**kwargs: Any) -> Any:
@@ -194,6 +192,45 @@ def test_Q2_S5_a_resumed_clarification_reply_sent_twice_books_once() -> None:
     assert len(DIARY.calls) == 1
 
 
+def test_Q2_a_reply_naming_another_value_for_an_earlier_input_amends_it() -> None:
+    graph = desk()
+    ask(graph, "am", "Please book a counselling appointment for me.")
+    ask(graph, "am", "Hillcrest")
+    assert question_of(graph, "am") == "Which day?"
+    ask(graph, "am", "sorry, make it Riverside")  # fills no day: the campus changes
+    assert question_of(graph, "am") == "Which day?"
+    out = ask(graph, "am", "Monday")
+    assert "at the Riverside campus on Monday" in out["answer"]  # was Hillcrest
+    assert len(DIARY.calls) == 1
+
+
+def test_Q2_general_with_reply_amends_a_given_input_only_when_no_asked_one_is_filled() -> None:
+    from typing import Literal
+
+    from pydantic import BaseModel
+
+    from toolweave import ChatbotTool
+    from toolweave.llm.offline_extract import extract_request
+    from toolweave.tools.required import with_reply
+
+    class Visit(BaseModel):
+        place: Literal["North", "South"] | None = None
+        day: Literal["Monday", "Friday"] | None = None
+
+    class Plan(ChatbotTool[Visit]):
+        name = "plan_visit"
+        request_model = Visit
+        required_inputs = ("place", "day")
+
+    tool, asked = Plan(), Visit(place="North")
+    amended = with_reply(tool, asked, "sorry, make it South", read=extract_request)
+    assert amended == Visit(place="South")
+    filled = with_reply(tool, asked, "Friday", read=extract_request)
+    assert filled == Visit(place="North", day="Friday")
+    nothing = with_reply(tool, asked, "no idea", read=extract_request)
+    assert nothing == asked
+
+
 # --- the coordinator -----------------------------------------------------------------------
 
 
@@ -279,9 +316,7 @@ def test_X1_answer_chain_and_the_agent_tool() -> None:
         return [e async for e in chain.astream_events("Is counselling free?", version="v2")]
 
     seen = asyncio.run(events())
-    assert any(
-        e["event"] == "on_custom_event" and e["name"] == STREAM_EVENT_NAME for e in seen
-    )
+    assert any(e["event"] == "on_custom_event" and e["name"] == STREAM_EVENT_NAME for e in seen)
     tool = graph.as_tool(name="ask_northfield", description="Northfield student services")
     assert "10:00 to 18:00" in tool.invoke({"question": "When is the library open on Sunday?"})
 

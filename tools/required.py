@@ -156,7 +156,25 @@ def with_reply(
     filled = {
         key: said[key] for key in (i.alias or n for n, i in missing) if not _unfilled(said.get(key))
     }
+    if not filled and read is not None:  # Q2: it says another value for an earlier input
+        filled = _amended(tool, data, reply, read)
     try:
         return type(request).model_validate({**data, **filled})
     except ValidationError:
         return request
+
+
+def _amended(
+    tool: ChatbotTool[Any], data: Mapping[str, Any], reply: str, read: ReplyReader
+) -> dict[str, Any]:
+    """Q2: the required inputs given earlier that a reply filling none of the asked ones changes.
+
+    Asked "Which day?" after the place "North", the reply "sorry, make it South" fills no
+    day: the place it names is read from the whole request and replaces the earlier one
+    (the question is then asked again). Kept, the earlier value would be acted on.
+    """
+    said = read(reply, tool.request_model) or {}
+    fields = tool.request_model.model_fields
+    keys = (fields[n].alias or n for n in tool.required_inputs if n in fields)
+    given = [key for key in keys if key in data]
+    return {k: said[k] for k in given if not _unfilled(said.get(k)) and said[k] != data[k]}

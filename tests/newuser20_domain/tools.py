@@ -46,7 +46,10 @@ class Bookings:
             if key not in self.appointments:
                 number = f"C-{len(self.appointments) + 1:03d}"
                 self.appointments[key] = {
-                    "number": number, "student": student, "campus": campus, "day": day
+                    "number": number,
+                    "student": student,
+                    "campus": campus,
+                    "day": day,
                 }
             return self.appointments[key]["number"]
 
@@ -95,7 +98,8 @@ class BookCounselling(ChatbotTool[CounsellingRequest]):
 
     def execute(self, request: CounsellingRequest, ctx: ToolCallContext) -> ToolResult | None:
         student = student_of(ctx.user_data) or ""
-        assert request.campus and request.day
+        assert request.campus
+        assert request.day
         number = DIARY.book(ctx.idempotency_key, student, request.campus, request.day)
         return ToolResult.as_answer(
             self.name,
@@ -113,7 +117,7 @@ _SUBJECT = re.compile(r"\b(?:is|are)\s+(?P<subject>the\s+[\w\- ]+?)\s*$", re.IGN
 
 
 def split_question(text: str) -> list[str] | None:
-    """"When is the re-sit exam and how much does it cost?" -> both parts, "it" named."""
+    """ "When is the re-sit exam and how much does it cost?" -> both parts, "it" named."""
     match = _SPLIT.match(text.strip().rstrip("?").strip())
     if match is None:
         return None

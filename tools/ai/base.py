@@ -241,7 +241,7 @@ class AiToolDefinition:
     takes_amendments: bool = False
     """It replaces its earlier effect for an amended request (``builder.takes_amendments()``)."""
     routing_examples: tuple[str, ...] = ()
-    """Requests it is for (``builder.routing_examples(...)``): a yes it acts on is explained (A9)."""
+    """Requests it is for (``builder.routing_examples(...)``): what explains a yes (A9)."""
     not_for: tuple[str, ...] = ()
     """Questions that share its words and are not for it (``builder.not_for(...)``, A9)."""
 

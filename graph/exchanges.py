@@ -7,11 +7,12 @@ from collections.abc import Sequence
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 
 from toolweave.llm.next_message import choice_number, correction
+from toolweave.llm.offline_followup import CLARIFICATION_KEY
 from toolweave.llm.port import ClarificationExchange
 from toolweave.state.pauses import Clarification
 from toolweave.state.task import completion_key
 
-PAUSE_KEY = "toolweave_clarification"
+PAUSE_KEY = CLARIFICATION_KEY
 """Where a clarification question's AI message keeps who asked and the choices (Q8)."""
 
 

@@ -22,7 +22,13 @@ from toolweave.llm.lexical import (
     weekday,
     words,
 )
-from toolweave.llm.next_message import is_cancel, picks_by_ordinal
+from toolweave.llm.next_message import (
+    choice_number,
+    correction,
+    is_cancel,
+    next_message_kind,
+    picks_by_ordinal,
+)
 from toolweave.llm.offline_reading import FIGURE_VERBS
 from toolweave.llm.port import Normalized
 from toolweave.tools import text as kit
@@ -254,14 +260,50 @@ def _asked_about(message: str, previous: str) -> str:
 
 
 def _previous_question(message: str, history: Sequence[BaseMessage]) -> str | None:
-    """The earlier question ``message`` follows (``history`` may end with it), resolved (A1)."""
-    asked = [m.text for m in history if isinstance(m, HumanMessage)]
-    if asked and asked[-1].strip() == message.strip():
-        asked.pop()
+    """The earlier question ``message`` follows (``history`` may end with it), resolved (A1).
+
+    A message that answered a question asked back (Q2) is read as the graph read it: a
+    pick puts the chosen text into the earlier question ("1" is the first choice, not a
+    number), a correction puts in what it corrects, a cancel leaves the question as it was.
+    """
+    said = list(history)
+    if said and isinstance(said[-1], HumanMessage) and said[-1].text.strip() == message.strip():
+        said.pop()
     previous: str | None = None
-    for text in asked:
-        previous = resolve_followup(text, previous)
+    open_question: tuple[str, list[str]] | None = None
+    for each in said:
+        asked = each.additional_kwargs.get(CLARIFICATION_KEY)
+        if isinstance(each, HumanMessage):
+            previous = _followed(each.text, previous, open_question)
+        open_question = (each.text, list(asked.get("choices") or [])) if asked else None
     return previous
+
+
+CLARIFICATION_KEY = "toolweave_clarification"
+"""Where a question asked back keeps who asked and the choices in its AI message (Q1, Q8)."""
+
+
+def _followed(text: str, previous: str | None, asked: tuple[str, list[str]] | None) -> str:
+    """``previous`` after the person's message ``text``, which answered ``asked`` if given."""
+    if asked is None or previous is None:
+        return resolve_followup(text, previous)
+    question, choices = asked
+    match next_message_kind(text, question, choices):
+        case "cancel":
+            return previous
+        case "new_question":
+            return resolve_followup(text, previous)
+        case "amended":
+            return _put_in(previous, correction(text) or text)
+        case _:
+            picked = choice_number(text, choices)
+            return _put_in(previous, text if picked is None else choices[picked - 1])
+
+
+def _put_in(previous: str, said: str) -> str:
+    """``previous`` with the words of a reply put in: in place of their counterparts, or after."""
+    result, extra = _merged(previous, kit.TOKEN.findall(said), content_words(said))
+    return f"{result.rstrip()} {' '.join(extra)}" if extra else result
 
 
 def borrows_from_earlier(message: str, history: Sequence[BaseMessage]) -> bool:

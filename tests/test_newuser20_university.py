@@ -231,6 +231,40 @@ def test_Q2_general_with_reply_amends_a_given_input_only_when_no_asked_one_is_fi
     assert nothing == asked
 
 
+def test_A1_A9_a_follow_up_after_a_corrected_and_picked_booking_reads_the_booking() -> None:
+    graph = desk()
+    ask(graph, "fa", "Please book a counselling appointment on Tuesday.")
+    ask(graph, "fa", "sorry, I mean Wednesday")  # amends the day; the campus is asked again
+    out = ask(graph, "fa", "1")
+    assert out["answer"].endswith("at the Riverside campus on Wednesday.")
+    out = ask(graph, "fa", "and on Friday instead?")
+    # before: the follow-up read "sorry, I mean Friday 1 instead", searched the documents
+    # for "sorry", "mean" and "instead" (24 progress lines) and found nothing
+    assert "Monday to Friday" in out["answer"]
+    assert len(DIARY.appointments) == 1
+
+
+def test_A1_general_a_reply_to_a_question_asked_back_is_read_as_the_graph_read_it() -> None:
+    from langchain_core.messages import AIMessage
+
+    from toolweave.llm.offline_followup import normalize_offline
+
+    asked = {"toolweave_clarification": {"asker": "1:t", "choices": ["North", "South"]}}
+    history = [
+        HumanMessage("Please reserve a table on Tuesday."),
+        AIMessage("Which room?", additional_kwargs=asked),
+        HumanMessage("sorry, I mean Wednesday"),
+        AIMessage("Which room?", additional_kwargs=asked),
+        HumanMessage("2"),
+        AIMessage("Reserved."),
+    ]
+    question = normalize_offline("and on Friday instead?", history).question
+    assert question.startswith("Please reserve a table on Friday")
+    assert "South" in question
+    assert "sorry" not in question
+    assert " 2" not in question
+
+
 # --- the coordinator -----------------------------------------------------------------------
 
 

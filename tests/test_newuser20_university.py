@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -367,3 +368,58 @@ def test_Q5_a_clarification_resumes_from_sqlite_in_a_new_graph(tmp_path: Any) ->
         out = reply(graph, cfg("sq"), "2", context=STUDENT)
     assert "Hillcrest campus on Friday" in out["answer"]
     assert len(DIARY.calls) == 1
+
+
+# --- served: langgraph dev over the domain's own langgraph.json ---------------------------
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``langgraph dev`` on 127.0.0.1 over ``newuser20_domain/langgraph.json``, offline."""
+    import json
+    from pathlib import Path
+
+    from dev_server import langgraph_dev
+
+    here = Path(__file__).resolve().parent
+    config = json.loads((here / "newuser20_domain" / "langgraph.json").read_text())
+    graph_file = here / "newuser20_domain" / "graph.py"
+    web_file = here / "newuser20_domain" / "web.py"
+    config.update(
+        dependencies=[str(here.parent)],
+        graphs={"northfield": f"{graph_file}:graph"},
+        http={"app": f"{web_file}:app"},
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTHONPATH", str(here))  # the server imports the domain
+        with langgraph_dev(tmp_path_factory.mktemp("served"), config) as server:
+            yield server.url
+
+
+@pytest.mark.network
+def test_Q1_S5_served_the_campus_is_asked_and_a_resent_message_books_once(served: str) -> None:
+    import urllib.request
+
+    from langgraph_sdk import get_sync_client
+
+    client = get_sync_client(url=served, api_key=None)
+    thread = client.threads.create()["thread_id"]
+    me = {"user_data": {"student_id": "S-7"}}
+    asking = {
+        "messages": [{"role": "human", "content": "Book a counselling appointment on Monday."}]
+    }
+    asked = client.runs.wait(thread, "northfield", input=asking, context=me)
+    assert "Which campus?" in str(asked["__interrupt__"])
+    done = client.runs.wait(thread, "northfield", command={"resume": "2"}, context=me)
+    assert (
+        done["answer"] == "Booked: counselling appointment C-001 at the Hillcrest campus on Monday."
+    )
+    message = {"messages": [{"role": "human", "content": BOOK, "id": "m-s"}]}
+    first = client.runs.wait(thread, "northfield", input=message, context=me)
+    again = client.runs.wait(thread, "northfield", input=message, context=me)
+    assert "C-002" in first["answer"]
+    assert "C-002" in again["answer"]  # not C-003: the message sent again books nothing
+    with urllib.request.urlopen(served + "/chat", timeout=10) as page:
+        html = page.read().decode()
+    assert "id-card-reason" in html
+    assert "fill_form" in html  # the client tool's script is on the page

@@ -71,7 +71,7 @@ def _parent_writer() -> Callable[[Any], None]:
         return lambda _chunk: None
 
 
-def _parent_context() -> RunContext | None:
+def calling_context() -> RunContext | None:
     """The calling agent's run context for the inner run (T4, X4), or ``None``.
 
     A :class:`RunContext` passes as it is; any other context with ``user_data`` (an attribute
@@ -183,7 +183,7 @@ def _run(
     state: Mapping[str, Any] = {}
     try:
         for mode, chunk in graph.stream(
-            run_input, run_config, stream_mode=_MODES, context=_parent_context()
+            run_input, run_config, stream_mode=_MODES, context=calling_context()
         ):
             if mode == "custom":
                 forward(chunk)
@@ -204,7 +204,7 @@ async def _arun(
     state: Mapping[str, Any] = {}
     try:
         async for mode, chunk in graph.astream(
-            run_input, run_config, stream_mode=_MODES, context=_parent_context()
+            run_input, run_config, stream_mode=_MODES, context=calling_context()
         ):
             if mode == "custom":
                 forward(chunk)

@@ -21,7 +21,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from newuser20_domain import university_domain_and_tools, university_store
-from newuser20_domain.tools import DIARY, FillIdCardForm, split_question
+from newuser20_domain.tools import DIARY, BookCounselling, FillIdCardForm, split_question
 
 from toolweave import (
     AiToolRegistry,
@@ -354,6 +354,39 @@ def test_X1_answer_chain_and_the_agent_tool() -> None:
     assert any(e["event"] == "on_custom_event" and e["name"] == STREAM_EVENT_NAME for e in seen)
     tool = graph.as_tool(name="ask_northfield", description="Northfield student services")
     assert "10:00 to 18:00" in tool.invoke({"question": "When is the library open on Sunday?"})
+
+
+def test_T4_T13_the_exported_booking_keeps_its_gate_and_its_required_inputs() -> None:
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+
+    from toolweave.adapters.langchain import to_langchain_tool
+
+    booking = to_langchain_tool(BookCounselling())
+    outside = booking.invoke({"campus": "Riverside", "day": "Monday"})  # no user data
+    assert outside.startswith("book_counselling was not called: its gate refused")
+
+    class Turn(TypedDict, total=False):
+        args: dict[str, str]
+        said: str
+
+    def call(state: Turn) -> Turn:
+        return {"said": booking.invoke(state["args"])}
+
+    builder = StateGraph(Turn, context_schema=RunContext)
+    builder.add_node("call", call)
+    builder.add_edge(START, "call")
+    builder.add_edge("call", END)
+    agent = builder.compile()
+    half = agent.invoke({"args": {"campus": "Riverside"}}, context=STUDENT)
+    assert "required input(s) not filled: day" in half["said"]
+    full = agent.invoke({"args": {"campus": "Riverside", "day": "Monday"}}, context=STUDENT)
+    assert (
+        full["said"] == "Booked: counselling appointment C-001 at the Riverside campus on Monday."
+    )
+    assert DIARY.appointments[DIARY.calls[0]]["student"] == "S-2001"  # the context's user data
+    assert len(DIARY.calls) == 1
 
 
 def test_Q5_a_clarification_resumes_from_sqlite_in_a_new_graph(tmp_path: Any) -> None:

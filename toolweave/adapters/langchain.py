@@ -17,6 +17,7 @@ from pydantic.fields import FieldInfo
 
 from toolweave.graph.agent_tool import answer_with_sources as answer_with_sources
 from toolweave.graph.agent_tool import as_agent_tool as as_agent_tool
+from toolweave.graph.agent_tool import calling_context
 from toolweave.graph.idempotency import idempotency_key
 from toolweave.state.documents import UniqueTextDocument
 from toolweave.state.errors import ConfigurationError, ToolFailedError
@@ -253,6 +254,29 @@ def _call_key(tool: str) -> str:
     )
 
 
+NOT_ELIGIBLE = (
+    "{tool} was not called: its gate refused this run's user data (T4); nothing was done."
+)
+NOT_FILLED = (
+    "{tool} was not called: required input(s) not filled: {names} (T13); call it again "
+    "with them. Nothing was done."
+)
+
+
+def not_called(
+    tool: ChatbotTool[Any], request: BaseModel, user_data: Mapping[str, Any] | None
+) -> str | None:
+    """Why an exported tool is not called, as the graph would not call it (T4, T13), or ``None``.
+
+    The calling agent's run context gives the user data (``RunContext(user_data=...)``, or
+    a ``user_data`` field of the agent's own context): without it a gated tool is refused.
+    """
+    if not tool.is_eligible(user_data):
+        return NOT_ELIGIBLE.format(tool=tool.name)
+    missing = missing_inputs(tool, request)
+    return NOT_FILLED.format(tool=tool.name, names=", ".join(missing)) if missing else None
+
+
 def to_langchain_tool(
     tool: ChatbotTool[Any], *, description: str | None = None, user_lang: str = "en"
 ) -> BaseTool:
@@ -263,11 +287,17 @@ def to_langchain_tool(
 
     def run(**kwargs: Any) -> tuple[str, list[dict[str, Any]]]:
         request = tool.request_model.model_validate(kwargs)
+        context = calling_context()
+        user_data = None if context is None else context.user_data
+        refused = not_called(tool, request, user_data)
+        if refused is not None:
+            return refused, []
         text = request.model_dump_json(exclude_none=True)
         ctx = ToolCallContext(
             task=TaskInfo(task_no=ROOT_TASK_NO, task_prompt=text),
             text=text,
             user_lang=user_lang,
+            user_data=user_data,
             idempotency_key=_call_key(tool.name),  # Q6: a deduping tool dedupes per call
         )
         if isinstance(tool, ContextConsumerTool):

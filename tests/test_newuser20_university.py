@@ -180,6 +180,25 @@ def test_S5_Q6_concurrent_invokes_of_one_message_book_once() -> None:
     assert len(DIARY.calls) == 1
 
 
+def test_S5_Q6_three_ainvokes_of_one_message_at_once_and_a_command_resume_book_once() -> None:
+    from langgraph.types import Command
+
+    graph = desk()
+
+    async def together() -> list[Any]:
+        sent = {"messages": [HumanMessage(BOOK, id="m-a")]}
+        runs = [graph.ainvoke(sent, cfg("ag"), context=STUDENT) for _ in range(3)]
+        return await asyncio.gather(*runs)
+
+    answers = {out["answer"] for out in asyncio.run(together())}
+    assert answers == {"Booked: counselling appointment C-001 at the Riverside campus on Tuesday."}
+    asked = ask(graph, "cr", "Book a counselling appointment at Hillcrest.")
+    assert asked["__interrupt__"][0].value["question"] == "Which day?"
+    done = graph.invoke(Command(resume="Friday"), cfg("cr"), context=STUDENT)
+    assert done["answer"].endswith("at the Hillcrest campus on Friday.")
+    assert len(DIARY.calls) == 2
+
+
 def test_Q2_S5_a_resumed_clarification_reply_sent_twice_books_once() -> None:
     graph = desk()
     ask(graph, "rc", "Please book a counselling appointment on Monday.")
@@ -456,3 +475,34 @@ def test_Q1_S5_served_the_campus_is_asked_and_a_resent_message_books_once(served
         html = page.read().decode()
     assert "id-card-reason" in html
     assert "fill_form" in html  # the client tool's script is on the page
+
+
+def test_N2_the_cli_finds_the_domain_by_its_entry_point_and_shows_progress_and_sources(
+    tmp_path: Any,
+) -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    info = tmp_path / "site" / "toolweave_northfield-0.0.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: toolweave-northfield\nVersion: 0.0.0\n"
+    )
+    (info / "entry_points.txt").write_text(
+        "[toolweave.plugins]\nnorthfield = newuser20_domain:plugin\n"
+    )
+    tests = Path(__file__).resolve().parent
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "TOOLWEAVE_"))}
+    env["PYTHONPATH"] = f"{info.parent}{os.pathsep}{tests}"
+    toolweave = str(Path(sys.executable).with_name("toolweave"))
+    asked = "When is the re-sit exam and how much does it cost?"
+    command = [toolweave, "ask", "--data-dir", str(tmp_path / "data"), "--domain", "northfield"]
+    done = subprocess.run([*command, asked], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "· Split the question into 2 parts" in lines
+    assert "Re-sit exams take place in the last two weeks of August." in lines
+    assert "A re-sit exam costs 40 GBP per module." in lines
+    assert "  [1] Exam re-sits — https://students.northfield.example.ac.uk/resits" in lines

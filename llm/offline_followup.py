@@ -44,8 +44,9 @@ def _strip_opener(message: str) -> tuple[str, bool]:
             return stripped[len(key) :].lstrip(" ,"), True
     first, _, rest = stripped.partition(" ")
     then = words(rest)[:1]
-    if fold(first) in QUESTION_CONJUNCTIONS and then and then[0] in QUESTION_WORDS:
-        return rest, True  # "A gdzie to jest?": the Polish "and" before a question word
+    asks = bool(then) and then[0] in QUESTION_WORDS
+    if fold(first) in QUESTION_CONJUNCTIONS and asks and not content_words(rest):
+        return rest, True  # "A gdzie to jest?" ("A gdzie jest parking?" stands alone)
     return stripped, False
 
 
@@ -203,8 +204,6 @@ def _resolve(message: str, previous: str | None) -> tuple[str, bool]:
         return (message, not pointing) if new or not opened else (previous, True)
     if asks and len(new) >= 2 and not pointing:
         return body, True  # its own question, pointing back at nothing: it stands alone
-    if asks and not pointing and not _asked_words(body) <= _asked_words(previous):
-        return _asked_about(message, previous), False  # "És hányadik emeleten van?"
     result, extra = _merged(previous, tokens, new)
     if extra and pointing:
         return _asked_about(message, result), False
@@ -234,10 +233,6 @@ def _merged(previous: str, tokens: list[str], new: list[str]) -> tuple[str, list
         else:
             extra.append(written)
     return result, extra
-
-
-def _asked_words(text: str) -> set[str]:
-    return {w for w in words(text) if w in QUESTION_WORDS}
 
 
 def _asked_about(message: str, previous: str) -> str:

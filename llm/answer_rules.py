@@ -168,7 +168,7 @@ def borrows_figure(
     if not _names_subject(said, subject):
         return True
     unseen = _unseen_subject(request.question, _passages(docs)) if _on_pages(request) else ()
-    names = _names(request.question)
+    names = tuple(offline_reading.question_names(request.question))
     return _names_subject(text, unseen) and not (names and _names_subject(said, names))
 
 
@@ -193,12 +193,6 @@ def _unseen_subject(question: str, passages: tuple[tuple[str, str], ...]) -> tup
         for w in asked_subject(question)
         if not offline_reading.says_how(w) and not any(matches(w, h) for h in said)
     )
-
-
-def _names(question: str) -> tuple[str, ...]:
-    """The question's words written capitalised after its first word: the names it asks about."""
-    tokens: list[str] = kit.TOKEN.findall(question)
-    return tuple(fold(t) for t in tokens[1:] if t[:1].isupper())
 
 
 def _run_of(

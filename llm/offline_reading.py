@@ -279,7 +279,7 @@ def adds_no_piece(word: str) -> bool:
     return asks_how(word) or fold(word) in FIGURE_VERBS
 
 
-def _names(question: str) -> set[str]:
+def question_names(question: str) -> set[str]:
     """Capitalised words of ``question`` after its first word (names: "Hofstadter")."""
     return {t.casefold() for t in kit.TOKEN.findall(question)[1:] if t[:1].isupper()}
 
@@ -449,7 +449,7 @@ class _Reading:
         self, question: str, candidates: Sequence[Candidate[Any]], wanted: list[str]
     ) -> None:
         self.wanted = as_context_writes(wanted, candidates)
-        self.names = _names(question)
+        self.names = question_names(question)
         self.weight = {w: 2 if w in self.names else 1 for w in self.wanted}
         self.total = sum(self.weight.values())
         self.quantity = asks_for_quantity(question)
